@@ -1,0 +1,399 @@
+//! DeviceRegistry actor: the single writer of the `devices` and `pairing`
+//! trees. Every mutation is flushed before its reply resolves, so a device
+//! token handed out in hello-ok survives a crash.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use actix::prelude::*;
+
+use super::*;
+use crate::metrics::Metrics;
+use crate::store::{Store, StoreError, Tree};
+
+/// Outcome of checking a connecting device against the paired set.
+#[derive(Debug, Clone)]
+pub enum DeviceDecision {
+    /// Paired and covered: go on.
+    Paired(DeviceRecord),
+    /// Was not paired; approved silently (direct local connection).
+    AutoApproved {
+        record: Box<DeviceRecord>,
+        request: Box<PairingRequest>,
+    },
+    /// Needs an operator's approval.
+    PairingRequired(PairingRequest),
+}
+
+/// Checks a signed device at connect. `local` allows silent approval of a
+/// first pairing (never of role or scope upgrades).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<DeviceDecision, StoreError>")]
+pub struct CheckDevice {
+    pub claim: DeviceClaim,
+    pub local: bool,
+}
+
+/// Returns the device's token for `role`, minting one when none exists or
+/// its scopes differ. Reply: the token to put in hello-ok.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<DeviceToken, StoreError>")]
+pub struct EnsureDeviceToken {
+    pub device_id: String,
+    pub role: String,
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenCheck {
+    Valid,
+    Mismatch,
+    ScopeMismatch,
+}
+
+/// Verifies a device token presented at connect.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<TokenCheck, StoreError>")]
+pub struct VerifyDeviceToken {
+    pub device_id: String,
+    pub role: String,
+    pub scopes: Vec<String>,
+    pub token: String,
+}
+
+/// Pending requests and paired devices.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(Vec<PairingRequest>, Vec<DeviceRecord>), StoreError>")]
+pub struct ListPairing;
+
+/// Approves a pending request. Reply: None when the request is unknown.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<(PairingRequest, DeviceRecord)>, StoreError>")]
+pub struct ApprovePairing {
+    pub request_id: String,
+    pub display_name: Option<String>,
+}
+
+/// Rejects a pending request. Reply: None when unknown.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<PairingRequest>, StoreError>")]
+pub struct RejectPairing {
+    pub request_id: String,
+}
+
+/// Forgets a paired device and its tokens. Reply: whether it existed.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct RemoveDevice {
+    pub device_id: String,
+}
+
+/// Replaces the device's token for a role. Reply: None when the device or
+/// role is not paired, or the scopes exceed the approved ones.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<DeviceToken>, StoreError>")]
+pub struct RotateDeviceToken {
+    pub device_id: String,
+    pub role: String,
+    pub scopes: Option<Vec<String>>,
+}
+
+/// Revokes the device's token for a role. Reply: whether one existed.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct RevokeDeviceToken {
+    pub device_id: String,
+    pub role: String,
+}
+
+pub struct DeviceRegistry {
+    store: Store,
+    metrics: Arc<Metrics>,
+}
+
+impl DeviceRegistry {
+    pub fn new(store: Store, metrics: Arc<Metrics>) -> DeviceRegistry {
+        DeviceRegistry { store, metrics }
+    }
+
+    fn received(&self) {
+        self.metrics.devices_mailbox.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn pending(&self) -> Result<Vec<PairingRequest>, StoreError> {
+        let now = crate::now_ms();
+        let mut out = Vec::new();
+        for (key, req) in self.store.scan::<PairingRequest>(Tree::Pairing, "")? {
+            if now.saturating_sub(req.ts) > PAIRING_REQUEST_TTL_MS {
+                self.store.remove(Tree::Pairing, &key)?;
+            } else {
+                out.push(req);
+            }
+        }
+        Ok(out)
+    }
+
+    fn check(&self, msg: CheckDevice) -> Result<DeviceDecision, StoreError> {
+        let claim = msg.claim;
+        let existing: Option<DeviceRecord> = self.store.get(Tree::Devices, &claim.device_id)?;
+        let reason = match &existing {
+            Some(rec) => match upgrade_needed(rec, &claim) {
+                None => return Ok(DeviceDecision::Paired(rec.clone())),
+                Some(r) => r,
+            },
+            None => PairingReason::NotPaired,
+        };
+        let now = crate::now_ms();
+        let silent = msg.local && reason == PairingReason::NotPaired;
+        // One pending request per device and reason: a retrying client does
+        // not flood operators with new request ids.
+        let reuse = self.pending()?.into_iter().find(|r| {
+            r.device_id == claim.device_id && r.reason == reason && r.public_key == claim.public_key
+        });
+        let mut request = reuse.unwrap_or_else(|| PairingRequest {
+            request_id: ulid::Ulid::generate().to_string(),
+            device_id: claim.device_id.clone(),
+            public_key: claim.public_key.clone(),
+            display_name: claim.display_name.clone(),
+            platform: claim.platform.clone(),
+            device_family: claim.device_family.clone(),
+            client_id: claim.client_id.clone(),
+            client_mode: claim.client_mode.clone(),
+            role: claim.role.clone(),
+            roles: vec![claim.role.clone()],
+            scopes: claim.scopes.clone(),
+            remote_ip: claim.remote_ip.clone(),
+            silent,
+            is_repair: existing.is_some(),
+            reason,
+            ts: now,
+        });
+        request.scopes = claim.scopes.clone();
+        if silent {
+            let record = apply_approval(existing, &request, None, now);
+            self.store.put(Tree::Devices, &record.device_id, &record)?;
+            self.store.remove(Tree::Pairing, &request.request_id)?;
+            return Ok(DeviceDecision::AutoApproved {
+                record: Box::new(record),
+                request: Box::new(request),
+            });
+        }
+        self.store
+            .put(Tree::Pairing, &request.request_id, &request)?;
+        Ok(DeviceDecision::PairingRequired(request))
+    }
+
+    fn ensure_token(&self, msg: EnsureDeviceToken) -> Result<DeviceToken, StoreError> {
+        let mut rec: DeviceRecord = match self.store.get(Tree::Devices, &msg.device_id)? {
+            Some(r) => r,
+            None => {
+                return Err(StoreError::Corrupt {
+                    tree: "devices",
+                    key: msg.device_id,
+                    message: "device vanished during connect".into(),
+                })
+            }
+        };
+        if let Some(t) = rec.tokens.get(&msg.role) {
+            if crate::scopes::scopes_cover(&t.scopes, &msg.scopes) {
+                return Ok(t.clone());
+            }
+        }
+        let token = DeviceToken {
+            token: random_token(),
+            role: msg.role.clone(),
+            scopes: msg.scopes,
+            issued_at_ms: crate::now_ms(),
+        };
+        rec.tokens.insert(msg.role, token.clone());
+        self.store.put(Tree::Devices, &rec.device_id, &rec)?;
+        Ok(token)
+    }
+}
+
+impl Actor for DeviceRegistry {
+    type Context = Context<Self>;
+}
+
+impl Supervised for DeviceRegistry {}
+
+/// Sends to the registry and awaits the reply, counting the mailbox gauge.
+pub async fn ask_devices<M>(
+    addr: &Addr<DeviceRegistry>,
+    metrics: &Metrics,
+    msg: M,
+) -> Result<M::Result, MailboxError>
+where
+    M: Message + Send + 'static,
+    M::Result: Send,
+    DeviceRegistry: Handler<M>,
+{
+    metrics.devices_mailbox.fetch_add(1, Ordering::Relaxed);
+    addr.send(msg).await
+}
+
+/// Replies after a flush so the change is durable before anyone hears of it.
+fn flushed<T: Send + 'static>(
+    store: &Store,
+    result: Result<T, StoreError>,
+) -> ResponseFuture<Result<T, StoreError>> {
+    let store = store.clone();
+    Box::pin(async move {
+        let value = result?;
+        store.flush().await?;
+        Ok(value)
+    })
+}
+
+impl Handler<CheckDevice> for DeviceRegistry {
+    type Result = ResponseFuture<Result<DeviceDecision, StoreError>>;
+    fn handle(&mut self, msg: CheckDevice, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let r = self.check(msg);
+        flushed(&self.store, r)
+    }
+}
+
+impl Handler<EnsureDeviceToken> for DeviceRegistry {
+    type Result = ResponseFuture<Result<DeviceToken, StoreError>>;
+    fn handle(&mut self, msg: EnsureDeviceToken, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let r = self.ensure_token(msg);
+        flushed(&self.store, r)
+    }
+}
+
+impl Handler<VerifyDeviceToken> for DeviceRegistry {
+    type Result = Result<TokenCheck, StoreError>;
+    fn handle(&mut self, msg: VerifyDeviceToken, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let rec: Option<DeviceRecord> = self.store.get(Tree::Devices, &msg.device_id)?;
+        let Some(tok) = rec.as_ref().and_then(|r| r.tokens.get(&msg.role)) else {
+            return Ok(TokenCheck::Mismatch);
+        };
+        if !secret_eq(&tok.token, &msg.token) {
+            return Ok(TokenCheck::Mismatch);
+        }
+        if !crate::scopes::scopes_cover(&tok.scopes, &msg.scopes) {
+            return Ok(TokenCheck::ScopeMismatch);
+        }
+        Ok(TokenCheck::Valid)
+    }
+}
+
+impl Handler<ListPairing> for DeviceRegistry {
+    type Result = Result<(Vec<PairingRequest>, Vec<DeviceRecord>), StoreError>;
+    fn handle(&mut self, _: ListPairing, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let pending = self.pending()?;
+        let paired = self
+            .store
+            .scan::<DeviceRecord>(Tree::Devices, "")?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        Ok((pending, paired))
+    }
+}
+
+impl Handler<ApprovePairing> for DeviceRegistry {
+    type Result = ResponseFuture<Result<Option<(PairingRequest, DeviceRecord)>, StoreError>>;
+    fn handle(&mut self, msg: ApprovePairing, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let r = (|| {
+            let Some(req) = self
+                .pending()?
+                .into_iter()
+                .find(|r| r.request_id == msg.request_id)
+            else {
+                return Ok(None);
+            };
+            let existing = self.store.get(Tree::Devices, &req.device_id)?;
+            let rec = apply_approval(existing, &req, msg.display_name, crate::now_ms());
+            self.store.put(Tree::Devices, &rec.device_id, &rec)?;
+            self.store.remove(Tree::Pairing, &req.request_id)?;
+            Ok(Some((req, rec)))
+        })();
+        flushed(&self.store, r)
+    }
+}
+
+impl Handler<RejectPairing> for DeviceRegistry {
+    type Result = ResponseFuture<Result<Option<PairingRequest>, StoreError>>;
+    fn handle(&mut self, msg: RejectPairing, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let r = (|| {
+            let req: Option<PairingRequest> = self.store.get(Tree::Pairing, &msg.request_id)?;
+            if req.is_some() {
+                self.store.remove(Tree::Pairing, &msg.request_id)?;
+            }
+            Ok(req)
+        })();
+        flushed(&self.store, r)
+    }
+}
+
+impl Handler<RemoveDevice> for DeviceRegistry {
+    type Result = ResponseFuture<Result<bool, StoreError>>;
+    fn handle(&mut self, msg: RemoveDevice, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let r = self.store.remove(Tree::Devices, &msg.device_id);
+        flushed(&self.store, r)
+    }
+}
+
+impl Handler<RotateDeviceToken> for DeviceRegistry {
+    type Result = ResponseFuture<Result<Option<DeviceToken>, StoreError>>;
+    fn handle(&mut self, msg: RotateDeviceToken, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let r = (|| {
+            let Some(mut rec) = self
+                .store
+                .get::<DeviceRecord>(Tree::Devices, &msg.device_id)?
+            else {
+                return Ok(None);
+            };
+            if !rec.roles.contains(&msg.role) {
+                return Ok(None);
+            }
+            let scopes = msg
+                .scopes
+                .or_else(|| rec.tokens.get(&msg.role).map(|t| t.scopes.clone()))
+                .unwrap_or_else(|| rec.scopes.clone());
+            if msg.role == "operator" && !crate::scopes::scopes_cover(&rec.scopes, &scopes) {
+                return Ok(None);
+            }
+            let token = DeviceToken {
+                token: random_token(),
+                role: msg.role.clone(),
+                scopes,
+                issued_at_ms: crate::now_ms(),
+            };
+            rec.tokens.insert(msg.role, token.clone());
+            self.store.put(Tree::Devices, &rec.device_id, &rec)?;
+            Ok(Some(token))
+        })();
+        flushed(&self.store, r)
+    }
+}
+
+impl Handler<RevokeDeviceToken> for DeviceRegistry {
+    type Result = ResponseFuture<Result<bool, StoreError>>;
+    fn handle(&mut self, msg: RevokeDeviceToken, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let r = (|| {
+            let Some(mut rec) = self
+                .store
+                .get::<DeviceRecord>(Tree::Devices, &msg.device_id)?
+            else {
+                return Ok(false);
+            };
+            let existed = rec.tokens.remove(&msg.role).is_some();
+            if existed {
+                self.store.put(Tree::Devices, &rec.device_id, &rec)?;
+            }
+            Ok(existed)
+        })();
+        flushed(&self.store, r)
+    }
+}

@@ -1,0 +1,290 @@
+//! GatewayActor: the root of the actor tree. `Gateway::start` starts the
+//! children in order (bus, presence, devices, idempotency) under actix
+//! supervisors; `Shutdown` tells every client and stops them in reverse.
+//! It also owns the health cache: a summary refreshed every
+//! `healthRefreshIntervalMs` and after connects, broadcast as `health` with
+//! a bumped `stateVersion.health`.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::bus::{send_to_bus, BroadcastShutdown, BusEvent, EventBus, Publish};
+use crate::devices::DeviceRegistry;
+use crate::idempotency::IdempotencyActor;
+use crate::metrics::Metrics;
+use crate::presence::{PresenceActor, PresenceEntry, StateVersions};
+use crate::settings::Settings;
+use crate::store::{Store, StoreError};
+
+/// Addresses of the running tree, handed to the edge (`src/`).
+#[derive(Clone)]
+pub struct Gateway {
+    pub root: Addr<GatewayActor>,
+    pub bus: Addr<EventBus>,
+    pub presence: Addr<PresenceActor>,
+    pub devices: Addr<DeviceRegistry>,
+    pub idempotency: Addr<IdempotencyActor>,
+    pub versions: Arc<StateVersions>,
+    pub metrics: Arc<Metrics>,
+    pub store: Store,
+}
+
+impl Gateway {
+    /// Starts the tree. Must run inside an actix system.
+    pub fn start(
+        settings: Arc<Settings>,
+        store: Store,
+        self_entry: PresenceEntry,
+        metrics: Arc<Metrics>,
+    ) -> Result<Gateway, StoreError> {
+        let versions = Arc::new(StateVersions::default());
+        let tick = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
+        let m = metrics.clone();
+        let bus = Supervisor::start(move |_| EventBus::new(tick, m.clone()));
+        let presence =
+            PresenceActor::new(self_entry, versions.clone(), bus.clone(), metrics.clone()).start();
+        let (s, m) = (store.clone(), metrics.clone());
+        let devices = Supervisor::start(move |_| DeviceRegistry::new(s.clone(), m.clone()));
+        let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?.start();
+        let root = GatewayActor {
+            settings,
+            store: store.clone(),
+            bus: bus.clone(),
+            versions: versions.clone(),
+            metrics: metrics.clone(),
+            health: None,
+            health_dirty: true,
+        }
+        .start();
+        Ok(Gateway {
+            root,
+            bus,
+            presence,
+            devices,
+            idempotency,
+            versions,
+            metrics,
+            store,
+        })
+    }
+}
+
+/// The health summary (OpenClaw's HealthSummary field names).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthSummary {
+    pub ok: bool,
+    pub ts: u64,
+    pub duration_ms: u64,
+    pub channels: serde_json::Map<String, serde_json::Value>,
+    pub channel_order: Vec<String>,
+    pub channel_labels: serde_json::Map<String, serde_json::Value>,
+    pub heartbeat_seconds: u64,
+    pub default_agent_id: String,
+    pub agents: Vec<AgentHealth>,
+    pub sessions: SessionsHealth,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentHealth {
+    pub agent_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub is_default: bool,
+    pub heartbeat: serde_json::Value,
+    pub sessions: SessionsHealth,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionsHealth {
+    pub path: String,
+    pub count: u64,
+    pub recent: Vec<serde_json::Value>,
+}
+
+/// The cached health summary, serialised once.
+#[derive(Debug, Clone)]
+pub struct HealthSnapshot {
+    pub summary: Arc<RawValue>,
+}
+
+/// Current health (recomputed only when stale).
+#[derive(Debug, Message)]
+#[rtype(result = "HealthSnapshot")]
+pub struct GetHealth;
+
+/// Marks health stale and broadcasts a fresh summary soon (after connects).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct HealthChanged;
+
+/// New settings after a config change (hot apply).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SettingsChanged {
+    pub settings: Arc<Settings>,
+}
+
+/// Sends `shutdown` to every client, closes them 1012, then stops the tree.
+/// Reply: how many clients were told.
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct Shutdown {
+    pub reason: String,
+}
+
+pub struct GatewayActor {
+    settings: Arc<Settings>,
+    store: Store,
+    bus: Addr<EventBus>,
+    versions: Arc<StateVersions>,
+    metrics: Arc<Metrics>,
+    health: Option<HealthSnapshot>,
+    health_dirty: bool,
+}
+
+impl GatewayActor {
+    fn compute_health(&self) -> HealthSummary {
+        let started = Instant::now();
+        let sessions_path = self.store.dir().join("store").display().to_string();
+        let sessions = SessionsHealth {
+            path: sessions_path,
+            count: 0,
+            recent: Vec::new(),
+        };
+        let default_id = self.settings.default_agent_id().to_string();
+        let heartbeat =
+            serde_json::json!({ "enabled": false, "every": "disabled", "everyMs": null });
+        let mut agents: Vec<AgentHealth> = self
+            .settings
+            .agents
+            .list
+            .iter()
+            .map(|a| AgentHealth {
+                agent_id: a.id.clone(),
+                name: a.name.clone(),
+                is_default: a.id == default_id,
+                heartbeat: heartbeat.clone(),
+                sessions: sessions.clone(),
+            })
+            .collect();
+        if agents.is_empty() {
+            agents.push(AgentHealth {
+                agent_id: default_id.clone(),
+                name: None,
+                is_default: true,
+                heartbeat,
+                sessions: sessions.clone(),
+            });
+        }
+        HealthSummary {
+            ok: true,
+            ts: crate::now_ms(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            channels: serde_json::Map::new(),
+            channel_order: Vec::new(),
+            channel_labels: serde_json::Map::new(),
+            heartbeat_seconds: 0,
+            default_agent_id: default_id,
+            agents,
+            sessions,
+        }
+    }
+
+    fn snapshot(&mut self) -> HealthSnapshot {
+        match &self.health {
+            Some(h) if !self.health_dirty => h.clone(),
+            _ => self.refresh(),
+        }
+    }
+
+    fn refresh(&mut self) -> HealthSnapshot {
+        let summary = self.compute_health();
+        let raw = serde_json::value::to_raw_value(&summary)
+            .unwrap_or_else(|_| Box::<RawValue>::default());
+        let snap = HealthSnapshot {
+            summary: Arc::from(raw),
+        };
+        self.health = Some(snap.clone());
+        self.health_dirty = false;
+        self.versions.health.fetch_add(1, Ordering::Relaxed);
+        snap
+    }
+
+    fn broadcast_health(&mut self) {
+        let snap = self.refresh();
+        let event = BusEvent {
+            event: "health".to_string(),
+            payload: snap.summary,
+            drop_if_slow: false,
+            state_version: Some(self.versions.current()),
+        };
+        send_to_bus(&self.bus, &self.metrics, Publish { event });
+    }
+}
+
+impl Actor for GatewayActor {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let every =
+            Duration::from_millis(self.settings.gateway.health_refresh_interval_ms.max(1000));
+        ctx.run_interval(every, |this, _| this.broadcast_health());
+    }
+}
+
+impl Handler<GetHealth> for GatewayActor {
+    type Result = MessageResult<GetHealth>;
+    fn handle(&mut self, _: GetHealth, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.snapshot())
+    }
+}
+
+impl Handler<HealthChanged> for GatewayActor {
+    type Result = ();
+    fn handle(&mut self, _: HealthChanged, ctx: &mut Context<Self>) {
+        // Coalesce bursts of connects into one broadcast.
+        if !self.health_dirty {
+            self.health_dirty = true;
+            ctx.run_later(Duration::from_millis(250), |this, _| {
+                this.broadcast_health()
+            });
+        }
+    }
+}
+
+impl Handler<SettingsChanged> for GatewayActor {
+    type Result = ();
+    fn handle(&mut self, msg: SettingsChanged, ctx: &mut Context<Self>) {
+        self.settings = msg.settings;
+        self.handle(HealthChanged, ctx);
+    }
+}
+
+impl Handler<Shutdown> for GatewayActor {
+    type Result = ResponseFuture<usize>;
+    fn handle(&mut self, msg: Shutdown, _: &mut Context<Self>) -> Self::Result {
+        let bus = self.bus.clone();
+        let store = self.store.clone();
+        self.metrics.bus_mailbox.fetch_add(1, Ordering::Relaxed);
+        Box::pin(async move {
+            let told = bus
+                .send(BroadcastShutdown {
+                    reason: msg.reason,
+                    restart_expected_ms: None,
+                })
+                .await
+                .unwrap_or(0);
+            if let Err(error) = store.flush().await {
+                tracing::error!(%error, "final store flush failed");
+            }
+            told
+        })
+    }
+}

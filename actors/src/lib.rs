@@ -1,0 +1,24 @@
+//! ferroclaw-actors: the actor tree of the gateway (event bus, presence,
+//! devices and pairing, idempotency, the gateway root) and the store.
+//! This crate knows nothing of HTTP or wire frames: `src/` turns its domain
+//! values into OpenClaw protocol frames. See ARCHITECTURE.md.
+
+pub mod bus;
+pub mod devices;
+pub mod gateway;
+pub mod idempotency;
+pub mod ids;
+pub mod metrics;
+pub mod presence;
+pub mod scopes;
+pub mod settings;
+pub mod store;
+pub mod system_events;
+
+/// Milliseconds since the Unix epoch (wall clock, as OpenClaw uses on the wire).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

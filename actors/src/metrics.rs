@@ -1,0 +1,54 @@
+//! Process-wide counters read by `/metrics`. Plain atomics: cheap on the hot
+//! path, no locks. Mailbox depths are tracked by the senders and handlers of
+//! the singleton actors (actix does not expose queue lengths).
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Instant;
+
+#[derive(Debug)]
+pub struct Metrics {
+    pub started: Instant,
+    pub connections_open: AtomicI64,
+    pub connections_total: AtomicU64,
+    pub frames_in_req: AtomicU64,
+    pub frames_in_invalid: AtomicU64,
+    pub frames_out_res: AtomicU64,
+    pub frames_out_event: AtomicU64,
+    pub events_dropped_slow: AtomicU64,
+    pub slow_consumer_closes: AtomicU64,
+    pub auth_failures: AtomicU64,
+    pub bus_mailbox: AtomicI64,
+    pub presence_mailbox: AtomicI64,
+    pub devices_mailbox: AtomicI64,
+    pub idempotency_mailbox: AtomicI64,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            started: Instant::now(),
+            connections_open: AtomicI64::new(0),
+            connections_total: AtomicU64::new(0),
+            frames_in_req: AtomicU64::new(0),
+            frames_in_invalid: AtomicU64::new(0),
+            frames_out_res: AtomicU64::new(0),
+            frames_out_event: AtomicU64::new(0),
+            events_dropped_slow: AtomicU64::new(0),
+            slow_consumer_closes: AtomicU64::new(0),
+            auth_failures: AtomicU64::new(0),
+            bus_mailbox: AtomicI64::new(0),
+            presence_mailbox: AtomicI64::new(0),
+            devices_mailbox: AtomicI64::new(0),
+            idempotency_mailbox: AtomicI64::new(0),
+        }
+    }
+}
+
+impl Metrics {
+    pub fn inc(c: &AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+    pub fn uptime_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+}

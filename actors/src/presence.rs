@@ -1,0 +1,313 @@
+//! PresenceActor: the best-effort list of who is connected. Holds the gateway
+//! self-entry, one entry per WebSocket client (not `cli` mode, handled by the
+//! caller) and `system-event` beacons. Keys are case-insensitive; beacons
+//! expire after 5 minutes; at most 200 entries, oldest dropped first.
+//! Every change bumps `stateVersion.presence` and broadcasts `presence`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::bus::{send_to_bus, BusEvent, EventBus, Publish, StateVersion};
+use crate::metrics::Metrics;
+
+pub const PRESENCE_TTL_MS: u64 = 5 * 60 * 1000;
+pub const PRESENCE_MAX: usize = 200;
+
+/// One presence row. Field names follow OpenClaw's PresenceEntry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PresenceEntry {
+    pub ts: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_family: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_identifier: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_input_seconds: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+}
+
+/// Shared `stateVersion` counters; presence is bumped here, health by the gateway.
+#[derive(Debug, Default)]
+pub struct StateVersions {
+    pub presence: AtomicU64,
+    pub health: AtomicU64,
+}
+
+impl StateVersions {
+    pub fn current(&self) -> StateVersion {
+        StateVersion {
+            presence: self.presence.load(Ordering::Relaxed),
+            health: self.health.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Pure presence table: the rules, no actix.
+#[derive(Debug, Default)]
+pub struct PresenceTable {
+    entries: HashMap<String, Row>,
+}
+
+#[derive(Debug)]
+struct Row {
+    entry: PresenceEntry,
+    /// Pinned rows (self, live connections) never expire by TTL.
+    pinned: bool,
+    updated_ms: u64,
+}
+
+impl PresenceTable {
+    /// Inserts or replaces; returns true when the table changed.
+    pub fn upsert(&mut self, key: &str, entry: PresenceEntry, pinned: bool, now: u64) -> bool {
+        let key = key.to_lowercase();
+        self.entries.insert(
+            key,
+            Row {
+                entry,
+                pinned,
+                updated_ms: now,
+            },
+        );
+        self.enforce_cap();
+        true
+    }
+
+    pub fn remove(&mut self, key: &str) -> bool {
+        self.entries.remove(&key.to_lowercase()).is_some()
+    }
+
+    /// Drops expired unpinned rows; true when anything went.
+    pub fn expire(&mut self, now: u64) -> bool {
+        let before = self.entries.len();
+        self.entries
+            .retain(|_, r| r.pinned || now.saturating_sub(r.updated_ms) < PRESENCE_TTL_MS);
+        before != self.entries.len()
+    }
+
+    fn enforce_cap(&mut self) {
+        while self.entries.len() > PRESENCE_MAX {
+            let oldest = self
+                .entries
+                .iter()
+                .filter(|(_, r)| !r.pinned || self.entries.len() > PRESENCE_MAX * 2)
+                .min_by_key(|(_, r)| r.updated_ms)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => {
+                    self.entries.remove(&k);
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Entries, newest first.
+    pub fn list(&self) -> Vec<PresenceEntry> {
+        let mut rows: Vec<&Row> = self.entries.values().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.updated_ms));
+        rows.into_iter().map(|r| r.entry.clone()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Adds or replaces a row. `pinned` rows (live sockets, self) skip the TTL.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct UpsertPresence {
+    pub key: String,
+    pub entry: PresenceEntry,
+    pub pinned: bool,
+}
+
+/// Removes a row (socket closed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct RemovePresence {
+    pub key: String,
+}
+
+/// Current rows, newest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<PresenceEntry>")]
+pub struct ListPresence;
+
+pub struct PresenceActor {
+    table: PresenceTable,
+    versions: Arc<StateVersions>,
+    bus: Addr<EventBus>,
+    metrics: Arc<Metrics>,
+}
+
+impl PresenceActor {
+    pub fn new(
+        self_entry: PresenceEntry,
+        versions: Arc<StateVersions>,
+        bus: Addr<EventBus>,
+        metrics: Arc<Metrics>,
+    ) -> PresenceActor {
+        let mut table = PresenceTable::default();
+        let key = self_entry
+            .instance_id
+            .clone()
+            .unwrap_or_else(|| "gateway".to_string());
+        table.upsert(&key, self_entry, true, crate::now_ms());
+        PresenceActor {
+            table,
+            versions,
+            bus,
+            metrics,
+        }
+    }
+
+    fn changed(&mut self) {
+        self.versions.presence.fetch_add(1, Ordering::Relaxed);
+        let mut event = BusEvent::new(
+            "presence",
+            &serde_json::json!({ "presence": self.table.list() }),
+            true,
+        );
+        event.state_version = Some(self.versions.current());
+        send_to_bus(&self.bus, &self.metrics, Publish { event });
+    }
+
+    fn received(&self) {
+        self.metrics
+            .presence_mailbox
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Actor for PresenceActor {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(Duration::from_secs(30), |this, _| {
+            if this.table.expire(crate::now_ms()) {
+                this.changed();
+            }
+        });
+    }
+}
+
+/// Sends a message to the presence actor and counts it into its mailbox gauge.
+pub fn send_to_presence<M>(addr: &Addr<PresenceActor>, metrics: &Metrics, msg: M)
+where
+    M: Message + Send + 'static,
+    M::Result: Send,
+    PresenceActor: Handler<M>,
+{
+    metrics.presence_mailbox.fetch_add(1, Ordering::Relaxed);
+    addr.do_send(msg);
+}
+
+impl Handler<UpsertPresence> for PresenceActor {
+    type Result = ();
+    fn handle(&mut self, msg: UpsertPresence, _: &mut Context<Self>) {
+        self.received();
+        if self
+            .table
+            .upsert(&msg.key, msg.entry, msg.pinned, crate::now_ms())
+        {
+            self.changed();
+        }
+    }
+}
+
+impl Handler<RemovePresence> for PresenceActor {
+    type Result = ();
+    fn handle(&mut self, msg: RemovePresence, _: &mut Context<Self>) {
+        self.received();
+        if self.table.remove(&msg.key) {
+            self.changed();
+        }
+    }
+}
+
+impl Handler<ListPresence> for PresenceActor {
+    type Result = MessageResult<ListPresence>;
+    fn handle(&mut self, _: ListPresence, _: &mut Context<Self>) -> Self::Result {
+        if self.table.expire(crate::now_ms()) {
+            self.changed();
+        }
+        MessageResult(self.table.list())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(ts: u64) -> PresenceEntry {
+        PresenceEntry {
+            ts,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn keys_are_case_insensitive() {
+        let mut t = PresenceTable::default();
+        t.upsert("Mac-Studio", entry(1), false, 1);
+        t.upsert("mac-studio", entry(2), false, 2);
+        assert_eq!(t.len(), 1);
+        assert!(t.remove("MAC-STUDIO"));
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn beacons_expire_after_ttl_but_pinned_rows_stay() {
+        let mut t = PresenceTable::default();
+        t.upsert("beacon", entry(0), false, 0);
+        t.upsert("self", entry(0), true, 0);
+        assert!(!t.expire(PRESENCE_TTL_MS - 1));
+        assert!(t.expire(PRESENCE_TTL_MS));
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn cap_drops_oldest_first() {
+        let mut t = PresenceTable::default();
+        for i in 0..(PRESENCE_MAX as u64 + 5) {
+            t.upsert(&format!("k{i}"), entry(i), false, i);
+        }
+        assert_eq!(t.len(), PRESENCE_MAX);
+        let list = t.list();
+        assert_eq!(list.first().map(|e| e.ts), Some(PRESENCE_MAX as u64 + 4));
+        assert!(list.iter().all(|e| e.ts >= 5));
+    }
+}

@@ -1,0 +1,271 @@
+//! The durable state of the gateway. This is the only module that touches sled
+//! (unmaintained since 2021; keeping it behind one door keeps a swap cheap).
+//! Trees and key encoding live here; every value is JSON in a versioned envelope.
+//! Invariant: a second process opening the same state dir gets
+//! [`StoreError::AlreadyInUse`] at once, never a hang.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// Version written into every stored envelope; bump when a value's shape changes.
+pub const VALUE_VERSION: u32 = 1;
+
+/// The trees of the store. Each maps a string key to a versioned JSON value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tree {
+    /// deviceId -> paired device record (keys, approved roles/scopes, tokens).
+    Devices,
+    /// requestId -> pending pairing request.
+    Pairing,
+    /// `<method>:<idempotencyKey>` -> cached response.
+    Idempotency,
+    /// ULID -> queued system event text (for the next agent turn).
+    SystemEvents,
+    /// Small gateway-wide facts (first start, ...).
+    Meta,
+}
+
+impl Tree {
+    fn name(self) -> &'static str {
+        match self {
+            Tree::Devices => "devices",
+            Tree::Pairing => "pairing",
+            Tree::Idempotency => "idempotency",
+            Tree::SystemEvents => "system_events",
+            Tree::Meta => "meta",
+        }
+    }
+    const ALL: [Tree; 5] = [
+        Tree::Devices,
+        Tree::Pairing,
+        Tree::Idempotency,
+        Tree::SystemEvents,
+        Tree::Meta,
+    ];
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("state dir {dir} is already in use by another ferroclaw process")]
+    AlreadyInUse { dir: PathBuf },
+    #[error("cannot open state dir {dir}: {source}")]
+    Io {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("store error: {0}")]
+    Sled(#[from] sled::Error),
+    #[error("stored value at {tree}/{key} is unreadable: {message}")]
+    Corrupt {
+        tree: &'static str,
+        key: String,
+        message: String,
+    },
+    #[error(
+        "stored value at {tree}/{key} has version {found}, newer than this build ({VALUE_VERSION})"
+    )]
+    TooNew {
+        tree: &'static str,
+        key: String,
+        found: u32,
+    },
+    #[error("cannot encode value: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+#[derive(Serialize)]
+struct EnvelopeOut<'a, T> {
+    v: u32,
+    data: &'a T,
+}
+
+#[derive(Deserialize)]
+struct EnvelopeIn<T> {
+    v: u32,
+    data: T,
+}
+
+/// Handle to the store. Cheap to clone; all clones share one sled database
+/// and the lock on the state dir, which is released when the last clone drops.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: sled::Db,
+    trees: Vec<sled::Tree>,
+    dir: PathBuf,
+    _lock: File,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store under `state_dir/store`.
+    pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+        let io = |source| StoreError::Io {
+            dir: state_dir.to_path_buf(),
+            source,
+        };
+        std::fs::create_dir_all(state_dir).map_err(io)?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(state_dir.join("ferroclaw.lock"))
+            .map_err(io)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::AlreadyInUse {
+                    dir: state_dir.to_path_buf(),
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
+        let db = sled::Config::new()
+            .path(state_dir.join("store"))
+            .mode(sled::Mode::LowSpace)
+            .cache_capacity(8 * 1024 * 1024)
+            .open()?;
+        let trees = Tree::ALL
+            .iter()
+            .map(|t| db.open_tree(t.name()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                db,
+                trees,
+                dir: state_dir.to_path_buf(),
+                _lock: lock,
+            }),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    fn tree(&self, tree: Tree) -> &sled::Tree {
+        // Tree::ALL order is the index order; the vector is built from it.
+        &self.inner.trees[tree as usize]
+    }
+
+    pub fn get<T: DeserializeOwned>(&self, tree: Tree, key: &str) -> Result<Option<T>, StoreError> {
+        match self.tree(tree).get(key.as_bytes())? {
+            None => Ok(None),
+            Some(bytes) => decode(tree, key, &bytes).map(Some),
+        }
+    }
+
+    pub fn put<T: Serialize>(&self, tree: Tree, key: &str, value: &T) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec(&EnvelopeOut {
+            v: VALUE_VERSION,
+            data: value,
+        })?;
+        self.tree(tree).insert(key.as_bytes(), bytes)?;
+        Ok(())
+    }
+
+    /// Removes a key; true when it existed.
+    pub fn remove(&self, tree: Tree, key: &str) -> Result<bool, StoreError> {
+        Ok(self.tree(tree).remove(key.as_bytes())?.is_some())
+    }
+
+    /// Every entry of a tree whose key starts with `prefix`, in key order.
+    pub fn scan<T: DeserializeOwned>(
+        &self,
+        tree: Tree,
+        prefix: &str,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.tree(tree).scan_prefix(prefix.as_bytes()) {
+            let (k, v) = item?;
+            let key = String::from_utf8_lossy(&k).into_owned();
+            let value = decode(tree, &key, &v)?;
+            out.push((key, value));
+        }
+        Ok(out)
+    }
+
+    /// Durability point: resolves once everything written so far is on disk.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        self.inner.db.flush_async().await?;
+        Ok(())
+    }
+}
+
+fn decode<T: DeserializeOwned>(tree: Tree, key: &str, bytes: &[u8]) -> Result<T, StoreError> {
+    let env: EnvelopeIn<serde_json::Value> =
+        serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+            tree: tree.name(),
+            key: key.to_string(),
+            message: e.to_string(),
+        })?;
+    if env.v > VALUE_VERSION {
+        return Err(StoreError::TooNew {
+            tree: tree.name(),
+            key: key.to_string(),
+            found: env.v,
+        });
+    }
+    serde_json::from_value(env.data).map_err(|e| StoreError::Corrupt {
+        tree: tree.name(),
+        key: key.to_string(),
+        message: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_round_trip_with_version_envelope() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.put(Tree::Meta, "k", &vec![1, 2, 3]).unwrap();
+        let got: Option<Vec<u32>> = store.get(Tree::Meta, "k").unwrap();
+        assert_eq!(got, Some(vec![1, 2, 3]));
+        let raw = store.tree(Tree::Meta).get("k").unwrap().unwrap();
+        assert_eq!(&raw[..], br#"{"v":1,"data":[1,2,3]}"#);
+        assert!(store.remove(Tree::Meta, "k").unwrap());
+        assert!(!store.remove(Tree::Meta, "k").unwrap());
+    }
+
+    #[test]
+    fn second_open_of_same_dir_is_refused_not_hung() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = Store::open(dir.path()).unwrap();
+        let second = Store::open(dir.path());
+        assert!(matches!(second, Err(StoreError::AlreadyInUse { .. })));
+    }
+
+    #[test]
+    fn newer_value_versions_are_reported_not_misread() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store
+            .tree(Tree::Meta)
+            .insert("k", &br#"{"v":99,"data":1}"#[..])
+            .unwrap();
+        let got: Result<Option<u32>, _> = store.get(Tree::Meta, "k");
+        assert!(matches!(got, Err(StoreError::TooNew { found: 99, .. })));
+    }
+
+    #[test]
+    fn scan_returns_prefix_matches_in_key_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for k in ["b:2", "a:1", "b:1"] {
+            store.put(Tree::Meta, k, &k).unwrap();
+        }
+        let got: Vec<(String, String)> = store.scan(Tree::Meta, "b:").unwrap();
+        let keys: Vec<_> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["b:1", "b:2"]);
+    }
+}

@@ -1,0 +1,524 @@
+//! Configuration loading, validation and writing. Layers, via the `config`
+//! crate: the embedded `config/default.json5` -> the user JSON5 file ->
+//! `FERROCLAW_*` env (`__` between levels). Errors name the file (or the env),
+//! the key path and what was expected; unknown keys become warnings.
+//! Only `main.rs` gathers the env and paths; everything here takes them as
+//! arguments so tests build configs directly.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use config::{Config, Environment, File, FileFormat};
+use ferroclaw_actors::settings::Settings;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The built-in defaults (the single source of every default).
+pub const DEFAULT_JSON5: &str = include_str!("../config/default.json5");
+
+/// The value put in place of secrets in `config.get`; `config.set` restores it.
+pub const REDACTED: &str = "__OPENCLAW_REDACTED__";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: {message}")]
+    Syntax { file: String, message: String },
+    #[error("{file}: {path}: {message}")]
+    Invalid {
+        file: String,
+        path: String,
+        message: String,
+    },
+    #[error("cannot read {file}: {message}")]
+    Io { file: String, message: String },
+}
+
+/// Where the layers come from.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSources {
+    /// The user file; it may not exist.
+    pub path: PathBuf,
+    /// `FERROCLAW_*` variables (already filtered by the caller).
+    pub env: Vec<(String, String)>,
+    /// `OPENCLAW_GATEWAY_TOKEN`, honoured over the file.
+    pub gateway_token: Option<String>,
+    /// `OPENCLAW_GATEWAY_PASSWORD`, honoured over the file.
+    pub gateway_password: Option<String>,
+}
+
+/// A loaded, validated configuration and what `config.get` reports about it.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub settings: Arc<Settings>,
+    pub sources: ConfigSources,
+    pub exists: bool,
+    /// The user file's text.
+    pub raw: Option<String>,
+    /// The user file parsed (no defaults).
+    pub parsed: Value,
+    /// Effective merged config.
+    pub effective: Value,
+    /// sha256 hex of the user file's bytes (of "" when it does not exist).
+    pub hash: String,
+    pub warnings: Vec<String>,
+}
+
+pub fn hash_raw(raw: Option<&str>) -> String {
+    let digest = Sha256::digest(raw.unwrap_or("").as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn syntax(file: &str, e: config::ConfigError) -> ConfigError {
+    ConfigError::Syntax {
+        file: file.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Parses one JSON5 text into JSON.
+pub fn parse_json5(raw: &str, file: &str) -> Result<Value, ConfigError> {
+    Config::builder()
+        .add_source(File::from_str(raw, FileFormat::Json5))
+        .build()
+        .and_then(|c| c.try_deserialize::<Value>())
+        .map_err(|e| syntax(file, e))
+}
+
+fn merged(user: Option<&str>, env: &[(String, String)], file: &str) -> Result<Value, ConfigError> {
+    let mut builder =
+        Config::builder().add_source(File::from_str(DEFAULT_JSON5, FileFormat::Json5));
+    if let Some(raw) = user {
+        builder = builder.add_source(File::from_str(raw, FileFormat::Json5));
+    }
+    if !env.is_empty() {
+        let map = env.iter().cloned().collect();
+        builder = builder.add_source(
+            Environment::with_prefix("FERROCLAW")
+                .prefix_separator("_")
+                .separator("__")
+                .try_parsing(true)
+                .source(Some(map)),
+        );
+    }
+    builder
+        .build()
+        .and_then(|c| c.try_deserialize::<Value>())
+        .map_err(|e| syntax(file, e))
+}
+
+/// Deserialises merged JSON into typed settings, with key paths in errors
+/// and the unknown keys collected.
+pub fn typed(value: &Value, file: &str) -> Result<(Settings, Vec<String>), ConfigError> {
+    let mut unknown = Vec::new();
+    let mut track = serde_path_to_error::Track::new();
+    let de = serde_path_to_error::Deserializer::new(value, &mut track);
+    let result: Result<Settings, _> = serde_ignored::deserialize(de, |path| {
+        unknown.push(format!("unknown config key {path} (ignored)"));
+    });
+    match result {
+        Ok(s) => Ok((s, unknown)),
+        Err(e) => Err(ConfigError::Invalid {
+            file: file.to_string(),
+            path: track.path().to_string(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Checks a user file's text on its own (defaults underneath, no env):
+/// the validation `config.set` runs before writing and `config validate` runs.
+pub fn check_user_raw(
+    raw: &str,
+    file: &str,
+) -> Result<(Value, Settings, Vec<String>), ConfigError> {
+    let parsed = parse_json5(raw, file)?;
+    if !parsed.is_object() {
+        return Err(ConfigError::Invalid {
+            file: file.to_string(),
+            path: ".".to_string(),
+            message: "expected a JSON5 object at the top level".to_string(),
+        });
+    }
+    let value = merged(Some(raw), &[], file)?;
+    let (settings, warnings) = typed(&value, file)?;
+    check_semantics(&settings, file)?;
+    Ok((parsed, settings, warnings))
+}
+
+fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
+    let invalid = |path: &str, message: &str| ConfigError::Invalid {
+        file: file.to_string(),
+        path: path.to_string(),
+        message: message.to_string(),
+    };
+    let hs = s.gateway.handshake_timeout_ms;
+    if !(1000..=120_000).contains(&hs) {
+        return Err(invalid(
+            "gateway.handshakeTimeoutMs",
+            "expected 1000..=120000 ms",
+        ));
+    }
+    if s.gateway.tick_interval_ms == 0 {
+        return Err(invalid(
+            "gateway.tickIntervalMs",
+            "expected a positive number of ms",
+        ));
+    }
+    if s.gateway.max_preauth_payload == 0 || s.gateway.max_payload < s.gateway.max_preauth_payload {
+        return Err(invalid(
+            "gateway.maxPayload",
+            "expected maxPayload >= maxPreauthPayload > 0",
+        ));
+    }
+    for (id, p) in &s.models.providers {
+        if let Some(api) = &p.api {
+            if !matches!(
+                api.as_str(),
+                "openai-completions" | "anthropic-messages" | "offline" | "openai-responses"
+            ) {
+                return Err(invalid(
+                    &format!("models.providers.{id}.api"),
+                    &format!(
+                        "expected \"openai-completions\" or \"anthropic-messages\", got {api:?}"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Loads every layer. Errors name the layer at fault.
+pub fn load(sources: &ConfigSources) -> Result<LoadedConfig, ConfigError> {
+    let file = sources.path.display().to_string();
+    let raw = match std::fs::read_to_string(&sources.path) {
+        Ok(s) => Some(s),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(ConfigError::Io {
+                file,
+                message: e.to_string(),
+            })
+        }
+    };
+    let (parsed, mut warnings) = match &raw {
+        Some(r) => {
+            let (parsed, _, w) = check_user_raw(r, &file)?;
+            (parsed, w)
+        }
+        None => (Value::Object(Default::default()), Vec::new()),
+    };
+    let env_label = "environment (FERROCLAW_*)";
+    let mut effective = merged(raw.as_deref(), &sources.env, env_label)?;
+    if let Some(t) = &sources.gateway_token {
+        set_path(
+            &mut effective,
+            &["gateway", "auth", "token"],
+            Value::String(t.clone()),
+        );
+    }
+    if let Some(p) = &sources.gateway_password {
+        set_path(
+            &mut effective,
+            &["gateway", "auth", "password"],
+            Value::String(p.clone()),
+        );
+    }
+    let (settings, env_warnings) = typed(&effective, env_label)?;
+    check_semantics(&settings, env_label)?;
+    for w in env_warnings {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
+    Ok(LoadedConfig {
+        settings: Arc::new(settings),
+        sources: sources.clone(),
+        exists: raw.is_some(),
+        hash: hash_raw(raw.as_deref()),
+        raw,
+        parsed,
+        effective,
+        warnings,
+    })
+}
+
+fn set_path(v: &mut Value, path: &[&str], new: Value) {
+    let mut cur = v;
+    for (i, key) in path.iter().enumerate() {
+        if !cur.is_object() {
+            *cur = Value::Object(Default::default());
+        }
+        let Value::Object(map) = cur else { return };
+        if i + 1 == path.len() {
+            map.insert(key.to_string(), new);
+            return;
+        }
+        cur = map
+            .entry(key.to_string())
+            .or_insert(Value::Object(Default::default()));
+    }
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["token", "password", "secret", "apikey", "privatekey"]
+        .iter()
+        .any(|s| k.ends_with(s))
+}
+
+/// A copy with every secret string replaced by [`REDACTED`].
+pub fn redact(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::String(_) if is_secret_key(k) => Value::String(REDACTED.to_string()),
+                        other => redact(other),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Puts back the secrets a client sent as [`REDACTED`] (a round-tripped
+/// `config.get`), taking them from the current file.
+pub fn restore_redacted(new: &mut Value, old: &Value) {
+    match new {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                let prev = old.get(k).unwrap_or(&Value::Null);
+                if v.as_str() == Some(REDACTED) {
+                    *v = prev.clone();
+                } else {
+                    restore_redacted(v, prev);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter_mut().enumerate() {
+                let prev = old.get(i).unwrap_or(&Value::Null);
+                restore_redacted(v, prev);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// RFC 7396 merge patch (`config.patch`).
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    match patch {
+        Value::Object(p) => {
+            if !target.is_object() {
+                *target = Value::Object(Default::default());
+            }
+            if let Value::Object(t) = target {
+                for (k, v) in p {
+                    if v.is_null() {
+                        t.remove(k);
+                    } else {
+                        merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+                    }
+                }
+            }
+        }
+        other => *target = other.clone(),
+    }
+}
+
+/// Sets `a.b.c` in a JSON object (`config.set {key, value}`).
+pub fn set_dotted(target: &mut Value, key: &str, value: Value) {
+    let parts: Vec<&str> = key.split('.').collect();
+    set_path(target, &parts, value);
+}
+
+/// Writes the file atomically: temp file, fsync, rename, fsync the directory.
+pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("config"),
+        ulid::Ulid::generate()
+    ));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// The live configuration, swapped whole on a successful `config.set`.
+#[derive(Debug)]
+pub struct LiveConfig {
+    inner: RwLock<Arc<LoadedConfig>>,
+}
+
+impl LiveConfig {
+    pub fn new(c: LoadedConfig) -> LiveConfig {
+        LiveConfig {
+            inner: RwLock::new(Arc::new(c)),
+        }
+    }
+    pub fn get(&self) -> Arc<LoadedConfig> {
+        match self.inner.read() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+    pub fn settings(&self) -> Arc<Settings> {
+        self.get().settings.clone()
+    }
+    pub fn replace(&self, c: LoadedConfig) {
+        match self.inner.write() {
+            Ok(mut g) => *g = Arc::new(c),
+            Err(p) => *p.into_inner() = Arc::new(c),
+        }
+    }
+}
+
+/// Keys whose change needs a restart (everything else applies live).
+pub fn restart_required(old: &Settings, new: &Settings) -> Vec<String> {
+    let mut out = Vec::new();
+    if old.gateway.port != new.gateway.port {
+        out.push("gateway.port".to_string());
+    }
+    if old.gateway.bind != new.gateway.bind || old.gateway.host != new.gateway.host {
+        out.push("gateway.bind".to_string());
+    }
+    if old.gateway.tick_interval_ms != new.gateway.tick_interval_ms {
+        out.push("gateway.tickIntervalMs".to_string());
+    }
+    if old.gateway.tls != new.gateway.tls {
+        out.push("gateway.tls".to_string());
+    }
+    if old.logging.file != new.logging.file || old.logging.level != new.logging.level {
+        out.push("logging".to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_alone_load_and_keep_camel_case_keys() {
+        let loaded = load(&ConfigSources {
+            path: PathBuf::from("/nonexistent/ferroclaw.json"),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(!loaded.exists);
+        assert_eq!(loaded.settings.gateway.port, 18789);
+        assert_eq!(loaded.settings.gateway.tick_interval_ms, 30000);
+        assert_eq!(
+            loaded.settings.agents.defaults.model.primary(),
+            "offline/echo"
+        );
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    }
+
+    #[test]
+    fn bad_values_name_the_file_key_path_and_expectation() {
+        let check = |raw: &str, want_path: &str, want_msg: &str| {
+            let err = check_user_raw(raw, "/x/ferroclaw.json")
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("/x/ferroclaw.json: "), "{err}");
+            assert!(err.contains(want_path), "{err}");
+            assert!(err.contains(want_msg), "{err}");
+        };
+        check("{gateway:{port:'abc'}}", "gateway.port", "expected u16");
+        check(
+            "{gateway:{auth:{mode:'magic'}}}",
+            "gateway.auth.mode",
+            "expected one of",
+        );
+        check(
+            "{gateway:{handshakeTimeoutMs: 5}}",
+            "gateway.handshakeTimeoutMs",
+            "1000",
+        );
+        check("{gateway:{port: 1,,}}", "", "");
+        check("[1,2]", "", "expected a map");
+    }
+
+    #[test]
+    fn unknown_keys_are_warned_not_fatal() {
+        let (_, s, warnings) =
+            check_user_raw("{gateway:{port:1234, bogus:1}, extra:{a:1}}", "f").unwrap();
+        assert_eq!(s.gateway.port, 1234);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("gateway.bogus")));
+        assert!(warnings.iter().any(|w| w.contains("extra")));
+    }
+
+    #[test]
+    fn env_layer_overrides_file_and_openclaw_token_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ferroclaw.json");
+        std::fs::write(&path, "{gateway:{port:1111, auth:{token:'file'}}}").unwrap();
+        let loaded = load(&ConfigSources {
+            path: path.clone(),
+            env: vec![("FERROCLAW_GATEWAY__PORT".into(), "2222".into())],
+            gateway_token: Some("envtok".into()),
+            gateway_password: None,
+        })
+        .unwrap();
+        assert_eq!(loaded.settings.gateway.port, 2222);
+        assert_eq!(
+            loaded.settings.gateway.auth.token.as_deref(),
+            Some("envtok")
+        );
+        assert_eq!(
+            loaded.hash,
+            hash_raw(Some("{gateway:{port:1111, auth:{token:'file'}}}"))
+        );
+        let bad = load(&ConfigSources {
+            path,
+            env: vec![("FERROCLAW_GATEWAY__PORT".into(), "notaport".into())],
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad.contains("environment") && bad.contains("gateway.port"),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn redaction_hides_secrets_and_restores_them() {
+        let cfg = serde_json::json!({"gateway":{"auth":{"token":"s3cret","mode":"token"}},
+            "models":{"providers":{"x":{"apiKey":"k","models":[{"id":"m","maxTokens":5}]}}}});
+        let red = redact(&cfg);
+        assert_eq!(red["gateway"]["auth"]["token"], REDACTED);
+        assert_eq!(red["models"]["providers"]["x"]["apiKey"], REDACTED);
+        assert_eq!(red["models"]["providers"]["x"]["models"][0]["maxTokens"], 5);
+        let mut back = red.clone();
+        restore_redacted(&mut back, &cfg);
+        assert_eq!(back, cfg);
+    }
+
+    #[test]
+    fn merge_patch_follows_rfc7396() {
+        let mut t = serde_json::json!({"a":{"b":1,"c":2},"d":3});
+        merge_patch(&mut t, &serde_json::json!({"a":{"b":null,"e":4},"d":[1]}));
+        assert_eq!(t, serde_json::json!({"a":{"c":2,"e":4},"d":[1]}));
+        set_dotted(&mut t, "agents.defaults.model", serde_json::json!("x/y"));
+        assert_eq!(t["agents"]["defaults"]["model"], "x/y");
+    }
+}

@@ -1,0 +1,157 @@
+//! ferroclaw: a self-hosted personal AI gateway, wire-compatible with
+//! OpenClaw's gateway protocol, on actix actors. This crate is the edge:
+//! config loading, the wire protocol, HTTP and WebSocket. The actor tree
+//! lives in `ferroclaw-actors`. See ARCHITECTURE.md.
+
+pub mod config;
+pub mod http;
+pub mod protocol;
+pub mod state;
+pub mod ws;
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use actix_web::{web, App, HttpServer};
+use ferroclaw_actors::gateway::{Gateway, Shutdown};
+use ferroclaw_actors::metrics::Metrics;
+use ferroclaw_actors::presence::PresenceEntry;
+use ferroclaw_actors::settings::AuthMode;
+use ferroclaw_actors::store::{Store, StoreError};
+
+use crate::config::{LiveConfig, LoadedConfig};
+use crate::state::{AppState, SharedState, SlidingLimiter};
+
+/// The version reported in `hello-ok.server.version`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Config(String),
+    #[error("cannot serve: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What `start` needs beyond the config.
+pub struct StartOptions {
+    pub config: LoadedConfig,
+    pub state_dir: PathBuf,
+    /// The gateway log file read by `logs.tail`.
+    pub log_file: PathBuf,
+    /// HTTP worker threads (None: one per core).
+    pub workers: Option<usize>,
+}
+
+/// A running gateway. Dropping it does not stop it; call `shutdown`.
+pub struct RunningGateway {
+    pub addr: SocketAddr,
+    pub state: SharedState,
+    server: actix_web::dev::ServerHandle,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningGateway {
+    /// Tells every client (`shutdown` event, close 1012), then stops serving.
+    pub async fn shutdown(&self, reason: &str) {
+        let told = self
+            .state
+            .gateway
+            .root
+            .send(Shutdown {
+                reason: reason.to_string(),
+            })
+            .await
+            .unwrap_or(0);
+        tracing::info!(clients = told, "gateway stopping");
+        self.server.stop(true).await;
+    }
+
+    /// Resolves when the server has stopped.
+    pub async fn wait(self) -> std::io::Result<()> {
+        self.task.await.unwrap_or(Ok(()))
+    }
+}
+
+fn is_loopback_listener(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}
+
+/// Starts the actor tree and serves HTTP + WebSocket on a listener the
+/// caller bound (tests bind port 0). Must run inside an actix system.
+pub async fn start(
+    opts: StartOptions,
+    listener: TcpListener,
+) -> Result<RunningGateway, StartError> {
+    let addr = listener.local_addr()?;
+    let settings = opts.config.settings.clone();
+    if settings.gateway.auth.mode == AuthMode::None && !is_loopback_listener(&addr) {
+        return Err(StartError::Config(format!(
+            "gateway.auth.mode \"none\" is only allowed on loopback; {addr} is not (set gateway.auth.token or bind loopback)"
+        )));
+    }
+    let store = Store::open(&opts.state_dir)?;
+    let metrics = Arc::new(Metrics::default());
+    let self_entry = PresenceEntry {
+        ts: ferroclaw_actors::now_ms(),
+        host: Some(hostname()),
+        ip: Some(addr.ip().to_string()),
+        version: Some(VERSION.to_string()),
+        platform: Some(std::env::consts::OS.to_string()),
+        mode: Some("gateway".to_string()),
+        reason: Some("self".to_string()),
+        instance_id: Some(format!("gateway-{}", hostname())),
+        ..Default::default()
+    };
+    let gateway = Gateway::start(settings.clone(), store, self_entry, metrics)?;
+    let state: SharedState = Arc::new(AppState {
+        live: Arc::new(LiveConfig::new(opts.config)),
+        gateway,
+        auth_limiter: SlidingLimiter::new(),
+        control_plane_limiter: SlidingLimiter::new(),
+        preauth_sockets: AtomicUsize::new(0),
+        ready: AtomicBool::new(false),
+        log_file: opts.log_file,
+        state_dir: opts.state_dir,
+        config_write: tokio::sync::Mutex::new(()),
+        server_version: VERSION,
+    });
+    let data = web::Data::new(state.clone());
+    let max_payload = settings.gateway.max_payload;
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .app_data(web::PayloadConfig::new(max_payload))
+            .configure(http::admin::routes)
+            .default_service(web::to(ws::upgrade))
+    })
+    .disable_signals()
+    .shutdown_timeout(5)
+    .listen(listener)?;
+    if let Some(w) = opts.workers {
+        server = server.workers(w);
+    }
+    let server = server.run();
+    let handle = server.handle();
+    let task = tokio::task::spawn_local(server);
+    state.ready.store(true, Ordering::Relaxed);
+    tracing::info!(%addr, "gateway listening");
+    Ok(RunningGateway {
+        addr,
+        state,
+        server: handle,
+        task,
+    })
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}

@@ -1,0 +1,318 @@
+//! The `ferroclaw` binary: CLI -> config -> telemetry -> `ferroclaw::start`.
+//! The only place that reads the environment, CLI flags and files for config.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use ferroclaw::config::{self, ConfigSources, LoadedConfig};
+use ferroclaw::{start, StartOptions};
+use ferroclaw_actors::settings::{AuthMode, Settings};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "ferroclaw",
+    version,
+    about = "Self-hosted personal AI gateway, wire-compatible with OpenClaw"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    paths: Paths,
+}
+
+#[derive(clap::Args, Clone, Default)]
+struct Paths {
+    /// Config file (JSON5). Default: <state dir>/ferroclaw.json.
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// State dir (store, logs, workspace). Default: ~/.ferroclaw (or FERROCLAW_STATE_DIR).
+    #[arg(long, global = true)]
+    state_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway (the default).
+    Gateway {
+        /// Port for HTTP and WebSocket (overrides gateway.port).
+        #[arg(long)]
+        port: Option<u16>,
+        /// loopback | lan | custom | <ip> (overrides gateway.bind).
+        #[arg(long)]
+        bind: Option<String>,
+    },
+    /// Inspect the configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Check the config file and the environment; exit 2 when invalid.
+    Validate,
+}
+
+fn state_dir(paths: &Paths) -> PathBuf {
+    if let Some(d) = &paths.state_dir {
+        return d.clone();
+    }
+    if let Some(d) = std::env::var_os("FERROCLAW_STATE_DIR") {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".ferroclaw")
+}
+
+fn sources(paths: &Paths, state: &Path) -> ConfigSources {
+    let path = paths
+        .config
+        .clone()
+        .or_else(|| std::env::var_os("FERROCLAW_CONFIG").map(PathBuf::from))
+        .unwrap_or_else(|| state.join("ferroclaw.json"));
+    let env = std::env::vars()
+        .filter(|(k, _)| {
+            k.starts_with("FERROCLAW_") && k != "FERROCLAW_STATE_DIR" && k != "FERROCLAW_CONFIG"
+        })
+        .collect();
+    ConfigSources {
+        path,
+        env,
+        gateway_token: std::env::var("OPENCLAW_GATEWAY_TOKEN")
+            .ok()
+            .filter(|s| !s.is_empty()),
+        gateway_password: std::env::var("OPENCLAW_GATEWAY_PASSWORD")
+            .ok()
+            .filter(|s| !s.is_empty()),
+    }
+}
+
+fn load_or_exit(paths: &Paths, state: &Path) -> Result<LoadedConfig, ExitCode> {
+    match config::load(&sources(paths, state)) {
+        Ok(c) => {
+            for w in &c.warnings {
+                eprintln!("warning: {w}");
+            }
+            Ok(c)
+        }
+        Err(e) => {
+            eprintln!("error: invalid config: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// With token auth and no token configured, use (or create) one in the state dir.
+fn ensure_token(c: &mut LoadedConfig, state: &Path) -> std::io::Result<Option<PathBuf>> {
+    if c.settings.gateway.auth.mode != AuthMode::Token || c.settings.gateway.auth.token.is_some() {
+        return Ok(None);
+    }
+    let path = state.join("gateway.token");
+    let token = match std::fs::read_to_string(&path) {
+        Ok(t) if !t.trim().is_empty() => t.trim().to_string(),
+        _ => {
+            std::fs::create_dir_all(state)?;
+            let t = ferroclaw_actors::devices::random_token();
+            config::write_atomic(&path, &format!("{t}\n"))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+            }
+            t
+        }
+    };
+    let mut s: Settings = (*c.settings).clone();
+    s.gateway.auth.token = Some(token);
+    c.settings = std::sync::Arc::new(s);
+    Ok(Some(path))
+}
+
+fn bind_addr(s: &Settings) -> Result<IpAddr, String> {
+    match s.gateway.bind.as_str() {
+        "loopback" | "localhost" => Ok(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        "lan" | "auto" => Ok(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+        "custom" => s
+            .gateway
+            .host
+            .as_deref()
+            .ok_or("gateway.bind is \"custom\" but gateway.host is not set".to_string())?
+            .parse()
+            .map_err(|_| "gateway.host: expected an IP address".to_string()),
+        other => other.parse().map_err(|_| {
+            format!("gateway.bind: expected loopback, lan, custom or an IP address, got {other:?}")
+        }),
+    }
+}
+
+fn init_tracing(
+    level: &str,
+    log_file: &Path,
+) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let filter = || EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new(level));
+    let console = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter_layer(filter());
+    let (dir, name) = (log_file.parent()?, log_file.file_name()?);
+    if std::fs::create_dir_all(dir).is_err() {
+        tracing_subscriber::registry().with(console).init();
+        return None;
+    }
+    let (writer, guard) =
+        tracing_appender::non_blocking(tracing_appender::rolling::never(dir, name));
+    let file = tracing_subscriber::fmt::layer()
+        .json()
+        .with_writer(writer)
+        .with_filter_layer(filter());
+    tracing_subscriber::registry()
+        .with(console)
+        .with(file)
+        .init();
+    Some(guard)
+}
+
+trait WithFilter<S>: Sized {
+    fn with_filter_layer(
+        self,
+        f: EnvFilter,
+    ) -> tracing_subscriber::filter::Filtered<Self, EnvFilter, S>;
+}
+
+impl<S, L: tracing_subscriber::Layer<S>> WithFilter<S> for L
+where
+    S: tracing::Subscriber,
+{
+    fn with_filter_layer(
+        self,
+        f: EnvFilter,
+    ) -> tracing_subscriber::filter::Filtered<Self, EnvFilter, S> {
+        tracing_subscriber::Layer::with_filter(self, f)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let state = state_dir(&cli.paths);
+    match cli.command {
+        Some(Command::Config {
+            command: ConfigCommand::Validate,
+        }) => {
+            let c = match load_or_exit(&cli.paths, &state) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let what = if c.exists {
+                c.sources.path.display().to_string()
+            } else {
+                "defaults (no config file)".into()
+            };
+            println!("config ok: {what}");
+            ExitCode::SUCCESS
+        }
+        Some(Command::Gateway { port, bind }) => run_gateway(&cli.paths, &state, port, bind),
+        None => run_gateway(&cli.paths, &state, None, None),
+    }
+}
+
+fn run_gateway(paths: &Paths, state: &Path, port: Option<u16>, bind: Option<String>) -> ExitCode {
+    let mut loaded = match load_or_exit(paths, state) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    {
+        let mut s: Settings = (*loaded.settings).clone();
+        if let Some(p) = port {
+            s.gateway.port = p;
+        }
+        if let Some(b) = bind {
+            s.gateway.bind = b;
+        }
+        loaded.settings = std::sync::Arc::new(s);
+    }
+    let log_file = loaded
+        .settings
+        .logging
+        .file
+        .as_ref()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| state.join("logs").join("ferroclaw.log"));
+    let _guard = init_tracing(&loaded.settings.logging.level, &log_file);
+    match ensure_token(&mut loaded, state) {
+        Ok(Some(path)) => {
+            tracing::info!(path = %path.display(), "gateway token (no gateway.auth.token configured)")
+        }
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!(
+                "error: cannot create the gateway token in {}: {e}",
+                state.display()
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let ip = match bind_addr(&loaded.settings) {
+        Ok(ip) => ip,
+        Err(e) => {
+            eprintln!("error: invalid config: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let addr = SocketAddr::new(ip, loaded.settings.gateway.port);
+    let listener = match TcpListener::bind(addr) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on {addr}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let opts = StartOptions {
+        config: loaded,
+        state_dir: state.to_path_buf(),
+        log_file,
+        workers: None,
+    };
+    let result = actix_rt::System::new().block_on(async move {
+        let gw = match start(opts, listener).await {
+            Ok(gw) => gw,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        eprintln!(
+            "ferroclaw {} listening on ws://{}",
+            ferroclaw::VERSION,
+            gw.addr
+        );
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: cannot install signal handler: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        gw.shutdown("gateway stopping").await;
+        match gw.wait().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        }
+    });
+    result
+}

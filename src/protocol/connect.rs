@@ -1,0 +1,242 @@
+//! `connect` params (ConnectParamsSchema): strict, closed objects, known
+//! client ids and modes, and protocol negotiation.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
+
+pub const CLIENT_IDS: &[&str] = &[
+    "webchat-ui",
+    "openclaw-control-ui",
+    "webchat",
+    "cli",
+    "gateway-client",
+    "openclaw-macos",
+    "openclaw-ios",
+    "openclaw-android",
+    "node-host",
+    "test",
+    "fingerprint",
+    "openclaw-probe",
+    "openclaw-tui",
+    "openclaw-browser-copilot",
+    "openclaw-linux",
+    "openclaw-watchos",
+    "openclaw-worker",
+    "ferroclaw-cli",
+    "ferroclaw-webchat",
+];
+
+pub const CLIENT_MODES: &[&str] = &[
+    "webchat", "cli", "ui", "backend", "node", "probe", "test", "worker",
+];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConnectParams {
+    pub min_protocol: u32,
+    pub max_protocol: u32,
+    pub client: ClientInfo,
+    #[serde(default)]
+    pub caps: Vec<String>,
+    #[serde(default)]
+    pub commands: Option<Vec<String>>,
+    #[serde(default)]
+    pub permissions: Option<BTreeMap<String, bool>>,
+    #[serde(default)]
+    pub path_env: Option<String>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
+    #[serde(default)]
+    pub device: Option<DeviceParams>,
+    #[serde(default)]
+    pub auth: Option<AuthParams>,
+    #[serde(default)]
+    pub locale: Option<String>,
+    #[serde(default)]
+    pub user_agent: Option<String>,
+    #[serde(default)]
+    pub transports: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClientInfo {
+    pub id: String,
+    #[serde(default)]
+    pub display_name: Option<String>,
+    pub version: String,
+    pub platform: String,
+    #[serde(default)]
+    pub device_family: Option<String>,
+    #[serde(default)]
+    pub model_identifier: Option<String>,
+    pub mode: String,
+    #[serde(default)]
+    pub instance_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeviceParams {
+    pub id: String,
+    pub public_key: String,
+    pub signature: String,
+    pub signed_at: u64,
+    #[serde(default)]
+    pub nonce: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AuthParams {
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub bootstrap_token: Option<String>,
+    #[serde(default)]
+    pub device_token: Option<String>,
+    #[serde(default)]
+    pub password: Option<String>,
+    #[serde(default)]
+    pub approval_runtime_token: Option<String>,
+    #[serde(default)]
+    pub agent_runtime_identity_token: Option<String>,
+}
+
+/// Validates params; the error text follows `invalid connect params: <errors>`.
+pub fn parse_connect_params(params: &Value) -> Result<ConnectParams, String> {
+    let p: ConnectParams = serde_path_to_error::deserialize(params).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            "root".to_string()
+        } else {
+            format!("/{}", path.replace('.', "/"))
+        };
+        format!("at {at}: {}", e.inner())
+    })?;
+    let mut errors = Vec::new();
+    if p.min_protocol < 1 {
+        errors.push("at /minProtocol: must be >= 1".to_string());
+    }
+    if p.max_protocol < 1 {
+        errors.push("at /maxProtocol: must be >= 1".to_string());
+    }
+    if !CLIENT_IDS.contains(&p.client.id.as_str()) {
+        errors.push("at /client/id: must be equal to one of the allowed values".to_string());
+    }
+    if !CLIENT_MODES.contains(&p.client.mode.as_str()) {
+        errors.push("at /client/mode: must be equal to one of the allowed values".to_string());
+    }
+    for (field, value) in [
+        ("version", Some(&p.client.version)),
+        ("platform", Some(&p.client.platform)),
+        ("displayName", p.client.display_name.as_ref()),
+        ("deviceFamily", p.client.device_family.as_ref()),
+        ("modelIdentifier", p.client.model_identifier.as_ref()),
+        ("instanceId", p.client.instance_id.as_ref()),
+    ] {
+        if value.is_some_and(|v| v.is_empty()) {
+            errors.push(format!(
+                "at /client/{field}: must NOT have fewer than 1 characters"
+            ));
+        }
+    }
+    if let Some(a) = &p.auth {
+        let bounded = [
+            ("token", &a.token, 4096),
+            ("password", &a.password, 4096),
+            ("bootstrapToken", &a.bootstrap_token, 256),
+            ("deviceToken", &a.device_token, 256),
+            ("approvalRuntimeToken", &a.approval_runtime_token, 2048),
+            (
+                "agentRuntimeIdentityToken",
+                &a.agent_runtime_identity_token,
+                2048,
+            ),
+        ];
+        for (field, value, max) in bounded {
+            if value.as_ref().is_some_and(|v| v.len() > max) {
+                errors.push(format!(
+                    "at /auth/{field}: must NOT have more than {max} characters"
+                ));
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(p)
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// The protocol to answer with, or None for a mismatch. v4 when offered;
+/// else v3 (served with the v3 hello shape).
+pub fn negotiate(min: u32, max: u32) -> Option<u32> {
+    [PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSION]
+        .into_iter()
+        .find(|v| min <= *v && *v <= max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({"minProtocol":4,"maxProtocol":4,
+               "client":{"id":"cli","version":"2026.9.6","platform":"linux","mode":"cli"}})
+    }
+
+    #[test]
+    fn appendix_a_cli_connect_parses() {
+        let p = json!({"minProtocol":4,"maxProtocol":4,
+            "client":{"id":"cli","version":"2026.9.6","platform":"linux","deviceFamily":"Linux","mode":"cli","instanceId":"u"},
+            "caps":[],"auth":{"token":"t"},"role":"operator","scopes":["operator.read"]});
+        let c = parse_connect_params(&p).unwrap();
+        assert_eq!(c.auth.unwrap().token.as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn bad_params_are_reported_with_paths() {
+        let check = |patch: &dyn Fn(&mut Value), want: &str| {
+            let mut p = base();
+            patch(&mut p);
+            let err = parse_connect_params(&p).unwrap_err();
+            assert!(err.contains(want), "{err}");
+        };
+        check(&|p| p["bogus"] = json!(1), "unknown field `bogus`");
+        check(&|p| p["client"]["id"] = json!("nope"), "/client/id");
+        check(&|p| p["client"]["mode"] = json!("nope"), "/client/mode");
+        check(&|p| p["client"]["platform"] = json!(""), "/client/platform");
+        check(
+            &|p| {
+                p["client"].as_object_mut().unwrap().remove("version");
+            },
+            "missing field `version`",
+        );
+        check(&|p| p["minProtocol"] = json!("4"), "minProtocol");
+        check(
+            &|p| p["client"]["extra"] = json!(1),
+            "unknown field `extra`",
+        );
+        check(
+            &|p| p["auth"] = json!({"deviceToken": "x".repeat(300)}),
+            "/auth/deviceToken",
+        );
+    }
+
+    #[test]
+    fn negotiation_prefers_v4_and_serves_v3() {
+        assert_eq!(negotiate(4, 4), Some(4));
+        assert_eq!(negotiate(3, 5), Some(4));
+        assert_eq!(negotiate(3, 3), Some(3));
+        assert_eq!(negotiate(5, 6), None);
+        assert_eq!(negotiate(1, 2), None);
+    }
+}

@@ -1,0 +1,250 @@
+//! The method -> scope table (protocol.md 5.2), role rules, and the
+//! discovery lists advertised in hello-ok `features`.
+
+use ferroclaw_actors::scopes::{self, scope_allows, Role};
+
+use super::errors::ErrorShape;
+
+/// Methods this gateway implements (the `features.methods` discovery list).
+pub const METHODS: &[&str] = &[
+    "health",
+    "status",
+    "system-presence",
+    "system-event",
+    "models.list",
+    "config.get",
+    "config.set",
+    "config.patch",
+    "config.apply",
+    "logs.tail",
+    "device.pair.list",
+    "device.pair.approve",
+    "device.pair.reject",
+    "device.pair.remove",
+    "device.token.rotate",
+    "device.token.revoke",
+];
+
+/// Events this gateway emits (`features.events`).
+pub const EVENTS: &[&str] = &[
+    "connect.challenge",
+    "tick",
+    "presence",
+    "health",
+    "shutdown",
+    "device.pair.requested",
+    "device.pair.resolved",
+];
+
+const NODE_ONLY: &[&str] = &[
+    "node.invoke.result",
+    "node.event",
+    "skills.bins",
+    "node.pending.pull",
+    "node.pending.ack",
+    "node.pending.drain",
+    "node.canvas.capability.refresh",
+];
+
+const READ: &[&str] = &[
+    "health",
+    "logs.tail",
+    "channels.status",
+    "status",
+    "usage.status",
+    "usage.cost",
+    "tts.status",
+    "tts.providers",
+    "models.list",
+    "agents.list",
+    "agent.identity.get",
+    "skills.status",
+    "voicewake.get",
+    "sessions.list",
+    "sessions.preview",
+    "sessions.resolve",
+    "sessions.usage",
+    "sessions.usage.timeseries",
+    "sessions.usage.logs",
+    "cron.list",
+    "cron.status",
+    "cron.runs",
+    "system-presence",
+    "last-heartbeat",
+    "node.list",
+    "node.describe",
+    "chat.history",
+    "config.get",
+    "talk.config",
+    "agents.files.list",
+    "agents.files.get",
+    "commands.list",
+    "tools.catalog",
+];
+
+const WRITE: &[&str] = &[
+    "send",
+    "poll",
+    "agent",
+    "agent.wait",
+    "wake",
+    "talk.mode",
+    "tts.enable",
+    "tts.disable",
+    "tts.convert",
+    "tts.setProvider",
+    "voicewake.set",
+    "node.invoke",
+    "chat.send",
+    "chat.abort",
+    "browser.request",
+    "push.test",
+];
+
+const APPROVALS: &[&str] = &[
+    "exec.approval.request",
+    "exec.approval.waitDecision",
+    "exec.approval.resolve",
+];
+
+/// What a method needs from the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirement {
+    /// Any authenticated connection (`health`).
+    Anyone,
+    /// Node role only.
+    Node,
+    /// Operator role with this scope.
+    Scope(&'static str),
+}
+
+pub fn requirement(method: &str) -> Requirement {
+    if method == "health" {
+        return Requirement::Anyone;
+    }
+    if NODE_ONLY.contains(&method) {
+        return Requirement::Node;
+    }
+    if READ.contains(&method) {
+        return Requirement::Scope(scopes::READ);
+    }
+    if WRITE.contains(&method) {
+        return Requirement::Scope(scopes::WRITE);
+    }
+    if APPROVALS.contains(&method) {
+        return Requirement::Scope(scopes::APPROVALS);
+    }
+    if method.starts_with("node.pair.")
+        || method.starts_with("device.pair.")
+        || method == "device.token.rotate"
+        || method == "device.token.revoke"
+        || method == "node.rename"
+    {
+        return Requirement::Scope(scopes::PAIRING);
+    }
+    // Everything unclassified (config.*, exec.approvals.*, wizard.*, update.*,
+    // sessions.patch, connect, unknown methods) is admin: default-deny.
+    Requirement::Scope(scopes::ADMIN)
+}
+
+/// Checks role and scopes for a call.
+pub fn authorize(method: &str, role: Role, granted: &[String]) -> Result<(), ErrorShape> {
+    match (requirement(method), role) {
+        (Requirement::Anyone, _) => Ok(()),
+        (Requirement::Node, Role::Node) => Ok(()),
+        (Requirement::Node, Role::Operator) => {
+            Err(ErrorShape::invalid("unauthorized role: operator"))
+        }
+        (Requirement::Scope(_), Role::Node) => Err(ErrorShape::invalid("unauthorized role: node")),
+        (Requirement::Scope(s), Role::Operator) => {
+            if scope_allows(granted, s) {
+                Ok(())
+            } else {
+                Err(ErrorShape::missing_scope(s))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn scope_table_matches_protocol() {
+        let check = |method: &str, role: Role, granted: &[&str], want: Result<(), &str>| {
+            let got = authorize(method, role, &v(granted)).map_err(|e| e.message);
+            assert_eq!(
+                got,
+                want.map_err(String::from),
+                "{method} {role:?} {granted:?}"
+            );
+        };
+        check("health", Role::Node, &[], Ok(()));
+        check("health", Role::Operator, &[], Ok(()));
+        check("status", Role::Operator, &[scopes::READ], Ok(()));
+        check("status", Role::Operator, &[scopes::WRITE], Ok(()));
+        check(
+            "status",
+            Role::Operator,
+            &[],
+            Err("missing scope: operator.read"),
+        );
+        check(
+            "chat.send",
+            Role::Operator,
+            &[scopes::READ],
+            Err("missing scope: operator.write"),
+        );
+        check("chat.send", Role::Node, &[], Err("unauthorized role: node"));
+        check(
+            "node.event",
+            Role::Operator,
+            &[scopes::ADMIN],
+            Err("unauthorized role: operator"),
+        );
+        check("node.event", Role::Node, &[], Ok(()));
+        check("config.get", Role::Operator, &[scopes::READ], Ok(()));
+        check(
+            "config.set",
+            Role::Operator,
+            &[scopes::WRITE],
+            Err("missing scope: operator.admin"),
+        );
+        check("config.set", Role::Operator, &[scopes::ADMIN], Ok(()));
+        check(
+            "device.pair.approve",
+            Role::Operator,
+            &[scopes::PAIRING],
+            Ok(()),
+        );
+        check(
+            "exec.approval.resolve",
+            Role::Operator,
+            &[scopes::APPROVALS],
+            Ok(()),
+        );
+        check(
+            "exec.approvals.set",
+            Role::Operator,
+            &[scopes::APPROVALS],
+            Err("missing scope: operator.admin"),
+        );
+        check(
+            "no.such.method",
+            Role::Operator,
+            &[scopes::WRITE],
+            Err("missing scope: operator.admin"),
+        );
+        check(
+            "system-event",
+            Role::Operator,
+            &[scopes::WRITE],
+            Err("missing scope: operator.admin"),
+        );
+    }
+}

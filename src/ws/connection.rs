@@ -1,0 +1,432 @@
+//! WsConnection: one actor per socket. Sends `connect.challenge` at once,
+//! enforces the handshake rules (first frame `connect`, pre-auth size,
+//! timeout), then turns each `req` into a spawned dispatch future so a slow
+//! method never blocks the socket. It shares its unsent-bytes counter with
+//! the EventBus, which owns the broadcast `seq` and the slow-consumer rule.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use actix_web_actors::ws;
+use ferroclaw_actors::bus::{send_to_bus, Outbound, Subscribe, Unsubscribe};
+use ferroclaw_actors::gateway::HealthChanged;
+use ferroclaw_actors::ids::ConnId;
+use ferroclaw_actors::metrics::Metrics;
+use ferroclaw_actors::presence::{send_to_presence, RemovePresence};
+use ferroclaw_actors::settings::Settings;
+use serde_json::value::RawValue;
+
+use super::handshake::{self, Accepted, Rejected};
+use super::methods::{self, Caller};
+use super::{frame_len, Origin};
+use crate::protocol::errors::ErrorShape;
+use crate::protocol::frames::{self, FrameError};
+use crate::state::SharedState;
+
+/// Frames that arrive while `connect` is being processed wait here.
+const MAX_QUEUED_DURING_CONNECT: usize = 64;
+
+enum Phase {
+    AwaitConnect,
+    Connecting(VecDeque<String>),
+    Open(Arc<Caller>),
+    Closing,
+}
+
+pub struct WsConnection {
+    state: SharedState,
+    settings: Arc<Settings>,
+    origin: Origin,
+    conn_id: ConnId,
+    nonce: String,
+    challenge_ts: u64,
+    phase: Phase,
+    buffered: Arc<AtomicUsize>,
+    /// Fragments of a message in progress: (is_binary, bytes).
+    partial: Option<(bool, Vec<u8>)>,
+    presence_key: Option<String>,
+}
+
+impl WsConnection {
+    pub fn new(
+        state: SharedState,
+        settings: Arc<Settings>,
+        origin: Origin,
+        buffered: Arc<AtomicUsize>,
+    ) -> WsConnection {
+        WsConnection {
+            state,
+            settings,
+            origin,
+            conn_id: ConnId::new(uuid::Uuid::new_v4().to_string()),
+            nonce: uuid::Uuid::new_v4().to_string(),
+            challenge_ts: ferroclaw_actors::now_ms(),
+            phase: Phase::AwaitConnect,
+            buffered,
+            partial: None,
+            presence_key: None,
+        }
+    }
+
+    pub fn max_payload(&self) -> usize {
+        self.settings.gateway.max_payload
+    }
+
+    fn metrics(&self) -> &Metrics {
+        &self.state.gateway.metrics
+    }
+
+    fn send(&self, ctx: &mut ws::WebsocketContext<Self>, text: String) {
+        self.buffered
+            .fetch_add(frame_len(text.len()), Ordering::Relaxed);
+        ctx.text(text);
+    }
+
+    fn send_res(&self, ctx: &mut ws::WebsocketContext<Self>, text: String) {
+        Metrics::inc(&self.metrics().frames_out_res);
+        self.send(ctx, text);
+    }
+
+    fn close(&mut self, ctx: &mut ws::WebsocketContext<Self>, code: u16, reason: &str) {
+        if matches!(self.phase, Phase::Closing) {
+            return;
+        }
+        self.leave_preauth();
+        self.phase = Phase::Closing;
+        let description = (!reason.is_empty()).then(|| truncate_reason(reason));
+        ctx.close(Some(ws::CloseReason {
+            code: ws::CloseCode::from(code),
+            description,
+        }));
+        ctx.stop();
+    }
+
+    /// Leaves the pre-auth count once (on hello-ok or on close before it).
+    fn leave_preauth(&mut self) {
+        if matches!(self.phase, Phase::AwaitConnect | Phase::Connecting(_)) {
+            self.state.preauth_sockets.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut ws::WebsocketContext<Self>, is_binary: bool, bytes: &[u8]) {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                Metrics::inc(&self.metrics().frames_in_invalid);
+                return self.on_bad_frame(ctx, None, "frame is not valid UTF-8");
+            }
+        };
+        let _ = is_binary; // binary frames are decoded as UTF-8 text and parsed the same way
+        match &mut self.phase {
+            Phase::AwaitConnect => self.on_first_frame(ctx, text),
+            Phase::Connecting(queue) => {
+                if queue.len() < MAX_QUEUED_DURING_CONNECT {
+                    queue.push_back(text.to_string());
+                } else {
+                    tracing::warn!(conn_id = %self.conn_id, "frame dropped while connect is pending");
+                }
+            }
+            Phase::Open(_) => self.on_request_text(ctx, text),
+            Phase::Closing => {}
+        }
+    }
+
+    fn on_bad_frame(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        id: Option<String>,
+        errors: &str,
+    ) {
+        match self.phase {
+            Phase::Open(_) => {
+                tracing::info!(conn_id = %self.conn_id, error = errors, "invalid request frame");
+                let err = ErrorShape::invalid(format!("invalid request frame: {errors}"));
+                self.send_res(
+                    ctx,
+                    frames::res_err(id.as_deref().unwrap_or("invalid"), &err, None),
+                );
+            }
+            _ => {
+                tracing::info!(conn_id = %self.conn_id, error = errors, "handshake rejected: invalid request frame");
+                self.close(ctx, 1008, "invalid request frame");
+            }
+        }
+    }
+
+    fn on_first_frame(&mut self, ctx: &mut ws::WebsocketContext<Self>, text: &str) {
+        if text.len() > self.settings.gateway.max_preauth_payload {
+            Metrics::inc(&self.metrics().frames_in_invalid);
+            tracing::info!(conn_id = %self.conn_id, bytes = text.len(), "handshake rejected: preauth payload too large");
+            return self.close(ctx, 1009, "preauth payload too large");
+        }
+        let frame = match frames::parse_request(text) {
+            Ok(f) => f,
+            Err(FrameError::NotJson) => {
+                // OpenClaw 2026.9.6 closes a non-JSON first frame with 1000 (Appendix A).
+                Metrics::inc(&self.metrics().frames_in_invalid);
+                tracing::info!(conn_id = %self.conn_id, "handshake rejected: first frame is not JSON");
+                return self.close(ctx, 1000, "");
+            }
+            Err(FrameError::Invalid { errors, .. }) => {
+                Metrics::inc(&self.metrics().frames_in_invalid);
+                return self.on_bad_frame(ctx, None, &errors);
+            }
+        };
+        Metrics::inc(&self.metrics().frames_in_req);
+        if frame.method != "connect" {
+            let msg = "invalid handshake: first request must be connect";
+            tracing::info!(conn_id = %self.conn_id, method = %frame.method, "handshake rejected: first request not connect");
+            self.send_res(
+                ctx,
+                frames::res_err(&frame.id, &ErrorShape::invalid(msg), None),
+            );
+            return self.close(ctx, 1008, msg);
+        }
+        self.phase = Phase::Connecting(VecDeque::new());
+        let input = handshake::Input {
+            state: self.state.clone(),
+            settings: self.settings.clone(),
+            origin: self.origin.clone(),
+            conn_id: self.conn_id.clone(),
+            nonce: self.nonce.clone(),
+            params: frame.params,
+        };
+        let req_id = frame.id;
+        ctx.spawn(
+            handshake::connect(input).into_actor(self).map(
+                move |outcome, act, ctx| match outcome {
+                    Ok(accepted) => act.on_accepted(ctx, &req_id, accepted),
+                    Err(rejected) => act.on_rejected(ctx, &req_id, rejected),
+                },
+            ),
+        );
+    }
+
+    fn on_rejected(&mut self, ctx: &mut ws::WebsocketContext<Self>, req_id: &str, r: Rejected) {
+        tracing::warn!(conn_id = %self.conn_id, ip = ?self.origin.ip, error = %r.error.message, "handshake rejected");
+        self.send_res(ctx, frames::res_err(req_id, &r.error, None));
+        self.close(ctx, r.close_code, &r.close_reason);
+    }
+
+    fn on_accepted(&mut self, ctx: &mut ws::WebsocketContext<Self>, req_id: &str, a: Accepted) {
+        if matches!(self.phase, Phase::Closing) {
+            return;
+        }
+        let queued = match std::mem::replace(&mut self.phase, Phase::Open(a.caller.clone())) {
+            Phase::Connecting(q) => q,
+            _ => VecDeque::new(),
+        };
+        self.state.preauth_sockets.fetch_sub(1, Ordering::Relaxed);
+        self.presence_key = a.presence_key;
+        self.send_res(ctx, frames::res_ok(req_id, &a.hello));
+        let gw = &self.state.gateway;
+        send_to_bus(
+            &gw.bus,
+            &gw.metrics,
+            Subscribe {
+                conn_id: self.conn_id.clone(),
+                recipient: ctx.address().recipient(),
+                role: a.caller.role,
+                scopes: a.caller.scopes.clone(),
+                buffered: self.buffered.clone(),
+                max_buffered: self.settings.gateway.max_buffered_bytes,
+            },
+        );
+        gw.root.do_send(HealthChanged);
+        tracing::info!(conn_id = %self.conn_id, client = %a.caller.client_id, role = a.caller.role.as_str(), "client connected");
+        for text in queued {
+            self.on_request_text(ctx, &text);
+        }
+    }
+
+    fn on_request_text(&mut self, ctx: &mut ws::WebsocketContext<Self>, text: &str) {
+        let Phase::Open(caller) = &self.phase else {
+            return;
+        };
+        let caller = caller.clone();
+        match frames::parse_request(text) {
+            Ok(frame) => {
+                Metrics::inc(&self.metrics().frames_in_req);
+                let fut = methods::dispatch(self.state.clone(), caller, frame);
+                ctx.spawn(
+                    fut.into_actor(self)
+                        .map(|reply, act, ctx| act.send_res(ctx, reply)),
+                );
+            }
+            Err(e) => {
+                Metrics::inc(&self.metrics().frames_in_invalid);
+                let id = match &e {
+                    FrameError::Invalid { id, .. } => id.clone(),
+                    FrameError::NotJson => None,
+                };
+                self.on_bad_frame(ctx, id, e.errors());
+            }
+        }
+    }
+
+    fn on_fragment(&mut self, ctx: &mut ws::WebsocketContext<Self>, item: actix_http::ws::Item) {
+        let limit = match self.phase {
+            Phase::Open(_) => self.settings.gateway.max_payload,
+            _ => self.settings.gateway.max_preauth_payload,
+        };
+        let (first, bytes) = match item {
+            actix_http::ws::Item::FirstText(b) => (Some(false), b),
+            actix_http::ws::Item::FirstBinary(b) => (Some(true), b),
+            actix_http::ws::Item::Continue(b) | actix_http::ws::Item::Last(b) => (None, b),
+        };
+        match (first, self.partial.as_mut()) {
+            (Some(bin), _) => self.partial = Some((bin, bytes.to_vec())),
+            (None, Some((_, buf))) => buf.extend_from_slice(&bytes),
+            (None, None) => return self.close(ctx, 1002, "unexpected continuation frame"),
+        }
+        if self.partial.as_ref().is_some_and(|(_, b)| b.len() > limit) {
+            self.partial = None;
+            let reason = if matches!(self.phase, Phase::Open(_)) {
+                "payload too large"
+            } else {
+                "preauth payload too large"
+            };
+            tracing::info!(conn_id = %self.conn_id, "message over size limit");
+            self.close(ctx, 1009, reason);
+        }
+    }
+
+    /// Writes a bus event. The bus already decided it may go (slow-consumer
+    /// rule) and reserved its size in the backlog counter; swap that
+    /// reservation for the frame's exact size.
+    fn deliver(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        event: &ferroclaw_actors::bus::BusEvent,
+        seq: Option<u64>,
+        reserved: usize,
+    ) {
+        let _ = self
+            .buffered
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_sub(reserved))
+            });
+        if !matches!(self.phase, Phase::Open(_)) {
+            return;
+        }
+        Metrics::inc(&self.metrics().frames_out_event);
+        let payload: &RawValue = &event.payload;
+        self.send(
+            ctx,
+            frames::event(&event.event, payload, seq, event.state_version),
+        );
+    }
+}
+
+/// Close reasons are limited to 123 bytes on the wire.
+fn truncate_reason(reason: &str) -> String {
+    if reason.len() <= 123 {
+        return reason.to_string();
+    }
+    let mut end = 123;
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    reason[..end].to_string()
+}
+
+impl Actor for WsConnection {
+    type Context = ws::WebsocketContext<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let m = self.metrics();
+        m.connections_open.fetch_add(1, Ordering::Relaxed);
+        Metrics::inc(&m.connections_total);
+        let challenge = serde_json::json!({ "nonce": self.nonce, "ts": self.challenge_ts });
+        let raw = serde_json::value::to_raw_value(&challenge).unwrap_or_default();
+        let text = frames::event("connect.challenge", &raw, None, None);
+        Metrics::inc(&self.metrics().frames_out_event);
+        self.send(ctx, text);
+        let timeout = Duration::from_millis(self.settings.gateway.handshake_timeout_ms);
+        ctx.run_later(timeout, |act, ctx| {
+            if matches!(act.phase, Phase::AwaitConnect | Phase::Connecting(_)) {
+                tracing::info!(conn_id = %act.conn_id, "handshake timeout");
+                act.close(ctx, 1000, "");
+            }
+        });
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        self.leave_preauth();
+        let gw = &self.state.gateway;
+        gw.metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
+        if matches!(self.phase, Phase::Open(_) | Phase::Closing) {
+            send_to_bus(
+                &gw.bus,
+                &gw.metrics,
+                Unsubscribe {
+                    conn_id: self.conn_id.clone(),
+                },
+            );
+        }
+        if let Some(key) = self.presence_key.take() {
+            send_to_presence(&gw.presence, &gw.metrics, RemovePresence { key });
+        }
+        self.phase = Phase::Closing;
+    }
+}
+
+impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
+    fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
+        match msg {
+            Ok(ws::Message::Text(text)) => self.on_message(ctx, false, text.as_bytes()),
+            Ok(ws::Message::Binary(bytes)) => self.on_message(ctx, true, &bytes),
+            Ok(ws::Message::Continuation(item)) => {
+                let done = matches!(item, actix_http::ws::Item::Last(_));
+                self.on_fragment(ctx, item);
+                if done {
+                    if let Some((bin, bytes)) = self.partial.take() {
+                        self.on_message(ctx, bin, &bytes);
+                    }
+                }
+            }
+            Ok(ws::Message::Ping(p)) => ctx.pong(&p),
+            Ok(ws::Message::Pong(_)) | Ok(ws::Message::Nop) => {}
+            Ok(ws::Message::Close(reason)) => {
+                self.leave_preauth();
+                self.phase = Phase::Closing;
+                ctx.close(reason);
+                ctx.stop();
+            }
+            Err(ws::ProtocolError::Overflow) => {
+                let reason = if matches!(self.phase, Phase::Open(_)) {
+                    "payload too large"
+                } else {
+                    "preauth payload too large"
+                };
+                tracing::info!(conn_id = %self.conn_id, "frame over maxPayload");
+                self.close(ctx, 1009, reason);
+            }
+            Err(error) => {
+                tracing::info!(conn_id = %self.conn_id, %error, "websocket protocol error");
+                self.close(ctx, 1002, "protocol error");
+            }
+        }
+    }
+
+    fn finished(&mut self, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}
+
+impl Handler<Outbound> for WsConnection {
+    type Result = ();
+    fn handle(&mut self, msg: Outbound, ctx: &mut Self::Context) {
+        match msg {
+            Outbound::Event {
+                event,
+                seq,
+                reserved,
+            } => self.deliver(ctx, &event, seq, reserved),
+            Outbound::Close { code, reason } => self.close(ctx, code, &reason),
+        }
+    }
+}

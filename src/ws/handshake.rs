@@ -1,0 +1,598 @@
+//! `connect` processing, in protocol.md 2.3 order: params, protocol, role,
+//! browser origin, rate limit, shared secret, device identity (signature,
+//! device token, pairing), scope trust, then the hello-ok snapshot.
+//!
+//! Trust paths for device-less operator connections (they keep the scopes
+//! they ask for; every other device-less connection gets none):
+//! - a direct loopback connection of a `cli`, `gateway-client` or
+//!   `ferroclaw-cli` client that presented the valid shared token/password,
+//!   or connected with `gateway.auth.mode: none` (loopback only);
+//! - Control UI / webchat clients with `gateway.controlUi.allowInsecureAuth`
+//!   on a direct loopback connection, or `dangerouslyDisableDeviceAuth`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferroclaw_actors::bus::{send_to_bus, BusEvent, Publish};
+use ferroclaw_actors::devices::{
+    ask_devices, CheckDevice, DeviceClaim, DeviceDecision, DeviceToken, EnsureDeviceToken,
+    TokenCheck, VerifyDeviceToken,
+};
+use ferroclaw_actors::gateway::GetHealth;
+use ferroclaw_actors::ids::ConnId;
+use ferroclaw_actors::presence::{ListPresence, PresenceEntry, UpsertPresence};
+use ferroclaw_actors::scopes::Role;
+use ferroclaw_actors::settings::{AuthMode, Settings};
+use serde_json::{json, Value};
+
+use super::methods::Caller;
+use super::Origin;
+use crate::protocol::connect::{negotiate, parse_connect_params, ConnectParams};
+use crate::protocol::device_auth::{self, SignedFields};
+use crate::protocol::errors::{ErrorCode, ErrorShape};
+use crate::protocol::hello::{hello_ok, Hello};
+use crate::protocol::PROTOCOL_VERSION;
+use crate::state::SharedState;
+
+/// Signed device connects are accepted within this clock skew.
+pub const DEVICE_SIGNATURE_SKEW_MS: u64 = 120_000;
+
+pub struct Input {
+    pub state: SharedState,
+    pub settings: Arc<Settings>,
+    pub origin: Origin,
+    pub conn_id: ConnId,
+    pub nonce: String,
+    pub params: Value,
+}
+
+pub struct Accepted {
+    pub caller: Arc<Caller>,
+    pub hello: Value,
+    pub presence_key: Option<String>,
+}
+
+pub struct Rejected {
+    pub error: ErrorShape,
+    pub close_code: u16,
+    pub close_reason: String,
+}
+
+impl Rejected {
+    fn policy(error: ErrorShape) -> Rejected {
+        let reason = error.message.clone();
+        Rejected {
+            error,
+            close_code: 1008,
+            close_reason: reason,
+        }
+    }
+}
+
+fn unavailable(what: &str) -> Rejected {
+    Rejected {
+        error: ErrorShape::unavailable(format!("{what} unavailable")).retry_after(1000),
+        close_code: 1013,
+        close_reason: "gateway unavailable".into(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shared {
+    Ok(&'static str),
+    Missing,
+    Mismatch,
+    NotConfigured,
+}
+
+fn is_control_ui(p: &ConnectParams) -> bool {
+    matches!(
+        p.client.id.as_str(),
+        "openclaw-control-ui" | "webchat-ui" | "webchat" | "ferroclaw-webchat"
+    ) || p.client.mode == "webchat"
+}
+
+fn hint(p: &ConnectParams, mode: AuthMode) -> &'static str {
+    match (is_control_ui(p), p.client.id.as_str(), mode) {
+        (true, _, _) => "open the dashboard URL and paste the token in Control UI settings",
+        (false, "cli", AuthMode::Password) => {
+            "set gateway.remote.password to match gateway.auth.password"
+        }
+        (false, "cli", _) => "set gateway.remote.token to match gateway.auth.token",
+        (false, _, AuthMode::Password) => "provide gateway auth password",
+        _ => "provide gateway auth token",
+    }
+}
+
+fn check_shared(settings: &Settings, p: &ConnectParams) -> Shared {
+    let auth = p.auth.clone().unwrap_or_default();
+    let (configured, given, method) = match settings.gateway.auth.mode {
+        AuthMode::None => return Shared::Ok("none"),
+        AuthMode::Token => (&settings.gateway.auth.token, auth.token, "token"),
+        AuthMode::Password => (&settings.gateway.auth.password, auth.password, "password"),
+    };
+    match (configured.as_deref().filter(|c| !c.is_empty()), given) {
+        (None, _) => Shared::NotConfigured,
+        (Some(_), None) => Shared::Missing,
+        (Some(c), Some(g)) if ferroclaw_actors::devices::secret_eq(c, &g) => Shared::Ok(method),
+        (Some(_), Some(_)) => Shared::Mismatch,
+    }
+}
+
+fn auth_error(settings: &Settings, p: &ConnectParams, shared: Shared) -> ErrorShape {
+    let mode = settings.gateway.auth.mode;
+    let what = if mode == AuthMode::Password {
+        "password"
+    } else {
+        "token"
+    };
+    let (text, code, reason, next) = match shared {
+        Shared::Missing => (
+            format!("unauthorized: gateway {what} missing ({})", hint(p, mode)),
+            if mode == AuthMode::Password {
+                "AUTH_PASSWORD_MISSING"
+            } else {
+                "AUTH_TOKEN_MISSING"
+            },
+            format!("{what}_missing"),
+            "update_auth_credentials",
+        ),
+        Shared::Mismatch => (
+            format!("unauthorized: gateway {what} mismatch ({})", hint(p, mode)),
+            if mode == AuthMode::Password {
+                "AUTH_PASSWORD_MISMATCH"
+            } else {
+                "AUTH_TOKEN_MISMATCH"
+            },
+            format!("{what}_mismatch"),
+            "update_auth_credentials",
+        ),
+        Shared::NotConfigured => (
+            format!(
+                "unauthorized: gateway {what} not configured on gateway (set gateway.auth.{what})"
+            ),
+            if mode == AuthMode::Password {
+                "AUTH_PASSWORD_NOT_CONFIGURED"
+            } else {
+                "AUTH_TOKEN_NOT_CONFIGURED"
+            },
+            format!("{what}_not_configured"),
+            "update_auth_configuration",
+        ),
+        Shared::Ok(_) => (
+            "unauthorized".to_string(),
+            "AUTH_UNAUTHORIZED",
+            "unauthorized".into(),
+            "review_auth_configuration",
+        ),
+    };
+    ErrorShape::invalid(text).with_details(json!({
+        "code": code,
+        "authReason": reason,
+        "canRetryWithDeviceToken": false,
+        "recommendedNextStep": next,
+    }))
+}
+
+fn device_error(message: &str, code: &str, reason: &str) -> Rejected {
+    Rejected::policy(
+        ErrorShape::invalid(message).with_details(json!({ "code": code, "reason": reason })),
+    )
+}
+
+fn origin_allowed(settings: &Settings, origin: &Origin) -> bool {
+    let Some(o) = origin.origin_header.as_deref() else {
+        return true;
+    };
+    if settings
+        .gateway
+        .control_ui
+        .allowed_origins
+        .iter()
+        .any(|a| a == o || a == "*")
+    {
+        return true;
+    }
+    let origin_host = o.split("://").nth(1).unwrap_or(o).trim_end_matches('/');
+    origin
+        .host_header
+        .as_deref()
+        .is_some_and(|h| h.eq_ignore_ascii_case(origin_host))
+}
+
+fn record_failure(state: &SharedState, settings: &Settings, origin: &Origin) {
+    ferroclaw_actors::metrics::Metrics::inc(&state.gateway.metrics.auth_failures);
+    if let Some(ip) = origin.ip {
+        let rl = &settings.gateway.auth.rate_limit;
+        state.auth_limiter.hit(
+            &ip,
+            rl.max_attempts,
+            Duration::from_millis(rl.window_ms),
+            Duration::from_millis(rl.lockout_ms),
+        );
+    }
+}
+
+/// Runs the whole `connect`; the connection sends the result.
+pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
+    let Input {
+        state,
+        settings,
+        origin,
+        conn_id,
+        nonce,
+        params,
+    } = input;
+    let p = parse_connect_params(&params).map_err(|e| {
+        Rejected::policy(ErrorShape::invalid(format!("invalid connect params: {e}")))
+    })?;
+
+    let Some(protocol) = negotiate(p.min_protocol, p.max_protocol) else {
+        return Err(Rejected {
+            error: ErrorShape::invalid("protocol mismatch")
+                .with_details(json!({ "expectedProtocol": PROTOCOL_VERSION })),
+            close_code: 1002,
+            close_reason: "protocol mismatch".into(),
+        });
+    };
+    let role = match p.role.as_deref() {
+        None => Role::Operator,
+        Some(r) => {
+            Role::parse(r).ok_or_else(|| Rejected::policy(ErrorShape::invalid("invalid role")))?
+        }
+    };
+    if !origin_allowed(&settings, &origin) {
+        return Err(Rejected::policy(
+            ErrorShape::invalid(
+                "origin not allowed (open the Control UI from the gateway host or allow it in gateway.controlUi.allowedOrigins)",
+            )
+            .with_details(json!({ "code": "CONTROL_UI_ORIGIN_NOT_ALLOWED", "reason": "origin-mismatch" })),
+        ));
+    }
+    if let Some(ip) = origin.ip {
+        if let Err(retry_ms) = state.auth_limiter.check(&ip) {
+            let mut e = ErrorShape::invalid(
+                "unauthorized: too many failed authentication attempts (retry later)",
+            )
+            .with_details(json!({
+                "code": "AUTH_RATE_LIMITED",
+                "authReason": "rate_limited",
+                "canRetryWithDeviceToken": false,
+                "recommendedNextStep": "wait_then_retry",
+            }));
+            e.retry_after_ms = Some(retry_ms);
+            e.retryable = Some(true);
+            return Err(Rejected::policy(e));
+        }
+    }
+
+    let shared = check_shared(&settings, &p);
+    let requested: Vec<String> = p.scopes.clone().unwrap_or_default();
+    let auth = p.auth.clone().unwrap_or_default();
+    let metrics = state.gateway.metrics.clone();
+
+    let (scopes, auth_method, device_token, device_id) = match &p.device {
+        Some(dev) => {
+            let Some(key) = device_auth::normalize_public_key(&dev.public_key) else {
+                return Err(device_error(
+                    "device public key invalid",
+                    "DEVICE_AUTH_PUBLIC_KEY_INVALID",
+                    "device-public-key",
+                ));
+            };
+            if device_auth::device_id_for(&key) != dev.id {
+                return Err(device_error(
+                    "device identity mismatch",
+                    "DEVICE_AUTH_DEVICE_ID_MISMATCH",
+                    "device-id-mismatch",
+                ));
+            }
+            let now = ferroclaw_actors::now_ms();
+            if now.abs_diff(dev.signed_at) > DEVICE_SIGNATURE_SKEW_MS {
+                return Err(device_error(
+                    "device signature expired",
+                    "DEVICE_AUTH_SIGNATURE_EXPIRED",
+                    "device-signature-stale",
+                ));
+            }
+            let dev_nonce = dev.nonce.as_deref().map(str::trim).unwrap_or("");
+            if dev_nonce.is_empty() {
+                return Err(device_error(
+                    "device nonce required",
+                    "DEVICE_AUTH_NONCE_REQUIRED",
+                    "device-nonce-missing",
+                ));
+            }
+            if dev_nonce != nonce {
+                return Err(device_error(
+                    "device nonce mismatch",
+                    "DEVICE_AUTH_NONCE_MISMATCH",
+                    "device-nonce-mismatch",
+                ));
+            }
+            let candidates = [
+                auth.token.as_deref(),
+                auth.device_token.as_deref(),
+                auth.bootstrap_token.as_deref(),
+                Some(""),
+            ];
+            let signed = candidates.iter().flatten().any(|token| {
+                device_auth::verify(
+                    &key,
+                    &dev.signature,
+                    &SignedFields {
+                        device_id: &dev.id,
+                        client_id: &p.client.id,
+                        client_mode: &p.client.mode,
+                        role: role.as_str(),
+                        scopes: &requested,
+                        signed_at_ms: dev.signed_at,
+                        token,
+                        nonce: &nonce,
+                        platform: &p.client.platform,
+                        device_family: p.client.device_family.as_deref().unwrap_or(""),
+                    },
+                )
+            });
+            if !signed {
+                return Err(device_error(
+                    "device signature invalid",
+                    "DEVICE_AUTH_SIGNATURE_INVALID",
+                    "device-signature",
+                ));
+            }
+            let method = match shared {
+                Shared::Ok(m) => m,
+                other => {
+                    let offered = auth.device_token.clone().or_else(|| auth.token.clone());
+                    let Some(token) = offered else {
+                        record_failure(&state, &settings, &origin);
+                        return Err(Rejected::policy(auth_error(&settings, &p, other)));
+                    };
+                    let check = ask_devices(
+                        &state.gateway.devices,
+                        &metrics,
+                        VerifyDeviceToken {
+                            device_id: dev.id.clone(),
+                            role: role.as_str().to_string(),
+                            scopes: requested.clone(),
+                            token,
+                        },
+                    )
+                    .await
+                    .map_err(|_| unavailable("device registry"))?
+                    .map_err(|e| {
+                        tracing::error!(error = %e, "device token check failed");
+                        unavailable("store")
+                    })?;
+                    match check {
+                        TokenCheck::Valid => "device-token",
+                        TokenCheck::Mismatch | TokenCheck::ScopeMismatch => {
+                            record_failure(&state, &settings, &origin);
+                            let (code, text) = if check == TokenCheck::Mismatch {
+                                ("AUTH_DEVICE_TOKEN_MISMATCH", "unauthorized: device token mismatch (rotate/reissue device token)")
+                            } else {
+                                ("AUTH_DEVICE_TOKEN_SCOPE_MISMATCH", "unauthorized: device token scope mismatch (rotate/reissue device token)")
+                            };
+                            return Err(Rejected::policy(ErrorShape::invalid(text).with_details(
+                                json!({
+                                    "code": code,
+                                    "authReason": "device_token_mismatch",
+                                    "canRetryWithDeviceToken": false,
+                                    "recommendedNextStep": "update_auth_credentials",
+                                }),
+                            )));
+                        }
+                    }
+                }
+            };
+            let claim = DeviceClaim {
+                device_id: dev.id.clone(),
+                public_key: device_auth::encode_public_key(&key),
+                display_name: p.client.display_name.clone(),
+                platform: Some(p.client.platform.clone()),
+                device_family: p.client.device_family.clone(),
+                client_id: Some(p.client.id.clone()),
+                client_mode: Some(p.client.mode.clone()),
+                role: role.as_str().to_string(),
+                scopes: requested.clone(),
+                remote_ip: origin.ip.map(|i| i.to_string()),
+            };
+            let decision = ask_devices(
+                &state.gateway.devices,
+                &metrics,
+                CheckDevice {
+                    claim,
+                    local: origin.local,
+                },
+            )
+            .await
+            .map_err(|_| unavailable("device registry"))?
+            .map_err(|e| {
+                tracing::error!(error = %e, "pairing check failed");
+                unavailable("store")
+            })?;
+            match decision {
+                DeviceDecision::Paired(_) => {}
+                DeviceDecision::AutoApproved { request, .. } => {
+                    publish(
+                        &state,
+                        "device.pair.resolved",
+                        json!({
+                            "requestId": request.request_id, "deviceId": request.device_id,
+                            "decision": "approved", "ts": ferroclaw_actors::now_ms(),
+                        }),
+                    );
+                }
+                DeviceDecision::PairingRequired(request) => {
+                    let reason = request.reason.as_str();
+                    publish(
+                        &state,
+                        "device.pair.requested",
+                        serde_json::to_value(&request).unwrap_or(Value::Null),
+                    );
+                    return Err(Rejected {
+                        error: ErrorShape::new(ErrorCode::NotPaired, "pairing required").with_details(json!({
+                            "code": "PAIRING_REQUIRED", "requestId": request.request_id, "reason": reason,
+                        })),
+                        close_code: 1008,
+                        close_reason: format!("pairing required: {reason} (requestId: {})", request.request_id),
+                    });
+                }
+            }
+            let token: DeviceToken = ask_devices(
+                &state.gateway.devices,
+                &metrics,
+                EnsureDeviceToken {
+                    device_id: dev.id.clone(),
+                    role: role.as_str().to_string(),
+                    scopes: requested.clone(),
+                },
+            )
+            .await
+            .map_err(|_| unavailable("device registry"))?
+            .map_err(|e| {
+                tracing::error!(error = %e, "device token issue failed");
+                unavailable("store")
+            })?;
+            (requested.clone(), method, Some(token), Some(dev.id.clone()))
+        }
+        None => {
+            let method = match shared {
+                Shared::Ok(m) => m,
+                other => {
+                    record_failure(&state, &settings, &origin);
+                    return Err(Rejected::policy(auth_error(&settings, &p, other)));
+                }
+            };
+            if role == Role::Node {
+                return Err(Rejected::policy(
+                    ErrorShape::new(ErrorCode::NotPaired, "device identity required")
+                        .with_details(json!({ "code": "DEVICE_IDENTITY_REQUIRED", "reason": "device-identity-missing" })),
+                ));
+            }
+            let ui = &settings.gateway.control_ui;
+            let trusted = if is_control_ui(&p) {
+                if !(ui.dangerously_disable_device_auth || (ui.allow_insecure_auth && origin.local))
+                {
+                    return Err(Rejected::policy(
+                        ErrorShape::invalid("control ui requires device identity (use HTTPS or localhost secure context)")
+                            .with_details(json!({ "code": "CONTROL_UI_DEVICE_IDENTITY_REQUIRED", "reason": "device-identity-missing" })),
+                    ));
+                }
+                true
+            } else {
+                origin.local
+                    && matches!(
+                        p.client.id.as_str(),
+                        "cli" | "gateway-client" | "ferroclaw-cli"
+                    )
+            };
+            let scopes = if trusted {
+                requested.clone()
+            } else {
+                Vec::new()
+            };
+            (scopes, method, None, None)
+        }
+    };
+    if let Some(ip) = origin.ip {
+        state.auth_limiter.clear(&ip);
+    }
+
+    // Presence: every client but one-off CLI commands.
+    let presence_key = (p.client.mode != "cli").then(|| {
+        p.client
+            .instance_id
+            .clone()
+            .or_else(|| device_id.clone())
+            .unwrap_or_else(|| conn_id.to_string())
+    });
+    let gw = &state.gateway;
+    if let Some(key) = &presence_key {
+        let entry = PresenceEntry {
+            ts: ferroclaw_actors::now_ms(),
+            host: p.client.display_name.clone(),
+            ip: origin.ip.map(|i| i.to_string()),
+            version: Some(p.client.version.clone()),
+            platform: Some(p.client.platform.clone()),
+            device_family: p.client.device_family.clone(),
+            model_identifier: p.client.model_identifier.clone(),
+            mode: Some(p.client.mode.clone()),
+            reason: Some("connect".into()),
+            device_id: device_id.clone(),
+            roles: Some(vec![role.as_str().to_string()]),
+            scopes: Some(scopes.clone()),
+            instance_id: p.client.instance_id.clone(),
+            ..Default::default()
+        };
+        gw.metrics
+            .presence_mailbox
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _ = gw
+            .presence
+            .send(UpsertPresence {
+                key: key.clone(),
+                entry,
+                pinned: true,
+            })
+            .await;
+    }
+    let presence = gw
+        .presence
+        .send(ListPresence)
+        .await
+        .map_err(|_| unavailable("presence"))?;
+    let health = gw
+        .root
+        .send(GetHealth)
+        .await
+        .map_err(|_| unavailable("health"))?;
+    let live = state.live.get();
+    let hello = hello_ok(&Hello {
+        protocol,
+        conn_id: conn_id.as_str(),
+        server_version: state.server_version,
+        presence: &presence,
+        health: &health.summary,
+        state_version: gw.versions.current(),
+        uptime_ms: gw.metrics.uptime_ms(),
+        config_path: &live.sources.path.display().to_string(),
+        state_dir: &state.state_dir.display().to_string(),
+        default_agent_id: settings.default_agent_id(),
+        auth_mode: settings.gateway.auth.mode.as_str(),
+        auth_method,
+        role: role.as_str(),
+        scopes: &scopes,
+        device_token: device_token.as_ref(),
+        max_payload: settings.gateway.max_payload,
+        max_buffered_bytes: settings.gateway.max_buffered_bytes,
+        tick_interval_ms: settings.gateway.tick_interval_ms,
+    });
+    let caller = Arc::new(Caller {
+        conn_id,
+        role,
+        scopes,
+        device_id,
+        client_id: p.client.id.clone(),
+        client_mode: p.client.mode.clone(),
+        instance_id: p.client.instance_id.clone(),
+        ip: origin.ip,
+    });
+    Ok(Accepted {
+        caller,
+        hello,
+        presence_key,
+    })
+}
+
+pub(crate) fn publish(state: &SharedState, event: &str, payload: Value) {
+    let gw = &state.gateway;
+    send_to_bus(
+        &gw.bus,
+        &gw.metrics,
+        Publish {
+            event: BusEvent::new(event, &payload, true),
+        },
+    );
+}

@@ -1,0 +1,219 @@
+//! config.get / config.set / config.apply / config.patch: redacted snapshot
+//! with the file's hash; writes need the current `baseHash`, are validated
+//! before they touch the file, written atomically and hot-applied.
+
+use std::time::Duration;
+
+use ferroclaw_actors::gateway::SettingsChanged;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{json, params, MethodResult};
+use crate::config::{self as cfg, LoadedConfig};
+use crate::protocol::errors::ErrorShape;
+use crate::state::SharedState;
+
+fn warnings(c: &LoadedConfig) -> Vec<Value> {
+    c.warnings
+        .iter()
+        .map(|w| {
+            let path = w
+                .strip_prefix("unknown config key ")
+                .and_then(|r| r.split(' ').next())
+                .unwrap_or("");
+            json!({ "path": path, "message": w })
+        })
+        .collect()
+}
+
+fn snapshot(c: &LoadedConfig) -> Value {
+    let parsed = cfg::redact(&c.parsed);
+    let raw = match &c.raw {
+        None => Value::Null,
+        // Keep the user's text (comments) unless it holds secrets.
+        Some(r) if parsed == c.parsed => Value::String(r.clone()),
+        Some(_) => Value::String(serde_json::to_string_pretty(&parsed).unwrap_or_default()),
+    };
+    json!({
+        "path": c.sources.path.display().to_string(),
+        "exists": c.exists,
+        "raw": raw,
+        "parsed": parsed,
+        "valid": true,
+        "config": cfg::redact(&c.effective),
+        "hash": c.hash,
+        "issues": [],
+        "warnings": warnings(c),
+        "legacyIssues": [],
+    })
+}
+
+pub fn get(state: &SharedState) -> MethodResult {
+    json(snapshot(&state.live.get()))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Set,
+    Apply,
+    Patch,
+}
+
+impl Mode {
+    fn method(self) -> &'static str {
+        match self {
+            Mode::Set => "config.set",
+            Mode::Apply => "config.apply",
+            Mode::Patch => "config.patch",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SetParams {
+    #[serde(default)]
+    raw: Option<String>,
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    value: Option<Value>,
+    #[serde(default)]
+    base_hash: Option<String>,
+    #[serde(default, rename = "sessionKey")]
+    _session_key: Option<String>,
+    #[serde(default, rename = "note")]
+    _note: Option<String>,
+    #[serde(default, rename = "continuePrompt")]
+    _continue_prompt: Option<Value>,
+    #[serde(default, rename = "restartDelayMs")]
+    _restart_delay_ms: Option<u64>,
+}
+
+const CONTROL_PLANE_MAX: u32 = 3;
+const CONTROL_PLANE_WINDOW: Duration = Duration::from_secs(60);
+
+pub async fn set(state: &SharedState, p: &Value, mode: Mode) -> MethodResult {
+    let method = mode.method();
+    let p: SetParams = params(method, p)?;
+    if mode != Mode::Set {
+        if let Err(retry_ms) = state.control_plane_limiter.take(
+            &method.to_string(),
+            CONTROL_PLANE_MAX,
+            CONTROL_PLANE_WINDOW,
+        ) {
+            return Err(ErrorShape::unavailable(format!(
+                "rate limit exceeded for {method}; retry after {}s",
+                retry_ms.div_ceil(1000)
+            ))
+            .with_details(json!({ "method": method, "limit": "3 per 60s" }))
+            .retry_after(retry_ms));
+        }
+    }
+    let _guard = state.config_write.lock().await;
+    let current = state.live.get();
+    let path = current.sources.path.clone();
+    // The file on disk now (another writer may have changed it).
+    let disk = {
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || match std::fs::read_to_string(&path) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        })
+        .await
+        .map_err(|_| {
+            ErrorShape::invalid("config base hash unavailable; re-run config.get and retry")
+        })?
+        .map_err(|_| {
+            ErrorShape::invalid("config base hash unavailable; re-run config.get and retry")
+        })?
+    };
+    if disk.is_some() {
+        match p.base_hash.as_deref().map(str::trim) {
+            None | Some("") => {
+                return Err(ErrorShape::invalid(
+                    "config base hash required; re-run config.get and retry",
+                ))
+            }
+            Some(h) if h != cfg::hash_raw(disk.as_deref()) => {
+                return Err(ErrorShape::invalid(
+                    "config changed since last load; re-run config.get and retry",
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    let file = path.display().to_string();
+    let invalid = |e: cfg::ConfigError| ErrorShape::invalid(format!("invalid config: {e}"));
+    let old_parsed = match &disk {
+        Some(raw) => cfg::parse_json5(raw, &file).map_err(invalid)?,
+        None => Value::Object(Default::default()),
+    };
+    let new_text = match (mode, &p.raw, &p.key) {
+        (Mode::Patch, Some(raw), _) => {
+            let patch = cfg::parse_json5(raw, "patch").map_err(invalid)?;
+            if !patch.is_object() {
+                return Err(ErrorShape::invalid(
+                    "invalid config.patch params: raw must be a JSON5 object",
+                ));
+            }
+            let mut merged = old_parsed.clone();
+            cfg::merge_patch(&mut merged, &patch);
+            cfg::restore_redacted(&mut merged, &old_parsed);
+            serde_json::to_string_pretty(&merged).unwrap_or_default()
+        }
+        (_, Some(raw), _) if !raw.trim().is_empty() => {
+            if raw.contains(cfg::REDACTED) {
+                let mut v = cfg::parse_json5(raw, &file).map_err(invalid)?;
+                cfg::restore_redacted(&mut v, &old_parsed);
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            } else {
+                raw.clone()
+            }
+        }
+        (Mode::Set, None, Some(key)) if !key.trim().is_empty() => {
+            let mut v = old_parsed.clone();
+            cfg::set_dotted(&mut v, key.trim(), p.value.clone().unwrap_or(Value::Null));
+            serde_json::to_string_pretty(&v).unwrap_or_default()
+        }
+        _ => {
+            return Err(ErrorShape::invalid(format!(
+                "invalid {method} params: expected a non-empty raw{}",
+                if mode == Mode::Set {
+                    " or key + value"
+                } else {
+                    ""
+                }
+            )))
+        }
+    };
+    // Validate before touching the file.
+    let (_, new_settings, _) = cfg::check_user_raw(&new_text, &file).map_err(|e| {
+        let (path, message) = match &e {
+            cfg::ConfigError::Invalid { path, message, .. } => (path.clone(), message.clone()),
+            other => (String::new(), other.to_string()),
+        };
+        invalid(e).with_details(json!({ "issues": [{ "path": path, "message": message }] }))
+    })?;
+    let restart = cfg::restart_required(&current.settings, &new_settings);
+    let (write_path, text) = (path.clone(), new_text.clone());
+    tokio::task::spawn_blocking(move || cfg::write_atomic(&write_path, &text))
+        .await
+        .map_err(|_| ErrorShape::unavailable("config write failed"))?
+        .map_err(|e| ErrorShape::unavailable(format!("config write failed: {e}")))?;
+    let reloaded = cfg::load(&current.sources)
+        .map_err(|e| ErrorShape::unavailable(format!("config reload failed: {e}")))?;
+    let settings = reloaded.settings.clone();
+    let out = json!({
+        "ok": true,
+        "path": file,
+        "config": cfg::redact(&reloaded.effective),
+        "hash": reloaded.hash,
+        "restartRequired": restart,
+    });
+    state.live.replace(reloaded);
+    state.gateway.root.do_send(SettingsChanged { settings });
+    tracing::info!(method, restart_required = ?restart, "config written");
+    json(out)
+}

@@ -1,0 +1,185 @@
+//! device.pair.list|approve|reject|remove and device.token.rotate|revoke.
+
+use ferroclaw_actors::devices::{
+    ask_devices, ApprovePairing, DeviceRecord, ListPairing, RejectPairing, RemoveDevice,
+    RevokeDeviceToken, RotateDeviceToken,
+};
+use ferroclaw_actors::scopes::{self, scope_allows};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{json, params, Caller, MethodResult};
+use crate::protocol::errors::ErrorShape;
+use crate::state::SharedState;
+use crate::ws::handshake::publish;
+
+fn down<E>(_: E) -> ErrorShape {
+    ErrorShape::unavailable("device registry unavailable").retry_after(1000)
+}
+
+fn store_err(e: ferroclaw_actors::store::StoreError) -> ErrorShape {
+    tracing::error!(error = %e, "device store error");
+    ErrorShape::unavailable(format!("store unavailable: {e}")).retry_after(1000)
+}
+
+/// A paired device as listed: tokens summarised, never their values.
+fn public(rec: &DeviceRecord) -> Value {
+    let mut v = serde_json::to_value(rec).unwrap_or(Value::Null);
+    let tokens: Vec<Value> = rec
+        .tokens
+        .values()
+        .map(|t| json!({ "role": t.role, "scopes": t.scopes, "issuedAtMs": t.issued_at_ms }))
+        .collect();
+    v["tokens"] = json!(tokens);
+    v
+}
+
+pub async fn list(state: &SharedState) -> MethodResult {
+    let gw = &state.gateway;
+    let (pending, paired) = ask_devices(&gw.devices, &gw.metrics, ListPairing)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    json(json!({ "pending": pending, "paired": paired.iter().map(public).collect::<Vec<_>>() }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RequestRef {
+    request_id: String,
+    #[serde(default)]
+    display_name: Option<String>,
+}
+
+pub async fn approve(state: &SharedState, p: &Value) -> MethodResult {
+    let p: RequestRef = params("device.pair.approve", p)?;
+    let gw = &state.gateway;
+    let msg = ApprovePairing {
+        request_id: p.request_id.clone(),
+        display_name: p.display_name,
+    };
+    let Some((req, rec)) = ask_devices(&gw.devices, &gw.metrics, msg)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?
+    else {
+        return Err(ErrorShape::invalid(format!(
+            "unknown requestId: {}",
+            p.request_id
+        )));
+    };
+    publish(
+        state,
+        "device.pair.resolved",
+        json!({
+            "requestId": req.request_id, "deviceId": req.device_id, "decision": "approved", "ts": ferroclaw_actors::now_ms(),
+        }),
+    );
+    json(json!({ "requestId": req.request_id, "device": public(&rec) }))
+}
+
+pub async fn reject(state: &SharedState, p: &Value) -> MethodResult {
+    let p: RequestRef = params("device.pair.reject", p)?;
+    let gw = &state.gateway;
+    let msg = RejectPairing {
+        request_id: p.request_id.clone(),
+    };
+    let Some(req) = ask_devices(&gw.devices, &gw.metrics, msg)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?
+    else {
+        return Err(ErrorShape::invalid(format!(
+            "unknown requestId: {}",
+            p.request_id
+        )));
+    };
+    publish(
+        state,
+        "device.pair.resolved",
+        json!({
+            "requestId": req.request_id, "deviceId": req.device_id, "decision": "rejected", "ts": ferroclaw_actors::now_ms(),
+        }),
+    );
+    json(json!({ "requestId": req.request_id, "deviceId": req.device_id }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct DeviceRef {
+    device_id: String,
+}
+
+pub async fn remove(state: &SharedState, p: &Value) -> MethodResult {
+    let p: DeviceRef = params("device.pair.remove", p)?;
+    let gw = &state.gateway;
+    let removed = ask_devices(
+        &gw.devices,
+        &gw.metrics,
+        RemoveDevice {
+            device_id: p.device_id.clone(),
+        },
+    )
+    .await
+    .map_err(down)?
+    .map_err(store_err)?;
+    json(json!({ "deviceId": p.device_id, "removed": removed }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TokenRef {
+    device_id: String,
+    role: String,
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
+}
+
+/// Non-admins may only manage their own device's tokens.
+fn own_or_admin(caller: &Caller, device_id: &str) -> Result<(), ErrorShape> {
+    if scope_allows(&caller.scopes, scopes::ADMIN) || caller.device_id.as_deref() == Some(device_id)
+    {
+        Ok(())
+    } else {
+        Err(ErrorShape::missing_scope(scopes::ADMIN))
+    }
+}
+
+pub async fn rotate(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
+    let p: TokenRef = params("device.token.rotate", p)?;
+    own_or_admin(caller, &p.device_id)?;
+    let gw = &state.gateway;
+    let msg = RotateDeviceToken {
+        device_id: p.device_id.clone(),
+        role: p.role.clone(),
+        scopes: p.scopes,
+    };
+    let Some(t) = ask_devices(&gw.devices, &gw.metrics, msg)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?
+    else {
+        return Err(ErrorShape::invalid(format!(
+            "device {} is not paired for role {} with those scopes",
+            p.device_id, p.role
+        )));
+    };
+    json(
+        json!({ "deviceId": p.device_id, "role": t.role, "token": t.token, "scopes": t.scopes, "issuedAtMs": t.issued_at_ms }),
+    )
+}
+
+pub async fn revoke(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
+    let p: TokenRef = params("device.token.revoke", p)?;
+    own_or_admin(caller, &p.device_id)?;
+    let gw = &state.gateway;
+    let msg = RevokeDeviceToken {
+        device_id: p.device_id.clone(),
+        role: p.role.clone(),
+    };
+    let revoked = ask_devices(&gw.devices, &gw.metrics, msg)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    json(json!({ "deviceId": p.device_id, "role": p.role, "revoked": revoked }))
+}

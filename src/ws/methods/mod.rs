@@ -1,0 +1,184 @@
+//! The one method dispatch: authorise (role, scope), replay idempotent
+//! duplicates, run the handler, record the response for idempotent calls,
+//! and build the `res` frame. One file per method family.
+
+mod config;
+mod devices;
+mod system;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use ferroclaw_actors::idempotency::{
+    ask_idempotency, CachedResponse, LookupIdempotent, RecordIdempotent,
+};
+use ferroclaw_actors::ids::ConnId;
+use ferroclaw_actors::scopes::Role;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::protocol::errors::ErrorShape;
+use crate::protocol::frames::{self, RequestFrame};
+use crate::protocol::methods::{authorize, requirement, Requirement};
+use crate::state::SharedState;
+
+/// Who is calling: fixed at hello-ok.
+#[derive(Debug)]
+pub struct Caller {
+    pub conn_id: ConnId,
+    pub role: Role,
+    pub scopes: Vec<String>,
+    pub device_id: Option<String>,
+    pub client_id: String,
+    pub client_mode: String,
+    pub instance_id: Option<String>,
+    pub ip: Option<IpAddr>,
+}
+
+/// A handler's successful answer.
+pub enum Payload {
+    Json(Value),
+    /// Pre-serialised (the cached health summary).
+    Raw(Arc<RawValue>),
+}
+
+impl Serialize for Payload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Payload::Json(v) => v.serialize(s),
+            Payload::Raw(r) => r.serialize(s),
+        }
+    }
+}
+
+pub type MethodResult = Result<Payload, ErrorShape>;
+
+pub(crate) fn json(v: Value) -> MethodResult {
+    Ok(Payload::Json(v))
+}
+
+/// Reads typed params; a mismatch is `INVALID_REQUEST invalid <method> params: ...`.
+pub(crate) fn params<T: serde::de::DeserializeOwned>(
+    method: &str,
+    v: &Value,
+) -> Result<T, ErrorShape> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            "root".to_string()
+        } else {
+            format!("/{}", path.replace('.', "/"))
+        };
+        ErrorShape::invalid(format!("invalid {method} params: at {at}: {}", e.inner()))
+    })
+}
+
+/// The idempotency cache key, for calls that carry an `idempotencyKey` and
+/// are not read-only.
+fn idempotency_key(frame: &RequestFrame) -> Option<String> {
+    let key = frame.params.get("idempotencyKey")?.as_str()?;
+    if key.is_empty()
+        || matches!(
+            requirement(&frame.method),
+            Requirement::Anyone | Requirement::Scope("operator.read")
+        )
+    {
+        return None;
+    }
+    Some(format!("{}:{}", frame.method, key))
+}
+
+/// Handles one request; returns the `res` frame text.
+pub async fn dispatch(state: SharedState, caller: Arc<Caller>, frame: RequestFrame) -> String {
+    if let Err(e) = authorize(&frame.method, caller.role, &caller.scopes) {
+        tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request denied");
+        return frames::res_err(&frame.id, &e, None);
+    }
+    let idem = idempotency_key(&frame);
+    let gw = &state.gateway;
+    if let Some(key) = &idem {
+        match ask_idempotency(
+            &gw.idempotency,
+            &gw.metrics,
+            LookupIdempotent { key: key.clone() },
+        )
+        .await
+        {
+            Ok(Some(cached)) => {
+                tracing::debug!(method = %frame.method, cached = true, "idempotent replay");
+                return frames::res_cached(
+                    &frame.id,
+                    cached.ok,
+                    cached.payload.as_ref(),
+                    cached.error.as_ref(),
+                );
+            }
+            Ok(None) => {}
+            Err(_) => {
+                let e = ErrorShape::unavailable("idempotency cache unavailable").retry_after(1000);
+                return frames::res_err(&frame.id, &e, None);
+            }
+        }
+    }
+    let result = route(&state, &caller, &frame).await;
+    if let Err(e) = &result {
+        tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request failed");
+    }
+    if let Some(key) = idem {
+        let response = CachedResponse {
+            ts: ferroclaw_actors::now_ms(),
+            ok: result.is_ok(),
+            payload: result
+                .as_ref()
+                .ok()
+                .and_then(|p| serde_json::to_value(p).ok()),
+            error: result
+                .as_ref()
+                .err()
+                .and_then(|e| serde_json::to_value(e).ok()),
+        };
+        let recorded = ask_idempotency(
+            &gw.idempotency,
+            &gw.metrics,
+            RecordIdempotent { key, response },
+        )
+        .await;
+        if !matches!(recorded, Ok(Ok(()))) {
+            tracing::error!(method = %frame.method, "idempotency record failed");
+            let e = ErrorShape::unavailable("store unavailable: response not recorded")
+                .retry_after(1000);
+            return frames::res_err(&frame.id, &e, None);
+        }
+    }
+    match result {
+        Ok(payload) => frames::res_ok(&frame.id, &payload),
+        Err(e) => frames::res_err(&frame.id, &e, None),
+    }
+}
+
+async fn route(state: &SharedState, caller: &Caller, frame: &RequestFrame) -> MethodResult {
+    let p = &frame.params;
+    match frame.method.as_str() {
+        "health" => system::health(state).await,
+        "status" => system::status(state).await,
+        "system-presence" => system::presence(state).await,
+        "system-event" => system::system_event(state, caller, p).await,
+        "models.list" => system::models_list(state),
+        "logs.tail" => system::logs_tail(state, p).await,
+        "config.get" => config::get(state),
+        "config.set" => config::set(state, p, config::Mode::Set).await,
+        "config.apply" => config::set(state, p, config::Mode::Apply).await,
+        "config.patch" => config::set(state, p, config::Mode::Patch).await,
+        "device.pair.list" => devices::list(state).await,
+        "device.pair.approve" => devices::approve(state, p).await,
+        "device.pair.reject" => devices::reject(state, p).await,
+        "device.pair.remove" => devices::remove(state, p).await,
+        "device.token.rotate" => devices::rotate(state, caller, p).await,
+        "device.token.revoke" => devices::revoke(state, caller, p).await,
+        "connect" => Err(ErrorShape::invalid(
+            "connect is only valid as the first request",
+        )),
+        other => Err(ErrorShape::invalid(format!("unknown method: {other}"))),
+    }
+}

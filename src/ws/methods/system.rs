@@ -1,0 +1,302 @@
+//! health, status, system-presence, system-event, models.list, logs.tail.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use ferroclaw_actors::gateway::GetHealth;
+use ferroclaw_actors::presence::{send_to_presence, ListPresence, PresenceEntry, UpsertPresence};
+use ferroclaw_actors::system_events;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{json, params, Caller, MethodResult, Payload};
+use crate::protocol::errors::ErrorShape;
+use crate::state::SharedState;
+
+pub async fn health(state: &SharedState) -> MethodResult {
+    let snap = state
+        .gateway
+        .root
+        .send(GetHealth)
+        .await
+        .map_err(|_| ErrorShape::unavailable("health unavailable"))?;
+    Ok(Payload::Raw(snap.summary))
+}
+
+pub async fn status(state: &SharedState) -> MethodResult {
+    let settings = state.live.settings();
+    let store = state.gateway.store.clone();
+    let queued = tokio::task::spawn_blocking(move || system_events::list(&store))
+        .await
+        .map_err(|_| ErrorShape::unavailable("store unavailable"))?
+        .map_err(|e| ErrorShape::unavailable(format!("store unavailable: {e}")))?;
+    let default_id = settings.default_agent_id().to_string();
+    let path = state
+        .gateway
+        .store
+        .dir()
+        .join("store")
+        .display()
+        .to_string();
+    let agents: Vec<String> = if settings.agents.list.is_empty() {
+        vec![default_id.clone()]
+    } else {
+        settings.agents.list.iter().map(|a| a.id.clone()).collect()
+    };
+    json(json!({
+        "runtimeVersion": state.server_version,
+        "heartbeat": {
+            "defaultAgentId": default_id,
+            "agents": agents.iter().map(|id| json!({"agentId": id, "enabled": false, "every": "disabled", "everyMs": null})).collect::<Vec<_>>(),
+        },
+        "channelSummary": [],
+        "queuedSystemEvents": queued.iter().map(|e| e.text.clone()).collect::<Vec<_>>(),
+        "sessions": {
+            "paths": [path],
+            "count": 0,
+            "defaults": { "model": settings.agents.defaults.model.primary(), "contextTokens": settings.agents.defaults.context_tokens },
+            "recent": [],
+            "byAgent": agents.iter().map(|id| json!({"agentId": id, "path": path, "count": 0, "recent": []})).collect::<Vec<_>>(),
+        },
+    }))
+}
+
+pub async fn presence(state: &SharedState) -> MethodResult {
+    let list = state
+        .gateway
+        .presence
+        .send(ListPresence)
+        .await
+        .map_err(|_| ErrorShape::unavailable("presence unavailable"))?;
+    json(serde_json::to_value(list).unwrap_or(Value::Array(vec![])))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SystemEventParams {
+    text: String,
+    #[serde(default)]
+    device_id: Option<String>,
+    #[serde(default)]
+    instance_id: Option<String>,
+    #[serde(default)]
+    host: Option<String>,
+    #[serde(default)]
+    ip: Option<String>,
+    #[serde(default)]
+    mode: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    platform: Option<String>,
+    #[serde(default)]
+    device_family: Option<String>,
+    #[serde(default)]
+    model_identifier: Option<String>,
+    #[serde(default)]
+    last_input_seconds: Option<u64>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    roles: Option<Vec<String>>,
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
+    #[serde(default)]
+    tags: Option<Vec<String>>,
+    #[serde(default, rename = "idempotencyKey")]
+    _idempotency_key: Option<String>,
+}
+
+/// A presence beacon plus, when it has text, a queued system event for the
+/// main session's next turn.
+pub async fn system_event(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
+    let p: SystemEventParams = params("system-event", p)?;
+    let key = p
+        .instance_id
+        .clone()
+        .or_else(|| p.device_id.clone())
+        .or_else(|| p.host.clone())
+        .or_else(|| caller.instance_id.clone())
+        .unwrap_or_else(|| caller.conn_id.to_string());
+    let entry = PresenceEntry {
+        ts: ferroclaw_actors::now_ms(),
+        host: p.host,
+        ip: p.ip.or_else(|| caller.ip.map(|i| i.to_string())),
+        version: p.version,
+        platform: p.platform,
+        device_family: p.device_family,
+        model_identifier: p.model_identifier,
+        mode: p.mode,
+        last_input_seconds: p.last_input_seconds,
+        reason: p.reason.or_else(|| Some("beacon".into())),
+        tags: p.tags,
+        text: (!p.text.is_empty()).then(|| p.text.clone()),
+        device_id: p.device_id,
+        roles: p.roles,
+        scopes: p.scopes,
+        instance_id: p.instance_id,
+    };
+    let gw = &state.gateway;
+    send_to_presence(
+        &gw.presence,
+        &gw.metrics,
+        UpsertPresence {
+            key,
+            entry,
+            pinned: false,
+        },
+    );
+    if !p.text.trim().is_empty() {
+        let store = gw.store.clone();
+        let text = p.text;
+        tokio::task::spawn_blocking(move || system_events::push(&store, &text))
+            .await
+            .map_err(|_| ErrorShape::unavailable("store unavailable"))?
+            .map_err(|e| ErrorShape::unavailable(format!("store unavailable: {e}")))?;
+        gw.store
+            .flush()
+            .await
+            .map_err(|e| ErrorShape::unavailable(format!("store unavailable: {e}")))?;
+    }
+    json(json!({ "ok": true }))
+}
+
+pub fn models_list(state: &SharedState) -> MethodResult {
+    let settings = state.live.settings();
+    let mut models = vec![json!({
+        "id": "echo", "name": "Offline echo (built in, no network)", "provider": "offline",
+        "contextWindow": 128000, "reasoning": false, "input": ["text"],
+    })];
+    for (provider, p) in &settings.models.providers {
+        for m in &p.models {
+            let mut row = json!({ "id": m.id, "name": m.name.clone().unwrap_or_else(|| m.id.clone()), "provider": provider });
+            if let Some(c) = m.context_window {
+                row["contextWindow"] = json!(c);
+            }
+            if let Some(r) = m.reasoning {
+                row["reasoning"] = json!(r);
+            }
+            if let Some(i) = &m.input {
+                row["input"] = json!(i);
+            }
+            models.push(row);
+        }
+    }
+    json(json!({ "models": models }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LogsTailParams {
+    #[serde(default)]
+    cursor: Option<u64>,
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    max_bytes: Option<u64>,
+}
+
+pub const LOGS_DEFAULT_LIMIT: usize = 500;
+pub const LOGS_DEFAULT_MAX_BYTES: u64 = 250_000;
+
+/// Lines of the gateway log file: the tail, or what was appended since `cursor`.
+pub async fn logs_tail(state: &SharedState, p: &Value) -> MethodResult {
+    let p: LogsTailParams = params("logs.tail", p)?;
+    let limit = p.limit.unwrap_or(LOGS_DEFAULT_LIMIT);
+    let max_bytes = p.max_bytes.unwrap_or(LOGS_DEFAULT_MAX_BYTES);
+    if !(1..=5000).contains(&limit) {
+        return Err(ErrorShape::invalid(
+            "invalid logs.tail params: at /limit: must be 1..5000",
+        ));
+    }
+    if !(1..=1_000_000).contains(&max_bytes) {
+        return Err(ErrorShape::invalid(
+            "invalid logs.tail params: at /maxBytes: must be 1..1000000",
+        ));
+    }
+    let path = state.log_file.clone();
+    let out = tokio::task::spawn_blocking(move || tail(&path, p.cursor, limit, max_bytes))
+        .await
+        .map_err(|_| ErrorShape::unavailable("logs unavailable"))?
+        .map_err(|e| ErrorShape::unavailable(format!("logs unavailable: {e}")))?;
+    json(out)
+}
+
+fn tail(
+    path: &std::path::Path,
+    cursor: Option<u64>,
+    limit: usize,
+    max_bytes: u64,
+) -> std::io::Result<Value> {
+    let file_name = path.display().to_string();
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(json!({ "file": file_name, "cursor": 0, "size": 0, "lines": [] }))
+        }
+        Err(e) => return Err(e),
+    };
+    let size = f.metadata()?.len();
+    let reset = cursor.is_some_and(|c| c > size);
+    let start = match cursor {
+        Some(c) if c <= size => c,
+        _ => size.saturating_sub(max_bytes),
+    };
+    let end = size.min(start + max_bytes);
+    f.seek(SeekFrom::Start(start))?;
+    let mut buf = vec![0u8; (end - start) as usize];
+    f.read_exact(&mut buf)?;
+    let mut text = String::from_utf8_lossy(&buf).into_owned();
+    // A read that starts mid-line (tail without cursor) drops the partial first line.
+    if cursor.is_none() && start > 0 {
+        if let Some(i) = text.find('\n') {
+            text.drain(..=i);
+        }
+    }
+    // Only complete lines advance the cursor.
+    let complete = text.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let consumed_tail = text.len() - complete;
+    text.truncate(complete);
+    let mut lines: Vec<&str> = text.lines().collect();
+    let mut truncated = end < size;
+    if lines.len() > limit {
+        lines.drain(..lines.len() - limit);
+        truncated = true;
+    }
+    let mut out = json!({
+        "file": file_name,
+        "cursor": end - consumed_tail as u64,
+        "size": size,
+        "lines": lines,
+    });
+    if truncated {
+        out["truncated"] = json!(true);
+    }
+    if reset {
+        out["reset"] = json!(true);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_reads_complete_lines_and_follows_a_cursor() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, "a\nb\nc\npartial").unwrap();
+        let out = tail(&path, None, 2, 1000).unwrap();
+        assert_eq!(out["lines"], json!(["b", "c"]));
+        assert_eq!(out["truncated"], json!(true));
+        let cursor = out["cursor"].as_u64().unwrap();
+        assert_eq!(cursor, 6);
+        std::fs::write(&path, "a\nb\nc\npartial line\nnext\n").unwrap();
+        let out = tail(&path, Some(cursor), 10, 1000).unwrap();
+        assert_eq!(out["lines"], json!(["partial line", "next"]));
+        let out = tail(&path, Some(9999), 10, 1000).unwrap();
+        assert_eq!(out["reset"], json!(true));
+        let missing = tail(&dir.path().join("none"), None, 10, 10).unwrap();
+        assert_eq!(missing["lines"], json!([]));
+    }
+}

@@ -1,0 +1,90 @@
+//! Admin HTTP on the gateway port.
+
+use crate::support::{http, TestGateway, TOKEN};
+
+#[tokio::test]
+async fn liveness_and_readiness_answer_get_and_head_and_405_otherwise() {
+    let gw = TestGateway::start();
+    for path in ["/health", "/healthz"] {
+        let (status, _, body) = http(gw.addr, "GET", path, &[]).await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&body).unwrap(),
+            serde_json::json!({"ok": true, "status": "live"})
+        );
+        let (status, _, _) = http(gw.addr, "HEAD", path, &[]).await;
+        assert_eq!(status, 200);
+        let (status, headers, _) = http(gw.addr, "POST", path, &[("content-length", "0")]).await;
+        assert_eq!(status, 405);
+        assert!(
+            headers
+                .iter()
+                .any(|(k, v)| k == "allow" && v == "GET, HEAD"),
+            "{headers:?}"
+        );
+    }
+    for path in ["/ready", "/readyz"] {
+        let (status, _, body) = http(gw.addr, "GET", path, &[]).await;
+        assert_eq!(status, 200);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["ready"], true);
+        assert!(v["uptimeMs"].is_u64(), "local callers get details");
+    }
+    let (status, _, _) = http(gw.addr, "GET", "/nope", &[]).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn presence_requires_the_gateway_token() {
+    let gw = TestGateway::start();
+    let (status, _, _) = http(gw.addr, "GET", "/presence", &[]).await;
+    assert_eq!(status, 401);
+    let (status, _, _) = http(
+        gw.addr,
+        "GET",
+        "/presence",
+        &[("authorization", "Bearer wrong")],
+    )
+    .await;
+    assert_eq!(status, 401);
+    let auth = format!("Bearer {TOKEN}");
+    let (status, _, body) = http(gw.addr, "GET", "/presence", &[("authorization", &auth)]).await;
+    assert_eq!(status, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(v.as_array().unwrap().iter().any(|e| e["mode"] == "gateway"));
+}
+
+#[tokio::test]
+async fn metrics_are_prometheus_text_with_the_core_series() {
+    let gw = TestGateway::start();
+    let mut c = crate::support::admin(&gw).await;
+    c.call("health", serde_json::json!({})).await;
+    let mut bad = crate::support::Client::connect(&gw.ws_url()).await;
+    bad.handshake(crate::support::connect_params(
+        "cli",
+        "cli",
+        &[],
+        Some("wrong"),
+    ))
+    .await;
+    let (status, headers, body) = http(gw.addr, "GET", "/metrics", &[]).await;
+    assert_eq!(status, 200);
+    assert!(headers
+        .iter()
+        .any(|(k, v)| k == "content-type" && v.starts_with("text/plain; version=0.0.4")));
+    let value = |series: &str| -> i64 {
+        body.lines()
+            .find(|l| l.starts_with(series))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{series} missing in\n{body}"))
+    };
+    assert!(value("ferroclaw_connections ") >= 1);
+    assert!(value("ferroclaw_frames_in_total{type=\"req\"}") >= 3);
+    assert!(value("ferroclaw_frames_out_total{type=\"res\"}") >= 3);
+    assert!(value("ferroclaw_frames_out_total{type=\"event\"}") >= 2);
+    assert!(value("ferroclaw_auth_failures_total") >= 1);
+    assert!(value("ferroclaw_mailbox_depth{actor=\"event_bus\"}") >= 0);
+    assert!(value("ferroclaw_uptime_seconds") >= 0);
+    assert!(body.contains("# TYPE ferroclaw_connections gauge"));
+}

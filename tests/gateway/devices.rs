@@ -1,0 +1,436 @@
+//! protocol.md scenarios 1 (signed), 2, 6 and 7: device signatures, device
+//! tokens, remote pairing, and that pairing survives a restart.
+
+use serde_json::json;
+
+use crate::support::device::now_ms;
+use crate::support::{admin, Client, Device, TestGateway, TOKEN};
+
+const CLI_SCOPES: &[&str] = &["operator.admin", "operator.approvals", "operator.pairing"];
+
+#[tokio::test]
+async fn signed_loopback_device_is_paired_silently_and_gets_a_device_token() {
+    let gw = TestGateway::start();
+    let mut watcher = admin(&gw).await;
+    let dev = Device::new(1);
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let nonce = c.nonce();
+    let signed_at = c.challenge["payload"]["ts"].as_u64().unwrap();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            CLI_SCOPES,
+            Some(TOKEN),
+            &nonce,
+            signed_at,
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    let auth = &res["payload"]["auth"];
+    assert_eq!(auth["deviceToken"].as_str().unwrap().len(), 43);
+    assert_eq!(auth["role"], "operator");
+    assert_eq!(auth["scopes"], json!(CLI_SCOPES));
+    assert!(auth["issuedAtMs"].as_u64().unwrap() > 0);
+    let resolved = watcher.event("device.pair.resolved").await;
+    assert_eq!(resolved["payload"]["deviceId"], dev.id.as_str());
+    assert_eq!(resolved["payload"]["decision"], "approved");
+}
+
+#[tokio::test]
+async fn stored_device_token_reconnects_and_a_tampered_one_is_refused() {
+    let gw = TestGateway::start();
+    let dev = Device::new(2);
+    let scopes = &["operator.read", "operator.write"];
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "gateway-client",
+            "backend",
+            "operator",
+            scopes,
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            true,
+        ))
+        .await;
+    let token = res["payload"]["auth"]["deviceToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // v3 style: the device token in auth.token, no shared token.
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "gateway-client",
+            "backend",
+            "operator",
+            scopes,
+            Some(&token),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    assert_eq!(res["payload"]["auth"]["method"], "device-token");
+    assert_eq!(res["payload"]["auth"]["scopes"], json!(scopes));
+    assert_eq!(
+        res["payload"]["auth"]["deviceToken"],
+        token.as_str(),
+        "same token while scopes are covered"
+    );
+
+    // v4 style: auth.deviceToken.
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let mut p = dev.connect_params(
+        "gateway-client",
+        "backend",
+        "operator",
+        scopes,
+        None,
+        &n,
+        now_ms(),
+        false,
+    );
+    p["auth"] = json!({"deviceToken": token});
+    let res = c.handshake(p).await;
+    assert_eq!(res["ok"], true, "{res}");
+
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let tampered = format!("{}x", &token[..42]);
+    let res = c
+        .handshake(dev.connect_params(
+            "gateway-client",
+            "backend",
+            "operator",
+            scopes,
+            Some(&tampered),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["error"]["code"], "INVALID_REQUEST");
+    assert_eq!(
+        res["error"]["details"]["code"],
+        "AUTH_DEVICE_TOKEN_MISMATCH"
+    );
+    assert_eq!(c.closed().await.code, 1008);
+}
+
+#[tokio::test]
+async fn every_device_signature_failure_has_its_message_and_code() {
+    let gw = TestGateway::start();
+    let dev = Device::new(3);
+    let other = Device::new(4);
+    type Tamper = fn(&mut serde_json::Value, &str);
+    let cases: [(&str, &str, Tamper); 6] = [
+        (
+            "device nonce mismatch",
+            "DEVICE_AUTH_NONCE_MISMATCH",
+            |p, _| p["device"]["nonce"] = json!("not-the-nonce"),
+        ),
+        (
+            "device nonce required",
+            "DEVICE_AUTH_NONCE_REQUIRED",
+            |p, _| {
+                p["device"].as_object_mut().unwrap().remove("nonce");
+            },
+        ),
+        (
+            "device signature expired",
+            "DEVICE_AUTH_SIGNATURE_EXPIRED",
+            |_, _| {},
+        ),
+        (
+            "device identity mismatch",
+            "DEVICE_AUTH_DEVICE_ID_MISMATCH",
+            |p, other_id| p["device"]["id"] = json!(other_id),
+        ),
+        (
+            "device signature invalid",
+            "DEVICE_AUTH_SIGNATURE_INVALID",
+            |p, _| {
+                let s = p["device"]["signature"].as_str().unwrap().to_string();
+                let first = if s.starts_with('A') { "B" } else { "A" };
+                let flipped = format!("{first}{}", s.get(1..).unwrap());
+                p["device"]["signature"] = json!(flipped);
+            },
+        ),
+        (
+            "device public key invalid",
+            "DEVICE_AUTH_PUBLIC_KEY_INVALID",
+            |p, _| p["device"]["publicKey"] = json!("AAAA"),
+        ),
+    ];
+    for (message, code, tamper) in cases {
+        let mut c = Client::connect(&gw.ws_url()).await;
+        let n = c.nonce();
+        let signed_at = if code == "DEVICE_AUTH_SIGNATURE_EXPIRED" {
+            now_ms() - 3 * 60 * 1000
+        } else {
+            now_ms()
+        };
+        let mut p = dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            &["operator.read"],
+            Some(TOKEN),
+            &n,
+            signed_at,
+            false,
+        );
+        tamper(&mut p, &other.id);
+        let res = c.handshake(p).await;
+        assert_eq!(res["error"]["message"], message, "{res}");
+        assert_eq!(res["error"]["details"]["code"], code);
+        let closed = c.closed().await;
+        assert_eq!((closed.code, closed.reason.as_str()), (1008, message));
+    }
+}
+
+#[tokio::test]
+async fn remote_device_needs_pairing_approval_then_connects_and_scope_upgrades_ask_again() {
+    let gw = TestGateway::start();
+    let mut op = admin(&gw).await;
+    let dev = Device::new(5);
+    // A non-local Host header makes the loopback connection remote.
+    let remote = [("host", "gateway.example:18789")];
+    let mut c = Client::connect_with(&gw.ws_url(), &remote).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "gateway-client",
+            "backend",
+            "operator",
+            &["operator.read"],
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["error"]["code"], "NOT_PAIRED", "{res}");
+    assert_eq!(res["error"]["message"], "pairing required");
+    let request_id = res["error"]["details"]["requestId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(res["error"]["details"]["code"], "PAIRING_REQUIRED");
+    assert_eq!(res["error"]["details"]["reason"], "not-paired");
+    let closed = c.closed().await;
+    assert_eq!(closed.code, 1008);
+    assert_eq!(
+        closed.reason,
+        format!("pairing required: not-paired (requestId: {request_id})")
+    );
+
+    let requested = op.event("device.pair.requested").await;
+    assert_eq!(requested["payload"]["requestId"], request_id.as_str());
+    assert_eq!(requested["payload"]["deviceId"], dev.id.as_str());
+    let list = op.call("device.pair.list", json!({})).await;
+    assert_eq!(
+        list["payload"]["pending"][0]["requestId"],
+        request_id.as_str()
+    );
+
+    let approved = op
+        .call("device.pair.approve", json!({"requestId": request_id}))
+        .await;
+    assert_eq!(approved["ok"], true, "{approved}");
+    let resolved = op.event("device.pair.resolved").await;
+    assert_eq!(resolved["payload"]["decision"], "approved");
+
+    let mut c = Client::connect_with(&gw.ws_url(), &remote).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "gateway-client",
+            "backend",
+            "operator",
+            &["operator.read"],
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    assert!(res["payload"]["auth"]["deviceToken"].is_string());
+
+    // Asking for more than was approved is a scope upgrade.
+    let mut c = Client::connect_with(&gw.ws_url(), &remote).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "gateway-client",
+            "backend",
+            "operator",
+            &["operator.admin"],
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["error"]["details"]["reason"], "scope-upgrade", "{res}");
+
+    // Reject it; unknown ids are an error.
+    let rid = res["error"]["details"]["requestId"].as_str().unwrap();
+    let rej = op
+        .call("device.pair.reject", json!({"requestId": rid}))
+        .await;
+    assert_eq!(rej["ok"], true);
+    let again = op
+        .call("device.pair.reject", json!({"requestId": rid}))
+        .await;
+    assert_eq!(again["error"]["code"], "INVALID_REQUEST");
+}
+
+#[tokio::test]
+async fn restart_keeps_pairing_and_device_tokens_and_revocation_sticks() {
+    let mut gw = TestGateway::start();
+    let dev = Device::new(6);
+    let scopes = &["operator.read"];
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            scopes,
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    let token = res["payload"]["auth"]["deviceToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    drop(c);
+
+    gw.restart();
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            scopes,
+            Some(&token),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "device token survives a restart: {res}");
+
+    let mut op = admin(&gw).await;
+    let rot = op
+        .call(
+            "device.token.rotate",
+            json!({"deviceId": dev.id, "role": "operator"}),
+        )
+        .await;
+    let rotated = rot["payload"]["token"].as_str().unwrap().to_string();
+    assert_ne!(rotated, token);
+    let list = op.call("device.pair.list", json!({})).await;
+    let paired = &list["payload"]["paired"][0];
+    assert_eq!(paired["deviceId"], dev.id.as_str());
+    assert!(
+        !list.to_string().contains(&rotated),
+        "token values are never listed"
+    );
+
+    gw.restart();
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            scopes,
+            Some(&token),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(
+        res["error"]["details"]["code"], "AUTH_DEVICE_TOKEN_MISMATCH",
+        "old token is dead after rotation"
+    );
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            scopes,
+            Some(&rotated),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+
+    let mut op = admin(&gw).await;
+    let rev = op
+        .call(
+            "device.token.revoke",
+            json!({"deviceId": dev.id, "role": "operator"}),
+        )
+        .await;
+    assert_eq!(rev["payload"]["revoked"], true);
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            scopes,
+            Some(&rotated),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(
+        res["error"]["details"]["code"],
+        "AUTH_DEVICE_TOKEN_MISMATCH"
+    );
+
+    let rm = op
+        .call("device.pair.remove", json!({"deviceId": dev.id}))
+        .await;
+    assert_eq!(rm["payload"]["removed"], true);
+}
+
+#[tokio::test]
+async fn nodes_need_a_device_identity() {
+    let gw = TestGateway::start();
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let mut p = crate::support::connect_params("node-host", "node", &[], Some(TOKEN));
+    p["role"] = json!("node");
+    let res = c.handshake(p).await;
+    assert_eq!(res["error"]["code"], "NOT_PAIRED");
+    assert_eq!(res["error"]["message"], "device identity required");
+}

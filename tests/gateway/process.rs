@@ -1,0 +1,132 @@
+//! The real binary: config validation exit codes, a second process on the
+//! same state dir, SIGTERM (shutdown event + 1012) and logs.tail on the real
+//! log file.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::json;
+
+use crate::support::{connect_params, Client};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
+
+fn ferroclaw(state: &std::path::Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.env_remove("OPENCLAW_GATEWAY_TOKEN")
+        .env_remove("FERROCLAW_STATE_DIR")
+        .env("HOME", state)
+        .arg("--state-dir")
+        .arg(state);
+    c
+}
+
+/// Starts `ferroclaw gateway --port 0` and returns it with its address.
+fn spawn_gateway(state: &std::path::Path) -> (Child, String) {
+    let mut child = ferroclaw(state)
+        .args(["gateway", "--port", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines.next().expect("gateway printed its address").unwrap();
+        if let Some(rest) = line.split("listening on ws://").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+#[test]
+fn config_validate_names_file_key_and_expectation_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferroclaw.json");
+    std::fs::write(&path, "{ gateway: { port: 'eighty' } }").unwrap();
+    let out = ferroclaw(dir.path())
+        .args(["config", "validate"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&path.display().to_string())
+            && err.contains("gateway.port")
+            && err.contains("expected u16"),
+        "{err}"
+    );
+
+    std::fs::write(&path, "{ gateway: { port: 19999 }, typo: 1 }").unwrap();
+    let out = ferroclaw(dir.path())
+        .args(["config", "validate"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown config key typo"));
+
+    let out = ferroclaw(dir.path())
+        .args(["config", "validate"])
+        .env("FERROCLAW_GATEWAY__PORT", "x")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("environment"));
+}
+
+#[tokio::test]
+async fn sigterm_sends_shutdown_and_a_second_process_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr) = spawn_gateway(dir.path());
+    let token = std::fs::read_to_string(dir.path().join("gateway.token"))
+        .unwrap()
+        .trim()
+        .to_string();
+
+    let out = ferroclaw(dir.path())
+        .args(["gateway", "--port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already in use"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut c = Client::connect(&format!("ws://{addr}/")).await;
+    let res = c
+        .handshake(connect_params(
+            "cli",
+            "cli",
+            &["operator.admin"],
+            Some(&token),
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "generated token works: {res}");
+    let logs = c.call("logs.tail", json!({})).await;
+    let lines = logs["payload"]["lines"].as_array().unwrap();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("gateway listening")),
+        "{logs}"
+    );
+
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    let ev = c.event("shutdown").await;
+    assert_eq!(ev["payload"]["reason"], "gateway stopping");
+    let closed = c.closed().await;
+    assert_eq!(
+        (closed.code, closed.reason.as_str()),
+        (1012, "service restart")
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}

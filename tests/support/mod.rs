@@ -1,0 +1,201 @@
+//! Test support: start/stop/restart a real gateway, a WebSocket client that
+//! speaks the protocol, and device identities that sign connects.
+
+pub mod client;
+pub mod device;
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+use ferroclaw::config::{self, ConfigSources};
+use ferroclaw::{start, StartOptions};
+use serde_json::{json, Value};
+
+pub use client::Client;
+pub use device::Device;
+
+pub const TOKEN: &str = "test-token-0123456789";
+
+/// A gateway running in its own actix system thread.
+pub struct TestGateway {
+    pub addr: SocketAddr,
+    pub dir: tempfile::TempDir,
+    config: Value,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Base config for tests: token auth, fast enough timers.
+pub fn base_config() -> Value {
+    json!({ "gateway": { "auth": { "mode": "token", "token": TOKEN } } })
+}
+
+fn merge(base: &mut Value, patch: &Value) {
+    config::merge_patch(base, patch);
+}
+
+impl TestGateway {
+    pub fn start() -> TestGateway {
+        Self::with_config(json!({}))
+    }
+
+    /// Starts with `patch` merged over the base config.
+    pub fn with_config(patch: Value) -> TestGateway {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = base_config();
+        merge(&mut cfg, &patch);
+        let mut gw = TestGateway {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            dir,
+            config: cfg,
+            stop: None,
+            thread: None,
+        };
+        gw.boot();
+        gw
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("ferroclaw.json")
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn boot(&mut self) {
+        let path = self.config_path();
+        if !path.exists() {
+            std::fs::write(&path, serde_json::to_string_pretty(&self.config).unwrap()).unwrap();
+        }
+        let loaded = config::load(&ConfigSources {
+            path,
+            ..Default::default()
+        })
+        .unwrap();
+        let state_dir = self.dir.path().to_path_buf();
+        let log_file = state_dir.join("logs").join("ferroclaw.log");
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            actix_rt::System::new().block_on(async move {
+                let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+                let opts = StartOptions {
+                    config: loaded,
+                    state_dir,
+                    log_file,
+                    workers: Some(1),
+                };
+                let gw = start(opts, listener).await.unwrap();
+                addr_tx.send(gw.addr).unwrap();
+                let _ = stop_rx.await;
+                gw.shutdown("gateway stopping").await;
+                let _ = gw.wait().await;
+            });
+        });
+        self.addr = addr_rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap();
+        self.stop = Some(stop_tx);
+        self.thread = Some(thread);
+    }
+
+    /// Stops the gateway (shutdown event, close 1012) and waits for it.
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+
+    /// Stops and starts again on the same state dir (a new port).
+    pub fn restart(&mut self) {
+        self.stop();
+        self.boot();
+    }
+
+    pub fn ws_url(&self) -> String {
+        format!("ws://{}/", self.addr)
+    }
+}
+
+impl Drop for TestGateway {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Standard connect params for a device-less client.
+pub fn connect_params(client_id: &str, mode: &str, scopes: &[&str], token: Option<&str>) -> Value {
+    let mut p = json!({
+        "minProtocol": 4, "maxProtocol": 4,
+        "client": { "id": client_id, "version": "2026.9.6", "platform": "linux", "mode": mode },
+        "caps": [], "role": "operator", "scopes": scopes,
+    });
+    if let Some(t) = token {
+        p["auth"] = json!({ "token": t });
+    }
+    p
+}
+
+/// Connects a `cli` client with the test token and admin scopes.
+pub async fn admin(gw: &TestGateway) -> Client {
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let res = c
+        .handshake(connect_params(
+            "cli",
+            "cli",
+            &[
+                "operator.admin",
+                "operator.read",
+                "operator.write",
+                "operator.approvals",
+                "operator.pairing",
+            ],
+            Some(TOKEN),
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    c
+}
+
+/// A minimal HTTP/1.1 client over a raw TCP stream (loopback only).
+pub async fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, Vec<(String, String)>, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(10), s.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status: u16 = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
