@@ -170,6 +170,12 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
             "expected maxPayload >= maxPreauthPayload > 0",
         ));
     }
+    if s.gateway.auth.mode == ferroclaw_actors::settings::AuthMode::None && !binds_loopback(s) {
+        return Err(invalid(
+            "gateway.auth.mode",
+            "\"none\" is only allowed with gateway.bind \"loopback\" (set gateway.auth.token or bind loopback)",
+        ));
+    }
     for (id, p) in &s.models.providers {
         if let Some(api) = &p.api {
             if !matches!(
@@ -186,6 +192,17 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// True when the configured bind address is a loopback address.
+pub fn binds_loopback(s: &Settings) -> bool {
+    let host = match s.gateway.bind.as_str() {
+        "loopback" | "localhost" => return true,
+        "custom" => s.gateway.host.as_deref().unwrap_or(""),
+        other => other,
+    };
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Loads every layer. Errors name the layer at fault.
@@ -454,6 +471,12 @@ mod tests {
         );
         check("{gateway:{port: 1,,}}", "", "");
         check("[1,2]", "", "expected a map");
+        check(
+            "{gateway:{bind:'lan', auth:{mode:'none'}}}",
+            "gateway.auth.mode",
+            "only allowed",
+        );
+        assert!(check_user_raw("{gateway:{bind:'127.0.0.2', auth:{mode:'none'}}}", "f").is_ok());
     }
 
     #[test]

@@ -362,6 +362,64 @@ impl Handler<CountSubscribers> for EventBus {
 mod tests {
     use super::*;
 
+    /// Records what the bus sends it.
+    struct Probe(std::sync::mpsc::Sender<Outbound>);
+    impl Actor for Probe {
+        type Context = Context<Self>;
+    }
+    impl Handler<Outbound> for Probe {
+        type Result = ();
+        fn handle(&mut self, msg: Outbound, _: &mut Context<Self>) {
+            let _ = self.0.send(msg);
+        }
+    }
+
+    #[actix::test]
+    async fn over_the_limit_droppable_events_skip_with_a_seq_gap_and_others_close_1008() {
+        let metrics = Arc::new(Metrics::default());
+        let bus = EventBus::new(Duration::from_secs(3600), metrics.clone()).start();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let buffered = Arc::new(AtomicUsize::new(0));
+        bus.send(Subscribe {
+            conn_id: ConnId::new("c1".into()),
+            recipient: Probe(tx).start().recipient(),
+            role: Role::Operator,
+            scopes: vec![scopes::READ.to_string()],
+            buffered: buffered.clone(),
+            max_buffered: 1000,
+        })
+        .await
+        .unwrap();
+        let publish = |name: &str, droppable: bool| Publish {
+            event: BusEvent::new(name, &serde_json::json!({"n": 1}), droppable),
+        };
+        let next = || rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        let seq_of = |o: Outbound| match o {
+            Outbound::Event { seq, .. } => seq,
+            other => panic!("{other:?}"),
+        };
+
+        bus.send(publish("presence", true)).await.unwrap();
+        assert_eq!(seq_of(next()), Some(1));
+        buffered.store(5000, Ordering::Relaxed);
+        bus.send(publish("presence", true)).await.unwrap(); // skipped: seq 2
+        buffered.store(0, Ordering::Relaxed);
+        bus.send(publish("presence", true)).await.unwrap();
+        assert_eq!(seq_of(next()), Some(3), "the client sees the gap");
+        assert_eq!(metrics.events_dropped_slow.load(Ordering::Relaxed), 1);
+
+        buffered.store(5000, Ordering::Relaxed);
+        bus.send(publish("tick", false)).await.unwrap();
+        match next() {
+            Outbound::Close { code, reason } => {
+                assert_eq!((code, reason.as_str()), (1008, "slow consumer"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(bus.send(CountSubscribers).await.unwrap(), 0, "unsubscribed");
+        assert_eq!(metrics.slow_consumer_closes.load(Ordering::Relaxed), 1);
+    }
+
     #[test]
     fn slow_subscribers_drop_droppable_events_and_close_on_others() {
         assert!(matches!(verdict(100, 100, false), Verdict::Send));

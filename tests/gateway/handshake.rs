@@ -348,3 +348,32 @@ async fn control_ui_without_device_identity_is_refused() {
         "CONTROL_UI_ORIGIN_NOT_ALLOWED"
     );
 }
+
+#[tokio::test]
+async fn too_many_unauthenticated_sockets_get_503_at_upgrade() {
+    let gw = TestGateway::with_config(json!({"gateway": {"maxUnauthenticatedSockets": 2}}));
+    let _a = Client::connect(&gw.ws_url()).await;
+    let _b = Client::connect(&gw.ws_url()).await;
+    let err = tokio_tungstenite::connect_async(gw.ws_url())
+        .await
+        .unwrap_err();
+    match err {
+        tokio_tungstenite::tungstenite::Error::Http(res) => {
+            assert_eq!(res.status(), 503);
+            let body =
+                String::from_utf8_lossy(res.body().as_deref().unwrap_or_default()).into_owned();
+            assert_eq!(body, "Too many unauthenticated sockets");
+        }
+        other => panic!("expected HTTP 503, got {other:?}"),
+    }
+    // Completing a handshake frees a place.
+    drop(_a);
+    let mut c = loop {
+        if let Ok((ws, _)) = tokio_tungstenite::connect_async(gw.ws_url()).await {
+            break ws;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    use futures_util::StreamExt;
+    assert!(c.next().await.unwrap().unwrap().is_text());
+}

@@ -10,7 +10,9 @@ use serde_json::Value;
 use crate::support::{TestGateway, TOKEN};
 
 fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("interop")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("interop")
 }
 
 fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
@@ -42,7 +44,9 @@ fn ok_json(out: &Output) -> Value {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    let start = stdout.find('{').unwrap_or_else(|| panic!("no JSON in {stdout}"));
+    let start = stdout
+        .find('{')
+        .unwrap_or_else(|| panic!("no JSON in {stdout}"));
     serde_json::from_str(&stdout[start..]).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
@@ -51,20 +55,36 @@ fn openclaw_cli_calls_health_and_status_and_probes_the_gateway() {
     let gw = TestGateway::start();
     let home = tempfile::tempdir().unwrap();
 
-    let health = ok_json(&openclaw(&gw, home.path(), &["gateway", "call", "health", "--json"]));
+    let health = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "health", "--json"],
+    ));
     assert_eq!(health["ok"], true, "{health}");
     assert_eq!(health["defaultAgentId"], "main");
 
-    let status = ok_json(&openclaw(&gw, home.path(), &["gateway", "call", "status", "--json"]));
+    let status = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "status", "--json"],
+    ));
     assert_eq!(status["heartbeat"]["defaultAgentId"], "main", "{status}");
     assert!(status["sessions"]["defaults"]["model"].is_string());
 
     let out = openclaw(&gw, home.path(), &["gateway", "health"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("OK"), "{text}");
 
-    let probe = ok_json(&openclaw(&gw, home.path(), &["gateway", "status", "--require-rpc", "--json"]));
+    let probe = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "status", "--require-rpc", "--json"],
+    ));
     assert_eq!(probe["rpc"]["ok"], true, "{probe}");
     assert_eq!(probe["rpc"]["auth"]["role"], "operator");
     assert_eq!(probe["rpc"]["server"]["version"], ferroclaw::VERSION);

@@ -45,6 +45,23 @@ impl Client {
             .await
             .unwrap()
             .unwrap();
+        Self::from_ws(ws).await
+    }
+
+    /// Connects with a small socket receive buffer (no kernel autotuning), so
+    /// a client that stops reading backs up into the gateway quickly.
+    pub async fn connect_small_rcvbuf(url: &str) -> Client {
+        let addr = url.trim_start_matches("ws://").trim_end_matches('/');
+        let sock = tokio::net::TcpSocket::new_v4().unwrap();
+        sock.set_recv_buffer_size(4096).unwrap();
+        let stream = sock.connect(addr.parse().unwrap()).await.unwrap();
+        let (ws, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(stream))
+            .await
+            .unwrap();
+        Self::from_ws(ws).await
+    }
+
+    async fn from_ws(ws: WebSocketStream<MaybeTlsStream<TcpStream>>) -> Client {
         let mut c = Client {
             ws,
             challenge: Value::Null,
