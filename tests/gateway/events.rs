@@ -138,7 +138,7 @@ async fn shutdown_sends_the_event_then_closes_1012() {
 #[tokio::test]
 async fn a_client_that_stops_reading_is_closed_as_a_slow_consumer_and_others_are_served() {
     let gw = TestGateway::with_config(
-        json!({"gateway": {"maxBufferedBytes": 262144, "tickIntervalMs": 200}}),
+        json!({"gateway": {"maxBufferedBytes": 1048576, "tickIntervalMs": 200}}),
     );
     let mut slow = Client::connect_small_rcvbuf(&gw.ws_url()).await;
     let res = slow
@@ -151,13 +151,14 @@ async fn a_client_that_stops_reading_is_closed_as_a_slow_consumer_and_others_are
         .await;
     assert_eq!(res["ok"], true);
     let mut fast = admin(&gw).await;
-    // ~60 KiB presence broadcasts fill the slow client's socket and then its
-    // backlog in the gateway; a tick (not droppable) then closes it.
-    let text = "x".repeat(60 * 1024);
+    // ~16 KiB presence broadcasts fill the slow client's socket and then its
+    // backlog in the gateway; a tick (not droppable) then closes it. The fast
+    // client reads every broadcast, so it stays far below the 1 MiB limit.
+    let text = "x".repeat(16 * 1024);
     let mut i = 0;
     loop {
         i += 1;
-        assert!(i < 5000, "the slow client was never closed");
+        assert!(i < 20_000, "the slow client was never closed");
         if i % 20 == 0 {
             let (_, _, m) = crate::support::http(gw.addr, "GET", "/metrics", &[]).await;
             if metric(&m, "ferroclaw_slow_consumer_closes_total ") >= 1 {
@@ -171,6 +172,14 @@ async fn a_client_that_stops_reading_is_closed_as_a_slow_consumer_and_others_are
             )
             .await;
         assert_eq!(r["ok"], true);
+        let want = i.to_string();
+        loop {
+            let ev = fast.event("presence").await;
+            let rows = ev["payload"]["presence"].as_array().unwrap();
+            if rows.iter().any(|e| e["tags"][1] == want) {
+                break;
+            }
+        }
         fast.backlog.clear();
     }
     let closed = slow.closed().await;
