@@ -45,8 +45,8 @@ pub struct WsConnection {
     challenge_ts: u64,
     phase: Phase,
     buffered: Arc<AtomicUsize>,
-    /// Fragments of a message in progress: (is_binary, bytes).
-    partial: Option<(bool, Vec<u8>)>,
+    /// Fragments of a message in progress.
+    partial: Option<Vec<u8>>,
     presence_key: Option<String>,
 }
 
@@ -111,7 +111,9 @@ impl WsConnection {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut ws::WebsocketContext<Self>, is_binary: bool, bytes: &[u8]) {
+    /// One complete message. Binary frames are decoded as UTF-8 text and
+    /// parsed the same way as text frames.
+    fn on_message(&mut self, ctx: &mut ws::WebsocketContext<Self>, bytes: &[u8]) {
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(_) => {
@@ -119,7 +121,6 @@ impl WsConnection {
                 return self.on_bad_frame(ctx, None, "frame is not valid UTF-8");
             }
         };
-        let _ = is_binary; // binary frames are decoded as UTF-8 text and parsed the same way
         match &mut self.phase {
             Phase::AwaitConnect => self.on_first_frame(ctx, text),
             Phase::Connecting(queue) => {
@@ -273,16 +274,15 @@ impl WsConnection {
             _ => self.settings.gateway.max_preauth_payload,
         };
         let (first, bytes) = match item {
-            actix_http::ws::Item::FirstText(b) => (Some(false), b),
-            actix_http::ws::Item::FirstBinary(b) => (Some(true), b),
-            actix_http::ws::Item::Continue(b) | actix_http::ws::Item::Last(b) => (None, b),
+            actix_http::ws::Item::FirstText(b) | actix_http::ws::Item::FirstBinary(b) => (true, b),
+            actix_http::ws::Item::Continue(b) | actix_http::ws::Item::Last(b) => (false, b),
         };
         match (first, self.partial.as_mut()) {
-            (Some(bin), _) => self.partial = Some((bin, bytes.to_vec())),
-            (None, Some((_, buf))) => buf.extend_from_slice(&bytes),
-            (None, None) => return self.close(ctx, 1002, "unexpected continuation frame"),
+            (true, _) => self.partial = Some(bytes.to_vec()),
+            (false, Some(buf)) => buf.extend_from_slice(&bytes),
+            (false, None) => return self.close(ctx, 1002, "unexpected continuation frame"),
         }
-        if self.partial.as_ref().is_some_and(|(_, b)| b.len() > limit) {
+        if self.partial.as_ref().is_some_and(|b| b.len() > limit) {
             self.partial = None;
             let reason = if matches!(self.phase, Phase::Open(_)) {
                 "payload too large"
@@ -377,14 +377,14 @@ impl Actor for WsConnection {
 impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
     fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
         match msg {
-            Ok(ws::Message::Text(text)) => self.on_message(ctx, false, text.as_bytes()),
-            Ok(ws::Message::Binary(bytes)) => self.on_message(ctx, true, &bytes),
+            Ok(ws::Message::Text(text)) => self.on_message(ctx, text.as_bytes()),
+            Ok(ws::Message::Binary(bytes)) => self.on_message(ctx, &bytes),
             Ok(ws::Message::Continuation(item)) => {
                 let done = matches!(item, actix_http::ws::Item::Last(_));
                 self.on_fragment(ctx, item);
                 if done {
-                    if let Some((bin, bytes)) = self.partial.take() {
-                        self.on_message(ctx, bin, &bytes);
+                    if let Some(bytes) = self.partial.take() {
+                        self.on_message(ctx, &bytes);
                     }
                 }
             }

@@ -377,3 +377,27 @@ async fn too_many_unauthenticated_sockets_get_503_at_upgrade() {
     use futures_util::StreamExt;
     assert!(c.next().await.unwrap().unwrap().is_text());
 }
+
+#[tokio::test]
+async fn fragmented_messages_are_reassembled() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let text = json!({"type":"req","id":"frag","method":"health"}).to_string();
+    let (a, b) = text.split_at(10);
+    c.send_raw(Message::Frame(Frame::message(
+        a.as_bytes().to_vec(),
+        OpCode::Data(Data::Text),
+        false,
+    )))
+    .await;
+    c.send_raw(Message::Frame(Frame::message(
+        b.as_bytes().to_vec(),
+        OpCode::Data(Data::Continue),
+        true,
+    )))
+    .await;
+    let res = c.res("frag").await;
+    assert_eq!(res["ok"], true, "{res}");
+}
