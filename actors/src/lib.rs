@@ -8,6 +8,8 @@ pub mod devices;
 pub mod gateway;
 pub mod idempotency;
 pub mod ids;
+pub mod inbound;
+pub mod lane;
 pub mod metrics;
 pub mod presence;
 pub mod scopes;

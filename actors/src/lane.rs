@@ -1,0 +1,324 @@
+//! LaneActor: one per lane (`main`, `cron`, `subagent`, `nested`). Runs ask
+//! for a slot with `AcquireSlot` and get a `SlotPermit` when one of
+//! `maxConcurrent` slots is free, strictly FIFO. The permit releases its slot
+//! when dropped, so every exit path of a run (done, failed, aborted, panicked,
+//! cancelled while still queued) gives the slot back.
+
+use std::collections::VecDeque;
+
+use actix::prelude::*;
+use tokio::sync::oneshot;
+
+/// The four lanes of OpenClaw's command queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LaneKind {
+    Main,
+    Cron,
+    Subagent,
+    Nested,
+}
+
+impl LaneKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LaneKind::Main => "main",
+            LaneKind::Cron => "cron",
+            LaneKind::Subagent => "subagent",
+            LaneKind::Nested => "nested",
+        }
+    }
+}
+
+/// Pure FIFO permit accounting: no actix.
+#[derive(Debug)]
+pub struct LaneQueue<W> {
+    max: usize,
+    active: usize,
+    waiting: VecDeque<W>,
+}
+
+impl<W> LaneQueue<W> {
+    pub fn new(max: usize) -> LaneQueue<W> {
+        LaneQueue {
+            max: max.max(1),
+            active: 0,
+            waiting: VecDeque::new(),
+        }
+    }
+
+    /// Takes a slot now (Some(waiter) back) or queues the waiter (None).
+    pub fn acquire(&mut self, waiter: W) -> Option<W> {
+        if self.active < self.max && self.waiting.is_empty() {
+            self.active += 1;
+            Some(waiter)
+        } else {
+            self.waiting.push_back(waiter);
+            None
+        }
+    }
+
+    /// Gives a slot back; returns the next waiter, which now holds it.
+    pub fn release(&mut self) -> Option<W> {
+        self.active = self.active.saturating_sub(1);
+        self.grant_next()
+    }
+
+    fn grant_next(&mut self) -> Option<W> {
+        if self.active < self.max {
+            let next = self.waiting.pop_front()?;
+            self.active += 1;
+            Some(next)
+        } else {
+            None
+        }
+    }
+
+    /// Changes the limit; returns the waiters granted by a raise.
+    pub fn set_max(&mut self, max: usize) -> Vec<W> {
+        self.max = max.max(1);
+        std::iter::from_fn(|| self.grant_next()).collect()
+    }
+
+    pub fn active(&self) -> usize {
+        self.active
+    }
+
+    pub fn queued(&self) -> usize {
+        self.waiting.len()
+    }
+
+    pub fn max(&self) -> usize {
+        self.max
+    }
+}
+
+/// Holds one slot of a lane until dropped.
+#[derive(Debug)]
+pub struct SlotPermit {
+    lane: Addr<LaneActor>,
+    released: bool,
+}
+
+impl SlotPermit {
+    /// Gives the slot back now (dropping does the same).
+    pub fn release(mut self) {
+        self.give_back();
+    }
+
+    fn give_back(&mut self) {
+        if !self.released {
+            self.released = true;
+            self.lane.do_send(ReleaseSlot);
+        }
+    }
+}
+
+impl Drop for SlotPermit {
+    fn drop(&mut self) {
+        self.give_back();
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaneError {
+    #[error("lane {0} stopped")]
+    Stopped(&'static str),
+}
+
+/// Waits for a slot. Reply: the permit (resolves when granted, FIFO).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SlotPermit, LaneError>")]
+pub struct AcquireSlot;
+
+/// A permit was dropped: its slot is free.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ReleaseSlot;
+
+/// Changes `maxConcurrent` (config hot apply).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SetMaxConcurrent {
+    pub max: usize,
+}
+
+/// Active slots, queued waiters and the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneStatus {
+    pub active: usize,
+    pub queued: usize,
+    pub max: usize,
+}
+
+#[derive(Debug, Message)]
+#[rtype(result = "LaneStatus")]
+pub struct GetLaneStatus;
+
+type Waiter = oneshot::Sender<SlotPermit>;
+
+pub struct LaneActor {
+    kind: LaneKind,
+    queue: LaneQueue<Waiter>,
+}
+
+impl LaneActor {
+    pub fn new(kind: LaneKind, max: usize) -> LaneActor {
+        LaneActor {
+            kind,
+            queue: LaneQueue::new(max),
+        }
+    }
+
+    /// Hands a slot to a waiter; one that gave up meanwhile (its run was
+    /// aborted while queued) passes the slot straight on.
+    fn grant(&mut self, waiter: Waiter, ctx: &mut Context<Self>) {
+        let mut next = Some(waiter);
+        while let Some(w) = next.take() {
+            // Armed from the start: a permit dropped unread in the channel
+            // (the run went away) still gives its slot back.
+            let permit = SlotPermit {
+                lane: ctx.address(),
+                released: false,
+            };
+            match w.send(permit) {
+                Ok(()) => {}
+                Err(mut unused) => {
+                    unused.released = true;
+                    next = self.queue.release();
+                }
+            }
+        }
+    }
+}
+
+impl Actor for LaneActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<AcquireSlot> for LaneActor {
+    type Result = ResponseFuture<Result<SlotPermit, LaneError>>;
+    fn handle(&mut self, _: AcquireSlot, ctx: &mut Context<Self>) -> Self::Result {
+        let (tx, rx) = oneshot::channel();
+        if let Some(w) = self.queue.acquire(tx) {
+            self.grant(w, ctx);
+        }
+        let kind = self.kind.as_str();
+        Box::pin(async move { rx.await.map_err(|_| LaneError::Stopped(kind)) })
+    }
+}
+
+impl Handler<ReleaseSlot> for LaneActor {
+    type Result = ();
+    fn handle(&mut self, _: ReleaseSlot, ctx: &mut Context<Self>) {
+        if let Some(w) = self.queue.release() {
+            self.grant(w, ctx);
+        }
+    }
+}
+
+impl Handler<SetMaxConcurrent> for LaneActor {
+    type Result = ();
+    fn handle(&mut self, msg: SetMaxConcurrent, ctx: &mut Context<Self>) {
+        for w in self.queue.set_max(msg.max) {
+            self.grant(w, ctx);
+        }
+    }
+}
+
+impl Handler<GetLaneStatus> for LaneActor {
+    type Result = MessageResult<GetLaneStatus>;
+    fn handle(&mut self, _: GetLaneStatus, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(LaneStatus {
+            active: self.queue.active(),
+            queued: self.queue.queued(),
+            max: self.queue.max(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn queue_is_fifo_and_bounded() {
+        let mut q = LaneQueue::new(2);
+        assert_eq!(q.acquire(1), Some(1));
+        assert_eq!(q.acquire(2), Some(2));
+        assert_eq!(q.acquire(3), None);
+        assert_eq!(q.acquire(4), None);
+        assert_eq!((q.active(), q.queued()), (2, 2));
+        assert_eq!(q.release(), Some(3));
+        assert_eq!(q.release(), Some(4));
+        assert_eq!(q.release(), None);
+        assert_eq!(q.release(), None);
+        assert_eq!((q.active(), q.queued()), (0, 0));
+        assert_eq!(q.release(), None, "never below zero");
+        assert_eq!(q.active(), 0);
+    }
+
+    #[test]
+    fn raising_the_limit_grants_waiters_in_order() {
+        let mut q = LaneQueue::new(1);
+        q.acquire('a');
+        q.acquire('b');
+        q.acquire('c');
+        assert_eq!(q.set_max(3), vec!['b', 'c']);
+        assert_eq!(q.active(), 3);
+    }
+
+    #[actix::test]
+    async fn permits_are_released_on_drop_and_given_fifo() {
+        let lane = LaneActor::new(LaneKind::Main, 2).start();
+        let a = lane.send(AcquireSlot).await.unwrap().unwrap();
+        let b = lane.send(AcquireSlot).await.unwrap().unwrap();
+        let third = actix::spawn({
+            let lane = lane.clone();
+            async move { lane.send(AcquireSlot).await.unwrap().unwrap() }
+        });
+        let fourth = actix::spawn({
+            let lane = lane.clone();
+            async move {
+                actix::clock::sleep(Duration::from_millis(20)).await;
+                lane.send(AcquireSlot).await.unwrap().unwrap()
+            }
+        });
+        actix::clock::sleep(Duration::from_millis(50)).await;
+        let st = lane.send(GetLaneStatus).await.unwrap();
+        assert_eq!((st.active, st.queued, st.max), (2, 2, 2));
+        drop(a); // a run that ends any way drops its permit
+        let c = third.await.unwrap();
+        assert!(!fourth.is_finished(), "FIFO: the fourth still waits");
+        b.release();
+        let d = fourth.await.unwrap();
+        drop((c, d));
+        actix::clock::sleep(Duration::from_millis(20)).await;
+        let st = lane.send(GetLaneStatus).await.unwrap();
+        assert_eq!((st.active, st.queued), (0, 0));
+    }
+
+    #[actix::test]
+    async fn a_waiter_that_gives_up_passes_its_slot_on() {
+        let lane = LaneActor::new(LaneKind::Subagent, 1).start();
+        let held = lane.send(AcquireSlot).await.unwrap().unwrap();
+        // Queued, then cancelled (its run aborted before it got a slot).
+        let cancelled = actix::spawn({
+            let lane = lane.clone();
+            async move { lane.send(AcquireSlot).await }
+        });
+        actix::clock::sleep(Duration::from_millis(20)).await;
+        cancelled.abort();
+        let waiting = actix::spawn({
+            let lane = lane.clone();
+            async move { lane.send(AcquireSlot).await.unwrap().unwrap() }
+        });
+        actix::clock::sleep(Duration::from_millis(20)).await;
+        drop(held);
+        let got = actix::clock::timeout(Duration::from_secs(5), waiting).await;
+        assert!(got.is_ok(), "the live waiter got the slot");
+        actix::clock::sleep(Duration::from_millis(20)).await;
+        let st = lane.send(GetLaneStatus).await.unwrap();
+        assert_eq!(st.active, 1);
+    }
+}
