@@ -12,6 +12,7 @@ pub mod inbound;
 pub mod lane;
 pub mod metrics;
 pub mod presence;
+pub mod provider;
 pub mod scopes;
 pub mod settings;
 pub mod store;

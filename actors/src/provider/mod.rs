@@ -1,0 +1,149 @@
+//! The provider family: one actor per configured provider answers
+//! `StreamCompletion` with a stream of `ProviderEvent`s. Dropping the stream's
+//! receiver cancels the completion (the producer stops at its next send and
+//! drops its upstream connection): that is how an abort reaches a provider.
+//! Wire formats (OpenAI SSE, Anthropic SSE) stay private to each provider
+//! module; everything here is provider-neutral.
+
+pub mod offline;
+
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageRole {
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// One message of the conversation sent to a provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: MessageRole,
+    pub text: String,
+    /// Assistant messages: the tool calls it made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Tool messages: which call this answers, and whether it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl ChatMessage {
+    pub fn user(text: &str) -> ChatMessage {
+        ChatMessage {
+            role: MessageRole::User,
+            text: text.to_string(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+        }
+    }
+    pub fn tool_result(call_id: &str, text: &str, is_error: bool) -> ChatMessage {
+        ChatMessage {
+            role: MessageRole::Tool,
+            text: text.to_string(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.to_string()),
+            is_error,
+        }
+    }
+}
+
+/// A tool the model may call: name, description, JSON schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Everything a provider needs for one completion.
+#[derive(Debug, Clone, Default)]
+pub struct CompletionRequest {
+    /// The model id within the provider (no `provider/` prefix).
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    /// The model finished its answer.
+    Stop,
+    /// The model wants tool results before it goes on.
+    ToolUse,
+    /// The output token limit was hit.
+    Length,
+}
+
+/// Why a completion failed; the kind drives retry and failover.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("rate limited")]
+    RateLimited { retry_after_ms: Option<u64> },
+    #[error("authentication failed: {0}")]
+    Auth(String),
+    #[error("billing: {0}")]
+    Billing(String),
+    #[error("context overflow: {0}")]
+    ContextOverflow(String),
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("provider unavailable: {0}")]
+    Unavailable(String),
+    #[error("malformed response: {0}")]
+    Malformed(String),
+}
+
+/// One step of a streamed completion, in order: text and thinking deltas,
+/// tool calls, then usage and exactly one `Done` (or an `Error`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderEvent {
+    TextDelta(String),
+    ThinkingDelta(String),
+    ToolCall(ToolCall),
+    Usage(Usage),
+    Done(StopReason),
+    Error(ProviderError),
+}
+
+/// Events of one completion; dropping it cancels the completion.
+pub type CompletionStream = mpsc::Receiver<ProviderEvent>;
+
+/// Starts a streamed completion. Reply: the event stream (errors that happen
+/// before the first event are `ProviderEvent::Error` on it too).
+#[derive(Debug, Message)]
+#[rtype(result = "CompletionStream")]
+pub struct StreamCompletion {
+    pub request: CompletionRequest,
+}
+
+/// Events buffered per completion before the producer waits for the reader.
+pub const STREAM_BUFFER: usize = 64;

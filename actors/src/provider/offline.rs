@@ -1,0 +1,374 @@
+//! The built-in `offline` provider: no network, no API key, deterministic.
+//! It is the default model (`offline/echo`) so a fresh install chats out of
+//! the box, and it drives tests of the whole agent loop.
+//!
+//! Behaviour, from the conversation it is given:
+//! - After tool results (the last messages are `tool` messages) it answers
+//!   `Tool <name> returned: <first 200 chars>` per result, then stops.
+//! - Otherwise it reads the last user message. Lines of these forms are
+//!   script, the rest is the text to answer:
+//!   - `@tool <name> <json object>`: call that tool (one call per line, in
+//!     order); the turn ends with stop reason `toolUse`. Arguments that are
+//!     not a JSON object are passed as `{"input": "<text>"}`.
+//!   - `@tokens <n>`: answer with `n` numbered words (`w1 w2 ...`).
+//!   - `@delay <ms>`: wait this long before each streamed word (for abort,
+//!     steer and timeout tests).
+//!   - `@error <rate_limit|auth|billing|overflow|unavailable|bad_request>`:
+//!     fail with that error kind.
+//! - A plain message is answered with `You said: <text>`.
+//!   Words are streamed one `TextDelta` each (the word plus its following space).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use super::*;
+
+/// What the offline model will do for a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub events: Vec<ProviderEvent>,
+    /// Delay before each event.
+    pub delay: Duration,
+}
+
+fn words(text: &str) -> Vec<ProviderEvent> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        current.push(c);
+        if c == ' ' {
+            out.push(ProviderEvent::TextDelta(std::mem::take(&mut current)));
+        }
+    }
+    if !current.is_empty() {
+        out.push(ProviderEvent::TextDelta(current));
+    }
+    out
+}
+
+fn error_kind(kind: &str) -> ProviderError {
+    let msg = "offline provider scripted error".to_string();
+    match kind {
+        "rate_limit" => ProviderError::RateLimited {
+            retry_after_ms: Some(10),
+        },
+        "auth" => ProviderError::Auth(msg),
+        "billing" => ProviderError::Billing(msg),
+        "overflow" => ProviderError::ContextOverflow(msg),
+        "bad_request" => ProviderError::BadRequest(msg),
+        _ => ProviderError::Unavailable(msg),
+    }
+}
+
+fn estimate_tokens(chars: usize) -> u64 {
+    chars.div_ceil(4) as u64
+}
+
+/// The deterministic plan for a request (pure: the actor only plays it out).
+pub fn plan(req: &CompletionRequest) -> Plan {
+    let input_chars = req.system.len() + req.messages.iter().map(|m| m.text.len()).sum::<usize>();
+    let usage = |output: usize| Usage {
+        input: estimate_tokens(input_chars),
+        output: output as u64,
+        ..Usage::default()
+    };
+    // Tool results since the last assistant message: summarise them.
+    let trailing_results: Vec<&ChatMessage> = req
+        .messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role == MessageRole::Tool)
+        .collect();
+    if !trailing_results.is_empty() {
+        let names: std::collections::HashMap<&str, &str> = req
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter())
+            .map(|c| (c.id.as_str(), c.name.as_str()))
+            .collect();
+        let text = trailing_results
+            .iter()
+            .rev()
+            .map(|r| {
+                let id = r.tool_call_id.as_deref().unwrap_or("");
+                let name = names.get(id).copied().unwrap_or("tool");
+                let body: String = r.text.chars().take(200).collect();
+                format!("Tool {name} returned: {body}")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut events = words(&text);
+        let n = events.len();
+        events.push(ProviderEvent::Usage(usage(n)));
+        events.push(ProviderEvent::Done(StopReason::Stop));
+        return Plan {
+            events,
+            delay: Duration::ZERO,
+        };
+    }
+
+    let last_user = req
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == MessageRole::User)
+        .map(|m| m.text.as_str())
+        .unwrap_or("");
+    let prior_calls = req
+        .messages
+        .iter()
+        .map(|m| m.tool_calls.len())
+        .sum::<usize>();
+    let mut delay = Duration::ZERO;
+    let mut calls = Vec::new();
+    let mut tokens = None;
+    let mut text_lines = Vec::new();
+    for line in last_user.lines() {
+        let trimmed = line.trim();
+        let mut parts = trimmed.splitn(3, ' ');
+        match parts.next() {
+            Some("@delay") => {
+                if let Some(ms) = parts.next().and_then(|v| v.parse().ok()) {
+                    delay = Duration::from_millis(ms);
+                }
+            }
+            Some("@tokens") => tokens = parts.next().and_then(|v| v.parse::<usize>().ok()),
+            Some("@error") => {
+                let kind = parts.next().unwrap_or("unavailable");
+                return Plan {
+                    events: vec![ProviderEvent::Error(error_kind(kind))],
+                    delay,
+                };
+            }
+            Some("@tool") => {
+                let name = parts.next().unwrap_or("").to_string();
+                let raw = parts.next().unwrap_or("").trim();
+                let arguments = match serde_json::from_str::<Value>(raw) {
+                    Ok(v @ Value::Object(_)) => v,
+                    _ if raw.is_empty() => json!({}),
+                    _ => json!({ "input": raw }),
+                };
+                calls.push(ToolCall {
+                    id: format!("offline_{}", prior_calls + calls.len() + 1),
+                    name,
+                    arguments,
+                });
+            }
+            _ => text_lines.push(line),
+        }
+    }
+    let text = text_lines.join("\n").trim().to_string();
+    let reply = match (tokens, calls.is_empty()) {
+        (Some(n), _) => (1..=n)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, true) => format!("You said: {text}"),
+        (None, false) => text,
+    };
+    let mut events = words(&reply);
+    let streamed = events.len();
+    let stop = if calls.is_empty() {
+        StopReason::Stop
+    } else {
+        StopReason::ToolUse
+    };
+    events.extend(calls.into_iter().map(ProviderEvent::ToolCall));
+    events.push(ProviderEvent::Usage(usage(streamed)));
+    events.push(ProviderEvent::Done(stop));
+    Plan { events, delay }
+}
+
+/// The offline provider actor.
+#[derive(Default)]
+pub struct OfflineProvider {
+    /// Completions being streamed right now.
+    active: Arc<AtomicUsize>,
+}
+
+impl OfflineProvider {
+    pub fn new() -> OfflineProvider {
+        OfflineProvider::default()
+    }
+
+    /// Shared count of live completions (metrics, tests).
+    pub fn active(&self) -> Arc<AtomicUsize> {
+        self.active.clone()
+    }
+}
+
+impl Actor for OfflineProvider {
+    type Context = Context<Self>;
+}
+
+impl Supervised for OfflineProvider {}
+
+impl Handler<StreamCompletion> for OfflineProvider {
+    type Result = MessageResult<StreamCompletion>;
+    fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        let plan = plan(&msg.request);
+        let active = self.active.clone();
+        active.fetch_add(1, Ordering::Relaxed);
+        actix::spawn(async move {
+            for event in plan.events {
+                if !plan.delay.is_zero() {
+                    tokio::select! {
+                        _ = actix::clock::sleep(plan.delay) => {}
+                        _ = tx.closed() => break,
+                    }
+                }
+                if tx.send(event).await.is_err() {
+                    break; // the reader went away: cancelled
+                }
+            }
+            active.fetch_sub(1, Ordering::Relaxed);
+        });
+        MessageResult(rx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(messages: Vec<ChatMessage>) -> CompletionRequest {
+        CompletionRequest {
+            model: "echo".into(),
+            system: "sys".into(),
+            messages,
+            ..Default::default()
+        }
+    }
+
+    fn text_of(events: &[ProviderEvent]) -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::TextDelta(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plain_messages_are_echoed_word_by_word() {
+        let p = plan(&req(vec![ChatMessage::user("hello there world")]));
+        assert_eq!(text_of(&p.events), "You said: hello there world");
+        let deltas = p
+            .events
+            .iter()
+            .filter(|e| matches!(e, ProviderEvent::TextDelta(_)))
+            .count();
+        assert_eq!(deltas, 5);
+        assert_eq!(
+            p.events.last(),
+            Some(&ProviderEvent::Done(StopReason::Stop))
+        );
+        assert!(matches!(
+            p.events[p.events.len() - 2],
+            ProviderEvent::Usage(Usage { output: 5, .. })
+        ));
+    }
+
+    #[test]
+    fn tool_lines_become_tool_calls_and_results_are_summarised() {
+        let msg = "let me look\n@tool exec {\"command\":\"ls\"}\n@tool read not-json\n@delay 5";
+        let p = plan(&req(vec![ChatMessage::user(msg)]));
+        assert_eq!(p.delay, Duration::from_millis(5));
+        assert_eq!(text_of(&p.events), "let me look");
+        let calls: Vec<&ToolCall> = p
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::ToolCall(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(
+            (calls[0].id.as_str(), calls[0].name.as_str()),
+            ("offline_1", "exec")
+        );
+        assert_eq!(calls[0].arguments, json!({"command": "ls"}));
+        assert_eq!(calls[1].arguments, json!({"input": "not-json"}));
+        assert_eq!(
+            p.events.last(),
+            Some(&ProviderEvent::Done(StopReason::ToolUse))
+        );
+
+        let assistant = ChatMessage {
+            role: MessageRole::Assistant,
+            text: "let me look".into(),
+            tool_calls: calls.into_iter().cloned().collect(),
+            tool_call_id: None,
+            is_error: false,
+        };
+        let follow = plan(&req(vec![
+            ChatMessage::user(msg),
+            assistant,
+            ChatMessage::tool_result("offline_1", "a.txt b.txt", false),
+            ChatMessage::tool_result("offline_2", "no such file", true),
+        ]));
+        assert_eq!(
+            text_of(&follow.events),
+            "Tool exec returned: a.txt b.txt\nTool read returned: no such file"
+        );
+    }
+
+    #[test]
+    fn token_counts_and_scripted_errors() {
+        let p = plan(&req(vec![ChatMessage::user("@tokens 3")]));
+        assert_eq!(text_of(&p.events), "w1 w2 w3");
+        let p = plan(&req(vec![ChatMessage::user("@error rate_limit")]));
+        assert!(matches!(
+            p.events[..],
+            [ProviderEvent::Error(ProviderError::RateLimited { .. })]
+        ));
+    }
+
+    #[actix::test]
+    async fn streams_in_order_and_stops_when_the_reader_drops() {
+        let provider = OfflineProvider::new();
+        let active = provider.active();
+        let addr = provider.start();
+        let mut rx = addr
+            .send(StreamCompletion {
+                request: req(vec![ChatMessage::user("@tokens 4")]),
+            })
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        while let Some(e) = rx.recv().await {
+            got.push(e);
+        }
+        assert_eq!(text_of(&got), "w1 w2 w3 w4");
+        assert_eq!(got.last(), Some(&ProviderEvent::Done(StopReason::Stop)));
+
+        let mut rx = addr
+            .send(StreamCompletion {
+                request: req(vec![ChatMessage::user("@tokens 1000\n@delay 20")]),
+            })
+            .await
+            .unwrap();
+        assert!(matches!(rx.recv().await, Some(ProviderEvent::TextDelta(_))));
+        assert_eq!(active.load(Ordering::Relaxed), 1);
+        drop(rx); // abort
+        for _ in 0..100 {
+            if active.load(Ordering::Relaxed) == 0 {
+                break;
+            }
+            actix::clock::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            active.load(Ordering::Relaxed),
+            0,
+            "the completion was cancelled"
+        );
+    }
+}
