@@ -5,6 +5,7 @@
 //! Wire formats (OpenAI SSE, Anthropic SSE) stay private to each provider
 //! module; everything here is provider-neutral.
 
+pub mod embedded;
 pub mod offline;
 
 use actix::prelude::*;
