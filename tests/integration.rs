@@ -2,5 +2,6 @@
 //! stores in temp dirs, driven over real WebSocket and HTTP.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod actors;
 mod gateway;
 mod support;

@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod device;
+pub mod fake_provider;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};

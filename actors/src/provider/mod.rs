@@ -7,6 +7,7 @@
 
 pub mod embedded;
 pub mod offline;
+pub mod openai;
 
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,648 @@
+//! `openai-completions` provider (OpenAI, OpenRouter, vLLM, Ollama, LM
+//! Studio): POST `<baseUrl>/chat/completions`, always `stream: true`, SSE
+//! parsed by `eventsource-stream`. The OpenAI wire format is private to this
+//! module. Handles native `tool_calls` whose arguments arrive in fragments,
+//! tool calls embedded in content (seed 003), a non-streaming JSON answer
+//! from a proxy, and classifies HTTP failures into `ProviderError` kinds.
+//! Retries (3 attempts, `retry-after` honoured, 30 s max, 10% jitter) happen
+//! only before the first event reached the reader, so nothing is duplicated.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+
+use super::embedded::extract_tool_calls;
+use super::*;
+
+/// Which `max_tokens` field the server understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxTokensField {
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+/// Per-server quirks, detected from the base URL and overridable per model
+/// (`compat: {supportsStore, maxTokensField, supportsStrictMode}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compat {
+    pub supports_store: bool,
+    pub max_tokens_field: MaxTokensField,
+    pub supports_strict_mode: bool,
+}
+
+/// OpenAI itself takes `store` and `max_completion_tokens`; everything else
+/// (OpenRouter, vLLM, Ollama, LM Studio, unknown proxies) gets the widely
+/// accepted `max_tokens` and no `store` (vLLM rejects `store`, seed 003).
+pub fn detect_compat(base_url: &str) -> Compat {
+    let openai = base_url.contains("api.openai.com");
+    Compat {
+        supports_store: openai,
+        max_tokens_field: if openai {
+            MaxTokensField::MaxCompletionTokens
+        } else {
+            MaxTokensField::MaxTokens
+        },
+        supports_strict_mode: openai,
+    }
+}
+
+/// Applies a model's `compat` object over the detected flags.
+pub fn apply_overrides(mut c: Compat, overrides: Option<&Value>) -> Compat {
+    let Some(o) = overrides else { return c };
+    if let Some(b) = o.get("supportsStore").and_then(Value::as_bool) {
+        c.supports_store = b;
+    }
+    if let Some(b) = o.get("supportsStrictMode").and_then(Value::as_bool) {
+        c.supports_strict_mode = b;
+    }
+    match o.get("maxTokensField").and_then(Value::as_str) {
+        Some("max_tokens") => c.max_tokens_field = MaxTokensField::MaxTokens,
+        Some("max_completion_tokens") => c.max_tokens_field = MaxTokensField::MaxCompletionTokens,
+        _ => {}
+    }
+    c
+}
+
+/// Where and how to reach one configured provider.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// model id -> its `compat` overrides.
+    pub model_compat: BTreeMap<String, Value>,
+    pub request_timeout: Duration,
+}
+
+/// The request body for a completion.
+pub fn build_body(req: &CompletionRequest, compat: Compat) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(json!({ "role": "system", "content": req.system }));
+    }
+    for m in &req.messages {
+        messages.push(match m.role {
+            MessageRole::User => json!({ "role": "user", "content": m.text }),
+            MessageRole::Tool => json!({
+                "role": "tool",
+                "tool_call_id": m.tool_call_id.clone().unwrap_or_default(),
+                "content": m.text,
+            }),
+            MessageRole::Assistant => {
+                let mut a = json!({ "role": "assistant", "content": m.text });
+                if !m.tool_calls.is_empty() {
+                    a["tool_calls"] = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id, "type": "function",
+                                "function": { "name": c.name, "arguments": c.arguments.to_string() },
+                            })
+                        })
+                        .collect();
+                }
+                a
+            }
+        });
+    }
+    let mut body = json!({
+        "model": req.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut f = json!({ "name": t.name, "description": t.description, "parameters": t.parameters });
+                if compat.supports_strict_mode {
+                    f["strict"] = json!(false);
+                }
+                json!({ "type": "function", "function": f })
+            })
+            .collect();
+    }
+    if let Some(n) = req.max_tokens {
+        let field = match compat.max_tokens_field {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        };
+        body[field] = json!(n);
+    }
+    if compat.supports_store {
+        body["store"] = json!(false);
+    }
+    body
+}
+
+/// Accumulates one streamed answer.
+#[derive(Debug, Default)]
+struct Assembly {
+    content: String,
+    /// index -> (id, name, argument fragments)
+    calls: BTreeMap<u64, (String, String, String)>,
+    finish: Option<String>,
+    usage: Option<Usage>,
+    /// Content that looks like embedded tool calls is held back, not streamed.
+    holding: bool,
+}
+
+fn usage_of(v: &Value) -> Option<Usage> {
+    let u = v.get("usage")?.as_object()?;
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let cached = u
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Some(Usage {
+        input: n("prompt_tokens").saturating_sub(cached),
+        output: n("completion_tokens"),
+        cache_read: cached,
+        cache_write: 0,
+    })
+}
+
+fn parse_args(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return Value::Object(Map::new());
+    }
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+impl Assembly {
+    /// Folds one chunk (streamed `delta` or whole `message`) in; returns the
+    /// events to emit now.
+    fn absorb(&mut self, chunk: &Value) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        if let Some(u) = usage_of(chunk) {
+            self.usage = Some(u);
+        }
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
+            return out;
+        };
+        let delta = choice
+            .get("delta")
+            .or_else(|| choice.get("message"))
+            .unwrap_or(&Value::Null);
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(t) = delta
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                out.push(ProviderEvent::ThinkingDelta(t.to_string()));
+            }
+        }
+        if let Some(t) = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            let was_empty = self.content.trim().is_empty();
+            self.content.push_str(t);
+            if was_empty {
+                let start = self.content.trim_start();
+                self.holding = start.starts_with('{') || start.starts_with("<tools>");
+            }
+            if !self.holding {
+                out.push(ProviderEvent::TextDelta(t.to_string()));
+            }
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for (pos, c) in calls.iter().enumerate() {
+                let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
+                let entry = self.calls.entry(index).or_default();
+                if let Some(id) = c.get("id").and_then(Value::as_str) {
+                    entry.0 = id.to_string();
+                }
+                if let Some(f) = c.get("function") {
+                    if let Some(n) = f.get("name").and_then(Value::as_str) {
+                        entry.1.push_str(n);
+                    }
+                    match f.get("arguments") {
+                        Some(Value::String(a)) => entry.2.push_str(a),
+                        Some(v @ Value::Object(_)) => entry.2.push_str(&v.to_string()),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish = Some(f.to_string());
+        }
+        out
+    }
+
+    /// The closing events: held-back text, tool calls, usage, Done.
+    fn finish(self) -> Vec<ProviderEvent> {
+        let mut out = Vec::new();
+        let mut calls: Vec<ToolCall> = self
+            .calls
+            .into_values()
+            .enumerate()
+            .map(|(i, (id, name, args))| ToolCall {
+                id: if id.is_empty() {
+                    format!("call_{i}")
+                } else {
+                    id
+                },
+                name,
+                arguments: parse_args(&args),
+            })
+            .collect();
+        if self.holding || calls.is_empty() {
+            let (text, embedded) = extract_tool_calls(&self.content);
+            if self.holding && !text.is_empty() {
+                out.push(ProviderEvent::TextDelta(text));
+            }
+            let base = calls.len();
+            calls.extend(embedded.into_iter().enumerate().map(|(i, c)| ToolCall {
+                id: format!("call_embedded_{}", base + i),
+                name: c.name,
+                arguments: c.arguments,
+            }));
+        }
+        let stop = if !calls.is_empty() {
+            StopReason::ToolUse
+        } else if self.finish.as_deref() == Some("length") {
+            StopReason::Length
+        } else {
+            StopReason::Stop
+        };
+        out.extend(calls.into_iter().map(ProviderEvent::ToolCall));
+        if let Some(u) = self.usage {
+            out.push(ProviderEvent::Usage(u));
+        }
+        out.push(ProviderEvent::Done(stop));
+        out
+    }
+}
+
+fn retry_after_ms(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    if let Ok(secs) = v.trim().parse::<f64>() {
+        return Some((secs.max(0.0) * 1000.0) as u64);
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+    )
+}
+
+/// Maps an HTTP failure to an error kind.
+pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderError {
+    let lower = body.to_ascii_lowercase();
+    let short: String = body.chars().take(300).collect();
+    match status {
+        429 if lower.contains("insufficient_quota") || lower.contains("billing") => {
+            ProviderError::Billing(short)
+        }
+        429 => ProviderError::RateLimited {
+            retry_after_ms: retry_after,
+        },
+        401 | 403 => ProviderError::Auth(short),
+        402 => ProviderError::Billing(short),
+        400 | 413 | 422
+            if lower.contains("context_length")
+                || lower.contains("maximum context")
+                || lower.contains("too many tokens")
+                || lower.contains("context window") =>
+        {
+            ProviderError::ContextOverflow(short)
+        }
+        400..=499 => ProviderError::BadRequest(format!("HTTP {status}: {short}")),
+        _ => ProviderError::Unavailable(format!("HTTP {status}: {short}")),
+    }
+}
+
+/// Hands events to the reader, counting them.
+async fn emit(
+    tx: &mpsc::Sender<ProviderEvent>,
+    events: Vec<ProviderEvent>,
+    sent: &mut usize,
+) -> Result<(), ProviderError> {
+    for e in events {
+        tx.send(e)
+            .await
+            .map_err(|_| ProviderError::Unavailable("cancelled".into()))?;
+        *sent += 1;
+    }
+    Ok(())
+}
+
+/// One attempt. `sent` counts events that reached the reader (no retry after one).
+async fn attempt(
+    client: &reqwest::Client,
+    cfg: &OpenAiConfig,
+    body: &Value,
+    tx: &mpsc::Sender<ProviderEvent>,
+    sent: &mut usize,
+) -> Result<(), ProviderError> {
+    let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+    let mut rb = client.post(&url).json(body).timeout(cfg.request_timeout);
+    if let Some(key) = &cfg.api_key {
+        rb = rb.bearer_auth(key);
+    }
+    for (k, v) in &cfg.headers {
+        rb = rb.header(k.as_str(), v.as_str());
+    }
+    let res = rb
+        .send()
+        .await
+        .map_err(|e| ProviderError::Unavailable(format!("request failed: {e}")))?;
+    let status = res.status().as_u16();
+    if !(200..300).contains(&status) {
+        let retry = retry_after_ms(res.headers());
+        let text = res.text().await.unwrap_or_default();
+        return Err(classify(status, &text, retry));
+    }
+    let is_sse = res
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+    let mut asm = Assembly::default();
+    if !is_sse {
+        // A proxy that answered with one JSON body (seed 003's empty-stream trap).
+        let text = res
+            .text()
+            .await
+            .map_err(|e| ProviderError::Unavailable(format!("read failed: {e}")))?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| ProviderError::Malformed(format!("response is not JSON: {e}")))?;
+        let events = asm.absorb(&v);
+        emit(tx, events, sent).await?;
+        return emit(tx, asm.finish(), sent).await;
+    }
+    let mut stream = res.bytes_stream().eventsource();
+    let mut done = false;
+    while let Some(item) = stream.next().await {
+        let ev = item.map_err(|e| ProviderError::Unavailable(format!("stream broken: {e}")))?;
+        let data = ev.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            done = true;
+            break;
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| ProviderError::Malformed(format!("bad stream chunk: {e}")))?;
+        if let Some(err) = chunk.get("error") {
+            let msg = err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("provider error");
+            let code = err.get("code").map(|c| c.to_string()).unwrap_or_default();
+            return Err(classify(
+                if code.contains("rate") { 429 } else { 500 },
+                &format!("{code} {msg}"),
+                None,
+            ));
+        }
+        let events = asm.absorb(&chunk);
+        emit(tx, events, sent).await?;
+    }
+    if !done && asm.finish.is_none() {
+        return Err(ProviderError::Unavailable(
+            "stream ended before the answer was complete".into(),
+        ));
+    }
+    emit(tx, asm.finish(), sent).await
+}
+
+/// Max attempts per completion, and the backoff cap.
+pub const MAX_ATTEMPTS: u32 = 3;
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
+
+fn backoff(attempt: u32, retry_after: Option<u64>) -> Duration {
+    let base = retry_after
+        .map(Duration::from_millis)
+        .unwrap_or_else(|| Duration::from_millis(500 * 2u64.pow(attempt)));
+    let base = base.min(MAX_RETRY_DELAY);
+    // 10% jitter from the clock's low bits (no RNG needed for spreading retries).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = base.mul_f64((nanos % 1000) as f64 / 10_000.0);
+    (base + jitter).min(MAX_RETRY_DELAY)
+}
+
+fn retryable(e: &ProviderError) -> Option<Option<u64>> {
+    match e {
+        ProviderError::RateLimited { retry_after_ms } => Some(*retry_after_ms),
+        ProviderError::Unavailable(_) => Some(None),
+        _ => None,
+    }
+}
+
+pub struct OpenAiProvider {
+    client: reqwest::Client,
+    config: Arc<OpenAiConfig>,
+    active: Arc<AtomicUsize>,
+}
+
+impl OpenAiProvider {
+    pub fn new(config: OpenAiConfig) -> OpenAiProvider {
+        OpenAiProvider {
+            client: reqwest::Client::new(),
+            config: Arc::new(config),
+            active: Arc::default(),
+        }
+    }
+
+    pub fn active(&self) -> Arc<AtomicUsize> {
+        self.active.clone()
+    }
+}
+
+impl Actor for OpenAiProvider {
+    type Context = Context<Self>;
+}
+
+impl Handler<StreamCompletion> for OpenAiProvider {
+    type Result = MessageResult<StreamCompletion>;
+    fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        let (client, cfg, active) = (
+            self.client.clone(),
+            self.config.clone(),
+            self.active.clone(),
+        );
+        let compat = apply_overrides(
+            detect_compat(&cfg.base_url),
+            cfg.model_compat.get(&msg.request.model),
+        );
+        let body = build_body(&msg.request, compat);
+        active.fetch_add(1, Ordering::Relaxed);
+        actix::spawn(async move {
+            let mut sent = 0usize;
+            for n in 0..MAX_ATTEMPTS {
+                let result = tokio::select! {
+                    r = attempt(&client, &cfg, &body, &tx, &mut sent) => r,
+                    _ = tx.closed() => break, // cancelled: dropping the request closes the connection
+                };
+                match result {
+                    Ok(()) => break,
+                    Err(e) if tx.is_closed() => {
+                        let _ = e;
+                        break;
+                    }
+                    Err(e) => match retryable(&e) {
+                        Some(after) if sent == 0 && n + 1 < MAX_ATTEMPTS => {
+                            tracing::info!(error = %e, attempt = n + 1, "provider retry");
+                            actix::clock::sleep(backoff(n, after)).await;
+                        }
+                        _ => {
+                            let _ = tx.send(ProviderEvent::Error(e)).await;
+                            break;
+                        }
+                    },
+                }
+            }
+            active.fetch_sub(1, Ordering::Relaxed);
+        });
+        MessageResult(rx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compat_is_detected_from_the_url_and_overridable() {
+        let oa = detect_compat("https://api.openai.com/v1");
+        assert!(oa.supports_store && oa.supports_strict_mode);
+        assert_eq!(oa.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+        let vllm = detect_compat("http://127.0.0.1:8000/v1");
+        assert!(!vllm.supports_store);
+        assert_eq!(vllm.max_tokens_field, MaxTokensField::MaxTokens);
+        let o = apply_overrides(
+            vllm,
+            Some(&json!({"supportsStore": true, "maxTokensField": "max_completion_tokens"})),
+        );
+        assert!(o.supports_store);
+        assert_eq!(o.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+    }
+
+    #[test]
+    fn body_follows_compat() {
+        let req = CompletionRequest {
+            model: "m".into(),
+            system: "sys".into(),
+            messages: vec![ChatMessage::user("hi")],
+            tools: vec![ToolSpec {
+                name: "exec".into(),
+                description: "run".into(),
+                parameters: json!({"type":"object"}),
+            }],
+            max_tokens: Some(100),
+        };
+        let b = build_body(&req, detect_compat("http://vllm/v1"));
+        assert_eq!(b["stream"], true);
+        assert_eq!(b["max_tokens"], 100);
+        assert!(b.get("store").is_none() && b.get("max_completion_tokens").is_none());
+        assert!(b["tools"][0]["function"].get("strict").is_none());
+        assert_eq!(b["messages"][0], json!({"role":"system","content":"sys"}));
+        let b = build_body(&req, detect_compat("https://api.openai.com/v1"));
+        assert_eq!(b["store"], false);
+        assert_eq!(b["max_completion_tokens"], 100);
+        assert_eq!(b["tools"][0]["function"]["strict"], false);
+    }
+
+    #[test]
+    fn http_failures_are_classified() {
+        assert_eq!(
+            classify(429, "", Some(2000)),
+            ProviderError::RateLimited {
+                retry_after_ms: Some(2000)
+            }
+        );
+        assert!(matches!(
+            classify(401, "bad key", None),
+            ProviderError::Auth(_)
+        ));
+        assert!(matches!(classify(402, "", None), ProviderError::Billing(_)));
+        assert!(matches!(
+            classify(
+                400,
+                "{\"error\":{\"code\":\"context_length_exceeded\"}}",
+                None
+            ),
+            ProviderError::ContextOverflow(_)
+        ));
+        assert!(matches!(
+            classify(400, "bad", None),
+            ProviderError::BadRequest(_)
+        ));
+        assert!(matches!(
+            classify(503, "", None),
+            ProviderError::Unavailable(_)
+        ));
+    }
+
+    #[test]
+    fn fragmented_native_tool_calls_are_assembled() {
+        let mut a = Assembly::default();
+        let chunks = [
+            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"exec","arguments":"{\"comm"}}]}}]}),
+            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"and\":\"ls\"}"}}]}}]}),
+            json!({"choices":[{"delta":{},"finish_reason":"tool_calls"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":4}}}),
+        ];
+        for c in &chunks {
+            assert!(a.absorb(c).is_empty());
+        }
+        let out = a.finish();
+        assert_eq!(
+            out[0],
+            ProviderEvent::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "exec".into(),
+                arguments: json!({"command":"ls"})
+            })
+        );
+        assert_eq!(
+            out[1],
+            ProviderEvent::Usage(Usage {
+                input: 6,
+                output: 3,
+                cache_read: 4,
+                cache_write: 0
+            })
+        );
+        assert_eq!(out[2], ProviderEvent::Done(StopReason::ToolUse));
+    }
+
+    #[test]
+    fn content_that_is_a_tool_call_is_held_back_and_converted() {
+        let mut a = Assembly::default();
+        let first =
+            a.absorb(&json!({"choices":[{"delta":{"content":"<tools>\n{\"name\": \"read\", "}}]}));
+        let second = a.absorb(&json!({"choices":[{"delta":{"content":"\"arguments\": {\"path\": \"a\"}}\n</tools>"},"finish_reason":"stop"}]}));
+        assert!(
+            first.is_empty() && second.is_empty(),
+            "not streamed as text"
+        );
+        let out = a.finish();
+        assert!(
+            matches!(&out[0], ProviderEvent::ToolCall(c) if c.name == "read" && c.arguments == json!({"path":"a"}))
+        );
+        assert_eq!(out.last(), Some(&ProviderEvent::Done(StopReason::ToolUse)));
+    }
+}

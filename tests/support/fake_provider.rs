@@ -1,0 +1,276 @@
+//! A fake model provider on loopback that speaks OpenAI's chat-completions
+//! wire format byte for byte: SSE `data:` chunks and `[DONE]`, or a JSON
+//! body, or an HTTP error. Each request takes the next script; requests are
+//! recorded; the time of each first chunk is kept so benchmarks can subtract
+//! the provider's own latency; aborted streams are counted.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[derive(Debug, Clone)]
+pub enum Script {
+    /// SSE chunks (the JSON after `data: `), then `[DONE]` unless `cut`.
+    Stream {
+        chunks: Vec<String>,
+        first_delay: Duration,
+        delay: Duration,
+        /// Close the connection after this many chunks, without `[DONE]`.
+        cut_after: Option<usize>,
+    },
+    /// A plain HTTP response.
+    Http {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+}
+
+impl Script {
+    /// A streamed text answer, one chunk per token, then usage.
+    pub fn text(tokens: &[&str]) -> Script {
+        let mut chunks: Vec<String> = tokens
+            .iter()
+            .map(|t| json!({"choices":[{"index":0,"delta":{"content":t}}]}).to_string())
+            .collect();
+        chunks.push(json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}).to_string());
+        chunks.push(
+            json!({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":tokens.len()}})
+                .to_string(),
+        );
+        Script::Stream {
+            chunks,
+            first_delay: Duration::ZERO,
+            delay: Duration::ZERO,
+            cut_after: None,
+        }
+    }
+
+    pub fn with_delay(self, per_chunk: Duration) -> Script {
+        match self {
+            Script::Stream {
+                chunks,
+                first_delay,
+                cut_after,
+                ..
+            } => Script::Stream {
+                chunks,
+                first_delay,
+                delay: per_chunk,
+                cut_after,
+            },
+            other => other,
+        }
+    }
+
+    pub fn cut_after(self, n: usize) -> Script {
+        match self {
+            Script::Stream {
+                chunks,
+                first_delay,
+                delay,
+                ..
+            } => Script::Stream {
+                chunks,
+                first_delay,
+                delay,
+                cut_after: Some(n),
+            },
+            other => other,
+        }
+    }
+
+    /// A native tool call whose arguments arrive in two fragments.
+    pub fn tool_call(id: &str, name: &str, args: &Value) -> Script {
+        let a = args.to_string();
+        let (x, y) = a.split_at(a.len() / 2);
+        let chunks = vec![
+            json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":id,"type":"function","function":{"name":name,"arguments":x}}]}}]}).to_string(),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":y}}]}}]}).to_string(),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}).to_string(),
+        ];
+        Script::Stream {
+            chunks,
+            first_delay: Duration::ZERO,
+            delay: Duration::ZERO,
+            cut_after: None,
+        }
+    }
+
+    /// Raw SSE data payloads as given (for malformed chunks).
+    pub fn raw(chunks: &[&str]) -> Script {
+        Script::Stream {
+            chunks: chunks.iter().map(|c| c.to_string()).collect(),
+            first_delay: Duration::ZERO,
+            delay: Duration::ZERO,
+            cut_after: None,
+        }
+    }
+
+    pub fn status(status: u16, body: &str) -> Script {
+        Script::Http {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into(),
+        }
+    }
+
+    pub fn rate_limited(retry_after_secs: u64) -> Script {
+        Script::Http {
+            status: 429,
+            headers: vec![("retry-after".into(), retry_after_secs.to_string())],
+            body: json!({"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}).to_string(),
+        }
+    }
+
+    /// A non-streaming JSON answer (a proxy that ignored `stream: true`).
+    pub fn json_answer(content: &str) -> Script {
+        let body = json!({"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":content},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}});
+        Script::Http {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_string(),
+        }
+    }
+}
+
+/// A request as received: JSON body and lowercased headers.
+pub type Recorded = (Value, Vec<(String, String)>);
+
+#[derive(Clone, Default)]
+pub struct FakeProvider {
+    pub addr: Option<SocketAddr>,
+    scripts: Arc<Mutex<VecDeque<Script>>>,
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+    pub first_chunk_at: Arc<Mutex<Vec<Instant>>>,
+    pub aborted: Arc<AtomicUsize>,
+}
+
+impl FakeProvider {
+    /// Starts on 127.0.0.1:0 on the current tokio runtime.
+    pub async fn start() -> FakeProvider {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let fake = FakeProvider {
+            addr: Some(listener.local_addr().unwrap()),
+            ..Default::default()
+        };
+        let shared = fake.clone();
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                let me = shared.clone();
+                tokio::spawn(async move { me.serve(sock).await });
+            }
+        });
+        fake
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr.unwrap())
+    }
+
+    pub fn push(&self, s: Script) {
+        self.scripts.lock().unwrap().push_back(s);
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+
+    async fn serve(&self, mut sock: tokio::net::TcpStream) {
+        let mut buf = Vec::new();
+        let mut tmp = [0u8; 8192];
+        let head_end = loop {
+            let Ok(n) = sock.read(&mut tmp).await else {
+                return;
+            };
+            if n == 0 {
+                return;
+            }
+            buf.extend_from_slice(&tmp[..n]);
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+        let headers: Vec<(String, String)> = head
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        let len: usize = headers
+            .iter()
+            .find(|(k, _)| k == "content-length")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0);
+        while buf.len() < head_end + len {
+            let Ok(n) = sock.read(&mut tmp).await else {
+                return;
+            };
+            if n == 0 {
+                return;
+            }
+            buf.extend_from_slice(&tmp[..n]);
+        }
+        let body: Value =
+            serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
+        self.requests.lock().unwrap().push((body, headers));
+        let script = self.scripts.lock().unwrap().pop_front();
+        let script = script
+            .unwrap_or_else(|| Script::status(500, "{\"error\":{\"message\":\"no script\"}}"));
+        match script {
+            Script::Http {
+                status,
+                headers,
+                body,
+            } => {
+                let mut res = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
+                    body.len()
+                );
+                for (k, v) in headers {
+                    res.push_str(&format!("{k}: {v}\r\n"));
+                }
+                res.push_str("\r\n");
+                res.push_str(&body);
+                let _ = sock.write_all(res.as_bytes()).await;
+            }
+            Script::Stream {
+                chunks,
+                first_delay,
+                delay,
+                cut_after,
+            } => {
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+                if sock.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(first_delay).await;
+                for (i, c) in chunks.iter().enumerate() {
+                    if cut_after == Some(i) {
+                        return;
+                    }
+                    if i > 0 && !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    if i == 0 {
+                        self.first_chunk_at.lock().unwrap().push(Instant::now());
+                    }
+                    let frame = format!("data: {c}\n\n");
+                    if sock.write_all(frame.as_bytes()).await.is_err()
+                        || sock.flush().await.is_err()
+                    {
+                        self.aborted.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                }
+                let _ = sock.write_all(b"data: [DONE]\n\n").await;
+            }
+        }
+    }
+}
