@@ -6,6 +6,7 @@
 //! module; everything here is provider-neutral.
 
 pub mod embedded;
+mod http;
 pub mod offline;
 pub mod openai;
 

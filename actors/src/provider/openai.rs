@@ -4,11 +4,11 @@
 //! module. Handles native `tool_calls` whose arguments arrive in fragments,
 //! tool calls embedded in content (seed 003), a non-streaming JSON answer
 //! from a proxy, and classifies HTTP failures into `ProviderError` kinds.
-//! Retries (3 attempts, `retry-after` honoured, 30 s max, 10% jitter) happen
+//! Retries (shared with the other HTTP providers in `http.rs`) happen
 //! only before the first event reached the reader, so nothing is duplicated.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
 use super::embedded::extract_tool_calls;
+use super::http::{emit, retry_after_ms, spawn_with_retries, Attempt};
 use super::*;
 
 /// Which `max_tokens` field the server understands.
@@ -289,19 +290,6 @@ impl Assembly {
     }
 }
 
-fn retry_after_ms(headers: &reqwest::header::HeaderMap) -> Option<u64> {
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    if let Ok(secs) = v.trim().parse::<f64>() {
-        return Some((secs.max(0.0) * 1000.0) as u64);
-    }
-    let when = httpdate::parse_http_date(v).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
-    )
-}
-
 /// Maps an HTTP failure to an error kind.
 pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderError {
     let lower = body.to_ascii_lowercase();
@@ -326,21 +314,6 @@ pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderEr
         400..=499 => ProviderError::BadRequest(format!("HTTP {status}: {short}")),
         _ => ProviderError::Unavailable(format!("HTTP {status}: {short}")),
     }
-}
-
-/// Hands events to the reader, counting them.
-async fn emit(
-    tx: &mpsc::Sender<ProviderEvent>,
-    events: Vec<ProviderEvent>,
-    sent: &mut usize,
-) -> Result<(), ProviderError> {
-    for e in events {
-        tx.send(e)
-            .await
-            .map_err(|_| ProviderError::Unavailable("cancelled".into()))?;
-        *sent += 1;
-    }
-    Ok(())
 }
 
 /// One attempt. `sent` counts events that reached the reader (no retry after one).
@@ -424,32 +397,6 @@ async fn attempt(
     emit(tx, asm.finish(), sent).await
 }
 
-/// Max attempts per completion, and the backoff cap.
-pub const MAX_ATTEMPTS: u32 = 3;
-pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
-
-fn backoff(attempt: u32, retry_after: Option<u64>) -> Duration {
-    let base = retry_after
-        .map(Duration::from_millis)
-        .unwrap_or_else(|| Duration::from_millis(500 * 2u64.pow(attempt)));
-    let base = base.min(MAX_RETRY_DELAY);
-    // 10% jitter from the clock's low bits (no RNG needed for spreading retries).
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let jitter = base.mul_f64((nanos % 1000) as f64 / 10_000.0);
-    (base + jitter).min(MAX_RETRY_DELAY)
-}
-
-fn retryable(e: &ProviderError) -> Option<Option<u64>> {
-    match e {
-        ProviderError::RateLimited { retry_after_ms } => Some(*retry_after_ms),
-        ProviderError::Unavailable(_) => Some(None),
-        _ => None,
-    }
-}
-
 pub struct OpenAiProvider {
     client: reqwest::Client,
     config: Arc<OpenAiConfig>,
@@ -488,33 +435,13 @@ impl Handler<StreamCompletion> for OpenAiProvider {
             cfg.model_compat.get(&msg.request.model),
         );
         let body = build_body(&msg.request, compat);
-        active.fetch_add(1, Ordering::Relaxed);
-        actix::spawn(async move {
-            let mut sent = 0usize;
-            for n in 0..MAX_ATTEMPTS {
-                let result = tokio::select! {
-                    r = attempt(&client, &cfg, &body, &tx, &mut sent) => r,
-                    _ = tx.closed() => break, // cancelled: dropping the request closes the connection
-                };
-                match result {
-                    Ok(()) => break,
-                    Err(e) if tx.is_closed() => {
-                        let _ = e;
-                        break;
-                    }
-                    Err(e) => match retryable(&e) {
-                        Some(after) if sent == 0 && n + 1 < MAX_ATTEMPTS => {
-                            tracing::info!(error = %e, attempt = n + 1, "provider retry");
-                            actix::clock::sleep(backoff(n, after)).await;
-                        }
-                        _ => {
-                            let _ = tx.send(ProviderEvent::Error(e)).await;
-                            break;
-                        }
-                    },
-                }
+        spawn_with_retries(tx, active, move |tx| {
+            let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
+            async move {
+                let mut sent = 0;
+                let result = attempt(&client, &cfg, &body, &tx, &mut sent).await;
+                Attempt { sent, result }
             }
-            active.fetch_sub(1, Ordering::Relaxed);
         });
         MessageResult(rx)
     }
