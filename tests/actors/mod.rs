@@ -1,1 +1,2 @@
+mod anthropic_provider;
 mod openai_provider;

@@ -43,6 +43,7 @@ fn request(text: &str) -> CompletionRequest {
             parameters: json!({"type":"object"}),
         }],
         max_tokens: Some(256),
+        ..Default::default()
     }
 }
 

@@ -23,6 +23,12 @@ pub enum Script {
         /// Close the connection after this many chunks, without `[DONE]`.
         cut_after: Option<usize>,
     },
+    /// Named SSE events (`event: <name>` + `data: <json>`), Anthropic style;
+    /// no `[DONE]`. Cut after `cut_after` events when set.
+    Events {
+        events: Vec<(String, String)>,
+        cut_after: Option<usize>,
+    },
     /// A plain HTTP response.
     Http {
         status: u16,
@@ -128,6 +134,95 @@ impl Script {
         }
     }
 
+    /// An Anthropic Messages stream: optional thinking, text tokens, then
+    /// an optional tool_use whose input arrives in two `input_json_delta`s.
+    pub fn anthropic(
+        thinking: Option<&str>,
+        tokens: &[&str],
+        tool: Option<(&str, &str, Value)>,
+    ) -> Script {
+        let mut ev = vec![(
+            "message_start".to_string(),
+            json!({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":20,"cache_read_input_tokens":100,"cache_creation_input_tokens":0,"output_tokens":1}}}).to_string(),
+        )];
+        let mut index = 0;
+        let mut push = |name: &str, v: Value| ev.push((name.to_string(), v.to_string()));
+        if let Some(t) = thinking {
+            push(
+                "content_block_start",
+                json!({"type":"content_block_start","index":index,"content_block":{"type":"thinking","thinking":""}}),
+            );
+            push(
+                "content_block_delta",
+                json!({"type":"content_block_delta","index":index,"delta":{"type":"thinking_delta","thinking":t}}),
+            );
+            push(
+                "content_block_stop",
+                json!({"type":"content_block_stop","index":index}),
+            );
+            index += 1;
+        }
+        push("ping", json!({"type":"ping"}));
+        push(
+            "content_block_start",
+            json!({"type":"content_block_start","index":index,"content_block":{"type":"text","text":""}}),
+        );
+        for t in tokens {
+            push(
+                "content_block_delta",
+                json!({"type":"content_block_delta","index":index,"delta":{"type":"text_delta","text":t}}),
+            );
+        }
+        push(
+            "content_block_stop",
+            json!({"type":"content_block_stop","index":index}),
+        );
+        let stop = if let Some((id, name, input)) = &tool {
+            index += 1;
+            let raw = input.to_string();
+            let (a, b) = raw.split_at(raw.len() / 2);
+            push(
+                "content_block_start",
+                json!({"type":"content_block_start","index":index,"content_block":{"type":"tool_use","id":id,"name":name,"input":{}}}),
+            );
+            push(
+                "content_block_delta",
+                json!({"type":"content_block_delta","index":index,"delta":{"type":"input_json_delta","partial_json":a}}),
+            );
+            push(
+                "content_block_delta",
+                json!({"type":"content_block_delta","index":index,"delta":{"type":"input_json_delta","partial_json":b}}),
+            );
+            push(
+                "content_block_stop",
+                json!({"type":"content_block_stop","index":index}),
+            );
+            "tool_use"
+        } else {
+            "end_turn"
+        };
+        push(
+            "message_delta",
+            json!({"type":"message_delta","delta":{"stop_reason":stop,"stop_sequence":null},"usage":{"output_tokens":tokens.len() + 1}}),
+        );
+        push("message_stop", json!({"type":"message_stop"}));
+        Script::Events {
+            events: ev,
+            cut_after: None,
+        }
+    }
+
+    /// Keeps only the first `n` events of an `Events` script (a cut stream).
+    pub fn cut_events(self, n: usize) -> Script {
+        match self {
+            Script::Events { events, .. } => Script::Events {
+                events,
+                cut_after: Some(n),
+            },
+            other => other,
+        }
+    }
+
     /// A non-streaming JSON answer (a proxy that ignored `stream: true`).
     pub fn json_answer(content: &str) -> Script {
         let body = json!({"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":content},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}});
@@ -197,7 +292,8 @@ impl FakeProvider {
             }
         };
         let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-        let headers: Vec<(String, String)> = head
+        let path = head.split(' ').nth(1).unwrap_or("").to_string();
+        let mut headers: Vec<(String, String)> = head
             .lines()
             .skip(1)
             .filter_map(|l| l.split_once(':'))
@@ -217,6 +313,7 @@ impl FakeProvider {
             }
             buf.extend_from_slice(&tmp[..n]);
         }
+        headers.push((":path".to_string(), path));
         let body: Value =
             serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
         self.requests.lock().unwrap().push((body, headers));
@@ -239,6 +336,23 @@ impl FakeProvider {
                 res.push_str("\r\n");
                 res.push_str(&body);
                 let _ = sock.write_all(res.as_bytes()).await;
+            }
+            Script::Events { events, cut_after } => {
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                if sock.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                self.first_chunk_at.lock().unwrap().push(Instant::now());
+                for (i, (name, data)) in events.iter().enumerate() {
+                    if cut_after == Some(i) {
+                        return;
+                    }
+                    let frame = format!("event: {name}\ndata: {data}\n\n");
+                    if sock.write_all(frame.as_bytes()).await.is_err() {
+                        self.aborted.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                }
             }
             Script::Stream {
                 chunks,

@@ -5,6 +5,7 @@
 //! Wire formats (OpenAI SSE, Anthropic SSE) stay private to each provider
 //! module; everything here is provider-neutral.
 
+pub mod anthropic;
 pub mod embedded;
 mod http;
 pub mod offline;
@@ -84,6 +85,20 @@ pub struct CompletionRequest {
     pub messages: Vec<ChatMessage>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: Option<u32>,
+    /// Extended-thinking budget in tokens (None: thinking off).
+    pub thinking_budget: Option<u32>,
+}
+
+/// The thinking budget for an OpenClaw thinking level (`/think <level>`).
+pub fn thinking_budget(level: &str) -> Option<u32> {
+    match level {
+        "minimal" => Some(1024),
+        "low" => Some(2048),
+        "medium" => Some(8192),
+        "high" => Some(16_384),
+        "xhigh" => Some(32_768),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

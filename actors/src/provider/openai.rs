@@ -479,6 +479,7 @@ mod tests {
                 parameters: json!({"type":"object"}),
             }],
             max_tokens: Some(100),
+            ..Default::default()
         };
         let b = build_body(&req, detect_compat("http://vllm/v1"));
         assert_eq!(b["stream"], true);

@@ -1,0 +1,423 @@
+//! `anthropic-messages` provider: POST `<baseUrl>/v1/messages` with
+//! `stream: true`. The Anthropic wire format is private to this module:
+//! `message_start`, `content_block_start|delta|stop` (text, `tool_use` with
+//! `input_json_delta`, thinking), `message_delta`, `message_stop`, `ping`,
+//! `error`. The system prompt is sent as one text block marked
+//! `cache_control: ephemeral`, so its stable prefix stays in the prompt cache
+//! across turns. Thinking gets a `budget_tokens` from the thinking level.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+
+use super::http::{emit, retry_after_ms, spawn_with_retries, Attempt};
+use super::*;
+
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// `max_tokens` is required by the API; used when the request sets none.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    /// e.g. `https://api.anthropic.com` (a trailing `/v1` is accepted).
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    pub request_timeout: Duration,
+}
+
+/// The request body. Consecutive tool results become one user message of
+/// `tool_result` blocks, as the API requires.
+pub fn build_body(req: &CompletionRequest) -> Value {
+    let mut messages: Vec<Value> = Vec::new();
+    for m in &req.messages {
+        match m.role {
+            MessageRole::User => messages
+                .push(json!({ "role": "user", "content": [{ "type": "text", "text": m.text }] })),
+            MessageRole::Assistant => {
+                let mut content = Vec::new();
+                if !m.text.is_empty() {
+                    content.push(json!({ "type": "text", "text": m.text }));
+                }
+                for c in &m.tool_calls {
+                    content.push(json!({ "type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments }));
+                }
+                messages.push(json!({ "role": "assistant", "content": content }));
+            }
+            MessageRole::Tool => {
+                let block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                    "content": m.text,
+                    "is_error": m.is_error,
+                });
+                let merge = messages.last().is_some_and(|last| {
+                    last["role"] == "user"
+                        && last["content"]
+                            .as_array()
+                            .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
+                });
+                match messages.last_mut() {
+                    Some(last) if merge => {
+                        if let Some(arr) = last["content"].as_array_mut() {
+                            arr.push(block);
+                        }
+                    }
+                    _ => messages.push(json!({ "role": "user", "content": [block] })),
+                }
+            }
+        }
+    }
+    let max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut body = json!({
+        "model": req.model,
+        "max_tokens": max_tokens,
+        "messages": messages,
+        "stream": true,
+    });
+    if !req.system.is_empty() {
+        body["system"] = json!([{ "type": "text", "text": req.system, "cache_control": { "type": "ephemeral" } }]);
+    }
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
+            .collect();
+    }
+    if let Some(budget) = req.thinking_budget {
+        body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
+        // The API requires max_tokens > budget_tokens.
+        if max_tokens <= budget {
+            body["max_tokens"] = json!(budget + DEFAULT_MAX_TOKENS);
+        }
+    }
+    body
+}
+
+/// Maps an HTTP failure (or an in-stream `error` event's type) to a kind.
+pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderError {
+    let lower = body.to_ascii_lowercase();
+    let short: String = body.chars().take(300).collect();
+    if lower.contains("credit balance") || lower.contains("billing") {
+        return ProviderError::Billing(short);
+    }
+    match status {
+        429 => ProviderError::RateLimited {
+            retry_after_ms: retry_after,
+        },
+        401 | 403 => ProviderError::Auth(short),
+        400 | 413 if lower.contains("prompt is too long") || lower.contains("context") => {
+            ProviderError::ContextOverflow(short)
+        }
+        400..=499 => ProviderError::BadRequest(format!("HTTP {status}: {short}")),
+        _ => ProviderError::Unavailable(format!("HTTP {status}: {short}")),
+    }
+}
+
+fn error_event(v: &Value) -> ProviderError {
+    let kind = v["error"]["type"].as_str().unwrap_or("api_error");
+    let msg = v["error"]["message"].as_str().unwrap_or("provider error");
+    let status = match kind {
+        "rate_limit_error" => 429,
+        "authentication_error" | "permission_error" => 401,
+        "invalid_request_error" => 400,
+        _ => 529,
+    };
+    classify(status, &format!("{kind}: {msg}"), None)
+}
+
+/// Stream state: open content blocks by index.
+#[derive(Debug, Default)]
+struct Blocks {
+    /// index -> (tool id, tool name, partial JSON) for tool_use blocks.
+    tools: BTreeMap<u64, (String, String, String)>,
+    usage: Usage,
+    stop: Option<StopReason>,
+    finished: bool,
+}
+
+impl Blocks {
+    fn absorb(&mut self, kind: &str, v: &Value) -> Result<Vec<ProviderEvent>, ProviderError> {
+        let mut out = Vec::new();
+        match kind {
+            "message_start" => {
+                let u = &v["message"]["usage"];
+                self.usage.input = u["input_tokens"].as_u64().unwrap_or(0);
+                self.usage.cache_read = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
+                self.usage.cache_write = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+                self.usage.output = u["output_tokens"].as_u64().unwrap_or(0);
+            }
+            "content_block_start" => {
+                let index = v["index"].as_u64().unwrap_or(0);
+                let block = &v["content_block"];
+                match block["type"].as_str() {
+                    Some("tool_use") => {
+                        let id = block["id"].as_str().unwrap_or("").to_string();
+                        let name = block["name"].as_str().unwrap_or("").to_string();
+                        self.tools.insert(index, (id, name, String::new()));
+                    }
+                    Some("text") => {
+                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                            out.push(ProviderEvent::TextDelta(t.to_string()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let index = v["index"].as_u64().unwrap_or(0);
+                let d = &v["delta"];
+                match d["type"].as_str() {
+                    Some("text_delta") => out.push(ProviderEvent::TextDelta(
+                        d["text"].as_str().unwrap_or("").to_string(),
+                    )),
+                    Some("thinking_delta") => out.push(ProviderEvent::ThinkingDelta(
+                        d["thinking"].as_str().unwrap_or("").to_string(),
+                    )),
+                    Some("input_json_delta") => {
+                        if let Some(t) = self.tools.get_mut(&index) {
+                            t.2.push_str(d["partial_json"].as_str().unwrap_or(""));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let index = v["index"].as_u64().unwrap_or(0);
+                if let Some((id, name, json)) = self.tools.remove(&index) {
+                    let arguments = if json.trim().is_empty() {
+                        Value::Object(Map::new())
+                    } else {
+                        serde_json::from_str(&json).map_err(|e| {
+                            ProviderError::Malformed(format!("tool_use input is not JSON: {e}"))
+                        })?
+                    };
+                    out.push(ProviderEvent::ToolCall(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    }));
+                }
+            }
+            "message_delta" => {
+                if let Some(n) = v["usage"]["output_tokens"].as_u64() {
+                    self.usage.output = n;
+                }
+                self.stop = match v["delta"]["stop_reason"].as_str() {
+                    Some("tool_use") => Some(StopReason::ToolUse),
+                    Some("max_tokens") => Some(StopReason::Length),
+                    Some(_) => Some(StopReason::Stop),
+                    None => self.stop,
+                };
+            }
+            "message_stop" => {
+                self.finished = true;
+                out.push(ProviderEvent::Usage(self.usage));
+                out.push(ProviderEvent::Done(self.stop.unwrap_or(StopReason::Stop)));
+            }
+            "error" => return Err(error_event(v)),
+            _ => {} // ping and future event types
+        }
+        Ok(out)
+    }
+}
+
+async fn attempt(
+    client: &reqwest::Client,
+    cfg: &AnthropicConfig,
+    body: &Value,
+    tx: &mpsc::Sender<ProviderEvent>,
+    sent: &mut usize,
+) -> Result<(), ProviderError> {
+    let base = cfg.base_url.trim_end_matches('/').trim_end_matches("/v1");
+    let mut rb = client
+        .post(format!("{base}/v1/messages"))
+        .header("anthropic-version", ANTHROPIC_VERSION)
+        .json(body)
+        .timeout(cfg.request_timeout);
+    if let Some(key) = &cfg.api_key {
+        rb = rb.header("x-api-key", key);
+    }
+    for (k, v) in &cfg.headers {
+        rb = rb.header(k.as_str(), v.as_str());
+    }
+    let res = rb
+        .send()
+        .await
+        .map_err(|e| ProviderError::Unavailable(format!("request failed: {e}")))?;
+    let status = res.status().as_u16();
+    if !(200..300).contains(&status) {
+        let retry = retry_after_ms(res.headers());
+        let text = res.text().await.unwrap_or_default();
+        return Err(classify(status, &text, retry));
+    }
+    let mut blocks = Blocks::default();
+    let mut stream = res.bytes_stream().eventsource();
+    while let Some(item) = stream.next().await {
+        let ev = item.map_err(|e| ProviderError::Unavailable(format!("stream broken: {e}")))?;
+        if ev.data.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&ev.data)
+            .map_err(|e| ProviderError::Malformed(format!("bad stream event: {e}")))?;
+        let kind = if ev.event.is_empty() || ev.event == "message" {
+            v["type"].as_str().unwrap_or("").to_string()
+        } else {
+            ev.event.clone()
+        };
+        let events = blocks.absorb(&kind, &v)?;
+        emit(tx, events, sent).await?;
+        if blocks.finished {
+            return Ok(());
+        }
+    }
+    Err(ProviderError::Unavailable(
+        "stream ended before message_stop".into(),
+    ))
+}
+
+pub struct AnthropicProvider {
+    client: reqwest::Client,
+    config: Arc<AnthropicConfig>,
+    active: Arc<AtomicUsize>,
+}
+
+impl AnthropicProvider {
+    pub fn new(config: AnthropicConfig) -> AnthropicProvider {
+        AnthropicProvider {
+            client: reqwest::Client::new(),
+            config: Arc::new(config),
+            active: Arc::default(),
+        }
+    }
+
+    pub fn active(&self) -> Arc<AtomicUsize> {
+        self.active.clone()
+    }
+}
+
+impl Actor for AnthropicProvider {
+    type Context = Context<Self>;
+}
+
+impl Handler<StreamCompletion> for AnthropicProvider {
+    type Result = MessageResult<StreamCompletion>;
+    fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        let (client, cfg) = (self.client.clone(), self.config.clone());
+        let body = build_body(&msg.request);
+        spawn_with_retries(tx, self.active.clone(), move |tx| {
+            let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
+            async move {
+                let mut sent = 0;
+                let result = attempt(&client, &cfg, &body, &tx, &mut sent).await;
+                Attempt { sent, result }
+            }
+        });
+        MessageResult(rx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_caches_the_system_prompt_merges_tool_results_and_budgets_thinking() {
+        let call = ToolCall {
+            id: "tu_1".into(),
+            name: "exec".into(),
+            arguments: json!({"command": "ls"}),
+        };
+        let req = CompletionRequest {
+            model: "claude".into(),
+            system: "stable prefix".into(),
+            messages: vec![
+                ChatMessage::user("list"),
+                ChatMessage {
+                    role: MessageRole::Assistant,
+                    text: String::new(),
+                    tool_calls: vec![
+                        call.clone(),
+                        ToolCall {
+                            id: "tu_2".into(),
+                            ..call
+                        },
+                    ],
+                    tool_call_id: None,
+                    is_error: false,
+                },
+                ChatMessage::tool_result("tu_1", "a b", false),
+                ChatMessage::tool_result("tu_2", "boom", true),
+            ],
+            tools: vec![ToolSpec {
+                name: "exec".into(),
+                description: "run".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            max_tokens: Some(1000),
+            thinking_budget: thinking_budget("medium"),
+        };
+        let b = build_body(&req);
+        assert_eq!(
+            b["system"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert_eq!(
+            b["messages"].as_array().unwrap().len(),
+            3,
+            "tool results merged into one user turn"
+        );
+        assert_eq!(
+            b["messages"][2]["content"][1],
+            json!({"type":"tool_result","tool_use_id":"tu_2","content":"boom","is_error":true})
+        );
+        assert_eq!(b["messages"][1]["content"][0]["type"], "tool_use");
+        assert_eq!(b["tools"][0]["input_schema"], json!({"type": "object"}));
+        assert_eq!(
+            b["thinking"],
+            json!({"type": "enabled", "budget_tokens": 8192})
+        );
+        assert!(b["max_tokens"].as_u64().unwrap() > 8192);
+    }
+
+    #[test]
+    fn errors_are_classified() {
+        assert_eq!(
+            classify(429, "", Some(5)),
+            ProviderError::RateLimited {
+                retry_after_ms: Some(5)
+            }
+        );
+        assert!(matches!(
+            classify(
+                400,
+                "prompt is too long: 210000 tokens > 200000 maximum",
+                None
+            ),
+            ProviderError::ContextOverflow(_)
+        ));
+        assert!(matches!(
+            classify(400, "Your credit balance is too low", None),
+            ProviderError::Billing(_)
+        ));
+        assert!(matches!(
+            classify(529, "overloaded", None),
+            ProviderError::Unavailable(_)
+        ));
+        assert!(matches!(
+            error_event(
+                &json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})
+            ),
+            ProviderError::Unavailable(_)
+        ));
+    }
+}
