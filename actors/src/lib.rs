@@ -17,6 +17,7 @@ pub mod scopes;
 pub mod settings;
 pub mod store;
 pub mod system_events;
+pub mod transcript;
 
 /// Milliseconds since the Unix epoch (wall clock, as OpenClaw uses on the wire).
 pub fn now_ms() -> u64 {

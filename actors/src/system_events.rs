@@ -17,10 +17,7 @@ pub struct SystemEvent {
 
 /// Appends an event (not flushed: the caller decides the durability point).
 pub fn push(store: &Store, text: &str) -> Result<(), StoreError> {
-    // Time-ordered key; the counter orders events pushed within one millisecond.
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let id = format!("{:016x}{:016x}", crate::now_ms(), seq);
+    let id = crate::store::time_ordered_id();
     store.put(
         Tree::SystemEvents,
         &id,

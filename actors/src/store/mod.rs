@@ -27,6 +27,8 @@ pub enum Tree {
     SystemEvents,
     /// Small gateway-wide facts (first start, ...).
     Meta,
+    /// `<sessionId>\0<time-ordered id>` -> transcript entry (OpenClaw JSONL line shape).
+    Transcripts,
 }
 
 impl Tree {
@@ -37,14 +39,16 @@ impl Tree {
             Tree::Idempotency => "idempotency",
             Tree::SystemEvents => "system_events",
             Tree::Meta => "meta",
+            Tree::Transcripts => "transcripts",
         }
     }
-    const ALL: [Tree; 5] = [
+    const ALL: [Tree; 6] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
         Tree::SystemEvents,
         Tree::Meta,
+        Tree::Transcripts,
     ];
 }
 
@@ -171,6 +175,24 @@ impl Store {
         Ok(())
     }
 
+    /// Writes several entries of one tree atomically (all or none).
+    pub fn put_batch<T: Serialize>(
+        &self,
+        tree: Tree,
+        items: &[(String, T)],
+    ) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        for (key, value) in items {
+            let bytes = serde_json::to_vec(&EnvelopeOut {
+                v: VALUE_VERSION,
+                data: value,
+            })?;
+            batch.insert(key.as_bytes(), bytes);
+        }
+        self.tree(tree).apply_batch(batch)?;
+        Ok(())
+    }
+
     /// Removes a key; true when it existed.
     pub fn remove(&self, tree: Tree, key: &str) -> Result<bool, StoreError> {
         Ok(self.tree(tree).remove(key.as_bytes())?.is_some())
@@ -197,6 +219,19 @@ impl Store {
         self.inner.db.flush_async().await?;
         Ok(())
     }
+}
+
+/// A key part that sorts by creation time within this process and across
+/// restarts: milliseconds then a process-wide counter, both fixed-width hex.
+pub fn time_ordered_id() -> String {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{:016x}{:016x}", crate::now_ms(), seq)
+}
+
+/// `<prefix>\0<rest>`: composite keys whose first part is scanned as a prefix.
+pub fn composite_key(prefix: &str, rest: &str) -> String {
+    format!("{prefix}\0{rest}")
 }
 
 fn decode<T: DeserializeOwned>(tree: Tree, key: &str, bytes: &[u8]) -> Result<T, StoreError> {

@@ -1,0 +1,299 @@
+//! Session transcripts: one entry per OpenClaw JSONL line (`session`,
+//! `model_change`, `thinking_level_change`, `message` with role `user`,
+//! `assistant` or `toolResult`, `custom`...), kept as JSON objects so fields
+//! this build does not know survive an import/export round trip. Stored in
+//! the `transcripts` tree under `<sessionId>\0<time-ordered id>`; export and
+//! import speak OpenClaw's `<sessionId>.jsonl`. An import is validated whole
+//! and written in one atomic batch: a bad file writes nothing.
+
+use std::io::{BufRead, Write};
+
+use serde_json::{json, Value};
+
+use crate::store::{composite_key, time_ordered_id, Store, StoreError, Tree};
+
+/// The `session` header version written by OpenClaw's runtime.
+pub const SESSION_VERSION: u64 = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("line {line}: {message}")]
+    BadLine { line: usize, message: String },
+    #[error("cannot read or write the JSONL: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("session id {0:?} is not usable as a key")]
+    BadSessionId(String),
+}
+
+fn iso_now() -> String {
+    iso_from_ms(crate::now_ms())
+}
+
+/// RFC 3339 UTC with milliseconds (civil-from-days; no date crate needed).
+fn iso_from_ms(ms: u64) -> String {
+    let (secs, millis) = (ms / 1000, ms % 1000);
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+}
+
+fn short_id() -> String {
+    let id = time_ordered_id();
+    id[id.len() - 8..].to_string()
+}
+
+/// The `session` header entry.
+pub fn session_header(session_id: &str, cwd: &str) -> Value {
+    json!({ "type": "session", "version": SESSION_VERSION, "id": session_id, "timestamp": iso_now(), "cwd": cwd })
+}
+
+/// A `message` entry wrapping an agent message (`role`, `content`, ...).
+pub fn message_entry(parent_id: Option<&str>, mut message: Value) -> Value {
+    if message.get("timestamp").is_none() {
+        message["timestamp"] = json!(crate::now_ms());
+    }
+    json!({ "type": "message", "id": short_id(), "parentId": parent_id, "timestamp": iso_now(), "message": message })
+}
+
+/// A user message in OpenClaw's shape.
+pub fn user_message(text: &str) -> Value {
+    json!({ "role": "user", "content": [{ "type": "text", "text": text }] })
+}
+
+/// Checks that a line is an entry we can store: an object with a string `type`.
+fn validate(v: &Value) -> Result<(), String> {
+    let Some(obj) = v.as_object() else {
+        return Err("not a JSON object".into());
+    };
+    match obj.get("type") {
+        Some(Value::String(t)) if !t.is_empty() => {}
+        _ => return Err("missing \"type\"".into()),
+    }
+    if obj.get("type").and_then(Value::as_str) == Some("message") {
+        let role = obj
+            .get("message")
+            .and_then(|m| m.get("role"))
+            .and_then(Value::as_str);
+        if role.is_none() {
+            return Err("message entry without message.role".into());
+        }
+    }
+    Ok(())
+}
+
+fn check_session_id(session_id: &str) -> Result<(), TranscriptError> {
+    if session_id.is_empty() || session_id.contains('\0') || session_id.len() > 256 {
+        return Err(TranscriptError::BadSessionId(session_id.to_string()));
+    }
+    Ok(())
+}
+
+fn prefix(session_id: &str) -> String {
+    composite_key(session_id, "")
+}
+
+/// Appends entries (atomically, in order). The caller flushes at its durability point.
+pub fn append(store: &Store, session_id: &str, entries: &[Value]) -> Result<(), TranscriptError> {
+    check_session_id(session_id)?;
+    for (i, e) in entries.iter().enumerate() {
+        validate(e).map_err(|message| TranscriptError::BadLine {
+            line: i + 1,
+            message,
+        })?;
+    }
+    let items: Vec<(String, &Value)> = entries
+        .iter()
+        .map(|e| (composite_key(session_id, &time_ordered_id()), e))
+        .collect();
+    store.put_batch(Tree::Transcripts, &items)?;
+    Ok(())
+}
+
+/// Every entry of a session, oldest first.
+pub fn entries(store: &Store, session_id: &str) -> Result<Vec<Value>, TranscriptError> {
+    check_session_id(session_id)?;
+    Ok(store
+        .scan::<Value>(Tree::Transcripts, &prefix(session_id))?
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect())
+}
+
+/// Removes a session's transcript; returns how many entries went.
+pub fn delete(store: &Store, session_id: &str) -> Result<usize, TranscriptError> {
+    check_session_id(session_id)?;
+    let keys: Vec<String> = store
+        .scan::<Value>(Tree::Transcripts, &prefix(session_id))?
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    for k in &keys {
+        store.remove(Tree::Transcripts, k)?;
+    }
+    Ok(keys.len())
+}
+
+/// Writes the transcript as OpenClaw JSONL (one entry per line).
+pub fn export_jsonl(
+    store: &Store,
+    session_id: &str,
+    out: &mut impl Write,
+) -> Result<usize, TranscriptError> {
+    let all = entries(store, session_id)?;
+    for e in &all {
+        serde_json::to_writer(&mut *out, e).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(all.len())
+}
+
+/// Reads OpenClaw JSONL and appends it to `session_id`. Every line is
+/// checked first; any bad line refuses the whole import (nothing written).
+/// Blank lines are skipped.
+pub fn import_jsonl(
+    store: &Store,
+    session_id: &str,
+    input: impl BufRead,
+) -> Result<usize, TranscriptError> {
+    check_session_id(session_id)?;
+    let mut parsed = Vec::new();
+    for (i, line) in input.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&line).map_err(|e| TranscriptError::BadLine {
+            line: i + 1,
+            message: e.to_string(),
+        })?;
+        validate(&v).map_err(|message| TranscriptError::BadLine {
+            line: i + 1,
+            message,
+        })?;
+        parsed.push(v);
+    }
+    let n = parsed.len();
+    append(store, session_id, &parsed)?;
+    Ok(n)
+}
+
+/// The text of a message entry's content blocks (for previews and tests).
+pub fn message_text(entry: &Value) -> Option<String> {
+    let content = entry.get("message")?.get("content")?;
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => return None,
+    };
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPENCLAW_JSONL: &str = r#"{"type":"session","version":3,"id":"9f1c","timestamp":"2026-02-06T07:49:00.000Z","cwd":"/home/u/.openclaw/workspace"}
+{"type":"model_change","id":"a1","parentId":null,"timestamp":"2026-02-06T07:49:01.000Z","provider":"anthropic","modelId":"claude-sonnet-4-6"}
+{"type":"message","id":"b1","parentId":"a1","timestamp":"2026-02-06T07:49:02.000Z","message":{"role":"user","content":[{"type":"text","text":"list files"}],"timestamp":1770364142000}}
+{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-02-06T07:49:03.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"use exec"},{"type":"toolCall","id":"t1","name":"exec","arguments":{"command":"ls"}}],"provider":"anthropic","model":"claude-sonnet-4-6","usage":{"input":10,"output":5},"stopReason":"toolUse","timestamp":1770364143000}}
+
+{"type":"message","id":"b3","parentId":"b2","timestamp":"2026-02-06T07:49:04.000Z","message":{"role":"toolResult","toolCallId":"t1","toolName":"exec","content":[{"type":"text","text":"a.txt"}],"isError":false,"timestamp":1770364144000}}
+{"type":"custom","customType":"cache-ttl","data":{"ttl":300},"id":"c1","parentId":"b3","timestamp":"2026-02-06T07:49:05.000Z"}
+"#;
+
+    #[test]
+    fn openclaw_jsonl_round_trips_with_unknown_fields_intact() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(
+            import_jsonl(&store, "9f1c", OPENCLAW_JSONL.as_bytes()).unwrap(),
+            6
+        );
+        let mut out = Vec::new();
+        assert_eq!(export_jsonl(&store, "9f1c", &mut out).unwrap(), 6);
+        let want: Vec<Value> = OPENCLAW_JSONL
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let got: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(message_text(&got[2]).as_deref(), Some("list files"));
+    }
+
+    #[test]
+    fn a_bad_line_refuses_the_whole_import() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let bad = format!("{OPENCLAW_JSONL}{{\"type\":\"message\",\"message\":{{}}}}\n");
+        match import_jsonl(&store, "s", bad.as_bytes()) {
+            Err(TranscriptError::BadLine { line: 8, message }) => {
+                assert!(message.contains("role"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            entries(&store, "s").unwrap().is_empty(),
+            "nothing half-written"
+        );
+        assert!(matches!(
+            import_jsonl(&store, "s", "not json\n".as_bytes()),
+            Err(TranscriptError::BadLine { line: 1, .. })
+        ));
+        assert!(matches!(
+            append(&store, "a\0b", &[]),
+            Err(TranscriptError::BadSessionId(_))
+        ));
+    }
+
+    #[test]
+    fn sessions_are_kept_apart_in_order_and_deletable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        append(&store, "s1", &[session_header("s1", "/w")]).unwrap();
+        for i in 0..50 {
+            let e = message_entry(None, user_message(&format!("m{i}")));
+            append(&store, if i % 2 == 0 { "s1" } else { "s10" }, &[e]).unwrap();
+        }
+        let s1 = entries(&store, "s1").unwrap();
+        assert_eq!(s1.len(), 26, "s10 entries do not leak into s1");
+        let texts: Vec<String> = s1[1..].iter().filter_map(message_text).collect();
+        let want: Vec<String> = (0..50).step_by(2).map(|i| format!("m{i}")).collect();
+        assert_eq!(texts, want);
+        assert_eq!(delete(&store, "s1").unwrap(), 26);
+        assert!(entries(&store, "s1").unwrap().is_empty());
+        assert_eq!(entries(&store, "s10").unwrap().len(), 25);
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        let t = iso_now();
+        assert_eq!(t.len(), 24, "{t}");
+        assert!(t.ends_with('Z') && t.as_bytes()[10] == b'T', "{t}");
+        assert!(t.starts_with("20"), "{t}");
+        assert_eq!(iso_from_ms(1_770_364_143_489), "2026-02-06T07:49:03.489Z");
+        assert_eq!(iso_from_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_from_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+}
