@@ -109,7 +109,26 @@ impl TestGateway {
         }
         if let Some(t) = self.thread.take() {
             t.join().unwrap();
+            self.wait_for_state_dir_release();
         }
+    }
+
+    /// HTTP worker threads can hold the store a moment after the server
+    /// stopped; an in-process restart waits until the state-dir lock is free.
+    fn wait_for_state_dir_release(&self) {
+        let path = self.dir.path().join("ferroclaw.lock");
+        for _ in 0..500 {
+            let free = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map(|f| f.try_lock().is_ok())
+                .unwrap_or(true);
+            if free {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("the stopped gateway never released {}", path.display());
     }
 
     /// Stops and starts again on the same state dir (a new port).
