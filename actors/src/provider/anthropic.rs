@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
-use super::http::{emit, retry_after_ms, spawn_with_retries, Attempt};
+use super::http::{emit, send_checked, spawn_with_retries, Attempt};
 use super::*;
 
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -249,16 +249,7 @@ async fn attempt(
     for (k, v) in &cfg.headers {
         rb = rb.header(k.as_str(), v.as_str());
     }
-    let res = rb
-        .send()
-        .await
-        .map_err(|e| ProviderError::Unavailable(format!("request failed: {e}")))?;
-    let status = res.status().as_u16();
-    if !(200..300).contains(&status) {
-        let retry = retry_after_ms(res.headers());
-        let text = res.text().await.unwrap_or_default();
-        return Err(classify(status, &text, retry));
-    }
+    let res = send_checked(rb, classify).await?;
     let mut blocks = Blocks::default();
     let mut stream = res.bytes_stream().eventsource();
     while let Some(item) = stream.next().await {

@@ -45,6 +45,24 @@ pub(crate) fn retry_after_ms(headers: &reqwest::header::HeaderMap) -> Option<u64
     )
 }
 
+/// Sends a request; a non-2xx answer becomes the provider's error kind.
+pub(crate) async fn send_checked(
+    rb: reqwest::RequestBuilder,
+    classify: fn(u16, &str, Option<u64>) -> ProviderError,
+) -> Result<reqwest::Response, ProviderError> {
+    let res = rb
+        .send()
+        .await
+        .map_err(|e| ProviderError::Unavailable(format!("request failed: {e}")))?;
+    let status = res.status().as_u16();
+    if (200..300).contains(&status) {
+        return Ok(res);
+    }
+    let retry = retry_after_ms(res.headers());
+    let text = res.text().await.unwrap_or_default();
+    Err(classify(status, &text, retry))
+}
+
 pub(crate) fn backoff(attempt: u32, retry_after: Option<u64>) -> Duration {
     let base = retry_after
         .map(Duration::from_millis)

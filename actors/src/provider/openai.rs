@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
 use super::embedded::extract_tool_calls;
-use super::http::{emit, retry_after_ms, spawn_with_retries, Attempt};
+use super::http::{emit, send_checked, spawn_with_retries, Attempt};
 use super::*;
 
 /// Which `max_tokens` field the server understands.
@@ -332,16 +332,7 @@ async fn attempt(
     for (k, v) in &cfg.headers {
         rb = rb.header(k.as_str(), v.as_str());
     }
-    let res = rb
-        .send()
-        .await
-        .map_err(|e| ProviderError::Unavailable(format!("request failed: {e}")))?;
-    let status = res.status().as_u16();
-    if !(200..300).contains(&status) {
-        let retry = retry_after_ms(res.headers());
-        let text = res.text().await.unwrap_or_default();
-        return Err(classify(status, &text, retry));
-    }
+    let res = send_checked(rb, classify).await?;
     let is_sse = res
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
