@@ -10,6 +10,7 @@ pub mod embedded;
 mod http;
 pub mod offline;
 pub mod openai;
+pub mod selection;
 
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
