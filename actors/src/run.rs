@@ -1,0 +1,762 @@
+//! RunActor: one agent run, the double loop of seed 001. Inner loop: stream
+//! the model, execute its tool calls one by one, and between tool calls check
+//! for steering (a steer skips the remaining calls with placeholder results
+//! and is injected before the next model call). Outer loop: follow-ups queued
+//! during the run start another turn. `Steer`, `FollowUp` and `AbortRun`
+//! arrive as mailbox messages; abort cancels the provider stream (its receiver
+//! is dropped) and running tools (their cancel signal fires), and the run ends
+//! with `Aborted`. Every step is reported to the sink as a `RunEvent`; new
+//! conversation messages come as `RunEvent::Message` so the session (the
+//! single writer of the transcript) can persist them.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::sync::{mpsc, watch};
+
+use crate::provider::{
+    ChatMessage, CompletionRequest, MessageRole, ProviderEvent, StopReason, StreamCompletion,
+    ToolCall, ToolSpec, Usage,
+};
+
+/// The result text of a tool call skipped because the user steered.
+pub const SKIPPED_TOOL_RESULT: &str = "Skipped: the user sent a new message before this tool ran.";
+
+/// Runs one tool call. The executor watches `cancel` and stops (killing any
+/// child process) when it turns true. Reply: the result for the model.
+#[derive(Debug, Message)]
+#[rtype(result = "ToolOutcome")]
+pub struct ExecuteTool {
+    pub call: ToolCall,
+    pub cancel: watch::Receiver<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// One step of a run, in order.
+#[derive(Debug, Clone, PartialEq, Message)]
+#[rtype(result = "()")]
+pub enum RunEvent {
+    Started {
+        run_id: String,
+    },
+    /// `text` is the cumulative text of the current assistant message.
+    Delta {
+        run_id: String,
+        text: String,
+        delta: String,
+    },
+    Thinking {
+        run_id: String,
+        delta: String,
+    },
+    ToolStarted {
+        run_id: String,
+        call: ToolCall,
+    },
+    ToolFinished {
+        run_id: String,
+        call: ToolCall,
+        outcome: ToolOutcome,
+        skipped: bool,
+    },
+    /// A message added to the conversation (assistant, tool result, injected user text).
+    Message {
+        run_id: String,
+        message: ChatMessage,
+    },
+    Final {
+        run_id: String,
+        text: String,
+        stop_reason: StopReason,
+        usage: Usage,
+    },
+    Failed {
+        run_id: String,
+        error: String,
+        kind: FailureKind,
+    },
+    Aborted {
+        run_id: String,
+        text: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    Provider,
+    Timeout,
+    TooManyTurns,
+}
+
+/// Everything a run needs.
+pub struct RunConfig {
+    pub run_id: String,
+    pub model: String,
+    pub system: String,
+    pub tools: Vec<ToolSpec>,
+    /// The conversation so far, ending with the new user message.
+    pub messages: Vec<ChatMessage>,
+    pub provider: Recipient<StreamCompletion>,
+    pub executor: Recipient<ExecuteTool>,
+    pub sink: Recipient<RunEvent>,
+    pub timeout: Duration,
+    /// Model calls allowed per turn before the run fails (runaway tool loops).
+    pub max_model_calls: u32,
+}
+
+/// Injects a message into the running turn (before the next model call).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Steer {
+    pub text: String,
+}
+
+/// Queues a message for another turn after this one.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct FollowUp {
+    pub text: String,
+}
+
+/// Stops the run: provider stream and tools are cancelled.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct AbortRun;
+
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+struct LoopEnded;
+
+enum Control {
+    Steer(String),
+    FollowUp(String),
+}
+
+pub struct RunActor {
+    config: Option<RunConfig>,
+    control: mpsc::UnboundedSender<Control>,
+    control_rx: Option<mpsc::UnboundedReceiver<Control>>,
+    abort: watch::Sender<bool>,
+}
+
+impl RunActor {
+    pub fn new(config: RunConfig) -> RunActor {
+        let (control, control_rx) = mpsc::unbounded_channel();
+        let (abort, _) = watch::channel(false);
+        RunActor {
+            config: Some(config),
+            control,
+            control_rx: Some(control_rx),
+            abort,
+        }
+    }
+}
+
+impl Actor for RunActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let (Some(cfg), Some(control)) = (self.config.take(), self.control_rx.take()) else {
+            ctx.stop();
+            return;
+        };
+        let abort = self.abort.subscribe();
+        let me = ctx.address();
+        actix::spawn(async move {
+            let sink = cfg.sink.clone();
+            let run_id = cfg.run_id.clone();
+            let timeout = cfg.timeout;
+            sink.do_send(RunEvent::Started {
+                run_id: run_id.clone(),
+            });
+            let end = match actix::clock::timeout(timeout, run_loop(cfg, control, abort)).await {
+                Ok(end) => end,
+                Err(_) => RunEvent::Failed {
+                    run_id,
+                    error: format!("run timed out after {}s", timeout.as_secs()),
+                    kind: FailureKind::Timeout,
+                },
+            };
+            sink.do_send(end);
+            me.do_send(LoopEnded);
+        });
+    }
+}
+
+impl Handler<Steer> for RunActor {
+    type Result = ();
+    fn handle(&mut self, msg: Steer, _: &mut Context<Self>) {
+        let _ = self.control.send(Control::Steer(msg.text));
+    }
+}
+
+impl Handler<FollowUp> for RunActor {
+    type Result = ();
+    fn handle(&mut self, msg: FollowUp, _: &mut Context<Self>) {
+        let _ = self.control.send(Control::FollowUp(msg.text));
+    }
+}
+
+impl Handler<AbortRun> for RunActor {
+    type Result = ();
+    fn handle(&mut self, _: AbortRun, _: &mut Context<Self>) {
+        let _ = self.abort.send(true);
+    }
+}
+
+impl Handler<LoopEnded> for RunActor {
+    type Result = ();
+    fn handle(&mut self, _: LoopEnded, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+
+/// Steering and follow-ups that arrived so far.
+fn drain(
+    control: &mut mpsc::UnboundedReceiver<Control>,
+    followups: &mut VecDeque<String>,
+) -> Vec<String> {
+    let mut steers = Vec::new();
+    while let Ok(c) = control.try_recv() {
+        match c {
+            Control::Steer(t) => steers.push(t),
+            Control::FollowUp(t) => followups.push_back(t),
+        }
+    }
+    steers
+}
+
+struct Turn {
+    text: String,
+    calls: Vec<ToolCall>,
+    stop: StopReason,
+}
+
+enum StreamEnd {
+    Done(Turn),
+    Failed(String),
+    Aborted(String),
+}
+
+async fn wait_abort(abort: &mut watch::Receiver<bool>) {
+    while !*abort.borrow() {
+        if abort.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+async fn stream_turn(
+    cfg: &RunConfig,
+    messages: &[ChatMessage],
+    usage: &mut Usage,
+    abort: &mut watch::Receiver<bool>,
+) -> StreamEnd {
+    let request = CompletionRequest {
+        model: cfg.model.clone(),
+        system: cfg.system.clone(),
+        messages: messages.to_vec(),
+        tools: cfg.tools.clone(),
+        ..Default::default()
+    };
+    let mut stream = match cfg.provider.send(StreamCompletion { request }).await {
+        Ok(s) => s,
+        Err(_) => return StreamEnd::Failed("provider unavailable".into()),
+    };
+    let mut turn = Turn {
+        text: String::new(),
+        calls: Vec::new(),
+        stop: StopReason::Stop,
+    };
+    loop {
+        let event = tokio::select! {
+            e = stream.recv() => e,
+            _ = wait_abort(abort) => return StreamEnd::Aborted(turn.text),
+        };
+        match event {
+            Some(ProviderEvent::TextDelta(d)) => {
+                turn.text.push_str(&d);
+                cfg.sink.do_send(RunEvent::Delta {
+                    run_id: cfg.run_id.clone(),
+                    text: turn.text.clone(),
+                    delta: d,
+                });
+            }
+            Some(ProviderEvent::ThinkingDelta(d)) => {
+                cfg.sink.do_send(RunEvent::Thinking {
+                    run_id: cfg.run_id.clone(),
+                    delta: d,
+                });
+            }
+            Some(ProviderEvent::ToolCall(c)) => turn.calls.push(c),
+            Some(ProviderEvent::Usage(u)) => {
+                usage.input += u.input;
+                usage.output += u.output;
+                usage.cache_read += u.cache_read;
+                usage.cache_write += u.cache_write;
+            }
+            Some(ProviderEvent::Done(stop)) => {
+                turn.stop = stop;
+                return StreamEnd::Done(turn);
+            }
+            Some(ProviderEvent::Error(e)) => return StreamEnd::Failed(e.to_string()),
+            None => return StreamEnd::Failed("the provider stream ended without an answer".into()),
+        }
+    }
+}
+
+fn user(text: String) -> ChatMessage {
+    ChatMessage::user(&text)
+}
+
+/// The double loop; returns the run's closing event.
+async fn run_loop(
+    cfg: RunConfig,
+    mut control: mpsc::UnboundedReceiver<Control>,
+    mut abort: watch::Receiver<bool>,
+) -> RunEvent {
+    let run_id = cfg.run_id.clone();
+    let emit_message = |m: &ChatMessage| {
+        cfg.sink.do_send(RunEvent::Message {
+            run_id: cfg.run_id.clone(),
+            message: m.clone(),
+        });
+    };
+    let mut messages = cfg.messages.clone();
+    let mut followups = VecDeque::new();
+    let mut usage = Usage::default();
+    // Set by every model call; the run always makes at least one.
+    let mut last: Turn;
+    loop {
+        // Inner loop: model calls and tool calls until the model stops asking for tools.
+        let mut model_calls = 0;
+        loop {
+            model_calls += 1;
+            if model_calls > cfg.max_model_calls {
+                return RunEvent::Failed {
+                    run_id,
+                    error: format!(
+                        "the model asked for tools {} times in one turn",
+                        cfg.max_model_calls
+                    ),
+                    kind: FailureKind::TooManyTurns,
+                };
+            }
+            let turn = match stream_turn(&cfg, &messages, &mut usage, &mut abort).await {
+                StreamEnd::Done(t) => t,
+                StreamEnd::Failed(error) => {
+                    return RunEvent::Failed {
+                        run_id,
+                        error,
+                        kind: FailureKind::Provider,
+                    }
+                }
+                StreamEnd::Aborted(text) => return RunEvent::Aborted { run_id, text },
+            };
+            let assistant = ChatMessage {
+                role: MessageRole::Assistant,
+                text: turn.text.clone(),
+                tool_calls: turn.calls.clone(),
+                tool_call_id: None,
+                is_error: false,
+            };
+            messages.push(assistant.clone());
+            emit_message(&assistant);
+            let mut steers = Vec::new();
+            for (i, call) in turn.calls.iter().enumerate() {
+                cfg.sink.do_send(RunEvent::ToolStarted {
+                    run_id: run_id.clone(),
+                    call: call.clone(),
+                });
+                let request = ExecuteTool {
+                    call: call.clone(),
+                    cancel: abort.clone(),
+                };
+                let outcome = tokio::select! {
+                    r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
+                        text: format!("tool {} is unavailable", call.name),
+                        is_error: true,
+                    }),
+                    _ = wait_abort(&mut abort) => return RunEvent::Aborted { run_id, text: turn.text },
+                };
+                let result = ChatMessage::tool_result(&call.id, &outcome.text, outcome.is_error);
+                messages.push(result.clone());
+                emit_message(&result);
+                cfg.sink.do_send(RunEvent::ToolFinished {
+                    run_id: run_id.clone(),
+                    call: call.clone(),
+                    outcome,
+                    skipped: false,
+                });
+                // Steering check between tool calls.
+                steers = drain(&mut control, &mut followups);
+                if !steers.is_empty() {
+                    for skipped in &turn.calls[i + 1..] {
+                        let outcome = ToolOutcome {
+                            text: SKIPPED_TOOL_RESULT.to_string(),
+                            is_error: true,
+                        };
+                        let result = ChatMessage::tool_result(&skipped.id, &outcome.text, true);
+                        messages.push(result.clone());
+                        emit_message(&result);
+                        cfg.sink.do_send(RunEvent::ToolFinished {
+                            run_id: run_id.clone(),
+                            call: skipped.clone(),
+                            outcome,
+                            skipped: true,
+                        });
+                    }
+                    break;
+                }
+            }
+            if steers.is_empty() {
+                steers = drain(&mut control, &mut followups);
+            }
+            let asked_tools = !turn.calls.is_empty();
+            last = turn;
+            if !steers.is_empty() {
+                for s in steers {
+                    let m = user(s);
+                    messages.push(m.clone());
+                    emit_message(&m);
+                }
+                continue;
+            }
+            if !asked_tools {
+                break;
+            }
+        }
+        // Outer loop: follow-ups queued during the turn.
+        drain(&mut control, &mut followups);
+        match followups.pop_front() {
+            Some(f) => {
+                let m = user(f);
+                messages.push(m.clone());
+                emit_message(&m);
+            }
+            None => break,
+        }
+    }
+    RunEvent::Final {
+        run_id,
+        text: last.text,
+        stop_reason: last.stop,
+        usage,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::offline::OfflineProvider;
+    use std::sync::{Arc, Mutex};
+
+    /// Runs tools from a script: `sleep <ms>` waits (stopping when cancelled),
+    /// anything else echoes its arguments.
+    #[derive(Default)]
+    struct ScriptedTools {
+        calls: Arc<Mutex<Vec<String>>>,
+        cancelled: Arc<Mutex<u32>>,
+    }
+
+    impl Actor for ScriptedTools {
+        type Context = Context<Self>;
+    }
+
+    impl Handler<ExecuteTool> for ScriptedTools {
+        type Result = ResponseFuture<ToolOutcome>;
+        fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
+            self.calls.lock().unwrap().push(msg.call.name.clone());
+            let cancelled = self.cancelled.clone();
+            Box::pin(async move {
+                let ms = msg
+                    .call
+                    .arguments
+                    .get("ms")
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0);
+                let mut cancel = msg.cancel;
+                tokio::select! {
+                    _ = actix::clock::sleep(Duration::from_millis(ms)) => {}
+                    _ = wait_abort(&mut cancel) => {
+                        *cancelled.lock().unwrap() += 1;
+                        return ToolOutcome { text: "killed".into(), is_error: true };
+                    }
+                }
+                ToolOutcome {
+                    text: format!("{} ok {}", msg.call.name, msg.call.arguments),
+                    is_error: false,
+                }
+            })
+        }
+    }
+
+    struct Sink(mpsc::UnboundedSender<RunEvent>);
+    impl Actor for Sink {
+        type Context = Context<Self>;
+    }
+    impl Handler<RunEvent> for Sink {
+        type Result = ();
+        fn handle(&mut self, msg: RunEvent, _: &mut Context<Self>) {
+            let _ = self.0.send(msg);
+        }
+    }
+
+    struct Harness {
+        run: Addr<RunActor>,
+        events: mpsc::UnboundedReceiver<RunEvent>,
+        tool_calls: Arc<Mutex<Vec<String>>>,
+        tools_cancelled: Arc<Mutex<u32>>,
+        provider_active: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    fn start(text: &str, timeout: Duration) -> Harness {
+        let provider = OfflineProvider::new();
+        let provider_active = provider.active();
+        let tools = ScriptedTools::default();
+        let (tool_calls, tools_cancelled) = (tools.calls.clone(), tools.cancelled.clone());
+        let (tx, events) = mpsc::unbounded_channel();
+        let run = RunActor::new(RunConfig {
+            run_id: "r1".into(),
+            model: "echo".into(),
+            system: "sys".into(),
+            tools: Vec::new(),
+            messages: vec![ChatMessage::user(text)],
+            provider: provider.start().recipient(),
+            executor: tools.start().recipient(),
+            sink: Sink(tx).start().recipient(),
+            timeout,
+            max_model_calls: 8,
+        })
+        .start();
+        Harness {
+            run,
+            events,
+            tool_calls,
+            tools_cancelled,
+            provider_active,
+        }
+    }
+
+    impl Harness {
+        async fn next(&mut self) -> RunEvent {
+            actix::clock::timeout(Duration::from_secs(10), self.events.recv())
+                .await
+                .unwrap()
+                .unwrap()
+        }
+
+        /// Events until the closing one (inclusive).
+        async fn until_end(&mut self) -> Vec<RunEvent> {
+            let mut out = Vec::new();
+            loop {
+                let e = self.next().await;
+                let end = matches!(
+                    e,
+                    RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }
+                );
+                out.push(e);
+                if end {
+                    return out;
+                }
+            }
+        }
+
+        async fn wait_for(&mut self, pred: impl Fn(&RunEvent) -> bool) -> Vec<RunEvent> {
+            let mut seen = Vec::new();
+            loop {
+                let e = self.next().await;
+                let hit = pred(&e);
+                seen.push(e);
+                if hit {
+                    return seen;
+                }
+            }
+        }
+    }
+
+    fn last(events: &[RunEvent]) -> &RunEvent {
+        events.last().unwrap()
+    }
+
+    #[actix::test]
+    async fn a_plain_turn_streams_cumulative_deltas_then_final() {
+        let mut h = start("hello there", Duration::from_secs(10));
+        let events = h.until_end().await;
+        assert_eq!(
+            events[0],
+            RunEvent::Started {
+                run_id: "r1".into()
+            }
+        );
+        let deltas: Vec<&String> = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Delta { text, .. } => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deltas.first().map(|s| s.as_str()), Some("You "));
+        assert_eq!(
+            deltas.last().map(|s| s.as_str()),
+            Some("You said: hello there")
+        );
+        assert!(
+            matches!(last(&events), RunEvent::Final { text, stop_reason: StopReason::Stop, .. } if text == "You said: hello there")
+        );
+    }
+
+    #[actix::test]
+    async fn tool_calls_run_and_their_results_go_back_to_the_model() {
+        let mut h = start(
+            "checking\n@tool exec {\"command\":\"ls\"}\n@tool read {\"path\":\"a\"}",
+            Duration::from_secs(10),
+        );
+        let events = h.until_end().await;
+        assert_eq!(*h.tool_calls.lock().unwrap(), ["exec", "read"]);
+        let finished = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::ToolFinished { skipped: false, .. }))
+            .count();
+        assert_eq!(finished, 2);
+        match last(&events) {
+            RunEvent::Final { text, .. } => {
+                assert!(text.contains("Tool exec returned: exec ok"), "{text}");
+                assert!(text.contains("Tool read returned: read ok"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let persisted = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::Message { .. }))
+            .count();
+        assert_eq!(persisted, 4, "assistant, two tool results, final assistant");
+    }
+
+    #[actix::test]
+    async fn a_steer_between_tool_calls_skips_the_rest_and_reaches_the_next_model_call() {
+        let script = "@tool slow {\"ms\":300}\n@tool second {}\n@tool third {}";
+        let mut h = start(script, Duration::from_secs(10));
+        h.wait_for(|e| matches!(e, RunEvent::ToolStarted { call, .. } if call.name == "slow"))
+            .await;
+        h.run.do_send(Steer {
+            text: "actually, stop".into(),
+        });
+        let events = h.until_end().await;
+        assert_eq!(
+            *h.tool_calls.lock().unwrap(),
+            ["slow"],
+            "the remaining tools never ran"
+        );
+        let skipped: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::ToolFinished {
+                    call,
+                    skipped: true,
+                    outcome,
+                    ..
+                } => {
+                    assert_eq!(outcome.text, SKIPPED_TOOL_RESULT);
+                    Some(call.name.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(skipped, ["second", "third"]);
+        assert!(events.iter().any(|e| matches!(e, RunEvent::Message { message, .. } if message.role == MessageRole::User && message.text == "actually, stop")));
+        assert!(
+            matches!(last(&events), RunEvent::Final { text, .. } if text == "You said: actually, stop"),
+            "{:?}",
+            last(&events)
+        );
+    }
+
+    #[actix::test]
+    async fn follow_ups_run_as_another_turn_after_the_first() {
+        let mut h = start("@tool slow {\"ms\":200}", Duration::from_secs(10));
+        h.wait_for(|e| matches!(e, RunEvent::ToolStarted { .. }))
+            .await;
+        h.run.do_send(FollowUp {
+            text: "and then this".into(),
+        });
+        let events = h.until_end().await;
+        let finals: Vec<&RunEvent> = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::Final { .. }))
+            .collect();
+        assert_eq!(finals.len(), 1);
+        assert!(events.iter().any(|e| matches!(e, RunEvent::Delta { text, .. } if text.starts_with("Tool slow returned"))), "first turn answered");
+        assert!(
+            matches!(last(&events), RunEvent::Final { text, .. } if text == "You said: and then this")
+        );
+    }
+
+    #[actix::test]
+    async fn abort_cancels_the_model_stream() {
+        let mut h = start("@tokens 1000\n@delay 20", Duration::from_secs(10));
+        h.wait_for(|e| matches!(e, RunEvent::Delta { .. })).await;
+        h.run.do_send(AbortRun);
+        let events = h.until_end().await;
+        assert!(matches!(last(&events), RunEvent::Aborted { .. }));
+        for _ in 0..100 {
+            if h.provider_active.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+                break;
+            }
+            actix::clock::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            h.provider_active.load(std::sync::atomic::Ordering::Relaxed),
+            0
+        );
+    }
+
+    #[actix::test]
+    async fn abort_cancels_a_running_tool() {
+        let mut h = start("@tool slow {\"ms\":60000}", Duration::from_secs(10));
+        h.wait_for(|e| matches!(e, RunEvent::ToolStarted { .. }))
+            .await;
+        h.run.do_send(AbortRun);
+        let events = h.until_end().await;
+        assert!(matches!(last(&events), RunEvent::Aborted { .. }));
+        for _ in 0..100 {
+            if *h.tools_cancelled.lock().unwrap() == 1 {
+                break;
+            }
+            actix::clock::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            *h.tools_cancelled.lock().unwrap(),
+            1,
+            "the tool saw the cancel signal"
+        );
+    }
+
+    #[actix::test]
+    async fn timeouts_and_provider_errors_fail_the_run_clearly() {
+        let mut h = start("@tokens 1000\n@delay 50", Duration::from_millis(300));
+        let events = h.until_end().await;
+        assert!(
+            matches!(
+                last(&events),
+                RunEvent::Failed {
+                    kind: FailureKind::Timeout,
+                    ..
+                }
+            ),
+            "{:?}",
+            last(&events)
+        );
+        let mut h = start("@error unavailable", Duration::from_secs(10));
+        let events = h.until_end().await;
+        assert!(
+            matches!(last(&events), RunEvent::Failed { kind: FailureKind::Provider, error, .. } if error.contains("unavailable"))
+        );
+    }
+}
