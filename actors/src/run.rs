@@ -641,7 +641,7 @@ mod tests {
 
     #[actix::test]
     async fn a_steer_between_tool_calls_skips_the_rest_and_reaches_the_next_model_call() {
-        let script = "@tool slow {\"ms\":300}\n@tool second {}\n@tool third {}";
+        let script = "@tool slow {\"ms\":1000}\n@tool second {}\n@tool third {}";
         let mut h = start(script, Duration::from_secs(10));
         h.wait_for(|e| matches!(e, RunEvent::ToolStarted { call, .. } if call.name == "slow"))
             .await;
@@ -680,7 +680,7 @@ mod tests {
 
     #[actix::test]
     async fn follow_ups_run_as_another_turn_after_the_first() {
-        let mut h = start("@tool slow {\"ms\":200}", Duration::from_secs(10));
+        let mut h = start("@tool slow {\"ms\":1000}", Duration::from_secs(10));
         h.wait_for(|e| matches!(e, RunEvent::ToolStarted { .. }))
             .await;
         h.run.do_send(FollowUp {
