@@ -18,6 +18,7 @@ pub mod scopes;
 pub mod settings;
 pub mod store;
 pub mod system_events;
+pub mod tool;
 pub mod transcript;
 
 /// Milliseconds since the Unix epoch (wall clock, as OpenClaw uses on the wire).

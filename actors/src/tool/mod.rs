@@ -1,0 +1,355 @@
+//! Tool executors. `ToolExecutor` answers `ExecuteTool` for the built-in
+//! tools of this stage: `exec` (a shell command as a real child process in
+//! the agent workspace: timeout, output cap, the whole process group killed
+//! on timeout or abort) and `read` (a workspace file, by lines). Arguments
+//! are validated; every failure is a tool result with `is_error` so the model
+//! can correct itself. The full tool set comes with issue 4.
+
+mod exec;
+mod read;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use crate::provider::ToolSpec;
+use crate::run::{ExecuteTool, ToolOutcome};
+
+/// Limits of the built-in tools.
+#[derive(Debug, Clone)]
+pub struct ToolLimits {
+    pub exec_timeout: Duration,
+    pub exec_max_timeout: Duration,
+    /// Bytes of command output kept (head); the rest is counted, not kept.
+    pub output_cap: usize,
+    /// Bytes of a file `read` returns at most.
+    pub read_cap: usize,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        ToolLimits {
+            exec_timeout: Duration::from_secs(120),
+            exec_max_timeout: Duration::from_secs(1800),
+            output_cap: 200_000,
+            read_cap: 200_000,
+        }
+    }
+}
+
+pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {
+    ToolOutcome {
+        text: text.into(),
+        is_error: true,
+    }
+}
+
+pub(crate) fn ok(text: impl Into<String>) -> ToolOutcome {
+    ToolOutcome {
+        text: text.into(),
+        is_error: false,
+    }
+}
+
+/// A string argument, or the error result naming it.
+pub(crate) fn str_arg<'a>(tool: &str, args: &'a Value, name: &str) -> Result<&'a str, ToolOutcome> {
+    match args.get(name) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
+        Some(_) => Err(error(format!(
+            "{tool}: `{name}` must be a non-empty string"
+        ))),
+        None => Err(error(format!("{tool}: `{name}` (string) is required"))),
+    }
+}
+
+/// An optional non-negative integer argument.
+pub(crate) fn uint_arg(tool: &str, args: &Value, name: &str) -> Result<Option<u64>, ToolOutcome> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| error(format!("{tool}: `{name}` must be a non-negative integer"))),
+    }
+}
+
+/// Resolves a path inside the workspace; `..`, absolute paths outside it and
+/// symlinks leading out are refused.
+pub(crate) fn confine(workspace: &Path, raw: &str) -> Result<PathBuf, String> {
+    let root = workspace
+        .canonicalize()
+        .map_err(|e| format!("workspace {} is not usable: {e}", workspace.display()))?;
+    let candidate = if Path::new(raw).is_absolute() {
+        PathBuf::from(raw)
+    } else {
+        root.join(raw)
+    };
+    let resolved = candidate
+        .canonicalize()
+        .map_err(|e| format!("{raw}: {e}"))?;
+    if resolved.starts_with(&root) {
+        Ok(resolved)
+    } else {
+        Err(format!("{raw}: outside the workspace"))
+    }
+}
+
+pub struct ToolExecutor {
+    workspace: PathBuf,
+    limits: ToolLimits,
+}
+
+impl ToolExecutor {
+    pub fn new(workspace: PathBuf, limits: ToolLimits) -> ToolExecutor {
+        ToolExecutor { workspace, limits }
+    }
+
+    /// The tools this executor offers, with their JSON schemas.
+    pub fn specs() -> Vec<ToolSpec> {
+        vec![
+            ToolSpec {
+                name: "exec".into(),
+                description: "Run a shell command in the workspace and return its output.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "command": { "type": "string", "description": "The shell command." },
+                        "timeout": { "type": "integer", "description": "Seconds before the command is killed." }
+                    },
+                    "required": ["command"],
+                }),
+            },
+            ToolSpec {
+                name: "read".into(),
+                description: "Read a text file from the workspace.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "path": { "type": "string" },
+                        "offset": { "type": "integer", "description": "First line (1-based)." },
+                        "limit": { "type": "integer", "description": "Number of lines." }
+                    },
+                    "required": ["path"],
+                }),
+            },
+        ]
+    }
+}
+
+impl Actor for ToolExecutor {
+    type Context = Context<Self>;
+}
+
+impl Handler<ExecuteTool> for ToolExecutor {
+    type Result = ResponseFuture<ToolOutcome>;
+    fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
+        let (workspace, limits) = (self.workspace.clone(), self.limits.clone());
+        Box::pin(async move {
+            let args = &msg.call.arguments;
+            match msg.call.name.as_str() {
+                "exec" | "bash" => exec::run(&workspace, &limits, args, msg.cancel).await,
+                "read" => read::run(&workspace, &limits, args).await,
+                other => error(format!("unknown tool: {other}")),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ToolCall;
+    use tokio::sync::watch;
+
+    struct Ws {
+        dir: tempfile::TempDir,
+        tools: Addr<ToolExecutor>,
+    }
+
+    fn setup(limits: ToolLimits) -> Ws {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = ToolExecutor::new(dir.path().to_path_buf(), limits).start();
+        Ws { dir, tools }
+    }
+
+    async fn call(ws: &Ws, name: &str, args: Value) -> ToolOutcome {
+        let (_tx, cancel) = watch::channel(false);
+        ws.tools
+            .send(ExecuteTool {
+                call: ToolCall {
+                    id: "c".into(),
+                    name: name.into(),
+                    arguments: args,
+                },
+                cancel,
+            })
+            .await
+            .unwrap()
+    }
+
+    fn pid_alive(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => !stat
+                .split(") ")
+                .nth(1)
+                .is_some_and(|rest| rest.starts_with('Z')),
+            Err(_) => false,
+        }
+    }
+
+    #[actix::test]
+    async fn exec_runs_in_the_workspace_and_reports_exit_codes() {
+        let ws = setup(ToolLimits::default());
+        let r = call(&ws, "exec", json!({"command": "echo hello"})).await;
+        assert_eq!(r, ok("hello\n"));
+        let r = call(&ws, "exec", json!({"command": "pwd"})).await;
+        assert_eq!(
+            r.text.trim(),
+            ws.dir.path().canonicalize().unwrap().display().to_string()
+        );
+        let r = call(
+            &ws,
+            "exec",
+            json!({"command": "echo out; echo err >&2; exit 3"}),
+        )
+        .await;
+        assert!(r.is_error);
+        assert!(
+            r.text.contains("out") && r.text.contains("err") && r.text.contains("[exit code 3]"),
+            "{}",
+            r.text
+        );
+    }
+
+    #[actix::test]
+    async fn bad_arguments_and_unknown_tools_are_tool_errors() {
+        let ws = setup(ToolLimits::default());
+        assert_eq!(
+            call(&ws, "exec", json!({})).await,
+            error("exec: `command` (string) is required")
+        );
+        assert_eq!(
+            call(&ws, "exec", json!({"command": 5})).await,
+            error("exec: `command` must be a non-empty string")
+        );
+        assert_eq!(
+            call(&ws, "exec", json!({"command": "true", "timeout": -1})).await,
+            error("exec: `timeout` must be a non-negative integer")
+        );
+        assert_eq!(
+            call(&ws, "fly", json!({})).await,
+            error("unknown tool: fly")
+        );
+    }
+
+    #[actix::test]
+    async fn output_is_capped_with_a_note() {
+        let ws = setup(ToolLimits {
+            output_cap: 1000,
+            ..ToolLimits::default()
+        });
+        let r = call(
+            &ws,
+            "exec",
+            json!({"command": "head -c 5000 /dev/zero | tr '\\0' a"}),
+        )
+        .await;
+        assert!(!r.is_error);
+        assert!(r.text.starts_with(&"a".repeat(1000)), "{}", &r.text[..50]);
+        assert!(
+            r.text.ends_with("[output truncated: 4000 more bytes]"),
+            "{}",
+            &r.text[1000..]
+        );
+    }
+
+    #[actix::test]
+    async fn a_timeout_kills_the_command() {
+        let ws = setup(ToolLimits::default());
+        let started = std::time::Instant::now();
+        let r = call(&ws, "exec", json!({"command": "sleep 30", "timeout": 1})).await;
+        assert_eq!(r, error("exec: command timed out after 1s and was killed"));
+        assert!(started.elapsed() < Duration::from_secs(20), "hang guard");
+    }
+
+    #[actix::test]
+    async fn abort_kills_the_whole_process_group_no_process_left_behind() {
+        let ws = setup(ToolLimits::default());
+        let (tx, cancel) = watch::channel(false);
+        let call = ToolCall {
+            id: "c".into(),
+            name: "exec".into(),
+            arguments: json!({"command": "sleep 60 & echo $! > bg.pid; sleep 60"}),
+        };
+        let pending = ws.tools.send(ExecuteTool { call, cancel });
+        let pidfile = ws.dir.path().join("bg.pid");
+        let waiter = actix::spawn(pending);
+        let mut pid = None;
+        for _ in 0..500 {
+            if let Some(p) = std::fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|s| s.trim().parse::<i32>().ok())
+            {
+                pid = Some(p);
+                break;
+            }
+            actix::clock::sleep(Duration::from_millis(10)).await;
+        }
+        let pid = pid.expect("the command started its background child");
+        assert!(pid_alive(pid));
+        tx.send(true).unwrap();
+        let r = waiter.await.unwrap().unwrap();
+        assert_eq!(r, error("exec: aborted; the command was killed"));
+        for _ in 0..500 {
+            if !pid_alive(pid) {
+                break;
+            }
+            actix::clock::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(!pid_alive(pid), "the background grandchild was killed too");
+    }
+
+    #[actix::test]
+    async fn read_returns_lines_and_refuses_to_leave_the_workspace() {
+        let ws = setup(ToolLimits::default());
+        let d = ws.dir.path();
+        std::fs::write(d.join("notes.txt"), "one\ntwo\nthree\nfour\n").unwrap();
+        std::fs::write(d.join("blob.bin"), [0u8, 1, 2, 3]).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", d.join("escape")).unwrap();
+        assert_eq!(
+            call(&ws, "read", json!({"path": "notes.txt"})).await,
+            ok("one\ntwo\nthree\nfour")
+        );
+        assert_eq!(
+            call(
+                &ws,
+                "read",
+                json!({"path": "notes.txt", "offset": 2, "limit": 2})
+            )
+            .await,
+            ok("two\nthree\n[1 more lines; continue with offset 4]")
+        );
+        assert_eq!(
+            call(&ws, "read", json!({"path": "blob.bin"})).await,
+            ok("[binary file blob.bin: 4 bytes]")
+        );
+        for bad in ["../outside.txt", "/etc/hostname", "escape"] {
+            let r = call(&ws, "read", json!({"path": bad})).await;
+            assert!(r.is_error, "{bad}: {r:?}");
+        }
+        let r = call(&ws, "read", json!({"path": "/etc/hostname"})).await;
+        assert!(r.text.contains("outside the workspace"), "{}", r.text);
+        assert!(
+            call(&ws, "read", json!({"path": "missing.txt"}))
+                .await
+                .is_error
+        );
+        assert!(
+            call(&ws, "read", json!({"path": "notes.txt", "offset": "x"}))
+                .await
+                .is_error
+        );
+    }
+}

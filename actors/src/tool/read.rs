@@ -1,0 +1,62 @@
+//! `read`: a workspace file by lines (`offset` 1-based, `limit`), capped;
+//! binary files are described, not dumped.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{confine, error, ok, str_arg, uint_arg, ToolLimits};
+use crate::run::ToolOutcome;
+
+pub async fn run(workspace: &Path, limits: &ToolLimits, args: &Value) -> ToolOutcome {
+    let raw = match str_arg("read", args, "path") {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let (offset, limit) = match (
+        uint_arg("read", args, "offset"),
+        uint_arg("read", args, "limit"),
+    ) {
+        (Ok(o), Ok(l)) => (o.unwrap_or(1).max(1) as usize, l.map(|l| l as usize)),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let path = match confine(workspace, raw) {
+        Ok(p) => p,
+        Err(e) => return error(format!("read: {e}")),
+    };
+    if path.is_dir() {
+        return error(format!("read: {raw} is a directory"));
+    }
+    let bytes = match tokio::fs::read(&path).await {
+        Ok(b) => b,
+        Err(e) => return error(format!("read: {raw}: {e}")),
+    };
+    if bytes.iter().take(8192).any(|b| *b == 0) {
+        return ok(format!("[binary file {raw}: {} bytes]", bytes.len()));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let start = (offset - 1).min(lines.len());
+    let end = limit
+        .map(|l| (start + l).min(lines.len()))
+        .unwrap_or(lines.len());
+    let mut out = lines[start..end].join("\n");
+    if out.len() > limits.read_cap {
+        let mut cut = limits.read_cap;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let more = out.len() - cut;
+        out.truncate(cut);
+        out.push_str(&format!(
+            "\n[truncated: {more} more bytes; use offset/limit]"
+        ));
+    } else if end < lines.len() {
+        out.push_str(&format!(
+            "\n[{} more lines; continue with offset {}]",
+            lines.len() - end,
+            end + 1
+        ));
+    }
+    ok(out)
+}
