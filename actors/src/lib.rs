@@ -13,6 +13,7 @@ pub mod lane;
 pub mod metrics;
 pub mod presence;
 pub mod provider;
+pub mod queue;
 pub mod run;
 pub mod scopes;
 pub mod settings;
