@@ -16,6 +16,7 @@ pub mod provider;
 pub mod queue;
 pub mod run;
 pub mod scopes;
+pub mod session;
 pub mod settings;
 pub mod store;
 pub mod system_events;

@@ -189,6 +189,81 @@ pub fn import_jsonl(
     Ok(n)
 }
 
+/// A conversation message in OpenClaw's transcript shape.
+pub fn from_chat(m: &crate::provider::ChatMessage) -> Value {
+    use crate::provider::MessageRole;
+    match m.role {
+        MessageRole::User => user_message(&m.text),
+        MessageRole::Assistant => {
+            let mut content = Vec::new();
+            if !m.text.is_empty() {
+                content.push(json!({ "type": "text", "text": m.text }));
+            }
+            for c in &m.tool_calls {
+                content.push(json!({ "type": "toolCall", "id": c.id, "name": c.name, "arguments": c.arguments }));
+            }
+            json!({ "role": "assistant", "content": content })
+        }
+        MessageRole::Tool => json!({
+            "role": "toolResult",
+            "toolCallId": m.tool_call_id.clone().unwrap_or_default(),
+            "content": [{ "type": "text", "text": m.text }],
+            "isError": m.is_error,
+        }),
+    }
+}
+
+/// The conversation message of a `message` entry (other entries: None).
+pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
+    use crate::provider::{ChatMessage, MessageRole, ToolCall};
+    if entry.get("type").and_then(Value::as_str) != Some("message") {
+        return None;
+    }
+    let msg = entry.get("message")?;
+    let text = message_text(entry).unwrap_or_default();
+    match msg.get("role")?.as_str()? {
+        "user" => Some(ChatMessage::user(&text)),
+        "assistant" => {
+            let calls = msg
+                .get("content")
+                .and_then(Value::as_array)
+                .map(|blocks| {
+                    blocks
+                        .iter()
+                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+                        .map(|b| ToolCall {
+                            id: b
+                                .get("id")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
+                            name: b
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
+                            arguments: b.get("arguments").cloned().unwrap_or(Value::Null),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(ChatMessage {
+                role: MessageRole::Assistant,
+                text,
+                tool_calls: calls,
+                tool_call_id: None,
+                is_error: false,
+            })
+        }
+        "toolResult" => {
+            let id = msg.get("toolCallId").and_then(Value::as_str).unwrap_or("");
+            let is_error = msg.get("isError").and_then(Value::as_bool).unwrap_or(false);
+            Some(ChatMessage::tool_result(id, &text, is_error))
+        }
+        _ => None,
+    }
+}
+
 /// The text of a message entry's content blocks (for previews and tests).
 pub fn message_text(entry: &Value) -> Option<String> {
     let content = entry.get("message")?.get("content")?;
@@ -284,6 +359,31 @@ mod tests {
         assert_eq!(delete(&store, "s1").unwrap(), 26);
         assert!(entries(&store, "s1").unwrap().is_empty());
         assert_eq!(entries(&store, "s10").unwrap().len(), 25);
+    }
+
+    #[test]
+    fn chat_messages_convert_both_ways() {
+        use crate::provider::{ChatMessage, MessageRole, ToolCall};
+        let msgs = vec![
+            ChatMessage::user("hi"),
+            ChatMessage {
+                role: MessageRole::Assistant,
+                text: "running".into(),
+                tool_calls: vec![ToolCall {
+                    id: "t1".into(),
+                    name: "exec".into(),
+                    arguments: json!({"command": "ls"}),
+                }],
+                tool_call_id: None,
+                is_error: false,
+            },
+            ChatMessage::tool_result("t1", "a.txt", false),
+        ];
+        for m in &msgs {
+            let entry = message_entry(None, from_chat(m));
+            assert_eq!(to_chat(&entry).as_ref(), Some(m));
+        }
+        assert_eq!(to_chat(&session_header("s", "/")), None);
     }
 
     #[test]
