@@ -32,6 +32,8 @@ pub enum StartError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("{0}")]
+    Runtime(#[from] ferroclaw_actors::gateway::StartError),
+    #[error("{0}")]
     Config(String),
     #[error("cannot serve: {0}")]
     Io(#[from] std::io::Error),
@@ -107,7 +109,20 @@ pub async fn start(
         instance_id: Some(format!("gateway-{}", hostname())),
         ..Default::default()
     };
-    let gateway = Gateway::start(settings.clone(), store, self_entry, metrics)?;
+    let active_runs = crate::ws::chat_bridge::ActiveRuns::default();
+    let runs = active_runs.clone();
+    let gateway = Gateway::start(
+        settings.clone(),
+        store,
+        self_entry,
+        metrics,
+        move |bus, metrics| {
+            use actix::Actor;
+            crate::ws::chat_bridge::ChatBridge::new(bus, metrics, runs)
+                .start()
+                .recipient()
+        },
+    )?;
     let state: SharedState = Arc::new(AppState {
         live: Arc::new(LiveConfig::new(opts.config)),
         gateway,
@@ -119,6 +134,7 @@ pub async fn start(
         state_dir: opts.state_dir,
         config_write: tokio::sync::Mutex::new(()),
         server_version: VERSION,
+        active_runs,
     });
     let data = web::Data::new(state.clone());
     let max_payload = settings.gateway.max_payload;

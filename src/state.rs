@@ -25,6 +25,8 @@ pub struct AppState {
     /// Serialises config writes so two `config.set` calls cannot both pass the hash check.
     pub config_write: tokio::sync::Mutex<()>,
     pub server_version: &'static str,
+    /// Runs in progress (maintained by the chat bridge).
+    pub active_runs: crate::ws::chat_bridge::ActiveRuns,
 }
 
 pub type SharedState = Arc<AppState>;

@@ -16,10 +16,20 @@ use serde_json::value::RawValue;
 use crate::bus::{send_to_bus, BroadcastShutdown, BusEvent, EventBus, Publish};
 use crate::devices::DeviceRegistry;
 use crate::idempotency::IdempotencyActor;
+use crate::lane::{LaneActor, LaneKind};
 use crate::metrics::Metrics;
 use crate::presence::{PresenceActor, PresenceEntry, StateVersions};
+use crate::provider::anthropic::{AnthropicConfig, AnthropicProvider};
+use crate::provider::offline::OfflineProvider;
+use crate::provider::openai::{OpenAiConfig, OpenAiProvider};
+use crate::provider::selection::{resolve_api_key, resolve_model, ModelChain, ModelRef};
+use crate::provider::StreamCompletion;
+use crate::queue::QueueSettings;
+use crate::router::RouterActor;
+use crate::session::{SessionDeps, SessionEvent};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
+use crate::tool::{ToolExecutor, ToolLimits};
 
 /// Addresses of the running tree, handed to the edge (`src/`).
 #[derive(Clone)]
@@ -29,19 +39,26 @@ pub struct Gateway {
     pub presence: Addr<PresenceActor>,
     pub devices: Addr<DeviceRegistry>,
     pub idempotency: Addr<IdempotencyActor>,
+    pub router: Addr<RouterActor>,
+    pub main_lane: Addr<LaneActor>,
+    /// The default model the sessions use.
+    pub model: ModelRef,
     pub versions: Arc<StateVersions>,
     pub metrics: Arc<Metrics>,
     pub store: Store,
 }
 
 impl Gateway {
-    /// Starts the tree. Must run inside an actix system.
+    /// Starts the tree. Must run inside an actix system. `chat_events`
+    /// makes the recipient of every session's run events (the edge turns
+    /// them into `chat`/`agent` frames on the bus).
     pub fn start(
         settings: Arc<Settings>,
         store: Store,
         self_entry: PresenceEntry,
         metrics: Arc<Metrics>,
-    ) -> Result<Gateway, StoreError> {
+        chat_events: impl FnOnce(Addr<EventBus>, Arc<Metrics>) -> Recipient<SessionEvent>,
+    ) -> Result<Gateway, StartError> {
         let versions = Arc::new(StateVersions::default());
         let tick = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
         let m = metrics.clone();
@@ -51,6 +68,43 @@ impl Gateway {
         let (s, m) = (store.clone(), metrics.clone());
         let devices = Supervisor::start(move |_| DeviceRegistry::new(s.clone(), m.clone()));
         let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?.start();
+        let defaults = &settings.agents.defaults;
+        let main_lane =
+            LaneActor::new(LaneKind::Main, defaults.max_concurrent.max(1) as usize).start();
+        let workspace = defaults
+            .workspace
+            .as_ref()
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| store.dir().join("workspace"));
+        std::fs::create_dir_all(&workspace)
+            .map_err(|e| StartError::Workspace(format!("{}: {e}", workspace.display())))?;
+        let (model, _) = resolve_model(
+            &ModelChain {
+                global: defaults.model.primary(),
+                ..Default::default()
+            },
+            false,
+        )
+        .map_err(StartError::Model)?;
+        let provider = start_provider(&settings, &model, store.dir())?;
+        let executor = ToolExecutor::new(workspace.clone(), ToolLimits::default())
+            .start()
+            .recipient();
+        let deps = SessionDeps {
+            store: store.clone(),
+            provider,
+            executor,
+            lane: main_lane.clone(),
+            events: chat_events(bus.clone(), metrics.clone()),
+            model: model.model.clone(),
+            system: String::new(),
+            tools: ToolExecutor::specs(),
+            timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
+            max_model_calls: 32,
+            queue: QueueSettings::default(),
+            workspace: workspace.display().to_string(),
+        };
+        let router = RouterActor::new(deps).start();
         let root = GatewayActor {
             settings,
             store: store.clone(),
@@ -67,10 +121,87 @@ impl Gateway {
             presence,
             devices,
             idempotency,
+            router,
+            main_lane,
+            model,
             versions,
             metrics,
             store,
         })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("agents.defaults.model: {0}")]
+    Model(String),
+    #[error("{0}")]
+    Provider(String),
+    #[error("agent workspace {0}")]
+    Workspace(String),
+}
+
+/// Starts the provider actor for a model's provider.
+fn start_provider(
+    settings: &Settings,
+    model: &ModelRef,
+    state_dir: &std::path::Path,
+) -> Result<Recipient<StreamCompletion>, StartError> {
+    if model.provider == "offline" {
+        return Ok(OfflineProvider::new().start().recipient());
+    }
+    let Some(p) = settings.models.providers.get(&model.provider) else {
+        return Err(StartError::Provider(format!(
+            "models.providers.{} is not configured (needed by the default model {model})",
+            model.provider
+        )));
+    };
+    let no_env = |_: &str| None;
+    let key = resolve_api_key(
+        &model.provider,
+        p.api_key.as_deref(),
+        &no_env,
+        &state_dir.join("credentials"),
+    )
+    .map(|(k, _)| k);
+    let headers = p.headers.clone().unwrap_or_default();
+    let timeout = std::time::Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1));
+    let base = p.base_url.clone().unwrap_or_default();
+    match p.api.as_deref().unwrap_or("openai-completions") {
+        "anthropic-messages" => Ok(AnthropicProvider::new(AnthropicConfig {
+            base_url: if base.is_empty() {
+                "https://api.anthropic.com".into()
+            } else {
+                base
+            },
+            api_key: key,
+            headers,
+            request_timeout: timeout,
+        })
+        .start()
+        .recipient()),
+        _ => {
+            let model_compat = p
+                .models
+                .iter()
+                .filter_map(|m| m.compat.clone().map(|c| (m.id.clone(), c)))
+                .collect();
+            Ok(OpenAiProvider::new(OpenAiConfig {
+                base_url: if base.is_empty() {
+                    "https://api.openai.com/v1".into()
+                } else {
+                    base
+                },
+                api_key: key,
+                headers,
+                model_compat,
+                request_timeout: timeout,
+            })
+            .start()
+            .recipient())
+        }
     }
 }
 

@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod presence;
 pub mod provider;
 pub mod queue;
+pub mod router;
 pub mod run;
 pub mod scopes;
 pub mod session;

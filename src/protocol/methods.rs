@@ -23,6 +23,9 @@ pub const METHODS: &[&str] = &[
     "device.pair.remove",
     "device.token.rotate",
     "device.token.revoke",
+    "chat.send",
+    "chat.history",
+    "chat.abort",
 ];
 
 /// Events this gateway emits (`features.events`).
@@ -34,6 +37,8 @@ pub const EVENTS: &[&str] = &[
     "shutdown",
     "device.pair.requested",
     "device.pair.resolved",
+    "chat",
+    "agent",
 ];
 
 const NODE_ONLY: &[&str] = &[

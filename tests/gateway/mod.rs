@@ -1,4 +1,5 @@
 mod admin_http;
+mod chat;
 mod devices;
 mod events;
 mod handshake;

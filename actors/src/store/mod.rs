@@ -29,6 +29,8 @@ pub enum Tree {
     Meta,
     /// `<sessionId>\0<time-ordered id>` -> transcript entry (OpenClaw JSONL line shape).
     Transcripts,
+    /// session key -> session entry (sessionId, timestamps).
+    Sessions,
 }
 
 impl Tree {
@@ -40,15 +42,17 @@ impl Tree {
             Tree::SystemEvents => "system_events",
             Tree::Meta => "meta",
             Tree::Transcripts => "transcripts",
+            Tree::Sessions => "sessions",
         }
     }
-    const ALL: [Tree; 6] = [
+    const ALL: [Tree; 7] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
         Tree::SystemEvents,
         Tree::Meta,
         Tree::Transcripts,
+        Tree::Sessions,
     ];
 }
 

@@ -2,6 +2,7 @@
 //! duplicates, run the handler, record the response for idempotent calls,
 //! and build the `res` frame. One file per method family.
 
+mod chat;
 mod config;
 mod devices;
 mod system;
@@ -107,6 +108,21 @@ pub async fn dispatch(state: SharedState, caller: Arc<Caller>, frame: RequestFra
         {
             Ok(Some(cached)) => {
                 tracing::debug!(method = %frame.method, cached = true, "idempotent replay");
+                if frame.method == "chat.send" {
+                    if let Some(run_id) = frame.params.get("idempotencyKey").and_then(Value::as_str)
+                    {
+                        let running = state
+                            .active_runs
+                            .lock()
+                            .map(|s| s.contains(run_id))
+                            .unwrap_or(false);
+                        if running {
+                            let payload =
+                                serde_json::json!({ "runId": run_id, "status": "in_flight" });
+                            return frames::res_ok(&frame.id, &payload);
+                        }
+                    }
+                }
                 return frames::res_cached(
                     &frame.id,
                     cached.ok,
@@ -176,6 +192,9 @@ async fn route(state: &SharedState, caller: &Caller, frame: &RequestFrame) -> Me
         "device.pair.remove" => devices::remove(state, p).await,
         "device.token.rotate" => devices::rotate(state, caller, p).await,
         "device.token.revoke" => devices::revoke(state, caller, p).await,
+        "chat.send" => chat::send(state, p).await,
+        "chat.history" => chat::history(state, p).await,
+        "chat.abort" => chat::abort(state, p).await,
         "connect" => Err(ErrorShape::invalid(
             "connect is only valid as the first request",
         )),

@@ -1,0 +1,250 @@
+//! ChatBridge: turns every session's `RunEvent`s into the wire's `chat` and
+//! `agent` events on the bus (protocol.md 6.3). `chat` deltas carry the
+//! cumulative `message` and the new `deltaText`, at most one per 150 ms per
+//! run (droppable; the final carries the full text); `agent` events carry
+//! lifecycle start/end/error and every assistant delta. Keeps the set of
+//! active runs (for `in_flight` answers).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use ferroclaw_actors::bus::{send_to_bus, BusEvent, EventBus, Publish};
+use ferroclaw_actors::metrics::Metrics;
+use ferroclaw_actors::provider::StopReason;
+use ferroclaw_actors::run::{FailureKind, RunEvent};
+use ferroclaw_actors::session::SessionEvent;
+use serde_json::{json, Value};
+
+/// Chat deltas per run are sent at most this often.
+pub const DELTA_INTERVAL: Duration = Duration::from_millis(150);
+
+/// Run ids whose run has started and not ended.
+pub type ActiveRuns = Arc<Mutex<HashSet<String>>>;
+
+struct RunState {
+    seq: u64,
+    last_delta: Option<Instant>,
+    emitted: String,
+    text: String,
+}
+
+pub struct ChatBridge {
+    bus: Addr<EventBus>,
+    metrics: Arc<Metrics>,
+    runs: HashMap<String, RunState>,
+    active: ActiveRuns,
+}
+
+impl ChatBridge {
+    pub fn new(bus: Addr<EventBus>, metrics: Arc<Metrics>, active: ActiveRuns) -> ChatBridge {
+        ChatBridge {
+            bus,
+            metrics,
+            runs: HashMap::new(),
+            active,
+        }
+    }
+
+    fn publish(&self, event: &str, payload: Value, drop_if_slow: bool) {
+        send_to_bus(
+            &self.bus,
+            &self.metrics,
+            Publish {
+                event: BusEvent::new(event, &payload, drop_if_slow),
+            },
+        );
+    }
+
+    fn next_seq(&mut self, run_id: &str) -> u64 {
+        let st = self
+            .runs
+            .entry(run_id.to_string())
+            .or_insert_with(|| RunState {
+                seq: 0,
+                last_delta: None,
+                emitted: String::new(),
+                text: String::new(),
+            });
+        st.seq += 1;
+        st.seq
+    }
+
+    fn agent(&mut self, run_id: &str, session_key: &str, stream: &str, data: Value) {
+        let seq = self.next_seq(run_id);
+        let payload = json!({
+            "runId": run_id, "seq": seq, "stream": stream, "ts": ferroclaw_actors::now_ms(),
+            "data": data, "sessionKey": session_key,
+        });
+        self.publish("agent", payload, false);
+    }
+
+    fn set_active(&self, run_id: &str, on: bool) {
+        let mut set = match self.active.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if on {
+            set.insert(run_id.to_string());
+        } else {
+            set.remove(run_id);
+        }
+    }
+}
+
+fn message(text: &str) -> Value {
+    json!({ "role": "assistant", "content": [{ "type": "text", "text": text }], "timestamp": ferroclaw_actors::now_ms() })
+}
+
+fn stop_reason(s: StopReason) -> &'static str {
+    match s {
+        StopReason::Stop => "stop",
+        StopReason::ToolUse => "toolUse",
+        StopReason::Length => "length",
+    }
+}
+
+impl Actor for ChatBridge {
+    type Context = Context<Self>;
+}
+
+impl Handler<SessionEvent> for ChatBridge {
+    type Result = ();
+    fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
+        let key = msg.session_key;
+        match msg.event {
+            RunEvent::Started { run_id } => {
+                self.set_active(&run_id, true);
+                self.agent(
+                    &run_id,
+                    &key,
+                    "lifecycle",
+                    json!({ "phase": "start", "startedAt": ferroclaw_actors::now_ms() }),
+                );
+            }
+            RunEvent::Delta {
+                run_id,
+                text,
+                delta,
+            } => {
+                self.agent(
+                    &run_id,
+                    &key,
+                    "assistant",
+                    json!({ "text": text, "delta": delta }),
+                );
+                let now = Instant::now();
+                let Some(st) = self.runs.get_mut(&run_id) else {
+                    return;
+                };
+                st.text = text;
+                if st
+                    .last_delta
+                    .is_some_and(|t| now.duration_since(t) < DELTA_INTERVAL)
+                {
+                    return;
+                }
+                st.last_delta = Some(now);
+                let (delta_text, replace) = match st.text.strip_prefix(st.emitted.as_str()) {
+                    Some(rest) => (rest.to_string(), false),
+                    None => (st.text.clone(), true),
+                };
+                st.emitted = st.text.clone();
+                st.seq += 1;
+                let mut payload = json!({
+                    "runId": run_id, "sessionKey": key, "seq": st.seq, "state": "delta",
+                    "deltaText": delta_text, "message": message(&st.text),
+                });
+                if replace {
+                    payload["replace"] = json!(true);
+                }
+                self.publish("chat", payload, true);
+            }
+            RunEvent::Final {
+                run_id,
+                text,
+                stop_reason: stop,
+                usage,
+            } => {
+                let seq = self.next_seq(&run_id);
+                let total = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                let mut payload = json!({
+                    "runId": run_id, "sessionKey": key, "seq": seq, "state": "final",
+                    "stopReason": stop_reason(stop),
+                    "usage": { "input": usage.input, "output": usage.output, "cacheRead": usage.cache_read,
+                               "cacheWrite": usage.cache_write, "totalTokens": total },
+                });
+                if !text.is_empty() {
+                    payload["message"] = message(&text);
+                }
+                self.publish("chat", payload, false);
+                self.agent(
+                    &run_id,
+                    &key,
+                    "lifecycle",
+                    json!({ "phase": "end", "endedAt": ferroclaw_actors::now_ms() }),
+                );
+                self.runs.remove(&run_id);
+                self.set_active(&run_id, false);
+            }
+            RunEvent::Failed {
+                run_id,
+                error,
+                kind,
+            } => {
+                let seq = self.next_seq(&run_id);
+                let kind = match kind {
+                    FailureKind::Timeout => "timeout",
+                    _ => "unknown",
+                };
+                self.publish(
+                    "chat",
+                    json!({
+                        "runId": run_id, "sessionKey": key, "seq": seq, "state": "error",
+                        "errorMessage": error, "errorKind": kind,
+                    }),
+                    false,
+                );
+                self.agent(&run_id, &key, "lifecycle", json!({ "phase": "error", "error": error, "endedAt": ferroclaw_actors::now_ms() }));
+                self.runs.remove(&run_id);
+                self.set_active(&run_id, false);
+            }
+            RunEvent::Aborted { run_id, text } => {
+                let seq = self.next_seq(&run_id);
+                let mut payload = json!({
+                    "runId": run_id, "sessionKey": key, "seq": seq, "state": "aborted", "stopReason": "aborted",
+                });
+                if !text.is_empty() {
+                    payload["message"] = message(&text);
+                }
+                self.publish("chat", payload, false);
+                self.agent(&run_id, &key, "lifecycle", json!({ "phase": "end", "endedAt": ferroclaw_actors::now_ms(), "aborted": true }));
+                self.runs.remove(&run_id);
+                self.set_active(&run_id, false);
+            }
+            RunEvent::ToolStarted { run_id, call } => {
+                self.agent(&run_id, &key, "tool", json!({
+                    "phase": "start", "name": call.name, "toolCallId": call.id, "args": call.arguments,
+                }));
+            }
+            RunEvent::ToolFinished {
+                run_id,
+                call,
+                outcome,
+                skipped,
+            } => {
+                self.agent(
+                    &run_id,
+                    &key,
+                    "tool",
+                    json!({
+                        "phase": "result", "name": call.name, "toolCallId": call.id,
+                        "result": outcome.text, "isError": outcome.is_error, "skipped": skipped,
+                    }),
+                );
+            }
+            RunEvent::Thinking { .. } | RunEvent::Message { .. } => {}
+        }
+    }
+}

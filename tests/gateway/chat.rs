@@ -1,0 +1,188 @@
+//! Chat over the real WebSocket on the built-in offline provider: chat.send
+//! acks, streamed `chat`/`agent` events, a tool loop with a real child
+//! process, abort, in-flight duplicates and chat.history.
+
+use serde_json::{json, Value};
+
+use crate::support::{admin, Client, TestGateway};
+
+/// `chat` events of `run_id` until its terminal state; returns them all.
+async fn chat_until_done(c: &mut Client, run_id: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    loop {
+        let ev = c.event("chat").await;
+        if ev["payload"]["runId"] != run_id {
+            continue;
+        }
+        let state = ev["payload"]["state"].as_str().unwrap_or("").to_string();
+        out.push(ev);
+        if matches!(state.as_str(), "final" | "error" | "aborted") {
+            return out;
+        }
+    }
+}
+
+#[tokio::test]
+async fn chat_send_streams_deltas_and_a_final_and_history_keeps_both_turns() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let ack = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "hello\u{0}there", "idempotencyKey": "k1"}),
+        )
+        .await;
+    assert_eq!(
+        ack["payload"],
+        json!({"runId": "k1", "status": "started"}),
+        "{ack}"
+    );
+    let events = chat_until_done(&mut c, "k1").await;
+    let last = &events.last().unwrap()["payload"];
+    assert_eq!(last["state"], "final");
+    assert_eq!(last["sessionKey"], "agent:main:main");
+    assert_eq!(
+        last["message"]["content"][0]["text"], "You said: hellothere",
+        "NUL removed"
+    );
+    assert_eq!(last["stopReason"], "stop");
+    assert!(last["usage"]["output"].as_u64().unwrap() > 0);
+    let frame_seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(frame_seqs.windows(2).all(|w| w[1] > w[0]), "{frame_seqs:?}");
+    for d in events.iter().filter(|e| e["payload"]["state"] == "delta") {
+        assert!(
+            d["payload"]["deltaText"].is_string()
+                && d["payload"]["message"]["content"][0]["text"].is_string()
+        );
+    }
+    let agent_end = loop {
+        let ev = c.event("agent").await;
+        if ev["payload"]["stream"] == "lifecycle" && ev["payload"]["data"]["phase"] == "end" {
+            break ev;
+        }
+    };
+    assert_eq!(agent_end["payload"]["runId"], "k1");
+
+    let h = c.call("chat.history", json!({"sessionKey": "main"})).await["payload"].clone();
+    let msgs = h["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "{h}");
+    assert_eq!(
+        (msgs[0]["role"].as_str(), msgs[1]["role"].as_str()),
+        (Some("user"), Some("assistant"))
+    );
+    assert_eq!(msgs[1]["content"][0]["text"], "You said: hellothere");
+    assert!(h["sessionId"].is_string());
+    let one = c
+        .call(
+            "chat.history",
+            json!({"sessionKey": "agent:main:main", "limit": 1}),
+        )
+        .await["payload"]
+        .clone();
+    assert_eq!(one["messages"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_tool_loop_runs_a_real_command_and_answers_with_its_output() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    c.call("chat.send", json!({"sessionKey": "main", "message": "@tool exec {\"command\":\"echo from-the-shell\"}", "idempotencyKey": "t1"})).await;
+    let events = chat_until_done(&mut c, "t1").await;
+    let text = events.last().unwrap()["payload"]["message"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains("Tool exec returned: from-the-shell"),
+        "{text}"
+    );
+    let h = c.call("chat.history", json!({"sessionKey": "main"})).await["payload"].clone();
+    let roles: Vec<&str> = h["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+}
+
+#[tokio::test]
+async fn abort_stops_a_run_and_duplicates_are_in_flight_then_cached() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let send = json!({"sessionKey": "main", "message": "@tokens 2000\n@delay 20", "idempotencyKey": "long"});
+    c.call("chat.send", send.clone()).await;
+    loop {
+        let ev = c.event("chat").await;
+        if ev["payload"]["state"] == "delta" {
+            break;
+        }
+    }
+    let dup = c.call("chat.send", send.clone()).await;
+    assert_eq!(
+        dup["payload"],
+        json!({"runId": "long", "status": "in_flight"})
+    );
+    let r = c.call("chat.abort", json!({"sessionKey": "main"})).await;
+    assert_eq!(
+        r["payload"],
+        json!({"ok": true, "aborted": true, "runIds": ["long"]})
+    );
+    let events = chat_until_done(&mut c, "long").await;
+    assert_eq!(events.last().unwrap()["payload"]["state"], "aborted");
+    let dup = c.call("chat.send", send).await;
+    assert_eq!(
+        dup["payload"],
+        json!({"runId": "long", "status": "started"}),
+        "replayed from the cache, not re-run"
+    );
+    let r = c.call("chat.abort", json!({"sessionKey": "main"})).await;
+    assert_eq!(r["payload"]["aborted"], false);
+}
+
+#[tokio::test]
+async fn bad_chat_params_are_clear_errors() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "   ", "idempotencyKey": "e1"}),
+        )
+        .await;
+    assert_eq!(
+        r["error"]["message"],
+        "invalid chat.send params: message is empty"
+    );
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "a b", "message": "x", "idempotencyKey": "e2"}),
+        )
+        .await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid sessionKey"),
+        "{r}"
+    );
+    let r = c
+        .call("chat.send", json!({"sessionKey": "main", "message": "x"}))
+        .await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("idempotencyKey"),
+        "{r}"
+    );
+    let r = c
+        .call("chat.history", json!({"sessionKey": "main", "limit": 5000}))
+        .await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST");
+    let r = c
+        .call("chat.history", json!({"sessionKey": "never-used"}))
+        .await;
+    assert_eq!(r["payload"]["messages"], json!([]));
+}
