@@ -89,3 +89,43 @@ fn openclaw_cli_calls_health_and_status_and_probes_the_gateway() {
     assert_eq!(probe["rpc"]["auth"]["role"], "operator");
     assert_eq!(probe["rpc"]["server"]["version"], ferroclaw::VERSION);
 }
+
+#[test]
+fn openclaw_cli_sends_a_chat_and_reads_the_history_back() {
+    let gw = TestGateway::start();
+    let home = tempfile::tempdir().unwrap();
+    let params = r#"{"sessionKey":"main","message":"hello from openclaw","idempotencyKey":"oc-1"}"#;
+    let ack = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "chat.send", "--json", "--params", params],
+    ));
+    assert_eq!(
+        ack,
+        serde_json::json!({"runId": "oc-1", "status": "started"})
+    );
+    // The offline reply takes milliseconds; the CLI's own start-up takes longer.
+    let mut history = Value::Null;
+    for _ in 0..20 {
+        history = ok_json(&openclaw(
+            &gw,
+            home.path(),
+            &[
+                "gateway",
+                "call",
+                "chat.history",
+                "--json",
+                "--params",
+                r#"{"sessionKey":"main"}"#,
+            ],
+        ));
+        if history["messages"].as_array().is_some_and(|m| m.len() == 2) {
+            break;
+        }
+    }
+    assert_eq!(history["sessionKey"], "agent:main:main");
+    assert_eq!(
+        history["messages"][1]["content"][0]["text"], "You said: hello from openclaw",
+        "{history}"
+    );
+}
