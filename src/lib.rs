@@ -111,6 +111,8 @@ pub async fn start(
     };
     let active_runs = crate::ws::chat_bridge::ActiveRuns::default();
     let runs = active_runs.clone();
+    let bridge_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let slot = bridge_slot.clone();
     let gateway = Gateway::start(
         settings.clone(),
         store,
@@ -118,11 +120,18 @@ pub async fn start(
         metrics,
         move |bus, metrics| {
             use actix::Actor;
-            crate::ws::chat_bridge::ChatBridge::new(bus, metrics, runs)
-                .start()
-                .recipient()
+            let bridge = crate::ws::chat_bridge::ChatBridge::new(bus, metrics, runs).start();
+            if let Ok(mut s) = slot.lock() {
+                *s = Some(bridge.clone());
+            }
+            bridge.recipient()
         },
     )?;
+    let chat_bridge = bridge_slot
+        .lock()
+        .ok()
+        .and_then(|mut s| s.take())
+        .ok_or_else(|| StartError::Config("chat bridge did not start".into()))?;
     let state: SharedState = Arc::new(AppState {
         live: Arc::new(LiveConfig::new(opts.config)),
         gateway,
@@ -135,6 +144,7 @@ pub async fn start(
         config_write: tokio::sync::Mutex::new(()),
         server_version: VERSION,
         active_runs,
+        chat_bridge,
     });
     let data = web::Data::new(state.clone());
     let max_payload = settings.gateway.max_payload;

@@ -27,6 +27,8 @@ pub struct AppState {
     pub server_version: &'static str,
     /// Runs in progress (maintained by the chat bridge).
     pub active_runs: crate::ws::chat_bridge::ActiveRuns,
+    /// Run outcomes, for `agent` final answers and `agent.wait`.
+    pub chat_bridge: actix::Addr<crate::ws::chat_bridge::ChatBridge>,
 }
 
 pub type SharedState = Arc<AppState>;

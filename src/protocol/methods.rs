@@ -26,6 +26,8 @@ pub const METHODS: &[&str] = &[
     "chat.send",
     "chat.history",
     "chat.abort",
+    "agent",
+    "agent.wait",
 ];
 
 /// Events this gateway emits (`features.events`).

@@ -16,6 +16,7 @@ use ferroclaw_actors::provider::StopReason;
 use ferroclaw_actors::run::{FailureKind, RunEvent};
 use ferroclaw_actors::session::SessionEvent;
 use serde_json::{json, Value};
+use tokio::sync::oneshot;
 
 /// Chat deltas per run are sent at most this often.
 pub const DELTA_INTERVAL: Duration = Duration::from_millis(150);
@@ -23,7 +24,32 @@ pub const DELTA_INTERVAL: Duration = Duration::from_millis(150);
 /// Run ids whose run has started and not ended.
 pub type ActiveRuns = Arc<Mutex<HashSet<String>>>;
 
+/// How a run ended (for `agent` final answers and `agent.wait`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunResult {
+    pub run_id: String,
+    /// `ok`, `error` or `aborted`.
+    pub status: &'static str,
+    pub text: String,
+    pub error: Option<String>,
+    pub started_at: u64,
+    pub ended_at: u64,
+    pub usage: Value,
+    pub stop_reason: &'static str,
+}
+
+/// Waits for a run's end. Reply: its result (at once when already ended).
+#[derive(Debug, Message)]
+#[rtype(result = "Option<RunResult>")]
+pub struct WaitRun {
+    pub run_id: String,
+}
+
+/// Results kept for late `agent.wait` calls.
+const KEEP_RESULTS: usize = 1000;
+
 struct RunState {
+    started_at: u64,
     seq: u64,
     last_delta: Option<Instant>,
     emitted: String,
@@ -35,6 +61,9 @@ pub struct ChatBridge {
     metrics: Arc<Metrics>,
     runs: HashMap<String, RunState>,
     active: ActiveRuns,
+    results: HashMap<String, RunResult>,
+    result_order: std::collections::VecDeque<String>,
+    waiters: HashMap<String, Vec<oneshot::Sender<RunResult>>>,
 }
 
 impl ChatBridge {
@@ -44,7 +73,49 @@ impl ChatBridge {
             metrics,
             runs: HashMap::new(),
             active,
+            results: HashMap::new(),
+            result_order: Default::default(),
+            waiters: HashMap::new(),
         }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        run_id: &str,
+        status: &'static str,
+        text: String,
+        error: Option<String>,
+        usage: Value,
+        stop_reason: &'static str,
+    ) {
+        let started_at = self
+            .runs
+            .get(run_id)
+            .map(|r| r.started_at)
+            .unwrap_or_else(ferroclaw_actors::now_ms);
+        let result = RunResult {
+            run_id: run_id.to_string(),
+            status,
+            text,
+            error,
+            started_at,
+            ended_at: ferroclaw_actors::now_ms(),
+            usage,
+            stop_reason,
+        };
+        for w in self.waiters.remove(run_id).unwrap_or_default() {
+            let _ = w.send(result.clone());
+        }
+        self.results.insert(run_id.to_string(), result);
+        self.result_order.push_back(run_id.to_string());
+        while self.result_order.len() > KEEP_RESULTS {
+            if let Some(old) = self.result_order.pop_front() {
+                self.results.remove(&old);
+            }
+        }
+        self.runs.remove(run_id);
+        self.set_active(run_id, false);
     }
 
     fn publish(&self, event: &str, payload: Value, drop_if_slow: bool) {
@@ -62,6 +133,7 @@ impl ChatBridge {
             .runs
             .entry(run_id.to_string())
             .or_insert_with(|| RunState {
+                started_at: ferroclaw_actors::now_ms(),
                 seq: 0,
                 last_delta: None,
                 emitted: String::new(),
@@ -169,11 +241,11 @@ impl Handler<SessionEvent> for ChatBridge {
             } => {
                 let seq = self.next_seq(&run_id);
                 let total = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                let usage = json!({ "input": usage.input, "output": usage.output, "cacheRead": usage.cache_read,
+                                    "cacheWrite": usage.cache_write, "totalTokens": total });
                 let mut payload = json!({
                     "runId": run_id, "sessionKey": key, "seq": seq, "state": "final",
-                    "stopReason": stop_reason(stop),
-                    "usage": { "input": usage.input, "output": usage.output, "cacheRead": usage.cache_read,
-                               "cacheWrite": usage.cache_write, "totalTokens": total },
+                    "stopReason": stop_reason(stop), "usage": usage,
                 });
                 if !text.is_empty() {
                     payload["message"] = message(&text);
@@ -185,8 +257,7 @@ impl Handler<SessionEvent> for ChatBridge {
                     "lifecycle",
                     json!({ "phase": "end", "endedAt": ferroclaw_actors::now_ms() }),
                 );
-                self.runs.remove(&run_id);
-                self.set_active(&run_id, false);
+                self.finish(&run_id, "ok", text, None, usage, stop_reason(stop));
             }
             RunEvent::Failed {
                 run_id,
@@ -207,8 +278,14 @@ impl Handler<SessionEvent> for ChatBridge {
                     false,
                 );
                 self.agent(&run_id, &key, "lifecycle", json!({ "phase": "error", "error": error, "endedAt": ferroclaw_actors::now_ms() }));
-                self.runs.remove(&run_id);
-                self.set_active(&run_id, false);
+                self.finish(
+                    &run_id,
+                    "error",
+                    String::new(),
+                    Some(error),
+                    Value::Null,
+                    "error",
+                );
             }
             RunEvent::Aborted { run_id, text } => {
                 let seq = self.next_seq(&run_id);
@@ -220,8 +297,7 @@ impl Handler<SessionEvent> for ChatBridge {
                 }
                 self.publish("chat", payload, false);
                 self.agent(&run_id, &key, "lifecycle", json!({ "phase": "end", "endedAt": ferroclaw_actors::now_ms(), "aborted": true }));
-                self.runs.remove(&run_id);
-                self.set_active(&run_id, false);
+                self.finish(&run_id, "aborted", text, None, Value::Null, "aborted");
             }
             RunEvent::ToolStarted { run_id, call } => {
                 self.agent(&run_id, &key, "tool", json!({
@@ -246,5 +322,18 @@ impl Handler<SessionEvent> for ChatBridge {
             }
             RunEvent::Thinking { .. } | RunEvent::Message { .. } => {}
         }
+    }
+}
+
+impl Handler<WaitRun> for ChatBridge {
+    type Result = ResponseFuture<Option<RunResult>>;
+    fn handle(&mut self, msg: WaitRun, _: &mut Context<Self>) -> Self::Result {
+        if let Some(r) = self.results.get(&msg.run_id) {
+            let r = r.clone();
+            return Box::pin(async move { Some(r) });
+        }
+        let (tx, rx) = oneshot::channel();
+        self.waiters.entry(msg.run_id).or_default().push(tx);
+        Box::pin(async move { rx.await.ok() })
     }
 }

@@ -251,7 +251,8 @@ impl WsConnection {
         match frames::parse_request(text) {
             Ok(frame) => {
                 Metrics::inc(&self.metrics().frames_in_req);
-                let fut = methods::dispatch(self.state.clone(), caller, frame);
+                let early = ctx.address().recipient();
+                let fut = methods::dispatch(self.state.clone(), caller, frame, early);
                 ctx.spawn(
                     fut.into_actor(self)
                         .map(|reply, act, ctx| act.send_res(ctx, reply)),
@@ -414,6 +415,15 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
 
     fn finished(&mut self, ctx: &mut Self::Context) {
         ctx.stop();
+    }
+}
+
+impl Handler<methods::EarlyFrame> for WsConnection {
+    type Result = ();
+    fn handle(&mut self, msg: methods::EarlyFrame, ctx: &mut Self::Context) {
+        if matches!(self.phase, Phase::Open(_)) {
+            self.send_res(ctx, msg.0);
+        }
     }
 }
 

@@ -186,3 +186,46 @@ async fn bad_chat_params_are_clear_errors() {
         .await;
     assert_eq!(r["payload"]["messages"], json!([]));
 }
+
+#[tokio::test]
+async fn agent_answers_twice_on_the_same_id_and_agent_wait_reports_the_run() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let id = c
+        .send_req("agent", json!({"message": "hi agent", "sessionKey": "agent:main:x", "idempotencyKey": "a1", "deliver": false, "timeout": 600}))
+        .await;
+    let first = c.res(&id).await;
+    assert_eq!(first["payload"]["status"], "accepted", "{first}");
+    assert_eq!(first["payload"]["runId"], "a1");
+    assert!(first["payload"]["acceptedAt"].is_u64());
+    let second = c.res(&id).await;
+    assert_eq!(second["ok"], true, "{second}");
+    let p = &second["payload"];
+    assert_eq!(
+        (p["status"].as_str(), p["summary"].as_str()),
+        (Some("ok"), Some("completed"))
+    );
+    assert_eq!(p["result"]["payloads"][0]["text"], "You said: hi agent");
+    assert!(p["result"]["meta"]["durationMs"].is_u64());
+
+    let w = c.call("agent.wait", json!({"runId": "a1"})).await;
+    assert_eq!(w["payload"]["status"], "ok", "{w}");
+    assert!(w["payload"]["endedAt"].as_u64() >= w["payload"]["startedAt"].as_u64());
+    let w = c
+        .call("agent.wait", json!({"runId": "never", "timeoutMs": 50}))
+        .await;
+    assert_eq!(w["payload"], json!({"runId": "never", "status": "timeout"}));
+
+    // A retry with the same key replays the final answer, without a new run.
+    let again = c
+        .call(
+            "agent",
+            json!({"message": "hi agent", "sessionKey": "agent:main:x", "idempotencyKey": "a1"}),
+        )
+        .await;
+    assert_eq!(again["payload"], second["payload"]);
+    let h = c
+        .call("chat.history", json!({"sessionKey": "agent:main:x"}))
+        .await;
+    assert_eq!(h["payload"]["messages"].as_array().unwrap().len(), 2);
+}

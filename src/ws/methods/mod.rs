@@ -24,6 +24,11 @@ use crate::protocol::frames::{self, RequestFrame};
 use crate::protocol::methods::{authorize, requirement, Requirement};
 use crate::state::SharedState;
 
+/// A frame sent ahead of a method's final answer (`agent`'s accepted ack).
+#[derive(Debug, actix::Message)]
+#[rtype(result = "()")]
+pub struct EarlyFrame(pub String);
+
 /// Who is calling: fixed at hello-ok.
 #[derive(Debug)]
 pub struct Caller {
@@ -91,7 +96,12 @@ fn idempotency_key(frame: &RequestFrame) -> Option<String> {
 }
 
 /// Handles one request; returns the `res` frame text.
-pub async fn dispatch(state: SharedState, caller: Arc<Caller>, frame: RequestFrame) -> String {
+pub async fn dispatch(
+    state: SharedState,
+    caller: Arc<Caller>,
+    frame: RequestFrame,
+    early: actix::Recipient<EarlyFrame>,
+) -> String {
     if let Err(e) = authorize(&frame.method, caller.role, &caller.scopes) {
         tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request denied");
         return frames::res_err(&frame.id, &e, None);
@@ -137,7 +147,7 @@ pub async fn dispatch(state: SharedState, caller: Arc<Caller>, frame: RequestFra
             }
         }
     }
-    let result = route(&state, &caller, &frame).await;
+    let result = route(&state, &caller, &frame, &early).await;
     if let Err(e) = &result {
         tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request failed");
     }
@@ -173,7 +183,12 @@ pub async fn dispatch(state: SharedState, caller: Arc<Caller>, frame: RequestFra
     }
 }
 
-async fn route(state: &SharedState, caller: &Caller, frame: &RequestFrame) -> MethodResult {
+async fn route(
+    state: &SharedState,
+    caller: &Caller,
+    frame: &RequestFrame,
+    early: &actix::Recipient<EarlyFrame>,
+) -> MethodResult {
     let p = &frame.params;
     match frame.method.as_str() {
         "health" => system::health(state).await,
@@ -195,6 +210,8 @@ async fn route(state: &SharedState, caller: &Caller, frame: &RequestFrame) -> Me
         "chat.send" => chat::send(state, p).await,
         "chat.history" => chat::history(state, p).await,
         "chat.abort" => chat::abort(state, p).await,
+        "agent" => chat::agent(state, p, &frame.id, early).await,
+        "agent.wait" => chat::agent_wait(state, p).await,
         "connect" => Err(ErrorShape::invalid(
             "connect is only valid as the first request",
         )),
