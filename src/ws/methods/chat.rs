@@ -2,7 +2,7 @@
 
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
 use ferroclaw_actors::router::{GetSession, LookupSession};
-use ferroclaw_actors::session::{AbortSession, GetTranscript, SendChat};
+use ferroclaw_actors::session::{AbortSession, GetTranscript, SendChat, SessionActor};
 use std::time::Duration;
 
 use crate::protocol::frames;
@@ -35,6 +35,37 @@ fn store_err(e: impl std::fmt::Display) -> ErrorShape {
     ErrorShape::unavailable(format!("store unavailable: {e}")).retry_after(1000)
 }
 
+/// The session actor for a client's key (created on first use).
+async fn session_for(
+    state: &SharedState,
+    key: SessionKey,
+) -> Result<actix::Addr<SessionActor>, ErrorShape> {
+    let (session, _) = state
+        .gateway
+        .router
+        .send(GetSession { key })
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    Ok(session)
+}
+
+/// Sanitised message text, or the error for an empty or oversized one.
+fn message_text(method: &str, raw: &str, has_attachments: bool) -> Result<String, ErrorShape> {
+    let text = sanitize_text(raw);
+    if text.trim().is_empty() && !has_attachments {
+        return Err(ErrorShape::invalid(format!(
+            "invalid {method} params: message is empty"
+        )));
+    }
+    if text.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(ErrorShape::invalid(format!(
+            "message too long (max {MAX_MESSAGE_CHARS} characters)"
+        )));
+    }
+    Ok(text)
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SendParams {
@@ -52,25 +83,9 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
             "invalid chat.send params: at /idempotencyKey: must NOT have fewer than 1 characters",
         ));
     }
-    let text = sanitize_text(&p.message);
-    if text.trim().is_empty() && p.attachments.as_ref().is_none_or(|a| a.is_empty()) {
-        return Err(ErrorShape::invalid(
-            "invalid chat.send params: message is empty",
-        ));
-    }
-    if text.chars().count() > MAX_MESSAGE_CHARS {
-        return Err(ErrorShape::invalid(format!(
-            "message too long (max {MAX_MESSAGE_CHARS} characters)"
-        )));
-    }
-    let key = key(state, &p.session_key)?;
-    let gw = &state.gateway;
-    let (session, _) = gw
-        .router
-        .send(GetSession { key })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+    let has_attachments = p.attachments.as_ref().is_some_and(|a| !a.is_empty());
+    let text = message_text("chat.send", &p.message, has_attachments)?;
+    let session = session_for(state, key(state, &p.session_key)?).await?;
     let ack = session
         .send(SendChat {
             text,
@@ -109,12 +124,7 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
     else {
         return json(json!({ "sessionKey": key.as_str(), "messages": [], "thinkingLevel": "off" }));
     };
-    let (session, _) = gw
-        .router
-        .send(GetSession { key: key.clone() })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+    let session = session_for(state, key.clone()).await?;
     let entries = session
         .send(GetTranscript)
         .await
@@ -145,14 +155,7 @@ struct AbortParams {
 
 pub async fn abort(state: &SharedState, p: &Value) -> MethodResult {
     let p: AbortParams = params("chat.abort", p)?;
-    let key = key(state, &p.session_key)?;
-    let gw = &state.gateway;
-    let (session, _) = gw
-        .router
-        .send(GetSession { key })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+    let session = session_for(state, key(state, &p.session_key)?).await?;
     let run_ids = session.send(AbortSession).await.map_err(down)?;
     json(json!({ "ok": true, "aborted": !run_ids.is_empty(), "runIds": run_ids }))
 }
@@ -191,12 +194,7 @@ pub async fn agent(
     early: &actix::Recipient<EarlyFrame>,
 ) -> MethodResult {
     let p: AgentParams = params("agent", p)?;
-    let text = sanitize_text(&p.message);
-    if text.trim().is_empty() {
-        return Err(ErrorShape::invalid(
-            "invalid agent params: at /message: must NOT have fewer than 1 characters",
-        ));
-    }
+    let text = message_text("agent", &p.message, false)?;
     if p.idempotency_key.trim().is_empty() {
         return Err(ErrorShape::invalid(
             "invalid agent params: at /idempotencyKey: must NOT have fewer than 1 characters",
@@ -217,13 +215,7 @@ pub async fn agent(
         .map(|s| s.contains(&run_id))
         .unwrap_or(false);
     if !running {
-        let gw = &state.gateway;
-        let (session, _) = gw
-            .router
-            .send(GetSession { key })
-            .await
-            .map_err(down)?
-            .map_err(store_err)?;
+        let session = session_for(state, key).await?;
         session
             .send(SendChat {
                 text,
