@@ -172,6 +172,11 @@ impl SessionQueue {
         Action::Queued
     }
 
+    /// Re-queues a message stored before a restart but never delivered.
+    pub fn recover(&mut self, text: String) {
+        self.pending.push_back(Pending { text, at_ms: 0 });
+    }
+
     /// A message arrived.
     pub fn on_message(&mut self, text: String, run_active: bool, now_ms: u64) -> Action {
         if !run_active {

@@ -95,6 +95,42 @@ struct Active {
     aborted: bool,
 }
 
+/// Written after a user message whose run a gateway stop cut off.
+pub const INTERRUPTED_NOTE: &str =
+    "The gateway stopped before this message was answered. Send it again to retry.";
+
+/// Texts of `pending` messages after the last delivered one.
+fn undelivered(entries: &[Value]) -> Vec<String> {
+    let messages: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
+        .collect();
+    let is_pending = |e: &Value| e.get("delivery").and_then(Value::as_str) == Some("pending");
+    let start = messages
+        .iter()
+        .rposition(|e| !is_pending(e))
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    messages[start..]
+        .iter()
+        .filter(|e| is_pending(e))
+        .filter_map(|e| transcript::message_text(e))
+        .collect()
+}
+
+/// True when the last delivered message is the user's (its run never ended).
+fn interrupted(entries: &[Value]) -> bool {
+    let last = entries
+        .iter()
+        .rev()
+        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
+        .find(|e| e.get("delivery").and_then(Value::as_str) != Some("pending"));
+    last.and_then(|e| e.get("message"))
+        .and_then(|m| m.get("role"))
+        .and_then(Value::as_str)
+        == Some("user")
+}
+
 pub struct SessionActor {
     key: String,
     session_id: String,
@@ -256,15 +292,38 @@ impl SessionActor {
 impl Actor for SessionActor {
     type Context = Context<Self>;
 
-    fn started(&mut self, _: &mut Context<Self>) {
-        let empty = transcript::entries(&self.deps.store, &self.session_id)
-            .map(|e| e.is_empty())
-            .unwrap_or(false);
-        if empty {
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let entries = transcript::entries(&self.deps.store, &self.session_id).unwrap_or_default();
+        if entries.is_empty() {
             let header = transcript::session_header(&self.session_id, &self.deps.workspace);
             if let Err(e) = transcript::append(&self.deps.store, &self.session_id, &[header]) {
                 tracing::error!(session_key = %self.key, error = %e, "cannot write the session header");
             }
+            return;
+        }
+        if interrupted(&entries) {
+            // The gateway stopped (crash, kill) before this message was answered:
+            // say so in the transcript instead of leaving it silently unanswered.
+            let mut entry = transcript::message_entry(
+                None,
+                serde_json::json!({
+                    "role": "assistant",
+                    "content": [{ "type": "text", "text": INTERRUPTED_NOTE }],
+                    "stopReason": "error",
+                }),
+            );
+            entry["interrupted"] = Value::Bool(true);
+            if let Err(e) = transcript::append(&self.deps.store, &self.session_id, &[entry]) {
+                tracing::error!(session_key = %self.key, error = %e, "cannot mark an interrupted run");
+            }
+        }
+        // Messages queued before a stop and never delivered run now.
+        let undelivered = undelivered(&entries);
+        if !undelivered.is_empty() {
+            for text in undelivered {
+                self.queue.recover(text);
+            }
+            ctx.notify(CheckQueue);
         }
     }
 }
@@ -413,6 +472,7 @@ mod tests {
     struct H {
         _dir: tempfile::TempDir,
         store: Store,
+        deps: SessionDeps,
         session: Addr<SessionActor>,
         events: mpsc::UnboundedReceiver<SessionEvent>,
     }
@@ -437,10 +497,12 @@ mod tests {
             queue,
             workspace: dir.path().display().to_string(),
         };
-        let session = SessionActor::new("agent:main:main".into(), "sess-1".into(), deps).start();
+        let session =
+            SessionActor::new("agent:main:main".into(), "sess-1".into(), deps.clone()).start();
         H {
             _dir: dir,
             store,
+            deps,
             session,
             events,
         }
@@ -598,6 +660,67 @@ mod tests {
         assert!(events
             .iter()
             .any(|e| matches!(e, RunEvent::ToolFinished { skipped: true, .. })));
+    }
+
+    #[test]
+    fn a_trailing_user_message_means_an_interrupted_run() {
+        let user = transcript::message_entry(None, transcript::user_message("hi"));
+        let reply = transcript::message_entry(
+            None,
+            serde_json::json!({"role": "assistant", "content": []}),
+        );
+        let mut pending = transcript::message_entry(None, transcript::user_message("later"));
+        pending["delivery"] = Value::String("pending".into());
+        assert!(interrupted(std::slice::from_ref(&user)));
+        assert!(!interrupted(&[user.clone(), reply.clone()]));
+        assert!(
+            !interrupted(&[user.clone(), reply.clone(), pending.clone()]),
+            "pending messages never started a run"
+        );
+        assert!(interrupted(&[reply, user, pending]));
+        assert!(!interrupted(&[]));
+    }
+
+    #[actix::test]
+    async fn a_restarted_session_marks_the_cut_run_and_delivers_what_was_queued() {
+        let h = setup(QueueSettings::default());
+        // As a killed gateway leaves it: a user message without an answer,
+        // then a queued one never delivered.
+        let user = transcript::message_entry(None, transcript::user_message("first"));
+        let mut queued = transcript::message_entry(None, transcript::user_message("second"));
+        queued["delivery"] = Value::String("pending".into());
+        transcript::append(&h.store, "sess-2", &[user, queued]).unwrap();
+        let deps = SessionDeps {
+            store: h.store.clone(),
+            ..h.deps.clone()
+        };
+        let (tx, mut events) = mpsc::unbounded_channel();
+        let deps = SessionDeps {
+            events: Sink(tx).start().recipient(),
+            ..deps
+        };
+        let _session = SessionActor::new("agent:main:b".into(), "sess-2".into(), deps).start();
+        let text = loop {
+            let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+                .await
+                .unwrap()
+                .unwrap()
+                .event;
+            if let RunEvent::Final { text, .. } = e {
+                break text;
+            }
+        };
+        assert_eq!(
+            text, "You said: second",
+            "the queued message ran after the restart"
+        );
+        let entries = transcript::entries(&h.store, "sess-2").unwrap();
+        assert!(
+            entries
+                .iter()
+                .any(|e| e.get("interrupted") == Some(&Value::Bool(true))),
+            "the cut run is marked"
+        );
     }
 
     #[actix::test]

@@ -130,3 +130,84 @@ async fn sigterm_sends_shutdown_and_a_second_process_is_refused() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+#[tokio::test]
+async fn sigkill_during_50_runs_loses_no_acknowledged_message_and_every_session_answers_again() {
+    const N: usize = 50;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr) = spawn_gateway(dir.path());
+    let token = std::fs::read_to_string(dir.path().join("gateway.token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let scopes = ["operator.admin", "operator.read", "operator.write"];
+    let mut c = Client::connect(&format!("ws://{addr}/")).await;
+    assert_eq!(
+        c.handshake(connect_params("cli", "cli", &scopes, Some(&token)))
+            .await["ok"],
+        true
+    );
+    // 50 slow runs (the main lane runs 4 at once; the rest wait for a slot).
+    let mut ids = Vec::new();
+    for i in 0..N {
+        ids.push(
+            c.send_req("chat.send", json!({"sessionKey": format!("dur-{i}"), "message": format!("@tokens 400\n@delay 10\nmessage {i}"), "idempotencyKey": format!("d{i}")}))
+                .await,
+        );
+    }
+    for id in &ids {
+        let ack = c.res(id).await;
+        assert_eq!(ack["payload"]["status"], "started", "{ack}");
+    }
+    Command::new("kill")
+        .arg("-KILL")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    child.wait().unwrap();
+
+    let (mut child, addr) = spawn_gateway(dir.path());
+    let mut c = Client::connect(&format!("ws://{addr}/")).await;
+    assert_eq!(
+        c.handshake(connect_params("cli", "cli", &scopes, Some(&token)))
+            .await["ok"],
+        true
+    );
+    for i in 0..N {
+        let h = c
+            .call("chat.history", json!({"sessionKey": format!("dur-{i}")}))
+            .await;
+        let msgs = h["payload"]["messages"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{h}"))
+            .clone();
+        let first = msgs[0]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            first.ends_with(&format!("message {i}")),
+            "the acknowledged message is kept: {first}"
+        );
+        let last = msgs.last().unwrap();
+        assert_eq!(
+            last["role"], "assistant",
+            "the cut run is marked, never left unanswered: {h}"
+        );
+    }
+    for i in 0..N {
+        c.send_req("chat.send", json!({"sessionKey": format!("dur-{i}"), "message": "still there?", "idempotencyKey": format!("again-{i}")})).await;
+    }
+    let mut answered = std::collections::HashSet::new();
+    while answered.len() < N {
+        let ev = c.event("chat").await;
+        let p = &ev["payload"];
+        if p["state"] == "final" && p["runId"].as_str().is_some_and(|r| r.starts_with("again-")) {
+            assert_eq!(p["message"]["content"][0]["text"], "You said: still there?");
+            answered.insert(p["runId"].as_str().unwrap().to_string());
+        }
+    }
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}

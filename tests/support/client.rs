@@ -140,8 +140,16 @@ impl Client {
         id
     }
 
-    /// Waits for the `res` with this id, keeping events in the backlog.
+    /// Waits for the `res` with this id (from the backlog first), keeping
+    /// other frames in the backlog.
     pub async fn res(&mut self, id: &str) -> Value {
+        if let Some(i) = self
+            .backlog
+            .iter()
+            .position(|f| f["type"] == "res" && f["id"] == id)
+        {
+            return self.backlog.remove(i);
+        }
         loop {
             let f = self
                 .recv()
