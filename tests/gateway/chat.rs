@@ -229,3 +229,21 @@ async fn agent_answers_twice_on_the_same_id_and_agent_wait_reports_the_run() {
         .await;
     assert_eq!(h["payload"]["messages"].as_array().unwrap().len(), 2);
 }
+
+/// 50 sessions at once through the 4-slot main lane: every run completes.
+/// (This caught a store deadlock: sled's flush_async parked its own IO threads.)
+#[tokio::test]
+async fn fifty_sessions_in_parallel_all_complete_through_the_lane() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    for i in 0..50 {
+        c.send_req("chat.send", json!({"sessionKey": format!("m-{i}"), "message": "hi", "idempotencyKey": format!("m{i}")})).await;
+    }
+    let mut done = std::collections::HashSet::new();
+    while done.len() < 50 {
+        let ev = c.event("chat").await;
+        if ev["payload"]["state"] == "final" {
+            done.insert(ev["payload"]["runId"].as_str().unwrap().to_string());
+        }
+    }
+}

@@ -107,6 +107,8 @@ pub struct Store {
 
 struct Inner {
     db: sled::Db,
+    /// One flush at a time (see `flush`).
+    flush_lock: tokio::sync::Mutex<()>,
     trees: Vec<sled::Tree>,
     dir: PathBuf,
     _lock: File,
@@ -147,6 +149,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 db,
+                flush_lock: tokio::sync::Mutex::new(()),
                 trees,
                 dir: state_dir.to_path_buf(),
                 _lock: lock,
@@ -219,8 +222,23 @@ impl Store {
     }
 
     /// Durability point: resolves once everything written so far is on disk.
+    ///
+    /// Not sled's `flush_async`: it parks sled's own IO threads until the log
+    /// is stable, and the buffer writes that make it stable need those same
+    /// threads, so concurrent flushes deadlocked the store (seen with 50
+    /// parallel chats; stack dump in the issue notes). The synchronous flush
+    /// runs on tokio's blocking pool instead, one at a time; callers waiting
+    /// meanwhile are covered by the flush in progress or the next one.
     pub async fn flush(&self) -> Result<(), StoreError> {
-        self.inner.db.flush_async().await?;
+        let _one_at_a_time = self.inner.flush_lock.lock().await;
+        let db = self.inner.db.clone();
+        let dir = self.inner.dir.clone();
+        tokio::task::spawn_blocking(move || db.flush())
+            .await
+            .map_err(|e| StoreError::Io {
+                dir,
+                source: std::io::Error::other(e.to_string()),
+            })??;
         Ok(())
     }
 }
