@@ -21,8 +21,31 @@ fn ferroclaw(state: &std::path::Path) -> Command {
     c
 }
 
+/// A gateway child process, killed when the test ends however it ends.
+struct Gateway(Child);
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Gateway {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Gateway {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
 /// Starts `ferroclaw gateway --port 0` and returns it with its address.
-fn spawn_gateway(state: &std::path::Path) -> (Child, String) {
+fn spawn_gateway(state: &std::path::Path) -> (Gateway, String) {
     let mut child = ferroclaw(state)
         .args(["gateway", "--port", "0"])
         .stderr(Stdio::piped())
@@ -38,7 +61,7 @@ fn spawn_gateway(state: &std::path::Path) -> (Child, String) {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    (child, addr)
+    (Gateway(child), addr)
 }
 
 #[test]
