@@ -113,6 +113,7 @@ impl Gateway {
             metrics: metrics.clone(),
             health: None,
             health_dirty: true,
+            broadcast_scheduled: false,
         }
         .start();
         Ok(Gateway {
@@ -279,6 +280,9 @@ pub struct GatewayActor {
     metrics: Arc<Metrics>,
     health: Option<HealthSnapshot>,
     health_dirty: bool,
+    /// A coalesced `health` broadcast is pending (at most one per 250 ms,
+    /// however many clients connect meanwhile).
+    broadcast_scheduled: bool,
 }
 
 impl GatewayActor {
@@ -380,11 +384,13 @@ impl Handler<GetHealth> for GatewayActor {
 impl Handler<HealthChanged> for GatewayActor {
     type Result = ();
     fn handle(&mut self, _: HealthChanged, ctx: &mut Context<Self>) {
-        // Coalesce bursts of connects into one broadcast.
-        if !self.health_dirty {
-            self.health_dirty = true;
+        // Coalesce bursts of connects into one broadcast per 250 ms.
+        self.health_dirty = true;
+        if !self.broadcast_scheduled {
+            self.broadcast_scheduled = true;
             ctx.run_later(Duration::from_millis(250), |this, _| {
-                this.broadcast_health()
+                this.broadcast_scheduled = false;
+                this.broadcast_health();
             });
         }
     }

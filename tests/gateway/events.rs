@@ -217,3 +217,28 @@ async fn connects_refresh_health_which_is_broadcast_with_a_newer_state_version()
     let ev = a.event("health").await;
     assert!(ev["stateVersion"]["health"].as_u64().unwrap() > v1, "{ev}");
 }
+
+#[tokio::test]
+async fn a_connect_storm_causes_at_most_one_health_broadcast_per_250_ms() {
+    let gw = TestGateway::start();
+    let mut watcher = admin(&gw).await;
+    let started = std::time::Instant::now();
+    let mut others = Vec::new();
+    for _ in 0..40 {
+        others.push(admin(&gw).await);
+    }
+    // Let the last coalesced broadcast go out, then count what arrived.
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let elapsed = started.elapsed().as_millis() as usize;
+    watcher.call("health", json!({})).await;
+    let broadcasts = watcher
+        .backlog
+        .iter()
+        .filter(|f| f["event"] == "health")
+        .count();
+    assert!(broadcasts >= 1, "connects refresh health");
+    assert!(
+        broadcasts <= elapsed / 250 + 2,
+        "{broadcasts} health broadcasts in {elapsed} ms for 40 connects"
+    );
+}
