@@ -15,7 +15,7 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use crate::lane::{AcquireSlot, LaneActor, SlotPermit};
-use crate::provider::{StreamCompletion, ToolSpec};
+use crate::provider::{ChatMessage, StreamCompletion, ToolSpec};
 use crate::queue::{Action, QueueSettings, SessionQueue};
 use crate::run::{AbortRun, ExecuteTool, RunActor, RunConfig, RunEvent, Steer};
 use crate::store::Store;
@@ -99,13 +99,17 @@ struct Active {
 pub const INTERRUPTED_NOTE: &str =
     "The gateway stopped before this message was answered. Send it again to retry.";
 
+/// A message stored while a run was busy and not yet delivered to the model.
+fn is_pending(entry: &Value) -> bool {
+    entry.get("delivery").and_then(Value::as_str) == Some("pending")
+}
+
 /// Texts of `pending` messages after the last delivered one.
 fn undelivered(entries: &[Value]) -> Vec<String> {
     let messages: Vec<&Value> = entries
         .iter()
         .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
         .collect();
-    let is_pending = |e: &Value| e.get("delivery").and_then(Value::as_str) == Some("pending");
     let start = messages
         .iter()
         .rposition(|e| !is_pending(e))
@@ -124,7 +128,7 @@ fn interrupted(entries: &[Value]) -> bool {
         .iter()
         .rev()
         .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-        .find(|e| e.get("delivery").and_then(Value::as_str) != Some("pending"));
+        .find(|e| !is_pending(e));
     last.and_then(|e| e.get("message"))
         .and_then(|m| m.get("role"))
         .and_then(Value::as_str)
@@ -138,6 +142,9 @@ pub struct SessionActor {
     queue: SessionQueue,
     active: Option<Active>,
     interrupt_next: Option<(String, String)>,
+    /// The model context: every delivered message, oldest first. Loaded from
+    /// the store at start, then kept in step with every message written.
+    history: Vec<ChatMessage>,
 }
 
 impl SessionActor {
@@ -150,24 +157,30 @@ impl SessionActor {
             queue,
             active: None,
             interrupt_next: None,
+            history: Vec::new(),
         }
     }
 
-    fn append(&self, message: Value, pending: bool) -> Result<(), TranscriptError> {
+    /// Stores a message entry; a delivered one joins the model context too.
+    /// Pending (queued) messages stay out of it until a turn delivers them.
+    fn append(&mut self, message: Value, pending: bool) -> Result<(), TranscriptError> {
         let mut entry = transcript::message_entry(None, message);
         if pending {
             entry["delivery"] = Value::String("pending".into());
         }
-        transcript::append(&self.deps.store, &self.session_id, &[entry])
+        self.append_entry(entry)
     }
 
-    /// The model context: every stored message except pending (queued) ones.
-    fn context(&self) -> Result<Vec<crate::provider::ChatMessage>, TranscriptError> {
-        Ok(transcript::entries(&self.deps.store, &self.session_id)?
-            .iter()
-            .filter(|e| e.get("delivery").and_then(Value::as_str) != Some("pending"))
-            .filter_map(transcript::to_chat)
-            .collect())
+    fn append_entry(&mut self, entry: Value) -> Result<(), TranscriptError> {
+        transcript::append(
+            &self.deps.store,
+            &self.session_id,
+            std::slice::from_ref(&entry),
+        )?;
+        if !is_pending(&entry) {
+            self.history.extend(transcript::to_chat(&entry));
+        }
+        Ok(())
     }
 
     fn forward(&self, event: RunEvent) {
@@ -205,16 +218,7 @@ impl SessionActor {
                             )
                         }
                     };
-                    let messages = match act.context() {
-                        Ok(m) => m,
-                        Err(e) => {
-                            return act.end_without_run(
-                                &run_id,
-                                Some(format!("transcript unreadable: {e}")),
-                                ctx,
-                            )
-                        }
-                    };
+                    let messages = act.history.clone();
                     let d = &act.deps;
                     let run = RunActor::new(RunConfig {
                         run_id: run_id.clone(),
@@ -301,6 +305,11 @@ impl Actor for SessionActor {
             }
             return;
         }
+        self.history = entries
+            .iter()
+            .filter(|e| !is_pending(e))
+            .filter_map(transcript::to_chat)
+            .collect();
         if interrupted(&entries) {
             // The gateway stopped (crash, kill) before this message was answered:
             // say so in the transcript instead of leaving it silently unanswered.
@@ -313,7 +322,7 @@ impl Actor for SessionActor {
                 }),
             );
             entry["interrupted"] = Value::Bool(true);
-            if let Err(e) = transcript::append(&self.deps.store, &self.session_id, &[entry]) {
+            if let Err(e) = self.append_entry(entry) {
                 tracing::error!(session_key = %self.key, error = %e, "cannot mark an interrupted run");
             }
         }
@@ -721,6 +730,41 @@ mod tests {
                 .any(|e| e.get("interrupted") == Some(&Value::Bool(true))),
             "the cut run is marked"
         );
+    }
+
+    #[actix::test]
+    async fn earlier_turns_reach_the_model_and_survive_a_session_restart() {
+        let mut h = setup(QueueSettings::default());
+        h.send("hello", "k1").await;
+        h.until_end("k1").await;
+        h.send("@context", "k2").await;
+        assert_eq!(final_text(&h.until_end("k2").await), "context: 3 messages");
+        // A new actor for the same session reloads its history from the store.
+        let (tx, mut events) = mpsc::unbounded_channel();
+        let deps = SessionDeps {
+            events: Sink(tx).start().recipient(),
+            ..h.deps.clone()
+        };
+        let again = SessionActor::new("agent:main:main".into(), "sess-1".into(), deps).start();
+        again
+            .send(SendChat {
+                text: "@context".into(),
+                run_id: "k3".into(),
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let text = loop {
+            let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+                .await
+                .unwrap()
+                .unwrap()
+                .event;
+            if let RunEvent::Final { text, .. } = e {
+                break text;
+            }
+        };
+        assert_eq!(text, "context: 5 messages");
     }
 
     #[actix::test]

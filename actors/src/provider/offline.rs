@@ -15,6 +15,7 @@
 //!     steer and timeout tests).
 //!   - `@error <rate_limit|auth|billing|overflow|unavailable|bad_request>`:
 //!     fail with that error kind.
+//!   - `@context`: answer `context: <n> messages` (how much history it was sent).
 //! - A plain message is answered with `You said: <text>`.
 //!   Words are streamed one `TextDelta` each (the word plus its following space).
 
@@ -163,7 +164,9 @@ pub fn plan(req: &CompletionRequest) -> Plan {
         }
     }
     let text = text_lines.join("\n").trim().to_string();
+    let wants_context = last_user.lines().any(|l| l.trim() == "@context");
     let reply = match (tokens, calls.is_empty()) {
+        _ if wants_context => format!("context: {} messages", req.messages.len()),
         (Some(n), _) => (1..=n)
             .map(|i| format!("w{i}"))
             .collect::<Vec<_>>()
