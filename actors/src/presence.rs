@@ -113,13 +113,14 @@ impl PresenceTable {
         before != self.entries.len()
     }
 
+    /// Over the cap, the oldest row goes; unpinned rows (beacons) go before
+    /// live connections and the self entry.
     fn enforce_cap(&mut self) {
         while self.entries.len() > PRESENCE_MAX {
             let oldest = self
                 .entries
                 .iter()
-                .filter(|(_, r)| !r.pinned || self.entries.len() > PRESENCE_MAX * 2)
-                .min_by_key(|(_, r)| r.updated_ms)
+                .min_by_key(|(_, r)| (r.pinned, r.updated_ms))
                 .map(|(k, _)| k.clone());
             match oldest {
                 Some(k) => {
@@ -297,6 +298,21 @@ mod tests {
         assert!(!t.expire(PRESENCE_TTL_MS - 1));
         assert!(t.expire(PRESENCE_TTL_MS));
         assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn over_the_cap_beacons_go_before_live_connections() {
+        let mut t = PresenceTable::default();
+        t.upsert("live", entry(0), true, 0);
+        for i in 1..=(PRESENCE_MAX as u64) {
+            t.upsert(&format!("b{i}"), entry(i), false, i);
+        }
+        assert_eq!(t.len(), PRESENCE_MAX);
+        assert!(
+            t.list().iter().any(|e| e.ts == 0),
+            "the older live row stays"
+        );
+        assert!(t.list().iter().all(|e| e.ts != 1), "the oldest beacon went");
     }
 
     #[test]

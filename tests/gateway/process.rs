@@ -44,8 +44,9 @@ impl std::ops::DerefMut for Gateway {
     }
 }
 
-/// Starts `ferroclaw gateway --port 0` and returns it with its address.
-fn spawn_gateway(state: &std::path::Path) -> (Gateway, String) {
+/// Starts `ferroclaw gateway --port 0`; returns it, its address and the
+/// gateway token it generated in the state dir.
+fn spawn_gateway(state: &std::path::Path) -> (Gateway, String, String) {
     let mut child = ferroclaw(state)
         .args(["gateway", "--port", "0"])
         .stderr(Stdio::piped())
@@ -61,7 +62,11 @@ fn spawn_gateway(state: &std::path::Path) -> (Gateway, String) {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    (Gateway(child), addr)
+    let token = std::fs::read_to_string(state.join("gateway.token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    (Gateway(child), addr, token)
 }
 
 #[test]
@@ -102,11 +107,7 @@ fn config_validate_names_file_key_and_expectation_and_exits_2() {
 #[tokio::test]
 async fn sigterm_sends_shutdown_and_a_second_process_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, addr) = spawn_gateway(dir.path());
-    let token = std::fs::read_to_string(dir.path().join("gateway.token"))
-        .unwrap()
-        .trim()
-        .to_string();
+    let (mut child, addr, token) = spawn_gateway(dir.path());
 
     let out = ferroclaw(dir.path())
         .args(["gateway", "--port", "0"])
@@ -158,11 +159,7 @@ async fn sigterm_sends_shutdown_and_a_second_process_is_refused() {
 async fn sigkill_during_50_runs_loses_no_acknowledged_message_and_every_session_answers_again() {
     const N: usize = 50;
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, addr) = spawn_gateway(dir.path());
-    let token = std::fs::read_to_string(dir.path().join("gateway.token"))
-        .unwrap()
-        .trim()
-        .to_string();
+    let (mut child, addr, token) = spawn_gateway(dir.path());
     let scopes = ["operator.admin", "operator.read", "operator.write"];
     let mut c = Client::connect(&format!("ws://{addr}/")).await;
     assert_eq!(
@@ -189,7 +186,7 @@ async fn sigkill_during_50_runs_loses_no_acknowledged_message_and_every_session_
         .unwrap();
     child.wait().unwrap();
 
-    let (mut child, addr) = spawn_gateway(dir.path());
+    let (mut child, addr, _) = spawn_gateway(dir.path());
     let mut c = Client::connect(&format!("ws://{addr}/")).await;
     assert_eq!(
         c.handshake(connect_params("cli", "cli", &scopes, Some(&token)))

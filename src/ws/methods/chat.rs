@@ -20,7 +20,7 @@ pub const MAX_MESSAGE_CHARS: usize = 200_000;
 pub const HISTORY_DEFAULT: usize = 200;
 pub const HISTORY_MAX: usize = 1000;
 
-fn key(state: &SharedState, raw: &str) -> Result<SessionKey, ErrorShape> {
+fn session_key(state: &SharedState, raw: &str) -> Result<SessionKey, ErrorShape> {
     let settings = state.live.settings();
     SessionKey::canonical(raw, settings.default_agent_id(), "main")
         .map_err(|e| ErrorShape::invalid(format!("invalid sessionKey: {e}")))
@@ -85,7 +85,7 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
     }
     let has_attachments = p.attachments.as_ref().is_some_and(|a| !a.is_empty());
     let text = message_text("chat.send", &p.message, has_attachments)?;
-    let session = session_for(state, key(state, &p.session_key)?).await?;
+    let session = session_for(state, session_key(state, &p.session_key)?).await?;
     let ack = session
         .send(SendChat {
             text,
@@ -113,7 +113,7 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
             "invalid chat.history params: at /limit: must be 1..{HISTORY_MAX}"
         )));
     }
-    let key = key(state, &p.session_key)?;
+    let key = session_key(state, &p.session_key)?;
     let gw = &state.gateway;
     let Some(entry) = gw
         .router
@@ -155,7 +155,7 @@ struct AbortParams {
 
 pub async fn abort(state: &SharedState, p: &Value) -> MethodResult {
     let p: AbortParams = params("chat.abort", p)?;
-    let session = session_for(state, key(state, &p.session_key)?).await?;
+    let session = session_for(state, session_key(state, &p.session_key)?).await?;
     let run_ids = session.send(AbortSession).await.map_err(down)?;
     json(json!({ "ok": true, "aborted": !run_ids.is_empty(), "runIds": run_ids }))
 }
@@ -203,7 +203,7 @@ pub async fn agent(
     let agent = p
         .agent_id
         .unwrap_or_else(|| state.live.settings().default_agent_id().to_string());
-    let key = key(
+    let key = session_key(
         state,
         &p.session_key
             .unwrap_or_else(|| format!("agent:{agent}:main")),
