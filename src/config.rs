@@ -424,8 +424,18 @@ pub fn restart_required(old: &Settings, new: &Settings) -> Vec<String> {
     if old.logging.file != new.logging.file || old.logging.level != new.logging.level {
         out.push("logging".to_string());
     }
+    // Sessions read models, lanes and queue defaults when the tree starts;
+    // providers and auth profiles apply live.
+    if serde_json::to_value(&old.agents).ok() != serde_json::to_value(&new.agents).ok() {
+        out.push("agents".to_string());
+    }
+    if old.messages != new.messages {
+        out.push("messages".to_string());
+    }
     out
 }
+
+
 
 #[cfg(test)]
 mod tests {

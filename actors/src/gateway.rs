@@ -16,17 +16,14 @@ use serde_json::value::RawValue;
 use crate::bus::{send_to_bus, BroadcastShutdown, BusEvent, EventBus, Publish};
 use crate::devices::DeviceRegistry;
 use crate::idempotency::IdempotencyActor;
-use crate::lane::{LaneActor, LaneKind};
+use crate::lane::{LaneActor, Lanes};
 use crate::metrics::Metrics;
 use crate::presence::{PresenceActor, PresenceEntry, StateVersions};
-use crate::provider::anthropic::{AnthropicConfig, AnthropicProvider};
-use crate::provider::offline::OfflineProvider;
-use crate::provider::openai::{OpenAiConfig, OpenAiProvider};
-use crate::provider::selection::{resolve_api_key, resolve_model, ModelChain, ModelRef};
-use crate::provider::StreamCompletion;
+use crate::provider::hub::{process_env, HubConfig, ProviderHub, Reconfigure};
+use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
 use crate::queue::QueueSettings;
 use crate::router::RouterActor;
-use crate::session::{SessionDeps, SessionEvent};
+use crate::session::{ModelPlan, RestartPolicy, SessionDeps, SessionEvent};
 use crate::settings::Settings;
 use crate::store::{Store, StoreError};
 use crate::tool::{ToolExecutor, ToolLimits};
@@ -41,6 +38,8 @@ pub struct Gateway {
     pub idempotency: Addr<IdempotencyActor>,
     pub router: Addr<RouterActor>,
     pub main_lane: Addr<LaneActor>,
+    pub lanes: Lanes,
+    pub hub: Addr<ProviderHub>,
     /// The default model the sessions use.
     pub model: ModelRef,
     pub versions: Arc<StateVersions>,
@@ -69,8 +68,7 @@ impl Gateway {
         let devices = Supervisor::start(move |_| DeviceRegistry::new(s.clone(), m.clone()));
         let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?.start();
         let defaults = &settings.agents.defaults;
-        let main_lane =
-            LaneActor::new(LaneKind::Main, defaults.max_concurrent.max(1) as usize).start();
+        let lanes = Lanes::start(&settings);
         let workspace = defaults
             .workspace
             .as_ref()
@@ -78,6 +76,13 @@ impl Gateway {
             .unwrap_or_else(|| store.dir().join("workspace"));
         std::fs::create_dir_all(&workspace)
             .map_err(|e| StartError::Workspace(format!("{}: {e}", workspace.display())))?;
+        let models = Arc::new(model_plan(&settings));
+        let hub_config = HubConfig::from_settings(
+            &settings,
+            store.dir(),
+            settings.default_agent_id(),
+            process_env(),
+        );
         let (model, _) = resolve_model(
             &ModelChain {
                 global: defaults.model.primary(),
@@ -86,26 +91,40 @@ impl Gateway {
             false,
         )
         .map_err(StartError::Model)?;
-        let provider = start_provider(&settings, &model, store.dir())?;
+        if !hub_config.knows(&model.provider) {
+            return Err(StartError::Provider(format!(
+                "models.providers.{} is not configured (needed by the default model {model})",
+                model.provider
+            )));
+        }
+        let hub = ProviderHub::new(hub_config).start();
         let executor = ToolExecutor::new(workspace.clone(), ToolLimits::default())
             .start()
             .recipient();
         let deps = SessionDeps {
             store: store.clone(),
-            provider,
+            hub: hub.clone(),
             executor,
-            lane: main_lane.clone(),
+            lane: lanes.main.clone(),
             events: chat_events(bus.clone(), metrics.clone()),
-            model: model.model.clone(),
+            models,
+            thinking_default: defaults.thinking_default.clone(),
+            verbose_default: defaults.verbose_default.clone(),
             system: String::new(),
             tools: ToolExecutor::specs(),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
             max_model_calls: 32,
-            queue: QueueSettings::default(),
+            queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
+            restart: RestartPolicy {
+                max: defaults.run_restarts.max,
+                backoff: Duration::from_millis(defaults.run_restarts.backoff_ms),
+            },
+            idle_stop: Duration::from_secs(defaults.session_idle_seconds.max(1)),
             workspace: workspace.display().to_string(),
         };
-        let router = RouterActor::new(deps).start();
+        let router = RouterActor::new(deps).with_lanes(lanes.clone()).start();
         let root = GatewayActor {
+            hub: hub.clone(),
             settings,
             store: store.clone(),
             bus: bus.clone(),
@@ -123,7 +142,9 @@ impl Gateway {
             devices,
             idempotency,
             router,
-            main_lane,
+            main_lane: lanes.main.clone(),
+            lanes,
+            hub,
             model,
             versions,
             metrics,
@@ -142,68 +163,51 @@ pub enum StartError {
     Provider(String),
     #[error("agent workspace {0}")]
     Workspace(String),
+    #[error("{0}")]
+    Queue(String),
 }
 
-/// Starts the provider actor for a model's provider.
-fn start_provider(
-    settings: &Settings,
-    model: &ModelRef,
-    state_dir: &std::path::Path,
-) -> Result<Recipient<StreamCompletion>, StartError> {
-    if model.provider == "offline" {
-        return Ok(OfflineProvider::new().start().recipient());
-    }
-    let Some(p) = settings.models.providers.get(&model.provider) else {
-        return Err(StartError::Provider(format!(
-            "models.providers.{} is not configured (needed by the default model {model})",
-            model.provider
-        )));
-    };
-    let no_env = |_: &str| None;
-    let key = resolve_api_key(
-        &model.provider,
-        p.api_key.as_deref(),
-        &no_env,
-        &state_dir.join("credentials"),
-    )
-    .map(|(k, _)| k);
-    let headers = p.headers.clone().unwrap_or_default();
-    let timeout = std::time::Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1));
-    let base = p.base_url.clone().unwrap_or_default();
-    match p.api.as_deref().unwrap_or("openai-completions") {
-        "anthropic-messages" => Ok(AnthropicProvider::new(AnthropicConfig {
-            base_url: if base.is_empty() {
-                "https://api.anthropic.com".into()
-            } else {
-                base
-            },
-            api_key: key,
-            headers,
-            request_timeout: timeout,
-        })
-        .start()
-        .recipient()),
-        _ => {
-            let model_compat = p
-                .models
-                .iter()
-                .filter_map(|m| m.compat.clone().map(|c| (m.id.clone(), c)))
-                .collect();
-            Ok(OpenAiProvider::new(OpenAiConfig {
-                base_url: if base.is_empty() {
-                    "https://api.openai.com/v1".into()
-                } else {
-                    base
-                },
-                api_key: key,
-                headers,
-                model_compat,
-                request_timeout: timeout,
+/// Per-agent and global models with their fallbacks.
+pub fn model_plan(settings: &Settings) -> ModelPlan {
+    let d = &settings.agents.defaults.model;
+    ModelPlan {
+        global: d.primary().to_string(),
+        fallbacks: d.fallbacks().to_vec(),
+        agents: settings
+            .agents
+            .list
+            .iter()
+            .filter_map(|a| {
+                let m = a.model.as_ref()?;
+                Some((
+                    a.id.to_ascii_lowercase(),
+                    (m.primary().to_string(), m.fallbacks().to_vec()),
+                ))
             })
-            .start()
-            .recipient())
-        }
+            .collect(),
     }
+}
+
+/// `messages.queue` ({mode, debounceMs, cap, drop}) over the built-in defaults.
+pub fn queue_settings(messages: &serde_json::Value) -> Result<QueueSettings, String> {
+    let Some(q) = messages.get("queue").filter(|q| !q.is_null()) else {
+        return Ok(QueueSettings::default());
+    };
+    let mut args = Vec::new();
+    if let Some(m) = q.get("mode").and_then(serde_json::Value::as_str) {
+        args.push(m.to_string());
+    }
+    if let Some(ms) = q.get("debounceMs").and_then(serde_json::Value::as_u64) {
+        args.push(format!("debounce:{ms}ms"));
+    }
+    if let Some(c) = q.get("cap").and_then(serde_json::Value::as_u64) {
+        args.push(format!("cap:{c}"));
+    }
+    if let Some(d) = q.get("drop").and_then(serde_json::Value::as_str) {
+        args.push(format!("drop:{d}"));
+    }
+    crate::queue::parse_queue_directive(&args.join(" "), QueueSettings::default())
+        .map_err(|e| format!("messages.queue: {e}"))
 }
 
 /// The health summary (OpenClaw's HealthSummary field names).
@@ -273,6 +277,7 @@ pub struct Shutdown {
 }
 
 pub struct GatewayActor {
+    hub: Addr<ProviderHub>,
     settings: Arc<Settings>,
     store: Store,
     bus: Addr<EventBus>,
@@ -400,6 +405,13 @@ impl Handler<SettingsChanged> for GatewayActor {
     type Result = ();
     fn handle(&mut self, msg: SettingsChanged, ctx: &mut Context<Self>) {
         self.settings = msg.settings;
+        // Providers and auth profiles apply live (cooldowns start afresh).
+        self.hub.do_send(Reconfigure(HubConfig::from_settings(
+            &self.settings,
+            self.store.dir(),
+            self.settings.default_agent_id(),
+            process_env(),
+        )));
         self.handle(HealthChanged, ctx);
     }
 }

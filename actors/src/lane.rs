@@ -236,6 +236,57 @@ impl Handler<GetLaneStatus> for LaneActor {
     }
 }
 
+/// The four lanes (seed 002): `main` for chat runs, `cron` for scheduled
+/// jobs, `subagent` for spawned agents, `nested` for runs started from
+/// inside a run. Each bounds how many runs hold a slot at once.
+#[derive(Clone)]
+pub struct Lanes {
+    pub main: Addr<LaneActor>,
+    pub cron: Addr<LaneActor>,
+    pub subagent: Addr<LaneActor>,
+    pub nested: Addr<LaneActor>,
+}
+
+impl Lanes {
+    pub fn start(settings: &crate::settings::Settings) -> Lanes {
+        let d = &settings.agents.defaults;
+        let main = d.max_concurrent.max(1) as usize;
+        let sub = d
+            .subagents
+            .get("maxConcurrent")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(8)
+            .max(1) as usize;
+        let cron = settings
+            .cron
+            .get("maxConcurrentRuns")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(1)
+            .max(1) as usize;
+        Lanes {
+            main: LaneActor::new(LaneKind::Main, main).start(),
+            cron: LaneActor::new(LaneKind::Cron, cron).start(),
+            subagent: LaneActor::new(LaneKind::Subagent, sub).start(),
+            nested: LaneActor::new(LaneKind::Nested, main).start(),
+        }
+    }
+}
+
+impl Lanes {
+    /// The lane for a session key: `...:cron:...` keys run in `cron`,
+    /// `...:subagent:...` in `subagent`, `...:nested:...` in `nested`,
+    /// everything else in `main`.
+    pub fn for_key(&self, key: &str) -> &Addr<LaneActor> {
+        let rest = key.splitn(3, ':').nth(2).unwrap_or("");
+        match rest.split(':').next() {
+            Some("cron") => &self.cron,
+            Some("subagent") => &self.subagent,
+            Some("nested") => &self.nested,
+            _ => &self.main,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,24 +1,22 @@
 //! RouterActor: canonical session key -> the one `SessionActor` for it,
-//! created on first use. The key's session entry (its `sessionId`) is kept in
-//! the `sessions` tree, so a restarted gateway finds the same transcript.
+//! created on first use. The key's session entry (its `sessionId`,
+//! overrides, counters) is kept in the `sessions` tree, so a restarted
+//! gateway finds the same transcript. Idle sessions are stopped (the
+//! session reports idleness; the router stops it only if it is still idle,
+//! inside one handler, so two actors never exist for one key) and
+//! re-created from the store on the next message.
 
 use std::collections::HashMap;
 
 use actix::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::inbound::SessionKey;
-use crate::session::{SessionActor, SessionDeps};
+use crate::lane::Lanes;
+use crate::session::{
+    CloseSession, SessionActor, SessionDeps, SessionEntry, SessionIdle, StopIfIdle,
+};
 use crate::store::{StoreError, Tree};
-
-/// What the store keeps per session key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionEntry {
-    pub session_id: String,
-    pub created_at: u64,
-    pub updated_at: u64,
-}
+use crate::transcript;
 
 /// The session for a key (created when new). Reply: its address and entry.
 #[derive(Debug, Message)]
@@ -34,17 +32,53 @@ pub struct LookupSession {
     pub key: SessionKey,
 }
 
+/// One row of `ListSessions`.
+#[derive(Debug, Clone)]
+pub struct SessionRow {
+    pub key: String,
+    pub entry: SessionEntry,
+    /// A live actor exists for it (it may be running).
+    pub live: bool,
+}
+
+/// Every stored session, most recently updated first.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<SessionRow>, StoreError>")]
+pub struct ListSessions;
+
+/// Removes a session: its run is aborted, its entry deleted, and its
+/// transcript too unless `keep_transcript`. Reply: whether it existed.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct DeleteSession {
+    pub key: SessionKey,
+    pub keep_transcript: bool,
+}
+
+/// Live session actors (metrics and tests).
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct CountLive;
+
 pub struct RouterActor {
     deps: SessionDeps,
-    sessions: HashMap<SessionKey, Addr<SessionActor>>,
+    lanes: Option<Lanes>,
+    sessions: HashMap<String, Addr<SessionActor>>,
 }
 
 impl RouterActor {
     pub fn new(deps: SessionDeps) -> RouterActor {
         RouterActor {
             deps,
+            lanes: None,
             sessions: HashMap::new(),
         }
+    }
+
+    /// Sessions run in the lane their key names (else `deps.lane`).
+    pub fn with_lanes(mut self, lanes: Lanes) -> RouterActor {
+        self.lanes = Some(lanes);
+        self
     }
 }
 
@@ -54,41 +88,40 @@ impl Actor for RouterActor {
 
 impl Handler<GetSession> for RouterActor {
     type Result = ResponseFuture<Result<(Addr<SessionActor>, SessionEntry), StoreError>>;
-    fn handle(&mut self, msg: GetSession, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: GetSession, ctx: &mut Context<Self>) -> Self::Result {
         let store = self.deps.store.clone();
-        let result: Result<(Addr<SessionActor>, SessionEntry), StoreError> = (|| {
-            let now = crate::now_ms();
-            let entry = match store.get::<SessionEntry>(Tree::Sessions, msg.key.as_str())? {
-                Some(e) => e,
+        let key = msg.key.as_str().to_string();
+        let result: Result<(Addr<SessionActor>, SessionEntry, bool), StoreError> = (|| {
+            let (entry, created) = match store.get::<SessionEntry>(Tree::Sessions, &key)? {
+                Some(e) => (e, false),
                 None => {
-                    let e = SessionEntry {
-                        session_id: ulid::Ulid::generate().to_string(),
-                        created_at: now,
-                        updated_at: now,
-                    };
-                    store.put(Tree::Sessions, msg.key.as_str(), &e)?;
-                    e
+                    let e = SessionEntry::new(crate::now_ms());
+                    store.put(Tree::Sessions, &key, &e)?;
+                    (e, true)
                 }
             };
-            let addr = match self.sessions.get(&msg.key).filter(|a| a.connected()) {
+            let addr = match self.sessions.get(&key).filter(|a| a.connected()) {
                 Some(a) => a.clone(),
                 None => {
-                    let a = SessionActor::new(
-                        msg.key.to_string(),
-                        entry.session_id.clone(),
-                        self.deps.clone(),
-                    )
-                    .start();
-                    self.sessions.insert(msg.key.clone(), a.clone());
+                    let mut deps = self.deps.clone();
+                    if let Some(l) = &self.lanes {
+                        deps.lane = l.for_key(&key).clone();
+                    }
+                    let a = SessionActor::new(key.clone(), entry.clone(), deps)
+                        .idle_to(ctx.address().recipient())
+                        .start();
+                    self.sessions.insert(key.clone(), a.clone());
                     a
                 }
             };
-            Ok((addr, entry))
+            Ok((addr, entry, created))
         })();
         Box::pin(async move {
-            let value = result?;
-            store.flush().await?;
-            Ok(value)
+            let (addr, entry, created) = result?;
+            if created {
+                store.flush().await?;
+            }
+            Ok((addr, entry))
         })
     }
 }
@@ -97,5 +130,90 @@ impl Handler<LookupSession> for RouterActor {
     type Result = Result<Option<SessionEntry>, StoreError>;
     fn handle(&mut self, msg: LookupSession, _: &mut Context<Self>) -> Self::Result {
         self.deps.store.get(Tree::Sessions, msg.key.as_str())
+    }
+}
+
+impl Handler<ListSessions> for RouterActor {
+    type Result = Result<Vec<SessionRow>, StoreError>;
+    fn handle(&mut self, _: ListSessions, _: &mut Context<Self>) -> Self::Result {
+        let mut rows: Vec<SessionRow> = self
+            .deps
+            .store
+            .scan::<SessionEntry>(Tree::Sessions, "")?
+            .into_iter()
+            .map(|(key, entry)| SessionRow {
+                live: self.sessions.get(&key).is_some_and(|a| a.connected()),
+                key,
+                entry,
+            })
+            .collect();
+        rows.sort_by(|a, b| b.entry.updated_at.cmp(&a.entry.updated_at));
+        Ok(rows)
+    }
+}
+
+impl Handler<DeleteSession> for RouterActor {
+    type Result = ResponseFuture<Result<bool, StoreError>>;
+    fn handle(&mut self, msg: DeleteSession, _: &mut Context<Self>) -> Self::Result {
+        let key = msg.key.as_str().to_string();
+        if let Some(a) = self.sessions.remove(&key) {
+            a.do_send(CloseSession);
+        }
+        let store = self.deps.store.clone();
+        let result: Result<bool, StoreError> = (|| {
+            let Some(entry) = store.get::<SessionEntry>(Tree::Sessions, &key)? else {
+                return Ok(false);
+            };
+            store.remove(Tree::Sessions, &key)?;
+            if !msg.keep_transcript {
+                transcript::delete(&store, &entry.session_id).map_err(|e| match e {
+                    transcript::TranscriptError::Store(s) => s,
+                    other => StoreError::Corrupt {
+                        tree: "transcripts",
+                        key: entry.session_id.clone(),
+                        message: other.to_string(),
+                    },
+                })?;
+            }
+            Ok(true)
+        })();
+        Box::pin(async move {
+            let existed = result?;
+            store.flush().await?;
+            Ok(existed)
+        })
+    }
+}
+
+impl Handler<SessionIdle> for RouterActor {
+    type Result = ();
+    fn handle(&mut self, msg: SessionIdle, ctx: &mut Context<Self>) {
+        let current = self
+            .sessions
+            .get(&msg.key)
+            .is_some_and(|a| *a == msg.session);
+        if !current {
+            return;
+        }
+        // `wait`: no GetSession is served until the session answered, so a
+        // key never has two actors.
+        let session = msg.session.clone();
+        ctx.wait(
+            async move { session.send(StopIfIdle).await.unwrap_or(true) }
+                .into_actor(self)
+                .map(move |stopped, act, _| {
+                    if stopped {
+                        act.sessions.remove(&msg.key);
+                        tracing::debug!(session_key = %msg.key, "idle session stopped");
+                    }
+                }),
+        );
+    }
+}
+
+impl Handler<CountLive> for RouterActor {
+    type Result = usize;
+    fn handle(&mut self, _: CountLive, _: &mut Context<Self>) -> usize {
+        self.sessions.values().filter(|a| a.connected()).count()
     }
 }

@@ -15,8 +15,12 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::sync::{mpsc, watch};
 
+use futures_util::FutureExt;
+
+use crate::provider::hub::{open_stream, OpenOutcome, ProviderHub};
+use crate::provider::selection::ModelRef;
 use crate::provider::{
-    ChatMessage, CompletionRequest, MessageRole, ProviderEvent, StopReason, StreamCompletion,
+    ChatMessage, CompletionRequest, MessageRole, ProviderError, ProviderEvent, StopReason,
     ToolCall, ToolSpec, Usage,
 };
 
@@ -55,6 +59,14 @@ pub enum RunEvent {
         run_id: String,
         delta: String,
     },
+    /// The model (and auth profile) that answers; sent when it changes,
+    /// e.g. after a failover. `failed` lists the attempts that failed first.
+    ModelSelected {
+        run_id: String,
+        model: String,
+        profile: String,
+        failed: Vec<String>,
+    },
     ToolStarted {
         run_id: String,
         call: ToolCall,
@@ -87,22 +99,53 @@ pub enum RunEvent {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum FailureKind {
-    Provider,
+    /// No model could answer; the last provider error when there was one.
+    Provider(Option<ProviderError>),
     Timeout,
     TooManyTurns,
+    /// The run's task went away without ending (its arbiter stopped).
+    Stopped,
+    /// The run's future panicked (caught at the future boundary).
+    Panicked,
+    /// The session could not store the run's input.
+    Store,
+}
+
+impl FailureKind {
+    /// Whether the session restarts the run from its last persisted step.
+    pub fn restartable(&self) -> bool {
+        match self {
+            FailureKind::Provider(Some(e)) => e.transient(),
+            FailureKind::Provider(None) | FailureKind::Stopped | FailureKind::Panicked => true,
+            FailureKind::Timeout | FailureKind::TooManyTurns | FailureKind::Store => false,
+        }
+    }
+
+    /// The wire's `errorKind`.
+    pub fn wire_kind(&self) -> &'static str {
+        match self {
+            FailureKind::Provider(Some(e)) => e.wire_kind(),
+            FailureKind::Timeout => "timeout",
+            _ => "unknown",
+        }
+    }
 }
 
 /// Everything a run needs.
 pub struct RunConfig {
     pub run_id: String,
-    pub model: String,
+    /// The model, then its fallbacks, tried in order.
+    pub models: Vec<ModelRef>,
+    /// The session's auth profile (kept unless it cools down).
+    pub sticky_profile: Option<String>,
+    pub thinking_budget: Option<u32>,
     pub system: String,
     pub tools: Vec<ToolSpec>,
     /// The conversation so far, ending with the new user message.
     pub messages: Vec<ChatMessage>,
-    pub provider: Recipient<StreamCompletion>,
+    pub hub: Addr<ProviderHub>,
     pub executor: Recipient<ExecuteTool>,
     pub sink: Recipient<RunEvent>,
     pub timeout: Duration,
@@ -170,20 +213,11 @@ impl Actor for RunActor {
         let me = ctx.address();
         actix::spawn(async move {
             let sink = cfg.sink.clone();
-            let run_id = cfg.run_id.clone();
-            let timeout = cfg.timeout;
-            sink.do_send(RunEvent::Started {
-                run_id: run_id.clone(),
+            cfg.sink.do_send(RunEvent::Started {
+                run_id: cfg.run_id.clone(),
             });
-            let end = match actix::clock::timeout(timeout, run_loop(cfg, control, abort)).await {
-                Ok(end) => end,
-                Err(_) => RunEvent::Failed {
-                    run_id,
-                    error: format!("run timed out after {}s", timeout.as_secs()),
-                    kind: FailureKind::Timeout,
-                },
-            };
-            sink.do_send(end);
+            guarded(cfg, control, abort).await;
+            let _ = sink;
             me.do_send(LoopEnded);
         });
     }
@@ -217,6 +251,67 @@ impl Handler<LoopEnded> for RunActor {
     }
 }
 
+/// Tells the sink when the run's future is dropped before it ended (its
+/// task was cancelled or its arbiter stopped): a run never ends silently.
+struct EndGuard {
+    sink: Recipient<RunEvent>,
+    run_id: String,
+    armed: bool,
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.sink.do_send(RunEvent::Failed {
+                run_id: self.run_id.clone(),
+                error: "the run stopped before it finished".into(),
+                kind: FailureKind::Stopped,
+            });
+        }
+    }
+}
+
+/// The run with its boundaries: the timeout, a panic caught and turned into
+/// a failure, and the guard that reports a dropped run. Sends the closing
+/// event to the sink.
+async fn guarded(
+    cfg: RunConfig,
+    control: mpsc::UnboundedReceiver<Control>,
+    abort: watch::Receiver<bool>,
+) {
+    let mut guard = EndGuard {
+        sink: cfg.sink.clone(),
+        run_id: cfg.run_id.clone(),
+        armed: true,
+    };
+    let timeout = cfg.timeout;
+    let run_id = cfg.run_id.clone();
+    let run = std::panic::AssertUnwindSafe(run_loop(cfg, control, abort)).catch_unwind();
+    let end = match actix::clock::timeout(timeout, run).await {
+        Ok(Ok(end)) => end,
+        Ok(Err(panic)) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(%run_id, panic = %what, "run panicked");
+            RunEvent::Failed {
+                run_id,
+                error: format!("internal error in the run: {what}"),
+                kind: FailureKind::Panicked,
+            }
+        }
+        Err(_) => RunEvent::Failed {
+            run_id,
+            error: format!("run timed out after {}s", timeout.as_secs()),
+            kind: FailureKind::Timeout,
+        },
+    };
+    guard.armed = false;
+    guard.sink.do_send(end);
+}
+
 /// Steering and follow-ups that arrived so far.
 fn drain(
     control: &mut mpsc::UnboundedReceiver<Control>,
@@ -240,7 +335,7 @@ struct Turn {
 
 enum StreamEnd {
     Done(Turn),
-    Failed(String),
+    Failed(String, Option<ProviderError>),
     Aborted(String),
 }
 
@@ -252,32 +347,65 @@ async fn wait_abort(abort: &mut watch::Receiver<bool>) {
     }
 }
 
+/// Which model and profile answered the last model call of the run.
+#[derive(Default)]
+struct Serving {
+    model: Option<String>,
+    profile: Option<String>,
+}
+
 async fn stream_turn(
     cfg: &RunConfig,
     messages: &[ChatMessage],
     usage: &mut Usage,
+    serving: &mut Serving,
     abort: &mut watch::Receiver<bool>,
 ) -> StreamEnd {
     let request = CompletionRequest {
-        model: cfg.model.clone(),
         system: cfg.system.clone(),
         messages: messages.to_vec(),
         tools: cfg.tools.clone(),
+        thinking_budget: cfg.thinking_budget,
         ..Default::default()
     };
-    let mut stream = match cfg.provider.send(StreamCompletion { request }).await {
-        Ok(s) => s,
-        Err(_) => return StreamEnd::Failed("provider unavailable".into()),
+    let sticky = serving
+        .profile
+        .clone()
+        .or_else(|| cfg.sticky_profile.clone());
+    let opened = match open_stream(&cfg.hub, &cfg.models, sticky.as_deref(), &request, abort).await
+    {
+        OpenOutcome::Opened(o) => o,
+        OpenOutcome::Failed(e) => return StreamEnd::Failed(e.message, e.last),
+        OpenOutcome::Aborted => return StreamEnd::Aborted(String::new()),
     };
+    let model = opened.model.to_string();
+    if serving.model.as_deref() != Some(model.as_str())
+        || serving.profile.as_deref() != Some(opened.profile.as_str())
+    {
+        cfg.sink.do_send(RunEvent::ModelSelected {
+            run_id: cfg.run_id.clone(),
+            model: model.clone(),
+            profile: opened.profile.clone(),
+            failed: opened.failed_attempts.clone(),
+        });
+        serving.model = Some(model);
+        serving.profile = Some(opened.profile.clone());
+    }
+    let opened = *opened;
+    let mut stream = opened.rest;
+    let mut pending_first = Some(opened.first);
     let mut turn = Turn {
         text: String::new(),
         calls: Vec::new(),
         stop: StopReason::Stop,
     };
     loop {
-        let event = tokio::select! {
-            e = stream.recv() => e,
-            _ = wait_abort(abort) => return StreamEnd::Aborted(turn.text),
+        let event = match pending_first.take() {
+            Some(first) => Some(first),
+            None => tokio::select! {
+                e = stream.recv() => e,
+                _ = wait_abort(abort) => return StreamEnd::Aborted(turn.text),
+            },
         };
         match event {
             Some(ProviderEvent::TextDelta(d)) => {
@@ -305,14 +433,130 @@ async fn stream_turn(
                 turn.stop = stop;
                 return StreamEnd::Done(turn);
             }
-            Some(ProviderEvent::Error(e)) => return StreamEnd::Failed(e.to_string()),
-            None => return StreamEnd::Failed("the provider stream ended without an answer".into()),
+            Some(ProviderEvent::Error(e)) => return StreamEnd::Failed(e.to_string(), Some(e)),
+            None => {
+                let e = ProviderError::Unavailable("the model stream ended without an answer".into());
+                return StreamEnd::Failed(e.to_string(), Some(e));
+            }
         }
     }
 }
 
 fn user(text: String) -> ChatMessage {
     ChatMessage::user(&text)
+}
+
+/// Runs a turn's tool calls one by one, checking for steering between them
+/// (a steer skips the rest with placeholder results). Returns the steering
+/// messages to inject (possibly none), or None when the run was aborted.
+async fn run_tools(
+    cfg: &RunConfig,
+    turn: &Turn,
+    messages: &mut Vec<ChatMessage>,
+    control: &mut mpsc::UnboundedReceiver<Control>,
+    followups: &mut VecDeque<String>,
+    abort: &mut watch::Receiver<bool>,
+) -> Option<Vec<String>> {
+    let emit_message = |m: &ChatMessage| {
+        cfg.sink.do_send(RunEvent::Message {
+            run_id: cfg.run_id.clone(),
+            message: m.clone(),
+        });
+    };
+    for (i, call) in turn.calls.iter().enumerate() {
+        cfg.sink.do_send(RunEvent::ToolStarted {
+            run_id: cfg.run_id.clone(),
+            call: call.clone(),
+        });
+        let request = ExecuteTool {
+            call: call.clone(),
+            cancel: abort.clone(),
+        };
+        let outcome = tokio::select! {
+            r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
+                text: format!("tool {} is unavailable", call.name),
+                is_error: true,
+            }),
+            _ = wait_abort(abort) => return None,
+        };
+        let result = ChatMessage::tool_result(&call.id, &outcome.text, outcome.is_error);
+        messages.push(result.clone());
+        emit_message(&result);
+        cfg.sink.do_send(RunEvent::ToolFinished {
+            run_id: cfg.run_id.clone(),
+            call: call.clone(),
+            outcome,
+            skipped: false,
+        });
+        // Steering check between tool calls.
+        let steers = drain(control, followups);
+        if !steers.is_empty() {
+            for skipped in &turn.calls[i + 1..] {
+                let outcome = ToolOutcome {
+                    text: SKIPPED_TOOL_RESULT.to_string(),
+                    is_error: true,
+                };
+                let result = ChatMessage::tool_result(&skipped.id, &outcome.text, true);
+                messages.push(result.clone());
+                emit_message(&result);
+                cfg.sink.do_send(RunEvent::ToolFinished {
+                    run_id: cfg.run_id.clone(),
+                    call: skipped.clone(),
+                    outcome,
+                    skipped: true,
+                });
+            }
+            return Some(steers);
+        }
+    }
+    Some(drain(control, followups))
+}
+
+enum Resume {
+    /// Call the model (the conversation ends with user text or tool results).
+    Model,
+    /// Run these unanswered tool calls of the last assistant message first.
+    Tools(Turn),
+    /// The last step was a finished answer: nothing left to do.
+    Finished(String),
+}
+
+fn resume_point(messages: &[ChatMessage]) -> Resume {
+    let Some(i) = messages
+        .iter()
+        .rposition(|m| m.role == MessageRole::Assistant)
+    else {
+        return Resume::Model;
+    };
+    let assistant = &messages[i];
+    let after = &messages[i + 1..];
+    if assistant.tool_calls.is_empty() {
+        return match after.iter().any(|m| m.role == MessageRole::User) {
+            true => Resume::Model,
+            false => Resume::Finished(assistant.text.clone()),
+        };
+    }
+    if after.iter().any(|m| m.role == MessageRole::User) {
+        return Resume::Model;
+    }
+    let answered: Vec<&str> = after
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    let missing: Vec<ToolCall> = assistant
+        .tool_calls
+        .iter()
+        .filter(|c| !answered.contains(&c.id.as_str()))
+        .cloned()
+        .collect();
+    if missing.is_empty() {
+        return Resume::Model;
+    }
+    Resume::Tools(Turn {
+        text: assistant.text.clone(),
+        calls: missing,
+        stop: StopReason::ToolUse,
+    })
 }
 
 /// The double loop; returns the run's closing event.
@@ -331,12 +575,51 @@ async fn run_loop(
     let mut messages = cfg.messages.clone();
     let mut followups = VecDeque::new();
     let mut usage = Usage::default();
-    // Set by every model call; the run always makes at least one.
+    let mut serving = Serving::default();
+    // A restarted run resumes from the last persisted step: tool calls of
+    // the last assistant message that have no result yet run first (those
+    // with a result never run again); a finished answer is the result.
+    let mut resume = match resume_point(&messages) {
+        Resume::Model => None,
+        Resume::Tools(turn) => Some(turn),
+        Resume::Finished(text) => {
+            return RunEvent::Final {
+                run_id,
+                text,
+                stop_reason: StopReason::Stop,
+                usage,
+            }
+        }
+    };
+    // Set by every model call (or the resumed step).
     let mut last: Turn;
     loop {
         // Inner loop: model calls and tool calls until the model stops asking for tools.
         let mut model_calls = 0;
         loop {
+            if let Some(turn) = resume.take() {
+                let steers = run_tools(
+                    &cfg,
+                    &turn,
+                    &mut messages,
+                    &mut control,
+                    &mut followups,
+                    &mut abort,
+                )
+                .await;
+                let Some(steers) = steers else {
+                    return RunEvent::Aborted {
+                        run_id,
+                        text: String::new(),
+                    };
+                };
+                for s in steers {
+                    let m = user(s);
+                    messages.push(m.clone());
+                    emit_message(&m);
+                }
+                continue;
+            }
             model_calls += 1;
             if model_calls > cfg.max_model_calls {
                 return RunEvent::Failed {
@@ -348,13 +631,15 @@ async fn run_loop(
                     kind: FailureKind::TooManyTurns,
                 };
             }
-            let turn = match stream_turn(&cfg, &messages, &mut usage, &mut abort).await {
+            let turn = match stream_turn(&cfg, &messages, &mut usage, &mut serving, &mut abort)
+                .await
+            {
                 StreamEnd::Done(t) => t,
-                StreamEnd::Failed(error) => {
+                StreamEnd::Failed(error, cause) => {
                     return RunEvent::Failed {
                         run_id,
                         error,
-                        kind: FailureKind::Provider,
+                        kind: FailureKind::Provider(cause),
                     }
                 }
                 StreamEnd::Aborted(text) => return RunEvent::Aborted { run_id, text },
@@ -365,59 +650,25 @@ async fn run_loop(
                 tool_calls: turn.calls.clone(),
                 tool_call_id: None,
                 is_error: false,
+                images: Vec::new(),
             };
             messages.push(assistant.clone());
             emit_message(&assistant);
-            let mut steers = Vec::new();
-            for (i, call) in turn.calls.iter().enumerate() {
-                cfg.sink.do_send(RunEvent::ToolStarted {
-                    run_id: run_id.clone(),
-                    call: call.clone(),
-                });
-                let request = ExecuteTool {
-                    call: call.clone(),
-                    cancel: abort.clone(),
+            let Some(steers) = run_tools(
+                &cfg,
+                &turn,
+                &mut messages,
+                &mut control,
+                &mut followups,
+                &mut abort,
+            )
+            .await
+            else {
+                return RunEvent::Aborted {
+                    run_id,
+                    text: turn.text,
                 };
-                let outcome = tokio::select! {
-                    r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
-                        text: format!("tool {} is unavailable", call.name),
-                        is_error: true,
-                    }),
-                    _ = wait_abort(&mut abort) => return RunEvent::Aborted { run_id, text: turn.text },
-                };
-                let result = ChatMessage::tool_result(&call.id, &outcome.text, outcome.is_error);
-                messages.push(result.clone());
-                emit_message(&result);
-                cfg.sink.do_send(RunEvent::ToolFinished {
-                    run_id: run_id.clone(),
-                    call: call.clone(),
-                    outcome,
-                    skipped: false,
-                });
-                // Steering check between tool calls.
-                steers = drain(&mut control, &mut followups);
-                if !steers.is_empty() {
-                    for skipped in &turn.calls[i + 1..] {
-                        let outcome = ToolOutcome {
-                            text: SKIPPED_TOOL_RESULT.to_string(),
-                            is_error: true,
-                        };
-                        let result = ChatMessage::tool_result(&skipped.id, &outcome.text, true);
-                        messages.push(result.clone());
-                        emit_message(&result);
-                        cfg.sink.do_send(RunEvent::ToolFinished {
-                            run_id: run_id.clone(),
-                            call: skipped.clone(),
-                            outcome,
-                            skipped: true,
-                        });
-                    }
-                    break;
-                }
-            }
-            if steers.is_empty() {
-                steers = drain(&mut control, &mut followups);
-            }
+            };
             let asked_tools = !turn.calls.is_empty();
             last = turn;
             if !steers.is_empty() {
@@ -519,16 +770,21 @@ mod tests {
     fn start(text: &str, timeout: Duration) -> Harness {
         let provider = OfflineProvider::new();
         let provider_active = provider.active();
+        let hub = ProviderHub::builtins()
+            .with_provider("offline", provider.start().recipient())
+            .start();
         let tools = ScriptedTools::default();
         let (tool_calls, tools_cancelled) = (tools.calls.clone(), tools.cancelled.clone());
         let (tx, events) = mpsc::unbounded_channel();
         let run = RunActor::new(RunConfig {
             run_id: "r1".into(),
-            model: "echo".into(),
+            models: vec![ModelRef::parse("offline/echo").unwrap()],
+            sticky_profile: None,
+            thinking_budget: None,
             system: "sys".into(),
             tools: Vec::new(),
             messages: vec![ChatMessage::user(text)],
-            provider: provider.start().recipient(),
+            hub,
             executor: tools.start().recipient(),
             sink: Sink(tx).start().recipient(),
             timeout,
@@ -756,7 +1012,7 @@ mod tests {
         let mut h = start("@error unavailable", Duration::from_secs(10));
         let events = h.until_end().await;
         assert!(
-            matches!(last(&events), RunEvent::Failed { kind: FailureKind::Provider, error, .. } if error.contains("unavailable"))
+            matches!(last(&events), RunEvent::Failed { kind: FailureKind::Provider(_), error, .. } if error.contains("unavailable"))
         );
     }
 }

@@ -1,48 +1,173 @@
 //! SessionActor: one conversation (session key), the single writer of its
-//! transcript. A message is written to the store and flushed before it is
+//! transcript and of its session entry (overrides, sticky auth profile,
+//! token counts). A message is written to the store and flushed before it is
 //! acknowledged. Messages that arrive while a run is active follow the queue
 //! mode (`queue.rs`): steered into the run, queued (coalesced for collect),
 //! or interrupting it; queued ones are stored at once as `delivery: pending`
 //! entries (kept out of the model context) so nothing acknowledged is lost.
 //! A run takes a slot of its lane, runs as a `RunActor` whose events come
 //! back here: conversation messages are persisted, everything is forwarded
-//! to the session's event recipient, and the session always takes the next
-//! message, whatever way the run ended.
+//! to the session's event recipient. Supervision: a run that fails in a way
+//! a retry can fix (transient provider error after failover, its task gone,
+//! a panic) is restarted from the last persisted step, at most
+//! `RestartPolicy::max` times with doubling backoff; completed tool calls
+//! are in the transcript and never run again. The session always takes the
+//! next message, whatever way the run ended.
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::lane::{AcquireSlot, LaneActor, SlotPermit};
-use crate::provider::{ChatMessage, StreamCompletion, ToolSpec};
-use crate::queue::{Action, QueueSettings, SessionQueue};
-use crate::run::{AbortRun, ExecuteTool, RunActor, RunConfig, RunEvent, Steer};
-use crate::store::Store;
+use crate::provider::hub::ProviderHub;
+use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
+use crate::provider::{thinking_budget, ChatMessage, Image, ToolSpec};
+use crate::queue::{parse_queue_directive, Action, QueueSettings, SessionQueue};
+use crate::run::{AbortRun, ExecuteTool, FailureKind, RunActor, RunConfig, RunEvent, Steer};
+use crate::store::{Store, StoreError, Tree};
 use crate::transcript::{self, TranscriptError};
+
+/// What the store keeps per session key (the `sessions` tree). Field names
+/// follow OpenClaw's session store rows.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntry {
+    pub session_id: String,
+    pub created_at: u64,
+    pub updated_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verbose_level: Option<String>,
+    /// `provider/model` chosen for this session (`sessions.patch model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<String>,
+    /// The auth profile the session sticks to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_profile_override: Option<String>,
+    /// The provider and model of the last answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `/queue` arguments in force (mode and options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_policy: Option<String>,
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub total_tokens: u64,
+    #[serde(default)]
+    pub aborted_last_run: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_message_preview: Option<String>,
+}
+
+impl SessionEntry {
+    pub fn new(now: u64) -> SessionEntry {
+        SessionEntry {
+            session_id: ulid::Ulid::generate().to_string(),
+            created_at: now,
+            updated_at: now,
+            ..Default::default()
+        }
+    }
+}
+
+/// Which models a session's runs use: per agent and global, each a primary
+/// and its fallbacks (`agents.defaults.model`, `agents.list[].model`).
+#[derive(Debug, Clone, Default)]
+pub struct ModelPlan {
+    pub global: String,
+    pub fallbacks: Vec<String>,
+    /// agent id -> (primary, fallbacks).
+    pub agents: HashMap<String, (String, Vec<String>)>,
+}
+
+impl ModelPlan {
+    /// The models a run tries in order: the resolved model (session ->
+    /// agent -> global), then the fallbacks, then the configured primary
+    /// when an override was used. Duplicates and bad refs are dropped.
+    pub fn candidates(
+        &self,
+        agent_id: &str,
+        session: Option<&str>,
+    ) -> Result<Vec<ModelRef>, String> {
+        let agent = self.agents.get(agent_id);
+        let (first, _) = resolve_model(
+            &ModelChain {
+                heartbeat: None,
+                session,
+                channel: None,
+                agent: agent.map(|(p, _)| p.as_str()),
+                global: &self.global,
+            },
+            false,
+        )?;
+        let fallbacks = match agent {
+            Some((_, f)) if !f.is_empty() => f,
+            _ => &self.fallbacks,
+        };
+        let primary = agent.map(|(p, _)| p.as_str()).unwrap_or(&self.global);
+        let mut out = vec![first];
+        for r in fallbacks.iter().map(String::as_str).chain([primary]) {
+            match ModelRef::parse(r) {
+                Ok(m) if !out.contains(&m) => out.push(m),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "fallback model skipped"),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// How failed runs are restarted.
+#[derive(Debug, Clone, Copy)]
+pub struct RestartPolicy {
+    /// Restarts after the first try.
+    pub max: u32,
+    /// Wait before the first restart; doubles each time.
+    pub backoff: Duration,
+}
 
 /// What a session needs from the tree.
 #[derive(Clone)]
 pub struct SessionDeps {
     pub store: Store,
-    pub provider: Recipient<StreamCompletion>,
+    pub hub: Addr<ProviderHub>,
     pub executor: Recipient<ExecuteTool>,
     pub lane: Addr<LaneActor>,
     pub events: Recipient<SessionEvent>,
-    pub model: String,
+    pub models: std::sync::Arc<ModelPlan>,
+    pub thinking_default: String,
+    pub verbose_default: String,
     pub system: String,
     pub tools: Vec<ToolSpec>,
     pub timeout: Duration,
     pub max_model_calls: u32,
     pub queue: QueueSettings,
+    pub restart: RestartPolicy,
+    /// An idle session (no run, nothing queued) stops after this long.
+    pub idle_stop: Duration,
     pub workspace: String,
 }
 
-/// A run event, tagged with its session.
+/// A run event, tagged with its session and the session's verbose level
+/// (which gates tool events on the wire).
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct SessionEvent {
     pub session_key: String,
+    pub verbose: String,
     pub event: RunEvent,
 }
 
@@ -56,6 +181,8 @@ pub enum SendStatus {
     Queued,
     /// Refused by the queue cap (`drop: new`).
     Dropped,
+    /// A directive (`/queue ...`) was applied; its answer is the run's final.
+    Directive,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +197,23 @@ pub struct SendAck {
 pub struct SendChat {
     pub text: String,
     pub run_id: String,
+    pub images: Vec<Image>,
+    /// Thinking level for this message (`chat.send thinking`).
+    pub thinking: Option<String>,
+    /// Run timeout for this message (`chat.send timeoutMs`), capped by the agent's.
+    pub timeout: Option<Duration>,
+}
+
+impl SendChat {
+    pub fn text(text: &str, run_id: &str) -> SendChat {
+        SendChat {
+            text: text.to_string(),
+            run_id: run_id.to_string(),
+            images: Vec::new(),
+            thinking: None,
+            timeout: None,
+        }
+    }
 }
 
 /// Aborts the active run. Reply: the ids of the runs aborted.
@@ -82,6 +226,59 @@ pub struct AbortSession;
 #[rtype(result = "Result<Vec<Value>, TranscriptError>")]
 pub struct GetTranscript;
 
+/// The session's entry and whether a run is active.
+#[derive(Debug, Message)]
+#[rtype(result = "(SessionEntry, bool)")]
+pub struct GetEntry;
+
+/// `sessions.patch`: each field None = leave, Some(None) = clear.
+#[derive(Debug, Default, Clone)]
+pub struct SessionPatch {
+    pub label: Option<Option<String>>,
+    pub thinking_level: Option<Option<String>>,
+    pub verbose_level: Option<Option<String>>,
+    pub model: Option<Option<String>>,
+    pub send_policy: Option<Option<String>>,
+}
+
+/// Applies a patch. Reply: the new entry (stored and flushed).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SessionEntry, String>")]
+pub struct PatchSession(pub SessionPatch);
+
+/// `sessions.reset`: aborts any run, starts a new transcript (a new
+/// sessionId; the old one stays in the store), clears the sticky profile
+/// and counters. Reply: the new entry.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SessionEntry, String>")]
+pub struct ResetSession;
+
+/// `chat.inject`: appends an assistant note. Reply: the entry id.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<String, String>")]
+pub struct InjectNote {
+    pub text: String,
+    pub label: Option<String>,
+}
+
+/// From the router: stop now if still idle. Reply: whether it stopped.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct StopIfIdle;
+
+/// From the router before a delete: abort any run and stop.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CloseSession;
+
+/// To the router: this session has been idle for a while.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SessionIdle {
+    pub key: String,
+    pub session: Addr<SessionActor>,
+}
+
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 struct CheckQueue;
@@ -89,10 +286,14 @@ struct CheckQueue;
 struct Active {
     run_id: String,
     run: Option<Addr<RunActor>>,
-    _permit: Option<SlotPermit>,
+    permit: Option<SlotPermit>,
     /// Steers that arrived before the run actor started.
     early_steers: Vec<String>,
     aborted: bool,
+    /// Restarts so far (supervision).
+    restarts: u32,
+    thinking: Option<String>,
+    timeout: Option<Duration>,
 }
 
 /// Written after a user message whose run a gateway stop cut off.
@@ -135,9 +336,26 @@ fn interrupted(entries: &[Value]) -> bool {
         == Some("user")
 }
 
+fn preview(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    one.chars().take(120).collect()
+}
+
+fn check_level(field: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
+    if allowed.contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("invalid {field} {v:?} (one of {})", allowed.join(", ")))
+    }
+}
+
+pub const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
+pub const VERBOSE_LEVELS: &[&str] = &["off", "on", "full"];
+
 pub struct SessionActor {
     key: String,
-    session_id: String,
+    agent_id: String,
+    entry: SessionEntry,
     deps: SessionDeps,
     queue: SessionQueue,
     active: Option<Active>,
@@ -145,20 +363,53 @@ pub struct SessionActor {
     /// The model context: every delivered message, oldest first. Loaded from
     /// the store at start, then kept in step with every message written.
     history: Vec<ChatMessage>,
+    /// The model the transcript's last `model_change` names.
+    transcript_model: Option<String>,
+    last_activity: Instant,
+    idle_to: Option<Recipient<SessionIdle>>,
 }
 
 impl SessionActor {
-    pub fn new(key: String, session_id: String, deps: SessionDeps) -> SessionActor {
-        let queue = SessionQueue::new(deps.queue);
+    pub fn new(key: String, entry: SessionEntry, deps: SessionDeps) -> SessionActor {
+        let agent_id = key.split(':').nth(1).unwrap_or("main").to_string();
+        let base = deps.queue;
+        let settings = entry
+            .queue
+            .as_deref()
+            .and_then(|q| parse_queue_directive(q, base).ok())
+            .unwrap_or(base);
         SessionActor {
             key,
-            session_id,
+            agent_id,
+            entry,
+            queue: SessionQueue::new(settings),
             deps,
-            queue,
             active: None,
             interrupt_next: None,
             history: Vec::new(),
+            transcript_model: None,
+            last_activity: Instant::now(),
+            idle_to: None,
         }
+    }
+
+    /// Where to report idleness (the router).
+    pub fn idle_to(mut self, to: Recipient<SessionIdle>) -> SessionActor {
+        self.idle_to = Some(to);
+        self
+    }
+
+    fn verbose(&self) -> String {
+        self.entry
+            .verbose_level
+            .clone()
+            .unwrap_or_else(|| self.deps.verbose_default.clone())
+    }
+
+    /// Writes the session entry (the caller flushes at its durability point).
+    fn save_entry(&mut self) -> Result<(), StoreError> {
+        self.entry.updated_at = crate::now_ms();
+        self.deps.store.put(Tree::Sessions, &self.key, &self.entry)
     }
 
     /// Stores a message entry; a delivered one joins the model context too.
@@ -174,7 +425,7 @@ impl SessionActor {
     fn append_entry(&mut self, entry: Value) -> Result<(), TranscriptError> {
         transcript::append(
             &self.deps.store,
-            &self.session_id,
+            &self.entry.session_id,
             std::slice::from_ref(&entry),
         )?;
         if !is_pending(&entry) {
@@ -186,17 +437,27 @@ impl SessionActor {
     fn forward(&self, event: RunEvent) {
         self.deps.events.do_send(SessionEvent {
             session_key: self.key.clone(),
+            verbose: self.verbose(),
             event,
         });
     }
 
-    fn start_run(&mut self, run_id: String, ctx: &mut Context<Self>) {
+    fn start_run(
+        &mut self,
+        run_id: String,
+        thinking: Option<String>,
+        timeout: Option<Duration>,
+        ctx: &mut Context<Self>,
+    ) {
         self.active = Some(Active {
             run_id: run_id.clone(),
             run: None,
-            _permit: None,
+            permit: None,
             early_steers: Vec::new(),
             aborted: false,
+            restarts: 0,
+            thinking,
+            timeout,
         });
         let lane = self.deps.lane.clone();
         ctx.spawn(
@@ -218,30 +479,60 @@ impl SessionActor {
                             )
                         }
                     };
-                    let messages = act.history.clone();
-                    let d = &act.deps;
-                    let run = RunActor::new(RunConfig {
-                        run_id: run_id.clone(),
-                        model: d.model.clone(),
-                        system: d.system.clone(),
-                        tools: d.tools.clone(),
-                        messages,
-                        provider: d.provider.clone(),
-                        executor: d.executor.clone(),
-                        sink: ctx.address().recipient(),
-                        timeout: d.timeout,
-                        max_model_calls: d.max_model_calls,
-                    })
-                    .start();
                     if let Some(a) = act.active.as_mut() {
-                        for text in a.early_steers.drain(..) {
-                            run.do_send(Steer { text });
-                        }
-                        a.run = Some(run);
-                        a._permit = Some(permit);
+                        a.permit = Some(permit);
                     }
+                    act.spawn_run(ctx);
                 }),
         );
+    }
+
+    /// Starts (or restarts) the active run's actor from the current history.
+    fn spawn_run(&mut self, ctx: &mut Context<Self>) {
+        let Some(a) = self.active.as_ref() else {
+            return;
+        };
+        let run_id = a.run_id.clone();
+        let models = match self
+            .deps
+            .models
+            .candidates(&self.agent_id, self.entry.model_override.as_deref())
+        {
+            Ok(m) => m,
+            Err(e) => {
+                return self.end_without_run(&run_id, Some(format!("model: {e}")), ctx);
+            }
+        };
+        let level = a
+            .thinking
+            .clone()
+            .or_else(|| self.entry.thinking_level.clone())
+            .unwrap_or_else(|| self.deps.thinking_default.clone());
+        let timeout = a
+            .timeout
+            .map_or(self.deps.timeout, |t| t.min(self.deps.timeout));
+        let d = &self.deps;
+        let run = RunActor::new(RunConfig {
+            run_id,
+            models,
+            sticky_profile: self.entry.auth_profile_override.clone(),
+            thinking_budget: thinking_budget(&level),
+            system: d.system.clone(),
+            tools: d.tools.clone(),
+            messages: self.history.clone(),
+            hub: d.hub.clone(),
+            executor: d.executor.clone(),
+            sink: ctx.address().recipient(),
+            timeout,
+            max_model_calls: d.max_model_calls,
+        })
+        .start();
+        if let Some(a) = self.active.as_mut() {
+            for text in a.early_steers.drain(..) {
+                run.do_send(Steer { text });
+            }
+            a.run = Some(run);
+        }
     }
 
     /// A run that never started (aborted while waiting, or no lane) still ends cleanly.
@@ -250,7 +541,7 @@ impl SessionActor {
             Some(error) => RunEvent::Failed {
                 run_id: run_id.to_string(),
                 error,
-                kind: crate::run::FailureKind::Provider,
+                kind: FailureKind::Provider(None),
             },
             None => RunEvent::Aborted {
                 run_id: run_id.to_string(),
@@ -285,11 +576,100 @@ impl SessionActor {
             self.forward(RunEvent::Failed {
                 run_id,
                 error: e.to_string(),
-                kind: crate::run::FailureKind::Provider,
+                kind: FailureKind::Store,
             });
             return;
         }
-        self.start_run(run_id, ctx);
+        self.start_run(run_id, None, None, ctx);
+    }
+
+    fn abort_active(&mut self) -> Vec<String> {
+        match self.active.as_mut() {
+            Some(a) if !a.aborted => {
+                a.aborted = true;
+                if let Some(run) = &a.run {
+                    run.do_send(AbortRun);
+                }
+                vec![a.run_id.clone()]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `/queue [mode] [options]`: applies and stores the session's queue
+    /// settings. Returns the answer text.
+    fn queue_directive(&mut self, args: &str) -> Result<String, String> {
+        let args = args.trim();
+        let describe = |s: &QueueSettings| {
+            format!(
+                "Queue mode: {:?} (debounce {} ms, cap {}, drop {:?}).",
+                s.mode,
+                s.debounce.as_millis(),
+                s.cap,
+                s.drop
+            )
+            .to_lowercase()
+        };
+        if args.is_empty() {
+            return Ok(describe(&self.queue.settings));
+        }
+        if args == "reset" || args == "default" {
+            self.queue.settings = self.deps.queue;
+            self.entry.queue = None;
+        } else {
+            let s = parse_queue_directive(args, self.queue.settings)?;
+            self.queue.settings = s;
+            let merged = match &self.entry.queue {
+                Some(old) => format!("{old} {args}"),
+                None => args.to_string(),
+            };
+            self.entry.queue = Some(merged);
+        }
+        self.save_entry().map_err(|e| e.to_string())?;
+        Ok(describe(&self.queue.settings))
+    }
+
+    /// A finished run's bookkeeping: usage entry, counters, abort flag.
+    fn record_end(&mut self, event: &RunEvent) {
+        let mut changed = true;
+        match event {
+            RunEvent::Final {
+                run_id,
+                usage,
+                text,
+                ..
+            } => {
+                let total = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                self.entry.input_tokens += usage.input;
+                self.entry.output_tokens += usage.output;
+                self.entry.total_tokens += total;
+                self.entry.aborted_last_run = false;
+                if !text.is_empty() {
+                    self.entry.last_message_preview = Some(preview(text));
+                }
+                let entry = json!({
+                    "type": "custom", "customType": "usage", "id": ulid::Ulid::generate().to_string(),
+                    "timestamp": crate::now_ms(),
+                    "data": { "runId": run_id, "provider": self.entry.model_provider, "model": self.entry.model,
+                              "input": usage.input, "output": usage.output, "cacheRead": usage.cache_read,
+                              "cacheWrite": usage.cache_write, "totalTokens": total },
+                });
+                if let Err(e) = self.append_entry(entry) {
+                    tracing::error!(session_key = %self.key, error = %e, "cannot store run usage");
+                }
+            }
+            RunEvent::Aborted { .. } => self.entry.aborted_last_run = true,
+            _ => changed = false,
+        }
+        if changed {
+            if let Err(e) = self.save_entry() {
+                tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
+            }
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.active.is_none() && self.queue.is_empty() && self.interrupt_next.is_none()
     }
 }
 
@@ -297,14 +677,38 @@ impl Actor for SessionActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let entries = transcript::entries(&self.deps.store, &self.session_id).unwrap_or_default();
+        let check = (self.deps.idle_stop / 4).max(Duration::from_millis(50));
+        ctx.run_interval(check, |act, ctx| {
+            if act.idle() && act.last_activity.elapsed() >= act.deps.idle_stop {
+                if let Some(to) = &act.idle_to {
+                    to.do_send(SessionIdle {
+                        key: act.key.clone(),
+                        session: ctx.address(),
+                    });
+                }
+            }
+        });
+        let entries =
+            transcript::entries(&self.deps.store, &self.entry.session_id).unwrap_or_default();
         if entries.is_empty() {
-            let header = transcript::session_header(&self.session_id, &self.deps.workspace);
-            if let Err(e) = transcript::append(&self.deps.store, &self.session_id, &[header]) {
+            let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
+            if let Err(e) = transcript::append(&self.deps.store, &self.entry.session_id, &[header])
+            {
                 tracing::error!(session_key = %self.key, error = %e, "cannot write the session header");
             }
             return;
         }
+        self.transcript_model = entries
+            .iter()
+            .rev()
+            .find(|e| e.get("type").and_then(Value::as_str) == Some("model_change"))
+            .and_then(|e| {
+                Some(format!(
+                    "{}/{}",
+                    e.get("provider")?.as_str()?,
+                    e.get("modelId")?.as_str()?
+                ))
+            });
         self.history = entries
             .iter()
             .filter(|e| !is_pending(e))
@@ -315,7 +719,7 @@ impl Actor for SessionActor {
             // say so in the transcript instead of leaving it silently unanswered.
             let mut entry = transcript::message_entry(
                 None,
-                serde_json::json!({
+                json!({
                     "role": "assistant",
                     "content": [{ "type": "text", "text": INTERRUPTED_NOTE }],
                     "stopReason": "error",
@@ -340,10 +744,36 @@ impl Actor for SessionActor {
 impl Handler<SendChat> for SessionActor {
     type Result = ResponseFuture<Result<SendAck, TranscriptError>>;
     fn handle(&mut self, msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
+        self.last_activity = Instant::now();
+        let store = self.deps.store.clone();
+        let run_id = msg.run_id;
+        if let Some(args) = msg.text.trim().strip_prefix("/queue") {
+            if args.is_empty() || args.starts_with(char::is_whitespace) {
+                let answer = self.queue_directive(args).unwrap_or_else(|e| e);
+                self.forward(RunEvent::Started {
+                    run_id: run_id.clone(),
+                });
+                self.forward(RunEvent::Final {
+                    run_id: run_id.clone(),
+                    text: answer,
+                    stop_reason: crate::provider::StopReason::Stop,
+                    usage: Default::default(),
+                });
+                return Box::pin(async move {
+                    store.flush().await?;
+                    Ok(SendAck {
+                        run_id,
+                        status: SendStatus::Directive,
+                    })
+                });
+            }
+        }
         let action =
             self.queue
                 .on_message(msg.text.clone(), self.active.is_some(), crate::now_ms());
-        let user = transcript::user_message(&msg.text);
+        let mut chat = ChatMessage::user(&msg.text);
+        chat.images = msg.images;
+        let user = transcript::from_chat(&chat);
         let stored = match &action {
             Action::StartRun(_) => self.append(user, false),
             Action::Dropped => Ok(()),
@@ -352,7 +782,7 @@ impl Handler<SendChat> for SessionActor {
         let status = match (stored.is_ok(), action) {
             (false, _) => SendStatus::Dropped,
             (true, Action::StartRun(_)) => {
-                self.start_run(msg.run_id.clone(), ctx);
+                self.start_run(run_id.clone(), msg.thinking, msg.timeout, ctx);
                 SendStatus::Started
             }
             (true, Action::Steer(text)) | (true, Action::SteerAndQueue(text)) => {
@@ -365,15 +795,13 @@ impl Handler<SendChat> for SessionActor {
                 SendStatus::Steered
             }
             (true, Action::Interrupt(text)) => {
-                self.interrupt_next = Some((msg.run_id.clone(), text));
-                ctx.notify(AbortSessionInternal);
+                self.interrupt_next = Some((run_id.clone(), text));
+                self.abort_active();
                 SendStatus::Started
             }
             (true, Action::Queued) => SendStatus::Queued,
             (true, Action::Dropped) => SendStatus::Dropped,
         };
-        let store = self.deps.store.clone();
-        let run_id = msg.run_id;
         Box::pin(async move {
             stored?;
             store.flush().await?;
@@ -382,35 +810,10 @@ impl Handler<SendChat> for SessionActor {
     }
 }
 
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-struct AbortSessionInternal;
-
-impl SessionActor {
-    fn abort_active(&mut self) -> Vec<String> {
-        match self.active.as_mut() {
-            Some(a) if !a.aborted => {
-                a.aborted = true;
-                if let Some(run) = &a.run {
-                    run.do_send(AbortRun);
-                }
-                vec![a.run_id.clone()]
-            }
-            _ => Vec::new(),
-        }
-    }
-}
-
-impl Handler<AbortSessionInternal> for SessionActor {
-    type Result = ();
-    fn handle(&mut self, _: AbortSessionInternal, _: &mut Context<Self>) {
-        self.abort_active();
-    }
-}
-
 impl Handler<AbortSession> for SessionActor {
     type Result = MessageResult<AbortSession>;
     fn handle(&mut self, _: AbortSession, _: &mut Context<Self>) -> Self::Result {
+        self.last_activity = Instant::now();
         MessageResult(self.abort_active())
     }
 }
@@ -418,7 +821,148 @@ impl Handler<AbortSession> for SessionActor {
 impl Handler<GetTranscript> for SessionActor {
     type Result = Result<Vec<Value>, TranscriptError>;
     fn handle(&mut self, _: GetTranscript, _: &mut Context<Self>) -> Self::Result {
-        transcript::entries(&self.deps.store, &self.session_id)
+        transcript::entries(&self.deps.store, &self.entry.session_id)
+    }
+}
+
+impl Handler<GetEntry> for SessionActor {
+    type Result = MessageResult<GetEntry>;
+    fn handle(&mut self, _: GetEntry, _: &mut Context<Self>) -> Self::Result {
+        MessageResult((self.entry.clone(), self.active.is_some()))
+    }
+}
+
+impl Handler<PatchSession> for SessionActor {
+    type Result = ResponseFuture<Result<SessionEntry, String>>;
+    fn handle(&mut self, msg: PatchSession, _: &mut Context<Self>) -> Self::Result {
+        self.last_activity = Instant::now();
+        let p = msg.0;
+        let result = (|| {
+            if let Some(Some(l)) = &p.thinking_level {
+                check_level("thinkingLevel", l, THINKING_LEVELS)?;
+            }
+            if let Some(Some(l)) = &p.verbose_level {
+                check_level("verboseLevel", l, VERBOSE_LEVELS)?;
+            }
+            if let Some(Some(l)) = &p.send_policy {
+                check_level("sendPolicy", l, &["allow", "deny"])?;
+            }
+            if let Some(Some(l)) = &p.label {
+                if l.chars().count() > 100 {
+                    return Err("invalid label: longer than 100 characters".to_string());
+                }
+            }
+            if let Some(Some(m)) = &p.model {
+                let r = ModelRef::parse(m).map_err(|e| format!("invalid model: {e}"))?;
+                self.deps.models.candidates(&self.agent_id, Some(m))?;
+                if self.entry.model_override.as_deref() != Some(m.as_str()) {
+                    // A new model starts without the old provider's profile.
+                    self.entry.auth_profile_override = None;
+                }
+                let _ = r;
+            }
+            let e = &mut self.entry;
+            for (field, value) in [
+                (&mut e.label, p.label),
+                (&mut e.thinking_level, p.thinking_level),
+                (&mut e.verbose_level, p.verbose_level),
+                (&mut e.model_override, p.model),
+                (&mut e.send_policy, p.send_policy),
+            ] {
+                if let Some(v) = value {
+                    *field = v;
+                }
+            }
+            self.save_entry().map_err(|e| e.to_string())?;
+            Ok(self.entry.clone())
+        })();
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            let entry = result?;
+            store.flush().await.map_err(|e| e.to_string())?;
+            Ok(entry)
+        })
+    }
+}
+
+impl Handler<ResetSession> for SessionActor {
+    type Result = ResponseFuture<Result<SessionEntry, String>>;
+    fn handle(&mut self, _: ResetSession, _: &mut Context<Self>) -> Self::Result {
+        self.last_activity = Instant::now();
+        self.abort_active();
+        // The aborted run's late events are no longer ours: not written.
+        self.active = None;
+        self.queue = SessionQueue::new(self.queue.settings);
+        self.interrupt_next = None;
+        let old = std::mem::replace(&mut self.entry, SessionEntry::new(crate::now_ms()));
+        self.entry.created_at = old.created_at;
+        self.entry.label = old.label;
+        self.entry.thinking_level = old.thinking_level;
+        self.entry.verbose_level = old.verbose_level;
+        self.entry.model_override = old.model_override;
+        self.entry.send_policy = old.send_policy;
+        self.entry.queue = old.queue;
+        self.history.clear();
+        self.transcript_model = None;
+        let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
+        let result = transcript::append(&self.deps.store, &self.entry.session_id, &[header])
+            .map_err(|e| e.to_string())
+            .and_then(|_| self.save_entry().map_err(|e| e.to_string()))
+            .map(|_| self.entry.clone());
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            let entry = result?;
+            store.flush().await.map_err(|e| e.to_string())?;
+            Ok(entry)
+        })
+    }
+}
+
+impl Handler<InjectNote> for SessionActor {
+    type Result = ResponseFuture<Result<String, String>>;
+    fn handle(&mut self, msg: InjectNote, _: &mut Context<Self>) -> Self::Result {
+        self.last_activity = Instant::now();
+        let text = match &msg.label {
+            Some(l) => format!("[{l}]\n\n{}", msg.text),
+            None => msg.text,
+        };
+        let mut entry = transcript::message_entry(
+            None,
+            json!({ "role": "assistant", "content": [{ "type": "text", "text": text }],
+                    "stopReason": "injected" }),
+        );
+        entry["injected"] = Value::Bool(true);
+        let id = entry
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let stored = self.append_entry(entry).map_err(|e| e.to_string());
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            stored?;
+            store.flush().await.map_err(|e| e.to_string())?;
+            Ok(id)
+        })
+    }
+}
+
+impl Handler<StopIfIdle> for SessionActor {
+    type Result = bool;
+    fn handle(&mut self, _: StopIfIdle, ctx: &mut Context<Self>) -> bool {
+        let idle = self.idle() && self.last_activity.elapsed() >= self.deps.idle_stop;
+        if idle {
+            ctx.stop();
+        }
+        idle
+    }
+}
+
+impl Handler<CloseSession> for SessionActor {
+    type Result = ();
+    fn handle(&mut self, _: CloseSession, ctx: &mut Context<Self>) {
+        self.abort_active();
+        ctx.stop();
     }
 }
 
@@ -431,11 +975,47 @@ impl Handler<CheckQueue> for SessionActor {
 
 impl Handler<RunEvent> for SessionActor {
     type Result = ResponseActFuture<Self, ()>;
-    fn handle(&mut self, event: RunEvent, _: &mut Context<Self>) -> Self::Result {
-        if let RunEvent::Message { message, .. } = &event {
-            if let Err(e) = self.append(transcript::from_chat(message), false) {
-                tracing::error!(session_key = %self.key, error = %e, "cannot store a run step");
+    fn handle(&mut self, event: RunEvent, ctx: &mut Context<Self>) -> Self::Result {
+        self.last_activity = Instant::now();
+        // Events of a run that is no longer ours (reset) are not written.
+        let ours = self
+            .active
+            .as_ref()
+            .is_some_and(|a| Some(a.run_id.as_str()) == run_id_of(&event));
+        match &event {
+            RunEvent::Message { message, .. } if ours => {
+                if let Err(e) = self.append(transcript::from_chat(message), false) {
+                    tracing::error!(session_key = %self.key, error = %e, "cannot store a run step");
+                }
             }
+            RunEvent::ModelSelected {
+                model,
+                profile,
+                failed,
+                ..
+            } if ours => {
+                if !failed.is_empty() {
+                    tracing::warn!(session_key = %self.key, %model, attempts = ?failed, "model failover");
+                }
+                if let Ok(r) = ModelRef::parse(model) {
+                    if self.transcript_model.as_deref() != Some(model.as_str()) && ours {
+                        let entry = json!({ "type": "model_change", "id": ulid::Ulid::generate().to_string(),
+                            "timestamp": crate::now_ms(), "provider": r.provider, "modelId": r.model });
+                        if transcript::append(&self.deps.store, &self.entry.session_id, &[entry])
+                            .is_ok()
+                        {
+                            self.transcript_model = Some(model.clone());
+                        }
+                    }
+                    self.entry.model_provider = Some(r.provider);
+                    self.entry.model = Some(r.model);
+                }
+                self.entry.auth_profile_override = Some(profile.clone());
+                if let Err(e) = self.save_entry() {
+                    tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
+                }
+            }
+            _ => {}
         }
         let ends = matches!(
             event,
@@ -445,6 +1025,53 @@ impl Handler<RunEvent> for SessionActor {
             self.forward(event);
             return Box::pin(actix::fut::ready(()));
         }
+        if !ours {
+            // A run cut off by a reset: tell the clients, touch nothing.
+            self.forward(event);
+            return Box::pin(actix::fut::ready(()));
+        }
+        // Supervision: restart a failed run from its last persisted step.
+        if let RunEvent::Failed { error, kind, .. } = &event {
+            let restart = self.deps.restart;
+            if let Some(a) = self.active.as_mut() {
+                if kind.restartable() && !a.aborted && a.restarts < restart.max {
+                    a.restarts += 1;
+                    a.run = None;
+                    let n = a.restarts;
+                    let wait = restart.backoff * 2u32.saturating_pow(n - 1);
+                    let run_id = a.run_id.clone();
+                    tracing::warn!(session_key = %self.key, %run_id, %error, restart = n, ?wait, "run failed; restarting from its last step");
+                    ctx.run_later(wait, move |act, ctx| {
+                        match act.active.as_ref() {
+                            Some(a) if a.run_id == run_id && !a.aborted => act.spawn_run(ctx),
+                            Some(a) if a.run_id == run_id => act.end_without_run(&run_id, None, ctx),
+                            _ => {}
+                        }
+                    });
+                    return Box::pin(actix::fut::ready(()));
+                }
+            }
+        }
+        let event = match event {
+            RunEvent::Failed {
+                run_id,
+                error,
+                kind,
+            } => {
+                let tries = self.active.as_ref().map(|a| a.restarts).unwrap_or(0);
+                let error = match tries {
+                    0 => error,
+                    n => format!("{error} (gave up after {} tries)", n + 1),
+                };
+                RunEvent::Failed {
+                    run_id,
+                    error,
+                    kind,
+                }
+            }
+            other => other,
+        };
+        self.record_end(&event);
         // The run's steps are durable before its end is announced.
         let store = self.deps.store.clone();
         Box::pin(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
@@ -452,9 +1079,26 @@ impl Handler<RunEvent> for SessionActor {
                 tracing::error!(session_key = %act.key, error = %e, "store flush failed at run end");
             }
             act.forward(event);
-            act.active = None;
+            if let Some(a) = act.active.take() {
+                drop(a.permit);
+            }
             act.next_turn(ctx);
         }))
+    }
+}
+
+fn run_id_of(e: &RunEvent) -> Option<&str> {
+    match e {
+        RunEvent::Started { run_id }
+        | RunEvent::Delta { run_id, .. }
+        | RunEvent::Thinking { run_id, .. }
+        | RunEvent::ModelSelected { run_id, .. }
+        | RunEvent::ToolStarted { run_id, .. }
+        | RunEvent::ToolFinished { run_id, .. }
+        | RunEvent::Message { run_id, .. }
+        | RunEvent::Final { run_id, .. }
+        | RunEvent::Failed { run_id, .. }
+        | RunEvent::Aborted { run_id, .. } => Some(run_id),
     }
 }
 
@@ -462,7 +1106,7 @@ impl Handler<RunEvent> for SessionActor {
 mod tests {
     use super::*;
     use crate::lane::LaneKind;
-    use crate::provider::offline::OfflineProvider;
+    use crate::provider::hub::ProviderHub;
     use crate::queue::QueueMode;
     use crate::tool::{ToolExecutor, ToolLimits};
     use tokio::sync::mpsc;
@@ -475,6 +1119,13 @@ mod tests {
         type Result = ();
         fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
             let _ = self.0.send(msg);
+        }
+    }
+
+    fn entry(id: &str) -> SessionEntry {
+        SessionEntry {
+            session_id: id.into(),
+            ..SessionEntry::new(0)
         }
     }
 
@@ -492,22 +1143,32 @@ mod tests {
         let (tx, events) = mpsc::unbounded_channel();
         let deps = SessionDeps {
             store: store.clone(),
-            provider: OfflineProvider::new().start().recipient(),
+            hub: ProviderHub::builtins().start(),
             executor: ToolExecutor::new(dir.path().to_path_buf(), ToolLimits::default())
                 .start()
                 .recipient(),
             lane: LaneActor::new(LaneKind::Main, 4).start(),
             events: Sink(tx).start().recipient(),
-            model: "echo".into(),
+            models: std::sync::Arc::new(ModelPlan {
+                global: "offline/echo".into(),
+                ..Default::default()
+            }),
+            thinking_default: "off".into(),
+            verbose_default: "on".into(),
             system: "sys".into(),
             tools: ToolExecutor::specs(),
             timeout: Duration::from_secs(30),
             max_model_calls: 8,
             queue,
+            restart: RestartPolicy {
+                max: 3,
+                backoff: Duration::from_millis(20),
+            },
+            idle_stop: Duration::from_secs(600),
             workspace: dir.path().display().to_string(),
         };
         let session =
-            SessionActor::new("agent:main:main".into(), "sess-1".into(), deps.clone()).start();
+            SessionActor::new("agent:main:main".into(), entry("sess-1"), deps.clone()).start();
         H {
             _dir: dir,
             store,
@@ -520,10 +1181,7 @@ mod tests {
     impl H {
         async fn send(&self, text: &str, run_id: &str) -> SendAck {
             self.session
-                .send(SendChat {
-                    text: text.into(),
-                    run_id: run_id.into(),
-                })
+                .send(SendChat::text(text, run_id))
                 .await
                 .unwrap()
                 .unwrap()
@@ -708,7 +1366,7 @@ mod tests {
             events: Sink(tx).start().recipient(),
             ..deps
         };
-        let _session = SessionActor::new("agent:main:b".into(), "sess-2".into(), deps).start();
+        let _session = SessionActor::new("agent:main:b".into(), entry("sess-2"), deps).start();
         let text = loop {
             let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
                 .await
@@ -745,12 +1403,9 @@ mod tests {
             events: Sink(tx).start().recipient(),
             ..h.deps.clone()
         };
-        let again = SessionActor::new("agent:main:main".into(), "sess-1".into(), deps).start();
+        let again = SessionActor::new("agent:main:main".into(), entry("sess-1"), deps).start();
         again
-            .send(SendChat {
-                text: "@context".into(),
-                run_id: "k3".into(),
-            })
+            .send(SendChat::text("@context", "k3"))
             .await
             .unwrap()
             .unwrap();

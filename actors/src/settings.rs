@@ -120,7 +120,10 @@ pub struct AgentsSettings {
 pub struct AgentDefaults {
     pub model: ModelChoice,
     pub thinking_default: String,
+    pub verbose_default: String,
     pub timeout_seconds: u64,
+    pub run_restarts: RunRestarts,
+    pub session_idle_seconds: u64,
     pub max_concurrent: u32,
     pub subagents: Value,
     pub workspace: Option<String>,
@@ -134,6 +137,14 @@ pub struct AgentDefaults {
     pub models: Value,
     pub typing_mode: Option<String>,
     pub memory_search: Value,
+}
+
+/// How failed runs are restarted (ferroclaw's supervision).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRestarts {
+    pub max: u32,
+    pub backoff_ms: u64,
 }
 
 /// `agents.defaults.model`: a ref string or `{primary, fallbacks}`.
@@ -153,6 +164,13 @@ impl ModelChoice {
         match self {
             ModelChoice::Ref(s) => s,
             ModelChoice::Full { primary, .. } => primary,
+        }
+    }
+
+    pub fn fallbacks(&self) -> &[String] {
+        match self {
+            ModelChoice::Ref(_) => &[],
+            ModelChoice::Full { fallbacks, .. } => fallbacks,
         }
     }
 }

@@ -193,7 +193,15 @@ pub fn import_jsonl(
 pub fn from_chat(m: &crate::provider::ChatMessage) -> Value {
     use crate::provider::MessageRole;
     match m.role {
-        MessageRole::User => user_message(&m.text),
+        MessageRole::User => {
+            let mut msg = user_message(&m.text);
+            if let Some(content) = msg.get_mut("content").and_then(Value::as_array_mut) {
+                for img in &m.images {
+                    content.push(json!({ "type": "image", "data": img.data, "mimeType": img.mime_type }));
+                }
+            }
+            msg
+        }
         MessageRole::Assistant => {
             let mut content = Vec::new();
             if !m.text.is_empty() {
@@ -222,7 +230,26 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
     let msg = entry.get("message")?;
     let text = message_text(entry).unwrap_or_default();
     match msg.get("role")?.as_str()? {
-        "user" => Some(ChatMessage::user(&text)),
+        "user" => {
+            let mut m = ChatMessage::user(&text);
+            m.images = msg
+                .get("content")
+                .and_then(Value::as_array)
+                .map(|blocks| {
+                    blocks
+                        .iter()
+                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+                        .filter_map(|b| {
+                            Some(crate::provider::Image {
+                                mime_type: b.get("mimeType")?.as_str()?.to_string(),
+                                data: b.get("data")?.as_str()?.to_string(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(m)
+        }
         "assistant" => {
             let calls = msg
                 .get("content")
@@ -253,6 +280,7 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
                 tool_calls: calls,
                 tool_call_id: None,
                 is_error: false,
+                images: Vec::new(),
             })
         }
         "toolResult" => {
@@ -376,6 +404,7 @@ mod tests {
                 }],
                 tool_call_id: None,
                 is_error: false,
+                images: Vec::new(),
             },
             ChatMessage::tool_result("t1", "a.txt", false),
         ];

@@ -26,6 +26,11 @@ pub const METHODS: &[&str] = &[
     "chat.send",
     "chat.history",
     "chat.abort",
+    "chat.inject",
+    "sessions.list",
+    "sessions.patch",
+    "sessions.reset",
+    "sessions.delete",
     "agent",
     "agent.wait",
 ];
@@ -41,6 +46,7 @@ pub const EVENTS: &[&str] = &[
     "device.pair.resolved",
     "chat",
     "agent",
+    "session.tool",
 ];
 
 const NODE_ONLY: &[&str] = &[

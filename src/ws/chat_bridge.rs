@@ -5,15 +5,16 @@
 //! lifecycle start/end/error and every assistant delta. Keeps the set of
 //! active runs (for `in_flight` answers).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use ferroclaw_actors::bus::{send_to_bus, BusEvent, EventBus, Publish};
+use ferroclaw_actors::bus::{send_to_bus, BusEvent, EventBus, Publish, PublishTo};
+use ferroclaw_actors::ids::ConnId;
 use ferroclaw_actors::metrics::Metrics;
 use ferroclaw_actors::provider::StopReason;
-use ferroclaw_actors::run::{FailureKind, RunEvent};
+use ferroclaw_actors::run::RunEvent;
 use ferroclaw_actors::session::SessionEvent;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
@@ -21,8 +22,32 @@ use tokio::sync::oneshot;
 /// Chat deltas per run are sent at most this often.
 pub const DELTA_INTERVAL: Duration = Duration::from_millis(150);
 
-/// Run ids whose run has started and not ended.
-pub type ActiveRuns = Arc<Mutex<HashSet<String>>>;
+/// Runs that started and have not ended: run id -> session key.
+pub type ActiveRuns = Arc<Mutex<HashMap<String, String>>>;
+
+/// The session key of an active run.
+pub fn active_run_session(runs: &ActiveRuns, run_id: &str) -> Option<String> {
+    match runs.lock() {
+        Ok(g) => g.get(run_id).cloned(),
+        Err(p) => p.into_inner().get(run_id).cloned(),
+    }
+}
+
+/// Registers a connection that asked for tool events (caps
+/// `["tool-events"]`) and started this run: `agent` tool events go to it.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct AddToolRecipient {
+    pub run_id: String,
+    pub conn_id: ConnId,
+}
+
+/// Publishes a `chat` event outside any run (`chat.inject`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct PublishChat {
+    pub payload: Value,
+}
 
 /// How a run ended (for `agent` final answers and `agent.wait`).
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +89,7 @@ pub struct ChatBridge {
     results: HashMap<String, RunResult>,
     result_order: std::collections::VecDeque<String>,
     waiters: HashMap<String, Vec<oneshot::Sender<RunResult>>>,
+    tool_recipients: HashMap<String, Vec<ConnId>>,
 }
 
 impl ChatBridge {
@@ -76,7 +102,37 @@ impl ChatBridge {
             results: HashMap::new(),
             result_order: Default::default(),
             waiters: HashMap::new(),
+            tool_recipients: HashMap::new(),
         }
+    }
+
+    /// `agent` tool events: only to the run's tool-event recipients, no seq,
+    /// gated by the session's verbose level (off: none; on: no result text).
+    fn tool_event(&mut self, run_id: &str, key: &str, verbose: &str, mut data: Value) {
+        if verbose == "off" {
+            return;
+        }
+        let Some(targets) = self.tool_recipients.get(run_id).cloned() else {
+            return;
+        };
+        if verbose != "full" {
+            if let Some(o) = data.as_object_mut() {
+                o.remove("result");
+                o.remove("partialResult");
+            }
+        }
+        let payload = json!({
+            "runId": run_id, "seq": self.next_seq(run_id), "stream": "tool", "ts": ferroclaw_actors::now_ms(),
+            "data": data, "sessionKey": key,
+        });
+        send_to_bus(
+            &self.bus,
+            &self.metrics,
+            PublishTo {
+                event: BusEvent::new("agent", &payload, false),
+                targets,
+            },
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -115,7 +171,8 @@ impl ChatBridge {
             }
         }
         self.runs.remove(run_id);
-        self.set_active(run_id, false);
+        self.tool_recipients.remove(run_id);
+        self.set_active(run_id, None);
     }
 
     fn publish(&self, event: &str, payload: Value, drop_if_slow: bool) {
@@ -152,15 +209,18 @@ impl ChatBridge {
         self.publish("agent", payload, false);
     }
 
-    fn set_active(&self, run_id: &str, on: bool) {
-        let mut set = match self.active.lock() {
+    fn set_active(&self, run_id: &str, session: Option<&str>) {
+        let mut map = match self.active.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        if on {
-            set.insert(run_id.to_string());
-        } else {
-            set.remove(run_id);
+        match session {
+            Some(key) => {
+                map.insert(run_id.to_string(), key.to_string());
+            }
+            None => {
+                map.remove(run_id);
+            }
         }
     }
 }
@@ -185,9 +245,10 @@ impl Handler<SessionEvent> for ChatBridge {
     type Result = ();
     fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
         let key = msg.session_key;
+        let verbose = msg.verbose;
         match msg.event {
             RunEvent::Started { run_id } => {
-                self.set_active(&run_id, true);
+                self.set_active(&run_id, Some(&key));
                 self.agent(
                     &run_id,
                     &key,
@@ -265,10 +326,7 @@ impl Handler<SessionEvent> for ChatBridge {
                 kind,
             } => {
                 let seq = self.next_seq(&run_id);
-                let kind = match kind {
-                    FailureKind::Timeout => "timeout",
-                    _ => "unknown",
-                };
+                let kind = kind.wire_kind();
                 self.publish(
                     "chat",
                     json!({
@@ -300,7 +358,17 @@ impl Handler<SessionEvent> for ChatBridge {
                 self.finish(&run_id, "aborted", text, None, Value::Null, "aborted");
             }
             RunEvent::ToolStarted { run_id, call } => {
-                self.agent(&run_id, &key, "tool", json!({
+                if verbose != "off" {
+                    self.publish(
+                        "session.tool",
+                        json!({
+                            "runId": run_id, "sessionKey": key, "toolName": call.name,
+                            "toolCallId": call.id, "input": call.arguments, "state": "running",
+                        }),
+                        false,
+                    );
+                }
+                self.tool_event(&run_id, &key, &verbose, json!({
                     "phase": "start", "name": call.name, "toolCallId": call.id, "args": call.arguments,
                 }));
             }
@@ -310,17 +378,27 @@ impl Handler<SessionEvent> for ChatBridge {
                 outcome,
                 skipped,
             } => {
-                self.agent(
+                if verbose != "off" {
+                    let mut payload = json!({
+                        "runId": run_id, "sessionKey": key, "toolName": call.name, "toolCallId": call.id,
+                        "state": if outcome.is_error { "error" } else { "done" }, "isError": outcome.is_error,
+                    });
+                    if verbose == "full" {
+                        payload["output"] = json!(outcome.text);
+                    }
+                    self.publish("session.tool", payload, false);
+                }
+                self.tool_event(
                     &run_id,
                     &key,
-                    "tool",
+                    &verbose,
                     json!({
                         "phase": "result", "name": call.name, "toolCallId": call.id,
                         "result": outcome.text, "isError": outcome.is_error, "skipped": skipped,
                     }),
                 );
             }
-            RunEvent::Thinking { .. } | RunEvent::Message { .. } => {}
+            RunEvent::Thinking { .. } | RunEvent::Message { .. } | RunEvent::ModelSelected { .. } => {}
         }
     }
 }
@@ -335,5 +413,22 @@ impl Handler<WaitRun> for ChatBridge {
         let (tx, rx) = oneshot::channel();
         self.waiters.entry(msg.run_id).or_default().push(tx);
         Box::pin(async move { rx.await.ok() })
+    }
+}
+
+impl Handler<AddToolRecipient> for ChatBridge {
+    type Result = ();
+    fn handle(&mut self, msg: AddToolRecipient, _: &mut Context<Self>) {
+        let list = self.tool_recipients.entry(msg.run_id).or_default();
+        if !list.contains(&msg.conn_id) {
+            list.push(msg.conn_id);
+        }
+    }
+}
+
+impl Handler<PublishChat> for ChatBridge {
+    type Result = ();
+    fn handle(&mut self, msg: PublishChat, _: &mut Context<Self>) {
+        self.publish("chat", msg.payload, false);
     }
 }

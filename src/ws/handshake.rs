@@ -578,6 +578,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
         client_mode: p.client.mode.clone(),
         instance_id: p.client.instance_id.clone(),
         ip: origin.ip,
+        caps: p.caps.clone(),
     });
     Ok(Accepted {
         caller,

@@ -39,8 +39,14 @@ pub fn build_body(req: &CompletionRequest) -> Value {
     let mut messages: Vec<Value> = Vec::new();
     for m in &req.messages {
         match m.role {
-            MessageRole::User => messages
-                .push(json!({ "role": "user", "content": [{ "type": "text", "text": m.text }] })),
+            MessageRole::User => {
+                let mut content = vec![json!({ "type": "text", "text": m.text })];
+                for img in &m.images {
+                    content.push(json!({ "type": "image", "source": {
+                        "type": "base64", "media_type": img.mime_type, "data": img.data } }));
+                }
+                messages.push(json!({ "role": "user", "content": content }))
+            }
             MessageRole::Assistant => {
                 let mut content = Vec::new();
                 if !m.text.is_empty() {
@@ -303,9 +309,12 @@ impl Handler<StreamCompletion> for AnthropicProvider {
     type Result = MessageResult<StreamCompletion>;
     fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
-        let (client, cfg) = (self.client.clone(), self.config.clone());
+        let (client, mut cfg) = (self.client.clone(), self.config.clone());
+        if let Some(key) = msg.request.api_key.clone() {
+            Arc::make_mut(&mut cfg).api_key = Some(key);
+        }
         let body = build_body(&msg.request);
-        spawn_with_retries(tx, self.active.clone(), move |tx| {
+        spawn_with_retries(tx, self.active.clone(), msg.request.max_attempts, move |tx| {
             let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
             async move {
                 let mut sent = 0;
@@ -345,6 +354,7 @@ mod tests {
                     ],
                     tool_call_id: None,
                     is_error: false,
+                    images: Vec::new(),
                 },
                 ChatMessage::tool_result("tu_1", "a b", false),
                 ChatMessage::tool_result("tu_2", "boom", true),
@@ -356,6 +366,7 @@ mod tests {
             }],
             max_tokens: Some(1000),
             thinking_budget: thinking_budget("medium"),
+            ..Default::default()
         };
         let b = build_body(&req);
         assert_eq!(

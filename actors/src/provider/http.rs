@@ -90,20 +90,22 @@ pub(crate) struct Attempt {
     pub result: Result<(), ProviderError>,
 }
 
-/// Runs `attempt` up to [`MAX_ATTEMPTS`] times on the actix runtime; the
+/// Runs `attempt` up to `max_attempts` (default and cap [`MAX_ATTEMPTS`]) times on the actix runtime; the
 /// final error (if any) is the stream's last event. Stops as soon as the
 /// reader drops the stream (dropping the attempt closes its connection).
 pub(crate) fn spawn_with_retries<F, Fut>(
     tx: mpsc::Sender<ProviderEvent>,
     active: Arc<AtomicUsize>,
+    max_attempts: Option<u32>,
     mut attempt: F,
 ) where
     F: FnMut(mpsc::Sender<ProviderEvent>) -> Fut + 'static,
     Fut: Future<Output = Attempt> + 'static,
 {
+    let max = max_attempts.unwrap_or(MAX_ATTEMPTS).clamp(1, MAX_ATTEMPTS);
     active.fetch_add(1, Ordering::Relaxed);
     actix::spawn(async move {
-        for n in 0..MAX_ATTEMPTS {
+        for n in 0..max {
             let outcome = tokio::select! {
                 a = attempt(tx.clone()) => a,
                 _ = tx.closed() => break,
@@ -114,7 +116,7 @@ pub(crate) fn spawn_with_retries<F, Fut>(
                 Err(e) => e,
             };
             match retryable(&e) {
-                Some(after) if outcome.sent == 0 && n + 1 < MAX_ATTEMPTS => {
+                Some(after) if outcome.sent == 0 && n + 1 < max => {
                     tracing::info!(error = %e, attempt = n + 1, "provider retry");
                     actix::clock::sleep(backoff(n, after)).await;
                 }

@@ -8,6 +8,7 @@
 pub mod anthropic;
 pub mod embedded;
 mod http;
+pub mod hub;
 pub mod offline;
 pub mod openai;
 pub mod selection;
@@ -46,6 +47,17 @@ pub struct ChatMessage {
     pub tool_call_id: Option<String>,
     #[serde(default)]
     pub is_error: bool,
+    /// User messages: attached images.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An image sent to the model: its MIME type and base64 data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Image {
+    pub mime_type: String,
+    pub data: String,
 }
 
 impl ChatMessage {
@@ -56,6 +68,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             is_error: false,
+            images: Vec::new(),
         }
     }
     pub fn tool_result(call_id: &str, text: &str, is_error: bool) -> ChatMessage {
@@ -65,6 +78,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.to_string()),
             is_error,
+            images: Vec::new(),
         }
     }
 }
@@ -88,6 +102,11 @@ pub struct CompletionRequest {
     pub max_tokens: Option<u32>,
     /// Extended-thinking budget in tokens (None: thinking off).
     pub thinking_budget: Option<u32>,
+    /// The auth profile's key for this request (overrides the provider's own).
+    pub api_key: Option<String>,
+    /// Attempts for transient errors (None: the default 3). Failover asks for
+    /// one when another profile or model can take over at once.
+    pub max_attempts: Option<u32>,
 }
 
 /// The thinking budget for an OpenClaw thinking level (`/think <level>`).
@@ -139,6 +158,35 @@ pub enum ProviderError {
     Unavailable(String),
     #[error("malformed response: {0}")]
     Malformed(String),
+}
+
+impl ProviderError {
+    /// Another profile or model may succeed where this one failed.
+    pub fn fails_over(&self) -> bool {
+        !matches!(
+            self,
+            ProviderError::BadRequest(_) | ProviderError::ContextOverflow(_)
+        )
+    }
+
+    /// A later try of the same request may succeed (supervision restarts).
+    pub fn transient(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::RateLimited { .. }
+                | ProviderError::Unavailable(_)
+                | ProviderError::Malformed(_)
+        )
+    }
+
+    /// The wire's `errorKind` (`chat` error events).
+    pub fn wire_kind(&self) -> &'static str {
+        match self {
+            ProviderError::RateLimited { .. } => "rate_limit",
+            ProviderError::ContextOverflow(_) => "context_length",
+            _ => "unknown",
+        }
+    }
 }
 
 /// One step of a streamed completion, in order: text and thinking deltas,

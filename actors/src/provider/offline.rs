@@ -311,6 +311,7 @@ mod tests {
             tool_calls: calls.into_iter().cloned().collect(),
             tool_call_id: None,
             is_error: false,
+            images: Vec::new(),
         };
         let follow = plan(&req(vec![
             ChatMessage::user(msg),

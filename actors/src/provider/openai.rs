@@ -90,7 +90,17 @@ pub fn build_body(req: &CompletionRequest, compat: Compat) -> Value {
     }
     for m in &req.messages {
         messages.push(match m.role {
-            MessageRole::User => json!({ "role": "user", "content": m.text }),
+            MessageRole::User if m.images.is_empty() => {
+                json!({ "role": "user", "content": m.text })
+            }
+            MessageRole::User => {
+                let mut parts = vec![json!({ "type": "text", "text": m.text })];
+                for img in &m.images {
+                    let url = format!("data:{};base64,{}", img.mime_type, img.data);
+                    parts.push(json!({ "type": "image_url", "image_url": { "url": url } }));
+                }
+                json!({ "role": "user", "content": parts })
+            }
             MessageRole::Tool => json!({
                 "role": "tool",
                 "tool_call_id": m.tool_call_id.clone().unwrap_or_default(),
@@ -416,17 +426,20 @@ impl Handler<StreamCompletion> for OpenAiProvider {
     type Result = MessageResult<StreamCompletion>;
     fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
-        let (client, cfg, active) = (
+        let (client, mut cfg, active) = (
             self.client.clone(),
             self.config.clone(),
             self.active.clone(),
         );
+        if let Some(key) = msg.request.api_key.clone() {
+            Arc::make_mut(&mut cfg).api_key = Some(key);
+        }
         let compat = apply_overrides(
             detect_compat(&cfg.base_url),
             cfg.model_compat.get(&msg.request.model),
         );
         let body = build_body(&msg.request, compat);
-        spawn_with_retries(tx, active, move |tx| {
+        spawn_with_retries(tx, active, msg.request.max_attempts, move |tx| {
             let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
             async move {
                 let mut sent = 0;

@@ -135,15 +135,16 @@ pub fn cooldown(error: &ProviderError, failures: u32) -> Option<Duration> {
             let hours = 5u64.saturating_mul(1u64 << (n - 1).min(10));
             Some(Duration::from_secs(hours.min(24) * 3600))
         }
-        ProviderError::RateLimited { .. }
-        | ProviderError::Auth(_)
-        | ProviderError::Unavailable(_) => {
+        ProviderError::RateLimited { .. } | ProviderError::Auth(_) => {
             let minutes = [1u64, 5, 25, 60][(n as usize - 1).min(3)];
             Some(Duration::from_secs(minutes * 60))
         }
-        // A bad request or an overflow is about the request, not the profile.
+        // A bad request or an overflow is about the request, not the
+        // profile; an outage or a garbled answer is about the server (the
+        // next try fails over or retries, the key stays usable).
         ProviderError::BadRequest(_)
         | ProviderError::ContextOverflow(_)
+        | ProviderError::Unavailable(_)
         | ProviderError::Malformed(_) => None,
     }
 }
@@ -176,15 +177,15 @@ impl AuthProfiles {
 
     /// The session's sticky profile when it is not cooling down, else the
     /// available profile used least recently (configured order breaks ties).
-    pub fn pick(&mut self, sticky: Option<&str>, now_ms: u64) -> Option<String> {
-        let chosen = match sticky
-            .filter(|s| self.order.iter().any(|o| o == s) && self.available(s, now_ms))
-        {
+    /// Profiles in `exclude` (already tried by this request) are skipped.
+    pub fn pick(&mut self, sticky: Option<&str>, exclude: &[String], now_ms: u64) -> Option<String> {
+        let usable = |id: &str| self.available(id, now_ms) && !exclude.iter().any(|e| e == id);
+        let chosen = match sticky.filter(|s| self.order.iter().any(|o| o == s) && usable(s)) {
             Some(s) => s.to_string(),
             None => self
                 .order
                 .iter()
-                .filter(|id| self.available(id, now_ms))
+                .filter(|id| usable(id))
                 .min_by_key(|id| self.state.get(*id).map(|s| s.last_used_ms).unwrap_or(0))?
                 .clone(),
         };
@@ -199,6 +200,27 @@ impl AuthProfiles {
         let d = cooldown(error, st.failures)?;
         st.until_ms = now_ms + d.as_millis() as u64;
         Some(d)
+    }
+
+    /// Profiles other than `exclude` that could serve now.
+    pub fn available_count(&self, exclude: &[String], now_ms: u64) -> usize {
+        self.order
+            .iter()
+            .filter(|id| self.available(id, now_ms) && !exclude.iter().any(|e| e == *id))
+            .count()
+    }
+
+    /// When the first cooling profile becomes available again.
+    pub fn soonest_back_ms(&self) -> Option<u64> {
+        self.order
+            .iter()
+            .filter_map(|id| self.state.get(id).map(|s| s.until_ms))
+            .filter(|t| *t > 0)
+            .min()
+    }
+
+    pub fn order(&self) -> &[String] {
+        &self.order
     }
 
     pub fn succeeded(&mut self, id: &str) {
@@ -315,30 +337,31 @@ mod tests {
             .collect();
         assert_eq!(hours, [5, 10, 20, 24, 24]);
         assert_eq!(cooldown(&ProviderError::BadRequest("x".into()), 1), None);
+        assert_eq!(cooldown(&ProviderError::Unavailable("502".into()), 1), None);
     }
 
     #[test]
     fn profiles_rotate_past_cooling_ones_and_stick_to_the_session() {
         let mut p = AuthProfiles::new(vec!["a".into(), "b".into()]);
-        assert_eq!(p.pick(None, 1000).as_deref(), Some("a"));
-        assert_eq!(p.pick(Some("a"), 2000).as_deref(), Some("a"), "sticky");
+        assert_eq!(p.pick(None, &[], 1000).as_deref(), Some("a"));
+        assert_eq!(p.pick(Some("a"), &[], 2000).as_deref(), Some("a"), "sticky");
         let rl = ProviderError::RateLimited {
             retry_after_ms: None,
         };
         assert_eq!(p.failed("a", &rl, 3000), Some(Duration::from_secs(60)));
         assert_eq!(
-            p.pick(Some("a"), 4000).as_deref(),
+            p.pick(Some("a"), &[], 4000).as_deref(),
             Some("b"),
             "a cools down"
         );
         p.failed("b", &rl, 5000);
         assert_eq!(
-            p.pick(None, 6000),
+            p.pick(None, &[], 6000),
             None,
             "all cooling: fall back to the next model"
         );
         assert_eq!(
-            p.pick(Some("a"), 3000 + 60_000).as_deref(),
+            p.pick(Some("a"), &[], 3000 + 60_000).as_deref(),
             Some("a"),
             "a is back"
         );
@@ -348,6 +371,12 @@ mod tests {
             "second failure: 5 min"
         );
         p.succeeded("a");
-        assert_eq!(p.pick(Some("a"), 70_001).as_deref(), Some("a"));
+        assert_eq!(p.pick(Some("a"), &[], 70_001).as_deref(), Some("a"));
+        assert_eq!(
+            p.pick(Some("a"), &["a".to_string()], 70_002).as_deref(),
+            Some("b"),
+            "a was tried by this request; b is back"
+        );
+        assert_eq!(p.available_count(&["b".to_string()], 70_003), 1);
     }
 }

@@ -2,16 +2,21 @@
 
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
 use ferroclaw_actors::router::{GetSession, LookupSession};
-use ferroclaw_actors::session::{AbortSession, GetTranscript, SendChat, SessionActor};
+use ferroclaw_actors::provider::Image;
+use ferroclaw_actors::session::{
+    AbortSession, GetTranscript, InjectNote, SendAck, SendChat, SessionActor, THINKING_LEVELS,
+};
 use std::time::Duration;
 
 use crate::protocol::frames;
-use crate::ws::chat_bridge::{RunResult, WaitRun};
+use crate::ws::chat_bridge::{
+    active_run_session, AddToolRecipient, PublishChat, RunResult, WaitRun,
+};
 use crate::ws::methods::EarlyFrame;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{json, params, MethodResult};
+use super::{json, params, Caller, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
@@ -20,23 +25,23 @@ pub const MAX_MESSAGE_CHARS: usize = 200_000;
 pub const HISTORY_DEFAULT: usize = 200;
 pub const HISTORY_MAX: usize = 1000;
 
-fn session_key(state: &SharedState, raw: &str) -> Result<SessionKey, ErrorShape> {
+pub(crate) fn session_key(state: &SharedState, raw: &str) -> Result<SessionKey, ErrorShape> {
     let settings = state.live.settings();
     SessionKey::canonical(raw, settings.default_agent_id(), "main")
         .map_err(|e| ErrorShape::invalid(format!("invalid sessionKey: {e}")))
 }
 
-fn down<E>(_: E) -> ErrorShape {
+pub(crate) fn down<E>(_: E) -> ErrorShape {
     ErrorShape::unavailable("agent runtime unavailable").retry_after(1000)
 }
 
-fn store_err(e: impl std::fmt::Display) -> ErrorShape {
+pub(crate) fn store_err(e: impl std::fmt::Display) -> ErrorShape {
     tracing::error!(error = %e, "session store error");
     ErrorShape::unavailable(format!("store unavailable: {e}")).retry_after(1000)
 }
 
 /// The session actor for a client's key (created on first use).
-async fn session_for(
+pub(crate) async fn session_for(
     state: &SharedState,
     key: SessionKey,
 ) -> Result<actix::Addr<SessionActor>, ErrorShape> {
@@ -74,26 +79,160 @@ struct SendParams {
     idempotency_key: String,
     #[serde(default)]
     attachments: Option<Vec<Value>>,
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
 }
 
-pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
+/// Largest image attachment (decoded).
+pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+/// Largest text attachment (decoded).
+pub const MAX_TEXT_ATTACHMENT_BYTES: usize = 512 * 1024;
+pub const MAX_ATTACHMENTS: usize = 16;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AttachmentIn {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    mime_type: Option<String>,
+    #[serde(default)]
+    file_name: Option<String>,
+    content: String,
+}
+
+/// Attachments: images (base64, at most 5 MB decoded) go to the model as
+/// images; text files are added to the message text. Anything else, bad
+/// base64 or an oversized file is refused before anything is stored.
+fn attachments(raw: &[Value], text: &mut String) -> Result<Vec<Image>, ErrorShape> {
+    use base64::Engine;
+    if raw.len() > MAX_ATTACHMENTS {
+        return Err(ErrorShape::invalid(format!(
+            "too many attachments (max {MAX_ATTACHMENTS})"
+        )));
+    }
+    let mut images = Vec::new();
+    for (i, v) in raw.iter().enumerate() {
+        let a: AttachmentIn = params(&format!("chat.send attachment {i}"), v)?;
+        let (data_mime, b64) = match a.content.strip_prefix("data:") {
+            Some(rest) => match rest.split_once(";base64,") {
+                Some((m, d)) => (Some(m.to_string()), d),
+                None => {
+                    return Err(ErrorShape::invalid(format!(
+                        "attachment {i}: data URL is not base64"
+                    )))
+                }
+            },
+            None => (None, a.content.as_str()),
+        };
+        let cleaned: String = b64.chars().filter(|c| !c.is_whitespace()).collect();
+        let max_b64 = MAX_IMAGE_BYTES.div_ceil(3) * 4 + 4;
+        if cleaned.len() > max_b64 {
+            return Err(ErrorShape::invalid(format!(
+                "attachment {i}: larger than 5 MB"
+            )));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&cleaned)
+            .map_err(|e| ErrorShape::invalid(format!("attachment {i}: content is not valid base64 ({e})")))?;
+        let mime = a
+            .mime_type
+            .or(data_mime)
+            .or_else(|| (a.kind.as_deref() == Some("image")).then(|| "image/png".to_string()))
+            .unwrap_or_else(|| "application/octet-stream".to_string())
+            .to_ascii_lowercase();
+        let name = a.file_name.unwrap_or_else(|| format!("attachment-{i}"));
+        if mime.starts_with("image/") {
+            if bytes.len() > MAX_IMAGE_BYTES {
+                return Err(ErrorShape::invalid(format!(
+                    "attachment {i} ({name}): image is larger than 5 MB"
+                )));
+            }
+            images.push(Image {
+                mime_type: mime,
+                data: cleaned,
+            });
+        } else if mime.starts_with("text/") || mime == "application/json" {
+            if bytes.len() > MAX_TEXT_ATTACHMENT_BYTES {
+                return Err(ErrorShape::invalid(format!(
+                    "attachment {i} ({name}): text file is larger than 512 KB"
+                )));
+            }
+            let body = String::from_utf8(bytes).map_err(|_| {
+                ErrorShape::invalid(format!("attachment {i} ({name}): text is not UTF-8"))
+            })?;
+            text.push_str(&format!("\n\n[Attachment: {name}]\n{}", sanitize_text(&body)));
+        } else {
+            return Err(ErrorShape::invalid(format!(
+                "attachment {i} ({name}): unsupported type {mime} (images and text files are accepted)"
+            )));
+        }
+    }
+    Ok(images)
+}
+
+fn check_thinking(level: &Option<String>) -> Result<(), ErrorShape> {
+    match level {
+        Some(l) if !THINKING_LEVELS.contains(&l.as_str()) => Err(ErrorShape::invalid(format!(
+            "invalid chat.send params: thinking must be one of {}",
+            THINKING_LEVELS.join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Sends to a session, re-resolving it once if it stopped (idle) meanwhile.
+async fn send_to_session(
+    state: &SharedState,
+    key: &SessionKey,
+    make: impl Fn() -> SendChat,
+) -> Result<SendAck, ErrorShape> {
+    for attempt in 0..2 {
+        let session = session_for(state, key.clone()).await?;
+        match session.send(make()).await {
+            Ok(r) => return r.map_err(store_err),
+            Err(_) if attempt == 0 => continue,
+            Err(e) => return Err(down(e)),
+        }
+    }
+    Err(down(()))
+}
+
+pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: SendParams = params("chat.send", p)?;
     if p.idempotency_key.trim().is_empty() {
         return Err(ErrorShape::invalid(
             "invalid chat.send params: at /idempotencyKey: must NOT have fewer than 1 characters",
         ));
     }
-    let has_attachments = p.attachments.as_ref().is_some_and(|a| !a.is_empty());
-    let text = message_text("chat.send", &p.message, has_attachments)?;
-    let session = session_for(state, session_key(state, &p.session_key)?).await?;
-    let ack = session
-        .send(SendChat {
-            text,
-            run_id: p.idempotency_key.clone(),
-        })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+    check_thinking(&p.thinking)?;
+    let raw = p.attachments.unwrap_or_default();
+    let mut text = message_text("chat.send", &p.message, !raw.is_empty())?;
+    let images = attachments(&raw, &mut text)?;
+    let key = session_key(state, &p.session_key)?;
+    if matches!(text.trim(), "/stop" | "/abort") {
+        let session = session_for(state, key).await?;
+        let run_ids = session.send(AbortSession).await.map_err(down)?;
+        return json(json!({ "ok": true, "aborted": !run_ids.is_empty(), "runIds": run_ids }));
+    }
+    let run_id = p.idempotency_key.clone();
+    let timeout = p.timeout_ms.map(Duration::from_millis);
+    let ack = send_to_session(state, &key, || SendChat {
+        text: text.clone(),
+        run_id: run_id.clone(),
+        images: images.clone(),
+        thinking: p.thinking.clone(),
+        timeout,
+    })
+    .await?;
+    if caller.caps.iter().any(|c| c == "tool-events") {
+        state.chat_bridge.do_send(AddToolRecipient {
+            run_id: ack.run_id.clone(),
+            conn_id: caller.conn_id.clone(),
+        });
+    }
     json(json!({ "runId": ack.run_id, "status": "started" }))
 }
 
@@ -103,6 +242,96 @@ struct HistoryParams {
     session_key: String,
     #[serde(default)]
     limit: Option<usize>,
+    #[serde(default)]
+    max_chars: Option<usize>,
+}
+
+/// Longest text field in `chat.history` (characters).
+pub const HISTORY_FIELD_CHARS: usize = 12_000;
+/// Largest single message in `chat.history` (serialised bytes).
+pub const HISTORY_MESSAGE_BYTES: usize = 128 * 1024;
+/// Total `chat.history` budget (serialised bytes; oldest dropped first).
+pub const HISTORY_TOTAL_BYTES: usize = 6 * 1024 * 1024;
+
+/// Removes reply directives (`[[reply_to_current]]`, `[[reply_to:<id>]]`,
+/// `[[audio_as_voice]]`) from displayed text.
+pub fn strip_directives(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("[[") {
+        let Some(len) = rest[start..].find("]]") else {
+            break;
+        };
+        let inner = rest[start + 2..start + len].trim();
+        let directive = inner == "reply_to_current"
+            || inner == "audio_as_voice"
+            || inner
+                .strip_prefix("reply_to")
+                .is_some_and(|r| r.trim_start().starts_with(':'));
+        out.push_str(&rest[..start]);
+        if !directive {
+            out.push_str(&rest[start..start + len + 2]);
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    if out.len() != text.len() {
+        out.trim().to_string()
+    } else {
+        out
+    }
+}
+
+fn cap_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…[truncated]", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// One transcript message as `chat.history` shows it: directive tags
+/// stripped from assistant text, text fields capped, inline image data
+/// replaced by a note, and a message still over 128 KB replaced whole.
+pub fn display_message(mut m: Value, max_chars: usize) -> Value {
+    let assistant = m.get("role").and_then(Value::as_str) == Some("assistant");
+    if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
+        for b in blocks.iter_mut() {
+            match b.get("type").and_then(Value::as_str) {
+                Some("image") => {
+                    let bytes = b
+                        .get("data")
+                        .and_then(Value::as_str)
+                        .map(|d| d.len() / 4 * 3)
+                        .unwrap_or(0);
+                    let mime = b.get("mimeType").cloned().unwrap_or(Value::Null);
+                    *b = json!({ "type": "image", "mimeType": mime, "omitted": true, "bytes": bytes });
+                }
+                _ => {
+                    for field in ["text", "thinking"] {
+                        if let Some(t) = b.get(field).and_then(Value::as_str) {
+                            let t = if assistant && field == "text" {
+                                strip_directives(t)
+                            } else {
+                                t.to_string()
+                            };
+                            b[field] = Value::String(cap_chars(&t, max_chars));
+                        }
+                    }
+                }
+            }
+        }
+    } else if let Some(t) = m.get("content").and_then(Value::as_str) {
+        let t = if assistant { strip_directives(t) } else { t.to_string() };
+        m["content"] = Value::String(cap_chars(&t, max_chars));
+    }
+    let size = serde_json::to_vec(&m).map(|v| v.len()).unwrap_or(0);
+    if size > HISTORY_MESSAGE_BYTES {
+        let role = m.get("role").cloned().unwrap_or(Value::Null);
+        let ts = m.get("timestamp").cloned().unwrap_or(Value::Null);
+        return json!({ "role": role, "timestamp": ts, "omitted": true,
+            "content": [{ "type": "text", "text": format!("[message omitted from history: {size} bytes]") }] });
+    }
+    m
 }
 
 pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
@@ -113,8 +342,13 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
             "invalid chat.history params: at /limit: must be 1..{HISTORY_MAX}"
         )));
     }
+    let max_chars = p
+        .max_chars
+        .unwrap_or(HISTORY_FIELD_CHARS)
+        .clamp(1, HISTORY_FIELD_CHARS);
     let key = session_key(state, &p.session_key)?;
     let gw = &state.gateway;
+    let default_thinking = state.live.settings().agents.defaults.thinking_default.clone();
     let Some(entry) = gw
         .router
         .send(LookupSession { key: key.clone() })
@@ -122,7 +356,9 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(down)?
         .map_err(store_err)?
     else {
-        return json(json!({ "sessionKey": key.as_str(), "messages": [], "thinkingLevel": "off" }));
+        return json(
+            json!({ "sessionKey": key.as_str(), "messages": [], "thinkingLevel": default_thinking }),
+        );
     };
     let session = session_for(state, key.clone()).await?;
     let entries = session
@@ -137,27 +373,98 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
         .filter_map(|e| e.get("message").cloned())
         .collect();
     let skip = messages.len().saturating_sub(limit);
-    json(json!({
+    let mut shown: Vec<Value> = messages
+        .into_iter()
+        .skip(skip)
+        .map(|m| display_message(m, max_chars))
+        .collect();
+    // Total budget: the newest messages win.
+    let mut total: usize = shown
+        .iter()
+        .map(|m| serde_json::to_vec(m).map(|v| v.len()).unwrap_or(0))
+        .sum();
+    while total > HISTORY_TOTAL_BYTES && !shown.is_empty() {
+        let first = shown.remove(0);
+        total -= serde_json::to_vec(&first).map(|v| v.len()).unwrap_or(0);
+    }
+    let mut out = json!({
         "sessionKey": key.as_str(),
         "sessionId": entry.session_id,
-        "messages": &messages[skip..],
-        "thinkingLevel": "off",
-    }))
+        "messages": shown,
+        "thinkingLevel": entry.thinking_level.clone().unwrap_or(default_thinking),
+    });
+    if let Some(v) = &entry.verbose_level {
+        out["verboseLevel"] = json!(v);
+    }
+    json(out)
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AbortParams {
     session_key: String,
-    #[serde(default, rename = "runId")]
-    _run_id: Option<String>,
+    #[serde(default)]
+    run_id: Option<String>,
 }
 
 pub async fn abort(state: &SharedState, p: &Value) -> MethodResult {
     let p: AbortParams = params("chat.abort", p)?;
-    let session = session_for(state, session_key(state, &p.session_key)?).await?;
+    let key = session_key(state, &p.session_key)?;
+    if let Some(run_id) = &p.run_id {
+        match active_run_session(&state.active_runs, run_id) {
+            Some(owner) if owner != key.as_str() => {
+                return Err(ErrorShape::invalid("runId does not match sessionKey"));
+            }
+            Some(_) => {}
+            None => return json(json!({ "ok": true, "aborted": false, "runIds": [] })),
+        }
+    }
+    let session = session_for(state, key).await?;
     let run_ids = session.send(AbortSession).await.map_err(down)?;
     json(json!({ "ok": true, "aborted": !run_ids.is_empty(), "runIds": run_ids }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct InjectParams {
+    session_key: String,
+    message: String,
+    #[serde(default)]
+    label: Option<String>,
+}
+
+/// `chat.inject`: an assistant note in the transcript, shown as a `chat` final.
+pub async fn inject(state: &SharedState, p: &Value) -> MethodResult {
+    let p: InjectParams = params("chat.inject", p)?;
+    let text = message_text("chat.inject", &p.message, false)?;
+    if p.label.as_ref().is_some_and(|l| l.chars().count() > 100) {
+        return Err(ErrorShape::invalid(
+            "invalid chat.inject params: at /label: must NOT have more than 100 characters",
+        ));
+    }
+    let key = session_key(state, &p.session_key)?;
+    let session = session_for(state, key.clone()).await?;
+    let message_id = session
+        .send(InjectNote {
+            text: text.clone(),
+            label: p.label.clone(),
+        })
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    let shown = match &p.label {
+        Some(l) => format!("[{l}]\n\n{text}"),
+        None => text,
+    };
+    state.chat_bridge.do_send(PublishChat {
+        payload: json!({
+            "runId": format!("inject-{message_id}"), "sessionKey": key.as_str(), "seq": 1,
+            "state": "final", "stopReason": "injected",
+            "message": { "role": "assistant", "content": [{ "type": "text", "text": shown }],
+                         "timestamp": ferroclaw_actors::now_ms() },
+        }),
+    });
+    json(json!({ "ok": true, "messageId": message_id }))
 }
 
 #[derive(Deserialize)]
@@ -189,6 +496,7 @@ fn final_payload(r: &RunResult) -> Value {
 /// `agent`: two answers on the same request id: `accepted` at once, then the result.
 pub async fn agent(
     state: &SharedState,
+    caller: &Caller,
     p: &Value,
     req_id: &str,
     early: &actix::Recipient<EarlyFrame>,
@@ -209,21 +517,15 @@ pub async fn agent(
             .unwrap_or_else(|| format!("agent:{agent}:main")),
     )?;
     let run_id = p.idempotency_key;
-    let running = state
-        .active_runs
-        .lock()
-        .map(|s| s.contains(&run_id))
-        .unwrap_or(false);
+    let running = active_run_session(&state.active_runs, &run_id).is_some();
     if !running {
-        let session = session_for(state, key).await?;
-        session
-            .send(SendChat {
-                text,
+        send_to_session(state, &key, || SendChat::text(&text, &run_id)).await?;
+        if caller.caps.iter().any(|c| c == "tool-events") {
+            state.chat_bridge.do_send(AddToolRecipient {
                 run_id: run_id.clone(),
-            })
-            .await
-            .map_err(down)?
-            .map_err(store_err)?;
+                conn_id: caller.conn_id.clone(),
+            });
+        }
     }
     let accepted =
         json!({ "runId": run_id, "status": "accepted", "acceptedAt": ferroclaw_actors::now_ms() });

@@ -5,6 +5,7 @@
 mod chat;
 mod config;
 mod devices;
+mod sessions;
 mod system;
 
 use std::net::IpAddr;
@@ -40,6 +41,8 @@ pub struct Caller {
     pub client_mode: String,
     pub instance_id: Option<String>,
     pub ip: Option<IpAddr>,
+    /// `connect.caps` (e.g. `tool-events`).
+    pub caps: Vec<String>,
 }
 
 /// A handler's successful answer.
@@ -121,11 +124,9 @@ pub async fn dispatch(
                 if frame.method == "chat.send" {
                     if let Some(run_id) = frame.params.get("idempotencyKey").and_then(Value::as_str)
                     {
-                        let running = state
-                            .active_runs
-                            .lock()
-                            .map(|s| s.contains(run_id))
-                            .unwrap_or(false);
+                        let running =
+                            crate::ws::chat_bridge::active_run_session(&state.active_runs, run_id)
+                                .is_some();
                         if running {
                             let payload =
                                 serde_json::json!({ "runId": run_id, "status": "in_flight" });
@@ -207,10 +208,15 @@ async fn route(
         "device.pair.remove" => devices::remove(state, p).await,
         "device.token.rotate" => devices::rotate(state, caller, p).await,
         "device.token.revoke" => devices::revoke(state, caller, p).await,
-        "chat.send" => chat::send(state, p).await,
+        "chat.send" => chat::send(state, caller, p).await,
         "chat.history" => chat::history(state, p).await,
         "chat.abort" => chat::abort(state, p).await,
-        "agent" => chat::agent(state, p, &frame.id, early).await,
+        "chat.inject" => chat::inject(state, p).await,
+        "sessions.list" => sessions::list(state, p).await,
+        "sessions.patch" => sessions::patch(state, p).await,
+        "sessions.reset" => sessions::reset(state, p).await,
+        "sessions.delete" => sessions::delete(state, p).await,
+        "agent" => chat::agent(state, caller, p, &frame.id, early).await,
         "agent.wait" => chat::agent_wait(state, p).await,
         "connect" => Err(ErrorShape::invalid(
             "connect is only valid as the first request",

@@ -1,0 +1,763 @@
+//! ProviderHub: the one place that knows which providers exist. It starts a
+//! provider actor per provider on first use (configured in
+//! `models.providers`, or a built-in: `offline`, `openai`, `anthropic`,
+//! `openrouter`, `ollama`), owns each provider's auth profiles and their
+//! cooldowns, and answers `RouteRequest` with the actor and the profile (and
+//! its key) a model call should use. Runs report each outcome back, which
+//! drives the cooldown ladder. The failover walk itself (profiles, then
+//! `model.fallbacks`) is `open_stream`, run by each run's own future so the
+//! hub never waits on a provider.
+//!
+//! Profiles follow OpenClaw: secrets in
+//! `<state dir>/agents/<agentId>/agent/auth-profiles.json`
+//! (`{"profiles": {"openai:work": {"type": "api_key", "provider": "openai",
+//! "key": "..."}}}`), order from `auth.order[provider]`, else `auth.profiles`
+//! entries for the provider, else the stored ones. A provider with no
+//! profile has one implicit `<provider>:default` whose key comes from
+//! config, then the environment, then `<state dir>/credentials/<provider>`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::anthropic::{AnthropicConfig, AnthropicProvider};
+use super::offline::OfflineProvider;
+use super::openai::{OpenAiConfig, OpenAiProvider};
+use super::selection::{resolve_api_key, AuthProfiles, ModelRef};
+use super::{CompletionRequest, CompletionStream, ProviderError, ProviderEvent, StreamCompletion};
+use crate::settings::Settings;
+
+/// Which wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Offline,
+    OpenAiCompletions,
+    AnthropicMessages,
+}
+
+/// How to reach one provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSpec {
+    pub api: Api,
+    pub base_url: String,
+    /// `apiKey` from config (`${VAR}` is read from the environment).
+    pub api_key: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    pub model_compat: BTreeMap<String, Value>,
+}
+
+/// Providers usable without any `models.providers` entry.
+pub fn builtin(provider: &str) -> Option<ProviderSpec> {
+    let (api, base) = match provider {
+        "offline" => (Api::Offline, ""),
+        "openai" => (Api::OpenAiCompletions, "https://api.openai.com/v1"),
+        "anthropic" => (Api::AnthropicMessages, "https://api.anthropic.com"),
+        "openrouter" => (Api::OpenAiCompletions, "https://openrouter.ai/api/v1"),
+        "ollama" => (Api::OpenAiCompletions, "http://127.0.0.1:11434/v1"),
+        _ => return None,
+    };
+    Some(ProviderSpec {
+        api,
+        base_url: base.to_string(),
+        api_key: None,
+        headers: BTreeMap::new(),
+        model_compat: BTreeMap::new(),
+    })
+}
+
+/// Reads environment variables (tests pass a fixed map).
+pub type EnvReader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+pub fn process_env() -> EnvReader {
+    Arc::new(|name: &str| std::env::var(name).ok())
+}
+
+/// Everything the hub reads from config and the state dir.
+#[derive(Clone)]
+pub struct HubConfig {
+    pub providers: BTreeMap<String, ProviderSpec>,
+    /// `auth.order`: provider -> profile ids.
+    pub order: BTreeMap<String, Vec<String>>,
+    /// `auth.profiles`: profile id -> provider (metadata only, no secrets).
+    pub configured_profiles: Vec<(String, String)>,
+    /// Stored profiles: id -> (provider, key).
+    pub stored_profiles: Vec<(String, String, String)>,
+    pub credentials_dir: PathBuf,
+    pub env: EnvReader,
+    pub request_timeout: Duration,
+}
+
+impl HubConfig {
+    /// From settings and the state dir (`agent_id` picks the profile file).
+    pub fn from_settings(
+        settings: &Settings,
+        state_dir: &Path,
+        agent_id: &str,
+        env: EnvReader,
+    ) -> HubConfig {
+        let mut providers = BTreeMap::new();
+        for (id, p) in &settings.models.providers {
+            let api = match p.api.as_deref() {
+                Some("anthropic-messages") => Api::AnthropicMessages,
+                Some("offline") => Api::Offline,
+                _ => Api::OpenAiCompletions,
+            };
+            let base = p
+                .base_url
+                .clone()
+                .filter(|b| !b.trim().is_empty())
+                .or_else(|| builtin(id).map(|b| b.base_url))
+                .unwrap_or_else(|| match api {
+                    Api::AnthropicMessages => "https://api.anthropic.com".into(),
+                    _ => "https://api.openai.com/v1".into(),
+                });
+            providers.insert(
+                id.to_ascii_lowercase(),
+                ProviderSpec {
+                    api,
+                    base_url: base,
+                    api_key: p.api_key.clone(),
+                    headers: p.headers.clone().unwrap_or_default(),
+                    model_compat: p
+                        .models
+                        .iter()
+                        .filter_map(|m| m.compat.clone().map(|c| (m.id.clone(), c)))
+                        .collect(),
+                },
+            );
+        }
+        let order = settings
+            .auth
+            .get("order")
+            .and_then(Value::as_object)
+            .map(|o| {
+                o.iter()
+                    .map(|(p, ids)| {
+                        let ids = ids
+                            .as_array()
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|v| v.as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        (p.to_ascii_lowercase(), ids)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let configured_profiles = settings
+            .auth
+            .get("profiles")
+            .and_then(Value::as_object)
+            .map(|o| {
+                o.iter()
+                    .filter_map(|(id, p)| {
+                        let provider = p.get("provider").and_then(Value::as_str)?;
+                        Some((id.clone(), provider.to_ascii_lowercase()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let file = state_dir
+            .join("agents")
+            .join(agent_id)
+            .join("agent")
+            .join("auth-profiles.json");
+        HubConfig {
+            providers,
+            order,
+            configured_profiles,
+            stored_profiles: read_profile_file(&file),
+            credentials_dir: state_dir.join("credentials"),
+            env,
+            request_timeout: Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1)),
+        }
+    }
+
+    /// Whether a provider is configured or built in.
+    pub fn knows(&self, provider: &str) -> bool {
+        self.spec(provider).is_some()
+    }
+
+    fn spec(&self, provider: &str) -> Option<ProviderSpec> {
+        self.providers
+            .get(provider)
+            .cloned()
+            .or_else(|| builtin(provider))
+    }
+
+    /// The provider-level key: config (with `${VAR}`), env, credential file.
+    fn provider_key(&self, provider: &str, spec: &ProviderSpec) -> Option<String> {
+        let configured = spec.api_key.as_deref().and_then(|k| {
+            let k = k.trim();
+            match k.strip_prefix("${").and_then(|r| r.strip_suffix('}')) {
+                Some(var) => (self.env)(var),
+                None => Some(k.to_string()),
+            }
+        });
+        let env = |name: &str| (self.env)(name);
+        resolve_api_key(
+            provider,
+            configured.as_deref(),
+            &env,
+            &self.credentials_dir,
+        )
+        .map(|(k, _)| k)
+    }
+
+    /// Profile ids and keys for a provider, in rotation order.
+    fn profiles(&self, provider: &str, spec: &ProviderSpec) -> Vec<(String, Option<String>)> {
+        let stored: HashMap<&str, &str> = self
+            .stored_profiles
+            .iter()
+            .filter(|(_, p, _)| p == provider)
+            .map(|(id, _, k)| (id.as_str(), k.as_str()))
+            .collect();
+        let mut ids: Vec<String> = match self.order.get(provider) {
+            Some(o) if !o.is_empty() => o.clone(),
+            _ => {
+                let mut ids: Vec<String> = self
+                    .configured_profiles
+                    .iter()
+                    .filter(|(_, p)| p == provider)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for (id, p, _) in &self.stored_profiles {
+                    if p == provider && !ids.contains(id) {
+                        ids.push(id.clone());
+                    }
+                }
+                ids
+            }
+        };
+        if ids.is_empty() {
+            ids.push(format!("{provider}:default"));
+        }
+        let fallback = self.provider_key(provider, spec);
+        ids.into_iter()
+            .map(|id| {
+                let key = stored
+                    .get(id.as_str())
+                    .map(|k| k.to_string())
+                    .or_else(|| fallback.clone());
+                (id, key)
+            })
+            .collect()
+    }
+}
+
+/// `auth-profiles.json` api-key profiles: (id, provider, key). OAuth
+/// profiles are skipped (ferroclaw has no OAuth flows).
+fn read_profile_file(path: &Path) -> Vec<(String, String, String)> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let v: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "auth profiles file is not JSON; ignored");
+            return Vec::new();
+        }
+    };
+    let Some(profiles) = v.get("profiles").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    profiles
+        .iter()
+        .filter_map(|(id, p)| {
+            let provider = p.get("provider").and_then(Value::as_str)?;
+            let key = p
+                .get("key")
+                .or_else(|| p.get("apiKey"))
+                .and_then(Value::as_str)?;
+            Some((id.clone(), provider.to_ascii_lowercase(), key.to_string()))
+        })
+        .collect()
+}
+
+struct Slot {
+    actor: Recipient<StreamCompletion>,
+    profiles: AuthProfiles,
+    keys: HashMap<String, Option<String>>,
+}
+
+pub struct ProviderHub {
+    config: HubConfig,
+    slots: HashMap<String, Slot>,
+}
+
+impl ProviderHub {
+    pub fn new(config: HubConfig) -> ProviderHub {
+        ProviderHub {
+            config,
+            slots: HashMap::new(),
+        }
+    }
+
+    /// A hub that only knows the built-ins and no credentials (tests).
+    pub fn builtins() -> ProviderHub {
+        ProviderHub::new(HubConfig {
+            providers: BTreeMap::new(),
+            order: BTreeMap::new(),
+            configured_profiles: Vec::new(),
+            stored_profiles: Vec::new(),
+            credentials_dir: PathBuf::from("/nonexistent"),
+            env: Arc::new(|_: &str| None),
+            request_timeout: Duration::from_secs(600),
+        })
+    }
+
+    /// Serves `provider` with an already started actor (one implicit
+    /// `<provider>:default` profile, no key): embedding and tests.
+    pub fn with_provider(mut self, provider: &str, actor: Recipient<StreamCompletion>) -> ProviderHub {
+        let id = format!("{provider}:default");
+        self.slots.insert(
+            provider.to_string(),
+            Slot {
+                actor,
+                profiles: AuthProfiles::new(vec![id.clone()]),
+                keys: HashMap::from([(id, None)]),
+            },
+        );
+        self
+    }
+
+    fn slot(&mut self, provider: &str) -> Result<&mut Slot, String> {
+        if !self.slots.contains_key(provider) {
+            let spec = self.config.spec(provider).ok_or_else(|| {
+                format!("provider {provider:?} is not configured (add models.providers.{provider})")
+            })?;
+            let timeout = self.config.request_timeout;
+            let actor: Recipient<StreamCompletion> = match spec.api {
+                Api::Offline => OfflineProvider::new().start().recipient(),
+                Api::AnthropicMessages => AnthropicProvider::new(AnthropicConfig {
+                    base_url: spec.base_url.clone(),
+                    api_key: None,
+                    headers: spec.headers.clone(),
+                    request_timeout: timeout,
+                })
+                .start()
+                .recipient(),
+                Api::OpenAiCompletions => OpenAiProvider::new(OpenAiConfig {
+                    base_url: spec.base_url.clone(),
+                    api_key: None,
+                    headers: spec.headers.clone(),
+                    model_compat: spec.model_compat.clone(),
+                    request_timeout: timeout,
+                })
+                .start()
+                .recipient(),
+            };
+            let profiles = self.config.profiles(provider, &spec);
+            let slot = Slot {
+                actor,
+                profiles: AuthProfiles::new(profiles.iter().map(|(id, _)| id.clone()).collect()),
+                keys: profiles.into_iter().collect(),
+            };
+            self.slots.insert(provider.to_string(), slot);
+        }
+        self.slots
+            .get_mut(provider)
+            .ok_or_else(|| format!("provider {provider:?} is unavailable"))
+    }
+}
+
+impl Actor for ProviderHub {
+    type Context = Context<Self>;
+}
+
+/// Where to send a model call. Reply: the actor, profile and key to use.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Route, RouteError>")]
+pub struct RouteRequest {
+    pub provider: String,
+    /// The session's profile; kept unless it is cooling down.
+    pub sticky: Option<String>,
+    /// Profiles this request already tried.
+    pub exclude: Vec<String>,
+}
+
+#[derive(Clone)]
+pub struct Route {
+    pub actor: Recipient<StreamCompletion>,
+    pub profile: String,
+    pub api_key: Option<String>,
+    /// Other profiles of this provider that could serve now.
+    pub alternatives: usize,
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Route")
+            .field("profile", &self.profile)
+            .field("alternatives", &self.alternatives)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RouteError {
+    #[error("{0}")]
+    Unknown(String),
+    #[error("every auth profile of {provider} is cooling down (next back in {back_in_s}s)")]
+    Cooling { provider: String, back_in_s: u64 },
+}
+
+/// How a model call through a route went (drives cooldowns).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ReportOutcome {
+    pub provider: String,
+    pub profile: String,
+    pub error: Option<ProviderError>,
+}
+
+/// New config (hot apply): providers are rebuilt on next use.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Reconfigure(pub HubConfig);
+
+impl Handler<RouteRequest> for ProviderHub {
+    type Result = Result<Route, RouteError>;
+    fn handle(&mut self, msg: RouteRequest, _: &mut Context<Self>) -> Self::Result {
+        let now = crate::now_ms();
+        let provider = msg.provider.to_ascii_lowercase();
+        let slot = self.slot(&provider).map_err(RouteError::Unknown)?;
+        let Some(profile) = slot
+            .profiles
+            .pick(msg.sticky.as_deref(), &msg.exclude, now)
+        else {
+            let back = slot.profiles.soonest_back_ms().unwrap_or(now);
+            return Err(RouteError::Cooling {
+                provider,
+                back_in_s: back.saturating_sub(now).div_ceil(1000),
+            });
+        };
+        let mut exclude = msg.exclude;
+        exclude.push(profile.clone());
+        Ok(Route {
+            actor: slot.actor.clone(),
+            api_key: slot.keys.get(&profile).cloned().flatten(),
+            alternatives: slot.profiles.available_count(&exclude, now),
+            profile,
+        })
+    }
+}
+
+impl Handler<ReportOutcome> for ProviderHub {
+    type Result = ();
+    fn handle(&mut self, msg: ReportOutcome, _: &mut Context<Self>) {
+        let Some(slot) = self.slots.get_mut(&msg.provider) else {
+            return;
+        };
+        match msg.error {
+            None => slot.profiles.succeeded(&msg.profile),
+            Some(e) => {
+                if let Some(d) = slot.profiles.failed(&msg.profile, &e, crate::now_ms()) {
+                    tracing::warn!(provider = %msg.provider, profile = %msg.profile, error = %e,
+                        cooldown_s = d.as_secs(), "auth profile cooling down");
+                }
+            }
+        }
+    }
+}
+
+impl Handler<Reconfigure> for ProviderHub {
+    type Result = ();
+    fn handle(&mut self, msg: Reconfigure, _: &mut Context<Self>) {
+        self.config = msg.0;
+        self.slots.clear();
+    }
+}
+
+/// A model stream opened by `open_stream`: the first event already read.
+pub struct Opened {
+    pub model: ModelRef,
+    pub profile: String,
+    pub first: ProviderEvent,
+    pub rest: CompletionStream,
+    /// Failed attempts before this one (`model (profile): error`).
+    pub failed_attempts: Vec<String>,
+}
+
+/// Why no candidate could serve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailoverError {
+    pub message: String,
+    /// The last provider error, when one was seen.
+    pub last: Option<ProviderError>,
+}
+
+pub enum OpenOutcome {
+    Opened(Box<Opened>),
+    Failed(FailoverError),
+    Aborted,
+}
+
+async fn aborted(abort: &mut watch::Receiver<bool>) {
+    while !*abort.borrow() {
+        if abort.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Opens a completion: each candidate model in order (primary, then
+/// fallbacks), each of its provider's profiles in rotation order, until one
+/// produces a first event that is not an error. Errors that are about the
+/// request (bad request, context overflow) end the walk at once. Every
+/// outcome is reported to the hub so cooldowns apply to other sessions too.
+pub async fn open_stream(
+    hub: &Addr<ProviderHub>,
+    candidates: &[ModelRef],
+    sticky: Option<&str>,
+    request: &CompletionRequest,
+    abort: &mut watch::Receiver<bool>,
+) -> OpenOutcome {
+    let mut failed = Vec::new();
+    let mut last = None;
+    for (i, model) in candidates.iter().enumerate() {
+        let more_models = i + 1 < candidates.len();
+        let mut tried: Vec<String> = Vec::new();
+        loop {
+            let route = hub
+                .send(RouteRequest {
+                    provider: model.provider.clone(),
+                    sticky: sticky.map(str::to_string),
+                    exclude: tried.clone(),
+                })
+                .await;
+            let route = match route {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => {
+                    if tried.is_empty() {
+                        failed.push(format!("{model}: {e}"));
+                    }
+                    break;
+                }
+                Err(_) => {
+                    failed.push(format!("{model}: provider hub unavailable"));
+                    break;
+                }
+            };
+            let mut req = request.clone();
+            req.model = model.model.clone();
+            req.api_key = route.api_key.clone();
+            // Someone else can take over at once: do not wait out retries here.
+            req.max_attempts = (route.alternatives > 0 || more_models).then_some(1);
+            let stream = match route.actor.send(StreamCompletion { request: req }).await {
+                Ok(s) => s,
+                Err(_) => {
+                    failed.push(format!("{model}: provider actor unavailable"));
+                    break;
+                }
+            };
+            let mut stream = stream;
+            let first = tokio::select! {
+                e = stream.recv() => e,
+                _ = aborted(abort) => return OpenOutcome::Aborted,
+            };
+            let error = match first {
+                Some(ProviderEvent::Error(e)) => e,
+                None => ProviderError::Unavailable("the provider closed the stream at once".into()),
+                Some(first) => {
+                    hub.do_send(ReportOutcome {
+                        provider: model.provider.clone(),
+                        profile: route.profile.clone(),
+                        error: None,
+                    });
+                    return OpenOutcome::Opened(Box::new(Opened {
+                        model: model.clone(),
+                        profile: route.profile,
+                        first,
+                        rest: stream,
+                        failed_attempts: failed,
+                    }));
+                }
+            };
+            hub.do_send(ReportOutcome {
+                provider: model.provider.clone(),
+                profile: route.profile.clone(),
+                error: Some(error.clone()),
+            });
+            failed.push(format!("{model} ({}): {error}", route.profile));
+            let fails_over = error.fails_over();
+            last = Some(error);
+            if !fails_over {
+                return OpenOutcome::Failed(FailoverError {
+                    message: failed.join("; "),
+                    last,
+                });
+            }
+            tried.push(route.profile);
+            if route.alternatives == 0 {
+                break;
+            }
+        }
+    }
+    let message = match failed.len() {
+        1 => failed.remove(0),
+        _ => format!("all models failed: {}", failed.join("; ")),
+    };
+    OpenOutcome::Failed(FailoverError { message, last })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ChatMessage;
+
+    fn cfg(env: &[(&str, &str)], stored: &[(&str, &str, &str)]) -> HubConfig {
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        HubConfig {
+            env: Arc::new(move |n: &str| env.get(n).cloned()),
+            stored_profiles: stored
+                .iter()
+                .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+                .collect(),
+            ..ProviderHub::builtins().config
+        }
+    }
+
+    #[test]
+    fn profiles_come_from_order_then_stored_and_keys_fall_back_to_env() {
+        let mut c = cfg(
+            &[("OPENAI_API_KEY", "env-key")],
+            &[("openai:work", "openai", "k-work"), ("openai:home", "openai", "k-home")],
+        );
+        let spec = builtin("openai").unwrap();
+        assert_eq!(
+            c.profiles("openai", &spec),
+            [
+                ("openai:work".to_string(), Some("k-work".to_string())),
+                ("openai:home".to_string(), Some("k-home".to_string()))
+            ]
+        );
+        c.order
+            .insert("openai".into(), vec!["openai:home".into(), "openai:env".into()]);
+        assert_eq!(
+            c.profiles("openai", &spec),
+            [
+                ("openai:home".to_string(), Some("k-home".to_string())),
+                ("openai:env".to_string(), Some("env-key".to_string()))
+            ],
+            "explicit order; a profile without a stored key uses the provider key"
+        );
+        assert_eq!(
+            c.profiles("anthropic", &builtin("anthropic").unwrap()),
+            [("anthropic:default".to_string(), None)]
+        );
+        let with_var = ProviderSpec {
+            api_key: Some("${MY_KEY}".into()),
+            ..builtin("openai").unwrap()
+        };
+        let c = cfg(&[("MY_KEY", "from-var")], &[]);
+        assert_eq!(c.provider_key("openai", &with_var).as_deref(), Some("from-var"));
+    }
+
+    #[test]
+    fn the_profile_file_reads_openclaw_api_key_profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("auth-profiles.json");
+        std::fs::write(
+            &f,
+            r#"{"version":1,"profiles":{
+                "anthropic:default":{"type":"api_key","provider":"anthropic","key":"sk-ant"},
+                "google:me@x":{"type":"oauth","provider":"google","access":"a","refresh":"r"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            read_profile_file(&f),
+            [(
+                "anthropic:default".to_string(),
+                "anthropic".to_string(),
+                "sk-ant".to_string()
+            )]
+        );
+        std::fs::write(&f, "not json").unwrap();
+        assert!(read_profile_file(&f).is_empty());
+    }
+
+    #[actix::test]
+    async fn an_unknown_provider_fails_clearly_and_offline_streams() {
+        let hub = ProviderHub::builtins().start();
+        let (_tx, mut abort) = watch::channel(false);
+        let req = CompletionRequest {
+            messages: vec![ChatMessage::user("hi")],
+            ..Default::default()
+        };
+        let nowhere = [ModelRef::parse("nowhere/x").unwrap()];
+        match open_stream(&hub, &nowhere, None, &req, &mut abort).await {
+            OpenOutcome::Failed(e) => assert!(e.message.contains("\"nowhere\" is not configured"), "{e:?}"),
+            _ => panic!("expected a failure"),
+        }
+        let chain = [
+            ModelRef::parse("nowhere/x").unwrap(),
+            ModelRef::parse("offline/echo").unwrap(),
+        ];
+        match open_stream(&hub, &chain, None, &req, &mut abort).await {
+            OpenOutcome::Opened(o) => {
+                assert_eq!(o.model.to_string(), "offline/echo");
+                assert_eq!(o.profile, "offline:default");
+                assert_eq!(o.failed_attempts.len(), 1);
+                assert!(matches!(o.first, ProviderEvent::TextDelta(_)));
+            }
+            _ => panic!("the fallback should serve"),
+        }
+    }
+
+    #[actix::test]
+    async fn failing_profiles_cool_down_and_the_fallback_model_serves() {
+        let hub = ProviderHub::new(cfg(
+            &[],
+            &[("offline:a", "offline", "ka"), ("offline:b", "offline", "kb")],
+        ))
+        .start();
+        let (_tx, mut abort) = watch::channel(false);
+        let req = CompletionRequest {
+            messages: vec![ChatMessage::user("@error rate_limit")],
+            ..Default::default()
+        };
+        let chain = [ModelRef::parse("offline/echo").unwrap()];
+        match open_stream(&hub, &chain, None, &req, &mut abort).await {
+            OpenOutcome::Failed(e) => {
+                assert!(e.message.contains("offline:a") && e.message.contains("offline:b"), "{e:?}");
+                assert!(matches!(e.last, Some(ProviderError::RateLimited { .. })));
+            }
+            _ => panic!("both profiles fail"),
+        }
+        // Both profiles now cool down: the route says so.
+        let r = hub
+            .send(RouteRequest {
+                provider: "offline".into(),
+                sticky: None,
+                exclude: Vec::new(),
+            })
+            .await
+            .unwrap();
+        assert!(matches!(r, Err(RouteError::Cooling { back_in_s: 60, .. })), "{r:?}");
+        // A request error does not fail over.
+        let bad = CompletionRequest {
+            messages: vec![ChatMessage::user("@error bad_request")],
+            ..Default::default()
+        };
+        let hub = ProviderHub::builtins().start();
+        let chain = [
+            ModelRef::parse("offline/echo").unwrap(),
+            ModelRef::parse("offline/other").unwrap(),
+        ];
+        match open_stream(&hub, &chain, None, &bad, &mut abort).await {
+            OpenOutcome::Failed(e) => assert!(!e.message.contains("offline/other"), "{e:?}"),
+            _ => panic!("a bad request is final"),
+        }
+    }
+}

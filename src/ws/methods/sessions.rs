@@ -1,0 +1,285 @@
+//! sessions.list, sessions.patch, sessions.reset, sessions.delete: the
+//! session store as OpenClaw's clients see it (protocol.md 5.3).
+
+use ferroclaw_actors::router::{DeleteSession, ListSessions, LookupSession, SessionRow};
+use ferroclaw_actors::session::{PatchSession, ResetSession, SessionEntry, SessionPatch};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::chat::{down, session_for, session_key, store_err};
+use super::{json, params, MethodResult};
+use crate::protocol::errors::ErrorShape;
+use crate::state::SharedState;
+
+/// `sessions.patch` fields OpenClaw has that ferroclaw does not act on.
+const UNSUPPORTED_PATCH: &[&str] = &[
+    "reasoningLevel",
+    "responseUsage",
+    "elevatedLevel",
+    "execHost",
+    "execSecurity",
+    "execAsk",
+    "execNode",
+    "spawnedBy",
+    "spawnDepth",
+    "spawnToolPolicy",
+    "groupActivation",
+];
+
+fn kind(key: &str) -> &'static str {
+    let rest = key.splitn(3, ':').nth(2).unwrap_or(key);
+    if rest == "global" {
+        "global"
+    } else if rest.split(':').any(|p| p == "group" || p == "channel") {
+        "group"
+    } else {
+        "direct"
+    }
+}
+
+/// A session row in OpenClaw's `GatewaySessionRow` shape.
+fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> Value {
+    let mut r = Map::new();
+    r.insert("key".into(), json!(key));
+    r.insert("kind".into(), json!(kind(key)));
+    r.insert("updatedAt".into(), json!(e.updated_at));
+    r.insert("sessionId".into(), json!(e.session_id));
+    let mut opt = |name: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            r.insert(name.into(), json!(v));
+        }
+    };
+    opt("label", &e.label);
+    opt("displayName", &e.label);
+    opt("thinkingLevel", &e.thinking_level);
+    opt("verboseLevel", &e.verbose_level);
+    opt("sendPolicy", &e.send_policy);
+    opt("modelProvider", &e.model_provider);
+    opt("model", &e.model);
+    if with_preview {
+        opt("lastMessagePreview", &e.last_message_preview);
+    }
+    r.insert("inputTokens".into(), json!(e.input_tokens));
+    r.insert("outputTokens".into(), json!(e.output_tokens));
+    r.insert("totalTokens".into(), json!(e.total_tokens));
+    r.insert("abortedLastRun".into(), json!(e.aborted_last_run));
+    r.insert("hasActiveRun".into(), json!(live_run));
+    Value::Object(r)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListParams {
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    active_minutes: Option<u64>,
+    #[serde(default)]
+    include_last_message: Option<bool>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    search: Option<String>,
+    #[serde(default)]
+    include_global: Option<bool>,
+}
+
+pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
+    let p: ListParams = params("sessions.list", p)?;
+    let rows: Vec<SessionRow> = state
+        .gateway
+        .router
+        .send(ListSessions)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    let now = ferroclaw_actors::now_ms();
+    let search = p.search.as_deref().map(str::to_lowercase);
+    let agent_prefix = p.agent_id.as_deref().map(|a| format!("agent:{}:", a.to_lowercase()));
+    let runs = state.active_runs.lock().map(|m| m.clone()).unwrap_or_default();
+    let matching: Vec<Value> = rows
+        .iter()
+        .filter(|r| {
+            p.active_minutes
+                .is_none_or(|m| now.saturating_sub(r.entry.updated_at) <= m * 60_000)
+        })
+        .filter(|r| p.label.as_ref().is_none_or(|l| r.entry.label.as_ref() == Some(l)))
+        .filter(|r| agent_prefix.as_ref().is_none_or(|a| r.key.starts_with(a)))
+        .filter(|r| p.include_global.unwrap_or(true) || kind(&r.key) != "global")
+        .filter(|r| {
+            search.as_ref().is_none_or(|s| {
+                r.key.to_lowercase().contains(s)
+                    || r.entry.label.as_ref().is_some_and(|l| l.to_lowercase().contains(s))
+            })
+        })
+        .map(|r| {
+            let running = runs.values().any(|k| *k == r.key);
+            row(&r.key, &r.entry, running, p.include_last_message.unwrap_or(false))
+        })
+        .collect();
+    let total = matching.len();
+    let limit = p.limit.unwrap_or(total).max(1);
+    let sessions: Vec<Value> = matching.into_iter().take(limit).collect();
+    let settings = state.live.settings();
+    let default = ferroclaw_actors::provider::selection::ModelRef::parse(
+        settings.agents.defaults.model.primary(),
+    )
+    .ok();
+    json(json!({
+        "ts": now,
+        "path": state.state_dir.join("store").display().to_string(),
+        "count": sessions.len(),
+        "totalCount": total,
+        "hasMore": total > sessions.len(),
+        "defaults": {
+            "modelProvider": default.as_ref().map(|m| m.provider.clone()),
+            "model": default.as_ref().map(|m| m.model.clone()),
+            "contextTokens": settings.agents.defaults.context_tokens,
+        },
+        "sessions": sessions,
+    }))
+}
+
+/// A patch field: absent (leave), null (clear) or a string (set).
+fn field(p: &Map<String, Value>, name: &str) -> Result<Option<Option<String>>, ErrorShape> {
+    match p.get(name) {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(Value::String(s)) => Ok(Some(Some(s.trim().to_string()))),
+        Some(_) => Err(ErrorShape::invalid(format!(
+            "invalid sessions.patch params: at /{name}: must be string or null"
+        ))),
+    }
+}
+
+pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
+    let Some(obj) = p.as_object() else {
+        return Err(ErrorShape::invalid(
+            "invalid sessions.patch params: at root: must be object",
+        ));
+    };
+    let Some(raw_key) = obj.get("key").and_then(Value::as_str) else {
+        return Err(ErrorShape::invalid(
+            "invalid sessions.patch params: must have required property 'key'",
+        ));
+    };
+    const KNOWN: &[&str] = &[
+        "key",
+        "label",
+        "thinkingLevel",
+        "verboseLevel",
+        "model",
+        "sendPolicy",
+    ];
+    for k in obj.keys() {
+        if UNSUPPORTED_PATCH.contains(&k.as_str()) {
+            return Err(ErrorShape::invalid(format!(
+                "sessions.patch: {k} is not supported by ferroclaw"
+            )));
+        }
+        if !KNOWN.contains(&k.as_str()) {
+            return Err(ErrorShape::invalid(format!(
+                "invalid sessions.patch params: at root: must NOT have additional properties ({k})"
+            )));
+        }
+    }
+    let patch = SessionPatch {
+        label: field(obj, "label")?,
+        thinking_level: field(obj, "thinkingLevel")?,
+        verbose_level: field(obj, "verboseLevel")?,
+        model: field(obj, "model")?,
+        send_policy: field(obj, "sendPolicy")?,
+    };
+    let key = session_key(state, raw_key)?;
+    let session = session_for(state, key.clone()).await?;
+    let entry = session
+        .send(PatchSession(patch))
+        .await
+        .map_err(down)?
+        .map_err(ErrorShape::invalid)?;
+    let settings = state.live.settings();
+    let resolved = entry
+        .model_override
+        .clone()
+        .unwrap_or_else(|| settings.agents.defaults.model.primary().to_string());
+    let resolved = ferroclaw_actors::provider::selection::ModelRef::parse(&resolved).ok();
+    let mut out = json!({
+        "ok": true,
+        "path": state.state_dir.join("store").display().to_string(),
+        "key": key.as_str(),
+        "entry": entry,
+    });
+    if let Some(m) = resolved {
+        out["resolved"] = json!({ "modelProvider": m.provider, "model": m.model });
+    }
+    json(out)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResetParams {
+    key: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+pub async fn reset(state: &SharedState, p: &Value) -> MethodResult {
+    let p: ResetParams = params("sessions.reset", p)?;
+    if let Some(r) = &p.reason {
+        if r != "new" && r != "reset" {
+            return Err(ErrorShape::invalid(
+                "invalid sessions.reset params: at /reason: must be \"new\" or \"reset\"",
+            ));
+        }
+    }
+    let key = session_key(state, &p.key)?;
+    let session = session_for(state, key.clone()).await?;
+    let entry = session
+        .send(ResetSession)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    json(json!({ "ok": true, "key": key.as_str(), "entry": entry }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteParams {
+    key: String,
+    #[serde(default)]
+    delete_transcript: Option<bool>,
+}
+
+pub async fn delete(state: &SharedState, p: &Value) -> MethodResult {
+    let p: DeleteParams = params("sessions.delete", p)?;
+    let key = session_key(state, &p.key)?;
+    let keep = !p.delete_transcript.unwrap_or(true);
+    // The session id, for the archived list when the transcript is kept.
+    let entry = match keep {
+        true => state
+            .gateway
+            .router
+            .send(LookupSession { key: key.clone() })
+            .await
+            .map_err(down)?
+            .map_err(store_err)?,
+        false => None,
+    };
+    let deleted = state
+        .gateway
+        .router
+        .send(DeleteSession {
+            key: key.clone(),
+            keep_transcript: keep,
+        })
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    let archived: Vec<String> = entry
+        .filter(|_| deleted)
+        .map(|e| vec![e.session_id])
+        .unwrap_or_default();
+    json(json!({ "ok": true, "key": key.as_str(), "deleted": deleted, "archived": archived }))
+}
