@@ -435,8 +435,6 @@ pub fn restart_required(old: &Settings, new: &Settings) -> Vec<String> {
     out
 }
 
-
-
 #[cfg(test)]
 mod tests {
     use super::*;

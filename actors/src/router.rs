@@ -147,7 +147,7 @@ impl Handler<ListSessions> for RouterActor {
                 entry,
             })
             .collect();
-        rows.sort_by(|a, b| b.entry.updated_at.cmp(&a.entry.updated_at));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.entry.updated_at));
         Ok(rows)
     }
 }

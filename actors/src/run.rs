@@ -217,7 +217,7 @@ impl Actor for RunActor {
                 run_id: cfg.run_id.clone(),
             });
             guarded(cfg, control, abort).await;
-            let _ = sink;
+            drop(sink);
             me.do_send(LoopEnded);
         });
     }
@@ -279,14 +279,25 @@ async fn guarded(
     control: mpsc::UnboundedReceiver<Control>,
     abort: watch::Receiver<bool>,
 ) {
+    let (sink, run_id, timeout) = (cfg.sink.clone(), cfg.run_id.clone(), cfg.timeout);
+    bounded(sink, run_id, timeout, run_loop(cfg, control, abort)).await;
+}
+
+/// Runs `run` to its closing event and hands that to `sink`, whatever
+/// happens: a timeout, a panic (caught at this boundary) or the future
+/// being dropped all become a `Failed` event.
+async fn bounded(
+    sink: Recipient<RunEvent>,
+    run_id: String,
+    timeout: Duration,
+    run: impl std::future::Future<Output = RunEvent>,
+) {
     let mut guard = EndGuard {
-        sink: cfg.sink.clone(),
-        run_id: cfg.run_id.clone(),
+        sink,
+        run_id: run_id.clone(),
         armed: true,
     };
-    let timeout = cfg.timeout;
-    let run_id = cfg.run_id.clone();
-    let run = std::panic::AssertUnwindSafe(run_loop(cfg, control, abort)).catch_unwind();
+    let run = std::panic::AssertUnwindSafe(run).catch_unwind();
     let end = match actix::clock::timeout(timeout, run).await {
         Ok(Ok(end)) => end,
         Ok(Err(panic)) => {
@@ -435,7 +446,8 @@ async fn stream_turn(
             }
             Some(ProviderEvent::Error(e)) => return StreamEnd::Failed(e.to_string(), Some(e)),
             None => {
-                let e = ProviderError::Unavailable("the model stream ended without an answer".into());
+                let e =
+                    ProviderError::Unavailable("the model stream ended without an answer".into());
                 return StreamEnd::Failed(e.to_string(), Some(e));
             }
         }
@@ -631,19 +643,18 @@ async fn run_loop(
                     kind: FailureKind::TooManyTurns,
                 };
             }
-            let turn = match stream_turn(&cfg, &messages, &mut usage, &mut serving, &mut abort)
-                .await
-            {
-                StreamEnd::Done(t) => t,
-                StreamEnd::Failed(error, cause) => {
-                    return RunEvent::Failed {
-                        run_id,
-                        error,
-                        kind: FailureKind::Provider(cause),
+            let turn =
+                match stream_turn(&cfg, &messages, &mut usage, &mut serving, &mut abort).await {
+                    StreamEnd::Done(t) => t,
+                    StreamEnd::Failed(error, cause) => {
+                        return RunEvent::Failed {
+                            run_id,
+                            error,
+                            kind: FailureKind::Provider(cause),
+                        }
                     }
-                }
-                StreamEnd::Aborted(text) => return RunEvent::Aborted { run_id, text },
-            };
+                    StreamEnd::Aborted(text) => return RunEvent::Aborted { run_id, text },
+                };
             let assistant = ChatMessage {
                 role: MessageRole::Assistant,
                 text: turn.text.clone(),
@@ -705,6 +716,7 @@ async fn run_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::hub::ProviderHub;
     use crate::provider::offline::OfflineProvider;
     use std::sync::{Arc, Mutex};
 
@@ -1014,5 +1026,147 @@ mod tests {
         assert!(
             matches!(last(&events), RunEvent::Failed { kind: FailureKind::Provider(_), error, .. } if error.contains("unavailable"))
         );
+    }
+
+    #[actix::test]
+    async fn a_panic_or_a_dropped_run_still_ends_with_a_failure() {
+        let (tx, mut events) = mpsc::unbounded_channel();
+        let sink = Sink(tx).start().recipient::<RunEvent>();
+        bounded(sink.clone(), "p1".into(), Duration::from_secs(5), async {
+            if std::hint::black_box(true) {
+                panic!("boom in the loop");
+            }
+            RunEvent::Aborted {
+                run_id: "p1".into(),
+                text: String::new(),
+            }
+        })
+        .await;
+        match events.recv().await.unwrap() {
+            RunEvent::Failed {
+                kind: FailureKind::Panicked,
+                error,
+                ..
+            } => {
+                assert!(error.contains("boom in the loop"), "{error}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let task = actix::spawn(bounded(sink, "p2".into(), Duration::from_secs(60), async {
+            std::future::pending::<RunEvent>().await
+        }));
+        actix::clock::sleep(Duration::from_millis(20)).await;
+        task.abort();
+        let e = actix::clock::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(e, RunEvent::Failed { kind: FailureKind::Stopped, ref run_id, .. } if run_id == "p2"),
+            "{e:?}"
+        );
+        assert!(FailureKind::Stopped.restartable() && FailureKind::Panicked.restartable());
+        assert!(!FailureKind::Timeout.restartable());
+    }
+
+    #[test]
+    fn a_restarted_run_resumes_at_the_first_unanswered_tool_call() {
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "exec".into(),
+            arguments: serde_json::json!({}),
+        };
+        let assistant = ChatMessage {
+            role: MessageRole::Assistant,
+            text: "working".into(),
+            tool_calls: vec![call("a"), call("b")],
+            tool_call_id: None,
+            is_error: false,
+            images: Vec::new(),
+        };
+        let user = ChatMessage::user("go");
+        assert!(matches!(
+            resume_point(std::slice::from_ref(&user)),
+            Resume::Model
+        ));
+        let half = [
+            user.clone(),
+            assistant.clone(),
+            ChatMessage::tool_result("a", "done", false),
+        ];
+        match resume_point(&half) {
+            Resume::Tools(t) => assert_eq!(
+                t.calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+                ["b"]
+            ),
+            _ => panic!("b is still to run"),
+        }
+        let all = [
+            half.to_vec(),
+            vec![ChatMessage::tool_result("b", "done", false)],
+        ]
+        .concat();
+        assert!(
+            matches!(resume_point(&all), Resume::Model),
+            "results complete: ask the model"
+        );
+        let mut answered = assistant.clone();
+        answered.tool_calls.clear();
+        answered.text = "all done".into();
+        assert!(matches!(resume_point(&[user, answered]), Resume::Finished(t) if t == "all done"));
+    }
+
+    #[actix::test]
+    async fn a_resumed_run_executes_only_the_missing_tool_calls() {
+        let mut h = start("unused", Duration::from_secs(10));
+        drop(h.run);
+        let tools = ScriptedTools::default();
+        let calls = tools.calls.clone();
+        let (tx, events) = mpsc::unbounded_channel();
+        let call = |id: &str, name: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: serde_json::json!({}),
+        };
+        let history = vec![
+            ChatMessage::user("two tools"),
+            ChatMessage {
+                role: MessageRole::Assistant,
+                text: String::new(),
+                tool_calls: vec![call("1", "first"), call("2", "second")],
+                tool_call_id: None,
+                is_error: false,
+                images: Vec::new(),
+            },
+            ChatMessage::tool_result("1", "first ok", false),
+        ];
+        h.run = RunActor::new(RunConfig {
+            run_id: "r2".into(),
+            models: vec![ModelRef::parse("offline/echo").unwrap()],
+            sticky_profile: None,
+            thinking_budget: None,
+            system: String::new(),
+            tools: Vec::new(),
+            messages: history,
+            hub: ProviderHub::builtins().start(),
+            executor: tools.start().recipient(),
+            sink: Sink(tx).start().recipient(),
+            timeout: Duration::from_secs(10),
+            max_model_calls: 8,
+        })
+        .start();
+        h.events = events;
+        let events = h.until_end().await;
+        assert_eq!(
+            *calls.lock().unwrap(),
+            ["second"],
+            "the completed call never ran again"
+        );
+        match last(&events) {
+            RunEvent::Final { text, .. } => {
+                assert!(text.contains("Tool second returned"), "{text}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

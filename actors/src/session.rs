@@ -345,7 +345,10 @@ fn check_level(field: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
     if allowed.contains(&v) {
         Ok(())
     } else {
-        Err(format!("invalid {field} {v:?} (one of {})", allowed.join(", ")))
+        Err(format!(
+            "invalid {field} {v:?} (one of {})",
+            allowed.join(", ")
+        ))
     }
 }
 
@@ -1041,12 +1044,10 @@ impl Handler<RunEvent> for SessionActor {
                     let wait = restart.backoff * 2u32.saturating_pow(n - 1);
                     let run_id = a.run_id.clone();
                     tracing::warn!(session_key = %self.key, %run_id, %error, restart = n, ?wait, "run failed; restarting from its last step");
-                    ctx.run_later(wait, move |act, ctx| {
-                        match act.active.as_ref() {
-                            Some(a) if a.run_id == run_id && !a.aborted => act.spawn_run(ctx),
-                            Some(a) if a.run_id == run_id => act.end_without_run(&run_id, None, ctx),
-                            _ => {}
-                        }
+                    ctx.run_later(wait, move |act, ctx| match act.active.as_ref() {
+                        Some(a) if a.run_id == run_id && !a.aborted => act.spawn_run(ctx),
+                        Some(a) if a.run_id == run_id => act.end_without_run(&run_id, None, ctx),
+                        _ => {}
                     });
                     return Box::pin(actix::fut::ready(()));
                 }
@@ -1427,7 +1428,17 @@ mod tests {
         let mut h = setup(QueueSettings::default());
         h.send("@error unavailable", "k1").await;
         let events = h.until_end("k1").await;
-        assert!(matches!(events.last(), Some(RunEvent::Failed { .. })));
+        match events.last() {
+            Some(RunEvent::Failed { error, .. }) => {
+                assert!(error.contains("gave up after 4 tries"), "{error}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let starts = events
+            .iter()
+            .filter(|e| matches!(e, RunEvent::Started { .. }))
+            .count();
+        assert_eq!(starts, 4, "the first try and three restarts");
         h.send("are you there?", "k2").await;
         assert_eq!(
             final_text(&h.until_end("k2").await),
@@ -1475,6 +1486,70 @@ mod tests {
         assert_eq!(
             final_text(&h.until_end("k2").await),
             "You said: never mind, do this"
+        );
+    }
+
+    #[actix::test]
+    async fn idle_sessions_stop_and_come_back_from_the_store() {
+        use crate::router::{CountLive, GetSession, RouterActor};
+        let h = setup(QueueSettings::default());
+        let (tx, mut events) = mpsc::unbounded_channel();
+        let deps = SessionDeps {
+            idle_stop: Duration::from_millis(200),
+            events: Sink(tx).start().recipient(),
+            ..h.deps.clone()
+        };
+        let router = RouterActor::new(deps).start();
+        let key = crate::inbound::SessionKey::canonical("idle", "main", "main").unwrap();
+        let (s1, e1) = router
+            .send(GetSession { key: key.clone() })
+            .await
+            .unwrap()
+            .unwrap();
+        s1.send(SendChat::text("remember me", "i1"))
+            .await
+            .unwrap()
+            .unwrap();
+        loop {
+            let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if matches!(e.event, RunEvent::Final { .. }) {
+                break;
+            }
+        }
+        assert_eq!(router.send(CountLive).await.unwrap(), 1);
+        for _ in 0..100 {
+            if router.send(CountLive).await.unwrap() == 0 {
+                break;
+            }
+            actix::clock::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            router.send(CountLive).await.unwrap(),
+            0,
+            "the idle session stopped"
+        );
+        assert!(!s1.connected());
+        let (s2, e2) = router.send(GetSession { key }).await.unwrap().unwrap();
+        assert_eq!(e1.session_id, e2.session_id, "same transcript");
+        s2.send(SendChat::text("@context", "i2"))
+            .await
+            .unwrap()
+            .unwrap();
+        let text = loop {
+            let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if let RunEvent::Final { text, .. } = e.event {
+                break text;
+            }
+        };
+        assert_eq!(
+            text, "context: 3 messages",
+            "history reloaded from the store"
         );
     }
 }

@@ -197,7 +197,9 @@ pub fn from_chat(m: &crate::provider::ChatMessage) -> Value {
             let mut msg = user_message(&m.text);
             if let Some(content) = msg.get_mut("content").and_then(Value::as_array_mut) {
                 for img in &m.images {
-                    content.push(json!({ "type": "image", "data": img.data, "mimeType": img.mime_type }));
+                    content.push(
+                        json!({ "type": "image", "data": img.data, "mimeType": img.mime_type }),
+                    );
                 }
             }
             msg

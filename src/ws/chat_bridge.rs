@@ -89,7 +89,9 @@ pub struct ChatBridge {
     results: HashMap<String, RunResult>,
     result_order: std::collections::VecDeque<String>,
     waiters: HashMap<String, Vec<oneshot::Sender<RunResult>>>,
-    tool_recipients: HashMap<String, Vec<ConnId>>,
+    /// run id -> (connections, registered at ms). Registered before the
+    /// run starts; entries of runs that never started are pruned after an hour.
+    tool_recipients: HashMap<String, (Vec<ConnId>, u64)>,
 }
 
 impl ChatBridge {
@@ -112,7 +114,7 @@ impl ChatBridge {
         if verbose == "off" {
             return;
         }
-        let Some(targets) = self.tool_recipients.get(run_id).cloned() else {
+        let Some((targets, _)) = self.tool_recipients.get(run_id).cloned() else {
             return;
         };
         if verbose != "full" {
@@ -398,7 +400,9 @@ impl Handler<SessionEvent> for ChatBridge {
                     }),
                 );
             }
-            RunEvent::Thinking { .. } | RunEvent::Message { .. } | RunEvent::ModelSelected { .. } => {}
+            RunEvent::Thinking { .. }
+            | RunEvent::Message { .. }
+            | RunEvent::ModelSelected { .. } => {}
         }
     }
 }
@@ -419,7 +423,13 @@ impl Handler<WaitRun> for ChatBridge {
 impl Handler<AddToolRecipient> for ChatBridge {
     type Result = ();
     fn handle(&mut self, msg: AddToolRecipient, _: &mut Context<Self>) {
-        let list = self.tool_recipients.entry(msg.run_id).or_default();
+        let now = ferroclaw_actors::now_ms();
+        self.tool_recipients
+            .retain(|_, (_, at)| now.saturating_sub(*at) < 3_600_000);
+        let (list, _) = self
+            .tool_recipients
+            .entry(msg.run_id)
+            .or_insert_with(|| (Vec::new(), now));
         if !list.contains(&msg.conn_id) {
             list.push(msg.conn_id);
         }

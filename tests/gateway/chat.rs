@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::support::{admin, Client, TestGateway};
 
 /// `chat` events of `run_id` until its terminal state; returns them all.
-async fn chat_until_done(c: &mut Client, run_id: &str) -> Vec<Value> {
+pub(crate) async fn chat_until_done(c: &mut Client, run_id: &str) -> Vec<Value> {
     let mut out = Vec::new();
     loop {
         let ev = c.event("chat").await;

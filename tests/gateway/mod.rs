@@ -7,3 +7,5 @@ mod interop;
 mod malformed;
 mod methods;
 mod process;
+mod runtime;
+mod sessions;

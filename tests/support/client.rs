@@ -173,6 +173,15 @@ impl Client {
     }
 
     /// Next event with this name (from the backlog first).
+    /// Takes every already received event named `name` out of the backlog.
+    pub fn backlog_events(&mut self, name: &str) -> Vec<Value> {
+        let (hit, keep): (Vec<Value>, Vec<Value>) = std::mem::take(&mut self.backlog)
+            .into_iter()
+            .partition(|f| f["type"] == "event" && f["event"] == name);
+        self.backlog = keep;
+        hit
+    }
+
     pub async fn event(&mut self, name: &str) -> Value {
         if let Some(i) = self.backlog.iter().position(|f| f["event"] == name) {
             return self.backlog.remove(i);

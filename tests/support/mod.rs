@@ -43,7 +43,18 @@ impl TestGateway {
 
     /// Starts with `patch` merged over the base config.
     pub fn with_config(patch: Value) -> TestGateway {
+        Self::with_files(patch, &[])
+    }
+
+    /// Like `with_config`, with files written into the state dir first
+    /// (`(relative path, content)`, e.g. auth profiles).
+    pub fn with_files(patch: Value, files: &[(&str, &str)]) -> TestGateway {
         let dir = tempfile::tempdir().unwrap();
+        for (rel, content) in files {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
         let mut cfg = base_config();
         merge(&mut cfg, &patch);
         let mut gw = TestGateway {

@@ -314,14 +314,19 @@ impl Handler<StreamCompletion> for AnthropicProvider {
             Arc::make_mut(&mut cfg).api_key = Some(key);
         }
         let body = build_body(&msg.request);
-        spawn_with_retries(tx, self.active.clone(), msg.request.max_attempts, move |tx| {
-            let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
-            async move {
-                let mut sent = 0;
-                let result = attempt(&client, &cfg, &body, &tx, &mut sent).await;
-                Attempt { sent, result }
-            }
-        });
+        spawn_with_retries(
+            tx,
+            self.active.clone(),
+            msg.request.max_attempts,
+            move |tx| {
+                let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
+                async move {
+                    let mut sent = 0;
+                    let result = attempt(&client, &cfg, &body, &tx, &mut sent).await;
+                    Attempt { sent, result }
+                }
+            },
+        );
         MessageResult(rx)
     }
 }

@@ -202,13 +202,8 @@ impl HubConfig {
             }
         });
         let env = |name: &str| (self.env)(name);
-        resolve_api_key(
-            provider,
-            configured.as_deref(),
-            &env,
-            &self.credentials_dir,
-        )
-        .map(|(k, _)| k)
+        resolve_api_key(provider, configured.as_deref(), &env, &self.credentials_dir)
+            .map(|(k, _)| k)
     }
 
     /// Profile ids and keys for a provider, in rotation order.
@@ -315,7 +310,11 @@ impl ProviderHub {
 
     /// Serves `provider` with an already started actor (one implicit
     /// `<provider>:default` profile, no key): embedding and tests.
-    pub fn with_provider(mut self, provider: &str, actor: Recipient<StreamCompletion>) -> ProviderHub {
+    pub fn with_provider(
+        mut self,
+        provider: &str,
+        actor: Recipient<StreamCompletion>,
+    ) -> ProviderHub {
         let id = format!("{provider}:default");
         self.slots.insert(
             provider.to_string(),
@@ -429,10 +428,7 @@ impl Handler<RouteRequest> for ProviderHub {
         let now = crate::now_ms();
         let provider = msg.provider.to_ascii_lowercase();
         let slot = self.slot(&provider).map_err(RouteError::Unknown)?;
-        let Some(profile) = slot
-            .profiles
-            .pick(msg.sticky.as_deref(), &msg.exclude, now)
-        else {
+        let Some(profile) = slot.profiles.pick(msg.sticky.as_deref(), &msg.exclude, now) else {
             let back = slot.profiles.soonest_back_ms().unwrap_or(now);
             return Err(RouteError::Cooling {
                 provider,
@@ -632,7 +628,10 @@ mod tests {
     fn profiles_come_from_order_then_stored_and_keys_fall_back_to_env() {
         let mut c = cfg(
             &[("OPENAI_API_KEY", "env-key")],
-            &[("openai:work", "openai", "k-work"), ("openai:home", "openai", "k-home")],
+            &[
+                ("openai:work", "openai", "k-work"),
+                ("openai:home", "openai", "k-home"),
+            ],
         );
         let spec = builtin("openai").unwrap();
         assert_eq!(
@@ -642,8 +641,10 @@ mod tests {
                 ("openai:home".to_string(), Some("k-home".to_string()))
             ]
         );
-        c.order
-            .insert("openai".into(), vec!["openai:home".into(), "openai:env".into()]);
+        c.order.insert(
+            "openai".into(),
+            vec!["openai:home".into(), "openai:env".into()],
+        );
         assert_eq!(
             c.profiles("openai", &spec),
             [
@@ -661,7 +662,10 @@ mod tests {
             ..builtin("openai").unwrap()
         };
         let c = cfg(&[("MY_KEY", "from-var")], &[]);
-        assert_eq!(c.provider_key("openai", &with_var).as_deref(), Some("from-var"));
+        assert_eq!(
+            c.provider_key("openai", &with_var).as_deref(),
+            Some("from-var")
+        );
     }
 
     #[test]
@@ -697,7 +701,9 @@ mod tests {
         };
         let nowhere = [ModelRef::parse("nowhere/x").unwrap()];
         match open_stream(&hub, &nowhere, None, &req, &mut abort).await {
-            OpenOutcome::Failed(e) => assert!(e.message.contains("\"nowhere\" is not configured"), "{e:?}"),
+            OpenOutcome::Failed(e) => {
+                assert!(e.message.contains("\"nowhere\" is not configured"), "{e:?}")
+            }
             _ => panic!("expected a failure"),
         }
         let chain = [
@@ -719,7 +725,10 @@ mod tests {
     async fn failing_profiles_cool_down_and_the_fallback_model_serves() {
         let hub = ProviderHub::new(cfg(
             &[],
-            &[("offline:a", "offline", "ka"), ("offline:b", "offline", "kb")],
+            &[
+                ("offline:a", "offline", "ka"),
+                ("offline:b", "offline", "kb"),
+            ],
         ))
         .start();
         let (_tx, mut abort) = watch::channel(false);
@@ -730,7 +739,10 @@ mod tests {
         let chain = [ModelRef::parse("offline/echo").unwrap()];
         match open_stream(&hub, &chain, None, &req, &mut abort).await {
             OpenOutcome::Failed(e) => {
-                assert!(e.message.contains("offline:a") && e.message.contains("offline:b"), "{e:?}");
+                assert!(
+                    e.message.contains("offline:a") && e.message.contains("offline:b"),
+                    "{e:?}"
+                );
                 assert!(matches!(e.last, Some(ProviderError::RateLimited { .. })));
             }
             _ => panic!("both profiles fail"),
@@ -744,7 +756,10 @@ mod tests {
             })
             .await
             .unwrap();
-        assert!(matches!(r, Err(RouteError::Cooling { back_in_s: 60, .. })), "{r:?}");
+        assert!(
+            matches!(r, Err(RouteError::Cooling { back_in_s: 60, .. })),
+            "{r:?}"
+        );
         // A request error does not fail over.
         let bad = CompletionRequest {
             messages: vec![ChatMessage::user("@error bad_request")],

@@ -178,7 +178,12 @@ impl AuthProfiles {
     /// The session's sticky profile when it is not cooling down, else the
     /// available profile used least recently (configured order breaks ties).
     /// Profiles in `exclude` (already tried by this request) are skipped.
-    pub fn pick(&mut self, sticky: Option<&str>, exclude: &[String], now_ms: u64) -> Option<String> {
+    pub fn pick(
+        &mut self,
+        sticky: Option<&str>,
+        exclude: &[String],
+        now_ms: u64,
+    ) -> Option<String> {
         let usable = |id: &str| self.available(id, now_ms) && !exclude.iter().any(|e| e == id);
         let chosen = match sticky.filter(|s| self.order.iter().any(|o| o == s) && usable(s)) {
             Some(s) => s.to_string(),

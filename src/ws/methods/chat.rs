@@ -1,8 +1,8 @@
 //! chat.send, chat.history, chat.abort: the edge of the agent runtime.
 
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
-use ferroclaw_actors::router::{GetSession, LookupSession};
 use ferroclaw_actors::provider::Image;
+use ferroclaw_actors::router::{GetSession, LookupSession};
 use ferroclaw_actors::session::{
     AbortSession, GetTranscript, InjectNote, SendAck, SendChat, SessionActor, THINKING_LEVELS,
 };
@@ -136,7 +136,9 @@ fn attachments(raw: &[Value], text: &mut String) -> Result<Vec<Image>, ErrorShap
         }
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(&cleaned)
-            .map_err(|e| ErrorShape::invalid(format!("attachment {i}: content is not valid base64 ({e})")))?;
+            .map_err(|e| {
+                ErrorShape::invalid(format!("attachment {i}: content is not valid base64 ({e})"))
+            })?;
         let mime = a
             .mime_type
             .or(data_mime)
@@ -163,7 +165,10 @@ fn attachments(raw: &[Value], text: &mut String) -> Result<Vec<Image>, ErrorShap
             let body = String::from_utf8(bytes).map_err(|_| {
                 ErrorShape::invalid(format!("attachment {i} ({name}): text is not UTF-8"))
             })?;
-            text.push_str(&format!("\n\n[Attachment: {name}]\n{}", sanitize_text(&body)));
+            text.push_str(&format!(
+                "\n\n[Attachment: {name}]\n{}",
+                sanitize_text(&body)
+            ));
         } else {
             return Err(ErrorShape::invalid(format!(
                 "attachment {i} ({name}): unsupported type {mime} (images and text files are accepted)"
@@ -219,6 +224,13 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
     }
     let run_id = p.idempotency_key.clone();
     let timeout = p.timeout_ms.map(Duration::from_millis);
+    // Registered first: the run's first tool event may come before the ack.
+    if caller.caps.iter().any(|c| c == "tool-events") {
+        state.chat_bridge.do_send(AddToolRecipient {
+            run_id: run_id.clone(),
+            conn_id: caller.conn_id.clone(),
+        });
+    }
     let ack = send_to_session(state, &key, || SendChat {
         text: text.clone(),
         run_id: run_id.clone(),
@@ -227,12 +239,6 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         timeout,
     })
     .await?;
-    if caller.caps.iter().any(|c| c == "tool-events") {
-        state.chat_bridge.do_send(AddToolRecipient {
-            run_id: ack.run_id.clone(),
-            conn_id: caller.conn_id.clone(),
-        });
-    }
     json(json!({ "runId": ack.run_id, "status": "started" }))
 }
 
@@ -273,6 +279,9 @@ pub fn strip_directives(text: &str) -> String {
             out.push_str(&rest[start..start + len + 2]);
         }
         rest = &rest[start + len + 2..];
+        if directive && (out.is_empty() || out.ends_with(' ')) {
+            rest = rest.trim_start_matches(' ');
+        }
     }
     out.push_str(rest);
     if out.len() != text.len() {
@@ -321,7 +330,11 @@ pub fn display_message(mut m: Value, max_chars: usize) -> Value {
             }
         }
     } else if let Some(t) = m.get("content").and_then(Value::as_str) {
-        let t = if assistant { strip_directives(t) } else { t.to_string() };
+        let t = if assistant {
+            strip_directives(t)
+        } else {
+            t.to_string()
+        };
         m["content"] = Value::String(cap_chars(&t, max_chars));
     }
     let size = serde_json::to_vec(&m).map(|v| v.len()).unwrap_or(0);
@@ -348,7 +361,13 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
         .clamp(1, HISTORY_FIELD_CHARS);
     let key = session_key(state, &p.session_key)?;
     let gw = &state.gateway;
-    let default_thinking = state.live.settings().agents.defaults.thinking_default.clone();
+    let default_thinking = state
+        .live
+        .settings()
+        .agents
+        .defaults
+        .thinking_default
+        .clone();
     let Some(entry) = gw
         .router
         .send(LookupSession { key: key.clone() })
@@ -519,13 +538,13 @@ pub async fn agent(
     let run_id = p.idempotency_key;
     let running = active_run_session(&state.active_runs, &run_id).is_some();
     if !running {
-        send_to_session(state, &key, || SendChat::text(&text, &run_id)).await?;
         if caller.caps.iter().any(|c| c == "tool-events") {
             state.chat_bridge.do_send(AddToolRecipient {
                 run_id: run_id.clone(),
                 conn_id: caller.conn_id.clone(),
             });
         }
+        send_to_session(state, &key, || SendChat::text(&text, &run_id)).await?;
     }
     let accepted =
         json!({ "runId": run_id, "status": "accepted", "acceptedAt": ferroclaw_actors::now_ms() });

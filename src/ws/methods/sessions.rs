@@ -97,26 +97,45 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(store_err)?;
     let now = ferroclaw_actors::now_ms();
     let search = p.search.as_deref().map(str::to_lowercase);
-    let agent_prefix = p.agent_id.as_deref().map(|a| format!("agent:{}:", a.to_lowercase()));
-    let runs = state.active_runs.lock().map(|m| m.clone()).unwrap_or_default();
+    let agent_prefix = p
+        .agent_id
+        .as_deref()
+        .map(|a| format!("agent:{}:", a.to_lowercase()));
+    let runs = state
+        .active_runs
+        .lock()
+        .map(|m| m.clone())
+        .unwrap_or_default();
     let matching: Vec<Value> = rows
         .iter()
         .filter(|r| {
             p.active_minutes
                 .is_none_or(|m| now.saturating_sub(r.entry.updated_at) <= m * 60_000)
         })
-        .filter(|r| p.label.as_ref().is_none_or(|l| r.entry.label.as_ref() == Some(l)))
+        .filter(|r| {
+            p.label
+                .as_ref()
+                .is_none_or(|l| r.entry.label.as_ref() == Some(l))
+        })
         .filter(|r| agent_prefix.as_ref().is_none_or(|a| r.key.starts_with(a)))
         .filter(|r| p.include_global.unwrap_or(true) || kind(&r.key) != "global")
         .filter(|r| {
             search.as_ref().is_none_or(|s| {
                 r.key.to_lowercase().contains(s)
-                    || r.entry.label.as_ref().is_some_and(|l| l.to_lowercase().contains(s))
+                    || r.entry
+                        .label
+                        .as_ref()
+                        .is_some_and(|l| l.to_lowercase().contains(s))
             })
         })
         .map(|r| {
             let running = runs.values().any(|k| *k == r.key);
-            row(&r.key, &r.entry, running, p.include_last_message.unwrap_or(false))
+            row(
+                &r.key,
+                &r.entry,
+                running,
+                p.include_last_message.unwrap_or(false),
+            )
         })
         .collect();
     let total = matching.len();
