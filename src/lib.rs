@@ -155,6 +155,15 @@ pub async fn start(
             .configure(http::admin::routes)
             .default_service(web::to(ws::upgrade))
     })
+    // Nagle off: a `res` written right after an event frame must not wait
+    // for the client's delayed ACK (40 ms on Linux).
+    .on_connect(|conn, _| {
+        if let Some(tcp) = conn.downcast_ref::<actix_web::rt::net::TcpStream>() {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "TCP_NODELAY not set");
+            }
+        }
+    })
     .disable_signals()
     .shutdown_timeout(5)
     .listen(listener)?;

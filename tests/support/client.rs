@@ -41,10 +41,14 @@ impl Client {
                 v.parse().unwrap(),
             );
         }
-        let (ws, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req))
-            .await
-            .unwrap()
-            .unwrap();
+        // Nagle off, as browsers and OpenClaw's clients do: small frames go out at once.
+        let (ws, _) = tokio::time::timeout(
+            WAIT,
+            tokio_tungstenite::connect_async_with_config(req, None, true),
+        )
+        .await
+        .unwrap()
+        .unwrap();
         Self::from_ws(ws).await
     }
 

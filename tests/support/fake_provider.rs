@@ -241,6 +241,10 @@ pub type Recorded = (Value, Vec<(String, String)>);
 pub struct FakeProvider {
     pub addr: Option<SocketAddr>,
     scripts: Arc<Mutex<VecDeque<Script>>>,
+    /// Served when no script is queued (benchmarks); else a 500.
+    fallback: Arc<Mutex<Option<Script>>>,
+    /// Keep request bodies (tests); benchmarks turn it off.
+    pub record: Arc<std::sync::atomic::AtomicBool>,
     pub requests: Arc<Mutex<Vec<Recorded>>>,
     pub first_chunk_at: Arc<Mutex<Vec<Instant>>>,
     pub aborted: Arc<AtomicUsize>,
@@ -252,11 +256,14 @@ impl FakeProvider {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let fake = FakeProvider {
             addr: Some(listener.local_addr().unwrap()),
+            record: Arc::new(std::sync::atomic::AtomicBool::new(true)),
             ..Default::default()
         };
         let shared = fake.clone();
         tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
+                // Like real API servers: each SSE chunk leaves at once.
+                let _ = sock.set_nodelay(true);
                 let me = shared.clone();
                 tokio::spawn(async move { me.serve(sock).await });
             }
@@ -266,6 +273,11 @@ impl FakeProvider {
 
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr.unwrap())
+    }
+
+    /// The script for every request that finds the queue empty.
+    pub fn set_default(&self, s: Script) {
+        *self.fallback.lock().unwrap() = Some(s);
     }
 
     pub fn push(&self, s: Script) {
@@ -316,9 +328,12 @@ impl FakeProvider {
         headers.push((":path".to_string(), path));
         let body: Value =
             serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
-        self.requests.lock().unwrap().push((body, headers));
+        if self.record.load(Ordering::Relaxed) {
+            self.requests.lock().unwrap().push((body, headers));
+        }
         let script = self.scripts.lock().unwrap().pop_front();
         let script = script
+            .or_else(|| self.fallback.lock().unwrap().clone())
             .unwrap_or_else(|| Script::status(500, "{\"error\":{\"message\":\"no script\"}}"));
         match script {
             Script::Http {
