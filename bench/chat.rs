@@ -47,6 +47,17 @@ fn rss_kb(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Threads of the gateway process.
+fn threads(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Threads:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx]
@@ -128,6 +139,8 @@ async fn drain(
 fn main() {
     let sessions = env_usize("FERROCLAW_BENCH_SESSIONS", 1000);
     let total_runs = env_usize("FERROCLAW_BENCH_TOTAL_RUNS", 10_000);
+    // Phase 2 one run at a time (to tell per-session memory from burst peaks).
+    let serial = env_usize("FERROCLAW_BENCH_SERIAL", 0) == 1;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -146,7 +159,7 @@ fn main() {
                 "gateway": { "auth": { "mode": "token", "token": "bench-token" },
                              "tickIntervalMs": 3_600_000, "healthRefreshIntervalMs": 3_600_000 },
                 "models": { "providers": { "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k" } } },
-                "agents": { "defaults": { "model": "fake/bench" } },
+                "agents": { "defaults": { "model": "fake/bench", "sessionIdleSeconds": env_usize("FERROCLAW_BENCH_IDLE_S", 600) } },
                 "logging": { "level": "warn" },
             })
             .to_string(),
@@ -255,10 +268,11 @@ fn main() {
         println!("gateway RSS after {runs_done} runs          {:>8.1} MB", after_100 as f64 / 1024.0);
 
         // Phase 2: many sessions at once, 200 tokens each.
-        fake.set_default(tokens(200));
+        fake.set_default(tokens(env_usize("FERROCLAW_BENCH_TOKENS", 200)));
         let mut pending = HashMap::new();
         let (mut first, mut ended) = (HashMap::new(), HashMap::new());
         let mut seen2 = Seen::default();
+        let mut started = HashMap::new();
         let t_conc = Instant::now();
         for i in 0..sessions {
             let id = format!("conc-{i}");
@@ -267,9 +281,12 @@ fn main() {
                 json!({"sessionKey": format!("bench-{i}"), "message": "go", "idempotencyKey": id}),
             )
             .await;
-            pending.insert(id, Instant::now());
+            pending.insert(id.clone(), Instant::now());
+            started.insert(id, Instant::now());
+            if serial {
+                drain(&mut c, &mut pending, &mut first, &mut ended, &mut seen2).await;
+            }
         }
-        let started = pending.clone();
         drain(&mut c, &mut pending, &mut first, &mut ended, &mut seen2).await;
         let conc_elapsed = t_conc.elapsed();
         let durations: Vec<Duration> = ended
@@ -318,12 +335,14 @@ fn main() {
             seen3.finals as f64 / t_more.elapsed().as_secs_f64(),
             seen3.errors
         );
+        tokio::time::sleep(Duration::from_millis(env_usize("FERROCLAW_BENCH_SETTLE_MS", 0) as u64)).await;
         let after_all = rss_kb(pid);
         println!(
             "gateway RSS after {runs_done} runs        {:>8.1} MB ({:.2}x the RSS after 100 runs)",
             after_all as f64 / 1024.0,
             after_all as f64 / after_100.max(1) as f64
         );
+        println!("gateway threads                    {}", threads(pid));
         let lost = runs_done as u64 - (seen.finals + seen2.finals + seen3.finals);
         println!("lost runs                          {lost}");
     });
