@@ -275,7 +275,8 @@ impl FakeProvider {
         format!("http://{}/v1", self.addr.unwrap())
     }
 
-    /// The script for every request that finds the queue empty.
+    /// The script for every request that finds the queue empty (bench/chat.rs).
+    #[allow(dead_code)]
     pub fn set_default(&self, s: Script) {
         *self.fallback.lock().unwrap() = Some(s);
     }
