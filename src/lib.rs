@@ -47,6 +47,9 @@ pub struct StartOptions {
     pub log_file: PathBuf,
     /// HTTP worker threads (None: one per core).
     pub workers: Option<usize>,
+    /// Reads provider API keys from the environment (`OPENAI_API_KEY`, ...).
+    /// The binary passes the process environment; tests pass none.
+    pub env: ferroclaw_actors::provider::hub::EnvReader,
 }
 
 /// A running gateway. Dropping it does not stop it; call `shutdown`.
@@ -118,6 +121,7 @@ pub async fn start(
         store,
         self_entry,
         metrics,
+        opts.env.clone(),
         move |bus, metrics| {
             use actix::Actor;
             let bridge = crate::ws::chat_bridge::ChatBridge::new(bus, metrics, runs).start();

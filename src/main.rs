@@ -279,6 +279,7 @@ fn run_gateway(paths: &Paths, state: &Path, port: Option<u16>, bind: Option<Stri
         state_dir: state.to_path_buf(),
         log_file,
         workers: None,
+        env: ferroclaw_actors::provider::hub::process_env(),
     };
     let result = actix_rt::System::new().block_on(async move {
         let gw = match start(opts, listener).await {

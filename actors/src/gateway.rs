@@ -19,7 +19,7 @@ use crate::idempotency::IdempotencyActor;
 use crate::lane::{LaneActor, Lanes};
 use crate::metrics::Metrics;
 use crate::presence::{PresenceActor, PresenceEntry, StateVersions};
-use crate::provider::hub::{process_env, HubConfig, ProviderHub, Reconfigure};
+use crate::provider::hub::{EnvReader, HubConfig, ProviderHub, Reconfigure};
 use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
 use crate::queue::QueueSettings;
 use crate::router::RouterActor;
@@ -56,6 +56,7 @@ impl Gateway {
         store: Store,
         self_entry: PresenceEntry,
         metrics: Arc<Metrics>,
+        env: EnvReader,
         chat_events: impl FnOnce(Addr<EventBus>, Arc<Metrics>) -> Recipient<SessionEvent>,
     ) -> Result<Gateway, StartError> {
         let versions = Arc::new(StateVersions::default());
@@ -81,7 +82,7 @@ impl Gateway {
             &settings,
             store.dir(),
             settings.default_agent_id(),
-            process_env(),
+            env.clone(),
         );
         let (model, _) = resolve_model(
             &ModelChain {
@@ -125,6 +126,7 @@ impl Gateway {
         let router = RouterActor::new(deps).with_lanes(lanes.clone()).start();
         let root = GatewayActor {
             hub: hub.clone(),
+            env,
             settings,
             store: store.clone(),
             bus: bus.clone(),
@@ -278,6 +280,8 @@ pub struct Shutdown {
 
 pub struct GatewayActor {
     hub: Addr<ProviderHub>,
+    /// Provider keys from the environment (handed in by the edge).
+    env: EnvReader,
     settings: Arc<Settings>,
     store: Store,
     bus: Addr<EventBus>,
@@ -410,7 +414,7 @@ impl Handler<SettingsChanged> for GatewayActor {
             &self.settings,
             self.store.dir(),
             self.settings.default_agent_id(),
-            process_env(),
+            self.env.clone(),
         )));
         self.handle(HealthChanged, ctx);
     }

@@ -454,8 +454,32 @@ async fn stream_turn(
     }
 }
 
-fn user(text: String) -> ChatMessage {
-    ChatMessage::user(&text)
+/// Adds a message to the run's conversation and reports it to the sink
+/// (the session persists it).
+fn append(cfg: &RunConfig, messages: &mut Vec<ChatMessage>, message: ChatMessage) {
+    cfg.sink.do_send(RunEvent::Message {
+        run_id: cfg.run_id.clone(),
+        message: message.clone(),
+    });
+    messages.push(message);
+}
+
+/// Records a tool call's result: in the conversation and as `ToolFinished`.
+fn tool_done(
+    cfg: &RunConfig,
+    messages: &mut Vec<ChatMessage>,
+    call: &ToolCall,
+    outcome: ToolOutcome,
+    skipped: bool,
+) {
+    let result = ChatMessage::tool_result(&call.id, &outcome.text, outcome.is_error);
+    append(cfg, messages, result);
+    cfg.sink.do_send(RunEvent::ToolFinished {
+        run_id: cfg.run_id.clone(),
+        call: call.clone(),
+        outcome,
+        skipped,
+    });
 }
 
 /// Runs a turn's tool calls one by one, checking for steering between them
@@ -469,12 +493,6 @@ async fn run_tools(
     followups: &mut VecDeque<String>,
     abort: &mut watch::Receiver<bool>,
 ) -> Option<Vec<String>> {
-    let emit_message = |m: &ChatMessage| {
-        cfg.sink.do_send(RunEvent::Message {
-            run_id: cfg.run_id.clone(),
-            message: m.clone(),
-        });
-    };
     for (i, call) in turn.calls.iter().enumerate() {
         cfg.sink.do_send(RunEvent::ToolStarted {
             run_id: cfg.run_id.clone(),
@@ -491,15 +509,7 @@ async fn run_tools(
             }),
             _ = wait_abort(abort) => return None,
         };
-        let result = ChatMessage::tool_result(&call.id, &outcome.text, outcome.is_error);
-        messages.push(result.clone());
-        emit_message(&result);
-        cfg.sink.do_send(RunEvent::ToolFinished {
-            run_id: cfg.run_id.clone(),
-            call: call.clone(),
-            outcome,
-            skipped: false,
-        });
+        tool_done(cfg, messages, call, outcome, false);
         // Steering check between tool calls.
         let steers = drain(control, followups);
         if !steers.is_empty() {
@@ -508,15 +518,7 @@ async fn run_tools(
                     text: SKIPPED_TOOL_RESULT.to_string(),
                     is_error: true,
                 };
-                let result = ChatMessage::tool_result(&skipped.id, &outcome.text, true);
-                messages.push(result.clone());
-                emit_message(&result);
-                cfg.sink.do_send(RunEvent::ToolFinished {
-                    run_id: cfg.run_id.clone(),
-                    call: skipped.clone(),
-                    outcome,
-                    skipped: true,
-                });
+                tool_done(cfg, messages, skipped, outcome, true);
             }
             return Some(steers);
         }
@@ -578,12 +580,6 @@ async fn run_loop(
     mut abort: watch::Receiver<bool>,
 ) -> RunEvent {
     let run_id = cfg.run_id.clone();
-    let emit_message = |m: &ChatMessage| {
-        cfg.sink.do_send(RunEvent::Message {
-            run_id: cfg.run_id.clone(),
-            message: m.clone(),
-        });
-    };
     let mut messages = cfg.messages.clone();
     let mut followups = VecDeque::new();
     let mut usage = Usage::default();
@@ -609,62 +605,46 @@ async fn run_loop(
         // Inner loop: model calls and tool calls until the model stops asking for tools.
         let mut model_calls = 0;
         loop {
-            if let Some(turn) = resume.take() {
-                let steers = run_tools(
-                    &cfg,
-                    &turn,
-                    &mut messages,
-                    &mut control,
-                    &mut followups,
-                    &mut abort,
-                )
-                .await;
-                let Some(steers) = steers else {
-                    return RunEvent::Aborted {
-                        run_id,
-                        text: String::new(),
-                    };
-                };
-                for s in steers {
-                    let m = user(s);
-                    messages.push(m.clone());
-                    emit_message(&m);
-                }
-                continue;
-            }
-            model_calls += 1;
-            if model_calls > cfg.max_model_calls {
-                return RunEvent::Failed {
-                    run_id,
-                    error: format!(
-                        "the model asked for tools {} times in one turn",
-                        cfg.max_model_calls
-                    ),
-                    kind: FailureKind::TooManyTurns,
-                };
-            }
-            let turn =
-                match stream_turn(&cfg, &messages, &mut usage, &mut serving, &mut abort).await {
-                    StreamEnd::Done(t) => t,
-                    StreamEnd::Failed(error, cause) => {
+            let turn = match resume.take() {
+                Some(turn) => turn,
+                None => {
+                    model_calls += 1;
+                    if model_calls > cfg.max_model_calls {
                         return RunEvent::Failed {
                             run_id,
-                            error,
-                            kind: FailureKind::Provider(cause),
-                        }
+                            error: format!(
+                                "the model asked for tools {} times in one turn",
+                                cfg.max_model_calls
+                            ),
+                            kind: FailureKind::TooManyTurns,
+                        };
                     }
-                    StreamEnd::Aborted(text) => return RunEvent::Aborted { run_id, text },
-                };
-            let assistant = ChatMessage {
-                role: MessageRole::Assistant,
-                text: turn.text.clone(),
-                tool_calls: turn.calls.clone(),
-                tool_call_id: None,
-                is_error: false,
-                images: Vec::new(),
+                    let turn =
+                        match stream_turn(&cfg, &messages, &mut usage, &mut serving, &mut abort)
+                            .await
+                        {
+                            StreamEnd::Done(t) => t,
+                            StreamEnd::Failed(error, cause) => {
+                                return RunEvent::Failed {
+                                    run_id,
+                                    error,
+                                    kind: FailureKind::Provider(cause),
+                                }
+                            }
+                            StreamEnd::Aborted(text) => return RunEvent::Aborted { run_id, text },
+                        };
+                    let assistant = ChatMessage {
+                        role: MessageRole::Assistant,
+                        text: turn.text.clone(),
+                        tool_calls: turn.calls.clone(),
+                        tool_call_id: None,
+                        is_error: false,
+                        images: Vec::new(),
+                    };
+                    append(&cfg, &mut messages, assistant);
+                    turn
+                }
             };
-            messages.push(assistant.clone());
-            emit_message(&assistant);
             let Some(steers) = run_tools(
                 &cfg,
                 &turn,
@@ -684,9 +664,7 @@ async fn run_loop(
             last = turn;
             if !steers.is_empty() {
                 for s in steers {
-                    let m = user(s);
-                    messages.push(m.clone());
-                    emit_message(&m);
+                    append(&cfg, &mut messages, ChatMessage::user(&s));
                 }
                 continue;
             }
@@ -697,11 +675,7 @@ async fn run_loop(
         // Outer loop: follow-ups queued during the turn.
         drain(&mut control, &mut followups);
         match followups.pop_front() {
-            Some(f) => {
-                let m = user(f);
-                messages.push(m.clone());
-                emit_message(&m);
-            }
+            Some(f) => append(&cfg, &mut messages, ChatMessage::user(&f)),
             None => break,
         }
     }

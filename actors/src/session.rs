@@ -81,6 +81,34 @@ impl SessionEntry {
             ..Default::default()
         }
     }
+
+    /// The entry after `sessions.reset`: a new sessionId; the user's
+    /// settings kept; the sticky profile, last model and counters cleared.
+    fn renewed(&self, now: u64) -> SessionEntry {
+        SessionEntry {
+            created_at: self.created_at,
+            label: self.label.clone(),
+            thinking_level: self.thinking_level.clone(),
+            verbose_level: self.verbose_level.clone(),
+            model_override: self.model_override.clone(),
+            send_policy: self.send_policy.clone(),
+            queue: self.queue.clone(),
+            ..SessionEntry::new(now)
+        }
+    }
+}
+
+/// Replies with `result` once the store is flushed (the durability point
+/// of patch, reset and inject).
+fn when_flushed<T: 'static>(
+    store: Store,
+    result: Result<T, String>,
+) -> ResponseFuture<Result<T, String>> {
+    Box::pin(async move {
+        let value = result?;
+        store.flush().await.map_err(|e| e.to_string())?;
+        Ok(value)
+    })
 }
 
 /// Which models a session's runs use: per agent and global, each a primary
@@ -856,13 +884,11 @@ impl Handler<PatchSession> for SessionActor {
                 }
             }
             if let Some(Some(m)) = &p.model {
-                let r = ModelRef::parse(m).map_err(|e| format!("invalid model: {e}"))?;
-                self.deps.models.candidates(&self.agent_id, Some(m))?;
+                ModelRef::parse(m).map_err(|e| format!("invalid model: {e}"))?;
                 if self.entry.model_override.as_deref() != Some(m.as_str()) {
                     // A new model starts without the old provider's profile.
                     self.entry.auth_profile_override = None;
                 }
-                let _ = r;
             }
             let e = &mut self.entry;
             for (field, value) in [
@@ -879,12 +905,7 @@ impl Handler<PatchSession> for SessionActor {
             self.save_entry().map_err(|e| e.to_string())?;
             Ok(self.entry.clone())
         })();
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            let entry = result?;
-            store.flush().await.map_err(|e| e.to_string())?;
-            Ok(entry)
-        })
+        when_flushed(self.deps.store.clone(), result)
     }
 }
 
@@ -897,14 +918,7 @@ impl Handler<ResetSession> for SessionActor {
         self.active = None;
         self.queue = SessionQueue::new(self.queue.settings);
         self.interrupt_next = None;
-        let old = std::mem::replace(&mut self.entry, SessionEntry::new(crate::now_ms()));
-        self.entry.created_at = old.created_at;
-        self.entry.label = old.label;
-        self.entry.thinking_level = old.thinking_level;
-        self.entry.verbose_level = old.verbose_level;
-        self.entry.model_override = old.model_override;
-        self.entry.send_policy = old.send_policy;
-        self.entry.queue = old.queue;
+        self.entry = self.entry.renewed(crate::now_ms());
         self.history.clear();
         self.transcript_model = None;
         let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
@@ -912,12 +926,7 @@ impl Handler<ResetSession> for SessionActor {
             .map_err(|e| e.to_string())
             .and_then(|_| self.save_entry().map_err(|e| e.to_string()))
             .map(|_| self.entry.clone());
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            let entry = result?;
-            store.flush().await.map_err(|e| e.to_string())?;
-            Ok(entry)
-        })
+        when_flushed(self.deps.store.clone(), result)
     }
 }
 
@@ -941,12 +950,7 @@ impl Handler<InjectNote> for SessionActor {
             .unwrap_or_default()
             .to_string();
         let stored = self.append_entry(entry).map_err(|e| e.to_string());
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            stored?;
-            store.flush().await.map_err(|e| e.to_string())?;
-            Ok(id)
-        })
+        when_flushed(self.deps.store.clone(), stored.map(|_| id))
     }
 }
 

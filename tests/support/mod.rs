@@ -98,6 +98,8 @@ impl TestGateway {
                     state_dir,
                     log_file,
                     workers: Some(1),
+                    // Hermetic: a developer's OPENAI_API_KEY never reaches tests.
+                    env: std::sync::Arc::new(|_: &str| None),
                 };
                 let gw = start(opts, listener).await.unwrap();
                 addr_tx.send(gw.addr).unwrap();

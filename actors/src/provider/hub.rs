@@ -73,6 +73,7 @@ pub fn builtin(provider: &str) -> Option<ProviderSpec> {
 /// Reads environment variables (tests pass a fixed map).
 pub type EnvReader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// The process environment; only `main.rs` calls it (invariant 3).
 pub fn process_env() -> EnvReader {
     Arc::new(|name: &str| std::env::var(name).ok())
 }

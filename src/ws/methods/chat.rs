@@ -301,7 +301,8 @@ fn cap_chars(s: &str, max: usize) -> String {
 /// One transcript message as `chat.history` shows it: directive tags
 /// stripped from assistant text, text fields capped, inline image data
 /// replaced by a note, and a message still over 128 KB replaced whole.
-pub fn display_message(mut m: Value, max_chars: usize) -> Value {
+/// Returns it with its serialised size.
+pub fn display_message(mut m: Value, max_chars: usize) -> (Value, usize) {
     let assistant = m.get("role").and_then(Value::as_str) == Some("assistant");
     if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
         for b in blocks.iter_mut() {
@@ -341,10 +342,12 @@ pub fn display_message(mut m: Value, max_chars: usize) -> Value {
     if size > HISTORY_MESSAGE_BYTES {
         let role = m.get("role").cloned().unwrap_or(Value::Null);
         let ts = m.get("timestamp").cloned().unwrap_or(Value::Null);
-        return json!({ "role": role, "timestamp": ts, "omitted": true,
+        let note = json!({ "role": role, "timestamp": ts, "omitted": true,
             "content": [{ "type": "text", "text": format!("[message omitted from history: {size} bytes]") }] });
+        let note_size = serde_json::to_vec(&note).map(|v| v.len()).unwrap_or(0);
+        return (note, note_size);
     }
-    m
+    (m, size)
 }
 
 pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
@@ -392,20 +395,19 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
         .filter_map(|e| e.get("message").cloned())
         .collect();
     let skip = messages.len().saturating_sub(limit);
-    let mut shown: Vec<Value> = messages
+    let shown: Vec<(Value, usize)> = messages
         .into_iter()
         .skip(skip)
         .map(|m| display_message(m, max_chars))
         .collect();
     // Total budget: the newest messages win.
-    let mut total: usize = shown
-        .iter()
-        .map(|m| serde_json::to_vec(m).map(|v| v.len()).unwrap_or(0))
-        .sum();
-    while total > HISTORY_TOTAL_BYTES && !shown.is_empty() {
-        let first = shown.remove(0);
-        total -= serde_json::to_vec(&first).map(|v| v.len()).unwrap_or(0);
+    let mut total: usize = shown.iter().map(|(_, size)| size).sum();
+    let mut first = 0;
+    while total > HISTORY_TOTAL_BYTES && first < shown.len() {
+        total -= shown[first].1;
+        first += 1;
     }
+    let shown: Vec<Value> = shown.into_iter().skip(first).map(|(m, _)| m).collect();
     let mut out = json!({
         "sessionKey": key.as_str(),
         "sessionId": entry.session_id,

@@ -101,10 +101,10 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         .agent_id
         .as_deref()
         .map(|a| format!("agent:{}:", a.to_lowercase()));
-    let runs = state
+    let running: std::collections::HashSet<String> = state
         .active_runs
         .lock()
-        .map(|m| m.clone())
+        .map(|m| m.values().cloned().collect())
         .unwrap_or_default();
     let matching: Vec<Value> = rows
         .iter()
@@ -129,11 +129,11 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
             })
         })
         .map(|r| {
-            let running = runs.values().any(|k| *k == r.key);
+            let live_run = running.contains(&r.key);
             row(
                 &r.key,
                 &r.entry,
-                running,
+                live_run,
                 p.include_last_message.unwrap_or(false),
             )
         })
