@@ -4,13 +4,19 @@
 //! one WebSocket client. Prints numbers; asserts nothing but "no run lost".
 //!
 //!     cargo bench --bench chat
-//!     FERROCLAW_BENCH_SESSIONS=1000 FERROCLAW_BENCH_TOTAL_RUNS=10000 cargo bench --bench chat
+//!     FERROCLAW_BENCH_IDLE_S=2 cargo bench --bench chat
 //!
 //! Phases: idle RSS; 100 sequential runs on one session (chat.send ack
 //! latency, gateway overhead to the first `chat` delta = client receive time
 //! minus the provider's first-chunk time, runs/s) and RSS; N concurrent
-//! sessions x 200 tokens (completions, events/s, send->final p50/p99); more
-//! runs up to the total, then RSS again.
+//! sessions x 200 tokens (completions, events/s, send->final p50/p99, RSS
+//! and the cost of a live session); more runs up to the total, then RSS.
+//! Every RSS line says how many sessions are live. With a short session
+//! idle timeout (`FERROCLAW_BENCH_IDLE_S` <= 10) it then waits for every
+//! session to idle out, prints the RSS the gateway keeps, runs the same
+//! number of runs again and prints the growth per 1000 runs (a leak shows
+//! there). Knobs: `FERROCLAW_BENCH_SESSIONS` (1000), `_TOTAL_RUNS` (10000),
+//! `_TOKENS` (200), `_SERIAL=1`, `_PROFILER="heaptrack -o /tmp/ht"`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/mod.rs"]
@@ -56,6 +62,78 @@ fn threads(pid: u32) -> u64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// One sample of the gateway's `/metrics` (plain HTTP/1.0 on loopback).
+fn metric(addr: &str, name: &str) -> Option<i64> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).ok()?;
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Prints the gateway's RSS with the number of live sessions; returns it (KB).
+fn rss_line(label: &str, pid: u32, addr: &str, reference: Option<u64>) -> u64 {
+    let rss = rss_kb(pid);
+    let live = metric(addr, "ferroclaw_sessions_live").unwrap_or(-1);
+    let ratio = reference
+        .map(|r| {
+            format!(
+                ", {:.2}x the RSS after 100 runs",
+                rss as f64 / r.max(1) as f64
+            )
+        })
+        .unwrap_or_default();
+    println!(
+        "{:<34} {:>8.1} MB ({live} sessions live{ratio})",
+        format!("gateway RSS {label}"),
+        rss as f64 / 1024.0
+    );
+    rss
+}
+
+/// Waits until every session idled out and the gateway's next heap trim
+/// (every 5 s after sessions stopped) ran.
+async fn settle(addr: &str) {
+    let until = Instant::now() + Duration::from_secs(120);
+    while metric(addr, "ferroclaw_sessions_live").unwrap_or(0) > 0 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(6)).await;
+}
+
+/// `runs` more runs in waves of 100 sessions (`bench-0..99`, 20 tokens;
+/// with `FERROCLAW_BENCH_FRESH=1` a new session for every run).
+async fn waves(c: &mut Client, runs: usize, tag: &str) -> Seen {
+    let fresh = env_usize("FERROCLAW_BENCH_FRESH", 0) == 1;
+    let key = |i: usize, id: &str| match fresh {
+        true => format!("fresh-{id}"),
+        false => format!("bench-{i}"),
+    };
+    let mut seen = Seen::default();
+    let (mut done, mut wave) = (0, 0);
+    while done < runs {
+        let n = (runs - done).min(100);
+        let mut pending = HashMap::new();
+        for i in 0..n {
+            let id = format!("{tag}-{wave}-{i}");
+            c.send_req(
+                "chat.send",
+                json!({"sessionKey": key(i, &id), "message": "go", "idempotencyKey": id}),
+            )
+            .await;
+            pending.insert(id, Instant::now());
+        }
+        let (mut f, mut e) = (HashMap::new(), HashMap::new());
+        drain(c, &mut pending, &mut f, &mut e, &mut seen).await;
+        done += n;
+        wave += 1;
+    }
+    seen
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -141,6 +219,7 @@ fn main() {
     let total_runs = env_usize("FERROCLAW_BENCH_TOTAL_RUNS", 10_000);
     // Phase 2 one run at a time (to tell per-session memory from burst peaks).
     let serial = env_usize("FERROCLAW_BENCH_SERIAL", 0) == 1;
+    let idle_s = env_usize("FERROCLAW_BENCH_IDLE_S", 600);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -159,13 +238,19 @@ fn main() {
                 "gateway": { "auth": { "mode": "token", "token": "bench-token" },
                              "tickIntervalMs": 3_600_000, "healthRefreshIntervalMs": 3_600_000 },
                 "models": { "providers": { "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k" } } },
-                "agents": { "defaults": { "model": "fake/bench", "sessionIdleSeconds": env_usize("FERROCLAW_BENCH_IDLE_S", 600) } },
+                "agents": { "defaults": { "model": "fake/bench", "sessionIdleSeconds": idle_s } },
                 "logging": { "level": "warn" },
             })
             .to_string(),
         )
         .unwrap();
-        let mut child = Command::new(BIN)
+        // FERROCLAW_BENCH_PROFILER="heaptrack -o /tmp/ht" runs the gateway
+        // under a profiler (RSS lines then measure the profiler's process).
+        let profiler = std::env::var("FERROCLAW_BENCH_PROFILER").unwrap_or_default();
+        let mut argv: Vec<&str> = profiler.split_whitespace().collect();
+        argv.push(BIN);
+        let mut child = Command::new(argv[0])
+            .args(&argv[1..])
             .env("HOME", state.path())
             .env_remove("OPENCLAW_GATEWAY_TOKEN")
             .args(["--state-dir"])
@@ -185,12 +270,11 @@ fn main() {
                 break rest.trim().to_string();
             }
         };
-        std::thread::spawn(move || for _ in lines {});
+        std::thread::spawn(move || for l in lines.map_while(Result::ok) { eprintln!("gw: {l}") });
         let _gw = Gateway(child);
         let url = format!("ws://{addr}/");
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let idle = rss_kb(pid);
-        println!("gateway RSS idle                   {:>8.1} MB", idle as f64 / 1024.0);
+        rss_line("idle", pid, &addr, None);
 
         let mut c = Client::connect(&url).await;
         let res = c
@@ -264,8 +348,7 @@ fn main() {
             "sequential runs",
             seq_runs as f64 / seq_elapsed.as_secs_f64()
         );
-        let after_100 = rss_kb(pid);
-        println!("gateway RSS after {runs_done} runs          {:>8.1} MB", after_100 as f64 / 1024.0);
+        let after_100 = rss_line(&format!("after {runs_done} runs"), pid, &addr, None);
 
         // Phase 2: many sessions at once, 200 tokens each.
         fake.set_default(tokens(env_usize("FERROCLAW_BENCH_TOKENS", 200)));
@@ -304,29 +387,19 @@ fn main() {
         );
         report("  send -> final", durations);
         runs_done += sessions;
+        let after_burst = rss_line(&format!("after {runs_done} runs"), pid, &addr, Some(after_100));
+        println!(
+            "{:<34} {:>8.1} KB per session (RSS growth over the burst / {sessions})",
+            "  live session cost",
+            after_burst.saturating_sub(after_100) as f64 / sessions.max(1) as f64
+        );
 
         // Phase 3: more runs up to the total (100 sessions in waves, 20 tokens).
         fake.set_default(tokens(20));
         let t_more = Instant::now();
-        let mut seen3 = Seen::default();
-        let mut wave = 0;
-        while runs_done < total_runs {
-            let n = (total_runs - runs_done).min(100);
-            let mut pending = HashMap::new();
-            for i in 0..n {
-                let id = format!("more-{wave}-{i}");
-                c.send_req(
-                    "chat.send",
-                    json!({"sessionKey": format!("bench-{i}"), "message": "go", "idempotencyKey": id}),
-                )
-                .await;
-                pending.insert(id, Instant::now());
-            }
-            let (mut f, mut e) = (HashMap::new(), HashMap::new());
-            drain(&mut c, &mut pending, &mut f, &mut e, &mut seen3).await;
-            runs_done += n;
-            wave += 1;
-        }
+        let more = total_runs.saturating_sub(runs_done);
+        let seen3 = waves(&mut c, more, "more").await;
+        runs_done += more;
         println!(
             "{:<34} {} runs in {:.1}s ({:.0} runs/s), {} errors",
             "waves of 100 sessions",
@@ -335,15 +408,27 @@ fn main() {
             seen3.finals as f64 / t_more.elapsed().as_secs_f64(),
             seen3.errors
         );
-        tokio::time::sleep(Duration::from_millis(env_usize("FERROCLAW_BENCH_SETTLE_MS", 0) as u64)).await;
-        let after_all = rss_kb(pid);
-        println!(
-            "gateway RSS after {runs_done} runs        {:>8.1} MB ({:.2}x the RSS after 100 runs)",
-            after_all as f64 / 1024.0,
-            after_all as f64 / after_100.max(1) as f64
-        );
+        rss_line(&format!("after {runs_done} runs"), pid, &addr, Some(after_100));
+        let mut finals = seen.finals + seen2.finals + seen3.finals;
+        // With a short idle timeout (FERROCLAW_BENCH_IDLE_S), the memory a
+        // gateway keeps once its sessions idled out, and whether more runs
+        // add to it (a leak would): another batch of the same size.
+        if idle_s <= 10 {
+            settle(&addr).await;
+            let settled = rss_line(&format!("after {runs_done} runs, idle"), pid, &addr, Some(after_100));
+            let again = waves(&mut c, more, "again").await;
+            finals += again.finals;
+            runs_done += more;
+            settle(&addr).await;
+            let later = rss_line(&format!("after {runs_done} runs, idle"), pid, &addr, Some(after_100));
+            println!(
+                "{:<34} {:>8.1} KB per 1000 runs (idle RSS after the last {more} runs minus before)",
+                "  steady-state growth",
+                (later as f64 - settled as f64) * 1000.0 / more.max(1) as f64
+            );
+        }
         println!("gateway threads                    {}", threads(pid));
-        let lost = runs_done as u64 - (seen.finals + seen2.finals + seen3.finals);
+        let lost = runs_done as u64 - finals;
         println!("lost runs                          {lost}");
     });
 }

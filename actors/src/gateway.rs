@@ -111,8 +111,8 @@ impl Gateway {
             models,
             thinking_default: defaults.thinking_default.clone(),
             verbose_default: defaults.verbose_default.clone(),
-            system: String::new(),
-            tools: ToolExecutor::specs(),
+            system: Arc::from(""),
+            tools: ToolExecutor::specs().into(),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
             max_model_calls: 32,
             queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
@@ -122,6 +122,7 @@ impl Gateway {
             },
             idle_stop: Duration::from_secs(defaults.session_idle_seconds.max(1)),
             workspace: workspace.display().to_string(),
+            metrics: metrics.clone(),
         };
         let router = RouterActor::new(deps).with_lanes(lanes.clone()).start();
         let root = GatewayActor {
@@ -135,6 +136,7 @@ impl Gateway {
             health: None,
             health_dirty: true,
             broadcast_scheduled: false,
+            trim: Default::default(),
         }
         .start();
         Ok(Gateway {
@@ -292,7 +294,11 @@ pub struct GatewayActor {
     /// A coalesced `health` broadcast is pending (at most one per 250 ms,
     /// however many clients connect meanwhile).
     broadcast_scheduled: bool,
+    trim: crate::heap::TrimPolicy,
 }
+
+/// How often the gateway looks whether sessions stopped (to trim the heap).
+const TRIM_CHECK: Duration = Duration::from_secs(5);
 
 impl GatewayActor {
     fn compute_health(&self) -> HealthSummary {
@@ -380,6 +386,13 @@ impl Actor for GatewayActor {
         let every =
             Duration::from_millis(self.settings.gateway.health_refresh_interval_ms.max(1000));
         ctx.run_interval(every, |this, _| this.broadcast_health());
+        // Idle sessions stop; their freed memory goes back to the OS.
+        ctx.run_interval(TRIM_CHECK, |this, _| {
+            let live = this.metrics.sessions_live.load(Ordering::Relaxed);
+            if this.trim.should_trim(live) {
+                crate::heap::release_free_memory();
+            }
+        });
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod bus;
 pub mod devices;
 pub mod gateway;
+pub mod heap;
 pub mod idempotency;
 pub mod ids;
 pub mod inbound;

@@ -21,6 +21,10 @@ pub struct Metrics {
     pub presence_mailbox: AtomicI64,
     pub devices_mailbox: AtomicI64,
     pub idempotency_mailbox: AtomicI64,
+    /// Session actors alive (idle ones stop after `sessionIdleSeconds`).
+    pub sessions_live: AtomicI64,
+    /// Runs started (each `RunActor`, restarts included) and ended.
+    pub runs_started: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -40,6 +44,8 @@ impl Default for Metrics {
             presence_mailbox: AtomicI64::new(0),
             devices_mailbox: AtomicI64::new(0),
             idempotency_mailbox: AtomicI64::new(0),
+            sessions_live: AtomicI64::new(0),
+            runs_started: AtomicU64::new(0),
         }
     }
 }

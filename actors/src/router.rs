@@ -7,6 +7,7 @@
 //! re-created from the store on the next message.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use actix::prelude::*;
 
@@ -61,15 +62,15 @@ pub struct DeleteSession {
 pub struct CountLive;
 
 pub struct RouterActor {
-    deps: SessionDeps,
+    deps: Arc<SessionDeps>,
     lanes: Option<Lanes>,
     sessions: HashMap<String, Addr<SessionActor>>,
 }
 
 impl RouterActor {
-    pub fn new(deps: SessionDeps) -> RouterActor {
+    pub fn new(deps: impl Into<Arc<SessionDeps>>) -> RouterActor {
         RouterActor {
-            deps,
+            deps: deps.into(),
             lanes: None,
             sessions: HashMap::new(),
         }
@@ -103,13 +104,13 @@ impl Handler<GetSession> for RouterActor {
             let addr = match self.sessions.get(&key).filter(|a| a.connected()) {
                 Some(a) => a.clone(),
                 None => {
-                    let mut deps = self.deps.clone();
+                    let mut session =
+                        SessionActor::new(key.clone(), entry.clone(), self.deps.clone())
+                            .idle_to(ctx.address().recipient());
                     if let Some(l) = &self.lanes {
-                        deps.lane = l.for_key(&key).clone();
+                        session = session.in_lane(l.for_key(&key).clone());
                     }
-                    let a = SessionActor::new(key.clone(), entry.clone(), deps)
-                        .idle_to(ctx.address().recipient())
-                        .start();
+                    let a = session.start();
                     self.sessions.insert(key.clone(), a.clone());
                     a
                 }

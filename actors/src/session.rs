@@ -15,6 +15,7 @@
 //! next message, whatever way the run ended.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -167,19 +168,21 @@ pub struct RestartPolicy {
     pub backoff: Duration,
 }
 
-/// What a session needs from the tree.
+/// What a session needs from the tree. Built once and shared by every
+/// session (`Arc`): a live session costs its own state, not a copy of this.
 #[derive(Clone)]
 pub struct SessionDeps {
     pub store: Store,
     pub hub: Addr<ProviderHub>,
     pub executor: Recipient<ExecuteTool>,
+    /// The lane of sessions whose key names no other (the router picks per key).
     pub lane: Addr<LaneActor>,
     pub events: Recipient<SessionEvent>,
     pub models: std::sync::Arc<ModelPlan>,
     pub thinking_default: String,
     pub verbose_default: String,
-    pub system: String,
-    pub tools: Vec<ToolSpec>,
+    pub system: Arc<str>,
+    pub tools: Arc<[ToolSpec]>,
     pub timeout: Duration,
     pub max_model_calls: u32,
     pub queue: QueueSettings,
@@ -187,6 +190,7 @@ pub struct SessionDeps {
     /// An idle session (no run, nothing queued) stops after this long.
     pub idle_stop: Duration,
     pub workspace: String,
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// A run event, tagged with its session and the session's verbose level
@@ -387,7 +391,8 @@ pub struct SessionActor {
     key: String,
     agent_id: String,
     entry: SessionEntry,
-    deps: SessionDeps,
+    deps: Arc<SessionDeps>,
+    lane: Addr<LaneActor>,
     queue: SessionQueue,
     active: Option<Active>,
     interrupt_next: Option<(String, String)>,
@@ -401,7 +406,15 @@ pub struct SessionActor {
 }
 
 impl SessionActor {
-    pub fn new(key: String, entry: SessionEntry, deps: SessionDeps) -> SessionActor {
+    pub fn new(
+        key: String,
+        entry: SessionEntry,
+        deps: impl Into<Arc<SessionDeps>>,
+    ) -> SessionActor {
+        let deps: Arc<SessionDeps> = deps.into();
+        deps.metrics
+            .sessions_live
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let agent_id = key.split(':').nth(1).unwrap_or("main").to_string();
         let base = deps.queue;
         let settings = entry
@@ -414,6 +427,7 @@ impl SessionActor {
             agent_id,
             entry,
             queue: SessionQueue::new(settings),
+            lane: deps.lane.clone(),
             deps,
             active: None,
             interrupt_next: None,
@@ -422,6 +436,12 @@ impl SessionActor {
             last_activity: Instant::now(),
             idle_to: None,
         }
+    }
+
+    /// Runs in `lane` instead of the default one.
+    pub fn in_lane(mut self, lane: Addr<LaneActor>) -> SessionActor {
+        self.lane = lane;
+        self
     }
 
     /// Where to report idleness (the router).
@@ -490,7 +510,7 @@ impl SessionActor {
             thinking,
             timeout,
         });
-        let lane = self.deps.lane.clone();
+        let lane = self.lane.clone();
         ctx.spawn(
             async move { lane.send(AcquireSlot).await }
                 .into_actor(self)
@@ -558,6 +578,7 @@ impl SessionActor {
             max_model_calls: d.max_model_calls,
         })
         .start();
+        crate::metrics::Metrics::inc(&self.deps.metrics.runs_started);
         if let Some(a) = self.active.as_mut() {
             for text in a.early_steers.drain(..) {
                 run.do_send(Steer { text });
@@ -701,6 +722,16 @@ impl SessionActor {
 
     fn idle(&self) -> bool {
         self.active.is_none() && self.queue.is_empty() && self.interrupt_next.is_none()
+    }
+}
+
+/// The live-sessions gauge counts session state held in memory.
+impl Drop for SessionActor {
+    fn drop(&mut self) {
+        self.deps
+            .metrics
+            .sessions_live
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -981,8 +1012,11 @@ impl Handler<CheckQueue> for SessionActor {
 }
 
 impl Handler<RunEvent> for SessionActor {
-    type Result = ResponseActFuture<Self, ()>;
-    fn handle(&mut self, event: RunEvent, ctx: &mut Context<Self>) -> Self::Result {
+    // `()`, not a future per event: a future returned here is spawned into
+    // the actor's context, whose item list keeps the capacity a burst of
+    // deltas grew it to for the session's whole life.
+    type Result = ();
+    fn handle(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
         self.last_activity = Instant::now();
         // Events of a run that is no longer ours (reset) are not written.
         let ours = self
@@ -1030,12 +1064,12 @@ impl Handler<RunEvent> for SessionActor {
         );
         if !ends {
             self.forward(event);
-            return Box::pin(actix::fut::ready(()));
+            return;
         }
         if !ours {
             // A run cut off by a reset: tell the clients, touch nothing.
             self.forward(event);
-            return Box::pin(actix::fut::ready(()));
+            return;
         }
         // Supervision: restart a failed run from its last persisted step.
         if let RunEvent::Failed { error, kind, .. } = &event {
@@ -1053,7 +1087,7 @@ impl Handler<RunEvent> for SessionActor {
                         Some(a) if a.run_id == run_id => act.end_without_run(&run_id, None, ctx),
                         _ => {}
                     });
-                    return Box::pin(actix::fut::ready(()));
+                    return;
                 }
             }
         }
@@ -1079,7 +1113,7 @@ impl Handler<RunEvent> for SessionActor {
         self.record_end(&event);
         // The run's steps are durable before its end is announced.
         let store = self.deps.store.clone();
-        Box::pin(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
+        ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
             if let Err(e) = flushed {
                 tracing::error!(session_key = %act.key, error = %e, "store flush failed at run end");
             }
@@ -1088,7 +1122,7 @@ impl Handler<RunEvent> for SessionActor {
                 drop(a.permit);
             }
             act.next_turn(ctx);
-        }))
+        }));
     }
 }
 
@@ -1161,7 +1195,7 @@ mod tests {
             thinking_default: "off".into(),
             verbose_default: "on".into(),
             system: "sys".into(),
-            tools: ToolExecutor::specs(),
+            tools: ToolExecutor::specs().into(),
             timeout: Duration::from_secs(30),
             max_model_calls: 8,
             queue,
@@ -1171,6 +1205,7 @@ mod tests {
             },
             idle_stop: Duration::from_secs(600),
             workspace: dir.path().display().to_string(),
+            metrics: Default::default(),
         };
         let session =
             SessionActor::new("agent:main:main".into(), entry("sess-1"), deps.clone()).start();

@@ -165,6 +165,18 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         ],
     );
     metric(
+        "ferroclaw_sessions_live",
+        "gauge",
+        "Session actors alive (idle sessions stop and come back from the store).",
+        &[("", geti(&m.sessions_live))],
+    );
+    metric(
+        "ferroclaw_runs_started_total",
+        "counter",
+        "Agent runs started (restarts of failed runs included).",
+        &[("", get(&m.runs_started))],
+    );
+    metric(
         "ferroclaw_uptime_seconds",
         "gauge",
         "Seconds since the gateway started.",

@@ -41,7 +41,8 @@ fn request(text: &str) -> CompletionRequest {
             name: "exec".into(),
             description: "run a command".into(),
             parameters: json!({"type":"object"}),
-        }],
+        }]
+        .into(),
         max_tokens: Some(256),
         ..Default::default()
     }

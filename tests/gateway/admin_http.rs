@@ -88,3 +88,45 @@ async fn metrics_are_prometheus_text_with_the_core_series() {
     assert!(value("ferroclaw_uptime_seconds") >= 0);
     assert!(body.contains("# TYPE ferroclaw_connections gauge"));
 }
+
+#[tokio::test]
+async fn metrics_count_live_sessions_until_they_idle_out_and_the_runs_started() {
+    let gw = TestGateway::with_config(serde_json::json!({
+        "agents": { "defaults": { "sessionIdleSeconds": 1 } }
+    }));
+    let mut c = crate::support::admin(&gw).await;
+    let value = |body: &str, series: &str| -> i64 {
+        body.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("{series} missing in\n{body}"))
+    };
+    let (_, _, before) = http(gw.addr, "GET", "/metrics", &[]).await;
+    assert_eq!(value(&before, "ferroclaw_sessions_live"), 0);
+    c.call(
+        "chat.send",
+        serde_json::json!({"sessionKey": "main", "message": "hi", "idempotencyKey": "m1"}),
+    )
+    .await;
+    loop {
+        let ev = c.event("chat").await;
+        if ev["payload"]["state"] == "final" {
+            break;
+        }
+    }
+    let (_, _, during) = http(gw.addr, "GET", "/metrics", &[]).await;
+    assert_eq!(value(&during, "ferroclaw_sessions_live"), 1);
+    assert_eq!(value(&during, "ferroclaw_runs_started_total"), 1);
+    // The idle session stops (1 s) and its state is dropped.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let (_, _, body) = http(gw.addr, "GET", "/metrics", &[]).await;
+        if value(&body, "ferroclaw_sessions_live") == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle session never stopped:\n{body}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

@@ -89,7 +89,7 @@ pub fn build_body(req: &CompletionRequest) -> Value {
         "stream": true,
     });
     if !req.system.is_empty() {
-        body["system"] = json!([{ "type": "text", "text": req.system, "cache_control": { "type": "ephemeral" } }]);
+        body["system"] = json!([{ "type": "text", "text": &*req.system, "cache_control": { "type": "ephemeral" } }]);
     }
     if !req.tools.is_empty() {
         body["tools"] = req
@@ -368,7 +368,8 @@ mod tests {
                 name: "exec".into(),
                 description: "run".into(),
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             max_tokens: Some(1000),
             thinking_budget: thinking_budget("medium"),
             ..Default::default()

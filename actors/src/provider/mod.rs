@@ -96,9 +96,10 @@ pub struct ToolSpec {
 pub struct CompletionRequest {
     /// The model id within the provider (no `provider/` prefix).
     pub model: String,
-    pub system: String,
+    /// Shared by every request of a session (built once per gateway).
+    pub system: std::sync::Arc<str>,
     pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSpec>,
+    pub tools: std::sync::Arc<[ToolSpec]>,
     pub max_tokens: Option<u32>,
     /// Extended-thinking budget in tokens (None: thinking off).
     pub thinking_budget: Option<u32>,

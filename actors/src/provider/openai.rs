@@ -86,7 +86,7 @@ pub struct OpenAiConfig {
 pub fn build_body(req: &CompletionRequest, compat: Compat) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
-        messages.push(json!({ "role": "system", "content": req.system }));
+        messages.push(json!({ "role": "system", "content": &*req.system }));
     }
     for m in &req.messages {
         messages.push(match m.role {
@@ -481,7 +481,8 @@ mod tests {
                 name: "exec".into(),
                 description: "run".into(),
                 parameters: json!({"type":"object"}),
-            }],
+            }]
+            .into(),
             max_tokens: Some(100),
             ..Default::default()
         };
