@@ -116,6 +116,7 @@ pub async fn start(
     let runs = active_runs.clone();
     let bridge_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let slot = bridge_slot.clone();
+    let bridge_store = store.clone();
     let gateway = Gateway::start(
         settings.clone(),
         store,
@@ -124,7 +125,8 @@ pub async fn start(
         opts.env.clone(),
         move |bus, metrics| {
             use actix::Actor;
-            let bridge = crate::ws::chat_bridge::ChatBridge::new(bus, metrics, runs).start();
+            let bridge =
+                crate::ws::chat_bridge::ChatBridge::new(bus, bridge_store, metrics, runs).start();
             if let Ok(mut s) = slot.lock() {
                 *s = Some(bridge.clone());
             }

@@ -68,6 +68,11 @@ impl Gateway {
         let (s, m) = (store.clone(), metrics.clone());
         let devices = Supervisor::start(move |_| DeviceRegistry::new(s.clone(), m.clone()));
         let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?.start();
+        match crate::runs::prune(&store, crate::now_ms()) {
+            Ok(n) if n > 0 => tracing::info!(removed = n, "old run records pruned"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot prune old run records"),
+        }
         let defaults = &settings.agents.defaults;
         let lanes = Lanes::start(&settings);
         let workspace = defaults

@@ -17,6 +17,7 @@ pub mod provider;
 pub mod queue;
 pub mod router;
 pub mod run;
+pub mod runs;
 pub mod scopes;
 pub mod session;
 pub mod settings;

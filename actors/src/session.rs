@@ -326,6 +326,7 @@ struct Active {
     restarts: u32,
     thinking: Option<String>,
     timeout: Option<Duration>,
+    started_at: u64,
 }
 
 /// Written after a user message whose run a gateway stop cut off.
@@ -356,16 +357,19 @@ fn undelivered(entries: &[Value]) -> Vec<String> {
 }
 
 /// True when the last delivered message is the user's (its run never ended).
-fn interrupted(entries: &[Value]) -> bool {
-    let last = entries
+/// The last delivered message when it is the user's (its run never ended).
+fn interrupted(entries: &[Value]) -> Option<&Value> {
+    entries
         .iter()
         .rev()
         .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-        .find(|e| !is_pending(e));
-    last.and_then(|e| e.get("message"))
-        .and_then(|m| m.get("role"))
-        .and_then(Value::as_str)
-        == Some("user")
+        .find(|e| !is_pending(e))
+        .filter(|e| {
+            e.get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str)
+                == Some("user")
+        })
 }
 
 fn preview(text: &str) -> String {
@@ -473,6 +477,14 @@ impl SessionActor {
         self.append_entry(entry)
     }
 
+    /// Stores the user message a run starts with, tagged with the run's id
+    /// (a restart that finds it unanswered marks that run interrupted).
+    fn append_input(&mut self, message: Value, run_id: &str) -> Result<(), TranscriptError> {
+        let mut entry = transcript::message_entry(None, message);
+        entry["runId"] = Value::String(run_id.to_string());
+        self.append_entry(entry)
+    }
+
     fn append_entry(&mut self, entry: Value) -> Result<(), TranscriptError> {
         transcript::append(
             &self.deps.store,
@@ -509,6 +521,7 @@ impl SessionActor {
             restarts: 0,
             thinking,
             timeout,
+            started_at: crate::now_ms(),
         });
         let lane = self.lane.clone();
         ctx.spawn(
@@ -600,6 +613,7 @@ impl SessionActor {
                 text: String::new(),
             },
         };
+        self.save_run_record(&event);
         self.forward(event);
         self.active = None;
         ctx.notify(CheckQueue);
@@ -623,7 +637,7 @@ impl SessionActor {
 
     /// Stores `text` as the input of a new run and starts it.
     fn begin(&mut self, run_id: String, text: String, ctx: &mut Context<Self>) {
-        if let Err(e) = self.append(transcript::user_message(&text), false) {
+        if let Err(e) = self.append_input(transcript::user_message(&text), &run_id) {
             tracing::error!(session_key = %self.key, error = %e, "cannot store the next turn");
             self.forward(RunEvent::Failed {
                 run_id,
@@ -681,8 +695,39 @@ impl SessionActor {
         Ok(describe(&self.queue.settings))
     }
 
-    /// A finished run's bookkeeping: usage entry, counters, abort flag.
+    /// Stores how the active run ended (`agent.wait`, also after a restart).
+    fn save_run_record(&self, event: &RunEvent) {
+        let (run_id, status, error, stop) = match event {
+            RunEvent::Final {
+                run_id,
+                stop_reason,
+                ..
+            } => (run_id, "ok", None, stop_reason.as_str()),
+            RunEvent::Failed { run_id, error, .. } => (run_id, "error", Some(error), "error"),
+            RunEvent::Aborted { run_id, .. } => (run_id, "aborted", None, "aborted"),
+            _ => return,
+        };
+        let started_at = self
+            .active
+            .as_ref()
+            .filter(|a| &a.run_id == run_id)
+            .map_or_else(crate::now_ms, |a| a.started_at);
+        let record = crate::runs::RunRecord {
+            session_key: self.key.clone(),
+            status: status.to_string(),
+            started_at,
+            ended_at: crate::now_ms(),
+            error: error.cloned(),
+            stop_reason: stop.to_string(),
+        };
+        if let Err(e) = crate::runs::save(&self.deps.store, run_id, &record) {
+            tracing::error!(session_key = %self.key, %run_id, error = %e, "cannot store the run record");
+        }
+    }
+
+    /// A finished run's bookkeeping: usage entry, counters, abort flag, run record.
     fn record_end(&mut self, event: &RunEvent) {
+        self.save_run_record(event);
         let mut changed = true;
         match event {
             RunEvent::Final {
@@ -776,9 +821,17 @@ impl Actor for SessionActor {
             .filter(|e| !is_pending(e))
             .filter_map(transcript::to_chat)
             .collect();
-        if interrupted(&entries) {
+        if let Some(cut) = interrupted(&entries) {
             // The gateway stopped (crash, kill) before this message was answered:
-            // say so in the transcript instead of leaving it silently unanswered.
+            // say so in the transcript instead of leaving it silently unanswered,
+            // and to `agent.wait` for its run.
+            if let Some(run_id) = cut.get("runId").and_then(Value::as_str) {
+                self.save_run_record(&RunEvent::Failed {
+                    run_id: run_id.to_string(),
+                    error: INTERRUPTED_NOTE.to_string(),
+                    kind: FailureKind::Stopped,
+                });
+            }
             let mut entry = transcript::message_entry(
                 None,
                 json!({
@@ -837,7 +890,7 @@ impl Handler<SendChat> for SessionActor {
         chat.images = msg.images;
         let user = transcript::from_chat(&chat);
         let stored = match &action {
-            Action::StartRun(_) => self.append(user, false),
+            Action::StartRun(_) => self.append_input(user, &run_id),
             Action::Dropped => Ok(()),
             _ => self.append(user, true),
         };
@@ -1378,14 +1431,15 @@ mod tests {
         );
         let mut pending = transcript::message_entry(None, transcript::user_message("later"));
         pending["delivery"] = Value::String("pending".into());
-        assert!(interrupted(std::slice::from_ref(&user)));
-        assert!(!interrupted(&[user.clone(), reply.clone()]));
-        assert!(
-            !interrupted(&[user.clone(), reply.clone(), pending.clone()]),
+        assert_eq!(interrupted(std::slice::from_ref(&user)), Some(&user));
+        assert_eq!(interrupted(&[user.clone(), reply.clone()]), None);
+        assert_eq!(
+            interrupted(&[user.clone(), reply.clone(), pending.clone()]),
+            None,
             "pending messages never started a run"
         );
-        assert!(interrupted(&[reply, user, pending]));
-        assert!(!interrupted(&[]));
+        assert_eq!(interrupted(&[reply, user.clone(), pending]), Some(&user));
+        assert_eq!(interrupted(&[]), None);
     }
 
     #[actix::test]

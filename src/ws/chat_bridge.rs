@@ -13,9 +13,10 @@ use actix::prelude::*;
 use ferroclaw_actors::bus::{send_to_bus, BusEvent, EventBus, Publish, PublishTo};
 use ferroclaw_actors::ids::ConnId;
 use ferroclaw_actors::metrics::Metrics;
-use ferroclaw_actors::provider::StopReason;
 use ferroclaw_actors::run::RunEvent;
+use ferroclaw_actors::runs::RunRecord;
 use ferroclaw_actors::session::SessionEvent;
+use ferroclaw_actors::store::Store;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
@@ -83,6 +84,8 @@ struct RunState {
 
 pub struct ChatBridge {
     bus: Addr<EventBus>,
+    /// Run records of runs this process did not see end (`agent.wait` after a restart).
+    store: Store,
     metrics: Arc<Metrics>,
     runs: HashMap<String, RunState>,
     active: ActiveRuns,
@@ -95,9 +98,15 @@ pub struct ChatBridge {
 }
 
 impl ChatBridge {
-    pub fn new(bus: Addr<EventBus>, metrics: Arc<Metrics>, active: ActiveRuns) -> ChatBridge {
+    pub fn new(
+        bus: Addr<EventBus>,
+        store: Store,
+        metrics: Arc<Metrics>,
+        active: ActiveRuns,
+    ) -> ChatBridge {
         ChatBridge {
             bus,
+            store,
             metrics,
             runs: HashMap::new(),
             active,
@@ -231,11 +240,29 @@ fn message(text: &str) -> Value {
     json!({ "role": "assistant", "content": [{ "type": "text", "text": text }], "timestamp": ferroclaw_actors::now_ms() })
 }
 
-fn stop_reason(s: StopReason) -> &'static str {
-    match s {
-        StopReason::Stop => "stop",
-        StopReason::ToolUse => "toolUse",
-        StopReason::Length => "length",
+/// A stored run record as a result (its text is in the transcript, not here).
+fn stored_result(run_id: &str, r: RunRecord) -> RunResult {
+    let status = match r.status.as_str() {
+        "ok" => "ok",
+        "aborted" => "aborted",
+        _ => "error",
+    };
+    let stop_reason = match r.stop_reason.as_str() {
+        "stop" => "stop",
+        "toolUse" => "toolUse",
+        "length" => "length",
+        "aborted" => "aborted",
+        _ => "error",
+    };
+    RunResult {
+        run_id: run_id.to_string(),
+        status,
+        text: String::new(),
+        error: r.error,
+        started_at: r.started_at,
+        ended_at: r.ended_at,
+        usage: Value::Null,
+        stop_reason,
     }
 }
 
@@ -308,7 +335,7 @@ impl Handler<SessionEvent> for ChatBridge {
                                     "cacheWrite": usage.cache_write, "totalTokens": total });
                 let mut payload = json!({
                     "runId": run_id, "sessionKey": key, "seq": seq, "state": "final",
-                    "stopReason": stop_reason(stop), "usage": usage,
+                    "stopReason": stop.as_str(), "usage": usage,
                 });
                 if !text.is_empty() {
                     payload["message"] = message(&text);
@@ -320,7 +347,7 @@ impl Handler<SessionEvent> for ChatBridge {
                     "lifecycle",
                     json!({ "phase": "end", "endedAt": ferroclaw_actors::now_ms() }),
                 );
-                self.finish(&run_id, "ok", text, None, usage, stop_reason(stop));
+                self.finish(&run_id, "ok", text, None, usage, stop.as_str());
             }
             RunEvent::Failed {
                 run_id,
@@ -413,6 +440,18 @@ impl Handler<WaitRun> for ChatBridge {
         if let Some(r) = self.results.get(&msg.run_id) {
             let r = r.clone();
             return Box::pin(async move { Some(r) });
+        }
+        if !self.runs.contains_key(&msg.run_id) {
+            match ferroclaw_actors::runs::load(&self.store, &msg.run_id) {
+                Ok(Some(r)) => {
+                    let r = stored_result(&msg.run_id, r);
+                    return Box::pin(async move { Some(r) });
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(run_id = %msg.run_id, error = %e, "cannot read the run record")
+                }
+            }
         }
         let (tx, rx) = oneshot::channel();
         self.waiters.entry(msg.run_id).or_default().push(tx);

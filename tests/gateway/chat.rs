@@ -230,6 +230,45 @@ async fn agent_answers_twice_on_the_same_id_and_agent_wait_reports_the_run() {
     assert_eq!(h["payload"]["messages"].as_array().unwrap().len(), 2);
 }
 
+#[tokio::test]
+async fn agent_wait_reports_runs_that_ended_before_a_restart() {
+    let mut gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    for (key, message) in [("w-ok", "hello"), ("w-err", "@error auth")] {
+        c.call(
+            "chat.send",
+            json!({"sessionKey": key, "message": message, "idempotencyKey": key}),
+        )
+        .await;
+        chat_until_done(&mut c, key).await;
+    }
+    drop(c);
+    gw.restart();
+    let mut c = admin(&gw).await;
+    let ok = c
+        .call("agent.wait", json!({"runId": "w-ok", "timeoutMs": 2000}))
+        .await;
+    let p = &ok["payload"];
+    assert_eq!(
+        (p["status"].as_str(), p["stopReason"].as_str()),
+        (Some("ok"), Some("stop")),
+        "{ok}"
+    );
+    assert!(p["startedAt"].as_u64().unwrap() > 0);
+    assert!(p["endedAt"].as_u64() >= p["startedAt"].as_u64());
+    let err = c
+        .call("agent.wait", json!({"runId": "w-err", "timeoutMs": 2000}))
+        .await;
+    assert_eq!(err["payload"]["status"], "error", "{err}");
+    assert!(
+        err["payload"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("authentication"),
+        "{err}"
+    );
+}
+
 /// 50 sessions at once through the 4-slot main lane: every run completes.
 /// (This caught a store deadlock: sled's flush_async parked its own IO threads.)
 #[tokio::test]

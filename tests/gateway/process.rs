@@ -211,6 +211,20 @@ async fn sigkill_during_50_runs_loses_no_acknowledged_message_and_every_session_
             last["role"], "assistant",
             "the cut run is marked, never left unanswered: {h}"
         );
+        // ... and agent.wait says how it ended instead of timing out.
+        let w = c
+            .call(
+                "agent.wait",
+                json!({"runId": format!("d{i}"), "timeoutMs": 5000}),
+            )
+            .await;
+        assert_eq!(w["payload"]["status"], "error", "{w}");
+        assert!(
+            w["payload"]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("gateway stopped")),
+            "{w}"
+        );
     }
     for i in 0..N {
         c.send_req("chat.send", json!({"sessionKey": format!("dur-{i}"), "message": "still there?", "idempotencyKey": format!("again-{i}")})).await;

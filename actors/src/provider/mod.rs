@@ -142,6 +142,17 @@ pub enum StopReason {
     Length,
 }
 
+impl StopReason {
+    /// The wire's `stopReason`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::ToolUse => "toolUse",
+            StopReason::Length => "length",
+        }
+    }
+}
+
 /// Why a completion failed; the kind drives retry and failover.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {

@@ -31,6 +31,8 @@ pub enum Tree {
     Transcripts,
     /// session key -> session entry (sessionId, timestamps).
     Sessions,
+    /// runId -> how the run ended (`agent.wait`, also after a restart).
+    Runs,
 }
 
 impl Tree {
@@ -43,9 +45,10 @@ impl Tree {
             Tree::Meta => "meta",
             Tree::Transcripts => "transcripts",
             Tree::Sessions => "sessions",
+            Tree::Runs => "runs",
         }
     }
-    const ALL: [Tree; 7] = [
+    const ALL: [Tree; 8] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -53,6 +56,7 @@ impl Tree {
         Tree::Meta,
         Tree::Transcripts,
         Tree::Sessions,
+        Tree::Runs,
     ];
 }
 
