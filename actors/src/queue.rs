@@ -12,6 +12,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::provider::Image;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueMode {
     Steer,
@@ -116,7 +118,28 @@ pub enum Action {
 #[derive(Debug, Clone)]
 struct Pending {
     text: String,
+    images: Vec<Image>,
     at_ms: u64,
+}
+
+/// The input of a queued turn: the (coalesced) text and every image that
+/// came with the messages it carries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Turn {
+    pub text: String,
+    pub images: Vec<Image>,
+}
+
+impl Turn {
+    pub fn new(text: String, images: Vec<Image>) -> Turn {
+        Turn { text, images }
+    }
+}
+
+impl From<&str> for Turn {
+    fn from(text: &str) -> Turn {
+        Turn::new(text.to_string(), Vec::new())
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -167,14 +190,27 @@ impl SessionQueue {
         }
         self.pending.push_back(Pending {
             text,
+            images: Vec::new(),
             at_ms: now_ms,
         });
         Action::Queued
     }
 
+    /// Gives the images of the message just queued to its queue entry (they
+    /// reach the model with the turn that delivers it).
+    pub fn attach(&mut self, images: Vec<Image>) {
+        if let Some(last) = self.pending.back_mut() {
+            last.images.extend(images);
+        }
+    }
+
     /// Re-queues a message stored before a restart but never delivered.
-    pub fn recover(&mut self, text: String) {
-        self.pending.push_back(Pending { text, at_ms: 0 });
+    pub fn recover(&mut self, turn: Turn) {
+        self.pending.push_back(Pending {
+            text: turn.text,
+            images: turn.images,
+            at_ms: 0,
+        });
     }
 
     /// A message arrived.
@@ -198,7 +234,7 @@ impl SessionQueue {
 
     /// After a run ended: the next turn's text, or when to ask again
     /// (`Err(wait)`: collect waits out the debounce after the last message).
-    pub fn next_turn(&mut self, now_ms: u64) -> Option<Result<String, Duration>> {
+    pub fn next_turn(&mut self, now_ms: u64) -> Option<Result<Turn, Duration>> {
         if self.pending.is_empty() {
             return None;
         }
@@ -211,16 +247,21 @@ impl SessionQueue {
                 }
                 Some(Ok(self.take_all()))
             }
-            _ => self.pending.pop_front().map(|p| Ok(p.text)),
+            _ => self
+                .pending
+                .pop_front()
+                .map(|p| Ok(Turn::new(p.text, p.images))),
         }
     }
 
-    /// Everything queued, coalesced into one message.
-    fn take_all(&mut self) -> String {
+    /// Everything queued, coalesced into one message with all its images.
+    fn take_all(&mut self) -> Turn {
         let items: Vec<Pending> = self.pending.drain(..).collect();
         let dropped = std::mem::take(&mut self.dropped_summaries);
+        let images: Vec<Image> = items.iter().flat_map(|p| p.images.clone()).collect();
         if items.len() == 1 && dropped.is_empty() {
-            return items.into_iter().map(|p| p.text).collect();
+            let text = items.into_iter().map(|p| p.text).collect();
+            return Turn::new(text, images);
         }
         let mut out = String::from("[Queued messages while the agent was busy]");
         if !dropped.is_empty() {
@@ -235,7 +276,7 @@ impl SessionQueue {
         for (i, p) in items.iter().enumerate() {
             out.push_str(&format!("\n\n---\nQueued #{}\n{}", i + 1, p.text));
         }
-        out
+        Turn::new(out, images)
     }
 }
 
@@ -301,7 +342,7 @@ mod tests {
         c.on_message("first".into(), true, 1000);
         c.on_message("second".into(), true, 1500);
         assert_eq!(c.next_turn(2000), Some(Err(Duration::from_millis(500))));
-        let Some(Ok(text)) = c.next_turn(2500) else {
+        let Some(Ok(Turn { text, .. })) = c.next_turn(2500) else {
             panic!("due")
         };
         assert!(
@@ -318,6 +359,41 @@ mod tests {
             c.next_turn(5000),
             Some(Ok("solo".into())),
             "a single message is passed as is"
+        );
+    }
+
+    #[test]
+    fn images_ride_with_their_message_into_the_turn_that_delivers_it() {
+        let img = |d: &str| Image {
+            mime_type: "image/png".into(),
+            data: d.into(),
+        };
+        let mut c = q(QueueMode::Collect);
+        c.attach(vec![img("lost")]); // nothing queued: nothing to attach to
+        c.on_message("a".into(), true, 0);
+        c.attach(vec![img("A")]);
+        c.on_message("b".into(), true, 0);
+        c.on_message("c".into(), true, 0);
+        c.attach(vec![img("C1"), img("C2")]);
+        let Some(Ok(turn)) = c.next_turn(10_000) else {
+            panic!("due")
+        };
+        let data: Vec<&str> = turn.images.iter().map(|i| i.data.as_str()).collect();
+        assert_eq!(data, ["A", "C1", "C2"], "in message order");
+        let mut f = q(QueueMode::Followup);
+        f.on_message("x".into(), true, 0);
+        f.attach(vec![img("X")]);
+        f.on_message("y".into(), true, 0);
+        assert_eq!(
+            f.next_turn(0),
+            Some(Ok(Turn::new("x".into(), vec![img("X")])))
+        );
+        assert_eq!(f.next_turn(0), Some(Ok("y".into())));
+        let mut r = q(QueueMode::Followup);
+        r.recover(Turn::new("after restart".into(), vec![img("R")]));
+        assert_eq!(
+            r.next_turn(0),
+            Some(Ok(Turn::new("after restart".into(), vec![img("R")])))
         );
     }
 
@@ -348,7 +424,7 @@ mod tests {
         for t in ["the very first", "2", "3"] {
             sum.on_message(t.into(), true, 0);
         }
-        let Some(Ok(text)) = sum.next_turn(0) else {
+        let Some(Ok(Turn { text, .. })) = sum.next_turn(0) else {
             panic!()
         };
         assert!(

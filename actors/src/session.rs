@@ -26,7 +26,7 @@ use crate::lane::{AcquireSlot, LaneActor, SlotPermit};
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
 use crate::provider::{thinking_budget, ChatMessage, Image, ToolSpec};
-use crate::queue::{parse_queue_directive, Action, QueueSettings, SessionQueue};
+use crate::queue::{parse_queue_directive, Action, QueueSettings, SessionQueue, Turn};
 use crate::run::{AbortRun, ExecuteTool, FailureKind, RunActor, RunConfig, RunEvent, Steer};
 use crate::store::{Store, StoreError, Tree};
 use crate::transcript::{self, TranscriptError};
@@ -338,8 +338,8 @@ fn is_pending(entry: &Value) -> bool {
     entry.get("delivery").and_then(Value::as_str) == Some("pending")
 }
 
-/// Texts of `pending` messages after the last delivered one.
-fn undelivered(entries: &[Value]) -> Vec<String> {
+/// The `pending` messages after the last delivered one (text and images).
+fn undelivered(entries: &[Value]) -> Vec<Turn> {
     let messages: Vec<&Value> = entries
         .iter()
         .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
@@ -352,7 +352,8 @@ fn undelivered(entries: &[Value]) -> Vec<String> {
     messages[start..]
         .iter()
         .filter(|e| is_pending(e))
-        .filter_map(|e| transcript::message_text(e))
+        .filter_map(|e| transcript::to_chat(e))
+        .map(|m| Turn::new(m.text, m.images))
         .collect()
 }
 
@@ -399,7 +400,7 @@ pub struct SessionActor {
     lane: Addr<LaneActor>,
     queue: SessionQueue,
     active: Option<Active>,
-    interrupt_next: Option<(String, String)>,
+    interrupt_next: Option<(String, Turn)>,
     /// The model context: every delivered message, oldest first. Loaded from
     /// the store at start, then kept in step with every message written.
     history: Vec<ChatMessage>,
@@ -623,11 +624,11 @@ impl SessionActor {
         if self.active.is_some() {
             return;
         }
-        if let Some((run_id, text)) = self.interrupt_next.take() {
-            return self.begin(run_id, text, ctx);
+        if let Some((run_id, turn)) = self.interrupt_next.take() {
+            return self.begin(run_id, turn, ctx);
         }
         match self.queue.next_turn(crate::now_ms()) {
-            Some(Ok(text)) => self.begin(ulid::Ulid::generate().to_string(), text, ctx),
+            Some(Ok(turn)) => self.begin(ulid::Ulid::generate().to_string(), turn, ctx),
             Some(Err(wait)) => {
                 ctx.run_later(wait, |_, ctx| ctx.notify(CheckQueue));
             }
@@ -635,9 +636,11 @@ impl SessionActor {
         }
     }
 
-    /// Stores `text` as the input of a new run and starts it.
-    fn begin(&mut self, run_id: String, text: String, ctx: &mut Context<Self>) {
-        if let Err(e) = self.append_input(transcript::user_message(&text), &run_id) {
+    /// Stores `turn` (text and images) as the input of a new run and starts it.
+    fn begin(&mut self, run_id: String, turn: Turn, ctx: &mut Context<Self>) {
+        let mut chat = ChatMessage::user(&turn.text);
+        chat.images = turn.images;
+        if let Err(e) = self.append_input(transcript::from_chat(&chat), &run_id) {
             tracing::error!(session_key = %self.key, error = %e, "cannot store the next turn");
             self.forward(RunEvent::Failed {
                 run_id,
@@ -848,8 +851,8 @@ impl Actor for SessionActor {
         // Messages queued before a stop and never delivered run now.
         let undelivered = undelivered(&entries);
         if !undelivered.is_empty() {
-            for text in undelivered {
-                self.queue.recover(text);
+            for turn in undelivered {
+                self.queue.recover(turn);
             }
             ctx.notify(CheckQueue);
         }
@@ -889,6 +892,8 @@ impl Handler<SendChat> for SessionActor {
         let mut chat = ChatMessage::user(&msg.text);
         chat.images = msg.images;
         let user = transcript::from_chat(&chat);
+        // Images ride with their message into the queue (steering carries text only).
+        let images = std::mem::take(&mut chat.images);
         let stored = match &action {
             Action::StartRun(_) => self.append_input(user, &run_id),
             Action::Dropped => Ok(()),
@@ -900,7 +905,15 @@ impl Handler<SendChat> for SessionActor {
                 self.start_run(run_id.clone(), msg.thinking, msg.timeout, ctx);
                 SendStatus::Started
             }
-            (true, Action::Steer(text)) | (true, Action::SteerAndQueue(text)) => {
+            (true, action @ (Action::Steer(_) | Action::SteerAndQueue(_))) => {
+                let text = match action {
+                    Action::SteerAndQueue(text) => {
+                        self.queue.attach(images);
+                        text
+                    }
+                    Action::Steer(text) => text,
+                    _ => String::new(),
+                };
                 if let Some(a) = self.active.as_mut() {
                     match &a.run {
                         Some(run) => run.do_send(Steer { text }),
@@ -910,11 +923,14 @@ impl Handler<SendChat> for SessionActor {
                 SendStatus::Steered
             }
             (true, Action::Interrupt(text)) => {
-                self.interrupt_next = Some((run_id.clone(), text));
+                self.interrupt_next = Some((run_id.clone(), Turn::new(text, images)));
                 self.abort_active();
                 SendStatus::Started
             }
-            (true, Action::Queued) => SendStatus::Queued,
+            (true, Action::Queued) => {
+                self.queue.attach(images);
+                SendStatus::Queued
+            }
             (true, Action::Dropped) => SendStatus::Dropped,
         };
         Box::pin(async move {

@@ -503,3 +503,49 @@ async fn tool_events_go_only_to_clients_that_asked_and_follow_the_verbose_level(
         .unwrap()
         .contains("full"));
 }
+
+#[tokio::test]
+async fn an_image_sent_while_the_agent_is_busy_reaches_the_model_with_the_queued_turn() {
+    let fake = FakeProvider::start().await;
+    let words: Vec<String> = (0..10).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    fake.push(Script::text(&refs).with_delay(Duration::from_millis(100)));
+    fake.set_default(Script::text(&["seen ", "it"]));
+    let gw = fake_gateway(&fake, json!({"messages": {"queue": {"debounceMs": 0}}}));
+    let mut c = admin(&gw).await;
+    send(&mut c, "main", "first", "q1").await;
+    use base64::Engine;
+    let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\nqueued-pixels");
+    let queued = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "and this picture", "idempotencyKey": "q2",
+                   "attachments": [{"type": "image", "mimeType": "image/png", "content": png}]}),
+        )
+        .await;
+    assert_eq!(queued["ok"], true, "{queued}");
+    chat_until_done(&mut c, "q1").await;
+    // The queued turn runs under its own run id.
+    loop {
+        let ev = c.event("chat").await;
+        if ev["payload"]["state"] == "final" && ev["payload"]["runId"] != "q1" {
+            break;
+        }
+    }
+    let requests = fake.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2, "one model call per turn");
+    let last_user = requests[1].0["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap();
+    let body = last_user.to_string();
+    assert!(body.contains("and this picture"), "{body}");
+    assert!(
+        body.contains(&format!("data:image/png;base64,{png}")),
+        "the image goes to the model with the queued text: {body}"
+    );
+}
