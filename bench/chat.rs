@@ -389,7 +389,7 @@ fn main() {
         runs_done += sessions;
         let after_burst = rss_line(&format!("after {runs_done} runs"), pid, &addr, Some(after_100));
         println!(
-            "{:<34} {:>8.1} KB per session (RSS growth over the burst / {sessions})",
+            "{:<34} {:>8.1} KB per session (RSS growth over the burst / {sessions}, store warm-up included)",
             "  live session cost",
             after_burst.saturating_sub(after_100) as f64 / sessions.max(1) as f64
         );
