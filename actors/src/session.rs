@@ -357,7 +357,6 @@ fn undelivered(entries: &[Value]) -> Vec<Turn> {
         .collect()
 }
 
-/// True when the last delivered message is the user's (its run never ended).
 /// The last delivered message when it is the user's (its run never ended).
 fn interrupted(entries: &[Value]) -> Option<&Value> {
     entries
@@ -652,6 +651,16 @@ impl SessionActor {
         self.start_run(run_id, None, None, ctx);
     }
 
+    /// Injects `text` into the active run (held until its actor started).
+    fn steer(&mut self, text: String) {
+        if let Some(a) = self.active.as_mut() {
+            match &a.run {
+                Some(run) => run.do_send(Steer { text }),
+                None => a.early_steers.push(text),
+            }
+        }
+    }
+
     fn abort_active(&mut self) -> Vec<String> {
         match self.active.as_mut() {
             Some(a) if !a.aborted => {
@@ -905,21 +914,13 @@ impl Handler<SendChat> for SessionActor {
                 self.start_run(run_id.clone(), msg.thinking, msg.timeout, ctx);
                 SendStatus::Started
             }
-            (true, action @ (Action::Steer(_) | Action::SteerAndQueue(_))) => {
-                let text = match action {
-                    Action::SteerAndQueue(text) => {
-                        self.queue.attach(images);
-                        text
-                    }
-                    Action::Steer(text) => text,
-                    _ => String::new(),
-                };
-                if let Some(a) = self.active.as_mut() {
-                    match &a.run {
-                        Some(run) => run.do_send(Steer { text }),
-                        None => a.early_steers.push(text),
-                    }
-                }
+            (true, Action::Steer(text)) => {
+                self.steer(text);
+                SendStatus::Steered
+            }
+            (true, Action::SteerAndQueue(text)) => {
+                self.queue.attach(images);
+                self.steer(text);
                 SendStatus::Steered
             }
             (true, Action::Interrupt(text)) => {
