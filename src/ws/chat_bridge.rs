@@ -86,6 +86,8 @@ pub struct ChatBridge {
     bus: Addr<EventBus>,
     /// Run records of runs this process did not see end (`agent.wait` after a restart).
     store: Store,
+    /// When this bridge started: runs that ended before were not seen here.
+    started_at: u64,
     metrics: Arc<Metrics>,
     runs: HashMap<String, RunState>,
     active: ActiveRuns,
@@ -107,6 +109,7 @@ impl ChatBridge {
         ChatBridge {
             bus,
             store,
+            started_at: ferroclaw_actors::now_ms(),
             metrics,
             runs: HashMap::new(),
             active,
@@ -434,23 +437,51 @@ impl Handler<SessionEvent> for ChatBridge {
     }
 }
 
+/// How long a waiter for a run that ended in this process waits for the
+/// run's events before it is answered from the run record (its result was
+/// evicted from memory, or the events are late).
+const STORE_FALLBACK: Duration = Duration::from_secs(1);
+
+impl ChatBridge {
+    fn run_record(&self, run_id: &str) -> Option<RunRecord> {
+        ferroclaw_actors::runs::load(&self.store, run_id)
+            .map_err(|e| tracing::warn!(%run_id, error = %e, "cannot read the run record"))
+            .ok()
+            .flatten()
+    }
+
+    /// Answers the remaining waiters of `run_id` from its run record.
+    fn answer_from_store(&mut self, run_id: &str) {
+        if !self.waiters.contains_key(run_id) {
+            return;
+        }
+        if let Some(r) = self.run_record(run_id) {
+            let result = stored_result(run_id, r);
+            for w in self.waiters.remove(run_id).unwrap_or_default() {
+                let _ = w.send(result.clone());
+            }
+        }
+    }
+}
+
 impl Handler<WaitRun> for ChatBridge {
     type Result = ResponseFuture<Option<RunResult>>;
-    fn handle(&mut self, msg: WaitRun, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: WaitRun, ctx: &mut Context<Self>) -> Self::Result {
         if let Some(r) = self.results.get(&msg.run_id) {
             let r = r.clone();
             return Box::pin(async move { Some(r) });
         }
         if !self.runs.contains_key(&msg.run_id) {
-            match ferroclaw_actors::runs::load(&self.store, &msg.run_id) {
-                Ok(Some(r)) => {
+            if let Some(r) = self.run_record(&msg.run_id) {
+                // The session writes the record before it forwards the run's
+                // events, so a record from this process's lifetime may still
+                // have its events (and reply text) on the way here.
+                if r.ended_at < self.started_at {
                     let r = stored_result(&msg.run_id, r);
                     return Box::pin(async move { Some(r) });
                 }
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(run_id = %msg.run_id, error = %e, "cannot read the run record")
-                }
+                let run_id = msg.run_id.clone();
+                ctx.run_later(STORE_FALLBACK, move |act, _| act.answer_from_store(&run_id));
             }
         }
         let (tx, rx) = oneshot::channel();

@@ -230,6 +230,31 @@ async fn agent_answers_twice_on_the_same_id_and_agent_wait_reports_the_run() {
     assert_eq!(h["payload"]["messages"].as_array().unwrap().len(), 2);
 }
 
+/// The `agent` final answer carries the reply even when the run ended
+/// before the gateway started waiting for it (the offline model answers at
+/// once; many calls at a time make that likely).
+#[tokio::test]
+async fn concurrent_agent_calls_each_get_their_reply_text() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        let id = c
+            .send_req("agent", json!({"message": format!("n{i}"), "sessionKey": format!("agent:main:c{i}"), "idempotencyKey": format!("c{i}")}))
+            .await;
+        ids.push((i, id));
+    }
+    for (i, id) in ids {
+        assert_eq!(c.res(&id).await["payload"]["status"], "accepted");
+        let fin = c.res(&id).await;
+        assert_eq!(
+            fin["payload"]["result"]["payloads"][0]["text"],
+            format!("You said: n{i}"),
+            "{fin}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn agent_wait_reports_runs_that_ended_before_a_restart() {
     let mut gw = TestGateway::start();
