@@ -16,7 +16,8 @@
 //! session to idle out, prints the RSS the gateway keeps, runs the same
 //! number of runs again and prints the growth per 1000 runs (a leak shows
 //! there). Knobs: `FERROCLAW_BENCH_SESSIONS` (1000), `_TOTAL_RUNS` (10000),
-//! `_TOKENS` (200), `_SERIAL=1`, `_PROFILER="heaptrack -o /tmp/ht"`.
+//! `_TOKENS` (200), `_SERIAL=1`, `_FRESH=1` (a new session for every run of
+//! the later waves), `_PROFILER="heaptrack -o /tmp/ht"`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/mod.rs"]

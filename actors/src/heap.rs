@@ -6,8 +6,9 @@
 //! calls it when live sessions went down since its last look, so an idle
 //! gateway's RSS follows what it holds, not the peak it once had.
 
-/// Returns free heap pages to the OS. Cost: one walk of the allocator's
-/// free lists (well under a millisecond at tens of MB). No-op off glibc.
+/// Returns free heap pages to the OS: one walk of the allocator's free
+/// lists, at most once per check and only after sessions stopped. No-op off
+/// glibc.
 pub fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only inspects and madvises the allocator's own

@@ -256,9 +256,13 @@ impl SessionQueue {
 
     /// Everything queued, coalesced into one message with all its images.
     fn take_all(&mut self) -> Turn {
-        let items: Vec<Pending> = self.pending.drain(..).collect();
+        let mut items: Vec<Pending> = self.pending.drain(..).collect();
         let dropped = std::mem::take(&mut self.dropped_summaries);
-        let images: Vec<Image> = items.iter().flat_map(|p| p.images.clone()).collect();
+        // Moved, not cloned: an image may be megabytes of base64.
+        let images: Vec<Image> = items
+            .iter_mut()
+            .flat_map(|p| std::mem::take(&mut p.images))
+            .collect();
         if items.len() == 1 && dropped.is_empty() {
             let text = items.into_iter().map(|p| p.text).collect();
             return Turn::new(text, images);
