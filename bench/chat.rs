@@ -8,16 +8,20 @@
 //!
 //! Phases: idle RSS; 100 sequential runs on one session (chat.send ack
 //! latency, gateway overhead to the first `chat` delta = client receive time
-//! minus the provider's first-chunk time, runs/s) and RSS; N concurrent
+//! minus the provider's first-chunk time, runs/s) and RSS; the same kind of
+//! work up to the total (waves of 100 sessions, 20 tokens) and RSS, so the
+//! ratio of the two shows whether memory grows with runs; N concurrent
 //! sessions x 200 tokens (completions, events/s, send->final p50/p99, RSS
-//! and the cost of a live session); more runs up to the total, then RSS.
-//! Every RSS line says how many sessions are live. With a short session
-//! idle timeout (`FERROCLAW_BENCH_IDLE_S` <= 10) it then waits for every
-//! session to idle out, prints the RSS the gateway keeps, runs the same
-//! number of runs again and prints the growth per 1000 runs (a leak shows
-//! there). Knobs: `FERROCLAW_BENCH_SESSIONS` (1000), `_TOTAL_RUNS` (10000),
-//! `_TOKENS` (200), `_SERIAL=1`, `_FRESH=1` (a new session for every run of
-//! the later waves), `_PROFILER="heaptrack -o /tmp/ht"`.
+//! and the cost of a live session). Every RSS line says how many sessions
+//! are live. With a short session idle timeout (`FERROCLAW_BENCH_IDLE_S`
+//! <= 10) it also waits for every session to idle out after the waves and
+//! after the burst, prints the RSS the gateway keeps, runs the waves again
+//! and prints the growth per 1000 runs (a leak shows there). Knobs:
+//! `FERROCLAW_BENCH_SESSIONS` (1000), `_TOTAL_RUNS` (10000), `_TOKENS`
+//! (200), `_SERIAL=1`, `_FRESH=1` (a new session for every run of the
+//! waves), `_SMAPS=1` (where the RSS is: heap in use and free by the
+//! allocator's count, and resident memory by mapping kind),
+//! `_PROFILER="heaptrack -o /tmp/ht"`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/mod.rs"]
@@ -77,6 +81,43 @@ fn metric(addr: &str, name: &str) -> Option<i64> {
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
+/// Where the gateway's resident memory is, from /proc/<pid>/smaps: the
+/// `[heap]`, thread stacks, other anonymous mappings by size class (glibc
+/// arenas are 64 MB reservations, big allocations their own mmaps), files.
+fn smaps_breakdown(pid: u32) -> String {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut groups: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    let mut current = String::new();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let first = parts.next().unwrap_or("");
+        if first.contains('-') && !first.ends_with(':') {
+            let (lo, hi) = first.split_once('-').unwrap_or(("0", "0"));
+            let size =
+                u64::from_str_radix(hi, 16).unwrap_or(0) - u64::from_str_radix(lo, 16).unwrap_or(0);
+            let name = line.split_whitespace().nth(5).unwrap_or("");
+            current = match name {
+                "" if size >= 60 << 20 => "anon arena-size (>=60 MB)".into(),
+                "" if size >= 1 << 20 => "anon 1-60 MB".into(),
+                "" => "anon <1 MB".into(),
+                n if n.starts_with('[') => n.to_string(),
+                _ => "files".into(),
+            };
+        } else if first == "Rss:" {
+            let kb: u64 = parts.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            let e = groups.entry(current.clone()).or_default();
+            e.0 += kb;
+            e.1 += 1;
+        }
+    }
+    groups
+        .iter()
+        .filter(|(_, (kb, _))| *kb >= 256)
+        .map(|(k, (kb, n))| format!("{k}: {:.1} MB in {n}", *kb as f64 / 1024.0))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Prints the gateway's RSS with the number of live sessions; returns it (KB).
 fn rss_line(label: &str, pid: u32, addr: &str, reference: Option<u64>) -> u64 {
     let rss = rss_kb(pid);
@@ -94,6 +135,18 @@ fn rss_line(label: &str, pid: u32, addr: &str, reference: Option<u64>) -> u64 {
         format!("gateway RSS {label}"),
         rss as f64 / 1024.0
     );
+    if env_usize("FERROCLAW_BENCH_SMAPS", 0) == 1 {
+        let heap = |state: &str| {
+            metric(addr, &format!("ferroclaw_heap_bytes{{state=\"{state}\"}}")).unwrap_or(-1) as f64
+                / 1048576.0
+        };
+        println!(
+            "    heap in use {:.1} MB, free {:.1} MB; {}",
+            heap("in_use"),
+            heap("free"),
+            smaps_breakdown(pid)
+        );
+    }
     rss
 }
 
@@ -351,8 +404,34 @@ fn main() {
         );
         let after_100 = rss_line(&format!("after {runs_done} runs"), pid, &addr, None);
 
-        // Phase 2: many sessions at once, 200 tokens each.
+        // Phase 2: the same kind of work up to the total (waves of 100
+        // sessions, 20 tokens): does memory grow with the number of runs?
+        fake.set_default(tokens(20));
+        let t_more = Instant::now();
+        let more = total_runs.saturating_sub(runs_done);
+        let seen3 = waves(&mut c, more, "more").await;
+        runs_done += more;
+        println!(
+            "{:<34} {} runs in {:.1}s ({:.0} runs/s), {} errors",
+            "waves of 100 sessions",
+            seen3.finals,
+            t_more.elapsed().as_secs_f64(),
+            seen3.finals as f64 / t_more.elapsed().as_secs_f64(),
+            seen3.errors
+        );
+        rss_line(&format!("after {runs_done} runs"), pid, &addr, Some(after_100));
+        let mut finals = seen.finals + seen3.finals;
+        // With a short idle timeout (FERROCLAW_BENCH_IDLE_S), the memory the
+        // gateway keeps once its sessions idled out.
+        let idle = idle_s <= 10;
+        if idle {
+            settle(&addr).await;
+            rss_line(&format!("after {runs_done} runs, idle"), pid, &addr, Some(after_100));
+        }
+
+        // Phase 3: many sessions at once, 200 tokens each.
         fake.set_default(tokens(env_usize("FERROCLAW_BENCH_TOKENS", 200)));
+        let before_burst = rss_kb(pid);
         let mut pending = HashMap::new();
         let (mut first, mut ended) = (HashMap::new(), HashMap::new());
         let mut seen2 = Seen::default();
@@ -362,7 +441,7 @@ fn main() {
             let id = format!("conc-{i}");
             c.send_req(
                 "chat.send",
-                json!({"sessionKey": format!("bench-{i}"), "message": "go", "idempotencyKey": id}),
+                json!({"sessionKey": format!("burst-{i}"), "message": "go", "idempotencyKey": id}),
             )
             .await;
             pending.insert(id.clone(), Instant::now());
@@ -388,33 +467,21 @@ fn main() {
         );
         report("  send -> final", durations);
         runs_done += sessions;
-        let after_burst = rss_line(&format!("after {runs_done} runs"), pid, &addr, Some(after_100));
+        finals += seen2.finals;
+        let after_burst = rss_line(
+            &format!("after {runs_done} runs, burst"),
+            pid,
+            &addr,
+            Some(after_100),
+        );
         println!(
-            "{:<34} {:>8.1} KB per session (RSS growth over the burst / {sessions}, store warm-up included)",
+            "{:<34} {:>8.1} KB per session (RSS growth over the burst / {sessions})",
             "  live session cost",
-            after_burst.saturating_sub(after_100) as f64 / sessions.max(1) as f64
+            after_burst.saturating_sub(before_burst) as f64 / sessions.max(1) as f64
         );
-
-        // Phase 3: more runs up to the total (100 sessions in waves, 20 tokens).
-        fake.set_default(tokens(20));
-        let t_more = Instant::now();
-        let more = total_runs.saturating_sub(runs_done);
-        let seen3 = waves(&mut c, more, "more").await;
-        runs_done += more;
-        println!(
-            "{:<34} {} runs in {:.1}s ({:.0} runs/s), {} errors",
-            "waves of 100 sessions",
-            seen3.finals,
-            t_more.elapsed().as_secs_f64(),
-            seen3.finals as f64 / t_more.elapsed().as_secs_f64(),
-            seen3.errors
-        );
-        rss_line(&format!("after {runs_done} runs"), pid, &addr, Some(after_100));
-        let mut finals = seen.finals + seen2.finals + seen3.finals;
-        // With a short idle timeout (FERROCLAW_BENCH_IDLE_S), the memory a
-        // gateway keeps once its sessions idled out, and whether more runs
-        // add to it (a leak would): another batch of the same size.
-        if idle_s <= 10 {
+        // Then the memory a burst leaves behind, and whether another batch
+        // of runs adds to it (a leak would).
+        if idle {
             settle(&addr).await;
             let settled = rss_line(&format!("after {runs_done} runs, idle"), pid, &addr, Some(after_100));
             let again = waves(&mut c, more, "again").await;

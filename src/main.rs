@@ -167,8 +167,12 @@ fn init_tracing(
         tracing_subscriber::registry().with(console).init();
         return None;
     }
-    let (writer, guard) =
-        tracing_appender::non_blocking(tracing_appender::rolling::never(dir, name));
+    // The default queue holds 128,000 lines: 4 MB resident from the start
+    // for a log that sees a few lines a second. 8,192 lines still absorbs a
+    // burst; past that lines are dropped (lossy), never blocking a request.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(tracing_appender::rolling::never(dir, name));
     let file = tracing_subscriber::fmt::layer()
         .json()
         .with_writer(writer)
@@ -179,6 +183,9 @@ fn init_tracing(
         .init();
     Some(guard)
 }
+
+/// Log lines the file writer's queue holds before it drops new ones.
+const LOG_QUEUE_LINES: usize = 8_192;
 
 trait WithFilter<S>: Sized {
     fn with_filter_layer(

@@ -18,6 +18,28 @@ pub fn release_free_memory() {
     }
 }
 
+/// The allocator's own view of the heap: bytes handed out and bytes it
+/// holds free (mapped, maybe resident). `None` off glibc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapStats {
+    pub in_use: u64,
+    pub free: u64,
+}
+
+pub fn stats() -> Option<HeapStats> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 takes the arena locks and returns a plain struct.
+        let m = unsafe { libc::mallinfo2() };
+        Some(HeapStats {
+            in_use: (m.uordblks + m.hblkhd) as u64,
+            free: m.fordblks as u64,
+        })
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
 /// Decides when to trim: after the number of live sessions went down.
 #[derive(Debug, Default)]
 pub struct TrimPolicy {
@@ -37,6 +59,23 @@ impl TrimPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stats_see_an_allocation_come_and_go() {
+        let Some(before) = stats() else { return };
+        let big = vec![1u8; 8 << 20];
+        let during = stats().unwrap();
+        assert!(
+            during.in_use >= before.in_use + (8 << 20) - (1 << 20),
+            "{before:?} {during:?}"
+        );
+        drop(big);
+        let after = stats().unwrap();
+        assert!(
+            after.in_use + (7 << 20) <= during.in_use,
+            "{during:?} {after:?}"
+        );
+    }
 
     #[test]
     fn trims_only_after_sessions_stopped() {

@@ -10,6 +10,7 @@
 //! single writer of the transcript) can persist them.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -20,8 +21,8 @@ use futures_util::FutureExt;
 use crate::provider::hub::{open_stream, OpenOutcome, ProviderHub};
 use crate::provider::selection::ModelRef;
 use crate::provider::{
-    ChatMessage, CompletionRequest, MessageRole, ProviderError, ProviderEvent, StopReason,
-    ToolCall, ToolSpec, Usage,
+    ChatMessage, CompletionRequest, MessageRole, Messages, ProviderError, ProviderEvent,
+    StopReason, ToolCall, ToolSpec, Usage,
 };
 
 /// The result text of a tool call skipped because the user steered.
@@ -144,7 +145,7 @@ pub struct RunConfig {
     pub system: std::sync::Arc<str>,
     pub tools: std::sync::Arc<[ToolSpec]>,
     /// The conversation so far, ending with the new user message.
-    pub messages: Vec<ChatMessage>,
+    pub messages: Messages,
     pub hub: Addr<ProviderHub>,
     pub executor: Recipient<ExecuteTool>,
     pub sink: Recipient<RunEvent>,
@@ -367,7 +368,7 @@ struct Serving {
 
 async fn stream_turn(
     cfg: &RunConfig,
-    messages: &[ChatMessage],
+    messages: &[Arc<ChatMessage>],
     usage: &mut Usage,
     serving: &mut Serving,
     abort: &mut watch::Receiver<bool>,
@@ -456,18 +457,18 @@ async fn stream_turn(
 
 /// Adds a message to the run's conversation and reports it to the sink
 /// (the session persists it).
-fn append(cfg: &RunConfig, messages: &mut Vec<ChatMessage>, message: ChatMessage) {
+fn append(cfg: &RunConfig, messages: &mut Messages, message: ChatMessage) {
     cfg.sink.do_send(RunEvent::Message {
         run_id: cfg.run_id.clone(),
         message: message.clone(),
     });
-    messages.push(message);
+    messages.push(Arc::new(message));
 }
 
 /// Records a tool call's result: in the conversation and as `ToolFinished`.
 fn tool_done(
     cfg: &RunConfig,
-    messages: &mut Vec<ChatMessage>,
+    messages: &mut Messages,
     call: &ToolCall,
     outcome: ToolOutcome,
     skipped: bool,
@@ -488,7 +489,7 @@ fn tool_done(
 async fn run_tools(
     cfg: &RunConfig,
     turn: &Turn,
-    messages: &mut Vec<ChatMessage>,
+    messages: &mut Messages,
     control: &mut mpsc::UnboundedReceiver<Control>,
     followups: &mut VecDeque<String>,
     abort: &mut watch::Receiver<bool>,
@@ -535,15 +536,15 @@ enum Resume {
     Finished(String),
 }
 
-fn resume_point(messages: &[ChatMessage]) -> Resume {
+fn resume_point<M: std::borrow::Borrow<ChatMessage>>(messages: &[M]) -> Resume {
     let Some(i) = messages
         .iter()
-        .rposition(|m| m.role == MessageRole::Assistant)
+        .rposition(|m| m.borrow().role == MessageRole::Assistant)
     else {
         return Resume::Model;
     };
-    let assistant = &messages[i];
-    let after = &messages[i + 1..];
+    let assistant = messages[i].borrow();
+    let after: Vec<&ChatMessage> = messages[i + 1..].iter().map(|m| m.borrow()).collect();
     if assistant.tool_calls.is_empty() {
         return match after.iter().any(|m| m.role == MessageRole::User) {
             true => Resume::Model,
@@ -769,7 +770,7 @@ mod tests {
             thinking_budget: None,
             system: "sys".into(),
             tools: Vec::new().into(),
-            messages: vec![ChatMessage::user(text)],
+            messages: vec![ChatMessage::user(text).into()],
             hub,
             executor: tools.start().recipient(),
             sink: Sink(tx).start().recipient(),
@@ -1121,7 +1122,7 @@ mod tests {
             thinking_budget: None,
             system: "".into(),
             tools: Vec::new().into(),
-            messages: history,
+            messages: history.into_iter().map(Into::into).collect(),
             hub: ProviderHub::builtins().start(),
             executor: tools.start().recipient(),
             sink: Sink(tx).start().recipient(),

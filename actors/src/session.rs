@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use crate::lane::{AcquireSlot, LaneActor, SlotPermit};
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
-use crate::provider::{thinking_budget, ChatMessage, Image, ToolSpec};
+use crate::provider::{thinking_budget, ChatMessage, Image, Messages, ToolSpec};
 use crate::queue::{parse_queue_directive, Action, QueueSettings, SessionQueue, Turn};
 use crate::run::{AbortRun, ExecuteTool, FailureKind, RunActor, RunConfig, RunEvent, Steer};
 use crate::store::{Store, StoreError, Tree};
@@ -402,7 +402,7 @@ pub struct SessionActor {
     interrupt_next: Option<(String, Turn)>,
     /// The model context: every delivered message, oldest first. Loaded from
     /// the store at start, then kept in step with every message written.
-    history: Vec<ChatMessage>,
+    history: Messages,
     /// The model the transcript's last `model_change` names.
     transcript_model: Option<String>,
     last_activity: Instant,
@@ -492,7 +492,8 @@ impl SessionActor {
             std::slice::from_ref(&entry),
         )?;
         if !is_pending(&entry) {
-            self.history.extend(transcript::to_chat(&entry));
+            self.history
+                .extend(transcript::to_chat(&entry).map(std::sync::Arc::new));
         }
         Ok(())
     }
@@ -832,6 +833,7 @@ impl Actor for SessionActor {
             .iter()
             .filter(|e| !is_pending(e))
             .filter_map(transcript::to_chat)
+            .map(std::sync::Arc::new)
             .collect();
         if let Some(cut) = interrupted(&entries) {
             // The gateway stopped (crash, kill) before this message was answered:

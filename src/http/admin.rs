@@ -105,6 +105,17 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
     };
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as i64;
     let geti = |a: &std::sync::atomic::AtomicI64| a.load(Ordering::Relaxed).max(0);
+    if let Some(h) = ferroclaw_actors::heap::stats() {
+        metric(
+            "ferroclaw_heap_bytes",
+            "gauge",
+            "Heap held by the allocator: in use, and free but still mapped.",
+            &[
+                ("{state=\"in_use\"}", h.in_use as i64),
+                ("{state=\"free\"}", h.free as i64),
+            ],
+        );
+    }
     metric(
         "ferroclaw_connections",
         "gauge",

@@ -28,7 +28,7 @@ async fn collect(p: &actix::Addr<AnthropicProvider>) -> Vec<ProviderEvent> {
     let req = CompletionRequest {
         model: "claude-sonnet".into(),
         system: "You are helpful.".into(),
-        messages: vec![ChatMessage::user("hi")],
+        messages: vec![ChatMessage::user("hi").into()],
         thinking_budget: Some(2048),
         ..Default::default()
     };

@@ -36,7 +36,7 @@ fn request(text: &str) -> CompletionRequest {
     CompletionRequest {
         model: "qwen2.5-coder".into(),
         system: "You are helpful.".into(),
-        messages: vec![ChatMessage::user(text)],
+        messages: vec![ChatMessage::user(text).into()],
         tools: vec![ToolSpec {
             name: "exec".into(),
             description: "run a command".into(),

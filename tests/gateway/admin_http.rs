@@ -86,6 +86,8 @@ async fn metrics_are_prometheus_text_with_the_core_series() {
     assert!(value("ferroclaw_auth_failures_total") >= 1);
     assert!(value("ferroclaw_mailbox_depth{actor=\"event_bus\"}") >= 0);
     assert!(value("ferroclaw_uptime_seconds") >= 0);
+    assert!(value("ferroclaw_heap_bytes{state=\"in_use\"}") > 0);
+    assert!(value("ferroclaw_heap_bytes{state=\"free\"}") >= 0);
     assert!(body.contains("# TYPE ferroclaw_connections gauge"));
 }
 

@@ -363,7 +363,10 @@ mod tests {
                 },
                 ChatMessage::tool_result("tu_1", "a b", false),
                 ChatMessage::tool_result("tu_2", "boom", true),
-            ],
+            ]
+            .into_iter()
+            .map(Into::into)
+            .collect(),
             tools: vec![ToolSpec {
                 name: "exec".into(),
                 description: "run".into(),

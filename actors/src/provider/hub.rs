@@ -697,7 +697,7 @@ mod tests {
         let hub = ProviderHub::builtins().start();
         let (_tx, mut abort) = watch::channel(false);
         let req = CompletionRequest {
-            messages: vec![ChatMessage::user("hi")],
+            messages: vec![ChatMessage::user("hi").into()],
             ..Default::default()
         };
         let nowhere = [ModelRef::parse("nowhere/x").unwrap()];
@@ -734,7 +734,7 @@ mod tests {
         .start();
         let (_tx, mut abort) = watch::channel(false);
         let req = CompletionRequest {
-            messages: vec![ChatMessage::user("@error rate_limit")],
+            messages: vec![ChatMessage::user("@error rate_limit").into()],
             ..Default::default()
         };
         let chain = [ModelRef::parse("offline/echo").unwrap()];
@@ -763,7 +763,7 @@ mod tests {
         );
         // A request error does not fail over.
         let bad = CompletionRequest {
-            messages: vec![ChatMessage::user("@error bad_request")],
+            messages: vec![ChatMessage::user("@error bad_request").into()],
             ..Default::default()
         };
         let hub = ProviderHub::builtins().start();

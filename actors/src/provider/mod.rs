@@ -91,6 +91,12 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
+/// A conversation as it is handed around: every message shared, so giving a
+/// session's history to a run, and a run's messages to a provider request,
+/// copies pointers instead of every message's text (three times per model
+/// call before; with long sessions that churn dominated the heap).
+pub type Messages = Vec<std::sync::Arc<ChatMessage>>;
+
 /// Everything a provider needs for one completion.
 #[derive(Debug, Clone, Default)]
 pub struct CompletionRequest {
@@ -98,7 +104,7 @@ pub struct CompletionRequest {
     pub model: String,
     /// Shared by every request of a session (built once per gateway).
     pub system: std::sync::Arc<str>,
-    pub messages: Vec<ChatMessage>,
+    pub messages: Messages,
     pub tools: std::sync::Arc<[ToolSpec]>,
     pub max_tokens: Option<u32>,
     /// Extended-thinking budget in tokens (None: thinking off).

@@ -84,6 +84,7 @@ pub fn plan(req: &CompletionRequest) -> Plan {
         .iter()
         .rev()
         .take_while(|m| m.role == MessageRole::Tool)
+        .map(|m| &**m)
         .collect();
     if !trailing_results.is_empty() {
         let names: std::collections::HashMap<&str, &str> = req
@@ -244,7 +245,7 @@ mod tests {
         CompletionRequest {
             model: "echo".into(),
             system: "sys".into(),
-            messages,
+            messages: messages.into_iter().map(Into::into).collect(),
             ..Default::default()
         }
     }

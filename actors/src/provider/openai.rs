@@ -476,7 +476,7 @@ mod tests {
         let req = CompletionRequest {
             model: "m".into(),
             system: "sys".into(),
-            messages: vec![ChatMessage::user("hi")],
+            messages: vec![ChatMessage::user("hi").into()],
             tools: vec![ToolSpec {
                 name: "exec".into(),
                 description: "run".into(),
