@@ -239,7 +239,7 @@ impl Blocks {
 async fn attempt(
     client: &reqwest::Client,
     cfg: &AnthropicConfig,
-    body: &Value,
+    body: &bytes::Bytes,
     tx: &mpsc::Sender<ProviderEvent>,
     sent: &mut usize,
 ) -> Result<(), ProviderError> {
@@ -247,7 +247,8 @@ async fn attempt(
     let mut rb = client
         .post(format!("{base}/v1/messages"))
         .header("anthropic-version", ANTHROPIC_VERSION)
-        .json(body)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.clone())
         .timeout(cfg.request_timeout);
     if let Some(key) = &cfg.api_key {
         rb = rb.header("x-api-key", key);
@@ -313,7 +314,16 @@ impl Handler<StreamCompletion> for AnthropicProvider {
         if let Some(key) = msg.request.api_key.clone() {
             Arc::make_mut(&mut cfg).api_key = Some(key);
         }
-        let body = build_body(&msg.request);
+        // Encoded once: every retry sends the same bytes.
+        let body = match serde_json::to_vec(&build_body(&msg.request)) {
+            Ok(body) => bytes::Bytes::from(body),
+            Err(e) => {
+                let _ = tx.try_send(ProviderEvent::Error(ProviderError::BadRequest(format!(
+                    "cannot encode the request: {e}"
+                ))));
+                return MessageResult(rx);
+            }
+        };
         spawn_with_retries(
             tx,
             self.active.clone(),

@@ -15,6 +15,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
@@ -82,78 +84,187 @@ pub struct OpenAiConfig {
     pub request_timeout: Duration,
 }
 
-/// The request body for a completion.
-pub fn build_body(req: &CompletionRequest, compat: Compat) -> Value {
-    let mut messages = Vec::with_capacity(req.messages.len() + 1);
-    if !req.system.is_empty() {
-        messages.push(json!({ "role": "system", "content": &*req.system }));
+/// The request body for a completion, serialized straight from the
+/// request's messages (no intermediate JSON tree: with a long session that
+/// tree was a deep copy of the whole history per model call). The bytes are
+/// shared by every retry of the call.
+pub fn build_body(req: &CompletionRequest, compat: Compat) -> Result<bytes::Bytes, ProviderError> {
+    let (max_tokens, max_completion_tokens) = match compat.max_tokens_field {
+        MaxTokensField::MaxTokens => (req.max_tokens, None),
+        MaxTokensField::MaxCompletionTokens => (None, req.max_tokens),
+    };
+    let body = Body {
+        model: &req.model,
+        messages: WireMessages(req),
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        tools: (!req.tools.is_empty()).then(|| WireTools {
+            tools: &req.tools,
+            strict: compat.supports_strict_mode,
+        }),
+        max_tokens,
+        max_completion_tokens,
+        store: compat.supports_store.then_some(false),
+    };
+    serde_json::to_vec(&body)
+        .map(bytes::Bytes::from)
+        .map_err(|e| ProviderError::BadRequest(format!("cannot encode the request: {e}")))
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: WireMessages<'a>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<WireTools<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The system prompt, then every message in chat-completions form.
+struct WireMessages<'a>(&'a CompletionRequest);
+
+impl Serialize for WireMessages<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let req = self.0;
+        let system = usize::from(!req.system.is_empty());
+        let mut seq = s.serialize_seq(Some(req.messages.len() + system))?;
+        if system == 1 {
+            seq.serialize_element(&TextMessage {
+                role: "system",
+                content: &req.system,
+            })?;
+        }
+        for m in &req.messages {
+            seq.serialize_element(&WireMessage(m))?;
+        }
+        seq.end()
     }
-    for m in &req.messages {
-        messages.push(match m.role {
-            MessageRole::User if m.images.is_empty() => {
-                json!({ "role": "user", "content": m.text })
+}
+
+#[derive(Serialize)]
+struct TextMessage<'a> {
+    role: &'static str,
+    content: &'a str,
+}
+
+struct WireMessage<'a>(&'a ChatMessage);
+
+impl Serialize for WireMessage<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let m = self.0;
+        match m.role {
+            MessageRole::User if m.images.is_empty() => TextMessage {
+                role: "user",
+                content: &m.text,
             }
+            .serialize(s),
             MessageRole::User => {
-                let mut parts = vec![json!({ "type": "text", "text": m.text })];
-                for img in &m.images {
-                    let url = format!("data:{};base64,{}", img.mime_type, img.data);
-                    parts.push(json!({ "type": "image_url", "image_url": { "url": url } }));
-                }
-                json!({ "role": "user", "content": parts })
+                let mut map = s.serialize_map(Some(2))?;
+                map.serialize_entry("role", "user")?;
+                map.serialize_entry("content", &UserParts(m))?;
+                map.end()
             }
-            MessageRole::Tool => json!({
-                "role": "tool",
-                "tool_call_id": m.tool_call_id.clone().unwrap_or_default(),
-                "content": m.text,
-            }),
+            MessageRole::Tool => {
+                let mut map = s.serialize_map(Some(3))?;
+                map.serialize_entry("role", "tool")?;
+                map.serialize_entry("tool_call_id", m.tool_call_id.as_deref().unwrap_or(""))?;
+                map.serialize_entry("content", &m.text)?;
+                map.end()
+            }
             MessageRole::Assistant => {
-                let mut a = json!({ "role": "assistant", "content": m.text });
-                if !m.tool_calls.is_empty() {
-                    a["tool_calls"] = m
-                        .tool_calls
-                        .iter()
-                        .map(|c| {
-                            json!({
-                                "id": c.id, "type": "function",
-                                "function": { "name": c.name, "arguments": c.arguments.to_string() },
-                            })
-                        })
-                        .collect();
+                let calls = !m.tool_calls.is_empty();
+                let mut map = s.serialize_map(Some(2 + usize::from(calls)))?;
+                map.serialize_entry("role", "assistant")?;
+                map.serialize_entry("content", &m.text)?;
+                if calls {
+                    map.serialize_entry("tool_calls", &WireCalls(&m.tool_calls))?;
                 }
-                a
+                map.end()
             }
-        });
+        }
     }
-    let mut body = json!({
-        "model": req.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": { "include_usage": true },
-    });
-    if !req.tools.is_empty() {
-        body["tools"] = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut f = json!({ "name": t.name, "description": t.description, "parameters": t.parameters });
-                if compat.supports_strict_mode {
-                    f["strict"] = json!(false);
-                }
-                json!({ "type": "function", "function": f })
-            })
-            .collect();
+}
+
+/// A user message with images: a text part, then one `image_url` part each.
+struct UserParts<'a>(&'a ChatMessage);
+
+impl Serialize for UserParts<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let m = self.0;
+        let mut seq = s.serialize_seq(Some(1 + m.images.len()))?;
+        seq.serialize_element(&json!({ "type": "text", "text": m.text }))?;
+        for img in &m.images {
+            let url = format!("data:{};base64,{}", img.mime_type, img.data);
+            seq.serialize_element(&json!({ "type": "image_url", "image_url": { "url": url } }))?;
+        }
+        seq.end()
     }
-    if let Some(n) = req.max_tokens {
-        let field = match compat.max_tokens_field {
-            MaxTokensField::MaxTokens => "max_tokens",
-            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
-        };
-        body[field] = json!(n);
+}
+
+struct WireCalls<'a>(&'a [ToolCall]);
+
+impl Serialize for WireCalls<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for c in self.0 {
+            seq.serialize_element(&json!({
+                "id": c.id, "type": "function",
+                "function": { "name": c.name, "arguments": c.arguments.to_string() },
+            }))?;
+        }
+        seq.end()
     }
-    if compat.supports_store {
-        body["store"] = json!(false);
+}
+
+/// Tool specs as functions (`strict: false` where the endpoint knows it).
+struct WireTools<'a> {
+    tools: &'a [ToolSpec],
+    strict: bool,
+}
+
+impl Serialize for WireTools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            strict: Option<bool>,
+        }
+        #[derive(Serialize)]
+        struct Tool<'a> {
+            r#type: &'static str,
+            function: Function<'a>,
+        }
+        let mut seq = s.serialize_seq(Some(self.tools.len()))?;
+        for t in self.tools {
+            seq.serialize_element(&Tool {
+                r#type: "function",
+                function: Function {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                    strict: self.strict.then_some(false),
+                },
+            })?;
+        }
+        seq.end()
     }
-    body
 }
 
 /// Accumulates one streamed answer.
@@ -330,12 +441,16 @@ pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderEr
 async fn attempt(
     client: &reqwest::Client,
     cfg: &OpenAiConfig,
-    body: &Value,
+    body: &bytes::Bytes,
     tx: &mpsc::Sender<ProviderEvent>,
     sent: &mut usize,
 ) -> Result<(), ProviderError> {
     let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
-    let mut rb = client.post(&url).json(body).timeout(cfg.request_timeout);
+    let mut rb = client
+        .post(&url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.clone())
+        .timeout(cfg.request_timeout);
     if let Some(key) = &cfg.api_key {
         rb = rb.bearer_auth(key);
     }
@@ -438,7 +553,13 @@ impl Handler<StreamCompletion> for OpenAiProvider {
             detect_compat(&cfg.base_url),
             cfg.model_compat.get(&msg.request.model),
         );
-        let body = build_body(&msg.request, compat);
+        let body = match build_body(&msg.request, compat) {
+            Ok(body) => body,
+            Err(e) => {
+                let _ = tx.try_send(ProviderEvent::Error(e));
+                return MessageResult(rx);
+            }
+        };
         spawn_with_retries(tx, active, msg.request.max_attempts, move |tx| {
             let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
             async move {
@@ -486,16 +607,71 @@ mod tests {
             max_tokens: Some(100),
             ..Default::default()
         };
-        let b = build_body(&req, detect_compat("http://vllm/v1"));
+        let parse = |b: bytes::Bytes| serde_json::from_slice::<Value>(&b).unwrap();
+        let b = parse(build_body(&req, detect_compat("http://vllm/v1")).unwrap());
         assert_eq!(b["stream"], true);
         assert_eq!(b["max_tokens"], 100);
         assert!(b.get("store").is_none() && b.get("max_completion_tokens").is_none());
         assert!(b["tools"][0]["function"].get("strict").is_none());
         assert_eq!(b["messages"][0], json!({"role":"system","content":"sys"}));
-        let b = build_body(&req, detect_compat("https://api.openai.com/v1"));
+        let b = parse(build_body(&req, detect_compat("https://api.openai.com/v1")).unwrap());
         assert_eq!(b["store"], false);
         assert_eq!(b["max_completion_tokens"], 100);
         assert_eq!(b["tools"][0]["function"]["strict"], false);
+    }
+
+    #[test]
+    fn every_kind_of_message_is_sent_in_chat_completions_form() {
+        let mut user = ChatMessage::user("look");
+        user.images.push(Image {
+            mime_type: "image/png".into(),
+            data: "iVBO".into(),
+        });
+        let assistant = ChatMessage {
+            role: MessageRole::Assistant,
+            text: "running".into(),
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "exec".into(),
+                arguments: json!({"command": "ls"}),
+            }],
+            tool_call_id: None,
+            is_error: false,
+            images: Vec::new(),
+        };
+        let req = CompletionRequest {
+            model: "m".into(),
+            messages: [
+                ChatMessage::user("hi \"there\"\n"),
+                user,
+                assistant,
+                ChatMessage::tool_result("c1", "a b", false),
+            ]
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+            ..Default::default()
+        };
+        let body = build_body(&req, detect_compat("http://vllm/v1")).unwrap();
+        let b: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            b,
+            json!({
+                "model": "m", "stream": true, "stream_options": {"include_usage": true},
+                "messages": [
+                    {"role": "user", "content": "hi \"there\"\n"},
+                    {"role": "user", "content": [
+                        {"type": "text", "text": "look"},
+                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
+                    ]},
+                    {"role": "assistant", "content": "running", "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": "exec", "arguments": "{\"command\":\"ls\"}"}},
+                    ]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "a b"},
+                ],
+            })
+        );
     }
 
     #[test]
