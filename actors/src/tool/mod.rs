@@ -7,6 +7,7 @@
 
 mod exec;
 mod read;
+pub mod ssrf;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
