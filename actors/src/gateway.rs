@@ -104,7 +104,12 @@ impl Gateway {
             )));
         }
         let hub = ProviderHub::new(hub_config).start();
-        let executor = ToolExecutor::new(workspace.clone(), ToolLimits::default())
+        let limits = ToolLimits {
+            fetch: crate::tool::web_fetch::FetchSettings::from_config(&settings.tools)
+                .map_err(StartError::Tools)?,
+            ..ToolLimits::default()
+        };
+        let executor = ToolExecutor::new(workspace.clone(), limits)
             .start()
             .recipient();
         let deps = SessionDeps {
@@ -174,6 +179,8 @@ pub enum StartError {
     Workspace(String),
     #[error("{0}")]
     Queue(String),
+    #[error("{0}")]
+    Tools(String),
 }
 
 /// Per-agent and global models with their fallbacks.

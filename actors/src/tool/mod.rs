@@ -8,6 +8,7 @@
 mod exec;
 mod read;
 pub mod ssrf;
+pub mod web_fetch;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -27,6 +28,8 @@ pub struct ToolLimits {
     pub output_cap: usize,
     /// Bytes of a file `read` returns at most.
     pub read_cap: usize,
+    /// `web_fetch` (`tools.web.fetch`).
+    pub fetch: web_fetch::FetchSettings,
 }
 
 impl Default for ToolLimits {
@@ -36,6 +39,7 @@ impl Default for ToolLimits {
             exec_max_timeout: Duration::from_secs(1800),
             output_cap: 200_000,
             read_cap: 200_000,
+            fetch: web_fetch::FetchSettings::default(),
         }
     }
 }
@@ -135,6 +139,19 @@ impl ToolExecutor {
                     "required": ["path"],
                 }),
             },
+            ToolSpec {
+                name: "web_fetch".into(),
+                description: "Fetch a public http(s) URL and return its readable content as markdown or text (no JavaScript).".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "url": { "type": "string", "description": "http(s) URL." },
+                        "extractMode": { "type": "string", "enum": ["markdown", "text"], "description": "Output format (default markdown)." },
+                        "maxChars": { "type": "integer", "description": "Truncate the output to this many characters." }
+                    },
+                    "required": ["url"],
+                }),
+            },
         ]
     }
 }
@@ -152,6 +169,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
             match msg.call.name.as_str() {
                 "exec" | "bash" => exec::run(&workspace, &limits, args, msg.cancel).await,
                 "read" => read::run(&workspace, &limits, args).await,
+                "web_fetch" => web_fetch::run(&limits.fetch, args).await,
                 other => error(format!("unknown tool: {other}")),
             }
         })

@@ -1,0 +1,542 @@
+//! `web_fetch`: a plain HTTP GET of a public URL, HTML turned into markdown
+//! (`htmd`) or text (`html2text`). Every hop, the first and each redirect,
+//! goes through the SSRF guard and connects only to the addresses the guard
+//! checked (no second DNS answer can slip in). Config: OpenClaw's
+//! `tools.web.fetch` (`maxChars`, `maxCharsCap`, `maxResponseBytes`,
+//! `timeoutSeconds`, `maxRedirects`, `userAgent`, `ssrfPolicy`), plus
+//! ferroclaw's `ssrfPolicy.allowCidrs` for internal hosts meant to be
+//! reachable.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::ssrf::{resolve_checked, Allowlist};
+use super::{error, ToolOutcome};
+
+/// `tools.web.fetch` settings.
+#[derive(Debug, Clone)]
+pub struct FetchSettings {
+    pub enabled: bool,
+    pub max_chars: usize,
+    pub max_chars_cap: usize,
+    pub max_response_bytes: usize,
+    pub timeout: Duration,
+    pub max_redirects: usize,
+    pub user_agent: String,
+    pub allow: Allowlist,
+}
+
+impl Default for FetchSettings {
+    fn default() -> Self {
+        FetchSettings {
+            enabled: true,
+            max_chars: 50_000,
+            max_chars_cap: 50_000,
+            max_response_bytes: 2_000_000,
+            timeout: Duration::from_secs(30),
+            max_redirects: 3,
+            user_agent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
+                         Chrome/130.0 Safari/537.36"
+                .into(),
+            allow: Allowlist::default(),
+        }
+    }
+}
+
+impl FetchSettings {
+    /// Reads `tools.web.fetch` (absent keys keep their defaults).
+    pub fn from_config(tools: &Value) -> Result<FetchSettings, String> {
+        let mut s = FetchSettings::default();
+        let Some(f) = tools.pointer("/web/fetch") else {
+            return Ok(s);
+        };
+        let num = |key: &str| -> Result<Option<usize>, String> {
+            match f.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v
+                    .as_u64()
+                    .map(|n| Some(n as usize))
+                    .ok_or_else(|| format!("tools.web.fetch.{key} must be a non-negative integer")),
+            }
+        };
+        if let Some(b) = f.get("enabled") {
+            s.enabled = b
+                .as_bool()
+                .ok_or("tools.web.fetch.enabled must be true or false")?;
+        }
+        s.max_chars_cap = num("maxCharsCap")?.unwrap_or(s.max_chars_cap);
+        s.max_chars = num("maxChars")?.unwrap_or(s.max_chars).min(s.max_chars_cap);
+        s.max_response_bytes = num("maxResponseBytes")?.unwrap_or(s.max_response_bytes);
+        if let Some(t) = num("timeoutSeconds")? {
+            s.timeout = Duration::from_secs(t.max(1) as u64);
+        }
+        s.max_redirects = num("maxRedirects")?.unwrap_or(s.max_redirects);
+        if let Some(ua) = f.get("userAgent") {
+            s.user_agent = ua
+                .as_str()
+                .ok_or("tools.web.fetch.userAgent must be a string")?
+                .to_string();
+        }
+        let policy = f.get("ssrfPolicy").cloned().unwrap_or(Value::Null);
+        let mut nets: Vec<String> = Vec::new();
+        if policy["allowRfc2544BenchmarkRange"] == true {
+            nets.push("198.18.0.0/15".into());
+        }
+        if policy["allowIpv6UniqueLocalRange"] == true {
+            nets.push("fc00::/7".into());
+        }
+        if let Some(list) = policy.get("allowCidrs") {
+            let list = list
+                .as_array()
+                .ok_or("tools.web.fetch.ssrfPolicy.allowCidrs must be a list of CIDRs")?;
+            for item in list {
+                let item = item
+                    .as_str()
+                    .ok_or("tools.web.fetch.ssrfPolicy.allowCidrs must be a list of CIDRs")?;
+                nets.push(item.to_string());
+            }
+        }
+        s.allow = Allowlist::parse(nets.iter().map(String::as_str))
+            .map_err(|e| format!("tools.web.fetch.ssrfPolicy.allowCidrs: {e}"))?;
+        Ok(s)
+    }
+}
+
+/// The tool: `url`, `extractMode` (`markdown` | `text`), `maxChars`.
+pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
+    if !settings.enabled {
+        return error("web_fetch is disabled (tools.web.fetch.enabled is false)");
+    }
+    let Some(raw) = args.get("url").and_then(Value::as_str) else {
+        return error("web_fetch needs a \"url\" string");
+    };
+    let mode = match args.get("extractMode").and_then(Value::as_str) {
+        None | Some("markdown") => Mode::Markdown,
+        Some("text") => Mode::Text,
+        Some(other) => {
+            return error(format!(
+                "extractMode must be \"markdown\" or \"text\", not {other:?}"
+            ))
+        }
+    };
+    let max_chars = match args.get("maxChars") {
+        None | Some(Value::Null) => settings.max_chars,
+        Some(v) => match v.as_u64() {
+            Some(n) => (n as usize).min(settings.max_chars_cap),
+            None => return error("maxChars must be a positive integer"),
+        },
+    };
+    match fetch(settings, raw).await {
+        Ok(page) => ToolOutcome {
+            text: page.render(mode, max_chars),
+            is_error: false,
+        },
+        Err(e) => error(e),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    Markdown,
+    Text,
+}
+
+struct Page {
+    url: String,
+    status: u16,
+    content_type: String,
+    body: Vec<u8>,
+    truncated: bool,
+}
+
+impl Page {
+    fn render(&self, mode: Mode, max_chars: usize) -> String {
+        let ct = self.content_type.to_ascii_lowercase();
+        let html = ct.contains("html") || (ct.is_empty() && looks_like_html(&self.body));
+        let textual = html
+            || ct.starts_with("text/")
+            || ct.contains("json")
+            || ct.contains("xml")
+            || ct.contains("javascript");
+        let content = if html {
+            let page = String::from_utf8_lossy(&self.body);
+            match mode {
+                Mode::Markdown => htmd::HtmlToMarkdown::builder()
+                    .skip_tags(vec!["script", "style", "noscript", "head", "template"])
+                    .build()
+                    .convert(&page)
+                    .unwrap_or_else(|_| page.to_string()),
+                Mode::Text => html2text::from_read(self.body.as_slice(), 100)
+                    .unwrap_or_else(|_| page.to_string()),
+            }
+        } else if textual {
+            String::from_utf8_lossy(&self.body).into_owned()
+        } else {
+            format!(
+                "(binary content, {} bytes; web_fetch returns text only)",
+                self.body.len()
+            )
+        };
+        let mut out = format!(
+            "URL: {}\nStatus: {}\nContent-Type: {}\n",
+            self.url, self.status, self.content_type
+        );
+        if self.truncated {
+            out.push_str(
+                "Note: the response was larger than maxResponseBytes; only its start was read.\n",
+            );
+        }
+        out.push('\n');
+        let total = content.chars().count();
+        if total > max_chars {
+            out.extend(content.chars().take(max_chars));
+            out.push_str(&format!(
+                "\n\n[truncated: {max_chars} of {total} characters]"
+            ));
+        } else {
+            out.push_str(&content);
+        }
+        out
+    }
+}
+
+fn looks_like_html(body: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&body[..body.len().min(512)]).to_ascii_lowercase();
+    head.contains("<html") || head.contains("<!doctype html")
+}
+
+async fn fetch(settings: &FetchSettings, raw: &str) -> Result<Page, String> {
+    let mut url = reqwest::Url::parse(raw).map_err(|e| format!("{raw}: not a URL ({e})"))?;
+    for hop in 0..=settings.max_redirects {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!("{url}: only http and https URLs can be fetched"));
+        }
+        let host = url
+            .host_str()
+            .ok_or_else(|| format!("{url}: no host"))?
+            .to_string();
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| format!("{url}: no port"))?;
+        let addrs = resolve_checked(&host, port, &settings.allow)
+            .await
+            .map_err(|e| e.to_string())?;
+        // Connect to exactly the checked addresses; redirects are followed
+        // here, one checked hop at a time.
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(settings.timeout)
+            .user_agent(settings.user_agent.as_str())
+            .resolve_to_addrs(host.trim_start_matches('[').trim_end_matches(']'), &addrs)
+            .build()
+            .map_err(|e| format!("cannot set up the request: {e}"))?;
+        let res = client
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT_LANGUAGE, "en-US,en;q=0.9")
+            .send()
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        if res.status().is_redirection() {
+            let Some(location) = res
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+            else {
+                return Err(format!("{url}: redirect without a Location header"));
+            };
+            if hop == settings.max_redirects {
+                return Err(format!(
+                    "{raw}: more than {} redirects (tools.web.fetch.maxRedirects)",
+                    settings.max_redirects
+                ));
+            }
+            url = url
+                .join(location)
+                .map_err(|e| format!("{url}: bad redirect target {location:?} ({e})"))?;
+            continue;
+        }
+        let status = res.status().as_u16();
+        let content_type = res
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let mut body = Vec::new();
+        let mut truncated = false;
+        let mut stream = res.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| format!("{url}: read failed: {e}"))?;
+            let room = settings.max_response_bytes - body.len();
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                truncated = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        return Ok(Page {
+            url: url.to_string(),
+            status,
+            content_type,
+            body,
+            truncated,
+        });
+    }
+    Err(format!("{raw}: too many redirects"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const PAGE: &str =
+        "<!doctype html><html><head><title>T</title><style>p{color:red}</style></head>\
+        <body><h1>Hello</h1><p>Some <b>bold</b> text</p><script>evil()</script></body></html>";
+
+    /// A loopback HTTP/1.1 server with a few fixed routes.
+    async fn server() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    let n = sock.read(&mut buf).await.unwrap_or(0);
+                    let req = String::from_utf8_lossy(&buf[..n]).to_string();
+                    let path = req.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    let (status, headers, body): (&str, String, Vec<u8>) = match path.as_str() {
+                        "/page" => (
+                            "200 OK",
+                            "Content-Type: text/html; charset=utf-8\r\n".into(),
+                            PAGE.into(),
+                        ),
+                        "/to-page" => ("302 Found", "Location: /page\r\n".into(), Vec::new()),
+                        "/to-private" => (
+                            "302 Found",
+                            "Location: http://10.0.0.1/secret\r\n".into(),
+                            Vec::new(),
+                        ),
+                        "/loop" => ("302 Found", "Location: /loop\r\n".into(), Vec::new()),
+                        "/big" => (
+                            "200 OK",
+                            "Content-Type: text/plain\r\n".into(),
+                            vec![b'x'; 300_000],
+                        ),
+                        "/bin" => (
+                            "200 OK",
+                            "Content-Type: application/octet-stream\r\n".into(),
+                            vec![0, 159, 146, 150],
+                        ),
+                        _ => (
+                            "404 Not Found",
+                            "Content-Type: text/plain\r\n".into(),
+                            b"nope".to_vec(),
+                        ),
+                    };
+                    let head = format!(
+                        "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = sock.write_all(head.as_bytes()).await;
+                    let _ = sock.write_all(&body).await;
+                });
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    fn loopback_allowed() -> FetchSettings {
+        FetchSettings {
+            allow: Allowlist::parse(["127.0.0.0/8"]).unwrap(),
+            ..FetchSettings::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_loopback_url_is_refused_unless_allowlisted() {
+        let base = server().await;
+        let out = run(
+            &FetchSettings::default(),
+            &json!({"url": format!("{base}/page")}),
+        )
+        .await;
+        assert!(
+            out.is_error && out.text.contains("loopback"),
+            "{}",
+            out.text
+        );
+        let out = run(&loopback_allowed(), &json!({"url": format!("{base}/page")})).await;
+        assert!(!out.is_error, "{}", out.text);
+    }
+
+    #[tokio::test]
+    async fn html_becomes_markdown_or_text_without_scripts_and_styles() {
+        let base = server().await;
+        let s = loopback_allowed();
+        let md = run(&s, &json!({"url": format!("{base}/page")})).await;
+        assert!(md.text.contains("Status: 200"), "{}", md.text);
+        assert!(
+            md.text.contains("# Hello") && md.text.contains("**bold**"),
+            "{}",
+            md.text
+        );
+        assert!(
+            !md.text.contains("evil") && !md.text.contains("color:red"),
+            "{}",
+            md.text
+        );
+        let text = run(
+            &s,
+            &json!({"url": format!("{base}/page"), "extractMode": "text"}),
+        )
+        .await;
+        assert!(
+            text.text.contains("Hello") && !text.text.contains("<h1>"),
+            "{}",
+            text.text
+        );
+        assert!(!text.text.contains("evil"), "{}", text.text);
+    }
+
+    #[tokio::test]
+    async fn redirects_are_followed_and_each_hop_is_checked() {
+        let base = server().await;
+        let s = loopback_allowed();
+        let out = run(&s, &json!({"url": format!("{base}/to-page")})).await;
+        assert!(
+            !out.is_error && out.text.contains("# Hello"),
+            "{}",
+            out.text
+        );
+        assert!(
+            out.text.contains(&format!("URL: {base}/page")),
+            "{}",
+            out.text
+        );
+        // The redirect target is refused before any connection is made.
+        let out = run(&s, &json!({"url": format!("{base}/to-private")})).await;
+        assert!(out.is_error, "{}", out.text);
+        assert!(
+            out.text.contains("10.0.0.1") && out.text.contains("private"),
+            "{}",
+            out.text
+        );
+        let out = run(&s, &json!({"url": format!("{base}/loop")})).await;
+        assert!(
+            out.is_error && out.text.contains("more than 3 redirects"),
+            "{}",
+            out.text
+        );
+    }
+
+    #[tokio::test]
+    async fn big_and_binary_responses_are_capped_and_described() {
+        let base = server().await;
+        let s = FetchSettings {
+            max_response_bytes: 1000,
+            ..loopback_allowed()
+        };
+        let out = run(&s, &json!({"url": format!("{base}/big"), "maxChars": 50})).await;
+        assert!(!out.is_error, "{}", out.text);
+        assert!(
+            out.text.contains("larger than maxResponseBytes"),
+            "{}",
+            out.text
+        );
+        assert!(
+            out.text.contains("[truncated: 50 of 1000 characters]"),
+            "{}",
+            out.text
+        );
+        let out = run(&s, &json!({"url": format!("{base}/bin")})).await;
+        assert!(out.text.contains("binary content, 4 bytes"), "{}", out.text);
+        // maxChars above the cap is clamped to it.
+        let capped = FetchSettings {
+            max_chars_cap: 10,
+            ..loopback_allowed()
+        };
+        let out = run(
+            &capped,
+            &json!({"url": format!("{base}/big"), "maxChars": 100000}),
+        )
+        .await;
+        assert!(
+            out.text.contains("[truncated: 10 of 300000 characters]"),
+            "{}",
+            out.text
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_arguments_are_tool_errors() {
+        let s = FetchSettings::default();
+        for (args, want) in [
+            (json!({}), "needs a \"url\""),
+            (json!({"url": "ftp://example.com/x"}), "only http and https"),
+            (json!({"url": "not a url"}), "not a URL"),
+            (
+                json!({"url": "http://example.com", "extractMode": "pdf"}),
+                "extractMode",
+            ),
+            (
+                json!({"url": "http://example.com", "maxChars": "many"}),
+                "maxChars",
+            ),
+        ] {
+            let out = run(&s, &args).await;
+            assert!(
+                out.is_error && out.text.contains(want),
+                "{args}: {}",
+                out.text
+            );
+        }
+        let off = FetchSettings {
+            enabled: false,
+            ..FetchSettings::default()
+        };
+        assert!(
+            run(&off, &json!({"url": "http://example.com"}))
+                .await
+                .is_error
+        );
+    }
+
+    #[test]
+    fn openclaw_config_keys_are_read_and_checked() {
+        let s = FetchSettings::from_config(&json!({"web": {"fetch": {
+            "maxChars": 90000, "maxCharsCap": 60000, "maxResponseBytes": 1000,
+            "timeoutSeconds": 5, "maxRedirects": 1, "userAgent": "ua",
+            "ssrfPolicy": {"allowRfc2544BenchmarkRange": true, "allowCidrs": ["10.9.0.0/16"]},
+        }}}))
+        .unwrap();
+        assert_eq!(
+            (s.max_chars, s.max_chars_cap, s.max_response_bytes),
+            (60000, 60000, 1000)
+        );
+        assert_eq!(
+            (s.timeout, s.max_redirects, s.user_agent.as_str()),
+            (Duration::from_secs(5), 1, "ua")
+        );
+        let ip = |a: &str| a.parse().unwrap();
+        assert!(super::super::ssrf::check_ip("h", ip("198.18.0.9"), &s.allow).is_ok());
+        assert!(super::super::ssrf::check_ip("h", ip("10.9.1.1"), &s.allow).is_ok());
+        assert!(super::super::ssrf::check_ip("h", ip("10.8.1.1"), &s.allow).is_err());
+        let bad = FetchSettings::from_config(
+            &json!({"web": {"fetch": {"ssrfPolicy": {"allowCidrs": ["x"]}}}}),
+        );
+        assert!(bad.unwrap_err().contains("allowCidrs"));
+        assert!(FetchSettings::from_config(&json!({"web": {"fetch": {"maxChars": -1}}})).is_err());
+        assert_eq!(
+            FetchSettings::from_config(&json!({})).unwrap().max_chars,
+            50_000
+        );
+    }
+}
