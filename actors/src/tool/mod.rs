@@ -6,6 +6,7 @@
 //! can correct itself. The full tool set comes with issue 4.
 
 mod exec;
+mod files;
 mod read;
 pub mod ssrf;
 pub mod web_fetch;
@@ -140,6 +141,31 @@ impl ToolExecutor {
                 }),
             },
             ToolSpec {
+                name: "write".into(),
+                description: "Create or replace a workspace file with the given content (folders are created).".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "path": { "type": "string", "description": "Path in the workspace." },
+                        "content": { "type": "string", "description": "The whole new content." }
+                    },
+                    "required": ["path", "content"],
+                }),
+            },
+            ToolSpec {
+                name: "edit".into(),
+                description: "Replace one exact piece of text in a workspace file; it must match exactly once.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "path": { "type": "string", "description": "Path in the workspace." },
+                        "oldText": { "type": "string", "description": "Text to find, copied exactly; must occur once." },
+                        "newText": { "type": "string", "description": "Replacement text." }
+                    },
+                    "required": ["path", "oldText", "newText"],
+                }),
+            },
+            ToolSpec {
                 name: "web_fetch".into(),
                 description: "Fetch a public http(s) URL and return its readable content as markdown or text (no JavaScript).".into(),
                 parameters: json!({
@@ -170,6 +196,8 @@ impl Handler<ExecuteTool> for ToolExecutor {
                 "exec" | "bash" => exec::run(&workspace, &limits, args, msg.cancel).await,
                 "read" => read::run(&workspace, &limits, args).await,
                 "web_fetch" => web_fetch::run(&limits.fetch, args).await,
+                "write" => files::write(&workspace, args).await,
+                "edit" => files::edit(&workspace, args).await,
                 other => error(format!("unknown tool: {other}")),
             }
         })

@@ -1,0 +1,292 @@
+//! `write` (create or replace a file; parent folders are created) and
+//! `edit` (replace one exact, unique piece of text). Paths resolve in the
+//! workspace; escapes by `..`, `~`, absolute paths or symlinks are refused.
+//! A file is replaced through a temporary file and a rename, so a reader
+//! never sees half of it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{error, ok, str_arg};
+use crate::run::ToolOutcome;
+
+/// A string argument that may be empty (file contents, replacement text).
+fn text_arg<'a>(tool: &str, args: &'a Value, name: &str) -> Result<&'a str, ToolOutcome> {
+    match args.get(name) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(error(format!("{tool}: `{name}` must be a string"))),
+        None => Err(error(format!("{tool}: `{name}` (string) is required"))),
+    }
+}
+
+/// Resolves a path that may not exist yet: its deepest existing ancestor is
+/// canonicalized (following symlinks) and must lie in the workspace. A `..`
+/// in the missing rest has no file name to keep and is refused.
+pub(crate) fn confine_new(workspace: &Path, raw: &str) -> Result<PathBuf, String> {
+    if raw == "~" || raw.starts_with("~/") {
+        return Err(format!(
+            "{raw}: outside the workspace (home paths are not allowed)"
+        ));
+    }
+    let root = workspace
+        .canonicalize()
+        .map_err(|e| format!("workspace {} is not usable: {e}", workspace.display()))?;
+    let candidate = if Path::new(raw).is_absolute() {
+        PathBuf::from(raw)
+    } else {
+        root.join(raw)
+    };
+    let mut existing = candidate.as_path();
+    let mut rest = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        let name = existing
+            .file_name()
+            .ok_or_else(|| format!("{raw}: `..` in a path that does not exist yet"))?;
+        rest.push(name.to_owned());
+        existing = existing
+            .parent()
+            .ok_or_else(|| format!("{raw}: outside the workspace"))?;
+    }
+    let mut resolved = existing.canonicalize().map_err(|e| format!("{raw}: {e}"))?;
+    for part in rest.iter().rev() {
+        resolved.push(part);
+    }
+    if resolved.starts_with(&root) && resolved != root {
+        Ok(resolved)
+    } else {
+        Err(format!("{raw}: outside the workspace"))
+    }
+}
+
+async fn replace_file(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    tokio::fs::create_dir_all(dir).await?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.ferroclaw-{}", ulid::Ulid::generate()));
+    tokio::fs::write(&tmp, contents).await?;
+    match tokio::fs::rename(&tmp, path).await {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&tmp).await;
+            Err(e)
+        }
+    }
+}
+
+pub async fn write(workspace: &Path, args: &Value) -> ToolOutcome {
+    let raw = match str_arg("write", args, "path") {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let content = match text_arg("write", args, "content") {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let path = match confine_new(workspace, raw) {
+        Ok(p) => p,
+        Err(e) => return error(format!("write: {e}")),
+    };
+    if path.is_dir() {
+        return error(format!("write: {raw} is a directory"));
+    }
+    match replace_file(&path, content.as_bytes()).await {
+        Ok(()) => ok(format!("Wrote {} bytes to {raw}", content.len())),
+        Err(e) => error(format!("write: {raw}: {e}")),
+    }
+}
+
+pub async fn edit(workspace: &Path, args: &Value) -> ToolOutcome {
+    let raw = match str_arg("edit", args, "path") {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let (old, new) = match (
+        text_arg("edit", args, "oldText"),
+        text_arg("edit", args, "newText"),
+    ) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    if old.is_empty() {
+        return error("edit: `oldText` must not be empty");
+    }
+    let path = match confine_new(workspace, raw) {
+        Ok(p) => p,
+        Err(e) => return error(format!("edit: {e}")),
+    };
+    let bytes = match tokio::fs::read(&path).await {
+        Ok(b) => b,
+        Err(e) => return error(format!("edit: {raw}: {e}")),
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        return error(format!("edit: {raw} is not a UTF-8 text file"));
+    };
+    match text.matches(old).count() {
+        0 => error(format!(
+            "edit: `oldText` was not found in {raw}; read the file and copy the text exactly"
+        )),
+        1 => {
+            let updated = text.replacen(old, new, 1);
+            match replace_file(&path, updated.as_bytes()).await {
+                Ok(()) => ok(format!("Edited {raw}: replaced 1 occurrence")),
+                Err(e) => error(format!("edit: {raw}: {e}")),
+            }
+        }
+        n => error(format!(
+            "edit: `oldText` matches {n} places in {raw}; include more surrounding text so it matches exactly one"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ws() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
+    #[tokio::test]
+    async fn write_creates_folders_and_replaces_whole_files() {
+        let d = ws();
+        let r = write(
+            d.path(),
+            &json!({"path": "notes/a/b.txt", "content": "one"}),
+        )
+        .await;
+        assert_eq!(r, ok("Wrote 3 bytes to notes/a/b.txt"));
+        let r = write(d.path(), &json!({"path": "notes/a/b.txt", "content": ""})).await;
+        assert!(!r.is_error, "{}", r.text);
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("notes/a/b.txt")).unwrap(),
+            ""
+        );
+        // No temporary file is left behind.
+        assert_eq!(
+            std::fs::read_dir(d.path().join("notes/a")).unwrap().count(),
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn escapes_are_refused_and_nothing_is_written_outside() {
+        let d = ws();
+        let outside = ws();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("link")).unwrap();
+        let abs = outside.path().join("abs.txt");
+        for path in [
+            "../escape.txt".to_string(),
+            "sub/../../escape.txt".to_string(),
+            "~/escape.txt".to_string(),
+            abs.display().to_string(),
+            "link/escape.txt".to_string(),
+            "link".to_string(),
+        ] {
+            let r = write(d.path(), &json!({"path": path, "content": "x"})).await;
+            assert!(r.is_error, "{path}: {}", r.text);
+            assert!(
+                r.text.contains("outside the workspace") || r.text.contains("`..`"),
+                "{path}: {}",
+                r.text
+            );
+            let r = edit(
+                d.path(),
+                &json!({"path": path, "oldText": "a", "newText": "b"}),
+            )
+            .await;
+            assert!(r.is_error, "{path}: {}", r.text);
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        assert!(!d.path().parent().unwrap().join("escape.txt").exists());
+        // An absolute path inside the workspace is fine.
+        let inside = d.path().join("in.txt").display().to_string();
+        assert!(
+            !write(d.path(), &json!({"path": inside, "content": "x"}))
+                .await
+                .is_error
+        );
+    }
+
+    #[tokio::test]
+    async fn edit_replaces_exactly_one_match_and_refuses_ambiguity() {
+        let d = ws();
+        std::fs::write(d.path().join("f.rs"), "let a = 1;\nlet b = 1;\n").unwrap();
+        let r = edit(
+            d.path(),
+            &json!({"path": "f.rs", "oldText": "= 1;", "newText": "= 2;"}),
+        )
+        .await;
+        assert!(
+            r.is_error && r.text.contains("matches 2 places"),
+            "{}",
+            r.text
+        );
+        let r = edit(
+            d.path(),
+            &json!({"path": "f.rs", "oldText": "let b = 1;", "newText": "let b = 2;"}),
+        )
+        .await;
+        assert_eq!(r, ok("Edited f.rs: replaced 1 occurrence"));
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("f.rs")).unwrap(),
+            "let a = 1;\nlet b = 2;\n"
+        );
+        let r = edit(
+            d.path(),
+            &json!({"path": "f.rs", "oldText": "let c", "newText": ""}),
+        )
+        .await;
+        assert!(r.is_error && r.text.contains("not found"), "{}", r.text);
+        let r = edit(
+            d.path(),
+            &json!({"path": "f.rs", "oldText": "", "newText": "x"}),
+        )
+        .await;
+        assert!(
+            r.is_error && r.text.contains("must not be empty"),
+            "{}",
+            r.text
+        );
+        let r = edit(
+            d.path(),
+            &json!({"path": "missing.rs", "oldText": "a", "newText": "b"}),
+        )
+        .await;
+        assert!(r.is_error, "{}", r.text);
+        std::fs::write(d.path().join("bin"), [0xff, 0xfe, 0x00]).unwrap();
+        let r = edit(
+            d.path(),
+            &json!({"path": "bin", "oldText": "a", "newText": "b"}),
+        )
+        .await;
+        assert!(r.is_error && r.text.contains("not a UTF-8"), "{}", r.text);
+    }
+
+    #[tokio::test]
+    async fn bad_arguments_are_tool_errors() {
+        let d = ws();
+        for (args, want) in [
+            (json!({"content": "x"}), "`path` (string) is required"),
+            (
+                json!({"path": "a", "content": 5}),
+                "`content` must be a string",
+            ),
+            (json!({"path": "a"}), "`content` (string) is required"),
+        ] {
+            let r = write(d.path(), &args).await;
+            assert!(r.is_error && r.text.contains(want), "{args}: {}", r.text);
+        }
+        std::fs::create_dir(d.path().join("dir")).unwrap();
+        let r = write(d.path(), &json!({"path": "dir", "content": "x"})).await;
+        assert!(
+            r.is_error && r.text.contains("is a directory"),
+            "{}",
+            r.text
+        );
+    }
+}
