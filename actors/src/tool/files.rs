@@ -99,21 +99,40 @@ pub async fn write(workspace: &Path, args: &Value) -> ToolOutcome {
     }
 }
 
+/// The replacements of an `edit` call: OpenClaw's `edits: [{oldText,
+/// newText}]`, or one top-level `oldText`/`newText` pair (older clients).
+fn edits_arg(args: &Value) -> Result<Vec<(&str, &str)>, ToolOutcome> {
+    let pairs: Vec<&Value> = match args.get("edits") {
+        Some(Value::Array(list)) if !list.is_empty() => list.iter().collect(),
+        Some(_) => {
+            return Err(error(
+                "edit: `edits` must be a non-empty list of {oldText, newText}",
+            ))
+        }
+        None => vec![args],
+    };
+    pairs
+        .into_iter()
+        .map(|p| {
+            let old = text_arg("edit", p, "oldText")?;
+            let new = text_arg("edit", p, "newText")?;
+            if old.is_empty() {
+                return Err(error("edit: `oldText` must not be empty"));
+            }
+            Ok((old, new))
+        })
+        .collect()
+}
+
 pub async fn edit(workspace: &Path, args: &Value) -> ToolOutcome {
     let raw = match str_arg("edit", args, "path") {
         Ok(p) => p,
         Err(e) => return e,
     };
-    let (old, new) = match (
-        text_arg("edit", args, "oldText"),
-        text_arg("edit", args, "newText"),
-    ) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(e), _) | (_, Err(e)) => return e,
+    let edits = match edits_arg(args) {
+        Ok(e) => e,
+        Err(e) => return e,
     };
-    if old.is_empty() {
-        return error("edit: `oldText` must not be empty");
-    }
     let path = match confine_new(workspace, raw) {
         Ok(p) => p,
         Err(e) => return error(format!("edit: {e}")),
@@ -125,20 +144,50 @@ pub async fn edit(workspace: &Path, args: &Value) -> ToolOutcome {
     let Ok(text) = String::from_utf8(bytes) else {
         return error(format!("edit: {raw} is not a UTF-8 text file"));
     };
-    match text.matches(old).count() {
-        0 => error(format!(
-            "edit: `oldText` was not found in {raw}; read the file and copy the text exactly"
-        )),
-        1 => {
-            let updated = text.replacen(old, new, 1);
-            match replace_file(&path, updated.as_bytes()).await {
-                Ok(()) => ok(format!("Edited {raw}: replaced 1 occurrence")),
-                Err(e) => error(format!("edit: {raw}: {e}")),
+    // Every oldText must match the original exactly once, without overlaps.
+    let mut spans = Vec::with_capacity(edits.len());
+    for (i, (old, new)) in edits.iter().enumerate() {
+        let which = match edits.len() {
+            1 => String::new(),
+            _ => format!(" (edit {})", i + 1),
+        };
+        let mut found = text.match_indices(old);
+        match (found.next(), found.count()) {
+            (None, _) => {
+                return error(format!(
+                    "edit: `oldText`{which} was not found in {raw}; read the file and copy the text exactly"
+                ))
+            }
+            (Some((at, _)), 0) => spans.push((at, at + old.len(), *new)),
+            (Some(_), more) => {
+                return error(format!(
+                    "edit: `oldText`{which} matches {} places in {raw}; include more surrounding text so it matches exactly one",
+                    more + 1
+                ))
             }
         }
-        n => error(format!(
-            "edit: `oldText` matches {n} places in {raw}; include more surrounding text so it matches exactly one"
+    }
+    spans.sort_by_key(|s| s.0);
+    if spans.windows(2).any(|w| w[1].0 < w[0].1) {
+        return error(format!(
+            "edit: two edits overlap in {raw}; merge them into one"
+        ));
+    }
+    let mut updated = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end, new) in &spans {
+        updated.push_str(&text[at..*start]);
+        updated.push_str(new);
+        at = *end;
+    }
+    updated.push_str(&text[at..]);
+    match replace_file(&path, updated.as_bytes()).await {
+        Ok(()) => ok(format!(
+            "Edited {raw}: {} replacement{}",
+            spans.len(),
+            if spans.len() == 1 { "" } else { "s" }
         )),
+        Err(e) => error(format!("edit: {raw}: {e}")),
     }
 }
 
@@ -231,7 +280,7 @@ mod tests {
             &json!({"path": "f.rs", "oldText": "let b = 1;", "newText": "let b = 2;"}),
         )
         .await;
-        assert_eq!(r, ok("Edited f.rs: replaced 1 occurrence"));
+        assert_eq!(r, ok("Edited f.rs: 1 replacement"));
         assert_eq!(
             std::fs::read_to_string(d.path().join("f.rs")).unwrap(),
             "let a = 1;\nlet b = 2;\n"
@@ -265,6 +314,59 @@ mod tests {
         )
         .await;
         assert!(r.is_error && r.text.contains("not a UTF-8"), "{}", r.text);
+    }
+
+    #[tokio::test]
+    async fn several_edits_apply_to_the_original_and_must_not_overlap() {
+        let d = ws();
+        std::fs::write(d.path().join("g.txt"), "alpha beta gamma").unwrap();
+        let edits = |e: Value| json!({"path": "g.txt", "edits": e});
+        let r = edit(
+            d.path(),
+            &edits(json!([
+                {"oldText": "gamma", "newText": "G"},
+                {"oldText": "alpha", "newText": "A"},
+            ])),
+        )
+        .await;
+        assert_eq!(r, ok("Edited g.txt: 2 replacements"));
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("g.txt")).unwrap(),
+            "A beta G"
+        );
+        let r = edit(
+            d.path(),
+            &edits(json!([
+                {"oldText": "A beta", "newText": "x"},
+                {"oldText": "beta G", "newText": "y"},
+            ])),
+        )
+        .await;
+        assert!(r.is_error && r.text.contains("overlap"), "{}", r.text);
+        let r = edit(
+            d.path(),
+            &edits(json!([
+                {"oldText": "A", "newText": "x"},
+                {"oldText": "zzz", "newText": "y"},
+            ])),
+        )
+        .await;
+        assert!(
+            r.is_error && r.text.contains("(edit 2) was not found"),
+            "{}",
+            r.text
+        );
+        // A failed call changes nothing.
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("g.txt")).unwrap(),
+            "A beta G"
+        );
+        let r = edit(d.path(), &edits(json!([]))).await;
+        assert!(
+            r.is_error && r.text.contains("non-empty list"),
+            "{}",
+            r.text
+        );
     }
 
     #[tokio::test]

@@ -154,15 +154,25 @@ impl ToolExecutor {
             },
             ToolSpec {
                 name: "edit".into(),
-                description: "Replace one exact piece of text in a workspace file; it must match exactly once.".into(),
+                description: "Edit a workspace file with exact-text replacements; each oldText must occur exactly once.".into(),
                 parameters: json!({
                     "type": "object",
                     "properties": {
                         "path": { "type": "string", "description": "Path in the workspace." },
-                        "oldText": { "type": "string", "description": "Text to find, copied exactly; must occur once." },
-                        "newText": { "type": "string", "description": "Replacement text." }
+                        "edits": {
+                            "type": "array",
+                            "description": "Replacements, each matched against the original file; they must not overlap.",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "oldText": { "type": "string", "description": "Exact text to replace; unique in the file." },
+                                    "newText": { "type": "string", "description": "Replacement text." }
+                                },
+                                "required": ["oldText", "newText"]
+                            }
+                        }
                     },
-                    "required": ["path", "oldText", "newText"],
+                    "required": ["path", "edits"],
                 }),
             },
             ToolSpec {
