@@ -40,6 +40,10 @@ pub struct Gateway {
     pub main_lane: Addr<LaneActor>,
     pub lanes: Lanes,
     pub hub: Addr<ProviderHub>,
+    /// Prompt, workspace files and skills (`skills.status`).
+    pub context: Arc<crate::agent_context::AgentContext>,
+    /// The tools runs are offered (`tools.catalog`).
+    pub tools: Arc<[crate::provider::ToolSpec]>,
     /// The default model the sessions use.
     pub model: ModelRef,
     pub versions: Arc<StateVersions>,
@@ -80,8 +84,20 @@ impl Gateway {
             .as_ref()
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| store.dir().join("workspace"));
+        let fresh_workspace = !workspace.exists();
         std::fs::create_dir_all(&workspace)
             .map_err(|e| StartError::Workspace(format!("{}: {e}", workspace.display())))?;
+        if fresh_workspace && !defaults.skip_bootstrap {
+            match crate::prompt::seed_new_workspace(&workspace) {
+                Ok(p) => {
+                    tracing::info!(path = %p.display(), "new workspace: first-run BOOTSTRAP.md written")
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot seed the new workspace"),
+            }
+        }
+        let context =
+            Arc::new(agent_context(&settings, &workspace, store.dir()).map_err(StartError::Tools)?);
+        let tools: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs().into();
         let models = Arc::new(model_plan(&settings));
         let hub_config = HubConfig::from_settings(
             &settings,
@@ -121,8 +137,9 @@ impl Gateway {
             models,
             thinking_default: defaults.thinking_default.clone(),
             verbose_default: defaults.verbose_default.clone(),
-            system: Arc::from(""),
-            tools: ToolExecutor::specs().into(),
+            context: context.clone(),
+            tools: tools.clone(),
+            context_window: context_window(&settings),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
             max_model_calls: 32,
             queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
@@ -159,6 +176,8 @@ impl Gateway {
             main_lane: lanes.main.clone(),
             lanes,
             hub,
+            context,
+            tools,
             model,
             versions,
             metrics,
@@ -181,6 +200,67 @@ pub enum StartError {
     Queue(String),
     #[error("{0}")]
     Tools(String),
+}
+
+/// The prompt and skills context from config.
+pub fn agent_context(
+    settings: &Settings,
+    workspace: &std::path::Path,
+    state_dir: &std::path::Path,
+) -> Result<crate::agent_context::AgentContext, String> {
+    let d = &settings.agents.defaults;
+    let mut cx = crate::agent_context::AgentContext::new(workspace.to_path_buf(), state_dir);
+    cx.skills = crate::skills::SkillsConfig::from_config(&settings.skills)?;
+    cx.limits = crate::prompt::BootstrapLimits {
+        per_file: d.bootstrap_max_chars as usize,
+        total: d.bootstrap_total_max_chars as usize,
+    };
+    cx.envelope = crate::msg_context::EnvelopeSettings::from_config(
+        &d.envelope_timestamp,
+        &d.envelope_timezone,
+    )?;
+    let mut agents = vec![settings.default_agent_id().to_ascii_lowercase()];
+    for a in &settings.agents.list {
+        let id = a.id.to_ascii_lowercase();
+        if !agents.contains(&id) {
+            agents.push(id.clone());
+        }
+        if let Some(f) = &a.skill_filter {
+            cx.agent_skill_filters.insert(id, f.clone());
+        }
+    }
+    if !agents.iter().any(|a| a == "main") {
+        agents.push("main".into());
+    }
+    cx.agents = agents;
+    if let Some(channels) = settings.channels.as_object() {
+        for (id, ch) in channels {
+            if let Some(f) = ch.get("skillFilter") {
+                let list: Vec<String> = serde_json::from_value(f.clone())
+                    .map_err(|e| format!("channels.{id}.skillFilter: {e}"))?;
+                cx.channel_skill_filters.insert(id.clone(), list);
+            }
+        }
+    }
+    Ok(cx)
+}
+
+/// The default model's context window (`models.providers.*.models[].contextWindow`), else 200,000.
+fn context_window(settings: &Settings) -> u64 {
+    let primary = settings.agents.defaults.model.primary();
+    primary
+        .split_once('/')
+        .and_then(|(p, m)| {
+            settings
+                .models
+                .providers
+                .get(p)?
+                .models
+                .iter()
+                .find(|e| e.id == m)?
+                .context_window
+        })
+        .unwrap_or(200_000)
 }
 
 /// Per-agent and global models with their fallbacks.

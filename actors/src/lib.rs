@@ -3,8 +3,11 @@
 //! This crate knows nothing of HTTP or wire frames: `src/` turns its domain
 //! values into OpenClaw protocol frames. See ARCHITECTURE.md.
 
+pub mod agent_context;
 pub mod bus;
+pub mod cache;
 pub mod devices;
+pub mod directives;
 pub mod gateway;
 pub mod heap;
 pub mod idempotency;
@@ -12,7 +15,9 @@ pub mod ids;
 pub mod inbound;
 pub mod lane;
 pub mod metrics;
+pub mod msg_context;
 pub mod presence;
+pub mod prompt;
 pub mod provider;
 pub mod queue;
 pub mod router;
@@ -21,6 +26,7 @@ pub mod runs;
 pub mod scopes;
 pub mod session;
 pub mod settings;
+pub mod skills;
 pub mod store;
 pub mod system_events;
 pub mod tool;

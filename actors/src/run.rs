@@ -35,6 +35,9 @@ pub const SKIPPED_TOOL_RESULT: &str = "Skipped: the user sent a new message befo
 pub struct ExecuteTool {
     pub call: ToolCall,
     pub cancel: watch::Receiver<bool>,
+    /// Extra environment for child processes (skills' env overrides; never
+    /// in the prompt).
+    pub env: std::sync::Arc<[(String, String)]>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -143,6 +146,8 @@ pub struct RunConfig {
     pub sticky_profile: Option<String>,
     pub thinking_budget: Option<u32>,
     pub system: std::sync::Arc<str>,
+    /// Environment for tool processes (skill env overrides).
+    pub tool_env: std::sync::Arc<[(String, String)]>,
     pub tools: std::sync::Arc<[ToolSpec]>,
     /// The conversation so far, ending with the new user message.
     pub messages: Messages,
@@ -502,6 +507,7 @@ async fn run_tools(
         let request = ExecuteTool {
             call: call.clone(),
             cancel: abort.clone(),
+            env: cfg.tool_env.clone(),
         };
         let outcome = tokio::select! {
             r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
@@ -769,6 +775,7 @@ mod tests {
             sticky_profile: None,
             thinking_budget: None,
             system: "sys".into(),
+            tool_env: Vec::new().into(),
             tools: Vec::new().into(),
             messages: vec![ChatMessage::user(text).into()],
             hub,
@@ -1121,6 +1128,7 @@ mod tests {
             sticky_profile: None,
             thinking_budget: None,
             system: "".into(),
+            tool_env: Vec::new().into(),
             tools: Vec::new().into(),
             messages: history.into_iter().map(Into::into).collect(),
             hub: ProviderHub::builtins().start(),

@@ -22,7 +22,10 @@ use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::agent_context::{channel_of_key, AgentContext};
+use crate::directives::{self, Directive, Parsed};
 use crate::lane::{AcquireSlot, LaneActor, SlotPermit};
+use crate::msg_context::{ChatType, MsgContext};
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
 use crate::provider::{thinking_budget, ChatMessage, Image, Messages, ToolSpec};
@@ -71,6 +74,15 @@ pub struct SessionEntry {
     pub aborted_last_run: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_message_preview: Option<String>,
+    /// `/reasoning off|on|stream` (None: stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_level: Option<String>,
+    /// `/usage off|tokens|full`: a usage line under each reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_usage: Option<String>,
+    /// `/agent <id>`: the agent that answers this session instead of the key's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_override: Option<String>,
 }
 
 impl SessionEntry {
@@ -94,6 +106,9 @@ impl SessionEntry {
             model_override: self.model_override.clone(),
             send_policy: self.send_policy.clone(),
             queue: self.queue.clone(),
+            reasoning_level: self.reasoning_level.clone(),
+            response_usage: self.response_usage.clone(),
+            agent_override: self.agent_override.clone(),
             ..SessionEntry::new(now)
         }
     }
@@ -181,8 +196,11 @@ pub struct SessionDeps {
     pub models: std::sync::Arc<ModelPlan>,
     pub thinking_default: String,
     pub verbose_default: String,
-    pub system: Arc<str>,
+    /// Prompt and skills: workspace files, skill config, envelope.
+    pub context: Arc<AgentContext>,
     pub tools: Arc<[ToolSpec]>,
+    /// Tokens of the model's context window (`/status`).
+    pub context_window: u64,
     pub timeout: Duration,
     pub max_model_calls: u32,
     pub queue: QueueSettings,
@@ -213,7 +231,8 @@ pub enum SendStatus {
     Queued,
     /// Refused by the queue cap (`drop: new`).
     Dropped,
-    /// A directive (`/queue ...`) was applied; its answer is the run's final.
+    /// A directive (`/think`, `/status`, `/queue ...`) was handled by the
+    /// gateway; its answer is the run's final and nothing reached the model.
     Directive,
 }
 
@@ -234,6 +253,9 @@ pub struct SendChat {
     pub thinking: Option<String>,
     /// Run timeout for this message (`chat.send timeoutMs`), capped by the agent's.
     pub timeout: Option<Duration>,
+    /// Whether the sender may use directives (deny-by-default; an operator
+    /// with write scope may). Otherwise `/...` is plain text.
+    pub command_authorized: bool,
 }
 
 impl SendChat {
@@ -244,6 +266,7 @@ impl SendChat {
             images: Vec::new(),
             thinking: None,
             timeout: None,
+            command_authorized: true,
         }
     }
 }
@@ -324,9 +347,21 @@ struct Active {
     aborted: bool,
     /// Restarts so far (supervision).
     restarts: u32,
-    thinking: Option<String>,
+    overrides: RunOverrides,
     timeout: Option<Duration>,
     started_at: u64,
+    /// Reasoning held back until the end (`/reasoning on`).
+    reasoning: String,
+}
+
+/// Settings one message sets for its run only (`chat.send thinking`,
+/// inline `/think`, `/verbose`, `/reasoning`, `/model`).
+#[derive(Debug, Clone, Default)]
+pub struct RunOverrides {
+    pub thinking: Option<String>,
+    pub verbose: Option<String>,
+    pub reasoning: Option<String>,
+    pub model: Option<String>,
 }
 
 /// Written after a user message whose run a gateway stop cut off.
@@ -388,8 +423,7 @@ fn check_level(field: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
     }
 }
 
-pub const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
-pub const VERBOSE_LEVELS: &[&str] = &["off", "on", "full"];
+pub use crate::directives::{THINKING_LEVELS, VERBOSE_LEVELS};
 
 pub struct SessionActor {
     key: String,
@@ -455,10 +489,33 @@ impl SessionActor {
     }
 
     fn verbose(&self) -> String {
-        self.entry
-            .verbose_level
-            .clone()
+        self.active
+            .as_ref()
+            .and_then(|a| a.overrides.verbose.clone())
+            .or_else(|| self.entry.verbose_level.clone())
             .unwrap_or_else(|| self.deps.verbose_default.clone())
+    }
+
+    fn reasoning(&self) -> &str {
+        self.active
+            .as_ref()
+            .and_then(|a| a.overrides.reasoning.as_deref())
+            .or(self.entry.reasoning_level.as_deref())
+            .unwrap_or("stream")
+    }
+
+    /// The agent answering this session (`/agent` override, else the key's).
+    fn agent(&self) -> &str {
+        self.entry
+            .agent_override
+            .as_deref()
+            .unwrap_or(&self.agent_id)
+    }
+
+    fn thinking_level(&self, run: Option<&str>) -> String {
+        run.map(str::to_string)
+            .or_else(|| self.entry.thinking_level.clone())
+            .unwrap_or_else(|| self.deps.thinking_default.clone())
     }
 
     /// Writes the session entry (the caller flushes at its durability point).
@@ -509,7 +566,7 @@ impl SessionActor {
     fn start_run(
         &mut self,
         run_id: String,
-        thinking: Option<String>,
+        overrides: RunOverrides,
         timeout: Option<Duration>,
         ctx: &mut Context<Self>,
     ) {
@@ -520,9 +577,10 @@ impl SessionActor {
             early_steers: Vec::new(),
             aborted: false,
             restarts: 0,
-            thinking,
+            overrides,
             timeout,
             started_at: crate::now_ms(),
+            reasoning: String::new(),
         });
         let lane = self.lane.clone();
         ctx.spawn(
@@ -558,31 +616,33 @@ impl SessionActor {
             return;
         };
         let run_id = a.run_id.clone();
-        let models = match self
-            .deps
-            .models
-            .candidates(&self.agent_id, self.entry.model_override.as_deref())
-        {
+        let model_choice = a
+            .overrides
+            .model
+            .as_deref()
+            .or(self.entry.model_override.as_deref());
+        let models = match self.deps.models.candidates(self.agent(), model_choice) {
             Ok(m) => m,
             Err(e) => {
                 return self.end_without_run(&run_id, Some(format!("model: {e}")), ctx);
             }
         };
-        let level = a
-            .thinking
-            .clone()
-            .or_else(|| self.entry.thinking_level.clone())
-            .unwrap_or_else(|| self.deps.thinking_default.clone());
+        let level = self.thinking_level(a.overrides.thinking.as_deref());
         let timeout = a
             .timeout
             .map_or(self.deps.timeout, |t| t.min(self.deps.timeout));
         let d = &self.deps;
+        let model = models.first().map(|m| m.to_string()).unwrap_or_default();
+        let context = d
+            .context
+            .for_run(&self.key, self.agent(), &model, &level, &d.tools);
         let run = RunActor::new(RunConfig {
             run_id,
             models,
             sticky_profile: self.entry.auth_profile_override.clone(),
             thinking_budget: thinking_budget(&level),
-            system: d.system.clone(),
+            system: context.prompt.text.clone(),
+            tool_env: context.skills.env.into(),
             tools: d.tools.clone(),
             messages: self.history.clone(),
             hub: d.hub.clone(),
@@ -649,7 +709,7 @@ impl SessionActor {
             });
             return;
         }
-        self.start_run(run_id, None, None, ctx);
+        self.start_run(run_id, RunOverrides::default(), None, ctx);
     }
 
     /// Injects `text` into the active run (held until its actor started).
@@ -781,6 +841,338 @@ impl SessionActor {
     fn idle(&self) -> bool {
         self.active.is_none() && self.queue.is_empty() && self.interrupt_next.is_none()
     }
+
+    /// `/usage tokens|full`: a usage line under the reply (wire only; the
+    /// transcript keeps the model's text).
+    fn with_usage_footer(&self, event: RunEvent) -> RunEvent {
+        let mode = self.entry.response_usage.as_deref().unwrap_or("off");
+        match event {
+            RunEvent::Final {
+                run_id,
+                text,
+                stop_reason,
+                usage,
+            } if mode != "off" && !text.is_empty() && !crate::prompt::is_silent(&text) => {
+                let mut footer = format!("Usage: {} in · {} out", usage.input, usage.output);
+                if mode == "full" {
+                    footer.push_str(&format!(
+                        " · cache {} read, {} write · session {} total",
+                        usage.cache_read, usage.cache_write, self.entry.total_tokens
+                    ));
+                    if let (Some(p), Some(m)) = (&self.entry.model_provider, &self.entry.model) {
+                        footer.push_str(&format!(" · {p}/{m}"));
+                    }
+                }
+                RunEvent::Final {
+                    run_id,
+                    text: format!("{text}\n\n{footer}"),
+                    stop_reason,
+                    usage,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Answers a directive: the answer is the "run"'s final (no model call,
+    /// nothing stored in the transcript); acked once session changes are durable.
+    fn directive_reply(
+        &mut self,
+        run_id: String,
+        answer: String,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
+        self.forward(RunEvent::Started {
+            run_id: run_id.clone(),
+        });
+        self.forward(RunEvent::Final {
+            run_id: run_id.clone(),
+            text: answer,
+            stop_reason: crate::provider::StopReason::Stop,
+            usage: Default::default(),
+        });
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            store.flush().await?;
+            Ok(SendAck {
+                run_id,
+                status: SendStatus::Directive,
+            })
+        })
+    }
+
+    /// Checks a model ref and that this session's agent can run it.
+    fn check_model(&self, model: &str) -> Result<(), String> {
+        ModelRef::parse(model).map_err(|e| format!("Invalid model {model:?}: {e}"))?;
+        self.deps
+            .models
+            .candidates(self.agent(), Some(model))
+            .map(|_| ())
+            .map_err(|e| format!("Invalid model {model:?}: {e}"))
+    }
+
+    /// Inline directives: they set `overrides` for this message's run.
+    fn inline_overrides(&self, list: Vec<Directive>, o: &mut RunOverrides) -> Result<(), String> {
+        for d in list {
+            match d {
+                Directive::Think(Some(l)) => o.thinking = Some(l),
+                Directive::Verbose(Some(l)) => o.verbose = Some(l),
+                Directive::Reasoning(Some(l)) => o.reasoning = Some(l),
+                Directive::Model(Some(m)) => {
+                    self.check_model(&m)?;
+                    o.model = Some(m);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A new transcript (new sessionId), settings kept; any run aborted.
+    fn reset(&mut self) -> Result<(), String> {
+        self.abort_active();
+        // The aborted run's late events are no longer ours: not written.
+        self.active = None;
+        self.queue = SessionQueue::new(self.queue.settings);
+        self.interrupt_next = None;
+        self.entry = self.entry.renewed(crate::now_ms());
+        self.history.clear();
+        self.transcript_model = None;
+        let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
+        transcript::append(&self.deps.store, &self.entry.session_id, &[header])
+            .map_err(|e| e.to_string())?;
+        self.save_entry().map_err(|e| e.to_string())
+    }
+
+    fn history_chars(&self) -> usize {
+        self.history
+            .iter()
+            .map(|m| {
+                m.text.len()
+                    + m.tool_calls
+                        .iter()
+                        .map(|c| c.arguments.to_string().len())
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// The prompt the next run would get (for `/context`).
+    fn next_prompt(&self) -> Arc<crate::prompt::BuiltPrompt> {
+        let model = self
+            .deps
+            .models
+            .candidates(self.agent(), self.entry.model_override.as_deref())
+            .ok()
+            .and_then(|m| m.first().map(|m| m.to_string()))
+            .unwrap_or_default();
+        let level = self.thinking_level(None);
+        self.deps
+            .context
+            .for_run(&self.key, self.agent(), &model, &level, &self.deps.tools)
+            .prompt
+    }
+
+    fn status_text(&self) -> String {
+        let e = &self.entry;
+        let model = self
+            .deps
+            .models
+            .candidates(self.agent(), e.model_override.as_deref())
+            .ok()
+            .and_then(|m| m.first().map(|m| m.to_string()))
+            .unwrap_or_else(|| "unknown".into());
+        let last = match (&e.model_provider, &e.model) {
+            (Some(p), Some(m)) if format!("{p}/{m}") != model => format!(" · last reply: {p}/{m}"),
+            _ => String::new(),
+        };
+        let prompt_chars = self.next_prompt().report.total_chars;
+        let used = (prompt_chars + self.history_chars()).div_ceil(4);
+        let window = self.deps.context_window;
+        format!(
+            "Session {} ({})\nAgent: {} · Model: {model}{}{last}\nThinking: {} · Verbose: {} · Reasoning: {}\nTokens: {} in, {} out, {} total\nContext: ~{used} of {window} tokens ({:.0}% full) · {} messages\nQueue: {}\nRun: {}",
+            self.key,
+            e.session_id,
+            self.agent(),
+            e.model_override.as_ref().map(|_| " (session override)").unwrap_or(""),
+            self.thinking_level(None),
+            self.verbose(),
+            self.reasoning(),
+            e.input_tokens,
+            e.output_tokens,
+            e.total_tokens,
+            used as f64 * 100.0 / window.max(1) as f64,
+            self.history.len(),
+            format!("{:?}", self.queue.settings.mode).to_lowercase(),
+            if self.active.is_some() { "active" } else { "idle" },
+        )
+    }
+
+    /// Applies a message of directives; returns the confirmation.
+    fn apply_commands(&mut self, list: Vec<Directive>, _ctx: &mut Context<Self>) -> String {
+        let mut answers = Vec::new();
+        let mut entry_changed = false;
+        for d in list {
+            let answer = match d {
+                Directive::Think(Some(l)) => {
+                    self.entry.thinking_level = Some(l.clone());
+                    entry_changed = true;
+                    format!("Thinking level set to {l}.")
+                }
+                Directive::Think(None) => format!(
+                    "Current thinking level: {}. Options: {}.",
+                    self.thinking_level(None),
+                    THINKING_LEVELS.join(", ")
+                ),
+                Directive::Verbose(Some(l)) => {
+                    self.entry.verbose_level = Some(l.clone());
+                    entry_changed = true;
+                    format!("Verbose set to {l}.")
+                }
+                Directive::Verbose(None) => format!("Current verbose level: {}. Options: off, on, full.", self.verbose()),
+                Directive::Reasoning(Some(l)) => {
+                    self.entry.reasoning_level = Some(l.clone());
+                    entry_changed = true;
+                    format!("Reasoning visibility set to {l}.")
+                }
+                Directive::Reasoning(None) => format!("Current reasoning visibility: {}. Options: off, on, stream.", self.reasoning()),
+                Directive::Model(Some(m)) if m == "default" || m == "reset" => {
+                    self.entry.model_override = None;
+                    self.entry.auth_profile_override = None;
+                    entry_changed = true;
+                    "Model reset to the agent's default.".to_string()
+                }
+                Directive::Model(Some(m)) => match self.check_model(&m) {
+                    Ok(()) => {
+                        if self.entry.model_override.as_deref() != Some(m.as_str()) {
+                            self.entry.auth_profile_override = None;
+                        }
+                        self.entry.model_override = Some(m.clone());
+                        entry_changed = true;
+                        format!("Model set to {m}.")
+                    }
+                    Err(e) => e,
+                },
+                Directive::Model(None) => {
+                    let current = self
+                        .deps
+                        .models
+                        .candidates(self.agent(), self.entry.model_override.as_deref())
+                        .ok()
+                        .and_then(|m| m.first().map(|m| m.to_string()))
+                        .unwrap_or_else(|| "unknown".into());
+                    format!(
+                        "Current model: {current}{}.",
+                        if self.entry.model_override.is_some() { " (session override; /model default to clear)" } else { "" }
+                    )
+                }
+                Directive::New(model) => {
+                    if let Some(m) = &model {
+                        if let Err(e) = self.check_model(m) {
+                            answers.push(e);
+                            continue;
+                        }
+                    }
+                    match self.reset() {
+                        Ok(()) => {
+                            if let Some(m) = &model {
+                                self.entry.model_override = Some(m.clone());
+                                self.entry.auth_profile_override = None;
+                                entry_changed = true;
+                            }
+                            match model {
+                                Some(m) => format!("New session started with model {m}."),
+                                None => "New session started.".to_string(),
+                            }
+                        }
+                        Err(e) => format!("Could not start a new session: {e}"),
+                    }
+                }
+                Directive::Reset => match self.reset() {
+                    Ok(()) => "Session reset.".to_string(),
+                    Err(e) => format!("Could not reset the session: {e}"),
+                },
+                Directive::Compact(_) => format!(
+                    "Compaction is not available yet; the context holds {} messages (/context list shows the sizes). /new starts a fresh session.",
+                    self.history.len()
+                ),
+                Directive::Queue(args) => self.queue_directive(&args).unwrap_or_else(|e| e),
+                Directive::Status => self.status_text(),
+                Directive::Context(arg) => {
+                    let report = self.next_prompt().report.clone();
+                    match arg.as_deref() {
+                        None | Some("list") => crate::prompt::context_list(&report, self.history.len(), self.history_chars()),
+                        Some("detail") => crate::prompt::context_detail(&report, self.history.len(), self.history_chars()),
+                        Some(other) => format!("Unknown /context option {other:?}: use /context list or /context detail."),
+                    }
+                }
+                Directive::Usage(Some(l)) => {
+                    self.entry.response_usage = (l != "off").then(|| l.clone());
+                    entry_changed = true;
+                    format!("Usage footer set to {l}.")
+                }
+                Directive::Usage(None) => {
+                    let e = &self.entry;
+                    format!(
+                        "Usage this session: {} in, {} out, {} total tokens. Footer: {}.",
+                        e.input_tokens,
+                        e.output_tokens,
+                        e.total_tokens,
+                        e.response_usage.as_deref().unwrap_or("off")
+                    )
+                }
+                Directive::Send(Some(l)) => {
+                    self.entry.send_policy = match l.as_str() {
+                        "on" => Some("allow".into()),
+                        "off" => Some("deny".into()),
+                        _ => None,
+                    };
+                    entry_changed = true;
+                    format!("Send policy set to {l}.")
+                }
+                Directive::Send(None) => format!(
+                    "Send policy: {}.",
+                    match self.entry.send_policy.as_deref() {
+                        Some("allow") => "on",
+                        Some("deny") => "off",
+                        _ => "inherit",
+                    }
+                ),
+                Directive::Agent(Some(id)) => {
+                    let id = id.to_ascii_lowercase();
+                    if self.deps.context.agents.contains(&id) {
+                        self.entry.agent_override = (id != self.agent_id).then(|| id.clone());
+                        self.entry.auth_profile_override = None;
+                        entry_changed = true;
+                        format!("Agent set to {id}.")
+                    } else {
+                        format!(
+                            "Unknown agent {id:?}. Agents: {}.",
+                            self.deps.context.agents.join(", ")
+                        )
+                    }
+                }
+                Directive::Agent(None) => format!(
+                    "Current agent: {}. Agents: {}.",
+                    self.agent(),
+                    self.deps.context.agents.join(", ")
+                ),
+                Directive::Stop => {
+                    if self.abort_active().is_empty() {
+                        "No run is active.".to_string()
+                    } else {
+                        "Stopped the current run.".to_string()
+                    }
+                }
+            };
+            answers.push(answer);
+        }
+        if entry_changed {
+            if let Err(e) = self.save_entry() {
+                answers.push(format!("(not saved: {e})"));
+            }
+        }
+        answers.join("\n")
+    }
 }
 
 /// The live-sessions gauge counts session state held in memory.
@@ -876,33 +1268,54 @@ impl Handler<SendChat> for SessionActor {
         self.last_activity = Instant::now();
         let store = self.deps.store.clone();
         let run_id = msg.run_id;
-        if let Some(args) = msg.text.trim().strip_prefix("/queue") {
-            if args.is_empty() || args.starts_with(char::is_whitespace) {
-                let answer = self.queue_directive(args).unwrap_or_else(|e| e);
-                self.forward(RunEvent::Started {
-                    run_id: run_id.clone(),
-                });
-                self.forward(RunEvent::Final {
-                    run_id: run_id.clone(),
-                    text: answer,
-                    stop_reason: crate::provider::StopReason::Stop,
-                    usage: Default::default(),
-                });
-                return Box::pin(async move {
-                    store.flush().await?;
-                    Ok(SendAck {
-                        run_id,
-                        status: SendStatus::Directive,
-                    })
-                });
+        let chat_type = if crate::agent_context::is_private(&self.key) {
+            ChatType::Direct
+        } else {
+            ChatType::Group
+        };
+        let mut mctx = MsgContext::new(
+            &msg.text,
+            channel_of_key(&self.key),
+            chat_type,
+            msg.command_authorized,
+            crate::now_ms(),
+        );
+        let parsed = if mctx.command_authorized && msg.images.is_empty() {
+            directives::parse(&mctx.body_for_commands)
+        } else {
+            Ok(Parsed::Plain)
+        };
+        let mut overrides = RunOverrides {
+            thinking: msg.thinking,
+            ..Default::default()
+        };
+        let agent_text = match parsed {
+            Err(answer) => return self.directive_reply(run_id, answer),
+            Ok(Parsed::Commands(list)) => {
+                let answer = self.apply_commands(list, ctx);
+                return self.directive_reply(run_id, answer);
             }
-        }
-        let action =
-            self.queue
-                .on_message(msg.text.clone(), self.active.is_some(), crate::now_ms());
-        let mut chat = ChatMessage::user(&msg.text);
+            Ok(Parsed::Inline { directives, rest }) => {
+                if let Err(answer) = self.inline_overrides(directives, &mut overrides) {
+                    return self.directive_reply(run_id, answer);
+                }
+                rest
+            }
+            Ok(Parsed::Plain) => mctx.body.clone(),
+        };
+        mctx.stamp(&agent_text, self.deps.context.envelope);
+        let action = self.queue.on_message(
+            mctx.body_for_agent.clone(),
+            self.active.is_some(),
+            crate::now_ms(),
+        );
+        let mut chat = ChatMessage::user(&mctx.body);
         chat.images = msg.images;
-        let user = transcript::from_chat(&chat);
+        let mut user = transcript::from_chat(&chat);
+        user["timestamp"] = json!(mctx.timestamp_ms);
+        if mctx.body_for_agent != mctx.body {
+            user["bodyForAgent"] = json!(mctx.body_for_agent);
+        }
         // Images ride with their message into the queue (steering carries text only).
         let images = std::mem::take(&mut chat.images);
         let stored = match &action {
@@ -913,7 +1326,7 @@ impl Handler<SendChat> for SessionActor {
         let status = match (stored.is_ok(), action) {
             (false, _) => SendStatus::Dropped,
             (true, Action::StartRun(_)) => {
-                self.start_run(run_id.clone(), msg.thinking, msg.timeout, ctx);
+                self.start_run(run_id.clone(), overrides, msg.timeout, ctx);
                 SendStatus::Started
             }
             (true, Action::Steer(text)) => {
@@ -1016,19 +1429,7 @@ impl Handler<ResetSession> for SessionActor {
     type Result = ResponseFuture<Result<SessionEntry, String>>;
     fn handle(&mut self, _: ResetSession, _: &mut Context<Self>) -> Self::Result {
         self.last_activity = Instant::now();
-        self.abort_active();
-        // The aborted run's late events are no longer ours: not written.
-        self.active = None;
-        self.queue = SessionQueue::new(self.queue.settings);
-        self.interrupt_next = None;
-        self.entry = self.entry.renewed(crate::now_ms());
-        self.history.clear();
-        self.transcript_model = None;
-        let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
-        let result = transcript::append(&self.deps.store, &self.entry.session_id, &[header])
-            .map_err(|e| e.to_string())
-            .and_then(|_| self.save_entry().map_err(|e| e.to_string()))
-            .map(|_| self.entry.clone());
+        let result = self.reset().map(|_| self.entry.clone());
         when_flushed(self.deps.store.clone(), result)
     }
 }
@@ -1130,6 +1531,19 @@ impl Handler<RunEvent> for SessionActor {
             }
             _ => {}
         }
+        if let RunEvent::Thinking { delta, .. } = &event {
+            match self.reasoning() {
+                "off" => return,
+                "on" => {
+                    // Held back and sent whole before the reply's end.
+                    if let Some(a) = self.active.as_mut().filter(|_| ours) {
+                        a.reasoning.push_str(delta);
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
         let ends = matches!(
             event,
             RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }
@@ -1183,11 +1597,22 @@ impl Handler<RunEvent> for SessionActor {
             other => other,
         };
         self.record_end(&event);
+        let held = self
+            .active
+            .as_mut()
+            .map(|a| std::mem::take(&mut a.reasoning))
+            .unwrap_or_default();
+        let event = self.with_usage_footer(event);
         // The run's steps are durable before its end is announced.
         let store = self.deps.store.clone();
         ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
             if let Err(e) = flushed {
                 tracing::error!(session_key = %act.key, error = %e, "store flush failed at run end");
+            }
+            if !held.is_empty() {
+                if let Some(run_id) = run_id_of(&event) {
+                    act.forward(RunEvent::Thinking { run_id: run_id.to_string(), delta: held });
+                }
             }
             act.forward(event);
             if let Some(a) = act.active.take() {
@@ -1266,8 +1691,9 @@ mod tests {
             }),
             thinking_default: "off".into(),
             verbose_default: "on".into(),
-            system: "sys".into(),
+            context: Arc::new(AgentContext::new(dir.path().to_path_buf(), dir.path())),
             tools: ToolExecutor::specs().into(),
+            context_window: 200_000,
             timeout: Duration::from_secs(30),
             max_model_calls: 8,
             queue,
@@ -1367,6 +1793,46 @@ mod tests {
     }
 
     #[actix::test]
+    async fn an_unauthorised_sender_gets_directives_treated_as_plain_text() {
+        let mut h = setup(QueueSettings::default());
+        let mut msg = SendChat::text("/think high", "u1");
+        msg.command_authorized = false;
+        let ack = h.session.send(msg).await.unwrap().unwrap();
+        assert_eq!(ack.status, SendStatus::Started, "a run, not a directive");
+        let events = h.until_end("u1").await;
+        assert_eq!(final_text(&events), "You said: /think high");
+        let (entry, _) = h.session.send(GetEntry).await.unwrap();
+        assert_eq!(entry.thinking_level, None, "the session is unchanged");
+        // An authorised sender's directive changes the session and never runs.
+        let ack = h.send("/think high", "u2").await;
+        assert_eq!(ack.status, SendStatus::Directive);
+        assert_eq!(
+            final_text(&h.until_end("u2").await),
+            "Thinking level set to high."
+        );
+        let (entry, _) = h.session.send(GetEntry).await.unwrap();
+        assert_eq!(entry.thinking_level.as_deref(), Some("high"));
+        // `/stop` as a directive (channels): aborts the active run.
+        h.send("/stop", "u3").await;
+        assert_eq!(final_text(&h.until_end("u3").await), "No run is active.");
+        h.send("@tokens 500\n@delay 20", "u4").await;
+        h.send("/stop", "u5").await;
+        let mut ended = Vec::new();
+        while ended.len() < 2 {
+            match h.events.recv().await.unwrap().event {
+                RunEvent::Final { run_id, text, .. } if run_id == "u5" => ended.push(text),
+                RunEvent::Aborted { run_id, .. } if run_id == "u4" => ended.push("aborted".into()),
+                _ => {}
+            }
+        }
+        assert!(
+            ended.contains(&"Stopped the current run.".to_string()),
+            "{ended:?}"
+        );
+        assert!(ended.contains(&"aborted".to_string()), "{ended:?}");
+    }
+
+    #[actix::test]
     async fn messages_sent_while_busy_are_collected_into_one_follow_up_turn() {
         let mut h = setup(QueueSettings {
             debounce: Duration::from_millis(50),
@@ -1393,7 +1859,11 @@ mod tests {
             }
         };
         assert!(
-            next.contains("Queued #1\nfirst extra") && next.contains("Queued #2\nsecond extra"),
+            // Each queued message keeps its own time envelope.
+            next.contains("Queued #1\n[")
+                && next.contains("] first extra")
+                && next.contains("Queued #2\n[")
+                && next.contains("] second extra"),
             "{next}"
         );
         let users: Vec<String> = h

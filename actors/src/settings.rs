@@ -133,6 +133,12 @@ pub struct AgentDefaults {
     pub context_pruning: Value,
     pub bootstrap_max_chars: u64,
     pub bootstrap_total_max_chars: u64,
+    /// Do not seed a new workspace with BOOTSTRAP.md.
+    pub skip_bootstrap: bool,
+    /// `on` | `off`: the time in front of each user message the model sees.
+    pub envelope_timestamp: String,
+    /// `local` | `utc` (an IANA zone falls back to local time).
+    pub envelope_timezone: String,
     pub context_tokens: Option<u64>,
     pub models: Value,
     pub typing_mode: Option<String>,

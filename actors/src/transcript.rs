@@ -233,6 +233,13 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
     let text = message_text(entry).unwrap_or_default();
     match msg.get("role")?.as_str()? {
         "user" => {
+            // What the model saw (timestamp envelope, inline directives
+            // removed) when it differs from the text people see.
+            let text = msg
+                .get("bodyForAgent")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or(text);
             let mut m = ChatMessage::user(&text);
             m.images = msg
                 .get("content")

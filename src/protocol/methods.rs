@@ -33,6 +33,9 @@ pub const METHODS: &[&str] = &[
     "sessions.delete",
     "agent",
     "agent.wait",
+    "skills.status",
+    "tools.catalog",
+    "commands.list",
 ];
 
 /// Events this gateway emits (`features.events`).

@@ -293,6 +293,14 @@ impl Handler<SessionEvent> for ChatBridge {
                 text,
                 delta,
             } => {
+                // Text that may still turn out to be the silent token
+                // (`NO_REPLY`) is held back until the run decides.
+                if ferroclaw_actors::prompt::may_become_silent(&text) {
+                    if let Some(st) = self.runs.get_mut(&run_id) {
+                        st.text = text;
+                    }
+                    return;
+                }
                 self.agent(
                     &run_id,
                     &key,
@@ -340,16 +348,19 @@ impl Handler<SessionEvent> for ChatBridge {
                     "runId": run_id, "sessionKey": key, "seq": seq, "state": "final",
                     "stopReason": stop.as_str(), "usage": usage,
                 });
+                // A reply that is only `NO_REPLY` is not delivered.
+                let silent = ferroclaw_actors::prompt::is_silent(&text);
+                let text = if silent { String::new() } else { text };
                 if !text.is_empty() {
                     payload["message"] = message(&text);
                 }
+                let mut end = json!({ "phase": "end", "endedAt": ferroclaw_actors::now_ms() });
+                if silent {
+                    payload["skipReason"] = json!("silent");
+                    end["skipReason"] = json!("silent");
+                }
                 self.publish("chat", payload, false);
-                self.agent(
-                    &run_id,
-                    &key,
-                    "lifecycle",
-                    json!({ "phase": "end", "endedAt": ferroclaw_actors::now_ms() }),
-                );
+                self.agent(&run_id, &key, "lifecycle", end);
                 self.finish(&run_id, "ok", text, None, usage, stop.as_str());
             }
             RunEvent::Failed {

@@ -1,5 +1,6 @@
 mod admin_http;
 mod chat;
+mod context;
 mod devices;
 mod events;
 mod handshake;

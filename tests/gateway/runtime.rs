@@ -183,7 +183,11 @@ async fn a_failed_run_restarts_from_its_last_step_and_never_reruns_a_finished_to
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "tool"], "{last_body}");
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool"],
+        "{last_body}"
+    );
 }
 
 #[tokio::test]

@@ -119,7 +119,7 @@ pub fn plan(req: &CompletionRequest) -> Plan {
         .iter()
         .rev()
         .find(|m| m.role == MessageRole::User)
-        .map(|m| m.text.as_str())
+        .map(|m| crate::msg_context::strip_envelope(&m.text))
         .unwrap_or("");
     let prior_calls = req
         .messages

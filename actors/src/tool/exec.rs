@@ -50,6 +50,7 @@ pub async fn run(
     workspace: &Path,
     limits: &ToolLimits,
     args: &Value,
+    env: &[(String, String)],
     mut cancel: watch::Receiver<bool>,
 ) -> ToolOutcome {
     let command = match str_arg("exec", args, "command") {
@@ -67,6 +68,7 @@ pub async fn run(
         .arg("-c")
         .arg(command)
         .current_dir(workspace)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -203,7 +203,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
         Box::pin(async move {
             let args = &msg.call.arguments;
             match msg.call.name.as_str() {
-                "exec" | "bash" => exec::run(&workspace, &limits, args, msg.cancel).await,
+                "exec" | "bash" => exec::run(&workspace, &limits, args, &msg.env, msg.cancel).await,
                 "read" => read::run(&workspace, &limits, args).await,
                 "web_fetch" => web_fetch::run(&limits.fetch, args).await,
                 "write" => files::write(&workspace, args).await,
@@ -241,6 +241,7 @@ mod tests {
                     arguments: args,
                 },
                 cancel,
+                env: Vec::new().into(),
             })
             .await
             .unwrap()
@@ -340,7 +341,11 @@ mod tests {
             name: "exec".into(),
             arguments: json!({"command": "sleep 60 & echo $! > bg.pid; sleep 60"}),
         };
-        let pending = ws.tools.send(ExecuteTool { call, cancel });
+        let pending = ws.tools.send(ExecuteTool {
+            call,
+            cancel,
+            env: Vec::new().into(),
+        });
         let pidfile = ws.dir.path().join("bg.pid");
         let waiter = actix::spawn(pending);
         let mut pid = None;

@@ -6,6 +6,7 @@ mod chat;
 mod config;
 mod devices;
 mod sessions;
+mod skills;
 mod system;
 
 use std::net::IpAddr;
@@ -218,6 +219,9 @@ async fn route(
         "sessions.delete" => sessions::delete(state, p).await,
         "agent" => chat::agent(state, caller, p, &frame.id, early).await,
         "agent.wait" => chat::agent_wait(state, p).await,
+        "skills.status" => skills::status(state, p),
+        "tools.catalog" => skills::tools_catalog(state),
+        "commands.list" => skills::commands_list(),
         "connect" => Err(ErrorShape::invalid(
             "connect is only valid as the first request",
         )),

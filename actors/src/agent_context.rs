@@ -1,0 +1,224 @@
+//! `AgentContext`: what every run's system prompt and skill snapshot are
+//! built from (workspace, bootstrap limits, skills config and filters,
+//! envelope settings), shared by all sessions. Built prompts are interned:
+//! sessions whose prompt text is the same share one allocation, and a
+//! session's prompt is the same `Arc` from turn to turn while nothing
+//! changed.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::cache::FileCache;
+use crate::msg_context::EnvelopeSettings;
+use crate::prompt::{self, BootstrapLimits, BuiltPrompt, PromptInputs, PromptMode, RuntimeInfo};
+use crate::provider::ToolSpec;
+use crate::skills::{self, SkillSnapshot, SkillSource, SkillStatus, SkillsConfig};
+
+/// Prompts kept for sharing.
+const INTERNED: usize = 32;
+
+pub struct AgentContext {
+    pub workspace: PathBuf,
+    pub skill_dirs: Vec<(PathBuf, SkillSource)>,
+    pub skills: SkillsConfig,
+    /// `agents.list[].skillFilter` by agent id.
+    pub agent_skill_filters: HashMap<String, Vec<String>>,
+    /// `channels.<id>.skillFilter` by channel id.
+    pub channel_skill_filters: HashMap<String, Vec<String>>,
+    pub limits: BootstrapLimits,
+    pub envelope: EnvelopeSettings,
+    pub host: String,
+    /// Known agent ids (`/agent`).
+    pub agents: Vec<String>,
+    pub files: FileCache,
+    interned: Mutex<Vec<Arc<BuiltPrompt>>>,
+}
+
+/// One run's prompt and skills.
+pub struct RunContext {
+    pub prompt: Arc<BuiltPrompt>,
+    pub skills: SkillSnapshot,
+}
+
+/// The channel a session key belongs to: `agent:<id>:<channel>:...` for
+/// channel sessions, else the web chat.
+pub fn channel_of_key(key: &str) -> &str {
+    const CHANNELS: &[&str] = &[
+        "telegram",
+        "slack",
+        "discord",
+        "webhook",
+        "hook",
+        "cron",
+        "whatsapp",
+        "signal",
+        "imessage",
+        "matrix",
+        "heartbeat",
+    ];
+    let third = key.split(':').nth(2).unwrap_or("");
+    CHANNELS
+        .iter()
+        .find(|c| **c == third)
+        .copied()
+        .unwrap_or("webchat")
+}
+
+/// What a channel can render (told to the model).
+pub fn capabilities(channel: &str) -> Vec<String> {
+    let caps: &[&str] = match channel {
+        "webchat" => &["markdown", "code-blocks", "images", "streaming"],
+        "telegram" => &["markdown", "images", "edits"],
+        "slack" => &["mrkdwn", "threads", "images"],
+        "discord" => &["markdown", "threads", "images"],
+        _ => &["text"],
+    };
+    caps.iter().map(|c| c.to_string()).collect()
+}
+
+/// Whether a session key is a private chat (MEMORY.md is injected only there).
+pub fn is_private(key: &str) -> bool {
+    !key.split(':').any(|p| p == "group" || p == "channel")
+}
+
+/// The prompt mode of a session key: sub-agents get `minimal`.
+pub fn mode_of_key(key: &str) -> PromptMode {
+    if key.split(':').any(|p| p == "subagent") {
+        PromptMode::Minimal
+    } else {
+        PromptMode::Full
+    }
+}
+
+impl AgentContext {
+    /// Defaults for `workspace` (skills from `<workspace>/skills` and
+    /// `<state dir>/skills`).
+    pub fn new(workspace: PathBuf, state_dir: &std::path::Path) -> AgentContext {
+        AgentContext {
+            skill_dirs: vec![
+                (workspace.join("skills"), SkillSource::Workspace),
+                (state_dir.join("skills"), SkillSource::Managed),
+            ],
+            workspace,
+            skills: SkillsConfig::default(),
+            agent_skill_filters: HashMap::new(),
+            channel_skill_filters: HashMap::new(),
+            limits: BootstrapLimits::default(),
+            envelope: EnvelopeSettings::default(),
+            host: prompt::host_name(),
+            agents: vec!["main".into()],
+            files: FileCache::default(),
+            interned: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every skill with its eligibility for an agent on a channel.
+    pub fn skill_status(&self, agent_id: &str, channel: &str) -> Vec<SkillStatus> {
+        let found = skills::discover(&self.skill_dirs, &self.files);
+        let mut filters: Vec<&[String]> = Vec::new();
+        if let Some(f) = self.agent_skill_filters.get(agent_id) {
+            filters.push(f);
+        }
+        if let Some(f) = self.channel_skill_filters.get(channel) {
+            filters.push(f);
+        }
+        skills::status(found, &self.skills, &filters)
+    }
+
+    fn intern(&self, built: BuiltPrompt) -> Arc<BuiltPrompt> {
+        let Ok(mut interned) = self.interned.lock() else {
+            return Arc::new(built);
+        };
+        if let Some(p) = interned.iter().find(|p| p.text == built.text) {
+            return p.clone();
+        }
+        let p = Arc::new(built);
+        if interned.len() >= INTERNED {
+            interned.remove(0);
+        }
+        interned.push(p.clone());
+        p
+    }
+
+    /// The prompt and skill snapshot for one run of `key`.
+    pub fn for_run(
+        &self,
+        key: &str,
+        agent_id: &str,
+        model: &str,
+        thinking: &str,
+        tools: &[ToolSpec],
+    ) -> RunContext {
+        let channel = channel_of_key(key);
+        let mode = mode_of_key(key);
+        let statuses = self.skill_status(agent_id, channel);
+        let snapshot = skills::snapshot(&statuses, &self.skills);
+        let files = prompt::load_bootstrap(
+            &self.workspace,
+            mode,
+            self.limits,
+            is_private(key),
+            &self.files,
+        );
+        let runtime = RuntimeInfo {
+            agent_id: agent_id.to_string(),
+            host: self.host.clone(),
+            os: std::env::consts::OS.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            model: model.to_string(),
+            channel: channel.to_string(),
+            capabilities: capabilities(channel),
+            thinking: thinking.to_string(),
+        };
+        let built = prompt::build(&PromptInputs {
+            mode,
+            tools,
+            skills: &snapshot.skills,
+            workspace: &self.workspace,
+            files: &files,
+            runtime: &runtime,
+            timezone: &self.envelope.zone_name(),
+        });
+        RunContext {
+            prompt: self.intern(built),
+            skills: snapshot,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_name_their_channel_privacy_and_mode() {
+        assert_eq!(channel_of_key("agent:main:main"), "webchat");
+        assert_eq!(channel_of_key("agent:main:web:main"), "webchat");
+        assert_eq!(channel_of_key("agent:main:telegram:group:42"), "telegram");
+        assert!(is_private("agent:main:telegram:dm:7"));
+        assert!(!is_private("agent:main:telegram:group:42"));
+        assert_eq!(mode_of_key("agent:main:subagent:01J"), PromptMode::Minimal);
+        assert_eq!(mode_of_key("agent:main:main"), PromptMode::Full);
+    }
+
+    #[test]
+    fn the_prompt_is_the_same_allocation_until_a_file_changes() {
+        let ws = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("AGENTS.md"), "Be brief.").unwrap();
+        let cx = AgentContext::new(ws.path().to_path_buf(), state.path());
+        let a = cx.for_run("agent:main:main", "main", "offline/echo", "off", &[]);
+        let b = cx.for_run("agent:main:other", "main", "offline/echo", "off", &[]);
+        assert!(
+            Arc::ptr_eq(&a.prompt, &b.prompt),
+            "same inputs, one shared prompt"
+        );
+        assert!(a.prompt.text.contains("## AGENTS.md\n\nBe brief."));
+        std::fs::write(ws.path().join("AGENTS.md"), "Be very brief.").unwrap();
+        let c = cx.for_run("agent:main:main", "main", "offline/echo", "off", &[]);
+        assert!(c.prompt.text.contains("Be very brief."));
+        let d = cx.for_run("agent:main:main", "main", "offline/echo", "high", &[]);
+        assert!(d.prompt.text.contains("thinking=high"));
+    }
+}

@@ -1,0 +1,81 @@
+//! skills.status, tools.catalog, commands.list.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{json, params, MethodResult};
+use crate::state::SharedState;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StatusParams {
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    channel: Option<String>,
+}
+
+/// Every discovered skill with its eligibility (requirements, config,
+/// filters) for an agent and channel. Env overrides are never listed.
+pub fn status(state: &SharedState, p: &Value) -> MethodResult {
+    let p: StatusParams = if p.is_null() {
+        StatusParams::default()
+    } else {
+        params("skills.status", p)?
+    };
+    let cx = &state.gateway.context;
+    let agent = p.agent_id.as_deref().unwrap_or("main").to_ascii_lowercase();
+    let channel = p.channel.as_deref().unwrap_or("webchat");
+    let skills: Vec<Value> = cx
+        .skill_status(&agent, channel)
+        .iter()
+        .map(|s| s.to_json())
+        .collect();
+    let dirs: Vec<Value> = cx
+        .skill_dirs
+        .iter()
+        .map(|(d, src)| json!({ "path": d.display().to_string(), "source": src.as_str() }))
+        .collect();
+    json(
+        json!({ "agentId": agent, "channel": channel, "workspaceDir": cx.workspace.display().to_string(),
+                 "skillDirs": dirs, "skills": skills }),
+    )
+}
+
+/// The tools runs are offered, with their JSON schemas.
+pub fn tools_catalog(state: &SharedState) -> MethodResult {
+    let tools: Vec<Value> = state
+        .gateway
+        .tools
+        .iter()
+        .map(
+            |t| json!({ "name": t.name, "description": t.description, "parameters": t.parameters }),
+        )
+        .collect();
+    json(json!({ "tools": tools }))
+}
+
+/// The chat directives (handled by the gateway before the model).
+pub fn commands_list() -> MethodResult {
+    const COMMANDS: &[(&str, &str, &str)] = &[
+        ("think", "/think <off|minimal|low|medium|high|xhigh>", "Thinking level: alone sets the session default, before text applies to that message (also /t, /think:x, /thinking)."),
+        ("model", "/model [provider/model|default]", "Show or set the session's model."),
+        ("new", "/new [provider/model]", "Start a new session (optionally with a model)."),
+        ("reset", "/reset", "Start a new transcript; settings are kept."),
+        ("compact", "/compact [instructions]", "Summarise older context."),
+        ("queue", "/queue [mode] [debounce:<d>] [cap:<n>] [drop:<old|new|summarize>]", "How messages sent during a run are handled."),
+        ("status", "/status", "Model, tokens and context fullness."),
+        ("context", "/context [list|detail]", "Size of each part of the system prompt and history."),
+        ("usage", "/usage [off|tokens|full]", "Session token usage; a usage line under each reply."),
+        ("verbose", "/verbose <on|full|off>", "Tool events shown to clients."),
+        ("reasoning", "/reasoning <on|off|stream>", "Whether and how model reasoning is shown."),
+        ("send", "/send <on|off|inherit>", "Delivery policy of this session."),
+        ("agent", "/agent [id]", "Show or switch the agent answering this session."),
+        ("stop", "/stop", "Abort the current run."),
+    ];
+    let commands: Vec<Value> = COMMANDS
+        .iter()
+        .map(|(name, usage, description)| json!({ "name": name, "usage": usage, "description": description }))
+        .collect();
+    json(json!({ "commands": commands }))
+}
