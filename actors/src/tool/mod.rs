@@ -8,6 +8,7 @@
 mod exec;
 mod files;
 mod read;
+mod search;
 pub mod ssrf;
 pub mod web_fetch;
 
@@ -105,11 +106,17 @@ pub(crate) fn confine(workspace: &Path, raw: &str) -> Result<PathBuf, String> {
 pub struct ToolExecutor {
     workspace: PathBuf,
     limits: ToolLimits,
+    /// Commands running in the background (`exec` + `process`).
+    processes: exec::Processes,
 }
 
 impl ToolExecutor {
     pub fn new(workspace: PathBuf, limits: ToolLimits) -> ToolExecutor {
-        ToolExecutor { workspace, limits }
+        ToolExecutor {
+            workspace,
+            limits,
+            processes: exec::Processes::default(),
+        }
     }
 
     /// The tools this executor offers, with their JSON schemas.
@@ -122,9 +129,27 @@ impl ToolExecutor {
                     "type": "object",
                     "properties": {
                         "command": { "type": "string", "description": "The shell command." },
-                        "timeout": { "type": "integer", "description": "Seconds before the command is killed." }
+                        "timeout": { "type": "integer", "description": "Seconds before the command is killed." },
+                        "yieldMs": { "type": "integer", "description": "Milliseconds to wait before a still-running command moves to the background (default 10000)." },
+                        "background": { "type": "boolean", "description": "Start in the background at once (stdin open for process write)." }
                     },
                     "required": ["command"],
+                }),
+            },
+            ToolSpec {
+                name: "process".into(),
+                description: "Manage background exec sessions: list, poll (new output and status), log, write (stdin), kill, remove, clear.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "action": { "type": "string", "enum": ["list", "poll", "log", "write", "kill", "remove", "clear"] },
+                        "sessionId": { "type": "string", "description": "The session id exec returned." },
+                        "data": { "type": "string", "description": "Text to write to stdin (write)." },
+                        "eof": { "type": "boolean", "description": "Close stdin after writing." },
+                        "offset": { "type": "integer", "description": "First line (log)." },
+                        "limit": { "type": "integer", "description": "Lines (log)." }
+                    },
+                    "required": ["action"],
                 }),
             },
             ToolSpec {
@@ -176,6 +201,47 @@ impl ToolExecutor {
                 }),
             },
             ToolSpec {
+                name: "ls".into(),
+                description: "List a workspace directory (folders end with /).".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "path": { "type": "string", "description": "Directory in the workspace (default: the workspace)." },
+                        "limit": { "type": "integer", "description": "Entries to return (default 500)." }
+                    },
+                }),
+            },
+            ToolSpec {
+                name: "find".into(),
+                description: "Find workspace files by glob pattern (respects .gitignore).".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "pattern": { "type": "string", "description": "Glob, e.g. *.rs, src/**/*.md (no / matches file names)." },
+                        "path": { "type": "string", "description": "Directory to search (default: the workspace)." },
+                        "limit": { "type": "integer", "description": "Results to return (default 1000)." }
+                    },
+                    "required": ["pattern"],
+                }),
+            },
+            ToolSpec {
+                name: "grep".into(),
+                description: "Search workspace file contents by regex (respects .gitignore); prints file:line: text.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "pattern": { "type": "string", "description": "Regular expression (Rust regex syntax)." },
+                        "path": { "type": "string", "description": "File or directory to search (default: the workspace)." },
+                        "glob": { "type": "string", "description": "Only files matching this glob, e.g. *.ts." },
+                        "ignoreCase": { "type": "boolean" },
+                        "literal": { "type": "boolean", "description": "Treat the pattern as plain text." },
+                        "context": { "type": "integer", "description": "Lines of context around each match (max 10)." },
+                        "limit": { "type": "integer", "description": "Matches to return (default 100)." }
+                    },
+                    "required": ["pattern"],
+                }),
+            },
+            ToolSpec {
                 name: "web_fetch".into(),
                 description: "Fetch a public http(s) URL and return its readable content as markdown or text (no JavaScript).".into(),
                 parameters: json!({
@@ -194,20 +260,31 @@ impl ToolExecutor {
 
 impl Actor for ToolExecutor {
     type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.processes.kill_all();
+    }
 }
 
 impl Handler<ExecuteTool> for ToolExecutor {
     type Result = ResponseFuture<ToolOutcome>;
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
         let (workspace, limits) = (self.workspace.clone(), self.limits.clone());
+        let processes = self.processes.clone();
         Box::pin(async move {
             let args = &msg.call.arguments;
             match msg.call.name.as_str() {
-                "exec" | "bash" => exec::run(&workspace, &limits, args, &msg.env, msg.cancel).await,
+                "exec" | "bash" => {
+                    exec::run(&workspace, &limits, &processes, args, &msg.env, msg.cancel).await
+                }
+                "process" => exec::process(&processes, args).await,
                 "read" => read::run(&workspace, &limits, args).await,
                 "web_fetch" => web_fetch::run(&limits.fetch, args).await,
                 "write" => files::write(&workspace, args).await,
                 "edit" => files::edit(&workspace, args).await,
+                "ls" => search::ls(&workspace, args).await,
+                "find" => search::find(&workspace, args).await,
+                "grep" => search::grep(&workspace, args).await,
                 other => error(format!("unknown tool: {other}")),
             }
         })
@@ -371,6 +448,170 @@ mod tests {
             actix::clock::sleep(Duration::from_millis(10)).await;
         }
         assert!(!pid_alive(pid), "the background grandchild was killed too");
+    }
+
+    fn session_id(text: &str) -> String {
+        let i = text.find("bg_").expect("a session id");
+        text[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    }
+
+    async fn poll_until_done(ws: &Ws, id: &str) -> String {
+        let mut all = String::new();
+        for _ in 0..500 {
+            let r = call(ws, "process", json!({"action": "poll", "sessionId": id})).await;
+            assert!(!r.is_error, "{r:?}");
+            all.push_str(&r.text);
+            if !r.text.starts_with(&format!("[{id}: running]")) {
+                return all;
+            }
+            actix::clock::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("{id} never ended: {all}");
+    }
+
+    /// Every process listed in /proc whose parent is this test process and
+    /// that is a zombie.
+    fn zombies_among(pids: &[i32]) -> Vec<i32> {
+        pids.iter()
+            .copied()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .map(|st| st.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')))
+                    .unwrap_or(false)
+            })
+            .collect()
+    }
+
+    #[actix::test]
+    async fn background_commands_take_input_report_output_and_can_be_killed() {
+        let ws = setup(ToolLimits::default());
+        let r = call(&ws, "exec", json!({"command": "echo $$ > bg1.pid; read line; echo got:$line; echo oops >&2; exit 4", "background": true})).await;
+        assert!(
+            !r.is_error && r.text.starts_with("Started in the background: session bg_"),
+            "{r:?}"
+        );
+        let id = session_id(&r.text);
+        let list = call(&ws, "process", json!({"action": "list"})).await;
+        assert!(
+            list.text.contains(&id) && list.text.contains("running"),
+            "{list:?}"
+        );
+        let w = call(
+            &ws,
+            "process",
+            json!({"action": "write", "sessionId": id, "data": "hello\n", "eof": true}),
+        )
+        .await;
+        assert_eq!(
+            w.text,
+            format!("Wrote 6 bytes to {id} and closed its stdin.")
+        );
+        let out = poll_until_done(&ws, &id).await;
+        assert!(out.contains("got:hello") && out.contains("oops"), "{out}");
+        assert!(
+            out.contains(&format!("[{id}: exited with code 4]")),
+            "{out}"
+        );
+        let again = call(&ws, "process", json!({"action": "poll", "sessionId": id})).await;
+        assert_eq!(
+            again.text,
+            format!("[{id}: exited with code 4]"),
+            "poll returns only new output"
+        );
+        let log = call(&ws, "process", json!({"action": "log", "sessionId": id})).await;
+        assert_eq!(log.text, "got:hello\noops");
+        let w = call(
+            &ws,
+            "process",
+            json!({"action": "write", "sessionId": id, "data": "x"}),
+        )
+        .await;
+        assert!(w.is_error && w.text.contains("no open stdin"), "{w:?}");
+
+        // A foreground command that outlives yieldMs moves to the background.
+        let r = call(
+            &ws,
+            "exec",
+            json!({"command": "echo $$ > bg2.pid; echo started; sleep 30", "yieldMs": 300}),
+        )
+        .await;
+        assert!(!r.is_error, "{r:?}");
+        assert!(
+            r.text.starts_with("started\n")
+                && r.text.contains("moved to the background as session bg_"),
+            "{r:?}"
+        );
+        let id2 = session_id(&r.text);
+        let k = call(&ws, "process", json!({"action": "kill", "sessionId": id2})).await;
+        assert_eq!(k.text, format!("Killed session {id2}."));
+        let out = poll_until_done(&ws, &id2).await;
+        assert!(out.contains("killed"), "{out}");
+
+        // A background command still has its timeout.
+        let r = call(
+            &ws,
+            "exec",
+            json!({"command": "echo $$ > bg3.pid; sleep 30", "background": true, "timeout": 1}),
+        )
+        .await;
+        let id3 = session_id(&r.text);
+        let out = poll_until_done(&ws, &id3).await;
+        assert!(out.contains("timed out and killed"), "{out}");
+
+        let cleared = call(&ws, "process", json!({"action": "clear"})).await;
+        assert_eq!(cleared.text, "Removed 3 finished sessions.");
+        assert_eq!(
+            call(&ws, "process", json!({"action": "list"})).await.text,
+            "No background sessions."
+        );
+        assert!(
+            call(&ws, "process", json!({"action": "poll", "sessionId": id}))
+                .await
+                .is_error
+        );
+        assert!(
+            call(&ws, "process", json!({"action": "dance", "sessionId": id}))
+                .await
+                .text
+                .contains("unknown action")
+        );
+        assert!(call(&ws, "process", json!({})).await.is_error);
+        assert!(
+            call(&ws, "exec", json!({"command": "true", "background": "yes"}))
+                .await
+                .is_error
+        );
+
+        // No process is left behind, and none is a zombie.
+        let pids: Vec<i32> = ["bg1.pid", "bg2.pid", "bg3.pid"]
+            .iter()
+            .map(|f| {
+                std::fs::read_to_string(ws.dir.path().join(f))
+                    .unwrap()
+                    .trim()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        for _ in 0..200 {
+            if pids
+                .iter()
+                .all(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+            {
+                break;
+            }
+            actix::clock::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(zombies_among(&pids), Vec::<i32>::new(), "no zombies");
+        for p in &pids {
+            assert!(
+                !std::path::Path::new(&format!("/proc/{p}")).exists(),
+                "process {p} is gone (reaped)"
+            );
+        }
     }
 
     #[actix::test]
