@@ -140,6 +140,19 @@ impl Gateway {
             context: context.clone(),
             tools: tools.clone(),
             context_window: context_window(&settings),
+            tool_policy: Arc::new(
+                crate::tool::policy::ToolPolicy::from_config(
+                    &settings.tools,
+                    &settings
+                        .agents
+                        .list
+                        .iter()
+                        .map(|a| (a.id.clone(), a.tools.clone()))
+                        .collect::<Vec<_>>(),
+                    &settings.channels,
+                )
+                .map_err(StartError::Tools)?,
+            ),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
             max_model_calls: 32,
             queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,

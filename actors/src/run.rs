@@ -148,6 +148,10 @@ pub struct RunConfig {
     pub system: std::sync::Arc<str>,
     /// Environment for tool processes (skill env overrides).
     pub tool_env: std::sync::Arc<[(String, String)]>,
+    /// Before-tool-call hooks, in order.
+    pub hooks: std::sync::Arc<[std::sync::Arc<dyn crate::tool::policy::ToolHook>]>,
+    /// Characters of a tool result kept for the model (head and tail).
+    pub result_max_chars: usize,
     pub tools: std::sync::Arc<[ToolSpec]>,
     /// The conversation so far, ending with the new user message.
     pub messages: Messages,
@@ -380,7 +384,8 @@ async fn stream_turn(
 ) -> StreamEnd {
     let request = CompletionRequest {
         system: cfg.system.clone(),
-        messages: messages.to_vec(),
+        // Transcript repair: every call answered, no orphaned results.
+        messages: crate::tool::policy::repair(&messages.to_vec()),
         tools: cfg.tools.clone(),
         thinking_budget: cfg.thinking_budget,
         ..Default::default()
@@ -499,22 +504,54 @@ async fn run_tools(
     followups: &mut VecDeque<String>,
     abort: &mut watch::Receiver<bool>,
 ) -> Option<Vec<String>> {
+    let offered: Vec<&str> = cfg.tools.iter().map(|t| t.name.as_str()).collect();
     for (i, call) in turn.calls.iter().enumerate() {
         cfg.sink.do_send(RunEvent::ToolStarted {
             run_id: cfg.run_id.clone(),
             call: call.clone(),
         });
-        let request = ExecuteTool {
-            call: call.clone(),
-            cancel: abort.clone(),
-            env: cfg.tool_env.clone(),
+        // Plumbing: the offered name, then the hooks (block / rewrite).
+        let mut exec_call = call.clone();
+        let refused = match crate::tool::policy::normalize_name(&call.name, &call.id, &offered) {
+            Ok(name) => {
+                exec_call.name = name;
+                cfg.hooks
+                    .iter()
+                    .find_map(|h| match h.before_tool_call(&mut exec_call) {
+                        crate::tool::policy::HookDecision::Block(reason) => {
+                            Some(format!("Tool call blocked by policy: {reason}"))
+                        }
+                        crate::tool::policy::HookDecision::Continue => None,
+                    })
+            }
+            Err(e) => Some(e),
         };
-        let outcome = tokio::select! {
-            r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
-                text: format!("tool {} is unavailable", call.name),
-                is_error: true,
-            }),
-            _ = wait_abort(abort) => return None,
+        let outcome = match refused {
+            Some(text) => {
+                tracing::info!(run_id = %cfg.run_id, tool = %call.name, reason = %text, "tool call refused");
+                ToolOutcome {
+                    text,
+                    is_error: true,
+                }
+            }
+            None => {
+                let request = ExecuteTool {
+                    call: exec_call,
+                    cancel: abort.clone(),
+                    env: cfg.tool_env.clone(),
+                };
+                tokio::select! {
+                    r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
+                        text: format!("tool {} is unavailable", call.name),
+                        is_error: true,
+                    }),
+                    _ = wait_abort(abort) => return None,
+                }
+            }
+        };
+        let outcome = ToolOutcome {
+            text: crate::tool::policy::truncate_result(&outcome.text, cfg.result_max_chars),
+            is_error: outcome.is_error,
         };
         tool_done(cfg, messages, call, outcome, false);
         // Steering check between tool calls.
@@ -752,6 +789,18 @@ mod tests {
         }
     }
 
+    fn test_tools(names: &[&str]) -> Arc<[ToolSpec]> {
+        names
+            .iter()
+            .map(|n| ToolSpec {
+                name: n.to_string(),
+                description: String::new(),
+                parameters: serde_json::json!({"type": "object"}),
+            })
+            .collect::<Vec<_>>()
+            .into()
+    }
+
     struct Harness {
         run: Addr<RunActor>,
         events: mpsc::UnboundedReceiver<RunEvent>,
@@ -776,7 +825,9 @@ mod tests {
             thinking_budget: None,
             system: "sys".into(),
             tool_env: Vec::new().into(),
-            tools: Vec::new().into(),
+            hooks: Vec::new().into(),
+            result_max_chars: 100_000,
+            tools: test_tools(&["exec", "read", "slow", "second", "third"]),
             messages: vec![ChatMessage::user(text).into()],
             hub,
             executor: tools.start().recipient(),
@@ -1129,7 +1180,9 @@ mod tests {
             thinking_budget: None,
             system: "".into(),
             tool_env: Vec::new().into(),
-            tools: Vec::new().into(),
+            hooks: Vec::new().into(),
+            result_max_chars: 100_000,
+            tools: test_tools(&["exec", "read", "slow", "second", "third"]),
             messages: history.into_iter().map(Into::into).collect(),
             hub: ProviderHub::builtins().start(),
             executor: tools.start().recipient(),

@@ -199,6 +199,8 @@ pub struct SessionDeps {
     /// Prompt and skills: workspace files, skill config, envelope.
     pub context: Arc<AgentContext>,
     pub tools: Arc<[ToolSpec]>,
+    /// Allowlists, hooks and the result cap applied to every run's tools.
+    pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     /// Tokens of the model's context window (`/status`).
     pub context_window: u64,
     pub timeout: Duration,
@@ -633,9 +635,13 @@ impl SessionActor {
             .map_or(self.deps.timeout, |t| t.min(self.deps.timeout));
         let d = &self.deps;
         let model = models.first().map(|m| m.to_string()).unwrap_or_default();
+        let tools: Arc<[ToolSpec]> = d
+            .tool_policy
+            .offered(&d.tools, self.agent(), channel_of_key(&self.key), None)
+            .into();
         let context = d
             .context
-            .for_run(&self.key, self.agent(), &model, &level, &d.tools);
+            .for_run(&self.key, self.agent(), &model, &level, &tools);
         let run = RunActor::new(RunConfig {
             run_id,
             models,
@@ -643,7 +649,9 @@ impl SessionActor {
             thinking_budget: thinking_budget(&level),
             system: context.prompt.text.clone(),
             tool_env: context.skills.env.into(),
-            tools: d.tools.clone(),
+            hooks: d.tool_policy.hooks.clone().into(),
+            result_max_chars: d.tool_policy.result_max_chars,
+            tools,
             messages: self.history.clone(),
             hub: d.hub.clone(),
             executor: d.executor.clone(),
@@ -966,9 +974,15 @@ impl SessionActor {
             .and_then(|m| m.first().map(|m| m.to_string()))
             .unwrap_or_default();
         let level = self.thinking_level(None);
+        let tools = self.deps.tool_policy.offered(
+            &self.deps.tools,
+            self.agent(),
+            channel_of_key(&self.key),
+            None,
+        );
         self.deps
             .context
-            .for_run(&self.key, self.agent(), &model, &level, &self.deps.tools)
+            .for_run(&self.key, self.agent(), &model, &level, &tools)
             .prompt
     }
 
@@ -1694,6 +1708,7 @@ mod tests {
             context: Arc::new(AgentContext::new(dir.path().to_path_buf(), dir.path())),
             tools: ToolExecutor::specs().into(),
             context_window: 200_000,
+            tool_policy: Default::default(),
             timeout: Duration::from_secs(30),
             max_model_calls: 8,
             queue,

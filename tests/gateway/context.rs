@@ -376,3 +376,91 @@ async fn a_silent_reply_is_not_delivered() {
     let events = say(&mut c, "main", "and now?", "q2").await;
     assert_eq!(final_text(&events), "NO problem");
 }
+
+#[tokio::test]
+async fn tool_calls_are_normalised_filtered_hooked_and_truncated() {
+    let fake = FakeProvider::start().await;
+    fake.push(Script::tool_call(
+        "call_1",
+        "functions.exec",
+        &json!({"command": "head -c 5000 /dev/zero | tr '\\0' x"}),
+    ));
+    fake.push(Script::tool_call(
+        "call_2",
+        "exec",
+        &json!({"command": "rm -rf important"}),
+    ));
+    fake.push(Script::tool_call(
+        "call_3",
+        "web_fetch",
+        &json!({"url": "http://example.com/"}),
+    ));
+    fake.push(Script::tool_call(
+        "call_4",
+        "Bash",
+        &json!({"command": "echo $((6*7))", "timeout": 900}),
+    ));
+    fake.push(Script::text(&["all done"]));
+    let mut cfg = fake_config(&fake);
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &json!({"tools": {
+            "deny": ["web_fetch"],
+            "resultMaxChars": 1000,
+            "beforeToolCall": [
+                {"tool": "exec", "when": {"command": "rm\\s+-rf"}, "block": "no recursive deletes"},
+                {"tool": "exec", "set": {"timeout": 5}},
+            ],
+        }}),
+    );
+    let gw = TestGateway::with_files(cfg, &[("workspace/AGENTS.md", "x")]);
+    std::fs::create_dir_all(gw.state_dir().join("workspace/important")).unwrap();
+    let mut c = admin(&gw).await;
+    let events = say(&mut c, "main", "go", "p1").await;
+    assert_eq!(final_text(&events), "all done");
+    let b = bodies(&fake);
+    assert_eq!(b.len(), 5);
+    let offered: Vec<&str> = b[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !offered.contains(&"web_fetch") && offered.contains(&"exec"),
+        "{offered:?}"
+    );
+    assert!(
+        !system_of(&b[0]).contains("web_fetch"),
+        "the prompt lists only offered tools"
+    );
+    let result = |i: usize| -> String {
+        let msgs = b[i]["messages"].as_array().unwrap();
+        msgs.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // 1: a mangled name ran; its 5,000-character output was cut to 1,000 + marker.
+    let r1 = result(1);
+    assert!(
+        r1.starts_with(&"x".repeat(750))
+            && r1.contains("[... 4000 characters cut from this tool result ...]"),
+        "{}",
+        &r1[..800]
+    );
+    // 2: blocked by the hook; the folder is still there.
+    assert_eq!(
+        result(2),
+        "Tool call blocked by policy: no recursive deletes"
+    );
+    assert!(gw.state_dir().join("workspace/important").exists());
+    // 3: a denied tool is unknown to the model.
+    assert!(
+        result(3).starts_with("Unknown tool \"web_fetch\". Available tools: exec,"),
+        "{}",
+        result(3)
+    );
+    // 4: an alias ran with the rewritten timeout.
+    assert_eq!(result(4), "42\n");
+}

@@ -71,6 +71,12 @@ impl ChatMessage {
             images: Vec::new(),
         }
     }
+    pub fn assistant(text: &str) -> ChatMessage {
+        ChatMessage {
+            role: MessageRole::Assistant,
+            ..ChatMessage::user(text)
+        }
+    }
     pub fn tool_result(call_id: &str, text: &str, is_error: bool) -> ChatMessage {
         ChatMessage {
             role: MessageRole::Tool,

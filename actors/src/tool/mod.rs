@@ -7,6 +7,7 @@
 
 mod exec;
 mod files;
+pub mod policy;
 mod read;
 mod search;
 pub mod ssrf;

@@ -1,0 +1,632 @@
+//! Tool plumbing between the model and the executor (seed 000):
+//! - name normalisation: provider-mangled names (`functions.exec`,
+//!   `default_api:read`, `Bash`, `read_file`, `functions.exec:0` ids) map to
+//!   the offered tool; when the name says nothing, the `toolCallId` may;
+//! - allowlists: `tools.allow/deny`, `agents.list[].tools.allow/deny`,
+//!   `channels.<id>.tools.allow/deny` (and a per-run list); a tool must pass
+//!   every layer; groups `group:fs`, `group:runtime`, `group:web`,
+//!   `group:sessions`, and `*`;
+//! - before-tool-call hooks: config rules (`tools.beforeToolCall`: block,
+//!   or rewrite parameters) and an interface for code hooks;
+//! - result truncation (head and tail kept, `tools.resultMaxChars`);
+//! - transcript repair before a provider call: tool calls without a result
+//!   get a placeholder result, results without a call are dropped.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::provider::{ChatMessage, MessageRole, Messages, ToolCall, ToolSpec};
+
+/// Result text a call without a stored result gets in the repaired history.
+pub const MISSING_RESULT: &str =
+    "[No result was recorded for this tool call (the run was interrupted); run it again if it is still needed.]";
+
+fn group(name: &str) -> Option<&'static [&'static str]> {
+    Some(match name {
+        "group:fs" => &["read", "write", "edit", "apply_patch", "ls", "find", "grep"],
+        "group:runtime" => &["exec", "process"],
+        "group:web" => &["web_fetch", "web_search"],
+        "group:sessions" => &[
+            "sessions_list",
+            "sessions_send",
+            "sessions_spawn",
+            "session_status",
+        ],
+        _ => return None,
+    })
+}
+
+/// One allow/deny layer.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AllowDeny {
+    pub allow: Option<Vec<String>>,
+    pub deny: Vec<String>,
+}
+
+fn expand(list: &[String]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for item in list {
+        let item = item.trim().to_ascii_lowercase();
+        match group(&item) {
+            Some(g) => out.extend(g.iter().map(|s| s.to_string())),
+            None => {
+                out.insert(item);
+            }
+        }
+    }
+    out
+}
+
+impl AllowDeny {
+    pub fn permits(&self, tool: &str) -> bool {
+        let deny = expand(&self.deny);
+        if deny.contains(tool) || deny.contains("*") {
+            return false;
+        }
+        match &self.allow {
+            None => true,
+            Some(a) => {
+                let allow = expand(a);
+                allow.contains("*") || allow.contains(tool)
+            }
+        }
+    }
+}
+
+/// A config rule run before a tool call.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleConfig {
+    /// Tool name, or `*`.
+    tool: String,
+    /// Parameter -> regex the parameter's text must match for the rule to apply.
+    #[serde(default)]
+    when: BTreeMap<String, String>,
+    /// Refuse the call with this reason.
+    #[serde(default)]
+    block: Option<String>,
+    /// Replace these parameters.
+    #[serde(default)]
+    set: serde_json::Map<String, Value>,
+}
+
+/// What a hook decides.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HookDecision {
+    Continue,
+    Block(String),
+}
+
+/// A before-tool-call hook: may rewrite the call's arguments or block it.
+pub trait ToolHook: Send + Sync {
+    fn before_tool_call(&self, call: &mut ToolCall) -> HookDecision;
+}
+
+/// One rule: tool (or `*`), conditions (parameter, regex), block reason, parameters to set.
+type Rule = (
+    String,
+    Vec<(String, Regex)>,
+    Option<String>,
+    serde_json::Map<String, Value>,
+);
+
+/// `tools.beforeToolCall` rules, in order; the first block wins.
+#[derive(Debug, Default)]
+pub struct ConfigRules {
+    rules: Vec<Rule>,
+}
+
+impl ConfigRules {
+    fn parse(v: &Value) -> Result<ConfigRules, String> {
+        let list: Vec<RuleConfig> = serde_path_to_error::deserialize(v)
+            .map_err(|e| format!("tools.beforeToolCall.{}: {}", e.path(), e.inner()))?;
+        let mut rules = Vec::new();
+        for (i, r) in list.into_iter().enumerate() {
+            if r.block.is_none() && r.set.is_empty() {
+                return Err(format!("tools.beforeToolCall[{i}]: needs `block` or `set`"));
+            }
+            let mut when = Vec::new();
+            for (param, pattern) in r.when {
+                let re = Regex::new(&pattern)
+                    .map_err(|e| format!("tools.beforeToolCall[{i}].when.{param}: {e}"))?;
+                when.push((param, re));
+            }
+            rules.push((r.tool.to_ascii_lowercase(), when, r.block, r.set));
+        }
+        Ok(ConfigRules { rules })
+    }
+}
+
+impl ToolHook for ConfigRules {
+    fn before_tool_call(&self, call: &mut ToolCall) -> HookDecision {
+        for (tool, when, block, set) in &self.rules {
+            if tool != "*" && *tool != call.name {
+                continue;
+            }
+            let applies = when.iter().all(|(param, re)| {
+                let text = match call.arguments.get(param) {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => return false,
+                };
+                re.is_match(&text)
+            });
+            if !applies {
+                continue;
+            }
+            if let Some(reason) = block {
+                return HookDecision::Block(reason.clone());
+            }
+            if let Value::Object(args) = &mut call.arguments {
+                for (k, v) in set {
+                    args.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        HookDecision::Continue
+    }
+}
+
+/// The tool settings every run starts from.
+#[derive(Default)]
+pub struct ToolPolicy {
+    pub global: AllowDeny,
+    pub agents: HashMap<String, AllowDeny>,
+    pub channels: HashMap<String, AllowDeny>,
+    /// Characters of a tool result kept (head and tail).
+    pub result_max_chars: usize,
+    pub hooks: Vec<Arc<dyn ToolHook>>,
+}
+
+impl std::fmt::Debug for ToolPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolPolicy")
+            .field("global", &self.global)
+            .field("agents", &self.agents)
+            .field("channels", &self.channels)
+            .field("result_max_chars", &self.result_max_chars)
+            .field("hooks", &self.hooks.len())
+            .finish()
+    }
+}
+
+fn layer(v: Option<&Value>, path: &str) -> Result<AllowDeny, String> {
+    let Some(v) = v else {
+        return Ok(AllowDeny::default());
+    };
+    let mut obj = serde_json::Map::new();
+    for key in ["allow", "deny"] {
+        if let Some(x) = v.get(key) {
+            obj.insert(key.into(), x.clone());
+        }
+    }
+    serde_path_to_error::deserialize(Value::Object(obj))
+        .map_err(|e| format!("{path}.{}: {}", e.path(), e.inner()))
+}
+
+impl ToolPolicy {
+    /// From `tools`, `agents.list[].tools` and `channels.<id>.tools`.
+    pub fn from_config(
+        tools: &Value,
+        agents: &[(String, Option<Value>)],
+        channels: &Value,
+    ) -> Result<ToolPolicy, String> {
+        let mut p = ToolPolicy {
+            global: layer(Some(tools), "tools")?,
+            result_max_chars: 100_000,
+            ..Default::default()
+        };
+        if let Some(n) = tools.get("resultMaxChars") {
+            p.result_max_chars = n
+                .as_u64()
+                .filter(|n| *n >= 1000)
+                .ok_or("tools.resultMaxChars: an integer of at least 1000")?
+                as usize;
+        }
+        if let Some(rules) = tools.get("beforeToolCall") {
+            p.hooks.push(Arc::new(ConfigRules::parse(rules)?));
+        }
+        for (id, t) in agents {
+            if let Some(t) = t {
+                p.agents.insert(
+                    id.to_ascii_lowercase(),
+                    layer(Some(t), &format!("agents.list.{id}.tools"))?,
+                );
+            }
+        }
+        if let Some(chs) = channels.as_object() {
+            for (id, ch) in chs {
+                if let Some(t) = ch.get("tools") {
+                    p.channels
+                        .insert(id.clone(), layer(Some(t), &format!("channels.{id}.tools"))?);
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    /// The tools a run of `agent` on `channel` is offered (with an optional
+    /// per-run allowlist).
+    pub fn offered(
+        &self,
+        all: &[ToolSpec],
+        agent: &str,
+        channel: &str,
+        run: Option<&AllowDeny>,
+    ) -> Vec<ToolSpec> {
+        all.iter()
+            .filter(|t| {
+                self.global.permits(&t.name)
+                    && self.agents.get(agent).is_none_or(|l| l.permits(&t.name))
+                    && self
+                        .channels
+                        .get(channel)
+                        .is_none_or(|l| l.permits(&t.name))
+                    && run.is_none_or(|l| l.permits(&t.name))
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// Maps a model's tool name to an offered one. Err: the message for the model.
+pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<String, String> {
+    let clean = |raw: &str| -> String {
+        let mut n = raw.trim().to_ascii_lowercase().replace('-', "_");
+        for prefix in [
+            "functions.",
+            "function.",
+            "tools.",
+            "tool.",
+            "default_api:",
+            "default_api.",
+        ] {
+            if let Some(rest) = n.strip_prefix(prefix) {
+                n = rest.to_string();
+            }
+        }
+        // `exec:0` (an index suffix some providers add).
+        if let Some((base, idx)) = n.rsplit_once(':') {
+            if idx.chars().all(|c| c.is_ascii_digit()) {
+                n = base.to_string();
+            }
+        }
+        let alias = match n.as_str() {
+            "bash" | "shell" | "sh" | "run" | "run_command" | "execute" | "terminal" => "exec",
+            "read_file" | "cat" | "view" => "read",
+            "write_file" | "create_file" => "write",
+            "edit_file" | "str_replace" | "str_replace_editor" | "replace" => "edit",
+            "list" | "list_dir" | "list_directory" | "ls_dir" => "ls",
+            "glob" | "find_files" => "find",
+            "search" | "rg" | "ripgrep" | "search_files" => "grep",
+            "fetch" | "webfetch" | "fetch_url" => "web_fetch",
+            "patch" | "applypatch" => "apply_patch",
+            other => return other.to_string(),
+        };
+        alias.to_string()
+    };
+    if offered.contains(&name) {
+        return Ok(name.to_string());
+    }
+    let n = clean(name);
+    if offered.contains(&n.as_str()) {
+        return Ok(n);
+    }
+    // The name says nothing useful: maybe the call id does (`functions.read:3`).
+    if name.trim().is_empty() || !offered.iter().any(|o| *o == n) {
+        let id =
+            clean(
+                call_id
+                    .split_once('_')
+                    .map_or(call_id, |(p, r)| if p == "call" { r } else { call_id }),
+            );
+        // `exec_7`: a trailing `_<n>` counter.
+        let id = match id.rsplit_once('_') {
+            Some((base, n)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => {
+                base.to_string()
+            }
+            _ => id,
+        };
+        let hits: Vec<&&str> = offered.iter().filter(|o| id == **o).collect();
+        if let [one] = hits.as_slice() {
+            return Ok(one.to_string());
+        }
+    }
+    Err(if name.trim().is_empty() {
+        format!(
+            "Tool call without a name. Available tools: {}.",
+            offered.join(", ")
+        )
+    } else {
+        format!(
+            "Unknown tool {name:?}. Available tools: {}.",
+            offered.join(", ")
+        )
+    })
+}
+
+/// Keeps `max` characters of a result: the head and the tail with a marker.
+pub fn truncate_result(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_string();
+    }
+    let head = max * 3 / 4;
+    let tail = max / 4;
+    let h: String = text.chars().take(head).collect();
+    let t: String = text.chars().skip(n - tail).collect();
+    format!(
+        "{h}\n\n[... {} characters cut from this tool result ...]\n\n{t}",
+        n - head - tail
+    )
+}
+
+/// Makes a history safe to send: a tool call whose result is missing gets
+/// a placeholder result right after the results that exist; a result with
+/// no preceding call is dropped. Unchanged histories are returned as is.
+pub fn repair(messages: &Messages) -> Messages {
+    let mut out: Messages = Vec::with_capacity(messages.len());
+    let mut changed = false;
+    let mut i = 0;
+    let mut seen_calls: HashSet<String> = HashSet::new();
+    while i < messages.len() {
+        let m = &messages[i];
+        match m.role {
+            MessageRole::Assistant if !m.tool_calls.is_empty() => {
+                out.push(m.clone());
+                let mut answered = HashSet::new();
+                let mut j = i + 1;
+                while j < messages.len() && messages[j].role == MessageRole::Tool {
+                    let r = &messages[j];
+                    let id = r.tool_call_id.clone().unwrap_or_default();
+                    if m.tool_calls.iter().any(|c| c.id == id) && answered.insert(id) {
+                        out.push(r.clone());
+                    } else {
+                        changed = true; // orphan or duplicate
+                    }
+                    j += 1;
+                }
+                for c in &m.tool_calls {
+                    seen_calls.insert(c.id.clone());
+                    if !answered.contains(&c.id) {
+                        changed = true;
+                        out.push(Arc::new(ChatMessage::tool_result(
+                            &c.id,
+                            MISSING_RESULT,
+                            true,
+                        )));
+                    }
+                }
+                i = j;
+                continue;
+            }
+            MessageRole::Tool => {
+                // A result not right after its call.
+                changed = true;
+            }
+            _ => out.push(m.clone()),
+        }
+        i += 1;
+    }
+    if changed {
+        out
+    } else {
+        messages.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const OFFERED: &[&str] = &[
+        "exec",
+        "read",
+        "write",
+        "edit",
+        "ls",
+        "find",
+        "grep",
+        "web_fetch",
+        "process",
+    ];
+
+    #[test]
+    fn mangled_names_are_normalised() {
+        for (raw, want) in [
+            ("exec", "exec"),
+            ("Exec", "exec"),
+            ("functions.exec", "exec"),
+            ("default_api:read", "read"),
+            ("Bash", "exec"),
+            ("read_file", "read"),
+            ("str_replace_editor", "edit"),
+            ("web-fetch", "web_fetch"),
+            ("functions.grep:2", "grep"),
+            (" ls ", "ls"),
+        ] {
+            assert_eq!(
+                normalize_name(raw, "call_1", OFFERED).as_deref(),
+                Ok(want),
+                "{raw}"
+            );
+        }
+        assert_eq!(
+            normalize_name("", "functions.read:0", OFFERED).as_deref(),
+            Ok("read"),
+            "inferred from the id"
+        );
+        assert_eq!(
+            normalize_name("", "call_exec_7", OFFERED).as_deref(),
+            Ok("exec"),
+            "call_<tool>_<n> ids"
+        );
+        assert_eq!(
+            normalize_name("tool", "call_1", OFFERED).unwrap_err(),
+            "Unknown tool \"tool\". Available tools: exec, read, write, edit, ls, find, grep, web_fetch, process."
+        );
+        assert!(normalize_name("", "call_9", OFFERED)
+            .unwrap_err()
+            .starts_with("Tool call without a name"));
+        assert!(normalize_name("fly", "call_1", OFFERED).is_err());
+        assert!(
+            normalize_name("bash", "x", &["read"]).is_err(),
+            "an alias of a tool not offered"
+        );
+    }
+
+    #[test]
+    fn allowlists_intersect_and_groups_expand() {
+        let all: Vec<ToolSpec> = OFFERED
+            .iter()
+            .map(|n| ToolSpec {
+                name: n.to_string(),
+                description: String::new(),
+                parameters: json!({}),
+            })
+            .collect();
+        let p = ToolPolicy::from_config(
+            &json!({"deny": ["web_fetch"]}),
+            &[
+                ("ops".into(), Some(json!({"allow": ["group:fs", "exec"]}))),
+                ("main".into(), None),
+            ],
+            &json!({"telegram": {"tools": {"deny": ["group:runtime"]}}}),
+        )
+        .unwrap();
+        let names = |v: Vec<ToolSpec>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(p.offered(&all, "main", "webchat", None)),
+            ["exec", "read", "write", "edit", "ls", "find", "grep", "process"]
+        );
+        assert_eq!(
+            names(p.offered(&all, "ops", "webchat", None)),
+            ["exec", "read", "write", "edit", "ls", "find", "grep"]
+        );
+        assert_eq!(
+            names(p.offered(&all, "ops", "telegram", None)),
+            ["read", "write", "edit", "ls", "find", "grep"]
+        );
+        let run = AllowDeny {
+            allow: Some(vec!["read".into()]),
+            deny: vec![],
+        };
+        assert_eq!(
+            names(p.offered(&all, "main", "webchat", Some(&run))),
+            ["read"]
+        );
+        assert!(ToolPolicy::from_config(&json!({"allow": "exec"}), &[], &json!({})).is_err());
+        assert!(ToolPolicy::from_config(&json!({"resultMaxChars": 5}), &[], &json!({})).is_err());
+    }
+
+    #[test]
+    fn config_hooks_block_or_rewrite() {
+        let p = ToolPolicy::from_config(
+            &json!({"beforeToolCall": [
+                {"tool": "exec", "when": {"command": "rm\\s+-rf"}, "block": "destructive commands are not allowed"},
+                {"tool": "exec", "set": {"timeout": 5}},
+                {"tool": "*", "when": {"path": "^secrets/"}, "block": "no secrets"},
+            ]}),
+            &[],
+            &json!({}),
+        )
+        .unwrap();
+        let hook = &p.hooks[0];
+        let mut call = ToolCall {
+            id: "1".into(),
+            name: "exec".into(),
+            arguments: json!({"command": "rm -rf /"}),
+        };
+        assert_eq!(
+            hook.before_tool_call(&mut call),
+            HookDecision::Block("destructive commands are not allowed".into())
+        );
+        let mut call = ToolCall {
+            id: "2".into(),
+            name: "exec".into(),
+            arguments: json!({"command": "ls", "timeout": 600}),
+        };
+        assert_eq!(hook.before_tool_call(&mut call), HookDecision::Continue);
+        assert_eq!(call.arguments, json!({"command": "ls", "timeout": 5}));
+        let mut call = ToolCall {
+            id: "3".into(),
+            name: "read".into(),
+            arguments: json!({"path": "secrets/key"}),
+        };
+        assert_eq!(
+            hook.before_tool_call(&mut call),
+            HookDecision::Block("no secrets".into())
+        );
+        assert!(ToolPolicy::from_config(
+            &json!({"beforeToolCall": [{"tool": "exec"}]}),
+            &[],
+            &json!({})
+        )
+        .is_err());
+        assert!(ToolPolicy::from_config(
+            &json!({"beforeToolCall": [{"tool": "exec", "when": {"command": "("}, "block": "x"}]}),
+            &[],
+            &json!({})
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn results_keep_head_and_tail() {
+        let text: String = (0..2000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let t = truncate_result(&text, 1000);
+        assert!(t.starts_with(&text[..750]));
+        assert!(t.ends_with(&text[1750..]));
+        assert!(t.contains("[... 1000 characters cut from this tool result ...]"));
+        assert_eq!(truncate_result("short", 1000), "short");
+    }
+
+    #[test]
+    fn repair_fills_missing_results_and_drops_orphans() {
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "exec".into(),
+            arguments: json!({}),
+        };
+        let mut a = ChatMessage::assistant("");
+        a.tool_calls = vec![call("c1"), call("c2")];
+        let history: Messages = vec![
+            Arc::new(ChatMessage::user("hi")),
+            Arc::new(a),
+            Arc::new(ChatMessage::tool_result("c1", "ok", false)),
+            Arc::new(ChatMessage::user("next")),
+            Arc::new(ChatMessage::tool_result("zz", "orphan", false)),
+            Arc::new(ChatMessage::assistant("done")),
+        ];
+        let fixed = repair(&history);
+        let shape: Vec<(MessageRole, Option<&str>, &str)> = fixed
+            .iter()
+            .map(|m| (m.role, m.tool_call_id.as_deref(), m.text.as_str()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (MessageRole::User, None, "hi"),
+                (MessageRole::Assistant, None, ""),
+                (MessageRole::Tool, Some("c1"), "ok"),
+                (MessageRole::Tool, Some("c2"), MISSING_RESULT),
+                (MessageRole::User, None, "next"),
+                (MessageRole::Assistant, None, "done"),
+            ]
+        );
+        let good: Messages = vec![
+            Arc::new(ChatMessage::user("x")),
+            Arc::new(ChatMessage::assistant("y")),
+        ];
+        let same = repair(&good);
+        assert!(Arc::ptr_eq(&same[0], &good[0]));
+    }
+}
