@@ -59,7 +59,7 @@ pub(crate) fn confine_new(workspace: &Path, raw: &str) -> Result<PathBuf, String
     }
 }
 
-async fn replace_file(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+pub(crate) async fn replace_file(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     tokio::fs::create_dir_all(dir).await?;
     let name = path

@@ -7,6 +7,7 @@
 
 mod exec;
 mod files;
+mod patch;
 pub mod policy;
 mod read;
 mod search;
@@ -202,6 +203,17 @@ impl ToolExecutor {
                 }),
             },
             ToolSpec {
+                name: "apply_patch".into(),
+                description: "Apply a multi-file patch: *** Begin Patch, then *** Add File: <path> (+lines), *** Update File: <path> (optional *** Move to:, @@ anchor, ' '/-/+ lines), *** Delete File: <path>, then *** End Patch. All or nothing.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "input": { "type": "string", "description": "The whole patch text." }
+                    },
+                    "required": ["input"],
+                }),
+            },
+            ToolSpec {
                 name: "ls".into(),
                 description: "List a workspace directory (folders end with /).".into(),
                 parameters: json!({
@@ -283,6 +295,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
                 "web_fetch" => web_fetch::run(&limits.fetch, args).await,
                 "write" => files::write(&workspace, args).await,
                 "edit" => files::edit(&workspace, args).await,
+                "apply_patch" => patch::run(&workspace, args).await,
                 "ls" => search::ls(&workspace, args).await,
                 "find" => search::find(&workspace, args).await,
                 "grep" => search::grep(&workspace, args).await,

@@ -1,0 +1,396 @@
+//! `apply_patch`: OpenClaw's (Codex-style) multi-file patch format.
+//!
+//! ```text
+//! *** Begin Patch
+//! *** Add File: notes/new.md
+//! +first line
+//! *** Update File: src/app.py
+//! *** Move to: src/main.py
+//! @@ def greet():
+//! -    print("Hi")
+//! +    print("Hello")
+//! *** Delete File: old.txt
+//! *** End Patch
+//! ```
+//!
+//! All or nothing: every file is read, every hunk located (exact, then
+//! ignoring trailing whitespace, then ignoring surrounding whitespace) and
+//! every path confined to the workspace before anything is written; files
+//! are then replaced by temp file + rename.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::files::{confine_new, replace_file};
+use super::{error, ok};
+use crate::run::ToolOutcome;
+
+#[derive(Debug, PartialEq)]
+enum Op {
+    Add {
+        path: String,
+        lines: Vec<String>,
+    },
+    Delete {
+        path: String,
+    },
+    Update {
+        path: String,
+        move_to: Option<String>,
+        hunks: Vec<Hunk>,
+    },
+}
+
+#[derive(Debug, Default, PartialEq)]
+struct Hunk {
+    anchor: Option<String>,
+    old: Vec<String>,
+    new: Vec<String>,
+}
+
+fn parse(text: &str) -> Result<Vec<Op>, String> {
+    let lines: Vec<&str> = text.trim().lines().collect();
+    if lines.first().map(|l| l.trim()) != Some("*** Begin Patch") {
+        return Err("the patch must start with `*** Begin Patch`".into());
+    }
+    if lines.last().map(|l| l.trim()) != Some("*** End Patch") {
+        return Err("the patch must end with `*** End Patch`".into());
+    }
+    let body = &lines[1..lines.len() - 1];
+    let mut ops = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let line = body[i];
+        if let Some(path) = line.strip_prefix("*** Add File: ") {
+            let mut content = Vec::new();
+            i += 1;
+            while i < body.len() && !body[i].starts_with("*** ") {
+                match body[i].strip_prefix('+') {
+                    Some(l) => content.push(l.to_string()),
+                    None => {
+                        return Err(format!(
+                            "Add File {path}: every line must start with `+` (got {:?})",
+                            body[i]
+                        ))
+                    }
+                }
+                i += 1;
+            }
+            ops.push(Op::Add {
+                path: path.trim().to_string(),
+                lines: content,
+            });
+        } else if let Some(path) = line.strip_prefix("*** Delete File: ") {
+            ops.push(Op::Delete {
+                path: path.trim().to_string(),
+            });
+            i += 1;
+        } else if let Some(path) = line.strip_prefix("*** Update File: ") {
+            i += 1;
+            let mut move_to = None;
+            if let Some(to) = body.get(i).and_then(|l| l.strip_prefix("*** Move to: ")) {
+                move_to = Some(to.trim().to_string());
+                i += 1;
+            }
+            let mut hunks: Vec<Hunk> = Vec::new();
+            let mut current: Option<Hunk> = None;
+            while i < body.len() && (!body[i].starts_with("*** ") || body[i] == "*** End of File") {
+                let l = body[i];
+                i += 1;
+                if l == "*** End of File" {
+                    continue;
+                }
+                if let Some(anchor) = l.strip_prefix("@@") {
+                    if let Some(h) = current.take() {
+                        hunks.push(h);
+                    }
+                    let a = anchor.trim();
+                    current = Some(Hunk {
+                        anchor: (!a.is_empty()).then(|| a.to_string()),
+                        ..Default::default()
+                    });
+                    continue;
+                }
+                let h = current.get_or_insert_with(Hunk::default);
+                match l.chars().next() {
+                    Some(' ') => {
+                        h.old.push(l[1..].to_string());
+                        h.new.push(l[1..].to_string());
+                    }
+                    Some('-') => h.old.push(l[1..].to_string()),
+                    Some('+') => h.new.push(l[1..].to_string()),
+                    None => {
+                        // An empty line in a hunk is an empty context line.
+                        h.old.push(String::new());
+                        h.new.push(String::new());
+                    }
+                    _ => return Err(format!("Update File {path}: a hunk line must start with ' ', '-' or '+' (got {l:?})")),
+                }
+            }
+            if let Some(h) = current.take() {
+                hunks.push(h);
+            }
+            if hunks.is_empty() && move_to.is_none() {
+                return Err(format!("Update File {path}: no hunks"));
+            }
+            ops.push(Op::Update {
+                path: path.trim().to_string(),
+                move_to,
+                hunks,
+            });
+        } else if line.trim().is_empty() {
+            i += 1;
+        } else {
+            return Err(format!(
+                "unexpected line {line:?} (expected *** Add File / Update File / Delete File)"
+            ));
+        }
+    }
+    if ops.is_empty() {
+        return Err("the patch changes nothing".into());
+    }
+    Ok(ops)
+}
+
+/// Finds `old` in `lines` at or after `from`: exact, then ignoring trailing
+/// whitespace, then ignoring surrounding whitespace.
+fn locate(lines: &[String], old: &[String], from: usize) -> Option<usize> {
+    if old.is_empty() {
+        return Some(lines.len());
+    }
+    let fits = |cmp: &dyn Fn(&str, &str) -> bool| {
+        (from..=lines.len().saturating_sub(old.len())).find(|&s| {
+            s + old.len() <= lines.len()
+                && old.iter().enumerate().all(|(k, o)| cmp(&lines[s + k], o))
+        })
+    };
+    fits(&|a, b| a == b)
+        .or_else(|| fits(&|a, b| a.trim_end() == b.trim_end()))
+        .or_else(|| fits(&|a, b| a.trim() == b.trim()))
+}
+
+fn apply_hunks(path: &str, text: &str, hunks: &[Hunk]) -> Result<String, String> {
+    let trailing_newline = text.ends_with('\n') || text.is_empty();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut cursor = 0;
+    for (n, h) in hunks.iter().enumerate() {
+        if let Some(anchor) = &h.anchor {
+            match lines
+                .iter()
+                .skip(cursor)
+                .position(|l| l.trim() == anchor.trim())
+            {
+                Some(p) => cursor += p + 1,
+                None => {
+                    // The anchor may itself be the first old line.
+                    if !h.old.first().is_some_and(|o| o.trim() == anchor.trim()) {
+                        return Err(format!(
+                            "{path}: hunk {} anchor {anchor:?} not found",
+                            n + 1
+                        ));
+                    }
+                }
+            }
+        }
+        let at = locate(&lines, &h.old, cursor)
+            .or_else(|| locate(&lines, &h.old, 0))
+            .ok_or_else(|| {
+                format!(
+                    "{path}: hunk {} did not match the file (context or removed lines differ)",
+                    n + 1
+                )
+            })?;
+        lines.splice(at..at + h.old.len(), h.new.iter().cloned());
+        cursor = at + h.new.len();
+    }
+    let mut out = lines.join("\n");
+    if trailing_newline && !out.is_empty() {
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+enum Change {
+    Write(PathBuf, String),
+    Remove(PathBuf),
+}
+
+pub async fn run(workspace: &Path, args: &Value) -> ToolOutcome {
+    let text = match args.get("input").or_else(|| args.get("patch")) {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(_) => return error("apply_patch: `input` must be a non-empty string"),
+        None => return error("apply_patch: `input` (the patch text) is required"),
+    };
+    let ops = match parse(&text) {
+        Ok(o) => o,
+        Err(e) => return error(format!("apply_patch: {e}")),
+    };
+    let confine =
+        |p: &str| confine_new(workspace, p).map_err(|e| error(format!("apply_patch: {e}")));
+    let mut changes = Vec::new();
+    let mut summary = Vec::new();
+    for op in &ops {
+        match op {
+            Op::Add { path, lines } => {
+                let p = match confine(path) {
+                    Ok(p) => p,
+                    Err(e) => return e,
+                };
+                if p.exists() {
+                    return error(format!(
+                        "apply_patch: {path} already exists (use Update File)"
+                    ));
+                }
+                let mut content = lines.join("\n");
+                content.push('\n');
+                changes.push(Change::Write(p, content));
+                summary.push(format!("A {path}"));
+            }
+            Op::Delete { path } => {
+                let p = match confine(path) {
+                    Ok(p) => p,
+                    Err(e) => return e,
+                };
+                if !p.is_file() {
+                    return error(format!("apply_patch: {path} does not exist"));
+                }
+                changes.push(Change::Remove(p));
+                summary.push(format!("D {path}"));
+            }
+            Op::Update {
+                path,
+                move_to,
+                hunks,
+            } => {
+                let p = match confine(path) {
+                    Ok(p) => p,
+                    Err(e) => return e,
+                };
+                let current = match tokio::fs::read(&p).await {
+                    Ok(b) => match String::from_utf8(b) {
+                        Ok(s) => s,
+                        Err(_) => return error(format!("apply_patch: {path} is not UTF-8 text")),
+                    },
+                    Err(e) => return error(format!("apply_patch: {path}: {e}")),
+                };
+                let updated = match apply_hunks(path, &current, hunks) {
+                    Ok(u) => u,
+                    Err(e) => return error(format!("apply_patch: {e}")),
+                };
+                match move_to {
+                    Some(to) => {
+                        let dest = match confine(to) {
+                            Ok(d) => d,
+                            Err(e) => return e,
+                        };
+                        changes.push(Change::Write(dest, updated));
+                        changes.push(Change::Remove(p));
+                        summary.push(format!("M {path} -> {to}"));
+                    }
+                    None => {
+                        changes.push(Change::Write(p, updated));
+                        summary.push(format!("M {path}"));
+                    }
+                }
+            }
+        }
+    }
+    for change in changes {
+        let result = match &change {
+            Change::Write(p, content) => replace_file(p, content.as_bytes()).await,
+            Change::Remove(p) => tokio::fs::remove_file(p).await,
+        };
+        if let Err(e) = result {
+            let p = match &change {
+                Change::Write(p, _) | Change::Remove(p) => p,
+            };
+            return error(format!(
+                "apply_patch: writing {}: {e} (earlier files of this patch were written)",
+                p.display()
+            ));
+        }
+    }
+    ok(format!("Patch applied:\n{}", summary.join("\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn adds_updates_moves_and_deletes_files() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        std::fs::create_dir_all(w.join("src")).unwrap();
+        std::fs::write(
+            w.join("src/app.py"),
+            "def greet():\n    print(\"Hi\")\n\ndef other():\n    return 1\n",
+        )
+        .unwrap();
+        std::fs::write(w.join("old.txt"), "bye\n").unwrap();
+        std::fs::write(w.join("cfg.toml"), "a = 1  \nb = 2\n").unwrap();
+        let patch = "*** Begin Patch\n\
+*** Add File: notes/new.md\n+# New\n+text\n\
+*** Update File: src/app.py\n*** Move to: src/main.py\n@@ def greet():\n-    print(\"Hi\")\n+    print(\"Hello\")\n@@ def other():\n-    return 1\n+    return 2\n\
+*** Update File: cfg.toml\n-a = 1\n+a = 10\n b = 2\n\
+*** Delete File: old.txt\n\
+*** End Patch";
+        let r = run(w, &json!({"input": patch})).await;
+        assert!(!r.is_error, "{r:?}");
+        assert_eq!(
+            r.text,
+            "Patch applied:\nA notes/new.md\nM src/app.py -> src/main.py\nM cfg.toml\nD old.txt"
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.join("notes/new.md")).unwrap(),
+            "# New\ntext\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(w.join("src/main.py")).unwrap(),
+            "def greet():\n    print(\"Hello\")\n\ndef other():\n    return 2\n"
+        );
+        assert!(!w.join("src/app.py").exists() && !w.join("old.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(w.join("cfg.toml")).unwrap(),
+            "a = 10\nb = 2\n",
+            "trailing spaces tolerated"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bad_patch_changes_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        std::fs::write(w.join("a.txt"), "one\ntwo\n").unwrap();
+        let mismatch = "*** Begin Patch\n*** Add File: b.txt\n+new\n*** Update File: a.txt\n-three\n+four\n*** End Patch";
+        let r = run(w, &json!({"input": mismatch})).await;
+        assert!(
+            r.is_error && r.text.contains("hunk 1 did not match"),
+            "{r:?}"
+        );
+        assert!(!w.join("b.txt").exists(), "all or nothing");
+        for (bad, want) in [
+            ("*** Add File: x\n+y\n*** End Patch", "must start with"),
+            ("*** Begin Patch\n*** Add File: x\n+y", "must end with"),
+            ("*** Begin Patch\n*** Add File: a.txt\n+y\n*** End Patch", "already exists"),
+            ("*** Begin Patch\n*** Delete File: nope.txt\n*** End Patch", "does not exist"),
+            ("*** Begin Patch\n*** Add File: ../escape.txt\n+y\n*** End Patch", "outside the workspace"),
+            ("*** Begin Patch\n*** Add File: /tmp/abs.txt\n+y\n*** End Patch", "outside the workspace"),
+            ("*** Begin Patch\n*** Add File: ~/x.txt\n+y\n*** End Patch", "outside the workspace"),
+            ("*** Begin Patch\n*** Update File: a.txt\n*** Move to: ../out.txt\n-one\n+1\n*** End Patch", "outside the workspace"),
+            ("*** Begin Patch\n*** Add File: c.txt\ny\n*** End Patch", "must start with `+`"),
+            ("*** Begin Patch\nrandom\n*** End Patch", "unexpected line"),
+            ("*** Begin Patch\n*** End Patch", "changes nothing"),
+        ] {
+            let r = run(w, &json!({"input": bad})).await;
+            assert!(r.is_error && r.text.contains(want), "{bad}: {r:?}");
+        }
+        assert!(run(w, &json!({})).await.is_error);
+        assert_eq!(
+            std::fs::read_to_string(w.join("a.txt")).unwrap(),
+            "one\ntwo\n"
+        );
+    }
+}
