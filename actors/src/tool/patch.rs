@@ -184,7 +184,7 @@ fn apply_hunks(path: &str, text: &str, hunks: &[Hunk]) -> Result<String, String>
                 Some(p) => cursor += p + 1,
                 None => {
                     // The anchor may itself be the first old line.
-                    if !h.old.first().is_some_and(|o| o.trim() == anchor.trim()) {
+                    if h.old.first().is_none_or(|o| o.trim() != anchor.trim()) {
                         return Err(format!(
                             "{path}: hunk {} anchor {anchor:?} not found",
                             n + 1
