@@ -125,9 +125,15 @@ impl Gateway {
                 .map_err(StartError::Tools)?,
             ..ToolLimits::default()
         };
+        let session_tools: Arc<std::sync::OnceLock<Addr<crate::tool::sessions::SessionTools>>> =
+            Default::default();
         let executor = ToolExecutor::new(workspace.clone(), limits)
+            .with_sessions(session_tools.clone())
             .start()
             .recipient();
+        let subagent_done: Arc<
+            std::sync::OnceLock<Recipient<crate::tool::sessions::SubagentDone>>,
+        > = Default::default();
         let deps = SessionDeps {
             store: store.clone(),
             hub: hub.clone(),
@@ -140,6 +146,7 @@ impl Gateway {
             context: context.clone(),
             tools: tools.clone(),
             context_window: context_window(&settings),
+            subagent_done: subagent_done.clone(),
             tool_policy: Arc::new(
                 crate::tool::policy::ToolPolicy::from_config(
                     &settings.tools,
@@ -165,6 +172,20 @@ impl Gateway {
             metrics: metrics.clone(),
         };
         let router = RouterActor::new(deps).with_lanes(lanes.clone()).start();
+        let max_depth = defaults
+            .subagents
+            .get("maxSpawnDepth")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(1) as u32;
+        let tools_actor = crate::tool::sessions::SessionTools::new(
+            router.clone(),
+            store.clone(),
+            settings.default_agent_id(),
+            max_depth,
+        )
+        .start();
+        let _ = subagent_done.set(tools_actor.clone().recipient());
+        let _ = session_tools.set(tools_actor);
         let root = GatewayActor {
             hub: hub.clone(),
             env,

@@ -38,6 +38,8 @@ pub struct ExecuteTool {
     /// Extra environment for child processes (skills' env overrides; never
     /// in the prompt).
     pub env: std::sync::Arc<[(String, String)]>,
+    /// The session whose run calls the tool (session tools act for it).
+    pub session_key: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -140,6 +142,8 @@ impl FailureKind {
 /// Everything a run needs.
 pub struct RunConfig {
     pub run_id: String,
+    /// The session this run belongs to.
+    pub session_key: String,
     /// The model, then its fallbacks, tried in order.
     pub models: Vec<ModelRef>,
     /// The session's auth profile (kept unless it cools down).
@@ -539,6 +543,7 @@ async fn run_tools(
                     call: exec_call,
                     cancel: abort.clone(),
                     env: cfg.tool_env.clone(),
+                    session_key: cfg.session_key.clone(),
                 };
                 tokio::select! {
                     r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
@@ -820,6 +825,7 @@ mod tests {
         let (tx, events) = mpsc::unbounded_channel();
         let run = RunActor::new(RunConfig {
             run_id: "r1".into(),
+            session_key: "agent:main:main".into(),
             models: vec![ModelRef::parse("offline/echo").unwrap()],
             sticky_profile: None,
             thinking_budget: None,
@@ -1175,6 +1181,7 @@ mod tests {
         ];
         h.run = RunActor::new(RunConfig {
             run_id: "r2".into(),
+            session_key: "agent:main:main".into(),
             models: vec![ModelRef::parse("offline/echo").unwrap()],
             sticky_profile: None,
             thinking_budget: None,

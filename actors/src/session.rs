@@ -83,6 +83,16 @@ pub struct SessionEntry {
     /// `/agent <id>`: the agent that answers this session instead of the key's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_override: Option<String>,
+    /// A sub-agent: the session that spawned it (results are announced there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spawned_by: Option<String>,
+    /// Sub-agent nesting depth (0 for sessions people talk to).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spawn_depth: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl SessionEntry {
@@ -109,6 +119,8 @@ impl SessionEntry {
             reasoning_level: self.reasoning_level.clone(),
             response_usage: self.response_usage.clone(),
             agent_override: self.agent_override.clone(),
+            spawned_by: self.spawned_by.clone(),
+            spawn_depth: self.spawn_depth,
             ..SessionEntry::new(now)
         }
     }
@@ -199,6 +211,9 @@ pub struct SessionDeps {
     /// Prompt and skills: workspace files, skill config, envelope.
     pub context: Arc<AgentContext>,
     pub tools: Arc<[ToolSpec]>,
+    /// Where a sub-agent's session reports its run's end (set once the
+    /// session tools actor exists).
+    pub subagent_done: Arc<std::sync::OnceLock<Recipient<crate::tool::sessions::SubagentDone>>>,
     /// Allowlists, hooks and the result cap applied to every run's tools.
     pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     /// Tokens of the model's context window (`/status`).
@@ -316,6 +331,18 @@ pub struct ResetSession;
 pub struct InjectNote {
     pub text: String,
     pub label: Option<String>,
+}
+
+/// The `/status` text (the `session_status` tool).
+#[derive(Debug, Message)]
+#[rtype(result = "String")]
+pub struct GetStatus;
+
+/// Steers the active run. Reply: whether a run was there to take it.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct SteerSession {
+    pub text: String,
 }
 
 /// From the router: stop now if still idle. Reply: whether it stopped.
@@ -643,6 +670,7 @@ impl SessionActor {
             .context
             .for_run(&self.key, self.agent(), &model, &level, &tools);
         let run = RunActor::new(RunConfig {
+            session_key: self.key.clone(),
             run_id,
             models,
             sticky_profile: self.entry.auth_profile_override.clone(),
@@ -848,6 +876,29 @@ impl SessionActor {
 
     fn idle(&self) -> bool {
         self.active.is_none() && self.queue.is_empty() && self.interrupt_next.is_none()
+    }
+
+    /// A sub-agent's run ended: its result goes to the session that spawned it.
+    fn announce_to_parent(&self, event: &RunEvent) {
+        let Some(parent) = &self.entry.spawned_by else {
+            return;
+        };
+        let (run_id, status, text) = match event {
+            RunEvent::Final { run_id, text, .. } => (run_id, "ok", text.clone()),
+            RunEvent::Failed { run_id, error, .. } => (run_id, "error", error.clone()),
+            RunEvent::Aborted { run_id, text } => (run_id, "aborted", text.clone()),
+            _ => return,
+        };
+        if let Some(to) = self.deps.subagent_done.get() {
+            to.do_send(crate::tool::sessions::SubagentDone {
+                child_key: self.key.clone(),
+                parent_key: parent.clone(),
+                label: self.entry.label.clone(),
+                run_id: run_id.clone(),
+                status: status.to_string(),
+                text,
+            });
+        }
     }
 
     /// `/usage tokens|full`: a usage line under the reply (wire only; the
@@ -1472,6 +1523,26 @@ impl Handler<InjectNote> for SessionActor {
     }
 }
 
+impl Handler<GetStatus> for SessionActor {
+    type Result = String;
+    fn handle(&mut self, _: GetStatus, _: &mut Context<Self>) -> String {
+        self.status_text()
+    }
+}
+
+impl Handler<SteerSession> for SessionActor {
+    type Result = bool;
+    fn handle(&mut self, msg: SteerSession, _: &mut Context<Self>) -> bool {
+        self.last_activity = Instant::now();
+        if self.active.as_ref().is_some_and(|a| !a.aborted) {
+            self.steer(msg.text);
+            true
+        } else {
+            false
+        }
+    }
+}
+
 impl Handler<StopIfIdle> for SessionActor {
     type Result = bool;
     fn handle(&mut self, _: StopIfIdle, ctx: &mut Context<Self>) -> bool {
@@ -1611,6 +1682,7 @@ impl Handler<RunEvent> for SessionActor {
             other => other,
         };
         self.record_end(&event);
+        self.announce_to_parent(&event);
         let held = self
             .active
             .as_mut()
@@ -1709,6 +1781,7 @@ mod tests {
             tools: ToolExecutor::specs().into(),
             context_window: 200_000,
             tool_policy: Default::default(),
+            subagent_done: Default::default(),
             timeout: Duration::from_secs(30),
             max_model_calls: 8,
             queue,

@@ -10,3 +10,4 @@ mod methods;
 mod process;
 mod runtime;
 mod sessions;
+mod subagents;

@@ -11,6 +11,7 @@ mod patch;
 pub mod policy;
 mod read;
 mod search;
+pub mod sessions;
 pub mod ssrf;
 pub mod web_fetch;
 
@@ -110,7 +111,18 @@ pub struct ToolExecutor {
     limits: ToolLimits,
     /// Commands running in the background (`exec` + `process`).
     processes: exec::Processes,
+    /// The session tools actor (set once the router exists).
+    sessions: std::sync::Arc<std::sync::OnceLock<Addr<sessions::SessionTools>>>,
 }
+
+/// Tools answered by [`sessions::SessionTools`].
+pub const SESSION_TOOLS: &[&str] = &[
+    "sessions_list",
+    "sessions_send",
+    "sessions_spawn",
+    "session_status",
+    "subagents",
+];
 
 impl ToolExecutor {
     pub fn new(workspace: PathBuf, limits: ToolLimits) -> ToolExecutor {
@@ -118,7 +130,17 @@ impl ToolExecutor {
             workspace,
             limits,
             processes: exec::Processes::default(),
+            sessions: Default::default(),
         }
+    }
+
+    /// Where session tools go (the gateway sets it after the router starts).
+    pub fn with_sessions(
+        mut self,
+        sessions: std::sync::Arc<std::sync::OnceLock<Addr<sessions::SessionTools>>>,
+    ) -> ToolExecutor {
+        self.sessions = sessions;
+        self
     }
 
     /// The tools this executor offers, with their JSON schemas.
@@ -255,6 +277,63 @@ impl ToolExecutor {
                 }),
             },
             ToolSpec {
+                name: "sessions_list".into(),
+                description: "List sessions (key, label, model, last message), newest first.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": { "limit": { "type": "integer", "description": "Rows (default 20)." } },
+                }),
+            },
+            ToolSpec {
+                name: "sessions_send".into(),
+                description: "Send a message to another session and wait for its reply (timeoutSeconds 0: do not wait).".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "sessionKey": { "type": "string" },
+                        "message": { "type": "string" },
+                        "timeoutSeconds": { "type": "integer", "description": "Seconds to wait for the reply (default 30)." }
+                    },
+                    "required": ["sessionKey", "message"],
+                }),
+            },
+            ToolSpec {
+                name: "sessions_spawn".into(),
+                description: "Start a sub-agent on a task in the background; its result comes back to this session as a message.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "task": { "type": "string", "description": "What the sub-agent should do, with all the context it needs." },
+                        "label": { "type": "string", "description": "A short name for it." },
+                        "agentId": { "type": "string" },
+                        "model": { "type": "string", "description": "provider/model for the sub-agent." },
+                        "runTimeoutSeconds": { "type": "integer" }
+                    },
+                    "required": ["task"],
+                }),
+            },
+            ToolSpec {
+                name: "session_status".into(),
+                description: "Status of this (or another) session: model, thinking, tokens, context use, time.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": { "sessionKey": { "type": "string" } },
+                }),
+            },
+            ToolSpec {
+                name: "subagents".into(),
+                description: "List, steer or kill the sub-agents this session spawned.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": {
+                        "action": { "type": "string", "enum": ["list", "steer", "kill"] },
+                        "target": { "type": "string", "description": "Sub-agent session key or label." },
+                        "message": { "type": "string", "description": "Steering text (steer)." }
+                    },
+                    "required": ["action"],
+                }),
+            },
+            ToolSpec {
                 name: "web_fetch".into(),
                 description: "Fetch a public http(s) URL and return its readable content as markdown or text (no JavaScript).".into(),
                 parameters: json!({
@@ -284,6 +363,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
         let (workspace, limits) = (self.workspace.clone(), self.limits.clone());
         let processes = self.processes.clone();
+        let session_tools = self.sessions.get().cloned();
         Box::pin(async move {
             let args = &msg.call.arguments;
             match msg.call.name.as_str() {
@@ -291,6 +371,17 @@ impl Handler<ExecuteTool> for ToolExecutor {
                     exec::run(&workspace, &limits, &processes, args, &msg.env, msg.cancel).await
                 }
                 "process" => exec::process(&processes, args).await,
+                name if SESSION_TOOLS.contains(&name) => match session_tools {
+                    Some(s) => {
+                        s.send(sessions::ExecuteSessionTool {
+                            call: msg.call.clone(),
+                            caller: msg.session_key.clone(),
+                        })
+                        .await
+                        .unwrap_or_else(|_| error(format!("{name}: session tools are unavailable")))
+                    }
+                    None => error(format!("{name}: session tools are unavailable")),
+                },
                 "read" => read::run(&workspace, &limits, args).await,
                 "web_fetch" => web_fetch::run(&limits.fetch, args).await,
                 "write" => files::write(&workspace, args).await,
@@ -333,6 +424,7 @@ mod tests {
                 },
                 cancel,
                 env: Vec::new().into(),
+                session_key: "agent:main:main".into(),
             })
             .await
             .unwrap()
@@ -436,6 +528,7 @@ mod tests {
             call,
             cancel,
             env: Vec::new().into(),
+            session_key: "agent:main:main".into(),
         });
         let pidfile = ws.dir.path().join("bg.pid");
         let waiter = actix::spawn(pending);
