@@ -5,7 +5,7 @@
 //! Only `main.rs` gathers the env and paths; everything here takes them as
 //! arguments so tests build configs directly.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use config::{Config, Environment, File, FileFormat};
@@ -355,27 +355,7 @@ pub fn set_dotted(target: &mut Value, key: &str, value: Value) {
 }
 
 /// Writes the file atomically: temp file, fsync, rename, fsync the directory.
-pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("config"),
-        ulid::Ulid::generate()
-    ));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
+pub use ferroclaw_actors::fsutil::write_atomic;
 
 /// The live configuration, swapped whole on a successful `config.set`.
 #[derive(Debug)]

@@ -42,6 +42,8 @@ pub struct Gateway {
     pub hub: Addr<ProviderHub>,
     /// Prompt, workspace files and skills (`skills.status`).
     pub context: Arc<crate::agent_context::AgentContext>,
+    /// Exec approvals and the approvals file.
+    pub approvals: Addr<crate::approvals::ApprovalsActor>,
     /// The tools runs are offered (`tools.catalog`).
     pub tools: Arc<[crate::provider::ToolSpec]>,
     /// The default model the sessions use.
@@ -120,15 +122,40 @@ impl Gateway {
             )));
         }
         let hub = ProviderHub::new(hub_config).start();
+        let sandbox =
+            crate::tool::sandbox::SandboxSettings::from_config(&defaults.sandbox, store.dir())
+                .map_err(StartError::Tools)?;
         let limits = ToolLimits {
             fetch: crate::tool::web_fetch::FetchSettings::from_config(&settings.tools)
                 .map_err(StartError::Tools)?,
+            sandbox: sandbox.clone(),
             ..ToolLimits::default()
         };
+        let exec_cfg = settings.tools.get("exec");
+        let approval_timeout = exec_cfg
+            .and_then(|e| e.get("approvalTimeoutSeconds"))
+            .map(|v| {
+                v.as_u64().filter(|n| *n >= 1).ok_or(
+                    "tools.exec.approvalTimeoutSeconds: a whole number of seconds, at least 1",
+                )
+            })
+            .transpose()
+            .map_err(|e| StartError::Tools(e.to_string()))?
+            .unwrap_or(120);
+        let approvals = crate::approvals::ApprovalsActor::load(
+            bus.clone(),
+            store.dir().join("exec-approvals.json"),
+            Duration::from_secs(approval_timeout),
+        )
+        .map_err(StartError::Tools)?
+        .start();
+        let exec_defaults = crate::tool::policy::ExecDefaults::from_config(exec_cfg, sandbox)
+            .map_err(StartError::Tools)?;
         let session_tools: Arc<std::sync::OnceLock<Addr<crate::tool::sessions::SessionTools>>> =
             Default::default();
         let executor = ToolExecutor::new(workspace.clone(), limits)
             .with_sessions(session_tools.clone())
+            .with_approvals(approvals.clone())
             .start()
             .recipient();
         let subagent_done: Arc<
@@ -158,7 +185,11 @@ impl Gateway {
                         .collect::<Vec<_>>(),
                     &settings.channels,
                 )
-                .map_err(StartError::Tools)?,
+                .map_err(StartError::Tools)
+                .map(|mut p| {
+                    p.exec = exec_defaults;
+                    p
+                })?,
             ),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
             max_model_calls: 32,
@@ -211,6 +242,7 @@ impl Gateway {
             lanes,
             hub,
             context,
+            approvals,
             tools,
             model,
             versions,

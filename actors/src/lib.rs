@@ -4,10 +4,12 @@
 //! values into OpenClaw protocol frames. See ARCHITECTURE.md.
 
 pub mod agent_context;
+pub mod approvals;
 pub mod bus;
 pub mod cache;
 pub mod devices;
 pub mod directives;
+pub mod fsutil;
 pub mod gateway;
 pub mod heap;
 pub mod idempotency;

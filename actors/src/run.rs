@@ -40,6 +40,10 @@ pub struct ExecuteTool {
     pub env: std::sync::Arc<[(String, String)]>,
     /// The session whose run calls the tool (session tools act for it).
     pub session_key: String,
+    /// The agent answering that session.
+    pub agent_id: String,
+    /// Where and how `exec` may run (the session's settings).
+    pub exec: crate::approvals::ExecPolicy,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +148,10 @@ pub struct RunConfig {
     pub run_id: String,
     /// The session this run belongs to.
     pub session_key: String,
+    /// The agent answering it.
+    pub agent_id: String,
+    /// The session's exec host, security and ask settings.
+    pub exec: crate::approvals::ExecPolicy,
     /// The model, then its fallbacks, tried in order.
     pub models: Vec<ModelRef>,
     /// The session's auth profile (kept unless it cools down).
@@ -544,6 +552,8 @@ async fn run_tools(
                     cancel: abort.clone(),
                     env: cfg.tool_env.clone(),
                     session_key: cfg.session_key.clone(),
+                    agent_id: cfg.agent_id.clone(),
+                    exec: cfg.exec,
                 };
                 tokio::select! {
                     r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
@@ -826,6 +836,8 @@ mod tests {
         let run = RunActor::new(RunConfig {
             run_id: "r1".into(),
             session_key: "agent:main:main".into(),
+            agent_id: "main".into(),
+            exec: Default::default(),
             models: vec![ModelRef::parse("offline/echo").unwrap()],
             sticky_profile: None,
             thinking_budget: None,
@@ -1182,6 +1194,8 @@ mod tests {
         h.run = RunActor::new(RunConfig {
             run_id: "r2".into(),
             session_key: "agent:main:main".into(),
+            agent_id: "main".into(),
+            exec: Default::default(),
             models: vec![ModelRef::parse("offline/echo").unwrap()],
             sticky_profile: None,
             thinking_budget: None,

@@ -86,6 +86,15 @@ pub struct SessionEntry {
     /// A sub-agent: the session that spawned it (results are announced there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spawned_by: Option<String>,
+    /// `sessions.patch execHost` (`gateway` | `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_host: Option<String>,
+    /// `sessions.patch execSecurity` (`deny` | `allowlist` | `full`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_security: Option<String>,
+    /// `sessions.patch execAsk` (`off` | `on-miss` | `always`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_ask: Option<String>,
     /// Sub-agent nesting depth (0 for sessions people talk to).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub spawn_depth: u32,
@@ -120,6 +129,9 @@ impl SessionEntry {
             response_usage: self.response_usage.clone(),
             agent_override: self.agent_override.clone(),
             spawned_by: self.spawned_by.clone(),
+            exec_host: self.exec_host.clone(),
+            exec_security: self.exec_security.clone(),
+            exec_ask: self.exec_ask.clone(),
             spawn_depth: self.spawn_depth,
             ..SessionEntry::new(now)
         }
@@ -311,6 +323,11 @@ pub struct SessionPatch {
     pub verbose_level: Option<Option<String>>,
     pub model: Option<Option<String>>,
     pub send_policy: Option<Option<String>>,
+    pub reasoning_level: Option<Option<String>>,
+    pub response_usage: Option<Option<String>>,
+    pub exec_host: Option<Option<String>>,
+    pub exec_security: Option<Option<String>>,
+    pub exec_ask: Option<Option<String>>,
 }
 
 /// Applies a patch. Reply: the new entry (stored and flushed).
@@ -533,6 +550,31 @@ impl SessionActor {
             .unwrap_or("stream")
     }
 
+    /// The session's exec settings over the configured defaults.
+    fn exec_policy(&self) -> crate::approvals::ExecPolicy {
+        use crate::approvals::{Ask, Host, Security};
+        let d = &self.deps.tool_policy.exec;
+        let e = &self.entry;
+        crate::approvals::ExecPolicy {
+            host: e
+                .exec_host
+                .as_deref()
+                .and_then(|h| Host::parse(h).ok())
+                .or(d.host)
+                .unwrap_or_else(|| d.sandbox.host_for(&self.key)),
+            security: e
+                .exec_security
+                .as_deref()
+                .and_then(|s| Security::parse(s).ok())
+                .unwrap_or(d.security),
+            ask: e
+                .exec_ask
+                .as_deref()
+                .and_then(|a| Ask::parse(a).ok())
+                .unwrap_or(d.ask),
+        }
+    }
+
     /// The agent answering this session (`/agent` override, else the key's).
     fn agent(&self) -> &str {
         self.entry
@@ -669,8 +711,11 @@ impl SessionActor {
         let context = d
             .context
             .for_run(&self.key, self.agent(), &model, &level, &tools);
+        let exec = self.exec_policy();
         let run = RunActor::new(RunConfig {
             session_key: self.key.clone(),
+            agent_id: self.agent().to_string(),
+            exec,
             run_id,
             models,
             sticky_profile: self.entry.auth_profile_override.clone(),
@@ -1459,6 +1504,21 @@ impl Handler<PatchSession> for SessionActor {
             if let Some(Some(l)) = &p.send_policy {
                 check_level("sendPolicy", l, &["allow", "deny"])?;
             }
+            if let Some(Some(l)) = &p.reasoning_level {
+                check_level("reasoningLevel", l, crate::directives::REASONING_LEVELS)?;
+            }
+            if let Some(Some(l)) = &p.response_usage {
+                check_level("responseUsage", l, crate::directives::USAGE_LEVELS)?;
+            }
+            if let Some(Some(l)) = &p.exec_host {
+                check_level("execHost", l, &["gateway", "sandbox"])?;
+            }
+            if let Some(Some(l)) = &p.exec_security {
+                check_level("execSecurity", l, &["deny", "allowlist", "full"])?;
+            }
+            if let Some(Some(l)) = &p.exec_ask {
+                check_level("execAsk", l, &["off", "on-miss", "always"])?;
+            }
             if let Some(Some(l)) = &p.label {
                 if l.chars().count() > 100 {
                     return Err("invalid label: longer than 100 characters".to_string());
@@ -1478,6 +1538,11 @@ impl Handler<PatchSession> for SessionActor {
                 (&mut e.verbose_level, p.verbose_level),
                 (&mut e.model_override, p.model),
                 (&mut e.send_policy, p.send_policy),
+                (&mut e.reasoning_level, p.reasoning_level),
+                (&mut e.response_usage, p.response_usage),
+                (&mut e.exec_host, p.exec_host),
+                (&mut e.exec_security, p.exec_security),
+                (&mut e.exec_ask, p.exec_ask),
             ] {
                 if let Some(v) = value {
                     *field = v;

@@ -12,6 +12,7 @@ pub enum ErrorCode {
     NotLinked,
     AgentTimeout,
     Forbidden,
+    ApprovalNotFound,
 }
 
 /// `{code, message, details?, retryable?, retryAfterMs?}`.

@@ -36,6 +36,11 @@ pub const METHODS: &[&str] = &[
     "skills.status",
     "tools.catalog",
     "commands.list",
+    "exec.approval.request",
+    "exec.approval.waitDecision",
+    "exec.approval.resolve",
+    "exec.approvals.get",
+    "exec.approvals.set",
 ];
 
 /// Events this gateway emits (`features.events`).
@@ -47,6 +52,8 @@ pub const EVENTS: &[&str] = &[
     "shutdown",
     "device.pair.requested",
     "device.pair.resolved",
+    "exec.approval.requested",
+    "exec.approval.resolved",
     "chat",
     "agent",
     "session.tool",

@@ -1,4 +1,5 @@
 mod admin_http;
+mod approvals;
 mod chat;
 mod context;
 mod devices;

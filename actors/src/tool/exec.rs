@@ -175,14 +175,20 @@ fn bool_arg(args: &Value, name: &str) -> Result<bool, ToolOutcome> {
     }
 }
 
-pub async fn run(
-    workspace: &Path,
-    limits: &ToolLimits,
-    processes: &Processes,
-    args: &Value,
-    env: &[(String, String)],
-    mut cancel: watch::Receiver<bool>,
-) -> ToolOutcome {
+/// What one `exec` call runs with.
+pub struct ExecCtx<'a> {
+    pub workspace: &'a Path,
+    pub limits: &'a ToolLimits,
+    pub processes: &'a Processes,
+    pub env: &'a [(String, String)],
+    pub session_key: &'a str,
+    pub agent_id: &'a str,
+    pub policy: crate::approvals::ExecPolicy,
+    pub approvals: Option<actix::Addr<crate::approvals::ApprovalsActor>>,
+}
+
+pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<bool>) -> ToolOutcome {
+    let (workspace, limits, processes, env) = (cx.workspace, cx.limits, cx.processes, cx.env);
     let command = match str_arg("exec", args, "command") {
         Ok(c) => c.to_string(),
         Err(e) => return e,
@@ -208,10 +214,42 @@ pub async fn run(
         .unwrap_or(default_timeout)
         .min(limits.exec_max_timeout);
     let yield_after = yield_ms.map(Duration::from_millis).unwrap_or(DEFAULT_YIELD);
-    let mut child = match tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(&command)
-        .current_dir(workspace)
+    // Security and approvals first: nothing starts before it is allowed.
+    if let Some(approvals) = &cx.approvals {
+        let gate = crate::approvals::ExecGate {
+            agent_id: cx.agent_id.to_string(),
+            session_key: cx.session_key.to_string(),
+            command: command.clone(),
+            cwd: workspace.display().to_string(),
+            policy: cx.policy,
+        };
+        let verdict = tokio::select! {
+            v = approvals.send(gate) => v.unwrap_or_else(|_| Err("the approvals service is unavailable".into())),
+            _ = wait_cancel(&mut cancel) => return error("exec: aborted while waiting for approval"),
+        };
+        if let Err(reason) = verdict {
+            return error(format!("exec: not run: {reason}"));
+        }
+    } else if cx.policy.security == crate::approvals::Security::Deny {
+        return error("exec: not run: exec is disabled for this session (security=deny)");
+    }
+    let mut cmd = match cx.policy.host {
+        crate::approvals::Host::Sandbox => {
+            match limits
+                .sandbox
+                .command(workspace, cx.session_key, cx.agent_id, &command)
+            {
+                Ok(c) => c,
+                Err(e) => return error(e),
+            }
+        }
+        crate::approvals::Host::Gateway => {
+            let mut c = tokio::process::Command::new("sh");
+            c.arg("-c").arg(&command).current_dir(workspace);
+            c
+        }
+    };
+    let mut child = match cmd
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(if background {
             Stdio::piped()

@@ -10,6 +10,7 @@ mod files;
 mod patch;
 pub mod policy;
 mod read;
+pub mod sandbox;
 mod search;
 pub mod sessions;
 pub mod ssrf;
@@ -35,6 +36,8 @@ pub struct ToolLimits {
     pub read_cap: usize,
     /// `web_fetch` (`tools.web.fetch`).
     pub fetch: web_fetch::FetchSettings,
+    /// `agents.defaults.sandbox`.
+    pub sandbox: sandbox::SandboxSettings,
 }
 
 impl Default for ToolLimits {
@@ -45,6 +48,7 @@ impl Default for ToolLimits {
             output_cap: 200_000,
             read_cap: 200_000,
             fetch: web_fetch::FetchSettings::default(),
+            sandbox: sandbox::SandboxSettings::default(),
         }
     }
 }
@@ -113,6 +117,8 @@ pub struct ToolExecutor {
     processes: exec::Processes,
     /// The session tools actor (set once the router exists).
     sessions: std::sync::Arc<std::sync::OnceLock<Addr<sessions::SessionTools>>>,
+    /// Exec security and approvals (None: only `security=deny` is enforced).
+    approvals: Option<Addr<crate::approvals::ApprovalsActor>>,
 }
 
 /// Tools answered by [`sessions::SessionTools`].
@@ -131,7 +137,17 @@ impl ToolExecutor {
             limits,
             processes: exec::Processes::default(),
             sessions: Default::default(),
+            approvals: None,
         }
+    }
+
+    /// Exec calls go through this approvals actor first.
+    pub fn with_approvals(
+        mut self,
+        approvals: Addr<crate::approvals::ApprovalsActor>,
+    ) -> ToolExecutor {
+        self.approvals = Some(approvals);
+        self
     }
 
     /// Where session tools go (the gateway sets it after the router starts).
@@ -364,11 +380,22 @@ impl Handler<ExecuteTool> for ToolExecutor {
         let (workspace, limits) = (self.workspace.clone(), self.limits.clone());
         let processes = self.processes.clone();
         let session_tools = self.sessions.get().cloned();
+        let approvals = self.approvals.clone();
         Box::pin(async move {
             let args = &msg.call.arguments;
             match msg.call.name.as_str() {
                 "exec" | "bash" => {
-                    exec::run(&workspace, &limits, &processes, args, &msg.env, msg.cancel).await
+                    let cx = exec::ExecCtx {
+                        workspace: &workspace,
+                        limits: &limits,
+                        processes: &processes,
+                        env: &msg.env,
+                        session_key: &msg.session_key,
+                        agent_id: &msg.agent_id,
+                        policy: msg.exec,
+                        approvals,
+                    };
+                    exec::run(&cx, args, msg.cancel.clone()).await
                 }
                 "process" => exec::process(&processes, args).await,
                 name if SESSION_TOOLS.contains(&name) => match session_tools {
@@ -425,6 +452,8 @@ mod tests {
                 cancel,
                 env: Vec::new().into(),
                 session_key: "agent:main:main".into(),
+                agent_id: "main".into(),
+                exec: Default::default(),
             })
             .await
             .unwrap()
@@ -529,6 +558,8 @@ mod tests {
             cancel,
             env: Vec::new().into(),
             session_key: "agent:main:main".into(),
+            agent_id: "main".into(),
+            exec: Default::default(),
         });
         let pidfile = ws.dir.path().join("bg.pid");
         let waiter = actix::spawn(pending);

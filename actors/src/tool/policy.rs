@@ -172,6 +172,54 @@ impl ToolHook for ConfigRules {
     }
 }
 
+/// `tools.exec` defaults (a session's `execHost/execSecurity/execAsk` win).
+#[derive(Debug, Clone)]
+pub struct ExecDefaults {
+    /// None: from the sandbox mode per session.
+    pub host: Option<crate::approvals::Host>,
+    pub security: crate::approvals::Security,
+    pub ask: crate::approvals::Ask,
+    pub sandbox: super::sandbox::SandboxSettings,
+}
+
+impl Default for ExecDefaults {
+    fn default() -> Self {
+        ExecDefaults {
+            host: None,
+            security: crate::approvals::Security::Full,
+            ask: crate::approvals::Ask::Off,
+            sandbox: Default::default(),
+        }
+    }
+}
+
+impl ExecDefaults {
+    /// From `tools.exec.{host, security, ask}` and the sandbox settings.
+    pub fn from_config(
+        exec: Option<&Value>,
+        sandbox: super::sandbox::SandboxSettings,
+    ) -> Result<ExecDefaults, String> {
+        let get = |k: &str| exec.and_then(|e| e.get(k)).and_then(Value::as_str);
+        let mut d = ExecDefaults {
+            sandbox,
+            ..Default::default()
+        };
+        if let Some(h) = get("host") {
+            d.host = Some(
+                crate::approvals::Host::parse(h).map_err(|e| format!("tools.exec.host: {e}"))?,
+            );
+        }
+        if let Some(s) = get("security") {
+            d.security = crate::approvals::Security::parse(s)
+                .map_err(|e| format!("tools.exec.security: {e}"))?;
+        }
+        if let Some(a) = get("ask") {
+            d.ask = crate::approvals::Ask::parse(a).map_err(|e| format!("tools.exec.ask: {e}"))?;
+        }
+        Ok(d)
+    }
+}
+
 /// The tool settings every run starts from.
 #[derive(Default)]
 pub struct ToolPolicy {
@@ -181,6 +229,7 @@ pub struct ToolPolicy {
     /// Characters of a tool result kept (head and tail).
     pub result_max_chars: usize,
     pub hooks: Vec<Arc<dyn ToolHook>>,
+    pub exec: ExecDefaults,
 }
 
 impl std::fmt::Debug for ToolPolicy {

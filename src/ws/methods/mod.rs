@@ -2,6 +2,7 @@
 //! duplicates, run the handler, record the response for idempotent calls,
 //! and build the `res` frame. One file per method family.
 
+mod approvals;
 mod chat;
 mod config;
 mod devices;
@@ -220,6 +221,11 @@ async fn route(
         "agent" => chat::agent(state, caller, p, &frame.id, early).await,
         "agent.wait" => chat::agent_wait(state, p).await,
         "skills.status" => skills::status(state, p),
+        "exec.approval.request" => approvals::request(state, p).await,
+        "exec.approval.waitDecision" => approvals::wait_decision(state, p).await,
+        "exec.approval.resolve" => approvals::resolve(state, caller, p).await,
+        "exec.approvals.get" => approvals::get(state).await,
+        "exec.approvals.set" => approvals::set(state, p).await,
         "tools.catalog" => skills::tools_catalog(state),
         "commands.list" => skills::commands_list(),
         "connect" => Err(ErrorShape::invalid(

@@ -13,12 +13,7 @@ use crate::state::SharedState;
 
 /// `sessions.patch` fields OpenClaw has that ferroclaw does not act on.
 const UNSUPPORTED_PATCH: &[&str] = &[
-    "reasoningLevel",
-    "responseUsage",
     "elevatedLevel",
-    "execHost",
-    "execSecurity",
-    "execAsk",
     "execNode",
     "spawnedBy",
     "spawnDepth",
@@ -54,6 +49,12 @@ fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> Value
     opt("thinkingLevel", &e.thinking_level);
     opt("verboseLevel", &e.verbose_level);
     opt("sendPolicy", &e.send_policy);
+    opt("reasoningLevel", &e.reasoning_level);
+    opt("responseUsage", &e.response_usage);
+    opt("execHost", &e.exec_host);
+    opt("execSecurity", &e.exec_security);
+    opt("execAsk", &e.exec_ask);
+    opt("spawnedBy", &e.spawned_by);
     opt("modelProvider", &e.model_provider);
     opt("model", &e.model);
     if with_preview {
@@ -191,6 +192,11 @@ pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
         "verboseLevel",
         "model",
         "sendPolicy",
+        "reasoningLevel",
+        "responseUsage",
+        "execHost",
+        "execSecurity",
+        "execAsk",
     ];
     for k in obj.keys() {
         if UNSUPPORTED_PATCH.contains(&k.as_str()) {
@@ -210,6 +216,11 @@ pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
         verbose_level: field(obj, "verboseLevel")?,
         model: field(obj, "model")?,
         send_policy: field(obj, "sendPolicy")?,
+        reasoning_level: field(obj, "reasoningLevel")?,
+        response_usage: field(obj, "responseUsage")?,
+        exec_host: field(obj, "execHost")?,
+        exec_security: field(obj, "execSecurity")?,
+        exec_ask: field(obj, "execAsk")?,
     };
     let key = session_key(state, raw_key)?;
     let session = session_for(state, key.clone()).await?;

@@ -1,0 +1,259 @@
+//! The exec sandbox: `agents.defaults.sandbox` (`mode` off | non-main | all,
+//! `scope` session | agent | shared, `workspaceAccess` none | ro | rw).
+//! A sandboxed command runs under bubblewrap (`bwrap`): its own user, pid,
+//! IPC, UTS and network namespaces (no network), the system directories
+//! read-only, a private `/tmp`, and `/workspace`: the agent workspace (ro or
+//! rw) or, with `none`, a scratch folder per scope under
+//! `<state dir>/sandboxes/`. If `bwrap` is missing the tool fails with a
+//! clear message; it never falls back to running on the host.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::approvals::Host;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Off,
+    NonMain,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Session,
+    Agent,
+    Shared,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    None,
+    ReadOnly,
+    ReadWrite,
+}
+
+#[derive(Debug, Clone)]
+pub struct SandboxSettings {
+    pub mode: Mode,
+    pub scope: Scope,
+    pub access: Access,
+    /// Scratch workspaces (`workspaceAccess: none`) live here.
+    pub root: PathBuf,
+    /// The bubblewrap binary (`bwrap` on PATH).
+    pub bwrap: String,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        SandboxSettings {
+            mode: Mode::Off,
+            scope: Scope::Session,
+            access: Access::None,
+            root: std::env::temp_dir().join("ferroclaw-sandboxes"),
+            bwrap: "bwrap".into(),
+        }
+    }
+}
+
+impl SandboxSettings {
+    pub fn from_config(v: &Value, state_dir: &Path) -> Result<SandboxSettings, String> {
+        let s = |key: &str| v.get(key).and_then(Value::as_str);
+        let bad = |key: &str, allowed: &str| {
+            format!(
+                "agents.defaults.sandbox.{key}: {:?} ({allowed})",
+                v.get(key).cloned().unwrap_or(Value::Null)
+            )
+        };
+        let mode = match s("mode").unwrap_or("off") {
+            "off" => Mode::Off,
+            "non-main" => Mode::NonMain,
+            "all" => Mode::All,
+            _ => return Err(bad("mode", "off, non-main or all")),
+        };
+        let scope = match s("scope").unwrap_or("session") {
+            "session" => Scope::Session,
+            "agent" => Scope::Agent,
+            "shared" => Scope::Shared,
+            _ => return Err(bad("scope", "session, agent or shared")),
+        };
+        let access = match s("workspaceAccess").unwrap_or("none") {
+            "none" => Access::None,
+            "ro" => Access::ReadOnly,
+            "rw" => Access::ReadWrite,
+            _ => return Err(bad("workspaceAccess", "none, ro or rw")),
+        };
+        Ok(SandboxSettings {
+            mode,
+            scope,
+            access,
+            root: state_dir.join("sandboxes"),
+            bwrap: "bwrap".into(),
+        })
+    }
+
+    /// Where a session's commands run by default: `all` sandboxes every
+    /// session, `non-main` every session but the agent's main one.
+    pub fn host_for(&self, session_key: &str) -> Host {
+        let main =
+            session_key.split(':').nth(2) == Some("main") && session_key.split(':').count() == 3;
+        match self.mode {
+            Mode::Off => Host::Gateway,
+            Mode::All => Host::Sandbox,
+            Mode::NonMain if main => Host::Gateway,
+            Mode::NonMain => Host::Sandbox,
+        }
+    }
+
+    /// The folder mounted as `/workspace`, and whether it is writable.
+    fn mount(
+        &self,
+        workspace: &Path,
+        session_key: &str,
+        agent_id: &str,
+    ) -> std::io::Result<(PathBuf, bool)> {
+        match self.access {
+            Access::ReadOnly => Ok((workspace.to_path_buf(), false)),
+            Access::ReadWrite => Ok((workspace.to_path_buf(), true)),
+            Access::None => {
+                let name: String = match self.scope {
+                    Scope::Session => session_key.to_string(),
+                    Scope::Agent => format!("agent-{agent_id}"),
+                    Scope::Shared => "shared".into(),
+                }
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+                let dir = self.root.join(name);
+                std::fs::create_dir_all(&dir)?;
+                Ok((dir, true))
+            }
+        }
+    }
+
+    /// `bwrap ... sh -c <command>`, or the reason it cannot run.
+    pub fn command(
+        &self,
+        workspace: &Path,
+        session_key: &str,
+        agent_id: &str,
+        command: &str,
+    ) -> Result<tokio::process::Command, String> {
+        let bwrap = find_on_path(&self.bwrap).ok_or_else(|| {
+            "exec: this session runs commands in the sandbox, which needs bubblewrap (`bwrap`), and it is not installed; install the `bubblewrap` package. Nothing was run.".to_string()
+        })?;
+        let (dir, writable) = self
+            .mount(workspace, session_key, agent_id)
+            .map_err(|e| format!("exec: cannot prepare the sandbox workspace: {e}"))?;
+        let mut c = tokio::process::Command::new(bwrap);
+        c.args([
+            "--die-with-parent",
+            "--unshare-all",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+        ]);
+        for sys in ["/usr", "/etc", "/opt"] {
+            if Path::new(sys).is_dir() {
+                c.args(["--ro-bind", sys, sys]);
+            }
+        }
+        // /bin, /lib... are symlinks into /usr on merged-usr systems.
+        for top in ["/bin", "/sbin", "/lib", "/lib32", "/lib64"] {
+            match std::fs::read_link(top) {
+                Ok(target) => {
+                    c.arg("--symlink").arg(target).arg(top);
+                }
+                Err(_) if Path::new(top).is_dir() => {
+                    c.args(["--ro-bind", top, top]);
+                }
+                Err(_) => {}
+            }
+        }
+        c.args(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+        c.arg(if writable { "--bind" } else { "--ro-bind" })
+            .arg(&dir)
+            .arg("/workspace");
+        c.args([
+            "--chdir",
+            "/workspace",
+            "--setenv",
+            "HOME",
+            "/workspace",
+            "--setenv",
+            "PATH",
+            "/usr/local/bin:/usr/bin:/bin",
+        ]);
+        c.args(["sh", "-c", command]);
+        Ok(c)
+    }
+}
+
+fn find_on_path(bin: &str) -> Option<PathBuf> {
+    if bin.contains('/') {
+        return Path::new(bin).is_file().then(|| PathBuf::from(bin));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(bin))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn settings_parse_and_pick_the_host_per_session() {
+        let d = Path::new("/state");
+        let s = SandboxSettings::from_config(
+            &json!({"mode": "non-main", "scope": "agent", "workspaceAccess": "ro"}),
+            d,
+        )
+        .unwrap();
+        assert_eq!(
+            (s.mode, s.scope, s.access),
+            (Mode::NonMain, Scope::Agent, Access::ReadOnly)
+        );
+        assert_eq!(s.host_for("agent:main:main"), Host::Gateway);
+        assert_eq!(s.host_for("agent:main:telegram:dm:1"), Host::Sandbox);
+        assert_eq!(
+            SandboxSettings::from_config(&json!({"mode": "all"}), d)
+                .unwrap()
+                .host_for("agent:main:main"),
+            Host::Sandbox
+        );
+        assert_eq!(
+            SandboxSettings::from_config(&json!({}), d)
+                .unwrap()
+                .host_for("agent:main:x"),
+            Host::Gateway
+        );
+        let e = SandboxSettings::from_config(&json!({"mode": "sometimes"}), d).unwrap_err();
+        assert!(e.starts_with("agents.defaults.sandbox.mode"), "{e}");
+        assert!(SandboxSettings::from_config(&json!({"workspaceAccess": "write"}), d).is_err());
+    }
+
+    #[test]
+    fn a_missing_bwrap_is_a_clear_error_never_a_host_fallback() {
+        let s = SandboxSettings {
+            bwrap: "definitely-not-bwrap-xyz".into(),
+            ..Default::default()
+        };
+        let e = s
+            .command(Path::new("/tmp"), "agent:main:x", "main", "true")
+            .unwrap_err();
+        assert!(
+            e.contains("needs bubblewrap") && e.contains("Nothing was run"),
+            "{e}"
+        );
+    }
+}

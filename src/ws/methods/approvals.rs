@@ -1,0 +1,160 @@
+//! exec.approval.request / waitDecision / resolve (operator.approvals) and
+//! exec.approvals.get / set (admin): the approvals actor's wire side.
+
+use std::time::Duration;
+
+use ferroclaw_actors::approvals::{
+    Decision, GetApprovals, RequestApproval, ResolveApproval, SetApprovals, WaitDecision,
+};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{json, params, Caller, MethodResult};
+use crate::protocol::errors::{ErrorCode, ErrorShape};
+use crate::state::SharedState;
+
+fn down<E>(_: E) -> ErrorShape {
+    ErrorShape::unavailable("the approvals service is unavailable")
+}
+
+fn not_found(message: String) -> ErrorShape {
+    ErrorShape::new(ErrorCode::ApprovalNotFound, message)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RequestParams {
+    #[serde(default)]
+    id: Option<String>,
+    command: String,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    host: Option<String>,
+    #[serde(default)]
+    security: Option<String>,
+    #[serde(default)]
+    ask: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    resolved_path: Option<String>,
+    #[serde(default)]
+    session_key: Option<String>,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+/// Opens an approval, broadcasts `exec.approval.requested`, and answers
+/// when it is resolved or expires (`decision: null`).
+pub async fn request(state: &SharedState, p: &Value) -> MethodResult {
+    let p: RequestParams = params("exec.approval.request", p)?;
+    if p.command.trim().is_empty() {
+        return Err(ErrorShape::invalid(
+            "exec.approval.request: command must not be empty",
+        ));
+    }
+    let request = json!({
+        "command": p.command, "cwd": p.cwd, "host": p.host, "security": p.security, "ask": p.ask,
+        "agentId": p.agent_id, "resolvedPath": p.resolved_path, "sessionKey": p.session_key,
+    });
+    let (id, decision, created, expires) = state
+        .gateway
+        .approvals
+        .send(RequestApproval {
+            id: p.id,
+            request,
+            timeout: p.timeout_ms.map(Duration::from_millis),
+        })
+        .await
+        .map_err(down)?
+        .map_err(ErrorShape::invalid)?;
+    json(
+        json!({ "id": id, "decision": decision.map(Decision::as_str), "createdAtMs": created, "expiresAtMs": expires }),
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdParams {
+    id: String,
+}
+
+pub async fn wait_decision(state: &SharedState, p: &Value) -> MethodResult {
+    let p: IdParams = params("exec.approval.waitDecision", p)?;
+    let d = state
+        .gateway
+        .approvals
+        .send(WaitDecision { id: p.id.clone() })
+        .await
+        .map_err(down)?
+        .map_err(not_found)?;
+    json(json!({ "id": p.id, "decision": d.map(Decision::as_str) }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResolveParams {
+    id: String,
+    decision: String,
+}
+
+pub async fn resolve(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
+    let p: ResolveParams = params("exec.approval.resolve", p)?;
+    let decision = Decision::parse(&p.decision).map_err(ErrorShape::invalid)?;
+    let by = caller
+        .device_id
+        .clone()
+        .unwrap_or_else(|| caller.client_id.clone());
+    state
+        .gateway
+        .approvals
+        .send(ResolveApproval {
+            id: p.id.clone(),
+            decision,
+            by: Some(by),
+        })
+        .await
+        .map_err(down)?
+        .map_err(not_found)?;
+    json(json!({ "ok": true, "id": p.id, "decision": decision.as_str() }))
+}
+
+pub async fn get(state: &SharedState) -> MethodResult {
+    let (path, exists, hash, file) = state
+        .gateway
+        .approvals
+        .send(GetApprovals)
+        .await
+        .map_err(down)?;
+    json(json!({ "path": path, "exists": exists, "hash": hash, "file": file }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SetParams {
+    file: Value,
+    #[serde(default)]
+    base_hash: Option<String>,
+}
+
+pub async fn set(state: &SharedState, p: &Value) -> MethodResult {
+    let p: SetParams = params("exec.approvals.set", p)?;
+    let hash = state
+        .gateway
+        .approvals
+        .send(SetApprovals {
+            file: p.file,
+            base_hash: p.base_hash,
+        })
+        .await
+        .map_err(down)?
+        .map_err(ErrorShape::invalid)?;
+    let (path, exists, _, file) = state
+        .gateway
+        .approvals
+        .send(GetApprovals)
+        .await
+        .map_err(down)?;
+    json(json!({ "path": path, "exists": exists, "hash": hash, "file": file }))
+}
