@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::chat::chat_until_done;
-use crate::support::{admin, connect_params, Client, TestGateway, TOKEN};
+use crate::support::{admin, connect_params, final_text, Client, TestGateway, TOKEN};
 
 async fn send(c: &mut Client, text: &str, id: &str) {
     let r = c
@@ -17,16 +17,6 @@ async fn send(c: &mut Client, text: &str, id: &str) {
         )
         .await;
     assert_eq!(r["ok"], true, "{r}");
-}
-
-fn final_text(events: &[Value]) -> String {
-    let p = &events.last().unwrap()["payload"];
-    assert_eq!(p["state"], "final", "{p}");
-    p["message"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("")
-        .trim_end()
-        .to_string()
 }
 
 fn exec_line(command: &str) -> String {

@@ -6,9 +6,8 @@
 
 use serde_json::{json, Value};
 
-use super::chat::chat_until_done;
 use crate::support::fake_provider::{FakeProvider, Script};
-use crate::support::{admin, Client, TestGateway};
+use crate::support::{admin, final_text, say, TestGateway};
 
 fn fake_config(fake: &FakeProvider) -> Value {
     json!({
@@ -21,26 +20,6 @@ fn fake_config(fake: &FakeProvider) -> Value {
             "list": [{ "id": "main", "default": true }, { "id": "ops" }],
         },
     })
-}
-
-async fn say(c: &mut Client, key: &str, text: &str, id: &str) -> Vec<Value> {
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": text, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-    chat_until_done(c, id).await
-}
-
-fn final_text(events: &[Value]) -> String {
-    let last = &events.last().unwrap()["payload"];
-    assert_eq!(last["state"], "final", "{last}");
-    last["message"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
 }
 
 fn bodies(fake: &FakeProvider) -> Vec<Value> {

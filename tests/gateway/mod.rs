@@ -12,3 +12,4 @@ mod process;
 mod runtime;
 mod sessions;
 mod subagents;
+pub(crate) use chat::chat_until_done;

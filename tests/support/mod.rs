@@ -232,3 +232,28 @@ pub async fn http(
         .collect();
     (status, headers, body.to_string())
 }
+
+/// `chat.send` to `key` (must be accepted), then the run's `chat` events
+/// until its terminal state.
+pub async fn say(c: &mut Client, key: &str, text: &str, id: &str) -> Vec<Value> {
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": key, "message": text, "idempotencyKey": id}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    crate::gateway::chat_until_done(c, id).await
+}
+
+/// The text of a run's `final` event (the last of `events`), trailing
+/// whitespace trimmed.
+pub fn final_text(events: &[Value]) -> String {
+    let p = &events.last().expect("events")["payload"];
+    assert_eq!(p["state"], "final", "{p}");
+    p["message"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .trim_end()
+        .to_string()
+}
