@@ -2,25 +2,11 @@
 //! acks, streamed `chat`/`agent` events, a tool loop with a real child
 //! process, abort, in-flight duplicates and chat.history.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::support::{admin, Client, TestGateway};
+use crate::support::{admin, TestGateway};
 
-/// `chat` events of `run_id` until its terminal state; returns them all.
-pub(crate) async fn chat_until_done(c: &mut Client, run_id: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let ev = c.event("chat").await;
-        if ev["payload"]["runId"] != run_id {
-            continue;
-        }
-        let state = ev["payload"]["state"].as_str().unwrap_or("").to_string();
-        out.push(ev);
-        if matches!(state.as_str(), "final" | "error" | "aborted") {
-            return out;
-        }
-    }
-}
+pub(crate) use crate::support::chat_until_done;
 
 #[tokio::test]
 async fn chat_send_streams_deltas_and_a_final_and_history_keeps_both_turns() {

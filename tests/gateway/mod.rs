@@ -12,4 +12,3 @@ mod process;
 mod runtime;
 mod sessions;
 mod subagents;
-pub(crate) use chat::chat_until_done;

@@ -243,7 +243,7 @@ pub async fn say(c: &mut Client, key: &str, text: &str, id: &str) -> Vec<Value> 
         )
         .await;
     assert_eq!(r["ok"], true, "{r}");
-    crate::gateway::chat_until_done(c, id).await
+    chat_until_done(c, id).await
 }
 
 /// The text of a run's `final` event (the last of `events`), trailing
@@ -256,4 +256,20 @@ pub fn final_text(events: &[Value]) -> String {
         .unwrap_or("")
         .trim_end()
         .to_string()
+}
+
+/// `chat` events of `run_id` until its terminal state; returns them all.
+pub async fn chat_until_done(c: &mut Client, run_id: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    loop {
+        let ev = c.event("chat").await;
+        if ev["payload"]["runId"] != run_id {
+            continue;
+        }
+        let state = ev["payload"]["state"].as_str().unwrap_or("").to_string();
+        out.push(ev);
+        if matches!(state.as_str(), "final" | "error" | "aborted") {
+            return out;
+        }
+    }
 }
