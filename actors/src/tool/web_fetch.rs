@@ -26,6 +26,49 @@ pub struct FetchSettings {
     pub max_redirects: usize,
     pub user_agent: String,
     pub allow: Allowlist,
+    /// Main-content extraction (Mozilla Readability's algorithm, `dom_smoothie`)
+    /// before HTML is converted (`readability`, default true).
+    pub readability: bool,
+    /// Results are reused for this long (`cacheTtlMinutes`, default 15; 0: off).
+    pub cache_ttl: Duration,
+    /// Shared by every clone of these settings (one executor).
+    pub cache: FetchCache,
+}
+
+/// Recent results by (mode, maxChars, URL).
+#[derive(Debug, Clone, Default)]
+pub struct FetchCache(
+    std::sync::Arc<
+        std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, String)>>,
+    >,
+);
+
+/// Results kept at most.
+const CACHE_ENTRIES: usize = 100;
+
+impl FetchCache {
+    fn get(&self, key: &str, ttl: Duration) -> Option<(String, Duration)> {
+        let map = self.0.lock().ok()?;
+        let (at, text) = map.get(key)?;
+        let age = at.elapsed();
+        (age < ttl).then(|| (text.clone(), age))
+    }
+
+    fn put(&self, key: String, text: String, ttl: Duration) {
+        if let Ok(mut map) = self.0.lock() {
+            map.retain(|_, (at, _)| at.elapsed() < ttl);
+            if map.len() >= CACHE_ENTRIES {
+                if let Some(oldest) = map
+                    .iter()
+                    .min_by_key(|(_, (at, _))| *at)
+                    .map(|(k, _)| k.clone())
+                {
+                    map.remove(&oldest);
+                }
+            }
+            map.insert(key, (std::time::Instant::now(), text));
+        }
+    }
 }
 
 impl Default for FetchSettings {
@@ -41,6 +84,9 @@ impl Default for FetchSettings {
                          Chrome/130.0 Safari/537.36"
                 .into(),
             allow: Allowlist::default(),
+            readability: true,
+            cache_ttl: Duration::from_secs(15 * 60),
+            cache: FetchCache::default(),
         }
     }
 }
@@ -73,6 +119,14 @@ impl FetchSettings {
             s.timeout = Duration::from_secs(t.max(1) as u64);
         }
         s.max_redirects = num("maxRedirects")?.unwrap_or(s.max_redirects);
+        if let Some(b) = f.get("readability") {
+            s.readability = b
+                .as_bool()
+                .ok_or("tools.web.fetch.readability must be true or false")?;
+        }
+        if let Some(m) = num("cacheTtlMinutes")? {
+            s.cache_ttl = Duration::from_secs(m as u64 * 60);
+        }
         if let Some(ua) = f.get("userAgent") {
             s.user_agent = ua
                 .as_str()
@@ -128,13 +182,37 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
             None => return error("maxChars must be a positive integer"),
         },
     };
-    match fetch(settings, raw).await {
-        Ok(page) => ToolOutcome {
-            text: page.render(mode, max_chars),
+    let key = format!("{mode:?}|{max_chars}|{raw}");
+    if let Some((text, age)) = settings.cache.get(&key, settings.cache_ttl) {
+        return ToolOutcome {
+            text: format!("Cached: fetched {}s ago\n{text}", age.as_secs()),
             is_error: false,
-        },
+        };
+    }
+    match fetch(settings, raw).await {
+        Ok(page) => {
+            let text = page.render(mode, max_chars, settings.readability);
+            if !settings.cache_ttl.is_zero() {
+                settings.cache.put(key, text.clone(), settings.cache_ttl);
+            }
+            ToolOutcome {
+                text,
+                is_error: false,
+            }
+        }
         Err(e) => error(e),
     }
+}
+
+/// The main content of an article page (title, HTML), when Readability finds one.
+fn main_content(html: &str, url: &str) -> Option<(String, String)> {
+    let mut r = dom_smoothie::Readability::new(html, Some(url), None).ok()?;
+    let article = r.parse().ok()?;
+    // Too little text: the page is not an article; keep it whole.
+    if article.text_content.chars().count() < 200 {
+        return None;
+    }
+    Some((article.title.to_string(), article.content.to_string()))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -152,7 +230,7 @@ struct Page {
 }
 
 impl Page {
-    fn render(&self, mode: Mode, max_chars: usize) -> String {
+    fn render(&self, mode: Mode, max_chars: usize, readability: bool) -> String {
         let ct = self.content_type.to_ascii_lowercase();
         let html = ct.contains("html") || (ct.is_empty() && looks_like_html(&self.body));
         let textual = html
@@ -160,16 +238,28 @@ impl Page {
             || ct.contains("json")
             || ct.contains("xml")
             || ct.contains("javascript");
+        let mut title = None;
         let content = if html {
-            let page = String::from_utf8_lossy(&self.body);
+            let whole = String::from_utf8_lossy(&self.body);
+            let page = match readability
+                .then(|| main_content(&whole, &self.url))
+                .flatten()
+            {
+                Some((t, body)) => {
+                    title = Some(t).filter(|t| !t.trim().is_empty());
+                    body
+                }
+                None => whole.into_owned(),
+            };
             match mode {
                 Mode::Markdown => htmd::HtmlToMarkdown::builder()
                     .skip_tags(vec!["script", "style", "noscript", "head", "template"])
                     .build()
                     .convert(&page)
-                    .unwrap_or_else(|_| page.to_string()),
-                Mode::Text => html2text::from_read(self.body.as_slice(), 100)
-                    .unwrap_or_else(|_| page.to_string()),
+                    .unwrap_or_else(|_| page.clone()),
+                Mode::Text => {
+                    html2text::from_read(page.as_bytes(), 100).unwrap_or_else(|_| page.clone())
+                }
             }
         } else if textual {
             String::from_utf8_lossy(&self.body).into_owned()
@@ -183,6 +273,9 @@ impl Page {
             "URL: {}\nStatus: {}\nContent-Type: {}\n",
             self.url, self.status, self.content_type
         );
+        if let Some(t) = &title {
+            out.push_str(&format!("Title: {t}\n"));
+        }
         if self.truncated {
             out.push_str(
                 "Note: the response was larger than maxResponseBytes; only its start was read.\n",
@@ -298,6 +391,22 @@ mod tests {
         "<!doctype html><html><head><title>T</title><style>p{color:red}</style></head>\
         <body><h1>Hello</h1><p>Some <b>bold</b> text</p><script>evil()</script></body></html>";
 
+    static ARTICLE_HITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    fn article_page() -> String {
+        let para = "The harbour lights came on one by one as the ferry crossed the bay, and the passengers watched the town fold itself into the dusk. ";
+        format!(
+            "<!doctype html><html><head><title>Ferry at dusk</title></head><body>\
+             <nav><a href=\"/\">Home</a> <a href=\"/shop\">Shop the sale now</a> <a href=\"/login\">Log in</a></nav>\
+             <div class=\"sidebar\"><a href=\"/ad\">Buy cheap widgets</a></div>\
+             <article><h1>Ferry at dusk</h1><p>{}</p><p>{}</p><p>{}</p></article>\
+             <footer><a href=\"/terms\">Terms of service</a> Copyright notice</footer></body></html>",
+            para.repeat(3),
+            para.repeat(2),
+            para.repeat(2)
+        )
+    }
+
     /// A loopback HTTP/1.1 server with a few fixed routes.
     async fn server() -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -319,6 +428,14 @@ mod tests {
                             PAGE.into(),
                         ),
                         "/to-page" => ("302 Found", "Location: /page\r\n".into(), Vec::new()),
+                        "/article" => {
+                            ARTICLE_HITS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            (
+                                "200 OK",
+                                "Content-Type: text/html\r\n".into(),
+                                article_page().into_bytes(),
+                            )
+                        }
                         "/to-private" => (
                             "302 Found",
                             "Location: http://10.0.0.1/secret\r\n".into(),
@@ -404,6 +521,61 @@ mod tests {
             text.text
         );
         assert!(!text.text.contains("evil"), "{}", text.text);
+    }
+
+    #[tokio::test]
+    async fn articles_are_reduced_to_their_main_content_and_results_are_cached() {
+        let base = server().await;
+        let s = loopback_allowed();
+        let url = format!("{base}/article");
+        let before = ARTICLE_HITS.load(std::sync::atomic::Ordering::SeqCst);
+        let out = run(&s, &json!({"url": url})).await;
+        assert!(!out.is_error, "{}", out.text);
+        assert!(out.text.contains("Title: Ferry at dusk"), "{}", out.text);
+        assert!(out.text.contains("harbour lights came on"), "{}", out.text);
+        for clutter in ["Shop the sale", "cheap widgets", "Terms of service"] {
+            assert!(!out.text.contains(clutter), "{clutter}: {}", out.text);
+        }
+        // The same request within the TTL is answered from the cache.
+        let again = run(&s, &json!({"url": url})).await;
+        assert!(
+            again.text.starts_with("Cached: fetched 0s ago\n"),
+            "{}",
+            again.text
+        );
+        assert!(again.text.ends_with(&out.text));
+        assert_eq!(
+            ARTICLE_HITS.load(std::sync::atomic::Ordering::SeqCst) - before,
+            1
+        );
+        // Other modes are other entries; readability off keeps the whole page.
+        let whole = FetchSettings {
+            readability: false,
+            cache_ttl: Duration::ZERO,
+            ..loopback_allowed()
+        };
+        let out = run(&whole, &json!({"url": url, "extractMode": "text"})).await;
+        assert!(
+            out.text.contains("Shop the sale") && out.text.contains("Terms of service"),
+            "{}",
+            out.text
+        );
+        let n = ARTICLE_HITS.load(std::sync::atomic::Ordering::SeqCst) - before;
+        run(&whole, &json!({"url": url, "extractMode": "text"})).await;
+        assert_eq!(
+            ARTICLE_HITS.load(std::sync::atomic::Ordering::SeqCst) - before,
+            n + 1,
+            "TTL 0: no cache"
+        );
+        let cfg = FetchSettings::from_config(
+            &json!({"web": {"fetch": {"cacheTtlMinutes": 5, "readability": false}}}),
+        )
+        .unwrap();
+        assert_eq!(cfg.cache_ttl, Duration::from_secs(300));
+        assert!(!cfg.readability);
+        assert!(
+            FetchSettings::from_config(&json!({"web": {"fetch": {"readability": "yes"}}})).is_err()
+        );
     }
 
     #[tokio::test]
