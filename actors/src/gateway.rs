@@ -129,6 +129,12 @@ impl Gateway {
             fetch: crate::tool::web_fetch::FetchSettings::from_config(&settings.tools)
                 .map_err(StartError::Tools)?,
             sandbox: sandbox.clone(),
+            workspace_only: match settings.tools.pointer("/fs/workspaceOnly") {
+                None | Some(serde_json::Value::Null) => true,
+                Some(v) => v.as_bool().ok_or_else(|| {
+                    StartError::Tools("tools.fs.workspaceOnly must be true or false".into())
+                })?,
+            },
             ..ToolLimits::default()
         };
         let exec_cfg = settings.tools.get("exec");

@@ -23,7 +23,10 @@ fn text_arg<'a>(tool: &str, args: &'a Value, name: &str) -> Result<&'a str, Tool
 /// Resolves a path that may not exist yet: its deepest existing ancestor is
 /// canonicalized (following symlinks) and must lie in the workspace. A `..`
 /// in the missing rest has no file name to keep and is refused.
-pub(crate) fn confine_new(workspace: &Path, raw: &str) -> Result<PathBuf, String> {
+pub(crate) fn confine_new(workspace: &super::Workspace, raw: &str) -> Result<PathBuf, String> {
+    if !workspace.only {
+        return Ok(super::expand_home(raw).unwrap_or_else(|| workspace.root.join(raw)));
+    }
     if raw == "~" || raw.starts_with("~/") {
         return Err(format!(
             "{raw}: outside the workspace (home paths are not allowed)"
@@ -77,7 +80,8 @@ pub(crate) async fn replace_file(path: &Path, contents: &[u8]) -> std::io::Resul
     }
 }
 
-pub async fn write(workspace: &Path, args: &Value) -> ToolOutcome {
+pub async fn write(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOutcome {
+    let workspace = &workspace.into();
     let raw = match str_arg("write", args, "path") {
         Ok(p) => p,
         Err(e) => return e,
@@ -124,7 +128,8 @@ fn edits_arg(args: &Value) -> Result<Vec<(&str, &str)>, ToolOutcome> {
         .collect()
 }
 
-pub async fn edit(workspace: &Path, args: &Value) -> ToolOutcome {
+pub async fn edit(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOutcome {
+    let workspace = &workspace.into();
     let raw = match str_arg("edit", args, "path") {
         Ok(p) => p,
         Err(e) => return e,

@@ -38,6 +38,8 @@ pub struct ToolLimits {
     pub fetch: web_fetch::FetchSettings,
     /// `agents.defaults.sandbox`.
     pub sandbox: sandbox::SandboxSettings,
+    /// `tools.fs.workspaceOnly`: file tools stay inside the workspace.
+    pub workspace_only: bool,
 }
 
 impl Default for ToolLimits {
@@ -49,6 +51,7 @@ impl Default for ToolLimits {
             read_cap: 200_000,
             fetch: web_fetch::FetchSettings::default(),
             sandbox: sandbox::SandboxSettings::default(),
+            workspace_only: true,
         }
     }
 }
@@ -89,9 +92,55 @@ pub(crate) fn uint_arg(tool: &str, args: &Value, name: &str) -> Result<Option<u6
     }
 }
 
+/// The agent workspace the file tools work in, and whether they are kept
+/// inside it (`tools.fs.workspaceOnly`, default true). Relative paths always
+/// resolve in it.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub root: PathBuf,
+    pub only: bool,
+}
+
+impl From<&Path> for Workspace {
+    fn from(p: &Path) -> Workspace {
+        Workspace {
+            root: p.to_path_buf(),
+            only: true,
+        }
+    }
+}
+
+impl From<&Workspace> for Workspace {
+    fn from(w: &Workspace) -> Workspace {
+        w.clone()
+    }
+}
+
+impl std::ops::Deref for Workspace {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// `~` and `~/x` as the home directory (only when not confined).
+fn expand_home(raw: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    match raw {
+        "~" => Some(PathBuf::from(home)),
+        r => r
+            .strip_prefix("~/")
+            .map(|rest| PathBuf::from(home).join(rest)),
+    }
+}
+
 /// Resolves a path inside the workspace; `..`, absolute paths outside it and
-/// symlinks leading out are refused.
-pub(crate) fn confine(workspace: &Path, raw: &str) -> Result<PathBuf, String> {
+/// symlinks leading out are refused (unless `workspaceOnly` is off).
+pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+    if !workspace.only {
+        let p = expand_home(raw).unwrap_or_else(|| workspace.root.join(raw));
+        return p.canonicalize().map_err(|e| format!("{raw}: {e}"));
+    }
     let root = workspace
         .canonicalize()
         .map_err(|e| format!("workspace {} is not usable: {e}", workspace.display()))?;
@@ -111,7 +160,7 @@ pub(crate) fn confine(workspace: &Path, raw: &str) -> Result<PathBuf, String> {
 }
 
 pub struct ToolExecutor {
-    workspace: PathBuf,
+    workspace: Workspace,
     limits: ToolLimits,
     /// Commands running in the background (`exec` + `process`).
     processes: exec::Processes,
@@ -133,7 +182,10 @@ pub const SESSION_TOOLS: &[&str] = &[
 impl ToolExecutor {
     pub fn new(workspace: PathBuf, limits: ToolLimits) -> ToolExecutor {
         ToolExecutor {
-            workspace,
+            workspace: Workspace {
+                root: workspace,
+                only: limits.workspace_only,
+            },
             limits,
             processes: exec::Processes::default(),
             sessions: Default::default(),
@@ -750,6 +802,51 @@ mod tests {
                 "process {p} is gone (reaped)"
             );
         }
+    }
+
+    #[actix::test]
+    async fn workspace_only_off_lets_file_tools_reach_outside() {
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("note.txt");
+        std::fs::write(&target, "outside text\n").unwrap();
+        let ws = setup(ToolLimits {
+            workspace_only: false,
+            ..ToolLimits::default()
+        });
+        std::fs::write(ws.dir.path().join("inside.txt"), "inside\n").unwrap();
+        let abs = target.display().to_string();
+        assert_eq!(
+            call(&ws, "read", json!({"path": abs})).await,
+            ok("outside text")
+        );
+        assert_eq!(
+            call(&ws, "read", json!({"path": "inside.txt"})).await,
+            ok("inside"),
+            "relative paths stay in the workspace"
+        );
+        let made = outside.path().join("new/made.txt").display().to_string();
+        assert!(
+            !call(&ws, "write", json!({"path": made, "content": "x"}))
+                .await
+                .is_error
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("new/made.txt")).unwrap(),
+            "x"
+        );
+        let listed = call(
+            &ws,
+            "ls",
+            json!({"path": outside.path().display().to_string()}),
+        )
+        .await;
+        assert_eq!(listed.text, "new/\nnote.txt");
+        // The default keeps them in.
+        let confined = setup(ToolLimits::default());
+        assert!(call(&confined, "read", json!({"path": abs}))
+            .await
+            .text
+            .contains("outside the workspace"));
     }
 
     #[actix::test]

@@ -18,7 +18,7 @@
 //! every path confined to the workspace before anything is written; files
 //! are then replaced by temp file + rename.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -216,7 +216,8 @@ enum Change {
     Remove(PathBuf),
 }
 
-pub async fn run(workspace: &Path, args: &Value) -> ToolOutcome {
+pub async fn run(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOutcome {
+    let workspace = &workspace.into();
     let text = match args.get("input").or_else(|| args.get("patch")) {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         Some(_) => return error("apply_patch: `input` must be a non-empty string"),

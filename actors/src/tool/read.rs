@@ -1,14 +1,12 @@
 //! `read`: a workspace file by lines (`offset` 1-based, `limit`), capped;
 //! binary files are described, not dumped.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use super::{confine, error, ok, str_arg, uint_arg, ToolLimits};
 use crate::run::ToolOutcome;
 
-pub async fn run(workspace: &Path, limits: &ToolLimits, args: &Value) -> ToolOutcome {
+pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value) -> ToolOutcome {
     let raw = match str_arg("read", args, "path") {
         Ok(p) => p,
         Err(e) => return e,

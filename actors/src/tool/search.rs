@@ -22,7 +22,11 @@ const GREP_LINE_CHARS: usize = 500;
 const GREP_MAX_FILE: u64 = 8 << 20;
 
 /// The optional `path` argument (default: the workspace itself).
-fn base(tool: &str, workspace: &Path, args: &Value) -> Result<(PathBuf, PathBuf), ToolOutcome> {
+fn base(
+    tool: &str,
+    workspace: &super::Workspace,
+    args: &Value,
+) -> Result<(PathBuf, PathBuf), ToolOutcome> {
     let root = workspace.canonicalize().map_err(|e| {
         error(format!(
             "{tool}: workspace {} is not usable: {e}",
@@ -33,7 +37,7 @@ fn base(tool: &str, workspace: &Path, args: &Value) -> Result<(PathBuf, PathBuf)
         None | Some(Value::Null) => root.clone(),
         Some(Value::String(p)) if p.trim().is_empty() || p == "." => root.clone(),
         Some(Value::String(p)) => {
-            if p == "~" || p.starts_with("~/") {
+            if workspace.only && (p == "~" || p.starts_with("~/")) {
                 return Err(error(format!(
                     "{tool}: {p}: outside the workspace (home paths are not allowed)"
                 )));
@@ -88,7 +92,8 @@ async fn blocking(
 }
 
 /// `ls {path?, limit?}`: entries sorted by name, folders with a trailing `/`.
-pub async fn ls(workspace: &Path, args: &Value) -> ToolOutcome {
+pub async fn ls(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOutcome {
+    let workspace = &workspace.into();
     let (root, dir) = match base("ls", workspace, args) {
         Ok(b) => b,
         Err(e) => return e,
@@ -136,7 +141,8 @@ pub async fn ls(workspace: &Path, args: &Value) -> ToolOutcome {
 
 /// `find {pattern, path?, limit?}`: files whose workspace-relative path (or
 /// name, for a pattern without `/`) matches the glob.
-pub async fn find(workspace: &Path, args: &Value) -> ToolOutcome {
+pub async fn find(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOutcome {
+    let workspace = &workspace.into();
     let pattern = match str_arg("find", args, "pattern") {
         Ok(p) => p.to_string(),
         Err(e) => return e,
@@ -196,7 +202,8 @@ pub async fn find(workspace: &Path, args: &Value) -> ToolOutcome {
 
 /// `grep {pattern, path?, glob?, ignoreCase?, literal?, context?, limit?}`:
 /// `file:line: text` for each matching line (context lines with `-`).
-pub async fn grep(workspace: &Path, args: &Value) -> ToolOutcome {
+pub async fn grep(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOutcome {
+    let workspace = &workspace.into();
     let pattern = match str_arg("grep", args, "pattern") {
         Ok(p) => p.to_string(),
         Err(e) => return e,
