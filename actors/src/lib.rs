@@ -7,6 +7,7 @@ pub mod agent_context;
 pub mod approvals;
 pub mod bus;
 pub mod cache;
+pub mod compaction;
 pub mod devices;
 pub mod directives;
 pub mod fsutil;

@@ -1004,6 +1004,121 @@ impl SessionActor {
         })
     }
 
+    /// `/compact [instructions]`: summarises the older context with the
+    /// session's model (the session is busy meanwhile: messages queue), then
+    /// stores a `compaction` entry and continues from the summary.
+    fn compact(
+        &mut self,
+        run_id: String,
+        instructions: Option<String>,
+        ctx: &mut Context<Self>,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
+        if self.active.is_some() {
+            return self.directive_reply(
+                run_id,
+                "A run is active: send /compact when it has ended (or /stop it first).".into(),
+            );
+        }
+        let entries = match transcript::entries(&self.deps.store, &self.entry.session_id) {
+            Ok(e) => e,
+            Err(e) => return self.directive_reply(run_id, format!("Could not compact: {e}")),
+        };
+        let (history, ids) = crate::compaction::load_history(&entries);
+        let Some(cut) = crate::compaction::cut_point(&history) else {
+            return self.directive_reply(
+                run_id,
+                format!(
+                    "Nothing to compact yet: the context holds {} messages.",
+                    history.len()
+                ),
+            );
+        };
+        let Some(first_kept) = ids.get(cut).cloned().flatten() else {
+            return self.directive_reply(
+                run_id,
+                "Could not compact: the transcript does not match the context.".into(),
+            );
+        };
+        let models = match self
+            .deps
+            .models
+            .candidates(self.agent(), self.entry.model_override.as_deref())
+        {
+            Ok(m) => m,
+            Err(e) => return self.directive_reply(run_id, format!("Could not compact: {e}")),
+        };
+        let older: Messages = history[..cut].to_vec();
+        let kept: Messages = history[cut..].to_vec();
+        let chars_before: usize = older.iter().map(|m| m.text.len()).sum();
+        // Busy while summarising: new messages queue like during a run.
+        self.active = Some(Active {
+            run_id: run_id.clone(),
+            run: None,
+            permit: None,
+            early_steers: Vec::new(),
+            aborted: false,
+            restarts: 0,
+            overrides: RunOverrides::default(),
+            timeout: None,
+            started_at: crate::now_ms(),
+            reasoning: String::new(),
+        });
+        self.forward(RunEvent::Started {
+            run_id: run_id.clone(),
+        });
+        let summarize = crate::compaction::summarize(
+            self.deps.hub.clone(),
+            models,
+            self.entry.auth_profile_override.clone(),
+            older.clone(),
+            instructions,
+        );
+        let rid = run_id.clone();
+        ctx.spawn(summarize.into_actor(self).map(move |result, act, ctx| {
+            let answer = match result {
+                Ok(summary) => {
+                    let entry = crate::compaction::entry(&summary, &first_kept, (chars_before / 4) as u64);
+                    match transcript::append(&act.deps.store, &act.entry.session_id, &[entry]) {
+                        Ok(()) => {
+                            let mut h: Messages = vec![Arc::new(crate::compaction::summary_message(&summary))];
+                            h.extend(kept.iter().cloned());
+                            act.history = h;
+                            format!(
+                                "Compacted {} earlier messages into a summary ({} characters); kept the last {}.",
+                                older.len(),
+                                summary.chars().count(),
+                                kept.len()
+                            )
+                        }
+                        Err(e) => format!("Could not compact: {e}"),
+                    }
+                }
+                Err(e) => format!("Could not compact: {e}. The context is unchanged."),
+            };
+            let store = act.deps.store.clone();
+            ctx.spawn(async move { store.flush().await }.into_actor(act).map(move |_, act, ctx| {
+                act.forward(RunEvent::Final {
+                    run_id: rid,
+                    text: answer,
+                    stop_reason: crate::provider::StopReason::Stop,
+                    usage: Default::default(),
+                });
+                if let Some(a) = act.active.take() {
+                    for text in a.early_steers {
+                        act.queue.recover(Turn::new(text, Vec::new()));
+                    }
+                }
+                act.next_turn(ctx);
+            }));
+        }));
+        Box::pin(async move {
+            Ok(SendAck {
+                run_id,
+                status: SendStatus::Directive,
+            })
+        })
+    }
+
     /// Checks a model ref and that this session's agent can run it.
     fn check_model(&self, model: &str) -> Result<(), String> {
         ModelRef::parse(model).map_err(|e| format!("Invalid model {model:?}: {e}"))?;
@@ -1138,13 +1253,19 @@ impl SessionActor {
                     entry_changed = true;
                     format!("Verbose set to {l}.")
                 }
-                Directive::Verbose(None) => format!("Current verbose level: {}. Options: off, on, full.", self.verbose()),
+                Directive::Verbose(None) => format!(
+                    "Current verbose level: {}. Options: off, on, full.",
+                    self.verbose()
+                ),
                 Directive::Reasoning(Some(l)) => {
                     self.entry.reasoning_level = Some(l.clone());
                     entry_changed = true;
                     format!("Reasoning visibility set to {l}.")
                 }
-                Directive::Reasoning(None) => format!("Current reasoning visibility: {}. Options: off, on, stream.", self.reasoning()),
+                Directive::Reasoning(None) => format!(
+                    "Current reasoning visibility: {}. Options: off, on, stream.",
+                    self.reasoning()
+                ),
                 Directive::Model(Some(m)) if m == "default" || m == "reset" => {
                     self.entry.model_override = None;
                     self.entry.auth_profile_override = None;
@@ -1172,7 +1293,11 @@ impl SessionActor {
                         .unwrap_or_else(|| "unknown".into());
                     format!(
                         "Current model: {current}{}.",
-                        if self.entry.model_override.is_some() { " (session override; /model default to clear)" } else { "" }
+                        if self.entry.model_override.is_some() {
+                            " (session override; /model default to clear)"
+                        } else {
+                            ""
+                        }
                     )
                 }
                 Directive::New(model) => {
@@ -1201,10 +1326,7 @@ impl SessionActor {
                     Ok(()) => "Session reset.".to_string(),
                     Err(e) => format!("Could not reset the session: {e}"),
                 },
-                Directive::Compact(_) => format!(
-                    "Compaction is not available yet; the context holds {} messages (/context list shows the sizes). /new starts a fresh session.",
-                    self.history.len()
-                ),
+                Directive::Compact(_) => "/compact must be sent on its own.".to_string(),
                 Directive::Queue(args) => self.queue_directive(&args).unwrap_or_else(|e| e),
                 Directive::Status => self.status_text(),
                 Directive::Context(arg) => {
@@ -1331,12 +1453,7 @@ impl Actor for SessionActor {
                     e.get("modelId")?.as_str()?
                 ))
             });
-        self.history = entries
-            .iter()
-            .filter(|e| !is_pending(e))
-            .filter_map(transcript::to_chat)
-            .map(std::sync::Arc::new)
-            .collect();
+        self.history = crate::compaction::load_history(&entries).0;
         if let Some(cut) = interrupted(&entries) {
             // The gateway stopped (crash, kill) before this message was answered:
             // say so in the transcript instead of leaving it silently unanswered,
@@ -1402,6 +1519,9 @@ impl Handler<SendChat> for SessionActor {
         let agent_text = match parsed {
             Err(answer) => return self.directive_reply(run_id, answer),
             Ok(Parsed::Commands(list)) => {
+                if let [Directive::Compact(instructions)] = list.as_slice() {
+                    return self.compact(run_id, instructions.clone(), ctx);
+                }
                 let answer = self.apply_commands(list, ctx);
                 return self.directive_reply(run_id, answer);
             }

@@ -249,7 +249,7 @@ async fn directives_are_handled_before_the_model_and_never_reach_it() {
     );
     check(
         &say(&mut c, "main", "/compact keep decisions", "d17").await,
-        "Compaction is not available yet",
+        "Nothing to compact yet: the context holds 0 messages.",
     );
     assert_eq!(fake.request_count(), n0, "no directive reached the model");
 
@@ -442,4 +442,46 @@ async fn tool_calls_are_normalised_filtered_hooked_and_truncated() {
     );
     // 4: an alias ran with the rewritten timeout.
     assert_eq!(result(4), "42\n");
+}
+
+#[tokio::test]
+async fn compact_summarises_the_older_context_and_survives_a_restart() {
+    let mut gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let text = final_text(&say(&mut c, "main", "/compact", "c0").await);
+    assert_eq!(
+        text,
+        "Nothing to compact yet: the context holds 0 messages."
+    );
+    for (i, words) in ["alpha", "beta", "gamma", "delta"].iter().enumerate() {
+        say(&mut c, "main", words, &format!("t{i}")).await;
+    }
+    assert_eq!(
+        final_text(&say(&mut c, "main", "@context", "x1").await),
+        "context: 9 messages"
+    );
+    let text = final_text(&say(&mut c, "main", "/compact keep the Greek letters", "c1").await);
+    assert_eq!(
+        text,
+        "Compacted 6 earlier messages into a summary (136 characters); kept the last 4."
+    );
+    // Summary + the kept 4 + this message.
+    assert_eq!(
+        final_text(&say(&mut c, "main", "@context", "x2").await),
+        "context: 6 messages"
+    );
+    let h = c.call("chat.history", json!({"sessionKey": "main"})).await;
+    assert_eq!(
+        h["payload"]["messages"].as_array().unwrap().len(),
+        12,
+        "the transcript keeps every message: {h}"
+    );
+    drop(c);
+    gw.restart();
+    let mut c = admin(&gw).await;
+    assert_eq!(
+        final_text(&say(&mut c, "main", "@context", "x3").await),
+        "context: 8 messages",
+        "after a restart: summary + the 6 kept since + this one"
+    );
 }

@@ -1,0 +1,180 @@
+//! Manual compaction (`/compact [instructions]`): the older part of a
+//! session's context is summarised by the session's model and replaced by
+//! that summary; the last two user turns are kept as they are. The
+//! transcript keeps every message and gets a `compaction` entry (OpenClaw's
+//! shape: `summary`, `firstKeptEntryId`, `tokensBefore`), so the context
+//! rebuilt after a restart is the summary plus the messages from
+//! `firstKeptEntryId` on.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use actix::Addr;
+
+use crate::provider::hub::{open_stream, OpenOutcome, ProviderHub};
+use crate::provider::selection::ModelRef;
+use crate::provider::{ChatMessage, CompletionRequest, Messages, ProviderEvent};
+use crate::transcript;
+
+const SYSTEM: &str = "You write compact, faithful summaries of conversations between a user and an AI assistant, so the assistant can continue the conversation from the summary alone. Keep decisions, facts about the user, open tasks, file paths, commands and their outcomes. Leave out pleasantries. Write plain prose or short bullet points.";
+
+/// The user message a summary becomes in the context.
+pub fn summary_message(summary: &str) -> ChatMessage {
+    ChatMessage::user(&format!("[Summary of the earlier conversation]\n{summary}"))
+}
+
+fn is_pending(e: &Value) -> bool {
+    e.get("delivery").and_then(Value::as_str) == Some("pending")
+}
+
+/// The model context from transcript entries, honouring the last
+/// `compaction` entry; with each message's entry id (None for the summary).
+pub fn load_history(entries: &[Value]) -> (Messages, Vec<Option<String>>) {
+    let last = entries
+        .iter()
+        .rposition(|e| e.get("type").and_then(Value::as_str) == Some("compaction"));
+    let mut messages: Messages = Vec::new();
+    let mut ids = Vec::new();
+    let mut start = 0;
+    if let Some(i) = last {
+        let c = &entries[i];
+        let summary = c.get("summary").and_then(Value::as_str).unwrap_or("");
+        let first = c.get("firstKeptEntryId").and_then(Value::as_str);
+        start = first
+            .and_then(|f| {
+                entries
+                    .iter()
+                    .position(|e| e.get("id").and_then(Value::as_str) == Some(f))
+            })
+            .unwrap_or(i);
+        messages.push(Arc::new(summary_message(summary)));
+        ids.push(None);
+    }
+    for e in &entries[start..] {
+        if is_pending(e) {
+            continue;
+        }
+        if let Some(m) = transcript::to_chat(e) {
+            messages.push(Arc::new(m));
+            ids.push(e.get("id").and_then(Value::as_str).map(str::to_string));
+        }
+    }
+    (messages, ids)
+}
+
+/// Where the kept part starts: the second-to-last user message. None when
+/// there is too little to compact (fewer than three user turns).
+pub fn cut_point(history: &[Arc<ChatMessage>]) -> Option<usize> {
+    let users: Vec<usize> = history
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == crate::provider::MessageRole::User)
+        .map(|(i, _)| i)
+        .collect();
+    (users.len() >= 3).then(|| users[users.len() - 2])
+}
+
+/// The `compaction` transcript entry.
+pub fn entry(summary: &str, first_kept: &str, tokens_before: u64) -> Value {
+    json!({
+        "type": "compaction", "id": ulid::Ulid::generate().to_string(), "timestamp": crate::now_ms(),
+        "summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before,
+    })
+}
+
+/// Asks the session's models for a summary of `older`.
+pub async fn summarize(
+    hub: Addr<ProviderHub>,
+    models: Vec<ModelRef>,
+    sticky: Option<String>,
+    older: Messages,
+    instructions: Option<String>,
+) -> Result<String, String> {
+    let mut messages = crate::tool::policy::repair(&older);
+    let mut ask = String::from("Summarise the conversation above for your own later use, following the guidelines you were given.");
+    if let Some(i) = instructions {
+        ask.push_str(&format!(" Also: {i}"));
+    }
+    messages.push(Arc::new(ChatMessage::user(&ask)));
+    let request = CompletionRequest {
+        system: Arc::from(SYSTEM),
+        messages,
+        ..Default::default()
+    };
+    let (_keep, mut abort) = watch::channel(false);
+    let opened = match open_stream(&hub, &models, sticky.as_deref(), &request, &mut abort).await {
+        OpenOutcome::Opened(o) => o,
+        OpenOutcome::Failed(e) => return Err(e.message),
+        OpenOutcome::Aborted => return Err("aborted".into()),
+    };
+    let mut text = String::new();
+    let mut next = Some(opened.first);
+    let mut rest = opened.rest;
+    loop {
+        let ev = match next.take() {
+            Some(e) => e,
+            None => match rest.recv().await {
+                Some(e) => e,
+                None => break,
+            },
+        };
+        match ev {
+            ProviderEvent::TextDelta(t) => text.push_str(&t),
+            ProviderEvent::Error(e) => return Err(e.to_string()),
+            ProviderEvent::Done(_) => break,
+            _ => {}
+        }
+    }
+    let text = text.trim().to_string();
+    if text.is_empty() {
+        return Err("the model returned an empty summary".into());
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(id: &str, role: &str, text: &str) -> Value {
+        json!({"type": "message", "id": id, "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+    }
+
+    #[test]
+    fn history_after_a_compaction_is_the_summary_and_the_kept_messages() {
+        let entries = vec![
+            json!({"type": "session", "id": "s"}),
+            msg("a", "user", "one"),
+            msg("b", "assistant", "1"),
+            msg("c", "user", "two"),
+            msg("d", "assistant", "2"),
+            entry("they counted", "c", 10),
+            msg("e", "user", "three"),
+        ];
+        let (h, ids) = load_history(&entries);
+        let texts: Vec<&str> = h.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "[Summary of the earlier conversation]\nthey counted",
+                "two",
+                "2",
+                "three"
+            ]
+        );
+        assert_eq!(
+            ids,
+            [None, Some("c".into()), Some("d".into()), Some("e".into())]
+        );
+        let (plain, _) = load_history(&entries[..5]);
+        assert_eq!(plain.len(), 4);
+        assert_eq!(cut_point(&h), Some(1), "the second-to-last user turn");
+        assert_eq!(
+            cut_point(&plain),
+            None,
+            "two user turns: nothing to compact"
+        );
+    }
+}
