@@ -113,10 +113,16 @@ impl AgentContext {
         }
     }
 
-    /// Every skill with its eligibility for an agent on a channel.
-    pub fn skill_status(&self, agent_id: &str, channel: &str) -> Vec<SkillStatus> {
+    /// Every skill with its eligibility for an agent on a channel (and a
+    /// per-run filter: a sub-agent's `skills`).
+    pub fn skill_status(
+        &self,
+        agent_id: &str,
+        channel: &str,
+        run: Option<&[String]>,
+    ) -> Vec<SkillStatus> {
         let found = skills::discover(&self.skill_dirs, &self.files);
-        let mut filters: Vec<&[String]> = Vec::new();
+        let mut filters: Vec<&[String]> = run.into_iter().collect();
         if let Some(f) = self.agent_skill_filters.get(agent_id) {
             filters.push(f);
         }
@@ -149,10 +155,11 @@ impl AgentContext {
         model: &str,
         thinking: &str,
         tools: &[ToolSpec],
+        skill_filter: Option<&[String]>,
     ) -> RunContext {
         let channel = channel_of_key(key);
         let mode = mode_of_key(key);
-        let statuses = self.skill_status(agent_id, channel);
+        let statuses = self.skill_status(agent_id, channel, skill_filter);
         let snapshot = skills::snapshot(&statuses, &self.skills);
         let files = prompt::load_bootstrap(
             &self.workspace,
@@ -203,22 +210,86 @@ mod tests {
     }
 
     #[test]
+    fn agent_channel_and_run_filters_narrow_the_skills() {
+        let ws = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        for name in ["alpha", "beta", "gamma"] {
+            let dir = ws.path().join("skills").join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: the {name} skill\n---\n"),
+            )
+            .unwrap();
+        }
+        let mut cx = AgentContext::new(ws.path().to_path_buf(), state.path());
+        cx.agent_skill_filters
+            .insert("ops".into(), vec!["alpha".into(), "beta".into()]);
+        cx.channel_skill_filters
+            .insert("telegram".into(), vec!["beta".into(), "gamma".into()]);
+        let listed = |run: &RunContext| {
+            run.skills
+                .skills
+                .iter()
+                .map(|s| s.name.clone())
+                .collect::<Vec<_>>()
+        };
+        let all = cx.for_run("agent:main:main", "main", "m/x", "off", &[], None);
+        assert_eq!(listed(&all), ["alpha", "beta", "gamma"]);
+        let ops = cx.for_run("agent:ops:main", "ops", "m/x", "off", &[], None);
+        assert_eq!(listed(&ops), ["alpha", "beta"]);
+        let both = cx.for_run("agent:ops:telegram:dm:1", "ops", "m/x", "off", &[], None);
+        assert_eq!(
+            listed(&both),
+            ["beta"],
+            "agent and channel filters both apply"
+        );
+        let run_filter = vec!["gamma".to_string()];
+        let run = cx.for_run(
+            "agent:main:subagent:x",
+            "main",
+            "m/x",
+            "off",
+            &[],
+            Some(&run_filter),
+        );
+        assert_eq!(listed(&run), ["gamma"], "the run's snapshot is filtered");
+        assert!(
+            !run.prompt.text.contains("## Skills"),
+            "minimal mode lists no skills in the prompt"
+        );
+        let run = cx.for_run(
+            "agent:main:main",
+            "main",
+            "m/x",
+            "off",
+            &[],
+            Some(&run_filter),
+        );
+        assert_eq!(listed(&run), ["gamma"]);
+        assert!(
+            run.prompt.text.contains("- gamma: the gamma skill")
+                && !run.prompt.text.contains("alpha")
+        );
+    }
+
+    #[test]
     fn the_prompt_is_the_same_allocation_until_a_file_changes() {
         let ws = tempfile::tempdir().unwrap();
         let state = tempfile::tempdir().unwrap();
         std::fs::write(ws.path().join("AGENTS.md"), "Be brief.").unwrap();
         let cx = AgentContext::new(ws.path().to_path_buf(), state.path());
-        let a = cx.for_run("agent:main:main", "main", "offline/echo", "off", &[]);
-        let b = cx.for_run("agent:main:other", "main", "offline/echo", "off", &[]);
+        let a = cx.for_run("agent:main:main", "main", "offline/echo", "off", &[], None);
+        let b = cx.for_run("agent:main:other", "main", "offline/echo", "off", &[], None);
         assert!(
             Arc::ptr_eq(&a.prompt, &b.prompt),
             "same inputs, one shared prompt"
         );
         assert!(a.prompt.text.contains("## AGENTS.md\n\nBe brief."));
         std::fs::write(ws.path().join("AGENTS.md"), "Be very brief.").unwrap();
-        let c = cx.for_run("agent:main:main", "main", "offline/echo", "off", &[]);
+        let c = cx.for_run("agent:main:main", "main", "offline/echo", "off", &[], None);
         assert!(c.prompt.text.contains("Be very brief."));
-        let d = cx.for_run("agent:main:main", "main", "offline/echo", "high", &[]);
+        let d = cx.for_run("agent:main:main", "main", "offline/echo", "high", &[], None);
         assert!(d.prompt.text.contains("thinking=high"));
     }
 }

@@ -95,6 +95,9 @@ pub struct SessionEntry {
     /// `sessions.patch execAsk` (`off` | `on-miss` | `always`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_ask: Option<String>,
+    /// Skills this session's runs may use (a sub-agent's `skills`); None: all eligible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_filter: Option<Vec<String>>,
     /// Sub-agent nesting depth (0 for sessions people talk to).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub spawn_depth: u32,
@@ -133,6 +136,7 @@ impl SessionEntry {
             exec_security: self.exec_security.clone(),
             exec_ask: self.exec_ask.clone(),
             spawn_depth: self.spawn_depth,
+            skill_filter: self.skill_filter.clone(),
             ..SessionEntry::new(now)
         }
     }
@@ -708,9 +712,14 @@ impl SessionActor {
             .tool_policy
             .offered(&d.tools, self.agent(), channel_of_key(&self.key), None)
             .into();
-        let context = d
-            .context
-            .for_run(&self.key, self.agent(), &model, &level, &tools);
+        let context = d.context.for_run(
+            &self.key,
+            self.agent(),
+            &model,
+            &level,
+            &tools,
+            self.entry.skill_filter.as_deref(),
+        );
         let exec = self.exec_policy();
         let run = RunActor::new(RunConfig {
             session_key: self.key.clone(),
@@ -1193,7 +1202,14 @@ impl SessionActor {
         );
         self.deps
             .context
-            .for_run(&self.key, self.agent(), &model, &level, &tools)
+            .for_run(
+                &self.key,
+                self.agent(),
+                &model,
+                &level,
+                &tools,
+                self.entry.skill_filter.as_deref(),
+            )
             .prompt
     }
 

@@ -375,6 +375,7 @@ impl ToolExecutor {
                         "label": { "type": "string", "description": "A short name for it." },
                         "agentId": { "type": "string" },
                         "model": { "type": "string", "description": "provider/model for the sub-agent." },
+                        "skills": { "type": "array", "items": { "type": "string" }, "description": "Only these skills for the sub-agent." },
                         "runTimeoutSeconds": { "type": "integer" }
                     },
                     "required": ["task"],

@@ -230,6 +230,17 @@ impl Handler<ExecuteSessionTool> for SessionTools {
                     if let Some(m) = args.get("model").and_then(Value::as_str) {
                         entry.model_override = Some(m.to_string());
                     }
+                    match args.get("skills") {
+                        None | Some(Value::Null) => {}
+                        Some(v) => match serde_json::from_value::<Vec<String>>(v.clone()) {
+                            Ok(list) => entry.skill_filter = Some(list),
+                            Err(_) => {
+                                return error(
+                                    "sessions_spawn: `skills` must be a list of skill names",
+                                )
+                            }
+                        },
+                    }
                     if store
                         .put(Tree::Sessions, child_key.as_str(), &entry)
                         .is_err()

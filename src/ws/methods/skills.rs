@@ -27,7 +27,7 @@ pub fn status(state: &SharedState, p: &Value) -> MethodResult {
     let agent = p.agent_id.as_deref().unwrap_or("main").to_ascii_lowercase();
     let channel = p.channel.as_deref().unwrap_or("webchat");
     let skills: Vec<Value> = cx
-        .skill_status(&agent, channel)
+        .skill_status(&agent, channel, None)
         .iter()
         .map(|s| s.to_json())
         .collect();
