@@ -299,7 +299,8 @@ impl SendChat {
             images: Vec::new(),
             thinking: None,
             timeout: None,
-            command_authorized: true,
+            // Deny-by-default: the caller says when a sender may use directives.
+            command_authorized: false,
         }
     }
 }
@@ -2006,12 +2007,11 @@ mod tests {
     }
 
     impl H {
+        /// From an authorised sender (an operator).
         async fn send(&self, text: &str, run_id: &str) -> SendAck {
-            self.session
-                .send(SendChat::text(text, run_id))
-                .await
-                .unwrap()
-                .unwrap()
+            let mut msg = SendChat::text(text, run_id);
+            msg.command_authorized = true;
+            self.session.send(msg).await.unwrap().unwrap()
         }
 
         /// Events until the end of the run `run_id`.

@@ -874,6 +874,23 @@ mod tests {
             call(&ws, "read", json!({"path": "blob.bin"})).await,
             ok("[binary file blob.bin: 4 bytes]")
         );
+        // A 3x2 PNG: described by type and size.
+        let png: Vec<u8> = [
+            &[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A][..],
+            &[
+                0, 0, 0, 13, b'I', b'H', b'D', b'R', 0, 0, 0, 3, 0, 0, 0, 2, 8, 6, 0, 0, 0,
+            ],
+            &[0, 0, 0, 0],
+        ]
+        .concat();
+        std::fs::write(d.join("pic.png"), &png).unwrap();
+        assert_eq!(
+            call(&ws, "read", json!({"path": "pic.png"})).await,
+            ok(format!(
+                "[image pic.png: image/png, 3x2 px, {} bytes]",
+                png.len()
+            ))
+        );
         for bad in ["../outside.txt", "/etc/hostname", "escape"] {
             let r = call(&ws, "read", json!({"path": bad})).await;
             assert!(r.is_error, "{bad}: {r:?}");

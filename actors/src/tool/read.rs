@@ -29,6 +29,26 @@ pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value
         Ok(b) => b,
         Err(e) => return error(format!("read: {raw}: {e}")),
     };
+    // Images are described (type and size), not dumped.
+    if let Ok(kind) = imagesize::image_type(&bytes) {
+        let mime = match kind {
+            imagesize::ImageType::Png => "image/png",
+            imagesize::ImageType::Jpeg => "image/jpeg",
+            imagesize::ImageType::Gif => "image/gif",
+            imagesize::ImageType::Webp => "image/webp",
+            imagesize::ImageType::Bmp => "image/bmp",
+            imagesize::ImageType::Tiff => "image/tiff",
+            imagesize::ImageType::Ico => "image/x-icon",
+            _ => "image",
+        };
+        let dims = imagesize::blob_size(&bytes)
+            .map(|d| format!(", {}x{} px", d.width, d.height))
+            .unwrap_or_default();
+        return ok(format!(
+            "[image {raw}: {mime}{dims}, {} bytes]",
+            bytes.len()
+        ));
+    }
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return ok(format!("[binary file {raw}: {} bytes]", bytes.len()));
     }

@@ -548,7 +548,12 @@ pub async fn agent(
                 conn_id: caller.conn_id.clone(),
             });
         }
-        send_to_session(state, &key, || SendChat::text(&text, &run_id)).await?;
+        // `agent` needs operator.write: such a caller may use directives.
+        send_to_session(state, &key, || SendChat {
+            command_authorized: true,
+            ..SendChat::text(&text, &run_id)
+        })
+        .await?;
     }
     let accepted =
         json!({ "runId": run_id, "status": "accepted", "acceptedAt": ferroclaw_actors::now_ms() });
