@@ -40,8 +40,13 @@ fn system_of(body: &Value) -> String {
 async fn the_prompt_carries_workspace_files_and_skills_and_is_byte_stable_across_turns() {
     let fake = FakeProvider::start().await;
     fake.set_default(Script::text(&["ok"]));
+    let mut cfg = fake_config(&fake);
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &json!({"skills": {"entries": {"weather": {"apiKey": "wx-secret-123", "env": {"WX_UNITS": "metric-secret"}}}}}),
+    );
     let gw = TestGateway::with_files(
-        fake_config(&fake),
+        cfg,
         &[
             ("workspace/AGENTS.md", "Always answer in haiku."),
             ("workspace/SOUL.md", "Calm and dry."),
@@ -84,6 +89,10 @@ async fn the_prompt_carries_workspace_files_and_skills_and_is_byte_stable_across
         "{p1}"
     );
     assert!(p1.contains("reply with exactly NO_REPLY"), "{p1}");
+    assert!(
+        !p1.contains("wx-secret-123") && !p1.contains("metric-secret"),
+        "skill env never enters the prompt"
+    );
 
     // The model sees the time; people see their words.
     let user = b[0]["messages"][1]["content"].as_str().unwrap();

@@ -547,6 +547,35 @@ mod tests {
     }
 
     #[actix::test]
+    async fn skill_env_reaches_the_command_only() {
+        let ws = setup(ToolLimits::default());
+        let (_tx, cancel) = watch::channel(false);
+        let r = ws
+            .tools
+            .send(ExecuteTool {
+                call: ToolCall {
+                    id: "c".into(),
+                    name: "exec".into(),
+                    arguments: json!({"command": "echo \"$WEATHER_KEY\""}),
+                },
+                cancel,
+                env: vec![("WEATHER_KEY".to_string(), "s3cret".to_string())].into(),
+                session_key: "agent:main:main".into(),
+                agent_id: "main".into(),
+                exec: Default::default(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(r, ok("s3cret\n"));
+        let r = call(&ws, "exec", json!({"command": "echo \"[$WEATHER_KEY]\""})).await;
+        assert_eq!(
+            r,
+            ok("[]\n"),
+            "another run without the skill does not see it"
+        );
+    }
+
+    #[actix::test]
     async fn bad_arguments_and_unknown_tools_are_tool_errors() {
         let ws = setup(ToolLimits::default());
         assert_eq!(
