@@ -159,6 +159,7 @@ pub async fn start(
             .app_data(data.clone())
             .app_data(web::PayloadConfig::new(max_payload))
             .configure(http::admin::routes)
+            .configure(http::openai::routes)
             .default_service(web::to(ws::upgrade))
     })
     // Nagle off: a `res` written right after an event frame must not wait

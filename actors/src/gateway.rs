@@ -44,6 +44,10 @@ pub struct Gateway {
     pub context: Arc<crate::agent_context::AgentContext>,
     /// Exec approvals and the approvals file.
     pub approvals: Addr<crate::approvals::ApprovalsActor>,
+    /// The tool executor (`/tools/invoke`).
+    pub executor: Recipient<crate::run::ExecuteTool>,
+    /// Tool allowlists and exec defaults (`/tools/invoke`).
+    pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     /// The tools runs are offered (`tools.catalog`).
     pub tools: Arc<[crate::provider::ToolSpec]>,
     /// The default model the sessions use.
@@ -167,10 +171,27 @@ impl Gateway {
         let subagent_done: Arc<
             std::sync::OnceLock<Recipient<crate::tool::sessions::SubagentDone>>,
         > = Default::default();
+        let tool_policy = Arc::new(
+            crate::tool::policy::ToolPolicy::from_config(
+                &settings.tools,
+                &settings
+                    .agents
+                    .list
+                    .iter()
+                    .map(|a| (a.id.clone(), a.tools.clone()))
+                    .collect::<Vec<_>>(),
+                &settings.channels,
+            )
+            .map_err(StartError::Tools)
+            .map(|mut p| {
+                p.exec = exec_defaults;
+                p
+            })?,
+        );
         let deps = SessionDeps {
             store: store.clone(),
             hub: hub.clone(),
-            executor,
+            executor: executor.clone(),
             lane: lanes.main.clone(),
             events: chat_events(bus.clone(), metrics.clone()),
             models,
@@ -180,23 +201,7 @@ impl Gateway {
             tools: tools.clone(),
             context_window: context_window(&settings),
             subagent_done: subagent_done.clone(),
-            tool_policy: Arc::new(
-                crate::tool::policy::ToolPolicy::from_config(
-                    &settings.tools,
-                    &settings
-                        .agents
-                        .list
-                        .iter()
-                        .map(|a| (a.id.clone(), a.tools.clone()))
-                        .collect::<Vec<_>>(),
-                    &settings.channels,
-                )
-                .map_err(StartError::Tools)
-                .map(|mut p| {
-                    p.exec = exec_defaults;
-                    p
-                })?,
-            ),
+            tool_policy: tool_policy.clone(),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
             max_model_calls: 32,
             queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
@@ -249,6 +254,8 @@ impl Gateway {
             hub,
             context,
             approvals,
+            executor,
+            tool_policy,
             tools,
             model,
             versions,

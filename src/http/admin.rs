@@ -62,7 +62,7 @@ async fn ready(req: HttpRequest, state: web::Data<SharedState>) -> HttpResponse 
     }
 }
 
-fn bearer_ok(req: &HttpRequest, state: &SharedState) -> bool {
+pub(crate) fn bearer_ok(req: &HttpRequest, state: &SharedState) -> bool {
     let settings = state.live.settings();
     let auth = &settings.gateway.auth;
     let given = req

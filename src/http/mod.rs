@@ -2,3 +2,4 @@
 //! that is not an HTTP route is a WebSocket upgrade (see `ws`).
 
 pub mod admin;
+pub mod openai;

@@ -71,6 +71,23 @@ pub struct WaitRun {
     pub run_id: String,
 }
 
+/// What a run watcher (the OpenAI-compatible HTTP API) gets.
+#[derive(Debug, Clone)]
+pub enum RunUpdate {
+    /// The reply text so far (cumulative; held back while it could still
+    /// become the silent token).
+    Text(String),
+    End(RunResult),
+}
+
+/// Streams a run's text and end to `tx` (register before the run starts).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct WatchRun {
+    pub run_id: String,
+    pub tx: tokio::sync::mpsc::UnboundedSender<RunUpdate>,
+}
+
 /// Results kept for late `agent.wait` calls.
 const KEEP_RESULTS: usize = 1000;
 
@@ -94,6 +111,8 @@ pub struct ChatBridge {
     results: HashMap<String, RunResult>,
     result_order: std::collections::VecDeque<String>,
     waiters: HashMap<String, Vec<oneshot::Sender<RunResult>>>,
+    /// Run watchers (HTTP streaming clients).
+    watchers: HashMap<String, Vec<tokio::sync::mpsc::UnboundedSender<RunUpdate>>>,
     /// run id -> (connections, registered at ms). Registered before the
     /// run starts; entries of runs that never started are pruned after an hour.
     tool_recipients: HashMap<String, (Vec<ConnId>, u64)>,
@@ -116,6 +135,7 @@ impl ChatBridge {
             results: HashMap::new(),
             result_order: Default::default(),
             waiters: HashMap::new(),
+            watchers: HashMap::new(),
             tool_recipients: HashMap::new(),
         }
     }
@@ -176,6 +196,9 @@ impl ChatBridge {
         };
         for w in self.waiters.remove(run_id).unwrap_or_default() {
             let _ = w.send(result.clone());
+        }
+        for w in self.watchers.remove(run_id).unwrap_or_default() {
+            let _ = w.send(RunUpdate::End(result.clone()));
         }
         self.results.insert(run_id.to_string(), result);
         self.result_order.push_back(run_id.to_string());
@@ -300,6 +323,9 @@ impl Handler<SessionEvent> for ChatBridge {
                         st.text = text;
                     }
                     return;
+                }
+                if let Some(ws) = self.watchers.get_mut(&run_id) {
+                    ws.retain(|w| w.send(RunUpdate::Text(text.clone())).is_ok());
                 }
                 self.agent(
                     &run_id,
@@ -498,6 +524,17 @@ impl Handler<WaitRun> for ChatBridge {
         let (tx, rx) = oneshot::channel();
         self.waiters.entry(msg.run_id).or_default().push(tx);
         Box::pin(async move { rx.await.ok() })
+    }
+}
+
+impl Handler<WatchRun> for ChatBridge {
+    type Result = ();
+    fn handle(&mut self, msg: WatchRun, _: &mut Context<Self>) {
+        if let Some(r) = self.results.get(&msg.run_id) {
+            let _ = msg.tx.send(RunUpdate::End(r.clone()));
+            return;
+        }
+        self.watchers.entry(msg.run_id).or_default().push(msg.tx);
     }
 }
 

@@ -8,6 +8,7 @@ mod handshake;
 mod interop;
 mod malformed;
 mod methods;
+mod openai_http;
 mod process;
 mod runtime;
 mod sessions;

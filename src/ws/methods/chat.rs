@@ -189,7 +189,7 @@ fn check_thinking(level: &Option<String>) -> Result<(), ErrorShape> {
 }
 
 /// Sends to a session, re-resolving it once if it stopped (idle) meanwhile.
-async fn send_to_session(
+pub(crate) async fn send_to_session(
     state: &SharedState,
     key: &SessionKey,
     make: impl Fn() -> SendChat,

@@ -3,7 +3,7 @@
 //! and build the `res` frame. One file per method family.
 
 mod approvals;
-mod chat;
+pub(crate) mod chat;
 mod config;
 mod devices;
 mod sessions;

@@ -1,0 +1,466 @@
+//! OpenAI-compatible HTTP API (protocol.md section 8), off unless
+//! `gateway.http.endpoints.chatCompletions.enabled` is true:
+//! `POST /v1/chat/completions` (stream and non-stream; the agent from
+//! `model: "ferroclaw:<id>" | "openclaw:<id>" | "agent:<id>"` or the
+//! `x-openclaw-agent-id` header; the session from `x-openclaw-session-key`,
+//! else the `user` field, else a new one per request) and `GET /v1/models`.
+//! `POST /tools/invoke` is always on: one tool call with the tool policy
+//! applied. All need the gateway token or password as a bearer.
+
+use std::time::Duration;
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use bytes::Bytes;
+use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
+use ferroclaw_actors::router::LookupSession;
+use ferroclaw_actors::run::ExecuteTool;
+use ferroclaw_actors::session::SendChat;
+use serde_json::{json, Value};
+
+use crate::state::SharedState;
+use crate::ws::chat_bridge::{RunResult, RunUpdate, WaitRun, WatchRun};
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(post_only("/v1/chat/completions", chat_completions));
+    cfg.service(post_only("/tools/invoke", tools_invoke));
+    cfg.service(
+        web::resource("/v1/models")
+            .route(web::get().to(models))
+            .default_service(web::to(|| async { not_allowed("GET") })),
+    );
+}
+
+fn post_only<F, Args>(path: &str, handler: F) -> actix_web::Resource
+where
+    F: actix_web::Handler<Args>,
+    Args: actix_web::FromRequest + 'static,
+    F::Output: actix_web::Responder + 'static,
+{
+    web::resource(path)
+        .route(web::post().to(handler))
+        .default_service(web::to(|| async { not_allowed("POST") }))
+}
+
+fn not_allowed(allow: &'static str) -> HttpResponse {
+    HttpResponse::MethodNotAllowed()
+        .insert_header((header::ALLOW, allow))
+        .json(json!({ "error": { "message": "Method Not Allowed", "type": "method_not_allowed" } }))
+}
+
+/// OpenAI's error body.
+fn oai_error(status: actix_web::http::StatusCode, kind: &str, message: &str) -> HttpResponse {
+    HttpResponse::build(status).json(json!({ "error": { "message": message, "type": kind } }))
+}
+
+fn unauthorized(state: &SharedState, path: &str) -> HttpResponse {
+    ferroclaw_actors::metrics::Metrics::inc(&state.gateway.metrics.auth_failures);
+    tracing::info!(path, "unauthorized HTTP API request");
+    HttpResponse::Unauthorized()
+        .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
+        .json(json!({ "error": { "message": "unauthorized", "type": "unauthorized" } }))
+}
+
+fn enabled(state: &SharedState) -> bool {
+    state
+        .live
+        .settings()
+        .gateway
+        .http
+        .pointer("/endpoints/chatCompletions/enabled")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn not_found() -> HttpResponse {
+    HttpResponse::NotFound()
+        .content_type("text/plain")
+        .body("Not Found")
+}
+
+async fn models(req: HttpRequest, state: web::Data<SharedState>) -> HttpResponse {
+    if !enabled(&state) {
+        return not_found();
+    }
+    if !super::admin::bearer_ok(&req, &state) {
+        return unauthorized(&state, "/v1/models");
+    }
+    let data: Vec<Value> = state
+        .gateway
+        .context
+        .agents
+        .iter()
+        .map(|a| json!({ "id": format!("ferroclaw:{a}"), "object": "model", "created": 0, "owned_by": "ferroclaw" }))
+        .collect();
+    HttpResponse::Ok().json(json!({ "object": "list", "data": data }))
+}
+
+/// The text of one OpenAI message's `content` (a string or text parts).
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The agent a request names (`ferroclaw:<id>`, `openclaw:<id>`, `agent:<id>`, or the header).
+fn agent_of(req: &HttpRequest, model: Option<&str>, default: &str) -> String {
+    let from_model = model.and_then(|m| {
+        ["ferroclaw:", "openclaw:", "agent:"]
+            .iter()
+            .find_map(|p| m.strip_prefix(p))
+            .map(str::to_string)
+    });
+    from_model
+        .or_else(|| {
+            req.headers()
+                .get("x-openclaw-agent-id")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| default.to_string())
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn chunk(id: &str, created: u64, model: &str, delta: Value, finish: Option<&str>) -> Bytes {
+    let c = json!({
+        "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+        "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+    });
+    Bytes::from(format!("data: {c}\n\n"))
+}
+
+fn finish_reason(r: &RunResult) -> &'static str {
+    if r.stop_reason == "length" {
+        "length"
+    } else {
+        "stop"
+    }
+}
+
+fn usage_of(r: &RunResult) -> Value {
+    let input = r.usage.get("input").and_then(Value::as_u64).unwrap_or(0);
+    let output = r.usage.get("output").and_then(Value::as_u64).unwrap_or(0);
+    json!({ "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output })
+}
+
+async fn chat_completions(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<SharedState>,
+) -> HttpResponse {
+    use actix_web::http::StatusCode;
+    if !enabled(&state) {
+        return not_found();
+    }
+    if !super::admin::bearer_ok(&req, &state) {
+        return unauthorized(&state, "/v1/chat/completions");
+    }
+    let bad = |m: &str| oai_error(StatusCode::BAD_REQUEST, "invalid_request_error", m);
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return bad("the body must be a JSON object");
+    };
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return bad("`messages` (an array) is required");
+    };
+    let model = body.get("model").and_then(Value::as_str);
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let settings = state.live.settings();
+    let agent = agent_of(&req, model, settings.default_agent_id());
+    if !state.gateway.context.agents.contains(&agent) {
+        return bad(&format!("unknown agent {agent:?}"));
+    }
+    let Some(last_user) = messages
+        .iter()
+        .rposition(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+    else {
+        return bad("`messages` needs a user message");
+    };
+    let text = sanitize_text(&content_text(&messages[last_user]["content"]));
+    if text.trim().is_empty() {
+        return bad("the last user message is empty");
+    }
+    let raw_key = match (
+        req.headers()
+            .get("x-openclaw-session-key")
+            .and_then(|v| v.to_str().ok()),
+        body.get("user")
+            .and_then(Value::as_str)
+            .filter(|u| !u.trim().is_empty()),
+    ) {
+        (Some(k), _) => k.to_string(),
+        (None, Some(user)) => {
+            let user: String = user
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || "-_.@".contains(*c))
+                .take(64)
+                .collect();
+            format!("agent:{agent}:openai-user:{user}")
+        }
+        (None, None) => format!(
+            "agent:{agent}:openai:{}",
+            ulid::Ulid::generate().to_string().to_lowercase()
+        ),
+    };
+    let key = match SessionKey::canonical(&raw_key, settings.default_agent_id(), "main") {
+        Ok(k) => k,
+        Err(e) => return bad(&format!("invalid session key: {e}")),
+    };
+    // A new session gets the earlier messages of the request as context.
+    let known = matches!(
+        state
+            .gateway
+            .router
+            .send(LookupSession { key: key.clone() })
+            .await,
+        Ok(Ok(Some(_)))
+    );
+    let mut prompt = String::new();
+    if !known && last_user > 0 {
+        prompt.push_str("[Earlier messages of this conversation]\n");
+        for m in &messages[..last_user] {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+            prompt.push_str(&format!("{role}: {}\n", content_text(&m["content"])));
+        }
+        prompt.push_str("\n[Current message]\n");
+    }
+    prompt.push_str(&text);
+    let run_id = format!(
+        "chatcmpl-{}",
+        ulid::Ulid::generate().to_string().to_lowercase()
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    if stream {
+        state.chat_bridge.do_send(WatchRun {
+            run_id: run_id.clone(),
+            tx,
+        });
+    }
+    let make = || SendChat {
+        command_authorized: true,
+        ..SendChat::text(&prompt, &run_id)
+    };
+    if let Err(e) = crate::ws::methods::chat::send_to_session(&state, &key, make).await {
+        return oai_error(StatusCode::SERVICE_UNAVAILABLE, "server_error", &e.message);
+    }
+    let created = ferroclaw_actors::now_ms() / 1000;
+    let model_name = model.unwrap_or("ferroclaw").to_string();
+    let limit = Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1) + 5);
+    if !stream {
+        let waited = tokio::time::timeout(
+            limit,
+            state.chat_bridge.send(WaitRun {
+                run_id: run_id.clone(),
+            }),
+        )
+        .await;
+        let r = match waited {
+            Ok(Ok(Some(r))) => r,
+            _ => {
+                return oai_error(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "server_error",
+                    "the agent did not answer in time",
+                )
+            }
+        };
+        if r.status == "error" {
+            return oai_error(
+                StatusCode::BAD_GATEWAY,
+                "server_error",
+                r.error.as_deref().unwrap_or("the run failed"),
+            );
+        }
+        return HttpResponse::Ok().json(json!({
+            "id": run_id, "object": "chat.completion", "created": created, "model": model_name,
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": r.text }, "finish_reason": finish_reason(&r) }],
+            "usage": usage_of(&r),
+        }));
+    }
+    let id = run_id.clone();
+    let body = async_stream(move |out| async move {
+        let _ = out.send(chunk(
+            &id,
+            created,
+            &model_name,
+            json!({ "role": "assistant", "content": "" }),
+            None,
+        ));
+        let mut sent = 0usize;
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let update = match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(u)) => u,
+                _ => {
+                    let e = json!({ "error": { "message": "the agent did not answer in time", "type": "server_error" } });
+                    let _ = out.send(Bytes::from(format!("data: {e}\n\n")));
+                    break;
+                }
+            };
+            match update {
+                RunUpdate::Text(t) => {
+                    if t.len() > sent && t.is_char_boundary(sent) {
+                        let piece = &t[sent..];
+                        let _ = out.send(chunk(
+                            &id,
+                            created,
+                            &model_name,
+                            json!({ "content": piece }),
+                            None,
+                        ));
+                        sent = t.len();
+                    }
+                }
+                RunUpdate::End(r) => {
+                    if r.status == "error" {
+                        let e = json!({ "error": { "message": r.error.clone().unwrap_or_default(), "type": "server_error" } });
+                        let _ = out.send(Bytes::from(format!("data: {e}\n\n")));
+                    } else {
+                        if r.text.len() > sent && r.text.is_char_boundary(sent) {
+                            let rest = &r.text[sent..];
+                            let _ = out.send(chunk(
+                                &id,
+                                created,
+                                &model_name,
+                                json!({ "content": rest }),
+                                None,
+                            ));
+                        }
+                        let _ = out.send(chunk(
+                            &id,
+                            created,
+                            &model_name,
+                            json!({}),
+                            Some(finish_reason(&r)),
+                        ));
+                    }
+                    break;
+                }
+            }
+        }
+        let _ = out.send(Bytes::from_static(b"data: [DONE]\n\n"));
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .streaming(body)
+}
+
+/// A byte stream fed by a task: `f` gets the sender.
+fn async_stream<F, Fut>(f: F) -> impl futures_util::Stream<Item = Result<Bytes, actix_web::Error>>
+where
+    F: FnOnce(tokio::sync::mpsc::UnboundedSender<Bytes>) -> Fut,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    actix_web::rt::spawn(f(tx));
+    futures_util::stream::unfold(
+        rx,
+        |mut rx| async move { rx.recv().await.map(|b| (Ok(b), rx)) },
+    )
+}
+
+fn invoke_error(status: actix_web::http::StatusCode, kind: &str, message: &str) -> HttpResponse {
+    HttpResponse::build(status)
+        .json(json!({ "ok": false, "error": { "type": kind, "message": message } }))
+}
+
+async fn tools_invoke(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<SharedState>,
+) -> HttpResponse {
+    use actix_web::http::StatusCode;
+    if !super::admin::bearer_ok(&req, &state) {
+        return unauthorized(&state, "/tools/invoke");
+    }
+    let bad = |m: &str| invoke_error(StatusCode::BAD_REQUEST, "invalid_request", m);
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return bad("the body must be a JSON object");
+    };
+    let Some(tool) = body
+        .get("tool")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    else {
+        return bad("`tool` (a string) is required");
+    };
+    let mut args = match body.get("args") {
+        None | Some(Value::Null) => json!({}),
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(_) => return bad("`args` must be an object"),
+    };
+    if let Some(action) = body.get("action").and_then(Value::as_str) {
+        if args.get("action").is_none() {
+            args["action"] = json!(action);
+        }
+    }
+    let settings = state.live.settings();
+    let raw_key = body
+        .get("sessionKey")
+        .and_then(Value::as_str)
+        .unwrap_or("main");
+    let key = match SessionKey::canonical(raw_key, settings.default_agent_id(), "main") {
+        Ok(k) => k,
+        Err(e) => return bad(&format!("invalid sessionKey: {e}")),
+    };
+    let agent = key.as_str().split(':').nth(1).unwrap_or("main").to_string();
+    let channel = req
+        .headers()
+        .get("x-openclaw-message-channel")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("http")
+        .to_string();
+    let g = &state.gateway;
+    let offered = g.tool_policy.offered(&g.tools, &agent, &channel, None);
+    if !offered.iter().any(|t| t.name == tool) {
+        return invoke_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("tool {tool:?} is not available"),
+        );
+    }
+    if body.get("dryRun").and_then(Value::as_bool) == Some(true) {
+        return HttpResponse::Ok()
+            .json(json!({ "ok": true, "result": { "dryRun": true, "tool": tool, "args": args } }));
+    }
+    let exec = ferroclaw_actors::approvals::ExecPolicy {
+        host: g
+            .tool_policy
+            .exec
+            .host
+            .unwrap_or_else(|| g.tool_policy.exec.sandbox.host_for(key.as_str())),
+        security: g.tool_policy.exec.security,
+        ask: g.tool_policy.exec.ask,
+    };
+    let (_keep, cancel) = tokio::sync::watch::channel(false);
+    let call = ExecuteTool {
+        call: ferroclaw_actors::provider::ToolCall {
+            id: format!("http_{}", ulid::Ulid::generate()),
+            name: tool.to_string(),
+            arguments: args,
+        },
+        cancel,
+        env: Vec::new().into(),
+        session_key: key.as_str().to_string(),
+        agent_id: agent,
+        exec,
+    };
+    match g.executor.send(call).await {
+        Ok(out) if !out.is_error => HttpResponse::Ok().json(json!({
+            "ok": true, "result": { "content": [{ "type": "text", "text": out.text }] },
+        })),
+        Ok(out) => invoke_error(StatusCode::BAD_REQUEST, "tool_error", &out.text),
+        Err(_) => invoke_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "the tool executor is unavailable",
+        ),
+    }
+}
