@@ -232,3 +232,40 @@ async fn tools_invoke_runs_allowed_tools_only() {
         .unwrap();
     assert_eq!(r.status(), 401);
 }
+
+#[tokio::test]
+async fn the_official_openai_python_client_works() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openai");
+    let python = dir.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "the openai Python package is not installed: run `bash tests/openai/setup.sh` (tests/run.sh does)"
+    );
+    let gw = enabled_gateway(json!({}));
+    let base = format!("http://{}", gw.addr);
+    let out = tokio::process::Command::new(python)
+        .arg(dir.join("client.py"))
+        .arg(&base)
+        .arg(TOKEN)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen["text"], "You said: hello from python", "{seen}");
+    assert_eq!(seen["finish_reason"], "stop");
+    assert!(seen["completion_tokens"].as_u64().unwrap() > 0);
+    let words: Vec<String> = (1..=12).map(|i| format!("w{i}")).collect();
+    assert_eq!(
+        seen["streamed"].as_str().unwrap().trim_end(),
+        words.join(" ")
+    );
+    assert!(seen["stream_chunks"].as_u64().unwrap() > 1, "{seen}");
+    assert_eq!(seen["stream_finish"], "stop");
+    assert_eq!(seen["models"], json!(["ferroclaw:main", "ferroclaw:ops"]));
+    assert_eq!(seen["bad_token"], "AuthenticationError");
+}
