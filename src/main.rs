@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod cli;
 use ferroclaw::config::{self, ConfigSources, LoadedConfig};
 use ferroclaw::{start, StartOptions};
 use ferroclaw_actors::settings::{AuthMode, Settings};
@@ -24,6 +26,22 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     paths: Paths,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// How client commands reach a running gateway.
+#[derive(clap::Args, Clone, Default)]
+struct ClientArgs {
+    /// Gateway WebSocket URL. Default: ws://127.0.0.1:<gateway.port>.
+    #[arg(long, global = true)]
+    url: Option<String>,
+    /// Gateway token. Default: OPENCLAW_GATEWAY_TOKEN, gateway.auth.token, or <state dir>/gateway.token.
+    #[arg(long, global = true)]
+    token: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
 }
 
 #[derive(clap::Args, Clone, Default)]
@@ -47,17 +65,54 @@ enum Command {
         #[arg(long)]
         bind: Option<String>,
     },
-    /// Inspect the configuration.
+    /// Inspect or change the configuration.
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Is the gateway up and healthy?
+    Health,
+    /// Gateway status and recent sessions.
+    Status,
+    /// List, show, reset or delete sessions.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+    /// Send one message to the agent and stream the reply.
+    Agent {
+        /// The message.
+        #[arg(long, short)]
+        message: String,
+        /// Session key (default: main).
+        #[arg(long, default_value = "main")]
+        session: String,
+        /// Thinking level: off, minimal, low, medium, high, xhigh.
+        #[arg(long)]
+        thinking: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionsCommand {
+    /// Every session, newest first.
+    List,
+    /// A session's messages.
+    Show { key: String },
+    /// Start a new transcript for a session (settings kept).
+    Reset { key: String },
+    /// Delete a session and its transcript.
+    Delete { key: String },
 }
 
 #[derive(Subcommand)]
 enum ConfigCommand {
     /// Check the config file and the environment; exit 2 when invalid.
     Validate,
+    /// Print the running gateway's config (secrets redacted), or one key (a.b.c).
+    Get { key: Option<String> },
+    /// Set one key on the running gateway (VALUE is JSON, else a string).
+    Set { key: String, value: String },
 }
 
 fn state_dir(paths: &Paths) -> PathBuf {
@@ -206,10 +261,91 @@ where
     }
 }
 
+/// Where client commands connect, and with which token.
+fn client_target(cli: &Cli, state: &Path) -> cli::Target {
+    let loaded = config::load(&sources(&cli.paths, state)).ok();
+    let url = cli.client.url.clone().unwrap_or_else(|| {
+        let port = loaded
+            .as_ref()
+            .map(|c| c.settings.gateway.port)
+            .unwrap_or(18789);
+        format!("ws://127.0.0.1:{port}")
+    });
+    let token = cli
+        .client
+        .token
+        .clone()
+        .or_else(|| {
+            std::env::var("OPENCLAW_GATEWAY_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty())
+        })
+        .or_else(|| {
+            loaded
+                .as_ref()
+                .and_then(|c| c.settings.gateway.auth.token.clone())
+        })
+        .or_else(|| {
+            std::fs::read_to_string(state.join("gateway.token"))
+                .ok()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+        });
+    cli::Target {
+        url,
+        token,
+        json: cli.client.json,
+    }
+}
+
+/// Runs a client command on a small runtime.
+fn run_client<F>(f: F) -> ExitCode
+where
+    F: std::future::Future<Output = Result<(), cli::Failure>>,
+{
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(f) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.exit(),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let state = state_dir(&cli.paths);
+    let target = client_target(&cli, &state);
     match cli.command {
+        Some(Command::Health) => run_client(cli::health(&target)),
+        Some(Command::Status) => run_client(cli::status(&target)),
+        Some(Command::Sessions { command }) => {
+            let (action, key) = match &command {
+                SessionsCommand::List => ("list", None),
+                SessionsCommand::Show { key } => ("show", Some(key.as_str())),
+                SessionsCommand::Reset { key } => ("reset", Some(key.as_str())),
+                SessionsCommand::Delete { key } => ("delete", Some(key.as_str())),
+            };
+            run_client(cli::sessions(&target, action, key))
+        }
+        Some(Command::Agent {
+            message,
+            session,
+            thinking,
+        }) => run_client(cli::agent(&target, &message, &session, thinking.as_deref())),
+        Some(Command::Config {
+            command: ConfigCommand::Get { key },
+        }) => run_client(cli::config_get(&target, key.as_deref())),
+        Some(Command::Config {
+            command: ConfigCommand::Set { key, value },
+        }) => run_client(cli::config_set(&target, &key, &value)),
         Some(Command::Config {
             command: ConfigCommand::Validate,
         }) => {

@@ -1,6 +1,7 @@
 mod admin_http;
 mod approvals;
 mod chat;
+mod cli;
 mod context;
 mod devices;
 mod events;

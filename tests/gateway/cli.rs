@@ -1,0 +1,153 @@
+//! The `ferroclaw` binary's client commands against a gateway started by
+//! the test: exit codes and output of health, status, agent, sessions and
+//! config, and one-line errors for a wrong token, an unreachable gateway
+//! and bad flags.
+
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::{TestGateway, TOKEN};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
+
+async fn run(gw: Option<&TestGateway>, args: &[&str]) -> Output {
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(args)
+        .arg("--state-dir")
+        .arg(empty.path())
+        .env_remove("OPENCLAW_GATEWAY_TOKEN");
+    if let Some(gw) = gw {
+        cmd.args(["--url", &gw.ws_url(), "--token", TOKEN]);
+    }
+    tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn client_commands_work_against_a_running_gateway() {
+    let gw = TestGateway::start();
+    let g = Some(&gw);
+    let o = run(g, &["health"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("gateway healthy"), "{}", stdout(&o));
+    let o = run(g, &["health", "--json"]).await;
+    let h: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(h["ok"], true);
+
+    let o = run(g, &["agent", "--message", "hello cli"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "You said: hello cli\n");
+    let o = run(
+        g,
+        &[
+            "agent",
+            "-m",
+            "@tokens 3",
+            "--session",
+            "work",
+            "--thinking",
+            "low",
+            "--json",
+        ],
+    )
+    .await;
+    let fin: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(fin["state"], "final");
+    assert_eq!(fin["sessionKey"], "agent:main:work");
+
+    let o = run(g, &["status"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("sessions: 2"), "{}", stdout(&o));
+
+    let o = run(g, &["sessions", "list"]).await;
+    assert!(
+        stdout(&o).contains("agent:main:main") && stdout(&o).contains("agent:main:work"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(g, &["sessions", "list", "--json"]).await;
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(list["count"], 2);
+    let o = run(g, &["sessions", "show", "main"]).await;
+    assert_eq!(
+        stdout(&o),
+        "user: hello cli\nassistant: You said: hello cli\n"
+    );
+    let o = run(g, &["sessions", "reset", "main"]).await;
+    assert_eq!(stdout(&o), "session main reset\n");
+    assert_eq!(stdout(&run(g, &["sessions", "show", "main"]).await), "");
+    let o = run(g, &["sessions", "delete", "work"]).await;
+    assert_eq!(stdout(&o), "session work deleted\n", "{}", stderr(&o));
+
+    let o = run(g, &["config", "get", "gateway.auth.mode"]).await;
+    assert_eq!(stdout(&o), "token\n", "{}", stderr(&o));
+    let o = run(
+        g,
+        &["config", "set", "agents.defaults.thinkingDefault", "low"],
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&run(g, &["config", "get", "agents.defaults.thinkingDefault"]).await),
+        "low\n"
+    );
+    let o = run(g, &["config", "get", "no.such.key"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "error: config key no.such.key is not set\n");
+}
+
+#[tokio::test]
+async fn errors_are_one_line_with_a_non_zero_exit() {
+    let gw = TestGateway::start();
+    let o = run(None, &["health", "--url", &gw.ws_url(), "--token", "wrong"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: the gateway refused the connection: ") && err.contains("--token"),
+        "{err}"
+    );
+
+    // Nothing listens on this port.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let o = run(
+        None,
+        &["status", "--url", &format!("ws://127.0.0.1:{port}")],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cannot reach the gateway") && err.contains("ferroclaw gateway"),
+        "{err}"
+    );
+
+    let o = run(Some(&gw), &["agent"]).await;
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a missing --message is a usage error"
+    );
+    let o = run(Some(&gw), &["agent", "--message", "  "]).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), "error: --message must not be empty\n");
+    let o = run(Some(&gw), &["health", "--bogus"]).await;
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(Some(&gw), &["sessions", "show"]).await;
+    assert_eq!(o.status.code(), Some(2));
+}
