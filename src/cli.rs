@@ -330,46 +330,66 @@ pub async fn agent(
         params["thinking"] = json!(l);
     }
     c.call("chat.send", params).await?;
+    stream_reply(&mut c, t, &run_id, session, None).await
+}
+
+/// Prints a run's reply as it streams. With `interrupt`, a signal aborts
+/// the run (`chat.abort`) and the command goes on.
+async fn stream_reply(
+    c: &mut Connection,
+    t: &Target,
+    run_id: &str,
+    session: &str,
+    mut interrupt: Option<&mut tokio::signal::unix::Signal>,
+) -> Result<(), Failure> {
     let spinner = !t.json && std::io::stderr().is_terminal();
     let frames = ['|', '/', '-', '\\'];
     let mut spun = 0usize;
     let mut printed = 0usize;
     let mut out = std::io::stdout();
+    let mut abort_sent = false;
     loop {
-        let ev = if spinner && printed == 0 {
-            match tokio::time::timeout(Duration::from_millis(120), c.event()).await {
-                Ok(e) => e?,
-                Err(_) => {
-                    eprint!("\r{} thinking...", frames[spun % 4]);
-                    spun += 1;
-                    continue;
-                }
-            }
+        let tick = Duration::from_millis(if spinner && printed == 0 {
+            120
         } else {
-            c.event().await?
+            3_600_000
+        });
+        let ev = tokio::select! {
+            e = c.event() => e?,
+            _ = tokio::time::sleep(tick) => {
+                eprint!("\r{} thinking...", frames[spun % 4]);
+                spun += 1;
+                continue;
+            }
+            Some(()) = async {
+                match interrupt.as_mut() {
+                    Some(sig) if !abort_sent => sig.recv().await,
+                    _ => std::future::pending().await,
+                }
+            } => {
+                abort_sent = true;
+                c.call("chat.abort", json!({ "sessionKey": session, "runId": run_id })).await?;
+                continue;
+            }
         };
         if ev.get("event").and_then(Value::as_str) != Some("chat")
-            || ev["payload"]["runId"] != run_id.as_str()
+            || ev["payload"]["runId"] != run_id
         {
             continue;
         }
         let p = &ev["payload"];
         let text = p["message"]["content"][0]["text"].as_str().unwrap_or("");
+        if spun > 0 && (p["state"] != "delta" || !text.is_empty()) {
+            eprint!("\r              \r");
+            spun = 0;
+        }
         match p["state"].as_str() {
-            Some("delta") => {
-                if spinner && printed == 0 && spun > 0 {
-                    eprint!("\r              \r");
-                }
-                if !t.json && text.len() > printed && text.is_char_boundary(printed) {
-                    let _ = write!(out, "{}", &text[printed..]);
-                    let _ = out.flush();
-                    printed = text.len();
-                }
+            Some("delta") if !t.json && text.len() > printed && text.is_char_boundary(printed) => {
+                let _ = write!(out, "{}", &text[printed..]);
+                let _ = out.flush();
+                printed = text.len();
             }
             Some("final") => {
-                if spinner && printed == 0 && spun > 0 {
-                    eprint!("\r              \r");
-                }
                 if t.json {
                     print_json(p);
                 } else {
@@ -389,10 +409,102 @@ pub async fn agent(
                     ),
                 ));
             }
-            Some("aborted") => return Err(Failure::new(1, "the run was aborted")),
+            Some("aborted") => {
+                if abort_sent {
+                    let _ = writeln!(out, "\n[aborted]");
+                    return Ok(());
+                }
+                return Err(Failure::new(1, "the run was aborted"));
+            }
             _ => {}
         }
     }
+}
+
+/// `chat`: an interactive session. Lines go to the agent (directives like
+/// `/think high` included); Ctrl-C aborts the running reply, not the
+/// program; Ctrl-D or `/quit` ends it.
+pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
+    let mut c = Connection::open(t).await?;
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| Failure::new(1, format!("cannot handle Ctrl-C: {e}")))?;
+    let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<Option<String>>(1);
+    let (want_tx, want_rx) = std::sync::mpsc::channel::<()>();
+    // rustyline blocks: it reads lines on its own thread, one when asked.
+    std::thread::spawn(move || {
+        let Ok(mut editor) = rustyline::DefaultEditor::new() else {
+            let _ = line_tx.blocking_send(None);
+            return;
+        };
+        while want_rx.recv().is_ok() {
+            match editor.readline("> ") {
+                Ok(line) => {
+                    let _ = editor.add_history_entry(line.as_str());
+                    if line_tx.blocking_send(Some(line)).is_err() {
+                        return;
+                    }
+                }
+                Err(rustyline::error::ReadlineError::Interrupted) => {
+                    if line_tx.blocking_send(Some(String::new())).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => {
+                    let _ = line_tx.blocking_send(None);
+                    return;
+                }
+            }
+        }
+    });
+    if !t.json {
+        eprintln!(
+            "chatting in session {session} on {} (Ctrl-C stops a reply, Ctrl-D or /quit ends)",
+            t.url
+        );
+    }
+    loop {
+        if want_tx.send(()).is_err() {
+            break;
+        }
+        let line = tokio::select! {
+            l = line_rx.recv() => l.flatten(),
+            // Ctrl-C at the prompt (no terminal editing): ignored.
+            _ = sigint.recv() => { continue; }
+        };
+        let Some(line) = line else { break };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line == "/quit" || line == "/exit" {
+            break;
+        }
+        let run_id = ulid::Ulid::generate().to_string();
+        let ack = c
+            .call(
+                "chat.send",
+                json!({ "sessionKey": session, "message": line, "idempotencyKey": run_id }),
+            )
+            .await?;
+        if line == "/stop" || line == "/abort" {
+            // Answered at once (OpenClaw's shape), with no run of its own.
+            let aborted = ack.get("aborted").and_then(Value::as_bool).unwrap_or(false);
+            println!(
+                "{}",
+                if aborted {
+                    "[stopped]"
+                } else {
+                    "[nothing to stop]"
+                }
+            );
+            continue;
+        }
+        if let Err(f) = stream_reply(&mut c, t, &run_id, session, Some(&mut sigint)).await {
+            // A failed reply is reported; the conversation goes on.
+            eprintln!("error: {}", f.message);
+        }
+    }
+    Ok(())
 }
 
 /// `config get [KEY]`.

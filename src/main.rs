@@ -79,6 +79,12 @@ enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// Talk to the agent interactively (line editing, `/` directives; Ctrl-C stops a reply).
+    Chat {
+        /// Session key (default: main).
+        #[arg(long, default_value = "main")]
+        session: String,
+    },
     /// Send one message to the agent and stream the reply.
     Agent {
         /// The message.
@@ -340,6 +346,7 @@ fn main() -> ExitCode {
             session,
             thinking,
         }) => run_client(cli::agent(&target, &message, &session, thinking.as_deref())),
+        Some(Command::Chat { session }) => run_client(cli::chat(&target, &session)),
         Some(Command::Config {
             command: ConfigCommand::Get { key },
         }) => run_client(cli::config_get(&target, key.as_deref())),

@@ -151,3 +151,87 @@ async fn errors_are_one_line_with_a_non_zero_exit() {
     let o = run(Some(&gw), &["sessions", "show"]).await;
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn interactive_chat_streams_handles_directives_and_ctrl_c_stops_only_the_reply() {
+    use crate::support::fake_provider::{FakeProvider, Script};
+    use std::sync::{Arc, Mutex};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let fake = FakeProvider::start().await;
+    fake.push(Script::text(&["hi", " there"]));
+    fake.push(Script::text(&["slow "; 200]).with_delay(std::time::Duration::from_millis(50)));
+    let gw = TestGateway::with_config(serde_json::json!({
+        "models": { "providers": { "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k" } } },
+        "agents": { "defaults": { "model": { "primary": "fake/m1", "fallbacks": [] } } },
+    }));
+    let empty = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(BIN)
+        .args([
+            "chat",
+            "--url",
+            &gw.ws_url(),
+            "--token",
+            TOKEN,
+            "--state-dir",
+        ])
+        .arg(empty.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let s2 = seen.clone();
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            s2.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let wait_for = |want: &'static str| {
+        let seen = seen.clone();
+        async move {
+            for _ in 0..1500 {
+                if seen.lock().unwrap().contains(want) {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            panic!("never saw {want:?} in {:?}", seen.lock().unwrap());
+        }
+    };
+    stdin.write_all(b"hello\n").await.unwrap();
+    wait_for("hi there\n").await;
+    stdin.write_all(b"/think high\n").await.unwrap();
+    wait_for("Thinking level set to high.\n").await;
+    stdin.write_all(b"go slow\n").await.unwrap();
+    wait_for("slow slow").await;
+    let pid = child.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    wait_for("[aborted]").await;
+    stdin.write_all(b"/stop\n").await.unwrap();
+    wait_for("[nothing to stop]").await;
+    drop(stdin);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "Ctrl-D ends the program cleanly");
+    let all = seen.lock().unwrap().clone();
+    assert!(
+        all.matches("slow").count() < 150,
+        "the reply was cut short: {all}"
+    );
+}
