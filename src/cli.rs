@@ -549,3 +549,169 @@ pub async fn config_set(t: &Target, key: &str, raw: &str) -> Result<(), Failure>
     }
     Ok(())
 }
+
+/// One `doctor` check.
+struct Check {
+    name: &'static str,
+    verdict: &'static str,
+    detail: String,
+}
+
+/// `doctor`: config, state dir, the gateway, the model (a real one-line
+/// exchange with the default model on a `doctor` session), channels. One
+/// verdict per check (ok, warn, fail); exit 1 when any fails.
+pub async fn doctor(
+    t: &Target,
+    config: Result<String, String>,
+    state_dir: &std::path::Path,
+    channels: Vec<String>,
+) -> Result<(), Failure> {
+    let mut checks = Vec::new();
+    match config {
+        Ok(what) => checks.push(Check {
+            name: "config",
+            verdict: "ok",
+            detail: what,
+        }),
+        Err(e) => checks.push(Check {
+            name: "config",
+            verdict: "fail",
+            detail: e,
+        }),
+    }
+    let probe = state_dir.join(format!(".doctor-{}", ulid::Ulid::generate()));
+    let writable = std::fs::create_dir_all(state_dir)
+        .and_then(|_| std::fs::write(&probe, b"ok"))
+        .is_ok();
+    let _ = std::fs::remove_file(&probe);
+    checks.push(Check {
+        name: "state dir",
+        verdict: if writable { "ok" } else { "fail" },
+        detail: if writable {
+            format!("{} is writable", state_dir.display())
+        } else {
+            format!("{} is not writable", state_dir.display())
+        },
+    });
+    match Connection::open(t).await {
+        Err(f) => {
+            checks.push(Check {
+                name: "gateway",
+                verdict: "fail",
+                detail: f.message,
+            });
+            checks.push(Check {
+                name: "model",
+                verdict: "warn",
+                detail: "not checked: the gateway is not reachable".into(),
+            });
+        }
+        Ok(mut c) => {
+            match c.call("health", json!({})).await {
+                Ok(h) if h.get("ok").and_then(Value::as_bool) == Some(true) => checks.push(Check {
+                    name: "gateway",
+                    verdict: "ok",
+                    detail: format!("{} answers and is healthy", t.url),
+                }),
+                Ok(_) => checks.push(Check {
+                    name: "gateway",
+                    verdict: "warn",
+                    detail: "reachable but reports unhealthy".into(),
+                }),
+                Err(f) => checks.push(Check {
+                    name: "gateway",
+                    verdict: "fail",
+                    detail: f.message,
+                }),
+            }
+            // A real exchange with the default model.
+            let run_id = ulid::Ulid::generate().to_string();
+            let sent = c
+                .call("chat.send", json!({ "sessionKey": "doctor", "message": "Reply with the word ok.", "idempotencyKey": run_id }))
+                .await;
+            let outcome = match sent {
+                Err(f) => Err(f.message),
+                Ok(_) => loop {
+                    match tokio::time::timeout(Duration::from_secs(60), c.event()).await {
+                        Err(_) => break Err("no answer within 60 s".to_string()),
+                        Ok(Err(f)) => break Err(f.message),
+                        Ok(Ok(ev)) => {
+                            let p = &ev["payload"];
+                            if ev["event"] != "chat" || p["runId"] != run_id.as_str() {
+                                continue;
+                            }
+                            match p["state"].as_str() {
+                                Some("final") => break Ok(()),
+                                Some("error") => {
+                                    break Err(p["errorMessage"]
+                                        .as_str()
+                                        .unwrap_or("failed")
+                                        .to_string())
+                                }
+                                Some("aborted") => break Err("aborted".to_string()),
+                                _ => {}
+                            }
+                        }
+                    }
+                },
+            };
+            let model = c
+                .call("status", json!({}))
+                .await
+                .ok()
+                .and_then(|s| {
+                    s.pointer("/defaults/model")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .unwrap_or_else(|| "the default model".into());
+            match outcome {
+                Ok(()) => checks.push(Check {
+                    name: "model",
+                    verdict: "ok",
+                    detail: format!("{model} answered"),
+                }),
+                Err(e) => checks.push(Check {
+                    name: "model",
+                    verdict: "fail",
+                    detail: format!("{model}: {e}"),
+                }),
+            }
+            let _ = c.call("sessions.delete", json!({ "key": "doctor" })).await;
+        }
+    }
+    checks.push(Check {
+        name: "channels",
+        verdict: "ok",
+        detail: if channels.is_empty() {
+            "none configured (WebSocket and web chat only)".into()
+        } else {
+            format!("configured: {}", channels.join(", "))
+        },
+    });
+    let failed = checks.iter().any(|c| c.verdict == "fail");
+    if t.json {
+        let rows: Vec<Value> = checks
+            .iter()
+            .map(|c| json!({ "check": c.name, "verdict": c.verdict, "detail": c.detail }))
+            .collect();
+        print_json(&json!({ "ok": !failed, "checks": rows }));
+    } else {
+        for c in &checks {
+            println!(
+                "{:<5} {:<10} {}",
+                c.verdict.to_uppercase(),
+                c.name,
+                c.detail
+            );
+        }
+    }
+    if failed {
+        Err(Failure::new(
+            1,
+            "doctor found problems (see the FAIL lines above)",
+        ))
+    } else {
+        Ok(())
+    }
+}

@@ -72,6 +72,8 @@ enum Command {
     },
     /// Is the gateway up and healthy?
     Health,
+    /// Check config, state dir, gateway, model and channels, with a verdict for each.
+    Doctor,
     /// Gateway status and recent sessions.
     Status,
     /// List, show, reset or delete sessions.
@@ -331,6 +333,32 @@ fn main() -> ExitCode {
     let target = client_target(&cli, &state);
     match cli.command {
         Some(Command::Health) => run_client(cli::health(&target)),
+        Some(Command::Doctor) => {
+            let loaded = config::load(&sources(&cli.paths, &state));
+            let channels = loaded
+                .as_ref()
+                .ok()
+                .and_then(|c| {
+                    c.settings
+                        .channels
+                        .as_object()
+                        .map(|o| o.keys().cloned().collect())
+                })
+                .unwrap_or_default();
+            let verdict = loaded.map(|c| {
+                if c.exists {
+                    format!("{} is valid", c.sources.path.display())
+                } else {
+                    "no config file; defaults in use".to_string()
+                }
+            });
+            run_client(cli::doctor(
+                &target,
+                verdict.map_err(|e| e.to_string()),
+                &state,
+                channels,
+            ))
+        }
         Some(Command::Status) => run_client(cli::status(&target)),
         Some(Command::Sessions { command }) => {
             let (action, key) = match &command {

@@ -235,3 +235,67 @@ async fn interactive_chat_streams_handles_directives_and_ctrl_c_stops_only_the_r
         "the reply was cut short: {all}"
     );
 }
+
+#[tokio::test]
+async fn doctor_gives_a_verdict_per_check() {
+    use crate::support::fake_provider::{FakeProvider, Script};
+    let gw = TestGateway::start();
+    let o = run(Some(&gw), &["doctor"]).await;
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
+    for line in [
+        "OK    config",
+        "OK    state dir",
+        "OK    gateway",
+        "OK    model",
+        "OK    channels",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    let o = run(Some(&gw), &["doctor", "--json"]).await;
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["checks"].as_array().unwrap().len(), 5);
+
+    // A model that refuses the key fails its check; the others still run.
+    let fake = FakeProvider::start().await;
+    fake.set_default(Script::status(401, "{\"error\":{\"message\":\"bad key\"}}"));
+    let bad = TestGateway::with_config(serde_json::json!({
+        "models": { "providers": { "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k" } } },
+        "agents": { "defaults": { "model": { "primary": "fake/m1", "fallbacks": [] } } },
+    }));
+    let o = run(Some(&bad), &["doctor"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains("FAIL  model") && text.contains("OK    gateway"),
+        "{text}"
+    );
+    assert_eq!(
+        stderr(&o),
+        "error: doctor found problems (see the FAIL lines above)\n"
+    );
+
+    // No gateway, and a broken config file.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.json");
+    std::fs::write(&cfg, "{ gateway: { port: \"many\" } }").unwrap();
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://127.0.0.1:{}", free.local_addr().unwrap().port());
+    drop(free);
+    let o = run(
+        None,
+        &["doctor", "--url", &url, "--config", cfg.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains("FAIL  config") && text.contains("gateway.port"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAIL  gateway") && text.contains("WARN  model"),
+        "{text}"
+    );
+}
