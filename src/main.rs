@@ -87,6 +87,27 @@ enum Command {
         #[arg(long, default_value = "main")]
         session: String,
     },
+    /// Write sessions out of the running gateway as OpenClaw JSONL
+    /// (agents/<id>/sessions/sessions.json + <sessionId>.jsonl under DIR).
+    Export {
+        /// Only this session (default: every session).
+        #[arg(long)]
+        session: Option<String>,
+        /// A new (or empty) folder to write into.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Move an OpenClaw install (openclaw.json, sessions, workspace, skills,
+    /// auth profiles) into the ferroclaw state dir; the gateway must be stopped.
+    Import {
+        /// The OpenClaw state dir (usually ~/.openclaw).
+        #[arg(long)]
+        from: PathBuf,
+        /// Replace what already exists (old files kept as *.bak-<time>,
+        /// replaced sessions exported to <state dir>/backup-<time>/).
+        #[arg(long)]
+        force: bool,
+    },
     /// Send one message to the agent and stream the reply.
     Agent {
         /// The message.
@@ -375,6 +396,17 @@ fn main() -> ExitCode {
             thinking,
         }) => run_client(cli::agent(&target, &message, &session, thinking.as_deref())),
         Some(Command::Chat { session }) => run_client(cli::chat(&target, &session)),
+        Some(Command::Export { session, out }) => {
+            run_client(cli::export(&target, session.as_deref(), &out))
+        }
+        Some(Command::Import { from, force }) => run_client(cli::import(cli::ImportArgs {
+            from,
+            config_path: sources(&cli.paths, &state).path,
+            state: state.clone(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            force,
+            json: cli.client.json,
+        })),
         Some(Command::Config {
             command: ConfigCommand::Get { key },
         }) => run_client(cli::config_get(&target, key.as_deref())),
@@ -393,6 +425,16 @@ fn main() -> ExitCode {
             } else {
                 "defaults (no config file)".into()
             };
+            // What the gateway would refuse at start (unknown providers,
+            // bad sandbox or tool settings), without starting anything.
+            if let Err(e) = ferroclaw_actors::gateway::plan(
+                &c.settings,
+                &state,
+                ferroclaw_actors::provider::hub::process_env(),
+            ) {
+                eprintln!("error: invalid config: {what}: {e}");
+                return ExitCode::from(2);
+            }
             println!("config ok: {what}");
             ExitCode::SUCCESS
         }

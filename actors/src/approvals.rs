@@ -267,7 +267,7 @@ fn empty_file() -> Value {
     json!({ "version": 1, "defaults": {}, "agents": {} })
 }
 
-fn validate_file(v: &Value) -> Result<(), String> {
+pub fn validate_file(v: &Value) -> Result<(), String> {
     let obj = v.as_object().ok_or("file must be an object")?;
     if obj.get("version").and_then(Value::as_u64) != Some(1) {
         return Err("file.version must be 1".into());

@@ -69,6 +69,18 @@ impl Gateway {
         env: EnvReader,
         chat_events: impl FnOnce(Addr<EventBus>, Arc<Metrics>) -> Recipient<SessionEvent>,
     ) -> Result<Gateway, StartError> {
+        // Everything the config decides is checked before anything starts.
+        let defaults = &settings.agents.defaults;
+        let StartPlan {
+            workspace,
+            model,
+            hub_config,
+            context,
+            limits,
+            approval_timeout,
+            tool_policy,
+            queue,
+        } = plan(&settings, store.dir(), env.clone())?;
         let versions = Arc::new(StateVersions::default());
         let tick = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
         let m = metrics.clone();
@@ -83,13 +95,7 @@ impl Gateway {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune old run records"),
         }
-        let defaults = &settings.agents.defaults;
         let lanes = Lanes::start(&settings);
-        let workspace = defaults
-            .workspace
-            .as_ref()
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| store.dir().join("workspace"));
         let fresh_workspace = !workspace.exists();
         std::fs::create_dir_all(&workspace)
             .map_err(|e| StartError::Workspace(format!("{}: {e}", workspace.display())))?;
@@ -101,57 +107,10 @@ impl Gateway {
                 Err(e) => tracing::warn!(error = %e, "cannot seed the new workspace"),
             }
         }
-        let context =
-            Arc::new(agent_context(&settings, &workspace, store.dir()).map_err(StartError::Tools)?);
+        let context = Arc::new(context);
         let tools: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs().into();
         let models = Arc::new(model_plan(&settings));
-        let hub_config = HubConfig::from_settings(
-            &settings,
-            store.dir(),
-            settings.default_agent_id(),
-            env.clone(),
-        );
-        let (model, _) = resolve_model(
-            &ModelChain {
-                global: defaults.model.primary(),
-                ..Default::default()
-            },
-            false,
-        )
-        .map_err(StartError::Model)?;
-        if !hub_config.knows(&model.provider) {
-            return Err(StartError::Provider(format!(
-                "models.providers.{} is not configured (needed by the default model {model})",
-                model.provider
-            )));
-        }
         let hub = ProviderHub::new(hub_config).start();
-        let sandbox =
-            crate::tool::sandbox::SandboxSettings::from_config(&defaults.sandbox, store.dir())
-                .map_err(StartError::Tools)?;
-        let limits = ToolLimits {
-            fetch: crate::tool::web_fetch::FetchSettings::from_config(&settings.tools)
-                .map_err(StartError::Tools)?,
-            sandbox: sandbox.clone(),
-            workspace_only: match settings.tools.pointer("/fs/workspaceOnly") {
-                None | Some(serde_json::Value::Null) => true,
-                Some(v) => v.as_bool().ok_or_else(|| {
-                    StartError::Tools("tools.fs.workspaceOnly must be true or false".into())
-                })?,
-            },
-            ..ToolLimits::default()
-        };
-        let exec_cfg = settings.tools.get("exec");
-        let approval_timeout = exec_cfg
-            .and_then(|e| e.get("approvalTimeoutSeconds"))
-            .map(|v| {
-                v.as_u64().filter(|n| *n >= 1).ok_or(
-                    "tools.exec.approvalTimeoutSeconds: a whole number of seconds, at least 1",
-                )
-            })
-            .transpose()
-            .map_err(|e| StartError::Tools(e.to_string()))?
-            .unwrap_or(120);
         let approvals = crate::approvals::ApprovalsActor::load(
             bus.clone(),
             store.dir().join("exec-approvals.json"),
@@ -159,8 +118,6 @@ impl Gateway {
         )
         .map_err(StartError::Tools)?
         .start();
-        let exec_defaults = crate::tool::policy::ExecDefaults::from_config(exec_cfg, sandbox)
-            .map_err(StartError::Tools)?;
         let session_tools: Arc<std::sync::OnceLock<Addr<crate::tool::sessions::SessionTools>>> =
             Default::default();
         let executor = ToolExecutor::new(workspace.clone(), limits)
@@ -171,23 +128,7 @@ impl Gateway {
         let subagent_done: Arc<
             std::sync::OnceLock<Recipient<crate::tool::sessions::SubagentDone>>,
         > = Default::default();
-        let tool_policy = Arc::new(
-            crate::tool::policy::ToolPolicy::from_config(
-                &settings.tools,
-                &settings
-                    .agents
-                    .list
-                    .iter()
-                    .map(|a| (a.id.clone(), a.tools.clone()))
-                    .collect::<Vec<_>>(),
-                &settings.channels,
-            )
-            .map_err(StartError::Tools)
-            .map(|mut p| {
-                p.exec = exec_defaults;
-                p
-            })?,
-        );
+        let tool_policy = Arc::new(tool_policy);
         let deps = SessionDeps {
             store: store.clone(),
             hub: hub.clone(),
@@ -204,7 +145,7 @@ impl Gateway {
             tool_policy: tool_policy.clone(),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
             max_model_calls: 32,
-            queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
+            queue,
             restart: RestartPolicy {
                 max: defaults.run_restarts.max,
                 backoff: Duration::from_millis(defaults.run_restarts.backoff_ms),
@@ -279,6 +220,105 @@ pub enum StartError {
     Queue(String),
     #[error("{0}")]
     Tools(String),
+}
+
+/// What the gateway derives from its settings before any actor starts.
+/// `plan` is also how a config is checked without starting anything
+/// (`ferroclaw config validate`, `ferroclaw import`): what it refuses,
+/// the gateway would refuse at start.
+pub struct StartPlan {
+    /// The agent workspace (`agents.defaults.workspace`, `~` expanded, else `<state dir>/workspace`).
+    pub workspace: std::path::PathBuf,
+    /// The default model; its provider is known.
+    pub model: ModelRef,
+    pub hub_config: HubConfig,
+    pub context: crate::agent_context::AgentContext,
+    pub limits: ToolLimits,
+    pub approval_timeout: u64,
+    pub tool_policy: crate::tool::policy::ToolPolicy,
+    pub queue: QueueSettings,
+}
+
+/// Checks and derives everything `Gateway::start` needs from the settings;
+/// reads nothing but the config (no files, no network).
+pub fn plan(
+    settings: &Settings,
+    state_dir: &std::path::Path,
+    env: EnvReader,
+) -> Result<StartPlan, StartError> {
+    let defaults = &settings.agents.defaults;
+    let workspace = defaults
+        .workspace
+        .as_deref()
+        // OpenClaw configs write `~/.openclaw/workspace`.
+        .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
+        .unwrap_or_else(|| state_dir.join("workspace"));
+    let context = agent_context(settings, &workspace, state_dir).map_err(StartError::Tools)?;
+    let hub_config =
+        HubConfig::from_settings(settings, state_dir, settings.default_agent_id(), env);
+    let (model, _) = resolve_model(
+        &ModelChain {
+            global: defaults.model.primary(),
+            ..Default::default()
+        },
+        false,
+    )
+    .map_err(StartError::Model)?;
+    if !hub_config.knows(&model.provider) {
+        return Err(StartError::Provider(format!(
+            "models.providers.{} is not configured (needed by the default model {model})",
+            model.provider
+        )));
+    }
+    let sandbox = crate::tool::sandbox::SandboxSettings::from_config(&defaults.sandbox, state_dir)
+        .map_err(StartError::Tools)?;
+    let limits = ToolLimits {
+        fetch: crate::tool::web_fetch::FetchSettings::from_config(&settings.tools)
+            .map_err(StartError::Tools)?,
+        sandbox: sandbox.clone(),
+        workspace_only: match settings.tools.pointer("/fs/workspaceOnly") {
+            None | Some(serde_json::Value::Null) => true,
+            Some(v) => v.as_bool().ok_or_else(|| {
+                StartError::Tools("tools.fs.workspaceOnly must be true or false".into())
+            })?,
+        },
+        ..ToolLimits::default()
+    };
+    let exec_cfg = settings.tools.get("exec");
+    let approval_timeout = exec_cfg
+        .and_then(|e| e.get("approvalTimeoutSeconds"))
+        .map(|v| {
+            v.as_u64()
+                .filter(|n| *n >= 1)
+                .ok_or("tools.exec.approvalTimeoutSeconds: a whole number of seconds, at least 1")
+        })
+        .transpose()
+        .map_err(|e| StartError::Tools(e.to_string()))?
+        .unwrap_or(120);
+    let exec_defaults = crate::tool::policy::ExecDefaults::from_config(exec_cfg, sandbox)
+        .map_err(StartError::Tools)?;
+    let mut tool_policy = crate::tool::policy::ToolPolicy::from_config(
+        &settings.tools,
+        &settings
+            .agents
+            .list
+            .iter()
+            .map(|a| (a.id.clone(), a.tools.clone()))
+            .collect::<Vec<_>>(),
+        &settings.channels,
+    )
+    .map_err(StartError::Tools)?;
+    tool_policy.exec = exec_defaults;
+    Ok(StartPlan {
+        workspace,
+        model,
+        hub_config,
+        context,
+        limits,
+        approval_timeout,
+        tool_policy,
+        queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
+    })
 }
 
 /// The prompt and skills context from config.

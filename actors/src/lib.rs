@@ -18,6 +18,7 @@ pub mod ids;
 pub mod inbound;
 pub mod lane;
 pub mod metrics;
+pub mod migrate;
 pub mod msg_context;
 pub mod presence;
 pub mod prompt;

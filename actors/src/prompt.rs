@@ -357,18 +357,18 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
+/// The first-run `BOOTSTRAP.md` a new workspace gets.
+pub const FIRST_RUN_BOOTSTRAP: &str = "# First run\n\n\
+     This workspace is new. Before anything else, get to know your user:\n\n\
+     1. Introduce yourself briefly and ask what they would like to call you and how to address them.\n\
+     2. Write what you learn: your name, tone and emoji in IDENTITY.md, theirs in USER.md, and any standing instructions in AGENTS.md.\n\
+     3. Delete this file (BOOTSTRAP.md) when that is done, so the ritual does not repeat.\n";
+
 /// Writes a first-run `BOOTSTRAP.md` into a workspace that was just created
 /// (never into an existing one).
 pub fn seed_new_workspace(workspace: &Path) -> std::io::Result<PathBuf> {
     let path = workspace.join("BOOTSTRAP.md");
-    std::fs::write(
-        &path,
-        "# First run\n\n\
-         This workspace is new. Before anything else, get to know your user:\n\n\
-         1. Introduce yourself briefly and ask what they would like to call you and how to address them.\n\
-         2. Write what you learn: your name, tone and emoji in IDENTITY.md, theirs in USER.md, and any standing instructions in AGENTS.md.\n\
-         3. Delete this file (BOOTSTRAP.md) when that is done, so the ritual does not repeat.\n",
-    )?;
+    std::fs::write(&path, FIRST_RUN_BOOTSTRAP)?;
     Ok(path)
 }
 

@@ -10,7 +10,7 @@ use std::io::{BufRead, Write};
 
 use serde_json::{json, Value};
 
-use crate::store::{composite_key, time_ordered_id, Store, StoreError, Tree};
+use crate::store::{composite_key, time_ordered_id, Store, StoreError, StoreWrite, Tree};
 
 /// The `session` header version written by OpenClaw's runtime.
 pub const SESSION_VERSION: u64 = 3;
@@ -168,6 +168,14 @@ pub fn import_jsonl(
     input: impl BufRead,
 ) -> Result<usize, TranscriptError> {
     check_session_id(session_id)?;
+    let parsed = parse_jsonl(input)?;
+    append(store, session_id, &parsed)?;
+    Ok(parsed.len())
+}
+
+/// Parses OpenClaw JSONL into entries, checking every line (blank lines
+/// skipped); the first bad line is the error, with its number.
+pub fn parse_jsonl(input: impl BufRead) -> Result<Vec<Value>, TranscriptError> {
     let mut parsed = Vec::new();
     for (i, line) in input.lines().enumerate() {
         let line = line?;
@@ -184,9 +192,61 @@ pub fn import_jsonl(
         })?;
         parsed.push(v);
     }
-    let n = parsed.len();
-    append(store, session_id, &parsed)?;
-    Ok(n)
+    Ok(parsed)
+}
+
+/// One page of a transcript for export: the entries after `after` (the
+/// cursor a previous page returned), about `max_bytes` of them (at least
+/// one), and the cursor to continue from when more follow.
+pub fn page(
+    store: &Store,
+    session_id: &str,
+    after: Option<&str>,
+    max_bytes: usize,
+) -> Result<(Vec<Value>, Option<String>), TranscriptError> {
+    check_session_id(session_id)?;
+    let prefix = prefix(session_id);
+    let after = after.map(|a| composite_key(session_id, a));
+    let (items, next) =
+        store.scan_page::<Value>(Tree::Transcripts, &prefix, after.as_deref(), max_bytes)?;
+    // The cursor is the entry part of the key: it cannot name another session.
+    let next = next.and_then(|k| k.strip_prefix(prefix.as_str()).map(str::to_string));
+    Ok((items.into_iter().map(|(_, v)| v).collect(), next))
+}
+
+/// The store writes that add `entries` to `session_id` in order, for a
+/// `Store::commit` together with other writes.
+pub fn writes_for(
+    session_id: &str,
+    entries: Vec<Value>,
+) -> Result<Vec<StoreWrite>, TranscriptError> {
+    check_session_id(session_id)?;
+    for (i, e) in entries.iter().enumerate() {
+        validate(e).map_err(|message| TranscriptError::BadLine {
+            line: i + 1,
+            message,
+        })?;
+    }
+    Ok(entries
+        .into_iter()
+        .map(|e| {
+            (
+                Tree::Transcripts,
+                composite_key(session_id, &time_ordered_id()),
+                Some(e),
+            )
+        })
+        .collect())
+}
+
+/// The store writes that remove a session's transcript (for a commit).
+pub fn removals_for(store: &Store, session_id: &str) -> Result<Vec<StoreWrite>, TranscriptError> {
+    check_session_id(session_id)?;
+    Ok(store
+        .scan::<Value>(Tree::Transcripts, &prefix(session_id))?
+        .into_iter()
+        .map(|(k, _)| (Tree::Transcripts, k, None))
+        .collect())
 }
 
 /// A conversation message in OpenClaw's transcript shape.

@@ -31,6 +31,7 @@ pub const METHODS: &[&str] = &[
     "sessions.patch",
     "sessions.reset",
     "sessions.delete",
+    "sessions.export",
     "agent",
     "agent.wait",
     "skills.status",

@@ -9,6 +9,7 @@ mod handshake;
 mod interop;
 mod malformed;
 mod methods;
+mod migrate;
 mod openai_http;
 mod process;
 mod runtime;

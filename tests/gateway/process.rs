@@ -2,72 +2,12 @@
 //! same state dir, SIGTERM (shutdown event + 1012) and logs.tail on the real
 //! log file.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::json;
 
+use crate::support::process::{ferroclaw, spawn_gateway};
 use crate::support::{connect_params, Client};
-
-const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
-
-fn ferroclaw(state: &std::path::Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.env_remove("OPENCLAW_GATEWAY_TOKEN")
-        .env_remove("FERROCLAW_STATE_DIR")
-        .env("HOME", state)
-        .arg("--state-dir")
-        .arg(state);
-    c
-}
-
-/// A gateway child process, killed when the test ends however it ends.
-struct Gateway(Child);
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl std::ops::Deref for Gateway {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Gateway {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
-/// Starts `ferroclaw gateway --port 0`; returns it, its address and the
-/// gateway token it generated in the state dir.
-fn spawn_gateway(state: &std::path::Path) -> (Gateway, String, String) {
-    let mut child = ferroclaw(state)
-        .args(["gateway", "--port", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines.next().expect("gateway printed its address").unwrap();
-        if let Some(rest) = line.split("listening on ws://").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    let token = std::fs::read_to_string(state.join("gateway.token"))
-        .unwrap()
-        .trim()
-        .to_string();
-    (Gateway(child), addr, token)
-}
 
 #[test]
 fn config_validate_names_file_key_and_expectation_and_exits_2() {

@@ -4,6 +4,7 @@
 pub mod client;
 pub mod device;
 pub mod fake_provider;
+pub mod process;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};

@@ -110,6 +110,12 @@ struct EnvelopeIn<T> {
     data: T,
 }
 
+/// A page of `scan_page`: entries in key order, and the key to continue after.
+pub type Page<T> = (Vec<(String, T)>, Option<String>);
+
+/// One write of a `Store::commit`: a key of a tree and its new value (None: removed).
+pub type StoreWrite = (Tree, String, Option<serde_json::Value>);
+
 /// Handle to the store. Cheap to clone; all clones share one sled database
 /// and the lock on the state dir, which is released when the last clone drops.
 #[derive(Clone)]
@@ -233,6 +239,83 @@ impl Store {
         Ok(out)
     }
 
+    /// One page of `scan`: the entries after `after` (a key a previous page
+    /// ended on; None: from the start), until about `max_bytes` of stored
+    /// values (always at least one entry). Returns the page and, when more
+    /// entries follow, the key to continue after.
+    pub fn scan_page<T: DeserializeOwned>(
+        &self,
+        tree: Tree,
+        prefix: &str,
+        after: Option<&str>,
+        max_bytes: usize,
+    ) -> Result<Page<T>, StoreError> {
+        use std::ops::Bound;
+        let start = match after {
+            Some(k) if k.starts_with(prefix) => Bound::Excluded(k.as_bytes().to_vec()),
+            _ => Bound::Included(prefix.as_bytes().to_vec()),
+        };
+        let mut out = Vec::new();
+        let mut bytes = 0usize;
+        for item in self
+            .tree(tree)
+            .range::<Vec<u8>, _>((start, Bound::Unbounded))
+        {
+            let (k, v) = item?;
+            if !k.starts_with(prefix.as_bytes()) {
+                return Ok((out, None));
+            }
+            let key = String::from_utf8_lossy(&k).into_owned();
+            if !out.is_empty() && bytes + v.len() > max_bytes {
+                let last = out.last().map(|(k, _): &(String, T)| k.clone());
+                return Ok((out, last));
+            }
+            bytes += v.len();
+            let value = decode(tree, &key, &v)?;
+            out.push((key, value));
+        }
+        Ok((out, None))
+    }
+
+    /// Applies writes to several trees in one transaction: every write
+    /// lands or none does (a `None` value removes the key).
+    pub fn commit(&self, writes: &[StoreWrite]) -> Result<(), StoreError> {
+        use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
+        let mut encoded = Vec::with_capacity(writes.len());
+        for (tree, key, value) in writes {
+            let bytes = match value {
+                Some(v) => Some(serde_json::to_vec(&EnvelopeOut {
+                    v: VALUE_VERSION,
+                    data: v,
+                })?),
+                None => None,
+            };
+            encoded.push((*tree as usize, key.as_bytes(), bytes));
+        }
+        let trees: Vec<sled::Tree> = self.inner.trees.clone();
+        trees
+            .as_slice()
+            .transaction(|views| {
+                for (tree, key, bytes) in &encoded {
+                    match bytes {
+                        Some(b) => {
+                            views[*tree].insert(*key, b.as_slice())?;
+                        }
+                        None => {
+                            views[*tree].remove(*key)?;
+                        }
+                    }
+                }
+                Ok::<(), ConflictableTransactionError<()>>(())
+            })
+            .map_err(|e| match e {
+                TransactionError::Storage(e) => StoreError::Sled(e),
+                TransactionError::Abort(()) => {
+                    StoreError::Sled(sled::Error::Unsupported("transaction aborted".into()))
+                }
+            })
+    }
+
     /// Durability point: resolves once everything written so far is on disk.
     ///
     /// Not sled's `flush_async`: it parks sled's own IO threads until the log
@@ -324,6 +407,69 @@ mod tests {
             .unwrap();
         let got: Result<Option<u32>, _> = store.get(Tree::Meta, "k");
         assert!(matches!(got, Err(StoreError::TooNew { found: 99, .. })));
+    }
+
+    #[test]
+    fn pages_cover_a_prefix_once_in_order_within_the_byte_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for i in 0..25 {
+            store
+                .put(Tree::Meta, &format!("p:{i:02}"), &"x".repeat(90))
+                .unwrap();
+        }
+        store.put(Tree::Meta, "q:00", &"other").unwrap();
+        let (mut seen, mut after, mut pages) = (Vec::new(), None::<String>, 0);
+        loop {
+            let (page, next): (Vec<(String, String)>, _) = store
+                .scan_page(Tree::Meta, "p:", after.as_deref(), 500)
+                .unwrap();
+            // 107 stored bytes each (the 90-char value in its envelope): 4 fit in 500.
+            assert!(!page.is_empty() && page.len() <= 4, "{}", page.len());
+            seen.extend(page.into_iter().map(|(k, _)| k));
+            pages += 1;
+            match next {
+                Some(k) => after = Some(k),
+                None => break,
+            }
+        }
+        let want: Vec<String> = (0..25).map(|i| format!("p:{i:02}")).collect();
+        assert_eq!(seen, want);
+        assert_eq!(pages, 7);
+        let (one, next): (Vec<(String, String)>, _) =
+            store.scan_page(Tree::Meta, "p:", None, 1).unwrap();
+        assert_eq!(
+            (one.len(), next.as_deref()),
+            (1, Some("p:00")),
+            "one entry even over budget"
+        );
+    }
+
+    #[test]
+    fn a_commit_writes_and_removes_across_trees_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.put(Tree::Sessions, "old", &1).unwrap();
+        store
+            .commit(&[
+                (
+                    Tree::Sessions,
+                    "new".into(),
+                    Some(serde_json::json!({"a": 1})),
+                ),
+                (
+                    Tree::Transcripts,
+                    "s\0x".into(),
+                    Some(serde_json::json!("line")),
+                ),
+                (Tree::Sessions, "old".into(), None),
+            ])
+            .unwrap();
+        let new: Option<serde_json::Value> = store.get(Tree::Sessions, "new").unwrap();
+        assert_eq!(new, Some(serde_json::json!({"a": 1})));
+        let line: Option<String> = store.get(Tree::Transcripts, "s\0x").unwrap();
+        assert_eq!(line.as_deref(), Some("line"));
+        assert_eq!(store.get::<u32>(Tree::Sessions, "old").unwrap(), None);
     }
 
     #[test]

@@ -123,16 +123,7 @@ impl std::ops::Deref for Workspace {
     }
 }
 
-/// `~` and `~/x` as the home directory (only when not confined).
-fn expand_home(raw: &str) -> Option<PathBuf> {
-    let home = std::env::var_os("HOME")?;
-    match raw {
-        "~" => Some(PathBuf::from(home)),
-        r => r
-            .strip_prefix("~/")
-            .map(|rest| PathBuf::from(home).join(rest)),
-    }
-}
+use crate::fsutil::expand_home;
 
 /// Resolves a path inside the workspace; `..`, absolute paths outside it and
 /// symlinks leading out are refused (unless `workspaceOnly` is off).

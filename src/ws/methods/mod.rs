@@ -218,6 +218,7 @@ async fn route(
         "sessions.patch" => sessions::patch(state, p).await,
         "sessions.reset" => sessions::reset(state, p).await,
         "sessions.delete" => sessions::delete(state, p).await,
+        "sessions.export" => sessions::export(state, p).await,
         "agent" => chat::agent(state, caller, p, &frame.id, early).await,
         "agent.wait" => chat::agent_wait(state, p).await,
         "skills.status" => skills::status(state, p),

@@ -1,5 +1,7 @@
 //! sessions.list, sessions.patch, sessions.reset, sessions.delete: the
-//! session store as OpenClaw's clients see it (protocol.md 5.3).
+//! session store as OpenClaw's clients see it (protocol.md 5.3); and
+//! ferroclaw's sessions.export, which pages a transcript out as OpenClaw
+//! JSONL entries with its sessions.json row (`ferroclaw export`).
 
 use ferroclaw_actors::router::{DeleteSession, ListSessions, LookupSession, SessionRow};
 use ferroclaw_actors::session::{PatchSession, ResetSession, SessionEntry, SessionPatch};
@@ -312,4 +314,63 @@ pub async fn delete(state: &SharedState, p: &Value) -> MethodResult {
         .map(|e| vec![e.session_id])
         .unwrap_or_default();
     json(json!({ "ok": true, "key": key.as_str(), "deleted": deleted, "archived": archived }))
+}
+
+/// Transcript bytes per `sessions.export` page by default, and at most
+/// (well under the 25 MiB frame limit).
+const EXPORT_PAGE: usize = 4 * 1024 * 1024;
+const EXPORT_PAGE_MAX: usize = 16 * 1024 * 1024;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ExportParams {
+    key: String,
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    max_bytes: Option<usize>,
+}
+
+/// `sessions.export` (admin): `{key, cursor?, maxBytes?}` -> `{key, agentId,
+/// sessionId, row, entries, cursor?}`: the session's row in OpenClaw's
+/// `sessions.json` shape and one page of its transcript lines, oldest
+/// first; `cursor` is present while more follow (pass it back for the next
+/// page). Read from the store (sled's consistent reads) off the worker thread.
+pub async fn export(state: &SharedState, p: &Value) -> MethodResult {
+    let p: ExportParams = params("sessions.export", p)?;
+    let key = session_key(state, &p.key)?;
+    let entry = state
+        .gateway
+        .router
+        .send(LookupSession { key: key.clone() })
+        .await
+        .map_err(down)?
+        .map_err(store_err)?
+        .ok_or_else(|| ErrorShape::invalid(format!("unknown session: {key}")))?;
+    let max = p
+        .max_bytes
+        .unwrap_or(EXPORT_PAGE)
+        .clamp(1024, EXPORT_PAGE_MAX);
+    let store = state.gateway.store.clone();
+    let session_id = entry.session_id.clone();
+    let (entries, next) = actix_web::web::block(move || {
+        ferroclaw_actors::transcript::page(&store, &session_id, p.cursor.as_deref(), max)
+    })
+    .await
+    .map_err(|_| ErrorShape::unavailable("the transcript reader stopped"))?
+    .map_err(|e| {
+        tracing::error!(session_key = %key, error = %e, "transcript export failed");
+        ErrorShape::unavailable(format!("cannot read the transcript: {e}"))
+    })?;
+    let mut out = json!({
+        "key": key.as_str(),
+        "agentId": key.agent_id(),
+        "sessionId": entry.session_id,
+        "row": ferroclaw_actors::migrate::openclaw_row(&entry),
+        "entries": entries,
+    });
+    if let Some(c) = next {
+        out["cursor"] = json!(c);
+    }
+    json(out)
 }

@@ -12,6 +12,11 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
+mod export;
+mod import;
+pub use export::export;
+pub use import::{import, ImportArgs};
+
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
@@ -33,7 +38,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn new(code: u8, message: impl Into<String>) -> Failure {
+    pub(crate) fn new(code: u8, message: impl Into<String>) -> Failure {
         Failure {
             message: message.into(),
             code,
@@ -51,6 +56,9 @@ pub struct Connection {
     next: u64,
     /// Events read while waiting for a response.
     pub events: std::collections::VecDeque<Value>,
+    /// Whether events are kept for `event()` (commands that never read
+    /// them turn this off, so a busy gateway's events do not pile up).
+    pub keep_events: bool,
 }
 
 async fn recv_json(ws: &mut Ws) -> Result<Value, Failure> {
@@ -91,6 +99,7 @@ impl Connection {
             ws,
             next: 0,
             events: Default::default(),
+            keep_events: true,
         };
         // connect.challenge first.
         let challenge = recv_json(&mut c.ws).await?;
@@ -142,7 +151,7 @@ impl Connection {
                 Some("res") if v.get("id").and_then(Value::as_str) == Some(id.as_str()) => {
                     return Ok(v)
                 }
-                Some("event") => self.events.push_back(v),
+                Some("event") if self.keep_events => self.events.push_back(v),
                 _ => {}
             }
         }
@@ -173,7 +182,7 @@ impl Connection {
     }
 }
 
-fn print_json(v: &Value) {
+pub(crate) fn print_json(v: &Value) {
     println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
 }
 
@@ -297,12 +306,16 @@ pub async fn sessions(t: &Target, action: &str, key: Option<&str>) -> Result<(),
                 .into_iter()
                 .flatten()
             {
-                let text: Vec<&str> = m["content"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|b| b.get("text").and_then(Value::as_str))
-                    .collect();
+                // OpenClaw writes content as blocks, or (older lines) one string.
+                let text: Vec<&str> = match &m["content"] {
+                    Value::String(s) => vec![s.as_str()],
+                    blocks => blocks
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|b| b.get("text").and_then(Value::as_str))
+                        .collect(),
+                };
                 println!("{}: {}", m["role"].as_str().unwrap_or("?"), text.join(" "));
             }
         }

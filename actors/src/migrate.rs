@@ -1,0 +1,572 @@
+//! OpenClaw session stores, in and out. OpenClaw keeps, per agent,
+//! `agents/<agentId>/sessions/sessions.json` (session key -> row) and one
+//! `<sessionId>.jsonl` transcript per session; ferroclaw keeps the same rows
+//! as `SessionEntry`s and the same lines in its store. This module converts
+//! rows both ways, reads an OpenClaw sessions folder (validated whole: one
+//! bad row or line refuses everything) and commits imported sessions in one
+//! store transaction. Plain file and store work: no actors, no network.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+
+use crate::directives::{REASONING_LEVELS, THINKING_LEVELS, USAGE_LEVELS, VERBOSE_LEVELS};
+use crate::inbound::SessionKey;
+use crate::queue::{parse_queue_directive, DropPolicy, QueueMode, QueueSettings};
+use crate::session::SessionEntry;
+use crate::store::{Store, StoreError, Tree};
+use crate::transcript::{self, TranscriptError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    #[error("{path}: {message}")]
+    Bad { path: PathBuf, message: String },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Conflict(String),
+}
+
+impl MigrateError {
+    fn bad(path: &Path, message: impl Into<String>) -> MigrateError {
+        MigrateError::Bad {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One session read from an OpenClaw (or ferroclaw-exported) sessions folder.
+#[derive(Debug, Clone)]
+pub struct ImportedSession {
+    /// The canonical session key.
+    pub key: String,
+    pub entry: SessionEntry,
+    /// Its transcript lines, in file order.
+    pub entries: Vec<Value>,
+}
+
+/// What a sessions folder held: its sessions, and notes on what was left
+/// out or changed (unsupported values, transcripts not named by any row).
+#[derive(Debug, Default)]
+pub struct SessionsDir {
+    pub sessions: Vec<ImportedSession>,
+    pub notes: Vec<String>,
+}
+
+/// A session's row in OpenClaw's `sessions.json` shape. ferroclaw's own
+/// fields (`createdAt`, `queue`, `agentOverride`, `skillFilter`,
+/// `lastMessagePreview`) ride along so a ferroclaw round trip loses nothing;
+/// OpenClaw ignores them.
+pub fn openclaw_row(e: &SessionEntry) -> Value {
+    let mut row = match serde_json::to_value(e) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    row.insert("sessionStartedAt".into(), json!(e.created_at));
+    if let Some((provider, model)) = e.model_override.as_deref().and_then(|m| m.split_once('/')) {
+        row.insert("providerOverride".into(), json!(provider));
+        row.insert("modelOverride".into(), json!(model));
+    }
+    if let Some(q) = e.queue.as_deref() {
+        if let Ok(s) = parse_queue_directive(q, QueueSettings::default()) {
+            let mode = match s.mode {
+                QueueMode::Steer => "steer",
+                QueueMode::Followup => "followup",
+                QueueMode::Collect => "collect",
+                QueueMode::SteerBacklog => "steer-backlog",
+                QueueMode::Interrupt => "interrupt",
+            };
+            let drop = match s.drop {
+                DropPolicy::Old => "old",
+                DropPolicy::New => "new",
+                DropPolicy::Summarize => "summarize",
+            };
+            row.insert("queueMode".into(), json!(mode));
+            row.insert(
+                "queueDebounceMs".into(),
+                json!(s.debounce.as_millis() as u64),
+            );
+            row.insert("queueCap".into(), json!(s.cap));
+            row.insert("queueDrop".into(), json!(drop));
+        }
+    }
+    Value::Object(row)
+}
+
+fn string(row: &Value, field: &str) -> Option<String> {
+    row.get(field)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+fn count(row: &Value, field: &str) -> u64 {
+    row.get(field)
+        .and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0) as u64)))
+        .unwrap_or(0)
+}
+
+/// A `SessionEntry` from an OpenClaw row (or one ferroclaw exported).
+/// Values ferroclaw does not support are left out, each with a note.
+pub fn entry_from_row(
+    key: &str,
+    row: &Value,
+    now: u64,
+    notes: &mut Vec<String>,
+) -> Result<SessionEntry, String> {
+    if !row.is_object() {
+        return Err("the row is not a JSON object".into());
+    }
+    let session_id = string(row, "sessionId").ok_or("missing \"sessionId\"")?;
+    if session_id.contains(['\0', '/', '\\']) || session_id.len() > 256 || session_id == ".." {
+        return Err(format!("sessionId {session_id:?} is not usable"));
+    }
+    let updated_at = match count(row, "updatedAt") {
+        0 => now,
+        t => t,
+    };
+    let created_at = ["createdAt", "sessionStartedAt", "startedAt"]
+        .iter()
+        .map(|f| count(row, f))
+        .find(|t| *t > 0)
+        .unwrap_or(updated_at);
+    let mut level = |field: &str, allowed: &[&str], aliases: &[(&str, &str)]| {
+        let v = string(row, field)?;
+        let v = aliases
+            .iter()
+            .find(|(from, _)| *from == v)
+            .map(|(_, to)| to.to_string())
+            .unwrap_or(v);
+        if allowed.contains(&v.as_str()) {
+            Some(v)
+        } else {
+            notes.push(format!(
+                "{key}: {field} {v:?} is not supported here; left out"
+            ));
+            None
+        }
+    };
+    let thinking_level = level("thinkingLevel", THINKING_LEVELS, &[]);
+    let verbose_level = level("verboseLevel", VERBOSE_LEVELS, &[]);
+    let reasoning_level = level("reasoningLevel", REASONING_LEVELS, &[]);
+    let response_usage = level("responseUsage", USAGE_LEVELS, &[("on", "tokens")]);
+    let send_policy = level("sendPolicy", &["allow", "deny"], &[]);
+    let exec_host = level("execHost", &["gateway", "sandbox"], &[]);
+    let exec_security = level("execSecurity", &["deny", "allowlist", "full"], &[]);
+    let exec_ask = level("execAsk", &["off", "on-miss", "always"], &[]);
+    let model_override = match (
+        string(row, "providerOverride"),
+        string(row, "modelOverride"),
+    ) {
+        (Some(p), Some(m)) if !m.contains('/') => Some(format!("{p}/{m}")),
+        (_, m) => m,
+    };
+    let queue = string(row, "queue").or_else(|| {
+        let mode = string(row, "queueMode")?;
+        let mut q = mode;
+        if let Some(ms) = row.get("queueDebounceMs").and_then(Value::as_u64) {
+            q.push_str(&format!(" debounce:{ms}ms"));
+        }
+        if let Some(cap) = row.get("queueCap").and_then(Value::as_u64) {
+            q.push_str(&format!(" cap:{cap}"));
+        }
+        if let Some(drop) = string(row, "queueDrop") {
+            q.push_str(&format!(" drop:{drop}"));
+        }
+        Some(q)
+    });
+    let queue = match queue {
+        Some(q) => match parse_queue_directive(&q, QueueSettings::default()) {
+            Ok(_) => Some(q),
+            Err(e) => {
+                notes.push(format!("{key}: queue settings {q:?}: {e}; left out"));
+                None
+            }
+        },
+        None => None,
+    };
+    let skill_filter = row.get("skillFilter").and_then(Value::as_array).map(|a| {
+        a.iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    });
+    Ok(SessionEntry {
+        session_id,
+        created_at,
+        updated_at,
+        label: string(row, "label"),
+        thinking_level,
+        verbose_level,
+        model_override,
+        auth_profile_override: string(row, "authProfileOverride"),
+        model_provider: string(row, "modelProvider"),
+        model: string(row, "model"),
+        queue,
+        send_policy,
+        input_tokens: count(row, "inputTokens"),
+        output_tokens: count(row, "outputTokens"),
+        total_tokens: count(row, "totalTokens"),
+        aborted_last_run: row
+            .get("abortedLastRun")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        last_message_preview: string(row, "lastMessagePreview"),
+        reasoning_level,
+        response_usage,
+        agent_override: string(row, "agentOverride"),
+        spawned_by: string(row, "spawnedBy"),
+        exec_host,
+        exec_security,
+        exec_ask,
+        skill_filter,
+        spawn_depth: count(row, "spawnDepth").min(u64::from(u32::MAX)) as u32,
+    })
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MigrateError + '_ {
+    move |source| MigrateError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Where a row's transcript is: its `sessionFile` when that file exists
+/// (absolute, or relative to the folder), else the file of that name in the
+/// folder (the folder may have moved), else `<sessionId>.jsonl`.
+fn transcript_path(dir: &Path, row: &Value, session_id: &str) -> PathBuf {
+    if let Some(f) = string(row, "sessionFile") {
+        let p = dir.join(&f);
+        if p.is_file() {
+            return p;
+        }
+        if let Some(name) = Path::new(&f).file_name() {
+            let p = dir.join(name);
+            if p.is_file() {
+                return p;
+            }
+        }
+    }
+    dir.join(format!("{session_id}.jsonl"))
+}
+
+/// Reads one agent's sessions folder (`sessions.json` plus the transcripts
+/// its rows name). Keys are canonicalised for `agent_id`. Every row and
+/// every line is checked; the first bad one is the error, naming its file
+/// (and line). A row whose transcript file is missing imports with an
+/// empty transcript, noted.
+pub fn read_sessions_dir(
+    dir: &Path,
+    agent_id: &str,
+    main_key: &str,
+    now: u64,
+) -> Result<SessionsDir, MigrateError> {
+    let index = dir.join("sessions.json");
+    let raw = std::fs::read_to_string(&index).map_err(io(&index))?;
+    let rows: BTreeMap<String, Value> = serde_json::from_str(&raw).map_err(|e| {
+        MigrateError::bad(&index, format!("not a JSON object of session rows: {e}"))
+    })?;
+    let mut out = SessionsDir::default();
+    let mut used_files = HashSet::new();
+    let mut keys = HashSet::new();
+    for (raw_key, row) in &rows {
+        let key = SessionKey::canonical(raw_key, agent_id, main_key)
+            .map_err(|e| MigrateError::bad(&index, format!("session key {raw_key:?}: {e}")))?;
+        let key = key.as_str().to_string();
+        if !keys.insert(key.clone()) {
+            return Err(MigrateError::bad(
+                &index,
+                format!("session key {raw_key:?} appears twice (as {key})"),
+            ));
+        }
+        let entry = entry_from_row(&key, row, now, &mut out.notes)
+            .map_err(|e| MigrateError::bad(&index, format!("session {raw_key:?}: {e}")))?;
+        let path = transcript_path(dir, row, &entry.session_id);
+        let entries = match std::fs::File::open(&path) {
+            Ok(f) => transcript::parse_jsonl(std::io::BufReader::new(f)).map_err(|e| match e {
+                TranscriptError::Io(source) => MigrateError::Io {
+                    path: path.clone(),
+                    source,
+                },
+                other => MigrateError::bad(&path, other.to_string()),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out.notes.push(format!(
+                    "{key}: no transcript file ({}); imported without history",
+                    path.display()
+                ));
+                Vec::new()
+            }
+            Err(e) => return Err(io(&path)(e)),
+        };
+        used_files.insert(path);
+        out.sessions.push(ImportedSession {
+            key,
+            entry,
+            entries,
+        });
+    }
+    let mut ids = HashSet::new();
+    for s in &out.sessions {
+        if !ids.insert(s.entry.session_id.as_str()) {
+            return Err(MigrateError::bad(
+                &index,
+                format!("sessionId {} is used by two rows", s.entry.session_id),
+            ));
+        }
+    }
+    if let Ok(files) = std::fs::read_dir(dir) {
+        let orphans = files
+            .filter_map(Result::ok)
+            .map(|f| f.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && !used_files.contains(p))
+            .count();
+        if orphans > 0 {
+            out.notes.push(format!(
+                "{}: {orphans} transcript file(s) not named by any session row (old or reset sessions) were left out",
+                dir.display()
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The keys of `sessions` the store already has.
+pub fn conflicting_keys(
+    store: &Store,
+    sessions: &[ImportedSession],
+) -> Result<Vec<String>, MigrateError> {
+    let mut keys = Vec::new();
+    for s in sessions {
+        if store.get::<SessionEntry>(Tree::Sessions, &s.key)?.is_some() {
+            keys.push(s.key.clone());
+        }
+    }
+    Ok(keys)
+}
+
+/// Writes imported sessions into the store in one transaction and flushes.
+/// A key that already exists is a conflict (nothing written) unless
+/// `replace`, which removes that session's old transcript in the same
+/// transaction. Returns the number of transcript lines written.
+pub async fn commit_import(
+    store: &Store,
+    sessions: Vec<ImportedSession>,
+    replace: bool,
+) -> Result<usize, MigrateError> {
+    let conflicts = conflicting_keys(store, &sessions)?;
+    if !conflicts.is_empty() && !replace {
+        let shown: Vec<&str> = conflicts.iter().take(3).map(String::as_str).collect();
+        return Err(MigrateError::Conflict(format!(
+            "{} session(s) already exist here ({}{}); pass --force to replace them",
+            conflicts.len(),
+            shown.join(", "),
+            if conflicts.len() > 3 { ", ..." } else { "" }
+        )));
+    }
+    let mut writes = Vec::new();
+    let mut lines = 0;
+    let existing: Vec<(String, SessionEntry)> = store.scan(Tree::Sessions, "")?;
+    let existing_ids: std::collections::HashMap<&str, &str> = existing
+        .iter()
+        .map(|(k, e)| (e.session_id.as_str(), k.as_str()))
+        .collect();
+    for s in sessions {
+        let old = existing.iter().find(|(k, _)| *k == s.key).map(|(_, e)| e);
+        if let Some(old) = old {
+            writes.extend(
+                transcript::removals_for(store, &old.session_id)
+                    .map_err(|e| MigrateError::Conflict(e.to_string()))?,
+            );
+        }
+        if let Some(other) = existing_ids.get(s.entry.session_id.as_str()) {
+            if *other != s.key {
+                return Err(MigrateError::Conflict(format!(
+                    "sessionId {} of {} is already used here by {other}",
+                    s.entry.session_id, s.key
+                )));
+            }
+        }
+        lines += s.entries.len();
+        let entry = serde_json::to_value(&s.entry).map_err(StoreError::from)?;
+        writes.push((Tree::Sessions, s.key.clone(), Some(entry)));
+        writes.extend(
+            transcript::writes_for(&s.entry.session_id, s.entries)
+                .map_err(|e| MigrateError::Conflict(format!("{}: {e}", s.key)))?,
+        );
+    }
+    store.commit(&writes)?;
+    store.flush().await?;
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 1_770_000_000_000;
+
+    #[test]
+    fn openclaw_rows_become_entries_and_unsupported_values_are_noted() {
+        let row = json!({
+            "sessionId": "9f1c", "updatedAt": 1770364145000u64, "sessionStartedAt": 1770364140000u64,
+            "thinkingLevel": "adaptive", "verboseLevel": "full", "responseUsage": "on",
+            "providerOverride": "anthropic", "modelOverride": "claude-sonnet-4-6",
+            "queueMode": "followup", "queueDebounceMs": 500, "queueCap": 5, "queueDrop": "old",
+            "inputTokens": 10, "outputTokens": 5.0, "totalTokens": 15, "label": "work",
+            "skillsSnapshot": {"prompt": "..."}, "origin": {"provider": "telegram"}
+        });
+        let mut notes = Vec::new();
+        let e = entry_from_row("agent:main:main", &row, NOW, &mut notes).unwrap();
+        assert_eq!(e.session_id, "9f1c");
+        assert_eq!((e.created_at, e.updated_at), (1770364140000, 1770364145000));
+        assert_eq!(e.thinking_level, None);
+        assert_eq!(e.verbose_level.as_deref(), Some("full"));
+        assert_eq!(e.response_usage.as_deref(), Some("tokens"));
+        assert_eq!(
+            e.model_override.as_deref(),
+            Some("anthropic/claude-sonnet-4-6")
+        );
+        assert_eq!(
+            e.queue.as_deref(),
+            Some("followup debounce:500ms cap:5 drop:old")
+        );
+        assert_eq!(
+            (e.input_tokens, e.output_tokens, e.total_tokens),
+            (10, 5, 15)
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("thinkingLevel \"adaptive\""), "{notes:?}");
+
+        for bad in [json!({}), json!({"sessionId": "../x"}), json!("row")] {
+            assert!(entry_from_row("k", &bad, NOW, &mut notes).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_exported_row_reads_back_as_the_same_entry() {
+        let mut e = SessionEntry::new(NOW);
+        e.label = Some("l".into());
+        e.model_override = Some("openai/gpt-5".into());
+        e.queue = Some("collect debounce:2s cap:25".into());
+        e.agent_override = Some("work".into());
+        e.skill_filter = Some(vec!["git".into()]);
+        e.thinking_level = Some("high".into());
+        e.input_tokens = 3;
+        let row = openclaw_row(&e);
+        assert_eq!(row["providerOverride"], "openai");
+        assert_eq!(row["modelOverride"], "gpt-5");
+        assert_eq!(row["queueMode"], "collect");
+        assert_eq!(row["queueDebounceMs"], 2000);
+        let mut notes = Vec::new();
+        let back = entry_from_row("agent:main:main", &row, NOW + 5, &mut notes).unwrap();
+        assert_eq!(back, e);
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    #[test]
+    fn a_sessions_folder_is_read_whole_or_refused_with_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(
+            d,
+            "sessions.json",
+            r#"{"agent:main:main": {"sessionId": "a1", "updatedAt": 5},
+                "web:x": {"sessionId": "b2", "sessionFile": "/elsewhere/b2.jsonl"},
+                "agent:main:empty": {"sessionId": "c3"}}"#,
+        );
+        write(d, "a1.jsonl", "{\"type\":\"session\",\"id\":\"a1\"}\n\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n");
+        write(d, "b2.jsonl", "{\"type\":\"session\",\"id\":\"b2\"}\n");
+        write(d, "old.jsonl", "{\"type\":\"session\"}\n");
+        let got = read_sessions_dir(d, "main", "main", NOW).unwrap();
+        let keys: Vec<&str> = got.sessions.iter().map(|s| s.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["agent:main:empty", "agent:main:main", "agent:main:web:x"]
+        );
+        let lines: Vec<usize> = got.sessions.iter().map(|s| s.entries.len()).collect();
+        assert_eq!(lines, [0, 2, 1]);
+        assert_eq!(got.notes.len(), 2, "{:?}", got.notes);
+
+        write(d, "b2.jsonl", "{\"type\":\"session\"}\n{\"message\":{}}\n");
+        let err = read_sessions_dir(d, "main", "main", NOW)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("b2.jsonl") && err.contains("line 2"), "{err}");
+
+        write(d, "sessions.json", "[1, 2]");
+        let err = read_sessions_dir(d, "main", "main", NOW)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sessions.json") && err.contains("not a JSON object"),
+            "{err}"
+        );
+    }
+
+    #[actix::test]
+    async fn an_import_commits_everything_or_nothing_and_force_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let session = |key: &str, id: &str, lines: usize| ImportedSession {
+            key: key.into(),
+            entry: SessionEntry {
+                session_id: id.into(),
+                ..SessionEntry::new(NOW)
+            },
+            entries: (0..lines)
+                .map(|i| json!({"type": "custom", "n": i}))
+                .collect(),
+        };
+        let n = commit_import(&store, vec![session("agent:main:a", "s1", 3)], false)
+            .await
+            .unwrap();
+        assert_eq!(n, 3);
+        let again = commit_import(
+            &store,
+            vec![
+                session("agent:main:b", "s2", 1),
+                session("agent:main:a", "s3", 1),
+            ],
+            false,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(
+            again.contains("1 session(s) already exist") && again.contains("--force"),
+            "{again}"
+        );
+        assert_eq!(
+            store
+                .get::<SessionEntry>(Tree::Sessions, "agent:main:b")
+                .unwrap(),
+            None,
+            "nothing written"
+        );
+
+        commit_import(&store, vec![session("agent:main:a", "s3", 2)], true)
+            .await
+            .unwrap();
+        let a: SessionEntry = store.get(Tree::Sessions, "agent:main:a").unwrap().unwrap();
+        assert_eq!(a.session_id, "s3");
+        assert!(
+            transcript::entries(&store, "s1").unwrap().is_empty(),
+            "old transcript gone"
+        );
+        assert_eq!(transcript::entries(&store, "s3").unwrap().len(), 2);
+    }
+}
