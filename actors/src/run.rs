@@ -87,10 +87,13 @@ pub enum RunEvent {
         outcome: ToolOutcome,
         skipped: bool,
     },
-    /// A message added to the conversation (assistant, tool result, injected user text).
+    /// A message added to the conversation (assistant, tool result, injected
+    /// user text). `thinking`: what the model reasoned before an assistant
+    /// message (stored in the transcript; never sent back to a model).
     Message {
         run_id: String,
         message: ChatMessage,
+        thinking: String,
     },
     Final {
         run_id: String,
@@ -362,6 +365,7 @@ fn drain(
 
 struct Turn {
     text: String,
+    thinking: String,
     calls: Vec<ToolCall>,
     stop: StopReason,
 }
@@ -430,6 +434,7 @@ async fn stream_turn(
     let mut pending_first = Some(opened.first);
     let mut turn = Turn {
         text: String::new(),
+        thinking: String::new(),
         calls: Vec::new(),
         stop: StopReason::Stop,
     };
@@ -451,6 +456,7 @@ async fn stream_turn(
                 });
             }
             Some(ProviderEvent::ThinkingDelta(d)) => {
+                turn.thinking.push_str(&d);
                 cfg.sink.do_send(RunEvent::Thinking {
                     run_id: cfg.run_id.clone(),
                     delta: d,
@@ -480,9 +486,19 @@ async fn stream_turn(
 /// Adds a message to the run's conversation and reports it to the sink
 /// (the session persists it).
 fn append(cfg: &RunConfig, messages: &mut Messages, message: ChatMessage) {
+    append_with_thinking(cfg, messages, message, String::new());
+}
+
+fn append_with_thinking(
+    cfg: &RunConfig,
+    messages: &mut Messages,
+    message: ChatMessage,
+    thinking: String,
+) {
     cfg.sink.do_send(RunEvent::Message {
         run_id: cfg.run_id.clone(),
         message: message.clone(),
+        thinking,
     });
     messages.push(Arc::new(message));
 }
@@ -627,6 +643,7 @@ fn resume_point<M: std::borrow::Borrow<ChatMessage>>(messages: &[M]) -> Resume {
     }
     Resume::Tools(Turn {
         text: assistant.text.clone(),
+        thinking: String::new(),
         calls: missing,
         stop: StopReason::ToolUse,
     })
@@ -700,7 +717,7 @@ async fn run_loop(
                         is_error: false,
                         images: Vec::new(),
                     };
-                    append(&cfg, &mut messages, assistant);
+                    append_with_thinking(&cfg, &mut messages, assistant, turn.thinking.clone());
                     turn
                 }
             };

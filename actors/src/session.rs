@@ -1784,8 +1784,20 @@ impl Handler<RunEvent> for SessionActor {
             .as_ref()
             .is_some_and(|a| Some(a.run_id.as_str()) == run_id_of(&event));
         match &event {
-            RunEvent::Message { message, .. } if ours => {
-                if let Err(e) = self.append(transcript::from_chat(message), false) {
+            RunEvent::Message {
+                message, thinking, ..
+            } if ours => {
+                let mut entry = transcript::from_chat(message);
+                if !thinking.is_empty() {
+                    // OpenClaw's shape: a thinking block before the reply.
+                    if let Some(blocks) = entry.get_mut("content").and_then(|c| c.as_array_mut()) {
+                        blocks.insert(
+                            0,
+                            serde_json::json!({ "type": "thinking", "thinking": thinking }),
+                        );
+                    }
+                }
+                if let Err(e) = self.append(entry, false) {
                     tracing::error!(session_key = %self.key, error = %e, "cannot store a run step");
                 }
             }

@@ -2,7 +2,8 @@
 //! `agent` events on the bus (protocol.md 6.3). `chat` deltas carry the
 //! cumulative `message` and the new `deltaText`, at most one per 150 ms per
 //! run (droppable; the final carries the full text); `agent` events carry
-//! lifecycle start/end/error and every assistant delta. Keeps the set of
+//! lifecycle start/end/error, every assistant delta and the model's
+//! reasoning (stream `thinking`, `{text, delta}`, as `/reasoning` allows). Keeps the set of
 //! active runs (for `in_flight` answers).
 
 use std::collections::HashMap;
@@ -97,6 +98,8 @@ struct RunState {
     last_delta: Option<Instant>,
     emitted: String,
     text: String,
+    /// The run's reasoning so far (`agent` events with stream `thinking`).
+    thinking: String,
 }
 
 pub struct ChatBridge {
@@ -232,6 +235,7 @@ impl ChatBridge {
                 last_delta: None,
                 emitted: String::new(),
                 text: String::new(),
+                thinking: String::new(),
             });
         st.seq += 1;
         st.seq
@@ -467,9 +471,21 @@ impl Handler<SessionEvent> for ChatBridge {
                     }),
                 );
             }
-            RunEvent::Thinking { .. }
-            | RunEvent::Message { .. }
-            | RunEvent::ModelSelected { .. } => {}
+            RunEvent::Thinking { run_id, delta } => {
+                // The session already applied `/reasoning` (off: none; on:
+                // whole, before the end; stream: as it comes).
+                let seq = self.next_seq(&run_id);
+                let Some(st) = self.runs.get_mut(&run_id) else {
+                    return;
+                };
+                st.thinking.push_str(&delta);
+                let payload = json!({
+                    "runId": run_id, "seq": seq, "stream": "thinking", "ts": ferroclaw_actors::now_ms(),
+                    "data": { "text": st.thinking, "delta": delta }, "sessionKey": key,
+                });
+                self.publish("agent", payload, false);
+            }
+            RunEvent::Message { .. } | RunEvent::ModelSelected { .. } => {}
         }
     }
 }

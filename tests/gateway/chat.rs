@@ -297,3 +297,86 @@ async fn fifty_sessions_in_parallel_all_complete_through_the_lane() {
         }
     }
 }
+
+#[tokio::test]
+async fn reasoning_streams_as_agent_thinking_events_and_stays_in_the_transcript() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let events = crate::support::say(&mut c, "main", "@think look at it first\nhello", "th1").await;
+    assert_eq!(crate::support::final_text(&events), "You said: hello");
+    let thinking: Vec<serde_json::Value> = c
+        .backlog_events("agent")
+        .into_iter()
+        .filter(|e| e["payload"]["stream"] == "thinking" && e["payload"]["runId"] == "th1")
+        .collect();
+    assert_eq!(
+        thinking.len(),
+        4,
+        "one event per reasoning word: {thinking:?}"
+    );
+    let last = &thinking.last().unwrap()["payload"];
+    assert_eq!(last["data"]["text"], "look at it first");
+    assert_eq!(last["data"]["delta"], "first");
+    assert_eq!(last["sessionKey"], "agent:main:main");
+    // The reply text never carries the reasoning.
+    for e in &events {
+        let text = e["payload"]["message"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("");
+        assert!(!text.contains("look at"), "{e}");
+    }
+    let h = c.call("chat.history", json!({"sessionKey": "main"})).await;
+    let assistant = &h["payload"]["messages"][1];
+    assert_eq!(
+        assistant["content"][0],
+        json!({"type": "thinking", "thinking": "look at it first"}),
+        "{h}"
+    );
+    assert_eq!(assistant["content"][1]["text"], "You said: hello");
+
+    // `/reasoning off`: nothing on the wire; the transcript still keeps it.
+    let ev = crate::support::say(&mut c, "main", "/reasoning off", "th2").await;
+    assert!(crate::support::final_text(&ev).contains("off"), "{ev:?}");
+    c.backlog_events("agent");
+    crate::support::say(&mut c, "main", "@think hidden plan\nagain", "th3").await;
+    let seen = c
+        .backlog_events("agent")
+        .into_iter()
+        .filter(|e| e["payload"]["stream"] == "thinking")
+        .count();
+    assert_eq!(seen, 0);
+    let h = c.call("chat.history", json!({"sessionKey": "main"})).await;
+    let msgs = h["payload"]["messages"].as_array().unwrap();
+    assert_eq!(
+        msgs.last().unwrap()["content"][0]["thinking"],
+        "hidden plan",
+        "{h}"
+    );
+
+    // `/reasoning on`: held back, then sent whole before the run ends.
+    crate::support::say(&mut c, "main", "/reasoning on", "th4").await;
+    c.backlog_events("agent");
+    crate::support::say(&mut c, "main", "@think the whole plan\nthird", "th5").await;
+    // The lifecycle end follows the chat final on the socket: read up to it.
+    let is_end = |e: &serde_json::Value| {
+        e["payload"]["runId"] == "th5"
+            && e["payload"]["stream"] == "lifecycle"
+            && e["payload"]["data"]["phase"] == "end"
+    };
+    let mut agent = c.backlog_events("agent");
+    while !agent.iter().any(is_end) {
+        agent.push(c.event("agent").await);
+    }
+    agent.retain(|e| e["payload"]["runId"] == "th5");
+    let thinking: Vec<&serde_json::Value> = agent
+        .iter()
+        .filter(|e| e["payload"]["stream"] == "thinking")
+        .collect();
+    assert_eq!(thinking.len(), 1, "{agent:?}");
+    assert_eq!(thinking[0]["payload"]["data"]["text"], "the whole plan");
+    let end = agent.iter().find(|e| is_end(e)).expect("lifecycle end");
+    assert!(
+        thinking[0]["payload"]["seq"].as_u64() < end["payload"]["seq"].as_u64(),
+        "the reasoning comes before the end: {agent:?}"
+    );
+}

@@ -16,6 +16,8 @@
 //!   - `@error <rate_limit|auth|billing|overflow|unavailable|bad_request>`:
 //!     fail with that error kind.
 //!   - `@context`: answer `context: <n> messages` (how much history it was sent).
+//!   - `@think <text>`: reason `<text>` first (streamed as thinking, word
+//!     by word, before the answer).
 //! - A plain message is answered with `You said: <text>`.
 //!   Words are streamed one `TextDelta` each (the word plus its following space).
 
@@ -129,6 +131,7 @@ pub fn plan(req: &CompletionRequest) -> Plan {
     let mut delay = Duration::ZERO;
     let mut calls = Vec::new();
     let mut tokens = None;
+    let mut thinking = String::new();
     let mut text_lines = Vec::new();
     for line in last_user.lines() {
         let trimmed = line.trim();
@@ -140,6 +143,13 @@ pub fn plan(req: &CompletionRequest) -> Plan {
                 }
             }
             Some("@tokens") => tokens = parts.next().and_then(|v| v.parse::<usize>().ok()),
+            Some("@think") => {
+                let rest = trimmed["@think".len()..].trim();
+                if !thinking.is_empty() {
+                    thinking.push('\n');
+                }
+                thinking.push_str(rest);
+            }
             Some("@error") => {
                 let kind = parts.next().unwrap_or("unavailable");
                 return Plan {
@@ -175,7 +185,15 @@ pub fn plan(req: &CompletionRequest) -> Plan {
         (None, true) => format!("You said: {text}"),
         (None, false) => text,
     };
-    let mut events = words(&reply);
+    let mut events: Vec<ProviderEvent> = words(&thinking)
+        .into_iter()
+        .map(|e| match e {
+            ProviderEvent::TextDelta(t) => ProviderEvent::ThinkingDelta(t),
+            other => other,
+        })
+        .collect();
+    events.extend(words(&reply));
+    // Reasoning counts toward output usage, as with real providers.
     let streamed = events.len();
     let stop = if calls.is_empty() {
         StopReason::Stop
@@ -258,6 +276,28 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn think_lines_are_reasoned_before_the_answer() {
+        let p = plan(&req(vec![ChatMessage::user(
+            "@think first look\n@think then answer\nhi",
+        )]));
+        let thinking: String = p
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::ThinkingDelta(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(thinking, "first look\nthen answer");
+        assert!(matches!(p.events[0], ProviderEvent::ThinkingDelta(_)));
+        assert_eq!(text_of(&p.events), "You said: hi");
+        assert!(matches!(
+            p.events[p.events.len() - 2],
+            ProviderEvent::Usage(Usage { output: 6, .. })
+        ));
     }
 
     #[test]
