@@ -160,6 +160,7 @@ pub async fn start(
             .app_data(web::PayloadConfig::new(max_payload))
             .configure(http::admin::routes)
             .configure(http::openai::routes)
+            .configure(http::webchat::routes)
             .default_service(web::to(ws::upgrade))
     })
     // Nagle off: a `res` written right after an event frame must not wait

@@ -514,6 +514,7 @@ fn run_gateway(paths: &Paths, state: &Path, port: Option<u16>, bind: Option<Stri
             ferroclaw::VERSION,
             gw.addr
         );
+        eprintln!("web chat: http://{}/chat", gw.addr);
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                 Ok(s) => s,

@@ -26,7 +26,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// A resource answering GET and HEAD with `handler`, 405 + `Allow` otherwise.
-fn get_head<F, Args>(path: &str, handler: F) -> actix_web::Resource
+pub(crate) fn get_head<F, Args>(path: &str, handler: F) -> actix_web::Resource
 where
     F: actix_web::Handler<Args> + Clone,
     Args: actix_web::FromRequest + 'static,

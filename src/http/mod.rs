@@ -1,5 +1,7 @@
-//! HTTP routes on the gateway port. Admin endpoints live here; every path
-//! that is not an HTTP route is a WebSocket upgrade (see `ws`).
+//! HTTP routes on the gateway port: admin endpoints, the OpenAI-compatible
+//! API and the web chat; every path that is not an HTTP route is a
+//! WebSocket upgrade (see `ws`).
 
 pub mod admin;
 pub mod openai;
+pub mod webchat;

@@ -15,3 +15,4 @@ mod process;
 mod runtime;
 mod sessions;
 mod subagents;
+mod webchat;

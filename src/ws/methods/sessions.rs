@@ -59,6 +59,8 @@ fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> Value
     opt("spawnedBy", &e.spawned_by);
     opt("modelProvider", &e.model_provider);
     opt("model", &e.model);
+    // The model chosen for this session (`sessions.patch model`, `/model`).
+    opt("modelOverride", &e.model_override);
     if with_preview {
         opt("lastMessagePreview", &e.last_message_preview);
     }
