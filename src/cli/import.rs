@@ -625,8 +625,23 @@ async fn apply(
     };
     std::fs::create_dir_all(&staging)
         .map_err(|e| fail(format!("cannot create {}", staging.display()), &e))?;
+    // The config is staged beside its destination (`--config` may be on
+    // another filesystem, where a rename from the state dir would fail).
+    let staged_config = a
+        .config_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(format!(
+            ".{}.import-{}",
+            a.config_path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("config"),
+            ulid::Ulid::generate()
+        ));
     let cleanup = |staging: &Path| {
         let _ = std::fs::remove_dir_all(staging);
+        let _ = std::fs::remove_file(&staged_config);
     };
     // 1. Stage every copy (the slow part; nothing outside staging changes).
     let mut staged = Vec::new();
@@ -640,7 +655,6 @@ async fn apply(
             }
         }
     }
-    let staged_config = staging.join("config.json5");
     if let Some(text) = &plan.config_text {
         if let Err(e) = ferroclaw_actors::fsutil::write_atomic(&staged_config, text) {
             cleanup(&staging);
@@ -677,7 +691,7 @@ async fn apply(
         .collect();
     if plan.config_text.is_some() {
         moves.push((
-            staged_config,
+            staged_config.clone(),
             a.config_path.clone(),
             "config".into(),
             None,

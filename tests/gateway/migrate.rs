@@ -710,3 +710,52 @@ async fn export_refuses_a_used_folder_an_unknown_session_and_an_absent_gateway()
     assert!(o.status.success(), "{}", err(&o));
     assert!(fresh.is_dir() && std::fs::read_dir(&fresh).unwrap().next().is_none());
 }
+
+#[tokio::test]
+async fn the_converted_config_goes_where_config_points_and_nothing_is_left_behind() {
+    let home = openclaw_home("http://127.0.0.1:9/v1");
+    let oc = home.path().join(".openclaw");
+    let state = home.path().join("ferroclaw");
+    let cfg_dir = home.path().join("etc");
+    std::fs::create_dir_all(&cfg_dir).unwrap();
+    let cfg = cfg_dir.join("gateway.json5");
+    let o = run(
+        home.path(),
+        &[
+            "import",
+            "--from",
+            s(&oc),
+            "--state-dir",
+            s(&state),
+            "--config",
+            s(&cfg),
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", err(&o));
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(text.contains(FIXTURE_TOKEN), "{text}");
+    assert!(!state.join("ferroclaw.json").exists());
+    assert_eq!(
+        names(&cfg_dir, ""),
+        ["gateway.json5"],
+        "no staging file beside it"
+    );
+    assert!(
+        names(&state, ".import-").is_empty(),
+        "no staging folder in the state dir"
+    );
+    let o = run(
+        home.path(),
+        &[
+            "config",
+            "validate",
+            "--config",
+            s(&cfg),
+            "--state-dir",
+            s(&state),
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", err(&o));
+}
