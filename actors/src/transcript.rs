@@ -104,15 +104,21 @@ fn prefix(session_id: &str) -> String {
     composite_key(session_id, "")
 }
 
-/// Appends entries (atomically, in order). The caller flushes at its durability point.
-pub fn append(store: &Store, session_id: &str, entries: &[Value]) -> Result<(), TranscriptError> {
-    check_session_id(session_id)?;
+/// Checks every entry; the first bad one is the error, numbered from 1.
+fn validate_all(entries: &[Value]) -> Result<(), TranscriptError> {
     for (i, e) in entries.iter().enumerate() {
         validate(e).map_err(|message| TranscriptError::BadLine {
             line: i + 1,
             message,
         })?;
     }
+    Ok(())
+}
+
+/// Appends entries (atomically, in order). The caller flushes at its durability point.
+pub fn append(store: &Store, session_id: &str, entries: &[Value]) -> Result<(), TranscriptError> {
+    check_session_id(session_id)?;
+    validate_all(entries)?;
     let items: Vec<(String, &Value)> = entries
         .iter()
         .map(|e| (composite_key(session_id, &time_ordered_id()), e))
@@ -221,12 +227,7 @@ pub fn writes_for(
     entries: Vec<Value>,
 ) -> Result<Vec<StoreWrite>, TranscriptError> {
     check_session_id(session_id)?;
-    for (i, e) in entries.iter().enumerate() {
-        validate(e).map_err(|message| TranscriptError::BadLine {
-            line: i + 1,
-            message,
-        })?;
-    }
+    validate_all(&entries)?;
     Ok(entries
         .into_iter()
         .map(|e| {

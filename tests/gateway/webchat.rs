@@ -29,6 +29,40 @@ fn node() -> PathBuf {
     }
 }
 
+/// Runs a script of `tests/browser` (Chromium through playwright-core) with
+/// these arguments; screenshots go to `shots`. Returns its report: the JSON
+/// of its last stdout line.
+async fn browser_script(script: &str, args: &[&std::ffi::OsStr], shots: &Path) -> Value {
+    let browser = Path::new(ROOT).join("tests/browser");
+    assert!(
+        Path::new("/usr/bin/chromium").is_file()
+            && browser
+                .join("node_modules/playwright-core/package.json")
+                .is_file(),
+        "Chromium or playwright-core is missing: run `bash tests/browser/setup.sh` (tests/run.sh does)"
+    );
+    let _ = std::fs::remove_dir_all(shots);
+    let run = tokio::process::Command::new(node())
+        .arg(script)
+        .args(args)
+        .arg(shots)
+        .current_dir(&browser)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(180), run)
+        .await
+        .unwrap_or_else(|_| panic!("{script} finished in time"))
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}{stdout}\nscreenshots: {}",
+        String::from_utf8_lossy(&out.stderr),
+        shots.display()
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap()
+}
+
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers
         .iter()
@@ -112,14 +146,6 @@ fn the_committed_bundle_is_what_its_sources_build_to() {
 
 #[tokio::test]
 async fn the_web_chat_works_in_a_real_browser() {
-    let browser = Path::new(ROOT).join("tests/browser");
-    assert!(
-        Path::new("/usr/bin/chromium").is_file()
-            && browser
-                .join("node_modules/playwright-core/package.json")
-                .is_file(),
-        "Chromium or playwright-core is missing: run `bash tests/browser/setup.sh` (tests/run.sh does)"
-    );
     let gw = TestGateway::start();
     // A session whose commands need an operator's approval (the page answers them).
     let mut c = admin(&gw).await;
@@ -131,27 +157,8 @@ async fn the_web_chat_works_in_a_real_browser() {
         .await;
     assert_eq!(patched["ok"], true, "{patched}");
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("webchat-screenshots");
-    let _ = std::fs::remove_dir_all(&shots);
     let base = format!("http://{}", gw.addr);
-    let run = tokio::process::Command::new(node())
-        .arg("chat.test.mjs")
-        .arg(&base)
-        .arg(TOKEN)
-        .arg(&shots)
-        .current_dir(&browser)
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(180), run)
-        .await
-        .expect("the browser test finished in time")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}{stdout}\nscreenshots: {}",
-        String::from_utf8_lossy(&out.stderr),
-        shots.display()
-    );
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+    let report = browser_script("chat.test.mjs", &[base.as_ref(), TOKEN.as_ref()], &shots).await;
     let seen = &report["seen"];
     assert_eq!(seen["defaultKey"], "agent:main:web:main");
     assert_eq!(seen["toolOutput"], "panel-check-42");
@@ -223,14 +230,6 @@ async fn the_web_chat_works_in_a_real_browser() {
 
 #[tokio::test]
 async fn the_page_reconnects_with_backoff_after_the_gateway_restarts() {
-    let browser = Path::new(ROOT).join("tests/browser");
-    assert!(
-        Path::new("/usr/bin/chromium").is_file()
-            && browser
-                .join("node_modules/playwright-core/package.json")
-                .is_file(),
-        "Chromium or playwright-core is missing: run `bash tests/browser/setup.sh` (tests/run.sh does)"
-    );
     let state = tempfile::tempdir().unwrap();
     std::fs::write(
         state.path().join("ferroclaw.json"),
@@ -238,28 +237,13 @@ async fn the_page_reconnects_with_backoff_after_the_gateway_restarts() {
     )
     .unwrap();
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("webchat-reconnect-screenshots");
-    let _ = std::fs::remove_dir_all(&shots);
-    let run = tokio::process::Command::new(node())
-        .arg("reconnect.test.mjs")
-        .arg(crate::support::process::BIN)
-        .arg(state.path())
-        .arg(TOKEN)
-        .arg(&shots)
-        .current_dir(&browser)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(180), run)
-        .await
-        .expect("the reconnect test finished in time")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}{stdout}\nscreenshots: {}",
-        String::from_utf8_lossy(&out.stderr),
-        shots.display()
-    );
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+    let bin = crate::support::process::BIN;
+    let report = browser_script(
+        "reconnect.test.mjs",
+        &[bin.as_ref(), state.path().as_os_str(), TOKEN.as_ref()],
+        &shots,
+    )
+    .await;
     let states: Vec<&str> = report["seen"]["states"]
         .as_array()
         .unwrap()
