@@ -435,7 +435,16 @@ fn main() -> ExitCode {
                 eprintln!("error: invalid config: {what}: {e}");
                 return ExitCode::from(2);
             }
-            println!("config ok: {what}");
+            if cli.client.json {
+                let report = serde_json::json!({
+                    "ok": true,
+                    "config": c.exists.then(|| c.sources.path.display().to_string()),
+                    "warnings": c.warnings,
+                });
+                println!("{report}");
+            } else {
+                println!("config ok: {what}");
+            }
             ExitCode::SUCCESS
         }
         Some(Command::Gateway { port, bind }) => run_gateway(&cli.paths, &state, port, bind),

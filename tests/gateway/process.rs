@@ -42,6 +42,31 @@ fn config_validate_names_file_key_and_expectation_and_exits_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("environment"));
+
+    // What a gateway start would refuse, validate refuses too.
+    std::fs::write(&path, "{ agents: { defaults: { model: 'nowhere/m1' } } }").unwrap();
+    let out = ferroclaw(dir.path())
+        .args(["config", "validate"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("models.providers.nowhere is not configured"),
+        "{err}"
+    );
+
+    std::fs::write(&path, "{ gateway: { port: 19999 } }").unwrap();
+    let out = ferroclaw(dir.path())
+        .args(["config", "validate", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report,
+        json!({ "ok": true, "config": path.display().to_string(), "warnings": [] })
+    );
 }
 
 #[tokio::test]
