@@ -441,9 +441,12 @@ async fn stream_turn(
     loop {
         let event = match pending_first.take() {
             Some(first) => Some(first),
+            // An abort wins over whatever is ready with it (`select!` would
+            // otherwise pick at random and let a short reply finish).
             None => tokio::select! {
-                e = stream.recv() => e,
+                biased;
                 _ = wait_abort(abort) => return StreamEnd::Aborted(turn.text),
+                e = stream.recv() => e,
             },
         };
         match event {
@@ -571,13 +574,20 @@ async fn run_tools(
                     agent_id: cfg.agent_id.clone(),
                     exec: cfg.exec,
                 };
-                tokio::select! {
+                // The abort cancels the tool too, so both are often ready
+                // together: the abort wins.
+                let outcome = tokio::select! {
+                    biased;
+                    _ = wait_abort(abort) => return None,
                     r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
                         text: format!("tool {} is unavailable", call.name),
                         is_error: true,
                     }),
-                    _ = wait_abort(abort) => return None,
+                };
+                if *abort.borrow() {
+                    return None;
                 }
+                outcome
             }
         };
         let outcome = ToolOutcome {
@@ -684,6 +694,12 @@ async fn run_loop(
             let turn = match resume.take() {
                 Some(turn) => turn,
                 None => {
+                    if *abort.borrow() {
+                        return RunEvent::Aborted {
+                            run_id,
+                            text: String::new(),
+                        };
+                    }
                     model_calls += 1;
                     if model_calls > cfg.max_model_calls {
                         return RunEvent::Failed {
@@ -1040,7 +1056,10 @@ mod tests {
         h.wait_for(|e| matches!(e, RunEvent::Delta { .. })).await;
         h.run.do_send(AbortRun);
         let events = h.until_end().await;
-        assert!(matches!(last(&events), RunEvent::Aborted { .. }));
+        assert!(
+            matches!(last(&events), RunEvent::Aborted { .. }),
+            "{events:?}"
+        );
         for _ in 0..100 {
             if h.provider_active.load(std::sync::atomic::Ordering::Relaxed) == 0 {
                 break;
@@ -1060,7 +1079,10 @@ mod tests {
             .await;
         h.run.do_send(AbortRun);
         let events = h.until_end().await;
-        assert!(matches!(last(&events), RunEvent::Aborted { .. }));
+        assert!(
+            matches!(last(&events), RunEvent::Aborted { .. }),
+            "{events:?}"
+        );
         for _ in 0..100 {
             if *h.tools_cancelled.lock().unwrap() == 1 {
                 break;
