@@ -597,11 +597,13 @@ impl Actor for GatewayActor {
         let every =
             Duration::from_millis(self.settings.gateway.health_refresh_interval_ms.max(1000));
         ctx.run_interval(every, |this, _| this.broadcast_health());
-        // Idle sessions stop; their freed memory goes back to the OS.
+        // Idle sessions stop, bursts end; their freed memory goes back to the OS.
         ctx.run_interval(TRIM_CHECK, |this, _| {
             let live = this.metrics.sessions_live.load(Ordering::Relaxed);
-            if this.trim.should_trim(live) {
+            let free = || crate::heap::stats().map(|s| s.free).unwrap_or(0);
+            if this.trim.should_trim(live, free()) {
                 crate::heap::release_free_memory();
+                this.trim.trimmed(free());
             }
         });
     }

@@ -3,8 +3,10 @@
 //! idle out their memory is free but glibc keeps it mapped, scattered
 //! between long-lived allocations where it can never shrink the heap top.
 //! `malloc_trim(0)` returns every free page of every arena. The gateway
-//! calls it when live sessions went down since its last look, so an idle
-//! gateway's RSS follows what it holds, not the peak it once had.
+//! calls it when live sessions went down since its last look, or when the
+//! allocator's free memory grew by `FREE_GROWTH_TRIM` since the last trim
+//! (a transcript export, a big tool output), so an idle gateway's RSS
+//! follows what it holds, not the peak it once had.
 
 /// Returns free heap pages to the OS: one walk of the allocator's free
 /// lists, at most once per check and only after sessions stopped. No-op off
@@ -40,19 +42,32 @@ pub fn stats() -> Option<HeapStats> {
     None
 }
 
-/// Decides when to trim: after the number of live sessions went down.
+/// Free heap growth since the last trim that makes a trim worth a walk of
+/// the free lists.
+pub const FREE_GROWTH_TRIM: u64 = 32 * 1024 * 1024;
+
+/// Decides when to trim: after the number of live sessions went down, or
+/// when the allocator's free memory grew by `FREE_GROWTH_TRIM` over what a
+/// trim last left (pages a trim cannot return do not make it run again).
 #[derive(Debug, Default)]
 pub struct TrimPolicy {
     last_live: i64,
+    free_after_trim: u64,
 }
 
 impl TrimPolicy {
-    /// Called on a timer with the current live-session count; true when
-    /// sessions stopped since the last call.
-    pub fn should_trim(&mut self, live: i64) -> bool {
+    /// Called on a timer with the live-session count and the free heap
+    /// bytes; true when a trim should run now.
+    pub fn should_trim(&mut self, live: i64, free: u64) -> bool {
         let fell = live < self.last_live;
         self.last_live = live;
-        fell
+        self.free_after_trim = self.free_after_trim.min(free);
+        fell || free > self.free_after_trim + FREE_GROWTH_TRIM
+    }
+
+    /// What the trim left free (the baseline for the next growth).
+    pub fn trimmed(&mut self, free_now: u64) {
+        self.free_after_trim = free_now;
     }
 }
 
@@ -61,12 +76,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn trims_only_after_sessions_stopped() {
+    fn trims_after_sessions_stopped() {
         let mut p = TrimPolicy::default();
         let seen: Vec<bool> = [0, 5, 5, 3, 3, 0, 2]
             .into_iter()
-            .map(|live| p.should_trim(live))
+            .map(|live| p.should_trim(live, 0))
             .collect();
         assert_eq!(seen, [false, false, false, true, false, true, false]);
+    }
+
+    #[test]
+    fn trims_when_free_memory_grew_and_not_again_for_what_it_cannot_return() {
+        const MB: u64 = 1024 * 1024;
+        let mut p = TrimPolicy::default();
+        assert!(!p.should_trim(0, 10 * MB));
+        assert!(p.should_trim(0, 60 * MB), "grew by 50 MB");
+        // The trim could only give back part of it.
+        p.trimmed(40 * MB);
+        assert!(!p.should_trim(0, 40 * MB), "no new growth");
+        assert!(!p.should_trim(0, 70 * MB), "30 MB over the baseline");
+        assert!(p.should_trim(0, 73 * MB));
+        p.trimmed(5 * MB);
+        // Free memory used again lowers the baseline.
+        assert!(!p.should_trim(0, 2 * MB));
+        assert!(p.should_trim(0, 35 * MB));
     }
 }

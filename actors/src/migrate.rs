@@ -3,8 +3,11 @@
 //! `<sessionId>.jsonl` transcript per session; ferroclaw keeps the same rows
 //! as `SessionEntry`s and the same lines in its store. This module converts
 //! rows both ways, reads an OpenClaw sessions folder (validated whole: one
-//! bad row or line refuses everything) and commits imported sessions in one
-//! store transaction. Plain file and store work: no actors, no network.
+//! bad row or line refuses everything) and imports its sessions. Transcripts
+//! stream in, a line at a time, under their session ids, which no session
+//! row names yet (invisible); then every row lands in one store transaction.
+//! Memory stays bounded by a batch, whatever the size of the transcripts.
+//! Plain file and store work: no actors, no network.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -49,9 +52,14 @@ pub struct ImportedSession {
     /// The canonical session key.
     pub key: String,
     pub entry: SessionEntry,
-    /// Its transcript lines, in file order.
-    pub entries: Vec<Value>,
+    /// Its transcript file (checked, every line); None: no history.
+    pub transcript: Option<PathBuf>,
+    /// How many entries the transcript holds.
+    pub lines: usize,
 }
+
+/// Transcript entries written per store batch during an import.
+const IMPORT_BATCH: usize = 512;
 
 /// What a sessions folder held: its sessions, and notes on what was left
 /// out or changed (unsupported values, transcripts not named by any row).
@@ -240,6 +248,16 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MigrateError + '_ {
     }
 }
 
+fn transcript_error(path: &Path, e: TranscriptError) -> MigrateError {
+    match e {
+        TranscriptError::Io(source) => MigrateError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        other => MigrateError::bad(path, other.to_string()),
+    }
+}
+
 /// Where a row's transcript is: its `sessionFile` when that file exists
 /// (absolute, or relative to the folder), else the file of that name in the
 /// folder (the folder may have moved), else `<sessionId>.jsonl`.
@@ -291,20 +309,19 @@ pub fn read_sessions_dir(
         let entry = entry_from_row(&key, row, now, &mut out.notes)
             .map_err(|e| MigrateError::bad(&index, format!("session {raw_key:?}: {e}")))?;
         let path = transcript_path(dir, row, &entry.session_id);
-        let entries = match std::fs::File::open(&path) {
-            Ok(f) => transcript::parse_jsonl(std::io::BufReader::new(f)).map_err(|e| match e {
-                TranscriptError::Io(source) => MigrateError::Io {
-                    path: path.clone(),
-                    source,
-                },
-                other => MigrateError::bad(&path, other.to_string()),
-            })?,
+        // Checked here, line by line, and dropped: the import reads it again.
+        let (transcript, lines) = match std::fs::File::open(&path) {
+            Ok(f) => {
+                let n = transcript::each_jsonl(std::io::BufReader::new(f), |_| Ok(()))
+                    .map_err(|e| transcript_error(&path, e))?;
+                (Some(path.clone()), n)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 out.notes.push(format!(
                     "{key}: no transcript file ({}); imported without history",
                     path.display()
                 ));
-                Vec::new()
+                (None, 0)
             }
             Err(e) => return Err(io(&path)(e)),
         };
@@ -312,7 +329,8 @@ pub fn read_sessions_dir(
         out.sessions.push(ImportedSession {
             key,
             entry,
-            entries,
+            transcript,
+            lines,
         });
     }
     let mut ids = HashSet::new();
@@ -354,10 +372,41 @@ pub fn conflicting_keys(
     Ok(keys)
 }
 
-/// Writes imported sessions into the store in one transaction and flushes.
-/// A key that already exists is a conflict (nothing written) unless
-/// `replace`, which removes that session's old transcript in the same
-/// transaction. Returns the number of transcript lines written.
+/// Streams one session's transcript into the store under `session_id`, in
+/// batches. A `session` header line names the id it is stored under.
+fn stream_transcript(
+    store: &Store,
+    s: &ImportedSession,
+    session_id: &str,
+) -> Result<usize, MigrateError> {
+    let Some(path) = &s.transcript else {
+        return Ok(0);
+    };
+    let file = std::fs::File::open(path).map_err(io(path))?;
+    let mut batch = Vec::with_capacity(IMPORT_BATCH);
+    let n = transcript::each_jsonl(std::io::BufReader::new(file), |mut v| {
+        if v.get("type").and_then(Value::as_str) == Some("session") {
+            v["id"] = json!(session_id);
+        }
+        batch.push(v);
+        if batch.len() == IMPORT_BATCH {
+            transcript::append(store, session_id, &batch)?;
+            batch.clear();
+        }
+        Ok(())
+    })
+    .map_err(|e| transcript_error(path, e))?;
+    transcript::append(store, session_id, &batch).map_err(|e| transcript_error(path, e))?;
+    Ok(n)
+}
+
+/// Imports sessions into the store. Transcripts stream in first, under
+/// session ids no row names yet; then every row (and, with `replace`, the
+/// removal of the replaced sessions' old transcripts) lands in one
+/// transaction, and the store is flushed. A key that already exists is a
+/// conflict (nothing written) unless `replace`. A session id the store
+/// already uses (a re-import) gets a fresh one. On failure the streamed
+/// lines are removed again. Returns the number of transcript lines written.
 pub async fn commit_import(
     store: &Store,
     sessions: Vec<ImportedSession>,
@@ -373,40 +422,55 @@ pub async fn commit_import(
             if conflicts.len() > 3 { ", ..." } else { "" }
         )));
     }
-    let mut writes = Vec::new();
-    let mut lines = 0;
     let existing: Vec<(String, SessionEntry)> = store.scan(Tree::Sessions, "")?;
-    let existing_ids: std::collections::HashMap<&str, &str> = existing
-        .iter()
-        .map(|(k, e)| (e.session_id.as_str(), k.as_str()))
-        .collect();
-    for s in sessions {
-        let old = existing.iter().find(|(k, _)| *k == s.key).map(|(_, e)| e);
-        if let Some(old) = old {
-            writes.extend(
-                transcript::removals_for(store, &old.session_id)
-                    .map_err(|e| MigrateError::Conflict(e.to_string()))?,
-            );
-        }
-        if let Some(other) = existing_ids.get(s.entry.session_id.as_str()) {
-            if *other != s.key {
-                return Err(MigrateError::Conflict(format!(
-                    "sessionId {} of {} is already used here by {other}",
-                    s.entry.session_id, s.key
-                )));
+    let mut used: HashSet<String> = existing.iter().map(|(_, e)| e.session_id.clone()).collect();
+    let mut written: Vec<String> = Vec::new();
+    let result = (|| -> Result<(Vec<crate::store::StoreWrite>, usize), MigrateError> {
+        let mut writes = Vec::new();
+        let mut lines = 0;
+        for mut s in sessions {
+            let in_store = !transcript::page(store, &s.entry.session_id, None, 1)
+                .map_err(|e| MigrateError::Conflict(e.to_string()))?
+                .0
+                .is_empty();
+            if used.contains(&s.entry.session_id) || in_store {
+                s.entry.session_id = ulid::Ulid::generate().to_string();
             }
+            used.insert(s.entry.session_id.clone());
+            written.push(s.entry.session_id.clone());
+            lines += stream_transcript(store, &s, &s.entry.session_id)?;
+            if let Some((_, old)) = existing.iter().find(|(k, _)| *k == s.key) {
+                writes.extend(
+                    transcript::removals_for(store, &old.session_id)
+                        .map_err(|e| MigrateError::Conflict(e.to_string()))?,
+                );
+            }
+            let entry = serde_json::to_value(&s.entry).map_err(StoreError::from)?;
+            writes.push((Tree::Sessions, s.key, Some(entry)));
         }
-        lines += s.entries.len();
-        let entry = serde_json::to_value(&s.entry).map_err(StoreError::from)?;
-        writes.push((Tree::Sessions, s.key.clone(), Some(entry)));
-        writes.extend(
-            transcript::writes_for(&s.entry.session_id, s.entries)
-                .map_err(|e| MigrateError::Conflict(format!("{}: {e}", s.key)))?,
-        );
+        Ok((writes, lines))
+    })();
+    let outcome = match result {
+        Ok((writes, lines)) => store
+            .commit(&writes)
+            .map(|_| lines)
+            .map_err(MigrateError::from),
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(lines) => {
+            store.flush().await?;
+            Ok(lines)
+        }
+        Err(e) => {
+            for id in &written {
+                if let Err(cleanup) = transcript::delete(store, id) {
+                    tracing::warn!(session_id = %id, error = %cleanup, "cannot remove a half-imported transcript");
+                }
+            }
+            Err(e)
+        }
     }
-    store.commit(&writes)?;
-    store.flush().await?;
-    Ok(lines)
 }
 
 #[cfg(test)]
@@ -497,7 +561,7 @@ mod tests {
             keys,
             ["agent:main:empty", "agent:main:main", "agent:main:web:x"]
         );
-        let lines: Vec<usize> = got.sessions.iter().map(|s| s.entries.len()).collect();
+        let lines: Vec<usize> = got.sessions.iter().map(|s| s.lines).collect();
         assert_eq!(lines, [0, 2, 1]);
         assert_eq!(got.notes.len(), 2, "{:?}", got.notes);
 
@@ -518,23 +582,34 @@ mod tests {
     }
 
     #[actix::test]
-    async fn an_import_commits_everything_or_nothing_and_force_replaces() {
+    async fn an_import_lands_whole_or_not_at_all_and_force_replaces() {
         let dir = tempfile::tempdir().unwrap();
+        let files = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let session = |key: &str, id: &str, lines: usize| ImportedSession {
-            key: key.into(),
-            entry: SessionEntry {
-                session_id: id.into(),
-                ..SessionEntry::new(NOW)
-            },
-            entries: (0..lines)
-                .map(|i| json!({"type": "custom", "n": i}))
-                .collect(),
+        let session = |key: &str, id: &str, lines: usize| {
+            let path = files.path().join(format!("{id}-{key}.jsonl"));
+            let mut text = format!("{{\"type\":\"session\",\"id\":\"{id}\"}}\n");
+            for i in 1..lines {
+                text.push_str(&format!("{{\"type\":\"custom\",\"n\":{i}}}\n"));
+            }
+            std::fs::write(&path, text).unwrap();
+            ImportedSession {
+                key: key.into(),
+                entry: SessionEntry {
+                    session_id: id.into(),
+                    ..SessionEntry::new(NOW)
+                },
+                transcript: Some(path),
+                lines,
+            }
         };
         let n = commit_import(&store, vec![session("agent:main:a", "s1", 3)], false)
             .await
             .unwrap();
         assert_eq!(n, 3);
+        assert_eq!(transcript::entries(&store, "s1").unwrap().len(), 3);
+
+        // A conflict refuses everything: no row, no streamed line.
         let again = commit_import(
             &store,
             vec![
@@ -554,10 +629,11 @@ mod tests {
             store
                 .get::<SessionEntry>(Tree::Sessions, "agent:main:b")
                 .unwrap(),
-            None,
-            "nothing written"
+            None
         );
+        assert!(transcript::entries(&store, "s2").unwrap().is_empty());
 
+        // --force: the row points at the new transcript; the old one goes.
         commit_import(&store, vec![session("agent:main:a", "s3", 2)], true)
             .await
             .unwrap();
@@ -568,5 +644,37 @@ mod tests {
             "old transcript gone"
         );
         assert_eq!(transcript::entries(&store, "s3").unwrap().len(), 2);
+
+        // Importing the same session again: its id is taken, so it gets a
+        // fresh one (the header follows), and the old lines go.
+        commit_import(&store, vec![session("agent:main:a", "s3", 4)], true)
+            .await
+            .unwrap();
+        let a: SessionEntry = store.get(Tree::Sessions, "agent:main:a").unwrap().unwrap();
+        assert_ne!(a.session_id, "s3");
+        let lines = transcript::entries(&store, &a.session_id).unwrap();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0]["id"], json!(a.session_id));
+        assert!(transcript::entries(&store, "s3").unwrap().is_empty());
+
+        // A failure half-way (a transcript gone since it was checked):
+        // nothing lands and nothing streamed stays behind.
+        let ok = session("agent:main:c", "s4", 5);
+        let gone = session("agent:main:d", "s5", 2);
+        std::fs::remove_file(gone.transcript.as_ref().unwrap()).unwrap();
+        let err = commit_import(&store, vec![ok, gone], false)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("s5-agent:main:d.jsonl"), "{err}");
+        assert_eq!(
+            store
+                .get::<SessionEntry>(Tree::Sessions, "agent:main:c")
+                .unwrap(),
+            None
+        );
+        assert!(
+            transcript::entries(&store, "s4").unwrap().is_empty(),
+            "streamed lines removed"
+        );
     }
 }

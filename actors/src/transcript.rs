@@ -174,15 +174,23 @@ pub fn import_jsonl(
     input: impl BufRead,
 ) -> Result<usize, TranscriptError> {
     check_session_id(session_id)?;
-    let parsed = parse_jsonl(input)?;
+    let mut parsed = Vec::new();
+    each_jsonl(input, |v| {
+        parsed.push(v);
+        Ok(())
+    })?;
     append(store, session_id, &parsed)?;
     Ok(parsed.len())
 }
 
-/// Parses OpenClaw JSONL into entries, checking every line (blank lines
-/// skipped); the first bad line is the error, with its number.
-pub fn parse_jsonl(input: impl BufRead) -> Result<Vec<Value>, TranscriptError> {
-    let mut parsed = Vec::new();
+/// Streams OpenClaw JSONL: each entry, checked, to `f`, one line at a time
+/// (blank lines skipped). The first bad line is the error, with its number;
+/// an error from `f` stops the stream. Returns how many entries there were.
+pub fn each_jsonl(
+    input: impl BufRead,
+    mut f: impl FnMut(Value) -> Result<(), TranscriptError>,
+) -> Result<usize, TranscriptError> {
+    let mut n = 0;
     for (i, line) in input.lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
@@ -196,9 +204,10 @@ pub fn parse_jsonl(input: impl BufRead) -> Result<Vec<Value>, TranscriptError> {
             line: i + 1,
             message,
         })?;
-        parsed.push(v);
+        f(v)?;
+        n += 1;
     }
-    Ok(parsed)
+    Ok(n)
 }
 
 /// One page of a transcript for export: the entries after `after` (the
@@ -218,26 +227,6 @@ pub fn page(
     // The cursor is the entry part of the key: it cannot name another session.
     let next = next.and_then(|k| k.strip_prefix(prefix.as_str()).map(str::to_string));
     Ok((items.into_iter().map(|(_, v)| v).collect(), next))
-}
-
-/// The store writes that add `entries` to `session_id` in order, for a
-/// `Store::commit` together with other writes.
-pub fn writes_for(
-    session_id: &str,
-    entries: Vec<Value>,
-) -> Result<Vec<StoreWrite>, TranscriptError> {
-    check_session_id(session_id)?;
-    validate_all(&entries)?;
-    Ok(entries
-        .into_iter()
-        .map(|e| {
-            (
-                Tree::Transcripts,
-                composite_key(session_id, &time_ordered_id()),
-                Some(e),
-            )
-        })
-        .collect())
 }
 
 /// The store writes that remove a session's transcript (for a commit).

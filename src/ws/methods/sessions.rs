@@ -320,7 +320,7 @@ pub async fn delete(state: &SharedState, p: &Value) -> MethodResult {
 
 /// Transcript bytes per `sessions.export` page by default, and at most
 /// (well under the 25 MiB frame limit).
-const EXPORT_PAGE: usize = 4 * 1024 * 1024;
+const EXPORT_PAGE: usize = 1024 * 1024;
 const EXPORT_PAGE_MAX: usize = 16 * 1024 * 1024;
 
 #[derive(Deserialize)]
