@@ -48,37 +48,12 @@ impl Drop for Gateway {
     }
 }
 
+#[path = "proc_stats.rs"]
+mod proc_stats;
+use proc_stats::{metric, status_kb};
+
 fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// Threads of the gateway process.
-fn threads(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("Threads:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// One sample of the gateway's `/metrics` (plain HTTP/1.0 on loopback).
-fn metric(addr: &str, name: &str) -> Option<i64> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).ok()?;
-    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .ok()?;
-    let mut body = String::new();
-    s.read_to_string(&mut body).ok()?;
-    body.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+    status_kb(pid, "VmRSS:")
 }
 
 /// Where the gateway's resident memory is, from /proc/<pid>/smaps: the
@@ -495,7 +470,7 @@ fn main() {
                 (later as f64 - settled as f64) * 1000.0 / more.max(1) as f64
             );
         }
-        println!("gateway threads                    {}", threads(pid));
+        println!("gateway threads                    {}", status_kb(pid, "Threads:"));
         let lost = runs_done as u64 - finals;
         println!("lost runs                          {lost}");
     });

@@ -18,6 +18,10 @@ use std::time::Instant;
 
 use serde_json::json;
 
+#[path = "proc_stats.rs"]
+mod proc_stats;
+use proc_stats::{metric, status_kb};
+
 const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
 const TOKEN: &str = "bench-token-0123456789";
 
@@ -117,28 +121,6 @@ fn timed(cmd: &mut Command) -> (f64, u64) {
         "{cmd:?} failed"
     );
     (started.elapsed().as_secs_f64(), usage.ru_maxrss as u64)
-}
-
-/// One sample of the gateway's `/metrics`.
-fn metric(addr: &str, name: &str) -> Option<i64> {
-    use std::io::Read;
-    let mut s = std::net::TcpStream::connect(addr).ok()?;
-    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .ok()?;
-    let mut body = String::new();
-    s.read_to_string(&mut body).ok()?;
-    body.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
-}
-
-fn status_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 fn main() {

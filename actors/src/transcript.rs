@@ -2,11 +2,12 @@
 //! `model_change`, `thinking_level_change`, `message` with role `user`,
 //! `assistant` or `toolResult`, `custom`...), kept as JSON objects so fields
 //! this build does not know survive an import/export round trip. Stored in
-//! the `transcripts` tree under `<sessionId>\0<time-ordered id>`; export and
-//! import speak OpenClaw's `<sessionId>.jsonl`. An import is validated whole
-//! and written in one atomic batch: a bad file writes nothing.
+//! the `transcripts` tree under `<sessionId>\0<time-ordered id>`. OpenClaw's
+//! `<sessionId>.jsonl` comes in line by line through `each_jsonl` (checked;
+//! `migrate` streams it into the store) and goes out in pages (`page`, for
+//! `sessions.export`).
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 
 use serde_json::{json, Value};
 
@@ -149,38 +150,6 @@ pub fn delete(store: &Store, session_id: &str) -> Result<usize, TranscriptError>
         store.remove(Tree::Transcripts, k)?;
     }
     Ok(keys.len())
-}
-
-/// Writes the transcript as OpenClaw JSONL (one entry per line).
-pub fn export_jsonl(
-    store: &Store,
-    session_id: &str,
-    out: &mut impl Write,
-) -> Result<usize, TranscriptError> {
-    let all = entries(store, session_id)?;
-    for e in &all {
-        serde_json::to_writer(&mut *out, e).map_err(std::io::Error::other)?;
-        out.write_all(b"\n")?;
-    }
-    Ok(all.len())
-}
-
-/// Reads OpenClaw JSONL and appends it to `session_id`. Every line is
-/// checked first; any bad line refuses the whole import (nothing written).
-/// Blank lines are skipped.
-pub fn import_jsonl(
-    store: &Store,
-    session_id: &str,
-    input: impl BufRead,
-) -> Result<usize, TranscriptError> {
-    check_session_id(session_id)?;
-    let mut parsed = Vec::new();
-    each_jsonl(input, |v| {
-        parsed.push(v);
-        Ok(())
-    })?;
-    append(store, session_id, &parsed)?;
-    Ok(parsed.len())
 }
 
 /// Streams OpenClaw JSONL: each entry, checked, to `f`, one line at a time
@@ -380,24 +349,35 @@ mod tests {
 {"type":"custom","customType":"cache-ttl","data":{"ttl":300},"id":"c1","parentId":"b3","timestamp":"2026-02-06T07:49:05.000Z"}
 "#;
 
+    /// Reads JSONL the way an import does: every line checked, then stored.
+    fn import(store: &Store, id: &str, text: &str) -> Result<usize, TranscriptError> {
+        let mut lines = Vec::new();
+        let n = each_jsonl(text.as_bytes(), |v| {
+            lines.push(v);
+            Ok(())
+        })?;
+        append(store, id, &lines)?;
+        Ok(n)
+    }
+
     #[test]
     fn openclaw_jsonl_round_trips_with_unknown_fields_intact() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        assert_eq!(
-            import_jsonl(&store, "9f1c", OPENCLAW_JSONL.as_bytes()).unwrap(),
-            6
-        );
-        let mut out = Vec::new();
-        assert_eq!(export_jsonl(&store, "9f1c", &mut out).unwrap(), 6);
+        assert_eq!(import(&store, "9f1c", OPENCLAW_JSONL).unwrap(), 6);
+        // Out again in small pages, as `sessions.export` reads it.
+        let (mut got, mut cursor) = (Vec::new(), None::<String>);
+        loop {
+            let (page, next) = page(&store, "9f1c", cursor.as_deref(), 200).unwrap();
+            got.extend(page);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
         let want: Vec<Value> = OPENCLAW_JSONL
             .lines()
             .filter(|l| !l.is_empty())
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        let got: Vec<Value> = String::from_utf8(out)
-            .unwrap()
-            .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         assert_eq!(got, want);
@@ -409,7 +389,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let bad = format!("{OPENCLAW_JSONL}{{\"type\":\"message\",\"message\":{{}}}}\n");
-        match import_jsonl(&store, "s", bad.as_bytes()) {
+        match import(&store, "s", &bad) {
             Err(TranscriptError::BadLine { line: 8, message }) => {
                 assert!(message.contains("role"), "{message}")
             }
@@ -420,7 +400,7 @@ mod tests {
             "nothing half-written"
         );
         assert!(matches!(
-            import_jsonl(&store, "s", "not json\n".as_bytes()),
+            import(&store, "s", "not json\n"),
             Err(TranscriptError::BadLine { line: 1, .. })
         ));
         assert!(matches!(
