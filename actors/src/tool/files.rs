@@ -4,10 +4,11 @@
 //! A file is replaced through a temporary file and a rename, so a reader
 //! never sees half of it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
+use super::confine::confine_new;
 use super::{error, ok, str_arg};
 use crate::run::ToolOutcome;
 
@@ -17,48 +18,6 @@ fn text_arg<'a>(tool: &str, args: &'a Value, name: &str) -> Result<&'a str, Tool
         Some(Value::String(s)) => Ok(s),
         Some(_) => Err(error(format!("{tool}: `{name}` must be a string"))),
         None => Err(error(format!("{tool}: `{name}` (string) is required"))),
-    }
-}
-
-/// Resolves a path that may not exist yet: its deepest existing ancestor is
-/// canonicalized (following symlinks) and must lie in the workspace. A `..`
-/// in the missing rest has no file name to keep and is refused.
-pub(crate) fn confine_new(workspace: &super::Workspace, raw: &str) -> Result<PathBuf, String> {
-    if !workspace.only {
-        return Ok(super::expand_home(raw).unwrap_or_else(|| workspace.root.join(raw)));
-    }
-    if raw == "~" || raw.starts_with("~/") {
-        return Err(format!(
-            "{raw}: outside the workspace (home paths are not allowed)"
-        ));
-    }
-    let root = workspace
-        .canonicalize()
-        .map_err(|e| format!("workspace {} is not usable: {e}", workspace.display()))?;
-    let candidate = if Path::new(raw).is_absolute() {
-        PathBuf::from(raw)
-    } else {
-        root.join(raw)
-    };
-    let mut existing = candidate.as_path();
-    let mut rest = Vec::new();
-    while existing.symlink_metadata().is_err() {
-        let name = existing
-            .file_name()
-            .ok_or_else(|| format!("{raw}: `..` in a path that does not exist yet"))?;
-        rest.push(name.to_owned());
-        existing = existing
-            .parent()
-            .ok_or_else(|| format!("{raw}: outside the workspace"))?;
-    }
-    let mut resolved = existing.canonicalize().map_err(|e| format!("{raw}: {e}"))?;
-    for part in rest.iter().rev() {
-        resolved.push(part);
-    }
-    if resolved.starts_with(&root) && resolved != root {
-        Ok(resolved)
-    } else {
-        Err(format!("{raw}: outside the workspace"))
     }
 }
 

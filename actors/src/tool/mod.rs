@@ -5,6 +5,7 @@
 //! are validated; every failure is a tool result with `is_error` so the model
 //! can correct itself. The full tool set comes with issue 4.
 
+mod confine;
 mod exec;
 mod files;
 mod patch;
@@ -123,32 +124,7 @@ impl std::ops::Deref for Workspace {
     }
 }
 
-use crate::fsutil::expand_home;
-
-/// Resolves a path inside the workspace; `..`, absolute paths outside it and
-/// symlinks leading out are refused (unless `workspaceOnly` is off).
-pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
-    if !workspace.only {
-        let p = expand_home(raw).unwrap_or_else(|| workspace.root.join(raw));
-        return p.canonicalize().map_err(|e| format!("{raw}: {e}"));
-    }
-    let root = workspace
-        .canonicalize()
-        .map_err(|e| format!("workspace {} is not usable: {e}", workspace.display()))?;
-    let candidate = if Path::new(raw).is_absolute() {
-        PathBuf::from(raw)
-    } else {
-        root.join(raw)
-    };
-    let resolved = candidate
-        .canonicalize()
-        .map_err(|e| format!("{raw}: {e}"))?;
-    if resolved.starts_with(&root) {
-        Ok(resolved)
-    } else {
-        Err(format!("{raw}: outside the workspace"))
-    }
-}
+pub(crate) use confine::confine;
 
 pub struct ToolExecutor {
     workspace: Workspace,
@@ -868,6 +844,64 @@ mod tests {
             .await
             .text
             .contains("outside the workspace"));
+    }
+
+    #[actix::test]
+    async fn outside_paths_are_refused_alike_whether_they_exist_or_not() {
+        let ws = setup(ToolLimits::default());
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("secret.txt"), "s").unwrap();
+        std::os::unix::fs::symlink(out.path(), ws.dir.path().join("door")).unwrap();
+        let o = out.path().display().to_string();
+        for (tool, args) in [
+            ("read", "path"),
+            ("ls", "path"),
+            ("grep", "path"),
+            ("write", "path"),
+            ("edit", "path"),
+        ] {
+            for (exists, missing) in [
+                (format!("{o}/secret.txt"), format!("{o}/missing.txt")),
+                (
+                    "door/secret.txt".to_string(),
+                    "door/missing.txt".to_string(),
+                ),
+            ] {
+                let call_with = |p: &str| {
+                    let mut a = json!({ args: p, "pattern": "s", "content": "x", "oldText": "s", "newText": "t" });
+                    if tool == "ls" || tool == "grep" {
+                        a[args] = json!(
+                            p.trim_end_matches("/secret.txt")
+                                .trim_end_matches("/missing.txt")
+                                .to_string()
+                                + if p.ends_with("missing.txt") {
+                                    "/nope"
+                                } else {
+                                    ""
+                                }
+                        );
+                    }
+                    a
+                };
+                let a = call(&ws, tool, call_with(&exists)).await;
+                let b = call(&ws, tool, call_with(&missing)).await;
+                assert!(a.is_error && b.is_error, "{tool}: {a:?} {b:?}");
+                assert!(
+                    a.text.contains("outside the workspace"),
+                    "{tool}: {}",
+                    a.text
+                );
+                assert!(
+                    b.text.contains("outside the workspace"),
+                    "{tool}: {}",
+                    b.text
+                );
+            }
+        }
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("secret.txt")).unwrap(),
+            "s"
+        );
     }
 
     #[actix::test]

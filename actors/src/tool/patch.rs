@@ -22,7 +22,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::files::{confine_new, replace_file};
+use super::confine::confine_new;
+use super::files::replace_file;
 use super::{error, ok};
 use crate::run::ToolOutcome;
 

@@ -1,0 +1,240 @@
+//! Workspace confinement for the file tools. A path is resolved by hand,
+//! one component at a time, from the canonical workspace root: symlinks are
+//! followed only while the path is inside the workspace, and the first
+//! component that leads out ends the walk with "outside the workspace".
+//! Invariant: nothing outside the workspace is ever looked at (no `stat`,
+//! no `readlink`) to decide the answer, so the answer for an outside path is
+//! the same whether or not it exists: the tools are not an existence oracle.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+use super::Workspace;
+use crate::fsutil::expand_home;
+
+/// Symlinks followed in one resolution (as the kernel's `ELOOP` limit).
+const MAX_LINKS: usize = 40;
+
+fn outside(raw: &str) -> String {
+    format!("{raw}: outside the workspace")
+}
+
+/// One path component still to walk.
+enum Step {
+    Root,
+    Up,
+    Name(OsString),
+}
+
+fn steps(path: &Path) -> impl Iterator<Item = Step> + '_ {
+    path.components().filter_map(|c| match c {
+        Component::RootDir | Component::Prefix(_) => Some(Step::Root),
+        Component::CurDir => None,
+        Component::ParentDir => Some(Step::Up),
+        Component::Normal(n) => Some(Step::Name(n.to_owned())),
+    })
+}
+
+/// Resolves `raw` against the canonical `root` without touching anything
+/// outside it. Returns the resolved path (it may not exist; everything
+/// under a missing component is taken as written) or the refusal.
+fn resolve(root: &Path, raw: &str) -> Result<PathBuf, String> {
+    let start = if Path::new(raw).is_absolute() {
+        PathBuf::from("/")
+    } else {
+        root.to_path_buf()
+    };
+    let mut todo: VecDeque<Step> = steps(Path::new(raw)).collect();
+    let mut at = start;
+    let mut links = 0;
+    // Once a component is missing, nothing below it exists either.
+    let mut missing = false;
+    while let Some(step) = todo.pop_front() {
+        match step {
+            Step::Root => at = PathBuf::from("/"),
+            // The kernel cannot walk `..` out of a folder that does not exist.
+            Step::Up if missing => {
+                return Err(format!("{raw}: `..` in a path that does not exist yet"))
+            }
+            Step::Up => {
+                at.pop();
+            }
+            Step::Name(name) => at.push(name),
+        }
+        if at.starts_with(root) {
+            if at == root || missing {
+                continue;
+            }
+            match at.symlink_metadata() {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    links += 1;
+                    if links > MAX_LINKS {
+                        return Err(format!("{raw}: too many levels of symbolic links"));
+                    }
+                    let target = std::fs::read_link(&at).map_err(|e| format!("{raw}: {e}"))?;
+                    at.pop();
+                    for s in steps(&target).collect::<Vec<_>>().into_iter().rev() {
+                        todo.push_front(s);
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => missing = true,
+            }
+        } else if !root.starts_with(&at) {
+            // Neither in the workspace nor on the way to it (the root is
+            // canonical: its ancestors hold no symlinks to follow).
+            return Err(outside(raw));
+        }
+    }
+    if at.starts_with(root) {
+        Ok(at)
+    } else {
+        Err(outside(raw))
+    }
+}
+
+fn root_of(workspace: &Workspace) -> Result<PathBuf, String> {
+    workspace
+        .canonicalize()
+        .map_err(|e| format!("workspace {} is not usable: {e}", workspace.display()))
+}
+
+fn home_refused(raw: &str) -> Option<String> {
+    (raw == "~" || raw.starts_with("~/"))
+        .then(|| format!("{raw}: outside the workspace (home paths are not allowed)"))
+}
+
+/// Resolves an existing path inside the workspace; `..`, absolute paths
+/// outside it and symlinks leading out are refused (unless
+/// `workspaceOnly` is off), the same way whether or not the target exists.
+pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+    if !workspace.only {
+        let p = expand_home(raw).unwrap_or_else(|| workspace.root.join(raw));
+        return p.canonicalize().map_err(|e| format!("{raw}: {e}"));
+    }
+    if let Some(e) = home_refused(raw) {
+        return Err(e);
+    }
+    let root = root_of(workspace)?;
+    let resolved = resolve(&root, raw)?;
+    // Inside the workspace: a missing file may say so.
+    let real = resolved.canonicalize().map_err(|e| format!("{raw}: {e}"))?;
+    if real.starts_with(&root) {
+        Ok(real)
+    } else {
+        // Swapped for a symlink between the two looks.
+        Err(outside(raw))
+    }
+}
+
+/// Resolves a path that may not exist yet (write, edit, apply_patch): the
+/// same walk; the result is a path strictly inside the workspace.
+pub(crate) fn confine_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+    if !workspace.only {
+        return Ok(expand_home(raw).unwrap_or_else(|| workspace.root.join(raw)));
+    }
+    if let Some(e) = home_refused(raw) {
+        return Err(e);
+    }
+    let root = root_of(workspace)?;
+    let resolved = resolve(&root, raw)?;
+    if resolved == root {
+        return Err(format!("{raw}: is the workspace itself"));
+    }
+    Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(dir: &Path) -> Workspace {
+        Workspace::from(dir)
+    }
+
+    #[test]
+    fn outside_paths_get_one_answer_whether_or_not_they_exist() {
+        let d = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("there.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(out.path(), d.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(out.path().join("gone"), d.path().join("dangling")).unwrap();
+        let w = ws(d.path());
+        let there = out.path().join("there.txt").display().to_string();
+        let gone = out.path().join("not-there.txt").display().to_string();
+        let rel_there = format!(
+            "../{}/there.txt",
+            out.path().file_name().unwrap().to_str().unwrap()
+        );
+        let rel_gone = format!(
+            "../{}/nope.txt",
+            out.path().file_name().unwrap().to_str().unwrap()
+        );
+        let pairs = [
+            (there.as_str(), gone.as_str()),
+            (rel_there.as_str(), rel_gone.as_str()),
+            ("link/there.txt", "link/nope.txt"),
+            ("/etc/hostname", "/etc/does-not-exist-anywhere"),
+            ("dangling", "link/deeper/still"),
+        ];
+        for (exists, missing) in pairs {
+            for f in [confine, confine_new] {
+                let a = f(&w, exists).unwrap_err();
+                let b = f(&w, missing).unwrap_err();
+                assert_eq!(
+                    a.replace(exists, "P"),
+                    b.replace(missing, "P"),
+                    "{exists} vs {missing}"
+                );
+                assert!(a.ends_with("outside the workspace"), "{a}");
+            }
+        }
+    }
+
+    #[test]
+    fn inside_paths_resolve_through_inside_symlinks() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("a/b", root.join("short")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("abs")).unwrap();
+        let w = ws(&root);
+        assert_eq!(confine(&w, "short/f.txt").unwrap(), root.join("a/b/f.txt"));
+        assert_eq!(
+            confine(&w, "abs/b/../b/f.txt").unwrap(),
+            root.join("a/b/f.txt")
+        );
+        assert_eq!(
+            confine(&w, &root.join("a/b/f.txt").display().to_string()).unwrap(),
+            root.join("a/b/f.txt")
+        );
+        assert!(confine(&w, "a/missing.txt")
+            .unwrap_err()
+            .contains("No such file"));
+        assert_eq!(
+            confine_new(&w, "short/new/x.txt").unwrap(),
+            root.join("a/b/new/x.txt")
+        );
+        assert_eq!(confine_new(&w, "a/../y.txt").unwrap(), root.join("y.txt"));
+        assert!(confine_new(&w, "new/../y.txt")
+            .unwrap_err()
+            .contains("`..`"));
+        assert!(confine_new(&w, "a/../../y.txt").is_err());
+        assert!(
+            confine_new(&w, ".").is_err(),
+            "the workspace itself is no file"
+        );
+        assert!(confine(&w, "~/x").unwrap_err().contains("home paths"));
+    }
+
+    #[test]
+    fn symlink_loops_end() {
+        let d = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("b", d.path().join("a")).unwrap();
+        std::os::unix::fs::symlink("a", d.path().join("b")).unwrap();
+        let e = confine(&ws(d.path()), "a").unwrap_err();
+        assert!(e.contains("symbolic links"), "{e}");
+    }
+}
