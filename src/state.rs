@@ -33,6 +33,40 @@ pub struct AppState {
 
 pub type SharedState = Arc<AppState>;
 
+impl AppState {
+    /// Err(retry_after_ms) while `ip` is locked out after failed
+    /// authentication (WebSocket handshakes and HTTP bearers alike).
+    pub fn auth_locked(&self, ip: Option<IpAddr>) -> Result<(), u64> {
+        match ip {
+            Some(ip) => self.auth_limiter.check(&ip),
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a failed authentication toward `ip`'s lockout
+    /// (`gateway.auth.rateLimit`).
+    pub fn auth_failed(&self, ip: Option<IpAddr>) {
+        ferroclaw_actors::metrics::Metrics::inc(&self.gateway.metrics.auth_failures);
+        if let Some(ip) = ip {
+            let settings = self.live.settings();
+            let rl = &settings.gateway.auth.rate_limit;
+            self.auth_limiter.hit(
+                &ip,
+                rl.max_attempts,
+                Duration::from_millis(rl.window_ms),
+                Duration::from_millis(rl.lockout_ms),
+            );
+        }
+    }
+
+    /// A successful authentication clears `ip`'s failures.
+    pub fn auth_succeeded(&self, ip: Option<IpAddr>) {
+        if let Some(ip) = ip {
+            self.auth_limiter.clear(&ip);
+        }
+    }
+}
+
 /// Counts events per key in a sliding window, with an optional lockout.
 #[derive(Debug, Default)]
 pub struct SlidingLimiter<K> {

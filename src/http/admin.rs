@@ -7,9 +7,7 @@ use std::sync::atomic::Ordering;
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use ferroclaw_actors::devices::secret_eq;
 use ferroclaw_actors::presence::ListPresence;
-use ferroclaw_actors::settings::AuthMode;
 use serde_json::json;
 
 use crate::state::SharedState;
@@ -62,30 +60,9 @@ async fn ready(req: HttpRequest, state: web::Data<SharedState>) -> HttpResponse 
     }
 }
 
-pub(crate) fn bearer_ok(req: &HttpRequest, state: &SharedState) -> bool {
-    let settings = state.live.settings();
-    let auth = &settings.gateway.auth;
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    let expected = match auth.mode {
-        AuthMode::None => return true,
-        AuthMode::Token => auth.token.as_deref(),
-        AuthMode::Password => auth.password.as_deref(),
-    };
-    matches!((expected, given), (Some(e), Some(g)) if !e.is_empty() && secret_eq(e, g))
-}
-
 async fn presence(req: HttpRequest, state: web::Data<SharedState>) -> HttpResponse {
-    if !bearer_ok(&req, &state) {
-        ferroclaw_actors::metrics::Metrics::inc(&state.gateway.metrics.auth_failures);
-        tracing::info!(path = "/presence", "unauthorized admin request");
-        return HttpResponse::Unauthorized()
-            .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
-            .json(json!({ "error": { "message": "unauthorized", "type": "unauthorized" } }));
+    if let Err(refused) = super::auth::check_bearer(&req, &state, "/presence") {
+        return refused.response();
     }
     match state.gateway.presence.send(ListPresence).await {
         Ok(list) => HttpResponse::Ok().json(list),

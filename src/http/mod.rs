@@ -3,5 +3,6 @@
 //! WebSocket upgrade (see `ws`).
 
 pub mod admin;
+pub(crate) mod auth;
 pub mod openai;
 pub mod webchat;

@@ -53,14 +53,6 @@ fn oai_error(status: actix_web::http::StatusCode, kind: &str, message: &str) -> 
     HttpResponse::build(status).json(json!({ "error": { "message": message, "type": kind } }))
 }
 
-fn unauthorized(state: &SharedState, path: &str) -> HttpResponse {
-    ferroclaw_actors::metrics::Metrics::inc(&state.gateway.metrics.auth_failures);
-    tracing::info!(path, "unauthorized HTTP API request");
-    HttpResponse::Unauthorized()
-        .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
-        .json(json!({ "error": { "message": "unauthorized", "type": "unauthorized" } }))
-}
-
 fn enabled(state: &SharedState) -> bool {
     state
         .live
@@ -82,8 +74,8 @@ async fn models(req: HttpRequest, state: web::Data<SharedState>) -> HttpResponse
     if !enabled(&state) {
         return not_found();
     }
-    if !super::admin::bearer_ok(&req, &state) {
-        return unauthorized(&state, "/v1/models");
+    if let Err(refused) = super::auth::check_bearer(&req, &state, "/v1/models") {
+        return refused.response();
     }
     let data: Vec<Value> = state
         .gateway
@@ -159,8 +151,8 @@ async fn chat_completions(
     if !enabled(&state) {
         return not_found();
     }
-    if !super::admin::bearer_ok(&req, &state) {
-        return unauthorized(&state, "/v1/chat/completions");
+    if let Err(refused) = super::auth::check_bearer(&req, &state, "/v1/chat/completions") {
+        return refused.response();
     }
     let bad = |m: &str| oai_error(StatusCode::BAD_REQUEST, "invalid_request_error", m);
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
@@ -377,8 +369,8 @@ async fn tools_invoke(
     state: web::Data<SharedState>,
 ) -> HttpResponse {
     use actix_web::http::StatusCode;
-    if !super::admin::bearer_ok(&req, &state) {
-        return unauthorized(&state, "/tools/invoke");
+    if let Err(refused) = super::auth::check_bearer(&req, &state, "/tools/invoke") {
+        return refused.response();
     }
     let bad = |m: &str| invoke_error(StatusCode::BAD_REQUEST, "invalid_request", m);
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {

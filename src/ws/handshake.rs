@@ -11,7 +11,6 @@
 //!   on a direct loopback connection, or `dangerouslyDisableDeviceAuth`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use ferroclaw_actors::bus::{send_to_bus, BusEvent, Publish};
 use ferroclaw_actors::devices::{
@@ -200,19 +199,6 @@ fn origin_allowed(settings: &Settings, origin: &Origin) -> bool {
         .is_some_and(|h| h.eq_ignore_ascii_case(origin_host))
 }
 
-fn record_failure(state: &SharedState, settings: &Settings, origin: &Origin) {
-    ferroclaw_actors::metrics::Metrics::inc(&state.gateway.metrics.auth_failures);
-    if let Some(ip) = origin.ip {
-        let rl = &settings.gateway.auth.rate_limit;
-        state.auth_limiter.hit(
-            &ip,
-            rl.max_attempts,
-            Duration::from_millis(rl.window_ms),
-            Duration::from_millis(rl.lockout_ms),
-        );
-    }
-}
-
 /// Runs the whole `connect`; the connection sends the result.
 pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
     let Input {
@@ -249,21 +235,19 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
             .with_details(json!({ "code": "CONTROL_UI_ORIGIN_NOT_ALLOWED", "reason": "origin-mismatch" })),
         ));
     }
-    if let Some(ip) = origin.ip {
-        if let Err(retry_ms) = state.auth_limiter.check(&ip) {
-            let mut e = ErrorShape::invalid(
-                "unauthorized: too many failed authentication attempts (retry later)",
-            )
-            .with_details(json!({
-                "code": "AUTH_RATE_LIMITED",
-                "authReason": "rate_limited",
-                "canRetryWithDeviceToken": false,
-                "recommendedNextStep": "wait_then_retry",
-            }));
-            e.retry_after_ms = Some(retry_ms);
-            e.retryable = Some(true);
-            return Err(Rejected::policy(e));
-        }
+    if let Err(retry_ms) = state.auth_locked(origin.ip) {
+        let mut e = ErrorShape::invalid(
+            "unauthorized: too many failed authentication attempts (retry later)",
+        )
+        .with_details(json!({
+            "code": "AUTH_RATE_LIMITED",
+            "authReason": "rate_limited",
+            "canRetryWithDeviceToken": false,
+            "recommendedNextStep": "wait_then_retry",
+        }));
+        e.retry_after_ms = Some(retry_ms);
+        e.retryable = Some(true);
+        return Err(Rejected::policy(e));
     }
 
     let shared = check_shared(&settings, &p);
@@ -346,7 +330,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
                 other => {
                     let offered = auth.device_token.clone().or_else(|| auth.token.clone());
                     let Some(token) = offered else {
-                        record_failure(&state, &settings, &origin);
+                        state.auth_failed(origin.ip);
                         return Err(Rejected::policy(auth_error(&settings, &p, other)));
                     };
                     let check = ask_devices(
@@ -368,7 +352,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
                     match check {
                         TokenCheck::Valid => "device-token",
                         TokenCheck::Mismatch | TokenCheck::ScopeMismatch => {
-                            record_failure(&state, &settings, &origin);
+                            state.auth_failed(origin.ip);
                             let (code, text) = if check == TokenCheck::Mismatch {
                                 ("AUTH_DEVICE_TOKEN_MISMATCH", "unauthorized: device token mismatch (rotate/reissue device token)")
                             } else {
@@ -461,7 +445,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
             let method = match shared {
                 Shared::Ok(m) => m,
                 other => {
-                    record_failure(&state, &settings, &origin);
+                    state.auth_failed(origin.ip);
                     return Err(Rejected::policy(auth_error(&settings, &p, other)));
                 }
             };
@@ -496,9 +480,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
             (scopes, method, None, None)
         }
     };
-    if let Some(ip) = origin.ip {
-        state.auth_limiter.clear(&ip);
-    }
+    state.auth_succeeded(origin.ip);
 
     // Presence: every client but one-off CLI commands.
     let presence_key = (p.client.mode != "cli").then(|| {

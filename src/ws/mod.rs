@@ -61,16 +61,7 @@ fn origin_of(req: &HttpRequest, trusted_proxies: &[String]) -> Origin {
     let forwarded = header(req, "x-forwarded-for");
     let real_ip = header(req, "x-real-ip");
     let host = header(req, "host");
-    let peer_trusted =
-        peer.is_some_and(|p| trusted_proxies.iter().any(|t| t == &p.ip().to_string()));
-    let ip = match (&forwarded, peer_trusted) {
-        (Some(f), true) => f
-            .split(',')
-            .next()
-            .and_then(|s| s.trim().parse().ok())
-            .or(peer.map(|p| p.ip())),
-        _ => peer.map(|p| p.ip()),
-    };
+    let ip = crate::http::auth::client_ip(req, trusted_proxies);
     let local = peer.is_some_and(|p| p.ip().is_loopback())
         && forwarded.is_none()
         && real_ip.is_none()

@@ -132,3 +132,75 @@ async fn metrics_count_live_sessions_until_they_idle_out_and_the_runs_started() 
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn bearer_guessing_on_any_http_surface_locks_the_client_out_with_retry_after() {
+    let gw = TestGateway::with_config(serde_json::json!({"gateway": {
+        "auth": {"rateLimit": {"maxAttempts": 5, "windowMs": 60000, "lockoutMs": 60000}},
+        "http": {"endpoints": {"chatCompletions": {"enabled": true}}},
+    }}));
+    let auth = format!("Bearer {TOKEN}");
+    // Failures on several surfaces count toward one lockout per client.
+    let wrong = [("authorization", "Bearer wrong")];
+    for path in ["/presence", "/v1/models", "/presence", "/v1/models"] {
+        let (status, _, _) = http(gw.addr, "GET", path, &wrong).await;
+        assert_eq!(status, 401, "{path}");
+    }
+    let (status, _, _) = http(
+        gw.addr,
+        "POST",
+        "/tools/invoke",
+        &[("authorization", "Bearer wrong"), ("content-length", "0")],
+    )
+    .await;
+    assert_eq!(status, 401);
+    // Locked out now: even the right secret is refused until it ends.
+    for path in ["/presence", "/v1/models"] {
+        let (status, headers, body) = http(gw.addr, "GET", path, &[("authorization", &auth)]).await;
+        assert_eq!(status, 429, "{path}: {body}");
+        let retry: u64 = headers
+            .iter()
+            .find(|(k, _)| k == "retry-after")
+            .map(|(_, v)| v.parse().unwrap())
+            .unwrap_or_else(|| panic!("{headers:?}"));
+        assert!((1..=60).contains(&retry), "{retry}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["error"]["type"], "rate_limited");
+    }
+    // The WebSocket handshake shares the lockout.
+    let mut c = crate::support::Client::connect(&gw.ws_url()).await;
+    let res = c
+        .handshake(crate::support::connect_params(
+            "cli",
+            "cli",
+            &["operator.read"],
+            Some(TOKEN),
+        ))
+        .await;
+    assert_eq!(
+        res["error"]["details"]["code"], "AUTH_RATE_LIMITED",
+        "{res}"
+    );
+}
+
+#[tokio::test]
+async fn a_right_bearer_clears_earlier_failures() {
+    let gw = TestGateway::with_config(serde_json::json!({"gateway": {
+        "auth": {"rateLimit": {"maxAttempts": 3, "windowMs": 60000, "lockoutMs": 60000}},
+    }}));
+    let auth = format!("Bearer {TOKEN}");
+    for _ in 0..3 {
+        for _ in 0..2 {
+            let (status, _, _) = http(
+                gw.addr,
+                "GET",
+                "/presence",
+                &[("authorization", "Bearer no")],
+            )
+            .await;
+            assert_eq!(status, 401);
+        }
+        let (status, _, _) = http(gw.addr, "GET", "/presence", &[("authorization", &auth)]).await;
+        assert_eq!(status, 200);
+    }
+}
