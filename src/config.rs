@@ -170,6 +170,12 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
             "expected maxPayload >= maxPreauthPayload > 0",
         ));
     }
+    if s.gateway.max_in_flight_requests == 0 {
+        return Err(invalid(
+            "gateway.maxInFlightRequests",
+            "expected a positive number",
+        ));
+    }
     if s.gateway.auth.mode == ferroclaw_actors::settings::AuthMode::None && !binds_loopback(s) {
         return Err(invalid(
             "gateway.auth.mode",

@@ -71,6 +71,9 @@ pub struct GatewaySettings {
     pub max_buffered_bytes: usize,
     pub max_preauth_payload: usize,
     pub max_unauthenticated_sockets: usize,
+    /// Requests one connection may have unanswered before its socket is
+    /// no longer read (`gateway.maxInFlightRequests`).
+    pub max_in_flight_requests: usize,
     pub trusted_proxies: Vec<String>,
     pub control_ui: ControlUi,
     pub http: Value,

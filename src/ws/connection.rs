@@ -19,6 +19,7 @@ use ferroclaw_actors::presence::{send_to_presence, RemovePresence};
 use ferroclaw_actors::settings::Settings;
 use serde_json::value::RawValue;
 
+use super::guard::{GuardShared, Permit};
 use super::handshake::{self, Accepted, Rejected};
 use super::methods::{self, Caller};
 use super::{frame_len, Origin};
@@ -31,7 +32,8 @@ const MAX_QUEUED_DURING_CONNECT: usize = 64;
 
 enum Phase {
     AwaitConnect,
-    Connecting(VecDeque<String>),
+    /// Frames that came while `connect` is checked, each with its permit.
+    Connecting(VecDeque<(String, Permit)>),
     Open(Arc<Caller>),
     Closing,
 }
@@ -45,6 +47,9 @@ pub struct WsConnection {
     challenge_ts: u64,
     phase: Phase,
     buffered: Arc<AtomicUsize>,
+    /// Shared with the frame guard in front of the codec: the frame size
+    /// limit and the in-flight bound.
+    guard: Arc<GuardShared>,
     /// Fragments of a message in progress.
     partial: Option<Vec<u8>>,
     presence_key: Option<String>,
@@ -56,6 +61,7 @@ impl WsConnection {
         settings: Arc<Settings>,
         origin: Origin,
         buffered: Arc<AtomicUsize>,
+        guard: Arc<GuardShared>,
     ) -> WsConnection {
         WsConnection {
             state,
@@ -66,6 +72,7 @@ impl WsConnection {
             challenge_ts: ferroclaw_actors::now_ms(),
             phase: Phase::AwaitConnect,
             buffered,
+            guard,
             partial: None,
             presence_key: None,
         }
@@ -113,7 +120,7 @@ impl WsConnection {
 
     /// One complete message. Binary frames are decoded as UTF-8 text and
     /// parsed the same way as text frames.
-    fn on_message(&mut self, ctx: &mut ws::WebsocketContext<Self>, bytes: &[u8]) {
+    fn on_message(&mut self, ctx: &mut ws::WebsocketContext<Self>, bytes: &[u8], permit: Permit) {
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(_) => {
@@ -122,15 +129,15 @@ impl WsConnection {
             }
         };
         match &mut self.phase {
-            Phase::AwaitConnect => self.on_first_frame(ctx, text),
+            Phase::AwaitConnect => self.on_first_frame(ctx, text, permit),
             Phase::Connecting(queue) => {
                 if queue.len() < MAX_QUEUED_DURING_CONNECT {
-                    queue.push_back(text.to_string());
+                    queue.push_back((text.to_string(), permit));
                 } else {
                     tracing::warn!(conn_id = %self.conn_id, "frame dropped while connect is pending");
                 }
             }
-            Phase::Open(_) => self.on_request_text(ctx, text),
+            Phase::Open(_) => self.on_request_text(ctx, text, permit),
             Phase::Closing => {}
         }
     }
@@ -157,7 +164,7 @@ impl WsConnection {
         }
     }
 
-    fn on_first_frame(&mut self, ctx: &mut ws::WebsocketContext<Self>, text: &str) {
+    fn on_first_frame(&mut self, ctx: &mut ws::WebsocketContext<Self>, text: &str, permit: Permit) {
         if text.len() > self.settings.gateway.max_preauth_payload {
             Metrics::inc(&self.metrics().frames_in_invalid);
             tracing::info!(conn_id = %self.conn_id, bytes = text.len(), "handshake rejected: preauth payload too large");
@@ -197,12 +204,15 @@ impl WsConnection {
         };
         let req_id = frame.id;
         ctx.spawn(
-            handshake::connect(input).into_actor(self).map(
-                move |outcome, act, ctx| match outcome {
-                    Ok(accepted) => act.on_accepted(ctx, &req_id, accepted),
-                    Err(rejected) => act.on_rejected(ctx, &req_id, rejected),
-                },
-            ),
+            handshake::connect(input)
+                .into_actor(self)
+                .map(move |outcome, act, ctx| {
+                    drop(permit);
+                    match outcome {
+                        Ok(accepted) => act.on_accepted(ctx, &req_id, accepted),
+                        Err(rejected) => act.on_rejected(ctx, &req_id, rejected),
+                    }
+                }),
         );
     }
 
@@ -221,6 +231,7 @@ impl WsConnection {
             _ => VecDeque::new(),
         };
         self.state.preauth_sockets.fetch_sub(1, Ordering::Relaxed);
+        self.guard.set_limit(self.settings.gateway.max_payload);
         self.presence_key = a.presence_key;
         self.send_res(ctx, frames::res_ok(req_id, &a.hello));
         let gw = &self.state.gateway;
@@ -238,12 +249,18 @@ impl WsConnection {
         );
         gw.root.do_send(HealthChanged);
         tracing::info!(conn_id = %self.conn_id, client = %a.caller.client_id, role = a.caller.role.as_str(), "client connected");
-        for text in queued {
-            self.on_request_text(ctx, &text);
+        for (text, permit) in queued {
+            self.on_request_text(ctx, &text, permit);
         }
     }
 
-    fn on_request_text(&mut self, ctx: &mut ws::WebsocketContext<Self>, text: &str) {
+    /// A request: its dispatch future holds `permit` until it is answered.
+    fn on_request_text(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        text: &str,
+        permit: Permit,
+    ) {
         let Phase::Open(caller) = &self.phase else {
             return;
         };
@@ -253,10 +270,10 @@ impl WsConnection {
                 Metrics::inc(&self.metrics().frames_in_req);
                 let early = ctx.address().recipient();
                 let fut = methods::dispatch(self.state.clone(), caller, frame, early);
-                ctx.spawn(
-                    fut.into_actor(self)
-                        .map(|reply, act, ctx| act.send_res(ctx, reply)),
-                );
+                ctx.spawn(fut.into_actor(self).map(move |reply, act, ctx| {
+                    drop(permit);
+                    act.send_res(ctx, reply)
+                }));
             }
             Err(e) => {
                 Metrics::inc(&self.metrics().frames_in_invalid);
@@ -378,14 +395,22 @@ impl Actor for WsConnection {
 impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
     fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
         match msg {
-            Ok(ws::Message::Text(text)) => self.on_message(ctx, text.as_bytes()),
-            Ok(ws::Message::Binary(bytes)) => self.on_message(ctx, &bytes),
+            // One permit per complete message (the guard counted it).
+            Ok(ws::Message::Text(text)) => {
+                let permit = self.guard.permit();
+                self.on_message(ctx, text.as_bytes(), permit)
+            }
+            Ok(ws::Message::Binary(bytes)) => {
+                let permit = self.guard.permit();
+                self.on_message(ctx, &bytes, permit)
+            }
             Ok(ws::Message::Continuation(item)) => {
                 let done = matches!(item, actix_http::ws::Item::Last(_));
+                let permit = done.then(|| self.guard.permit());
                 self.on_fragment(ctx, item);
-                if done {
+                if let Some(permit) = permit {
                     if let Some(bytes) = self.partial.take() {
-                        self.on_message(ctx, &bytes);
+                        self.on_message(ctx, &bytes, permit);
                     }
                 }
             }
@@ -404,6 +429,17 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
                     "preauth payload too large"
                 };
                 tracing::info!(conn_id = %self.conn_id, "frame over maxPayload");
+                self.close(ctx, 1009, reason);
+            }
+            Err(_) if self.guard.tripped() => {
+                // The guard saw a frame header declaring more than the limit.
+                Metrics::inc(&self.metrics().frames_in_invalid);
+                let reason = if matches!(self.phase, Phase::Open(_)) {
+                    "payload too large"
+                } else {
+                    "preauth payload too large"
+                };
+                tracing::info!(conn_id = %self.conn_id, "declared frame length over the limit");
                 self.close(ctx, 1009, reason);
             }
             Err(error) => {

@@ -5,6 +5,7 @@
 
 pub mod chat_bridge;
 mod connection;
+pub(crate) mod guard;
 mod handshake;
 pub mod methods;
 
@@ -106,9 +107,14 @@ pub async fn upgrade(
     }
     let origin = origin_of(&req, &settings.gateway.trusted_proxies);
     let buffered = Arc::new(AtomicUsize::new(0));
-    let actor = WsConnection::new(state, settings, origin, buffered.clone());
+    let guard = guard::GuardShared::new(
+        settings.gateway.max_preauth_payload,
+        settings.gateway.max_in_flight_requests,
+    );
+    let input = guard::FrameGuard::new(payload, guard.clone());
+    let actor = WsConnection::new(state, settings, origin, buffered.clone(), guard);
     let codec = actix_http::ws::Codec::new().max_size(actor.max_payload());
-    let stream = ws::WebsocketContext::with_codec(actor, payload, codec);
+    let stream = ws::WebsocketContext::with_codec(actor, input, codec);
     res.streaming(Counted {
         inner: Box::pin(stream),
         buffered,

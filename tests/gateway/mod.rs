@@ -6,6 +6,7 @@ mod context;
 mod devices;
 mod events;
 mod handshake;
+mod hardening;
 mod interop;
 mod malformed;
 mod methods;

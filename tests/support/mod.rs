@@ -5,6 +5,7 @@ pub mod client;
 pub mod device;
 pub mod fake_provider;
 pub mod process;
+pub mod raw_ws;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,381 @@
+//! The frame guard: a stream in front of actix-http's WebSocket codec that
+//! reads every frame header as it arrives.
+//!
+//! - **Size.** The codec checks a frame's length only once the whole frame
+//!   is buffered, so a client could declare a 2^40-byte frame and stream
+//!   into memory. The guard checks the declared length when the header
+//!   arrives against the connection's current limit (`maxPreauthPayload`
+//!   until hello-ok, then `maxPayload`) and ends the stream at once; the
+//!   connection then closes 1009.
+//! - **In flight.** It counts complete messages it has let through; once
+//!   a connection has `gateway.maxInFlightRequests` of them unanswered it
+//!   stops passing bytes (so the socket is no longer read and TCP pushes
+//!   back on the client) until a [`Permit`] is dropped. One client can
+//!   therefore not fill its worker with pending work.
+//!
+//! Invariant: every complete data message the guard passes is exactly one
+//! `Text`, `Binary` or final `Continuation` item for the connection, which
+//! takes one permit for it and drops it when the message is answered.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use actix_http::error::PayloadError;
+use bytes::Bytes;
+use futures_util::task::AtomicWaker;
+use futures_util::Stream;
+
+/// State shared by a connection and its guard.
+#[derive(Debug)]
+pub struct GuardShared {
+    limit: AtomicUsize,
+    tripped: AtomicBool,
+    in_flight: AtomicUsize,
+    max_in_flight: usize,
+    waker: AtomicWaker,
+}
+
+impl GuardShared {
+    pub fn new(limit: usize, max_in_flight: usize) -> Arc<GuardShared> {
+        Arc::new(GuardShared {
+            limit: AtomicUsize::new(limit),
+            tripped: AtomicBool::new(false),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: max_in_flight.max(1),
+            waker: AtomicWaker::new(),
+        })
+    }
+
+    /// The largest frame payload accepted from now on.
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::Relaxed);
+    }
+
+    /// Whether the stream ended because a frame declared more than the limit.
+    pub fn tripped(&self) -> bool {
+        self.tripped.load(Ordering::Relaxed)
+    }
+
+    /// Messages passed and not yet answered.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Takes the permit for one message the guard let through.
+    pub fn permit(self: &Arc<Self>) -> Permit {
+        Permit(self.clone())
+    }
+}
+
+/// One message being handled; dropping it lets the guard read on.
+#[derive(Debug)]
+pub struct Permit(Arc<GuardShared>);
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let _ = self
+            .0
+            .in_flight
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_sub(1))
+            });
+        self.0.waker.wake();
+    }
+}
+
+/// Where the parser is in the byte stream.
+#[derive(Debug, Default)]
+struct Parser {
+    header: [u8; 14],
+    have: usize,
+    /// Payload bytes of the current frame still to pass.
+    left: u64,
+    fin: bool,
+    opcode: u8,
+}
+
+/// What one step of parsing found.
+enum Found {
+    /// Everything given was consumed.
+    More,
+    /// A complete data message ends at this offset of the input.
+    MessageEnd(usize),
+    /// A frame declared more than the limit.
+    TooLarge,
+}
+
+impl Parser {
+    fn header_len(&self) -> Option<usize> {
+        if self.have < 2 {
+            return None;
+        }
+        let ext = match self.header[1] & 0x7f {
+            126 => 2,
+            127 => 8,
+            _ => 0,
+        };
+        let mask = if self.header[1] & 0x80 != 0 { 4 } else { 0 };
+        Some(2 + ext + mask)
+    }
+
+    fn payload_len(&self) -> u64 {
+        match self.header[1] & 0x7f {
+            126 => u64::from(u16::from_be_bytes([self.header[2], self.header[3]])),
+            127 => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&self.header[2..10]);
+                u64::from_be_bytes(b)
+            }
+            n => u64::from(n),
+        }
+    }
+
+    /// A frame ended: does it end a data message (text, binary, or the
+    /// last fragment of one)?
+    fn ends_message(&self) -> bool {
+        self.fin && matches!(self.opcode, 0x0..=0x2)
+    }
+
+    /// Walks `input` from `from`; stops after the first message end.
+    fn scan(&mut self, input: &[u8], mut from: usize, limit: usize) -> Found {
+        while from < input.len() {
+            if self.left > 0 {
+                let n = (input.len() - from).min(self.left.min(usize::MAX as u64) as usize);
+                from += n;
+                self.left -= n as u64;
+                if self.left == 0 && self.ends_message() {
+                    return Found::MessageEnd(from);
+                }
+                continue;
+            }
+            // In a header: take bytes until it is whole.
+            let want = self.header_len().unwrap_or(2);
+            if self.have < want {
+                self.header[self.have] = input[from];
+                self.have += 1;
+                from += 1;
+                if self.have < self.header_len().unwrap_or(2) {
+                    continue;
+                }
+                if self.header_len() != Some(self.have) {
+                    continue;
+                }
+            }
+            self.fin = self.header[0] & 0x80 != 0;
+            self.opcode = self.header[0] & 0x0f;
+            let len = self.payload_len();
+            self.have = 0;
+            if len > limit as u64 {
+                return Found::TooLarge;
+            }
+            self.left = len;
+            if len == 0 && self.ends_message() {
+                return Found::MessageEnd(from);
+            }
+        }
+        Found::More
+    }
+}
+
+/// The guarded inbound byte stream of one WebSocket.
+pub struct FrameGuard<S> {
+    inner: S,
+    shared: Arc<GuardShared>,
+    parser: Parser,
+    /// Bytes read but held back (the in-flight bound was reached), and
+    /// how far into them the parser has looked.
+    held: Option<(Bytes, usize)>,
+    done: bool,
+}
+
+impl<S> FrameGuard<S> {
+    pub fn new(inner: S, shared: Arc<GuardShared>) -> FrameGuard<S> {
+        FrameGuard {
+            inner,
+            shared,
+            parser: Parser::default(),
+            held: None,
+            done: false,
+        }
+    }
+
+    /// Passes as much of `chunk` (parsed up to `from`) as the bounds allow;
+    /// keeps the rest.
+    fn admit(
+        &mut self,
+        chunk: Bytes,
+        mut from: usize,
+    ) -> Poll<Option<Result<Bytes, PayloadError>>> {
+        let start = 0;
+        loop {
+            if self.shared.in_flight() >= self.shared.max_in_flight {
+                if from == start {
+                    self.held = Some((chunk, from));
+                    return Poll::Pending;
+                }
+                let rest = chunk.slice(from..);
+                let out = chunk.slice(..from);
+                self.held = (!rest.is_empty()).then_some((rest, 0));
+                return Poll::Ready(Some(Ok(out)));
+            }
+            let limit = self.shared.limit.load(Ordering::Relaxed);
+            match self.parser.scan(&chunk, from, limit) {
+                Found::More => return Poll::Ready(Some(Ok(chunk))),
+                Found::MessageEnd(at) => {
+                    self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
+                    from = at;
+                }
+                Found::TooLarge => {
+                    self.shared.tripped.store(true, Ordering::Relaxed);
+                    self.done = true;
+                    return Poll::Ready(Some(Err(PayloadError::Overflow)));
+                }
+            }
+        }
+    }
+}
+
+impl<S> Stream for FrameGuard<S>
+where
+    S: Stream<Item = Result<Bytes, PayloadError>> + Unpin,
+{
+    type Item = Result<Bytes, PayloadError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if let Some((chunk, from)) = this.held.take() {
+            this.shared.waker.register(cx.waker());
+            let polled = this.admit(chunk, from);
+            if polled.is_ready() {
+                return polled;
+            }
+            // Still at the bound: a dropped permit wakes us.
+            return Poll::Pending;
+        }
+        match Pin::new(&mut this.inner).poll_next(cx) {
+            Poll::Ready(Some(Ok(chunk))) => {
+                this.shared.waker.register(cx.waker());
+                this.admit(chunk, 0)
+            }
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    /// A masked client frame header (payload not included).
+    fn header(fin: bool, opcode: u8, len: u64) -> Vec<u8> {
+        let mut h = vec![(if fin { 0x80 } else { 0 }) | opcode];
+        match len {
+            0..=125 => h.push(0x80 | len as u8),
+            126..=65535 => {
+                h.push(0x80 | 126);
+                h.extend_from_slice(&(len as u16).to_be_bytes());
+            }
+            _ => {
+                h.push(0x80 | 127);
+                h.extend_from_slice(&len.to_be_bytes());
+            }
+        }
+        h.extend_from_slice(&[1, 2, 3, 4]);
+        h
+    }
+
+    fn frame(fin: bool, opcode: u8, payload: &[u8]) -> Vec<u8> {
+        let mut f = header(fin, opcode, payload.len() as u64);
+        f.extend_from_slice(payload);
+        f
+    }
+
+    fn guard(
+        chunks: Vec<Vec<u8>>,
+        limit: usize,
+        max: usize,
+    ) -> (
+        FrameGuard<impl Stream<Item = Result<Bytes, PayloadError>> + Unpin>,
+        Arc<GuardShared>,
+    ) {
+        let shared = GuardShared::new(limit, max);
+        let inner = futures_util::stream::iter(chunks.into_iter().map(|c| Ok(Bytes::from(c))));
+        (FrameGuard::new(inner, shared.clone()), shared)
+    }
+
+    #[actix_rt::test]
+    async fn a_declared_length_over_the_limit_ends_the_stream_at_the_header() {
+        // Only the header of a 2^40-byte frame arrives: refused at once.
+        let (mut g, shared) = guard(vec![header(true, 1, 1 << 40)], 65536, 8);
+        assert!(matches!(g.next().await, Some(Err(PayloadError::Overflow))));
+        assert!(shared.tripped());
+        assert!(g.next().await.is_none());
+        // A header split across reads is still seen.
+        let h = header(true, 2, 70_000);
+        let (mut g, shared) = guard(
+            vec![h[..1].to_vec(), h[1..3].to_vec(), h[3..].to_vec()],
+            65536,
+            8,
+        );
+        let mut out = Vec::new();
+        while let Some(item) = g.next().await {
+            match item {
+                Ok(b) => out.push(b),
+                Err(_) => break,
+            }
+        }
+        assert!(shared.tripped(), "{out:?}");
+        // Under the limit passes whole.
+        let f = frame(true, 1, &[b'x'; 300]);
+        let (mut g, shared) = guard(vec![f.clone()], 65536, 8);
+        assert_eq!(g.next().await.unwrap().unwrap(), Bytes::from(f));
+        assert!(!shared.tripped());
+        // The limit can be raised (hello-ok).
+        let f = frame(true, 1, &vec![b'y'; 70_000]);
+        let (mut g, shared) = guard(vec![f.clone()], 65536, 8);
+        shared.set_limit(1 << 20);
+        assert_eq!(g.next().await.unwrap().unwrap().len(), f.len());
+    }
+
+    #[actix_rt::test]
+    async fn at_the_in_flight_bound_bytes_wait_for_a_permit() {
+        let mut bytes = Vec::new();
+        for i in 0..5u8 {
+            bytes.extend(frame(true, 1, &[b'a' + i; 10]));
+        }
+        // A fragmented message counts once, at its last fragment.
+        bytes.extend(frame(false, 1, b"part1"));
+        bytes.extend(frame(true, 9, b"")); // a ping in between does not count
+        bytes.extend(frame(true, 0, b"part2"));
+        let (mut g, shared) = guard(vec![bytes.clone()], 65536, 2);
+        let first = g.next().await.unwrap().unwrap();
+        assert_eq!(first.len(), 2 * 16, "two messages, then it holds");
+        assert_eq!(shared.in_flight(), 2);
+        let pending = futures_util::poll!(g.next());
+        assert!(pending.is_pending());
+        let p1 = shared.permit();
+        drop(p1);
+        let next = g.next().await.unwrap().unwrap();
+        assert_eq!(next.len(), 16, "one permit freed: one message");
+        drop(shared.permit());
+        drop(shared.permit());
+        let next = g.next().await.unwrap().unwrap();
+        assert_eq!(next.len(), 2 * 16);
+        drop(shared.permit());
+        drop(shared.permit());
+        let rest = g.next().await.unwrap().unwrap();
+        assert_eq!(
+            rest.len(),
+            bytes.len() - 5 * 16,
+            "the fragments and the ping"
+        );
+        assert_eq!(shared.in_flight(), 1, "the fragmented message is one");
+        assert!(g.next().await.is_none());
+    }
+}
