@@ -83,6 +83,7 @@ fn main() {
                 ended_at: n as u64 + 1,
                 error: None,
                 stop_reason: "stop".into(),
+                answered_by: None,
             };
             runs::save(&store, &format!("run-{n}"), &record).unwrap();
             store

@@ -16,6 +16,7 @@ pub mod heap;
 pub mod idempotency;
 pub mod ids;
 pub mod inbound;
+pub mod inbox;
 pub mod lane;
 pub mod metrics;
 pub mod migrate;

@@ -25,6 +25,9 @@ pub struct Metrics {
     pub sessions_live: AtomicI64,
     /// Runs started (each `RunActor`, restarts included) and ended.
     pub runs_started: AtomicU64,
+    /// `agent.wait` waiters held, and waits refused at the bound.
+    pub waiters: AtomicI64,
+    pub waits_refused: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -46,6 +49,8 @@ impl Default for Metrics {
             idempotency_mailbox: AtomicI64::new(0),
             sessions_live: AtomicI64::new(0),
             runs_started: AtomicU64::new(0),
+            waiters: AtomicI64::new(0),
+            waits_refused: AtomicU64::new(0),
         }
     }
 }

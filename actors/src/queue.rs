@@ -1,17 +1,26 @@
 //! The session queue (seed 002): what happens to a message that arrives
-//! while a run is active. Modes: `steer` (inject into the running turn),
-//! `followup` (one queued turn at a time after the run), `collect` (default:
-//! coalesce everything queued into one follow-up after a debounce),
-//! `steer-backlog` (steer now and keep it for a later turn), `interrupt`
-//! (abort the run, start the newest message). A cap bounds the backlog;
-//! overflow drops the oldest, the newest, or summarises what was dropped.
-//! Pure state: the SessionActor maps `Action`s to `Steer`/`FollowUp`/
-//! `AbortRun` messages and new runs. Also parses `/queue <mode> [debounce:2s
-//! cap:25 drop:summarize]`.
+//! while the session is busy (a run is active or messages wait). Modes:
+//! `steer` (inject into the running turn), `followup` (one queued turn per
+//! message), `collect` (default: coalesce what is queued into one turn after
+//! a debounce), `steer-backlog` (steer now and keep a copy for a later
+//! turn), `interrupt` (abort the run; the newest message runs next). A cap
+//! bounds the backlog; overflow drops the oldest, the newest, or summarises
+//! what was dropped. Also parses `/queue <mode> [debounce:2s cap:25
+//! drop:summarize]`.
+//!
+//! Invariant: messages run in the order they were placed. A message never
+//! overtakes one that waits (a busy session queues whatever arrives, and a
+//! steer is taken only while nothing waits); a turn is the run of
+//! consecutive queued messages that share a run id, so every message runs
+//! in the run its placement named. Pure state: the SessionActor stores what
+//! `place` decides and starts the turns `next_turn` plans.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
+use crate::inbox::InboxItem;
 use crate::provider::Image;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,54 +107,70 @@ pub fn parse_queue_directive(args: &str, base: QueueSettings) -> Result<QueueSet
     Ok(s)
 }
 
-/// What the session should do with an incoming message.
+/// Settings one message sets for its run only (`chat.send thinking`,
+/// inline `/think`, `/verbose`, `/reasoning`, `/model`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verbose: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// Where the active run stands, as far as placing a message goes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunView<'a> {
+    /// A run (or compaction) is in progress.
+    pub active: bool,
+    /// The active run's id when it can take a steer now (it runs and has
+    /// not said it is closing).
+    pub steerable: Option<&'a str>,
+}
+
+/// What happens to an incoming message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// No run is active: start one with this text.
-    StartRun(String),
-    /// Inject into the active run now.
-    Steer(String),
-    /// Inject now and also keep it queued for a later turn.
-    SteerAndQueue(String),
-    /// Abort the active run, then start one with this text.
-    Interrupt(String),
-    /// Kept in the backlog.
-    Queued,
+pub enum Placement {
+    /// The session is idle: a run starts with it now (its own run id).
+    Start,
+    /// Injected into the active run `run_id` at its next step.
+    Steer { run_id: String },
+    /// Steered into `run_id`, and a copy waits for a later turn.
+    SteerAndBacklog { run_id: String },
+    /// Waits for the turn of `run_id` (its own id, or the collected run it
+    /// joins). `interrupt`: the active run is aborted first.
+    Queue {
+        run_id: String,
+        joinable: bool,
+        interrupt: bool,
+    },
     /// Refused by the cap (`drop: new`).
-    Dropped,
+    Refused,
 }
 
-#[derive(Debug, Clone)]
-struct Pending {
-    text: String,
-    images: Vec<Image>,
-    at_ms: u64,
-}
+/// A queued message: its inbox key and item.
+pub type Queued = (String, InboxItem);
 
-/// The input of a queued turn: the (coalesced) text and every image that
-/// came with the messages it carries.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Turn {
+/// A turn to start: the run id, its input and the messages it delivers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnPlan {
+    pub run_id: String,
+    /// One message as it came, or several coalesced.
     pub text: String,
     pub images: Vec<Image>,
-}
-
-impl Turn {
-    pub fn new(text: String, images: Vec<Image>) -> Turn {
-        Turn { text, images }
-    }
-}
-
-impl From<&str> for Turn {
-    fn from(text: &str) -> Turn {
-        Turn::new(text.to_string(), Vec::new())
-    }
+    pub items: Vec<Queued>,
+    pub overrides: RunOverrides,
+    pub timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct SessionQueue {
     pub settings: QueueSettings,
-    pending: VecDeque<Pending>,
+    pending: VecDeque<Queued>,
     dropped_summaries: Vec<String>,
 }
 
@@ -174,113 +199,170 @@ impl SessionQueue {
         self.pending.is_empty()
     }
 
-    fn enqueue(&mut self, text: String, now_ms: u64) -> Action {
-        if self.pending.len() >= self.settings.cap {
-            match self.settings.drop {
-                DropPolicy::New => return Action::Dropped,
-                DropPolicy::Old => {
-                    self.pending.pop_front();
-                }
-                DropPolicy::Summarize => {
-                    if let Some(old) = self.pending.pop_front() {
-                        self.dropped_summaries.push(summary(&old.text));
-                    }
-                }
-            }
-        }
-        self.pending.push_back(Pending {
-            text,
-            images: Vec::new(),
-            at_ms: now_ms,
-        });
-        Action::Queued
+    /// The run ids of the queued messages, in order (repeats included).
+    pub fn run_ids(&self) -> impl Iterator<Item = &str> {
+        self.pending.iter().map(|(_, i)| i.run_id.as_str())
     }
 
-    /// Gives the images of the message just queued to its queue entry (they
-    /// reach the model with the turn that delivers it).
-    pub fn attach(&mut self, images: Vec<Image>) {
-        if let Some(last) = self.pending.back_mut() {
-            last.images.extend(images);
+    /// The run id a waiting message would join (collect), or its own.
+    fn join_or_own(&self, message_id: &str) -> String {
+        match self.pending.back() {
+            Some((_, tail)) if tail.joinable => tail.run_id.clone(),
+            _ => message_id.to_string(),
         }
+    }
+
+    /// Decides what happens to message `message_id` (nothing changes yet).
+    pub fn place(&self, message_id: &str, run: RunView) -> Placement {
+        let busy = run.active || !self.pending.is_empty();
+        if !busy {
+            return Placement::Start;
+        }
+        let steer_now = self.pending.is_empty().then_some(run.steerable).flatten();
+        match (self.settings.mode, steer_now) {
+            (QueueMode::Steer, Some(id)) => {
+                return Placement::Steer {
+                    run_id: id.to_string(),
+                }
+            }
+            (QueueMode::SteerBacklog, Some(id)) if !self.full() => {
+                return Placement::SteerAndBacklog {
+                    run_id: id.to_string(),
+                }
+            }
+            _ => {}
+        }
+        if self.full() && self.settings.drop == DropPolicy::New {
+            return Placement::Refused;
+        }
+        match self.settings.mode {
+            // Steering unavailable: a turn of its own after what waits.
+            QueueMode::Steer | QueueMode::SteerBacklog | QueueMode::Followup => Placement::Queue {
+                run_id: message_id.to_string(),
+                joinable: false,
+                interrupt: false,
+            },
+            QueueMode::Collect => Placement::Queue {
+                run_id: self.join_or_own(message_id),
+                joinable: true,
+                interrupt: false,
+            },
+            QueueMode::Interrupt => Placement::Queue {
+                run_id: self.join_or_own(message_id),
+                joinable: true,
+                interrupt: run.active,
+            },
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.pending.len() >= self.settings.cap
+    }
+
+    /// The messages the cap will push out when one more is queued (`drop:
+    /// old` and `summarize`), oldest first.
+    pub fn overflow(&self) -> Vec<Queued> {
+        if self.settings.drop == DropPolicy::New {
+            return Vec::new();
+        }
+        let over = (self.pending.len() + 1).saturating_sub(self.settings.cap);
+        self.pending.iter().take(over).cloned().collect()
+    }
+
+    /// Queues a message; returns the messages the cap pushed out (as
+    /// `overflow` said; a summarised one is told to the next turn).
+    pub fn push(&mut self, key: String, item: InboxItem) -> Vec<Queued> {
+        let mut dropped = Vec::new();
+        while self.full() && self.settings.drop != DropPolicy::New {
+            let Some(old) = self.pending.pop_front() else {
+                break;
+            };
+            if self.settings.drop == DropPolicy::Summarize {
+                self.dropped_summaries.push(summary(&old.1.text));
+            }
+            dropped.push(old);
+        }
+        self.pending.push_back((key, item));
+        dropped
     }
 
     /// Re-queues a message stored before a restart but never delivered.
-    pub fn recover(&mut self, turn: Turn) {
-        self.pending.push_back(Pending {
-            text: turn.text,
-            images: turn.images,
-            at_ms: 0,
-        });
+    pub fn recover(&mut self, key: String, mut item: InboxItem) {
+        item.at_ms = 0;
+        self.pending.push_back((key, item));
     }
 
-    /// A message arrived.
-    pub fn on_message(&mut self, text: String, run_active: bool, now_ms: u64) -> Action {
-        if !run_active {
-            return Action::StartRun(text);
-        }
-        match self.settings.mode {
-            QueueMode::Steer => Action::Steer(text),
-            QueueMode::SteerBacklog => {
-                self.enqueue(text.clone(), now_ms);
-                Action::SteerAndQueue(text)
-            }
-            QueueMode::Interrupt => {
-                self.pending.clear();
-                Action::Interrupt(text)
-            }
-            QueueMode::Followup | QueueMode::Collect => self.enqueue(text, now_ms),
-        }
+    /// Takes the messages of run `run_id` out of the queue (cancelled).
+    pub fn remove_run(&mut self, run_id: &str) -> Vec<Queued> {
+        let (gone, keep): (Vec<Queued>, Vec<Queued>) = self
+            .pending
+            .drain(..)
+            .partition(|(_, i)| i.run_id == run_id);
+        self.pending = keep.into();
+        gone
     }
 
-    /// After a run ended: the next turn's text, or when to ask again
-    /// (`Err(wait)`: collect waits out the debounce after the last message).
-    pub fn next_turn(&mut self, now_ms: u64) -> Option<Result<Turn, Duration>> {
-        if self.pending.is_empty() {
-            return None;
-        }
-        match self.settings.mode {
-            QueueMode::Collect => {
-                let last = self.pending.back().map(|p| p.at_ms).unwrap_or(now_ms);
-                let due = last + self.settings.debounce.as_millis() as u64;
-                if now_ms < due {
-                    return Some(Err(Duration::from_millis(due - now_ms)));
-                }
-                Some(Ok(self.take_all()))
-            }
-            _ => self
-                .pending
-                .pop_front()
-                .map(|p| Ok(Turn::new(p.text, p.images))),
-        }
+    /// Everything queued (a reset ends them all).
+    pub fn take_all(&mut self) -> Vec<Queued> {
+        self.dropped_summaries.clear();
+        self.pending.drain(..).collect()
     }
 
-    /// Everything queued, coalesced into one message with all its images.
-    fn take_all(&mut self) -> Turn {
-        let mut items: Vec<Pending> = self.pending.drain(..).collect();
+    /// When the session is free: the next turn, or when to ask again
+    /// (`Err(wait)`: a collected run waits out the debounce after its last
+    /// message while more may still join it).
+    pub fn next_turn(&mut self, now_ms: u64) -> Option<Result<TurnPlan, Duration>> {
+        let run_id = self.pending.front()?.1.run_id.clone();
+        let n = self
+            .pending
+            .iter()
+            .take_while(|(_, i)| i.run_id == run_id)
+            .count();
+        let growing = n == self.pending.len()
+            && self.settings.mode == QueueMode::Collect
+            && self.pending.back().is_some_and(|(_, i)| i.joinable);
+        if growing {
+            let last = self.pending.back().map(|(_, i)| i.at_ms).unwrap_or(now_ms);
+            let due = last + self.settings.debounce.as_millis() as u64;
+            if now_ms < due {
+                return Some(Err(Duration::from_millis(due - now_ms)));
+            }
+        }
+        let mut items: Vec<Queued> = self.pending.drain(..n).collect();
         let dropped = std::mem::take(&mut self.dropped_summaries);
         // Moved, not cloned: an image may be megabytes of base64.
         let images: Vec<Image> = items
             .iter_mut()
-            .flat_map(|p| std::mem::take(&mut p.images))
+            .flat_map(|(_, i)| std::mem::take(&mut i.images))
             .collect();
-        if items.len() == 1 && dropped.is_empty() {
-            let text = items.into_iter().map(|p| p.text).collect();
-            return Turn::new(text, images);
-        }
-        let mut out = String::from("[Queued messages while the agent was busy]");
-        if !dropped.is_empty() {
-            out.push_str(&format!(
-                "\n\n[{} earlier messages were dropped; summaries:]",
-                dropped.len()
-            ));
-            for d in dropped {
-                out.push_str(&format!("\n- {d}"));
+        let first = &items[0].1;
+        let (overrides, timeout_ms) = (first.overrides.clone(), first.timeout_ms);
+        let text = if items.len() == 1 && dropped.is_empty() {
+            items[0].1.text.clone()
+        } else {
+            let mut out = String::from("[Queued messages while the agent was busy]");
+            if !dropped.is_empty() {
+                out.push_str(&format!(
+                    "\n\n[{} earlier messages were dropped; summaries:]",
+                    dropped.len()
+                ));
+                for d in dropped {
+                    out.push_str(&format!("\n- {d}"));
+                }
             }
-        }
-        for (i, p) in items.iter().enumerate() {
-            out.push_str(&format!("\n\n---\nQueued #{}\n{}", i + 1, p.text));
-        }
-        Turn::new(out, images)
+            for (i, (_, p)) in items.iter().enumerate() {
+                out.push_str(&format!("\n\n---\nQueued #{}\n{}", i + 1, p.text));
+            }
+            out
+        };
+        Some(Ok(TurnPlan {
+            run_id,
+            text,
+            images,
+            items,
+            overrides,
+            timeout_ms,
+        }))
     }
 }
 
@@ -295,6 +377,51 @@ mod tests {
         })
     }
 
+    fn busy() -> RunView<'static> {
+        RunView {
+            active: true,
+            steerable: Some("r0"),
+        }
+    }
+
+    /// A message arrives at `now`: placed and, when it waits, queued (as
+    /// the session does). Returns the placement.
+    fn offer(
+        q: &mut SessionQueue,
+        id: &str,
+        text: &str,
+        images: Vec<Image>,
+        now: u64,
+    ) -> Placement {
+        let p = q.place(id, busy());
+        let (run_id, joinable) = match &p {
+            Placement::Queue {
+                run_id, joinable, ..
+            } => (run_id.clone(), *joinable),
+            Placement::SteerAndBacklog { .. } => (format!("{id}-backlog"), false),
+            _ => return p,
+        };
+        q.push(
+            format!("k-{id}"),
+            InboxItem {
+                message_id: id.into(),
+                run_id,
+                assigned: false,
+                text: text.into(),
+                images,
+                at_ms: now,
+                joinable,
+                overrides: RunOverrides::default(),
+                timeout_ms: None,
+            },
+        );
+        p
+    }
+
+    fn text(turn: Option<Result<TurnPlan, Duration>>) -> Option<Result<String, Duration>> {
+        turn.map(|t| t.map(|p| p.text))
+    }
+
     #[test]
     fn idle_sessions_start_a_run_whatever_the_mode() {
         for mode in [
@@ -304,65 +431,114 @@ mod tests {
             QueueMode::SteerBacklog,
             QueueMode::Interrupt,
         ] {
-            assert_eq!(
-                q(mode).on_message("hi".into(), false, 0),
-                Action::StartRun("hi".into())
-            );
+            assert_eq!(q(mode).place("hi", RunView::default()), Placement::Start);
         }
     }
 
     #[test]
     fn each_mode_treats_a_busy_session_its_way() {
         assert_eq!(
-            q(QueueMode::Steer).on_message("a".into(), true, 0),
-            Action::Steer("a".into())
+            offer(&mut q(QueueMode::Steer), "a", "a", vec![], 0),
+            Placement::Steer {
+                run_id: "r0".into()
+            }
         );
         let mut sb = q(QueueMode::SteerBacklog);
         assert_eq!(
-            sb.on_message("a".into(), true, 0),
-            Action::SteerAndQueue("a".into())
+            offer(&mut sb, "a", "a", vec![], 0),
+            Placement::SteerAndBacklog {
+                run_id: "r0".into()
+            }
         );
         assert_eq!(sb.len(), 1);
         let mut i = q(QueueMode::Interrupt);
-        assert_eq!(
-            i.on_message("b".into(), true, 0),
-            Action::Interrupt("b".into())
-        );
+        assert!(matches!(
+            offer(&mut i, "b", "b", vec![], 0),
+            Placement::Queue {
+                interrupt: true,
+                ..
+            }
+        ));
         let mut f = q(QueueMode::Followup);
-        assert_eq!(f.on_message("1".into(), true, 0), Action::Queued);
-        assert_eq!(f.on_message("2".into(), true, 0), Action::Queued);
+        assert!(matches!(
+            offer(&mut f, "1", "1", vec![], 0),
+            Placement::Queue { .. }
+        ));
+        assert!(matches!(
+            offer(&mut f, "2", "2", vec![], 0),
+            Placement::Queue { .. }
+        ));
         assert_eq!(
-            f.next_turn(0),
+            text(f.next_turn(0)),
             Some(Ok("1".into())),
             "one turn per queued message"
         );
-        assert_eq!(f.next_turn(0), Some(Ok("2".into())));
-        assert_eq!(f.next_turn(0), None);
+        assert_eq!(text(f.next_turn(0)), Some(Ok("2".into())));
+        assert_eq!(text(f.next_turn(0)), None);
     }
 
     #[test]
     fn collect_waits_for_the_debounce_then_coalesces() {
         let mut c = q(QueueMode::Collect);
-        c.on_message("first".into(), true, 1000);
-        c.on_message("second".into(), true, 1500);
-        assert_eq!(c.next_turn(2000), Some(Err(Duration::from_millis(500))));
-        let Some(Ok(Turn { text, .. })) = c.next_turn(2500) else {
+        offer(&mut c, "k1", "first", vec![], 1000);
+        offer(&mut c, "k2", "second", vec![], 1500);
+        assert_eq!(
+            text(c.next_turn(2000)),
+            Some(Err(Duration::from_millis(500)))
+        );
+        let Some(Ok(plan)) = c.next_turn(2500) else {
             panic!("due")
         };
+        assert_eq!(plan.run_id, "k1", "the run the first message named");
+        assert_eq!(plan.items.len(), 2);
+        let text_ = plan.text;
         assert!(
-            text.starts_with("[Queued messages while the agent was busy]"),
-            "{text}"
+            text_.starts_with("[Queued messages while the agent was busy]"),
+            "{text_}"
         );
         assert!(
-            text.contains("Queued #1\nfirst") && text.contains("Queued #2\nsecond"),
-            "{text}"
+            text_.contains("Queued #1\nfirst") && text_.contains("Queued #2\nsecond"),
+            "{text_}"
         );
-        assert_eq!(c.next_turn(3000), None);
-        c.on_message("solo".into(), true, 0);
+        assert_eq!(text(c.next_turn(3000)), None);
+        offer(&mut c, "k3", "solo", vec![], 0);
         assert_eq!(
-            c.next_turn(5000),
+            text(c.next_turn(5000)),
             Some(Ok("solo".into())),
             "a single message is passed as is"
+        );
+    }
+
+    #[test]
+    fn a_new_message_never_overtakes_one_that_waits() {
+        let mut c = q(QueueMode::Collect);
+        // The run ended, the collected message waits out its debounce: the
+        // session is still busy, so the next message joins it.
+        offer(&mut c, "b", "B", vec![], 1000);
+        let idle_run = RunView::default();
+        assert_eq!(
+            c.place("c", idle_run),
+            Placement::Queue {
+                run_id: "b".into(),
+                joinable: true,
+                interrupt: false
+            }
+        );
+        // Steer mode steers only when nothing waits.
+        let mut s = q(QueueMode::Steer);
+        offer(&mut s, "x", "X", vec![], 0);
+        assert!(s.is_empty(), "steered, not queued");
+        s.settings.mode = QueueMode::Followup;
+        offer(&mut s, "y", "Y", vec![], 0);
+        s.settings.mode = QueueMode::Steer;
+        assert_eq!(
+            s.place("z", busy()),
+            Placement::Queue {
+                run_id: "z".into(),
+                joinable: false,
+                interrupt: false
+            },
+            "y waits, so z waits behind it"
         );
     }
 
@@ -373,31 +549,43 @@ mod tests {
             data: d.into(),
         };
         let mut c = q(QueueMode::Collect);
-        c.attach(vec![img("lost")]); // nothing queued: nothing to attach to
-        c.on_message("a".into(), true, 0);
-        c.attach(vec![img("A")]);
-        c.on_message("b".into(), true, 0);
-        c.on_message("c".into(), true, 0);
-        c.attach(vec![img("C1"), img("C2")]);
+        offer(&mut c, "a", "a", vec![img("A")], 0);
+        offer(&mut c, "b", "b", vec![], 0);
+        offer(&mut c, "c", "c", vec![img("C1"), img("C2")], 0);
         let Some(Ok(turn)) = c.next_turn(10_000) else {
             panic!("due")
         };
         let data: Vec<&str> = turn.images.iter().map(|i| i.data.as_str()).collect();
         assert_eq!(data, ["A", "C1", "C2"], "in message order");
         let mut f = q(QueueMode::Followup);
-        f.on_message("x".into(), true, 0);
-        f.attach(vec![img("X")]);
-        f.on_message("y".into(), true, 0);
-        assert_eq!(
-            f.next_turn(0),
-            Some(Ok(Turn::new("x".into(), vec![img("X")])))
-        );
-        assert_eq!(f.next_turn(0), Some(Ok("y".into())));
+        offer(&mut f, "x", "x", vec![img("X")], 0);
+        offer(&mut f, "y", "y", vec![], 0);
+        let Some(Ok(t)) = f.next_turn(0) else {
+            panic!()
+        };
+        assert_eq!((t.text.as_str(), t.images), ("x", vec![img("X")]));
+        assert_eq!(text(f.next_turn(0)), Some(Ok("y".into())));
         let mut r = q(QueueMode::Followup);
-        r.recover(Turn::new("after restart".into(), vec![img("R")]));
+        r.recover(
+            "k".into(),
+            InboxItem {
+                message_id: "m".into(),
+                run_id: "m".into(),
+                assigned: false,
+                text: "after restart".into(),
+                images: vec![img("R")],
+                at_ms: 99,
+                joinable: true,
+                overrides: RunOverrides::default(),
+                timeout_ms: None,
+            },
+        );
+        let Some(Ok(t)) = r.next_turn(0) else {
+            panic!()
+        };
         assert_eq!(
-            r.next_turn(0),
-            Some(Ok(Turn::new("after restart".into(), vec![img("R")])))
+            (t.text.as_str(), t.images),
+            ("after restart", vec![img("R")])
         );
     }
 
@@ -410,25 +598,25 @@ mod tests {
             ..QueueSettings::default()
         };
         let mut new = SessionQueue::new(settings(DropPolicy::New));
-        new.on_message("1".into(), true, 0);
-        new.on_message("2".into(), true, 0);
-        assert_eq!(new.on_message("3".into(), true, 0), Action::Dropped);
-        assert_eq!(new.next_turn(0), Some(Ok("1".into())));
+        offer(&mut new, "1", "1", vec![], 0);
+        offer(&mut new, "2", "2", vec![], 0);
+        assert_eq!(offer(&mut new, "3", "3", vec![], 0), Placement::Refused);
+        assert_eq!(text(new.next_turn(0)), Some(Ok("1".into())));
         let mut old = SessionQueue::new(settings(DropPolicy::Old));
         for t in ["1", "2", "3"] {
-            old.on_message(t.into(), true, 0);
+            offer(&mut old, t, t, vec![], 0);
         }
-        assert_eq!(old.next_turn(0), Some(Ok("2".into())));
+        assert_eq!(text(old.next_turn(0)), Some(Ok("2".into())));
         let mut sum = SessionQueue::new(QueueSettings {
             mode: QueueMode::Collect,
             cap: 2,
             debounce: Duration::ZERO,
             drop: DropPolicy::Summarize,
         });
-        for t in ["the very first", "2", "3"] {
-            sum.on_message(t.into(), true, 0);
+        for (id, t) in [("a", "the very first"), ("b", "2"), ("c", "3")] {
+            offer(&mut sum, id, t, vec![], 0);
         }
-        let Some(Ok(Turn { text, .. })) = sum.next_turn(0) else {
+        let Some(Ok(TurnPlan { text, .. })) = sum.next_turn(0) else {
             panic!()
         };
         assert!(

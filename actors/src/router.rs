@@ -4,7 +4,10 @@
 //! gateway finds the same transcript. Idle sessions are stopped (the
 //! session reports idleness; the router stops it only if it is still idle,
 //! inside one handler, so two actors never exist for one key) and
-//! re-created from the store on the next message.
+//! re-created from the store on the next message. At start it wakes every
+//! session whose inbox holds messages (acknowledged before a stop and not
+//! finished), so they run, or are marked interrupted, without waiting for
+//! someone to come back to that session.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -83,8 +86,63 @@ impl RouterActor {
     }
 }
 
+impl RouterActor {
+    /// The live actor of `key`, started (from its stored entry) when there
+    /// is none. `created`: the entry was new (the caller flushes).
+    fn session(
+        &mut self,
+        key: &str,
+        ctx: &mut Context<Self>,
+    ) -> Result<(Addr<SessionActor>, SessionEntry, bool), StoreError> {
+        let store = &self.deps.store;
+        let (entry, created) = match store.get::<SessionEntry>(Tree::Sessions, key)? {
+            Some(e) => (e, false),
+            None => {
+                let e = SessionEntry::new(crate::now_ms());
+                store.put(Tree::Sessions, key, &e)?;
+                (e, true)
+            }
+        };
+        let addr = match self.sessions.get(key).filter(|a| a.connected()) {
+            Some(a) => a.clone(),
+            None => {
+                let mut session =
+                    SessionActor::new(key.to_string(), entry.clone(), self.deps.clone())
+                        .idle_to(ctx.address().recipient());
+                if let Some(l) = &self.lanes {
+                    session = session.in_lane(l.for_key(key).clone());
+                }
+                let a = session.start();
+                self.sessions.insert(key.to_string(), a.clone());
+                a
+            }
+        };
+        Ok((addr, entry, created))
+    }
+}
+
 impl Actor for RouterActor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let keys = match crate::inbox::sessions(&self.deps.store) {
+            Ok(keys) => keys,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the inboxes to recover");
+                return;
+            }
+        };
+        for key in keys {
+            match self.session(&key, ctx) {
+                Ok(_) => {
+                    tracing::info!(session_key = %key, "session woken to recover its messages")
+                }
+                Err(e) => {
+                    tracing::error!(session_key = %key, error = %e, "cannot wake a session to recover it")
+                }
+            }
+        }
+    }
 }
 
 impl Handler<GetSession> for RouterActor {
@@ -92,31 +150,7 @@ impl Handler<GetSession> for RouterActor {
     fn handle(&mut self, msg: GetSession, ctx: &mut Context<Self>) -> Self::Result {
         let store = self.deps.store.clone();
         let key = msg.key.as_str().to_string();
-        let result: Result<(Addr<SessionActor>, SessionEntry, bool), StoreError> = (|| {
-            let (entry, created) = match store.get::<SessionEntry>(Tree::Sessions, &key)? {
-                Some(e) => (e, false),
-                None => {
-                    let e = SessionEntry::new(crate::now_ms());
-                    store.put(Tree::Sessions, &key, &e)?;
-                    (e, true)
-                }
-            };
-            let addr = match self.sessions.get(&key).filter(|a| a.connected()) {
-                Some(a) => a.clone(),
-                None => {
-                    let mut session =
-                        SessionActor::new(key.clone(), entry.clone(), self.deps.clone())
-                            .idle_to(ctx.address().recipient());
-                    if let Some(l) = &self.lanes {
-                        session = session.in_lane(l.for_key(&key).clone());
-                    }
-                    let a = session.start();
-                    self.sessions.insert(key.clone(), a.clone());
-                    a
-                }
-            };
-            Ok((addr, entry, created))
-        })();
+        let result = self.session(&key, ctx);
         Box::pin(async move {
             let (addr, entry, created) = result?;
             if created {

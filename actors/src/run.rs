@@ -56,6 +56,13 @@ pub struct ToolOutcome {
 #[derive(Debug, Clone, PartialEq, Message)]
 #[rtype(result = "()")]
 pub enum RunEvent {
+    /// From the session, not the run: message `message_id` was accepted
+    /// and run `run_id` answers it (started now, queued, collected or
+    /// steered). Sent before the message is acknowledged.
+    Queued {
+        run_id: String,
+        message_id: String,
+    },
     Started {
         run_id: String,
     },
@@ -124,6 +131,8 @@ pub enum FailureKind {
     Panicked,
     /// The session could not store the run's input.
     Store,
+    /// The queue's cap pushed the run's messages out before it started.
+    Dropped,
 }
 
 impl FailureKind {
@@ -132,7 +141,10 @@ impl FailureKind {
         match self {
             FailureKind::Provider(Some(e)) => e.transient(),
             FailureKind::Provider(None) | FailureKind::Stopped | FailureKind::Panicked => true,
-            FailureKind::Timeout | FailureKind::TooManyTurns | FailureKind::Store => false,
+            FailureKind::Timeout
+            | FailureKind::TooManyTurns
+            | FailureKind::Store
+            | FailureKind::Dropped => false,
         }
     }
 
@@ -173,6 +185,9 @@ pub struct RunConfig {
     pub hub: Addr<ProviderHub>,
     pub executor: Recipient<ExecuteTool>,
     pub sink: Recipient<RunEvent>,
+    /// The session's steering queue, asked at every steering point (None:
+    /// only `Steer` messages sent to the run itself).
+    pub steers: Option<Recipient<TakeSteers>>,
     pub timeout: Duration,
     /// Model calls allowed per turn before the run fails (runaway tool loops).
     pub max_model_calls: u32,
@@ -183,6 +198,19 @@ pub struct RunConfig {
 #[rtype(result = "()")]
 pub struct Steer {
     pub text: String,
+}
+
+/// From a run at a steering point (between tool calls, after a model
+/// turn): the messages steered into it since. With `closing` the run has
+/// its final answer: when nothing waits, the session stops steering into it
+/// (later messages queue) and the run ends; otherwise it goes on with them.
+/// So a steered message is always taken by the run it was steered into,
+/// unless that run fails or is aborted. Reply: the texts, in order.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<String>")]
+pub struct TakeSteers {
+    pub run_id: String,
+    pub closing: bool,
 }
 
 /// Queues a message for another turn after this one.
@@ -359,6 +387,27 @@ fn drain(
             Control::Steer(t) => steers.push(t),
             Control::FollowUp(t) => followups.push_back(t),
         }
+    }
+    steers
+}
+
+/// A steering point: what was steered into the run (its own `Steer`
+/// messages, then the session's queue). `closing`: the run has its final
+/// answer and ends unless something comes back.
+async fn checkpoint(
+    cfg: &RunConfig,
+    control: &mut mpsc::UnboundedReceiver<Control>,
+    followups: &mut VecDeque<String>,
+    closing: bool,
+) -> Vec<String> {
+    let mut steers = drain(control, followups);
+    if let Some(session) = &cfg.steers {
+        let closing = closing && steers.is_empty() && followups.is_empty();
+        let asked = session.send(TakeSteers {
+            run_id: cfg.run_id.clone(),
+            closing,
+        });
+        steers.extend(asked.await.unwrap_or_default());
     }
     steers
 }
@@ -596,7 +645,7 @@ async fn run_tools(
         };
         tool_done(cfg, messages, call, outcome, false);
         // Steering check between tool calls.
-        let steers = drain(control, followups);
+        let steers = checkpoint(cfg, control, followups, false).await;
         if !steers.is_empty() {
             for skipped in &turn.calls[i + 1..] {
                 let outcome = ToolOutcome {
@@ -608,7 +657,7 @@ async fn run_tools(
             return Some(steers);
         }
     }
-    Some(drain(control, followups))
+    Some(Vec::new())
 }
 
 enum Resume {
@@ -677,12 +726,20 @@ async fn run_loop(
         Resume::Model => None,
         Resume::Tools(turn) => Some(turn),
         Resume::Finished(text) => {
-            return RunEvent::Final {
-                run_id,
-                text,
-                stop_reason: StopReason::Stop,
-                usage,
+            // Finished before the restart, unless something was steered in since.
+            let steers = checkpoint(&cfg, &mut control, &mut followups, true).await;
+            if steers.is_empty() {
+                return RunEvent::Final {
+                    run_id,
+                    text,
+                    stop_reason: StopReason::Stop,
+                    usage,
+                };
             }
+            for s in steers {
+                append(&cfg, &mut messages, ChatMessage::user(&s));
+            }
+            None
         }
     };
     // Set by every model call (or the resumed step).
@@ -754,6 +811,13 @@ async fn run_loop(
             };
             let asked_tools = !turn.calls.is_empty();
             last = turn;
+            // After the turn: what was steered in meanwhile (the final
+            // answer's check also tells the session the run is closing).
+            let steers = if steers.is_empty() {
+                checkpoint(&cfg, &mut control, &mut followups, !asked_tools).await
+            } else {
+                steers
+            };
             if !steers.is_empty() {
                 for s in steers {
                     append(&cfg, &mut messages, ChatMessage::user(&s));
@@ -883,6 +947,7 @@ mod tests {
             hub,
             executor: tools.start().recipient(),
             sink: Sink(tx).start().recipient(),
+            steers: None,
             timeout,
             max_model_calls: 8,
         })
@@ -1247,6 +1312,7 @@ mod tests {
             hub: ProviderHub::builtins().start(),
             executor: tools.start().recipient(),
             sink: Sink(tx).start().recipient(),
+            steers: None,
             timeout: Duration::from_secs(10),
             max_model_calls: 8,
         })

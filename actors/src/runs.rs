@@ -1,28 +1,63 @@
-//! Run records: how each run ended, in the `runs` tree, so `agent.wait`
-//! answers for runs that ended before a gateway restart. The session that
-//! ran it writes the record before the run's end is announced (the same
-//! flush makes both durable); records older than a day are pruned when the
-//! gateway starts.
+//! Run records: the `runs` tree, so `agent.wait` answers for every run id a
+//! client was given, also across a gateway restart. The session that owns
+//! a run writes its record when it accepts the message (`pending`), and
+//! again when the run ends (`ok`, `error`, `aborted`); a message that joined
+//! another run (collected, steered) gets an alias record naming that run.
+//! Ended records and aliases older than a day are pruned when the gateway
+//! starts; pending ones stay until their session settles them.
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Store, StoreError, Tree};
+use crate::store::{Store, StoreError, StoreWrite, Tree};
 
 /// Records are kept this long.
 pub const KEEP_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// The status of a run accepted and not yet ended.
+pub const PENDING: &str = "pending";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunRecord {
     pub session_key: String,
-    /// `ok`, `error` or `aborted`.
+    /// `pending`, `ok`, `error` or `aborted`.
     pub status: String,
     pub started_at: u64,
     pub ended_at: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// `stop`, `toolUse`, `length`, `error` or `aborted`.
+    /// `stop`, `toolUse`, `length`, `error` or `aborted` (empty while pending).
     pub stop_reason: String,
+    /// This id is a message that another run answered (that run's id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+}
+
+impl RunRecord {
+    /// A run accepted now and not yet ended.
+    pub fn pending(session_key: &str, now: u64) -> RunRecord {
+        RunRecord {
+            session_key: session_key.to_string(),
+            status: PENDING.to_string(),
+            started_at: now,
+            ended_at: 0,
+            error: None,
+            stop_reason: String::new(),
+            answered_by: None,
+        }
+    }
+
+    /// A message whose answer is the run `run_id`.
+    pub fn alias(session_key: &str, run_id: &str, now: u64) -> RunRecord {
+        RunRecord {
+            answered_by: Some(run_id.to_string()),
+            ..RunRecord::pending(session_key, now)
+        }
+    }
+
+    pub fn is_pending(&self) -> bool {
+        self.status == PENDING && self.answered_by.is_none()
+    }
 }
 
 /// Writes a record (the caller flushes at its durability point).
@@ -30,17 +65,47 @@ pub fn save(store: &Store, run_id: &str, record: &RunRecord) -> Result<(), Store
     store.put(Tree::Runs, run_id, record)
 }
 
+/// The same write, for a `Store::commit` with other trees.
+pub fn write(run_id: &str, record: &RunRecord) -> StoreWrite {
+    (
+        Tree::Runs,
+        run_id.to_string(),
+        serde_json::to_value(record).ok(),
+    )
+}
+
 pub fn load(store: &Store, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
     store.get(Tree::Runs, run_id)
 }
 
-/// Removes records that ended more than [`KEEP_MS`] before `now`. Reply:
-/// how many were removed.
+/// The run an id stands for, following a message's alias to the run that
+/// answered it: `(run id, record)`.
+pub fn resolve(store: &Store, id: &str) -> Result<Option<(String, RunRecord)>, StoreError> {
+    let Some(r) = load(store, id)? else {
+        return Ok(None);
+    };
+    match r.answered_by.clone() {
+        None => Ok(Some((id.to_string(), r))),
+        Some(run) => Ok(load(store, &run)?.map(|target| (run, target))),
+    }
+}
+
+/// Removes ended records and aliases older than [`KEEP_MS`] before `now`
+/// (pending runs stay). Reply: how many were removed.
 pub fn prune(store: &Store, now: u64) -> Result<usize, StoreError> {
     let old: Vec<String> = store
         .scan::<RunRecord>(Tree::Runs, "")?
         .into_iter()
-        .filter(|(_, r)| now.saturating_sub(r.ended_at) > KEEP_MS)
+        .filter(|(_, r)| {
+            let at = if r.answered_by.is_some() {
+                r.started_at
+            } else if r.is_pending() {
+                return false;
+            } else {
+                r.ended_at
+            };
+            now.saturating_sub(at) > KEEP_MS
+        })
         .map(|(k, _)| k)
         .collect();
     for k in &old {
@@ -61,6 +126,7 @@ mod tests {
             ended_at,
             error: None,
             stop_reason: "stop".into(),
+            answered_by: None,
         }
     }
 
@@ -78,5 +144,22 @@ mod tests {
         assert_eq!(prune(&store, now).unwrap(), 1);
         assert_eq!(load(&store, "stale").unwrap(), None);
         assert!(load(&store, "fresh").unwrap().is_some());
+    }
+
+    #[test]
+    fn aliases_resolve_to_the_run_and_pending_runs_are_never_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let now = 10 * KEEP_MS;
+        save(&store, "old-pending", &RunRecord::pending("k", 1)).unwrap();
+        save(&store, "run", &record(now - 5)).unwrap();
+        save(&store, "msg", &RunRecord::alias("k", "run", now - 10)).unwrap();
+        save(&store, "old-msg", &RunRecord::alias("k", "run", 1)).unwrap();
+        let (id, r) = resolve(&store, "msg").unwrap().unwrap();
+        assert_eq!((id.as_str(), r.status.as_str()), ("run", "ok"));
+        assert!(resolve(&store, "nothing").unwrap().is_none());
+        assert_eq!(prune(&store, now).unwrap(), 1, "only the old alias");
+        assert!(load(&store, "old-pending").unwrap().unwrap().is_pending());
+        assert!(load(&store, "old-msg").unwrap().is_none());
     }
 }

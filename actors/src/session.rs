@@ -1,10 +1,17 @@
 //! SessionActor: one conversation (session key), the single writer of its
-//! transcript and of its session entry (overrides, sticky auth profile,
-//! token counts). A message is written to the store and flushed before it is
-//! acknowledged. Messages that arrive while a run is active follow the queue
-//! mode (`queue.rs`): steered into the run, queued (coalesced for collect),
-//! or interrupting it; queued ones are stored at once as `delivery: pending`
-//! entries (kept out of the model context) so nothing acknowledged is lost.
+//! transcript, its session entry (overrides, sticky auth profile, token
+//! counts) and its inbox (`inbox.rs`). A message is written to the store
+//! (transcript entry, inbox item, run record) and flushed before it is
+//! acknowledged, and the acknowledgement names the run that answers it.
+//! Messages that arrive while the session is busy (a run is active or
+//! messages wait) follow the queue mode (`queue.rs`): steered into the run,
+//! queued (coalesced for collect), or interrupting it; they run in the order
+//! they were acknowledged. Queued ones are stored as `delivery: pending`
+//! transcript entries (kept out of the model context) until their turn.
+//! A steered message waits here until the run takes it at a steering point
+//! (`TakeSteers`). When a run ends, its record and the removal of its inbox
+//! items land in one store transaction; at start, items left assigned to a
+//! run mark that run interrupted and queued ones run again, in order.
 //! A run takes a slot of its lane, runs as a `RunActor` whose events come
 //! back here: conversation messages are persisted, everything is forwarded
 //! to the session's event recipient. Supervision: a run that fails in a way
@@ -24,14 +31,19 @@ use serde_json::{json, Value};
 
 use crate::agent_context::{channel_of_key, AgentContext};
 use crate::directives::{self, Directive, Parsed};
+use crate::inbox::{self, InboxItem};
 use crate::lane::{AcquireSlot, LaneActor, SlotPermit};
 use crate::msg_context::{ChatType, MsgContext};
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
 use crate::provider::{thinking_budget, ChatMessage, Image, Messages, ToolSpec};
-use crate::queue::{parse_queue_directive, Action, QueueSettings, SessionQueue, Turn};
-use crate::run::{AbortRun, ExecuteTool, FailureKind, RunActor, RunConfig, RunEvent, Steer};
-use crate::store::{Store, StoreError, Tree};
+pub use crate::queue::RunOverrides;
+use crate::queue::{
+    parse_queue_directive, Placement, QueueSettings, RunView, SessionQueue, TurnPlan,
+};
+use crate::run::{AbortRun, ExecuteTool, FailureKind, RunActor, RunConfig, RunEvent, TakeSteers};
+use crate::runs::RunRecord;
+use crate::store::{Store, StoreError, StoreWrite, Tree};
 use crate::transcript::{self, TranscriptError};
 
 /// What the store keeps per session key (the `sessions` tree). Field names
@@ -267,8 +279,14 @@ pub enum SendStatus {
     /// A directive (`/think`, `/status`, `/queue ...`) was handled by the
     /// gateway; its answer is the run's final and nothing reached the model.
     Directive,
+    /// The message id was seen before: nothing new is stored; `live` says
+    /// whether its run is still queued or running.
+    Duplicate { live: bool },
 }
 
+/// What a message became. `run_id`: the run that answers it (its own id
+/// when it started a run or waits for a turn of its own; the collected
+/// run it joined; the run it was steered into).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendAck {
     pub run_id: String,
@@ -280,6 +298,8 @@ pub struct SendAck {
 #[rtype(result = "Result<SendAck, TranscriptError>")]
 pub struct SendChat {
     pub text: String,
+    /// The message's id (the client's idempotency key): the run id when it
+    /// starts a run; a second message with the same id is a duplicate.
     pub run_id: String,
     pub images: Vec<Image>,
     /// Thinking level for this message (`chat.send thinking`).
@@ -309,6 +329,14 @@ impl SendChat {
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<String>")]
 pub struct AbortSession;
+
+/// Cancels a run that waits in the queue (`chat.abort` with its id): its
+/// messages never run; it ends as aborted. Reply: whether it was queued.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct CancelQueuedRun {
+    pub run_id: String,
+}
 
 /// The stored transcript entries, oldest first.
 #[derive(Debug, Message)]
@@ -393,8 +421,16 @@ struct Active {
     run_id: String,
     run: Option<Addr<RunActor>>,
     permit: Option<SlotPermit>,
-    /// Steers that arrived before the run actor started.
-    early_steers: Vec<String>,
+    /// Steered messages the run has not taken yet (it asks at its next
+    /// steering point).
+    steers: std::collections::VecDeque<String>,
+    /// The run said it has its final answer and nothing was waiting:
+    /// messages from now on queue instead of steering.
+    closing: bool,
+    /// A `/compact` in progress (busy, but no run to steer into).
+    compaction: bool,
+    /// Inbox keys of the messages this run answers (removed when it ends).
+    items: Vec<String>,
     aborted: bool,
     /// Restarts so far (supervision).
     restarts: u32,
@@ -403,16 +439,6 @@ struct Active {
     started_at: u64,
     /// Reasoning held back until the end (`/reasoning on`).
     reasoning: String,
-}
-
-/// Settings one message sets for its run only (`chat.send thinking`,
-/// inline `/think`, `/verbose`, `/reasoning`, `/model`).
-#[derive(Debug, Clone, Default)]
-pub struct RunOverrides {
-    pub thinking: Option<String>,
-    pub verbose: Option<String>,
-    pub reasoning: Option<String>,
-    pub model: Option<String>,
 }
 
 /// Written after a user message whose run a gateway stop cut off.
@@ -424,8 +450,15 @@ fn is_pending(entry: &Value) -> bool {
     entry.get("delivery").and_then(Value::as_str) == Some("pending")
 }
 
-/// The `pending` messages after the last delivered one (text and images).
-fn undelivered(entries: &[Value]) -> Vec<Turn> {
+/// Written by this version: delivery is tracked by the inbox. Transcripts
+/// of earlier versions (no `messageId`) are recovered from the transcript.
+fn tracked(entry: &Value) -> bool {
+    entry.get("messageId").is_some()
+}
+
+/// Earlier versions: the `pending` messages after the last delivered one
+/// (text and images).
+fn undelivered(entries: &[Value]) -> Vec<crate::provider::ChatMessage> {
     let messages: Vec<&Value> = entries
         .iter()
         .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
@@ -437,13 +470,13 @@ fn undelivered(entries: &[Value]) -> Vec<Turn> {
         .unwrap_or(0);
     messages[start..]
         .iter()
-        .filter(|e| is_pending(e))
+        .filter(|e| is_pending(e) && !tracked(e))
         .filter_map(|e| transcript::to_chat(e))
-        .map(|m| Turn::new(m.text, m.images))
         .collect()
 }
 
-/// The last delivered message when it is the user's (its run never ended).
+/// Earlier versions: the last delivered message when it is the user's
+/// (its run never ended).
 fn interrupted(entries: &[Value]) -> Option<&Value> {
     entries
         .iter()
@@ -455,7 +488,53 @@ fn interrupted(entries: &[Value]) -> Option<&Value> {
                 .and_then(|m| m.get("role"))
                 .and_then(Value::as_str)
                 == Some("user")
+                && !tracked(e)
         })
+}
+
+/// The assistant note written where a gateway stop cut a run off.
+fn interrupted_note() -> Value {
+    let mut entry = transcript::message_entry(
+        None,
+        json!({
+            "role": "assistant",
+            "content": [{ "type": "text", "text": INTERRUPTED_NOTE }],
+            "stopReason": "error",
+        }),
+    );
+    entry["interrupted"] = Value::Bool(true);
+    entry
+}
+
+/// Message ids this session has seen, with the run that answers each
+/// (duplicates are answered from here). The most recent are kept.
+#[derive(Debug, Default)]
+struct RecentIds {
+    runs: HashMap<String, String>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl RecentIds {
+    const KEEP: usize = 1000;
+
+    fn insert(&mut self, message_id: &str, run_id: &str) {
+        if self
+            .runs
+            .insert(message_id.to_string(), run_id.to_string())
+            .is_none()
+        {
+            self.order.push_back(message_id.to_string());
+        }
+        while self.order.len() > Self::KEEP {
+            if let Some(old) = self.order.pop_front() {
+                self.runs.remove(&old);
+            }
+        }
+    }
+
+    fn get(&self, message_id: &str) -> Option<&String> {
+        self.runs.get(message_id)
+    }
 }
 
 fn preview(text: &str) -> String {
@@ -484,7 +563,9 @@ pub struct SessionActor {
     lane: Addr<LaneActor>,
     queue: SessionQueue,
     active: Option<Active>,
-    interrupt_next: Option<(String, Turn)>,
+    /// A queue check is scheduled (a collected run waits out its debounce).
+    check_scheduled: bool,
+    seen: RecentIds,
     /// The model context: every delivered message, oldest first. Loaded from
     /// the store at start, then kept in step with every message written.
     history: Messages,
@@ -519,7 +600,8 @@ impl SessionActor {
             lane: deps.lane.clone(),
             deps,
             active: None,
-            interrupt_next: None,
+            check_scheduled: false,
+            seen: RecentIds::default(),
             history: Vec::new(),
             transcript_model: None,
             last_activity: Instant::now(),
@@ -610,23 +692,30 @@ impl SessionActor {
         self.append_entry(entry)
     }
 
-    /// Stores the user message a run starts with, tagged with the run's id
-    /// (a restart that finds it unanswered marks that run interrupted).
-    fn append_input(&mut self, message: Value, run_id: &str) -> Result<(), TranscriptError> {
-        let mut entry = transcript::message_entry(None, message);
-        entry["runId"] = Value::String(run_id.to_string());
-        self.append_entry(entry)
+    fn append_entry(&mut self, entry: Value) -> Result<(), TranscriptError> {
+        self.commit(vec![entry], Vec::new())
     }
 
-    fn append_entry(&mut self, entry: Value) -> Result<(), TranscriptError> {
-        transcript::append(
-            &self.deps.store,
-            &self.entry.session_id,
-            std::slice::from_ref(&entry),
-        )?;
-        if !is_pending(&entry) {
+    /// Appends transcript entries and applies `other` writes in one store
+    /// transaction (the caller flushes at its durability point); delivered
+    /// messages among the entries join the model context.
+    fn commit(
+        &mut self,
+        entries: Vec<Value>,
+        other: Vec<StoreWrite>,
+    ) -> Result<(), TranscriptError> {
+        let mut writes = transcript::entry_writes(&self.entry.session_id, &entries)?;
+        writes.extend(other);
+        if writes.len() == 1 && writes[0].0 == Tree::Transcripts {
+            // One entry: a plain insert is enough (and cheaper).
+            let (_, key, value) = &writes[0];
+            self.deps.store.put(Tree::Transcripts, key, value)?;
+        } else if !writes.is_empty() {
+            self.deps.store.commit(&writes)?;
+        }
+        for entry in entries.iter().filter(|e| !is_pending(e)) {
             self.history
-                .extend(transcript::to_chat(&entry).map(std::sync::Arc::new));
+                .extend(transcript::to_chat(entry).map(std::sync::Arc::new));
         }
         Ok(())
     }
@@ -644,13 +733,17 @@ impl SessionActor {
         run_id: String,
         overrides: RunOverrides,
         timeout: Option<Duration>,
+        items: Vec<String>,
         ctx: &mut Context<Self>,
     ) {
         self.active = Some(Active {
             run_id: run_id.clone(),
             run: None,
             permit: None,
-            early_steers: Vec::new(),
+            steers: Default::default(),
+            closing: false,
+            compaction: false,
+            items,
             aborted: false,
             restarts: 0,
             overrides,
@@ -739,15 +832,14 @@ impl SessionActor {
             hub: d.hub.clone(),
             executor: d.executor.clone(),
             sink: ctx.address().recipient(),
+            steers: Some(ctx.address().recipient()),
             timeout,
             max_model_calls: d.max_model_calls,
         })
         .start();
         crate::metrics::Metrics::inc(&self.deps.metrics.runs_started);
         if let Some(a) = self.active.as_mut() {
-            for text in a.early_steers.drain(..) {
-                run.do_send(Steer { text });
-            }
+            a.closing = false;
             a.run = Some(run);
         }
     }
@@ -765,33 +857,59 @@ impl SessionActor {
                 text: String::new(),
             },
         };
-        self.save_run_record(&event);
-        self.forward(event);
-        self.active = None;
-        ctx.notify(CheckQueue);
+        self.finish(event, ctx);
     }
 
+    /// When the session is free: the next queued turn, now or after the
+    /// debounce of a collected run.
     fn next_turn(&mut self, ctx: &mut Context<Self>) {
         if self.active.is_some() {
             return;
         }
-        if let Some((run_id, turn)) = self.interrupt_next.take() {
-            return self.begin(run_id, turn, ctx);
-        }
         match self.queue.next_turn(crate::now_ms()) {
-            Some(Ok(turn)) => self.begin(ulid::Ulid::generate().to_string(), turn, ctx),
-            Some(Err(wait)) => {
-                ctx.run_later(wait, |_, ctx| ctx.notify(CheckQueue));
+            Some(Ok(plan)) => self.begin(plan, ctx),
+            Some(Err(wait)) if !self.check_scheduled => {
+                self.check_scheduled = true;
+                ctx.run_later(wait, |act, ctx| {
+                    act.check_scheduled = false;
+                    act.next_turn(ctx);
+                });
             }
-            None => {}
+            _ => {}
         }
     }
 
-    /// Stores `turn` (text and images) as the input of a new run and starts it.
-    fn begin(&mut self, run_id: String, turn: Turn, ctx: &mut Context<Self>) {
-        let mut chat = ChatMessage::user(&turn.text);
-        chat.images = turn.images;
-        if let Err(e) = self.append_input(transcript::from_chat(&chat), &run_id) {
+    /// Starts a queued turn: its input (one message, or several coalesced)
+    /// is stored with the messages it delivers, which are then assigned to
+    /// the run, in one store transaction.
+    fn begin(&mut self, plan: TurnPlan, ctx: &mut Context<Self>) {
+        let TurnPlan {
+            run_id,
+            text,
+            images,
+            items,
+            overrides,
+            timeout_ms,
+        } = plan;
+        let mut chat = ChatMessage::user(&text);
+        chat.images = images;
+        let mut input = transcript::message_entry(None, transcript::from_chat(&chat));
+        input["runId"] = json!(run_id);
+        input["messageId"] = json!(run_id);
+        input["delivers"] = json!(items
+            .iter()
+            .map(|(_, i)| i.message_id.as_str())
+            .collect::<Vec<_>>());
+        let writes = items
+            .iter()
+            .map(|(key, item)| {
+                let mut item = item.clone();
+                item.assigned = true;
+                inbox::put(key, &item)
+            })
+            .collect();
+        if let Err(e) = self.commit(vec![input], writes) {
+            // The messages stay queued in the inbox and run after a restart.
             tracing::error!(session_key = %self.key, error = %e, "cannot store the next turn");
             self.forward(RunEvent::Failed {
                 run_id,
@@ -800,17 +918,28 @@ impl SessionActor {
             });
             return;
         }
-        self.start_run(run_id, RunOverrides::default(), None, ctx);
+        let keys = items.into_iter().map(|(k, _)| k).collect();
+        self.start_run(
+            run_id,
+            overrides,
+            timeout_ms.map(Duration::from_millis),
+            keys,
+            ctx,
+        );
     }
 
-    /// Injects `text` into the active run (held until its actor started).
-    fn steer(&mut self, text: String) {
-        if let Some(a) = self.active.as_mut() {
-            match &a.run {
-                Some(run) => run.do_send(Steer { text }),
-                None => a.early_steers.push(text),
-            }
-        }
+    /// The active run's id while it can take a steered message.
+    fn steerable(&self) -> Option<&str> {
+        self.active
+            .as_ref()
+            .filter(|a| !a.aborted && !a.closing && !a.compaction)
+            .map(|a| a.run_id.as_str())
+    }
+
+    /// Whether `run_id` is queued or running here.
+    fn is_live(&self, run_id: &str) -> bool {
+        self.active.as_ref().is_some_and(|a| a.run_id == run_id)
+            || self.queue.run_ids().any(|r| r == run_id)
     }
 
     fn abort_active(&mut self) -> Vec<String> {
@@ -859,8 +988,8 @@ impl SessionActor {
         Ok(describe(&self.queue.settings))
     }
 
-    /// Stores how the active run ended (`agent.wait`, also after a restart).
-    fn save_run_record(&self, event: &RunEvent) {
+    /// The record of how a run ended (`agent.wait`, also after a restart).
+    fn end_record(&self, event: &RunEvent) -> Option<(String, RunRecord)> {
         let (run_id, status, error, stop) = match event {
             RunEvent::Final {
                 run_id,
@@ -869,29 +998,37 @@ impl SessionActor {
             } => (run_id, "ok", None, stop_reason.as_str()),
             RunEvent::Failed { run_id, error, .. } => (run_id, "error", Some(error), "error"),
             RunEvent::Aborted { run_id, .. } => (run_id, "aborted", None, "aborted"),
-            _ => return,
+            _ => return None,
         };
         let started_at = self
             .active
             .as_ref()
             .filter(|a| &a.run_id == run_id)
             .map_or_else(crate::now_ms, |a| a.started_at);
-        let record = crate::runs::RunRecord {
+        let record = RunRecord {
             session_key: self.key.clone(),
             status: status.to_string(),
             started_at,
             ended_at: crate::now_ms(),
             error: error.cloned(),
             stop_reason: stop.to_string(),
+            answered_by: None,
         };
-        if let Err(e) = crate::runs::save(&self.deps.store, run_id, &record) {
-            tracing::error!(session_key = %self.key, %run_id, error = %e, "cannot store the run record");
-        }
+        Some((run_id.clone(), record))
     }
 
-    /// A finished run's bookkeeping: usage entry, counters, abort flag, run record.
+    /// A finished run's bookkeeping, in one store transaction: the run
+    /// record, its messages out of the inbox, the usage entry; then the
+    /// entry's counters and abort flag.
     fn record_end(&mut self, event: &RunEvent) {
-        self.save_run_record(event);
+        let mut writes = Vec::new();
+        if let Some((run_id, record)) = self.end_record(event) {
+            writes.push(crate::runs::write(&run_id, &record));
+        }
+        if let Some(a) = self.active.as_ref() {
+            writes.extend(a.items.iter().map(|k| inbox::remove(k)));
+        }
+        let mut entries = Vec::new();
         let mut changed = true;
         match event {
             RunEvent::Final {
@@ -908,19 +1045,19 @@ impl SessionActor {
                 if !text.is_empty() {
                     self.entry.last_message_preview = Some(preview(text));
                 }
-                let entry = json!({
+                entries.push(json!({
                     "type": "custom", "customType": "usage", "id": ulid::Ulid::generate().to_string(),
                     "timestamp": crate::now_ms(),
                     "data": { "runId": run_id, "provider": self.entry.model_provider, "model": self.entry.model,
                               "input": usage.input, "output": usage.output, "cacheRead": usage.cache_read,
                               "cacheWrite": usage.cache_write, "totalTokens": total },
-                });
-                if let Err(e) = self.append_entry(entry) {
-                    tracing::error!(session_key = %self.key, error = %e, "cannot store run usage");
-                }
+                }));
             }
             RunEvent::Aborted { .. } => self.entry.aborted_last_run = true,
             _ => changed = false,
+        }
+        if let Err(e) = self.commit(entries, writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot store the end of a run");
         }
         if changed {
             if let Err(e) = self.save_entry() {
@@ -929,8 +1066,95 @@ impl SessionActor {
         }
     }
 
+    /// Ends the active run (whatever way it ended): recorded, flushed, then
+    /// announced; the next turn starts.
+    fn finish(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
+        self.record_end(&event);
+        self.announce_to_parent(&event);
+        let held = self
+            .active
+            .as_mut()
+            .map(|a| std::mem::take(&mut a.reasoning))
+            .unwrap_or_default();
+        let event = self.with_usage_footer(event);
+        // The run's steps are durable before its end is announced.
+        let store = self.deps.store.clone();
+        ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
+            if let Err(e) = flushed {
+                tracing::error!(session_key = %act.key, error = %e, "store flush failed at run end");
+            }
+            if !held.is_empty() {
+                if let Some(run_id) = run_id_of(&event) {
+                    act.forward(RunEvent::Thinking { run_id: run_id.to_string(), delta: held });
+                }
+            }
+            act.forward(event);
+            if let Some(a) = act.active.take() {
+                drop(a.permit);
+            }
+            act.next_turn(ctx);
+        }));
+    }
+
+    /// Ends queued runs that will never start (reset, delete): recorded as
+    /// aborted with `why`, their messages out of the inbox; the active run
+    /// (aborted by the caller) is recorded too, and announced when
+    /// `announce_active` (its own end will not reach a stopped session).
+    /// Returns the writes and the events to send once they are durable.
+    fn end_queued(&mut self, why: &str, announce_active: bool) -> (Vec<StoreWrite>, Vec<RunEvent>) {
+        let mut writes = Vec::new();
+        let mut events = Vec::new();
+        let mut ended: Vec<String> = Vec::new();
+        for (key, item) in self.queue.take_all() {
+            writes.push(inbox::remove(&key));
+            if !ended.contains(&item.run_id) {
+                let now = crate::now_ms();
+                writes.push(crate::runs::write(
+                    &item.run_id,
+                    &RunRecord {
+                        session_key: self.key.clone(),
+                        status: "aborted".into(),
+                        started_at: now,
+                        ended_at: now,
+                        error: Some(why.to_string()),
+                        stop_reason: "aborted".into(),
+                        answered_by: None,
+                    },
+                ));
+                events.push(RunEvent::Aborted {
+                    run_id: item.run_id.clone(),
+                    text: String::new(),
+                });
+                ended.push(item.run_id);
+            }
+        }
+        if let Some(a) = self.active.as_ref() {
+            writes.extend(a.items.iter().map(|k| inbox::remove(k)));
+            let now = crate::now_ms();
+            writes.push(crate::runs::write(
+                &a.run_id,
+                &RunRecord {
+                    session_key: self.key.clone(),
+                    status: "aborted".into(),
+                    started_at: a.started_at,
+                    ended_at: now,
+                    error: Some(why.to_string()),
+                    stop_reason: "aborted".into(),
+                    answered_by: None,
+                },
+            ));
+            if announce_active {
+                events.push(RunEvent::Aborted {
+                    run_id: a.run_id.clone(),
+                    text: String::new(),
+                });
+            }
+        }
+        (writes, events)
+    }
+
     fn idle(&self) -> bool {
-        self.active.is_none() && self.queue.is_empty() && self.interrupt_next.is_none()
+        self.active.is_none() && self.queue.is_empty()
     }
 
     /// A sub-agent's run ended: its result goes to the session that spawned it.
@@ -1065,7 +1289,10 @@ impl SessionActor {
             run_id: run_id.clone(),
             run: None,
             permit: None,
-            early_steers: Vec::new(),
+            steers: Default::default(),
+            closing: false,
+            compaction: true,
+            items: Vec::new(),
             aborted: false,
             restarts: 0,
             overrides: RunOverrides::default(),
@@ -1113,11 +1340,7 @@ impl SessionActor {
                     stop_reason: crate::provider::StopReason::Stop,
                     usage: Default::default(),
                 });
-                if let Some(a) = act.active.take() {
-                    for text in a.early_steers {
-                        act.queue.recover(Turn::new(text, Vec::new()));
-                    }
-                }
+                act.active = None;
                 act.next_turn(ctx);
             }));
         }));
@@ -1156,19 +1379,23 @@ impl SessionActor {
         Ok(())
     }
 
-    /// A new transcript (new sessionId), settings kept; any run aborted.
+    /// A new transcript (new sessionId), settings kept; any run aborted and
+    /// what waited ended as aborted.
     fn reset(&mut self) -> Result<(), String> {
         self.abort_active();
+        let (writes, events) =
+            self.end_queued("the session was reset before this message ran", false);
         // The aborted run's late events are no longer ours: not written.
         self.active = None;
-        self.queue = SessionQueue::new(self.queue.settings);
-        self.interrupt_next = None;
         self.entry = self.entry.renewed(crate::now_ms());
         self.history.clear();
         self.transcript_model = None;
         let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
-        transcript::append(&self.deps.store, &self.entry.session_id, &[header])
+        self.commit(vec![header], writes)
             .map_err(|e| e.to_string())?;
+        for e in events {
+            self.forward(e);
+        }
         self.save_entry().map_err(|e| e.to_string())
     }
 
@@ -1457,50 +1684,129 @@ impl Actor for SessionActor {
             {
                 tracing::error!(session_key = %self.key, error = %e, "cannot write the session header");
             }
-            return;
-        }
-        self.transcript_model = entries
-            .iter()
-            .rev()
-            .find(|e| e.get("type").and_then(Value::as_str) == Some("model_change"))
-            .and_then(|e| {
-                Some(format!(
-                    "{}/{}",
-                    e.get("provider")?.as_str()?,
-                    e.get("modelId")?.as_str()?
-                ))
-            });
-        self.history = crate::compaction::load_history(&entries).0;
-        if let Some(cut) = interrupted(&entries) {
-            // The gateway stopped (crash, kill) before this message was answered:
-            // say so in the transcript instead of leaving it silently unanswered,
-            // and to `agent.wait` for its run.
-            if let Some(run_id) = cut.get("runId").and_then(Value::as_str) {
-                self.save_run_record(&RunEvent::Failed {
-                    run_id: run_id.to_string(),
-                    error: INTERRUPTED_NOTE.to_string(),
-                    kind: FailureKind::Stopped,
+        } else {
+            self.transcript_model = entries
+                .iter()
+                .rev()
+                .find(|e| e.get("type").and_then(Value::as_str) == Some("model_change"))
+                .and_then(|e| {
+                    Some(format!(
+                        "{}/{}",
+                        e.get("provider")?.as_str()?,
+                        e.get("modelId")?.as_str()?
+                    ))
                 });
-            }
-            let mut entry = transcript::message_entry(
-                None,
-                json!({
-                    "role": "assistant",
-                    "content": [{ "type": "text", "text": INTERRUPTED_NOTE }],
-                    "stopReason": "error",
-                }),
-            );
-            entry["interrupted"] = Value::Bool(true);
-            if let Err(e) = self.append_entry(entry) {
-                tracing::error!(session_key = %self.key, error = %e, "cannot mark an interrupted run");
+            self.history = crate::compaction::load_history(&entries).0;
+            for e in &entries {
+                if let (Some(m), Some(r)) = (
+                    e.get("messageId").and_then(Value::as_str),
+                    e.get("runId").and_then(Value::as_str),
+                ) {
+                    self.seen.insert(m, r);
+                }
             }
         }
-        // Messages queued before a stop and never delivered run now.
-        let undelivered = undelivered(&entries);
-        if !undelivered.is_empty() {
-            for turn in undelivered {
-                self.queue.recover(turn);
+        self.recover(&entries, ctx);
+    }
+}
+
+impl SessionActor {
+    /// After a stop: runs that were cut off (messages assigned to a run
+    /// that never ended) are marked interrupted, in the transcript and for
+    /// `agent.wait`; queued messages run again, in order, exactly once.
+    /// Transcripts of earlier versions are recovered from the transcript.
+    fn recover(&mut self, entries: &[Value], ctx: &mut Context<Self>) {
+        let items = match inbox::load(&self.deps.store, &self.key) {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::error!(session_key = %self.key, error = %e, "cannot read the inbox");
+                Vec::new()
             }
+        };
+        let mut writes = Vec::new();
+        let mut notes = Vec::new();
+        let mut events = Vec::new();
+        let mut cut: Vec<String> = Vec::new();
+        let mut queued = Vec::new();
+        for (key, item) in items {
+            if item.assigned {
+                writes.push(inbox::remove(&key));
+                if !cut.contains(&item.run_id) {
+                    cut.push(item.run_id);
+                }
+            } else {
+                queued.push((key, item));
+            }
+        }
+        if let Some(last) = interrupted(entries) {
+            // An earlier version's cut run: its user message is the last one.
+            let run_id = last
+                .get("runId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| ulid::Ulid::generate().to_string());
+            cut.push(run_id);
+        }
+        for run_id in cut {
+            let ended = crate::runs::load(&self.deps.store, &run_id)
+                .ok()
+                .flatten()
+                .is_some_and(|r| !r.is_pending());
+            if ended {
+                continue;
+            }
+            let now = crate::now_ms();
+            let record = RunRecord {
+                session_key: self.key.clone(),
+                status: "error".into(),
+                started_at: now,
+                ended_at: now,
+                error: Some(INTERRUPTED_NOTE.to_string()),
+                stop_reason: "error".into(),
+                answered_by: None,
+            };
+            writes.push(crate::runs::write(&run_id, &record));
+            // Said in the transcript instead of leaving it silently unanswered.
+            notes.push(interrupted_note());
+            events.push(RunEvent::Failed {
+                run_id,
+                error: INTERRUPTED_NOTE.to_string(),
+                kind: FailureKind::Stopped,
+            });
+        }
+        // An earlier version's queued messages become inbox items.
+        for m in undelivered(entries) {
+            let id = ulid::Ulid::generate().to_string();
+            let item = InboxItem {
+                message_id: id.clone(),
+                run_id: id,
+                assigned: false,
+                text: m.text,
+                images: m.images,
+                at_ms: 0,
+                joinable: false,
+                overrides: RunOverrides::default(),
+                timeout_ms: None,
+            };
+            let key = inbox::new_key(&self.key);
+            writes.push(inbox::put(&key, &item));
+            queued.push((key, item));
+        }
+        if let Err(e) = self.commit(notes, writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot mark interrupted runs");
+        }
+        for e in events {
+            self.forward(e);
+        }
+        for (key, item) in queued {
+            self.seen.insert(&item.message_id, &item.run_id);
+            self.forward(RunEvent::Queued {
+                run_id: item.run_id.clone(),
+                message_id: item.message_id.clone(),
+            });
+            self.queue.recover(key, item);
+        }
+        if !self.queue.is_empty() {
             ctx.notify(CheckQueue);
         }
     }
@@ -1511,7 +1817,16 @@ impl Handler<SendChat> for SessionActor {
     fn handle(&mut self, msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
         self.last_activity = Instant::now();
         let store = self.deps.store.clone();
-        let run_id = msg.run_id;
+        let message_id = msg.run_id;
+        if let Some(run_id) = self.seen.get(&message_id).cloned() {
+            let live = self.is_live(&run_id);
+            return Box::pin(async move {
+                Ok(SendAck {
+                    run_id,
+                    status: SendStatus::Duplicate { live },
+                })
+            });
+        }
         let chat_type = if crate::agent_context::is_private(&self.key) {
             ChatType::Direct
         } else {
@@ -1533,9 +1848,11 @@ impl Handler<SendChat> for SessionActor {
             thinking: msg.thinking,
             ..Default::default()
         };
+        let run_id = message_id.clone();
         let agent_text = match parsed {
             Err(answer) => return self.directive_reply(run_id, answer),
             Ok(Parsed::Commands(list)) => {
+                self.seen.insert(&message_id, &run_id);
                 if let [Directive::Compact(instructions)] = list.as_slice() {
                     return self.compact(run_id, instructions.clone(), ctx);
                 }
@@ -1551,11 +1868,49 @@ impl Handler<SendChat> for SessionActor {
             Ok(Parsed::Plain) => mctx.body.clone(),
         };
         mctx.stamp(&agent_text, self.deps.context.envelope);
-        let action = self.queue.on_message(
-            mctx.body_for_agent.clone(),
-            self.active.is_some(),
-            crate::now_ms(),
+        let placement = self.queue.place(
+            &message_id,
+            RunView {
+                active: self.active.is_some(),
+                steerable: self.steerable(),
+            },
         );
+        let (run_id, assigned, joinable) = match &placement {
+            Placement::Refused => {
+                return Box::pin(async move {
+                    Ok(SendAck {
+                        run_id: message_id,
+                        status: SendStatus::Dropped,
+                    })
+                })
+            }
+            Placement::Start => (message_id.clone(), true, false),
+            Placement::Steer { run_id } | Placement::SteerAndBacklog { run_id } => {
+                (run_id.clone(), true, false)
+            }
+            Placement::Queue {
+                run_id, joinable, ..
+            } => (run_id.clone(), false, *joinable),
+        };
+        let now = crate::now_ms();
+        let item = InboxItem {
+            message_id: message_id.clone(),
+            run_id: run_id.clone(),
+            assigned,
+            text: mctx.body_for_agent.clone(),
+            images: if matches!(placement, Placement::Start | Placement::Queue { .. }) {
+                msg.images.clone()
+            } else {
+                // Steering carries text only.
+                Vec::new()
+            },
+            at_ms: now,
+            joinable,
+            overrides: overrides.clone(),
+            timeout_ms: msg.timeout.map(|t| t.as_millis() as u64),
+        };
+        // The transcript entry: the run's input when it starts one, else
+        // pending (out of the model context) until its turn.
         let mut chat = ChatMessage::user(&mctx.body);
         chat.images = msg.images;
         let mut user = transcript::from_chat(&chat);
@@ -1563,41 +1918,122 @@ impl Handler<SendChat> for SessionActor {
         if mctx.body_for_agent != mctx.body {
             user["bodyForAgent"] = json!(mctx.body_for_agent);
         }
-        // Images ride with their message into the queue (steering carries text only).
-        let images = std::mem::take(&mut chat.images);
-        let stored = match &action {
-            Action::StartRun(_) => self.append_input(user, &run_id),
-            Action::Dropped => Ok(()),
-            _ => self.append(user, true),
+        let mut entry = transcript::message_entry(None, user);
+        entry["runId"] = json!(run_id);
+        entry["messageId"] = json!(message_id);
+        if !matches!(placement, Placement::Start) {
+            entry["delivery"] = Value::String("pending".into());
+        }
+        let key = inbox::new_key(&self.key);
+        let mut writes = vec![inbox::put(&key, &item)];
+        writes.push(if run_id == message_id {
+            crate::runs::write(&run_id, &RunRecord::pending(&self.key, now))
+        } else {
+            crate::runs::write(&message_id, &RunRecord::alias(&self.key, &run_id, now))
+        });
+        // steer-backlog: a copy waits for a turn of its own.
+        let backlog = matches!(placement, Placement::SteerAndBacklog { .. }).then(|| {
+            let id = ulid::Ulid::generate().to_string();
+            let copy = InboxItem {
+                run_id: id.clone(),
+                message_id: id,
+                assigned: false,
+                ..item.clone()
+            };
+            (inbox::new_key(&self.key), copy)
+        });
+        if let Some((k, copy)) = &backlog {
+            writes.push(inbox::put(k, copy));
+            writes.push(crate::runs::write(
+                &copy.run_id,
+                &RunRecord::pending(&self.key, now),
+            ));
+        }
+        // The cap pushes the oldest out (`drop: old | summarize`): a run
+        // left with none of its messages ends as dropped.
+        let dropped = match placement {
+            Placement::Queue { .. } => self.queue.overflow(),
+            _ => Vec::new(),
         };
-        let status = match (stored.is_ok(), action) {
-            (false, _) => SendStatus::Dropped,
-            (true, Action::StartRun(_)) => {
-                self.start_run(run_id.clone(), overrides, msg.timeout, ctx);
+        let mut ended: Vec<(String, String)> = Vec::new();
+        for (k, old) in &dropped {
+            writes.push(inbox::remove(k));
+            let still_queued = self.queue.run_ids().filter(|r| *r == old.run_id).count()
+                > dropped
+                    .iter()
+                    .filter(|(_, d)| d.run_id == old.run_id)
+                    .count()
+                || old.run_id == run_id;
+            if still_queued || ended.iter().any(|(r, _)| *r == old.run_id) {
+                continue;
+            }
+            let error = format!(
+                "dropped from the queue (cap {}, drop {:?})",
+                self.queue.settings.cap, self.queue.settings.drop
+            )
+            .to_lowercase();
+            let record = RunRecord {
+                status: "error".into(),
+                ended_at: now,
+                error: Some(error.clone()),
+                stop_reason: "error".into(),
+                ..RunRecord::pending(&self.key, old.at_ms)
+            };
+            writes.push(crate::runs::write(&old.run_id, &record));
+            ended.push((old.run_id.clone(), error));
+        }
+        if let Err(e) = self.commit(vec![entry], writes) {
+            return Box::pin(async move { Err(e) });
+        }
+        self.seen.insert(&message_id, &run_id);
+        self.forward(RunEvent::Queued {
+            run_id: run_id.clone(),
+            message_id: message_id.clone(),
+        });
+        for (run, error) in ended {
+            self.forward(RunEvent::Failed {
+                run_id: run,
+                error,
+                kind: FailureKind::Dropped,
+            });
+        }
+        let status = match placement {
+            Placement::Start => {
+                self.start_run(run_id.clone(), overrides, msg.timeout, vec![key], ctx);
                 SendStatus::Started
             }
-            (true, Action::Steer(text)) => {
-                self.steer(text);
+            Placement::Steer { .. } | Placement::SteerAndBacklog { .. } => {
+                if let Some(a) = self.active.as_mut() {
+                    a.steers.push_back(item.text);
+                    a.items.push(key);
+                }
+                if let Some((k, copy)) = backlog {
+                    self.forward(RunEvent::Queued {
+                        run_id: copy.run_id.clone(),
+                        message_id: copy.message_id.clone(),
+                    });
+                    self.queue.push(k, copy);
+                }
                 SendStatus::Steered
             }
-            (true, Action::SteerAndQueue(text)) => {
-                self.queue.attach(images);
-                self.steer(text);
-                SendStatus::Steered
+            Placement::Queue { interrupt, .. } => {
+                self.queue.push(key, item);
+                if interrupt {
+                    self.abort_active();
+                }
+                if run_id == message_id && self.queue.len() == 1 && interrupt {
+                    // Nothing waits before it: it runs as soon as the aborted run ended.
+                    SendStatus::Started
+                } else {
+                    SendStatus::Queued
+                }
             }
-            (true, Action::Interrupt(text)) => {
-                self.interrupt_next = Some((run_id.clone(), Turn::new(text, images)));
-                self.abort_active();
-                SendStatus::Started
-            }
-            (true, Action::Queued) => {
-                self.queue.attach(images);
-                SendStatus::Queued
-            }
-            (true, Action::Dropped) => SendStatus::Dropped,
+            Placement::Refused => SendStatus::Dropped,
         };
+        if self.active.is_none() {
+            self.next_turn(ctx);
+        }
         Box::pin(async move {
-            stored?;
             store.flush().await?;
             Ok(SendAck { run_id, status })
         })
@@ -1609,6 +2045,36 @@ impl Handler<AbortSession> for SessionActor {
     fn handle(&mut self, _: AbortSession, _: &mut Context<Self>) -> Self::Result {
         self.last_activity = Instant::now();
         MessageResult(self.abort_active())
+    }
+}
+
+impl Handler<CancelQueuedRun> for SessionActor {
+    type Result = bool;
+    fn handle(&mut self, msg: CancelQueuedRun, _: &mut Context<Self>) -> bool {
+        self.last_activity = Instant::now();
+        let gone = self.queue.remove_run(&msg.run_id);
+        let Some((_, first)) = gone.first() else {
+            return false;
+        };
+        let now = crate::now_ms();
+        let mut writes: Vec<StoreWrite> = gone.iter().map(|(k, _)| inbox::remove(k)).collect();
+        writes.push(crate::runs::write(
+            &msg.run_id,
+            &RunRecord {
+                status: "aborted".into(),
+                ended_at: now,
+                stop_reason: "aborted".into(),
+                ..RunRecord::pending(&self.key, first.at_ms)
+            },
+        ));
+        if let Err(e) = self.deps.store.commit(&writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot cancel a queued run");
+        }
+        self.forward(RunEvent::Aborted {
+            run_id: msg.run_id,
+            text: String::new(),
+        });
+        true
     }
 }
 
@@ -1736,12 +2202,31 @@ impl Handler<SteerSession> for SessionActor {
     type Result = bool;
     fn handle(&mut self, msg: SteerSession, _: &mut Context<Self>) -> bool {
         self.last_activity = Instant::now();
-        if self.active.as_ref().is_some_and(|a| !a.aborted) {
-            self.steer(msg.text);
-            true
-        } else {
-            false
+        if self.steerable().is_none() || !self.queue.is_empty() {
+            return false;
         }
+        if let Some(a) = self.active.as_mut() {
+            a.steers.push_back(msg.text);
+        }
+        true
+    }
+}
+
+impl Handler<TakeSteers> for SessionActor {
+    type Result = MessageResult<TakeSteers>;
+    fn handle(&mut self, msg: TakeSteers, _: &mut Context<Self>) -> Self::Result {
+        let texts = match self.active.as_mut() {
+            Some(a) if a.run_id == msg.run_id && !a.aborted => {
+                let texts: Vec<String> = a.steers.drain(..).collect();
+                if texts.is_empty() && msg.closing {
+                    // From now on messages queue instead of steering.
+                    a.closing = true;
+                }
+                texts
+            }
+            _ => Vec::new(),
+        };
+        MessageResult(texts)
     }
 }
 
@@ -1760,6 +2245,14 @@ impl Handler<CloseSession> for SessionActor {
     type Result = ();
     fn handle(&mut self, _: CloseSession, ctx: &mut Context<Self>) {
         self.abort_active();
+        let (writes, events) =
+            self.end_queued("the session was deleted before this message ran", true);
+        if let Err(e) = self.deps.store.commit(&writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot end the queued runs");
+        }
+        for e in events {
+            self.forward(e);
+        }
         ctx.stop();
     }
 }
@@ -1895,31 +2388,7 @@ impl Handler<RunEvent> for SessionActor {
             }
             other => other,
         };
-        self.record_end(&event);
-        self.announce_to_parent(&event);
-        let held = self
-            .active
-            .as_mut()
-            .map(|a| std::mem::take(&mut a.reasoning))
-            .unwrap_or_default();
-        let event = self.with_usage_footer(event);
-        // The run's steps are durable before its end is announced.
-        let store = self.deps.store.clone();
-        ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
-            if let Err(e) = flushed {
-                tracing::error!(session_key = %act.key, error = %e, "store flush failed at run end");
-            }
-            if !held.is_empty() {
-                if let Some(run_id) = run_id_of(&event) {
-                    act.forward(RunEvent::Thinking { run_id: run_id.to_string(), delta: held });
-                }
-            }
-            act.forward(event);
-            if let Some(a) = act.active.take() {
-                drop(a.permit);
-            }
-            act.next_turn(ctx);
-        }));
+        self.finish(event, ctx);
     }
 }
 
@@ -1934,7 +2403,8 @@ fn run_id_of(e: &RunEvent) -> Option<&str> {
         | RunEvent::Message { run_id, .. }
         | RunEvent::Final { run_id, .. }
         | RunEvent::Failed { run_id, .. }
-        | RunEvent::Aborted { run_id, .. } => Some(run_id),
+        | RunEvent::Aborted { run_id, .. }
+        | RunEvent::Queued { run_id, .. } => Some(run_id),
     }
 }
 
@@ -2272,6 +2742,166 @@ mod tests {
                 .any(|e| e.get("interrupted") == Some(&Value::Bool(true))),
             "the cut run is marked"
         );
+    }
+
+    /// Events until the end of each run in `runs` (any order).
+    async fn until_ends(
+        events: &mut mpsc::UnboundedReceiver<SessionEvent>,
+        runs: &[&str],
+    ) -> Vec<RunEvent> {
+        let mut out = Vec::new();
+        let mut left: Vec<&str> = runs.to_vec();
+        while !left.is_empty() {
+            let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+                .await
+                .unwrap()
+                .unwrap()
+                .event;
+            if let RunEvent::Final { run_id, .. }
+            | RunEvent::Failed { run_id, .. }
+            | RunEvent::Aborted { run_id, .. } = &e
+            {
+                left.retain(|r| r != run_id);
+            }
+            out.push(e);
+        }
+        out
+    }
+
+    #[actix::test]
+    async fn after_a_crash_a_cut_run_is_marked_and_queued_messages_run_in_order() {
+        let h = setup(QueueSettings::default());
+        let key = "agent:main:crashed";
+        let store = &h.store;
+        // As a killed gateway leaves it: run r1 started with its input, two
+        // messages wait to be collected into run q1.
+        let mut input = transcript::message_entry(None, transcript::user_message("first"));
+        input["runId"] = json!("r1");
+        input["messageId"] = json!("r1");
+        transcript::append(store, "sess-c", &[input]).unwrap();
+        let item = |id: &str, run: &str, assigned: bool, text: &str| InboxItem {
+            message_id: id.into(),
+            run_id: run.into(),
+            assigned,
+            text: text.into(),
+            images: Vec::new(),
+            at_ms: 1,
+            joinable: true,
+            overrides: RunOverrides::default(),
+            timeout_ms: None,
+        };
+        let mut writes = Vec::new();
+        for it in [
+            item("r1", "r1", true, "first"),
+            item("q1", "q1", false, "second"),
+            item("q2", "q1", false, "third"),
+        ] {
+            writes.push(inbox::put(&inbox::new_key(key), &it));
+        }
+        writes.push(crate::runs::write("r1", &RunRecord::pending(key, 1)));
+        writes.push(crate::runs::write("q1", &RunRecord::pending(key, 1)));
+        writes.push(crate::runs::write("q2", &RunRecord::alias(key, "q1", 1)));
+        store.commit(&writes).unwrap();
+
+        let (tx, mut events) = mpsc::unbounded_channel();
+        let deps = SessionDeps {
+            events: Sink(tx).start().recipient(),
+            ..h.deps.clone()
+        };
+        let _s = SessionActor::new(key.into(), entry("sess-c"), deps).start();
+        let seen = until_ends(&mut events, &["r1", "q1"]).await;
+        assert!(
+            seen.iter().any(|e| matches!(e,
+            RunEvent::Failed { run_id, error, .. } if run_id == "r1" && error == INTERRUPTED_NOTE))
+        );
+        let queued: Vec<(&str, &str)> = seen
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Queued { run_id, message_id } => {
+                    Some((run_id.as_str(), message_id.as_str()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(queued, [("q1", "q1"), ("q1", "q2")]);
+        let text = seen
+            .iter()
+            .find_map(|e| match e {
+                RunEvent::Final { run_id, text, .. } if run_id == "q1" => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap();
+        let (a, b) = (text.find("second"), text.find("third"));
+        assert!(a.is_some() && a < b, "{text}");
+        assert_eq!(
+            crate::runs::load(store, "r1").unwrap().unwrap().status,
+            "error"
+        );
+        assert_eq!(
+            crate::runs::resolve(store, "q2").unwrap().unwrap().1.status,
+            "ok"
+        );
+        assert!(
+            inbox::load(store, key).unwrap().is_empty(),
+            "nothing left to recover"
+        );
+        let notes = transcript::entries(store, "sess-c")
+            .unwrap()
+            .iter()
+            .filter(|e| e.get("interrupted") == Some(&Value::Bool(true)))
+            .count();
+        assert_eq!(notes, 1);
+    }
+
+    #[actix::test]
+    async fn once_the_run_is_closing_a_steer_waits_for_its_own_turn() {
+        let mut h = setup(QueueSettings {
+            mode: QueueMode::Steer,
+            ..QueueSettings::default()
+        });
+        h.send("@tokens 40\n@delay 10", "k1").await;
+        // As the run does with its final answer: nothing waits, so it closes.
+        let taken = h
+            .session
+            .send(TakeSteers {
+                run_id: "k1".into(),
+                closing: true,
+            })
+            .await
+            .unwrap();
+        assert!(taken.is_empty());
+        let late = h.send("late", "k2").await;
+        assert_eq!(
+            late,
+            SendAck {
+                run_id: "k2".into(),
+                status: SendStatus::Queued
+            },
+            "not steered into a run that is ending"
+        );
+        let seen = until_ends(&mut h.events, &["k1", "k2"]).await;
+        assert!(seen.iter().any(|e| matches!(e,
+            RunEvent::Final { run_id, text, .. } if run_id == "k2" && text == "You said: late")));
+    }
+
+    #[actix::test]
+    async fn a_repeated_message_id_is_answered_from_what_was_stored() {
+        let mut h = setup(QueueSettings::default());
+        h.send("@tokens 30\n@delay 10", "k1").await;
+        assert_eq!(
+            h.send("again", "k1").await.status,
+            SendStatus::Duplicate { live: true }
+        );
+        h.until_end("k1").await;
+        assert_eq!(
+            h.send("again", "k1").await,
+            SendAck {
+                run_id: "k1".into(),
+                status: SendStatus::Duplicate { live: false }
+            }
+        );
+        let users = h.texts().into_iter().filter(|(r, _)| r == "user").count();
+        assert_eq!(users, 1, "stored once");
     }
 
     #[actix::test]

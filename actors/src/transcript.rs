@@ -128,6 +128,26 @@ pub fn append(store: &Store, session_id: &str, entries: &[Value]) -> Result<(), 
     Ok(())
 }
 
+/// The writes that append `entries` (in order), for a `Store::commit`
+/// with other trees.
+pub fn entry_writes(
+    session_id: &str,
+    entries: &[Value],
+) -> Result<Vec<StoreWrite>, TranscriptError> {
+    check_session_id(session_id)?;
+    validate_all(entries)?;
+    Ok(entries
+        .iter()
+        .map(|e| {
+            (
+                Tree::Transcripts,
+                composite_key(session_id, &time_ordered_id()),
+                Some(e.clone()),
+            )
+        })
+        .collect())
+}
+
 /// Every entry of a session, oldest first.
 pub fn entries(store: &Store, session_id: &str) -> Result<Vec<Value>, TranscriptError> {
     check_session_id(session_id)?;

@@ -165,6 +165,18 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         &[("", get(&m.runs_started))],
     );
     metric(
+        "ferroclaw_agent_waiters",
+        "gauge",
+        "agent.wait calls waiting for a live run.",
+        &[("", geti(&m.waiters))],
+    );
+    metric(
+        "ferroclaw_agent_waits_refused_total",
+        "counter",
+        "agent.wait calls refused at the waiter bound (retryable).",
+        &[("", get(&m.waits_refused))],
+    );
+    metric(
         "ferroclaw_uptime_seconds",
         "gauge",
         "Seconds since the gateway started.",

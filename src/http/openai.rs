@@ -19,7 +19,7 @@ use ferroclaw_actors::session::SendChat;
 use serde_json::{json, Value};
 
 use crate::state::SharedState;
-use crate::ws::chat_bridge::{RunResult, RunUpdate, WaitRun, WatchRun};
+use crate::ws::chat_bridge::{wait_run, RunResult, RunUpdate, Waited, WatchRun};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(post_only("/v1/chat/completions", chat_completions));
@@ -238,22 +238,24 @@ async fn chat_completions(
         command_authorized: true,
         ..SendChat::text(&prompt, &run_id)
     };
-    if let Err(e) = crate::ws::methods::chat::send_to_session(&state, &key, make).await {
-        return oai_error(StatusCode::SERVICE_UNAVAILABLE, "server_error", &e.message);
+    let ack = match crate::ws::methods::chat::send_to_session(&state, &key, make).await {
+        Ok(ack) => ack,
+        Err(e) => return oai_error(StatusCode::SERVICE_UNAVAILABLE, "server_error", &e.message),
+    };
+    if ack.status == ferroclaw_actors::session::SendStatus::Dropped {
+        return oai_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "the session's queue is full; send it again later",
+        );
     }
     let created = ferroclaw_actors::now_ms() / 1000;
     let model_name = model.unwrap_or("ferroclaw").to_string();
     let limit = Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1) + 5);
     if !stream {
-        let waited = tokio::time::timeout(
-            limit,
-            state.chat_bridge.send(WaitRun {
-                run_id: run_id.clone(),
-            }),
-        )
-        .await;
+        let waited = wait_run(&state.chat_bridge, &ack.run_id, None, limit).await;
         let r = match waited {
-            Ok(Ok(Some(r))) => r,
+            Waited::Ended(r) => r,
             _ => {
                 return oai_error(
                     StatusCode::GATEWAY_TIMEOUT,

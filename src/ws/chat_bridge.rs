@@ -3,8 +3,15 @@
 //! cumulative `message` and the new `deltaText`, at most one per 150 ms per
 //! run (droppable; the final carries the full text); `agent` events carry
 //! lifecycle start/end/error, every assistant delta and the model's
-//! reasoning (stream `thinking`, `{text, delta}`, as `/reasoning` allows). Keeps the set of
-//! active runs (for `in_flight` answers).
+//! reasoning (stream `thinking`, `{text, delta}`, as `/reasoning` allows).
+//!
+//! Also the registry of live runs (queued or running: `in_flight` answers,
+//! `chat.abort`), of which run answers which message (a collected or
+//! steered message's id resolves to its run), recent results and
+//! `agent.wait` waiters. Waiters are bounded per connection and in total,
+//! removed when they time out or their connection goes (their `Waiting`
+//! is dropped); an id that is neither live nor in the `runs` tree keeps no
+//! state here at all.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,16 +31,49 @@ use tokio::sync::oneshot;
 /// Chat deltas per run are sent at most this often.
 pub const DELTA_INTERVAL: Duration = Duration::from_millis(150);
 
-/// Runs that started and have not ended: run id -> session key.
-pub type ActiveRuns = Arc<Mutex<HashMap<String, String>>>;
+/// A run accepted and not ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRun {
+    pub session_key: String,
+    /// Its run started (else it waits in its session's queue).
+    pub started: bool,
+}
 
-/// The session key of an active run.
-pub fn active_run_session(runs: &ActiveRuns, run_id: &str) -> Option<String> {
+/// Runs that were accepted and have not ended: run id -> where they are.
+pub type ActiveRuns = Arc<Mutex<HashMap<String, LiveRun>>>;
+
+fn live_runs(runs: &ActiveRuns) -> std::sync::MutexGuard<'_, HashMap<String, LiveRun>> {
     match runs.lock() {
-        Ok(g) => g.get(run_id).cloned(),
-        Err(p) => p.into_inner().get(run_id).cloned(),
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
     }
 }
+
+/// The session key of a live (queued or running) run.
+pub fn active_run_session(runs: &ActiveRuns, run_id: &str) -> Option<String> {
+    live_runs(runs).get(run_id).map(|r| r.session_key.clone())
+}
+
+/// A live run.
+pub fn live_run(runs: &ActiveRuns, run_id: &str) -> Option<LiveRun> {
+    live_runs(runs).get(run_id).cloned()
+}
+
+/// The session keys with a live run.
+pub fn busy_sessions(runs: &ActiveRuns) -> std::collections::HashSet<String> {
+    live_runs(runs)
+        .values()
+        .map(|r| r.session_key.clone())
+        .collect()
+}
+
+/// The longest `agent.wait` (24 h); longer `timeoutMs` values are clamped.
+pub const WAIT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
+/// Waiters kept at once, in all and per connection.
+pub const MAX_WAITERS: usize = 10_000;
+pub const MAX_WAITERS_PER_CONN: usize = 256;
+/// Message -> run links kept for ended runs (older ones come from the store).
+const KEEP_ALIASES: usize = 4096;
 
 /// Registers a connection that asked for tool events (caps
 /// `["tool-events"]`) and started this run: `agent` tool events go to it.
@@ -65,11 +105,125 @@ pub struct RunResult {
     pub stop_reason: &'static str,
 }
 
-/// Waits for a run's end. Reply: its result (at once when already ended).
+/// Waits for the end of run `run_id` (or of the run that answers the
+/// message with that id). Reply at once: the result, a ticket to wait on,
+/// or why there is nothing to wait for.
 #[derive(Debug, Message)]
-#[rtype(result = "Option<RunResult>")]
+#[rtype(result = "WaitTicket")]
 pub struct WaitRun {
     pub run_id: String,
+    /// The connection waiting (bounded per connection); None for HTTP.
+    pub conn: Option<ConnId>,
+}
+
+/// The answer to `WaitRun`.
+#[derive(Debug)]
+pub enum WaitTicket {
+    Done(RunResult),
+    /// The run is live (or its end is on the way): wait on it.
+    Waiting(Waiting),
+    /// Neither live nor recorded: nothing is kept for it.
+    Unknown,
+    /// Too many waiters (per connection or in all); retry later.
+    Busy,
+}
+
+/// A registered waiter. Dropping it (timeout, connection gone) removes the
+/// waiter from the bridge at once.
+#[derive(Debug)]
+pub struct Waiting {
+    /// The run waited for (an alias resolved).
+    pub run_id: String,
+    rx: Option<oneshot::Receiver<RunResult>>,
+    cancel: Option<(Recipient<CancelWait>, u64)>,
+}
+
+impl Waiting {
+    /// The run's result, or None when `limit` passed first.
+    pub async fn wait(mut self, limit: Duration) -> Option<RunResult> {
+        let rx = self.rx.take()?;
+        match actix::clock::timeout(limit, rx).await {
+            Ok(Ok(r)) => {
+                self.cancel = None;
+                Some(r)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some((bridge, id)) = self.cancel.take() {
+            bridge.do_send(CancelWait {
+                run_id: self.run_id.clone(),
+                waiter: id,
+            });
+        }
+    }
+}
+
+/// How a wait ended.
+#[derive(Debug)]
+pub enum Waited {
+    Ended(RunResult),
+    /// `limit` passed first (`run_id`: the run waited for, or the id asked).
+    TimedOut {
+        run_id: String,
+    },
+    /// Too many waiters; retry later.
+    Busy,
+    /// The bridge is gone (the gateway is stopping).
+    Down,
+}
+
+/// Waits at most `limit` for the end of the run `id` stands for. An id
+/// nobody knows keeps nothing in the bridge: the caller just sleeps out
+/// its `limit`.
+pub async fn wait_run(
+    bridge: &Addr<ChatBridge>,
+    id: &str,
+    conn: Option<ConnId>,
+    limit: Duration,
+) -> Waited {
+    let ticket = bridge
+        .send(WaitRun {
+            run_id: id.to_string(),
+            conn,
+        })
+        .await;
+    match ticket {
+        Ok(WaitTicket::Done(r)) => Waited::Ended(r),
+        Ok(WaitTicket::Waiting(w)) => {
+            let run_id = w.run_id.clone();
+            match w.wait(limit).await {
+                Some(r) => Waited::Ended(r),
+                None => Waited::TimedOut { run_id },
+            }
+        }
+        Ok(WaitTicket::Unknown) => {
+            actix::clock::sleep(limit).await;
+            Waited::TimedOut {
+                run_id: id.to_string(),
+            }
+        }
+        Ok(WaitTicket::Busy) => Waited::Busy,
+        Err(_) => Waited::Down,
+    }
+}
+
+/// A waiter gave up (timeout, or its connection closed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CancelWait {
+    run_id: String,
+    waiter: u64,
+}
+
+struct Waiter {
+    id: u64,
+    conn: Option<ConnId>,
+    tx: oneshot::Sender<RunResult>,
 }
 
 /// What a run watcher (the OpenAI-compatible HTTP API) gets.
@@ -113,7 +267,13 @@ pub struct ChatBridge {
     active: ActiveRuns,
     results: HashMap<String, RunResult>,
     result_order: std::collections::VecDeque<String>,
-    waiters: HashMap<String, Vec<oneshot::Sender<RunResult>>>,
+    /// message id -> the run that answers it (when they differ).
+    aliases: HashMap<String, String>,
+    alias_order: std::collections::VecDeque<String>,
+    waiters: HashMap<String, Vec<Waiter>>,
+    waiter_count: usize,
+    per_conn: HashMap<ConnId, usize>,
+    next_waiter: u64,
     /// Run watchers (HTTP streaming clients).
     watchers: HashMap<String, Vec<tokio::sync::mpsc::UnboundedSender<RunUpdate>>>,
     /// run id -> (connections, registered at ms). Registered before the
@@ -137,7 +297,12 @@ impl ChatBridge {
             active,
             results: HashMap::new(),
             result_order: Default::default(),
+            aliases: HashMap::new(),
+            alias_order: Default::default(),
             waiters: HashMap::new(),
+            waiter_count: 0,
+            per_conn: HashMap::new(),
+            next_waiter: 0,
             watchers: HashMap::new(),
             tool_recipients: HashMap::new(),
         }
@@ -197,8 +362,8 @@ impl ChatBridge {
             usage,
             stop_reason,
         };
-        for w in self.waiters.remove(run_id).unwrap_or_default() {
-            let _ = w.send(result.clone());
+        for w in self.take_waiters(run_id) {
+            let _ = w.tx.send(result.clone());
         }
         for w in self.watchers.remove(run_id).unwrap_or_default() {
             let _ = w.send(RunUpdate::End(result.clone()));
@@ -251,18 +416,135 @@ impl ChatBridge {
     }
 
     fn set_active(&self, run_id: &str, session: Option<&str>) {
-        let mut map = match self.active.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        self.set_live(run_id, session, true);
+    }
+
+    fn set_live(&self, run_id: &str, session: Option<&str>, started: bool) {
+        let mut map = live_runs(&self.active);
         match session {
             Some(key) => {
-                map.insert(run_id.to_string(), key.to_string());
+                map.insert(
+                    run_id.to_string(),
+                    LiveRun {
+                        session_key: key.to_string(),
+                        started,
+                    },
+                );
             }
             None => {
                 map.remove(run_id);
             }
         }
+    }
+
+    /// Message `message_id` is answered by run `run_id` (which is now
+    /// live): waits, watchers and tool-event recipients registered under
+    /// the message id follow the run.
+    fn queued(&mut self, run_id: String, message_id: String, key: &str) {
+        let started = live_run(&self.active, &run_id).is_some_and(|r| r.started);
+        self.set_live(&run_id, Some(key), started);
+        if message_id == run_id {
+            return;
+        }
+        if let Some(ws) = self.watchers.remove(&message_id) {
+            self.watchers.entry(run_id.clone()).or_default().extend(ws);
+        }
+        if let Some((conns, at)) = self.tool_recipients.remove(&message_id) {
+            let entry = self
+                .tool_recipients
+                .entry(run_id.clone())
+                .or_insert_with(|| (Vec::new(), at));
+            for c in conns {
+                if !entry.0.contains(&c) {
+                    entry.0.push(c);
+                }
+            }
+        }
+        if self.aliases.insert(message_id.clone(), run_id).is_none() {
+            self.alias_order.push_back(message_id);
+        }
+        while self.alias_order.len() > KEEP_ALIASES {
+            if let Some(old) = self.alias_order.pop_front() {
+                self.aliases.remove(&old);
+            }
+        }
+    }
+
+    fn take_waiters(&mut self, run_id: &str) -> Vec<Waiter> {
+        let ws = self.waiters.remove(run_id).unwrap_or_default();
+        for w in &ws {
+            self.forget_waiter(w.conn.as_ref());
+        }
+        ws
+    }
+
+    fn forget_waiter(&mut self, conn: Option<&ConnId>) {
+        self.waiter_count = self.waiter_count.saturating_sub(1);
+        self.metrics.waiters.store(
+            self.waiter_count as i64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        if let Some(c) = conn {
+            if let Some(n) = self.per_conn.get_mut(c) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.per_conn.remove(c);
+                }
+            }
+        }
+    }
+
+    /// Registers a waiter for `run_id` (bounded), or None when full.
+    fn add_waiter(
+        &mut self,
+        run_id: &str,
+        conn: Option<ConnId>,
+        me: Recipient<CancelWait>,
+    ) -> Option<Waiting> {
+        if self.waiter_count >= MAX_WAITERS {
+            // Waiters whose callers went away without a word.
+            let mut gone = Vec::new();
+            for ws in self.waiters.values_mut() {
+                ws.retain(|w| {
+                    let open = !w.tx.is_closed();
+                    if !open {
+                        gone.push(((), w.conn.clone()));
+                    }
+                    open
+                });
+            }
+            self.waiters.retain(|_, ws| !ws.is_empty());
+            for (_, conn) in gone {
+                self.forget_waiter(conn.as_ref());
+            }
+        }
+        let per_conn = conn
+            .as_ref()
+            .map_or(0, |c| self.per_conn.get(c).copied().unwrap_or(0));
+        if self.waiter_count >= MAX_WAITERS || per_conn >= MAX_WAITERS_PER_CONN {
+            Metrics::inc(&self.metrics.waits_refused);
+            return None;
+        }
+        self.next_waiter += 1;
+        let id = self.next_waiter;
+        let (tx, rx) = oneshot::channel();
+        if let Some(c) = &conn {
+            *self.per_conn.entry(c.clone()).or_default() += 1;
+        }
+        self.waiter_count += 1;
+        self.metrics.waiters.store(
+            self.waiter_count as i64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        self.waiters
+            .entry(run_id.to_string())
+            .or_default()
+            .push(Waiter { id, conn, tx });
+        Some(Waiting {
+            run_id: run_id.to_string(),
+            rx: Some(rx),
+            cancel: Some((me, id)),
+        })
     }
 }
 
@@ -306,6 +588,7 @@ impl Handler<SessionEvent> for ChatBridge {
         let key = msg.session_key;
         let verbose = msg.verbose;
         match msg.event {
+            RunEvent::Queued { run_id, message_id } => self.queued(run_id, message_id, &key),
             RunEvent::Started { run_id } => {
                 self.set_active(&run_id, Some(&key));
                 self.agent(
@@ -496,9 +779,10 @@ impl Handler<SessionEvent> for ChatBridge {
 const STORE_FALLBACK: Duration = Duration::from_secs(1);
 
 impl ChatBridge {
-    fn run_record(&self, run_id: &str) -> Option<RunRecord> {
-        ferroclaw_actors::runs::load(&self.store, run_id)
-            .map_err(|e| tracing::warn!(%run_id, error = %e, "cannot read the run record"))
+    /// The run an id stands for in the `runs` tree (a message's alias followed).
+    fn run_record(&self, id: &str) -> Option<(String, RunRecord)> {
+        ferroclaw_actors::runs::resolve(&self.store, id)
+            .map_err(|e| tracing::warn!(run_id = %id, error = %e, "cannot read the run record"))
             .ok()
             .flatten()
     }
@@ -508,38 +792,81 @@ impl ChatBridge {
         if !self.waiters.contains_key(run_id) {
             return;
         }
-        if let Some(r) = self.run_record(run_id) {
+        if let Some((_, r)) = self.run_record(run_id).filter(|(_, r)| !r.is_pending()) {
             let result = stored_result(run_id, r);
-            for w in self.waiters.remove(run_id).unwrap_or_default() {
-                let _ = w.send(result.clone());
+            for w in self.take_waiters(run_id) {
+                let _ = w.tx.send(result.clone());
             }
         }
     }
 }
 
 impl Handler<WaitRun> for ChatBridge {
-    type Result = ResponseFuture<Option<RunResult>>;
+    type Result = MessageResult<WaitRun>;
     fn handle(&mut self, msg: WaitRun, ctx: &mut Context<Self>) -> Self::Result {
-        if let Some(r) = self.results.get(&msg.run_id) {
-            let r = r.clone();
-            return Box::pin(async move { Some(r) });
+        let run_id = self.aliases.get(&msg.run_id).cloned().unwrap_or(msg.run_id);
+        if let Some(r) = self.results.get(&run_id) {
+            return MessageResult(WaitTicket::Done(r.clone()));
         }
-        if !self.runs.contains_key(&msg.run_id) {
-            if let Some(r) = self.run_record(&msg.run_id) {
-                // The session writes the record before it forwards the run's
-                // events, so a record from this process's lifetime may still
-                // have its events (and reply text) on the way here.
-                if r.ended_at < self.started_at {
-                    let r = stored_result(&msg.run_id, r);
-                    return Box::pin(async move { Some(r) });
-                }
-                let run_id = msg.run_id.clone();
-                ctx.run_later(STORE_FALLBACK, move |act, _| act.answer_from_store(&run_id));
-            }
+        let me = ctx.address().recipient();
+        let live = self.runs.contains_key(&run_id) || live_run(&self.active, &run_id).is_some();
+        if live {
+            return MessageResult(match self.add_waiter(&run_id, msg.conn, me) {
+                Some(w) => WaitTicket::Waiting(w),
+                None => WaitTicket::Busy,
+            });
         }
-        let (tx, rx) = oneshot::channel();
-        self.waiters.entry(msg.run_id).or_default().push(tx);
-        Box::pin(async move { rx.await.ok() })
+        let Some((run_id, r)) = self.run_record(&run_id) else {
+            return MessageResult(WaitTicket::Unknown);
+        };
+        if let Some(r) = self.results.get(&run_id) {
+            return MessageResult(WaitTicket::Done(r.clone()));
+        }
+        if !r.is_pending() && r.ended_at < self.started_at {
+            // Ended before this process started: its events are not coming.
+            return MessageResult(WaitTicket::Done(stored_result(&run_id, r)));
+        }
+        if !r.is_pending() {
+            // The session writes the record before it forwards the run's
+            // events, so a record from this process's lifetime may still
+            // have its events (and reply text) on the way here.
+            let id = run_id.clone();
+            ctx.run_later(STORE_FALLBACK, move |act, _| act.answer_from_store(&id));
+        }
+        // Pending: its session settles it (it runs, or a restart marks it).
+        MessageResult(match self.add_waiter(&run_id, msg.conn, me) {
+            Some(w) => WaitTicket::Waiting(w),
+            None => WaitTicket::Busy,
+        })
+    }
+}
+
+impl Handler<CancelWait> for ChatBridge {
+    type Result = ();
+    fn handle(&mut self, msg: CancelWait, _: &mut Context<Self>) {
+        let Some(ws) = self.waiters.get_mut(&msg.run_id) else {
+            return;
+        };
+        let Some(i) = ws.iter().position(|w| w.id == msg.waiter) else {
+            return;
+        };
+        let w = ws.swap_remove(i);
+        if ws.is_empty() {
+            self.waiters.remove(&msg.run_id);
+        }
+        self.forget_waiter(w.conn.as_ref());
+    }
+}
+
+/// How many `agent.wait` waiters the bridge holds. Reply: the count.
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct CountWaiters;
+
+impl Handler<CountWaiters> for ChatBridge {
+    type Result = usize;
+    fn handle(&mut self, _: CountWaiters, _: &mut Context<Self>) -> usize {
+        self.waiter_count
     }
 }
 

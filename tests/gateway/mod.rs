@@ -3,6 +3,8 @@ mod approvals;
 mod chat;
 mod cli;
 mod context;
+mod crash;
+mod delivery;
 mod devices;
 mod events;
 mod handshake;

@@ -41,6 +41,9 @@ pub enum Tree {
     Sessions,
     /// runId -> how the run ended (`agent.wait`, also after a restart).
     Runs,
+    /// `<session key>\0<time-ordered id>` -> a message the session
+    /// acknowledged and has not finished with (`inbox.rs`).
+    Inbox,
 }
 
 impl Tree {
@@ -54,9 +57,10 @@ impl Tree {
             Tree::Transcripts => "transcripts",
             Tree::Sessions => "sessions",
             Tree::Runs => "runs",
+            Tree::Inbox => "inbox",
         }
     }
-    const ALL: [Tree; 8] = [
+    const ALL: [Tree; 9] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -65,6 +69,7 @@ impl Tree {
         Tree::Transcripts,
         Tree::Sessions,
         Tree::Runs,
+        Tree::Inbox,
     ];
 }
 

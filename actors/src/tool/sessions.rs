@@ -98,8 +98,10 @@ async fn wait_run(
 ) -> Option<crate::runs::RunRecord> {
     let until = Instant::now() + timeout;
     loop {
-        if let Ok(Some(r)) = crate::runs::load(store, run_id) {
-            return Some(r);
+        if let Ok(Some((_, r))) = crate::runs::resolve(store, run_id) {
+            if !r.is_pending() {
+                return Some(r);
+            }
         }
         if Instant::now() >= until {
             return None;

@@ -4,13 +4,14 @@ use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
 use ferroclaw_actors::provider::Image;
 use ferroclaw_actors::router::{GetSession, LookupSession};
 use ferroclaw_actors::session::{
-    AbortSession, GetTranscript, InjectNote, SendAck, SendChat, SessionActor, THINKING_LEVELS,
+    AbortSession, CancelQueuedRun, GetTranscript, InjectNote, SendAck, SendChat, SendStatus,
+    SessionActor, THINKING_LEVELS,
 };
 use std::time::Duration;
 
 use crate::protocol::frames;
 use crate::ws::chat_bridge::{
-    active_run_session, AddToolRecipient, PublishChat, RunResult, WaitRun,
+    live_run, wait_run, AddToolRecipient, PublishChat, RunResult, Waited, WAIT_MAX,
 };
 use crate::ws::methods::EarlyFrame;
 use serde::Deserialize;
@@ -241,7 +242,28 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         command_authorized: true,
     })
     .await?;
-    json(json!({ "runId": ack.run_id, "status": "started" }))
+    ack_payload(&ack)
+}
+
+/// The acknowledgement on the wire: the run that answers the message and,
+/// in OpenClaw's words, where it is: `started` (a run started with it),
+/// `accepted` (it waits for its turn), `in_flight` (it joined the running
+/// run, or repeats a message that is queued or running), `ok` (repeats a
+/// message whose run ended). A full queue (`drop: new`) refuses it.
+pub(crate) fn ack_payload(ack: &SendAck) -> MethodResult {
+    let status = match ack.status {
+        SendStatus::Started | SendStatus::Directive => "started",
+        SendStatus::Queued => "accepted",
+        SendStatus::Steered | SendStatus::Duplicate { live: true } => "in_flight",
+        SendStatus::Duplicate { live: false } => "ok",
+        SendStatus::Dropped => {
+            return Err(ErrorShape::unavailable(
+                "the session's queue is full (messages.queue.cap with drop \"new\"); send it again later",
+            )
+            .retry_after(1000))
+        }
+    };
+    json(json!({ "runId": ack.run_id, "status": status }))
 }
 
 #[derive(Deserialize)]
@@ -434,9 +456,21 @@ pub async fn abort(state: &SharedState, p: &Value) -> MethodResult {
     let p: AbortParams = params("chat.abort", p)?;
     let key = session_key(state, &p.session_key)?;
     if let Some(run_id) = &p.run_id {
-        match active_run_session(&state.active_runs, run_id) {
-            Some(owner) if owner != key.as_str() => {
+        match live_run(&state.active_runs, run_id) {
+            Some(live) if live.session_key != key.as_str() => {
                 return Err(ErrorShape::invalid("runId does not match sessionKey"));
+            }
+            Some(live) if !live.started => {
+                // Still queued: it is taken out of the queue, never run.
+                let session = session_for(state, key).await?;
+                let cancelled = session
+                    .send(CancelQueuedRun {
+                        run_id: run_id.clone(),
+                    })
+                    .await
+                    .map_err(down)?;
+                let ids: Vec<&String> = cancelled.then_some(run_id).into_iter().collect();
+                return json(json!({ "ok": true, "aborted": cancelled, "runIds": ids }));
             }
             Some(_) => {}
             None => return json(json!({ "ok": true, "aborted": false, "runIds": [] })),
@@ -539,22 +573,24 @@ pub async fn agent(
         &p.session_key
             .unwrap_or_else(|| format!("agent:{agent}:main")),
     )?;
-    let run_id = p.idempotency_key;
-    let running = active_run_session(&state.active_runs, &run_id).is_some();
-    if !running {
-        if caller.caps.iter().any(|c| c == "tool-events") {
-            state.chat_bridge.do_send(AddToolRecipient {
-                run_id: run_id.clone(),
-                conn_id: caller.conn_id.clone(),
-            });
-        }
-        // `agent` needs operator.write: such a caller may use directives.
-        send_to_session(state, &key, || SendChat {
-            command_authorized: true,
-            ..SendChat::text(&text, &run_id)
-        })
-        .await?;
+    let message_id = p.idempotency_key;
+    if caller.caps.iter().any(|c| c == "tool-events") {
+        state.chat_bridge.do_send(AddToolRecipient {
+            run_id: message_id.clone(),
+            conn_id: caller.conn_id.clone(),
+        });
     }
+    // `agent` needs operator.write: such a caller may use directives. A
+    // repeated key is recognised by the session (its run is named again).
+    let ack = send_to_session(state, &key, || SendChat {
+        command_authorized: true,
+        ..SendChat::text(&text, &message_id)
+    })
+    .await?;
+    if ack.status == SendStatus::Dropped {
+        return ack_payload(&ack);
+    }
+    let run_id = ack.run_id;
     let accepted =
         json!({ "runId": run_id, "status": "accepted", "acceptedAt": ferroclaw_actors::now_ms() });
     early.do_send(EarlyFrame(frames::res_ok(req_id, &accepted)));
@@ -564,26 +600,25 @@ pub async fn agent(
             .max(1)
             + 5,
     );
-    let waited = actix::clock::timeout(
-        limit,
-        state.chat_bridge.send(WaitRun {
-            run_id: run_id.clone(),
-        }),
-    )
-    .await;
-    match waited {
-        Ok(Ok(Some(r))) if r.status != "error" => json(final_payload(&r)),
-        Ok(Ok(Some(r))) => Err(ErrorShape::unavailable(
+    let conn = Some(caller.conn_id.clone());
+    match wait_run(&state.chat_bridge, &run_id, conn, limit).await {
+        Waited::Ended(r) if r.status != "error" => json(final_payload(&r)),
+        Waited::Ended(r) => Err(ErrorShape::unavailable(
             r.error.clone().unwrap_or_else(|| "run failed".into()),
         )
         .with_details(json!({ "runId": r.run_id, "status": "error" }))),
-        Ok(_) => Err(down(())),
-        Err(_) => Err(ErrorShape::new(
+        Waited::Busy => Err(too_many_waits()),
+        Waited::Down => Err(down(())),
+        Waited::TimedOut { .. } => Err(ErrorShape::new(
             crate::protocol::errors::ErrorCode::AgentTimeout,
             "agent timed out waiting for the run",
         )
         .with_details(json!({ "runId": run_id }))),
     }
+}
+
+fn too_many_waits() -> ErrorShape {
+    ErrorShape::unavailable("too many agent.wait calls are waiting; retry later").retry_after(1000)
 }
 
 #[derive(Deserialize)]
@@ -594,19 +629,17 @@ struct WaitParams {
     timeout_ms: Option<u64>,
 }
 
-/// `agent.wait`: the run's status once it ended, or `timeout`.
-pub async fn agent_wait(state: &SharedState, p: &Value) -> MethodResult {
+/// `agent.wait`: the run's status once it ended, or `timeout`. The id may
+/// be a run id or the id of a message another run answered (that run is
+/// waited for). `timeoutMs` (default 30 s) is clamped to 24 h; an id that
+/// is neither live nor recorded is answered `timeout` when it runs out,
+/// with nothing kept meanwhile.
+pub async fn agent_wait(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: WaitParams = params("agent.wait", p)?;
-    let limit = Duration::from_millis(p.timeout_ms.unwrap_or(30_000));
-    let waited = actix::clock::timeout(
-        limit,
-        state.chat_bridge.send(WaitRun {
-            run_id: p.run_id.clone(),
-        }),
-    )
-    .await;
-    match waited {
-        Ok(Ok(Some(r))) => {
+    let limit = Duration::from_millis(p.timeout_ms.unwrap_or(30_000)).min(WAIT_MAX);
+    let conn = Some(caller.conn_id.clone());
+    match wait_run(&state.chat_bridge, &p.run_id, conn, limit).await {
+        Waited::Ended(r) => {
             let mut out = json!({
                 "runId": r.run_id, "status": if r.status == "error" { "error" } else { "ok" },
                 "startedAt": r.started_at, "endedAt": r.ended_at, "stopReason": r.stop_reason,
@@ -616,7 +649,8 @@ pub async fn agent_wait(state: &SharedState, p: &Value) -> MethodResult {
             }
             json(out)
         }
-        Ok(_) => Err(down(())),
-        Err(_) => json(json!({ "runId": p.run_id, "status": "timeout" })),
+        Waited::TimedOut { run_id } => json(json!({ "runId": run_id, "status": "timeout" })),
+        Waited::Busy => Err(too_many_waits()),
+        Waited::Down => Err(down(())),
     }
 }

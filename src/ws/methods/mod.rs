@@ -124,8 +124,14 @@ pub async fn dispatch(
             Ok(Some(cached)) => {
                 tracing::debug!(method = %frame.method, cached = true, "idempotent replay");
                 if frame.method == "chat.send" {
-                    if let Some(run_id) = frame.params.get("idempotencyKey").and_then(Value::as_str)
-                    {
+                    // The run the first ack named (a queued message may be
+                    // answered by a collected run).
+                    let run_id = cached
+                        .payload
+                        .as_ref()
+                        .and_then(|p| p.get("runId"))
+                        .and_then(Value::as_str);
+                    if let Some(run_id) = run_id {
                         let running =
                             crate::ws::chat_bridge::active_run_session(&state.active_runs, run_id)
                                 .is_some();
@@ -220,7 +226,7 @@ async fn route(
         "sessions.delete" => sessions::delete(state, p).await,
         "sessions.export" => sessions::export(state, p).await,
         "agent" => chat::agent(state, caller, p, &frame.id, early).await,
-        "agent.wait" => chat::agent_wait(state, p).await,
+        "agent.wait" => chat::agent_wait(state, caller, p).await,
         "skills.status" => skills::status(state, p),
         "exec.approval.request" => approvals::request(state, p).await,
         "exec.approval.waitDecision" => approvals::wait_decision(state, p).await,

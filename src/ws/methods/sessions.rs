@@ -106,11 +106,7 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         .agent_id
         .as_deref()
         .map(|a| format!("agent:{}:", a.to_lowercase()));
-    let running: std::collections::HashSet<String> = state
-        .active_runs
-        .lock()
-        .map(|m| m.values().cloned().collect())
-        .unwrap_or_default();
+    let running = crate::ws::chat_bridge::busy_sessions(&state.active_runs);
     let matching: Vec<Value> = rows
         .iter()
         .filter(|r| {
