@@ -74,6 +74,10 @@ pub struct GatewaySettings {
     /// Requests one connection may have unanswered before its socket is
     /// no longer read (`gateway.maxInFlightRequests`).
     pub max_in_flight_requests: usize,
+    /// Requests one connection may send per second (and in a burst) before
+    /// the gateway reads its socket slower (`gateway.maxRequestsPerSecond`;
+    /// 0: no bound).
+    pub max_requests_per_second: u32,
     pub trusted_proxies: Vec<String>,
     pub control_ui: ControlUi,
     pub http: Value,

@@ -12,11 +12,19 @@
 //!   stops passing bytes (so the socket is no longer read and TCP pushes
 //!   back on the client) until a [`Permit`] is dropped. One client can
 //!   therefore not fill its worker with pending work.
+//! - **Fair share.** Each message it lets through costs [`MESSAGE_COST`]
+//!   units of tokio's cooperative budget (128 per task poll), so a socket
+//!   whose client pipelines cheap requests hands its worker back to the
+//!   other connections after 16 messages instead of reading for as long as
+//!   its client keeps writing; and a token bucket (`gateway.maxRequestsPerSecond`
+//!   per connection, the same number as burst) holds a client that keeps
+//!   asking faster than that, so its share of the machine stays small.
 //!
 //! Invariant: every complete data message the guard passes is exactly one
 //! `Text`, `Binary` or final `Continuation` item for the connection, which
 //! takes one permit for it and drops it when the message is answered.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -26,6 +34,25 @@ use actix_http::error::PayloadError;
 use bytes::Bytes;
 use futures_util::task::AtomicWaker;
 use futures_util::Stream;
+use tokio::task::coop::{self, RestoreOnPending};
+
+/// Units of the task's cooperative budget one message costs (128 per poll:
+/// at most 16 messages of one socket per turn of its worker).
+pub const MESSAGE_COST: usize = 8;
+
+/// Reserves `units` of the current task's budget, all or none: dropped
+/// unused they go back; None means the budget is spent (the task is woken
+/// to run again after the others).
+fn reserve_budget(cx: &mut Context<'_>, units: usize) -> Option<Vec<RestoreOnPending>> {
+    let mut taken = Vec::with_capacity(units);
+    for _ in 0..units {
+        match coop::poll_proceed(cx) {
+            Poll::Ready(restore) => taken.push(restore),
+            Poll::Pending => return None,
+        }
+    }
+    Some(taken)
+}
 
 /// State shared by a connection and its guard.
 #[derive(Debug)]
@@ -34,16 +61,19 @@ pub struct GuardShared {
     tripped: AtomicBool,
     in_flight: AtomicUsize,
     max_in_flight: usize,
+    /// Messages per second (and burst); 0: no rate bound.
+    rate: u32,
     waker: AtomicWaker,
 }
 
 impl GuardShared {
-    pub fn new(limit: usize, max_in_flight: usize) -> Arc<GuardShared> {
+    pub fn new(limit: usize, max_in_flight: usize, rate: u32) -> Arc<GuardShared> {
         Arc::new(GuardShared {
             limit: AtomicUsize::new(limit),
             tripped: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             max_in_flight: max_in_flight.max(1),
+            rate,
             waker: AtomicWaker::new(),
         })
     }
@@ -179,11 +209,48 @@ impl Parser {
     }
 }
 
+/// A token bucket of messages: `rate` per second, as many in a burst.
+#[derive(Debug)]
+struct Bucket {
+    tokens: f64,
+    at: std::time::Instant,
+}
+
+impl Bucket {
+    /// Takes a token; Err(wait) until the next one when there is none.
+    fn take(&mut self, rate: u32) -> Result<(), std::time::Duration> {
+        if rate == 0 {
+            return Ok(());
+        }
+        let now = std::time::Instant::now();
+        let rate = f64::from(rate);
+        self.tokens = (self.tokens + now.duration_since(self.at).as_secs_f64() * rate).min(rate);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(std::time::Duration::from_secs_f64(
+                (1.0 - self.tokens) / rate,
+            ))
+        }
+    }
+
+    fn give_back(&mut self, rate: u32) {
+        if rate > 0 {
+            self.tokens = (self.tokens + 1.0).min(f64::from(rate));
+        }
+    }
+}
+
 /// The guarded inbound byte stream of one WebSocket.
 pub struct FrameGuard<S> {
     inner: S,
     shared: Arc<GuardShared>,
     parser: Parser,
+    bucket: Bucket,
+    /// Set while the bucket is empty: when it may give a token again.
+    refill: Option<Pin<Box<tokio::time::Sleep>>>,
     /// Bytes read but held back (the in-flight bound was reached), and
     /// how far into them the parser has looked.
     held: Option<(Bytes, usize)>,
@@ -192,10 +259,16 @@ pub struct FrameGuard<S> {
 
 impl<S> FrameGuard<S> {
     pub fn new(inner: S, shared: Arc<GuardShared>) -> FrameGuard<S> {
+        let tokens = f64::from(shared.rate);
         FrameGuard {
             inner,
             shared,
             parser: Parser::default(),
+            bucket: Bucket {
+                tokens,
+                at: std::time::Instant::now(),
+            },
+            refill: None,
             held: None,
             done: false,
         }
@@ -205,13 +278,26 @@ impl<S> FrameGuard<S> {
     /// keeps the rest.
     fn admit(
         &mut self,
+        cx: &mut Context<'_>,
         chunk: Bytes,
         mut from: usize,
     ) -> Poll<Option<Result<Bytes, PayloadError>>> {
-        let start = 0;
         loop {
-            if self.shared.in_flight() >= self.shared.max_in_flight {
-                if from == start {
+            let budget = if self.shared.in_flight() >= self.shared.max_in_flight {
+                None
+            } else {
+                reserve_budget(cx, MESSAGE_COST)
+            };
+            // The next message needs a token too (given back if none ends here).
+            let budget = budget.filter(|_| match self.bucket.take(self.shared.rate) {
+                Ok(()) => true,
+                Err(wait) => {
+                    self.refill = Some(Box::pin(tokio::time::sleep(wait)));
+                    false
+                }
+            });
+            let Some(budget) = budget else {
+                if from == 0 {
                     self.held = Some((chunk, from));
                     return Poll::Pending;
                 }
@@ -219,11 +305,18 @@ impl<S> FrameGuard<S> {
                 let out = chunk.slice(..from);
                 self.held = (!rest.is_empty()).then_some((rest, 0));
                 return Poll::Ready(Some(Ok(out)));
-            }
+            };
             let limit = self.shared.limit.load(Ordering::Relaxed);
             match self.parser.scan(&chunk, from, limit) {
-                Found::More => return Poll::Ready(Some(Ok(chunk))),
+                // No message ends in it: budget and token go back unused.
+                Found::More => {
+                    self.bucket.give_back(self.shared.rate);
+                    return Poll::Ready(Some(Ok(chunk)));
+                }
                 Found::MessageEnd(at) => {
+                    for b in &budget {
+                        b.made_progress();
+                    }
                     self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
                     from = at;
                 }
@@ -248,9 +341,15 @@ where
         if this.done {
             return Poll::Ready(None);
         }
+        if let Some(refill) = this.refill.as_mut() {
+            if refill.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            this.refill = None;
+        }
         if let Some((chunk, from)) = this.held.take() {
             this.shared.waker.register(cx.waker());
-            let polled = this.admit(chunk, from);
+            let polled = this.admit(cx, chunk, from);
             if polled.is_ready() {
                 return polled;
             }
@@ -260,7 +359,7 @@ where
         match Pin::new(&mut this.inner).poll_next(cx) {
             Poll::Ready(Some(Ok(chunk))) => {
                 this.shared.waker.register(cx.waker());
-                this.admit(chunk, 0)
+                this.admit(cx, chunk, 0)
             }
             other => other,
         }
@@ -304,7 +403,7 @@ mod tests {
         FrameGuard<impl Stream<Item = Result<Bytes, PayloadError>> + Unpin>,
         Arc<GuardShared>,
     ) {
-        let shared = GuardShared::new(limit, max);
+        let shared = GuardShared::new(limit, max, 0);
         let inner = futures_util::stream::iter(chunks.into_iter().map(|c| Ok(Bytes::from(c))));
         (FrameGuard::new(inner, shared.clone()), shared)
     }
@@ -341,6 +440,34 @@ mod tests {
         let (mut g, shared) = guard(vec![f.clone()], 65536, 8);
         shared.set_limit(1 << 20);
         assert_eq!(g.next().await.unwrap().unwrap().len(), f.len());
+    }
+
+    #[actix_rt::test]
+    async fn a_client_faster_than_its_rate_is_read_slower() {
+        let mut bytes = Vec::new();
+        for _ in 0..15 {
+            bytes.extend(frame(true, 1, b"x"));
+        }
+        let shared = GuardShared::new(65536, 1000, 10);
+        let inner = futures_util::stream::iter(vec![Ok(Bytes::from(bytes.clone()))]);
+        let mut g = FrameGuard::new(inner, shared.clone());
+        let mut got = 0;
+        // The burst: ten messages (the budget may split them into turns).
+        while got < 10 * 7 {
+            got += g.next().await.unwrap().unwrap().len();
+        }
+        assert_eq!(got, 10 * 7, "ten messages of 7 bytes, then it holds");
+        assert!(futures_util::poll!(g.next()).is_pending());
+        // The rest comes as tokens come back (10 per second).
+        while got < bytes.len() {
+            got += tokio::time::timeout(std::time::Duration::from_secs(5), g.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap()
+                .len();
+        }
+        assert_eq!(shared.in_flight(), 15);
     }
 
     #[actix_rt::test]

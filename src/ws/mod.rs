@@ -110,6 +110,7 @@ pub async fn upgrade(
     let guard = guard::GuardShared::new(
         settings.gateway.max_preauth_payload,
         settings.gateway.max_in_flight_requests,
+        settings.gateway.max_requests_per_second,
     );
     let input = guard::FrameGuard::new(payload, guard.clone());
     let actor = WsConnection::new(state, settings, origin, buffered.clone(), guard);
