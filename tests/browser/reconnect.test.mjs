@@ -71,13 +71,16 @@ try {
   await page.locator(".msg.assistant:not(.live)", { hasText: "You said: before the restart" }).waitFor(WAIT);
 
   step = "stop the gateway: the page says so and retries with growing delays";
-  await stopGateway(gw.child);
+  // Watched from the signal on: the process takes a while to exit after it
+  // closed the sockets, and the page may already have retried by then.
+  const stopped = stopGateway(gw.child);
   const deadline = Date.now() + 5_000;
   while (Date.now() < deadline) {
     const text = await page.textContent("#conn");
     if (seen.states.at(-1) !== text) seen.states.push(text);
     await page.waitForTimeout(100);
   }
+  await stopped;
   await page.screenshot({ path: join(artifacts, "reconnect-1-waiting.png") });
   const delays = seen.states
     .map((s) => s.match(/retrying in (\d+) s/))

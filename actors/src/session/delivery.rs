@@ -1,0 +1,722 @@
+//! The session's delivery contract: what an acknowledged message becomes
+//! and how nothing acknowledged is lost or run twice. Accepting a message
+//! (its transcript entry, inbox item and run record in one transaction),
+//! starting queued turns, ending a run (its record and the removal of its
+//! inbox items in one transaction), ending what waited on a reset or a
+//! delete, the steering handshake with the run (`TakeSteers`), and the
+//! recovery after a stop. Earlier versions' transcripts (no `messageId`)
+//! are recovered from the transcript itself.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::inbox::{self, InboxItem};
+use crate::queue::{Placement, RunView, TurnPlan};
+use crate::run::TakeSteers;
+use crate::runs::RunRecord;
+use crate::store::StoreWrite;
+
+/// A message stored while a run was busy and not yet delivered to the model.
+pub(super) fn is_pending(entry: &Value) -> bool {
+    entry.get("delivery").and_then(Value::as_str) == Some("pending")
+}
+
+/// Written by this version: delivery is tracked by the inbox. Transcripts
+/// of earlier versions (no `messageId`) are recovered from the transcript.
+pub(super) fn tracked(entry: &Value) -> bool {
+    entry.get("messageId").is_some()
+}
+
+/// Earlier versions: the `pending` messages after the last delivered one
+/// (text and images).
+pub(super) fn undelivered(entries: &[Value]) -> Vec<crate::provider::ChatMessage> {
+    let messages: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
+        .collect();
+    let start = messages
+        .iter()
+        .rposition(|e| !is_pending(e))
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    messages[start..]
+        .iter()
+        .filter(|e| is_pending(e) && !tracked(e))
+        .filter_map(|e| transcript::to_chat(e))
+        .collect()
+}
+
+/// Earlier versions: the last delivered message when it is the user's
+/// (its run never ended).
+pub(super) fn interrupted(entries: &[Value]) -> Option<&Value> {
+    entries
+        .iter()
+        .rev()
+        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
+        .find(|e| !is_pending(e))
+        .filter(|e| {
+            e.get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str)
+                == Some("user")
+                && !tracked(e)
+        })
+}
+
+/// The assistant note written where a gateway stop cut a run off.
+pub(super) fn interrupted_note() -> Value {
+    let mut entry = transcript::message_entry(
+        None,
+        json!({
+            "role": "assistant",
+            "content": [{ "type": "text", "text": INTERRUPTED_NOTE }],
+            "stopReason": "error",
+        }),
+    );
+    entry["interrupted"] = Value::Bool(true);
+    entry
+}
+
+/// Message ids this session has seen, with the run that answers each
+/// (duplicates are answered from here). The most recent are kept.
+#[derive(Debug, Default)]
+pub(super) struct RecentIds {
+    runs: HashMap<String, String>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl RecentIds {
+    const KEEP: usize = 1000;
+
+    pub(super) fn insert(&mut self, message_id: &str, run_id: &str) {
+        if self
+            .runs
+            .insert(message_id.to_string(), run_id.to_string())
+            .is_none()
+        {
+            self.order.push_back(message_id.to_string());
+        }
+        while self.order.len() > Self::KEEP {
+            if let Some(old) = self.order.pop_front() {
+                self.runs.remove(&old);
+            }
+        }
+    }
+
+    pub(super) fn get(&self, message_id: &str) -> Option<&String> {
+        self.runs.get(message_id)
+    }
+}
+
+impl SessionActor {
+    /// A message (directives already applied) becomes what `queue.rs`
+    /// places it as: a run started now, a steer into the running run, or a
+    /// turn to wait for. Its transcript entry, inbox item and run record
+    /// (or the alias naming the run that answers it) land in one store
+    /// transaction; the reply comes after the flush and names that run.
+    pub(super) fn accept(
+        &mut self,
+        message_id: String,
+        mctx: MsgContext,
+        images: Vec<Image>,
+        overrides: RunOverrides,
+        timeout: Option<Duration>,
+        ctx: &mut Context<Self>,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
+        let store = self.deps.store.clone();
+        let placement = self.queue.place(
+            &message_id,
+            RunView {
+                active: self.active.is_some(),
+                steerable: self.steerable(),
+            },
+        );
+        let (run_id, assigned, joinable) = match &placement {
+            Placement::Refused => {
+                return Box::pin(async move {
+                    Ok(SendAck {
+                        run_id: message_id,
+                        status: SendStatus::Dropped,
+                    })
+                })
+            }
+            Placement::Start => (message_id.clone(), true, false),
+            Placement::Steer { run_id } | Placement::SteerAndBacklog { run_id } => {
+                (run_id.clone(), true, false)
+            }
+            Placement::Queue {
+                run_id, joinable, ..
+            } => (run_id.clone(), false, *joinable),
+        };
+        let now = crate::now_ms();
+        let item = InboxItem {
+            message_id: message_id.clone(),
+            run_id: run_id.clone(),
+            assigned,
+            text: mctx.body_for_agent.clone(),
+            images: if matches!(placement, Placement::Start | Placement::Queue { .. }) {
+                images.clone()
+            } else {
+                // Steering carries text only.
+                Vec::new()
+            },
+            at_ms: now,
+            joinable,
+            overrides: overrides.clone(),
+            timeout_ms: timeout.map(|t| t.as_millis() as u64),
+        };
+        // The transcript entry: the run's input when it starts one, else
+        // pending (out of the model context) until its turn.
+        let mut chat = ChatMessage::user(&mctx.body);
+        chat.images = images;
+        let mut user = transcript::from_chat(&chat);
+        user["timestamp"] = json!(mctx.timestamp_ms);
+        if mctx.body_for_agent != mctx.body {
+            user["bodyForAgent"] = json!(mctx.body_for_agent);
+        }
+        let mut entry = transcript::message_entry(None, user);
+        entry["runId"] = json!(run_id);
+        entry["messageId"] = json!(message_id);
+        if !matches!(placement, Placement::Start) {
+            entry["delivery"] = Value::String("pending".into());
+        }
+        let key = inbox::new_key(&self.key);
+        let mut writes = vec![inbox::put(&key, &item)];
+        writes.push(if run_id == message_id {
+            crate::runs::write(&run_id, &RunRecord::pending(&self.key, now))
+        } else {
+            crate::runs::write(&message_id, &RunRecord::alias(&self.key, &run_id, now))
+        });
+        // steer-backlog: a copy waits for a turn of its own.
+        let backlog = matches!(placement, Placement::SteerAndBacklog { .. }).then(|| {
+            let id = ulid::Ulid::generate().to_string();
+            let copy = InboxItem {
+                run_id: id.clone(),
+                message_id: id,
+                assigned: false,
+                ..item.clone()
+            };
+            (inbox::new_key(&self.key), copy)
+        });
+        if let Some((k, copy)) = &backlog {
+            writes.push(inbox::put(k, copy));
+            writes.push(crate::runs::write(
+                &copy.run_id,
+                &RunRecord::pending(&self.key, now),
+            ));
+        }
+        // The cap pushes the oldest out (`drop: old | summarize`): a run
+        // left with none of its messages ends as dropped.
+        let dropped = match placement {
+            Placement::Queue { .. } => self.queue.overflow(),
+            _ => Vec::new(),
+        };
+        let mut ended: Vec<(String, String)> = Vec::new();
+        for (k, old) in &dropped {
+            writes.push(inbox::remove(k));
+            let still_queued = self.queue.run_ids().filter(|r| *r == old.run_id).count()
+                > dropped
+                    .iter()
+                    .filter(|(_, d)| d.run_id == old.run_id)
+                    .count()
+                || old.run_id == run_id;
+            if still_queued || ended.iter().any(|(r, _)| *r == old.run_id) {
+                continue;
+            }
+            let error = format!(
+                "dropped from the queue (cap {}, drop {:?})",
+                self.queue.settings.cap, self.queue.settings.drop
+            )
+            .to_lowercase();
+            let record = RunRecord {
+                status: "error".into(),
+                ended_at: now,
+                error: Some(error.clone()),
+                stop_reason: "error".into(),
+                ..RunRecord::pending(&self.key, old.at_ms)
+            };
+            writes.push(crate::runs::write(&old.run_id, &record));
+            ended.push((old.run_id.clone(), error));
+        }
+        if let Err(e) = self.commit(vec![entry], writes) {
+            return Box::pin(async move { Err(e) });
+        }
+        self.seen.insert(&message_id, &run_id);
+        self.forward(RunEvent::Queued {
+            run_id: run_id.clone(),
+            message_id: message_id.clone(),
+        });
+        for (run, error) in ended {
+            self.forward(RunEvent::Failed {
+                run_id: run,
+                error,
+                kind: FailureKind::Dropped,
+            });
+        }
+        let status = match placement {
+            Placement::Start => {
+                self.start_run(run_id.clone(), overrides, timeout, vec![key], ctx);
+                SendStatus::Started
+            }
+            Placement::Steer { .. } | Placement::SteerAndBacklog { .. } => {
+                if let Some(a) = self.active.as_mut() {
+                    a.steers.push_back(item.text);
+                    a.items.push(key);
+                }
+                if let Some((k, copy)) = backlog {
+                    self.forward(RunEvent::Queued {
+                        run_id: copy.run_id.clone(),
+                        message_id: copy.message_id.clone(),
+                    });
+                    self.queue.push(k, copy);
+                }
+                SendStatus::Steered
+            }
+            Placement::Queue { interrupt, .. } => {
+                self.queue.push(key, item);
+                if interrupt {
+                    self.abort_active();
+                }
+                if run_id == message_id && self.queue.len() == 1 && interrupt {
+                    // Nothing waits before it: it runs as soon as the aborted run ended.
+                    SendStatus::Started
+                } else {
+                    SendStatus::Queued
+                }
+            }
+            Placement::Refused => SendStatus::Dropped,
+        };
+        if self.active.is_none() {
+            self.next_turn(ctx);
+        }
+        Box::pin(async move {
+            store.flush().await?;
+            Ok(SendAck { run_id, status })
+        })
+    }
+
+    /// When the session is free: the next queued turn, now or after the
+    /// debounce of a collected run.
+    pub(super) fn next_turn(&mut self, ctx: &mut Context<Self>) {
+        if self.active.is_some() {
+            return;
+        }
+        match self.queue.next_turn(crate::now_ms()) {
+            Some(Ok(plan)) => self.begin(plan, ctx),
+            Some(Err(wait)) if !self.check_scheduled => {
+                self.check_scheduled = true;
+                ctx.run_later(wait, |act, ctx| {
+                    act.check_scheduled = false;
+                    act.next_turn(ctx);
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Starts a queued turn: its input (one message, or several coalesced)
+    /// is stored with the messages it delivers, which are then assigned to
+    /// the run, in one store transaction.
+    pub(super) fn begin(&mut self, plan: TurnPlan, ctx: &mut Context<Self>) {
+        let TurnPlan {
+            run_id,
+            text,
+            images,
+            items,
+            overrides,
+            timeout_ms,
+        } = plan;
+        let mut chat = ChatMessage::user(&text);
+        chat.images = images;
+        let mut input = transcript::message_entry(None, transcript::from_chat(&chat));
+        input["runId"] = json!(run_id);
+        input["messageId"] = json!(run_id);
+        input["delivers"] = json!(items
+            .iter()
+            .map(|(_, i)| i.message_id.as_str())
+            .collect::<Vec<_>>());
+        let writes = items
+            .iter()
+            .map(|(key, item)| {
+                let mut item = item.clone();
+                item.assigned = true;
+                inbox::put(key, &item)
+            })
+            .collect();
+        if let Err(e) = self.commit(vec![input], writes) {
+            // The messages stay queued in the inbox and run after a restart.
+            tracing::error!(session_key = %self.key, error = %e, "cannot store the next turn");
+            self.forward(RunEvent::Failed {
+                run_id,
+                error: e.to_string(),
+                kind: FailureKind::Store,
+            });
+            return;
+        }
+        let keys = items.into_iter().map(|(k, _)| k).collect();
+        self.start_run(
+            run_id,
+            overrides,
+            timeout_ms.map(Duration::from_millis),
+            keys,
+            ctx,
+        );
+    }
+
+    /// A run that never started (aborted while waiting, or no lane) still ends cleanly.
+    pub(super) fn end_without_run(
+        &mut self,
+        run_id: &str,
+        error: Option<String>,
+        ctx: &mut Context<Self>,
+    ) {
+        let event = match error {
+            Some(error) => RunEvent::Failed {
+                run_id: run_id.to_string(),
+                error,
+                kind: FailureKind::Provider(None),
+            },
+            None => RunEvent::Aborted {
+                run_id: run_id.to_string(),
+                text: String::new(),
+            },
+        };
+        self.finish(event, ctx);
+    }
+
+    /// The active run's id while it can take a steered message.
+    pub(super) fn steerable(&self) -> Option<&str> {
+        self.active
+            .as_ref()
+            .filter(|a| !a.aborted && !a.closing && !a.compaction)
+            .map(|a| a.run_id.as_str())
+    }
+
+    /// Whether `run_id` is queued or running here.
+    pub(super) fn is_live(&self, run_id: &str) -> bool {
+        self.active.as_ref().is_some_and(|a| a.run_id == run_id)
+            || self.queue.run_ids().any(|r| r == run_id)
+    }
+
+    /// The record of how a run ended (`agent.wait`, also after a restart).
+    pub(super) fn end_record(&self, event: &RunEvent) -> Option<(String, RunRecord)> {
+        let (run_id, status, error, stop) = match event {
+            RunEvent::Final {
+                run_id,
+                stop_reason,
+                ..
+            } => (run_id, "ok", None, stop_reason.as_str()),
+            RunEvent::Failed { run_id, error, .. } => (run_id, "error", Some(error), "error"),
+            RunEvent::Aborted { run_id, .. } => (run_id, "aborted", None, "aborted"),
+            _ => return None,
+        };
+        let started_at = self
+            .active
+            .as_ref()
+            .filter(|a| &a.run_id == run_id)
+            .map_or_else(crate::now_ms, |a| a.started_at);
+        let record = RunRecord {
+            session_key: self.key.clone(),
+            status: status.to_string(),
+            started_at,
+            ended_at: crate::now_ms(),
+            error: error.cloned(),
+            stop_reason: stop.to_string(),
+            answered_by: None,
+        };
+        Some((run_id.clone(), record))
+    }
+
+    /// A finished run's bookkeeping, in one store transaction: the run
+    /// record, its messages out of the inbox, the usage entry; then the
+    /// entry's counters and abort flag.
+    pub(super) fn record_end(&mut self, event: &RunEvent) {
+        let mut writes = Vec::new();
+        if let Some((run_id, record)) = self.end_record(event) {
+            writes.push(crate::runs::write(&run_id, &record));
+        }
+        if let Some(a) = self.active.as_ref() {
+            writes.extend(a.items.iter().map(|k| inbox::remove(k)));
+        }
+        let mut entries = Vec::new();
+        let mut changed = true;
+        match event {
+            RunEvent::Final {
+                run_id,
+                usage,
+                text,
+                ..
+            } => {
+                let total = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                self.entry.input_tokens += usage.input;
+                self.entry.output_tokens += usage.output;
+                self.entry.total_tokens += total;
+                self.entry.aborted_last_run = false;
+                if !text.is_empty() {
+                    self.entry.last_message_preview = Some(preview(text));
+                }
+                entries.push(json!({
+                    "type": "custom", "customType": "usage", "id": ulid::Ulid::generate().to_string(),
+                    "timestamp": crate::now_ms(),
+                    "data": { "runId": run_id, "provider": self.entry.model_provider, "model": self.entry.model,
+                              "input": usage.input, "output": usage.output, "cacheRead": usage.cache_read,
+                              "cacheWrite": usage.cache_write, "totalTokens": total },
+                }));
+            }
+            RunEvent::Aborted { .. } => self.entry.aborted_last_run = true,
+            _ => changed = false,
+        }
+        if let Err(e) = self.commit(entries, writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot store the end of a run");
+        }
+        if changed {
+            if let Err(e) = self.save_entry() {
+                tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
+            }
+        }
+    }
+
+    /// Ends the active run (whatever way it ended): recorded, flushed, then
+    /// announced; the next turn starts.
+    pub(super) fn finish(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
+        self.record_end(&event);
+        self.announce_to_parent(&event);
+        let held = self
+            .active
+            .as_mut()
+            .map(|a| std::mem::take(&mut a.reasoning))
+            .unwrap_or_default();
+        let event = self.with_usage_footer(event);
+        // The run's steps are durable before its end is announced.
+        let store = self.deps.store.clone();
+        ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
+            if let Err(e) = flushed {
+                tracing::error!(session_key = %act.key, error = %e, "store flush failed at run end");
+            }
+            if !held.is_empty() {
+                if let Some(run_id) = run_id_of(&event) {
+                    act.forward(RunEvent::Thinking { run_id: run_id.to_string(), delta: held });
+                }
+            }
+            act.forward(event);
+            if let Some(a) = act.active.take() {
+                drop(a.permit);
+            }
+            act.next_turn(ctx);
+        }));
+    }
+
+    /// Ends queued runs that will never start (reset, delete): recorded as
+    /// aborted with `why`, their messages out of the inbox; the active run
+    /// (aborted by the caller) is recorded too, and announced when
+    /// `announce_active` (its own end will not reach a stopped session).
+    /// Returns the writes and the events to send once they are durable.
+    pub(super) fn end_queued(
+        &mut self,
+        why: &str,
+        announce_active: bool,
+    ) -> (Vec<StoreWrite>, Vec<RunEvent>) {
+        let mut writes = Vec::new();
+        let mut events = Vec::new();
+        let mut ended: Vec<String> = Vec::new();
+        for (key, item) in self.queue.take_all() {
+            writes.push(inbox::remove(&key));
+            if !ended.contains(&item.run_id) {
+                let now = crate::now_ms();
+                writes.push(crate::runs::write(
+                    &item.run_id,
+                    &RunRecord {
+                        session_key: self.key.clone(),
+                        status: "aborted".into(),
+                        started_at: now,
+                        ended_at: now,
+                        error: Some(why.to_string()),
+                        stop_reason: "aborted".into(),
+                        answered_by: None,
+                    },
+                ));
+                events.push(RunEvent::Aborted {
+                    run_id: item.run_id.clone(),
+                    text: String::new(),
+                });
+                ended.push(item.run_id);
+            }
+        }
+        if let Some(a) = self.active.as_ref() {
+            writes.extend(a.items.iter().map(|k| inbox::remove(k)));
+            let now = crate::now_ms();
+            writes.push(crate::runs::write(
+                &a.run_id,
+                &RunRecord {
+                    session_key: self.key.clone(),
+                    status: "aborted".into(),
+                    started_at: a.started_at,
+                    ended_at: now,
+                    error: Some(why.to_string()),
+                    stop_reason: "aborted".into(),
+                    answered_by: None,
+                },
+            ));
+            if announce_active {
+                events.push(RunEvent::Aborted {
+                    run_id: a.run_id.clone(),
+                    text: String::new(),
+                });
+            }
+        }
+        (writes, events)
+    }
+}
+
+impl SessionActor {
+    /// After a stop: runs that were cut off (messages assigned to a run
+    /// that never ended) are marked interrupted, in the transcript and for
+    /// `agent.wait`; queued messages run again, in order, exactly once.
+    /// Transcripts of earlier versions are recovered from the transcript.
+    pub(super) fn recover(&mut self, entries: &[Value], ctx: &mut Context<Self>) {
+        let items = match inbox::load(&self.deps.store, &self.key) {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::error!(session_key = %self.key, error = %e, "cannot read the inbox");
+                Vec::new()
+            }
+        };
+        let mut writes = Vec::new();
+        let mut notes = Vec::new();
+        let mut events = Vec::new();
+        let mut cut: Vec<String> = Vec::new();
+        let mut queued = Vec::new();
+        for (key, item) in items {
+            if item.assigned {
+                writes.push(inbox::remove(&key));
+                if !cut.contains(&item.run_id) {
+                    cut.push(item.run_id);
+                }
+            } else {
+                queued.push((key, item));
+            }
+        }
+        if let Some(last) = interrupted(entries) {
+            // An earlier version's cut run: its user message is the last one.
+            let run_id = last
+                .get("runId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| ulid::Ulid::generate().to_string());
+            cut.push(run_id);
+        }
+        for run_id in cut {
+            let ended = crate::runs::load(&self.deps.store, &run_id)
+                .ok()
+                .flatten()
+                .is_some_and(|r| !r.is_pending());
+            if ended {
+                continue;
+            }
+            let now = crate::now_ms();
+            let record = RunRecord {
+                session_key: self.key.clone(),
+                status: "error".into(),
+                started_at: now,
+                ended_at: now,
+                error: Some(INTERRUPTED_NOTE.to_string()),
+                stop_reason: "error".into(),
+                answered_by: None,
+            };
+            writes.push(crate::runs::write(&run_id, &record));
+            // Said in the transcript instead of leaving it silently unanswered.
+            notes.push(interrupted_note());
+            events.push(RunEvent::Failed {
+                run_id,
+                error: INTERRUPTED_NOTE.to_string(),
+                kind: FailureKind::Stopped,
+            });
+        }
+        // An earlier version's queued messages become inbox items.
+        for m in undelivered(entries) {
+            let id = ulid::Ulid::generate().to_string();
+            let item = InboxItem {
+                message_id: id.clone(),
+                run_id: id,
+                assigned: false,
+                text: m.text,
+                images: m.images,
+                at_ms: 0,
+                joinable: false,
+                overrides: RunOverrides::default(),
+                timeout_ms: None,
+            };
+            let key = inbox::new_key(&self.key);
+            writes.push(inbox::put(&key, &item));
+            queued.push((key, item));
+        }
+        if let Err(e) = self.commit(notes, writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot mark interrupted runs");
+        }
+        for e in events {
+            self.forward(e);
+        }
+        for (key, item) in queued {
+            self.seen.insert(&item.message_id, &item.run_id);
+            self.forward(RunEvent::Queued {
+                run_id: item.run_id.clone(),
+                message_id: item.message_id.clone(),
+            });
+            self.queue.recover(key, item);
+        }
+        if !self.queue.is_empty() {
+            ctx.notify(CheckQueue);
+        }
+    }
+}
+
+impl Handler<TakeSteers> for SessionActor {
+    type Result = MessageResult<TakeSteers>;
+    fn handle(&mut self, msg: TakeSteers, _: &mut Context<Self>) -> Self::Result {
+        let texts = match self.active.as_mut() {
+            Some(a) if a.run_id == msg.run_id && !a.aborted => {
+                let texts: Vec<String> = a.steers.drain(..).collect();
+                if texts.is_empty() && msg.closing {
+                    // From now on messages queue instead of steering.
+                    a.closing = true;
+                }
+                texts
+            }
+            _ => Vec::new(),
+        };
+        MessageResult(texts)
+    }
+}
+
+impl Handler<CancelQueuedRun> for SessionActor {
+    type Result = bool;
+    fn handle(&mut self, msg: CancelQueuedRun, _: &mut Context<Self>) -> bool {
+        self.last_activity = Instant::now();
+        let gone = self.queue.remove_run(&msg.run_id);
+        let Some((_, first)) = gone.first() else {
+            return false;
+        };
+        let now = crate::now_ms();
+        let mut writes: Vec<StoreWrite> = gone.iter().map(|(k, _)| inbox::remove(k)).collect();
+        writes.push(crate::runs::write(
+            &msg.run_id,
+            &RunRecord {
+                status: "aborted".into(),
+                ended_at: now,
+                stop_reason: "aborted".into(),
+                ..RunRecord::pending(&self.key, first.at_ms)
+            },
+        ));
+        if let Err(e) = self.deps.store.commit(&writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot cancel a queued run");
+        }
+        self.forward(RunEvent::Aborted {
+            run_id: msg.run_id,
+            text: String::new(),
+        });
+        true
+    }
+}

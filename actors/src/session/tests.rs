@@ -1,0 +1,657 @@
+//! The session actor's tests: delivery, queue modes, recovery, supervision.
+
+use super::delivery::interrupted;
+use super::*;
+use crate::inbox::{self, InboxItem};
+use crate::lane::LaneKind;
+use crate::provider::hub::ProviderHub;
+use crate::queue::QueueMode;
+use crate::run::TakeSteers;
+use crate::runs::RunRecord;
+use crate::tool::{ToolExecutor, ToolLimits};
+use tokio::sync::mpsc;
+
+struct Sink(mpsc::UnboundedSender<SessionEvent>);
+impl Actor for Sink {
+    type Context = Context<Self>;
+}
+impl Handler<SessionEvent> for Sink {
+    type Result = ();
+    fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
+        let _ = self.0.send(msg);
+    }
+}
+
+fn entry(id: &str) -> SessionEntry {
+    SessionEntry {
+        session_id: id.into(),
+        ..SessionEntry::new(0)
+    }
+}
+
+struct H {
+    _dir: tempfile::TempDir,
+    store: Store,
+    deps: SessionDeps,
+    session: Addr<SessionActor>,
+    events: mpsc::UnboundedReceiver<SessionEvent>,
+}
+
+fn setup(queue: QueueSettings) -> H {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (tx, events) = mpsc::unbounded_channel();
+    let deps = SessionDeps {
+        store: store.clone(),
+        hub: ProviderHub::builtins().start(),
+        executor: ToolExecutor::new(dir.path().to_path_buf(), ToolLimits::default())
+            .start()
+            .recipient(),
+        lane: LaneActor::new(LaneKind::Main, 4).start(),
+        events: Sink(tx).start().recipient(),
+        models: std::sync::Arc::new(ModelPlan {
+            global: "offline/echo".into(),
+            ..Default::default()
+        }),
+        thinking_default: "off".into(),
+        verbose_default: "on".into(),
+        context: Arc::new(AgentContext::new(dir.path().to_path_buf(), dir.path())),
+        tools: ToolExecutor::specs().into(),
+        context_window: 200_000,
+        tool_policy: Default::default(),
+        subagent_done: Default::default(),
+        timeout: Duration::from_secs(30),
+        max_model_calls: 8,
+        queue,
+        restart: RestartPolicy {
+            max: 3,
+            backoff: Duration::from_millis(20),
+        },
+        idle_stop: Duration::from_secs(600),
+        workspace: dir.path().display().to_string(),
+        metrics: Default::default(),
+    };
+    let session =
+        SessionActor::new("agent:main:main".into(), entry("sess-1"), deps.clone()).start();
+    H {
+        _dir: dir,
+        store,
+        deps,
+        session,
+        events,
+    }
+}
+
+impl H {
+    /// From an authorised sender (an operator).
+    async fn send(&self, text: &str, run_id: &str) -> SendAck {
+        let mut msg = SendChat::text(text, run_id);
+        msg.command_authorized = true;
+        self.session.send(msg).await.unwrap().unwrap()
+    }
+
+    /// Events until the end of the run `run_id`.
+    async fn until_end(&mut self, run_id: &str) -> Vec<RunEvent> {
+        let mut out = Vec::new();
+        loop {
+            let e = actix::clock::timeout(Duration::from_secs(10), self.events.recv())
+                .await
+                .unwrap()
+                .unwrap()
+                .event;
+            let end = match &e {
+                RunEvent::Final { run_id: r, .. }
+                | RunEvent::Failed { run_id: r, .. }
+                | RunEvent::Aborted { run_id: r, .. } => r == run_id,
+                _ => false,
+            };
+            out.push(e);
+            if end {
+                return out;
+            }
+        }
+    }
+
+    fn texts(&self) -> Vec<(String, String)> {
+        transcript::entries(&self.store, "sess-1")
+            .unwrap()
+            .iter()
+            .filter_map(|e| {
+                let role = e.get("message")?.get("role")?.as_str()?.to_string();
+                Some((role, transcript::message_text(e).unwrap_or_default()))
+            })
+            .collect()
+    }
+}
+
+fn final_text(events: &[RunEvent]) -> String {
+    match events.last() {
+        Some(RunEvent::Final { text, .. }) => text.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[actix::test]
+async fn a_message_is_durable_before_its_ack_and_the_reply_is_stored() {
+    let mut h = setup(QueueSettings::default());
+    let ack = h.send("hello", "k1").await;
+    assert_eq!(
+        ack,
+        SendAck {
+            run_id: "k1".into(),
+            status: SendStatus::Started
+        }
+    );
+    assert!(
+        h.texts().contains(&("user".into(), "hello".into())),
+        "stored before the ack"
+    );
+    let events = h.until_end("k1").await;
+    assert_eq!(final_text(&events), "You said: hello");
+    assert_eq!(
+        h.texts(),
+        [
+            ("user".to_string(), "hello".to_string()),
+            ("assistant".into(), "You said: hello".into())
+        ]
+    );
+}
+
+#[actix::test]
+async fn an_unauthorised_sender_gets_directives_treated_as_plain_text() {
+    let mut h = setup(QueueSettings::default());
+    let mut msg = SendChat::text("/think high", "u1");
+    msg.command_authorized = false;
+    let ack = h.session.send(msg).await.unwrap().unwrap();
+    assert_eq!(ack.status, SendStatus::Started, "a run, not a directive");
+    let events = h.until_end("u1").await;
+    assert_eq!(final_text(&events), "You said: /think high");
+    let (entry, _) = h.session.send(GetEntry).await.unwrap();
+    assert_eq!(entry.thinking_level, None, "the session is unchanged");
+    // An authorised sender's directive changes the session and never runs.
+    let ack = h.send("/think high", "u2").await;
+    assert_eq!(ack.status, SendStatus::Directive);
+    assert_eq!(
+        final_text(&h.until_end("u2").await),
+        "Thinking level set to high."
+    );
+    let (entry, _) = h.session.send(GetEntry).await.unwrap();
+    assert_eq!(entry.thinking_level.as_deref(), Some("high"));
+    // `/stop` as a directive (channels): aborts the active run.
+    h.send("/stop", "u3").await;
+    assert_eq!(final_text(&h.until_end("u3").await), "No run is active.");
+    h.send("@tokens 500\n@delay 20", "u4").await;
+    h.send("/stop", "u5").await;
+    let mut ended = Vec::new();
+    while ended.len() < 2 {
+        match h.events.recv().await.unwrap().event {
+            RunEvent::Final { run_id, text, .. } if run_id == "u5" => ended.push(text),
+            RunEvent::Aborted { run_id, .. } if run_id == "u4" => ended.push("aborted".into()),
+            _ => {}
+        }
+    }
+    assert!(
+        ended.contains(&"Stopped the current run.".to_string()),
+        "{ended:?}"
+    );
+    assert!(ended.contains(&"aborted".to_string()), "{ended:?}");
+}
+
+#[actix::test]
+async fn messages_sent_while_busy_are_collected_into_one_follow_up_turn() {
+    let mut h = setup(QueueSettings {
+        debounce: Duration::from_millis(50),
+        ..QueueSettings::default()
+    });
+    assert_eq!(
+        h.send("@tokens 30\n@delay 10", "k1").await.status,
+        SendStatus::Started
+    );
+    assert_eq!(h.send("first extra", "k2").await.status, SendStatus::Queued);
+    assert_eq!(
+        h.send("second extra", "k3").await.status,
+        SendStatus::Queued
+    );
+    h.until_end("k1").await;
+    let next = loop {
+        let e = actix::clock::timeout(Duration::from_secs(10), h.events.recv())
+            .await
+            .unwrap()
+            .unwrap()
+            .event;
+        if let RunEvent::Final { text, .. } = e {
+            break text;
+        }
+    };
+    assert!(
+        // Each queued message keeps its own time envelope.
+        next.contains("Queued #1\n[")
+            && next.contains("] first extra")
+            && next.contains("Queued #2\n[")
+            && next.contains("] second extra"),
+        "{next}"
+    );
+    let users: Vec<String> = h
+        .texts()
+        .into_iter()
+        .filter(|(r, _)| r == "user")
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(
+        users.len(),
+        4,
+        "both queued messages stored at arrival, plus the coalesced turn: {users:?}"
+    );
+}
+
+#[actix::test]
+async fn steer_mode_reaches_the_active_run() {
+    let mut h = setup(QueueSettings {
+        mode: QueueMode::Steer,
+        ..QueueSettings::default()
+    });
+    h.send(
+        "@tool exec {\"command\":\"sleep 1\"}\n@tool exec {\"command\":\"echo never\"}",
+        "k1",
+    )
+    .await;
+    loop {
+        let e = actix::clock::timeout(Duration::from_secs(10), h.events.recv())
+            .await
+            .unwrap()
+            .unwrap()
+            .event;
+        if matches!(e, RunEvent::ToolStarted { .. }) {
+            break;
+        }
+    }
+    assert_eq!(
+        h.send("change of plan", "k2").await.status,
+        SendStatus::Steered
+    );
+    let events = h.until_end("k1").await;
+    assert_eq!(final_text(&events), "You said: change of plan");
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, RunEvent::ToolFinished { skipped: true, .. })));
+}
+
+#[test]
+fn a_trailing_user_message_means_an_interrupted_run() {
+    let user = transcript::message_entry(None, transcript::user_message("hi"));
+    let reply = transcript::message_entry(
+        None,
+        serde_json::json!({"role": "assistant", "content": []}),
+    );
+    let mut pending = transcript::message_entry(None, transcript::user_message("later"));
+    pending["delivery"] = Value::String("pending".into());
+    assert_eq!(interrupted(std::slice::from_ref(&user)), Some(&user));
+    assert_eq!(interrupted(&[user.clone(), reply.clone()]), None);
+    assert_eq!(
+        interrupted(&[user.clone(), reply.clone(), pending.clone()]),
+        None,
+        "pending messages never started a run"
+    );
+    assert_eq!(interrupted(&[reply, user.clone(), pending]), Some(&user));
+    assert_eq!(interrupted(&[]), None);
+}
+
+#[actix::test]
+async fn a_restarted_session_marks_the_cut_run_and_delivers_what_was_queued() {
+    let h = setup(QueueSettings::default());
+    // As a killed gateway leaves it: a user message without an answer,
+    // then a queued one never delivered.
+    let user = transcript::message_entry(None, transcript::user_message("first"));
+    let mut queued = transcript::message_entry(None, transcript::user_message("second"));
+    queued["delivery"] = Value::String("pending".into());
+    transcript::append(&h.store, "sess-2", &[user, queued]).unwrap();
+    let deps = SessionDeps {
+        store: h.store.clone(),
+        ..h.deps.clone()
+    };
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let deps = SessionDeps {
+        events: Sink(tx).start().recipient(),
+        ..deps
+    };
+    let _session = SessionActor::new("agent:main:b".into(), entry("sess-2"), deps).start();
+    let text = loop {
+        let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .unwrap()
+            .unwrap()
+            .event;
+        if let RunEvent::Final { text, .. } = e {
+            break text;
+        }
+    };
+    assert_eq!(
+        text, "You said: second",
+        "the queued message ran after the restart"
+    );
+    let entries = transcript::entries(&h.store, "sess-2").unwrap();
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.get("interrupted") == Some(&Value::Bool(true))),
+        "the cut run is marked"
+    );
+}
+
+/// Events until the end of each run in `runs` (any order).
+async fn until_ends(
+    events: &mut mpsc::UnboundedReceiver<SessionEvent>,
+    runs: &[&str],
+) -> Vec<RunEvent> {
+    let mut out = Vec::new();
+    let mut left: Vec<&str> = runs.to_vec();
+    while !left.is_empty() {
+        let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .unwrap()
+            .unwrap()
+            .event;
+        if let RunEvent::Final { run_id, .. }
+        | RunEvent::Failed { run_id, .. }
+        | RunEvent::Aborted { run_id, .. } = &e
+        {
+            left.retain(|r| r != run_id);
+        }
+        out.push(e);
+    }
+    out
+}
+
+#[actix::test]
+async fn after_a_crash_a_cut_run_is_marked_and_queued_messages_run_in_order() {
+    let h = setup(QueueSettings::default());
+    let key = "agent:main:crashed";
+    let store = &h.store;
+    // As a killed gateway leaves it: run r1 started with its input, two
+    // messages wait to be collected into run q1.
+    let mut input = transcript::message_entry(None, transcript::user_message("first"));
+    input["runId"] = json!("r1");
+    input["messageId"] = json!("r1");
+    transcript::append(store, "sess-c", &[input]).unwrap();
+    let item = |id: &str, run: &str, assigned: bool, text: &str| InboxItem {
+        message_id: id.into(),
+        run_id: run.into(),
+        assigned,
+        text: text.into(),
+        images: Vec::new(),
+        at_ms: 1,
+        joinable: true,
+        overrides: RunOverrides::default(),
+        timeout_ms: None,
+    };
+    let mut writes = Vec::new();
+    for it in [
+        item("r1", "r1", true, "first"),
+        item("q1", "q1", false, "second"),
+        item("q2", "q1", false, "third"),
+    ] {
+        writes.push(inbox::put(&inbox::new_key(key), &it));
+    }
+    writes.push(crate::runs::write("r1", &RunRecord::pending(key, 1)));
+    writes.push(crate::runs::write("q1", &RunRecord::pending(key, 1)));
+    writes.push(crate::runs::write("q2", &RunRecord::alias(key, "q1", 1)));
+    store.commit(&writes).unwrap();
+
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let deps = SessionDeps {
+        events: Sink(tx).start().recipient(),
+        ..h.deps.clone()
+    };
+    let _s = SessionActor::new(key.into(), entry("sess-c"), deps).start();
+    let seen = until_ends(&mut events, &["r1", "q1"]).await;
+    assert!(seen.iter().any(|e| matches!(e,
+        RunEvent::Failed { run_id, error, .. } if run_id == "r1" && error == INTERRUPTED_NOTE)));
+    let queued: Vec<(&str, &str)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Queued { run_id, message_id } => Some((run_id.as_str(), message_id.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(queued, [("q1", "q1"), ("q1", "q2")]);
+    let text = seen
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::Final { run_id, text, .. } if run_id == "q1" => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let (a, b) = (text.find("second"), text.find("third"));
+    assert!(a.is_some() && a < b, "{text}");
+    assert_eq!(
+        crate::runs::load(store, "r1").unwrap().unwrap().status,
+        "error"
+    );
+    assert_eq!(
+        crate::runs::resolve(store, "q2").unwrap().unwrap().1.status,
+        "ok"
+    );
+    assert!(
+        inbox::load(store, key).unwrap().is_empty(),
+        "nothing left to recover"
+    );
+    let notes = transcript::entries(store, "sess-c")
+        .unwrap()
+        .iter()
+        .filter(|e| e.get("interrupted") == Some(&Value::Bool(true)))
+        .count();
+    assert_eq!(notes, 1);
+}
+
+#[actix::test]
+async fn once_the_run_is_closing_a_steer_waits_for_its_own_turn() {
+    let mut h = setup(QueueSettings {
+        mode: QueueMode::Steer,
+        ..QueueSettings::default()
+    });
+    h.send("@tokens 40\n@delay 10", "k1").await;
+    // As the run does with its final answer: nothing waits, so it closes.
+    let taken = h
+        .session
+        .send(TakeSteers {
+            run_id: "k1".into(),
+            closing: true,
+        })
+        .await
+        .unwrap();
+    assert!(taken.is_empty());
+    let late = h.send("late", "k2").await;
+    assert_eq!(
+        late,
+        SendAck {
+            run_id: "k2".into(),
+            status: SendStatus::Queued
+        },
+        "not steered into a run that is ending"
+    );
+    let seen = until_ends(&mut h.events, &["k1", "k2"]).await;
+    assert!(seen.iter().any(|e| matches!(e,
+        RunEvent::Final { run_id, text, .. } if run_id == "k2" && text == "You said: late")));
+}
+
+#[actix::test]
+async fn a_repeated_message_id_is_answered_from_what_was_stored() {
+    let mut h = setup(QueueSettings::default());
+    h.send("@tokens 30\n@delay 10", "k1").await;
+    assert_eq!(
+        h.send("again", "k1").await.status,
+        SendStatus::Duplicate { live: true }
+    );
+    h.until_end("k1").await;
+    assert_eq!(
+        h.send("again", "k1").await,
+        SendAck {
+            run_id: "k1".into(),
+            status: SendStatus::Duplicate { live: false }
+        }
+    );
+    let users = h.texts().into_iter().filter(|(r, _)| r == "user").count();
+    assert_eq!(users, 1, "stored once");
+}
+
+#[actix::test]
+async fn earlier_turns_reach_the_model_and_survive_a_session_restart() {
+    let mut h = setup(QueueSettings::default());
+    h.send("hello", "k1").await;
+    h.until_end("k1").await;
+    h.send("@context", "k2").await;
+    assert_eq!(final_text(&h.until_end("k2").await), "context: 3 messages");
+    // A new actor for the same session reloads its history from the store.
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let deps = SessionDeps {
+        events: Sink(tx).start().recipient(),
+        ..h.deps.clone()
+    };
+    let again = SessionActor::new("agent:main:main".into(), entry("sess-1"), deps).start();
+    again
+        .send(SendChat::text("@context", "k3"))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = loop {
+        let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .unwrap()
+            .unwrap()
+            .event;
+        if let RunEvent::Final { text, .. } = e {
+            break text;
+        }
+    };
+    assert_eq!(text, "context: 5 messages");
+}
+
+#[actix::test]
+async fn after_a_failed_run_the_session_answers_the_next_message() {
+    let mut h = setup(QueueSettings::default());
+    h.send("@error unavailable", "k1").await;
+    let events = h.until_end("k1").await;
+    match events.last() {
+        Some(RunEvent::Failed { error, .. }) => {
+            assert!(error.contains("gave up after 4 tries"), "{error}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let starts = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::Started { .. }))
+        .count();
+    assert_eq!(starts, 4, "the first try and three restarts");
+    h.send("are you there?", "k2").await;
+    assert_eq!(
+        final_text(&h.until_end("k2").await),
+        "You said: are you there?"
+    );
+}
+
+#[actix::test]
+async fn abort_ends_the_active_run_and_interrupt_mode_starts_the_newest() {
+    let mut h = setup(QueueSettings::default());
+    h.send("@tokens 500\n@delay 20", "k1").await;
+    loop {
+        let e = actix::clock::timeout(Duration::from_secs(10), h.events.recv())
+            .await
+            .unwrap()
+            .unwrap()
+            .event;
+        if matches!(e, RunEvent::Delta { .. }) {
+            break;
+        }
+    }
+    assert_eq!(h.session.send(AbortSession).await.unwrap(), ["k1"]);
+    assert!(matches!(
+        h.until_end("k1").await.last(),
+        Some(RunEvent::Aborted { .. })
+    ));
+    assert!(
+        h.session.send(AbortSession).await.unwrap().is_empty(),
+        "nothing left to abort"
+    );
+
+    let mut h = setup(QueueSettings {
+        mode: QueueMode::Interrupt,
+        ..QueueSettings::default()
+    });
+    h.send("@tokens 500\n@delay 20", "k1").await;
+    assert_eq!(
+        h.send("never mind, do this", "k2").await.status,
+        SendStatus::Started
+    );
+    assert!(matches!(
+        h.until_end("k1").await.last(),
+        Some(RunEvent::Aborted { .. })
+    ));
+    assert_eq!(
+        final_text(&h.until_end("k2").await),
+        "You said: never mind, do this"
+    );
+}
+
+#[actix::test]
+async fn idle_sessions_stop_and_come_back_from_the_store() {
+    use crate::router::{CountLive, GetSession, RouterActor};
+    let h = setup(QueueSettings::default());
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let deps = SessionDeps {
+        idle_stop: Duration::from_millis(200),
+        events: Sink(tx).start().recipient(),
+        ..h.deps.clone()
+    };
+    let router = RouterActor::new(deps).start();
+    let key = crate::inbound::SessionKey::canonical("idle", "main", "main").unwrap();
+    let (s1, e1) = router
+        .send(GetSession { key: key.clone() })
+        .await
+        .unwrap()
+        .unwrap();
+    s1.send(SendChat::text("remember me", "i1"))
+        .await
+        .unwrap()
+        .unwrap();
+    loop {
+        let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(e.event, RunEvent::Final { .. }) {
+            break;
+        }
+    }
+    assert_eq!(router.send(CountLive).await.unwrap(), 1);
+    for _ in 0..100 {
+        if router.send(CountLive).await.unwrap() == 0 {
+            break;
+        }
+        actix::clock::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        router.send(CountLive).await.unwrap(),
+        0,
+        "the idle session stopped"
+    );
+    assert!(!s1.connected());
+    let (s2, e2) = router.send(GetSession { key }).await.unwrap().unwrap();
+    assert_eq!(e1.session_id, e2.session_id, "same transcript");
+    s2.send(SendChat::text("@context", "i2"))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = loop {
+        let e = actix::clock::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let RunEvent::Final { text, .. } = e.event {
+            break text;
+        }
+    };
+    assert_eq!(
+        text, "context: 3 messages",
+        "history reloaded from the store"
+    );
+}
