@@ -205,7 +205,11 @@ fn ensure_token(c: &mut LoadedConfig, state: &Path) -> std::io::Result<Option<Pa
         Ok(t) if !t.trim().is_empty() => t.trim().to_string(),
         _ => {
             std::fs::create_dir_all(state)?;
-            let t = ferroclaw_actors::devices::random_token();
+            // Typed after `--token` on command lines: never one that starts
+            // with `-` (1 in 64 base64url tokens would, and read as a flag).
+            let t = std::iter::repeat_with(ferroclaw_actors::devices::random_token)
+                .find(|t| !t.starts_with('-'))
+                .unwrap_or_default();
             config::write_atomic(&path, &format!("{t}\n"))?;
             #[cfg(unix)]
             {
