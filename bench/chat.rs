@@ -265,7 +265,8 @@ fn main() {
             home.join("ferroclaw.json"),
             json!({
                 "gateway": { "auth": { "mode": "token", "token": "bench-token" },
-                             "tickIntervalMs": 3_600_000, "healthRefreshIntervalMs": 3_600_000 },
+                             "tickIntervalMs": 3_600_000, "healthRefreshIntervalMs": 3_600_000,
+                             "maxInFlightRequests": env_usize("FERROCLAW_BENCH_INFLIGHT", 128) },
                 "models": { "providers": { "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k" } } },
                 "agents": { "defaults": { "model": "fake/bench", "sessionIdleSeconds": idle_s } },
                 "logging": { "level": "warn" },

@@ -15,8 +15,7 @@
 //!    and HTTP `/health` round trips (p50/p99) without and with the flood
 //!    running. Knobs: `FERROCLAW_BENCH_PROBES` (400), `_INFLIGHT` and
 //!    `_RATE` (the gateway's `maxInFlightRequests` / `maxRequestsPerSecond`;
-//!    0 turns the rate bound off), `_GATEWAY_CPUS` (taskset the gateway),
-//!    `_SKIP_PREAUTH=1`.
+//!    0 turns the rate bound off), `_SKIP_PREAUTH=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/mod.rs"]
@@ -27,28 +26,17 @@ mod support;
 #[allow(dead_code)]
 mod proc_stats;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use proc_stats::status_kb;
 use serde_json::json;
+use support::process::{spawn_gateway, Gateway};
 use support::raw_ws::{header, text_frame, RawWs};
 use support::{connect_params, Client};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
 const TOKEN: &str = "bench-token";
-
-struct Gateway(Child);
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -75,9 +63,8 @@ fn summary(mut samples: Vec<Duration>) -> (f64, f64) {
     )
 }
 
+/// The release binary on a state dir whose config the bench writes.
 fn start(state: &std::path::Path) -> (Gateway, u32, String) {
-    let home = state.join(".ferroclaw");
-    std::fs::create_dir_all(&home).unwrap();
     let mut config = json!({
         "gateway": { "auth": { "mode": "token", "token": TOKEN },
                      "handshakeTimeoutMs": 120000,
@@ -91,40 +78,10 @@ fn start(state: &std::path::Path) -> (Gateway, u32, String) {
     if let Ok(n) = std::env::var("FERROCLAW_BENCH_RATE") {
         config["gateway"]["maxRequestsPerSecond"] = json!(n.parse::<u64>().unwrap());
     }
-    std::fs::write(home.join("ferroclaw.json"), config.to_string()).unwrap();
-    // FERROCLAW_BENCH_GATEWAY_CPUS=0 runs the gateway on that CPU set
-    // (taskset), apart from this process's load generator.
-    let cpus = std::env::var("FERROCLAW_BENCH_GATEWAY_CPUS").ok();
-    let mut cmd = match &cpus {
-        Some(set) => {
-            let mut c = Command::new("taskset");
-            c.args(["-c", set, BIN]);
-            c
-        }
-        None => Command::new(BIN),
-    };
-    let mut child = cmd
-        .env("HOME", state)
-        .env_remove("OPENCLAW_GATEWAY_TOKEN")
-        .arg("--state-dir")
-        .arg(state)
-        .arg("--config")
-        .arg(home.join("ferroclaw.json"))
-        .args(["gateway", "--port", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("gateway printed its address").unwrap();
-        if let Some(rest) = line.split("listening on ws://").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (Gateway(child), pid, addr)
+    std::fs::write(state.join("ferroclaw.json"), config.to_string()).unwrap();
+    let (gw, addr, _) = spawn_gateway(state);
+    let pid = gw.id();
+    (gw, pid, addr)
 }
 
 async fn preauth_flood(addr: std::net::SocketAddr, pid: u32) {

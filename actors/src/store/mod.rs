@@ -286,6 +286,9 @@ impl Store {
     /// lands or none does (a `None` value removes the key).
     pub fn commit(&self, writes: &[StoreWrite]) -> Result<(), StoreError> {
         use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
+        if writes.is_empty() {
+            return Ok(());
+        }
         let mut encoded = Vec::with_capacity(writes.len());
         for (tree, key, value) in writes {
             let bytes = match value {
@@ -297,7 +300,16 @@ impl Store {
             };
             encoded.push((*tree as usize, key.as_bytes(), bytes));
         }
-        let trees: Vec<sled::Tree> = self.inner.trees.clone();
+        // Only the trees written take part (a transaction over all of them
+        // costs every tree's lock).
+        let mut used: Vec<usize> = encoded.iter().map(|(t, _, _)| *t).collect();
+        used.sort_unstable();
+        used.dedup();
+        let trees: Vec<sled::Tree> = used.iter().map(|t| self.inner.trees[*t].clone()).collect();
+        let encoded: Vec<_> = encoded
+            .into_iter()
+            .map(|(t, k, v)| (used.iter().position(|u| *u == t).unwrap_or(0), k, v))
+            .collect();
         trees
             .as_slice()
             .transaction(|views| {
