@@ -157,10 +157,12 @@ impl SessionActor {
             run_id: run_id.clone(),
             assigned,
             text: mctx.body_for_agent.clone(),
-            images: if matches!(placement, Placement::Start | Placement::Queue { .. }) {
+            // Only a waiting message needs its images again (its turn sends
+            // them); a started one has them in its transcript entry, and
+            // steering carries text only.
+            images: if matches!(placement, Placement::Queue { .. }) {
                 images.clone()
             } else {
-                // Steering carries text only.
                 Vec::new()
             },
             at_ms: now,
@@ -341,8 +343,12 @@ impl SessionActor {
         let writes = items
             .iter()
             .map(|(key, item)| {
-                let mut item = item.clone();
-                item.assigned = true;
+                // Assigned: what it says is in the turn's input now.
+                let item = InboxItem {
+                    assigned: true,
+                    images: Vec::new(),
+                    ..item.clone()
+                };
                 inbox::put(key, &item)
             })
             .collect();
