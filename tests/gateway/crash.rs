@@ -5,7 +5,6 @@
 //! and no run may end twice.
 
 use std::collections::{BTreeMap, HashMap};
-use std::process::Command;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -13,7 +12,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Value};
 
-use crate::support::process::{spawn_gateway, Gateway};
+use crate::support::process::{sigkill, spawn_gateway, Gateway};
 use crate::support::{connect_params, Client};
 
 const KEY: &str = "agent:main:crash";
@@ -26,15 +25,6 @@ async fn connect(addr: &str, token: &str) -> Client {
         .await;
     assert_eq!(res["ok"], true, "{res}");
     c
-}
-
-fn kill(child: &mut Gateway) {
-    Command::new("kill")
-        .arg("-KILL")
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    child.wait().unwrap();
 }
 
 /// One step of an interleaving.
@@ -174,7 +164,7 @@ impl Harness {
             }
             Op::Crash => {
                 self.drain().await;
-                kill(&mut self.child);
+                sigkill(&mut self.child);
                 let (child, addr, _) = spawn_gateway(self.dir.path());
                 self.child = child;
                 self.addr = addr;

@@ -40,6 +40,16 @@ impl std::ops::DerefMut for Gateway {
     }
 }
 
+/// SIGKILL (no shutdown of any kind), and the wait for the process to go.
+pub fn sigkill(child: &mut Gateway) {
+    Command::new("kill")
+        .arg("-KILL")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    child.wait().unwrap();
+}
+
 /// Starts `ferroclaw gateway --port 0`; returns it, its address and the
 /// gateway token it generated in the state dir.
 pub fn spawn_gateway(state: &std::path::Path) -> (Gateway, String, String) {
