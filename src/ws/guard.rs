@@ -23,6 +23,8 @@
 //! Invariant: every complete data message the guard passes is exactly one
 //! `Text`, `Binary` or final `Continuation` item for the connection, which
 //! takes one permit for it and drops it when the message is answered.
+//! (A header the frame parser refuses ends the guard's reading: everything
+//! after it passes, and the codec closes the socket with its own error.)
 
 use std::future::Future;
 use std::pin::Pin;
@@ -115,15 +117,21 @@ impl Drop for Permit {
     }
 }
 
-/// Where the parser is in the byte stream.
+/// Where the parser is in the byte stream. Headers are read by
+/// tungstenite's RFC 6455 frame parser; the guard only gathers their bytes
+/// across reads and skips payloads.
 #[derive(Debug, Default)]
 struct Parser {
     header: [u8; 14],
     have: usize,
     /// Payload bytes of the current frame still to pass.
     left: u64,
-    fin: bool,
-    opcode: u8,
+    /// The current frame ends a data message (text, binary, or the last
+    /// fragment of one).
+    ends_message: bool,
+    /// A header the frame parser refused: from here on everything passes
+    /// and the codec behind reports the protocol error.
+    broken: bool,
 }
 
 /// What one step of parsing found.
@@ -137,71 +145,40 @@ enum Found {
 }
 
 impl Parser {
-    fn header_len(&self) -> Option<usize> {
-        if self.have < 2 {
-            return None;
-        }
-        let ext = match self.header[1] & 0x7f {
-            126 => 2,
-            127 => 8,
-            _ => 0,
-        };
-        let mask = if self.header[1] & 0x80 != 0 { 4 } else { 0 };
-        Some(2 + ext + mask)
-    }
-
-    fn payload_len(&self) -> u64 {
-        match self.header[1] & 0x7f {
-            126 => u64::from(u16::from_be_bytes([self.header[2], self.header[3]])),
-            127 => {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(&self.header[2..10]);
-                u64::from_be_bytes(b)
-            }
-            n => u64::from(n),
-        }
-    }
-
-    /// A frame ended: does it end a data message (text, binary, or the
-    /// last fragment of one)?
-    fn ends_message(&self) -> bool {
-        self.fin && matches!(self.opcode, 0x0..=0x2)
-    }
-
     /// Walks `input` from `from`; stops after the first message end.
     fn scan(&mut self, input: &[u8], mut from: usize, limit: usize) -> Found {
-        while from < input.len() {
+        use tokio_tungstenite::tungstenite::protocol::frame::coding::OpCode;
+        use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
+        while from < input.len() && !self.broken {
             if self.left > 0 {
                 let n = (input.len() - from).min(self.left.min(usize::MAX as u64) as usize);
                 from += n;
                 self.left -= n as u64;
-                if self.left == 0 && self.ends_message() {
+                if self.left == 0 && self.ends_message {
                     return Found::MessageEnd(from);
                 }
                 continue;
             }
-            // In a header: take bytes until it is whole.
-            let want = self.header_len().unwrap_or(2);
-            if self.have < want {
-                self.header[self.have] = input[from];
-                self.have += 1;
-                from += 1;
-                if self.have < self.header_len().unwrap_or(2) {
-                    continue;
+            // In a header: one more byte, then see whether it is whole.
+            self.header[self.have] = input[from];
+            self.have += 1;
+            from += 1;
+            let parsed = FrameHeader::parse(&mut std::io::Cursor::new(&self.header[..self.have]));
+            let (header, len) = match parsed {
+                Ok(Some(h)) => h,
+                Ok(None) if self.have < self.header.len() => continue,
+                Ok(None) | Err(_) => {
+                    self.broken = true;
+                    break;
                 }
-                if self.header_len() != Some(self.have) {
-                    continue;
-                }
-            }
-            self.fin = self.header[0] & 0x80 != 0;
-            self.opcode = self.header[0] & 0x0f;
-            let len = self.payload_len();
+            };
             self.have = 0;
             if len > limit as u64 {
                 return Found::TooLarge;
             }
+            self.ends_message = header.is_final && matches!(header.opcode, OpCode::Data(_));
             self.left = len;
-            if len == 0 && self.ends_message() {
+            if len == 0 && self.ends_message {
                 return Found::MessageEnd(from);
             }
         }
