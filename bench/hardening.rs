@@ -13,7 +13,7 @@
 //!    `health` with `FERROCLAW_BENCH_HEALTH_ONLY=1`) as fast as it can,
 //!    reading its answers; a bystander client measures WebSocket `health`
 //!    and HTTP `/health` round trips (p50/p99) without and with the flood
-//!    running. Knobs: `FERROCLAW_BENCH_PROBES` (400), `_INFLIGHT` and
+//!    running. Knobs: `FERROCLAW_BENCH_PROBES` (1500), `_INFLIGHT` and
 //!    `_RATE` (the gateway's `maxInFlightRequests` / `maxRequestsPerSecond`;
 //!    0 turns the rate bound off), `_SKIP_PREAUTH=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -222,7 +222,7 @@ async fn flood(addr: std::net::SocketAddr, stop: Arc<AtomicBool>, answers: Arc<A
 }
 
 fn main() {
-    let n = env_usize("FERROCLAW_BENCH_PROBES", 400);
+    let n = env_usize("FERROCLAW_BENCH_PROBES", 1500);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
