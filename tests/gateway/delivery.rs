@@ -8,21 +8,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::{admin, http, Client, TestGateway};
+use crate::support::{admin, chat_send as send, http, Client, TestGateway};
 
 const GUARD: Duration = Duration::from_secs(20);
-
-/// `chat.send`; returns the ack payload.
-async fn send(c: &mut Client, key: &str, text: &str, id: &str) -> Value {
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": text, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-    r["payload"].clone()
-}
 
 /// Terminal `chat` events until every run in `runs` has one: run id ->
 /// (state, text).

@@ -235,9 +235,8 @@ pub async fn http(
     (status, headers, body.to_string())
 }
 
-/// `chat.send` to `key` (must be accepted), then the run's `chat` events
-/// until its terminal state.
-pub async fn say(c: &mut Client, key: &str, text: &str, id: &str) -> Vec<Value> {
+/// `chat.send` to `key` (must be accepted); returns the ack's payload.
+pub async fn chat_send(c: &mut Client, key: &str, text: &str, id: &str) -> Value {
     let r = c
         .call(
             "chat.send",
@@ -245,6 +244,13 @@ pub async fn say(c: &mut Client, key: &str, text: &str, id: &str) -> Vec<Value> 
         )
         .await;
     assert_eq!(r["ok"], true, "{r}");
+    r["payload"].clone()
+}
+
+/// `chat.send` to `key` (must be accepted), then the run's `chat` events
+/// until its terminal state.
+pub async fn say(c: &mut Client, key: &str, text: &str, id: &str) -> Vec<Value> {
+    chat_send(c, key, text, id).await;
     chat_until_done(c, id).await
 }
 

@@ -1,0 +1,492 @@
+//! Directives in chat (`/think`, `/model`, `/new`, `/queue`, `/status`,
+//! `/context`, `/compact`...): applied to the session and answered as the
+//! message's run final without a model call.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+
+use super::*;
+use crate::directives::Directive;
+use crate::queue::{parse_queue_directive, QueueSettings};
+
+impl SessionActor {
+    /// `/queue [mode] [options]`: applies and stores the session's queue
+    /// settings. Returns the answer text.
+    pub(super) fn queue_directive(&mut self, args: &str) -> Result<String, String> {
+        let args = args.trim();
+        let describe = |s: &QueueSettings| {
+            format!(
+                "Queue mode: {:?} (debounce {} ms, cap {}, drop {:?}).",
+                s.mode,
+                s.debounce.as_millis(),
+                s.cap,
+                s.drop
+            )
+            .to_lowercase()
+        };
+        if args.is_empty() {
+            return Ok(describe(&self.queue.settings));
+        }
+        if args == "reset" || args == "default" {
+            self.queue.settings = self.deps.queue;
+            self.entry.queue = None;
+        } else {
+            let s = parse_queue_directive(args, self.queue.settings)?;
+            self.queue.settings = s;
+            let merged = match &self.entry.queue {
+                Some(old) => format!("{old} {args}"),
+                None => args.to_string(),
+            };
+            self.entry.queue = Some(merged);
+        }
+        self.save_entry().map_err(|e| e.to_string())?;
+        Ok(describe(&self.queue.settings))
+    }
+
+    /// Answers a directive: the answer is the "run"'s final (no model call,
+    /// nothing stored in the transcript); acked once session changes are durable.
+    pub(super) fn directive_reply(
+        &mut self,
+        run_id: String,
+        answer: String,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
+        self.forward(RunEvent::Started {
+            run_id: run_id.clone(),
+        });
+        self.forward(RunEvent::Final {
+            run_id: run_id.clone(),
+            text: answer,
+            stop_reason: crate::provider::StopReason::Stop,
+            usage: Default::default(),
+        });
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            store.flush().await?;
+            Ok(SendAck {
+                run_id,
+                status: SendStatus::Directive,
+            })
+        })
+    }
+
+    /// `/compact [instructions]`: summarises the older context with the
+    /// session's model (the session is busy meanwhile: messages queue), then
+    /// stores a `compaction` entry and continues from the summary.
+    pub(super) fn compact(
+        &mut self,
+        run_id: String,
+        instructions: Option<String>,
+        ctx: &mut Context<Self>,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
+        if self.active.is_some() {
+            return self.directive_reply(
+                run_id,
+                "A run is active: send /compact when it has ended (or /stop it first).".into(),
+            );
+        }
+        let entries = match transcript::entries(&self.deps.store, &self.entry.session_id) {
+            Ok(e) => e,
+            Err(e) => return self.directive_reply(run_id, format!("Could not compact: {e}")),
+        };
+        let (history, ids) = crate::compaction::load_history(&entries);
+        let Some(cut) = crate::compaction::cut_point(&history) else {
+            return self.directive_reply(
+                run_id,
+                format!(
+                    "Nothing to compact yet: the context holds {} messages.",
+                    history.len()
+                ),
+            );
+        };
+        let Some(first_kept) = ids.get(cut).cloned().flatten() else {
+            return self.directive_reply(
+                run_id,
+                "Could not compact: the transcript does not match the context.".into(),
+            );
+        };
+        let models = match self
+            .deps
+            .models
+            .candidates(self.agent(), self.entry.model_override.as_deref())
+        {
+            Ok(m) => m,
+            Err(e) => return self.directive_reply(run_id, format!("Could not compact: {e}")),
+        };
+        let older: Messages = history[..cut].to_vec();
+        let kept: Messages = history[cut..].to_vec();
+        let chars_before: usize = older.iter().map(|m| m.text.len()).sum();
+        // Busy while summarising: new messages queue like during a run.
+        self.active = Some(Active {
+            run_id: run_id.clone(),
+            run: None,
+            permit: None,
+            steers: Default::default(),
+            closing: false,
+            compaction: true,
+            items: Vec::new(),
+            aborted: false,
+            restarts: 0,
+            overrides: RunOverrides::default(),
+            timeout: None,
+            started_at: crate::now_ms(),
+            reasoning: String::new(),
+        });
+        self.forward(RunEvent::Started {
+            run_id: run_id.clone(),
+        });
+        let summarize = crate::compaction::summarize(
+            self.deps.hub.clone(),
+            models,
+            self.entry.auth_profile_override.clone(),
+            older.clone(),
+            instructions,
+        );
+        let rid = run_id.clone();
+        ctx.spawn(summarize.into_actor(self).map(move |result, act, ctx| {
+            let answer = match result {
+                Ok(summary) => {
+                    let entry = crate::compaction::entry(&summary, &first_kept, (chars_before / 4) as u64);
+                    match transcript::append(&act.deps.store, &act.entry.session_id, &[entry]) {
+                        Ok(()) => {
+                            let mut h: Messages = vec![Arc::new(crate::compaction::summary_message(&summary))];
+                            h.extend(kept.iter().cloned());
+                            act.history = h;
+                            format!(
+                                "Compacted {} earlier messages into a summary ({} characters); kept the last {}.",
+                                older.len(),
+                                summary.chars().count(),
+                                kept.len()
+                            )
+                        }
+                        Err(e) => format!("Could not compact: {e}"),
+                    }
+                }
+                Err(e) => format!("Could not compact: {e}. The context is unchanged."),
+            };
+            let store = act.deps.store.clone();
+            ctx.spawn(async move { store.flush().await }.into_actor(act).map(move |_, act, ctx| {
+                act.forward(RunEvent::Final {
+                    run_id: rid,
+                    text: answer,
+                    stop_reason: crate::provider::StopReason::Stop,
+                    usage: Default::default(),
+                });
+                act.active = None;
+                act.next_turn(ctx);
+            }));
+        }));
+        Box::pin(async move {
+            Ok(SendAck {
+                run_id,
+                status: SendStatus::Directive,
+            })
+        })
+    }
+
+    /// Checks a model ref and that this session's agent can run it.
+    pub(super) fn check_model(&self, model: &str) -> Result<(), String> {
+        ModelRef::parse(model).map_err(|e| format!("Invalid model {model:?}: {e}"))?;
+        self.deps
+            .models
+            .candidates(self.agent(), Some(model))
+            .map(|_| ())
+            .map_err(|e| format!("Invalid model {model:?}: {e}"))
+    }
+
+    /// Inline directives: they set `overrides` for this message's run.
+    pub(super) fn inline_overrides(
+        &self,
+        list: Vec<Directive>,
+        o: &mut RunOverrides,
+    ) -> Result<(), String> {
+        for d in list {
+            match d {
+                Directive::Think(Some(l)) => o.thinking = Some(l),
+                Directive::Verbose(Some(l)) => o.verbose = Some(l),
+                Directive::Reasoning(Some(l)) => o.reasoning = Some(l),
+                Directive::Model(Some(m)) => {
+                    self.check_model(&m)?;
+                    o.model = Some(m);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A new transcript (new sessionId), settings kept; any run aborted and
+    /// what waited ended as aborted.
+    pub(super) fn reset(&mut self) -> Result<(), String> {
+        self.abort_active();
+        let (writes, events) =
+            self.end_queued("the session was reset before this message ran", false);
+        // The aborted run's late events are no longer ours: not written.
+        self.active = None;
+        self.entry = self.entry.renewed(crate::now_ms());
+        self.history.clear();
+        self.transcript_model = None;
+        let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
+        self.commit(vec![header], writes)
+            .map_err(|e| e.to_string())?;
+        for e in events {
+            self.forward(e);
+        }
+        self.save_entry().map_err(|e| e.to_string())
+    }
+
+    pub(super) fn history_chars(&self) -> usize {
+        self.history
+            .iter()
+            .map(|m| {
+                m.text.len()
+                    + m.tool_calls
+                        .iter()
+                        .map(|c| c.arguments.to_string().len())
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// The prompt the next run would get (for `/context`).
+    pub(super) fn next_prompt(&self) -> Arc<crate::prompt::BuiltPrompt> {
+        let model = self
+            .deps
+            .models
+            .candidates(self.agent(), self.entry.model_override.as_deref())
+            .ok()
+            .and_then(|m| m.first().map(|m| m.to_string()))
+            .unwrap_or_default();
+        let level = self.thinking_level(None);
+        let tools = self.deps.tool_policy.offered(
+            &self.deps.tools,
+            self.agent(),
+            channel_of_key(&self.key),
+            None,
+        );
+        self.deps
+            .context
+            .for_run(
+                &self.key,
+                self.agent(),
+                &model,
+                &level,
+                &tools,
+                self.entry.skill_filter.as_deref(),
+            )
+            .prompt
+    }
+
+    pub(super) fn status_text(&self) -> String {
+        let e = &self.entry;
+        let model = self
+            .deps
+            .models
+            .candidates(self.agent(), e.model_override.as_deref())
+            .ok()
+            .and_then(|m| m.first().map(|m| m.to_string()))
+            .unwrap_or_else(|| "unknown".into());
+        let last = match (&e.model_provider, &e.model) {
+            (Some(p), Some(m)) if format!("{p}/{m}") != model => format!(" · last reply: {p}/{m}"),
+            _ => String::new(),
+        };
+        let prompt_chars = self.next_prompt().report.total_chars;
+        let used = (prompt_chars + self.history_chars()).div_ceil(4);
+        let window = self.deps.context_window;
+        format!(
+            "Session {} ({})\nAgent: {} · Model: {model}{}{last}\nThinking: {} · Verbose: {} · Reasoning: {}\nTokens: {} in, {} out, {} total\nContext: ~{used} of {window} tokens ({:.0}% full) · {} messages\nQueue: {}\nRun: {}",
+            self.key,
+            e.session_id,
+            self.agent(),
+            e.model_override.as_ref().map(|_| " (session override)").unwrap_or(""),
+            self.thinking_level(None),
+            self.verbose(),
+            self.reasoning(),
+            e.input_tokens,
+            e.output_tokens,
+            e.total_tokens,
+            used as f64 * 100.0 / window.max(1) as f64,
+            self.history.len(),
+            format!("{:?}", self.queue.settings.mode).to_lowercase(),
+            if self.active.is_some() { "active" } else { "idle" },
+        )
+    }
+
+    /// Applies a message of directives; returns the confirmation.
+    pub(super) fn apply_commands(
+        &mut self,
+        list: Vec<Directive>,
+        _ctx: &mut Context<Self>,
+    ) -> String {
+        let mut answers = Vec::new();
+        let mut entry_changed = false;
+        for d in list {
+            let answer = match d {
+                Directive::Think(Some(l)) => {
+                    self.entry.thinking_level = Some(l.clone());
+                    entry_changed = true;
+                    format!("Thinking level set to {l}.")
+                }
+                Directive::Think(None) => format!(
+                    "Current thinking level: {}. Options: {}.",
+                    self.thinking_level(None),
+                    THINKING_LEVELS.join(", ")
+                ),
+                Directive::Verbose(Some(l)) => {
+                    self.entry.verbose_level = Some(l.clone());
+                    entry_changed = true;
+                    format!("Verbose set to {l}.")
+                }
+                Directive::Verbose(None) => format!(
+                    "Current verbose level: {}. Options: off, on, full.",
+                    self.verbose()
+                ),
+                Directive::Reasoning(Some(l)) => {
+                    self.entry.reasoning_level = Some(l.clone());
+                    entry_changed = true;
+                    format!("Reasoning visibility set to {l}.")
+                }
+                Directive::Reasoning(None) => format!(
+                    "Current reasoning visibility: {}. Options: off, on, stream.",
+                    self.reasoning()
+                ),
+                Directive::Model(Some(m)) if m == "default" || m == "reset" => {
+                    self.entry.model_override = None;
+                    self.entry.auth_profile_override = None;
+                    entry_changed = true;
+                    "Model reset to the agent's default.".to_string()
+                }
+                Directive::Model(Some(m)) => match self.check_model(&m) {
+                    Ok(()) => {
+                        if self.entry.model_override.as_deref() != Some(m.as_str()) {
+                            self.entry.auth_profile_override = None;
+                        }
+                        self.entry.model_override = Some(m.clone());
+                        entry_changed = true;
+                        format!("Model set to {m}.")
+                    }
+                    Err(e) => e,
+                },
+                Directive::Model(None) => {
+                    let current = self
+                        .deps
+                        .models
+                        .candidates(self.agent(), self.entry.model_override.as_deref())
+                        .ok()
+                        .and_then(|m| m.first().map(|m| m.to_string()))
+                        .unwrap_or_else(|| "unknown".into());
+                    format!(
+                        "Current model: {current}{}.",
+                        if self.entry.model_override.is_some() {
+                            " (session override; /model default to clear)"
+                        } else {
+                            ""
+                        }
+                    )
+                }
+                Directive::New(model) => {
+                    if let Some(m) = &model {
+                        if let Err(e) = self.check_model(m) {
+                            answers.push(e);
+                            continue;
+                        }
+                    }
+                    match self.reset() {
+                        Ok(()) => {
+                            if let Some(m) = &model {
+                                self.entry.model_override = Some(m.clone());
+                                self.entry.auth_profile_override = None;
+                                entry_changed = true;
+                            }
+                            match model {
+                                Some(m) => format!("New session started with model {m}."),
+                                None => "New session started.".to_string(),
+                            }
+                        }
+                        Err(e) => format!("Could not start a new session: {e}"),
+                    }
+                }
+                Directive::Reset => match self.reset() {
+                    Ok(()) => "Session reset.".to_string(),
+                    Err(e) => format!("Could not reset the session: {e}"),
+                },
+                Directive::Compact(_) => "/compact must be sent on its own.".to_string(),
+                Directive::Queue(args) => self.queue_directive(&args).unwrap_or_else(|e| e),
+                Directive::Status => self.status_text(),
+                Directive::Context(arg) => {
+                    let report = self.next_prompt().report.clone();
+                    match arg.as_deref() {
+                        None | Some("list") => crate::prompt::context_list(&report, self.history.len(), self.history_chars()),
+                        Some("detail") => crate::prompt::context_detail(&report, self.history.len(), self.history_chars()),
+                        Some(other) => format!("Unknown /context option {other:?}: use /context list or /context detail."),
+                    }
+                }
+                Directive::Usage(Some(l)) => {
+                    self.entry.response_usage = (l != "off").then(|| l.clone());
+                    entry_changed = true;
+                    format!("Usage footer set to {l}.")
+                }
+                Directive::Usage(None) => {
+                    let e = &self.entry;
+                    format!(
+                        "Usage this session: {} in, {} out, {} total tokens. Footer: {}.",
+                        e.input_tokens,
+                        e.output_tokens,
+                        e.total_tokens,
+                        e.response_usage.as_deref().unwrap_or("off")
+                    )
+                }
+                Directive::Send(Some(l)) => {
+                    self.entry.send_policy = match l.as_str() {
+                        "on" => Some("allow".into()),
+                        "off" => Some("deny".into()),
+                        _ => None,
+                    };
+                    entry_changed = true;
+                    format!("Send policy set to {l}.")
+                }
+                Directive::Send(None) => format!(
+                    "Send policy: {}.",
+                    match self.entry.send_policy.as_deref() {
+                        Some("allow") => "on",
+                        Some("deny") => "off",
+                        _ => "inherit",
+                    }
+                ),
+                Directive::Agent(Some(id)) => {
+                    let id = id.to_ascii_lowercase();
+                    if self.deps.context.agents.contains(&id) {
+                        self.entry.agent_override = (id != self.agent_id).then(|| id.clone());
+                        self.entry.auth_profile_override = None;
+                        entry_changed = true;
+                        format!("Agent set to {id}.")
+                    } else {
+                        format!(
+                            "Unknown agent {id:?}. Agents: {}.",
+                            self.deps.context.agents.join(", ")
+                        )
+                    }
+                }
+                Directive::Agent(None) => format!(
+                    "Current agent: {}. Agents: {}.",
+                    self.agent(),
+                    self.deps.context.agents.join(", ")
+                ),
+                Directive::Stop => {
+                    if self.abort_active().is_empty() {
+                        "No run is active.".to_string()
+                    } else {
+                        "Stopped the current run.".to_string()
+                    }
+                }
+            };
+            answers.push(answer);
+        }
+        if entry_changed {
+            if let Err(e) = self.save_entry() {
+                answers.push(format!("(not saved: {e})"));
+            }
+        }
+        answers.join("\n")
+    }
+}

@@ -1,0 +1,174 @@
+//! The session's inbox of actix messages: what clients, the router and
+//! other actors send it, and what it tells others (`SessionEvent`,
+//! `SessionIdle`). Each says what its reply means.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use super::{SessionActor, SessionEntry};
+use crate::provider::Image;
+use crate::run::RunEvent;
+use crate::transcript::TranscriptError;
+
+/// A run event, tagged with its session and the session's verbose level
+/// (which gates tool events on the wire).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SessionEvent {
+    pub session_key: String,
+    pub verbose: String,
+    pub event: RunEvent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendStatus {
+    /// A run started with this message.
+    Started,
+    /// Injected into the active run.
+    Steered,
+    /// Waiting for the active run to end.
+    Queued,
+    /// Refused by the queue cap (`drop: new`).
+    Dropped,
+    /// A directive (`/think`, `/status`, `/queue ...`) was handled by the
+    /// gateway; its answer is the run's final and nothing reached the model.
+    Directive,
+    /// The message id was seen before: nothing new is stored; `live` says
+    /// whether its run is still queued or running.
+    Duplicate { live: bool },
+}
+
+/// What a message became. `run_id`: the run that answers it (its own id
+/// when it started a run or waits for a turn of its own; the collected
+/// run it joined; the run it was steered into).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendAck {
+    pub run_id: String,
+    pub status: SendStatus,
+}
+
+/// A user message. Reply (after the message is durable): what happened to it.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SendAck, TranscriptError>")]
+pub struct SendChat {
+    pub text: String,
+    /// The message's id (the client's idempotency key): the run id when it
+    /// starts a run; a second message with the same id is a duplicate.
+    pub run_id: String,
+    pub images: Vec<Image>,
+    /// Thinking level for this message (`chat.send thinking`).
+    pub thinking: Option<String>,
+    /// Run timeout for this message (`chat.send timeoutMs`), capped by the agent's.
+    pub timeout: Option<Duration>,
+    /// Whether the sender may use directives (deny-by-default; an operator
+    /// with write scope may). Otherwise `/...` is plain text.
+    pub command_authorized: bool,
+}
+
+impl SendChat {
+    pub fn text(text: &str, run_id: &str) -> SendChat {
+        SendChat {
+            text: text.to_string(),
+            run_id: run_id.to_string(),
+            images: Vec::new(),
+            thinking: None,
+            timeout: None,
+            // Deny-by-default: the caller says when a sender may use directives.
+            command_authorized: false,
+        }
+    }
+}
+
+/// Aborts the active run. Reply: the ids of the runs aborted.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<String>")]
+pub struct AbortSession;
+
+/// Cancels a run that waits in the queue (`chat.abort` with its id): its
+/// messages never run; it ends as aborted. Reply: whether it was queued.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct CancelQueuedRun {
+    pub run_id: String,
+}
+
+/// The stored transcript entries, oldest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<Value>, TranscriptError>")]
+pub struct GetTranscript;
+
+/// The session's entry and whether a run is active.
+#[derive(Debug, Message)]
+#[rtype(result = "(SessionEntry, bool)")]
+pub struct GetEntry;
+
+/// `sessions.patch`: each field None = leave, Some(None) = clear.
+#[derive(Debug, Default, Clone)]
+pub struct SessionPatch {
+    pub label: Option<Option<String>>,
+    pub thinking_level: Option<Option<String>>,
+    pub verbose_level: Option<Option<String>>,
+    pub model: Option<Option<String>>,
+    pub send_policy: Option<Option<String>>,
+    pub reasoning_level: Option<Option<String>>,
+    pub response_usage: Option<Option<String>>,
+    pub exec_host: Option<Option<String>>,
+    pub exec_security: Option<Option<String>>,
+    pub exec_ask: Option<Option<String>>,
+}
+
+/// Applies a patch. Reply: the new entry (stored and flushed).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SessionEntry, String>")]
+pub struct PatchSession(pub SessionPatch);
+
+/// `sessions.reset`: aborts any run, starts a new transcript (a new
+/// sessionId; the old one stays in the store), clears the sticky profile
+/// and counters. Reply: the new entry.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SessionEntry, String>")]
+pub struct ResetSession;
+
+/// `chat.inject`: appends an assistant note. Reply: the entry id.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<String, String>")]
+pub struct InjectNote {
+    pub text: String,
+    pub label: Option<String>,
+}
+
+/// The `/status` text (the `session_status` tool).
+#[derive(Debug, Message)]
+#[rtype(result = "String")]
+pub struct GetStatus;
+
+/// Steers the active run. Reply: whether a run was there to take it.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct SteerSession {
+    pub text: String,
+}
+
+/// From the router: stop now if still idle. Reply: whether it stopped.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct StopIfIdle;
+
+/// From the router before a delete: abort any run and stop.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CloseSession;
+
+/// To the router: this session has been idle for a while.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SessionIdle {
+    pub key: String,
+    pub session: Addr<SessionActor>,
+}
+
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(super) struct CheckQueue;

@@ -1,0 +1,346 @@
+//! The session's active run: taking a lane slot, starting the `RunActor`
+//! (and restarting it after a transient failure: supervision), aborting
+//! it, and what the session does with each of its `RunEvent`s (persist
+//! conversation steps, forward everything, finish the run).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::json;
+
+use super::*;
+use crate::lane::AcquireSlot;
+use crate::provider::selection::ModelRef;
+use crate::provider::thinking_budget;
+use crate::run::{AbortRun, RunActor, RunConfig};
+
+impl SessionActor {
+    pub(super) fn start_run(
+        &mut self,
+        run_id: String,
+        overrides: RunOverrides,
+        timeout: Option<Duration>,
+        items: Vec<String>,
+        ctx: &mut Context<Self>,
+    ) {
+        self.active = Some(Active {
+            run_id: run_id.clone(),
+            run: None,
+            permit: None,
+            steers: Default::default(),
+            closing: false,
+            compaction: false,
+            items,
+            aborted: false,
+            restarts: 0,
+            overrides,
+            timeout,
+            started_at: crate::now_ms(),
+            reasoning: String::new(),
+        });
+        let lane = self.lane.clone();
+        ctx.spawn(
+            async move { lane.send(AcquireSlot).await }
+                .into_actor(self)
+                .map(move |permit, act, ctx| {
+                    let still_ours = act
+                        .active
+                        .as_ref()
+                        .is_some_and(|a| a.run_id == run_id && !a.aborted);
+                    let permit = match permit {
+                        Ok(Ok(p)) if still_ours => p,
+                        Ok(Ok(_)) => return act.end_without_run(&run_id, None, ctx),
+                        _ => {
+                            return act.end_without_run(
+                                &run_id,
+                                Some("lane unavailable".into()),
+                                ctx,
+                            )
+                        }
+                    };
+                    if let Some(a) = act.active.as_mut() {
+                        a.permit = Some(permit);
+                    }
+                    act.spawn_run(ctx);
+                }),
+        );
+    }
+
+    /// Starts (or restarts) the active run's actor from the current history.
+    pub(super) fn spawn_run(&mut self, ctx: &mut Context<Self>) {
+        let Some(a) = self.active.as_ref() else {
+            return;
+        };
+        let run_id = a.run_id.clone();
+        let model_choice = a
+            .overrides
+            .model
+            .as_deref()
+            .or(self.entry.model_override.as_deref());
+        let models = match self.deps.models.candidates(self.agent(), model_choice) {
+            Ok(m) => m,
+            Err(e) => {
+                return self.end_without_run(&run_id, Some(format!("model: {e}")), ctx);
+            }
+        };
+        let level = self.thinking_level(a.overrides.thinking.as_deref());
+        let timeout = a
+            .timeout
+            .map_or(self.deps.timeout, |t| t.min(self.deps.timeout));
+        let d = &self.deps;
+        let model = models.first().map(|m| m.to_string()).unwrap_or_default();
+        let tools: Arc<[ToolSpec]> = d
+            .tool_policy
+            .offered(&d.tools, self.agent(), channel_of_key(&self.key), None)
+            .into();
+        let context = d.context.for_run(
+            &self.key,
+            self.agent(),
+            &model,
+            &level,
+            &tools,
+            self.entry.skill_filter.as_deref(),
+        );
+        let exec = self.exec_policy();
+        let run = RunActor::new(RunConfig {
+            session_key: self.key.clone(),
+            agent_id: self.agent().to_string(),
+            exec,
+            run_id,
+            models,
+            sticky_profile: self.entry.auth_profile_override.clone(),
+            thinking_budget: thinking_budget(&level),
+            system: context.prompt.text.clone(),
+            tool_env: context.skills.env.into(),
+            hooks: d.tool_policy.hooks.clone().into(),
+            result_max_chars: d.tool_policy.result_max_chars,
+            tools,
+            messages: self.history.clone(),
+            hub: d.hub.clone(),
+            executor: d.executor.clone(),
+            sink: ctx.address().recipient(),
+            steers: Some(ctx.address().recipient()),
+            timeout,
+            max_model_calls: d.max_model_calls,
+        })
+        .start();
+        crate::metrics::Metrics::inc(&self.deps.metrics.runs_started);
+        if let Some(a) = self.active.as_mut() {
+            a.closing = false;
+            a.run = Some(run);
+        }
+    }
+
+    pub(super) fn abort_active(&mut self) -> Vec<String> {
+        match self.active.as_mut() {
+            Some(a) if !a.aborted => {
+                a.aborted = true;
+                if let Some(run) = &a.run {
+                    run.do_send(AbortRun);
+                }
+                vec![a.run_id.clone()]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A sub-agent's run ended: its result goes to the session that spawned it.
+    pub(super) fn announce_to_parent(&self, event: &RunEvent) {
+        let Some(parent) = &self.entry.spawned_by else {
+            return;
+        };
+        let (run_id, status, text) = match event {
+            RunEvent::Final { run_id, text, .. } => (run_id, "ok", text.clone()),
+            RunEvent::Failed { run_id, error, .. } => (run_id, "error", error.clone()),
+            RunEvent::Aborted { run_id, text } => (run_id, "aborted", text.clone()),
+            _ => return,
+        };
+        if let Some(to) = self.deps.subagent_done.get() {
+            to.do_send(crate::tool::sessions::SubagentDone {
+                child_key: self.key.clone(),
+                parent_key: parent.clone(),
+                label: self.entry.label.clone(),
+                run_id: run_id.clone(),
+                status: status.to_string(),
+                text,
+            });
+        }
+    }
+
+    /// `/usage tokens|full`: a usage line under the reply (wire only; the
+    /// transcript keeps the model's text).
+    pub(super) fn with_usage_footer(&self, event: RunEvent) -> RunEvent {
+        let mode = self.entry.response_usage.as_deref().unwrap_or("off");
+        match event {
+            RunEvent::Final {
+                run_id,
+                text,
+                stop_reason,
+                usage,
+            } if mode != "off" && !text.is_empty() && !crate::prompt::is_silent(&text) => {
+                let mut footer = format!("Usage: {} in · {} out", usage.input, usage.output);
+                if mode == "full" {
+                    footer.push_str(&format!(
+                        " · cache {} read, {} write · session {} total",
+                        usage.cache_read, usage.cache_write, self.entry.total_tokens
+                    ));
+                    if let (Some(p), Some(m)) = (&self.entry.model_provider, &self.entry.model) {
+                        footer.push_str(&format!(" · {p}/{m}"));
+                    }
+                }
+                RunEvent::Final {
+                    run_id,
+                    text: format!("{text}\n\n{footer}"),
+                    stop_reason,
+                    usage,
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+impl Handler<RunEvent> for SessionActor {
+    // `()`, not a future per event: a future returned here is spawned into
+    // the actor's context, whose item list keeps the capacity a burst of
+    // deltas grew it to for the session's whole life.
+    type Result = ();
+    fn handle(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
+        self.last_activity = Instant::now();
+        // Events of a run that is no longer ours (reset) are not written.
+        let ours = self
+            .active
+            .as_ref()
+            .is_some_and(|a| Some(a.run_id.as_str()) == run_id_of(&event));
+        match &event {
+            RunEvent::Message {
+                message, thinking, ..
+            } if ours => {
+                let mut entry = transcript::from_chat(message);
+                if !thinking.is_empty() {
+                    // OpenClaw's shape: a thinking block before the reply.
+                    if let Some(blocks) = entry.get_mut("content").and_then(|c| c.as_array_mut()) {
+                        blocks.insert(
+                            0,
+                            serde_json::json!({ "type": "thinking", "thinking": thinking }),
+                        );
+                    }
+                }
+                if let Err(e) = self.append(entry, false) {
+                    tracing::error!(session_key = %self.key, error = %e, "cannot store a run step");
+                }
+            }
+            RunEvent::ModelSelected {
+                model,
+                profile,
+                failed,
+                ..
+            } if ours => {
+                if !failed.is_empty() {
+                    tracing::warn!(session_key = %self.key, %model, attempts = ?failed, "model failover");
+                }
+                if let Ok(r) = ModelRef::parse(model) {
+                    if self.transcript_model.as_deref() != Some(model.as_str()) && ours {
+                        let entry = json!({ "type": "model_change", "id": ulid::Ulid::generate().to_string(),
+                            "timestamp": crate::now_ms(), "provider": r.provider, "modelId": r.model });
+                        if transcript::append(&self.deps.store, &self.entry.session_id, &[entry])
+                            .is_ok()
+                        {
+                            self.transcript_model = Some(model.clone());
+                        }
+                    }
+                    self.entry.model_provider = Some(r.provider);
+                    self.entry.model = Some(r.model);
+                }
+                self.entry.auth_profile_override = Some(profile.clone());
+                if let Err(e) = self.save_entry() {
+                    tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
+                }
+            }
+            _ => {}
+        }
+        if let RunEvent::Thinking { delta, .. } = &event {
+            match self.reasoning() {
+                "off" => return,
+                "on" => {
+                    // Held back and sent whole before the reply's end.
+                    if let Some(a) = self.active.as_mut().filter(|_| ours) {
+                        a.reasoning.push_str(delta);
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let ends = matches!(
+            event,
+            RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }
+        );
+        if !ends {
+            self.forward(event);
+            return;
+        }
+        if !ours {
+            // A run cut off by a reset: tell the clients, touch nothing.
+            self.forward(event);
+            return;
+        }
+        // Supervision: restart a failed run from its last persisted step.
+        if let RunEvent::Failed { error, kind, .. } = &event {
+            let restart = self.deps.restart;
+            if let Some(a) = self.active.as_mut() {
+                if kind.restartable() && !a.aborted && a.restarts < restart.max {
+                    a.restarts += 1;
+                    a.run = None;
+                    let n = a.restarts;
+                    let wait = restart.backoff * 2u32.saturating_pow(n - 1);
+                    let run_id = a.run_id.clone();
+                    tracing::warn!(session_key = %self.key, %run_id, %error, restart = n, ?wait, "run failed; restarting from its last step");
+                    ctx.run_later(wait, move |act, ctx| match act.active.as_ref() {
+                        Some(a) if a.run_id == run_id && !a.aborted => act.spawn_run(ctx),
+                        Some(a) if a.run_id == run_id => act.end_without_run(&run_id, None, ctx),
+                        _ => {}
+                    });
+                    return;
+                }
+            }
+        }
+        let event = match event {
+            RunEvent::Failed {
+                run_id,
+                error,
+                kind,
+            } => {
+                let tries = self.active.as_ref().map(|a| a.restarts).unwrap_or(0);
+                let error = match tries {
+                    0 => error,
+                    n => format!("{error} (gave up after {} tries)", n + 1),
+                };
+                RunEvent::Failed {
+                    run_id,
+                    error,
+                    kind,
+                }
+            }
+            other => other,
+        };
+        self.finish(event, ctx);
+    }
+}
+
+pub(super) fn run_id_of(e: &RunEvent) -> Option<&str> {
+    match e {
+        RunEvent::Started { run_id }
+        | RunEvent::Delta { run_id, .. }
+        | RunEvent::Thinking { run_id, .. }
+        | RunEvent::ModelSelected { run_id, .. }
+        | RunEvent::ToolStarted { run_id, .. }
+        | RunEvent::ToolFinished { run_id, .. }
+        | RunEvent::Message { run_id, .. }
+        | RunEvent::Final { run_id, .. }
+        | RunEvent::Failed { run_id, .. }
+        | RunEvent::Aborted { run_id, .. }
+        | RunEvent::Queued { run_id, .. } => Some(run_id),
+    }
+}
