@@ -15,11 +15,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use actix_web::{web, App, HttpServer};
-use ferroclaw_actors::gateway::{Gateway, Shutdown};
+use ferroclaw_actors::gateway::Shutdown;
 use ferroclaw_actors::metrics::Metrics;
 use ferroclaw_actors::presence::PresenceEntry;
 use ferroclaw_actors::settings::AuthMode;
 use ferroclaw_actors::store::{Store, StoreError};
+use ferroclaw_actors::tree::Gateway;
 
 use crate::config::{LiveConfig, LoadedConfig};
 use crate::state::{AppState, SharedState, SlidingLimiter};
@@ -32,7 +33,7 @@ pub enum StartError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("{0}")]
-    Runtime(#[from] ferroclaw_actors::gateway::StartError),
+    Runtime(#[from] ferroclaw_actors::plan::StartError),
     #[error("{0}")]
     Config(String),
     #[error("cannot serve: {0}")]

@@ -431,7 +431,7 @@ fn main() -> ExitCode {
             };
             // What the gateway would refuse at start (unknown providers,
             // bad sandbox or tool settings), without starting anything.
-            if let Err(e) = ferroclaw_actors::gateway::plan(
+            if let Err(e) = ferroclaw_actors::plan::plan(
                 &c.settings,
                 &state,
                 ferroclaw_actors::provider::hub::process_env(),

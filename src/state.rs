@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ferroclaw_actors::gateway::Gateway;
+use ferroclaw_actors::tree::Gateway;
 
 use crate::config::LiveConfig;
 

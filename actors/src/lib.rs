@@ -3,39 +3,32 @@
 //! This crate knows nothing of HTTP or wire frames: `src/` turns its domain
 //! values into OpenClaw protocol frames. See ARCHITECTURE.md.
 
-pub mod agent_context;
 pub mod approvals;
 pub mod bus;
-pub mod cache;
-pub mod compaction;
+pub mod context;
 pub mod devices;
-pub mod directives;
 pub mod fsutil;
 pub mod gateway;
-pub mod heap;
 pub mod idempotency;
 pub mod ids;
 pub mod inbound;
-pub mod inbox;
 pub mod lane;
 pub mod metrics;
-pub mod migrate;
-pub mod msg_context;
+pub mod openclaw;
+pub mod plan;
 pub mod presence;
-pub mod prompt;
 pub mod provider;
-pub mod queue;
 pub mod router;
 pub mod run;
 pub mod runs;
 pub mod scopes;
 pub mod session;
 pub mod settings;
-pub mod skills;
 pub mod store;
-pub mod system_events;
+pub mod subagents;
 pub mod tool;
 pub mod transcript;
+pub mod tree;
 
 /// Milliseconds since the Unix epoch (wall clock, as OpenClaw uses on the wire).
 pub fn now_ms() -> u64 {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferroclaw::config;
-use ferroclaw_actors::migrate::{self, ImportedSession};
+use ferroclaw_actors::openclaw::{self, ImportedSession};
 use ferroclaw_actors::store::{Store, StoreError};
 use serde_json::{json, Value};
 
@@ -320,8 +320,8 @@ fn convert_config(
         let text = serde_json::to_string(&cfg).map_err(|e| bad(e.to_string()))?;
         let (_, settings, _) = config::check_user_raw(&text, "openclaw.json")
             .map_err(|e| bad(format!("the converted config: {e}")))?;
-        use ferroclaw_actors::gateway::StartError;
-        let failed = match ferroclaw_actors::gateway::plan(&settings, state, no_env.clone()) {
+        use ferroclaw_actors::plan::StartError;
+        let failed = match ferroclaw_actors::plan::plan(&settings, state, no_env.clone()) {
             Ok(_) => {
                 plan.kept_keys = count_leaves(&cfg);
                 for l in left_out {
@@ -425,7 +425,7 @@ fn plan_import(a: &ImportArgs, from: &Path, state: &Path) -> Result<Plan, Failur
             let agent = agent.to_ascii_lowercase();
             let sessions = dir.join("sessions");
             if sessions.join("sessions.json").is_file() {
-                let read = migrate::read_sessions_dir(&sessions, &agent, &main_key, now)
+                let read = openclaw::read_sessions_dir(&sessions, &agent, &main_key, now)
                     .map_err(|e| bad(e.to_string()))?;
                 plan.sessions.extend(read.sessions);
                 plan.notes.extend(read.notes);
@@ -503,7 +503,7 @@ fn replaceable(dest: &Path) -> bool {
     match names.as_slice() {
         [] => true,
         [one] if one == "BOOTSTRAP.md" => std::fs::read_to_string(dest.join("BOOTSTRAP.md"))
-            .is_ok_and(|t| t == ferroclaw_actors::prompt::FIRST_RUN_BOOTSTRAP),
+            .is_ok_and(|t| t == ferroclaw_actors::context::prompt::FIRST_RUN_BOOTSTRAP),
         _ => false,
     }
 }
@@ -597,8 +597,12 @@ fn back_up_sessions(store: &Store, keys: &[String], dir: &Path) -> Result<(), St
         let agent = key.split(':').nth(1).unwrap_or("main");
         let entries = ferroclaw_actors::transcript::entries(store, &entry.session_id)
             .map_err(|e| e.to_string())?;
-        let (path, mut w) =
-            tree.open_transcript(agent, key, &entry.session_id, migrate::openclaw_row(&entry))?;
+        let (path, mut w) = tree.open_transcript(
+            agent,
+            key,
+            &entry.session_id,
+            openclaw::openclaw_row(&entry),
+        )?;
         write_lines(&mut w, &entries, &path)?;
         finish_file(w, &path)?;
     }
@@ -729,7 +733,7 @@ async fn apply(
     }
     // 3. The sessions, in one transaction.
     let sessions = plan.sessions.len();
-    let lines = match migrate::commit_import(store, plan.sessions, a.force).await {
+    let lines = match openclaw::commit_import(store, plan.sessions, a.force).await {
         Ok(n) => n,
         Err(e) => {
             undo_all(journal);
@@ -802,7 +806,7 @@ pub async fn import(a: ImportArgs) -> Result<(), Failure> {
         Err(e) => return Err(Failure::new(1, format!("{e}; nothing was imported"))),
     };
     let result = async {
-        let keys = migrate::conflicting_keys(&store, &plan.sessions)
+        let keys = openclaw::conflicting_keys(&store, &plan.sessions)
             .map_err(|e| Failure::new(1, format!("{e}; nothing was imported")))?;
         let mut conflicts: Vec<String> = Vec::new();
         if plan.config_text.is_some() && a.config_path.exists() {

@@ -82,7 +82,7 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
     };
     let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as i64;
     let geti = |a: &std::sync::atomic::AtomicI64| a.load(Ordering::Relaxed).max(0);
-    if let Some(h) = ferroclaw_actors::heap::stats() {
+    if let Some(h) = ferroclaw_actors::gateway::heap::stats() {
         metric(
             "ferroclaw_heap_bytes",
             "gauge",

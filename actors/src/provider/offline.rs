@@ -121,7 +121,7 @@ pub fn plan(req: &CompletionRequest) -> Plan {
         .iter()
         .rev()
         .find(|m| m.role == MessageRole::User)
-        .map(|m| crate::msg_context::strip_envelope(&m.text))
+        .map(|m| crate::inbound::msg_context::strip_envelope(&m.text))
         .unwrap_or("");
     let prior_calls = req
         .messages

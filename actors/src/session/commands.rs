@@ -7,8 +7,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::*;
-use crate::directives::Directive;
-use crate::queue::{parse_queue_directive, QueueSettings};
+use crate::session::directives::Directive;
+use crate::session::queue::{parse_queue_directive, QueueSettings};
 
 impl SessionActor {
     /// `/queue [mode] [options]`: applies and stores the session's queue
@@ -89,8 +89,8 @@ impl SessionActor {
             Ok(e) => e,
             Err(e) => return self.directive_reply(run_id, format!("Could not compact: {e}")),
         };
-        let (history, ids) = crate::compaction::load_history(&entries);
-        let Some(cut) = crate::compaction::cut_point(&history) else {
+        let (history, ids) = crate::session::compaction::load_history(&entries);
+        let Some(cut) = crate::session::compaction::cut_point(&history) else {
             return self.directive_reply(
                 run_id,
                 format!(
@@ -135,7 +135,7 @@ impl SessionActor {
         self.forward(RunEvent::Started {
             run_id: run_id.clone(),
         });
-        let summarize = crate::compaction::summarize(
+        let summarize = crate::session::compaction::summarize(
             self.deps.hub.clone(),
             models,
             self.entry.auth_profile_override.clone(),
@@ -146,10 +146,10 @@ impl SessionActor {
         ctx.spawn(summarize.into_actor(self).map(move |result, act, ctx| {
             let answer = match result {
                 Ok(summary) => {
-                    let entry = crate::compaction::entry(&summary, &first_kept, (chars_before / 4) as u64);
+                    let entry = crate::session::compaction::entry(&summary, &first_kept, (chars_before / 4) as u64);
                     match transcript::append(&act.deps.store, &act.entry.session_id, &[entry]) {
                         Ok(()) => {
-                            let mut h: Messages = vec![Arc::new(crate::compaction::summary_message(&summary))];
+                            let mut h: Messages = vec![Arc::new(crate::session::compaction::summary_message(&summary))];
                             h.extend(kept.iter().cloned());
                             act.history = h;
                             format!(
@@ -249,7 +249,7 @@ impl SessionActor {
     }
 
     /// The prompt the next run would get (for `/context`).
-    pub(super) fn next_prompt(&self) -> Arc<crate::prompt::BuiltPrompt> {
+    pub(super) fn next_prompt(&self) -> Arc<crate::context::prompt::BuiltPrompt> {
         let model = self
             .deps
             .models
@@ -416,8 +416,8 @@ impl SessionActor {
                 Directive::Context(arg) => {
                     let report = self.next_prompt().report.clone();
                     match arg.as_deref() {
-                        None | Some("list") => crate::prompt::context_list(&report, self.history.len(), self.history_chars()),
-                        Some("detail") => crate::prompt::context_detail(&report, self.history.len(), self.history_chars()),
+                        None | Some("list") => crate::context::prompt::context_list(&report, self.history.len(), self.history_chars()),
+                        Some("detail") => crate::context::prompt::context_detail(&report, self.history.len(), self.history_chars()),
                         Some(other) => format!("Unknown /context option {other:?}: use /context list or /context detail."),
                     }
                 }

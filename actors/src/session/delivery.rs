@@ -13,10 +13,10 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::inbox::{self, InboxItem};
-use crate::queue::{Placement, RunView, TurnPlan};
 use crate::run::TakeSteers;
 use crate::runs::RunRecord;
+use crate::session::inbox::{self, InboxItem};
+use crate::session::queue::{Placement, RunView, TurnPlan};
 use crate::store::StoreWrite;
 
 /// A message stored while a run was busy and not yet delivered to the model.

@@ -33,18 +33,18 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::{json, Value};
 
-use crate::agent_context::{channel_of_key, AgentContext};
-use crate::directives::{self, Directive, Parsed};
+use crate::context::{channel_of_key, AgentContext};
+use crate::inbound::msg_context::{ChatType, MsgContext};
 use crate::lane::{LaneActor, SlotPermit};
-use crate::msg_context::{ChatType, MsgContext};
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::ModelRef;
 use crate::provider::{ChatMessage, Image, Messages, ToolSpec};
-pub use crate::queue::RunOverrides;
-use crate::queue::{parse_queue_directive, QueueSettings, SessionQueue};
 use crate::run::{ExecuteTool, FailureKind, RunActor, RunEvent};
+pub use crate::session::queue::RunOverrides;
+use crate::session::queue::{parse_queue_directive, QueueSettings, SessionQueue};
 use crate::store::{Store, StoreError, StoreWrite, Tree};
 use crate::transcript::{self, TranscriptError};
+use directives::{Directive, Parsed};
 
 /// Replies with `result` once the store is flushed (the durability point
 /// of patch, reset and inject).
@@ -86,7 +86,7 @@ pub struct SessionDeps {
     pub tools: Arc<[ToolSpec]>,
     /// Where a sub-agent's session reports its run's end (set once the
     /// session tools actor exists).
-    pub subagent_done: Arc<std::sync::OnceLock<Recipient<crate::tool::sessions::SubagentDone>>>,
+    pub subagent_done: Arc<std::sync::OnceLock<Recipient<crate::subagents::SubagentDone>>>,
     /// Allowlists, hooks and the result cap applied to every run's tools.
     pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     /// Tokens of the model's context window (`/status`).
@@ -145,13 +145,18 @@ fn check_level(field: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
     }
 }
 
-pub use crate::directives::{THINKING_LEVELS, VERBOSE_LEVELS};
+pub use crate::session::directives::{THINKING_LEVELS, VERBOSE_LEVELS};
 
 mod commands;
+pub mod compaction;
 mod delivery;
+pub mod directives;
 mod entry;
+pub mod inbox;
 mod messages;
+pub mod queue;
 mod runs;
+pub mod system_events;
 use delivery::{is_pending, RecentIds};
 pub use entry::{ModelPlan, SessionEntry};
 pub use messages::*;
@@ -380,7 +385,7 @@ impl Actor for SessionActor {
                         e.get("modelId")?.as_str()?
                     ))
                 });
-            self.history = crate::compaction::load_history(&entries).0;
+            self.history = crate::session::compaction::load_history(&entries).0;
             for e in &entries {
                 if let (Some(m), Some(r)) = (
                     e.get("messageId").and_then(Value::as_str),
@@ -408,7 +413,7 @@ impl Handler<SendChat> for SessionActor {
                 })
             });
         }
-        let chat_type = if crate::agent_context::is_private(&self.key) {
+        let chat_type = if crate::context::is_private(&self.key) {
             ChatType::Direct
         } else {
             ChatType::Group
@@ -491,10 +496,14 @@ impl Handler<PatchSession> for SessionActor {
                 check_level("sendPolicy", l, &["allow", "deny"])?;
             }
             if let Some(Some(l)) = &p.reasoning_level {
-                check_level("reasoningLevel", l, crate::directives::REASONING_LEVELS)?;
+                check_level(
+                    "reasoningLevel",
+                    l,
+                    crate::session::directives::REASONING_LEVELS,
+                )?;
             }
             if let Some(Some(l)) = &p.response_usage {
-                check_level("responseUsage", l, crate::directives::USAGE_LEVELS)?;
+                check_level("responseUsage", l, crate::session::directives::USAGE_LEVELS)?;
             }
             if let Some(Some(l)) = &p.exec_host {
                 check_level("execHost", l, &["gateway", "sandbox"])?;

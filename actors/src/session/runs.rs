@@ -157,7 +157,7 @@ impl SessionActor {
             _ => return,
         };
         if let Some(to) = self.deps.subagent_done.get() {
-            to.do_send(crate::tool::sessions::SubagentDone {
+            to.do_send(crate::subagents::SubagentDone {
                 child_key: self.key.clone(),
                 parent_key: parent.clone(),
                 label: self.entry.label.clone(),
@@ -178,7 +178,7 @@ impl SessionActor {
                 text,
                 stop_reason,
                 usage,
-            } if mode != "off" && !text.is_empty() && !crate::prompt::is_silent(&text) => {
+            } if mode != "off" && !text.is_empty() && !crate::context::prompt::is_silent(&text) => {
                 let mut footer = format!("Usage: {} in · {} out", usage.input, usage.output);
                 if mode == "full" {
                     footer.push_str(&format!(

@@ -2,12 +2,12 @@
 
 use super::delivery::interrupted;
 use super::*;
-use crate::inbox::{self, InboxItem};
 use crate::lane::LaneKind;
 use crate::provider::hub::ProviderHub;
-use crate::queue::QueueMode;
 use crate::run::TakeSteers;
 use crate::runs::RunRecord;
+use crate::session::inbox::{self, InboxItem};
+use crate::session::queue::QueueMode;
 use crate::tool::{ToolExecutor, ToolLimits};
 use tokio::sync::mpsc;
 

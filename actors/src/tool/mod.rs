@@ -13,7 +13,6 @@ pub mod policy;
 mod read;
 pub mod sandbox;
 mod search;
-pub mod sessions;
 pub mod ssrf;
 pub mod web_fetch;
 
@@ -132,12 +131,12 @@ pub struct ToolExecutor {
     /// Commands running in the background (`exec` + `process`).
     processes: exec::Processes,
     /// The session tools actor (set once the router exists).
-    sessions: std::sync::Arc<std::sync::OnceLock<Addr<sessions::SessionTools>>>,
+    sessions: std::sync::Arc<std::sync::OnceLock<Addr<crate::subagents::SessionTools>>>,
     /// Exec security and approvals (None: only `security=deny` is enforced).
     approvals: Option<Addr<crate::approvals::ApprovalsActor>>,
 }
 
-/// Tools answered by [`sessions::SessionTools`].
+/// Tools answered by [`crate::subagents::SessionTools`].
 pub const SESSION_TOOLS: &[&str] = &[
     "sessions_list",
     "sessions_send",
@@ -172,7 +171,7 @@ impl ToolExecutor {
     /// Where session tools go (the gateway sets it after the router starts).
     pub fn with_sessions(
         mut self,
-        sessions: std::sync::Arc<std::sync::OnceLock<Addr<sessions::SessionTools>>>,
+        sessions: std::sync::Arc<std::sync::OnceLock<Addr<crate::subagents::SessionTools>>>,
     ) -> ToolExecutor {
         self.sessions = sessions;
         self
@@ -420,7 +419,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
                 "process" => exec::process(&processes, args).await,
                 name if SESSION_TOOLS.contains(&name) => match session_tools {
                     Some(s) => {
-                        s.send(sessions::ExecuteSessionTool {
+                        s.send(crate::subagents::ExecuteSessionTool {
                             call: msg.call.clone(),
                             caller: msg.session_key.clone(),
                         })

@@ -403,7 +403,7 @@ impl Handler<SessionEvent> for ChatBridge {
             } => {
                 // Text that may still turn out to be the silent token
                 // (`NO_REPLY`) is held back until the run decides.
-                if ferroclaw_actors::prompt::may_become_silent(&text) {
+                if ferroclaw_actors::context::prompt::may_become_silent(&text) {
                     if let Some(st) = self.runs.get_mut(&run_id) {
                         st.text = text;
                     }
@@ -460,7 +460,7 @@ impl Handler<SessionEvent> for ChatBridge {
                     "stopReason": stop.as_str(), "usage": usage,
                 });
                 // A reply that is only `NO_REPLY` is not delivered.
-                let silent = ferroclaw_actors::prompt::is_silent(&text);
+                let silent = ferroclaw_actors::context::prompt::is_silent(&text);
                 let text = if silent { String::new() } else { text };
                 if !text.is_empty() {
                     payload["message"] = message(&text);

@@ -364,7 +364,7 @@ pub async fn export(state: &SharedState, p: &Value) -> MethodResult {
         "key": key.as_str(),
         "agentId": key.agent_id(),
         "sessionId": entry.session_id,
-        "row": ferroclaw_actors::migrate::openclaw_row(&entry),
+        "row": ferroclaw_actors::openclaw::openclaw_row(&entry),
         "entries": entries,
     });
     if let Some(c) = next {

@@ -4,7 +4,7 @@ use std::io::{Read, Seek, SeekFrom};
 
 use ferroclaw_actors::gateway::GetHealth;
 use ferroclaw_actors::presence::{send_to_presence, ListPresence, PresenceEntry, UpsertPresence};
-use ferroclaw_actors::system_events;
+use ferroclaw_actors::session::system_events;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

@@ -12,9 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::cache::FileCache;
+use crate::context::cache::FileCache;
+use crate::context::skills::Skill;
 use crate::provider::ToolSpec;
-use crate::skills::Skill;
 
 /// A reply that is exactly this is not delivered (the run ends silently).
 pub const SILENT_REPLY_TOKEN: &str = "NO_REPLY";
@@ -480,7 +480,7 @@ mod tests {
             name: "weather".into(),
             description: "Get the forecast".into(),
             path: PathBuf::from("/ws/skills/weather/SKILL.md"),
-            source: crate::skills::SkillSource::Workspace,
+            source: crate::context::skills::SkillSource::Workspace,
             requires: Default::default(),
             primary_env: None,
         }

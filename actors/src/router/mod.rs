@@ -125,7 +125,7 @@ impl Actor for RouterActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let keys = match crate::inbox::sessions(&self.deps.store) {
+        let keys = match crate::session::inbox::sessions(&self.deps.store) {
             Ok(keys) => keys,
             Err(e) => {
                 tracing::error!(error = %e, "cannot read the inboxes to recover");

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::inbox::InboxItem;
 use crate::provider::Image;
+use crate::session::inbox::InboxItem;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueMode {

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde_json::{json, Value};
 
-use super::{error, ok, str_arg, uint_arg};
 use crate::inbound::SessionKey;
 use crate::router::{GetSession, ListSessions, LookupSession, RouterActor};
 use crate::run::ToolOutcome;
 use crate::session::{AbortSession, GetStatus, SendChat, SessionEntry, SteerSession};
 use crate::store::{Store, Tree};
+use crate::tool::{error, ok, str_arg, uint_arg};
 use crate::transcript;
 
 /// A session tool call from the session `caller`.
@@ -290,9 +290,9 @@ impl Handler<ExecuteSessionTool> for SessionTools {
                     match session.send(GetStatus).await {
                         Ok(text) => ok(format!(
                             "{text}\nTime: {}",
-                            crate::msg_context::envelope(
+                            crate::inbound::msg_context::envelope(
                                 crate::now_ms(),
-                                crate::msg_context::EnvelopeSettings {
+                                crate::inbound::msg_context::EnvelopeSettings {
                                     timestamp: true,
                                     utc: true
                                 }

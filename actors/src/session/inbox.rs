@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::provider::Image;
-use crate::queue::RunOverrides;
+use crate::session::queue::RunOverrides;
 use crate::store::{composite_key, time_ordered_id, Store, StoreError, StoreWrite, Tree};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

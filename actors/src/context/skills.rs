@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::cache::FileCache;
+use crate::context::cache::FileCache;
 
 /// Where a skill was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

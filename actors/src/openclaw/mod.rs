@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use crate::directives::{REASONING_LEVELS, THINKING_LEVELS, USAGE_LEVELS, VERBOSE_LEVELS};
 use crate::inbound::SessionKey;
-use crate::queue::{parse_queue_directive, DropPolicy, QueueMode, QueueSettings};
+use crate::session::directives::{REASONING_LEVELS, THINKING_LEVELS, USAGE_LEVELS, VERBOSE_LEVELS};
+use crate::session::queue::{parse_queue_directive, DropPolicy, QueueMode, QueueSettings};
 use crate::session::SessionEntry;
 use crate::store::{Store, StoreError, Tree};
 use crate::transcript::{self, TranscriptError};

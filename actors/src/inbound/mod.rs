@@ -2,6 +2,8 @@
 //! NUL and control characters removed (newline and tab kept), Unicode NFC
 //! (`unicode-normalization`), and session keys in their canonical form.
 
+pub mod msg_context;
+
 use unicode_normalization::UnicodeNormalization;
 
 /// Removes NUL and control characters except `\n` and `\t` (a `\r\n` becomes

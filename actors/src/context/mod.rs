@@ -5,15 +5,19 @@
 //! session's prompt is the same `Arc` from turn to turn while nothing
 //! changed.
 
+pub mod cache;
+pub mod prompt;
+pub mod skills;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::cache::FileCache;
-use crate::msg_context::EnvelopeSettings;
-use crate::prompt::{self, BootstrapLimits, BuiltPrompt, PromptInputs, PromptMode, RuntimeInfo};
+use crate::context::cache::FileCache;
+use crate::context::prompt::{BootstrapLimits, BuiltPrompt, PromptInputs, PromptMode, RuntimeInfo};
+use crate::context::skills::{SkillSnapshot, SkillSource, SkillStatus, SkillsConfig};
+use crate::inbound::msg_context::EnvelopeSettings;
 use crate::provider::ToolSpec;
-use crate::skills::{self, SkillSnapshot, SkillSource, SkillStatus, SkillsConfig};
 
 /// Prompts kept for sharing.
 const INTERNED: usize = 32;

@@ -1,0 +1,221 @@
+//! `GatewayActor`: the health cache, settings snapshot, shutdown, heap trim.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde_json::value::RawValue;
+
+use super::messages::*;
+use super::{AgentHealth, HealthSnapshot, HealthSummary, SessionsHealth};
+use crate::bus::{send_to_bus, BroadcastShutdown, BusEvent, EventBus, Publish};
+use crate::metrics::Metrics;
+use crate::presence::StateVersions;
+use crate::provider::hub::{EnvReader, HubConfig, ProviderHub, Reconfigure};
+use crate::settings::Settings;
+use crate::store::Store;
+
+pub struct GatewayActor {
+    hub: Addr<ProviderHub>,
+    /// Provider keys from the environment (handed in by the edge).
+    env: EnvReader,
+    settings: Arc<Settings>,
+    store: Store,
+    bus: Addr<EventBus>,
+    versions: Arc<StateVersions>,
+    metrics: Arc<Metrics>,
+    health: Option<HealthSnapshot>,
+    health_dirty: bool,
+    /// A coalesced `health` broadcast is pending (at most one per 250 ms,
+    /// however many clients connect meanwhile).
+    broadcast_scheduled: bool,
+    trim: crate::gateway::heap::TrimPolicy,
+}
+
+/// How often the gateway looks whether sessions stopped (to trim the heap).
+const TRIM_CHECK: Duration = Duration::from_secs(5);
+
+/// What the root is started with (the rest of its state starts empty).
+pub struct GatewayParts {
+    pub hub: Addr<ProviderHub>,
+    pub env: EnvReader,
+    pub settings: Arc<Settings>,
+    pub store: Store,
+    pub bus: Addr<EventBus>,
+    pub versions: Arc<StateVersions>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl GatewayActor {
+    pub fn new(p: GatewayParts) -> GatewayActor {
+        GatewayActor {
+            hub: p.hub,
+            env: p.env,
+            settings: p.settings,
+            store: p.store,
+            bus: p.bus,
+            versions: p.versions,
+            metrics: p.metrics,
+            health: None,
+            health_dirty: true,
+            broadcast_scheduled: false,
+            trim: Default::default(),
+        }
+    }
+
+    fn compute_health(&self) -> HealthSummary {
+        let started = Instant::now();
+        let sessions_path = self.store.dir().join("store").display().to_string();
+        let sessions = SessionsHealth {
+            path: sessions_path,
+            count: 0,
+            recent: Vec::new(),
+        };
+        let default_id = self.settings.default_agent_id().to_string();
+        let heartbeat =
+            serde_json::json!({ "enabled": false, "every": "disabled", "everyMs": null });
+        let mut agents: Vec<AgentHealth> = self
+            .settings
+            .agents
+            .list
+            .iter()
+            .map(|a| AgentHealth {
+                agent_id: a.id.clone(),
+                name: a.name.clone(),
+                is_default: a.id == default_id,
+                heartbeat: heartbeat.clone(),
+                sessions: sessions.clone(),
+            })
+            .collect();
+        if agents.is_empty() {
+            agents.push(AgentHealth {
+                agent_id: default_id.clone(),
+                name: None,
+                is_default: true,
+                heartbeat,
+                sessions: sessions.clone(),
+            });
+        }
+        HealthSummary {
+            ok: true,
+            ts: crate::now_ms(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            channels: serde_json::Map::new(),
+            channel_order: Vec::new(),
+            channel_labels: serde_json::Map::new(),
+            heartbeat_seconds: 0,
+            default_agent_id: default_id,
+            agents,
+            sessions,
+        }
+    }
+
+    fn snapshot(&mut self) -> HealthSnapshot {
+        match &self.health {
+            Some(h) if !self.health_dirty => h.clone(),
+            _ => self.refresh(),
+        }
+    }
+
+    fn refresh(&mut self) -> HealthSnapshot {
+        let summary = self.compute_health();
+        let raw = serde_json::value::to_raw_value(&summary)
+            .unwrap_or_else(|_| Box::<RawValue>::default());
+        let snap = HealthSnapshot {
+            summary: Arc::from(raw),
+        };
+        self.health = Some(snap.clone());
+        self.health_dirty = false;
+        self.versions.health.fetch_add(1, Ordering::Relaxed);
+        snap
+    }
+
+    fn broadcast_health(&mut self) {
+        let snap = self.refresh();
+        let event = BusEvent {
+            event: "health".to_string(),
+            payload: snap.summary,
+            drop_if_slow: false,
+            state_version: Some(self.versions.current()),
+        };
+        send_to_bus(&self.bus, &self.metrics, Publish { event });
+    }
+}
+
+impl Actor for GatewayActor {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let every =
+            Duration::from_millis(self.settings.gateway.health_refresh_interval_ms.max(1000));
+        ctx.run_interval(every, |this, _| this.broadcast_health());
+        // Idle sessions stop, bursts end; their freed memory goes back to the OS.
+        ctx.run_interval(TRIM_CHECK, |this, _| {
+            let live = this.metrics.sessions_live.load(Ordering::Relaxed);
+            let free = || crate::gateway::heap::stats().map(|s| s.free).unwrap_or(0);
+            if this.trim.should_trim(live, free()) {
+                crate::gateway::heap::release_free_memory();
+                this.trim.trimmed(free());
+            }
+        });
+    }
+}
+
+impl Handler<GetHealth> for GatewayActor {
+    type Result = MessageResult<GetHealth>;
+    fn handle(&mut self, _: GetHealth, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.snapshot())
+    }
+}
+
+impl Handler<HealthChanged> for GatewayActor {
+    type Result = ();
+    fn handle(&mut self, _: HealthChanged, ctx: &mut Context<Self>) {
+        // Coalesce bursts of connects into one broadcast per 250 ms.
+        self.health_dirty = true;
+        if !self.broadcast_scheduled {
+            self.broadcast_scheduled = true;
+            ctx.run_later(Duration::from_millis(250), |this, _| {
+                this.broadcast_scheduled = false;
+                this.broadcast_health();
+            });
+        }
+    }
+}
+
+impl Handler<SettingsChanged> for GatewayActor {
+    type Result = ();
+    fn handle(&mut self, msg: SettingsChanged, ctx: &mut Context<Self>) {
+        self.settings = msg.settings;
+        // Providers and auth profiles apply live (cooldowns start afresh).
+        self.hub.do_send(Reconfigure(HubConfig::from_settings(
+            &self.settings,
+            self.store.dir(),
+            self.settings.default_agent_id(),
+            self.env.clone(),
+        )));
+        self.handle(HealthChanged, ctx);
+    }
+}
+
+impl Handler<Shutdown> for GatewayActor {
+    type Result = ResponseFuture<usize>;
+    fn handle(&mut self, msg: Shutdown, _: &mut Context<Self>) -> Self::Result {
+        let bus = self.bus.clone();
+        let store = self.store.clone();
+        self.metrics.bus_mailbox.fetch_add(1, Ordering::Relaxed);
+        Box::pin(async move {
+            let told = bus
+                .send(BroadcastShutdown {
+                    reason: msg.reason,
+                    restart_expected_ms: None,
+                })
+                .await
+                .unwrap_or(0);
+            if let Err(error) = store.flush().await {
+                tracing::error!(%error, "final store flush failed");
+            }
+            told
+        })
+    }
+}

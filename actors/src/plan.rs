@@ -1,0 +1,232 @@
+//! Config checks before start (not an actor): `plan` derives everything the
+//! config decides (workspace, default model and its provider, prompt
+//! context, sandbox, fetch, exec, tool policy, queue) and refuses what the
+//! gateway would refuse. `ferroclaw config validate` and `import` run it
+//! without starting anything; `tree::Gateway::start` runs it first.
+
+use crate::provider::hub::{EnvReader, HubConfig};
+use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
+use crate::session::queue::QueueSettings;
+use crate::session::ModelPlan;
+use crate::settings::Settings;
+use crate::store::StoreError;
+use crate::tool::ToolLimits;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("agents.defaults.model: {0}")]
+    Model(String),
+    #[error("{0}")]
+    Provider(String),
+    #[error("agent workspace {0}")]
+    Workspace(String),
+    #[error("{0}")]
+    Queue(String),
+    #[error("{0}")]
+    Tools(String),
+}
+
+/// What the gateway derives from its settings before any actor starts.
+/// `plan` is also how a config is checked without starting anything
+/// (`ferroclaw config validate`, `ferroclaw import`): what it refuses,
+/// the gateway would refuse at start.
+pub struct StartPlan {
+    /// The agent workspace (`agents.defaults.workspace`, `~` expanded, else `<state dir>/workspace`).
+    pub workspace: std::path::PathBuf,
+    /// The default model; its provider is known.
+    pub model: ModelRef,
+    pub hub_config: HubConfig,
+    pub context: crate::context::AgentContext,
+    pub limits: ToolLimits,
+    pub approval_timeout: u64,
+    pub tool_policy: crate::tool::policy::ToolPolicy,
+    pub queue: QueueSettings,
+}
+
+/// Checks and derives everything `Gateway::start` needs from the settings;
+/// reads nothing but the config (no files, no network).
+pub fn plan(
+    settings: &Settings,
+    state_dir: &std::path::Path,
+    env: EnvReader,
+) -> Result<StartPlan, StartError> {
+    let defaults = &settings.agents.defaults;
+    let workspace = defaults
+        .workspace
+        .as_deref()
+        // OpenClaw configs write `~/.openclaw/workspace`.
+        .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
+        .unwrap_or_else(|| state_dir.join("workspace"));
+    let context = agent_context(settings, &workspace, state_dir).map_err(StartError::Tools)?;
+    let hub_config =
+        HubConfig::from_settings(settings, state_dir, settings.default_agent_id(), env);
+    let (model, _) = resolve_model(
+        &ModelChain {
+            global: defaults.model.primary(),
+            ..Default::default()
+        },
+        false,
+    )
+    .map_err(StartError::Model)?;
+    if !hub_config.knows(&model.provider) {
+        return Err(StartError::Provider(format!(
+            "models.providers.{} is not configured (needed by the default model {model})",
+            model.provider
+        )));
+    }
+    let sandbox = crate::tool::sandbox::SandboxSettings::from_config(&defaults.sandbox, state_dir)
+        .map_err(StartError::Tools)?;
+    let limits = ToolLimits {
+        fetch: crate::tool::web_fetch::FetchSettings::from_config(&settings.tools)
+            .map_err(StartError::Tools)?,
+        sandbox: sandbox.clone(),
+        workspace_only: match settings.tools.pointer("/fs/workspaceOnly") {
+            None | Some(serde_json::Value::Null) => true,
+            Some(v) => v.as_bool().ok_or_else(|| {
+                StartError::Tools("tools.fs.workspaceOnly must be true or false".into())
+            })?,
+        },
+        ..ToolLimits::default()
+    };
+    let exec_cfg = settings.tools.get("exec");
+    let approval_timeout = exec_cfg
+        .and_then(|e| e.get("approvalTimeoutSeconds"))
+        .map(|v| {
+            v.as_u64()
+                .filter(|n| *n >= 1)
+                .ok_or("tools.exec.approvalTimeoutSeconds: a whole number of seconds, at least 1")
+        })
+        .transpose()
+        .map_err(|e| StartError::Tools(e.to_string()))?
+        .unwrap_or(120);
+    let exec_defaults = crate::tool::policy::ExecDefaults::from_config(exec_cfg, sandbox)
+        .map_err(StartError::Tools)?;
+    let mut tool_policy = crate::tool::policy::ToolPolicy::from_config(
+        &settings.tools,
+        &settings
+            .agents
+            .list
+            .iter()
+            .map(|a| (a.id.clone(), a.tools.clone()))
+            .collect::<Vec<_>>(),
+        &settings.channels,
+    )
+    .map_err(StartError::Tools)?;
+    tool_policy.exec = exec_defaults;
+    Ok(StartPlan {
+        workspace,
+        model,
+        hub_config,
+        context,
+        limits,
+        approval_timeout,
+        tool_policy,
+        queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
+    })
+}
+
+/// The prompt and skills context from config.
+pub fn agent_context(
+    settings: &Settings,
+    workspace: &std::path::Path,
+    state_dir: &std::path::Path,
+) -> Result<crate::context::AgentContext, String> {
+    let d = &settings.agents.defaults;
+    let mut cx = crate::context::AgentContext::new(workspace.to_path_buf(), state_dir);
+    cx.skills = crate::context::skills::SkillsConfig::from_config(&settings.skills)?;
+    cx.limits = crate::context::prompt::BootstrapLimits {
+        per_file: d.bootstrap_max_chars as usize,
+        total: d.bootstrap_total_max_chars as usize,
+    };
+    cx.envelope = crate::inbound::msg_context::EnvelopeSettings::from_config(
+        &d.envelope_timestamp,
+        &d.envelope_timezone,
+    )?;
+    let mut agents = vec![settings.default_agent_id().to_ascii_lowercase()];
+    for a in &settings.agents.list {
+        let id = a.id.to_ascii_lowercase();
+        if !agents.contains(&id) {
+            agents.push(id.clone());
+        }
+        if let Some(f) = &a.skill_filter {
+            cx.agent_skill_filters.insert(id, f.clone());
+        }
+    }
+    if !agents.iter().any(|a| a == "main") {
+        agents.push("main".into());
+    }
+    cx.agents = agents;
+    if let Some(channels) = settings.channels.as_object() {
+        for (id, ch) in channels {
+            if let Some(f) = ch.get("skillFilter") {
+                let list: Vec<String> = serde_json::from_value(f.clone())
+                    .map_err(|e| format!("channels.{id}.skillFilter: {e}"))?;
+                cx.channel_skill_filters.insert(id.clone(), list);
+            }
+        }
+    }
+    Ok(cx)
+}
+
+/// The default model's context window (`models.providers.*.models[].contextWindow`), else 200,000.
+pub(crate) fn context_window(settings: &Settings) -> u64 {
+    let primary = settings.agents.defaults.model.primary();
+    primary
+        .split_once('/')
+        .and_then(|(p, m)| {
+            settings
+                .models
+                .providers
+                .get(p)?
+                .models
+                .iter()
+                .find(|e| e.id == m)?
+                .context_window
+        })
+        .unwrap_or(200_000)
+}
+
+/// Per-agent and global models with their fallbacks.
+pub fn model_plan(settings: &Settings) -> ModelPlan {
+    let d = &settings.agents.defaults.model;
+    ModelPlan {
+        global: d.primary().to_string(),
+        fallbacks: d.fallbacks().to_vec(),
+        agents: settings
+            .agents
+            .list
+            .iter()
+            .filter_map(|a| {
+                let m = a.model.as_ref()?;
+                Some((
+                    a.id.to_ascii_lowercase(),
+                    (m.primary().to_string(), m.fallbacks().to_vec()),
+                ))
+            })
+            .collect(),
+    }
+}
+
+/// `messages.queue` ({mode, debounceMs, cap, drop}) over the built-in defaults.
+pub fn queue_settings(messages: &serde_json::Value) -> Result<QueueSettings, String> {
+    let Some(q) = messages.get("queue").filter(|q| !q.is_null()) else {
+        return Ok(QueueSettings::default());
+    };
+    let mut args = Vec::new();
+    if let Some(m) = q.get("mode").and_then(serde_json::Value::as_str) {
+        args.push(m.to_string());
+    }
+    if let Some(ms) = q.get("debounceMs").and_then(serde_json::Value::as_u64) {
+        args.push(format!("debounce:{ms}ms"));
+    }
+    if let Some(c) = q.get("cap").and_then(serde_json::Value::as_u64) {
+        args.push(format!("cap:{c}"));
+    }
+    if let Some(d) = q.get("drop").and_then(serde_json::Value::as_str) {
+        args.push(format!("drop:{d}"));
+    }
+    crate::session::queue::parse_queue_directive(&args.join(" "), QueueSettings::default())
+        .map_err(|e| format!("messages.queue: {e}"))
+}

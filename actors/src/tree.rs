@@ -1,0 +1,198 @@
+//! The actor tree (not an actor): `Gateway::start` checks the config
+//! (`plan`), then starts the children in order (bus, presence, devices,
+//! idempotency, lanes, provider hub, approvals, tool executor, router,
+//! session tools, the gateway root) and hands their addresses to the edge.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use crate::bus::EventBus;
+use crate::devices::DeviceRegistry;
+use crate::gateway::{GatewayActor, GatewayParts};
+use crate::idempotency::IdempotencyActor;
+use crate::lane::{LaneActor, Lanes};
+use crate::metrics::Metrics;
+use crate::plan::{context_window, model_plan, plan, StartError, StartPlan};
+use crate::presence::{PresenceActor, PresenceEntry, StateVersions};
+use crate::provider::hub::{EnvReader, ProviderHub};
+use crate::provider::selection::ModelRef;
+use crate::router::RouterActor;
+use crate::session::{RestartPolicy, SessionDeps, SessionEvent};
+use crate::settings::Settings;
+use crate::store::Store;
+use crate::tool::ToolExecutor;
+
+/// Addresses of the running tree, handed to the edge (`src/`).
+#[derive(Clone)]
+pub struct Gateway {
+    pub root: Addr<GatewayActor>,
+    pub bus: Addr<EventBus>,
+    pub presence: Addr<PresenceActor>,
+    pub devices: Addr<DeviceRegistry>,
+    pub idempotency: Addr<IdempotencyActor>,
+    pub router: Addr<RouterActor>,
+    pub main_lane: Addr<LaneActor>,
+    pub lanes: Lanes,
+    pub hub: Addr<ProviderHub>,
+    /// Prompt, workspace files and skills (`skills.status`).
+    pub context: Arc<crate::context::AgentContext>,
+    /// Exec approvals and the approvals file.
+    pub approvals: Addr<crate::approvals::ApprovalsActor>,
+    /// The tool executor (`/tools/invoke`).
+    pub executor: Recipient<crate::run::ExecuteTool>,
+    /// Tool allowlists and exec defaults (`/tools/invoke`).
+    pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
+    /// The tools runs are offered (`tools.catalog`).
+    pub tools: Arc<[crate::provider::ToolSpec]>,
+    /// The default model the sessions use.
+    pub model: ModelRef,
+    pub versions: Arc<StateVersions>,
+    pub metrics: Arc<Metrics>,
+    pub store: Store,
+}
+
+impl Gateway {
+    /// Starts the tree. Must run inside an actix system. `chat_events`
+    /// makes the recipient of every session's run events (the edge turns
+    /// them into `chat`/`agent` frames on the bus).
+    pub fn start(
+        settings: Arc<Settings>,
+        store: Store,
+        self_entry: PresenceEntry,
+        metrics: Arc<Metrics>,
+        env: EnvReader,
+        chat_events: impl FnOnce(Addr<EventBus>, Arc<Metrics>) -> Recipient<SessionEvent>,
+    ) -> Result<Gateway, StartError> {
+        // Everything the config decides is checked before anything starts.
+        let defaults = &settings.agents.defaults;
+        let StartPlan {
+            workspace,
+            model,
+            hub_config,
+            context,
+            limits,
+            approval_timeout,
+            tool_policy,
+            queue,
+        } = plan(&settings, store.dir(), env.clone())?;
+        let versions = Arc::new(StateVersions::default());
+        let tick = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
+        let m = metrics.clone();
+        let bus = Supervisor::start(move |_| EventBus::new(tick, m.clone()));
+        let presence =
+            PresenceActor::new(self_entry, versions.clone(), bus.clone(), metrics.clone()).start();
+        let (s, m) = (store.clone(), metrics.clone());
+        let devices = Supervisor::start(move |_| DeviceRegistry::new(s.clone(), m.clone()));
+        let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?.start();
+        match crate::runs::prune(&store, crate::now_ms()) {
+            Ok(n) if n > 0 => tracing::info!(removed = n, "old run records pruned"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot prune old run records"),
+        }
+        let lanes = Lanes::start(&settings);
+        let fresh_workspace = !workspace.exists();
+        std::fs::create_dir_all(&workspace)
+            .map_err(|e| StartError::Workspace(format!("{}: {e}", workspace.display())))?;
+        if fresh_workspace && !defaults.skip_bootstrap {
+            match crate::context::prompt::seed_new_workspace(&workspace) {
+                Ok(p) => {
+                    tracing::info!(path = %p.display(), "new workspace: first-run BOOTSTRAP.md written")
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot seed the new workspace"),
+            }
+        }
+        let context = Arc::new(context);
+        let tools: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs().into();
+        let models = Arc::new(model_plan(&settings));
+        let hub = ProviderHub::new(hub_config).start();
+        let approvals = crate::approvals::ApprovalsActor::load(
+            bus.clone(),
+            store.dir().join("exec-approvals.json"),
+            Duration::from_secs(approval_timeout),
+        )
+        .map_err(StartError::Tools)?
+        .start();
+        let session_tools: Arc<std::sync::OnceLock<Addr<crate::subagents::SessionTools>>> =
+            Default::default();
+        let executor = ToolExecutor::new(workspace.clone(), limits)
+            .with_sessions(session_tools.clone())
+            .with_approvals(approvals.clone())
+            .start()
+            .recipient();
+        let subagent_done: Arc<std::sync::OnceLock<Recipient<crate::subagents::SubagentDone>>> =
+            Default::default();
+        let tool_policy = Arc::new(tool_policy);
+        let deps = SessionDeps {
+            store: store.clone(),
+            hub: hub.clone(),
+            executor: executor.clone(),
+            lane: lanes.main.clone(),
+            events: chat_events(bus.clone(), metrics.clone()),
+            models,
+            thinking_default: defaults.thinking_default.clone(),
+            verbose_default: defaults.verbose_default.clone(),
+            context: context.clone(),
+            tools: tools.clone(),
+            context_window: context_window(&settings),
+            subagent_done: subagent_done.clone(),
+            tool_policy: tool_policy.clone(),
+            timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
+            max_model_calls: 32,
+            queue,
+            restart: RestartPolicy {
+                max: defaults.run_restarts.max,
+                backoff: Duration::from_millis(defaults.run_restarts.backoff_ms),
+            },
+            idle_stop: Duration::from_secs(defaults.session_idle_seconds.max(1)),
+            workspace: workspace.display().to_string(),
+            metrics: metrics.clone(),
+        };
+        let router = RouterActor::new(deps).with_lanes(lanes.clone()).start();
+        let max_depth = defaults
+            .subagents
+            .get("maxSpawnDepth")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(1) as u32;
+        let tools_actor = crate::subagents::SessionTools::new(
+            router.clone(),
+            store.clone(),
+            settings.default_agent_id(),
+            max_depth,
+        )
+        .start();
+        let _ = subagent_done.set(tools_actor.clone().recipient());
+        let _ = session_tools.set(tools_actor);
+        let root = GatewayActor::new(GatewayParts {
+            hub: hub.clone(),
+            env,
+            settings,
+            store: store.clone(),
+            bus: bus.clone(),
+            versions: versions.clone(),
+            metrics: metrics.clone(),
+        })
+        .start();
+        Ok(Gateway {
+            root,
+            bus,
+            presence,
+            devices,
+            idempotency,
+            router,
+            main_lane: lanes.main.clone(),
+            lanes,
+            hub,
+            context,
+            approvals,
+            executor,
+            tool_policy,
+            tools,
+            model,
+            versions,
+            metrics,
+            store,
+        })
+    }
+}
