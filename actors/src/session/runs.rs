@@ -120,7 +120,7 @@ impl SessionActor {
             hub: d.hub.clone(),
             executor: d.executor.clone(),
             sink: ctx.address().recipient(),
-            steers: Some(ctx.address().recipient()),
+            steers: ctx.address().recipient(),
             timeout,
             max_model_calls: d.max_model_calls,
         })

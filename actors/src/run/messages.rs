@@ -1,0 +1,121 @@
+//! The run's inbox and what it emits.
+
+use actix::prelude::*;
+use tokio::sync::watch;
+
+use crate::provider::{ChatMessage, StopReason, ToolCall, Usage};
+
+use super::FailureKind;
+
+/// Runs one tool call. The executor watches `cancel` and stops (killing any
+/// child process) when it turns true. Reply: the result for the model.
+#[derive(Debug, Message)]
+#[rtype(result = "ToolOutcome")]
+pub struct ExecuteTool {
+    pub call: ToolCall,
+    pub cancel: watch::Receiver<bool>,
+    /// Extra environment for child processes (skills' env overrides; never
+    /// in the prompt).
+    pub env: std::sync::Arc<[(String, String)]>,
+    /// The session whose run calls the tool (session tools act for it).
+    pub session_key: String,
+    /// The agent answering that session.
+    pub agent_id: String,
+    /// Where and how `exec` may run (the session's settings).
+    pub exec: crate::approvals::ExecPolicy,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// One step of a run, in order.
+#[derive(Debug, Clone, PartialEq, Message)]
+#[rtype(result = "()")]
+pub enum RunEvent {
+    /// From the session, not the run: message `message_id` was accepted
+    /// and run `run_id` answers it (started now, queued, collected or
+    /// steered). Sent before the message is acknowledged.
+    Queued {
+        run_id: String,
+        message_id: String,
+    },
+    Started {
+        run_id: String,
+    },
+    /// `text` is the cumulative text of the current assistant message.
+    Delta {
+        run_id: String,
+        text: String,
+        delta: String,
+    },
+    Thinking {
+        run_id: String,
+        delta: String,
+    },
+    /// The model (and auth profile) that answers; sent when it changes,
+    /// e.g. after a failover. `failed` lists the attempts that failed first.
+    ModelSelected {
+        run_id: String,
+        model: String,
+        profile: String,
+        failed: Vec<String>,
+    },
+    ToolStarted {
+        run_id: String,
+        call: ToolCall,
+    },
+    ToolFinished {
+        run_id: String,
+        call: ToolCall,
+        outcome: ToolOutcome,
+        skipped: bool,
+    },
+    /// A message added to the conversation (assistant, tool result, injected
+    /// user text). `thinking`: what the model reasoned before an assistant
+    /// message (stored in the transcript; never sent back to a model).
+    Message {
+        run_id: String,
+        message: ChatMessage,
+        thinking: String,
+    },
+    Final {
+        run_id: String,
+        text: String,
+        stop_reason: StopReason,
+        usage: Usage,
+    },
+    Failed {
+        run_id: String,
+        error: String,
+        kind: FailureKind,
+    },
+    Aborted {
+        run_id: String,
+        text: String,
+    },
+}
+
+/// From a run at a steering point (between tool calls, after a model
+/// turn): the messages steered into it since. With `closing` the run has
+/// its final answer: when nothing waits, the session stops steering into it
+/// (later messages queue) and the run ends; otherwise it goes on with them.
+/// So a steered message is always taken by the run it was steered into,
+/// unless that run fails or is aborted. Reply: the texts, in order.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<String>")]
+pub struct TakeSteers {
+    pub run_id: String,
+    pub closing: bool,
+}
+
+/// Stops the run: provider stream and tools are cancelled.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct AbortRun;
+
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(super) struct LoopEnded;
