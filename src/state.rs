@@ -34,6 +34,18 @@ pub struct AppState {
 pub type SharedState = Arc<AppState>;
 
 impl AppState {
+    /// Publishes a gateway event to every subscriber allowed to see it.
+    pub(crate) fn publish(&self, event: &str, payload: serde_json::Value) {
+        let gw = &self.gateway;
+        ferroclaw_actors::bus::send_to_bus(
+            &gw.bus,
+            &gw.metrics,
+            ferroclaw_actors::bus::Publish {
+                event: ferroclaw_actors::bus::BusEvent::new(event, &payload, true),
+            },
+        );
+    }
+
     /// Err(retry_after_ms) while `ip` is locked out after failed
     /// authentication (WebSocket handshakes and HTTP bearers alike).
     pub fn auth_locked(&self, ip: Option<IpAddr>) -> Result<(), u64> {

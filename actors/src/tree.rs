@@ -41,7 +41,7 @@ pub struct Gateway {
     /// Exec approvals and the approvals file.
     pub approvals: Addr<crate::approvals::ApprovalsActor>,
     /// The tool executor (`/tools/invoke`).
-    pub executor: Recipient<crate::run::ExecuteTool>,
+    pub executor: Recipient<crate::tool::ExecuteTool>,
     /// Tool allowlists and exec defaults (`/tools/invoke`).
     pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     /// The tools runs are offered (`tools.catalog`).
@@ -114,14 +114,14 @@ impl Gateway {
         )
         .map_err(StartError::Tools)?
         .start();
-        let session_tools: Arc<std::sync::OnceLock<Addr<crate::subagents::SessionTools>>> =
+        let session_tools: Arc<std::sync::OnceLock<Recipient<crate::tool::ExecuteTool>>> =
             Default::default();
         let executor = ToolExecutor::new(workspace.clone(), limits)
             .with_sessions(session_tools.clone())
             .with_approvals(approvals.clone())
             .start()
             .recipient();
-        let subagent_done: Arc<std::sync::OnceLock<Recipient<crate::subagents::SubagentDone>>> =
+        let subagent_done: Arc<std::sync::OnceLock<Recipient<crate::session::SubagentDone>>> =
             Default::default();
         let tool_policy = Arc::new(tool_policy);
         let deps = SessionDeps {
@@ -163,7 +163,7 @@ impl Gateway {
         )
         .start();
         let _ = subagent_done.set(tools_actor.clone().recipient());
-        let _ = session_tools.set(tools_actor);
+        let _ = session_tools.set(tools_actor.recipient());
         let root = GatewayActor::new(GatewayParts {
             hub: hub.clone(),
             env,

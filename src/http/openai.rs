@@ -14,8 +14,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
 use ferroclaw_actors::router::LookupSession;
-use ferroclaw_actors::run::ExecuteTool;
 use ferroclaw_actors::session::SendChat;
+use ferroclaw_actors::tool::ExecuteTool;
 use serde_json::{json, Value};
 
 use crate::state::SharedState;

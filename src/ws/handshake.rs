@@ -12,7 +12,6 @@
 
 use std::sync::Arc;
 
-use ferroclaw_actors::bus::{send_to_bus, BusEvent, Publish};
 use ferroclaw_actors::devices::{
     ask_devices, CheckDevice, DeviceClaim, DeviceDecision, DeviceToken, EnsureDeviceToken,
     TokenCheck, VerifyDeviceToken,
@@ -24,7 +23,7 @@ use ferroclaw_actors::scopes::Role;
 use ferroclaw_actors::settings::{AuthMode, Settings};
 use serde_json::{json, Value};
 
-use super::methods::Caller;
+use super::caller::Caller;
 use super::Origin;
 use crate::protocol::connect::{negotiate, parse_connect_params, ConnectParams};
 use crate::protocol::device_auth::{self, SignedFields};
@@ -399,8 +398,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
             match decision {
                 DeviceDecision::Paired(_) => {}
                 DeviceDecision::AutoApproved { request, .. } => {
-                    publish(
-                        &state,
+                    state.publish(
                         "device.pair.resolved",
                         json!({
                             "requestId": request.request_id, "deviceId": request.device_id,
@@ -410,8 +408,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
                 }
                 DeviceDecision::PairingRequired(request) => {
                     let reason = request.reason.as_str();
-                    publish(
-                        &state,
+                    state.publish(
                         "device.pair.requested",
                         serde_json::to_value(&request).unwrap_or(Value::Null),
                     );
@@ -567,15 +564,4 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
         hello,
         presence_key,
     })
-}
-
-pub(crate) fn publish(state: &SharedState, event: &str, payload: Value) {
-    let gw = &state.gateway;
-    send_to_bus(
-        &gw.bus,
-        &gw.metrics,
-        Publish {
-            event: BusEvent::new(event, &payload, true),
-        },
-    );
 }

@@ -3,6 +3,7 @@
 //! dispatch. This is the only module that uses actix-web-actors (deprecated
 //! upstream; keeping all of its glue here keeps a later swap contained).
 
+mod caller;
 pub mod chat_bridge;
 mod connection;
 pub(crate) mod guard;

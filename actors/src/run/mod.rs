@@ -41,6 +41,7 @@ use crate::provider::selection::ModelRef;
 use crate::provider::{
     ChatMessage, MessageRole, Messages, ProviderError, StopReason, ToolCall, ToolSpec,
 };
+use crate::tool::ExecuteTool;
 
 pub use actor::RunActor;
 pub use messages::*;

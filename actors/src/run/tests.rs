@@ -6,6 +6,7 @@ use super::*;
 use crate::provider::hub::ProviderHub;
 use crate::provider::offline::OfflineProvider;
 use crate::provider::StopReason;
+use crate::tool::{ExecuteTool, ToolOutcome};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 

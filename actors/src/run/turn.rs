@@ -4,13 +4,14 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::messages::{ExecuteTool, RunEvent, TakeSteers, ToolOutcome};
+use super::messages::{RunEvent, TakeSteers};
 use super::{resume_point, FailureKind, Resume, RunConfig, Turn, SKIPPED_TOOL_RESULT};
 use crate::provider::hub::{open_stream, OpenOutcome};
 use crate::provider::{
     ChatMessage, CompletionRequest, MessageRole, Messages, ProviderError, ProviderEvent,
     StopReason, ToolCall, Usage,
 };
+use crate::tool::{ExecuteTool, ToolOutcome};
 
 /// A steering point: what the session's queue steered into the run since
 /// the last one. `closing`: the run has its final answer and ends unless

@@ -172,3 +172,17 @@ pub struct SessionIdle {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub(super) struct CheckQueue;
+
+/// Emitted by a sub-agent's session when its run ended (to the session
+/// tools, which announce the result to the parent session).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SubagentDone {
+    pub child_key: String,
+    pub parent_key: String,
+    pub label: Option<String>,
+    pub run_id: String,
+    /// `ok`, `error` or `aborted`.
+    pub status: String,
+    pub text: String,
+}

@@ -39,10 +39,11 @@ use crate::lane::{LaneActor, SlotPermit};
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::ModelRef;
 use crate::provider::{ChatMessage, Image, Messages, ToolSpec};
-use crate::run::{ExecuteTool, FailureKind, RunActor, RunEvent};
+use crate::run::{FailureKind, RunActor, RunEvent};
 pub use crate::session::queue::RunOverrides;
 use crate::session::queue::{parse_queue_directive, QueueSettings, SessionQueue};
 use crate::store::{Store, StoreError, StoreWrite, Tree};
+use crate::tool::ExecuteTool;
 use crate::transcript::{self, TranscriptError};
 use directives::{Directive, Parsed};
 
@@ -86,7 +87,7 @@ pub struct SessionDeps {
     pub tools: Arc<[ToolSpec]>,
     /// Where a sub-agent's session reports its run's end (set once the
     /// session tools actor exists).
-    pub subagent_done: Arc<std::sync::OnceLock<Recipient<crate::subagents::SubagentDone>>>,
+    pub subagent_done: Arc<std::sync::OnceLock<Recipient<SubagentDone>>>,
     /// Allowlists, hooks and the result cap applied to every run's tools.
     pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     /// Tokens of the model's context window (`/status`).

@@ -157,7 +157,7 @@ impl SessionActor {
             _ => return,
         };
         if let Some(to) = self.deps.subagent_done.get() {
-            to.do_send(crate::subagents::SubagentDone {
+            to.do_send(super::SubagentDone {
                 child_key: self.key.clone(),
                 parent_key: parent.clone(),
                 label: self.entry.label.clone(),

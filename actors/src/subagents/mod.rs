@@ -15,32 +15,11 @@ use serde_json::{json, Value};
 
 use crate::inbound::SessionKey;
 use crate::router::{GetSession, ListSessions, LookupSession, RouterActor};
-use crate::run::ToolOutcome;
-use crate::session::{AbortSession, GetStatus, SendChat, SessionEntry, SteerSession};
+use crate::session::{AbortSession, GetStatus, SendChat, SessionEntry, SteerSession, SubagentDone};
 use crate::store::{Store, Tree};
 use crate::tool::{error, ok, str_arg, uint_arg};
+use crate::tool::{ExecuteTool, ToolOutcome};
 use crate::transcript;
-
-/// A session tool call from the session `caller`.
-#[derive(Debug, Message)]
-#[rtype(result = "ToolOutcome")]
-pub struct ExecuteSessionTool {
-    pub call: crate::provider::ToolCall,
-    pub caller: String,
-}
-
-/// From a sub-agent's session: its run ended.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct SubagentDone {
-    pub child_key: String,
-    pub parent_key: String,
-    pub label: Option<String>,
-    pub run_id: String,
-    /// `ok`, `error` or `aborted`.
-    pub status: String,
-    pub text: String,
-}
 
 pub struct SessionTools {
     router: Addr<RouterActor>,
@@ -110,9 +89,10 @@ async fn wait_run(
     }
 }
 
-impl Handler<ExecuteSessionTool> for SessionTools {
+/// A session tool call; `session_key` is the calling session.
+impl Handler<ExecuteTool> for SessionTools {
     type Result = ResponseFuture<ToolOutcome>;
-    fn handle(&mut self, msg: ExecuteSessionTool, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
         let (router, store, agent, max_depth) = (
             self.router.clone(),
             self.store.clone(),
@@ -159,7 +139,7 @@ impl Handler<ExecuteSessionTool> for SessionTools {
                         Ok(k) => k,
                         Err(e) => return e,
                     };
-                    if key.as_str() == msg.caller {
+                    if key.as_str() == msg.session_key {
                         return error("sessions_send: a session cannot send to itself");
                     }
                     let Ok(Ok((session, entry))) =
@@ -168,8 +148,10 @@ impl Handler<ExecuteSessionTool> for SessionTools {
                         return error("sessions_send: the session store is unavailable");
                     };
                     let run_id = ulid::Ulid::generate().to_string();
-                    let mut m =
-                        SendChat::text(&format!("[From session {}]\n{text}", msg.caller), &run_id);
+                    let mut m = SendChat::text(
+                        &format!("[From session {}]\n{text}", msg.session_key),
+                        &run_id,
+                    );
                     m.command_authorized = false;
                     let ack = match session.send(m).await {
                         Ok(Ok(a)) => a,
@@ -200,9 +182,9 @@ impl Handler<ExecuteSessionTool> for SessionTools {
                     let child_agent = args
                         .get("agentId")
                         .and_then(Value::as_str)
-                        .unwrap_or_else(|| msg.caller.split(':').nth(1).unwrap_or(&agent))
+                        .unwrap_or_else(|| msg.session_key.split(':').nth(1).unwrap_or(&agent))
                         .to_ascii_lowercase();
-                    let parent = match canonical(&msg.caller, &agent) {
+                    let parent = match canonical(&msg.session_key, &agent) {
                         Ok(k) => k,
                         Err(e) => return e,
                     };
@@ -226,7 +208,7 @@ impl Handler<ExecuteSessionTool> for SessionTools {
                         Err(e) => return e,
                     };
                     let mut entry = SessionEntry::new(crate::now_ms());
-                    entry.spawned_by = Some(msg.caller.clone());
+                    entry.spawned_by = Some(msg.session_key.clone());
                     entry.spawn_depth = depth;
                     entry.label = label.clone();
                     if let Some(m) = args.get("model").and_then(Value::as_str) {
@@ -275,7 +257,7 @@ impl Handler<ExecuteSessionTool> for SessionTools {
                     let raw = args
                         .get("sessionKey")
                         .and_then(Value::as_str)
-                        .unwrap_or(&msg.caller);
+                        .unwrap_or(&msg.session_key);
                     let key = match canonical(raw, &agent) {
                         Ok(k) => k,
                         Err(e) => return e,
@@ -312,7 +294,7 @@ impl Handler<ExecuteSessionTool> for SessionTools {
                     };
                     let mine: Vec<_> = rows
                         .into_iter()
-                        .filter(|r| r.entry.spawned_by.as_deref() == Some(msg.caller.as_str()))
+                        .filter(|r| r.entry.spawned_by.as_deref() == Some(msg.session_key.as_str()))
                         .collect();
                     if action == "list" {
                         let list: Vec<Value> = mine

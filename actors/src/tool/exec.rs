@@ -22,7 +22,7 @@ use tokio::process::ChildStdin;
 use tokio::sync::watch;
 
 use super::{error, ok, str_arg, uint_arg, ToolLimits};
-use crate::run::ToolOutcome;
+use crate::tool::ToolOutcome;
 
 /// Background sessions kept (finished ones are dropped first).
 const MAX_SESSIONS: usize = 64;

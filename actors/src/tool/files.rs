@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::confine::confine_new;
 use super::{error, ok, str_arg};
-use crate::run::ToolOutcome;
+use crate::tool::ToolOutcome;
 
 /// A string argument that may be empty (file contents, replacement text).
 fn text_arg<'a>(tool: &str, args: &'a Value, name: &str) -> Result<&'a str, ToolOutcome> {

@@ -25,7 +25,7 @@ use serde_json::Value;
 use super::confine::confine_new;
 use super::files::replace_file;
 use super::{error, ok};
-use crate::run::ToolOutcome;
+use crate::tool::ToolOutcome;
 
 #[derive(Debug, PartialEq)]
 enum Op {

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{confine, error, ok, str_arg, uint_arg, ToolLimits};
-use crate::run::ToolOutcome;
+use crate::tool::ToolOutcome;
 
 pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value) -> ToolOutcome {
     let raw = match str_arg("read", args, "path") {

@@ -11,7 +11,7 @@ use regex::RegexBuilder;
 use serde_json::Value;
 
 use super::{confine, error, ok, str_arg, uint_arg};
-use crate::run::ToolOutcome;
+use crate::tool::ToolOutcome;
 
 const LS_LIMIT: usize = 500;
 const FIND_LIMIT: usize = 1000;

@@ -11,7 +11,6 @@ use serde_json::{json, Value};
 use super::{json, params, Caller, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
-use crate::ws::handshake::publish;
 
 fn down<E>(_: E) -> ErrorShape {
     ErrorShape::unavailable("device registry unavailable").retry_after(1000)
@@ -68,8 +67,7 @@ pub async fn approve(state: &SharedState, p: &Value) -> MethodResult {
             p.request_id
         )));
     };
-    publish(
-        state,
+    state.publish(
         "device.pair.resolved",
         json!({
             "requestId": req.request_id, "deviceId": req.device_id, "decision": "approved", "ts": ferroclaw_actors::now_ms(),
@@ -94,8 +92,7 @@ pub async fn reject(state: &SharedState, p: &Value) -> MethodResult {
             p.request_id
         )));
     };
-    publish(
-        state,
+    state.publish(
         "device.pair.resolved",
         json!({
             "requestId": req.request_id, "deviceId": req.device_id, "decision": "rejected", "ts": ferroclaw_actors::now_ms(),

@@ -10,14 +10,11 @@ mod sessions;
 mod skills;
 mod system;
 
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use ferroclaw_actors::idempotency::{
     ask_idempotency, CachedResponse, LookupIdempotent, RecordIdempotent,
 };
-use ferroclaw_actors::ids::ConnId;
-use ferroclaw_actors::scopes::Role;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -26,26 +23,12 @@ use crate::protocol::errors::ErrorShape;
 use crate::protocol::frames::{self, RequestFrame};
 use crate::protocol::methods::{authorize, requirement, Requirement};
 use crate::state::SharedState;
+pub use crate::ws::caller::Caller;
 
 /// A frame sent ahead of a method's final answer (`agent`'s accepted ack).
 #[derive(Debug, actix::Message)]
 #[rtype(result = "()")]
 pub struct EarlyFrame(pub String);
-
-/// Who is calling: fixed at hello-ok.
-#[derive(Debug)]
-pub struct Caller {
-    pub conn_id: ConnId,
-    pub role: Role,
-    pub scopes: Vec<String>,
-    pub device_id: Option<String>,
-    pub client_id: String,
-    pub client_mode: String,
-    pub instance_id: Option<String>,
-    pub ip: Option<IpAddr>,
-    /// `connect.caps` (e.g. `tool-events`).
-    pub caps: Vec<String>,
-}
 
 /// A handler's successful answer.
 pub enum Payload {

@@ -1,0 +1,115 @@
+//! `ToolExecutor`: answers `ExecuteTool` for the built-in tools, each call
+//! on its own future (a slow tool never holds up another), and kills the
+//! background processes it started when it stops.
+
+use std::path::PathBuf;
+
+use actix::prelude::*;
+
+use super::messages::{ExecuteTool, ToolOutcome};
+use super::{
+    error, exec, files, patch, read, search, web_fetch, ToolLimits, Workspace, SESSION_TOOLS,
+};
+use crate::provider::ToolSpec;
+
+pub struct ToolExecutor {
+    workspace: Workspace,
+    limits: ToolLimits,
+    /// Commands running in the background (`exec` + `process`).
+    processes: exec::Processes,
+    /// Where session tools go: the session tools actor (set once the
+    /// router exists).
+    sessions: std::sync::Arc<std::sync::OnceLock<Recipient<ExecuteTool>>>,
+    /// Exec security and approvals (None: only `security=deny` is enforced).
+    approvals: Option<Addr<crate::approvals::ApprovalsActor>>,
+}
+
+impl ToolExecutor {
+    /// The tools this executor offers, with their JSON schemas.
+    pub fn specs() -> Vec<ToolSpec> {
+        super::specs::specs()
+    }
+
+    pub fn new(workspace: PathBuf, limits: ToolLimits) -> ToolExecutor {
+        ToolExecutor {
+            workspace: Workspace {
+                root: workspace,
+                only: limits.workspace_only,
+            },
+            limits,
+            processes: exec::Processes::default(),
+            sessions: Default::default(),
+            approvals: None,
+        }
+    }
+
+    /// Exec calls go through this approvals actor first.
+    pub fn with_approvals(
+        mut self,
+        approvals: Addr<crate::approvals::ApprovalsActor>,
+    ) -> ToolExecutor {
+        self.approvals = Some(approvals);
+        self
+    }
+
+    /// Where session tools go (the gateway sets it after the router starts).
+    pub fn with_sessions(
+        mut self,
+        sessions: std::sync::Arc<std::sync::OnceLock<Recipient<ExecuteTool>>>,
+    ) -> ToolExecutor {
+        self.sessions = sessions;
+        self
+    }
+}
+
+impl Actor for ToolExecutor {
+    type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.processes.kill_all();
+    }
+}
+
+impl Handler<ExecuteTool> for ToolExecutor {
+    type Result = ResponseFuture<ToolOutcome>;
+    fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
+        let (workspace, limits) = (self.workspace.clone(), self.limits.clone());
+        let processes = self.processes.clone();
+        let session_tools = self.sessions.get().cloned();
+        let approvals = self.approvals.clone();
+        Box::pin(async move {
+            let args = &msg.call.arguments;
+            match msg.call.name.as_str() {
+                "exec" | "bash" => {
+                    let cx = exec::ExecCtx {
+                        workspace: &workspace,
+                        limits: &limits,
+                        processes: &processes,
+                        env: &msg.env,
+                        session_key: &msg.session_key,
+                        agent_id: &msg.agent_id,
+                        policy: msg.exec,
+                        approvals,
+                    };
+                    exec::run(&cx, args, msg.cancel.clone()).await
+                }
+                "process" => exec::process(&processes, args).await,
+                name if SESSION_TOOLS.contains(&name) => match session_tools {
+                    Some(s) => s.send(msg.clone()).await.unwrap_or_else(|_| {
+                        error(format!("{name}: session tools are unavailable"))
+                    }),
+                    None => error(format!("{name}: session tools are unavailable")),
+                },
+                "read" => read::run(&workspace, &limits, args).await,
+                "web_fetch" => web_fetch::run(&limits.fetch, args).await,
+                "write" => files::write(&workspace, args).await,
+                "edit" => files::edit(&workspace, args).await,
+                "apply_patch" => patch::run(&workspace, args).await,
+                "ls" => search::ls(&workspace, args).await,
+                "find" => search::find(&workspace, args).await,
+                "grep" => search::grep(&workspace, args).await,
+                other => error(format!("unknown tool: {other}")),
+            }
+        })
+    }
+}
