@@ -7,18 +7,21 @@
 //! consumer" on anything else. The rule must live here, in the sender: a
 //! connection actor whose client stopped reading is not polled, so it cannot
 //! judge itself.
+//!
+//! Files: `messages.rs` (its inbox), `actor.rs` (the actor and its
+//! handlers); this file holds its pure state, with unit tests.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+mod actor;
+mod messages;
 
+use crate::scopes::{self, scope_allows, Role};
 use actix::prelude::*;
 use serde_json::value::RawValue;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
-use crate::ids::ConnId;
-use crate::metrics::Metrics;
-use crate::scopes::{self, scope_allows, Role};
+pub use actor::*;
+pub use messages::*;
 
 /// `{presence, health}` counters carried by presence/health events and snapshots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -52,70 +55,6 @@ impl BusEvent {
 fn raw_null() -> Box<RawValue> {
     RawValue::from_string("null".to_string()).unwrap_or_else(|_| Box::<RawValue>::default())
 }
-
-/// What the bus asks of a subscribed connection.
-#[derive(Debug, Message, Clone)]
-#[rtype(result = "()")]
-pub enum Outbound {
-    /// Send this event with this seq (None for targeted events). `reserved`
-    /// bytes were added to the connection's backlog counter for it.
-    Event {
-        event: Arc<BusEvent>,
-        seq: Option<u64>,
-        reserved: usize,
-    },
-    /// Close the socket with this code and reason (shutdown).
-    Close { code: u16, reason: String },
-}
-
-/// Adds a connection after its handshake. Replaces any earlier entry of the id.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct Subscribe {
-    pub conn_id: ConnId,
-    pub recipient: Recipient<Outbound>,
-    pub role: Role,
-    pub scopes: Vec<String>,
-    /// Bytes written for this connection and not yet taken by its socket.
-    pub buffered: Arc<AtomicUsize>,
-    /// Above this backlog the connection is a slow consumer.
-    pub max_buffered: usize,
-}
-
-/// Removes a connection (socket closed).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct Unsubscribe {
-    pub conn_id: ConnId,
-}
-
-/// Broadcasts to every connection allowed to see the event.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct Publish {
-    pub event: BusEvent,
-}
-
-/// Sends to the listed connections only, without seq (targeted events).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct PublishTo {
-    pub event: BusEvent,
-    pub targets: Vec<ConnId>,
-}
-
-/// Sends `shutdown` to everyone, then asks every socket to close 1012.
-#[derive(Debug, Message)]
-#[rtype(result = "usize")]
-pub struct BroadcastShutdown {
-    pub reason: String,
-    pub restart_expected_ms: Option<u64>,
-}
-
-/// Number of subscribed connections.
-#[derive(Debug, Message)]
-#[rtype(result = "usize")]
-pub struct CountSubscribers;
 
 struct Subscriber {
     recipient: Recipient<Outbound>,
@@ -158,64 +97,6 @@ impl Subscriber {
     }
 }
 
-pub struct EventBus {
-    subscribers: HashMap<ConnId, Subscriber>,
-    tick_interval: Duration,
-    metrics: Arc<Metrics>,
-}
-
-impl EventBus {
-    pub fn new(tick_interval: Duration, metrics: Arc<Metrics>) -> EventBus {
-        EventBus {
-            subscribers: HashMap::new(),
-            tick_interval,
-            metrics,
-        }
-    }
-
-    fn received(&self) {
-        self.metrics.bus_mailbox.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    fn fan_out(&mut self, event: BusEvent) {
-        let event = Arc::new(event);
-        let reserve = reserve_for(&event);
-        let mut slow = Vec::new();
-        for (id, sub) in self.subscribers.iter_mut() {
-            if !may_receive(&event.event, sub.role, &sub.scopes) {
-                continue;
-            }
-            sub.seq += 1;
-            match sub.verdict(&event) {
-                Verdict::Send => {
-                    sub.buffered.fetch_add(reserve, Ordering::Relaxed);
-                    sub.recipient.do_send(Outbound::Event {
-                        event: event.clone(),
-                        seq: Some(sub.seq),
-                        reserved: reserve,
-                    });
-                }
-                Verdict::Drop => Metrics::inc(&self.metrics.events_dropped_slow),
-                Verdict::Close => slow.push(id.clone()),
-            }
-        }
-        for id in slow {
-            self.close_slow(&id, &event.event);
-        }
-    }
-
-    fn close_slow(&mut self, id: &ConnId, event: &str) {
-        if let Some(sub) = self.subscribers.remove(id) {
-            Metrics::inc(&self.metrics.slow_consumer_closes);
-            tracing::warn!(conn_id = %id, event, "slow consumer closed");
-            sub.recipient.do_send(Outbound::Close {
-                code: 1008,
-                reason: "slow consumer".to_string(),
-            });
-        }
-    }
-}
-
 /// Which connections may see a broadcast event (protocol.md 6.2). Unknown
 /// events reach nobody.
 pub fn may_receive(event: &str, role: Role, granted: &[String]) -> bool {
@@ -238,129 +119,12 @@ pub fn may_receive(event: &str, role: Role, granted: &[String]) -> bool {
     scope_allows(granted, required)
 }
 
-impl Actor for EventBus {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(self.tick_interval, |bus, _| {
-            bus.fan_out(BusEvent::new(
-                "tick",
-                &serde_json::json!({ "ts": crate::now_ms() }),
-                false,
-            ));
-        });
-    }
-}
-
-impl Supervised for EventBus {}
-
-/// Sends a message to the bus and counts it into the bus mailbox gauge.
-pub fn send_to_bus<M>(bus: &Addr<EventBus>, metrics: &Metrics, msg: M)
-where
-    M: Message + Send + 'static,
-    M::Result: Send,
-    EventBus: Handler<M>,
-{
-    metrics.bus_mailbox.fetch_add(1, Ordering::Relaxed);
-    bus.do_send(msg);
-}
-
-impl Handler<Subscribe> for EventBus {
-    type Result = ();
-    fn handle(&mut self, msg: Subscribe, _: &mut Context<Self>) {
-        self.received();
-        self.subscribers.insert(
-            msg.conn_id,
-            Subscriber {
-                recipient: msg.recipient,
-                role: msg.role,
-                scopes: msg.scopes,
-                buffered: msg.buffered,
-                max_buffered: msg.max_buffered,
-                seq: 0,
-            },
-        );
-    }
-}
-
-impl Handler<Unsubscribe> for EventBus {
-    type Result = ();
-    fn handle(&mut self, msg: Unsubscribe, _: &mut Context<Self>) {
-        self.received();
-        self.subscribers.remove(&msg.conn_id);
-    }
-}
-
-impl Handler<Publish> for EventBus {
-    type Result = ();
-    fn handle(&mut self, msg: Publish, _: &mut Context<Self>) {
-        self.received();
-        self.fan_out(msg.event);
-    }
-}
-
-impl Handler<PublishTo> for EventBus {
-    type Result = ();
-    fn handle(&mut self, msg: PublishTo, _: &mut Context<Self>) {
-        self.received();
-        let event = Arc::new(msg.event);
-        let reserve = reserve_for(&event);
-        for id in &msg.targets {
-            let verdict = match self.subscribers.get(id) {
-                Some(sub) => sub.verdict(&event),
-                None => continue,
-            };
-            match verdict {
-                Verdict::Send => {
-                    if let Some(sub) = self.subscribers.get(id) {
-                        sub.buffered.fetch_add(reserve, Ordering::Relaxed);
-                        sub.recipient.do_send(Outbound::Event {
-                            event: event.clone(),
-                            seq: None,
-                            reserved: reserve,
-                        });
-                    }
-                }
-                Verdict::Drop => Metrics::inc(&self.metrics.events_dropped_slow),
-                Verdict::Close => self.close_slow(id, &event.event),
-            }
-        }
-    }
-}
-
-impl Handler<BroadcastShutdown> for EventBus {
-    type Result = usize;
-    fn handle(&mut self, msg: BroadcastShutdown, _: &mut Context<Self>) -> usize {
-        self.received();
-        self.fan_out(BusEvent::new(
-            "shutdown",
-            &serde_json::json!({
-                "reason": msg.reason,
-                "restartExpectedMs": msg.restart_expected_ms,
-            }),
-            false,
-        ));
-        for sub in self.subscribers.values() {
-            sub.recipient.do_send(Outbound::Close {
-                code: 1012,
-                reason: "service restart".to_string(),
-            });
-        }
-        self.subscribers.len()
-    }
-}
-
-impl Handler<CountSubscribers> for EventBus {
-    type Result = usize;
-    fn handle(&mut self, _: CountSubscribers, _: &mut Context<Self>) -> usize {
-        self.received();
-        self.subscribers.len()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ConnId;
+    use crate::metrics::Metrics;
+    use std::time::Duration;
 
     /// Records what the bus sends it.
     struct Probe(std::sync::mpsc::Sender<Outbound>);

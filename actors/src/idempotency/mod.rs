@@ -2,19 +2,24 @@
 //! minutes, at most 1000 entries (oldest evicted). Entries are written to the
 //! store and flushed before the reply, so a restarted gateway replays a
 //! response instead of repeating its side effect.
+//!
+//! Files: `messages.rs` (its inbox), `actor.rs` (the actor and its
+//! handlers); this file holds its pure state, with unit tests.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::Duration;
-
-use actix::prelude::*;
-use serde::{Deserialize, Serialize};
+mod actor;
+mod messages;
 
 use crate::metrics::Metrics;
-use crate::store::{Store, StoreError, Tree};
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+
+pub use actor::*;
+pub use messages::*;
 
 pub const DEDUPE_TTL_MS: u64 = 5 * 60 * 1000;
+
 pub const DEDUPE_MAX: usize = 1000;
 
 /// A response as it went out: replayed verbatim to a duplicate request.
@@ -84,73 +89,6 @@ impl DedupeCache {
     }
 }
 
-/// The cached response for `key`, if fresh.
-#[derive(Debug, Message)]
-#[rtype(result = "Option<CachedResponse>")]
-pub struct LookupIdempotent {
-    pub key: String,
-}
-
-/// Records a response; resolves once it is durable.
-#[derive(Debug, Message)]
-#[rtype(result = "Result<(), StoreError>")]
-pub struct RecordIdempotent {
-    pub key: String,
-    pub response: CachedResponse,
-}
-
-pub struct IdempotencyActor {
-    cache: DedupeCache,
-    store: Store,
-    metrics: Arc<Metrics>,
-}
-
-impl IdempotencyActor {
-    /// Loads the still-fresh entries from the store.
-    pub fn load(store: Store, metrics: Arc<Metrics>) -> Result<IdempotencyActor, StoreError> {
-        let now = crate::now_ms();
-        let mut entries: Vec<(String, CachedResponse)> = store.scan(Tree::Idempotency, "")?;
-        entries.sort_by_key(|(_, e)| e.ts);
-        let mut cache = DedupeCache::default();
-        for (k, e) in entries {
-            if now.saturating_sub(e.ts) < DEDUPE_TTL_MS {
-                cache.insert(k, e);
-            } else {
-                store.remove(Tree::Idempotency, &k)?;
-            }
-        }
-        Ok(IdempotencyActor {
-            cache,
-            store,
-            metrics,
-        })
-    }
-
-    fn received(&self) {
-        self.metrics
-            .idempotency_mailbox
-            .fetch_sub(1, Ordering::Relaxed);
-    }
-
-    fn forget(&self, keys: &[String]) {
-        for k in keys {
-            if let Err(error) = self.store.remove(Tree::Idempotency, k) {
-                tracing::warn!(%error, "idempotency entry removal failed");
-            }
-        }
-    }
-}
-
-impl Actor for IdempotencyActor {
-    type Context = Context<Self>;
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(Duration::from_secs(60), |this, _| {
-            let expired = this.cache.sweep(crate::now_ms());
-            this.forget(&expired);
-        });
-    }
-}
-
 /// Sends to the cache and awaits the reply, counting the mailbox gauge.
 pub async fn ask_idempotency<M>(
     addr: &Addr<IdempotencyActor>,
@@ -166,32 +104,12 @@ where
     addr.send(msg).await
 }
 
-impl Handler<LookupIdempotent> for IdempotencyActor {
-    type Result = Option<CachedResponse>;
-    fn handle(&mut self, msg: LookupIdempotent, _: &mut Context<Self>) -> Self::Result {
-        self.received();
-        self.cache.get(&msg.key, crate::now_ms()).cloned()
-    }
-}
-
-impl Handler<RecordIdempotent> for IdempotencyActor {
-    type Result = ResponseFuture<Result<(), StoreError>>;
-    fn handle(&mut self, msg: RecordIdempotent, _: &mut Context<Self>) -> Self::Result {
-        self.received();
-        let put = self.store.put(Tree::Idempotency, &msg.key, &msg.response);
-        let evicted = self.cache.insert(msg.key, msg.response);
-        self.forget(&evicted);
-        let store = self.store.clone();
-        Box::pin(async move {
-            put?;
-            store.flush().await
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
+    use crate::store::Tree;
+    use std::sync::Arc;
 
     fn resp(ts: u64) -> CachedResponse {
         CachedResponse {

@@ -3,19 +3,25 @@
 //! caller) and `system-event` beacons. Keys are case-insensitive; beacons
 //! expire after 5 minutes; at most 200 entries, oldest dropped first.
 //! Every change bumps `stateVersion.presence` and broadcasts `presence`.
+//!
+//! Files: `messages.rs` (its inbox), `actor.rs` (the actor and its
+//! handlers); this file holds its pure state, with unit tests.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+mod actor;
+mod messages;
 
+use crate::bus::StateVersion;
+use crate::metrics::Metrics;
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::bus::{send_to_bus, BusEvent, EventBus, Publish, StateVersion};
-use crate::metrics::Metrics;
+pub use actor::*;
+pub use messages::*;
 
 pub const PRESENCE_TTL_MS: u64 = 5 * 60 * 1000;
+
 pub const PRESENCE_MAX: usize = 200;
 
 /// One presence row. Field names follow OpenClaw's PresenceEntry.
@@ -147,84 +153,6 @@ impl PresenceTable {
     }
 }
 
-/// Adds or replaces a row. `pinned` rows (live sockets, self) skip the TTL.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct UpsertPresence {
-    pub key: String,
-    pub entry: PresenceEntry,
-    pub pinned: bool,
-}
-
-/// Removes a row (socket closed).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct RemovePresence {
-    pub key: String,
-}
-
-/// Current rows, newest first.
-#[derive(Debug, Message)]
-#[rtype(result = "Vec<PresenceEntry>")]
-pub struct ListPresence;
-
-pub struct PresenceActor {
-    table: PresenceTable,
-    versions: Arc<StateVersions>,
-    bus: Addr<EventBus>,
-    metrics: Arc<Metrics>,
-}
-
-impl PresenceActor {
-    pub fn new(
-        self_entry: PresenceEntry,
-        versions: Arc<StateVersions>,
-        bus: Addr<EventBus>,
-        metrics: Arc<Metrics>,
-    ) -> PresenceActor {
-        let mut table = PresenceTable::default();
-        let key = self_entry
-            .instance_id
-            .clone()
-            .unwrap_or_else(|| "gateway".to_string());
-        table.upsert(&key, self_entry, true, crate::now_ms());
-        PresenceActor {
-            table,
-            versions,
-            bus,
-            metrics,
-        }
-    }
-
-    fn changed(&mut self) {
-        self.versions.presence.fetch_add(1, Ordering::Relaxed);
-        let mut event = BusEvent::new(
-            "presence",
-            &serde_json::json!({ "presence": self.table.list() }),
-            true,
-        );
-        event.state_version = Some(self.versions.current());
-        send_to_bus(&self.bus, &self.metrics, Publish { event });
-    }
-
-    fn received(&self) {
-        self.metrics
-            .presence_mailbox
-            .fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-impl Actor for PresenceActor {
-    type Context = Context<Self>;
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(Duration::from_secs(30), |this, _| {
-            if this.table.expire(crate::now_ms()) {
-                this.changed();
-            }
-        });
-    }
-}
-
 /// Sends a message to the presence actor and counts it into its mailbox gauge.
 pub fn send_to_presence<M>(addr: &Addr<PresenceActor>, metrics: &Metrics, msg: M)
 where
@@ -234,39 +162,6 @@ where
 {
     metrics.presence_mailbox.fetch_add(1, Ordering::Relaxed);
     addr.do_send(msg);
-}
-
-impl Handler<UpsertPresence> for PresenceActor {
-    type Result = ();
-    fn handle(&mut self, msg: UpsertPresence, _: &mut Context<Self>) {
-        self.received();
-        if self
-            .table
-            .upsert(&msg.key, msg.entry, msg.pinned, crate::now_ms())
-        {
-            self.changed();
-        }
-    }
-}
-
-impl Handler<RemovePresence> for PresenceActor {
-    type Result = ();
-    fn handle(&mut self, msg: RemovePresence, _: &mut Context<Self>) {
-        self.received();
-        if self.table.remove(&msg.key) {
-            self.changed();
-        }
-    }
-}
-
-impl Handler<ListPresence> for PresenceActor {
-    type Result = MessageResult<ListPresence>;
-    fn handle(&mut self, _: ListPresence, _: &mut Context<Self>) -> Self::Result {
-        if self.table.expire(crate::now_ms()) {
-            self.changed();
-        }
-        MessageResult(self.table.list())
-    }
 }
 
 #[cfg(test)]

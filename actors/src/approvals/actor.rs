@@ -1,0 +1,333 @@
+//! `ApprovalsActor`: exec security, allowlists, pending approvals, the approvals file.
+
+use super::*;
+use crate::bus::{BusEvent, EventBus, Publish};
+use actix::prelude::*;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+pub struct ApprovalsActor {
+    bus: Addr<EventBus>,
+    path: PathBuf,
+    file: Value,
+    timeout: Duration,
+    pending: HashMap<String, Pending>,
+}
+
+impl ApprovalsActor {
+    /// Loads `path` (missing: empty; unreadable or invalid: an error).
+    pub fn load(
+        bus: Addr<EventBus>,
+        path: PathBuf,
+        timeout: Duration,
+    ) -> Result<ApprovalsActor, String> {
+        let file = match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let v: Value =
+                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                validate_file(&v).map_err(|e| format!("{}: {e}", path.display()))?;
+                v
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => empty_file(),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        Ok(ApprovalsActor {
+            bus,
+            path,
+            file,
+            timeout,
+            pending: HashMap::new(),
+        })
+    }
+
+    fn scoped(&self, agent: &str, key: &str) -> Option<&Value> {
+        self.file
+            .get("agents")
+            .and_then(|a| a.get(agent))
+            .and_then(|a| a.get(key))
+            .or_else(|| self.file.get("defaults").and_then(|d| d.get(key)))
+    }
+
+    /// The stricter of the run's policy and the file's.
+    fn effective(&self, agent: &str, p: ExecPolicy) -> (Security, Ask, Security) {
+        let sec = self
+            .scoped(agent, "security")
+            .and_then(Value::as_str)
+            .and_then(|s| Security::parse(s).ok())
+            .map_or(p.security, |f| f.min(p.security));
+        let ask = self
+            .scoped(agent, "ask")
+            .and_then(Value::as_str)
+            .and_then(|s| Ask::parse(s).ok())
+            .map_or(p.ask, |f| f.max(p.ask));
+        let fallback = self
+            .scoped(agent, "askFallback")
+            .and_then(Value::as_str)
+            .and_then(|s| Security::parse(s).ok())
+            .unwrap_or(Security::Deny);
+        (sec, ask, fallback)
+    }
+
+    fn allowlisted(&self, agent: &str, command: &str) -> bool {
+        let Some(bins) = executables(command) else {
+            return false;
+        };
+        let patterns: Vec<&str> = self
+            .file
+            .get("agents")
+            .and_then(|a| a.get(agent))
+            .and_then(|a| a.get("allowlist"))
+            .and_then(Value::as_array)
+            .map(|l| {
+                l.iter()
+                    .filter_map(|e| e.get("pattern").and_then(Value::as_str))
+                    .collect()
+            })
+            .unwrap_or_default();
+        !bins.is_empty()
+            && bins
+                .iter()
+                .all(|b| patterns.iter().any(|p| pattern_matches(p, b)))
+    }
+
+    fn save(&self) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(&self.file).map_err(|e| e.to_string())?;
+        crate::fsutil::write_atomic(&self.path, &format!("{text}\n"))
+            .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+
+    /// Adds the command's executables to the agent's allowlist.
+    fn allow_always(&mut self, agent: &str, command: &str) {
+        let bins = executables(command).unwrap_or_default();
+        if !self.file.get("agents").is_some_and(Value::is_object) {
+            self.file["agents"] = json!({});
+        }
+        let a = &mut self.file["agents"][agent];
+        if !a.is_object() {
+            *a = json!({});
+        }
+        if !a.get("allowlist").is_some_and(Value::is_array) {
+            a["allowlist"] = json!([]);
+        }
+        if let Some(list) = a["allowlist"].as_array_mut() {
+            for bin in bins {
+                if !list
+                    .iter()
+                    .any(|e| e.get("pattern").and_then(Value::as_str) == Some(bin.as_str()))
+                {
+                    list.push(json!({ "id": ulid::Ulid::generate().to_string(), "pattern": bin, "lastUsedAt": crate::now_ms() }));
+                }
+            }
+        }
+        if let Err(e) = self.save() {
+            tracing::error!(error = %e, "cannot store the exec allowlist");
+        }
+    }
+
+    fn open(
+        &mut self,
+        id: Option<String>,
+        request: Value,
+        timeout: Duration,
+        ctx: &mut Context<Self>,
+    ) -> Result<Opened, String> {
+        let id = id.unwrap_or_else(uuid_like);
+        if self.pending.contains_key(&id) {
+            return Err(format!("approval {id} already exists"));
+        }
+        let created = crate::now_ms();
+        let expires = created + timeout.as_millis() as u64;
+        let (tx, rx) = oneshot::channel();
+        self.pending.insert(
+            id.clone(),
+            Pending {
+                expires,
+                decision: None,
+                waiters: vec![tx],
+            },
+        );
+        self.bus.do_send(Publish {
+            event: BusEvent::new(
+                "exec.approval.requested",
+                &json!({ "id": id, "request": request, "createdAtMs": created, "expiresAtMs": expires }),
+                false,
+            ),
+        });
+        let expired_id = id.clone();
+        ctx.run_later(timeout, move |act, _| {
+            act.finish(&expired_id, None, None);
+        });
+        Ok((id, created, expires, rx))
+    }
+
+    /// Records a decision (None: expired), wakes the waiters, tells clients.
+    fn finish(&mut self, id: &str, decision: Option<Decision>, by: Option<String>) -> bool {
+        let Some(p) = self.pending.get_mut(id) else {
+            return false;
+        };
+        if p.decision.is_some() {
+            return false;
+        }
+        p.decision = Some(decision);
+        for w in p.waiters.drain(..) {
+            let _ = w.send(decision);
+        }
+        let mut payload = json!({ "id": id, "decision": decision.map(Decision::as_str).unwrap_or("deny"), "ts": crate::now_ms() });
+        if decision.is_none() {
+            payload["reason"] = json!("timeout");
+        }
+        if let Some(by) = by {
+            payload["resolvedBy"] = json!(by);
+        }
+        self.bus.do_send(Publish {
+            event: BusEvent::new("exec.approval.resolved", &payload, false),
+        });
+        // Resolved entries stay a minute for late waitDecision calls.
+        let now = crate::now_ms();
+        self.pending
+            .retain(|_, p| p.decision.is_none() || p.expires + 60_000 > now);
+        true
+    }
+}
+
+impl Actor for ApprovalsActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<ExecGate> for ApprovalsActor {
+    type Result = ResponseActFuture<Self, Result<(), String>>;
+    fn handle(&mut self, msg: ExecGate, ctx: &mut Context<Self>) -> Self::Result {
+        let (security, ask, fallback) = self.effective(&msg.agent_id, msg.policy);
+        let hit = security == Security::Full || self.allowlisted(&msg.agent_id, &msg.command);
+        let refuse = |r: String| Box::pin(actix::fut::ready(Err(r))) as Self::Result;
+        if security == Security::Deny {
+            return refuse("exec is disabled for this session (security=deny); ask the user to change execSecurity".into());
+        }
+        let must_ask = ask == Ask::Always || (ask == Ask::OnMiss && !hit);
+        if !must_ask {
+            return if hit {
+                Box::pin(actix::fut::ready(Ok(())))
+            } else {
+                refuse(
+                    "this command is not in the exec allowlist (security=allowlist, ask=off)"
+                        .into(),
+                )
+            };
+        }
+        let bins = executables(&msg.command).unwrap_or_default();
+        let request = json!({
+            "command": msg.command, "cwd": msg.cwd, "host": msg.policy.host.as_str(),
+            "security": security.as_str(), "ask": ask.as_str(), "agentId": msg.agent_id,
+            "resolvedPath": bins.first(), "sessionKey": msg.session_key,
+        });
+        let timeout = self.timeout;
+        let (id, _, _, rx) = match self.open(None, request, timeout, ctx) {
+            Ok(x) => x,
+            Err(e) => return refuse(e),
+        };
+        tracing::info!(approval = %id, session_key = %msg.session_key, command = %msg.command, "exec approval requested");
+        let (agent, command) = (msg.agent_id, msg.command);
+        Box::pin(async move { rx.await.ok().flatten() }.into_actor(self).map(
+            move |decision, act, _| match decision {
+                Some(Decision::AllowOnce) => Ok(()),
+                Some(Decision::AllowAlways) => {
+                    act.allow_always(&agent, &command);
+                    Ok(())
+                }
+                Some(Decision::Deny) => {
+                    Err(format!("the operator denied this command (approval {id})"))
+                }
+                None => match fallback {
+                    Security::Full => Ok(()),
+                    Security::Allowlist if hit => Ok(()),
+                    _ => Err(format!(
+                        "no operator answered approval {id} within {}s, so it was denied",
+                        timeout.as_secs()
+                    )),
+                },
+            },
+        ))
+    }
+}
+
+impl Handler<RequestApproval> for ApprovalsActor {
+    type Result = ResponseFuture<Result<(String, Option<Decision>, u64, u64), String>>;
+    fn handle(&mut self, msg: RequestApproval, ctx: &mut Context<Self>) -> Self::Result {
+        let timeout = msg
+            .timeout
+            .unwrap_or(self.timeout)
+            .min(Duration::from_secs(3600));
+        match self.open(msg.id, msg.request, timeout, ctx) {
+            Ok((id, created, expires, rx)) => Box::pin(async move {
+                let d = rx.await.ok().flatten();
+                Ok((id, d, created, expires))
+            }),
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+}
+
+impl Handler<ResolveApproval> for ApprovalsActor {
+    type Result = Result<(), String>;
+    fn handle(&mut self, msg: ResolveApproval, _: &mut Context<Self>) -> Self::Result {
+        if self.finish(&msg.id, Some(msg.decision), msg.by) {
+            Ok(())
+        } else {
+            Err(format!(
+                "unknown or already resolved approval id {:?}",
+                msg.id
+            ))
+        }
+    }
+}
+
+impl Handler<WaitDecision> for ApprovalsActor {
+    type Result = ResponseFuture<Result<Option<Decision>, String>>;
+    fn handle(&mut self, msg: WaitDecision, _: &mut Context<Self>) -> Self::Result {
+        let Some(p) = self.pending.get_mut(&msg.id) else {
+            let id = msg.id;
+            return Box::pin(async move { Err(format!("unknown approval id {id:?}")) });
+        };
+        if let Some(d) = p.decision {
+            return Box::pin(async move { Ok(d) });
+        }
+        let (tx, rx) = oneshot::channel();
+        p.waiters.push(tx);
+        Box::pin(async move { Ok(rx.await.ok().flatten()) })
+    }
+}
+
+impl Handler<GetApprovals> for ApprovalsActor {
+    type Result = MessageResult<GetApprovals>;
+    fn handle(&mut self, _: GetApprovals, _: &mut Context<Self>) -> Self::Result {
+        MessageResult((
+            self.path.display().to_string(),
+            self.path.exists(),
+            hash_of(&self.file),
+            self.file.clone(),
+        ))
+    }
+}
+
+impl Handler<SetApprovals> for ApprovalsActor {
+    type Result = Result<String, String>;
+    fn handle(&mut self, msg: SetApprovals, _: &mut Context<Self>) -> Self::Result {
+        let current = hash_of(&self.file);
+        if msg.base_hash.as_deref() != Some(current.as_str()) {
+            return Err(
+                "exec approvals changed since they were read; get them again (baseHash mismatch)"
+                    .into(),
+            );
+        }
+        validate_file(&msg.file)?;
+        let old = std::mem::replace(&mut self.file, msg.file);
+        if let Err(e) = self.save() {
+            self.file = old;
+            return Err(e);
+        }
+        Ok(hash_of(&self.file))
+    }
+}

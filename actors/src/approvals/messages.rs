@@ -1,0 +1,56 @@
+//! The approvals actor's inbox: exec checks, pending approvals and their answers, allowlists.
+
+use super::*;
+use actix::prelude::*;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Decides one command. Reply: Ok to run it, Err(reason) to refuse.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), String>")]
+pub struct ExecGate {
+    pub agent_id: String,
+    pub session_key: String,
+    pub command: String,
+    pub cwd: String,
+    pub policy: ExecPolicy,
+}
+
+/// `exec.approval.request`: asks and waits. Reply: (id, decision, created,
+/// expires); decision None when nobody answered in time.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(String, Option<Decision>, u64, u64), String>")]
+pub struct RequestApproval {
+    pub id: Option<String>,
+    pub request: Value,
+    pub timeout: Option<Duration>,
+}
+
+/// `exec.approval.resolve`. Err: unknown or already resolved id.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), String>")]
+pub struct ResolveApproval {
+    pub id: String,
+    pub decision: Decision,
+    pub by: Option<String>,
+}
+
+/// `exec.approval.waitDecision`. Reply: the decision (None: expired).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<Decision>, String>")]
+pub struct WaitDecision {
+    pub id: String,
+}
+
+/// `exec.approvals.get`. Reply: (path, exists, hash, file).
+#[derive(Debug, Message)]
+#[rtype(result = "(String, bool, String, Value)")]
+pub struct GetApprovals;
+
+/// `exec.approvals.set` (optimistic: `base_hash` must match). Reply: the new hash.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<String, String>")]
+pub struct SetApprovals {
+    pub file: Value,
+    pub base_hash: Option<String>,
+}

@@ -1,0 +1,188 @@
+//! `EventBus`: subscribers, their seq and backlog rule, the tick.
+
+use super::*;
+use crate::ids::ConnId;
+use crate::metrics::Metrics;
+use actix::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct EventBus {
+    subscribers: HashMap<ConnId, Subscriber>,
+    tick_interval: Duration,
+    metrics: Arc<Metrics>,
+}
+
+impl EventBus {
+    pub fn new(tick_interval: Duration, metrics: Arc<Metrics>) -> EventBus {
+        EventBus {
+            subscribers: HashMap::new(),
+            tick_interval,
+            metrics,
+        }
+    }
+
+    fn received(&self) {
+        self.metrics.bus_mailbox.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn fan_out(&mut self, event: BusEvent) {
+        let event = Arc::new(event);
+        let reserve = reserve_for(&event);
+        let mut slow = Vec::new();
+        for (id, sub) in self.subscribers.iter_mut() {
+            if !may_receive(&event.event, sub.role, &sub.scopes) {
+                continue;
+            }
+            sub.seq += 1;
+            match sub.verdict(&event) {
+                Verdict::Send => {
+                    sub.buffered.fetch_add(reserve, Ordering::Relaxed);
+                    sub.recipient.do_send(Outbound::Event {
+                        event: event.clone(),
+                        seq: Some(sub.seq),
+                        reserved: reserve,
+                    });
+                }
+                Verdict::Drop => Metrics::inc(&self.metrics.events_dropped_slow),
+                Verdict::Close => slow.push(id.clone()),
+            }
+        }
+        for id in slow {
+            self.close_slow(&id, &event.event);
+        }
+    }
+
+    fn close_slow(&mut self, id: &ConnId, event: &str) {
+        if let Some(sub) = self.subscribers.remove(id) {
+            Metrics::inc(&self.metrics.slow_consumer_closes);
+            tracing::warn!(conn_id = %id, event, "slow consumer closed");
+            sub.recipient.do_send(Outbound::Close {
+                code: 1008,
+                reason: "slow consumer".to_string(),
+            });
+        }
+    }
+}
+
+impl Actor for EventBus {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(self.tick_interval, |bus, _| {
+            bus.fan_out(BusEvent::new(
+                "tick",
+                &serde_json::json!({ "ts": crate::now_ms() }),
+                false,
+            ));
+        });
+    }
+}
+
+impl Supervised for EventBus {}
+
+/// Sends a message to the bus and counts it into the bus mailbox gauge.
+pub fn send_to_bus<M>(bus: &Addr<EventBus>, metrics: &Metrics, msg: M)
+where
+    M: Message + Send + 'static,
+    M::Result: Send,
+    EventBus: Handler<M>,
+{
+    metrics.bus_mailbox.fetch_add(1, Ordering::Relaxed);
+    bus.do_send(msg);
+}
+
+impl Handler<Subscribe> for EventBus {
+    type Result = ();
+    fn handle(&mut self, msg: Subscribe, _: &mut Context<Self>) {
+        self.received();
+        self.subscribers.insert(
+            msg.conn_id,
+            Subscriber {
+                recipient: msg.recipient,
+                role: msg.role,
+                scopes: msg.scopes,
+                buffered: msg.buffered,
+                max_buffered: msg.max_buffered,
+                seq: 0,
+            },
+        );
+    }
+}
+
+impl Handler<Unsubscribe> for EventBus {
+    type Result = ();
+    fn handle(&mut self, msg: Unsubscribe, _: &mut Context<Self>) {
+        self.received();
+        self.subscribers.remove(&msg.conn_id);
+    }
+}
+
+impl Handler<Publish> for EventBus {
+    type Result = ();
+    fn handle(&mut self, msg: Publish, _: &mut Context<Self>) {
+        self.received();
+        self.fan_out(msg.event);
+    }
+}
+
+impl Handler<PublishTo> for EventBus {
+    type Result = ();
+    fn handle(&mut self, msg: PublishTo, _: &mut Context<Self>) {
+        self.received();
+        let event = Arc::new(msg.event);
+        let reserve = reserve_for(&event);
+        for id in &msg.targets {
+            let verdict = match self.subscribers.get(id) {
+                Some(sub) => sub.verdict(&event),
+                None => continue,
+            };
+            match verdict {
+                Verdict::Send => {
+                    if let Some(sub) = self.subscribers.get(id) {
+                        sub.buffered.fetch_add(reserve, Ordering::Relaxed);
+                        sub.recipient.do_send(Outbound::Event {
+                            event: event.clone(),
+                            seq: None,
+                            reserved: reserve,
+                        });
+                    }
+                }
+                Verdict::Drop => Metrics::inc(&self.metrics.events_dropped_slow),
+                Verdict::Close => self.close_slow(id, &event.event),
+            }
+        }
+    }
+}
+
+impl Handler<BroadcastShutdown> for EventBus {
+    type Result = usize;
+    fn handle(&mut self, msg: BroadcastShutdown, _: &mut Context<Self>) -> usize {
+        self.received();
+        self.fan_out(BusEvent::new(
+            "shutdown",
+            &serde_json::json!({
+                "reason": msg.reason,
+                "restartExpectedMs": msg.restart_expected_ms,
+            }),
+            false,
+        ));
+        for sub in self.subscribers.values() {
+            sub.recipient.do_send(Outbound::Close {
+                code: 1012,
+                reason: "service restart".to_string(),
+            });
+        }
+        self.subscribers.len()
+    }
+}
+
+impl Handler<CountSubscribers> for EventBus {
+    type Result = usize;
+    fn handle(&mut self, _: CountSubscribers, _: &mut Context<Self>) -> usize {
+        self.received();
+        self.subscribers.len()
+    }
+}

@@ -1,0 +1,72 @@
+//! The bus's inbox: subscriptions, publishing, the shutdown broadcast.
+
+use super::*;
+use crate::ids::ConnId;
+use crate::scopes::Role;
+use actix::prelude::*;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// What the bus asks of a subscribed connection.
+#[derive(Debug, Message, Clone)]
+#[rtype(result = "()")]
+pub enum Outbound {
+    /// Send this event with this seq (None for targeted events). `reserved`
+    /// bytes were added to the connection's backlog counter for it.
+    Event {
+        event: Arc<BusEvent>,
+        seq: Option<u64>,
+        reserved: usize,
+    },
+    /// Close the socket with this code and reason (shutdown).
+    Close { code: u16, reason: String },
+}
+
+/// Adds a connection after its handshake. Replaces any earlier entry of the id.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Subscribe {
+    pub conn_id: ConnId,
+    pub recipient: Recipient<Outbound>,
+    pub role: Role,
+    pub scopes: Vec<String>,
+    /// Bytes written for this connection and not yet taken by its socket.
+    pub buffered: Arc<AtomicUsize>,
+    /// Above this backlog the connection is a slow consumer.
+    pub max_buffered: usize,
+}
+
+/// Removes a connection (socket closed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Unsubscribe {
+    pub conn_id: ConnId,
+}
+
+/// Broadcasts to every connection allowed to see the event.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Publish {
+    pub event: BusEvent,
+}
+
+/// Sends to the listed connections only, without seq (targeted events).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct PublishTo {
+    pub event: BusEvent,
+    pub targets: Vec<ConnId>,
+}
+
+/// Sends `shutdown` to everyone, then asks every socket to close 1012.
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct BroadcastShutdown {
+    pub reason: String,
+    pub restart_expected_ms: Option<u64>,
+}
+
+/// Number of subscribed connections.
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct CountSubscribers;

@@ -1,0 +1,84 @@
+//! `IdempotencyActor`: the `<method>:<key>` cache over its store tree.
+
+use super::*;
+use crate::metrics::Metrics;
+use crate::store::{Store, StoreError, Tree};
+use actix::prelude::*;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct IdempotencyActor {
+    pub(super) cache: DedupeCache,
+    store: Store,
+    metrics: Arc<Metrics>,
+}
+
+impl IdempotencyActor {
+    /// Loads the still-fresh entries from the store.
+    pub fn load(store: Store, metrics: Arc<Metrics>) -> Result<IdempotencyActor, StoreError> {
+        let now = crate::now_ms();
+        let mut entries: Vec<(String, CachedResponse)> = store.scan(Tree::Idempotency, "")?;
+        entries.sort_by_key(|(_, e)| e.ts);
+        let mut cache = DedupeCache::default();
+        for (k, e) in entries {
+            if now.saturating_sub(e.ts) < DEDUPE_TTL_MS {
+                cache.insert(k, e);
+            } else {
+                store.remove(Tree::Idempotency, &k)?;
+            }
+        }
+        Ok(IdempotencyActor {
+            cache,
+            store,
+            metrics,
+        })
+    }
+
+    fn received(&self) {
+        self.metrics
+            .idempotency_mailbox
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn forget(&self, keys: &[String]) {
+        for k in keys {
+            if let Err(error) = self.store.remove(Tree::Idempotency, k) {
+                tracing::warn!(%error, "idempotency entry removal failed");
+            }
+        }
+    }
+}
+
+impl Actor for IdempotencyActor {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(Duration::from_secs(60), |this, _| {
+            let expired = this.cache.sweep(crate::now_ms());
+            this.forget(&expired);
+        });
+    }
+}
+
+impl Handler<LookupIdempotent> for IdempotencyActor {
+    type Result = Option<CachedResponse>;
+    fn handle(&mut self, msg: LookupIdempotent, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        self.cache.get(&msg.key, crate::now_ms()).cloned()
+    }
+}
+
+impl Handler<RecordIdempotent> for IdempotencyActor {
+    type Result = ResponseFuture<Result<(), StoreError>>;
+    fn handle(&mut self, msg: RecordIdempotent, _: &mut Context<Self>) -> Self::Result {
+        self.received();
+        let put = self.store.put(Tree::Idempotency, &msg.key, &msg.response);
+        let evicted = self.cache.insert(msg.key, msg.response);
+        self.forget(&evicted);
+        let store = self.store.clone();
+        Box::pin(async move {
+            put?;
+            store.flush().await
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! `PresenceActor`: the presence table, its TTLs and cap, and the `presence` broadcasts.
+
+use super::*;
+use crate::bus::{send_to_bus, BusEvent, EventBus, Publish};
+use crate::metrics::Metrics;
+use actix::prelude::*;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct PresenceActor {
+    table: PresenceTable,
+    versions: Arc<StateVersions>,
+    bus: Addr<EventBus>,
+    metrics: Arc<Metrics>,
+}
+
+impl PresenceActor {
+    pub fn new(
+        self_entry: PresenceEntry,
+        versions: Arc<StateVersions>,
+        bus: Addr<EventBus>,
+        metrics: Arc<Metrics>,
+    ) -> PresenceActor {
+        let mut table = PresenceTable::default();
+        let key = self_entry
+            .instance_id
+            .clone()
+            .unwrap_or_else(|| "gateway".to_string());
+        table.upsert(&key, self_entry, true, crate::now_ms());
+        PresenceActor {
+            table,
+            versions,
+            bus,
+            metrics,
+        }
+    }
+
+    fn changed(&mut self) {
+        self.versions.presence.fetch_add(1, Ordering::Relaxed);
+        let mut event = BusEvent::new(
+            "presence",
+            &serde_json::json!({ "presence": self.table.list() }),
+            true,
+        );
+        event.state_version = Some(self.versions.current());
+        send_to_bus(&self.bus, &self.metrics, Publish { event });
+    }
+
+    fn received(&self) {
+        self.metrics
+            .presence_mailbox
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Actor for PresenceActor {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(Duration::from_secs(30), |this, _| {
+            if this.table.expire(crate::now_ms()) {
+                this.changed();
+            }
+        });
+    }
+}
+
+impl Handler<UpsertPresence> for PresenceActor {
+    type Result = ();
+    fn handle(&mut self, msg: UpsertPresence, _: &mut Context<Self>) {
+        self.received();
+        if self
+            .table
+            .upsert(&msg.key, msg.entry, msg.pinned, crate::now_ms())
+        {
+            self.changed();
+        }
+    }
+}
+
+impl Handler<RemovePresence> for PresenceActor {
+    type Result = ();
+    fn handle(&mut self, msg: RemovePresence, _: &mut Context<Self>) {
+        self.received();
+        if self.table.remove(&msg.key) {
+            self.changed();
+        }
+    }
+}
+
+impl Handler<ListPresence> for PresenceActor {
+    type Result = MessageResult<ListPresence>;
+    fn handle(&mut self, _: ListPresence, _: &mut Context<Self>) -> Self::Result {
+        if self.table.expire(crate::now_ms()) {
+            self.changed();
+        }
+        MessageResult(self.table.list())
+    }
+}

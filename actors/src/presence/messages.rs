@@ -1,0 +1,25 @@
+//! The presence table's inbox: upsert, remove, list.
+
+use super::*;
+use actix::prelude::*;
+
+/// Adds or replaces a row. `pinned` rows (live sockets, self) skip the TTL.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct UpsertPresence {
+    pub key: String,
+    pub entry: PresenceEntry,
+    pub pinned: bool,
+}
+
+/// Removes a row (socket closed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct RemovePresence {
+    pub key: String,
+}
+
+/// Current rows, newest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<PresenceEntry>")]
+pub struct ListPresence;

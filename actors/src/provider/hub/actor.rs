@@ -1,0 +1,152 @@
+//! `ProviderHub`: provider specs, one provider actor per provider, auth profiles and cooldowns.
+
+use super::*;
+use crate::provider::anthropic::{AnthropicConfig, AnthropicProvider};
+use crate::provider::offline::OfflineProvider;
+use crate::provider::openai::{OpenAiConfig, OpenAiProvider};
+use crate::provider::selection::AuthProfiles;
+use crate::provider::StreamCompletion;
+use actix::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct ProviderHub {
+    pub(super) config: HubConfig,
+    slots: HashMap<String, Slot>,
+}
+
+impl ProviderHub {
+    pub fn new(config: HubConfig) -> ProviderHub {
+        ProviderHub {
+            config,
+            slots: HashMap::new(),
+        }
+    }
+
+    /// A hub that only knows the built-ins and no credentials (tests).
+    pub fn builtins() -> ProviderHub {
+        ProviderHub::new(HubConfig {
+            providers: BTreeMap::new(),
+            order: BTreeMap::new(),
+            configured_profiles: Vec::new(),
+            stored_profiles: Vec::new(),
+            credentials_dir: PathBuf::from("/nonexistent"),
+            env: Arc::new(|_: &str| None),
+            request_timeout: Duration::from_secs(600),
+        })
+    }
+
+    /// Serves `provider` with an already started actor (one implicit
+    /// `<provider>:default` profile, no key): embedding and tests.
+    pub fn with_provider(
+        mut self,
+        provider: &str,
+        actor: Recipient<StreamCompletion>,
+    ) -> ProviderHub {
+        let id = format!("{provider}:default");
+        self.slots.insert(
+            provider.to_string(),
+            Slot {
+                actor,
+                profiles: AuthProfiles::new(vec![id.clone()]),
+                keys: HashMap::from([(id, None)]),
+            },
+        );
+        self
+    }
+
+    fn slot(&mut self, provider: &str) -> Result<&mut Slot, String> {
+        if !self.slots.contains_key(provider) {
+            let spec = self.config.spec(provider).ok_or_else(|| {
+                format!("provider {provider:?} is not configured (add models.providers.{provider})")
+            })?;
+            let timeout = self.config.request_timeout;
+            let actor: Recipient<StreamCompletion> = match spec.api {
+                Api::Offline => OfflineProvider::new().start().recipient(),
+                Api::AnthropicMessages => AnthropicProvider::new(AnthropicConfig {
+                    base_url: spec.base_url.clone(),
+                    api_key: None,
+                    headers: spec.headers.clone(),
+                    request_timeout: timeout,
+                })
+                .start()
+                .recipient(),
+                Api::OpenAiCompletions => OpenAiProvider::new(OpenAiConfig {
+                    base_url: spec.base_url.clone(),
+                    api_key: None,
+                    headers: spec.headers.clone(),
+                    model_compat: spec.model_compat.clone(),
+                    request_timeout: timeout,
+                })
+                .start()
+                .recipient(),
+            };
+            let profiles = self.config.profiles(provider, &spec);
+            let slot = Slot {
+                actor,
+                profiles: AuthProfiles::new(profiles.iter().map(|(id, _)| id.clone()).collect()),
+                keys: profiles.into_iter().collect(),
+            };
+            self.slots.insert(provider.to_string(), slot);
+        }
+        self.slots
+            .get_mut(provider)
+            .ok_or_else(|| format!("provider {provider:?} is unavailable"))
+    }
+}
+
+impl Actor for ProviderHub {
+    type Context = Context<Self>;
+}
+
+impl Handler<RouteRequest> for ProviderHub {
+    type Result = Result<Route, RouteError>;
+    fn handle(&mut self, msg: RouteRequest, _: &mut Context<Self>) -> Self::Result {
+        let now = crate::now_ms();
+        let provider = msg.provider.to_ascii_lowercase();
+        let slot = self.slot(&provider).map_err(RouteError::Unknown)?;
+        let Some(profile) = slot.profiles.pick(msg.sticky.as_deref(), &msg.exclude, now) else {
+            let back = slot.profiles.soonest_back_ms().unwrap_or(now);
+            return Err(RouteError::Cooling {
+                provider,
+                back_in_s: back.saturating_sub(now).div_ceil(1000),
+            });
+        };
+        let mut exclude = msg.exclude;
+        exclude.push(profile.clone());
+        Ok(Route {
+            actor: slot.actor.clone(),
+            api_key: slot.keys.get(&profile).cloned().flatten(),
+            alternatives: slot.profiles.available_count(&exclude, now),
+            profile,
+        })
+    }
+}
+
+impl Handler<ReportOutcome> for ProviderHub {
+    type Result = ();
+    fn handle(&mut self, msg: ReportOutcome, _: &mut Context<Self>) {
+        let Some(slot) = self.slots.get_mut(&msg.provider) else {
+            return;
+        };
+        match msg.error {
+            None => slot.profiles.succeeded(&msg.profile),
+            Some(e) => {
+                if let Some(d) = slot.profiles.failed(&msg.profile, &e, crate::now_ms()) {
+                    tracing::warn!(provider = %msg.provider, profile = %msg.profile, error = %e,
+                        cooldown_s = d.as_secs(), "auth profile cooling down");
+                }
+            }
+        }
+    }
+}
+
+impl Handler<Reconfigure> for ProviderHub {
+    type Result = ();
+    fn handle(&mut self, msg: Reconfigure, _: &mut Context<Self>) {
+        self.config = msg.0;
+        self.slots.clear();
+    }
+}

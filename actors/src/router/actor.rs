@@ -1,0 +1,201 @@
+//! `RouterActor`: the live session actors by key; one actor per key, ever.
+
+use super::*;
+use crate::lane::Lanes;
+use crate::session::{
+    CloseSession, SessionActor, SessionDeps, SessionEntry, SessionIdle, StopIfIdle,
+};
+use crate::store::{StoreError, Tree};
+use crate::transcript;
+use actix::prelude::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub struct RouterActor {
+    deps: Arc<SessionDeps>,
+    lanes: Option<Lanes>,
+    sessions: HashMap<String, Addr<SessionActor>>,
+}
+
+impl RouterActor {
+    pub fn new(deps: impl Into<Arc<SessionDeps>>) -> RouterActor {
+        RouterActor {
+            deps: deps.into(),
+            lanes: None,
+            sessions: HashMap::new(),
+        }
+    }
+
+    /// Sessions run in the lane their key names (else `deps.lane`).
+    pub fn with_lanes(mut self, lanes: Lanes) -> RouterActor {
+        self.lanes = Some(lanes);
+        self
+    }
+}
+
+impl RouterActor {
+    /// The live actor of `key`, started (from its stored entry) when there
+    /// is none. `created`: the entry was new (the caller flushes).
+    fn session(
+        &mut self,
+        key: &str,
+        ctx: &mut Context<Self>,
+    ) -> Result<(Addr<SessionActor>, SessionEntry, bool), StoreError> {
+        let store = &self.deps.store;
+        let (entry, created) = match store.get::<SessionEntry>(Tree::Sessions, key)? {
+            Some(e) => (e, false),
+            None => {
+                let e = SessionEntry::new(crate::now_ms());
+                store.put(Tree::Sessions, key, &e)?;
+                (e, true)
+            }
+        };
+        let addr = match self.sessions.get(key).filter(|a| a.connected()) {
+            Some(a) => a.clone(),
+            None => {
+                let mut session =
+                    SessionActor::new(key.to_string(), entry.clone(), self.deps.clone())
+                        .idle_to(ctx.address().recipient());
+                if let Some(l) = &self.lanes {
+                    session = session.in_lane(l.for_key(key).clone());
+                }
+                let a = session.start();
+                self.sessions.insert(key.to_string(), a.clone());
+                a
+            }
+        };
+        Ok((addr, entry, created))
+    }
+}
+
+impl Actor for RouterActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let keys = match crate::session::inbox::sessions(&self.deps.store) {
+            Ok(keys) => keys,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the inboxes to recover");
+                return;
+            }
+        };
+        for key in keys {
+            match self.session(&key, ctx) {
+                Ok(_) => {
+                    tracing::info!(session_key = %key, "session woken to recover its messages")
+                }
+                Err(e) => {
+                    tracing::error!(session_key = %key, error = %e, "cannot wake a session to recover it")
+                }
+            }
+        }
+    }
+}
+
+impl Handler<GetSession> for RouterActor {
+    type Result = ResponseFuture<Result<(Addr<SessionActor>, SessionEntry), StoreError>>;
+    fn handle(&mut self, msg: GetSession, ctx: &mut Context<Self>) -> Self::Result {
+        let store = self.deps.store.clone();
+        let key = msg.key.as_str().to_string();
+        let result = self.session(&key, ctx);
+        Box::pin(async move {
+            let (addr, entry, created) = result?;
+            if created {
+                store.flush().await?;
+            }
+            Ok((addr, entry))
+        })
+    }
+}
+
+impl Handler<LookupSession> for RouterActor {
+    type Result = Result<Option<SessionEntry>, StoreError>;
+    fn handle(&mut self, msg: LookupSession, _: &mut Context<Self>) -> Self::Result {
+        self.deps.store.get(Tree::Sessions, msg.key.as_str())
+    }
+}
+
+impl Handler<ListSessions> for RouterActor {
+    type Result = Result<Vec<SessionRow>, StoreError>;
+    fn handle(&mut self, _: ListSessions, _: &mut Context<Self>) -> Self::Result {
+        let mut rows: Vec<SessionRow> = self
+            .deps
+            .store
+            .scan::<SessionEntry>(Tree::Sessions, "")?
+            .into_iter()
+            .map(|(key, entry)| SessionRow {
+                live: self.sessions.get(&key).is_some_and(|a| a.connected()),
+                key,
+                entry,
+            })
+            .collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.entry.updated_at));
+        Ok(rows)
+    }
+}
+
+impl Handler<DeleteSession> for RouterActor {
+    type Result = ResponseFuture<Result<bool, StoreError>>;
+    fn handle(&mut self, msg: DeleteSession, _: &mut Context<Self>) -> Self::Result {
+        let key = msg.key.as_str().to_string();
+        if let Some(a) = self.sessions.remove(&key) {
+            a.do_send(CloseSession);
+        }
+        let store = self.deps.store.clone();
+        let result: Result<bool, StoreError> = (|| {
+            let Some(entry) = store.get::<SessionEntry>(Tree::Sessions, &key)? else {
+                return Ok(false);
+            };
+            store.remove(Tree::Sessions, &key)?;
+            if !msg.keep_transcript {
+                transcript::delete(&store, &entry.session_id).map_err(|e| match e {
+                    transcript::TranscriptError::Store(s) => s,
+                    other => StoreError::Corrupt {
+                        tree: "transcripts",
+                        key: entry.session_id.clone(),
+                        message: other.to_string(),
+                    },
+                })?;
+            }
+            Ok(true)
+        })();
+        Box::pin(async move {
+            let existed = result?;
+            store.flush().await?;
+            Ok(existed)
+        })
+    }
+}
+
+impl Handler<SessionIdle> for RouterActor {
+    type Result = ();
+    fn handle(&mut self, msg: SessionIdle, ctx: &mut Context<Self>) {
+        let current = self
+            .sessions
+            .get(&msg.key)
+            .is_some_and(|a| *a == msg.session);
+        if !current {
+            return;
+        }
+        // `wait`: no GetSession is served until the session answered, so a
+        // key never has two actors.
+        let session = msg.session.clone();
+        ctx.wait(
+            async move { session.send(StopIfIdle).await.unwrap_or(true) }
+                .into_actor(self)
+                .map(move |stopped, act, _| {
+                    if stopped {
+                        act.sessions.remove(&msg.key);
+                        tracing::debug!(session_key = %msg.key, "idle session stopped");
+                    }
+                }),
+        );
+    }
+}
+
+impl Handler<CountLive> for RouterActor {
+    type Result = usize;
+    fn handle(&mut self, _: CountLive, _: &mut Context<Self>) -> usize {
+        self.sessions.values().filter(|a| a.connected()).count()
+    }
+}

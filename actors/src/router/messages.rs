@@ -1,0 +1,40 @@
+//! The router's inbox: get, look up, list, delete sessions; idleness reports.
+
+use super::*;
+use crate::inbound::SessionKey;
+use crate::session::{SessionActor, SessionEntry};
+use crate::store::StoreError;
+use actix::prelude::*;
+
+/// The session for a key (created when new). Reply: its address and entry.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(Addr<SessionActor>, SessionEntry), StoreError>")]
+pub struct GetSession {
+    pub key: SessionKey,
+}
+
+/// The stored entry of a key, without creating anything.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<SessionEntry>, StoreError>")]
+pub struct LookupSession {
+    pub key: SessionKey,
+}
+
+/// Every stored session, most recently updated first.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<SessionRow>, StoreError>")]
+pub struct ListSessions;
+
+/// Removes a session: its run is aborted, its entry deleted, and its
+/// transcript too unless `keep_transcript`. Reply: whether it existed.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct DeleteSession {
+    pub key: SessionKey,
+    pub keep_transcript: bool,
+}
+
+/// Live session actors (metrics and tests).
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct CountLive;
