@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use actix::prelude::*;
 use actix_web_actors::ws;
@@ -39,6 +40,8 @@ enum Phase {
 }
 
 pub struct WsConnection {
+    /// `conn` span (conn_id); each request runs in a `request` span (method) under it.
+    span: tracing::Span,
     state: SharedState,
     settings: Arc<Settings>,
     origin: Origin,
@@ -63,11 +66,13 @@ impl WsConnection {
         buffered: Arc<AtomicUsize>,
         guard: Arc<GuardShared>,
     ) -> WsConnection {
+        let conn_id = ConnId::new(uuid::Uuid::new_v4().to_string());
         WsConnection {
+            span: tracing::info_span!("conn", conn_id = %conn_id),
             state,
             settings,
             origin,
-            conn_id: ConnId::new(uuid::Uuid::new_v4().to_string()),
+            conn_id,
             nonce: uuid::Uuid::new_v4().to_string(),
             challenge_ts: ferroclaw_actors::now_ms(),
             phase: Phase::AwaitConnect,
@@ -205,6 +210,7 @@ impl WsConnection {
         let req_id = frame.id;
         ctx.spawn(
             handshake::connect(input)
+                .instrument(self.span.clone())
                 .into_actor(self)
                 .map(move |outcome, act, ctx| {
                     drop(permit);
@@ -269,7 +275,10 @@ impl WsConnection {
             Ok(frame) => {
                 Metrics::inc(&self.metrics().frames_in_req);
                 let early = ctx.address().recipient();
-                let fut = methods::dispatch(self.state.clone(), caller, frame, early);
+                let span =
+                    tracing::info_span!(parent: &self.span, "request", method = %frame.method);
+                let fut =
+                    methods::dispatch(self.state.clone(), caller, frame, early).instrument(span);
                 ctx.spawn(fut.into_actor(self).map(move |reply, act, ctx| {
                     drop(permit);
                     act.send_res(ctx, reply)
@@ -394,6 +403,7 @@ impl Actor for WsConnection {
 
 impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
     fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
+        let _span = self.span.clone().entered();
         match msg {
             // One permit per complete message (the guard counted it).
             Ok(ws::Message::Text(text)) => {

@@ -210,3 +210,66 @@ async fn sigkill_during_50_runs_loses_no_acknowledged_message_and_every_session_
         .unwrap();
     assert!(child.wait().unwrap().success());
 }
+
+/// Log lines carry the spans they were written in, with the fixed field
+/// vocabulary: a tool call refused inside a run names the run, its session
+/// and agent; a request's lines name the connection and the method.
+#[tokio::test]
+async fn log_lines_carry_the_run_and_request_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr, token) = spawn_gateway(dir.path());
+    let mut c = Client::connect(&format!("ws://{addr}/")).await;
+    let res = c
+        .handshake(connect_params(
+            "cli",
+            "cli",
+            &["operator.admin"],
+            Some(&token),
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    let ack = crate::support::chat_send(
+        &mut c,
+        "agent:main:spans",
+        "@tool no_such_tool {}",
+        "span-1",
+    )
+    .await;
+    let run_id = ack["runId"].as_str().unwrap().to_string();
+    let w = c
+        .call("agent.wait", json!({"runId": run_id, "timeoutMs": 10000}))
+        .await;
+    assert_eq!(w["payload"]["status"], "ok", "{w}");
+    let bad = c.call("no.such.method", json!({})).await;
+    assert_eq!(bad["ok"], false, "{bad}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let log = std::fs::read_to_string(dir.path().join("logs/ferroclaw.log")).unwrap();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let refused = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "tool call refused")
+        .unwrap_or_else(|| panic!("no refused tool call in the log:\n{log}"));
+    let run = refused["spans"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == "run"))
+        .unwrap_or_else(|| panic!("not in a run span: {refused}"));
+    assert_eq!(run["run_id"], run_id.as_str(), "{refused}");
+    assert_eq!(run["session_key"], "agent:main:spans", "{refused}");
+    assert_eq!(run["agent_id"], "main", "{refused}");
+    assert_eq!(run["model"], "offline/echo", "{refused}");
+    let unknown = lines
+        .iter()
+        .find(|l| {
+            l["spans"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|s| s["method"] == "no.such.method"))
+        })
+        .unwrap_or_else(|| panic!("no line of the unknown method's request:\n{log}"));
+    let spans = unknown["spans"].as_array().unwrap();
+    assert_eq!(spans[0]["name"], "conn", "{unknown}");
+    assert!(spans[0]["conn_id"].is_string(), "{unknown}");
+}

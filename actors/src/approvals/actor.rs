@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 pub struct ApprovalsActor {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     bus: Addr<EventBus>,
     path: PathBuf,
     file: Value,
@@ -35,6 +37,7 @@ impl ApprovalsActor {
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
         Ok(ApprovalsActor {
+            span: tracing::info_span!("approvals"),
             bus,
             path,
             file,
@@ -200,6 +203,7 @@ impl Actor for ApprovalsActor {
 impl Handler<ExecGate> for ApprovalsActor {
     type Result = ResponseActFuture<Self, Result<(), String>>;
     fn handle(&mut self, msg: ExecGate, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let (security, ask, fallback) = self.effective(&msg.agent_id, msg.policy);
         let hit = security == Security::Full || self.allowlisted(&msg.agent_id, &msg.command);
         let refuse = |r: String| Box::pin(actix::fut::ready(Err(r))) as Self::Result;
@@ -256,6 +260,7 @@ impl Handler<ExecGate> for ApprovalsActor {
 impl Handler<RequestApproval> for ApprovalsActor {
     type Result = ResponseFuture<Result<(String, Option<Decision>, u64, u64), String>>;
     fn handle(&mut self, msg: RequestApproval, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let timeout = msg
             .timeout
             .unwrap_or(self.timeout)
@@ -273,6 +278,7 @@ impl Handler<RequestApproval> for ApprovalsActor {
 impl Handler<ResolveApproval> for ApprovalsActor {
     type Result = Result<(), String>;
     fn handle(&mut self, msg: ResolveApproval, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         if self.finish(&msg.id, Some(msg.decision), msg.by) {
             Ok(())
         } else {
@@ -287,6 +293,7 @@ impl Handler<ResolveApproval> for ApprovalsActor {
 impl Handler<WaitDecision> for ApprovalsActor {
     type Result = ResponseFuture<Result<Option<Decision>, String>>;
     fn handle(&mut self, msg: WaitDecision, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let Some(p) = self.pending.get_mut(&msg.id) else {
             let id = msg.id;
             return Box::pin(async move { Err(format!("unknown approval id {id:?}")) });
@@ -303,6 +310,7 @@ impl Handler<WaitDecision> for ApprovalsActor {
 impl Handler<GetApprovals> for ApprovalsActor {
     type Result = MessageResult<GetApprovals>;
     fn handle(&mut self, _: GetApprovals, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         MessageResult((
             self.path.display().to_string(),
             self.path.exists(),
@@ -315,6 +323,7 @@ impl Handler<GetApprovals> for ApprovalsActor {
 impl Handler<SetApprovals> for ApprovalsActor {
     type Result = Result<String, String>;
     fn handle(&mut self, msg: SetApprovals, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let current = hash_of(&self.file);
         if msg.base_hash.as_deref() != Some(current.as_str()) {
             return Err(

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub struct EventBus {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     subscribers: HashMap<ConnId, Subscriber>,
     tick_interval: Duration,
     metrics: Arc<Metrics>,
@@ -18,6 +20,7 @@ pub struct EventBus {
 impl EventBus {
     pub fn new(tick_interval: Duration, metrics: Arc<Metrics>) -> EventBus {
         EventBus {
+            span: tracing::info_span!("bus"),
             subscribers: HashMap::new(),
             tick_interval,
             metrics,
@@ -97,6 +100,7 @@ where
 impl Handler<Subscribe> for EventBus {
     type Result = ();
     fn handle(&mut self, msg: Subscribe, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.received();
         self.subscribers.insert(
             msg.conn_id,
@@ -115,6 +119,7 @@ impl Handler<Subscribe> for EventBus {
 impl Handler<Unsubscribe> for EventBus {
     type Result = ();
     fn handle(&mut self, msg: Unsubscribe, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.received();
         self.subscribers.remove(&msg.conn_id);
     }
@@ -123,6 +128,7 @@ impl Handler<Unsubscribe> for EventBus {
 impl Handler<Publish> for EventBus {
     type Result = ();
     fn handle(&mut self, msg: Publish, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.received();
         self.fan_out(msg.event);
     }
@@ -131,6 +137,7 @@ impl Handler<Publish> for EventBus {
 impl Handler<PublishTo> for EventBus {
     type Result = ();
     fn handle(&mut self, msg: PublishTo, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.received();
         let event = Arc::new(msg.event);
         let reserve = reserve_for(&event);
@@ -160,6 +167,7 @@ impl Handler<PublishTo> for EventBus {
 impl Handler<BroadcastShutdown> for EventBus {
     type Result = usize;
     fn handle(&mut self, msg: BroadcastShutdown, _: &mut Context<Self>) -> usize {
+        let _span = self.span.clone().entered();
         self.received();
         self.fan_out(BusEvent::new(
             "shutdown",
@@ -182,6 +190,7 @@ impl Handler<BroadcastShutdown> for EventBus {
 impl Handler<CountSubscribers> for EventBus {
     type Result = usize;
     fn handle(&mut self, _: CountSubscribers, _: &mut Context<Self>) -> usize {
+        let _span = self.span.clone().entered();
         self.received();
         self.subscribers.len()
     }

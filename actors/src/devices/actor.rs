@@ -107,13 +107,19 @@ pub struct RevokeDeviceToken {
 }
 
 pub struct DeviceRegistry {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     store: Store,
     metrics: Arc<Metrics>,
 }
 
 impl DeviceRegistry {
     pub fn new(store: Store, metrics: Arc<Metrics>) -> DeviceRegistry {
-        DeviceRegistry { store, metrics }
+        DeviceRegistry {
+            span: tracing::info_span!("devices"),
+            store,
+            metrics,
+        }
     }
 
     fn received(&self) {
@@ -248,6 +254,7 @@ fn flushed<T: Send + 'static>(
 impl Handler<CheckDevice> for DeviceRegistry {
     type Result = ResponseFuture<Result<DeviceDecision, StoreError>>;
     fn handle(&mut self, msg: CheckDevice, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let r = self.check(msg);
         flushed(&self.store, r)
@@ -257,6 +264,7 @@ impl Handler<CheckDevice> for DeviceRegistry {
 impl Handler<EnsureDeviceToken> for DeviceRegistry {
     type Result = ResponseFuture<Result<DeviceToken, StoreError>>;
     fn handle(&mut self, msg: EnsureDeviceToken, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let r = self.ensure_token(msg);
         flushed(&self.store, r)
@@ -266,6 +274,7 @@ impl Handler<EnsureDeviceToken> for DeviceRegistry {
 impl Handler<VerifyDeviceToken> for DeviceRegistry {
     type Result = Result<TokenCheck, StoreError>;
     fn handle(&mut self, msg: VerifyDeviceToken, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let rec: Option<DeviceRecord> = self.store.get(Tree::Devices, &msg.device_id)?;
         let Some(tok) = rec.as_ref().and_then(|r| r.tokens.get(&msg.role)) else {
@@ -284,6 +293,7 @@ impl Handler<VerifyDeviceToken> for DeviceRegistry {
 impl Handler<ListPairing> for DeviceRegistry {
     type Result = Result<(Vec<PairingRequest>, Vec<DeviceRecord>), StoreError>;
     fn handle(&mut self, _: ListPairing, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let pending = self.pending()?;
         let paired = self
@@ -299,6 +309,7 @@ impl Handler<ListPairing> for DeviceRegistry {
 impl Handler<ApprovePairing> for DeviceRegistry {
     type Result = ResponseFuture<Result<Option<(PairingRequest, DeviceRecord)>, StoreError>>;
     fn handle(&mut self, msg: ApprovePairing, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let r = (|| {
             let Some(req) = self
@@ -321,6 +332,7 @@ impl Handler<ApprovePairing> for DeviceRegistry {
 impl Handler<RejectPairing> for DeviceRegistry {
     type Result = ResponseFuture<Result<Option<PairingRequest>, StoreError>>;
     fn handle(&mut self, msg: RejectPairing, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let r = (|| {
             let req: Option<PairingRequest> = self.store.get(Tree::Pairing, &msg.request_id)?;
@@ -336,6 +348,7 @@ impl Handler<RejectPairing> for DeviceRegistry {
 impl Handler<RemoveDevice> for DeviceRegistry {
     type Result = ResponseFuture<Result<bool, StoreError>>;
     fn handle(&mut self, msg: RemoveDevice, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let r = self.store.remove(Tree::Devices, &msg.device_id);
         flushed(&self.store, r)
@@ -345,6 +358,7 @@ impl Handler<RemoveDevice> for DeviceRegistry {
 impl Handler<RotateDeviceToken> for DeviceRegistry {
     type Result = ResponseFuture<Result<Option<DeviceToken>, StoreError>>;
     fn handle(&mut self, msg: RotateDeviceToken, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let r = (|| {
             let Some(mut rec) = self
@@ -380,6 +394,7 @@ impl Handler<RotateDeviceToken> for DeviceRegistry {
 impl Handler<RevokeDeviceToken> for DeviceRegistry {
     type Result = ResponseFuture<Result<bool, StoreError>>;
     fn handle(&mut self, msg: RevokeDeviceToken, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let r = (|| {
             let Some(mut rec) = self

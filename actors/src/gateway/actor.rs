@@ -17,6 +17,8 @@ use crate::settings::Settings;
 use crate::store::Store;
 
 pub struct GatewayActor {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     hub: Addr<ProviderHub>,
     /// Provider keys from the environment (handed in by the edge).
     env: EnvReader,
@@ -50,6 +52,7 @@ pub struct GatewayParts {
 impl GatewayActor {
     pub fn new(p: GatewayParts) -> GatewayActor {
         GatewayActor {
+            span: tracing::info_span!("gateway"),
             hub: p.hub,
             env: p.env,
             settings: p.settings,
@@ -164,6 +167,7 @@ impl Actor for GatewayActor {
 impl Handler<GetHealth> for GatewayActor {
     type Result = MessageResult<GetHealth>;
     fn handle(&mut self, _: GetHealth, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         MessageResult(self.snapshot())
     }
 }
@@ -171,6 +175,7 @@ impl Handler<GetHealth> for GatewayActor {
 impl Handler<HealthChanged> for GatewayActor {
     type Result = ();
     fn handle(&mut self, _: HealthChanged, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         // Coalesce bursts of connects into one broadcast per 250 ms.
         self.health_dirty = true;
         if !self.broadcast_scheduled {
@@ -186,6 +191,7 @@ impl Handler<HealthChanged> for GatewayActor {
 impl Handler<SettingsChanged> for GatewayActor {
     type Result = ();
     fn handle(&mut self, msg: SettingsChanged, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.settings = msg.settings;
         // Providers and auth profiles apply live (cooldowns start afresh).
         self.hub.do_send(Reconfigure(HubConfig::from_settings(
@@ -201,6 +207,7 @@ impl Handler<SettingsChanged> for GatewayActor {
 impl Handler<Shutdown> for GatewayActor {
     type Result = ResponseFuture<usize>;
     fn handle(&mut self, msg: Shutdown, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let bus = self.bus.clone();
         let store = self.store.clone();
         self.metrics.bus_mailbox.fetch_add(1, Ordering::Relaxed);

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub struct IdempotencyActor {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     pub(super) cache: DedupeCache,
     store: Store,
     metrics: Arc<Metrics>,
@@ -29,6 +31,7 @@ impl IdempotencyActor {
             }
         }
         Ok(IdempotencyActor {
+            span: tracing::info_span!("idempotency"),
             cache,
             store,
             metrics,
@@ -63,6 +66,7 @@ impl Actor for IdempotencyActor {
 impl Handler<LookupIdempotent> for IdempotencyActor {
     type Result = Option<CachedResponse>;
     fn handle(&mut self, msg: LookupIdempotent, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         self.cache.get(&msg.key, crate::now_ms()).cloned()
     }
@@ -71,6 +75,7 @@ impl Handler<LookupIdempotent> for IdempotencyActor {
 impl Handler<RecordIdempotent> for IdempotencyActor {
     type Result = ResponseFuture<Result<(), StoreError>>;
     fn handle(&mut self, msg: RecordIdempotent, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.received();
         let put = self.store.put(Tree::Idempotency, &msg.key, &msg.response);
         let evicted = self.cache.insert(msg.key, msg.response);

@@ -5,6 +5,8 @@ use actix::prelude::*;
 use tokio::sync::oneshot;
 
 pub struct LaneActor {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     kind: LaneKind,
     queue: LaneQueue<Waiter>,
 }
@@ -12,6 +14,7 @@ pub struct LaneActor {
 impl LaneActor {
     pub fn new(kind: LaneKind, max: usize) -> LaneActor {
         LaneActor {
+            span: tracing::info_span!("lane", lane = kind.as_str()),
             kind,
             queue: LaneQueue::new(max),
         }
@@ -46,6 +49,7 @@ impl Actor for LaneActor {
 impl Handler<AcquireSlot> for LaneActor {
     type Result = ResponseFuture<Result<SlotPermit, LaneError>>;
     fn handle(&mut self, _: AcquireSlot, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let (tx, rx) = oneshot::channel();
         if let Some(w) = self.queue.acquire(tx) {
             self.grant(w, ctx);
@@ -58,6 +62,7 @@ impl Handler<AcquireSlot> for LaneActor {
 impl Handler<ReleaseSlot> for LaneActor {
     type Result = ();
     fn handle(&mut self, _: ReleaseSlot, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         if let Some(w) = self.queue.release() {
             self.grant(w, ctx);
         }
@@ -67,6 +72,7 @@ impl Handler<ReleaseSlot> for LaneActor {
 impl Handler<SetMaxConcurrent> for LaneActor {
     type Result = ();
     fn handle(&mut self, msg: SetMaxConcurrent, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         for w in self.queue.set_max(msg.max) {
             self.grant(w, ctx);
         }
@@ -76,6 +82,7 @@ impl Handler<SetMaxConcurrent> for LaneActor {
 impl Handler<GetLaneStatus> for LaneActor {
     type Result = MessageResult<GetLaneStatus>;
     fn handle(&mut self, _: GetLaneStatus, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         MessageResult(LaneStatus {
             active: self.queue.active(),
             queued: self.queue.queued(),

@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub struct PresenceActor {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     table: PresenceTable,
     versions: Arc<StateVersions>,
     bus: Addr<EventBus>,
@@ -29,6 +31,7 @@ impl PresenceActor {
             .unwrap_or_else(|| "gateway".to_string());
         table.upsert(&key, self_entry, true, crate::now_ms());
         PresenceActor {
+            span: tracing::info_span!("presence"),
             table,
             versions,
             bus,
@@ -68,6 +71,7 @@ impl Actor for PresenceActor {
 impl Handler<UpsertPresence> for PresenceActor {
     type Result = ();
     fn handle(&mut self, msg: UpsertPresence, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.received();
         if self
             .table
@@ -81,6 +85,7 @@ impl Handler<UpsertPresence> for PresenceActor {
 impl Handler<RemovePresence> for PresenceActor {
     type Result = ();
     fn handle(&mut self, msg: RemovePresence, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.received();
         if self.table.remove(&msg.key) {
             self.changed();
@@ -91,6 +96,7 @@ impl Handler<RemovePresence> for PresenceActor {
 impl Handler<ListPresence> for PresenceActor {
     type Result = MessageResult<ListPresence>;
     fn handle(&mut self, _: ListPresence, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         if self.table.expire(crate::now_ms()) {
             self.changed();
         }

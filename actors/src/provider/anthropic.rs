@@ -324,7 +324,9 @@ impl Handler<StreamCompletion> for AnthropicProvider {
                 return MessageResult(rx);
             }
         };
+        let span = tracing::info_span!("provider", provider = "anthropic-messages", model = %msg.request.model);
         spawn_with_retries(
+            span,
             tx,
             self.active.clone(),
             msg.request.max_attempts,

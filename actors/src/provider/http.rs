@@ -7,6 +7,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use tokio::sync::mpsc;
 
@@ -94,6 +95,7 @@ pub(crate) struct Attempt {
 /// final error (if any) is the stream's last event. Stops as soon as the
 /// reader drops the stream (dropping the attempt closes its connection).
 pub(crate) fn spawn_with_retries<F, Fut>(
+    span: tracing::Span,
     tx: mpsc::Sender<ProviderEvent>,
     active: Arc<AtomicUsize>,
     max_attempts: Option<u32>,
@@ -104,30 +106,33 @@ pub(crate) fn spawn_with_retries<F, Fut>(
 {
     let max = max_attempts.unwrap_or(MAX_ATTEMPTS).clamp(1, MAX_ATTEMPTS);
     active.fetch_add(1, Ordering::Relaxed);
-    actix::spawn(async move {
-        for n in 0..max {
-            let outcome = tokio::select! {
-                a = attempt(tx.clone()) => a,
-                _ = tx.closed() => break,
-            };
-            let e = match outcome.result {
-                Ok(()) => break,
-                Err(_) if tx.is_closed() => break,
-                Err(e) => e,
-            };
-            match retryable(&e) {
-                Some(after) if outcome.sent == 0 && n + 1 < max => {
-                    tracing::info!(error = %e, attempt = n + 1, "provider retry");
-                    actix::clock::sleep(backoff(n, after)).await;
-                }
-                _ => {
-                    let _ = tx.send(ProviderEvent::Error(e)).await;
-                    break;
+    actix::spawn(
+        async move {
+            for n in 0..max {
+                let outcome = tokio::select! {
+                    a = attempt(tx.clone()) => a,
+                    _ = tx.closed() => break,
+                };
+                let e = match outcome.result {
+                    Ok(()) => break,
+                    Err(_) if tx.is_closed() => break,
+                    Err(e) => e,
+                };
+                match retryable(&e) {
+                    Some(after) if outcome.sent == 0 && n + 1 < max => {
+                        tracing::info!(error = %e, attempt = n + 1, "provider retry");
+                        actix::clock::sleep(backoff(n, after)).await;
+                    }
+                    _ => {
+                        let _ = tx.send(ProviderEvent::Error(e)).await;
+                        break;
+                    }
                 }
             }
+            active.fetch_sub(1, Ordering::Relaxed);
         }
-        active.fetch_sub(1, Ordering::Relaxed);
-    });
+        .instrument(span),
+    );
 }
 
 #[cfg(test)]

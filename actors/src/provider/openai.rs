@@ -560,7 +560,8 @@ impl Handler<StreamCompletion> for OpenAiProvider {
                 return MessageResult(rx);
             }
         };
-        spawn_with_retries(tx, active, msg.request.max_attempts, move |tx| {
+        let span = tracing::info_span!("provider", provider = "openai-completions", model = %msg.request.model);
+        spawn_with_retries(span, tx, active, msg.request.max_attempts, move |tx| {
             let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
             async move {
                 let mut sent = 0;

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 pub struct RouterActor {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     deps: Arc<SessionDeps>,
     lanes: Option<Lanes>,
     sessions: HashMap<String, Addr<SessionActor>>,
@@ -20,6 +22,7 @@ pub struct RouterActor {
 impl RouterActor {
     pub fn new(deps: impl Into<Arc<SessionDeps>>) -> RouterActor {
         RouterActor {
+            span: tracing::info_span!("router"),
             deps: deps.into(),
             lanes: None,
             sessions: HashMap::new(),
@@ -95,6 +98,7 @@ impl Actor for RouterActor {
 impl Handler<GetSession> for RouterActor {
     type Result = ResponseFuture<Result<(Addr<SessionActor>, SessionEntry), StoreError>>;
     fn handle(&mut self, msg: GetSession, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let store = self.deps.store.clone();
         let key = msg.key.as_str().to_string();
         let result = self.session(&key, ctx);
@@ -111,6 +115,7 @@ impl Handler<GetSession> for RouterActor {
 impl Handler<LookupSession> for RouterActor {
     type Result = Result<Option<SessionEntry>, StoreError>;
     fn handle(&mut self, msg: LookupSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.deps.store.get(Tree::Sessions, msg.key.as_str())
     }
 }
@@ -118,6 +123,7 @@ impl Handler<LookupSession> for RouterActor {
 impl Handler<ListSessions> for RouterActor {
     type Result = Result<Vec<SessionRow>, StoreError>;
     fn handle(&mut self, _: ListSessions, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let mut rows: Vec<SessionRow> = self
             .deps
             .store
@@ -137,6 +143,7 @@ impl Handler<ListSessions> for RouterActor {
 impl Handler<DeleteSession> for RouterActor {
     type Result = ResponseFuture<Result<bool, StoreError>>;
     fn handle(&mut self, msg: DeleteSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let key = msg.key.as_str().to_string();
         if let Some(a) = self.sessions.remove(&key) {
             a.do_send(CloseSession);
@@ -170,6 +177,7 @@ impl Handler<DeleteSession> for RouterActor {
 impl Handler<SessionIdle> for RouterActor {
     type Result = ();
     fn handle(&mut self, msg: SessionIdle, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         let current = self
             .sessions
             .get(&msg.key)
@@ -196,6 +204,7 @@ impl Handler<SessionIdle> for RouterActor {
 impl Handler<CountLive> for RouterActor {
     type Result = usize;
     fn handle(&mut self, _: CountLive, _: &mut Context<Self>) -> usize {
+        let _span = self.span.clone().entered();
         self.sessions.values().filter(|a| a.connected()).count()
     }
 }

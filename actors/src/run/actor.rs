@@ -6,6 +6,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use futures_util::FutureExt;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use super::messages::{AbortRun, LoopEnded, RunEvent};
 use super::turn::run_loop;
@@ -36,15 +37,26 @@ impl Actor for RunActor {
         };
         let abort = self.abort.subscribe();
         let me = ctx.address();
-        actix::spawn(async move {
-            let sink = cfg.sink.clone();
-            cfg.sink.do_send(RunEvent::Started {
-                run_id: cfg.run_id.clone(),
-            });
-            guarded(cfg, abort).await;
-            drop(sink);
-            me.do_send(LoopEnded);
-        });
+        let span = tracing::info_span!(
+            "run",
+            run_id = %cfg.run_id,
+            session_key = %cfg.session_key,
+            agent_id = %cfg.agent_id,
+            model = tracing::field::Empty,
+            elapsed_ms = tracing::field::Empty,
+        );
+        actix::spawn(
+            async move {
+                let sink = cfg.sink.clone();
+                cfg.sink.do_send(RunEvent::Started {
+                    run_id: cfg.run_id.clone(),
+                });
+                guarded(cfg, abort).await;
+                drop(sink);
+                me.do_send(LoopEnded);
+            }
+            .instrument(span),
+        );
     }
 }
 
@@ -99,6 +111,7 @@ pub(super) async fn bounded(
     timeout: Duration,
     run: impl std::future::Future<Output = RunEvent>,
 ) {
+    let started = std::time::Instant::now();
     let mut guard = EndGuard {
         sink,
         run_id: run_id.clone(),
@@ -127,5 +140,17 @@ pub(super) async fn bounded(
         },
     };
     guard.armed = false;
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    tracing::Span::current().record("elapsed_ms", elapsed_ms);
+    tracing::debug!(elapsed_ms, outcome = end_name(&end), "run ended");
     guard.sink.do_send(end);
+}
+
+/// The closing event's name, for the log.
+fn end_name(end: &RunEvent) -> &'static str {
+    match end {
+        RunEvent::Final { .. } => "final",
+        RunEvent::Aborted { .. } => "aborted",
+        _ => "failed",
+    }
 }

@@ -80,6 +80,7 @@ async fn stream_turn(
             profile: opened.profile.clone(),
             failed: opened.failed_attempts.clone(),
         });
+        tracing::Span::current().record("model", model.as_str());
         serving.model = Some(model);
         serving.profile = Some(opened.profile.clone());
     }

@@ -682,6 +682,7 @@ impl SessionActor {
 impl Handler<TakeSteers> for SessionActor {
     type Result = MessageResult<TakeSteers>;
     fn handle(&mut self, msg: TakeSteers, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let texts = match self.active.as_mut() {
             Some(a) if a.run_id == msg.run_id && !a.aborted => {
                 let texts: Vec<String> = a.steers.drain(..).collect();
@@ -700,6 +701,7 @@ impl Handler<TakeSteers> for SessionActor {
 impl Handler<CancelQueuedRun> for SessionActor {
     type Result = bool;
     fn handle(&mut self, msg: CancelQueuedRun, _: &mut Context<Self>) -> bool {
+        let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         let gone = self.queue.remove_run(&msg.run_id);
         let Some((_, first)) = gone.first() else {

@@ -164,6 +164,8 @@ pub use messages::*;
 use runs::run_id_of;
 
 pub struct SessionActor {
+    /// `session` span (session_key, agent_id), entered by the handlers.
+    span: tracing::Span,
     key: String,
     agent_id: String,
     entry: SessionEntry,
@@ -201,6 +203,7 @@ impl SessionActor {
             .and_then(|q| parse_queue_directive(q, base).ok())
             .unwrap_or(base);
         SessionActor {
+            span: tracing::info_span!("session", session_key = %key, agent_id = %agent_id),
             key,
             agent_id,
             entry,
@@ -355,6 +358,7 @@ impl Actor for SessionActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         let check = (self.deps.idle_stop / 4).max(Duration::from_millis(50));
         ctx.run_interval(check, |act, ctx| {
             if act.idle() && act.last_activity.elapsed() >= act.deps.idle_stop {
@@ -403,6 +407,7 @@ impl Actor for SessionActor {
 impl Handler<SendChat> for SessionActor {
     type Result = ResponseFuture<Result<SendAck, TranscriptError>>;
     fn handle(&mut self, msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         let message_id = msg.run_id;
         if let Some(run_id) = self.seen.get(&message_id).cloned() {
@@ -462,6 +467,7 @@ impl Handler<SendChat> for SessionActor {
 impl Handler<AbortSession> for SessionActor {
     type Result = MessageResult<AbortSession>;
     fn handle(&mut self, _: AbortSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         MessageResult(self.abort_active())
     }
@@ -470,6 +476,7 @@ impl Handler<AbortSession> for SessionActor {
 impl Handler<GetTranscript> for SessionActor {
     type Result = Result<Vec<Value>, TranscriptError>;
     fn handle(&mut self, _: GetTranscript, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         transcript::entries(&self.deps.store, &self.entry.session_id)
     }
 }
@@ -477,6 +484,7 @@ impl Handler<GetTranscript> for SessionActor {
 impl Handler<GetEntry> for SessionActor {
     type Result = MessageResult<GetEntry>;
     fn handle(&mut self, _: GetEntry, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         MessageResult((self.entry.clone(), self.active.is_some()))
     }
 }
@@ -484,6 +492,7 @@ impl Handler<GetEntry> for SessionActor {
 impl Handler<PatchSession> for SessionActor {
     type Result = ResponseFuture<Result<SessionEntry, String>>;
     fn handle(&mut self, msg: PatchSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         let p = msg.0;
         let result = (|| {
@@ -554,6 +563,7 @@ impl Handler<PatchSession> for SessionActor {
 impl Handler<ResetSession> for SessionActor {
     type Result = ResponseFuture<Result<SessionEntry, String>>;
     fn handle(&mut self, _: ResetSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         let result = self.reset().map(|_| self.entry.clone());
         when_flushed(self.deps.store.clone(), result)
@@ -563,6 +573,7 @@ impl Handler<ResetSession> for SessionActor {
 impl Handler<InjectNote> for SessionActor {
     type Result = ResponseFuture<Result<String, String>>;
     fn handle(&mut self, msg: InjectNote, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         let text = match &msg.label {
             Some(l) => format!("[{l}]\n\n{}", msg.text),
@@ -587,6 +598,7 @@ impl Handler<InjectNote> for SessionActor {
 impl Handler<GetStatus> for SessionActor {
     type Result = String;
     fn handle(&mut self, _: GetStatus, _: &mut Context<Self>) -> String {
+        let _span = self.span.clone().entered();
         self.status_text()
     }
 }
@@ -594,6 +606,7 @@ impl Handler<GetStatus> for SessionActor {
 impl Handler<SteerSession> for SessionActor {
     type Result = bool;
     fn handle(&mut self, msg: SteerSession, _: &mut Context<Self>) -> bool {
+        let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         if self.steerable().is_none() || !self.queue.is_empty() {
             return false;
@@ -608,6 +621,7 @@ impl Handler<SteerSession> for SessionActor {
 impl Handler<StopIfIdle> for SessionActor {
     type Result = bool;
     fn handle(&mut self, _: StopIfIdle, ctx: &mut Context<Self>) -> bool {
+        let _span = self.span.clone().entered();
         let idle = self.idle() && self.last_activity.elapsed() >= self.deps.idle_stop;
         if idle {
             ctx.stop();
@@ -619,6 +633,7 @@ impl Handler<StopIfIdle> for SessionActor {
 impl Handler<CloseSession> for SessionActor {
     type Result = ();
     fn handle(&mut self, _: CloseSession, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.abort_active();
         let (writes, events) =
             self.end_queued("the session was deleted before this message ran", true);
@@ -635,6 +650,7 @@ impl Handler<CloseSession> for SessionActor {
 impl Handler<CheckQueue> for SessionActor {
     type Result = ();
     fn handle(&mut self, _: CheckQueue, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.next_turn(ctx);
     }
 }

@@ -207,6 +207,7 @@ impl Handler<RunEvent> for SessionActor {
     // deltas grew it to for the session's whole life.
     type Result = ();
     fn handle(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         // Events of a run that is no longer ours (reset) are not written.
         let ours = self

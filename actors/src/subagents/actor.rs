@@ -12,6 +12,8 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 pub struct SessionTools {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     router: Addr<RouterActor>,
     store: Store,
     default_agent: String,
@@ -26,6 +28,7 @@ impl SessionTools {
         max_depth: u32,
     ) -> SessionTools {
         SessionTools {
+            span: tracing::info_span!("session_tools"),
             router,
             store,
             default_agent: default_agent.to_string(),
@@ -42,6 +45,7 @@ impl Actor for SessionTools {
 impl Handler<ExecuteTool> for SessionTools {
     type Result = ResponseFuture<ToolOutcome>;
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let (router, store, agent, max_depth) = (
             self.router.clone(),
             self.store.clone(),
@@ -304,6 +308,7 @@ impl Handler<ExecuteTool> for SessionTools {
 impl Handler<SubagentDone> for SessionTools {
     type Result = ();
     fn handle(&mut self, msg: SubagentDone, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         let (router, agent) = (self.router.clone(), self.default_agent.clone());
         ctx.spawn(
             async move {

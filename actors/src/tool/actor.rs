@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use actix::prelude::*;
+use tracing::Instrument;
 
 use super::messages::{ExecuteTool, ToolOutcome};
 use super::{
@@ -77,39 +78,48 @@ impl Handler<ExecuteTool> for ToolExecutor {
         let processes = self.processes.clone();
         let session_tools = self.sessions.get().cloned();
         let approvals = self.approvals.clone();
-        Box::pin(async move {
-            let args = &msg.call.arguments;
-            match msg.call.name.as_str() {
-                "exec" | "bash" => {
-                    let cx = exec::ExecCtx {
-                        workspace: &workspace,
-                        limits: &limits,
-                        processes: &processes,
-                        env: &msg.env,
-                        session_key: &msg.session_key,
-                        agent_id: &msg.agent_id,
-                        policy: msg.exec,
-                        approvals,
-                    };
-                    exec::run(&cx, args, msg.cancel.clone()).await
+        let span = tracing::info_span!(
+            "tool",
+            tool = %msg.call.name,
+            session_key = %msg.session_key,
+            agent_id = %msg.agent_id
+        );
+        Box::pin(
+            async move {
+                let args = &msg.call.arguments;
+                match msg.call.name.as_str() {
+                    "exec" | "bash" => {
+                        let cx = exec::ExecCtx {
+                            workspace: &workspace,
+                            limits: &limits,
+                            processes: &processes,
+                            env: &msg.env,
+                            session_key: &msg.session_key,
+                            agent_id: &msg.agent_id,
+                            policy: msg.exec,
+                            approvals,
+                        };
+                        exec::run(&cx, args, msg.cancel.clone()).await
+                    }
+                    "process" => exec::process(&processes, args).await,
+                    name if SESSION_TOOLS.contains(&name) => match session_tools {
+                        Some(s) => s.send(msg.clone()).await.unwrap_or_else(|_| {
+                            error(format!("{name}: session tools are unavailable"))
+                        }),
+                        None => error(format!("{name}: session tools are unavailable")),
+                    },
+                    "read" => read::run(&workspace, &limits, args).await,
+                    "web_fetch" => web_fetch::run(&limits.fetch, args).await,
+                    "write" => files::write(&workspace, args).await,
+                    "edit" => files::edit(&workspace, args).await,
+                    "apply_patch" => patch::run(&workspace, args).await,
+                    "ls" => search::ls(&workspace, args).await,
+                    "find" => search::find(&workspace, args).await,
+                    "grep" => search::grep(&workspace, args).await,
+                    other => error(format!("unknown tool: {other}")),
                 }
-                "process" => exec::process(&processes, args).await,
-                name if SESSION_TOOLS.contains(&name) => match session_tools {
-                    Some(s) => s.send(msg.clone()).await.unwrap_or_else(|_| {
-                        error(format!("{name}: session tools are unavailable"))
-                    }),
-                    None => error(format!("{name}: session tools are unavailable")),
-                },
-                "read" => read::run(&workspace, &limits, args).await,
-                "web_fetch" => web_fetch::run(&limits.fetch, args).await,
-                "write" => files::write(&workspace, args).await,
-                "edit" => files::edit(&workspace, args).await,
-                "apply_patch" => patch::run(&workspace, args).await,
-                "ls" => search::ls(&workspace, args).await,
-                "find" => search::find(&workspace, args).await,
-                "grep" => search::grep(&workspace, args).await,
-                other => error(format!("unknown tool: {other}")),
             }
-        })
+            .instrument(span),
+        )
     }
 }

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub struct ProviderHub {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     pub(super) config: HubConfig,
     slots: HashMap<String, Slot>,
 }
@@ -20,6 +22,7 @@ pub struct ProviderHub {
 impl ProviderHub {
     pub fn new(config: HubConfig) -> ProviderHub {
         ProviderHub {
+            span: tracing::info_span!("provider_hub"),
             config,
             slots: HashMap::new(),
         }
@@ -104,6 +107,7 @@ impl Actor for ProviderHub {
 impl Handler<RouteRequest> for ProviderHub {
     type Result = Result<Route, RouteError>;
     fn handle(&mut self, msg: RouteRequest, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let now = crate::now_ms();
         let provider = msg.provider.to_ascii_lowercase();
         let slot = self.slot(&provider).map_err(RouteError::Unknown)?;
@@ -128,6 +132,7 @@ impl Handler<RouteRequest> for ProviderHub {
 impl Handler<ReportOutcome> for ProviderHub {
     type Result = ();
     fn handle(&mut self, msg: ReportOutcome, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         let Some(slot) = self.slots.get_mut(&msg.provider) else {
             return;
         };
@@ -146,6 +151,7 @@ impl Handler<ReportOutcome> for ProviderHub {
 impl Handler<Reconfigure> for ProviderHub {
     type Result = ();
     fn handle(&mut self, msg: Reconfigure, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.config = msg.0;
         self.slots.clear();
     }
