@@ -10,6 +10,7 @@ mod events;
 mod handshake;
 mod hardening;
 mod interop;
+mod layout;
 mod malformed;
 mod methods;
 mod migrate;

@@ -1,0 +1,213 @@
+//! The code's shape, checked: no module imports itself back through
+//! another (the actor tree's top-level modules, and `src/`'s modules two
+//! levels deep), no source file over 800 lines, and every folder under
+//! `actors/src/` says in its `//!` what it owns.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const MAX_LINES: usize = 800;
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "node_modules") {
+                    continue;
+                }
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The module path of `file` under `root` (`session/mod.rs` -> `session`).
+fn module_of(root: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(root).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The source without its `#[cfg(test)] mod tests { .. }` block (tests may
+/// reach anywhere).
+fn without_tests(src: &str) -> &str {
+    match src.find("#[cfg(test)]\nmod tests {") {
+        Some(i) => &src[..i],
+        None => src,
+    }
+}
+
+/// Module -> the modules it names (`crate::a::b`, `super::x` resolved), cut
+/// to `depth` path segments.
+fn graph(root: &Path, depth: usize) -> BTreeMap<String, BTreeSet<String>> {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in rust_files(root) {
+        let module = module_of(root, &f);
+        if module.is_empty()
+            || module == ["lib"]
+            || module == ["main"]
+            || module.last().is_some_and(|m| m == "tests")
+        {
+            continue;
+        }
+        let me = module[..module.len().min(depth)].join("::");
+        let src = std::fs::read_to_string(&f).unwrap();
+        let src = without_tests(&src);
+        let edges = g.entry(me.clone()).or_default();
+        for (i, _) in src
+            .match_indices("crate::")
+            .chain(src.match_indices("super::"))
+        {
+            let rest = &src[i..];
+            let (base, tail) = if let Some(t) = rest.strip_prefix("crate::") {
+                (Vec::new(), t)
+            } else {
+                // `super::` from `a/b/mod.rs` or `a/b.rs` both mean `a`.
+                let parent = module[..module.len().saturating_sub(1)].to_vec();
+                (parent, &rest["super::".len()..])
+            };
+            let path: Vec<String> = tail
+                .split("::")
+                .map_while(|seg| {
+                    let seg: String = seg
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit())
+                        .collect();
+                    (!seg.is_empty()).then_some(seg)
+                })
+                .collect();
+            let mut target = base;
+            target.extend(path);
+            if target.is_empty() {
+                continue;
+            }
+            let target = target[..target.len().min(depth)].join("::");
+            if target != me && !me.starts_with(&format!("{target}::")) {
+                edges.insert(target);
+            }
+        }
+    }
+    g
+}
+
+/// A cycle in `g`, if there is one (depth-first search).
+fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(n.to_string(), 1);
+        path.push(n.to_string());
+        for m in g.get(n).into_iter().flatten() {
+            if !g.contains_key(m) {
+                continue;
+            }
+            match state.get(m.as_str()).copied().unwrap_or(0) {
+                1 => {
+                    let start = path.iter().position(|p| p == m).unwrap();
+                    let mut cycle = path[start..].to_vec();
+                    cycle.push(m.clone());
+                    return Some(cycle);
+                }
+                0 => {
+                    if let Some(c) = visit(m, g, state, path) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        path.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in g.keys() {
+        if state.get(n.as_str()).copied().unwrap_or(0) == 0 {
+            if let Some(c) = visit(n, g, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_actor_tree_and_the_edge_have_no_import_cycles() {
+    let actors = graph(&repo().join("actors/src"), 1);
+    assert!(actors.contains_key("session") && actors["session"].contains("run"));
+    assert_eq!(find_cycle(&actors), None, "actors/src");
+    let edge = graph(&repo().join("src"), 2);
+    assert!(edge.contains_key("ws::handshake"));
+    assert_eq!(find_cycle(&edge), None, "src");
+}
+
+#[test]
+fn a_cycle_is_found_when_there_is_one() {
+    let g: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec![]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
+    .collect();
+    assert_eq!(
+        find_cycle(&g),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let mut long = Vec::new();
+    for dir in ["actors/src", "src"] {
+        for f in rust_files(&repo().join(dir)) {
+            let n = std::fs::read_to_string(&f).unwrap().lines().count();
+            if n > MAX_LINES {
+                long.push(format!("{} ({n} lines)", f.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "split these: {long:?}");
+}
+
+#[test]
+fn every_folder_of_the_actor_tree_says_what_it_owns() {
+    let root = repo().join("actors/src");
+    for e in std::fs::read_dir(&root).unwrap() {
+        let dir = e.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let module = dir.join("mod.rs");
+        let src = std::fs::read_to_string(&module)
+            .unwrap_or_else(|_| panic!("{} has no mod.rs", dir.display()));
+        let doc: Vec<&str> = src.lines().take_while(|l| l.starts_with("//!")).collect();
+        assert!(
+            doc.len() >= 2,
+            "{}: the //! says what it owns and who talks to it",
+            module.display()
+        );
+    }
+}
