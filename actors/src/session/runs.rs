@@ -207,7 +207,13 @@ impl Handler<RunEvent> for SessionActor {
     // deltas grew it to for the session's whole life.
     type Result = ();
     fn handle(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
-        let _span = self.span.clone().entered();
+        // One per token: the span is entered only for a run's end (below),
+        // where this handler may log.
+        let _span = matches!(
+            event,
+            RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }
+        )
+        .then(|| self.span.clone().entered());
         self.last_activity = Instant::now();
         // Events of a run that is no longer ours (reset) are not written.
         let ours = self
