@@ -218,16 +218,7 @@ async fn sigkill_during_50_runs_loses_no_acknowledged_message_and_every_session_
 async fn log_lines_carry_the_run_and_request_spans() {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, addr, token) = spawn_gateway(dir.path());
-    let mut c = Client::connect(&format!("ws://{addr}/")).await;
-    let res = c
-        .handshake(connect_params(
-            "cli",
-            "cli",
-            &["operator.admin"],
-            Some(&token),
-        ))
-        .await;
-    assert_eq!(res["ok"], true, "{res}");
+    let mut c = crate::support::admin_at(&format!("ws://{addr}/"), &token).await;
     let ack = crate::support::chat_send(
         &mut c,
         "agent:main:spans",
@@ -242,8 +233,13 @@ async fn log_lines_carry_the_run_and_request_spans() {
     assert_eq!(w["payload"]["status"], "ok", "{w}");
     let bad = c.call("no.such.method", json!({})).await;
     assert_eq!(bad["ok"], false, "{bad}");
-    let _ = child.kill();
-    let _ = child.wait();
+    // A clean stop flushes the log writer (a SIGKILL may lose its last lines).
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
     let log = std::fs::read_to_string(dir.path().join("logs/ferroclaw.log")).unwrap();
     let lines: Vec<serde_json::Value> = log
         .lines()

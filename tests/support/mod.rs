@@ -178,7 +178,12 @@ pub fn connect_params(client_id: &str, mode: &str, scopes: &[&str], token: Optio
 
 /// Connects a `cli` client with the test token and admin scopes.
 pub async fn admin(gw: &TestGateway) -> Client {
-    let mut c = Client::connect(&gw.ws_url()).await;
+    admin_at(&gw.ws_url(), TOKEN).await
+}
+
+/// Connects a `cli` client with admin scopes to the gateway at `url`.
+pub async fn admin_at(url: &str, token: &str) -> Client {
+    let mut c = Client::connect(url).await;
     let res = c
         .handshake(connect_params(
             "cli",
@@ -190,7 +195,7 @@ pub async fn admin(gw: &TestGateway) -> Client {
                 "operator.approvals",
                 "operator.pairing",
             ],
-            Some(TOKEN),
+            Some(token),
         ))
         .await;
     assert_eq!(res["ok"], true, "{res}");

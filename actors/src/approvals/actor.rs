@@ -1,13 +1,15 @@
 //! `ApprovalsActor`: exec security, allowlists, pending approvals, the approvals file.
 
-use super::*;
-use crate::bus::{BusEvent, EventBus, Publish};
-use actix::prelude::*;
-use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
 use tokio::sync::oneshot;
+
+use super::*;
+use crate::bus::{BusEvent, EventBus, Publish};
 
 pub struct ApprovalsActor {
     /// The actor's span, entered by its handlers.

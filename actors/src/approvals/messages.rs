@@ -1,9 +1,11 @@
 //! The approvals actor's inbox: exec checks, pending approvals and their answers, allowlists.
 
-use super::*;
+use std::time::Duration;
+
 use actix::prelude::*;
 use serde_json::Value;
-use std::time::Duration;
+
+use super::*;
 
 /// Decides one command. Reply: Ok to run it, Err(reason) to refuse.
 #[derive(Debug, Message)]

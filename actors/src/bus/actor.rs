@@ -1,13 +1,15 @@
 //! `EventBus`: subscribers, their seq and backlog rule, the tick.
 
-use super::*;
-use crate::ids::ConnId;
-use crate::metrics::Metrics;
-use actix::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::*;
+use crate::ids::ConnId;
+use crate::metrics::Metrics;
 
 pub struct EventBus {
     /// The actor's span, entered by its handlers.

@@ -1,11 +1,13 @@
 //! The bus's inbox: subscriptions, publishing, the shutdown broadcast.
 
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use actix::prelude::*;
+
 use super::*;
 use crate::ids::ConnId;
 use crate::scopes::Role;
-use actix::prelude::*;
-use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
 
 /// What the bus asks of a subscribed connection.
 #[derive(Debug, Message, Clone)]

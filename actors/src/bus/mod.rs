@@ -14,11 +14,13 @@
 mod actor;
 mod messages;
 
-use crate::scopes::{self, scope_allows, Role};
-use actix::prelude::*;
-use serde_json::value::RawValue;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+use actix::prelude::*;
+use serde_json::value::RawValue;
+
+use crate::scopes::{self, scope_allows, Role};
 
 pub use actor::*;
 pub use messages::*;

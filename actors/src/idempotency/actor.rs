@@ -1,12 +1,14 @@
 //! `IdempotencyActor`: the `<method>:<key>` cache over its store tree.
 
-use super::*;
-use crate::metrics::Metrics;
-use crate::store::{Store, StoreError, Tree};
-use actix::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::*;
+use crate::metrics::Metrics;
+use crate::store::{Store, StoreError, Tree};
 
 pub struct IdempotencyActor {
     /// The actor's span, entered by its handlers.

@@ -1,8 +1,9 @@
 //! The idempotency cache's inbox: look up, record.
 
+use actix::prelude::*;
+
 use super::*;
 use crate::store::StoreError;
-use actix::prelude::*;
 
 /// The cached response for `key`, if fresh.
 #[derive(Debug, Message)]

@@ -9,11 +9,13 @@
 mod actor;
 mod messages;
 
-use crate::metrics::Metrics;
-use actix::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
+
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::Metrics;
 
 pub use actor::*;
 pub use messages::*;

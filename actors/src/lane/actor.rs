@@ -1,8 +1,9 @@
 //! `LaneActor`: FIFO permits up to `maxConcurrent`.
 
-use super::*;
 use actix::prelude::*;
 use tokio::sync::oneshot;
+
+use super::*;
 
 pub struct LaneActor {
     /// The actor's span, entered by its handlers.

@@ -1,7 +1,8 @@
 //! A lane's inbox: acquire and release slots, resize, status.
 
-use super::*;
 use actix::prelude::*;
+
+use super::*;
 
 /// Waits for a slot. Reply: the permit (resolves when granted, FIFO).
 #[derive(Debug, Message)]

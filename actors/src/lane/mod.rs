@@ -10,8 +10,9 @@
 mod actor;
 mod messages;
 
-use actix::prelude::*;
 use std::collections::VecDeque;
+
+use actix::prelude::*;
 use tokio::sync::oneshot;
 
 pub use actor::*;

@@ -1,12 +1,14 @@
 //! `PresenceActor`: the presence table, its TTLs and cap, and the `presence` broadcasts.
 
-use super::*;
-use crate::bus::{send_to_bus, BusEvent, EventBus, Publish};
-use crate::metrics::Metrics;
-use actix::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::*;
+use crate::bus::{send_to_bus, BusEvent, EventBus, Publish};
+use crate::metrics::Metrics;
 
 pub struct PresenceActor {
     /// The actor's span, entered by its handlers.

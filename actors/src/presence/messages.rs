@@ -1,7 +1,8 @@
 //! The presence table's inbox: upsert, remove, list.
 
-use super::*;
 use actix::prelude::*;
+
+use super::*;
 
 /// Adds or replaces a row. `pinned` rows (live sockets, self) skip the TTL.
 #[derive(Debug, Message)]

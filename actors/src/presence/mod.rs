@@ -10,12 +10,14 @@
 mod actor;
 mod messages;
 
-use crate::bus::StateVersion;
-use crate::metrics::Metrics;
-use actix::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::bus::StateVersion;
+use crate::metrics::Metrics;
 
 pub use actor::*;
 pub use messages::*;

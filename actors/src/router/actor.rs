@@ -1,5 +1,10 @@
 //! `RouterActor`: the live session actors by key; one actor per key, ever.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix::prelude::*;
+
 use super::*;
 use crate::lane::Lanes;
 use crate::session::{
@@ -7,9 +12,6 @@ use crate::session::{
 };
 use crate::store::{StoreError, Tree};
 use crate::transcript;
-use actix::prelude::*;
-use std::collections::HashMap;
-use std::sync::Arc;
 
 pub struct RouterActor {
     /// The actor's span, entered by its handlers.

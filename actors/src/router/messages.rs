@@ -1,10 +1,11 @@
 //! The router's inbox: get, look up, list, delete sessions; idleness reports.
 
+use actix::prelude::*;
+
 use super::*;
 use crate::inbound::SessionKey;
 use crate::session::{SessionActor, SessionEntry};
 use crate::store::StoreError;
-use actix::prelude::*;
 
 /// The session for a key (created when new). Reply: its address and entry.
 #[derive(Debug, Message)]

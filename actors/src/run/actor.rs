@@ -142,15 +142,6 @@ pub(super) async fn bounded(
     guard.armed = false;
     let elapsed_ms = started.elapsed().as_millis() as u64;
     tracing::Span::current().record("elapsed_ms", elapsed_ms);
-    tracing::debug!(elapsed_ms, outcome = end_name(&end), "run ended");
+    tracing::debug!(elapsed_ms, status = end.end_status(), "run ended");
     guard.sink.do_send(end);
-}
-
-/// The closing event's name, for the log.
-fn end_name(end: &RunEvent) -> &'static str {
-    match end {
-        RunEvent::Final { .. } => "final",
-        RunEvent::Aborted { .. } => "aborted",
-        _ => "failed",
-    }
 }

@@ -2,9 +2,8 @@
 
 use actix::prelude::*;
 
-use crate::provider::{ChatMessage, StopReason, ToolCall, Usage};
-
 use super::FailureKind;
+use crate::provider::{ChatMessage, StopReason, ToolCall, Usage};
 use crate::tool::ToolOutcome;
 
 /// One step of a run, in order.
@@ -72,6 +71,19 @@ pub enum RunEvent {
         run_id: String,
         text: String,
     },
+}
+
+impl RunEvent {
+    /// How a run ended, for a closing event (`ok`, `error`, `aborted`, as
+    /// run records store it); None for every other event.
+    pub fn end_status(&self) -> Option<&'static str> {
+        match self {
+            RunEvent::Final { .. } => Some("ok"),
+            RunEvent::Failed { .. } => Some("error"),
+            RunEvent::Aborted { .. } => Some("aborted"),
+            _ => None,
+        }
+    }
 }
 
 /// From a run at a steering point (between tool calls, after a model

@@ -1,5 +1,9 @@
 //! The run against the offline provider and a scripted tool executor.
 
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
 use super::actor::bounded;
 use super::turn::wait_abort;
 use super::*;
@@ -7,8 +11,6 @@ use crate::provider::hub::ProviderHub;
 use crate::provider::offline::OfflineProvider;
 use crate::provider::StopReason;
 use crate::tool::{ExecuteTool, ToolOutcome};
-use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
 
 /// Runs tools from a script: `sleep <ms>` waits (stopping when cancelled),
 /// anything else echoes its arguments.

@@ -409,14 +409,15 @@ impl SessionActor {
 
     /// The record of how a run ended (`agent.wait`, also after a restart).
     pub(super) fn end_record(&self, event: &RunEvent) -> Option<(String, RunRecord)> {
-        let (run_id, status, error, stop) = match event {
+        let status = event.end_status()?;
+        let (run_id, error, stop) = match event {
             RunEvent::Final {
                 run_id,
                 stop_reason,
                 ..
-            } => (run_id, "ok", None, stop_reason.as_str()),
-            RunEvent::Failed { run_id, error, .. } => (run_id, "error", Some(error), "error"),
-            RunEvent::Aborted { run_id, .. } => (run_id, "aborted", None, "aborted"),
+            } => (run_id, None, stop_reason.as_str()),
+            RunEvent::Failed { run_id, error, .. } => (run_id, Some(error), "error"),
+            RunEvent::Aborted { run_id, .. } => (run_id, None, "aborted"),
             _ => return None,
         };
         let started_at = self

@@ -209,11 +209,7 @@ impl Handler<RunEvent> for SessionActor {
     fn handle(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
         // One per token: the span is entered only for a run's end (below),
         // where this handler may log.
-        let _span = matches!(
-            event,
-            RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }
-        )
-        .then(|| self.span.clone().entered());
+        let _span = event.end_status().map(|_| self.span.clone().entered());
         self.last_activity = Instant::now();
         // Events of a run that is no longer ours (reset) are not written.
         let ours = self
@@ -280,11 +276,7 @@ impl Handler<RunEvent> for SessionActor {
                 _ => {}
             }
         }
-        let ends = matches!(
-            event,
-            RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }
-        );
-        if !ends {
+        if event.end_status().is_none() {
             self.forward(event);
             return;
         }

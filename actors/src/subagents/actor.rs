@@ -1,5 +1,10 @@
 //! `SessionTools`: answers `ExecuteTool` for the session tools, and `SubagentDone`.
 
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
 use super::*;
 use crate::inbound::SessionKey;
 use crate::router::{GetSession, ListSessions, LookupSession, RouterActor};
@@ -7,9 +12,6 @@ use crate::session::{AbortSession, GetStatus, SendChat, SessionEntry, SteerSessi
 use crate::store::{Store, Tree};
 use crate::tool::{error, ok, str_arg, uint_arg};
 use crate::tool::{ExecuteTool, ToolOutcome};
-use actix::prelude::*;
-use serde_json::{json, Value};
-use std::time::Duration;
 
 pub struct SessionTools {
     /// The actor's span, entered by its handlers.

@@ -13,13 +13,15 @@
 
 mod actor;
 
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
 use crate::inbound::SessionKey;
 use crate::store::Store;
 use crate::tool::error;
 use crate::tool::ToolOutcome;
 use crate::transcript;
-use serde_json::Value;
-use std::time::{Duration, Instant};
 
 pub use actor::*;
 

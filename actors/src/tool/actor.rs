@@ -76,7 +76,6 @@ impl Handler<ExecuteTool> for ToolExecutor {
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
         let (workspace, limits) = (self.workspace.clone(), self.limits.clone());
         let processes = self.processes.clone();
-        let session_tools = self.sessions.get().cloned();
         let approvals = self.approvals.clone();
         let span = tracing::info_span!(
             "tool",
@@ -84,6 +83,20 @@ impl Handler<ExecuteTool> for ToolExecutor {
             session_key = %msg.session_key,
             agent_id = %msg.agent_id
         );
+        if SESSION_TOOLS.contains(&msg.call.name.as_str()) {
+            // The session tools actor answers the same message.
+            let session_tools = self.sessions.get().cloned();
+            return Box::pin(
+                async move {
+                    let unavailable = format!("{}: session tools are unavailable", msg.call.name);
+                    match session_tools {
+                        Some(s) => s.send(msg).await.unwrap_or_else(|_| error(unavailable)),
+                        None => error(unavailable),
+                    }
+                }
+                .instrument(span),
+            );
+        }
         Box::pin(
             async move {
                 let args = &msg.call.arguments;
@@ -102,12 +115,6 @@ impl Handler<ExecuteTool> for ToolExecutor {
                         exec::run(&cx, args, msg.cancel.clone()).await
                     }
                     "process" => exec::process(&processes, args).await,
-                    name if SESSION_TOOLS.contains(&name) => match session_tools {
-                        Some(s) => s.send(msg.clone()).await.unwrap_or_else(|_| {
-                            error(format!("{name}: session tools are unavailable"))
-                        }),
-                        None => error(format!("{name}: session tools are unavailable")),
-                    },
                     "read" => read::run(&workspace, &limits, args).await,
                     "web_fetch" => web_fetch::run(&limits.fetch, args).await,
                     "write" => files::write(&workspace, args).await,

@@ -8,7 +8,7 @@ use crate::provider::ToolCall;
 
 /// Runs one tool call. The executor watches `cancel` and stops (killing any
 /// child process) when it turns true. Reply: the result for the model.
-#[derive(Debug, Clone, Message)]
+#[derive(Debug, Message)]
 #[rtype(result = "ToolOutcome")]
 pub struct ExecuteTool {
     pub call: ToolCall,

@@ -1,11 +1,12 @@
 //! The built-in tools through the executor, in a temp workspace.
 
-use super::*;
-use crate::provider::ToolCall;
-use crate::tool::ExecuteTool;
 use actix::prelude::*;
 use serde_json::json;
 use tokio::sync::watch;
+
+use super::*;
+use crate::provider::ToolCall;
+use crate::tool::ExecuteTool;
 
 struct Ws {
     dir: tempfile::TempDir,

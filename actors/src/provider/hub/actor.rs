@@ -1,16 +1,18 @@
 //! `ProviderHub`: provider specs, one provider actor per provider, auth profiles and cooldowns.
 
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
 use super::*;
 use crate::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::provider::offline::OfflineProvider;
 use crate::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::provider::selection::AuthProfiles;
 use crate::provider::StreamCompletion;
-use actix::prelude::*;
-use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
 pub struct ProviderHub {
     /// The actor's span, entered by its handlers.

@@ -1,8 +1,9 @@
 //! The provider hub's inbox: route a request, report its outcome, reconfigure.
 
+use actix::prelude::*;
+
 use super::*;
 use crate::provider::ProviderError;
-use actix::prelude::*;
 
 /// Where to send a model call. Reply: the actor, profile and key to use.
 #[derive(Debug, Message)]

@@ -22,18 +22,20 @@
 mod actor;
 mod messages;
 
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::Value;
+use tokio::sync::watch;
+
 use crate::provider::selection::{resolve_api_key, AuthProfiles, ModelRef};
 use crate::provider::{
     CompletionRequest, CompletionStream, ProviderError, ProviderEvent, StreamCompletion,
 };
 use crate::settings::Settings;
-use actix::prelude::*;
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::watch;
 
 pub use actor::*;
 pub use messages::*;
