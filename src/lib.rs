@@ -113,11 +113,8 @@ pub async fn start(
         instance_id: Some(format!("gateway-{}", hostname())),
         ..Default::default()
     };
-    let active_runs = crate::ws::chat_bridge::ActiveRuns::default();
-    let runs = active_runs.clone();
     let bridge_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let slot = bridge_slot.clone();
-    let bridge_store = store.clone();
     let gateway = Gateway::start(
         settings.clone(),
         store,
@@ -126,8 +123,7 @@ pub async fn start(
         opts.env.clone(),
         move |bus, metrics| {
             use actix::Actor;
-            let bridge =
-                crate::ws::chat_bridge::ChatBridge::new(bus, bridge_store, metrics, runs).start();
+            let bridge = crate::ws::chat_bridge::ChatBridge::new(bus, metrics).start();
             if let Ok(mut s) = slot.lock() {
                 *s = Some(bridge.clone());
             }
@@ -150,7 +146,6 @@ pub async fn start(
         state_dir: opts.state_dir,
         config_write: tokio::sync::Mutex::new(()),
         server_version: VERSION,
-        active_runs,
         chat_bridge,
     });
     let data = web::Data::new(state.clone());

@@ -25,9 +25,7 @@ pub struct AppState {
     /// Serialises config writes so two `config.set` calls cannot both pass the hash check.
     pub config_write: tokio::sync::Mutex<()>,
     pub server_version: &'static str,
-    /// Runs in progress (maintained by the chat bridge).
-    pub active_runs: crate::ws::chat_bridge::ActiveRuns,
-    /// Run outcomes, for `agent` final answers and `agent.wait`.
+    /// Run events to wire frames (tool-event recipients, `chat.inject`).
     pub chat_bridge: actix::Addr<crate::ws::chat_bridge::ChatBridge>,
 }
 

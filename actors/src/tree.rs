@@ -1,6 +1,6 @@
 //! The actor tree (not an actor): `Gateway::start` checks the config
 //! (`plan`), then starts the children in order (bus, presence, devices,
-//! idempotency, lanes, provider hub, approvals, tool executor, router,
+//! idempotency, run registry, lanes, provider hub, approvals, tool executor, router,
 //! session tools, the gateway root) and hands their addresses to the edge.
 
 use std::sync::Arc;
@@ -19,7 +19,8 @@ use crate::presence::{PresenceActor, PresenceEntry, StateVersions};
 use crate::provider::hub::{EnvReader, ProviderHub};
 use crate::provider::selection::ModelRef;
 use crate::router::RouterActor;
-use crate::session::{RestartPolicy, SessionDeps, SessionEvent};
+use crate::runs::{RunRegistry, SessionEvent};
+use crate::session::{RestartPolicy, SessionDeps};
 use crate::settings::Settings;
 use crate::store::Store;
 use crate::tool::ToolExecutor;
@@ -38,6 +39,8 @@ pub struct Gateway {
     pub hub: Addr<ProviderHub>,
     /// Prompt, workspace files and skills (`skills.status`).
     pub context: Arc<crate::context::AgentContext>,
+    /// Live runs, recent results and everyone waiting for a run.
+    pub runs: Addr<RunRegistry>,
     /// Exec approvals and the approvals file.
     pub approvals: Addr<crate::approvals::ApprovalsActor>,
     /// The tool executor (`/tools/invoke`).
@@ -55,8 +58,9 @@ pub struct Gateway {
 
 impl Gateway {
     /// Starts the tree. Must run inside an actix system. `chat_events`
-    /// makes the recipient of every session's run events (the edge turns
-    /// them into `chat`/`agent` frames on the bus).
+    /// makes the edge's recipient of every session's run events, which the
+    /// run registry passes on (the edge turns them into `chat`/`agent`
+    /// frames on the bus).
     pub fn start(
         settings: Arc<Settings>,
         store: Store,
@@ -91,6 +95,12 @@ impl Gateway {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune old run records"),
         }
+        let runs = RunRegistry::new(
+            store.clone(),
+            metrics.clone(),
+            chat_events(bus.clone(), metrics.clone()),
+        )
+        .start();
         let lanes = Lanes::start(&settings);
         let fresh_workspace = !workspace.exists();
         std::fs::create_dir_all(&workspace)
@@ -129,7 +139,7 @@ impl Gateway {
             hub: hub.clone(),
             executor: executor.clone(),
             lane: lanes.main.clone(),
-            events: chat_events(bus.clone(), metrics.clone()),
+            events: runs.clone().recipient(),
             models,
             thinking_default: defaults.thinking_default.clone(),
             verbose_default: defaults.verbose_default.clone(),
@@ -157,6 +167,7 @@ impl Gateway {
             .unwrap_or(1) as u32;
         let tools_actor = crate::subagents::SessionTools::new(
             router.clone(),
+            runs.clone(),
             store.clone(),
             settings.default_agent_id(),
             max_depth,
@@ -185,6 +196,7 @@ impl Gateway {
             lanes,
             hub,
             context,
+            runs,
             approvals,
             executor,
             tool_policy,

@@ -19,7 +19,7 @@ use ferroclaw_actors::tool::ExecuteTool;
 use serde_json::{json, Value};
 
 use crate::state::SharedState;
-use crate::ws::chat_bridge::{wait_run, RunResult, RunUpdate, Waited, WatchRun};
+use ferroclaw_actors::runs::{wait_run, RunResult, RunUpdate, Waited, WatchRun};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(post_only("/v1/chat/completions", chat_completions));
@@ -137,8 +137,7 @@ fn finish_reason(r: &RunResult) -> &'static str {
 }
 
 fn usage_of(r: &RunResult) -> Value {
-    let input = r.usage.get("input").and_then(Value::as_u64).unwrap_or(0);
-    let output = r.usage.get("output").and_then(Value::as_u64).unwrap_or(0);
+    let (input, output) = r.usage.map_or((0, 0), |u| (u.input, u.output));
     json!({ "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output })
 }
 
@@ -229,7 +228,7 @@ async fn chat_completions(
     );
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     if stream {
-        state.chat_bridge.do_send(WatchRun {
+        state.gateway.runs.do_send(WatchRun {
             run_id: run_id.clone(),
             tx,
         });
@@ -253,7 +252,7 @@ async fn chat_completions(
     let model_name = model.unwrap_or("ferroclaw").to_string();
     let limit = Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1) + 5);
     if !stream {
-        let waited = wait_run(&state.chat_bridge, &ack.run_id, None, limit).await;
+        let waited = wait_run(&state.gateway.runs, &ack.run_id, None, limit).await;
         let r = match waited {
             Waited::Ended(r) => r,
             _ => {

@@ -6,6 +6,7 @@
 pub mod connect;
 pub mod device_auth;
 pub mod errors;
+pub mod events;
 pub mod frames;
 pub mod hello;
 pub mod methods;

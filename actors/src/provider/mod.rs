@@ -202,15 +202,6 @@ impl ProviderError {
                 | ProviderError::Malformed(_)
         )
     }
-
-    /// The wire's `errorKind` (`chat` error events).
-    pub fn wire_kind(&self) -> &'static str {
-        match self {
-            ProviderError::RateLimited { .. } => "rate_limit",
-            ProviderError::ContextOverflow(_) => "context_length",
-            _ => "unknown",
-        }
-    }
 }
 
 /// One step of a streamed completion, in order: text and thinking deltas,

@@ -77,15 +77,6 @@ impl FailureKind {
             | FailureKind::Dropped => false,
         }
     }
-
-    /// The wire's `errorKind`.
-    pub fn wire_kind(&self) -> &'static str {
-        match self {
-            FailureKind::Provider(Some(e)) => e.wire_kind(),
-            FailureKind::Timeout => "timeout",
-            _ => "unknown",
-        }
-    }
 }
 
 /// Everything a run needs.

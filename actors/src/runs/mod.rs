@@ -1,165 +1,23 @@
-//! Run records: the `runs` tree, so `agent.wait` answers for every run id a
-//! client was given, also across a gateway restart. The session that owns
-//! a run writes its record when it accepts the message (`pending`), and
-//! again when the run ends (`ok`, `error`, `aborted`); a message that joined
-//! another run (collected, steered) gets an alias record naming that run.
-//! Ended records and aliases older than a day are pruned when the gateway
-//! starts; pending ones stay until their session settles them.
+//! Runs: the `RunRegistry` actor owns what is known about every run a
+//! client was given an id for: which runs are queued or running (and in
+//! which session), which message each run answers, the results of recent
+//! runs, and everyone waiting for a run to end (`agent.wait`, the
+//! OpenAI-compatible API, `sessions_send`, and next the channel adapters).
+//! Sessions send it their run events; it passes each on to the edge, which
+//! turns them into wire frames. For runs this process did not see end it
+//! reads the `runs` tree (`record`), which the sessions write.
+//!
+//! Files: `messages.rs` (its inbox), `actor.rs` (the handlers),
+//! `state.rs` (bounded maps and the waiter book), `record.rs` (the `runs`
+//! tree's format).
 
-use serde::{Deserialize, Serialize};
-
-use crate::store::{Store, StoreError, StoreWrite, Tree};
-
-/// Records are kept this long.
-pub const KEEP_MS: u64 = 24 * 60 * 60 * 1000;
-
-/// The status of a run accepted and not yet ended.
-pub const PENDING: &str = "pending";
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunRecord {
-    pub session_key: String,
-    /// `pending`, `ok`, `error` or `aborted`.
-    pub status: String,
-    pub started_at: u64,
-    pub ended_at: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// `stop`, `toolUse`, `length`, `error` or `aborted` (empty while pending).
-    pub stop_reason: String,
-    /// This id is a message that another run answered (that run's id).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answered_by: Option<String>,
-}
-
-impl RunRecord {
-    /// A run accepted now and not yet ended.
-    pub fn pending(session_key: &str, now: u64) -> RunRecord {
-        RunRecord {
-            session_key: session_key.to_string(),
-            status: PENDING.to_string(),
-            started_at: now,
-            ended_at: 0,
-            error: None,
-            stop_reason: String::new(),
-            answered_by: None,
-        }
-    }
-
-    /// A message whose answer is the run `run_id`.
-    pub fn alias(session_key: &str, run_id: &str, now: u64) -> RunRecord {
-        RunRecord {
-            answered_by: Some(run_id.to_string()),
-            ..RunRecord::pending(session_key, now)
-        }
-    }
-
-    pub fn is_pending(&self) -> bool {
-        self.status == PENDING && self.answered_by.is_none()
-    }
-}
-
-/// Writes a record (the caller flushes at its durability point).
-pub fn save(store: &Store, run_id: &str, record: &RunRecord) -> Result<(), StoreError> {
-    store.put(Tree::Runs, run_id, record)
-}
-
-/// The same write, for a `Store::commit` with other trees.
-pub fn write(run_id: &str, record: &RunRecord) -> StoreWrite {
-    (
-        Tree::Runs,
-        run_id.to_string(),
-        serde_json::to_value(record).ok(),
-    )
-}
-
-pub fn load(store: &Store, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-    store.get(Tree::Runs, run_id)
-}
-
-/// The run an id stands for, following a message's alias to the run that
-/// answered it: `(run id, record)`.
-pub fn resolve(store: &Store, id: &str) -> Result<Option<(String, RunRecord)>, StoreError> {
-    let Some(r) = load(store, id)? else {
-        return Ok(None);
-    };
-    match r.answered_by.clone() {
-        None => Ok(Some((id.to_string(), r))),
-        Some(run) => Ok(load(store, &run)?.map(|target| (run, target))),
-    }
-}
-
-/// Removes ended records and aliases older than [`KEEP_MS`] before `now`
-/// (pending runs stay). Reply: how many were removed.
-pub fn prune(store: &Store, now: u64) -> Result<usize, StoreError> {
-    let old: Vec<String> = store
-        .scan::<RunRecord>(Tree::Runs, "")?
-        .into_iter()
-        .filter(|(_, r)| {
-            let at = if r.answered_by.is_some() {
-                r.started_at
-            } else if r.is_pending() {
-                return false;
-            } else {
-                r.ended_at
-            };
-            now.saturating_sub(at) > KEEP_MS
-        })
-        .map(|(k, _)| k)
-        .collect();
-    for k in &old {
-        store.remove(Tree::Runs, k)?;
-    }
-    Ok(old.len())
-}
-
+mod actor;
+mod messages;
+pub mod record;
+mod state;
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod tests;
 
-    fn record(ended_at: u64) -> RunRecord {
-        RunRecord {
-            session_key: "agent:main:main".into(),
-            status: "ok".into(),
-            started_at: ended_at.saturating_sub(10),
-            ended_at,
-            error: None,
-            stop_reason: "stop".into(),
-            answered_by: None,
-        }
-    }
-
-    #[test]
-    fn records_survive_a_reopen_and_old_ones_are_pruned() {
-        let dir = tempfile::tempdir().unwrap();
-        let now = 10 * KEEP_MS;
-        {
-            let store = Store::open(dir.path()).unwrap();
-            save(&store, "fresh", &record(now - 1000)).unwrap();
-            save(&store, "stale", &record(now - KEEP_MS - 1)).unwrap();
-        }
-        let store = Store::open(dir.path()).unwrap();
-        assert_eq!(load(&store, "fresh").unwrap(), Some(record(now - 1000)));
-        assert_eq!(prune(&store, now).unwrap(), 1);
-        assert_eq!(load(&store, "stale").unwrap(), None);
-        assert!(load(&store, "fresh").unwrap().is_some());
-    }
-
-    #[test]
-    fn aliases_resolve_to_the_run_and_pending_runs_are_never_pruned() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let now = 10 * KEEP_MS;
-        save(&store, "old-pending", &RunRecord::pending("k", 1)).unwrap();
-        save(&store, "run", &record(now - 5)).unwrap();
-        save(&store, "msg", &RunRecord::alias("k", "run", now - 10)).unwrap();
-        save(&store, "old-msg", &RunRecord::alias("k", "run", 1)).unwrap();
-        let (id, r) = resolve(&store, "msg").unwrap().unwrap();
-        assert_eq!((id.as_str(), r.status.as_str()), ("run", "ok"));
-        assert!(resolve(&store, "nothing").unwrap().is_none());
-        assert_eq!(prune(&store, now).unwrap(), 1, "only the old alias");
-        assert!(load(&store, "old-pending").unwrap().unwrap().is_pending());
-        assert!(load(&store, "old-msg").unwrap().is_none());
-    }
-}
+pub use actor::{RunRegistry, MAX_WAITERS, MAX_WAITERS_PER_CONN};
+pub use messages::*;
+pub use record::{load, prune, resolve, save, write, RunRecord, KEEP_MS, PENDING};

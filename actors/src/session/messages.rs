@@ -1,6 +1,7 @@
 //! The session's inbox of actix messages: what clients, the router and
-//! other actors send it, and what it tells others (`SessionEvent`,
-//! `SessionIdle`). Each says what its reply means.
+//! other actors send it, and what it tells others (`SessionIdle`; its
+//! run events go to the run registry as `runs::SessionEvent`). Each says
+//! what its reply means.
 
 use std::time::Duration;
 
@@ -9,18 +10,7 @@ use serde_json::Value;
 
 use super::{SessionActor, SessionEntry};
 use crate::provider::Image;
-use crate::run::RunEvent;
 use crate::transcript::TranscriptError;
-
-/// A run event, tagged with its session and the session's verbose level
-/// (which gates tool events on the wire).
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct SessionEvent {
-    pub session_key: String,
-    pub verbose: String,
-    pub event: RunEvent,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendStatus {

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::inbound::SessionKey;
 use crate::router::{GetSession, ListSessions, LookupSession, RouterActor};
+use crate::runs::{wait_run, RunRegistry, Waited};
 use crate::session::{AbortSession, GetStatus, SendChat, SessionEntry, SteerSession, SubagentDone};
 use crate::store::{Store, Tree};
 use crate::tool::{error, ok, str_arg, uint_arg};
@@ -17,6 +18,7 @@ pub struct SessionTools {
     /// The actor's span, entered by its handlers.
     span: tracing::Span,
     router: Addr<RouterActor>,
+    runs: Addr<RunRegistry>,
     store: Store,
     default_agent: String,
     max_depth: u32,
@@ -25,6 +27,7 @@ pub struct SessionTools {
 impl SessionTools {
     pub fn new(
         router: Addr<RouterActor>,
+        runs: Addr<RunRegistry>,
         store: Store,
         default_agent: &str,
         max_depth: u32,
@@ -32,6 +35,7 @@ impl SessionTools {
         SessionTools {
             span: tracing::info_span!("session_tools"),
             router,
+            runs,
             store,
             default_agent: default_agent.to_string(),
             max_depth,
@@ -48,8 +52,9 @@ impl Handler<ExecuteTool> for SessionTools {
     type Result = ResponseFuture<ToolOutcome>;
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let (router, store, agent, max_depth) = (
+        let (router, runs, store, agent, max_depth) = (
             self.router.clone(),
+            self.runs.clone(),
             self.store.clone(),
             self.default_agent.clone(),
             self.max_depth,
@@ -117,12 +122,13 @@ impl Handler<ExecuteTool> for SessionTools {
                     if wait.is_zero() {
                         return ok(json!({ "status": "accepted", "sessionKey": key.as_str(), "runId": ack.run_id }).to_string());
                     }
-                    match wait_run(&store, &ack.run_id, wait).await {
-                        Some(r) => {
+                    match wait_run(&runs, &ack.run_id, None, wait).await {
+                        Waited::Ended(r) => {
                             let reply = last_reply(&store, &entry.session_id);
                             ok(json!({ "status": r.status, "sessionKey": key.as_str(), "runId": ack.run_id, "reply": reply, "error": r.error }).to_string())
                         }
-                        None => ok(json!({ "status": "timeout", "sessionKey": key.as_str(), "runId": ack.run_id }).to_string()),
+                        Waited::TimedOut { .. } | Waited::Busy => ok(json!({ "status": "timeout", "sessionKey": key.as_str(), "runId": ack.run_id }).to_string()),
+                        Waited::Down => error("sessions_send: the gateway is stopping"),
                     }
                 }
                 "sessions_spawn" => {

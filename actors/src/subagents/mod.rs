@@ -13,8 +13,6 @@
 
 mod actor;
 
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
 use crate::inbound::SessionKey;
@@ -44,24 +42,4 @@ fn last_reply(store: &Store, session_id: &str) -> String {
         })
         .and_then(transcript::message_text)
         .unwrap_or_default()
-}
-
-/// Waits for a run's record (written at its end), polling the store.
-async fn wait_run(
-    store: &Store,
-    run_id: &str,
-    timeout: Duration,
-) -> Option<crate::runs::RunRecord> {
-    let until = Instant::now() + timeout;
-    loop {
-        if let Ok(Some((_, r))) = crate::runs::resolve(store, run_id) {
-            if !r.is_pending() {
-                return Some(r);
-            }
-        }
-        if Instant::now() >= until {
-            return None;
-        }
-        actix::clock::sleep(Duration::from_millis(50)).await;
-    }
 }

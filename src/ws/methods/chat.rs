@@ -9,11 +9,11 @@ use ferroclaw_actors::session::{
 };
 use std::time::Duration;
 
+use crate::protocol::events;
 use crate::protocol::frames;
-use crate::ws::chat_bridge::{
-    live_run, wait_run, AddToolRecipient, PublishChat, RunResult, Waited, WAIT_MAX,
-};
+use crate::ws::chat_bridge::{AddToolRecipient, PublishChat};
 use crate::ws::methods::EarlyFrame;
+use ferroclaw_actors::runs::{wait_run, LiveRunOf, RunResult, Waited};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -456,7 +456,15 @@ pub async fn abort(state: &SharedState, p: &Value) -> MethodResult {
     let p: AbortParams = params("chat.abort", p)?;
     let key = session_key(state, &p.session_key)?;
     if let Some(run_id) = &p.run_id {
-        match live_run(&state.active_runs, run_id) {
+        let live = state
+            .gateway
+            .runs
+            .send(LiveRunOf {
+                run_id: run_id.clone(),
+            })
+            .await
+            .map_err(down)?;
+        match live {
             Some(live) if live.session_key != key.as_str() => {
                 return Err(ErrorShape::invalid("runId does not match sessionKey"));
             }
@@ -538,6 +546,9 @@ struct AgentParams {
     timeout: Option<u64>,
 }
 
+/// The longest `agent.wait` (24 h); longer `timeoutMs` values are clamped.
+pub const WAIT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
+
 fn final_payload(r: &RunResult) -> Value {
     json!({
         "runId": r.run_id,
@@ -545,7 +556,7 @@ fn final_payload(r: &RunResult) -> Value {
         "summary": if r.status == "aborted" { "aborted" } else { "completed" },
         "result": {
             "payloads": [{ "text": r.text }],
-            "meta": { "durationMs": r.ended_at.saturating_sub(r.started_at), "usage": r.usage, "stopReason": r.stop_reason },
+            "meta": { "durationMs": r.ended_at.saturating_sub(r.started_at), "usage": events::usage(r.usage.as_ref()), "stopReason": r.stop_reason },
         },
     })
 }
@@ -601,7 +612,7 @@ pub async fn agent(
             + 5,
     );
     let conn = Some(caller.conn_id.clone());
-    match wait_run(&state.chat_bridge, &run_id, conn, limit).await {
+    match wait_run(&state.gateway.runs, &run_id, conn, limit).await {
         Waited::Ended(r) if r.status != "error" => json(final_payload(&r)),
         Waited::Ended(r) => Err(ErrorShape::unavailable(
             r.error.clone().unwrap_or_else(|| "run failed".into()),
@@ -638,7 +649,7 @@ pub async fn agent_wait(state: &SharedState, caller: &Caller, p: &Value) -> Meth
     let p: WaitParams = params("agent.wait", p)?;
     let limit = Duration::from_millis(p.timeout_ms.unwrap_or(30_000)).min(WAIT_MAX);
     let conn = Some(caller.conn_id.clone());
-    match wait_run(&state.chat_bridge, &p.run_id, conn, limit).await {
+    match wait_run(&state.gateway.runs, &p.run_id, conn, limit).await {
         Waited::Ended(r) => {
             let mut out = json!({
                 "runId": r.run_id, "status": if r.status == "error" { "error" } else { "ok" },

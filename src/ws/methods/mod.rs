@@ -115,9 +115,10 @@ pub async fn dispatch(
                         .and_then(|p| p.get("runId"))
                         .and_then(Value::as_str);
                     if let Some(run_id) = run_id {
-                        let running =
-                            crate::ws::chat_bridge::active_run_session(&state.active_runs, run_id)
-                                .is_some();
+                        let live = ferroclaw_actors::runs::LiveRunOf {
+                            run_id: run_id.to_string(),
+                        };
+                        let running = matches!(gw.runs.send(live).await, Ok(Some(_)));
                         if running {
                             let payload =
                                 serde_json::json!({ "runId": run_id, "status": "in_flight" });

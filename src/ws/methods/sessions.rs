@@ -106,7 +106,12 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         .agent_id
         .as_deref()
         .map(|a| format!("agent:{}:", a.to_lowercase()));
-    let running = crate::ws::chat_bridge::busy_sessions(&state.active_runs);
+    let running = state
+        .gateway
+        .runs
+        .send(ferroclaw_actors::runs::BusySessions)
+        .await
+        .map_err(down)?;
     let matching: Vec<Value> = rows
         .iter()
         .filter(|r| {

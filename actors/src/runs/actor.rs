@@ -1,0 +1,346 @@
+//! `RunRegistry`: the handlers. Run events come in from the sessions in
+//! the order each run produced them; the registry updates its state first
+//! and then passes each event on to the edge.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::mpsc;
+
+use super::record::{self, RunRecord};
+use super::state::{Recent, Waiters};
+use super::{
+    BusySessions, CancelWait, LiveRun, LiveRunOf, RunResult, RunUpdate, SessionEvent, WaitRun,
+    WaitTicket, Waiting, WatchRun,
+};
+use crate::context::prompt::{is_silent, may_become_silent};
+use crate::ids::ConnId;
+use crate::metrics::Metrics;
+use crate::provider::Usage;
+use crate::run::RunEvent;
+use crate::store::Store;
+
+/// Waiters kept at once, in all and per connection.
+pub const MAX_WAITERS: usize = 10_000;
+pub const MAX_WAITERS_PER_CONN: usize = 256;
+/// Results kept for late waits (older ones are answered from the record).
+const KEEP_RESULTS: usize = 1000;
+/// Message -> run links kept for ended runs (older ones come from the store).
+const KEEP_ALIASES: usize = 4096;
+
+struct Live {
+    run: LiveRun,
+    /// When its run started (None while queued).
+    started_at: Option<u64>,
+}
+
+/// How a run ended, as its closing event says.
+struct End {
+    status: &'static str,
+    text: String,
+    error: Option<String>,
+    usage: Option<Usage>,
+    stop_reason: &'static str,
+}
+
+pub struct RunRegistry {
+    store: Store,
+    metrics: Arc<Metrics>,
+    /// Where every event goes after the registry: the edge's converter.
+    edge: Recipient<SessionEvent>,
+    live: HashMap<String, Live>,
+    results: Recent<RunResult>,
+    /// message id -> the run that answers it (when they differ).
+    aliases: Recent<String>,
+    waiters: Waiters<ConnId, RunResult>,
+    watchers: HashMap<String, Vec<mpsc::UnboundedSender<RunUpdate>>>,
+    span: tracing::Span,
+}
+
+impl RunRegistry {
+    pub fn new(store: Store, metrics: Arc<Metrics>, edge: Recipient<SessionEvent>) -> Self {
+        RunRegistry {
+            store,
+            metrics,
+            edge,
+            live: HashMap::new(),
+            results: Recent::new(KEEP_RESULTS),
+            aliases: Recent::new(KEEP_ALIASES),
+            waiters: Waiters::new(MAX_WAITERS, MAX_WAITERS_PER_CONN),
+            watchers: HashMap::new(),
+            span: tracing::info_span!("run_registry"),
+        }
+    }
+
+    fn count_waiters(&self) {
+        self.metrics
+            .waiters
+            .store(self.waiters.count() as i64, Ordering::Relaxed);
+    }
+
+    /// Message `message_id` is answered by run `run_id` (which is now
+    /// live): waits and watchers registered under the message id follow.
+    fn queued(&mut self, run_id: &str, message_id: &str, key: &str) {
+        let live = self.live.entry(run_id.to_string()).or_insert_with(|| Live {
+            run: LiveRun {
+                session_key: key.to_string(),
+                started: false,
+            },
+            started_at: None,
+        });
+        live.run.session_key = key.to_string();
+        if message_id == run_id {
+            return;
+        }
+        if let Some(ws) = self.watchers.remove(message_id) {
+            self.watchers
+                .entry(run_id.to_string())
+                .or_default()
+                .extend(ws);
+        }
+        self.aliases
+            .insert(message_id.to_string(), run_id.to_string());
+    }
+
+    fn started(&mut self, run_id: &str, key: &str) {
+        self.live.insert(
+            run_id.to_string(),
+            Live {
+                run: LiveRun {
+                    session_key: key.to_string(),
+                    started: true,
+                },
+                started_at: Some(crate::now_ms()),
+            },
+        );
+    }
+
+    fn finish(&mut self, run_id: &str, end: End) {
+        let started_at = self
+            .live
+            .remove(run_id)
+            .and_then(|l| l.started_at)
+            .unwrap_or_else(crate::now_ms);
+        let result = RunResult {
+            run_id: run_id.to_string(),
+            status: end.status,
+            text: end.text,
+            error: end.error,
+            started_at,
+            ended_at: crate::now_ms(),
+            usage: end.usage,
+            stop_reason: end.stop_reason,
+        };
+        self.waiters.settle(run_id, &result);
+        self.count_waiters();
+        for w in self.watchers.remove(run_id).unwrap_or_default() {
+            let _ = w.send(RunUpdate::End(result.clone()));
+        }
+        self.results.insert(run_id.to_string(), result);
+    }
+
+    /// Takes what the registry keeps from one run event.
+    fn apply(&mut self, key: &str, event: &RunEvent) {
+        match event {
+            RunEvent::Queued { run_id, message_id } => self.queued(run_id, message_id, key),
+            RunEvent::Started { run_id } => self.started(run_id, key),
+            RunEvent::Delta { run_id, text, .. } => {
+                // Text that may still become the silent token is held back.
+                if may_become_silent(text) {
+                    return;
+                }
+                if let Some(ws) = self.watchers.get_mut(run_id) {
+                    ws.retain(|w| w.send(RunUpdate::Text(text.clone())).is_ok());
+                }
+            }
+            RunEvent::Final {
+                run_id,
+                text,
+                stop_reason,
+                usage,
+            } => {
+                let text = if is_silent(text) {
+                    String::new()
+                } else {
+                    text.clone()
+                };
+                let end = End {
+                    status: "ok",
+                    text,
+                    error: None,
+                    usage: Some(*usage),
+                    stop_reason: stop_reason.as_str(),
+                };
+                self.finish(run_id, end);
+            }
+            RunEvent::Failed { run_id, error, .. } => {
+                let end = End {
+                    status: "error",
+                    text: String::new(),
+                    error: Some(error.clone()),
+                    usage: None,
+                    stop_reason: "error",
+                };
+                self.finish(run_id, end);
+            }
+            RunEvent::Aborted { run_id, text } => {
+                let end = End {
+                    status: "aborted",
+                    text: text.clone(),
+                    error: None,
+                    usage: None,
+                    stop_reason: "aborted",
+                };
+                self.finish(run_id, end);
+            }
+            RunEvent::ToolStarted { .. }
+            | RunEvent::ToolFinished { .. }
+            | RunEvent::Thinking { .. }
+            | RunEvent::Message { .. }
+            | RunEvent::ModelSelected { .. } => {}
+        }
+    }
+
+    /// The run an id stands for in the `runs` tree (a message's alias followed).
+    fn run_record(&self, id: &str) -> Option<(String, RunRecord)> {
+        record::resolve(&self.store, id)
+            .map_err(|e| tracing::warn!(run_id = %id, error = %e, "cannot read the run record"))
+            .ok()
+            .flatten()
+    }
+
+    fn wait_for(
+        &mut self,
+        run_id: &str,
+        conn: Option<ConnId>,
+        me: Recipient<CancelWait>,
+    ) -> WaitTicket {
+        let ticket = match self.waiters.add(run_id, conn) {
+            Some((id, rx)) => WaitTicket::Waiting(Waiting {
+                run_id: run_id.to_string(),
+                rx: Some(rx),
+                cancel: Some((me, id)),
+            }),
+            None => {
+                Metrics::inc(&self.metrics.waits_refused);
+                WaitTicket::Busy
+            }
+        };
+        self.count_waiters();
+        ticket
+    }
+}
+
+/// A stored run record as a result (its text is in the transcript, not here).
+fn stored_result(run_id: &str, r: RunRecord) -> RunResult {
+    let status = match r.status.as_str() {
+        "ok" => "ok",
+        "aborted" => "aborted",
+        _ => "error",
+    };
+    let stop_reason = match r.stop_reason.as_str() {
+        "stop" => "stop",
+        "toolUse" => "toolUse",
+        "length" => "length",
+        "aborted" => "aborted",
+        _ => "error",
+    };
+    RunResult {
+        run_id: run_id.to_string(),
+        status,
+        text: String::new(),
+        error: r.error,
+        started_at: r.started_at,
+        ended_at: r.ended_at,
+        usage: None,
+        stop_reason,
+    }
+}
+
+impl Actor for RunRegistry {
+    type Context = Context<Self>;
+}
+
+impl Handler<SessionEvent> for RunRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
+        if msg.event.end_status().is_some() {
+            let _span = self.span.clone().entered();
+            self.apply(&msg.session_key, &msg.event);
+        } else {
+            self.apply(&msg.session_key, &msg.event);
+        }
+        self.edge.do_send(msg);
+    }
+}
+
+impl Handler<WaitRun> for RunRegistry {
+    type Result = MessageResult<WaitRun>;
+    fn handle(&mut self, msg: WaitRun, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let me = ctx.address().recipient();
+        let asked = self.aliases.get(&msg.run_id).cloned().unwrap_or(msg.run_id);
+        if let Some(r) = self.results.get(&asked) {
+            return MessageResult(WaitTicket::Done(r.clone()));
+        }
+        if self.live.contains_key(&asked) {
+            return MessageResult(self.wait_for(&asked, msg.conn, me));
+        }
+        let Some((run_id, r)) = self.run_record(&asked) else {
+            return MessageResult(WaitTicket::Unknown);
+        };
+        if let Some(done) = self.results.get(&run_id) {
+            return MessageResult(WaitTicket::Done(done.clone()));
+        }
+        if self.live.contains_key(&run_id) || r.is_pending() {
+            // Live: its end comes through here. Pending and not live yet:
+            // its session settles it (it runs, or a restart marks it cut).
+            return MessageResult(self.wait_for(&run_id, msg.conn, me));
+        }
+        // Ended and not live: every run this process saw start is live
+        // until its end passes here, so this end has passed (or happened
+        // before a restart) and the record is the answer.
+        MessageResult(WaitTicket::Done(stored_result(&run_id, r)))
+    }
+}
+
+impl Handler<CancelWait> for RunRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: CancelWait, _: &mut Context<Self>) {
+        self.waiters.cancel(&msg.run_id, msg.waiter);
+        self.count_waiters();
+    }
+}
+
+impl Handler<WatchRun> for RunRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: WatchRun, _: &mut Context<Self>) {
+        let run_id = self.aliases.get(&msg.run_id).cloned().unwrap_or(msg.run_id);
+        if let Some(r) = self.results.get(&run_id) {
+            let _ = msg.tx.send(RunUpdate::End(r.clone()));
+            return;
+        }
+        self.watchers.entry(run_id).or_default().push(msg.tx);
+    }
+}
+
+impl Handler<LiveRunOf> for RunRegistry {
+    type Result = Option<LiveRun>;
+    fn handle(&mut self, msg: LiveRunOf, _: &mut Context<Self>) -> Option<LiveRun> {
+        self.live.get(&msg.run_id).map(|l| l.run.clone())
+    }
+}
+
+impl Handler<BusySessions> for RunRegistry {
+    type Result = MessageResult<BusySessions>;
+    fn handle(&mut self, _: BusySessions, _: &mut Context<Self>) -> Self::Result {
+        let keys: HashSet<String> = self
+            .live
+            .values()
+            .map(|l| l.run.session_key.clone())
+            .collect();
+        MessageResult(keys)
+    }
+}

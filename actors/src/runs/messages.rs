@@ -1,0 +1,198 @@
+//! The registry's inbox: every session's run events (`SessionEvent`, passed
+//! on to the edge after the registry has taken what it needs), and the
+//! questions of those waiting for runs: the WebSocket methods, the
+//! OpenAI-compatible API, `sessions_send` and (next) channel adapters.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::sync::{mpsc, oneshot};
+
+use super::RunRegistry;
+use crate::ids::ConnId;
+use crate::provider::Usage;
+use crate::run::RunEvent;
+
+/// A run event, tagged with its session and the session's verbose level
+/// (which gates tool events on the wire). From the session that owns the
+/// run, in the order the run produced them.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SessionEvent {
+    pub session_key: String,
+    pub verbose: String,
+    pub event: RunEvent,
+}
+
+/// A run accepted and not ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRun {
+    pub session_key: String,
+    /// Its run started (else it waits in its session's queue).
+    pub started: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunResult {
+    pub run_id: String,
+    /// `ok`, `error` or `aborted`.
+    pub status: &'static str,
+    /// The reply (empty when silent, failed, or answered from the record).
+    pub text: String,
+    pub error: Option<String>,
+    pub started_at: u64,
+    pub ended_at: u64,
+    /// Token counts of a run that ended `ok` in this process.
+    pub usage: Option<Usage>,
+    /// `stop`, `toolUse`, `length`, `error` or `aborted`.
+    pub stop_reason: &'static str,
+}
+
+/// What a run watcher (the OpenAI-compatible HTTP API) gets.
+#[derive(Debug, Clone)]
+pub enum RunUpdate {
+    /// The reply text so far (cumulative; held back while it could still
+    /// become the silent token).
+    Text(String),
+    End(RunResult),
+}
+
+/// Streams a run's text and end to `tx` (register before the run starts;
+/// a run that already ended sends its end at once).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct WatchRun {
+    pub run_id: String,
+    pub tx: mpsc::UnboundedSender<RunUpdate>,
+}
+
+/// The live run with this id. Reply: where it is, or None when it is not
+/// queued or running.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<LiveRun>")]
+pub struct LiveRunOf {
+    pub run_id: String,
+}
+
+/// Reply: the session keys that have a queued or running run.
+#[derive(Debug, Message)]
+#[rtype(result = "HashSet<String>")]
+pub struct BusySessions;
+
+/// Waits for the end of run `run_id` (or of the run that answers the
+/// message with that id). Reply at once: the result, a ticket to wait on,
+/// or why there is nothing to wait for.
+#[derive(Debug, Message)]
+#[rtype(result = "WaitTicket")]
+pub struct WaitRun {
+    pub run_id: String,
+    /// The connection waiting (bounded per connection); None for HTTP and
+    /// for the actor tree's own callers.
+    pub conn: Option<ConnId>,
+}
+
+/// The answer to `WaitRun`.
+#[derive(Debug)]
+pub enum WaitTicket {
+    Done(RunResult),
+    /// The run is queued or running: wait on it.
+    Waiting(Waiting),
+    /// Neither live nor recorded: nothing is kept for it.
+    Unknown,
+    /// Too many waiters (per connection or in all); retry later.
+    Busy,
+}
+
+/// A waiter gave up (timeout, or its connection closed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CancelWait {
+    pub(super) run_id: String,
+    pub(super) waiter: u64,
+}
+
+/// A registered waiter. Dropping it (timeout, connection gone) removes the
+/// waiter from the registry at once.
+#[derive(Debug)]
+pub struct Waiting {
+    /// The run waited for (an alias resolved).
+    pub run_id: String,
+    pub(super) rx: Option<oneshot::Receiver<RunResult>>,
+    pub(super) cancel: Option<(Recipient<CancelWait>, u64)>,
+}
+
+impl Waiting {
+    /// The run's result, or None when `limit` passed first.
+    pub async fn wait(mut self, limit: Duration) -> Option<RunResult> {
+        let rx = self.rx.take()?;
+        match actix::clock::timeout(limit, rx).await {
+            Ok(Ok(r)) => {
+                self.cancel = None;
+                Some(r)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some((registry, id)) = self.cancel.take() {
+            registry.do_send(CancelWait {
+                run_id: self.run_id.clone(),
+                waiter: id,
+            });
+        }
+    }
+}
+
+/// How a wait ended.
+#[derive(Debug)]
+pub enum Waited {
+    Ended(RunResult),
+    /// `limit` passed first (`run_id`: the run waited for, or the id asked).
+    TimedOut {
+        run_id: String,
+    },
+    /// Too many waiters; retry later.
+    Busy,
+    /// The registry is gone (the gateway is stopping).
+    Down,
+}
+
+/// Waits at most `limit` for the end of the run `id` stands for. An id
+/// nobody knows keeps nothing in the registry: the caller just sleeps out
+/// its `limit`.
+pub async fn wait_run(
+    registry: &Addr<RunRegistry>,
+    id: &str,
+    conn: Option<ConnId>,
+    limit: Duration,
+) -> Waited {
+    let ticket = registry
+        .send(WaitRun {
+            run_id: id.to_string(),
+            conn,
+        })
+        .await;
+    match ticket {
+        Ok(WaitTicket::Done(r)) => Waited::Ended(r),
+        Ok(WaitTicket::Waiting(w)) => {
+            let run_id = w.run_id.clone();
+            match w.wait(limit).await {
+                Some(r) => Waited::Ended(r),
+                None => Waited::TimedOut { run_id },
+            }
+        }
+        Ok(WaitTicket::Unknown) => {
+            actix::clock::sleep(limit).await;
+            Waited::TimedOut {
+                run_id: id.to_string(),
+            }
+        }
+        Ok(WaitTicket::Busy) => Waited::Busy,
+        Err(_) => Waited::Down,
+    }
+}

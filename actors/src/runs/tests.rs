@@ -1,0 +1,277 @@
+//! The registry against a real store: waits for live runs, aliases,
+//! results, records of runs it never saw, bounds, and the edge receiving
+//! every event after the registry.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::metrics::Metrics;
+use crate::provider::{StopReason, Usage};
+use crate::run::{FailureKind, RunEvent};
+use crate::store::Store;
+
+const KEY: &str = "agent:main:main";
+
+struct Edge(mpsc::UnboundedSender<SessionEvent>);
+impl Actor for Edge {
+    type Context = Context<Self>;
+}
+impl Handler<SessionEvent> for Edge {
+    type Result = ();
+    fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
+        let _ = self.0.send(msg);
+    }
+}
+
+struct H {
+    _dir: tempfile::TempDir,
+    store: Store,
+    reg: Addr<RunRegistry>,
+    edge: mpsc::UnboundedReceiver<SessionEvent>,
+}
+
+fn start() -> H {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let (tx, edge) = mpsc::unbounded_channel();
+    let edge_addr = Edge(tx).start();
+    let reg = RunRegistry::new(
+        store.clone(),
+        std::sync::Arc::new(Metrics::default()),
+        edge_addr.recipient(),
+    )
+    .start();
+    H {
+        _dir: dir,
+        store,
+        reg,
+        edge,
+    }
+}
+
+fn send(h: &H, event: RunEvent) {
+    h.reg.do_send(SessionEvent {
+        session_key: KEY.into(),
+        verbose: "off".into(),
+        event,
+    });
+}
+
+fn final_event(run_id: &str, text: &str) -> RunEvent {
+    RunEvent::Final {
+        run_id: run_id.into(),
+        text: text.into(),
+        stop_reason: StopReason::Stop,
+        usage: Usage {
+            input: 5,
+            output: 7,
+            ..Usage::default()
+        },
+    }
+}
+
+async fn ticket(h: &H, id: &str) -> WaitTicket {
+    h.reg
+        .send(WaitRun {
+            run_id: id.into(),
+            conn: None,
+        })
+        .await
+        .unwrap()
+}
+
+#[actix::test]
+async fn a_waiter_of_a_live_run_or_of_a_message_it_answers_gets_the_result() {
+    let mut h = start();
+    send(
+        &h,
+        RunEvent::Queued {
+            run_id: "r1".into(),
+            message_id: "r1".into(),
+        },
+    );
+    send(
+        &h,
+        RunEvent::Queued {
+            run_id: "r1".into(),
+            message_id: "m2".into(),
+        },
+    );
+    send(
+        &h,
+        RunEvent::Started {
+            run_id: "r1".into(),
+        },
+    );
+    let WaitTicket::Waiting(direct) = ticket(&h, "r1").await else {
+        panic!("r1 is live");
+    };
+    let WaitTicket::Waiting(via_alias) = ticket(&h, "m2").await else {
+        panic!("m2 is answered by r1");
+    };
+    assert_eq!(via_alias.run_id, "r1");
+    let live = h
+        .reg
+        .send(LiveRunOf {
+            run_id: "r1".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(live.map(|l| l.started), Some(true));
+    let busy = h.reg.send(BusySessions).await.unwrap();
+    assert!(busy.contains(KEY));
+    send(&h, final_event("r1", "hello"));
+    for w in [direct, via_alias] {
+        let r = w.wait(Duration::from_secs(5)).await.expect("settled");
+        assert_eq!(
+            (r.status, r.text.as_str(), r.stop_reason),
+            ("ok", "hello", "stop")
+        );
+        assert_eq!(r.usage.map(|u| u.output), Some(7));
+    }
+    // Later waits are answered from the results; the run is no longer live.
+    let WaitTicket::Done(r) = ticket(&h, "m2").await else {
+        panic!("ended");
+    };
+    assert_eq!(r.run_id, "r1");
+    assert!(h
+        .reg
+        .send(LiveRunOf {
+            run_id: "r1".into()
+        })
+        .await
+        .unwrap()
+        .is_none());
+    // The edge got every event, in order, after the registry.
+    let mut seen = Vec::new();
+    while let Ok(ev) = h.edge.try_recv() {
+        seen.push(ev.event.end_status().unwrap_or("-"));
+    }
+    assert_eq!(seen, ["-", "-", "-", "ok"]);
+}
+
+#[actix::test]
+async fn an_ended_record_of_a_run_never_seen_live_is_answered_at_once() {
+    // A run the stop cut off: the recovering session wrote its record
+    // (ended in this process's lifetime) and its event is still on the way.
+    let h = start();
+    let mut rec = RunRecord::pending(KEY, 10);
+    rec.status = "error".into();
+    rec.ended_at = crate::now_ms();
+    rec.error = Some("gateway stopped".into());
+    rec.stop_reason = "error".into();
+    save(&h.store, "cut", &rec).unwrap();
+    save(&h.store, "msg", &RunRecord::alias(KEY, "cut", 10)).unwrap();
+    for id in ["cut", "msg"] {
+        let WaitTicket::Done(r) = ticket(&h, id).await else {
+            panic!("{id}: answered from the record");
+        };
+        assert_eq!((r.run_id.as_str(), r.status), ("cut", "error"));
+        assert_eq!(r.error.as_deref(), Some("gateway stopped"));
+    }
+    assert!(matches!(ticket(&h, "nobody").await, WaitTicket::Unknown));
+}
+
+#[actix::test]
+async fn a_pending_record_is_waited_for_until_its_session_settles_it() {
+    let h = start();
+    save(&h.store, "p", &RunRecord::pending(KEY, 1)).unwrap();
+    let WaitTicket::Waiting(w) = ticket(&h, "p").await else {
+        panic!("pending: its session settles it");
+    };
+    send(
+        &h,
+        RunEvent::Failed {
+            run_id: "p".into(),
+            error: "gateway stopped".into(),
+            kind: FailureKind::Stopped,
+        },
+    );
+    let r = w.wait(Duration::from_secs(5)).await.expect("settled");
+    assert_eq!((r.status, r.stop_reason, r.usage), ("error", "error", None));
+}
+
+#[actix::test]
+async fn a_silent_reply_ends_with_no_text_and_watchers_never_see_the_held_back_token() {
+    let h = start();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    h.reg.do_send(WatchRun {
+        run_id: "s".into(),
+        tx,
+    });
+    send(&h, RunEvent::Started { run_id: "s".into() });
+    for text in ["NO_", "NO_REPLY"] {
+        send(
+            &h,
+            RunEvent::Delta {
+                run_id: "s".into(),
+                text: text.into(),
+                delta: String::new(),
+            },
+        );
+    }
+    send(&h, final_event("s", "NO_REPLY"));
+    let Some(RunUpdate::End(r)) = rx.recv().await else {
+        panic!("only the end reaches the watcher");
+    };
+    assert_eq!(r.text, "");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    h.reg.do_send(WatchRun {
+        run_id: "s".into(),
+        tx,
+    });
+    assert!(
+        matches!(rx.recv().await, Some(RunUpdate::End(_))),
+        "an ended run answers at once"
+    );
+}
+
+#[actix::test]
+async fn waiters_are_bounded_per_connection_and_freed_when_dropped() {
+    let h = start();
+    send(
+        &h,
+        RunEvent::Started {
+            run_id: "busy".into(),
+        },
+    );
+    let conn = crate::ids::ConnId::new("c1".to_string());
+    let mut held = Vec::new();
+    for _ in 0..MAX_WAITERS_PER_CONN {
+        let t = h
+            .reg
+            .send(WaitRun {
+                run_id: "busy".into(),
+                conn: Some(conn.clone()),
+            })
+            .await
+            .unwrap();
+        let WaitTicket::Waiting(w) = t else {
+            panic!("within the bound")
+        };
+        held.push(w);
+    }
+    let over = h
+        .reg
+        .send(WaitRun {
+            run_id: "busy".into(),
+            conn: Some(conn.clone()),
+        })
+        .await
+        .unwrap();
+    assert!(matches!(over, WaitTicket::Busy));
+    held.pop();
+    // The dropped waiter's place is free once its cancel is handled.
+    let again = h
+        .reg
+        .send(WaitRun {
+            run_id: "busy".into(),
+            conn: Some(conn),
+        })
+        .await
+        .unwrap();
+    assert!(matches!(again, WaitTicket::Waiting(_)));
+}

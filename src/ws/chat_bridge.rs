@@ -1,0 +1,301 @@
+//! ChatBridge: turns every session's `RunEvent`s (passed on by the run
+//! registry) into the wire's `chat`, `agent` and `session.tool` events on
+//! the bus (protocol.md 6.3; the payloads are `protocol::events`). It keeps
+//! only what the wire needs per run: the `seq`, the 150 ms `chat` delta
+//! throttle (deltas are droppable; the final carries the full text), the
+//! reasoning so far, and the connections that asked for tool events. What
+//! a run is and who waits for it is the run registry's
+//! (`ferroclaw_actors::runs`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use ferroclaw_actors::bus::{send_to_bus, BusEvent, EventBus, Publish, PublishTo};
+use ferroclaw_actors::context::prompt::{is_silent, may_become_silent};
+use ferroclaw_actors::ids::ConnId;
+use ferroclaw_actors::metrics::Metrics;
+use ferroclaw_actors::now_ms;
+use ferroclaw_actors::run::RunEvent;
+use ferroclaw_actors::runs::SessionEvent;
+use serde_json::Value;
+
+use crate::protocol::events;
+
+/// Chat deltas per run are sent at most this often.
+pub const DELTA_INTERVAL: Duration = Duration::from_millis(150);
+
+/// Tool-event recipients of runs that never started are dropped after this.
+const RECIPIENTS_KEPT_MS: u64 = 3_600_000;
+
+/// Registers a connection that asked for tool events (caps
+/// `["tool-events"]`) and started this run: `agent` tool events go to it.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct AddToolRecipient {
+    pub run_id: String,
+    pub conn_id: ConnId,
+}
+
+/// Publishes a `chat` event outside any run (`chat.inject`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct PublishChat {
+    pub payload: Value,
+}
+
+#[derive(Default)]
+struct RunState {
+    seq: u64,
+    last_delta: Option<Instant>,
+    emitted: String,
+    text: String,
+    /// The run's reasoning so far (`agent` events with stream `thinking`).
+    thinking: String,
+}
+
+pub struct ChatBridge {
+    bus: Addr<EventBus>,
+    metrics: Arc<Metrics>,
+    runs: HashMap<String, RunState>,
+    /// run id -> (connections, registered at ms). Registered before the
+    /// run starts; entries of runs that never started are pruned after an hour.
+    tool_recipients: HashMap<String, (Vec<ConnId>, u64)>,
+}
+
+impl ChatBridge {
+    pub fn new(bus: Addr<EventBus>, metrics: Arc<Metrics>) -> ChatBridge {
+        ChatBridge {
+            bus,
+            metrics,
+            runs: HashMap::new(),
+            tool_recipients: HashMap::new(),
+        }
+    }
+
+    fn publish(&self, event: &str, payload: Value, drop_if_slow: bool) {
+        send_to_bus(
+            &self.bus,
+            &self.metrics,
+            Publish {
+                event: BusEvent::new(event, &payload, drop_if_slow),
+            },
+        );
+    }
+
+    /// The next `seq` of the run's events.
+    fn next<'a>(&mut self, run_id: &'a str, session_key: &'a str) -> events::At<'a> {
+        let st = self.runs.entry(run_id.to_string()).or_default();
+        st.seq += 1;
+        events::At {
+            run_id,
+            session_key,
+            seq: st.seq,
+            ts: now_ms(),
+        }
+    }
+
+    fn agent(&mut self, run_id: &str, key: &str, stream: &str, data: Value) {
+        let at = self.next(run_id, key);
+        self.publish("agent", events::agent(at, stream, data), false);
+    }
+
+    /// `agent` tool events: only to the run's tool-event recipients, gated
+    /// by the session's verbose level (off: none; on: no result text).
+    fn tool_event(&mut self, run_id: &str, key: &str, data: Value) {
+        let Some((targets, _)) = self.tool_recipients.get(run_id).cloned() else {
+            return;
+        };
+        let payload = events::agent(self.next(run_id, key), "tool", data);
+        send_to_bus(
+            &self.bus,
+            &self.metrics,
+            PublishTo {
+                event: BusEvent::new("agent", &payload, false),
+                targets,
+            },
+        );
+    }
+
+    /// The run ended: its wire state goes.
+    fn end(&mut self, run_id: &str) {
+        self.runs.remove(run_id);
+        self.tool_recipients.remove(run_id);
+    }
+
+    /// Message `message_id` is answered by run `run_id`: tool-event
+    /// recipients registered under the message id follow the run.
+    fn queued(&mut self, run_id: &str, message_id: &str) {
+        if message_id == run_id {
+            return;
+        }
+        if let Some((conns, at)) = self.tool_recipients.remove(message_id) {
+            let entry = self
+                .tool_recipients
+                .entry(run_id.to_string())
+                .or_insert_with(|| (Vec::new(), at));
+            for c in conns {
+                if !entry.0.contains(&c) {
+                    entry.0.push(c);
+                }
+            }
+        }
+    }
+
+    /// A `chat` delta at most every [`DELTA_INTERVAL`]; every delta is an
+    /// `agent` assistant event. Text that may still become the silent token
+    /// (`NO_REPLY`) is held back until the run decides.
+    fn delta(&mut self, run_id: &str, key: &str, text: String, delta: String) {
+        if may_become_silent(&text) {
+            if let Some(st) = self.runs.get_mut(run_id) {
+                st.text = text;
+            }
+            return;
+        }
+        let data = serde_json::json!({ "text": text, "delta": delta });
+        self.agent(run_id, key, "assistant", data);
+        let now = Instant::now();
+        let Some(st) = self.runs.get_mut(run_id) else {
+            return;
+        };
+        st.text = text;
+        if st
+            .last_delta
+            .is_some_and(|t| now.duration_since(t) < DELTA_INTERVAL)
+        {
+            return;
+        }
+        st.last_delta = Some(now);
+        let (delta_text, replace) = match st.text.strip_prefix(st.emitted.as_str()) {
+            Some(rest) => (rest.to_string(), false),
+            None => (st.text.clone(), true),
+        };
+        st.emitted = st.text.clone();
+        st.seq += 1;
+        let at = events::At {
+            run_id,
+            session_key: key,
+            seq: st.seq,
+            ts: now_ms(),
+        };
+        let payload = events::chat_delta(at, &delta_text, &st.text, replace);
+        self.publish("chat", payload, true);
+    }
+
+    fn thinking(&mut self, run_id: &str, key: &str, delta: String) {
+        // The session already applied `/reasoning` (off: none; on: whole,
+        // before the end; stream: as it comes).
+        let at = self.next(run_id, key);
+        let Some(st) = self.runs.get_mut(run_id) else {
+            return;
+        };
+        st.thinking.push_str(&delta);
+        let data = serde_json::json!({ "text": st.thinking, "delta": delta });
+        let payload = events::agent(at, "thinking", data);
+        self.publish("agent", payload, false);
+    }
+}
+
+impl Actor for ChatBridge {
+    type Context = Context<Self>;
+}
+
+impl Handler<SessionEvent> for ChatBridge {
+    type Result = ();
+    fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
+        let key = msg.session_key.as_str();
+        let verbose = msg.verbose.as_str();
+        match msg.event {
+            RunEvent::Queued { run_id, message_id } => self.queued(&run_id, &message_id),
+            RunEvent::Started { run_id } => {
+                self.agent(&run_id, key, "lifecycle", events::lifecycle_start(now_ms()))
+            }
+            RunEvent::Delta {
+                run_id,
+                text,
+                delta,
+            } => self.delta(&run_id, key, text, delta),
+            RunEvent::Final {
+                run_id,
+                text,
+                stop_reason,
+                usage,
+            } => {
+                let at = self.next(&run_id, key);
+                let silent = is_silent(&text);
+                let payload = events::chat_final(at, &text, stop_reason.as_str(), &usage, silent);
+                self.publish("chat", payload, false);
+                let end = events::lifecycle_end(now_ms(), silent, false);
+                self.agent(&run_id, key, "lifecycle", end);
+                self.end(&run_id);
+            }
+            RunEvent::Failed {
+                run_id,
+                error,
+                kind,
+            } => {
+                let payload = events::chat_error(self.next(&run_id, key), &error, &kind);
+                self.publish("chat", payload, false);
+                let end = events::lifecycle_error(&error, now_ms());
+                self.agent(&run_id, key, "lifecycle", end);
+                self.end(&run_id);
+            }
+            RunEvent::Aborted { run_id, text } => {
+                let payload = events::chat_aborted(self.next(&run_id, key), &text);
+                self.publish("chat", payload, false);
+                let end = events::lifecycle_end(now_ms(), false, true);
+                self.agent(&run_id, key, "lifecycle", end);
+                self.end(&run_id);
+            }
+            RunEvent::ToolStarted { run_id, call } => {
+                if verbose == "off" {
+                    return;
+                }
+                let payload = events::session_tool_running(&run_id, key, &call);
+                self.publish("session.tool", payload, false);
+                self.tool_event(&run_id, key, events::tool_start(&call));
+            }
+            RunEvent::ToolFinished {
+                run_id,
+                call,
+                outcome,
+                skipped,
+            } => {
+                if verbose == "off" {
+                    return;
+                }
+                let full = verbose == "full";
+                let payload = events::session_tool_done(&run_id, key, &call, &outcome, full);
+                self.publish("session.tool", payload, false);
+                let data = events::tool_result(&call, &outcome, skipped, full);
+                self.tool_event(&run_id, key, data);
+            }
+            RunEvent::Thinking { run_id, delta } => self.thinking(&run_id, key, delta),
+            RunEvent::Message { .. } | RunEvent::ModelSelected { .. } => {}
+        }
+    }
+}
+
+impl Handler<AddToolRecipient> for ChatBridge {
+    type Result = ();
+    fn handle(&mut self, msg: AddToolRecipient, _: &mut Context<Self>) {
+        let now = now_ms();
+        self.tool_recipients
+            .retain(|_, (_, at)| now.saturating_sub(*at) < RECIPIENTS_KEPT_MS);
+        let (list, _) = self
+            .tool_recipients
+            .entry(msg.run_id)
+            .or_insert_with(|| (Vec::new(), now));
+        if !list.contains(&msg.conn_id) {
+            list.push(msg.conn_id);
+        }
+    }
+}
+
+impl Handler<PublishChat> for ChatBridge {
+    type Result = ();
+    fn handle(&mut self, msg: PublishChat, _: &mut Context<Self>) {
+        self.publish("chat", msg.payload, false);
+    }
+}
