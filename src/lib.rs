@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use actix_web::{web, App, HttpServer};
+use ferroclaw_actors::bus::BroadcastShutdown;
 use ferroclaw_actors::gateway::Shutdown;
 use ferroclaw_actors::metrics::Metrics;
 use ferroclaw_actors::presence::PresenceEntry;
@@ -64,15 +65,18 @@ pub struct RunningGateway {
 impl RunningGateway {
     /// Tells every client (`shutdown` event, close 1012), then stops serving.
     pub async fn shutdown(&self, reason: &str) {
-        let told = self
-            .state
-            .gateway
-            .root
-            .send(Shutdown {
-                reason: reason.to_string(),
+        let gw = &self.state.gateway;
+        gw.metrics.bus_mailbox.fetch_add(1, Ordering::Relaxed);
+        let told = gw
+            .bus
+            .send(BroadcastShutdown {
+                event: protocol::events::shutdown(reason),
             })
             .await
             .unwrap_or(0);
+        if gw.root.send(Shutdown).await.is_err() {
+            tracing::warn!("the actor tree stopped before its last flush");
+        }
         tracing::info!(clients = told, "gateway stopping");
         self.server.stop(true).await;
     }
@@ -121,16 +125,22 @@ pub async fn start(
         self_entry,
         metrics,
         opts.env.clone(),
+        protocol::events::tick,
         move |bus, metrics| {
             use actix::Actor;
-            let bridge = crate::ws::chat_bridge::ChatBridge::new(bus, metrics).start();
+            let bridge = crate::ws::event_bridge::EventBridge::new(bus, metrics).start();
             if let Ok(mut s) = slot.lock() {
                 *s = Some(bridge.clone());
             }
-            bridge.recipient()
+            ferroclaw_actors::tree::EdgeSinks {
+                runs: bridge.clone().recipient(),
+                presence: bridge.clone().recipient(),
+                health: bridge.clone().recipient(),
+                approvals: bridge.recipient(),
+            }
         },
     )?;
-    let chat_bridge = bridge_slot
+    let event_bridge = bridge_slot
         .lock()
         .ok()
         .and_then(|mut s| s.take())
@@ -146,7 +156,7 @@ pub async fn start(
         state_dir: opts.state_dir,
         config_write: tokio::sync::Mutex::new(()),
         server_version: VERSION,
-        chat_bridge,
+        event_bridge,
     });
     let data = web::Data::new(state.clone());
     let max_payload = settings.gateway.max_payload;

@@ -26,7 +26,7 @@ pub struct AppState {
     pub config_write: tokio::sync::Mutex<()>,
     pub server_version: &'static str,
     /// Run events to wire frames (tool-event recipients, `chat.inject`).
-    pub chat_bridge: actix::Addr<crate::ws::chat_bridge::ChatBridge>,
+    pub event_bridge: actix::Addr<crate::ws::event_bridge::EventBridge>,
 }
 
 pub type SharedState = Arc<AppState>;
@@ -39,7 +39,7 @@ impl AppState {
             &gw.bus,
             &gw.metrics,
             ferroclaw_actors::bus::Publish {
-                event: ferroclaw_actors::bus::BusEvent::new(event, &payload, true),
+                event: crate::protocol::events::bus_event(event, &payload, true),
             },
         );
     }

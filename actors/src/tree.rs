@@ -25,6 +25,16 @@ use crate::settings::Settings;
 use crate::store::Store;
 use crate::tool::ToolExecutor;
 
+/// Where the tree's events go: the edge's encoders, which turn them into
+/// wire events on the bus. Made by the edge once the bus runs.
+pub struct EdgeSinks {
+    /// Every session's run events, after the run registry.
+    pub runs: Recipient<SessionEvent>,
+    pub presence: Recipient<crate::presence::PresenceChanged>,
+    pub health: Recipient<crate::gateway::HealthUpdated>,
+    pub approvals: Recipient<crate::approvals::ApprovalEvent>,
+}
+
 /// Addresses of the running tree, handed to the edge (`src/`).
 #[derive(Clone)]
 pub struct Gateway {
@@ -57,17 +67,17 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Starts the tree. Must run inside an actix system. `chat_events`
-    /// makes the edge's recipient of every session's run events, which the
-    /// run registry passes on (the edge turns them into `chat`/`agent`
-    /// frames on the bus).
+    /// Starts the tree. Must run inside an actix system. `tick` is the
+    /// edge's `tick` event; `edge` makes the edge's recipients of the
+    /// tree's events once the bus runs (they become wire events on it).
     pub fn start(
         settings: Arc<Settings>,
         store: Store,
         self_entry: PresenceEntry,
         metrics: Arc<Metrics>,
         env: EnvReader,
-        chat_events: impl FnOnce(Addr<EventBus>, Arc<Metrics>) -> Recipient<SessionEvent>,
+        tick: crate::bus::TickEvent,
+        edge: impl FnOnce(Addr<EventBus>, Arc<Metrics>) -> EdgeSinks,
     ) -> Result<Gateway, StartError> {
         // Everything the config decides is checked before anything starts.
         let defaults = &settings.agents.defaults;
@@ -82,11 +92,17 @@ impl Gateway {
             queue,
         } = plan(&settings, store.dir(), env.clone())?;
         let versions = Arc::new(StateVersions::default());
-        let tick = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
+        let tick_every = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
         let m = metrics.clone();
-        let bus = Supervisor::start(move |_| EventBus::new(tick, m.clone()));
-        let presence =
-            PresenceActor::new(self_entry, versions.clone(), bus.clone(), metrics.clone()).start();
+        let bus = Supervisor::start(move |_| EventBus::new(tick_every, tick, m.clone()));
+        let sinks = edge(bus.clone(), metrics.clone());
+        let presence = PresenceActor::new(
+            self_entry,
+            versions.clone(),
+            sinks.presence,
+            metrics.clone(),
+        )
+        .start();
         let (s, m) = (store.clone(), metrics.clone());
         let devices = Supervisor::start(move |_| DeviceRegistry::new(s.clone(), m.clone()));
         let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?.start();
@@ -95,12 +111,7 @@ impl Gateway {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune old run records"),
         }
-        let runs = RunRegistry::new(
-            store.clone(),
-            metrics.clone(),
-            chat_events(bus.clone(), metrics.clone()),
-        )
-        .start();
+        let runs = RunRegistry::new(store.clone(), metrics.clone(), sinks.runs).start();
         let lanes = Lanes::start(&settings);
         let fresh_workspace = !workspace.exists();
         std::fs::create_dir_all(&workspace)
@@ -118,7 +129,7 @@ impl Gateway {
         let models = Arc::new(model_plan(&settings));
         let hub = ProviderHub::new(hub_config).start();
         let approvals = crate::approvals::ApprovalsActor::load(
-            bus.clone(),
+            sinks.approvals,
             store.dir().join("exec-approvals.json"),
             Duration::from_secs(approval_timeout),
         )
@@ -180,7 +191,7 @@ impl Gateway {
             env,
             settings,
             store: store.clone(),
-            bus: bus.clone(),
+            edge: sinks.health,
             versions: versions.clone(),
             metrics: metrics.clone(),
         })

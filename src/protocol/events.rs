@@ -1,15 +1,127 @@
-//! Run events as wire payloads (protocol.md 6.3): `chat` (delta, final,
-//! error, aborted), `agent` (lifecycle, assistant, thinking, tool) and
-//! `session.tool`, plus the `errorKind` strings and the usage shape. Pure
-//! functions of the typed events; the per-run `seq` and the delta throttle
-//! are the chat bridge's (`ws::chat_bridge`).
+//! Events on the wire (protocol.md 6): who may see each event (the
+//! event -> scope table, failing closed), the close codes the bus's reasons
+//! become, and the payloads of the tree's typed events: `chat` (delta,
+//! final, error, aborted), `agent` (lifecycle, assistant, thinking, tool),
+//! `session.tool`, `presence`, `health`, `exec.approval.*`, `tick`,
+//! `shutdown`, with the `errorKind` strings and the usage shape. Pure
+//! functions; the per-run `seq` and the delta throttle are the event
+//! bridge's (`ws::event_bridge`).
 
-use ferroclaw_actors::provider::{ProviderError, Usage};
+use ferroclaw_actors::approvals::{ApprovalEvent, Decision};
+use ferroclaw_actors::bus::{Audience, BusEvent, CloseReason, StateVersion};
+use ferroclaw_actors::gateway::HealthSnapshot;
+use ferroclaw_actors::presence::PresenceEntry;
+use ferroclaw_actors::provider::{ProviderError, ToolCall, Usage};
 use ferroclaw_actors::run::FailureKind;
+use ferroclaw_actors::scopes::{self, Role};
 use ferroclaw_actors::tool::ToolOutcome;
 use serde_json::{json, Value};
 
-use ferroclaw_actors::provider::ToolCall;
+/// Which connections may see a broadcast event (protocol.md 6.2). Unknown
+/// events reach nobody.
+pub fn audience(event: &str) -> Audience {
+    let scope = |scope| Audience::Scope {
+        scope,
+        nodes: false,
+    };
+    match event {
+        "health" | "heartbeat" | "presence" | "shutdown" | "tick" | "update.available" => {
+            Audience::Everyone
+        }
+        "voicewake.changed" => Audience::Scope {
+            scope: scopes::READ,
+            nodes: true,
+        },
+        "agent" | "chat" | "chat.side_result" | "cron" | "sessions.changed" | "session.message"
+        | "session.tool" => scope(scopes::READ),
+        "talk.mode" => scope(scopes::WRITE),
+        e if e.starts_with("exec.approval.") || e.starts_with("plugin.approval.") => {
+            scope(scopes::APPROVALS)
+        }
+        e if e.starts_with("device.pair.") || e.starts_with("node.pair.") => scope(scopes::PAIRING),
+        e if e.starts_with("plugin.") => scope(scopes::WRITE),
+        _ => Audience::Nobody,
+    }
+}
+
+/// Whether a connection with `role` and `granted` scopes sees `event`.
+pub fn may_receive(event: &str, role: Role, granted: &[String]) -> bool {
+    audience(event).admits(role, granted)
+}
+
+/// A broadcast event with its audience from the table.
+pub fn bus_event(event: &str, payload: &impl serde::Serialize, drop_if_slow: bool) -> BusEvent {
+    BusEvent::new(event, payload, drop_if_slow, audience(event))
+}
+
+/// The close code and reason of each of the bus's reasons.
+pub fn close_frame(reason: CloseReason) -> (u16, &'static str) {
+    match reason {
+        CloseReason::SlowConsumer => (1008, "slow consumer"),
+        CloseReason::ServiceRestart => (1012, "service restart"),
+    }
+}
+
+/// `tick`.
+pub fn tick(ts: u64) -> BusEvent {
+    bus_event("tick", &json!({ "ts": ts }), false)
+}
+
+/// `shutdown` (no restart is announced).
+pub fn shutdown(reason: &str) -> BusEvent {
+    let payload = json!({ "reason": reason, "restartExpectedMs": null });
+    bus_event("shutdown", &payload, false)
+}
+
+/// `presence`: every row (droppable: the next one carries them all).
+pub fn presence(entries: &[PresenceEntry], version: StateVersion) -> BusEvent {
+    let mut e = bus_event("presence", &json!({ "presence": entries }), true);
+    e.state_version = Some(version);
+    e
+}
+
+/// `health`: the summary, serialised once by the root.
+pub fn health(snapshot: HealthSnapshot, version: StateVersion) -> BusEvent {
+    BusEvent {
+        event: "health".to_string(),
+        payload: snapshot.summary,
+        drop_if_slow: false,
+        state_version: Some(version),
+        audience: audience("health"),
+    }
+}
+
+/// `exec.approval.requested` / `exec.approval.resolved` (an expired one is
+/// denied with `reason: "timeout"`).
+pub fn approval(event: ApprovalEvent) -> BusEvent {
+    match event {
+        ApprovalEvent::Requested {
+            id,
+            request,
+            created_at_ms,
+            expires_at_ms,
+        } => {
+            let payload = json!({ "id": id, "request": request, "createdAtMs": created_at_ms, "expiresAtMs": expires_at_ms });
+            bus_event("exec.approval.requested", &payload, false)
+        }
+        ApprovalEvent::Resolved {
+            id,
+            decision,
+            resolved_by,
+            ts,
+        } => {
+            let word = decision.map(Decision::as_str).unwrap_or("deny");
+            let mut payload = json!({ "id": id, "decision": word, "ts": ts });
+            if decision.is_none() {
+                payload["reason"] = json!("timeout");
+            }
+            if let Some(by) = resolved_by {
+                payload["resolvedBy"] = json!(by);
+            }
+            bus_event("exec.approval.resolved", &payload, false)
+        }
+    }
+}
 
 /// The wire's `errorKind` of a failed run (`chat` error events).
 pub fn error_kind(kind: &FailureKind) -> &'static str {
@@ -173,6 +285,57 @@ pub fn tool_result(call: &ToolCall, outcome: &ToolOutcome, skipped: bool, full: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_are_filtered_by_scope_and_role_and_fail_closed() {
+        let s = |x: &[&str]| x.iter().map(|v| v.to_string()).collect::<Vec<_>>();
+        let check = |event: &str, role: Role, granted: &[&str], want: bool| {
+            assert_eq!(
+                may_receive(event, role, &s(granted)),
+                want,
+                "{event} {role:?} {granted:?}"
+            );
+        };
+        check("tick", Role::Operator, &[], true);
+        check("presence", Role::Node, &[], true);
+        check("chat", Role::Operator, &[], false);
+        check("chat", Role::Operator, &[scopes::READ], true);
+        check("chat", Role::Operator, &[scopes::WRITE], true);
+        check("chat", Role::Node, &[scopes::ADMIN], false);
+        check(
+            "device.pair.requested",
+            Role::Operator,
+            &[scopes::READ],
+            false,
+        );
+        check(
+            "device.pair.requested",
+            Role::Operator,
+            &[scopes::PAIRING],
+            true,
+        );
+        check(
+            "exec.approval.requested",
+            Role::Operator,
+            &[scopes::ADMIN],
+            true,
+        );
+        check("talk.mode", Role::Operator, &[scopes::READ], false);
+        check("made.up", Role::Operator, &[scopes::ADMIN], false);
+        check("voicewake.changed", Role::Node, &[], true);
+    }
+
+    #[test]
+    fn the_bus_reasons_close_with_the_protocol_codes() {
+        assert_eq!(
+            close_frame(CloseReason::SlowConsumer),
+            (1008, "slow consumer")
+        );
+        assert_eq!(
+            close_frame(CloseReason::ServiceRestart),
+            (1012, "service restart")
+        );
+    }
 
     #[test]
     fn error_kinds_follow_the_failure() {

@@ -482,7 +482,10 @@ impl Handler<Outbound> for WsConnection {
                 seq,
                 reserved,
             } => self.deliver(ctx, &event, seq, reserved),
-            Outbound::Close { code, reason } => self.close(ctx, code, &reason),
+            Outbound::Close(why) => {
+                let (code, reason) = crate::protocol::events::close_frame(why);
+                self.close(ctx, code, reason);
+            }
         }
     }
 }

@@ -4,8 +4,8 @@
 //! upstream; keeping all of its glue here keeps a later swap contained).
 
 mod caller;
-pub mod chat_bridge;
 mod connection;
+pub mod event_bridge;
 pub(crate) mod guard;
 mod handshake;
 pub mod methods;

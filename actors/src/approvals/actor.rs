@@ -9,12 +9,12 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::*;
-use crate::bus::{BusEvent, EventBus, Publish};
 
 pub struct ApprovalsActor {
     /// The actor's span, entered by its handlers.
     span: tracing::Span,
-    bus: Addr<EventBus>,
+    /// The edge, which sends requests and decisions to operators.
+    edge: Recipient<ApprovalEvent>,
     path: PathBuf,
     file: Value,
     timeout: Duration,
@@ -24,7 +24,7 @@ pub struct ApprovalsActor {
 impl ApprovalsActor {
     /// Loads `path` (missing: empty; unreadable or invalid: an error).
     pub fn load(
-        bus: Addr<EventBus>,
+        edge: Recipient<ApprovalEvent>,
         path: PathBuf,
         timeout: Duration,
     ) -> Result<ApprovalsActor, String> {
@@ -40,7 +40,7 @@ impl ApprovalsActor {
         };
         Ok(ApprovalsActor {
             span: tracing::info_span!("approvals"),
-            bus,
+            edge,
             path,
             file,
             timeout,
@@ -154,12 +154,11 @@ impl ApprovalsActor {
                 waiters: vec![tx],
             },
         );
-        self.bus.do_send(Publish {
-            event: BusEvent::new(
-                "exec.approval.requested",
-                &json!({ "id": id, "request": request, "createdAtMs": created, "expiresAtMs": expires }),
-                false,
-            ),
+        self.edge.do_send(ApprovalEvent::Requested {
+            id: id.clone(),
+            request,
+            created_at_ms: created,
+            expires_at_ms: expires,
         });
         let expired_id = id.clone();
         ctx.run_later(timeout, move |act, _| {
@@ -180,15 +179,11 @@ impl ApprovalsActor {
         for w in p.waiters.drain(..) {
             let _ = w.send(decision);
         }
-        let mut payload = json!({ "id": id, "decision": decision.map(Decision::as_str).unwrap_or("deny"), "ts": crate::now_ms() });
-        if decision.is_none() {
-            payload["reason"] = json!("timeout");
-        }
-        if let Some(by) = by {
-            payload["resolvedBy"] = json!(by);
-        }
-        self.bus.do_send(Publish {
-            event: BusEvent::new("exec.approval.resolved", &payload, false),
+        self.edge.do_send(ApprovalEvent::Resolved {
+            id: id.to_string(),
+            decision,
+            resolved_by: by,
+            ts: crate::now_ms(),
         });
         // Resolved entries stay a minute for late waitDecision calls.
         let now = crate::now_ms();
@@ -224,11 +219,17 @@ impl Handler<ExecGate> for ApprovalsActor {
             };
         }
         let bins = executables(&msg.command).unwrap_or_default();
-        let request = json!({
-            "command": msg.command, "cwd": msg.cwd, "host": msg.policy.host.as_str(),
-            "security": security.as_str(), "ask": ask.as_str(), "agentId": msg.agent_id,
-            "resolvedPath": bins.first(), "sessionKey": msg.session_key,
-        });
+        let request = ExecRequest {
+            command: &msg.command,
+            cwd: &msg.cwd,
+            host: msg.policy.host.as_str(),
+            security: security.as_str(),
+            ask: ask.as_str(),
+            agent_id: &msg.agent_id,
+            resolved_path: bins.first().map(String::as_str),
+            session_key: &msg.session_key,
+        }
+        .to_value();
         let timeout = self.timeout;
         let (id, _, _, rx) = match self.open(None, request, timeout, ctx) {
             Ok(x) => x,

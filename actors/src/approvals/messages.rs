@@ -28,6 +28,27 @@ pub struct RequestApproval {
     pub timeout: Option<Duration>,
 }
 
+/// What the approvals actor tells the edge, which sends it as
+/// `exec.approval.requested` or `exec.approval.resolved`.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub enum ApprovalEvent {
+    /// A command waits for an operator's decision until `expires_at_ms`.
+    Requested {
+        id: String,
+        request: Value,
+        created_at_ms: u64,
+        expires_at_ms: u64,
+    },
+    /// Decided (`decision` None: nobody answered in time).
+    Resolved {
+        id: String,
+        decision: Option<Decision>,
+        resolved_by: Option<String>,
+        ts: u64,
+    },
+}
+
 /// `exec.approval.resolve`. Err: unknown or already resolved id.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), String>")]

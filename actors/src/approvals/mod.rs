@@ -98,6 +98,26 @@ impl Host {
 }
 
 /// One run's exec settings.
+/// What an exec approval asks about (OpenClaw's `request` object).
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecRequest<'a> {
+    pub command: &'a str,
+    pub cwd: &'a str,
+    pub host: &'a str,
+    pub security: &'a str,
+    pub ask: &'a str,
+    pub agent_id: &'a str,
+    pub resolved_path: Option<&'a str>,
+    pub session_key: &'a str,
+}
+
+impl ExecRequest<'_> {
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExecPolicy {
     pub host: Host,

@@ -16,15 +16,17 @@ pub struct EventBus {
     span: tracing::Span,
     subscribers: HashMap<ConnId, Subscriber>,
     tick_interval: Duration,
+    tick: TickEvent,
     metrics: Arc<Metrics>,
 }
 
 impl EventBus {
-    pub fn new(tick_interval: Duration, metrics: Arc<Metrics>) -> EventBus {
+    pub fn new(tick_interval: Duration, tick: TickEvent, metrics: Arc<Metrics>) -> EventBus {
         EventBus {
             span: tracing::info_span!("bus"),
             subscribers: HashMap::new(),
             tick_interval,
+            tick,
             metrics,
         }
     }
@@ -38,7 +40,7 @@ impl EventBus {
         let reserve = reserve_for(&event);
         let mut slow = Vec::new();
         for (id, sub) in self.subscribers.iter_mut() {
-            if !may_receive(&event.event, sub.role, &sub.scopes) {
+            if !event.audience.admits(sub.role, &sub.scopes) {
                 continue;
             }
             sub.seq += 1;
@@ -64,10 +66,8 @@ impl EventBus {
         if let Some(sub) = self.subscribers.remove(id) {
             Metrics::inc(&self.metrics.slow_consumer_closes);
             tracing::warn!(conn_id = %id, event, "slow consumer closed");
-            sub.recipient.do_send(Outbound::Close {
-                code: 1008,
-                reason: "slow consumer".to_string(),
-            });
+            sub.recipient
+                .do_send(Outbound::Close(CloseReason::SlowConsumer));
         }
     }
 }
@@ -77,11 +77,8 @@ impl Actor for EventBus {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(self.tick_interval, |bus, _| {
-            bus.fan_out(BusEvent::new(
-                "tick",
-                &serde_json::json!({ "ts": crate::now_ms() }),
-                false,
-            ));
+            let tick = (bus.tick)(crate::now_ms());
+            bus.fan_out(tick);
         });
     }
 }
@@ -173,19 +170,10 @@ impl Handler<BroadcastShutdown> for EventBus {
     fn handle(&mut self, msg: BroadcastShutdown, _: &mut Context<Self>) -> usize {
         let _span = self.span.clone().entered();
         self.received();
-        self.fan_out(BusEvent::new(
-            "shutdown",
-            &serde_json::json!({
-                "reason": msg.reason,
-                "restartExpectedMs": msg.restart_expected_ms,
-            }),
-            false,
-        ));
+        self.fan_out(msg.event);
         for sub in self.subscribers.values() {
-            sub.recipient.do_send(Outbound::Close {
-                code: 1012,
-                reason: "service restart".to_string(),
-            });
+            sub.recipient
+                .do_send(Outbound::Close(CloseReason::ServiceRestart));
         }
         self.subscribers.len()
     }

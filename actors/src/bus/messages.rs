@@ -20,8 +20,8 @@ pub enum Outbound {
         seq: Option<u64>,
         reserved: usize,
     },
-    /// Close the socket with this code and reason (shutdown).
-    Close { code: u16, reason: String },
+    /// Close the socket (slow consumer, shutdown).
+    Close(CloseReason),
 }
 
 /// Adds a connection after its handshake. Replaces any earlier entry of the id.
@@ -60,12 +60,12 @@ pub struct PublishTo {
     pub targets: Vec<ConnId>,
 }
 
-/// Sends `shutdown` to everyone, then asks every socket to close 1012.
+/// Sends the edge's `shutdown` event to everyone, then asks every socket
+/// to close (`CloseReason::ServiceRestart`). Reply: how many were told.
 #[derive(Debug, Message)]
 #[rtype(result = "usize")]
 pub struct BroadcastShutdown {
-    pub reason: String,
-    pub restart_expected_ms: Option<u64>,
+    pub event: BusEvent,
 }
 
 /// Number of subscribed connections.

@@ -1,10 +1,12 @@
-//! EventBus: fans broadcast events out to subscribed connections, filtered by
-//! role and scope (fail closed: an event with no rule reaches nobody), and
-//! emits `tick` every tick interval. It owns each connection's broadcast
+//! EventBus: fans broadcast events out to subscribed connections, each to
+//! the audience the edge gave it (role and scope; the edge's table fails
+//! closed: an event with no rule reaches nobody), and sends the edge's
+//! `tick` every tick interval. It knows no event names or payload shapes:
+//! events arrive encoded, with their audience. It owns each connection's broadcast
 //! `seq` and applies the slow-consumer rule at send time: a connection whose
 //! unsent backlog (a counter it shares with the bus) is over its limit skips
-//! droppable events (its seq still advances) and is closed 1008 "slow
-//! consumer" on anything else. The rule must live here, in the sender: a
+//! droppable events (its seq still advances) and is closed as a slow consumer
+//! on anything else. The rule must live here, in the sender: a
 //! connection actor whose client stopped reading is not polled, so it cannot
 //! judge itself.
 //!
@@ -20,7 +22,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use serde_json::value::RawValue;
 
-use crate::scopes::{self, scope_allows, Role};
+use crate::scopes::{scope_allows, Role};
 
 pub use actor::*;
 pub use messages::*;
@@ -32,7 +34,39 @@ pub struct StateVersion {
     pub health: u64,
 }
 
-/// One event to fan out. The payload is serialised once, shared by every recipient.
+/// Who may see a broadcast event (decided by the edge's table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// Every connection, operators and nodes.
+    Everyone,
+    /// Operators granted `scope`; nodes too when `nodes`.
+    Scope { scope: &'static str, nodes: bool },
+    /// Nobody (an event with no rule).
+    Nobody,
+}
+
+impl Audience {
+    pub fn admits(self, role: Role, granted: &[String]) -> bool {
+        match self {
+            Audience::Everyone => true,
+            Audience::Nobody => false,
+            Audience::Scope { nodes, .. } if role == Role::Node => nodes,
+            Audience::Scope { scope, .. } => scope_allows(granted, scope),
+        }
+    }
+}
+
+/// Why the bus asks a connection to close (the edge picks the close code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// Its backlog was over the limit for an event it may not skip.
+    SlowConsumer,
+    /// The gateway is stopping.
+    ServiceRestart,
+}
+
+/// One event to fan out, encoded by the edge. The payload is serialised
+/// once, shared by every recipient.
 #[derive(Debug)]
 pub struct BusEvent {
     pub event: String,
@@ -40,19 +74,29 @@ pub struct BusEvent {
     /// Slow recipients skip it (their seq still advances) instead of being closed.
     pub drop_if_slow: bool,
     pub state_version: Option<StateVersion>,
+    pub audience: Audience,
 }
 
 impl BusEvent {
-    pub fn new(event: &str, payload: &impl serde::Serialize, drop_if_slow: bool) -> BusEvent {
+    pub fn new(
+        event: &str,
+        payload: &impl serde::Serialize,
+        drop_if_slow: bool,
+        audience: Audience,
+    ) -> BusEvent {
         let raw = serde_json::value::to_raw_value(payload).unwrap_or_else(|_| raw_null());
         BusEvent {
             event: event.to_string(),
             payload: Arc::from(raw),
             drop_if_slow,
             state_version: None,
+            audience,
         }
     }
 }
+
+/// The edge's `tick` event for a time in ms.
+pub type TickEvent = fn(u64) -> BusEvent;
 
 fn raw_null() -> Box<RawValue> {
     RawValue::from_string("null".to_string()).unwrap_or_else(|_| Box::<RawValue>::default())
@@ -99,33 +143,12 @@ impl Subscriber {
     }
 }
 
-/// Which connections may see a broadcast event (protocol.md 6.2). Unknown
-/// events reach nobody.
-pub fn may_receive(event: &str, role: Role, granted: &[String]) -> bool {
-    let required = match event {
-        "health" | "heartbeat" | "presence" | "shutdown" | "tick" | "update.available" => {
-            return true
-        }
-        "voicewake.changed" if role == Role::Node => return true,
-        _ if role == Role::Node => return false,
-        "agent" | "chat" | "chat.side_result" | "cron" | "voicewake.changed"
-        | "sessions.changed" | "session.message" | "session.tool" => scopes::READ,
-        "talk.mode" => scopes::WRITE,
-        e if e.starts_with("exec.approval.") || e.starts_with("plugin.approval.") => {
-            scopes::APPROVALS
-        }
-        e if e.starts_with("device.pair.") || e.starts_with("node.pair.") => scopes::PAIRING,
-        e if e.starts_with("plugin.") => scopes::WRITE,
-        _ => return false,
-    };
-    scope_allows(granted, required)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ids::ConnId;
     use crate::metrics::Metrics;
+    use crate::scopes;
     use std::time::Duration;
 
     /// Records what the bus sends it.
@@ -143,7 +166,15 @@ mod tests {
     #[actix::test]
     async fn over_the_limit_droppable_events_skip_with_a_seq_gap_and_others_close_1008() {
         let metrics = Arc::new(Metrics::default());
-        let bus = EventBus::new(Duration::from_secs(3600), metrics.clone()).start();
+        let tick: TickEvent = |ts| {
+            BusEvent::new(
+                "tick",
+                &serde_json::json!({ "ts": ts }),
+                false,
+                Audience::Everyone,
+            )
+        };
+        let bus = EventBus::new(Duration::from_secs(3600), tick, metrics.clone()).start();
         let (tx, rx) = std::sync::mpsc::channel();
         let buffered = Arc::new(AtomicUsize::new(0));
         bus.send(Subscribe {
@@ -157,7 +188,12 @@ mod tests {
         .await
         .unwrap();
         let publish = |name: &str, droppable: bool| Publish {
-            event: BusEvent::new(name, &serde_json::json!({"n": 1}), droppable),
+            event: BusEvent::new(
+                name,
+                &serde_json::json!({"n": 1}),
+                droppable,
+                Audience::Everyone,
+            ),
         };
         let next = || rx.recv_timeout(Duration::from_secs(5)).unwrap();
         let seq_of = |o: Outbound| match o {
@@ -177,9 +213,7 @@ mod tests {
         buffered.store(5000, Ordering::Relaxed);
         bus.send(publish("tick", false)).await.unwrap();
         match next() {
-            Outbound::Close { code, reason } => {
-                assert_eq!((code, reason.as_str()), (1008, "slow consumer"))
-            }
+            Outbound::Close(reason) => assert_eq!(reason, CloseReason::SlowConsumer),
             other => panic!("{other:?}"),
         }
         assert_eq!(bus.send(CountSubscribers).await.unwrap(), 0, "unsubscribed");
@@ -194,41 +228,21 @@ mod tests {
     }
 
     #[test]
-    fn events_are_filtered_by_scope_and_role_and_fail_closed() {
+    fn audiences_admit_by_role_and_scope() {
         let s = |x: &[&str]| x.iter().map(|v| v.to_string()).collect::<Vec<_>>();
-        let check = |event: &str, role: Role, granted: &[&str], want: bool| {
-            assert_eq!(
-                may_receive(event, role, &s(granted)),
-                want,
-                "{event} {role:?} {granted:?}"
-            );
+        let read = Audience::Scope {
+            scope: scopes::READ,
+            nodes: false,
         };
-        check("tick", Role::Operator, &[], true);
-        check("presence", Role::Node, &[], true);
-        check("chat", Role::Operator, &[], false);
-        check("chat", Role::Operator, &[scopes::READ], true);
-        check("chat", Role::Operator, &[scopes::WRITE], true);
-        check("chat", Role::Node, &[scopes::ADMIN], false);
-        check(
-            "device.pair.requested",
-            Role::Operator,
-            &[scopes::READ],
-            false,
-        );
-        check(
-            "device.pair.requested",
-            Role::Operator,
-            &[scopes::PAIRING],
-            true,
-        );
-        check(
-            "exec.approval.requested",
-            Role::Operator,
-            &[scopes::ADMIN],
-            true,
-        );
-        check("talk.mode", Role::Operator, &[scopes::READ], false);
-        check("made.up", Role::Operator, &[scopes::ADMIN], false);
-        check("voicewake.changed", Role::Node, &[], true);
+        assert!(Audience::Everyone.admits(Role::Node, &[]));
+        assert!(!Audience::Nobody.admits(Role::Operator, &s(&[scopes::ADMIN])));
+        assert!(read.admits(Role::Operator, &s(&[scopes::WRITE])));
+        assert!(!read.admits(Role::Operator, &[]));
+        assert!(!read.admits(Role::Node, &s(&[scopes::ADMIN])));
+        let both = Audience::Scope {
+            scope: scopes::READ,
+            nodes: true,
+        };
+        assert!(both.admits(Role::Node, &[]));
     }
 }

@@ -9,7 +9,6 @@ use serde_json::value::RawValue;
 
 use super::messages::*;
 use super::{AgentHealth, HealthSnapshot, HealthSummary, SessionsHealth};
-use crate::bus::{send_to_bus, BroadcastShutdown, BusEvent, EventBus, Publish};
 use crate::metrics::Metrics;
 use crate::presence::StateVersions;
 use crate::provider::hub::{EnvReader, HubConfig, ProviderHub, Reconfigure};
@@ -24,7 +23,8 @@ pub struct GatewayActor {
     env: EnvReader,
     settings: Arc<Settings>,
     store: Store,
-    bus: Addr<EventBus>,
+    /// The edge, which sends each refresh as the `health` event.
+    edge: Recipient<HealthUpdated>,
     versions: Arc<StateVersions>,
     metrics: Arc<Metrics>,
     health: Option<HealthSnapshot>,
@@ -44,7 +44,7 @@ pub struct GatewayParts {
     pub env: EnvReader,
     pub settings: Arc<Settings>,
     pub store: Store,
-    pub bus: Addr<EventBus>,
+    pub edge: Recipient<HealthUpdated>,
     pub versions: Arc<StateVersions>,
     pub metrics: Arc<Metrics>,
 }
@@ -57,7 +57,7 @@ impl GatewayActor {
             env: p.env,
             settings: p.settings,
             store: p.store,
-            bus: p.bus,
+            edge: p.edge,
             versions: p.versions,
             metrics: p.metrics,
             health: None,
@@ -136,13 +136,10 @@ impl GatewayActor {
 
     fn broadcast_health(&mut self) {
         let snap = self.refresh();
-        let event = BusEvent {
-            event: "health".to_string(),
-            payload: snap.summary,
-            drop_if_slow: false,
-            state_version: Some(self.versions.current()),
-        };
-        send_to_bus(&self.bus, &self.metrics, Publish { event });
+        self.edge.do_send(HealthUpdated {
+            snapshot: snap,
+            version: self.versions.current(),
+        });
     }
 }
 
@@ -205,24 +202,14 @@ impl Handler<SettingsChanged> for GatewayActor {
 }
 
 impl Handler<Shutdown> for GatewayActor {
-    type Result = ResponseFuture<usize>;
-    fn handle(&mut self, msg: Shutdown, _: &mut Context<Self>) -> Self::Result {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, _: Shutdown, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let bus = self.bus.clone();
         let store = self.store.clone();
-        self.metrics.bus_mailbox.fetch_add(1, Ordering::Relaxed);
         Box::pin(async move {
-            let told = bus
-                .send(BroadcastShutdown {
-                    reason: msg.reason,
-                    restart_expected_ms: None,
-                })
-                .await
-                .unwrap_or(0);
             if let Err(error) = store.flush().await {
                 tracing::error!(%error, "final store flush failed");
             }
-            told
         })
     }
 }

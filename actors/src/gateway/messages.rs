@@ -24,10 +24,18 @@ pub struct SettingsChanged {
     pub settings: Arc<Settings>,
 }
 
-/// Sends `shutdown` to every client, closes them 1012, then stops the tree.
-/// Reply: how many clients were told.
+/// The gateway is stopping (the edge has told the clients): the store's
+/// last flush. Reply when it is done.
 #[derive(Debug, Message)]
-#[rtype(result = "usize")]
-pub struct Shutdown {
-    pub reason: String,
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+/// What the root emits when the health summary is refreshed (every
+/// `healthRefreshIntervalMs`, and when something it reports changed): the
+/// edge sends it as the `health` event.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct HealthUpdated {
+    pub snapshot: HealthSnapshot,
+    pub version: crate::bus::StateVersion,
 }

@@ -7,7 +7,6 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::*;
-use crate::bus::{send_to_bus, BusEvent, EventBus, Publish};
 use crate::metrics::Metrics;
 
 pub struct PresenceActor {
@@ -15,7 +14,8 @@ pub struct PresenceActor {
     span: tracing::Span,
     table: PresenceTable,
     versions: Arc<StateVersions>,
-    bus: Addr<EventBus>,
+    /// The edge, which sends each change as a `presence` event.
+    edge: Recipient<PresenceChanged>,
     metrics: Arc<Metrics>,
 }
 
@@ -23,7 +23,7 @@ impl PresenceActor {
     pub fn new(
         self_entry: PresenceEntry,
         versions: Arc<StateVersions>,
-        bus: Addr<EventBus>,
+        edge: Recipient<PresenceChanged>,
         metrics: Arc<Metrics>,
     ) -> PresenceActor {
         let mut table = PresenceTable::default();
@@ -36,20 +36,17 @@ impl PresenceActor {
             span: tracing::info_span!("presence"),
             table,
             versions,
-            bus,
+            edge,
             metrics,
         }
     }
 
     fn changed(&mut self) {
         self.versions.presence.fetch_add(1, Ordering::Relaxed);
-        let mut event = BusEvent::new(
-            "presence",
-            &serde_json::json!({ "presence": self.table.list() }),
-            true,
-        );
-        event.state_version = Some(self.versions.current());
-        send_to_bus(&self.bus, &self.metrics, Publish { event });
+        self.edge.do_send(PresenceChanged {
+            entries: self.table.list(),
+            version: self.versions.current(),
+        });
     }
 
     fn received(&self) {

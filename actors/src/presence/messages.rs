@@ -20,6 +20,15 @@ pub struct RemovePresence {
     pub key: String,
 }
 
+/// What the presence actor emits when its table changes: every row and
+/// the new state version (the edge sends it as the `presence` event).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct PresenceChanged {
+    pub entries: Vec<PresenceEntry>,
+    pub version: crate::bus::StateVersion,
+}
+
 /// Current rows, newest first.
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<PresenceEntry>")]

@@ -2,7 +2,7 @@
 //! self-entry, one entry per WebSocket client (not `cli` mode, handled by the
 //! caller) and `system-event` beacons. Keys are case-insensitive; beacons
 //! expire after 5 minutes; at most 200 entries, oldest dropped first.
-//! Every change bumps `stateVersion.presence` and broadcasts `presence`.
+//! Every change bumps `stateVersion.presence` and tells the edge (`PresenceChanged`), which broadcasts `presence`.
 //!
 //! Files: `messages.rs` (its inbox), `actor.rs` (the actor and its
 //! handlers); this file holds its pure state, with unit tests.

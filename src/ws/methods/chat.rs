@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::protocol::events;
 use crate::protocol::frames;
-use crate::ws::chat_bridge::{AddToolRecipient, PublishChat};
+use crate::ws::event_bridge::{AddToolRecipient, PublishChat};
 use crate::ws::methods::EarlyFrame;
 use ferroclaw_actors::runs::{wait_run, LiveRunOf, RunResult, Waited};
 use serde::Deserialize;
@@ -227,7 +227,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
     let timeout = p.timeout_ms.map(Duration::from_millis);
     // Registered first: the run's first tool event may come before the ack.
     if caller.caps.iter().any(|c| c == "tool-events") {
-        state.chat_bridge.do_send(AddToolRecipient {
+        state.event_bridge.do_send(AddToolRecipient {
             run_id: run_id.clone(),
             conn_id: caller.conn_id.clone(),
         });
@@ -521,7 +521,7 @@ pub async fn inject(state: &SharedState, p: &Value) -> MethodResult {
         Some(l) => format!("[{l}]\n\n{text}"),
         None => text,
     };
-    state.chat_bridge.do_send(PublishChat {
+    state.event_bridge.do_send(PublishChat {
         payload: json!({
             "runId": format!("inject-{message_id}"), "sessionKey": key.as_str(), "seq": 1,
             "state": "final", "stopReason": "injected",
@@ -586,7 +586,7 @@ pub async fn agent(
     )?;
     let message_id = p.idempotency_key;
     if caller.caps.iter().any(|c| c == "tool-events") {
-        state.chat_bridge.do_send(AddToolRecipient {
+        state.event_bridge.do_send(AddToolRecipient {
             run_id: message_id.clone(),
             conn_id: caller.conn_id.clone(),
         });

@@ -1,6 +1,9 @@
-//! ChatBridge: turns every session's `RunEvent`s (passed on by the run
-//! registry) into the wire's `chat`, `agent` and `session.tool` events on
-//! the bus (protocol.md 6.3; the payloads are `protocol::events`). It keeps
+//! EventBridge: the edge's encoder of the tree's typed events. Every
+//! session's `RunEvent`s (passed on by the run registry) become the wire's
+//! `chat`, `agent` and `session.tool` events (protocol.md 6.3); presence,
+//! health and approval events become `presence`, `health` and
+//! `exec.approval.*`. All go onto the bus with their audience (the payloads
+//! and the table are `protocol::events`). It keeps
 //! only what the wire needs per run: the `seq`, the 150 ms `chat` delta
 //! throttle (deltas are droppable; the final carries the full text), the
 //! reasoning so far, and the connections that asked for tool events. What
@@ -12,11 +15,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use ferroclaw_actors::approvals::ApprovalEvent;
 use ferroclaw_actors::bus::{send_to_bus, BusEvent, EventBus, Publish, PublishTo};
 use ferroclaw_actors::context::prompt::{is_silent, may_become_silent};
+use ferroclaw_actors::gateway::HealthUpdated;
 use ferroclaw_actors::ids::ConnId;
 use ferroclaw_actors::metrics::Metrics;
 use ferroclaw_actors::now_ms;
+use ferroclaw_actors::presence::PresenceChanged;
 use ferroclaw_actors::run::RunEvent;
 use ferroclaw_actors::runs::SessionEvent;
 use serde_json::Value;
@@ -55,7 +61,7 @@ struct RunState {
     thinking: String,
 }
 
-pub struct ChatBridge {
+pub struct EventBridge {
     bus: Addr<EventBus>,
     metrics: Arc<Metrics>,
     runs: HashMap<String, RunState>,
@@ -64,9 +70,9 @@ pub struct ChatBridge {
     tool_recipients: HashMap<String, (Vec<ConnId>, u64)>,
 }
 
-impl ChatBridge {
-    pub fn new(bus: Addr<EventBus>, metrics: Arc<Metrics>) -> ChatBridge {
-        ChatBridge {
+impl EventBridge {
+    pub fn new(bus: Addr<EventBus>, metrics: Arc<Metrics>) -> EventBridge {
+        EventBridge {
             bus,
             metrics,
             runs: HashMap::new(),
@@ -75,13 +81,11 @@ impl ChatBridge {
     }
 
     fn publish(&self, event: &str, payload: Value, drop_if_slow: bool) {
-        send_to_bus(
-            &self.bus,
-            &self.metrics,
-            Publish {
-                event: BusEvent::new(event, &payload, drop_if_slow),
-            },
-        );
+        self.broadcast(events::bus_event(event, &payload, drop_if_slow));
+    }
+
+    fn broadcast(&self, event: BusEvent) {
+        send_to_bus(&self.bus, &self.metrics, Publish { event });
     }
 
     /// The next `seq` of the run's events.
@@ -112,7 +116,7 @@ impl ChatBridge {
             &self.bus,
             &self.metrics,
             PublishTo {
-                event: BusEvent::new("agent", &payload, false),
+                event: events::bus_event("agent", &payload, false),
                 targets,
             },
         );
@@ -197,11 +201,11 @@ impl ChatBridge {
     }
 }
 
-impl Actor for ChatBridge {
+impl Actor for EventBridge {
     type Context = Context<Self>;
 }
 
-impl Handler<SessionEvent> for ChatBridge {
+impl Handler<SessionEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
         let key = msg.session_key.as_str();
@@ -277,7 +281,7 @@ impl Handler<SessionEvent> for ChatBridge {
     }
 }
 
-impl Handler<AddToolRecipient> for ChatBridge {
+impl Handler<AddToolRecipient> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: AddToolRecipient, _: &mut Context<Self>) {
         let now = now_ms();
@@ -293,7 +297,28 @@ impl Handler<AddToolRecipient> for ChatBridge {
     }
 }
 
-impl Handler<PublishChat> for ChatBridge {
+impl Handler<PresenceChanged> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: PresenceChanged, _: &mut Context<Self>) {
+        self.broadcast(events::presence(&msg.entries, msg.version));
+    }
+}
+
+impl Handler<HealthUpdated> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: HealthUpdated, _: &mut Context<Self>) {
+        self.broadcast(events::health(msg.snapshot, msg.version));
+    }
+}
+
+impl Handler<ApprovalEvent> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: ApprovalEvent, _: &mut Context<Self>) {
+        self.broadcast(events::approval(msg));
+    }
+}
+
+impl Handler<PublishChat> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: PublishChat, _: &mut Context<Self>) {
         self.publish("chat", msg.payload, false);
