@@ -17,6 +17,8 @@ pub struct ApprovalsActor {
     edge: Recipient<ApprovalEvent>,
     path: PathBuf,
     file: Value,
+    /// The file exists (it was found at start or written since).
+    on_disk: bool,
     timeout: Duration,
     pending: HashMap<String, Pending>,
 }
@@ -28,14 +30,14 @@ impl ApprovalsActor {
         path: PathBuf,
         timeout: Duration,
     ) -> Result<ApprovalsActor, String> {
-        let file = match std::fs::read_to_string(&path) {
+        let (file, on_disk) = match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let v: Value =
                     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
                 validate_file(&v).map_err(|e| format!("{}: {e}", path.display()))?;
-                v
+                (v, true)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => empty_file(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (empty_file(), false),
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
         Ok(ApprovalsActor {
@@ -43,6 +45,7 @@ impl ApprovalsActor {
             edge,
             path,
             file,
+            on_disk,
             timeout,
             pending: HashMap::new(),
         })
@@ -76,8 +79,8 @@ impl ApprovalsActor {
         (sec, ask, fallback)
     }
 
-    fn allowlisted(&self, agent: &str, command: &str) -> bool {
-        let Some(bins) = executables(command) else {
+    fn allowlisted(&self, agent: &str, bins: Option<&[String]>) -> bool {
+        let Some(bins) = bins else {
             return false;
         };
         let patterns: Vec<&str> = self
@@ -98,15 +101,33 @@ impl ApprovalsActor {
                 .all(|b| patterns.iter().any(|p| pattern_matches(p, b)))
     }
 
-    fn save(&self) -> Result<(), String> {
-        let text = serde_json::to_string_pretty(&self.file).map_err(|e| e.to_string())?;
-        crate::fsutil::write_atomic(&self.path, &format!("{text}\n"))
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+    /// Writes the file (atomic, with its fsyncs) on the blocking pool, then
+    /// runs `then` with the outcome. The actor takes no other message
+    /// meanwhile, so decisions and sets stay in order.
+    fn save_then<F>(&mut self, ctx: &mut Context<Self>, then: F)
+    where
+        F: FnOnce(&mut Self, Result<(), String>) + 'static,
+    {
+        let path = self.path.clone();
+        let text = serde_json::to_string_pretty(&self.file).map(|t| format!("{t}\n"));
+        let write = async move {
+            let text = text.map_err(|e| e.to_string())?;
+            let shown = path.display().to_string();
+            tokio::task::spawn_blocking(move || crate::fsutil::write_atomic(&path, &text))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("{shown}: {e}"))
+        };
+        ctx.wait(write.into_actor(self).map(move |r, act, _| {
+            if r.is_ok() {
+                act.on_disk = true;
+            }
+            then(act, r)
+        }));
     }
 
     /// Adds the command's executables to the agent's allowlist.
-    fn allow_always(&mut self, agent: &str, command: &str) {
-        let bins = executables(command).unwrap_or_default();
+    fn allow_always(&mut self, agent: &str, bins: Vec<String>, ctx: &mut Context<Self>) {
         if !self.file.get("agents").is_some_and(Value::is_object) {
             self.file["agents"] = json!({});
         }
@@ -127,9 +148,11 @@ impl ApprovalsActor {
                 }
             }
         }
-        if let Err(e) = self.save() {
-            tracing::error!(error = %e, "cannot store the exec allowlist");
-        }
+        self.save_then(ctx, |_, r| {
+            if let Err(e) = r {
+                tracing::error!(error = %e, "cannot store the exec allowlist");
+            }
+        });
     }
 
     fn open(
@@ -202,7 +225,8 @@ impl Handler<ExecGate> for ApprovalsActor {
     fn handle(&mut self, msg: ExecGate, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let (security, ask, fallback) = self.effective(&msg.agent_id, msg.policy);
-        let hit = security == Security::Full || self.allowlisted(&msg.agent_id, &msg.command);
+        let hit =
+            security == Security::Full || self.allowlisted(&msg.agent_id, msg.bins.as_deref());
         let refuse = |r: String| Box::pin(actix::fut::ready(Err(r))) as Self::Result;
         if security == Security::Deny {
             return refuse("exec is disabled for this session (security=deny); ask the user to change execSecurity".into());
@@ -218,7 +242,7 @@ impl Handler<ExecGate> for ApprovalsActor {
                 )
             };
         }
-        let bins = executables(&msg.command).unwrap_or_default();
+        let bins = msg.bins.clone().unwrap_or_default();
         let request = ExecRequest {
             command: &msg.command,
             cwd: &msg.cwd,
@@ -236,12 +260,12 @@ impl Handler<ExecGate> for ApprovalsActor {
             Err(e) => return refuse(e),
         };
         tracing::info!(approval = %id, session_key = %msg.session_key, command = %msg.command, "exec approval requested");
-        let (agent, command) = (msg.agent_id, msg.command);
+        let agent = msg.agent_id;
         Box::pin(async move { rx.await.ok().flatten() }.into_actor(self).map(
-            move |decision, act, _| match decision {
+            move |decision, act, ctx| match decision {
                 Some(Decision::AllowOnce) => Ok(()),
                 Some(Decision::AllowAlways) => {
-                    act.allow_always(&agent, &command);
+                    act.allow_always(&agent, bins, ctx);
                     Ok(())
                 }
                 Some(Decision::Deny) => {
@@ -316,7 +340,7 @@ impl Handler<GetApprovals> for ApprovalsActor {
         let _span = self.span.clone().entered();
         MessageResult((
             self.path.display().to_string(),
-            self.path.exists(),
+            self.on_disk,
             hash_of(&self.file),
             self.file.clone(),
         ))
@@ -324,22 +348,33 @@ impl Handler<GetApprovals> for ApprovalsActor {
 }
 
 impl Handler<SetApprovals> for ApprovalsActor {
-    type Result = Result<String, String>;
-    fn handle(&mut self, msg: SetApprovals, _: &mut Context<Self>) -> Self::Result {
+    type Result = ResponseFuture<Result<String, String>>;
+    fn handle(&mut self, msg: SetApprovals, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let current = hash_of(&self.file);
         if msg.base_hash.as_deref() != Some(current.as_str()) {
-            return Err(
-                "exec approvals changed since they were read; get them again (baseHash mismatch)"
-                    .into(),
-            );
+            let e =
+                "exec approvals changed since they were read; get them again (baseHash mismatch)";
+            return Box::pin(async move { Err(e.to_string()) });
         }
-        validate_file(&msg.file)?;
+        if let Err(e) = validate_file(&msg.file) {
+            return Box::pin(async move { Err(e) });
+        }
         let old = std::mem::replace(&mut self.file, msg.file);
-        if let Err(e) = self.save() {
-            self.file = old;
-            return Err(e);
-        }
-        Ok(hash_of(&self.file))
+        let (tx, rx) = oneshot::channel();
+        self.save_then(ctx, move |act, r| {
+            let reply = match r {
+                Ok(()) => Ok(hash_of(&act.file)),
+                Err(e) => {
+                    act.file = old;
+                    Err(e)
+                }
+            };
+            let _ = tx.send(reply);
+        });
+        Box::pin(async move {
+            rx.await
+                .unwrap_or_else(|_| Err("the approvals actor stopped".to_string()))
+        })
     }
 }

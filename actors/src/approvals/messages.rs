@@ -14,6 +14,10 @@ pub struct ExecGate {
     pub agent_id: String,
     pub session_key: String,
     pub command: String,
+    /// The executables the command runs, resolved on PATH by the sender
+    /// on the blocking pool ([`executables`]); None when they cannot be
+    /// told (command substitution).
+    pub bins: Option<Vec<String>>,
     pub cwd: String,
     pub policy: ExecPolicy,
 }

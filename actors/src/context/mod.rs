@@ -95,6 +95,24 @@ pub fn mode_of_key(key: &str) -> PromptMode {
     }
 }
 
+/// What a run's context read from disk (`AgentContext::read_files`).
+#[derive(Debug, Clone)]
+pub struct ContextFiles {
+    /// Every skill found, requirements checked, no filter applied.
+    skills: Vec<SkillStatus>,
+    files: Vec<prompt::InjectedFile>,
+}
+
+/// What one run's prompt depends on besides its session key.
+#[derive(Debug, Clone, Copy)]
+pub struct RunInputs<'a> {
+    pub agent_id: &'a str,
+    pub model: &'a str,
+    pub thinking: &'a str,
+    pub tools: &'a [ToolSpec],
+    pub skill_filter: Option<&'a [String]>,
+}
+
 impl AgentContext {
     /// Defaults for `workspace` (skills from `<workspace>/skills` and
     /// `<state dir>/skills`).
@@ -117,8 +135,28 @@ impl AgentContext {
         }
     }
 
+    /// Reads what a run of `key` gets from disk: the skills (discovered,
+    /// their requirements checked) and the workspace's bootstrap files.
+    /// Blocking file I/O (cached by size and mtime): actors call it on the
+    /// blocking pool.
+    pub fn read_files(&self, key: &str) -> ContextFiles {
+        let found = skills::discover(&self.skill_dirs, &self.files);
+        let files = prompt::load_bootstrap(
+            &self.workspace,
+            mode_of_key(key),
+            self.limits,
+            is_private(key),
+            &self.files,
+        );
+        ContextFiles {
+            skills: skills::status(found, &self.skills, &[]),
+            files,
+        }
+    }
+
     /// Every skill with its eligibility for an agent on a channel (and a
-    /// per-run filter: a sub-agent's `skills`).
+    /// per-run filter: a sub-agent's `skills`). Blocking: reads the skill
+    /// folders.
     pub fn skill_status(
         &self,
         agent_id: &str,
@@ -126,6 +164,19 @@ impl AgentContext {
         run: Option<&[String]>,
     ) -> Vec<SkillStatus> {
         let found = skills::discover(&self.skill_dirs, &self.files);
+        let all = skills::status(found, &self.skills, &[]);
+        self.filtered(all, agent_id, channel, run)
+    }
+
+    /// Marks the skills the agent's, the channel's and the run's filters
+    /// leave out.
+    fn filtered(
+        &self,
+        mut all: Vec<SkillStatus>,
+        agent_id: &str,
+        channel: &str,
+        run: Option<&[String]>,
+    ) -> Vec<SkillStatus> {
         let mut filters: Vec<&[String]> = run.into_iter().collect();
         if let Some(f) = self.agent_skill_filters.get(agent_id) {
             filters.push(f);
@@ -133,7 +184,10 @@ impl AgentContext {
         if let Some(f) = self.channel_skill_filters.get(channel) {
             filters.push(f);
         }
-        skills::status(found, &self.skills, &filters)
+        for s in &mut all {
+            s.filtered = filters.iter().any(|f| !f.contains(&s.skill.name));
+        }
+        all
     }
 
     fn intern(&self, built: BuiltPrompt) -> Arc<BuiltPrompt> {
@@ -151,7 +205,8 @@ impl AgentContext {
         p
     }
 
-    /// The prompt and skill snapshot for one run of `key`.
+    /// The prompt and skill snapshot for one run of `key` (blocking: reads
+    /// the files first).
     pub fn for_run(
         &self,
         key: &str,
@@ -161,17 +216,35 @@ impl AgentContext {
         tools: &[ToolSpec],
         skill_filter: Option<&[String]>,
     ) -> RunContext {
+        let read = self.read_files(key);
+        self.build_run(
+            &read,
+            key,
+            &RunInputs {
+                agent_id,
+                model,
+                thinking,
+                tools,
+                skill_filter,
+            },
+        )
+    }
+
+    /// The prompt and skill snapshot for one run of `key` from its files
+    /// (no I/O).
+    pub fn build_run(&self, read: &ContextFiles, key: &str, run: &RunInputs) -> RunContext {
+        let RunInputs {
+            agent_id,
+            model,
+            thinking,
+            tools,
+            skill_filter,
+        } = *run;
         let channel = channel_of_key(key);
         let mode = mode_of_key(key);
-        let statuses = self.skill_status(agent_id, channel, skill_filter);
+        let statuses = self.filtered(read.skills.clone(), agent_id, channel, skill_filter);
         let snapshot = skills::snapshot(&statuses, &self.skills);
-        let files = prompt::load_bootstrap(
-            &self.workspace,
-            mode,
-            self.limits,
-            is_private(key),
-            &self.files,
-        );
+        let files = &read.files;
         let runtime = RuntimeInfo {
             agent_id: agent_id.to_string(),
             host: self.host.clone(),
@@ -187,7 +260,7 @@ impl AgentContext {
             tools,
             skills: &snapshot.skills,
             workspace: &self.workspace,
-            files: &files,
+            files,
             runtime: &runtime,
             timezone: &self.envelope.zone_name(),
         });

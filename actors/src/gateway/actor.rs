@@ -191,12 +191,23 @@ impl Handler<SettingsChanged> for GatewayActor {
         let _span = self.span.clone().entered();
         self.settings = msg.settings;
         // Providers and auth profiles apply live (cooldowns start afresh).
-        self.hub.do_send(Reconfigure(HubConfig::from_settings(
-            &self.settings,
-            self.store.dir(),
-            self.settings.default_agent_id(),
+        // Their files are read on the blocking pool; the root takes no other
+        // message meanwhile, so configs reach the hub in order.
+        let (settings, dir, env) = (
+            self.settings.clone(),
+            self.store.dir().to_path_buf(),
             self.env.clone(),
-        )));
+        );
+        let build = async move {
+            tokio::task::spawn_blocking(move || {
+                HubConfig::from_settings(&settings, &dir, settings.default_agent_id(), env)
+            })
+            .await
+        };
+        ctx.wait(build.into_actor(self).map(|config, act, _| match config {
+            Ok(config) => act.hub.do_send(Reconfigure(config)),
+            Err(e) => tracing::error!(error = %e, "cannot read the provider credentials"),
+        }));
         self.handle(HealthChanged, ctx);
     }
 }

@@ -104,13 +104,42 @@ pub fn env_var_for(provider: &str) -> String {
     }
 }
 
-/// Config, then env, then `<credentials_dir>/<provider>` (the key, or JSON
-/// `{"apiKey": ...}`).
+/// Credential files larger than this are not keys and are skipped.
+const MAX_CREDENTIAL_FILE: u64 = 64 * 1024;
+
+/// The keys of `<credentials_dir>/<provider>` files (the key, or JSON
+/// `{"apiKey": ...}`), by provider. Blocking: read when the hub's config is
+/// built (at start, and off the actors' threads on a config change).
+pub fn read_credentials(dir: &Path) -> HashMap<String, String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return HashMap::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            if !meta.is_file() || meta.len() > MAX_CREDENTIAL_FILE {
+                return None;
+            }
+            let provider = e.file_name().into_string().ok()?;
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            let text = text.trim();
+            let key = match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(v) => v.get("apiKey")?.as_str()?.to_string(),
+                Err(_) => text.to_string(),
+            };
+            (!key.is_empty()).then_some((provider, key))
+        })
+        .collect()
+}
+
+/// Config, then env, then the provider's credential file (`credentials`,
+/// from [`read_credentials`]).
 pub fn resolve_api_key(
     provider: &str,
     configured: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
-    credentials_dir: &Path,
+    credentials: &HashMap<String, String>,
 ) -> Option<(String, KeySource)> {
     if let Some(k) = configured.map(str::trim).filter(|k| !k.is_empty()) {
         return Some((k.to_string(), KeySource::Config));
@@ -118,13 +147,8 @@ pub fn resolve_api_key(
     if let Some(k) = env(&env_var_for(provider)).filter(|k| !k.trim().is_empty()) {
         return Some((k.trim().to_string(), KeySource::Env));
     }
-    let text = std::fs::read_to_string(credentials_dir.join(provider)).ok()?;
-    let text = text.trim();
-    let key = match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) => v.get("apiKey")?.as_str()?.to_string(),
-        Err(_) => text.to_string(),
-    };
-    (!key.is_empty()).then_some((key, KeySource::CredentialFile))
+    let key = credentials.get(provider)?;
+    Some((key.clone(), KeySource::CredentialFile))
 }
 
 /// How long a profile rests after its `failures`-th consecutive failure.
@@ -298,7 +322,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env = |name: &str| (name == "OPENROUTER_API_KEY").then(|| "env-key".to_string());
         let check = |provider: &str, configured: Option<&str>, want: Option<(&str, KeySource)>| {
-            let got = resolve_api_key(provider, configured, &env, dir.path());
+            let got = resolve_api_key(provider, configured, &env, &read_credentials(dir.path()));
             assert_eq!(
                 got.as_ref().map(|(k, s)| (k.as_str(), *s)),
                 want,

@@ -7,8 +7,12 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::*;
+use crate::context::{ContextFiles, RunInputs};
 use crate::session::directives::Directive;
 use crate::session::queue::{parse_queue_directive, QueueSettings};
+
+/// `/status` and `/context` when the workspace files could not be read.
+pub(super) const UNREADABLE: &str = "Cannot read the workspace files right now; try again.";
 
 impl SessionActor {
     /// `/queue [mode] [options]`: applies and stores the session's queue
@@ -67,6 +71,27 @@ impl SessionActor {
                 run_id,
                 status: SendStatus::Directive,
             })
+        })
+    }
+
+    /// Directives of which one reads the workspace files (`/status`,
+    /// `/context`): the files are read on the blocking pool first.
+    pub(super) fn commands_with_files(
+        &mut self,
+        run_id: String,
+        list: Vec<Directive>,
+        ctx: &mut Context<Self>,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.with_context_files(ctx, move |act, files, _| {
+            let answer = act.apply_commands(list, files.as_ref());
+            let _ = tx.send(act.directive_reply(run_id, answer));
+        });
+        Box::pin(async move {
+            match rx.await {
+                Ok(reply) => reply.await,
+                Err(_) => Err(TranscriptError::Stopped),
+            }
         })
     }
 
@@ -248,8 +273,12 @@ impl SessionActor {
             .sum()
     }
 
-    /// The prompt the next run would get (for `/context`).
-    pub(super) fn next_prompt(&self) -> Arc<crate::context::prompt::BuiltPrompt> {
+    /// The prompt the next run would get (for `/context`), from the
+    /// session's context files.
+    pub(super) fn next_prompt(
+        &self,
+        files: &ContextFiles,
+    ) -> Arc<crate::context::prompt::BuiltPrompt> {
         let model = self
             .deps
             .models
@@ -264,20 +293,34 @@ impl SessionActor {
             channel_of_key(&self.key),
             None,
         );
+        let inputs = RunInputs {
+            agent_id: self.agent(),
+            model: &model,
+            thinking: &level,
+            tools: &tools,
+            skill_filter: self.entry.skill_filter.as_deref(),
+        };
         self.deps
             .context
-            .for_run(
-                &self.key,
-                self.agent(),
-                &model,
-                &level,
-                &tools,
-                self.entry.skill_filter.as_deref(),
-            )
+            .build_run(files, &self.key, &inputs)
             .prompt
     }
 
-    pub(super) fn status_text(&self) -> String {
+    /// `/context [list|detail]`: what the next run's prompt is made of.
+    fn context_text(&self, files: &ContextFiles, arg: Option<&str>) -> String {
+        let report = self.next_prompt(files).report.clone();
+        let (n, chars) = (self.history.len(), self.history_chars());
+        match arg {
+            None | Some("list") => crate::context::prompt::context_list(&report, n, chars),
+            Some("detail") => crate::context::prompt::context_detail(&report, n, chars),
+            Some(other) => {
+                format!("Unknown /context option {other:?}: use /context list or /context detail.")
+            }
+        }
+    }
+
+    /// `/status`: the session, its model and how full its context is.
+    pub(super) fn status_text(&self, files: &ContextFiles) -> String {
         let e = &self.entry;
         let model = self
             .deps
@@ -290,7 +333,7 @@ impl SessionActor {
             (Some(p), Some(m)) if format!("{p}/{m}") != model => format!(" · last reply: {p}/{m}"),
             _ => String::new(),
         };
-        let prompt_chars = self.next_prompt().report.total_chars;
+        let prompt_chars = self.next_prompt(files).report.total_chars;
         let used = (prompt_chars + self.history_chars()).div_ceil(4);
         let window = self.deps.context_window;
         format!(
@@ -316,7 +359,7 @@ impl SessionActor {
     pub(super) fn apply_commands(
         &mut self,
         list: Vec<Directive>,
-        _ctx: &mut Context<Self>,
+        files: Option<&ContextFiles>,
     ) -> String {
         let mut answers = Vec::new();
         let mut entry_changed = false;
@@ -412,15 +455,14 @@ impl SessionActor {
                 },
                 Directive::Compact(_) => "/compact must be sent on its own.".to_string(),
                 Directive::Queue(args) => self.queue_directive(&args).unwrap_or_else(|e| e),
-                Directive::Status => self.status_text(),
-                Directive::Context(arg) => {
-                    let report = self.next_prompt().report.clone();
-                    match arg.as_deref() {
-                        None | Some("list") => crate::context::prompt::context_list(&report, self.history.len(), self.history_chars()),
-                        Some("detail") => crate::context::prompt::context_detail(&report, self.history.len(), self.history_chars()),
-                        Some(other) => format!("Unknown /context option {other:?}: use /context list or /context detail."),
-                    }
-                }
+                Directive::Status => match files {
+                    Some(f) => self.status_text(f),
+                    None => UNREADABLE.to_string(),
+                },
+                Directive::Context(arg) => match files {
+                    Some(f) => self.context_text(f, arg.as_deref()),
+                    None => UNREADABLE.to_string(),
+                },
                 Directive::Usage(Some(l)) => {
                     self.entry.response_usage = (l != "off").then(|| l.clone());
                     entry_changed = true;

@@ -29,6 +29,11 @@ pub enum Directive {
 }
 
 impl Directive {
+    /// Whether its answer reads the workspace files (skills, bootstrap).
+    pub fn reads_files(&self) -> bool {
+        matches!(self, Directive::Status | Directive::Context(_))
+    }
+
     /// Whether it can prefix a message and apply to that message only.
     fn inline(&self) -> bool {
         matches!(

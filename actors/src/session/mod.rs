@@ -449,7 +449,10 @@ impl Handler<SendChat> for SessionActor {
                 if let [Directive::Compact(instructions)] = list.as_slice() {
                     return self.compact(run_id, instructions.clone(), ctx);
                 }
-                let answer = self.apply_commands(list, ctx);
+                if list.iter().any(Directive::reads_files) {
+                    return self.commands_with_files(run_id, list, ctx);
+                }
+                let answer = self.apply_commands(list, None);
                 return self.directive_reply(run_id, answer);
             }
             Ok(Parsed::Inline { directives, rest }) => {
@@ -597,10 +600,21 @@ impl Handler<InjectNote> for SessionActor {
 }
 
 impl Handler<GetStatus> for SessionActor {
-    type Result = String;
-    fn handle(&mut self, _: GetStatus, _: &mut Context<Self>) -> String {
+    type Result = ResponseFuture<String>;
+    fn handle(&mut self, _: GetStatus, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        self.status_text()
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.with_context_files(ctx, move |act, files, _| {
+            let text = match files {
+                Some(f) => act.status_text(&f),
+                None => commands::UNREADABLE.to_string(),
+            };
+            let _ = tx.send(text);
+        });
+        Box::pin(async move {
+            rx.await
+                .unwrap_or_else(|_| commands::UNREADABLE.to_string())
+        })
     }
 }
 

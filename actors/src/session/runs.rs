@@ -10,6 +10,7 @@ use actix::prelude::*;
 use serde_json::json;
 
 use super::*;
+use crate::context::{ContextFiles, RunInputs};
 use crate::lane::AcquireSlot;
 use crate::provider::selection::ModelRef;
 use crate::provider::thinking_budget;
@@ -67,8 +68,40 @@ impl SessionActor {
         );
     }
 
-    /// Starts (or restarts) the active run's actor from the current history.
+    /// Reads this session's context files on the blocking pool, then runs
+    /// `then` with them (None: the read could not run). The session takes
+    /// no other message meanwhile, so nothing it decides interleaves.
+    pub(super) fn with_context_files<F>(&mut self, ctx: &mut Context<Self>, then: F)
+    where
+        F: FnOnce(&mut Self, Option<ContextFiles>, &mut Context<Self>) + 'static,
+    {
+        let cx = self.deps.context.clone();
+        let key = self.key.clone();
+        let read = async move { tokio::task::spawn_blocking(move || cx.read_files(&key)).await };
+        ctx.wait(
+            read.into_actor(self)
+                .map(move |files, act, ctx| then(act, files.ok(), ctx)),
+        );
+    }
+
+    /// Starts (or restarts) the active run's actor from the current
+    /// history, once its context files are read.
     pub(super) fn spawn_run(&mut self, ctx: &mut Context<Self>) {
+        self.with_context_files(ctx, |act, files, ctx| {
+            let Some(run_id) = act.active.as_ref().map(|a| a.run_id.clone()) else {
+                return;
+            };
+            match files {
+                Some(files) => act.launch_run(&files, ctx),
+                None => {
+                    let why = Some("cannot read the workspace files".to_string());
+                    act.end_without_run(&run_id, why, ctx)
+                }
+            }
+        });
+    }
+
+    fn launch_run(&mut self, files: &ContextFiles, ctx: &mut Context<Self>) {
         let Some(a) = self.active.as_ref() else {
             return;
         };
@@ -94,14 +127,14 @@ impl SessionActor {
             .tool_policy
             .offered(&d.tools, self.agent(), channel_of_key(&self.key), None)
             .into();
-        let context = d.context.for_run(
-            &self.key,
-            self.agent(),
-            &model,
-            &level,
-            &tools,
-            self.entry.skill_filter.as_deref(),
-        );
+        let inputs = RunInputs {
+            agent_id: self.agent(),
+            model: &model,
+            thinking: &level,
+            tools: &tools,
+            skill_filter: self.entry.skill_filter.as_deref(),
+        };
+        let context = d.context.build_run(files, &self.key, &inputs);
         let exec = self.exec_policy();
         let run = RunActor::new(RunConfig {
             session_key: self.key.clone(),

@@ -145,6 +145,29 @@ pub(crate) fn confine_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, S
     Ok(resolved)
 }
 
+/// [`confine`] on the blocking pool: the walk stats the path and reads
+/// its links, so tool calls never do it on an actor's thread.
+pub(crate) async fn confined(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+    let (w, r) = (workspace.clone(), raw.to_string());
+    tokio::task::spawn_blocking(move || confine(&w, &r))
+        .await
+        .map_err(|e| format!("{raw}: {e}"))?
+}
+
+/// [`confine_new`] on the blocking pool.
+pub(crate) async fn confined_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+    let (w, r) = (workspace.clone(), raw.to_string());
+    tokio::task::spawn_blocking(move || confine_new(&w, &r))
+        .await
+        .map_err(|e| format!("{raw}: {e}"))?
+}
+
+/// What a path is (following links), looked up without blocking: None
+/// when it does not exist or cannot be looked at.
+pub(crate) async fn kind_of(path: &Path) -> Option<std::fs::FileType> {
+    tokio::fs::metadata(path).await.ok().map(|m| m.file_type())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -216,10 +216,16 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
     let yield_after = yield_ms.map(Duration::from_millis).unwrap_or(DEFAULT_YIELD);
     // Security and approvals first: nothing starts before it is allowed.
     if let Some(approvals) = &cx.approvals {
+        let line = command.clone();
+        let bins = tokio::task::spawn_blocking(move || crate::approvals::executables(&line))
+            .await
+            .ok()
+            .flatten();
         let gate = crate::approvals::ExecGate {
             agent_id: cx.agent_id.to_string(),
             session_key: cx.session_key.to_string(),
             command: command.clone(),
+            bins,
             cwd: workspace.display().to_string(),
             policy: cx.policy,
         };
@@ -235,12 +241,21 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
     }
     let mut cmd = match cx.policy.host {
         crate::approvals::Host::Sandbox => {
-            match limits
-                .sandbox
-                .command(workspace, cx.session_key, cx.agent_id, &command)
-            {
-                Ok(c) => c,
-                Err(e) => return error(e),
+            // Building it looks up bwrap and the system folders: off thread.
+            let sandbox = limits.sandbox.clone();
+            let ws = workspace.to_path_buf();
+            let (key, agent, line) = (
+                cx.session_key.to_string(),
+                cx.agent_id.to_string(),
+                command.clone(),
+            );
+            let built =
+                tokio::task::spawn_blocking(move || sandbox.command(&ws, &key, &agent, &line))
+                    .await;
+            match built {
+                Ok(Ok(c)) => c,
+                Ok(Err(e)) => return error(e),
+                Err(e) => return error(format!("exec: the sandbox could not be prepared: {e}")),
             }
         }
         crate::approvals::Host::Gateway => {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::confine::confine_new;
+use super::confine::{confined_new, kind_of};
 use super::{error, ok, str_arg};
 use crate::tool::ToolOutcome;
 
@@ -49,11 +49,11 @@ pub async fn write(workspace: impl Into<super::Workspace>, args: &Value) -> Tool
         Ok(c) => c,
         Err(e) => return e,
     };
-    let path = match confine_new(workspace, raw) {
+    let path = match confined_new(workspace, raw).await {
         Ok(p) => p,
         Err(e) => return error(format!("write: {e}")),
     };
-    if path.is_dir() {
+    if kind_of(&path).await.is_some_and(|k| k.is_dir()) {
         return error(format!("write: {raw} is a directory"));
     }
     match replace_file(&path, content.as_bytes()).await {
@@ -97,7 +97,7 @@ pub async fn edit(workspace: impl Into<super::Workspace>, args: &Value) -> ToolO
         Ok(e) => e,
         Err(e) => return e,
     };
-    let path = match confine_new(workspace, raw) {
+    let path = match confined_new(workspace, raw).await {
         Ok(p) => p,
         Err(e) => return error(format!("edit: {e}")),
     };

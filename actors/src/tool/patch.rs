@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::confine::confine_new;
+use super::confine::{confined_new, kind_of};
 use super::files::replace_file;
 use super::{error, ok};
 use crate::tool::ToolOutcome;
@@ -154,6 +154,13 @@ fn parse(text: &str) -> Result<Vec<Op>, String> {
     Ok(ops)
 }
 
+/// A patch path inside the workspace (resolved off the actor's thread).
+async fn confine_op(workspace: &super::Workspace, p: &str) -> Result<PathBuf, ToolOutcome> {
+    confined_new(workspace, p)
+        .await
+        .map_err(|e| error(format!("apply_patch: {e}")))
+}
+
 /// Finds `old` in `lines` at or after `from`: exact, then ignoring trailing
 /// whitespace, then ignoring surrounding whitespace.
 fn locate(lines: &[String], old: &[String], from: usize) -> Option<usize> {
@@ -228,18 +235,16 @@ pub async fn run(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOu
         Ok(o) => o,
         Err(e) => return error(format!("apply_patch: {e}")),
     };
-    let confine =
-        |p: &str| confine_new(workspace, p).map_err(|e| error(format!("apply_patch: {e}")));
     let mut changes = Vec::new();
     let mut summary = Vec::new();
     for op in &ops {
         match op {
             Op::Add { path, lines } => {
-                let p = match confine(path) {
+                let p = match confine_op(workspace, path).await {
                     Ok(p) => p,
                     Err(e) => return e,
                 };
-                if p.exists() {
+                if kind_of(&p).await.is_some() {
                     return error(format!(
                         "apply_patch: {path} already exists (use Update File)"
                     ));
@@ -250,11 +255,11 @@ pub async fn run(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOu
                 summary.push(format!("A {path}"));
             }
             Op::Delete { path } => {
-                let p = match confine(path) {
+                let p = match confine_op(workspace, path).await {
                     Ok(p) => p,
                     Err(e) => return e,
                 };
-                if !p.is_file() {
+                if !kind_of(&p).await.is_some_and(|k| k.is_file()) {
                     return error(format!("apply_patch: {path} does not exist"));
                 }
                 changes.push(Change::Remove(p));
@@ -265,7 +270,7 @@ pub async fn run(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOu
                 move_to,
                 hunks,
             } => {
-                let p = match confine(path) {
+                let p = match confine_op(workspace, path).await {
                     Ok(p) => p,
                     Err(e) => return e,
                 };
@@ -282,7 +287,7 @@ pub async fn run(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOu
                 };
                 match move_to {
                     Some(to) => {
-                        let dest = match confine(to) {
+                        let dest = match confine_op(workspace, to).await {
                             Ok(d) => d,
                             Err(e) => return e,
                         };

@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{confine, error, ok, str_arg, uint_arg, ToolLimits};
+use super::confine::{confined, kind_of};
+use super::{error, ok, str_arg, uint_arg, ToolLimits};
 use crate::tool::ToolOutcome;
 
 pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value) -> ToolOutcome {
@@ -18,11 +19,11 @@ pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value
         (Ok(o), Ok(l)) => (o.unwrap_or(1).max(1) as usize, l.map(|l| l as usize)),
         (Err(e), _) | (_, Err(e)) => return e,
     };
-    let path = match confine(workspace, raw) {
+    let path = match confined(workspace, raw).await {
         Ok(p) => p,
         Err(e) => return error(format!("read: {e}")),
     };
-    if path.is_dir() {
+    if kind_of(&path).await.is_some_and(|k| k.is_dir()) {
         return error(format!("read: {raw} is a directory"));
     }
     let bytes = match tokio::fs::read(&path).await {

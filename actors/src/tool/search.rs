@@ -21,8 +21,20 @@ const GREP_LINE_CHARS: usize = 500;
 /// Files larger than this are not searched by grep.
 const GREP_MAX_FILE: u64 = 8 << 20;
 
-/// The optional `path` argument (default: the workspace itself).
-fn base(
+/// The optional `path` argument (default: the workspace itself), resolved
+/// on the blocking pool.
+async fn base(
+    tool: &'static str,
+    workspace: &super::Workspace,
+    args: &Value,
+) -> Result<(PathBuf, PathBuf), ToolOutcome> {
+    let (w, a) = (workspace.clone(), args.clone());
+    tokio::task::spawn_blocking(move || resolve_base(tool, &w, &a))
+        .await
+        .unwrap_or_else(|e| Err(error(format!("{tool}: failed: {e}"))))
+}
+
+fn resolve_base(
     tool: &str,
     workspace: &super::Workspace,
     args: &Value,
@@ -94,7 +106,7 @@ async fn blocking(
 /// `ls {path?, limit?}`: entries sorted by name, folders with a trailing `/`.
 pub async fn ls(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOutcome {
     let workspace = &workspace.into();
-    let (root, dir) = match base("ls", workspace, args) {
+    let (root, dir) = match base("ls", workspace, args).await {
         Ok(b) => b,
         Err(e) => return e,
     };
@@ -147,7 +159,7 @@ pub async fn find(workspace: impl Into<super::Workspace>, args: &Value) -> ToolO
         Ok(p) => p.to_string(),
         Err(e) => return e,
     };
-    let (root, dir) = match base("find", workspace, args) {
+    let (root, dir) = match base("find", workspace, args).await {
         Ok(b) => b,
         Err(e) => return e,
     };
@@ -208,7 +220,7 @@ pub async fn grep(workspace: impl Into<super::Workspace>, args: &Value) -> ToolO
         Ok(p) => p.to_string(),
         Err(e) => return e,
     };
-    let (root, dir) = match base("grep", workspace, args) {
+    let (root, dir) = match base("grep", workspace, args).await {
         Ok(b) => b,
         Err(e) => return e,
     };

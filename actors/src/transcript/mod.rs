@@ -26,6 +26,8 @@ pub enum TranscriptError {
     Io(#[from] std::io::Error),
     #[error("session id {0:?} is not usable as a key")]
     BadSessionId(String),
+    #[error("the session stopped before it answered")]
+    Stopped,
 }
 
 fn iso_now() -> String {

@@ -211,7 +211,7 @@ async fn route(
         "sessions.export" => sessions::export(state, p).await,
         "agent" => chat::agent(state, caller, p, &frame.id, early).await,
         "agent.wait" => chat::agent_wait(state, caller, p).await,
-        "skills.status" => skills::status(state, p),
+        "skills.status" => skills::status(state, p).await,
         "exec.approval.request" => approvals::request(state, p).await,
         "exec.approval.waitDecision" => approvals::wait_decision(state, p).await,
         "exec.approval.resolve" => approvals::resolve(state, caller, p).await,

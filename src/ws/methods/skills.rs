@@ -4,6 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{json, params, MethodResult};
+use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
 #[derive(Deserialize, Default)]
@@ -17,7 +18,7 @@ struct StatusParams {
 
 /// Every discovered skill with its eligibility (requirements, config,
 /// filters) for an agent and channel. Env overrides are never listed.
-pub fn status(state: &SharedState, p: &Value) -> MethodResult {
+pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
     let p: StatusParams = if p.is_null() {
         StatusParams::default()
     } else {
@@ -26,11 +27,12 @@ pub fn status(state: &SharedState, p: &Value) -> MethodResult {
     let cx = &state.gateway.context;
     let agent = p.agent_id.as_deref().unwrap_or("main").to_ascii_lowercase();
     let channel = p.channel.as_deref().unwrap_or("webchat");
-    let skills: Vec<Value> = cx
-        .skill_status(&agent, channel, None)
-        .iter()
-        .map(|s| s.to_json())
-        .collect();
+    // The skill folders are read on the blocking pool, not this worker.
+    let (read_cx, a, c) = (cx.clone(), agent.clone(), channel.to_string());
+    let found = actix_web::rt::task::spawn_blocking(move || read_cx.skill_status(&a, &c, None))
+        .await
+        .map_err(|_| ErrorShape::unavailable("cannot read the skill folders"))?;
+    let skills: Vec<Value> = found.iter().map(|s| s.to_json()).collect();
     let dirs: Vec<Value> = cx
         .skill_dirs
         .iter()

@@ -1,7 +1,6 @@
 //! `ProviderHub`: provider specs, one provider actor per provider, auth profiles and cooldowns.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,7 +36,7 @@ impl ProviderHub {
             order: BTreeMap::new(),
             configured_profiles: Vec::new(),
             stored_profiles: Vec::new(),
-            credentials_dir: PathBuf::from("/nonexistent"),
+            credentials: HashMap::new(),
             env: Arc::new(|_: &str| None),
             request_timeout: Duration::from_secs(600),
         })

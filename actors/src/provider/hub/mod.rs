@@ -23,7 +23,7 @@ mod actor;
 mod messages;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +31,7 @@ use actix::prelude::*;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::provider::selection::{resolve_api_key, AuthProfiles, ModelRef};
+use crate::provider::selection::{read_credentials, resolve_api_key, AuthProfiles, ModelRef};
 use crate::provider::{
     CompletionRequest, CompletionStream, ProviderError, ProviderEvent, StreamCompletion,
 };
@@ -96,7 +96,8 @@ pub struct HubConfig {
     pub configured_profiles: Vec<(String, String)>,
     /// Stored profiles: id -> (provider, key).
     pub stored_profiles: Vec<(String, String, String)>,
-    pub credentials_dir: PathBuf,
+    /// Keys from `<state dir>/credentials/<provider>` files, read with the config.
+    pub credentials: HashMap<String, String>,
     pub env: EnvReader,
     pub request_timeout: Duration,
 }
@@ -183,7 +184,7 @@ impl HubConfig {
             order,
             configured_profiles,
             stored_profiles: read_profile_file(&file),
-            credentials_dir: state_dir.join("credentials"),
+            credentials: read_credentials(&state_dir.join("credentials")),
             env,
             request_timeout: Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1)),
         }
@@ -211,8 +212,7 @@ impl HubConfig {
             }
         });
         let env = |name: &str| (self.env)(name);
-        resolve_api_key(provider, configured.as_deref(), &env, &self.credentials_dir)
-            .map(|(k, _)| k)
+        resolve_api_key(provider, configured.as_deref(), &env, &self.credentials).map(|(k, _)| k)
     }
 
     /// Profile ids and keys for a provider, in rotation order.
