@@ -133,7 +133,7 @@ impl Gateway {
             store.dir().join("exec-approvals.json"),
             Duration::from_secs(approval_timeout),
         )
-        .map_err(StartError::Tools)?
+        .map_err(|e| StartError::Tools(e.to_string()))?
         .start();
         let session_tools: Arc<std::sync::OnceLock<Recipient<crate::tool::ExecuteTool>>> =
             Default::default();

@@ -239,7 +239,16 @@ async fn chat_completions(
     };
     let ack = match crate::ws::methods::chat::send_to_session(&state, &key, make).await {
         Ok(ack) => ack,
-        Err(e) => return oai_error(StatusCode::SERVICE_UNAVAILABLE, "server_error", &e.message),
+        Err(e) => {
+            let status = StatusCode::from_u16(e.code.http_status())
+                .unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+            let kind = if status.is_client_error() {
+                "invalid_request_error"
+            } else {
+                "server_error"
+            };
+            return oai_error(status, kind, &e.message);
+        }
     };
     if ack.status == ferroclaw_actors::session::SendStatus::Dropped {
         return oai_error(

@@ -211,3 +211,31 @@ fn every_folder_of_the_actor_tree_says_what_it_owns() {
         );
     }
 }
+
+/// The replies of actor messages whose error is a bare `String`.
+fn untyped_replies(src: &str) -> Vec<String> {
+    src.lines()
+        .filter(|l| {
+            let l = l.trim();
+            (l.starts_with("#[rtype(") || l.starts_with("type Result ="))
+                && l.contains("Result<")
+                && l.trim_end_matches(['"', ')', ']', ';', '>']).ends_with(", String")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn actor_messages_reply_with_typed_errors() {
+    let mut found = Vec::new();
+    for f in rust_files(&repo().join("actors/src")) {
+        let src = std::fs::read_to_string(&f).unwrap();
+        for line in untyped_replies(without_tests(&src)) {
+            found.push(format!("{}: {line}", f.display()));
+        }
+    }
+    assert!(found.is_empty(), "replies with String errors: {found:#?}");
+    let bad = "#[rtype(result = \"Result<(), String>\")]\ntype Result = ResponseFuture<Result<u8, String>>;";
+    assert_eq!(untyped_replies(bad).len(), 2, "the check finds them");
+    assert!(untyped_replies("#[rtype(result = \"Result<u8, StoreError>\")]").is_empty());
+}

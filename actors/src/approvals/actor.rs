@@ -29,16 +29,16 @@ impl ApprovalsActor {
         edge: Recipient<ApprovalEvent>,
         path: PathBuf,
         timeout: Duration,
-    ) -> Result<ApprovalsActor, String> {
+    ) -> Result<ApprovalsActor, ApprovalError> {
         let (file, on_disk) = match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let v: Value =
-                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-                validate_file(&v).map_err(|e| format!("{}: {e}", path.display()))?;
+                let bad = |e: String| ApprovalError::Invalid(format!("{}: {e}", path.display()));
+                let v: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+                validate_file(&v).map_err(bad)?;
                 (v, true)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (empty_file(), false),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => return Err(ApprovalError::Io(format!("{}: {e}", path.display()))),
         };
         Ok(ApprovalsActor {
             span: tracing::info_span!("approvals"),
@@ -106,17 +106,17 @@ impl ApprovalsActor {
     /// meanwhile, so decisions and sets stay in order.
     fn save_then<F>(&mut self, ctx: &mut Context<Self>, then: F)
     where
-        F: FnOnce(&mut Self, Result<(), String>) + 'static,
+        F: FnOnce(&mut Self, Result<(), ApprovalError>) + 'static,
     {
         let path = self.path.clone();
         let text = serde_json::to_string_pretty(&self.file).map(|t| format!("{t}\n"));
         let write = async move {
-            let text = text.map_err(|e| e.to_string())?;
+            let text = text.map_err(|e| ApprovalError::Io(e.to_string()))?;
             let shown = path.display().to_string();
             tokio::task::spawn_blocking(move || crate::fsutil::write_atomic(&path, &text))
                 .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| format!("{shown}: {e}"))
+                .map_err(|e| ApprovalError::Io(e.to_string()))?
+                .map_err(|e| ApprovalError::Io(format!("{shown}: {e}")))
         };
         ctx.wait(write.into_actor(self).map(move |r, act, _| {
             if r.is_ok() {
@@ -161,10 +161,10 @@ impl ApprovalsActor {
         request: Value,
         timeout: Duration,
         ctx: &mut Context<Self>,
-    ) -> Result<Opened, String> {
+    ) -> Result<Opened, ApprovalError> {
         let id = id.unwrap_or_else(uuid_like);
         if self.pending.contains_key(&id) {
-            return Err(format!("approval {id} already exists"));
+            return Err(ApprovalError::Exists(id));
         }
         let created = crate::now_ms();
         let expires = created + timeout.as_millis() as u64;
@@ -221,13 +221,13 @@ impl Actor for ApprovalsActor {
 }
 
 impl Handler<ExecGate> for ApprovalsActor {
-    type Result = ResponseActFuture<Self, Result<(), String>>;
+    type Result = ResponseActFuture<Self, Result<(), Refused>>;
     fn handle(&mut self, msg: ExecGate, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let (security, ask, fallback) = self.effective(&msg.agent_id, msg.policy);
         let hit =
             security == Security::Full || self.allowlisted(&msg.agent_id, msg.bins.as_deref());
-        let refuse = |r: String| Box::pin(actix::fut::ready(Err(r))) as Self::Result;
+        let refuse = |r: String| Box::pin(actix::fut::ready(Err(Refused(r)))) as Self::Result;
         if security == Security::Deny {
             return refuse("exec is disabled for this session (security=deny); ask the user to change execSecurity".into());
         }
@@ -257,7 +257,7 @@ impl Handler<ExecGate> for ApprovalsActor {
         let timeout = self.timeout;
         let (id, _, _, rx) = match self.open(None, request, timeout, ctx) {
             Ok(x) => x,
-            Err(e) => return refuse(e),
+            Err(e) => return refuse(e.to_string()),
         };
         tracing::info!(approval = %id, session_key = %msg.session_key, command = %msg.command, "exec approval requested");
         let agent = msg.agent_id;
@@ -268,16 +268,16 @@ impl Handler<ExecGate> for ApprovalsActor {
                     act.allow_always(&agent, bins, ctx);
                     Ok(())
                 }
-                Some(Decision::Deny) => {
-                    Err(format!("the operator denied this command (approval {id})"))
-                }
+                Some(Decision::Deny) => Err(Refused(format!(
+                    "the operator denied this command (approval {id})"
+                ))),
                 None => match fallback {
                     Security::Full => Ok(()),
                     Security::Allowlist if hit => Ok(()),
-                    _ => Err(format!(
+                    _ => Err(Refused(format!(
                         "no operator answered approval {id} within {}s, so it was denied",
                         timeout.as_secs()
-                    )),
+                    ))),
                 },
             },
         ))
@@ -285,7 +285,7 @@ impl Handler<ExecGate> for ApprovalsActor {
 }
 
 impl Handler<RequestApproval> for ApprovalsActor {
-    type Result = ResponseFuture<Result<(String, Option<Decision>, u64, u64), String>>;
+    type Result = ResponseFuture<Result<(String, Option<Decision>, u64, u64), ApprovalError>>;
     fn handle(&mut self, msg: RequestApproval, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let timeout = msg
@@ -303,27 +303,24 @@ impl Handler<RequestApproval> for ApprovalsActor {
 }
 
 impl Handler<ResolveApproval> for ApprovalsActor {
-    type Result = Result<(), String>;
+    type Result = Result<(), ApprovalError>;
     fn handle(&mut self, msg: ResolveApproval, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         if self.finish(&msg.id, Some(msg.decision), msg.by) {
             Ok(())
         } else {
-            Err(format!(
-                "unknown or already resolved approval id {:?}",
-                msg.id
-            ))
+            Err(ApprovalError::NotPending(msg.id))
         }
     }
 }
 
 impl Handler<WaitDecision> for ApprovalsActor {
-    type Result = ResponseFuture<Result<Option<Decision>, String>>;
+    type Result = ResponseFuture<Result<Option<Decision>, ApprovalError>>;
     fn handle(&mut self, msg: WaitDecision, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let Some(p) = self.pending.get_mut(&msg.id) else {
             let id = msg.id;
-            return Box::pin(async move { Err(format!("unknown approval id {id:?}")) });
+            return Box::pin(async move { Err(ApprovalError::Unknown(id)) });
         };
         if let Some(d) = p.decision {
             return Box::pin(async move { Ok(d) });
@@ -348,17 +345,15 @@ impl Handler<GetApprovals> for ApprovalsActor {
 }
 
 impl Handler<SetApprovals> for ApprovalsActor {
-    type Result = ResponseFuture<Result<String, String>>;
+    type Result = ResponseFuture<Result<String, ApprovalError>>;
     fn handle(&mut self, msg: SetApprovals, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let current = hash_of(&self.file);
         if msg.base_hash.as_deref() != Some(current.as_str()) {
-            let e =
-                "exec approvals changed since they were read; get them again (baseHash mismatch)";
-            return Box::pin(async move { Err(e.to_string()) });
+            return Box::pin(async move { Err(ApprovalError::Stale) });
         }
         if let Err(e) = validate_file(&msg.file) {
-            return Box::pin(async move { Err(e) });
+            return Box::pin(async move { Err(ApprovalError::Invalid(e)) });
         }
         let old = std::mem::replace(&mut self.file, msg.file);
         let (tx, rx) = oneshot::channel();
@@ -372,9 +367,6 @@ impl Handler<SetApprovals> for ApprovalsActor {
             };
             let _ = tx.send(reply);
         });
-        Box::pin(async move {
-            rx.await
-                .unwrap_or_else(|_| Err("the approvals actor stopped".to_string()))
-        })
+        Box::pin(async move { rx.await.unwrap_or(Err(ApprovalError::Stopped)) })
     }
 }

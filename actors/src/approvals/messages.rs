@@ -7,9 +7,35 @@ use serde_json::Value;
 
 use super::*;
 
-/// Decides one command. Reply: Ok to run it, Err(reason) to refuse.
+/// Why approvals refused or could not do what they were asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ApprovalError {
+    #[error("approval {0} already exists")]
+    Exists(String),
+    #[error("unknown approval id {0:?}")]
+    Unknown(String),
+    #[error("unknown or already resolved approval id {0:?}")]
+    NotPending(String),
+    #[error("exec approvals changed since they were read; get them again (baseHash mismatch)")]
+    Stale,
+    /// The approvals file (given, or found at start) is not valid.
+    #[error("{0}")]
+    Invalid(String),
+    /// The approvals file could not be read or written.
+    #[error("{0}")]
+    Io(String),
+    #[error("the approvals actor stopped")]
+    Stopped,
+}
+
+/// Why a command may not run (said to the model as the tool's result).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
+/// Decides one command. Reply: Ok to run it, or why it may not.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<(), String>")]
+#[rtype(result = "Result<(), Refused>")]
 pub struct ExecGate {
     pub agent_id: String,
     pub session_key: String,
@@ -25,7 +51,7 @@ pub struct ExecGate {
 /// `exec.approval.request`: asks and waits. Reply: (id, decision, created,
 /// expires); decision None when nobody answered in time.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<(String, Option<Decision>, u64, u64), String>")]
+#[rtype(result = "Result<(String, Option<Decision>, u64, u64), ApprovalError>")]
 pub struct RequestApproval {
     pub id: Option<String>,
     pub request: Value,
@@ -55,7 +81,7 @@ pub enum ApprovalEvent {
 
 /// `exec.approval.resolve`. Err: unknown or already resolved id.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<(), String>")]
+#[rtype(result = "Result<(), ApprovalError>")]
 pub struct ResolveApproval {
     pub id: String,
     pub decision: Decision,
@@ -64,7 +90,7 @@ pub struct ResolveApproval {
 
 /// `exec.approval.waitDecision`. Reply: the decision (None: expired).
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Option<Decision>, String>")]
+#[rtype(result = "Result<Option<Decision>, ApprovalError>")]
 pub struct WaitDecision {
     pub id: String,
 }
@@ -76,7 +102,7 @@ pub struct GetApprovals;
 
 /// `exec.approvals.set` (optimistic: `base_hash` must match). Reply: the new hash.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<String, String>")]
+#[rtype(result = "Result<String, ApprovalError>")]
 pub struct SetApprovals {
     pub file: Value,
     pub base_hash: Option<String>,

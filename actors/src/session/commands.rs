@@ -242,7 +242,7 @@ impl SessionActor {
 
     /// A new transcript (new sessionId), settings kept; any run aborted and
     /// what waited ended as aborted.
-    pub(super) fn reset(&mut self) -> Result<(), String> {
+    pub(super) fn reset(&mut self) -> Result<(), SessionError> {
         self.abort_active();
         let (writes, events) =
             self.end_queued("the session was reset before this message ran", false);
@@ -252,12 +252,11 @@ impl SessionActor {
         self.history.clear();
         self.transcript_model = None;
         let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
-        self.commit(vec![header], writes)
-            .map_err(|e| e.to_string())?;
+        self.commit(vec![header], writes)?;
         for e in events {
             self.forward(e);
         }
-        self.save_entry().map_err(|e| e.to_string())
+        Ok(self.save_entry()?)
     }
 
     pub(super) fn history_chars(&self) -> usize {

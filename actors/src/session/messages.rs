@@ -109,21 +109,34 @@ pub struct SessionPatch {
     pub exec_ask: Option<Option<String>>,
 }
 
+/// Why a session refused, or could not do, what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The request is wrong (a bad level, a bad model reference, a label
+    /// too long): nothing changed.
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
+}
+
 /// Applies a patch. Reply: the new entry (stored and flushed).
 #[derive(Debug, Message)]
-#[rtype(result = "Result<SessionEntry, String>")]
+#[rtype(result = "Result<SessionEntry, SessionError>")]
 pub struct PatchSession(pub SessionPatch);
 
 /// `sessions.reset`: aborts any run, starts a new transcript (a new
 /// sessionId; the old one stays in the store), clears the sticky profile
 /// and counters. Reply: the new entry.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<SessionEntry, String>")]
+#[rtype(result = "Result<SessionEntry, SessionError>")]
 pub struct ResetSession;
 
 /// `chat.inject`: appends an assistant note. Reply: the entry id.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<String, String>")]
+#[rtype(result = "Result<String, SessionError>")]
 pub struct InjectNote {
     pub text: String,
     pub label: Option<String>,

@@ -52,11 +52,11 @@ use directives::{Directive, Parsed};
 /// of patch, reset and inject).
 fn when_flushed<T: 'static>(
     store: Store,
-    result: Result<T, String>,
-) -> ResponseFuture<Result<T, String>> {
+    result: Result<T, SessionError>,
+) -> ResponseFuture<Result<T, SessionError>> {
     Box::pin(async move {
         let value = result?;
-        store.flush().await.map_err(|e| e.to_string())?;
+        store.flush().await?;
         Ok(value)
     })
 }
@@ -136,15 +136,53 @@ fn preview(text: &str) -> String {
     one.chars().take(120).collect()
 }
 
-fn check_level(field: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
+fn check_level(field: &str, v: &str, allowed: &[&str]) -> Result<(), SessionError> {
     if allowed.contains(&v) {
         Ok(())
     } else {
-        Err(format!(
+        Err(SessionError::Invalid(format!(
             "invalid {field} {v:?} (one of {})",
             allowed.join(", ")
-        ))
+        )))
     }
+}
+
+/// Checks every field of a patch before any is applied.
+fn validate_patch(p: &SessionPatch) -> Result<(), SessionError> {
+    type Level<'a> = (&'a str, &'a Option<Option<String>>, &'a [&'a str]);
+    let levels: [Level; 8] = [
+        ("thinkingLevel", &p.thinking_level, THINKING_LEVELS),
+        ("verboseLevel", &p.verbose_level, VERBOSE_LEVELS),
+        ("sendPolicy", &p.send_policy, &["allow", "deny"]),
+        (
+            "reasoningLevel",
+            &p.reasoning_level,
+            directives::REASONING_LEVELS,
+        ),
+        ("responseUsage", &p.response_usage, directives::USAGE_LEVELS),
+        ("execHost", &p.exec_host, &["gateway", "sandbox"]),
+        (
+            "execSecurity",
+            &p.exec_security,
+            &["deny", "allowlist", "full"],
+        ),
+        ("execAsk", &p.exec_ask, &["off", "on-miss", "always"]),
+    ];
+    for (field, value, allowed) in levels {
+        if let Some(Some(l)) = value {
+            check_level(field, l, allowed)?;
+        }
+    }
+    if let Some(Some(l)) = &p.label {
+        if l.chars().count() > 100 {
+            let e = "invalid label: longer than 100 characters";
+            return Err(SessionError::Invalid(e.to_string()));
+        }
+    }
+    if let Some(Some(m)) = &p.model {
+        ModelRef::parse(m).map_err(|e| SessionError::Invalid(format!("invalid model: {e}")))?;
+    }
+    Ok(())
 }
 
 pub use crate::session::directives::{THINKING_LEVELS, VERBOSE_LEVELS};
@@ -494,47 +532,13 @@ impl Handler<GetEntry> for SessionActor {
 }
 
 impl Handler<PatchSession> for SessionActor {
-    type Result = ResponseFuture<Result<SessionEntry, String>>;
+    type Result = ResponseFuture<Result<SessionEntry, SessionError>>;
     fn handle(&mut self, msg: PatchSession, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         let p = msg.0;
-        let result = (|| {
-            if let Some(Some(l)) = &p.thinking_level {
-                check_level("thinkingLevel", l, THINKING_LEVELS)?;
-            }
-            if let Some(Some(l)) = &p.verbose_level {
-                check_level("verboseLevel", l, VERBOSE_LEVELS)?;
-            }
-            if let Some(Some(l)) = &p.send_policy {
-                check_level("sendPolicy", l, &["allow", "deny"])?;
-            }
-            if let Some(Some(l)) = &p.reasoning_level {
-                check_level(
-                    "reasoningLevel",
-                    l,
-                    crate::session::directives::REASONING_LEVELS,
-                )?;
-            }
-            if let Some(Some(l)) = &p.response_usage {
-                check_level("responseUsage", l, crate::session::directives::USAGE_LEVELS)?;
-            }
-            if let Some(Some(l)) = &p.exec_host {
-                check_level("execHost", l, &["gateway", "sandbox"])?;
-            }
-            if let Some(Some(l)) = &p.exec_security {
-                check_level("execSecurity", l, &["deny", "allowlist", "full"])?;
-            }
-            if let Some(Some(l)) = &p.exec_ask {
-                check_level("execAsk", l, &["off", "on-miss", "always"])?;
-            }
-            if let Some(Some(l)) = &p.label {
-                if l.chars().count() > 100 {
-                    return Err("invalid label: longer than 100 characters".to_string());
-                }
-            }
+        let result = validate_patch(&p).and_then(|()| {
             if let Some(Some(m)) = &p.model {
-                ModelRef::parse(m).map_err(|e| format!("invalid model: {e}"))?;
                 if self.entry.model_override.as_deref() != Some(m.as_str()) {
                     // A new model starts without the old provider's profile.
                     self.entry.auth_profile_override = None;
@@ -557,15 +561,15 @@ impl Handler<PatchSession> for SessionActor {
                     *field = v;
                 }
             }
-            self.save_entry().map_err(|e| e.to_string())?;
+            self.save_entry()?;
             Ok(self.entry.clone())
-        })();
+        });
         when_flushed(self.deps.store.clone(), result)
     }
 }
 
 impl Handler<ResetSession> for SessionActor {
-    type Result = ResponseFuture<Result<SessionEntry, String>>;
+    type Result = ResponseFuture<Result<SessionEntry, SessionError>>;
     fn handle(&mut self, _: ResetSession, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
@@ -575,7 +579,7 @@ impl Handler<ResetSession> for SessionActor {
 }
 
 impl Handler<InjectNote> for SessionActor {
-    type Result = ResponseFuture<Result<String, String>>;
+    type Result = ResponseFuture<Result<String, SessionError>>;
     fn handle(&mut self, msg: InjectNote, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
@@ -594,7 +598,7 @@ impl Handler<InjectNote> for SessionActor {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let stored = self.append_entry(entry).map_err(|e| e.to_string());
+        let stored = self.append_entry(entry).map_err(SessionError::from);
         when_flushed(self.deps.store.clone(), stored.map(|_| id))
     }
 }

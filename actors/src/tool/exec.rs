@@ -230,7 +230,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
             policy: cx.policy,
         };
         let verdict = tokio::select! {
-            v = approvals.send(gate) => v.unwrap_or_else(|_| Err("the approvals service is unavailable".into())),
+            v = approvals.send(gate) => v.unwrap_or_else(|_| Err(crate::approvals::Refused("the approvals service is unavailable".into()))),
             _ = wait_cancel(&mut cancel) => return error("exec: aborted while waiting for approval"),
         };
         if let Err(reason) = verdict {

@@ -4,21 +4,23 @@
 use std::time::Duration;
 
 use ferroclaw_actors::approvals::{
-    Decision, GetApprovals, RequestApproval, ResolveApproval, SetApprovals, WaitDecision,
+    ApprovalError, Decision, GetApprovals, RequestApproval, ResolveApproval, SetApprovals,
+    WaitDecision,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{json, params, Caller, MethodResult};
-use crate::protocol::errors::{ErrorCode, ErrorShape};
+use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
 fn down<E>(_: E) -> ErrorShape {
     ErrorShape::unavailable("the approvals service is unavailable")
 }
 
-fn not_found(message: String) -> ErrorShape {
-    ErrorShape::new(ErrorCode::ApprovalNotFound, message)
+/// An approvals error by the one table (`protocol::errors`).
+fn failed(e: ApprovalError) -> ErrorShape {
+    ErrorShape::from_error(&e)
 }
 
 #[derive(Deserialize)]
@@ -68,7 +70,7 @@ pub async fn request(state: &SharedState, p: &Value) -> MethodResult {
         })
         .await
         .map_err(down)?
-        .map_err(ErrorShape::invalid)?;
+        .map_err(failed)?;
     json(
         json!({ "id": id, "decision": decision.map(Decision::as_str), "createdAtMs": created, "expiresAtMs": expires }),
     )
@@ -88,7 +90,7 @@ pub async fn wait_decision(state: &SharedState, p: &Value) -> MethodResult {
         .send(WaitDecision { id: p.id.clone() })
         .await
         .map_err(down)?
-        .map_err(not_found)?;
+        .map_err(failed)?;
     json(json!({ "id": p.id, "decision": d.map(Decision::as_str) }))
 }
 
@@ -116,7 +118,7 @@ pub async fn resolve(state: &SharedState, caller: &Caller, p: &Value) -> MethodR
         })
         .await
         .map_err(down)?
-        .map_err(not_found)?;
+        .map_err(failed)?;
     json(json!({ "ok": true, "id": p.id, "decision": decision.as_str() }))
 }
 
@@ -149,7 +151,7 @@ pub async fn set(state: &SharedState, p: &Value) -> MethodResult {
         })
         .await
         .map_err(down)?
-        .map_err(ErrorShape::invalid)?;
+        .map_err(failed)?;
     let (path, exists, _, file) = state
         .gateway
         .approvals

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{json, params, Caller, MethodResult};
-use crate::protocol::errors::ErrorShape;
+use crate::protocol::errors::{ErrorShape, WireError};
 use crate::state::SharedState;
 
 /// Largest accepted chat message (characters after sanitising).
@@ -36,9 +36,9 @@ pub(crate) fn down<E>(_: E) -> ErrorShape {
     ErrorShape::unavailable("agent runtime unavailable").retry_after(1000)
 }
 
-pub(crate) fn store_err(e: impl std::fmt::Display) -> ErrorShape {
-    tracing::error!(error = %e, "session store error");
-    ErrorShape::unavailable(format!("store unavailable: {e}")).retry_after(1000)
+/// An actor's error by the one table (`protocol::errors`).
+pub(crate) fn store_err(e: impl WireError) -> ErrorShape {
+    ErrorShape::from_error(&e)
 }
 
 /// The session actor for a client's key (created on first use).

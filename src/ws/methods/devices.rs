@@ -8,17 +8,13 @@ use ferroclaw_actors::scopes::{self, scope_allows};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::chat::store_err;
 use super::{json, params, Caller, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
 fn down<E>(_: E) -> ErrorShape {
     ErrorShape::unavailable("device registry unavailable").retry_after(1000)
-}
-
-fn store_err(e: ferroclaw_actors::store::StoreError) -> ErrorShape {
-    tracing::error!(error = %e, "device store error");
-    ErrorShape::unavailable(format!("store unavailable: {e}")).retry_after(1000)
 }
 
 /// A paired device as listed: tokens summarised, never their values.

@@ -233,7 +233,7 @@ pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
         .send(PatchSession(patch))
         .await
         .map_err(down)?
-        .map_err(ErrorShape::invalid)?;
+        .map_err(store_err)?;
     let settings = state.live.settings();
     let resolved = entry
         .model_override
