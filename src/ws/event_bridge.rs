@@ -122,6 +122,14 @@ impl EventBridge {
         );
     }
 
+    /// A run's end: its `chat` end state, then its `agent` lifecycle end;
+    /// its wire state goes.
+    fn ended(&mut self, run_id: &str, key: &str, chat: Value, lifecycle: Value) {
+        self.publish("chat", chat, false);
+        self.agent(run_id, key, "lifecycle", lifecycle);
+        self.end(run_id);
+    }
+
     /// The run ended: its wire state goes.
     fn end(&mut self, run_id: &str) {
         self.runs.remove(run_id);
@@ -187,6 +195,75 @@ impl EventBridge {
         self.publish("chat", payload, true);
     }
 
+    /// A run's end as its `chat` and `agent` lifecycle events.
+    fn run_end(&mut self, key: &str, event: RunEvent) {
+        match event {
+            RunEvent::Final {
+                run_id,
+                text,
+                stop_reason,
+                usage,
+            } => {
+                let at = self.next(&run_id, key);
+                let silent = is_silent(&text);
+                let payload = events::chat_final(at, &text, stop_reason.as_str(), &usage, silent);
+                self.ended(
+                    &run_id,
+                    key,
+                    payload,
+                    events::lifecycle_end(now_ms(), silent, false),
+                );
+            }
+            RunEvent::Failed {
+                run_id,
+                error,
+                kind,
+            } => {
+                let payload = events::chat_error(self.next(&run_id, key), &error, &kind);
+                self.ended(
+                    &run_id,
+                    key,
+                    payload,
+                    events::lifecycle_error(&error, now_ms()),
+                );
+            }
+            RunEvent::Aborted { run_id, text } => {
+                let payload = events::chat_aborted(self.next(&run_id, key), &text);
+                self.ended(
+                    &run_id,
+                    key,
+                    payload,
+                    events::lifecycle_end(now_ms(), false, true),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// A tool call as `session.tool` and (to those who asked) `agent`
+    /// tool events; `full`: with its output.
+    fn tool(&mut self, key: &str, full: bool, event: RunEvent) {
+        match event {
+            RunEvent::ToolStarted { run_id, call } => {
+                let payload = events::session_tool_running(&run_id, key, &call);
+                self.publish("session.tool", payload, false);
+                self.tool_event(&run_id, key, events::tool_start(&call));
+            }
+            RunEvent::ToolFinished {
+                run_id,
+                call,
+                outcome,
+                skipped,
+            } => {
+                let payload = events::session_tool_done(&run_id, key, &call, &outcome, full);
+                self.publish("session.tool", payload, false);
+                let data = events::tool_result(&call, &outcome, skipped, full);
+                self.tool_event(&run_id, key, data);
+            }
+            _ => {}
+        }
+    }
+
     fn thinking(&mut self, run_id: &str, key: &str, delta: String) {
         // The session already applied `/reasoning` (off: none; on: whole,
         // before the end; stream: as it comes).
@@ -220,60 +297,13 @@ impl Handler<SessionEvent> for EventBridge {
                 text,
                 delta,
             } => self.delta(&run_id, key, text, delta),
-            RunEvent::Final {
-                run_id,
-                text,
-                stop_reason,
-                usage,
-            } => {
-                let at = self.next(&run_id, key);
-                let silent = is_silent(&text);
-                let payload = events::chat_final(at, &text, stop_reason.as_str(), &usage, silent);
-                self.publish("chat", payload, false);
-                let end = events::lifecycle_end(now_ms(), silent, false);
-                self.agent(&run_id, key, "lifecycle", end);
-                self.end(&run_id);
+            e @ (RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }) => {
+                self.run_end(key, e)
             }
-            RunEvent::Failed {
-                run_id,
-                error,
-                kind,
-            } => {
-                let payload = events::chat_error(self.next(&run_id, key), &error, &kind);
-                self.publish("chat", payload, false);
-                let end = events::lifecycle_error(&error, now_ms());
-                self.agent(&run_id, key, "lifecycle", end);
-                self.end(&run_id);
-            }
-            RunEvent::Aborted { run_id, text } => {
-                let payload = events::chat_aborted(self.next(&run_id, key), &text);
-                self.publish("chat", payload, false);
-                let end = events::lifecycle_end(now_ms(), false, true);
-                self.agent(&run_id, key, "lifecycle", end);
-                self.end(&run_id);
-            }
-            RunEvent::ToolStarted { run_id, call } => {
-                if verbose == "off" {
-                    return;
+            e @ (RunEvent::ToolStarted { .. } | RunEvent::ToolFinished { .. }) => {
+                if verbose != "off" {
+                    self.tool(key, verbose == "full", e)
                 }
-                let payload = events::session_tool_running(&run_id, key, &call);
-                self.publish("session.tool", payload, false);
-                self.tool_event(&run_id, key, events::tool_start(&call));
-            }
-            RunEvent::ToolFinished {
-                run_id,
-                call,
-                outcome,
-                skipped,
-            } => {
-                if verbose == "off" {
-                    return;
-                }
-                let full = verbose == "full";
-                let payload = events::session_tool_done(&run_id, key, &call, &outcome, full);
-                self.publish("session.tool", payload, false);
-                let data = events::tool_result(&call, &outcome, skipped, full);
-                self.tool_event(&run_id, key, data);
             }
             RunEvent::Thinking { run_id, delta } => self.thinking(&run_id, key, delta),
             RunEvent::Message { .. } | RunEvent::ModelSelected { .. } => {}

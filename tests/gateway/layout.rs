@@ -219,7 +219,8 @@ fn untyped_replies(src: &str) -> Vec<String> {
             let l = l.trim();
             (l.starts_with("#[rtype(") || l.starts_with("type Result ="))
                 && l.contains("Result<")
-                && l.trim_end_matches(['"', ')', ']', ';', '>']).ends_with(", String")
+                && l.trim_end_matches(['"', ')', ']', ';', '>'])
+                    .ends_with(", String")
         })
         .map(str::to_string)
         .collect()
@@ -238,4 +239,51 @@ fn actor_messages_reply_with_typed_errors() {
     let bad = "#[rtype(result = \"Result<(), String>\")]\ntype Result = ResponseFuture<Result<u8, String>>;";
     assert_eq!(untyped_replies(bad).len(), 2, "the check finds them");
     assert!(untyped_replies("#[rtype(result = \"Result<u8, StoreError>\")]").is_empty());
+}
+
+const MAX_HANDLER_LINES: usize = 60;
+
+/// `(line, length)` of every `fn handle(` body longer than `max` lines.
+fn long_handlers(src: &str, max: usize) -> Vec<(usize, usize)> {
+    let lines: Vec<&str> = src.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if !l.trim_start().starts_with("fn handle(") {
+            continue;
+        }
+        let (mut depth, mut opened) = (0i64, false);
+        for (j, l) in lines.iter().enumerate().skip(i) {
+            depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+            opened |= l.contains('{');
+            if opened && depth <= 0 {
+                if j - i + 1 > max {
+                    out.push((i + 1, j - i + 1));
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_handler_body_is_over_60_lines() {
+    let mut found = Vec::new();
+    for dir in ["actors/src", "src"] {
+        for f in rust_files(&repo().join(dir)) {
+            if f.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            let src = std::fs::read_to_string(&f).unwrap();
+            for (line, n) in long_handlers(without_tests(&src), MAX_HANDLER_LINES) {
+                found.push(format!("{}:{line}: {n} lines", f.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "handlers over {MAX_HANDLER_LINES} lines: {found:#?}"
+    );
+    let long = format!("fn handle(x) {{\n{}}}\n", "    a;\n".repeat(70));
+    assert_eq!(long_handlers(&long, MAX_HANDLER_LINES), vec![(1, 72)]);
 }

@@ -1,10 +1,13 @@
 //! Paired devices, pending pairing requests and device tokens: the records and
 //! the pure rules (what a connect needs: nothing, a role upgrade, a scope
-//! upgrade). `actor.rs` is the single writer that persists them.
+//! upgrade). `actor.rs` is the single writer that persists them;
+//! `messages.rs` its inbox.
 
 mod actor;
+mod messages;
 
 pub use actor::*;
+pub use messages::*;
 
 use std::collections::BTreeMap;
 

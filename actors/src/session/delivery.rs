@@ -3,9 +3,8 @@
 //! (its transcript entry, inbox item and run record in one transaction),
 //! starting queued turns, ending a run (its record and the removal of its
 //! inbox items in one transaction), ending what waited on a reset or a
-//! delete, the steering handshake with the run (`TakeSteers`), and the
-//! recovery after a stop. Earlier versions' transcripts (no `messageId`)
-//! are recovered from the transcript itself.
+//! delete, and the steering handshake with the run (`TakeSteers`). The
+//! recovery after a stop is `recovery.rs`.
 
 use std::time::Duration;
 
@@ -28,56 +27,6 @@ pub(super) fn is_pending(entry: &Value) -> bool {
 /// of earlier versions (no `messageId`) are recovered from the transcript.
 pub(super) fn tracked(entry: &Value) -> bool {
     entry.get("messageId").is_some()
-}
-
-/// Earlier versions: the `pending` messages after the last delivered one
-/// (text and images).
-pub(super) fn undelivered(entries: &[Value]) -> Vec<crate::provider::ChatMessage> {
-    let messages: Vec<&Value> = entries
-        .iter()
-        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-        .collect();
-    let start = messages
-        .iter()
-        .rposition(|e| !is_pending(e))
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    messages[start..]
-        .iter()
-        .filter(|e| is_pending(e) && !tracked(e))
-        .filter_map(|e| transcript::to_chat(e))
-        .collect()
-}
-
-/// Earlier versions: the last delivered message when it is the user's
-/// (its run never ended).
-pub(super) fn interrupted(entries: &[Value]) -> Option<&Value> {
-    entries
-        .iter()
-        .rev()
-        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-        .find(|e| !is_pending(e))
-        .filter(|e| {
-            e.get("message")
-                .and_then(|m| m.get("role"))
-                .and_then(Value::as_str)
-                == Some("user")
-                && !tracked(e)
-        })
-}
-
-/// The assistant note written where a gateway stop cut a run off.
-pub(super) fn interrupted_note() -> Value {
-    let mut entry = transcript::message_entry(
-        None,
-        json!({
-            "role": "assistant",
-            "content": [{ "type": "text", "text": INTERRUPTED_NOTE }],
-            "stopReason": "error",
-        }),
-    );
-    entry["interrupted"] = Value::Bool(true);
-    entry
 }
 
 /// Message ids this session has seen, with the run that answers each
@@ -575,108 +524,6 @@ impl SessionActor {
             }
         }
         (writes, events)
-    }
-}
-
-impl SessionActor {
-    /// After a stop: runs that were cut off (messages assigned to a run
-    /// that never ended) are marked interrupted, in the transcript and for
-    /// `agent.wait`; queued messages run again, in order, exactly once.
-    /// Transcripts of earlier versions are recovered from the transcript.
-    pub(super) fn recover(&mut self, entries: &[Value], ctx: &mut Context<Self>) {
-        let items = match inbox::load(&self.deps.store, &self.key) {
-            Ok(items) => items,
-            Err(e) => {
-                tracing::error!(session_key = %self.key, error = %e, "cannot read the inbox");
-                Vec::new()
-            }
-        };
-        let mut writes = Vec::new();
-        let mut notes = Vec::new();
-        let mut events = Vec::new();
-        let mut cut: Vec<String> = Vec::new();
-        let mut queued = Vec::new();
-        for (key, item) in items {
-            if item.assigned {
-                writes.push(inbox::remove(&key));
-                if !cut.contains(&item.run_id) {
-                    cut.push(item.run_id);
-                }
-            } else {
-                queued.push((key, item));
-            }
-        }
-        if let Some(last) = interrupted(entries) {
-            // An earlier version's cut run: its user message is the last one.
-            let run_id = last
-                .get("runId")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| ulid::Ulid::generate().to_string());
-            cut.push(run_id);
-        }
-        for run_id in cut {
-            let ended = crate::runs::load(&self.deps.store, &run_id)
-                .ok()
-                .flatten()
-                .is_some_and(|r| !r.is_pending());
-            if ended {
-                continue;
-            }
-            let now = crate::now_ms();
-            let record = RunRecord {
-                session_key: self.key.clone(),
-                status: "error".into(),
-                started_at: now,
-                ended_at: now,
-                error: Some(INTERRUPTED_NOTE.to_string()),
-                stop_reason: "error".into(),
-                answered_by: None,
-            };
-            writes.push(crate::runs::write(&run_id, &record));
-            // Said in the transcript instead of leaving it silently unanswered.
-            notes.push(interrupted_note());
-            events.push(RunEvent::Failed {
-                run_id,
-                error: INTERRUPTED_NOTE.to_string(),
-                kind: FailureKind::Stopped,
-            });
-        }
-        // An earlier version's queued messages become inbox items.
-        for m in undelivered(entries) {
-            let id = ulid::Ulid::generate().to_string();
-            let item = InboxItem {
-                message_id: id.clone(),
-                run_id: id,
-                assigned: false,
-                text: m.text,
-                images: m.images,
-                at_ms: 0,
-                joinable: false,
-                overrides: RunOverrides::default(),
-                timeout_ms: None,
-            };
-            let key = inbox::new_key(&self.key);
-            writes.push(inbox::put(&key, &item));
-            queued.push((key, item));
-        }
-        if let Err(e) = self.commit(notes, writes) {
-            tracing::error!(session_key = %self.key, error = %e, "cannot mark interrupted runs");
-        }
-        for e in events {
-            self.forward(e);
-        }
-        for (key, item) in queued {
-            self.seen.insert(&item.message_id, &item.run_id);
-            self.forward(RunEvent::Queued {
-                run_id: item.run_id.clone(),
-                message_id: item.message_id.clone(),
-            });
-            self.queue.recover(key, item);
-        }
-        if !self.queue.is_empty() {
-            ctx.notify(CheckQueue);
-        }
     }
 }
 

@@ -249,52 +249,8 @@ impl Handler<RunEvent> for SessionActor {
             .active
             .as_ref()
             .is_some_and(|a| Some(a.run_id.as_str()) == run_id_of(&event));
-        match &event {
-            RunEvent::Message {
-                message, thinking, ..
-            } if ours => {
-                let mut entry = transcript::from_chat(message);
-                if !thinking.is_empty() {
-                    // OpenClaw's shape: a thinking block before the reply.
-                    if let Some(blocks) = entry.get_mut("content").and_then(|c| c.as_array_mut()) {
-                        blocks.insert(
-                            0,
-                            serde_json::json!({ "type": "thinking", "thinking": thinking }),
-                        );
-                    }
-                }
-                if let Err(e) = self.append(entry, false) {
-                    tracing::error!(session_key = %self.key, error = %e, "cannot store a run step");
-                }
-            }
-            RunEvent::ModelSelected {
-                model,
-                profile,
-                failed,
-                ..
-            } if ours => {
-                if !failed.is_empty() {
-                    tracing::warn!(session_key = %self.key, %model, attempts = ?failed, "model failover");
-                }
-                if let Ok(r) = ModelRef::parse(model) {
-                    if self.transcript_model.as_deref() != Some(model.as_str()) && ours {
-                        let entry = json!({ "type": "model_change", "id": ulid::Ulid::generate().to_string(),
-                            "timestamp": crate::now_ms(), "provider": r.provider, "modelId": r.model });
-                        if transcript::append(&self.deps.store, &self.entry.session_id, &[entry])
-                            .is_ok()
-                        {
-                            self.transcript_model = Some(model.clone());
-                        }
-                    }
-                    self.entry.model_provider = Some(r.provider);
-                    self.entry.model = Some(r.model);
-                }
-                self.entry.auth_profile_override = Some(profile.clone());
-                if let Err(e) = self.save_entry() {
-                    tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
-                }
-            }
-            _ => {}
+        if ours {
+            self.record_step(&event);
         }
         if let RunEvent::Thinking { delta, .. } = &event {
             match self.reasoning() {
@@ -318,46 +274,65 @@ impl Handler<RunEvent> for SessionActor {
             self.forward(event);
             return;
         }
-        // Supervision: restart a failed run from its last persisted step.
-        if let RunEvent::Failed { error, kind, .. } = &event {
-            let restart = self.deps.restart;
-            if let Some(a) = self.active.as_mut() {
-                if kind.restartable() && !a.aborted && a.restarts < restart.max {
-                    a.restarts += 1;
-                    a.run = None;
-                    let n = a.restarts;
-                    let wait = restart.backoff * 2u32.saturating_pow(n - 1);
-                    let run_id = a.run_id.clone();
-                    tracing::warn!(session_key = %self.key, %run_id, %error, restart = n, ?wait, "run failed; restarting from its last step");
-                    ctx.run_later(wait, move |act, ctx| match act.active.as_ref() {
-                        Some(a) if a.run_id == run_id && !a.aborted => act.spawn_run(ctx),
-                        Some(a) if a.run_id == run_id => act.end_without_run(&run_id, None, ctx),
-                        _ => {}
-                    });
-                    return;
-                }
-            }
+        if self.restart_if_transient(&event, ctx) {
+            return;
         }
-        let event = match event {
-            RunEvent::Failed {
-                run_id,
-                error,
-                kind,
+        let event = self.with_tries(event);
+        self.finish(event, ctx);
+    }
+}
+
+impl SessionActor {
+    /// Persists a run's step: its messages (with their reasoning) and the
+    /// model it chose (a `model_change` entry when it changes).
+    fn record_step(&mut self, event: &RunEvent) {
+        match &event {
+            RunEvent::Message {
+                message, thinking, ..
             } => {
-                let tries = self.active.as_ref().map(|a| a.restarts).unwrap_or(0);
-                let error = match tries {
-                    0 => error,
-                    n => format!("{error} (gave up after {} tries)", n + 1),
-                };
-                RunEvent::Failed {
-                    run_id,
-                    error,
-                    kind,
+                let mut entry = transcript::from_chat(message);
+                if !thinking.is_empty() {
+                    // OpenClaw's shape: a thinking block before the reply.
+                    if let Some(blocks) = entry.get_mut("content").and_then(|c| c.as_array_mut()) {
+                        blocks.insert(
+                            0,
+                            serde_json::json!({ "type": "thinking", "thinking": thinking }),
+                        );
+                    }
+                }
+                if let Err(e) = self.append(entry, false) {
+                    tracing::error!(session_key = %self.key, error = %e, "cannot store a run step");
                 }
             }
-            other => other,
-        };
-        self.finish(event, ctx);
+            RunEvent::ModelSelected {
+                model,
+                profile,
+                failed,
+                ..
+            } => {
+                if !failed.is_empty() {
+                    tracing::warn!(session_key = %self.key, %model, attempts = ?failed, "model failover");
+                }
+                if let Ok(r) = ModelRef::parse(model) {
+                    if self.transcript_model.as_deref() != Some(model.as_str()) {
+                        let entry = json!({ "type": "model_change", "id": ulid::Ulid::generate().to_string(),
+                            "timestamp": crate::now_ms(), "provider": r.provider, "modelId": r.model });
+                        if transcript::append(&self.deps.store, &self.entry.session_id, &[entry])
+                            .is_ok()
+                        {
+                            self.transcript_model = Some(model.clone());
+                        }
+                    }
+                    self.entry.model_provider = Some(r.provider);
+                    self.entry.model = Some(r.model);
+                }
+                self.entry.auth_profile_override = Some(profile.clone());
+                if let Err(e) = self.save_entry() {
+                    tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! The session actor's tests: delivery, queue modes, recovery, supervision.
 
-use super::delivery::interrupted;
+use super::recovery::interrupted;
 use super::*;
 use crate::lane::LaneKind;
 use crate::provider::hub::ProviderHub;

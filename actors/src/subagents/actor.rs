@@ -1,17 +1,14 @@
 //! `SessionTools`: answers `ExecuteTool` for the session tools, and `SubagentDone`.
 
-use std::time::Duration;
-
 use actix::prelude::*;
-use serde_json::{json, Value};
 
 use super::*;
 use crate::inbound::SessionKey;
-use crate::router::{GetSession, ListSessions, LookupSession, RouterActor};
-use crate::runs::{wait_run, RunRegistry, Waited};
-use crate::session::{AbortSession, GetStatus, SendChat, SessionEntry, SteerSession, SubagentDone};
-use crate::store::{Store, Tree};
-use crate::tool::{error, ok, str_arg, uint_arg};
+use crate::router::{GetSession, RouterActor};
+use crate::runs::RunRegistry;
+use crate::session::{SendChat, SubagentDone};
+use crate::store::Store;
+use crate::tool::error;
 use crate::tool::{ExecuteTool, ToolOutcome};
 
 pub struct SessionTools {
@@ -52,261 +49,21 @@ impl Handler<ExecuteTool> for SessionTools {
     type Result = ResponseFuture<ToolOutcome>;
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let (router, runs, store, agent, max_depth) = (
-            self.router.clone(),
-            self.runs.clone(),
-            self.store.clone(),
-            self.default_agent.clone(),
-            self.max_depth,
-        );
+        let cx = tools::Cx {
+            router: self.router.clone(),
+            runs: self.runs.clone(),
+            store: self.store.clone(),
+            agent: self.default_agent.clone(),
+            max_depth: self.max_depth,
+        };
         Box::pin(async move {
-            let args = &msg.call.arguments;
-            let name = msg.call.name.as_str();
-            match name {
-                "sessions_list" => {
-                    let limit = match uint_arg(name, args, "limit") {
-                        Ok(l) => l.unwrap_or(20).clamp(1, 200) as usize,
-                        Err(e) => return e,
-                    };
-                    let rows = match router.send(ListSessions).await {
-                        Ok(Ok(r)) => r,
-                        _ => return error("sessions_list: the session store is unavailable"),
-                    };
-                    let list: Vec<Value> = rows
-                        .iter()
-                        .take(limit)
-                        .map(|r| {
-                            json!({ "key": r.key, "label": r.entry.label, "updatedAt": r.entry.updated_at,
-                                    "model": r.entry.model, "spawnedBy": r.entry.spawned_by, "live": r.live,
-                                    "lastMessage": r.entry.last_message_preview })
-                        })
-                        .collect();
-                    ok(json!({ "count": rows.len(), "sessions": list }).to_string())
-                }
-                "sessions_send" => {
-                    let (raw, text) = match (
-                        str_arg(name, args, "sessionKey"),
-                        str_arg(name, args, "message"),
-                    ) {
-                        (Ok(k), Ok(t)) => (k, t),
-                        (Err(e), _) | (_, Err(e)) => return e,
-                    };
-                    let wait = match uint_arg(name, args, "timeoutSeconds") {
-                        Ok(t) => Duration::from_secs(t.unwrap_or(30).min(600)),
-                        Err(e) => return e,
-                    };
-                    let key = match canonical(raw, &agent) {
-                        Ok(k) => k,
-                        Err(e) => return e,
-                    };
-                    if key.as_str() == msg.session_key {
-                        return error("sessions_send: a session cannot send to itself");
-                    }
-                    let Ok(Ok((session, entry))) =
-                        router.send(GetSession { key: key.clone() }).await
-                    else {
-                        return error("sessions_send: the session store is unavailable");
-                    };
-                    let run_id = ulid::Ulid::generate().to_string();
-                    let mut m = SendChat::text(
-                        &format!("[From session {}]\n{text}", msg.session_key),
-                        &run_id,
-                    );
-                    m.command_authorized = false;
-                    let ack = match session.send(m).await {
-                        Ok(Ok(a)) => a,
-                        _ => {
-                            return error(format!("sessions_send: {key} did not take the message"))
-                        }
-                    };
-                    if wait.is_zero() {
-                        return ok(json!({ "status": "accepted", "sessionKey": key.as_str(), "runId": ack.run_id }).to_string());
-                    }
-                    match wait_run(&runs, &ack.run_id, None, wait).await {
-                        Waited::Ended(r) => {
-                            let reply = last_reply(&store, &entry.session_id);
-                            ok(json!({ "status": r.status, "sessionKey": key.as_str(), "runId": ack.run_id, "reply": reply, "error": r.error }).to_string())
-                        }
-                        Waited::TimedOut { .. } | Waited::Busy => ok(json!({ "status": "timeout", "sessionKey": key.as_str(), "runId": ack.run_id }).to_string()),
-                        Waited::Down => error("sessions_send: the gateway is stopping"),
-                    }
-                }
-                "sessions_spawn" => {
-                    let task = match str_arg(name, args, "task") {
-                        Ok(t) => t.to_string(),
-                        Err(e) => return e,
-                    };
-                    let label = args
-                        .get("label")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                    let child_agent = args
-                        .get("agentId")
-                        .and_then(Value::as_str)
-                        .unwrap_or_else(|| msg.session_key.split(':').nth(1).unwrap_or(&agent))
-                        .to_ascii_lowercase();
-                    let parent = match canonical(&msg.session_key, &agent) {
-                        Ok(k) => k,
-                        Err(e) => return e,
-                    };
-                    let depth = match router.send(LookupSession { key: parent }).await {
-                        Ok(Ok(Some(e))) => e.spawn_depth + 1,
-                        Ok(Ok(None)) => 1,
-                        _ => return error("sessions_spawn: the session store is unavailable"),
-                    };
-                    if depth > max_depth {
-                        return error(format!(
-                            "sessions_spawn: a sub-agent at depth {} may not spawn another (agents.defaults.subagents.maxSpawnDepth is {max_depth})",
-                            depth - 1
-                        ));
-                    }
-                    let child = format!(
-                        "agent:{child_agent}:subagent:{}",
-                        ulid::Ulid::generate().to_string().to_lowercase()
-                    );
-                    let child_key = match canonical(&child, &agent) {
-                        Ok(k) => k,
-                        Err(e) => return e,
-                    };
-                    let mut entry = SessionEntry::new(crate::now_ms());
-                    entry.spawned_by = Some(msg.session_key.clone());
-                    entry.spawn_depth = depth;
-                    entry.label = label.clone();
-                    if let Some(m) = args.get("model").and_then(Value::as_str) {
-                        entry.model_override = Some(m.to_string());
-                    }
-                    match args.get("skills") {
-                        None | Some(Value::Null) => {}
-                        Some(v) => match serde_json::from_value::<Vec<String>>(v.clone()) {
-                            Ok(list) => entry.skill_filter = Some(list),
-                            Err(_) => {
-                                return error(
-                                    "sessions_spawn: `skills` must be a list of skill names",
-                                )
-                            }
-                        },
-                    }
-                    if store
-                        .put(Tree::Sessions, child_key.as_str(), &entry)
-                        .is_err()
-                    {
-                        return error("sessions_spawn: cannot store the sub-agent session");
-                    }
-                    let Ok(Ok((session, _))) = router
-                        .send(GetSession {
-                            key: child_key.clone(),
-                        })
-                        .await
-                    else {
-                        return error("sessions_spawn: the session store is unavailable");
-                    };
-                    let run_id = ulid::Ulid::generate().to_string();
-                    let mut m = SendChat::text(&task, &run_id);
-                    m.command_authorized = false;
-                    if let Some(t) = args.get("runTimeoutSeconds").and_then(Value::as_u64) {
-                        m.timeout = Some(Duration::from_secs(t.max(1)));
-                    }
-                    match session.send(m).await {
-                        Ok(Ok(_)) => ok(format!(
-                            "{}\nThe sub-agent runs in the background; its result will arrive here as a message when it finishes. Use subagents to steer or kill it.",
-                            json!({ "status": "accepted", "childSessionKey": child_key.as_str(), "runId": run_id })
-                        )),
-                        _ => error("sessions_spawn: the sub-agent did not start"),
-                    }
-                }
-                "session_status" => {
-                    let raw = args
-                        .get("sessionKey")
-                        .and_then(Value::as_str)
-                        .unwrap_or(&msg.session_key);
-                    let key = match canonical(raw, &agent) {
-                        Ok(k) => k,
-                        Err(e) => return e,
-                    };
-                    match router.send(LookupSession { key: key.clone() }).await {
-                        Ok(Ok(Some(_))) => {}
-                        _ => return error(format!("session_status: no session {raw:?}")),
-                    }
-                    let Ok(Ok((session, _))) = router.send(GetSession { key }).await else {
-                        return error("session_status: the session store is unavailable");
-                    };
-                    match session.send(GetStatus).await {
-                        Ok(text) => ok(format!(
-                            "{text}\nTime: {}",
-                            crate::inbound::msg_context::envelope(
-                                crate::now_ms(),
-                                crate::inbound::msg_context::EnvelopeSettings {
-                                    timestamp: true,
-                                    utc: true
-                                }
-                            )
-                        )),
-                        Err(_) => error("session_status: the session is gone"),
-                    }
-                }
-                "subagents" => {
-                    let action = match str_arg(name, args, "action") {
-                        Ok(a) => a,
-                        Err(e) => return e,
-                    };
-                    let rows = match router.send(ListSessions).await {
-                        Ok(Ok(r)) => r,
-                        _ => return error("subagents: the session store is unavailable"),
-                    };
-                    let mine: Vec<_> = rows
-                        .into_iter()
-                        .filter(|r| r.entry.spawned_by.as_deref() == Some(msg.session_key.as_str()))
-                        .collect();
-                    if action == "list" {
-                        let list: Vec<Value> = mine
-                            .iter()
-                            .map(|r| json!({ "key": r.key, "label": r.entry.label, "live": r.live, "lastMessage": r.entry.last_message_preview }))
-                            .collect();
-                        return ok(json!({ "subagents": list }).to_string());
-                    }
-                    let target = match str_arg(name, args, "target") {
-                        Ok(t) => t,
-                        Err(e) => return e,
-                    };
-                    let Some(row) = mine
-                        .iter()
-                        .find(|r| r.key == target || r.entry.label.as_deref() == Some(target))
-                    else {
-                        return error(format!("subagents: {target:?} is not a sub-agent of this session (subagents list shows them)"));
-                    };
-                    let key = match canonical(&row.key, &agent) {
-                        Ok(k) => k,
-                        Err(e) => return e,
-                    };
-                    let Ok(Ok((session, _))) = router.send(GetSession { key }).await else {
-                        return error("subagents: the session store is unavailable");
-                    };
-                    match action {
-                        "kill" => match session.send(AbortSession).await {
-                            Ok(ids) if !ids.is_empty() => ok(format!(
-                                "Killed the run of {} ({}).",
-                                row.key,
-                                ids.join(", ")
-                            )),
-                            Ok(_) => ok(format!("{} has no active run.", row.key)),
-                            Err(_) => error("subagents: the session is gone"),
-                        },
-                        "steer" => {
-                            let text = match str_arg(name, args, "message") {
-                                Ok(t) => t.to_string(),
-                                Err(e) => return e,
-                            };
-                            match session.send(SteerSession { text }).await {
-                                Ok(true) => ok(format!("Steered {}.", row.key)),
-                                Ok(false) => ok(format!("{} has no active run; send it a message with sessions_send instead.", row.key)),
-                                Err(_) => error("subagents: the session is gone"),
-                            }
-                        }
-                        other => error(format!(
-                            "subagents: unknown action {other:?} (list, steer, kill)"
-                        )),
-                    }
-                }
+            let (caller, args) = (msg.session_key.as_str(), &msg.call.arguments);
+            match msg.call.name.as_str() {
+                "sessions_list" => tools::list(&cx, caller, args).await,
+                "sessions_send" => tools::send(&cx, caller, args).await,
+                "sessions_spawn" => tools::spawn(&cx, caller, args).await,
+                "session_status" => tools::status(&cx, caller, args).await,
+                "subagents" => tools::manage(&cx, caller, args).await,
                 other => error(format!("unknown tool: {other}")),
             }
         })

@@ -8,10 +8,11 @@
 //! `SubagentDone` here and the result is announced to the parent session
 //! as a new message (a parent turn).
 //!
-//! Files: `actor.rs` (the actor and its handlers); this file holds the
-//! tool bodies' helpers.
+//! Files: `actor.rs` (the actor and its handlers), `tools.rs` (one async
+//! function per tool); this file holds the tool bodies' helpers.
 
 mod actor;
+mod tools;
 
 use serde_json::Value;
 

@@ -1,0 +1,103 @@
+//! The device registry's inbox: checks at connect, device tokens, the
+//! pairing list and its decisions. Each says what its reply means; every
+//! mutation replies after the store is flushed.
+
+use actix::prelude::*;
+
+use super::*;
+use crate::store::StoreError;
+
+/// Outcome of checking a connecting device against the paired set.
+#[derive(Debug, Clone)]
+pub enum DeviceDecision {
+    /// Paired and covered: go on.
+    Paired(DeviceRecord),
+    /// Was not paired; approved silently (direct local connection).
+    AutoApproved {
+        record: Box<DeviceRecord>,
+        request: Box<PairingRequest>,
+    },
+    /// Needs an operator's approval.
+    PairingRequired(PairingRequest),
+}
+
+/// Checks a signed device at connect. `local` allows silent approval of a
+/// first pairing (never of role or scope upgrades).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<DeviceDecision, StoreError>")]
+pub struct CheckDevice {
+    pub claim: DeviceClaim,
+    pub local: bool,
+}
+
+/// Returns the device's token for `role`, minting one when none exists or
+/// its scopes differ. Reply: the token to put in hello-ok.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<DeviceToken, StoreError>")]
+pub struct EnsureDeviceToken {
+    pub device_id: String,
+    pub role: String,
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenCheck {
+    Valid,
+    Mismatch,
+    ScopeMismatch,
+}
+
+/// Verifies a device token presented at connect.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<TokenCheck, StoreError>")]
+pub struct VerifyDeviceToken {
+    pub device_id: String,
+    pub role: String,
+    pub scopes: Vec<String>,
+    pub token: String,
+}
+
+/// Pending requests and paired devices.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(Vec<PairingRequest>, Vec<DeviceRecord>), StoreError>")]
+pub struct ListPairing;
+
+/// Approves a pending request. Reply: None when the request is unknown.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<(PairingRequest, DeviceRecord)>, StoreError>")]
+pub struct ApprovePairing {
+    pub request_id: String,
+    pub display_name: Option<String>,
+}
+
+/// Rejects a pending request. Reply: None when unknown.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<PairingRequest>, StoreError>")]
+pub struct RejectPairing {
+    pub request_id: String,
+}
+
+/// Forgets a paired device and its tokens. Reply: whether it existed.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct RemoveDevice {
+    pub device_id: String,
+}
+
+/// Replaces the device's token for a role. Reply: None when the device or
+/// role is not paired, or the scopes exceed the approved ones.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<DeviceToken>, StoreError>")]
+pub struct RotateDeviceToken {
+    pub device_id: String,
+    pub role: String,
+    pub scopes: Option<Vec<String>>,
+}
+
+/// Revokes the device's token for a role. Reply: whether one existed.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct RevokeDeviceToken {
+    pub device_id: String,
+    pub role: String,
+}
