@@ -385,7 +385,7 @@ fn stream_transcript(
     let file = std::fs::File::open(path).map_err(io(path))?;
     let mut batch = Vec::with_capacity(IMPORT_BATCH);
     let n = transcript::each_jsonl(std::io::BufReader::new(file), |mut v| {
-        if v.get("type").and_then(Value::as_str) == Some("session") {
+        if transcript::Entry::of(&v) == transcript::Entry::Session {
             v["id"] = json!(session_id);
         }
         batch.push(v);

@@ -16,7 +16,7 @@ use actix::Addr;
 use crate::provider::hub::{open_stream, OpenOutcome, ProviderHub};
 use crate::provider::selection::ModelRef;
 use crate::provider::{ChatMessage, CompletionRequest, Messages, ProviderEvent};
-use crate::transcript;
+use crate::transcript::{self, id_of, Entry};
 
 const SYSTEM: &str = "You write compact, faithful summaries of conversations between a user and an AI assistant, so the assistant can continue the conversation from the summary alone. Keep decisions, facts about the user, open tasks, file paths, commands and their outcomes. Leave out pleasantries. Write plain prose or short bullet points.";
 
@@ -25,40 +25,36 @@ pub fn summary_message(summary: &str) -> ChatMessage {
     ChatMessage::user(&format!("[Summary of the earlier conversation]\n{summary}"))
 }
 
-fn is_pending(e: &Value) -> bool {
-    e.get("delivery").and_then(Value::as_str) == Some("pending")
-}
-
 /// The model context from transcript entries, honouring the last
 /// `compaction` entry; with each message's entry id (None for the summary).
 pub fn load_history(entries: &[Value]) -> (Messages, Vec<Option<String>>) {
     let last = entries
         .iter()
-        .rposition(|e| e.get("type").and_then(Value::as_str) == Some("compaction"));
+        .rposition(|e| matches!(Entry::of(e), Entry::Compaction { .. }));
     let mut messages: Messages = Vec::new();
     let mut ids = Vec::new();
     let mut start = 0;
     if let Some(i) = last {
-        let c = &entries[i];
-        let summary = c.get("summary").and_then(Value::as_str).unwrap_or("");
-        let first = c.get("firstKeptEntryId").and_then(Value::as_str);
+        let (summary, first) = match Entry::of(&entries[i]) {
+            Entry::Compaction {
+                summary,
+                first_kept,
+            } => (summary, first_kept),
+            _ => ("", None),
+        };
         start = first
-            .and_then(|f| {
-                entries
-                    .iter()
-                    .position(|e| e.get("id").and_then(Value::as_str) == Some(f))
-            })
+            .and_then(|f| entries.iter().position(|e| id_of(e) == Some(f)))
             .unwrap_or(i);
         messages.push(Arc::new(summary_message(summary)));
         ids.push(None);
     }
     for e in &entries[start..] {
-        if is_pending(e) {
+        if Entry::of(e).is_pending() {
             continue;
         }
         if let Some(m) = transcript::to_chat(e) {
             messages.push(Arc::new(m));
-            ids.push(e.get("id").and_then(Value::as_str).map(str::to_string));
+            ids.push(id_of(e).map(str::to_string));
         }
     }
     (messages, ids)

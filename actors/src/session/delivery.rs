@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use actix::prelude::*;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::*;
 use crate::run::TakeSteers;
@@ -17,17 +17,6 @@ use crate::runs::RunRecord;
 use crate::session::inbox::{self, InboxItem};
 use crate::session::queue::{Placement, RunView, TurnPlan};
 use crate::store::StoreWrite;
-
-/// A message stored while a run was busy and not yet delivered to the model.
-pub(super) fn is_pending(entry: &Value) -> bool {
-    entry.get("delivery").and_then(Value::as_str) == Some("pending")
-}
-
-/// Written by this version: delivery is tracked by the inbox. Transcripts
-/// of earlier versions (no `messageId`) are recovered from the transcript.
-pub(super) fn tracked(entry: &Value) -> bool {
-    entry.get("messageId").is_some()
-}
 
 /// Message ids this session has seen, with the run that answers each
 /// (duplicates are answered from here). The most recent are kept.
@@ -132,7 +121,7 @@ impl SessionActor {
         entry["runId"] = json!(run_id);
         entry["messageId"] = json!(message_id);
         if !matches!(placement, Placement::Start) {
-            entry["delivery"] = Value::String("pending".into());
+            transcript::mark_pending(&mut entry);
         }
         let key = inbox::new_key(&self.key);
         let mut writes = vec![inbox::put(&key, &item)];

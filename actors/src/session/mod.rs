@@ -199,7 +199,7 @@ mod recovery;
 mod runs;
 mod supervision;
 pub mod system_events;
-use delivery::{is_pending, RecentIds};
+use delivery::RecentIds;
 pub use entry::{ModelPlan, SessionEntry};
 pub use messages::*;
 use runs::run_id_of;
@@ -339,7 +339,7 @@ impl SessionActor {
     fn append(&mut self, message: Value, pending: bool) -> Result<(), TranscriptError> {
         let mut entry = transcript::message_entry(None, message);
         if pending {
-            entry["delivery"] = Value::String("pending".into());
+            transcript::mark_pending(&mut entry);
         }
         self.append_entry(entry)
     }
@@ -365,7 +365,10 @@ impl SessionActor {
         } else if !writes.is_empty() {
             self.deps.store.commit(&writes)?;
         }
-        for entry in entries.iter().filter(|e| !is_pending(e)) {
+        for entry in entries
+            .iter()
+            .filter(|e| !transcript::Entry::of(e).is_pending())
+        {
             self.history
                 .extend(transcript::to_chat(entry).map(std::sync::Arc::new));
         }
@@ -423,13 +426,14 @@ impl Actor for SessionActor {
             self.transcript_model = entries
                 .iter()
                 .rev()
-                .find(|e| e.get("type").and_then(Value::as_str) == Some("model_change"))
-                .and_then(|e| {
-                    Some(format!(
-                        "{}/{}",
-                        e.get("provider")?.as_str()?,
-                        e.get("modelId")?.as_str()?
-                    ))
+                .map(transcript::Entry::of)
+                .find(|e| matches!(e, transcript::Entry::ModelChange { .. }))
+                .and_then(|e| match e {
+                    transcript::Entry::ModelChange {
+                        provider: Some(p),
+                        model_id: Some(m),
+                    } => Some(format!("{p}/{m}")),
+                    _ => None,
                 });
             self.history = crate::session::compaction::load_history(&entries).0;
             for e in &entries {

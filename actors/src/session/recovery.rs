@@ -8,27 +8,37 @@
 use actix::prelude::*;
 use serde_json::{json, Value};
 
-use super::delivery::{is_pending, tracked};
 use super::*;
 use crate::runs::RunRecord;
 use crate::session::inbox::{self, InboxItem};
+use crate::transcript::{Entry, Role};
 
 /// Earlier versions: the `pending` messages after the last delivered one
 /// (text and images).
 pub(super) fn undelivered(entries: &[Value]) -> Vec<crate::provider::ChatMessage> {
-    let messages: Vec<&Value> = entries
+    let messages: Vec<(&Value, Entry)> = entries
         .iter()
-        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
+        .map(|e| (e, Entry::of(e)))
+        .filter(|(_, t)| matches!(t, Entry::Message { .. }))
         .collect();
     let start = messages
         .iter()
-        .rposition(|e| !is_pending(e))
+        .rposition(|(_, t)| t.is_delivered_message())
         .map(|i| i + 1)
         .unwrap_or(0);
     messages[start..]
         .iter()
-        .filter(|e| is_pending(e) && !tracked(e))
-        .filter_map(|e| transcript::to_chat(e))
+        .filter(|(_, t)| {
+            matches!(
+                t,
+                Entry::Message {
+                    pending: true,
+                    tracked: false,
+                    ..
+                }
+            )
+        })
+        .filter_map(|(e, _)| transcript::to_chat(e))
         .collect()
 }
 
@@ -38,14 +48,16 @@ pub(super) fn interrupted(entries: &[Value]) -> Option<&Value> {
     entries
         .iter()
         .rev()
-        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-        .find(|e| !is_pending(e))
+        .find(|e| Entry::of(e).is_delivered_message())
         .filter(|e| {
-            e.get("message")
-                .and_then(|m| m.get("role"))
-                .and_then(Value::as_str)
-                == Some("user")
-                && !tracked(e)
+            matches!(
+                Entry::of(e),
+                Entry::Message {
+                    role: Role::User,
+                    tracked: false,
+                    ..
+                }
+            )
         })
 }
 

@@ -14,8 +14,6 @@
 mod actor;
 mod tools;
 
-use serde_json::Value;
-
 use crate::inbound::SessionKey;
 use crate::store::Store;
 use crate::tool::error;
@@ -36,10 +34,13 @@ fn last_reply(store: &Store, session_id: &str) -> String {
         .iter()
         .rev()
         .find(|e| {
-            e.get("message")
-                .and_then(|m| m.get("role"))
-                .and_then(Value::as_str)
-                == Some("assistant")
+            matches!(
+                transcript::Entry::of(e),
+                transcript::Entry::Message {
+                    role: transcript::Role::Assistant,
+                    ..
+                }
+            )
         })
         .and_then(transcript::message_text)
         .unwrap_or_default()

@@ -5,7 +5,10 @@
 //! the `transcripts` tree under `<sessionId>\0<time-ordered id>`. OpenClaw's
 //! `<sessionId>.jsonl` comes in line by line through `each_jsonl` (checked;
 //! `migrate` streams it into the store) and goes out in pages (`page`, for
-//! `sessions.export`).
+//! `sessions.export`). `entry.rs` is the typed view every reader uses.
+
+mod entry;
+pub use entry::{id_of, mark_pending, Entry, Role};
 
 use std::io::BufRead;
 
@@ -267,13 +270,15 @@ pub fn from_chat(m: &crate::provider::ChatMessage) -> Value {
 /// The conversation message of a `message` entry (other entries: None).
 pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
     use crate::provider::{ChatMessage, MessageRole, ToolCall};
-    if entry.get("type").and_then(Value::as_str) != Some("message") {
+    let Entry::Message {
+        role, message: msg, ..
+    } = Entry::of(entry)
+    else {
         return None;
-    }
-    let msg = entry.get("message")?;
+    };
     let text = message_text(entry).unwrap_or_default();
-    match msg.get("role")?.as_str()? {
-        "user" => {
+    match role {
+        Role::User => {
             // What the model saw (timestamp envelope, inline directives
             // removed) when it differs from the text people see.
             let text = msg
@@ -300,7 +305,7 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
                 .unwrap_or_default();
             Some(m)
         }
-        "assistant" => {
+        Role::Assistant => {
             let calls = msg
                 .get("content")
                 .and_then(Value::as_array)
@@ -333,7 +338,7 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
                 images: Vec::new(),
             })
         }
-        "toolResult" => {
+        Role::ToolResult => {
             let id = msg.get("toolCallId").and_then(Value::as_str).unwrap_or("");
             let is_error = msg.get("isError").and_then(Value::as_bool).unwrap_or(false);
             Some(ChatMessage::tool_result(id, &text, is_error))

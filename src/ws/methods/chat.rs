@@ -414,8 +414,7 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(store_err)?;
     let messages: Vec<Value> = entries
         .into_iter()
-        .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
-        .filter(|e| e.get("delivery").and_then(Value::as_str) != Some("pending"))
+        .filter(|e| ferroclaw_actors::transcript::Entry::of(e).is_delivered_message())
         .filter_map(|e| e.get("message").cloned())
         .collect();
     let skip = messages.len().saturating_sub(limit);
