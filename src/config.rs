@@ -415,7 +415,7 @@ pub fn restart_required(old: &Settings, new: &Settings) -> Vec<String> {
     if serde_json::to_value(&old.agents).ok() != serde_json::to_value(&new.agents).ok() {
         out.push("agents".to_string());
     }
-    if old.messages != new.messages {
+    if serde_json::to_value(&old.messages).ok() != serde_json::to_value(&new.messages).ok() {
         out.push("messages".to_string());
     }
     out
@@ -471,6 +471,26 @@ mod tests {
             "only allowed",
         );
         assert!(check_user_raw("{gateway:{bind:'127.0.0.2', auth:{mode:'none'}}}", "f").is_ok());
+    }
+
+    #[test]
+    fn typed_sections_name_the_key_that_is_wrong() {
+        let err = |raw: &str| check_user_raw(raw, "f").unwrap_err().to_string();
+        let e = err("{agents:{defaults:{sandbox:{mode:'sometimes'}}}}");
+        assert!(e.contains("agents.defaults.sandbox.mode"), "{e}");
+        let e = err("{tools:{fs:{workspaceOnly:'yes'}}}");
+        assert!(e.contains("tools.fs.workspaceOnly"), "{e}");
+        let e = err("{agents:{defaults:{subagents:{maxSpawnDepth:-1}}}}");
+        assert!(e.contains("agents.defaults.subagents.maxSpawnDepth"), "{e}");
+        // What ferroclaw does not type is kept as OpenClaw wrote it.
+        let (_, s, warnings) =
+            check_user_raw("{tools:{allow:['read'], exec:{security:'allowlist'}}}", "f").unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let tools = s.tools.as_json();
+        assert_eq!(tools["allow"][0], "read");
+        assert_eq!(tools["exec"]["security"], "allowlist");
+        assert_eq!(tools["exec"]["approvalTimeoutSeconds"], 120, "the default");
+        assert_eq!(s.messages.queue.mode, "collect");
     }
 
     #[test]

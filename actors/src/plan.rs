@@ -76,35 +76,26 @@ pub fn plan(
             model.provider
         )));
     }
-    let sandbox = crate::tool::sandbox::SandboxSettings::from_config(&defaults.sandbox, state_dir)
-        .map_err(StartError::Tools)?;
+    let sandbox = crate::tool::sandbox::SandboxSettings::from_config(&defaults.sandbox, state_dir);
+    let tools_json = settings.tools.as_json();
     let limits = ToolLimits {
-        fetch: crate::tool::web_fetch::FetchSettings::from_config(&settings.tools)
+        fetch: crate::tool::web_fetch::FetchSettings::from_config(&tools_json)
             .map_err(StartError::Tools)?,
         sandbox: sandbox.clone(),
-        workspace_only: match settings.tools.pointer("/fs/workspaceOnly") {
-            None | Some(serde_json::Value::Null) => true,
-            Some(v) => v.as_bool().ok_or_else(|| {
-                StartError::Tools("tools.fs.workspaceOnly must be true or false".into())
-            })?,
-        },
+        workspace_only: settings.tools.fs.workspace_only,
         ..ToolLimits::default()
     };
-    let exec_cfg = settings.tools.get("exec");
-    let approval_timeout = exec_cfg
-        .and_then(|e| e.get("approvalTimeoutSeconds"))
-        .map(|v| {
-            v.as_u64()
-                .filter(|n| *n >= 1)
-                .ok_or("tools.exec.approvalTimeoutSeconds: a whole number of seconds, at least 1")
-        })
-        .transpose()
-        .map_err(|e| StartError::Tools(e.to_string()))?
-        .unwrap_or(120);
-    let exec_defaults = crate::tool::policy::ExecDefaults::from_config(exec_cfg, sandbox)
-        .map_err(StartError::Tools)?;
+    let approval_timeout = settings.tools.exec.approval_timeout_seconds;
+    if approval_timeout < 1 {
+        return Err(StartError::Tools(
+            "tools.exec.approvalTimeoutSeconds: a whole number of seconds, at least 1".into(),
+        ));
+    }
+    let exec_defaults =
+        crate::tool::policy::ExecDefaults::from_config(&settings.tools.exec, sandbox)
+            .map_err(StartError::Tools)?;
     let mut tool_policy = crate::tool::policy::ToolPolicy::from_config(
-        &settings.tools,
+        &tools_json,
         &settings
             .agents
             .list
@@ -210,23 +201,14 @@ pub fn model_plan(settings: &Settings) -> ModelPlan {
 }
 
 /// `messages.queue` ({mode, debounceMs, cap, drop}) over the built-in defaults.
-pub fn queue_settings(messages: &serde_json::Value) -> Result<QueueSettings, String> {
-    let Some(q) = messages.get("queue").filter(|q| !q.is_null()) else {
-        return Ok(QueueSettings::default());
-    };
-    let mut args = Vec::new();
-    if let Some(m) = q.get("mode").and_then(serde_json::Value::as_str) {
-        args.push(m.to_string());
-    }
-    if let Some(ms) = q.get("debounceMs").and_then(serde_json::Value::as_u64) {
-        args.push(format!("debounce:{ms}ms"));
-    }
-    if let Some(c) = q.get("cap").and_then(serde_json::Value::as_u64) {
-        args.push(format!("cap:{c}"));
-    }
-    if let Some(d) = q.get("drop").and_then(serde_json::Value::as_str) {
-        args.push(format!("drop:{d}"));
-    }
-    crate::session::queue::parse_queue_directive(&args.join(" "), QueueSettings::default())
+pub fn queue_settings(
+    messages: &crate::settings::MessagesSettings,
+) -> Result<QueueSettings, String> {
+    let q = &messages.queue;
+    let args = format!(
+        "{} debounce:{}ms cap:{} drop:{}",
+        q.mode, q.debounce_ms, q.cap, q.drop
+    );
+    crate::session::queue::parse_queue_directive(&args, QueueSettings::default())
         .map_err(|e| format!("messages.queue: {e}"))
 }

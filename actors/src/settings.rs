@@ -21,10 +21,10 @@ pub struct Settings {
     pub channels: Value,
     pub bindings: Value,
     pub session: Value,
-    pub messages: Value,
-    pub tools: Value,
+    pub messages: MessagesSettings,
+    pub tools: ToolsSettings,
     pub hooks: Value,
-    pub cron: Value,
+    pub cron: CronSettings,
     pub skills: Value,
     pub plugins: Value,
     pub commands: Value,
@@ -132,10 +132,10 @@ pub struct AgentDefaults {
     pub run_restarts: RunRestarts,
     pub session_idle_seconds: u64,
     pub max_concurrent: u32,
-    pub subagents: Value,
+    pub subagents: SubagentSettings,
     pub workspace: Option<String>,
     pub heartbeat: Value,
-    pub sandbox: Value,
+    pub sandbox: SandboxConfig,
     pub compaction: Value,
     pub context_pruning: Value,
     pub bootstrap_max_chars: u64,
@@ -150,6 +150,130 @@ pub struct AgentDefaults {
     pub models: Value,
     pub typing_mode: Option<String>,
     pub memory_search: Value,
+}
+
+/// `agents.defaults.subagents`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentSettings {
+    /// Sub-agent runs at once (the `subagent` lane).
+    pub max_concurrent: u32,
+    /// How deep sub-agents may spawn sub-agents.
+    pub max_spawn_depth: u32,
+}
+
+/// `agents.defaults.sandbox`: where and how sandboxed commands run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxConfig {
+    pub mode: SandboxMode,
+    pub scope: SandboxScope,
+    pub workspace_access: WorkspaceAccess,
+}
+
+/// Which sessions run their commands in the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    Off,
+    NonMain,
+    All,
+}
+
+/// Which sessions share a scratch workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxScope {
+    Session,
+    Agent,
+    Shared,
+}
+
+/// What a sandboxed command sees of the agent workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WorkspaceAccess {
+    #[serde(rename = "none")]
+    None,
+    #[serde(rename = "ro")]
+    ReadOnly,
+    #[serde(rename = "rw")]
+    ReadWrite,
+}
+
+/// `tools`: what ferroclaw reads itself is typed; the rest (allow, deny,
+/// profiles, web, hooks...) goes to the tool policy as OpenClaw wrote it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsSettings {
+    pub exec: ExecToolSettings,
+    pub fs: FsToolSettings,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+impl ToolsSettings {
+    /// The section as JSON (the policy and fetch parsers read it whole).
+    pub fn as_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// `tools.exec`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecToolSettings {
+    /// `gateway` | `sandbox`; unset: from `agents.defaults.sandbox.mode`.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// `deny` | `allowlist` | `full`.
+    pub security: String,
+    /// `off` | `on-miss` | `always`.
+    pub ask: String,
+    /// Seconds an exec approval waits for an operator.
+    pub approval_timeout_seconds: u64,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `tools.fs`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FsToolSettings {
+    /// File tools stay inside the agent workspace.
+    pub workspace_only: bool,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `messages`: the queue is typed; the rest is kept as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessagesSettings {
+    pub queue: QueueConfig,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `messages.queue`: what a message does while a run is busy.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueConfig {
+    /// steer | followup | collect | steer-backlog | interrupt.
+    pub mode: String,
+    pub debounce_ms: u64,
+    pub cap: u64,
+    /// old | new | summarize.
+    pub drop: String,
+}
+
+/// `cron`: the lane size is typed; the rest is kept as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CronSettings {
+    /// Cron runs at once (the `cron` lane).
+    pub max_concurrent_runs: u32,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
 }
 
 /// How failed runs are restarted (ferroclaw's supervision).

@@ -171,11 +171,7 @@ impl Gateway {
             metrics: metrics.clone(),
         };
         let router = RouterActor::new(deps).with_lanes(lanes.clone()).start();
-        let max_depth = defaults
-            .subagents
-            .get("maxSpawnDepth")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(1) as u32;
+        let max_depth = defaults.subagents.max_spawn_depth;
         let tools_actor = crate::subagents::SessionTools::new(
             router.clone(),
             runs.clone(),

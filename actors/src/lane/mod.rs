@@ -159,18 +159,8 @@ impl Lanes {
     pub fn start(settings: &crate::settings::Settings) -> Lanes {
         let d = &settings.agents.defaults;
         let main = d.max_concurrent.max(1) as usize;
-        let sub = d
-            .subagents
-            .get("maxConcurrent")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(8)
-            .max(1) as usize;
-        let cron = settings
-            .cron
-            .get("maxConcurrentRuns")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(1)
-            .max(1) as usize;
+        let sub = d.subagents.max_concurrent.max(1) as usize;
+        let cron = settings.cron.max_concurrent_runs.max(1) as usize;
         Lanes {
             main: LaneActor::new(LaneKind::Main, main).start(),
             cron: LaneActor::new(LaneKind::Cron, cron).start(),

@@ -196,27 +196,21 @@ impl Default for ExecDefaults {
 impl ExecDefaults {
     /// From `tools.exec.{host, security, ask}` and the sandbox settings.
     pub fn from_config(
-        exec: Option<&Value>,
+        exec: &crate::settings::ExecToolSettings,
         sandbox: super::sandbox::SandboxSettings,
     ) -> Result<ExecDefaults, String> {
-        let get = |k: &str| exec.and_then(|e| e.get(k)).and_then(Value::as_str);
-        let mut d = ExecDefaults {
-            sandbox,
-            ..Default::default()
+        use crate::approvals::{Ask, Host, Security};
+        let host = match exec.host.as_deref() {
+            Some(h) => Some(Host::parse(h).map_err(|e| format!("tools.exec.host: {e}"))?),
+            None => None,
         };
-        if let Some(h) = get("host") {
-            d.host = Some(
-                crate::approvals::Host::parse(h).map_err(|e| format!("tools.exec.host: {e}"))?,
-            );
-        }
-        if let Some(s) = get("security") {
-            d.security = crate::approvals::Security::parse(s)
-                .map_err(|e| format!("tools.exec.security: {e}"))?;
-        }
-        if let Some(a) = get("ask") {
-            d.ask = crate::approvals::Ask::parse(a).map_err(|e| format!("tools.exec.ask: {e}"))?;
-        }
-        Ok(d)
+        Ok(ExecDefaults {
+            host,
+            security: Security::parse(&exec.security)
+                .map_err(|e| format!("tools.exec.security: {e}"))?,
+            ask: Ask::parse(&exec.ask).map_err(|e| format!("tools.exec.ask: {e}"))?,
+            sandbox,
+        })
     }
 }
 

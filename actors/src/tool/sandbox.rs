@@ -9,30 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::approvals::Host;
+use crate::settings::SandboxConfig;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Off,
-    NonMain,
-    All,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    Session,
-    Agent,
-    Shared,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    None,
-    ReadOnly,
-    ReadWrite,
-}
+pub use crate::settings::{SandboxMode as Mode, SandboxScope as Scope, WorkspaceAccess as Access};
 
 #[derive(Debug, Clone)]
 pub struct SandboxSettings {
@@ -58,39 +38,15 @@ impl Default for SandboxSettings {
 }
 
 impl SandboxSettings {
-    pub fn from_config(v: &Value, state_dir: &Path) -> Result<SandboxSettings, String> {
-        let s = |key: &str| v.get(key).and_then(Value::as_str);
-        let bad = |key: &str, allowed: &str| {
-            format!(
-                "agents.defaults.sandbox.{key}: {:?} ({allowed})",
-                v.get(key).cloned().unwrap_or(Value::Null)
-            )
-        };
-        let mode = match s("mode").unwrap_or("off") {
-            "off" => Mode::Off,
-            "non-main" => Mode::NonMain,
-            "all" => Mode::All,
-            _ => return Err(bad("mode", "off, non-main or all")),
-        };
-        let scope = match s("scope").unwrap_or("session") {
-            "session" => Scope::Session,
-            "agent" => Scope::Agent,
-            "shared" => Scope::Shared,
-            _ => return Err(bad("scope", "session, agent or shared")),
-        };
-        let access = match s("workspaceAccess").unwrap_or("none") {
-            "none" => Access::None,
-            "ro" => Access::ReadOnly,
-            "rw" => Access::ReadWrite,
-            _ => return Err(bad("workspaceAccess", "none, ro or rw")),
-        };
-        Ok(SandboxSettings {
-            mode,
-            scope,
-            access,
+    /// From `agents.defaults.sandbox` (scratch workspaces under the state dir).
+    pub fn from_config(c: &SandboxConfig, state_dir: &Path) -> SandboxSettings {
+        SandboxSettings {
+            mode: c.mode,
+            scope: c.scope,
+            access: c.workspace_access,
             root: state_dir.join("sandboxes"),
             bwrap: "bwrap".into(),
-        })
+        }
     }
 
     /// Where a session's commands run by default: `all` sandboxes every
@@ -214,32 +170,30 @@ mod tests {
     #[test]
     fn settings_parse_and_pick_the_host_per_session() {
         let d = Path::new("/state");
+        let config = |v: serde_json::Value| -> Result<SandboxConfig, String> {
+            let mut full = json!({"mode": "off", "scope": "session", "workspaceAccess": "none"});
+            for (k, x) in v.as_object().unwrap() {
+                full[k] = x.clone();
+            }
+            serde_json::from_value(full).map_err(|e| format!("agents.defaults.sandbox.mode: {e}"))
+        };
         let s = SandboxSettings::from_config(
-            &json!({"mode": "non-main", "scope": "agent", "workspaceAccess": "ro"}),
+            &config(json!({"mode": "non-main", "scope": "agent", "workspaceAccess": "ro"}))
+                .unwrap(),
             d,
-        )
-        .unwrap();
+        );
         assert_eq!(
             (s.mode, s.scope, s.access),
             (Mode::NonMain, Scope::Agent, Access::ReadOnly)
         );
         assert_eq!(s.host_for("agent:main:main"), Host::Gateway);
         assert_eq!(s.host_for("agent:main:telegram:dm:1"), Host::Sandbox);
-        assert_eq!(
-            SandboxSettings::from_config(&json!({"mode": "all"}), d)
-                .unwrap()
-                .host_for("agent:main:main"),
-            Host::Sandbox
-        );
-        assert_eq!(
-            SandboxSettings::from_config(&json!({}), d)
-                .unwrap()
-                .host_for("agent:main:x"),
-            Host::Gateway
-        );
-        let e = SandboxSettings::from_config(&json!({"mode": "sometimes"}), d).unwrap_err();
-        assert!(e.starts_with("agents.defaults.sandbox.mode"), "{e}");
-        assert!(SandboxSettings::from_config(&json!({"workspaceAccess": "write"}), d).is_err());
+        let all = SandboxSettings::from_config(&config(json!({"mode": "all"})).unwrap(), d);
+        assert_eq!(all.host_for("agent:main:main"), Host::Sandbox);
+        let off = SandboxSettings::from_config(&config(json!({})).unwrap(), d);
+        assert_eq!(off.host_for("agent:main:x"), Host::Gateway);
+        assert!(config(json!({"mode": "sometimes"})).is_err());
+        assert!(config(json!({"workspaceAccess": "write"})).is_err());
     }
 
     #[test]
