@@ -95,7 +95,7 @@ pub fn plan(
         crate::tool::policy::ExecDefaults::from_config(&settings.tools.exec, sandbox)
             .map_err(StartError::Tools)?;
     let mut tool_policy = crate::tool::policy::ToolPolicy::from_config(
-        &tools_json,
+        &settings.tools,
         &settings
             .agents
             .list

@@ -17,7 +17,7 @@ pub struct Settings {
     pub models: ModelsSettings,
     pub logging: LoggingSettings,
     pub meta: Value,
-    pub auth: Value,
+    pub auth: AuthSettings,
     pub channels: Value,
     pub bindings: Value,
     pub session: Value,
@@ -207,6 +207,8 @@ pub enum WorkspaceAccess {
 pub struct ToolsSettings {
     pub exec: ExecToolSettings,
     pub fs: FsToolSettings,
+    /// Characters of a tool result kept (head and tail), at least 1000.
+    pub result_max_chars: u64,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
 }
@@ -216,6 +218,29 @@ impl ToolsSettings {
     pub fn as_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
+}
+
+/// `auth`: the api-key profiles configured for providers (keys live in
+/// `auth-profiles.json` or the environment, never here) and the order a
+/// provider's profiles are tried in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthSettings {
+    pub profiles: BTreeMap<String, AuthProfileSetting>,
+    /// provider -> profile ids, in rotation order.
+    pub order: BTreeMap<String, Vec<String>>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `auth.profiles.<id>` (OpenClaw's keys: `provider`, `mode`, ...).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthProfileSetting {
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
 }
 
 /// `tools.exec`.

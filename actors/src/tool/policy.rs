@@ -255,22 +255,19 @@ fn layer(v: Option<&Value>, path: &str) -> Result<AllowDeny, String> {
 impl ToolPolicy {
     /// From `tools`, `agents.list[].tools` and `channels.<id>.tools`.
     pub fn from_config(
-        tools: &Value,
+        settings: &crate::settings::ToolsSettings,
         agents: &[(String, Option<Value>)],
         channels: &Value,
     ) -> Result<ToolPolicy, String> {
+        if settings.result_max_chars < 1000 {
+            return Err("tools.resultMaxChars: an integer of at least 1000".into());
+        }
+        let tools = &settings.as_json();
         let mut p = ToolPolicy {
             global: layer(Some(tools), "tools")?,
-            result_max_chars: 100_000,
+            result_max_chars: settings.result_max_chars as usize,
             ..Default::default()
         };
-        if let Some(n) = tools.get("resultMaxChars") {
-            p.result_max_chars = n
-                .as_u64()
-                .filter(|n| *n >= 1000)
-                .ok_or("tools.resultMaxChars: an integer of at least 1000")?
-                as usize;
-        }
         if let Some(rules) = tools.get("beforeToolCall") {
             p.hooks.push(Arc::new(ConfigRules::parse(rules)?));
         }
@@ -468,6 +465,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `tools` settings: the defaults of `config/default.json5` under `v`.
+    fn tools(v: Value) -> crate::settings::ToolsSettings {
+        let mut t = json!({
+            "exec": {"security": "full", "ask": "off", "approvalTimeoutSeconds": 120},
+            "fs": {"workspaceOnly": true},
+            "resultMaxChars": 100000,
+        });
+        for (k, x) in v.as_object().unwrap() {
+            t[k] = x.clone();
+        }
+        serde_json::from_value(t).unwrap()
+    }
+
     const OFFERED: &[&str] = &[
         "exec",
         "read",
@@ -535,7 +545,7 @@ mod tests {
             })
             .collect();
         let p = ToolPolicy::from_config(
-            &json!({"deny": ["web_fetch"]}),
+            &tools(json!({"deny": ["web_fetch"]})),
             &[
                 ("ops".into(), Some(json!({"allow": ["group:fs", "exec"]}))),
                 ("main".into(), None),
@@ -564,18 +574,22 @@ mod tests {
             names(p.offered(&all, "main", "webchat", Some(&run))),
             ["read"]
         );
-        assert!(ToolPolicy::from_config(&json!({"allow": "exec"}), &[], &json!({})).is_err());
-        assert!(ToolPolicy::from_config(&json!({"resultMaxChars": 5}), &[], &json!({})).is_err());
+        assert!(
+            ToolPolicy::from_config(&tools(json!({"allow": "exec"})), &[], &json!({})).is_err()
+        );
+        assert!(
+            ToolPolicy::from_config(&tools(json!({"resultMaxChars": 5})), &[], &json!({})).is_err()
+        );
     }
 
     #[test]
     fn config_hooks_block_or_rewrite() {
         let p = ToolPolicy::from_config(
-            &json!({"beforeToolCall": [
+            &tools(json!({"beforeToolCall": [
                 {"tool": "exec", "when": {"command": "rm\\s+-rf"}, "block": "destructive commands are not allowed"},
                 {"tool": "exec", "set": {"timeout": 5}},
                 {"tool": "*", "when": {"path": "^secrets/"}, "block": "no secrets"},
-            ]}),
+            ]})),
             &[],
             &json!({}),
         )
@@ -607,13 +621,13 @@ mod tests {
             HookDecision::Block("no secrets".into())
         );
         assert!(ToolPolicy::from_config(
-            &json!({"beforeToolCall": [{"tool": "exec"}]}),
+            &tools(json!({"beforeToolCall": [{"tool": "exec"}]})),
             &[],
             &json!({})
         )
         .is_err());
         assert!(ToolPolicy::from_config(
-            &json!({"beforeToolCall": [{"tool": "exec", "when": {"command": "("}, "block": "x"}]}),
+            &tools(json!({"beforeToolCall": [{"tool": "exec", "when": {"command": "("}, "block": "x"}]})),
             &[],
             &json!({})
         )

@@ -143,37 +143,16 @@ impl HubConfig {
         }
         let order = settings
             .auth
-            .get("order")
-            .and_then(Value::as_object)
-            .map(|o| {
-                o.iter()
-                    .map(|(p, ids)| {
-                        let ids = ids
-                            .as_array()
-                            .map(|a| {
-                                a.iter()
-                                    .filter_map(|v| v.as_str().map(str::to_string))
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        (p.to_ascii_lowercase(), ids)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+            .order
+            .iter()
+            .map(|(p, ids)| (p.to_ascii_lowercase(), ids.clone()))
+            .collect();
         let configured_profiles = settings
             .auth
-            .get("profiles")
-            .and_then(Value::as_object)
-            .map(|o| {
-                o.iter()
-                    .filter_map(|(id, p)| {
-                        let provider = p.get("provider").and_then(Value::as_str)?;
-                        Some((id.clone(), provider.to_ascii_lowercase()))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+            .profiles
+            .iter()
+            .filter_map(|(id, p)| Some((id.clone(), p.provider.as_ref()?.to_ascii_lowercase())))
+            .collect();
         let file = state_dir
             .join("agents")
             .join(agent_id)
