@@ -363,12 +363,7 @@ fn main() -> ExitCode {
             let channels = loaded
                 .as_ref()
                 .ok()
-                .and_then(|c| {
-                    c.settings
-                        .channels
-                        .as_object()
-                        .map(|o| o.keys().cloned().collect())
-                })
+                .map(|c| c.settings.channels.keys().cloned().collect())
                 .unwrap_or_default();
             let verdict = loaded.map(|c| {
                 if c.exists {

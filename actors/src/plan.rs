@@ -102,7 +102,11 @@ pub fn plan(
             .iter()
             .map(|a| (a.id.clone(), a.tools.clone()))
             .collect::<Vec<_>>(),
-        &settings.channels,
+        &settings
+            .channels
+            .iter()
+            .map(|(id, c)| (id.clone(), c.tools.clone()))
+            .collect::<Vec<_>>(),
     )
     .map_err(StartError::Tools)?;
     tool_policy.exec = exec_defaults;
@@ -149,13 +153,9 @@ pub fn agent_context(
         agents.push("main".into());
     }
     cx.agents = agents;
-    if let Some(channels) = settings.channels.as_object() {
-        for (id, ch) in channels {
-            if let Some(f) = ch.get("skillFilter") {
-                let list: Vec<String> = serde_json::from_value(f.clone())
-                    .map_err(|e| format!("channels.{id}.skillFilter: {e}"))?;
-                cx.channel_skill_filters.insert(id.clone(), list);
-            }
+    for (id, ch) in &settings.channels {
+        if let Some(f) = &ch.skill_filter {
+            cx.channel_skill_filters.insert(id.clone(), f.clone());
         }
     }
     Ok(cx)

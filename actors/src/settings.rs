@@ -2,7 +2,10 @@
 //! (embedded `config/default.json5` -> user file -> env). Key names are
 //! OpenClaw's. `config/default.json5` is the single source of the defaults:
 //! nothing here has a Rust-side default, so a key missing from it is a bug
-//! caught by the config tests. Sections later issues use are kept as JSON.
+//! caught by the config tests. What ferroclaw reads is typed (a bad value is
+//! refused at load with its key path); inside a typed section, the keys it
+//! does not read are kept as written (`other`), and sections later issues
+//! use are kept as JSON.
 
 use std::collections::BTreeMap;
 
@@ -18,7 +21,7 @@ pub struct Settings {
     pub logging: LoggingSettings,
     pub meta: Value,
     pub auth: AuthSettings,
-    pub channels: Value,
+    pub channels: BTreeMap<String, ChannelSettings>,
     pub bindings: Value,
     pub session: Value,
     pub messages: MessagesSettings,
@@ -239,6 +242,21 @@ pub struct AuthSettings {
 pub struct AuthProfileSetting {
     #[serde(default)]
     pub provider: Option<String>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `channels.<id>`: what ferroclaw reads of a channel's section (the
+/// channel adapters will read the rest).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelSettings {
+    /// Skills offered on this channel (unset: all).
+    #[serde(default)]
+    pub skill_filter: Option<Vec<String>>,
+    /// Tool allow/deny for this channel (`tools` layer).
+    #[serde(default)]
+    pub tools: Option<Value>,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
 }

@@ -257,7 +257,7 @@ impl ToolPolicy {
     pub fn from_config(
         settings: &crate::settings::ToolsSettings,
         agents: &[(String, Option<Value>)],
-        channels: &Value,
+        channels: &[(String, Option<Value>)],
     ) -> Result<ToolPolicy, String> {
         if settings.result_max_chars < 1000 {
             return Err("tools.resultMaxChars: an integer of at least 1000".into());
@@ -279,12 +279,10 @@ impl ToolPolicy {
                 );
             }
         }
-        if let Some(chs) = channels.as_object() {
-            for (id, ch) in chs {
-                if let Some(t) = ch.get("tools") {
-                    p.channels
-                        .insert(id.clone(), layer(Some(t), &format!("channels.{id}.tools"))?);
-                }
+        for (id, t) in channels {
+            if let Some(t) = t {
+                p.channels
+                    .insert(id.clone(), layer(Some(t), &format!("channels.{id}.tools"))?);
             }
         }
         Ok(p)
@@ -550,7 +548,7 @@ mod tests {
                 ("ops".into(), Some(json!({"allow": ["group:fs", "exec"]}))),
                 ("main".into(), None),
             ],
-            &json!({"telegram": {"tools": {"deny": ["group:runtime"]}}}),
+            &[("telegram".into(), Some(json!({"deny": ["group:runtime"]})))],
         )
         .unwrap();
         let names = |v: Vec<ToolSpec>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
@@ -574,12 +572,8 @@ mod tests {
             names(p.offered(&all, "main", "webchat", Some(&run))),
             ["read"]
         );
-        assert!(
-            ToolPolicy::from_config(&tools(json!({"allow": "exec"})), &[], &json!({})).is_err()
-        );
-        assert!(
-            ToolPolicy::from_config(&tools(json!({"resultMaxChars": 5})), &[], &json!({})).is_err()
-        );
+        assert!(ToolPolicy::from_config(&tools(json!({"allow": "exec"})), &[], &[]).is_err());
+        assert!(ToolPolicy::from_config(&tools(json!({"resultMaxChars": 5})), &[], &[]).is_err());
     }
 
     #[test]
@@ -591,7 +585,7 @@ mod tests {
                 {"tool": "*", "when": {"path": "^secrets/"}, "block": "no secrets"},
             ]})),
             &[],
-            &json!({}),
+            &[],
         )
         .unwrap();
         let hook = &p.hooks[0];
@@ -623,13 +617,13 @@ mod tests {
         assert!(ToolPolicy::from_config(
             &tools(json!({"beforeToolCall": [{"tool": "exec"}]})),
             &[],
-            &json!({})
+            &[]
         )
         .is_err());
         assert!(ToolPolicy::from_config(
             &tools(json!({"beforeToolCall": [{"tool": "exec", "when": {"command": "("}, "block": "x"}]})),
             &[],
-            &json!({})
+            &[]
         )
         .is_err());
     }
