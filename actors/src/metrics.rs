@@ -5,6 +5,33 @@
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Instant;
 
+/// Sends to `addr` without waiting, counting the message into `gauge`
+/// (the actor counts it out when it handles it).
+pub fn counted_do_send<A, M>(addr: &actix::Addr<A>, gauge: &AtomicI64, msg: M)
+where
+    A: actix::Actor<Context = actix::Context<A>> + actix::Handler<M>,
+    M: actix::Message + Send + 'static,
+    M::Result: Send,
+{
+    gauge.fetch_add(1, Ordering::Relaxed);
+    addr.do_send(msg);
+}
+
+/// Sends to `addr` and waits for the reply, counting the message into `gauge`.
+pub async fn counted_send<A, M>(
+    addr: &actix::Addr<A>,
+    gauge: &AtomicI64,
+    msg: M,
+) -> Result<M::Result, actix::MailboxError>
+where
+    A: actix::Actor<Context = actix::Context<A>> + actix::Handler<M>,
+    M: actix::Message + Send + 'static,
+    M::Result: Send,
+{
+    gauge.fetch_add(1, Ordering::Relaxed);
+    addr.send(msg).await
+}
+
 #[derive(Debug)]
 pub struct Metrics {
     pub started: Instant,

@@ -92,8 +92,7 @@ where
     M::Result: Send,
     EventBus: Handler<M>,
 {
-    metrics.bus_mailbox.fetch_add(1, Ordering::Relaxed);
-    bus.do_send(msg);
+    crate::metrics::counted_do_send(bus, &metrics.bus_mailbox, msg);
 }
 
 impl Handler<Subscribe> for EventBus {

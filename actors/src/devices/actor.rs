@@ -139,8 +139,7 @@ where
     M::Result: Send,
     DeviceRegistry: Handler<M>,
 {
-    metrics.devices_mailbox.fetch_add(1, Ordering::Relaxed);
-    addr.send(msg).await
+    crate::metrics::counted_send(addr, &metrics.devices_mailbox, msg).await
 }
 
 /// Replies after a flush so the change is durable before anyone hears of it.

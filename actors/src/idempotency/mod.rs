@@ -10,7 +10,6 @@ mod actor;
 mod messages;
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
 
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -102,8 +101,7 @@ where
     M::Result: Send,
     IdempotencyActor: Handler<M>,
 {
-    metrics.idempotency_mailbox.fetch_add(1, Ordering::Relaxed);
-    addr.send(msg).await
+    crate::metrics::counted_send(addr, &metrics.idempotency_mailbox, msg).await
 }
 
 #[cfg(test)]

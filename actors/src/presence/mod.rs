@@ -162,8 +162,7 @@ where
     M::Result: Send,
     PresenceActor: Handler<M>,
 {
-    metrics.presence_mailbox.fetch_add(1, Ordering::Relaxed);
-    addr.do_send(msg);
+    crate::metrics::counted_do_send(addr, &metrics.presence_mailbox, msg);
 }
 
 #[cfg(test)]

@@ -17,8 +17,9 @@ use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
-use super::http::{emit, send_checked, spawn_with_retries, Attempt};
+use super::http::{emit, send_checked, stream_tries};
 use super::*;
+use futures_util::future::LocalBoxFuture;
 
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` is required by the API; used when the request sets none.
@@ -236,50 +237,52 @@ impl Blocks {
     }
 }
 
-async fn attempt(
-    client: &reqwest::Client,
-    cfg: &AnthropicConfig,
-    body: &bytes::Bytes,
-    tx: &mpsc::Sender<ProviderEvent>,
-    sent: &mut usize,
-) -> Result<(), ProviderError> {
-    let base = cfg.base_url.trim_end_matches('/').trim_end_matches("/v1");
-    let mut rb = client
-        .post(format!("{base}/v1/messages"))
-        .header("anthropic-version", ANTHROPIC_VERSION)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body.clone())
-        .timeout(cfg.request_timeout);
-    if let Some(key) = &cfg.api_key {
-        rb = rb.header("x-api-key", key);
-    }
-    for (k, v) in &cfg.headers {
-        rb = rb.header(k.as_str(), v.as_str());
-    }
-    let res = send_checked(rb, classify).await?;
-    let mut blocks = Blocks::default();
-    let mut stream = res.bytes_stream().eventsource();
-    while let Some(item) = stream.next().await {
-        let ev = item.map_err(|e| ProviderError::Unavailable(format!("stream broken: {e}")))?;
-        if ev.data.trim().is_empty() {
-            continue;
+fn attempt<'a>(
+    client: &'a reqwest::Client,
+    cfg: &'a AnthropicConfig,
+    body: &'a bytes::Bytes,
+    tx: &'a mpsc::Sender<ProviderEvent>,
+    sent: &'a mut usize,
+) -> LocalBoxFuture<'a, Result<(), ProviderError>> {
+    Box::pin(async move {
+        let base = cfg.base_url.trim_end_matches('/').trim_end_matches("/v1");
+        let mut rb = client
+            .post(format!("{base}/v1/messages"))
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.clone())
+            .timeout(cfg.request_timeout);
+        if let Some(key) = &cfg.api_key {
+            rb = rb.header("x-api-key", key);
         }
-        let v: Value = serde_json::from_str(&ev.data)
-            .map_err(|e| ProviderError::Malformed(format!("bad stream event: {e}")))?;
-        let kind = if ev.event.is_empty() || ev.event == "message" {
-            v["type"].as_str().unwrap_or("").to_string()
-        } else {
-            ev.event.clone()
-        };
-        let events = blocks.absorb(&kind, &v)?;
-        emit(tx, events, sent).await?;
-        if blocks.finished {
-            return Ok(());
+        for (k, v) in &cfg.headers {
+            rb = rb.header(k.as_str(), v.as_str());
         }
-    }
-    Err(ProviderError::Unavailable(
-        "stream ended before message_stop".into(),
-    ))
+        let res = send_checked(rb, classify).await?;
+        let mut blocks = Blocks::default();
+        let mut stream = res.bytes_stream().eventsource();
+        while let Some(item) = stream.next().await {
+            let ev = item.map_err(|e| ProviderError::Unavailable(format!("stream broken: {e}")))?;
+            if ev.data.trim().is_empty() {
+                continue;
+            }
+            let v: Value = serde_json::from_str(&ev.data)
+                .map_err(|e| ProviderError::Malformed(format!("bad stream event: {e}")))?;
+            let kind = if ev.event.is_empty() || ev.event == "message" {
+                v["type"].as_str().unwrap_or("").to_string()
+            } else {
+                ev.event.clone()
+            };
+            let events = blocks.absorb(&kind, &v)?;
+            emit(tx, events, sent).await?;
+            if blocks.finished {
+                return Ok(());
+            }
+        }
+        Err(ProviderError::Unavailable(
+            "stream ended before message_stop".into(),
+        ))
+    })
 }
 
 pub struct AnthropicProvider {
@@ -309,37 +312,23 @@ impl Actor for AnthropicProvider {
 impl Handler<StreamCompletion> for AnthropicProvider {
     type Result = MessageResult<StreamCompletion>;
     fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
-        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let (client, mut cfg) = (self.client.clone(), self.config.clone());
         if let Some(key) = msg.request.api_key.clone() {
             Arc::make_mut(&mut cfg).api_key = Some(key);
         }
         // Encoded once: every retry sends the same bytes.
-        let body = match serde_json::to_vec(&build_body(&msg.request)) {
-            Ok(body) => bytes::Bytes::from(body),
-            Err(e) => {
-                let _ = tx.try_send(ProviderEvent::Error(ProviderError::BadRequest(format!(
-                    "cannot encode the request: {e}"
-                ))));
-                return MessageResult(rx);
-            }
-        };
-        let span = tracing::info_span!("provider", provider = "anthropic-messages", model = %msg.request.model);
-        spawn_with_retries(
-            span,
-            tx,
-            self.active.clone(),
-            msg.request.max_attempts,
-            move |tx| {
-                let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
-                async move {
-                    let mut sent = 0;
-                    let result = attempt(&client, &cfg, &body, &tx, &mut sent).await;
-                    Attempt { sent, result }
-                }
-            },
-        );
-        MessageResult(rx)
+        let body = serde_json::to_vec(&build_body(&msg.request))
+            .map(bytes::Bytes::from)
+            .map_err(|e| ProviderError::BadRequest(format!("cannot encode the request: {e}")));
+        let parts = (client, cfg, body);
+        let active = self.active.clone();
+        MessageResult(stream_tries(
+            "anthropic-messages",
+            &msg.request,
+            active,
+            parts,
+            attempt,
+        ))
     }
 }
 

@@ -7,11 +7,13 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use futures_util::future::LocalBoxFuture;
 use tracing::Instrument;
 
 use tokio::sync::mpsc;
 
-use super::{ProviderError, ProviderEvent};
+use super::{CompletionRequest, ProviderError, ProviderEvent, STREAM_BUFFER};
 
 /// Max attempts per completion, and the backoff cap.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -93,6 +95,47 @@ pub(crate) struct Attempt {
 
 /// Runs `attempt` up to `max_attempts` (default and cap [`MAX_ATTEMPTS`]) times on the actix runtime; the
 /// final error (if any) is the stream's last event. Stops as soon as the
+/// One HTTP try of a provider: it streams what it reads into the channel
+/// and counts the events it sent (a try that sent anything is not retried).
+pub(crate) type TryOnce<C> = for<'a> fn(
+    &'a reqwest::Client,
+    &'a C,
+    &'a bytes::Bytes,
+    &'a mpsc::Sender<ProviderEvent>,
+    &'a mut usize,
+) -> LocalBoxFuture<'a, Result<(), ProviderError>>;
+
+/// Streams `request` from an HTTP provider (`api`, for the span): each try
+/// runs `once` with the same client, config and encoded body, retried by
+/// [`spawn_with_retries`]; a body that could not be encoded is the stream's
+/// only event. Reply: the stream.
+pub(crate) fn stream_tries<C: 'static>(
+    api: &'static str,
+    request: &CompletionRequest,
+    active: Arc<AtomicUsize>,
+    (client, cfg, body): (reqwest::Client, Arc<C>, Result<bytes::Bytes, ProviderError>),
+    once: TryOnce<C>,
+) -> mpsc::Receiver<ProviderEvent> {
+    let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+    let body = match body {
+        Ok(body) => body,
+        Err(e) => {
+            let _ = tx.try_send(ProviderEvent::Error(e));
+            return rx;
+        }
+    };
+    let span = tracing::info_span!("provider", provider = api, model = %request.model);
+    spawn_with_retries(span, tx, active, request.max_attempts, move |tx| {
+        let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
+        async move {
+            let mut sent = 0;
+            let result = once(&client, &cfg, &body, &tx, &mut sent).await;
+            Attempt { sent, result }
+        }
+    });
+    rx
+}
+
 /// reader drops the stream (dropping the attempt closes its connection).
 pub(crate) fn spawn_with_retries<F, Fut>(
     span: tracing::Span,

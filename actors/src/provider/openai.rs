@@ -21,8 +21,9 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
 use super::embedded::extract_tool_calls;
-use super::http::{emit, send_checked, spawn_with_retries, Attempt};
+use super::http::{emit, send_checked, stream_tries};
 use super::*;
+use futures_util::future::LocalBoxFuture;
 
 /// Which `max_tokens` field the server understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -438,79 +439,81 @@ pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderEr
 }
 
 /// One attempt. `sent` counts events that reached the reader (no retry after one).
-async fn attempt(
-    client: &reqwest::Client,
-    cfg: &OpenAiConfig,
-    body: &bytes::Bytes,
-    tx: &mpsc::Sender<ProviderEvent>,
-    sent: &mut usize,
-) -> Result<(), ProviderError> {
-    let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
-    let mut rb = client
-        .post(&url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body.clone())
-        .timeout(cfg.request_timeout);
-    if let Some(key) = &cfg.api_key {
-        rb = rb.bearer_auth(key);
-    }
-    for (k, v) in &cfg.headers {
-        rb = rb.header(k.as_str(), v.as_str());
-    }
-    let res = send_checked(rb, classify).await?;
-    let is_sse = res
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("text/event-stream"));
-    let mut asm = Assembly::default();
-    if !is_sse {
-        // A proxy that answered with one JSON body (seed 003's empty-stream trap).
-        let text = res
-            .text()
-            .await
-            .map_err(|e| ProviderError::Unavailable(format!("read failed: {e}")))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| ProviderError::Malformed(format!("response is not JSON: {e}")))?;
-        let events = asm.absorb(&v);
-        emit(tx, events, sent).await?;
-        return emit(tx, asm.finish(), sent).await;
-    }
-    let mut stream = res.bytes_stream().eventsource();
-    let mut done = false;
-    while let Some(item) = stream.next().await {
-        let ev = item.map_err(|e| ProviderError::Unavailable(format!("stream broken: {e}")))?;
-        let data = ev.data.trim();
-        if data.is_empty() {
-            continue;
+fn attempt<'a>(
+    client: &'a reqwest::Client,
+    cfg: &'a OpenAiConfig,
+    body: &'a bytes::Bytes,
+    tx: &'a mpsc::Sender<ProviderEvent>,
+    sent: &'a mut usize,
+) -> LocalBoxFuture<'a, Result<(), ProviderError>> {
+    Box::pin(async move {
+        let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+        let mut rb = client
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.clone())
+            .timeout(cfg.request_timeout);
+        if let Some(key) = &cfg.api_key {
+            rb = rb.bearer_auth(key);
         }
-        if data == "[DONE]" {
-            done = true;
-            break;
+        for (k, v) in &cfg.headers {
+            rb = rb.header(k.as_str(), v.as_str());
         }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| ProviderError::Malformed(format!("bad stream chunk: {e}")))?;
-        if let Some(err) = chunk.get("error") {
-            let msg = err
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("provider error");
-            let code = err.get("code").map(|c| c.to_string()).unwrap_or_default();
-            return Err(classify(
-                if code.contains("rate") { 429 } else { 500 },
-                &format!("{code} {msg}"),
-                None,
+        let res = send_checked(rb, classify).await?;
+        let is_sse = res
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/event-stream"));
+        let mut asm = Assembly::default();
+        if !is_sse {
+            // A proxy that answered with one JSON body (seed 003's empty-stream trap).
+            let text = res
+                .text()
+                .await
+                .map_err(|e| ProviderError::Unavailable(format!("read failed: {e}")))?;
+            let v: Value = serde_json::from_str(&text)
+                .map_err(|e| ProviderError::Malformed(format!("response is not JSON: {e}")))?;
+            let events = asm.absorb(&v);
+            emit(tx, events, sent).await?;
+            return emit(tx, asm.finish(), sent).await;
+        }
+        let mut stream = res.bytes_stream().eventsource();
+        let mut done = false;
+        while let Some(item) = stream.next().await {
+            let ev = item.map_err(|e| ProviderError::Unavailable(format!("stream broken: {e}")))?;
+            let data = ev.data.trim();
+            if data.is_empty() {
+                continue;
+            }
+            if data == "[DONE]" {
+                done = true;
+                break;
+            }
+            let chunk: Value = serde_json::from_str(data)
+                .map_err(|e| ProviderError::Malformed(format!("bad stream chunk: {e}")))?;
+            if let Some(err) = chunk.get("error") {
+                let msg = err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("provider error");
+                let code = err.get("code").map(|c| c.to_string()).unwrap_or_default();
+                return Err(classify(
+                    if code.contains("rate") { 429 } else { 500 },
+                    &format!("{code} {msg}"),
+                    None,
+                ));
+            }
+            let events = asm.absorb(&chunk);
+            emit(tx, events, sent).await?;
+        }
+        if !done && asm.finish.is_none() {
+            return Err(ProviderError::Unavailable(
+                "stream ended before the answer was complete".into(),
             ));
         }
-        let events = asm.absorb(&chunk);
-        emit(tx, events, sent).await?;
-    }
-    if !done && asm.finish.is_none() {
-        return Err(ProviderError::Unavailable(
-            "stream ended before the answer was complete".into(),
-        ));
-    }
-    emit(tx, asm.finish(), sent).await
+        emit(tx, asm.finish(), sent).await
+    })
 }
 
 pub struct OpenAiProvider {
@@ -540,7 +543,6 @@ impl Actor for OpenAiProvider {
 impl Handler<StreamCompletion> for OpenAiProvider {
     type Result = MessageResult<StreamCompletion>;
     fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
-        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let (client, mut cfg, active) = (
             self.client.clone(),
             self.config.clone(),
@@ -553,23 +555,14 @@ impl Handler<StreamCompletion> for OpenAiProvider {
             detect_compat(&cfg.base_url),
             cfg.model_compat.get(&msg.request.model),
         );
-        let body = match build_body(&msg.request, compat) {
-            Ok(body) => body,
-            Err(e) => {
-                let _ = tx.try_send(ProviderEvent::Error(e));
-                return MessageResult(rx);
-            }
-        };
-        let span = tracing::info_span!("provider", provider = "openai-completions", model = %msg.request.model);
-        spawn_with_retries(span, tx, active, msg.request.max_attempts, move |tx| {
-            let (client, cfg, body) = (client.clone(), cfg.clone(), body.clone());
-            async move {
-                let mut sent = 0;
-                let result = attempt(&client, &cfg, &body, &tx, &mut sent).await;
-                Attempt { sent, result }
-            }
-        });
-        MessageResult(rx)
+        let parts = (client, cfg, build_body(&msg.request, compat));
+        MessageResult(stream_tries(
+            "openai-completions",
+            &msg.request,
+            active,
+            parts,
+            attempt,
+        ))
     }
 }
 

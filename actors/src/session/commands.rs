@@ -7,7 +7,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::*;
-use crate::context::{ContextFiles, RunInputs};
+use crate::context::ContextFiles;
 use crate::session::directives::Directive;
 use crate::session::queue::{parse_queue_directive, QueueSettings};
 
@@ -143,19 +143,8 @@ impl SessionActor {
         let chars_before: usize = older.iter().map(|m| m.text.len()).sum();
         // Busy while summarising: new messages queue like during a run.
         self.active = Some(Active {
-            run_id: run_id.clone(),
-            run: None,
-            permit: None,
-            steers: Default::default(),
-            closing: false,
             compaction: true,
-            items: Vec::new(),
-            aborted: false,
-            restarts: 0,
-            overrides: RunOverrides::default(),
-            timeout: None,
-            started_at: crate::now_ms(),
-            reasoning: String::new(),
+            ..Active::new(run_id.clone(), Vec::new(), RunOverrides::default(), None)
         });
         self.forward(RunEvent::Started {
             run_id: run_id.clone(),
@@ -286,22 +275,7 @@ impl SessionActor {
             .and_then(|m| m.first().map(|m| m.to_string()))
             .unwrap_or_default();
         let level = self.thinking_level(None);
-        let tools = self.deps.tool_policy.offered(
-            &self.deps.tools,
-            self.agent(),
-            channel_of_key(&self.key),
-            None,
-        );
-        let inputs = RunInputs {
-            agent_id: self.agent(),
-            model: &model,
-            thinking: &level,
-            tools: &tools,
-            skill_filter: self.entry.skill_filter.as_deref(),
-        };
-        self.deps
-            .context
-            .build_run(files, &self.key, &inputs)
+        self.build_context(files, &model, &level, &self.offered_tools())
             .prompt
     }
 

@@ -127,6 +127,32 @@ struct Active {
     reasoning: String,
 }
 
+impl Active {
+    /// A run that answers the inbox `items`, not started yet.
+    fn new(
+        run_id: String,
+        items: Vec<String>,
+        overrides: RunOverrides,
+        timeout: Option<Duration>,
+    ) -> Active {
+        Active {
+            run_id,
+            run: None,
+            permit: None,
+            steers: Default::default(),
+            closing: false,
+            compaction: false,
+            items,
+            aborted: false,
+            restarts: 0,
+            overrides,
+            timeout,
+            started_at: crate::now_ms(),
+            reasoning: String::new(),
+        }
+    }
+}
+
 /// Written after a user message whose run a gateway stop cut off.
 pub const INTERRUPTED_NOTE: &str =
     "The gateway stopped before this message was answered. Send it again to retry.";

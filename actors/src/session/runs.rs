@@ -25,21 +25,7 @@ impl SessionActor {
         items: Vec<String>,
         ctx: &mut Context<Self>,
     ) {
-        self.active = Some(Active {
-            run_id: run_id.clone(),
-            run: None,
-            permit: None,
-            steers: Default::default(),
-            closing: false,
-            compaction: false,
-            items,
-            aborted: false,
-            restarts: 0,
-            overrides,
-            timeout,
-            started_at: crate::now_ms(),
-            reasoning: String::new(),
-        });
+        self.active = Some(Active::new(run_id.clone(), items, overrides, timeout));
         let lane = self.lane.clone();
         ctx.spawn(
             async move { lane.send(AcquireSlot).await }
@@ -101,6 +87,33 @@ impl SessionActor {
         });
     }
 
+    /// The tools this session's runs are offered.
+    pub(super) fn offered_tools(&self) -> Arc<[ToolSpec]> {
+        let d = &self.deps;
+        d.tool_policy
+            .offered(&d.tools, self.agent(), channel_of_key(&self.key), None)
+            .into()
+    }
+
+    /// The prompt and skills of a run of this session with `model` at
+    /// thinking `level`, from its context files.
+    pub(super) fn build_context(
+        &self,
+        files: &ContextFiles,
+        model: &str,
+        level: &str,
+        tools: &[ToolSpec],
+    ) -> crate::context::RunContext {
+        let inputs = RunInputs {
+            agent_id: self.agent(),
+            model,
+            thinking: level,
+            tools,
+            skill_filter: self.entry.skill_filter.as_deref(),
+        };
+        self.deps.context.build_run(files, &self.key, &inputs)
+    }
+
     fn launch_run(&mut self, files: &ContextFiles, ctx: &mut Context<Self>) {
         let Some(a) = self.active.as_ref() else {
             return;
@@ -123,18 +136,8 @@ impl SessionActor {
             .map_or(self.deps.timeout, |t| t.min(self.deps.timeout));
         let d = &self.deps;
         let model = models.first().map(|m| m.to_string()).unwrap_or_default();
-        let tools: Arc<[ToolSpec]> = d
-            .tool_policy
-            .offered(&d.tools, self.agent(), channel_of_key(&self.key), None)
-            .into();
-        let inputs = RunInputs {
-            agent_id: self.agent(),
-            model: &model,
-            thinking: &level,
-            tools: &tools,
-            skill_filter: self.entry.skill_filter.as_deref(),
-        };
-        let context = d.context.build_run(files, &self.key, &inputs);
+        let tools = self.offered_tools();
+        let context = self.build_context(files, &model, &level, &tools);
         let exec = self.exec_policy();
         let run = RunActor::new(RunConfig {
             session_key: self.key.clone(),
