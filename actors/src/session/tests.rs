@@ -9,6 +9,7 @@ use crate::runs::RunRecord;
 use crate::session::inbox::{self, InboxItem};
 use crate::session::queue::QueueMode;
 use crate::tool::{ToolExecutor, ToolLimits};
+use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 struct Sink(mpsc::UnboundedSender<SessionEvent>);
@@ -284,7 +285,7 @@ fn a_trailing_user_message_means_an_interrupted_run() {
         serde_json::json!({"role": "assistant", "content": []}),
     );
     let mut pending = transcript::message_entry(None, transcript::user_message("later"));
-    pending["delivery"] = Value::String("pending".into());
+    transcript::mark_pending(&mut pending);
     assert_eq!(interrupted(std::slice::from_ref(&user)), Some(&user));
     assert_eq!(interrupted(&[user.clone(), reply.clone()]), None);
     assert_eq!(
@@ -303,7 +304,7 @@ async fn a_restarted_session_marks_the_cut_run_and_delivers_what_was_queued() {
     // then a queued one never delivered.
     let user = transcript::message_entry(None, transcript::user_message("first"));
     let mut queued = transcript::message_entry(None, transcript::user_message("second"));
-    queued["delivery"] = Value::String("pending".into());
+    transcript::mark_pending(&mut queued);
     transcript::append(&h.store, "sess-2", &[user, queued]).unwrap();
     let deps = SessionDeps {
         store: h.store.clone(),

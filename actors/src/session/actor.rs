@@ -1,0 +1,488 @@
+//! `SessionActor`: the struct, its lifecycle (start, recovery on start,
+//! idle stop) and its handlers; each concern's methods are in the sibling
+//! files (`delivery.rs`, `runs.rs`, `supervision.rs`, `recovery.rs`,
+//! `commands.rs`, `compaction.rs`).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::*;
+
+pub struct SessionActor {
+    /// `session` span (session_key, agent_id), entered by the handlers.
+    pub(super) span: tracing::Span,
+    pub(super) key: String,
+    pub(super) agent_id: String,
+    pub(super) entry: SessionEntry,
+    pub(super) deps: Arc<SessionDeps>,
+    pub(super) lane: Addr<LaneActor>,
+    pub(super) queue: SessionQueue,
+    pub(super) active: Option<Active>,
+    /// A queue check is scheduled (a collected run waits out its debounce).
+    pub(super) check_scheduled: bool,
+    pub(super) seen: RecentIds,
+    /// The model context: every delivered message, oldest first. Loaded from
+    /// the store at start, then kept in step with every message written.
+    pub(super) history: Messages,
+    /// The model the transcript's last `model_change` names.
+    pub(super) transcript_model: Option<String>,
+    pub(super) last_activity: Instant,
+    pub(super) idle_to: Option<Recipient<SessionIdle>>,
+}
+
+impl SessionActor {
+    pub fn new(
+        key: String,
+        entry: SessionEntry,
+        deps: impl Into<Arc<SessionDeps>>,
+    ) -> SessionActor {
+        let deps: Arc<SessionDeps> = deps.into();
+        deps.metrics
+            .sessions_live
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let agent_id = key.split(':').nth(1).unwrap_or("main").to_string();
+        let base = deps.queue;
+        let settings = entry
+            .queue
+            .as_deref()
+            .and_then(|q| parse_queue_directive(q, base).ok())
+            .unwrap_or(base);
+        SessionActor {
+            span: tracing::info_span!("session", session_key = %key, agent_id = %agent_id),
+            key,
+            agent_id,
+            entry,
+            queue: SessionQueue::new(settings),
+            lane: deps.lane.clone(),
+            deps,
+            active: None,
+            check_scheduled: false,
+            seen: RecentIds::default(),
+            history: Vec::new(),
+            transcript_model: None,
+            last_activity: Instant::now(),
+            idle_to: None,
+        }
+    }
+
+    /// Runs in `lane` instead of the default one.
+    pub fn in_lane(mut self, lane: Addr<LaneActor>) -> SessionActor {
+        self.lane = lane;
+        self
+    }
+
+    /// Where to report idleness (the router).
+    pub fn idle_to(mut self, to: Recipient<SessionIdle>) -> SessionActor {
+        self.idle_to = Some(to);
+        self
+    }
+
+    pub(super) fn verbose(&self) -> String {
+        self.active
+            .as_ref()
+            .and_then(|a| a.overrides.verbose.clone())
+            .or_else(|| self.entry.verbose_level.clone())
+            .unwrap_or_else(|| self.deps.verbose_default.clone())
+    }
+
+    pub(super) fn reasoning(&self) -> &str {
+        self.active
+            .as_ref()
+            .and_then(|a| a.overrides.reasoning.as_deref())
+            .or(self.entry.reasoning_level.as_deref())
+            .unwrap_or("stream")
+    }
+
+    /// The session's exec settings over the configured defaults.
+    pub(super) fn exec_policy(&self) -> crate::approvals::ExecPolicy {
+        use crate::approvals::{Ask, Host, Security};
+        let d = &self.deps.tool_policy.exec;
+        let e = &self.entry;
+        crate::approvals::ExecPolicy {
+            host: e
+                .exec_host
+                .as_deref()
+                .and_then(|h| Host::parse(h).ok())
+                .or(d.host)
+                .unwrap_or_else(|| d.sandbox.host_for(&self.key)),
+            security: e
+                .exec_security
+                .as_deref()
+                .and_then(|s| Security::parse(s).ok())
+                .unwrap_or(d.security),
+            ask: e
+                .exec_ask
+                .as_deref()
+                .and_then(|a| Ask::parse(a).ok())
+                .unwrap_or(d.ask),
+        }
+    }
+
+    /// The agent answering this session (`/agent` override, else the key's).
+    pub(super) fn agent(&self) -> &str {
+        self.entry
+            .agent_override
+            .as_deref()
+            .unwrap_or(&self.agent_id)
+    }
+
+    pub(super) fn thinking_level(&self, run: Option<&str>) -> String {
+        run.map(str::to_string)
+            .or_else(|| self.entry.thinking_level.clone())
+            .unwrap_or_else(|| self.deps.thinking_default.clone())
+    }
+
+    /// Writes the session entry (the caller flushes at its durability point).
+    pub(super) fn save_entry(&mut self) -> Result<(), StoreError> {
+        self.entry.updated_at = crate::now_ms();
+        self.deps.store.put(Tree::Sessions, &self.key, &self.entry)
+    }
+
+    /// Stores a message entry; a delivered one joins the model context too.
+    /// Pending (queued) messages stay out of it until a turn delivers them.
+    pub(super) fn append(&mut self, message: Value, pending: bool) -> Result<(), TranscriptError> {
+        let mut entry = transcript::message_entry(None, message);
+        if pending {
+            transcript::mark_pending(&mut entry);
+        }
+        self.append_entry(entry)
+    }
+
+    pub(super) fn append_entry(&mut self, entry: Value) -> Result<(), TranscriptError> {
+        self.commit(vec![entry], Vec::new())
+    }
+
+    /// Appends transcript entries and applies `other` writes in one store
+    /// transaction (the caller flushes at its durability point); delivered
+    /// messages among the entries join the model context.
+    pub(super) fn commit(
+        &mut self,
+        entries: Vec<Value>,
+        other: Vec<StoreWrite>,
+    ) -> Result<(), TranscriptError> {
+        let mut writes = transcript::entry_writes(&self.entry.session_id, &entries)?;
+        writes.extend(other);
+        if writes.len() == 1 && writes[0].0 == Tree::Transcripts {
+            // One entry: a plain insert is enough (and cheaper).
+            let (_, key, value) = &writes[0];
+            self.deps.store.put(Tree::Transcripts, key, value)?;
+        } else if !writes.is_empty() {
+            self.deps.store.commit(&writes)?;
+        }
+        for entry in entries
+            .iter()
+            .filter(|e| !transcript::Entry::of(e).is_pending())
+        {
+            self.history
+                .extend(transcript::to_chat(entry).map(std::sync::Arc::new));
+        }
+        Ok(())
+    }
+
+    pub(super) fn forward(&self, event: RunEvent) {
+        self.deps.events.do_send(SessionEvent {
+            session_key: self.key.clone(),
+            verbose: self.verbose(),
+            event,
+        });
+    }
+
+    pub(super) fn idle(&self) -> bool {
+        self.active.is_none() && self.queue.is_empty()
+    }
+}
+
+/// The live-sessions gauge counts session state held in memory.
+impl Drop for SessionActor {
+    fn drop(&mut self) {
+        self.deps
+            .metrics
+            .sessions_live
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Actor for SessionActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
+        let check = (self.deps.idle_stop / 4).max(Duration::from_millis(50));
+        ctx.run_interval(check, |act, ctx| {
+            if act.idle() && act.last_activity.elapsed() >= act.deps.idle_stop {
+                if let Some(to) = &act.idle_to {
+                    to.do_send(SessionIdle {
+                        key: act.key.clone(),
+                        session: ctx.address(),
+                    });
+                }
+            }
+        });
+        let entries =
+            transcript::entries(&self.deps.store, &self.entry.session_id).unwrap_or_default();
+        if entries.is_empty() {
+            let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
+            if let Err(e) = transcript::append(&self.deps.store, &self.entry.session_id, &[header])
+            {
+                tracing::error!(session_key = %self.key, error = %e, "cannot write the session header");
+            }
+        } else {
+            self.transcript_model = entries
+                .iter()
+                .rev()
+                .map(transcript::Entry::of)
+                .find(|e| matches!(e, transcript::Entry::ModelChange { .. }))
+                .and_then(|e| match e {
+                    transcript::Entry::ModelChange {
+                        provider: Some(p),
+                        model_id: Some(m),
+                    } => Some(format!("{p}/{m}")),
+                    _ => None,
+                });
+            self.history = crate::session::compaction::load_history(&entries).0;
+            for e in &entries {
+                if let (Some(m), Some(r)) = (
+                    e.get("messageId").and_then(Value::as_str),
+                    e.get("runId").and_then(Value::as_str),
+                ) {
+                    self.seen.insert(m, r);
+                }
+            }
+        }
+        self.recover(&entries, ctx);
+    }
+}
+
+impl Handler<SendChat> for SessionActor {
+    type Result = ResponseFuture<Result<SendAck, TranscriptError>>;
+    fn handle(&mut self, msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.last_activity = Instant::now();
+        let message_id = msg.run_id;
+        if let Some(run_id) = self.seen.get(&message_id).cloned() {
+            let live = self.is_live(&run_id);
+            return Box::pin(async move {
+                Ok(SendAck {
+                    run_id,
+                    status: SendStatus::Duplicate { live },
+                })
+            });
+        }
+        let chat_type = if crate::context::is_private(&self.key) {
+            ChatType::Direct
+        } else {
+            ChatType::Group
+        };
+        let mut mctx = MsgContext::new(
+            &msg.text,
+            channel_of_key(&self.key),
+            chat_type,
+            msg.command_authorized,
+            crate::now_ms(),
+        );
+        let parsed = if mctx.command_authorized && msg.images.is_empty() {
+            directives::parse(&mctx.body_for_commands)
+        } else {
+            Ok(Parsed::Plain)
+        };
+        let mut overrides = RunOverrides {
+            thinking: msg.thinking,
+            ..Default::default()
+        };
+        let run_id = message_id.clone();
+        let agent_text = match parsed {
+            Err(answer) => return self.directive_reply(run_id, answer),
+            Ok(Parsed::Commands(list)) => {
+                self.seen.insert(&message_id, &run_id);
+                if let [Directive::Compact(instructions)] = list.as_slice() {
+                    return self.compact(run_id, instructions.clone(), ctx);
+                }
+                if list.iter().any(Directive::reads_files) {
+                    return self.commands_with_files(run_id, list, ctx);
+                }
+                let answer = self.apply_commands(list, None);
+                return self.directive_reply(run_id, answer);
+            }
+            Ok(Parsed::Inline { directives, rest }) => {
+                if let Err(answer) = self.inline_overrides(directives, &mut overrides) {
+                    return self.directive_reply(run_id, answer);
+                }
+                rest
+            }
+            Ok(Parsed::Plain) => mctx.body.clone(),
+        };
+        mctx.stamp(&agent_text, self.deps.context.envelope);
+        self.accept(message_id, mctx, msg.images, overrides, msg.timeout, ctx)
+    }
+}
+
+impl Handler<AbortSession> for SessionActor {
+    type Result = MessageResult<AbortSession>;
+    fn handle(&mut self, _: AbortSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.last_activity = Instant::now();
+        MessageResult(self.abort_active())
+    }
+}
+
+impl Handler<GetTranscript> for SessionActor {
+    type Result = Result<Vec<Value>, TranscriptError>;
+    fn handle(&mut self, _: GetTranscript, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        transcript::entries(&self.deps.store, &self.entry.session_id)
+    }
+}
+
+impl Handler<GetEntry> for SessionActor {
+    type Result = MessageResult<GetEntry>;
+    fn handle(&mut self, _: GetEntry, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        MessageResult((self.entry.clone(), self.active.is_some()))
+    }
+}
+
+impl Handler<PatchSession> for SessionActor {
+    type Result = ResponseFuture<Result<SessionEntry, SessionError>>;
+    fn handle(&mut self, msg: PatchSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.last_activity = Instant::now();
+        let p = msg.0;
+        let result = validate_patch(&p).and_then(|()| {
+            if let Some(Some(m)) = &p.model {
+                if self.entry.model_override.as_deref() != Some(m.as_str()) {
+                    // A new model starts without the old provider's profile.
+                    self.entry.auth_profile_override = None;
+                }
+            }
+            let e = &mut self.entry;
+            for (field, value) in [
+                (&mut e.label, p.label),
+                (&mut e.thinking_level, p.thinking_level),
+                (&mut e.verbose_level, p.verbose_level),
+                (&mut e.model_override, p.model),
+                (&mut e.send_policy, p.send_policy),
+                (&mut e.reasoning_level, p.reasoning_level),
+                (&mut e.response_usage, p.response_usage),
+                (&mut e.exec_host, p.exec_host),
+                (&mut e.exec_security, p.exec_security),
+                (&mut e.exec_ask, p.exec_ask),
+            ] {
+                if let Some(v) = value {
+                    *field = v;
+                }
+            }
+            self.save_entry()?;
+            Ok(self.entry.clone())
+        });
+        when_flushed(self.deps.store.clone(), result)
+    }
+}
+
+impl Handler<ResetSession> for SessionActor {
+    type Result = ResponseFuture<Result<SessionEntry, SessionError>>;
+    fn handle(&mut self, _: ResetSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.last_activity = Instant::now();
+        let result = self.reset().map(|_| self.entry.clone());
+        when_flushed(self.deps.store.clone(), result)
+    }
+}
+
+impl Handler<InjectNote> for SessionActor {
+    type Result = ResponseFuture<Result<String, SessionError>>;
+    fn handle(&mut self, msg: InjectNote, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.last_activity = Instant::now();
+        let text = match &msg.label {
+            Some(l) => format!("[{l}]\n\n{}", msg.text),
+            None => msg.text,
+        };
+        let mut entry = transcript::message_entry(
+            None,
+            json!({ "role": "assistant", "content": [{ "type": "text", "text": text }],
+                    "stopReason": "injected" }),
+        );
+        entry["injected"] = Value::Bool(true);
+        let id = entry
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let stored = self.append_entry(entry).map_err(SessionError::from);
+        when_flushed(self.deps.store.clone(), stored.map(|_| id))
+    }
+}
+
+impl Handler<GetStatus> for SessionActor {
+    type Result = ResponseFuture<String>;
+    fn handle(&mut self, _: GetStatus, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.with_context_files(ctx, move |act, files, _| {
+            let text = match files {
+                Some(f) => act.status_text(&f),
+                None => commands::UNREADABLE.to_string(),
+            };
+            let _ = tx.send(text);
+        });
+        Box::pin(async move {
+            rx.await
+                .unwrap_or_else(|_| commands::UNREADABLE.to_string())
+        })
+    }
+}
+
+impl Handler<SteerSession> for SessionActor {
+    type Result = bool;
+    fn handle(&mut self, msg: SteerSession, _: &mut Context<Self>) -> bool {
+        let _span = self.span.clone().entered();
+        self.last_activity = Instant::now();
+        if self.steerable().is_none() || !self.queue.is_empty() {
+            return false;
+        }
+        if let Some(a) = self.active.as_mut() {
+            a.steers.push_back(msg.text);
+        }
+        true
+    }
+}
+
+impl Handler<StopIfIdle> for SessionActor {
+    type Result = bool;
+    fn handle(&mut self, _: StopIfIdle, ctx: &mut Context<Self>) -> bool {
+        let _span = self.span.clone().entered();
+        let idle = self.idle() && self.last_activity.elapsed() >= self.deps.idle_stop;
+        if idle {
+            ctx.stop();
+        }
+        idle
+    }
+}
+
+impl Handler<CloseSession> for SessionActor {
+    type Result = ();
+    fn handle(&mut self, _: CloseSession, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
+        self.abort_active();
+        let (writes, events) =
+            self.end_queued("the session was deleted before this message ran", true);
+        if let Err(e) = self.deps.store.commit(&writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot end the queued runs");
+        }
+        for e in events {
+            self.forward(e);
+        }
+        ctx.stop();
+    }
+}
+
+impl Handler<CheckQueue> for SessionActor {
+    type Result = ();
+    fn handle(&mut self, _: CheckQueue, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
+        self.next_turn(ctx);
+    }
+}
