@@ -1,5 +1,8 @@
-//! `connect` params (ConnectParamsSchema): strict, closed objects, known
-//! client ids and modes, and protocol negotiation.
+//! `connect` params (ConnectParamsSchema of OpenClaw 2026.9.6): closed
+//! objects where a field carries authority (the top level, `auth`, `device`),
+//! known client ids and modes, and protocol negotiation. The `client` object
+//! only describes the client: fields a newer client adds there are ignored
+//! (logged once at debug), so it keeps connecting.
 
 use std::collections::BTreeMap;
 
@@ -62,16 +65,31 @@ pub struct ConnectParams {
     pub user_agent: Option<String>,
     #[serde(default)]
     pub transports: Option<Vec<String>>,
+    /// A node's Computer Use declaration (accepted; nodes come later).
+    #[serde(default)]
+    pub computer_use: Option<Value>,
+    /// The v1 node-host worker envelope (accepted; nodes come later).
+    #[serde(default)]
+    pub worker_runs: Option<Value>,
+    /// The model catalog's initial read scope (accepted, not used).
+    #[serde(default)]
+    pub model_catalog: Option<Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct ClientInfo {
     pub id: String,
     #[serde(default)]
     pub display_name: Option<String>,
     pub version: String,
+    /// The client's build (the Control UI sends its bundle's id).
+    #[serde(default)]
+    pub build_id: Option<String>,
     pub platform: String,
+    /// The client's IANA time zone, as it reports it.
+    #[serde(default)]
+    pub time_zone: Option<String>,
     #[serde(default)]
     pub device_family: Option<String>,
     #[serde(default)]
@@ -79,6 +97,9 @@ pub struct ClientInfo {
     pub mode: String,
     #[serde(default)]
     pub instance_id: Option<String>,
+    /// Fields this build does not know (ignored).
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -140,12 +161,28 @@ pub fn parse_connect_params(params: &Value) -> Result<ConnectParams, String> {
         ("deviceFamily", p.client.device_family.as_ref()),
         ("modelIdentifier", p.client.model_identifier.as_ref()),
         ("instanceId", p.client.instance_id.as_ref()),
+        ("buildId", p.client.build_id.as_ref()),
+        ("timeZone", p.client.time_zone.as_ref()),
     ] {
         if value.is_some_and(|v| v.is_empty()) {
             errors.push(format!(
                 "at /client/{field}: must NOT have fewer than 1 characters"
             ));
         }
+    }
+    for (field, value, max) in [
+        ("buildId", &p.client.build_id, 96),
+        ("timeZone", &p.client.time_zone, 64),
+    ] {
+        if value.as_ref().is_some_and(|v| v.chars().count() > max) {
+            errors.push(format!(
+                "at /client/{field}: must NOT have more than {max} characters"
+            ));
+        }
+    }
+    if !p.client.unknown.is_empty() {
+        let fields: Vec<&str> = p.client.unknown.keys().map(String::as_str).collect();
+        tracing::debug!(client = %p.client.id, ?fields, "connect: unknown client fields ignored");
     }
     if let Some(a) = &p.auth {
         let bounded = [
@@ -221,14 +258,37 @@ mod tests {
             "missing field `version`",
         );
         check(&|p| p["minProtocol"] = json!("4"), "minProtocol");
+        check(&|p| p["auth"]["bogus"] = json!(1), "unknown field `bogus`");
         check(
-            &|p| p["client"]["extra"] = json!(1),
-            "unknown field `extra`",
+            &|p| p["client"]["buildId"] = json!("b".repeat(97)),
+            "/client/buildId",
         );
+        check(&|p| p["client"]["timeZone"] = json!(""), "/client/timeZone");
         check(
             &|p| p["auth"] = json!({"deviceToken": "x".repeat(300)}),
             "/auth/deviceToken",
         );
+    }
+
+    #[test]
+    fn the_control_uis_connect_parses_and_new_client_fields_are_ignored() {
+        let p = json!({"minProtocol":3,"maxProtocol":4,
+            "client":{"id":"openclaw-control-ui","version":"2026.9.6","buildId":"abc123",
+                      "platform":"Linux x86_64","timeZone":"Europe/Berlin","mode":"webchat",
+                      "instanceId":"i","somethingNewer":{"x":1}},
+            "role":"operator","scopes":["operator.admin"],"caps":["tool-events"],
+            "auth":{"token":"t","password":"t"},"locale":"en-US","userAgent":"Mozilla/5.0",
+            "modelCatalog":{"agentId":"main"},"computerUse":{"v":1}});
+        let c = parse_connect_params(&p).unwrap();
+        assert_eq!(c.client.build_id.as_deref(), Some("abc123"));
+        assert_eq!(c.client.time_zone.as_deref(), Some("Europe/Berlin"));
+        assert!(c.client.unknown.contains_key("somethingNewer"));
+        let mut strict = p.clone();
+        strict["device"] =
+            json!({"id":"d","publicKey":"k","signature":"s","signedAt":1,"nonce":"n","extra":1});
+        assert!(parse_connect_params(&strict)
+            .unwrap_err()
+            .contains("unknown field `extra`"));
     }
 
     #[test]

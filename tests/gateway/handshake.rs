@@ -401,3 +401,40 @@ async fn fragmented_messages_are_reassembled() {
     let res = c.res("frag").await;
     assert_eq!(res["ok"], true, "{res}");
 }
+
+#[tokio::test]
+async fn the_control_uis_connect_with_build_id_time_zone_and_both_secrets_gets_hello_ok() {
+    // What OpenClaw 2026.9.6's Control UI sends: `client.buildId`,
+    // `client.timeZone`, its secret as both token and password, and (from a
+    // later version, say) a field ferroclaw does not know in `client`.
+    let gw = TestGateway::start();
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let nonce = c.challenge["payload"]["nonce"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let device = crate::support::device::Device::new(41);
+    let scopes = ["operator.admin", "operator.read", "operator.write"];
+    let mut p = device.connect_params(
+        "openclaw-control-ui",
+        "webchat",
+        "operator",
+        &scopes,
+        Some(TOKEN),
+        &nonce,
+        crate::support::device::now_ms(),
+        false,
+    );
+    p["minProtocol"] = json!(3);
+    p["client"]["buildId"] = json!("9f1c2a7");
+    p["client"]["timeZone"] = json!("Europe/Berlin");
+    p["client"]["addedLater"] = json!({"any": "shape"});
+    p["auth"]["password"] = json!(TOKEN);
+    p["locale"] = json!("en-US");
+    p["userAgent"] = json!("Mozilla/5.0 (X11; Linux x86_64)");
+    let res = c.handshake(p).await;
+    assert_eq!(res["ok"], true, "{res}");
+    assert_eq!(res["payload"]["auth"]["method"], "token");
+    let h = c.call("health", json!({})).await;
+    assert_eq!(h["ok"], true, "{h}");
+}
