@@ -407,6 +407,13 @@ pub fn restart_required(old: &Settings, new: &Settings) -> Vec<String> {
     if old.gateway.tls != new.gateway.tls {
         out.push("gateway.tls".to_string());
     }
+    let ui = |s: &Settings| {
+        let c = &s.gateway.control_ui;
+        (c.enabled, c.root.clone(), c.base_path.clone())
+    };
+    if ui(old) != ui(new) {
+        out.push("gateway.controlUi".to_string());
+    }
     if old.logging.file != new.logging.file || old.logging.level != new.logging.level {
         out.push("logging".to_string());
     }
@@ -491,6 +498,14 @@ mod tests {
         assert_eq!(tools["exec"]["security"], "allowlist");
         assert_eq!(tools["exec"]["approvalTimeoutSeconds"], 120, "the default");
         assert_eq!(s.messages.queue.mode, "collect");
+    }
+
+    #[test]
+    fn a_new_control_ui_folder_needs_a_restart() {
+        let (_, old, _) = check_user_raw("{}", "f").unwrap();
+        let (_, new, _) = check_user_raw("{gateway:{controlUi:{root:'/opt/ui'}}}", "f").unwrap();
+        assert_eq!(restart_required(&old, &new), ["gateway.controlUi"]);
+        assert!(restart_required(&old, &old).is_empty());
     }
 
     #[test]

@@ -104,6 +104,15 @@ pub async fn start(
             "gateway.auth.mode \"none\" is only allowed on loopback; {addr} is not (set gateway.auth.token or bind loopback)"
         )));
     }
+    let control_ui = match &settings.gateway.control_ui {
+        c if !c.enabled => None,
+        c => c
+            .root
+            .as_deref()
+            .map(|root| http::control_ui::ControlUiRoot::load(root, c.base_path.as_deref()))
+            .transpose()
+            .map_err(|e| StartError::Config(e.to_string()))?,
+    };
     let store = Store::open(&opts.state_dir)?;
     let metrics = Arc::new(Metrics::default());
     let self_entry = PresenceEntry {
@@ -156,6 +165,7 @@ pub async fn start(
         state_dir: opts.state_dir,
         config_write: tokio::sync::Mutex::new(()),
         server_version: VERSION,
+        control_ui,
         event_bridge,
     });
     let data = web::Data::new(state.clone());
@@ -167,7 +177,7 @@ pub async fn start(
             .configure(http::admin::routes)
             .configure(http::openai::routes)
             .configure(http::webchat::routes)
-            .default_service(web::to(ws::upgrade))
+            .default_service(web::to(default_route))
     })
     // Nagle off: a `res` written right after an event frame must not wait
     // for the client's delayed ACK (40 ms on Linux).
@@ -195,6 +205,19 @@ pub async fn start(
         server: handle,
         task,
     })
+}
+
+/// What is not an HTTP route: the Control UI to a browser (when one is
+/// served), else a WebSocket upgrade.
+async fn default_route(
+    req: actix_web::HttpRequest,
+    payload: web::Payload,
+    state: web::Data<SharedState>,
+) -> actix_web::HttpResponse {
+    if let Some(res) = http::control_ui::serve(&req, state.get_ref()).await {
+        return res;
+    }
+    ws::upgrade(req, payload, state).await
 }
 
 fn hostname() -> String {

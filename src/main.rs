@@ -64,6 +64,9 @@ enum Command {
         /// loopback | lan | custom | <ip> (overrides gateway.bind).
         #[arg(long)]
         bind: Option<String>,
+        /// A built OpenClaw Control UI folder to serve (overrides gateway.controlUi.root).
+        #[arg(long = "control-ui", value_name = "DIR")]
+        control_ui: Option<PathBuf>,
     },
     /// Inspect or change the configuration.
     Config {
@@ -365,6 +368,10 @@ fn main() -> ExitCode {
                 .ok()
                 .map(|c| c.settings.channels.keys().cloned().collect())
                 .unwrap_or_default();
+            let control_ui = loaded.as_ref().ok().and_then(|c| {
+                let ui = &c.settings.gateway.control_ui;
+                ui.root.clone().map(|r| (r, ui.base_path.clone()))
+            });
             let verdict = loaded.map(|c| {
                 if c.exists {
                     format!("{} is valid", c.sources.path.display())
@@ -377,6 +384,7 @@ fn main() -> ExitCode {
                 verdict.map_err(|e| e.to_string()),
                 &state,
                 channels,
+                control_ui,
             ))
         }
         Some(Command::Status) => run_client(cli::status(&target)),
@@ -446,12 +454,22 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Some(Command::Gateway { port, bind }) => run_gateway(&cli.paths, &state, port, bind),
-        None => run_gateway(&cli.paths, &state, None, None),
+        Some(Command::Gateway {
+            port,
+            bind,
+            control_ui,
+        }) => run_gateway(&cli.paths, &state, port, bind, control_ui),
+        None => run_gateway(&cli.paths, &state, None, None, None),
     }
 }
 
-fn run_gateway(paths: &Paths, state: &Path, port: Option<u16>, bind: Option<String>) -> ExitCode {
+fn run_gateway(
+    paths: &Paths,
+    state: &Path,
+    port: Option<u16>,
+    bind: Option<String>,
+    control_ui: Option<PathBuf>,
+) -> ExitCode {
     let mut loaded = match load_or_exit(paths, state) {
         Ok(c) => c,
         Err(code) => return code,
@@ -463,6 +481,9 @@ fn run_gateway(paths: &Paths, state: &Path, port: Option<u16>, bind: Option<Stri
         }
         if let Some(b) = bind {
             s.gateway.bind = b;
+        }
+        if let Some(dir) = control_ui {
+            s.gateway.control_ui.root = Some(dir.display().to_string());
         }
         loaded.settings = std::sync::Arc::new(s);
     }

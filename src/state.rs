@@ -25,6 +25,8 @@ pub struct AppState {
     /// Serialises config writes so two `config.set` calls cannot both pass the hash check.
     pub config_write: tokio::sync::Mutex<()>,
     pub server_version: &'static str,
+    /// OpenClaw's Control UI folder, when one is served.
+    pub control_ui: Option<crate::http::ui_root::ControlUiRoot>,
     /// Run events to wire frames (tool-event recipients, `chat.inject`).
     pub event_bridge: actix::Addr<crate::ws::event_bridge::EventBridge>,
 }

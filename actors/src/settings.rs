@@ -113,6 +113,9 @@ pub struct AuthRateLimit {
 pub struct ControlUi {
     pub enabled: bool,
     pub base_path: Option<String>,
+    /// A built OpenClaw Control UI folder (its `index.html` and `assets/`)
+    /// to serve; unset: not served.
+    pub root: Option<String>,
     pub allowed_origins: Vec<String>,
     pub allow_insecure_auth: bool,
     pub dangerously_disable_device_auth: bool,

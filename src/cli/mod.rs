@@ -573,13 +573,40 @@ struct Check {
 /// `doctor`: config, state dir, the gateway, the model (a real one-line
 /// exchange with the default model on a `doctor` session), channels. One
 /// verdict per check (ok, warn, fail); exit 1 when any fails.
+/// `gateway.controlUi.root`: served from where, or how to serve it.
+fn control_ui_check(control_ui: Option<(String, Option<String>)>) -> Check {
+    match control_ui {
+        None => Check {
+            name: "control ui",
+            verdict: "ok",
+            detail: "OpenClaw's Control UI is not served; to serve it, install openclaw (npm install -g openclaw) and set gateway.controlUi.root (or start with --control-ui) to its dist/control-ui folder, e.g. $(npm root -g)/openclaw/dist/control-ui".into(),
+        },
+        Some((root, base)) => {
+            match ferroclaw::http::control_ui::ControlUiRoot::load(&root, base.as_deref()) {
+                Ok(_) => Check {
+                    name: "control ui",
+                    verdict: "ok",
+                    detail: format!("served from {root}"),
+                },
+                Err(e) => Check {
+                    name: "control ui",
+                    verdict: "fail",
+                    detail: e.to_string(),
+                },
+            }
+        }
+    }
+}
+
 pub async fn doctor(
     t: &Target,
     config: Result<String, String>,
     state_dir: &std::path::Path,
     channels: Vec<String>,
+    control_ui: Option<(String, Option<String>)>,
 ) -> Result<(), Failure> {
     let mut checks = Vec::new();
+    checks.push(control_ui_check(control_ui));
     match config {
         Ok(what) => checks.push(Check {
             name: "config",

@@ -1,8 +1,10 @@
 //! HTTP routes on the gateway port: admin endpoints, the OpenAI-compatible
-//! API and the web chat; every path that is not an HTTP route is a
-//! WebSocket upgrade (see `ws`).
+//! API, the web chat and (when configured) OpenClaw's Control UI; every
+//! other path is a WebSocket upgrade (see `ws`).
 
 pub mod admin;
 pub(crate) mod auth;
+pub mod control_ui;
 pub mod openai;
+pub mod ui_root;
 pub mod webchat;

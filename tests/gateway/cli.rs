@@ -249,13 +249,18 @@ async fn doctor_gives_a_verdict_per_check() {
         "OK    gateway",
         "OK    model",
         "OK    channels",
+        "OK    control ui",
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+    assert!(
+        text.contains("openclaw/dist/control-ui"),
+        "how to serve it: {text}"
+    );
     let o = run(Some(&gw), &["doctor", "--json"]).await;
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ok"], true);
-    assert_eq!(v["checks"].as_array().unwrap().len(), 5);
+    assert_eq!(v["checks"].as_array().unwrap().len(), 6);
 
     // A model that refuses the key fails its check; the others still run.
     let fake = FakeProvider::start().await;

@@ -3,6 +3,7 @@ mod approvals;
 mod chat;
 mod cli;
 mod context;
+mod control_ui;
 mod crash;
 mod delivery;
 mod devices;

@@ -1,0 +1,281 @@
+//! OpenClaw's Control UI, served from a built folder the user already has
+//! (`gateway.controlUi.root`, or `--control-ui DIR`: for example the
+//! `dist/control-ui` folder of an installed `openclaw` npm package), the way
+//! OpenClaw serves it:
+//! - under `gateway.controlUi.basePath` (default: the root); the bare base
+//!   path redirects to itself with a slash;
+//! - `index.html` for every page the single-page app routes itself (a
+//!   browser asking for HTML), with the base path stamped on `<html>` and
+//!   its `./` asset links anchored at the base path;
+//! - the folder's files as they are: `assets/*` cached for a year (their
+//!   names carry a content hash), everything else `no-cache`;
+//! - `control-ui-config.json` (and OpenClaw's two older paths for it)
+//!   behind the gateway secret, with the assistant's name and avatar and the
+//!   server version; it never carries a secret.
+//!
+//! Paths that climb out of the folder (`..`, encoded or not, NUL, `\`) are
+//! 404. WebSocket upgrades and every other HTTP route are not touched: the
+//! UI is what the default route serves to a browser when it is configured.
+
+use std::path::{Path, PathBuf};
+
+pub use super::ui_root::{ControlUiError, ControlUiRoot};
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use percent_encoding::percent_decode_str;
+use serde_json::json;
+
+use crate::state::SharedState;
+
+/// Hashed asset names never change content.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// The file a request path names inside the UI (relative, decoded), or
+/// None when it climbs out or is not a plain path.
+fn safe_relative(rel: &str) -> Option<PathBuf> {
+    let decoded = percent_decode_str(rel).decode_utf8().ok()?;
+    if decoded.contains('\0') || decoded.contains('\\') {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for part in decoded.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return None,
+            p => out.push(p),
+        }
+    }
+    Some(out)
+}
+
+/// What a request under the UI is.
+#[derive(Debug, PartialEq)]
+enum Route {
+    /// The bare base path: redirect to it with a slash.
+    Redirect(String),
+    Config,
+    /// A path inside the UI folder (relative; empty for the index).
+    File(PathBuf),
+    NotFound,
+    /// Outside the base path: not the UI's.
+    Outside,
+}
+
+fn route(base: &str, path: &str) -> Route {
+    if !base.is_empty() && path == base {
+        return Route::Redirect(format!("{base}/"));
+    }
+    let Some(rel) = path.strip_prefix(base).and_then(|r| r.strip_prefix('/')) else {
+        return Route::Outside;
+    };
+    let config = rel == "control-ui-config.json"
+        || rel == "__openclaw/control-ui-config.json"
+        || (base.is_empty() && rel == "__openclaw__/control-ui-config.json");
+    if config {
+        return Route::Config;
+    }
+    match safe_relative(rel) {
+        Some(p) => Route::File(p),
+        None => Route::NotFound,
+    }
+}
+
+fn wants_html(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"))
+}
+
+fn secured(mut res: HttpResponse) -> HttpResponse {
+    let h = res.headers_mut();
+    h.insert(
+        header::X_FRAME_OPTIONS,
+        header::HeaderValue::from_static("DENY"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    res
+}
+
+fn not_found() -> HttpResponse {
+    secured(
+        HttpResponse::NotFound()
+            .content_type("text/plain")
+            .body("Not Found"),
+    )
+}
+
+/// Serves a request to the UI, or None when it is not the UI's (the caller
+/// goes on to the WebSocket upgrade).
+pub async fn serve(req: &HttpRequest, state: &SharedState) -> Option<HttpResponse> {
+    let ui = state.control_ui.as_ref()?;
+    if req.headers().contains_key(header::UPGRADE) {
+        return None;
+    }
+    if req.method() != actix_web::http::Method::GET && req.method() != actix_web::http::Method::HEAD
+    {
+        return None;
+    }
+    let res = match route(&ui.base, req.path()) {
+        Route::Outside => return None,
+        Route::Redirect(to) => {
+            let to = match req.query_string() {
+                "" => to,
+                q => format!("{to}?{q}"),
+            };
+            secured(
+                HttpResponse::Found()
+                    .insert_header((header::LOCATION, to))
+                    .finish(),
+            )
+        }
+        Route::NotFound => not_found(),
+        Route::Config => config(req, state, &ui.base),
+        Route::File(rel) => file(req, ui, rel).await,
+    };
+    Some(res)
+}
+
+fn index(ui: &ControlUiRoot) -> HttpResponse {
+    secured(
+        HttpResponse::Ok()
+            .content_type("text/html; charset=utf-8")
+            .insert_header((header::CACHE_CONTROL, "no-cache"))
+            .body(ui.index.clone()),
+    )
+}
+
+async fn file(req: &HttpRequest, ui: &ControlUiRoot, rel: PathBuf) -> HttpResponse {
+    let is_index = rel.as_os_str().is_empty() || rel == Path::new("index.html");
+    if is_index {
+        return index(ui);
+    }
+    let (dir, wanted) = (ui.dir.clone(), ui.dir.join(&rel));
+    // Resolved off the worker: a link may not lead out of the folder.
+    let found = web::block(move || {
+        let real = wanted.canonicalize().ok()?;
+        (real.starts_with(&dir) && real.is_file()).then_some(real)
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some(path) = found else {
+        // A page the app routes itself: the browser asks for HTML.
+        return if wants_html(req) {
+            index(ui)
+        } else {
+            not_found()
+        };
+    };
+    let named = match actix_files::NamedFile::open_async(&path).await {
+        Ok(f) => f,
+        Err(_) => return not_found(),
+    };
+    let cache = if rel.starts_with("assets") {
+        IMMUTABLE
+    } else {
+        "no-cache"
+    };
+    let mut res = named
+        .use_etag(true)
+        .use_last_modified(true)
+        .disable_content_disposition()
+        .into_response(req);
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static(cache),
+    );
+    secured(res)
+}
+
+/// `control-ui-config.json`: what the UI needs before it connects. Behind
+/// the gateway secret; never carries one.
+fn config(req: &HttpRequest, state: &SharedState, base: &str) -> HttpResponse {
+    if let Err(refusal) = crate::http::auth::check_bearer(req, state, "control-ui-config.json") {
+        return secured(refusal.response());
+    }
+    let settings = state.live.settings();
+    let agent_id = settings.default_agent_id().to_string();
+    let identity = settings
+        .agents
+        .list
+        .iter()
+        .find(|a| a.id == agent_id)
+        .and_then(|a| a.identity.clone())
+        .unwrap_or_default();
+    let text = |k: &str, default: &str| {
+        identity
+            .get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .unwrap_or(default)
+            .to_string()
+    };
+    let auth_on = settings.gateway.auth.mode != ferroclaw_actors::settings::AuthMode::None;
+    secured(
+        HttpResponse::Ok()
+            .insert_header((header::CACHE_CONTROL, "no-cache"))
+            .json(json!({
+                "basePath": base,
+                "assistantName": text("name", "Assistant"),
+                "assistantAvatar": text("avatar", "A"),
+                "assistantAvatarSource": null,
+                "assistantAvatarStatus": null,
+                "assistantAvatarReason": null,
+                "assistantAgentId": agent_id,
+                "serverVersion": state.server_version,
+                "embedSandbox": "scripts",
+                "allowExternalEmbedUrls": false,
+                "automaticallyFetchFavicons": true,
+                "communityInvite": true,
+                "terminalEnabled": false,
+                "cliAgentsEnabled": false,
+                "pluginAssetsRequireAuth": auth_on,
+                "pluginFrameGrants": [],
+            })),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_route_to_the_config_the_files_or_nowhere() {
+        assert_eq!(route("", "/"), Route::File(PathBuf::new()));
+        assert_eq!(
+            route("", "/assets/app.js"),
+            Route::File("assets/app.js".into())
+        );
+        assert_eq!(route("", "/control-ui-config.json"), Route::Config);
+        assert_eq!(
+            route("", "/__openclaw__/control-ui-config.json"),
+            Route::Config
+        );
+        assert_eq!(
+            route("/ui", "/ui/__openclaw/control-ui-config.json"),
+            Route::Config
+        );
+        assert_eq!(route("/ui", "/ui"), Route::Redirect("/ui/".into()));
+        assert_eq!(route("/ui", "/other"), Route::Outside);
+        for bad in [
+            "/assets/../../etc/passwd",
+            "/assets/%2e%2e/%2e%2e/etc/passwd",
+            "/%2E%2E/secret",
+            "/assets/..%2f..%2fx",
+            "/a%00b",
+            "/a%5c..%5cb",
+        ] {
+            assert_eq!(route("", bad), Route::NotFound, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! OpenClaw's Control UI served from a built folder (issue 14, part 2):
+//! the SPA's index for a browser, assets with their cache headers, the
+//! bootstrap config behind the secret, no way out of the folder, and the
+//! WebSocket and the web chat untouched.
+
+use serde_json::{json, Value};
+
+use crate::support::process::ferroclaw;
+use crate::support::{admin, http, TestGateway, TOKEN};
+
+const INDEX: &str = r#"<!doctype html><html lang="en"><head><script type="module" src="./assets/index-abc123.js"></script><link rel="icon" href="./favicon.svg"></head><body><openclaw-app></openclaw-app></body></html>"#;
+
+/// A built UI folder: index, a hashed asset, a root file; and a secret file
+/// next to it that must never be served.
+fn ui_dir() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let ui = d.path().join("control-ui");
+    std::fs::create_dir_all(ui.join("assets")).unwrap();
+    std::fs::write(ui.join("index.html"), INDEX).unwrap();
+    std::fs::write(ui.join("assets/index-abc123.js"), "console.log('ui');").unwrap();
+    std::fs::write(ui.join("favicon.svg"), "<svg/>").unwrap();
+    std::fs::write(d.path().join("secret.txt"), "do not serve").unwrap();
+    d
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+fn gateway(ui: &tempfile::TempDir, base: Option<&str>) -> TestGateway {
+    let root = ui.path().join("control-ui").display().to_string();
+    TestGateway::with_config(json!({
+        "gateway": { "controlUi": { "root": root, "basePath": base } },
+        "agents": { "list": [{ "id": "main", "identity": { "name": "Molty", "avatar": "M" } }] },
+    }))
+}
+
+#[tokio::test]
+async fn a_browser_gets_the_app_its_assets_and_its_deep_links() {
+    let ui = ui_dir();
+    let gw = gateway(&ui, None);
+    let html = [("accept", "text/html,application/xhtml+xml")];
+    let (status, headers, body) = http(gw.addr, "GET", "/", &html).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#"<html data-openclaw-control-ui-base-path="" data-openclaw-terminal-enabled="false" lang="en">"#), "{body}");
+    assert!(body.contains(r#"src="/assets/index-abc123.js""#), "{body}");
+    assert_eq!(header(&headers, "cache-control"), Some("no-cache"));
+    assert_eq!(header(&headers, "x-frame-options"), Some("DENY"));
+    // A page the app routes itself.
+    let (status, _, deep) = http(gw.addr, "GET", "/sessions/agent%3Amain%3Amain", &html).await;
+    assert_eq!((status, deep == body), (200, true));
+    let (status, headers, js) = http(gw.addr, "GET", "/assets/index-abc123.js", &[]).await;
+    assert_eq!((status, js.as_str()), (200, "console.log('ui');"));
+    assert_eq!(
+        header(&headers, "cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    assert!(header(&headers, "content-type").is_some_and(|t| t.contains("javascript")));
+    let (status, headers, _) = http(gw.addr, "GET", "/favicon.svg", &[]).await;
+    assert_eq!(
+        (status, header(&headers, "cache-control")),
+        (200, Some("no-cache"))
+    );
+    // A missing file that is not a page is 404.
+    let (status, _, _) = http(gw.addr, "GET", "/assets/missing.js", &[]).await;
+    assert_eq!(status, 404);
+    // ferroclaw's own chat and the admin routes are untouched.
+    let (status, _, chat) = http(gw.addr, "GET", "/chat", &html).await;
+    assert_eq!(status, 200);
+    assert!(!chat.contains("data-openclaw-control-ui-base-path"));
+    let (status, _, _) = http(gw.addr, "GET", "/health", &[]).await;
+    assert_eq!(status, 200);
+    // And the WebSocket on the same path.
+    let mut c = admin(&gw).await;
+    assert_eq!(c.call("health", json!({})).await["ok"], true);
+}
+
+#[tokio::test]
+async fn no_request_reaches_a_file_outside_the_folder() {
+    let ui = ui_dir();
+    let gw = gateway(&ui, None);
+    for path in [
+        "/assets/../../secret.txt",
+        "/../secret.txt",
+        "/assets/%2e%2e/%2e%2e/secret.txt",
+        "/%2E%2E/secret.txt",
+        "/assets/..%2f..%2fsecret.txt",
+        "/assets/..%5c..%5csecret.txt",
+        "/assets/%00index.html",
+        "/assets/../../etc/passwd",
+    ] {
+        let (status, _, body) = http(gw.addr, "GET", path, &[("accept", "text/html")]).await;
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(!body.contains("do not serve"), "{path}");
+    }
+    // A link inside the folder that leads out of it.
+    let link = ui.path().join("control-ui/assets/out.txt");
+    std::os::unix::fs::symlink(ui.path().join("secret.txt"), link).unwrap();
+    let (status, _, body) = http(gw.addr, "GET", "/assets/out.txt", &[]).await;
+    assert_eq!(status, 404, "{body}");
+}
+
+#[tokio::test]
+async fn the_bootstrap_config_needs_the_secret_and_carries_none() {
+    let ui = ui_dir();
+    let gw = gateway(&ui, None);
+    for path in [
+        "/control-ui-config.json",
+        "/__openclaw/control-ui-config.json",
+        "/__openclaw__/control-ui-config.json",
+    ] {
+        let (status, _, _) = http(gw.addr, "GET", path, &[]).await;
+        assert_eq!(status, 401, "{path}");
+        let bearer = format!("Bearer {TOKEN}");
+        let (status, _, body) = http(gw.addr, "GET", path, &[("authorization", &bearer)]).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["basePath"], "");
+        assert_eq!(v["assistantName"], "Molty");
+        assert_eq!(v["assistantAvatar"], "M");
+        assert!(v["serverVersion"].as_str().is_some_and(|s| !s.is_empty()));
+        assert!(!body.contains(TOKEN), "no secret in {body}");
+    }
+}
+
+#[tokio::test]
+async fn under_a_base_path_the_app_and_its_links_move_with_it() {
+    let ui = ui_dir();
+    let gw = gateway(&ui, Some("/ui/"));
+    let (status, headers, _) = http(gw.addr, "GET", "/ui?x=1", &[]).await;
+    assert_eq!(
+        (status, header(&headers, "location")),
+        (302, Some("/ui/?x=1"))
+    );
+    let (status, _, body) = http(gw.addr, "GET", "/ui/", &[("accept", "text/html")]).await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains(r#"data-openclaw-control-ui-base-path="/ui""#),
+        "{body}"
+    );
+    assert!(
+        body.contains(r#"src="/ui/assets/index-abc123.js""#),
+        "{body}"
+    );
+    let (status, _, _) = http(gw.addr, "GET", "/ui/assets/index-abc123.js", &[]).await;
+    assert_eq!(status, 200);
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, _, body) = http(
+        gw.addr,
+        "GET",
+        "/ui/control-ui-config.json",
+        &[("authorization", &bearer)],
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["basePath"],
+        "/ui"
+    );
+    // Outside the base path the UI is not served.
+    let (status, _, _) = http(gw.addr, "GET", "/other", &[("accept", "text/html")]).await;
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn a_missing_folder_or_index_is_a_start_error_naming_the_key() {
+    let state = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    for dir in [
+        state.path().join("no-such-folder"),
+        empty.path().to_path_buf(),
+    ] {
+        let out = ferroclaw(state.path())
+            .args(["gateway", "--port", "0", "--control-ui"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains("gateway.controlUi.root"), "{stderr}");
+    }
+}
+
+/// The Control UI of the `openclaw` npm package the interop setup installs.
+fn installed_ui() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop/node_modules/openclaw/dist/control-ui");
+    assert!(
+        dir.join("index.html").exists(),
+        "{} missing: run tests/interop/setup.sh (tests/run.sh does)",
+        dir.display()
+    );
+    dir
+}
+
+#[tokio::test]
+async fn openclaws_own_built_ui_is_served_with_every_file_its_index_names() {
+    let root = installed_ui().display().to_string();
+    let gw = TestGateway::with_config(json!({ "gateway": { "controlUi": { "root": root } } }));
+    let (status, _, body) = http(gw.addr, "GET", "/", &[("accept", "text/html")]).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("<title>OpenClaw Control</title>"));
+    assert!(body.contains(r#"data-openclaw-control-ui-base-path="""#));
+    // Every local file the page links to is served.
+    let mut linked = Vec::new();
+    for attr in ["src=\"/", "href=\"/"] {
+        for (i, _) in body.match_indices(attr) {
+            let rest = &body[i + attr.len() - 1..];
+            let end = rest.find('"').unwrap();
+            linked.push(rest[..end].to_string());
+        }
+    }
+    assert!(
+        linked.iter().any(|l| l.starts_with("/assets/")),
+        "{linked:?}"
+    );
+    for path in &linked {
+        let (status, _, _) = http(gw.addr, "GET", path, &[]).await;
+        assert_eq!(status, 200, "{path}");
+    }
+}
