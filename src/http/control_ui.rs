@@ -138,7 +138,7 @@ pub async fn serve(req: &HttpRequest, state: &SharedState) -> Option<HttpRespons
             )
         }
         Route::NotFound => not_found(),
-        Route::Config => config(req, state, &ui.base),
+        Route::Config => config(req, state, &ui.base).await,
         Route::File(rel) => file(req, ui, rel).await,
     };
     Some(res)
@@ -198,27 +198,15 @@ async fn file(req: &HttpRequest, ui: &ControlUiRoot, rel: PathBuf) -> HttpRespon
 
 /// `control-ui-config.json`: what the UI needs before it connects. Behind
 /// the gateway secret; never carries one.
-fn config(req: &HttpRequest, state: &SharedState, base: &str) -> HttpResponse {
+async fn config(req: &HttpRequest, state: &SharedState, base: &str) -> HttpResponse {
     if let Err(refusal) = crate::http::auth::check_bearer(req, state, "control-ui-config.json") {
         return secured(refusal.response());
     }
     let settings = state.live.settings();
-    let agent_id = settings.default_agent_id().to_string();
-    let identity = settings
-        .agents
-        .list
-        .iter()
-        .find(|a| a.id == agent_id)
-        .and_then(|a| a.identity.clone())
-        .unwrap_or_default();
-    let text = |k: &str, default: &str| {
-        identity
-            .get(k)
-            .and_then(serde_json::Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .unwrap_or(default)
-            .to_string()
+    let agent_id = settings.default_agent_id().to_ascii_lowercase();
+    let (name, avatar) = match crate::ws::methods::agents::default_identity(state).await {
+        Some(id) => (id.name, id.avatar),
+        None => ("Assistant".to_string(), "A".to_string()),
     };
     let auth_on = settings.gateway.auth.mode != ferroclaw_actors::settings::AuthMode::None;
     secured(
@@ -226,8 +214,8 @@ fn config(req: &HttpRequest, state: &SharedState, base: &str) -> HttpResponse {
             .insert_header((header::CACHE_CONTROL, "no-cache"))
             .json(json!({
                 "basePath": base,
-                "assistantName": text("name", "Assistant"),
-                "assistantAvatar": text("avatar", "A"),
+                "assistantName": name,
+                "assistantAvatar": avatar,
                 "assistantAvatarSource": null,
                 "assistantAvatarStatus": null,
                 "assistantAvatarReason": null,

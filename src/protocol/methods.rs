@@ -35,6 +35,8 @@ pub const METHODS: &[&str] = &[
     "agent",
     "agent.wait",
     "skills.status",
+    "agents.list",
+    "agent.identity.get",
     "tools.catalog",
     "commands.list",
     "exec.approval.request",

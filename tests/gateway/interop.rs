@@ -215,3 +215,26 @@ fn openclaw_node_streams_a_chat() {
     assert_eq!(types.last(), Some(&"done"), "{types:?}");
     assert_eq!(seen["again"], "You said: and once more", "{seen}");
 }
+
+#[test]
+fn openclaw_cli_calls_the_methods_the_control_ui_needs() {
+    let gw = TestGateway::start();
+    let home = tempfile::tempdir().unwrap();
+    let agents = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "agents.list", "--json"],
+    ));
+    assert_eq!(agents["defaultId"], "main", "{agents}");
+    assert_eq!(agents["agents"][0]["identity"]["name"], "Assistant");
+    let id = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "agent.identity.get", "--json"],
+    ));
+    assert_eq!(
+        (id["agentId"].as_str(), id["nameSource"].as_str()),
+        (Some("main"), Some("default")),
+        "{id}"
+    );
+}

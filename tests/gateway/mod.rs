@@ -1,4 +1,5 @@
 mod admin_http;
+mod agents;
 mod approvals;
 mod chat;
 mod cli;

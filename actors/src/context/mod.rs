@@ -6,6 +6,7 @@
 //! changed.
 
 pub mod cache;
+pub mod identity;
 pub mod prompt;
 pub mod skills;
 

@@ -2,6 +2,7 @@
 //! duplicates, run the handler, record the response for idempotent calls,
 //! and build the `res` frame. One file per method family.
 
+pub(crate) mod agents;
 mod approvals;
 pub(crate) mod chat;
 mod config;
@@ -212,6 +213,8 @@ async fn route(
         "agent" => chat::agent(state, caller, p, &frame.id, early).await,
         "agent.wait" => chat::agent_wait(state, caller, p).await,
         "skills.status" => skills::status(state, p).await,
+        "agents.list" => agents::list(state, p).await,
+        "agent.identity.get" => agents::identity_get(state, p).await,
         "exec.approval.request" => approvals::request(state, p).await,
         "exec.approval.waitDecision" => approvals::wait_decision(state, p).await,
         "exec.approval.resolve" => approvals::resolve(state, caller, p).await,

@@ -1,0 +1,190 @@
+//! `agents.list` and `agent.identity.get` (operator.read): the agents of the
+//! config (or the implicit `main`), each with its identity as OpenClaw
+//! resolves it (config, then the workspace's `IDENTITY.md`, then the
+//! default), its workspace and its model.
+
+use std::path::PathBuf;
+
+use ferroclaw_actors::context::identity::{
+    self, AssistantIdentity, IdentityFields, IDENTITY_FILE, MAX_IDENTITY_FILE_BYTES,
+};
+use ferroclaw_actors::settings::Settings;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::chat::session_key;
+use super::{json, params, MethodResult};
+use crate::protocol::errors::ErrorShape;
+use crate::state::SharedState;
+
+/// One configured agent: its id, config entry (if any) and workspace.
+struct Agent {
+    id: String,
+    name: Option<String>,
+    config: IdentityFields,
+    workspace: PathBuf,
+    model: Option<(String, Vec<String>)>,
+}
+
+fn agents(settings: &Settings, default_workspace: &std::path::Path) -> Vec<Agent> {
+    let mut out: Vec<Agent> = settings
+        .agents
+        .list
+        .iter()
+        .map(|a| Agent {
+            id: a.id.to_ascii_lowercase(),
+            name: a.name.clone(),
+            config: IdentityFields::from_config(a.identity.as_ref()),
+            workspace: a
+                .workspace
+                .as_deref()
+                .map(|w| ferroclaw_actors::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
+                .unwrap_or_else(|| default_workspace.to_path_buf()),
+            model: a
+                .model
+                .as_ref()
+                .map(|m| (m.primary().to_string(), m.fallbacks().to_vec())),
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(Agent {
+            id: settings.default_agent_id().to_ascii_lowercase(),
+            name: None,
+            config: IdentityFields::default(),
+            workspace: default_workspace.to_path_buf(),
+            model: None,
+        });
+    }
+    out
+}
+
+/// `IDENTITY.md` of a workspace (None when missing, too large or unreadable).
+fn read_identity_file(workspace: &std::path::Path) -> Option<IdentityFields> {
+    let path = workspace.join(IDENTITY_FILE);
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_IDENTITY_FILE_BYTES {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(IdentityFields::from_markdown(&text))
+}
+
+/// Every agent's identity, reading the workspace files on the blocking pool.
+async fn identities(state: &SharedState) -> Result<Vec<(Agent, AssistantIdentity)>, ErrorShape> {
+    let settings = state.live.settings();
+    let list = agents(&settings, &state.gateway.context.workspace);
+    actix_web::rt::task::spawn_blocking(move || {
+        list.into_iter()
+            .map(|a| {
+                let file = read_identity_file(&a.workspace);
+                let id = identity::resolve(&a.id, &a.config, file.as_ref());
+                (a, id)
+            })
+            .collect()
+    })
+    .await
+    .map_err(|_| ErrorShape::unavailable("cannot read the agents' workspaces"))
+}
+
+fn identity_json(id: &AssistantIdentity) -> Value {
+    let mut v = json!({
+        "agentId": id.agent_id, "name": id.name, "nameSource": id.name_source.as_str(),
+        "avatar": id.avatar,
+    });
+    if let Some(e) = &id.emoji {
+        v["emoji"] = json!(e);
+    }
+    v
+}
+
+/// `agents.list`: `{defaultId, mainKey, scope, agents: [...]}`.
+pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
+    if !(p.is_null() || p.as_object().is_some_and(|o| o.is_empty())) {
+        return Err(ErrorShape::invalid(
+            "invalid agents.list params: must NOT have additional properties",
+        ));
+    }
+    let default_id = state
+        .live
+        .settings()
+        .default_agent_id()
+        .to_ascii_lowercase();
+    let rows: Vec<Value> = identities(state)
+        .await?
+        .iter()
+        .map(|(a, id)| {
+            let mut row = json!({
+                "id": a.id,
+                "identity": { "name": id.name, "avatar": id.avatar },
+                "workspace": a.workspace.display().to_string(),
+            });
+            if let Some(e) = &id.emoji {
+                row["identity"]["emoji"] = json!(e);
+            }
+            if let Some(n) = &a.name {
+                row["name"] = json!(n);
+            }
+            if let Some((primary, fallbacks)) = &a.model {
+                row["model"] = json!({ "primary": primary, "fallbacks": fallbacks });
+            }
+            row
+        })
+        .collect();
+    json(
+        json!({ "defaultId": default_id, "mainKey": "main", "scope": "per-sender", "agents": rows }),
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct IdentityParams {
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    session_key: Option<String>,
+}
+
+/// `agent.identity.get {agentId?, sessionKey?}`: one agent's identity (the
+/// session's agent, else the named one, else the default).
+pub async fn identity_get(state: &SharedState, p: &Value) -> MethodResult {
+    let p: IdentityParams = if p.is_null() {
+        IdentityParams {
+            agent_id: None,
+            session_key: None,
+        }
+    } else {
+        params("agent.identity.get", p)?
+    };
+    let wanted = match (&p.session_key, &p.agent_id) {
+        (Some(k), _) if !k.trim().is_empty() => session_key(state, k)?.agent_id().to_string(),
+        (_, Some(a)) if !a.trim().is_empty() => a.trim().to_ascii_lowercase(),
+        _ => state
+            .live
+            .settings()
+            .default_agent_id()
+            .to_ascii_lowercase(),
+    };
+    let all = identities(state).await?;
+    let found = all
+        .iter()
+        .find(|(a, _)| a.id == wanted)
+        .map(|(_, id)| id.clone());
+    // An agent the config does not list still gets the default identity.
+    let id = found.unwrap_or_else(|| identity::resolve(&wanted, &IdentityFields::default(), None));
+    json(identity_json(&id))
+}
+
+/// The default agent's identity (the Control UI's bootstrap config).
+pub async fn default_identity(state: &SharedState) -> Option<AssistantIdentity> {
+    let default_id = state
+        .live
+        .settings()
+        .default_agent_id()
+        .to_ascii_lowercase();
+    identities(state)
+        .await
+        .ok()?
+        .into_iter()
+        .find(|(a, _)| a.id == default_id)
+        .map(|(_, id)| id)
+}

@@ -1,0 +1,108 @@
+//! `agents.list` and `agent.identity.get` (issue 14, part of 4): the
+//! agents of the config, each identity from the config, then the
+//! workspace's IDENTITY.md, then the default.
+
+use serde_json::json;
+
+use crate::support::{admin, TestGateway};
+
+#[tokio::test]
+async fn without_agents_in_the_config_main_is_listed_with_the_default_identity() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let r = c.call("agents.list", json!({})).await;
+    assert_eq!(r["ok"], true, "{r}");
+    let p = &r["payload"];
+    assert_eq!(
+        (
+            p["defaultId"].as_str(),
+            p["mainKey"].as_str(),
+            p["scope"].as_str()
+        ),
+        (Some("main"), Some("main"), Some("per-sender"))
+    );
+    let agents = p["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 1);
+    assert_eq!(agents[0]["id"], "main");
+    assert_eq!(
+        agents[0]["identity"],
+        json!({"name": "Assistant", "avatar": "A"})
+    );
+    assert!(agents[0]["workspace"]
+        .as_str()
+        .is_some_and(|w| w.ends_with("workspace")));
+    let r = c.call("agent.identity.get", json!({})).await;
+    assert_eq!(
+        r["payload"],
+        json!({"agentId": "main", "name": "Assistant", "nameSource": "default", "avatar": "A"})
+    );
+    let bad = c.call("agents.list", json!({"x": 1})).await;
+    assert_eq!(bad["error"]["code"], "INVALID_REQUEST", "{bad}");
+    let bad = c.call("agent.identity.get", json!({"who": "me"})).await;
+    assert_eq!(bad["error"]["code"], "INVALID_REQUEST", "{bad}");
+}
+
+#[tokio::test]
+async fn identities_come_from_the_config_then_identity_md() {
+    let gw = TestGateway::with_files(
+        json!({ "agents": { "list": [
+            { "id": "main", "default": true },
+            { "id": "ops", "name": "Operations", "identity": { "name": "Opsy", "emoji": "🛠" },
+              "model": { "primary": "offline/echo", "fallbacks": [] } },
+        ] } }),
+        &[(
+            "workspace/IDENTITY.md",
+            "# IDENTITY.md\n\n- **Name:** Molty\n- **Emoji:** 🦞\n- **Avatar:** _(workspace-relative path, http(s) URL, or data URI)_\n",
+        )],
+    );
+    let mut c = admin(&gw).await;
+    let r = c.call("agents.list", json!({})).await;
+    let agents = r["payload"]["agents"].as_array().unwrap().clone();
+    assert_eq!(
+        agents[0]["identity"],
+        json!({"name": "Molty", "avatar": "🦞", "emoji": "🦞"})
+    );
+    assert_eq!(agents[1]["name"], "Operations");
+    assert_eq!(agents[1]["identity"]["name"], "Opsy");
+    assert_eq!(agents[1]["model"]["primary"], "offline/echo");
+    let r = c
+        .call(
+            "agent.identity.get",
+            json!({"sessionKey": "agent:ops:main"}),
+        )
+        .await;
+    assert_eq!(
+        (
+            r["payload"]["agentId"].as_str(),
+            r["payload"]["nameSource"].as_str()
+        ),
+        (Some("ops"), Some("agent"))
+    );
+    let r = c
+        .call("agent.identity.get", json!({"agentId": "main"}))
+        .await;
+    assert_eq!(
+        (
+            r["payload"]["name"].as_str(),
+            r["payload"]["nameSource"].as_str()
+        ),
+        (Some("Molty"), Some("workspace"))
+    );
+    // The hello-ok discovery list names them.
+    let mut fresh = crate::support::Client::connect(&gw.ws_url()).await;
+    let hello = fresh
+        .handshake(crate::support::connect_params(
+            "cli",
+            "cli",
+            &["operator.read"],
+            Some(crate::support::TOKEN),
+        ))
+        .await;
+    let methods = hello["payload"]["features"]["methods"]
+        .as_array()
+        .unwrap()
+        .clone();
+    for m in ["agents.list", "agent.identity.get"] {
+        assert!(methods.iter().any(|x| x == m), "{m}");
+    }
+}
