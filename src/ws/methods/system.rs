@@ -221,6 +221,34 @@ pub async fn logs_tail(state: &SharedState, p: &Value) -> MethodResult {
     json(out)
 }
 
+/// A line of ferroclaw's log (tracing's JSON: `timestamp`, `level`,
+/// `fields.message`, `target`, `span(s)`) in the shape OpenClaw's log
+/// viewers read (`time`, `level`, `subsystem`, `message`, then the other
+/// fields); any other line as it is.
+fn openclaw_line(line: &str) -> String {
+    let Ok(Value::Object(mut v)) = serde_json::from_str::<Value>(line) else {
+        return line.to_string();
+    };
+    let (Some(Value::String(time)), Some(Value::Object(mut fields))) =
+        (v.remove("timestamp"), v.remove("fields"))
+    else {
+        return line.to_string();
+    };
+    let mut out = serde_json::Map::new();
+    out.insert("time".into(), json!(time));
+    if let Some(Value::String(level)) = v.remove("level") {
+        out.insert("level".into(), json!(level.to_ascii_lowercase()));
+    }
+    if let Some(target) = v.remove("target") {
+        out.insert("subsystem".into(), target);
+    }
+    let message = fields.remove("message").unwrap_or(json!(""));
+    out.insert("message".into(), message);
+    out.extend(fields);
+    out.extend(v);
+    Value::Object(out).to_string()
+}
+
 fn tail(
     path: &std::path::Path,
     cursor: Option<u64>,
@@ -262,6 +290,7 @@ fn tail(
         lines.drain(..lines.len() - limit);
         truncated = true;
     }
+    let lines: Vec<String> = lines.into_iter().map(openclaw_line).collect();
     let mut out = json!({
         "file": file_name,
         "cursor": end - consumed_tail as u64,
@@ -280,6 +309,21 @@ fn tail(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_lines_get_the_shape_openclaws_viewers_read() {
+        let line = r#"{"timestamp":"2026-11-24T07:05:31.97Z","level":"INFO","fields":{"message":"gateway listening","addr":"127.0.0.1:1"},"target":"ferroclaw","span":{"conn_id":"c1","name":"conn"}}"#;
+        let v: Value = serde_json::from_str(&openclaw_line(line)).unwrap();
+        assert_eq!(v["time"], "2026-11-24T07:05:31.97Z");
+        assert_eq!(v["level"], "info");
+        assert_eq!(v["subsystem"], "ferroclaw");
+        assert_eq!(v["message"], "gateway listening");
+        assert_eq!(v["addr"], "127.0.0.1:1");
+        assert_eq!(v["span"]["conn_id"], "c1");
+        for other in ["{\"msg\":\"one\"}", "not json", "[1]"] {
+            assert_eq!(openclaw_line(other), other);
+        }
+    }
 
     #[test]
     fn tail_reads_complete_lines_and_follows_a_cursor() {
