@@ -291,3 +291,30 @@ async fn sandboxed_exec_has_no_network_and_its_own_workspace() {
     );
     assert!(gw.state_dir().join("sandboxes").is_dir());
 }
+
+#[tokio::test]
+async fn the_approvals_view_says_what_is_in_force() {
+    // The Control UI shows `resolvedDefaults`: the config's tools.exec met
+    // with the file's defaults, never a policy that is not in force.
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let got = c.call("exec.approvals.get", json!({})).await["payload"].clone();
+    assert_eq!(
+        got["resolvedDefaults"],
+        json!({"security": "full", "ask": "off", "askFallback": "deny", "autoAllowSkills": false})
+    );
+    let file = json!({"version": 1, "defaults": {"security": "allowlist", "ask": "on-miss"}});
+    let set = c
+        .call(
+            "exec.approvals.set",
+            json!({"file": file, "baseHash": got["hash"]}),
+        )
+        .await;
+    assert_eq!(
+        set["payload"]["resolvedDefaults"]["security"], "allowlist",
+        "{set}"
+    );
+    assert_eq!(set["payload"]["resolvedDefaults"]["ask"], "on-miss");
+    let again = c.call("exec.approvals.get", json!({})).await["payload"].clone();
+    assert_eq!(again["hash"], set["payload"]["hash"]);
+}

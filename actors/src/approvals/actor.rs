@@ -333,14 +333,19 @@ impl Handler<WaitDecision> for ApprovalsActor {
 
 impl Handler<GetApprovals> for ApprovalsActor {
     type Result = MessageResult<GetApprovals>;
-    fn handle(&mut self, _: GetApprovals, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: GetApprovals, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        MessageResult((
-            self.path.display().to_string(),
-            self.on_disk,
-            hash_of(&self.file),
-            self.file.clone(),
-        ))
+        // No agent is named "": only the file's defaults apply.
+        let (security, ask, ask_fallback) = self.effective("", msg.policy);
+        MessageResult(ApprovalsView {
+            path: self.path.display().to_string(),
+            exists: self.on_disk,
+            hash: hash_of(&self.file),
+            file: self.file.clone(),
+            security,
+            ask,
+            ask_fallback,
+        })
     }
 }
 

@@ -95,10 +95,26 @@ pub struct WaitDecision {
     pub id: String,
 }
 
-/// `exec.approvals.get`. Reply: (path, exists, hash, file).
+/// `exec.approvals.get`: the file, and the defaults in force when `policy`
+/// (the config's exec settings) meets the file's. Reply: the view.
 #[derive(Debug, Message)]
-#[rtype(result = "(String, bool, String, Value)")]
-pub struct GetApprovals;
+#[rtype(result = "ApprovalsView")]
+pub struct GetApprovals {
+    pub policy: ExecPolicy,
+}
+
+/// The approvals file and what is in force.
+#[derive(Debug, Clone)]
+pub struct ApprovalsView {
+    pub path: String,
+    pub exists: bool,
+    pub hash: String,
+    pub file: Value,
+    /// The stricter of the config's and the file's defaults.
+    pub security: Security,
+    pub ask: Ask,
+    pub ask_fallback: Security,
+}
 
 /// `exec.approvals.set` (optimistic: `base_hash` must match). Reply: the new hash.
 #[derive(Debug, Message)]

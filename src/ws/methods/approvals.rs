@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use ferroclaw_actors::approvals::{
-    ApprovalError, Decision, GetApprovals, RequestApproval, ResolveApproval, SetApprovals,
-    WaitDecision,
+    ApprovalError, Decision, ExecPolicy, GetApprovals, Host, RequestApproval, ResolveApproval,
+    SetApprovals, WaitDecision,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -122,14 +122,32 @@ pub async fn resolve(state: &SharedState, caller: &Caller, p: &Value) -> MethodR
     json(json!({ "ok": true, "id": p.id, "decision": decision.as_str() }))
 }
 
-pub async fn get(state: &SharedState) -> MethodResult {
-    let (path, exists, hash, file) = state
+/// The file and `resolvedDefaults`: what is in force by default, the
+/// config's `tools.exec` met with the file's defaults.
+async fn view(state: &SharedState) -> Result<Value, ErrorShape> {
+    let d = &state.gateway.tool_policy.exec;
+    let policy = ExecPolicy {
+        host: d.host.unwrap_or(Host::Gateway),
+        security: d.security,
+        ask: d.ask,
+    };
+    let v = state
         .gateway
         .approvals
-        .send(GetApprovals)
+        .send(GetApprovals { policy })
         .await
         .map_err(down)?;
-    json(json!({ "path": path, "exists": exists, "hash": hash, "file": file }))
+    Ok(json!({
+        "path": v.path, "exists": v.exists, "hash": v.hash, "file": v.file,
+        "resolvedDefaults": {
+            "security": v.security.as_str(), "ask": v.ask.as_str(),
+            "askFallback": v.ask_fallback.as_str(), "autoAllowSkills": false,
+        },
+    }))
+}
+
+pub async fn get(state: &SharedState) -> MethodResult {
+    json(view(state).await?)
 }
 
 #[derive(Deserialize)]
@@ -152,11 +170,7 @@ pub async fn set(state: &SharedState, p: &Value) -> MethodResult {
         .await
         .map_err(down)?
         .map_err(failed)?;
-    let (path, exists, _, file) = state
-        .gateway
-        .approvals
-        .send(GetApprovals)
-        .await
-        .map_err(down)?;
-    json(json!({ "path": path, "exists": exists, "hash": hash, "file": file }))
+    let mut out = view(state).await?;
+    out["hash"] = json!(hash);
+    json(out)
 }
