@@ -434,3 +434,48 @@ async fn nodes_need_a_device_identity() {
     assert_eq!(res["error"]["code"], "NOT_PAIRED");
     assert_eq!(res["error"]["message"], "device identity required");
 }
+
+#[tokio::test]
+async fn the_pairing_list_says_which_paired_devices_are_connected() {
+    // The Control UI lists itself among the paired devices: connected while
+    // its socket is open, not after.
+    let gw = TestGateway::start();
+    let mut op = admin(&gw).await;
+    let dev = Device::new(7);
+    let mut ui = Client::connect(&gw.ws_url()).await;
+    let nonce = ui.nonce();
+    let res = ui
+        .handshake(dev.connect_params(
+            "openclaw-control-ui",
+            "webchat",
+            "operator",
+            CLI_SCOPES,
+            Some(TOKEN),
+            &nonce,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    let connected = |list: &serde_json::Value| {
+        list["payload"]["paired"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["deviceId"] == dev.id.as_str())
+            .map(|d| d["connected"].clone())
+    };
+    let list = op.call("device.pair.list", json!({})).await;
+    assert_eq!(connected(&list), Some(json!(true)), "{list}");
+    drop(ui);
+    let mut last = None;
+    for _ in 0..100 {
+        let list = op.call("device.pair.list", json!({})).await;
+        last = connected(&list);
+        if last == Some(json!(false)) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(last, Some(json!(false)), "offline once its socket is gone");
+}

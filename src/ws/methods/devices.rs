@@ -17,8 +17,9 @@ fn down<E>(_: E) -> ErrorShape {
     ErrorShape::unavailable("device registry unavailable").retry_after(1000)
 }
 
-/// A paired device as listed: tokens summarised, never their values.
-fn public(rec: &DeviceRecord) -> Value {
+/// A paired device as listed: tokens summarised, never their values;
+/// `connected` (in the list) says whether a socket signed in as it is open.
+fn public(rec: &DeviceRecord, connected: Option<bool>) -> Value {
     let mut v = serde_json::to_value(rec).unwrap_or(Value::Null);
     let tokens: Vec<Value> = rec
         .tokens
@@ -26,6 +27,9 @@ fn public(rec: &DeviceRecord) -> Value {
         .map(|t| json!({ "role": t.role, "scopes": t.scopes, "issuedAtMs": t.issued_at_ms }))
         .collect();
     v["tokens"] = json!(tokens);
+    if let Some(c) = connected {
+        v["connected"] = json!(c);
+    }
     v
 }
 
@@ -35,7 +39,22 @@ pub async fn list(state: &SharedState) -> MethodResult {
         .await
         .map_err(down)?
         .map_err(store_err)?;
-    json(json!({ "pending": pending, "paired": paired.iter().map(public).collect::<Vec<_>>() }))
+    // Open sockets signed in as a device have a presence row naming it.
+    let rows = gw
+        .presence
+        .send(ferroclaw_actors::presence::ListPresence)
+        .await
+        .unwrap_or_default();
+    let online: std::collections::HashSet<String> = rows
+        .into_iter()
+        .filter(|r| r.reason.as_deref() == Some("connect"))
+        .filter_map(|r| r.device_id)
+        .collect();
+    let paired: Vec<Value> = paired
+        .iter()
+        .map(|d| public(d, Some(online.contains(&d.device_id))))
+        .collect();
+    json(json!({ "pending": pending, "paired": paired }))
 }
 
 #[derive(Deserialize)]
@@ -69,7 +88,7 @@ pub async fn approve(state: &SharedState, p: &Value) -> MethodResult {
             "requestId": req.request_id, "deviceId": req.device_id, "decision": "approved", "ts": ferroclaw_actors::now_ms(),
         }),
     );
-    json(json!({ "requestId": req.request_id, "device": public(&rec) }))
+    json(json!({ "requestId": req.request_id, "device": public(&rec, None) }))
 }
 
 pub async fn reject(state: &SharedState, p: &Value) -> MethodResult {
