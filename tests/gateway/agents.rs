@@ -106,3 +106,23 @@ async fn identities_come_from_the_config_then_identity_md() {
         assert!(methods.iter().any(|x| x == m), "{m}");
     }
 }
+
+#[tokio::test]
+async fn system_info_describes_the_gateway_host() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let r = c.call("system.info", json!({})).await;
+    assert_eq!(r["ok"], true, "{r}");
+    let p = &r["payload"];
+    assert_eq!(p["pid"], std::process::id(), "the in-process gateway");
+    assert!(p["hostname"].as_str().is_some_and(|h| !h.is_empty()));
+    assert_eq!(p["platform"], std::env::consts::OS);
+    assert!(p["cpuCount"].as_u64().is_some_and(|n| n >= 1));
+    assert!(p["memoryTotalBytes"].as_u64().is_some_and(|n| n > 0));
+    assert!(p["uptimeMs"].is_u64() && p["processInstanceId"].is_string());
+    assert!(p["osLabel"]
+        .as_str()
+        .is_some_and(|l| l.starts_with("Linux")));
+    let bad = c.call("system.info", json!({"x": 1})).await;
+    assert_eq!(bad["error"]["code"], "INVALID_REQUEST");
+}

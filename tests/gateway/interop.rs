@@ -237,4 +237,10 @@ fn openclaw_cli_calls_the_methods_the_control_ui_needs() {
         (Some("main"), Some("default")),
         "{id}"
     );
+    let info = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "system.info", "--json"],
+    ));
+    assert!(info["cpuCount"].as_u64().is_some_and(|n| n >= 1), "{info}");
 }

@@ -7,6 +7,7 @@ mod approvals;
 pub(crate) mod chat;
 mod config;
 mod devices;
+mod host;
 mod sessions;
 mod skills;
 mod system;
@@ -214,6 +215,7 @@ async fn route(
         "agent.wait" => chat::agent_wait(state, caller, p).await,
         "skills.status" => skills::status(state, p).await,
         "agents.list" => agents::list(state, p).await,
+        "system.info" => host::info(state, p).await,
         "agent.identity.get" => agents::identity_get(state, p).await,
         "exec.approval.request" => approvals::request(state, p).await,
         "exec.approval.waitDecision" => approvals::wait_decision(state, p).await,
