@@ -1,4 +1,5 @@
-//! `agents.list` and `agent.identity.get` (issue 14, part of 4): the
+//! `agents.list`, `agent.identity.get`, `system.info`, `diagnostics.lanes`
+//! and `last-heartbeat` (issue 14, part of 4). Identities: the
 //! agents of the config, each identity from the config, then the
 //! workspace's IDENTITY.md, then the default.
 
@@ -124,5 +125,34 @@ async fn system_info_describes_the_gateway_host() {
         .as_str()
         .is_some_and(|l| l.starts_with("Linux")));
     let bad = c.call("system.info", json!({"x": 1})).await;
+    assert_eq!(bad["error"]["code"], "INVALID_REQUEST");
+}
+
+#[tokio::test]
+async fn lane_diagnostics_come_from_the_lanes_and_there_is_no_heartbeat_yet() {
+    let gw = TestGateway::with_config(json!({ "agents": { "defaults": { "maxConcurrent": 3 } } }));
+    let mut c = admin(&gw).await;
+    let r = c.call("diagnostics.lanes", json!({})).await;
+    assert_eq!(r["ok"], true, "{r}");
+    let lanes = r["payload"]["lanes"].as_array().unwrap();
+    let names: Vec<&str> = lanes.iter().map(|l| l["lane"].as_str().unwrap()).collect();
+    assert_eq!(names, ["cron", "main", "nested", "subagent"]);
+    let main = &lanes[1];
+    assert_eq!(
+        (
+            main["maxConcurrent"].as_u64(),
+            main["activeCount"].as_u64(),
+            main["queuedCount"].as_u64()
+        ),
+        (Some(3), Some(0), Some(0))
+    );
+    assert!(r["payload"]["ts"].is_u64() && r["payload"]["dynamic"].is_null());
+    let hb = c.call("last-heartbeat", json!({})).await;
+    assert_eq!(
+        (hb["ok"].clone(), hb["payload"].clone()),
+        (json!(true), json!(null)),
+        "{hb}"
+    );
+    let bad = c.call("diagnostics.lanes", json!({"x": 1})).await;
     assert_eq!(bad["error"]["code"], "INVALID_REQUEST");
 }

@@ -243,4 +243,10 @@ fn openclaw_cli_calls_the_methods_the_control_ui_needs() {
         &["gateway", "call", "system.info", "--json"],
     ));
     assert!(info["cpuCount"].as_u64().is_some_and(|n| n >= 1), "{info}");
+    let lanes = ok_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "diagnostics.lanes", "--json"],
+    ));
+    assert_eq!(lanes["lanes"][1]["lane"], "main", "{lanes}");
 }

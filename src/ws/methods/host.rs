@@ -1,7 +1,9 @@
 //! `system.info` (operator.read): the gateway host as OpenClaw's Control UI
 //! shows it: names, OS, CPUs, load, memory, the process and its uptime.
 //! Read from `/proc` on the blocking pool; fields a host does not have are
-//! left out (they are optional in OpenClaw's schema).
+//! left out (they are optional in OpenClaw's schema). `diagnostics.lanes`:
+//! each lane's slots from the lane actors. `last-heartbeat`: none yet
+//! (heartbeats come with the automation issue).
 
 use std::sync::OnceLock;
 
@@ -79,11 +81,7 @@ fn host_facts() -> Value {
 }
 
 pub async fn info(state: &SharedState, p: &Value) -> MethodResult {
-    if !(p.is_null() || p.as_object().is_some_and(|o| o.is_empty())) {
-        return Err(ErrorShape::invalid(
-            "invalid system.info params: must NOT have additional properties",
-        ));
-    }
+    empty_params("system.info", p)?;
     let mut v = actix_web::rt::task::spawn_blocking(host_facts)
         .await
         .map_err(|_| ErrorShape::unavailable("cannot read the host facts"))?;
@@ -94,6 +92,46 @@ pub async fn info(state: &SharedState, p: &Value) -> MethodResult {
     v["processInstanceId"] = json!(instance_id());
     v["uptimeMs"] = json!(state.gateway.metrics.started.elapsed().as_millis() as u64);
     json(v)
+}
+
+fn empty_params(method: &str, p: &Value) -> Result<(), ErrorShape> {
+    if p.is_null() || p.as_object().is_some_and(|o| o.is_empty()) {
+        Ok(())
+    } else {
+        Err(ErrorShape::invalid(format!(
+            "invalid {method} params: must NOT have additional properties"
+        )))
+    }
+}
+
+/// `diagnostics.lanes`: `{ts, lanes: [{lane, queuedCount, activeCount,
+/// maxConcurrent, draining, generation, blockedBy}], dynamic}`, lanes by name.
+pub async fn lanes(state: &SharedState, p: &Value) -> MethodResult {
+    empty_params("diagnostics.lanes", p)?;
+    let l = &state.gateway.lanes;
+    let mut rows = Vec::new();
+    for (name, addr) in [
+        ("cron", &l.cron),
+        ("main", &l.main),
+        ("nested", &l.nested),
+        ("subagent", &l.subagent),
+    ] {
+        let st = addr
+            .send(ferroclaw_actors::lane::GetLaneStatus)
+            .await
+            .map_err(|_| ErrorShape::unavailable("lanes unavailable").retry_after(1000))?;
+        rows.push(json!({
+            "lane": name, "queuedCount": st.queued, "activeCount": st.active,
+            "maxConcurrent": st.max, "draining": false, "generation": 0, "blockedBy": null,
+        }));
+    }
+    json(json!({ "ts": ferroclaw_actors::now_ms(), "lanes": rows, "dynamic": null }))
+}
+
+/// `last-heartbeat`: the last heartbeat event; there are none yet.
+pub fn last_heartbeat(p: &Value) -> MethodResult {
+    empty_params("last-heartbeat", p)?;
+    json(Value::Null)
 }
 
 #[cfg(test)]

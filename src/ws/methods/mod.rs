@@ -216,6 +216,8 @@ async fn route(
         "skills.status" => skills::status(state, p).await,
         "agents.list" => agents::list(state, p).await,
         "system.info" => host::info(state, p).await,
+        "diagnostics.lanes" => host::lanes(state, p).await,
+        "last-heartbeat" => host::last_heartbeat(p),
         "agent.identity.get" => agents::identity_get(state, p).await,
         "exec.approval.request" => approvals::request(state, p).await,
         "exec.approval.waitDecision" => approvals::wait_decision(state, p).await,
