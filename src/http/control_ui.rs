@@ -13,6 +13,8 @@
 //!   behind the gateway secret, with the assistant's name and avatar and the
 //!   server version; it never carries a secret.
 //!
+//! Every response carries OpenClaw's Content-Security-Policy; the index's
+//! allows its own inline scripts by hash and sockets to the gateway's host.
 //! Paths that climb out of the folder (`..`, encoded or not, NUL, `\`) are
 //! 404. WebSocket upgrades and every other HTTP route are not touched: the
 //! UI is what the default route serves to a browser when it is configured.
@@ -88,8 +90,15 @@ fn wants_html(req: &HttpRequest) -> bool {
         .is_some_and(|a| a.contains("text/html"))
 }
 
-fn secured(mut res: HttpResponse) -> HttpResponse {
+fn secured(res: HttpResponse) -> HttpResponse {
+    with_csp(res, &super::ui_root::content_security_policy(&[], None))
+}
+
+fn with_csp(mut res: HttpResponse, csp: &str) -> HttpResponse {
     let h = res.headers_mut();
+    if let Ok(v) = header::HeaderValue::from_str(csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
     h.insert(
         header::X_FRAME_OPTIONS,
         header::HeaderValue::from_static("DENY"),
@@ -144,19 +153,26 @@ pub async fn serve(req: &HttpRequest, state: &SharedState) -> Option<HttpRespons
     Some(res)
 }
 
-fn index(ui: &ControlUiRoot) -> HttpResponse {
-    secured(
+/// The app's page, with the policy that allows its own inline scripts.
+fn index(req: &HttpRequest, ui: &ControlUiRoot) -> HttpResponse {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    let csp = super::ui_root::content_security_policy(&ui.script_hashes, host);
+    with_csp(
         HttpResponse::Ok()
             .content_type("text/html; charset=utf-8")
             .insert_header((header::CACHE_CONTROL, "no-cache"))
             .body(ui.index.clone()),
+        &csp,
     )
 }
 
 async fn file(req: &HttpRequest, ui: &ControlUiRoot, rel: PathBuf) -> HttpResponse {
     let is_index = rel.as_os_str().is_empty() || rel == Path::new("index.html");
     if is_index {
-        return index(ui);
+        return index(req, ui);
     }
     let (dir, wanted) = (ui.dir.clone(), ui.dir.join(&rel));
     // Resolved off the worker: a link may not lead out of the folder.
@@ -170,7 +186,7 @@ async fn file(req: &HttpRequest, ui: &ControlUiRoot, rel: PathBuf) -> HttpRespon
     let Some(path) = found else {
         // A page the app routes itself: the browser asks for HTML.
         return if wants_html(req) {
-            index(ui)
+            index(req, ui)
         } else {
             not_found()
         };

@@ -18,6 +18,8 @@ pub struct ControlUiRoot {
     pub(crate) base: String,
     /// `index.html` with the base path stamped in.
     pub(crate) index: String,
+    /// `sha256-...` of each inline script of the index (its CSP allows them).
+    pub(crate) script_hashes: Vec<String>,
 }
 
 /// Why a configured Control UI folder cannot be served.
@@ -46,8 +48,10 @@ impl ControlUiRoot {
         let index = std::fs::read_to_string(canonical.join("index.html"))
             .map_err(|e| fail(format!("no readable index.html: {e}")))?;
         let base = normalize_base(base_path);
+        let index = stamp_index(&index, &base);
         Ok(ControlUiRoot {
-            index: stamp_index(&index, &base),
+            script_hashes: inline_script_hashes(&index),
+            index,
             dir: canonical,
             base,
         })
@@ -61,6 +65,78 @@ fn normalize_base(raw: Option<&str>) -> String {
     } else {
         format!("/{trimmed}")
     }
+}
+
+/// `sha256-<base64>` of every inline `<script>` (one without `src`) with
+/// content, as a Content-Security-Policy `script-src` source allows it.
+pub(crate) fn inline_script_hashes(html: &str) -> Vec<String> {
+    use base64::Engine;
+    use sha2::Digest;
+    let lower = html.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = lower[at..].find("<script") {
+        let open = at + i;
+        let Some(gt) = lower[open..].find('>').map(|g| open + g) else {
+            break;
+        };
+        let Some(close) = lower[gt..].find("</script").map(|c| gt + c) else {
+            break;
+        };
+        let tag = &lower[open + "<script".len()..gt];
+        let has_src = tag
+            .split(|c: char| c.is_whitespace())
+            .any(|attr| attr == "src" || attr.starts_with("src="));
+        let content = &html[gt + 1..close];
+        if !has_src && !content.is_empty() {
+            let digest = sha2::Sha256::digest(content.as_bytes());
+            let b64 = base64::engine::general_purpose::STANDARD.encode(digest);
+            out.push(format!("sha256-{b64}"));
+        }
+        at = close + "</script".len();
+    }
+    out
+}
+
+/// OpenClaw's Control UI policy: scripts from the gateway and the index's
+/// own inline scripts only; sockets to the gateway's host.
+pub(crate) fn content_security_policy(script_hashes: &[String], host: Option<&str>) -> String {
+    let mut scripts = vec!["'self'".to_string()];
+    scripts.extend(script_hashes.iter().map(|h| format!("'{h}'")));
+    let mut connect = vec![
+        "'self'".to_string(),
+        "ws:".into(),
+        "wss:".into(),
+        "data:".into(),
+        "https://api.openai.com".into(),
+        "https://tweakcn.com".into(),
+    ];
+    let hostname = host
+        .map(|h| h.rsplit_once(':').map_or(h, |(name, _)| name))
+        .filter(|h| {
+            !h.is_empty()
+                && h.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-[]:".contains(c))
+        });
+    if let Some(name) = hostname {
+        connect.push(format!("http://{name}:*"));
+        connect.push(format!("https://{name}:*"));
+    }
+    [
+        "default-src 'self'".to_string(),
+        "base-uri 'none'".into(),
+        "object-src 'none'".into(),
+        "frame-ancestors 'none'".into(),
+        "frame-src 'self' http: https:".into(),
+        format!("script-src {}", scripts.join(" ")),
+        "style-src 'self' 'unsafe-inline' https://fonts.googleapis.com".into(),
+        "img-src 'self' data: blob: https:".into(),
+        "media-src 'self' data: blob:".into(),
+        "font-src 'self' https://fonts.gstatic.com".into(),
+        "worker-src 'self'".into(),
+        format!("connect-src {}", connect.join(" ")),
+    ]
+    .join("; ")
 }
 
 /// The base path on `<html>`, and `./` links anchored at it.
@@ -85,6 +161,24 @@ fn stamp_index(html: &str, base: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inline_scripts_are_hashed_and_linked_ones_are_not() {
+        let html = "<html><script data-cfasync=\"false\">var a = 1;</script><script type=\"module\" src=\"/assets/a.js\"></script><SCRIPT></SCRIPT></html>";
+        let hashes = inline_script_hashes(html);
+        // sha256("var a = 1;"), as `openssl dgst -sha256 -binary | base64` gives.
+        assert_eq!(
+            hashes,
+            ["sha256-+dZ6udsWxNVoGfScAq7t5IIF5UJb4F6RhjbN6oe1p4w="]
+        );
+        let csp = content_security_policy(&hashes, Some("127.0.0.1:18789"));
+        assert!(
+            csp.contains("script-src 'self' 'sha256-+dZ6udsWxNVoGfScAq7t5IIF5UJb4F6RhjbN6oe1p4w='"),
+            "{csp}"
+        );
+        assert!(csp.contains("http://127.0.0.1:*") && csp.contains("frame-ancestors 'none'"));
+        assert!(!content_security_policy(&[], Some("evil\"; x")).contains("evil"));
+    }
 
     #[test]
     fn the_index_gets_the_base_path_and_anchored_links() {

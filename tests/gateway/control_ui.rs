@@ -49,6 +49,11 @@ async fn a_browser_gets_the_app_its_assets_and_its_deep_links() {
     assert!(body.contains(r#"src="/assets/index-abc123.js""#), "{body}");
     assert_eq!(header(&headers, "cache-control"), Some("no-cache"));
     assert_eq!(header(&headers, "x-frame-options"), Some("DENY"));
+    let csp = header(&headers, "content-security-policy").unwrap();
+    assert!(
+        csp.contains("script-src 'self';"),
+        "no inline script to allow: {csp}"
+    );
     // A page the app routes itself.
     let (status, _, deep) = http(gw.addr, "GET", "/sessions/agent%3Amain%3Amain", &html).await;
     assert_eq!((status, deep == body), (200, true));
@@ -200,9 +205,16 @@ fn installed_ui() -> std::path::PathBuf {
 async fn openclaws_own_built_ui_is_served_with_every_file_its_index_names() {
     let root = installed_ui().display().to_string();
     let gw = TestGateway::with_config(json!({ "gateway": { "controlUi": { "root": root } } }));
-    let (status, _, body) = http(gw.addr, "GET", "/", &[("accept", "text/html")]).await;
+    let (status, headers, body) = http(gw.addr, "GET", "/", &[("accept", "text/html")]).await;
     assert_eq!(status, 200);
     assert!(body.contains("<title>OpenClaw Control</title>"));
+    // Its inline boot script is allowed by hash, nothing else inline.
+    let csp = header(&headers, "content-security-policy").unwrap();
+    assert!(csp.contains("script-src 'self' 'sha256-"), "{csp}");
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("http://127.0.0.1:*"),
+        "{csp}"
+    );
     assert!(body.contains(r#"data-openclaw-control-ui-base-path="""#));
     // Every local file the page links to is served.
     let mut linked = Vec::new();
