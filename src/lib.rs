@@ -109,7 +109,7 @@ pub async fn start(
         c => c
             .root
             .as_deref()
-            .map(|root| http::control_ui::ControlUiRoot::load(root, c.base_path.as_deref()))
+            .map(|root| http::ui_root::ControlUiRoot::load(root, c.base_path.as_deref()))
             .transpose()
             .map_err(|e| StartError::Config(e.to_string()))?,
     };

@@ -582,7 +582,7 @@ fn control_ui_check(control_ui: Option<(String, Option<String>)>) -> Check {
             detail: "OpenClaw's Control UI is not served; to serve it, install openclaw (npm install -g openclaw) and set gateway.controlUi.root (or start with --control-ui) to its dist/control-ui folder, e.g. $(npm root -g)/openclaw/dist/control-ui".into(),
         },
         Some((root, base)) => {
-            match ferroclaw::http::control_ui::ControlUiRoot::load(&root, base.as_deref()) {
+            match ferroclaw::http::ui_root::ControlUiRoot::load(&root, base.as_deref()) {
                 Ok(_) => Check {
                     name: "control ui",
                     verdict: "ok",

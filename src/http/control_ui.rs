@@ -21,7 +21,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub use super::ui_root::{ControlUiError, ControlUiRoot};
+use super::ui_root::ControlUiRoot;
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};

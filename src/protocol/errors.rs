@@ -49,29 +49,24 @@ pub trait WireError: std::fmt::Display {
 /// Store failures are transient: retry in a second.
 const STORE_RETRY_MS: u64 = 1000;
 
-impl WireError for StoreError {
-    fn code(&self) -> ErrorCode {
-        ErrorCode::Unavailable
-    }
-    fn retry_after_ms(&self) -> Option<u64> {
-        Some(STORE_RETRY_MS)
-    }
-    fn message(&self) -> String {
-        format!("store unavailable: {self}")
-    }
+/// Store and transcript failures: `UNAVAILABLE`, retry in a second.
+macro_rules! store_failure {
+    ($($t:ty),*) => {$(
+        impl WireError for $t {
+            fn code(&self) -> ErrorCode {
+                ErrorCode::Unavailable
+            }
+            fn retry_after_ms(&self) -> Option<u64> {
+                Some(STORE_RETRY_MS)
+            }
+            fn message(&self) -> String {
+                format!("store unavailable: {self}")
+            }
+        }
+    )*};
 }
 
-impl WireError for TranscriptError {
-    fn code(&self) -> ErrorCode {
-        ErrorCode::Unavailable
-    }
-    fn retry_after_ms(&self) -> Option<u64> {
-        Some(STORE_RETRY_MS)
-    }
-    fn message(&self) -> String {
-        format!("store unavailable: {self}")
-    }
-}
+store_failure!(StoreError, TranscriptError);
 
 impl WireError for SessionError {
     fn code(&self) -> ErrorCode {

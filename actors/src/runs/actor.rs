@@ -266,12 +266,9 @@ impl Actor for RunRegistry {
 impl Handler<SessionEvent> for RunRegistry {
     type Result = ();
     fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
-        if msg.event.end_status().is_some() {
-            let _span = self.span.clone().entered();
-            self.apply(&msg.session_key, &msg.event);
-        } else {
-            self.apply(&msg.session_key, &msg.event);
-        }
+        // One per token: the span is entered only for a run's end.
+        let _span = msg.event.end_status().map(|_| self.span.clone().entered());
+        self.apply(&msg.session_key, &msg.event);
         self.edge.do_send(msg);
     }
 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::chat::session_key;
-use super::{json, params, MethodResult};
+use super::{empty_params, json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
@@ -69,10 +69,17 @@ fn read_identity_file(workspace: &std::path::Path) -> Option<IdentityFields> {
     Some(IdentityFields::from_markdown(&text))
 }
 
-/// Every agent's identity, reading the workspace files on the blocking pool.
-async fn identities(state: &SharedState) -> Result<Vec<(Agent, AssistantIdentity)>, ErrorShape> {
+/// The agents' identities (all, or `only` the one with that id), reading
+/// their workspace files on the blocking pool.
+async fn identities(
+    state: &SharedState,
+    only: Option<&str>,
+) -> Result<Vec<(Agent, AssistantIdentity)>, ErrorShape> {
     let settings = state.live.settings();
-    let list = agents(&settings, &state.gateway.context.workspace);
+    let mut list = agents(&settings, &state.gateway.context.workspace);
+    if let Some(id) = only {
+        list.retain(|a| a.id == id);
+    }
     actix_web::rt::task::spawn_blocking(move || {
         list.into_iter()
             .map(|a| {
@@ -99,17 +106,13 @@ fn identity_json(id: &AssistantIdentity) -> Value {
 
 /// `agents.list`: `{defaultId, mainKey, scope, agents: [...]}`.
 pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
-    if !(p.is_null() || p.as_object().is_some_and(|o| o.is_empty())) {
-        return Err(ErrorShape::invalid(
-            "invalid agents.list params: must NOT have additional properties",
-        ));
-    }
+    empty_params("agents.list", p)?;
     let default_id = state
         .live
         .settings()
         .default_agent_id()
         .to_ascii_lowercase();
-    let rows: Vec<Value> = identities(state)
+    let rows: Vec<Value> = identities(state, None)
         .await?
         .iter()
         .map(|(a, id)| {
@@ -164,11 +167,10 @@ pub async fn identity_get(state: &SharedState, p: &Value) -> MethodResult {
             .default_agent_id()
             .to_ascii_lowercase(),
     };
-    let all = identities(state).await?;
-    let found = all
-        .iter()
-        .find(|(a, _)| a.id == wanted)
-        .map(|(_, id)| id.clone());
+    let found = identities(state, Some(&wanted))
+        .await?
+        .pop()
+        .map(|(_, id)| id);
     // An agent the config does not list still gets the default identity.
     let id = found.unwrap_or_else(|| identity::resolve(&wanted, &IdentityFields::default(), None));
     json(identity_json(&id))
@@ -181,10 +183,9 @@ pub async fn default_identity(state: &SharedState) -> Option<AssistantIdentity> 
         .settings()
         .default_agent_id()
         .to_ascii_lowercase();
-    identities(state)
+    identities(state, Some(&default_id))
         .await
         .ok()?
-        .into_iter()
-        .find(|(a, _)| a.id == default_id)
+        .pop()
         .map(|(_, id)| id)
 }

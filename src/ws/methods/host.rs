@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-use super::{json, MethodResult};
+use super::{empty_params, json, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
@@ -92,16 +92,6 @@ pub async fn info(state: &SharedState, p: &Value) -> MethodResult {
     v["processInstanceId"] = json!(instance_id());
     v["uptimeMs"] = json!(state.gateway.metrics.started.elapsed().as_millis() as u64);
     json(v)
-}
-
-fn empty_params(method: &str, p: &Value) -> Result<(), ErrorShape> {
-    if p.is_null() || p.as_object().is_some_and(|o| o.is_empty()) {
-        Ok(())
-    } else {
-        Err(ErrorShape::invalid(format!(
-            "invalid {method} params: must NOT have additional properties"
-        )))
-    }
 }
 
 /// `diagnostics.lanes`: `{ts, lanes: [{lane, queuedCount, activeCount,

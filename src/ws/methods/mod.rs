@@ -54,6 +54,17 @@ pub(crate) fn json(v: Value) -> MethodResult {
     Ok(Payload::Json(v))
 }
 
+/// Methods that take no params: `{}` or nothing, anything else refused.
+fn empty_params(method: &str, p: &Value) -> Result<(), ErrorShape> {
+    if p.is_null() || p.as_object().is_some_and(|o| o.is_empty()) {
+        Ok(())
+    } else {
+        Err(ErrorShape::invalid(format!(
+            "invalid {method} params: must NOT have additional properties"
+        )))
+    }
+}
+
 /// Reads typed params; a mismatch is `INVALID_REQUEST invalid <method> params: ...`.
 pub(crate) fn params<T: serde::de::DeserializeOwned>(
     method: &str,
