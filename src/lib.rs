@@ -143,6 +143,7 @@ pub async fn start(
             }
             ferroclaw_actors::tree::EdgeSinks {
                 runs: bridge.clone().recipient(),
+                sessions: bridge.clone().recipient(),
                 presence: bridge.clone().recipient(),
                 health: bridge.clone().recipient(),
                 approvals: bridge.recipient(),

@@ -8,6 +8,7 @@ pub const WRITE: &str = "operator.write";
 pub const APPROVALS: &str = "operator.approvals";
 pub const PAIRING: &str = "operator.pairing";
 pub const TALK_SECRETS: &str = "operator.talk.secrets";
+pub const QUESTIONS: &str = "operator.questions";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {

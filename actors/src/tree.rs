@@ -30,6 +30,8 @@ use crate::tool::ToolExecutor;
 pub struct EdgeSinks {
     /// Every session's run events, after the run registry.
     pub runs: Recipient<SessionEvent>,
+    /// What sessions tell watching dashboards.
+    pub sessions: Recipient<crate::session::SessionNews>,
     pub presence: Recipient<crate::presence::PresenceChanged>,
     pub health: Recipient<crate::gateway::HealthUpdated>,
     pub approvals: Recipient<crate::approvals::ApprovalEvent>,
@@ -151,6 +153,7 @@ impl Gateway {
             executor: executor.clone(),
             lane: lanes.main.clone(),
             events: runs.clone().recipient(),
+            news: sinks.sessions.clone(),
             models,
             thinking_default: defaults.thinking_default.clone(),
             verbose_default: defaults.verbose_default.clone(),

@@ -32,8 +32,16 @@ pub fn audience(event: &str) -> Audience {
             scope: scopes::READ,
             nodes: true,
         },
-        "agent" | "chat" | "chat.side_result" | "cron" | "sessions.changed" | "session.message"
-        | "session.tool" => scope(scopes::READ),
+        "agent" | "chat" | "chat.side_result" | "cron" | "session.tool" => scope(scopes::READ),
+        // Only to connections watching the session (sessions.subscribe,
+        // sessions.messages.subscribe).
+        "sessions.changed" | "session.message" => Audience::Watchers {
+            scope: scopes::READ,
+        },
+        // Only to the sender (targeted), never broadcast.
+        "chat.send_timing" => Audience::Watchers {
+            scope: scopes::READ,
+        },
         "talk.mode" => scope(scopes::WRITE),
         e if e.starts_with("exec.approval.") || e.starts_with("plugin.approval.") => {
             scope(scopes::APPROVALS)
@@ -88,6 +96,7 @@ pub fn health(snapshot: HealthSnapshot, version: StateVersion) -> BusEvent {
         drop_if_slow: false,
         state_version: Some(version),
         audience: audience("health"),
+        topic: None,
     }
 }
 
@@ -188,6 +197,11 @@ pub fn chat_final(at: At, text: &str, stop_reason: &str, u: &Usage, silent: bool
     });
     if !silent && !text.is_empty() {
         p["message"] = assistant_message(text, at.ts);
+        // The stored reply carries the same key (`transcript::reply_key`).
+        p["message"]["__openclaw"] = json!({
+            "runId": at.run_id,
+            "idempotencyKey": ferroclaw_actors::transcript::reply_key(at.run_id),
+        });
     }
     if silent {
         p["skipReason"] = json!("silent");

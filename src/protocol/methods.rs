@@ -47,6 +47,14 @@ pub const METHODS: &[&str] = &[
     "exec.approval.resolve",
     "exec.approvals.get",
     "exec.approvals.set",
+    "sessions.subscribe",
+    "sessions.unsubscribe",
+    "sessions.messages.subscribe",
+    "sessions.messages.unsubscribe",
+    "sessions.describe",
+    "sessions.catalog.list",
+    "chat.startup",
+    "chat.metadata",
 ];
 
 /// Events this gateway emits (`features.events`).
@@ -63,6 +71,8 @@ pub const EVENTS: &[&str] = &[
     "chat",
     "agent",
     "session.tool",
+    "sessions.changed",
+    "session.message",
 ];
 
 const NODE_ONLY: &[&str] = &[
@@ -111,6 +121,26 @@ const READ: &[&str] = &[
     "agents.files.get",
     "commands.list",
     "tools.catalog",
+    "sessions.subscribe",
+    "sessions.unsubscribe",
+    "sessions.messages.subscribe",
+    "sessions.messages.unsubscribe",
+    "sessions.describe",
+    "sessions.catalog.list",
+    "sessions.branches.list",
+    "sessions.observer.visibility",
+    "sessions.companion.state",
+    "chat.startup",
+    "chat.metadata",
+    "models.authStatus",
+    "tasks.list",
+    "talk.catalog",
+    "progressCard.get",
+    "plugins.list",
+    "themes.list",
+    "skills.search",
+    "skills.library.list",
+    "config.schema",
 ];
 
 const WRITE: &[&str] = &[
@@ -133,6 +163,9 @@ const WRITE: &[&str] = &[
 ];
 
 const APPROVALS: &[&str] = &[
+    "exec.approval.list",
+    "plugin.approval.list",
+    "openclaw.approval.list",
     "exec.approval.request",
     "exec.approval.waitDecision",
     "exec.approval.resolve",
@@ -165,11 +198,15 @@ pub fn requirement(method: &str) -> Requirement {
     if APPROVALS.contains(&method) {
         return Requirement::Scope(scopes::APPROVALS);
     }
+    if method == "question.list" {
+        return Requirement::Scope(scopes::QUESTIONS);
+    }
     if method.starts_with("node.pair.")
         || method.starts_with("device.pair.")
         || method == "device.token.rotate"
         || method == "device.token.revoke"
         || method == "node.rename"
+        || method == "channels.pairing.list"
     {
         return Requirement::Scope(scopes::PAIRING);
     }

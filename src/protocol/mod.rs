@@ -9,7 +9,9 @@ pub mod errors;
 pub mod events;
 pub mod frames;
 pub mod hello;
+pub mod messages;
 pub mod methods;
+pub mod session_rows;
 
 /// The protocol this gateway speaks.
 pub const PROTOCOL_VERSION: u32 = 4;

@@ -27,7 +27,9 @@ use ferroclaw_actors::run::RunEvent;
 use ferroclaw_actors::runs::SessionEvent;
 use serde_json::Value;
 
-use crate::protocol::events;
+use crate::protocol::messages::{display_message, with_transcript_meta, HISTORY_FIELD_CHARS};
+use crate::protocol::{events, session_rows};
+use ferroclaw_actors::session::{SessionChange, SessionNews};
 
 /// Chat deltas per run are sent at most this often.
 pub const DELTA_INTERVAL: Duration = Duration::from_millis(150);
@@ -68,6 +70,10 @@ pub struct EventBridge {
     /// run id -> (connections, registered at ms). Registered before the
     /// run starts; entries of runs that never started are pruned after an hour.
     tool_recipients: HashMap<String, (Vec<ConnId>, u64)>,
+    /// News that a run settled, held until the run's own end event has
+    /// gone out (they come by different paths): a dashboard sees the
+    /// `chat` final before `sessions.changed` says the run is done.
+    settled: HashMap<String, SessionNews>,
 }
 
 impl EventBridge {
@@ -77,6 +83,7 @@ impl EventBridge {
             metrics,
             runs: HashMap::new(),
             tool_recipients: HashMap::new(),
+            settled: HashMap::new(),
         }
     }
 
@@ -130,10 +137,27 @@ impl EventBridge {
         self.end(run_id);
     }
 
-    /// The run ended: its wire state goes.
+    /// The run ended: its wire state goes; news of it settling follows.
     fn end(&mut self, run_id: &str) {
         self.runs.remove(run_id);
         self.tool_recipients.remove(run_id);
+        if let Some(news) = self.settled.remove(run_id) {
+            self.tell(news);
+        }
+    }
+
+    /// `session.message` / `sessions.changed` to the session's watchers.
+    fn tell(&self, news: SessionNews) {
+        let displayed = match &news.change {
+            SessionChange::Message { entry } => {
+                with_transcript_meta(entry, None).map(|m| display_message(m, HISTORY_FIELD_CHARS).0)
+            }
+            _ => None,
+        };
+        let (event, payload) = session_rows::news_event(&news, displayed, now_ms());
+        // Droppable: a watcher that missed one reloads on the next.
+        let e = events::bus_event(event, &payload, true).about(&news.session_key);
+        self.broadcast(e);
     }
 
     /// Message `message_id` is answered by run `run_id`: tool-event
@@ -324,6 +348,19 @@ impl Handler<AddToolRecipient> for EventBridge {
         if !list.contains(&msg.conn_id) {
             list.push(msg.conn_id);
         }
+    }
+}
+
+impl Handler<SessionNews> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: SessionNews, _: &mut Context<Self>) {
+        if let SessionChange::RunSettled { run_id, .. } = &msg.change {
+            if self.runs.contains_key(run_id) {
+                self.settled.insert(run_id.clone(), msg);
+                return;
+            }
+        }
+        self.tell(msg);
     }
 }
 

@@ -21,4 +21,5 @@ mod process;
 mod runtime;
 mod sessions;
 mod subagents;
+mod watch;
 mod webchat;

@@ -186,6 +186,11 @@ impl Client {
         hit
     }
 
+    /// Every frame received and not yet taken, in order.
+    pub fn take_backlog(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.backlog)
+    }
+
     pub async fn event(&mut self, name: &str) -> Value {
         if let Some(i) = self.backlog.iter().position(|f| f["event"] == name) {
             return self.backlog.remove(i);

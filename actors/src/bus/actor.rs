@@ -40,7 +40,7 @@ impl EventBus {
         let reserve = reserve_for(&event);
         let mut slow = Vec::new();
         for (id, sub) in self.subscribers.iter_mut() {
-            if !event.audience.admits(sub.role, &sub.scopes) {
+            if !event.audience.admits(sub.role, &sub.scopes) || !sub.watch.sees(&event) {
                 continue;
             }
             sub.seq += 1;
@@ -109,6 +109,7 @@ impl Handler<Subscribe> for EventBus {
                 buffered: msg.buffered,
                 max_buffered: msg.max_buffered,
                 seq: 0,
+                watch: Watching::default(),
             },
         );
     }
@@ -120,6 +121,17 @@ impl Handler<Unsubscribe> for EventBus {
         let _span = self.span.clone().entered();
         self.received();
         self.subscribers.remove(&msg.conn_id);
+    }
+}
+
+impl Handler<Watch> for EventBus {
+    type Result = bool;
+    fn handle(&mut self, msg: Watch, _: &mut Context<Self>) -> bool {
+        self.received();
+        match self.subscribers.get_mut(&msg.conn_id) {
+            Some(sub) => sub.watch.apply(msg.change),
+            None => false,
+        }
     }
 }
 

@@ -72,3 +72,21 @@ pub struct BroadcastShutdown {
 #[derive(Debug, Message)]
 #[rtype(result = "usize")]
 pub struct CountSubscribers;
+
+/// What a connection starts or stops watching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchChange {
+    /// Every session's changes (`sessions.subscribe` / `unsubscribe`).
+    AllSessions(bool),
+    /// One session's messages (`sessions.messages.subscribe` / `unsubscribe`).
+    Session { key: String, on: bool },
+}
+
+/// Changes what a subscribed connection watches. Reply: false when the
+/// connection is unknown or would watch more than [`MAX_WATCHED_KEYS`] keys.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct Watch {
+    pub conn_id: ConnId,
+    pub change: WatchChange,
+}

@@ -41,6 +41,10 @@ pub enum Audience {
     Everyone,
     /// Operators granted `scope`; nodes too when `nodes`.
     Scope { scope: &'static str, nodes: bool },
+    /// Operators granted `scope` that watch the event's session: all
+    /// sessions (`sessions.subscribe`) or its key
+    /// (`sessions.messages.subscribe`). Nodes never.
+    Watchers { scope: &'static str },
     /// Nobody (an event with no rule).
     Nobody,
 }
@@ -51,7 +55,10 @@ impl Audience {
             Audience::Everyone => true,
             Audience::Nobody => false,
             Audience::Scope { nodes, .. } if role == Role::Node => nodes,
-            Audience::Scope { scope, .. } => scope_allows(granted, scope),
+            Audience::Watchers { .. } if role == Role::Node => false,
+            Audience::Scope { scope, .. } | Audience::Watchers { scope } => {
+                scope_allows(granted, scope)
+            }
         }
     }
 }
@@ -75,6 +82,8 @@ pub struct BusEvent {
     pub drop_if_slow: bool,
     pub state_version: Option<StateVersion>,
     pub audience: Audience,
+    /// The session the event is about (for [`Audience::Watchers`]).
+    pub topic: Option<Arc<str>>,
 }
 
 impl BusEvent {
@@ -91,7 +100,14 @@ impl BusEvent {
             drop_if_slow,
             state_version: None,
             audience,
+            topic: None,
         }
+    }
+
+    /// The event is about this session.
+    pub fn about(mut self, session_key: &str) -> BusEvent {
+        self.topic = Some(Arc::from(session_key));
+        self
     }
 }
 
@@ -109,6 +125,43 @@ struct Subscriber {
     buffered: Arc<AtomicUsize>,
     max_buffered: usize,
     seq: u64,
+    watch: Watching,
+}
+
+/// The sessions a connection watches (OpenClaw's session subscriptions).
+#[derive(Default)]
+struct Watching {
+    all: bool,
+    keys: std::collections::HashSet<Arc<str>>,
+}
+
+/// At most this many `sessions.messages.subscribe` keys per connection.
+pub const MAX_WATCHED_KEYS: usize = 256;
+
+impl Watching {
+    fn sees(&self, event: &BusEvent) -> bool {
+        if !matches!(event.audience, Audience::Watchers { .. }) {
+            return true;
+        }
+        self.all || event.topic.as_ref().is_some_and(|t| self.keys.contains(t))
+    }
+
+    /// Applies a change; false when it would watch too many keys.
+    fn apply(&mut self, change: WatchChange) -> bool {
+        match change {
+            WatchChange::AllSessions(on) => self.all = on,
+            WatchChange::Session { key, on: false } => {
+                self.keys.remove(key.as_str());
+            }
+            WatchChange::Session { key, on: true } => {
+                if self.keys.len() >= MAX_WATCHED_KEYS && !self.keys.contains(key.as_str()) {
+                    return false;
+                }
+                self.keys.insert(Arc::from(key));
+            }
+        }
+        true
+    }
 }
 
 /// Bytes reserved in a backlog for an event before its frame is built: the

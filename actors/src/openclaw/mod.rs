@@ -238,6 +238,10 @@ pub fn entry_from_row(
         exec_ask,
         skill_filter,
         spawn_depth: count(row, "spawnDepth").min(u64::from(u32::MAX)) as u32,
+        // ferroclaw's own export carries it (OpenClaw's rows do not).
+        last_run: row
+            .get("lastRun")
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
     })
 }
 

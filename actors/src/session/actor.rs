@@ -179,15 +179,57 @@ impl SessionActor {
             self.history
                 .extend(transcript::to_chat(entry).map(std::sync::Arc::new));
         }
+        for entry in entries {
+            if entry["type"] == "message" && entry.get("message").is_some() {
+                self.tell(SessionChange::Message { entry });
+            }
+        }
         Ok(())
     }
 
+    /// Tells watching dashboards about a change, with the entry as it is now.
+    pub(super) fn tell(&self, change: SessionChange) {
+        let running = self.active.as_ref().is_some_and(|a| {
+            a.run.is_some()
+                && !matches!(&change, SessionChange::RunSettled { run_id, .. } if *run_id == a.run_id)
+        });
+        self.deps.news.do_send(SessionNews {
+            session_key: self.key.clone(),
+            entry: std::sync::Arc::new(self.entry.clone()),
+            running,
+            change,
+        });
+    }
+
     pub(super) fn forward(&self, event: RunEvent) {
+        let started_at = self.active.as_ref().map_or(0, |a| a.started_at);
+        let settled = |run_id: &str, status, error: Option<&str>| SessionChange::RunSettled {
+            run_id: run_id.to_string(),
+            status,
+            started_at,
+            ended_at: crate::now_ms(),
+            error: error.map(String::from),
+        };
+        let change = match &event {
+            RunEvent::Started { run_id } => Some(SessionChange::RunStarted {
+                run_id: run_id.clone(),
+                started_at,
+            }),
+            RunEvent::Final { run_id, .. } => Some(settled(run_id, Settled::Done, None)),
+            RunEvent::Failed { run_id, error, .. } => {
+                Some(settled(run_id, Settled::Failed, Some(error)))
+            }
+            RunEvent::Aborted { run_id, .. } => Some(settled(run_id, Settled::Killed, None)),
+            _ => None,
+        };
         self.deps.events.do_send(SessionEvent {
             session_key: self.key.clone(),
             verbose: self.verbose(),
             event,
         });
+        if let Some(change) = change {
+            self.tell(change);
+        }
     }
 
     pub(super) fn idle(&self) -> bool {

@@ -414,6 +414,10 @@ impl SessionActor {
             RunEvent::Aborted { .. } => self.entry.aborted_last_run = true,
             _ => changed = false,
         }
+        if let Some(last) = self.last_run(event) {
+            self.entry.last_run = Some(last);
+            changed = true;
+        }
         if let Err(e) = self.commit(entries, writes) {
             tracing::error!(session_key = %self.key, error = %e, "cannot store the end of a run");
         }
@@ -422,6 +426,26 @@ impl SessionActor {
                 tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
             }
         }
+    }
+
+    /// The run that `event` ends, when it is this session's active run.
+    fn last_run(&self, event: &RunEvent) -> Option<LastRun> {
+        let a = self.active.as_ref()?;
+        let (status, error) = match event {
+            RunEvent::Final { run_id, .. } if *run_id == a.run_id => (Settled::Done, None),
+            RunEvent::Failed { run_id, error, .. } if *run_id == a.run_id => {
+                (Settled::Failed, Some(error.clone()))
+            }
+            RunEvent::Aborted { run_id, .. } if *run_id == a.run_id => (Settled::Killed, None),
+            _ => return None,
+        };
+        Some(LastRun {
+            run_id: a.run_id.clone(),
+            status: status.as_str().to_string(),
+            started_at: a.started_at,
+            ended_at: crate::now_ms(),
+            error,
+        })
     }
 
     /// Ends the active run (whatever way it ended): recorded, flushed, then

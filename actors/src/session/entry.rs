@@ -75,6 +75,22 @@ pub struct SessionEntry {
     /// Sub-agent nesting depth (0 for sessions people talk to).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub spawn_depth: u32,
+    /// How the last run ended (dashboards show it as the session's status).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<LastRun>,
+}
+
+/// The last settled run of a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastRun {
+    pub run_id: String,
+    /// OpenClaw's words: `done`, `failed`, `killed`.
+    pub status: String,
+    pub started_at: u64,
+    pub ended_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

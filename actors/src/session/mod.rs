@@ -82,6 +82,8 @@ pub struct SessionDeps {
     /// The lane of sessions whose key names no other (the router picks per key).
     pub lane: Addr<LaneActor>,
     pub events: Recipient<SessionEvent>,
+    /// What watching dashboards see (`session.message`, `sessions.changed`).
+    pub news: Recipient<SessionNews>,
     pub models: std::sync::Arc<ModelPlan>,
     pub thinking_default: String,
     pub verbose_default: String,
@@ -223,6 +225,7 @@ pub mod directives;
 mod entry;
 pub mod inbox;
 mod messages;
+mod news;
 pub mod queue;
 mod recovery;
 mod runs;
@@ -230,8 +233,9 @@ mod supervision;
 pub mod system_events;
 pub use actor::SessionActor;
 use delivery::RecentIds;
-pub use entry::{ModelPlan, SessionEntry};
+pub use entry::{LastRun, ModelPlan, SessionEntry};
 pub use messages::*;
+pub use news::{SessionChange, SessionNews, Settled};
 use runs::run_id_of;
 
 #[cfg(test)]

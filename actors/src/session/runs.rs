@@ -13,7 +13,7 @@ use super::*;
 use crate::context::{ContextFiles, RunInputs};
 use crate::lane::AcquireSlot;
 use crate::provider::selection::ModelRef;
-use crate::provider::thinking_budget;
+use crate::provider::{thinking_budget, MessageRole};
 use crate::run::{AbortRun, RunActor, RunConfig};
 
 impl SessionActor {
@@ -291,9 +291,14 @@ impl SessionActor {
     fn record_step(&mut self, event: &RunEvent) {
         match &event {
             RunEvent::Message {
-                message, thinking, ..
+                message,
+                thinking,
+                run_id,
             } => {
                 let mut entry = transcript::from_chat(message);
+                if message.role == MessageRole::Assistant && message.tool_calls.is_empty() {
+                    entry["idempotencyKey"] = json!(transcript::reply_key(run_id));
+                }
                 if !thinking.is_empty() {
                     // OpenClaw's shape: a thinking block before the reply.
                     if let Some(blocks) = entry.get_mut("content").and_then(|c| c.as_array_mut()) {

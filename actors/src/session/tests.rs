@@ -23,6 +23,20 @@ impl Handler<SessionEvent> for Sink {
     }
 }
 
+/// Records (or ignores) what the session tells dashboards.
+struct NewsSink(Option<mpsc::UnboundedSender<SessionNews>>);
+impl Actor for NewsSink {
+    type Context = Context<Self>;
+}
+impl Handler<SessionNews> for NewsSink {
+    type Result = ();
+    fn handle(&mut self, msg: SessionNews, _: &mut Context<Self>) {
+        if let Some(tx) = &self.0 {
+            let _ = tx.send(msg);
+        }
+    }
+}
+
 fn entry(id: &str) -> SessionEntry {
     SessionEntry {
         session_id: id.into(),
@@ -50,6 +64,7 @@ fn setup(queue: QueueSettings) -> H {
             .recipient(),
         lane: LaneActor::new(LaneKind::Main, 4).start(),
         events: Sink(tx).start().recipient(),
+        news: NewsSink(None).start().recipient(),
         models: std::sync::Arc::new(ModelPlan {
             global: "offline/echo".into(),
             ..Default::default()
@@ -313,6 +328,7 @@ async fn a_restarted_session_marks_the_cut_run_and_delivers_what_was_queued() {
     let (tx, mut events) = mpsc::unbounded_channel();
     let deps = SessionDeps {
         events: Sink(tx).start().recipient(),
+        news: NewsSink(None).start().recipient(),
         ..deps
     };
     let _session = SessionActor::new("agent:main:b".into(), entry("sess-2"), deps).start();
@@ -401,6 +417,7 @@ async fn after_a_crash_a_cut_run_is_marked_and_queued_messages_run_in_order() {
     let (tx, mut events) = mpsc::unbounded_channel();
     let deps = SessionDeps {
         events: Sink(tx).start().recipient(),
+        news: NewsSink(None).start().recipient(),
         ..h.deps.clone()
     };
     let _s = SessionActor::new(key.into(), entry("sess-c"), deps).start();
@@ -506,6 +523,7 @@ async fn earlier_turns_reach_the_model_and_survive_a_session_restart() {
     let (tx, mut events) = mpsc::unbounded_channel();
     let deps = SessionDeps {
         events: Sink(tx).start().recipient(),
+        news: NewsSink(None).start().recipient(),
         ..h.deps.clone()
     };
     let again = SessionActor::new("agent:main:main".into(), entry("sess-1"), deps).start();
@@ -601,6 +619,7 @@ async fn idle_sessions_stop_and_come_back_from_the_store() {
     let deps = SessionDeps {
         idle_stop: Duration::from_millis(200),
         events: Sink(tx).start().recipient(),
+        news: NewsSink(None).start().recipient(),
         ..h.deps.clone()
     };
     let router = RouterActor::new(deps).start();
@@ -655,4 +674,67 @@ async fn idle_sessions_stop_and_come_back_from_the_store() {
         text, "context: 3 messages",
         "history reloaded from the store"
     );
+}
+
+#[actix::test]
+async fn watchers_are_told_of_each_stored_message_and_when_the_run_starts_and_settles() {
+    let mut h = setup(QueueSettings::default());
+    let (tx, mut news) = mpsc::unbounded_channel();
+    let deps = SessionDeps {
+        news: NewsSink(Some(tx)).start().recipient(),
+        ..h.deps.clone()
+    };
+    h.session = SessionActor::new("agent:main:watched".into(), entry("sess-w"), deps).start();
+    h.send("hello", "w1").await;
+    h.until_end("w1").await;
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        let n = actix::clock::timeout(Duration::from_secs(10), news.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(n.session_key, "agent:main:watched");
+        assert_eq!(n.entry.session_id, "sess-w");
+        seen.push((n.change, n.running, n.entry.output_tokens));
+    }
+    match &seen[0] {
+        (SessionChange::Message { entry }, _, _) => {
+            assert_eq!(entry["message"]["role"], "user");
+            assert_eq!(entry["runId"], "w1");
+            assert_eq!(entry["messageId"], "w1");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(&seen[1], (SessionChange::RunStarted { run_id, started_at }, true, _) if run_id == "w1" && *started_at > 0),
+        "{:?}",
+        seen[1]
+    );
+    assert!(
+        matches!(&seen[2], (SessionChange::Message { entry }, true, _) if entry["message"]["role"] == "assistant"),
+        "{:?}",
+        seen[2]
+    );
+    match &seen[3] {
+        (
+            SessionChange::RunSettled {
+                run_id,
+                status,
+                started_at,
+                ended_at,
+                error,
+            },
+            running,
+            output_tokens,
+        ) => {
+            assert_eq!(
+                (run_id.as_str(), *status, error),
+                ("w1", Settled::Done, &None)
+            );
+            assert!(ended_at >= started_at);
+            assert!(!running, "settled: no run is active");
+            assert!(*output_tokens > 0, "the entry carries the run's usage");
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -74,6 +74,14 @@ pub fn message_entry(parent_id: Option<&str>, mut message: Value) -> Value {
 }
 
 /// A user message in OpenClaw's shape.
+/// The idempotency key a run's reply carries in the transcript (the
+/// message's `idempotencyKey`, as OpenClaw stores it) and in its `chat`
+/// final event (`__openclaw.idempotencyKey`): how a client that streamed
+/// the reply knows the stored message is the same one.
+pub fn reply_key(run_id: &str) -> String {
+    format!("{run_id}:reply")
+}
+
 pub fn user_message(text: &str) -> Value {
     json!({ "role": "user", "content": [{ "type": "text", "text": text }] })
 }

@@ -27,6 +27,9 @@ struct Agent {
 }
 
 fn agents(settings: &Settings, default_workspace: &std::path::Path) -> Vec<Agent> {
+    // An agent without a model of its own answers with the defaults'.
+    let d = &settings.agents.defaults.model;
+    let default_model = (d.primary().to_string(), d.fallbacks().to_vec());
     let mut out: Vec<Agent> = settings
         .agents
         .list
@@ -40,10 +43,10 @@ fn agents(settings: &Settings, default_workspace: &std::path::Path) -> Vec<Agent
                 .as_deref()
                 .map(|w| ferroclaw_actors::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
                 .unwrap_or_else(|| default_workspace.to_path_buf()),
-            model: a
-                .model
-                .as_ref()
-                .map(|m| (m.primary().to_string(), m.fallbacks().to_vec())),
+            model: Some(a.model.as_ref().map_or_else(
+                || default_model.clone(),
+                |m| (m.primary().to_string(), m.fallbacks().to_vec()),
+            )),
         })
         .collect();
     if out.is_empty() {
@@ -52,7 +55,7 @@ fn agents(settings: &Settings, default_workspace: &std::path::Path) -> Vec<Agent
             name: None,
             config: IdentityFields::default(),
             workspace: default_workspace.to_path_buf(),
-            model: None,
+            model: Some(default_model),
         });
     }
     out

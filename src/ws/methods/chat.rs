@@ -276,103 +276,9 @@ struct HistoryParams {
     max_chars: Option<usize>,
 }
 
-/// Longest text field in `chat.history` (characters).
-pub const HISTORY_FIELD_CHARS: usize = 12_000;
-/// Largest single message in `chat.history` (serialised bytes).
-pub const HISTORY_MESSAGE_BYTES: usize = 128 * 1024;
-/// Total `chat.history` budget (serialised bytes; oldest dropped first).
-pub const HISTORY_TOTAL_BYTES: usize = 6 * 1024 * 1024;
-
-/// Removes reply directives (`[[reply_to_current]]`, `[[reply_to:<id>]]`,
-/// `[[audio_as_voice]]`) from displayed text.
-pub fn strip_directives(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("[[") {
-        let Some(len) = rest[start..].find("]]") else {
-            break;
-        };
-        let inner = rest[start + 2..start + len].trim();
-        let directive = inner == "reply_to_current"
-            || inner == "audio_as_voice"
-            || inner
-                .strip_prefix("reply_to")
-                .is_some_and(|r| r.trim_start().starts_with(':'));
-        out.push_str(&rest[..start]);
-        if !directive {
-            out.push_str(&rest[start..start + len + 2]);
-        }
-        rest = &rest[start + len + 2..];
-        if directive && (out.is_empty() || out.ends_with(' ')) {
-            rest = rest.trim_start_matches(' ');
-        }
-    }
-    out.push_str(rest);
-    if out.len() != text.len() {
-        out.trim().to_string()
-    } else {
-        out
-    }
-}
-
-fn cap_chars(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…[truncated]", &s[..i]),
-        None => s.to_string(),
-    }
-}
-
-/// One transcript message as `chat.history` shows it: directive tags
-/// stripped from assistant text, text fields capped, inline image data
-/// replaced by a note, and a message still over 128 KB replaced whole.
-/// Returns it with its serialised size.
-pub fn display_message(mut m: Value, max_chars: usize) -> (Value, usize) {
-    let assistant = m.get("role").and_then(Value::as_str) == Some("assistant");
-    if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
-        for b in blocks.iter_mut() {
-            match b.get("type").and_then(Value::as_str) {
-                Some("image") => {
-                    let bytes = b
-                        .get("data")
-                        .and_then(Value::as_str)
-                        .map(|d| d.len() / 4 * 3)
-                        .unwrap_or(0);
-                    let mime = b.get("mimeType").cloned().unwrap_or(Value::Null);
-                    *b = json!({ "type": "image", "mimeType": mime, "omitted": true, "bytes": bytes });
-                }
-                _ => {
-                    for field in ["text", "thinking"] {
-                        if let Some(t) = b.get(field).and_then(Value::as_str) {
-                            let t = if assistant && field == "text" {
-                                strip_directives(t)
-                            } else {
-                                t.to_string()
-                            };
-                            b[field] = Value::String(cap_chars(&t, max_chars));
-                        }
-                    }
-                }
-            }
-        }
-    } else if let Some(t) = m.get("content").and_then(Value::as_str) {
-        let t = if assistant {
-            strip_directives(t)
-        } else {
-            t.to_string()
-        };
-        m["content"] = Value::String(cap_chars(&t, max_chars));
-    }
-    let size = serde_json::to_vec(&m).map(|v| v.len()).unwrap_or(0);
-    if size > HISTORY_MESSAGE_BYTES {
-        let role = m.get("role").cloned().unwrap_or(Value::Null);
-        let ts = m.get("timestamp").cloned().unwrap_or(Value::Null);
-        let note = json!({ "role": role, "timestamp": ts, "omitted": true,
-            "content": [{ "type": "text", "text": format!("[message omitted from history: {size} bytes]") }] });
-        let note_size = serde_json::to_vec(&note).map(|v| v.len()).unwrap_or(0);
-        return (note, note_size);
-    }
-    (m, size)
-}
+use crate::protocol::messages::{
+    display_message, with_transcript_meta, HISTORY_FIELD_CHARS, HISTORY_TOTAL_BYTES,
+};
 
 pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
     let p: HistoryParams = params("chat.history", p)?;
@@ -413,9 +319,10 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(down)?
         .map_err(store_err)?;
     let messages: Vec<Value> = entries
-        .into_iter()
+        .iter()
         .filter(|e| ferroclaw_actors::transcript::Entry::of(e).is_delivered_message())
-        .filter_map(|e| e.get("message").cloned())
+        .enumerate()
+        .filter_map(|(i, e)| with_transcript_meta(e, Some(i as u64 + 1)))
         .collect();
     let skip = messages.len().saturating_sub(limit);
     let shown: Vec<(Value, usize)> = messages

@@ -11,6 +11,7 @@ mod host;
 mod sessions;
 mod skills;
 mod system;
+mod watch;
 
 use std::sync::Arc;
 
@@ -214,7 +215,7 @@ async fn route(
         "device.token.rotate" => devices::rotate(state, caller, p).await,
         "device.token.revoke" => devices::revoke(state, caller, p).await,
         "chat.send" => chat::send(state, caller, p).await,
-        "chat.history" => chat::history(state, p).await,
+        "chat.history" => watch::history(state, p).await,
         "chat.abort" => chat::abort(state, p).await,
         "chat.inject" => chat::inject(state, p).await,
         "sessions.list" => sessions::list(state, p).await,
@@ -225,6 +226,14 @@ async fn route(
         "agent" => chat::agent(state, caller, p, &frame.id, early).await,
         "agent.wait" => chat::agent_wait(state, caller, p).await,
         "skills.status" => skills::status(state, p).await,
+        "sessions.subscribe" => watch::subscribe(state, caller, p).await,
+        "sessions.unsubscribe" => watch::unsubscribe(state, caller, p).await,
+        "sessions.messages.subscribe" => watch::messages_subscribe(state, caller, p).await,
+        "sessions.messages.unsubscribe" => watch::messages_unsubscribe(state, caller, p).await,
+        "sessions.describe" => watch::describe(state, p).await,
+        "sessions.catalog.list" => watch::catalog_list(p),
+        "chat.startup" => watch::startup(state, p).await,
+        "chat.metadata" => watch::metadata(state, p).await,
         "agents.list" => agents::list(state, p).await,
         "system.info" => host::info(state, p).await,
         "diagnostics.lanes" => host::lanes(state, p).await,

@@ -4,13 +4,14 @@
 //! JSONL entries with its sessions.json row (`ferroclaw export`).
 
 use ferroclaw_actors::router::{DeleteSession, ListSessions, LookupSession, SessionRow};
-use ferroclaw_actors::session::{PatchSession, ResetSession, SessionEntry, SessionPatch};
+use ferroclaw_actors::session::{PatchSession, ResetSession, SessionPatch};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::chat::{down, session_for, session_key, store_err};
 use super::{json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
+use crate::protocol::session_rows::{kind, row};
 use crate::state::SharedState;
 
 /// `sessions.patch` fields OpenClaw has that ferroclaw does not act on.
@@ -22,55 +23,6 @@ const UNSUPPORTED_PATCH: &[&str] = &[
     "spawnToolPolicy",
     "groupActivation",
 ];
-
-fn kind(key: &str) -> &'static str {
-    let rest = key.splitn(3, ':').nth(2).unwrap_or(key);
-    if rest == "global" {
-        "global"
-    } else if rest.split(':').any(|p| p == "group" || p == "channel") {
-        "group"
-    } else {
-        "direct"
-    }
-}
-
-/// A session row in OpenClaw's `GatewaySessionRow` shape.
-fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> Value {
-    let mut r = Map::new();
-    r.insert("key".into(), json!(key));
-    r.insert("kind".into(), json!(kind(key)));
-    r.insert("updatedAt".into(), json!(e.updated_at));
-    r.insert("sessionId".into(), json!(e.session_id));
-    let mut opt = |name: &str, v: &Option<String>| {
-        if let Some(v) = v {
-            r.insert(name.into(), json!(v));
-        }
-    };
-    opt("label", &e.label);
-    opt("displayName", &e.label);
-    opt("thinkingLevel", &e.thinking_level);
-    opt("verboseLevel", &e.verbose_level);
-    opt("sendPolicy", &e.send_policy);
-    opt("reasoningLevel", &e.reasoning_level);
-    opt("responseUsage", &e.response_usage);
-    opt("execHost", &e.exec_host);
-    opt("execSecurity", &e.exec_security);
-    opt("execAsk", &e.exec_ask);
-    opt("spawnedBy", &e.spawned_by);
-    opt("modelProvider", &e.model_provider);
-    opt("model", &e.model);
-    // The model chosen for this session (`sessions.patch model`, `/model`).
-    opt("modelOverride", &e.model_override);
-    if with_preview {
-        opt("lastMessagePreview", &e.last_message_preview);
-    }
-    r.insert("inputTokens".into(), json!(e.input_tokens));
-    r.insert("outputTokens".into(), json!(e.output_tokens));
-    r.insert("totalTokens".into(), json!(e.total_tokens));
-    r.insert("abortedLastRun".into(), json!(e.aborted_last_run));
-    r.insert("hasActiveRun".into(), json!(live_run));
-    Value::Object(r)
-}
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -89,6 +41,8 @@ struct ListParams {
     search: Option<String>,
     #[serde(default)]
     include_global: Option<bool>,
+    #[serde(default)]
+    spawned_by: Option<String>,
 }
 
 pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
@@ -125,6 +79,11 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         })
         .filter(|r| agent_prefix.as_ref().is_none_or(|a| r.key.starts_with(a)))
         .filter(|r| p.include_global.unwrap_or(true) || kind(&r.key) != "global")
+        .filter(|r| {
+            p.spawned_by
+                .as_ref()
+                .is_none_or(|parent| r.entry.spawned_by.as_ref() == Some(parent))
+        })
         .filter(|r| {
             search.as_ref().is_none_or(|s| {
                 r.key.to_lowercase().contains(s)

@@ -1,0 +1,61 @@
+//! What a session tells the dashboards that watch it (OpenClaw's
+//! `session.message` and `sessions.changed` events): a message stored in
+//! its transcript, a run started or settled, its entry patched or reset.
+//! Each carries the session's entry after the change; the edge shapes the
+//! wire payloads and sends them only to connections watching the session.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use super::entry::SessionEntry;
+
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SessionNews {
+    pub session_key: String,
+    /// The session's entry after the change.
+    pub entry: Arc<SessionEntry>,
+    /// A run of the session is active (started and not settled).
+    pub running: bool,
+    pub change: SessionChange,
+}
+
+/// How a settled run ended, in OpenClaw's session status words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    Done,
+    Failed,
+    Killed,
+}
+
+impl Settled {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Settled::Done => "done",
+            Settled::Failed => "failed",
+            Settled::Killed => "killed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionChange {
+    /// A message entry stored: the transcript entry (its `id`, `message`,
+    /// and for a user message the `runId` that answers it and the
+    /// `messageId` it was sent with).
+    Message { entry: Value },
+    /// A run started.
+    RunStarted { run_id: String, started_at: u64 },
+    /// A run settled.
+    RunSettled {
+        run_id: String,
+        status: Settled,
+        started_at: u64,
+        ended_at: u64,
+        error: Option<String>,
+    },
+    /// The entry was patched (`patch`) or the conversation reset (`reset`).
+    Lifecycle { reason: &'static str },
+}
