@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Settings {
     pub gateway: GatewaySettings,
@@ -40,7 +40,7 @@ pub struct Settings {
     pub update: Value,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuthMode {
     Token,
@@ -58,7 +58,7 @@ impl AuthMode {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewaySettings {
     pub port: u16,
@@ -90,7 +90,7 @@ pub struct GatewaySettings {
     pub tailscale: Value,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayAuth {
     pub mode: AuthMode,
@@ -100,7 +100,7 @@ pub struct GatewayAuth {
     pub rate_limit: AuthRateLimit,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthRateLimit {
     pub max_attempts: u32,
@@ -108,7 +108,7 @@ pub struct AuthRateLimit {
     pub lockout_ms: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ControlUi {
     pub enabled: bool,
@@ -121,14 +121,14 @@ pub struct ControlUi {
     pub dangerously_disable_device_auth: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentsSettings {
     pub defaults: AgentDefaults,
     pub list: Vec<AgentEntry>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentDefaults {
     pub model: ModelChoice,
@@ -159,7 +159,7 @@ pub struct AgentDefaults {
 }
 
 /// `agents.defaults.subagents`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SubagentSettings {
     /// Sub-agent runs at once (the `subagent` lane).
@@ -169,7 +169,7 @@ pub struct SubagentSettings {
 }
 
 /// `agents.defaults.sandbox`: where and how sandboxed commands run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxConfig {
     pub mode: SandboxMode,
@@ -178,7 +178,7 @@ pub struct SandboxConfig {
 }
 
 /// Which sessions run their commands in the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     Off,
@@ -187,7 +187,7 @@ pub enum SandboxMode {
 }
 
 /// Which sessions share a scratch workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxScope {
     Session,
@@ -196,7 +196,7 @@ pub enum SandboxScope {
 }
 
 /// What a sandboxed command sees of the agent workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum WorkspaceAccess {
     #[serde(rename = "none")]
     None,
@@ -208,7 +208,7 @@ pub enum WorkspaceAccess {
 
 /// `tools`: what ferroclaw reads itself is typed; the rest (allow, deny,
 /// profiles, web, hooks...) goes to the tool policy as OpenClaw wrote it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolsSettings {
     pub exec: ExecToolSettings,
@@ -229,7 +229,7 @@ impl ToolsSettings {
 /// `auth`: the api-key profiles configured for providers (keys live in
 /// `auth-profiles.json` or the environment, never here) and the order a
 /// provider's profiles are tried in.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthSettings {
     pub profiles: BTreeMap<String, AuthProfileSetting>,
@@ -240,7 +240,7 @@ pub struct AuthSettings {
 }
 
 /// `auth.profiles.<id>` (OpenClaw's keys: `provider`, `mode`, ...).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthProfileSetting {
     #[serde(default)]
@@ -251,7 +251,7 @@ pub struct AuthProfileSetting {
 
 /// `channels.<id>`: what ferroclaw reads of a channel's section (the
 /// channel adapters will read the rest).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelSettings {
     /// Skills offered on this channel (unset: all).
@@ -265,7 +265,7 @@ pub struct ChannelSettings {
 }
 
 /// `tools.exec`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecToolSettings {
     /// `gateway` | `sandbox`; unset: from `agents.defaults.sandbox.mode`.
@@ -282,7 +282,7 @@ pub struct ExecToolSettings {
 }
 
 /// `tools.fs`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FsToolSettings {
     /// File tools stay inside the agent workspace.
@@ -292,7 +292,7 @@ pub struct FsToolSettings {
 }
 
 /// `messages`: the queue is typed; the rest is kept as written.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MessagesSettings {
     pub queue: QueueConfig,
@@ -301,7 +301,7 @@ pub struct MessagesSettings {
 }
 
 /// `messages.queue`: what a message does while a run is busy.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueConfig {
     /// steer | followup | collect | steer-backlog | interrupt.
@@ -313,7 +313,7 @@ pub struct QueueConfig {
 }
 
 /// `cron`: the lane size is typed; the rest is kept as written.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CronSettings {
     /// Cron runs at once (the `cron` lane).
@@ -323,7 +323,7 @@ pub struct CronSettings {
 }
 
 /// How failed runs are restarted (ferroclaw's supervision).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunRestarts {
     pub max: u32,
@@ -331,7 +331,7 @@ pub struct RunRestarts {
 }
 
 /// `agents.defaults.model`: a ref string or `{primary, fallbacks}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum ModelChoice {
     Ref(String),
@@ -358,7 +358,7 @@ impl ModelChoice {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentEntry {
     pub id: String,
@@ -382,14 +382,14 @@ pub struct AgentEntry {
     pub heartbeat: Option<Value>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelsSettings {
     pub mode: Option<String>,
     pub providers: BTreeMap<String, ProviderSettings>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderSettings {
     #[serde(default)]
@@ -408,7 +408,7 @@ pub struct ProviderSettings {
     pub auth: Option<Value>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelEntry {
     pub id: String,
@@ -430,7 +430,7 @@ pub struct ModelEntry {
     pub api: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LoggingSettings {
     pub level: String,
@@ -449,4 +449,14 @@ impl Settings {
             .map(|a| a.id.as_str())
             .unwrap_or("main")
     }
+}
+
+/// The JSON Schema of the config file (OpenClaw's key names; the doc
+/// comments as descriptions), generated from these types once.
+pub fn json_schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let schema = schemars::schema_for!(Settings);
+        serde_json::to_value(schema).unwrap_or(Value::Bool(true))
+    })
 }

@@ -35,15 +35,18 @@ pub(crate) fn client_ip(req: &HttpRequest, trusted_proxies: &[String]) -> Option
     }
 }
 
-fn bearer_matches(req: &HttpRequest, state: &SharedState) -> bool {
-    let settings = state.live.settings();
-    let auth = &settings.gateway.auth;
-    let given = req
-        .headers()
+fn bearer_of(req: &HttpRequest) -> Option<&str> {
+    req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
+        .map(str::trim)
+}
+
+fn bearer_matches(req: &HttpRequest, state: &SharedState) -> bool {
+    let settings = state.live.settings();
+    let auth = &settings.gateway.auth;
+    let given = bearer_of(req);
     let expected = match auth.mode {
         AuthMode::None => return true,
         AuthMode::Token => auth.token.as_deref(),
@@ -97,6 +100,43 @@ pub(crate) fn check_bearer(
         return Err(Refusal::Locked { retry_after_ms });
     }
     if !bearer_matches(req, state) {
+        state.auth_failed(ip);
+        tracing::info!(path, ?ip, "unauthorized http request");
+        return Err(Refusal::Unauthorized);
+    }
+    state.auth_succeeded(ip);
+    Ok(())
+}
+
+/// As [`check_bearer`], and a paired device's operator token is accepted
+/// too: the Control UI's HTTP reads (`control-ui-config.json`) carry the
+/// device token the gateway gave it at hello-ok, as OpenClaw allows.
+pub(crate) async fn check_bearer_or_device(
+    req: &HttpRequest,
+    state: &SharedState,
+    path: &str,
+) -> Result<(), Refusal> {
+    let ip = client_ip(req, &state.live.settings().gateway.trusted_proxies);
+    if let Err(retry_after_ms) = state.auth_locked(ip) {
+        tracing::info!(
+            path,
+            ?ip,
+            retry_after_ms,
+            "http request refused: auth locked out"
+        );
+        return Err(Refusal::Locked { retry_after_ms });
+    }
+    let authorized = match bearer_of(req) {
+        _ if bearer_matches(req, state) => true,
+        Some(token) if !token.is_empty() => {
+            let find = ferroclaw_actors::devices::FindOperatorToken {
+                token: token.to_string(),
+            };
+            matches!(state.gateway.devices.send(find).await, Ok(Ok(Some(_))))
+        }
+        _ => false,
+    };
+    if !authorized {
         state.auth_failed(ip);
         tracing::info!(path, ?ip, "unauthorized http request");
         return Err(Refusal::Unauthorized);

@@ -21,7 +21,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::ui_root::ControlUiRoot;
+use super::ui_root::{not_found, secured, with_csp, ControlUiRoot};
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -57,6 +57,10 @@ enum Route {
     /// The bare base path: redirect to it with a slash.
     Redirect(String),
     Config,
+    /// `__openclaw__/workspace-icon/<session key>` (decoded).
+    WorkspaceIcon(String),
+    /// `avatar/<agent id>`.
+    Avatar(String),
     /// A path inside the UI folder (relative; empty for the index).
     File(PathBuf),
     NotFound,
@@ -77,6 +81,13 @@ fn route(base: &str, path: &str) -> Route {
     if config {
         return Route::Config;
     }
+    if let Some(key) = rel.strip_prefix("__openclaw__/workspace-icon/") {
+        let key = percent_decode_str(key).decode_utf8_lossy().to_string();
+        return Route::WorkspaceIcon(key);
+    }
+    if let Some(agent) = rel.strip_prefix("avatar/") {
+        return Route::Avatar(agent.to_string());
+    }
     match safe_relative(rel) {
         Some(p) => Route::File(p),
         None => Route::NotFound,
@@ -88,38 +99,6 @@ fn wants_html(req: &HttpRequest) -> bool {
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("text/html"))
-}
-
-fn secured(res: HttpResponse) -> HttpResponse {
-    with_csp(res, &super::ui_root::content_security_policy(&[], None))
-}
-
-fn with_csp(mut res: HttpResponse, csp: &str) -> HttpResponse {
-    let h = res.headers_mut();
-    if let Ok(v) = header::HeaderValue::from_str(csp) {
-        h.insert(header::CONTENT_SECURITY_POLICY, v);
-    }
-    h.insert(
-        header::X_FRAME_OPTIONS,
-        header::HeaderValue::from_static("DENY"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        header::HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        header::HeaderValue::from_static("no-referrer"),
-    );
-    res
-}
-
-fn not_found() -> HttpResponse {
-    secured(
-        HttpResponse::NotFound()
-            .content_type("text/plain")
-            .body("Not Found"),
-    )
 }
 
 /// Serves a request to the UI, or None when it is not the UI's (the caller
@@ -148,6 +127,8 @@ pub async fn serve(req: &HttpRequest, state: &SharedState) -> Option<HttpRespons
         }
         Route::NotFound => not_found(),
         Route::Config => config(req, state, &ui.base).await,
+        Route::WorkspaceIcon(key) => super::ui_images::workspace_icon(req, state, &key).await,
+        Route::Avatar(agent) => super::ui_images::avatar(req, state, &agent).await,
         Route::File(rel) => file(req, ui, rel).await,
     };
     Some(res)
@@ -213,9 +194,11 @@ async fn file(req: &HttpRequest, ui: &ControlUiRoot, rel: PathBuf) -> HttpRespon
 }
 
 /// `control-ui-config.json`: what the UI needs before it connects. Behind
-/// the gateway secret; never carries one.
+/// the gateway secret or a paired device's operator token; never carries one.
 async fn config(req: &HttpRequest, state: &SharedState, base: &str) -> HttpResponse {
-    if let Err(refusal) = crate::http::auth::check_bearer(req, state, "control-ui-config.json") {
+    let checked =
+        crate::http::auth::check_bearer_or_device(req, state, "control-ui-config.json").await;
+    if let Err(refusal) = checked {
         return secured(refusal.response());
     }
     let settings = state.live.settings();

@@ -6,5 +6,6 @@ pub mod admin;
 pub(crate) mod auth;
 pub mod control_ui;
 pub mod openai;
+mod ui_images;
 pub mod ui_root;
 pub mod webchat;

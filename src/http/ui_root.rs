@@ -4,6 +4,9 @@
 
 use std::path::PathBuf;
 
+use actix_web::http::header;
+use actix_web::HttpResponse;
+
 /// The attribute on `<html>` the UI reads its base path from.
 const BASE_PATH_ATTRIBUTE: &str = "data-openclaw-control-ui-base-path";
 /// The attribute that says whether the UI may open a terminal (never here).
@@ -156,6 +159,39 @@ fn stamp_index(html: &str, base: &str) -> String {
         }
         None => anchored,
     }
+}
+
+/// Every Control UI response carries OpenClaw's security headers.
+pub(super) fn secured(res: HttpResponse) -> HttpResponse {
+    with_csp(res, &content_security_policy(&[], None))
+}
+
+pub(super) fn with_csp(mut res: HttpResponse, csp: &str) -> HttpResponse {
+    let h = res.headers_mut();
+    if let Ok(v) = header::HeaderValue::from_str(csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    h.insert(
+        header::X_FRAME_OPTIONS,
+        header::HeaderValue::from_static("DENY"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    res
+}
+
+pub(super) fn not_found() -> HttpResponse {
+    secured(
+        HttpResponse::NotFound()
+            .content_type("text/plain")
+            .body("Not Found"),
+    )
 }
 
 #[cfg(test)]

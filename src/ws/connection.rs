@@ -401,6 +401,44 @@ impl Actor for WsConnection {
     }
 }
 
+impl WsConnection {
+    /// A frame the codec refused: over the size limit (1009), the peer gone
+    /// mid-frame (a disconnect, not bad input), or malformed (1002).
+    fn on_protocol_error(
+        &mut self,
+        ctx: &mut ws::WebsocketContext<Self>,
+        error: ws::ProtocolError,
+    ) {
+        let too_large = if matches!(self.phase, Phase::Open(_)) {
+            "payload too large"
+        } else {
+            "preauth payload too large"
+        };
+        match error {
+            ws::ProtocolError::Overflow => {
+                tracing::info!(conn_id = %self.conn_id, "frame over maxPayload");
+                self.close(ctx, 1009, too_large);
+            }
+            _ if self.guard.tripped() => {
+                // The guard saw a frame header declaring more than the limit.
+                Metrics::inc(&self.metrics().frames_in_invalid);
+                tracing::info!(conn_id = %self.conn_id, "declared frame length over the limit");
+                self.close(ctx, 1009, too_large);
+            }
+            ws::ProtocolError::Io(error) => {
+                tracing::debug!(conn_id = %self.conn_id, %error, "connection dropped by the peer");
+                self.leave_preauth();
+                self.phase = Phase::Closing;
+                ctx.stop();
+            }
+            error => {
+                tracing::info!(conn_id = %self.conn_id, %error, "websocket protocol error");
+                self.close(ctx, 1002, "protocol error");
+            }
+        }
+    }
+}
+
 impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
     fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
         let _span = self.span.clone().entered();
@@ -432,30 +470,7 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
                 ctx.close(reason);
                 ctx.stop();
             }
-            Err(ws::ProtocolError::Overflow) => {
-                let reason = if matches!(self.phase, Phase::Open(_)) {
-                    "payload too large"
-                } else {
-                    "preauth payload too large"
-                };
-                tracing::info!(conn_id = %self.conn_id, "frame over maxPayload");
-                self.close(ctx, 1009, reason);
-            }
-            Err(_) if self.guard.tripped() => {
-                // The guard saw a frame header declaring more than the limit.
-                Metrics::inc(&self.metrics().frames_in_invalid);
-                let reason = if matches!(self.phase, Phase::Open(_)) {
-                    "payload too large"
-                } else {
-                    "preauth payload too large"
-                };
-                tracing::info!(conn_id = %self.conn_id, "declared frame length over the limit");
-                self.close(ctx, 1009, reason);
-            }
-            Err(error) => {
-                tracing::info!(conn_id = %self.conn_id, %error, "websocket protocol error");
-                self.close(ctx, 1002, "protocol error");
-            }
+            Err(error) => self.on_protocol_error(ctx, error),
         }
     }
 

@@ -172,6 +172,8 @@ impl ApprovalsActor {
         self.pending.insert(
             id.clone(),
             Pending {
+                request: request.clone(),
+                created,
                 expires,
                 decision: None,
                 waiters: vec![tx],
@@ -373,5 +375,25 @@ impl Handler<SetApprovals> for ApprovalsActor {
             let _ = tx.send(reply);
         });
         Box::pin(async move { rx.await.unwrap_or(Err(ApprovalError::Stopped)) })
+    }
+}
+
+impl Handler<ListPending> for ApprovalsActor {
+    type Result = Vec<PendingApproval>;
+    fn handle(&mut self, _: ListPending, _: &mut Context<Self>) -> Vec<PendingApproval> {
+        let now = crate::now_ms();
+        let mut out: Vec<PendingApproval> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.decision.is_none() && p.expires > now)
+            .map(|(id, p)| PendingApproval {
+                id: id.clone(),
+                request: p.request.clone(),
+                created_at_ms: p.created,
+                expires_at_ms: p.expires,
+            })
+            .collect();
+        out.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+        out
     }
 }

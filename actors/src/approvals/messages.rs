@@ -97,6 +97,20 @@ pub struct WaitDecision {
 
 /// `exec.approvals.get`: the file, and the defaults in force when `policy`
 /// (the config's exec settings) meets the file's. Reply: the view.
+/// Requests still waiting for a decision (`exec.approval.list`), oldest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<PendingApproval>")]
+pub struct ListPending;
+
+/// One request waiting for an operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingApproval {
+    pub id: String,
+    pub request: Value,
+    pub created_at_ms: u64,
+    pub expires_at_ms: u64,
+}
+
 #[derive(Debug, Message)]
 #[rtype(result = "ApprovalsView")]
 pub struct GetApprovals {

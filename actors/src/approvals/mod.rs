@@ -216,6 +216,9 @@ fn pattern_matches(pattern: &str, bin: &str) -> bool {
 type Opened = (String, u64, u64, oneshot::Receiver<Option<Decision>>);
 
 struct Pending {
+    /// The request as the `exec.approval.requested` event carried it.
+    request: Value,
+    created: u64,
     expires: u64,
     decision: Option<Option<Decision>>,
     waiters: Vec<oneshot::Sender<Option<Decision>>>,

@@ -194,6 +194,28 @@ impl Handler<VerifyDeviceToken> for DeviceRegistry {
     }
 }
 
+impl Handler<FindOperatorToken> for DeviceRegistry {
+    type Result = Result<Option<String>, StoreError>;
+    fn handle(&mut self, msg: FindOperatorToken, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.received();
+        if msg.token.is_empty() {
+            return Ok(None);
+        }
+        let found = self
+            .store
+            .scan::<DeviceRecord>(Tree::Devices, "")?
+            .into_iter()
+            .find(|(_, r)| {
+                r.tokens
+                    .get("operator")
+                    .is_some_and(|t| secret_eq(&t.token, &msg.token))
+            })
+            .map(|(_, r)| r.device_id);
+        Ok(found)
+    }
+}
+
 impl Handler<ListPairing> for DeviceRegistry {
     type Result = Result<(Vec<PairingRequest>, Vec<DeviceRecord>), StoreError>;
     fn handle(&mut self, _: ListPairing, _: &mut Context<Self>) -> Self::Result {

@@ -57,6 +57,14 @@ pub struct VerifyDeviceToken {
     pub token: String,
 }
 
+/// Which paired device holds this operator token (the Control UI sends
+/// its device token as the bearer of its HTTP reads). Reply: the device id.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<String>, StoreError>")]
+pub struct FindOperatorToken {
+    pub token: String,
+}
+
 /// Pending requests and paired devices.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(Vec<PairingRequest>, Vec<DeviceRecord>), StoreError>")]

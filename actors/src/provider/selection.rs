@@ -195,6 +195,14 @@ impl AuthProfiles {
         }
     }
 
+    /// When a cooling-down profile is available again (None: it is now).
+    pub fn cooling_until(&self, id: &str, now_ms: u64) -> Option<u64> {
+        self.state
+            .get(id)
+            .map(|s| s.until_ms)
+            .filter(|until| *until > now_ms)
+    }
+
     fn available(&self, id: &str, now_ms: u64) -> bool {
         self.state.get(id).is_none_or(|s| s.until_ms <= now_ms)
     }

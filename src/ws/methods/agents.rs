@@ -192,3 +192,24 @@ pub async fn default_identity(state: &SharedState) -> Option<AssistantIdentity> 
         .pop()
         .map(|(_, id)| id)
 }
+
+/// An agent's workspace and its avatar as its identity gives it (a path
+/// inside the workspace, a URL, a data URI, or a letter or emoji).
+pub async fn avatar_of(state: &SharedState, agent_id: &str) -> Option<(PathBuf, String)> {
+    let id = agent_id.to_ascii_lowercase();
+    identities(state, Some(&id))
+        .await
+        .ok()?
+        .pop()
+        .map(|(a, identity)| (a.workspace, identity.avatar))
+}
+
+/// The workspace of an agent (configured ones; else the default workspace).
+pub fn workspace_of(state: &SharedState, agent_id: &str) -> PathBuf {
+    let settings = state.live.settings();
+    let id = agent_id.to_ascii_lowercase();
+    agents(&settings, &state.gateway.context.workspace)
+        .into_iter()
+        .find(|a| a.id == id)
+        .map_or_else(|| state.gateway.context.workspace.clone(), |a| a.workspace)
+}

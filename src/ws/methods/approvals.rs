@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use ferroclaw_actors::approvals::{
-    ApprovalError, Decision, ExecPolicy, GetApprovals, Host, RequestApproval, ResolveApproval,
-    SetApprovals, WaitDecision,
+    ApprovalError, Decision, ExecPolicy, GetApprovals, Host, ListPending, RequestApproval,
+    ResolveApproval, SetApprovals, WaitDecision,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -173,4 +173,24 @@ pub async fn set(state: &SharedState, p: &Value) -> MethodResult {
     let mut out = view(state).await?;
     out["hash"] = json!(hash);
     json(out)
+}
+
+/// `exec.approval.list`: requests still waiting for an operator, oldest
+/// first (`[{id, request, createdAtMs, expiresAtMs}]`).
+pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
+    super::empty_params("exec.approval.list", p)?;
+    let pending = state
+        .gateway
+        .approvals
+        .send(ListPending)
+        .await
+        .map_err(down)?;
+    let rows: Vec<Value> = pending
+        .into_iter()
+        .map(|a| {
+            json!({ "id": a.id, "request": a.request, "createdAtMs": a.created_at_ms,
+                     "expiresAtMs": a.expires_at_ms })
+        })
+        .collect();
+    json(Value::Array(rows))
 }

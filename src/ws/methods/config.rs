@@ -48,6 +48,18 @@ fn snapshot(c: &LoadedConfig) -> Value {
     })
 }
 
+/// `config.schema`: the config file's JSON Schema, generated from the typed
+/// settings (what ferroclaw reads; free-form sections stay open).
+pub fn schema(p: &Value) -> MethodResult {
+    super::empty_params("config.schema", p)?;
+    json(json!({
+        "schema": ferroclaw_actors::settings::json_schema(),
+        "uiHints": {},
+        "version": env!("CARGO_PKG_VERSION"),
+        "generatedAt": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    }))
+}
+
 pub fn get(state: &SharedState) -> MethodResult {
     json(snapshot(&state.live.get()))
 }

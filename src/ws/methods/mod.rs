@@ -6,11 +6,14 @@ pub(crate) mod agents;
 mod approvals;
 pub(crate) mod chat;
 mod config;
+mod dashboard;
 mod devices;
 mod host;
+mod models;
 mod sessions;
 mod skills;
 mod system;
+mod usage;
 mod watch;
 
 use std::sync::Arc;
@@ -249,6 +252,11 @@ async fn route(
         "connect" => Err(ErrorShape::invalid(
             "connect is only valid as the first request",
         )),
-        other => Err(ErrorShape::invalid(format!("unknown method: {other}"))),
+        "exec.approval.list" => approvals::list(state, p).await,
+        "models.authStatus" => models::auth_status(state, p).await,
+        "sessions.usage" => usage::sessions_usage(state, p).await,
+        "config.schema" => config::schema(p),
+        other => dashboard::answer(state, other, p)
+            .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }
 }

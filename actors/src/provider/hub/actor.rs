@@ -157,3 +157,49 @@ impl Handler<Reconfigure> for ProviderHub {
         self.slots.clear();
     }
 }
+
+impl Handler<AuthStatus> for ProviderHub {
+    type Result = Vec<ProviderAuth>;
+    fn handle(&mut self, msg: AuthStatus, _: &mut Context<Self>) -> Vec<ProviderAuth> {
+        let _span = self.span.clone().entered();
+        let now = crate::now_ms();
+        let stored: Vec<&str> = self
+            .config
+            .stored_profiles
+            .iter()
+            .map(|(id, _, _)| id.as_str())
+            .collect();
+        self.config
+            .auth_status(&msg.also)
+            .into_iter()
+            .map(|(provider, spec)| {
+                let Some(spec) = spec else {
+                    return ProviderAuth {
+                        provider,
+                        needs_key: true,
+                        known: false,
+                        profiles: Vec::new(),
+                    };
+                };
+                let cooling = self.slots.get(&provider).map(|s| &s.profiles);
+                let profiles = self
+                    .config
+                    .profiles(&provider, &spec)
+                    .into_iter()
+                    .map(|(id, key)| ProfileAuth {
+                        cooling_until: cooling.and_then(|c| c.cooling_until(&id, now)),
+                        stored: stored.contains(&id.as_str()),
+                        has_key: key.is_some(),
+                        id,
+                    })
+                    .collect();
+                ProviderAuth {
+                    provider,
+                    needs_key: spec.api != Api::Offline,
+                    known: true,
+                    profiles,
+                }
+            })
+            .collect()
+    }
+}

@@ -29,3 +29,32 @@ pub struct ReportOutcome {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Reconfigure(pub HubConfig);
+
+/// What `models.authStatus` shows: every provider the config names, a
+/// stored profile uses or `also` lists (the models in use), with its
+/// profiles and whether each has a key. Keys never leave the hub.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<ProviderAuth>")]
+pub struct AuthStatus {
+    pub also: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderAuth {
+    pub provider: String,
+    /// False for providers that take no key (`offline`).
+    pub needs_key: bool,
+    /// A provider unknown to the config and not built in.
+    pub known: bool,
+    pub profiles: Vec<ProfileAuth>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileAuth {
+    pub id: String,
+    pub has_key: bool,
+    /// From `auth-profiles.json` (else config or the implicit default).
+    pub stored: bool,
+    /// Cooling down after failures until this time (ms).
+    pub cooling_until: Option<u64>,
+}

@@ -194,8 +194,37 @@ impl HubConfig {
         resolve_api_key(provider, configured.as_deref(), &env, &self.credentials).map(|(k, _)| k)
     }
 
+    /// `models.authStatus`: providers and their profiles, without keys.
+    pub(super) fn auth_status(&self, also: &[String]) -> Vec<(String, Option<ProviderSpec>)> {
+        let mut names: Vec<String> = self.providers.keys().cloned().collect();
+        let referenced = self
+            .configured_profiles
+            .iter()
+            .map(|(_, p)| p)
+            .chain(self.stored_profiles.iter().map(|(_, p, _)| p))
+            .chain(also.iter());
+        for p in referenced {
+            let p = p.to_ascii_lowercase();
+            if !names.contains(&p) {
+                names.push(p);
+            }
+        }
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| {
+                let spec = self.spec(&n);
+                (n, spec)
+            })
+            .collect()
+    }
+
     /// Profile ids and keys for a provider, in rotation order.
-    fn profiles(&self, provider: &str, spec: &ProviderSpec) -> Vec<(String, Option<String>)> {
+    pub(super) fn profiles(
+        &self,
+        provider: &str,
+        spec: &ProviderSpec,
+    ) -> Vec<(String, Option<String>)> {
         let stored: HashMap<&str, &str> = self
             .stored_profiles
             .iter()

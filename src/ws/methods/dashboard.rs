@@ -1,0 +1,92 @@
+//! Methods OpenClaw's Control UI calls for features ferroclaw does not
+//! have (yet): each answers the valid empty result in OpenClaw's shape, so
+//! the page shows "nothing here" instead of an error. Plugins, talk,
+//! tasks, questions, progress cards, the side chat, branches, artifacts,
+//! the plugin catalog, themes, the
+//! skill library and ClawHub search, environments, memory import, update
+//! status, and until their issues land: nodes, cron and channels.
+//! Params must be an object (or absent); what it holds is not used.
+
+use serde_json::{json, Value};
+
+use super::{json, MethodResult};
+use crate::protocol::errors::ErrorShape;
+use crate::state::SharedState;
+
+/// Paging that OpenClaw's list results echo.
+fn limit_of(p: &Value, default: u64) -> u64 {
+    p.get("limit")
+        .and_then(Value::as_u64)
+        .unwrap_or(default)
+        .clamp(1, 1000)
+}
+
+fn empty_page(p: &Value, items: &str) -> Value {
+    let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
+    json!({
+        items: [], "total": 0, "offset": offset, "limit": limit_of(p, 50),
+        "hasMore": false, "nextOffset": null,
+    })
+}
+
+/// The answer for `method`, or None when it is not one of these.
+pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResult> {
+    if !(p.is_null() || p.is_object()) {
+        return Some(Err(ErrorShape::invalid(format!(
+            "invalid {method} params: must be object"
+        ))));
+    }
+    let v = match method {
+        "update.status" => json!({ "sentinel": null, "updateAvailable": null }),
+        "sessions.observer.visibility" => json!({ "ok": true }),
+        "plugin.approval.list" | "openclaw.approval.list" => json!([]),
+        "question.list" => json!({ "questions": [] }),
+        "progressCard.get" => json!({ "card": null }),
+        "sessions.companion.state" => json!({ "exchanges": [] }),
+        "sessions.branches.list" => json!({ "branches": [] }),
+        "tasks.list" => json!({ "tasks": [] }),
+        "talk.catalog" => json!({
+            "realtime": { "ready": false, "activeProvider": null, "providers": [] },
+            "transcription": { "ready": false, "activeProvider": null, "providers": [] },
+        }),
+        "plugins.list" => json!({ "plugins": [], "generation": 0 }),
+        "plugins.catalog.browse" => json!({ "items": [] }),
+        "artifacts.list" => json!({ "artifacts": [] }),
+        "themes.list" => json!({ "current": null, "themes": [] }),
+        "skills.search" => json!({ "results": [] }),
+        "skills.library.list" => json!({ "entries": [], "defaultSelectionLimit": 64 }),
+        "environments.list" => json!({ "environments": [] }),
+        "migrations.memory.plan" => {
+            let agent = state
+                .live
+                .settings()
+                .default_agent_id()
+                .to_ascii_lowercase();
+            let workspace = state.gateway.context.workspace.display().to_string();
+            json!({ "agentId": agent, "workspace": workspace, "providers": [] })
+        }
+        "node.list" => json!({ "ts": ferroclaw_actors::now_ms(), "nodes": [] }),
+        "cron.list" => {
+            let mut page = empty_page(p, "jobs");
+            page["deliveryPreviews"] = json!({});
+            page
+        }
+        "cron.runs" => empty_page(p, "entries"),
+        "cron.status" => json!({
+            "enabled": false, "triggersEnabled": false, "storePath": null,
+            "jobs": 0, "nextWakeAtMs": null,
+        }),
+        "channels.status" => json!({
+            "ts": ferroclaw_actors::now_ms(), "channelOrder": [], "channelLabels": {},
+            "channelDetailLabels": {}, "channelSystemImages": {}, "channelMeta": [],
+            "channels": {}, "channelAccounts": {}, "channelDefaultAccountId": {},
+        }),
+        "channels.pairing.list" => json!({
+            "accounts": [], "requests": [], "commandOwnerConfigured": false,
+            "limits": { "pendingPerAccount": 3, "ttlMs": 3_600_000 },
+        }),
+        "usage.status" => json!({ "updatedAt": ferroclaw_actors::now_ms(), "providers": [] }),
+        _ => return None,
+    };
+    Some(json(v))
+}

@@ -1,0 +1,338 @@
+//! Every method OpenClaw's Control UI calls across its pages answers, in
+//! OpenClaw's shape, with OpenClaw's scopes: real data where ferroclaw has
+//! it (`models.authStatus`, `exec.approval.list`, `sessions.usage`,
+//! `config.schema`), valid empty results where it does not; and
+//! `hello-ok.features.methods` lists exactly what answers.
+
+use serde_json::{json, Value};
+
+use crate::support::{admin, connect_params, Client, TestGateway, TOKEN};
+
+/// Methods that need more than `{}` to answer, with params that work.
+fn params_for(method: &str) -> Value {
+    match method {
+        "chat.history" | "chat.startup" | "chat.inject" => json!({"sessionKey": "main"}),
+        "sessions.describe" | "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => {
+            json!({"key": "main"})
+        }
+        _ => json!({}),
+    }
+}
+
+#[tokio::test]
+async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
+    let gw = TestGateway::start();
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let hello = c
+        .handshake(connect_params(
+            "cli",
+            "cli",
+            &["operator.admin"],
+            Some(TOKEN),
+        ))
+        .await;
+    let advertised: Vec<String> = hello["payload"]["features"]["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect();
+    for m in [
+        "chat.startup",
+        "sessions.subscribe",
+        "models.authStatus",
+        "exec.approval.list",
+        "sessions.usage",
+        "config.schema",
+        "cron.list",
+        "channels.status",
+        "plugins.list",
+        "update.status",
+    ] {
+        assert!(advertised.iter().any(|a| a == m), "{m} advertised");
+    }
+    let mut seen = std::collections::HashSet::new();
+    for m in &advertised {
+        assert!(seen.insert(m.clone()), "{m} advertised twice");
+        // Methods with side effects or long waits are covered elsewhere.
+        if matches!(
+            m.as_str(),
+            "chat.send"
+                | "agent"
+                | "agent.wait"
+                | "chat.abort"
+                | "chat.inject"
+                | "config.set"
+                | "config.apply"
+                | "config.patch"
+                | "exec.approval.request"
+                | "exec.approval.waitDecision"
+                | "exec.approval.resolve"
+                | "exec.approvals.set"
+                | "sessions.reset"
+                | "sessions.delete"
+                | "sessions.patch"
+                | "sessions.export"
+                | "system-event"
+                | "device.pair.approve"
+                | "device.pair.reject"
+                | "device.pair.remove"
+                | "device.token.rotate"
+                | "device.token.revoke"
+        ) {
+            continue;
+        }
+        let r = c.call(m, params_for(m)).await;
+        let msg = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(!msg.contains("unknown method"), "{m}: {r}");
+        assert_eq!(r["ok"], true, "{m}: {r}");
+    }
+    let r = c.call("no.such.method", json!({})).await;
+    assert_eq!(r["error"]["message"], "unknown method: no.such.method");
+}
+
+#[tokio::test]
+async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let cases = [
+        ("plugin.approval.list", json!([])),
+        ("openclaw.approval.list", json!([])),
+        ("question.list", json!({"questions": []})),
+        ("progressCard.get", json!({"card": null})),
+        ("sessions.companion.state", json!({"exchanges": []})),
+        ("sessions.branches.list", json!({"branches": []})),
+        ("tasks.list", json!({"tasks": []})),
+        ("plugins.catalog.browse", json!({"items": []})),
+        ("artifacts.list", json!({"artifacts": []})),
+        ("skills.search", json!({"results": []})),
+        ("environments.list", json!({"environments": []})),
+        ("sessions.observer.visibility", json!({"ok": true})),
+    ];
+    for (m, want) in cases {
+        let r = c.call(m, json!({"sessionKey": "main"})).await;
+        assert_eq!(r["payload"], want, "{m}: {r}");
+    }
+    let r = c.call("cron.list", json!({"limit": 20, "offset": 0})).await;
+    let p = &r["payload"];
+    assert_eq!(
+        (&p["jobs"], &p["total"], &p["limit"], &p["hasMore"]),
+        (&json!([]), &json!(0), &json!(20), &json!(false)),
+        "{r}"
+    );
+    let r = c.call("cron.status", json!({})).await;
+    assert_eq!(r["payload"]["enabled"], false);
+    let r = c.call("channels.status", json!({"probe": false})).await;
+    assert_eq!(r["payload"]["channelOrder"], json!([]), "{r}");
+    assert_eq!(r["payload"]["channels"], json!({}));
+    let r = c.call("node.list", json!({})).await;
+    assert_eq!(r["payload"]["nodes"], json!([]));
+    let r = c.call("talk.catalog", json!({})).await;
+    assert_eq!(r["payload"]["realtime"]["ready"], false, "{r}");
+    assert_eq!(r["payload"]["realtime"]["providers"], json!([]));
+    // Params must be an object.
+    let r = c.call("tasks.list", json!([1, 2])).await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
+    let r = c.call("cron.list", json!("x")).await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
+}
+
+#[tokio::test]
+async fn new_methods_take_openclaws_scopes() {
+    let gw = TestGateway::start();
+    let mut read = Client::connect(&gw.ws_url()).await;
+    read.handshake(connect_params(
+        "cli",
+        "cli",
+        &["operator.read"],
+        Some(TOKEN),
+    ))
+    .await;
+    for m in [
+        "models.authStatus",
+        "sessions.usage",
+        "config.schema",
+        "tasks.list",
+        "talk.catalog",
+        "plugins.list",
+        "cron.list",
+        "channels.status",
+        "node.list",
+        "usage.status",
+        "artifacts.list",
+    ] {
+        let r = read.call(m, json!({})).await;
+        assert_eq!(r["ok"], true, "{m} is operator.read: {r}");
+    }
+    for (m, scope) in [
+        ("exec.approval.list", "operator.approvals"),
+        ("plugin.approval.list", "operator.approvals"),
+        ("openclaw.approval.list", "operator.approvals"),
+        ("question.list", "operator.questions"),
+        ("channels.pairing.list", "operator.pairing"),
+        ("update.status", "operator.admin"),
+        ("migrations.memory.plan", "operator.admin"),
+    ] {
+        let r = read.call(m, json!({})).await;
+        assert_eq!(
+            r["error"]["message"],
+            format!("missing scope: {scope}"),
+            "{m}: {r}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn models_auth_status_shows_each_provider_and_whether_it_has_a_key_never_the_key() {
+    let gw = TestGateway::with_config(json!({
+        "models": { "providers": {
+            "local": { "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "sk-local-secret-123",
+                        "models": [{ "id": "m1" }] },
+            "bare": { "baseUrl": "http://127.0.0.1:9/v1", "models": [{ "id": "m2" }] },
+        } },
+        "agents": { "defaults": { "model": { "primary": "offline/echo", "fallbacks": ["local/m1"] } } },
+    }));
+    let mut c = admin(&gw).await;
+    let r = c
+        .call("models.authStatus", json!({"agentId": "main"}))
+        .await;
+    let text = r.to_string();
+    assert!(!text.contains("sk-local-secret-123"), "{text}");
+    let providers = r["payload"]["providers"].as_array().unwrap();
+    let find = |id: &str| {
+        providers
+            .iter()
+            .find(|p| p["provider"] == id)
+            .unwrap_or_else(|| panic!("{id} in {r}"))
+            .clone()
+    };
+    assert_eq!(find("offline")["status"], "ok");
+    let local = find("local");
+    assert_eq!(local["status"], "static", "{local}");
+    assert_eq!(local["profiles"][0]["profileId"], "local:default");
+    assert_eq!(local["profiles"][0]["status"], "ok");
+    assert_eq!(find("bare")["status"], "missing");
+    assert!(r["payload"]["ts"].is_u64());
+    let r = c.call("models.authStatus", json!({"bogus": true})).await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
+}
+
+#[tokio::test]
+async fn exec_approval_list_shows_what_waits_for_an_operator() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let r = c.call("exec.approval.list", json!({})).await;
+    assert_eq!(r["payload"], json!([]));
+    // A request that waits (the caller does not wait for the decision).
+    let id = c
+        .send_req(
+            "exec.approval.request",
+            json!({"id": "ap-1", "command": "rm -rf build", "cwd": "/tmp", "timeoutMs": 60000}),
+        )
+        .await;
+    let listed = loop {
+        let r = c.call("exec.approval.list", json!({})).await;
+        if r["payload"].as_array().is_some_and(|a| !a.is_empty()) {
+            break r;
+        }
+    };
+    let a = &listed["payload"][0];
+    assert_eq!(a["id"], "ap-1");
+    assert_eq!(a["request"]["command"], "rm -rf build");
+    assert!(a["expiresAtMs"].as_u64() > a["createdAtMs"].as_u64());
+    let r = c
+        .call(
+            "exec.approval.resolve",
+            json!({"id": "ap-1", "decision": "deny"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    let decided = c.res(&id).await;
+    assert_eq!(decided["payload"]["decision"], "deny", "{decided}");
+    let r = c.call("exec.approval.list", json!({})).await;
+    assert_eq!(r["payload"], json!([]), "decided: no longer listed");
+    let r = c.call("exec.approval.list", json!({"x": 1})).await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST");
+}
+
+#[tokio::test]
+async fn sessions_usage_sums_the_counters_sessions_keep() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    for (key, id) in [("main", "u-1"), ("work", "u-2"), ("work", "u-3")] {
+        c.call(
+            "chat.send",
+            json!({"sessionKey": key, "message": "count me", "idempotencyKey": id}),
+        )
+        .await;
+        loop {
+            let e = c.event("chat").await;
+            if e["payload"]["runId"] == id && e["payload"]["state"] == "final" {
+                break;
+            }
+        }
+    }
+    let list = c.call("sessions.list", json!({})).await;
+    let rows = list["payload"]["sessions"].as_array().unwrap().clone();
+    let sum = |f: &str| rows.iter().map(|r| r[f].as_u64().unwrap()).sum::<u64>();
+    let r = c.call("sessions.usage", json!({})).await;
+    let p = &r["payload"];
+    assert_eq!(p["totals"]["input"], sum("inputTokens"), "{r}");
+    assert_eq!(p["totals"]["output"], sum("outputTokens"));
+    assert_eq!(p["totals"]["totalTokens"], sum("totalTokens"));
+    assert!(p["totals"]["input"].as_u64().unwrap() > 0);
+    assert_eq!(p["sessions"].as_array().unwrap().len(), 2);
+    assert_eq!(p["aggregates"]["sessionCount"], 2);
+    let by_model = p["aggregates"]["byModel"].as_array().unwrap();
+    assert_eq!(by_model[0]["provider"], "offline");
+    assert_eq!(by_model[0]["model"], "echo");
+    assert_eq!(by_model[0]["count"], 2);
+    assert_eq!(p["aggregates"]["byAgent"][0]["agentId"], "main");
+    let today = p["endDate"].as_str().unwrap().to_string();
+    assert_eq!(today.len(), 10, "{today}");
+    // One session, by key; a range with nothing in it.
+    let r = c
+        .call("sessions.usage", json!({"key": "agent:main:work"}))
+        .await;
+    assert_eq!(r["payload"]["sessions"].as_array().unwrap().len(), 1, "{r}");
+    let r = c
+        .call(
+            "sessions.usage",
+            json!({"startDate": "2001-01-01", "endDate": "2001-01-31"}),
+        )
+        .await;
+    assert_eq!(r["payload"]["sessions"], json!([]), "{r}");
+    assert_eq!(r["payload"]["totals"]["totalTokens"], 0);
+    let r = c
+        .call("sessions.usage", json!({"startDate": "yesterday"}))
+        .await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
+}
+
+#[tokio::test]
+async fn config_schema_is_generated_from_the_settings_with_openclaws_key_names() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let r = c.call("config.schema", json!({})).await;
+    let p = &r["payload"];
+    assert!(p["version"].is_string(), "{r}");
+    assert!(p["generatedAt"].as_str().unwrap().ends_with('Z'));
+    let schema = &p["schema"];
+    let text = schema.to_string();
+    for key in [
+        "\"gateway\"",
+        "\"controlUi\"",
+        "\"basePath\"",
+        "\"agents\"",
+        "\"defaults\"",
+        "\"maxConcurrent\"",
+        "\"tools\"",
+        "\"exec\"",
+    ] {
+        assert!(text.contains(key), "{key} in the schema");
+    }
+    assert!(!text.contains("control_ui"), "serde names, not Rust names");
+    assert_eq!(schema["type"], "object");
+    let r = c.call("config.schema", json!({"x": 1})).await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST");
+}
