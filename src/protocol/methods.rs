@@ -172,6 +172,8 @@ const READ: &[&str] = &[
     "config.schema",
     "plugins.catalog.browse",
     "artifacts.list",
+    // OpenClaw's is dynamic: write to place a runtime; ferroclaw only lists.
+    "environments.list",
 ];
 
 const WRITE: &[&str] = &[

@@ -138,7 +138,11 @@ async fn the_prompt_carries_workspace_files_and_skills_and_is_byte_stable_across
     assert_eq!(names, [("needs-key", false), ("weather", true)], "{st}");
     assert_eq!(
         skills[0]["missing"],
-        json!(["env:FERROCLAW_TEST_NEVER_SET"])
+        json!({"bins": [], "anyBins": [], "env": ["FERROCLAW_TEST_NEVER_SET"], "config": [], "os": []})
+    );
+    assert_eq!(
+        skills[0]["requirements"]["env"],
+        json!(["FERROCLAW_TEST_NEVER_SET"])
     );
     let tools = c.call("tools.catalog", json!({})).await;
     let names: Vec<&str> = tools["payload"]["tools"]

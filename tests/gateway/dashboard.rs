@@ -106,7 +106,6 @@ async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
         ("plugins.catalog.browse", json!({"items": []})),
         ("artifacts.list", json!({"artifacts": []})),
         ("skills.search", json!({"results": []})),
-        ("environments.list", json!({"environments": []})),
         ("sessions.observer.visibility", json!({"ok": true})),
     ];
     for (m, want) in cases {
@@ -127,6 +126,13 @@ async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
     assert_eq!(r["payload"]["channels"], json!({}));
     let r = c.call("node.list", json!({})).await;
     assert_eq!(r["payload"]["nodes"], json!([]));
+    let r = c.call("environments.list", json!({})).await;
+    let env = &r["payload"]["environments"];
+    assert_eq!(env.as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(
+        (&env[0]["id"], &env[0]["type"]),
+        (&json!("gateway"), &json!("local"))
+    );
     let r = c.call("talk.catalog", json!({})).await;
     assert_eq!(r["payload"]["realtime"]["ready"], false, "{r}");
     assert_eq!(r["payload"]["realtime"]["providers"], json!([]));
@@ -160,6 +166,8 @@ async fn new_methods_take_openclaws_scopes() {
         "node.list",
         "usage.status",
         "artifacts.list",
+        "environments.list",
+        "skills.library.list",
     ] {
         let r = read.call(m, json!({})).await;
         assert_eq!(r["ok"], true, "{m} is operator.read: {r}");
@@ -335,4 +343,32 @@ async fn config_schema_is_generated_from_the_settings_with_openclaws_key_names()
     assert_eq!(schema["type"], "object");
     let r = c.call("config.schema", json!({"x": 1})).await;
     assert_eq!(r["error"]["code"], "INVALID_REQUEST");
+}
+
+#[tokio::test]
+async fn the_skill_library_lists_the_skills_ferroclaw_discovers() {
+    let gw = TestGateway::with_files(
+        json!({}),
+        &[(
+            "workspace/skills/weather/SKILL.md",
+            "---\nname: weather\ndescription: Looks up the weather.\n---\nbody\n",
+        )],
+    );
+    let mut c = admin(&gw).await;
+    let r = c.call("skills.library.list", json!({})).await;
+    let entries = r["payload"]["entries"].as_array().unwrap();
+    let weather = entries
+        .iter()
+        .find(|e| e["slug"] == "weather")
+        .unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(weather["description"], "Looks up the weather.");
+    assert_eq!(weather["ownerLabel"], "Team");
+    assert_eq!(weather["canEdit"], false);
+    assert_eq!(weather["enabled"], true);
+    let r = c
+        .call("skills.library.list", json!({"scope": "mine"}))
+        .await;
+    assert_eq!(r["payload"]["entries"], json!([]), "{r}");
+    let r = c.call("skills.library.list", json!({"agentId": 5})).await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
 }

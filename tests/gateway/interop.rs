@@ -250,3 +250,103 @@ fn openclaw_cli_calls_the_methods_the_control_ui_needs() {
     ));
     assert_eq!(lanes["lanes"][1]["lane"], "main", "{lanes}");
 }
+
+/// The JSON a `gateway call --json` printed (an object or an array).
+fn call_json(out: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let start = stdout
+        .find(['{', '['])
+        .unwrap_or_else(|| panic!("no JSON in {stdout}"));
+    serde_json::from_str(&stdout[start..]).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn openclaw_cli_calls_every_method_answered_for_the_control_ui() {
+    let gw = TestGateway::start();
+    // (method, params, a key its answer has; "" for an array)
+    let calls: &[(&str, &str, &str)] = &[
+        ("sessions.subscribe", "{}", "subscribed"),
+        ("sessions.unsubscribe", "{}", "subscribed"),
+        ("sessions.messages.subscribe", r#"{"key":"main"}"#, "key"),
+        ("sessions.messages.unsubscribe", r#"{"key":"main"}"#, "key"),
+        ("sessions.describe", r#"{"key":"main"}"#, "session"),
+        ("sessions.catalog.list", "{}", "catalogs"),
+        (
+            "chat.startup",
+            r#"{"sessionKey":"main","limit":80}"#,
+            "sessionInfo",
+        ),
+        ("chat.metadata", r#"{"agentId":"main"}"#, "models"),
+        ("models.authStatus", "{}", "providers"),
+        ("exec.approval.list", "{}", ""),
+        ("sessions.usage", "{}", "aggregates"),
+        ("config.schema", "{}", "schema"),
+        ("skills.library.list", "{}", "entries"),
+        ("environments.list", "{}", "environments"),
+        ("update.status", "{}", "sentinel"),
+        ("sessions.observer.visibility", r#"{"visible":true}"#, "ok"),
+        ("plugin.approval.list", "{}", ""),
+        ("openclaw.approval.list", "{}", ""),
+        ("question.list", "{}", "questions"),
+        ("progressCard.get", r#"{"sessionKey":"main"}"#, "card"),
+        (
+            "sessions.companion.state",
+            r#"{"sessionKey":"main"}"#,
+            "exchanges",
+        ),
+        (
+            "sessions.branches.list",
+            r#"{"sessionKey":"main"}"#,
+            "branches",
+        ),
+        ("tasks.list", "{}", "tasks"),
+        ("talk.catalog", "{}", "realtime"),
+        ("plugins.list", "{}", "plugins"),
+        ("plugins.catalog.browse", "{}", "items"),
+        ("artifacts.list", "{}", "artifacts"),
+        ("themes.list", "{}", "themes"),
+        ("skills.search", r#"{"query":"x"}"#, "results"),
+        ("migrations.memory.plan", "{}", "providers"),
+        ("node.list", "{}", "nodes"),
+        ("cron.list", "{}", "jobs"),
+        ("cron.runs", "{}", "entries"),
+        ("cron.status", "{}", "enabled"),
+        ("channels.status", "{}", "channelOrder"),
+        ("channels.pairing.list", "{}", "requests"),
+        ("usage.status", "{}", "providers"),
+    ];
+    // Each call is a fresh CLI process (about 1.5 s of CPU): two at a time.
+    let chunks: Vec<&[(&str, &str, &str)]> = calls.chunks(calls.len().div_ceil(2)).collect();
+    std::thread::scope(|s| {
+        for chunk in chunks {
+            let gw = &gw;
+            s.spawn(move || {
+                let home = tempfile::tempdir().unwrap();
+                for (method, params, key) in chunk {
+                    let out = openclaw(
+                        gw,
+                        home.path(),
+                        &["gateway", "call", method, "--json", "--params", params],
+                    );
+                    assert!(
+                        out.status.success(),
+                        "{method}: {}",
+                        String::from_utf8_lossy(&out.stdout)
+                    );
+                    let v = call_json(&out);
+                    if key.is_empty() {
+                        assert!(v.is_array(), "{method}: {v}");
+                    } else {
+                        assert!(v.get(key).is_some(), "{method}: no {key} in {v}");
+                    }
+                }
+            });
+        }
+    });
+}

@@ -1,6 +1,7 @@
 //! Test support: start/stop/restart a real gateway, a WebSocket client that
 //! speaks the protocol, and device identities that sign connects.
 
+pub mod browser;
 pub mod client;
 pub mod device;
 pub mod fake_provider;

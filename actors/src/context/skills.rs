@@ -108,18 +108,44 @@ impl SkillStatus {
         !self.disabled && !self.filtered && self.missing.is_empty()
     }
 
-    /// `skills.status` entry.
+    /// `skills.status` entry, in OpenClaw's shape: what it requires and
+    /// what is missing (`bins`, `anyBins`, `env`, `config`, `os`).
     pub fn to_json(&self) -> Value {
+        let missing = |kind: &str| -> Vec<String> {
+            self.missing
+                .iter()
+                .filter_map(|m| m.strip_prefix(kind))
+                .flat_map(|v| v.split('|').map(str::to_string).collect::<Vec<_>>())
+                .collect()
+        };
+        let r = &self.skill.requires;
+        let eligible = self.eligible();
+        let base_dir = self.skill.path.parent().map(|p| p.display().to_string());
         json!({
             "name": self.skill.name,
             "description": self.skill.description,
             "filePath": self.skill.path.display().to_string(),
+            "baseDir": base_dir,
+            "skillKey": self.skill.name,
             "source": self.skill.source.as_str(),
-            "eligible": self.eligible(),
+            "bundled": false,
+            "always": false,
+            "eligible": eligible,
             "disabled": self.disabled,
             "filtered": self.filtered,
-            "missing": self.missing,
-            "requires": { "bins": self.skill.requires.bins, "env": self.skill.requires.env, "os": self.skill.requires.os },
+            "blockedByAllowlist": false,
+            "blockedByAgentFilter": self.filtered,
+            "platformIncompatible": !missing("os:").is_empty(),
+            "modelVisible": eligible,
+            "userInvocable": true,
+            "commandVisible": eligible,
+            "requirements": { "bins": r.bins, "anyBins": [], "env": r.env, "config": [], "os": r.os },
+            "missing": {
+                "bins": missing("bin:"), "anyBins": [], "env": missing("env:"), "config": [],
+                "os": missing("os:"),
+            },
+            "configChecks": [],
+            "install": [],
         })
     }
 }

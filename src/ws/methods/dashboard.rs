@@ -2,8 +2,7 @@
 //! have (yet): each answers the valid empty result in OpenClaw's shape, so
 //! the page shows "nothing here" instead of an error. Plugins, talk,
 //! tasks, questions, progress cards, the side chat, branches, artifacts,
-//! the plugin catalog, themes, the
-//! skill library and ClawHub search, environments, memory import, update
+//! the plugin catalog, themes, ClawHub search, memory import, update
 //! status, and until their issues land: nodes, cron and channels.
 //! Params must be an object (or absent); what it holds is not used.
 
@@ -29,6 +28,59 @@ fn empty_page(p: &Value, items: &str) -> Value {
     })
 }
 
+/// The Control UI's built-in themes (their palettes ship with the UI).
+const THEMES: &[(&str, &str, &str)] = &[
+    ("claw", "Claw", "Coral and teal; the default."),
+    ("knot", "Knot", "Crimson on black or white, high contrast."),
+    ("dash", "Dash", "Caramel and cream, with a serif chat."),
+    (
+        "absolutely",
+        "Absolutely",
+        "Terracotta on graphite or cream.",
+    ),
+    ("tide", "Tide", "Steel cyan on slate, calm and technical."),
+    (
+        "beacon",
+        "Beacon",
+        "Amber on black or white, for readability.",
+    ),
+    ("phosphor", "Phosphor", "Green terminal."),
+    ("crt", "CRT", "Phosphor and amber on tube black."),
+    ("manuscript", "Manuscript", "Lapis and gold on paper."),
+    ("rose", "Rosé", "Dried rose and gold, muted and warm."),
+    ("miami", "Miami", "Magenta and cyan neon."),
+];
+
+/// `themes.list`: the built-in themes and the one in force
+/// (`ui.prefs.theme` / `ui.prefs.themeMode` in config; else claw, system).
+fn themes(state: &SharedState) -> Value {
+    let settings = state.live.settings();
+    let prefs = &settings.ui["prefs"];
+    let wanted = prefs["theme"].as_str().unwrap_or("claw");
+    let id = THEMES
+        .iter()
+        .find(|(t, _, _)| *t == wanted)
+        .map_or("claw", |(t, _, _)| *t);
+    let mode = prefs["themeMode"]
+        .as_str()
+        .filter(|m| matches!(*m, "light" | "dark"))
+        .unwrap_or("system");
+    let describe = |(id, name, description): &(&str, &str, &str)| {
+        json!({ "id": id, "name": name, "description": description, "source": "builtin",
+                "modes": ["light", "dark"] })
+    };
+    let list: Vec<Value> = THEMES.iter().map(describe).collect();
+    let theme = THEMES.iter().find(|(t, _, _)| *t == id).map(describe);
+    let mut current = json!({ "id": id, "mode": mode, "scope": "gateway", "overrides": {} });
+    if mode != "system" {
+        current["effectiveMode"] = json!(mode);
+    }
+    if id != wanted {
+        current["requestedId"] = json!(wanted);
+    }
+    json!({ "current": current, "theme": theme, "themes": list })
+}
+
 /// The answer for `method`, or None when it is not one of these.
 pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResult> {
     if !(p.is_null() || p.is_object()) {
@@ -52,10 +104,8 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         "plugins.list" => json!({ "plugins": [], "generation": 0 }),
         "plugins.catalog.browse" => json!({ "items": [] }),
         "artifacts.list" => json!({ "artifacts": [] }),
-        "themes.list" => json!({ "current": null, "themes": [] }),
+        "themes.list" => themes(state),
         "skills.search" => json!({ "results": [] }),
-        "skills.library.list" => json!({ "entries": [], "defaultSelectionLimit": 64 }),
-        "environments.list" => json!({ "environments": [] }),
         "migrations.memory.plan" => {
             let agent = state
                 .live
@@ -69,6 +119,8 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         "cron.list" => {
             let mut page = empty_page(p, "jobs");
             page["deliveryPreviews"] = json!({});
+            // The UI pages through one snapshot of the job list.
+            page["snapshotRevision"] = json!("0");
             page
         }
         "cron.runs" => empty_page(p, "entries"),

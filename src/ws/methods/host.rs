@@ -42,6 +42,30 @@ fn arch() -> &'static str {
     }
 }
 
+/// Node's `process.platform` name of this OS.
+fn node_platform() -> &'static str {
+    match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    }
+}
+
+/// `environments.list`: the machines sessions can run on: this gateway's
+/// host (paired nodes and cloud workers join when they exist).
+pub fn environments(p: &Value) -> MethodResult {
+    if !(p.is_null() || p.is_object()) {
+        return Err(ErrorShape::invalid(
+            "invalid environments.list params: must be object",
+        ));
+    }
+    json(json!({ "environments": [{
+        "id": "gateway", "type": "local", "label": "Gateway local", "status": "available",
+        "platform": node_platform(), "sessionHost": true, "trust": "persistent",
+        "capabilities": ["agent.run", "sessions", "tools", "workspace"],
+    }] }))
+}
+
 fn host_facts() -> Value {
     let hostname = read("/proc/sys/kernel/hostname").unwrap_or_else(|| "localhost".into());
     let release = read("/proc/sys/kernel/osrelease").unwrap_or_default();
@@ -52,7 +76,7 @@ fn host_facts() -> Value {
         other => other,
     };
     let mut v = json!({
-        "machineName": hostname, "hostname": hostname, "platform": os, "release": release,
+        "machineName": hostname, "hostname": hostname, "platform": node_platform(), "release": release,
         "arch": arch(), "osLabel": format!("{os_name} {release}").trim().to_string(),
         "cpuCount": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     });

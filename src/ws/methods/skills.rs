@@ -44,6 +44,54 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
     )
 }
 
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct LibraryParams {
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    session_key: Option<String>,
+}
+
+/// `skills.library.list`: the skills ferroclaw discovers (workspace,
+/// managed and bundled folders), as OpenClaw's library entries: team-owned,
+/// read-only, enabled when eligible. `scope: "mine"` is empty (no personal
+/// skills here).
+pub async fn library_list(state: &SharedState, p: &Value) -> MethodResult {
+    let p: LibraryParams = if p.is_null() {
+        LibraryParams::default()
+    } else {
+        params("skills.library.list", p)?
+    };
+    let _ = p.session_key;
+    let agent = p.agent_id.as_deref().unwrap_or("main").to_ascii_lowercase();
+    let cx = state.gateway.context.clone();
+    let found =
+        actix_web::rt::task::spawn_blocking(move || cx.skill_status(&agent, "webchat", None))
+            .await
+            .map_err(|_| ErrorShape::unavailable("cannot read the skill folders"))?;
+    let entries: Vec<Value> = if p.scope.as_deref() == Some("mine") {
+        Vec::new()
+    } else {
+        found
+            .iter()
+            .map(|s| {
+                let v = s.to_json();
+                json!({
+                    "skillId": format!("{}:{}", v["source"].as_str().unwrap_or("workspace"), v["name"].as_str().unwrap_or("")),
+                    "slug": v["name"], "name": v["name"], "description": v["description"],
+                    "ownerLabel": "Team", "ownerProfileId": null, "authorProfileId": null,
+                    "shared": true, "enabled": v["eligible"], "removed": false, "revision": 1,
+                    "createdAt": 0, "updatedAt": 0, "canEdit": false,
+                })
+            })
+            .collect()
+    };
+    json(json!({ "entries": entries, "profileId": null, "defaultSelectionLimit": 64 }))
+}
+
 /// The tools runs are offered, with their JSON schemas.
 pub fn tools_catalog(state: &SharedState) -> MethodResult {
     let tools: Vec<Value> = state

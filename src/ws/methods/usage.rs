@@ -183,6 +183,6 @@ pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
             "modelDaily": [], "daily": [],
         },
         "creatorOptions": [],
-        "cacheStatus": "fresh",
+        "cacheStatus": { "status": "fresh" },
     }))
 }
