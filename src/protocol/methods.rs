@@ -102,6 +102,7 @@ pub const EVENTS: &[&str] = &[
     "session.tool",
     "sessions.changed",
     "session.message",
+    "chat.send_timing",
 ];
 
 const NODE_ONLY: &[&str] = &[

@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::protocol::messages::{display_message, with_transcript_meta, HISTORY_FIELD_CHARS};
 use crate::protocol::{events, session_rows};
+use crate::ws::send_timing::SendTimings;
 use ferroclaw_actors::session::{SessionChange, SessionNews};
 
 /// Chat deltas per run are sent at most this often.
@@ -44,6 +45,23 @@ const RECIPIENTS_KEPT_MS: u64 = 3_600_000;
 pub struct AddToolRecipient {
     pub run_id: String,
     pub conn_id: ConnId,
+}
+
+/// A Control UI sent message `run_id` (its idempotency key) on `conn_id`:
+/// its run's steps go back to it as `chat.send_timing`.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct TimeChatSend {
+    pub run_id: String,
+    pub conn_id: ConnId,
+    pub session_key: String,
+}
+
+/// The message `run_id` was acknowledged (`chat.send_timing` `dispatch-started`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ChatSendAcked {
+    pub run_id: String,
 }
 
 /// Publishes a `chat` event outside any run (`chat.inject`).
@@ -74,6 +92,7 @@ pub struct EventBridge {
     /// gone out (they come by different paths): a dashboard sees the
     /// `chat` final before `sessions.changed` says the run is done.
     settled: HashMap<String, SessionNews>,
+    timings: SendTimings,
 }
 
 impl EventBridge {
@@ -84,6 +103,7 @@ impl EventBridge {
             runs: HashMap::new(),
             tool_recipients: HashMap::new(),
             settled: HashMap::new(),
+            timings: SendTimings::default(),
         }
     }
 
@@ -141,8 +161,22 @@ impl EventBridge {
     fn end(&mut self, run_id: &str) {
         self.runs.remove(run_id);
         self.tool_recipients.remove(run_id);
+        let timing = self.timings.ended(run_id);
+        self.send_timing(timing);
         if let Some(news) = self.settled.remove(run_id) {
             self.tell(news);
+        }
+    }
+
+    /// A `chat.send_timing` to the one connection that sent the message.
+    fn send_timing(&self, timing: Option<(ConnId, Value)>) {
+        if let Some((conn, payload)) = timing {
+            let event = events::bus_event("chat.send_timing", &payload, true);
+            let to = PublishTo {
+                event,
+                targets: vec![conn],
+            };
+            send_to_bus(&self.bus, &self.metrics, to);
         }
     }
 
@@ -163,6 +197,7 @@ impl EventBridge {
     /// Message `message_id` is answered by run `run_id`: tool-event
     /// recipients registered under the message id follow the run.
     fn queued(&mut self, run_id: &str, message_id: &str) {
+        self.timings.follow(message_id, run_id);
         if message_id == run_id {
             return;
         }
@@ -314,13 +349,19 @@ impl Handler<SessionEvent> for EventBridge {
         match msg.event {
             RunEvent::Queued { run_id, message_id } => self.queued(&run_id, &message_id),
             RunEvent::Started { run_id } => {
+                let timing = self.timings.started(&run_id);
+                self.send_timing(timing);
                 self.agent(&run_id, key, "lifecycle", events::lifecycle_start(now_ms()))
             }
             RunEvent::Delta {
                 run_id,
                 text,
                 delta,
-            } => self.delta(&run_id, key, text, delta),
+            } => {
+                let timing = self.timings.assistant(&run_id);
+                self.send_timing(timing);
+                self.delta(&run_id, key, text, delta)
+            }
             e @ (RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }) => {
                 self.run_end(key, e)
             }
@@ -382,6 +423,22 @@ impl Handler<ApprovalEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ApprovalEvent, _: &mut Context<Self>) {
         self.broadcast(events::approval(msg));
+    }
+}
+
+impl Handler<TimeChatSend> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: TimeChatSend, _: &mut Context<Self>) {
+        self.timings
+            .received(msg.run_id, msg.conn_id, msg.session_key);
+    }
+}
+
+impl Handler<ChatSendAcked> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: ChatSendAcked, _: &mut Context<Self>) {
+        let timing = self.timings.acked(&msg.run_id);
+        self.send_timing(timing);
     }
 }
 

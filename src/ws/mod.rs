@@ -9,6 +9,7 @@ pub mod event_bridge;
 pub(crate) mod guard;
 mod handshake;
 pub mod methods;
+mod send_timing;
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;

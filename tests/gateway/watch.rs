@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::support::device::{now_ms, Device};
 use crate::support::{admin, connect_params, Client, TestGateway, TOKEN};
 
 /// Every frame until the `sessions.changed` that says run `run_id` settled.
@@ -357,4 +358,78 @@ async fn chat_metadata_lists_the_models_and_there_are_no_external_session_catalo
         .call("sessions.catalog.list", json!({"cursors": {}}))
         .await;
     assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
+}
+
+#[tokio::test]
+async fn the_control_ui_gets_the_timings_of_its_own_messages_and_no_one_else_does() {
+    let gw = TestGateway::start();
+    let dev = Device::new(9);
+    let mut ui = Client::connect(&gw.ws_url()).await;
+    let nonce = ui.nonce();
+    let hello = ui
+        .handshake(dev.connect_params(
+            "openclaw-control-ui",
+            "webchat",
+            "operator",
+            &["operator.admin"],
+            Some(TOKEN),
+            &nonce,
+            now_ms(),
+            true,
+        ))
+        .await;
+    assert_eq!(hello["ok"], true, "{hello}");
+    let events = hello["payload"]["features"]["events"].as_array().unwrap();
+    assert!(events.iter().any(|e| e == "chat.send_timing"));
+    let mut cli = admin(&gw).await;
+    let r = ui
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "time me", "idempotencyKey": "t-1"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    let mut phases = Vec::new();
+    let mut last = 0.0;
+    while phases.last().map(String::as_str) != Some("dispatch-completed") {
+        let e = ui.event("chat.send_timing").await;
+        let p = &e["payload"];
+        assert_eq!(p["runId"], "t-1", "{e}");
+        assert_eq!(p["sessionKey"], "agent:main:main");
+        assert_eq!(p["agentId"], "main");
+        let since = p["receivedToPhaseMs"].as_f64().unwrap();
+        assert!(since >= last, "{e}");
+        last = since;
+        assert!(p["ackToPhaseMs"].as_f64().unwrap() >= 0.0);
+        assert!(e.get("seq").is_none(), "targeted, not broadcast: {e}");
+        phases.push(p["phase"].as_str().unwrap().to_string());
+    }
+    for want in [
+        "agent-run-started",
+        "first-assistant-event",
+        "dispatch-completed",
+    ] {
+        assert!(phases.iter().any(|p| p == want), "{want} in {phases:?}");
+    }
+    assert_eq!(
+        phases
+            .iter()
+            .filter(|p| *p == "first-assistant-event")
+            .count(),
+        1
+    );
+    // A CLI's own sends are not timed, and it never sees the UI's.
+    cli.call(
+        "chat.send",
+        json!({"sessionKey": "main", "message": "untimed", "idempotencyKey": "t-2"}),
+    )
+    .await;
+    loop {
+        let c = cli.event("chat").await;
+        if c["payload"]["runId"] == "t-2" && c["payload"]["state"] == "final" {
+            break;
+        }
+    }
+    cli.call("health", json!({})).await;
+    assert!(cli.backlog_events("chat.send_timing").is_empty());
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::protocol::events;
 use crate::protocol::frames;
-use crate::ws::event_bridge::{AddToolRecipient, PublishChat};
+use crate::ws::event_bridge::{AddToolRecipient, ChatSendAcked, PublishChat, TimeChatSend};
 use crate::ws::methods::EarlyFrame;
 use ferroclaw_actors::runs::{wait_run, LiveRunOf, RunResult, Waited};
 use serde::Deserialize;
@@ -232,6 +232,14 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
             conn_id: caller.conn_id.clone(),
         });
     }
+    let timed = crate::ws::send_timing::wants_timings(&caller.client_id);
+    if timed {
+        state.event_bridge.do_send(TimeChatSend {
+            run_id: run_id.clone(),
+            conn_id: caller.conn_id.clone(),
+            session_key: key.as_str().to_string(),
+        });
+    }
     let ack = send_to_session(state, &key, || SendChat {
         text: text.clone(),
         run_id: run_id.clone(),
@@ -242,6 +250,9 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         command_authorized: true,
     })
     .await?;
+    if timed {
+        state.event_bridge.do_send(ChatSendAcked { run_id });
+    }
     ack_payload(&ack)
 }
 
