@@ -55,6 +55,9 @@ pub struct Metrics {
     /// `agent.wait` waiters held, and waits refused at the bound.
     pub waiters: AtomicI64,
     pub waits_refused: AtomicU64,
+    /// Connections watching sessions (`sessions.subscribe`,
+    /// `sessions.messages.subscribe`); at 0 sessions tell no one.
+    pub session_watchers: AtomicI64,
 }
 
 impl Default for Metrics {
@@ -78,6 +81,7 @@ impl Default for Metrics {
             runs_started: AtomicU64::new(0),
             waiters: AtomicI64::new(0),
             waits_refused: AtomicU64::new(0),
+            session_watchers: AtomicI64::new(0),
         }
     }
 }

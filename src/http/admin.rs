@@ -159,6 +159,12 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         &[("", geti(&m.sessions_live))],
     );
     metric(
+        "ferroclaw_session_watchers",
+        "gauge",
+        "Connections watching sessions (the Control UI's session subscriptions).",
+        &[("", geti(&m.session_watchers))],
+    );
+    metric(
         "ferroclaw_runs_started_total",
         "counter",
         "Agent runs started (restarts of failed runs included).",

@@ -81,14 +81,12 @@ impl Refusal {
     }
 }
 
-/// Checks the bearer of a request to `path`: Ok when it carries the
-/// gateway secret (or auth is off) and the client is not locked out.
-/// A refusal is logged once here and counted toward the lockout.
-pub(crate) fn check_bearer(
+/// The client of a request, unless it is locked out (logged once here).
+fn not_locked_out(
     req: &HttpRequest,
     state: &SharedState,
     path: &str,
-) -> Result<(), Refusal> {
+) -> Result<Option<IpAddr>, Refusal> {
     let ip = client_ip(req, &state.live.settings().gateway.trusted_proxies);
     if let Err(retry_after_ms) = state.auth_locked(ip) {
         tracing::info!(
@@ -99,13 +97,30 @@ pub(crate) fn check_bearer(
         );
         return Err(Refusal::Locked { retry_after_ms });
     }
-    if !bearer_matches(req, state) {
+    Ok(ip)
+}
+
+/// Counts the outcome toward the lockout; a refusal is logged once here.
+fn settle(state: &SharedState, ip: Option<IpAddr>, path: &str, ok: bool) -> Result<(), Refusal> {
+    if !ok {
         state.auth_failed(ip);
         tracing::info!(path, ?ip, "unauthorized http request");
         return Err(Refusal::Unauthorized);
     }
     state.auth_succeeded(ip);
     Ok(())
+}
+
+/// Checks the bearer of a request to `path`: Ok when it carries the
+/// gateway secret (or auth is off) and the client is not locked out.
+/// A refusal is logged once and counted toward the lockout.
+pub(crate) fn check_bearer(
+    req: &HttpRequest,
+    state: &SharedState,
+    path: &str,
+) -> Result<(), Refusal> {
+    let ip = not_locked_out(req, state, path)?;
+    settle(state, ip, path, bearer_matches(req, state))
 }
 
 /// As [`check_bearer`], and a paired device's operator token is accepted
@@ -116,16 +131,7 @@ pub(crate) async fn check_bearer_or_device(
     state: &SharedState,
     path: &str,
 ) -> Result<(), Refusal> {
-    let ip = client_ip(req, &state.live.settings().gateway.trusted_proxies);
-    if let Err(retry_after_ms) = state.auth_locked(ip) {
-        tracing::info!(
-            path,
-            ?ip,
-            retry_after_ms,
-            "http request refused: auth locked out"
-        );
-        return Err(Refusal::Locked { retry_after_ms });
-    }
+    let ip = not_locked_out(req, state, path)?;
     let authorized = match bearer_of(req) {
         _ if bearer_matches(req, state) => true,
         Some(token) if !token.is_empty() => {
@@ -136,11 +142,5 @@ pub(crate) async fn check_bearer_or_device(
         }
         _ => false,
     };
-    if !authorized {
-        state.auth_failed(ip);
-        tracing::info!(path, ?ip, "unauthorized http request");
-        return Err(Refusal::Unauthorized);
-    }
-    state.auth_succeeded(ip);
-    Ok(())
+    settle(state, ip, path, authorized)
 }

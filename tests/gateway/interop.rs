@@ -37,17 +37,7 @@ fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
 }
 
 fn ok_json(out: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout: {stdout}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let start = stdout
-        .find('{')
-        .unwrap_or_else(|| panic!("no JSON in {stdout}"));
-    serde_json::from_str(&stdout[start..]).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    call_json(out)
 }
 
 #[test]

@@ -62,8 +62,19 @@ impl EventBus {
         }
     }
 
+    /// Drops a subscriber, and its count among the session watchers.
+    fn remove(&mut self, id: &ConnId) -> Option<Subscriber> {
+        let sub = self.subscribers.remove(id)?;
+        if sub.watch.any() {
+            self.metrics
+                .session_watchers
+                .fetch_sub(1, Ordering::Relaxed);
+        }
+        Some(sub)
+    }
+
     fn close_slow(&mut self, id: &ConnId, event: &str) {
-        if let Some(sub) = self.subscribers.remove(id) {
+        if let Some(sub) = self.remove(id) {
             Metrics::inc(&self.metrics.slow_consumer_closes);
             tracing::warn!(conn_id = %id, event, "slow consumer closed");
             sub.recipient
@@ -100,6 +111,7 @@ impl Handler<Subscribe> for EventBus {
     fn handle(&mut self, msg: Subscribe, _: &mut Context<Self>) {
         let _span = self.span.clone().entered();
         self.received();
+        self.remove(&msg.conn_id);
         self.subscribers.insert(
             msg.conn_id,
             Subscriber {
@@ -120,7 +132,7 @@ impl Handler<Unsubscribe> for EventBus {
     fn handle(&mut self, msg: Unsubscribe, _: &mut Context<Self>) {
         let _span = self.span.clone().entered();
         self.received();
-        self.subscribers.remove(&msg.conn_id);
+        self.remove(&msg.conn_id);
     }
 }
 
@@ -128,10 +140,23 @@ impl Handler<Watch> for EventBus {
     type Result = bool;
     fn handle(&mut self, msg: Watch, _: &mut Context<Self>) -> bool {
         self.received();
-        match self.subscribers.get_mut(&msg.conn_id) {
-            Some(sub) => sub.watch.apply(msg.change),
-            None => false,
-        }
+        let Some(sub) = self.subscribers.get_mut(&msg.conn_id) else {
+            return false;
+        };
+        let before = sub.watch.any();
+        let done = sub.watch.apply(msg.change);
+        match (before, sub.watch.any()) {
+            (false, true) => self
+                .metrics
+                .session_watchers
+                .fetch_add(1, Ordering::Relaxed),
+            (true, false) => self
+                .metrics
+                .session_watchers
+                .fetch_sub(1, Ordering::Relaxed),
+            _ => 0,
+        };
+        done
     }
 }
 

@@ -139,6 +139,10 @@ struct Watching {
 pub const MAX_WATCHED_KEYS: usize = 256;
 
 impl Watching {
+    fn any(&self) -> bool {
+        self.all || !self.keys.is_empty()
+    }
+
     fn sees(&self, event: &BusEvent) -> bool {
         if !matches!(event.audience, Audience::Watchers { .. }) {
             return true;
@@ -271,6 +275,60 @@ mod tests {
         }
         assert_eq!(bus.send(CountSubscribers).await.unwrap(), 0, "unsubscribed");
         assert_eq!(metrics.slow_consumer_closes.load(Ordering::Relaxed), 1);
+    }
+
+    #[actix::test]
+    async fn the_watcher_gauge_counts_connections_watching_sessions() {
+        let metrics = Arc::new(Metrics::default());
+        let tick: TickEvent = |ts| {
+            BusEvent::new(
+                "tick",
+                &serde_json::json!({ "ts": ts }),
+                false,
+                Audience::Everyone,
+            )
+        };
+        let bus = EventBus::new(Duration::from_secs(3600), tick, metrics.clone()).start();
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let sub = |id: &str| Subscribe {
+            conn_id: ConnId::new(id.into()),
+            recipient: Probe(tx.clone()).start().recipient(),
+            role: Role::Operator,
+            scopes: vec![scopes::READ.to_string()],
+            buffered: Arc::new(AtomicUsize::new(0)),
+            max_buffered: 1000,
+        };
+        let watch = |id: &str, change| Watch {
+            conn_id: ConnId::new(id.into()),
+            change,
+        };
+        let gauge = || metrics.session_watchers.load(Ordering::Relaxed);
+        bus.send(sub("a")).await.unwrap();
+        bus.send(sub("b")).await.unwrap();
+        assert_eq!(gauge(), 0);
+        assert!(bus
+            .send(watch("a", WatchChange::AllSessions(true)))
+            .await
+            .unwrap());
+        let key = |k: &str, on| WatchChange::Session { key: k.into(), on };
+        assert!(bus.send(watch("a", key("x", true))).await.unwrap());
+        assert!(bus.send(watch("b", key("y", true))).await.unwrap());
+        assert_eq!(gauge(), 2, "one per connection");
+        assert!(bus
+            .send(watch("a", WatchChange::AllSessions(false)))
+            .await
+            .unwrap());
+        assert_eq!(gauge(), 2, "a still watches x");
+        assert!(bus.send(watch("a", key("x", false))).await.unwrap());
+        assert_eq!(gauge(), 1);
+        bus.send(Unsubscribe {
+            conn_id: ConnId::new("b".into()),
+        })
+        .await
+        .unwrap();
+        assert_eq!(gauge(), 0);
+        assert!(!bus.send(watch("gone", key("z", true))).await.unwrap());
+        assert_eq!(gauge(), 0);
     }
 
     #[test]

@@ -187,8 +187,18 @@ impl SessionActor {
         Ok(())
     }
 
-    /// Tells watching dashboards about a change, with the entry as it is now.
+    /// Tells watching dashboards about a change, with the entry as it is
+    /// now; nothing at all while no connection watches sessions.
     pub(super) fn tell(&self, change: SessionChange) {
+        if self
+            .deps
+            .metrics
+            .session_watchers
+            .load(std::sync::atomic::Ordering::Relaxed)
+            <= 0
+        {
+            return;
+        }
         let running = self.active.as_ref().is_some_and(|a| {
             a.run.is_some()
                 && !matches!(&change, SessionChange::RunSettled { run_id, .. } if *run_id == a.run_id)

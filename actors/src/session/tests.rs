@@ -680,10 +680,21 @@ async fn idle_sessions_stop_and_come_back_from_the_store() {
 async fn watchers_are_told_of_each_stored_message_and_when_the_run_starts_and_settles() {
     let mut h = setup(QueueSettings::default());
     let (tx, mut news) = mpsc::unbounded_channel();
+    let metrics = Arc::new(crate::metrics::Metrics::default());
     let deps = SessionDeps {
         news: NewsSink(Some(tx)).start().recipient(),
+        metrics: metrics.clone(),
         ..h.deps.clone()
     };
+    // Nobody watches: nothing is told.
+    let quiet = SessionActor::new("agent:main:quiet".into(), entry("sess-q"), deps.clone()).start();
+    let mut msg = SendChat::text("unheard", "q1");
+    msg.command_authorized = true;
+    quiet.send(msg).await.unwrap().unwrap();
+    h.until_end("q1").await;
+    metrics
+        .session_watchers
+        .store(1, std::sync::atomic::Ordering::Relaxed);
     h.session = SessionActor::new("agent:main:watched".into(), entry("sess-w"), deps).start();
     h.send("hello", "w1").await;
     h.until_end("w1").await;
@@ -693,7 +704,10 @@ async fn watchers_are_told_of_each_stored_message_and_when_the_run_starts_and_se
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(n.session_key, "agent:main:watched");
+        assert_eq!(
+            n.session_key, "agent:main:watched",
+            "the quiet one told no one"
+        );
         assert_eq!(n.entry.session_id, "sess-w");
         seen.push((n.change, n.running, n.entry.output_tokens));
     }
