@@ -487,6 +487,18 @@ mod tests {
         assert!(e.contains("agents.defaults.sandbox.mode"), "{e}");
         let e = err("{tools:{fs:{workspaceOnly:'yes'}}}");
         assert!(e.contains("tools.fs.workspaceOnly"), "{e}");
+        let e = err("{session:{dmScope:'per-moon'}}");
+        assert!(e.contains("session.dmScope"), "{e}");
+        let e = err("{bindings:[{agentId:'ops'}]}");
+        assert!(e.contains("bindings[0]") && e.contains("match"), "{e}");
+        let e =
+            err("{bindings:[{agentId:'ops', match:{channel:'telegram', peer:{kind:'direct'}}}]}");
+        assert!(e.contains("bindings[0].match.peer"), "{e}");
+        assert!(check_user_raw(
+            "{session:{dmScope:'per-channel-peer', identityLinks:{alice:['telegram:1']}, reset:{atHour:4}}, bindings:[{agentId:'ops', match:{channel:'telegram', accountId:'*'}, comment:'ok'}]}",
+            "f"
+        )
+        .is_ok());
         let e = err("{agents:{defaults:{subagents:{maxSpawnDepth:-1}}}}");
         assert!(e.contains("agents.defaults.subagents.maxSpawnDepth"), "{e}");
         // What ferroclaw does not type is kept as OpenClaw wrote it.

@@ -19,6 +19,7 @@ pub mod plan;
 pub mod presence;
 pub mod provider;
 pub mod router;
+pub mod routing;
 pub mod run;
 pub mod runs;
 pub mod scopes;

@@ -22,8 +22,8 @@ pub struct Settings {
     pub meta: Value,
     pub auth: AuthSettings,
     pub channels: BTreeMap<String, ChannelSettings>,
-    pub bindings: Value,
-    pub session: Value,
+    pub bindings: Vec<Binding>,
+    pub session: SessionSettings,
     pub messages: MessagesSettings,
     pub tools: ToolsSettings,
     pub hooks: Value,
@@ -247,6 +247,101 @@ pub struct AuthProfileSetting {
     pub provider: Option<String>,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
+}
+
+/// One `bindings[]` entry: which agent answers what `match` selects
+/// (seed 001's route tiers; `routing/` evaluates them).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Binding {
+    pub agent_id: String,
+    #[serde(rename = "match")]
+    pub match_: BindingMatch,
+    /// Session scopes this binding's sessions use instead of `session.*`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<BindingSession>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BindingMatch {
+    pub channel: String,
+    /// An account id, `*` for every account; unset: the default account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<BindingPeer>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guild_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<String>>,
+}
+
+/// `{kind: direct | group | channel, id}`; `id: "*"` matches every peer of the kind.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BindingPeer {
+    pub kind: String,
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BindingSession {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dm_scope: Option<DmScope>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_scope: Option<GroupScope>,
+}
+
+/// How direct messages map to sessions (seed 001).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum DmScope {
+    /// Every direct message in the agent's main session.
+    #[default]
+    Main,
+    PerPeer,
+    PerChannelPeer,
+    PerAccountChannelPeer,
+}
+
+/// How groups map to sessions: one per group, or the agent's main session.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum GroupScope {
+    #[default]
+    PerGroup,
+    Main,
+}
+
+/// The `session` section.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSettings {
+    #[serde(default)]
+    pub dm_scope: DmScope,
+    #[serde(default)]
+    pub group_scope: GroupScope,
+    /// The main session's name (`agent:<id>:<mainKey>`).
+    #[serde(default = "main_key")]
+    pub main_key: String,
+    /// Canonical name -> the ids one person has on several channels
+    /// (`telegram:123`, or a bare id): their direct messages share a session.
+    #[serde(default)]
+    pub identity_links: BTreeMap<String, Vec<String>>,
+    /// Keys read by later features (reset policies, send rules).
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+fn main_key() -> String {
+    "main".to_string()
 }
 
 /// `channels.<id>`: what ferroclaw reads of a channel's section (the
