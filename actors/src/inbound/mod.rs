@@ -2,6 +2,7 @@
 //! NUL and control characters removed (newline and tab kept), Unicode NFC
 //! (`unicode-normalization`), and session keys in their canonical form.
 
+pub mod finalize;
 pub mod msg_context;
 
 use unicode_normalization::UnicodeNormalization;
