@@ -5,6 +5,7 @@
 
 pub mod approvals;
 pub mod bus;
+pub mod channels;
 pub mod context;
 pub mod devices;
 pub mod fsutil;
