@@ -44,6 +44,13 @@ pub enum Tree {
     /// `<session key>\0<time-ordered id>` -> a message the session
     /// acknowledged and has not finished with (`inbox.rs`).
     Inbox,
+    /// `<channel>/<account>/<peer>/<message id>` -> an accepted channel
+    /// update (its dedupe key; `channels/ledger.rs`).
+    ChannelInbound,
+    /// `<channel>/<account>` -> the platform cursor to poll from next.
+    ChannelCursors,
+    /// `<account>\0<idempotency key>` -> a reply chunk to send or sent.
+    Outbox,
 }
 
 impl Tree {
@@ -58,9 +65,12 @@ impl Tree {
             Tree::Sessions => "sessions",
             Tree::Runs => "runs",
             Tree::Inbox => "inbox",
+            Tree::ChannelInbound => "channel_inbound",
+            Tree::ChannelCursors => "channel_cursors",
+            Tree::Outbox => "outbox",
         }
     }
-    const ALL: [Tree; 9] = [
+    const ALL: [Tree; 12] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -70,6 +80,9 @@ impl Tree {
         Tree::Sessions,
         Tree::Runs,
         Tree::Inbox,
+        Tree::ChannelInbound,
+        Tree::ChannelCursors,
+        Tree::Outbox,
     ];
 }
 

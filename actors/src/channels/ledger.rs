@@ -1,0 +1,335 @@
+//! The channels' delivery ledger in the store: the inbound half and the
+//! outbound half of the delivery contract (ARCHITECTURE.md).
+//!
+//! Inbound: an update is recorded under its dedupe key
+//! (`<channel>/<account>/<peer>/<message id>`) in the same transaction that
+//! moves the account's platform cursor past it. The adapter flushes before
+//! it acknowledges the update to the platform (the next poll from the new
+//! cursor), so a crash either loses neither or replays an update whose key
+//! is already there: `accept` says `Replay` and it is not run again.
+//!
+//! Outbound: every reply chunk is written to the outbox under its
+//! idempotency key (`<session>/<run>/<chunk index>`) before it is sent, and
+//! marked sent (with the platform's message id) after. After a crash the
+//! chunks still `pending` are sent; a `sent` one never is again. A send
+//! whose outcome is unknown (the request left, no answer came) is marked
+//! `unknown` with the way it was resolved: `not_resent` (at most once, the
+//! default: a duplicate reply is the worse harm) or `resent`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::{Store, StoreError, StoreWrite, Tree};
+
+/// Where an inbound update came from, as its dedupe key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboundKey<'a> {
+    pub channel: &'a str,
+    pub account: &'a str,
+    pub peer: &'a str,
+    pub message_id: &'a str,
+}
+
+impl InboundKey<'_> {
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/{}/{}",
+            self.channel, self.account, self.peer, self.message_id
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Seen {
+    at_ms: u64,
+}
+
+/// Whether an update is new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accepted {
+    /// Recorded now: run it (after the flush).
+    New,
+    /// Recorded before (a re-poll or a replay): do not run it again.
+    Replay,
+}
+
+fn cursor_key(channel: &str, account: &str) -> String {
+    format!("{channel}/{account}")
+}
+
+/// Records an update and, in the same transaction, moves the account's
+/// cursor to `next_cursor` (never backwards). The caller flushes the store
+/// before it acknowledges the update to the platform.
+pub fn accept(
+    store: &Store,
+    key: &InboundKey<'_>,
+    next_cursor: Option<i64>,
+    now_ms: u64,
+) -> Result<Accepted, StoreError> {
+    let k = key.key();
+    let seen = store.get::<Seen>(Tree::ChannelInbound, &k)?.is_some();
+    let mut writes: Vec<StoreWrite> = Vec::new();
+    if !seen {
+        let v = serde_json::to_value(Seen { at_ms: now_ms })?;
+        writes.push((Tree::ChannelInbound, k, Some(v)));
+    }
+    if let Some(next) = next_cursor {
+        let current = cursor(store, key.channel, key.account)?;
+        if current.is_none_or(|c| next > c) {
+            let ck = cursor_key(key.channel, key.account);
+            writes.push((Tree::ChannelCursors, ck, Some(serde_json::json!(next))));
+        }
+    }
+    store.commit(&writes)?;
+    Ok(if seen {
+        Accepted::Replay
+    } else {
+        Accepted::New
+    })
+}
+
+/// The cursor an account polls from next (Telegram's `offset`).
+pub fn cursor(store: &Store, channel: &str, account: &str) -> Result<Option<i64>, StoreError> {
+    store.get(Tree::ChannelCursors, &cursor_key(channel, account))
+}
+
+/// Forgets dedupe keys recorded before `before_ms` (platforms stop
+/// redelivering long before). Returns how many went.
+pub fn prune_inbound(store: &Store, before_ms: u64) -> Result<usize, StoreError> {
+    let old: Vec<StoreWrite> = store
+        .scan::<Seen>(Tree::ChannelInbound, "")?
+        .into_iter()
+        .filter(|(_, s)| s.at_ms < before_ms)
+        .map(|(k, _)| (Tree::ChannelInbound, k, None))
+        .collect();
+    store.commit(&old)?;
+    Ok(old.len())
+}
+
+/// Where a chunk is in its life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum OutState {
+    Pending,
+    Sent {
+        message_id: String,
+        at_ms: u64,
+    },
+    /// The request left and no answer came; `resolution` says what was done.
+    Unknown {
+        resolution: Resolution,
+        at_ms: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// Treated as delivered (at most once).
+    NotResent,
+    /// Sent again (at least once).
+    Resent,
+}
+
+/// One reply chunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxItem {
+    pub account: String,
+    /// `<session>/<run>/<chunk index>`.
+    pub key: String,
+    /// The platform's chat (and thread) to send to.
+    pub target: String,
+    pub text: String,
+    #[serde(flatten)]
+    pub state: OutState,
+    pub created_ms: u64,
+}
+
+/// A reply chunk's idempotency key.
+pub fn chunk_key(session: &str, run_id: &str, index: usize) -> String {
+    format!("{session}/{run_id}/{index:06}")
+}
+
+fn item_key(account: &str, key: &str) -> String {
+    format!("{account}\0{key}")
+}
+
+/// The writes that put chunks in the outbox as pending (committed with
+/// whatever else records the reply). A chunk already there is left alone.
+pub fn enqueue(store: &Store, items: &[OutboxItem]) -> Result<Vec<StoreWrite>, StoreError> {
+    let mut writes = Vec::new();
+    for item in items {
+        let k = item_key(&item.account, &item.key);
+        if store.get::<OutboxItem>(Tree::Outbox, &k)?.is_none() {
+            let pending = OutboxItem {
+                state: OutState::Pending,
+                ..item.clone()
+            };
+            writes.push((Tree::Outbox, k, Some(serde_json::to_value(pending)?)));
+        }
+    }
+    Ok(writes)
+}
+
+/// Records how a chunk's send ended. Marking a chunk that is not pending
+/// changes nothing (a sent chunk stays sent). Returns whether it changed.
+pub fn settle(
+    store: &Store,
+    account: &str,
+    key: &str,
+    state: OutState,
+) -> Result<bool, StoreError> {
+    let k = item_key(account, key);
+    let Some(mut item) = store.get::<OutboxItem>(Tree::Outbox, &k)? else {
+        return Ok(false);
+    };
+    if item.state != OutState::Pending {
+        return Ok(false);
+    }
+    item.state = state;
+    store.put(Tree::Outbox, &k, &item)?;
+    Ok(true)
+}
+
+/// The chunks of an account still to send, oldest key first (resume
+/// after a restart).
+pub fn pending(store: &Store, account: &str) -> Result<Vec<OutboxItem>, StoreError> {
+    Ok(store
+        .scan::<OutboxItem>(Tree::Outbox, &format!("{account}\0"))?
+        .into_iter()
+        .map(|(_, item)| item)
+        .filter(|item| item.state == OutState::Pending)
+        .collect())
+}
+
+/// One chunk as the outbox holds it.
+pub fn get(store: &Store, account: &str, key: &str) -> Result<Option<OutboxItem>, StoreError> {
+    store.get(Tree::Outbox, &item_key(account, key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key<'a>(peer: &'a str, message_id: &'a str) -> InboundKey<'a> {
+        InboundKey {
+            channel: "telegram",
+            account: "default",
+            peer,
+            message_id,
+        }
+    }
+
+    fn chunk(index: usize, text: &str) -> OutboxItem {
+        OutboxItem {
+            account: "default".into(),
+            key: chunk_key("agent:main:telegram:direct:42", "run-1", index),
+            target: "42".into(),
+            text: text.into(),
+            state: OutState::Pending,
+            created_ms: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_update_is_run_once_and_the_cursor_only_moves_forward_across_restarts() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            assert_eq!(
+                accept(&store, &key("42", "100"), Some(101), 10).unwrap(),
+                Accepted::New
+            );
+            assert_eq!(
+                accept(&store, &key("42", "100"), Some(101), 11).unwrap(),
+                Accepted::Replay
+            );
+            assert_eq!(
+                accept(&store, &key("43", "100"), Some(102), 12).unwrap(),
+                Accepted::New,
+                "another peer"
+            );
+            // A late, older update never moves the cursor back.
+            assert_eq!(
+                accept(&store, &key("44", "7"), Some(8), 13).unwrap(),
+                Accepted::New
+            );
+            assert_eq!(cursor(&store, "telegram", "default").unwrap(), Some(102));
+            store.flush().await.unwrap();
+        }
+        // After a restart (a re-poll from the old cursor replays the updates).
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(cursor(&store, "telegram", "default").unwrap(), Some(102));
+        assert_eq!(
+            accept(&store, &key("42", "100"), None, 20).unwrap(),
+            Accepted::Replay
+        );
+        assert_eq!(cursor(&store, "telegram", "other").unwrap(), None);
+        // Old keys can go; new ones stay.
+        assert_eq!(
+            accept(&store, &key("45", "200"), None, 1_000).unwrap(),
+            Accepted::New
+        );
+        assert_eq!(prune_inbound(&store, 100).unwrap(), 3);
+        assert_eq!(
+            accept(&store, &key("45", "200"), None, 1_001).unwrap(),
+            Accepted::Replay
+        );
+    }
+
+    #[tokio::test]
+    async fn unsent_chunks_resume_after_a_restart_and_sent_ones_are_never_sent_again() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let writes = enqueue(
+                &store,
+                &[chunk(0, "one"), chunk(1, "two"), chunk(2, "three")],
+            )
+            .unwrap();
+            store.commit(&writes).unwrap();
+            // The same chunks again (a replayed run end): nothing new.
+            assert!(enqueue(&store, &[chunk(0, "one")]).unwrap().is_empty());
+            let sent = OutState::Sent {
+                message_id: "m-9".into(),
+                at_ms: 5,
+            };
+            assert!(settle(&store, "default", &chunk(0, "").key, sent.clone()).unwrap());
+            let unknown = OutState::Unknown {
+                resolution: Resolution::NotResent,
+                at_ms: 6,
+            };
+            assert!(settle(&store, "default", &chunk(1, "").key, unknown).unwrap());
+            // A sent chunk stays sent.
+            assert!(!settle(&store, "default", &chunk(0, "").key, OutState::Pending).unwrap());
+            store.flush().await.unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let left: Vec<String> = pending(&store, "default")
+            .unwrap()
+            .into_iter()
+            .map(|c| c.text)
+            .collect();
+        assert_eq!(left, ["three"], "only what never left");
+        let first = get(&store, "default", &chunk(0, "").key).unwrap().unwrap();
+        assert_eq!(
+            first.state,
+            OutState::Sent {
+                message_id: "m-9".into(),
+                at_ms: 5
+            }
+        );
+        let second = get(&store, "default", &chunk(1, "").key).unwrap().unwrap();
+        assert!(matches!(
+            second.state,
+            OutState::Unknown {
+                resolution: Resolution::NotResent,
+                ..
+            }
+        ));
+        assert!(pending(&store, "other").unwrap().is_empty());
+        // Keys order chunks by index.
+        assert!(chunk_key("s", "r", 2) < chunk_key("s", "r", 10));
+    }
+}
