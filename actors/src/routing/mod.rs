@@ -26,6 +26,8 @@
 //! or channel is `agent:<id>:<channel>:<kind>:<id>` (`groupScope: main`:
 //! the main session); a thread or topic adds `:topic:<id>`.
 
+pub mod reset;
+
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 

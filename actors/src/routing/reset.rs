@@ -1,0 +1,272 @@
+//! Session reset policies (seed 002; OpenClaw's `session.reset`,
+//! `resetByType`, `resetByChannel`): when a channel conversation's session
+//! is stale and its next message starts a new one. `mode`: `none` (the
+//! default), `daily` (stale once the gateway-local clock passes `atHour`,
+//! 4 by default, after the session started) or `idle` (stale after
+//! `idleMinutes` without a message; `idleMinutes` also applies beside
+//! `daily`). `resetByType.<direct|group|thread>` refines `reset`;
+//! `resetByChannel.<channel>` replaces both. Time and the gateway's UTC
+//! offset are passed in.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::settings::SessionSettings;
+
+const HOUR_MS: i64 = 3_600_000;
+const DAY_MS: i64 = 24 * HOUR_MS;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResetMode {
+    None,
+    Daily,
+    Idle,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResetConfig {
+    mode: Option<ResetMode>,
+    at_hour: Option<i64>,
+    idle_minutes: Option<i64>,
+}
+
+/// The conversation kind a policy is chosen for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetType {
+    Direct,
+    Group,
+    Thread,
+}
+
+impl ResetType {
+    fn key(self) -> &'static str {
+        match self {
+            ResetType::Direct => "direct",
+            ResetType::Group => "group",
+            ResetType::Thread => "thread",
+        }
+    }
+}
+
+/// The policy in force for one conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResetPolicy {
+    pub mode: ResetMode,
+    pub at_hour: u32,
+    pub idle_minutes: Option<u64>,
+}
+
+/// Why a session is stale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stale {
+    Daily,
+    Idle,
+}
+
+fn read(v: Option<&Value>, path: &str) -> Result<Option<ResetConfig>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_path_to_error::deserialize(v)
+            .map(Some)
+            .map_err(|e| format!("session.{path}.{}: {}", e.path(), e.inner())),
+    }
+}
+
+/// The policy for a conversation of `kind` on `channel`. A malformed
+/// section is an error naming its key.
+pub fn policy(
+    session: &SessionSettings,
+    kind: ResetType,
+    channel: &str,
+) -> Result<ResetPolicy, String> {
+    let other = &session.other;
+    let by_channel = other.get("resetByChannel").and_then(|m| m.get(channel));
+    let over = read(by_channel, &format!("resetByChannel.{channel}"))?;
+    let (base, typed) = match over {
+        Some(o) => (Some(o), None),
+        None => (
+            read(other.get("reset"), "reset")?,
+            read(
+                other.get("resetByType").and_then(|m| m.get(kind.key())),
+                &format!("resetByType.{}", kind.key()),
+            )?,
+        ),
+    };
+    let inherited = typed
+        .as_ref()
+        .and(base.as_ref().and_then(|b| b.mode))
+        .filter(|m| *m != ResetMode::None);
+    let mode = typed
+        .as_ref()
+        .and_then(|t| t.mode)
+        .or(inherited)
+        .or(typed.as_ref().map(|_| ResetMode::Daily))
+        .or(base.as_ref().and_then(|b| b.mode))
+        .or(base.as_ref().map(|_| ResetMode::Daily))
+        .unwrap_or(ResetMode::None);
+    let pick = |f: fn(&ResetConfig) -> Option<i64>| {
+        typed.as_ref().and_then(f).or(base.as_ref().and_then(f))
+    };
+    let at_hour = pick(|c| c.at_hour).unwrap_or(4).clamp(0, 23) as u32;
+    let idle_minutes = pick(|c| c.idle_minutes)
+        .map(|m| m.max(0) as u64)
+        .filter(|m| *m > 0);
+    Ok(ResetPolicy {
+        mode,
+        at_hour,
+        idle_minutes,
+    })
+}
+
+/// The last daily reset time at or before `now` (ms), for a gateway whose
+/// local time is UTC + `utc_offset_secs`.
+pub fn daily_reset_at(now_ms: u64, at_hour: u32, utc_offset_secs: i32) -> u64 {
+    let offset = i64::from(utc_offset_secs) * 1000;
+    let local = now_ms as i64 + offset;
+    let today = local.div_euclid(DAY_MS) * DAY_MS + i64::from(at_hour) * HOUR_MS - offset;
+    let at = if (now_ms as i64) < today {
+        today - DAY_MS
+    } else {
+        today
+    };
+    at.max(0) as u64
+}
+
+/// Whether a session that started at `started_ms` and last heard from its
+/// peer at `last_ms` is stale at `now` (None: fresh).
+pub fn stale(
+    p: &ResetPolicy,
+    started_ms: u64,
+    last_ms: u64,
+    now_ms: u64,
+    utc_offset_secs: i32,
+) -> Option<Stale> {
+    if p.mode == ResetMode::None {
+        return None;
+    }
+    let daily = (p.mode == ResetMode::Daily)
+        .then(|| daily_reset_at(now_ms, p.at_hour, utc_offset_secs))
+        .filter(|at| started_ms < *at);
+    let idle = p
+        .idle_minutes
+        .map(|m| last_ms.max(started_ms).saturating_add(m * 60_000))
+        .filter(|expires| now_ms > *expires);
+    match (daily, idle) {
+        (Some(d), Some(i)) if d <= i => Some(Stale::Daily),
+        (_, Some(_)) => Some(Stale::Idle),
+        (Some(_), None) => Some(Stale::Daily),
+        (None, None) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn session(v: Value) -> SessionSettings {
+        serde_json::from_value(v).unwrap()
+    }
+
+    const H: u64 = 3_600_000;
+    /// 2026-11-24 00:00 UTC.
+    const DAY0: u64 = 1_795_478_400_000;
+
+    #[test]
+    fn no_reset_unless_configured_and_sections_refine_each_other() {
+        let none = policy(&SessionSettings::default(), ResetType::Direct, "telegram").unwrap();
+        assert_eq!(none.mode, ResetMode::None);
+        assert_eq!(stale(&none, 0, 0, DAY0 * 2, 0), None);
+        let s = session(json!({
+            "reset": { "mode": "daily", "atHour": 6 },
+            "resetByType": { "group": { "mode": "idle", "idleMinutes": 30 }, "thread": { "idleMinutes": 90 } },
+            "resetByChannel": { "discord": { "mode": "none" } },
+        }));
+        let direct = policy(&s, ResetType::Direct, "telegram").unwrap();
+        assert_eq!(
+            (direct.mode, direct.at_hour, direct.idle_minutes),
+            (ResetMode::Daily, 6, None)
+        );
+        let group = policy(&s, ResetType::Group, "telegram").unwrap();
+        assert_eq!(
+            (group.mode, group.idle_minutes),
+            (ResetMode::Idle, Some(30))
+        );
+        let thread = policy(&s, ResetType::Thread, "telegram").unwrap();
+        assert_eq!(
+            (thread.mode, thread.at_hour, thread.idle_minutes),
+            (ResetMode::Daily, 6, Some(90)),
+            "the type inherits the base mode and hour"
+        );
+        assert_eq!(
+            policy(&s, ResetType::Group, "discord").unwrap().mode,
+            ResetMode::None
+        );
+        let bad = session(json!({ "reset": { "mode": "weekly" } }));
+        let e = policy(&bad, ResetType::Direct, "x").unwrap_err();
+        assert!(e.contains("session.reset.mode"), "{e}");
+    }
+
+    #[test]
+    fn daily_resets_at_the_gateway_local_hour() {
+        // 03:00 UTC: the last 04:00 UTC was yesterday's.
+        assert_eq!(daily_reset_at(DAY0 + 3 * H, 4, 0), DAY0 - 20 * H);
+        assert_eq!(daily_reset_at(DAY0 + 4 * H, 4, 0), DAY0 + 4 * H);
+        // At UTC+2, 04:00 local is 02:00 UTC.
+        assert_eq!(daily_reset_at(DAY0 + 3 * H, 4, 7_200), DAY0 + 2 * H);
+        // At UTC-5, 04:00 local is 09:00 UTC.
+        assert_eq!(daily_reset_at(DAY0 + 8 * H, 4, -18_000), DAY0 - 15 * H);
+        let p = ResetPolicy {
+            mode: ResetMode::Daily,
+            at_hour: 4,
+            idle_minutes: None,
+        };
+        assert_eq!(
+            stale(&p, DAY0 + H, DAY0 + H, DAY0 + 3 * H, 0),
+            None,
+            "same day before 4"
+        );
+        assert_eq!(
+            stale(&p, DAY0 + H, DAY0 + H, DAY0 + 5 * H, 0),
+            Some(Stale::Daily)
+        );
+        assert_eq!(
+            stale(&p, DAY0 + 5 * H, DAY0 + 5 * H, DAY0 + 23 * H, 0),
+            None
+        );
+    }
+
+    #[test]
+    fn idle_counts_from_the_last_message_and_the_earlier_reason_wins() {
+        let p = ResetPolicy {
+            mode: ResetMode::Idle,
+            at_hour: 4,
+            idle_minutes: Some(30),
+        };
+        assert_eq!(
+            stale(&p, DAY0, DAY0 + 20 * 60_000, DAY0 + 45 * 60_000, 0),
+            None
+        );
+        assert_eq!(
+            stale(&p, DAY0, DAY0, DAY0 + 31 * 60_000, 0),
+            Some(Stale::Idle)
+        );
+        let both = ResetPolicy {
+            mode: ResetMode::Daily,
+            at_hour: 4,
+            idle_minutes: Some(60),
+        };
+        // Idle since 01:00, daily at 04:00: idle expired first (02:00).
+        assert_eq!(
+            stale(&both, DAY0 + H, DAY0 + H, DAY0 + 5 * H, 0),
+            Some(Stale::Idle)
+        );
+        // Active until 03:30, daily at 04:00 comes before the idle expiry (04:30).
+        assert_eq!(
+            stale(&both, DAY0 + H, DAY0 + 3 * H + H / 2, DAY0 + 5 * H, 0),
+            Some(Stale::Daily)
+        );
+    }
+}
