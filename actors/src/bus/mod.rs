@@ -220,9 +220,8 @@ mod tests {
         }
     }
 
-    #[actix::test]
-    async fn over_the_limit_droppable_events_skip_with_a_seq_gap_and_others_close_1008() {
-        let metrics = Arc::new(Metrics::default());
+    /// A bus whose tick never comes during a test.
+    fn quiet_bus(metrics: Arc<Metrics>) -> Addr<EventBus> {
         let tick: TickEvent = |ts| {
             BusEvent::new(
                 "tick",
@@ -231,7 +230,13 @@ mod tests {
                 Audience::Everyone,
             )
         };
-        let bus = EventBus::new(Duration::from_secs(3600), tick, metrics.clone()).start();
+        EventBus::new(Duration::from_secs(3600), tick, metrics).start()
+    }
+
+    #[actix::test]
+    async fn over_the_limit_droppable_events_skip_with_a_seq_gap_and_others_close_1008() {
+        let metrics = Arc::new(Metrics::default());
+        let bus = quiet_bus(metrics.clone());
         let (tx, rx) = std::sync::mpsc::channel();
         let buffered = Arc::new(AtomicUsize::new(0));
         bus.send(Subscribe {
@@ -280,15 +285,7 @@ mod tests {
     #[actix::test]
     async fn the_watcher_gauge_counts_connections_watching_sessions() {
         let metrics = Arc::new(Metrics::default());
-        let tick: TickEvent = |ts| {
-            BusEvent::new(
-                "tick",
-                &serde_json::json!({ "ts": ts }),
-                false,
-                Audience::Everyone,
-            )
-        };
-        let bus = EventBus::new(Duration::from_secs(3600), tick, metrics.clone()).start();
+        let bus = quiet_bus(metrics.clone());
         let (tx, _rx) = std::sync::mpsc::channel();
         let sub = |id: &str| Subscribe {
             conn_id: ConnId::new(id.into()),

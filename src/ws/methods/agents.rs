@@ -23,7 +23,8 @@ struct Agent {
     name: Option<String>,
     config: IdentityFields,
     workspace: PathBuf,
-    model: Option<(String, Vec<String>)>,
+    /// The agent's model, else the defaults'.
+    model: (String, Vec<String>),
 }
 
 fn agents(settings: &Settings, default_workspace: &std::path::Path) -> Vec<Agent> {
@@ -43,10 +44,10 @@ fn agents(settings: &Settings, default_workspace: &std::path::Path) -> Vec<Agent
                 .as_deref()
                 .map(|w| ferroclaw_actors::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
                 .unwrap_or_else(|| default_workspace.to_path_buf()),
-            model: Some(a.model.as_ref().map_or_else(
+            model: a.model.as_ref().map_or_else(
                 || default_model.clone(),
                 |m| (m.primary().to_string(), m.fallbacks().to_vec()),
-            )),
+            ),
         })
         .collect();
     if out.is_empty() {
@@ -55,7 +56,7 @@ fn agents(settings: &Settings, default_workspace: &std::path::Path) -> Vec<Agent
             name: None,
             config: IdentityFields::default(),
             workspace: default_workspace.to_path_buf(),
-            model: Some(default_model),
+            model: default_model,
         });
     }
     out
@@ -130,9 +131,8 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
             if let Some(n) = &a.name {
                 row["name"] = json!(n);
             }
-            if let Some((primary, fallbacks)) = &a.model {
-                row["model"] = json!({ "primary": primary, "fallbacks": fallbacks });
-            }
+            let (primary, fallbacks) = &a.model;
+            row["model"] = json!({ "primary": primary, "fallbacks": fallbacks });
             row
         })
         .collect();

@@ -5,7 +5,7 @@ use ferroclaw_actors::provider::Image;
 use ferroclaw_actors::router::{GetSession, LookupSession};
 use ferroclaw_actors::session::{
     AbortSession, CancelQueuedRun, GetTranscript, InjectNote, SendAck, SendChat, SendStatus,
-    SessionActor, THINKING_LEVELS,
+    SessionActor, SessionEntry, THINKING_LEVELS,
 };
 use std::time::Duration;
 
@@ -291,7 +291,17 @@ use crate::protocol::messages::{
     display_message, with_transcript_meta, HISTORY_FIELD_CHARS, HISTORY_TOTAL_BYTES,
 };
 
-pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
+/// What `chat.history` and `chat.startup` read of a transcript.
+pub(crate) struct HistoryQuery {
+    pub key: SessionKey,
+    pub limit: usize,
+    pub max_chars: usize,
+    /// Budget of the messages' serialised bytes (the newest win).
+    pub max_bytes: usize,
+}
+
+/// `chat.history`'s params, checked.
+pub(crate) fn history_query(state: &SharedState, p: &Value) -> Result<HistoryQuery, ErrorShape> {
     let p: HistoryParams = params("chat.history", p)?;
     let limit = p.limit.unwrap_or(HISTORY_DEFAULT);
     if !(1..=HISTORY_MAX).contains(&limit) {
@@ -299,12 +309,22 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
             "invalid chat.history params: at /limit: must be 1..{HISTORY_MAX}"
         )));
     }
-    let max_chars = p
-        .max_chars
-        .unwrap_or(HISTORY_FIELD_CHARS)
-        .clamp(1, HISTORY_FIELD_CHARS);
-    let key = session_key(state, &p.session_key)?;
-    let gw = &state.gateway;
+    Ok(HistoryQuery {
+        key: session_key(state, &p.session_key)?,
+        limit,
+        max_chars: p.max_chars.unwrap_or(HISTORY_FIELD_CHARS),
+        max_bytes: HISTORY_TOTAL_BYTES,
+    })
+}
+
+/// The history answer, and the session's entry (None: no session yet).
+pub(crate) async fn read_history(
+    state: &SharedState,
+    q: &HistoryQuery,
+) -> Result<(Value, Option<SessionEntry>), ErrorShape> {
+    let key = &q.key;
+    let max_chars = q.max_chars.clamp(1, HISTORY_FIELD_CHARS);
+    let max_bytes = q.max_bytes.min(HISTORY_TOTAL_BYTES);
     let default_thinking = state
         .live
         .settings()
@@ -312,16 +332,16 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
         .defaults
         .thinking_default
         .clone();
-    let Some(entry) = gw
+    let Some(entry) = state
+        .gateway
         .router
         .send(LookupSession { key: key.clone() })
         .await
         .map_err(down)?
         .map_err(store_err)?
     else {
-        return json(
-            json!({ "sessionKey": key.as_str(), "messages": [], "thinkingLevel": default_thinking }),
-        );
+        let out = json!({ "sessionKey": key.as_str(), "messages": [], "thinkingLevel": default_thinking });
+        return Ok((out, None));
     };
     let session = session_for(state, key.clone()).await?;
     let entries = session
@@ -335,7 +355,7 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
         .enumerate()
         .filter_map(|(i, e)| with_transcript_meta(e, Some(i as u64 + 1)))
         .collect();
-    let skip = messages.len().saturating_sub(limit);
+    let skip = messages.len().saturating_sub(q.limit);
     let shown: Vec<(Value, usize)> = messages
         .into_iter()
         .skip(skip)
@@ -344,7 +364,7 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
     // Total budget: the newest messages win.
     let mut total: usize = shown.iter().map(|(_, size)| size).sum();
     let mut first = 0;
-    while total > HISTORY_TOTAL_BYTES && first < shown.len() {
+    while total > max_bytes && first < shown.len() {
         total -= shown[first].1;
         first += 1;
     }
@@ -358,7 +378,7 @@ pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
     if let Some(v) = &entry.verbose_level {
         out["verboseLevel"] = json!(v);
     }
-    json(out)
+    Ok((out, Some(entry)))
 }
 
 #[derive(Deserialize)]

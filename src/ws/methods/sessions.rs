@@ -45,15 +45,20 @@ struct ListParams {
     spawned_by: Option<String>,
 }
 
-pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
-    let p: ListParams = params("sessions.list", p)?;
-    let rows: Vec<SessionRow> = state
+/// Every stored session.
+pub(crate) async fn all_sessions(state: &SharedState) -> Result<Vec<SessionRow>, ErrorShape> {
+    state
         .gateway
         .router
         .send(ListSessions)
         .await
         .map_err(down)?
-        .map_err(store_err)?;
+        .map_err(store_err)
+}
+
+pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
+    let p: ListParams = params("sessions.list", p)?;
+    let rows = all_sessions(state).await?;
     let now = ferroclaw_actors::now_ms();
     let search = p.search.as_deref().map(str::to_lowercase);
     let agent_prefix = p

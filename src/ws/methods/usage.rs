@@ -6,11 +6,10 @@
 //! A session is in the range when it was active in it (last update).
 
 use chrono::{NaiveDate, TimeZone, Utc};
-use ferroclaw_actors::router::{ListSessions, SessionRow};
+use ferroclaw_actors::router::SessionRow;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::chat::{down, store_err};
 use super::{json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::protocol::session_rows::agent_of;
@@ -117,13 +116,7 @@ pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
         Some(d) => day_start(d, "startDate")?,
         None => end.saturating_sub(30 * DAY_MS),
     };
-    let rows: Vec<SessionRow> = state
-        .gateway
-        .router
-        .send(ListSessions)
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+    let rows = super::sessions::all_sessions(state).await?;
     let agent = p.agent_id.as_deref().map(str::to_ascii_lowercase);
     let mut matched: Vec<&SessionRow> = rows
         .iter()

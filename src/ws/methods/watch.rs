@@ -12,11 +12,14 @@ use ferroclaw_actors::router::LookupSession;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::chat::{down, session_key, store_err};
+use super::chat::{down, read_history, session_key, store_err, HistoryQuery, HISTORY_MAX};
 use super::{json, params, Caller, MethodResult};
 use crate::protocol::errors::ErrorShape;
+use crate::protocol::messages::HISTORY_FIELD_CHARS;
 use crate::protocol::session_rows::row;
 use crate::state::SharedState;
+use ferroclaw_actors::inbound::SessionKey;
+use ferroclaw_actors::session::SessionEntry;
 
 async fn watch(state: &SharedState, caller: &Caller, change: WatchChange) -> MethodResult {
     let done = state
@@ -70,7 +73,11 @@ struct MessagesParams {
 }
 
 /// The canonical key of `key`, with an `agentId` that must agree with it.
-fn canonical(state: &SharedState, key: &str, agent_id: Option<&str>) -> Result<String, ErrorShape> {
+fn canonical(
+    state: &SharedState,
+    key: &str,
+    agent_id: Option<&str>,
+) -> Result<SessionKey, ErrorShape> {
     let k = session_key(state, key)?;
     let agent = crate::protocol::session_rows::agent_of(k.as_str());
     if let Some(a) = agent_id.filter(|a| !a.eq_ignore_ascii_case(agent)) {
@@ -78,12 +85,14 @@ fn canonical(state: &SharedState, key: &str, agent_id: Option<&str>) -> Result<S
             "agentId \"{a}\" does not match session key agent \"{agent}\""
         )));
     }
-    Ok(k.as_str().to_string())
+    Ok(k)
 }
 
 pub async fn messages_subscribe(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: MessagesParams = params("sessions.messages.subscribe", p)?;
-    let key = canonical(state, &p.key, p.agent_id.as_deref())?;
+    let key = canonical(state, &p.key, p.agent_id.as_deref())?
+        .as_str()
+        .to_string();
     let on = WatchChange::Session {
         key: key.clone(),
         on: true,
@@ -105,7 +114,9 @@ pub async fn messages_subscribe(state: &SharedState, caller: &Caller, p: &Value)
 
 pub async fn messages_unsubscribe(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: MessagesParams = params("sessions.messages.unsubscribe", p)?;
-    let key = canonical(state, &p.key, p.agent_id.as_deref())?;
+    let key = canonical(state, &p.key, p.agent_id.as_deref())?
+        .as_str()
+        .to_string();
     let off = WatchChange::Session {
         key: key.clone(),
         on: false,
@@ -114,18 +125,14 @@ pub async fn messages_unsubscribe(state: &SharedState, caller: &Caller, p: &Valu
     json(json!({ "subscribed": false, "key": key }))
 }
 
-/// The session's row, or None when it has no entry yet.
-async fn session_row(state: &SharedState, key: &str) -> Result<Option<Value>, ErrorShape> {
-    let k = session_key(state, key)?;
-    let entry = state
-        .gateway
-        .router
-        .send(LookupSession { key: k.clone() })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+/// A session's row (with whether a run of it is active), or null.
+async fn row_for(
+    state: &SharedState,
+    key: &str,
+    entry: Option<&SessionEntry>,
+) -> Result<Value, ErrorShape> {
     let Some(entry) = entry else {
-        return Ok(None);
+        return Ok(Value::Null);
     };
     let running = state
         .gateway
@@ -133,8 +140,8 @@ async fn session_row(state: &SharedState, key: &str) -> Result<Option<Value>, Er
         .send(ferroclaw_actors::runs::BusySessions)
         .await
         .map_err(down)?
-        .contains(k.as_str());
-    Ok(Some(row(k.as_str(), &entry, running, true)))
+        .contains(key);
+    Ok(row(key, entry, running, true))
 }
 
 #[derive(Deserialize)]
@@ -148,7 +155,14 @@ struct DescribeParams {
 pub async fn describe(state: &SharedState, p: &Value) -> MethodResult {
     let p: DescribeParams = params("sessions.describe", p)?;
     let key = canonical(state, &p.key, p.agent_id.as_deref())?;
-    json(json!({ "session": session_row(state, &key).await? }))
+    let entry = state
+        .gateway
+        .router
+        .send(LookupSession { key: key.clone() })
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    json(json!({ "session": row_for(state, key.as_str(), entry.as_ref()).await? }))
 }
 
 #[derive(Deserialize)]
@@ -193,59 +207,33 @@ pub async fn startup(state: &SharedState, p: &Value) -> MethodResult {
         return json(json!({ "resolution": { "ok": false } }));
     };
     let key = canonical(state, &key, p.agent_id.as_deref())?;
-    let mut history = json!({ "sessionKey": key });
-    if let Some(limit) = p.limit {
-        history["limit"] = json!(limit.clamp(1, super::chat::HISTORY_MAX));
-    }
-    if let Some(max_chars) = p.max_chars {
-        history["maxChars"] = json!(max_chars);
-    }
-    let mut out = match super::chat::history(state, &history).await? {
-        super::Payload::Json(v) => v,
-        super::Payload::Raw(r) => serde_json::from_str(r.get()).map_err(down)?,
+    let q = HistoryQuery {
+        key,
+        limit: p
+            .limit
+            .unwrap_or(super::chat::HISTORY_DEFAULT)
+            .clamp(1, HISTORY_MAX),
+        max_chars: p.max_chars.unwrap_or(HISTORY_FIELD_CHARS),
+        max_bytes: p.max_bytes.unwrap_or(usize::MAX),
     };
-    if let Some(max) = p.max_bytes {
-        trim_to_bytes(&mut out, max);
-    }
-    with_session_info(state, &key, out).await
+    with_session_info(state, &q).await
 }
 
 /// `chat.history`, with the session's row, the defaults and the pending
 /// inputs as OpenClaw's answers carry them (the UI reads a run's status
 /// from the row after it reloads the history).
 pub async fn history(state: &SharedState, p: &Value) -> MethodResult {
-    let out = match super::chat::history(state, p).await? {
-        super::Payload::Json(v) => v,
-        super::Payload::Raw(r) => serde_json::from_str(r.get()).map_err(down)?,
-    };
-    let key = out["sessionKey"].as_str().unwrap_or_default().to_string();
-    with_session_info(state, &key, out).await
+    let q = super::chat::history_query(state, p)?;
+    with_session_info(state, &q).await
 }
 
-async fn with_session_info(state: &SharedState, key: &str, mut out: Value) -> MethodResult {
-    out["sessionInfo"] = session_row(state, key).await?.unwrap_or(Value::Null);
+async fn with_session_info(state: &SharedState, q: &HistoryQuery) -> MethodResult {
+    let (mut out, entry) = read_history(state, q).await?;
+    out["sessionInfo"] = row_for(state, q.key.as_str(), entry.as_ref()).await?;
     out["defaults"] = defaults(state);
     // Queued messages are in the transcript (delivery: pending); none wait elsewhere.
     out["pendingInputs"] = json!({ "items": [], "total": 0 });
     json(out)
-}
-
-/// Drops the oldest messages until the messages fit in `max` bytes.
-fn trim_to_bytes(out: &mut Value, max: usize) {
-    let Some(messages) = out.get_mut("messages").and_then(Value::as_array_mut) else {
-        return;
-    };
-    let sizes: Vec<usize> = messages
-        .iter()
-        .map(|m| serde_json::to_string(m).map_or(0, |s| s.len() + 1))
-        .collect();
-    let mut total: usize = sizes.iter().sum();
-    let mut first = 0;
-    while total > max && first < messages.len() {
-        total -= sizes[first];
-        first += 1;
-    }
-    messages.drain(..first);
 }
 
 #[derive(Deserialize)]
