@@ -26,6 +26,8 @@ pub enum StartError {
     Queue(String),
     #[error("{0}")]
     Tools(String),
+    #[error("{0}")]
+    Channel(String),
 }
 
 /// What the gateway derives from its settings before any actor starts.
@@ -43,6 +45,8 @@ pub struct StartPlan {
     pub approval_timeout: u64,
     pub tool_policy: crate::tool::policy::ToolPolicy,
     pub queue: QueueSettings,
+    /// The channel accounts to run.
+    pub channels: crate::channels::ChannelPlan,
 }
 
 /// Checks and derives everything `Gateway::start` needs from the settings;
@@ -60,8 +64,12 @@ pub fn plan(
         .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
         .unwrap_or_else(|| state_dir.join("workspace"));
     let context = agent_context(settings, &workspace, state_dir).map_err(StartError::Tools)?;
-    let hub_config =
-        HubConfig::from_settings(settings, state_dir, settings.default_agent_id(), env);
+    let hub_config = HubConfig::from_settings(
+        settings,
+        state_dir,
+        settings.default_agent_id(),
+        env.clone(),
+    );
     let (model, _) = resolve_model(
         &ModelChain {
             global: defaults.model.primary(),
@@ -110,7 +118,10 @@ pub fn plan(
     )
     .map_err(StartError::Tools)?;
     tool_policy.exec = exec_defaults;
+    let channels =
+        crate::channels::plan(settings, env("TELEGRAM_BOT_TOKEN")).map_err(StartError::Channel)?;
     Ok(StartPlan {
+        channels,
         workspace,
         model,
         hub_config,

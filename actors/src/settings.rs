@@ -81,6 +81,9 @@ pub struct GatewaySettings {
     /// the gateway reads its socket slower (`gateway.maxRequestsPerSecond`;
     /// 0: no bound).
     pub max_requests_per_second: u32,
+    /// A channel account with no successful platform round trip for this
+    /// long is `degraded` (`gateway.channelStaleEventThresholdMinutes`).
+    pub channel_stale_event_threshold_minutes: f64,
     pub trusted_proxies: Vec<String>,
     pub control_ui: ControlUi,
     pub http: Value,

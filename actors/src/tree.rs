@@ -1,7 +1,8 @@
 //! The actor tree (not an actor): `Gateway::start` checks the config
 //! (`plan`), then starts the children in order (bus, presence, devices,
 //! idempotency, run registry, lanes, provider hub, approvals, tool executor, router,
-//! session tools, the gateway root) and hands their addresses to the edge.
+//! session tools, the channel supervisor, the gateway root) and hands their
+//! addresses to the edge.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +10,8 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use crate::bus::EventBus;
+use crate::channels::health::HealthBoard;
+use crate::channels::ChannelSupervisor;
 use crate::devices::DeviceRegistry;
 use crate::gateway::{GatewayActor, GatewayParts};
 use crate::idempotency::IdempotencyActor;
@@ -66,6 +69,10 @@ pub struct Gateway {
     pub versions: Arc<StateVersions>,
     pub metrics: Arc<Metrics>,
     pub store: Store,
+    /// Channel accounts: status, logout, pairing.
+    pub channels: Addr<ChannelSupervisor>,
+    /// Every channel account's measured health.
+    pub channel_health: Arc<HealthBoard>,
 }
 
 impl Gateway {
@@ -92,6 +99,7 @@ impl Gateway {
             approval_timeout,
             tool_policy,
             queue,
+            channels,
         } = plan(&settings, store.dir(), env.clone())?;
         let versions = Arc::new(StateVersions::default());
         let tick_every = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
@@ -185,7 +193,19 @@ impl Gateway {
         .start();
         let _ = subagent_done.set(tools_actor.clone().recipient());
         let _ = session_tools.set(tools_actor.recipient());
+        let channel_health = Arc::new(HealthBoard::new(crate::channels::stale_ms(&settings)));
+        let channels = ChannelSupervisor::new(
+            channels,
+            &settings,
+            store.clone(),
+            router.clone(),
+            runs.clone(),
+            channel_health.clone(),
+        )
+        .start();
         let root = GatewayActor::new(GatewayParts {
+            channels: channels.clone(),
+            channel_health: channel_health.clone(),
             hub: hub.clone(),
             env,
             settings,
@@ -215,6 +235,8 @@ impl Gateway {
             versions,
             metrics,
             store,
+            channels,
+            channel_health,
         })
     }
 }

@@ -188,7 +188,88 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         "Seconds since the gateway started.",
         &[("", (m.uptime_ms() / 1000) as i64)],
     );
+    channel_metrics(&mut out, &state.gateway.channel_health);
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(out)
+}
+
+/// Seconds from `t` (ms) to `now` (s); -1 for never.
+fn age(t: Option<u64>, now_s: u64) -> i64 {
+    t.map_or(-1, |t| now_s.saturating_sub(t / 1000) as i64)
+}
+
+/// Every channel account's measured health, labelled by channel and account.
+fn channel_metrics(out: &mut String, board: &ferroclaw_actors::channels::health::HealthBoard) {
+    use ferroclaw_actors::channels::health::{AccountSnapshot, HealthState};
+    let accounts = board.snapshot(ferroclaw_actors::now_ms());
+    let now_s = ferroclaw_actors::now_ms() / 1000;
+    type Pick = fn(&AccountSnapshot, u64) -> i64;
+    let series: [(&str, &str, &str, Pick); 9] = [
+        (
+            "ferroclaw_channel_up",
+            "gauge",
+            "1 when the account runs and had a successful round trip within the stale threshold.",
+            |a, _| i64::from(a.state == HealthState::Healthy),
+        ),
+        (
+            "ferroclaw_channel_degraded",
+            "gauge",
+            "1 when the account runs but had no successful round trip within the stale threshold.",
+            |a, _| i64::from(a.state == HealthState::Degraded),
+        ),
+        (
+            "ferroclaw_channel_inbound_total",
+            "counter",
+            "Platform messages handed to sessions.",
+            |a, _| a.inbound as i64,
+        ),
+        (
+            "ferroclaw_channel_outbound_total",
+            "counter",
+            "Reply messages the platform accepted.",
+            |a, _| a.outbound as i64,
+        ),
+        (
+            "ferroclaw_channel_replays_total",
+            "counter",
+            "Updates delivered again by the platform and not run twice.",
+            |a, _| a.replays as i64,
+        ),
+        (
+            "ferroclaw_channel_rate_limits_total",
+            "counter",
+            "429 answers (retry_after honoured for every method).",
+            |a, _| a.rate_limits as i64,
+        ),
+        (
+            "ferroclaw_channel_restarts_total",
+            "counter",
+            "Restarts of the account's actor after failures.",
+            |a, _| a.restarts as i64,
+        ),
+        (
+            "ferroclaw_channel_last_inbound_age_seconds",
+            "gauge",
+            "Seconds since the last message in (-1: never).",
+            |a, now| age(a.last_inbound_ms, now),
+        ),
+        (
+            "ferroclaw_channel_last_round_trip_age_seconds",
+            "gauge",
+            "Seconds since the platform last answered a call (-1: never).",
+            |a, now| age(a.last_round_trip_ms, now),
+        ),
+    ];
+    for (name, kind, help, pick) in series {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for a in &accounts {
+            let v = pick(a, now_s);
+            let _ = writeln!(
+                out,
+                "{name}{{channel=\"{}\",account=\"{}\"}} {v}",
+                a.channel, a.account_id
+            );
+        }
+    }
 }

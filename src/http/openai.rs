@@ -235,6 +235,7 @@ async fn chat_completions(
     }
     let make = || SendChat {
         command_authorized: true,
+        origin: None,
         ..SendChat::text(&prompt, &run_id)
     };
     let ack = match crate::ws::methods::chat::send_to_session(&state, &key, make).await {

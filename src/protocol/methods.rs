@@ -80,7 +80,12 @@ pub const METHODS: &[&str] = &[
     "cron.runs",
     "cron.status",
     "channels.status",
+    "channels.logout",
+    "channels.start",
+    "channels.stop",
     "channels.pairing.list",
+    "channels.pairing.approve",
+    "channels.pairing.dismiss",
     "usage.status",
     "plugins.catalog.browse",
     "artifacts.list",
@@ -241,6 +246,8 @@ pub fn requirement(method: &str) -> Requirement {
         || method == "device.token.revoke"
         || method == "node.rename"
         || method == "channels.pairing.list"
+        || method == "channels.pairing.approve"
+        || method == "channels.pairing.dismiss"
     {
         return Requirement::Scope(scopes::PAIRING);
     }

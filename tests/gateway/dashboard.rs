@@ -15,6 +15,7 @@ fn params_for(method: &str) -> Value {
         "sessions.describe" | "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => {
             json!({"key": "main"})
         }
+        "channels.logout" | "channels.start" | "channels.stop" => json!({"channel": "telegram"}),
         _ => json!({}),
     }
 }
@@ -79,6 +80,8 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 | "device.pair.remove"
                 | "device.token.rotate"
                 | "device.token.revoke"
+                | "channels.pairing.approve"
+                | "channels.pairing.dismiss"
         ) {
             continue;
         }

@@ -23,5 +23,6 @@ mod process;
 mod runtime;
 mod sessions;
 mod subagents;
+mod telegram;
 mod watch;
 mod webchat;

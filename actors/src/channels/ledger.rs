@@ -66,10 +66,28 @@ pub fn accept(
     next_cursor: Option<i64>,
     now_ms: u64,
 ) -> Result<Accepted, StoreError> {
+    accept_with(store, key, next_cursor, now_ms, None)
+}
+
+/// `accept`, and when the update is new, its `dispatch` record (what the
+/// adapter needs to hand it to its session) in the same transaction: an
+/// update accepted before a crash and not yet handed over is handed over
+/// after the restart (`dispatches`).
+pub fn accept_with(
+    store: &Store,
+    key: &InboundKey<'_>,
+    next_cursor: Option<i64>,
+    now_ms: u64,
+    dispatch: Option<&serde_json::Value>,
+) -> Result<Accepted, StoreError> {
     let k = key.key();
     let seen = store.get::<Seen>(Tree::ChannelInbound, &k)?.is_some();
     let mut writes: Vec<StoreWrite> = Vec::new();
     if !seen {
+        if let Some(d) = dispatch {
+            let dk = item_key(key.account, &k);
+            writes.push((Tree::ChannelDispatch, dk, Some(d.clone())));
+        }
         let v = serde_json::to_value(Seen { at_ms: now_ms })?;
         writes.push((Tree::ChannelInbound, k, Some(v)));
     }
@@ -86,6 +104,121 @@ pub fn accept(
     } else {
         Accepted::New
     })
+}
+
+/// Moves the cursor past updates that carry nothing to run (never
+/// backwards).
+pub fn advance_cursor(
+    store: &Store,
+    channel: &str,
+    account: &str,
+    next: i64,
+) -> Result<(), StoreError> {
+    if cursor(store, channel, account)?.is_none_or(|c| next > c) {
+        store.put(Tree::ChannelCursors, &cursor_key(channel, account), &next)?;
+    }
+    Ok(())
+}
+
+/// Updates accepted and not yet handed to their session, oldest first:
+/// (dedupe key, dispatch record).
+pub fn dispatches(
+    store: &Store,
+    account: &str,
+) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+    let prefix = format!("{account}\0");
+    Ok(store
+        .scan::<serde_json::Value>(Tree::ChannelDispatch, &prefix)?
+        .into_iter()
+        .map(|(k, v)| (k.strip_prefix(&prefix).unwrap_or(&k).to_string(), v))
+        .collect())
+}
+
+/// A run whose reply goes to a chat: written when the session
+/// acknowledged the update, removed when every chunk of the reply is
+/// settled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    pub account: String,
+    pub session_key: String,
+    pub run_id: String,
+    /// The platform's chat to answer in (and its thread, reply target).
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
+    pub created_ms: u64,
+    /// The run ended and every chunk of its reply is in the outbox.
+    #[serde(default)]
+    pub finalized: bool,
+}
+
+/// The update `dedupe_key` was handed to its session, which answers it with
+/// `delivery.run_id`: the dispatch record goes and the delivery is recorded,
+/// in one transaction (a run answered by several updates keeps its first
+/// delivery). `None`: the update needs no answer (dropped, a duplicate).
+pub fn dispatched(
+    store: &Store,
+    account: &str,
+    dedupe_key: &str,
+    delivery: Option<&Delivery>,
+) -> Result<(), StoreError> {
+    let mut writes: Vec<StoreWrite> =
+        vec![(Tree::ChannelDispatch, item_key(account, dedupe_key), None)];
+    if let Some(d) = delivery {
+        let k = item_key(account, &d.run_id);
+        if store
+            .get::<Delivery>(Tree::ChannelDeliveries, &k)?
+            .is_none()
+        {
+            writes.push((Tree::ChannelDeliveries, k, Some(serde_json::to_value(d)?)));
+        }
+    }
+    store.commit(&writes)
+}
+
+/// The deliveries of an account not finished (resume after a restart).
+pub fn deliveries(store: &Store, account: &str) -> Result<Vec<Delivery>, StoreError> {
+    Ok(store
+        .scan::<Delivery>(Tree::ChannelDeliveries, &format!("{account}\0"))?
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect())
+}
+
+/// One delivery, if not finished.
+pub fn delivery(
+    store: &Store,
+    account: &str,
+    run_id: &str,
+) -> Result<Option<Delivery>, StoreError> {
+    store.get(Tree::ChannelDeliveries, &item_key(account, run_id))
+}
+
+/// The reply's last chunks go into the outbox with the delivery marked
+/// final, in one transaction (`writes` from `enqueue`).
+pub fn finalize(
+    store: &Store,
+    d: &Delivery,
+    mut writes: Vec<StoreWrite>,
+) -> Result<(), StoreError> {
+    let done = Delivery {
+        finalized: true,
+        ..d.clone()
+    };
+    writes.push((
+        Tree::ChannelDeliveries,
+        item_key(&d.account, &d.run_id),
+        Some(serde_json::to_value(done)?),
+    ));
+    store.commit(&writes)
+}
+
+/// A delivery is finished (every chunk settled, or nothing to say).
+pub fn delivered(store: &Store, account: &str, run_id: &str) -> Result<(), StoreError> {
+    store.commit(&[(Tree::ChannelDeliveries, item_key(account, run_id), None)])
 }
 
 /// The cursor an account polls from next (Telegram's `offset`).
@@ -111,8 +244,18 @@ pub fn prune_inbound(store: &Store, before_ms: u64) -> Result<usize, StoreError>
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum OutState {
     Pending,
+    /// The request is about to leave (written and flushed before it does):
+    /// found after a restart, the chunk's outcome is unknown.
+    Sending {
+        at_ms: u64,
+    },
     Sent {
         message_id: String,
+        at_ms: u64,
+    },
+    /// The platform refused it (it did not land).
+    Failed {
+        error: String,
         at_ms: u64,
     },
     /// The request left and no answer came; `resolution` says what was done.
@@ -140,6 +283,12 @@ pub struct OutboxItem {
     pub key: String,
     /// The platform's chat (and thread) to send to.
     pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// The platform message this chunk replaces (a streamed preview made
+    /// final by an edit) instead of sending a new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit_of: Option<String>,
     pub text: String,
     #[serde(flatten)]
     pub state: OutState,
@@ -172,8 +321,9 @@ pub fn enqueue(store: &Store, items: &[OutboxItem]) -> Result<Vec<StoreWrite>, S
     Ok(writes)
 }
 
-/// Records how a chunk's send ended. Marking a chunk that is not pending
-/// changes nothing (a sent chunk stays sent). Returns whether it changed.
+/// Records a chunk's step: `Sending` before the request leaves, then how
+/// it ended. A chunk that is sent or unknown never changes again. Returns
+/// whether it changed.
 pub fn settle(
     store: &Store,
     account: &str,
@@ -184,7 +334,8 @@ pub fn settle(
     let Some(mut item) = store.get::<OutboxItem>(Tree::Outbox, &k)? else {
         return Ok(false);
     };
-    if item.state != OutState::Pending {
+    let open = matches!(item.state, OutState::Pending | OutState::Sending { .. });
+    if !open || item.state == state {
         return Ok(false);
     }
     item.state = state;
@@ -200,6 +351,23 @@ pub fn pending(store: &Store, account: &str) -> Result<Vec<OutboxItem>, StoreErr
         .into_iter()
         .map(|(_, item)| item)
         .filter(|item| item.state == OutState::Pending)
+        .collect())
+}
+
+/// Every chunk of one run's reply, in key order (preview first).
+pub fn run_items(
+    store: &Store,
+    account: &str,
+    session: &str,
+    run_id: &str,
+) -> Result<Vec<OutboxItem>, StoreError> {
+    Ok(store
+        .scan::<OutboxItem>(
+            Tree::Outbox,
+            &item_key(account, &format!("{session}/{run_id}/")),
+        )?
+        .into_iter()
+        .map(|(_, item)| item)
         .collect())
 }
 
@@ -226,6 +394,8 @@ mod tests {
             account: "default".into(),
             key: chunk_key("agent:main:telegram:direct:42", "run-1", index),
             target: "42".into(),
+            thread_id: None,
+            edit_of: None,
             text: text.into(),
             state: OutState::Pending,
             created_ms: 1,

@@ -19,6 +19,8 @@ pub struct GatewayActor {
     /// The actor's span, entered by its handlers.
     span: tracing::Span,
     hub: Addr<ProviderHub>,
+    channels: Addr<crate::channels::ChannelSupervisor>,
+    channel_health: Arc<crate::channels::health::HealthBoard>,
     /// Provider keys from the environment (handed in by the edge).
     env: EnvReader,
     settings: Arc<Settings>,
@@ -41,6 +43,10 @@ const TRIM_CHECK: Duration = Duration::from_secs(5);
 /// What the root is started with (the rest of its state starts empty).
 pub struct GatewayParts {
     pub hub: Addr<ProviderHub>,
+    /// Told of config changes.
+    pub channels: Addr<crate::channels::ChannelSupervisor>,
+    /// Read for the health summary's `channels`.
+    pub channel_health: Arc<crate::channels::health::HealthBoard>,
     pub env: EnvReader,
     pub settings: Arc<Settings>,
     pub store: Store,
@@ -54,6 +60,8 @@ impl GatewayActor {
         GatewayActor {
             span: tracing::info_span!("gateway"),
             hub: p.hub,
+            channels: p.channels,
+            channel_health: p.channel_health,
             env: p.env,
             settings: p.settings,
             store: p.store,
@@ -100,13 +108,15 @@ impl GatewayActor {
                 sessions: sessions.clone(),
             });
         }
+        let (channels, channel_order, channel_labels) =
+            crate::channels::health::summary(&self.channel_health.snapshot(crate::now_ms()));
         HealthSummary {
             ok: true,
             ts: crate::now_ms(),
             duration_ms: started.elapsed().as_millis() as u64,
-            channels: serde_json::Map::new(),
-            channel_order: Vec::new(),
-            channel_labels: serde_json::Map::new(),
+            channels,
+            channel_order,
+            channel_labels,
             heartbeat_seconds: 0,
             default_agent_id: default_id,
             agents,
@@ -190,6 +200,8 @@ impl Handler<SettingsChanged> for GatewayActor {
     fn handle(&mut self, msg: SettingsChanged, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
         self.settings = msg.settings;
+        self.channels
+            .do_send(crate::channels::ChannelsReconfigure(self.settings.clone()));
         // Providers and auth profiles apply live (cooldowns start afresh).
         // Their files are read on the blocking pool; the root takes no other
         // message meanwhile, so configs reach the hub in order.

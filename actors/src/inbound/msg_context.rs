@@ -18,6 +18,16 @@ pub enum ChatType {
     Channel,
 }
 
+impl ChatType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChatType::Direct => "direct",
+            ChatType::Group => "group",
+            ChatType::Channel => "channel",
+        }
+    }
+}
+
 /// Envelope settings (`agents.defaults.envelopeTimestamp`, `envelopeTimezone`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EnvelopeSettings {

@@ -242,6 +242,18 @@ pub fn entry_from_row(
         last_run: row
             .get("lastRun")
             .and_then(|v| serde_json::from_value(v.clone()).ok()),
+        // OpenClaw's last route: where the session's channel replies go.
+        origin: match (string(row, "lastChannel"), string(row, "lastTo")) {
+            (Some(channel), Some(to)) => Some(crate::session::Origin {
+                channel,
+                account_id: string(row, "lastAccountId").unwrap_or_else(|| "default".into()),
+                to,
+                thread_id: string(row, "lastThreadId"),
+                chat_type: string(row, "chatType").unwrap_or_else(|| "direct".into()),
+                matched_by: "import".into(),
+            }),
+            _ => None,
+        },
     })
 }
 

@@ -319,6 +319,16 @@ impl Handler<WatchRun> for RunRegistry {
             let _ = msg.tx.send(RunUpdate::End(r.clone()));
             return;
         }
+        if !self.live.contains_key(&run_id) {
+            // Not live and recorded as ended: a run that ended before this
+            // process saw it (a channel delivery resumed after a restart)
+            // ends now. Unknown or pending ones are watched (a watcher may
+            // register before its run starts).
+            if let Some((id, r)) = self.run_record(&run_id).filter(|(_, r)| !r.is_pending()) {
+                let _ = msg.tx.send(RunUpdate::End(stored_result(&id, r)));
+                return;
+            }
+        }
         self.watchers.entry(run_id).or_default().push(msg.tx);
     }
 }

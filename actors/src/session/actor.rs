@@ -308,6 +308,21 @@ impl Actor for SessionActor {
     }
 }
 
+impl SessionActor {
+    /// The channel a message came by; a channel's origin is recorded on the
+    /// entry (written with the message's run at its end).
+    fn take_origin(&mut self, origin: Option<crate::session::Origin>) -> String {
+        match origin {
+            Some(o) => {
+                let channel = o.channel.clone();
+                self.entry.origin = Some(o);
+                channel
+            }
+            None => channel_of_key(&self.key).to_string(),
+        }
+    }
+}
+
 impl Handler<SendChat> for SessionActor {
     type Result = ResponseFuture<Result<SendAck, TranscriptError>>;
     fn handle(&mut self, msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
@@ -328,9 +343,10 @@ impl Handler<SendChat> for SessionActor {
         } else {
             ChatType::Group
         };
+        let channel = self.take_origin(msg.origin);
         let mut mctx = MsgContext::new(
             &msg.text,
-            channel_of_key(&self.key),
+            &channel,
             chat_type,
             msg.command_authorized,
             crate::now_ms(),

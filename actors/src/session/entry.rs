@@ -78,6 +78,26 @@ pub struct SessionEntry {
     /// How the last run ended (dashboards show it as the session's status).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
+    /// The channel route the last channel message came by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// Where a session's last channel message came from (OpenClaw's
+/// `lastChannel`, `lastTo`, `lastAccountId`, `lastThreadId`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    pub channel: String,
+    pub account_id: String,
+    /// The chat replies go to.
+    pub to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// `direct | group | channel`.
+    pub chat_type: String,
+    /// The routing tier that chose the agent.
+    pub matched_by: String,
 }
 
 /// The last settled run of a session.

@@ -55,6 +55,9 @@ pub struct SendChat {
     /// Whether the sender may use directives (deny-by-default; an operator
     /// with write scope may). Otherwise `/...` is plain text.
     pub command_authorized: bool,
+    /// Where a channel message came from (recorded on the entry as the
+    /// session's last route); None for WebSocket and HTTP clients.
+    pub origin: Option<crate::session::Origin>,
 }
 
 impl SendChat {
@@ -67,6 +70,7 @@ impl SendChat {
             timeout: None,
             // Deny-by-default: the caller says when a sender may use directives.
             command_authorized: false,
+            origin: None,
         }
     }
 }

@@ -233,7 +233,7 @@ mod supervision;
 pub mod system_events;
 pub use actor::SessionActor;
 use delivery::RecentIds;
-pub use entry::{LastRun, ModelPlan, SessionEntry};
+pub use entry::{LastRun, ModelPlan, Origin, SessionEntry};
 pub use messages::*;
 pub use news::{SessionChange, SessionNews, Settled};
 use runs::run_id_of;

@@ -51,6 +51,14 @@ pub enum Tree {
     ChannelCursors,
     /// `<account>\0<idempotency key>` -> a reply chunk to send or sent.
     Outbox,
+    /// `<account>\0<dedupe key>` -> an accepted update not yet handed to
+    /// its session (`channels/ledger.rs`).
+    ChannelDispatch,
+    /// `<account>\0<run id>` -> a run whose reply goes to a chat.
+    ChannelDeliveries,
+    /// `<channel>/<account>/...` -> pairing codes and approved senders
+    /// (`channels/access.rs`).
+    ChannelAccess,
 }
 
 impl Tree {
@@ -68,9 +76,12 @@ impl Tree {
             Tree::ChannelInbound => "channel_inbound",
             Tree::ChannelCursors => "channel_cursors",
             Tree::Outbox => "outbox",
+            Tree::ChannelDispatch => "channel_dispatch",
+            Tree::ChannelDeliveries => "channel_deliveries",
+            Tree::ChannelAccess => "channel_access",
         }
     }
-    const ALL: [Tree; 12] = [
+    const ALL: [Tree; 15] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -83,6 +94,9 @@ impl Tree {
         Tree::ChannelInbound,
         Tree::ChannelCursors,
         Tree::Outbox,
+        Tree::ChannelDispatch,
+        Tree::ChannelDeliveries,
+        Tree::ChannelAccess,
     ];
 }
 

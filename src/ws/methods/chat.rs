@@ -248,6 +248,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         timeout,
         // chat.send needs operator.write: such a caller may use directives.
         command_authorized: true,
+        origin: None,
     })
     .await?;
     if timed {
@@ -532,6 +533,7 @@ pub async fn agent(
     // repeated key is recognised by the session (its run is named again).
     let ack = send_to_session(state, &key, || SendChat {
         command_authorized: true,
+        origin: None,
         ..SendChat::text(&text, &message_id)
     })
     .await?;

@@ -3,7 +3,7 @@
 //! the page shows "nothing here" instead of an error. Plugins, talk,
 //! tasks, questions, progress cards, the side chat, branches, artifacts,
 //! the plugin catalog, themes, ClawHub search, memory import, update
-//! status, and until their issues land: nodes, cron and channels.
+//! status, and until their issues land: nodes and cron.
 //! Params must be an object (or absent); what it holds is not used.
 
 use serde_json::{json, Value};
@@ -127,15 +127,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         "cron.status" => json!({
             "enabled": false, "triggersEnabled": false, "storePath": null,
             "jobs": 0, "nextWakeAtMs": null,
-        }),
-        "channels.status" => json!({
-            "ts": ferroclaw_actors::now_ms(), "channelOrder": [], "channelLabels": {},
-            "channelDetailLabels": {}, "channelSystemImages": {}, "channelMeta": [],
-            "channels": {}, "channelAccounts": {}, "channelDefaultAccountId": {},
-        }),
-        "channels.pairing.list" => json!({
-            "accounts": [], "requests": [], "commandOwnerConfigured": false,
-            "limits": { "pendingPerAccount": 3, "ttlMs": 3_600_000 },
         }),
         "usage.status" => json!({ "updatedAt": ferroclaw_actors::now_ms(), "providers": [] }),
         _ => return None,

@@ -4,6 +4,7 @@
 
 pub(crate) mod agents;
 mod approvals;
+mod channels;
 pub(crate) mod chat;
 mod config;
 mod dashboard;
@@ -218,6 +219,13 @@ async fn route(
         "device.token.rotate" => devices::rotate(state, caller, p).await,
         "device.token.revoke" => devices::revoke(state, caller, p).await,
         "chat.send" => chat::send(state, caller, p).await,
+        "channels.status" => channels::status(state, p).await,
+        "channels.logout" | "channels.stop" => channels::logout(state, &frame.method, p).await,
+        "channels.start" => channels::start(state, p).await,
+        "channels.pairing.list" => channels::pairing_list(state, p).await,
+        "channels.pairing.approve" | "channels.pairing.dismiss" => {
+            channels::pairing_decide(state, &frame.method, p).await
+        }
         "chat.history" => watch::history(state, p).await,
         "chat.abort" => chat::abort(state, p).await,
         "chat.inject" => chat::inject(state, p).await,

@@ -1,0 +1,539 @@
+//! The outbound half of the delivery contract, shared by every adapter
+//! (an `Outlet` is the platform's send, edit and typing calls).
+//!
+//! A `Delivery` (one run whose reply goes to one chat) is followed from the
+//! run's stream to its end:
+//! - `partial`: a preview message is sent with the first text and edited as
+//!   the text grows (at most once per `edit_interval_ms`); the final text
+//!   replaces it by an edit, overflow goes out as new messages;
+//! - `block`: 800-1200 character blocks go out as they are complete;
+//! - `off`: the whole reply once the run ended.
+//!
+//! Every message that is sent (not edits: editing twice duplicates
+//! nothing) is an outbox chunk first: `pending`, then `sending` (flushed
+//! before the request leaves), then `sent` with the platform's id, `failed`,
+//! or `unknown` (no answer: not sent again, at most once). A chunk found
+//! `sending` after a restart is `unknown`; `pending` ones are sent. The
+//! run's last chunks are enqueued with the delivery marked final in one
+//! transaction; the delivery record goes when all are settled.
+
+use std::future::Future;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::sync::mpsc;
+
+use super::chunker::BlockChunker;
+use super::health::AccountHealth;
+use super::ledger::{self, Delivery, OutState, OutboxItem, Resolution};
+use crate::router::{LookupSession, RouterActor};
+use crate::runs::{RunRegistry, RunResult, RunUpdate, WatchRun};
+use crate::store::{Store, StoreError};
+
+/// Where a message goes: a chat and a thread (topic) in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub chat_id: String,
+    pub thread_id: Option<String>,
+}
+
+/// How a send failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendFailure {
+    /// The request left and no answer came: it may have landed.
+    pub unknown: bool,
+    pub error: String,
+}
+
+/// The platform's calls, behind the account's limiter.
+pub trait Outlet: Clone + Unpin + 'static {
+    /// A new message; `formatted`: the final text (the platform's rich
+    /// format, falling back to plain). Reply: the platform's message id.
+    fn send(
+        &self,
+        to: &Target,
+        text: &str,
+        formatted: bool,
+        reply_to: Option<&str>,
+    ) -> impl Future<Output = Result<String, SendFailure>>;
+    fn edit(
+        &self,
+        to: &Target,
+        id: &str,
+        text: &str,
+        formatted: bool,
+    ) -> impl Future<Output = Result<(), SendFailure>>;
+    fn typing(&self, to: &Target) -> impl Future<Output = ()>;
+    /// The reply cut into messages the platform takes.
+    fn split(&self, text: &str) -> Vec<String>;
+}
+
+/// How a reply is streamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Partial,
+    Block,
+    Off,
+}
+
+/// When typing shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typing {
+    Never,
+    /// From the first text of the reply.
+    Message,
+    /// From the start.
+    Start,
+}
+
+/// What a delivery needs.
+#[derive(Clone)]
+pub struct Deliverer<O: Outlet> {
+    pub store: Store,
+    pub runs: Addr<RunRegistry>,
+    pub sessions: Addr<RouterActor>,
+    pub outlet: O,
+    pub stream: Stream,
+    pub edit_interval_ms: u64,
+    pub typing: Typing,
+    pub typing_every: Duration,
+    pub health: std::sync::Arc<AccountHealth>,
+}
+
+const PREVIEW: &str = "preview";
+
+fn preview_key(d: &Delivery) -> String {
+    format!("{}/{}/{PREVIEW}", d.session_key, d.run_id)
+}
+
+fn target(d: &Delivery) -> Target {
+    Target {
+        chat_id: d.target.clone(),
+        thread_id: d.thread_id.clone(),
+    }
+}
+
+/// The text after the part already sent as blocks (compared without
+/// whitespace, which block cuts trim).
+pub fn remainder<'a>(full: &'a str, sent: &[&str]) -> &'a str {
+    let mut n: usize = sent
+        .iter()
+        .map(|s| s.chars().filter(|c| !c.is_whitespace()).count())
+        .sum();
+    for (i, c) in full.char_indices() {
+        if n == 0 {
+            return full[i..].trim();
+        }
+        if !c.is_whitespace() {
+            n -= 1;
+        }
+    }
+    ""
+}
+
+/// The text a finished run leaves for the chat (None: say nothing).
+pub fn reply_text(r: &RunResult) -> Option<String> {
+    match r.status {
+        "ok" => {
+            let t = r.text.trim();
+            let silent =
+                t.is_empty() || crate::context::prompt::is_silent(t) || t == "HEARTBEAT_OK";
+            (!silent).then(|| t.to_string())
+        }
+        "aborted" => None,
+        _ => Some(format!(
+            "⚠️ {}",
+            r.error.as_deref().unwrap_or("The agent could not answer.")
+        )),
+    }
+}
+
+impl<O: Outlet> Deliverer<O> {
+    /// Follows `d` to the end (after a restart too).
+    pub async fn run(self, d: Delivery) {
+        if let Err(e) = self.follow(&d).await {
+            tracing::error!(account = %d.account, run_id = %d.run_id, error = %e, "channel delivery stopped");
+        }
+    }
+
+    async fn follow(&self, d: &Delivery) -> Result<(), StoreError> {
+        self.settle_interrupted(d).await?;
+        if !d.finalized {
+            let result = self.watch(d).await?;
+            let Some(result) = result else {
+                return Ok(()); // the registry is gone: the next start resumes
+            };
+            let text = match reply_text(&result) {
+                Some(t) => Some(t),
+                None if result.status == "ok" && result.text.is_empty() => {
+                    self.stored_reply(d).await
+                }
+                None => None,
+            };
+            self.enqueue_final(d, text.as_deref())?;
+            self.store.flush().await?;
+        }
+        for item in ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)? {
+            if item.state == OutState::Pending {
+                self.send_item(d, item).await?;
+            }
+        }
+        ledger::delivered(&self.store, &d.account, &d.run_id)?;
+        self.store.flush().await
+    }
+
+    /// Chunks left `sending` by a stop: their outcome is unknown and they
+    /// are not sent again.
+    async fn settle_interrupted(&self, d: &Delivery) -> Result<(), StoreError> {
+        let mut any = false;
+        for item in ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)? {
+            if let OutState::Sending { .. } = item.state {
+                tracing::warn!(account = %d.account, key = %item.key, resolution = "not_resent",
+                    "reply chunk outcome unknown after a stop: not sent again");
+                let state = OutState::Unknown {
+                    resolution: Resolution::NotResent,
+                    at_ms: crate::now_ms(),
+                };
+                ledger::settle(&self.store, &d.account, &item.key, state)?;
+                any = true;
+            }
+        }
+        if any {
+            self.store.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Streams the run (previews or blocks, typing) until its end.
+    async fn watch(&self, d: &Delivery) -> Result<Option<RunResult>, StoreError> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        if self
+            .runs
+            .send(WatchRun {
+                run_id: d.run_id.clone(),
+                tx,
+            })
+            .await
+            .is_err()
+        {
+            return Ok(None);
+        }
+        let to = target(d);
+        let mut preview = Preview::load(self, d)?;
+        let mut blocks = BlockChunker::new(800, 1200);
+        let mut streamed = 0usize;
+        let mut typing = self.typing == Typing::Start;
+        let mut tick = actix::clock::interval(self.typing_every);
+        loop {
+            tokio::select! {
+                update = rx.recv() => match update {
+                    None => return Ok(None),
+                    // The final text replaces the preview (enqueue_final).
+                    Some(RunUpdate::End(r)) => return Ok(Some(r)),
+                    Some(RunUpdate::Text(t)) => {
+                        typing |= self.typing == Typing::Message;
+                        match self.stream {
+                            Stream::Partial => preview.update(self, d, &t).await?,
+                            Stream::Block => {
+                                let delta = t.get(streamed..).unwrap_or_default();
+                                streamed = t.len();
+                                for b in blocks.push(delta) {
+                                    self.block(d, &b).await?;
+                                }
+                            }
+                            Stream::Off => {}
+                        }
+                    }
+                },
+                _ = tick.tick(), if typing => {
+                    let (o, to) = (self.outlet.clone(), to.clone());
+                    actix::spawn(async move { o.typing(&to).await });
+                }
+            }
+        }
+    }
+
+    /// One block of a `block` stream: a chunk of its own, sent now.
+    async fn block(&self, d: &Delivery, text: &str) -> Result<(), StoreError> {
+        let n = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?
+            .iter()
+            .filter(|i| !i.key.ends_with(PREVIEW))
+            .count();
+        let item = self.item(
+            d,
+            ledger::chunk_key(&d.session_key, &d.run_id, n),
+            text,
+            None,
+        );
+        let writes = ledger::enqueue(&self.store, std::slice::from_ref(&item))?;
+        self.store.commit(&writes)?;
+        self.send_item(d, item).await.map(|_| ())
+    }
+
+    fn item(&self, d: &Delivery, key: String, text: &str, edit_of: Option<String>) -> OutboxItem {
+        OutboxItem {
+            account: d.account.clone(),
+            key,
+            target: d.target.clone(),
+            thread_id: d.thread_id.clone(),
+            edit_of,
+            text: text.to_string(),
+            state: OutState::Pending,
+            created_ms: crate::now_ms(),
+        }
+    }
+
+    /// The reply's remaining chunks, with the delivery marked final.
+    fn enqueue_final(&self, d: &Delivery, text: Option<&str>) -> Result<(), StoreError> {
+        let items = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?;
+        let preview_id = items
+            .iter()
+            .find(|i| i.key.ends_with(PREVIEW))
+            .and_then(|i| match &i.state {
+                OutState::Sent { message_id, .. } => Some(message_id.clone()),
+                _ => None,
+            });
+        let sent: Vec<&str> = items
+            .iter()
+            .filter(|i| !i.key.ends_with(PREVIEW))
+            .map(|i| i.text.as_str())
+            .collect();
+        let first = sent.len();
+        let rest = text.map(|t| remainder(t, &sent)).unwrap_or_default();
+        let chunks = if rest.is_empty() {
+            Vec::new()
+        } else {
+            self.outlet.split(rest)
+        };
+        let out: Vec<OutboxItem> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let edit_of = if i == 0 && first == 0 {
+                    preview_id.clone()
+                } else {
+                    None
+                };
+                self.item(
+                    d,
+                    ledger::chunk_key(&d.session_key, &d.run_id, first + i),
+                    c,
+                    edit_of,
+                )
+            })
+            .collect();
+        let writes = ledger::enqueue(&self.store, &out)?;
+        ledger::finalize(&self.store, d, writes)
+    }
+
+    /// A run that ended before this process saw it: its reply from the
+    /// transcript.
+    async fn stored_reply(&self, d: &Delivery) -> Option<String> {
+        let key = crate::inbound::SessionKey::canonical(&d.session_key, "main", "main").ok()?;
+        let entry = self
+            .sessions
+            .send(LookupSession { key })
+            .await
+            .ok()?
+            .ok()??;
+        let want = crate::transcript::reply_key(&d.run_id);
+        let entries = crate::transcript::entries(&self.store, &entry.session_id).ok()?;
+        let text = entries
+            .iter()
+            .rev()
+            .find(|e| {
+                e.get("idempotencyKey").and_then(serde_json::Value::as_str) == Some(want.as_str())
+            })
+            .and_then(crate::transcript::message_text)?;
+        let r = RunResult {
+            run_id: d.run_id.clone(),
+            status: "ok",
+            text,
+            error: None,
+            started_at: 0,
+            ended_at: 0,
+            usage: None,
+            stop_reason: "stop",
+        };
+        reply_text(&r)
+    }
+
+    /// Sends one chunk by the contract: `sending` flushed first, then the
+    /// outcome.
+    async fn send_item(
+        &self,
+        d: &Delivery,
+        item: OutboxItem,
+    ) -> Result<Option<String>, StoreError> {
+        let now = crate::now_ms();
+        ledger::settle(
+            &self.store,
+            &d.account,
+            &item.key,
+            OutState::Sending { at_ms: now },
+        )?;
+        self.store.flush().await?;
+        let to = target(d);
+        let formatted = !item.key.ends_with(PREVIEW);
+        let outcome = match &item.edit_of {
+            Some(id) => self
+                .outlet
+                .edit(&to, id, &item.text, formatted)
+                .await
+                .map(|_| id.clone()),
+            None => {
+                self.outlet
+                    .send(&to, &item.text, formatted, d.reply_to.as_deref())
+                    .await
+            }
+        };
+        let now = crate::now_ms();
+        let (state, id) = match outcome {
+            Ok(id) => {
+                self.health.outbound(now);
+                (
+                    OutState::Sent {
+                        message_id: id.clone(),
+                        at_ms: now,
+                    },
+                    Some(id),
+                )
+            }
+            Err(f) if f.unknown => {
+                tracing::warn!(account = %d.account, key = %item.key, resolution = "not_resent", error = %f.error,
+                    "reply chunk outcome unknown: not sent again");
+                (
+                    OutState::Unknown {
+                        resolution: Resolution::NotResent,
+                        at_ms: now,
+                    },
+                    None,
+                )
+            }
+            Err(f) => {
+                tracing::warn!(account = %d.account, key = %item.key, error = %f.error, "reply chunk refused");
+                self.health.error(Some(f.error.clone()));
+                (
+                    OutState::Failed {
+                        error: f.error,
+                        at_ms: now,
+                    },
+                    None,
+                )
+            }
+        };
+        ledger::settle(&self.store, &d.account, &item.key, state)?;
+        self.store.flush().await?;
+        Ok(id)
+    }
+}
+
+/// A `partial` stream's preview message.
+struct Preview {
+    id: Option<String>,
+    /// Could not be sent or is over the limit: no more edits.
+    stopped: bool,
+    shown: String,
+    latest: String,
+    last_edit_ms: u64,
+}
+
+impl Preview {
+    fn load<O: Outlet>(del: &Deliverer<O>, d: &Delivery) -> Result<Preview, StoreError> {
+        let item = ledger::get(&del.store, &d.account, &preview_key(d))?;
+        let id = item.as_ref().and_then(|i| match &i.state {
+            OutState::Sent { message_id, .. } => Some(message_id.clone()),
+            _ => None,
+        });
+        Ok(Preview {
+            stopped: item.is_some() && id.is_none(),
+            id,
+            shown: String::new(),
+            latest: String::new(),
+            last_edit_ms: 0,
+        })
+    }
+
+    async fn update<O: Outlet>(
+        &mut self,
+        del: &Deliverer<O>,
+        d: &Delivery,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        self.latest = text.trim().to_string();
+        if self.stopped || self.latest.is_empty() {
+            return Ok(());
+        }
+        if self.latest.chars().count() > super::telegram::format::MAX_MESSAGE_CHARS - 96 {
+            self.stopped = true;
+            return Ok(());
+        }
+        let now = crate::now_ms();
+        match &self.id {
+            None => {
+                let item = del.item(d, preview_key(d), &self.latest, None);
+                let writes = ledger::enqueue(&del.store, std::slice::from_ref(&item))?;
+                del.store.commit(&writes)?;
+                self.id = del.send_item(d, item).await?;
+                self.stopped = self.id.is_none();
+                self.shown = self.latest.clone();
+                self.last_edit_ms = now;
+            }
+            Some(id)
+                if now.saturating_sub(self.last_edit_ms) >= del.edit_interval_ms
+                    && self.shown != self.latest =>
+            {
+                let _ = del.outlet.edit(&target(d), id, &self.latest, false).await;
+                self.shown = self.latest.clone();
+                self.last_edit_ms = crate::now_ms();
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_remainder_skips_what_blocks_already_sent() {
+        assert_eq!(
+            remainder("one two\n\nthree four", &["one two"]),
+            "three four"
+        );
+        assert_eq!(remainder("abc", &[]), "abc");
+        assert_eq!(remainder("abc", &["abc"]), "");
+        assert_eq!(remainder("a b c d", &["a b", "c"]), "d");
+    }
+
+    fn result(status: &'static str, text: &str, error: Option<&str>) -> RunResult {
+        RunResult {
+            run_id: "r".into(),
+            status,
+            text: text.into(),
+            error: error.map(String::from),
+            started_at: 0,
+            ended_at: 0,
+            usage: None,
+            stop_reason: "stop",
+        }
+    }
+
+    #[test]
+    fn silent_empty_and_aborted_replies_are_never_delivered() {
+        assert_eq!(
+            reply_text(&result("ok", "hello", None)).as_deref(),
+            Some("hello")
+        );
+        assert_eq!(reply_text(&result("ok", " NO_REPLY ", None)), None);
+        assert_eq!(reply_text(&result("ok", "", None)), None);
+        assert_eq!(reply_text(&result("ok", "HEARTBEAT_OK", None)), None);
+        assert_eq!(reply_text(&result("aborted", "partial", None)), None);
+        assert_eq!(
+            reply_text(&result("error", "", Some("model unavailable"))).as_deref(),
+            Some("⚠️ model unavailable")
+        );
+    }
+}

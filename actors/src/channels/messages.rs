@@ -1,0 +1,105 @@
+//! The channels' actor messages: the supervisor's inbox (from the edge and
+//! its account actors) and an account actor's inbox.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+
+use super::access::PairingRequest;
+use super::health::AccountSnapshot;
+use crate::settings::Settings;
+use crate::store::StoreError;
+
+/// An account actor stopped (to the supervisor): `error` when it failed
+/// (it is restarted with backoff), None when it was asked to stop.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct AccountStopped {
+    pub channel: String,
+    pub account: String,
+    pub error: Option<String>,
+}
+
+/// Every configured account's measured health, with its settings' view.
+/// Reply: the accounts in (channel, account) order.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<AccountStatus>")]
+pub struct ChannelsStatus;
+
+/// One account as `channels.status` shows it.
+#[derive(Debug, Clone)]
+pub struct AccountStatus {
+    pub health: AccountSnapshot,
+    pub configured: bool,
+    /// Stopped by `channels.logout` (until the next start or config apply).
+    pub logged_out: bool,
+    pub dm_policy: String,
+    pub allow_from: Vec<String>,
+    pub stream_mode: String,
+    pub api_base: String,
+    pub bot_username: Option<String>,
+}
+
+/// The config changed: routes are rebuilt, changed accounts restarted.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ChannelsReconfigure(pub Arc<Settings>);
+
+/// `channels.logout`: stops an account (all of a channel's when None).
+/// Reply: the accounts stopped.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<String>")]
+pub struct Logout {
+    pub channel: String,
+    pub account: Option<String>,
+}
+
+/// `channels.start`: starts accounts stopped by `Logout`. Reply: the
+/// accounts started.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<String>")]
+pub struct StartAccount {
+    pub channel: String,
+    pub account: Option<String>,
+}
+
+/// Pairing requests: list, approve or dismiss (the operator's side).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<PairingAnswer, StoreError>")]
+pub enum Pairing {
+    List {
+        channel: Option<String>,
+    },
+    /// `notify`: tell the sender they were admitted.
+    Approve {
+        channel: String,
+        code: String,
+        notify: bool,
+    },
+    Dismiss {
+        channel: String,
+        code: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub enum PairingAnswer {
+    List(Vec<PairingRequest>),
+    /// The request acted on; None when no such code waits.
+    Done(Option<PairingRequest>),
+}
+
+/// To an account actor: send `text` to a chat (a system notice such as a
+/// pairing approval), once: `key` is its outbox key.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Notify {
+    pub to: String,
+    pub key: String,
+    pub text: String,
+}
+
+/// To an account actor: stop (logout, reconfigure, shutdown).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StopAccount;

@@ -1,0 +1,141 @@
+//! The per-token limiter every call of one account goes through: it waits
+//! while the token's `SendGate` is closed (a 429 closes it for every
+//! method) or the spacing since the last call is short, records the
+//! outcome in the account's health, and retries by the `RetryPolicy`.
+//! A call that is not idempotent (a new message) is never retried after
+//! a failure whose outcome is unknown: that is the outbox's decision.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::health::AccountHealth;
+use super::limits::{Failure, RetryPolicy, SendGate};
+
+/// What the limiter needs to know of a platform's error.
+pub trait CallError {
+    fn failure(&self) -> Failure;
+    /// The platform answered (any status): a round trip happened.
+    fn answered(&self) -> bool;
+    /// The request left and no answer came: it may have landed.
+    fn unknown_outcome(&self) -> bool;
+}
+
+impl CallError for super::telegram::api::TgError {
+    fn failure(&self) -> Failure {
+        super::telegram::api::TgError::failure(self)
+    }
+    fn answered(&self) -> bool {
+        !matches!(self, Self::Unreachable(_) | Self::NoAnswer(_))
+    }
+    fn unknown_outcome(&self) -> bool {
+        matches!(self, Self::NoAnswer(_))
+    }
+}
+
+/// One token's limiter (clone it: clones share the gate).
+#[derive(Clone)]
+pub struct Limiter {
+    gate: Arc<Mutex<SendGate>>,
+    policy: RetryPolicy,
+    health: Arc<AccountHealth>,
+}
+
+fn random_unit() -> f64 {
+    let mut b = [0u8; 4];
+    if getrandom::fill(&mut b).is_err() {
+        return 0.5;
+    }
+    u32::from_le_bytes(b) as f64 / u32::MAX as f64
+}
+
+impl Limiter {
+    pub fn new(min_interval_ms: u64, policy: RetryPolicy, health: Arc<AccountHealth>) -> Limiter {
+        Limiter {
+            gate: Arc::new(Mutex::new(SendGate::new(min_interval_ms))),
+            policy,
+            health,
+        }
+    }
+
+    pub fn health(&self) -> &Arc<AccountHealth> {
+        &self.health
+    }
+
+    /// Waits until the gate lets one call through, and takes its turn.
+    pub async fn turn(&self) {
+        loop {
+            let now = crate::now_ms();
+            let wait = match self.gate.lock() {
+                Ok(mut g) => {
+                    let w = g.wait_ms(now);
+                    if w == 0 {
+                        g.sent(now);
+                    }
+                    w
+                }
+                Err(_) => 0,
+            };
+            if wait == 0 {
+                return;
+            }
+            actix::clock::sleep(Duration::from_millis(wait)).await;
+        }
+    }
+
+    /// Records an outcome: round trips, and a rate limit closing the gate.
+    pub fn record<E: CallError>(&self, outcome: Result<(), &E>) {
+        let now = crate::now_ms();
+        match outcome {
+            Ok(()) => self.health.round_trip(now),
+            Err(e) => {
+                if e.answered() {
+                    self.health.round_trip(now);
+                }
+                if let Failure::RateLimited { retry_after_ms } = e.failure() {
+                    self.health
+                        .rate_limits
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if let Ok(mut g) = self.gate.lock() {
+                        g.rate_limited(now, retry_after_ms.unwrap_or(1000));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `op` through the gate with retries. `idempotent`: repeating it
+    /// after an unknown outcome cannot duplicate anything (an edit, a
+    /// typing action, a read).
+    pub async fn call<T, E, F, Fut>(&self, idempotent: bool, mut op: F) -> Result<T, E>
+    where
+        E: CallError + std::fmt::Display,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let mut attempt = 1;
+        loop {
+            self.turn().await;
+            let result = op().await;
+            match result {
+                Ok(v) => {
+                    self.record::<E>(Ok(()));
+                    return Ok(v);
+                }
+                Err(e) => {
+                    self.record(Err(&e));
+                    if e.unknown_outcome() && !idempotent {
+                        return Err(e);
+                    }
+                    let Some(delay) = self.policy.delay_ms(attempt, e.failure(), random_unit())
+                    else {
+                        return Err(e);
+                    };
+                    tracing::debug!(attempt, delay_ms = delay, error = %e, "channel call retried");
+                    actix::clock::sleep(Duration::from_millis(delay)).await;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! `ChannelSupervisor`: starts one actor per configured channel account and
+//! restarts a failed one with backoff (1 s doubling to 5 min; a failing
+//! account never touches the others or the WebSocket gateway). It owns the
+//! routing table (`routing::Router`, shared with the adapters and rebuilt
+//! on config apply), the health board, and the operator's side of pairing.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::access;
+use super::dispatch::DispatchDeps;
+use super::health::{AccountHealth, HealthBoard};
+use super::messages::*;
+use super::telegram::{config::TelegramAccount, TelegramActor};
+use super::ChannelPlan;
+use crate::router::RouterActor;
+use crate::routing::Router;
+use crate::runs::RunRegistry;
+use crate::settings::Settings;
+use crate::store::Store;
+
+const MAX_RESTART_BACKOFF_MS: u64 = 300_000;
+
+/// What every account actor needs.
+#[derive(Clone)]
+pub struct ChannelDeps {
+    pub dispatch: DispatchDeps,
+    pub runs: Addr<RunRegistry>,
+    pub supervisor: Recipient<AccountStopped>,
+}
+
+struct Slot {
+    cfg: Arc<TelegramAccount>,
+    addr: Option<Addr<TelegramActor>>,
+    health: Arc<AccountHealth>,
+    failures_in_row: u32,
+    logged_out: bool,
+}
+
+pub struct ChannelSupervisor {
+    store: Store,
+    sessions: Addr<RouterActor>,
+    runs: Addr<RunRegistry>,
+    routes: Arc<Mutex<Router>>,
+    board: Arc<HealthBoard>,
+    default_agent: String,
+    main_key: String,
+    env_token: Option<String>,
+    slots: BTreeMap<(String, String), Slot>,
+    span: tracing::Span,
+}
+
+/// Restart an account after a failure.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Restart {
+    key: (String, String),
+}
+
+impl ChannelSupervisor {
+    pub fn new(
+        plan: ChannelPlan,
+        settings: &Settings,
+        store: Store,
+        sessions: Addr<RouterActor>,
+        runs: Addr<RunRegistry>,
+        board: Arc<HealthBoard>,
+    ) -> ChannelSupervisor {
+        let routes = Router::new(
+            &settings.bindings,
+            &settings.session,
+            settings.default_agent_id(),
+        );
+        let mut sup = ChannelSupervisor {
+            store,
+            sessions,
+            runs,
+            routes: Arc::new(Mutex::new(routes)),
+            board,
+            default_agent: settings.default_agent_id().to_string(),
+            main_key: settings.session.main_key.clone(),
+            env_token: plan.env_token.clone(),
+            slots: BTreeMap::new(),
+            span: tracing::info_span!("channels"),
+        };
+        sup.set_accounts(plan.telegram);
+        sup
+    }
+
+    /// The accounts to run: new ones get a slot; changed ones are replaced
+    /// (their actor stopped); gone ones stopped and forgotten.
+    fn set_accounts(&mut self, accounts: Vec<TelegramAccount>) -> Vec<(String, String)> {
+        let mut changed = Vec::new();
+        let keys: Vec<(String, String)> = accounts
+            .iter()
+            .map(|a| ("telegram".to_string(), a.account_id.clone()))
+            .collect();
+        self.slots.retain(|k, slot| {
+            let keep = keys.contains(k);
+            if !keep {
+                if let Some(a) = slot.addr.take() {
+                    a.do_send(StopAccount);
+                }
+            }
+            keep
+        });
+        for cfg in accounts {
+            let key = ("telegram".to_string(), cfg.account_id.clone());
+            let health = self.board.account(&key.0, &key.1);
+            match self.slots.get_mut(&key) {
+                Some(slot) if *slot.cfg == cfg => {}
+                Some(slot) => {
+                    if let Some(a) = slot.addr.take() {
+                        a.do_send(StopAccount);
+                    }
+                    slot.cfg = Arc::new(cfg);
+                    slot.failures_in_row = 0;
+                    slot.logged_out = false;
+                    changed.push(key);
+                }
+                None => {
+                    self.slots.insert(
+                        key.clone(),
+                        Slot {
+                            cfg: Arc::new(cfg),
+                            addr: None,
+                            health,
+                            failures_in_row: 0,
+                            logged_out: false,
+                        },
+                    );
+                    changed.push(key);
+                }
+            }
+        }
+        self.board.retain(&keys);
+        changed
+    }
+
+    fn start_account(&mut self, key: &(String, String), ctx: &mut Context<Self>) {
+        let deps = ChannelDeps {
+            dispatch: DispatchDeps {
+                store: self.store.clone(),
+                sessions: self.sessions.clone(),
+                routes: self.routes.clone(),
+                default_agent: self.default_agent.clone(),
+                main_key: self.main_key.clone(),
+            },
+            runs: self.runs.clone(),
+            supervisor: ctx.address().recipient(),
+        };
+        if let Some(slot) = self.slots.get_mut(key) {
+            if slot.addr.is_none() && !slot.logged_out {
+                slot.addr =
+                    Some(TelegramActor::new(slot.cfg.clone(), deps, slot.health.clone()).start());
+            }
+        }
+    }
+}
+
+impl Actor for ChannelSupervisor {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let keys: Vec<_> = self.slots.keys().cloned().collect();
+        if !keys.is_empty() {
+            tracing::info!(parent: &self.span, accounts = keys.len(), "starting channel accounts");
+        }
+        for k in keys {
+            self.start_account(&k, ctx);
+        }
+        // Old dedupe keys go once a day (platforms stop redelivering long before).
+        ctx.run_interval(Duration::from_secs(3600), |this, _| {
+            let week_ago = crate::now_ms().saturating_sub(7 * 24 * 3_600_000);
+            if let Err(e) = super::ledger::prune_inbound(&this.store, week_ago) {
+                tracing::warn!(parent: &this.span, error = %e, "cannot prune channel dedupe keys");
+            }
+        });
+    }
+}
+
+impl Handler<AccountStopped> for ChannelSupervisor {
+    type Result = ();
+    fn handle(&mut self, msg: AccountStopped, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
+        let key = (msg.channel, msg.account);
+        let Some(slot) = self.slots.get_mut(&key) else {
+            return;
+        };
+        slot.addr = None;
+        let Some(error) = msg.error else { return };
+        slot.failures_in_row += 1;
+        slot.health
+            .restarts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let backoff = 1000u64
+            .saturating_mul(1 << slot.failures_in_row.min(16))
+            .min(MAX_RESTART_BACKOFF_MS);
+        tracing::warn!(channel = %key.0, account = %key.1, %error, backoff_ms = backoff, "channel account failed: restarting");
+        ctx.notify_later(Restart { key }, Duration::from_millis(backoff));
+    }
+}
+
+impl Handler<Restart> for ChannelSupervisor {
+    type Result = ();
+    fn handle(&mut self, msg: Restart, ctx: &mut Context<Self>) {
+        self.start_account(&msg.key, ctx);
+    }
+}
+
+impl Handler<ChannelsStatus> for ChannelSupervisor {
+    type Result = MessageResult<ChannelsStatus>;
+    fn handle(&mut self, _: ChannelsStatus, _: &mut Context<Self>) -> Self::Result {
+        let now = crate::now_ms();
+        let stale = self.board.stale_ms();
+        let out = self
+            .slots
+            .iter()
+            .map(|((channel, account), slot)| AccountStatus {
+                health: slot.health.snapshot(channel, account, now, stale),
+                configured: true,
+                logged_out: slot.logged_out,
+                dm_policy: format!("{:?}", slot.cfg.access.dm_policy).to_ascii_lowercase(),
+                allow_from: slot.cfg.access.allow_from.clone(),
+                stream_mode: format!("{:?}", slot.cfg.stream_mode).to_ascii_lowercase(),
+                api_base: slot.cfg.api_base.clone(),
+                bot_username: None,
+            })
+            .collect();
+        MessageResult(out)
+    }
+}
+
+impl Handler<ChannelsReconfigure> for ChannelSupervisor {
+    type Result = ();
+    fn handle(&mut self, msg: ChannelsReconfigure, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
+        let settings = msg.0;
+        if let Ok(mut r) = self.routes.lock() {
+            *r = Router::new(
+                &settings.bindings,
+                &settings.session,
+                settings.default_agent_id(),
+            );
+        }
+        self.board.set_stale_ms(super::stale_ms(&settings));
+        match super::plan(&settings, self.env_token.clone()) {
+            Ok(plan) => {
+                for key in self.set_accounts(plan.telegram) {
+                    tracing::info!(channel = %key.0, account = %key.1, "channel account (re)started by a config change");
+                    self.start_account(&key, ctx);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "channel config refused: accounts left as they run")
+            }
+        }
+    }
+}
+
+impl Handler<Logout> for ChannelSupervisor {
+    type Result = MessageResult<Logout>;
+    fn handle(&mut self, msg: Logout, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let mut stopped = Vec::new();
+        for ((channel, account), slot) in &mut self.slots {
+            if *channel != msg.channel || msg.account.as_ref().is_some_and(|a| a != account) {
+                continue;
+            }
+            slot.logged_out = true;
+            if let Some(a) = slot.addr.take() {
+                a.do_send(StopAccount);
+            }
+            stopped.push(account.clone());
+        }
+        MessageResult(stopped)
+    }
+}
+
+impl Handler<StartAccount> for ChannelSupervisor {
+    type Result = MessageResult<StartAccount>;
+    fn handle(&mut self, msg: StartAccount, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let keys: Vec<(String, String)> = self
+            .slots
+            .keys()
+            .filter(|(c, a)| *c == msg.channel && msg.account.as_ref().is_none_or(|want| want == a))
+            .cloned()
+            .collect();
+        for k in &keys {
+            if let Some(slot) = self.slots.get_mut(k) {
+                slot.logged_out = false;
+                slot.failures_in_row = 0;
+            }
+            self.start_account(k, ctx);
+        }
+        MessageResult(keys.into_iter().map(|(_, a)| a).collect())
+    }
+}
+
+impl Handler<Pairing> for ChannelSupervisor {
+    type Result = ResponseFuture<Result<PairingAnswer, crate::store::StoreError>>;
+    fn handle(&mut self, msg: Pairing, _: &mut Context<Self>) -> Self::Result {
+        let answer = self.pairing(msg);
+        let store = self.store.clone();
+        Box::pin(async move {
+            let answer = answer?;
+            if let PairingAnswer::Done(Some(_)) = answer {
+                store.flush().await?; // durable before the operator hears it
+            }
+            Ok(answer)
+        })
+    }
+}
+
+impl ChannelSupervisor {
+    fn pairing(&mut self, msg: Pairing) -> Result<PairingAnswer, crate::store::StoreError> {
+        let _span = self.span.clone().entered();
+        let now = crate::now_ms();
+        let store = &self.store;
+        let done = match msg {
+            Pairing::List { channel } => {
+                return Ok(PairingAnswer::List(access::list(
+                    store,
+                    channel.as_deref(),
+                    now,
+                )?));
+            }
+            Pairing::Approve {
+                channel,
+                code,
+                notify,
+            } => {
+                let r = access::approve(store, &channel, &code, now)?;
+                if let Some(r) = &r {
+                    tracing::info!(channel = %channel, account = %r.account_id, sender = %r.sender, "pairing approved");
+                    let key = (channel.clone(), r.account_id.clone());
+                    let addr = self
+                        .slots
+                        .get(&key)
+                        .and_then(|s| s.addr.as_ref())
+                        .filter(|_| notify);
+                    if let Some(addr) = addr {
+                        addr.do_send(Notify {
+                            to: r.sender.clone(),
+                            key: format!("approved-{}", r.code),
+                            text: "You are approved. Send a message to talk to the assistant."
+                                .into(),
+                        });
+                    }
+                }
+                r
+            }
+            Pairing::Dismiss { channel, code } => access::dismiss(store, &channel, &code, now)?,
+        };
+        Ok(PairingAnswer::Done(done))
+    }
+}

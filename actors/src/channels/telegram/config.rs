@@ -1,0 +1,312 @@
+//! `channels.telegram` with OpenClaw's keys, resolved per account: the
+//! section's own keys are the `default` account; `accounts.<id>` adds
+//! accounts that inherit the section's keys and override their own. A key
+//! with the wrong type stops the start with its path named.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
+
+/// Where the Bot API lives unless `apiBaseUrl` (or OpenClaw's `apiRoot`)
+/// says otherwise.
+pub const DEFAULT_API: &str = "https://api.telegram.org";
+
+/// How a reply reaches the chat while it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamMode {
+    /// One message, edited as the text grows (rate-limited).
+    Partial,
+    /// 800-1200 character blocks, each its own message.
+    Block,
+    /// The whole reply once it is done.
+    Off,
+}
+
+/// When the chat shows "typing".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TypingMode {
+    Never,
+    /// From the first reply text on.
+    Message,
+    /// From the start of the run (the model thinking) on.
+    Thinking,
+    /// As soon as the message is accepted.
+    Instant,
+}
+
+/// One Telegram account as the adapter runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TelegramAccount {
+    pub account_id: String,
+    pub bot_token: String,
+    pub api_base: String,
+    pub access: AccessConfig,
+    pub stream_mode: StreamMode,
+    pub typing_mode: TypingMode,
+    pub typing_interval_s: u64,
+    /// The longest message sent; longer replies are split.
+    pub text_chunk_limit: usize,
+    /// Photos and documents larger than this are not downloaded.
+    pub media_max_bytes: u64,
+    /// `getUpdates`' long-poll hold.
+    pub poll_timeout_s: u64,
+    /// The shortest spacing between edits of one preview (ms).
+    pub edit_interval_ms: u64,
+    /// A call without an answer by then (s) has an unknown outcome.
+    pub request_timeout_s: u64,
+    /// Agent for this account's messages when no binding says otherwise.
+    pub model_override: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Raw {
+    enabled: Option<bool>,
+    bot_token: Option<String>,
+    api_base_url: Option<String>,
+    api_root: Option<String>,
+    dm_policy: Option<DmPolicy>,
+    allow_from: Option<Vec<IdValue>>,
+    group_policy: Option<GroupPolicy>,
+    group_allow_from: Option<Vec<IdValue>>,
+    groups: Option<BTreeMap<String, GroupRule>>,
+    stream_mode: Option<StreamMode>,
+    typing_mode: Option<TypingMode>,
+    typing_interval_seconds: Option<u64>,
+    text_chunk_limit: Option<usize>,
+    media_max_mb: Option<f64>,
+    poll_timeout_seconds: Option<u64>,
+    edit_interval_ms: Option<u64>,
+    request_timeout_seconds: Option<u64>,
+    model_override: Option<String>,
+}
+
+/// A sender or chat id as the config writes it: a number or a string.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum IdValue {
+    Num(i64),
+    Text(String),
+}
+
+impl IdValue {
+    fn text(&self) -> String {
+        match self {
+            IdValue::Num(n) => n.to_string(),
+            IdValue::Text(s) => s
+                .trim()
+                .trim_start_matches("telegram:")
+                .trim_start_matches("tg:")
+                .to_string(),
+        }
+    }
+}
+
+/// Keys of the section that are not an account's settings.
+const SECTION_ONLY: &[&str] = &["accounts", "defaultAccount", "skillFilter", "tools"];
+
+fn parse(path: &str, v: &Value) -> Result<Raw, String> {
+    let mut obj = v
+        .as_object()
+        .cloned()
+        .ok_or_else(|| format!("{path}: expected an object"))?;
+    for k in SECTION_ONLY {
+        obj.remove(*k);
+    }
+    serde_path_to_error::deserialize::<_, Raw>(Value::Object(obj)).map_err(|e| {
+        let at = e.path().to_string();
+        if at.is_empty() || at == "." {
+            format!("{path}: {}", e.inner())
+        } else {
+            format!("{path}.{at}: {}", e.inner())
+        }
+    })
+}
+
+fn merge(base: &Map<String, Value>, over: &Value) -> Value {
+    let mut m = base.clone();
+    if let Some(o) = over.as_object() {
+        for (k, v) in o {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(m)
+}
+
+/// The enabled accounts of a `channels.telegram` section (its keys without
+/// `skillFilter` and `tools`, which ferroclaw reads elsewhere).
+/// `env_token`: `TELEGRAM_BOT_TOKEN`, used by the default account when
+/// its section has no token.
+pub fn accounts(
+    section: &Map<String, Value>,
+    env_token: Option<String>,
+) -> Result<Vec<TelegramAccount>, String> {
+    let root = parse("channels.telegram", &Value::Object(section.clone()))?;
+    if root.enabled == Some(false) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    let listed = section
+        .get("accounts")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if section.get("accounts").is_some_and(|a| !a.is_object()) {
+        return Err("channels.telegram.accounts: expected an object".into());
+    }
+    let base: Map<String, Value> = section
+        .iter()
+        .filter(|(k, _)| !SECTION_ONLY.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let own_token = root
+        .bot_token
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or(env_token);
+    if listed.is_empty() || own_token.is_some() {
+        out.push(resolve("default", root, own_token, "channels.telegram")?);
+    }
+    for (id, over) in &listed {
+        let path = format!("channels.telegram.accounts.{id}");
+        let raw = parse(&path, &merge(&base, over))?;
+        if raw.enabled == Some(false) {
+            continue;
+        }
+        let token = raw.bot_token.clone().filter(|t| !t.trim().is_empty());
+        if id == "default" {
+            out.retain(|a: &TelegramAccount| a.account_id != "default");
+        }
+        out.push(resolve(id, raw, token, &path)?);
+    }
+    Ok(out)
+}
+
+fn resolve(
+    id: &str,
+    raw: Raw,
+    token: Option<String>,
+    path: &str,
+) -> Result<TelegramAccount, String> {
+    let Some(bot_token) = token else {
+        return Err(format!(
+            "{path}.botToken: missing (or set TELEGRAM_BOT_TOKEN)"
+        ));
+    };
+    if bot_token.contains(char::is_whitespace) || bot_token.contains('/') {
+        return Err(format!("{path}.botToken: not a bot token"));
+    }
+    let api_base = raw
+        .api_base_url
+        .or(raw.api_root)
+        .unwrap_or_else(|| DEFAULT_API.to_string());
+    if !(api_base.starts_with("https://") || api_base.starts_with("http://")) {
+        return Err(format!("{path}.apiBaseUrl: expected an http(s) URL"));
+    }
+    let ids = |v: Option<Vec<IdValue>>| {
+        v.unwrap_or_default()
+            .iter()
+            .map(IdValue::text)
+            .collect::<Vec<_>>()
+    };
+    let access = AccessConfig {
+        dm_policy: raw.dm_policy.unwrap_or(DmPolicy::Pairing),
+        allow_from: ids(raw.allow_from),
+        group_policy: raw.group_policy.unwrap_or(GroupPolicy::Allowlist),
+        group_allow_from: ids(raw.group_allow_from),
+        groups: raw.groups.unwrap_or_default(),
+    };
+    access.check().map_err(|e| format!("{path}.{e}"))?;
+    let media_mb = raw.media_max_mb.unwrap_or(5.0);
+    if !(media_mb.is_finite() && media_mb >= 0.0) {
+        return Err(format!("{path}.mediaMaxMb: expected a size in MB"));
+    }
+    Ok(TelegramAccount {
+        account_id: id.to_string(),
+        bot_token,
+        api_base,
+        access,
+        stream_mode: raw.stream_mode.unwrap_or(StreamMode::Partial),
+        typing_mode: raw.typing_mode.unwrap_or(TypingMode::Thinking),
+        typing_interval_s: raw.typing_interval_seconds.unwrap_or(6).max(1),
+        text_chunk_limit: raw
+            .text_chunk_limit
+            .unwrap_or(4000)
+            .clamp(100, super::format::MAX_MESSAGE_CHARS),
+        media_max_bytes: (media_mb * 1024.0 * 1024.0) as u64,
+        poll_timeout_s: raw.poll_timeout_seconds.unwrap_or(30).min(50),
+        edit_interval_ms: raw.edit_interval_ms.unwrap_or(1000),
+        request_timeout_s: raw.request_timeout_seconds.unwrap_or(30).clamp(1, 300),
+        model_override: raw.model_override,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn section(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn the_section_is_the_default_account_with_openclaw_defaults() {
+        let a = accounts(&section(json!({ "botToken": "123:abc" })), None).unwrap();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].account_id, "default");
+        assert_eq!(a[0].api_base, DEFAULT_API);
+        assert_eq!(a[0].access.dm_policy, DmPolicy::Pairing);
+        assert_eq!(a[0].stream_mode, StreamMode::Partial);
+        assert_eq!(a[0].typing_interval_s, 6);
+    }
+
+    #[test]
+    fn accounts_inherit_and_override() {
+        let a = accounts(
+            &section(json!({
+                "apiBaseUrl": "http://127.0.0.1:9", "dmPolicy": "allowlist", "allowFrom": [42],
+                "accounts": { "work": { "botToken": "9:w", "streamMode": "off" } }
+            })),
+            None,
+        )
+        .unwrap();
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].account_id, "work");
+        assert_eq!(a[0].api_base, "http://127.0.0.1:9");
+        assert_eq!(a[0].access.allow_from, vec!["42"]);
+        assert_eq!(a[0].stream_mode, StreamMode::Off);
+    }
+
+    #[test]
+    fn bad_sections_name_the_key() {
+        let e = accounts(
+            &section(json!({ "botToken": "1:a", "dmPolicy": "sometimes" })),
+            None,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("channels.telegram.dmPolicy"), "{e}");
+        let e = accounts(&section(json!({})), None).unwrap_err();
+        assert!(e.contains("channels.telegram.botToken"), "{e}");
+        let e = accounts(
+            &section(json!({ "botToken": "1:a", "dmPolicy": "open" })),
+            None,
+        )
+        .unwrap_err();
+        assert!(e.contains("allowFrom"), "{e}");
+        let e = accounts(
+            &section(json!({ "botToken": "1:a", "streamMode": 3 })),
+            None,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("channels.telegram.streamMode"), "{e}");
+        assert!(accounts(&section(json!({ "enabled": false })), None)
+            .unwrap()
+            .is_empty());
+    }
+}

@@ -1,0 +1,441 @@
+//! The Telegram adapter end to end against the fake Bot API
+//! (`support::fake_telegram`): real long polling, sends, edits, faults.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::support::fake_telegram::{FakeTelegram, Fault};
+use crate::support::TestGateway;
+
+pub const BOT_TOKEN: &str = "123456:TEST-token";
+
+pub fn telegram_config(fake: &FakeTelegram, extra: Value) -> Value {
+    let mut tg = json!({
+        "botToken": BOT_TOKEN,
+        "apiBaseUrl": fake.base,
+        "dmPolicy": "allowlist",
+        "allowFrom": [42, 43, 44],
+        "pollTimeoutSeconds": 1,
+        "editIntervalMs": 50,
+        "typingIntervalSeconds": 1,
+    });
+    ferroclaw::config::merge_patch(&mut tg, &extra);
+    json!({ "channels": { "telegram": tg } })
+}
+
+const LONG: Duration = Duration::from_secs(20);
+
+#[tokio::test]
+async fn a_message_streams_as_edits_of_one_preview_and_ends_formatted() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({})));
+    fake.dm(42, 1, "@delay 40\nhello there my **good** friend");
+    let want = "You said: hello there my <b>good</b> friend";
+    assert!(
+        fake.until(LONG, |f| f.sent_to(42).iter().any(|s| s.text == want))
+            .await,
+        "{:?}\n{}",
+        fake.sent(),
+        std::fs::read_to_string(gw.state_dir().join("logs/ferroclaw.log")).unwrap_or_default()
+    );
+    let sent = fake.sent_to(42);
+    assert_eq!(sent.len(), 1, "one message, edited: {sent:?}");
+    assert!(sent[0].html);
+    assert!(sent[0].edits >= 2, "previews then the final: {sent:?}");
+    assert!(fake
+        .actions()
+        .iter()
+        .any(|(c, a)| *c == 42 && a == "typing"));
+    // The command menu was set once.
+    assert_eq!(fake.calls("setMyCommands").len(), 1);
+}
+
+fn answers(fake: &FakeTelegram, chat: i64, starts: &str) -> usize {
+    fake.sent_to(chat)
+        .iter()
+        .filter(|s| s.text.starts_with(starts))
+        .count()
+}
+
+#[tokio::test]
+async fn replayed_updates_run_once_across_restarts_and_the_offset_moves_only_after_them() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    fake.dm(42, 1, "first");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: first") == 1)
+            .await
+    );
+    // The platform delivers the same message again (a new update id).
+    fake.replay_last();
+    assert!(
+        fake.until(LONG, |f| f.unconfirmed() == 0).await,
+        "the replay was confirmed"
+    );
+    fake.dm(42, 2, "second");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: second") == 1)
+            .await
+    );
+    // After a restart, a replay of a message seen before is still known.
+    gw.restart();
+    fake.replay_last();
+    fake.dm(42, 3, "third");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: third") == 1)
+            .await
+    );
+    assert_eq!(answers(&fake, 42, "You said: first"), 1);
+    assert_eq!(
+        answers(&fake, 42, "You said: second"),
+        1,
+        "{:?}",
+        fake.sent()
+    );
+    assert_eq!(fake.sent_to(42).len(), 3);
+    // The command menu was not set again at the restart.
+    assert_eq!(fake.calls("setMyCommands").len(), 1);
+    let mut c = crate::support::admin(&gw).await;
+    let status = c.call("channels.status", json!({})).await;
+    let acct = &status["payload"]["channelAccounts"]["telegram"][0];
+    assert_eq!(acct["accountId"], "default");
+    assert_eq!(acct["running"], true);
+    assert_eq!(acct["healthState"], "healthy", "{status}");
+    assert!(acct["lastInboundAt"].as_u64().is_some());
+    assert!(acct["lastOutboundAt"].as_u64().is_some());
+}
+
+#[tokio::test]
+async fn a_429_holds_every_method_of_the_token_until_retry_after() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let _gw = TestGateway::with_config(telegram_config(
+        &fake,
+        json!({ "streamMode": "off", "typingMode": "never" }),
+    ));
+    fake.dm(42, 1, "warm up");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: warm up") == 1)
+            .await
+    );
+    fake.fault("sendMessage", Fault::RateLimit(2));
+    fake.dm(42, 2, "limited");
+    fake.dm(43, 3, "other chat");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: limited") == 1
+            && answers(f, 43, "You said: other") == 1)
+            .await
+    );
+    let limited_at = fake.calls("sendMessage")[1];
+    let after: Vec<_> = [
+        "sendMessage",
+        "getUpdates",
+        "editMessageText",
+        "sendChatAction",
+    ]
+    .iter()
+    .flat_map(|m| fake.calls(m))
+    .filter(|t| *t > limited_at)
+    .collect();
+    assert!(!after.is_empty());
+    for t in after {
+        assert!(
+            t.duration_since(limited_at) >= Duration::from_millis(1950),
+            "a call {:?} after the 429",
+            t.duration_since(limited_at)
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_409_backs_off_never_polls_twice_at_once_and_reports_the_conflict() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    fake.fault("getUpdates", Fault::Conflict);
+    fake.fault("getUpdates", Fault::Conflict);
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    fake.dm(42, 1, "after the conflict");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: after the conflict")
+            == 1)
+            .await
+    );
+    assert_eq!(fake.max_concurrent_polls(), 1);
+    let mut c = crate::support::admin(&gw).await;
+    let status = c
+        .call("channels.status", json!({ "channel": "telegram" }))
+        .await;
+    let last = status["payload"]["channels"]["telegram"]["lastError"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(last.contains("409"), "{status}");
+    let (_, _, metrics) = crate::support::http(gw.addr, "GET", "/metrics", &[]).await;
+    assert!(
+        metrics.contains("ferroclaw_channel_up{channel=\"telegram\",account=\"default\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn formatted_text_telegram_refuses_goes_out_as_plain_text() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let _gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    fake.fault("sendMessage", Fault::ParseEntities);
+    fake.dm(42, 1, "a **bold** claim");
+    assert!(fake.until(LONG, |f| !f.sent_to(42).is_empty()).await);
+    let sent = fake.sent_to(42);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].text, "You said: a **bold** claim");
+    assert!(!sent[0].html);
+}
+
+#[tokio::test]
+async fn a_send_without_an_answer_is_not_sent_again() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let _gw = TestGateway::with_config(telegram_config(
+        &fake,
+        json!({ "streamMode": "off", "requestTimeoutSeconds": 1 }),
+    ));
+    fake.fault(
+        "sendMessage",
+        Fault::AppliedNoAnswer(Duration::from_secs(3)),
+    );
+    fake.dm(42, 1, "once only");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: once only") == 1)
+            .await
+    );
+    fake.dm(42, 2, "next");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: next") == 1)
+            .await
+    );
+    assert_eq!(
+        answers(&fake, 42, "You said: once only"),
+        1,
+        "{:?}",
+        fake.sent()
+    );
+}
+
+#[tokio::test]
+async fn strangers_pair_with_a_code_an_operator_approves() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(telegram_config(
+        &fake,
+        json!({ "dmPolicy": "pairing", "allowFrom": [], "streamMode": "off" }),
+    ));
+    fake.dm(99, 1, "hello?");
+    assert!(
+        fake.until(LONG, |f| f
+            .sent_to(99)
+            .iter()
+            .any(|s| s.text.contains("Pairing code:")))
+            .await
+    );
+    fake.dm(99, 2, "hello again?");
+    let mut c = crate::support::admin(&gw).await;
+    let list = c.call("channels.pairing.list", json!({})).await;
+    let requests = list["payload"]["requests"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(requests.len(), 1, "{list}");
+    let code = requests[0]["requestId"].as_str().unwrap().to_string();
+    assert_eq!(requests[0]["senderId"], "99");
+    assert_eq!(list["payload"]["limits"]["pendingPerAccount"], 3);
+    assert!(fake.sent_to(99)[0].text.contains(&code));
+    // Nothing reached the agent, and the second message got no second code.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(fake.sent_to(99).len(), 1, "{:?}", fake.sent());
+    let wrong = c
+        .call(
+            "channels.pairing.approve",
+            json!({ "channel": "telegram", "accountId": "default", "requestId": "NOPE1234" }),
+        )
+        .await;
+    assert_eq!(wrong["ok"], false);
+    let ok = c
+        .call(
+            "channels.pairing.approve",
+            json!({ "channel": "telegram", "accountId": "default", "requestId": code }),
+        )
+        .await;
+    assert_eq!(ok["payload"]["senderId"], "99", "{ok}");
+    assert_eq!(ok["payload"]["notification"], "sent");
+    assert!(
+        fake.until(LONG, |f| f
+            .sent_to(99)
+            .iter()
+            .any(|s| s.text.contains("approved")))
+            .await
+    );
+    fake.dm(99, 3, "now me");
+    assert!(
+        fake.until(LONG, |f| answers(f, 99, "You said: now me") == 1)
+            .await
+    );
+    let after = c
+        .call("channels.pairing.list", json!({ "channel": "telegram" }))
+        .await;
+    assert_eq!(after["payload"]["requests"], json!([]));
+}
+
+#[tokio::test]
+async fn groups_answer_mentions_only_and_topics_are_their_own_sessions() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(telegram_config(
+        &fake,
+        json!({ "streamMode": "off", "groups": { "-1001": { "requireMention": true } } }),
+    ));
+    fake.group(-1001, 42, 1, "nobody asked you", false, None);
+    fake.group(-2002, 42, 2, "wrong group", true, None);
+    fake.group(-1001, 42, 3, "in the topic", true, Some(7));
+    assert!(fake.until(LONG, |f| !f.sent_to(-1001).is_empty()).await);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sent = fake.sent_to(-1001);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].text, "You said: User42: in the topic");
+    assert_eq!(sent[0].thread_id, Some(7));
+    assert_eq!(sent[0].reply_to, Some(3));
+    assert!(fake.sent_to(-2002).is_empty());
+    let mut c = crate::support::admin(&gw).await;
+    let list = c.call("sessions.list", json!({})).await;
+    let keys: Vec<String> = list["payload"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        keys.contains(&"agent:main:telegram:group:-1001:topic:7".to_string()),
+        "{keys:?}"
+    );
+}
+
+#[tokio::test]
+async fn photos_reach_the_model_and_oversized_ones_are_named_not_loaded() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let _gw = TestGateway::with_config(telegram_config(
+        &fake,
+        json!({ "streamMode": "off", "mediaMaxMb": 0.001 }),
+    ));
+    fake.add_file("small", vec![0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]);
+    let photo = |id: &str, size: u64, mid: i64| {
+        json!({
+            "message_id": mid, "date": 1_700_000_000, "chat": { "id": 42, "type": "private" },
+            "from": { "id": 42, "first_name": "A" }, "caption": format!("look {mid}"),
+            "photo": [{ "file_id": id, "file_unique_id": id, "width": 10, "height": 10, "file_size": size }],
+        })
+    };
+    fake.push("message", photo("small", 7, 1));
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: look 1") == 1)
+            .await
+    );
+    assert_eq!(fake.calls("getFile").len(), 1);
+    fake.push("message", photo("huge", 50_000_000, 2));
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: look 2") == 1)
+            .await
+    );
+    assert_eq!(
+        fake.calls("getFile").len(),
+        1,
+        "an oversized photo is not fetched"
+    );
+    let last = fake.sent_to(42).last().unwrap().text.clone();
+    assert!(last.contains("image not loaded"), "{last}");
+}
+
+#[tokio::test]
+async fn a_refused_token_backs_off_reports_unhealthy_and_leaves_the_gateway_alone() {
+    let fake = FakeTelegram::start("999:other-token");
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({})));
+    let mut c = crate::support::admin(&gw).await;
+    let mut state = Value::Null;
+    for _ in 0..100 {
+        let s = c.call("channels.status", json!({})).await;
+        state = s["payload"]["channels"]["telegram"].clone();
+        if state["lastError"]
+            .as_str()
+            .is_some_and(|e| e.contains("401"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        state["lastError"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("401"),
+        "{state}"
+    );
+    assert_ne!(state["healthState"], "healthy");
+    // The WebSocket gateway is untouched.
+    let events = crate::support::say(&mut c, "agent:main:main", "still here", "ws-1").await;
+    assert_eq!(crate::support::final_text(&events), "You said: still here");
+    let health = c.call("health", json!({})).await;
+    assert!(
+        health["payload"]["channels"]["telegram"].is_object(),
+        "{health}"
+    );
+}
+
+#[tokio::test]
+async fn a_silent_platform_is_reported_degraded() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    for _ in 0..3 {
+        fake.fault("getUpdates", Fault::Hang(Duration::from_secs(4)));
+    }
+    let mut cfg = telegram_config(&fake, json!({}));
+    cfg["gateway"] = json!({ "channelStaleEventThresholdMinutes": 0.01 });
+    let gw = TestGateway::with_config(cfg);
+    let mut c = crate::support::admin(&gw).await;
+    let mut state = Value::Null;
+    for _ in 0..100 {
+        let s = c.call("channels.status", json!({})).await;
+        state = s["payload"]["channels"]["telegram"].clone();
+        if state["healthState"] == "degraded" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(state["healthState"], "degraded", "{state}");
+    assert_eq!(state["running"], true);
+}
+
+#[tokio::test]
+async fn logout_stops_polling_and_start_resumes_it() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    assert!(
+        fake.until(LONG, |f| !f.calls("getUpdates").is_empty())
+            .await
+    );
+    let mut c = crate::support::admin(&gw).await;
+    let out = c
+        .call("channels.logout", json!({ "channel": "telegram" }))
+        .await;
+    assert_eq!(out["payload"]["loggedOut"], true, "{out}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let polls = fake.calls("getUpdates").len();
+    fake.dm(42, 1, "while out");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(
+        fake.calls("getUpdates").len(),
+        polls,
+        "no poll while logged out"
+    );
+    let unknown = c
+        .call("channels.logout", json!({ "channel": "smoke-signals" }))
+        .await;
+    assert_eq!(unknown["payload"]["cleared"], false, "{unknown}");
+    c.call("channels.start", json!({ "channel": "telegram" }))
+        .await;
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: while out") == 1)
+            .await
+    );
+}
