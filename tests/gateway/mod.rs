@@ -24,5 +24,6 @@ mod runtime;
 mod sessions;
 mod subagents;
 mod telegram;
+mod telegram_crash;
 mod watch;
 mod webchat;

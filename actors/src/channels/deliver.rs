@@ -13,7 +13,8 @@
 //! nothing) is an outbox chunk first: `pending`, then `sending` (flushed
 //! before the request leaves), then `sent` with the platform's id, `failed`,
 //! or `unknown` (no answer: not sent again, at most once). A chunk found
-//! `sending` after a restart is `unknown`; `pending` ones are sent. The
+//! `sending` after a restart is `unknown`, unless it is an edit (the final
+//! text replacing a preview), which is done again; `pending` ones are sent. The
 //! run's last chunks are enqueued with the delivery marked final in one
 //! transaction; the delivery record goes when all are settled.
 
@@ -187,16 +188,24 @@ impl<O: Outlet> Deliverer<O> {
     async fn settle_interrupted(&self, d: &Delivery) -> Result<(), StoreError> {
         let mut any = false;
         for item in ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)? {
-            if let OutState::Sending { .. } = item.state {
+            if !matches!(item.state, OutState::Sending { .. }) {
+                continue;
+            }
+            let state = if item.edit_of.is_some() {
+                // An edit done twice duplicates nothing: it is sent again.
+                tracing::info!(account = %d.account, key = %item.key, resolution = "resent",
+                    "reply edit outcome unknown after a stop: edited again");
+                OutState::Pending
+            } else {
                 tracing::warn!(account = %d.account, key = %item.key, resolution = "not_resent",
                     "reply chunk outcome unknown after a stop: not sent again");
-                let state = OutState::Unknown {
+                OutState::Unknown {
                     resolution: Resolution::NotResent,
                     at_ms: crate::now_ms(),
-                };
-                ledger::settle(&self.store, &d.account, &item.key, state)?;
-                any = true;
-            }
+                }
+            };
+            ledger::settle(&self.store, &d.account, &item.key, state)?;
+            any = true;
         }
         if any {
             self.store.flush().await?;
@@ -342,7 +351,12 @@ impl<O: Outlet> Deliverer<O> {
             .iter()
             .rev()
             .find(|e| {
-                e.get("idempotencyKey").and_then(serde_json::Value::as_str) == Some(want.as_str())
+                let key = |v: &serde_json::Value| {
+                    v.get("idempotencyKey")
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_string)
+                };
+                key(e).or_else(|| e.get("message").and_then(key)).as_deref() == Some(want.as_str())
             })
             .and_then(crate::transcript::message_text)?;
         let r = RunResult {
