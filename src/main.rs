@@ -111,6 +111,12 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Channel DM pairing: list the codes strangers were given, approve or
+    /// dismiss one (through the running gateway).
+    Pairing {
+        #[command(subcommand)]
+        command: PairingCommand,
+    },
     /// Send one message to the agent and stream the reply.
     Agent {
         /// The message.
@@ -135,6 +141,16 @@ enum SessionsCommand {
     Reset { key: String },
     /// Delete a session and its transcript.
     Delete { key: String },
+}
+
+#[derive(Subcommand)]
+enum PairingCommand {
+    /// Codes waiting for approval (all channels, or one).
+    List { channel: Option<String> },
+    /// Let the sender who got CODE talk to the agent.
+    Approve { channel: String, code: String },
+    /// Drop a code without admitting its sender.
+    Dismiss { channel: String, code: String },
 }
 
 #[derive(Subcommand)]
@@ -388,6 +404,17 @@ fn main() -> ExitCode {
             ))
         }
         Some(Command::Status) => run_client(cli::status(&target)),
+        Some(Command::Pairing { command }) => {
+            use cli::pairing::Action;
+            let action = match &command {
+                PairingCommand::List { channel } => Action::List {
+                    channel: channel.as_deref(),
+                },
+                PairingCommand::Approve { channel, code } => Action::Approve { channel, code },
+                PairingCommand::Dismiss { channel, code } => Action::Dismiss { channel, code },
+            };
+            run_client(cli::pairing::pairing(&target, action))
+        }
         Some(Command::Sessions { command }) => {
             let (action, key) = match &command {
                 SessionsCommand::List => ("list", None),

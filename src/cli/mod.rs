@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 mod export;
 mod import;
+pub mod pairing;
 pub use export::export;
 pub use import::{import, ImportArgs};
 

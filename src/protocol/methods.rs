@@ -80,6 +80,8 @@ pub const METHODS: &[&str] = &[
     "cron.runs",
     "cron.status",
     "channels.status",
+    "send",
+    "wake",
     "channels.logout",
     "channels.start",
     "channels.stop",

@@ -59,6 +59,17 @@ pub fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> V
     if with_preview {
         opt("lastMessagePreview", &e.last_message_preview);
     }
+    if let Some(o) = &e.origin {
+        // OpenClaw's last route: where the session's channel replies go.
+        r.insert("lastChannel".into(), json!(o.channel));
+        r.insert("lastTo".into(), json!(o.to));
+        r.insert("lastAccountId".into(), json!(o.account_id));
+        if let Some(t) = &o.thread_id {
+            r.insert("lastThreadId".into(), json!(t));
+        }
+        r.insert("channel".into(), json!(o.channel));
+        r.insert("chatType".into(), json!(o.chat_type));
+    }
     r.insert("inputTokens".into(), json!(e.input_tokens));
     r.insert("outputTokens".into(), json!(e.output_tokens));
     r.insert("totalTokens".into(), json!(e.total_tokens));

@@ -439,3 +439,202 @@ async fn logout_stops_polling_and_start_resumes_it() {
             .await
     );
 }
+
+#[tokio::test]
+async fn send_delivers_once_per_idempotency_key_even_after_a_restart() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut gw = TestGateway::with_config(telegram_config(&fake, json!({})));
+    let mut c = crate::support::admin(&gw).await;
+    let params = json!({ "to": "42", "channel": "telegram", "message": "**reminder**: water the plants", "idempotencyKey": "send-1" });
+    let first = c.call("send", params.clone()).await;
+    assert_eq!(first["ok"], true, "{first}");
+    assert_eq!(first["payload"]["runId"], "send-1");
+    assert_eq!(first["payload"]["channel"], "telegram");
+    assert_eq!(first["payload"]["chatId"], "42");
+    let id = first["payload"]["messageId"].as_str().unwrap().to_string();
+    gw.restart();
+    let mut c = crate::support::admin(&gw).await;
+    // Past the method's 5-minute cache too: the outbox knows the key.
+    let again = c.call("send", params).await;
+    assert_eq!(again["payload"]["messageId"], json!(id), "{again}");
+    let sent = fake.sent_to(42);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].text, "<b>reminder</b>: water the plants");
+    // Bad targets and requests get clear errors.
+    let no_chat = c
+        .call(
+            "send",
+            json!({ "to": "not-a-chat", "message": "x", "idempotencyKey": "send-2" }),
+        )
+        .await;
+    assert_eq!(no_chat["ok"], false);
+    assert!(
+        no_chat["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("send failed"),
+        "{no_chat}"
+    );
+    let unknown = c
+        .call(
+            "send",
+            json!({ "to": "1", "channel": "pigeon", "message": "x", "idempotencyKey": "send-3" }),
+        )
+        .await;
+    assert_eq!(unknown["error"]["code"], "INVALID_REQUEST", "{unknown}");
+    let empty = c
+        .call(
+            "send",
+            json!({ "to": "1", "message": " ", "idempotencyKey": "send-4" }),
+        )
+        .await;
+    assert_eq!(empty["error"]["code"], "INVALID_REQUEST", "{empty}");
+    let media = c
+        .call(
+            "send",
+            json!({ "to": "1", "mediaUrl": "https://x/y.png", "idempotencyKey": "send-5" }),
+        )
+        .await;
+    assert!(
+        media["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("media"),
+        "{media}"
+    );
+}
+
+#[tokio::test]
+async fn chat_send_with_deliver_answers_in_the_sessions_chat_too() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    fake.dm(42, 1, "hi from telegram");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: hi from telegram") == 1)
+            .await
+    );
+    let mut c = crate::support::admin(&gw).await;
+    let r = c
+        .call("chat.send", json!({ "sessionKey": "main", "message": "from the dashboard", "idempotencyKey": "dash-1", "deliver": true }))
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: from the dashboard")
+            == 1)
+            .await,
+        "{:?}",
+        fake.sent()
+    );
+    // Without deliver nothing goes to the chat.
+    let events = crate::support::say(&mut c, "main", "dashboard only", "dash-2").await;
+    assert_eq!(
+        crate::support::final_text(&events),
+        "You said: dashboard only"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(answers(&fake, 42, "You said: dashboard only"), 0);
+    let row = c.call("sessions.list", json!({})).await;
+    let main = row["payload"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "agent:main:main")
+        .cloned()
+        .unwrap();
+    assert_eq!(main["lastChannel"], "telegram", "{main}");
+    assert_eq!(main["lastTo"], "42", "{main}");
+}
+
+#[tokio::test]
+async fn wake_queues_a_system_event_and_now_runs_a_turn() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({})));
+    let mut c = crate::support::admin(&gw).await;
+    let later = c
+        .call(
+            "wake",
+            json!({ "mode": "next-heartbeat", "text": "the build finished" }),
+        )
+        .await;
+    assert_eq!(
+        later["payload"],
+        json!({ "ok": true, "mode": "next-heartbeat" }),
+        "{later}"
+    );
+    let now = c
+        .call(
+            "wake",
+            json!({ "mode": "now", "text": "the deploy finished" }),
+        )
+        .await;
+    let run = now["payload"]["runId"].as_str().unwrap().to_string();
+    let waited = c
+        .call("agent.wait", json!({ "runId": run, "timeoutMs": 10000 }))
+        .await;
+    assert_eq!(waited["payload"]["status"], "ok", "{waited}");
+    let bad = c.call("wake", json!({ "mode": "soon", "text": "x" })).await;
+    assert_eq!(bad["error"]["code"], "INVALID_REQUEST");
+    let sub = c
+        .call(
+            "wake",
+            json!({ "mode": "now", "text": "x", "sessionKey": "agent:main:subagent:abc" }),
+        )
+        .await;
+    assert_eq!(sub["error"]["code"], "INVALID_REQUEST");
+}
+
+#[tokio::test]
+async fn the_pairing_cli_lists_and_approves_through_the_gateway() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(telegram_config(
+        &fake,
+        json!({ "dmPolicy": "pairing", "allowFrom": [], "streamMode": "off" }),
+    ));
+    fake.dm(77, 1, "let me in");
+    assert!(
+        fake.until(LONG, |f| f
+            .sent_to(77)
+            .iter()
+            .any(|s| s.text.contains("Pairing code:")))
+            .await
+    );
+    let text = fake.sent_to(77)[0].text.clone();
+    let code = text
+        .split("Pairing code: ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let bin = env!("CARGO_BIN_EXE_ferroclaw");
+    let run = |args: &[&str]| {
+        std::process::Command::new(bin)
+            .args(args)
+            .args(["--url", &gw.ws_url(), "--token", crate::support::TOKEN])
+            .env_remove("OPENCLAW_GATEWAY_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let list = run(&["pairing", "list"]);
+    let out = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        list.status.success() && out.contains(&code) && out.contains("77"),
+        "{out}"
+    );
+    let wrong = run(&["pairing", "approve", "telegram", "ZZZZ9999"]);
+    assert!(!wrong.status.success());
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("no pairing request"));
+    let ok = run(&["pairing", "approve", "telegram", &code.to_ascii_lowercase()]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("approved 77"));
+    fake.dm(77, 2, "thanks");
+    assert!(
+        fake.until(LONG, |f| answers(f, 77, "You said: thanks") == 1)
+            .await
+    );
+}

@@ -179,6 +179,19 @@ pub fn dispatched(
     store.commit(&writes)
 }
 
+/// Records a delivery that no inbound update started (`chat.send` with
+/// `deliver`); one already there for the run is kept.
+pub fn add_delivery(store: &Store, d: &Delivery) -> Result<(), StoreError> {
+    let k = item_key(&d.account, &d.run_id);
+    if store
+        .get::<Delivery>(Tree::ChannelDeliveries, &k)?
+        .is_none()
+    {
+        store.put(Tree::ChannelDeliveries, &k, d)?;
+    }
+    Ok(())
+}
+
 /// The deliveries of an account not finished (resume after a restart).
 pub fn deliveries(store: &Store, account: &str) -> Result<Vec<Delivery>, StoreError> {
     Ok(store

@@ -103,3 +103,45 @@ pub struct Notify {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct StopAccount;
+
+/// Why a `SendText` did not land.
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelSendError {
+    #[error("no running {0} account")]
+    NoAccount(String),
+    #[error("refused: {0}")]
+    Refused(String),
+    /// The request left without an answer: it may have landed; it is not
+    /// sent again (at most once).
+    #[error("no answer from the platform (it may have been delivered; not sent again)")]
+    Unknown,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the channel is stopping")]
+    Down,
+}
+
+/// `send`: a text to a chat, once per `key` (the caller's idempotency key,
+/// kept in the outbox: a repeat answers with the first send's message ids,
+/// across restarts). Reply: the platform's message ids.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<Vec<String>, ChannelSendError>")]
+pub struct SendText {
+    pub channel: String,
+    pub account: Option<String>,
+    pub to: String,
+    pub thread_id: Option<String>,
+    pub reply_to: Option<String>,
+    pub text: String,
+    pub key: String,
+}
+
+/// `chat.send` with `deliver`: a run's reply also goes to a chat. Reply:
+/// whether an account took it.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<(), ChannelSendError>")]
+pub struct FollowRun {
+    pub channel: String,
+    pub account: Option<String>,
+    pub delivery: super::ledger::Delivery,
+}

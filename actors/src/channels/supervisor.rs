@@ -279,6 +279,62 @@ impl Handler<Logout> for ChannelSupervisor {
     }
 }
 
+impl ChannelSupervisor {
+    /// The running actor of `channel`'s `account` (the default one, else
+    /// the only one, when None).
+    fn actor_for(
+        &self,
+        channel: &str,
+        account: Option<&str>,
+    ) -> Option<(String, Addr<TelegramActor>)> {
+        let running: Vec<(&String, &Addr<TelegramActor>)> = self
+            .slots
+            .iter()
+            .filter(|((c, _), _)| c == channel)
+            .filter_map(|((_, a), s)| s.addr.as_ref().map(|addr| (a, addr)))
+            .collect();
+        let pick = match account {
+            Some(want) => running.iter().find(|(a, _)| *a == want),
+            None => running
+                .iter()
+                .find(|(a, _)| *a == "default")
+                .or(running.first().filter(|_| running.len() == 1)),
+        };
+        pick.map(|(a, addr)| ((*a).clone(), (*addr).clone()))
+    }
+}
+
+impl Handler<SendText> for ChannelSupervisor {
+    type Result = ResponseFuture<Result<Vec<String>, ChannelSendError>>;
+    fn handle(&mut self, msg: SendText, _: &mut Context<Self>) -> Self::Result {
+        let Some((_, addr)) = self.actor_for(&msg.channel, msg.account.as_deref()) else {
+            let what = format!(
+                "{} account {}",
+                msg.channel,
+                msg.account.as_deref().unwrap_or("(default)")
+            );
+            return Box::pin(async move { Err(ChannelSendError::NoAccount(what)) });
+        };
+        Box::pin(async move { addr.send(msg).await.map_err(|_| ChannelSendError::Down)? })
+    }
+}
+
+impl Handler<FollowRun> for ChannelSupervisor {
+    type Result = ResponseFuture<Result<(), ChannelSendError>>;
+    fn handle(&mut self, mut msg: FollowRun, _: &mut Context<Self>) -> Self::Result {
+        let Some((account, addr)) = self.actor_for(&msg.channel, msg.account.as_deref()) else {
+            let what = format!(
+                "{} account {}",
+                msg.channel,
+                msg.account.as_deref().unwrap_or("(default)")
+            );
+            return Box::pin(async move { Err(ChannelSendError::NoAccount(what)) });
+        };
+        msg.delivery.account = account;
+        Box::pin(async move { addr.send(msg).await.map_err(|_| ChannelSendError::Down)? })
+    }
+}
+
 impl Handler<StartAccount> for ChannelSupervisor {
     type Result = MessageResult<StartAccount>;
     fn handle(&mut self, msg: StartAccount, ctx: &mut Context<Self>) -> Self::Result {

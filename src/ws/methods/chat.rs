@@ -84,6 +84,8 @@ struct SendParams {
     thinking: Option<String>,
     #[serde(default)]
     timeout_ms: Option<u64>,
+    #[serde(flatten)]
+    deliver: super::outbound::DeliverParams,
 }
 
 /// Largest image attachment (decoded).
@@ -253,6 +255,10 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
     .await?;
     if timed {
         state.event_bridge.do_send(ChatSendAcked { run_id });
+    }
+    if let Err(e) = super::outbound::follow(state, key.as_str(), &ack.run_id, &p.deliver).await {
+        // The message is acknowledged; only its delivery to a chat failed.
+        tracing::warn!(session_key = %key.as_str(), error = %e.message, "reply not delivered to the channel");
     }
     ack_payload(&ack)
 }

@@ -11,6 +11,7 @@ mod dashboard;
 mod devices;
 mod host;
 mod models;
+mod outbound;
 mod sessions;
 mod skills;
 mod system;
@@ -220,6 +221,8 @@ async fn route(
         "device.token.revoke" => devices::revoke(state, caller, p).await,
         "chat.send" => chat::send(state, caller, p).await,
         "channels.status" => channels::status(state, p).await,
+        "send" => outbound::send(state, p).await,
+        "wake" => outbound::wake(state, p).await,
         "channels.logout" | "channels.stop" => channels::logout(state, &frame.method, p).await,
         "channels.start" => channels::start(state, p).await,
         "channels.pairing.list" => channels::pairing_list(state, p).await,

@@ -25,7 +25,9 @@ use crate::channels::dispatch::{self, Incoming};
 use crate::channels::health::AccountHealth;
 use crate::channels::ledger::{self, Accepted, Delivery, InboundKey, OutState, OutboxItem};
 use crate::channels::limits::RetryPolicy;
-use crate::channels::messages::{AccountStopped, Notify, StopAccount};
+use crate::channels::messages::{
+    AccountStopped, ChannelSendError, FollowRun, Notify, SendText, StopAccount,
+};
 use crate::channels::sender::{CallError, Limiter};
 use crate::channels::supervisor::ChannelDeps;
 use crate::provider::Image;
@@ -446,6 +448,101 @@ impl Handler<Notify> for TelegramActor {
             Err(e) => tracing::error!(parent: &self.span, error = %e, "cannot queue a notice"),
         }
     }
+}
+
+impl Handler<SendText> for TelegramActor {
+    type Result = ResponseActFuture<Self, Result<Vec<String>, ChannelSendError>>;
+    fn handle(&mut self, msg: SendText, _: &mut Context<Self>) -> Self::Result {
+        let store = self.deps.dispatch.store.clone();
+        let account = self.account().to_string();
+        let deliverer = self.deliverer();
+        let chunks = deliverer.outlet.split_text(&msg.text);
+        Box::pin(
+            async move {
+                let d = send_delivery(&store, &account, &msg, &chunks)?;
+                store.flush().await?;
+                deliverer.run(d.clone()).await;
+                sent_ids(&store, &d)
+            }
+            .into_actor(self),
+        )
+    }
+}
+
+impl Handler<FollowRun> for TelegramActor {
+    type Result = ResponseActFuture<Self, Result<(), ChannelSendError>>;
+    fn handle(&mut self, msg: FollowRun, _: &mut Context<Self>) -> Self::Result {
+        let store = self.deps.dispatch.store.clone();
+        let d = msg.delivery;
+        let record = ledger::add_delivery(&store, &d);
+        Box::pin(
+            async move {
+                record?;
+                store.flush().await?;
+                Ok(d)
+            }
+            .into_actor(self)
+            .map(|res: Result<Delivery, ChannelSendError>, act, ctx| {
+                let d = res?;
+                act.deliver(d, ctx);
+                Ok(())
+            }),
+        )
+    }
+}
+
+/// A `send` as a finalised delivery of its chunks (`send/<key>`): chunks
+/// already there (a repeat) are left as they are.
+fn send_delivery(
+    store: &crate::store::Store,
+    account: &str,
+    msg: &SendText,
+    chunks: &[String],
+) -> Result<Delivery, crate::store::StoreError> {
+    let d = Delivery {
+        account: account.to_string(),
+        session_key: "send".to_string(),
+        run_id: msg.key.clone(),
+        target: msg.to.clone(),
+        thread_id: msg.thread_id.clone(),
+        reply_to: msg.reply_to.clone(),
+        created_ms: crate::now_ms(),
+        finalized: true,
+    };
+    let items: Vec<OutboxItem> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, text)| OutboxItem {
+            account: account.to_string(),
+            key: ledger::chunk_key(&d.session_key, &d.run_id, i),
+            target: msg.to.clone(),
+            thread_id: msg.thread_id.clone(),
+            edit_of: None,
+            text: text.clone(),
+            state: OutState::Pending,
+            created_ms: d.created_ms,
+        })
+        .collect();
+    if !ledger::run_items(store, account, &d.session_key, &d.run_id)?.is_empty() {
+        return Ok(d); // a repeat: its chunks are in the outbox already
+    }
+    let writes = ledger::enqueue(store, &items)?;
+    ledger::finalize(store, &d, writes)?;
+    Ok(d)
+}
+
+/// The platform ids of a send's chunks, or why one did not land.
+fn sent_ids(store: &crate::store::Store, d: &Delivery) -> Result<Vec<String>, ChannelSendError> {
+    let mut ids = Vec::new();
+    for item in ledger::run_items(store, &d.account, &d.session_key, &d.run_id)? {
+        match item.state {
+            OutState::Sent { message_id, .. } => ids.push(message_id),
+            OutState::Failed { error, .. } => return Err(ChannelSendError::Refused(error)),
+            OutState::Unknown { .. } => return Err(ChannelSendError::Unknown),
+            OutState::Pending | OutState::Sending { .. } => return Err(ChannelSendError::Down),
+        }
+    }
+    Ok(ids)
 }
 
 impl Handler<StopAccount> for TelegramActor {

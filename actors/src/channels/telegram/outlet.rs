@@ -8,6 +8,13 @@ use super::format;
 use crate::channels::deliver::{Outlet, SendFailure, Target};
 use crate::channels::sender::{CallError, Limiter};
 
+impl TgOutlet {
+    /// A text cut into messages Telegram takes.
+    pub fn split_text(&self, text: &str) -> Vec<String> {
+        format::split(text, self.chunk_limit)
+    }
+}
+
 #[derive(Clone)]
 pub struct TgOutlet {
     pub api: BotApi,

@@ -1,0 +1,319 @@
+//! Messages the gateway sends to chats on a client's word: `send` (a text
+//! to a channel target, once per idempotency key, kept in the channel
+//! outbox so a repeat after a restart answers with the first send's ids),
+//! `chat.send`'s `deliver` (the run's reply also goes to the session's
+//! last route), and `wake` (a system event, and with `mode: "now"` a
+//! heartbeat turn in the main session at once).
+
+use ferroclaw_actors::channels::ledger::Delivery;
+use ferroclaw_actors::channels::{ChannelSendError, FollowRun, SendText};
+use ferroclaw_actors::router::LookupSession;
+use ferroclaw_actors::session::{system_events, InjectNote, SendChat};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::chat::{down, session_for, session_key, store_err};
+use super::{json, params, MethodResult};
+use crate::protocol::errors::ErrorShape;
+use crate::state::SharedState;
+
+/// OpenClaw's default heartbeat prompt (a `wake` with `mode: "now"`).
+pub const HEARTBEAT_PROMPT: &str = "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK.";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SendParams {
+    to: String,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    media_url: Option<String>,
+    #[serde(default)]
+    media_urls: Option<Vec<String>>,
+    #[serde(default)]
+    buffer: Option<String>,
+    #[serde(default)]
+    filename: Option<String>,
+    #[serde(default)]
+    content_type: Option<String>,
+    #[serde(default)]
+    as_voice: Option<bool>,
+    #[serde(default)]
+    gif_playback: Option<bool>,
+    #[serde(default)]
+    channel: Option<String>,
+    #[serde(default)]
+    account_id: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    reply_to_id: Option<String>,
+    #[serde(default)]
+    thread_id: Option<String>,
+    #[serde(default)]
+    force_document: Option<bool>,
+    #[serde(default)]
+    silent: Option<bool>,
+    #[serde(default)]
+    parse_mode: Option<String>,
+    #[serde(default)]
+    session_key: Option<String>,
+    idempotency_key: String,
+}
+
+fn send_failed(e: ChannelSendError) -> ErrorShape {
+    match e {
+        ChannelSendError::NoAccount(what) => {
+            ErrorShape::invalid(format!("unsupported channel: {what}"))
+        }
+        ChannelSendError::Store(e) => store_err(e),
+        ChannelSendError::Down => down(()),
+        other => ErrorShape::unavailable(format!("send failed: {other}")),
+    }
+}
+
+/// The channel a send names, else the only configured one.
+fn channel_of(state: &SharedState, asked: Option<&str>) -> Result<String, ErrorShape> {
+    if let Some(c) = asked.map(str::trim).filter(|c| !c.is_empty()) {
+        return Ok(c.to_ascii_lowercase());
+    }
+    let settings = state.live.settings();
+    let configured: Vec<&String> = settings.channels.keys().collect();
+    match configured.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(ErrorShape::invalid(
+            "no channel is configured (channels.<id>)",
+        )),
+        _ => Err(ErrorShape::invalid(
+            "invalid send params: channel is required when several channels are configured",
+        )),
+    }
+}
+
+/// `send`.
+pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
+    let p: SendParams = params("send", p)?;
+    let _ = (
+        &p.agent_id,
+        p.as_voice,
+        p.gif_playback,
+        p.force_document,
+        p.silent,
+        &p.parse_mode,
+    );
+    let media = p.media_url.is_some()
+        || p.media_urls.as_ref().is_some_and(|m| !m.is_empty())
+        || p.buffer.is_some()
+        || p.filename.is_some()
+        || p.content_type.is_some();
+    if media {
+        return Err(ErrorShape::invalid(
+            "invalid send params: media sends are not supported by ferroclaw yet; send text",
+        ));
+    }
+    let text = p.message.clone().unwrap_or_default();
+    if text.trim().is_empty() {
+        return Err(ErrorShape::invalid(
+            "invalid send params: text or media is required",
+        ));
+    }
+    if p.idempotency_key.trim().is_empty() || p.to.trim().is_empty() {
+        return Err(ErrorShape::invalid(
+            "invalid send params: to and idempotencyKey must not be empty",
+        ));
+    }
+    let channel = channel_of(state, p.channel.as_deref())?;
+    let ids = state
+        .gateway
+        .channels
+        .send(SendText {
+            channel: channel.clone(),
+            account: p.account_id.clone(),
+            to: p.to.trim().to_string(),
+            thread_id: p.thread_id.clone(),
+            reply_to: p.reply_to_id.clone(),
+            text: text.clone(),
+            key: p.idempotency_key.clone(),
+        })
+        .await
+        .map_err(down)?
+        .map_err(send_failed)?;
+    if let Some(raw) = &p.session_key {
+        // Mirrored into the session's transcript, as OpenClaw does.
+        let key = session_key(state, raw)?;
+        let session = session_for(state, key).await?;
+        let note = InjectNote {
+            text,
+            label: Some(format!("sent to {channel}:{}", p.to)),
+        };
+        session.send(note).await.map_err(down)?.map_err(store_err)?;
+    }
+    let message_id = ids.last().cloned().unwrap_or_default();
+    json(json!({
+        "runId": p.idempotency_key,
+        "messageId": message_id,
+        "channel": channel,
+        "chatId": p.to,
+    }))
+}
+
+/// What `chat.send` says about delivery (`deliver` and the originating
+/// route, which wins over the session's last one).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliverParams {
+    #[serde(default)]
+    pub deliver: Option<bool>,
+    #[serde(default)]
+    pub originating_channel: Option<String>,
+    #[serde(default)]
+    pub originating_to: Option<String>,
+    #[serde(default)]
+    pub originating_account_id: Option<String>,
+    #[serde(default)]
+    pub originating_thread_id: Option<String>,
+}
+
+/// `chat.send` with `deliver: true`: the run's reply goes to the route too.
+/// Reply: whether a channel took it (a session without a route has none).
+pub async fn follow(
+    state: &SharedState,
+    key: &str,
+    run_id: &str,
+    d: &DeliverParams,
+) -> Result<bool, ErrorShape> {
+    if d.deliver != Some(true) {
+        return Ok(false);
+    }
+    let session = session_key(state, key)?;
+    let origin = state
+        .gateway
+        .router
+        .send(LookupSession {
+            key: session.clone(),
+        })
+        .await
+        .map_err(down)?
+        .map_err(store_err)?
+        .and_then(|e| e.origin);
+    let channel = d
+        .originating_channel
+        .clone()
+        .or_else(|| origin.as_ref().map(|o| o.channel.clone()));
+    let to = d
+        .originating_to
+        .clone()
+        .or_else(|| origin.as_ref().map(|o| o.to.clone()));
+    let (Some(channel), Some(to)) = (channel, to) else {
+        tracing::info!(session_key = %key, "deliver asked, but the session has no channel route");
+        return Ok(false);
+    };
+    let delivery = Delivery {
+        account: String::new(),
+        session_key: session.as_str().to_string(),
+        run_id: run_id.to_string(),
+        target: to,
+        thread_id: d
+            .originating_thread_id
+            .clone()
+            .or_else(|| origin.as_ref().and_then(|o| o.thread_id.clone())),
+        reply_to: None,
+        created_ms: ferroclaw_actors::now_ms(),
+        finalized: false,
+    };
+    let account = d
+        .originating_account_id
+        .clone()
+        .or_else(|| origin.map(|o| o.account_id));
+    state
+        .gateway
+        .channels
+        .send(FollowRun {
+            channel,
+            account,
+            delivery,
+        })
+        .await
+        .map_err(down)?
+        .map_err(send_failed)?;
+    Ok(true)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WakeParams {
+    mode: String,
+    text: String,
+    #[serde(default)]
+    session_key: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+}
+
+/// `wake`: the text as a system event; `now` also runs a heartbeat turn.
+pub async fn wake(state: &SharedState, p: &Value) -> MethodResult {
+    let p: WakeParams = params("wake", p)?;
+    if !matches!(p.mode.as_str(), "now" | "next-heartbeat") {
+        return Err(ErrorShape::invalid(
+            "invalid wake params: at /mode: must be \"now\" or \"next-heartbeat\"",
+        ));
+    }
+    if p.text.trim().is_empty() {
+        return Err(ErrorShape::invalid(
+            "invalid wake params: at /text: must NOT have fewer than 1 characters",
+        ));
+    }
+    let run_id = wake_now(
+        state,
+        &p.mode,
+        &p.text,
+        p.session_key.as_deref(),
+        p.agent_id.as_deref(),
+    )
+    .await?;
+    let mut out = json!({ "ok": true, "mode": p.mode });
+    if let Some(r) = run_id {
+        out["runId"] = json!(r);
+    }
+    json(out)
+}
+
+/// Queues `text` as a system event (durable before the answer) and, for
+/// `now`, starts a heartbeat turn. Reply: the turn's run id.
+pub async fn wake_now(
+    state: &SharedState,
+    mode: &str,
+    text: &str,
+    session: Option<&str>,
+    agent: Option<&str>,
+) -> Result<Option<String>, ErrorShape> {
+    let raw = match (session, agent) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(a)) => format!("agent:{}:main", a.trim().to_ascii_lowercase()),
+        (None, None) => "main".to_string(),
+    };
+    let key = session_key(state, &raw)?;
+    if key.as_str().split(':').any(|p| p == "subagent") {
+        return Err(ErrorShape::invalid(
+            "wake sessionKey cannot target a subagent session",
+        ));
+    }
+    let store = state.gateway.store.clone();
+    let event = text.to_string();
+    tokio::task::spawn_blocking(move || system_events::push(&store, &event))
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    state.gateway.store.flush().await.map_err(store_err)?;
+    if mode != "now" {
+        return Ok(None);
+    }
+    let session = session_for(state, key).await?;
+    let run_id = format!("wake:{}", ulid::Ulid::generate());
+    let ack = session
+        .send(SendChat::text(HEARTBEAT_PROMPT, &run_id))
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    Ok(Some(ack.run_id))
+}
