@@ -104,6 +104,7 @@ pub async fn start(
             "gateway.auth.mode \"none\" is only allowed on loopback; {addr} is not (set gateway.auth.token or bind loopback)"
         )));
     }
+    http::hooks::check(&settings.hooks).map_err(StartError::Config)?;
     let control_ui = match &settings.gateway.control_ui {
         c if !c.enabled => None,
         c => c
@@ -212,9 +213,12 @@ pub async fn start(
 /// served), else a WebSocket upgrade.
 async fn default_route(
     req: actix_web::HttpRequest,
-    payload: web::Payload,
+    mut payload: web::Payload,
     state: web::Data<SharedState>,
 ) -> actix_web::HttpResponse {
+    if let Some(res) = http::hooks::serve(&req, &mut payload, state.get_ref()).await {
+        return res;
+    }
     if let Some(res) = http::control_ui::serve(&req, state.get_ref()).await {
         return res;
     }

@@ -1,10 +1,12 @@
 //! HTTP routes on the gateway port: admin endpoints, the OpenAI-compatible
-//! API, the web chat and (when configured) OpenClaw's Control UI; every
-//! other path is a WebSocket upgrade (see `ws`).
+//! API, webhooks (`hooks.rs`, when `hooks.enabled`), the web chat and (when
+//! configured) OpenClaw's Control UI; every other path is a WebSocket
+//! upgrade (see `ws`).
 
 pub mod admin;
 pub(crate) mod auth;
 pub mod control_ui;
+pub mod hooks;
 pub mod openai;
 mod ui_images;
 pub mod ui_root;

@@ -351,23 +351,63 @@ async fn openclaw_cli_sends_to_telegram_reads_channel_status_and_pairs() {
     ));
     let home = tempfile::tempdir().unwrap();
     let send = |key: &str| {
-        let params = format!(r#"{{"to":"42","channel":"telegram","message":"hello from the CLI","idempotencyKey":"{key}"}}"#);
-        call_json(&openclaw(&gw, home.path(), &["gateway", "call", "send", "--params", &params, "--json"]))
+        let params = format!(
+            r#"{{"to":"42","channel":"telegram","message":"hello from the CLI","idempotencyKey":"{key}"}}"#
+        );
+        call_json(&openclaw(
+            &gw,
+            home.path(),
+            &["gateway", "call", "send", "--params", &params, "--json"],
+        ))
     };
     let first = send("cli-1");
     assert_eq!(first["channel"], "telegram", "{first}");
     let again = send("cli-1");
     assert_eq!(again["messageId"], first["messageId"]);
     assert_eq!(fake.sent_to(42).len(), 1, "sent once");
-    let status = call_json(&openclaw(&gw, home.path(), &["gateway", "call", "channels.status", "--json"]));
-    assert_eq!(status["channelOrder"], serde_json::json!(["telegram"]), "{status}");
-    assert_eq!(status["channelAccounts"]["telegram"][0]["accountId"], "default");
+    let status = call_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "channels.status", "--json"],
+    ));
+    assert_eq!(
+        status["channelOrder"],
+        serde_json::json!(["telegram"]),
+        "{status}"
+    );
+    assert_eq!(
+        status["channelAccounts"]["telegram"][0]["accountId"],
+        "default"
+    );
     // A stranger asks; the operator approves through the gateway.
     fake.dm(55, 1, "hi");
-    assert!(fake.until(std::time::Duration::from_secs(20), |f| !f.sent_to(55).is_empty()).await);
-    let list = call_json(&openclaw(&gw, home.path(), &["gateway", "call", "channels.pairing.list", "--json"]));
-    let code = list["requests"][0]["requestId"].as_str().unwrap().to_string();
+    assert!(
+        fake.until(std::time::Duration::from_secs(20), |f| !f
+            .sent_to(55)
+            .is_empty())
+            .await
+    );
+    let list = call_json(&openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "call", "channels.pairing.list", "--json"],
+    ));
+    let code = list["requests"][0]["requestId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let params = format!(r#"{{"channel":"telegram","accountId":"default","requestId":"{code}"}}"#);
-    let approved = call_json(&openclaw(&gw, home.path(), &["gateway", "call", "channels.pairing.approve", "--params", &params, "--json"]));
+    let approved = call_json(&openclaw(
+        &gw,
+        home.path(),
+        &[
+            "gateway",
+            "call",
+            "channels.pairing.approve",
+            "--params",
+            &params,
+            "--json",
+        ],
+    ));
     assert_eq!(approved["senderId"], "55", "{approved}");
 }

@@ -13,6 +13,7 @@ mod devices;
 mod events;
 mod handshake;
 mod hardening;
+mod hooks;
 mod interop;
 mod layout;
 mod malformed;

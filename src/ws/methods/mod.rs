@@ -11,7 +11,7 @@ mod dashboard;
 mod devices;
 mod host;
 mod models;
-mod outbound;
+pub(crate) mod outbound;
 mod sessions;
 mod skills;
 mod system;

@@ -1,0 +1,552 @@
+//! Webhooks (`hooks.*`, OpenClaw's keys): `POST <hooks.path>/wake` (a system
+//! event; `mode: "now"` runs a heartbeat turn), `POST <hooks.path>/agent`
+//! (an agent turn in a `hook:<uuid>` session, its reply delivered to the
+//! last route unless `deliver: false`), and `POST <hooks.path>/<name>` for
+//! each of `hooks.mappings` (its `match.path`; `messageTemplate` /
+//! `textTemplate` read the payload with `{{a.b[0].c}}`).
+//!
+//! The hook token (`hooks.token`, not the gateway's) comes in
+//! `Authorization: Bearer` or `X-OpenClaw-Token`; one in the query string is
+//! refused with 400. 20 failures a minute from one client lock it out for a
+//! minute (429, `Retry-After`). Bodies over `hooks.maxBodyBytes` get 413, a
+//! body that does not arrive in 10 s 408. A repeated `idempotencyKey` (body)
+//! or `Idempotency-Key` (header) answers with the first dispatch's result
+//! for 5 minutes.
+
+use std::time::Duration;
+
+use actix_web::http::{header, Method, StatusCode};
+use actix_web::{web, HttpRequest, HttpResponse};
+use ferroclaw_actors::devices::secret_eq;
+use ferroclaw_actors::idempotency::{
+    ask_idempotency, CachedResponse, LookupIdempotent, RecordIdempotent,
+};
+use ferroclaw_actors::session::SendChat;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use sha2::Digest;
+
+use crate::state::SharedState;
+use crate::ws::methods::outbound::{self, DeliverParams};
+
+const DEFAULT_MAX_BODY: usize = 256 * 1024;
+const MAX_FAILURES: u32 = 20;
+
+fn reply(status: StatusCode, body: Value) -> HttpResponse {
+    HttpResponse::build(status).json(body)
+}
+
+fn bad(status: StatusCode, error: &str) -> HttpResponse {
+    reply(status, json!({ "ok": false, "error": error }))
+}
+
+/// The hooks section, when hooks are on.
+struct Hooks {
+    base: String,
+    token: String,
+    max_body: usize,
+    config: Value,
+}
+
+fn hooks(state: &SharedState) -> Option<Hooks> {
+    let settings = state.live.settings();
+    let h = &settings.hooks;
+    if h["enabled"] != json!(true) {
+        return None;
+    }
+    let token = h["token"].as_str().filter(|t| !t.is_empty())?.to_string();
+    let base = h["path"]
+        .as_str()
+        .unwrap_or("/hooks")
+        .trim_end_matches('/')
+        .to_string();
+    let max_body = h["maxBodyBytes"]
+        .as_u64()
+        .map_or(DEFAULT_MAX_BODY, |n| n as usize);
+    Some(Hooks {
+        base,
+        token,
+        max_body,
+        config: h.clone(),
+    })
+}
+
+/// Checks a `hooks` section at start: the error names the key.
+pub fn check(h: &Value) -> Result<(), String> {
+    if h.is_null() || h.as_object().is_some_and(|o| o.is_empty()) || h["enabled"] != json!(true) {
+        return Ok(());
+    }
+    if h["token"].as_str().is_none_or(str::is_empty) {
+        return Err("hooks.token: required when hooks.enabled is true".into());
+    }
+    if let Some(p) = h.get("path").filter(|p| !p.is_null()) {
+        let ok = p
+            .as_str()
+            .is_some_and(|p| p.starts_with('/') && p.len() > 1);
+        if !ok {
+            return Err("hooks.path: expected a path such as \"/hooks\"".into());
+        }
+    }
+    for (i, m) in h["mappings"].as_array().into_iter().flatten().enumerate() {
+        if m.get("transform").is_some_and(|t| !t.is_null()) {
+            return Err(format!("hooks.mappings[{i}].transform: transform modules are not supported by ferroclaw; use messageTemplate"));
+        }
+        if m["match"]["path"].as_str().is_none_or(str::is_empty) {
+            return Err(format!("hooks.mappings[{i}].match.path: required"));
+        }
+    }
+    Ok(())
+}
+
+fn token_of(req: &HttpRequest) -> Option<&str> {
+    let h = req.headers();
+    h.get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .or_else(|| h.get("x-openclaw-token").and_then(|v| v.to_str().ok()))
+        .map(str::trim)
+}
+
+/// Serves `req` when it is under the hooks path (and hooks are on).
+pub async fn serve(
+    req: &HttpRequest,
+    payload: &mut web::Payload,
+    state: &SharedState,
+) -> Option<HttpResponse> {
+    let hooks = hooks(state)?;
+    let name = req
+        .path()
+        .strip_prefix(&hooks.base)?
+        .strip_prefix('/')?
+        .to_string();
+    Some(handle(req, payload, state, &hooks, &name).await)
+}
+
+async fn handle(
+    req: &HttpRequest,
+    payload: &mut web::Payload,
+    state: &SharedState,
+    hooks: &Hooks,
+    name: &str,
+) -> HttpResponse {
+    let query = req.query_string();
+    if query
+        .split('&')
+        .any(|kv| kv == "token" || kv.starts_with("token="))
+    {
+        tracing::info!(path = %req.path(), "hook token in the query string refused");
+        return bad(StatusCode::BAD_REQUEST, "send the hook token in the Authorization or X-OpenClaw-Token header, not the query string");
+    }
+    if req.method() != Method::POST {
+        return HttpResponse::MethodNotAllowed()
+            .insert_header((header::ALLOW, "POST"))
+            .finish();
+    }
+    let ip = crate::http::auth::client_ip(req, &state.live.settings().gateway.trusted_proxies);
+    let lock_key = format!("hook:{}", ip.map(|i| i.to_string()).unwrap_or_default());
+    if let Err(ms) = state.control_plane_limiter.check(&lock_key) {
+        return HttpResponse::TooManyRequests()
+            .insert_header((header::RETRY_AFTER, ms.div_ceil(1000).to_string()))
+            .json(json!({ "ok": false, "error": "too many failed hook authentications; try again later" }));
+    }
+    if !token_of(req).is_some_and(|t| secret_eq(&hooks.token, t)) {
+        let minute = Duration::from_secs(60);
+        state
+            .control_plane_limiter
+            .hit(&lock_key, MAX_FAILURES, minute, minute);
+        tracing::info!(path = %req.path(), ?ip, "unauthorized hook request");
+        return bad(StatusCode::UNAUTHORIZED, "unauthorized");
+    }
+    let body = match read_body(payload, hooks.max_body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let body: Value = match serde_json::from_slice(&body) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => return bad(StatusCode::BAD_REQUEST, "the body must be a JSON object"),
+    };
+    let key = req
+        .headers()
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| body["idempotencyKey"].as_str().map(str::to_string))
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| replay_key(&hooks.token, name, &k));
+    if let Some(k) = &key {
+        let cached = ask_idempotency(
+            &state.gateway.idempotency,
+            &state.gateway.metrics,
+            LookupIdempotent { key: k.clone() },
+        )
+        .await;
+        if let Ok(Some(c)) = cached {
+            tracing::info!(hook = %name, "hook replay answered from the first dispatch");
+            return reply(StatusCode::OK, c.payload.unwrap_or(json!({ "ok": true })));
+        }
+    }
+    let (status, out) = dispatch(state, hooks, name, &body).await;
+    if let (Some(k), true) = (key, status == StatusCode::OK) {
+        let response = CachedResponse {
+            ts: ferroclaw_actors::now_ms(),
+            ok: true,
+            payload: Some(out.clone()),
+            error: None,
+        };
+        let _ = ask_idempotency(
+            &state.gateway.idempotency,
+            &state.gateway.metrics,
+            RecordIdempotent { key: k, response },
+        )
+        .await;
+    }
+    if status == StatusCode::NO_CONTENT {
+        return HttpResponse::NoContent().finish();
+    }
+    reply(status, out)
+}
+
+fn replay_key(token: &str, name: &str, id: &str) -> String {
+    let hash = |s: &str| {
+        let d = sha2::Sha256::digest(s.as_bytes());
+        d.iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    format!("hook:{}:{}:{}", hash(token), hash(name), hash(id))
+}
+
+async fn read_body(payload: &mut web::Payload, max: usize) -> Result<Vec<u8>, HttpResponse> {
+    let read = async {
+        let mut body = Vec::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk =
+                chunk.map_err(|_| bad(StatusCode::BAD_REQUEST, "the body could not be read"))?;
+            if body.len() + chunk.len() > max {
+                return Err(bad(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the body is too large (hooks.maxBodyBytes)",
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    };
+    match tokio::time::timeout(Duration::from_secs(10), read).await {
+        Ok(r) => r,
+        Err(_) => Err(bad(
+            StatusCode::REQUEST_TIMEOUT,
+            "the body did not arrive in time",
+        )),
+    }
+}
+
+async fn dispatch(
+    state: &SharedState,
+    hooks: &Hooks,
+    name: &str,
+    body: &Value,
+) -> (StatusCode, Value) {
+    match name {
+        "wake" => {
+            wake(
+                state,
+                body["text"].as_str().unwrap_or_default(),
+                body["mode"].as_str(),
+            )
+            .await
+        }
+        "agent" => agent(state, hooks, body).await,
+        other => {
+            let mapping = hooks.config["mappings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|m| {
+                    m["match"]["path"].as_str().map(|p| p.trim_matches('/')) == Some(other)
+                        && m["match"]["source"]
+                            .as_str()
+                            .is_none_or(|s| body["source"].as_str() == Some(s))
+                });
+            match mapping {
+                Some(m) => mapped(state, hooks, m, body).await,
+                None => (
+                    StatusCode::NOT_FOUND,
+                    json!({ "ok": false, "error": format!("no hook named {other}") }),
+                ),
+            }
+        }
+    }
+}
+
+async fn wake(state: &SharedState, text: &str, mode: Option<&str>) -> (StatusCode, Value) {
+    let mode = mode.unwrap_or("now");
+    if text.trim().is_empty() || !matches!(mode, "now" | "next-heartbeat") {
+        return (
+            StatusCode::BAD_REQUEST,
+            json!({ "ok": false, "error": "text is required; mode is now or next-heartbeat" }),
+        );
+    }
+    match outbound::wake_now(state, mode, text, None, None).await {
+        Ok(_) => (StatusCode::OK, json!({ "ok": true, "mode": mode })),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({ "ok": false, "error": e.message }),
+        ),
+    }
+}
+
+/// An agent turn from a hook: `agentId` (within `allowedAgentIds`),
+/// `sessionKey` (only with `allowRequestSessionKey`), else
+/// `defaultSessionKey` or a new `hook:<uuid>`.
+async fn agent(state: &SharedState, hooks: &Hooks, body: &Value) -> (StatusCode, Value) {
+    let Some(message) = body["message"].as_str().filter(|m| !m.trim().is_empty()) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            json!({ "ok": false, "error": "message is required" }),
+        );
+    };
+    let cfg = &hooks.config;
+    let agent = body["agentId"]
+        .as_str()
+        .map(|a| a.trim().to_ascii_lowercase());
+    if let (Some(a), Some(allowed)) = (&agent, cfg["allowedAgentIds"].as_array()) {
+        if !allowed
+            .iter()
+            .any(|x| x == "*" || x.as_str() == Some(a.as_str()))
+        {
+            return (
+                StatusCode::BAD_REQUEST,
+                json!({ "ok": false, "error": format!("agentId {a} is not allowed for hooks") }),
+            );
+        }
+    }
+    let asked = body["sessionKey"]
+        .as_str()
+        .filter(|_| cfg["allowRequestSessionKey"] == json!(true));
+    let tail = asked
+        .map(str::to_string)
+        .or_else(|| cfg["defaultSessionKey"].as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("hook:{}", uuid::Uuid::new_v4()));
+    let raw = match (&agent, tail.starts_with("agent:")) {
+        (_, true) => tail,
+        (Some(a), false) => format!("agent:{a}:{tail}"),
+        (None, false) => tail,
+    };
+    let text = match body["name"].as_str().filter(|n| !n.trim().is_empty()) {
+        Some(n) => format!("[{n}] {message}"),
+        None => message.to_string(),
+    };
+    run(state, &raw, &text, body).await
+}
+
+async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (StatusCode, Value) {
+    let unavailable = |e: String| {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({ "ok": false, "error": e }),
+        )
+    };
+    let key = match crate::ws::methods::chat::session_key(state, raw_key) {
+        Ok(k) => k,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                json!({ "ok": false, "error": e.message }),
+            )
+        }
+    };
+    let session = match crate::ws::methods::chat::session_for(state, key.clone()).await {
+        Ok(s) => s,
+        Err(e) => return unavailable(e.message),
+    };
+    let mut send = SendChat::text(text, &format!("hook-{}", ulid::Ulid::generate()));
+    send.thinking = body["thinking"].as_str().map(str::to_string);
+    send.timeout = body["timeoutSeconds"].as_u64().map(Duration::from_secs);
+    let ack = match session.send(send).await {
+        Ok(Ok(a)) => a,
+        Ok(Err(e)) => return unavailable(e.to_string()),
+        Err(_) => return unavailable("agent runtime unavailable".into()),
+    };
+    if body["deliver"] != json!(false) {
+        if let Err(e) = deliver(state, key.as_str(), &ack.run_id, body).await {
+            tracing::warn!(error = %e, "hook reply not delivered to a channel");
+        }
+    }
+    tracing::info!(session_key = %key.as_str(), run_id = %ack.run_id, "hook dispatched an agent turn");
+    (StatusCode::OK, json!({ "ok": true, "runId": ack.run_id }))
+}
+
+/// The hook's reply to `channel`/`to`, or (`last`, the default) to the
+/// main session's last route.
+async fn deliver(
+    state: &SharedState,
+    key: &str,
+    run_id: &str,
+    body: &Value,
+) -> Result<bool, String> {
+    let channel = body["channel"]
+        .as_str()
+        .filter(|c| *c != "last")
+        .map(str::to_string);
+    let main = crate::ws::methods::chat::session_key(state, "main").map_err(|e| e.message)?;
+    let origin = state
+        .gateway
+        .router
+        .send(ferroclaw_actors::router::LookupSession { key: main })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?
+        .and_then(|e| e.origin);
+    let d = DeliverParams {
+        deliver: Some(true),
+        originating_channel: channel.or_else(|| origin.as_ref().map(|o| o.channel.clone())),
+        originating_to: body["to"]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| origin.as_ref().map(|o| o.to.clone())),
+        originating_account_id: origin.as_ref().map(|o| o.account_id.clone()),
+        originating_thread_id: origin.as_ref().and_then(|o| o.thread_id.clone()),
+    };
+    outbound::follow(state, key, run_id, &d)
+        .await
+        .map_err(|e| e.message)
+}
+
+/// A configured mapping: its templates rendered from the payload; an
+/// empty rendering drops the event (204).
+async fn mapped(
+    state: &SharedState,
+    hooks: &Hooks,
+    m: &Value,
+    body: &Value,
+) -> (StatusCode, Value) {
+    let action = m["action"].as_str().unwrap_or("agent");
+    if action == "wake" {
+        let text = m["textTemplate"].as_str().map_or_else(
+            || body["text"].as_str().unwrap_or_default().to_string(),
+            |t| render(t, body),
+        );
+        if text.trim().is_empty() {
+            return (StatusCode::NO_CONTENT, Value::Null);
+        }
+        return wake(state, &text, m["wakeMode"].as_str()).await;
+    }
+    let message = m["messageTemplate"].as_str().map_or_else(
+        || body["message"].as_str().unwrap_or_default().to_string(),
+        |t| render(t, body),
+    );
+    if message.trim().is_empty() {
+        return (StatusCode::NO_CONTENT, Value::Null);
+    }
+    let mut call = json!({ "message": message });
+    for k in [
+        "name",
+        "agentId",
+        "deliver",
+        "channel",
+        "to",
+        "thinking",
+        "timeoutSeconds",
+    ] {
+        if let Some(v) = m.get(k).filter(|v| !v.is_null()) {
+            call[k] = v.clone();
+        }
+    }
+    let mut scoped = Hooks {
+        base: hooks.base.clone(),
+        token: hooks.token.clone(),
+        max_body: hooks.max_body,
+        config: hooks.config.clone(),
+    };
+    if let Some(sk) = m["sessionKey"].as_str() {
+        // A mapping's own session key is the operator's, not the caller's.
+        call["sessionKey"] = json!(render(sk, body));
+        scoped.config["allowRequestSessionKey"] = json!(true);
+    }
+    agent(state, &scoped, &call).await
+}
+
+/// `{{a.b[0].c}}` placeholders read from the payload (strings as they are,
+/// other values as JSON, missing ones empty).
+pub fn render(template: &str, payload: &Value) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find("}}") else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let path = rest[start + 2..start + end].trim();
+        match lookup(payload, path) {
+            Some(Value::String(s)) => out.push_str(s),
+            Some(Value::Null) | None => {}
+            Some(v) => out.push_str(&v.to_string()),
+        }
+        rest = &rest[start + end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = v;
+    for part in path.split('.') {
+        let (name, mut idx) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !name.is_empty() {
+            cur = cur.get(name)?;
+        }
+        while let Some(close) = idx.find(']') {
+            let n: usize = idx.get(1..close)?.parse().ok()?;
+            cur = cur.get(n)?;
+            idx = &idx[close + 1..];
+        }
+    }
+    Some(cur)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_read_the_payload() {
+        let p = json!({ "messages": [{ "subject": "Hi", "from": { "name": "Ann" } }], "n": 3, "s": "x" });
+        assert_eq!(
+            render(
+                "New mail from {{messages[0].from.name}}: {{ messages[0].subject }}",
+                &p
+            ),
+            "New mail from Ann: Hi"
+        );
+        assert_eq!(
+            render("{{n}} {{missing.path}}|{{messages[5].x}}", &p),
+            "3 |"
+        );
+        assert_eq!(render("open {{s", &p), "open {{s");
+        assert_eq!(render("plain", &p), "plain");
+    }
+
+    #[test]
+    fn hook_sections_are_checked() {
+        assert!(check(&json!({})).is_ok());
+        assert!(check(&json!({ "enabled": true }))
+            .unwrap_err()
+            .starts_with("hooks.token"));
+        assert!(
+            check(&json!({ "enabled": true, "token": "t", "path": "hooks" }))
+                .unwrap_err()
+                .starts_with("hooks.path")
+        );
+        let e = check(
+            &json!({ "enabled": true, "token": "t", "mappings": [{ "match": { "path": "gmail" }, "transform": { "module": "x.js" } }] }),
+        );
+        assert!(e.unwrap_err().starts_with("hooks.mappings[0].transform"));
+        assert!(check(&json!({ "enabled": true, "token": "t", "mappings": [{ "match": { "path": "gmail" } }] })).is_ok());
+    }
+}
