@@ -363,6 +363,8 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
     };
     let mut send = SendChat::text(text, &format!("hook-{}", ulid::Ulid::generate()));
     send.thinking = body["thinking"].as_str().map(str::to_string);
+    // Webhook payloads are external content: their turn never execs on the host.
+    send.untrusted = true;
     send.timeout = body["timeoutSeconds"].as_u64().map(Duration::from_secs);
     let ack = match session.send(send).await {
         Ok(Ok(a)) => a,

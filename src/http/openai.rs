@@ -236,6 +236,7 @@ async fn chat_completions(
     let make = || SendChat {
         command_authorized: true,
         origin: None,
+        untrusted: false,
         ..SendChat::text(&prompt, &run_id)
     };
     let ack = match crate::ws::methods::chat::send_to_session(&state, &key, make).await {

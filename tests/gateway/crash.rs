@@ -86,6 +86,9 @@ struct Harness {
 impl Harness {
     async fn start() -> Harness {
         let dir = tempfile::tempdir().unwrap();
+        // The tool steps run commands: exec open for this operator.
+        let cfg = json!({ "tools": { "exec": { "security": "full", "ask": "off" } } });
+        std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
         let (child, addr, token) = spawn_gateway(dir.path());
         let c = connect(&addr, &token).await;
         Harness {

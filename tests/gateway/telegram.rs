@@ -638,3 +638,63 @@ async fn the_pairing_cli_lists_and_approves_through_the_gateway() {
             .await
     );
 }
+
+#[tokio::test]
+async fn a_stranger_on_an_open_channel_never_runs_a_command_on_the_host() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    // Even with exec fully open for operators, a sender the allowlist does
+    // not name gets no host command.
+    let mut cfg = telegram_config(
+        &fake,
+        json!({ "dmPolicy": "open", "allowFrom": ["*", 42], "streamMode": "off" }),
+    );
+    cfg["tools"] = json!({ "exec": { "security": "full", "ask": "off" } });
+    let gw = TestGateway::with_config(cfg);
+    let workspace = gw.state_dir().join("workspace");
+    fake.dm(
+        666,
+        1,
+        "@tool exec {\"command\":\"touch pwned-by-stranger\"}",
+    );
+    assert!(fake.until(LONG, |f| !f.sent_to(666).is_empty()).await);
+    let reply = fake.sent_to(666)[0].text.clone();
+    assert!(reply.contains("not run"), "{reply}");
+    assert!(!workspace.join("pwned-by-stranger").exists());
+    // The allowlisted owner, in the same (main) session, may.
+    fake.dm(42, 2, "@tool exec {\"command\":\"touch made-by-owner\"}");
+    assert!(fake.until(LONG, |f| !f.sent_to(42).is_empty()).await);
+    assert!(
+        workspace.join("made-by-owner").exists(),
+        "{:?}",
+        fake.sent_to(42)
+    );
+    // And a stranger's message is never steered into the owner's run.
+    fake.dm(42, 3, "@delay 100\nslow owner words to stream here");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    fake.dm(666, 4, "@tool exec {\"command\":\"touch steered-in\"}");
+    assert!(
+        fake.until(LONG, |f| f.sent_to(666).len() == 2).await,
+        "{:?}",
+        fake.sent()
+    );
+    assert!(!workspace.join("steered-in").exists());
+}
+
+#[tokio::test]
+async fn the_shipped_exec_default_asks_an_operator_and_denies_without_an_answer() {
+    // The base config's open exec removed: the shipped default applies.
+    let mut cfg = json!({ "tools": { "exec": { "security": null, "ask": null, "approvalTimeoutSeconds": 1 } } });
+    cfg["agents"] = json!({ "defaults": { "sandbox": { "mode": "off" } } });
+    let gw = TestGateway::with_config(cfg);
+    let mut c = crate::support::admin(&gw).await;
+    let events = crate::support::say(
+        &mut c,
+        "main",
+        "@tool exec {\"command\":\"touch by-default\"}",
+        "ex-1",
+    )
+    .await;
+    let text = crate::support::final_text(&events);
+    assert!(text.contains("not run"), "{text}");
+    assert!(!gw.state_dir().join("workspace/by-default").exists());
+}

@@ -31,9 +31,15 @@ pub struct TestGateway {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Base config for tests: token auth, fast enough timers.
+/// Base config for tests: token auth, fast enough timers, and exec open
+/// for the operator (tests of tools, steering and crashes run commands;
+/// the shipped default, which asks an operator, has tests of its own that
+/// remove these two keys).
 pub fn base_config() -> Value {
-    json!({ "gateway": { "auth": { "mode": "token", "token": TOKEN } } })
+    json!({
+        "gateway": { "auth": { "mode": "token", "token": TOKEN } },
+        "tools": { "exec": { "security": "full", "ask": "off" } },
+    })
 }
 
 fn merge(base: &mut Value, patch: &Value) {

@@ -176,6 +176,8 @@ pub async fn hand_over(
     let mut send = SendChat::text(&text, &msg.session_message_id());
     send.images = images;
     send.command_authorized = inbound.ctx.command_authorized;
+    // A sender the channel's allowlist does not name is not an operator.
+    send.untrusted = !inbound.ctx.command_authorized;
     send.origin = Some(Origin {
         channel: msg.channel.clone(),
         account_id: msg.account.clone(),

@@ -96,8 +96,25 @@ impl SessionActor {
             .unwrap_or("stream")
     }
 
-    /// The session's exec settings over the configured defaults.
-    pub(super) fn exec_policy(&self) -> crate::approvals::ExecPolicy {
+    /// The session's exec settings over the configured defaults. A turn
+    /// with a message from an untrusted sender runs its commands in the
+    /// sandbox when there is one, else not at all: never on the host.
+    pub(super) fn exec_policy(&self, untrusted: bool) -> crate::approvals::ExecPolicy {
+        use crate::approvals::{Host, Security};
+        let mut p = self.configured_exec_policy();
+        if untrusted {
+            let sandboxed =
+                self.deps.tool_policy.exec.sandbox.mode != crate::tool::sandbox::Mode::Off;
+            if sandboxed {
+                p.host = Host::Sandbox;
+            } else {
+                p.security = Security::Deny;
+            }
+        }
+        p
+    }
+
+    fn configured_exec_policy(&self) -> crate::approvals::ExecPolicy {
         use crate::approvals::{Ask, Host, Security};
         let d = &self.deps.tool_policy.exec;
         let e = &self.entry;
@@ -309,6 +326,23 @@ impl Actor for SessionActor {
 }
 
 impl SessionActor {
+    /// A message's context: its channel (a channel's origin is recorded on
+    /// the entry) and chat type.
+    fn message_context(
+        &mut self,
+        text: &str,
+        origin: Option<crate::session::Origin>,
+        authorized: bool,
+    ) -> MsgContext {
+        let chat_type = if crate::context::is_private(&self.key) {
+            ChatType::Direct
+        } else {
+            ChatType::Group
+        };
+        let channel = self.take_origin(origin);
+        MsgContext::new(text, &channel, chat_type, authorized, crate::now_ms())
+    }
+
     /// The channel a message came by; a channel's origin is recorded on the
     /// entry (written with the message's run at its end).
     fn take_origin(&mut self, origin: Option<crate::session::Origin>) -> String {
@@ -338,19 +372,7 @@ impl Handler<SendChat> for SessionActor {
                 })
             });
         }
-        let chat_type = if crate::context::is_private(&self.key) {
-            ChatType::Direct
-        } else {
-            ChatType::Group
-        };
-        let channel = self.take_origin(msg.origin);
-        let mut mctx = MsgContext::new(
-            &msg.text,
-            &channel,
-            chat_type,
-            msg.command_authorized,
-            crate::now_ms(),
-        );
+        let mut mctx = self.message_context(&msg.text, msg.origin, msg.command_authorized);
         let parsed = if mctx.command_authorized && msg.images.is_empty() {
             directives::parse(&mctx.body_for_commands)
         } else {
@@ -358,6 +380,7 @@ impl Handler<SendChat> for SessionActor {
         };
         let mut overrides = RunOverrides {
             thinking: msg.thinking,
+            untrusted: msg.untrusted,
             ..Default::default()
         };
         let run_id = message_id.clone();

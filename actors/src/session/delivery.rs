@@ -69,7 +69,8 @@ impl SessionActor {
             &message_id,
             RunView {
                 active: self.active.is_some(),
-                steerable: self.steerable(),
+                // An untrusted message waits for a turn of its own.
+                steerable: self.steerable().filter(|_| !overrides.untrusted),
             },
         );
         let (run_id, assigned, joinable) = match &placement {

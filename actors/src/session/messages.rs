@@ -58,6 +58,10 @@ pub struct SendChat {
     /// Where a channel message came from (recorded on the entry as the
     /// session's last route); None for WebSocket and HTTP clients.
     pub origin: Option<crate::session::Origin>,
+    /// From a sender who is not an operator (a channel sender not
+    /// allowlisted, a webhook): never steered into a running run, and the
+    /// run's exec never runs on the host.
+    pub untrusted: bool,
 }
 
 impl SendChat {
@@ -71,6 +75,7 @@ impl SendChat {
             // Deny-by-default: the caller says when a sender may use directives.
             command_authorized: false,
             origin: None,
+            untrusted: false,
         }
     }
 }

@@ -120,6 +120,11 @@ pub struct RunOverrides {
     pub reasoning: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// A message of this run came from a sender who is not an operator (a
+    /// channel sender not allowlisted, a webhook): its exec never runs on
+    /// the host (`SessionActor::exec_policy`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted: bool,
 }
 
 /// Where the active run stands, as far as placing a message goes.
@@ -336,7 +341,9 @@ impl SessionQueue {
             .flat_map(|(_, i)| std::mem::take(&mut i.images))
             .collect();
         let first = &items[0].1;
-        let (overrides, timeout_ms) = (first.overrides.clone(), first.timeout_ms);
+        let (mut overrides, timeout_ms) = (first.overrides.clone(), first.timeout_ms);
+        // One untrusted message makes the whole turn untrusted.
+        overrides.untrusted = items.iter().any(|(_, i)| i.overrides.untrusted);
         let text = if items.len() == 1 && dropped.is_empty() {
             items[0].1.text.clone()
         } else {

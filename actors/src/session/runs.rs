@@ -138,7 +138,7 @@ impl SessionActor {
         let model = models.first().map(|m| m.to_string()).unwrap_or_default();
         let tools = self.offered_tools();
         let context = self.build_context(files, &model, &level, &tools);
-        let exec = self.exec_policy();
+        let exec = self.exec_policy(a.overrides.untrusted);
         let run = RunActor::new(RunConfig {
             session_key: self.key.clone(),
             agent_id: self.agent().to_string(),

@@ -186,8 +186,8 @@ impl Default for ExecDefaults {
     fn default() -> Self {
         ExecDefaults {
             host: None,
-            security: crate::approvals::Security::Full,
-            ask: crate::approvals::Ask::Off,
+            security: crate::approvals::Security::Allowlist,
+            ask: crate::approvals::Ask::OnMiss,
             sandbox: Default::default(),
         }
     }

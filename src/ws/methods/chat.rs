@@ -251,6 +251,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         // chat.send needs operator.write: such a caller may use directives.
         command_authorized: true,
         origin: None,
+        untrusted: false,
     })
     .await?;
     if timed {
@@ -540,6 +541,7 @@ pub async fn agent(
     let ack = send_to_session(state, &key, || SendChat {
         command_authorized: true,
         origin: None,
+        untrusted: false,
         ..SendChat::text(&text, &message_id)
     })
     .await?;
