@@ -433,6 +433,10 @@ async fn get_updates(state: &State, p: &Value) -> HttpResponse {
     let _done = Done(state);
     let end = Instant::now() + hold;
     loop {
+        // Registered before the check, so a push in between is not missed.
+        let notified = state.arrived.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
         let ready: Vec<Value> = state
             .inner
             .lock()
@@ -445,10 +449,8 @@ async fn get_updates(state: &State, p: &Value) -> HttpResponse {
         if !ready.is_empty() || Instant::now() >= end {
             return ok(Value::Array(ready));
         }
-        let wait = end
-            .saturating_duration_since(Instant::now())
-            .min(Duration::from_millis(200));
-        let _ = tokio::time::timeout(wait, state.arrived.notified()).await;
+        let wait = end.saturating_duration_since(Instant::now());
+        let _ = tokio::time::timeout(wait, notified).await;
     }
 }
 

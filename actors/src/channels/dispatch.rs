@@ -215,12 +215,15 @@ pub async fn hand_over(
     }))
 }
 
-/// Records the hand-over (dispatch record out, delivery in) and flushes.
-pub async fn record(
+/// Records the hand-over (dispatch record out, delivery in, one
+/// transaction). Not flushed here: until the next flush (at the latest
+/// before the reply's first send) a crash leaves the dispatch record, and
+/// the message is handed over again: the session knows its id and names
+/// the same run.
+pub fn record(
     store: &Store,
     msg: &Incoming,
     delivery: Option<&Delivery>,
 ) -> Result<(), StoreError> {
-    ledger::dispatched(store, &msg.account, &msg.dedupe_key, delivery)?;
-    store.flush().await
+    ledger::dispatched(store, &msg.account, &msg.dedupe_key, delivery)
 }

@@ -83,6 +83,22 @@ impl Limiter {
         }
     }
 
+    /// Waits while a rate limit holds the token, without taking a turn (a
+    /// long poll is not a send and does not delay the next one).
+    pub async fn open(&self) {
+        loop {
+            let now = crate::now_ms();
+            let closed_for = match self.gate.lock() {
+                Ok(g) if g.closed(now) => g.wait_ms(now),
+                _ => 0,
+            };
+            if closed_for == 0 {
+                return;
+            }
+            actix::clock::sleep(Duration::from_millis(closed_for)).await;
+        }
+    }
+
     /// Records an outcome: round trips, and a rate limit closing the gate.
     pub fn record<E: CallError>(&self, outcome: Result<(), &E>) {
         let now = crate::now_ms();

@@ -33,8 +33,6 @@ use crate::channels::supervisor::ChannelDeps;
 use crate::provider::Image;
 
 const CHANNEL: &str = "telegram";
-/// Telegram takes about 30 messages a second per bot.
-const MIN_SPACING_MS: u64 = 35;
 const MAX_BACKOFF_MS: u64 = 60_000;
 
 pub struct TelegramActor {
@@ -72,7 +70,7 @@ impl TelegramActor {
             &cfg.bot_token,
             Duration::from_secs(cfg.request_timeout_s),
         );
-        let limiter = Limiter::new(MIN_SPACING_MS, RetryPolicy::TELEGRAM, health.clone());
+        let limiter = Limiter::new(cfg.send_interval_ms, RetryPolicy::TELEGRAM, health.clone());
         TelegramActor {
             span: tracing::info_span!("channel", channel = CHANNEL, account = %cfg.account_id),
             cfg,
@@ -393,7 +391,7 @@ impl Handler<Poll> for TelegramActor {
             self.cfg.poll_timeout_s,
         );
         let fut = async move {
-            limiter.turn().await;
+            limiter.open().await;
             let r = api.get_updates(offset, hold).await;
             limiter.record(r.as_ref().map(|_| ()));
             r
@@ -605,7 +603,7 @@ impl HandOver {
                 return None;
             }
         };
-        if let Err(e) = dispatch::record(&store, &inc, delivery.as_ref()).await {
+        if let Err(e) = dispatch::record(&store, &inc, delivery.as_ref()) {
             tracing::error!(channel = CHANNEL, key = %inc.dedupe_key, error = %e, "cannot record the hand-over");
         }
         delivery

@@ -59,6 +59,9 @@ pub struct TelegramAccount {
     pub edit_interval_ms: u64,
     /// A call without an answer by then (s) has an unknown outcome.
     pub request_timeout_s: u64,
+    /// The shortest spacing of two sends with this token (ms): Telegram
+    /// takes about 30 messages a second per bot.
+    pub send_interval_ms: u64,
     /// Agent for this account's messages when no binding says otherwise.
     pub model_override: Option<String>,
 }
@@ -83,6 +86,7 @@ struct Raw {
     poll_timeout_seconds: Option<u64>,
     edit_interval_ms: Option<u64>,
     request_timeout_seconds: Option<u64>,
+    send_interval_ms: Option<u64>,
     model_override: Option<String>,
 }
 
@@ -242,6 +246,7 @@ fn resolve(
         poll_timeout_s: raw.poll_timeout_seconds.unwrap_or(30).min(50),
         edit_interval_ms: raw.edit_interval_ms.unwrap_or(1000),
         request_timeout_s: raw.request_timeout_seconds.unwrap_or(30).clamp(1, 300),
+        send_interval_ms: raw.send_interval_ms.unwrap_or(35).min(10_000),
         model_override: raw.model_override,
     })
 }

@@ -1,0 +1,202 @@
+//! Channel benchmark: the release `ferroclaw` binary as a child process,
+//! polling the fake Telegram Bot API (`tests/support/fake_telegram.rs`,
+//! in this process, answering at once) with the built-in offline model.
+//! Prints numbers; asserts only that every update was answered once.
+//!
+//!     cargo bench --bench channels
+//!
+//! Phases: RSS with the channel connected and idle; 200 sequential
+//! messages in one chat, time from the update's arrival at the fake to the
+//! bot's first `sendMessage` (stream mode `off`: the whole reply; `partial`:
+//! the first preview), p50/p99; a burst of 1,000 updates across 200 chats
+//! (one session per chat), time until all are answered, each exactly once,
+//! and RSS after it. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
+//! `_CHATS` (200), `_DIR` (where the state dir goes: `/dev/shm` takes the
+//! disk's fsync out of the numbers).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod support;
+
+#[path = "proc_stats.rs"]
+#[allow(dead_code)]
+mod proc_stats;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::fake_telegram::FakeTelegram;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
+const TOKEN: &str = "4242:bench";
+
+struct Gateway(Child);
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn start(
+    fake: &FakeTelegram,
+    stream: &str,
+    spacing_ms: u64,
+    state: &std::path::Path,
+) -> (Gateway, u32) {
+    let cfg = json!({
+        "gateway": { "auth": { "mode": "token", "token": "bench-token" }, "tickIntervalMs": 3_600_000 },
+        "logging": { "level": "warn" },
+        "session": { "dmScope": "per-peer" },
+        "messages": { "queue": { "mode": "followup", "debounceMs": 0 } },
+        "channels": { "telegram": {
+            "botToken": TOKEN, "apiBaseUrl": fake.base, "dmPolicy": "open", "allowFrom": ["*"],
+            "streamMode": stream, "typingMode": "never", "sendIntervalMs": spacing_ms, "pollTimeoutSeconds": 30, "editIntervalMs": 1000,
+        } },
+    });
+    std::fs::write(state.join("ferroclaw.json"), cfg.to_string()).unwrap();
+    let mut child = Command::new(BIN)
+        .env("HOME", state)
+        .env_remove("OPENCLAW_GATEWAY_TOKEN")
+        .arg("--state-dir")
+        .arg(state)
+        .args(["gateway", "--port", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("gateway printed its address").unwrap();
+        if line.contains("listening on ws://") {
+            break;
+        }
+    }
+    std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            eprintln!("gw: {l}")
+        }
+    });
+    (Gateway(child), pid)
+}
+
+/// Sequential messages in one chat: update -> first sendMessage.
+async fn sequential(fake: &FakeTelegram, chat: i64, n: usize) -> Vec<Duration> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let before = fake.calls("sendMessage").len();
+        let t0 = Instant::now();
+        fake.dm(chat, i as i64 + 1, &format!("sequential message {i}"));
+        let sent = fake
+            .until(Duration::from_secs(30), |f| {
+                f.calls("sendMessage").len() > before
+            })
+            .await;
+        assert!(sent, "message {i} not answered");
+        let first = fake.calls("sendMessage")[before];
+        out.push(first.duration_since(t0));
+        // Let the reply finish (previews end with an edit) before the next.
+        fake.until(Duration::from_secs(30), |f| {
+            f.sent_to(chat)
+                .iter()
+                .any(|s| s.text == format!("You said: sequential message {i}"))
+        })
+        .await;
+    }
+    out.sort();
+    out
+}
+
+fn main() {
+    let seq = env_usize("FERROCLAW_BENCH_SEQ", 200);
+    let burst = env_usize("FERROCLAW_BENCH_BURST", 1000);
+    let chats = env_usize("FERROCLAW_BENCH_CHATS", 200).max(1);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        // The gateway's own overhead without the send spacing, then the
+        // default spacing (Telegram's ~30 messages a second) for the burst.
+        for (stream, spacing) in [("off", 0u64), ("partial", 0), ("off", 35)] {
+            let fake = FakeTelegram::start(TOKEN);
+            // FERROCLAW_BENCH_DIR=/dev/shm puts the store on tmpfs (fsync free).
+            let state = match std::env::var("FERROCLAW_BENCH_DIR") {
+                Ok(d) => tempfile::tempdir_in(d).unwrap(),
+                Err(_) => tempfile::tempdir().unwrap(),
+            };
+            let (_gw, pid) = start(&fake, stream, spacing, state.path());
+            assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            if stream == "off" && spacing == 0 {
+                println!("rss idle, telegram connected: {} KB", proc_stats::status_kb(pid, "VmRSS:"));
+            }
+            let lat = sequential(&fake, 9_000_000, seq).await;
+            println!(
+                "streamMode {stream}, sendIntervalMs {spacing}: update -> first sendMessage over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+                lat.len(),
+                ms(pct(&lat, 0.5)),
+                ms(pct(&lat, 0.99)),
+                ms(pct(&lat, 1.0))
+            );
+            if stream != "off" {
+                continue;
+            }
+            println!("burst with sendIntervalMs {spacing}:");
+            let t0 = Instant::now();
+            let mut want = HashMap::new();
+            for i in 0..burst {
+                let chat = 1 + (i % chats) as i64;
+                let text = format!("burst {i}");
+                fake.dm(chat, 100_000 + i as i64, &text);
+                want.insert(format!("You said: {text}"), chat);
+            }
+            let done = fake
+                .until(Duration::from_secs(300), |f| {
+                    let sent = f.sent();
+                    want.keys().all(|w| sent.iter().any(|s| s.text == *w))
+                })
+                .await;
+            let took = t0.elapsed();
+            let sent = fake.sent();
+            let mut counts: HashMap<&str, usize> = HashMap::new();
+            for s in &sent {
+                *counts.entry(s.text.as_str()).or_default() += 1;
+            }
+            let answered = want.keys().filter(|w| counts.get(w.as_str()) == Some(&1)).count();
+            let twice = want.keys().filter(|w| counts.get(w.as_str()).is_some_and(|n| *n > 1)).count();
+            println!(
+                "burst: {burst} updates across {chats} chats: {answered} answered once, {twice} more than once, all done: {done}, in {:.2} s ({:.0} updates/s)",
+                took.as_secs_f64(),
+                burst as f64 / took.as_secs_f64()
+            );
+            assert!(done && answered == burst && twice == 0, "every update answered exactly once");
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            println!("rss after the burst ({chats} sessions live): {} KB", proc_stats::status_kb(pid, "VmRSS:"));
+        }
+    });
+}
