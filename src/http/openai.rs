@@ -237,6 +237,7 @@ async fn chat_completions(
         command_authorized: true,
         origin: None,
         untrusted: false,
+        model: None,
         ..SendChat::text(&prompt, &run_id)
     };
     let ack = match crate::ws::methods::chat::send_to_session(&state, &key, make).await {

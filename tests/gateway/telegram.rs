@@ -698,3 +698,60 @@ async fn the_shipped_exec_default_asks_an_operator_and_denies_without_an_answer(
     assert!(text.contains("not run"), "{text}");
     assert!(!gw.state_dir().join("workspace/by-default").exists());
 }
+
+#[tokio::test]
+async fn send_off_keeps_replies_in_the_session_and_model_by_channel_picks_the_model() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut cfg = telegram_config(&fake, json!({ "streamMode": "off" }));
+    cfg["channels"]["modelByChannel"] = json!({ "telegram": "offline/telegram-model" });
+    let gw = TestGateway::with_config(cfg);
+    fake.dm(42, 1, "which model?");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: which model?") == 1)
+            .await
+    );
+    let mut c = crate::support::admin(&gw).await;
+    let list = c.call("sessions.list", json!({})).await;
+    let main = list["payload"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "agent:main:main")
+        .cloned()
+        .unwrap();
+    assert_eq!(main["model"], "telegram-model", "{main}");
+    // The owner turns delivery off: the confirmation still arrives, later replies stay in the session.
+    fake.dm(42, 2, "/send off");
+    assert!(
+        fake.until(LONG, |f| f
+            .sent_to(42)
+            .iter()
+            .any(|s| s.text.contains("Send policy set to off")))
+            .await,
+        "{:?}",
+        fake.sent()
+    );
+    fake.dm(42, 3, "are you there?");
+    let mut seen = false;
+    for _ in 0..100 {
+        let history = c
+            .call("chat.history", json!({ "sessionKey": "main" }))
+            .await;
+        if history["payload"]["messages"]
+            .to_string()
+            .contains("You said: are you there?")
+        {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen, "the run answered in the session");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        answers(&fake, 42, "You said: are you there?"),
+        0,
+        "{:?}",
+        fake.sent()
+    );
+}

@@ -6,7 +6,11 @@
 //! over twice (a restart between the hand-over and its record) is a
 //! duplicate the session recognises. The session's ack names the run that
 //! answers it; that run becomes the account's `Delivery`, recorded in the
-//! transaction that removes the dispatch record.
+//! transaction that removes the dispatch record. On the way: the
+//! session's reset policy (a stale session is reset first), the model for
+//! the channel (`modelOverride`, `channels.modelByChannel`), and the send
+//! policy (`/send off`, `session.sendPolicy`: the reply stays in the
+//! session).
 
 use std::sync::{Arc, Mutex};
 
@@ -18,8 +22,10 @@ use crate::inbound::finalize::{finalize, RawInbound};
 use crate::inbound::SessionKey;
 use crate::provider::Image;
 use crate::router::{GetSession, RouterActor};
+pub use crate::routing::reset::Stale;
+use crate::routing::reset::{self, ResetType};
 use crate::routing::{Peer, PeerKind, RouteInput, Router};
-use crate::session::{Origin, SendChat, SendStatus};
+use crate::session::{Origin, ResetSession, SendChat, SendStatus};
 use crate::store::{Store, StoreError};
 
 /// One accepted platform message, in neutral terms.
@@ -83,8 +89,113 @@ pub struct DispatchDeps {
     pub store: Store,
     pub sessions: Addr<RouterActor>,
     pub routes: Arc<Mutex<Router>>,
+    /// The config's session rules and per-channel models (replaced on
+    /// config apply).
+    pub policies: Arc<Mutex<Policies>>,
     pub default_agent: String,
     pub main_key: String,
+}
+
+/// The settings a hand-over reads besides routing.
+#[derive(Debug, Clone, Default)]
+pub struct Policies {
+    /// `session`: reset policies, `sendPolicy`.
+    pub session: crate::settings::SessionSettings,
+    /// `channels.modelByChannel`.
+    pub model_by_channel: std::collections::BTreeMap<String, String>,
+}
+
+impl Policies {
+    pub fn from_settings(s: &crate::settings::Settings) -> Policies {
+        let model_by_channel = s
+            .channels
+            .get("modelByChannel")
+            .map(|c| {
+                c.other
+                    .iter()
+                    .filter_map(|(k, v)| v.as_str().map(|m| (k.clone(), m.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Policies {
+            session: s.session.clone(),
+            model_by_channel,
+        }
+    }
+}
+
+/// Whether a session's replies may go to its chat: the session's own
+/// `/send on|off` first, then `session.sendPolicy` rules (first match:
+/// `channel`, `chatType`, `keyPrefix`), then its `default` (allow).
+pub fn send_allowed(
+    entry_policy: Option<&str>,
+    session: &crate::settings::SessionSettings,
+    channel: &str,
+    chat_type: &str,
+    key: &str,
+) -> bool {
+    match entry_policy {
+        Some("allow") => return true,
+        Some("deny") => return false,
+        _ => {}
+    }
+    let Some(sp) = session.other.get("sendPolicy") else {
+        return true;
+    };
+    let field = |m: &serde_json::Value, k: &str| {
+        m.get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    for rule in sp
+        .get("rules")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let m = rule.get("match").cloned().unwrap_or_default();
+        let hit = field(&m, "channel").is_none_or(|c| c.eq_ignore_ascii_case(channel))
+            && field(&m, "chatType").is_none_or(|t| t == chat_type)
+            && field(&m, "keyPrefix").is_none_or(|p| key.starts_with(&p));
+        if hit {
+            return rule.get("action").and_then(serde_json::Value::as_str) != Some("deny");
+        }
+    }
+    sp.get("default").and_then(serde_json::Value::as_str) != Some("deny")
+}
+
+/// Whether the session must start afresh before this message (its reset
+/// policy for the conversation kind and channel), at `now` on a gateway
+/// whose local time is UTC + `utc_offset_secs`.
+pub fn reset_due(
+    policies: &Policies,
+    kind: ResetType,
+    channel: &str,
+    entry: &crate::session::SessionEntry,
+    now_ms: u64,
+    utc_offset_secs: i32,
+) -> Option<reset::Stale> {
+    match reset::policy(&policies.session, kind, channel) {
+        Ok(p) => reset::stale(
+            &p,
+            transcript_started(entry),
+            entry.updated_at,
+            now_ms,
+            utc_offset_secs,
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "reset policy unreadable: session kept");
+            None
+        }
+    }
+}
+
+/// When a session's transcript started: its session id is a ULID made at
+/// the last reset; an imported one falls back to the entry's creation.
+fn transcript_started(entry: &crate::session::SessionEntry) -> u64 {
+    ulid::Ulid::from_string(&entry.session_id)
+        .map(|u| u.timestamp_ms())
+        .unwrap_or(entry.created_at)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +218,7 @@ pub async fn hand_over(
     commands: bool,
     images: Vec<Image>,
     note: Option<String>,
+    model: Option<String>,
 ) -> Result<Option<Delivery>, DispatchError> {
     let group = msg.is_group();
     let raw = RawInbound {
@@ -168,12 +280,31 @@ pub async fn hand_over(
             format!("{text}\n{n}")
         };
     }
-    let (session, _) = deps
+    let (session, entry) = deps
         .sessions
         .send(GetSession { key: key.clone() })
         .await
         .map_err(|_| DispatchError::Down)??;
+    let policies = deps.policies.lock().map(|p| p.clone()).unwrap_or_default();
+    let kind = match (group, msg.thread_id.is_some()) {
+        (_, true) => ResetType::Thread,
+        (true, false) => ResetType::Group,
+        (false, false) => ResetType::Direct,
+    };
+    let offset = chrono::Local::now().offset().local_minus_utc();
+    if let Some(why) = reset_due(
+        &policies,
+        kind,
+        &msg.channel,
+        &entry,
+        crate::now_ms(),
+        offset,
+    ) {
+        tracing::info!(session_key = %key.as_str(), reason = ?why, "session reset by its reset policy");
+        let _ = session.send(ResetSession).await;
+    }
     let mut send = SendChat::text(&text, &msg.session_message_id());
+    send.model = model.or_else(|| policies.model_by_channel.get(&msg.channel).cloned());
     send.images = images;
     send.command_authorized = inbound.ctx.command_authorized;
     // A sender the channel's allowlist does not name is not an operator.
@@ -203,6 +334,17 @@ pub async fn hand_over(
     if ack.status == SendStatus::Dropped {
         return Ok(None);
     }
+    let chat_type = inbound.ctx.chat_type.as_str();
+    if !send_allowed(
+        entry.send_policy.as_deref(),
+        &policies.session,
+        &msg.channel,
+        chat_type,
+        key.as_str(),
+    ) {
+        tracing::info!(session_key = %key.as_str(), "reply kept in the session: its send policy denies the chat");
+        return Ok(None);
+    }
     Ok(Some(Delivery {
         account: msg.account.clone(),
         session_key: key.as_str().to_string(),
@@ -226,4 +368,137 @@ pub fn record(
     delivery: Option<&Delivery>,
 ) -> Result<(), StoreError> {
     ledger::dispatched(store, &msg.account, &msg.dedupe_key, delivery)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::SessionEntry;
+    use serde_json::json;
+
+    const H: u64 = 3_600_000;
+    /// 2026-11-24 00:00 UTC.
+    const DAY0: u64 = 1_795_478_400_000;
+
+    fn policies(session: serde_json::Value) -> Policies {
+        Policies {
+            session: serde_json::from_value(session).unwrap(),
+            ..Policies::default()
+        }
+    }
+
+    fn entry(started: u64, last: u64) -> SessionEntry {
+        let mut e = SessionEntry::new(started);
+        e.session_id = ulid::Ulid::from_parts(started, 7).to_string();
+        e.updated_at = last;
+        e
+    }
+
+    #[test]
+    fn stale_sessions_are_found_by_transcript_start_and_last_activity() {
+        let daily = policies(json!({ "reset": { "mode": "daily", "atHour": 4 } }));
+        // Started yesterday 10:00, now 05:00: past today's 04:00 reset.
+        let e = entry(DAY0 - 14 * H, DAY0 - 13 * H);
+        assert_eq!(
+            reset_due(&daily, ResetType::Direct, "telegram", &e, DAY0 + 5 * H, 0),
+            Some(Stale::Daily)
+        );
+        // Now 03:00: the reset hour has not come yet.
+        assert_eq!(
+            reset_due(&daily, ResetType::Direct, "telegram", &e, DAY0 + 3 * H, 0),
+            None
+        );
+        // Gateway-local: at UTC+2, 04:00 local is 02:00 UTC.
+        assert_eq!(
+            reset_due(
+                &daily,
+                ResetType::Direct,
+                "telegram",
+                &e,
+                DAY0 + 3 * H,
+                7200
+            ),
+            Some(Stale::Daily)
+        );
+        let idle = policies(
+            json!({ "resetByChannel": { "telegram": { "mode": "idle", "idleMinutes": 30 } } }),
+        );
+        let e = entry(DAY0, DAY0 + H);
+        assert_eq!(
+            reset_due(
+                &idle,
+                ResetType::Group,
+                "telegram",
+                &e,
+                DAY0 + H + 31 * 60_000,
+                0
+            ),
+            Some(Stale::Idle)
+        );
+        assert_eq!(
+            reset_due(
+                &idle,
+                ResetType::Group,
+                "telegram",
+                &e,
+                DAY0 + H + 29 * 60_000,
+                0
+            ),
+            None
+        );
+        assert_eq!(
+            reset_due(&idle, ResetType::Group, "slack", &e, DAY0 + 9 * H, 0),
+            None,
+            "other channels: none"
+        );
+        assert_eq!(
+            reset_due(
+                &Policies::default(),
+                ResetType::Direct,
+                "telegram",
+                &e,
+                DAY0 + 99 * H,
+                0
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn send_policy_rules_first_match_then_default_and_the_session_wins() {
+        let s: crate::settings::SessionSettings = serde_json::from_value(json!({ "sendPolicy": {
+            "default": "allow",
+            "rules": [
+                { "action": "deny", "match": { "channel": "telegram", "chatType": "group" } },
+                { "action": "allow", "match": { "keyPrefix": "agent:main:telegram:group:-1" } },
+            ],
+        } }))
+        .unwrap();
+        assert!(!send_allowed(
+            None,
+            &s,
+            "telegram",
+            "group",
+            "agent:main:telegram:group:-1"
+        ));
+        assert!(send_allowed(
+            None,
+            &s,
+            "telegram",
+            "direct",
+            "agent:main:main"
+        ));
+        assert!(send_allowed(Some("allow"), &s, "telegram", "group", "k"));
+        assert!(!send_allowed(Some("deny"), &s, "telegram", "direct", "k"));
+        let deny_all: crate::settings::SessionSettings =
+            serde_json::from_value(json!({ "sendPolicy": { "default": "deny" } })).unwrap();
+        assert!(!send_allowed(None, &deny_all, "telegram", "direct", "k"));
+        assert!(send_allowed(
+            None,
+            &crate::settings::SessionSettings::default(),
+            "telegram",
+            "direct",
+            "k"
+        ));
+    }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::access;
-use super::dispatch::DispatchDeps;
+use super::dispatch::{DispatchDeps, Policies};
 use super::health::{AccountHealth, HealthBoard};
 use super::messages::*;
 use super::telegram::{config::TelegramAccount, TelegramActor};
@@ -45,6 +45,7 @@ pub struct ChannelSupervisor {
     sessions: Addr<RouterActor>,
     runs: Addr<RunRegistry>,
     routes: Arc<Mutex<Router>>,
+    policies: Arc<Mutex<Policies>>,
     board: Arc<HealthBoard>,
     default_agent: String,
     main_key: String,
@@ -79,6 +80,7 @@ impl ChannelSupervisor {
             sessions,
             runs,
             routes: Arc::new(Mutex::new(routes)),
+            policies: Arc::new(Mutex::new(Policies::from_settings(settings))),
             board,
             default_agent: settings.default_agent_id().to_string(),
             main_key: settings.session.main_key.clone(),
@@ -146,6 +148,7 @@ impl ChannelSupervisor {
                 store: self.store.clone(),
                 sessions: self.sessions.clone(),
                 routes: self.routes.clone(),
+                policies: self.policies.clone(),
                 default_agent: self.default_agent.clone(),
                 main_key: self.main_key.clone(),
             },

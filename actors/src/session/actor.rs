@@ -381,6 +381,7 @@ impl Handler<SendChat> for SessionActor {
         let mut overrides = RunOverrides {
             thinking: msg.thinking,
             untrusted: msg.untrusted,
+            model: msg.model,
             ..Default::default()
         };
         let run_id = message_id.clone();

@@ -62,6 +62,8 @@ pub struct SendChat {
     /// allowlisted, a webhook): never steered into a running run, and the
     /// run's exec never runs on the host.
     pub untrusted: bool,
+    /// The model for this message's run (a channel's `modelOverride`).
+    pub model: Option<String>,
 }
 
 impl SendChat {
@@ -76,6 +78,7 @@ impl SendChat {
             command_authorized: false,
             origin: None,
             untrusted: false,
+            model: None,
         }
     }
 }

@@ -252,6 +252,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         command_authorized: true,
         origin: None,
         untrusted: false,
+        model: None,
     })
     .await?;
     if timed {
@@ -542,6 +543,7 @@ pub async fn agent(
         command_authorized: true,
         origin: None,
         untrusted: false,
+        model: None,
         ..SendChat::text(&text, &message_id)
     })
     .await?;

@@ -78,7 +78,12 @@ fn channel_of(state: &SharedState, asked: Option<&str>) -> Result<String, ErrorS
         return Ok(c.to_ascii_lowercase());
     }
     let settings = state.live.settings();
-    let configured: Vec<&String> = settings.channels.keys().collect();
+    // `modelByChannel` and `defaults` are settings, not channels.
+    let configured: Vec<&String> = settings
+        .channels
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "modelByChannel" | "defaults"))
+        .collect();
     match configured.as_slice() {
         [one] => Ok((*one).clone()),
         [] => Err(ErrorShape::invalid(
@@ -186,7 +191,7 @@ pub async fn follow(
         return Ok(false);
     }
     let session = session_key(state, key)?;
-    let origin = state
+    let entry = state
         .gateway
         .router
         .send(LookupSession {
@@ -194,8 +199,9 @@ pub async fn follow(
         })
         .await
         .map_err(down)?
-        .map_err(store_err)?
-        .and_then(|e| e.origin);
+        .map_err(store_err)?;
+    let policy = entry.as_ref().and_then(|e| e.send_policy.clone());
+    let origin = entry.and_then(|e| e.origin);
     let channel = d
         .originating_channel
         .clone()
@@ -208,6 +214,19 @@ pub async fn follow(
         tracing::info!(session_key = %key, "deliver asked, but the session has no channel route");
         return Ok(false);
     };
+    let settings = state.live.settings();
+    let chat_type = origin.as_ref().map_or("direct", |o| o.chat_type.as_str());
+    let allowed = ferroclaw_actors::channels::dispatch::send_allowed(
+        policy.as_deref(),
+        &settings.session,
+        &channel,
+        chat_type,
+        session.as_str(),
+    );
+    if !allowed {
+        tracing::info!(session_key = %key, "deliver asked, but the session's send policy denies it");
+        return Ok(false);
+    }
     let delivery = Delivery {
         account: String::new(),
         session_key: session.as_str().to_string(),

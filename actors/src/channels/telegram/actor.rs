@@ -622,7 +622,8 @@ impl HandOver {
         match access::decide(&self.cfg.access, &knock, approved) {
             Verdict::Allow { commands } => {
                 let (images, note) = self.media(inc).await;
-                dispatch::hand_over(&self.deps.dispatch, inc, commands, images, note).await
+                let model = self.cfg.model_override.clone();
+                dispatch::hand_over(&self.deps.dispatch, inc, commands, images, note, model).await
             }
             Verdict::Pair => {
                 let mut random = [0u8; 8];
