@@ -755,3 +755,43 @@ async fn send_off_keeps_replies_in_the_session_and_model_by_channel_picks_the_mo
         fake.sent()
     );
 }
+
+#[tokio::test]
+async fn the_model_is_told_the_channel_and_its_capabilities_even_in_the_main_session() {
+    use crate::support::fake_provider::{FakeProvider, Script};
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let provider = FakeProvider::start().await;
+    provider.set_default(Script::text(&["hi"]));
+    let mut cfg = telegram_config(&fake, json!({ "streamMode": "off" }));
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &json!({
+            "models": { "providers": { "fake": { "baseUrl": provider.base_url(), "api": "openai-completions", "apiKey": "k" } } },
+            "agents": { "defaults": { "model": "fake/m1" } },
+        }),
+    );
+    let gw = TestGateway::with_config(cfg);
+    fake.dm(42, 1, "hello");
+    assert!(fake.until(LONG, |f| f.sent_to(42).len() == 1).await);
+    let mut c = crate::support::admin(&gw).await;
+    crate::support::say(&mut c, "main", "from the web", "w-1").await;
+    let prompts: Vec<String> = provider
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(b, _)| {
+            b["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(
+        prompts[0].contains("channel=telegram | capabilities=markdown,images,edits"),
+        "{}",
+        prompts[0]
+    );
+    assert!(prompts[1].contains("channel=webchat"), "{}", prompts[1]);
+}

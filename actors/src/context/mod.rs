@@ -112,6 +112,9 @@ pub struct RunInputs<'a> {
     pub thinking: &'a str,
     pub tools: &'a [ToolSpec],
     pub skill_filter: Option<&'a [String]>,
+    /// The channel the turn's message came by (its capabilities go into the
+    /// runtime line); None: the session key's.
+    pub channel: Option<&'a str>,
 }
 
 impl AgentContext {
@@ -227,6 +230,7 @@ impl AgentContext {
                 thinking,
                 tools,
                 skill_filter,
+                channel: None,
             },
         )
     }
@@ -240,8 +244,9 @@ impl AgentContext {
             thinking,
             tools,
             skill_filter,
+            channel,
         } = *run;
-        let channel = channel_of_key(key);
+        let channel = channel.unwrap_or_else(|| channel_of_key(key));
         let mode = mode_of_key(key);
         let statuses = self.filtered(read.skills.clone(), agent_id, channel, skill_filter);
         let snapshot = skills::snapshot(&statuses, &self.skills);

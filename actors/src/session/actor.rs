@@ -372,6 +372,7 @@ impl Handler<SendChat> for SessionActor {
                 })
             });
         }
+        let channel = msg.origin.as_ref().map(|o| o.channel.clone());
         let mut mctx = self.message_context(&msg.text, msg.origin, msg.command_authorized);
         let parsed = if mctx.command_authorized && msg.images.is_empty() {
             directives::parse(&mctx.body_for_commands)
@@ -382,6 +383,7 @@ impl Handler<SendChat> for SessionActor {
             thinking: msg.thinking,
             untrusted: msg.untrusted,
             model: msg.model,
+            channel,
             ..Default::default()
         };
         let run_id = message_id.clone();

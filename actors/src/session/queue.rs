@@ -125,6 +125,9 @@ pub struct RunOverrides {
     /// the host (`SessionActor::exec_policy`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untrusted: bool,
+    /// The channel the message came by (the runtime line's capabilities).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
 }
 
 /// Where the active run stands, as far as placing a message goes.

@@ -110,6 +110,10 @@ impl SessionActor {
             thinking: level,
             tools,
             skill_filter: self.entry.skill_filter.as_deref(),
+            channel: self
+                .active
+                .as_ref()
+                .and_then(|a| a.overrides.channel.as_deref()),
         };
         self.deps.context.build_run(files, &self.key, &inputs)
     }
