@@ -489,18 +489,32 @@ async fn send_delivers_once_per_idempotency_key_even_after_a_restart() {
         )
         .await;
     assert_eq!(empty["error"]["code"], "INVALID_REQUEST", "{empty}");
+    // Photos and documents go by URL (Telegram fetches them).
     let media = c
+        .call("send", json!({ "to": "42", "message": "the plan", "mediaUrls": ["https://example.invalid/plan.png", "https://example.invalid/plan.pdf"], "idempotencyKey": "send-5" }))
+        .await;
+    assert_eq!(media["ok"], true, "{media}");
+    let texts: Vec<String> = fake.sent_to(42).iter().map(|s| s.text.clone()).collect();
+    assert!(
+        texts.contains(&"[photo] https://example.invalid/plan.png".to_string()),
+        "{texts:?}"
+    );
+    assert!(
+        texts.contains(&"[document] https://example.invalid/plan.pdf".to_string()),
+        "{texts:?}"
+    );
+    let local = c
         .call(
             "send",
-            json!({ "to": "1", "mediaUrl": "https://x/y.png", "idempotencyKey": "send-5" }),
+            json!({ "to": "42", "mediaUrl": "/etc/passwd", "idempotencyKey": "send-6" }),
         )
         .await;
     assert!(
-        media["error"]["message"]
+        local["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("media"),
-        "{media}"
+            .contains("http(s)"),
+        "{local}"
     );
 }
 
@@ -794,4 +808,34 @@ async fn the_model_is_told_the_channel_and_its_capabilities_even_in_the_main_ses
         prompts[0]
     );
     assert!(prompts[1].contains("channel=webchat"), "{}", prompts[1]);
+}
+
+#[tokio::test]
+async fn rapid_texts_are_debounced_into_one_turn_and_commands_go_at_once() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut cfg = telegram_config(&fake, json!({ "streamMode": "off" }));
+    cfg["messages"] = json!({ "inbound": { "debounceMs": 400 } });
+    let _gw = TestGateway::with_config(cfg);
+    fake.dm(42, 1, "first part");
+    fake.dm(42, 2, "second part");
+    fake.dm(42, 3, "third part");
+    assert!(fake.until(LONG, |f| !f.sent_to(42).is_empty()).await);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let sent = fake.sent_to(42);
+    assert_eq!(sent.len(), 1, "one turn: {sent:?}");
+    assert_eq!(
+        sent[0].text,
+        "You said: first part\nsecond part\nthird part"
+    );
+    // A command flushes what waits and runs alone, at once.
+    fake.dm(42, 4, "before the command");
+    fake.dm(42, 5, "/status");
+    assert!(
+        fake.until(LONG, |f| f.sent_to(42).len() >= 3).await,
+        "{:?}",
+        fake.sent()
+    );
+    let texts: Vec<String> = fake.sent_to(42).iter().map(|s| s.text.clone()).collect();
+    assert_eq!(texts[1], "You said: before the command");
+    assert!(texts[2].contains("Session"), "{texts:?}");
 }

@@ -383,6 +383,7 @@ async fn apply(state: &State, method: &str, p: &Value) -> HttpResponse {
         "getUpdates" => get_updates(state, p).await,
         "sendMessage" => send_message(state, p),
         "editMessageText" => edit_message(state, p),
+        "sendPhoto" | "sendDocument" => send_media(state, method, p),
         "sendChatAction" => {
             let chat = p["chat_id"].as_i64().unwrap_or_default();
             let action = p["action"].as_str().unwrap_or_default().to_string();
@@ -494,6 +495,45 @@ fn send_message(state: &State, p: &Value) -> HttpResponse {
         "from": { "id": BOT_ID, "is_bot": true, "first_name": "Ferro" },
         "text": text,
     }))
+}
+
+/// A photo or document by URL: recorded as `[photo] <url>` (or
+/// `[document]`) and the caption on the next line.
+fn send_media(state: &State, method: &str, p: &Value) -> HttpResponse {
+    let field = if method == "sendPhoto" {
+        "photo"
+    } else {
+        "document"
+    };
+    let Some(url) = p[field].as_str().filter(|u| u.starts_with("http")) else {
+        return err(
+            400,
+            "Bad Request: wrong file identifier/HTTP URL specified",
+            None,
+        );
+    };
+    let Some(chat_id) = p["chat_id"].as_i64() else {
+        return err(400, "Bad Request: chat not found", None);
+    };
+    let caption = p["caption"].as_str().unwrap_or_default();
+    let text = format!("[{field}] {url}\n{caption}").trim_end().to_string();
+    let mut i = state.inner.lock().unwrap();
+    i.next_message_id += 1;
+    let message_id = i.next_message_id;
+    let thread_id = p["message_thread_id"].as_i64();
+    i.sent.push(Sent {
+        chat_id,
+        message_id,
+        text,
+        html: false,
+        thread_id,
+        reply_to: None,
+        edits: 0,
+        at: Instant::now(),
+    });
+    ok(
+        json!({ "message_id": message_id, "date": 1_700_000_001, "chat": { "id": chat_id, "type": "private" } }),
+    )
 }
 
 fn edit_message(state: &State, p: &Value) -> HttpResponse {

@@ -65,6 +65,13 @@ pub trait Outlet: Clone + Unpin + 'static {
         formatted: bool,
     ) -> impl Future<Output = Result<(), SendFailure>>;
     fn typing(&self, to: &Target) -> impl Future<Output = ()>;
+    /// A photo or document from an http(s) URL, with a caption.
+    fn send_media(
+        &self,
+        to: &Target,
+        url: &str,
+        caption: &str,
+    ) -> impl Future<Output = Result<String, SendFailure>>;
     /// The reply cut into messages the platform takes.
     fn split(&self, text: &str) -> Vec<String>;
 }
@@ -286,6 +293,7 @@ impl<O: Outlet> Deliverer<O> {
             target: d.target.clone(),
             thread_id: d.thread_id.clone(),
             edit_of,
+            media: None,
             text: text.to_string(),
             state: OutState::Pending,
             created_ms: crate::now_ms(),
@@ -389,13 +397,14 @@ impl<O: Outlet> Deliverer<O> {
         self.store.flush().await?;
         let to = target(d);
         let formatted = !item.key.ends_with(PREVIEW);
-        let outcome = match &item.edit_of {
-            Some(id) => self
+        let outcome = match (&item.edit_of, &item.media) {
+            (Some(id), _) => self
                 .outlet
                 .edit(&to, id, &item.text, formatted)
                 .await
                 .map(|_| id.clone()),
-            None => {
+            (None, Some(url)) => self.outlet.send_media(&to, url, &item.text).await,
+            (None, None) => {
                 self.outlet
                     .send(&to, &item.text, formatted, d.reply_to.as_deref())
                     .await

@@ -53,6 +53,10 @@ pub struct Incoming {
     /// Attachments, as the adapter names them (file ids, with a type).
     #[serde(default)]
     pub media: Vec<MediaRef>,
+    /// Dedupe keys of messages debounced into this one (their dispatch
+    /// records go with it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
     pub ts_ms: u64,
 }
 
@@ -367,6 +371,9 @@ pub fn record(
     msg: &Incoming,
     delivery: Option<&Delivery>,
 ) -> Result<(), StoreError> {
+    for part in &msg.merged {
+        ledger::dispatched(store, &msg.account, part, None)?;
+    }
     ledger::dispatched(store, &msg.account, &msg.dedupe_key, delivery)
 }
 

@@ -302,6 +302,10 @@ pub struct OutboxItem {
     /// final by an edit) instead of sending a new one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit_of: Option<String>,
+    /// A photo or document to send (an http(s) URL the platform fetches);
+    /// `text` is its caption.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<String>,
     pub text: String,
     #[serde(flatten)]
     pub state: OutState,
@@ -409,6 +413,7 @@ mod tests {
             target: "42".into(),
             thread_id: None,
             edit_of: None,
+            media: None,
             text: text.into(),
             state: OutState::Pending,
             created_ms: 1,

@@ -133,6 +133,8 @@ pub struct SendText {
     pub thread_id: Option<String>,
     pub reply_to: Option<String>,
     pub text: String,
+    /// Photos or documents (http(s) URLs) sent after the text.
+    pub media: Vec<String>,
     pub key: String,
 }
 

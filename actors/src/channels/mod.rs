@@ -12,7 +12,8 @@
 //! - `health.rs`: measured health per account;
 //! - `sender.rs`, `limits.rs`: the per-token limiter, `SendGate` and
 //!   seed 002's `RetryPolicy`;
-//! - `chunker.rs` block streaming, `debounce.rs` rapid texts as one turn.
+//! - `queues.rs` per-chat hand-over queues with the debounce in front;
+//!   `chunker.rs` block streaming, `debounce.rs` rapid texts as one turn.
 //!
 //! Adapters: `telegram/`. Rules that depend on time take it as an argument.
 
@@ -25,6 +26,7 @@ pub mod health;
 pub mod ledger;
 pub mod limits;
 pub mod messages;
+pub mod queues;
 pub mod sender;
 pub mod supervisor;
 pub mod telegram;
@@ -56,6 +58,10 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
             raw.insert("skillFilter".into(), serde_json::json!(f));
         }
         out.telegram = telegram::config::accounts(&raw, env_token)?;
+        let debounce = inbound_debounce_ms(settings, "telegram")?;
+        for a in &mut out.telegram {
+            a.debounce_ms = debounce;
+        }
         let mut tokens: Vec<&str> = out.telegram.iter().map(|a| a.bot_token.as_str()).collect();
         tokens.sort_unstable();
         if tokens.windows(2).any(|w| w[0] == w[1]) {
@@ -66,6 +72,32 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
         }
     }
     Ok(out)
+}
+
+/// `messages.inbound.byChannel.<channel>`, else `messages.inbound.debounceMs`
+/// (0: off).
+fn inbound_debounce_ms(settings: &Settings, channel: &str) -> Result<u64, String> {
+    let inbound = settings.messages.other.get("inbound");
+    let read = |v: Option<&serde_json::Value>, key: &str| -> Result<Option<u64>, String> {
+        match v {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(|n| Some(n.min(60_000)))
+                .ok_or_else(|| format!("{key}: expected milliseconds")),
+        }
+    };
+    let by_channel = read(
+        inbound
+            .and_then(|i| i.get("byChannel"))
+            .and_then(|b| b.get(channel)),
+        &format!("messages.inbound.byChannel.{channel}"),
+    )?;
+    let all = read(
+        inbound.and_then(|i| i.get("debounceMs")),
+        "messages.inbound.debounceMs",
+    )?;
+    Ok(by_channel.or(all).unwrap_or(0))
 }
 
 /// `gateway.channelStaleEventThresholdMinutes` in ms.

@@ -106,18 +106,28 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
         p.silent,
         &p.parse_mode,
     );
-    let media = p.media_url.is_some()
-        || p.media_urls.as_ref().is_some_and(|m| !m.is_empty())
-        || p.buffer.is_some()
-        || p.filename.is_some()
-        || p.content_type.is_some();
-    if media {
+    if p.buffer.is_some() || p.filename.is_some() || p.content_type.is_some() {
         return Err(ErrorShape::invalid(
-            "invalid send params: media sends are not supported by ferroclaw yet; send text",
+            "invalid send params: base64 attachments are not supported by ferroclaw yet; pass mediaUrl",
         ));
     }
+    let media: Vec<String> = p
+        .media_url
+        .iter()
+        .chain(p.media_urls.iter().flatten())
+        .map(|u| u.trim().to_string())
+        .filter(|u| !u.is_empty())
+        .collect();
+    if let Some(bad) = media
+        .iter()
+        .find(|u| !(u.starts_with("https://") || u.starts_with("http://")))
+    {
+        return Err(ErrorShape::invalid(format!(
+            "invalid send params: mediaUrl must be an http(s) URL the platform can fetch: {bad}"
+        )));
+    }
     let text = p.message.clone().unwrap_or_default();
-    if text.trim().is_empty() {
+    if text.trim().is_empty() && media.is_empty() {
         return Err(ErrorShape::invalid(
             "invalid send params: text or media is required",
         ));
@@ -138,6 +148,7 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
             thread_id: p.thread_id.clone(),
             reply_to: p.reply_to_id.clone(),
             text: text.clone(),
+            media: media.clone(),
             key: p.idempotency_key.clone(),
         })
         .await
@@ -147,8 +158,12 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
         // Mirrored into the session's transcript, as OpenClaw does.
         let key = session_key(state, raw)?;
         let session = session_for(state, key).await?;
+        let mut shown = text;
+        for url in &media {
+            shown = format!("{shown}\n{url}").trim_start().to_string();
+        }
         let note = InjectNote {
-            text,
+            text: shown,
             label: Some(format!("sent to {channel}:{}", p.to)),
         };
         session.send(note).await.map_err(down)?.map_err(store_err)?;

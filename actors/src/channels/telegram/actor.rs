@@ -7,7 +7,6 @@
 //! the next poll acknowledges it; messages are handed over per chat in
 //! order; each answer is followed by a `Deliverer`.
 
-use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +27,7 @@ use crate::channels::limits::RetryPolicy;
 use crate::channels::messages::{
     AccountStopped, ChannelSendError, FollowRun, Notify, SendText, StopAccount,
 };
+use crate::channels::queues::ChatQueues;
 use crate::channels::sender::{CallError, Limiter};
 use crate::channels::supervisor::ChannelDeps;
 use crate::provider::Image;
@@ -42,8 +42,9 @@ pub struct TelegramActor {
     deps: ChannelDeps,
     health: Arc<AccountHealth>,
     me: Me,
-    queues: HashMap<String, VecDeque<Incoming>>,
-    busy: HashSet<String>,
+    queues: ChatQueues,
+    /// The pending wake-up for the debounce's next due batch.
+    debounce_timer: Option<SpawnHandle>,
     backoff_ms: u64,
     fatal: Option<String>,
     span: tracing::Span,
@@ -71,6 +72,7 @@ impl TelegramActor {
             Duration::from_secs(cfg.request_timeout_s),
         );
         let limiter = Limiter::new(cfg.send_interval_ms, RetryPolicy::TELEGRAM, health.clone());
+        let queues = ChatQueues::new(cfg.debounce_ms);
         TelegramActor {
             span: tracing::info_span!("channel", channel = CHANNEL, account = %cfg.account_id),
             cfg,
@@ -79,8 +81,8 @@ impl TelegramActor {
             deps,
             health,
             me: Me::default(),
-            queues: HashMap::new(),
-            busy: HashSet::new(),
+            queues,
+            debounce_timer: None,
             backoff_ms: 0,
             fatal: None,
         }
@@ -229,10 +231,26 @@ impl TelegramActor {
     }
 
     fn enqueue(&mut self, inc: Incoming, ctx: &mut Context<Self>) {
-        let chat = inc.chat_id.clone();
-        self.queues.entry(chat.clone()).or_default().push_back(inc);
-        if self.busy.insert(chat.clone()) {
+        let start = self.queues.push(inc, crate::now_ms());
+        self.started(start, ctx);
+    }
+
+    /// Chats that became busy start handing over; the debounce's next
+    /// batch gets its wake-up.
+    fn started(&mut self, chats: Vec<String>, ctx: &mut Context<Self>) {
+        for chat in chats {
             ctx.notify(DispatchNext { chat });
+        }
+        if let Some(h) = self.debounce_timer.take() {
+            ctx.cancel_future(h);
+        }
+        if let Some(due) = self.queues.next_due() {
+            let wait = Duration::from_millis(due.saturating_sub(crate::now_ms()));
+            self.debounce_timer = Some(ctx.run_later(wait, |act, ctx| {
+                act.debounce_timer = None;
+                let chats = act.queues.due(crate::now_ms());
+                act.started(chats, ctx);
+            }));
         }
     }
 
@@ -406,9 +424,7 @@ impl Handler<Poll> for TelegramActor {
 impl Handler<DispatchNext> for TelegramActor {
     type Result = ();
     fn handle(&mut self, msg: DispatchNext, ctx: &mut Context<Self>) {
-        let Some(inc) = self.queues.get_mut(&msg.chat).and_then(VecDeque::pop_front) else {
-            self.queues.remove(&msg.chat);
-            self.busy.remove(&msg.chat);
+        let Some(inc) = self.queues.pop(&msg.chat) else {
             return;
         };
         self.health.inbound(crate::now_ms());
@@ -507,20 +523,25 @@ fn send_delivery(
         created_ms: crate::now_ms(),
         finalized: true,
     };
-    let items: Vec<OutboxItem> = chunks
+    let item = |i: usize, text: &str, media: Option<&String>| OutboxItem {
+        account: account.to_string(),
+        key: ledger::chunk_key(&d.session_key, &d.run_id, i),
+        target: msg.to.clone(),
+        thread_id: msg.thread_id.clone(),
+        edit_of: None,
+        media: media.cloned(),
+        text: text.to_string(),
+        state: OutState::Pending,
+        created_ms: d.created_ms,
+    };
+    let mut items: Vec<OutboxItem> = chunks
         .iter()
         .enumerate()
-        .map(|(i, text)| OutboxItem {
-            account: account.to_string(),
-            key: ledger::chunk_key(&d.session_key, &d.run_id, i),
-            target: msg.to.clone(),
-            thread_id: msg.thread_id.clone(),
-            edit_of: None,
-            text: text.clone(),
-            state: OutState::Pending,
-            created_ms: d.created_ms,
-        })
+        .map(|(i, t)| item(i, t, None))
         .collect();
+    for url in &msg.media {
+        items.push(item(items.len(), "", Some(url)));
+    }
     if !ledger::run_items(store, account, &d.session_key, &d.run_id)?.is_empty() {
         return Ok(d); // a repeat: its chunks are in the outbox already
     }
@@ -574,6 +595,7 @@ fn notice(
         target: to.to_string(),
         thread_id: None,
         edit_of: None,
+        media: None,
         text: text.to_string(),
         state: OutState::Pending,
         created_ms: d.created_ms,
@@ -621,6 +643,17 @@ impl HandOver {
         };
         match access::decide(&self.cfg.access, &knock, approved) {
             Verdict::Allow { commands } => {
+                if self.cfg.typing_mode == TypingMode::Instant {
+                    // Shown as soon as the message is taken, before the session has it.
+                    let (api, limiter) = (self.api.clone(), self.limiter.clone());
+                    let to = super::api::Target {
+                        chat_id: inc.chat_id.clone(),
+                        thread_id: inc.thread_id.clone(),
+                    };
+                    actix::spawn(async move {
+                        let _ = limiter.call(true, || api.typing(&to)).await;
+                    });
+                }
                 let (images, note) = self.media(inc).await;
                 let model = self.cfg.model_override.clone();
                 dispatch::hand_over(&self.deps.dispatch, inc, commands, images, note, model).await

@@ -326,6 +326,37 @@ impl BotApi {
         Ok(m.message_id.to_string())
     }
 
+    /// `sendPhoto` (an image URL) or `sendDocument` (anything else), by URL:
+    /// Telegram fetches it. Reply: the new message's id.
+    pub async fn send_media(
+        &self,
+        to: &Target,
+        url: &str,
+        caption: &str,
+    ) -> Result<String, TgError> {
+        let lower = url.to_ascii_lowercase();
+        let path = lower.split(['?', '#']).next().unwrap_or_default();
+        let photo = [".jpg", ".jpeg", ".png", ".gif", ".webp"]
+            .iter()
+            .any(|e| path.ends_with(e));
+        let (method, field) = if photo {
+            ("sendPhoto", "photo")
+        } else {
+            ("sendDocument", "document")
+        };
+        let mut params = json!({ "chat_id": chat_id_value(&to.chat_id) });
+        params[field] = json!(url);
+        if !caption.is_empty() {
+            params["caption"] = json!(caption.chars().take(1024).collect::<String>());
+        }
+        if let Some(t) = to.thread_id.as_deref().and_then(|t| t.parse::<i64>().ok()) {
+            params["message_thread_id"] = json!(t);
+        }
+        let v = self.call(method, &params, self.limit).await?;
+        let m: Message = decode(v)?;
+        Ok(m.message_id.to_string())
+    }
+
     /// `editMessageText` (an unchanged text is not an error).
     pub async fn edit_message(
         &self,

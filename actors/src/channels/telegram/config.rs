@@ -62,6 +62,10 @@ pub struct TelegramAccount {
     /// The shortest spacing of two sends with this token (ms): Telegram
     /// takes about 30 messages a second per bot.
     pub send_interval_ms: u64,
+    /// Rapid texts of one conversation within this window become one
+    /// message (`messages.inbound.debounceMs`, `byChannel.telegram`; set by
+    /// `channels::plan`); 0: off.
+    pub debounce_ms: u64,
     /// Agent for this account's messages when no binding says otherwise.
     pub model_override: Option<String>,
 }
@@ -247,6 +251,7 @@ fn resolve(
         edit_interval_ms: raw.edit_interval_ms.unwrap_or(1000),
         request_timeout_s: raw.request_timeout_seconds.unwrap_or(30).clamp(1, 300),
         send_interval_ms: raw.send_interval_ms.unwrap_or(35).min(10_000),
+        debounce_ms: 0,
         model_override: raw.model_override,
     })
 }

@@ -161,6 +161,7 @@ pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
         text,
         mentioned,
         media,
+        merged: Vec::new(),
         ts_ms: (m.date.max(0) as u64).saturating_mul(1000),
     }))
 }

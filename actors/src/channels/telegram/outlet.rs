@@ -93,6 +93,18 @@ impl Outlet for TgOutlet {
         }
     }
 
+    async fn send_media(
+        &self,
+        to: &Target,
+        url: &str,
+        caption: &str,
+    ) -> Result<String, SendFailure> {
+        self.limiter
+            .call(false, || self.api.send_media(to, url, caption))
+            .await
+            .map_err(failure)
+    }
+
     fn split(&self, text: &str) -> Vec<String> {
         format::split(text, self.chunk_limit)
     }
