@@ -839,3 +839,36 @@ async fn rapid_texts_are_debounced_into_one_turn_and_commands_go_at_once() {
     assert_eq!(texts[1], "You said: before the command");
     assert!(texts[2].contains("Session"), "{texts:?}");
 }
+
+#[tokio::test]
+async fn garbage_from_the_platform_is_skipped_and_the_adapter_keeps_going() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    fake.fault("getUpdates", Fault::Garbage);
+    fake.fault("getUpdates", Fault::Server(502));
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    // Updates that are not what the Bot API sends: skipped, the cursor moves past them.
+    fake.push_raw(json!({ "message": "not an object" }));
+    fake.push_raw(json!({ "message": { "message_id": "x", "chat": 5 } }));
+    fake.push_raw(json!({ "edited_message": { "message_id": 1, "date": 1, "chat": { "id": 42, "type": "private" }, "text": "edit" } }));
+    fake.push_raw(json!({ "callback_query": { "id": "1" } }));
+    // A message from a chat nobody allowed, and one from the owner.
+    fake.dm(31337, 1, "who are you");
+    fake.dm(42, 2, "still answering?");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: still answering?") == 1)
+            .await,
+        "{:?}",
+        fake.sent()
+    );
+    assert!(
+        fake.until(LONG, |f| f.unconfirmed() == 0).await,
+        "every update confirmed"
+    );
+    assert!(fake.sent_to(31337).is_empty());
+    let mut c = crate::support::admin(&gw).await;
+    let status = c.call("channels.status", json!({})).await;
+    assert_eq!(
+        status["payload"]["channels"]["telegram"]["running"], true,
+        "{status}"
+    );
+}

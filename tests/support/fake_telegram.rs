@@ -37,6 +37,8 @@ pub enum Fault {
     AppliedNoAnswer(Duration),
     /// 400 "can't parse entities".
     ParseEntities,
+    /// 200 with a body that is not the Bot API's (an HTML error page).
+    Garbage,
 }
 
 /// One message the bot sent (or its latest text after edits).
@@ -248,6 +250,19 @@ impl FakeTelegram {
         self.push("message", m)
     }
 
+    /// A raw update as given (malformed ones included).
+    pub fn push_raw(&self, update: Value) {
+        self.with(|i| {
+            i.next_update_id += 1;
+            let mut u = update;
+            if u.get("update_id").is_none() {
+                u["update_id"] = json!(i.next_update_id);
+            }
+            i.updates.push_back(u);
+        });
+        self.state.arrived.notify_waiters();
+    }
+
     /// The same message again under a new update_id (a platform replay).
     pub fn replay_last(&self) {
         let again = self.with(|i| i.updates.back().cloned());
@@ -364,6 +379,9 @@ async fn call(
         }
         Some(Fault::Server(code)) => return err(code, "Internal Server Error", None),
         Some(Fault::ParseEntities) => return err(400, "Bad Request: can't parse entities: unsupported start tag", None),
+        Some(Fault::Garbage) => {
+            return HttpResponse::Ok().content_type("text/html").body("<html><body>502 Bad Gateway</body></html>")
+        }
         Some(Fault::Hang(d)) => tokio::time::sleep(d).await,
         Some(Fault::AppliedNoAnswer(d)) => {
             let _ = apply(&state, &method, &params).await;
