@@ -279,3 +279,91 @@ async fn hooks_are_off_unless_enabled_and_a_bad_section_stops_the_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("channels.telegram.allowFrom"), "{err}");
 }
+
+/// A loopback HTTP server that records each request's headers and body.
+async fn capture_server() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/received", listener.local_addr().unwrap());
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>> = Default::default();
+    let out = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let n = s.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        break;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            let body = serde_json::from_slice(&buf[end + 4..end + 4 + len])
+                                .unwrap_or(Value::Null);
+                            seen.lock().unwrap().push((text[..end].to_string(), body));
+                            let _ = s
+                                .write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+                                .await;
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (url, out)
+}
+
+#[tokio::test]
+async fn message_received_hooks_see_every_allowed_channel_message() {
+    let (url, seen) = capture_server().await;
+    let fake = FakeTelegram::start(super::telegram::BOT_TOKEN);
+    let mut cfg = telegram_config(&fake, json!({ "streamMode": "off" }));
+    cfg["hooks"] = json!({ "messageReceived": { "url": url, "token": "observer-secret" } });
+    let _gw = TestGateway::with_config(cfg);
+    fake.dm(42, 7, "remember the milk");
+    fake.dm(31337, 8, "a stranger, not allowed");
+    assert!(
+        fake.until(Duration::from_secs(20), |f| !f.sent_to(42).is_empty())
+            .await
+    );
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        got = seen.lock().unwrap().clone();
+        if !got.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(got.len(), 1, "only the allowed message: {got:?}");
+    let (head, body) = &got[0];
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("authorization: bearer observer-secret"),
+        "{head}"
+    );
+    assert_eq!(body["text"], "remember the milk");
+    assert_eq!(body["from"], "42");
+    assert_eq!(body["channel"], "telegram");
+    assert_eq!(body["sessionKey"], "agent:main:main");
+    assert_eq!(body["matchedBy"], "default");
+    assert_eq!(body["messageId"], "7");
+}

@@ -7,6 +7,7 @@
 //! duplicate the session recognises. The session's ack names the run that
 //! answers it; that run becomes the account's `Delivery`, recorded in the
 //! transaction that removes the dispatch record. On the way: the
+//! `message_received` hooks (`hooks.rs`), the
 //! session's reset policy (a stale session is reset first), the model for
 //! the channel (`modelOverride`, `channels.modelByChannel`), and the send
 //! policy (`/send off`, `session.sendPolicy`: the reply stays in the
@@ -107,6 +108,8 @@ pub struct Policies {
     pub session: crate::settings::SessionSettings,
     /// `channels.modelByChannel`.
     pub model_by_channel: std::collections::BTreeMap<String, String>,
+    /// The `message_received` hooks.
+    pub received: super::hooks::InboundHooks,
 }
 
 impl Policies {
@@ -121,9 +124,15 @@ impl Policies {
                     .collect()
             })
             .unwrap_or_default();
+        let received = super::hooks::InboundHooks::from_config(&s.hooks).unwrap_or_else(|e| {
+            // Checked at start (`channels::plan`); a bad live change keeps none.
+            tracing::error!(error = %e, "message_received hook not configured");
+            super::hooks::InboundHooks::default()
+        });
         Policies {
             session: s.session.clone(),
             model_by_channel,
+            received,
         }
     }
 }
@@ -307,6 +316,21 @@ pub async fn hand_over(
         tracing::info!(session_key = %key.as_str(), reason = ?why, "session reset by its reset policy");
         let _ = session.send(ResetSession).await;
     }
+    policies.received.received(&super::hooks::ReceivedMessage {
+        channel: msg.channel.clone(),
+        account_id: msg.account.clone(),
+        chat_id: msg.chat_id.clone(),
+        chat_type: inbound.ctx.chat_type.as_str().to_string(),
+        thread_id: msg.thread_id.clone(),
+        from: msg.sender.clone(),
+        sender_name: inbound.sender_name.clone(),
+        message_id: msg.message_id.clone(),
+        text: inbound.ctx.body_for_agent.clone(),
+        session_key: key.as_str().to_string(),
+        agent_id: route.agent_id.clone(),
+        matched_by: route.matched_by.as_str().to_string(),
+        timestamp: msg.ts_ms,
+    });
     let mut send = SendChat::text(&text, &msg.session_message_id());
     send.model = model.or_else(|| policies.model_by_channel.get(&msg.channel).cloned());
     send.images = images;

@@ -10,6 +10,8 @@
 //!   the platform cursor, dispatch records, deliveries, the outbox);
 //! - `access.rs`: `dmPolicy`, `groupPolicy`, mention gating, pairing codes;
 //! - `health.rs`: measured health per account;
+//! - `hooks.rs`: the `message_received` hook point (code hooks, and
+//!   `hooks.messageReceived` posting each message to a URL);
 //! - `sender.rs`, `limits.rs`: the per-token limiter, `SendGate` and
 //!   seed 002's `RetryPolicy`;
 //! - `queues.rs` per-chat hand-over queues with the debounce in front;
@@ -23,6 +25,7 @@ pub mod debounce;
 pub mod deliver;
 pub mod dispatch;
 pub mod health;
+pub mod hooks;
 pub mod ledger;
 pub mod limits;
 pub mod messages;
@@ -52,6 +55,7 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
         env_token: env_token.clone(),
         ..ChannelPlan::default()
     };
+    hooks::InboundHooks::from_config(&settings.hooks)?;
     if let Some(section) = settings.channels.get("telegram") {
         let mut raw = section.other.clone();
         if let Some(f) = &section.skill_filter {
