@@ -218,21 +218,39 @@ async fn a_send_without_an_answer_is_not_sent_again() {
     );
 }
 
+/// A gateway whose Telegram DMs need pairing.
+fn pairing_gateway(fake: &FakeTelegram) -> TestGateway {
+    TestGateway::with_config(telegram_config(
+        fake,
+        json!({ "dmPolicy": "pairing", "allowFrom": [], "streamMode": "off" }),
+    ))
+}
+
+/// Waits for the pairing code a stranger was sent, and returns it.
+async fn pairing_code(fake: &FakeTelegram, user: i64) -> String {
+    let got = fake
+        .until(LONG, |f| {
+            f.sent_to(user)
+                .iter()
+                .any(|s| s.text.contains("Pairing code:"))
+        })
+        .await;
+    assert!(got, "no pairing code for {user}: {:?}", fake.sent());
+    let text = fake.sent_to(user)[0].text.clone();
+    let after = text.split("Pairing code: ").nth(1).unwrap_or_default();
+    after
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 #[tokio::test]
 async fn strangers_pair_with_a_code_an_operator_approves() {
     let fake = FakeTelegram::start(BOT_TOKEN);
-    let gw = TestGateway::with_config(telegram_config(
-        &fake,
-        json!({ "dmPolicy": "pairing", "allowFrom": [], "streamMode": "off" }),
-    ));
+    let gw = pairing_gateway(&fake);
     fake.dm(99, 1, "hello?");
-    assert!(
-        fake.until(LONG, |f| f
-            .sent_to(99)
-            .iter()
-            .any(|s| s.text.contains("Pairing code:")))
-            .await
-    );
+    let sent_code = pairing_code(&fake, 99).await;
     fake.dm(99, 2, "hello again?");
     let mut c = crate::support::admin(&gw).await;
     let list = c.call("channels.pairing.list", json!({})).await;
@@ -244,7 +262,10 @@ async fn strangers_pair_with_a_code_an_operator_approves() {
     let code = requests[0]["requestId"].as_str().unwrap().to_string();
     assert_eq!(requests[0]["senderId"], "99");
     assert_eq!(list["payload"]["limits"]["pendingPerAccount"], 3);
-    assert!(fake.sent_to(99)[0].text.contains(&code));
+    assert_eq!(
+        sent_code, code,
+        "the code listed is the one the stranger got"
+    );
     // Nothing reached the agent, and the second message got no second code.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(fake.sent_to(99).len(), 1, "{:?}", fake.sent());
@@ -600,27 +621,9 @@ async fn wake_queues_a_system_event_and_now_runs_a_turn() {
 #[tokio::test]
 async fn the_pairing_cli_lists_and_approves_through_the_gateway() {
     let fake = FakeTelegram::start(BOT_TOKEN);
-    let gw = TestGateway::with_config(telegram_config(
-        &fake,
-        json!({ "dmPolicy": "pairing", "allowFrom": [], "streamMode": "off" }),
-    ));
+    let gw = pairing_gateway(&fake);
     fake.dm(77, 1, "let me in");
-    assert!(
-        fake.until(LONG, |f| f
-            .sent_to(77)
-            .iter()
-            .any(|s| s.text.contains("Pairing code:")))
-            .await
-    );
-    let text = fake.sent_to(77)[0].text.clone();
-    let code = text
-        .split("Pairing code: ")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
+    let code = pairing_code(&fake, 77).await;
     let bin = env!("CARGO_BIN_EXE_ferroclaw");
     let run = |args: &[&str]| {
         std::process::Command::new(bin)

@@ -208,6 +208,11 @@ fn pair_prefix(channel: &str, account: &str) -> String {
     format!("pair/{channel}/{account}/")
 }
 
+/// Where a waiting request is kept.
+fn request_key(r: &PairingRequest) -> String {
+    format!("{}{}", pair_prefix(&r.channel, &r.account_id), r.code)
+}
+
 fn allow_key(channel: &str, account: &str, sender: &str) -> String {
     format!("allow/{channel}/{account}/{sender}")
 }
@@ -322,11 +327,7 @@ pub fn approve(
         code: Some(r.code.clone()),
     };
     store.commit(&[
-        (
-            Tree::ChannelAccess,
-            format!("{}{}", pair_prefix(channel, &r.account_id), r.code),
-            None,
-        ),
+        (Tree::ChannelAccess, request_key(&r), None),
         (
             Tree::ChannelAccess,
             allow_key(channel, &r.account_id, &r.sender),
@@ -346,11 +347,7 @@ pub fn dismiss(
     let Some(r) = find(store, channel, code, now_ms)? else {
         return Ok(None);
     };
-    store.commit(&[(
-        Tree::ChannelAccess,
-        format!("{}{}", pair_prefix(channel, &r.account_id), r.code),
-        None,
-    )])?;
+    store.commit(&[(Tree::ChannelAccess, request_key(&r), None)])?;
     Ok(Some(r))
 }
 
