@@ -883,3 +883,45 @@ async fn garbage_from_the_platform_is_skipped_and_the_adapter_keeps_going() {
         "{status}"
     );
 }
+
+async fn patch(c: &mut crate::support::Client, raw: String) -> Value {
+    let hash = c.call("config.get", json!({})).await["payload"]["hash"].clone();
+    c.call("config.patch", json!({ "raw": raw, "baseHash": hash }))
+        .await
+}
+
+#[tokio::test]
+async fn a_config_change_starts_accounts_and_rebuilds_the_routes_without_a_restart() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(
+        json!({ "agents": { "list": [{ "id": "main", "default": true }, { "id": "ops" }] } }),
+    );
+    let mut c = crate::support::admin(&gw).await;
+    let section = telegram_config(&fake, json!({ "streamMode": "off" }));
+    let r = patch(&mut c, section.to_string()).await;
+    assert_eq!(r["ok"], true, "{r}");
+    fake.dm(42, 1, "now you listen");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: now you listen") == 1)
+            .await
+    );
+    let status = c.call("channels.status", json!({})).await;
+    assert_eq!(status["payload"]["channelOrder"], json!(["telegram"]));
+    // A peer binding sends this chat to the ops agent from now on.
+    let bind = json!({ "bindings": [{ "agentId": "ops", "match": { "channel": "telegram", "peer": { "kind": "direct", "id": "42" } } }] });
+    let r = patch(&mut c, bind.to_string()).await;
+    assert_eq!(r["ok"], true, "{r}");
+    fake.dm(42, 2, "and now?");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: and now?") == 1)
+            .await
+    );
+    let list = c.call("sessions.list", json!({})).await;
+    let keys: Vec<String> = list["payload"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap().to_string())
+        .collect();
+    assert!(keys.contains(&"agent:ops:main".to_string()), "{keys:?}");
+}
