@@ -14,6 +14,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod inbound;
 pub mod lane;
+pub mod memory;
 pub mod metrics;
 pub mod openclaw;
 pub mod plan;

@@ -1,0 +1,12 @@
+//! Memory (issue 16, in progress): the agent's markdown memory files
+//! (`MEMORY.md`, `USER.md`, `memory/*.md`) as a searchable index. Pure
+//! parts so far: `chunk.rs` (line-based chunks with overlap, line ranges
+//! and content hashes), `embed.rs` (the built-in local embedder: hashed
+//! word and character n-grams with IDF, no model, no network), `rank.rs`
+//! (the query path after retrieval: normalised 0.7/0.3 fusion, temporal
+//! decay of dated notes, MMR, snippets). The memory actor, the persistent
+//! index and the tools come next.
+
+pub mod chunk;
+pub mod embed;
+pub mod rank;
