@@ -4,9 +4,12 @@
 //! and content hashes), `embed.rs` (the built-in local embedder: hashed
 //! word and character n-grams with IDF, no model, no network), `rank.rs`
 //! (the query path after retrieval: normalised 0.7/0.3 fusion, temporal
-//! decay of dated notes, MMR, snippets). The memory actor, the persistent
-//! index and the tools come next.
+//! decay of dated notes, MMR, snippets), `index.rs` (one agent's persistent
+//! index: SQLite with FTS5 for BM25, chunks and binary f32 vectors, files
+//! re-chunked only when their hash changed, the hybrid search). The memory
+//! actor (watcher, sweep), the tools and `memory.search` come next.
 
 pub mod chunk;
 pub mod embed;
+pub mod index;
 pub mod rank;
