@@ -94,9 +94,9 @@ pub struct DispatchDeps {
     pub store: Store,
     pub sessions: Addr<RouterActor>,
     pub routes: Arc<Mutex<Router>>,
-    /// The config's session rules and per-channel models (replaced on
-    /// config apply).
-    pub policies: Arc<Mutex<Policies>>,
+    /// The config's session rules and per-channel models (replaced whole
+    /// on config apply; a hand-over takes the `Arc`, never a copy).
+    pub policies: Arc<Mutex<Arc<Policies>>>,
     pub default_agent: String,
     pub main_key: String,
 }
@@ -298,7 +298,11 @@ pub async fn hand_over(
         .send(GetSession { key: key.clone() })
         .await
         .map_err(|_| DispatchError::Down)??;
-    let policies = deps.policies.lock().map(|p| p.clone()).unwrap_or_default();
+    let policies: Arc<Policies> = deps
+        .policies
+        .lock()
+        .map(|p| Arc::clone(&p))
+        .unwrap_or_default();
     let kind = match (group, msg.thread_id.is_some()) {
         (_, true) => ResetType::Thread,
         (true, false) => ResetType::Group,

@@ -45,7 +45,7 @@ pub struct ChannelSupervisor {
     sessions: Addr<RouterActor>,
     runs: Addr<RunRegistry>,
     routes: Arc<Mutex<Router>>,
-    policies: Arc<Mutex<Policies>>,
+    policies: Arc<Mutex<Arc<Policies>>>,
     board: Arc<HealthBoard>,
     default_agent: String,
     main_key: String,
@@ -80,7 +80,7 @@ impl ChannelSupervisor {
             sessions,
             runs,
             routes: Arc::new(Mutex::new(routes)),
-            policies: Arc::new(Mutex::new(Policies::from_settings(settings))),
+            policies: Arc::new(Mutex::new(Arc::new(Policies::from_settings(settings)))),
             board,
             default_agent: settings.default_agent_id().to_string(),
             main_key: settings.session.main_key.clone(),
@@ -247,6 +247,9 @@ impl Handler<ChannelsReconfigure> for ChannelSupervisor {
                 &settings.session,
                 settings.default_agent_id(),
             );
+        }
+        if let Ok(mut p) = self.policies.lock() {
+            *p = Arc::new(Policies::from_settings(&settings));
         }
         self.board.set_stale_ms(super::stale_ms(&settings));
         match super::plan(&settings, self.env_token.clone()) {
