@@ -187,11 +187,7 @@ impl Store {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
         }
-        let db = sled::Config::new()
-            .path(state_dir.join("store"))
-            .mode(sled::Mode::LowSpace)
-            .cache_capacity(CACHE_BYTES)
-            .open()?;
+        let db = open_sled(&state_dir.join("store"))?;
         let trees = Tree::ALL
             .iter()
             .map(|t| db.open_tree(t.name()))
@@ -382,6 +378,32 @@ impl Store {
     }
 }
 
+/// Opens sled, waiting out a dying handle of this same process.
+///
+/// Holding `ferroclaw.lock` means no other live store owns the directory,
+/// so a refused sled file lock can only be a dropped `Db` of this process
+/// whose background threads have not let go yet (sled's own tests block on
+/// the same race). It is retried for up to five seconds.
+fn open_sled(path: &Path) -> Result<sled::Db, StoreError> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let opened = sled::Config::new()
+            .path(path)
+            .mode(sled::Mode::LowSpace)
+            .cache_capacity(CACHE_BYTES)
+            .open();
+        match opened {
+            Err(sled::Error::Io(e))
+                if e.to_string().contains("could not acquire lock")
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return Ok(other?),
+        }
+    }
+}
+
 /// A key part that sorts by creation time within this process and across
 /// restarts: milliseconds then a process-wide counter, both fixed-width hex.
 pub fn time_ordered_id() -> String {
@@ -439,6 +461,22 @@ mod tests {
         let _first = Store::open(dir.path()).unwrap();
         let second = Store::open(dir.path());
         assert!(matches!(second, Err(StoreError::AlreadyInUse { .. })));
+    }
+
+    #[test]
+    fn a_store_reopens_at_once_after_it_is_dropped() {
+        // sled's background threads may still hold its file lock for a
+        // moment after a drop; a restart in the same process must wait
+        // that out, never fail.
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..40u32 {
+            let store = Store::open(dir.path()).unwrap();
+            store.put(Tree::Meta, &format!("k{round}"), &round).unwrap();
+            store.inner.db.flush().unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let last: Option<u32> = store.get(Tree::Meta, "k39").unwrap();
+        assert_eq!(last, Some(39));
     }
 
     #[test]
