@@ -150,7 +150,11 @@ impl Handler<SearchMemory> for MemoryActor {
         Box::pin(async move {
             let now = crate::now_ms();
             let job = tokio::task::spawn_blocking(move || match index.lock() {
-                Ok(idx) => idx.search(&msg.query, msg.max, now),
+                Ok(idx) => {
+                    let mut q = super::index::Query::new(&msg.query, now);
+                    q.max = msg.max;
+                    idx.search(&q)
+                }
                 Err(_) => Ok(Vec::new()),
             });
             job.await.unwrap_or_else(|_| Ok(Vec::new()))

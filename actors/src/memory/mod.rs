@@ -21,6 +21,7 @@ pub mod files;
 pub mod index;
 mod messages;
 pub mod rank;
+pub mod vectors;
 
 pub use actor::MemoryActor;
 pub use messages::*;

@@ -58,6 +58,24 @@ pub fn normalise(scores: &HashMap<String, f64>) -> HashMap<String, f64> {
         .collect()
 }
 
+/// Scores relative to the best (keyword search alone: the best is 1).
+pub fn relative(scores: &HashMap<String, f64>) -> HashMap<String, f64> {
+    let best = scores.values().fold(0f64, |m, s| m.max(*s));
+    scores
+        .iter()
+        .map(|(k, s)| {
+            (
+                k.clone(),
+                if best > 0.0 {
+                    (s / best).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                },
+            )
+        })
+        .collect()
+}
+
 /// The fused score of every candidate of either leg.
 pub fn fuse(vector: &HashMap<String, f64>, keyword: &HashMap<String, f64>) -> HashMap<String, f64> {
     let (v, k) = (normalise(vector), normalise(keyword));
