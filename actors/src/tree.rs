@@ -1,6 +1,7 @@
 //! The actor tree (not an actor): `Gateway::start` checks the config
 //! (`plan`), then starts the children in order (bus, presence, devices,
-//! idempotency, run registry, lanes, provider hub, approvals, tool executor, router,
+//! idempotency, run registry, lanes, provider hub, approvals, the memory
+//! actors, tool executor, router,
 //! session tools, the channel supervisor, the gateway root) and hands their
 //! addresses to the edge.
 
@@ -73,6 +74,8 @@ pub struct Gateway {
     pub channels: Addr<ChannelSupervisor>,
     /// Every channel account's measured health.
     pub channel_health: Arc<HealthBoard>,
+    /// Every agent's memory index (`memory.search`, `doctor.memory.status`).
+    pub memories: crate::memory::Memories,
 }
 
 impl Gateway {
@@ -147,7 +150,9 @@ impl Gateway {
         .start();
         let session_tools: Arc<std::sync::OnceLock<Recipient<crate::tool::ExecuteTool>>> =
             Default::default();
+        let memories = start_memories(&settings, store.dir(), &workspace, &env);
         let executor = ToolExecutor::new(workspace.clone(), limits)
+            .with_memories(memories.clone())
             .with_sessions(session_tools.clone())
             .with_approvals(approvals.clone())
             .start()
@@ -237,6 +242,39 @@ impl Gateway {
             store,
             channels,
             channel_health,
+            memories,
         })
     }
+}
+
+/// A memory actor per agent (`agents.defaults.memorySearch`), each on its
+/// workspace (the agent's own, else the default).
+fn start_memories(
+    settings: &Settings,
+    state_dir: &std::path::Path,
+    workspace: &std::path::Path,
+    env: &EnvReader,
+) -> crate::memory::Memories {
+    let providers = serde_json::to_value(&settings.models.providers).unwrap_or_default();
+    let memory = crate::memory::provider::MemorySettings::from_config(
+        &settings.agents.defaults.memory_search,
+        &providers,
+        env,
+    );
+    let mut agents = vec![(
+        settings.default_agent_id().to_string(),
+        workspace.to_path_buf(),
+    )];
+    for a in &settings.agents.list {
+        let ws = a
+            .workspace
+            .as_deref()
+            .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
+            .unwrap_or_else(|| workspace.to_path_buf());
+        match agents.iter_mut().find(|(id, _)| *id == a.id) {
+            Some(entry) => entry.1 = ws,
+            None => agents.push((a.id.clone(), ws)),
+        }
+    }
+    crate::memory::Memories::start(&memory, state_dir, &agents, settings.default_agent_id())
 }

@@ -91,6 +91,8 @@ pub const METHODS: &[&str] = &[
     "usage.status",
     "plugins.catalog.browse",
     "artifacts.list",
+    "memory.search",
+    "doctor.memory.status",
 ];
 
 /// Events this gateway emits (`features.events`).
@@ -180,6 +182,8 @@ const READ: &[&str] = &[
     "config.schema",
     "plugins.catalog.browse",
     "artifacts.list",
+    "memory.search",
+    "doctor.memory.status",
     // OpenClaw's is dynamic: write to place a runtime; ferroclaw only lists.
     "environments.list",
 ];

@@ -17,6 +17,7 @@ fn params_for(method: &str) -> Value {
         }
         "channels.logout" | "channels.start" | "channels.stop" => json!({"channel": "telegram"}),
         "wake" => json!({"mode": "next-heartbeat", "text": "checked by the method test"}),
+        "memory.search" => json!({"query": "anything"}),
         _ => json!({}),
     }
 }

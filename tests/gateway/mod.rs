@@ -17,6 +17,7 @@ mod hooks;
 mod interop;
 mod layout;
 mod malformed;
+mod memory;
 mod methods;
 mod migrate;
 mod openai_http;

@@ -9,7 +9,8 @@ use tracing::Instrument;
 
 use super::messages::{ExecuteTool, ToolOutcome};
 use super::{
-    error, exec, files, patch, read, search, web_fetch, ToolLimits, Workspace, SESSION_TOOLS,
+    error, exec, files, memory, patch, read, search, web_fetch, ToolLimits, Workspace,
+    SESSION_TOOLS,
 };
 use crate::provider::ToolSpec;
 
@@ -23,6 +24,8 @@ pub struct ToolExecutor {
     sessions: std::sync::Arc<std::sync::OnceLock<Recipient<ExecuteTool>>>,
     /// Exec security and approvals (None: only `security=deny` is enforced).
     approvals: Option<Addr<crate::approvals::ApprovalsActor>>,
+    /// Every agent's memory (`memory_search`, `memory_get`).
+    memories: crate::memory::Memories,
 }
 
 impl ToolExecutor {
@@ -41,6 +44,7 @@ impl ToolExecutor {
             processes: exec::Processes::default(),
             sessions: Default::default(),
             approvals: None,
+            memories: Default::default(),
         }
     }
 
@@ -50,6 +54,12 @@ impl ToolExecutor {
         approvals: Addr<crate::approvals::ApprovalsActor>,
     ) -> ToolExecutor {
         self.approvals = Some(approvals);
+        self
+    }
+
+    /// The memory tools search these agents' memories.
+    pub fn with_memories(mut self, memories: crate::memory::Memories) -> ToolExecutor {
+        self.memories = memories;
         self
     }
 
@@ -77,6 +87,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
         let (workspace, limits) = (self.workspace.clone(), self.limits.clone());
         let processes = self.processes.clone();
         let approvals = self.approvals.clone();
+        let memory = self.memories.get(Some(&msg.agent_id)).cloned();
         let span = tracing::info_span!(
             "tool",
             tool = %msg.call.name,
@@ -123,6 +134,8 @@ impl Handler<ExecuteTool> for ToolExecutor {
                     "ls" => search::ls(&workspace, args).await,
                     "find" => search::find(&workspace, args).await,
                     "grep" => search::grep(&workspace, args).await,
+                    "memory_search" => memory::search(memory, &msg.session_key, args).await,
+                    "memory_get" => memory::get(memory, &msg.session_key, args).await,
                     other => error(format!("unknown tool: {other}")),
                 }
             }

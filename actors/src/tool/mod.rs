@@ -9,6 +9,7 @@ mod actor;
 mod confine;
 mod exec;
 mod files;
+mod memory;
 mod messages;
 mod patch;
 pub mod policy;

@@ -30,6 +30,7 @@ fn group(name: &str) -> Option<&'static [&'static str]> {
         "group:fs" => &["read", "write", "edit", "apply_patch", "ls", "find", "grep"],
         "group:runtime" => &["exec", "process"],
         "group:web" => &["web_fetch", "web_search"],
+        "group:memory" => &["memory_search", "memory_get"],
         "group:sessions" => &[
             "sessions_list",
             "sessions_send",

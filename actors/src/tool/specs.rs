@@ -197,6 +197,35 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
+            name: "memory_search".into(),
+            description: "Mandatory recall step: search MEMORY.md, USER.md and memory/*.md (keywords and meaning) before answering questions about prior work, decisions, dates, people, preferences or todos. Returns snippets with path and line range.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": { "type": "string" },
+                    "maxResults": { "type": "integer", "minimum": 1 },
+                    "minScore": { "type": "number" },
+                    "corpus": { "type": "string", "enum": ["memory", "all"] }
+                },
+                "required": ["query"],
+                "additionalProperties": false,
+            }),
+        },
+        ToolSpec {
+            name: "memory_get".into(),
+            description: "Safe exact excerpt read from MEMORY.md, USER.md or memory/*.md: pull only the lines you need after memory_search (a bounded excerpt with where to continue when lines are omitted).".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string" },
+                    "from": { "type": "integer", "minimum": 1 },
+                    "lines": { "type": "integer", "minimum": 1 }
+                },
+                "required": ["path"],
+                "additionalProperties": false,
+            }),
+        },
+        ToolSpec {
             name: "web_fetch".into(),
             description: "Fetch a public http(s) URL and return its readable content as markdown or text (no JavaScript).".into(),
             parameters: json!({

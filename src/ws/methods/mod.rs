@@ -10,6 +10,7 @@ mod config;
 mod dashboard;
 mod devices;
 mod host;
+mod memory;
 mod models;
 pub(crate) mod outbound;
 mod sessions;
@@ -221,6 +222,8 @@ async fn route(
         "device.token.revoke" => devices::revoke(state, caller, p).await,
         "chat.send" => chat::send(state, caller, p).await,
         "channels.status" => channels::status(state, p).await,
+        "memory.search" => memory::search(state, p).await,
+        "doctor.memory.status" => memory::status(state, p).await,
         "send" => outbound::send(state, p).await,
         "wake" => outbound::wake(state, p).await,
         "channels.logout" | "channels.stop" => channels::logout(state, &frame.method, p).await,
