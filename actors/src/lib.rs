@@ -6,6 +6,7 @@
 pub mod approvals;
 pub mod bus;
 pub mod channels;
+pub mod compaction;
 pub mod context;
 pub mod devices;
 pub mod fsutil;

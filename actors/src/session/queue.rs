@@ -58,7 +58,8 @@ impl Default for QueueSettings {
     }
 }
 
-fn parse_duration(s: &str) -> Option<Duration> {
+/// `500`, `500ms`, `2s`, `5m`, `1h`, `1d` (OpenClaw's duration strings).
+pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     let (num, unit) = s.split_at(
         s.find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -69,6 +70,8 @@ fn parse_duration(s: &str) -> Option<Duration> {
         "" | "ms" => n,
         "s" => n * 1000.0,
         "m" => n * 60_000.0,
+        "h" => n * 3_600_000.0,
+        "d" => n * 86_400_000.0,
         _ => return None,
     };
     (ms >= 0.0).then(|| Duration::from_millis(ms as u64))
