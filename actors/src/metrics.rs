@@ -52,6 +52,8 @@ pub struct Metrics {
     pub sessions_live: AtomicI64,
     /// Runs started (each `RunActor`, restarts included) and ended.
     pub runs_started: AtomicU64,
+    /// Context compactions (automatic, overflow and manual).
+    pub compactions: AtomicU64,
     /// `agent.wait` waiters held, and waits refused at the bound.
     pub waiters: AtomicI64,
     pub waits_refused: AtomicU64,
@@ -79,6 +81,7 @@ impl Default for Metrics {
             idempotency_mailbox: AtomicI64::new(0),
             sessions_live: AtomicI64::new(0),
             runs_started: AtomicU64::new(0),
+            compactions: AtomicU64::new(0),
             waiters: AtomicI64::new(0),
             waits_refused: AtomicU64::new(0),
             session_watchers: AtomicI64::new(0),

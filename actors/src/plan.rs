@@ -172,22 +172,18 @@ pub fn agent_context(
     Ok(cx)
 }
 
-/// The default model's context window (`models.providers.*.models[].contextWindow`), else 200,000.
-pub(crate) fn context_window(settings: &Settings) -> u64 {
-    let primary = settings.agents.defaults.model.primary();
-    primary
-        .split_once('/')
-        .and_then(|(p, m)| {
-            settings
-                .models
-                .providers
-                .get(p)?
-                .models
-                .iter()
-                .find(|e| e.id == m)?
-                .context_window
-        })
-        .unwrap_or(200_000)
+/// Each model's context window: `models.providers.*.models[].contextWindow`,
+/// then the known families, then `agents.defaults.contextTokens`.
+pub(crate) fn windows(settings: &Settings) -> crate::compaction::tokens::Windows {
+    let mut configured = std::collections::HashMap::new();
+    for (p, spec) in &settings.models.providers {
+        for m in &spec.models {
+            if let Some(w) = m.context_window {
+                configured.insert(format!("{p}/{}", m.id), w);
+            }
+        }
+    }
+    crate::compaction::tokens::Windows::new(configured, settings.agents.defaults.context_tokens)
 }
 
 /// Per-agent and global models with their fallbacks.

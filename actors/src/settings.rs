@@ -558,3 +558,22 @@ pub fn json_schema() -> &'static Value {
         serde_json::to_value(schema).unwrap_or(Value::Bool(true))
     })
 }
+
+/// `500`, `500ms`, `2s`, `5m`, `1h`, `1d` (OpenClaw's duration strings).
+pub fn parse_duration(s: &str) -> Option<std::time::Duration> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(
+        s.find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(s.len()),
+    );
+    let n: f64 = num.parse().ok()?;
+    let ms = match unit {
+        "" | "ms" => n,
+        "s" => n * 1000.0,
+        "m" => n * 60_000.0,
+        "h" => n * 3_600_000.0,
+        "d" => n * 86_400_000.0,
+        _ => return None,
+    };
+    (ms >= 0.0).then(|| std::time::Duration::from_millis(ms as u64))
+}

@@ -18,7 +18,7 @@ use crate::gateway::{GatewayActor, GatewayParts};
 use crate::idempotency::IdempotencyActor;
 use crate::lane::{LaneActor, Lanes};
 use crate::metrics::Metrics;
-use crate::plan::{context_window, model_plan, plan, StartError, StartPlan};
+use crate::plan::{model_plan, plan, windows, StartError, StartPlan};
 use crate::presence::{PresenceActor, PresenceEntry, StateVersions};
 use crate::provider::hub::{EnvReader, ProviderHub};
 use crate::provider::selection::ModelRef;
@@ -172,7 +172,12 @@ impl Gateway {
             verbose_default: defaults.verbose_default.clone(),
             context: context.clone(),
             tools: tools.clone(),
-            context_window: context_window(&settings),
+            windows: Arc::new(windows(&settings)),
+            compaction: crate::compaction::CompactionSettings::from_config(&defaults.compaction),
+            pruning: Arc::new(crate::compaction::PruneSettings::from_config(
+                &defaults.context_pruning,
+            )),
+            memory_writable: memory_writable(&settings),
             subagent_done: subagent_done.clone(),
             tool_policy: tool_policy.clone(),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),
@@ -245,6 +250,14 @@ impl Gateway {
             memories,
         })
     }
+}
+
+/// Whether the memory flush may write the workspace: not when commands run
+/// sandboxed with a read-only (or no) view of it.
+fn memory_writable(settings: &Settings) -> bool {
+    use crate::settings::{SandboxMode, WorkspaceAccess};
+    let s = &settings.agents.defaults.sandbox;
+    s.mode == SandboxMode::Off || s.workspace_access == WorkspaceAccess::ReadWrite
 }
 
 /// A memory actor per agent (`agents.defaults.memorySearch`), each on its

@@ -171,6 +171,12 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         &[("", get(&m.runs_started))],
     );
     metric(
+        "ferroclaw_compactions_total",
+        "counter",
+        "Context compactions (automatic, after an overflow, and /compact).",
+        &[("", get(&m.compactions))],
+    );
+    metric(
         "ferroclaw_agent_waiters",
         "gauge",
         "agent.wait calls waiting for a live run.",

@@ -368,6 +368,7 @@ mod tests {
             output: 4,
             cache_read: 1,
             cache_write: 2,
+            context: 0,
         };
         assert_eq!(usage(Some(&u))["totalTokens"], 10);
         assert_eq!(usage(None), Value::Null);

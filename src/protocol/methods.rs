@@ -93,6 +93,7 @@ pub const METHODS: &[&str] = &[
     "artifacts.list",
     "memory.search",
     "doctor.memory.status",
+    "sessions.compact",
 ];
 
 /// Events this gateway emits (`features.events`).

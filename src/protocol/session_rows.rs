@@ -73,6 +73,15 @@ pub fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> V
     r.insert("inputTokens".into(), json!(e.input_tokens));
     r.insert("outputTokens".into(), json!(e.output_tokens));
     r.insert("totalTokens".into(), json!(e.total_tokens));
+    r.insert("totalTokensFresh".into(), json!(e.total_tokens_fresh));
+    r.insert("cacheRead".into(), json!(e.cache_read));
+    r.insert("cacheWrite".into(), json!(e.cache_write));
+    if let Some(w) = e.context_tokens {
+        r.insert("contextTokens".into(), json!(w));
+    }
+    if e.compaction_count > 0 {
+        r.insert("compactionCount".into(), json!(e.compaction_count));
+    }
     r.insert("abortedLastRun".into(), json!(e.aborted_last_run));
     r.insert("hasActiveRun".into(), json!(live_run));
     if let Some(last) = &e.last_run {

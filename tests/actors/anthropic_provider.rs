@@ -68,7 +68,8 @@ async fn thinking_text_and_tool_use_stream_in_order_with_cache_usage() {
                 input: 20,
                 output: 3,
                 cache_read: 100,
-                cache_write: 0
+                cache_write: 0,
+                context: 0,
             }),
             ProviderEvent::Done(StopReason::ToolUse),
         ]

@@ -18,6 +18,7 @@ fn params_for(method: &str) -> Value {
         "channels.logout" | "channels.start" | "channels.stop" => json!({"channel": "telegram"}),
         "wake" => json!({"mode": "next-heartbeat", "text": "checked by the method test"}),
         "memory.search" => json!({"query": "anything"}),
+        "sessions.compact" => json!({"key": "main"}),
         _ => json!({}),
     }
 }
@@ -294,7 +295,10 @@ async fn sessions_usage_sums_the_counters_sessions_keep() {
     let p = &r["payload"];
     assert_eq!(p["totals"]["input"], sum("inputTokens"), "{r}");
     assert_eq!(p["totals"]["output"], sum("outputTokens"));
-    assert_eq!(p["totals"]["totalTokens"], sum("totalTokens"));
+    // A row's totalTokens is its context now (OpenClaw's meaning); usage
+    // totals count every token of every call.
+    let all = sum("inputTokens") + sum("outputTokens") + sum("cacheRead") + sum("cacheWrite");
+    assert_eq!(p["totals"]["totalTokens"], all);
     assert!(p["totals"]["input"].as_u64().unwrap() > 0);
     assert_eq!(p["sessions"].as_array().unwrap().len(), 2);
     assert_eq!(p["aggregates"]["sessionCount"], 2);

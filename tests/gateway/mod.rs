@@ -3,6 +3,7 @@ mod agents;
 mod approvals;
 mod chat;
 mod cli;
+mod compaction;
 mod context;
 mod control_ui;
 mod control_ui_http;

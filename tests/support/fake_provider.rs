@@ -248,6 +248,30 @@ pub struct FakeProvider {
     pub requests: Arc<Mutex<Vec<Recorded>>>,
     pub first_chunk_at: Arc<Mutex<Vec<Instant>>>,
     pub aborted: Arc<AtomicUsize>,
+    /// Answers from the request body when no script is queued.
+    responder: Arc<Mutex<Option<Responder>>>,
+}
+
+/// A script chosen by looking at the request body.
+pub type Responder = Arc<dyn Fn(&Value) -> Script + Send + Sync>;
+
+/// The text of the last message of a chat-completions request.
+#[allow(dead_code)]
+pub fn last_text(body: &Value) -> String {
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or(Value::Null);
+    match &last["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
 }
 
 impl FakeProvider {
@@ -279,6 +303,12 @@ impl FakeProvider {
     #[allow(dead_code)]
     pub fn set_default(&self, s: Script) {
         *self.fallback.lock().unwrap() = Some(s);
+    }
+
+    /// Answers every request that finds the queue empty with `f(body)`.
+    #[allow(dead_code)]
+    pub fn respond_with(&self, f: impl Fn(&Value) -> Script + Send + Sync + 'static) {
+        *self.responder.lock().unwrap() = Some(Arc::new(f));
     }
 
     pub fn push(&self, s: Script) {
@@ -329,11 +359,14 @@ impl FakeProvider {
         headers.push((":path".to_string(), path));
         let body: Value =
             serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
+        let responder = self.responder.lock().unwrap().clone();
+        let answered = responder.map(|r| r(&body));
         if self.record.load(Ordering::Relaxed) {
             self.requests.lock().unwrap().push((body, headers));
         }
         let script = self.scripts.lock().unwrap().pop_front();
         let script = script
+            .or(answered)
             .or_else(|| self.fallback.lock().unwrap().clone())
             .unwrap_or_else(|| Script::status(500, "{\"error\":{\"message\":\"no script\"}}"));
         match script {

@@ -177,7 +177,7 @@ impl PruneSettings {
             ttl: v
                 .get("ttl")
                 .and_then(Value::as_str)
-                .and_then(crate::session::queue::parse_duration)
+                .and_then(crate::settings::parse_duration)
                 .unwrap_or(d.ttl),
             keep_last_assistants: us(v, "keepLastAssistants", d.keep_last_assistants),
             soft_trim_ratio: f("softTrimRatio", d.soft_trim_ratio),

@@ -31,6 +31,16 @@ pub fn cut_point(history: &[Arc<ChatMessage>], keep_recent: u64) -> Option<usize
     (cut >= 1).then_some(cut)
 }
 
+/// The cut that keeps at most `n` messages (moved later past tool
+/// results), or None when nothing would be dropped.
+pub fn cut_last(history: &[Arc<ChatMessage>], n: usize) -> Option<usize> {
+    if n >= history.len() {
+        return None;
+    }
+    let start = history.len().saturating_sub(n.max(1)).max(1);
+    (start..history.len()).find(|&i| history[i].role != MessageRole::Tool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +89,11 @@ mod tests {
         );
         assert_eq!(cut_point(&h, 1_000_000), Some(1), "keeps the first back");
         assert_eq!(cut_point(&h[..1], 1), None);
+        assert_eq!(cut_last(&h, 2), Some(4));
+        assert_eq!(cut_last(&h, 4), Some(4), "not at a result");
+        assert_eq!(cut_last(&h, 5), Some(1));
+        assert_eq!(cut_last(&h, 6), None, "all fit");
+        assert_eq!(cut_last(&h[..1], 5), None);
     }
 
     proptest! {

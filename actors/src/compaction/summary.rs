@@ -54,8 +54,15 @@ pub fn check(summary: &str, input_chars: usize) -> Result<(), String> {
     if s.is_empty() || s == "NO_REPLY" {
         return Err("the summary is empty".into());
     }
-    if let Some(h) = HEADINGS.iter().find(|h| !s.contains(&format!("## {h}"))) {
-        return Err(format!("the summary lacks the heading \"{h}\""));
+    // Each heading on a line of its own, in order.
+    let mut lines = s.lines().map(str::trim).filter(|l| l.starts_with("## "));
+    for h in HEADINGS {
+        let want = format!("## {h}");
+        if !lines.any(|l| l == want) {
+            return Err(format!(
+                "the summary lacks the heading \"{h}\" (on a line of its own, in order)"
+            ));
+        }
     }
     if s.len() > input_chars.max(2_000) {
         return Err("the summary is longer than what it summarises".into());
@@ -160,6 +167,14 @@ mod tests {
         assert!(check("## Decisions\n- x", 10_000)
             .unwrap_err()
             .contains("Open TODOs"));
+        // Headings named inline (an echo of the instruction) do not count.
+        assert!(check(&instruction(None), 10_000).is_err());
+        let reordered: String = HEADINGS
+            .iter()
+            .rev()
+            .map(|h| format!("## {h}\n- None.\n"))
+            .collect();
+        assert!(check(&reordered, 10_000).is_err(), "in order");
         let long = format!("{good}{}", "x".repeat(20_000));
         assert!(check(&long, 10_000).is_err());
         assert!(instruction(Some("keep the numbers")).ends_with("Also: keep the numbers"));

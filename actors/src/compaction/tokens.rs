@@ -136,7 +136,11 @@ impl Budget {
             window,
             reserve,
             compact_at,
-            flush_at: compact_at.saturating_sub(s.memory_flush.soft_threshold_tokens),
+            // Never below half the compaction point (a small window would
+            // otherwise flush from the first turn).
+            flush_at: compact_at
+                .saturating_sub(s.memory_flush.soft_threshold_tokens)
+                .max(compact_at / 2),
             keep_recent,
         }
     }
@@ -186,6 +190,10 @@ mod tests {
         assert_eq!(
             (b.reserve, b.compact_at, b.keep_recent),
             (5_000, 5_000, 2_500)
+        );
+        assert_eq!(
+            b.flush_at, 2_500,
+            "at half the compaction point at the earliest"
         );
         let b = Budget::new(30_000, &s);
         assert_eq!((b.reserve, b.compact_at), (20_000, 10_000));

@@ -224,6 +224,19 @@ pub fn entry_from_row(
         input_tokens: count(row, "inputTokens"),
         output_tokens: count(row, "outputTokens"),
         total_tokens: count(row, "totalTokens"),
+        total_tokens_fresh: row
+            .get("totalTokensFresh")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        cache_read: count(row, "cacheRead"),
+        cache_write: count(row, "cacheWrite"),
+        context_tokens: row.get("contextTokens").and_then(Value::as_u64),
+        compaction_count: count(row, "compactionCount").min(u64::from(u32::MAX)) as u32,
+        memory_flush_compaction_count: row
+            .get("memoryFlushCompactionCount")
+            .and_then(Value::as_u64)
+            .map(|n| n.min(u64::from(u32::MAX)) as u32),
+        memory_flush_at: row.get("memoryFlushAt").and_then(Value::as_u64),
         aborted_last_run: row
             .get("abortedLastRun")
             .and_then(Value::as_bool)

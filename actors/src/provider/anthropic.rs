@@ -116,14 +116,15 @@ pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderEr
     if lower.contains("credit balance") || lower.contains("billing") {
         return ProviderError::Billing(short);
     }
+    if status != 429 && super::overflow::is_context_overflow(body) {
+        return ProviderError::ContextOverflow(short);
+    }
     match status {
         429 => ProviderError::RateLimited {
             retry_after_ms: retry_after,
         },
         401 | 403 => ProviderError::Auth(short),
-        400 | 413 if lower.contains("prompt is too long") || lower.contains("context") => {
-            ProviderError::ContextOverflow(short)
-        }
+        413 => ProviderError::ContextOverflow(short),
         400..=499 => ProviderError::BadRequest(format!("HTTP {status}: {short}")),
         _ => ProviderError::Unavailable(format!("HTTP {status}: {short}")),
     }

@@ -11,6 +11,7 @@ mod http;
 pub mod hub;
 pub mod offline;
 pub mod openai;
+pub mod overflow;
 pub mod selection;
 
 use actix::prelude::*;
@@ -141,6 +142,10 @@ pub struct Usage {
     pub output: u64,
     pub cache_read: u64,
     pub cache_write: u64,
+    /// A run's context as the provider counted it: its last model call's
+    /// prompt (input and cache) plus output; 0 when not reported.
+    #[serde(skip)]
+    pub context: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

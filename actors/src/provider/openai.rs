@@ -293,6 +293,7 @@ fn usage_of(v: &Value) -> Option<Usage> {
         output: n("completion_tokens"),
         cache_read: cached,
         cache_write: 0,
+        context: 0,
     })
 }
 
@@ -416,6 +417,9 @@ impl Assembly {
 pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderError {
     let lower = body.to_ascii_lowercase();
     let short: String = body.chars().take(300).collect();
+    if status != 429 && super::overflow::is_context_overflow(body) {
+        return ProviderError::ContextOverflow(short);
+    }
     match status {
         429 if lower.contains("insufficient_quota") || lower.contains("billing") => {
             ProviderError::Billing(short)
@@ -425,14 +429,7 @@ pub fn classify(status: u16, body: &str, retry_after: Option<u64>) -> ProviderEr
         },
         401 | 403 => ProviderError::Auth(short),
         402 => ProviderError::Billing(short),
-        400 | 413 | 422
-            if lower.contains("context_length")
-                || lower.contains("maximum context")
-                || lower.contains("too many tokens")
-                || lower.contains("context window") =>
-        {
-            ProviderError::ContextOverflow(short)
-        }
+        413 => ProviderError::ContextOverflow(short),
         400..=499 => ProviderError::BadRequest(format!("HTTP {status}: {short}")),
         _ => ProviderError::Unavailable(format!("HTTP {status}: {short}")),
     }
@@ -726,7 +723,8 @@ mod tests {
                 input: 6,
                 output: 3,
                 cache_read: 4,
-                cache_write: 0
+                cache_write: 0,
+                context: 0,
             })
         );
         assert_eq!(out[2], ProviderEvent::Done(StopReason::ToolUse));

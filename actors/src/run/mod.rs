@@ -111,6 +111,16 @@ pub struct RunConfig {
     pub timeout: Duration,
     /// Model calls allowed per turn before the run fails (runaway tool loops).
     pub max_model_calls: u32,
+    /// Context pruning of what each model call is sent (None: off).
+    pub prune: Option<Prune>,
+}
+
+/// How a run prunes old tool results from what it sends (in memory only).
+#[derive(Debug, Clone)]
+pub struct Prune {
+    pub settings: std::sync::Arc<crate::compaction::PruneSettings>,
+    /// The model's context window.
+    pub window: u64,
 }
 
 pub(crate) struct Turn {

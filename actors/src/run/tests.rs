@@ -128,6 +128,7 @@ fn start(text: &str, timeout: Duration) -> Harness {
         steers: steers.clone().start().recipient(),
         timeout,
         max_model_calls: 8,
+        prune: None,
     })
     .start();
     Harness {
@@ -472,6 +473,7 @@ async fn a_resumed_run_executes_only_the_missing_tool_calls() {
         steers: Steers::default().start().recipient(),
         timeout: Duration::from_secs(10),
         max_model_calls: 8,
+        prune: None,
     })
     .start();
     h.events = events;

@@ -52,10 +52,18 @@ async fn stream_turn(
     serving: &mut Serving,
     abort: &mut watch::Receiver<bool>,
 ) -> StreamEnd {
+    // Pruning (in memory only), then transcript repair: every call
+    // answered, no orphaned results.
+    let sent = cfg
+        .prune
+        .as_ref()
+        .and_then(|p| {
+            crate::compaction::prune::prune(messages, cfg.system.len(), p.window, &p.settings)
+        })
+        .unwrap_or_else(|| messages.to_vec());
     let request = CompletionRequest {
         system: cfg.system.clone(),
-        // Transcript repair: every call answered, no orphaned results.
-        messages: crate::tool::policy::repair(&messages.to_vec()),
+        messages: crate::tool::policy::repair(&sent),
         tools: cfg.tools.clone(),
         thinking_budget: cfg.thinking_budget,
         ..Default::default()
@@ -320,9 +328,15 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
                         kind: FailureKind::TooManyTurns,
                     };
                 }
-                let turn = match stream_turn(&cfg, &messages, &mut usage, &mut serving, &mut abort)
-                    .await
-                {
+                let before = usage;
+                let streamed =
+                    stream_turn(&cfg, &messages, &mut usage, &mut serving, &mut abort).await;
+                let prompt = (usage.input + usage.cache_read + usage.cache_write)
+                    .saturating_sub(before.input + before.cache_read + before.cache_write);
+                if prompt > 0 {
+                    usage.context = prompt + usage.output.saturating_sub(before.output);
+                }
+                let turn = match streamed {
                     StreamEnd::Done(t) => t,
                     StreamEnd::Failed(error, cause) => {
                         return RunEvent::Failed {

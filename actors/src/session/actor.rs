@@ -31,6 +31,12 @@ pub struct SessionActor {
     pub(super) transcript_model: Option<String>,
     pub(super) last_activity: Instant,
     pub(super) idle_to: Option<Recipient<SessionIdle>>,
+    /// Provider-counted tokens per estimated token (from the last run).
+    pub(super) calibration: f64,
+    /// When the last model call ended (the pruning TTL counts from it).
+    pub(super) last_call_at: Option<Instant>,
+    /// Characters of the last run's system prompt.
+    pub(super) prompt_chars: usize,
 }
 
 impl SessionActor {
@@ -65,6 +71,9 @@ impl SessionActor {
             transcript_model: None,
             last_activity: Instant::now(),
             idle_to: None,
+            calibration: 1.0,
+            last_call_at: None,
+            prompt_chars: 0,
         }
     }
 

@@ -8,6 +8,7 @@ use actix::prelude::*;
 
 use super::*;
 use crate::context::ContextFiles;
+use crate::session::autocompact::{Keep, Then};
 use crate::session::directives::Directive;
 use crate::session::queue::{parse_queue_directive, QueueSettings};
 
@@ -95,9 +96,11 @@ impl SessionActor {
         })
     }
 
-    /// `/compact [instructions]`: summarises the older context with the
-    /// session's model (the session is busy meanwhile: messages queue), then
-    /// stores a `compaction` entry and continues from the summary.
+    /// `/compact [instructions]`: summarises the older context (the last
+    /// two user turns kept) with the session's model, or deterministically
+    /// when the model's summary cannot be had; the session is busy
+    /// meanwhile (messages queue). A `compaction` entry is stored and the
+    /// conversation continues from the summary.
     pub(super) fn compact(
         &mut self,
         run_id: String,
@@ -110,92 +113,71 @@ impl SessionActor {
                 "A run is active: send /compact when it has ended (or /stop it first).".into(),
             );
         }
-        let entries = match transcript::entries(&self.deps.store, &self.entry.session_id) {
-            Ok(e) => e,
-            Err(e) => return self.directive_reply(run_id, format!("Could not compact: {e}")),
-        };
-        let (history, ids) = crate::session::compaction::load_history(&entries);
-        let Some(cut) = crate::session::compaction::cut_point(&history) else {
+        if crate::session::compaction::cut_point(&self.history).is_none() {
+            let n = self.history.len();
             return self.directive_reply(
                 run_id,
-                format!(
-                    "Nothing to compact yet: the context holds {} messages.",
-                    history.len()
-                ),
+                format!("Nothing to compact yet: the context holds {n} messages."),
             );
-        };
-        let Some(first_kept) = ids.get(cut).cloned().flatten() else {
-            return self.directive_reply(
-                run_id,
-                "Could not compact: the transcript does not match the context.".into(),
-            );
-        };
-        let models = match self
-            .deps
-            .models
-            .candidates(self.agent(), self.entry.model_override.as_deref())
-        {
-            Ok(m) => m,
-            Err(e) => return self.directive_reply(run_id, format!("Could not compact: {e}")),
-        };
-        let older: Messages = history[..cut].to_vec();
-        let kept: Messages = history[cut..].to_vec();
-        let chars_before: usize = older.iter().map(|m| m.text.len()).sum();
-        // Busy while summarising: new messages queue like during a run.
-        self.active = Some(Active {
-            compaction: true,
-            ..Active::new(run_id.clone(), Vec::new(), RunOverrides::default(), None)
-        });
+        }
         self.forward(RunEvent::Started {
             run_id: run_id.clone(),
         });
-        let summarize = crate::session::compaction::summarize(
-            self.deps.hub.clone(),
-            models,
-            self.entry.auth_profile_override.clone(),
-            older.clone(),
-            instructions,
-        );
-        let rid = run_id.clone();
-        ctx.spawn(summarize.into_actor(self).map(move |result, act, ctx| {
-            let answer = match result {
-                Ok(summary) => {
-                    let entry = crate::session::compaction::entry(&summary, &first_kept, (chars_before / 4) as u64);
-                    match transcript::append(&act.deps.store, &act.entry.session_id, &[entry]) {
-                        Ok(()) => {
-                            let mut h: Messages = vec![Arc::new(crate::session::compaction::summary_message(&summary))];
-                            h.extend(kept.iter().cloned());
-                            act.history = h;
-                            format!(
-                                "Compacted {} earlier messages into a summary ({} characters); kept the last {}.",
-                                older.len(),
-                                summary.chars().count(),
-                                kept.len()
-                            )
-                        }
-                        Err(e) => format!("Could not compact: {e}"),
-                    }
-                }
-                Err(e) => format!("Could not compact: {e}. The context is unchanged."),
-            };
-            let store = act.deps.store.clone();
-            ctx.spawn(async move { store.flush().await }.into_actor(act).map(move |_, act, ctx| {
-                act.forward(RunEvent::Final {
-                    run_id: rid,
-                    text: answer,
-                    stop_reason: crate::provider::StopReason::Stop,
-                    usage: Default::default(),
-                });
-                act.active = None;
-                act.next_turn(ctx);
-            }));
-        }));
+        let keep = Keep::LastTwoTurns;
+        if let Err(why) = self.compact_now(run_id.clone(), keep, instructions, Then::Reply, ctx) {
+            self.forward(RunEvent::Final {
+                run_id: run_id.clone(),
+                text: format!("Could not compact: {why}."),
+                stop_reason: crate::provider::StopReason::Stop,
+                usage: Default::default(),
+            });
+        }
+        let store = self.deps.store.clone();
         Box::pin(async move {
+            store.flush().await?;
             Ok(SendAck {
                 run_id,
                 status: SendStatus::Directive,
             })
         })
+    }
+
+    /// Starts a compaction (keeping what `keep` says) as the session's
+    /// busy state under `run_id`.
+    pub(super) fn compact_now(
+        &mut self,
+        run_id: String,
+        keep: Keep,
+        instructions: Option<String>,
+        then: Then,
+        ctx: &mut Context<Self>,
+    ) -> Result<(), String> {
+        let models = self
+            .deps
+            .models
+            .candidates(self.agent(), self.entry.model_override.as_deref())
+            .map_err(|e| e.to_string())?;
+        self.active = Some(Active {
+            compaction: true,
+            ..Active::new(run_id, Vec::new(), RunOverrides::default(), None)
+        });
+        let window = self.window_of(&models);
+        let keep = Some(keep);
+        let started = self.start_compaction(
+            false,
+            keep,
+            models,
+            Arc::from(""),
+            window,
+            instructions,
+            then,
+            ctx,
+        );
+        if started.is_err() {
+            self.active = None;
+            return Err("the transcript does not match the context".into());
+        }
+        Ok(())
     }
 
     /// Checks a model ref and that this session's agent can run it.
@@ -307,10 +289,15 @@ impl SessionActor {
             _ => String::new(),
         };
         let prompt_chars = self.next_prompt(files).report.total_chars;
-        let used = (prompt_chars + self.history_chars()).div_ceil(4);
-        let window = self.deps.context_window;
+        let used = self.context_tokens(prompt_chars);
+        let window = self
+            .deps
+            .models
+            .candidates(self.agent(), e.model_override.as_deref())
+            .map(|m| self.window_of(&m))
+            .unwrap_or(crate::compaction::tokens::DEFAULT_WINDOW);
         format!(
-            "Session {} ({})\nAgent: {} · Model: {model}{}{last}\nThinking: {} · Verbose: {} · Reasoning: {}\nTokens: {} in, {} out, {} total\nContext: ~{used} of {window} tokens ({:.0}% full) · {} messages\nQueue: {}\nRun: {}",
+            "Session {} ({})\nAgent: {} · Model: {model}{}{last}\nThinking: {} · Verbose: {} · Reasoning: {}\nTokens: {} in, {} out, {} total\nContext: ~{used} of {window} tokens ({:.0}% full) · {} messages · {} compactions\nQueue: {}\nRun: {}",
             self.key,
             e.session_id,
             self.agent(),
@@ -323,6 +310,7 @@ impl SessionActor {
             e.total_tokens,
             used as f64 * 100.0 / window.max(1) as f64,
             self.history.len(),
+            e.compaction_count,
             format!("{:?}", self.queue.settings.mode).to_lowercase(),
             if self.active.is_some() { "active" } else { "idle" },
         )

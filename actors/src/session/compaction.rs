@@ -1,29 +1,18 @@
-//! Manual compaction (`/compact [instructions]`): the older part of a
-//! session's context is summarised by the session's model and replaced by
-//! that summary; the last two user turns are kept as they are. The
-//! transcript keeps every message and gets a `compaction` entry (OpenClaw's
-//! shape: `summary`, `firstKeptEntryId`, `tokensBefore`), so the context
-//! rebuilt after a restart is the summary plus the messages from
-//! `firstKeptEntryId` on.
+//! The stored side of compaction: the transcript keeps every message and
+//! gets a `compaction` entry (OpenClaw's shape: `summary`,
+//! `firstKeptEntryId`, `tokensBefore`), so the context rebuilt after a
+//! restart is the summary plus the messages from `firstKeptEntryId` on;
+//! and the cut of a manual compaction (the last two user turns kept). The
+//! flow is `autocompact.rs`, the summary `crate::compaction`.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tokio::sync::watch;
 
-use actix::Addr;
-
-use crate::provider::hub::{open_stream, OpenOutcome, ProviderHub};
-use crate::provider::selection::ModelRef;
-use crate::provider::{ChatMessage, CompletionRequest, Messages, ProviderEvent};
+use crate::provider::{ChatMessage, Messages};
 use crate::transcript::{self, id_of, Entry};
 
-const SYSTEM: &str = "You write compact, faithful summaries of conversations between a user and an AI assistant, so the assistant can continue the conversation from the summary alone. Keep decisions, facts about the user, open tasks, file paths, commands and their outcomes. Leave out pleasantries. Write plain prose or short bullet points.";
-
-/// The user message a summary becomes in the context.
-pub fn summary_message(summary: &str) -> ChatMessage {
-    ChatMessage::user(&format!("[Summary of the earlier conversation]\n{summary}"))
-}
+pub use crate::compaction::summary::summary_message;
 
 /// The model context from transcript entries, honouring the last
 /// `compaction` entry; with each message's entry id (None for the summary).
@@ -78,56 +67,6 @@ pub fn entry(summary: &str, first_kept: &str, tokens_before: u64) -> Value {
         "type": "compaction", "id": ulid::Ulid::generate().to_string(), "timestamp": crate::now_ms(),
         "summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before,
     })
-}
-
-/// Asks the session's models for a summary of `older`.
-pub async fn summarize(
-    hub: Addr<ProviderHub>,
-    models: Vec<ModelRef>,
-    sticky: Option<String>,
-    older: Messages,
-    instructions: Option<String>,
-) -> Result<String, String> {
-    let mut messages = crate::tool::policy::repair(&older);
-    let mut ask = String::from("Summarise the conversation above for your own later use, following the guidelines you were given.");
-    if let Some(i) = instructions {
-        ask.push_str(&format!(" Also: {i}"));
-    }
-    messages.push(Arc::new(ChatMessage::user(&ask)));
-    let request = CompletionRequest {
-        system: Arc::from(SYSTEM),
-        messages,
-        ..Default::default()
-    };
-    let (_keep, mut abort) = watch::channel(false);
-    let opened = match open_stream(&hub, &models, sticky.as_deref(), &request, &mut abort).await {
-        OpenOutcome::Opened(o) => o,
-        OpenOutcome::Failed(e) => return Err(e.message),
-        OpenOutcome::Aborted => return Err("aborted".into()),
-    };
-    let mut text = String::new();
-    let mut next = Some(opened.first);
-    let mut rest = opened.rest;
-    loop {
-        let ev = match next.take() {
-            Some(e) => e,
-            None => match rest.recv().await {
-                Some(e) => e,
-                None => break,
-            },
-        };
-        match ev {
-            ProviderEvent::TextDelta(t) => text.push_str(&t),
-            ProviderEvent::Error(e) => return Err(e.to_string()),
-            ProviderEvent::Done(_) => break,
-            _ => {}
-        }
-    }
-    let text = text.trim().to_string();
-    if text.is_empty() {
-        return Err("the model returned an empty summary".into());
-    }
-    Ok(text)
 }
 
 #[cfg(test)]

@@ -399,7 +399,9 @@ impl SessionActor {
                 let total = usage.input + usage.output + usage.cache_read + usage.cache_write;
                 self.entry.input_tokens += usage.input;
                 self.entry.output_tokens += usage.output;
-                self.entry.total_tokens += total;
+                self.entry.cache_read += usage.cache_read;
+                self.entry.cache_write += usage.cache_write;
+                self.account_context(usage);
                 self.entry.aborted_last_run = false;
                 if !text.is_empty() {
                     self.entry.last_message_preview = Some(preview(text));

@@ -42,8 +42,28 @@ pub struct SessionEntry {
     pub input_tokens: u64,
     #[serde(default)]
     pub output_tokens: u64,
+    /// The context's tokens after the last run (OpenClaw's meaning): the
+    /// provider's count of its last call when reported, else the estimate.
     #[serde(default)]
     pub total_tokens: u64,
+    /// Whether `total_tokens` is the provider's count.
+    #[serde(default)]
+    pub total_tokens_fresh: bool,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write: u64,
+    /// The context window of the session's model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// Compactions of this transcript.
+    #[serde(default)]
+    pub compaction_count: u32,
+    /// The compaction cycle whose memory flush ran (one per cycle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_flush_compaction_count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_flush_at: Option<u64>,
     #[serde(default)]
     pub aborted_last_run: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -201,3 +201,49 @@ pub struct SubagentDone {
     pub status: String,
     pub text: String,
 }
+
+/// Compacts the session now (`sessions.compact`): the last two user turns
+/// (or `max_lines` messages) kept, the rest summarised; the transcript
+/// keeps every message. Reply: what was done.
+#[derive(Debug, Message)]
+#[rtype(result = "CompactReport")]
+pub struct CompactSession {
+    pub instructions: Option<String>,
+    /// Keep at most this many messages (None: the last two user turns).
+    pub max_lines: Option<usize>,
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompactReport {
+    pub compacted: bool,
+    /// Messages summarised, and kept as they were.
+    pub dropped: usize,
+    pub kept: usize,
+    pub summary_chars: usize,
+    pub tokens_before: u64,
+    /// Why the deterministic summary was used (None: the model's).
+    pub fallback: Option<String>,
+    /// Why nothing was compacted.
+    pub reason: Option<String>,
+}
+
+impl CompactReport {
+    /// The answer to `/compact`.
+    pub fn text(&self) -> String {
+        if !self.compacted {
+            return format!(
+                "Could not compact: {}. The context is unchanged.",
+                self.reason.as_deref().unwrap_or("unknown")
+            );
+        }
+        let how = match &self.fallback {
+            Some(why) => format!(", written without a model because {why}"),
+            None => String::new(),
+        };
+        format!(
+            "Compacted {} earlier messages into a summary ({} characters{how}); kept the last {}.",
+            self.dropped, self.summary_chars, self.kept
+        )
+    }
+}

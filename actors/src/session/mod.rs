@@ -95,8 +95,14 @@ pub struct SessionDeps {
     pub subagent_done: Arc<std::sync::OnceLock<Recipient<SubagentDone>>>,
     /// Allowlists, hooks and the result cap applied to every run's tools.
     pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
-    /// Tokens of the model's context window (`/status`).
-    pub context_window: u64,
+    /// Each model's context window.
+    pub windows: Arc<crate::compaction::tokens::Windows>,
+    /// `agents.defaults.compaction`.
+    pub compaction: crate::compaction::CompactionSettings,
+    /// `agents.defaults.contextPruning`.
+    pub pruning: Arc<crate::compaction::PruneSettings>,
+    /// The memory flush may write the workspace (not a read-only sandbox).
+    pub memory_writable: bool,
     pub timeout: Duration,
     pub max_model_calls: u32,
     pub queue: QueueSettings,
@@ -117,8 +123,11 @@ struct Active {
     /// The run said it has its final answer and nothing was waiting:
     /// messages from now on queue instead of steering.
     closing: bool,
-    /// A `/compact` in progress (busy, but no run to steer into).
+    /// A `/compact`, flush or compaction in progress (busy, but no run to
+    /// steer into).
     compaction: bool,
+    /// This turn compacted already (at most once per turn).
+    compacted: bool,
     /// Inbox keys of the messages this run answers (removed when it ends).
     items: Vec<String>,
     aborted: bool,
@@ -146,6 +155,7 @@ impl Active {
             steers: Default::default(),
             closing: false,
             compaction: false,
+            compacted: false,
             items,
             aborted: false,
             restarts: 0,
@@ -218,6 +228,7 @@ fn validate_patch(p: &SessionPatch) -> Result<(), SessionError> {
 pub use crate::session::directives::{THINKING_LEVELS, VERBOSE_LEVELS};
 
 mod actor;
+mod autocompact;
 mod commands;
 pub mod compaction;
 mod delivery;

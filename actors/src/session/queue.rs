@@ -18,6 +18,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use crate::settings::parse_duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::provider::Image;
@@ -56,25 +58,6 @@ impl Default for QueueSettings {
             drop: DropPolicy::Summarize,
         }
     }
-}
-
-/// `500`, `500ms`, `2s`, `5m`, `1h`, `1d` (OpenClaw's duration strings).
-pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(
-        s.find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(s.len()),
-    );
-    let n: f64 = num.parse().ok()?;
-    let ms = match unit {
-        "" | "ms" => n,
-        "s" => n * 1000.0,
-        "m" => n * 60_000.0,
-        "h" => n * 3_600_000.0,
-        "d" => n * 86_400_000.0,
-        _ => return None,
-    };
-    (ms >= 0.0).then(|| Duration::from_millis(ms as u64))
 }
 
 /// Parses the arguments of `/queue` over `base`: a mode and `key:value` options.

@@ -138,11 +138,21 @@ impl SessionActor {
         let timeout = a
             .timeout
             .map_or(self.deps.timeout, |t| t.min(self.deps.timeout));
-        let d = &self.deps;
         let model = models.first().map(|m| m.to_string()).unwrap_or_default();
         let tools = self.offered_tools();
         let context = self.build_context(files, &model, &level, &tools);
+        let system = context.prompt.text.clone();
+        if self.needs_room(&models, &system, system.len(), ctx) {
+            return;
+        }
+        let Some(a) = self.active.as_ref() else {
+            return;
+        };
         let exec = self.exec_policy(a.overrides.untrusted);
+        let prune = self.prune_for_run(&models);
+        self.prompt_chars = system.len();
+        self.entry.context_tokens = Some(self.window_of(&models));
+        let d = &self.deps;
         let run = RunActor::new(RunConfig {
             session_key: self.key.clone(),
             agent_id: self.agent().to_string(),
@@ -157,6 +167,7 @@ impl SessionActor {
             result_max_chars: d.tool_policy.result_max_chars,
             tools,
             messages: self.history.clone(),
+            prune,
             hub: d.hub.clone(),
             executor: d.executor.clone(),
             sink: ctx.address().recipient(),
@@ -223,7 +234,12 @@ impl SessionActor {
                 if mode == "full" {
                     footer.push_str(&format!(
                         " · cache {} read, {} write · session {} total",
-                        usage.cache_read, usage.cache_write, self.entry.total_tokens
+                        usage.cache_read,
+                        usage.cache_write,
+                        self.entry.input_tokens
+                            + self.entry.output_tokens
+                            + self.entry.cache_read
+                            + self.entry.cache_write
                     ));
                     if let (Some(p), Some(m)) = (&self.entry.model_provider, &self.entry.model) {
                         footer.push_str(&format!(" · {p}/{m}"));
@@ -281,10 +297,10 @@ impl Handler<RunEvent> for SessionActor {
             self.forward(event);
             return;
         }
-        if self.restart_if_transient(&event, ctx) {
+        if self.recover_overflow(&event, ctx) || self.restart_if_transient(&event, ctx) {
             return;
         }
-        let event = self.with_tries(event);
+        let event = self.overflow_error(self.with_tries(event));
         self.finish(event, ctx);
     }
 }

@@ -223,6 +223,7 @@ async fn route(
         "chat.send" => chat::send(state, caller, p).await,
         "channels.status" => channels::status(state, p).await,
         "memory.search" => memory::search(state, p).await,
+        "sessions.compact" => sessions::compact(state, p).await,
         "doctor.memory.status" => memory::status(state, p).await,
         "send" => outbound::send(state, p).await,
         "wake" => outbound::wake(state, p).await,

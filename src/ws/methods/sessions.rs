@@ -341,3 +341,53 @@ pub async fn export(state: &SharedState, p: &Value) -> MethodResult {
     }
     json(out)
 }
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CompactParams {
+    key: String,
+    #[serde(default)]
+    max_lines: Option<usize>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    instructions: Option<String>,
+}
+
+/// `sessions.compact`: summarises the session's older context now (the
+/// transcript keeps every message; `maxLines` caps the messages the
+/// context keeps).
+pub async fn compact(state: &SharedState, p: &Value) -> MethodResult {
+    let p: CompactParams = params("sessions.compact", p)?;
+    if p.max_lines == Some(0) {
+        return Err(ErrorShape::invalid(
+            "invalid sessions.compact params: maxLines must be at least 1",
+        ));
+    }
+    // A short key names a session of `agentId` when given.
+    let key = match &p.agent_id {
+        Some(agent) => ferroclaw_actors::inbound::SessionKey::canonical(&p.key, agent, "main")
+            .map_err(|e| ErrorShape::invalid(format!("invalid sessionKey: {e}")))?,
+        None => session_key(state, &p.key)?,
+    };
+    let session = session_for(state, key.clone()).await?;
+    let r = session
+        .send(ferroclaw_actors::session::CompactSession {
+            instructions: p.instructions,
+            max_lines: p.max_lines,
+        })
+        .await
+        .map_err(down)?;
+    let mut out = json!({ "ok": true, "key": key.as_str(), "compacted": r.compacted });
+    if r.compacted {
+        out["kept"] = json!(r.kept);
+        out["dropped"] = json!(r.dropped);
+        out["tokensBefore"] = json!(r.tokens_before);
+        if let Some(why) = r.fallback {
+            out["fallback"] = json!({ "kind": "deterministic", "reason": why });
+        }
+    } else {
+        out["reason"] = json!(r.reason);
+    }
+    json(out)
+}

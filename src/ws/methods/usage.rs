@@ -71,12 +71,13 @@ fn add(into: &mut Value, from: &Value) {
 /// One session's usage summary.
 fn session_usage(r: &SessionRow) -> Value {
     let e = &r.entry;
-    let mut u = totals(e.input_tokens, e.output_tokens, e.total_tokens, 1);
+    let sum = e.input_tokens + e.output_tokens + e.cache_read + e.cache_write;
+    let mut u = totals(e.input_tokens, e.output_tokens, sum, 1);
     u["firstActivity"] = json!(e.created_at);
     u["lastActivity"] = json!(e.updated_at);
     u["durationMs"] = json!(e.updated_at.saturating_sub(e.created_at));
     if let (Some(provider), Some(model)) = (&e.model_provider, &e.model) {
-        let t = totals(e.input_tokens, e.output_tokens, e.total_tokens, 1);
+        let t = totals(e.input_tokens, e.output_tokens, sum, 1);
         u["modelUsage"] =
             json!([{ "provider": provider, "model": model, "count": 1, "totals": t }]);
     }
