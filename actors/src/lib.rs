@@ -33,6 +33,7 @@ pub mod subagents;
 pub mod tool;
 pub mod transcript;
 pub mod tree;
+pub mod usage;
 
 /// Milliseconds since the Unix epoch (wall clock, as OpenClaw uses on the wire).
 pub fn now_ms() -> u64 {

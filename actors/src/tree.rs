@@ -124,6 +124,12 @@ impl Gateway {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune old run records"),
         }
+        let keep_from = crate::usage::day_of(crate::now_ms().saturating_sub(400 * 86_400_000));
+        match crate::usage::prune(&store, &keep_from) {
+            Ok(n) if n > 0 => tracing::info!(removed = n, "usage rows older than 400 days pruned"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot prune old usage rows"),
+        }
         let runs = RunRegistry::new(store.clone(), metrics.clone(), sinks.runs).start();
         let lanes = Lanes::start(&settings);
         let fresh_workspace = !workspace.exists();
@@ -178,6 +184,7 @@ impl Gateway {
                 &defaults.context_pruning,
             )),
             memory_writable: memory_writable(&settings),
+            prices: Arc::new(crate::usage::Prices::from_settings(&settings)),
             subagent_done: subagent_done.clone(),
             tool_policy: tool_policy.clone(),
             timeout: std::time::Duration::from_secs(defaults.timeout_seconds.max(1)),

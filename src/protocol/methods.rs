@@ -94,6 +94,7 @@ pub const METHODS: &[&str] = &[
     "memory.search",
     "doctor.memory.status",
     "sessions.compact",
+    "usage.cost",
 ];
 
 /// Events this gateway emits (`features.events`).

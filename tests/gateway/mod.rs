@@ -28,5 +28,6 @@ mod sessions;
 mod subagents;
 mod telegram;
 mod telegram_crash;
+mod usage;
 mod watch;
 mod webchat;

@@ -231,6 +231,7 @@ pub fn entry_from_row(
         cache_read: count(row, "cacheRead"),
         cache_write: count(row, "cacheWrite"),
         context_tokens: row.get("contextTokens").and_then(Value::as_u64),
+        usage_by_model: Default::default(),
         compaction_count: count(row, "compactionCount").min(u64::from(u32::MAX)) as u32,
         memory_flush_compaction_count: row
             .get("memoryFlushCompactionCount")

@@ -86,6 +86,34 @@ impl SessionActor {
         self.last_call_at = Some(std::time::Instant::now());
     }
 
+    /// Adds a run's tokens to the entry's per-model counts; returns the
+    /// `usage` row to write with the run's end.
+    pub(super) fn record_usage(
+        &mut self,
+        run_id: &str,
+        usage: &crate::provider::Usage,
+    ) -> Option<StoreWrite> {
+        let (p, m) = (
+            self.entry.model_provider.as_ref()?,
+            self.entry.model.as_ref()?,
+        );
+        let model = format!("{p}/{m}");
+        let tokens = crate::usage::Totals::of(usage);
+        self.entry
+            .usage_by_model
+            .entry(model.clone())
+            .or_default()
+            .add(&tokens);
+        let row = crate::usage::RunUsage {
+            agent_id: self.agent().to_string(),
+            session_key: self.key.clone(),
+            model,
+            at_ms: crate::now_ms(),
+            tokens,
+        };
+        crate::usage::record(run_id, &row).ok()
+    }
+
     pub(super) fn window_of(&self, models: &[ModelRef]) -> u64 {
         models
             .first()

@@ -431,10 +431,20 @@ impl SessionActor {
                 }
                 Directive::Usage(None) => {
                     let e = &self.entry;
+                    let mut cost = crate::usage::Costed::default();
+                    for (m, t) in &e.usage_by_model {
+                        cost.add(m, t, &self.deps.prices);
+                    }
+                    let priced = match cost.missing {
+                        0 if cost.tokens.runs > 0 => format!(", ${:.4}", cost.total_cost()),
+                        _ => String::new(),
+                    };
                     format!(
-                        "Usage this session: {} in, {} out, {} total tokens. Footer: {}.",
+                        "Usage this session: {} in, {} out, {} cache read, {} cache write tokens{priced}. Context: {} tokens. Footer: {}.",
                         e.input_tokens,
                         e.output_tokens,
+                        e.cache_read,
+                        e.cache_write,
                         e.total_tokens,
                         e.response_usage.as_deref().unwrap_or("off")
                     )

@@ -402,6 +402,9 @@ impl SessionActor {
                 self.entry.cache_read += usage.cache_read;
                 self.entry.cache_write += usage.cache_write;
                 self.account_context(usage);
+                if let Some(w) = self.record_usage(run_id, usage) {
+                    writes.push(w);
+                }
                 self.entry.aborted_last_run = false;
                 if !text.is_empty() {
                     self.entry.last_message_preview = Some(preview(text));

@@ -53,6 +53,10 @@ pub struct SessionEntry {
     pub cache_read: u64,
     #[serde(default)]
     pub cache_write: u64,
+    /// Tokens per `provider/model` over the session's runs (costs are
+    /// computed from them when read).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub usage_by_model: std::collections::BTreeMap<String, crate::usage::Totals>,
     /// The context window of the session's model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<u64>,

@@ -103,6 +103,8 @@ pub struct SessionDeps {
     pub pruning: Arc<crate::compaction::PruneSettings>,
     /// The memory flush may write the workspace (not a read-only sandbox).
     pub memory_writable: bool,
+    /// Prices per model (the `/usage` footer's cost).
+    pub prices: Arc<crate::usage::Prices>,
     pub timeout: Duration,
     pub max_model_calls: u32,
     pub queue: QueueSettings,

@@ -231,19 +231,25 @@ impl SessionActor {
                 usage,
             } if mode != "off" && !text.is_empty() && !crate::context::prompt::is_silent(&text) => {
                 let mut footer = format!("Usage: {} in · {} out", usage.input, usage.output);
+                let model = match (&self.entry.model_provider, &self.entry.model) {
+                    (Some(p), Some(m)) => Some(format!("{p}/{m}")),
+                    _ => None,
+                };
                 if mode == "full" {
+                    let e = &self.entry;
+                    let session = e.input_tokens + e.output_tokens + e.cache_read + e.cache_write;
                     footer.push_str(&format!(
-                        " · cache {} read, {} write · session {} total",
-                        usage.cache_read,
-                        usage.cache_write,
-                        self.entry.input_tokens
-                            + self.entry.output_tokens
-                            + self.entry.cache_read
-                            + self.entry.cache_write
+                        " · cache {} read, {} write · session {session} total",
+                        usage.cache_read, usage.cache_write
                     ));
-                    if let (Some(p), Some(m)) = (&self.entry.model_provider, &self.entry.model) {
-                        footer.push_str(&format!(" · {p}/{m}"));
+                    if let Some(m) = &model {
+                        footer.push_str(&format!(" · {m}"));
                     }
+                }
+                let price = model.as_deref().and_then(|m| self.deps.prices.of(m));
+                if let Some(p) = price {
+                    let cost = crate::usage::Totals::of(&usage).cost(p);
+                    footer.push_str(&format!(" · ${cost:.4}"));
                 }
                 RunEvent::Final {
                     run_id,

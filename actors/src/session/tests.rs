@@ -77,6 +77,7 @@ fn setup(queue: QueueSettings) -> H {
         compaction: Default::default(),
         pruning: Default::default(),
         memory_writable: true,
+        prices: Default::default(),
         tool_policy: Default::default(),
         subagent_done: Default::default(),
         timeout: Duration::from_secs(30),

@@ -59,6 +59,8 @@ pub enum Tree {
     /// `<channel>/<account>/...` -> pairing codes and approved senders
     /// (`channels/access.rs`).
     ChannelAccess,
+    /// `<YYYY-MM-DD>\0<run id>` -> the tokens of one run (`usage.rs`).
+    Usage,
 }
 
 impl Tree {
@@ -79,9 +81,10 @@ impl Tree {
             Tree::ChannelDispatch => "channel_dispatch",
             Tree::ChannelDeliveries => "channel_deliveries",
             Tree::ChannelAccess => "channel_access",
+            Tree::Usage => "usage",
         }
     }
-    const ALL: [Tree; 15] = [
+    const ALL: [Tree; 16] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -97,6 +100,7 @@ impl Tree {
         Tree::ChannelDispatch,
         Tree::ChannelDeliveries,
         Tree::ChannelAccess,
+        Tree::Usage,
     ];
 }
 
@@ -263,6 +267,22 @@ impl Store {
             let key = String::from_utf8_lossy(&k).into_owned();
             let value = decode(tree, &key, &v)?;
             out.push((key, value));
+        }
+        Ok(out)
+    }
+
+    /// Every entry of a tree with a key in `from..to`, in key order.
+    pub fn scan_range<T: DeserializeOwned>(
+        &self,
+        tree: Tree,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<(String, T)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.tree(tree).range(from.as_bytes()..to.as_bytes()) {
+            let (k, v) = item?;
+            let key = String::from_utf8_lossy(&k).into_owned();
+            out.push((key.clone(), decode(tree, &key, &v)?));
         }
         Ok(out)
     }

@@ -128,7 +128,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
             "enabled": false, "triggersEnabled": false, "storePath": null,
             "jobs": 0, "nextWakeAtMs": null,
         }),
-        "usage.status" => json!({ "updatedAt": ferroclaw_actors::now_ms(), "providers": [] }),
         _ => return None,
     };
     Some(json(v))

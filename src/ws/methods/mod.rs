@@ -272,6 +272,8 @@ async fn route(
         "exec.approval.list" => approvals::list(state, p).await,
         "models.authStatus" => models::auth_status(state, p).await,
         "sessions.usage" => usage::sessions_usage(state, p).await,
+        "usage.cost" => usage::cost(state, p).await,
+        "usage.status" => usage::status(state, p).await,
         "config.schema" => config::schema(p),
         other => dashboard::answer(state, other, p)
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),

@@ -1,14 +1,18 @@
-//! `sessions.usage`: token usage per session and in total, in OpenClaw's
-//! shape, from the counters every session entry keeps (input, output and
-//! total tokens of its runs, the last provider and model). ferroclaw has
-//! no price table, so costs are 0 and every session counts as a missing
-//! cost entry; it keeps no per-day breakdown, so the daily series are empty.
-//! A session is in the range when it was active in it (last update).
+//! Usage in OpenClaw's shapes: `sessions.usage` (per session, per model,
+//! provider and agent, and the daily series), `usage.cost` (daily totals
+//! over a date range) and `usage.status` (per provider, today and the last
+//! 30 days). Tokens come from what sessions keep per model and from the
+//! per-run `usage` rows (`ferroclaw_actors::usage`); costs from the price
+//! table in config, computed when asked. A model without a price is a
+//! missing cost entry, never free. Dates are gateway-local days.
 
-use chrono::{NaiveDate, TimeZone, Utc};
+use std::collections::BTreeMap;
+
+use chrono::{Local, NaiveDate, TimeZone};
 use ferroclaw_actors::router::SessionRow;
+use ferroclaw_actors::usage::{self, Costed, Prices, RunUsage};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
@@ -25,129 +29,259 @@ struct UsageParams {
     #[serde(default)]
     end_date: Option<String>,
     #[serde(default)]
+    days: Option<u64>,
+    #[serde(default)]
     limit: Option<usize>,
     #[serde(default)]
     key: Option<String>,
     #[serde(default)]
     agent_id: Option<String>,
+    #[serde(default)]
+    agent_scope: Option<String>,
 }
 
-fn day_start(date: &str, field: &str) -> Result<u64, ErrorShape> {
+fn day_start(date: &str, field: &str, method: &str) -> Result<u64, ErrorShape> {
     let d = NaiveDate::parse_from_str(date, "%Y-%m-%d").map_err(|_| {
         ErrorShape::invalid(format!(
-            "invalid sessions.usage params: {field} must be YYYY-MM-DD"
+            "invalid {method} params: {field} must be YYYY-MM-DD"
         ))
     })?;
     let t = d
         .and_hms_opt(0, 0, 0)
-        .map(|t| Utc.from_utc_datetime(&t).timestamp_millis())
+        .and_then(|t| Local.from_local_datetime(&t).earliest())
+        .map(|t| t.timestamp_millis())
         .unwrap_or(0);
     Ok(t.max(0) as u64)
 }
 
-fn date_label(ms: u64) -> String {
-    Utc.timestamp_millis_opt(ms as i64)
-        .single()
-        .map(|t| t.format("%Y-%m-%d").to_string())
-        .unwrap_or_default()
+/// The range asked for: `[start, end]` in ms (default: the last 30 days).
+fn range(p: &UsageParams, method: &str) -> Result<(u64, u64), ErrorShape> {
+    let now = ferroclaw_actors::now_ms();
+    let end = match &p.end_date {
+        Some(d) => day_start(d, "endDate", method)? + DAY_MS - 1,
+        None => now,
+    };
+    let days = p.days.unwrap_or(30).clamp(1, 366);
+    let start = match &p.start_date {
+        Some(d) => day_start(d, "startDate", method)?,
+        None => {
+            day_start(&usage::day_of(end), "endDate", method)?.saturating_sub((days - 1) * DAY_MS)
+        }
+    };
+    if start > end {
+        return Err(ErrorShape::invalid(format!(
+            "invalid {method} params: startDate is after endDate"
+        )));
+    }
+    Ok((start, end))
 }
 
-/// OpenClaw's cost-usage totals for token counts with no known price.
-fn totals(input: u64, output: u64, total: u64, missing: u64) -> Value {
-    json!({
-        "input": input, "output": output, "cacheRead": 0, "cacheWrite": 0,
-        "totalTokens": total, "totalCost": 0, "inputCost": 0, "outputCost": 0,
-        "cacheReadCost": 0, "cacheWriteCost": 0, "missingCostEntries": missing,
-    })
-}
-
-fn add(into: &mut Value, from: &Value) {
-    for k in ["input", "output", "totalTokens", "missingCostEntries"] {
-        let sum = into[k].as_u64().unwrap_or(0) + from[k].as_u64().unwrap_or(0);
-        into[k] = json!(sum);
+fn read(p: &Value, method: &str) -> Result<UsageParams, ErrorShape> {
+    if p.is_null() {
+        Ok(UsageParams::default())
+    } else {
+        params(method, p)
     }
 }
 
-/// One session's usage summary.
-fn session_usage(r: &SessionRow) -> Value {
+/// The per-run rows of the range (on the blocking pool).
+async fn runs(state: &SharedState, start: u64, end: u64) -> Result<Vec<RunUsage>, ErrorShape> {
+    let store = state.gateway.store.clone();
+    let (from, to) = (usage::day_of(start), usage::day_of(end));
+    actix_web::web::block(move || usage::runs_between(&store, &from, &to))
+        .await
+        .map_err(|_| ErrorShape::unavailable("the usage reader stopped"))?
+        .map_err(|e| ErrorShape::unavailable(format!("cannot read usage: {e}")))
+        .map(|rows| {
+            rows.into_iter()
+                .filter(|r| (start..=end).contains(&r.at_ms))
+                .collect()
+        })
+}
+
+fn prices(state: &SharedState) -> Prices {
+    Prices::from_settings(&state.live.settings())
+}
+
+/// `[{date, ...totals}]`, oldest first.
+fn cost_daily(rows: &[RunUsage], prices: &Prices) -> Vec<Value> {
+    usage::daily(rows, prices)
+        .into_iter()
+        .map(|(date, c)| {
+            let mut v = c.to_json();
+            v["date"] = json!(date);
+            v
+        })
+        .collect()
+}
+
+/// `usage.cost`: daily totals and the range's totals.
+pub async fn cost(state: &SharedState, p: &Value) -> MethodResult {
+    let p = read(p, "usage.cost")?;
+    if p.agent_scope.as_deref() == Some("all") && p.agent_id.is_some() {
+        return Err(ErrorShape::invalid(
+            "agentScope=all cannot be combined with agentId",
+        ));
+    }
+    let (start, end) = range(&p, "usage.cost")?;
+    let mut rows = runs(state, start, end).await?;
+    if let Some(a) = p.agent_id.as_deref().map(str::to_ascii_lowercase) {
+        rows.retain(|r| r.agent_id == a);
+    }
+    let prices = prices(state);
+    let mut totals = Costed::default();
+    for r in &rows {
+        totals.add(&r.model, &r.tokens, &prices);
+    }
+    let days = (day_start(&usage::day_of(end), "endDate", "usage.cost")?
+        .saturating_sub(day_start(&usage::day_of(start), "startDate", "usage.cost")?))
+        / DAY_MS
+        + 1;
+    json(json!({
+        "updatedAt": ferroclaw_actors::now_ms(),
+        "days": days,
+        "daily": cost_daily(&rows, &prices),
+        "totals": totals.to_json(),
+        "cacheStatus": { "status": "fresh" },
+    }))
+}
+
+/// `usage.status`: per provider, today and the last 30 days (ferroclaw
+/// knows no provider's plan quotas, so `windows` is empty).
+pub async fn status(state: &SharedState, _p: &Value) -> MethodResult {
+    let now = ferroclaw_actors::now_ms();
+    let today = usage::day_of(now);
+    let rows = runs(state, now.saturating_sub(29 * DAY_MS), now).await?;
+    let prices = prices(state);
+    let mut by: BTreeMap<String, (Costed, Costed)> = BTreeMap::new();
+    for r in &rows {
+        let provider = r.model.split('/').next().unwrap_or("unknown").to_string();
+        let e = by.entry(provider).or_default();
+        e.1.add(&r.model, &r.tokens, &prices);
+        if usage::day_of(r.at_ms) == today {
+            e.0.add(&r.model, &r.tokens, &prices);
+        }
+    }
+    let providers: Vec<Value> = by
+        .into_iter()
+        .map(|(p, (day, month))| {
+            json!({ "provider": p, "displayName": p, "windows": [],
+                    "today": day.to_json(), "last30Days": month.to_json() })
+        })
+        .collect();
+    json(json!({ "updatedAt": now, "providers": providers }))
+}
+
+/// One session's usage: totals with costs, per model.
+fn session_usage(r: &SessionRow, prices: &Prices) -> (Value, Costed) {
     let e = &r.entry;
-    let sum = e.input_tokens + e.output_tokens + e.cache_read + e.cache_write;
-    let mut u = totals(e.input_tokens, e.output_tokens, sum, 1);
+    let mut all = Costed::default();
+    let mut models = Vec::new();
+    for (m, t) in &e.usage_by_model {
+        let mut one = Costed::default();
+        one.add(m, t, prices);
+        all.merge(&one);
+        let (provider, model) = m.split_once('/').unwrap_or(("unknown", m));
+        models.push(json!({ "provider": provider, "model": model, "count": t.runs, "totals": one.to_json() }));
+    }
+    let mut u = all.to_json();
     u["firstActivity"] = json!(e.created_at);
     u["lastActivity"] = json!(e.updated_at);
     u["durationMs"] = json!(e.updated_at.saturating_sub(e.created_at));
-    if let (Some(provider), Some(model)) = (&e.model_provider, &e.model) {
-        let t = totals(e.input_tokens, e.output_tokens, sum, 1);
-        u["modelUsage"] =
-            json!([{ "provider": provider, "model": model, "count": 1, "totals": t }]);
+    u["modelUsage"] = json!(models);
+    (u, all)
+}
+
+fn grouped(map: BTreeMap<String, (Value, Costed)>) -> Vec<Value> {
+    let mut v: Vec<(Value, Costed)> = map.into_values().collect();
+    v.sort_by_key(|(_, c)| std::cmp::Reverse(c.tokens.tokens()));
+    v.into_iter()
+        .map(|(mut head, c)| {
+            head["totals"] = c.to_json();
+            head["count"] = json!(c.tokens.runs);
+            head
+        })
+        .collect()
+}
+
+fn add_to(map: &mut BTreeMap<String, (Value, Costed)>, key: &str, head: Value, c: &Costed) {
+    map.entry(key.to_string())
+        .or_insert_with(|| (head, Costed::default()))
+        .1
+        .merge(c);
+}
+
+/// The daily series of the aggregates, from the per-run rows.
+fn series(rows: &[RunUsage], prices: &Prices) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
+    let cost_daily = cost_daily(rows, prices);
+    let daily = cost_daily
+        .iter()
+        .map(|d| {
+            json!({ "date": d["date"], "tokens": d["totalTokens"], "cost": d["totalCost"],
+                         "messages": 0, "toolCalls": 0, "errors": 0 })
+        })
+        .collect();
+    let mut per: BTreeMap<(String, String), Costed> = BTreeMap::new();
+    for r in rows {
+        per.entry((usage::day_of(r.at_ms), r.model.clone()))
+            .or_default()
+            .add(&r.model, &r.tokens, prices);
     }
-    u
+    let model_daily = per
+        .into_iter()
+        .map(|((date, m), c)| {
+            let (provider, model) = m.split_once('/').unwrap_or(("unknown", &m));
+            json!({ "date": date, "provider": provider, "model": model,
+                    "tokens": c.tokens.tokens(), "cost": c.to_json()["totalCost"], "count": c.tokens.runs })
+        })
+        .collect();
+    (cost_daily, daily, model_daily)
 }
 
-/// Sums `usage` into the group `key` of `map` (a by-model, by-provider or by-agent table).
-fn group(map: &mut Map<String, Value>, key: &str, usage: &Value, head: Value) {
-    let entry = map.entry(key.to_string()).or_insert_with(|| {
-        let mut h = head;
-        h["count"] = json!(0);
-        h["totals"] = totals(0, 0, 0, 0);
-        h
-    });
-    entry["count"] = json!(entry["count"].as_u64().unwrap_or(0) + 1);
-    add(&mut entry["totals"], usage);
-}
-
-fn sorted(map: Map<String, Value>) -> Vec<Value> {
-    let mut v: Vec<Value> = map.into_iter().map(|(_, v)| v).collect();
-    v.sort_by_key(|g| std::cmp::Reverse(g["totals"]["totalTokens"].as_u64().unwrap_or(0)));
-    v
-}
-
+/// `sessions.usage`.
 pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
-    let p: UsageParams = if p.is_null() {
-        UsageParams::default()
-    } else {
-        params("sessions.usage", p)?
-    };
-    let now = ferroclaw_actors::now_ms();
-    let end = match &p.end_date {
-        Some(d) => day_start(d, "endDate")? + DAY_MS - 1,
-        None => now,
-    };
-    let start = match &p.start_date {
-        Some(d) => day_start(d, "startDate")?,
-        None => end.saturating_sub(30 * DAY_MS),
-    };
+    let p = read(p, "sessions.usage")?;
+    let (start, end) = range(&p, "sessions.usage")?;
     let rows = super::sessions::all_sessions(state).await?;
     let agent = p.agent_id.as_deref().map(str::to_ascii_lowercase);
+    let in_scope = |key: &str| {
+        p.key.as_ref().is_none_or(|k| key == k) && agent.as_ref().is_none_or(|a| agent_of(key) == a)
+    };
     let mut matched: Vec<&SessionRow> = rows
         .iter()
-        .filter(|r| (start..=end).contains(&r.entry.updated_at))
-        .filter(|r| p.key.as_ref().is_none_or(|k| r.key == *k))
-        .filter(|r| agent.as_ref().is_none_or(|a| agent_of(&r.key) == a))
+        .filter(|r| (start..=end).contains(&r.entry.updated_at) && in_scope(&r.key))
         .collect();
     matched.sort_by_key(|r| std::cmp::Reverse(r.entry.updated_at));
-    let mut total = totals(0, 0, 0, 0);
-    let (mut models, mut providers, mut agents) = (Map::new(), Map::new(), Map::new());
+    let prices = prices(state);
+    let mut total = Costed::default();
+    let (mut models, mut providers, mut agents) =
+        (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let mut sessions = Vec::new();
     let limit = p.limit.unwrap_or(1000).clamp(1, 10_000);
     for r in &matched {
-        let usage = session_usage(r);
-        add(&mut total, &usage);
-        let e = &r.entry;
-        let provider = e.model_provider.as_deref().unwrap_or("unknown");
-        if let Some(model) = &e.model {
-            let head = json!({ "provider": provider, "model": model });
-            group(&mut models, &format!("{provider}/{model}"), &usage, head);
+        let (usage, costed) = session_usage(r, &prices);
+        total.merge(&costed);
+        for (m, t) in &r.entry.usage_by_model {
+            let mut one = Costed::default();
+            one.add(m, t, &prices);
+            let (provider, model) = m.split_once('/').unwrap_or(("unknown", m));
+            add_to(
+                &mut models,
+                m,
+                json!({ "provider": provider, "model": model }),
+                &one,
+            );
+            add_to(
+                &mut providers,
+                provider,
+                json!({ "provider": provider }),
+                &one,
+            );
         }
-        group(
-            &mut providers,
-            provider,
-            &usage,
-            json!({ "provider": provider }),
-        );
         let a = agent_of(&r.key);
-        group(&mut agents, a, &usage, json!({ "agentId": a }));
+        add_to(&mut agents, a, json!({ "agentId": a }), &costed);
         if sessions.len() < limit {
+            let e = &r.entry;
             sessions.push(json!({
                 "key": r.key, "label": e.label, "sessionId": e.session_id, "scope": "instance",
                 "updatedAt": e.updated_at, "agentId": a, "modelProvider": e.model_provider,
@@ -156,25 +290,28 @@ pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
             }));
         }
     }
-    let by_agent: Vec<Value> = sorted(agents)
+    let mut runs = runs(state, start, end).await?;
+    runs.retain(|r| in_scope(&r.session_key));
+    let (cost_daily, daily, model_daily) = series(&runs, &prices);
+    let by_agent: Vec<Value> = grouped(agents)
         .into_iter()
         .map(|g| json!({ "agentId": g["agentId"], "totals": g["totals"] }))
         .collect();
     json(json!({
-        "updatedAt": now,
-        "startDate": date_label(start),
-        "endDate": date_label(end),
+        "updatedAt": ferroclaw_actors::now_ms(),
+        "startDate": usage::day_of(start),
+        "endDate": usage::day_of(end),
         "sessions": sessions,
-        "totals": total,
+        "totals": total.to_json(),
         "aggregates": {
             "sessionCount": matched.len(),
             "messages": { "total": 0, "user": 0, "assistant": 0, "toolCalls": 0, "toolResults": 0, "errors": 0 },
             "tools": { "totalCalls": 0, "uniqueTools": 0, "tools": [] },
-            "byModel": sorted(models),
-            "byProvider": sorted(providers),
+            "byModel": grouped(models),
+            "byProvider": grouped(providers),
             "byAgent": by_agent,
-            "byChannel": [], "byCreator": [], "costDaily": [], "dailyLatency": [],
-            "modelDaily": [], "daily": [],
+            "byChannel": [], "byCreator": [], "costDaily": cost_daily, "dailyLatency": [],
+            "modelDaily": model_daily, "daily": daily,
         },
         "creatorOptions": [],
         "cacheStatus": { "status": "fresh" },
