@@ -1,2 +1,3 @@
 mod anthropic_provider;
+pub mod memory_recall;
 mod openai_provider;

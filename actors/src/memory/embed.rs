@@ -9,94 +9,138 @@
 //! provider adds.
 
 use std::collections::HashMap;
+use std::hash::Hasher;
 
-use sha2::{Digest, Sha256};
+use fnv::FnvHasher;
 
 /// Vector size.
 pub const DIMS: usize = 512;
+/// The embedder's version: stored vectors of another version are rebuilt.
+pub const VERSION: &str = "hashed-ngrams-v2";
 
-/// A feature of a text (before hashing).
-fn features(text: &str) -> Vec<String> {
-    let words = super::rank::tokens(text);
-    let mut out = Vec::with_capacity(words.len() * 6);
-    for (i, w) in words.iter().enumerate() {
-        out.push(format!("w:{w}"));
-        if let Some(next) = words.get(i + 1) {
-            out.push(format!("b:{w} {next}"));
+const WORD: u8 = 1;
+const BIGRAM: u8 = 2;
+const TRIGRAM: u8 = 3;
+
+/// A feature's stable 64-bit hash (FNV-1a: the same in every build).
+fn hash(kind: u8, parts: &[&[u8]]) -> u64 {
+    let mut h = FnvHasher::default();
+    h.write_u8(kind);
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h.write_u8(b' ');
         }
-        let chars: Vec<char> = format!("<{w}>").chars().collect();
-        for tri in chars.windows(3) {
-            out.push(format!("c:{}", tri.iter().collect::<String>()));
+        h.write(p);
+    }
+    h.finish()
+}
+
+/// One text's features: each word's hash, the bigrams' (with the index of
+/// their first word) and each word's character trigrams ("<word>" framed).
+struct Features {
+    words: Vec<u64>,
+    bigrams: Vec<(u64, usize)>,
+    trigrams: Vec<u64>,
+}
+
+fn features(text: &str) -> Features {
+    let words = super::rank::tokens(text);
+    let mut f = Features {
+        words: Vec::with_capacity(words.len()),
+        bigrams: Vec::with_capacity(words.len()),
+        trigrams: Vec::with_capacity(words.len() * 4),
+    };
+    let mut buf = String::new();
+    for (i, w) in words.iter().enumerate() {
+        f.words.push(hash(WORD, &[w.as_bytes()]));
+        if let Some(next) = words.get(i + 1) {
+            f.bigrams
+                .push((hash(BIGRAM, &[w.as_bytes(), next.as_bytes()]), i));
+        }
+        buf.clear();
+        buf.push('<');
+        buf.push_str(w);
+        buf.push('>');
+        let bounds: Vec<usize> = buf
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([buf.len()])
+            .collect();
+        for k in 0..bounds.len().saturating_sub(3) {
+            f.trigrams
+                .push(hash(TRIGRAM, &[&buf.as_bytes()[bounds[k]..bounds[k + 3]]]));
         }
     }
-    out
+    f
 }
 
 /// A feature's slot and sign (the sign halves collisions' bias).
-fn slot(feature: &str) -> (usize, f32) {
-    let d = Sha256::digest(feature.as_bytes());
-    let n = u32::from_le_bytes([d[0], d[1], d[2], d[3]]);
-    ((n as usize) % DIMS, if d[4] & 1 == 0 { 1.0 } else { -1.0 })
+fn slot(h: u64) -> (usize, f32) {
+    (
+        (h % DIMS as u64) as usize,
+        if (h >> 40) & 1 == 0 { 1.0 } else { -1.0 },
+    )
 }
 
-/// Document frequencies of features over the indexed chunks.
+/// Document frequencies over the indexed chunks, of words and character
+/// trigrams (bounded vocabularies; a bigram weighs what its words do).
 #[derive(Debug, Clone, Default)]
 pub struct Idf {
     docs: u64,
-    df: HashMap<String, u64>,
+    df: HashMap<u64, u32>,
+}
+
+fn distinct(f: &Features) -> Vec<u64> {
+    let mut seen: Vec<u64> = f.words.iter().chain(&f.trigrams).copied().collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen
 }
 
 impl Idf {
     /// A chunk joins the index.
     pub fn add(&mut self, text: &str) {
         self.docs += 1;
-        let mut seen: Vec<String> = features(text);
-        seen.sort_unstable();
-        seen.dedup();
-        for f in seen {
-            *self.df.entry(f).or_default() += 1;
+        for h in distinct(&features(text)) {
+            *self.df.entry(h).or_default() += 1;
         }
     }
 
     /// A chunk leaves the index.
     pub fn remove(&mut self, text: &str) {
         self.docs = self.docs.saturating_sub(1);
-        let mut seen: Vec<String> = features(text);
-        seen.sort_unstable();
-        seen.dedup();
-        for f in seen {
-            if let Some(n) = self.df.get_mut(&f) {
+        for h in distinct(&features(text)) {
+            if let Some(n) = self.df.get_mut(&h) {
                 *n = n.saturating_sub(1);
                 if *n == 0 {
-                    self.df.remove(&f);
+                    self.df.remove(&h);
                 }
             }
         }
     }
 
-    fn weight(&self, feature: &str) -> f32 {
-        let df = self.df.get(feature).copied().unwrap_or(0) as f32;
+    fn weight(&self, h: u64) -> f32 {
+        let df = self.df.get(&h).copied().unwrap_or(0) as f32;
         ((1.0 + self.docs as f32) / (1.0 + df)).ln() + 1.0
     }
 
     /// The embedding of `text` under these frequencies.
     pub fn embed(&self, text: &str) -> Vec<f32> {
+        let f = features(text);
         let mut v = vec![0f32; DIMS];
-        let mut counts: HashMap<String, f32> = HashMap::new();
-        for f in features(text) {
-            *counts.entry(f).or_default() += 1.0;
+        let mut counts: HashMap<u64, (f32, f32)> = HashMap::new();
+        for h in f.words.iter().chain(&f.trigrams) {
+            counts.entry(*h).or_insert((0.0, self.weight(*h))).0 += 1.0;
         }
-        for (f, tf) in counts {
-            let (i, sign) = slot(&f);
-            v[i] += sign * (1.0 + tf.ln()) * self.weight(&f);
+        for (h, at) in &f.bigrams {
+            let w = (self.weight(f.words[*at]) + self.weight(f.words[at + 1])) / 2.0;
+            counts.entry(*h).or_insert((0.0, w)).0 += 1.0;
         }
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            for x in &mut v {
-                *x /= norm;
-            }
+        for (h, (tf, w)) in counts {
+            let (i, sign) = slot(h);
+            v[i] += sign * (1.0 + tf.ln()) * w;
         }
-        v
+        super::vectors::normalised(v)
     }
 }
 
@@ -146,9 +190,10 @@ mod tests {
     #[test]
     fn frequencies_follow_adds_and_removes() {
         let mut idf = corpus();
-        let before = idf.weight("w:meeting");
+        let meeting = hash(WORD, &[b"meeting"]);
+        let before = idf.weight(meeting);
         idf.remove("The meeting notes are in the shared folder.");
-        assert!(idf.weight("w:meeting") > before, "rarer after a removal");
+        assert!(idf.weight(meeting) > before, "rarer after a removal");
         assert_eq!(cosine(&[1.0, 0.0], &[1.0]), 0.0);
     }
 }

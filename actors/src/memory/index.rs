@@ -1,6 +1,8 @@
 //! One agent's persistent memory index: a SQLite file (rusqlite, SQLite
-//! built in) with the chunks, their vectors stored once as binary f32, and
-//! an FTS5 table over the chunk texts for BM25 keyword search. SQLite's
+//! built in) with the chunks, their vectors stored once in binary (the
+//! local embedder's as int8 with a scale, a provider's as f32), and an
+//! FTS5 table over the chunk texts for BM25 keyword search. An index made
+//! by another version of the local embedder is rebuilt from the files. SQLite's
 //! FTS5 was chosen over tantivy: one small file per agent that also holds
 //! the chunks and vectors transactionally, the same engine OpenClaw's
 //! memory uses, and a build that adds seconds rather than minutes.
@@ -117,6 +119,7 @@ pub struct MemoryIndex {
 }
 
 const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, hash TEXT NOT NULL, mtime_ms INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (
   id INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
@@ -137,6 +140,20 @@ impl MemoryIndex {
         let conn = Connection::open(path)?;
         conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
         conn.execute_batch(SCHEMA)?;
+        let version: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = 'embedder'", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if version.as_deref() != Some(super::embed::VERSION) {
+            // Vectors of another embedder: everything is indexed again
+            // (the files are the source of truth).
+            conn.execute_batch("DELETE FROM chunks; DELETE FROM files;")?;
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedder', ?1)",
+                params![super::embed::VERSION],
+            )?;
+        }
         let mut idx = MemoryIndex {
             conn,
             idf: Idf::default(),
@@ -162,7 +179,8 @@ impl MemoryIndex {
                 start_line: r.get::<_, i64>(2)? as usize,
                 end_line: r.get::<_, i64>(3)? as usize,
                 hash: r.get(4)?,
-                local: QVec::from_f32(&from_blob(&r.get::<_, Vec<u8>>(6)?)),
+                local: QVec::from_bytes(&r.get::<_, Vec<u8>>(6)?)
+                    .unwrap_or_else(|| QVec::from_f32(&[])),
             };
             self.by_path.entry(s.path.clone()).or_default().push(id);
             self.chunks.insert(id, s);
@@ -207,45 +225,78 @@ impl MemoryIndex {
             return Ok(Synced::Unchanged);
         }
         let pieces = chunk(text);
-        // The frequencies as they will be, so the new vectors use them.
-        let mut idf = self.idf.clone();
-        for t in self.texts_of(path)? {
-            idf.remove(&t);
+        // The frequencies as they will be, so the new vectors use them
+        // (undone if the write fails).
+        let old = self.texts_of(path)?;
+        for t in &old {
+            self.idf.remove(t);
         }
         for c in &pieces {
-            idf.add(&c.text);
+            self.idf.add(&c.text);
         }
+        let written = self.write_chunks(path, &hash, mtime_ms, &pieces);
+        let added = match written {
+            Ok(a) => a,
+            Err(e) => {
+                for c in &pieces {
+                    self.idf.remove(&c.text);
+                }
+                for t in &old {
+                    self.idf.add(t);
+                }
+                return Err(e);
+            }
+        };
+        self.forget(path);
+        let ids = added.iter().map(|(id, _)| *id).collect();
+        self.by_path.insert(path.to_string(), ids);
+        self.chunks.extend(added);
+        Ok(Synced::Indexed(pieces.len()))
+    }
+
+    /// Replaces `path`'s chunks with `pieces` in one transaction.
+    fn write_chunks(
+        &mut self,
+        path: &str,
+        hash: &str,
+        mtime_ms: u64,
+        pieces: &[super::chunk::Chunk],
+    ) -> Result<Vec<(i64, Stored)>, IndexError> {
         let tx = self.conn.transaction()?;
         tx.execute("DELETE FROM chunks WHERE path = ?1", params![path])?;
         let mut added = Vec::new();
-        for c in &pieces {
-            let vector = idf.embed(&c.text);
-            tx.execute(
+        {
+            let mut insert = tx.prepare_cached(
                 "INSERT INTO chunks (path, start_line, end_line, hash, text, vector) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![path, c.start_line as i64, c.end_line as i64, c.hash, c.text, to_blob(&vector)],
             )?;
-            added.push((
-                tx.last_insert_rowid(),
-                Stored {
-                    path: path.to_string(),
-                    hash: c.hash.clone(),
-                    start_line: c.start_line,
-                    end_line: c.end_line,
-                    local: QVec::from_f32(&vector),
-                },
-            ));
+            for c in pieces {
+                let local = QVec::from_f32(&self.idf.embed(&c.text));
+                insert.execute(params![
+                    path,
+                    c.start_line as i64,
+                    c.end_line as i64,
+                    c.hash,
+                    c.text,
+                    local.to_bytes()
+                ])?;
+                added.push((
+                    tx.last_insert_rowid(),
+                    Stored {
+                        path: path.to_string(),
+                        hash: c.hash.clone(),
+                        start_line: c.start_line,
+                        end_line: c.end_line,
+                        local,
+                    },
+                ));
+            }
         }
         tx.execute(
             "INSERT INTO files (path, hash, mtime_ms) VALUES (?1, ?2, ?3) ON CONFLICT(path) DO UPDATE SET hash = ?2, mtime_ms = ?3",
             params![path, hash, mtime_ms as i64],
         )?;
         tx.commit()?;
-        self.idf = idf;
-        self.forget(path);
-        let ids = added.iter().map(|(id, _)| *id).collect();
-        self.by_path.insert(path.to_string(), ids);
-        self.chunks.extend(added);
-        Ok(Synced::Indexed(pieces.len()))
+        Ok(added)
     }
 
     /// The stored texts of `path`'s chunks.
@@ -425,8 +476,8 @@ impl MemoryIndex {
     fn vector(&self, leg: &VectorLeg, text: &str, n: usize) -> HashMap<String, f64> {
         let query = match leg {
             VectorLeg::None => return HashMap::new(),
-            VectorLeg::Local => self.idf.embed(text),
-            VectorLeg::Remote(v) => super::vectors::normalised(v.clone()),
+            VectorLeg::Local => QVec::from_f32(&self.idf.embed(text)),
+            VectorLeg::Remote(v) => QVec::from_f32(&super::vectors::normalised(v.clone())),
         };
         let remote = self.remote.as_ref().map(|r| &r.by_hash);
         let mut scored: Vec<(i64, f32)> = self

@@ -231,7 +231,10 @@ pub fn entry_from_row(
         cache_read: count(row, "cacheRead"),
         cache_write: count(row, "cacheWrite"),
         context_tokens: row.get("contextTokens").and_then(Value::as_u64),
-        usage_by_model: Default::default(),
+        usage_by_model: row
+            .get("usageByModel")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default(),
         compaction_count: count(row, "compactionCount").min(u64::from(u32::MAX)) as u32,
         memory_flush_compaction_count: row
             .get("memoryFlushCompactionCount")

@@ -37,6 +37,8 @@ pub struct SessionActor {
     pub(super) last_call_at: Option<Instant>,
     /// Characters of the last run's system prompt.
     pub(super) prompt_chars: usize,
+    /// The estimated tokens of `history`, kept in step with it.
+    pub(super) history_tokens: u64,
 }
 
 impl SessionActor {
@@ -74,6 +76,7 @@ impl SessionActor {
             calibration: 1.0,
             last_call_at: None,
             prompt_chars: 0,
+            history_tokens: 0,
         }
     }
 
@@ -177,6 +180,16 @@ impl SessionActor {
         self.append_entry(entry)
     }
 
+    /// Replaces the model context (load, reset, compaction) and its
+    /// token estimate.
+    pub(super) fn set_history(&mut self, history: Messages) {
+        self.history_tokens = history
+            .iter()
+            .map(|m| crate::compaction::tokens::estimate(m))
+            .sum();
+        self.history = history;
+    }
+
     pub(super) fn append_entry(&mut self, entry: Value) -> Result<(), TranscriptError> {
         self.commit(vec![entry], Vec::new())
     }
@@ -202,8 +215,10 @@ impl SessionActor {
             .iter()
             .filter(|e| !transcript::Entry::of(e).is_pending())
         {
-            self.history
-                .extend(transcript::to_chat(entry).map(std::sync::Arc::new));
+            if let Some(m) = transcript::to_chat(entry) {
+                self.history_tokens += crate::compaction::tokens::estimate(&m);
+                self.history.push(std::sync::Arc::new(m));
+            }
         }
         for entry in entries {
             if entry["type"] == "message" && entry.get("message").is_some() {
@@ -320,7 +335,7 @@ impl Actor for SessionActor {
                     } => Some(format!("{p}/{m}")),
                     _ => None,
                 });
-            self.history = crate::session::compaction::load_history(&entries).0;
+            self.set_history(crate::session::compaction::load_history(&entries).0);
             for e in &entries {
                 if let (Some(m), Some(r)) = (
                     e.get("messageId").and_then(Value::as_str),

@@ -64,8 +64,7 @@ impl SessionActor {
     /// The context's tokens now: `prompt_chars` of prompt plus the
     /// history, estimated and calibrated.
     pub(super) fn context_tokens(&self, prompt_chars: usize) -> u64 {
-        let est =
-            estimate_text(prompt_chars) + self.history.iter().map(|m| estimate(m)).sum::<u64>();
+        let est = estimate_text(prompt_chars) + self.history_tokens;
         (est as f64 * self.calibration) as u64
     }
 
@@ -73,8 +72,7 @@ impl SessionActor {
     /// call when reported (and the estimate calibrated against it), else
     /// the calibrated estimate.
     pub(super) fn account_context(&mut self, usage: &crate::provider::Usage) {
-        let raw = estimate_text(self.prompt_chars)
-            + self.history.iter().map(|m| estimate(m)).sum::<u64>();
+        let raw = estimate_text(self.prompt_chars) + self.history_tokens;
         if usage.context > 0 {
             self.calibration = crate::compaction::tokens::calibration(usage.context, raw);
             self.entry.total_tokens = usage.context;
@@ -473,7 +471,7 @@ impl SessionActor {
         match transcript::append(&self.deps.store, &self.entry.session_id, &[entry]) {
             Ok(()) => {
                 tracing::info!(session_key = %self.key, before = plan.tokens_before, after = tokens_after, "context compacted");
-                self.history = history;
+                self.set_history(history);
                 self.entry.compaction_count += 1;
                 crate::metrics::Metrics::inc(&self.deps.metrics.compactions);
                 true

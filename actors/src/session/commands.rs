@@ -220,7 +220,7 @@ impl SessionActor {
         // The aborted run's late events are no longer ours: not written.
         self.active = None;
         self.entry = self.entry.renewed(crate::now_ms());
-        self.history.clear();
+        self.set_history(Vec::new());
         self.transcript_model = None;
         let header = transcript::session_header(&self.entry.session_id, &self.deps.workspace);
         self.commit(vec![header], writes)?;
