@@ -25,7 +25,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::chunk::{chunk, content_hash};
 use super::embed::Idf;
 use super::rank::{self, Scored};
-use super::vectors::{from_blob, to_blob, QVec};
+use super::vectors::{from_blob, to_blob, FlatIndex, QVec, VectorIndex};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -101,7 +101,6 @@ struct Stored {
     hash: String,
     start_line: usize,
     end_line: usize,
-    local: QVec,
 }
 
 /// The provider's vectors of one model, by chunk hash.
@@ -115,6 +114,8 @@ pub struct MemoryIndex {
     idf: Idf,
     chunks: HashMap<i64, Stored>,
     by_path: HashMap<String, Vec<i64>>,
+    /// The local embedder's vectors, by chunk id.
+    local: Box<dyn VectorIndex>,
     remote: Option<Remote>,
 }
 
@@ -159,6 +160,7 @@ impl MemoryIndex {
             idf: Idf::default(),
             chunks: HashMap::new(),
             by_path: HashMap::new(),
+            local: Box::new(FlatIndex::default()),
             remote: None,
         };
         idx.load()?;
@@ -179,9 +181,10 @@ impl MemoryIndex {
                 start_line: r.get::<_, i64>(2)? as usize,
                 end_line: r.get::<_, i64>(3)? as usize,
                 hash: r.get(4)?,
-                local: QVec::from_bytes(&r.get::<_, Vec<u8>>(6)?)
-                    .unwrap_or_else(|| QVec::from_f32(&[])),
             };
+            if let Some(v) = QVec::from_bytes(&r.get::<_, Vec<u8>>(6)?) {
+                self.local.insert(id, v);
+            }
             self.by_path.entry(s.path.clone()).or_default().push(id);
             self.chunks.insert(id, s);
         }
@@ -248,9 +251,12 @@ impl MemoryIndex {
             }
         };
         self.forget(path);
-        let ids = added.iter().map(|(id, _)| *id).collect();
+        let ids = added.iter().map(|(id, _, _)| *id).collect();
         self.by_path.insert(path.to_string(), ids);
-        self.chunks.extend(added);
+        for (id, stored, local) in added {
+            self.local.insert(id, local);
+            self.chunks.insert(id, stored);
+        }
         Ok(Synced::Indexed(pieces.len()))
     }
 
@@ -261,7 +267,7 @@ impl MemoryIndex {
         hash: &str,
         mtime_ms: u64,
         pieces: &[super::chunk::Chunk],
-    ) -> Result<Vec<(i64, Stored)>, IndexError> {
+    ) -> Result<Vec<(i64, Stored, QVec)>, IndexError> {
         let tx = self.conn.transaction()?;
         tx.execute("DELETE FROM chunks WHERE path = ?1", params![path])?;
         let mut added = Vec::new();
@@ -286,8 +292,8 @@ impl MemoryIndex {
                         hash: c.hash.clone(),
                         start_line: c.start_line,
                         end_line: c.end_line,
-                        local,
                     },
+                    local,
                 ));
             }
         }
@@ -312,6 +318,7 @@ impl MemoryIndex {
     fn forget(&mut self, path: &str) {
         for id in self.by_path.remove(path).unwrap_or_default() {
             self.chunks.remove(&id);
+            self.local.remove(id);
         }
     }
 
@@ -479,16 +486,20 @@ impl MemoryIndex {
             VectorLeg::Local => QVec::from_f32(&self.idf.embed(text)),
             VectorLeg::Remote(v) => QVec::from_f32(&super::vectors::normalised(v.clone())),
         };
+        if matches!(leg, VectorLeg::Local) {
+            return self
+                .local
+                .top(&query, n)
+                .into_iter()
+                .map(|(id, s)| (id.to_string(), f64::from(s)))
+                .collect();
+        }
         let remote = self.remote.as_ref().map(|r| &r.by_hash);
         let mut scored: Vec<(i64, f32)> = self
             .chunks
             .iter()
             .filter_map(|(id, s)| {
-                let v = match leg {
-                    VectorLeg::Remote(_) => remote?.get(&s.hash)?,
-                    _ => &s.local,
-                };
-                let score = v.dot(&query);
+                let score = remote?.get(&s.hash)?.dot(&query);
                 (score > 0.0).then_some((*id, score))
             })
             .collect();

@@ -58,6 +58,101 @@ impl QVec {
     }
 }
 
+/// Where the vector leg searches: the `n` vectors with the best positive
+/// dot product with a query. Chunks come and go by id.
+pub trait VectorIndex: Send {
+    /// Adds (or replaces) `id`'s vector; false when its size does not
+    /// match the vectors held.
+    fn insert(&mut self, id: i64, v: QVec) -> bool;
+    fn remove(&mut self, id: i64);
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Best first; ties by id.
+    fn top(&self, query: &QVec, n: usize) -> Vec<(i64, f32)>;
+}
+
+/// Exact search by a scan over every vector, kept contiguously (one int8
+/// row and one scale per vector; a removal moves the last row into the
+/// gap), so the scan reads memory in order.
+#[derive(Debug, Default)]
+pub struct FlatIndex {
+    dims: usize,
+    ids: Vec<i64>,
+    rows: Vec<i8>,
+    scales: Vec<f32>,
+    slot_of: std::collections::HashMap<i64, usize>,
+}
+
+impl VectorIndex for FlatIndex {
+    fn insert(&mut self, id: i64, v: QVec) -> bool {
+        if self.ids.is_empty() {
+            self.dims = v.dims();
+        }
+        if v.dims() != self.dims || self.dims == 0 {
+            return false;
+        }
+        self.remove(id);
+        self.slot_of.insert(id, self.ids.len());
+        self.ids.push(id);
+        self.rows.extend_from_slice(&v.q);
+        self.scales.push(v.scale);
+        true
+    }
+
+    fn remove(&mut self, id: i64) {
+        let Some(slot) = self.slot_of.remove(&id) else {
+            return;
+        };
+        let last = self.ids.len() - 1;
+        if slot != last {
+            let moved = self.ids[last];
+            self.ids[slot] = moved;
+            self.scales[slot] = self.scales[last];
+            let (d, from) = (self.dims, last * self.dims);
+            self.rows.copy_within(from..from + d, slot * d);
+            self.slot_of.insert(moved, slot);
+        }
+        self.ids.pop();
+        self.scales.pop();
+        self.rows.truncate(last * self.dims);
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn top(&self, query: &QVec, n: usize) -> Vec<(i64, f32)> {
+        if query.dims() != self.dims || self.dims == 0 || n == 0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(i64, f32)> = self
+            .rows
+            .chunks_exact(self.dims)
+            .zip(self.ids.iter().zip(&self.scales))
+            .filter_map(|(row, (id, scale))| {
+                let dot: i32 = row
+                    .iter()
+                    .zip(query.q.iter())
+                    .map(|(a, b)| i32::from(*a) * i32::from(*b))
+                    .sum();
+                let score = dot as f32 * scale * query.scale;
+                (score > 0.0).then_some((*id, score))
+            })
+            .collect();
+        let take = n.min(scored.len());
+        if take == 0 {
+            return Vec::new();
+        }
+        let cmp = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        scored.select_nth_unstable_by(take - 1, cmp);
+        scored.truncate(take);
+        scored.sort_by(cmp);
+        scored
+    }
+}
+
 /// Little-endian f32s, the on-disk form.
 pub fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -83,6 +178,35 @@ pub fn normalised(mut v: Vec<f32>) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flat_index_finds_the_nearest_and_survives_removals() {
+        let unit = |i: usize| {
+            let mut v = vec![0.05f32; 8];
+            v[i] = 1.0;
+            QVec::from_f32(&normalised(v))
+        };
+        let mut idx = FlatIndex::default();
+        for i in 0..8 {
+            assert!(idx.insert(i as i64, unit(i)));
+        }
+        assert!(
+            !idx.insert(99, QVec::from_f32(&[1.0; 3])),
+            "other dimensions"
+        );
+        assert_eq!(idx.top(&unit(3), 1)[0].0, 3);
+        idx.remove(0);
+        idx.remove(3);
+        idx.remove(42);
+        assert_eq!(idx.len(), 6);
+        assert_ne!(idx.top(&unit(3), 1)[0].0, 3, "gone");
+        // The row moved into a gap still answers for its own id.
+        assert_eq!(idx.top(&unit(7), 1)[0].0, 7);
+        assert!(idx.insert(7, unit(1)), "replaced");
+        assert_eq!(idx.len(), 6);
+        let top = idx.top(&unit(1), 2);
+        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), [1, 7]);
+    }
 
     #[test]
     fn quantised_dot_products_stay_close_and_blobs_round_trip() {
