@@ -44,14 +44,12 @@ fn env_list(name: &str, default: &str) -> Vec<usize> {
         .collect()
 }
 
+#[path = "proc_stats.rs"]
+#[allow(dead_code)]
+mod proc_stats;
+
 fn self_status_kb(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    proc_stats::status_kb(std::process::id(), field)
 }
 
 fn cpu_seconds() -> f64 {

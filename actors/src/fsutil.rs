@@ -33,3 +33,17 @@ pub fn expand_home(raw: &str) -> Option<std::path::PathBuf> {
             .map(|rest| std::path::PathBuf::from(home).join(rest)),
     }
 }
+
+/// `name` as one path component: ASCII letters, digits, `-` and `_` kept,
+/// anything else `_`.
+pub fn safe_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

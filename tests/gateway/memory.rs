@@ -221,3 +221,112 @@ async fn a_failing_embeddings_endpoint_degrades_to_keywords_with_a_flag() {
     let events = say(&mut c, "main", "hello", "h1").await;
     assert_eq!(events.last().unwrap()["payload"]["state"], "final");
 }
+
+/// A local OpenAI-style `/v1/embeddings`: one dimension per topic word
+/// (so paraphrases without shared words still meet); records every input.
+fn embeddings_server() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(s) = stream else { continue };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; len];
+            let _ = r.read_exact(&mut body);
+            let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let inputs: Vec<String> = req["input"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let topics = ["tea", "bridge", "structure", "greenhouse", "deadline"];
+            let data: Vec<Value> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let lower = t.to_lowercase();
+                    let mut v: Vec<f32> = topics
+                        .iter()
+                        .map(|w| if lower.contains(w) { 1.0 } else { 0.0 })
+                        .collect();
+                    // "structure" and "bridge" are the same topic here.
+                    v[1] = v[1].max(v[2]);
+                    v.push(0.05);
+                    json!({"object": "embedding", "index": i, "embedding": v})
+                })
+                .collect();
+            log.lock().unwrap().extend(inputs);
+            let out = json!({"object": "list", "data": data, "model": req["model"]}).to_string();
+            let mut s = s;
+            let _ = write!(s, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{out}", out.len());
+        }
+    });
+    (port, seen)
+}
+
+#[tokio::test]
+async fn an_embeddings_endpoint_is_used_and_unchanged_chunks_are_never_embedded_again() {
+    let (port, seen) = embeddings_server();
+    let cfg = json!({"agents": {"defaults": {"memorySearch": {
+        "provider": "openai", "model": "text-embedding-3-small",
+        "remote": {"baseUrl": format!("http://127.0.0.1:{port}/v1"), "apiKey": "sk-test"}}}}});
+    let gw = TestGateway::with_files(cfg, FILES);
+    let mut c = admin(&gw).await;
+    // No word of the query is in the note: only the provider's vectors find it.
+    let q = json!({"query": "which structure", "minScore": 0.3});
+    let r = search_until(&mut c, q.clone(), "memory/projects.md").await;
+    assert_eq!(
+        (r["provider"].as_str(), r["mode"].as_str()),
+        (Some("openai"), Some("hybrid"))
+    );
+    assert!(r.get("fallback").is_none(), "{r}");
+    let count = |needle: &str| {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|t| t.contains(needle))
+            .count()
+    };
+    assert_eq!(
+        count("Ann prefers green tea"),
+        1,
+        "each chunk embedded once"
+    );
+    // An edit: only the changed file's chunk goes to the provider again.
+    let ws = gw.state_dir().join("workspace");
+    std::fs::write(
+        ws.join("memory/projects.md"),
+        "Project Falcon: bridge retrofit, budget 3.1M EUR.\n",
+    )
+    .unwrap();
+    search_until(&mut c, json!({"query": "3.1M"}), "memory/projects.md").await;
+    for _ in 0..100 {
+        if count("budget 3.1M") == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(count("budget 3.1M"), 1);
+    assert_eq!(
+        count("Ann prefers green tea"),
+        1,
+        "unchanged chunks come from the cache"
+    );
+    assert_eq!(count("greenhouse"), 0, "notes/ is not memory without extraPaths");
+}

@@ -444,17 +444,7 @@ mod tests {
 
     async fn until_found(addr: &Addr<MemoryActor>, query: &str, path: &str, want: bool) -> bool {
         for _ in 0..100 {
-            let hits = addr
-                .send(SearchMemory {
-                    query: query.into(),
-                    max: None,
-                    min_score: None,
-                    private: true,
-                })
-                .await
-                .unwrap()
-                .unwrap()
-                .hits;
+            let hits = search(addr, query).await.hits;
             if hits.iter().any(|h| h.path == path) == want {
                 return true;
             }

@@ -45,16 +45,7 @@ impl Memories {
                 tracing::error!(error = %e, "memory index folder not made: memory search is off");
             }
             for (id, workspace) in agents {
-                let safe: String = id
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
+                let safe = crate::fsutil::safe_name(id);
                 let index = match MemoryIndex::open(&dir.join(format!("{safe}.sqlite"))) {
                     Ok(i) => i,
                     Err(e) => {

@@ -495,7 +495,7 @@ impl MemoryIndex {
                 .collect();
         }
         let remote = self.remote.as_ref().map(|r| &r.by_hash);
-        let mut scored: Vec<(i64, f32)> = self
+        let scored: Vec<(i64, f32)> = self
             .chunks
             .iter()
             .filter_map(|(id, s)| {
@@ -503,14 +503,7 @@ impl MemoryIndex {
                 (score > 0.0).then_some((*id, score))
             })
             .collect();
-        let take = n.min(scored.len());
-        if take == 0 {
-            return HashMap::new();
-        }
-        let cmp = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        scored.select_nth_unstable_by(take - 1, cmp);
-        scored.truncate(take);
-        scored
+        super::vectors::best(scored, n)
             .into_iter()
             .map(|(id, s)| (id.to_string(), f64::from(s)))
             .collect()

@@ -127,7 +127,7 @@ impl VectorIndex for FlatIndex {
         if query.dims() != self.dims || self.dims == 0 || n == 0 {
             return Vec::new();
         }
-        let mut scored: Vec<(i64, f32)> = self
+        let scored: Vec<(i64, f32)> = self
             .rows
             .chunks_exact(self.dims)
             .zip(self.ids.iter().zip(&self.scales))
@@ -141,16 +141,21 @@ impl VectorIndex for FlatIndex {
                 (score > 0.0).then_some((*id, score))
             })
             .collect();
-        let take = n.min(scored.len());
-        if take == 0 {
-            return Vec::new();
-        }
-        let cmp = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        scored.select_nth_unstable_by(take - 1, cmp);
-        scored.truncate(take);
-        scored.sort_by(cmp);
-        scored
+        best(scored, n)
     }
+}
+
+/// The `n` best of `scored` (id, score), best first; ties by id.
+pub fn best(mut scored: Vec<(i64, f32)>, n: usize) -> Vec<(i64, f32)> {
+    let take = n.min(scored.len());
+    if take == 0 {
+        return Vec::new();
+    }
+    let cmp = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    scored.select_nth_unstable_by(take - 1, cmp);
+    scored.truncate(take);
+    scored.sort_by(cmp);
+    scored
 }
 
 /// Little-endian f32s, the on-disk form.

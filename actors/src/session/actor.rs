@@ -252,6 +252,16 @@ impl SessionActor {
         });
     }
 
+    /// Ends `run_id` with `text` as its answer (a directive's, `/compact`'s).
+    pub(super) fn forward_answer(&self, run_id: String, text: String) {
+        self.forward(RunEvent::Final {
+            run_id,
+            text,
+            stop_reason: crate::provider::StopReason::Stop,
+            usage: Default::default(),
+        });
+    }
+
     pub(super) fn forward(&self, event: RunEvent) {
         let started_at = self.active.as_ref().map_or(0, |a| a.started_at);
         let settled = |run_id: &str, status, error: Option<&str>| SessionChange::RunSettled {

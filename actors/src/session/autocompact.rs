@@ -435,12 +435,7 @@ impl SessionActor {
                             _ => act.end_without_run(&run_id, None, ctx),
                         },
                         Then::Reply => {
-                            act.forward(RunEvent::Final {
-                                run_id,
-                                text: report.text(),
-                                stop_reason: crate::provider::StopReason::Stop,
-                                usage: Default::default(),
-                            });
+                            act.forward_answer(run_id, report.text());
                             act.active = None;
                             act.next_turn(ctx);
                         }

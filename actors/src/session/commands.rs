@@ -59,12 +59,7 @@ impl SessionActor {
         self.forward(RunEvent::Started {
             run_id: run_id.clone(),
         });
-        self.forward(RunEvent::Final {
-            run_id: run_id.clone(),
-            text: answer,
-            stop_reason: crate::provider::StopReason::Stop,
-            usage: Default::default(),
-        });
+        self.forward_answer(run_id.clone(), answer);
         let store = self.deps.store.clone();
         Box::pin(async move {
             store.flush().await?;
@@ -125,12 +120,7 @@ impl SessionActor {
         });
         let keep = Keep::LastTwoTurns;
         if let Err(why) = self.compact_now(run_id.clone(), keep, instructions, Then::Reply, ctx) {
-            self.forward(RunEvent::Final {
-                run_id: run_id.clone(),
-                text: format!("Could not compact: {why}."),
-                stop_reason: crate::provider::StopReason::Stop,
-                usage: Default::default(),
-            });
+            self.forward_answer(run_id.clone(), format!("Could not compact: {why}."));
         }
         let store = self.deps.store.clone();
         Box::pin(async move {

@@ -77,16 +77,8 @@ impl SandboxSettings {
                     Scope::Session => session_key.to_string(),
                     Scope::Agent => format!("agent-{agent_id}"),
                     Scope::Shared => "shared".into(),
-                }
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+                };
+                let name = crate::fsutil::safe_name(&name);
                 let dir = self.root.join(name);
                 std::fs::create_dir_all(&dir)?;
                 Ok((dir, true))

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::support::fake_provider::{last_text, FakeProvider, Script};
+use crate::support::fake_provider::{last_text, FakeProvider};
 use crate::support::process::{sigkill, spawn_gateway};
 use crate::support::{chat_until_done, connect_params, final_text, Client};
 
@@ -29,20 +29,7 @@ async fn a_sigkill_during_compaction_leaves_a_session_that_loads_and_answers() {
         let last = last_text(body);
         if last.contains(SUMMARY_ASK) {
             // Hangs long enough for the kill to land mid-call.
-            match answer(body, &good_summary(body)) {
-                Script::Stream {
-                    chunks,
-                    delay,
-                    cut_after,
-                    ..
-                } => Script::Stream {
-                    chunks,
-                    first_delay: Duration::from_secs(20),
-                    delay,
-                    cut_after,
-                },
-                other => other,
-            }
+            delayed(answer(body, &good_summary(body)), Duration::from_secs(20))
         } else if last.contains(FLUSH_ASK) {
             answer(body, "NO_REPLY")
         } else {

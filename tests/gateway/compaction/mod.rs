@@ -40,6 +40,24 @@ pub fn answer(body: &Value, text: &str) -> Script {
     }
 }
 
+/// `s` with its first chunk held back `first` (a hanging call).
+pub fn delayed(s: Script, first: std::time::Duration) -> Script {
+    match s {
+        Script::Stream {
+            chunks,
+            delay,
+            cut_after,
+            ..
+        } => Script::Stream {
+            chunks,
+            first_delay: first,
+            delay,
+            cut_after,
+        },
+        other => other,
+    }
+}
+
 /// A summary in the required shape, naming the turns it saw.
 pub fn good_summary(body: &Value) -> String {
     let seen: Vec<String> = body["messages"]

@@ -76,23 +76,7 @@ async fn a_failing_summary_call_falls_back() {
 
 #[tokio::test]
 async fn a_summary_call_that_hangs_falls_back_at_the_timeout() {
-    let hang = |body: &Value| {
-        let s = answer(body, "never in time");
-        match s {
-            Script::Stream {
-                chunks,
-                delay,
-                cut_after,
-                ..
-            } => Script::Stream {
-                chunks,
-                first_delay: Duration::from_secs(30),
-                delay,
-                cut_after,
-            },
-            other => other,
-        }
-    };
+    let hang = |body: &Value| delayed(answer(body, "never in time"), Duration::from_secs(30));
     let extra = json!({"agents": {"defaults": {"compaction": {"timeoutSeconds": 1}}}});
     the_fallback_is_used_when(hang, 100_000, extra, 6, "in time").await;
 }
