@@ -328,5 +328,9 @@ async fn an_embeddings_endpoint_is_used_and_unchanged_chunks_are_never_embedded_
         1,
         "unchanged chunks come from the cache"
     );
-    assert_eq!(count("greenhouse"), 0, "notes/ is not memory without extraPaths");
+    assert_eq!(
+        count("greenhouse"),
+        0,
+        "notes/ is not memory without extraPaths"
+    );
 }

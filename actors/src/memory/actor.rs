@@ -1,6 +1,6 @@
 //! `MemoryActor`: one agent's memory index kept in step with its files. A
-//! file watcher (notify, debounced 1.5 s) asks for a sweep when anything
-//! under the workspace changes, and a sweep runs every 5 minutes anyway as
+//! file watcher (notify, debounced 1.5 s) on the workspace root, `memory/`
+//! and the extra paths asks for a sweep when anything there changes, and a sweep runs every 5 minutes anyway as
 //! a backstop for missed events. A sweep reads only files whose mtime
 //! changed and re-chunks only those whose content changed; it runs on the
 //! blocking pool, one at a time (a request during one runs once more
@@ -15,8 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::prelude::*;
-use notify_debouncer_mini::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_mini::{new_debouncer, Debouncer};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use super::files;
 use super::index::{IndexError, MemoryIndex, Query, VectorLeg};
@@ -39,7 +38,11 @@ pub struct MemoryActor {
     sweeping: bool,
     again: bool,
     embedding: bool,
-    watcher: Option<Debouncer<RecommendedWatcher>>,
+    watcher: Option<RecommendedWatcher>,
+    /// A sweep is scheduled (file events closer than `DEBOUNCE` coalesce).
+    pending: bool,
+    /// Memory folders and extra paths being watched.
+    watched: std::collections::HashSet<PathBuf>,
 }
 
 impl MemoryActor {
@@ -73,22 +76,27 @@ impl MemoryActor {
             again: false,
             embedding: false,
             watcher: None,
+            pending: false,
+            watched: Default::default(),
         }
     }
 
     fn watch(&mut self, ctx: &mut Context<Self>) {
         let me = ctx.address();
-        let made = new_debouncer(
-            DEBOUNCE,
-            move |res: notify_debouncer_mini::DebounceEventResult| {
-                if res.is_ok_and(|events| !events.is_empty()) {
-                    me.do_send(Sweep);
+        let (ws, extra) = (self.workspace.clone(), self.settings.extra_paths.clone());
+        let made = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            if let Ok(ev) = res {
+                if changes_memory(&ev, &ws, &extra) {
+                    me.do_send(FilesChanged);
                 }
-            },
-        );
+            }
+        });
         match made {
-            Ok(mut d) => match d.watcher().watch(&self.workspace, RecursiveMode::Recursive) {
-                Ok(()) => self.watcher = Some(d),
+            Ok(mut w) => match w.watch(&self.workspace, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.watcher = Some(w);
+                    self.watch_memory_paths();
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "memory files not watched: the periodic sweep keeps the index current")
                 }
@@ -98,6 +106,68 @@ impl MemoryActor {
             }
         }
     }
+
+    /// Watches `memory/` and the extra paths (not the whole workspace: a
+    /// big repository there would cost a watch per folder). The root is
+    /// watched on its own, so a `memory/` made later is seen, and watched
+    /// from the sweep that follows.
+    fn watch_memory_paths(&mut self) {
+        let Some(d) = self.watcher.as_mut() else {
+            return;
+        };
+        let mut paths = vec![self.workspace.join("memory")];
+        paths.extend(
+            self.settings
+                .extra_paths
+                .iter()
+                .map(|e| self.workspace.join(e.trim_start_matches('/'))),
+        );
+        for p in paths {
+            if self.watched.contains(&p) || !p.exists() {
+                continue;
+            }
+            let mode = if p.is_dir() {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            match d.watch(&p, mode) {
+                Ok(()) => {
+                    self.watched.insert(p);
+                }
+                Err(e) => {
+                    tracing::warn!(path = %p.display(), error = %e, "memory path not watched: the periodic sweep keeps it current")
+                }
+            }
+        }
+    }
+}
+
+/// Whether a file event changes memory: a creation, removal, rename or
+/// content change (not an open, a read or a metadata change: the sweep's
+/// own reads must not ask for another sweep) of a memory path.
+fn changes_memory(ev: &notify::Event, ws: &std::path::Path, extra: &[String]) -> bool {
+    use notify::event::ModifyKind;
+    let kind = matches!(
+        ev.kind,
+        EventKind::Create(_)
+            | EventKind::Remove(_)
+            | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Name(_) | ModifyKind::Any)
+    );
+    kind && ev.paths.iter().any(|p| {
+        let Ok(rel) = p.strip_prefix(ws) else {
+            return false;
+        };
+        let first = rel
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy());
+        let name = first.as_deref().unwrap_or("");
+        ["MEMORY.md", "memory.md", "USER.md", "memory"].contains(&name)
+            || extra
+                .iter()
+                .any(|e| rel.starts_with(e.trim_start_matches('/')))
+    })
 }
 
 /// Records the provider's state; logs only when it changes.
@@ -225,6 +295,19 @@ impl MemoryActor {
     }
 }
 
+impl Handler<FilesChanged> for MemoryActor {
+    type Result = ();
+    fn handle(&mut self, _: FilesChanged, ctx: &mut Context<Self>) {
+        if std::mem::replace(&mut self.pending, true) {
+            return;
+        }
+        ctx.run_later(DEBOUNCE, |act, ctx| {
+            act.pending = false;
+            ctx.notify(Sweep);
+        });
+    }
+}
+
 impl Handler<Sweep> for MemoryActor {
     type Result = ();
     fn handle(&mut self, _: Sweep, ctx: &mut Context<Self>) {
@@ -242,6 +325,7 @@ impl Handler<Sweep> for MemoryActor {
         let job = tokio::task::spawn_blocking(move || sweep(&ws, &extra, &index, &status));
         ctx.spawn(job.into_actor(self).map(|_, act, ctx| {
             act.sweeping = false;
+            act.watch_memory_paths();
             act.embed_after_sweep(ctx);
             if std::mem::take(&mut act.again) {
                 ctx.notify(Sweep);
@@ -496,5 +580,32 @@ mod tests {
         let status = addr.send(GetMemoryStatus).await.unwrap();
         assert_eq!(status.files, 1);
         assert!(status.sweeps >= 2);
+    }
+
+    #[actix::test]
+    async fn a_memory_folder_made_later_is_watched_and_the_rest_of_the_workspace_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("repo/src")).unwrap();
+        let index = MemoryIndex::open(&dir.path().join("main.sqlite")).unwrap();
+        let settings = MemorySettings::from_config(
+            &serde_json::Value::Null,
+            &serde_json::Value::Null,
+            &no_env(),
+        );
+        let addr = MemoryActor::new(ws.clone(), settings, index, None).start();
+        std::fs::create_dir_all(ws.join("memory")).unwrap();
+        std::fs::write(ws.join("memory/first.md"), "The boiler code is 4471.\n").unwrap();
+        assert!(until_found(&addr, "boiler code", "memory/first.md", true).await);
+        // The new folder is watched from the sweep that found it.
+        std::fs::write(ws.join("memory/second.md"), "The gate code is 9902.\n").unwrap();
+        assert!(until_found(&addr, "gate code", "memory/second.md", true).await);
+        let sweeps = addr.send(GetMemoryStatus).await.unwrap().sweeps;
+        // Churn elsewhere in the workspace asks for no sweep.
+        for i in 0..5 {
+            std::fs::write(ws.join(format!("repo/src/f{i}.rs")), "fn main() {}").unwrap();
+        }
+        actix::clock::sleep(DEBOUNCE * 2).await;
+        assert_eq!(addr.send(GetMemoryStatus).await.unwrap().sweeps, sweeps);
     }
 }

@@ -10,6 +10,12 @@ use super::index::{Hit, IndexError};
 #[rtype(result = "()")]
 pub struct Sweep;
 
+/// A memory file changed (from the watcher; a sweep follows after the
+/// debounce).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct FilesChanged;
+
 /// Searches the memory.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<SearchResult, IndexError>")]
