@@ -413,6 +413,10 @@ impl SessionActor {
                 tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
             }
         }
+        if report.compacted {
+            // Dashboards: `sessions.changed` with OpenClaw's reason.
+            self.tell(SessionChange::Lifecycle { reason: "compact" });
+        }
         let store = self.deps.store.clone();
         let run_id = run_id.to_string();
         ctx.spawn(
