@@ -8,6 +8,7 @@ pub mod bus;
 pub mod channels;
 pub mod compaction;
 pub mod context;
+pub mod cron;
 pub mod devices;
 pub mod fsutil;
 pub mod gateway;
