@@ -138,6 +138,48 @@ impl Schedule {
         }
     }
 
+    /// The latest run at or before `now_ms` (None: none yet), computed
+    /// directly, however long ago the previous one was.
+    pub fn latest_at_or_before(&self, now_ms: u64, job_id: &str, created_ms: u64) -> Option<u64> {
+        match self {
+            Schedule::At { at_ms } => (*at_ms <= now_ms).then_some(*at_ms),
+            Schedule::Every {
+                every_ms,
+                anchor_ms,
+            } => {
+                let anchor = anchor_ms.unwrap_or(created_ms);
+                (now_ms >= anchor).then(|| anchor + (now_ms - anchor) / every_ms * every_ms)
+            }
+            Schedule::Cron {
+                cron,
+                zone,
+                stagger_ms,
+                ..
+            } => {
+                let offset = stagger_offset(job_id, *stagger_ms);
+                let base = previous_cron(cron, zone, now_ms.checked_sub(offset)?)?;
+                Some(base + offset)
+            }
+        }
+    }
+
+    /// After a stop: the one run to catch up, if slots fell between the
+    /// last slot the job accounted for (run or skipped; None: its
+    /// creation) and now. The latest missed slot, once, however many were
+    /// missed, and only with `run_missed` (OpenClaw's `runMissedJobs`).
+    pub fn catch_up(
+        &self,
+        last_slot: Option<u64>,
+        now_ms: u64,
+        job_id: &str,
+        created_ms: u64,
+        run_missed: bool,
+    ) -> Option<u64> {
+        let since = last_slot.unwrap_or(created_ms);
+        let latest = self.latest_at_or_before(now_ms, job_id, created_ms)?;
+        (run_missed && latest > since).then_some(latest)
+    }
+
     /// The first run strictly after `now_ms`, for job `job_id` created at
     /// `created_ms`; None when there is none (a past `at`).
     pub fn next_after(&self, now_ms: u64, job_id: &str, created_ms: u64) -> Option<u64> {
@@ -175,6 +217,24 @@ impl Schedule {
             }
         }
     }
+}
+
+/// The latest occurrence of `cron` at or before `at_ms`, in `zone`.
+fn previous_cron(cron: &Cron, zone: &Zone, at_ms: u64) -> Option<u64> {
+    let at = Utc
+        .timestamp_millis_opt((at_ms / 1000 * 1000) as i64)
+        .single()?;
+    let prev = match zone {
+        Zone::Local => cron
+            .find_previous_occurrence(&at.with_timezone(&chrono::Local), true)
+            .ok()?
+            .timestamp_millis(),
+        Zone::Named(tz) => cron
+            .find_previous_occurrence(&at.with_timezone(tz), true)
+            .ok()?
+            .timestamp_millis(),
+    };
+    u64::try_from(prev).ok()
 }
 
 /// The first occurrence of `cron` strictly after `after_ms`, in `zone`.
@@ -381,6 +441,84 @@ mod tests {
         ] {
             let e = Schedule::parse(&v).unwrap_err();
             assert!(e.contains(want), "{v}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_stop_catches_up_the_latest_missed_slot_once_or_not_at_all() {
+        let created = ms("2026-11-01T00:00:00Z");
+        let daily =
+            Schedule::parse(&json!({"kind": "cron", "expr": "0 9 * * *", "tz": "UTC"})).unwrap();
+        // Last ran on the 20th; stopped until the 24th at noon: one catch-up,
+        // the 24th's 09:00, not four.
+        let last = Some(ms("2026-11-20T09:00:00Z"));
+        let now = ms("2026-11-24T12:00:00Z");
+        assert_eq!(
+            daily.catch_up(last, now, "j", created, true),
+            Some(ms("2026-11-24T09:00:00Z"))
+        );
+        assert_eq!(
+            daily.catch_up(last, now, "j", created, false),
+            None,
+            "runMissedJobs false"
+        );
+        // Nothing missed: the last slot is the latest.
+        let last = Some(ms("2026-11-24T09:00:00Z"));
+        assert_eq!(daily.catch_up(last, now, "j", created, true), None);
+        // A one-shot due during the stop runs once after it.
+        let at = Schedule::parse(&json!({"kind": "at", "at": "2026-11-24T10:00:00Z"})).unwrap();
+        assert_eq!(
+            at.catch_up(None, now, "j", created, true),
+            Some(ms("2026-11-24T10:00:00Z"))
+        );
+        assert_eq!(
+            at.catch_up(Some(ms("2026-11-24T10:00:00Z")), now, "j", created, true),
+            None
+        );
+        // Every second for three weeks of downtime: computed, not walked.
+        let every =
+            Schedule::parse(&json!({"kind": "every", "everyMs": 1_000, "anchorMs": created}))
+                .unwrap();
+        assert_eq!(
+            every.latest_at_or_before(now + 999, "j", created),
+            Some(now)
+        );
+        assert_eq!(every.latest_at_or_before(created - 1, "j", created), None);
+        // A staggered cron: the slot shifted by the job's offset.
+        let stag = Schedule::parse(
+            &json!({"kind": "cron", "expr": "0 * * * *", "tz": "UTC", "staggerMs": 600_000}),
+        )
+        .unwrap();
+        let off = stagger_offset("j", 600_000);
+        assert_eq!(
+            stag.latest_at_or_before(now + off, "j", created),
+            Some(now + off)
+        );
+        assert_eq!(
+            stag.next_after(now + off, "j", created),
+            Some(now + 3_600_000 + off)
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_catch_up_is_a_real_slot_between_the_last_and_now(
+            every in 1_000u64..10_000_000,
+            anchor in 0u64..1_000_000_000,
+            gap in 0u64..100_000_000_000,
+            down in 0u64..100_000_000_000,
+        ) {
+            let s = Schedule::Every { every_ms: every, anchor_ms: Some(anchor) };
+            let last = s.latest_at_or_before(anchor + gap, "j", 0);
+            let now = anchor + gap + down;
+            match s.catch_up(last, now, "j", 0, true) {
+                Some(t) => {
+                    proptest::prop_assert!(t <= now && Some(t) > last);
+                    proptest::prop_assert_eq!(s.next_after(t - 1, "j", 0), Some(t), "a slot");
+                    proptest::prop_assert!(s.next_after(t, "j", 0).unwrap() > now, "the latest");
+                }
+                None => proptest::prop_assert_eq!(s.latest_at_or_before(now, "j", 0), last),
+            }
         }
     }
 }
