@@ -4,7 +4,10 @@
 //! OpenClaw computes it: croner's cron semantics in the job's timezone and
 //! the same stable stagger offset per job id; the latest slot at or before
 //! a time and the one catch-up run after a stop) and `clock.rs` (time passed
-//! in, so tests move time instead of sleeping). Not yet started by the tree.
+//! in, so tests move time instead of sleeping), `heartbeat.rs` (whether
+//! a heartbeat runs at all, and whether its reply is only `HEARTBEAT_OK`).
+//! Not yet started by the tree.
 
 pub mod clock;
+pub mod heartbeat;
 pub mod schedule;
