@@ -133,6 +133,61 @@ pub fn classify(reply: &str, max_ack: usize) -> Ack {
     }
 }
 
+/// `agents.defaults.heartbeat.activeHours`: `{start: "HH:MM", end:
+/// "HH:MM" (or "24:00"), timezone?}`, OpenClaw's rules: end exclusive, a
+/// window past midnight wraps, start equal to end is never active, and an
+/// unreadable window (bad times) does not restrict. `timezone` is an IANA
+/// name; none, `local` or `user` (and an unknown name): the gateway's.
+pub fn in_active_hours(active: &serde_json::Value, now_ms: u64) -> bool {
+    use chrono::{TimeZone, Timelike};
+    fn minutes(raw: Option<&str>, allow_24: bool) -> Option<u32> {
+        let (h, m) = raw?.split_once(':')?;
+        if h.len() != 2 || m.len() != 2 {
+            return None;
+        }
+        let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+        match (h, m) {
+            (24, 0) if allow_24 => Some(1440),
+            (0..=23, 0..=59) => Some(h * 60 + m),
+            _ => None,
+        }
+    }
+    if active.is_null() {
+        return true;
+    }
+    let start = minutes(active.get("start").and_then(|v| v.as_str()), false);
+    let end = minutes(active.get("end").and_then(|v| v.as_str()), true);
+    let (Some(start), Some(end)) = (start, end) else {
+        return true;
+    };
+    if start == end {
+        return false;
+    }
+    let Some(at) = chrono::Utc.timestamp_millis_opt(now_ms as i64).single() else {
+        return true;
+    };
+    let zone = active
+        .get("timezone")
+        .and_then(|v| v.as_str())
+        .and_then(|t| t.parse::<chrono_tz::Tz>().ok());
+    let (h, m) = match zone {
+        Some(tz) => {
+            let t = at.with_timezone(&tz);
+            (t.hour(), t.minute())
+        }
+        None => {
+            let t = at.with_timezone(&chrono::Local);
+            (t.hour(), t.minute())
+        }
+    };
+    let now = h * 60 + m;
+    if end > start {
+        now >= start && now < end
+    } else {
+        now >= start || now < end
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,5 +235,39 @@ mod tests {
         // The token in the middle of a sentence is not an acknowledgement.
         let mid = "Reply HEARTBEAT_OK means fine; the backup failed tonight.";
         assert_eq!(classify(mid, ACK_MAX_CHARS), Ack::Deliver(mid.into()));
+    }
+
+    #[test]
+    fn active_hours_follow_openclaws_window_rules() {
+        use serde_json::json;
+        // 2026-07-01 in Lisbon is UTC+1.
+        let at = |hm: &str| {
+            chrono::DateTime::parse_from_rfc3339(&format!("2026-07-01T{hm}:00+01:00"))
+                .unwrap()
+                .timestamp_millis() as u64
+        };
+        let day = json!({"start": "08:00", "end": "22:00", "timezone": "Europe/Lisbon"});
+        assert!(in_active_hours(&day, at("08:00")));
+        assert!(in_active_hours(&day, at("21:59")));
+        assert!(!in_active_hours(&day, at("22:00")), "end exclusive");
+        assert!(!in_active_hours(&day, at("07:59")));
+        let night = json!({"start": "22:00", "end": "06:00", "timezone": "Europe/Lisbon"});
+        assert!(in_active_hours(&night, at("23:30")) && in_active_hours(&night, at("05:59")));
+        assert!(!in_active_hours(&night, at("12:00")));
+        let to_midnight = json!({"start": "18:00", "end": "24:00", "timezone": "Europe/Lisbon"});
+        assert!(in_active_hours(&to_midnight, at("23:59")));
+        assert!(!in_active_hours(
+            &json!({"start": "09:00", "end": "09:00"}),
+            at("09:00")
+        ));
+        assert!(
+            in_active_hours(&json!({"start": "9am", "end": "22:00"}), at("03:00")),
+            "unreadable: no restriction"
+        );
+        assert!(
+            in_active_hours(&json!({"start": "24:00", "end": "06:00"}), at("12:00")),
+            "24:00 only as an end"
+        );
+        assert!(in_active_hours(&serde_json::Value::Null, at("03:00")));
     }
 }
