@@ -157,7 +157,7 @@ impl Schedule {
                 ..
             } => {
                 let offset = stagger_offset(job_id, *stagger_ms);
-                let base = previous_cron(cron, zone, now_ms.checked_sub(offset)?)?;
+                let base = occurrence(cron, zone, now_ms.checked_sub(offset)?, false)?;
                 Some(base + offset)
             }
         }
@@ -206,7 +206,7 @@ impl Schedule {
                 // The base occurrence whose shifted time is after now.
                 let mut cursor = now_ms.saturating_sub(offset);
                 for _ in 0..4 {
-                    let base = next_cron(cron, zone, cursor)?;
+                    let base = occurrence(cron, zone, cursor, true)?;
                     let shifted = base + offset;
                     if shifted > now_ms {
                         return Some(shifted);
@@ -219,42 +219,26 @@ impl Schedule {
     }
 }
 
-/// The latest occurrence of `cron` at or before `at_ms`, in `zone`.
-fn previous_cron(cron: &Cron, zone: &Zone, at_ms: u64) -> Option<u64> {
+/// An occurrence of `cron` in `zone`: the first strictly after `at_ms`
+/// (`forward`), or the latest at or before it. From whole seconds: croner
+/// keeps the start's fraction in what it returns (an occurrence within the
+/// same second is not after it anyway).
+fn occurrence(cron: &Cron, zone: &Zone, at_ms: u64, forward: bool) -> Option<u64> {
+    fn find<T: TimeZone>(cron: &Cron, at: &DateTime<T>, forward: bool) -> Option<i64> {
+        let found = match forward {
+            true => cron.find_next_occurrence(at, false),
+            false => cron.find_previous_occurrence(at, true),
+        };
+        found.ok().map(|t| t.timestamp_millis())
+    }
     let at = Utc
         .timestamp_millis_opt((at_ms / 1000 * 1000) as i64)
         .single()?;
-    let prev = match zone {
-        Zone::Local => cron
-            .find_previous_occurrence(&at.with_timezone(&chrono::Local), true)
-            .ok()?
-            .timestamp_millis(),
-        Zone::Named(tz) => cron
-            .find_previous_occurrence(&at.with_timezone(tz), true)
-            .ok()?
-            .timestamp_millis(),
+    let ms = match zone {
+        Zone::Local => find(cron, &at.with_timezone(&chrono::Local), forward)?,
+        Zone::Named(tz) => find(cron, &at.with_timezone(tz), forward)?,
     };
-    u64::try_from(prev).ok()
-}
-
-/// The first occurrence of `cron` strictly after `after_ms`, in `zone`.
-fn next_cron(cron: &Cron, zone: &Zone, after_ms: u64) -> Option<u64> {
-    // Whole seconds: croner keeps the start's fraction in what it returns
-    // (an occurrence within the same second is not after it anyway).
-    let at = Utc
-        .timestamp_millis_opt((after_ms / 1000 * 1000) as i64)
-        .single()?;
-    let next = match zone {
-        Zone::Local => cron
-            .find_next_occurrence(&at.with_timezone(&chrono::Local), false)
-            .ok()?
-            .timestamp_millis(),
-        Zone::Named(tz) => cron
-            .find_next_occurrence(&at.with_timezone(tz), false)
-            .ok()?
-            .timestamp_millis(),
-    };
-    u64::try_from(next).ok()
+    u64::try_from(ms).ok()
 }
 
 /// OpenClaw's stable per-job stagger: SHA-256 of the id, its first four

@@ -526,6 +526,17 @@ mod tests {
         assert!(*calls.lock().unwrap() >= 4);
     }
 
+    /// A memory actor on `ws` with the local embedder, its index in `dir`.
+    fn local_actor(dir: &std::path::Path, ws: &std::path::Path) -> Addr<MemoryActor> {
+        let index = MemoryIndex::open(&dir.join("main.sqlite")).unwrap();
+        let settings = MemorySettings::from_config(
+            &serde_json::Value::Null,
+            &serde_json::Value::Null,
+            &no_env(),
+        );
+        MemoryActor::new(ws.to_path_buf(), settings, index, None).start()
+    }
+
     async fn until_found(addr: &Addr<MemoryActor>, query: &str, path: &str, want: bool) -> bool {
         for _ in 0..100 {
             let hits = search(addr, query).await.hits;
@@ -543,13 +554,7 @@ mod tests {
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(ws.join("memory")).unwrap();
         std::fs::write(ws.join("MEMORY.md"), "Ann prefers green tea.\n").unwrap();
-        let index = MemoryIndex::open(&dir.path().join("main.sqlite")).unwrap();
-        let settings = MemorySettings::from_config(
-            &serde_json::Value::Null,
-            &serde_json::Value::Null,
-            &no_env(),
-        );
-        let addr = MemoryActor::new(ws.clone(), settings, index, None).start();
+        let addr = local_actor(dir.path(), &ws);
         assert!(
             until_found(&addr, "green tea", "MEMORY.md", true).await,
             "the first sweep indexed it"
@@ -587,13 +592,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(ws.join("repo/src")).unwrap();
-        let index = MemoryIndex::open(&dir.path().join("main.sqlite")).unwrap();
-        let settings = MemorySettings::from_config(
-            &serde_json::Value::Null,
-            &serde_json::Value::Null,
-            &no_env(),
-        );
-        let addr = MemoryActor::new(ws.clone(), settings, index, None).start();
+        let addr = local_actor(dir.path(), &ws);
         std::fs::create_dir_all(ws.join("memory")).unwrap();
         std::fs::write(ws.join("memory/first.md"), "The boiler code is 4471.\n").unwrap();
         assert!(until_found(&addr, "boiler code", "memory/first.md", true).await);

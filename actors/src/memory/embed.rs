@@ -144,17 +144,17 @@ impl Idf {
     }
 }
 
-/// Cosine similarity of two normalised vectors (0 for mismatched sizes).
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() {
-        return 0.0;
-    }
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Cosine similarity of two normalised vectors (0 for mismatched sizes).
+    pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        if a.len() != b.len() {
+            return 0.0;
+        }
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
 
     fn corpus() -> Idf {
         let mut idf = Idf::default();
