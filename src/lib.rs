@@ -147,7 +147,9 @@ pub async fn start(
                 sessions: bridge.clone().recipient(),
                 presence: bridge.clone().recipient(),
                 health: bridge.clone().recipient(),
-                approvals: bridge.recipient(),
+                approvals: bridge.clone().recipient(),
+                cron: bridge.clone().recipient(),
+                heartbeat: bridge.recipient(),
             }
         },
     )?;

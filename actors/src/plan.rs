@@ -28,6 +28,8 @@ pub enum StartError {
     Tools(String),
     #[error("{0}")]
     Channel(String),
+    #[error("{0}")]
+    Automation(String),
 }
 
 /// What the gateway derives from its settings before any actor starts.

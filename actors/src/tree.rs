@@ -39,6 +39,10 @@ pub struct EdgeSinks {
     pub presence: Recipient<crate::presence::PresenceChanged>,
     pub health: Recipient<crate::gateway::HealthUpdated>,
     pub approvals: Recipient<crate::approvals::ApprovalEvent>,
+    /// `cron` events (jobs added, changed, removed; runs started, finished).
+    pub cron: Recipient<crate::cron::CronEvent>,
+    /// `heartbeat` events.
+    pub heartbeat: Recipient<crate::cron::beat::HeartbeatEvent>,
 }
 
 /// Addresses of the running tree, handed to the edge (`src/`).
@@ -76,6 +80,10 @@ pub struct Gateway {
     pub channel_health: Arc<HealthBoard>,
     /// Every agent's memory index (`memory.search`, `doctor.memory.status`).
     pub memories: crate::memory::Memories,
+    /// The cron scheduler.
+    pub cron: Addr<crate::cron::CronActor>,
+    /// The heartbeat.
+    pub heartbeat: Addr<crate::cron::beat::HeartbeatActor>,
 }
 
 impl Gateway {
@@ -220,6 +228,18 @@ impl Gateway {
             channel_health.clone(),
         )
         .start();
+        let (cron, heartbeat) = start_automation(
+            &settings,
+            Automation {
+                store: store.clone(),
+                router: router.clone(),
+                channels: channels.clone(),
+                runs: runs.clone(),
+                workspace: workspace.clone(),
+                cron_events: sinks.cron,
+                heartbeat_events: sinks.heartbeat,
+            },
+        )?;
         let root = GatewayActor::new(GatewayParts {
             channels: channels.clone(),
             channel_health: channel_health.clone(),
@@ -255,6 +275,8 @@ impl Gateway {
             channels,
             channel_health,
             memories,
+            cron,
+            heartbeat,
         })
     }
 }
@@ -297,4 +319,71 @@ fn start_memories(
         }
     }
     crate::memory::Memories::start(&memory, state_dir, &agents, settings.default_agent_id())
+}
+
+/// What the scheduler and the heartbeat are started with.
+struct Automation {
+    store: Store,
+    router: Addr<RouterActor>,
+    channels: Addr<ChannelSupervisor>,
+    runs: Addr<RunRegistry>,
+    workspace: std::path::PathBuf,
+    cron_events: Recipient<crate::cron::CronEvent>,
+    heartbeat_events: Recipient<crate::cron::beat::HeartbeatEvent>,
+}
+
+/// The heartbeat (`agents.defaults.heartbeat`) and the cron scheduler
+/// (`cron.enabled`, `cron.runMissedJobs`, `cron.retryInterrupted`).
+fn start_automation(
+    settings: &Settings,
+    a: Automation,
+) -> Result<
+    (
+        Addr<crate::cron::CronActor>,
+        Addr<crate::cron::beat::HeartbeatActor>,
+    ),
+    StartError,
+> {
+    use crate::cron::{beat, clock, exec};
+    let clock: Arc<dyn clock::Clock> = Arc::new(clock::SystemClock);
+    let announcer = exec::Announcer {
+        store: a.store.clone(),
+        router: a.router,
+        channels: a.channels,
+        default_agent: settings.default_agent_id().to_string(),
+    };
+    let hb = beat::HeartbeatConfig::from_value(&settings.agents.defaults.heartbeat)
+        .map_err(StartError::Automation)?;
+    let heartbeat = beat::HeartbeatActor::new(
+        hb,
+        a.workspace,
+        clock.clone(),
+        announcer.clone(),
+        a.runs.clone(),
+    )
+    .with_events(a.heartbeat_events)
+    .start();
+    let flag = |k: &str, default: bool| {
+        settings
+            .cron
+            .other
+            .get(k)
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(default)
+    };
+    let config = crate::cron::CronConfig {
+        enabled: flag("enabled", true),
+        run_missed: flag("runMissedJobs", true),
+        retry_interrupted: flag("retryInterrupted", false),
+        default_agent: settings.default_agent_id().to_string(),
+    };
+    let runner = exec::runner(exec::GatewayRunner {
+        announcer,
+        runs: a.runs,
+        wake: Some(heartbeat.clone().recipient()),
+    });
+    let cron = crate::cron::CronActor::new(a.store, clock, runner, config)
+        .with_events(a.cron_events)
+        .start();
+    Ok((cron, heartbeat))
 }

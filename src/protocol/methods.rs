@@ -79,6 +79,12 @@ pub const METHODS: &[&str] = &[
     "cron.list",
     "cron.runs",
     "cron.status",
+    "cron.get",
+    "cron.add",
+    "cron.update",
+    "cron.remove",
+    "cron.run",
+    "set-heartbeats",
     "channels.status",
     "send",
     "wake",
@@ -114,6 +120,8 @@ pub const EVENTS: &[&str] = &[
     "sessions.changed",
     "session.message",
     "chat.send_timing",
+    "cron",
+    "heartbeat",
 ];
 
 const NODE_ONLY: &[&str] = &[
@@ -151,6 +159,7 @@ const READ: &[&str] = &[
     "cron.list",
     "cron.status",
     "cron.runs",
+    "cron.get",
     "system-presence",
     "last-heartbeat",
     "node.list",

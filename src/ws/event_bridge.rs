@@ -426,6 +426,20 @@ impl Handler<ApprovalEvent> for EventBridge {
     }
 }
 
+impl Handler<ferroclaw_actors::cron::CronEvent> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: ferroclaw_actors::cron::CronEvent, _: &mut Context<Self>) {
+        self.publish("cron", msg.0, true);
+    }
+}
+
+impl Handler<ferroclaw_actors::cron::beat::HeartbeatEvent> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: ferroclaw_actors::cron::beat::HeartbeatEvent, _: &mut Context<Self>) {
+        self.publish("heartbeat", msg.0, true);
+    }
+}
+
 impl Handler<TimeChatSend> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: TimeChatSend, _: &mut Context<Self>) {

@@ -1,13 +1,29 @@
-//! Automation (issue 17, in progress): cron jobs and heartbeats. The parts
-//! so far: `schedule.rs` (OpenClaw's schedule kinds `at`, `every` and
-//! `cron`, parsed from its job shape, with the next run computed as
-//! OpenClaw computes it: croner's cron semantics in the job's timezone and
-//! the same stable stagger offset per job id; the latest slot at or before
-//! a time and the one catch-up run after a stop) and `clock.rs` (time passed
-//! in, so tests move time instead of sleeping), `heartbeat.rs` (whether
-//! a heartbeat runs at all, and whether its reply is only `HEARTBEAT_OK`).
-//! Not yet started by the tree.
+//! Automation: cron jobs and heartbeats.
+//!
+//! - `schedule.rs`: OpenClaw's schedule kinds `at`, `every` and `cron`,
+//!   parsed from its job shape; next runs as OpenClaw computes them
+//!   (croner in the job's timezone, the same stable stagger per job id);
+//!   the latest slot at or before a time, and the one catch-up after a stop.
+//! - `clock.rs`: time passed in, so tests move time instead of sleeping.
+//! - `job.rs`: a job in OpenClaw's shape, checked at `cron.add`/`update`.
+//! - `record.rs`: jobs and runs in the store; a slot is claimed durably
+//!   before its run starts.
+//! - `actor.rs`, `api.rs`, `messages.rs`: the scheduler actor.
+//! - `exec.rs`: the gateway's runner (a turn or a system event, then the
+//!   announce through the channel outbox).
+//! - `heartbeat.rs`: whether a heartbeat runs at all, and whether its reply
+//!   is only `HEARTBEAT_OK`; `beat.rs`: the heartbeat actor.
 
+pub mod actor;
+mod api;
+pub mod beat;
 pub mod clock;
+pub mod exec;
 pub mod heartbeat;
+pub mod job;
+pub mod messages;
+pub mod record;
 pub mod schedule;
+
+pub use actor::{CronActor, CronConfig};
+pub use messages::*;

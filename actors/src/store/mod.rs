@@ -61,6 +61,11 @@ pub enum Tree {
     ChannelAccess,
     /// `<YYYY-MM-DD>\0<run id>` -> the tokens of one run (`usage.rs`).
     Usage,
+    /// job id -> a cron job and its scheduler state (`cron/job.rs`).
+    CronJobs,
+    /// `<job id>\0<time-ordered id>` -> one run of a cron job, recorded
+    /// before it starts (`cron/record.rs`).
+    CronRuns,
 }
 
 impl Tree {
@@ -82,9 +87,11 @@ impl Tree {
             Tree::ChannelDeliveries => "channel_deliveries",
             Tree::ChannelAccess => "channel_access",
             Tree::Usage => "usage",
+            Tree::CronJobs => "cron_jobs",
+            Tree::CronRuns => "cron_runs",
         }
     }
-    const ALL: [Tree; 16] = [
+    const ALL: [Tree; 18] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -101,6 +108,8 @@ impl Tree {
         Tree::ChannelDeliveries,
         Tree::ChannelAccess,
         Tree::Usage,
+        Tree::CronJobs,
+        Tree::CronRuns,
     ];
 }
 

@@ -3,7 +3,7 @@
 //! the page shows "nothing here" instead of an error. Plugins, talk,
 //! tasks, questions, progress cards, the side chat, branches, artifacts,
 //! the plugin catalog, themes, ClawHub search, memory import, update
-//! status, and until their issues land: nodes and cron.
+//! status, and until their issues land: nodes.
 //! Params must be an object (or absent); what it holds is not used.
 
 use serde_json::{json, Value};
@@ -11,22 +11,6 @@ use serde_json::{json, Value};
 use super::{json, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
-
-/// Paging that OpenClaw's list results echo.
-fn limit_of(p: &Value, default: u64) -> u64 {
-    p.get("limit")
-        .and_then(Value::as_u64)
-        .unwrap_or(default)
-        .clamp(1, 1000)
-}
-
-fn empty_page(p: &Value, items: &str) -> Value {
-    let offset = p.get("offset").and_then(Value::as_u64).unwrap_or(0);
-    json!({
-        items: [], "total": 0, "offset": offset, "limit": limit_of(p, 50),
-        "hasMore": false, "nextOffset": null,
-    })
-}
 
 /// The Control UI's built-in themes (their palettes ship with the UI).
 const THEMES: &[(&str, &str, &str)] = &[
@@ -116,18 +100,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
             json!({ "agentId": agent, "workspace": workspace, "providers": [] })
         }
         "node.list" => json!({ "ts": ferroclaw_actors::now_ms(), "nodes": [] }),
-        "cron.list" => {
-            let mut page = empty_page(p, "jobs");
-            page["deliveryPreviews"] = json!({});
-            // The UI pages through one snapshot of the job list.
-            page["snapshotRevision"] = json!("0");
-            page
-        }
-        "cron.runs" => empty_page(p, "entries"),
-        "cron.status" => json!({
-            "enabled": false, "triggersEnabled": false, "storePath": null,
-            "jobs": 0, "nextWakeAtMs": null,
-        }),
         _ => return None,
     };
     Some(json(v))

@@ -2,8 +2,7 @@
 //! shows it: names, OS, CPUs, load, memory, the process and its uptime.
 //! Read from `/proc` on the blocking pool; fields a host does not have are
 //! left out (they are optional in OpenClaw's schema). `diagnostics.lanes`:
-//! each lane's slots from the lane actors. `last-heartbeat`: none yet
-//! (heartbeats come with the automation issue).
+//! each lane's slots from the lane actors.
 
 use std::sync::OnceLock;
 
@@ -140,12 +139,6 @@ pub async fn lanes(state: &SharedState, p: &Value) -> MethodResult {
         }));
     }
     json(json!({ "ts": ferroclaw_actors::now_ms(), "lanes": rows, "dynamic": null }))
-}
-
-/// `last-heartbeat`: the last heartbeat event; there are none yet.
-pub fn last_heartbeat(p: &Value) -> MethodResult {
-    empty_params("last-heartbeat", p)?;
-    json(Value::Null)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod approvals;
 mod channels;
 pub(crate) mod chat;
 mod config;
+mod cron;
 mod dashboard;
 mod devices;
 mod host;
@@ -256,7 +257,16 @@ async fn route(
         "agents.list" => agents::list(state, p).await,
         "system.info" => host::info(state, p).await,
         "diagnostics.lanes" => host::lanes(state, p).await,
-        "last-heartbeat" => host::last_heartbeat(p),
+        "last-heartbeat" => cron::last_heartbeat(state, p).await,
+        "set-heartbeats" => cron::set_heartbeats(state, p).await,
+        "cron.list" => cron::list(state, p).await,
+        "cron.get" => cron::get(state, p).await,
+        "cron.add" => cron::add(state, p).await,
+        "cron.update" => cron::update(state, p).await,
+        "cron.remove" => cron::remove(state, p).await,
+        "cron.run" => cron::run(state, p).await,
+        "cron.runs" => cron::runs(state, p).await,
+        "cron.status" => cron::status(state, p).await,
         "environments.list" => host::environments(p),
         "agent.identity.get" => agents::identity_get(state, p).await,
         "exec.approval.request" => approvals::request(state, p).await,

@@ -342,6 +342,19 @@ pub async fn wake_now(
     if mode != "now" {
         return Ok(None);
     }
+    let main = session_key(state, "main")?;
+    if key == main {
+        // The heartbeat runs it: its prompt, model, gate and delivery.
+        let run = state
+            .gateway
+            .heartbeat
+            .send(ferroclaw_actors::cron::beat::RunHeartbeat {
+                reason: "wake".into(),
+            })
+            .await
+            .map_err(down)?;
+        return Ok(run);
+    }
     let session = session_for(state, key).await?;
     let run_id = format!("wake:{}", ulid::Ulid::generate());
     let ack = session

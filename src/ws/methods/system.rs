@@ -42,11 +42,20 @@ pub async fn status(state: &SharedState) -> MethodResult {
     } else {
         settings.agents.list.iter().map(|a| a.id.clone()).collect()
     };
+    let beat = state
+        .gateway
+        .heartbeat
+        .send(ferroclaw_actors::cron::beat::HeartbeatStatus)
+        .await
+        .map_err(|_| ErrorShape::unavailable("heartbeat unavailable"))?;
     json(json!({
         "runtimeVersion": state.server_version,
         "heartbeat": {
             "defaultAgentId": default_id,
-            "agents": agents.iter().map(|id| json!({"agentId": id, "enabled": false, "every": "disabled", "everyMs": null})).collect::<Vec<_>>(),
+            "agents": agents.iter().map(|id| match *id == default_id {
+                true => beat.clone(),
+                false => json!({"agentId": id, "enabled": false, "every": "disabled", "everyMs": null}),
+            }).collect::<Vec<_>>(),
         },
         "channelSummary": [],
         "queuedSystemEvents": queued.iter().map(|e| e.text.clone()).collect::<Vec<_>>(),

@@ -1,0 +1,337 @@
+//! The heartbeat: every `agents.defaults.heartbeat.every` (default 30m;
+//! `0m` disables), within `activeHours`, a turn in the main session with
+//! the heartbeat prompt, on `heartbeat.model` when set (the first step of
+//! the model chain). Nothing runs, and no token is spent, when
+//! `HEARTBEAT.md` holds nothing actionable and no system event waits. A
+//! reply that is only `HEARTBEAT_OK` is never delivered; anything else
+//! goes to `target` (`none`, the default: kept in the session; `last`: the
+//! main session's last route; or a channel with `to`) through the channel
+//! outbox, once. Typing is never shown (the turn has no channel origin).
+//! Every outcome is a `heartbeat` event; the last is kept for
+//! `last-heartbeat`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::clock::Clock;
+use super::exec::Announcer;
+use super::heartbeat::{self, Ack};
+use super::job::Target;
+use crate::inbound::SessionKey;
+use crate::router::GetSession;
+use crate::runs::{wait_run, BusySessions, RunRegistry, Waited};
+use crate::session::{system_events, SendChat};
+
+/// OpenClaw's default heartbeat prompt.
+pub const DEFAULT_PROMPT: &str = "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK.";
+
+/// `agents.defaults.heartbeat`, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeartbeatConfig {
+    /// None: no scheduled heartbeats (`every: "0m"`).
+    pub every: Option<Duration>,
+    pub model: Option<String>,
+    pub prompt: String,
+    /// None: `target: "none"`.
+    pub target: Option<Target>,
+    pub active_hours: Option<Value>,
+    pub ack_max_chars: usize,
+}
+
+impl HeartbeatConfig {
+    pub fn from_value(v: &Value) -> Result<HeartbeatConfig, String> {
+        let s = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+        };
+        let every = match s("every") {
+            None => Some(Duration::from_secs(30 * 60)),
+            Some(e) => {
+                let d = crate::settings::parse_duration(e).ok_or_else(|| {
+                    format!("agents.defaults.heartbeat.every: unreadable duration {e:?} (e.g. 30m)")
+                })?;
+                (!d.is_zero()).then_some(d.max(Duration::from_secs(1)))
+            }
+        };
+        let target = match s("target").unwrap_or("none") {
+            "none" => None,
+            t => Some(Target {
+                channel: t.to_string(),
+                to: s("to").map(str::to_string),
+                account_id: s("accountId").map(str::to_string),
+                thread_id: None,
+                best_effort: true,
+            }),
+        };
+        Ok(HeartbeatConfig {
+            every,
+            model: s("model").map(str::to_string),
+            prompt: s("prompt").unwrap_or(DEFAULT_PROMPT).to_string(),
+            target,
+            active_hours: v.get("activeHours").filter(|a| a.is_object()).cloned(),
+            ack_max_chars: v
+                .get("ackMaxChars")
+                .and_then(Value::as_u64)
+                .map_or(heartbeat::ACK_MAX_CHARS, |n| n as usize),
+        })
+    }
+}
+
+/// A `heartbeat` event for clients.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct HeartbeatEvent(pub Value);
+
+/// Run a heartbeat now (`wake`, a `systemEvent` job). Reply: the turn's
+/// run id, or None when nothing ran (the event says why).
+#[derive(Debug, Message)]
+#[rtype(result = "Option<String>")]
+pub struct RunHeartbeat {
+    pub reason: String,
+}
+
+/// `last-heartbeat`.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<Value>")]
+pub struct LastHeartbeat;
+
+/// `set-heartbeats`. Reply: whether heartbeats are now on.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct SetHeartbeats {
+    pub enabled: bool,
+}
+
+/// `status`: the heartbeat's cadence per agent.
+#[derive(Debug, Message)]
+#[rtype(result = "Value")]
+pub struct HeartbeatStatus;
+
+pub struct HeartbeatActor {
+    config: HeartbeatConfig,
+    enabled: bool,
+    workspace: PathBuf,
+    clock: Arc<dyn Clock>,
+    announcer: Announcer,
+    runs: Addr<RunRegistry>,
+    events: Option<Recipient<HeartbeatEvent>>,
+    last: Option<Value>,
+    in_flight: bool,
+    timer: Option<SpawnHandle>,
+}
+
+impl HeartbeatActor {
+    pub fn new(
+        config: HeartbeatConfig,
+        workspace: PathBuf,
+        clock: Arc<dyn Clock>,
+        announcer: Announcer,
+        runs: Addr<RunRegistry>,
+    ) -> HeartbeatActor {
+        HeartbeatActor {
+            config,
+            enabled: true,
+            workspace,
+            clock,
+            announcer,
+            runs,
+            events: None,
+            last: None,
+            in_flight: false,
+            timer: None,
+        }
+    }
+
+    pub fn with_events(mut self, events: Recipient<HeartbeatEvent>) -> HeartbeatActor {
+        self.events = Some(events);
+        self
+    }
+
+    fn arm(&mut self, ctx: &mut Context<Self>) {
+        if let Some(h) = self.timer.take() {
+            ctx.cancel_future(h);
+        }
+        let Some(every) = self.config.every.filter(|_| self.enabled) else {
+            return;
+        };
+        self.timer = Some(ctx.run_later(every, |act, ctx| {
+            act.timer = None;
+            act.beat("interval", ctx);
+            act.arm(ctx);
+        }));
+    }
+
+    fn emit(&mut self, mut event: Value) {
+        event["ts"] = json!(self.clock.now_ms());
+        self.last = Some(event.clone());
+        if let Some(e) = &self.events {
+            e.do_send(HeartbeatEvent(event));
+        }
+    }
+
+    fn skipped(&mut self, reason: &str) -> Option<String> {
+        tracing::debug!(reason, "heartbeat skipped");
+        self.emit(json!({"status": "skipped", "reason": reason, "durationMs": 0}));
+        None
+    }
+
+    /// One heartbeat: the checks that cost nothing, then the turn.
+    fn beat(&mut self, reason: &str, ctx: &mut Context<Self>) -> Option<String> {
+        let scheduled = reason == "interval";
+        if self.in_flight {
+            return self.skipped("requests-in-flight");
+        }
+        if scheduled {
+            let active = self.config.active_hours.as_ref();
+            if active.is_some_and(|a| !heartbeat::in_active_hours(a, self.clock.now_ms())) {
+                return self.skipped("quiet-hours");
+            }
+        }
+        let file = std::fs::read_to_string(self.workspace.join("HEARTBEAT.md")).ok();
+        let queued = system_events::list(&self.announcer.store).map_or(0, |e| e.len());
+        if !heartbeat::should_run(file.as_deref(), queued) {
+            return self.skipped("empty-heartbeat-file");
+        }
+        let run_id = format!("heartbeat:{}", ulid::Ulid::generate());
+        self.in_flight = true;
+        let turn = Turn {
+            announcer: self.announcer.clone(),
+            runs: self.runs.clone(),
+            config: self.config.clone(),
+            run_id: run_id.clone(),
+            started: self.clock.now_ms(),
+        };
+        ctx.spawn(turn.run().into_actor(self).map(|event, act, _| {
+            act.in_flight = false;
+            act.emit(event);
+        }));
+        Some(run_id)
+    }
+}
+
+/// One heartbeat turn, away from the actor.
+struct Turn {
+    announcer: Announcer,
+    runs: Addr<RunRegistry>,
+    config: HeartbeatConfig,
+    run_id: String,
+    started: u64,
+}
+
+impl Turn {
+    async fn run(self) -> Value {
+        let failed = |reason: String| json!({"status": "failed", "reason": reason});
+        let a = &self.announcer;
+        let Ok(key) = SessionKey::canonical("main", &a.default_agent, "main") else {
+            return failed("no main session".into());
+        };
+        let busy = self.runs.send(BusySessions).await.unwrap_or_default();
+        if busy.contains(key.as_str()) {
+            return json!({"status": "skipped", "reason": "requests-in-flight"});
+        }
+        let session = match a.router.send(GetSession { key }).await {
+            Ok(Ok((s, _))) => s,
+            _ => return failed("the main session is unavailable".into()),
+        };
+        let mut msg = SendChat::text(&self.config.prompt, &self.run_id);
+        msg.model = self.config.model.clone();
+        let ack = match session.send(msg).await {
+            Ok(Ok(ack)) => ack,
+            Ok(Err(e)) => return failed(e.to_string()),
+            Err(_) => return failed("the main session is gone".into()),
+        };
+        let result =
+            match wait_run(&self.runs, &ack.run_id, None, Duration::from_secs(15 * 60)).await {
+                Waited::Ended(r) => r,
+                _ => return failed("the heartbeat turn did not end in time".into()),
+            };
+        let duration = crate::now_ms().saturating_sub(self.started);
+        if result.status != "ok" {
+            let mut e = failed(result.error.unwrap_or_else(|| result.status.to_string()));
+            e["durationMs"] = json!(duration);
+            return e;
+        }
+        let text = match heartbeat::classify(&result.text, self.config.ack_max_chars) {
+            Ack::Skip => {
+                let status = if result.text.trim().is_empty() {
+                    "ok-empty"
+                } else {
+                    "ok-token"
+                };
+                return json!({"status": status, "durationMs": duration, "runId": self.run_id});
+            }
+            Ack::Deliver(text) => text,
+        };
+        let preview: String = text.chars().take(200).collect();
+        let Some(target) = &self.config.target else {
+            return json!({"status": "skipped", "reason": "target-none", "preview": preview,
+                "durationMs": duration, "runId": self.run_id});
+        };
+        let to = match a.resolve(&a.default_agent, target).await {
+            Ok(to) => to,
+            Err(e) => {
+                return json!({"status": "skipped", "reason": "no-route", "message": e,
+                "preview": preview, "durationMs": duration})
+            }
+        };
+        let (delivered, status, error) = a.send(&to, &text, &self.run_id).await;
+        let mut event = json!({
+            "status": if delivered { "sent" } else { "failed" }, "to": to.to, "channel": to.channel,
+            "preview": preview, "durationMs": duration, "hasMedia": false, "runId": self.run_id,
+            "deliveryStatus": status,
+        });
+        if let Some(e) = error {
+            event["reason"] = json!(e);
+        }
+        event
+    }
+}
+
+impl Actor for HeartbeatActor {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.arm(ctx);
+    }
+}
+
+impl Handler<RunHeartbeat> for HeartbeatActor {
+    type Result = Option<String>;
+    fn handle(&mut self, msg: RunHeartbeat, ctx: &mut Context<Self>) -> Option<String> {
+        self.beat(&msg.reason, ctx)
+    }
+}
+
+impl Handler<LastHeartbeat> for HeartbeatActor {
+    type Result = Option<Value>;
+    fn handle(&mut self, _: LastHeartbeat, _: &mut Context<Self>) -> Option<Value> {
+        self.last.clone()
+    }
+}
+
+impl Handler<SetHeartbeats> for HeartbeatActor {
+    type Result = bool;
+    fn handle(&mut self, msg: SetHeartbeats, ctx: &mut Context<Self>) -> bool {
+        self.enabled = msg.enabled;
+        self.arm(ctx);
+        self.enabled
+    }
+}
+
+impl Handler<HeartbeatStatus> for HeartbeatActor {
+    type Result = MessageResult<HeartbeatStatus>;
+    fn handle(&mut self, _: HeartbeatStatus, _: &mut Context<Self>) -> Self::Result {
+        let every = self.config.every.filter(|_| self.enabled);
+        MessageResult(json!({
+            "agentId": self.announcer.default_agent,
+            "enabled": every.is_some(),
+            "every": every.map_or("disabled".to_string(), |d| format!("{}m", d.as_secs() / 60)),
+            "everyMs": every.map_or(Value::Null, |d| json!(d.as_millis() as u64)),
+        }))
+    }
+}
