@@ -1,3 +1,4 @@
 mod anthropic_provider;
+mod cron;
 pub mod memory_recall;
 mod openai_provider;

@@ -164,10 +164,17 @@ impl CronActor {
                     break;
                 }
                 self.due.remove(&(at, id.clone()));
-                if let Some(s) = self.jobs.get_mut(&id) {
-                    s.next = None;
-                }
-                self.start_slot(&id, at, ctx);
+                let Some(s) = self.jobs.get_mut(&id) else {
+                    continue;
+                };
+                s.next = None;
+                // Late (a suspended machine, a jumped clock): the latest
+                // slot due, once, as after a stop.
+                let latest = s
+                    .schedule
+                    .latest_at_or_before(now, &id, s.job.created_at_ms)
+                    .map_or(at, |l| l.max(at));
+                self.start_slot(&id, latest, ctx);
             }
         }
         self.arm(ctx);
