@@ -117,6 +117,12 @@ enum Command {
         #[command(subcommand)]
         command: PairingCommand,
     },
+    /// Cron jobs: list, add, remove, run now, run history (through the
+    /// running gateway).
+    Cron {
+        #[command(subcommand)]
+        command: CronCommand,
+    },
     /// Send one message to the agent and stream the reply.
     Agent {
         /// The message.
@@ -141,6 +147,63 @@ enum SessionsCommand {
     Reset { key: String },
     /// Delete a session and its transcript.
     Delete { key: String },
+}
+
+#[derive(Subcommand)]
+enum CronCommand {
+    /// Jobs, soonest first.
+    List {
+        /// Include disabled jobs.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Add a job: one schedule (--at, --every, --cron) and one payload
+    /// (--message: an agent turn in the job's session; --system-event: a
+    /// line for the main session).
+    Add {
+        #[arg(long)]
+        name: String,
+        /// An ISO time, or a duration from now (20m).
+        #[arg(long)]
+        at: Option<String>,
+        /// An interval (10m, 1h).
+        #[arg(long)]
+        every: Option<String>,
+        /// A cron expression (5 or 6 fields).
+        #[arg(long)]
+        cron: Option<String>,
+        /// The IANA timezone of --cron (default: this machine's).
+        #[arg(long)]
+        tz: Option<String>,
+        #[arg(long)]
+        message: Option<String>,
+        #[arg(long)]
+        system_event: Option<String>,
+        /// main, isolated or session:<key>.
+        #[arg(long)]
+        session: Option<String>,
+        /// Send the reply to a chat (--channel, --to; default: the last chat).
+        #[arg(long)]
+        announce: bool,
+        #[arg(long)]
+        channel: Option<String>,
+        #[arg(long)]
+        to: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long)]
+        disabled: bool,
+    },
+    /// Remove a job.
+    Rm { id: String },
+    /// Run a job now.
+    Run { id: String },
+    /// A job's runs, newest first.
+    Runs {
+        id: String,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
 }
 
 #[derive(Subcommand)]
@@ -414,6 +477,45 @@ fn main() -> ExitCode {
                 PairingCommand::Dismiss { channel, code } => Action::Dismiss { channel, code },
             };
             run_client(cli::pairing::pairing(&target, action))
+        }
+        Some(Command::Cron { command }) => {
+            use cli::cron::{Action, AddArgs};
+            let action = match command {
+                CronCommand::List { all } => Action::List { all },
+                CronCommand::Rm { id } => Action::Remove { id },
+                CronCommand::Run { id } => Action::Run { id },
+                CronCommand::Runs { id, limit } => Action::Runs { id, limit },
+                CronCommand::Add {
+                    name,
+                    at,
+                    every,
+                    cron,
+                    tz,
+                    message,
+                    system_event,
+                    session,
+                    announce,
+                    channel,
+                    to,
+                    model,
+                    disabled,
+                } => Action::Add(Box::new(AddArgs {
+                    name,
+                    at,
+                    every,
+                    cron,
+                    tz,
+                    message,
+                    system_event,
+                    session,
+                    announce,
+                    channel,
+                    to,
+                    model,
+                    disabled,
+                })),
+            };
+            run_client(cli::cron::cron(&target, action))
         }
         Some(Command::Sessions { command }) => {
             let (action, key) = match &command {

@@ -19,6 +19,12 @@ fn params_for(method: &str) -> Value {
         "wake" => json!({"mode": "next-heartbeat", "text": "checked by the method test"}),
         "memory.search" => json!({"query": "anything"}),
         "sessions.compact" => json!({"key": "main"}),
+        "set-heartbeats" => json!({"enabled": true}),
+        "cron.add" => {
+            json!({"name": "method test", "schedule": {"kind": "every", "everyMs": 3_600_000},
+            "sessionTarget": "isolated", "wakeMode": "now",
+            "payload": {"kind": "agentTurn", "message": "checked by the method test"}})
+        }
         _ => json!({}),
     }
 }
@@ -87,6 +93,11 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 | "channels.pairing.dismiss"
                 // Needs a channel: tests/gateway/telegram.rs.
                 | "send"
+                // Need a job: tests/gateway/cron.rs.
+                | "cron.get"
+                | "cron.update"
+                | "cron.remove"
+                | "cron.run"
         ) {
             continue;
         }
@@ -128,7 +139,11 @@ async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
         "{r}"
     );
     let r = c.call("cron.status", json!({})).await;
-    assert_eq!(r["payload"]["enabled"], false);
+    assert_eq!(
+        (&r["payload"]["enabled"], &r["payload"]["jobs"]),
+        (&json!(true), &json!(0)),
+        "{r}"
+    );
     let r = c.call("channels.status", json!({"probe": false})).await;
     assert_eq!(r["payload"]["channelOrder"], json!([]), "{r}");
     assert_eq!(r["payload"]["channels"], json!({}));

@@ -8,6 +8,7 @@ mod context;
 mod control_ui;
 mod control_ui_http;
 mod crash;
+mod cron;
 mod dashboard;
 mod delivery;
 mod devices;

@@ -162,7 +162,10 @@ impl HeartbeatActor {
         };
         self.timer = Some(ctx.run_later(every, |act, ctx| {
             act.timer = None;
-            act.beat("interval", ctx);
+            if let Some(turn) = act.beat("interval") {
+                let run = act.launch(turn);
+                ctx.spawn(run.map(|_, _, _| ()));
+            }
             act.arm(ctx);
         }));
     }
@@ -175,43 +178,64 @@ impl HeartbeatActor {
         }
     }
 
-    fn skipped(&mut self, reason: &str) -> Option<String> {
+    fn skipped(&mut self, reason: &str) {
         tracing::debug!(reason, "heartbeat skipped");
         self.emit(json!({"status": "skipped", "reason": reason, "durationMs": 0}));
-        None
     }
 
-    /// One heartbeat: the checks that cost nothing, then the turn.
-    fn beat(&mut self, reason: &str, ctx: &mut Context<Self>) -> Option<String> {
+    /// One heartbeat: the checks that cost nothing (None: skipped, the
+    /// event says why), then the turn to start.
+    fn beat(&mut self, reason: &str) -> Option<Turn> {
         let scheduled = reason == "interval";
         if self.in_flight {
-            return self.skipped("requests-in-flight");
+            self.skipped("requests-in-flight");
+            return None;
         }
         if scheduled {
             let active = self.config.active_hours.as_ref();
             if active.is_some_and(|a| !heartbeat::in_active_hours(a, self.clock.now_ms())) {
-                return self.skipped("quiet-hours");
+                self.skipped("quiet-hours");
+                return None;
             }
         }
         let file = std::fs::read_to_string(self.workspace.join("HEARTBEAT.md")).ok();
         let queued = system_events::list(&self.announcer.store).map_or(0, |e| e.len());
         if !heartbeat::should_run(file.as_deref(), queued) {
-            return self.skipped("empty-heartbeat-file");
+            self.skipped("empty-heartbeat-file");
+            return None;
         }
-        let run_id = format!("heartbeat:{}", ulid::Ulid::generate());
         self.in_flight = true;
-        let turn = Turn {
+        Some(Turn {
             announcer: self.announcer.clone(),
             runs: self.runs.clone(),
             config: self.config.clone(),
-            run_id: run_id.clone(),
+            run_id: format!("heartbeat:{}", ulid::Ulid::generate()),
             started: self.clock.now_ms(),
-        };
-        ctx.spawn(turn.run().into_actor(self).map(|event, act, _| {
-            act.in_flight = false;
-            act.emit(event);
-        }));
-        Some(run_id)
+        })
+    }
+
+    /// Starts the turn (answered once the main session took the message),
+    /// then follows it to its end in the background.
+    fn launch(&mut self, turn: Turn) -> ResponseActFuture<Self, Option<String>> {
+        Box::pin(
+            turn.start()
+                .into_actor(self)
+                .map(|started, act, ctx| match started {
+                    Ok(turn) => {
+                        let id = turn.run_id.clone();
+                        ctx.spawn(turn.finish().into_actor(act).map(|event, act, _| {
+                            act.in_flight = false;
+                            act.emit(event);
+                        }));
+                        Some(id)
+                    }
+                    Err(event) => {
+                        act.in_flight = false;
+                        act.emit(event);
+                        None
+                    }
+                }),
+        )
     }
 }
 
@@ -224,33 +248,42 @@ struct Turn {
     started: u64,
 }
 
+fn failed(reason: String) -> Value {
+    json!({"status": "failed", "reason": reason})
+}
+
 impl Turn {
-    async fn run(self) -> Value {
-        let failed = |reason: String| json!({"status": "failed", "reason": reason});
+    /// The heartbeat prompt into the main session, unless it is busy.
+    async fn start(self) -> Result<Turn, Value> {
         let a = &self.announcer;
         let Ok(key) = SessionKey::canonical("main", &a.default_agent, "main") else {
-            return failed("no main session".into());
+            return Err(failed("no main session".into()));
         };
         let busy = self.runs.send(BusySessions).await.unwrap_or_default();
         if busy.contains(key.as_str()) {
-            return json!({"status": "skipped", "reason": "requests-in-flight"});
+            return Err(json!({"status": "skipped", "reason": "requests-in-flight"}));
         }
         let session = match a.router.send(GetSession { key }).await {
             Ok(Ok((s, _))) => s,
-            _ => return failed("the main session is unavailable".into()),
+            _ => return Err(failed("the main session is unavailable".into())),
         };
         let mut msg = SendChat::text(&self.config.prompt, &self.run_id);
         msg.model = self.config.model.clone();
-        let ack = match session.send(msg).await {
-            Ok(Ok(ack)) => ack,
-            Ok(Err(e)) => return failed(e.to_string()),
-            Err(_) => return failed("the main session is gone".into()),
+        match session.send(msg).await {
+            Ok(Ok(_)) => Ok(self),
+            Ok(Err(e)) => Err(failed(e.to_string())),
+            Err(_) => Err(failed("the main session is gone".into())),
+        }
+    }
+
+    /// Waits for the turn, then delivers what is worth delivering.
+    async fn finish(self) -> Value {
+        let a = &self.announcer;
+        let limit = Duration::from_secs(15 * 60);
+        let result = match wait_run(&self.runs, &self.run_id, None, limit).await {
+            Waited::Ended(r) => r,
+            _ => return failed("the heartbeat turn did not end in time".into()),
         };
-        let result =
-            match wait_run(&self.runs, &ack.run_id, None, Duration::from_secs(15 * 60)).await {
-                Waited::Ended(r) => r,
-                _ => return failed("the heartbeat turn did not end in time".into()),
-            };
         let duration = crate::now_ms().saturating_sub(self.started);
         if result.status != "ok" {
             let mut e = failed(result.error.unwrap_or_else(|| result.status.to_string()));
@@ -301,9 +334,12 @@ impl Actor for HeartbeatActor {
 }
 
 impl Handler<RunHeartbeat> for HeartbeatActor {
-    type Result = Option<String>;
-    fn handle(&mut self, msg: RunHeartbeat, ctx: &mut Context<Self>) -> Option<String> {
-        self.beat(&msg.reason, ctx)
+    type Result = ResponseActFuture<Self, Option<String>>;
+    fn handle(&mut self, msg: RunHeartbeat, _: &mut Context<Self>) -> Self::Result {
+        match self.beat(&msg.reason) {
+            Some(turn) => self.launch(turn),
+            None => Box::pin(actix::fut::ready(None)),
+        }
     }
 }
 
