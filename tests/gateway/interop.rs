@@ -411,3 +411,57 @@ async fn openclaw_cli_sends_to_telegram_reads_channel_status_and_pairs() {
     ));
     assert_eq!(approved["senderId"], "55", "{approved}");
 }
+
+/// `openclaw cron ...`, unchanged, against ferroclaw: add (`--at` with an
+/// announce to Telegram, `--every`, `--cron --tz`), list, run, runs, rm.
+#[tokio::test]
+async fn openclaw_cli_manages_cron_jobs() {
+    use crate::support::fake_telegram::FakeTelegram;
+    let fake = FakeTelegram::start(super::telegram::BOT_TOKEN);
+    let gw = TestGateway::with_config(super::telegram::telegram_config(
+        &fake,
+        serde_json::json!({ "streamMode": "off" }),
+    ));
+    let home = tempfile::tempdir().unwrap();
+    let cli = |args: &[&str]| openclaw(&gw, home.path(), args);
+    let reminder = call_json(&cli(&[
+        "cron", "add", "--name", "remind", "--at", "20m", "--message", "stretch",
+        "--announce", "--channel", "telegram", "--to", "42", "--json",
+    ]));
+    let id = reminder["id"].as_str().unwrap_or_default().to_string();
+    assert!(!id.is_empty(), "{reminder}");
+    assert_eq!(reminder["schedule"]["kind"], "at");
+    assert_eq!(reminder["delivery"]["to"], "42");
+    let next = reminder["state"]["nextRunAtMs"].as_u64().unwrap();
+    let now = ferroclaw_actors::now_ms();
+    assert!(next > now + 19 * 60_000 && next < now + 21 * 60_000, "{reminder}");
+    let hourly = call_json(&cli(&[
+        "cron", "add", "--name", "hourly", "--every", "1h", "--message", "check", "--json",
+    ]));
+    assert_eq!(hourly["schedule"]["everyMs"], 3_600_000, "{hourly}");
+    let daily = call_json(&cli(&[
+        "cron", "add", "--name", "daily", "--cron", "0 9 * * *", "--tz", "Europe/Lisbon",
+        "--message", "digest", "--json",
+    ]));
+    assert_eq!(daily["schedule"]["tz"], "Europe/Lisbon", "{daily}");
+    let list = call_json(&cli(&["cron", "list", "--json"]));
+    assert_eq!(list["jobs"].as_array().map(Vec::len), Some(3), "{list}");
+    // The listing did not move anything.
+    let again = call_json(&cli(&["cron", "list", "--json"]));
+    assert_eq!(list["jobs"], again["jobs"]);
+    // Run the reminder now: its reply reaches Telegram once.
+    let run = cli(&["cron", "run", &id, "--wait", "--json"]);
+    let ran = call_json(&run);
+    assert_eq!(ran["status"], "ok", "{ran}");
+    assert_eq!(ran["run"]["deliveryStatus"], "delivered", "{ran}");
+    assert_eq!(fake.sent_to(42).len(), 1);
+    assert!(fake.sent_to(42)[0].text.contains("stretch"));
+    let runs = call_json(&cli(&["cron", "runs", &id, "--json"]));
+    assert_eq!(runs["entries"].as_array().map(Vec::len), Some(1), "{runs}");
+    let rm = call_json(&cli(&["cron", "rm", &id, "--json"]));
+    assert_eq!(rm["removed"], true, "{rm}");
+    let bad = cli(&["cron", "add", "--name", "bad", "--cron", "0 9 * * *", "--tz", "Mars/Olympus", "--message", "x"]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("unknown timezone"), "{err}");
+}

@@ -27,6 +27,7 @@ use super::{print_json, Failure};
 
 mod apply;
 mod convert;
+mod cron;
 
 use apply::*;
 use convert::*;
@@ -271,6 +272,13 @@ pub async fn import(a: ImportArgs) -> Result<(), Failure> {
         let kept = plan.kept_keys;
         let had_config = plan.config_text.is_some();
         let done = apply(&a, plan, &store, keys).await?;
+        let (_, cron_notes) = cron::import_jobs(&from, &store, a.force)?;
+        store
+            .flush()
+            .await
+            .map_err(|e| Failure::new(1, e.to_string()))?;
+        let mut notes = notes;
+        notes.extend(cron_notes);
         Ok((done, notes, kept, had_config))
     }
     .await;
