@@ -150,6 +150,8 @@ enum SessionsCommand {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum CronCommand {
     /// Jobs, soonest first.
     List {

@@ -34,6 +34,7 @@ pub struct Target {
 }
 
 /// A failed command: the line to print and the exit code.
+#[derive(Debug)]
 pub struct Failure {
     pub message: String,
     pub code: u8,

@@ -484,7 +484,7 @@ mod property {
             }
             let slots = slots_of(&runner.calls, &id);
             prop_assert!(slots.windows(2).all(|w| w[0] < w[1]), "in order, none twice: {:?}", slots);
-            prop_assert!(slots.iter().all(|s| (s - MAR6) % H == 0 && *s > MAR6));
+            prop_assert!(slots.iter().all(|s| (s - MAR6).is_multiple_of(H) && *s > MAR6));
             prop_assert!(slots.iter().all(|s| *s <= clock.now_ms()));
         }
     }

@@ -425,8 +425,20 @@ async fn openclaw_cli_manages_cron_jobs() {
     let home = tempfile::tempdir().unwrap();
     let cli = |args: &[&str]| openclaw(&gw, home.path(), args);
     let reminder = call_json(&cli(&[
-        "cron", "add", "--name", "remind", "--at", "20m", "--message", "stretch",
-        "--announce", "--channel", "telegram", "--to", "42", "--json",
+        "cron",
+        "add",
+        "--name",
+        "remind",
+        "--at",
+        "20m",
+        "--message",
+        "stretch",
+        "--announce",
+        "--channel",
+        "telegram",
+        "--to",
+        "42",
+        "--json",
     ]));
     let id = reminder["id"].as_str().unwrap_or_default().to_string();
     assert!(!id.is_empty(), "{reminder}");
@@ -434,14 +446,34 @@ async fn openclaw_cli_manages_cron_jobs() {
     assert_eq!(reminder["delivery"]["to"], "42");
     let next = reminder["state"]["nextRunAtMs"].as_u64().unwrap();
     let now = ferroclaw_actors::now_ms();
-    assert!(next > now + 19 * 60_000 && next < now + 21 * 60_000, "{reminder}");
+    assert!(
+        next > now + 19 * 60_000 && next < now + 21 * 60_000,
+        "{reminder}"
+    );
     let hourly = call_json(&cli(&[
-        "cron", "add", "--name", "hourly", "--every", "1h", "--message", "check", "--json",
+        "cron",
+        "add",
+        "--name",
+        "hourly",
+        "--every",
+        "1h",
+        "--message",
+        "check",
+        "--json",
     ]));
     assert_eq!(hourly["schedule"]["everyMs"], 3_600_000, "{hourly}");
     let daily = call_json(&cli(&[
-        "cron", "add", "--name", "daily", "--cron", "0 9 * * *", "--tz", "Europe/Lisbon",
-        "--message", "digest", "--json",
+        "cron",
+        "add",
+        "--name",
+        "daily",
+        "--cron",
+        "0 9 * * *",
+        "--tz",
+        "Europe/Lisbon",
+        "--message",
+        "digest",
+        "--json",
     ]));
     assert_eq!(daily["schedule"]["tz"], "Europe/Lisbon", "{daily}");
     let list = call_json(&cli(&["cron", "list", "--json"]));
@@ -460,7 +492,18 @@ async fn openclaw_cli_manages_cron_jobs() {
     assert_eq!(runs["entries"].as_array().map(Vec::len), Some(1), "{runs}");
     let rm = call_json(&cli(&["cron", "rm", &id, "--json"]));
     assert_eq!(rm["removed"], true, "{rm}");
-    let bad = cli(&["cron", "add", "--name", "bad", "--cron", "0 9 * * *", "--tz", "Mars/Olympus", "--message", "x"]);
+    let bad = cli(&[
+        "cron",
+        "add",
+        "--name",
+        "bad",
+        "--cron",
+        "0 9 * * *",
+        "--tz",
+        "Mars/Olympus",
+        "--message",
+        "x",
+    ]);
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("unknown timezone"), "{err}");

@@ -782,20 +782,31 @@ async fn openclaw_cron_jobs_are_imported_and_scheduled() {
     std::fs::create_dir_all(oc.join("cron")).unwrap();
     std::fs::write(oc.join("cron/jobs.json"), jobs.to_string()).unwrap();
     let state = home.path().join("ferroclaw");
-    let o = run(home.path(), &["import", "--from", s(&oc), "--state-dir", s(&state)]).await;
+    let o = run(
+        home.path(),
+        &["import", "--from", s(&oc), "--state-dir", s(&state)],
+    )
+    .await;
     assert!(o.status.success(), "{}", err(&o));
     let said = out(&o);
     assert!(said.contains("1 cron job(s) imported"), "{said}");
-    assert!(said.contains("\"broken\"") && said.contains("unknown timezone"), "{said}");
+    assert!(
+        said.contains("\"broken\"") && said.contains("unknown timezone"),
+        "{said}"
+    );
     let (_gw, addr, _) = spawn_gateway(&state);
     let mut c = client(&addr, FIXTURE_TOKEN).await;
-    let job = c.call("cron.get", serde_json::json!({"id": "5f0c1d2e-daily"})).await;
+    let job = c
+        .call("cron.get", serde_json::json!({"id": "5f0c1d2e-daily"}))
+        .await;
     let j = &job["payload"];
     assert_eq!(j["schedule"]["tz"], "Europe/Lisbon", "{job}");
     assert_eq!(j["delivery"]["to"], "42");
     assert_eq!(j["state"]["lastRunStatus"], "ok");
     assert!(j["state"]["nextRunAtMs"].as_u64().unwrap() > now);
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let runs = c.call("cron.runs", serde_json::json!({"id": "5f0c1d2e-daily"})).await;
+    let runs = c
+        .call("cron.runs", serde_json::json!({"id": "5f0c1d2e-daily"}))
+        .await;
     assert_eq!(runs["payload"]["total"], 0, "nothing to catch up: {runs}");
 }

@@ -396,7 +396,9 @@ impl CronActor {
         let entry = RunEntry::start(id, &run_id, slot, now, false);
         let key = record::new_key(id);
         if record::write(&self.store, &job, &key, &entry).is_ok() {
-            self.jobs.get_mut(id).expect("present").job = job.clone();
+            if let Some(s) = self.jobs.get_mut(id) {
+                s.job = job.clone();
+            }
             self.launch(Order { job, key, entry }, ctx);
         }
     }

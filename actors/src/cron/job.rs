@@ -263,7 +263,7 @@ fn check_delivery(
         return Err(bad("announce delivery needs an agentTurn payload"));
     }
     let channel = t.channel.to_ascii_lowercase();
-    if channel != "last" && !known.channels.iter().any(|c| *c == channel) {
+    if channel != "last" && !known.channels.contains(&channel) {
         return Err(bad(format!(
             "unknown delivery channel {:?} (configured: {})",
             t.channel,
@@ -456,7 +456,9 @@ impl CronJob {
                 state.insert("lastStatus".into(), json!(s));
             }
         }
-        let o = v.as_object_mut().expect("a job is an object");
+        let Some(o) = v.as_object_mut() else {
+            return v;
+        };
         let mut put = |k: &str, val: Option<Value>| {
             if let Some(val) = val {
                 o.insert(k.to_string(), val);

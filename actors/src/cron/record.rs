@@ -99,9 +99,8 @@ impl RunEntry {
             "runAtMs": self.run_at_ms,
             "scheduledAtMs": self.scheduled_at_ms,
         });
-        let o = v.as_object_mut().expect("object");
         let mut put = |k: &str, val: Option<Value>| {
-            if let Some(val) = val {
+            if let (Some(val), Some(o)) = (val, v.as_object_mut()) {
                 o.insert(k.to_string(), val);
             }
         };
@@ -141,8 +140,8 @@ impl RunEntry {
                 .map(|e| json!(e.saturating_sub(self.run_at_ms))),
         );
         put("nextRunAtMs", self.next_run_at_ms.map(|n| json!(n)));
-        put("interrupted", self.interrupted.then(|| json!(true)));
-        put("manual", self.manual.then(|| json!(true)));
+        put("interrupted", self.interrupted.then_some(json!(true)));
+        put("manual", self.manual.then_some(json!(true)));
         put("jobName", job_name.map(|n| json!(n)));
         v
     }

@@ -13,34 +13,70 @@ use serde_json::Value;
 use super::Failure;
 
 const FIELDS: &[&str] = &[
-    "name", "description", "enabled", "deleteAfterRun", "agentId", "sessionKey", "schedule",
-    "sessionTarget", "wakeMode", "payload", "delivery", "displayName",
+    "name",
+    "description",
+    "enabled",
+    "deleteAfterRun",
+    "agentId",
+    "sessionKey",
+    "schedule",
+    "sessionTarget",
+    "wakeMode",
+    "payload",
+    "delivery",
+    "displayName",
 ];
 
 /// Imports the jobs; returns how many, and a note per job left out.
-pub fn import_jobs(from: &Path, store: &Store, force: bool) -> Result<(usize, Vec<String>), Failure> {
+pub fn import_jobs(
+    from: &Path,
+    store: &Store,
+    force: bool,
+) -> Result<(usize, Vec<String>), Failure> {
     let path = from.join("cron").join("jobs.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok((0, Vec::new()));
     };
     let doc: Value = serde_json::from_str(&text)
         .map_err(|e| Failure::new(1, format!("{}: {e}; nothing was imported", path.display())))?;
-    let jobs = doc.get("jobs").unwrap_or(&doc).as_array().cloned().unwrap_or_default();
+    let jobs = doc
+        .get("jobs")
+        .unwrap_or(&doc)
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let now = ferroclaw_actors::now_ms();
     let (mut done, mut notes) = (0, Vec::new());
     for j in jobs {
         let name = j["name"].as_str().unwrap_or("(unnamed)").to_string();
-        let Some(id) = j["id"].as_str().filter(|i| !i.is_empty() && !i.contains(['/', '\\'])) else {
-            notes.push(format!("cron job {name:?} not imported: it has no usable id"));
+        let Some(id) = j["id"]
+            .as_str()
+            .filter(|i| !i.is_empty() && !i.contains(['/', '\\']))
+        else {
+            notes.push(format!(
+                "cron job {name:?} not imported: it has no usable id"
+            ));
             continue;
         };
         let params: serde_json::Map<String, Value> = FIELDS
             .iter()
-            .filter_map(|k| j.get(*k).filter(|v| !v.is_null()).map(|v| (k.to_string(), v.clone())))
+            .filter_map(|k| {
+                j.get(*k)
+                    .filter(|v| !v.is_null())
+                    .map(|v| (k.to_string(), v.clone()))
+            })
             .collect();
         // Channels are checked when the gateway sends; the import keeps the target.
-        let channels: Vec<String> = j["delivery"]["channel"].as_str().map(str::to_string).into_iter().collect();
-        let known = Known { channels: &channels, default_agent: "main", now_ms: now };
+        let channels: Vec<String> = j["delivery"]["channel"]
+            .as_str()
+            .map(str::to_string)
+            .into_iter()
+            .collect();
+        let known = Known {
+            channels: &channels,
+            default_agent: "main",
+            now_ms: now,
+        };
         let mut job = match CronJob::create(id, &Value::Object(params), &known) {
             Ok((job, _)) => job,
             Err(e) => {
@@ -53,17 +89,29 @@ pub fn import_jobs(from: &Path, store: &Store, force: bool) -> Result<(usize, Ve
         job.updated_at_ms = j["updatedAtMs"].as_u64().unwrap_or(now);
         job.state.last_run_at_ms = st["lastRunAtMs"].as_u64();
         job.state.last_slot_ms = Some(st["lastRunAtMs"].as_u64().unwrap_or(now));
-        job.state.last_run_status = st["lastRunStatus"].as_str().or(st["lastStatus"].as_str()).map(str::to_string);
-        let exists = store.get::<Value>(Tree::CronJobs, id).ok().flatten().is_some();
+        job.state.last_run_status = st["lastRunStatus"]
+            .as_str()
+            .or(st["lastStatus"].as_str())
+            .map(str::to_string);
+        let exists = store
+            .get::<Value>(Tree::CronJobs, id)
+            .ok()
+            .flatten()
+            .is_some();
         if exists && !force {
-            notes.push(format!("cron job {name:?} ({id}) already exists; kept (pass --force to replace it)"));
+            notes.push(format!(
+                "cron job {name:?} ({id}) already exists; kept (pass --force to replace it)"
+            ));
             continue;
         }
         record::save_job(store, &job).map_err(|e| Failure::new(1, e.to_string()))?;
         done += 1;
     }
     if done > 0 {
-        notes.push(format!("{done} cron job(s) imported from {}", path.display()));
+        notes.push(format!(
+            "{done} cron job(s) imported from {}",
+            path.display()
+        ));
     }
     Ok((done, notes))
 }
