@@ -84,6 +84,7 @@ fn store_jobs(store: &Store, params: impl Iterator<Item = serde_json::Value>) {
     let now = ferroclaw_actors::now_ms();
     let known = Known {
         channels: &[],
+        agents: &[],
         default_agent: "main",
         now_ms: now,
     };

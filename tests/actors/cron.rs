@@ -20,6 +20,8 @@ type Calls = Arc<Mutex<Vec<(String, u64, bool)>>>;
 #[derive(Clone, Default)]
 struct Recorder {
     calls: Calls,
+    /// Replies whose delivery was finished after a restart.
+    redelivered: Arc<Mutex<Vec<String>>>,
     /// Runs never end (a crash will cut them short).
     hang: bool,
 }
@@ -46,8 +48,20 @@ impl Runner for Recorder {
         .boxed()
     }
 
-    fn redeliver(&self, _: Order, _: String, _: Target) -> BoxFuture<'static, Outcome> {
-        async { Outcome::failed("not in this test") }.boxed()
+    fn redeliver(&self, _: Order, reply: String, to: Target) -> BoxFuture<'static, Outcome> {
+        self.redelivered
+            .lock()
+            .unwrap()
+            .push(format!("{reply} -> {}", to.to.unwrap_or_default()));
+        async {
+            Outcome {
+                status: "ok".into(),
+                delivered: Some(true),
+                delivery_status: Some("delivered".into()),
+                ..Default::default()
+            }
+        }
+        .boxed()
     }
 }
 
@@ -95,6 +109,7 @@ async fn add(addr: &Addr<CronActor>, params: Value) -> String {
         .send(AddJob {
             params,
             channels: vec![],
+            agents: vec![],
         })
         .await
         .unwrap()
@@ -415,6 +430,7 @@ fn bad_jobs_are_refused_with_the_reason_and_the_scheduler_goes_on() {
                         .send(AddJob {
                             params: turn("bad", schedule),
                             channels: vec![],
+                            agents: vec![],
                         })
                         .await
                         .unwrap()
@@ -426,6 +442,7 @@ fn bad_jobs_are_refused_with_the_reason_and_the_scheduler_goes_on() {
                         id: "nope".into(),
                         patch: json!({}),
                         channels: vec![],
+                        agents: vec![],
                     })
                     .await
                     .unwrap()
@@ -443,6 +460,68 @@ fn bad_jobs_are_refused_with_the_reason_and_the_scheduler_goes_on() {
     );
     assert_eq!(runner.calls.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn a_run_caught_delivering_finishes_its_delivery_once_and_is_not_run_again() {
+    use ferroclaw_actors::cron::record::{self, Phase, RunEntry};
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::at(MAR6);
+    let runner = Recorder::default();
+    let id = life(dir.path(), &clock, &runner, config(true, false), |addr| {
+        async move { add(&addr, turn("news", json!({"kind": "every", "everyMs": H}))).await }
+            .boxed_local()
+    });
+    // What a crash between the run's end and the platform's answer leaves:
+    // the slot claimed, the run `delivering` with its reply.
+    {
+        let store = Store::open(dir.path()).unwrap();
+        let mut job: CronJobRow = store
+            .get(ferroclaw_actors::store::Tree::CronJobs, &id)
+            .unwrap()
+            .unwrap();
+        job.state.last_slot_ms = Some(MAR6 + H);
+        let mut entry = RunEntry::start(
+            &id,
+            &format!("cron:{id}:{}", MAR6 + H),
+            MAR6 + H,
+            MAR6 + H,
+            false,
+        );
+        entry.phase = Phase::Delivering;
+        entry.reply = Some("the news".into());
+        entry.target = Some(Target {
+            channel: "telegram".into(),
+            to: Some("42".into()),
+            account_id: None,
+            thread_id: None,
+            best_effort: false,
+        });
+        record::write(&store, &job, &record::new_key(&id), &entry).unwrap();
+    }
+    clock.set(MAR6 + H + 30_000);
+    let runs = life(dir.path(), &clock, &runner, config(true, false), |addr| {
+        async move {
+            settle(&addr).await;
+            addr.send(ListRuns::default()).await.unwrap().unwrap()
+        }
+        .boxed_local()
+    });
+    assert_eq!(
+        *runner.redelivered.lock().unwrap(),
+        vec!["the news -> 42".to_string()]
+    );
+    assert!(
+        runner.calls.lock().unwrap().is_empty(),
+        "the turn is not run again"
+    );
+    assert_eq!(runs["entries"][0]["deliveryStatus"], "delivered", "{runs}");
+    life(dir.path(), &clock, &runner, config(true, false), |addr| {
+        async move { settle(&addr).await }.boxed_local()
+    });
+    assert_eq!(runner.redelivered.lock().unwrap().len(), 1, "once");
+}
+
+type CronJobRow = ferroclaw_actors::cron::job::CronJob;
 
 mod property {
     use super::*;

@@ -503,3 +503,77 @@ async fn sigkill_during_a_cron_run_records_it_interrupted_and_does_not_repeat_it
     assert_eq!(job["payload"]["state"]["lastRunStatus"], "error");
     assert!(job["payload"]["state"]["runningAtMs"].is_null());
 }
+
+#[tokio::test]
+async fn a_turn_that_fails_or_times_out_is_a_failed_run_with_its_reason() {
+    let provider = FakeProvider::start().await;
+    provider.respond_with(|body: &Value| {
+        let text = last_text(body);
+        if text.contains("slow") {
+            Script::text(&["late ", "answer"]).with_delay(Duration::from_secs(4))
+        } else if text.contains("fail") {
+            Script::status(
+                400,
+                r#"{"error":{"message":"bad request: the model refuses"}}"#,
+            )
+        } else {
+            Script::text(&["fine"])
+        }
+    });
+    let mut cfg = provider_config(&provider);
+    cfg["agents"]["defaults"]["runRestarts"] = json!({"max": 0, "backoffMs": 10});
+    let gw = TestGateway::with_config(cfg);
+    let mut c = admin(&gw).await;
+    let r = c
+        .call("cron.add", json!({"name": "ghost", "agentId": "ghost", "schedule": {"kind": "every", "everyMs": 60_000},
+            "sessionTarget": "isolated", "wakeMode": "now", "payload": {"kind": "agentTurn", "message": "x"}}))
+        .await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown agent"),
+        "{r}"
+    );
+    let run_one = |message: &'static str, timeout: Option<u64>| {
+        let mut params = turn(
+            message,
+            json!({"kind": "every", "everyMs": 3_600_000}),
+            message,
+        );
+        if let Some(t) = timeout {
+            params["payload"]["timeoutSeconds"] = json!(t);
+        }
+        params
+    };
+    let mut results = Vec::new();
+    for (message, timeout) in [
+        ("fail please", None),
+        ("slow please", Some(1)),
+        ("all good", None),
+    ] {
+        let added = c.call("cron.add", run_one(message, timeout)).await;
+        let id = added["payload"]["id"].as_str().unwrap().to_string();
+        c.call("cron.run", json!({"id": id})).await;
+        let entries = runs_until(&mut c, &id, 1).await;
+        results.push(entries[0].clone());
+    }
+    let (failed, slow, fine) = (&results[0], &results[1], &results[2]);
+    assert_eq!(failed["status"], "error", "{failed}");
+    assert!(
+        failed["error"].as_str().unwrap().contains("refuses"),
+        "{failed}"
+    );
+    assert_eq!(slow["status"], "error", "{slow}");
+    assert!(
+        slow["error"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("time"),
+        "{slow}"
+    );
+    assert_eq!(fine["status"], "ok", "the scheduler goes on: {fine}");
+    let status = c.call("cron.status", json!({})).await;
+    assert_eq!(status["payload"]["jobs"], 3);
+}

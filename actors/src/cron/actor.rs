@@ -155,8 +155,10 @@ impl CronActor {
         }));
     }
 
-    /// Starts every slot due by now, then sleeps until the next.
+    /// Starts every slot due by now (claimed one by one, flushed once for
+    /// all), then sleeps until the next.
     pub(super) fn fire_due(&mut self, ctx: &mut Context<Self>) {
+        let mut orders = Vec::new();
         if self.config.enabled {
             let now = self.clock.now_ms();
             while let Some((at, id)) = self.due.first().cloned() {
@@ -174,19 +176,19 @@ impl CronActor {
                     .schedule
                     .latest_at_or_before(now, &id, s.job.created_at_ms)
                     .map_or(at, |l| l.max(at));
-                self.start_slot(&id, latest, ctx);
+                orders.extend(self.claim(&id, latest));
             }
         }
+        self.launch(orders, ctx);
         self.arm(ctx);
     }
 
-    /// Claims slot `slot` of job `id` (durably, before anything runs) and
-    /// runs it; a job still running from before skips the slot, recorded.
-    pub(super) fn start_slot(&mut self, id: &str, slot: u64, ctx: &mut Context<Self>) {
+    /// Claims slot `slot` of job `id` (its record written, not yet
+    /// flushed): the order to run, or None when the job is still running
+    /// from before (the slot is recorded skipped).
+    pub(super) fn claim(&mut self, id: &str, slot: u64) -> Option<Order> {
         let now = self.clock.now_ms();
-        let Some(s) = self.jobs.get(id) else {
-            return;
-        };
+        let s = self.jobs.get(id)?;
         let mut job = s.job.clone();
         let schedule = s.schedule.clone();
         job.state.last_slot_ms = Some(slot);
@@ -205,31 +207,44 @@ impl CronActor {
         if let Err(e) = record::write(&self.store, &job, &key, &entry) {
             tracing::error!(job = id, error = %e, "cannot record a cron run; the slot is not run");
             self.place(job, schedule, slot.max(now));
-            return;
+            return None;
         }
         self.place(job.clone(), schedule, slot.max(now));
-        if !busy {
-            self.launch(Order { job, key, entry }, ctx);
-        }
+        (!busy).then_some(Order { job, key, entry })
     }
 
-    /// Runs an order whose record is written: flushed first, then the
-    /// runner, then `RunEnded` back here.
-    pub(super) fn launch(&mut self, order: Order, ctx: &mut Context<Self>) {
-        self.running.insert(order.job.id.clone(), order.key.clone());
-        self.emit(json!({
-            "jobId": order.job.id, "action": "started", "runId": order.entry.run_id,
-            "runAtMs": order.entry.run_at_ms, "job": self.public_of(&order.job.id),
-        }));
+    /// Runs orders whose records are written: one flush for them all,
+    /// then each on the runner, each ending with `RunEnded` back here.
+    pub(super) fn launch(&mut self, orders: Vec<Order>, ctx: &mut Context<Self>) {
+        if orders.is_empty() {
+            return;
+        }
+        for order in &orders {
+            self.running.insert(order.job.id.clone(), order.key.clone());
+            self.emit(json!({
+                "jobId": order.job.id, "action": "started", "runId": order.entry.run_id,
+                "runAtMs": order.entry.run_at_ms, "job": self.public_of(&order.job.id),
+            }));
+        }
         let store = self.store.clone();
         let runner = self.runner.clone();
         let me = ctx.address();
         actix::spawn(async move {
-            let outcome = match store.flush().await {
-                Ok(()) => runner.run(order.clone()).await,
-                Err(e) => Outcome::failed(format!("cannot record the run: {e}")),
-            };
-            me.do_send(RunEnded { order, outcome });
+            let flushed = store.flush().await;
+            for order in orders {
+                let (runner, me) = (runner.clone(), me.clone());
+                let failed = flushed
+                    .as_ref()
+                    .err()
+                    .map(|e| format!("cannot record the run: {e}"));
+                actix::spawn(async move {
+                    let outcome = match failed {
+                        None => runner.run(order.clone()).await,
+                        Some(e) => Outcome::failed(e),
+                    };
+                    me.do_send(RunEnded { order, outcome });
+                });
+            }
         });
     }
 
@@ -379,10 +394,12 @@ impl CronActor {
             })
             .collect();
         missed.sort_by_key(|(_, slot)| *slot);
+        let mut orders = Vec::new();
         for (id, slot) in missed {
             tracing::info!(job = %id, slot, "cron job missed during a stop: run once now");
-            self.start_slot(&id, slot, ctx);
+            orders.extend(self.claim(&id, slot));
         }
+        self.launch(orders, ctx);
     }
 
     fn retry_slot(&mut self, id: &str, slot: u64, ctx: &mut Context<Self>) {
@@ -399,7 +416,7 @@ impl CronActor {
             if let Some(s) = self.jobs.get_mut(id) {
                 s.job = job.clone();
             }
-            self.launch(Order { job, key, entry }, ctx);
+            self.launch(vec![Order { job, key, entry }], ctx);
         }
     }
 

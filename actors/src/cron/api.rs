@@ -37,9 +37,10 @@ fn matches_query(job: &CronJob, q: &str) -> bool {
 }
 
 impl CronActor {
-    fn known<'a>(&'a self, channels: &'a [String]) -> Known<'a> {
+    fn known<'a>(&'a self, channels: &'a [String], agents: &'a [String]) -> Known<'a> {
         Known {
             channels,
+            agents,
             default_agent: &self.config.default_agent,
             now_ms: self.clock.now_ms(),
         }
@@ -133,7 +134,7 @@ impl Handler<AddJob> for CronActor {
     type Result = ResponseFuture<Result<Value, CronError>>;
     fn handle(&mut self, msg: AddJob, ctx: &mut Context<Self>) -> Self::Result {
         let id = ulid::Ulid::generate().to_string().to_lowercase();
-        let made = CronJob::create(&id, &msg.params, &self.known(&msg.channels));
+        let made = CronJob::create(&id, &msg.params, &self.known(&msg.channels, &msg.agents));
         match made {
             Ok((job, schedule)) => {
                 tracing::info!(job = %id, schedule = %job.schedule, "cron: job added");
@@ -150,7 +151,10 @@ impl Handler<UpdateJob> for CronActor {
         let Some(slot) = self.jobs.get(&msg.id) else {
             return Box::pin(async move { Err(CronError::NotFound(msg.id)) });
         };
-        match slot.job.patched(&msg.patch, &self.known(&msg.channels)) {
+        match slot
+            .job
+            .patched(&msg.patch, &self.known(&msg.channels, &msg.agents))
+        {
             Ok((job, schedule)) => self.commit_job(job, schedule, "updated", ctx),
             Err(e) => Box::pin(async move { Err(CronError::Invalid(e)) }),
         }
@@ -207,7 +211,7 @@ impl Handler<RunJob> for CronActor {
         let entry = RunEntry::start(&msg.id, &run_id, now, now, true);
         let key = record::new_key(&msg.id);
         record::save_run(&self.store, &key, &entry)?;
-        self.launch(Order { job, key, entry }, ctx);
+        self.launch(vec![Order { job, key, entry }], ctx);
         Ok(json!({"ok": true, "enqueued": true, "ran": true, "runId": run_id}))
     }
 }

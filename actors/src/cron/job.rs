@@ -99,6 +99,8 @@ pub struct Target {
 pub struct Known<'a> {
     /// Configured channel ids (`last` is always accepted).
     pub channels: &'a [String],
+    /// Configured agent ids (empty: only the default agent is checked).
+    pub agents: &'a [String],
     pub default_agent: &'a str,
     pub now_ms: u64,
 }
@@ -279,6 +281,16 @@ fn check_delivery(
     Ok(())
 }
 
+/// An agent the gateway has.
+fn check_agent(agent: &str, known: &Known) -> Result<(), String> {
+    let ok = agent.eq_ignore_ascii_case(known.default_agent)
+        || known.agents.iter().any(|a| a.eq_ignore_ascii_case(agent));
+    match ok {
+        true => Ok(()),
+        false => Err(bad(format!("unknown agent {agent:?}"))),
+    }
+}
+
 impl CronJob {
     /// A new job from `cron.add` params, checked.
     pub fn create(id: &str, params: &Value, known: &Known) -> Result<(CronJob, Schedule), String> {
@@ -314,10 +326,14 @@ impl CronJob {
             SessionKey::canonical(k, known.default_agent, "main")
                 .map_err(|e| format!("sessionKey: {e}"))?;
         }
+        let agent_id = opt_str(o, "agentId")?.map(|a| a.to_ascii_lowercase());
+        let agent = agent_id.as_deref().unwrap_or(known.default_agent);
         if let Some(k) = session_target.strip_prefix("session:") {
-            SessionKey::canonical(k, known.default_agent, "main")
+            let key = SessionKey::canonical(k, agent, "main")
                 .map_err(|e| format!("sessionTarget: {e}"))?;
+            check_agent(key.agent_id(), known).map_err(|e| format!("sessionTarget: {e}"))?;
         }
+        check_agent(agent, known)?;
         let job = CronJob {
             id: id.to_string(),
             name,
@@ -329,7 +345,7 @@ impl CronJob {
                 .map(str::to_string),
             enabled: opt_bool(o, "enabled")?.unwrap_or(true),
             delete_after_run: opt_bool(o, "deleteAfterRun")?,
-            agent_id: opt_str(o, "agentId")?.map(|a| a.to_ascii_lowercase()),
+            agent_id,
             session_key,
             created_at_ms: known.now_ms,
             updated_at_ms: known.now_ms,
@@ -392,6 +408,7 @@ impl CronJob {
         }
         let adding_known = Known {
             channels: known.channels,
+            agents: known.agents,
             default_agent: known.default_agent,
             now_ms: known.now_ms,
         };
@@ -491,6 +508,7 @@ mod tests {
     fn known<'a>(channels: &'a [String]) -> Known<'a> {
         Known {
             channels,
+            agents: &[],
             default_agent: "main",
             now_ms: 1_790_000_000_000,
         }
@@ -571,6 +589,8 @@ mod tests {
         );
         assert!(with("payload", json!({"kind": "agentTurn", "message": " "})).contains("message"));
         assert!(with("bogus", json!(1)).contains("unexpected property"));
+        assert!(with("agentId", json!("ghost")).contains("unknown agent"));
+        assert!(with("sessionTarget", json!("session:agent:ghost:x")).contains("unknown agent"));
         assert!(with("name", json!("  ")).contains("blank"));
     }
 

@@ -100,6 +100,8 @@ pub struct AddJob {
     pub params: Value,
     /// Configured channels (delivery targets are checked against them).
     pub channels: Vec<String>,
+    /// Configured agents besides the default.
+    pub agents: Vec<String>,
 }
 
 /// `cron.update`. Reply: the job.
@@ -109,6 +111,7 @@ pub struct UpdateJob {
     pub id: String,
     pub patch: Value,
     pub channels: Vec<String>,
+    pub agents: Vec<String>,
 }
 
 /// `cron.remove`. Reply: `{ok, removed}`.

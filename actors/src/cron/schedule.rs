@@ -36,9 +36,10 @@ pub enum Schedule {
         every_ms: u64,
         anchor_ms: Option<u64>,
     },
+    /// The expression is kept as text and parsed when a run is computed:
+    /// a parsed one holds croner's 5 KB year table, too much for 10,000 jobs.
     Cron {
         expr: String,
-        cron: Box<Cron>,
         zone: Zone,
         stagger_ms: u64,
     },
@@ -122,11 +123,10 @@ impl Schedule {
                     .or_else(|| v.get("cron"))
                     .and_then(Value::as_str)
                     .ok_or("a `cron` schedule needs `expr`")?;
-                let cron = parse_cron(expr)?;
+                parse_cron(expr)?;
                 let zone = parse_zone(v.get("tz").and_then(Value::as_str))?;
                 Ok(Schedule::Cron {
                     expr: expr.trim().to_string(),
-                    cron: Box::new(cron),
                     zone,
                     stagger_ms: v.get("staggerMs").and_then(Value::as_u64).unwrap_or(0),
                 })
@@ -151,13 +151,13 @@ impl Schedule {
                 (now_ms >= anchor).then(|| anchor + (now_ms - anchor) / every_ms * every_ms)
             }
             Schedule::Cron {
-                cron,
+                expr,
                 zone,
                 stagger_ms,
-                ..
             } => {
+                let cron = parse_cron(expr).ok()?;
                 let offset = stagger_offset(job_id, *stagger_ms);
-                let base = occurrence(cron, zone, now_ms.checked_sub(offset)?, false)?;
+                let base = occurrence(&cron, zone, now_ms.checked_sub(offset)?, false)?;
                 Some(base + offset)
             }
         }
@@ -197,16 +197,16 @@ impl Schedule {
                 anchor.checked_add(steps.checked_mul(*every_ms)?)
             }
             Schedule::Cron {
-                cron,
+                expr,
                 zone,
                 stagger_ms,
-                ..
             } => {
+                let cron = parse_cron(expr).ok()?;
                 let offset = stagger_offset(job_id, *stagger_ms);
                 // The base occurrence whose shifted time is after now.
                 let mut cursor = now_ms.saturating_sub(offset);
                 for _ in 0..4 {
-                    let base = occurrence(cron, zone, cursor, true)?;
+                    let base = occurrence(&cron, zone, cursor, true)?;
                     let shifted = base + offset;
                     if shifted > now_ms {
                         return Some(shifted);

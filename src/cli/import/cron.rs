@@ -32,6 +32,7 @@ pub fn import_jobs(
     from: &Path,
     store: &Store,
     force: bool,
+    agents: &[String],
 ) -> Result<(usize, Vec<String>), Failure> {
     let path = from.join("cron").join("jobs.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
@@ -74,6 +75,7 @@ pub fn import_jobs(
             .collect();
         let known = Known {
             channels: &channels,
+            agents,
             default_agent: "main",
             now_ms: now,
         };

@@ -272,7 +272,15 @@ pub async fn import(a: ImportArgs) -> Result<(), Failure> {
         let kept = plan.kept_keys;
         let had_config = plan.config_text.is_some();
         let done = apply(&a, plan, &store, keys).await?;
-        let (_, cron_notes) = cron::import_jobs(&from, &store, a.force)?;
+        // The agents the import brings (their folders), besides the default.
+        let agents: Vec<String> = std::fs::read_dir(from.join("agents"))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (_, cron_notes) = cron::import_jobs(&from, &store, a.force, &agents)?;
         store
             .flush()
             .await

@@ -88,6 +88,18 @@ fn channels(state: &SharedState) -> Vec<String> {
         .collect()
 }
 
+/// Configured agents.
+fn agents(state: &SharedState) -> Vec<String> {
+    state
+        .live
+        .settings()
+        .agents
+        .list
+        .iter()
+        .map(|a| a.id.clone())
+        .collect()
+}
+
 /// Where a job's result goes, in a line (OpenClaw's `deliveryPreviews`).
 fn preview(job: &Value) -> Value {
     match target_of(job.get("delivery")) {
@@ -181,6 +193,7 @@ pub async fn add(state: &SharedState, p: &Value) -> MethodResult {
     let msg = AddJob {
         params: p.clone(),
         channels: channels(state),
+        agents: agents(state),
     };
     let mut job = state
         .gateway
@@ -207,6 +220,7 @@ pub async fn update(state: &SharedState, p: &Value) -> MethodResult {
         id,
         patch,
         channels: channels(state),
+        agents: agents(state),
     };
     let job = state.gateway.cron.send(msg).await.map_err(down)?;
     json(job.map_err(|e| cron_err(m, e))?)
