@@ -9,6 +9,7 @@ mod control_ui;
 mod control_ui_http;
 mod crash;
 mod cron;
+mod cron_crash;
 mod dashboard;
 mod delivery;
 mod devices;
