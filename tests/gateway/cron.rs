@@ -577,3 +577,52 @@ async fn a_turn_that_fails_or_times_out_is_a_failed_run_with_its_reason() {
     let status = c.call("cron.status", json!({})).await;
     assert_eq!(status["payload"]["jobs"], 3);
 }
+
+#[tokio::test]
+async fn a_turn_in_a_named_session_runs_on_the_cron_lane() {
+    let provider = FakeProvider::start().await;
+    provider.set_default(
+        Script::text(&["a ", "slow ", "report"]).with_delay(Duration::from_millis(700)),
+    );
+    let gw = TestGateway::with_config(provider_config(&provider));
+    let mut c = admin(&gw).await;
+    let mut params = turn(
+        "report",
+        json!({"kind": "every", "everyMs": 3_600_000}),
+        "write the report",
+    );
+    params["sessionTarget"] = json!("session:reports");
+    let added = c.call("cron.add", params).await;
+    let id = added["payload"]["id"].as_str().unwrap().to_string();
+    c.call("cron.run", json!({"id": id})).await;
+    let mut seen = None;
+    for _ in 0..100 {
+        let l = c.call("diagnostics.lanes", json!({})).await;
+        let lanes = l["payload"]["lanes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let active = |name: &str| {
+            lanes
+                .iter()
+                .find(|r| r["lane"] == name)
+                .map(|r| r["activeCount"].as_u64().unwrap_or(0))
+        };
+        if active("cron") == Some(1) {
+            seen = Some(active("main"));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        seen,
+        Some(Some(0)),
+        "the cron lane ran it, the main lane did not"
+    );
+    let entries = runs_until(&mut c, &id, 1).await;
+    assert_eq!(
+        entries[0]["sessionKey"], "agent:main:reports",
+        "{entries:?}"
+    );
+    assert_eq!(entries[0]["status"], "ok");
+}

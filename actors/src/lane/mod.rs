@@ -171,6 +171,17 @@ impl Lanes {
 }
 
 impl Lanes {
+    /// A lane by its name (`main`, `cron`, `subagent`, `nested`).
+    pub fn named(&self, name: &str) -> Option<&Addr<LaneActor>> {
+        match name {
+            "main" => Some(&self.main),
+            "cron" => Some(&self.cron),
+            "subagent" => Some(&self.subagent),
+            "nested" => Some(&self.nested),
+            _ => None,
+        }
+    }
+
     /// The lane for a session key: `...:cron:...` keys run in `cron`,
     /// `...:subagent:...` in `subagent`, `...:nested:...` in `nested`,
     /// everything else in `main`.

@@ -62,7 +62,7 @@ impl RouterActor {
                     SessionActor::new(key.to_string(), entry.clone(), self.deps.clone())
                         .idle_to(ctx.address().recipient());
                 if let Some(l) = &self.lanes {
-                    session = session.in_lane(l.for_key(key).clone());
+                    session = session.in_lanes(l);
                 }
                 let a = session.start();
                 self.sessions.insert(key.to_string(), a.clone());

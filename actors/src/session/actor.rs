@@ -19,6 +19,8 @@ pub struct SessionActor {
     pub(super) entry: SessionEntry,
     pub(super) deps: Arc<SessionDeps>,
     pub(super) lane: Addr<LaneActor>,
+    /// Every lane, for a run that names its own (`RunOverrides::lane`).
+    pub(super) lanes: Option<crate::lane::Lanes>,
     pub(super) queue: SessionQueue,
     pub(super) active: Option<Active>,
     /// A queue check is scheduled (a collected run waits out its debounce).
@@ -65,6 +67,7 @@ impl SessionActor {
             entry,
             queue: SessionQueue::new(settings),
             lane: deps.lane.clone(),
+            lanes: None,
             deps,
             active: None,
             check_scheduled: false,
@@ -78,6 +81,14 @@ impl SessionActor {
             prompt_chars: 0,
             history_tokens: 0,
         }
+    }
+
+    /// Runs in `lanes.for_key(key)` instead of the default one, and in a
+    /// lane a run names when it names one.
+    pub fn in_lanes(mut self, lanes: &crate::lane::Lanes) -> SessionActor {
+        self.lane = lanes.for_key(&self.key).clone();
+        self.lanes = Some(lanes.clone());
+        self
     }
 
     /// Runs in `lane` instead of the default one.
@@ -418,6 +429,7 @@ impl Handler<SendChat> for SessionActor {
             untrusted: msg.untrusted,
             model: msg.model,
             channel,
+            lane: msg.lane,
             ..Default::default()
         };
         let run_id = message_id.clone();

@@ -64,6 +64,9 @@ pub struct SendChat {
     pub untrusted: bool,
     /// The model for this message's run (a channel's `modelOverride`).
     pub model: Option<String>,
+    /// The lane its run takes instead of the session's (`cron` for a cron
+    /// job's turn in a named session).
+    pub lane: Option<String>,
 }
 
 impl SendChat {
@@ -79,6 +82,7 @@ impl SendChat {
             origin: None,
             untrusted: false,
             model: None,
+            lane: None,
         }
     }
 }

@@ -114,6 +114,9 @@ pub struct RunOverrides {
     /// The channel the message came by (the runtime line's capabilities).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
+    /// The lane the run takes instead of the session's (`cron`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lane: Option<String>,
 }
 
 /// Where the active run stands, as far as placing a message goes.

@@ -25,8 +25,12 @@ impl SessionActor {
         items: Vec<String>,
         ctx: &mut Context<Self>,
     ) {
+        let named = overrides.lane.as_deref();
+        let lane = match (named, &self.lanes) {
+            (Some(name), Some(lanes)) => lanes.named(name).unwrap_or(&self.lane).clone(),
+            _ => self.lane.clone(),
+        };
         self.active = Some(Active::new(run_id.clone(), items, overrides, timeout));
-        let lane = self.lane.clone();
         ctx.spawn(
             async move { lane.send(AcquireSlot).await }
                 .into_actor(self)

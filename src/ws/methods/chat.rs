@@ -253,6 +253,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         origin: None,
         untrusted: false,
         model: None,
+        lane: None,
     })
     .await?;
     if timed {
