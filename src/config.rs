@@ -182,6 +182,17 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
             "\"none\" is only allowed with gateway.bind \"loopback\" (set gateway.auth.token or bind loopback)",
         ));
     }
+    if let Err(e) =
+        ferroclaw_actors::cron::beat::HeartbeatConfig::from_value(&s.agents.defaults.heartbeat)
+    {
+        let path = e
+            .split(':')
+            .next()
+            .unwrap_or("agents.defaults.heartbeat")
+            .to_string();
+        let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
+        return Err(invalid(&path, message));
+    }
     for (id, p) in &s.models.providers {
         if let Some(api) = &p.api {
             if !matches!(
@@ -419,7 +430,15 @@ pub fn restart_required(old: &Settings, new: &Settings) -> Vec<String> {
     }
     // Sessions read models, lanes and queue defaults when the tree starts;
     // providers and auth profiles apply live.
-    if serde_json::to_value(&old.agents).ok() != serde_json::to_value(&new.agents).ok() {
+    // The heartbeat applies live.
+    let agents = |s: &Settings| {
+        let mut v = serde_json::to_value(&s.agents).ok();
+        if let Some(d) = v.as_mut().and_then(|v| v["defaults"].as_object_mut()) {
+            d.remove("heartbeat");
+        }
+        v
+    };
+    if agents(old) != agents(new) {
         out.push("agents".to_string());
     }
     if serde_json::to_value(&old.messages).ok() != serde_json::to_value(&new.messages).ok() {

@@ -66,6 +66,8 @@ pub fn plan(
         .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
         .unwrap_or_else(|| state_dir.join("workspace"));
     let context = agent_context(settings, &workspace, state_dir).map_err(StartError::Tools)?;
+    crate::cron::beat::HeartbeatConfig::from_value(&defaults.heartbeat)
+        .map_err(StartError::Automation)?;
     let hub_config = HubConfig::from_settings(
         settings,
         state_dir,

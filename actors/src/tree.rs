@@ -241,6 +241,7 @@ impl Gateway {
             },
         )?;
         let root = GatewayActor::new(GatewayParts {
+            heartbeat: heartbeat.clone().recipient(),
             channels: channels.clone(),
             channel_health: channel_health.clone(),
             hub: hub.clone(),

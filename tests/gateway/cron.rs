@@ -626,3 +626,52 @@ async fn a_turn_in_a_named_session_runs_on_the_cron_lane() {
     );
     assert_eq!(entries[0]["status"], "ok");
 }
+
+#[tokio::test]
+async fn heartbeat_settings_apply_live_and_bad_ones_are_refused() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let every = |s: &Value| s["payload"]["heartbeat"]["agents"][0]["everyMs"].clone();
+    let status = c.call("status", json!({})).await;
+    assert_eq!(every(&status), 1_800_000, "OpenClaw's default, 30m");
+    let r = super::telegram::patch(
+        &mut c,
+        r#"{"agents":{"defaults":{"heartbeat":{"every":"45m"}}}}"#.into(),
+    )
+    .await;
+    assert_eq!(r["ok"], true, "{r}");
+    let mut now = Value::Null;
+    for _ in 0..50 {
+        now = every(&c.call("status", json!({})).await);
+        if now == 2_700_000 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(now, 2_700_000);
+    let bad = super::telegram::patch(
+        &mut c,
+        r#"{"agents":{"defaults":{"heartbeat":{"every":"often"}}}}"#.into(),
+    )
+    .await;
+    assert_eq!(bad["ok"], false, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("heartbeat.every"),
+        "{bad}"
+    );
+    let off = super::telegram::patch(
+        &mut c,
+        r#"{"agents":{"defaults":{"heartbeat":{"every":"0m"}}}}"#.into(),
+    )
+    .await;
+    assert_eq!(off["ok"], true, "{off}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let s = c.call("status", json!({})).await;
+    assert_eq!(
+        s["payload"]["heartbeat"]["agents"][0]["enabled"], false,
+        "{s}"
+    );
+}

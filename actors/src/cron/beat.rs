@@ -108,6 +108,11 @@ pub struct SetHeartbeats {
     pub enabled: bool,
 }
 
+/// A config apply: the heartbeat's new settings (the timer starts over).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SetHeartbeatConfig(pub HeartbeatConfig);
+
 /// `status`: the heartbeat's cadence per agent.
 #[derive(Debug, Message)]
 #[rtype(result = "Value")]
@@ -356,6 +361,17 @@ impl Handler<SetHeartbeats> for HeartbeatActor {
         self.enabled = msg.enabled;
         self.arm(ctx);
         self.enabled
+    }
+}
+
+impl Handler<SetHeartbeatConfig> for HeartbeatActor {
+    type Result = ();
+    fn handle(&mut self, msg: SetHeartbeatConfig, ctx: &mut Context<Self>) {
+        if msg.0 != self.config {
+            tracing::info!(every = ?msg.0.every, "heartbeat settings changed");
+            self.config = msg.0;
+            self.arm(ctx);
+        }
     }
 }
 

@@ -21,6 +21,7 @@ pub struct GatewayActor {
     hub: Addr<ProviderHub>,
     channels: Addr<crate::channels::ChannelSupervisor>,
     channel_health: Arc<crate::channels::health::HealthBoard>,
+    heartbeat: Recipient<crate::cron::beat::SetHeartbeatConfig>,
     /// Provider keys from the environment (handed in by the edge).
     env: EnvReader,
     settings: Arc<Settings>,
@@ -47,6 +48,8 @@ pub struct GatewayParts {
     pub channels: Addr<crate::channels::ChannelSupervisor>,
     /// Read for the health summary's `channels`.
     pub channel_health: Arc<crate::channels::health::HealthBoard>,
+    /// Told of heartbeat settings changes.
+    pub heartbeat: Recipient<crate::cron::beat::SetHeartbeatConfig>,
     pub env: EnvReader,
     pub settings: Arc<Settings>,
     pub store: Store,
@@ -62,6 +65,7 @@ impl GatewayActor {
             hub: p.hub,
             channels: p.channels,
             channel_health: p.channel_health,
+            heartbeat: p.heartbeat,
             env: p.env,
             settings: p.settings,
             store: p.store,
@@ -202,6 +206,14 @@ impl Handler<SettingsChanged> for GatewayActor {
         self.settings = msg.settings;
         self.channels
             .do_send(crate::channels::ChannelsReconfigure(self.settings.clone()));
+        match crate::cron::beat::HeartbeatConfig::from_value(
+            &self.settings.agents.defaults.heartbeat,
+        ) {
+            Ok(c) => self
+                .heartbeat
+                .do_send(crate::cron::beat::SetHeartbeatConfig(c)),
+            Err(e) => tracing::error!(error = %e, "heartbeat settings refused; the old ones stay"),
+        }
         // Providers and auth profiles apply live (cooldowns start afresh).
         // Their files are read on the blocking pool; the root takes no other
         // message meanwhile, so configs reach the hub in order.
