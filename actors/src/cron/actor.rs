@@ -158,7 +158,7 @@ impl CronActor {
     /// Starts every slot due by now (claimed one by one, flushed once for
     /// all), then sleeps until the next.
     pub(super) fn fire_due(&mut self, ctx: &mut Context<Self>) {
-        let mut orders = Vec::new();
+        let mut slots = Vec::new();
         if self.config.enabled {
             let now = self.clock.now_ms();
             while let Some((at, id)) = self.due.first().cloned() {
@@ -176,41 +176,54 @@ impl CronActor {
                     .schedule
                     .latest_at_or_before(now, &id, s.job.created_at_ms)
                     .map_or(at, |l| l.max(at));
-                orders.extend(self.claim(&id, latest));
+                slots.push((id, latest));
             }
         }
+        let orders = self.claim(slots);
         self.launch(orders, ctx);
         self.arm(ctx);
     }
 
-    /// Claims slot `slot` of job `id` (its record written, not yet
-    /// flushed): the order to run, or None when the job is still running
-    /// from before (the slot is recorded skipped).
-    pub(super) fn claim(&mut self, id: &str, slot: u64) -> Option<Order> {
+    /// Claims slots (`(job id, slot)`): every job's `lastSlotMs` and run
+    /// record in one transaction (not yet flushed). The orders to run; a
+    /// job still running from before skips its slot (recorded skipped).
+    pub(super) fn claim(&mut self, slots: Vec<(String, u64)>) -> Vec<Order> {
         let now = self.clock.now_ms();
-        let s = self.jobs.get(id)?;
-        let mut job = s.job.clone();
-        let schedule = s.schedule.clone();
-        job.state.last_slot_ms = Some(slot);
-        let run_id = format!("cron:{id}:{slot}");
-        let mut entry = RunEntry::start(id, &run_id, slot, now, false);
-        let key = record::new_key(id);
-        let busy = self.running.contains_key(id);
-        if busy {
-            entry.phase = Phase::Finished;
-            entry.status = Some("skipped".into());
-            entry.error = Some("the previous run is still running".into());
-            entry.ended_at_ms = Some(now);
-        } else {
-            job.state.running_at_ms = Some(now);
+        let mut writes = Vec::with_capacity(slots.len() * 2);
+        let mut orders = Vec::with_capacity(slots.len());
+        for (id, slot) in slots {
+            let Some(s) = self.jobs.get(&id) else {
+                continue;
+            };
+            let mut job = s.job.clone();
+            let schedule = s.schedule.clone();
+            job.state.last_slot_ms = Some(slot);
+            let run_id = format!("cron:{id}:{slot}");
+            let mut entry = RunEntry::start(&id, &run_id, slot, now, false);
+            let key = record::new_key(&id);
+            let busy = self.running.contains_key(&id);
+            if busy {
+                entry.phase = Phase::Finished;
+                entry.status = Some("skipped".into());
+                entry.error = Some("the previous run is still running".into());
+                entry.ended_at_ms = Some(now);
+            } else {
+                job.state.running_at_ms = Some(now);
+            }
+            match record::writes(&job, &key, &entry) {
+                Ok(w) => writes.extend(w),
+                Err(e) => tracing::error!(job = %id, error = %e, "cannot encode a cron run"),
+            }
+            self.place(job.clone(), schedule, slot.max(now));
+            if !busy {
+                orders.push(Order { job, key, entry });
+            }
         }
-        if let Err(e) = record::write(&self.store, &job, &key, &entry) {
-            tracing::error!(job = id, error = %e, "cannot record a cron run; the slot is not run");
-            self.place(job, schedule, slot.max(now));
-            return None;
+        if let Err(e) = self.store.commit(&writes) {
+            tracing::error!(error = %e, runs = orders.len(), "cannot record cron runs; their slots are not run");
+            return Vec::new();
         }
-        self.place(job.clone(), schedule, slot.max(now));
-        (!busy).then_some(Order { job, key, entry })
+        orders
     }
 
     /// Runs orders whose records are written: one flush for them all,
@@ -338,7 +351,7 @@ impl CronActor {
             }
         };
         for job in jobs {
-            match Schedule::parse(&job.schedule) {
+            match Schedule::parse(&job.schedule()) {
                 Ok(s) => self.place(job, s, now),
                 Err(e) => tracing::error!(job = %job.id, error = %e, "stored cron job unreadable"),
             }
@@ -394,11 +407,10 @@ impl CronActor {
             })
             .collect();
         missed.sort_by_key(|(_, slot)| *slot);
-        let mut orders = Vec::new();
-        for (id, slot) in missed {
+        for (id, slot) in &missed {
             tracing::info!(job = %id, slot, "cron job missed during a stop: run once now");
-            orders.extend(self.claim(&id, slot));
         }
+        let orders = self.claim(missed);
         self.launch(orders, ctx);
     }
 

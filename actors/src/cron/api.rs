@@ -95,9 +95,9 @@ impl Handler<ListJobs> for CronActor {
                     .is_none_or(|a| s.job.agent(&default_agent).eq_ignore_ascii_case(a))
             })
             .filter(|s| {
-                f.schedule_kind.as_deref().is_none_or(|k| {
-                    k == "all" || s.job.schedule.get("kind").and_then(Value::as_str) == Some(k)
-                })
+                f.schedule_kind
+                    .as_deref()
+                    .is_none_or(|k| k == "all" || s.job.schedule()["kind"].as_str() == Some(k))
             })
             .map(|s| (&s.job, s.next))
             .collect();

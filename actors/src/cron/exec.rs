@@ -139,7 +139,7 @@ fn summary_of(text: &str) -> Option<String> {
 
 impl GatewayRunner {
     async fn system_event(self, order: Order) -> Outcome {
-        let text = order.job.payload["text"]
+        let text = order.job.payload()["text"]
             .as_str()
             .unwrap_or_default()
             .to_string();
@@ -188,7 +188,7 @@ impl GatewayRunner {
             Ok(Err(e)) => return with_session(Outcome::failed(format!("session: {e}"))),
             Err(_) => return with_session(Outcome::failed("the gateway is stopping")),
         };
-        let p = &job.payload;
+        let p = &job.payload();
         let mut msg = SendChat::text(
             p["message"].as_str().unwrap_or_default(),
             &order.entry.run_id,
@@ -238,7 +238,7 @@ impl GatewayRunner {
             summary: summary_of(&reply),
             ..Default::default()
         };
-        let target = match target_of(order.job.delivery.as_ref()) {
+        let target = match target_of(order.job.delivery().as_ref()) {
             Ok(Some(t)) => t,
             _ => {
                 return Outcome {
@@ -301,7 +301,7 @@ impl GatewayRunner {
 impl Runner for GatewayRunner {
     fn run(&self, order: Order) -> BoxFuture<'static, Outcome> {
         let me = self.clone();
-        match order.job.payload_kind() {
+        match order.job.payload_kind().as_str() {
             "systemEvent" => me.system_event(order).boxed(),
             _ => me.agent_turn(order).boxed(),
         }

@@ -11,6 +11,7 @@
 //! `none`.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::schedule::Schedule;
@@ -46,8 +47,10 @@ pub struct JobState {
     pub last_delivery_error: Option<String>,
 }
 
-/// A stored job.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A stored job. Its schedule, payload and delivery are kept as the JSON
+/// text they came as (read when a run needs them): a parsed JSON tree
+/// costs about ten times as much memory, and the scheduler holds every job.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CronJob {
     pub id: String,
@@ -67,14 +70,14 @@ pub struct CronJob {
     pub session_key: Option<String>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
-    pub schedule: Value,
+    pub schedule: Box<RawValue>,
     pub session_target: String,
     pub wake_mode: String,
-    pub payload: Value,
+    pub payload: Box<RawValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delivery: Option<Value>,
+    pub delivery: Option<Box<RawValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure_alert: Option<Value>,
+    pub failure_alert: Option<Box<RawValue>>,
     #[serde(default)]
     pub state: JobState,
 }
@@ -124,6 +127,16 @@ const ADD_KEYS: &[&str] = &[
     "delivery",
     "failureAlert",
 ];
+
+/// A JSON value as its text.
+fn raw(v: &Value) -> Box<RawValue> {
+    RawValue::from_string(v.to_string())
+        .unwrap_or_else(|_| RawValue::from_string("null".into()).unwrap_or_default())
+}
+
+fn parsed(r: &RawValue) -> Value {
+    serde_json::from_str(r.get()).unwrap_or(Value::Null)
+}
 
 fn bad(msg: impl std::fmt::Display) -> String {
     msg.to_string()
@@ -349,12 +362,12 @@ impl CronJob {
             session_key,
             created_at_ms: known.now_ms,
             updated_at_ms: known.now_ms,
-            schedule: raw_schedule.clone(),
+            schedule: raw(raw_schedule),
             session_target,
             wake_mode,
-            payload,
-            delivery,
-            failure_alert: o.get("failureAlert").filter(|v| !v.is_null()).cloned(),
+            payload: raw(&payload),
+            delivery: delivery.as_ref().map(raw),
+            failure_alert: o.get("failureAlert").filter(|v| !v.is_null()).map(raw),
             state: JobState::default(),
         };
         Ok((job, schedule))
@@ -419,8 +432,8 @@ impl CronJob {
                 let mut d = def.clone();
                 d["schedule"] = json!({"kind": "every", "everyMs": 1});
                 let (mut j, _) = CronJob::create(&self.id, &d, &adding_known)?;
-                j.schedule = def["schedule"].clone();
-                let s = Schedule::parse(&j.schedule)?;
+                j.schedule = raw(&def["schedule"]);
+                let s = Schedule::parse(&def["schedule"])?;
                 Ok((j, s))
             } else {
                 Err(e)
@@ -455,8 +468,23 @@ impl CronJob {
         self.agent_id.as_deref().unwrap_or(default_agent)
     }
 
-    pub fn payload_kind(&self) -> &str {
-        self.payload["kind"].as_str().unwrap_or_default()
+    pub fn payload(&self) -> Value {
+        parsed(&self.payload)
+    }
+
+    pub fn schedule(&self) -> Value {
+        parsed(&self.schedule)
+    }
+
+    pub fn delivery(&self) -> Option<Value> {
+        self.delivery.as_deref().map(parsed)
+    }
+
+    pub fn payload_kind(&self) -> String {
+        self.payload()["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
     }
 
     /// The job as clients see it (OpenClaw's `CronJob`): `nextRunAtMs`
@@ -529,7 +557,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(j.session("main").unwrap().as_str(), "agent:main:cron:j1");
-        let t = target_of(j.delivery.as_ref()).unwrap().unwrap();
+        let t = target_of(j.delivery().as_ref()).unwrap().unwrap();
         assert_eq!(
             (t.channel.as_str(), t.to.as_deref()),
             ("telegram", Some("42"))
@@ -609,7 +637,7 @@ mod tests {
         let (p, _) = j
             .patched(&json!({"payload": {"kind": "agentTurn", "message": "yo", "model": null}, "enabled": false}), &k)
             .unwrap();
-        assert_eq!(p.payload, json!({"kind": "agentTurn", "message": "yo"}));
+        assert_eq!(p.payload(), json!({"kind": "agentTurn", "message": "yo"}));
         assert!(!p.enabled);
         assert_eq!(p.created_at_ms, j.created_at_ms);
         assert!(j

@@ -156,12 +156,17 @@ pub fn new_key(job_id: &str) -> String {
     composite_key(job_id, &time_ordered_id())
 }
 
-/// The job and a run of it, written together (one transaction).
-pub fn write(store: &Store, job: &CronJob, key: &str, run: &RunEntry) -> Result<(), StoreError> {
-    store.commit(&[
+/// The writes of a job and a run of it (to commit together).
+pub fn writes(job: &CronJob, key: &str, run: &RunEntry) -> Result<[StoreWrite; 2], StoreError> {
+    Ok([
         (Tree::CronJobs, job.id.clone(), Some(encode(job)?)),
         (Tree::CronRuns, key.to_string(), Some(encode(run)?)),
     ])
+}
+
+/// The job and a run of it, written together (one transaction).
+pub fn write(store: &Store, job: &CronJob, key: &str, run: &RunEntry) -> Result<(), StoreError> {
+    store.commit(&writes(job, key, run)?)
 }
 
 pub fn save_job(store: &Store, job: &CronJob) -> Result<(), StoreError> {
