@@ -157,6 +157,10 @@ try {
     if (name === "skills") {
       seen.skillsText = (await page.evaluate(() => document.body.innerText)).slice(0, 4000);
     }
+    if (name === "automations") {
+      await page.getByText("water the plants").first().waitFor(WAIT);
+      seen.automationsText = (await page.evaluate(() => document.body.innerText)).slice(0, 4000);
+    }
     await readErrors(name);
     seen.pages[name].url = page.url();
     await snap(name);

@@ -258,6 +258,18 @@ async fn openclaws_control_ui_chats_to_a_finished_turn_and_every_page_renders_wi
             ("workspace/skills/weather/SKILL.md", WEATHER_SKILL),
         ],
     );
+    // A cron job for the Automations page to show.
+    let mut c = crate::support::admin(&gw).await;
+    let added = c
+        .call(
+            "cron.add",
+            json!({"name": "water the plants", "schedule": {"kind": "cron", "expr": "0 9 * * *", "tz": "Europe/Lisbon"},
+                "sessionTarget": "isolated", "wakeMode": "now",
+                "payload": {"kind": "agentTurn", "message": "remind me to water the plants"}}),
+        )
+        .await;
+    assert_eq!(added["ok"], true, "{added}");
+    drop(c);
     let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("control-ui-screenshots");
     let base = format!("http://{}", gw.addr);
     let report = crate::support::browser::browser_script(
@@ -293,6 +305,8 @@ async fn openclaws_control_ui_chats_to_a_finished_turn_and_every_page_renders_wi
         })
         .collect();
     assert!(failed.is_empty(), "failed calls: {failed:?}\n{report}");
+    let automations = report["automationsText"].as_str().unwrap_or_default();
+    assert!(automations.contains("water the plants"), "{automations}");
     let pages = [
         "chat",
         "sessions",

@@ -490,6 +490,23 @@ async fn openclaw_cli_manages_cron_jobs() {
     assert!(fake.sent_to(42)[0].text.contains("stretch"));
     let runs = call_json(&cli(&["cron", "runs", &id, "--json"]));
     assert_eq!(runs["entries"].as_array().map(Vec::len), Some(1), "{runs}");
+    let hourly_id = hourly["id"].as_str().unwrap().to_string();
+    let off = call_json(&cli(&["cron", "disable", &hourly_id, "--json"]));
+    assert_eq!(off["enabled"], false, "{off}");
+    let listed = call_json(&cli(&["cron", "list", "--json"]));
+    assert_eq!(
+        listed["jobs"].as_array().map(Vec::len),
+        Some(2),
+        "disabled jobs hidden: {listed}"
+    );
+    let on = call_json(&cli(&["cron", "enable", &hourly_id, "--json"]));
+    assert_eq!(on["enabled"], true, "{on}");
+    let status = call_json(&cli(&["cron", "status", "--json"]));
+    assert_eq!(
+        (status["enabled"].as_bool(), status["jobs"].as_u64()),
+        (Some(true), Some(3)),
+        "{status}"
+    );
     let rm = call_json(&cli(&["cron", "rm", &id, "--json"]));
     assert_eq!(rm["removed"], true, "{rm}");
     let bad = cli(&[
