@@ -18,6 +18,10 @@ use actix::prelude::*;
 use ferroclaw_actors::approvals::ApprovalEvent;
 use ferroclaw_actors::bus::{send_to_bus, BusEvent, EventBus, Publish, PublishTo};
 use ferroclaw_actors::context::prompt::{is_silent, may_become_silent};
+use ferroclaw_actors::cron::heartbeat;
+
+/// How heartbeat runs' ids start (`cron::beat`).
+const HEARTBEAT_RUN: &str = "heartbeat:";
 use ferroclaw_actors::gateway::HealthUpdated;
 use ferroclaw_actors::ids::ConnId;
 use ferroclaw_actors::metrics::Metrics;
@@ -218,7 +222,9 @@ impl EventBridge {
     /// `agent` assistant event. Text that may still become the silent token
     /// (`NO_REPLY`) is held back until the run decides.
     fn delta(&mut self, run_id: &str, key: &str, text: String, delta: String) {
-        if may_become_silent(&text) {
+        // A heartbeat's text shows only as its final (OpenClaw hides its
+        // stream from chat surfaces, and its bare `HEARTBEAT_OK` entirely).
+        if may_become_silent(&text) || run_id.starts_with(HEARTBEAT_RUN) {
             if let Some(st) = self.runs.get_mut(run_id) {
                 st.text = text;
             }
@@ -264,7 +270,13 @@ impl EventBridge {
                 usage,
             } => {
                 let at = self.next(&run_id, key);
-                let silent = is_silent(&text);
+                let (silent, text) = match run_id.starts_with(HEARTBEAT_RUN) {
+                    true => match heartbeat::classify(&text, heartbeat::ACK_MAX_CHARS) {
+                        heartbeat::Ack::Skip => (true, text),
+                        heartbeat::Ack::Deliver(alert) => (false, alert),
+                    },
+                    false => (is_silent(&text), text),
+                };
                 let payload = events::chat_final(at, &text, stop_reason.as_str(), &usage, silent);
                 self.ended(
                     &run_id,

@@ -336,8 +336,30 @@ async fn heartbeat_ok_never_reaches_telegram_and_an_alert_does_once() {
             .starts_with("heartbeat:"),
         "{r}"
     );
+    let run = r["payload"]["runId"].as_str().unwrap().to_string();
     let ev = c.event("heartbeat").await;
     assert_eq!(ev["payload"]["status"], "ok-token", "{ev}");
+    // Chat surfaces see the run end, never the acknowledgement.
+    let frames: Vec<Value> = c
+        .backlog_events("chat")
+        .into_iter()
+        .chain(c.backlog_events("agent"))
+        .collect();
+    let of_run: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["payload"]["runId"] == run.as_str())
+        .collect();
+    let fin = of_run
+        .iter()
+        .find(|f| f["payload"]["state"] == "final")
+        .expect("a final");
+    assert!(fin["payload"]["message"].is_null(), "{fin}");
+    assert!(
+        of_run
+            .iter()
+            .all(|f| !f.to_string().contains("HEARTBEAT_OK")),
+        "{of_run:?}"
+    );
     let last = c.call("last-heartbeat", json!({})).await;
     assert_eq!(last["payload"]["status"], "ok-token");
     // The heartbeat ran on its own model (the first step of the chain).
