@@ -159,43 +159,8 @@ enum CronCommand {
         #[arg(long)]
         all: bool,
     },
-    /// Add a job: one schedule (--at, --every, --cron) and one payload
-    /// (--message: an agent turn in the job's session; --system-event: a
-    /// line for the main session).
-    Add {
-        #[arg(long)]
-        name: String,
-        /// An ISO time, or a duration from now (20m).
-        #[arg(long)]
-        at: Option<String>,
-        /// An interval (10m, 1h).
-        #[arg(long)]
-        every: Option<String>,
-        /// A cron expression (5 or 6 fields).
-        #[arg(long)]
-        cron: Option<String>,
-        /// The IANA timezone of --cron (default: this machine's).
-        #[arg(long)]
-        tz: Option<String>,
-        #[arg(long)]
-        message: Option<String>,
-        #[arg(long)]
-        system_event: Option<String>,
-        /// main, isolated or session:<key>.
-        #[arg(long)]
-        session: Option<String>,
-        /// Send the reply to a chat (--channel, --to; default: the last chat).
-        #[arg(long)]
-        announce: bool,
-        #[arg(long)]
-        channel: Option<String>,
-        #[arg(long)]
-        to: Option<String>,
-        #[arg(long)]
-        model: Option<String>,
-        #[arg(long)]
-        disabled: bool,
-    },
+    /// Add a job.
+    Add(cli::cron::AddArgs),
     /// Remove a job.
     Rm { id: String },
     /// Run a job now.
@@ -481,41 +446,13 @@ fn main() -> ExitCode {
             run_client(cli::pairing::pairing(&target, action))
         }
         Some(Command::Cron { command }) => {
-            use cli::cron::{Action, AddArgs};
+            use cli::cron::Action;
             let action = match command {
                 CronCommand::List { all } => Action::List { all },
                 CronCommand::Rm { id } => Action::Remove { id },
                 CronCommand::Run { id } => Action::Run { id },
                 CronCommand::Runs { id, limit } => Action::Runs { id, limit },
-                CronCommand::Add {
-                    name,
-                    at,
-                    every,
-                    cron,
-                    tz,
-                    message,
-                    system_event,
-                    session,
-                    announce,
-                    channel,
-                    to,
-                    model,
-                    disabled,
-                } => Action::Add(Box::new(AddArgs {
-                    name,
-                    at,
-                    every,
-                    cron,
-                    tz,
-                    message,
-                    system_event,
-                    session,
-                    announce,
-                    channel,
-                    to,
-                    model,
-                    disabled,
-                })),
+                CronCommand::Add(args) => Action::Add(Box::new(args)),
             };
             run_client(cli::cron::cron(&target, action))
         }

@@ -6,21 +6,42 @@ use serde_json::{json, Value};
 
 use super::{print_json, Connection, Failure, Target};
 
-/// `cron add`'s flags.
-#[derive(Debug, Default)]
+/// `cron add`'s flags: one schedule (--at, --every, --cron) and one
+/// payload (--message: an agent turn in the job's session; --system-event:
+/// a line for the main session).
+#[derive(Debug, Default, clap::Args)]
 pub struct AddArgs {
+    #[arg(long)]
     pub name: String,
+    /// An ISO time, or a duration from now (20m).
+    #[arg(long)]
     pub at: Option<String>,
+    /// An interval (10m, 1h).
+    #[arg(long)]
     pub every: Option<String>,
+    /// A cron expression (5 or 6 fields).
+    #[arg(long)]
     pub cron: Option<String>,
+    /// The IANA timezone of --cron (default: this machine's).
+    #[arg(long)]
     pub tz: Option<String>,
+    #[arg(long)]
     pub message: Option<String>,
+    #[arg(long)]
     pub system_event: Option<String>,
+    /// main, isolated or session:<key>.
+    #[arg(long)]
     pub session: Option<String>,
+    /// Send the reply to a chat (--channel, --to; default: the last chat).
+    #[arg(long)]
     pub announce: bool,
+    #[arg(long)]
     pub channel: Option<String>,
+    #[arg(long)]
     pub to: Option<String>,
+    #[arg(long)]
     pub model: Option<String>,
+    #[arg(long)]
     pub disabled: bool,
 }
 

@@ -304,3 +304,78 @@ async fn doctor_gives_a_verdict_per_check() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn cron_commands_manage_jobs_on_a_running_gateway() {
+    let gw = TestGateway::start();
+    let g = Some(&gw);
+    let o = run(
+        g,
+        &[
+            "cron",
+            "add",
+            "--name",
+            "stretch",
+            "--every",
+            "1h",
+            "--message",
+            "time to stretch",
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    assert!(
+        said.starts_with("added ") && said.contains("every 3600000ms"),
+        "{said}"
+    );
+    let id = said.split_whitespace().nth(1).unwrap().to_string();
+    let o = run(g, &["cron", "list"]).await;
+    assert!(
+        stdout(&o).contains(&id) && stdout(&o).contains("stretch"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(g, &["cron", "run", &id]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut runs = String::new();
+    for _ in 0..50 {
+        let o = run(g, &["cron", "runs", &id]).await;
+        runs = stdout(&o);
+        if runs.contains(" ok ") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        runs.contains(" ok ") && runs.contains("time to stretch"),
+        "{runs}"
+    );
+    let o = run(g, &["cron", "list", "--json"]).await;
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(list["jobs"][0]["state"]["lastRunStatus"], "ok", "{list}");
+    let o = run(
+        g,
+        &[
+            "cron",
+            "add",
+            "--name",
+            "bad",
+            "--cron",
+            "0 9 * * *",
+            "--tz",
+            "Moon/Base",
+            "--message",
+            "x",
+        ],
+    )
+    .await;
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("unknown timezone"), "{}", stderr(&o));
+    let o = run(g, &["cron", "add", "--name", "none", "--message", "x"]).await;
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = run(g, &["cron", "rm", &id]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(g, &["cron", "list"]).await;
+    assert_eq!(stdout(&o), "no cron jobs\n");
+}
