@@ -24,6 +24,8 @@ struct Recorder {
     redelivered: Arc<Mutex<Vec<String>>>,
     /// Runs never end (a crash will cut them short).
     hang: bool,
+    /// Runs panic.
+    panic: bool,
 }
 
 impl Runner for Recorder {
@@ -33,8 +35,11 @@ impl Runner for Recorder {
             .lock()
             .unwrap()
             .push((o.job.id.clone(), o.entry.scheduled_at_ms, manual));
-        let hang = self.hang;
+        let (hang, panic) = (self.hang, self.panic);
         async move {
+            if panic {
+                panic!("a runner bug");
+            }
             if hang {
                 futures_util::future::pending::<()>().await;
             }
@@ -522,6 +527,40 @@ fn a_run_caught_delivering_finishes_its_delivery_once_and_is_not_run_again() {
 }
 
 type CronJobRow = ferroclaw_actors::cron::job::CronJob;
+
+#[test]
+fn a_runner_that_panics_fails_its_run_and_the_job_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::at(MAR6);
+    let runner = Recorder {
+        panic: true,
+        ..Default::default()
+    };
+    let c = clock.clone();
+    let runs = life(
+        dir.path(),
+        &clock,
+        &runner,
+        config(true, false),
+        move |addr| {
+            async move {
+                add(&addr, turn("buggy", json!({"kind": "every", "everyMs": H}))).await;
+                for _ in 0..2 {
+                    c.advance(H);
+                    addr.send(Tick).await.unwrap();
+                    settle(&addr).await;
+                }
+                addr.send(ListRuns::default()).await.unwrap().unwrap()
+            }
+            .boxed_local()
+        },
+    );
+    let entries = runs["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{runs}");
+    assert!(entries
+        .iter()
+        .all(|e| e["status"] == "error" && e["error"] == "the run panicked"));
+}
 
 mod property {
     use super::*;

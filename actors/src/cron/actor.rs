@@ -12,10 +12,12 @@
 //!   nothing: next runs are computed when a job changes or runs.
 
 use std::collections::{BTreeSet, HashMap};
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
+use futures_util::FutureExt;
 use serde_json::{json, Value};
 
 use super::clock::Clock;
@@ -252,7 +254,11 @@ impl CronActor {
                     .map(|e| format!("cannot record the run: {e}"));
                 actix::spawn(async move {
                     let outcome = match failed {
-                        None => runner.run(order.clone()).await,
+                        // A runner that panics fails its run; the job goes on.
+                        None => AssertUnwindSafe(runner.run(order.clone()))
+                            .catch_unwind()
+                            .await
+                            .unwrap_or_else(|_| Outcome::failed("the run panicked")),
                         Some(e) => Outcome::failed(e),
                     };
                     me.do_send(RunEnded { order, outcome });
@@ -289,8 +295,7 @@ impl CronActor {
         entry.delivery_suppression_reason = outcome.suppression.clone();
         entry.ended_at_ms = Some(now);
         let Some(slot) = self.jobs.get(&id) else {
-            // Removed meanwhile: the run is kept with nothing to update.
-            let _ = record::save_run(&self.store, &order.key, &entry);
+            // Removed meanwhile, with its runs: nothing to record.
             return;
         };
         entry.next_run_at_ms = slot.next;
