@@ -145,6 +145,40 @@ async fn cron_methods_manage_jobs_in_openclaws_shapes() {
         (Some(true), Some(1))
     );
 
+    // A declaration converges: the same key again is the same job.
+    let mut declared = turn(
+        "backup",
+        json!({"kind": "every", "everyMs": 86_400_000}),
+        "back up",
+    );
+    declared["declarationKey"] = json!("nightly-backup");
+    let first = c.call("cron.add", declared.clone()).await;
+    assert_eq!(first["payload"]["created"], true, "{first}");
+    let did = first["payload"]["job"]["id"].as_str().unwrap().to_string();
+    let again = c.call("cron.add", declared.clone()).await;
+    assert_eq!(
+        (
+            again["payload"]["created"].as_bool(),
+            again["payload"]["updated"].as_bool()
+        ),
+        (Some(false), Some(false)),
+        "{again}"
+    );
+    assert_eq!(again["payload"]["job"]["id"], did.as_str());
+    declared["payload"]["message"] = json!("back up everything");
+    let changed = c.call("cron.add", declared).await;
+    assert_eq!(changed["payload"]["updated"], true, "{changed}");
+    assert_eq!(
+        changed["payload"]["job"]["payload"]["message"],
+        "back up everything"
+    );
+    let all = c
+        .call(
+            "cron.list",
+            json!({"includeDisabled": true, "query": "backup"}),
+        )
+        .await;
+    assert_eq!(all["payload"]["total"], 1, "{all}");
     let rm = c.call("cron.remove", json!({"id": id})).await;
     assert_eq!(rm["payload"], json!({"ok": true, "removed": true}));
     let gone = c.call("cron.get", json!({"id": id})).await;

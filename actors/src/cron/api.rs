@@ -133,15 +133,52 @@ impl Handler<GetJob> for CronActor {
 impl Handler<AddJob> for CronActor {
     type Result = ResponseFuture<Result<Value, CronError>>;
     fn handle(&mut self, msg: AddJob, ctx: &mut Context<Self>) -> Self::Result {
-        let id = ulid::Ulid::generate().to_string().to_lowercase();
+        let declared = msg.params["declarationKey"].as_str().map(str::trim);
+        let existing = declared.and_then(|key| {
+            self.jobs
+                .values()
+                .find(|s| s.job.declaration_key.as_deref() == Some(key))
+                .map(|s| s.job.clone())
+        });
+        let id = existing.as_ref().map_or_else(
+            || ulid::Ulid::generate().to_string().to_lowercase(),
+            |j| j.id.clone(),
+        );
         let made = CronJob::create(&id, &msg.params, &self.known(&msg.channels, &msg.agents));
-        match made {
-            Ok((job, schedule)) => {
-                tracing::info!(job = %id, schedule = %job.schedule, "cron: job added");
-                self.commit_job(job, schedule, "added", ctx)
+        let (mut job, schedule) = match made {
+            Ok(made) => made,
+            Err(e) => return Box::pin(async move { Err(CronError::Invalid(e)) }),
+        };
+        let Some(old) = existing else {
+            tracing::info!(job = %id, schedule = %job.schedule, "cron: job added");
+            let saved = self.commit_job(job, schedule, "added", ctx);
+            return match declared {
+                // A declared job answers in OpenClaw's declarative shape.
+                Some(_) => {
+                    Box::pin(async move { Ok(json!({"created": true, "job": saved.await?})) })
+                }
+                None => saved,
+            };
+        };
+        // The same declaration again: the job converges to it, its history kept.
+        let same = |j: &CronJob| {
+            let mut v = serde_json::to_value(j).unwrap_or_default();
+            for k in ["createdAtMs", "updatedAtMs", "state"] {
+                v.as_object_mut().map(|o| o.remove(k));
             }
-            Err(e) => Box::pin(async move { Err(CronError::Invalid(e)) }),
+            v
+        };
+        let changed = same(&old) != same(&job);
+        job.created_at_ms = old.created_at_ms;
+        job.state = old.state.clone();
+        if !changed {
+            let view = self.public_of(&id);
+            return Box::pin(async move {
+                Ok(json!({"created": false, "updated": false, "job": view}))
+            });
         }
+        let saved = self.commit_job(job, schedule, "updated", ctx);
+        Box::pin(async move { Ok(json!({"created": false, "updated": true, "job": saved.await?})) })
     }
 }
 

@@ -202,7 +202,11 @@ pub async fn add(state: &SharedState, p: &Value) -> MethodResult {
         .await
         .map_err(down)?
         .map_err(|e| cron_err("cron.add", e))?;
-    job["deliveryPreview"] = preview(&job);
+    let shown = match job.get("job") {
+        Some(declared) => preview(declared),
+        None => preview(&job),
+    };
+    job["deliveryPreview"] = shown;
     json(job)
 }
 
