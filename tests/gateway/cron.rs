@@ -731,3 +731,41 @@ async fn heartbeat_settings_apply_live_and_bad_ones_are_refused() {
         "{s}"
     );
 }
+
+#[tokio::test]
+async fn a_jobs_tools_allow_is_all_its_turn_is_offered() {
+    let provider = FakeProvider::start().await;
+    provider.set_default(Script::text(&["done"]));
+    let gw = TestGateway::with_config(provider_config(&provider));
+    let mut c = admin(&gw).await;
+    let mut offered = Vec::new();
+    for (name, allow) in [
+        ("none", json!([])),
+        ("reader", json!(["read"])),
+        ("any", Value::Null),
+    ] {
+        let mut params = turn(name, json!({"kind": "every", "everyMs": 3_600_000}), name);
+        if !allow.is_null() {
+            params["payload"]["toolsAllow"] = allow;
+        }
+        let id = c.call("cron.add", params).await["payload"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        c.call("cron.run", json!({"id": id})).await;
+        runs_until(&mut c, &id, 1).await;
+        let body = provider.requests.lock().unwrap().last().unwrap().0.clone();
+        let tools: Vec<String> = body["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        offered.push(tools);
+    }
+    assert!(offered[0].is_empty(), "{:?}", offered[0]);
+    assert_eq!(offered[1], vec!["read".to_string()]);
+    assert!(offered[2].len() > 5, "the usual tools: {:?}", offered[2]);
+}

@@ -196,6 +196,11 @@ impl GatewayRunner {
         msg.model = p["model"].as_str().map(str::to_string);
         msg.thinking = p["thinking"].as_str().map(str::to_string);
         msg.lane = Some("cron".into());
+        msg.tools_allow = p["toolsAllow"].as_array().map(|a| {
+            a.iter()
+                .filter_map(|t| t.as_str().map(str::to_string))
+                .collect()
+        });
         let limit = match p["timeoutSeconds"].as_f64() {
             Some(s) if s > 0.0 => Duration::from_secs_f64(s),
             _ => DEFAULT_TURN_LIMIT,

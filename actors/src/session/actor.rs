@@ -430,6 +430,7 @@ impl Handler<SendChat> for SessionActor {
             model: msg.model,
             channel,
             lane: msg.lane,
+            tools_allow: msg.tools_allow,
             ..Default::default()
         };
         let run_id = message_id.clone();

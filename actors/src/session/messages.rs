@@ -67,6 +67,9 @@ pub struct SendChat {
     /// The lane its run takes instead of the session's (`cron` for a cron
     /// job's turn in a named session).
     pub lane: Option<String>,
+    /// The only tools its run is offered (a cron job's `toolsAllow`;
+    /// groups and `*` as in `tools.allow`); None: the usual policy.
+    pub tools_allow: Option<Vec<String>>,
 }
 
 impl SendChat {
@@ -83,6 +86,7 @@ impl SendChat {
             untrusted: false,
             model: None,
             lane: None,
+            tools_allow: None,
         }
     }
 }

@@ -117,6 +117,9 @@ pub struct RunOverrides {
     /// The lane the run takes instead of the session's (`cron`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lane: Option<String>,
+    /// The only tools the run is offered (a cron job's `toolsAllow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_allow: Option<Vec<String>>,
 }
 
 /// Where the active run stands, as far as placing a message goes.

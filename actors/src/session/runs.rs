@@ -94,8 +94,21 @@ impl SessionActor {
     /// The tools this session's runs are offered.
     pub(super) fn offered_tools(&self) -> Arc<[ToolSpec]> {
         let d = &self.deps;
+        let run = self
+            .active
+            .as_ref()
+            .and_then(|a| a.overrides.tools_allow.clone())
+            .map(|allow| crate::tool::policy::AllowDeny {
+                allow: Some(allow),
+                deny: Vec::new(),
+            });
         d.tool_policy
-            .offered(&d.tools, self.agent(), channel_of_key(&self.key), None)
+            .offered(
+                &d.tools,
+                self.agent(),
+                channel_of_key(&self.key),
+                run.as_ref(),
+            )
             .into()
     }
 

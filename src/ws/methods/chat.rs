@@ -254,6 +254,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         untrusted: false,
         model: None,
         lane: None,
+        tools_allow: None,
     })
     .await?;
     if timed {
