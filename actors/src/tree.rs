@@ -2,8 +2,8 @@
 //! (`plan`), then starts the children in order (bus, presence, devices,
 //! idempotency, run registry, lanes, provider hub, approvals, the memory
 //! actors, tool executor, router,
-//! session tools, the channel supervisor, the gateway root) and hands their
-//! addresses to the edge.
+//! session tools, the channel supervisor, the heartbeat, the cron scheduler,
+//! the gateway root) and hands their addresses to the edge.
 
 use std::sync::Arc;
 use std::time::Duration;
