@@ -31,6 +31,7 @@ pub mod limits;
 pub mod messages;
 pub mod queues;
 pub mod sender;
+pub mod slack;
 pub mod supervisor;
 pub mod telegram;
 
