@@ -485,6 +485,7 @@ fn a_run_caught_delivering_finishes_its_delivery_once_and_is_not_run_again() {
             .unwrap()
             .unwrap();
         job.state.last_slot_ms = Some(MAR6 + H);
+        job.state.running_at_ms = Some(MAR6 + H);
         let mut entry = RunEntry::start(
             &id,
             &format!("cron:{id}:{}", MAR6 + H),

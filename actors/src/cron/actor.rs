@@ -362,7 +362,8 @@ impl CronActor {
             }
         }
         let mut retry = Vec::new();
-        for (key, mut entry) in record::unfinished(&self.store).unwrap_or_default() {
+        let open = record::unfinished(&self.store, self.jobs.values().map(|s| &s.job));
+        for (key, mut entry) in open.unwrap_or_default() {
             let Some(slot) = self.jobs.get(&entry.job_id) else {
                 continue;
             };

@@ -243,11 +243,15 @@ impl Handler<RunJob> for CronActor {
         if self.running.contains_key(&msg.id) {
             return not("already-running");
         }
-        let job = slot.job.clone();
+        let mut job = slot.job.clone();
+        job.state.running_at_ms = Some(now);
         let run_id = format!("cron:{}:manual-{}", msg.id, ulid::Ulid::generate());
         let entry = RunEntry::start(&msg.id, &run_id, now, now, true);
         let key = record::new_key(&msg.id);
-        record::save_run(&self.store, &key, &entry)?;
+        record::write(&self.store, &job, &key, &entry)?;
+        if let Some(s) = self.jobs.get_mut(&msg.id) {
+            s.job = job.clone();
+        }
         self.launch(vec![Order { job, key, entry }], ctx);
         Ok(json!({"ok": true, "enqueued": true, "ran": true, "runId": run_id}))
     }

@@ -203,14 +203,9 @@ impl HeartbeatActor {
                 return None;
             }
         }
-        let file = std::fs::read_to_string(self.workspace.join("HEARTBEAT.md")).ok();
-        let queued = system_events::list(&self.announcer.store).map_or(0, |e| e.len());
-        if !heartbeat::should_run(file.as_deref(), queued) {
-            self.skipped("empty-heartbeat-file");
-            return None;
-        }
         self.in_flight = true;
         Some(Turn {
+            workspace: self.workspace.clone(),
             announcer: self.announcer.clone(),
             runs: self.runs.clone(),
             config: self.config.clone(),
@@ -246,6 +241,7 @@ impl HeartbeatActor {
 
 /// One heartbeat turn, away from the actor.
 struct Turn {
+    workspace: PathBuf,
     announcer: Announcer,
     runs: Addr<RunRegistry>,
     config: HeartbeatConfig,
@@ -258,8 +254,26 @@ fn failed(reason: String) -> Value {
 }
 
 impl Turn {
-    /// The heartbeat prompt into the main session, unless it is busy.
+    /// The heartbeat prompt into the main session, unless there is
+    /// nothing to do (read off the actor: `HEARTBEAT.md` and the queue of
+    /// system events) or the session is busy.
     async fn start(self) -> Result<Turn, Value> {
+        let (path, store) = (
+            self.workspace.join("HEARTBEAT.md"),
+            self.announcer.store.clone(),
+        );
+        let worth = tokio::task::spawn_blocking(move || {
+            let file = std::fs::read_to_string(path).ok();
+            let queued = system_events::list(&store).map_or(0, |e| e.len());
+            heartbeat::should_run(file.as_deref(), queued)
+        })
+        .await
+        .unwrap_or(false);
+        if !worth {
+            return Err(
+                json!({"status": "skipped", "reason": "empty-heartbeat-file", "durationMs": 0}),
+            );
+        }
         let a = &self.announcer;
         let Ok(key) = SessionKey::canonical("main", &a.default_agent, "main") else {
             return Err(failed("no main session".into()));

@@ -307,6 +307,17 @@ fn check_agent(agent: &str, known: &Known) -> Result<(), String> {
 impl CronJob {
     /// A new job from `cron.add` params, checked.
     pub fn create(id: &str, params: &Value, known: &Known) -> Result<(CronJob, Schedule), String> {
+        CronJob::build(id, params, known, true)
+    }
+
+    /// `create`, with a past `at` refused only when `new_schedule` (an
+    /// update that leaves a fired one-shot's schedule alone is not wrong).
+    fn build(
+        id: &str,
+        params: &Value,
+        known: &Known,
+        new_schedule: bool,
+    ) -> Result<(CronJob, Schedule), String> {
         let o = params.as_object().ok_or("params must be an object")?;
         if let Some(k) = o.keys().find(|k| !ADD_KEYS.contains(&k.as_str())) {
             return Err(bad(format!("unexpected property {k:?}")));
@@ -330,7 +341,7 @@ impl CronJob {
             return Err(bad("wakeMode must be now or next-heartbeat"));
         }
         let raw_schedule = o.get("schedule").ok_or("schedule is required")?;
-        let schedule = check_schedule(raw_schedule, known.now_ms, true)
+        let schedule = check_schedule(raw_schedule, known.now_ms, new_schedule)
             .map_err(|e| format!("schedule: {e}"))?;
         let delivery = o.get("delivery").filter(|d| !d.is_null()).cloned();
         check_delivery(delivery.as_ref(), &kind, known)?;
@@ -419,26 +430,8 @@ impl CronJob {
                 }
             }
         }
-        let adding_known = Known {
-            channels: known.channels,
-            agents: known.agents,
-            default_agent: known.default_agent,
-            now_ms: known.now_ms,
-        };
         let changed_schedule = p.contains_key("schedule");
-        let (mut job, schedule) = CronJob::create(&self.id, &def, &adding_known).or_else(|e| {
-            // A past `at` kept from before is not this patch's fault.
-            if !changed_schedule && e.contains("in the past") {
-                let mut d = def.clone();
-                d["schedule"] = json!({"kind": "every", "everyMs": 1});
-                let (mut j, _) = CronJob::create(&self.id, &d, &adding_known)?;
-                j.schedule = raw(&def["schedule"]);
-                let s = Schedule::parse(&def["schedule"])?;
-                Ok((j, s))
-            } else {
-                Err(e)
-            }
-        })?;
+        let (mut job, schedule) = CronJob::build(&self.id, &def, known, changed_schedule)?;
         job.created_at_ms = self.created_at_ms;
         job.updated_at_ms = known.now_ms;
         job.state = serde_json::from_value(state).unwrap_or_default();

@@ -193,13 +193,22 @@ pub fn load_jobs(store: &Store) -> Result<Vec<CronJob>, StoreError> {
         .collect())
 }
 
-/// Runs not finished (a stop caught them), oldest first.
-pub fn unfinished(store: &Store) -> Result<Vec<(String, RunEntry)>, StoreError> {
-    Ok(store
-        .scan::<RunEntry>(Tree::CronRuns, "")?
-        .into_iter()
-        .filter(|(_, r)| r.phase != Phase::Finished)
-        .collect())
+/// The runs of these jobs not finished (a stop caught them), oldest
+/// first. Only jobs with `runningAtMs` set can have one: it is written
+/// with every run record and cleared with its end.
+pub fn unfinished<'a>(
+    store: &Store,
+    jobs: impl Iterator<Item = &'a CronJob>,
+) -> Result<Vec<(String, RunEntry)>, StoreError> {
+    let mut out = Vec::new();
+    for job in jobs.filter(|j| j.state.running_at_ms.is_some()) {
+        out.extend(
+            runs_of(store, Some(&job.id))?
+                .into_iter()
+                .filter(|(_, r)| r.phase != Phase::Finished),
+        );
+    }
+    Ok(out)
 }
 
 /// A job's runs, oldest first (None: every job's).
