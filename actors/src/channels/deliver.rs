@@ -74,6 +74,18 @@ pub trait Outlet: Clone + Unpin + 'static {
     ) -> impl Future<Output = Result<String, SendFailure>>;
     /// The reply cut into messages the platform takes.
     fn split(&self, text: &str) -> Vec<String>;
+    /// The longest preview kept up to date by edits (characters); a
+    /// longer one stops being edited and the final text follows.
+    fn preview_limit(&self) -> usize;
+    /// An accepted message's attachments: images for the model, and a
+    /// note for what was not loaded. None by default.
+    fn fetch_media(
+        &self,
+        inc: &super::dispatch::Incoming,
+    ) -> impl Future<Output = (Vec<crate::provider::Image>, Option<String>)> {
+        let _ = inc;
+        async { (Vec::new(), None) }
+    }
 }
 
 /// How a reply is streamed.
@@ -487,7 +499,7 @@ impl Preview {
         if self.stopped || self.latest.is_empty() {
             return Ok(());
         }
-        if self.latest.chars().count() > super::telegram::format::MAX_MESSAGE_CHARS - 96 {
+        if self.latest.chars().count() > del.outlet.preview_limit() {
             self.stopped = true;
             return Ok(());
         }

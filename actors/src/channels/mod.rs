@@ -17,15 +17,22 @@
 //! - `queues.rs` per-chat hand-over queues with the debounce in front;
 //!   `chunker.rs` block streaming, `debounce.rs` rapid texts as one turn.
 //!
+//! - `desk.rs`: the account actor (hand-overs and deliveries) every adapter
+//!   shares; `account.rs` what the supervisor holds of an account; `keys.rs`
+//!   a section as accounts.
+//!
 //! Adapters: `telegram/`. Rules that depend on time take it as an argument.
 
 pub mod access;
+pub mod account;
 pub mod chunker;
 pub mod debounce;
 pub mod deliver;
+pub mod desk;
 pub mod dispatch;
 pub mod health;
 pub mod hooks;
+pub mod keys;
 pub mod ledger;
 pub mod limits;
 pub mod messages;
@@ -43,7 +50,7 @@ use crate::settings::Settings;
 /// The channel accounts a config asks for, checked.
 #[derive(Debug, Clone, Default)]
 pub struct ChannelPlan {
-    pub telegram: Vec<telegram::config::TelegramAccount>,
+    pub accounts: Vec<account::AccountCfg>,
     /// `TELEGRAM_BOT_TOKEN` (the default account's token when its section
     /// has none).
     pub env_token: Option<String>,
@@ -62,21 +69,33 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
         if let Some(f) = &section.skill_filter {
             raw.insert("skillFilter".into(), serde_json::json!(f));
         }
-        out.telegram = telegram::config::accounts(&raw, env_token)?;
+        let mut accounts = telegram::config::accounts(&raw, env_token)?;
         let debounce = inbound_debounce_ms(settings, "telegram")?;
-        for a in &mut out.telegram {
+        for a in &mut accounts {
             a.debounce_ms = debounce;
         }
-        let mut tokens: Vec<&str> = out.telegram.iter().map(|a| a.bot_token.as_str()).collect();
-        tokens.sort_unstable();
-        if tokens.windows(2).any(|w| w[0] == w[1]) {
-            return Err(
-                "channels.telegram.accounts: two accounts use one bot token (one poller per token)"
-                    .into(),
-            );
-        }
+        let tokens: Vec<&str> = accounts.iter().map(|a| a.bot_token.as_str()).collect();
+        one_each(
+            &tokens,
+            "channels.telegram.accounts: two accounts use one bot token (one poller per token)",
+        )?;
+        out.accounts.extend(
+            accounts
+                .into_iter()
+                .map(|a| account::AccountCfg::Telegram(std::sync::Arc::new(a))),
+        );
     }
     Ok(out)
+}
+
+/// Refuses a credential two accounts share.
+fn one_each(values: &[&str], error: &str) -> Result<(), String> {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    if v.windows(2).any(|w| w[0] == w[1]) {
+        return Err(error.to_string());
+    }
+    Ok(())
 }
 
 /// `messages.inbound.byChannel.<channel>`, else `messages.inbound.debounceMs`

@@ -11,10 +11,10 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::access;
+use super::account::{AccountCfg, AccountHandle};
 use super::dispatch::{DispatchDeps, Policies};
 use super::health::{AccountHealth, HealthBoard};
 use super::messages::*;
-use super::telegram::{config::TelegramAccount, TelegramActor};
 use super::ChannelPlan;
 use crate::router::RouterActor;
 use crate::routing::Router;
@@ -33,8 +33,8 @@ pub struct ChannelDeps {
 }
 
 struct Slot {
-    cfg: Arc<TelegramAccount>,
-    addr: Option<Addr<TelegramActor>>,
+    cfg: AccountCfg,
+    addr: Option<AccountHandle>,
     health: Arc<AccountHealth>,
     failures_in_row: u32,
     logged_out: bool,
@@ -88,37 +88,34 @@ impl ChannelSupervisor {
             slots: BTreeMap::new(),
             span: tracing::info_span!("channels"),
         };
-        sup.set_accounts(plan.telegram);
+        sup.set_accounts(plan.accounts);
         sup
     }
 
     /// The accounts to run: new ones get a slot; changed ones are replaced
     /// (their actor stopped); gone ones stopped and forgotten.
-    fn set_accounts(&mut self, accounts: Vec<TelegramAccount>) -> Vec<(String, String)> {
+    fn set_accounts(&mut self, accounts: Vec<AccountCfg>) -> Vec<(String, String)> {
         let mut changed = Vec::new();
-        let keys: Vec<(String, String)> = accounts
-            .iter()
-            .map(|a| ("telegram".to_string(), a.account_id.clone()))
-            .collect();
+        let keys: Vec<(String, String)> = accounts.iter().map(AccountCfg::key).collect();
         self.slots.retain(|k, slot| {
             let keep = keys.contains(k);
             if !keep {
                 if let Some(a) = slot.addr.take() {
-                    a.do_send(StopAccount);
+                    a.stop.do_send(StopAccount);
                 }
             }
             keep
         });
         for cfg in accounts {
-            let key = ("telegram".to_string(), cfg.account_id.clone());
+            let key = cfg.key();
             let health = self.board.account(&key.0, &key.1);
             match self.slots.get_mut(&key) {
-                Some(slot) if *slot.cfg == cfg => {}
+                Some(slot) if slot.cfg == cfg => {}
                 Some(slot) => {
                     if let Some(a) = slot.addr.take() {
-                        a.do_send(StopAccount);
+                        a.stop.do_send(StopAccount);
                     }
-                    slot.cfg = Arc::new(cfg);
+                    slot.cfg = cfg;
                     slot.failures_in_row = 0;
                     slot.logged_out = false;
                     changed.push(key);
@@ -127,7 +124,7 @@ impl ChannelSupervisor {
                     self.slots.insert(
                         key.clone(),
                         Slot {
-                            cfg: Arc::new(cfg),
+                            cfg,
                             addr: None,
                             health,
                             failures_in_row: 0,
@@ -157,8 +154,7 @@ impl ChannelSupervisor {
         };
         if let Some(slot) = self.slots.get_mut(key) {
             if slot.addr.is_none() && !slot.logged_out {
-                slot.addr =
-                    Some(TelegramActor::new(slot.cfg.clone(), deps, slot.health.clone()).start());
+                slot.addr = Some(slot.cfg.start(deps, slot.health.clone()));
             }
         }
     }
@@ -221,15 +217,18 @@ impl Handler<ChannelsStatus> for ChannelSupervisor {
         let out = self
             .slots
             .iter()
-            .map(|((channel, account), slot)| AccountStatus {
-                health: slot.health.snapshot(channel, account, now, stale),
-                configured: true,
-                logged_out: slot.logged_out,
-                dm_policy: format!("{:?}", slot.cfg.access.dm_policy).to_ascii_lowercase(),
-                allow_from: slot.cfg.access.allow_from.clone(),
-                stream_mode: format!("{:?}", slot.cfg.stream_mode).to_ascii_lowercase(),
-                api_base: slot.cfg.api_base.clone(),
-                bot_username: None,
+            .map(|((channel, account), slot)| {
+                let view = slot.cfg.view();
+                AccountStatus {
+                    health: slot.health.snapshot(channel, account, now, stale),
+                    configured: true,
+                    logged_out: slot.logged_out,
+                    dm_policy: view.dm_policy,
+                    allow_from: view.allow_from,
+                    stream_mode: view.stream_mode,
+                    api_base: view.api_base,
+                    bot_username: None,
+                }
             })
             .collect();
         MessageResult(out)
@@ -254,7 +253,7 @@ impl Handler<ChannelsReconfigure> for ChannelSupervisor {
         self.board.set_stale_ms(super::stale_ms(&settings));
         match super::plan(&settings, self.env_token.clone()) {
             Ok(plan) => {
-                for key in self.set_accounts(plan.telegram) {
+                for key in self.set_accounts(plan.accounts) {
                     tracing::info!(channel = %key.0, account = %key.1, "channel account (re)started by a config change");
                     self.start_account(&key, ctx);
                 }
@@ -277,7 +276,7 @@ impl Handler<Logout> for ChannelSupervisor {
             }
             slot.logged_out = true;
             if let Some(a) = slot.addr.take() {
-                a.do_send(StopAccount);
+                a.stop.do_send(StopAccount);
             }
             stopped.push(account.clone());
         }
@@ -288,12 +287,8 @@ impl Handler<Logout> for ChannelSupervisor {
 impl ChannelSupervisor {
     /// The running actor of `channel`'s `account` (the default one, else
     /// the only one, when None).
-    fn actor_for(
-        &self,
-        channel: &str,
-        account: Option<&str>,
-    ) -> Option<(String, Addr<TelegramActor>)> {
-        let running: Vec<(&String, &Addr<TelegramActor>)> = self
+    fn actor_for(&self, channel: &str, account: Option<&str>) -> Option<(String, AccountHandle)> {
+        let running: Vec<(&String, &AccountHandle)> = self
             .slots
             .iter()
             .filter(|((c, _), _)| c == channel)
@@ -321,7 +316,12 @@ impl Handler<SendText> for ChannelSupervisor {
             );
             return Box::pin(async move { Err(ChannelSendError::NoAccount(what)) });
         };
-        Box::pin(async move { addr.send(msg).await.map_err(|_| ChannelSendError::Down)? })
+        Box::pin(async move {
+            addr.send
+                .send(msg)
+                .await
+                .map_err(|_| ChannelSendError::Down)?
+        })
     }
 }
 
@@ -337,7 +337,12 @@ impl Handler<FollowRun> for ChannelSupervisor {
             return Box::pin(async move { Err(ChannelSendError::NoAccount(what)) });
         };
         msg.delivery.account = account;
-        Box::pin(async move { addr.send(msg).await.map_err(|_| ChannelSendError::Down)? })
+        Box::pin(async move {
+            addr.follow
+                .send(msg)
+                .await
+                .map_err(|_| ChannelSendError::Down)?
+        })
     }
 }
 
@@ -405,7 +410,7 @@ impl ChannelSupervisor {
                         .and_then(|s| s.addr.as_ref())
                         .filter(|_| notify);
                     if let Some(addr) = addr {
-                        addr.do_send(Notify {
+                        addr.notify.do_send(Notify {
                             to: r.sender.clone(),
                             key: format!("approved-{}", r.code),
                             text: "You are approved. Send a message to talk to the assistant."

@@ -1,7 +1,7 @@
-//! `channels.telegram` with OpenClaw's keys, resolved per account: the
-//! section's own keys are the `default` account; `accounts.<id>` adds
-//! accounts that inherit the section's keys and override their own. A key
-//! with the wrong type stops the start with its path named.
+//! `channels.telegram` with OpenClaw's keys, resolved per account
+//! (`channels::keys`: the section is the `default` account, `accounts.<id>`
+//! inherit and override). A key with the wrong type stops the start with
+//! its path named.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
+use crate::channels::keys;
 
 /// Where the Bot API lives unless `apiBaseUrl` (or OpenClaw's `apiRoot`)
 /// says otherwise.
@@ -73,6 +74,7 @@ pub struct TelegramAccount {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Raw {
+    #[allow(dead_code)] // read by `keys::accounts`
     enabled: Option<bool>,
     bot_token: Option<String>,
     api_base_url: Option<String>,
@@ -115,37 +117,6 @@ impl IdValue {
     }
 }
 
-/// Keys of the section that are not an account's settings.
-const SECTION_ONLY: &[&str] = &["accounts", "defaultAccount", "skillFilter", "tools"];
-
-fn parse(path: &str, v: &Value) -> Result<Raw, String> {
-    let mut obj = v
-        .as_object()
-        .cloned()
-        .ok_or_else(|| format!("{path}: expected an object"))?;
-    for k in SECTION_ONLY {
-        obj.remove(*k);
-    }
-    serde_path_to_error::deserialize::<_, Raw>(Value::Object(obj)).map_err(|e| {
-        let at = e.path().to_string();
-        if at.is_empty() || at == "." {
-            format!("{path}: {}", e.inner())
-        } else {
-            format!("{path}.{at}: {}", e.inner())
-        }
-    })
-}
-
-fn merge(base: &Map<String, Value>, over: &Value) -> Value {
-    let mut m = base.clone();
-    if let Some(o) = over.as_object() {
-        for (k, v) in o {
-            m.insert(k.clone(), v.clone());
-        }
-    }
-    Value::Object(m)
-}
-
 /// The enabled accounts of a `channels.telegram` section (its keys without
 /// `skillFilter` and `tools`, which ferroclaw reads elsewhere).
 /// `env_token`: `TELEGRAM_BOT_TOKEN`, used by the default account when
@@ -154,43 +125,20 @@ pub fn accounts(
     section: &Map<String, Value>,
     env_token: Option<String>,
 ) -> Result<Vec<TelegramAccount>, String> {
-    let root = parse("channels.telegram", &Value::Object(section.clone()))?;
-    if root.enabled == Some(false) {
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    let listed = section
-        .get("accounts")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    if section.get("accounts").is_some_and(|a| !a.is_object()) {
-        return Err("channels.telegram.accounts: expected an object".into());
-    }
-    let base: Map<String, Value> = section
-        .iter()
-        .filter(|(k, _)| !SECTION_ONLY.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let root: Raw = keys::parse("channels.telegram", &Value::Object(section.clone()))?;
     let own_token = root
         .bot_token
         .clone()
         .filter(|t| !t.trim().is_empty())
         .or(env_token);
-    if listed.is_empty() || own_token.is_some() {
-        out.push(resolve("default", root, own_token, "channels.telegram")?);
-    }
-    for (id, over) in &listed {
-        let path = format!("channels.telegram.accounts.{id}");
-        let raw = parse(&path, &merge(&base, over))?;
-        if raw.enabled == Some(false) {
-            continue;
+    let mut out = Vec::new();
+    for a in keys::accounts("telegram", section, own_token.is_some())? {
+        let raw: Raw = keys::parse(&a.path, &a.keys)?;
+        let mut token = raw.bot_token.clone().filter(|t| !t.trim().is_empty());
+        if a.path == "channels.telegram" {
+            token = token.or(own_token.clone());
         }
-        let token = raw.bot_token.clone().filter(|t| !t.trim().is_empty());
-        if id == "default" {
-            out.retain(|a: &TelegramAccount| a.account_id != "default");
-        }
-        out.push(resolve(id, raw, token, &path)?);
+        out.push(resolve(&a.id, raw, token, &a.path)?);
     }
     Ok(out)
 }

@@ -1,0 +1,86 @@
+//! What the supervisor holds of an account: its checked settings
+//! (`AccountCfg`, one variant per adapter) and, while it runs, the inbox
+//! of its desk (`AccountHandle`).
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+
+use super::deliver::Outlet;
+use super::desk::Desk;
+use super::health::AccountHealth;
+use super::messages::{FollowRun, Notify, SendText, StopAccount};
+use super::supervisor::ChannelDeps;
+use super::telegram::config::TelegramAccount;
+
+/// One account's settings, by adapter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AccountCfg {
+    Telegram(Arc<TelegramAccount>),
+}
+
+/// How `channels.status` shows an account's settings.
+#[derive(Debug, Clone)]
+pub struct SettingsView {
+    pub dm_policy: String,
+    pub allow_from: Vec<String>,
+    pub stream_mode: String,
+    pub api_base: String,
+}
+
+impl AccountCfg {
+    pub fn channel(&self) -> &'static str {
+        match self {
+            AccountCfg::Telegram(_) => "telegram",
+        }
+    }
+
+    pub fn account_id(&self) -> &str {
+        match self {
+            AccountCfg::Telegram(c) => &c.account_id,
+        }
+    }
+
+    pub fn key(&self) -> (String, String) {
+        (self.channel().to_string(), self.account_id().to_string())
+    }
+
+    /// Starts the account's actors.
+    pub fn start(&self, deps: ChannelDeps, health: Arc<AccountHealth>) -> AccountHandle {
+        match self {
+            AccountCfg::Telegram(c) => super::telegram::start(c.clone(), deps, health),
+        }
+    }
+
+    pub fn view(&self) -> SettingsView {
+        let lower = |s: String| s.to_ascii_lowercase();
+        match self {
+            AccountCfg::Telegram(c) => SettingsView {
+                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
+                allow_from: c.access.allow_from.clone(),
+                stream_mode: lower(format!("{:?}", c.stream_mode)),
+                api_base: c.api_base.clone(),
+            },
+        }
+    }
+}
+
+/// A running account's inbox.
+#[derive(Clone)]
+pub struct AccountHandle {
+    pub stop: Recipient<StopAccount>,
+    pub send: Recipient<SendText>,
+    pub follow: Recipient<FollowRun>,
+    pub notify: Recipient<Notify>,
+}
+
+impl AccountHandle {
+    pub fn of<O: Outlet>(addr: Addr<Desk<O>>) -> AccountHandle {
+        AccountHandle {
+            stop: addr.clone().recipient(),
+            send: addr.clone().recipient(),
+            follow: addr.clone().recipient(),
+            notify: addr.recipient(),
+        }
+    }
+}

@@ -1,0 +1,495 @@
+//! `Desk<O>`: one channel account's chat side, the same for every adapter.
+//! The adapter's connection actor (Telegram's poller, Slack's socket or
+//! Events API receiver, Discord's shard) records what it accepts in the
+//! ledger, flushes, and hands the new messages over (`Accepted`). The desk
+//! then queues them per chat (in order, with the debounce in front),
+//! decides access (pairing codes included), hands each to its session
+//! (`dispatch::hand_over`) and follows the answering run with a
+//! `Deliverer` over the adapter's `Outlet`. At start it resumes what a stop
+//! left: dispatch records not handed over, deliveries not finished.
+//!
+//! The connection runs as its own actor: it reconnects by itself; a fatal
+//! failure (a refused token) is `ConnectionFailed`, which stops the account
+//! for the supervisor to restart with backoff.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::access::{self, AccessConfig, Knock, Pairing, Verdict};
+use super::deliver::{Deliverer, Outlet, Stream, Target, Typing};
+use super::dispatch::{self, Incoming};
+use super::health::AccountHealth;
+use super::ledger::{self, Delivery, OutState, OutboxItem};
+use super::messages::{AccountStopped, ChannelSendError, FollowRun, Notify, SendText, StopAccount};
+use super::queues::ChatQueues;
+use super::supervisor::ChannelDeps;
+use crate::store::{Store, StoreError};
+
+/// What the desk needs of an account's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeskConfig {
+    pub channel: &'static str,
+    /// The platform's name in notices ("Telegram").
+    pub platform: &'static str,
+    pub account_id: String,
+    pub access: AccessConfig,
+    pub stream: Stream,
+    pub typing: Typing,
+    /// Typing shows as soon as a message is taken.
+    pub instant_typing: bool,
+    pub typing_every: Duration,
+    pub edit_interval_ms: u64,
+    pub debounce_ms: u64,
+    pub model_override: Option<String>,
+}
+
+/// From the connection: messages recorded in the ledger (flushed), to hand
+/// over in order.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Accepted(pub Vec<Incoming>);
+
+/// From the connection: it cannot go on (a refused token). The account
+/// stops and the supervisor restarts it with backoff.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ConnectionFailed(pub String);
+
+/// What a connection actor holds of its desk.
+#[derive(Clone)]
+pub struct DeskLink {
+    pub accepted: Recipient<Accepted>,
+    pub failed: Recipient<ConnectionFailed>,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct DispatchNext {
+    chat: String,
+}
+
+pub struct Desk<O: Outlet> {
+    cfg: Arc<DeskConfig>,
+    outlet: O,
+    deps: ChannelDeps,
+    health: Arc<AccountHealth>,
+    connection: Option<Recipient<StopAccount>>,
+    queues: ChatQueues,
+    /// The pending wake-up for the debounce's next due batch.
+    debounce_timer: Option<SpawnHandle>,
+    fatal: Option<String>,
+    span: tracing::Span,
+}
+
+impl<O: Outlet> Desk<O> {
+    pub fn new(
+        cfg: Arc<DeskConfig>,
+        outlet: O,
+        deps: ChannelDeps,
+        health: Arc<AccountHealth>,
+    ) -> Desk<O> {
+        Desk {
+            span: tracing::info_span!("channel", channel = cfg.channel, account = %cfg.account_id),
+            queues: ChatQueues::new(cfg.debounce_ms),
+            cfg,
+            outlet,
+            deps,
+            health,
+            connection: None,
+            debounce_timer: None,
+            fatal: None,
+        }
+    }
+
+    /// Starts the desk with its connection: `connect` gets the desk's link
+    /// and starts the connection actor.
+    pub fn start_with(
+        mut self,
+        connect: impl FnOnce(DeskLink) -> Recipient<StopAccount>,
+    ) -> Addr<Desk<O>> {
+        let ctx = Context::<Desk<O>>::new();
+        let addr = ctx.address();
+        self.connection = Some(connect(DeskLink {
+            accepted: addr.clone().recipient(),
+            failed: addr.recipient(),
+        }));
+        ctx.run(self)
+    }
+
+    fn store(&self) -> &Store {
+        &self.deps.dispatch.store
+    }
+
+    fn deliverer(&self) -> Deliverer<O> {
+        Deliverer {
+            store: self.store().clone(),
+            runs: self.deps.runs.clone(),
+            sessions: self.deps.dispatch.sessions.clone(),
+            outlet: self.outlet.clone(),
+            stream: self.cfg.stream,
+            edit_interval_ms: self.cfg.edit_interval_ms,
+            typing: self.cfg.typing,
+            typing_every: self.cfg.typing_every,
+            health: self.health.clone(),
+        }
+    }
+
+    fn deliver(&self, d: Delivery, ctx: &mut Context<Self>) {
+        ctx.spawn(self.deliverer().run(d).into_actor(self));
+    }
+
+    /// After a start: messages accepted but not handed over, and replies
+    /// not finished.
+    fn resume(&mut self, ctx: &mut Context<Self>) {
+        let account = self.cfg.account_id.clone();
+        match ledger::dispatches(self.store(), &account) {
+            Ok(list) => {
+                for (_, v) in list {
+                    match serde_json::from_value::<Incoming>(v) {
+                        Ok(inc) => self.enqueue(inc, ctx),
+                        Err(e) => {
+                            tracing::warn!(parent: &self.span, error = %e, "unreadable dispatch record skipped")
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::error!(parent: &self.span, error = %e, "cannot read the dispatch records")
+            }
+        }
+        match ledger::deliveries(self.store(), &account) {
+            Ok(list) => {
+                if !list.is_empty() {
+                    tracing::info!(parent: &self.span, count = list.len(), "resuming replies after a stop");
+                }
+                for d in list {
+                    self.deliver(d, ctx);
+                }
+            }
+            Err(e) => tracing::error!(parent: &self.span, error = %e, "cannot read the deliveries"),
+        }
+    }
+
+    fn enqueue(&mut self, inc: Incoming, ctx: &mut Context<Self>) {
+        let start = self.queues.push(inc, crate::now_ms());
+        self.started_chats(start, ctx);
+    }
+
+    /// Chats that became busy start handing over; the debounce's next
+    /// batch gets its wake-up.
+    fn started_chats(&mut self, chats: Vec<String>, ctx: &mut Context<Self>) {
+        for chat in chats {
+            ctx.notify(DispatchNext { chat });
+        }
+        if let Some(h) = self.debounce_timer.take() {
+            ctx.cancel_future(h);
+        }
+        if let Some(due) = self.queues.next_due() {
+            let wait = Duration::from_millis(due.saturating_sub(crate::now_ms()));
+            self.debounce_timer = Some(ctx.run_later(wait, |act, ctx| {
+                act.debounce_timer = None;
+                let chats = act.queues.due(crate::now_ms());
+                act.started_chats(chats, ctx);
+            }));
+        }
+    }
+}
+
+impl<O: Outlet> Actor for Desk<O> {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.health.started(crate::now_ms());
+        self.resume(ctx);
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        if let Some(c) = self.connection.take() {
+            c.do_send(StopAccount);
+        }
+        self.health.stopped(crate::now_ms(), self.fatal.clone());
+        self.deps.supervisor.do_send(AccountStopped {
+            channel: self.cfg.channel.to_string(),
+            account: self.cfg.account_id.clone(),
+            error: self.fatal.take(),
+        });
+    }
+}
+
+impl<O: Outlet> Handler<Accepted> for Desk<O> {
+    type Result = ();
+    fn handle(&mut self, msg: Accepted, ctx: &mut Context<Self>) {
+        for inc in msg.0 {
+            self.enqueue(inc, ctx);
+        }
+    }
+}
+
+impl<O: Outlet> Handler<ConnectionFailed> for Desk<O> {
+    type Result = ();
+    fn handle(&mut self, msg: ConnectionFailed, ctx: &mut Context<Self>) {
+        tracing::error!(parent: &self.span, error = %msg.0, "channel account failed");
+        self.fatal = Some(msg.0);
+        ctx.stop();
+    }
+}
+
+impl<O: Outlet> Handler<DispatchNext> for Desk<O> {
+    type Result = ();
+    fn handle(&mut self, msg: DispatchNext, ctx: &mut Context<Self>) {
+        let Some(inc) = self.queues.pop(&msg.chat) else {
+            return;
+        };
+        self.health.inbound(crate::now_ms());
+        let work = HandOver {
+            cfg: self.cfg.clone(),
+            outlet: self.outlet.clone(),
+            deps: self.deps.clone(),
+        };
+        let chat = msg.chat;
+        ctx.spawn(
+            work.run(inc)
+                .into_actor(self)
+                .map(move |delivery, act, ctx| {
+                    if let Some(d) = delivery {
+                        act.deliver(d, ctx);
+                    }
+                    ctx.notify(DispatchNext { chat });
+                }),
+        );
+    }
+}
+
+impl<O: Outlet> Handler<Notify> for Desk<O> {
+    type Result = ();
+    fn handle(&mut self, msg: Notify, ctx: &mut Context<Self>) {
+        match notice(
+            self.store(),
+            &self.cfg.account_id,
+            &msg.to,
+            &msg.key,
+            &msg.text,
+        ) {
+            Ok(d) => self.deliver(d, ctx),
+            Err(e) => tracing::error!(parent: &self.span, error = %e, "cannot queue a notice"),
+        }
+    }
+}
+
+impl<O: Outlet> Handler<SendText> for Desk<O> {
+    type Result = ResponseActFuture<Self, Result<Vec<String>, ChannelSendError>>;
+    fn handle(&mut self, msg: SendText, _: &mut Context<Self>) -> Self::Result {
+        let store = self.store().clone();
+        let account = self.cfg.account_id.clone();
+        let deliverer = self.deliverer();
+        let chunks = deliverer.outlet.split(&msg.text);
+        Box::pin(
+            async move {
+                let d = send_delivery(&store, &account, &msg, &chunks)?;
+                store.flush().await?;
+                deliverer.run(d.clone()).await;
+                sent_ids(&store, &d)
+            }
+            .into_actor(self),
+        )
+    }
+}
+
+impl<O: Outlet> Handler<FollowRun> for Desk<O> {
+    type Result = ResponseActFuture<Self, Result<(), ChannelSendError>>;
+    fn handle(&mut self, msg: FollowRun, _: &mut Context<Self>) -> Self::Result {
+        let store = self.store().clone();
+        let d = msg.delivery;
+        let record = ledger::add_delivery(&store, &d);
+        Box::pin(
+            async move {
+                record?;
+                store.flush().await?;
+                Ok(d)
+            }
+            .into_actor(self)
+            .map(|res: Result<Delivery, ChannelSendError>, act, ctx| {
+                let d = res?;
+                act.deliver(d, ctx);
+                Ok(())
+            }),
+        )
+    }
+}
+
+impl<O: Outlet> Handler<StopAccount> for Desk<O> {
+    type Result = ();
+    fn handle(&mut self, _: StopAccount, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+
+/// A `send` as a finalised delivery of its chunks (`send/<key>`): chunks
+/// already there (a repeat) are left as they are.
+fn send_delivery(
+    store: &Store,
+    account: &str,
+    msg: &SendText,
+    chunks: &[String],
+) -> Result<Delivery, StoreError> {
+    let d = Delivery {
+        account: account.to_string(),
+        session_key: "send".to_string(),
+        run_id: msg.key.clone(),
+        target: msg.to.clone(),
+        thread_id: msg.thread_id.clone(),
+        reply_to: msg.reply_to.clone(),
+        created_ms: crate::now_ms(),
+        finalized: true,
+    };
+    let item = |i: usize, text: &str, media: Option<&String>| OutboxItem {
+        account: account.to_string(),
+        key: ledger::chunk_key(&d.session_key, &d.run_id, i),
+        target: msg.to.clone(),
+        thread_id: msg.thread_id.clone(),
+        edit_of: None,
+        media: media.cloned(),
+        text: text.to_string(),
+        state: OutState::Pending,
+        created_ms: d.created_ms,
+    };
+    let mut items: Vec<OutboxItem> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| item(i, t, None))
+        .collect();
+    for url in &msg.media {
+        items.push(item(items.len(), "", Some(url)));
+    }
+    if !ledger::run_items(store, account, &d.session_key, &d.run_id)?.is_empty() {
+        return Ok(d); // a repeat: its chunks are in the outbox already
+    }
+    let writes = ledger::enqueue(store, &items)?;
+    ledger::finalize(store, &d, writes)?;
+    Ok(d)
+}
+
+/// The platform ids of a send's chunks, or why one did not land.
+fn sent_ids(store: &Store, d: &Delivery) -> Result<Vec<String>, ChannelSendError> {
+    let mut ids = Vec::new();
+    for item in ledger::run_items(store, &d.account, &d.session_key, &d.run_id)? {
+        match item.state {
+            OutState::Sent { message_id, .. } => ids.push(message_id),
+            OutState::Failed { error, .. } => return Err(ChannelSendError::Refused(error)),
+            OutState::Unknown { .. } => return Err(ChannelSendError::Unknown),
+            OutState::Pending | OutState::Sending { .. } => return Err(ChannelSendError::Down),
+        }
+    }
+    Ok(ids)
+}
+
+/// A system notice to `to`, as a finalised delivery of one chunk.
+fn notice(
+    store: &Store,
+    account: &str,
+    to: &str,
+    key: &str,
+    text: &str,
+) -> Result<Delivery, StoreError> {
+    let d = Delivery {
+        account: account.to_string(),
+        session_key: "notice".to_string(),
+        run_id: key.to_string(),
+        target: to.to_string(),
+        thread_id: None,
+        reply_to: None,
+        created_ms: crate::now_ms(),
+        finalized: true,
+    };
+    let item = OutboxItem {
+        account: account.to_string(),
+        key: ledger::chunk_key(&d.session_key, &d.run_id, 0),
+        target: to.to_string(),
+        thread_id: None,
+        edit_of: None,
+        media: None,
+        text: text.to_string(),
+        state: OutState::Pending,
+        created_ms: d.created_ms,
+    };
+    let writes = ledger::enqueue(store, &[item])?;
+    ledger::finalize(store, &d, writes)?;
+    Ok(d)
+}
+
+/// One message's way from the ledger to its session.
+struct HandOver<O: Outlet> {
+    cfg: Arc<DeskConfig>,
+    outlet: O,
+    deps: ChannelDeps,
+}
+
+impl<O: Outlet> HandOver<O> {
+    async fn run(self, inc: Incoming) -> Option<Delivery> {
+        let store = self.deps.dispatch.store.clone();
+        let delivery = match self.decide(&inc).await {
+            Ok(d) => d,
+            Err(e) => {
+                // Left in the ledger: handed over again at the next start.
+                tracing::error!(channel = self.cfg.channel, key = %inc.dedupe_key, error = %e, "channel message not handed over");
+                return None;
+            }
+        };
+        if let Err(e) = dispatch::record(&store, &inc, delivery.as_ref()) {
+            tracing::error!(channel = self.cfg.channel, key = %inc.dedupe_key, error = %e, "cannot record the hand-over");
+        }
+        delivery
+    }
+
+    async fn decide(&self, inc: &Incoming) -> Result<Option<Delivery>, dispatch::DispatchError> {
+        let store = &self.deps.dispatch.store;
+        let (channel, account) = (self.cfg.channel, &self.cfg.account_id);
+        let group = inc.is_group().then_some(inc.chat_id.as_str());
+        let approved = access::approved(store, channel, account, &inc.sender)?;
+        let knock = Knock {
+            sender: &inc.sender,
+            group,
+            mentioned: inc.mentioned,
+        };
+        match access::decide(&self.cfg.access, &knock, approved) {
+            Verdict::Allow { commands } => {
+                if self.cfg.instant_typing {
+                    // Shown as soon as the message is taken, before the session has it.
+                    let o = self.outlet.clone();
+                    let to = Target {
+                        chat_id: inc.chat_id.clone(),
+                        thread_id: inc.thread_id.clone(),
+                    };
+                    actix::spawn(async move { o.typing(&to).await });
+                }
+                let (images, note) = self.outlet.fetch_media(inc).await;
+                let model = self.cfg.model_override.clone();
+                dispatch::hand_over(&self.deps.dispatch, inc, commands, images, note, model).await
+            }
+            Verdict::Pair => {
+                let mut random = [0u8; 8];
+                let _ = getrandom::fill(&mut random);
+                let now = crate::now_ms();
+                let name = inc.sender_name.as_deref();
+                match access::request(store, channel, account, &inc.sender, name, now, &random)? {
+                    Pairing::New(code) => {
+                        tracing::info!(channel, account = %account, sender = %inc.sender, "pairing code issued");
+                        let text = format!(
+                            "This assistant does not know you yet.\n\nYour {} user id: {}\nPairing code: {code}\n\nAsk its owner to approve it:\nferroclaw pairing approve {channel} {code}",
+                            self.cfg.platform, inc.sender
+                        );
+                        let key = format!("pairing-{code}");
+                        Ok(Some(notice(store, account, &inc.chat_id, &key, &text)?))
+                    }
+                    Pairing::Waiting(_) | Pairing::Full => Ok(None),
+                }
+            }
+            Verdict::Ignore { why } => {
+                tracing::info!(channel, account = %account, sender = %inc.sender, why, "channel message ignored");
+                Ok(None)
+            }
+        }
+    }
+}
