@@ -221,6 +221,9 @@ async fn default_route(
     if let Some(res) = http::hooks::serve(&req, &mut payload, state.get_ref()).await {
         return res;
     }
+    if let Some(res) = http::slack::serve(&req, &mut payload, state.get_ref()).await {
+        return res;
+    }
     if let Some(res) = http::control_ui::serve(&req, state.get_ref()).await {
         return res;
     }

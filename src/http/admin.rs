@@ -211,7 +211,7 @@ fn channel_metrics(out: &mut String, board: &ferroclaw_actors::channels::health:
     let accounts = board.snapshot(ferroclaw_actors::now_ms());
     let now_s = ferroclaw_actors::now_ms() / 1000;
     type Pick = fn(&AccountSnapshot, u64) -> i64;
-    let series: [(&str, &str, &str, Pick); 9] = [
+    let series: [(&str, &str, &str, Pick); 12] = [
         (
             "ferroclaw_channel_up",
             "gauge",
@@ -253,6 +253,24 @@ fn channel_metrics(out: &mut String, board: &ferroclaw_actors::channels::health:
             "counter",
             "Restarts of the account's actor after failures.",
             |a, _| a.restarts as i64,
+        ),
+        (
+            "ferroclaw_channel_reconnects_total",
+            "counter",
+            "Connections replaced (dropped, closed by the platform, found silent).",
+            |a, _| a.reconnects as i64,
+        ),
+        (
+            "ferroclaw_channel_zombies_total",
+            "counter",
+            "Connections found open but silent past their heartbeat window.",
+            |a, _| a.zombies as i64,
+        ),
+        (
+            "ferroclaw_channel_last_outbound_age_seconds",
+            "gauge",
+            "Seconds since the platform last accepted a reply message (-1: never).",
+            |a, now| age(a.last_outbound_ms, now),
         ),
         (
             "ferroclaw_channel_last_inbound_age_seconds",

@@ -157,7 +157,7 @@ async fn handle(
         tracing::info!(path = %req.path(), ?ip, "unauthorized hook request");
         return bad(StatusCode::UNAUTHORIZED, "unauthorized");
     }
-    let body = match read_body(payload, hooks.max_body).await {
+    let body = match read_body(payload, hooks.max_body, "hooks.maxBodyBytes").await {
         Ok(b) => b,
         Err(r) => return r,
     };
@@ -217,7 +217,13 @@ fn replay_key(token: &str, name: &str, id: &str) -> String {
     format!("hook:{}:{}:{}", hash(token), hash(name), hash(id))
 }
 
-async fn read_body(payload: &mut web::Payload, max: usize) -> Result<Vec<u8>, HttpResponse> {
+/// A request body of at most `max` bytes (`limit`: the setting that
+/// says so, for the 413), arriving within 10 s (else 408).
+pub(crate) async fn read_body(
+    payload: &mut web::Payload,
+    max: usize,
+    limit: &str,
+) -> Result<Vec<u8>, HttpResponse> {
     let read = async {
         let mut body = Vec::new();
         while let Some(chunk) = payload.next().await {
@@ -226,7 +232,7 @@ async fn read_body(payload: &mut web::Payload, max: usize) -> Result<Vec<u8>, Ht
             if body.len() + chunk.len() > max {
                 return Err(bad(
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    "the body is too large (hooks.maxBodyBytes)",
+                    &format!("the body is too large ({limit})"),
                 ));
             }
             body.extend_from_slice(&chunk);

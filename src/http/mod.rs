@@ -1,5 +1,6 @@
 //! HTTP routes on the gateway port: admin endpoints, the OpenAI-compatible
-//! API, webhooks (`hooks.rs`, when `hooks.enabled`), the web chat and (when
+//! API, webhooks (`hooks.rs`, when `hooks.enabled`), Slack's Events API
+//! (`slack.rs`, for HTTP-mode Slack accounts), the web chat and (when
 //! configured) OpenClaw's Control UI; every other path is a WebSocket
 //! upgrade (see `ws`).
 
@@ -8,6 +9,7 @@ pub(crate) mod auth;
 pub mod control_ui;
 pub mod hooks;
 pub mod openai;
+pub mod slack;
 mod ui_images;
 pub mod ui_root;
 pub mod webchat;

@@ -27,6 +27,7 @@ mod openai_http;
 mod process;
 mod runtime;
 mod sessions;
+mod slack;
 mod subagents;
 mod telegram;
 mod telegram_crash;

@@ -5,6 +5,7 @@ pub mod browser;
 pub mod client;
 pub mod device;
 pub mod fake_provider;
+pub mod fake_slack;
 pub mod fake_telegram;
 pub mod process;
 pub mod raw_ws;

@@ -10,6 +10,8 @@ use super::deliver::Outlet;
 use super::desk::Desk;
 use super::health::AccountHealth;
 use super::messages::{FollowRun, Notify, SendText, StopAccount};
+use super::slack::config::{Mode, SlackAccount};
+use super::slack::events::SlackWebhook;
 use super::supervisor::ChannelDeps;
 use super::telegram::config::TelegramAccount;
 
@@ -17,6 +19,7 @@ use super::telegram::config::TelegramAccount;
 #[derive(Debug, Clone, PartialEq)]
 pub enum AccountCfg {
     Telegram(Arc<TelegramAccount>),
+    Slack(Arc<SlackAccount>),
 }
 
 /// How `channels.status` shows an account's settings.
@@ -32,12 +35,14 @@ impl AccountCfg {
     pub fn channel(&self) -> &'static str {
         match self {
             AccountCfg::Telegram(_) => "telegram",
+            AccountCfg::Slack(_) => "slack",
         }
     }
 
     pub fn account_id(&self) -> &str {
         match self {
             AccountCfg::Telegram(c) => &c.account_id,
+            AccountCfg::Slack(c) => &c.account_id,
         }
     }
 
@@ -49,6 +54,7 @@ impl AccountCfg {
     pub fn start(&self, deps: ChannelDeps, health: Arc<AccountHealth>) -> AccountHandle {
         match self {
             AccountCfg::Telegram(c) => super::telegram::start(c.clone(), deps, health),
+            AccountCfg::Slack(c) => super::slack::start(c.clone(), deps, health),
         }
     }
 
@@ -61,6 +67,20 @@ impl AccountCfg {
                 stream_mode: lower(format!("{:?}", c.stream_mode)),
                 api_base: c.api_base.clone(),
             },
+            AccountCfg::Slack(c) => SettingsView {
+                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
+                allow_from: c.access.allow_from.clone(),
+                stream_mode: lower(format!("{:?}", c.stream_mode)),
+                api_base: c.api_base.clone(),
+            },
+        }
+    }
+
+    /// The Events API path an HTTP-mode Slack account answers on.
+    pub fn webhook_path(&self) -> Option<&str> {
+        match self {
+            AccountCfg::Slack(c) if c.mode == Mode::Http => Some(&c.webhook_path),
+            _ => None,
         }
     }
 }
@@ -72,6 +92,8 @@ pub struct AccountHandle {
     pub send: Recipient<SendText>,
     pub follow: Recipient<FollowRun>,
     pub notify: Recipient<Notify>,
+    /// Slack's Events API receiver (HTTP mode).
+    pub webhook: Option<Recipient<SlackWebhook>>,
 }
 
 impl AccountHandle {
@@ -81,6 +103,7 @@ impl AccountHandle {
             send: addr.clone().recipient(),
             follow: addr.clone().recipient(),
             notify: addr.recipient(),
+            webhook: None,
         }
     }
 }

@@ -122,6 +122,28 @@ impl BlockChunker {
     }
 }
 
+/// Cuts a reply into messages of at most `max` characters, at a paragraph,
+/// line or word break when there is one.
+pub fn split(text: &str, max: usize) -> Vec<String> {
+    let max = max.max(1);
+    let mut parts = Vec::new();
+    let mut rest = text.trim();
+    while rest.chars().count() > max {
+        let cut_byte = rest.char_indices().nth(max).map_or(rest.len(), |(i, _)| i);
+        let head = &rest[..cut_byte];
+        let at = ["\n\n", "\n", " "]
+            .iter()
+            .find_map(|sep| head.rfind(sep).filter(|&i| i > max / 3))
+            .unwrap_or(cut_byte);
+        parts.push(rest[..at].trim_end().to_string());
+        rest = rest[at..].trim_start();
+    }
+    if !rest.is_empty() {
+        parts.push(rest.to_string());
+    }
+    parts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

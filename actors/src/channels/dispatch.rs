@@ -30,7 +30,7 @@ use crate::session::{Origin, ResetSession, SendChat, SendStatus};
 use crate::store::{Store, StoreError};
 
 /// One accepted platform message, in neutral terms.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Incoming {
     pub channel: String,
@@ -54,6 +54,19 @@ pub struct Incoming {
     /// Attachments, as the adapter names them (file ids, with a type).
     #[serde(default)]
     pub media: Vec<MediaRef>,
+    /// For routing: Slack's team (`binding.team`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// For routing: Discord's guild and the sender's roles in it
+    /// (`binding.guild`, `binding.guild+roles`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guild_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub member_roles: Vec<String>,
+    /// For routing: the conversation a thread belongs to, when the thread
+    /// is a conversation of its own (a Discord thread channel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
     /// Dedupe keys of messages debounced into this one (their dispatch
     /// records go with it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -270,8 +283,14 @@ pub async fn hand_over(
             channel: &msg.channel,
             account_id: Some(&msg.account),
             peer: Some(peer),
+            parent_peer: msg.parent_id.clone().map(|id| Peer {
+                kind: PeerKind::Group,
+                id,
+            }),
+            guild_id: msg.guild_id.as_deref(),
+            team_id: msg.team_id.as_deref(),
+            member_roles: &msg.member_roles,
             thread_id: msg.thread_id.as_deref(),
-            ..RouteInput::default()
         }),
         Err(_) => return Err(DispatchError::Session("routing table poisoned".into())),
     };

@@ -3,7 +3,9 @@
 //! the last successful round trip of any call, errors, restarts) in its
 //! `AccountHealth`; nobody sets "healthy". `state` derives the verdict:
 //! an account that runs but has had no successful round trip for the stale
-//! threshold is `degraded`, however busy its poller looks.
+//! threshold is `degraded`, however busy its poller looks; so is one whose
+//! connection went silent past its heartbeat window (`zombie`), until the
+//! platform answers again.
 //!
 //! The `HealthBoard` holds every account's record; the supervisor adds and
 //! removes them, the adapters write them (atomics), and readers (health,
@@ -30,6 +32,13 @@ pub struct AccountHealth {
     pub rate_limits: AtomicU64,
     pub conflicts: AtomicU64,
     pub errors: AtomicU64,
+    /// Connections replaced (dropped, closed by the platform, zombies).
+    pub reconnects: AtomicU64,
+    /// Connections found open but silent past their heartbeat window.
+    pub zombies: AtomicU64,
+    /// The connection went silent past its heartbeat window; cleared by
+    /// the next round trip.
+    silent: AtomicBool,
     last_error: Mutex<Option<String>>,
 }
 
@@ -81,6 +90,19 @@ impl AccountHealth {
     /// transport failure).
     pub fn round_trip(&self, now_ms: u64) {
         set(&self.last_round_trip_ms, now_ms);
+        self.silent.store(false, Ordering::Relaxed);
+    }
+
+    /// The connection is open but silent past its heartbeat window: the
+    /// account is `degraded` until the platform answers again.
+    pub fn zombie(&self) {
+        self.zombies.fetch_add(1, Ordering::Relaxed);
+        self.silent.store(true, Ordering::Relaxed);
+    }
+
+    /// A connection was replaced.
+    pub fn reconnected(&self) {
+        self.reconnects.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn inbound(&self, now_ms: u64) {
@@ -112,7 +134,8 @@ impl AccountHealth {
             return HealthState::Stopped;
         }
         let since = get(&self.last_round_trip_ms).max(get(&self.last_start_ms));
-        let fresh = now_ms.saturating_sub(since) <= stale_ms;
+        let fresh =
+            now_ms.saturating_sub(since) <= stale_ms && !self.silent.load(Ordering::Relaxed);
         match (get(&self.last_round_trip_ms), fresh) {
             (_, false) => HealthState::Degraded,
             (0, true) => HealthState::Starting,
@@ -147,6 +170,8 @@ impl AccountHealth {
             rate_limits: get(&self.rate_limits),
             conflicts: get(&self.conflicts),
             errors: get(&self.errors),
+            reconnects: get(&self.reconnects),
+            zombies: get(&self.zombies),
         }
     }
 }
@@ -171,6 +196,8 @@ pub struct AccountSnapshot {
     pub rate_limits: u64,
     pub conflicts: u64,
     pub errors: u64,
+    pub reconnects: u64,
+    pub zombies: u64,
 }
 
 /// Every configured account's health, by (channel, account).
@@ -244,7 +271,8 @@ impl AccountSnapshot {
             "lastOutboundAt": self.last_outbound_ms,
             "lastTransportActivityAt": self.last_round_trip_ms,
             "lastError": self.last_error,
-            "reconnectAttempts": self.restarts,
+            "reconnectAttempts": self.restarts + self.reconnects,
+            "zombieConnections": self.zombies,
         })
     }
 }

@@ -147,3 +147,10 @@ pub struct FollowRun {
     pub account: Option<String>,
     pub delivery: super::ledger::Delivery,
 }
+
+/// An HTTP request to a channel's webhook path (Slack's Events API), for
+/// the account that answers on it. Reply: None when no running account
+/// does.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<super::slack::events::WebhookReply>")]
+pub struct RouteWebhook(pub super::slack::events::SlackWebhook);

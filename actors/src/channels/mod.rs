@@ -21,7 +21,7 @@
 //!   shares; `account.rs` what the supervisor holds of an account; `keys.rs`
 //!   a section as accounts.
 //!
-//! Adapters: `telegram/`. Rules that depend on time take it as an argument.
+//! Adapters: `telegram/`, `slack/`. Rules that depend on time take it as an argument.
 
 pub mod access;
 pub mod account;
@@ -83,6 +83,34 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
             accounts
                 .into_iter()
                 .map(|a| account::AccountCfg::Telegram(std::sync::Arc::new(a))),
+        );
+    }
+    if let Some(section) = settings.channels.get("slack") {
+        let mut raw = section.other.clone();
+        if let Some(f) = &section.skill_filter {
+            raw.insert("skillFilter".into(), serde_json::json!(f));
+        }
+        let env = (
+            std::env::var("SLACK_BOT_TOKEN").ok(),
+            std::env::var("SLACK_APP_TOKEN").ok(),
+        );
+        let mut accounts = slack::config::accounts(&raw, env)?;
+        let debounce = inbound_debounce_ms(settings, "slack")?;
+        for a in &mut accounts {
+            a.debounce_ms = debounce;
+        }
+        let apps: Vec<&str> = accounts
+            .iter()
+            .filter_map(|a| a.app_token.as_deref())
+            .collect();
+        one_each(
+            &apps,
+            "channels.slack.accounts: two accounts use one app token (one Socket Mode connection per app)",
+        )?;
+        out.accounts.extend(
+            accounts
+                .into_iter()
+                .map(|a| account::AccountCfg::Slack(std::sync::Arc::new(a))),
         );
     }
     Ok(out)

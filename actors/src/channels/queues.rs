@@ -160,6 +160,7 @@ mod tests {
             },
             merged: Vec::new(),
             ts_ms: 0,
+            ..Incoming::default()
         }
     }
 

@@ -1,4 +1,5 @@
-//! The per-token limiter every call of one account goes through: it waits
+//! The per-token limiter (and `Buckets`, limiters per method or route)
+//! every call of one account goes through: it waits
 //! while the token's `SendGate` is closed (a 429 closes it for every
 //! method) or the spacing since the last call is short, records the
 //! outcome in the account's health, and retries by the `RetryPolicy`.
@@ -153,5 +154,50 @@ impl Limiter {
                 }
             }
         }
+    }
+}
+
+/// Limiters by bucket (a Slack method, a Discord route), each with its own
+/// gate: a 429 closes only its bucket. They share the account's health.
+/// At most `MAX_BUCKETS` are kept; open ones go first when more come.
+#[derive(Clone)]
+pub struct Buckets {
+    limiters: Arc<Mutex<std::collections::HashMap<String, Limiter>>>,
+    min_interval_ms: u64,
+    policy: RetryPolicy,
+    health: Arc<AccountHealth>,
+}
+
+const MAX_BUCKETS: usize = 1024;
+
+impl Buckets {
+    pub fn new(min_interval_ms: u64, policy: RetryPolicy, health: Arc<AccountHealth>) -> Buckets {
+        Buckets {
+            limiters: Arc::default(),
+            min_interval_ms,
+            policy,
+            health,
+        }
+    }
+
+    /// The limiter of `bucket` (made on first use).
+    pub fn get(&self, bucket: &str) -> Limiter {
+        let Ok(mut map) = self.limiters.lock() else {
+            return Limiter::new(self.min_interval_ms, self.policy, self.health.clone());
+        };
+        if let Some(l) = map.get(bucket) {
+            return l.clone();
+        }
+        if map.len() >= MAX_BUCKETS {
+            let now = crate::now_ms();
+            map.retain(|_, l| l.gate.lock().is_ok_and(|g| g.closed(now)));
+        }
+        let l = Limiter::new(self.min_interval_ms, self.policy, self.health.clone());
+        map.insert(bucket.to_string(), l.clone());
+        l
+    }
+
+    pub fn health(&self) -> &Arc<AccountHealth> {
+        &self.health
     }
 }

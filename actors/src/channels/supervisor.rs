@@ -425,3 +425,15 @@ impl ChannelSupervisor {
         Ok(PairingAnswer::Done(done))
     }
 }
+
+impl Handler<RouteWebhook> for ChannelSupervisor {
+    type Result = ResponseFuture<Option<super::slack::events::WebhookReply>>;
+    fn handle(&mut self, msg: RouteWebhook, _: &mut Context<Self>) -> Self::Result {
+        let hook = self
+            .slots
+            .values()
+            .filter(|s| s.cfg.webhook_path() == Some(msg.0.path.as_str()))
+            .find_map(|s| s.addr.as_ref().and_then(|a| a.webhook.clone()));
+        Box::pin(async move { hook?.send(msg.0).await.ok() })
+    }
+}

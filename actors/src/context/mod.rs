@@ -75,7 +75,7 @@ pub fn capabilities(channel: &str) -> Vec<String> {
     let caps: &[&str] = match channel {
         "webchat" => &["markdown", "code-blocks", "images", "streaming"],
         "telegram" => &["markdown", "images", "edits"],
-        "slack" => &["mrkdwn", "threads", "images"],
+        "slack" => &["markdown", "threads", "edits"],
         "discord" => &["markdown", "threads", "images"],
         _ => &["text"],
     };

@@ -1,11 +1,99 @@
-//! Slack (issue 18, in progress; not started by the channel supervisor
-//! yet). The parts so far, pure: `signature.rs` (Events API request
-//! signatures: HMAC-SHA256 of `v0:{ts}:{body}` with the `hmac` crate,
-//! constant-time, 5-minute window), `envelope.rs` (Socket Mode envelopes
-//! and Events API bodies read into plain types; mention markup as plain
-//! text), `dedupe.rs` (recently seen envelope ids and message keys, with a
-//! TTL and a bound, so Slack's retries are answered once).
+//! The Slack adapter: `config.rs` the `channels.slack` section per
+//! account, `api.rs` the Web API (no retries of its own; per-method
+//! limiters), `outlet.rs` sends and edits (`chat.postMessage`, then
+//! `chat.update`), `envelope.rs` Socket Mode envelopes and Events API
+//! bodies as plain types (mention markup as plain text), `inbound.rs` a
+//! message event recorded in the ledger, `dedupe.rs` recently seen
+//! envelope ids (TTL, bound), `signature.rs` Events API request signatures
+//! (HMAC-SHA256 with the `hmac` crate, constant-time, 5-minute window),
+//! and the two connections: `socket.rs` (Socket Mode) and `events.rs` (the
+//! Events API over HTTP). `start` runs an account: its `Desk` with one of
+//! them.
 
+pub mod api;
+pub mod config;
 pub mod dedupe;
 pub mod envelope;
+pub mod events;
+pub mod inbound;
+pub mod outlet;
 pub mod signature;
+pub mod socket;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use config::{Mode, SlackAccount};
+
+use super::account::AccountHandle;
+use super::deliver::{Stream, Typing};
+use super::desk::{Desk, DeskConfig};
+use super::health::AccountHealth;
+use super::limits::RetryPolicy;
+use super::sender::Buckets;
+use super::supervisor::ChannelDeps;
+use super::telegram::config::StreamMode;
+
+/// Slack's retry policy: as Telegram's (3 attempts, doubling from 400 ms,
+/// capped at 30 s); a 429 waits for its `Retry-After`.
+const RETRY: RetryPolicy = RetryPolicy::TELEGRAM;
+
+pub fn desk_config(cfg: &SlackAccount) -> DeskConfig {
+    DeskConfig {
+        channel: "slack",
+        platform: "Slack",
+        account_id: cfg.account_id.clone(),
+        access: cfg.access.clone(),
+        stream: match cfg.stream_mode {
+            StreamMode::Partial => Stream::Partial,
+            StreamMode::Block => Stream::Block,
+            StreamMode::Off => Stream::Off,
+        },
+        typing: Typing::Never,
+        instant_typing: false,
+        typing_every: Duration::from_secs(6),
+        edit_interval_ms: cfg.edit_interval_ms,
+        debounce_ms: cfg.debounce_ms,
+        model_override: cfg.model_override.clone(),
+    }
+}
+
+/// Starts one account: the desk, and its Socket Mode or Events API
+/// connection. The connection and the outlet share the per-method limiters.
+pub fn start(
+    cfg: Arc<SlackAccount>,
+    deps: ChannelDeps,
+    health: Arc<AccountHealth>,
+) -> AccountHandle {
+    let api = api::WebApi::new(
+        &cfg.api_base,
+        &cfg.bot_token,
+        cfg.app_token.as_deref(),
+        Duration::from_secs(cfg.request_timeout_s),
+    );
+    let buckets = Buckets::new(cfg.send_interval_ms, RETRY, health.clone());
+    let outlet = outlet::SlackOutlet {
+        api: api.clone(),
+        buckets: buckets.clone(),
+        chunk_limit: cfg.text_chunk_limit,
+        reply_to_mode: cfg.reply_to_mode,
+    };
+    let store = deps.dispatch.store.clone();
+    let desk = Desk::new(Arc::new(desk_config(&cfg)), outlet, deps, health);
+    let mut webhook = None;
+    let addr = desk.start_with(|link| match cfg.mode {
+        Mode::Socket => socket::SlackSocket::new(cfg, api, buckets, store, link)
+            .start()
+            .recipient(),
+        Mode::Http => {
+            let events = events::SlackEvents::new(cfg, api, buckets, store, link).start();
+            webhook = Some(events.clone().recipient());
+            events.recipient()
+        }
+    });
+    let mut handle = AccountHandle::of(addr);
+    handle.webhook = webhook;
+    handle
+}

@@ -163,6 +163,7 @@ pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
         media,
         merged: Vec::new(),
         ts_ms: (m.date.max(0) as u64).saturating_mul(1000),
+        ..Incoming::default()
     }))
 }
 

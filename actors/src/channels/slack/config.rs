@@ -1,0 +1,325 @@
+//! `channels.slack` with OpenClaw's keys, per account (`channels::keys`):
+//! `mode` (`socket`, the default, or `http`), `botToken`, `appToken`
+//! (Socket Mode), `signingSecret` and `webhookPath` (HTTP), `dmPolicy`,
+//! `allowFrom`, `groupPolicy`, `channels.<id>` (`allow`, `requireMention`,
+//! `users`), `streamMode`, `textChunkLimit`, `replyToMode`; and ferroclaw's
+//! `apiBaseUrl` (the Web API, `https://slack.com/api` by default) so tests
+//! run against a local fake. `SLACK_BOT_TOKEN` and `SLACK_APP_TOKEN` serve
+//! the default account when its section has none.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
+use crate::channels::keys;
+use crate::channels::telegram::config::StreamMode;
+
+pub const DEFAULT_API: &str = "https://slack.com/api";
+pub const DEFAULT_WEBHOOK_PATH: &str = "/slack/events";
+/// The longest text a markdown block takes.
+pub const MAX_MESSAGE_CHARS: usize = 12_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Socket,
+    Http,
+}
+
+/// Where replies to a channel message go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplyToMode {
+    /// In the channel (a message in a thread is answered in its thread).
+    Off,
+    /// In a thread under the message.
+    First,
+    All,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlackAccount {
+    pub account_id: String,
+    pub mode: Mode,
+    pub bot_token: String,
+    pub app_token: Option<String>,
+    pub signing_secret: Option<String>,
+    pub webhook_path: String,
+    pub api_base: String,
+    pub access: AccessConfig,
+    pub stream_mode: StreamMode,
+    pub reply_to_mode: ReplyToMode,
+    pub text_chunk_limit: usize,
+    pub edit_interval_ms: u64,
+    pub request_timeout_s: u64,
+    /// Spacing of two calls of one method (ms).
+    pub send_interval_ms: u64,
+    /// Socket Mode: a ping this often; a connection that shows no frame
+    /// for two of these is a zombie and is replaced.
+    pub ping_interval_ms: u64,
+    pub debounce_ms: u64,
+    pub model_override: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Raw {
+    mode: Option<Mode>,
+    bot_token: Option<String>,
+    app_token: Option<String>,
+    signing_secret: Option<String>,
+    webhook_path: Option<String>,
+    api_base_url: Option<String>,
+    dm_policy: Option<DmPolicy>,
+    allow_from: Option<Vec<Value>>,
+    /// OpenClaw's legacy `dm: {policy, allowFrom}`.
+    dm: Option<LegacyDm>,
+    group_policy: Option<GroupPolicy>,
+    group_allow_from: Option<Vec<Value>>,
+    channels: Option<BTreeMap<String, ChannelRule>>,
+    stream_mode: Option<StreamMode>,
+    streaming: Option<StreamMode>,
+    reply_to_mode: Option<ReplyToMode>,
+    text_chunk_limit: Option<usize>,
+    edit_interval_ms: Option<u64>,
+    request_timeout_seconds: Option<u64>,
+    send_interval_ms: Option<u64>,
+    ping_interval_seconds: Option<f64>,
+    model_override: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LegacyDm {
+    policy: Option<DmPolicy>,
+    allow_from: Option<Vec<Value>>,
+}
+
+/// `channels.<id>`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ChannelRule {
+    allow: Option<bool>,
+    enabled: Option<bool>,
+    require_mention: Option<bool>,
+    users: Option<Vec<Value>>,
+}
+
+const PREFIXES: &[&str] = &["slack:", "user:", "channel:"];
+
+fn ids(v: Option<Vec<Value>>) -> Vec<String> {
+    v.unwrap_or_default()
+        .iter()
+        .filter_map(|v| keys::id_text(v, PREFIXES))
+        .collect()
+}
+
+fn token(v: Option<String>) -> Option<String> {
+    v.filter(|t| !t.trim().is_empty())
+}
+
+/// The enabled accounts of `channels.slack`. `env`: `SLACK_BOT_TOKEN` and
+/// `SLACK_APP_TOKEN`, for the default account.
+pub fn accounts(
+    section: &Map<String, Value>,
+    env: (Option<String>, Option<String>),
+) -> Result<Vec<SlackAccount>, String> {
+    let root: Raw = keys::parse("channels.slack", &Value::Object(section.clone()))?;
+    let own = token(root.bot_token.clone()).or(env.0.clone()).is_some();
+    let mut out = Vec::new();
+    for a in keys::accounts("slack", section, own)? {
+        let raw: Raw = keys::parse(&a.path, &a.keys)?;
+        let env = if a.path == "channels.slack" {
+            env.clone()
+        } else {
+            (None, None)
+        };
+        out.push(resolve(&a.id, raw, env, &a.path)?);
+    }
+    let mut paths: Vec<&str> = out
+        .iter()
+        .filter(|a| a.mode == Mode::Http)
+        .map(|a| a.webhook_path.as_str())
+        .collect();
+    paths.sort_unstable();
+    if paths.windows(2).any(|w| w[0] == w[1]) {
+        return Err("channels.slack.accounts: two HTTP accounts share one webhookPath".into());
+    }
+    Ok(out)
+}
+
+fn resolve(
+    id: &str,
+    raw: Raw,
+    env: (Option<String>, Option<String>),
+    path: &str,
+) -> Result<SlackAccount, String> {
+    let mode = raw.mode.unwrap_or(Mode::Socket);
+    let bot_token = token(raw.bot_token)
+        .or(env.0)
+        .ok_or_else(|| format!("{path}.botToken: missing (or set SLACK_BOT_TOKEN)"))?;
+    let app_token = token(raw.app_token).or(env.1);
+    let signing_secret = token(raw.signing_secret);
+    match mode {
+        Mode::Socket if app_token.is_none() => {
+            return Err(format!(
+                "{path}.appToken: Socket Mode needs an app token (xapp-...; or set SLACK_APP_TOKEN)"
+            ))
+        }
+        Mode::Http if signing_secret.is_none() => {
+            return Err(format!(
+                "{path}.signingSecret: HTTP mode needs the app's signing secret"
+            ))
+        }
+        _ => {}
+    }
+    for (key, t) in [
+        ("botToken", Some(&bot_token)),
+        ("appToken", app_token.as_ref()),
+    ] {
+        if t.is_some_and(|t| t.contains(char::is_whitespace)) {
+            return Err(format!("{path}.{key}: not a token"));
+        }
+    }
+    let webhook_path = raw
+        .webhook_path
+        .unwrap_or_else(|| DEFAULT_WEBHOOK_PATH.to_string());
+    if !webhook_path.starts_with('/') || webhook_path.contains(char::is_whitespace) {
+        return Err(format!(
+            "{path}.webhookPath: expected a path such as /slack/events"
+        ));
+    }
+    let api_base = raw
+        .api_base_url
+        .unwrap_or_else(|| DEFAULT_API.to_string())
+        .trim_end_matches('/')
+        .to_string();
+    if !(api_base.starts_with("https://") || api_base.starts_with("http://")) {
+        return Err(format!("{path}.apiBaseUrl: expected an http(s) URL"));
+    }
+    let legacy = raw.dm.unwrap_or_default();
+    let groups = raw
+        .channels
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, r)| {
+            let rule = GroupRule {
+                enabled: r.enabled.or(r.allow),
+                require_mention: r.require_mention,
+                allow_from: r.users,
+                other: Map::new(),
+            };
+            (k, rule)
+        })
+        .collect();
+    let access = AccessConfig {
+        dm_policy: raw.dm_policy.or(legacy.policy).unwrap_or(DmPolicy::Pairing),
+        allow_from: ids(raw.allow_from.or(legacy.allow_from)),
+        group_policy: raw.group_policy.unwrap_or(GroupPolicy::Open),
+        group_allow_from: ids(raw.group_allow_from),
+        groups,
+    };
+    access.check().map_err(|e| format!("{path}.{e}"))?;
+    let ping = raw.ping_interval_seconds.unwrap_or(15.0);
+    if !(ping.is_finite() && ping > 0.0) {
+        return Err(format!("{path}.pingIntervalSeconds: expected seconds"));
+    }
+    Ok(SlackAccount {
+        account_id: id.to_string(),
+        mode,
+        bot_token,
+        app_token,
+        signing_secret,
+        webhook_path,
+        api_base,
+        access,
+        stream_mode: raw
+            .stream_mode
+            .or(raw.streaming)
+            .unwrap_or(StreamMode::Partial),
+        reply_to_mode: raw.reply_to_mode.unwrap_or(ReplyToMode::Off),
+        text_chunk_limit: raw
+            .text_chunk_limit
+            .unwrap_or(4000)
+            .clamp(100, MAX_MESSAGE_CHARS),
+        edit_interval_ms: raw.edit_interval_ms.unwrap_or(1000),
+        request_timeout_s: raw.request_timeout_seconds.unwrap_or(30).clamp(1, 300),
+        send_interval_ms: raw.send_interval_ms.unwrap_or(0).min(10_000),
+        ping_interval_ms: ((ping * 1000.0) as u64).clamp(50, 600_000),
+        debounce_ms: 0,
+        model_override: raw.model_override,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn section(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn socket_mode_is_the_default_and_needs_both_tokens() {
+        let a = accounts(
+            &section(json!({ "botToken": "xoxb-1", "appToken": "xapp-1" })),
+            (None, None),
+        )
+        .unwrap();
+        assert_eq!(a[0].mode, Mode::Socket);
+        assert_eq!(a[0].api_base, DEFAULT_API);
+        assert_eq!(a[0].access.dm_policy, DmPolicy::Pairing);
+        assert_eq!(a[0].access.group_policy, GroupPolicy::Open);
+        let e = accounts(&section(json!({ "botToken": "xoxb-1" })), (None, None)).unwrap_err();
+        assert!(e.starts_with("channels.slack.appToken"), "{e}");
+        let a = accounts(
+            &section(json!({})),
+            (Some("xoxb-e".into()), Some("xapp-e".into())),
+        )
+        .unwrap();
+        assert_eq!(a[0].bot_token, "xoxb-e");
+    }
+
+    #[test]
+    fn http_mode_needs_a_signing_secret_and_distinct_paths() {
+        let e = accounts(
+            &section(json!({ "mode": "http", "botToken": "xoxb-1" })),
+            (None, None),
+        )
+        .unwrap_err();
+        assert!(e.starts_with("channels.slack.signingSecret"), "{e}");
+        let e = accounts(
+            &section(json!({ "mode": "http", "signingSecret": "s",
+                "accounts": { "a": { "botToken": "x1" }, "b": { "botToken": "x2" } } })),
+            (None, None),
+        )
+        .unwrap_err();
+        assert!(e.contains("webhookPath"), "{e}");
+    }
+
+    #[test]
+    fn channel_rules_and_legacy_dm_keys_become_access_rules() {
+        let a = accounts(
+            &section(json!({ "botToken": "xoxb-1", "appToken": "xapp-1",
+                "dm": { "policy": "allowlist", "allowFrom": ["slack:U1"] },
+                "groupPolicy": "allowlist",
+                "channels": { "C1": { "allow": true, "requireMention": false, "users": ["U2"] } } })),
+            (None, None),
+        )
+        .unwrap();
+        let acc = &a[0].access;
+        assert_eq!(acc.dm_policy, DmPolicy::Allowlist);
+        assert_eq!(acc.allow_from, vec!["U1"]);
+        assert_eq!(acc.groups["C1"].enabled, Some(true));
+        assert_eq!(acc.groups["C1"].require_mention, Some(false));
+        let e = accounts(
+            &section(json!({ "botToken": "xoxb-1", "appToken": "xapp-1", "replyToMode": 3 })),
+            (None, None),
+        )
+        .unwrap_err();
+        assert!(e.starts_with("channels.slack.replyToMode"), "{e}");
+    }
+}

@@ -1,0 +1,207 @@
+//! `SlackEvents`: one Slack app's Events API receiver (HTTP mode; the
+//! account's connection actor). The edge passes each `POST <webhookPath>`
+//! here as it came (`SlackWebhook`: the signature headers and the raw
+//! body). A request whose signature does not verify (forged, stale,
+//! missing) gets 401; `url_verification` gets its challenge; a message is
+//! recorded in the ledger and flushed before the 200, so Slack's retries
+//! (`X-Slack-Retry-Num`) find the key and are answered once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::api::{BotIdentity, SlackError, WebApi};
+use super::config::SlackAccount;
+use super::envelope::{parse_callback, Callback};
+use super::inbound::{record, Received};
+use super::signature;
+use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
+use crate::channels::health::AccountHealth;
+use crate::channels::messages::StopAccount;
+use crate::channels::sender::Buckets;
+use crate::store::Store;
+
+/// One Events API request, as it came.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "WebhookReply")]
+pub struct SlackWebhook {
+    pub path: String,
+    pub timestamp: Option<String>,
+    pub signature: Option<String>,
+    pub retry_num: Option<String>,
+    pub body: bytes::Bytes,
+}
+
+/// The answer for Slack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookReply {
+    pub status: u16,
+    pub body: String,
+}
+
+impl WebhookReply {
+    fn new(status: u16, body: serde_json::Value) -> WebhookReply {
+        WebhookReply {
+            status,
+            body: body.to_string(),
+        }
+    }
+}
+
+pub struct SlackEvents {
+    cfg: Arc<SlackAccount>,
+    api: WebApi,
+    buckets: Buckets,
+    store: Store,
+    desk: DeskLink,
+    health: Arc<AccountHealth>,
+    bot: Option<BotIdentity>,
+    backoff_ms: u64,
+    span: tracing::Span,
+}
+
+impl SlackEvents {
+    pub fn new(
+        cfg: Arc<SlackAccount>,
+        api: WebApi,
+        buckets: Buckets,
+        store: Store,
+        desk: DeskLink,
+    ) -> SlackEvents {
+        SlackEvents {
+            span: tracing::info_span!("channel", channel = "slack", account = %cfg.account_id),
+            health: buckets.health().clone(),
+            cfg,
+            api,
+            buckets,
+            store,
+            desk,
+            bot: None,
+            backoff_ms: 0,
+        }
+    }
+
+    fn boot(&mut self, ctx: &mut Context<Self>) {
+        let (api, limiter) = (self.api.clone(), self.buckets.get("auth.test"));
+        let fut = async move { limiter.call(true, || api.auth_test()).await };
+        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| match res {
+            Ok(bot) => {
+                tracing::info!(parent: &act.span, bot = %bot.user_id, path = %act.cfg.webhook_path, "slack events endpoint ready");
+                act.bot = Some(bot);
+            }
+            Err(SlackError::Auth(e)) => {
+                act.desk
+                    .failed
+                    .do_send(ConnectionFailed(format!("the bot token was refused: {e}")));
+                ctx.stop();
+            }
+            Err(e) => {
+                act.health.error(Some(e.to_string()));
+                act.backoff_ms = (act.backoff_ms * 2).clamp(1000, 60_000);
+                ctx.run_later(Duration::from_millis(act.backoff_ms), |act, ctx| act.boot(ctx));
+            }
+        }));
+    }
+}
+
+impl Actor for SlackEvents {
+    type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.boot(ctx);
+    }
+}
+
+impl Handler<SlackWebhook> for SlackEvents {
+    type Result = ResponseActFuture<Self, WebhookReply>;
+    fn handle(&mut self, msg: SlackWebhook, _: &mut Context<Self>) -> Self::Result {
+        let reply = |r: WebhookReply| -> Self::Result { Box::pin(fut::ready(r)) };
+        let secret = self.cfg.signing_secret.as_deref().unwrap_or_default();
+        let now_s = crate::now_ms() / 1000;
+        if let Err(e) = signature::verify(
+            secret,
+            msg.timestamp.as_deref(),
+            msg.signature.as_deref(),
+            &msg.body,
+            now_s,
+        ) {
+            tracing::warn!(parent: &self.span, error = %e, "slack request refused: bad signature");
+            return reply(WebhookReply::new(
+                401,
+                serde_json::json!({ "ok": false, "error": e.to_string() }),
+            ));
+        }
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&msg.body) else {
+            tracing::warn!(parent: &self.span, "slack request body is not JSON");
+            return reply(WebhookReply::new(
+                400,
+                serde_json::json!({ "ok": false, "error": "body is not JSON" }),
+            ));
+        };
+        self.health.round_trip(crate::now_ms());
+        let m = match parse_callback(&v) {
+            Callback::UrlVerification { challenge } => {
+                return reply(WebhookReply::new(
+                    200,
+                    serde_json::json!({ "challenge": challenge }),
+                ));
+            }
+            Callback::Ignored { kind } => {
+                tracing::debug!(parent: &self.span, %kind, "slack event not handled");
+                return reply(WebhookReply::new(200, serde_json::json!({ "ok": true })));
+            }
+            Callback::Message(m) => m,
+        };
+        let Some(bot) = &self.bot else {
+            // Not ready (auth.test pending): Slack retries.
+            return reply(WebhookReply::new(
+                503,
+                serde_json::json!({ "ok": false, "error": "starting" }),
+            ));
+        };
+        let got = record(&self.store, &self.cfg.account_id, bot, &m, crate::now_ms());
+        let fresh = match got {
+            Ok(Received::New(inc)) => Some(*inc),
+            Ok(Received::Replay) => {
+                self.health
+                    .replays
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::info!(parent: &self.span, retry = msg.retry_num.as_deref().unwrap_or("0"),
+                    channel_id = %m.channel, ts = %m.ts, "slack event delivered again: not run again");
+                None
+            }
+            Ok(Received::Skipped(_)) => None,
+            Err(e) => {
+                tracing::error!(parent: &self.span, error = %e, "cannot record a slack message");
+                return reply(WebhookReply::new(
+                    500,
+                    serde_json::json!({ "ok": false, "error": "not recorded" }),
+                ));
+            }
+        };
+        let store = self.store.clone();
+        Box::pin(
+            async move { store.flush().await }
+                .into_actor(self)
+                .map(move |flushed, act, _| match flushed {
+                    Ok(()) => {
+                        if let Some(inc) = fresh {
+                            act.desk.accepted.do_send(Accepted(vec![inc]));
+                        }
+                        WebhookReply::new(200, serde_json::json!({ "ok": true }))
+                    }
+                    Err(e) => {
+                        tracing::error!(parent: &act.span, error = %e, "cannot flush the slack ledger");
+                        WebhookReply::new(500, serde_json::json!({ "ok": false }))
+                    }
+                }),
+        )
+    }
+}
+
+impl Handler<StopAccount> for SlackEvents {
+    type Result = ();
+    fn handle(&mut self, _: StopAccount, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}

@@ -1,0 +1,169 @@
+//! A Slack message event as the pipeline's `Incoming`, recorded in the
+//! ledger under `slack/<account>/<channel>/<ts>`: a retried event, or the
+//! `app_mention` Slack sends beside the `message` for one message, finds
+//! the key and is not run again, across restarts. Shared by Socket Mode
+//! and the Events API.
+
+use super::api::BotIdentity;
+use super::envelope::{plain_text, SlackMessage};
+use crate::channels::dispatch::Incoming;
+use crate::channels::ledger::{self, Accepted, InboundKey};
+use crate::store::{Store, StoreError};
+
+/// What recording an event did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// New: hand it over (after the flush).
+    New(Box<Incoming>),
+    /// Seen before: answered once already.
+    Replay,
+    /// Not a message to answer (the bot's own, an empty one).
+    Skipped(&'static str),
+}
+
+/// The platform's chat type word for a message.
+fn chat_type(m: &SlackMessage) -> &'static str {
+    match m.channel_type.as_str() {
+        "im" => "im",
+        "mpim" => "mpim",
+        "" if m.channel.starts_with('D') => "im",
+        _ => "channel",
+    }
+}
+
+fn ts_ms(ts: &str) -> u64 {
+    ts.parse::<f64>()
+        .ok()
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .map_or(0, |t| (t * 1000.0) as u64)
+}
+
+/// The message as the pipeline sees it; None when it is not one to
+/// answer.
+pub fn incoming(
+    m: &SlackMessage,
+    account: &str,
+    bot: &BotIdentity,
+) -> Result<Incoming, &'static str> {
+    if m.from_bot || (!bot.user_id.is_empty() && m.user == bot.user_id) {
+        return Err("sent by a bot");
+    }
+    if m.user.is_empty() {
+        return Err("no sender");
+    }
+    let (text, mentioned) = plain_text(
+        &m.text,
+        Some(bot.user_id.as_str()).filter(|u| !u.is_empty()),
+    );
+    if text.trim().is_empty() {
+        return Err("empty");
+    }
+    let dedupe_key = InboundKey {
+        channel: "slack",
+        account,
+        peer: &m.channel,
+        message_id: &m.ts,
+    }
+    .key();
+    Ok(Incoming {
+        channel: "slack".into(),
+        account: account.into(),
+        dedupe_key,
+        chat_id: m.channel.clone(),
+        chat_type: chat_type(m).into(),
+        thread_id: m.thread_ts.clone().filter(|t| *t != m.ts),
+        sender: m.user.clone(),
+        sender_name: None,
+        message_id: m.ts.clone(),
+        text,
+        mentioned,
+        team_id: Some(m.team_id.clone()).filter(|t| !t.is_empty()),
+        ts_ms: ts_ms(&m.ts),
+        ..Incoming::default()
+    })
+}
+
+/// Records a message event (not flushed: the caller flushes before it
+/// acknowledges).
+pub fn record(
+    store: &Store,
+    account: &str,
+    bot: &BotIdentity,
+    m: &SlackMessage,
+    now_ms: u64,
+) -> Result<Received, StoreError> {
+    let inc = match incoming(m, account, bot) {
+        Ok(i) => i,
+        Err(why) => return Ok(Received::Skipped(why)),
+    };
+    let key = InboundKey {
+        channel: "slack",
+        account,
+        peer: &m.channel,
+        message_id: &m.ts,
+    };
+    let value = serde_json::to_value(&inc)?;
+    Ok(
+        match ledger::accept_with(store, &key, None, now_ms, Some(&value))? {
+            Accepted::New => Received::New(Box::new(inc)),
+            Accepted::Replay => Received::Replay,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(text: &str, channel: &str, kind: &str) -> SlackMessage {
+        SlackMessage {
+            team_id: "T1".into(),
+            event_id: "Ev1".into(),
+            channel: channel.into(),
+            channel_type: kind.into(),
+            user: "U9".into(),
+            text: text.into(),
+            ts: "1700000000.000100".into(),
+            thread_ts: None,
+            from_bot: false,
+        }
+    }
+
+    fn bot() -> BotIdentity {
+        BotIdentity {
+            user_id: "UBOT".into(),
+            team_id: "T1".into(),
+        }
+    }
+
+    #[test]
+    fn a_channel_mention_becomes_an_incoming_with_team_and_mention() {
+        let i = incoming(&msg("<@UBOT> hello", "C1", "channel"), "default", &bot()).unwrap();
+        assert_eq!(i.text, "@UBOT hello");
+        assert!(i.mentioned);
+        assert!(i.is_group());
+        assert_eq!(i.team_id.as_deref(), Some("T1"));
+        assert_eq!(i.dedupe_key, "slack/default/C1/1700000000.000100");
+        assert_eq!(i.ts_ms, 1_700_000_000_000);
+        let dm = incoming(&msg("hi", "D1", ""), "default", &bot()).unwrap();
+        assert!(!dm.is_group());
+        let mut threaded = msg("more", "C1", "channel");
+        threaded.thread_ts = Some("1699999999.000001".into());
+        let t = incoming(&threaded, "default", &bot()).unwrap();
+        assert_eq!(t.thread_id.as_deref(), Some("1699999999.000001"));
+    }
+
+    #[test]
+    fn the_bots_own_and_empty_messages_are_skipped() {
+        let mut own = msg("echo", "C1", "channel");
+        own.user = "UBOT".into();
+        assert_eq!(incoming(&own, "a", &bot()), Err("sent by a bot"));
+        let mut b = msg("x", "C1", "channel");
+        b.from_bot = true;
+        assert!(incoming(&b, "a", &bot()).is_err());
+        assert_eq!(
+            incoming(&msg("  ", "C1", "channel"), "a", &bot()),
+            Err("empty")
+        );
+    }
+}

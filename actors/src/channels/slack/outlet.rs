@@ -1,0 +1,132 @@
+//! Slack's `Outlet`: final texts go as a markdown block (Slack renders the
+//! model's markdown) with the plain text as fallback, previews as plain
+//! text, edits by `chat.update`. Each method has its own limiter
+//! (`Buckets`: Slack rate-limits per method), and a new message is never
+//! retried after an unknown outcome. Slack has no typing indicator for
+//! bots outside assistant threads: typing shows nothing.
+
+use super::api::{SlackError, WebApi};
+use super::config::{ReplyToMode, MAX_MESSAGE_CHARS};
+use crate::channels::chunker::split;
+use crate::channels::deliver::{Outlet, SendFailure, Target};
+use crate::channels::sender::{Buckets, CallError};
+
+#[derive(Clone)]
+pub struct SlackOutlet {
+    pub api: WebApi,
+    pub buckets: Buckets,
+    pub chunk_limit: usize,
+    pub reply_to_mode: ReplyToMode,
+}
+
+fn failure(e: SlackError) -> SendFailure {
+    SendFailure {
+        unknown: e.unknown_outcome(),
+        error: e.to_string(),
+    }
+}
+
+/// Worth trying again without the markdown block.
+fn plain_may_help(e: &SlackError) -> bool {
+    matches!(e, SlackError::Refused(code) if code.contains("block"))
+}
+
+impl SlackOutlet {
+    async fn post(
+        &self,
+        to: &Target,
+        text: &str,
+        formatted: bool,
+        thread: Option<&str>,
+    ) -> Result<String, SlackError> {
+        let limiter = self.buckets.get("chat.postMessage");
+        if formatted {
+            let first = limiter
+                .call(false, || {
+                    self.api.post_message(&to.chat_id, text, thread, true)
+                })
+                .await;
+            match first {
+                Err(e) if plain_may_help(&e) => {
+                    tracing::info!(error = %e, "slack refused the markdown block: sent as plain text");
+                }
+                other => return other,
+            }
+        }
+        limiter
+            .call(false, || {
+                self.api.post_message(&to.chat_id, text, thread, false)
+            })
+            .await
+    }
+}
+
+impl Outlet for SlackOutlet {
+    async fn send(
+        &self,
+        to: &Target,
+        text: &str,
+        formatted: bool,
+        reply_to: Option<&str>,
+    ) -> Result<String, SendFailure> {
+        let thread = to
+            .thread_id
+            .as_deref()
+            .or(reply_to.filter(|_| self.reply_to_mode != ReplyToMode::Off));
+        self.post(to, text, formatted, thread)
+            .await
+            .map_err(failure)
+    }
+
+    async fn edit(
+        &self,
+        to: &Target,
+        id: &str,
+        text: &str,
+        formatted: bool,
+    ) -> Result<(), SendFailure> {
+        let limiter = self.buckets.get("chat.update");
+        if formatted {
+            match limiter
+                .call(true, || self.api.update(&to.chat_id, id, text, true))
+                .await
+            {
+                Err(e) if plain_may_help(&e) => {
+                    tracing::info!(error = %e, "slack refused the markdown edit: sent as plain text");
+                }
+                other => return other.map_err(failure),
+            }
+        }
+        limiter
+            .call(true, || self.api.update(&to.chat_id, id, text, false))
+            .await
+            .map_err(failure)
+    }
+
+    async fn typing(&self, _: &Target) {}
+
+    async fn send_media(
+        &self,
+        to: &Target,
+        url: &str,
+        caption: &str,
+    ) -> Result<String, SendFailure> {
+        // Slack unfurls a link; uploading a file needs the files scopes.
+        let text = if caption.trim().is_empty() {
+            url.to_string()
+        } else {
+            format!("{caption}\n{url}")
+        };
+        self.post(to, &text, false, to.thread_id.as_deref())
+            .await
+            .map_err(failure)
+    }
+
+    fn split(&self, text: &str) -> Vec<String> {
+        split(text, self.chunk_limit)
+    }
+
+    fn preview_limit(&self) -> usize {
+        self.chunk_limit.min(MAX_MESSAGE_CHARS) - 96
+    }
+}

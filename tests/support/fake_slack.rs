@@ -1,0 +1,469 @@
+//! A fake Slack on loopback, in its own thread: the Web API (`POST
+//! /api/<method>` with a bearer token, `{ok, ...}` or `{ok:false, error}`;
+//! 429 with `Retry-After`) and Socket Mode (`apps.connections.open`
+//! answers with this fake's own `ws://` URL; each socket gets `hello`,
+//! then `events_api` envelopes to acknowledge by `envelope_id`). Like
+//! Slack, an envelope not acknowledged is sent again (with
+//! `retry_attempt` + 1) on the next socket that says hello. Faults: socket
+//! drops, `disconnect` envelopes, a frozen socket (no frames, no pongs: a
+//! zombie), replays, and per-method HTTP faults. Everything is recorded.
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message as Ws;
+
+pub const BOT_TOKEN: &str = "xoxb-test-bot";
+pub const APP_TOKEN: &str = "xapp-test-app";
+pub const BOT_USER: &str = "UBOT";
+pub const TEAM: &str = "T0TEAM";
+
+#[derive(Debug, Clone)]
+pub enum Fault {
+    /// 429 with `Retry-After` (seconds).
+    RateLimit(u64),
+    Server(u16),
+    /// `{ok: false, error}`.
+    Error(String),
+    Hang(Duration),
+}
+
+/// A message the bot posted (its latest text after updates).
+#[derive(Debug, Clone)]
+pub struct Posted {
+    pub channel: String,
+    pub ts: String,
+    pub text: String,
+    pub markdown: bool,
+    pub thread_ts: Option<String>,
+    pub edits: usize,
+}
+
+struct Socket {
+    id: u64,
+    tx: mpsc::UnboundedSender<Ws>,
+    frozen: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[derive(Default)]
+struct Inner {
+    posted: Vec<Posted>,
+    next_ts: u64,
+    calls: Vec<(String, Instant)>,
+    faults: HashMap<String, VecDeque<Fault>>,
+    sockets: Vec<Socket>,
+    next_socket: u64,
+    opened: u64,
+    max_live: usize,
+    /// Envelopes sent and not acknowledged, by id, with their retries.
+    unacked: Vec<(String, Value)>,
+    /// Every envelope sent, by id (for replays).
+    envelopes: HashMap<String, Value>,
+    acks: HashMap<String, usize>,
+    next_envelope: u64,
+    next_event_ts: u64,
+}
+
+struct State {
+    inner: Mutex<Inner>,
+    ws_url: String,
+}
+
+pub struct FakeSlack {
+    pub api: String,
+    state: Arc<State>,
+    handle: actix_web::dev::ServerHandle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+fn ok(mut v: Value) -> HttpResponse {
+    v["ok"] = json!(true);
+    HttpResponse::Ok().json(v)
+}
+
+fn refuse(error: &str) -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "ok": false, "error": error }))
+}
+
+impl FakeSlack {
+    pub fn start() -> FakeSlack {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let ws_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        ws_listener.set_nonblocking(true).unwrap();
+        let ws_addr = ws_listener.local_addr().unwrap();
+        let state = Arc::new(State {
+            inner: Mutex::new(Inner {
+                next_ts: 1_700_000_000,
+                next_event_ts: 1_600_000_000,
+                ..Inner::default()
+            }),
+            ws_url: format!("ws://{ws_addr}/link"),
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let st = state.clone();
+        let thread = std::thread::spawn(move || {
+            actix_rt::System::new().block_on(async move {
+                let ws_state = st.clone();
+                actix_rt::spawn(async move {
+                    let l = tokio::net::TcpListener::from_std(ws_listener).unwrap();
+                    while let Ok((stream, _)) = l.accept().await {
+                        actix_rt::spawn(socket(ws_state.clone(), stream));
+                    }
+                });
+                let data = web::Data::from(st);
+                let server = HttpServer::new(move || {
+                    App::new()
+                        .app_data(data.clone())
+                        .route("/api/{method}", web::post().to(call))
+                })
+                .workers(1)
+                .disable_signals()
+                .listen(listener)
+                .unwrap()
+                .run();
+                tx.send(server.handle()).unwrap();
+                let _ = server.await;
+            });
+        });
+        let handle = rx.recv().unwrap();
+        FakeSlack {
+            api: format!("http://{addr}/api"),
+            state,
+            handle,
+            thread: Some(thread),
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
+        f(&mut self.state.inner.lock().unwrap())
+    }
+
+    /// A user's message event in `channel` (`channel_type`: `im`,
+    /// `channel`, ...), sent as an `events_api` envelope on the newest
+    /// socket (kept for a later socket when none is up). Returns
+    /// (envelope id, message ts).
+    pub fn message(
+        &self,
+        channel: &str,
+        channel_type: &str,
+        user: &str,
+        text: &str,
+        thread_ts: Option<&str>,
+    ) -> (String, String) {
+        self.with(|i| {
+            i.next_event_ts += 1;
+            let ts = format!("{}.000100", i.next_event_ts);
+            let mut event = json!({
+                "type": "message", "channel": channel, "channel_type": channel_type,
+                "user": user, "text": text, "ts": ts, "team": TEAM,
+            });
+            if let Some(t) = thread_ts {
+                event["thread_ts"] = json!(t);
+            }
+            let body = json!({
+                "type": "event_callback", "team_id": TEAM, "api_app_id": "A1",
+                "event_id": format!("Ev{}", i.next_event_ts), "event_time": i.next_event_ts,
+                "event": event,
+            });
+            let id = enqueue(i, body);
+            (id, ts)
+        })
+    }
+
+    /// Sends an envelope again as it was (same id).
+    pub fn replay(&self, envelope_id: &str) {
+        self.with(|i| {
+            if let Some(env) = i.envelopes.get(envelope_id) {
+                send_newest(i, env);
+            }
+        })
+    }
+
+    /// Sends an event again in a new envelope (what a retry after a lost
+    /// acknowledgement looks like).
+    pub fn redeliver(&self, body: Value) -> String {
+        self.with(|i| enqueue(i, body))
+    }
+
+    /// A raw text frame on the newest socket (malformed input).
+    pub fn raw(&self, text: &str) {
+        self.with(|i| {
+            if let Some(s) = i.sockets.last() {
+                let _ = s.tx.send(Ws::Text(text.to_string().into()));
+            }
+        })
+    }
+
+    /// Closes every socket without a word (a network drop).
+    pub fn drop_sockets(&self) {
+        self.with(|i| {
+            for s in i.sockets.drain(..) {
+                let _ = s.tx.send(Ws::Close(None));
+            }
+        })
+    }
+
+    /// A `disconnect` envelope on every socket; each closes after `grace`.
+    pub fn disconnect(&self, grace: Duration) {
+        let txs: Vec<_> = self.with(|i| i.sockets.iter().map(|s| (s.id, s.tx.clone())).collect());
+        for (_, tx) in &txs {
+            let _ = tx.send(Ws::Text(
+                json!({ "type": "disconnect", "reason": "refresh_requested" })
+                    .to_string()
+                    .into(),
+            ));
+        }
+        let state = self.state.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(grace);
+            let mut i = state.inner.lock().unwrap();
+            i.sockets.retain(|s| {
+                let old = txs.iter().any(|(id, _)| *id == s.id);
+                if old {
+                    let _ = s.tx.send(Ws::Close(None));
+                }
+                !old
+            });
+        });
+    }
+
+    /// The newest socket stops answering (no frames, no pongs) and stays
+    /// open: a zombie.
+    pub fn freeze(&self) {
+        self.with(|i| {
+            if let Some(s) = i.sockets.last() {
+                s.frozen.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    }
+
+    pub fn fault(&self, method: &str, f: Fault) {
+        self.with(|i| i.faults.entry(method.into()).or_default().push_back(f));
+    }
+
+    pub fn posted(&self) -> Vec<Posted> {
+        self.with(|i| i.posted.clone())
+    }
+
+    pub fn posted_in(&self, channel: &str) -> Vec<Posted> {
+        self.with(|i| {
+            i.posted
+                .iter()
+                .filter(|p| p.channel == channel)
+                .cloned()
+                .collect()
+        })
+    }
+
+    pub fn calls(&self, method: &str) -> Vec<Instant> {
+        self.with(|i| {
+            i.calls
+                .iter()
+                .filter(|(m, _)| m == method)
+                .map(|(_, t)| *t)
+                .collect()
+        })
+    }
+
+    /// Sockets up now, opened in all, and the most up at once.
+    pub fn sockets(&self) -> (usize, u64, usize) {
+        self.with(|i| (i.sockets.len(), i.opened, i.max_live))
+    }
+
+    pub fn acks(&self, envelope_id: &str) -> usize {
+        self.with(|i| i.acks.get(envelope_id).copied().unwrap_or(0))
+    }
+
+    pub fn unacked(&self) -> usize {
+        self.with(|i| i.unacked.len())
+    }
+
+    pub async fn until(&self, limit: Duration, mut f: impl FnMut(&FakeSlack) -> bool) -> bool {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if f(self) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        f(self)
+    }
+}
+
+fn enqueue(i: &mut Inner, body: Value) -> String {
+    i.next_envelope += 1;
+    let id = format!("env-{}", i.next_envelope);
+    let env = json!({
+        "envelope_id": id, "type": "events_api", "payload": body,
+        "accepts_response_payload": false, "retry_attempt": 0, "retry_reason": "",
+    });
+    i.unacked.push((id.clone(), env.clone()));
+    i.envelopes.insert(id.clone(), env.clone());
+    send_newest(i, &env);
+    id
+}
+
+fn send_newest(i: &Inner, env: &Value) {
+    if let Some(s) = i.sockets.last() {
+        let _ = s.tx.send(Ws::Text(env.to_string().into()));
+    }
+}
+
+impl Drop for FakeSlack {
+    fn drop(&mut self) {
+        self.drop_sockets();
+        let h = self.handle.clone();
+        std::thread::spawn(move || actix_rt::System::new().block_on(h.stop(false)));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One Socket Mode connection: hello, then the envelopes still
+/// unacknowledged (retries), then whatever comes.
+async fn socket(state: Arc<State>, stream: tokio::net::TcpStream) {
+    let Ok(ws) = tokio_tungstenite::accept_async(stream).await else {
+        return;
+    };
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Ws>();
+    let frozen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let id = {
+        let mut i = state.inner.lock().unwrap();
+        i.next_socket += 1;
+        i.opened += 1;
+        let id = i.next_socket;
+        i.sockets.push(Socket {
+            id,
+            tx: tx.clone(),
+            frozen: frozen.clone(),
+        });
+        i.max_live = i.max_live.max(i.sockets.len());
+        let hello = json!({ "type": "hello", "num_connections": i.sockets.len(),
+            "debug_info": { "host": "fake", "approximate_connection_time": 3600 },
+            "connection_info": { "app_id": "A1" } });
+        let _ = tx.send(Ws::Text(hello.to_string().into()));
+        for (_, env) in &mut i.unacked {
+            env["retry_attempt"] = json!(env["retry_attempt"].as_u64().unwrap_or(0) + 1);
+            env["retry_reason"] = json!("timeout");
+            let _ = tx.send(Ws::Text(env.to_string().into()));
+        }
+        id
+    };
+    let is_frozen = || frozen.load(std::sync::atomic::Ordering::SeqCst);
+    loop {
+        tokio::select! {
+            out = rx.recv() => match out {
+                Some(Ws::Close(_)) | None => { let _ = sink.send(Ws::Close(None)).await; break; }
+                Some(m) => { if !is_frozen() && sink.send(m).await.is_err() { break; } }
+            },
+            frame = source.next(), if !is_frozen() => match frame {
+                Some(Ok(Ws::Text(t))) => {
+                    let v: Value = serde_json::from_str(&t).unwrap_or_default();
+                    if let Some(env) = v["envelope_id"].as_str() {
+                        let mut i = state.inner.lock().unwrap();
+                        *i.acks.entry(env.to_string()).or_default() += 1;
+                        i.unacked.retain(|(e, _)| e != env);
+                    }
+                }
+                Some(Ok(Ws::Ping(p))) => { let _ = sink.send(Ws::Pong(p)).await; }
+                Some(Ok(Ws::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => {}
+            },
+            _ = tokio::time::sleep(Duration::from_millis(100)), if is_frozen() => {}
+        }
+    }
+    state.inner.lock().unwrap().sockets.retain(|s| s.id != id);
+}
+
+async fn call(
+    state: web::Data<State>,
+    req: HttpRequest,
+    method: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let method = method.into_inner();
+    let token = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default()
+        .to_string();
+    let p: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
+    let fault = {
+        let mut i = state.inner.lock().unwrap();
+        i.calls.push((method.clone(), Instant::now()));
+        i.faults.get_mut(&method).and_then(VecDeque::pop_front)
+    };
+    match fault {
+        Some(Fault::RateLimit(s)) => {
+            return HttpResponse::TooManyRequests()
+                .insert_header(("Retry-After", s.to_string()))
+                .json(json!({ "ok": false, "error": "ratelimited" }))
+        }
+        Some(Fault::Server(code)) => {
+            return HttpResponse::build(actix_web::http::StatusCode::from_u16(code).unwrap())
+                .body("upstream error")
+        }
+        Some(Fault::Error(e)) => return refuse(&e),
+        Some(Fault::Hang(d)) => tokio::time::sleep(d).await,
+        None => {}
+    }
+    let want = if method == "apps.connections.open" {
+        APP_TOKEN
+    } else {
+        BOT_TOKEN
+    };
+    if token != want {
+        return refuse("invalid_auth");
+    }
+    let mut i = state.inner.lock().unwrap();
+    match method.as_str() {
+        "auth.test" => {
+            ok(json!({ "user_id": BOT_USER, "team_id": TEAM, "bot_id": "B1", "user": "ferro" }))
+        }
+        "apps.connections.open" => ok(json!({ "url": state.ws_url })),
+        "chat.postMessage" => {
+            let Some(channel) = p["channel"].as_str() else {
+                return refuse("channel_not_found");
+            };
+            let text = p["text"].as_str().unwrap_or_default().to_string();
+            if text.is_empty() {
+                return refuse("no_text");
+            }
+            i.next_ts += 1;
+            let ts = format!("{}.000200", i.next_ts);
+            i.posted.push(Posted {
+                channel: channel.to_string(),
+                ts: ts.clone(),
+                text,
+                markdown: p["blocks"][0]["type"] == "markdown",
+                thread_ts: p["thread_ts"].as_str().map(str::to_string),
+                edits: 0,
+            });
+            ok(json!({ "channel": channel, "ts": ts, "message": { "text": p["text"] } }))
+        }
+        "chat.update" => {
+            let ts = p["ts"].as_str().unwrap_or_default();
+            let Some(m) = i.posted.iter_mut().find(|m| m.ts == ts) else {
+                return refuse("message_not_found");
+            };
+            m.text = p["text"].as_str().unwrap_or_default().to_string();
+            m.markdown = p["blocks"][0]["type"] == "markdown";
+            m.edits += 1;
+            ok(json!({ "channel": m.channel, "ts": ts }))
+        }
+        _ => refuse("unknown_method"),
+    }
+}
