@@ -28,6 +28,7 @@ mod process;
 mod runtime;
 mod sessions;
 mod slack;
+mod slack_crash;
 mod subagents;
 mod telegram;
 mod telegram_crash;
