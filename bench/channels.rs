@@ -10,7 +10,9 @@
 //! bot's first `sendMessage` (stream mode `off`: the whole reply; `partial`:
 //! the first preview), p50/p99; a burst of 1,000 updates across 200 chats
 //! (one session per chat), time until all are answered, each exactly once,
-//! and RSS after it. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
+//! and RSS after it; then Telegram and Slack (Socket Mode, the fake
+//! Slack) connected together: idle RSS, and Slack's event -> first
+//! `chat.postMessage` p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
 //! `_CHATS` (200), `_DIR` (where the state dir goes: `/dev/shm` takes the
 //! disk's fsync out of the numbers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -29,6 +31,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use support::fake_slack::{self, FakeSlack};
 use support::fake_telegram::FakeTelegram;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
@@ -66,8 +69,9 @@ fn start(
     stream: &str,
     spacing_ms: u64,
     state: &std::path::Path,
+    slack: Option<&FakeSlack>,
 ) -> (Gateway, u32) {
-    let cfg = json!({
+    let mut cfg = json!({
         "gateway": { "auth": { "mode": "token", "token": "bench-token" }, "tickIntervalMs": 3_600_000 },
         "logging": { "level": "warn" },
         "session": { "dmScope": "per-peer" },
@@ -77,6 +81,12 @@ fn start(
             "streamMode": stream, "typingMode": "never", "sendIntervalMs": spacing_ms, "pollTimeoutSeconds": 30, "editIntervalMs": 1000,
         } },
     });
+    if let Some(f) = slack {
+        cfg["channels"]["slack"] = json!({
+            "botToken": fake_slack::BOT_TOKEN, "appToken": fake_slack::APP_TOKEN, "apiBaseUrl": f.api,
+            "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream, "editIntervalMs": 1000,
+        });
+    }
     std::fs::write(state.join("ferroclaw.json"), cfg.to_string()).unwrap();
     let mut child = Command::new(BIN)
         .env("HOME", state)
@@ -131,6 +141,31 @@ async fn sequential(fake: &FakeTelegram, chat: i64, n: usize) -> Vec<Duration> {
     out
 }
 
+/// Sequential Slack DMs over Socket Mode: event sent -> first chat.postMessage.
+async fn slack_sequential(fake: &FakeSlack, n: usize) -> Vec<Duration> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let before = fake.calls("chat.postMessage").len();
+        let t0 = Instant::now();
+        fake.message("D9", "im", "U9", &format!("sequential message {i}"), None);
+        let sent = fake
+            .until(Duration::from_secs(30), |f| {
+                f.calls("chat.postMessage").len() > before
+            })
+            .await;
+        assert!(sent, "slack message {i} not answered");
+        out.push(fake.calls("chat.postMessage")[before].duration_since(t0));
+        fake.until(Duration::from_secs(30), |f| {
+            f.posted_in("D9")
+                .iter()
+                .any(|p| p.text == format!("You said: sequential message {i}"))
+        })
+        .await;
+    }
+    out.sort();
+    out
+}
+
 fn main() {
     let seq = env_usize("FERROCLAW_BENCH_SEQ", 200);
     let burst = env_usize("FERROCLAW_BENCH_BURST", 1000);
@@ -149,7 +184,7 @@ fn main() {
                 Ok(d) => tempfile::tempdir_in(d).unwrap(),
                 Err(_) => tempfile::tempdir().unwrap(),
             };
-            let (_gw, pid) = start(&fake, stream, spacing, state.path());
+            let (_gw, pid) = start(&fake, stream, spacing, state.path(), None);
             assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
             tokio::time::sleep(Duration::from_secs(1)).await;
             if stream == "off" && spacing == 0 {
@@ -198,5 +233,26 @@ fn main() {
             tokio::time::sleep(Duration::from_secs(2)).await;
             println!("rss after the burst ({chats} sessions live): {} KB", proc_stats::status_kb(pid, "VmRSS:"));
         }
+        // Telegram and Slack connected together: idle RSS, then Slack's
+        // event -> first post.
+        let fake = FakeTelegram::start(TOKEN);
+        let slack = FakeSlack::start();
+        let state = match std::env::var("FERROCLAW_BENCH_DIR") {
+            Ok(d) => tempfile::tempdir_in(d).unwrap(),
+            Err(_) => tempfile::tempdir().unwrap(),
+        };
+        let (_gw, pid) = start(&fake, "off", 0, state.path(), Some(&slack));
+        assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
+        assert!(slack.until(Duration::from_secs(20), |f| f.sockets().0 == 1).await);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        println!("rss idle, telegram + slack connected: {} KB", proc_stats::status_kb(pid, "VmRSS:"));
+        let lat = slack_sequential(&slack, seq).await;
+        println!(
+            "slack (Socket Mode), streamMode off: event -> first chat.postMessage over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            lat.len(),
+            ms(pct(&lat, 0.5)),
+            ms(pct(&lat, 0.99)),
+            ms(pct(&lat, 1.0))
+        );
     });
 }

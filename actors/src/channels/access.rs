@@ -87,6 +87,9 @@ pub struct Knock<'a> {
     pub group: Option<&'a str>,
     /// The bot was mentioned (or replied to) in a group.
     pub mentioned: bool,
+    /// Wider scopes whose rule applies when the group has none of its
+    /// own, nearest first (a Discord thread's channel, then its guild).
+    pub parents: &'a [&'a str],
 }
 
 /// The answer for one message.
@@ -126,7 +129,10 @@ pub fn decide(cfg: &AccessConfig, knock: &Knock<'_>, approved: bool) -> Verdict 
             },
         };
     };
-    let rule = cfg.groups.get(group).or_else(|| cfg.groups.get("*"));
+    let rule = std::iter::once(group)
+        .chain(knock.parents.iter().copied())
+        .chain(std::iter::once("*"))
+        .find_map(|k| cfg.groups.get(k));
     match cfg.group_policy {
         GroupPolicy::Disabled => {
             return Verdict::Ignore {
@@ -370,6 +376,7 @@ mod tests {
             sender,
             group: None,
             mentioned: false,
+            parents: &[],
         }
     }
 
@@ -436,9 +443,47 @@ mod tests {
     }
 
     #[test]
+    fn a_group_without_a_rule_takes_its_parents_nearest_first() {
+        let mut c = cfg(DmPolicy::Pairing, &[]);
+        let open = GroupRule {
+            require_mention: Some(false),
+            ..GroupRule::default()
+        };
+        let off = GroupRule {
+            enabled: Some(false),
+            ..GroupRule::default()
+        };
+        c.groups.insert("guild".into(), open);
+        let knock = |parents| Knock {
+            sender: "7",
+            group: Some("thread"),
+            mentioned: false,
+            parents,
+        };
+        assert_eq!(
+            decide(&c, &knock(&["channel", "guild"]), false),
+            Verdict::Allow { commands: false }
+        );
+        c.groups.insert("channel".into(), off);
+        assert_eq!(
+            decide(&c, &knock(&["channel", "guild"]), false),
+            Verdict::Ignore {
+                why: "group disabled"
+            }
+        );
+        assert_eq!(
+            decide(&c, &knock(&[]), false),
+            Verdict::Ignore {
+                why: "group not allowlisted"
+            }
+        );
+    }
+
+    #[test]
     fn groups_need_an_allowlist_entry_and_a_mention() {
         let mut c = cfg(DmPolicy::Pairing, &[]);
         let knock = |mentioned| Knock {
+            parents: &[],
             sender: "7",
             group: Some("-100"),
             mentioned,

@@ -8,6 +8,7 @@ use actix::prelude::*;
 
 use super::deliver::Outlet;
 use super::desk::Desk;
+use super::discord::config::DiscordAccount;
 use super::health::AccountHealth;
 use super::messages::{FollowRun, Notify, SendText, StopAccount};
 use super::slack::config::{Mode, SlackAccount};
@@ -20,6 +21,7 @@ use super::telegram::config::TelegramAccount;
 pub enum AccountCfg {
     Telegram(Arc<TelegramAccount>),
     Slack(Arc<SlackAccount>),
+    Discord(Arc<DiscordAccount>),
 }
 
 /// How `channels.status` shows an account's settings.
@@ -36,6 +38,7 @@ impl AccountCfg {
         match self {
             AccountCfg::Telegram(_) => "telegram",
             AccountCfg::Slack(_) => "slack",
+            AccountCfg::Discord(_) => "discord",
         }
     }
 
@@ -43,6 +46,7 @@ impl AccountCfg {
         match self {
             AccountCfg::Telegram(c) => &c.account_id,
             AccountCfg::Slack(c) => &c.account_id,
+            AccountCfg::Discord(c) => &c.account_id,
         }
     }
 
@@ -55,6 +59,7 @@ impl AccountCfg {
         match self {
             AccountCfg::Telegram(c) => super::telegram::start(c.clone(), deps, health),
             AccountCfg::Slack(c) => super::slack::start(c.clone(), deps, health),
+            AccountCfg::Discord(c) => super::discord::start(c.clone(), deps, health),
         }
     }
 
@@ -68,6 +73,12 @@ impl AccountCfg {
                 api_base: c.api_base.clone(),
             },
             AccountCfg::Slack(c) => SettingsView {
+                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
+                allow_from: c.access.allow_from.clone(),
+                stream_mode: lower(format!("{:?}", c.stream_mode)),
+                api_base: c.api_base.clone(),
+            },
+            AccountCfg::Discord(c) => SettingsView {
                 dm_policy: lower(format!("{:?}", c.access.dm_policy)),
                 allow_from: c.access.allow_from.clone(),
                 stream_mode: lower(format!("{:?}", c.stream_mode)),

@@ -448,10 +448,15 @@ impl<O: Outlet> HandOver<O> {
         let (channel, account) = (self.cfg.channel, &self.cfg.account_id);
         let group = inc.is_group().then_some(inc.chat_id.as_str());
         let approved = access::approved(store, channel, account, &inc.sender)?;
+        let parents: Vec<&str> = [inc.parent_id.as_deref(), inc.guild_id.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
         let knock = Knock {
             sender: &inc.sender,
             group,
             mentioned: inc.mentioned,
+            parents: &parents,
         };
         match access::decide(&self.cfg.access, &knock, approved) {
             Verdict::Allow { commands } => {

@@ -21,7 +21,7 @@
 //!   shares; `account.rs` what the supervisor holds of an account; `keys.rs`
 //!   a section as accounts.
 //!
-//! Adapters: `telegram/`, `slack/`. Rules that depend on time take it as an argument.
+//! Adapters: `telegram/`, `slack/`, `discord/`. Rules that depend on time take it as an argument.
 
 pub mod access;
 pub mod account;
@@ -29,6 +29,7 @@ pub mod chunker;
 pub mod debounce;
 pub mod deliver;
 pub mod desk;
+pub mod discord;
 pub mod dispatch;
 pub mod health;
 pub mod hooks;
@@ -111,6 +112,28 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
             accounts
                 .into_iter()
                 .map(|a| account::AccountCfg::Slack(std::sync::Arc::new(a))),
+        );
+    }
+    if let Some(section) = settings.channels.get("discord") {
+        let mut raw = section.other.clone();
+        if let Some(f) = &section.skill_filter {
+            raw.insert("skillFilter".into(), serde_json::json!(f));
+        }
+        let mut accounts =
+            discord::config::accounts(&raw, std::env::var("DISCORD_BOT_TOKEN").ok())?;
+        let debounce = inbound_debounce_ms(settings, "discord")?;
+        for a in &mut accounts {
+            a.debounce_ms = debounce;
+        }
+        let tokens: Vec<&str> = accounts.iter().map(|a| a.token.as_str()).collect();
+        one_each(
+            &tokens,
+            "channels.discord.accounts: two accounts use one bot token (one gateway session per bot)",
+        )?;
+        out.accounts.extend(
+            accounts
+                .into_iter()
+                .map(|a| account::AccountCfg::Discord(std::sync::Arc::new(a))),
         );
     }
     Ok(out)

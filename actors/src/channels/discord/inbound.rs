@@ -1,0 +1,202 @@
+//! A `MESSAGE_CREATE` as the pipeline's `Incoming`, recorded in the ledger
+//! under `discord/<account>/<channel>/<message id>`: an event Discord
+//! replays after a resume finds the key and is not run again. Guild,
+//! member roles and a thread's parent channel go along for routing
+//! (`binding.guild`, `binding.guild+roles`) and access (guild rules).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::channels::dispatch::Incoming;
+use crate::channels::ledger::{self, Accepted, InboundKey};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    New(Box<Incoming>),
+    Replay,
+    Skipped(&'static str),
+}
+
+fn s(v: &Value, k: &str) -> String {
+    v.get(k)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `<@123>` and `<@!123>` as `@name` (the mentioned user's name when the
+/// event lists it); whether `bot` was mentioned.
+pub fn plain_text(content: &str, mentions: &[Value], bot: &str) -> (String, bool) {
+    let mut out = String::with_capacity(content.len());
+    let mut mentioned = false;
+    let mut rest = content;
+    while let Some(start) = rest.find("<@") {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start + 2..];
+        let id_start = usize::from(tail.starts_with('!'));
+        let Some(end) = tail.find('>') else {
+            out.push_str(&rest[start..]);
+            rest = "";
+            break;
+        };
+        let id = &tail[id_start..end];
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str("<@");
+            rest = tail;
+            continue;
+        }
+        mentioned |= id == bot;
+        let name = mentions
+            .iter()
+            .find(|m| m["id"].as_str() == Some(id))
+            .and_then(|m| m["username"].as_str())
+            .unwrap_or(id);
+        out.push('@');
+        out.push_str(name);
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    (out, mentioned)
+}
+
+/// The message as the pipeline sees it. `threads`: thread id -> parent
+/// channel (from `GUILD_CREATE` and `THREAD_CREATE`).
+pub fn incoming(
+    d: &Value,
+    account: &str,
+    bot: &str,
+    threads: &HashMap<String, String>,
+) -> Result<Incoming, &'static str> {
+    let author = &d["author"];
+    if author["bot"].as_bool() == Some(true) || s(author, "id") == bot {
+        return Err("sent by a bot");
+    }
+    let (id, channel, sender) = (s(d, "id"), s(d, "channel_id"), s(author, "id"));
+    if id.is_empty() || channel.is_empty() || sender.is_empty() {
+        return Err("no id, channel or author");
+    }
+    let mentions = d["mentions"].as_array().cloned().unwrap_or_default();
+    let (text, by_markup) = plain_text(&s(d, "content"), &mentions, bot);
+    if text.trim().is_empty() {
+        return Err("empty (no content: is the message content intent on?)");
+    }
+    let mentioned = by_markup || mentions.iter().any(|m| m["id"].as_str() == Some(bot));
+    let guild = Some(s(d, "guild_id")).filter(|g| !g.is_empty());
+    let member = &d["member"];
+    let roles = member["roles"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let name = [&member["nick"], &author["global_name"], &author["username"]]
+        .iter()
+        .find_map(|v| v.as_str().map(str::to_string));
+    let ts_ms = d["timestamp"]
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map_or(0, |t| t.timestamp_millis().max(0) as u64);
+    let dedupe_key = InboundKey {
+        channel: "discord",
+        account,
+        peer: &channel,
+        message_id: &id,
+    }
+    .key();
+    Ok(Incoming {
+        channel: "discord".into(),
+        account: account.into(),
+        dedupe_key,
+        chat_type: if guild.is_some() { "channel" } else { "dm" }.into(),
+        parent_id: threads.get(&channel).cloned(),
+        chat_id: channel,
+        sender,
+        sender_name: name,
+        message_id: id,
+        text,
+        mentioned,
+        guild_id: guild,
+        member_roles: roles,
+        ts_ms,
+        ..Incoming::default()
+    })
+}
+
+/// Records a message (not flushed: the caller flushes before it hands the
+/// message over).
+pub fn record(
+    store: &Store,
+    account: &str,
+    bot: &str,
+    threads: &HashMap<String, String>,
+    d: &Value,
+    now_ms: u64,
+) -> Result<Received, StoreError> {
+    let inc = match incoming(d, account, bot, threads) {
+        Ok(i) => i,
+        Err(why) => return Ok(Received::Skipped(why)),
+    };
+    let key = InboundKey {
+        channel: "discord",
+        account,
+        peer: &inc.chat_id,
+        message_id: &inc.message_id,
+    };
+    let value = serde_json::to_value(&inc)?;
+    Ok(
+        match ledger::accept_with(store, &key, None, now_ms, Some(&value))? {
+            Accepted::New => Received::New(Box::new(inc)),
+            Accepted::Replay => Received::Replay,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn mentions_become_names_and_the_bot_mention_is_seen() {
+        let m = vec![
+            json!({ "id": "9", "username": "ferro" }),
+            json!({ "id": "5", "username": "ana" }),
+        ];
+        assert_eq!(
+            plain_text("<@!9> hi <@5>", &m, "9"),
+            ("@ferro hi @ana".into(), true)
+        );
+        assert_eq!(plain_text("<@7> x", &[], "9"), ("@7 x".into(), false));
+        assert_eq!(
+            plain_text("a <@x> <@", &[], "9"),
+            ("a <@x> <@".into(), false)
+        );
+    }
+
+    #[test]
+    fn a_guild_message_carries_guild_roles_and_thread_parent() {
+        let d = json!({ "id": "100", "channel_id": "T1", "guild_id": "G1", "content": "<@9> go",
+            "author": { "id": "42", "username": "ana" }, "member": { "roles": ["R1"], "nick": "Ana" },
+            "mentions": [{ "id": "9", "username": "ferro" }], "timestamp": "2026-11-25T00:00:00+00:00" });
+        let threads = HashMap::from([("T1".to_string(), "C1".to_string())]);
+        let i = incoming(&d, "default", "9", &threads).unwrap();
+        assert!(i.mentioned && i.is_group());
+        assert_eq!(i.text, "@ferro go");
+        assert_eq!(i.guild_id.as_deref(), Some("G1"));
+        assert_eq!(i.member_roles, vec!["R1"]);
+        assert_eq!(i.parent_id.as_deref(), Some("C1"));
+        assert_eq!(i.sender_name.as_deref(), Some("Ana"));
+        assert_eq!(i.dedupe_key, "discord/default/T1/100");
+        let dm =
+            json!({ "id": "1", "channel_id": "D1", "content": "hi", "author": { "id": "42" } });
+        assert!(!incoming(&dm, "a", "9", &HashMap::new()).unwrap().is_group());
+        let bot = json!({ "id": "1", "channel_id": "D1", "content": "hi", "author": { "id": "3", "bot": true } });
+        assert!(incoming(&bot, "a", "9", &HashMap::new()).is_err());
+        assert!(incoming(&json!({}), "a", "9", &HashMap::new()).is_err());
+    }
+}

@@ -1,0 +1,129 @@
+//! Discord's `Outlet`: messages created and edited by REST (Discord
+//! renders markdown itself), typing, 2,000-character chunks. Each route
+//! has its own limiter (`Buckets`, keyed by method and channel: Discord's
+//! per-route buckets); a global 429 also closes the shared global gate
+//! every call waits on. A new message is never retried after an unknown
+//! outcome.
+
+use std::future::Future;
+
+use super::api::{DiscordError, RestApi};
+use super::config::MAX_MESSAGE_CHARS;
+use crate::channels::chunker::split;
+use crate::channels::deliver::{Outlet, SendFailure, Target};
+use crate::channels::sender::{Buckets, CallError, Limiter};
+use crate::channels::slack::config::ReplyToMode;
+
+#[derive(Clone)]
+pub struct DiscordOutlet {
+    pub api: RestApi,
+    pub buckets: Buckets,
+    /// Closed by a global 429.
+    pub global: Limiter,
+    pub chunk_limit: usize,
+    pub reply_to_mode: ReplyToMode,
+}
+
+fn failure(e: DiscordError) -> SendFailure {
+    SendFailure {
+        unknown: e.unknown_outcome(),
+        error: e.to_string(),
+    }
+}
+
+impl DiscordOutlet {
+    /// Runs `op` on `route`'s limiter, after the global gate.
+    pub async fn call<T, F, Fut>(
+        &self,
+        route: &str,
+        idempotent: bool,
+        mut op: F,
+    ) -> Result<T, DiscordError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, DiscordError>>,
+    {
+        self.global.open().await;
+        let global = self.global.clone();
+        self.buckets
+            .get(route)
+            .call(idempotent, || {
+                let fut = op();
+                let global = global.clone();
+                async move {
+                    let r = fut.await;
+                    if let Err(e @ DiscordError::RateLimited { global: true, .. }) = &r {
+                        global.record(Err(e));
+                    }
+                    r
+                }
+            })
+            .await
+    }
+}
+
+impl Outlet for DiscordOutlet {
+    async fn send(
+        &self,
+        to: &Target,
+        text: &str,
+        _formatted: bool,
+        reply_to: Option<&str>,
+    ) -> Result<String, SendFailure> {
+        let reply = reply_to.filter(|_| self.reply_to_mode != ReplyToMode::Off);
+        let route = format!("POST /channels/{}/messages", to.chat_id);
+        self.call(&route, false, || {
+            self.api.create_message(&to.chat_id, text, reply)
+        })
+        .await
+        .map_err(failure)
+    }
+
+    async fn edit(
+        &self,
+        to: &Target,
+        id: &str,
+        text: &str,
+        _formatted: bool,
+    ) -> Result<(), SendFailure> {
+        let route = format!("PATCH /channels/{}/messages", to.chat_id);
+        self.call(&route, true, || {
+            self.api.edit_message(&to.chat_id, id, text)
+        })
+        .await
+        .map_err(failure)
+    }
+
+    async fn typing(&self, to: &Target) {
+        let route = format!("POST /channels/{}/typing", to.chat_id);
+        if let Err(e) = self
+            .call(&route, true, || self.api.typing(&to.chat_id))
+            .await
+        {
+            tracing::debug!(error = %e, "discord typing not shown");
+        }
+    }
+
+    async fn send_media(
+        &self,
+        to: &Target,
+        url: &str,
+        caption: &str,
+    ) -> Result<String, SendFailure> {
+        // Discord embeds a link; attaching a file needs a multipart upload.
+        let text = if caption.trim().is_empty() {
+            url.to_string()
+        } else {
+            format!("{caption}\n{url}")
+        };
+        self.send(to, &text, false, None).await
+    }
+
+    fn split(&self, text: &str) -> Vec<String> {
+        split(text, self.chunk_limit)
+    }
+
+    fn preview_limit(&self) -> usize {
+        self.chunk_limit.min(MAX_MESSAGE_CHARS) - 96
+    }
+}

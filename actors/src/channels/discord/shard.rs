@@ -1,0 +1,450 @@
+//! `DiscordShard`: one bot's gateway connection (shard 0 of 1; the
+//! account's connection actor, under its `Desk`). It performs what the
+//! protocol state machine (`gateway::Shard`) decides: one socket at a
+//! time, numbered by a generation (frames from an older socket are
+//! dropped); heartbeats on their timer; a missed ack is a zombie (health
+//! `degraded`), replaced by a socket that resumes the session, so the
+//! events of the gap are replayed by Discord and deduplicated by the
+//! ledger. A `MESSAGE_CREATE` is recorded and flushed before the desk
+//! hands it over. Only this shard reconnects; a refused token
+//! (`ConnectionFailed`) stops the account for the supervisor's backoff.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message as Ws;
+
+use super::api::{DiscordError, RestApi};
+use super::config::DiscordAccount;
+use super::gateway::{Action, Shard};
+use super::inbound::{record, Received};
+use super::outlet::DiscordOutlet;
+use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
+use crate::channels::health::AccountHealth;
+use crate::channels::messages::StopAccount;
+use crate::store::Store;
+
+const MAX_BACKOFF_MS: u64 = 60_000;
+const MAX_FRAME: usize = 4 << 20;
+const STABLE_MS: u64 = 30_000;
+/// Threads remembered (id -> parent) at most.
+const MAX_THREADS: usize = 10_000;
+
+pub struct DiscordShard {
+    cfg: Arc<DiscordAccount>,
+    rest: DiscordOutlet,
+    store: Store,
+    desk: DeskLink,
+    health: Arc<AccountHealth>,
+    proto: Shard,
+    bot: String,
+    gateway: String,
+    threads: HashMap<String, String>,
+    generation: u64,
+    tx: Option<mpsc::UnboundedSender<Ws>>,
+    opened_ms: u64,
+    heartbeat: Option<SpawnHandle>,
+    identify: Option<SpawnHandle>,
+    retry: Option<SpawnHandle>,
+    backoff_ms: u64,
+    span: tracing::Span,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Opened {
+    generation: u64,
+    tx: mpsc::UnboundedSender<Ws>,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Frame {
+    generation: u64,
+    text: Option<String>,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Closed {
+    generation: u64,
+    code: Option<u16>,
+    error: String,
+}
+
+fn random_unit() -> f64 {
+    let mut b = [0u8; 4];
+    if getrandom::fill(&mut b).is_err() {
+        return 0.5;
+    }
+    u32::from_le_bytes(b) as f64 / u32::MAX as f64
+}
+
+impl DiscordShard {
+    pub fn new(
+        cfg: Arc<DiscordAccount>,
+        rest: DiscordOutlet,
+        store: Store,
+        desk: DeskLink,
+    ) -> DiscordShard {
+        DiscordShard {
+            span: tracing::info_span!("channel", channel = "discord", account = %cfg.account_id),
+            health: rest.buckets.health().clone(),
+            proto: Shard::new(&cfg.token, cfg.intents),
+            cfg,
+            rest,
+            store,
+            desk,
+            bot: String::new(),
+            gateway: String::new(),
+            threads: HashMap::new(),
+            generation: 0,
+            tx: None,
+            opened_ms: 0,
+            heartbeat: None,
+            identify: None,
+            retry: None,
+            backoff_ms: 0,
+        }
+    }
+
+    fn api(&self) -> RestApi {
+        self.rest.api.clone()
+    }
+
+    fn fail(&mut self, error: String, ctx: &mut Context<Self>) {
+        self.desk.failed.do_send(ConnectionFailed(error));
+        ctx.stop();
+    }
+
+    /// The bot's id, then the gateway URL (the configured one first).
+    fn boot(&mut self, ctx: &mut Context<Self>) {
+        let (api, rest) = (self.api(), self.rest.clone());
+        let configured = self.cfg.gateway_url.clone();
+        let fut = async move {
+            let me = rest.call("GET /users/@me", true, || api.me()).await?;
+            let url = match configured {
+                Some(u) => u,
+                None => {
+                    rest.call("GET /gateway/bot", true, || api.gateway_url())
+                        .await?
+                }
+            };
+            Ok::<_, DiscordError>((me, url))
+        };
+        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| match res {
+            Ok((me, url)) => {
+                tracing::info!(parent: &act.span, bot = %me, "discord account ready to connect");
+                act.bot = me;
+                act.gateway = url;
+                act.connect(ctx);
+            }
+            Err(DiscordError::Auth(e)) => act.fail(format!("the bot token was refused: {e}"), ctx),
+            Err(e) => {
+                act.health.error(Some(e.to_string()));
+                act.backoff_ms = (act.backoff_ms * 2).clamp(1000, MAX_BACKOFF_MS);
+                ctx.run_later(Duration::from_millis(act.backoff_ms), |act, ctx| {
+                    act.boot(ctx)
+                });
+            }
+        }));
+    }
+
+    fn cancel_timers(&mut self, ctx: &mut Context<Self>) {
+        for h in [
+            self.heartbeat.take(),
+            self.identify.take(),
+            self.retry.take(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            ctx.cancel_future(h);
+        }
+    }
+
+    /// Opens the next socket (closing the current one: one at a time).
+    fn connect(&mut self, ctx: &mut Context<Self>) {
+        self.cancel_timers(ctx);
+        self.close_socket(4000);
+        self.generation += 1;
+        self.proto.connected();
+        self.opened_ms = crate::now_ms();
+        let url = self.proto.connect_url(&self.gateway);
+        let generation = self.generation;
+        let limit = Duration::from_secs(self.cfg.request_timeout_s);
+        actix::spawn(run_socket(generation, url, limit, ctx.address()));
+    }
+
+    /// Closes the socket with `code` (not 1000/1001, which would end the
+    /// session Discord keeps for a resume).
+    fn close_socket(&mut self, code: u16) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Ws::Close(Some(CloseFrame {
+                code: CloseCode::from(code),
+                reason: "reconnecting".into(),
+            })));
+        }
+    }
+
+    /// A reconnect: at once after a stable socket, else with backoff.
+    fn reconnect_later(&mut self, resume: bool, ctx: &mut Context<Self>) {
+        self.cancel_timers(ctx);
+        self.close_socket(4000);
+        self.generation += 1; // frames of the old socket are dropped from now on
+        let lived = crate::now_ms().saturating_sub(self.opened_ms);
+        if lived > STABLE_MS {
+            self.backoff_ms = 0;
+        }
+        let wait = if !resume {
+            // Discord asks for 1-5 s before identifying again.
+            1000 + (random_unit() * 4000.0) as u64
+        } else if self.backoff_ms == 0 {
+            self.backoff_ms = 250;
+            0
+        } else {
+            self.backoff_ms = (self.backoff_ms * 2).min(MAX_BACKOFF_MS);
+            self.backoff_ms
+        };
+        self.retry = Some(ctx.run_later(Duration::from_millis(wait), |act, ctx| {
+            act.retry = None;
+            act.connect(ctx);
+        }));
+    }
+
+    fn perform(&mut self, actions: Vec<Action>, ctx: &mut Context<Self>) {
+        for a in actions {
+            match a {
+                Action::Send(v) => {
+                    if let Some(tx) = &self.tx {
+                        let _ = tx.send(Ws::Text(v.to_string().into()));
+                    }
+                }
+                Action::HeartbeatIn(ms) => {
+                    if let Some(h) = self.heartbeat.take() {
+                        ctx.cancel_future(h);
+                    }
+                    self.heartbeat = Some(ctx.run_later(Duration::from_millis(ms), |act, ctx| {
+                        act.heartbeat = None;
+                        let next = act.proto.on_heartbeat_due();
+                        act.perform(next, ctx);
+                    }));
+                }
+                Action::IdentifyIn(ms) => {
+                    if let Some(h) = self.identify.take() {
+                        ctx.cancel_future(h);
+                    }
+                    self.identify = Some(ctx.run_later(Duration::from_millis(ms), |act, ctx| {
+                        act.identify = None;
+                        let next = act.proto.identify(crate::now_ms());
+                        act.perform(vec![next], ctx);
+                    }));
+                }
+                Action::Reconnect { resume, why } => {
+                    tracing::warn!(parent: &self.span, why, resume, "discord gateway: reconnecting");
+                    if why.contains("zombie") {
+                        self.health.zombie();
+                    }
+                    self.health.reconnected();
+                    return self.reconnect_later(resume, ctx);
+                }
+                Action::Dispatch { kind, data } => self.on_dispatch(&kind, &data, ctx),
+                Action::Fatal(e) => return self.fail(e, ctx),
+            }
+        }
+    }
+
+    fn remember_thread(&mut self, t: &Value) {
+        if let (Some(id), Some(parent)) = (t["id"].as_str(), t["parent_id"].as_str()) {
+            if self.threads.len() >= MAX_THREADS {
+                self.threads.clear();
+            }
+            self.threads.insert(id.to_string(), parent.to_string());
+        }
+    }
+
+    fn on_dispatch(&mut self, kind: &str, d: &Value, ctx: &mut Context<Self>) {
+        match kind {
+            "READY" => tracing::info!(parent: &self.span, "discord gateway ready (identified)"),
+            "RESUMED" => tracing::info!(parent: &self.span, "discord gateway resumed"),
+            "GUILD_CREATE" => {
+                for t in d["threads"].as_array().into_iter().flatten() {
+                    self.remember_thread(t);
+                }
+            }
+            "THREAD_CREATE" | "THREAD_UPDATE" => self.remember_thread(d),
+            "MESSAGE_CREATE" => self.on_message(d, ctx),
+            _ => {}
+        }
+    }
+
+    fn on_message(&mut self, d: &Value, ctx: &mut Context<Self>) {
+        let now = crate::now_ms();
+        let account = self.cfg.account_id.clone();
+        let fresh = match record(&self.store, &account, &self.bot, &self.threads, d, now) {
+            Ok(Received::New(inc)) => *inc,
+            Ok(Received::Replay) => {
+                self.health
+                    .replays
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::info!(parent: &self.span, id = d["id"].as_str().unwrap_or_default(), "discord message seen before: not run again");
+                return;
+            }
+            Ok(Received::Skipped(why)) => {
+                tracing::debug!(parent: &self.span, why, "discord message skipped");
+                return;
+            }
+            Err(e) => {
+                tracing::error!(parent: &self.span, error = %e, "cannot record a discord message");
+                return;
+            }
+        };
+        let store = self.store.clone();
+        ctx.spawn(
+            async move { store.flush().await }
+                .into_actor(self)
+                .map(move |flushed, act, _| match flushed {
+                    Ok(()) => act.desk.accepted.do_send(Accepted(vec![fresh])),
+                    // The dispatch record stays: handed over at the next start.
+                    Err(e) => {
+                        tracing::error!(parent: &act.span, error = %e, "cannot flush the discord ledger")
+                    }
+                }),
+        );
+    }
+}
+
+/// One socket: connect, then pass frames both ways until either side ends.
+async fn run_socket(generation: u64, url: String, limit: Duration, addr: Addr<DiscordShard>) {
+    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(MAX_FRAME))
+        .max_frame_size(Some(MAX_FRAME));
+    let connect = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true);
+    let ws = match tokio::time::timeout(limit, connect).await {
+        Ok(Ok((ws, _))) => ws,
+        Ok(Err(e)) => {
+            let error = format!("socket: {e}");
+            return addr.do_send(Closed {
+                generation,
+                code: None,
+                error,
+            });
+        }
+        Err(_) => {
+            return addr.do_send(Closed {
+                generation,
+                code: None,
+                error: "socket: no answer".into(),
+            })
+        }
+    };
+    let (mut sink, mut stream) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    addr.do_send(Opened { generation, tx });
+    let (code, error) = loop {
+        tokio::select! {
+            frame = stream.next() => match frame {
+                Some(Ok(Ws::Text(t))) => addr.do_send(Frame { generation, text: Some(t.to_string()) }),
+                Some(Ok(Ws::Close(f))) => {
+                    let code = f.as_ref().map(|f| u16::from(f.code));
+                    break (code, format!("closed by discord ({})", f.map(|f| f.reason.to_string()).unwrap_or_default()));
+                }
+                Some(Ok(_)) => addr.do_send(Frame { generation, text: None }),
+                Some(Err(e)) => break (None, format!("socket: {e}")),
+                None => break (None, "socket ended".to_string()),
+            },
+            out = rx.recv() => match out {
+                Some(m @ Ws::Close(_)) => { let _ = sink.send(m).await; break (None, "replaced".to_string()); }
+                None => { let _ = sink.send(Ws::Close(None)).await; break (None, "replaced".to_string()); }
+                Some(m) => {
+                    if let Err(e) = sink.send(m).await {
+                        break (None, format!("socket: {e}"));
+                    }
+                }
+            },
+        }
+    };
+    addr.do_send(Closed {
+        generation,
+        code,
+        error,
+    });
+}
+
+impl Actor for DiscordShard {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.boot(ctx);
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.close_socket(1000);
+    }
+}
+
+impl Handler<Opened> for DiscordShard {
+    type Result = ();
+    fn handle(&mut self, msg: Opened, _: &mut Context<Self>) {
+        if msg.generation == self.generation {
+            self.tx = Some(msg.tx);
+        }
+        // An older socket's sender is dropped here: it closes.
+    }
+}
+
+impl Handler<Frame> for DiscordShard {
+    type Result = ();
+    fn handle(&mut self, msg: Frame, ctx: &mut Context<Self>) {
+        if msg.generation != self.generation {
+            return;
+        }
+        let now = crate::now_ms();
+        let Some(text) = msg.text else { return };
+        let v: Option<Value> = serde_json::from_str(&text).ok();
+        let Some(v) = v.filter(|v| v.get("op").and_then(Value::as_u64).is_some()) else {
+            tracing::warn!(parent: &self.span, "malformed discord gateway payload ignored");
+            return;
+        };
+        if v["op"] == 11 || v["op"] == 0 {
+            // An ack or an event: the gateway answers.
+            self.health.round_trip(now);
+        }
+        let actions = self.proto.on_frame(&text, now, random_unit());
+        self.perform(actions, ctx);
+    }
+}
+
+impl Handler<Closed> for DiscordShard {
+    type Result = ();
+    fn handle(&mut self, msg: Closed, ctx: &mut Context<Self>) {
+        if msg.generation != self.generation {
+            return; // an old socket
+        }
+        self.tx = None;
+        tracing::warn!(parent: &self.span, code = ?msg.code, error = %msg.error, "discord gateway socket closed");
+        self.health.error(Some(msg.error));
+        match self.proto.on_close(msg.code) {
+            Action::Fatal(e) => self.fail(e, ctx),
+            Action::Reconnect { resume, .. } => {
+                self.health.reconnected();
+                self.reconnect_later(resume, ctx);
+            }
+            other => self.perform(vec![other], ctx),
+        }
+    }
+}
+
+impl Handler<StopAccount> for DiscordShard {
+    type Result = ();
+    fn handle(&mut self, _: StopAccount, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
