@@ -1,6 +1,7 @@
 mod admin_http;
 mod agents;
 mod approvals;
+mod channel_crash;
 mod chat;
 mod cli;
 mod compaction;
@@ -13,6 +14,8 @@ mod cron_crash;
 mod dashboard;
 mod delivery;
 mod devices;
+mod discord;
+mod discord_crash;
 mod events;
 mod handshake;
 mod hardening;

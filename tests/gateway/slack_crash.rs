@@ -8,16 +8,14 @@
 //! text is in its channel at most once, and a chunk whose post had no
 //! answer (`unknown`) is the only way a reply may be missing.
 
-use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use ferroclaw_actors::channels::ledger::{OutState, OutboxItem};
-use ferroclaw_actors::store::{Store, Tree};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
-use serde_json::{json, Value};
+use serde_json::json;
 
+use super::channel_crash::{check, quiet, Landed, Pushed};
 use crate::support::fake_slack::{FakeSlack, APP_TOKEN, BOT_TOKEN};
 use crate::support::process::{sigkill, spawn_gateway, Gateway};
 
@@ -26,25 +24,6 @@ type Step = (u8, u16, u16, bool);
 
 fn schedule() -> impl Strategy<Value = Vec<Step>> {
     prop::collection::vec((0u8..6, 0u16..25, 0u16..250, prop::bool::weighted(0.2)), 30)
-}
-
-async fn quiet(fake: &FakeSlack) {
-    let mut last = (usize::MAX, 0usize);
-    let mut stable = 0;
-    for _ in 0..300 {
-        let posted = fake.posted();
-        let now = (posted.len(), posted.iter().map(|p| p.edits).sum::<usize>());
-        if now == last && fake.unacked() == 0 {
-            stable += 1;
-            if stable >= 15 {
-                return;
-            }
-        } else {
-            stable = 0;
-        }
-        last = now;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test]
@@ -67,7 +46,7 @@ async fn sigkill_under_load_never_posts_twice_nor_loses_an_event() {
         ..Config::default()
     });
     let steps = schedule().new_tree(&mut runner).unwrap().current();
-    let mut pushed: Vec<(String, String, String)> = Vec::new();
+    let mut pushed: Vec<Pushed> = Vec::new();
     let mut crashes = 0;
     for (i, (dm, delay, pause, crash)) in steps.iter().enumerate() {
         let channel = format!("D10{dm}");
@@ -79,7 +58,11 @@ async fn sigkill_under_load_never_posts_twice_nor_loses_an_event() {
             &format!("@delay {delay}\n{words}"),
             None,
         );
-        pushed.push((channel, ts, format!("You said: {words}")));
+        pushed.push(Pushed {
+            key: format!("slack/default/{channel}/{ts}"),
+            chat: channel,
+            answer: format!("You said: {words}"),
+        });
         tokio::time::sleep(Duration::from_millis(u64::from(*pause))).await;
         if *crash {
             sigkill(&mut child);
@@ -87,81 +70,27 @@ async fn sigkill_under_load_never_posts_twice_nor_loses_an_event() {
             child = spawn_gateway(dir.path()).0;
         }
     }
-    quiet(&fake).await;
+    quiet(
+        || {
+            let p = fake.posted();
+            (p.len(), p.iter().map(|p| p.edits).sum())
+        },
+        || fake.unacked() == 0,
+    )
+    .await;
     sigkill(&mut child);
     assert!(crashes >= 2, "the schedule crashed {crashes} times");
     assert_eq!(fake.unacked(), 0, "every envelope was acknowledged");
-
-    let store = Store::open(dir.path()).unwrap();
-    let open: Vec<(String, Value)> = store.scan(Tree::ChannelDeliveries, "").unwrap();
-    assert!(open.is_empty(), "deliveries left unfinished: {open:?}");
-    let waiting: Vec<(String, Value)> = store.scan(Tree::ChannelDispatch, "").unwrap();
-    assert!(
-        waiting.is_empty(),
-        "messages never handed over: {waiting:?}"
-    );
-    let chunks: Vec<OutboxItem> = store
-        .scan::<OutboxItem>(Tree::Outbox, "")
-        .unwrap()
+    let landed: Vec<Landed> = fake
+        .posted()
         .into_iter()
-        .map(|(_, c)| c)
+        .map(|p| Landed {
+            chat: p.channel,
+            id: p.ts,
+            text: p.text,
+        })
         .collect();
-    let posted = fake.posted();
-    let mut by_ts: HashMap<String, usize> = HashMap::new();
-    for c in &chunks {
-        if let OutState::Sent { message_id, .. } = &c.state {
-            if c.edit_of.is_none() {
-                *by_ts.entry(message_id.clone()).or_default() += 1;
-            }
-            let m = posted.iter().find(|p| p.ts == *message_id);
-            let m =
-                m.unwrap_or_else(|| panic!("chunk {} sent as {message_id}, not in Slack", c.key));
-            assert_eq!(m.channel, c.target);
-            if !c.key.ends_with("preview") {
-                assert_eq!(m.text, c.text, "chunk {}", c.key);
-            }
-        }
-        assert!(
-            !matches!(c.state, OutState::Pending | OutState::Sending { .. }),
-            "{c:?}"
-        );
-    }
-    assert!(
-        by_ts.values().all(|n| *n == 1),
-        "one message per chunk: {by_ts:?}"
-    );
-    for m in &posted {
-        let known = chunks.iter().any(|c| match &c.state {
-            OutState::Sent { message_id, .. } => *message_id == m.ts,
-            OutState::Unknown { .. } => c.target == m.channel,
-            _ => false,
-        });
-        assert!(known, "a Slack message no chunk accounts for: {m:?}");
-    }
-    let mut outcomes: BTreeMap<usize, &str> = BTreeMap::new();
-    for (i, (channel, ts, answer)) in pushed.iter().enumerate() {
-        let run = format!("slack:slack/default/{channel}/{ts}");
-        let mine: Vec<&OutboxItem> = chunks
-            .iter()
-            .filter(|c| c.key.contains(&format!("/{run}/")))
-            .collect();
-        let landed = posted
-            .iter()
-            .filter(|p| p.channel == *channel && p.text == *answer)
-            .count();
-        assert!(landed <= 1, "{answer} reached {channel} {landed} times");
-        let unknown = mine
-            .iter()
-            .any(|c| matches!(c.state, OutState::Unknown { .. }));
-        let noticed = mine.iter().any(|c| c.text.starts_with('⚠'));
-        let outcome = match (landed, noticed, unknown) {
-            (1, false, _) => "answered",
-            (0, true, _) => "interrupted",
-            (0, false, true) => "unknown",
-            other => panic!("message {i} in {channel}: {other:?}; chunks {mine:?}"),
-        };
-        outcomes.insert(i, outcome);
-    }
+    let outcomes = check(dir.path(), "slack", &landed, &pushed);
     let answered = outcomes.values().filter(|o| **o == "answered").count();
     eprintln!(
         "slack crash: {crashes} crashes, {} messages: {answered} answered, {outcomes:?}",

@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod client;
 pub mod device;
+pub mod fake_discord;
 pub mod fake_provider;
 pub mod fake_slack;
 pub mod fake_telegram;

@@ -90,11 +90,19 @@ impl AccountHealth {
     /// transport failure).
     pub fn round_trip(&self, now_ms: u64) {
         set(&self.last_round_trip_ms, now_ms);
+    }
+
+    /// The connection proved alive (a frame on Slack's socket, a heartbeat
+    /// ack on Discord's gateway): a round trip, and no longer silent.
+    pub fn alive(&self, now_ms: u64) {
+        self.round_trip(now_ms);
         self.silent.store(false, Ordering::Relaxed);
     }
 
     /// The connection is open but silent past its heartbeat window: the
-    /// account is `degraded` until the platform answers again.
+    /// account is `degraded` until the connection proves `alive` again
+    /// (other calls answering do not count: they say nothing of the
+    /// connection).
     pub fn zombie(&self) {
         self.zombies.fetch_add(1, Ordering::Relaxed);
         self.silent.store(true, Ordering::Relaxed);
@@ -345,6 +353,21 @@ mod tests {
             h.last_error().as_deref(),
             Some("refused (401): Unauthorized")
         );
+    }
+
+    #[test]
+    fn a_zombie_is_degraded_until_its_connection_proves_alive() {
+        let h = AccountHealth::default();
+        h.started(0);
+        h.alive(10);
+        assert_eq!(h.state(20, 60_000), HealthState::Healthy);
+        h.zombie();
+        assert_eq!(h.state(30, 60_000), HealthState::Degraded);
+        h.round_trip(40); // a REST call answered: says nothing of the socket
+        assert_eq!(h.state(50, 60_000), HealthState::Degraded);
+        h.alive(60);
+        assert_eq!(h.state(70, 60_000), HealthState::Healthy);
+        assert_eq!(h.snapshot("discord", "a", 70, 60_000).zombies, 1);
     }
 
     #[test]

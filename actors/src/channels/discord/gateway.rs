@@ -22,7 +22,8 @@ use serde_json::{json, Value};
 
 pub const IDENTIFY_SPACING_MS: u64 = 5_000;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Session {
     pub id: String,
     pub resume_url: String,
@@ -84,6 +85,13 @@ impl Shard {
             awaiting_ack: false,
             last_identify_ms: None,
         }
+    }
+
+    /// A session kept from before a restart: the next socket resumes it,
+    /// so Discord replays what came after `seq`.
+    pub fn restore(&mut self, session: Session, seq: u64) {
+        self.session = Some(session);
+        self.seq = Some(seq);
     }
 
     /// The URL a new socket goes to: the session's resume URL, else the

@@ -6,7 +6,10 @@
 //! `degraded`), replaced by a socket that resumes the session, so the
 //! events of the gap are replayed by Discord and deduplicated by the
 //! ledger. A `MESSAGE_CREATE` is recorded and flushed before the desk
-//! hands it over. Only this shard reconnects; a refused token
+//! hands it over, with the session and the sequence past it: a restarted
+//! process resumes that session, so Discord replays what came while it
+//! was down (a session Discord no longer knows is identified anew; what
+//! came in that gap Discord does not keep). Only this shard reconnects; a refused token
 //! (`ConnectionFailed`) stops the account for the supervisor's backoff.
 
 use std::collections::HashMap;
@@ -23,7 +26,7 @@ use tokio_tungstenite::tungstenite::Message as Ws;
 
 use super::api::{DiscordError, RestApi};
 use super::config::DiscordAccount;
-use super::gateway::{Action, Shard};
+use super::gateway::{Action, Session, Shard};
 use super::inbound::{record, Received};
 use super::outlet::DiscordOutlet;
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
@@ -36,6 +39,19 @@ const MAX_FRAME: usize = 4 << 20;
 const STABLE_MS: u64 = 30_000;
 /// Threads remembered (id -> parent) at most.
 const MAX_THREADS: usize = 10_000;
+
+/// The gateway session as stored (`channel_cursors`,
+/// `discord/<account>/session`), so a restarted process resumes it and
+/// Discord replays what it missed.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Saved {
+    session: Session,
+    seq: u64,
+}
+
+fn session_key(account: &str) -> String {
+    format!("discord/{account}/session")
+}
 
 pub struct DiscordShard {
     cfg: Arc<DiscordAccount>,
@@ -97,7 +113,18 @@ impl DiscordShard {
         DiscordShard {
             span: tracing::info_span!("channel", channel = "discord", account = %cfg.account_id),
             health: rest.buckets.health().clone(),
-            proto: Shard::new(&cfg.token, cfg.intents),
+            proto: {
+                let mut p = Shard::new(&cfg.token, cfg.intents);
+                let key = session_key(&cfg.account_id);
+                match store.get::<Saved>(crate::store::Tree::ChannelCursors, &key) {
+                    Ok(Some(saved)) => p.restore(saved.session, saved.seq),
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "discord session not readable: identifying")
+                    }
+                }
+                p
+            },
             cfg,
             rest,
             store,
@@ -249,6 +276,9 @@ impl DiscordShard {
                 }
                 Action::Reconnect { resume, why } => {
                     tracing::warn!(parent: &self.span, why, resume, "discord gateway: reconnecting");
+                    if !resume {
+                        self.save_session(); // the session is gone
+                    }
                     if why.contains("zombie") {
                         self.health.zombie();
                     }
@@ -270,9 +300,33 @@ impl DiscordShard {
         }
     }
 
+    /// Writes the session and the resume point (flushed with the next
+    /// flush: a message's record and the sequence past it land together).
+    fn save_session(&self) {
+        let key = session_key(&self.cfg.account_id);
+        let tree = crate::store::Tree::ChannelCursors;
+        let res = match (&self.proto.session, self.proto.seq) {
+            (Some(session), Some(seq)) => self.store.put(
+                tree,
+                &key,
+                &Saved {
+                    session: session.clone(),
+                    seq,
+                },
+            ),
+            _ => self.store.remove(tree, &key).map(|_| ()),
+        };
+        if let Err(e) = res {
+            tracing::warn!(parent: &self.span, error = %e, "cannot store the discord session");
+        }
+    }
+
     fn on_dispatch(&mut self, kind: &str, d: &Value, ctx: &mut Context<Self>) {
         match kind {
-            "READY" => tracing::info!(parent: &self.span, "discord gateway ready (identified)"),
+            "READY" => {
+                tracing::info!(parent: &self.span, "discord gateway ready (identified)");
+                self.save_session();
+            }
             "RESUMED" => tracing::info!(parent: &self.span, "discord gateway resumed"),
             "GUILD_CREATE" => {
                 for t in d["threads"].as_array().into_iter().flatten() {
@@ -288,7 +342,11 @@ impl DiscordShard {
     fn on_message(&mut self, d: &Value, ctx: &mut Context<Self>) {
         let now = crate::now_ms();
         let account = self.cfg.account_id.clone();
-        let fresh = match record(&self.store, &account, &self.bot, &self.threads, d, now) {
+        let got = record(&self.store, &account, &self.bot, &self.threads, d, now);
+        // The resume point moves past this message with its record (a
+        // restart resumes after it; Discord replays what follows).
+        self.save_session();
+        let fresh = match got {
             Ok(Received::New(inc)) => *inc,
             Ok(Received::Replay) => {
                 self.health
@@ -413,9 +471,10 @@ impl Handler<Frame> for DiscordShard {
             tracing::warn!(parent: &self.span, "malformed discord gateway payload ignored");
             return;
         };
-        if v["op"] == 11 || v["op"] == 0 {
-            // An ack or an event: the gateway answers.
-            self.health.round_trip(now);
+        if v["op"] == 11 {
+            // A heartbeat acknowledged: the connection is alive (events
+            // alone do not say so: a zombie may still replay a few).
+            self.health.alive(now);
         }
         let actions = self.proto.on_frame(&text, now, random_unit());
         self.perform(actions, ctx);
@@ -435,6 +494,9 @@ impl Handler<Closed> for DiscordShard {
             Action::Fatal(e) => self.fail(e, ctx),
             Action::Reconnect { resume, .. } => {
                 self.health.reconnected();
+                if !resume {
+                    self.save_session();
+                }
                 self.reconnect_later(resume, ctx);
             }
             other => self.perform(vec![other], ctx),

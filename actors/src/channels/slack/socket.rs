@@ -411,7 +411,7 @@ impl Handler<Frame> for SlackSocket {
             return; // a socket already closed
         };
         c.last_frame_ms = now;
-        self.health.round_trip(now);
+        self.health.alive(now);
         let Some(text) = msg.text else { return };
         let envelope = match parse_envelope(&text) {
             Ok(e) => e,

@@ -1,0 +1,134 @@
+//! What every channel's crash test checks once the load is over and the
+//! gateway is gone (`telegram_crash.rs`, `slack_crash.rs`,
+//! `discord_crash.rs`): nothing left unfinished in the ledger, each sent
+//! chunk is exactly one platform message with its text, every platform
+//! message is a chunk the outbox knows, and each message pushed was
+//! answered at most once (answered, interrupted with a notice, or its
+//! reply's send had no answer).
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use ferroclaw_actors::channels::ledger::{OutState, OutboxItem};
+use ferroclaw_actors::store::{Store, Tree};
+use serde_json::Value;
+
+/// A message as the platform holds it (its latest text).
+#[derive(Debug, Clone)]
+pub struct Landed {
+    pub chat: String,
+    pub id: String,
+    pub text: String,
+}
+
+/// A message pushed to the gateway: its chat, its dedupe key, the answer
+/// it should get.
+#[derive(Debug, Clone)]
+pub struct Pushed {
+    pub chat: String,
+    pub key: String,
+    pub answer: String,
+}
+
+/// Waits until `state` (a count of what the platform saw) stops changing
+/// for 1.5 s and `settled` holds.
+pub async fn quiet(mut state: impl FnMut() -> (usize, usize), mut settled: impl FnMut() -> bool) {
+    let mut last = (usize::MAX, 0usize);
+    let mut stable = 0;
+    for _ in 0..300 {
+        let now = state();
+        if now == last && settled() {
+            stable += 1;
+            if stable >= 15 {
+                return;
+            }
+        } else {
+            stable = 0;
+        }
+        last = now;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The checks; returns each pushed message's outcome.
+pub fn check(
+    dir: &std::path::Path,
+    channel: &str,
+    landed: &[Landed],
+    pushed: &[Pushed],
+) -> BTreeMap<usize, &'static str> {
+    let store = Store::open(dir).unwrap();
+    let open: Vec<(String, Value)> = store.scan(Tree::ChannelDeliveries, "").unwrap();
+    assert!(open.is_empty(), "deliveries left unfinished: {open:?}");
+    let waiting: Vec<(String, Value)> = store.scan(Tree::ChannelDispatch, "").unwrap();
+    assert!(
+        waiting.is_empty(),
+        "messages never handed over: {waiting:?}"
+    );
+    let chunks: Vec<OutboxItem> = store
+        .scan::<OutboxItem>(Tree::Outbox, "")
+        .unwrap()
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect();
+    // Each sent chunk is exactly one platform message with its text (the
+    // final chunk of a partial stream edits the preview's message).
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for c in &chunks {
+        if let OutState::Sent { message_id, .. } = &c.state {
+            if c.edit_of.is_none() {
+                *by_id.entry(message_id.clone()).or_default() += 1;
+            }
+            let m = landed.iter().find(|m| m.id == *message_id);
+            let m = m.unwrap_or_else(|| {
+                panic!("chunk {} sent as {message_id}, not on {channel}", c.key)
+            });
+            assert_eq!(m.chat, c.target);
+            if !c.key.ends_with("preview") {
+                assert_eq!(m.text, c.text, "chunk {}", c.key);
+            }
+        }
+        assert!(
+            !matches!(c.state, OutState::Pending | OutState::Sending { .. }),
+            "{c:?}"
+        );
+    }
+    assert!(
+        by_id.values().all(|n| *n == 1),
+        "one message per chunk: {by_id:?}"
+    );
+    // Every platform message is a chunk the outbox knows.
+    for m in landed {
+        let known = chunks.iter().any(|c| match &c.state {
+            OutState::Sent { message_id, .. } => *message_id == m.id,
+            OutState::Unknown { .. } => c.target == m.chat,
+            _ => false,
+        });
+        assert!(known, "a {channel} message no chunk accounts for: {m:?}");
+    }
+    let mut outcomes = BTreeMap::new();
+    for (i, p) in pushed.iter().enumerate() {
+        let run = format!("{channel}:{}", p.key);
+        let mine: Vec<&OutboxItem> = chunks
+            .iter()
+            .filter(|c| c.key.contains(&format!("/{run}/")))
+            .collect();
+        let n = landed
+            .iter()
+            .filter(|m| m.chat == p.chat && m.text == p.answer)
+            .count();
+        assert!(n <= 1, "{} reached {} {n} times", p.answer, p.chat);
+        let unknown = mine
+            .iter()
+            .any(|c| matches!(c.state, OutState::Unknown { .. }));
+        let noticed = mine.iter().any(|c| c.text.starts_with('⚠'));
+        let outcome = match (n, noticed, unknown) {
+            (1, false, _) => "answered",
+            (0, true, _) => "interrupted",
+            (0, false, true) => "unknown",
+            other => panic!("message {i} in {}: {other:?}; chunks {mine:?}", p.chat),
+        };
+        outcomes.insert(i, outcome);
+    }
+    outcomes
+}

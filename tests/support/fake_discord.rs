@@ -1,0 +1,510 @@
+//! A fake Discord on loopback, in its own thread: REST (`/api/v10`:
+//! `GET /gateway/bot`, `GET /users/@me`, create and edit messages,
+//! typing; 429 with `retry_after` and `global`, per route) and the gateway
+//! (a WebSocket: `Hello`, `Identify` -> `READY` with a session and a
+//! resume URL, heartbeats acknowledged, `Resume` replays the session's
+//! events after the client's sequence then `RESUMED`). Events are kept in
+//! the session's log with their sequence numbers, so events sent while no
+//! socket is up are replayed on resume, as Discord does. Faults: drops,
+//! close codes, heartbeats no longer acknowledged (a zombie), `Reconnect`,
+//! `Invalid Session`, replays, junk. Everything is recorded.
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message as Ws;
+
+pub const TOKEN: &str = "discord-test-token";
+pub const BOT_ID: &str = "9000";
+
+#[derive(Debug, Clone)]
+pub enum Fault {
+    /// 429 with `retry_after` (seconds) and `global`.
+    RateLimit(f64, bool),
+    Server(u16),
+    Hang(Duration),
+}
+
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub channel: String,
+    pub id: String,
+    pub content: String,
+    pub reply_to: Option<String>,
+    pub edits: usize,
+    pub at: Instant,
+}
+
+enum Out {
+    Frame(Value),
+    Close(Option<u16>),
+}
+
+struct Socket {
+    id: u64,
+    tx: mpsc::UnboundedSender<Out>,
+}
+
+#[derive(Default)]
+struct Inner {
+    created: Vec<Created>,
+    next_id: u64,
+    calls: Vec<(String, Instant)>,
+    faults: HashMap<String, VecDeque<Fault>>,
+    typing: Vec<String>,
+    socket: Option<Socket>,
+    next_socket: u64,
+    opened: u64,
+    max_live: usize,
+    live: usize,
+    session: Option<String>,
+    /// The session's events: (seq, payload).
+    log: Vec<(u64, Value)>,
+    seq: u64,
+    identifies: Vec<Instant>,
+    resumes: u64,
+    heartbeats: u64,
+    acking: bool,
+    heartbeat_ms: u64,
+    next_msg: u64,
+}
+
+struct State {
+    inner: Mutex<Inner>,
+    ws_url: String,
+}
+
+pub struct FakeDiscord {
+    pub api: String,
+    pub gateway: String,
+    state: Arc<State>,
+    handle: actix_web::dev::ServerHandle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeDiscord {
+    /// A fake whose gateway asks for a heartbeat every `heartbeat_ms`.
+    pub fn start(heartbeat_ms: u64) -> FakeDiscord {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let ws_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        ws_listener.set_nonblocking(true).unwrap();
+        let ws_addr = ws_listener.local_addr().unwrap();
+        let state = Arc::new(State {
+            inner: Mutex::new(Inner {
+                acking: true,
+                heartbeat_ms,
+                next_id: 1_000_000,
+                next_msg: 5_000_000,
+                ..Inner::default()
+            }),
+            ws_url: format!("ws://{ws_addr}"),
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let st = state.clone();
+        let thread = std::thread::spawn(move || {
+            actix_rt::System::new().block_on(async move {
+                let ws_state = st.clone();
+                actix_rt::spawn(async move {
+                    let l = tokio::net::TcpListener::from_std(ws_listener).unwrap();
+                    while let Ok((stream, _)) = l.accept().await {
+                        actix_rt::spawn(socket(ws_state.clone(), stream));
+                    }
+                });
+                let data = web::Data::from(st);
+                let server = HttpServer::new(move || {
+                    App::new()
+                        .app_data(data.clone())
+                        .route("/api/v10/{path:.*}", web::route().to(rest))
+                })
+                .workers(1)
+                .disable_signals()
+                .listen(listener)
+                .unwrap()
+                .run();
+                tx.send(server.handle()).unwrap();
+                let _ = server.await;
+            });
+        });
+        let handle = rx.recv().unwrap();
+        FakeDiscord {
+            api: format!("http://{addr}/api/v10"),
+            gateway: state.ws_url.clone(),
+            state,
+            handle,
+            thread: Some(thread),
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
+        f(&mut self.state.inner.lock().unwrap())
+    }
+
+    /// A `MESSAGE_CREATE` from `author` in `channel` (a guild's when
+    /// `guild` is set, with the member's `roles`); returns its message id.
+    pub fn message(
+        &self,
+        channel: &str,
+        guild: Option<&str>,
+        author: &str,
+        roles: &[&str],
+        content: &str,
+    ) -> String {
+        self.with(|i| {
+            i.next_msg += 1;
+            let id = i.next_msg.to_string();
+            let mut d = json!({
+                "id": id, "channel_id": channel, "content": content,
+                "author": { "id": author, "username": format!("user{author}") },
+                "mentions": if content.contains(&format!("<@{BOT_ID}>")) {
+                    json!([{ "id": BOT_ID, "username": "ferro" }])
+                } else { json!([]) },
+                "timestamp": "2026-11-25T00:00:00.000000+00:00", "type": 0,
+            });
+            if let Some(g) = guild {
+                d["guild_id"] = json!(g);
+                d["member"] = json!({ "roles": roles });
+            }
+            dispatch(i, "MESSAGE_CREATE", d);
+            id
+        })
+    }
+
+    /// Any event in the session's log (and on the socket).
+    pub fn event(&self, kind: &str, d: Value) {
+        self.with(|i| dispatch(i, kind, d));
+    }
+
+    /// Sends the event with sequence `seq` again on the socket.
+    pub fn replay(&self, seq: u64) {
+        self.with(|i| {
+            let ev = i
+                .log
+                .iter()
+                .find(|(s, _)| *s == seq)
+                .map(|(_, e)| e.clone());
+            if let (Some(ev), Some(s)) = (ev, &i.socket) {
+                let _ = s.tx.send(Out::Frame(ev));
+            }
+        })
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.with(|i| i.seq)
+    }
+
+    /// Drops the socket without a close frame.
+    pub fn drop_socket(&self) {
+        self.with(|i| {
+            if let Some(s) = i.socket.take() {
+                let _ = s.tx.send(Out::Close(None));
+            }
+        })
+    }
+
+    /// Closes the socket with `code`.
+    pub fn close(&self, code: u16) {
+        self.with(|i| {
+            if let Some(s) = i.socket.take() {
+                let _ = s.tx.send(Out::Close(Some(code)));
+            }
+        })
+    }
+
+    pub fn frame(&self, v: Value) {
+        self.with(|i| {
+            if let Some(s) = &i.socket {
+                let _ = s.tx.send(Out::Frame(v));
+            }
+        })
+    }
+
+    /// Heartbeats are no longer acknowledged (until `ack_again`).
+    pub fn stop_acking(&self) {
+        self.with(|i| i.acking = false);
+    }
+
+    pub fn ack_again(&self) {
+        self.with(|i| i.acking = true);
+    }
+
+    pub fn fault(&self, route: &str, f: Fault) {
+        self.with(|i| i.faults.entry(route.into()).or_default().push_back(f));
+    }
+
+    pub fn created(&self) -> Vec<Created> {
+        self.with(|i| i.created.clone())
+    }
+
+    pub fn created_in(&self, channel: &str) -> Vec<Created> {
+        self.with(|i| {
+            i.created
+                .iter()
+                .filter(|c| c.channel == channel)
+                .cloned()
+                .collect()
+        })
+    }
+
+    pub fn calls(&self, route: &str) -> Vec<Instant> {
+        self.with(|i| {
+            i.calls
+                .iter()
+                .filter(|(r, _)| r == route)
+                .map(|(_, t)| *t)
+                .collect()
+        })
+    }
+
+    pub fn typing(&self) -> Vec<String> {
+        self.with(|i| i.typing.clone())
+    }
+
+    /// (identifies, resumes, sockets opened, most sockets at once, up now).
+    pub fn gateway_stats(&self) -> (usize, u64, u64, usize, bool) {
+        self.with(|i| {
+            (
+                i.identifies.len(),
+                i.resumes,
+                i.opened,
+                i.max_live,
+                i.socket.is_some(),
+            )
+        })
+    }
+
+    pub fn identify_times(&self) -> Vec<Instant> {
+        self.with(|i| i.identifies.clone())
+    }
+
+    pub fn heartbeats(&self) -> u64 {
+        self.with(|i| i.heartbeats)
+    }
+
+    pub async fn until(&self, limit: Duration, mut f: impl FnMut(&FakeDiscord) -> bool) -> bool {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if f(self) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        f(self)
+    }
+}
+
+fn dispatch(i: &mut Inner, kind: &str, d: Value) {
+    i.seq += 1;
+    let ev = json!({ "op": 0, "s": i.seq, "t": kind, "d": d });
+    i.log.push((i.seq, ev.clone()));
+    if let Some(s) = &i.socket {
+        let _ = s.tx.send(Out::Frame(ev));
+    }
+}
+
+impl Drop for FakeDiscord {
+    fn drop(&mut self) {
+        self.drop_socket();
+        let h = self.handle.clone();
+        std::thread::spawn(move || actix_rt::System::new().block_on(h.stop(false)));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn socket(state: Arc<State>, stream: tokio::net::TcpStream) {
+    let Ok(ws) = tokio_tungstenite::accept_async(stream).await else {
+        return;
+    };
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
+    let id = {
+        let mut i = state.inner.lock().unwrap();
+        i.next_socket += 1;
+        i.opened += 1;
+        i.live += 1;
+        i.max_live = i.max_live.max(i.live);
+        let id = i.next_socket;
+        // The newest socket is the one events go to.
+        i.socket = Some(Socket { id, tx: tx.clone() });
+        let _ = tx.send(Out::Frame(
+            json!({ "op": 10, "d": { "heartbeat_interval": i.heartbeat_ms } }),
+        ));
+        id
+    };
+    loop {
+        tokio::select! {
+            out = rx.recv() => match out {
+                Some(Out::Frame(v)) => { if sink.send(Ws::Text(v.to_string().into())).await.is_err() { break; } }
+                Some(Out::Close(Some(code))) => {
+                    let _ = sink.send(Ws::Close(Some(CloseFrame { code: CloseCode::from(code), reason: "fake".into() }))).await;
+                    break;
+                }
+                Some(Out::Close(None)) | None => break,
+            },
+            frame = source.next() => match frame {
+                Some(Ok(Ws::Text(t))) => {
+                    let v: Value = serde_json::from_str(&t).unwrap_or_default();
+                    let mut i = state.inner.lock().unwrap();
+                    on_client(&mut i, &state.ws_url, &tx, &v);
+                }
+                Some(Ok(Ws::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+    let mut i = state.inner.lock().unwrap();
+    i.live -= 1;
+    if i.socket.as_ref().is_some_and(|s| s.id == id) {
+        i.socket = None;
+    }
+}
+
+fn on_client(i: &mut Inner, url: &str, tx: &mpsc::UnboundedSender<Out>, v: &Value) {
+    match v["op"].as_u64() {
+        Some(1) => {
+            i.heartbeats += 1;
+            if i.acking {
+                let _ = tx.send(Out::Frame(json!({ "op": 11 })));
+            }
+        }
+        Some(2) => {
+            if v["d"]["token"] != TOKEN {
+                let _ = tx.send(Out::Close(Some(4004)));
+                return;
+            }
+            i.identifies.push(Instant::now());
+            let session = format!("session-{}", i.identifies.len());
+            i.session = Some(session.clone());
+            i.log.clear();
+            i.seq += 1;
+            let ready = json!({ "op": 0, "s": i.seq, "t": "READY", "d": {
+                "v": 10, "session_id": session, "resume_gateway_url": format!("{url}/resume"),
+                "user": { "id": BOT_ID, "username": "ferro", "bot": true }, "guilds": [],
+            } });
+            let _ = tx.send(Out::Frame(ready));
+        }
+        Some(6) => {
+            let known =
+                v["d"]["session_id"].as_str() == i.session.as_deref() && v["d"]["token"] == TOKEN;
+            if !known {
+                let _ = tx.send(Out::Frame(json!({ "op": 9, "d": false })));
+                return;
+            }
+            i.resumes += 1;
+            let after = v["d"]["seq"].as_u64().unwrap_or(0);
+            for (s, ev) in &i.log {
+                if *s > after {
+                    let _ = tx.send(Out::Frame(ev.clone()));
+                }
+            }
+            i.seq += 1;
+            let _ = tx.send(Out::Frame(
+                json!({ "op": 0, "s": i.seq, "t": "RESUMED", "d": {} }),
+            ));
+        }
+        _ => {}
+    }
+}
+
+async fn rest(
+    state: web::Data<State>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let path = path.into_inner();
+    let method = req.method().as_str().to_string();
+    let auth = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    // The route as Discord buckets it: method, path with the channel id.
+    let parts: Vec<&str> = path.split('/').collect();
+    let route = match parts.as_slice() {
+        ["channels", c, "messages", _] => format!("{method} /channels/{c}/messages"),
+        _ => format!("{method} /{path}"),
+    };
+    let fault = {
+        let mut i = state.inner.lock().unwrap();
+        i.calls.push((route.clone(), Instant::now()));
+        i.faults.get_mut(&route).and_then(VecDeque::pop_front)
+    };
+    match fault {
+        Some(Fault::RateLimit(after, global)) => {
+            let mut res = HttpResponse::TooManyRequests();
+            res.insert_header(("Retry-After", format!("{}", after.ceil() as u64)))
+                .insert_header(("X-RateLimit-Bucket", "fakebucket"));
+            if global {
+                res.insert_header(("X-RateLimit-Global", "true"));
+            }
+            return res.json(json!({ "message": "You are being rate limited.", "retry_after": after, "global": global }));
+        }
+        Some(Fault::Server(code)) => {
+            return HttpResponse::build(actix_web::http::StatusCode::from_u16(code).unwrap())
+                .body("upstream error")
+        }
+        Some(Fault::Hang(d)) => tokio::time::sleep(d).await,
+        None => {}
+    }
+    if auth != format!("Bot {TOKEN}") {
+        return HttpResponse::Unauthorized()
+            .json(json!({ "message": "401: Unauthorized", "code": 0 }));
+    }
+    let p: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
+    let mut i = state.inner.lock().unwrap();
+    match (method.as_str(), parts.as_slice()) {
+        ("GET", ["gateway", "bot"]) => HttpResponse::Ok().json(json!({
+            "url": state.ws_url, "shards": 1,
+            "session_start_limit": { "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1 },
+        })),
+        ("GET", ["users", "@me"]) => {
+            HttpResponse::Ok().json(json!({ "id": BOT_ID, "username": "ferro", "bot": true }))
+        }
+        ("POST", ["channels", c, "messages"]) => {
+            let content = p["content"].as_str().unwrap_or_default().to_string();
+            if content.is_empty() || content.chars().count() > 2000 {
+                return HttpResponse::BadRequest()
+                    .json(json!({ "message": "Invalid Form Body", "code": 50035 }));
+            }
+            i.next_id += 1;
+            let id = i.next_id.to_string();
+            i.created.push(Created {
+                channel: c.to_string(),
+                id: id.clone(),
+                content: content.clone(),
+                reply_to: p["message_reference"]["message_id"].as_str().map(str::to_string),
+                edits: 0,
+                at: Instant::now(),
+            });
+            HttpResponse::Ok().json(json!({ "id": id, "channel_id": c, "content": content }))
+        }
+        ("PATCH", ["channels", c, "messages", m]) => {
+            let content = p["content"].as_str().unwrap_or_default().to_string();
+            let Some(msg) = i.created.iter_mut().find(|x| x.id == *m && x.channel == *c) else {
+                return HttpResponse::NotFound().json(json!({ "message": "Unknown Message", "code": 10008 }));
+            };
+            msg.content = content;
+            msg.edits += 1;
+            HttpResponse::Ok().json(json!({ "id": m, "channel_id": c }))
+        }
+        ("POST", ["channels", c, "typing"]) => {
+            i.typing.push(c.to_string());
+            HttpResponse::NoContent().finish()
+        }
+        _ => HttpResponse::NotFound().json(json!({ "message": "404: Not Found", "code": 0 })),
+    }
+}
