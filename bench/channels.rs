@@ -10,9 +10,9 @@
 //! bot's first `sendMessage` (stream mode `off`: the whole reply; `partial`:
 //! the first preview), p50/p99; a burst of 1,000 updates across 200 chats
 //! (one session per chat), time until all are answered, each exactly once,
-//! and RSS after it; then Telegram and Slack (Socket Mode, the fake
-//! Slack) connected together: idle RSS, and Slack's event -> first
-//! `chat.postMessage` p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
+//! and RSS after it; then Telegram, Slack (Socket Mode, the fake Slack)
+//! and Discord (the fake gateway) connected together: idle RSS, and for
+//! Slack and Discord the event -> first post p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
 //! `_CHATS` (200), `_DIR` (where the state dir goes: `/dev/shm` takes the
 //! disk's fsync out of the numbers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -31,6 +31,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use support::fake_discord::{self, FakeDiscord};
 use support::fake_slack::{self, FakeSlack};
 use support::fake_telegram::FakeTelegram;
 
@@ -70,6 +71,7 @@ fn start(
     spacing_ms: u64,
     state: &std::path::Path,
     slack: Option<&FakeSlack>,
+    discord: Option<&FakeDiscord>,
 ) -> (Gateway, u32) {
     let mut cfg = json!({
         "gateway": { "auth": { "mode": "token", "token": "bench-token" }, "tickIntervalMs": 3_600_000 },
@@ -84,6 +86,12 @@ fn start(
     if let Some(f) = slack {
         cfg["channels"]["slack"] = json!({
             "botToken": fake_slack::BOT_TOKEN, "appToken": fake_slack::APP_TOKEN, "apiBaseUrl": f.api,
+            "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream, "editIntervalMs": 1000,
+        });
+    }
+    if let Some(f) = discord {
+        cfg["channels"]["discord"] = json!({
+            "token": fake_discord::TOKEN, "apiBaseUrl": f.api, "gatewayUrl": f.gateway,
             "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream, "editIntervalMs": 1000,
         });
     }
@@ -166,6 +174,30 @@ async fn slack_sequential(fake: &FakeSlack, n: usize) -> Vec<Duration> {
     out
 }
 
+/// Sequential Discord DMs over the gateway: event -> first message create.
+async fn discord_sequential(fake: &FakeDiscord, n: usize) -> Vec<Duration> {
+    let route = "POST /channels/D9/messages";
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let before = fake.calls(route).len();
+        let t0 = Instant::now();
+        fake.message("D9", None, "9", &[], &format!("sequential message {i}"));
+        let sent = fake
+            .until(Duration::from_secs(30), |f| f.calls(route).len() > before)
+            .await;
+        assert!(sent, "discord message {i} not answered");
+        out.push(fake.calls(route)[before].duration_since(t0));
+        fake.until(Duration::from_secs(30), |f| {
+            f.created_in("D9")
+                .iter()
+                .any(|c| c.content == format!("You said: sequential message {i}"))
+        })
+        .await;
+    }
+    out.sort();
+    out
+}
+
 fn main() {
     let seq = env_usize("FERROCLAW_BENCH_SEQ", 200);
     let burst = env_usize("FERROCLAW_BENCH_BURST", 1000);
@@ -184,7 +216,7 @@ fn main() {
                 Ok(d) => tempfile::tempdir_in(d).unwrap(),
                 Err(_) => tempfile::tempdir().unwrap(),
             };
-            let (_gw, pid) = start(&fake, stream, spacing, state.path(), None);
+            let (_gw, pid) = start(&fake, stream, spacing, state.path(), None, None);
             assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
             tokio::time::sleep(Duration::from_secs(1)).await;
             if stream == "off" && spacing == 0 {
@@ -233,19 +265,29 @@ fn main() {
             tokio::time::sleep(Duration::from_secs(2)).await;
             println!("rss after the burst ({chats} sessions live): {} KB", proc_stats::status_kb(pid, "VmRSS:"));
         }
-        // Telegram and Slack connected together: idle RSS, then Slack's
-        // event -> first post.
+        // Telegram, Slack and Discord connected together: idle RSS, then
+        // each one's event -> first post.
         let fake = FakeTelegram::start(TOKEN);
         let slack = FakeSlack::start();
+        let discord = FakeDiscord::start(41_250);
         let state = match std::env::var("FERROCLAW_BENCH_DIR") {
             Ok(d) => tempfile::tempdir_in(d).unwrap(),
             Err(_) => tempfile::tempdir().unwrap(),
         };
-        let (_gw, pid) = start(&fake, "off", 0, state.path(), Some(&slack));
+        let (_gw, pid) = start(&fake, "off", 0, state.path(), Some(&slack), Some(&discord));
         assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
         assert!(slack.until(Duration::from_secs(20), |f| f.sockets().0 == 1).await);
+        assert!(discord.until(Duration::from_secs(20), |f| f.gateway_stats().0 == 1 && f.gateway_stats().4).await);
         tokio::time::sleep(Duration::from_secs(2)).await;
-        println!("rss idle, telegram + slack connected: {} KB", proc_stats::status_kb(pid, "VmRSS:"));
+        println!("rss idle, telegram + slack + discord connected: {} KB", proc_stats::status_kb(pid, "VmRSS:"));
+        let lat = discord_sequential(&discord, seq).await;
+        println!(
+            "discord (gateway), streamMode off: MESSAGE_CREATE -> first message create over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            lat.len(),
+            ms(pct(&lat, 0.5)),
+            ms(pct(&lat, 0.99)),
+            ms(pct(&lat, 1.0))
+        );
         let lat = slack_sequential(&slack, seq).await;
         println!(
             "slack (Socket Mode), streamMode off: event -> first chat.postMessage over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",

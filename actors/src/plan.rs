@@ -122,8 +122,13 @@ pub fn plan(
     )
     .map_err(StartError::Tools)?;
     tool_policy.exec = exec_defaults;
-    let channels =
-        crate::channels::plan(settings, env("TELEGRAM_BOT_TOKEN")).map_err(StartError::Channel)?;
+    let channel_env = crate::channels::ChannelEnv {
+        telegram: env("TELEGRAM_BOT_TOKEN"),
+        slack_bot: env("SLACK_BOT_TOKEN"),
+        slack_app: env("SLACK_APP_TOKEN"),
+        discord: env("DISCORD_BOT_TOKEN"),
+    };
+    let channels = crate::channels::plan(settings, channel_env).map_err(StartError::Channel)?;
     Ok(StartPlan {
         channels,
         workspace,

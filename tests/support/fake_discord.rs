@@ -77,6 +77,8 @@ struct Inner {
     acking: bool,
     heartbeat_ms: u64,
     next_msg: u64,
+    /// Sockets still to open without a hello (a gateway that hangs).
+    mute_next: usize,
 }
 
 struct State {
@@ -229,6 +231,11 @@ impl FakeDiscord {
         })
     }
 
+    /// The next `n` sockets get no hello (the gateway hangs).
+    pub fn mute_next(&self, n: usize) {
+        self.with(|i| i.mute_next = n);
+    }
+
     /// Heartbeats are no longer acknowledged (until `ack_again`).
     pub fn stop_acking(&self) {
         self.with(|i| i.acking = false);
@@ -338,9 +345,13 @@ async fn socket(state: Arc<State>, stream: tokio::net::TcpStream) {
         let id = i.next_socket;
         // The newest socket is the one events go to.
         i.socket = Some(Socket { id, tx: tx.clone() });
-        let _ = tx.send(Out::Frame(
-            json!({ "op": 10, "d": { "heartbeat_interval": i.heartbeat_ms } }),
-        ));
+        if i.mute_next > 0 {
+            i.mute_next -= 1;
+        } else {
+            let _ = tx.send(Out::Frame(
+                json!({ "op": 10, "d": { "heartbeat_interval": i.heartbeat_ms } }),
+            ));
+        }
         id
     };
     loop {

@@ -52,16 +52,28 @@ use crate::settings::Settings;
 #[derive(Debug, Clone, Default)]
 pub struct ChannelPlan {
     pub accounts: Vec<account::AccountCfg>,
-    /// `TELEGRAM_BOT_TOKEN` (the default account's token when its section
-    /// has none).
-    pub env_token: Option<String>,
+    /// The tokens the environment gives the default accounts.
+    pub env: ChannelEnv,
+}
+
+/// Tokens from the environment (read by `main.rs`), each used by its
+/// channel's default account when its section has none.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChannelEnv {
+    /// `TELEGRAM_BOT_TOKEN`.
+    pub telegram: Option<String>,
+    /// `SLACK_BOT_TOKEN`, `SLACK_APP_TOKEN`.
+    pub slack_bot: Option<String>,
+    pub slack_app: Option<String>,
+    /// `DISCORD_BOT_TOKEN`.
+    pub discord: Option<String>,
 }
 
 /// The channels a config starts; an error names the key. Channels
 /// ferroclaw has no adapter for yet are left alone (with a log line at start).
-pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPlan, String> {
+pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String> {
     let mut out = ChannelPlan {
-        env_token: env_token.clone(),
+        env: env.clone(),
         ..ChannelPlan::default()
     };
     hooks::InboundHooks::from_config(&settings.hooks)?;
@@ -70,7 +82,7 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
         if let Some(f) = &section.skill_filter {
             raw.insert("skillFilter".into(), serde_json::json!(f));
         }
-        let mut accounts = telegram::config::accounts(&raw, env_token)?;
+        let mut accounts = telegram::config::accounts(&raw, env.telegram.clone())?;
         let debounce = inbound_debounce_ms(settings, "telegram")?;
         for a in &mut accounts {
             a.debounce_ms = debounce;
@@ -91,11 +103,8 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
         if let Some(f) = &section.skill_filter {
             raw.insert("skillFilter".into(), serde_json::json!(f));
         }
-        let env = (
-            std::env::var("SLACK_BOT_TOKEN").ok(),
-            std::env::var("SLACK_APP_TOKEN").ok(),
-        );
-        let mut accounts = slack::config::accounts(&raw, env)?;
+        let tokens = (env.slack_bot.clone(), env.slack_app.clone());
+        let mut accounts = slack::config::accounts(&raw, tokens)?;
         let debounce = inbound_debounce_ms(settings, "slack")?;
         for a in &mut accounts {
             a.debounce_ms = debounce;
@@ -119,8 +128,7 @@ pub fn plan(settings: &Settings, env_token: Option<String>) -> Result<ChannelPla
         if let Some(f) = &section.skill_filter {
             raw.insert("skillFilter".into(), serde_json::json!(f));
         }
-        let mut accounts =
-            discord::config::accounts(&raw, std::env::var("DISCORD_BOT_TOKEN").ok())?;
+        let mut accounts = discord::config::accounts(&raw, env.discord.clone())?;
         let debounce = inbound_debounce_ms(settings, "discord")?;
         for a in &mut accounts {
             a.debounce_ms = debounce;

@@ -49,7 +49,7 @@ pub struct ChannelSupervisor {
     board: Arc<HealthBoard>,
     default_agent: String,
     main_key: String,
-    env_token: Option<String>,
+    env: super::ChannelEnv,
     slots: BTreeMap<(String, String), Slot>,
     span: tracing::Span,
 }
@@ -84,7 +84,7 @@ impl ChannelSupervisor {
             board,
             default_agent: settings.default_agent_id().to_string(),
             main_key: settings.session.main_key.clone(),
-            env_token: plan.env_token.clone(),
+            env: plan.env.clone(),
             slots: BTreeMap::new(),
             span: tracing::info_span!("channels"),
         };
@@ -251,7 +251,7 @@ impl Handler<ChannelsReconfigure> for ChannelSupervisor {
             *p = Arc::new(Policies::from_settings(&settings));
         }
         self.board.set_stale_ms(super::stale_ms(&settings));
-        match super::plan(&settings, self.env_token.clone()) {
+        match super::plan(&settings, self.env.clone()) {
             Ok(plan) => {
                 for key in self.set_accounts(plan.accounts) {
                     tracing::info!(channel = %key.0, account = %key.1, "channel account (re)started by a config change");

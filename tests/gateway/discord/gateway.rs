@@ -233,3 +233,40 @@ async fn close_4004_is_fatal_for_the_account_only() {
     let h = c.call("health", json!({})).await;
     assert_eq!(h["ok"], true, "{h}");
 }
+
+#[tokio::test]
+async fn a_gateway_that_says_nothing_is_replaced_and_hanging_rest_is_not_resent() {
+    let fake = FakeDiscord::start(1000);
+    fake.mute_next(1);
+    let _gw = TestGateway::with_config(discord_config(
+        &fake,
+        json!({ "streamMode": "off", "requestTimeoutSeconds": 1 }),
+    ));
+    // The first socket hears no hello: given up after the request timeout.
+    assert!(ready(&fake).await, "{:?}", fake.gateway_stats());
+    assert_eq!(fake.gateway_stats().2, 2);
+    // A create that hangs past the timeout has an unknown outcome: it is
+    // not sent again, and the next message is answered.
+    fake.fault(
+        "POST /channels/D1/messages",
+        crate::support::fake_discord::Fault::Hang(Duration::from_secs(3)),
+    );
+    fake.message("D1", None, USER, &[], "into the void");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    fake.message("D1", None, USER, &[], "are you back?");
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: are you back?") == 1)
+            .await
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        answers(&fake, "D1", "You said: into the void") <= 1,
+        "{:?}",
+        fake.created()
+    );
+    assert_eq!(
+        fake.calls("POST /channels/D1/messages").len(),
+        2,
+        "the hung one was not resent"
+    );
+}

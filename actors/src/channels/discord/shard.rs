@@ -450,11 +450,20 @@ impl Actor for DiscordShard {
 
 impl Handler<Opened> for DiscordShard {
     type Result = ();
-    fn handle(&mut self, msg: Opened, _: &mut Context<Self>) {
-        if msg.generation == self.generation {
-            self.tx = Some(msg.tx);
+    fn handle(&mut self, msg: Opened, ctx: &mut Context<Self>) {
+        if msg.generation != self.generation {
+            return; // an older socket's sender is dropped here: it closes
         }
-        // An older socket's sender is dropped here: it closes.
+        self.tx = Some(msg.tx);
+        // A gateway that accepts the socket and says nothing is replaced.
+        let g = msg.generation;
+        let wait = Duration::from_secs(self.cfg.request_timeout_s);
+        ctx.run_later(wait, move |act, ctx| {
+            if act.generation == g && act.proto.phase == super::gateway::Phase::Connecting {
+                let why = "no hello from the gateway";
+                act.perform(vec![Action::Reconnect { resume: true, why }], ctx);
+            }
+        });
     }
 }
 

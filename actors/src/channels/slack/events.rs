@@ -13,10 +13,11 @@ use actix::prelude::*;
 
 use super::api::{BotIdentity, SlackError, WebApi};
 use super::config::SlackAccount;
-use super::envelope::{parse_callback, Callback};
+use super::envelope::{parse_callback, Callback, SlackMessage};
 use super::inbound::{record, Received};
 use super::signature;
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
+use crate::channels::dispatch::Incoming;
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 use crate::channels::sender::Buckets;
@@ -112,74 +113,80 @@ impl Actor for SlackEvents {
     }
 }
 
-impl Handler<SlackWebhook> for SlackEvents {
-    type Result = ResponseActFuture<Self, WebhookReply>;
-    fn handle(&mut self, msg: SlackWebhook, _: &mut Context<Self>) -> Self::Result {
-        let reply = |r: WebhookReply| -> Self::Result { Box::pin(fut::ready(r)) };
+impl SlackEvents {
+    /// The request's message, or the answer that ends it here (a bad
+    /// signature, a body that is not JSON, the challenge, an event that is
+    /// not a message, not ready yet).
+    fn admit(&mut self, msg: &SlackWebhook) -> Result<SlackMessage, WebhookReply> {
         let secret = self.cfg.signing_secret.as_deref().unwrap_or_default();
         let now_s = crate::now_ms() / 1000;
-        if let Err(e) = signature::verify(
-            secret,
-            msg.timestamp.as_deref(),
-            msg.signature.as_deref(),
-            &msg.body,
-            now_s,
-        ) {
+        let (ts, sig) = (msg.timestamp.as_deref(), msg.signature.as_deref());
+        if let Err(e) = signature::verify(secret, ts, sig, &msg.body, now_s) {
             tracing::warn!(parent: &self.span, error = %e, "slack request refused: bad signature");
-            return reply(WebhookReply::new(
-                401,
-                serde_json::json!({ "ok": false, "error": e.to_string() }),
-            ));
+            let body = serde_json::json!({ "ok": false, "error": e.to_string() });
+            return Err(WebhookReply::new(401, body));
         }
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&msg.body) else {
             tracing::warn!(parent: &self.span, "slack request body is not JSON");
-            return reply(WebhookReply::new(
-                400,
-                serde_json::json!({ "ok": false, "error": "body is not JSON" }),
-            ));
+            let body = serde_json::json!({ "ok": false, "error": "body is not JSON" });
+            return Err(WebhookReply::new(400, body));
         };
-        self.health.round_trip(crate::now_ms());
-        let m = match parse_callback(&v) {
-            Callback::UrlVerification { challenge } => {
-                return reply(WebhookReply::new(
-                    200,
-                    serde_json::json!({ "challenge": challenge }),
-                ));
-            }
+        self.health.alive(crate::now_ms());
+        match parse_callback(&v) {
+            Callback::UrlVerification { challenge } => Err(WebhookReply::new(
+                200,
+                serde_json::json!({ "challenge": challenge }),
+            )),
             Callback::Ignored { kind } => {
                 tracing::debug!(parent: &self.span, %kind, "slack event not handled");
-                return reply(WebhookReply::new(200, serde_json::json!({ "ok": true })));
+                Err(WebhookReply::new(200, serde_json::json!({ "ok": true })))
             }
-            Callback::Message(m) => m,
-        };
-        let Some(bot) = &self.bot else {
             // Not ready (auth.test pending): Slack retries.
-            return reply(WebhookReply::new(
+            Callback::Message(_) if self.bot.is_none() => Err(WebhookReply::new(
                 503,
                 serde_json::json!({ "ok": false, "error": "starting" }),
-            ));
-        };
-        let got = record(&self.store, &self.cfg.account_id, bot, &m, crate::now_ms());
-        let fresh = match got {
-            Ok(Received::New(inc)) => Some(*inc),
+            )),
+            Callback::Message(m) => Ok(m),
+        }
+    }
+
+    /// Records the message: the new one to hand over, if it is new.
+    fn record(
+        &mut self,
+        msg: &SlackWebhook,
+        m: &SlackMessage,
+    ) -> Result<Option<Incoming>, WebhookReply> {
+        let bot = self.bot.clone().unwrap_or_default();
+        let got = record(&self.store, &self.cfg.account_id, &bot, m, crate::now_ms());
+        match got {
+            Ok(Received::New(inc)) => Ok(Some(*inc)),
             Ok(Received::Replay) => {
                 self.health
                     .replays
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 tracing::info!(parent: &self.span, retry = msg.retry_num.as_deref().unwrap_or("0"),
                     channel_id = %m.channel, ts = %m.ts, "slack event delivered again: not run again");
-                None
+                Ok(None)
             }
-            Ok(Received::Skipped(_)) => None,
+            Ok(Received::Skipped(_)) => Ok(None),
             Err(e) => {
                 tracing::error!(parent: &self.span, error = %e, "cannot record a slack message");
-                return reply(WebhookReply::new(
-                    500,
-                    serde_json::json!({ "ok": false, "error": "not recorded" }),
-                ));
+                let body = serde_json::json!({ "ok": false, "error": "not recorded" });
+                Err(WebhookReply::new(500, body))
             }
+        }
+    }
+}
+
+impl Handler<SlackWebhook> for SlackEvents {
+    type Result = ResponseActFuture<Self, WebhookReply>;
+    fn handle(&mut self, msg: SlackWebhook, _: &mut Context<Self>) -> Self::Result {
+        let fresh = match self.admit(&msg).and_then(|m| self.record(&msg, &m)) {
+            Ok(f) => f,
+            Err(reply) => return Box::pin(fut::ready(reply)),
         };
         let store = self.store.clone();
+        // Durable before the 200: a retry finds the key.
         Box::pin(
             async move { store.flush().await }
                 .into_actor(self)
