@@ -11,7 +11,59 @@ use std::time::Duration;
 
 use ferroclaw_actors::channels::ledger::{OutState, OutboxItem};
 use ferroclaw_actors::store::{Store, Tree};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value;
+
+use crate::support::process::{sigkill, spawn_gateway, Gateway};
+
+/// One message of the load: (chat index, words streamed every `delay` ms,
+/// pause after, a SIGKILL after).
+pub type Step = (u8, u16, u16, bool);
+
+/// `n` messages across `chats` chats, about one in five followed by a
+/// SIGKILL, as proptest draws them.
+pub fn schedule(chats: u8, n: usize) -> Vec<Step> {
+    let mut runner = TestRunner::new(Config {
+        cases: 1,
+        ..Config::default()
+    });
+    prop::collection::vec(
+        (0..chats, 0u16..25, 0u16..250, prop::bool::weighted(0.2)),
+        n,
+    )
+    .new_tree(&mut runner)
+    .unwrap()
+    .current()
+}
+
+/// Runs the schedule against the gateway in `dir`: `push(i, chat, text)`
+/// sends message `i` (its text asks the offline model to stream every
+/// `delay` ms) and says what it owes; after a step marked so, the gateway
+/// is SIGKILLed and restarted. Returns what was pushed and the crashes.
+pub async fn drive(
+    dir: &std::path::Path,
+    child: &mut Gateway,
+    steps: &[Step],
+    mut push: impl FnMut(usize, u8, &str) -> Pushed,
+) -> (Vec<Pushed>, usize) {
+    let mut pushed = Vec::new();
+    let mut crashes = 0;
+    for (i, (chat, delay, pause, crash)) in steps.iter().enumerate() {
+        let words = format!("m{i}x one two three");
+        let mut p = push(i, *chat, &format!("@delay {delay}\n{words}"));
+        p.answer = format!("You said: {words}");
+        pushed.push(p);
+        tokio::time::sleep(Duration::from_millis(u64::from(*pause))).await;
+        if *crash {
+            sigkill(child);
+            crashes += 1;
+            *child = spawn_gateway(dir).0;
+        }
+    }
+    (pushed, crashes)
+}
 
 /// A message as the platform holds it (its latest text).
 #[derive(Debug, Clone)]
@@ -22,7 +74,7 @@ pub struct Landed {
 }
 
 /// A message pushed to the gateway: its chat, its dedupe key, the answer
-/// it should get.
+/// it should get (filled in by `drive`).
 #[derive(Debug, Clone)]
 pub struct Pushed {
     pub chat: String,

@@ -9,21 +9,11 @@
 
 use std::time::Duration;
 
-use proptest::prelude::*;
-use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, TestRunner};
 use serde_json::json;
 
-use super::channel_crash::{check, quiet, Landed, Pushed};
+use super::channel_crash::{check, drive, quiet, schedule, Landed, Pushed};
 use crate::support::fake_discord::{FakeDiscord, TOKEN};
 use crate::support::process::{sigkill, spawn_gateway, Gateway};
-
-/// One message: (dm, words streamed every `delay` ms, pause after, crash).
-type Step = (u8, u16, u16, bool);
-
-fn schedule() -> impl Strategy<Value = Vec<Step>> {
-    prop::collection::vec((0u8..6, 0u16..25, 0u16..250, prop::bool::weighted(0.2)), 30)
-}
 
 #[tokio::test]
 async fn sigkill_under_load_never_posts_twice_nor_loses_a_message() {
@@ -47,35 +37,17 @@ async fn sigkill_under_load_never_posts_twice_nor_loses_a_message() {
             && f.gateway_stats().4)
             .await
     );
-    let mut runner = TestRunner::new(Config {
-        cases: 1,
-        ..Config::default()
-    });
-    let steps = schedule().new_tree(&mut runner).unwrap().current();
-    let mut pushed: Vec<Pushed> = Vec::new();
-    let mut crashes = 0;
-    for (i, (dm, delay, pause, crash)) in steps.iter().enumerate() {
+    let steps = schedule(6, 30);
+    let (pushed, crashes) = drive(dir.path(), &mut child, &steps, |_, dm, text| {
         let channel = format!("D10{dm}");
-        let words = format!("m{i}x one two three");
-        let id = fake.message(
-            &channel,
-            None,
-            &format!("10{dm}"),
-            &[],
-            &format!("@delay {delay}\n{words}"),
-        );
-        pushed.push(Pushed {
+        let id = fake.message(&channel, None, &format!("10{dm}"), &[], text);
+        Pushed {
             key: format!("discord/default/{channel}/{id}"),
             chat: channel,
-            answer: format!("You said: {words}"),
-        });
-        tokio::time::sleep(Duration::from_millis(u64::from(*pause))).await;
-        if *crash {
-            sigkill(&mut child);
-            crashes += 1;
-            child = spawn_gateway(dir.path()).0;
+            answer: String::new(),
         }
-    }
+    })
+    .await;
     quiet(
         || {
             let c = fake.created();

@@ -8,27 +8,12 @@
 //! reply text is in its chat at most once, and a chunk whose send had no
 //! answer (`unknown`) is the only way a reply may be missing.
 
-use std::time::Duration;
-
-use proptest::prelude::*;
-use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, TestRunner};
 use serde_json::json;
 
-use super::channel_crash::{check, quiet, Landed, Pushed};
+use super::channel_crash::{check, drive, quiet, schedule, Landed, Pushed};
 use super::telegram::BOT_TOKEN;
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::process::{sigkill, spawn_gateway, Gateway};
-
-/// One message of the load: (chat, words streamed every `delay` ms, pause after).
-type Step = (i64, u16, u16, bool);
-
-fn schedule() -> impl Strategy<Value = Vec<Step>> {
-    prop::collection::vec(
-        (0i64..6, 0u16..25, 0u16..250, prop::bool::weighted(0.2)),
-        36,
-    )
-}
 
 fn write_config(dir: &std::path::Path, fake: &FakeTelegram, stream: &str) {
     let cfg = json!({
@@ -47,30 +32,18 @@ async fn crash_case(stream: &str) {
     let dir = tempfile::tempdir().unwrap();
     write_config(dir.path(), &fake, stream);
     let (mut child, _, _): (Gateway, _, _) = spawn_gateway(dir.path());
-    let mut runner = TestRunner::new(Config {
-        cases: 1,
-        ..Config::default()
-    });
-    let steps = schedule().new_tree(&mut runner).unwrap().current();
-    let mut pushed: Vec<Pushed> = Vec::new();
-    let mut crashes = 0;
-    for (i, (chat, delay, pause, crash)) in steps.iter().enumerate() {
-        let chat = 100 + chat;
+    let steps = schedule(6, 36);
+    let (pushed, crashes) = drive(dir.path(), &mut child, &steps, |i, chat, text| {
+        let chat = 100 + i64::from(chat);
         let id = i as i64 + 1;
-        let words = format!("m{id}x one two three");
-        fake.dm(chat, id, &format!("@delay {delay}\n{words}"));
-        pushed.push(Pushed {
+        fake.dm(chat, id, text);
+        Pushed {
             chat: chat.to_string(),
             key: format!("telegram/default/{chat}/{id}"),
-            answer: format!("You said: {words}"),
-        });
-        tokio::time::sleep(Duration::from_millis(u64::from(*pause))).await;
-        if *crash {
-            sigkill(&mut child);
-            crashes += 1;
-            child = spawn_gateway(dir.path()).0;
+            answer: String::new(),
         }
-    }
+    })
+    .await;
     quiet(
         || {
             let sent = fake.sent();

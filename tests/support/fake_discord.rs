@@ -16,13 +16,15 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message as Ws;
+
+use super::fake_server::{serve, Served};
 
 pub const TOKEN: &str = "discord-test-token";
 pub const BOT_ID: &str = "9000";
@@ -90,8 +92,7 @@ pub struct FakeDiscord {
     pub api: String,
     pub gateway: String,
     state: Arc<State>,
-    handle: actix_web::dev::ServerHandle,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _served: Served,
 }
 
 impl FakeDiscord {
@@ -100,7 +101,6 @@ impl FakeDiscord {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let ws_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        ws_listener.set_nonblocking(true).unwrap();
         let ws_addr = ws_listener.local_addr().unwrap();
         let state = Arc::new(State {
             inner: Mutex::new(Inner {
@@ -112,39 +112,19 @@ impl FakeDiscord {
             }),
             ws_url: format!("ws://{ws_addr}"),
         });
-        let (tx, rx) = std::sync::mpsc::channel();
-        let st = state.clone();
-        let thread = std::thread::spawn(move || {
-            actix_rt::System::new().block_on(async move {
-                let ws_state = st.clone();
-                actix_rt::spawn(async move {
-                    let l = tokio::net::TcpListener::from_std(ws_listener).unwrap();
-                    while let Ok((stream, _)) = l.accept().await {
-                        actix_rt::spawn(socket(ws_state.clone(), stream));
-                    }
-                });
-                let data = web::Data::from(st);
-                let server = HttpServer::new(move || {
-                    App::new()
-                        .app_data(data.clone())
-                        .route("/api/v10/{path:.*}", web::route().to(rest))
-                })
-                .workers(1)
-                .disable_signals()
-                .listen(listener)
-                .unwrap()
-                .run();
-                tx.send(server.handle()).unwrap();
-                let _ = server.await;
-            });
-        });
-        let handle = rx.recv().unwrap();
+        let served = serve(
+            listener,
+            state.clone(),
+            |cfg| {
+                cfg.route("/api/v10/{path:.*}", web::route().to(rest));
+            },
+            Some((ws_listener, socket)),
+        );
         FakeDiscord {
             api: format!("http://{addr}/api/v10"),
             gateway: state.ws_url.clone(),
             state,
-            handle,
-            thread: Some(thread),
+            _served: served,
         }
     }
 
@@ -322,11 +302,6 @@ fn dispatch(i: &mut Inner, kind: &str, d: Value) {
 impl Drop for FakeDiscord {
     fn drop(&mut self) {
         self.drop_socket();
-        let h = self.handle.clone();
-        std::thread::spawn(move || actix_rt::System::new().block_on(h.stop(false)));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

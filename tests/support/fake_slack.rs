@@ -15,11 +15,13 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message as Ws;
+
+use super::fake_server::{serve, Served};
 
 pub const BOT_TOKEN: &str = "xoxb-test-bot";
 pub const APP_TOKEN: &str = "xapp-test-app";
@@ -80,8 +82,7 @@ struct State {
 pub struct FakeSlack {
     pub api: String,
     state: Arc<State>,
-    handle: actix_web::dev::ServerHandle,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _served: Served,
 }
 
 fn ok(mut v: Value) -> HttpResponse {
@@ -98,7 +99,6 @@ impl FakeSlack {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let ws_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        ws_listener.set_nonblocking(true).unwrap();
         let ws_addr = ws_listener.local_addr().unwrap();
         let state = Arc::new(State {
             inner: Mutex::new(Inner {
@@ -108,38 +108,18 @@ impl FakeSlack {
             }),
             ws_url: format!("ws://{ws_addr}/link"),
         });
-        let (tx, rx) = std::sync::mpsc::channel();
-        let st = state.clone();
-        let thread = std::thread::spawn(move || {
-            actix_rt::System::new().block_on(async move {
-                let ws_state = st.clone();
-                actix_rt::spawn(async move {
-                    let l = tokio::net::TcpListener::from_std(ws_listener).unwrap();
-                    while let Ok((stream, _)) = l.accept().await {
-                        actix_rt::spawn(socket(ws_state.clone(), stream));
-                    }
-                });
-                let data = web::Data::from(st);
-                let server = HttpServer::new(move || {
-                    App::new()
-                        .app_data(data.clone())
-                        .route("/api/{method}", web::post().to(call))
-                })
-                .workers(1)
-                .disable_signals()
-                .listen(listener)
-                .unwrap()
-                .run();
-                tx.send(server.handle()).unwrap();
-                let _ = server.await;
-            });
-        });
-        let handle = rx.recv().unwrap();
+        let served = serve(
+            listener,
+            state.clone(),
+            |cfg| {
+                cfg.route("/api/{method}", web::post().to(call));
+            },
+            Some((ws_listener, socket)),
+        );
         FakeSlack {
             api: format!("http://{addr}/api"),
             state,
-            handle,
-            thread: Some(thread),
+            _served: served,
         }
     }
 
@@ -321,11 +301,6 @@ fn send_newest(i: &Inner, env: &Value) {
 impl Drop for FakeSlack {
     fn drop(&mut self) {
         self.drop_sockets();
-        let h = self.handle.clone();
-        std::thread::spawn(move || actix_rt::System::new().block_on(h.stop(false)));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

@@ -15,7 +15,9 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use super::fake_server::{serve, NoSocket, Served};
 use serde_json::{json, Value};
 
 pub const BOT_ID: i64 = 777;
@@ -81,8 +83,7 @@ struct State {
 pub struct FakeTelegram {
     pub base: String,
     state: Arc<State>,
-    handle: actix_web::dev::ServerHandle,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _served: Served,
 }
 
 fn ok(result: Value) -> HttpResponse {
@@ -158,33 +159,20 @@ impl FakeTelegram {
         });
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let st = state.clone();
-        let thread = std::thread::spawn(move || {
-            actix_rt::System::new().block_on(async move {
-                let data = web::Data::from(st);
-                let server = HttpServer::new(move || {
-                    App::new()
-                        .app_data(data.clone())
-                        .app_data(web::JsonConfig::default().limit(1 << 20))
-                        .route("/bot{token}/{method}", web::post().to(call))
-                        .route("/file/bot{token}/{path:.*}", web::get().to(file))
-                })
-                .workers(1)
-                .disable_signals()
-                .listen(listener)
-                .unwrap()
-                .run();
-                tx.send(server.handle()).unwrap();
-                let _ = server.await;
-            });
-        });
-        let handle = rx.recv().unwrap();
+        let served = serve(
+            listener,
+            state.clone(),
+            |cfg| {
+                cfg.app_data(web::JsonConfig::default().limit(1 << 20))
+                    .route("/bot{token}/{method}", web::post().to(call))
+                    .route("/file/bot{token}/{path:.*}", web::get().to(file));
+            },
+            None::<(TcpListener, NoSocket<State>)>,
+        );
         FakeTelegram {
             base: format!("http://{addr}"),
             state,
-            handle,
-            thread: Some(thread),
+            _served: served,
         }
     }
 
@@ -328,16 +316,6 @@ impl FakeTelegram {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         f(self)
-    }
-}
-
-impl Drop for FakeTelegram {
-    fn drop(&mut self) {
-        let h = self.handle.clone();
-        std::thread::spawn(move || actix_rt::System::new().block_on(h.stop(false)));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

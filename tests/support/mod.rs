@@ -6,6 +6,7 @@ pub mod client;
 pub mod device;
 pub mod fake_discord;
 pub mod fake_provider;
+pub mod fake_server;
 pub mod fake_slack;
 pub mod fake_telegram;
 pub mod process;

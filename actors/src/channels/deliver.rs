@@ -46,6 +46,26 @@ pub struct SendFailure {
     pub error: String,
 }
 
+impl SendFailure {
+    /// A platform call's error as the outbox sees it.
+    pub fn of<E: super::sender::CallError + std::fmt::Display>(e: E) -> SendFailure {
+        SendFailure {
+            unknown: e.unknown_outcome(),
+            error: e.to_string(),
+        }
+    }
+}
+
+/// A media URL sent as a link (the platform shows its preview), under its
+/// caption.
+pub fn link_text(url: &str, caption: &str) -> String {
+    if caption.trim().is_empty() {
+        url.to_string()
+    } else {
+        format!("{caption}\n{url}")
+    }
+}
+
 /// The platform's calls, behind the account's limiter.
 pub trait Outlet: Clone + Unpin + 'static {
     /// A new message; `formatted`: the final text (the platform's rich

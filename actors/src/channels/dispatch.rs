@@ -101,6 +101,44 @@ impl Incoming {
     }
 }
 
+/// What recording a platform event did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// New: hand it over (after the flush).
+    New(Box<Incoming>),
+    /// Seen before: answered once already.
+    Replay,
+    /// Not a message to answer (the bot's own, an empty one).
+    Skipped(&'static str),
+}
+
+/// Records a message under its dedupe key with its dispatch record (not
+/// flushed: the caller flushes before it acknowledges or hands it over).
+/// For adapters without a platform cursor (Slack, Discord).
+pub fn record_incoming(
+    store: &Store,
+    inc: Result<Incoming, &'static str>,
+    now_ms: u64,
+) -> Result<Received, StoreError> {
+    let inc = match inc {
+        Ok(i) => i,
+        Err(why) => return Ok(Received::Skipped(why)),
+    };
+    let key = ledger::InboundKey {
+        channel: &inc.channel,
+        account: &inc.account,
+        peer: &inc.chat_id,
+        message_id: &inc.message_id,
+    };
+    let value = serde_json::to_value(&inc)?;
+    Ok(
+        match ledger::accept_with(store, &key, None, now_ms, Some(&value))? {
+            ledger::Accepted::New => Received::New(Box::new(inc)),
+            ledger::Accepted::Replay => Received::Replay,
+        },
+    )
+}
+
 /// What dispatching needs; cloned into each hand-over.
 #[derive(Clone)]
 pub struct DispatchDeps {

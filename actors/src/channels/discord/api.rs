@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::channels::limits::Failure;
-use crate::channels::sender::CallError;
+use crate::channels::sender::{transport_error, CallError};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DiscordError {
@@ -66,12 +66,6 @@ impl std::fmt::Debug for RestApi {
     }
 }
 
-fn short(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    s.truncate(200);
-    s
-}
-
 impl RestApi {
     pub fn new(base: &str, token: &str, limit: Duration) -> RestApi {
         let http = reqwest::Client::builder()
@@ -103,8 +97,8 @@ impl RestApi {
         }
         let resp = match req.send().await {
             Ok(r) => r,
-            Err(e) if e.is_connect() => return Err(DiscordError::Unreachable(short(&e))),
-            Err(e) => return Err(DiscordError::NoAnswer(short(&e))),
+            Err(e) if e.is_connect() => return Err(DiscordError::Unreachable(transport_error(&e))),
+            Err(e) => return Err(DiscordError::NoAnswer(transport_error(&e))),
         };
         let status = resp.status().as_u16();
         let header_after = resp
@@ -115,7 +109,7 @@ impl RestApi {
         let global_header = resp.headers().get("x-ratelimit-global").is_some();
         let bytes = match resp.bytes().await {
             Ok(b) => b,
-            Err(e) => return Err(DiscordError::NoAnswer(short(&e))),
+            Err(e) => return Err(DiscordError::NoAnswer(transport_error(&e))),
         };
         let v: Value = if bytes.is_empty() {
             Value::Null

@@ -8,16 +8,10 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::channels::dispatch::Incoming;
-use crate::channels::ledger::{self, Accepted, InboundKey};
+pub use crate::channels::dispatch::Received;
+use crate::channels::dispatch::{record_incoming, Incoming};
+use crate::channels::ledger::InboundKey;
 use crate::store::{Store, StoreError};
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Received {
-    New(Box<Incoming>),
-    Replay,
-    Skipped(&'static str),
-}
 
 fn s(v: &Value, k: &str) -> String {
     v.get(k)
@@ -137,23 +131,7 @@ pub fn record(
     d: &Value,
     now_ms: u64,
 ) -> Result<Received, StoreError> {
-    let inc = match incoming(d, account, bot, threads) {
-        Ok(i) => i,
-        Err(why) => return Ok(Received::Skipped(why)),
-    };
-    let key = InboundKey {
-        channel: "discord",
-        account,
-        peer: &inc.chat_id,
-        message_id: &inc.message_id,
-    };
-    let value = serde_json::to_value(&inc)?;
-    Ok(
-        match ledger::accept_with(store, &key, None, now_ms, Some(&value))? {
-            Accepted::New => Received::New(Box::new(inc)),
-            Accepted::Replay => Received::Replay,
-        },
-    )
+    record_incoming(store, incoming(d, account, bot, threads), now_ms)
 }
 
 #[cfg(test)]

@@ -28,13 +28,12 @@ use actix::prelude::*;
 use config::DiscordAccount;
 
 use super::account::AccountHandle;
-use super::deliver::{Stream, Typing};
+use super::deliver::Typing;
 use super::desk::{Desk, DeskConfig};
 use super::health::AccountHealth;
 use super::limits::RetryPolicy;
 use super::sender::{Buckets, Limiter};
 use super::supervisor::ChannelDeps;
-use super::telegram::config::StreamMode;
 
 pub fn desk_config(cfg: &DiscordAccount) -> DeskConfig {
     DeskConfig {
@@ -42,11 +41,7 @@ pub fn desk_config(cfg: &DiscordAccount) -> DeskConfig {
         platform: "Discord",
         account_id: cfg.account_id.clone(),
         access: cfg.access.clone(),
-        stream: match cfg.stream_mode {
-            StreamMode::Partial => Stream::Partial,
-            StreamMode::Block => Stream::Block,
-            StreamMode::Off => Stream::Off,
-        },
+        stream: cfg.stream_mode.into(),
         typing: Typing::Message,
         instant_typing: false,
         typing_every: Duration::from_secs(cfg.typing_interval_s),

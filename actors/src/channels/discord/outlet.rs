@@ -10,8 +10,8 @@ use std::future::Future;
 use super::api::{DiscordError, RestApi};
 use super::config::MAX_MESSAGE_CHARS;
 use crate::channels::chunker::split;
-use crate::channels::deliver::{Outlet, SendFailure, Target};
-use crate::channels::sender::{Buckets, CallError, Limiter};
+use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
+use crate::channels::sender::{Buckets, Limiter};
 use crate::channels::slack::config::ReplyToMode;
 
 #[derive(Clone)]
@@ -22,13 +22,6 @@ pub struct DiscordOutlet {
     pub global: Limiter,
     pub chunk_limit: usize,
     pub reply_to_mode: ReplyToMode,
-}
-
-fn failure(e: DiscordError) -> SendFailure {
-    SendFailure {
-        unknown: e.unknown_outcome(),
-        error: e.to_string(),
-    }
 }
 
 impl DiscordOutlet {
@@ -76,7 +69,7 @@ impl Outlet for DiscordOutlet {
             self.api.create_message(&to.chat_id, text, reply)
         })
         .await
-        .map_err(failure)
+        .map_err(SendFailure::of)
     }
 
     async fn edit(
@@ -91,7 +84,7 @@ impl Outlet for DiscordOutlet {
             self.api.edit_message(&to.chat_id, id, text)
         })
         .await
-        .map_err(failure)
+        .map_err(SendFailure::of)
     }
 
     async fn typing(&self, to: &Target) {
@@ -111,11 +104,7 @@ impl Outlet for DiscordOutlet {
         caption: &str,
     ) -> Result<String, SendFailure> {
         // Discord embeds a link; attaching a file needs a multipart upload.
-        let text = if caption.trim().is_empty() {
-            url.to_string()
-        } else {
-            format!("{caption}\n{url}")
-        };
+        let text = link_text(url, caption);
         self.send(to, &text, false, None).await
     }
 

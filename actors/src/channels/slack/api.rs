@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::channels::limits::Failure;
-use crate::channels::sender::CallError;
+use crate::channels::sender::{transport_error, CallError};
 
 /// Why a call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,12 +78,6 @@ impl std::fmt::Debug for WebApi {
     }
 }
 
-fn short(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    s.truncate(200);
-    s
-}
-
 fn auth_error(code: &str) -> bool {
     matches!(
         code,
@@ -118,8 +112,8 @@ impl WebApi {
             .await;
         let resp = match sent {
             Ok(r) => r,
-            Err(e) if e.is_connect() => return Err(SlackError::Unreachable(short(&e))),
-            Err(e) => return Err(SlackError::NoAnswer(short(&e))),
+            Err(e) if e.is_connect() => return Err(SlackError::Unreachable(transport_error(&e))),
+            Err(e) => return Err(SlackError::NoAnswer(transport_error(&e))),
         };
         let status = resp.status().as_u16();
         if status == 429 {
@@ -136,7 +130,7 @@ impl WebApi {
         }
         let body = match resp.bytes().await {
             Ok(b) => b,
-            Err(e) => return Err(SlackError::NoAnswer(short(&e))),
+            Err(e) => return Err(SlackError::NoAnswer(transport_error(&e))),
         };
         let v: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,

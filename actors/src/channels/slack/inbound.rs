@@ -6,20 +6,10 @@
 
 use super::api::BotIdentity;
 use super::envelope::{plain_text, SlackMessage};
-use crate::channels::dispatch::Incoming;
-use crate::channels::ledger::{self, Accepted, InboundKey};
+pub use crate::channels::dispatch::Received;
+use crate::channels::dispatch::{record_incoming, Incoming};
+use crate::channels::ledger::InboundKey;
 use crate::store::{Store, StoreError};
-
-/// What recording an event did.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Received {
-    /// New: hand it over (after the flush).
-    New(Box<Incoming>),
-    /// Seen before: answered once already.
-    Replay,
-    /// Not a message to answer (the bot's own, an empty one).
-    Skipped(&'static str),
-}
 
 /// The platform's chat type word for a message.
 fn chat_type(m: &SlackMessage) -> &'static str {
@@ -92,23 +82,7 @@ pub fn record(
     m: &SlackMessage,
     now_ms: u64,
 ) -> Result<Received, StoreError> {
-    let inc = match incoming(m, account, bot) {
-        Ok(i) => i,
-        Err(why) => return Ok(Received::Skipped(why)),
-    };
-    let key = InboundKey {
-        channel: "slack",
-        account,
-        peer: &m.channel,
-        message_id: &m.ts,
-    };
-    let value = serde_json::to_value(&inc)?;
-    Ok(
-        match ledger::accept_with(store, &key, None, now_ms, Some(&value))? {
-            Accepted::New => Received::New(Box::new(inc)),
-            Accepted::Replay => Received::Replay,
-        },
-    )
+    record_incoming(store, incoming(m, account, bot), now_ms)
 }
 
 #[cfg(test)]

@@ -28,13 +28,12 @@ use actix::prelude::*;
 use config::{Mode, SlackAccount};
 
 use super::account::AccountHandle;
-use super::deliver::{Stream, Typing};
+use super::deliver::Typing;
 use super::desk::{Desk, DeskConfig};
 use super::health::AccountHealth;
 use super::limits::RetryPolicy;
 use super::sender::Buckets;
 use super::supervisor::ChannelDeps;
-use super::telegram::config::StreamMode;
 
 /// Slack's retry policy: as Telegram's (3 attempts, doubling from 400 ms,
 /// capped at 30 s); a 429 waits for its `Retry-After`.
@@ -46,11 +45,7 @@ pub fn desk_config(cfg: &SlackAccount) -> DeskConfig {
         platform: "Slack",
         account_id: cfg.account_id.clone(),
         access: cfg.access.clone(),
-        stream: match cfg.stream_mode {
-            StreamMode::Partial => Stream::Partial,
-            StreamMode::Block => Stream::Block,
-            StreamMode::Off => Stream::Off,
-        },
+        stream: cfg.stream_mode.into(),
         typing: Typing::Never,
         instant_typing: false,
         typing_every: Duration::from_secs(6),

@@ -8,8 +8,8 @@
 use super::api::{SlackError, WebApi};
 use super::config::{ReplyToMode, MAX_MESSAGE_CHARS};
 use crate::channels::chunker::split;
-use crate::channels::deliver::{Outlet, SendFailure, Target};
-use crate::channels::sender::{Buckets, CallError};
+use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
+use crate::channels::sender::Buckets;
 
 #[derive(Clone)]
 pub struct SlackOutlet {
@@ -17,13 +17,6 @@ pub struct SlackOutlet {
     pub buckets: Buckets,
     pub chunk_limit: usize,
     pub reply_to_mode: ReplyToMode,
-}
-
-fn failure(e: SlackError) -> SendFailure {
-    SendFailure {
-        unknown: e.unknown_outcome(),
-        error: e.to_string(),
-    }
 }
 
 /// Worth trying again without the markdown block.
@@ -75,7 +68,7 @@ impl Outlet for SlackOutlet {
             .or(reply_to.filter(|_| self.reply_to_mode != ReplyToMode::Off));
         self.post(to, text, formatted, thread)
             .await
-            .map_err(failure)
+            .map_err(SendFailure::of)
     }
 
     async fn edit(
@@ -94,13 +87,13 @@ impl Outlet for SlackOutlet {
                 Err(e) if plain_may_help(&e) => {
                     tracing::info!(error = %e, "slack refused the markdown edit: sent as plain text");
                 }
-                other => return other.map_err(failure),
+                other => return other.map_err(SendFailure::of),
             }
         }
         limiter
             .call(true, || self.api.update(&to.chat_id, id, text, false))
             .await
-            .map_err(failure)
+            .map_err(SendFailure::of)
     }
 
     async fn typing(&self, _: &Target) {}
@@ -112,14 +105,10 @@ impl Outlet for SlackOutlet {
         caption: &str,
     ) -> Result<String, SendFailure> {
         // Slack unfurls a link; uploading a file needs the files scopes.
-        let text = if caption.trim().is_empty() {
-            url.to_string()
-        } else {
-            format!("{caption}\n{url}")
-        };
+        let text = link_text(url, caption);
         self.post(to, &text, false, to.thread_id.as_deref())
             .await
-            .map_err(failure)
+            .map_err(SendFailure::of)
     }
 
     fn split(&self, text: &str) -> Vec<String> {

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::channels::limits::Failure;
+use crate::channels::sender::transport_error;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Update {
@@ -244,13 +245,13 @@ impl BotApi {
         let sent = self.http.post(url).json(params).timeout(limit).send().await;
         let resp = match sent {
             Ok(r) => r,
-            Err(e) if e.is_connect() => return Err(TgError::Unreachable(short(&e))),
-            Err(e) => return Err(TgError::NoAnswer(short(&e))),
+            Err(e) if e.is_connect() => return Err(TgError::Unreachable(transport_error(&e))),
+            Err(e) => return Err(TgError::NoAnswer(transport_error(&e))),
         };
         let status = resp.status().as_u16();
         let body = match resp.bytes().await {
             Ok(b) => b,
-            Err(e) => return Err(TgError::NoAnswer(short(&e))),
+            Err(e) => return Err(TgError::NoAnswer(transport_error(&e))),
         };
         let Ok(env) = serde_json::from_slice::<Envelope>(&body) else {
             return Err(if status >= 500 {
@@ -430,7 +431,7 @@ impl BotApi {
             .timeout(Duration::from_secs(60))
             .send()
             .await
-            .map_err(|e| TgError::NoAnswer(short(&e)))?;
+            .map_err(|e| TgError::NoAnswer(transport_error(&e)))?;
         if !resp.status().is_success() {
             return Err(TgError::Server(format!(
                 "file status {}",
@@ -442,7 +443,7 @@ impl BotApi {
         while let Some(chunk) = stream
             .chunk()
             .await
-            .map_err(|e| TgError::NoAnswer(short(&e)))?
+            .map_err(|e| TgError::NoAnswer(transport_error(&e)))?
         {
             if out.len() as u64 + chunk.len() as u64 > max {
                 return Err(TgError::Refused {
@@ -477,30 +478,6 @@ pub fn classify(code: u16, description: String, retry_after_s: Option<u64>) -> T
             code: c,
             description,
         },
-    }
-}
-
-/// A reqwest error without the URL (it holds the token).
-fn short(e: &reqwest::Error) -> String {
-    let kind = if e.is_timeout() {
-        "timeout"
-    } else if e.is_connect() {
-        "connect"
-    } else if e.is_body() || e.is_decode() {
-        "body"
-    } else {
-        "request"
-    };
-    let mut source = std::error::Error::source(e);
-    let mut detail = String::new();
-    while let Some(s) = source {
-        detail = s.to_string();
-        source = s.source();
-    }
-    if detail.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}: {detail}")
     }
 }
 

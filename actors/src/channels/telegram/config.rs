@@ -27,6 +27,16 @@ pub enum StreamMode {
     Off,
 }
 
+impl From<StreamMode> for crate::channels::deliver::Stream {
+    fn from(m: StreamMode) -> Self {
+        match m {
+            StreamMode::Partial => Self::Partial,
+            StreamMode::Block => Self::Block,
+            StreamMode::Off => Self::Off,
+        }
+    }
+}
+
 /// When the chat shows "typing".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

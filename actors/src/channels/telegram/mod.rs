@@ -18,10 +18,10 @@ use std::time::Duration;
 use actix::prelude::*;
 
 pub use actor::TelegramPoller;
-use config::{StreamMode, TelegramAccount, TypingMode};
+use config::{TelegramAccount, TypingMode};
 
 use super::account::AccountHandle;
-use super::deliver::{Stream, Typing};
+use super::deliver::Typing;
 use super::desk::{Desk, DeskConfig};
 use super::health::AccountHealth;
 use super::limits::RetryPolicy;
@@ -35,11 +35,7 @@ pub fn desk_config(cfg: &TelegramAccount) -> DeskConfig {
         platform: "Telegram",
         account_id: cfg.account_id.clone(),
         access: cfg.access.clone(),
-        stream: match cfg.stream_mode {
-            StreamMode::Partial => Stream::Partial,
-            StreamMode::Block => Stream::Block,
-            StreamMode::Off => Stream::Off,
-        },
+        stream: cfg.stream_mode.into(),
         typing: match cfg.typing_mode {
             TypingMode::Never => Typing::Never,
             TypingMode::Message => Typing::Message,

@@ -28,13 +28,6 @@ pub struct TgOutlet {
     pub media_max_bytes: u64,
 }
 
-fn failure(e: TgError) -> SendFailure {
-    SendFailure {
-        unknown: e.unknown_outcome(),
-        error: e.to_string(),
-    }
-}
-
 /// Worth trying again as plain text.
 fn plain_may_help(e: &TgError) -> bool {
     matches!(e, TgError::Entities(_) | TgError::Refused { code: 400, .. })
@@ -58,13 +51,13 @@ impl Outlet for TgOutlet {
                 Err(e) if plain_may_help(&e) => {
                     tracing::info!(error = %e, "telegram refused the formatted text: sent as plain text");
                 }
-                other => return other.map_err(failure),
+                other => return other.map_err(SendFailure::of),
             }
         }
         self.limiter
             .call(false, || self.api.send_message(to, text, false, reply_to))
             .await
-            .map_err(failure)
+            .map_err(SendFailure::of)
     }
 
     async fn edit(
@@ -84,13 +77,13 @@ impl Outlet for TgOutlet {
                 Err(e) if plain_may_help(&e) => {
                     tracing::info!(error = %e, "telegram refused the formatted edit: sent as plain text");
                 }
-                other => return other.map_err(failure),
+                other => return other.map_err(SendFailure::of),
             }
         }
         self.limiter
             .call(true, || self.api.edit_message(to, id, text, false))
             .await
-            .map_err(failure)
+            .map_err(SendFailure::of)
     }
 
     async fn typing(&self, to: &Target) {
@@ -108,7 +101,7 @@ impl Outlet for TgOutlet {
         self.limiter
             .call(false, || self.api.send_media(to, url, caption))
             .await
-            .map_err(failure)
+            .map_err(SendFailure::of)
     }
 
     fn split(&self, text: &str) -> Vec<String> {
