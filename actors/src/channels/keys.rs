@@ -110,6 +110,33 @@ pub fn id_text(v: &Value, prefixes: &[&str]) -> Option<String> {
     }
 }
 
+/// The ids of a list as the config writes it, without `prefixes`.
+pub fn ids(v: Option<Vec<Value>>, prefixes: &[&str]) -> Vec<String> {
+    v.unwrap_or_default()
+        .iter()
+        .filter_map(|v| id_text(v, prefixes))
+        .collect()
+}
+
+/// OpenClaw's legacy `dm: {policy, allowFrom}` (Slack, Discord).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LegacyDm {
+    pub policy: Option<crate::channels::access::DmPolicy>,
+    pub allow_from: Option<Vec<Value>>,
+}
+
+/// A conversation's rule as Slack's `channels.<id>` and Discord's
+/// `guilds.<id>.channels.<id>` write it.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelRule {
+    pub allow: Option<bool>,
+    pub enabled: Option<bool>,
+    pub require_mention: Option<bool>,
+    pub users: Option<Vec<Value>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -213,3 +213,43 @@ async fn a_refused_app_token_fails_the_account_not_the_gateway() {
     let h = c.call("health", json!({})).await;
     assert_eq!(h["ok"], true, "{h}");
 }
+
+#[tokio::test]
+async fn a_hanging_slack_leaves_one_socket_and_an_unanswered_post_is_not_resent() {
+    let fake = FakeSlack::start();
+    fake.fault(
+        "apps.connections.open",
+        crate::support::fake_slack::Fault::Hang(Duration::from_secs(3)),
+    );
+    let _gw = TestGateway::with_config(slack_config(
+        &fake,
+        json!({ "streamMode": "off", "requestTimeoutSeconds": 1 }),
+    ));
+    // The hung open is given up and retried; one socket in the end.
+    assert!(connected(&fake).await);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (live, opened, max) = fake.sockets();
+    assert_eq!(
+        (live, opened, max),
+        (1, 1, 1),
+        "the late answer opened no second socket"
+    );
+    fake.fault(
+        "chat.postMessage",
+        crate::support::fake_slack::Fault::Hang(Duration::from_secs(3)),
+    );
+    fake.message("D1", "im", USER, "into the void", None);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    fake.message("D1", "im", USER, "are you back?", None);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: are you back?") == 1)
+            .await
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(answers(&fake, "D1", "You said: into the void") <= 1);
+    assert_eq!(
+        fake.calls("chat.postMessage").len(),
+        2,
+        "the hung post was not resent"
+    );
+}

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
-use crate::channels::keys;
+use crate::channels::keys::{self, ChannelRule, LegacyDm};
 use crate::channels::slack::config::ReplyToMode;
 use crate::channels::telegram::config::StreamMode;
 
@@ -64,13 +64,6 @@ struct Raw {
     model_override: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LegacyDm {
-    policy: Option<DmPolicy>,
-    allow_from: Option<Vec<Value>>,
-}
-
 /// `guilds.<id>`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -80,22 +73,10 @@ struct GuildRule {
     channels: Option<BTreeMap<String, ChannelRule>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ChannelRule {
-    allow: Option<bool>,
-    enabled: Option<bool>,
-    require_mention: Option<bool>,
-    users: Option<Vec<Value>>,
-}
-
 const PREFIXES: &[&str] = &["discord:", "user:", "channel:"];
 
 fn ids(v: Option<Vec<Value>>) -> Vec<String> {
-    v.unwrap_or_default()
-        .iter()
-        .filter_map(|v| keys::id_text(v, PREFIXES))
-        .collect()
+    keys::ids(v, PREFIXES)
 }
 
 /// The enabled accounts of `channels.discord`; `env_token`:

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
-use crate::channels::keys;
+use crate::channels::keys::{self, ChannelRule, LegacyDm};
 use crate::channels::telegram::config::StreamMode;
 
 pub const DEFAULT_API: &str = "https://slack.com/api";
@@ -90,30 +90,10 @@ struct Raw {
     model_override: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LegacyDm {
-    policy: Option<DmPolicy>,
-    allow_from: Option<Vec<Value>>,
-}
-
-/// `channels.<id>`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ChannelRule {
-    allow: Option<bool>,
-    enabled: Option<bool>,
-    require_mention: Option<bool>,
-    users: Option<Vec<Value>>,
-}
-
 const PREFIXES: &[&str] = &["slack:", "user:", "channel:"];
 
 fn ids(v: Option<Vec<Value>>) -> Vec<String> {
-    v.unwrap_or_default()
-        .iter()
-        .filter_map(|v| keys::id_text(v, PREFIXES))
-        .collect()
+    keys::ids(v, PREFIXES)
 }
 
 fn token(v: Option<String>) -> Option<String> {
