@@ -92,9 +92,11 @@ impl RestApi {
             .request(method, format!("{}{path}", self.base))
             .header("authorization", format!("Bot {}", self.token))
             .timeout(self.limit);
-        if let Some(b) = body {
-            req = req.json(b);
-        }
+        req = match body {
+            Some(b) => req.json(b),
+            // Discord wants a length on a POST without a body (typing).
+            None => req.header("content-length", "0"),
+        };
         let resp = match req.send().await {
             Ok(r) => r,
             Err(e) if e.is_connect() => return Err(DiscordError::Unreachable(transport_error(&e))),

@@ -158,7 +158,11 @@ impl Shard {
                             "token": self.token, "session_id": s.id, "seq": seq,
                         } }))
                     }
-                    _ => self.identify(now_ms),
+                    _ => {
+                        // Identifying, even while the identify waits its turn.
+                        self.phase = Phase::Identifying;
+                        self.identify(now_ms)
+                    }
                 };
                 vec![Action::HeartbeatIn(first), start]
             }
@@ -332,8 +336,10 @@ mod tests {
             s.on_close(Some(4009)),
             Action::Reconnect { resume: false, .. }
         ));
+        s.connected();
         let a = s.on_frame(&hello(1000), 1_000, 0.0);
         assert_eq!(a[1], Action::IdentifyIn(4_000));
+        assert_eq!(s.phase, Phase::Identifying, "past the hello while it waits");
         assert!(matches!(s.identify(5_000), Action::Send(_)));
     }
 
