@@ -6,6 +6,7 @@
 
 use actix_web::http::{Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
+use ferroclaw_actors::channels::slack::config::DEFAULT_WEBHOOK_PATH;
 use ferroclaw_actors::channels::slack::events::SlackWebhook;
 use ferroclaw_actors::channels::RouteWebhook;
 use serde_json::{json, Value};
@@ -14,33 +15,31 @@ use crate::state::SharedState;
 
 const MAX_BODY: usize = 1 << 20;
 
-/// The Events API paths the config asks for (HTTP-mode accounts).
-fn paths(state: &SharedState) -> Vec<String> {
+/// Whether an HTTP-mode Slack account answers on `path` (the section, or
+/// an account that inherits from it). Read from the live config without
+/// copying it: this runs for every request the other routes leave.
+fn answers_on(state: &SharedState, path: &str) -> bool {
     let settings = state.live.settings();
     let Some(section) = settings.channels.get("slack") else {
-        return Vec::new();
+        return false;
     };
-    let base = Value::Object(section.other.clone());
-    let mut sections = vec![base.clone()];
-    if let Some(accounts) = base.get("accounts").and_then(Value::as_object) {
-        for over in accounts.values() {
-            let mut merged = base.as_object().cloned().unwrap_or_default();
-            if let Some(o) = over.as_object() {
-                merged.extend(o.clone());
-            }
-            sections.push(Value::Object(merged));
-        }
+    let base = &section.other;
+    type Keys = serde_json::Map<String, Value>;
+    fn text<'a>(base: &'a Keys, over: Option<&'a Keys>, k: &str) -> Option<&'a str> {
+        over.and_then(|o| o.get(k))
+            .or_else(|| base.get(k))
+            .and_then(Value::as_str)
     }
-    sections
-        .iter()
-        .filter(|s| s.get("mode").and_then(Value::as_str) == Some("http"))
-        .map(|s| {
-            s.get("webhookPath")
-                .and_then(Value::as_str)
-                .unwrap_or(ferroclaw_actors::channels::slack::config::DEFAULT_WEBHOOK_PATH)
-                .to_string()
-        })
-        .collect()
+    let hit = |over: Option<&Keys>| {
+        text(base, over, "mode") == Some("http")
+            && text(base, over, "webhookPath").unwrap_or(DEFAULT_WEBHOOK_PATH) == path
+    };
+    let accounts = base.get("accounts").and_then(Value::as_object);
+    hit(None)
+        || accounts
+            .into_iter()
+            .flat_map(|a| a.values())
+            .any(|over| hit(over.as_object()))
 }
 
 fn header(req: &HttpRequest, name: &str) -> Option<String> {
@@ -56,10 +55,10 @@ pub async fn serve(
     payload: &mut web::Payload,
     state: &SharedState,
 ) -> Option<HttpResponse> {
-    let path = req.path().to_string();
-    if !paths(state).contains(&path) {
+    if !answers_on(state, req.path()) {
         return None;
     }
+    let path = req.path().to_string();
     if req.method() != Method::POST {
         return Some(
             HttpResponse::MethodNotAllowed()

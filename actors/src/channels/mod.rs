@@ -19,7 +19,7 @@
 //!
 //! - `desk.rs`: the account actor (hand-overs and deliveries) every adapter
 //!   shares; `account.rs` what the supervisor holds of an account; `keys.rs`
-//!   a section as accounts.
+//!   a section as accounts; `ws.rs` one platform WebSocket as a task.
 //!
 //! Adapters: `telegram/`, `slack/`, `discord/`. Rules that depend on time take it as an argument.
 
@@ -42,6 +42,7 @@ pub mod sender;
 pub mod slack;
 pub mod supervisor;
 pub mod telegram;
+pub mod ws;
 
 pub use messages::*;
 pub use supervisor::ChannelSupervisor;

@@ -42,7 +42,8 @@ pub struct Limiter {
     health: Arc<AccountHealth>,
 }
 
-fn random_unit() -> f64 {
+/// A draw in [0, 1) (0.5 when the OS has no randomness to give).
+pub fn random_unit() -> f64 {
     let mut b = [0u8; 4];
     if getrandom::fill(&mut b).is_err() {
         return 0.5;
@@ -224,5 +225,32 @@ pub fn transport_error(e: &reqwest::Error) -> String {
         kind.to_string()
     } else {
         format!("{kind}: {detail}")
+    }
+}
+
+/// Calls `op` until it succeeds or fails for good (`fatal`), waiting 1 s
+/// doubling to 60 s between tries; each other failure is recorded in
+/// `health`. For an adapter's start (who the bot is, where to connect).
+pub async fn until_ready<T, E, F, Fut>(
+    health: Arc<AccountHealth>,
+    mut op: F,
+    fatal: impl Fn(&E) -> bool,
+) -> Result<T, E>
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let mut backoff_ms = 0u64;
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) if fatal(&e) => return Err(e),
+            Err(e) => {
+                health.error(Some(e.to_string()));
+                backoff_ms = (backoff_ms * 2).clamp(1000, 60_000);
+                actix::clock::sleep(Duration::from_millis(backoff_ms)).await;
+            }
+        }
     }
 }

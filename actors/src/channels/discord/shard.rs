@@ -17,12 +17,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-use tokio_tungstenite::tungstenite::Message as Ws;
 
 use super::api::{DiscordError, RestApi};
 use super::config::DiscordAccount;
@@ -32,6 +30,8 @@ use super::outlet::DiscordOutlet;
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
+use crate::channels::sender::{random_unit, until_ready};
+use crate::channels::ws::{self, SocketEvent, Ws};
 use crate::store::Store;
 
 const MAX_BACKOFF_MS: u64 = 60_000;
@@ -95,14 +95,6 @@ struct Closed {
     error: String,
 }
 
-fn random_unit() -> f64 {
-    let mut b = [0u8; 4];
-    if getrandom::fill(&mut b).is_err() {
-        return 0.5;
-    }
-    u32::from_le_bytes(b) as f64 / u32::MAX as f64
-}
-
 impl DiscordShard {
     pub fn new(
         cfg: Arc<DiscordAccount>,
@@ -155,17 +147,22 @@ impl DiscordShard {
     fn boot(&mut self, ctx: &mut Context<Self>) {
         let (api, rest) = (self.api(), self.rest.clone());
         let configured = self.cfg.gateway_url.clone();
-        let fut = async move {
-            let me = rest.call("GET /users/@me", true, || api.me()).await?;
-            let url = match configured {
-                Some(u) => u,
-                None => {
-                    rest.call("GET /gateway/bot", true, || api.gateway_url())
-                        .await?
-                }
-            };
-            Ok::<_, DiscordError>((me, url))
+        let op = move || {
+            let (api, rest, configured) = (api.clone(), rest.clone(), configured.clone());
+            async move {
+                let me = rest.call("GET /users/@me", true, || api.me()).await?;
+                let url = match configured {
+                    Some(u) => u,
+                    None => {
+                        rest.call("GET /gateway/bot", true, || api.gateway_url())
+                            .await?
+                    }
+                };
+                Ok::<_, DiscordError>((me, url))
+            }
         };
+        let refused = |e: &DiscordError| matches!(e, DiscordError::Auth(_));
+        let fut = until_ready(self.health.clone(), op, refused);
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| match res {
             Ok((me, url)) => {
                 tracing::info!(parent: &act.span, bot = %me, "discord account ready to connect");
@@ -173,14 +170,7 @@ impl DiscordShard {
                 act.gateway = url;
                 act.connect(ctx);
             }
-            Err(DiscordError::Auth(e)) => act.fail(format!("the bot token was refused: {e}"), ctx),
-            Err(e) => {
-                act.health.error(Some(e.to_string()));
-                act.backoff_ms = (act.backoff_ms * 2).clamp(1000, MAX_BACKOFF_MS);
-                ctx.run_later(Duration::from_millis(act.backoff_ms), |act, ctx| {
-                    act.boot(ctx)
-                });
-            }
+            Err(e) => act.fail(format!("the bot token was refused: {e}"), ctx),
         }));
     }
 
@@ -207,7 +197,16 @@ impl DiscordShard {
         let url = self.proto.connect_url(&self.gateway);
         let generation = self.generation;
         let limit = Duration::from_secs(self.cfg.request_timeout_s);
-        actix::spawn(run_socket(generation, url, limit, ctx.address()));
+        let addr = ctx.address();
+        actix::spawn(ws::run(url, limit, MAX_FRAME, move |ev| match ev {
+            SocketEvent::Opened(tx) => addr.do_send(Opened { generation, tx }),
+            SocketEvent::Frame(text) => addr.do_send(Frame { generation, text }),
+            SocketEvent::Closed { code, error } => addr.do_send(Closed {
+                generation,
+                code,
+                error,
+            }),
+        }));
     }
 
     /// Closes the socket with `code` (not 1000/1001, which would end the
@@ -377,63 +376,6 @@ impl DiscordShard {
                 }),
         );
     }
-}
-
-/// One socket: connect, then pass frames both ways until either side ends.
-async fn run_socket(generation: u64, url: String, limit: Duration, addr: Addr<DiscordShard>) {
-    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
-        .max_message_size(Some(MAX_FRAME))
-        .max_frame_size(Some(MAX_FRAME));
-    let connect = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true);
-    let ws = match tokio::time::timeout(limit, connect).await {
-        Ok(Ok((ws, _))) => ws,
-        Ok(Err(e)) => {
-            let error = format!("socket: {e}");
-            return addr.do_send(Closed {
-                generation,
-                code: None,
-                error,
-            });
-        }
-        Err(_) => {
-            return addr.do_send(Closed {
-                generation,
-                code: None,
-                error: "socket: no answer".into(),
-            })
-        }
-    };
-    let (mut sink, mut stream) = ws.split();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    addr.do_send(Opened { generation, tx });
-    let (code, error) = loop {
-        tokio::select! {
-            frame = stream.next() => match frame {
-                Some(Ok(Ws::Text(t))) => addr.do_send(Frame { generation, text: Some(t.to_string()) }),
-                Some(Ok(Ws::Close(f))) => {
-                    let code = f.as_ref().map(|f| u16::from(f.code));
-                    break (code, format!("closed by discord ({})", f.map(|f| f.reason.to_string()).unwrap_or_default()));
-                }
-                Some(Ok(_)) => addr.do_send(Frame { generation, text: None }),
-                Some(Err(e)) => break (None, format!("socket: {e}")),
-                None => break (None, "socket ended".to_string()),
-            },
-            out = rx.recv() => match out {
-                Some(m @ Ws::Close(_)) => { let _ = sink.send(m).await; break (None, "replaced".to_string()); }
-                None => { let _ = sink.send(Ws::Close(None)).await; break (None, "replaced".to_string()); }
-                Some(m) => {
-                    if let Err(e) = sink.send(m).await {
-                        break (None, format!("socket: {e}"));
-                    }
-                }
-            },
-        }
-    };
-    addr.do_send(Closed {
-        generation,
-        code,
-        error,
-    });
 }
 
 impl Actor for DiscordShard {

@@ -7,11 +7,10 @@
 //! (`X-Slack-Retry-Num`) find the key and are answered once.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::api::{BotIdentity, SlackError, WebApi};
+use super::api::{BotIdentity, WebApi};
 use super::config::SlackAccount;
 use super::envelope::{parse_callback, Callback, SlackMessage};
 use super::inbound::{record, Received};
@@ -58,7 +57,6 @@ pub struct SlackEvents {
     desk: DeskLink,
     health: Arc<AccountHealth>,
     bot: Option<BotIdentity>,
-    backoff_ms: u64,
     span: tracing::Span,
 }
 
@@ -79,28 +77,19 @@ impl SlackEvents {
             store,
             desk,
             bot: None,
-            backoff_ms: 0,
         }
     }
 
     fn boot(&mut self, ctx: &mut Context<Self>) {
-        let (api, limiter) = (self.api.clone(), self.buckets.get("auth.test"));
-        let fut = async move { limiter.call(true, || api.auth_test()).await };
+        let fut = super::who_am_i(self.api.clone(), self.buckets.clone());
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| match res {
             Ok(bot) => {
                 tracing::info!(parent: &act.span, bot = %bot.user_id, path = %act.cfg.webhook_path, "slack events endpoint ready");
                 act.bot = Some(bot);
             }
-            Err(SlackError::Auth(e)) => {
-                act.desk
-                    .failed
-                    .do_send(ConnectionFailed(format!("the bot token was refused: {e}")));
-                ctx.stop();
-            }
             Err(e) => {
-                act.health.error(Some(e.to_string()));
-                act.backoff_ms = (act.backoff_ms * 2).clamp(1000, 60_000);
-                ctx.run_later(Duration::from_millis(act.backoff_ms), |act, ctx| act.boot(ctx));
+                act.desk.failed.do_send(ConnectionFailed(e));
+                ctx.stop();
             }
         }));
     }

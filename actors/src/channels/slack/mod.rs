@@ -55,6 +55,23 @@ pub fn desk_config(cfg: &SlackAccount) -> DeskConfig {
     }
 }
 
+/// Who the bot is (`auth.test`), retried until Slack answers; the error
+/// when the token is refused.
+async fn who_am_i(api: api::WebApi, buckets: Buckets) -> Result<api::BotIdentity, String> {
+    let limiter = buckets.get("auth.test");
+    let refused = |e: &api::SlackError| matches!(e, api::SlackError::Auth(_));
+    super::sender::until_ready(
+        buckets.health().clone(),
+        move || {
+            let (api, limiter) = (api.clone(), limiter.clone());
+            async move { limiter.call(true, || api.auth_test()).await }
+        },
+        refused,
+    )
+    .await
+    .map_err(|e| format!("the bot token was refused: {e}"))
+}
+
 /// Starts one account: the desk, and its Socket Mode or Events API
 /// connection. The connection and the outlet share the per-method limiters.
 pub fn start(

@@ -23,9 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::Message as Ws;
 
 use super::api::{BotIdentity, SlackError, WebApi};
 use super::config::SlackAccount;
@@ -36,6 +34,7 @@ use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 use crate::channels::sender::Buckets;
+use crate::channels::ws::{self, SocketEvent, Ws};
 use crate::store::Store;
 
 const MAX_BACKOFF_MS: u64 = 60_000;
@@ -124,20 +123,14 @@ impl SlackSocket {
     }
 
     fn boot(&mut self, ctx: &mut Context<Self>) {
-        let (api, limiter) = (self.api.clone(), self.buckets.get("auth.test"));
-        let fut = async move { limiter.call(true, || api.auth_test()).await };
+        let fut = super::who_am_i(self.api.clone(), self.buckets.clone());
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| match res {
             Ok(bot) => {
                 tracing::info!(parent: &act.span, bot = %bot.user_id, team = %bot.team_id, "slack account connected");
                 act.bot = bot;
                 act.open(ctx);
             }
-            Err(SlackError::Auth(e)) => act.fail(format!("the bot token was refused: {e}"), ctx),
-            Err(e) => {
-                act.health.error(Some(e.to_string()));
-                act.backoff_ms = (act.backoff_ms * 2).clamp(1000, MAX_BACKOFF_MS);
-                ctx.run_later(Duration::from_millis(act.backoff_ms), |act, ctx| act.boot(ctx));
-            }
+            Err(e) => act.fail(e, ctx),
         }));
     }
 
@@ -177,7 +170,16 @@ impl SlackSocket {
                     return;
                 }
             };
-            run_socket(generation, url, limit, addr).await;
+            ws::run(url, limit, MAX_FRAME, move |ev| match ev {
+                SocketEvent::Opened(tx) => addr.do_send(Opened { generation, tx }),
+                SocketEvent::Frame(text) => addr.do_send(Frame { generation, text }),
+                SocketEvent::Closed { error, .. } => addr.do_send(Closed {
+                    generation,
+                    error,
+                    fatal: false,
+                }),
+            })
+            .await;
         });
     }
 
@@ -312,63 +314,6 @@ impl SlackSocket {
             let _ = tx.send(Ws::Ping(Vec::new().into()));
         }
     }
-}
-
-/// One socket: connect, then pass frames in and out until either side
-/// ends it.
-async fn run_socket(generation: u64, url: String, limit: Duration, addr: Addr<SlackSocket>) {
-    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
-        .max_message_size(Some(MAX_FRAME))
-        .max_frame_size(Some(MAX_FRAME));
-    let connect = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true);
-    let ws = match tokio::time::timeout(limit, connect).await {
-        Ok(Ok((ws, _))) => ws,
-        Ok(Err(e)) => {
-            let error = format!("socket: {e}");
-            return addr.do_send(Closed {
-                generation,
-                error,
-                fatal: false,
-            });
-        }
-        Err(_) => {
-            return addr.do_send(Closed {
-                generation,
-                error: "socket: no answer".into(),
-                fatal: false,
-            })
-        }
-    };
-    let (mut sink, mut stream) = ws.split();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    addr.do_send(Opened { generation, tx });
-    let error = loop {
-        tokio::select! {
-            frame = stream.next() => match frame {
-                Some(Ok(Ws::Text(t))) => addr.do_send(Frame { generation, text: Some(t.to_string()) }),
-                Some(Ok(Ws::Close(f))) => break format!("closed by slack ({})", f.map(|f| f.reason.to_string()).unwrap_or_default()),
-                Some(Ok(_)) => addr.do_send(Frame { generation, text: None }),
-                Some(Err(e)) => break format!("socket: {e}"),
-                None => break "socket ended".to_string(),
-            },
-            out = rx.recv() => match out {
-                Some(Ws::Close(_)) | None => {
-                    let _ = sink.send(Ws::Close(None)).await;
-                    break "replaced".to_string();
-                }
-                Some(m) => {
-                    if let Err(e) = sink.send(m).await {
-                        break format!("socket: {e}");
-                    }
-                }
-            },
-        }
-    };
-    addr.do_send(Closed {
-        generation,
-        error,
-        fatal: false,
-    });
 }
 
 impl Actor for SlackSocket {

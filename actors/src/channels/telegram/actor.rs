@@ -20,7 +20,7 @@ use crate::channels::dispatch::Incoming;
 use crate::channels::health::AccountHealth;
 use crate::channels::ledger::{self, Accepted as Recorded, InboundKey};
 use crate::channels::messages::StopAccount;
-use crate::channels::sender::Limiter;
+use crate::channels::sender::{until_ready, Limiter};
 use crate::store::Store;
 
 const CHANNEL: &str = "telegram";
@@ -82,23 +82,31 @@ impl TelegramPoller {
 
     fn boot(&mut self, ctx: &mut Context<Self>) {
         let (api, limiter) = (self.api.clone(), self.limiter.clone());
-        let fut = async move { limiter.call(true, || api.get_me()).await };
+        let refused = |e: &TgError| {
+            matches!(
+                e,
+                TgError::Refused {
+                    code: 401 | 404,
+                    ..
+                }
+            )
+        };
+        let fut = until_ready(
+            self.health.clone(),
+            move || {
+                let (api, limiter) = (api.clone(), limiter.clone());
+                async move { limiter.call(true, || api.get_me()).await }
+            },
+            refused,
+        );
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| match res {
             Ok(me) => {
-                act.backoff_ms = 0;
                 act.me = Me { id: me.id, username: me.username.clone() };
                 tracing::info!(parent: &act.span, bot = me.username.as_deref().unwrap_or(""), "telegram account connected");
                 act.sync_commands(ctx);
                 ctx.notify(Poll);
             }
-            Err(TgError::Refused { code, description }) if code == 401 || code == 404 => {
-                act.fail(format!("the bot token was refused ({code}): {description}"), ctx);
-            }
-            Err(e) => {
-                act.health.error(Some(e.to_string()));
-                act.backoff_ms = (act.backoff_ms * 2).clamp(1000, MAX_BACKOFF_MS);
-                ctx.run_later(Duration::from_millis(act.backoff_ms), |act, ctx| act.boot(ctx));
-            }
+            Err(e) => act.fail(format!("the bot token was {e}"), ctx),
         }));
     }
 
