@@ -26,16 +26,17 @@ pub enum SignatureError {
 
 /// The `X-Slack-Signature` value for a body (what the fake Slack sends).
 pub fn sign(secret: &str, timestamp: u64, body: &[u8]) -> String {
-    let tag = mac(secret, timestamp, body)
+    let tag = mac(secret, &timestamp.to_string(), body)
         .map(|m| m.finalize().into_bytes().to_vec())
         .unwrap_or_default();
     let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
     format!("v0={hex}")
 }
 
-/// HMAC-SHA256 over `v0:{timestamp}:{body}` (HMAC takes a key of any
-/// length; None only if that ever changed).
-fn mac(secret: &str, timestamp: u64, body: &[u8]) -> Option<Hmac<Sha256>> {
+/// HMAC-SHA256 over `v0:{timestamp}:{body}`, the timestamp as the header
+/// carried it (HMAC takes a key of any length; None only if that ever
+/// changed).
+fn mac(secret: &str, timestamp: &str, body: &[u8]) -> Option<Hmac<Sha256>> {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).ok()?;
     mac.update(format!("v0:{timestamp}:").as_bytes());
     mac.update(body);
@@ -64,11 +65,12 @@ pub fn verify(
     let (Some(ts), Some(sig)) = (timestamp, signature) else {
         return Err(SignatureError::Missing);
     };
-    let ts: u64 = ts
-        .trim()
-        .parse()
-        .map_err(|_| SignatureError::BadTimestamp)?;
-    if ts.abs_diff(now_secs) > WINDOW_SECS {
+    let ts = ts.trim();
+    if ts.is_empty() || !ts.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(SignatureError::BadTimestamp);
+    }
+    let secs: u64 = ts.parse().map_err(|_| SignatureError::BadTimestamp)?;
+    if secs.abs_diff(now_secs) > WINDOW_SECS {
         return Err(SignatureError::Stale);
     }
     let tag = sig
@@ -135,6 +137,20 @@ mod tests {
             verify(SECRET, Some("soon"), Some(SIG), body, TS),
             Err(SignatureError::BadTimestamp)
         );
+        // The signed text is the header as sent: the same second written
+        // another way is another text, and a sign or a huge number is no
+        // timestamp at all.
+        assert_eq!(
+            verify(SECRET, Some("01531420618"), Some(SIG), body, TS),
+            Err(SignatureError::Mismatch)
+        );
+        for odd in ["+1531420618", "-1", "99999999999999999999999", ""] {
+            assert_eq!(
+                verify(SECRET, Some(odd), Some(SIG), body, TS),
+                Err(SignatureError::BadTimestamp),
+                "{odd}"
+            );
+        }
         assert_eq!(
             verify(SECRET, ts, Some("v1=abcd"), body, TS),
             Err(SignatureError::Malformed)
