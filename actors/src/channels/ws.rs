@@ -1,12 +1,14 @@
 //! One WebSocket to a platform as a task (Slack's Socket Mode, Discord's
 //! gateway): connect within a time limit with frames capped, then pass
 //! frames both ways until either side ends it. The owning actor gets
-//! every step through `emit`, tagged by it with the socket's generation,
+//! every step as a `Tagged` message carrying the socket's generation (an
+//! actor with more than one socket in its life tells them apart by it),
 //! and writes through the sender it is handed (`Opened`); a `Close` sent
 //! there, or the sender dropped, closes the socket.
 
 use std::time::Duration;
 
+use actix::{Message, Recipient};
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -25,8 +27,23 @@ pub enum SocketEvent {
     Closed { code: Option<u16>, error: String },
 }
 
-/// Runs one socket to `url`.
-pub async fn run(url: String, limit: Duration, max_frame: usize, emit: impl Fn(SocketEvent)) {
+/// One step of the socket numbered `generation`.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Tagged {
+    pub generation: u64,
+    pub event: SocketEvent,
+}
+
+/// Runs socket number `generation` to `url`, every step sent to `to`.
+pub async fn run(
+    url: String,
+    limit: Duration,
+    max_frame: usize,
+    generation: u64,
+    to: Recipient<Tagged>,
+) {
+    let emit = |event| to.do_send(Tagged { generation, event });
     let config = WebSocketConfig::default()
         .max_message_size(Some(max_frame))
         .max_frame_size(Some(max_frame));

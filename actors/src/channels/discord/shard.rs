@@ -31,7 +31,7 @@ use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 use crate::channels::sender::{random_unit, until_ready};
-use crate::channels::ws::{self, SocketEvent, Ws};
+use crate::channels::ws::{self, SocketEvent, Tagged, Ws};
 use crate::store::Store;
 
 const MAX_BACKOFF_MS: u64 = 60_000;
@@ -71,28 +71,6 @@ pub struct DiscordShard {
     retry: Option<SpawnHandle>,
     backoff_ms: u64,
     span: tracing::Span,
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Opened {
-    generation: u64,
-    tx: mpsc::UnboundedSender<Ws>,
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Frame {
-    generation: u64,
-    text: Option<String>,
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Closed {
-    generation: u64,
-    code: Option<u16>,
-    error: String,
 }
 
 impl DiscordShard {
@@ -197,16 +175,8 @@ impl DiscordShard {
         let url = self.proto.connect_url(&self.gateway);
         let generation = self.generation;
         let limit = Duration::from_secs(self.cfg.request_timeout_s);
-        let addr = ctx.address();
-        actix::spawn(ws::run(url, limit, MAX_FRAME, move |ev| match ev {
-            SocketEvent::Opened(tx) => addr.do_send(Opened { generation, tx }),
-            SocketEvent::Frame(text) => addr.do_send(Frame { generation, text }),
-            SocketEvent::Closed { code, error } => addr.do_send(Closed {
-                generation,
-                code,
-                error,
-            }),
-        }));
+        let to = ctx.address().recipient();
+        actix::spawn(ws::run(url, limit, MAX_FRAME, generation, to));
     }
 
     /// Closes the socket with `code` (not 1000/1001, which would end the
@@ -390,15 +360,26 @@ impl Actor for DiscordShard {
     }
 }
 
-impl Handler<Opened> for DiscordShard {
+impl Handler<Tagged> for DiscordShard {
     type Result = ();
-    fn handle(&mut self, msg: Opened, ctx: &mut Context<Self>) {
+    fn handle(&mut self, msg: Tagged, ctx: &mut Context<Self>) {
         if msg.generation != self.generation {
-            return; // an older socket's sender is dropped here: it closes
+            return; // an older socket (its sender, dropped here, closes it)
         }
-        self.tx = Some(msg.tx);
+        match msg.event {
+            SocketEvent::Opened(tx) => self.opened(tx, ctx),
+            SocketEvent::Frame(Some(text)) => self.frame(&text, ctx),
+            SocketEvent::Frame(None) => {}
+            SocketEvent::Closed { code, error } => self.closed(code, error, ctx),
+        }
+    }
+}
+
+impl DiscordShard {
+    fn opened(&mut self, tx: mpsc::UnboundedSender<Ws>, ctx: &mut Context<Self>) {
+        self.tx = Some(tx);
         // A gateway that accepts the socket and says nothing is replaced.
-        let g = msg.generation;
+        let g = self.generation;
         let wait = Duration::from_secs(self.cfg.request_timeout_s);
         ctx.run_later(wait, move |act, ctx| {
             if act.generation == g && act.proto.phase == super::gateway::Phase::Connecting {
@@ -407,17 +388,10 @@ impl Handler<Opened> for DiscordShard {
             }
         });
     }
-}
 
-impl Handler<Frame> for DiscordShard {
-    type Result = ();
-    fn handle(&mut self, msg: Frame, ctx: &mut Context<Self>) {
-        if msg.generation != self.generation {
-            return;
-        }
+    fn frame(&mut self, text: &str, ctx: &mut Context<Self>) {
         let now = crate::now_ms();
-        let Some(text) = msg.text else { return };
-        let v: Option<Value> = serde_json::from_str(&text).ok();
+        let v: Option<Value> = serde_json::from_str(text).ok();
         let Some(v) = v.filter(|v| v.get("op").and_then(Value::as_u64).is_some()) else {
             tracing::warn!(parent: &self.span, "malformed discord gateway payload ignored");
             return;
@@ -427,21 +401,15 @@ impl Handler<Frame> for DiscordShard {
             // alone do not say so: a zombie may still replay a few).
             self.health.alive(now);
         }
-        let actions = self.proto.on_frame(&text, now, random_unit());
+        let actions = self.proto.on_frame(text, now, random_unit());
         self.perform(actions, ctx);
     }
-}
 
-impl Handler<Closed> for DiscordShard {
-    type Result = ();
-    fn handle(&mut self, msg: Closed, ctx: &mut Context<Self>) {
-        if msg.generation != self.generation {
-            return; // an old socket
-        }
+    fn closed(&mut self, code: Option<u16>, error: String, ctx: &mut Context<Self>) {
         self.tx = None;
-        tracing::warn!(parent: &self.span, code = ?msg.code, error = %msg.error, "discord gateway socket closed");
-        self.health.error(Some(msg.error));
-        match self.proto.on_close(msg.code) {
+        tracing::warn!(parent: &self.span, code = ?code, %error, "discord gateway socket closed");
+        self.health.error(Some(error));
+        match self.proto.on_close(code) {
             Action::Fatal(e) => self.fail(e, ctx),
             Action::Reconnect { resume, .. } => {
                 self.health.reconnected();

@@ -34,7 +34,7 @@ use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 use crate::channels::sender::Buckets;
-use crate::channels::ws::{self, SocketEvent, Ws};
+use crate::channels::ws::{self, SocketEvent, Tagged, Ws};
 use crate::store::Store;
 
 const MAX_BACKOFF_MS: u64 = 60_000;
@@ -66,28 +66,6 @@ pub struct SlackSocket {
     retry: Option<SpawnHandle>,
     backoff_ms: u64,
     span: tracing::Span,
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Opened {
-    generation: u64,
-    tx: mpsc::UnboundedSender<Ws>,
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Frame {
-    generation: u64,
-    text: Option<String>,
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Closed {
-    generation: u64,
-    error: String,
-    fatal: bool,
 }
 
 impl SlackSocket {
@@ -156,31 +134,20 @@ impl SlackSocket {
         );
         let limit = Duration::from_secs(self.cfg.request_timeout_s);
         let (api, limiter) = (self.api.clone(), self.buckets.get("apps.connections.open"));
-        let addr = ctx.address();
-        actix::spawn(async move {
-            let url = match limiter.call(true, || api.connections_open()).await {
-                Ok(u) => u,
-                Err(e) => {
-                    let fatal = matches!(e, SlackError::Auth(_));
-                    addr.do_send(Closed {
-                        generation,
-                        error: format!("apps.connections.open: {e}"),
-                        fatal,
-                    });
-                    return;
+        let url = async move { limiter.call(true, || api.connections_open()).await };
+        ctx.spawn(url.into_actor(self).map(move |url, act, ctx| match url {
+            Ok(url) => {
+                let to = ctx.address().recipient();
+                actix::spawn(ws::run(url, limit, MAX_FRAME, generation, to));
+            }
+            Err(e) => {
+                let error = format!("apps.connections.open: {e}");
+                match e {
+                    SlackError::Auth(_) => act.fail(error, ctx),
+                    _ => act.closed(generation, error, ctx),
                 }
-            };
-            ws::run(url, limit, MAX_FRAME, move |ev| match ev {
-                SocketEvent::Opened(tx) => addr.do_send(Opened { generation, tx }),
-                SocketEvent::Frame(text) => addr.do_send(Frame { generation, text }),
-                SocketEvent::Closed { error, .. } => addr.do_send(Closed {
-                    generation,
-                    error,
-                    fatal: false,
-                }),
-            })
-            .await;
-        });
+            }
+        }));
     }
 
     /// A retry after `backoff` (one timer at most; none while a socket is
@@ -333,31 +300,34 @@ impl Actor for SlackSocket {
     }
 }
 
-impl Handler<Opened> for SlackSocket {
+impl Handler<Tagged> for SlackSocket {
     type Result = ();
-    fn handle(&mut self, msg: Opened, _: &mut Context<Self>) {
-        match self.conns.get_mut(&msg.generation) {
-            Some(c) => {
-                c.tx = Some(msg.tx);
-                c.last_frame_ms = crate::now_ms();
-            }
-            // Given up while it connected: it closes when `tx` goes.
-            None => drop(msg.tx),
+    fn handle(&mut self, msg: Tagged, ctx: &mut Context<Self>) {
+        let g = msg.generation;
+        match msg.event {
+            SocketEvent::Opened(tx) => match self.conns.get_mut(&g) {
+                Some(c) => {
+                    c.tx = Some(tx);
+                    c.last_frame_ms = crate::now_ms();
+                }
+                // Given up while it connected: it closes when `tx` goes.
+                None => drop(tx),
+            },
+            SocketEvent::Frame(text) => self.frame(g, text, ctx),
+            SocketEvent::Closed { error, .. } => self.closed(g, error, ctx),
         }
     }
 }
 
-impl Handler<Frame> for SlackSocket {
-    type Result = ();
-    fn handle(&mut self, msg: Frame, ctx: &mut Context<Self>) {
-        let g = msg.generation;
+impl SlackSocket {
+    fn frame(&mut self, g: u64, text: Option<String>, ctx: &mut Context<Self>) {
         let now = crate::now_ms();
         let Some(c) = self.conns.get_mut(&g) else {
             return; // a socket already closed
         };
         c.last_frame_ms = now;
         self.health.alive(now);
-        let Some(text) = msg.text else { return };
+        let Some(text) = text else { return };
         let envelope = match parse_envelope(&text) {
             Ok(e) => e,
             Err(e) => {
@@ -397,24 +367,18 @@ impl Handler<Frame> for SlackSocket {
             }
         }
     }
-}
 
-impl Handler<Closed> for SlackSocket {
-    type Result = ();
-    fn handle(&mut self, msg: Closed, ctx: &mut Context<Self>) {
-        let g = msg.generation;
+    /// Socket `g` ended, or could not be opened.
+    fn closed(&mut self, g: u64, error: String, ctx: &mut Context<Self>) {
         let known = self.conns.remove(&g).is_some();
-        if msg.fatal {
-            return self.fail(msg.error, ctx);
-        }
         if self.opening == Some(g) {
             self.opening = None;
-            tracing::warn!(parent: &self.span, error = %msg.error, "slack socket could not open");
-            self.health.error(Some(msg.error));
+            tracing::warn!(parent: &self.span, %error, "slack socket could not open");
+            self.health.error(Some(error));
             self.schedule_open(ctx);
         } else if self.current == Some(g) {
             self.current = None;
-            tracing::warn!(parent: &self.span, error = %msg.error, "slack socket closed: reconnecting");
+            tracing::warn!(parent: &self.span, %error, "slack socket closed: reconnecting");
             self.health.reconnected();
             if self.backoff_ms == 0 {
                 // The first drop after a stable socket reconnects at once;
