@@ -27,6 +27,7 @@ pub mod routing;
 pub mod run;
 pub mod runs;
 pub mod scopes;
+pub mod secrets;
 pub mod session;
 pub mod settings;
 pub mod store;
@@ -34,6 +35,7 @@ pub mod subagents;
 pub mod tool;
 pub mod transcript;
 pub mod tree;
+pub mod trust;
 pub mod usage;
 
 /// Milliseconds since the Unix epoch (wall clock, as OpenClaw uses on the wire).

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -26,15 +26,21 @@ pub struct Settings {
     pub session: SessionSettings,
     pub messages: MessagesSettings,
     pub tools: ToolsSettings,
+    #[schemars(transform = secret_hooks)]
     pub hooks: Value,
     pub cron: CronSettings,
+    #[schemars(transform = secret_skills)]
     pub skills: Value,
+    #[schemars(transform = secret_plugins)]
     pub plugins: Value,
     pub commands: Value,
     pub ui: Value,
+    /// Environment for the gateway: every value in it is a secret.
+    #[schemars(extend("writeOnly" = true))]
     pub env: Value,
     pub wizard: Value,
     pub browser: Value,
+    #[schemars(transform = secret_api_key)]
     pub talk: Value,
     pub memory: Value,
     pub update: Value,
@@ -87,6 +93,7 @@ pub struct GatewaySettings {
     pub trusted_proxies: Vec<String>,
     pub control_ui: ControlUi,
     pub http: Value,
+    #[schemars(transform = secret_remote)]
     pub remote: Value,
     pub tls: Value,
     pub reload: Value,
@@ -97,7 +104,9 @@ pub struct GatewaySettings {
 #[serde(rename_all = "camelCase")]
 pub struct GatewayAuth {
     pub mode: AuthMode,
+    #[schemars(extend("writeOnly" = true))]
     pub token: Option<String>,
+    #[schemars(extend("writeOnly" = true))]
     pub password: Option<String>,
     pub allow_tailscale: Option<bool>,
     pub rate_limit: AuthRateLimit,
@@ -158,6 +167,7 @@ pub struct AgentDefaults {
     pub context_tokens: Option<u64>,
     pub models: Value,
     pub typing_mode: Option<String>,
+    #[schemars(transform = secret_remote_api)]
     pub memory_search: Value,
 }
 
@@ -210,9 +220,11 @@ pub enum WorkspaceAccess {
 }
 
 /// `tools`: what ferroclaw reads itself is typed; the rest (allow, deny,
-/// profiles, web, hooks...) goes to the tool policy as OpenClaw wrote it.
+/// untrusted, profiles, web, hooks...) goes to the tool policy as OpenClaw
+/// wrote it.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = secret_tools)]
 pub struct ToolsSettings {
     pub exec: ExecToolSettings,
     pub fs: FsToolSettings,
@@ -351,6 +363,7 @@ fn main_key() -> String {
 /// channel adapters will read the rest).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = secret_channel)]
 pub struct ChannelSettings {
     /// Skills offered on this channel (unset: all).
     #[serde(default)]
@@ -392,6 +405,7 @@ pub struct FsToolSettings {
 /// `messages`: the queue is typed; the rest is kept as written.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = secret_messages)]
 pub struct MessagesSettings {
     pub queue: QueueConfig,
     #[serde(flatten)]
@@ -413,6 +427,7 @@ pub struct QueueConfig {
 /// `cron`: the lane size is typed; the rest is kept as written.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = secret_cron)]
 pub struct CronSettings {
     /// Cron runs at once (the `cron` lane).
     pub max_concurrent_runs: u32,
@@ -495,8 +510,11 @@ pub struct ProviderSettings {
     #[serde(default)]
     pub api: Option<String>,
     #[serde(default)]
+    #[schemars(extend("writeOnly" = true))]
     pub api_key: Option<String>,
+    /// Extra request headers: every value is a secret, whatever its name.
     #[serde(default)]
+    #[schemars(extend("writeOnly" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     #[serde(default)]
     pub models: Vec<ModelEntry>,
@@ -547,6 +565,111 @@ impl Settings {
             .map(|a| a.id.as_str())
             .unwrap_or("main")
     }
+}
+
+// The secrets of the sections kept as JSON, declared on their types'
+// schemas (`writeOnly`; `secrets.rs` redacts by it). OpenClaw's key names.
+
+/// Marks each of `paths` (keys between dots, `*` for every key of a map)
+/// under `schema` as secret.
+fn mark(schema: &mut schemars::Schema, paths: &[&str]) {
+    for path in paths {
+        let segs: Vec<&str> = path.split('.').collect();
+        mark_in(schema.ensure_object(), &segs);
+    }
+}
+
+fn mark_in(node: &mut Map<String, Value>, segs: &[&str]) {
+    let Some((first, rest)) = segs.split_first() else {
+        node.insert("writeOnly".into(), Value::Bool(true));
+        return;
+    };
+    let slot = if *first == "*" {
+        node.entry("additionalProperties")
+    } else {
+        let props = node
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !props.is_object() {
+            *props = Value::Object(Map::new());
+        }
+        match props {
+            Value::Object(p) => p.entry(first.to_string()),
+            _ => return,
+        }
+    };
+    let child = slot.or_insert_with(|| Value::Object(Map::new()));
+    if !child.is_object() {
+        *child = Value::Object(Map::new());
+    }
+    if let Value::Object(c) = child {
+        mark_in(c, rest);
+    }
+}
+
+/// The secret keys of a channel section and of each of its accounts, for
+/// every channel OpenClaw has (Telegram `botToken`, Slack `appToken` and
+/// `signingSecret`, Discord `token`, WhatsApp `accessToken`, `appSecret`,
+/// `verifyToken`, Matrix `accessToken` and `password`, ...).
+const CHANNEL_SECRETS: &[&str] = &[
+    "botToken",
+    "token",
+    "appToken",
+    "userToken",
+    "signingSecret",
+    "webhookSecret",
+    "accessToken",
+    "appSecret",
+    "verifyToken",
+    "password",
+    "apiKey",
+    "privateKey",
+    "clientSecret",
+];
+
+fn secret_channel(schema: &mut schemars::Schema) {
+    for key in CHANNEL_SECRETS {
+        mark(schema, &[key, &format!("accounts.*.{key}")]);
+    }
+}
+
+fn secret_skills(schema: &mut schemars::Schema) {
+    mark(schema, &["entries.*.apiKey", "entries.*.env"]);
+}
+
+fn secret_plugins(schema: &mut schemars::Schema) {
+    mark(schema, &["entries.*.apiKey", "entries.*.env"]);
+}
+
+fn secret_api_key(schema: &mut schemars::Schema) {
+    mark(schema, &["apiKey"]);
+}
+
+fn secret_hooks(schema: &mut schemars::Schema) {
+    mark(
+        schema,
+        &["token", "messageReceived.token", "gmail.pushToken"],
+    );
+}
+
+fn secret_remote(schema: &mut schemars::Schema) {
+    mark(schema, &["token", "password"]);
+}
+
+fn secret_remote_api(schema: &mut schemars::Schema) {
+    mark(schema, &["remote.apiKey", "remote.headers"]);
+}
+
+fn secret_tools(schema: &mut schemars::Schema) {
+    mark(schema, &["web.search.apiKey", "web.fetch.firecrawl.apiKey"]);
+}
+
+fn secret_messages(schema: &mut schemars::Schema) {
+    mark(schema, &["tts.*.apiKey"]);
+}
+
+fn secret_cron(schema: &mut schemars::Schema) {
+    mark(schema, &["webhookToken"]);
 }
 
 /// The JSON Schema of the config file (OpenClaw's key names; the doc

@@ -423,7 +423,12 @@ async fn tools_invoke(
         .unwrap_or("http")
         .to_string();
     let g = &state.gateway;
-    let offered = g.tool_policy.offered(&g.tools, &agent, &channel, None);
+    // A bearer of the gateway secret is an operator.
+    let trust = ferroclaw_actors::trust::Trust {
+        untrusted: false,
+        channels: vec![channel],
+    };
+    let offered = g.tool_policy.offered(&g.tools, &agent, &trust, None);
     if !offered.iter().any(|t| t.name == tool) {
         return invoke_error(
             StatusCode::NOT_FOUND,
@@ -456,6 +461,7 @@ async fn tools_invoke(
         session_key: key.as_str().to_string(),
         agent_id: agent,
         exec,
+        trust,
     };
     match g.executor.send(call).await {
         Ok(out) if !out.is_error => HttpResponse::Ok().json(json!({

@@ -35,6 +35,7 @@ mod slack_crash;
 mod subagents;
 mod telegram;
 mod telegram_crash;
+mod trust;
 mod usage;
 mod watch;
 mod webchat;

@@ -229,19 +229,16 @@ impl Handler<ExecGate> for ApprovalsActor {
         let (security, ask, fallback) = self.effective(&msg.agent_id, msg.policy);
         let hit =
             security == Security::Full || self.allowlisted(&msg.agent_id, msg.bins.as_deref());
-        let refuse = |r: String| Box::pin(actix::fut::ready(Err(Refused(r)))) as Self::Result;
+        let refuse = |r: &str| Box::pin(actix::fut::ready(Err(Refused(r.into())))) as Self::Result;
         if security == Security::Deny {
-            return refuse("exec is disabled for this session (security=deny); ask the user to change execSecurity".into());
+            return refuse("exec is disabled for this session (security=deny); ask the user to change execSecurity");
         }
         let must_ask = ask == Ask::Always || (ask == Ask::OnMiss && !hit);
         if !must_ask {
             return if hit {
                 Box::pin(actix::fut::ready(Ok(())))
             } else {
-                refuse(
-                    "this command is not in the exec allowlist (security=allowlist, ask=off)"
-                        .into(),
-                )
+                refuse("this command is not in the exec allowlist (security=allowlist, ask=off)")
             };
         }
         let bins = msg.bins.clone().unwrap_or_default();
@@ -259,13 +256,15 @@ impl Handler<ExecGate> for ApprovalsActor {
         let timeout = self.timeout;
         let (id, _, _, rx) = match self.open(None, request, timeout, ctx) {
             Ok(x) => x,
-            Err(e) => return refuse(e.to_string()),
+            Err(e) => return refuse(&e.to_string()),
         };
-        tracing::info!(approval = %id, session_key = %msg.session_key, command = %msg.command, "exec approval requested");
-        let agent = msg.agent_id;
+        // Not the command: it may carry a secret (logs.tail readers).
+        tracing::info!(approval = %id, session_key = %msg.session_key, bin = bins.first().map(String::as_str).unwrap_or("?"), untrusted = msg.untrusted, "exec approval requested");
+        let (agent, untrusted) = (msg.agent_id, msg.untrusted);
         Box::pin(async move { rx.await.ok().flatten() }.into_actor(self).map(
             move |decision, act, ctx| match decision {
                 Some(Decision::AllowOnce) => Ok(()),
+                Some(Decision::AllowAlways) if untrusted => Ok(()),
                 Some(Decision::AllowAlways) => {
                     act.allow_always(&agent, bins, ctx);
                     Ok(())

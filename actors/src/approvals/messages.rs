@@ -46,6 +46,10 @@ pub struct ExecGate {
     pub bins: Option<Vec<String>>,
     pub cwd: String,
     pub policy: ExecPolicy,
+    /// Asked by a turn holding a stranger's message: an operator's
+    /// `allow-always` lets this command run once and is never written to
+    /// the allowlist (it would widen what trusted turns may run).
+    pub untrusted: bool,
 }
 
 /// `exec.approval.request`: asks and waits. Reply: (id, decision, created,

@@ -104,6 +104,22 @@ pub struct ContextFiles {
     files: Vec<prompt::InjectedFile>,
 }
 
+impl ContextFiles {
+    /// These files without the operator's private notes (`MEMORY.md`,
+    /// `USER.md`): what a turn holding a stranger's message is given.
+    pub fn for_stranger(&self) -> ContextFiles {
+        ContextFiles {
+            skills: self.skills.clone(),
+            files: self
+                .files
+                .iter()
+                .filter(|f| !crate::trust::private_file(f.name))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
 /// What one run's prompt depends on besides its session key.
 #[derive(Debug, Clone, Copy)]
 pub struct RunInputs<'a> {

@@ -255,7 +255,9 @@ pub fn build(inputs: &PromptInputs) -> BuiltPrompt {
             "Safety".into(),
             format!(
                 "## Safety\nYou have no goals of your own beyond the user's request: do not seek power, resources or persistence, do not copy yourself, and do not work around oversight, approvals or sandboxing. Ask before destructive or irreversible actions and before anything that leaves this machine on the user's behalf.\n\
-                 If nothing needs to be said (for example after a background or heartbeat task with nothing to report), reply with exactly {SILENT_REPLY_TOKEN} and nothing else: that reply is not delivered."
+                 {}\n\
+                 If nothing needs to be said (for example after a background or heartbeat task with nothing to report), reply with exactly {SILENT_REPLY_TOKEN} and nothing else: that reply is not delivered.",
+                crate::trust::PROMPT_NOTE
             ),
         ));
         if inputs.mode == PromptMode::Full && !inputs.skills.is_empty() {

@@ -5,8 +5,10 @@
 //! Behaviour, from the conversation it is given:
 //! - After tool results (the last messages are `tool` messages) it answers
 //!   `Tool <name> returned: <first 200 chars>` per result, then stops.
-//! - Otherwise it reads the last user message. Lines of these forms are
-//!   script, the rest is the text to answer:
+//! - Otherwise it reads the last user message (the text inside untrusted
+//!   content blocks as if it were not wrapped: it obeys a stranger as
+//!   readily as the operator, the worst model to defend). Lines of these
+//!   forms are script, the rest is the text to answer:
 //!   - `@tool <name> <json object>`: call that tool (one call per line, in
 //!     order); the turn ends with stop reason `toolUse`. Arguments that are
 //!     not a JSON object are passed as `{"input": "<text>"}`.
@@ -116,13 +118,17 @@ pub fn plan(req: &CompletionRequest) -> Plan {
         };
     }
 
-    let last_user = req
+    // It reads a message as written: an untrusted-content block's text is
+    // read (and obeyed) like any other, so tests prove the gateway, not the
+    // model, keeps a stranger's turn in bounds.
+    let last_user_text = req
         .messages
         .iter()
         .rev()
         .find(|m| m.role == MessageRole::User)
-        .map(|m| crate::inbound::msg_context::strip_envelope(&m.text))
-        .unwrap_or("");
+        .map(|m| crate::trust::unwrap(&m.text).into_owned())
+        .unwrap_or_default();
+    let last_user = crate::inbound::msg_context::strip_envelope(&last_user_text);
     let prior_calls = req
         .messages
         .iter()

@@ -88,6 +88,8 @@ pub struct RunConfig {
     pub agent_id: String,
     /// The session's exec host, security and ask settings.
     pub exec: crate::approvals::ExecPolicy,
+    /// What the run acts with: every tool call carries it.
+    pub trust: crate::trust::Trust,
     /// The model, then its fallbacks, tried in order.
     pub models: Vec<ModelRef>,
     /// The session's auth profile (kept unless it cools down).

@@ -234,6 +234,7 @@ async fn run_tools(
                     session_key: cfg.session_key.clone(),
                     agent_id: cfg.agent_id.clone(),
                     exec: cfg.exec,
+                    trust: cfg.trust.clone(),
                 };
                 // The abort cancels the tool too, so both are often ready
                 // together: the abort wins.

@@ -373,28 +373,28 @@ impl Actor for SessionActor {
 impl SessionActor {
     /// A message's context: its channel (a channel's origin is recorded on
     /// the entry) and chat type.
-    fn message_context(
-        &mut self,
-        text: &str,
-        origin: Option<crate::session::Origin>,
-        authorized: bool,
-    ) -> MsgContext {
+    fn message_context(&mut self, msg: &mut SendChat) -> MsgContext {
         let chat_type = if crate::context::is_private(&self.key) {
             ChatType::Direct
         } else {
             ChatType::Group
         };
-        let channel = self.take_origin(origin);
-        MsgContext::new(text, &channel, chat_type, authorized, crate::now_ms())
+        let channel = self.take_origin(msg.origin.take(), msg.untrusted);
+        let authorized = msg.command_authorized;
+        MsgContext::new(&msg.text, &channel, chat_type, authorized, crate::now_ms())
     }
 
-    /// The channel a message came by; a channel's origin is recorded on the
-    /// entry (written with the message's run at its end).
-    fn take_origin(&mut self, origin: Option<crate::session::Origin>) -> String {
+    /// The channel a message came by. An operator's channel message is
+    /// recorded on the entry as the session's last route (written with the
+    /// message's run at its end); a stranger's never is, so nothing sent to
+    /// "the last chat" (heartbeat, hooks) goes to a stranger.
+    fn take_origin(&mut self, origin: Option<crate::session::Origin>, untrusted: bool) -> String {
         match origin {
             Some(o) => {
                 let channel = o.channel.clone();
-                self.entry.origin = Some(o);
+                if !untrusted {
+                    self.entry.origin = Some(o);
+                }
                 channel
             }
             None => channel_of_key(&self.key).to_string(),
@@ -402,12 +402,41 @@ impl SessionActor {
     }
 }
 
+/// The settings a message sets for its run: its own, and the channels
+/// whose tool layers apply (the turn that sent it and its own `channel`).
+fn overrides_of(msg: &mut SendChat, origin: Option<String>, channel: &str) -> RunOverrides {
+    let mut channels = std::mem::take(&mut msg.channels);
+    if !channels.iter().any(|c| c == channel) {
+        channels.push(channel.to_string());
+    }
+    RunOverrides {
+        thinking: msg.thinking.take(),
+        untrusted: msg.untrusted,
+        model: msg.model.take(),
+        channel: origin,
+        channels,
+        lane: msg.lane.take(),
+        tools_allow: msg.tools_allow.take(),
+        ..Default::default()
+    }
+}
+
+impl SessionActor {
+    /// Where a message came from, as its untrusted-content block names it.
+    fn source_of(&self, origin: Option<&crate::session::Origin>) -> String {
+        match origin {
+            Some(o) => format!("{} {} chat {}", o.channel, o.chat_type, o.to),
+            None => format!("{} ({})", channel_of_key(&self.key), self.key),
+        }
+    }
+}
+
 impl Handler<SendChat> for SessionActor {
     type Result = ResponseFuture<Result<SendAck, TranscriptError>>;
-    fn handle(&mut self, msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, mut msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
-        let message_id = msg.run_id;
+        let message_id = std::mem::take(&mut msg.run_id);
         if let Some(run_id) = self.seen.get(&message_id).cloned() {
             let live = self.is_live(&run_id);
             return Box::pin(async move {
@@ -417,22 +446,15 @@ impl Handler<SendChat> for SessionActor {
                 })
             });
         }
+        let source = self.source_of(msg.origin.as_ref());
         let channel = msg.origin.as_ref().map(|o| o.channel.clone());
-        let mut mctx = self.message_context(&msg.text, msg.origin, msg.command_authorized);
+        let mut mctx = self.message_context(&mut msg);
         let parsed = if mctx.command_authorized && msg.images.is_empty() {
             directives::parse(&mctx.body_for_commands)
         } else {
             Ok(Parsed::Plain)
         };
-        let mut overrides = RunOverrides {
-            thinking: msg.thinking,
-            untrusted: msg.untrusted,
-            model: msg.model,
-            channel,
-            lane: msg.lane,
-            tools_allow: msg.tools_allow,
-            ..Default::default()
-        };
+        let mut overrides = overrides_of(&mut msg, channel, &mctx.channel);
         let run_id = message_id.clone();
         let agent_text = match parsed {
             Err(answer) => return self.directive_reply(run_id, answer),
@@ -454,6 +476,11 @@ impl Handler<SendChat> for SessionActor {
                 rest
             }
             Ok(Parsed::Plain) => mctx.body.clone(),
+        };
+        // A stranger's text reaches the model as data; `body` keeps it raw.
+        let agent_text = match overrides.untrusted {
+            true => crate::trust::wrap(&source, &agent_text),
+            false => agent_text,
         };
         mctx.stamp(&agent_text, self.deps.context.envelope);
         self.accept(message_id, mctx, msg.images, overrides, msg.timeout, ctx)

@@ -58,10 +58,16 @@ pub struct SendChat {
     /// Where a channel message came from (recorded on the entry as the
     /// session's last route); None for WebSocket and HTTP clients.
     pub origin: Option<crate::session::Origin>,
-    /// From a sender who is not an operator (a channel sender not
-    /// allowlisted, a webhook): never steered into a running run, and the
-    /// run's exec never runs on the host.
+    /// From a stranger (a channel sender not allowlisted, a webhook) or
+    /// sent by an untrusted turn: the model gets it inside an untrusted
+    /// content block, it is never steered into a running run, it never
+    /// moves the session's last route, and its run gets the untrusted
+    /// tool profile (`trust`).
     pub untrusted: bool,
+    /// The channels of the turn that sent this message (sub-agents,
+    /// `sessions_send`): their tool layers apply to its run as well as
+    /// its own channel's.
+    pub channels: Vec<String>,
     /// The model for this message's run (a channel's `modelOverride`).
     pub model: Option<String>,
     /// The lane its run takes instead of the session's (`cron` for a cron
@@ -84,6 +90,7 @@ impl SendChat {
             command_authorized: false,
             origin: None,
             untrusted: false,
+            channels: Vec::new(),
             model: None,
             lane: None,
             tools_allow: None,
@@ -208,6 +215,9 @@ pub struct SubagentDone {
     /// `ok`, `error` or `aborted`.
     pub status: String,
     pub text: String,
+    /// What the sub-agent's run acted with: a result of an untrusted run is
+    /// an untrusted message to its parent.
+    pub trust: crate::trust::Trust,
 }
 
 /// Compacts the session now (`sessions.compact`): the last two user turns

@@ -114,12 +114,33 @@ pub struct RunOverrides {
     /// The channel the message came by (the runtime line's capabilities).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
+    /// Every channel the run's messages came by, and those of the turn
+    /// that sent them (sub-agents, `sessions_send`): each one's tool layer
+    /// applies. Empty (records from before): the session key's channel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
     /// The lane the run takes instead of the session's (`cron`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lane: Option<String>,
     /// The only tools the run is offered (a cron job's `toolsAllow`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_allow: Option<Vec<String>>,
+}
+
+impl RunOverrides {
+    /// What the run acts with: untrusted or not, and the channels whose
+    /// tool layers apply (`key`'s channel for records without them).
+    pub fn trust(&self, key: &str) -> crate::trust::Trust {
+        let channels = if self.channels.is_empty() {
+            vec![crate::context::channel_of_key(key).to_string()]
+        } else {
+            self.channels.clone()
+        };
+        crate::trust::Trust {
+            untrusted: self.untrusted,
+            channels,
+        }
+    }
 }
 
 /// Where the active run stands, as far as placing a message goes.
@@ -337,8 +358,16 @@ impl SessionQueue {
             .collect();
         let first = &items[0].1;
         let (mut overrides, timeout_ms) = (first.overrides.clone(), first.timeout_ms);
-        // One untrusted message makes the whole turn untrusted.
+        // One untrusted message makes the whole turn untrusted, and every
+        // message's channel policy applies to it.
         overrides.untrusted = items.iter().any(|(_, i)| i.overrides.untrusted);
+        for (_, i) in &items[1..] {
+            for c in &i.overrides.channels {
+                if !overrides.channels.contains(c) {
+                    overrides.channels.push(c.clone());
+                }
+            }
+        }
         let text = if items.len() == 1 && dropped.is_empty() {
             items[0].1.text.clone()
         } else {

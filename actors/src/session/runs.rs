@@ -91,7 +91,17 @@ impl SessionActor {
         });
     }
 
-    /// The tools this session's runs are offered.
+    /// What the active run acts with (an idle session: its key's channel,
+    /// trusted).
+    pub(super) fn trust(&self) -> crate::trust::Trust {
+        match &self.active {
+            Some(a) => a.overrides.trust(&self.key),
+            None => RunOverrides::default().trust(&self.key),
+        }
+    }
+
+    /// The tools the active run is offered: its channels' layers and, when
+    /// it holds a stranger's message, the untrusted profile.
     pub(super) fn offered_tools(&self) -> Arc<[ToolSpec]> {
         let d = &self.deps;
         let run = self
@@ -103,12 +113,7 @@ impl SessionActor {
                 deny: Vec::new(),
             });
         d.tool_policy
-            .offered(
-                &d.tools,
-                self.agent(),
-                channel_of_key(&self.key),
-                run.as_ref(),
-            )
+            .offered(&d.tools, self.agent(), &self.trust(), run.as_ref())
             .into()
     }
 
@@ -157,15 +162,21 @@ impl SessionActor {
             .map_or(self.deps.timeout, |t| t.min(self.deps.timeout));
         let model = models.first().map(|m| m.to_string()).unwrap_or_default();
         let tools = self.offered_tools();
-        let context = self.build_context(files, &model, &level, &tools);
+        let trust = self.trust();
+        let context = if trust.untrusted {
+            // The operator's private notes stay out of a stranger's turn.
+            self.build_context(&files.for_stranger(), &model, &level, &tools)
+        } else {
+            self.build_context(files, &model, &level, &tools)
+        };
         let system = context.prompt.text.clone();
         if self.needs_room(&models, &system, system.len(), ctx) {
             return;
         }
-        let Some(a) = self.active.as_ref() else {
+        if self.active.is_none() {
             return;
-        };
-        let exec = self.exec_policy(a.overrides.untrusted);
+        }
+        let exec = self.exec_policy(trust.untrusted);
         let prune = self.prune_for_run(&models);
         self.prompt_chars = system.len();
         self.entry.context_tokens = Some(self.window_of(&models));
@@ -179,7 +190,12 @@ impl SessionActor {
             sticky_profile: self.entry.auth_profile_override.clone(),
             thinking_budget: thinking_budget(&level),
             system: context.prompt.text.clone(),
-            tool_env: context.skills.env.into(),
+            // A stranger's turn gets no skill secrets in its commands' env.
+            tool_env: match trust.untrusted {
+                true => Vec::new().into(),
+                false => context.skills.env.into(),
+            },
+            trust,
             hooks: d.tool_policy.hooks.clone().into(),
             result_max_chars: d.tool_policy.result_max_chars,
             tools,
@@ -232,6 +248,7 @@ impl SessionActor {
                 run_id: run_id.clone(),
                 status: status.to_string(),
                 text,
+                trust: self.trust(),
             });
         }
     }

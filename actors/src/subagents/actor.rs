@@ -55,6 +55,7 @@ impl Handler<ExecuteTool> for SessionTools {
             store: self.store.clone(),
             agent: self.default_agent.clone(),
             max_depth: self.max_depth,
+            trust: msg.trust.clone(),
         };
         Box::pin(async move {
             let (caller, args) = (msg.session_key.as_str(), &msg.call.arguments);
@@ -89,6 +90,8 @@ impl Handler<SubagentDone> for SessionTools {
                 let text = format!("[Sub-agent {who} finished: {}]\n{body}", msg.status);
                 let mut m = SendChat::text(&text, &ulid::Ulid::generate().to_string());
                 m.command_authorized = false;
+                m.untrusted = msg.trust.untrusted;
+                m.channels = msg.trust.channels.clone();
                 if let Ok(Err(e)) = session.send(m).await {
                     tracing::warn!(child = %msg.child_key, error = %e, "cannot announce a sub-agent result");
                 }

@@ -22,6 +22,20 @@ pub(super) struct Cx {
     pub(super) store: Store,
     pub(super) agent: String,
     pub(super) max_depth: u32,
+    /// What the calling turn acts with: a message it sends, a sub-agent it
+    /// spawns, carry it on (an untrusted turn causes only untrusted turns).
+    pub(super) trust: crate::trust::Trust,
+}
+
+impl Cx {
+    /// A message from the calling turn, carrying its trust.
+    fn message(&self, text: &str, run_id: &str) -> SendChat {
+        let mut m = SendChat::text(text, run_id);
+        m.command_authorized = false;
+        m.untrusted = self.trust.untrusted;
+        m.channels = self.trust.channels.clone();
+        m
+    }
 }
 
 /// `sessions_list`.
@@ -80,8 +94,7 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         return error("sessions_send: the session store is unavailable");
     };
     let run_id = ulid::Ulid::generate().to_string();
-    let mut m = SendChat::text(&format!("[From session {}]\n{text}", caller), &run_id);
-    m.command_authorized = false;
+    let m = cx.message(&format!("[From session {}]\n{text}", caller), &run_id);
     let ack = match session.send(m).await {
         Ok(Ok(a)) => a,
         _ => return error(format!("sessions_send: {key} did not take the message")),
@@ -180,8 +193,7 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         return error("sessions_spawn: the session store is unavailable");
     };
     let run_id = ulid::Ulid::generate().to_string();
-    let mut m = SendChat::text(&task, &run_id);
-    m.command_authorized = false;
+    let mut m = cx.message(&task, &run_id);
     if let Some(t) = args.get("runTimeoutSeconds").and_then(Value::as_u64) {
         m.timeout = Some(Duration::from_secs(t.max(1)));
     }
@@ -198,9 +210,11 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
 pub(super) async fn status(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let _name = "session_status";
     let Cx { router, agent, .. } = cx;
+    // A stranger's turn asks only about its own session.
     let raw = args
         .get("sessionKey")
         .and_then(Value::as_str)
+        .filter(|_| !cx.trust.untrusted)
         .unwrap_or(caller);
     let key = match canonical(raw, agent) {
         Ok(k) => k,
@@ -280,6 +294,9 @@ pub(super) async fn manage(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
             Ok(_) => ok(format!("{} has no active run.", row.key)),
             Err(_) => error("subagents: the session is gone"),
         },
+        "steer" if cx.trust.untrusted => error(
+            "subagents: a turn that holds a message from someone who is not the operator cannot steer a run; send it a message with sessions_send instead",
+        ),
         "steer" => {
             let text = match str_arg(name, args, "message") {
                 Ok(t) => t.to_string(),

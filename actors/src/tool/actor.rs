@@ -39,6 +39,7 @@ impl ToolExecutor {
             workspace: Workspace {
                 root: workspace,
                 only: limits.workspace_only,
+                untrusted: false,
             },
             limits,
             processes: exec::Processes::default(),
@@ -84,7 +85,7 @@ impl Actor for ToolExecutor {
 impl Handler<ExecuteTool> for ToolExecutor {
     type Result = ResponseFuture<ToolOutcome>;
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
-        let (workspace, limits) = (self.workspace.clone(), self.limits.clone());
+        let (workspace, limits) = (self.workspace.for_turn(&msg.trust), self.limits.clone());
         let processes = self.processes.clone();
         let approvals = self.approvals.clone();
         let memory = self.memories.get(Some(&msg.agent_id)).cloned();
@@ -120,12 +121,13 @@ impl Handler<ExecuteTool> for ToolExecutor {
                             env: &msg.env,
                             session_key: &msg.session_key,
                             agent_id: &msg.agent_id,
+                            untrusted: msg.trust.untrusted,
                             policy: msg.exec,
                             approvals,
                         };
                         exec::run(&cx, args, msg.cancel.clone()).await
                     }
-                    "process" => exec::process(&processes, args).await,
+                    "process" => exec::process(&processes, &exec::Owner::of(&msg), args).await,
                     "read" => read::run(&workspace, &limits, args).await,
                     "web_fetch" => web_fetch::run(&limits.fetch, args).await,
                     "write" => files::write(&workspace, args).await,
@@ -134,8 +136,8 @@ impl Handler<ExecuteTool> for ToolExecutor {
                     "ls" => search::ls(&workspace, args).await,
                     "find" => search::find(&workspace, args).await,
                     "grep" => search::grep(&workspace, args).await,
-                    "memory_search" => memory::search(memory, &msg.session_key, args).await,
-                    "memory_get" => memory::get(memory, &msg.session_key, args).await,
+                    "memory_search" => memory::search(memory, &msg, args).await,
+                    "memory_get" => memory::get(memory, &msg, args).await,
                     other => error(format!("unknown tool: {other}")),
                 }
             }

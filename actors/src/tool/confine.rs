@@ -109,7 +109,7 @@ fn home_refused(raw: &str) -> Option<String> {
 /// outside it and symlinks leading out are refused (unless
 /// `workspaceOnly` is off), the same way whether or not the target exists.
 pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
-    if !workspace.only {
+    if !workspace.only && !workspace.untrusted {
         let p = expand_home(raw).unwrap_or_else(|| workspace.root.join(raw));
         return p.canonicalize().map_err(|e| format!("{raw}: {e}"));
     }
@@ -118,9 +118,11 @@ pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, Strin
     }
     let root = root_of(workspace)?;
     let resolved = resolve(&root, raw)?;
+    guard(workspace, &root, &resolved, raw)?;
     // Inside the workspace: a missing file may say so.
     let real = resolved.canonicalize().map_err(|e| format!("{raw}: {e}"))?;
     if real.starts_with(&root) {
+        guard(workspace, &root, &real, raw)?;
         Ok(real)
     } else {
         // Swapped for a symlink between the two looks.
@@ -128,10 +130,29 @@ pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, Strin
     }
 }
 
+/// An untrusted turn's refusal of a protected file (`trust::protected`),
+/// judged on the resolved path, so no link or `..` reaches one.
+fn guard(workspace: &Workspace, root: &Path, at: &Path, raw: &str) -> Result<(), String> {
+    if !workspace.untrusted {
+        return Ok(());
+    }
+    match crate::trust::protected(at.strip_prefix(root).unwrap_or(at)) {
+        Some(why) => Err(format!(
+            "{raw}: not available to a turn that holds a message from someone who is not the operator ({why})"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether an untrusted turn's walk (ls, find, grep) skips `at`.
+pub(crate) fn hidden(workspace: &Workspace, root: &Path, at: &Path) -> bool {
+    guard(workspace, root, at, "").is_err()
+}
+
 /// Resolves a path that may not exist yet (write, edit, apply_patch): the
 /// same walk; the result is a path strictly inside the workspace.
 pub(crate) fn confine_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
-    if !workspace.only {
+    if !workspace.only && !workspace.untrusted {
         return Ok(expand_home(raw).unwrap_or_else(|| workspace.root.join(raw)));
     }
     if let Some(e) = home_refused(raw) {
@@ -142,6 +163,7 @@ pub(crate) fn confine_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, S
     if resolved == root {
         return Err(format!("{raw}: is the workspace itself"));
     }
+    guard(workspace, &root, &resolved, raw)?;
     Ok(resolved)
 }
 
@@ -250,6 +272,51 @@ mod tests {
             "the workspace itself is no file"
         );
         assert!(confine(&w, "~/x").unwrap_err().contains("home paths"));
+    }
+
+    #[test]
+    fn an_untrusted_turn_never_reaches_a_protected_file_by_any_path() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("memory")).unwrap();
+        std::fs::write(root.join("HEARTBEAT.md"), "x").unwrap();
+        std::fs::write(root.join("notes.md"), "x").unwrap();
+        std::os::unix::fs::symlink("HEARTBEAT.md", root.join("hb")).unwrap();
+        std::os::unix::fs::symlink("memory", root.join("m")).unwrap();
+        let w = Workspace {
+            root: root.clone(),
+            only: false,
+            untrusted: true,
+        };
+        for raw in [
+            "HEARTBEAT.md",
+            "./heartbeat.md",
+            "hb",
+            "m/new.md",
+            "memory/../MEMORY.md",
+            "skills/a/SKILL.md",
+        ] {
+            let e = confine_new(&w, raw).unwrap_err();
+            assert!(e.contains("not available"), "{raw}: {e}");
+        }
+        for raw in ["HEARTBEAT.md", "hb"] {
+            assert!(
+                confine(&w, raw).unwrap_err().contains("not available"),
+                "{raw}"
+            );
+        }
+        assert_eq!(confine(&w, "notes.md").unwrap(), root.join("notes.md"));
+        assert!(
+            confine(&w, "/etc/hostname")
+                .unwrap_err()
+                .contains("outside"),
+            "workspaceOnly off does not open the host to a stranger's turn"
+        );
+        let trusted = Workspace {
+            untrusted: false,
+            ..w
+        };
+        assert_eq!(confine(&trusted, "hb").unwrap(), root.join("HEARTBEAT.md"));
     }
 
     #[test]

@@ -86,8 +86,35 @@ async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
     }
 }
 
+/// Who started a background command. Only the session (and agent) that
+/// started it sees it; a turn holding a stranger's message sees only what
+/// such turns of its session started (which ran in the sandbox).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    session_key: String,
+    agent_id: String,
+    untrusted: bool,
+}
+
+impl Owner {
+    pub fn of(call: &super::ExecuteTool) -> Owner {
+        Owner {
+            session_key: call.session_key.clone(),
+            agent_id: call.agent_id.clone(),
+            untrusted: call.trust.untrusted,
+        }
+    }
+
+    fn sees(&self, started_by: &Owner) -> bool {
+        self.session_key == started_by.session_key
+            && self.agent_id == started_by.agent_id
+            && (started_by.untrusted || !self.untrusted)
+    }
+}
+
 /// A command in the background.
 struct Session {
+    owner: Owner,
     command: String,
     pid: Option<u32>,
     started: Instant,
@@ -183,6 +210,9 @@ pub struct ExecCtx<'a> {
     pub env: &'a [(String, String)],
     pub session_key: &'a str,
     pub agent_id: &'a str,
+    /// The turn holds a stranger's message: never on the host, a scratch
+    /// sandbox with a clean environment.
+    pub untrusted: bool,
     pub policy: crate::approvals::ExecPolicy,
     pub approvals: Option<actix::Addr<crate::approvals::ApprovalsActor>>,
 }
@@ -214,6 +244,11 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
         .unwrap_or(default_timeout)
         .min(limits.exec_max_timeout);
     let yield_after = yield_ms.map(Duration::from_millis).unwrap_or(DEFAULT_YIELD);
+    if cx.untrusted && cx.policy.host != crate::approvals::Host::Sandbox {
+        // The session's policy already says so (`SessionActor::exec_policy`);
+        // this is the executor's own word on it.
+        return error("exec: not run: a turn that holds a message from someone who is not the operator never runs commands on this host");
+    }
     // Security and approvals first: nothing starts before it is allowed.
     if let Some(approvals) = &cx.approvals {
         let line = command.clone();
@@ -228,6 +263,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
             bins,
             cwd: workspace.display().to_string(),
             policy: cx.policy,
+            untrusted: cx.untrusted,
         };
         let verdict = tokio::select! {
             v = approvals.send(gate) => v.unwrap_or_else(|_| Err(crate::approvals::Refused("the approvals service is unavailable".into()))),
@@ -244,14 +280,15 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
             // Building it looks up bwrap and the system folders: off thread.
             let sandbox = limits.sandbox.clone();
             let ws = workspace.to_path_buf();
-            let (key, agent, line) = (
-                cx.session_key.to_string(),
-                cx.agent_id.to_string(),
-                command.clone(),
-            );
+            let turn = super::sandbox::Turn {
+                session_key: cx.session_key.to_string(),
+                agent_id: cx.agent_id.to_string(),
+                untrusted: cx.untrusted,
+                env: env.to_vec(),
+            };
+            let line = command.clone();
             let built =
-                tokio::task::spawn_blocking(move || sandbox.command(&ws, &key, &agent, &line))
-                    .await;
+                tokio::task::spawn_blocking(move || sandbox.command(&ws, &turn, &line)).await;
             match built {
                 Ok(Ok(c)) => c,
                 Ok(Err(e)) => return error(e),
@@ -260,12 +297,14 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
         }
         crate::approvals::Host::Gateway => {
             let mut c = tokio::process::Command::new("sh");
-            c.arg("-c").arg(&command).current_dir(workspace);
+            c.arg("-c")
+                .arg(&command)
+                .current_dir(workspace)
+                .envs(env.iter().map(|(k, v)| (k, v)));
             c
         }
     };
     let mut child = match cmd
-        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(if background {
             Stdio::piped()
         } else {
@@ -320,11 +359,17 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
         let _ = done_tx.send(true);
     });
     let id = || format!("bg_{}", &ulid::Ulid::generate().to_string()[16..]).to_lowercase();
+    let owner = Owner {
+        session_key: cx.session_key.to_string(),
+        agent_id: cx.agent_id.to_string(),
+        untrusted: cx.untrusted,
+    };
     if background {
         let id = id();
         processes.insert(
             id.clone(),
             Session {
+                owner,
                 command: command.clone(),
                 pid,
                 started: Instant::now(),
@@ -353,7 +398,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
             let so_far = render(&lock(&output));
             processes.insert(
                 id.clone(),
-                Session { command: command.clone(), pid, started: Instant::now(), output, stdin, polled: (0, 0), kill: Some(kill_tx) },
+                Session { owner, command: command.clone(), pid, started: Instant::now(), output, stdin, polled: (0, 0), kill: Some(kill_tx) },
             );
             return ok(format!(
                 "{so_far}\n[still running after {} ms: moved to the background as session {id}; use the process tool to poll or kill it]",
@@ -376,8 +421,10 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
     finished(&o)
 }
 
-/// `process {action, sessionId?, data?, eof?, offset?, limit?}`.
-pub async fn process(processes: &Processes, args: &Value) -> ToolOutcome {
+/// `process {action, sessionId?, data?, eof?, offset?, limit?}`: the
+/// commands `caller` may see (`Owner::sees`); another's is answered as if
+/// it did not exist.
+pub async fn process(processes: &Processes, caller: &Owner, args: &Value) -> ToolOutcome {
     let action = match str_arg("process", args, "action") {
         Ok(a) => a.to_string(),
         Err(e) => return e,
@@ -385,6 +432,7 @@ pub async fn process(processes: &Processes, args: &Value) -> ToolOutcome {
     if action == "list" {
         let mut rows: Vec<(Instant, String)> = processes.with(|s| {
             s.iter()
+                .filter(|(_, v)| caller.sees(&v.owner))
                 .map(|(id, v)| {
                     let state = match lock(&v.output).exit {
                         None => "running".to_string(),
@@ -415,7 +463,7 @@ pub async fn process(processes: &Processes, args: &Value) -> ToolOutcome {
     if action == "clear" {
         let n = processes.with(|s| {
             let before = s.len();
-            s.retain(|_, v| lock(&v.output).exit.is_none());
+            s.retain(|_, v| !caller.sees(&v.owner) || lock(&v.output).exit.is_none());
             before - s.len()
         });
         return ok(format!("Removed {n} finished sessions."));
@@ -429,6 +477,17 @@ pub async fn process(processes: &Processes, args: &Value) -> ToolOutcome {
             "process: no session {id:?} (process list shows them)"
         ))
     };
+    if !matches!(
+        action.as_str(),
+        "poll" | "log" | "write" | "kill" | "remove"
+    ) {
+        return error(format!(
+            "process: unknown action {action:?} (list, poll, log, write, kill, remove, clear)"
+        ));
+    }
+    if !processes.with(|s| s.get(&id).is_some_and(|v| caller.sees(&v.owner))) {
+        return unknown();
+    }
     match action.as_str() {
         "poll" => processes.with(|s| {
             let Some(v) = s.get_mut(&id) else {
@@ -463,8 +522,8 @@ pub async fn process(processes: &Processes, args: &Value) -> ToolOutcome {
                 uint_arg("process", args, "limit"),
             ) {
                 (Ok(o), Ok(l)) => (
-                    o.unwrap_or(0) as usize,
-                    l.map(|l| l as usize).unwrap_or(200),
+                    usize::try_from(o.unwrap_or(0)).unwrap_or(usize::MAX),
+                    l.map_or(200, |l| usize::try_from(l).unwrap_or(usize::MAX)),
                 ),
                 (Err(e), _) | (_, Err(e)) => return e,
             };
@@ -474,7 +533,7 @@ pub async fn process(processes: &Processes, args: &Value) -> ToolOutcome {
                 };
                 let all = render(&lock(&v.output));
                 let lines: Vec<&str> = all.lines().collect();
-                let end = (offset + limit).min(lines.len());
+                let end = offset.saturating_add(limit).min(lines.len());
                 let mut text = lines[offset.min(end)..end].join("\n");
                 if end < lines.len() {
                     text.push_str(&format!(

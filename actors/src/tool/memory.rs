@@ -1,12 +1,13 @@
 //! `memory_search` and `memory_get`: the agent's markdown memory, in
 //! OpenClaw's shapes. `MEMORY.md` is found and read only from private
-//! chats. `memory_get` reads only memory files (the ones the index would
+//! chats; a turn holding a stranger's message finds and reads none of the
+//! operator's notes (`MEMORY.md`, `USER.md`, `memory/**`), only `extraPaths`. `memory_get` reads only memory files (the ones the index would
 //! take: `MEMORY.md`, `USER.md`, `memory/**/*.md`, `extraPaths`), a bounded
 //! excerpt by lines with where to continue.
 
 use serde_json::{json, Value};
 
-use super::{error, ok, str_arg, uint_arg, ToolOutcome};
+use super::{error, ok, str_arg, uint_arg, ExecuteTool, ToolOutcome};
 use crate::context::is_private;
 use crate::memory::index::is_long_term;
 use crate::memory::{files, results_json, AgentMemory, SearchMemory};
@@ -28,7 +29,13 @@ fn disabled() -> ToolOutcome {
     }))
 }
 
-pub async fn search(mem: Option<AgentMemory>, session_key: &str, args: &Value) -> ToolOutcome {
+/// The operator's own notes, which a stranger's turn never sees.
+fn operators(path: &str) -> bool {
+    crate::trust::protected(std::path::Path::new(path)).is_some()
+}
+
+pub async fn search(mem: Option<AgentMemory>, call: &ExecuteTool, args: &Value) -> ToolOutcome {
+    let session_key = call.session_key.as_str();
     let query = match str_arg("memory_search", args, "query") {
         Ok(q) => q.to_string(),
         Err(e) => return e,
@@ -61,13 +68,19 @@ pub async fn search(mem: Option<AgentMemory>, session_key: &str, args: &Value) -
         private,
     });
     match asked.await {
-        Ok(Ok(r)) => json_result(results_json(&r, private)),
+        Ok(Ok(mut r)) => {
+            if call.trust.untrusted {
+                r.hits.retain(|h| !operators(&h.path));
+            }
+            json_result(results_json(&r, private))
+        }
         Ok(Err(e)) => error(format!("memory_search: {e}")),
         Err(_) => error("memory_search: the memory index is unavailable"),
     }
 }
 
-pub async fn get(mem: Option<AgentMemory>, session_key: &str, args: &Value) -> ToolOutcome {
+pub async fn get(mem: Option<AgentMemory>, call: &ExecuteTool, args: &Value) -> ToolOutcome {
+    let session_key = call.session_key.as_str();
     let path = match str_arg("memory_get", args, "path") {
         Ok(p) => p.trim().trim_start_matches("./").to_string(),
         Err(e) => return e,
@@ -89,6 +102,11 @@ pub async fn get(mem: Option<AgentMemory>, session_key: &str, args: &Value) -> T
     if is_long_term(&path) && !is_private(session_key) {
         return not_found("MEMORY.md is read only in private chats");
     }
+    if call.trust.untrusted && operators(&path) {
+        return not_found(
+            "the operator's notes are not read for a message from someone who is not the operator",
+        );
+    }
     let (ws, extra) = (mem.workspace.clone(), mem.settings.extra_paths.clone());
     let want = path.clone();
     let read = tokio::task::spawn_blocking(move || {
@@ -105,8 +123,10 @@ pub async fn get(mem: Option<AgentMemory>, session_key: &str, args: &Value) -> T
         );
     };
     let all: Vec<&str> = text.lines().collect();
-    let start = (from as usize - 1).min(all.len());
-    let end = (start + lines as usize).min(all.len());
+    let start = usize::try_from(from - 1)
+        .unwrap_or(usize::MAX)
+        .min(all.len());
+    let end = start.saturating_add(lines as usize).min(all.len());
     let mut out = json!({
         "path": path, "status": "ok", "from": start + 1, "lines": end - start,
         "totalLines": all.len(), "text": all[start..end].join("\n"),

@@ -22,6 +22,12 @@ pub struct ExecuteTool {
     pub agent_id: String,
     /// Where and how `exec` may run (the session's settings).
     pub exec: crate::approvals::ExecPolicy,
+    /// What the calling turn acts with. Untrusted: file tools stay in the
+    /// workspace away from the protected files, `process` sees only what
+    /// this session's untrusted turns started, commands run in a scratch
+    /// sandbox, memory is searched without the operator's notes, and
+    /// whatever it causes (messages, sub-agents, approvals) is untrusted.
+    pub trust: crate::trust::Trust,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -97,11 +97,24 @@ pub(crate) fn uint_arg(tool: &str, args: &Value, name: &str) -> Result<Option<u6
 
 /// The agent workspace the file tools work in, and whether they are kept
 /// inside it (`tools.fs.workspaceOnly`, default true). Relative paths always
-/// resolve in it.
+/// resolve in it. For an untrusted turn they always stay inside, and never
+/// reach the protected files (`trust::protected`).
 #[derive(Debug, Clone)]
 pub struct Workspace {
     pub root: PathBuf,
     pub only: bool,
+    pub untrusted: bool,
+}
+
+impl Workspace {
+    /// This workspace as an untrusted turn may use it.
+    pub fn for_turn(&self, trust: &crate::trust::Trust) -> Workspace {
+        Workspace {
+            root: self.root.clone(),
+            only: self.only || trust.untrusted,
+            untrusted: trust.untrusted,
+        }
+    }
 }
 
 impl From<&Path> for Workspace {
@@ -109,6 +122,7 @@ impl From<&Path> for Workspace {
         Workspace {
             root: p.to_path_buf(),
             only: true,
+            untrusted: false,
         }
     }
 }

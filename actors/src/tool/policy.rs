@@ -3,9 +3,11 @@
 //!   `default_api:read`, `Bash`, `read_file`, `functions.exec:0` ids) map to
 //!   the offered tool; when the name says nothing, the `toolCallId` may;
 //! - allowlists: `tools.allow/deny`, `agents.list[].tools.allow/deny`,
-//!   `channels.<id>.tools.allow/deny` (and a per-run list); a tool must pass
-//!   every layer; groups `group:fs`, `group:runtime`, `group:web`,
-//!   `group:sessions`, and `*`;
+//!   `channels.<id>.tools.allow/deny` of every channel the turn's messages
+//!   came by (and a per-run list); a tool must pass every layer; groups
+//!   `group:fs`, `group:runtime`, `group:web`, `group:sessions`, and `*`;
+//! - the untrusted profile: what a turn holding a stranger's message may
+//!   have (`tools.untrusted`, widened per agent or channel);
 //! - before-tool-call hooks: config rules (`tools.beforeToolCall`: block,
 //!   or rewrite parameters) and an interface for code hooks;
 //! - result truncation (head and tail kept, `tools.resultMaxChars`);
@@ -37,6 +39,7 @@ fn group(name: &str) -> Option<&'static [&'static str]> {
             "sessions_spawn",
             "session_status",
         ],
+        "group:automation" => &["cron", "gateway"],
         _ => return None,
     })
 }
@@ -65,17 +68,52 @@ fn expand(list: &[String]) -> HashSet<String> {
 
 impl AllowDeny {
     pub fn permits(&self, tool: &str) -> bool {
-        let deny = expand(&self.deny);
-        if deny.contains(tool) || deny.contains("*") {
+        !self.denies(tool) && self.allow.as_ref().is_none_or(|a| listed(a, tool))
+    }
+
+    fn denies(&self, tool: &str) -> bool {
+        listed(&self.deny, tool)
+    }
+
+    /// Whether its allow list names `tool` (no list names nothing).
+    fn names(&self, tool: &str) -> bool {
+        self.allow.as_ref().is_some_and(|a| listed(a, tool))
+    }
+}
+
+fn listed(list: &[String], tool: &str) -> bool {
+    let set = expand(list);
+    set.contains("*") || set.contains(tool)
+}
+
+/// The tools a turn holding a stranger's message may be offered
+/// (`tools.untrusted`), and where the operator widened it: an agent's
+/// `agents.list[].tools.untrusted` (a binding that routes strangers to that
+/// agent widens it for them) and a channel's `channels.<id>.tools.untrusted`
+/// (widens only when every channel of the turn does). A deny anywhere wins.
+/// Whatever is offered, `exec` runs only in the sandbox and file tools never
+/// touch the protected files (`trust::protected`).
+#[derive(Debug, Clone, Default)]
+pub struct UntrustedProfile {
+    pub base: AllowDeny,
+    pub agents: HashMap<String, AllowDeny>,
+    pub channels: HashMap<String, AllowDeny>,
+}
+
+impl UntrustedProfile {
+    pub fn permits(&self, tool: &str, agent: &str, channels: &[String]) -> bool {
+        let agent = self.agents.get(agent);
+        let chans: Vec<Option<&AllowDeny>> =
+            channels.iter().map(|c| self.channels.get(c)).collect();
+        if self.base.denies(tool)
+            || agent.is_some_and(|l| l.denies(tool))
+            || chans.iter().flatten().any(|l| l.denies(tool))
+        {
             return false;
         }
-        match &self.allow {
-            None => true,
-            Some(a) => {
-                let allow = expand(a);
-                allow.contains("*") || allow.contains(tool)
-            }
-        }
+        self.base.names(tool)
+            || agent.is_some_and(|l| l.names(tool))
+            || (!chans.is_empty() && chans.iter().all(|l| l.is_some_and(|l| l.names(tool))))
     }
 }
 
@@ -221,6 +259,7 @@ pub struct ToolPolicy {
     pub global: AllowDeny,
     pub agents: HashMap<String, AllowDeny>,
     pub channels: HashMap<String, AllowDeny>,
+    pub untrusted: UntrustedProfile,
     /// Characters of a tool result kept (head and tail).
     pub result_max_chars: usize,
     pub hooks: Vec<Arc<dyn ToolHook>>,
@@ -233,6 +272,7 @@ impl std::fmt::Debug for ToolPolicy {
             .field("global", &self.global)
             .field("agents", &self.agents)
             .field("channels", &self.channels)
+            .field("untrusted", &self.untrusted)
             .field("result_max_chars", &self.result_max_chars)
             .field("hooks", &self.hooks.len())
             .finish()
@@ -269,44 +309,60 @@ impl ToolPolicy {
             result_max_chars: settings.result_max_chars as usize,
             ..Default::default()
         };
+        p.untrusted.base = layer(tools.get("untrusted"), "tools.untrusted")?;
+        if p.untrusted.base.allow.is_none() {
+            // No list: nothing beyond what is named (never "everything").
+            p.untrusted.base.allow = Some(Vec::new());
+        }
         if let Some(rules) = tools.get("beforeToolCall") {
             p.hooks.push(Arc::new(ConfigRules::parse(rules)?));
         }
         for (id, t) in agents {
             if let Some(t) = t {
-                p.agents.insert(
-                    id.to_ascii_lowercase(),
-                    layer(Some(t), &format!("agents.list.{id}.tools"))?,
-                );
+                let path = format!("agents.list.{id}.tools");
+                let id = id.to_ascii_lowercase();
+                p.agents.insert(id.clone(), layer(Some(t), &path)?);
+                if let Some(u) = t.get("untrusted") {
+                    let l = layer(Some(u), &format!("{path}.untrusted"))?;
+                    p.untrusted.agents.insert(id, l);
+                }
             }
         }
         for (id, t) in channels {
             if let Some(t) = t {
-                p.channels
-                    .insert(id.clone(), layer(Some(t), &format!("channels.{id}.tools"))?);
+                let path = format!("channels.{id}.tools");
+                p.channels.insert(id.clone(), layer(Some(t), &path)?);
+                if let Some(u) = t.get("untrusted") {
+                    let l = layer(Some(u), &format!("{path}.untrusted"))?;
+                    p.untrusted.channels.insert(id.clone(), l);
+                }
             }
         }
         Ok(p)
     }
 
-    /// The tools a run of `agent` on `channel` is offered (with an optional
-    /// per-run allowlist).
+    /// The tools a turn of `agent` is offered: every layer must permit it
+    /// (the layer of each channel the turn's messages came by: the strictest
+    /// wins), the run's own list when it has one, and the untrusted profile
+    /// when the turn holds a stranger's message.
     pub fn offered(
         &self,
         all: &[ToolSpec],
         agent: &str,
-        channel: &str,
+        trust: &crate::trust::Trust,
         run: Option<&AllowDeny>,
     ) -> Vec<ToolSpec> {
         all.iter()
             .filter(|t| {
-                self.global.permits(&t.name)
-                    && self.agents.get(agent).is_none_or(|l| l.permits(&t.name))
-                    && self
+                let name = t.name.as_str();
+                self.global.permits(name)
+                    && self.agents.get(agent).is_none_or(|l| l.permits(name))
+                    && trust
                         .channels
-                        .get(channel)
-                        .is_none_or(|l| l.permits(&t.name))
-                    && run.is_none_or(|l| l.permits(&t.name))
+                        .iter()
+                        .all(|c| self.channels.get(c).is_none_or(|l| l.permits(name)))
+                    && run.is_none_or(|l| l.permits(name))
+                    && (!trust.untrusted || self.untrusted.permits(name, agent, &trust.channels))
             })
             .cloned()
             .collect()
@@ -460,225 +516,4 @@ pub fn repair(messages: &Messages) -> Messages {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// `tools` settings: the defaults of `config/default.json5` under `v`.
-    fn tools(v: Value) -> crate::settings::ToolsSettings {
-        let mut t = json!({
-            "exec": {"security": "full", "ask": "off", "approvalTimeoutSeconds": 120},
-            "fs": {"workspaceOnly": true},
-            "resultMaxChars": 100000,
-        });
-        for (k, x) in v.as_object().unwrap() {
-            t[k] = x.clone();
-        }
-        serde_json::from_value(t).unwrap()
-    }
-
-    const OFFERED: &[&str] = &[
-        "exec",
-        "read",
-        "write",
-        "edit",
-        "ls",
-        "find",
-        "grep",
-        "web_fetch",
-        "process",
-    ];
-
-    #[test]
-    fn mangled_names_are_normalised() {
-        for (raw, want) in [
-            ("exec", "exec"),
-            ("Exec", "exec"),
-            ("functions.exec", "exec"),
-            ("default_api:read", "read"),
-            ("Bash", "exec"),
-            ("read_file", "read"),
-            ("str_replace_editor", "edit"),
-            ("web-fetch", "web_fetch"),
-            ("functions.grep:2", "grep"),
-            (" ls ", "ls"),
-        ] {
-            assert_eq!(
-                normalize_name(raw, "call_1", OFFERED).as_deref(),
-                Ok(want),
-                "{raw}"
-            );
-        }
-        assert_eq!(
-            normalize_name("", "functions.read:0", OFFERED).as_deref(),
-            Ok("read"),
-            "inferred from the id"
-        );
-        assert_eq!(
-            normalize_name("", "call_exec_7", OFFERED).as_deref(),
-            Ok("exec"),
-            "call_<tool>_<n> ids"
-        );
-        assert_eq!(
-            normalize_name("tool", "call_1", OFFERED).unwrap_err(),
-            "Unknown tool \"tool\". Available tools: exec, read, write, edit, ls, find, grep, web_fetch, process."
-        );
-        assert!(normalize_name("", "call_9", OFFERED)
-            .unwrap_err()
-            .starts_with("Tool call without a name"));
-        assert!(normalize_name("fly", "call_1", OFFERED).is_err());
-        assert!(
-            normalize_name("bash", "x", &["read"]).is_err(),
-            "an alias of a tool not offered"
-        );
-    }
-
-    #[test]
-    fn allowlists_intersect_and_groups_expand() {
-        let all: Vec<ToolSpec> = OFFERED
-            .iter()
-            .map(|n| ToolSpec {
-                name: n.to_string(),
-                description: String::new(),
-                parameters: json!({}),
-            })
-            .collect();
-        let p = ToolPolicy::from_config(
-            &tools(json!({"deny": ["web_fetch"]})),
-            &[
-                ("ops".into(), Some(json!({"allow": ["group:fs", "exec"]}))),
-                ("main".into(), None),
-            ],
-            &[("telegram".into(), Some(json!({"deny": ["group:runtime"]})))],
-        )
-        .unwrap();
-        let names = |v: Vec<ToolSpec>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
-        assert_eq!(
-            names(p.offered(&all, "main", "webchat", None)),
-            ["exec", "read", "write", "edit", "ls", "find", "grep", "process"]
-        );
-        assert_eq!(
-            names(p.offered(&all, "ops", "webchat", None)),
-            ["exec", "read", "write", "edit", "ls", "find", "grep"]
-        );
-        assert_eq!(
-            names(p.offered(&all, "ops", "telegram", None)),
-            ["read", "write", "edit", "ls", "find", "grep"]
-        );
-        let run = AllowDeny {
-            allow: Some(vec!["read".into()]),
-            deny: vec![],
-        };
-        assert_eq!(
-            names(p.offered(&all, "main", "webchat", Some(&run))),
-            ["read"]
-        );
-        assert!(ToolPolicy::from_config(&tools(json!({"allow": "exec"})), &[], &[]).is_err());
-        assert!(ToolPolicy::from_config(&tools(json!({"resultMaxChars": 5})), &[], &[]).is_err());
-    }
-
-    #[test]
-    fn config_hooks_block_or_rewrite() {
-        let p = ToolPolicy::from_config(
-            &tools(json!({"beforeToolCall": [
-                {"tool": "exec", "when": {"command": "rm\\s+-rf"}, "block": "destructive commands are not allowed"},
-                {"tool": "exec", "set": {"timeout": 5}},
-                {"tool": "*", "when": {"path": "^secrets/"}, "block": "no secrets"},
-            ]})),
-            &[],
-            &[],
-        )
-        .unwrap();
-        let hook = &p.hooks[0];
-        let mut call = ToolCall {
-            id: "1".into(),
-            name: "exec".into(),
-            arguments: json!({"command": "rm -rf /"}),
-        };
-        assert_eq!(
-            hook.before_tool_call(&mut call),
-            HookDecision::Block("destructive commands are not allowed".into())
-        );
-        let mut call = ToolCall {
-            id: "2".into(),
-            name: "exec".into(),
-            arguments: json!({"command": "ls", "timeout": 600}),
-        };
-        assert_eq!(hook.before_tool_call(&mut call), HookDecision::Continue);
-        assert_eq!(call.arguments, json!({"command": "ls", "timeout": 5}));
-        let mut call = ToolCall {
-            id: "3".into(),
-            name: "read".into(),
-            arguments: json!({"path": "secrets/key"}),
-        };
-        assert_eq!(
-            hook.before_tool_call(&mut call),
-            HookDecision::Block("no secrets".into())
-        );
-        assert!(ToolPolicy::from_config(
-            &tools(json!({"beforeToolCall": [{"tool": "exec"}]})),
-            &[],
-            &[]
-        )
-        .is_err());
-        assert!(ToolPolicy::from_config(
-            &tools(json!({"beforeToolCall": [{"tool": "exec", "when": {"command": "("}, "block": "x"}]})),
-            &[],
-            &[]
-        )
-        .is_err());
-    }
-
-    #[test]
-    fn results_keep_head_and_tail() {
-        let text: String = (0..2000)
-            .map(|i| char::from(b'a' + (i % 26) as u8))
-            .collect();
-        let t = truncate_result(&text, 1000);
-        assert!(t.starts_with(&text[..750]));
-        assert!(t.ends_with(&text[1750..]));
-        assert!(t.contains("[... 1000 characters cut from this tool result ...]"));
-        assert_eq!(truncate_result("short", 1000), "short");
-    }
-
-    #[test]
-    fn repair_fills_missing_results_and_drops_orphans() {
-        let call = |id: &str| ToolCall {
-            id: id.into(),
-            name: "exec".into(),
-            arguments: json!({}),
-        };
-        let mut a = ChatMessage::assistant("");
-        a.tool_calls = vec![call("c1"), call("c2")];
-        let history: Messages = vec![
-            Arc::new(ChatMessage::user("hi")),
-            Arc::new(a),
-            Arc::new(ChatMessage::tool_result("c1", "ok", false)),
-            Arc::new(ChatMessage::user("next")),
-            Arc::new(ChatMessage::tool_result("zz", "orphan", false)),
-            Arc::new(ChatMessage::assistant("done")),
-        ];
-        let fixed = repair(&history);
-        let shape: Vec<(MessageRole, Option<&str>, &str)> = fixed
-            .iter()
-            .map(|m| (m.role, m.tool_call_id.as_deref(), m.text.as_str()))
-            .collect();
-        assert_eq!(
-            shape,
-            [
-                (MessageRole::User, None, "hi"),
-                (MessageRole::Assistant, None, ""),
-                (MessageRole::Tool, Some("c1"), "ok"),
-                (MessageRole::Tool, Some("c2"), MISSING_RESULT),
-                (MessageRole::User, None, "next"),
-                (MessageRole::Assistant, None, "done"),
-            ]
-        );
-        let good: Messages = vec![
-            Arc::new(ChatMessage::user("x")),
-            Arc::new(ChatMessage::assistant("y")),
-        ];
-        let same = repair(&good);
-        assert!(Arc::ptr_eq(&same[0], &good[0]));
-    }
-}
+mod tests;

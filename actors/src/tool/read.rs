@@ -16,7 +16,10 @@ pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value
         uint_arg("read", args, "offset"),
         uint_arg("read", args, "limit"),
     ) {
-        (Ok(o), Ok(l)) => (o.unwrap_or(1).max(1) as usize, l.map(|l| l as usize)),
+        (Ok(o), Ok(l)) => (
+            usize::try_from(o.unwrap_or(1).max(1)).unwrap_or(usize::MAX),
+            l.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+        ),
         (Err(e), _) | (_, Err(e)) => return e,
     };
     let path = match confined(workspace, raw).await {
@@ -57,7 +60,7 @@ pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value
     let lines: Vec<&str> = text.lines().collect();
     let start = (offset - 1).min(lines.len());
     let end = limit
-        .map(|l| (start + l).min(lines.len()))
+        .map(|l| start.saturating_add(l).min(lines.len()))
         .unwrap_or(lines.len());
     let mut out = lines[start..end].join("\n");
     if out.len() > limits.read_cap {

@@ -62,20 +62,23 @@ impl SandboxSettings {
         }
     }
 
-    /// The folder mounted as `/workspace`, and whether it is writable.
-    fn mount(
-        &self,
-        workspace: &Path,
-        session_key: &str,
-        agent_id: &str,
-    ) -> std::io::Result<(PathBuf, bool)> {
-        match self.access {
+    /// The folder mounted as `/workspace`, and whether it is writable. A
+    /// stranger's turn always gets a scratch folder of its own session,
+    /// never the agent workspace (where the files trusted turns obey are).
+    fn mount(&self, workspace: &Path, turn: &Turn) -> std::io::Result<(PathBuf, bool)> {
+        let access = if turn.untrusted {
+            Access::None
+        } else {
+            self.access
+        };
+        match access {
             Access::ReadOnly => Ok((workspace.to_path_buf(), false)),
             Access::ReadWrite => Ok((workspace.to_path_buf(), true)),
             Access::None => {
                 let name: String = match self.scope {
-                    Scope::Session => session_key.to_string(),
-                    Scope::Agent => format!("agent-{agent_id}"),
+                    _ if turn.untrusted => format!("untrusted-{}", turn.session_key),
+                    Scope::Session => turn.session_key.clone(),
+                    Scope::Agent => format!("agent-{}", turn.agent_id),
                     Scope::Shared => "shared".into(),
                 };
                 let name = crate::fsutil::safe_name(&name);
@@ -86,19 +89,20 @@ impl SandboxSettings {
         }
     }
 
-    /// `bwrap ... sh -c <command>`, or the reason it cannot run.
+    /// `bwrap ... sh -c <command>`, or the reason it cannot run. The
+    /// command starts with a clean environment (the gateway's holds its
+    /// secrets): `PATH`, `HOME`, `LANG`, and a trusted turn's skill env.
     pub fn command(
         &self,
         workspace: &Path,
-        session_key: &str,
-        agent_id: &str,
+        turn: &Turn,
         command: &str,
     ) -> Result<tokio::process::Command, String> {
         let bwrap = find_on_path(&self.bwrap).ok_or_else(|| {
             "exec: this session runs commands in the sandbox, which needs bubblewrap (`bwrap`), and it is not installed; install the `bubblewrap` package. Nothing was run.".to_string()
         })?;
         let (dir, writable) = self
-            .mount(workspace, session_key, agent_id)
+            .mount(workspace, turn)
             .map_err(|e| format!("exec: cannot prepare the sandbox workspace: {e}"))?;
         let mut c = tokio::process::Command::new(bwrap);
         c.args([
@@ -107,6 +111,7 @@ impl SandboxSettings {
             "--new-session",
             "--cap-drop",
             "ALL",
+            "--clearenv",
         ]);
         for sys in ["/usr", "/etc", "/opt"] {
             if Path::new(sys).is_dir() {
@@ -138,10 +143,29 @@ impl SandboxSettings {
             "--setenv",
             "PATH",
             "/usr/local/bin:/usr/bin:/bin",
+            "--setenv",
+            "LANG",
+            "C.UTF-8",
         ]);
+        if !turn.untrusted {
+            for (k, v) in &turn.env {
+                c.arg("--setenv").arg(k).arg(v);
+            }
+        }
         c.args(["sh", "-c", command]);
         Ok(c)
     }
+}
+
+/// Whose command a sandbox runs.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub session_key: String,
+    pub agent_id: String,
+    /// A stranger's turn: a scratch workspace of its own, no skill env.
+    pub untrusted: bool,
+    /// Skills' env for the command (a trusted turn's).
+    pub env: Vec<(String, String)>,
 }
 
 fn find_on_path(bin: &str) -> Option<PathBuf> {
@@ -194,9 +218,13 @@ mod tests {
             bwrap: "definitely-not-bwrap-xyz".into(),
             ..Default::default()
         };
-        let e = s
-            .command(Path::new("/tmp"), "agent:main:x", "main", "true")
-            .unwrap_err();
+        let turn = Turn {
+            session_key: "agent:main:x".into(),
+            agent_id: "main".into(),
+            untrusted: false,
+            env: Vec::new(),
+        };
+        let e = s.command(Path::new("/tmp"), &turn, "true").unwrap_err();
         assert!(
             e.contains("needs bubblewrap") && e.contains("Nothing was run"),
             "{e}"

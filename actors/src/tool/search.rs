@@ -10,6 +10,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use regex::RegexBuilder;
 use serde_json::Value;
 
+use super::confine::hidden;
 use super::{confine, error, ok, str_arg, uint_arg};
 use crate::tool::ToolOutcome;
 
@@ -84,12 +85,15 @@ fn rel(root: &Path, p: &Path) -> String {
     }
 }
 
-fn walker(dir: &Path) -> ignore::Walk {
+/// A walk from `dir`; an untrusted turn's walk leaves the protected files
+/// out (`root` is the canonical workspace).
+fn walker(dir: &Path, workspace: &super::Workspace, root: &Path) -> ignore::Walk {
+    let (w, root) = (workspace.clone(), root.to_path_buf());
     ignore::WalkBuilder::new(dir)
         .hidden(false)
         .follow_links(false)
         .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(move |e| e.file_name() != ".git" && !hidden(&w, &root, e.path()))
         .sort_by_file_path(|a, b| a.cmp(b))
         .build()
 }
@@ -172,10 +176,11 @@ pub async fn find(workspace: impl Into<super::Workspace>, args: &Value) -> ToolO
         Err(e) => return error(format!("find: bad glob {pattern:?}: {e}")),
     };
     let by_name = !pattern.contains('/');
+    let w = workspace.clone();
     blocking("find", move || {
         let mut found = Vec::new();
         let mut more = 0usize;
-        for entry in walker(&dir).filter_map(Result::ok) {
+        for entry in walker(&dir, &w, &root).filter_map(Result::ok) {
             if entry.depth() == 0 {
                 continue;
             }
@@ -254,6 +259,7 @@ pub async fn grep(workspace: impl Into<super::Workspace>, args: &Value) -> ToolO
         },
         Some(_) => return error("grep: `glob` must be a string"),
     };
+    let w = workspace.clone();
     blocking("grep", move || {
         let mut out: Vec<String> = Vec::new();
         let mut matches = 0usize;
@@ -262,7 +268,7 @@ pub async fn grep(workspace: impl Into<super::Workspace>, args: &Value) -> ToolO
             Box::new(std::iter::once(dir.clone()))
         } else {
             Box::new(
-                walker(&dir)
+                walker(&dir, &w, &root)
                     .filter_map(Result::ok)
                     .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
                     .map(|e| e.into_path()),

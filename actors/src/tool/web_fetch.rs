@@ -183,9 +183,15 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
         },
     };
     let key = format!("{mode:?}|{max_chars}|{raw}");
+    // A page is a stranger's text: the model gets it as data.
+    let source = format!("web_fetch of {raw}");
     if let Some((text, age)) = settings.cache.get(&key, settings.cache_ttl) {
         return ToolOutcome {
-            text: format!("Cached: fetched {}s ago\n{text}", age.as_secs()),
+            text: format!(
+                "Cached: fetched {}s ago\n{}",
+                age.as_secs(),
+                crate::trust::wrap(&source, &text)
+            ),
             is_error: false,
         };
     }
@@ -196,7 +202,7 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
                 settings.cache.put(key, text.clone(), settings.cache_ttl);
             }
             ToolOutcome {
-                text,
+                text: crate::trust::wrap(&source, &text),
                 is_error: false,
             }
         }
@@ -543,7 +549,18 @@ mod tests {
             "{}",
             again.text
         );
-        assert!(again.text.ends_with(&out.text));
+        // The same page, in a block of its own (each block its own id).
+        let (first, cached) = (
+            crate::trust::unwrap(&out.text),
+            crate::trust::unwrap(&again.text),
+        );
+        assert!(cached.ends_with(&*first), "{cached}");
+        assert!(
+            out.text.starts_with("<<<EXTERNAL_UNTRUSTED_CONTENT id=\""),
+            "{}",
+            out.text
+        );
+        assert!(out.text.contains("Source: web_fetch of "), "{}", out.text);
         assert_eq!(
             ARTICLE_HITS.load(std::sync::atomic::Ordering::SeqCst) - before,
             1

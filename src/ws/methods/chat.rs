@@ -252,6 +252,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         command_authorized: true,
         origin: None,
         untrusted: false,
+        channels: Vec::new(),
         model: None,
         lane: None,
         tools_allow: None,
