@@ -74,7 +74,7 @@ fn start(
     discord: Option<&FakeDiscord>,
 ) -> (Gateway, u32) {
     let mut cfg = json!({
-        "gateway": { "auth": { "mode": "token", "token": "bench-token" }, "tickIntervalMs": 3_600_000 },
+        "gateway": { "auth": { "mode": "token", "token": "bench-token-0123456789" }, "tickIntervalMs": 3_600_000 },
         "logging": { "level": "warn" },
         "session": { "dmScope": "per-peer" },
         "messages": { "queue": { "mode": "followup", "debounceMs": 0 } },

@@ -264,7 +264,7 @@ fn main() {
         std::fs::write(
             home.join("ferroclaw.json"),
             json!({
-                "gateway": { "auth": { "mode": "token", "token": "bench-token" },
+                "gateway": { "auth": { "mode": "token", "token": "bench-token-0123456789" },
                              "tickIntervalMs": 3_600_000, "healthRefreshIntervalMs": 3_600_000,
                              "maxInFlightRequests": env_usize("FERROCLAW_BENCH_INFLIGHT", 128) },
                 "models": { "providers": { "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k" } } },
@@ -312,7 +312,7 @@ fn main() {
                 "cli",
                 "cli",
                 &["operator.read", "operator.write"],
-                Some("bench-token"),
+                Some("bench-token-0123456789"),
             ))
             .await;
         assert_eq!(res["ok"], true, "{res}");

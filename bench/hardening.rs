@@ -36,7 +36,7 @@ use support::process::{spawn_gateway, Gateway};
 use support::raw_ws::{header, text_frame, RawWs};
 use support::{connect_params, Client};
 
-const TOKEN: &str = "bench-token";
+const TOKEN: &str = "bench-token-0123456789";
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)

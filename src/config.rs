@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 pub const DEFAULT_JSON5: &str = include_str!("../config/default.json5");
 
 /// The value put in place of secrets in `config.get`; `config.set` restores it.
-pub const REDACTED: &str = "__OPENCLAW_REDACTED__";
+pub use ferroclaw_actors::secrets::REDACTED;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -44,6 +44,10 @@ pub struct ConfigSources {
     pub gateway_token: Option<String>,
     /// `OPENCLAW_GATEWAY_PASSWORD`, honoured over the file.
     pub gateway_password: Option<String>,
+    /// The token the gateway made in its state dir (`gateway.token`), used
+    /// when neither the environment nor the file sets one: a reload after
+    /// `config.set` keeps it.
+    pub generated_token: Option<String>,
 }
 
 /// A loaded, validated configuration and what `config.get` reports about it.
@@ -145,6 +149,31 @@ pub fn check_user_raw(
     Ok((parsed, settings, warnings))
 }
 
+/// The shortest gateway token or password a start accepts.
+pub const MIN_SECRET_CHARS: usize = 16;
+
+/// Why a gateway secret protects nothing, if it does not: a placeholder
+/// left by a template (`undefined`, `null`, an unfilled `${VAR}`; OpenClaw
+/// #139494), empty, or short enough to guess.
+pub fn weak_secret(secret: &str) -> Option<String> {
+    let t = secret.trim();
+    let placeholder = ["undefined", "null", "none", "changeme", "your-token-here"]
+        .iter()
+        .any(|p| t.eq_ignore_ascii_case(p))
+        || (t.starts_with("${") && t.ends_with('}'));
+    if placeholder {
+        Some(format!(
+            "{t:?} is a placeholder, not a secret (an unset variable?)"
+        ))
+    } else if t.is_empty() {
+        Some("it is empty".into())
+    } else if t.chars().count() < MIN_SECRET_CHARS {
+        Some(format!("it has {} characters", t.chars().count()))
+    } else {
+        None
+    }
+}
+
 fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
     let invalid = |path: &str, message: &str| ConfigError::Invalid {
         file: file.to_string(),
@@ -175,6 +204,17 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
             "gateway.maxInFlightRequests",
             "expected a positive number",
         ));
+    }
+    let auth = &s.gateway.auth;
+    for (path, secret) in [
+        ("gateway.auth.token", &auth.token),
+        ("gateway.auth.password", &auth.password),
+    ] {
+        if let Some(why) = secret.as_deref().and_then(weak_secret) {
+            return Err(invalid(path, &format!(
+                "{why}: set at least {MIN_SECRET_CHARS} random characters (`openssl rand -hex 32` makes one), or leave gateway.auth.token unset and ferroclaw makes one in <state dir>/gateway.token"
+            )));
+        }
     }
     if s.gateway.auth.mode == ferroclaw_actors::settings::AuthMode::None && !binds_loopback(s) {
         return Err(invalid(
@@ -258,7 +298,10 @@ pub fn load(sources: &ConfigSources) -> Result<LoadedConfig, ConfigError> {
             Value::String(p.clone()),
         );
     }
-    let (settings, env_warnings) = typed(&effective, env_label)?;
+    let (mut settings, env_warnings) = typed(&effective, env_label)?;
+    if settings.gateway.auth.token.is_none() {
+        settings.gateway.auth.token = sources.generated_token.clone();
+    }
     check_semantics(&settings, env_label)?;
     for w in env_warnings {
         if !warnings.contains(&w) {
@@ -294,55 +337,8 @@ fn set_path(v: &mut Value, path: &[&str], new: Value) {
     }
 }
 
-fn is_secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    ["token", "password", "secret", "apikey", "privatekey"]
-        .iter()
-        .any(|s| k.ends_with(s))
-}
-
-/// A copy with every secret string replaced by [`REDACTED`].
-pub fn redact(v: &Value) -> Value {
-    match v {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| {
-                    let v = match v {
-                        Value::String(_) if is_secret_key(k) => Value::String(REDACTED.to_string()),
-                        other => redact(other),
-                    };
-                    (k.clone(), v)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
-        other => other.clone(),
-    }
-}
-
-/// Puts back the secrets a client sent as [`REDACTED`] (a round-tripped
-/// `config.get`), taking them from the current file.
-pub fn restore_redacted(new: &mut Value, old: &Value) {
-    match new {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                let prev = old.get(k).unwrap_or(&Value::Null);
-                if v.as_str() == Some(REDACTED) {
-                    *v = prev.clone();
-                } else {
-                    restore_redacted(v, prev);
-                }
-            }
-        }
-        Value::Array(items) => {
-            for (i, v) in items.iter_mut().enumerate() {
-                let prev = old.get(i).unwrap_or(&Value::Null);
-                restore_redacted(v, prev);
-            }
-        }
-        _ => {}
-    }
-}
+/// Secrets redacted by what the settings declare (`ferroclaw_actors::secrets`).
+pub use ferroclaw_actors::secrets::{redact, restore as restore_redacted};
 
 /// RFC 7396 merge patch (`config.patch`).
 pub fn merge_patch(target: &mut Value, patch: &Value) {
@@ -553,22 +549,29 @@ mod tests {
     fn env_layer_overrides_file_and_openclaw_token_wins() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ferroclaw.json");
-        std::fs::write(&path, "{gateway:{port:1111, auth:{token:'file'}}}").unwrap();
+        std::fs::write(
+            &path,
+            "{gateway:{port:1111, auth:{token:'file-token-0123456789'}}}",
+        )
+        .unwrap();
         let loaded = load(&ConfigSources {
             path: path.clone(),
             env: vec![("FERROCLAW_GATEWAY__PORT".into(), "2222".into())],
-            gateway_token: Some("envtok".into()),
+            gateway_token: Some("env-token-0123456789".into()),
             gateway_password: None,
+            generated_token: None,
         })
         .unwrap();
         assert_eq!(loaded.settings.gateway.port, 2222);
         assert_eq!(
             loaded.settings.gateway.auth.token.as_deref(),
-            Some("envtok")
+            Some("env-token-0123456789")
         );
         assert_eq!(
             loaded.hash,
-            hash_raw(Some("{gateway:{port:1111, auth:{token:'file'}}}"))
+            hash_raw(Some(
+                "{gateway:{port:1111, auth:{token:'file-token-0123456789'}}}"
+            ))
         );
         let bad = load(&ConfigSources {
             path,

@@ -226,6 +226,7 @@ fn sources(paths: &Paths, state: &Path) -> ConfigSources {
         gateway_password: std::env::var("OPENCLAW_GATEWAY_PASSWORD")
             .ok()
             .filter(|s| !s.is_empty()),
+        generated_token: None,
     }
 }
 
@@ -253,24 +254,21 @@ fn ensure_token(c: &mut LoadedConfig, state: &Path) -> std::io::Result<Option<Pa
     let token = match std::fs::read_to_string(&path) {
         Ok(t) if !t.trim().is_empty() => t.trim().to_string(),
         _ => {
-            std::fs::create_dir_all(state)?;
+            ferroclaw_actors::fsutil::private_dir(state)?;
             // Typed after `--token` on command lines: never one that starts
             // with `-` (1 in 64 base64url tokens would, and read as a flag).
             let t = std::iter::repeat_with(ferroclaw_actors::devices::random_token)
                 .find(|t| !t.starts_with('-'))
                 .unwrap_or_default();
+            // 0600 from its creation.
             config::write_atomic(&path, &format!("{t}\n"))?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-            }
             t
         }
     };
     let mut s: Settings = (*c.settings).clone();
-    s.gateway.auth.token = Some(token);
+    s.gateway.auth.token = Some(token.clone());
     c.settings = std::sync::Arc::new(s);
+    c.sources.generated_token = Some(token);
     Ok(Some(path))
 }
 
@@ -300,7 +298,15 @@ fn init_tracing(
         .with_writer(std::io::stderr)
         .with_filter_layer(filter());
     let (dir, name) = (log_file.parent()?, log_file.file_name()?);
-    if std::fs::create_dir_all(dir).is_err() {
+    // Private: the log names sessions and what happened in them.
+    let private = ferroclaw_actors::fsutil::private_dir(dir).and_then(|()| {
+        ferroclaw_actors::fsutil::private_options()
+            .create(true)
+            .append(true)
+            .open(log_file)?;
+        ferroclaw_actors::fsutil::make_private(log_file)
+    });
+    if private.is_err() {
         tracing_subscriber::registry().with(console).init();
         return None;
     }
@@ -542,6 +548,12 @@ fn run_gateway(
         Ok(c) => c,
         Err(code) => return code,
     };
+    // The state dir holds transcripts, device tokens and the gateway token:
+    // 0700 from its creation (and an older, looser one tightened).
+    if let Err(e) = ferroclaw_actors::fsutil::private_dir(state) {
+        eprintln!("error: cannot make the state dir {}: {e}", state.display());
+        return ExitCode::from(2);
+    }
     {
         let mut s: Settings = (*loaded.settings).clone();
         if let Some(p) = port {

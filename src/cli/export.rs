@@ -26,6 +26,16 @@ fn safe_component(s: &str) -> bool {
     !s.is_empty() && s != "." && s != ".." && !s.contains(['/', '\\', '\0']) && s.len() <= 255
 }
 
+/// A new (or emptied) file, 0600.
+fn private_file(path: &std::path::Path) -> Result<std::fs::File, String> {
+    ferroclaw_actors::fsutil::private_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
 impl SessionsTree {
     pub(crate) fn new(root: PathBuf) -> SessionsTree {
         SessionsTree {
@@ -52,9 +62,11 @@ impl SessionsTree {
             ));
         }
         let dir = self.sessions_dir(agent);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // Transcripts are private: folders 0700, files 0600 from creation.
+        ferroclaw_actors::fsutil::private_dir(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = dir.join(format!("{session_id}.jsonl"));
-        let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = private_file(&path)?;
         self.rows
             .entry(agent.to_string())
             .or_default()
@@ -67,8 +79,7 @@ impl SessionsTree {
         for (agent, rows) in &self.rows {
             let path = self.sessions_dir(agent).join("sessions.json");
             let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
-            let mut f =
-                std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut f = private_file(&path)?;
             f.write_all(text.as_bytes())
                 .and_then(|_| f.write_all(b"\n"))
                 .and_then(|_| f.sync_all())
@@ -228,7 +239,7 @@ pub async fn export(t: &Target, session: Option<&str>, out: &Path) -> Result<(),
         .map_err(|e| Failure::new(1, format!("cannot create {}: {e}", parent.display())))?;
     let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("export");
     let staging = parent.join(format!(".{name}.export-{}", ulid::Ulid::generate()));
-    std::fs::create_dir(&staging)
+    ferroclaw_actors::fsutil::private_dir(&staging)
         .map_err(|e| Failure::new(1, format!("cannot create {}: {e}", staging.display())))?;
     let mut tree = SessionsTree::new(staging.clone());
     let mut done = Vec::new();

@@ -226,7 +226,7 @@ async fn wrong_and_missing_tokens_get_the_exact_unauthorized_messages() {
 #[tokio::test]
 async fn token_not_configured_and_password_mode_messages() {
     let gw = TestGateway::with_config(
-        json!({"gateway": {"auth": {"mode": "password", "token": null, "password": "pw"}}}),
+        json!({"gateway": {"auth": {"mode": "password", "token": null, "password": "correct-horse-battery"}}}),
     );
     let mut c = Client::connect(&gw.ws_url()).await;
     let mut p = connect_params("cli", "cli", &["operator.read"], None);
@@ -234,7 +234,7 @@ async fn token_not_configured_and_password_mode_messages() {
     let res = c.handshake(p.clone()).await;
     assert_eq!(res["error"]["message"], "unauthorized: gateway password mismatch (set gateway.remote.password to match gateway.auth.password)");
     let mut c = Client::connect(&gw.ws_url()).await;
-    p["auth"] = json!({"password": "pw"});
+    p["auth"] = json!({"password": "correct-horse-battery"});
     let res = c.handshake(p).await;
     assert_eq!(res["payload"]["auth"]["method"], "password", "{res}");
 

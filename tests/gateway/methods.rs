@@ -240,7 +240,7 @@ async fn config_patch_merges_and_hot_applies_a_new_token_and_reports_restart_key
     let r = c
         .call(
             "config.patch",
-            json!({"raw": "{gateway:{auth:{token:'rotated-token'}, port: 1}}", "baseHash": hash}),
+            json!({"raw": "{gateway:{auth:{token:'rotated-token-0123456789'}, port: 1}}", "baseHash": hash}),
         )
         .await;
     assert_eq!(r["ok"], true, "{r}");
@@ -252,7 +252,12 @@ async fn config_patch_merges_and_hot_applies_a_new_token_and_reports_restart_key
     assert_eq!(res["error"]["details"]["code"], "AUTH_TOKEN_MISMATCH");
     let mut new = Client::connect(&gw.ws_url()).await;
     let res = new
-        .handshake(connect_params("cli", "cli", &[], Some("rotated-token")))
+        .handshake(connect_params(
+            "cli",
+            "cli",
+            &[],
+            Some("rotated-token-0123456789"),
+        ))
         .await;
     assert_eq!(
         res["ok"], true,

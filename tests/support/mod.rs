@@ -25,6 +25,9 @@ pub use device::Device;
 
 pub const TOKEN: &str = "test-token-0123456789";
 
+/// What a secret reads as outside the gateway (OpenClaw's sentinel).
+pub const REDACTED_SENTINEL: &str = "__OPENCLAW_REDACTED__";
+
 /// A gateway running in its own actix system thread.
 pub struct TestGateway {
     pub addr: SocketAddr,

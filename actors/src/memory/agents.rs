@@ -41,7 +41,11 @@ impl Memories {
         let mut map = HashMap::new();
         if settings.enabled {
             let dir = state_dir.join("memory");
-            if let Err(e) = std::fs::create_dir_all(&dir) {
+            // Private: the index holds the memory files' text. Made so
+            // whole (an index from before, its WAL) before it is opened.
+            let private =
+                crate::fsutil::private_dir(&dir).and_then(|()| crate::fsutil::make_private(&dir));
+            if let Err(e) = private {
                 tracing::error!(error = %e, "memory index folder not made: memory search is off");
             }
             for (id, workspace) in agents {

@@ -4,7 +4,7 @@
 //! Invariant: a second process opening the same state dir gets
 //! [`StoreError::AlreadyInUse`] at once, never a hang.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -184,8 +184,8 @@ impl Store {
             dir: state_dir.to_path_buf(),
             source,
         };
-        std::fs::create_dir_all(state_dir).map_err(io)?;
-        let lock = OpenOptions::new()
+        crate::fsutil::private_dir(state_dir).map_err(io)?;
+        let lock = crate::fsutil::private_options()
             .create(true)
             .truncate(false)
             .write(true)
@@ -201,6 +201,9 @@ impl Store {
             Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
         }
         let db = open_sled(&state_dir.join("store"))?;
+        // sled creates its files with the process's umask: made private
+        // here (the state dir around them is 0700 from its creation).
+        crate::fsutil::make_private(&state_dir.join("store")).map_err(io)?;
         let trees = Tree::ALL
             .iter()
             .map(|t| db.open_tree(t.name()))

@@ -85,7 +85,7 @@ fn undo_all(journal: Vec<Undo>) {
 
 fn rename(from: &Path, to: &Path, journal: &mut Vec<Undo>) -> std::io::Result<()> {
     if let Some(p) = to.parent() {
-        std::fs::create_dir_all(p)?;
+        ferroclaw_actors::fsutil::private_dir(p)?;
     }
     std::fs::rename(from, to)?;
     journal.push(Undo::Moved {
@@ -148,7 +148,7 @@ pub(super) async fn apply(
     let fail = |what: String, e: &dyn std::fmt::Display| {
         Failure::new(1, format!("{what}: {e}; nothing was imported"))
     };
-    std::fs::create_dir_all(&staging)
+    ferroclaw_actors::fsutil::private_dir(&staging)
         .map_err(|e| fail(format!("cannot create {}", staging.display()), &e))?;
     // The config is staged beside its destination (`--config` may be on
     // another filesystem, where a rename from the state dir would fail).
@@ -172,7 +172,14 @@ pub(super) async fn apply(
     let mut staged = Vec::new();
     for (i, c) in plan.copies.iter().enumerate() {
         let tmp = staging.join(format!("copy-{i}"));
-        match copy_tree(&c.src, &tmp) {
+        // Keys and the allowlist are private here whatever they were there.
+        let copied = copy_tree(&c.src, &tmp).and_then(|n| {
+            if c.secret {
+                ferroclaw_actors::fsutil::make_private(&tmp)?;
+            }
+            Ok(n)
+        });
+        match copied {
             Ok(n) => staged.push((tmp, n)),
             Err(e) => {
                 cleanup(&staging);

@@ -144,6 +144,7 @@ pub(super) fn plan_workspace(
                     label: "workspace",
                     src: src.clone(),
                     dest: dest.clone(),
+                    secret: false,
                 });
             } else if configured.is_some() {
                 plan.notes.push(format!(

@@ -50,6 +50,8 @@ struct Copy {
     label: &'static str,
     src: PathBuf,
     dest: PathBuf,
+    /// Keys or an allowlist: made private (0600) in the state dir.
+    secret: bool,
 }
 
 /// Everything an import will do, worked out before anything is written.
@@ -101,6 +103,7 @@ fn plan_import(a: &ImportArgs, from: &Path, state: &Path) -> Result<Plan, Failur
                 label: "workspace",
                 src: ws,
                 dest: state.join("workspace"),
+                secret: false,
             });
         }
     }
@@ -137,6 +140,7 @@ fn plan_import(a: &ImportArgs, from: &Path, state: &Path) -> Result<Plan, Failur
                         .join(&agent)
                         .join("agent")
                         .join("auth-profiles.json"),
+                    secret: true,
                 });
             }
         }
@@ -147,6 +151,7 @@ fn plan_import(a: &ImportArgs, from: &Path, state: &Path) -> Result<Plan, Failur
             label: "skills",
             src: skills,
             dest: state.join("skills"),
+            secret: false,
         });
     }
     let approvals = from.join("exec-approvals.json");
@@ -157,6 +162,7 @@ fn plan_import(a: &ImportArgs, from: &Path, state: &Path) -> Result<Plan, Failur
             label: "exec approvals",
             src: approvals,
             dest: state.join("exec-approvals.json"),
+            secret: true,
         });
     }
     // What stays behind, by top-level name.

@@ -52,9 +52,14 @@ fn snapshot(c: &LoadedConfig) -> Value {
 /// settings (what ferroclaw reads; free-form sections stay open).
 pub fn schema(p: &Value) -> MethodResult {
     super::empty_params("config.schema", p)?;
+    // OpenClaw's Control UI shows `sensitive` fields masked.
+    let hints: serde_json::Map<String, Value> = ferroclaw_actors::secrets::paths()
+        .into_iter()
+        .map(|p| (p, json!({ "sensitive": true })))
+        .collect();
     json(json!({
         "schema": ferroclaw_actors::settings::json_schema(),
-        "uiHints": {},
+        "uiHints": hints,
         "version": env!("CARGO_PKG_VERSION"),
         "generatedAt": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
     }))
@@ -187,6 +192,7 @@ pub async fn set(state: &SharedState, p: &Value, mode: Mode) -> MethodResult {
         (Mode::Set, None, Some(key)) if !key.trim().is_empty() => {
             let mut v = old_parsed.clone();
             cfg::set_dotted(&mut v, key.trim(), p.value.clone().unwrap_or(Value::Null));
+            cfg::restore_redacted(&mut v, &old_parsed);
             serde_json::to_string_pretty(&v).unwrap_or_default()
         }
         _ => {

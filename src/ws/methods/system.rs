@@ -223,10 +223,19 @@ pub async fn logs_tail(state: &SharedState, p: &Value) -> MethodResult {
         ));
     }
     let path = state.log_file.clone();
-    let out = tokio::task::spawn_blocking(move || tail(&path, p.cursor, limit, max_bytes))
-        .await
-        .map_err(|_| ErrorShape::unavailable("logs unavailable"))?
-        .map_err(|e| ErrorShape::unavailable(format!("logs unavailable: {e}")))?;
+    // No configured secret leaves in a log line (a command line, a URL).
+    let secrets = {
+        let live = state.live.get();
+        let mut s = ferroclaw_actors::secrets::values(&live.effective);
+        let auth = &live.settings.gateway.auth;
+        s.extend(auth.token.iter().chain(&auth.password).cloned());
+        s
+    };
+    let out =
+        tokio::task::spawn_blocking(move || tail(&path, p.cursor, limit, max_bytes, &secrets))
+            .await
+            .map_err(|_| ErrorShape::unavailable("logs unavailable"))?
+            .map_err(|e| ErrorShape::unavailable(format!("logs unavailable: {e}")))?;
     json(out)
 }
 
@@ -263,6 +272,7 @@ fn tail(
     cursor: Option<u64>,
     limit: usize,
     max_bytes: u64,
+    secrets: &[String],
 ) -> std::io::Result<Value> {
     let file_name = path.display().to_string();
     let mut f = match std::fs::File::open(path) {
@@ -299,7 +309,10 @@ fn tail(
         lines.drain(..lines.len() - limit);
         truncated = true;
     }
-    let lines: Vec<String> = lines.into_iter().map(openclaw_line).collect();
+    let lines: Vec<String> = lines
+        .into_iter()
+        .map(|l| ferroclaw_actors::secrets::scrub(&openclaw_line(l), secrets))
+        .collect();
     let mut out = json!({
         "file": file_name,
         "cursor": end - consumed_tail as u64,
@@ -339,17 +352,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log");
         std::fs::write(&path, "a\nb\nc\npartial").unwrap();
-        let out = tail(&path, None, 2, 1000).unwrap();
+        let out = tail(&path, None, 2, 1000, &[]).unwrap();
         assert_eq!(out["lines"], json!(["b", "c"]));
         assert_eq!(out["truncated"], json!(true));
         let cursor = out["cursor"].as_u64().unwrap();
         assert_eq!(cursor, 6);
         std::fs::write(&path, "a\nb\nc\npartial line\nnext\n").unwrap();
-        let out = tail(&path, Some(cursor), 10, 1000).unwrap();
+        let out = tail(&path, Some(cursor), 10, 1000, &[]).unwrap();
         assert_eq!(out["lines"], json!(["partial line", "next"]));
-        let out = tail(&path, Some(9999), 10, 1000).unwrap();
+        let out = tail(&path, Some(9999), 10, 1000, &[]).unwrap();
         assert_eq!(out["reset"], json!(true));
-        let missing = tail(&dir.path().join("none"), None, 10, 10).unwrap();
+        let missing = tail(&dir.path().join("none"), None, 10, 10, &[]).unwrap();
         assert_eq!(missing["lines"], json!([]));
     }
 }

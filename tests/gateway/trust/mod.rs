@@ -9,7 +9,10 @@
 
 mod channel_policy;
 mod files;
+mod modes;
+mod placeholders;
 mod processes;
+mod secrets;
 mod travel;
 mod wrapping;
 
