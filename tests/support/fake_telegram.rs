@@ -72,6 +72,8 @@ struct Inner {
     polls_max: usize,
     /// The highest offset a poll confirmed.
     confirmed: i64,
+    /// How many polls returned each update.
+    delivered: HashMap<i64, usize>,
 }
 
 struct State {
@@ -146,6 +148,15 @@ fn html_ok(text: &str) -> bool {
     stack.is_empty()
 }
 
+fn dm_message(user: i64, message_id: i64, text: &str) -> Value {
+    json!({
+        "message_id": message_id, "date": 1_700_000_000,
+        "chat": { "id": user, "type": "private", "first_name": "U" },
+        "from": { "id": user, "is_bot": false, "first_name": format!("User{user}") },
+        "text": text,
+    })
+}
+
 impl FakeTelegram {
     pub fn start(token: &str) -> FakeTelegram {
         let state = Arc::new(State {
@@ -196,15 +207,27 @@ impl FakeTelegram {
 
     /// A direct text message from `user` (chat id = user id).
     pub fn dm(&self, user: i64, message_id: i64, text: &str) -> i64 {
-        self.push(
-            "message",
-            json!({
-                "message_id": message_id, "date": 1_700_000_000,
-                "chat": { "id": user, "type": "private", "first_name": "U" },
-                "from": { "id": user, "is_bot": false, "first_name": format!("User{user}") },
-                "text": text,
-            }),
-        )
+        self.push("message", dm_message(user, message_id, text))
+    }
+
+    /// Direct messages `(user, message id, text)` that arrive together:
+    /// the next poll returns them in one batch. Their update ids.
+    pub fn dms(&self, messages: &[(i64, i64, &str)]) -> Vec<i64> {
+        let ids = self.with(|i| {
+            messages
+                .iter()
+                .map(|(user, id, text)| {
+                    i.next_update_id += 1;
+                    let update = i.next_update_id;
+                    let mut u = json!({ "update_id": update });
+                    u["message"] = dm_message(*user, *id, text);
+                    i.updates.push_back(u);
+                    update
+                })
+                .collect()
+        });
+        self.state.arrived.notify_waiters();
+        ids
     }
 
     /// A group message; `mention` puts `@ferro_bot ` in front.
@@ -299,6 +322,11 @@ impl FakeTelegram {
 
     pub fn max_concurrent_polls(&self) -> usize {
         self.with(|i| i.polls_max)
+    }
+
+    /// How many polls returned the update `update_id`.
+    pub fn deliveries(&self, update_id: i64) -> usize {
+        self.with(|i| i.delivered.get(&update_id).copied().unwrap_or(0))
     }
 
     /// Updates not yet confirmed by a poll's offset.
@@ -434,15 +462,16 @@ async fn get_updates(state: &State, p: &Value) -> HttpResponse {
         let notified = state.arrived.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let ready: Vec<Value> = state
-            .inner
-            .lock()
-            .unwrap()
-            .updates
-            .iter()
-            .take(100)
-            .cloned()
-            .collect();
+        let ready: Vec<Value> = {
+            let mut i = state.inner.lock().unwrap();
+            let ready: Vec<Value> = i.updates.iter().take(100).cloned().collect();
+            for u in &ready {
+                *i.delivered
+                    .entry(u["update_id"].as_i64().unwrap_or(0))
+                    .or_default() += 1;
+            }
+            ready
+        };
         if !ready.is_empty() || Instant::now() >= end {
             return ok(Value::Array(ready));
         }

@@ -32,6 +32,8 @@ pub const REDACTED_SENTINEL: &str = "__OPENCLAW_REDACTED__";
 pub struct TestGateway {
     pub addr: SocketAddr,
     pub dir: tempfile::TempDir,
+    /// The running gateway's store (fault injection: `store().faults()`).
+    store: Option<ferroclaw_actors::store::Store>,
     config: Value,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -76,6 +78,7 @@ impl TestGateway {
         let mut gw = TestGateway {
             addr: "127.0.0.1:0".parse().unwrap(),
             dir,
+            store: None,
             config: cfg,
             stop: None,
             thread: None,
@@ -118,21 +121,31 @@ impl TestGateway {
                     env: std::sync::Arc::new(|_: &str| None),
                 };
                 let gw = start(opts, listener).await.unwrap();
-                addr_tx.send(gw.addr).unwrap();
+                addr_tx
+                    .send((gw.addr, gw.state.gateway.store.clone()))
+                    .unwrap();
                 let _ = stop_rx.await;
                 gw.shutdown("gateway stopping").await;
                 let _ = gw.wait().await;
             });
         });
-        self.addr = addr_rx
+        let (addr, store) = addr_rx
             .recv_timeout(std::time::Duration::from_secs(20))
             .unwrap();
+        self.addr = addr;
+        self.store = Some(store);
         self.stop = Some(stop_tx);
         self.thread = Some(thread);
     }
 
+    /// The running gateway's store.
+    pub fn store(&self) -> &ferroclaw_actors::store::Store {
+        self.store.as_ref().expect("the gateway runs")
+    }
+
     /// Stops the gateway (shutdown event, close 1012) and waits for it.
     pub fn stop(&mut self) {
+        self.store = None;
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }

@@ -8,6 +8,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub mod faults;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -170,6 +172,7 @@ pub struct Store {
 
 struct Inner {
     db: sled::Db,
+    faults: faults::Faults,
     /// One flush at a time (see `flush`).
     flush_lock: tokio::sync::Mutex<()>,
     trees: Vec<sled::Tree>,
@@ -211,6 +214,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 db,
+                faults: faults::Faults::default(),
                 flush_lock: tokio::sync::Mutex::new(()),
                 trees,
                 dir: state_dir.to_path_buf(),
@@ -221,6 +225,21 @@ impl Store {
 
     pub fn dir(&self) -> &Path {
         &self.inner.dir
+    }
+
+    /// Faults a test injects (the next writes or flushes fail).
+    pub fn faults(&self) -> &faults::Faults {
+        &self.inner.faults
+    }
+
+    fn writable(&self) -> Result<(), StoreError> {
+        match self.inner.faults.write_fails() {
+            true => Err(StoreError::Io {
+                dir: self.inner.dir.clone(),
+                source: faults::injected("write"),
+            }),
+            false => Ok(()),
+        }
     }
 
     fn tree(&self, tree: Tree) -> &sled::Tree {
@@ -236,6 +255,7 @@ impl Store {
     }
 
     pub fn put<T: Serialize>(&self, tree: Tree, key: &str, value: &T) -> Result<(), StoreError> {
+        self.writable()?;
         let bytes = serde_json::to_vec(&EnvelopeOut {
             v: VALUE_VERSION,
             data: value,
@@ -250,6 +270,7 @@ impl Store {
         tree: Tree,
         items: &[(String, T)],
     ) -> Result<(), StoreError> {
+        self.writable()?;
         let mut batch = sled::Batch::default();
         for (key, value) in items {
             let bytes = serde_json::to_vec(&EnvelopeOut {
@@ -264,6 +285,7 @@ impl Store {
 
     /// Removes a key; true when it existed.
     pub fn remove(&self, tree: Tree, key: &str) -> Result<bool, StoreError> {
+        self.writable()?;
         Ok(self.tree(tree).remove(key.as_bytes())?.is_some())
     }
 
@@ -344,6 +366,7 @@ impl Store {
         if writes.is_empty() {
             return Ok(());
         }
+        self.writable()?;
         let mut encoded = Vec::with_capacity(writes.len());
         for (tree, key, value) in writes {
             let bytes = match value {
@@ -400,6 +423,12 @@ impl Store {
         let _one_at_a_time = self.inner.flush_lock.lock().await;
         let db = self.inner.db.clone();
         let dir = self.inner.dir.clone();
+        if self.inner.faults.flush_fails() {
+            return Err(StoreError::Io {
+                dir,
+                source: faults::injected("flush"),
+            });
+        }
         tokio::task::spawn_blocking(move || db.flush())
             .await
             .map_err(|e| StoreError::Io {

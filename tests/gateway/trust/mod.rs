@@ -9,6 +9,7 @@
 
 mod channel_policy;
 mod files;
+mod ledger;
 mod modes;
 mod placeholders;
 mod processes;

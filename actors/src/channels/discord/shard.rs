@@ -70,6 +70,14 @@ pub struct DiscordShard {
     identify: Option<SpawnHandle>,
     retry: Option<SpawnHandle>,
     backoff_ms: u64,
+    /// The sequence stored with the last record: where a resume starts
+    /// when a message could not be recorded.
+    saved_seq: Option<u64>,
+    /// Recorded messages waiting for a flush, in order; one flush at a
+    /// time, and a failed one is tried again (with backoff) before they go.
+    waiting: Vec<crate::channels::dispatch::Incoming>,
+    flushing: bool,
+    flush_backoff_ms: u64,
     span: tracing::Span,
 }
 
@@ -80,21 +88,25 @@ impl DiscordShard {
         store: Store,
         desk: DeskLink,
     ) -> DiscordShard {
+        let mut proto = Shard::new(&cfg.token, cfg.intents);
+        let key = session_key(&cfg.account_id);
+        let mut saved_seq = None;
+        match store.get::<Saved>(crate::store::Tree::ChannelCursors, &key) {
+            Ok(Some(saved)) => {
+                saved_seq = Some(saved.seq);
+                proto.restore(saved.session, saved.seq);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "discord session not readable: identifying"),
+        }
         DiscordShard {
             span: tracing::info_span!("channel", channel = "discord", account = %cfg.account_id),
             health: rest.buckets.health().clone(),
-            proto: {
-                let mut p = Shard::new(&cfg.token, cfg.intents);
-                let key = session_key(&cfg.account_id);
-                match store.get::<Saved>(crate::store::Tree::ChannelCursors, &key) {
-                    Ok(Some(saved)) => p.restore(saved.session, saved.seq),
-                    Ok(None) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "discord session not readable: identifying")
-                    }
-                }
-                p
-            },
+            proto,
+            saved_seq,
+            waiting: Vec::new(),
+            flushing: false,
+            flush_backoff_ms: 0,
             cfg,
             rest,
             store,
@@ -271,7 +283,7 @@ impl DiscordShard {
 
     /// Writes the session and the resume point (flushed with the next
     /// flush: a message's record and the sequence past it land together).
-    fn save_session(&self) {
+    fn save_session(&mut self) {
         let key = session_key(&self.cfg.account_id);
         let tree = crate::store::Tree::ChannelCursors;
         let res = match (&self.proto.session, self.proto.seq) {
@@ -285,9 +297,55 @@ impl DiscordShard {
             ),
             _ => self.store.remove(tree, &key).map(|_| ()),
         };
-        if let Err(e) = res {
-            tracing::warn!(parent: &self.span, error = %e, "cannot store the discord session");
+        match res {
+            Ok(()) => self.saved_seq = self.proto.seq,
+            Err(e) => {
+                tracing::warn!(parent: &self.span, error = %e, "cannot store the discord session")
+            }
         }
+    }
+
+    /// A message could not be recorded: the resume point goes back to the
+    /// one stored with the last record and the socket is replaced, so
+    /// Discord replays this message (and what followed it) on the resume.
+    fn rewind(&mut self, ctx: &mut Context<Self>) {
+        if let (Some(session), Some(seq)) = (self.proto.session.clone(), self.saved_seq) {
+            self.proto.restore(session, seq);
+        }
+        self.health.reconnected();
+        self.reconnect_later(true, ctx);
+    }
+
+    /// Flushes the recorded messages waiting (one flush at a time), then
+    /// hands them over in order; a failed flush hands nothing over and is
+    /// tried again after a backoff.
+    fn flush_waiting(&mut self, ctx: &mut Context<Self>) {
+        if self.flushing || self.waiting.is_empty() {
+            return;
+        }
+        self.flushing = true;
+        let batch = std::mem::take(&mut self.waiting);
+        let store = self.store.clone();
+        ctx.spawn(async move { store.flush().await }.into_actor(self).map(
+            move |flushed, act, ctx| {
+                act.flushing = false;
+                match flushed {
+                    Ok(()) => {
+                        act.flush_backoff_ms = 0;
+                        act.desk.accepted.do_send(Accepted(batch));
+                        act.flush_waiting(ctx);
+                    }
+                    Err(e) => {
+                        tracing::error!(parent: &act.span, error = %e, "cannot flush the discord ledger: trying again");
+                        let later = std::mem::replace(&mut act.waiting, batch);
+                        act.waiting.extend(later);
+                        act.flush_backoff_ms = (act.flush_backoff_ms * 2).clamp(500, MAX_BACKOFF_MS);
+                        let wait = Duration::from_millis(act.flush_backoff_ms);
+                        ctx.run_later(wait, |act, ctx| act.flush_waiting(ctx));
+                    }
+                }
+            },
+        ));
     }
 
     fn on_dispatch(&mut self, kind: &str, d: &Value, ctx: &mut Context<Self>) {
@@ -312,6 +370,10 @@ impl DiscordShard {
         let now = crate::now_ms();
         let account = self.cfg.account_id.clone();
         let got = record(&self.store, &account, &self.bot, &self.threads, d, now);
+        if let Err(e) = &got {
+            tracing::error!(parent: &self.span, error = %e, "cannot record a discord message: resuming before it");
+            return self.rewind(ctx);
+        }
         // The resume point moves past this message with its record (a
         // restart resumes after it; Discord replays what follows).
         self.save_session();
@@ -328,23 +390,10 @@ impl DiscordShard {
                 tracing::debug!(parent: &self.span, why, "discord message skipped");
                 return;
             }
-            Err(e) => {
-                tracing::error!(parent: &self.span, error = %e, "cannot record a discord message");
-                return;
-            }
+            Err(_) => return,
         };
-        let store = self.store.clone();
-        ctx.spawn(
-            async move { store.flush().await }
-                .into_actor(self)
-                .map(move |flushed, act, _| match flushed {
-                    Ok(()) => act.desk.accepted.do_send(Accepted(vec![fresh])),
-                    // The dispatch record stays: handed over at the next start.
-                    Err(e) => {
-                        tracing::error!(parent: &act.span, error = %e, "cannot flush the discord ledger")
-                    }
-                }),
-        );
+        self.waiting.push(fresh);
+        self.flush_waiting(ctx);
     }
 }
 

@@ -35,6 +35,8 @@ pub struct TelegramPoller {
     health: Arc<AccountHealth>,
     me: Me,
     backoff_ms: u64,
+    /// Wait before flushing a batch again after a failed flush.
+    flush_backoff_ms: u64,
     span: tracing::Span,
 }
 
@@ -60,6 +62,7 @@ impl TelegramPoller {
             desk,
             me: Me::default(),
             backoff_ms: 0,
+            flush_backoff_ms: 0,
         }
     }
 
@@ -149,8 +152,10 @@ impl TelegramPoller {
         );
     }
 
-    /// Records a polled batch; returns the new messages to hand over.
-    fn accept(&mut self, updates: Vec<Value>) -> Vec<Incoming> {
+    /// Records a polled batch; returns the new messages to hand over, and
+    /// whether a record failed: the batch stops there (the cursor stays
+    /// before that update, so the next poll gets it again).
+    fn accept(&mut self, updates: Vec<Value>) -> (Vec<Incoming>, bool) {
         let store = self.store.clone();
         let mut fresh = Vec::new();
         let now = crate::now_ms();
@@ -195,11 +200,41 @@ impl TelegramPoller {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    tracing::error!(parent: &self.span, error = %e, "cannot record a telegram update")
+                    tracing::error!(parent: &self.span, error = %e, "cannot record a telegram update: it is polled again");
+                    self.health
+                        .error(Some(format!("cannot record an update: {e}")));
+                    return (fresh, true);
                 }
             }
         }
-        fresh
+        (fresh, false)
+    }
+
+    /// Makes the recorded batch durable (a failing flush is tried again,
+    /// with backoff, before anything else), then hands its messages over
+    /// and polls, which confirms the batch to Telegram: nothing is
+    /// confirmed that is not stored.
+    fn durable(&mut self, fresh: Vec<Incoming>, stopped: bool, ctx: &mut Context<Self>) {
+        let store = self.store.clone();
+        ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
+            if let Err(e) = flushed {
+                tracing::error!(parent: &act.span, error = %e, "cannot flush the telegram ledger: trying again");
+                act.health.error(Some(format!("cannot store updates: {e}")));
+                act.flush_backoff_ms = (act.flush_backoff_ms * 2).clamp(500, MAX_BACKOFF_MS);
+                let wait = Duration::from_millis(act.flush_backoff_ms);
+                ctx.run_later(wait, move |act, ctx| act.durable(fresh, stopped, ctx));
+                return;
+            }
+            act.flush_backoff_ms = 0;
+            if !fresh.is_empty() {
+                act.desk.accepted.do_send(Accepted(fresh));
+            }
+            if stopped {
+                act.back_off(ctx);
+            } else {
+                ctx.notify(Poll);
+            }
+        }));
     }
 
     fn polled(&mut self, res: Result<Vec<Value>, TgError>, ctx: &mut Context<Self>) {
@@ -210,18 +245,9 @@ impl TelegramPoller {
                     ctx.notify(Poll);
                     return;
                 }
-                let fresh = self.accept(updates);
-                let store = self.store.clone();
+                let (fresh, stopped) = self.accept(updates);
                 // Durable before the next poll acknowledges the batch.
-                ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
-                    if let Err(e) = flushed {
-                        tracing::error!(parent: &act.span, error = %e, "cannot flush the telegram ledger");
-                    }
-                    if !fresh.is_empty() {
-                        act.desk.accepted.do_send(Accepted(fresh));
-                    }
-                    ctx.notify(Poll);
-                }));
+                self.durable(fresh, stopped, ctx);
             }
             Err(TgError::Conflict(d)) => {
                 self.health

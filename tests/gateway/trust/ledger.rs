@@ -1,0 +1,193 @@
+//! Road 9: ledger writes that fail still confirm. With the store failing
+//! its writes (or its flushes) as a full disk would, a channel message is
+//! never confirmed to its platform until it is stored: Telegram gets the
+//! update again on the next poll (its offset never passes it), Discord
+//! replays it on a resume from the stored sequence; once the store works
+//! again it is answered exactly once.
+
+use serde_json::json;
+
+use super::*;
+use crate::support::fake_discord::FakeDiscord;
+use crate::support::TestGateway;
+
+/// Until `f` holds (every 20 ms; hang guard: 20 s).
+async fn until(mut f: impl FnMut() -> bool) -> bool {
+    let end = tokio::time::Instant::now() + LONG;
+    while tokio::time::Instant::now() < end {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    f()
+}
+
+fn telegram() -> (FakeTelegram, TestGateway) {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(super::super::telegram::telegram_config(
+        &fake,
+        json!({ "streamMode": "off" }),
+    ));
+    (fake, gw)
+}
+
+fn said(fake: &FakeTelegram, text: &str) -> usize {
+    super::super::telegram::answers(fake, OWNER, &format!("You said: {text}"))
+}
+
+/// A later message answered proves the earlier one had its chance to be
+/// answered twice: what is counted then is final.
+async fn settle_telegram(fake: &FakeTelegram, id: i64) {
+    fake.dm(OWNER, id, "later");
+    assert!(
+        fake.until(LONG, |f| said(f, "later") == 1).await,
+        "{:?}",
+        fake.sent()
+    );
+}
+
+#[tokio::test]
+async fn a_telegram_update_that_could_not_be_recorded_is_polled_again_and_answered_once() {
+    let (fake, gw) = telegram();
+    assert!(
+        fake.until(LONG, |f| !f.calls("getUpdates").is_empty())
+            .await
+    );
+    let faults = gw.store().faults();
+    // One batch of two: the first record fails, the second would not.
+    faults.fail_writes(1);
+    let ids = fake.dms(&[(OWNER, 1, "remember me"), (OWNER, 2, "and me")]);
+    assert!(
+        fake.until(LONG, |f| said(f, "and me") == 1).await,
+        "{:?}",
+        fake.sent()
+    );
+    assert_eq!(faults.failed().0, 1);
+    assert!(
+        fake.deliveries(ids[0]) >= 2,
+        "the update came back: {}",
+        fake.deliveries(ids[0])
+    );
+    assert_eq!(said(&fake, "remember me"), 1, "{:?}", fake.sent());
+    // While every record fails, nothing is confirmed.
+    faults.fail_writes(u32::MAX);
+    let update = fake.dm(OWNER, 3, "again");
+    assert!(
+        until(|| faults.failed().0 >= 3 && fake.deliveries(update) >= 2).await,
+        "failed writes {:?}, deliveries {}",
+        faults.failed(),
+        fake.deliveries(update)
+    );
+    assert_eq!(
+        fake.unconfirmed(),
+        1,
+        "never confirmed while it is not stored"
+    );
+    assert_eq!(said(&fake, "again"), 0);
+    faults.clear();
+    assert!(fake.until(LONG, |f| said(f, "again") == 1).await);
+    settle_telegram(&fake, 4).await;
+    for text in ["remember me", "and me", "again"] {
+        assert_eq!(said(&fake, text), 1, "{text}: {:?}", fake.sent());
+    }
+}
+
+#[tokio::test]
+async fn a_telegram_batch_whose_flush_failed_is_not_confirmed_until_stored() {
+    let (fake, gw) = telegram();
+    assert!(
+        fake.until(LONG, |f| !f.calls("getUpdates").is_empty())
+            .await
+    );
+    let faults = gw.store().faults();
+    faults.fail_flushes(u32::MAX);
+    fake.dm(OWNER, 1, "keep me");
+    // The flush is tried again and again; no poll confirms the batch meanwhile.
+    assert!(
+        until(|| faults.failed().1 >= 2).await,
+        "{:?}",
+        faults.failed()
+    );
+    assert_eq!(fake.unconfirmed(), 1);
+    assert!(
+        fake.sent_to(OWNER).is_empty(),
+        "handed over before it was stored"
+    );
+    faults.clear();
+    assert!(fake.until(LONG, |f| said(f, "keep me") == 1).await);
+    settle_telegram(&fake, 2).await;
+    assert_eq!(said(&fake, "keep me"), 1, "{:?}", fake.sent());
+    assert_eq!(fake.unconfirmed(), 0);
+}
+
+#[tokio::test]
+async fn a_discord_message_that_could_not_be_recorded_is_replayed_and_answered_once() {
+    use super::super::discord::{answers, discord_config, ready, USER};
+    let fake = FakeDiscord::start(45_000);
+    let gw = TestGateway::with_config(discord_config(&fake, json!({ "streamMode": "off" })));
+    assert!(ready(&fake).await);
+    let faults = gw.store().faults();
+    faults.fail_writes(u32::MAX);
+    fake.message("D1", None, USER, &[], "remember me");
+    // Not recorded: the shard resumes from the stored sequence, Discord
+    // replays the message, and it fails again until the store works.
+    assert!(
+        until(|| faults.failed().0 >= 2 && fake.gateway_stats().1 >= 1).await,
+        "failed writes {:?}, stats {:?}",
+        faults.failed(),
+        fake.gateway_stats()
+    );
+    assert_eq!(answers(&fake, "D1", "You said: remember me"), 0);
+    faults.clear();
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: remember me") == 1)
+            .await
+    );
+    // A later message answered: the count above is final.
+    fake.message("D1", None, USER, &[], "later");
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: later") == 1)
+            .await
+    );
+    assert_eq!(answers(&fake, "D1", "You said: remember me"), 1);
+    let (identifies, ..) = fake.gateway_stats();
+    assert_eq!(identifies, 1, "resumed, never identified again");
+}
+
+#[tokio::test]
+async fn a_discord_message_whose_flush_failed_waits_and_is_answered_once_in_order() {
+    use super::super::discord::{answers, discord_config, ready, USER};
+    let fake = FakeDiscord::start(45_000);
+    let gw = TestGateway::with_config(discord_config(&fake, json!({ "streamMode": "off" })));
+    assert!(ready(&fake).await);
+    let faults = gw.store().faults();
+    faults.fail_flushes(u32::MAX);
+    fake.message("D1", None, USER, &[], "first");
+    assert!(until(|| faults.failed().1 >= 1).await);
+    fake.message("D1", None, USER, &[], "second");
+    assert!(
+        until(|| faults.failed().1 >= 3).await,
+        "{:?}",
+        faults.failed()
+    );
+    assert!(
+        fake.created_in("D1").is_empty(),
+        "handed over before it was stored"
+    );
+    faults.clear();
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: second") == 1)
+            .await
+    );
+    let texts: Vec<String> = fake
+        .created_in("D1")
+        .into_iter()
+        .map(|c| c.content)
+        .collect();
+    assert_eq!(
+        texts,
+        ["You said: first", "You said: second"],
+        "once each, in order"
+    );
+}
