@@ -425,6 +425,13 @@ impl WsConnection {
                 tracing::info!(conn_id = %self.conn_id, "declared frame length over the limit");
                 self.close(ctx, 1009, too_large);
             }
+            // A text frame that is not UTF-8 (actix-web-actors reports it
+            // as an I/O error): RFC 6455 fails the connection with 1007.
+            ws::ProtocolError::Io(error) if invalid_utf8(&error) => {
+                Metrics::inc(&self.metrics().frames_in_invalid);
+                tracing::info!(conn_id = %self.conn_id, "text frame is not valid UTF-8");
+                self.close(ctx, 1007, "invalid UTF-8 sequence");
+            }
             ws::ProtocolError::Io(error) => {
                 tracing::debug!(conn_id = %self.conn_id, %error, "connection dropped by the peer");
                 self.leave_preauth();
@@ -437,6 +444,12 @@ impl WsConnection {
             }
         }
     }
+}
+
+/// Whether the codec's I/O error is its report of a text frame that is not
+/// UTF-8 (`ByteString::try_from` failing), not a broken socket.
+fn invalid_utf8(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Other && e.to_string().contains("utf-8")
 }
 
 impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {

@@ -769,3 +769,21 @@ async fn a_jobs_tools_allow_is_all_its_turn_is_offered() {
     assert_eq!(offered[1], vec!["read".to_string()]);
     assert!(offered[2].len() > 5, "the usual tools: {:?}", offered[2]);
 }
+
+#[tokio::test]
+async fn a_job_timeout_past_any_clock_runs_the_turn_instead_of_panicking() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let mut params = turn(
+        "huge",
+        json!({"kind": "every", "everyMs": 3_600_000}),
+        "still fine",
+    );
+    params["payload"]["timeoutSeconds"] = json!(1e20);
+    let added = c.call("cron.add", params).await;
+    let id = added["payload"]["id"].as_str().unwrap().to_string();
+    c.call("cron.run", json!({"id": id})).await;
+    let entries = runs_until(&mut c, &id, 1).await;
+    assert_eq!(entries[0]["status"], "ok", "{}", entries[0]);
+    assert_eq!(c.call("health", json!({})).await["ok"], true);
+}

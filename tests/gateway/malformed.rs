@@ -159,3 +159,45 @@ async fn non_request_frames_after_hello_get_an_error_with_their_id() {
     assert_eq!(res["id"], "invalid");
     assert_eq!(c.call("health", json!({})).await["ok"], true);
 }
+
+#[tokio::test]
+async fn a_text_frame_that_is_not_utf8_closes_1007_and_nobody_else_notices() {
+    use crate::support::raw_ws::{header, text_frame, RawWs, ServerFrame};
+    let gw = TestGateway::start();
+    let mut bystander = admin(&gw).await;
+    for bad in [
+        &[0xff_u8, 0xfe][..],
+        &[b'{', 0xc3, 0x28, b'}'],
+        &[0xe2, 0x82],
+    ] {
+        let mut raw = RawWs::connect(gw.addr).await;
+        let challenge = raw.frame().await;
+        assert!(
+            matches!(challenge, Some(ServerFrame::Text(_))),
+            "{challenge:?}"
+        );
+        let mut p = crate::support::connect_params(
+            "cli",
+            "cli",
+            &["operator.read"],
+            Some(crate::support::TOKEN),
+        );
+        p = json!({"type": "req", "id": "c1", "method": "connect", "params": p});
+        raw.write(&text_frame(&p.to_string())).await.unwrap();
+        let hello = raw.frame().await;
+        assert!(
+            matches!(&hello, Some(ServerFrame::Text(t)) if t.contains("hello-ok")),
+            "{hello:?}"
+        );
+        let mut frame = header(true, 1, bad.len() as u64);
+        frame.extend_from_slice(bad);
+        raw.write(&frame).await.unwrap();
+        let closed = raw.until_close().await;
+        assert_eq!(
+            closed.as_ref().map(|(c, _)| *c),
+            Some(1007),
+            "{bad:?}: a close frame, not a dropped socket: {closed:?}"
+        );
+        assert_eq!(bystander.call("health", json!({})).await["ok"], true);
+    }
+}

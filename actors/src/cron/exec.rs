@@ -32,6 +32,20 @@ use crate::store::Store;
 
 /// How long a cron turn may take when its job sets no timeout.
 pub const DEFAULT_TURN_LIMIT: Duration = Duration::from_secs(15 * 60);
+/// The longest a job's `timeoutSeconds` is taken as (a day; the agent's own
+/// timeout caps the run anyway).
+pub const MAX_TURN_LIMIT: Duration = Duration::from_secs(24 * 3600);
+
+/// A job's `timeoutSeconds` as a wait: any number (1e20, NaN, negative)
+/// becomes a duration, never a panic.
+fn turn_limit(seconds: Option<f64>) -> Duration {
+    match seconds {
+        Some(s) if s > 0.0 => Duration::try_from_secs_f64(s)
+            .unwrap_or(MAX_TURN_LIMIT)
+            .min(MAX_TURN_LIMIT),
+        _ => DEFAULT_TURN_LIMIT,
+    }
+}
 
 /// What announcing needs: the sessions (for `last`) and the channels.
 #[derive(Clone)]
@@ -201,10 +215,7 @@ impl GatewayRunner {
                 .filter_map(|t| t.as_str().map(str::to_string))
                 .collect()
         });
-        let limit = match p["timeoutSeconds"].as_f64() {
-            Some(s) if s > 0.0 => Duration::from_secs_f64(s),
-            _ => DEFAULT_TURN_LIMIT,
-        };
+        let limit = turn_limit(p["timeoutSeconds"].as_f64());
         msg.timeout = Some(limit);
         let ack = match session.send(msg).await {
             Ok(Ok(ack)) => ack,
@@ -213,7 +224,7 @@ impl GatewayRunner {
             }
             Err(_) => return with_session(Outcome::failed("the session is gone")),
         };
-        let grace = limit + Duration::from_secs(30);
+        let grace = limit.saturating_add(Duration::from_secs(30));
         let result = match wait_run(&self.runs, &ack.run_id, None, grace).await {
             Waited::Ended(r) => r,
             Waited::TimedOut { .. } => {
@@ -331,4 +342,24 @@ impl Runner for GatewayRunner {
 /// The runner as the scheduler takes it.
 pub fn runner(r: GatewayRunner) -> Arc<dyn Runner> {
     Arc::new(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_timeout_a_job_names_is_a_bounded_wait() {
+        for (given, want) in [
+            (Some(1e20), MAX_TURN_LIMIT),
+            (Some(f64::INFINITY), MAX_TURN_LIMIT),
+            (Some(f64::NAN), DEFAULT_TURN_LIMIT),
+            (Some(-5.0), DEFAULT_TURN_LIMIT),
+            (None, DEFAULT_TURN_LIMIT),
+            (Some(90.5), Duration::from_millis(90_500)),
+        ] {
+            assert_eq!(turn_limit(given), want, "{given:?}");
+        }
+        assert!(turn_limit(Some(1e20)).saturating_add(Duration::from_secs(30)) > MAX_TURN_LIMIT);
+    }
 }
