@@ -77,6 +77,11 @@ enum Command {
     Health,
     /// Check config, state dir, gateway, model and channels, with a verdict for each.
     Doctor,
+    /// Security checks (no gateway needed).
+    Security {
+        #[command(subcommand)]
+        command: SecurityCommand,
+    },
     /// Gateway status and recent sessions.
     Status,
     /// List, show, reset or delete sessions.
@@ -181,6 +186,13 @@ enum PairingCommand {
     Approve { channel: String, code: String },
     /// Drop a code without admitting its sender.
     Dismiss { channel: String, code: String },
+}
+
+#[derive(Subcommand)]
+enum SecurityCommand {
+    /// The config and the state dir read cold: exposure, weak secrets, loose
+    /// file modes, what strangers can reach. Exit 2 critical, 1 warnings, 0 clean.
+    Audit,
 }
 
 #[derive(Subcommand)]
@@ -407,6 +419,37 @@ where
     }
 }
 
+/// `ferroclaw security audit`: the findings, then their exit code.
+fn security_audit(paths: &Paths, state: &Path, json: bool) -> ExitCode {
+    let findings = match config::load(&sources(paths, state)) {
+        Ok(c) => cli::audit::audit(&c.settings, &c.sources.path, state),
+        // A config the gateway refuses (a placeholder secret among them).
+        Err(e) => vec![cli::audit::Finding {
+            check: "config.invalid",
+            severity: cli::audit::Severity::Critical,
+            title: e.to_string(),
+            fix: "fix the config: the gateway does not start with it".into(),
+        }],
+    };
+    if json {
+        println!("{}", cli::audit::report(&findings));
+    } else if findings.is_empty() {
+        println!("no findings");
+    } else {
+        for f in &findings {
+            println!(
+                "{:<8} {}: {}
+         fix: {}",
+                f.severity.as_str().to_uppercase(),
+                f.check,
+                f.title,
+                f.fix
+            );
+        }
+    }
+    ExitCode::from(cli::audit::exit_code(&findings))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let state = state_dir(&cli.paths);
@@ -424,6 +467,10 @@ fn main() -> ExitCode {
                 let ui = &c.settings.gateway.control_ui;
                 ui.root.clone().map(|r| (r, ui.base_path.clone()))
             });
+            let audit = loaded
+                .as_ref()
+                .ok()
+                .map(|c| cli::audit::audit(&c.settings, &c.sources.path, &state));
             let verdict = loaded.map(|c| {
                 if c.exists {
                     format!("{} is valid", c.sources.path.display())
@@ -437,8 +484,12 @@ fn main() -> ExitCode {
                 &state,
                 channels,
                 control_ui,
+                audit,
             ))
         }
+        Some(Command::Security {
+            command: SecurityCommand::Audit,
+        }) => security_audit(&cli.paths, &state, cli.client.json),
         Some(Command::Status) => run_client(cli::status(&target)),
         Some(Command::Pairing { command }) => {
             use cli::pairing::Action;

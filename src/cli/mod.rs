@@ -12,6 +12,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
+pub mod audit;
 pub mod cron;
 mod export;
 mod import;
@@ -607,9 +608,24 @@ pub async fn doctor(
     state_dir: &std::path::Path,
     channels: Vec<String>,
     control_ui: Option<(String, Option<String>)>,
+    audit: Option<Vec<audit::Finding>>,
 ) -> Result<(), Failure> {
     let mut checks = Vec::new();
     checks.push(control_ui_check(control_ui));
+    if let Some(findings) = audit {
+        let serious = findings
+            .iter()
+            .filter(|f| f.severity >= audit::Severity::Warn)
+            .count();
+        checks.push(Check {
+            name: "security",
+            verdict: if serious == 0 { "ok" } else { "warn" },
+            detail: match serious {
+                0 => "nothing to report (`ferroclaw security audit` for details)".into(),
+                n => format!("{n} finding(s): run `ferroclaw security audit`"),
+            },
+        });
+    }
     match config {
         Ok(what) => checks.push(Check {
             name: "config",
@@ -623,7 +639,7 @@ pub async fn doctor(
         }),
     }
     let probe = state_dir.join(format!(".doctor-{}", ulid::Ulid::generate()));
-    let writable = std::fs::create_dir_all(state_dir)
+    let writable = ferroclaw_actors::fsutil::private_dir(state_dir)
         .and_then(|_| std::fs::write(&probe, b"ok"))
         .is_ok();
     let _ = std::fs::remove_file(&probe);

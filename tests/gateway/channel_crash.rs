@@ -13,7 +13,6 @@ use ferroclaw_actors::channels::ledger::{OutState, OutboxItem};
 use ferroclaw_actors::store::{Store, Tree};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value;
 
 use crate::support::process::{sigkill, spawn_gateway, Gateway};
@@ -22,20 +21,51 @@ use crate::support::process::{sigkill, spawn_gateway, Gateway};
 /// pause after, a SIGKILL after).
 pub type Step = (u8, u16, u16, bool);
 
+/// Steps at the end that are never followed by a SIGKILL: what is pushed
+/// after the last restart must be answered.
+pub const TAIL: usize = 4;
+
 /// `n` messages across `chats` chats, about one in five followed by a
-/// SIGKILL, as proptest draws them.
-pub fn schedule(chats: u8, n: usize) -> Vec<Step> {
-    let mut runner = TestRunner::new(Config {
-        cases: 1,
-        ..Config::default()
-    });
-    prop::collection::vec(
+/// SIGKILL, as proptest draws them from the test's seed (printed; replay
+/// with `FERROCLAW_TEST_SEED`). By construction at least two steps crash
+/// and the last [`TAIL`] steps do not.
+pub fn schedule(test: &str, chats: u8, n: usize) -> Vec<Step> {
+    assert!(n > TAIL + 3);
+    let mut runner = crate::support::seeded_runner(crate::support::test_seed(test), 1);
+    let mut steps: Vec<Step> = prop::collection::vec(
         (0..chats, 0u16..25, 0u16..250, prop::bool::weighted(0.2)),
         n,
     )
     .new_tree(&mut runner)
     .unwrap()
-    .current()
+    .current();
+    let body = n - TAIL;
+    for s in &mut steps[body..] {
+        s.3 = false;
+    }
+    if steps.iter().filter(|s| s.3).count() < 2 {
+        steps[body / 3].3 = true;
+        steps[2 * body / 3].3 = true;
+    }
+    steps
+}
+
+/// The steps after the last SIGKILL of a schedule (never empty).
+pub fn after_last_crash(steps: &[Step]) -> std::ops::Range<usize> {
+    let last = steps.iter().rposition(|s| s.3).map_or(0, |i| i + 1);
+    last..steps.len()
+}
+
+/// Every message pushed after the last restart was answered: nothing cut
+/// them short, so anything else is a lost message.
+pub fn tail_answered(steps: &[Step], outcomes: &BTreeMap<usize, &'static str>) {
+    for i in after_last_crash(steps) {
+        assert_eq!(
+            outcomes.get(&i),
+            Some(&"answered"),
+            "message {i} after the last restart: {outcomes:?}"
+        );
+    }
 }
 
 /// Runs the schedule against the gateway in `dir`: `push(i, chat, text)`

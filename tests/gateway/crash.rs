@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Value};
 
 use crate::support::process::{sigkill, spawn_gateway, Gateway};
@@ -286,10 +285,8 @@ async fn sigkill_at_random_points_never_loses_reorders_or_repeats_an_acknowledge
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(6);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        ..Config::default()
-    });
+    let seed = crate::support::test_seed("crash");
+    let mut runner = crate::support::seeded_runner(seed, cases);
     let strategy = proptest::collection::vec(op(), 8..20);
     for _ in 0..cases {
         let ops = strategy.new_tree(&mut runner).unwrap().current();

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Value};
 
 use crate::support::process::{sigkill, spawn_gateway};
@@ -46,10 +45,7 @@ async fn sigkill_while_jobs_fire_never_runs_a_slot_twice() {
         ids.push(r["payload"]["id"].as_str().unwrap().to_string());
     }
     drop(c);
-    let mut runner = TestRunner::new(Config {
-        cases: 1,
-        ..Config::default()
-    });
+    let mut runner = crate::support::seeded_runner(crate::support::test_seed("cron_crash"), 1);
     let steps = schedule().new_tree(&mut runner).unwrap().current();
     let mut addr = addr;
     for (up, down) in &steps {

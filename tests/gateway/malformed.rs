@@ -4,7 +4,6 @@
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -72,10 +71,7 @@ async fn malformed_frames_get_documented_errors_and_never_disturb_other_clients(
     let gw = TestGateway::with_config(json!({"gateway": {"maxPayload": 2_000_000}}));
     let mut bystander = admin(&gw).await;
     let mut c = admin(&gw).await;
-    let mut runner = TestRunner::new(Config {
-        cases: 120,
-        ..Config::default()
-    });
+    let mut runner = crate::support::seeded_runner(crate::support::test_seed("malformed"), 120);
     let strategy = garbage();
     for case in 0..120 {
         let g = strategy.new_tree(&mut runner).unwrap().current();

@@ -313,3 +313,33 @@ pub async fn chat_until_done(c: &mut Client, run_id: &str) -> Vec<Value> {
         }
     }
 }
+
+/// The seed of a randomized test: `FERROCLAW_TEST_SEED` replays one, else
+/// a fresh one is drawn. Printed either way (cargo test shows a failing
+/// test's output), so any run can be replayed exactly.
+pub fn test_seed(test: &str) -> u64 {
+    let seed = std::env::var("FERROCLAW_TEST_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| {
+            let mut b = [0u8; 8];
+            getrandom::fill(&mut b).unwrap();
+            u64::from_le_bytes(b)
+        });
+    println!("{test}: seed {seed} (replay with FERROCLAW_TEST_SEED={seed})");
+    seed
+}
+
+/// A proptest runner that draws from `seed` (the same seed, the same draws).
+pub fn seeded_runner(seed: u64, cases: u32) -> proptest::test_runner::TestRunner {
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRunner::new_with_rng(
+        Config {
+            cases,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    )
+}

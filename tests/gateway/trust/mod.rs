@@ -7,6 +7,7 @@
 //! other session's process was seen, no secret came out, and that the
 //! stranger still got a reply (the pipeline works; the tool was refused).
 
+mod audit;
 mod channel_policy;
 mod files;
 mod ledger;
