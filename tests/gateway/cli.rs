@@ -257,10 +257,15 @@ async fn doctor_gives_a_verdict_per_check() {
         text.contains("openclaw/dist/control-ui"),
         "how to serve it: {text}"
     );
+    assert!(
+        text.contains("ferroclaw security audit"),
+        "it points at the audit: {text}"
+    );
     let o = run(Some(&gw), &["doctor", "--json"]).await;
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ok"], true);
-    assert_eq!(v["checks"].as_array().unwrap().len(), 6);
+    // config, state dir, gateway, model, channels, control ui, security.
+    assert_eq!(v["checks"].as_array().unwrap().len(), 7);
 
     // A model that refuses the key fails its check; the others still run.
     let fake = FakeProvider::start().await;

@@ -31,6 +31,7 @@ pub mod deliver;
 pub mod desk;
 pub mod discord;
 pub mod dispatch;
+pub mod flushes;
 pub mod health;
 pub mod hooks;
 pub mod keys;

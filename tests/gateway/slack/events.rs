@@ -10,23 +10,23 @@ use super::*;
 use crate::support::fake_slack::FakeSlack;
 use crate::support::TestGateway;
 
-const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+pub const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
 
-fn http_config(fake: &FakeSlack) -> Value {
+pub fn http_config(fake: &FakeSlack) -> Value {
     slack_config(
         fake,
         json!({ "mode": "http", "appToken": null, "signingSecret": SECRET, "streamMode": "off" }),
     )
 }
 
-fn now_s() -> u64 {
+pub fn now_s() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs()
 }
 
-async fn post(
+pub async fn post(
     gw: &TestGateway,
     body: &str,
     ts: u64,
@@ -48,7 +48,7 @@ async fn post(
     (res.status().as_u16(), res.text().await.unwrap())
 }
 
-fn event(text: &str, ts: &str) -> String {
+pub fn event(text: &str, ts: &str) -> String {
     json!({ "type": "event_callback", "team_id": "T0TEAM", "event_id": format!("Ev{ts}"),
         "event": { "type": "message", "channel": "D9", "channel_type": "im",
             "user": USER, "text": text, "ts": ts } })
@@ -56,7 +56,7 @@ fn event(text: &str, ts: &str) -> String {
 }
 
 /// Waits until the receiver knows the bot (it answers 503 until then).
-async fn ready(gw: &TestGateway) {
+pub async fn ready(gw: &TestGateway) {
     let body = json!({ "type": "url_verification", "challenge": "c" }).to_string();
     for _ in 0..200 {
         let ts = now_s();

@@ -191,3 +191,135 @@ async fn a_discord_message_whose_flush_failed_waits_and_is_answered_once_in_orde
         "once each, in order"
     );
 }
+
+#[tokio::test]
+async fn a_slack_envelope_that_could_not_be_recorded_is_never_acknowledged_until_it_is() {
+    use super::super::slack::{answers, connected, slack_config, USER};
+    let fake = crate::support::fake_slack::FakeSlack::start();
+    let gw = TestGateway::with_config(slack_config(&fake, json!({ "streamMode": "off" })));
+    assert!(connected(&fake).await);
+    let faults = gw.store().faults();
+    faults.fail_writes(u32::MAX);
+    let (env, _) = fake.message("D1", "im", USER, "remember me", None);
+    assert!(until(|| faults.failed().0 >= 1).await);
+    // Slack sends the same envelope again: still not stored, still not acknowledged.
+    fake.replay(&env);
+    assert!(
+        until(|| faults.failed().0 >= 2).await,
+        "{:?}",
+        faults.failed()
+    );
+    assert_eq!(fake.acks(&env), 0, "acknowledged before it was stored");
+    faults.clear();
+    fake.replay(&env);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: remember me") == 1)
+            .await
+    );
+    assert!(fake.acks(&env) >= 1);
+    fake.message("D1", "im", USER, "later", None);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: later") == 1)
+            .await
+    );
+    assert_eq!(answers(&fake, "D1", "You said: remember me"), 1);
+}
+
+#[tokio::test]
+async fn a_slack_envelope_whose_flush_failed_is_acknowledged_once_stored() {
+    use super::super::slack::{answers, connected, slack_config, USER};
+    let fake = crate::support::fake_slack::FakeSlack::start();
+    let gw = TestGateway::with_config(slack_config(&fake, json!({ "streamMode": "off" })));
+    assert!(connected(&fake).await);
+    let faults = gw.store().faults();
+    faults.fail_flushes(u32::MAX);
+    let (env, _) = fake.message("D1", "im", USER, "keep me", None);
+    assert!(until(|| faults.failed().1 >= 1).await);
+    fake.replay(&env);
+    assert!(
+        until(|| faults.failed().1 >= 3).await,
+        "{:?}",
+        faults.failed()
+    );
+    assert_eq!(fake.acks(&env), 0, "acknowledged before it was stored");
+    assert!(
+        fake.posted_in("D1").is_empty(),
+        "handed over before it was stored"
+    );
+    faults.clear();
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: keep me") == 1)
+            .await
+    );
+    assert!(fake.until(LONG, |f| f.acks(&env) >= 1).await);
+    fake.message("D1", "im", USER, "later", None);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: later") == 1)
+            .await
+    );
+    assert_eq!(answers(&fake, "D1", "You said: keep me"), 1);
+}
+
+#[tokio::test]
+async fn a_slack_event_whose_flush_failed_gets_a_500_and_is_answered_once_stored() {
+    use super::super::slack::answers;
+    use super::super::slack::events::{event, http_config, now_s, post, ready, SECRET};
+    use ferroclaw_actors::channels::slack::signature::sign;
+    let fake = crate::support::fake_slack::FakeSlack::start();
+    let gw = TestGateway::with_config(http_config(&fake));
+    ready(&gw).await;
+    let faults = gw.store().faults();
+    faults.fail_flushes(u32::MAX);
+    let body = event("keep me", "1700000100.000100");
+    let ts = now_s();
+    let (status, _) = post(
+        &gw,
+        &body,
+        ts,
+        Some(sign(SECRET, ts, body.as_bytes())),
+        None,
+    )
+    .await;
+    assert_eq!(status, 500, "not stored: Slack must try again");
+    assert!(
+        until(|| faults.failed().1 >= 2).await,
+        "{:?}",
+        faults.failed()
+    );
+    assert!(
+        fake.posted_in("D9").is_empty(),
+        "handed over before it was stored"
+    );
+    faults.clear();
+    // Slack's retry finds the key; the message is answered once.
+    let ts = now_s();
+    let (status, _) = post(
+        &gw,
+        &body,
+        ts,
+        Some(sign(SECRET, ts, body.as_bytes())),
+        Some("1"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D9", "You said: keep me") == 1)
+            .await
+    );
+    let later = event("later", "1700000200.000100");
+    let ts = now_s();
+    let (status, _) = post(
+        &gw,
+        &later,
+        ts,
+        Some(sign(SECRET, ts, later.as_bytes())),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D9", "You said: later") == 1)
+            .await
+    );
+    assert_eq!(answers(&fake, "D9", "You said: keep me"), 1);
+}

@@ -28,6 +28,7 @@ use super::gateway::{Action, Session, Shard};
 use super::inbound::{record, Received};
 use super::outlet::DiscordOutlet;
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
+use crate::channels::flushes::Flushes;
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 use crate::channels::sender::{random_unit, until_ready};
@@ -73,11 +74,8 @@ pub struct DiscordShard {
     /// The sequence stored with the last record: where a resume starts
     /// when a message could not be recorded.
     saved_seq: Option<u64>,
-    /// Recorded messages waiting for a flush, in order; one flush at a
-    /// time, and a failed one is tried again (with backoff) before they go.
-    waiting: Vec<crate::channels::dispatch::Incoming>,
-    flushing: bool,
-    flush_backoff_ms: u64,
+    /// Recorded messages waiting for a flush before they go to the desk.
+    flushes: Flushes<crate::channels::dispatch::Incoming>,
     span: tracing::Span,
 }
 
@@ -104,9 +102,7 @@ impl DiscordShard {
             health: rest.buckets.health().clone(),
             proto,
             saved_seq,
-            waiting: Vec::new(),
-            flushing: false,
-            flush_backoff_ms: 0,
+            flushes: Flushes::default(),
             cfg,
             rest,
             store,
@@ -320,27 +316,21 @@ impl DiscordShard {
     /// hands them over in order; a failed flush hands nothing over and is
     /// tried again after a backoff.
     fn flush_waiting(&mut self, ctx: &mut Context<Self>) {
-        if self.flushing || self.waiting.is_empty() {
+        let Some(batch) = self.flushes.start() else {
             return;
-        }
-        self.flushing = true;
-        let batch = std::mem::take(&mut self.waiting);
+        };
         let store = self.store.clone();
         ctx.spawn(async move { store.flush().await }.into_actor(self).map(
             move |flushed, act, ctx| {
-                act.flushing = false;
-                match flushed {
-                    Ok(()) => {
-                        act.flush_backoff_ms = 0;
+                if let Err(e) = &flushed {
+                    tracing::error!(parent: &act.span, error = %e, "cannot flush the discord ledger: trying again");
+                }
+                match act.flushes.finished(batch, flushed.is_ok()) {
+                    Ok(batch) => {
                         act.desk.accepted.do_send(Accepted(batch));
                         act.flush_waiting(ctx);
                     }
-                    Err(e) => {
-                        tracing::error!(parent: &act.span, error = %e, "cannot flush the discord ledger: trying again");
-                        let later = std::mem::replace(&mut act.waiting, batch);
-                        act.waiting.extend(later);
-                        act.flush_backoff_ms = (act.flush_backoff_ms * 2).clamp(500, MAX_BACKOFF_MS);
-                        let wait = Duration::from_millis(act.flush_backoff_ms);
+                    Err(wait) => {
                         ctx.run_later(wait, |act, ctx| act.flush_waiting(ctx));
                     }
                 }
@@ -392,7 +382,7 @@ impl DiscordShard {
             }
             Err(_) => return,
         };
-        self.waiting.push(fresh);
+        self.flushes.push(fresh);
         self.flush_waiting(ctx);
     }
 }

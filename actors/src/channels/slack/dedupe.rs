@@ -51,6 +51,13 @@ impl Seen {
         true
     }
 
+    /// Forgets `key` (its event could not be recorded: the retry must be
+    /// worked on, not taken for one already done). Its place in the age
+    /// order is dropped when it expires.
+    pub fn forget(&mut self, key: &str) {
+        self.expiry.remove(key);
+    }
+
     pub fn len(&self) -> usize {
         self.expiry.len()
     }

@@ -17,6 +17,7 @@ use super::inbound::{record, Received};
 use super::signature;
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
 use crate::channels::dispatch::Incoming;
+use crate::channels::flushes::Flushes;
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 use crate::channels::sender::Buckets;
@@ -57,6 +58,10 @@ pub struct SlackEvents {
     desk: DeskLink,
     health: Arc<AccountHealth>,
     bot: Option<BotIdentity>,
+    /// Messages whose flush failed (their request got a 500): flushed
+    /// again with backoff and handed over once stored, while Slack's retry
+    /// finds their key.
+    flushes: Flushes<Incoming>,
     span: tracing::Span,
 }
 
@@ -77,6 +82,7 @@ impl SlackEvents {
             store,
             desk,
             bot: None,
+            flushes: Flushes::default(),
         }
     }
 
@@ -179,7 +185,7 @@ impl Handler<SlackWebhook> for SlackEvents {
         Box::pin(
             async move { store.flush().await }
                 .into_actor(self)
-                .map(move |flushed, act, _| match flushed {
+                .map(move |flushed, act, ctx| match flushed {
                     Ok(()) => {
                         if let Some(inc) = fresh {
                             act.desk.accepted.do_send(Accepted(vec![inc]));
@@ -187,11 +193,34 @@ impl Handler<SlackWebhook> for SlackEvents {
                         WebhookReply::new(200, serde_json::json!({ "ok": true }))
                     }
                     Err(e) => {
-                        tracing::error!(parent: &act.span, error = %e, "cannot flush the slack ledger");
+                        tracing::error!(parent: &act.span, error = %e, "cannot flush the slack ledger: trying again");
+                        if let Some(inc) = fresh {
+                            act.flushes.push(inc);
+                            act.flush_later(std::time::Duration::ZERO, ctx);
+                        }
                         WebhookReply::new(500, serde_json::json!({ "ok": false }))
                     }
                 }),
         )
+    }
+}
+
+impl SlackEvents {
+    /// Flushes the messages whose request failed, after `wait`, and hands
+    /// them over once stored (a failed flush waits longer and tries again).
+    fn flush_later(&mut self, wait: std::time::Duration, ctx: &mut Context<Self>) {
+        ctx.run_later(wait, |act, ctx| {
+            let Some(batch) = act.flushes.start() else {
+                return;
+            };
+            let store = act.store.clone();
+            ctx.spawn(async move { store.flush().await }.into_actor(act).map(
+                move |flushed, act, ctx| match act.flushes.finished(batch, flushed.is_ok()) {
+                    Ok(batch) => act.desk.accepted.do_send(Accepted(batch)),
+                    Err(wait) => act.flush_later(wait, ctx),
+                },
+            ));
+        });
     }
 }
 

@@ -12,9 +12,11 @@
 //!   the old one still delivers; the old closes at the new one's `hello`.
 //! - **Acknowledged once durable.** A message event is recorded in the
 //!   ledger and flushed, then its envelope is acknowledged (Slack retries
-//!   what is not acknowledged within 3 s; a retry finds the ledger key).
-//!   Envelope ids seen in the last 10 minutes are acknowledged again
-//!   without work.
+//!   what is not acknowledged within 3 s; a retry finds the ledger key);
+//!   envelopes go in order, one flush at a time, a failed flush retried
+//!   (`channels::flushes`). Envelope ids seen in the last 10 minutes are
+//!   acknowledged again once stored, without work; an envelope that could
+//!   not be recorded is not acknowledged and not remembered as seen.
 //! - **Zombies.** A ping goes out every `pingIntervalSeconds`; a socket that
 //!   shows no frame for two intervals is degraded, closed and replaced.
 
@@ -31,6 +33,8 @@ use super::dedupe::{Seen, DEFAULT_CAP, DEFAULT_TTL_MS};
 use super::envelope::{parse_envelope, Callback, Envelope};
 use super::inbound::{record, Received};
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
+use crate::channels::dispatch::Incoming;
+use crate::channels::flushes::Flushes;
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 use crate::channels::sender::Buckets;
@@ -65,6 +69,9 @@ pub struct SlackSocket {
     opening: Option<u64>,
     retry: Option<SpawnHandle>,
     backoff_ms: u64,
+    /// Envelopes (socket generation, id, the new message it brought)
+    /// waiting for a flush before they are acknowledged and handed over.
+    flushes: Flushes<(u64, String, Option<Incoming>)>,
     span: tracing::Span,
 }
 
@@ -86,6 +93,7 @@ impl SlackSocket {
             desk,
             bot: BotIdentity::default(),
             seen: Seen::new(DEFAULT_TTL_MS, DEFAULT_CAP),
+            flushes: Flushes::default(),
             next_gen: 1,
             conns: HashMap::new(),
             current: None,
@@ -203,43 +211,68 @@ impl SlackSocket {
             self.health
                 .replays
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            tracing::info!(parent: &self.span, %envelope_id, "slack envelope delivered again: acknowledged, not run again");
-            return self.ack(generation, &envelope_id);
+            tracing::info!(parent: &self.span, %envelope_id, "slack envelope delivered again: acknowledged once stored, not run again");
+            self.flushes.push((generation, envelope_id, None));
+            return self.flush_waiting(ctx);
         }
-        let Callback::Message(m) = callback else {
-            return self.ack(generation, &envelope_id);
+        let fresh = match callback {
+            Callback::Message(m) => {
+                match record(&self.store, &self.cfg.account_id, &self.bot, &m, now) {
+                    Ok(Received::New(inc)) => Some(*inc),
+                    Ok(Received::Replay) => {
+                        self.health
+                            .replays
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        tracing::info!(parent: &self.span, channel_id = %m.channel, ts = %m.ts, "slack message seen before: not run again");
+                        None
+                    }
+                    Ok(Received::Skipped(why)) => {
+                        tracing::debug!(parent: &self.span, why, "slack message skipped");
+                        None
+                    }
+                    Err(e) => {
+                        // Not acknowledged: Slack sends it again (and it is
+                        // no longer taken for one seen).
+                        tracing::error!(parent: &self.span, error = %e, "cannot record a slack message");
+                        self.seen.forget(&format!("env:{envelope_id}"));
+                        return;
+                    }
+                }
+            }
+            _ => None,
         };
-        let got = record(&self.store, &self.cfg.account_id, &self.bot, &m, now);
-        let fresh = match got {
-            Ok(Received::New(inc)) => Some(*inc),
-            Ok(Received::Replay) => {
-                self.health
-                    .replays
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                tracing::info!(parent: &self.span, channel_id = %m.channel, ts = %m.ts, "slack message seen before: not run again");
-                None
-            }
-            Ok(Received::Skipped(why)) => {
-                tracing::debug!(parent: &self.span, why, "slack message skipped");
-                None
-            }
-            Err(e) => {
-                // Not acknowledged: Slack sends it again.
-                tracing::error!(parent: &self.span, error = %e, "cannot record a slack message");
-                return;
-            }
+        self.flushes.push((generation, envelope_id, fresh));
+        self.flush_waiting(ctx);
+    }
+
+    /// Durable before acknowledged: flushes what waits (one flush at a
+    /// time), then acknowledges those envelopes and hands their messages
+    /// over in order; a failed flush is tried again after a backoff.
+    fn flush_waiting(&mut self, ctx: &mut Context<Self>) {
+        let Some(batch) = self.flushes.start() else {
+            return;
         };
         let store = self.store.clone();
-        // Durable before the acknowledgement.
         ctx.spawn(async move { store.flush().await }.into_actor(self).map(
-            move |flushed, act, _| {
-                if let Err(e) = flushed {
-                    tracing::error!(parent: &act.span, error = %e, "cannot flush the slack ledger");
-                    return;
+            move |flushed, act, ctx| {
+                if let Err(e) = &flushed {
+                    tracing::error!(parent: &act.span, error = %e, "cannot flush the slack ledger: trying again");
                 }
-                act.ack(generation, &envelope_id);
-                if let Some(inc) = fresh {
-                    act.desk.accepted.do_send(Accepted(vec![inc]));
+                match act.flushes.finished(batch, flushed.is_ok()) {
+                    Ok(batch) => {
+                        let mut fresh = Vec::new();
+                        for (generation, envelope_id, inc) in batch {
+                            act.ack(generation, &envelope_id);
+                            fresh.extend(inc);
+                        }
+                        if !fresh.is_empty() {
+                            act.desk.accepted.do_send(Accepted(fresh));
+                        }
+                        act.flush_waiting(ctx);
+                    }
+                    Err(wait) => {
+                        ctx.run_later(wait, |act, ctx| act.flush_waiting(ctx));
+                    }
                 }
             },
         ));
