@@ -35,7 +35,13 @@ use support::fake_discord::{self, FakeDiscord};
 use support::fake_slack::{self, FakeSlack};
 use support::fake_telegram::FakeTelegram;
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
+const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
+
+/// The gateway binary: `FERROCLAW_BENCH_BIN` (another build, to compare
+/// in one run), else this one.
+fn bin() -> String {
+    std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.to_string())
+}
 const TOKEN: &str = "4242:bench";
 
 struct Gateway(Child);
@@ -96,7 +102,7 @@ fn start(
         });
     }
     std::fs::write(state.join("ferroclaw.json"), cfg.to_string()).unwrap();
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .env("HOME", state)
         .env_remove("OPENCLAW_GATEWAY_TOKEN")
         .arg("--state-dir")

@@ -37,7 +37,13 @@ use serde_json::json;
 use support::fake_provider::{FakeProvider, Script};
 use support::{connect_params, Client};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
+const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
+
+/// The gateway binary: `FERROCLAW_BENCH_BIN` (another build, to compare
+/// in one run), else this one.
+fn bin() -> String {
+    std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.to_string())
+}
 
 struct Gateway(Child);
 
@@ -278,7 +284,8 @@ fn main() {
         // under a profiler (RSS lines then measure the profiler's process).
         let profiler = std::env::var("FERROCLAW_BENCH_PROFILER").unwrap_or_default();
         let mut argv: Vec<&str> = profiler.split_whitespace().collect();
-        argv.push(BIN);
+        let bin = bin();
+        argv.push(&bin);
         let mut child = Command::new(argv[0])
             .args(&argv[1..])
             .env("HOME", state.path())
