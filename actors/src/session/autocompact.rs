@@ -137,10 +137,13 @@ impl SessionActor {
         })
     }
 
+    /// A memory flush is due. Never for a turn holding a stranger's
+    /// message: what it causes does not write the notes trusted turns read.
     fn flush_due(&self) -> bool {
         let f = &self.deps.compaction.memory_flush;
         f.enabled
             && self.deps.memory_writable
+            && !self.trust().untrusted
             && self.entry.memory_flush_compaction_count != Some(self.entry.compaction_count)
     }
 

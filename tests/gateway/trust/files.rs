@@ -179,3 +179,48 @@ async fn memory_search_finds_the_owners_notes_for_the_owner_only() {
         assert!(!theirs.contains(private), "{private}: {theirs}");
     }
 }
+
+#[tokio::test]
+async fn a_strangers_long_chat_compacts_but_never_flushes_into_the_owners_memory() {
+    use super::super::compaction::{answer, config, filler, good_summary, FLUSH_ASK, SUMMARY_ASK};
+    use crate::support::fake_provider::{last_text, FakeProvider};
+    let provider = FakeProvider::start().await;
+    provider.respond_with(|body| {
+        let last = last_text(body);
+        if last.contains(SUMMARY_ASK) {
+            answer(body, &good_summary(body))
+        } else if last.contains(FLUSH_ASK) {
+            answer(body, "- a note for the owner's memory")
+        } else {
+            answer(body, "ack")
+        }
+    });
+    let mut extra = config(&provider, 12_000, json!({}));
+    ferroclaw::config::merge_patch(
+        &mut extra,
+        &json!({ "session": { "dmScope": "per-channel-peer" } }),
+    );
+    let (fake, gw) = start(extra, &[]);
+    let asks = |needle: &str| {
+        provider
+            .requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(b, _)| last_text(b).contains(needle))
+            .count()
+    };
+    for n in 0..30 {
+        ask(&fake, STRANGER, n + 1, &filler(n as usize, 1_200)).await;
+    }
+    assert!(asks(SUMMARY_ASK) >= 1, "the stranger's session compacted");
+    assert_eq!(asks(FLUSH_ASK), 0, "no memory flush for a stranger's turn");
+    let memory = workspace(&gw).join("memory");
+    assert!(!memory.exists() || std::fs::read_dir(&memory).unwrap().next().is_none());
+    // The owner's own long chat does flush (the setup can).
+    for n in 0..30 {
+        ask(&fake, OWNER, 100 + n, &filler(n as usize, 1_200)).await;
+    }
+    assert!(asks(FLUSH_ASK) >= 1, "the owner's session flushed");
+    assert!(std::fs::read_dir(&memory).unwrap().next().is_some());
+}
