@@ -34,19 +34,15 @@ pub struct Finding {
     pub fix: String,
 }
 
-/// The tools a stranger's turn has on a shipped config (`tools.untrusted.allow`).
-const SHIPPED_UNTRUSTED: &[&str] = &[
-    "read",
-    "ls",
-    "find",
-    "grep",
-    "exec",
-    "process",
-    "web_fetch",
-    "memory_search",
-    "memory_get",
-    "session_status",
-];
+/// The tools a stranger's turn has on a shipped config (`tools.untrusted.allow`
+/// of `config/default.json5`).
+fn shipped_untrusted() -> Vec<String> {
+    crate::config::parse_json5(crate::config::DEFAULT_JSON5, "defaults")
+        .ok()
+        .and_then(|d| d.pointer("/tools/untrusted/allow").cloned())
+        .and_then(|a| serde_json::from_value(a).ok())
+        .unwrap_or_default()
+}
 
 fn find(check: &'static str, severity: Severity, title: String, fix: &str) -> Finding {
     Finding {
@@ -216,11 +212,9 @@ fn strangers(s: &Settings, out: &mut Vec<Finding>) {
     if s.session.dm_scope == ferroclaw_actors::settings::DmScope::Main {
         out.push(find("trust.shared_main_session", Severity::Warn, format!("strangers' direct messages ({doors}) land in your main session (session.dmScope \"main\"): they see its history in the model's context"), "session.dmScope \"per-channel-peer\" gives each sender a session of their own"));
     }
+    let shipped = shipped_untrusted();
     for (layer, list) in widened(s) {
-        let risky: Vec<&String> = list
-            .iter()
-            .filter(|t| !SHIPPED_UNTRUSTED.contains(&t.as_str()))
-            .collect();
+        let risky: Vec<&String> = list.iter().filter(|t| !shipped.contains(t)).collect();
         if !risky.is_empty() {
             let names: Vec<&str> = risky.iter().map(|t| t.as_str()).collect();
             out.push(find(

@@ -437,6 +437,16 @@ mod tests {
 
     /// Compares with `actors/tests/snapshots/<name>`; `UPDATE_SNAPSHOTS=1`
     /// rewrites the file instead (review the diff before committing).
+    #[test]
+    fn every_bootstrap_file_is_one_a_strangers_turn_cannot_touch() {
+        for name in BOOTSTRAP_FILES {
+            assert!(
+                crate::trust::protected(Path::new(name)).is_some(),
+                "{name} is injected into trusted turns' prompts: trust::protected must name it"
+            );
+        }
+    }
+
     fn check_snapshot(name: &str, text: &str) {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/snapshots")

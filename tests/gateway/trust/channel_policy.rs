@@ -58,14 +58,7 @@ async fn a_sub_agent_inherits_the_channel_policy_of_the_turn_that_spawned_it() {
     .await;
     assert!(reply.contains("accepted"), "{reply}");
     let mut c = admin(&gw).await;
-    let list = c.call("sessions.list", json!({})).await;
-    let child = list["payload"]["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["key"].as_str().unwrap().to_string())
-        .find(|k| k.contains(":subagent:"))
-        .unwrap_or_else(|| panic!("no sub-agent: {list}"));
+    let child = child_session(&mut c).await;
     let h = history_until(&mut c, &child, |m| {
         m.iter().any(|x| {
             x["role"] == "assistant"

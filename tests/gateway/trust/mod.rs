@@ -152,3 +152,15 @@ pub async fn stored_user(c: &mut Client, key: &str, needle: &str) -> Value {
         })
         .unwrap_or_else(|| panic!("{key}: no user entry with {needle:?}"))
 }
+
+/// The key of the one sub-agent session there is.
+pub async fn child_session(c: &mut Client) -> String {
+    let list = c.call("sessions.list", json!({})).await;
+    list["payload"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap().to_string())
+        .find(|k| k.contains(":subagent:"))
+        .unwrap_or_else(|| panic!("no sub-agent: {list}"))
+}

@@ -100,14 +100,7 @@ async fn a_sub_agent_a_strangers_turn_spawns_is_untrusted_and_so_is_its_result()
     .await;
     assert!(reply.contains("accepted"), "{reply}");
     let mut c = admin(&gw).await;
-    let list = c.call("sessions.list", json!({})).await;
-    let child = list["payload"]["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["key"].as_str().unwrap().to_string())
-        .find(|k| k.contains(":subagent:"))
-        .unwrap_or_else(|| panic!("no sub-agent: {list}"));
+    let child = child_session(&mut c).await;
     let h = history_until(&mut c, &child, |m| !tool_results(m).is_empty()).await;
     let results = tool_results(&h);
     assert!(results.iter().all(|r| r.contains("not run")), "{results:?}");
