@@ -152,3 +152,64 @@ async fn a_strangers_commands_run_only_in_a_scratch_sandbox_without_the_gateways
         "{owner}"
     );
 }
+
+#[tokio::test]
+async fn an_approval_a_strangers_turn_asks_for_never_widens_the_allowlist() {
+    assert!(
+        std::process::Command::new("bwrap")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "bubblewrap must be installed for this test (tests/run.sh installs it)"
+    );
+    // Sandboxed, allowlist with approvals: the stranger's command is asked
+    // about, and an operator answers "allow-always".
+    let extra = json!({
+        "agents": { "defaults": { "sandbox": { "mode": "all" } } },
+        "tools": { "exec": { "security": "allowlist", "ask": "on-miss", "approvalTimeoutSeconds": 20 } },
+    });
+    let (fake, gw) = start(extra, &[]);
+    let mut approver = crate::support::Client::connect(&gw.ws_url()).await;
+    let r = approver
+        .handshake(crate::support::connect_params(
+            "cli",
+            "cli",
+            &["operator.approvals"],
+            Some(crate::support::TOKEN),
+        ))
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    fake.dm(
+        STRANGER,
+        1,
+        &tool("exec", json!({"command": "echo from-the-sandbox"})),
+    );
+    let ev = approver.event("exec.approval.requested").await;
+    let id = ev["payload"]["id"].as_str().unwrap().to_string();
+    let r = approver
+        .call(
+            "exec.approval.resolve",
+            json!({"id": id, "decision": "allow-always"}),
+        )
+        .await;
+    assert_eq!(r["payload"]["ok"], true, "{r}");
+    assert!(fake.until(LONG, |f| !f.sent_to(STRANGER).is_empty()).await);
+    let reply = fake.sent_to(STRANGER)[0].text.clone();
+    assert!(
+        reply.contains("from-the-sandbox"),
+        "it ran once, sandboxed: {reply}"
+    );
+    let file =
+        std::fs::read_to_string(gw.state_dir().join("exec-approvals.json")).unwrap_or_default();
+    assert!(
+        !file.contains("/echo"),
+        "a stranger's request widened the allowlist: {file}"
+    );
+    // The same command from the stranger is asked about again.
+    fake.dm(STRANGER, 2, &tool("exec", json!({"command": "echo again"})));
+    let again = approver.event("exec.approval.requested").await;
+    assert_eq!(
+        again["payload"]["request"]["command"], "echo again",
+        "{again}"
+    );
+}
