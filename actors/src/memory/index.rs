@@ -139,13 +139,15 @@ impl MemoryIndex {
     /// Opens (or creates) the index at `path`; `:memory:` for tests.
     pub fn open(path: &Path) -> Result<MemoryIndex, IndexError> {
         // Created 0600, so its WAL and shared-memory files (SQLite gives
-        // them the database's mode) are private too.
-        if let Err(e) = crate::fsutil::private_options()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            tracing::warn!(error = %e, "memory index file not created private");
+        // them the database's mode) are private too. (`:memory:` is no file.)
+        if path != Path::new(":memory:") {
+            if let Err(e) = crate::fsutil::private_options()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                tracing::warn!(error = %e, "memory index file not created private");
+            }
         }
         let conn = Connection::open(path)?;
         conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
