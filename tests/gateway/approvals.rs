@@ -251,13 +251,7 @@ async fn approvals_file_and_session_settings() {
 
 #[tokio::test]
 async fn sandboxed_exec_has_no_network_and_its_own_workspace() {
-    assert!(
-        std::process::Command::new("bwrap")
-            .arg("--version")
-            .output()
-            .is_ok(),
-        "bubblewrap must be installed for this test (tests/run.sh installs it)"
-    );
+    crate::support::require_bwrap();
     let gw = TestGateway::start();
     let mut c = admin(&gw).await;
     let r = c

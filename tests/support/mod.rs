@@ -343,3 +343,14 @@ pub fn seeded_runner(seed: u64, cases: u32) -> proptest::test_runner::TestRunner
         TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
     )
 }
+
+/// Tests of the exec sandbox need bubblewrap (tests/run.sh installs it).
+pub fn require_bwrap() {
+    assert!(
+        std::process::Command::new("bwrap")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "bubblewrap must be installed for this test (tests/run.sh installs it)"
+    );
+}

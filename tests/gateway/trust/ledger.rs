@@ -192,12 +192,19 @@ async fn a_discord_message_whose_flush_failed_waits_and_is_answered_once_in_orde
     );
 }
 
-#[tokio::test]
-async fn a_slack_envelope_that_could_not_be_recorded_is_never_acknowledged_until_it_is() {
-    use super::super::slack::{answers, connected, slack_config, USER};
+/// A fake Slack and a gateway connected to it over Socket Mode.
+async fn slack() -> (crate::support::fake_slack::FakeSlack, TestGateway) {
+    use super::super::slack::{connected, slack_config};
     let fake = crate::support::fake_slack::FakeSlack::start();
     let gw = TestGateway::with_config(slack_config(&fake, json!({ "streamMode": "off" })));
     assert!(connected(&fake).await);
+    (fake, gw)
+}
+
+#[tokio::test]
+async fn a_slack_envelope_that_could_not_be_recorded_is_never_acknowledged_until_it_is() {
+    use super::super::slack::{answers, USER};
+    let (fake, gw) = slack().await;
     let faults = gw.store().faults();
     faults.fail_writes(u32::MAX);
     let (env, _) = fake.message("D1", "im", USER, "remember me", None);
@@ -227,10 +234,8 @@ async fn a_slack_envelope_that_could_not_be_recorded_is_never_acknowledged_until
 
 #[tokio::test]
 async fn a_slack_envelope_whose_flush_failed_is_acknowledged_once_stored() {
-    use super::super::slack::{answers, connected, slack_config, USER};
-    let fake = crate::support::fake_slack::FakeSlack::start();
-    let gw = TestGateway::with_config(slack_config(&fake, json!({ "streamMode": "off" })));
-    assert!(connected(&fake).await);
+    use super::super::slack::{answers, USER};
+    let (fake, gw) = slack().await;
     let faults = gw.store().faults();
     faults.fail_flushes(u32::MAX);
     let (env, _) = fake.message("D1", "im", USER, "keep me", None);

@@ -86,13 +86,7 @@ async fn a_stranger_sees_none_of_the_owners_background_commands() {
 
 #[tokio::test]
 async fn a_strangers_commands_run_only_in_a_scratch_sandbox_without_the_gateways_secrets() {
-    assert!(
-        std::process::Command::new("bwrap")
-            .arg("--version")
-            .output()
-            .is_ok(),
-        "bubblewrap must be installed for this test (tests/run.sh installs it)"
-    );
+    crate::support::require_bwrap();
     // The owner sandboxes everything and lets the sandbox write the
     // workspace: a stranger's command still gets neither the workspace nor
     // a skill's key.
@@ -155,13 +149,7 @@ async fn a_strangers_commands_run_only_in_a_scratch_sandbox_without_the_gateways
 
 #[tokio::test]
 async fn an_approval_a_strangers_turn_asks_for_never_widens_the_allowlist() {
-    assert!(
-        std::process::Command::new("bwrap")
-            .arg("--version")
-            .output()
-            .is_ok(),
-        "bubblewrap must be installed for this test (tests/run.sh installs it)"
-    );
+    crate::support::require_bwrap();
     // Sandboxed, allowlist with approvals: the stranger's command is asked
     // about, and an operator answers "allow-always".
     let extra = json!({
