@@ -371,6 +371,7 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
     send.thinking = body["thinking"].as_str().map(str::to_string);
     // Webhook payloads are external content: their turn never execs on the host.
     send.untrusted = true;
+    send.kind = ferroclaw_actors::run::RunKind::Hook;
     send.timeout = body["timeoutSeconds"].as_u64().map(Duration::from_secs);
     let ack = match session.send(send).await {
         Ok(Ok(a)) => a,

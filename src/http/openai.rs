@@ -275,16 +275,13 @@ async fn chat_completions(
                 )
             }
         };
-        if r.status == "error" {
-            return oai_error(
-                StatusCode::BAD_GATEWAY,
-                "server_error",
-                r.error.as_deref().unwrap_or("the run failed"),
-            );
+        if let Some(e) = r.outcome.error() {
+            let e = if e.is_empty() { "the run failed" } else { e };
+            return oai_error(StatusCode::BAD_GATEWAY, "server_error", e);
         }
         return HttpResponse::Ok().json(json!({
             "id": run_id, "object": "chat.completion", "created": created, "model": model_name,
-            "choices": [{ "index": 0, "message": { "role": "assistant", "content": r.text }, "finish_reason": finish_reason(&r) }],
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": r.outcome.text() }, "finish_reason": finish_reason(&r) }],
             "usage": usage_of(&r),
         }));
     }
@@ -297,7 +294,8 @@ async fn chat_completions(
             json!({ "role": "assistant", "content": "" }),
             None,
         ));
-        let mut sent = 0usize;
+        // The current assistant message's text as streamed so far.
+        let mut current = String::new();
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             let update = match tokio::time::timeout_at(deadline, rx.recv()).await {
@@ -309,26 +307,22 @@ async fn chat_completions(
                 }
             };
             match update {
-                RunUpdate::Text(t) => {
-                    if t.len() > sent && t.is_char_boundary(sent) {
-                        let piece = &t[sent..];
-                        let _ = out.send(chunk(
-                            &id,
-                            created,
-                            &model_name,
-                            json!({ "content": piece }),
-                            None,
-                        ));
-                        sent = t.len();
+                RunUpdate::Delta { text, fresh } => {
+                    if fresh {
+                        current.clear();
                     }
+                    current.push_str(&text);
+                    let piece = json!({ "content": text });
+                    let _ = out.send(chunk(&id, created, &model_name, piece, None));
                 }
                 RunUpdate::End(r) => {
-                    if r.status == "error" {
-                        let e = json!({ "error": { "message": r.error.clone().unwrap_or_default(), "type": "server_error" } });
+                    if let Some(e) = r.outcome.error() {
+                        let e = json!({ "error": { "message": e, "type": "server_error" } });
                         let _ = out.send(Bytes::from(format!("data: {e}\n\n")));
                     } else {
-                        if r.text.len() > sent && r.text.is_char_boundary(sent) {
-                            let rest = &r.text[sent..];
+                        // What the final adds to the streamed text (a usage footer).
+                        let rest = r.outcome.text().strip_prefix(current.as_str());
+                        if let Some(rest) = rest.filter(|r| !r.is_empty()) {
                             let _ = out.send(chunk(
                                 &id,
                                 created,

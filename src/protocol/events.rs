@@ -175,6 +175,34 @@ pub fn agent(at: At, stream: &str, data: Value) -> Value {
     })
 }
 
+/// An `agent` assistant event: the text so far and the increment,
+/// serialized from borrowed text (no copy of the reply per token).
+pub fn agent_text<'a>(at: At<'a>, text: &'a str, delta: &'a str) -> impl serde::Serialize + 'a {
+    #[derive(serde::Serialize)]
+    struct Data<'a> {
+        text: &'a str,
+        delta: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Agent<'a> {
+        run_id: &'a str,
+        seq: u64,
+        stream: &'static str,
+        ts: u64,
+        data: Data<'a>,
+        session_key: &'a str,
+    }
+    Agent {
+        run_id: at.run_id,
+        seq: at.seq,
+        stream: "assistant",
+        ts: at.ts,
+        data: Data { text, delta },
+        session_key: at.session_key,
+    }
+}
+
 /// A `chat` delta: the new text since the last one (`replace` when the
 /// text was rewritten rather than extended) and the whole text so far.
 pub fn chat_delta(at: At, delta_text: &str, text: &str, replace: bool) -> Value {

@@ -17,17 +17,12 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use ferroclaw_actors::approvals::ApprovalEvent;
 use ferroclaw_actors::bus::{send_to_bus, BusEvent, EventBus, Publish, PublishTo};
-use ferroclaw_actors::context::prompt::{is_silent, may_become_silent};
-use ferroclaw_actors::cron::heartbeat;
-
-/// How heartbeat runs' ids start (`cron::beat`).
-const HEARTBEAT_RUN: &str = "heartbeat:";
 use ferroclaw_actors::gateway::HealthUpdated;
 use ferroclaw_actors::ids::ConnId;
 use ferroclaw_actors::metrics::Metrics;
 use ferroclaw_actors::now_ms;
 use ferroclaw_actors::presence::PresenceChanged;
-use ferroclaw_actors::run::RunEvent;
+use ferroclaw_actors::run::{Outcome, RunEvent};
 use ferroclaw_actors::runs::SessionEvent;
 use serde_json::Value;
 
@@ -111,7 +106,7 @@ impl EventBridge {
         }
     }
 
-    fn publish(&self, event: &str, payload: Value, drop_if_slow: bool) {
+    fn publish(&self, event: &str, payload: impl serde::Serialize, drop_if_slow: bool) {
         self.broadcast(events::bus_event(event, &payload, drop_if_slow));
     }
 
@@ -219,24 +214,24 @@ impl EventBridge {
     }
 
     /// A `chat` delta at most every [`DELTA_INTERVAL`]; every delta is an
-    /// `agent` assistant event. Text that may still become the silent token
-    /// (`NO_REPLY`) is held back until the run decides.
-    fn delta(&mut self, run_id: &str, key: &str, text: String, delta: String) {
-        // A heartbeat's text shows only as its final (OpenClaw hides its
-        // stream from chat surfaces, and its bare `HEARTBEAT_OK` entirely).
-        if may_become_silent(&text) || run_id.starts_with(HEARTBEAT_RUN) {
-            if let Some(st) = self.runs.get_mut(run_id) {
-                st.text = text;
-            }
-            return;
+    /// `agent` assistant event. What streams at all (nothing that may still
+    /// become the silent token, nothing of a heartbeat) the session decided.
+    fn delta(&mut self, run_id: &str, key: &str, delta: &str, fresh: bool) {
+        let st = self.runs.entry(run_id.to_string()).or_default();
+        if fresh {
+            st.text.clear();
         }
-        let data = serde_json::json!({ "text": text, "delta": delta });
-        self.agent(run_id, key, "assistant", data);
-        let now = Instant::now();
-        let Some(st) = self.runs.get_mut(run_id) else {
-            return;
+        st.text.push_str(delta);
+        st.seq += 1;
+        let at = events::At {
+            run_id,
+            session_key: key,
+            seq: st.seq,
+            ts: now_ms(),
         };
-        st.text = text;
+        let event = events::bus_event("agent", &events::agent_text(at, &st.text, delta), false);
+        send_to_bus(&self.bus, &self.metrics, Publish { event });
+        let now = Instant::now();
         if st
             .last_delta
             .is_some_and(|t| now.duration_since(t) < DELTA_INTERVAL)
@@ -244,11 +239,12 @@ impl EventBridge {
             return;
         }
         st.last_delta = Some(now);
+        // A new assistant message replaces what the chat shows.
         let (delta_text, replace) = match st.text.strip_prefix(st.emitted.as_str()) {
             Some(rest) => (rest.to_string(), false),
             None => (st.text.clone(), true),
         };
-        st.emitted = st.text.clone();
+        st.emitted.clone_from(&st.text);
         st.seq += 1;
         let at = events::At {
             run_id,
@@ -265,19 +261,14 @@ impl EventBridge {
         match event {
             RunEvent::Final {
                 run_id,
-                text,
+                outcome,
                 stop_reason,
                 usage,
             } => {
                 let at = self.next(&run_id, key);
-                let (silent, text) = match run_id.starts_with(HEARTBEAT_RUN) {
-                    true => match heartbeat::classify(&text, heartbeat::ACK_MAX_CHARS) {
-                        heartbeat::Ack::Skip => (true, text),
-                        heartbeat::Ack::Deliver(alert) => (false, alert),
-                    },
-                    false => (is_silent(&text), text),
-                };
-                let payload = events::chat_final(at, &text, stop_reason.as_str(), &usage, silent);
+                let silent = matches!(outcome, Outcome::Silent { .. } | Outcome::Recorded);
+                let payload =
+                    events::chat_final(at, outcome.text(), stop_reason.as_str(), &usage, silent);
                 self.ended(
                     &run_id,
                     key,
@@ -367,12 +358,12 @@ impl Handler<SessionEvent> for EventBridge {
             }
             RunEvent::Delta {
                 run_id,
-                text,
                 delta,
+                fresh,
             } => {
                 let timing = self.timings.assistant(&run_id);
                 self.send_timing(timing);
-                self.delta(&run_id, key, text, delta)
+                self.delta(&run_id, key, &delta, fresh)
             }
             e @ (RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }) => {
                 self.run_end(key, e)

@@ -33,6 +33,7 @@ mod sessions;
 mod slack;
 mod slack_crash;
 mod subagents;
+mod system_events;
 mod telegram;
 mod telegram_crash;
 mod trust;

@@ -28,6 +28,7 @@ use super::chunker::BlockChunker;
 use super::health::AccountHealth;
 use super::ledger::{self, Delivery, OutState, OutboxItem, Resolution};
 use crate::router::{LookupSession, RouterActor};
+use crate::run::{Outcome, RunKind};
 use crate::runs::{RunRegistry, RunResult, RunUpdate, WatchRun};
 use crate::store::{Store, StoreError};
 
@@ -171,23 +172,6 @@ pub fn remainder<'a>(full: &'a str, sent: &[&str]) -> &'a str {
     ""
 }
 
-/// The text a finished run leaves for the chat (None: say nothing).
-pub fn reply_text(r: &RunResult) -> Option<String> {
-    match r.status {
-        "ok" => {
-            let t = r.text.trim();
-            let silent =
-                t.is_empty() || crate::context::prompt::is_silent(t) || t == "HEARTBEAT_OK";
-            (!silent).then(|| t.to_string())
-        }
-        "aborted" => None,
-        _ => Some(format!(
-            "⚠️ {}",
-            r.error.as_deref().unwrap_or("The agent could not answer.")
-        )),
-    }
-}
-
 impl<O: Outlet> Deliverer<O> {
     /// Follows `d` to the end (after a restart too).
     pub async fn run(self, d: Delivery) {
@@ -203,12 +187,9 @@ impl<O: Outlet> Deliverer<O> {
             let Some(result) = result else {
                 return Ok(()); // the registry is gone: the next start resumes
             };
-            let text = match reply_text(&result) {
-                Some(t) => Some(t),
-                None if result.status == "ok" && result.text.is_empty() => {
-                    self.stored_reply(d).await
-                }
-                None => None,
+            let text = match result.outcome {
+                Outcome::Recorded => self.stored_reply(d).await,
+                o => o.for_chat(),
             };
             self.enqueue_final(d, text.as_deref())?;
             self.store.flush().await?;
@@ -269,7 +250,7 @@ impl<O: Outlet> Deliverer<O> {
         let to = target(d);
         let mut preview = Preview::load(self, d)?;
         let mut blocks = BlockChunker::new(800, 1200);
-        let mut streamed = 0usize;
+        let mut text = String::new();
         let mut typing = self.typing == Typing::Start;
         let mut tick = actix::clock::interval(self.typing_every);
         loop {
@@ -278,14 +259,16 @@ impl<O: Outlet> Deliverer<O> {
                     None => return Ok(None),
                     // The final text replaces the preview (enqueue_final).
                     Some(RunUpdate::End(r)) => return Ok(Some(r)),
-                    Some(RunUpdate::Text(t)) => {
+                    Some(RunUpdate::Delta { text: delta, fresh }) => {
                         typing |= self.typing == Typing::Message;
+                        if fresh {
+                            text.clear();
+                        }
+                        text.push_str(&delta);
                         match self.stream {
-                            Stream::Partial => preview.update(self, d, &t).await?,
+                            Stream::Partial => preview.update(self, d, &text).await?,
                             Stream::Block => {
-                                let delta = t.get(streamed..).unwrap_or_default();
-                                streamed = t.len();
-                                for b in blocks.push(delta) {
+                                for b in blocks.push(&delta) {
                                     self.block(d, &b).await?;
                                 }
                             }
@@ -399,17 +382,7 @@ impl<O: Outlet> Deliverer<O> {
                 key(e).or_else(|| e.get("message").and_then(key)).as_deref() == Some(want.as_str())
             })
             .and_then(crate::transcript::message_text)?;
-        let r = RunResult {
-            run_id: d.run_id.clone(),
-            status: "ok",
-            text,
-            error: None,
-            started_at: 0,
-            ended_at: 0,
-            usage: None,
-            stop_reason: "stop",
-        };
-        reply_text(&r)
+        Outcome::of_final(RunKind::Chat, &text).for_chat()
     }
 
     /// Sends one chunk by the contract: `sending` flushed first, then the
@@ -563,31 +536,23 @@ mod tests {
         assert_eq!(remainder("a b c d", &["a b", "c"]), "d");
     }
 
-    fn result(status: &'static str, text: &str, error: Option<&str>) -> RunResult {
-        RunResult {
-            run_id: "r".into(),
-            status,
-            text: text.into(),
-            error: error.map(String::from),
-            started_at: 0,
-            ended_at: 0,
-            usage: None,
-            stop_reason: "stop",
-        }
+    fn reply_text(o: Outcome) -> Option<String> {
+        o.for_chat()
+    }
+
+    fn ok(text: &str) -> Outcome {
+        Outcome::of_final(RunKind::Chat, text)
     }
 
     #[test]
     fn silent_empty_and_aborted_replies_are_never_delivered() {
+        assert_eq!(reply_text(ok("hello")).as_deref(), Some("hello"));
+        assert_eq!(reply_text(ok(" NO_REPLY ")), None);
+        assert_eq!(reply_text(ok("")), None);
+        assert_eq!(reply_text(ok("HEARTBEAT_OK")), None);
+        assert_eq!(reply_text(Outcome::Aborted("partial".into())), None);
         assert_eq!(
-            reply_text(&result("ok", "hello", None)).as_deref(),
-            Some("hello")
-        );
-        assert_eq!(reply_text(&result("ok", " NO_REPLY ", None)), None);
-        assert_eq!(reply_text(&result("ok", "", None)), None);
-        assert_eq!(reply_text(&result("ok", "HEARTBEAT_OK", None)), None);
-        assert_eq!(reply_text(&result("aborted", "partial", None)), None);
-        assert_eq!(
-            reply_text(&result("error", "", Some("model unavailable"))).as_deref(),
+            reply_text(Outcome::Error("model unavailable".into())).as_deref(),
             Some("⚠️ model unavailable")
         );
     }

@@ -19,12 +19,14 @@ use serde_json::{json, Value};
 
 use super::clock::Clock;
 use super::exec::Announcer;
-use super::heartbeat::{self, Ack};
+use super::heartbeat;
 use super::job::Target;
 use crate::inbound::SessionKey;
 use crate::router::GetSession;
+use crate::run::{Outcome, RunKind};
 use crate::runs::{wait_run, BusySessions, RunRegistry, Waited};
-use crate::session::{system_events, SendChat};
+use crate::session::system_events::PendingSystemEvents;
+use crate::session::SendChat;
 
 /// OpenClaw's default heartbeat prompt.
 pub const DEFAULT_PROMPT: &str = "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK.";
@@ -78,7 +80,7 @@ impl HeartbeatConfig {
             ack_max_chars: v
                 .get("ackMaxChars")
                 .and_then(Value::as_u64)
-                .map_or(heartbeat::ACK_MAX_CHARS, |n| n as usize),
+                .map_or(crate::run::reply::ACK_MAX_CHARS, |n| n as usize),
         })
     }
 }
@@ -258,13 +260,21 @@ impl Turn {
     /// nothing to do (read off the actor: `HEARTBEAT.md` and the queue of
     /// system events) or the session is busy.
     async fn start(self) -> Result<Turn, Value> {
-        let (path, store) = (
-            self.workspace.join("HEARTBEAT.md"),
-            self.announcer.store.clone(),
-        );
+        let a = &self.announcer;
+        let Ok(key) = SessionKey::canonical("main", &a.default_agent, "main") else {
+            return Err(failed("no main session".into()));
+        };
+        let session = match a.router.send(GetSession { key: key.clone() }).await {
+            Ok(Ok((s, _))) => s,
+            _ => return Err(failed("the main session is unavailable".into())),
+        };
+        let queued = session
+            .send(PendingSystemEvents)
+            .await
+            .map_or(0, |e| e.len());
+        let path = self.workspace.join("HEARTBEAT.md");
         let worth = tokio::task::spawn_blocking(move || {
             let file = std::fs::read_to_string(path).ok();
-            let queued = system_events::list(&store).map_or(0, |e| e.len());
             heartbeat::should_run(file.as_deref(), queued)
         })
         .await
@@ -274,20 +284,15 @@ impl Turn {
                 json!({"status": "skipped", "reason": "empty-heartbeat-file", "durationMs": 0}),
             );
         }
-        let a = &self.announcer;
-        let Ok(key) = SessionKey::canonical("main", &a.default_agent, "main") else {
-            return Err(failed("no main session".into()));
-        };
         let busy = self.runs.send(BusySessions).await.unwrap_or_default();
         if busy.contains(key.as_str()) {
             return Err(json!({"status": "skipped", "reason": "requests-in-flight"}));
         }
-        let session = match a.router.send(GetSession { key }).await {
-            Ok(Ok((s, _))) => s,
-            _ => return Err(failed("the main session is unavailable".into())),
-        };
         let mut msg = SendChat::text(&self.config.prompt, &self.run_id);
         msg.model = self.config.model.clone();
+        msg.kind = RunKind::Heartbeat {
+            ack_max_chars: self.config.ack_max_chars,
+        };
         match session.send(msg).await {
             Ok(Ok(_)) => Ok(self),
             Ok(Err(e)) => Err(failed(e.to_string())),
@@ -304,21 +309,21 @@ impl Turn {
             _ => return failed("the heartbeat turn did not end in time".into()),
         };
         let duration = crate::now_ms().saturating_sub(self.started);
-        if result.status != "ok" {
-            let mut e = failed(result.error.unwrap_or_else(|| result.status.to_string()));
-            e["durationMs"] = json!(duration);
-            return e;
-        }
-        let text = match heartbeat::classify(&result.text, self.config.ack_max_chars) {
-            Ack::Skip => {
-                let status = if result.text.trim().is_empty() {
-                    "ok-empty"
-                } else {
-                    "ok-token"
-                };
+        let text = match result.outcome {
+            Outcome::Alert(text) | Outcome::Text(text) => text,
+            Outcome::Silent { empty } => {
+                let status = if empty { "ok-empty" } else { "ok-token" };
                 return json!({"status": status, "durationMs": duration, "runId": self.run_id});
             }
-            Ack::Deliver(text) => text,
+            Outcome::Recorded => {
+                return json!({"status": "ok-token", "durationMs": duration, "runId": self.run_id})
+            }
+            failure => {
+                let why = failure.error().unwrap_or(failure.status().as_str());
+                let mut e = failed(why.to_string());
+                e["durationMs"] = json!(duration);
+                return e;
+            }
         };
         let preview: String = text.chars().take(200).collect();
         let Some(target) = &self.config.target else {

@@ -18,7 +18,6 @@ use actix::prelude::*;
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
-use super::heartbeat;
 use super::job::{target_of, Target};
 use super::messages::{Order, Outcome, Runner};
 use super::record::{self, Phase};
@@ -26,8 +25,9 @@ use crate::channels::supervisor::ChannelSupervisor;
 use crate::channels::{ChannelSendError, SendText};
 use crate::inbound::SessionKey;
 use crate::router::{GetSession, LookupSession, RouterActor};
+use crate::run::{Outcome as RunOutcome, RunKind};
 use crate::runs::{wait_run, RunRegistry, Waited};
-use crate::session::{system_events, SendChat};
+use crate::session::SendChat;
 use crate::store::Store;
 
 /// How long a cron turn may take when its job sets no timeout.
@@ -67,14 +67,6 @@ pub struct Resolved {
 
 /// How an announce went: (`delivered`, status, error).
 pub type Announced = (bool, &'static str, Option<String>);
-
-/// Whether a reply is one never delivered (empty, `NO_REPLY`, only the
-/// heartbeat acknowledgement).
-pub fn is_quiet(text: &str) -> bool {
-    text.trim().is_empty()
-        || crate::context::prompt::is_silent(text)
-        || heartbeat::classify(text, heartbeat::ACK_MAX_CHARS) == heartbeat::Ack::Skip
-}
 
 impl Announcer {
     /// `last`: the route of the agent's main session.
@@ -157,17 +149,13 @@ impl GatewayRunner {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let store = self.announcer.store.clone();
-        let queued = {
-            let (s, t) = (store.clone(), text.clone());
-            tokio::task::spawn_blocking(move || system_events::push(&s, &t)).await
+        let a = &self.announcer;
+        let agent = order.job.agent(&a.default_agent);
+        let key = match SessionKey::canonical("main", agent, "main") {
+            Ok(k) => k,
+            Err(e) => return Outcome::failed(format!("invalid session: {e}")),
         };
-        match queued {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Outcome::failed(format!("cannot queue the system event: {e}")),
-            Err(e) => return Outcome::failed(format!("cannot queue the system event: {e}")),
-        }
-        if let Err(e) = store.flush().await {
+        if let Err(e) = crate::router::queue_system_event(&a.router, key, text.clone()).await {
             return Outcome::failed(format!("cannot queue the system event: {e}"));
         }
         if order.job.wake_mode == "now" {
@@ -210,6 +198,7 @@ impl GatewayRunner {
         msg.model = p["model"].as_str().map(str::to_string);
         msg.thinking = p["thinking"].as_str().map(str::to_string);
         msg.lane = Some("cron".into());
+        msg.kind = RunKind::Cron;
         msg.tools_allow = p["toolsAllow"].as_array().map(|a| {
             a.iter()
                 .filter_map(|t| t.as_str().map(str::to_string))
@@ -237,18 +226,21 @@ impl GatewayRunner {
                 return with_session(Outcome::failed("cannot wait for the turn"))
             }
         };
-        if result.status != "ok" {
-            let why = result
-                .error
-                .unwrap_or_else(|| format!("the turn ended {}", result.status));
-            return with_session(Outcome::failed(why));
-        }
-        let outcome = self.announce(order.clone(), result.text).await;
+        let reply = match result.outcome {
+            RunOutcome::Error(e) => return with_session(Outcome::failed(e)),
+            RunOutcome::Aborted(_) => {
+                return with_session(Outcome::failed("the turn ended aborted"))
+            }
+            reply => reply,
+        };
+        let outcome = self.announce(order.clone(), reply).await;
         with_session(outcome)
     }
 
     /// The reply to the job's target, recorded `delivering` first.
-    async fn announce(self, order: Order, reply: String) -> Outcome {
+    async fn announce(self, order: Order, reply: RunOutcome) -> Outcome {
+        let silent = reply.is_silent() || reply.text().trim().is_empty();
+        let reply = reply.text().to_string();
         let base = Outcome {
             status: "ok".into(),
             summary: summary_of(&reply),
@@ -263,7 +255,7 @@ impl GatewayRunner {
                 }
             }
         };
-        if is_quiet(&reply) {
+        if silent {
             return Outcome {
                 delivered: Some(false),
                 delivery_status: Some("not-delivered".into()),

@@ -1,13 +1,8 @@
 //! The heartbeat's pure decisions, as OpenClaw makes them: whether a
 //! heartbeat turn runs at all (no model call when `HEARTBEAT.md` is
-//! missing or holds nothing actionable and no system event waits), and
-//! whether its reply is only the `HEARTBEAT_OK` acknowledgement (never
-//! delivered, never counted as an empty reply).
-
-/// The acknowledgement a heartbeat reply may carry.
-pub const TOKEN: &str = "HEARTBEAT_OK";
-/// What may remain next to the token and still be an acknowledgement.
-pub const ACK_MAX_CHARS: usize = 300;
+//! missing or holds nothing actionable and no system event waits) and
+//! when it may run (active hours). Whether its reply is only the
+//! `HEARTBEAT_OK` acknowledgement is the run's decision (`run::reply`).
 
 /// Lines of `content` with HTML comments taken out (they may span lines).
 fn without_comments(content: &str) -> Vec<String> {
@@ -70,67 +65,6 @@ pub fn is_effectively_empty(content: &str) -> bool {
 /// or a system event waiting. A missing file with no event costs nothing.
 pub fn should_run(heartbeat_md: Option<&str>, queued_events: usize) -> bool {
     queued_events > 0 || heartbeat_md.is_some_and(|t| !is_effectively_empty(t))
-}
-
-/// What becomes of a heartbeat reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ack {
-    /// Only the acknowledgement (or nearly): nothing is delivered.
-    Skip,
-    /// Deliver this text (the token taken out).
-    Deliver(String),
-}
-
-/// Takes `TOKEN` off the start and the end (with up to four trailing
-/// non-word characters), as often as it is there.
-fn strip_edges(raw: &str) -> Option<String> {
-    let mut text = raw.trim().to_string();
-    let mut stripped = false;
-    loop {
-        let t = text.trim().to_string();
-        if let Some(rest) = t.strip_prefix(TOKEN) {
-            text = rest.trim_start().to_string();
-            stripped = true;
-            continue;
-        }
-        let at = t.rfind(TOKEN);
-        let tail_ok = at.is_some_and(|i| {
-            let tail = &t[i + TOKEN.len()..];
-            tail.chars().count() <= 4 && tail.chars().all(|c| !c.is_alphanumeric() && c != '_')
-        });
-        match at.filter(|_| tail_ok) {
-            Some(i) => {
-                text = t[..i].trim_end().to_string();
-                stripped = true;
-            }
-            None => break,
-        }
-    }
-    stripped.then(|| text.split_whitespace().collect::<Vec<_>>().join(" "))
-}
-
-/// A heartbeat reply: an empty one or the acknowledgement with at most
-/// `max_ack` characters beside it is skipped; anything else is delivered
-/// without the token.
-pub fn classify(reply: &str, max_ack: usize) -> Ack {
-    let trimmed = reply.trim();
-    if trimmed.is_empty() || crate::context::prompt::is_silent(trimmed) {
-        return Ack::Skip;
-    }
-    if !trimmed.contains(TOKEN) {
-        return Ack::Deliver(trimmed.to_string());
-    }
-    let unmarked = trimmed
-        .trim_start_matches(['*', '`', '~', '_'])
-        .trim_end_matches(['*', '`', '~', '_']);
-    let picked = strip_edges(trimmed)
-        .filter(|t| !t.is_empty())
-        .or_else(|| strip_edges(unmarked));
-    match picked {
-        None => Ack::Deliver(trimmed.to_string()),
-        Some(rest) if rest.chars().count() <= max_ack => Ack::Skip,
-        Some(rest) => Ack::Deliver(rest),
-    }
 }
 
 /// `agents.defaults.heartbeat.activeHours`: `{start: "HH:MM", end:
@@ -203,38 +137,6 @@ mod tests {
         assert!(!should_run(Some(empty), 0));
         assert!(should_run(Some(empty), 1), "a queued system event runs it");
         assert!(should_run(Some("- check mail"), 0));
-    }
-
-    #[test]
-    fn the_acknowledgement_is_never_delivered() {
-        for reply in [
-            "HEARTBEAT_OK",
-            "  HEARTBEAT_OK.  ",
-            "**HEARTBEAT_OK**",
-            "`HEARTBEAT_OK`",
-            "HEARTBEAT_OK All quiet, nothing to report.",
-            "Nothing needs attention. HEARTBEAT_OK",
-            "HEARTBEAT_OK HEARTBEAT_OK",
-            "",
-            "NO_REPLY",
-        ] {
-            assert_eq!(classify(reply, ACK_MAX_CHARS), Ack::Skip, "{reply:?}");
-        }
-        let long = format!(
-            "HEARTBEAT_OK {}",
-            "The disk is 95% full; clean /var/log. ".repeat(10)
-        );
-        match classify(&long, ACK_MAX_CHARS) {
-            Ack::Deliver(t) => assert!(t.starts_with("The disk is 95% full") && !t.contains(TOKEN)),
-            Ack::Skip => panic!("a real alert beside the token is delivered"),
-        }
-        assert_eq!(
-            classify("Your flight leaves at 9.", ACK_MAX_CHARS),
-            Ack::Deliver("Your flight leaves at 9.".into())
-        );
-        // The token in the middle of a sentence is not an acknowledgement.
-        let mid = "Reply HEARTBEAT_OK means fine; the backup failed tonight.";
-        assert_eq!(classify(mid, ACK_MAX_CHARS), Ack::Deliver(mid.into()));
     }
 
     #[test]

@@ -28,3 +28,23 @@ pub struct SessionRow {
     /// A live actor exists for it (it may be running).
     pub live: bool,
 }
+
+/// Queues a system event for the session `key` (its owner stores it and
+/// drains it into its next trusted turn). Answered once durable.
+pub async fn queue_system_event(
+    router: &actix::Addr<RouterActor>,
+    key: crate::inbound::SessionKey,
+    text: String,
+) -> Result<(), String> {
+    use crate::session::system_events::QueueSystemEvent;
+    let (session, _) = match router.send(GetSession { key }).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Err(format!("session: {e}")),
+        Err(_) => return Err("the gateway is stopping".into()),
+    };
+    match session.send(QueueSystemEvent { text }).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("the session is gone".into()),
+    }
+}

@@ -142,6 +142,10 @@ pub(super) async fn bounded(
     guard.armed = false;
     let elapsed_ms = started.elapsed().as_millis() as u64;
     tracing::Span::current().record("elapsed_ms", elapsed_ms);
-    tracing::debug!(elapsed_ms, status = end.end_status(), "run ended");
+    tracing::debug!(
+        elapsed_ms,
+        status = end.end_status().map(|s| s.as_str()),
+        "run ended"
+    );
     guard.sink.do_send(end);
 }

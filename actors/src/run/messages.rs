@@ -2,6 +2,7 @@
 
 use actix::prelude::*;
 
+use super::reply::{Outcome, RunStatus};
 use super::FailureKind;
 use crate::provider::{ChatMessage, StopReason, ToolCall, Usage};
 use crate::tool::ToolOutcome;
@@ -20,11 +21,13 @@ pub enum RunEvent {
     Started {
         run_id: String,
     },
-    /// `text` is the cumulative text of the current assistant message.
+    /// More text of the current assistant message (`fresh`: the first
+    /// delta of a new assistant message). Whoever needs the text so far
+    /// accumulates it.
     Delta {
         run_id: String,
-        text: String,
         delta: String,
+        fresh: bool,
     },
     Thinking {
         run_id: String,
@@ -56,9 +59,11 @@ pub enum RunEvent {
         message: ChatMessage,
         thinking: String,
     },
+    /// The run's final answer, judged by its kind where it ended
+    /// ([`Outcome::of_final`]): silent, text or alert.
     Final {
         run_id: String,
-        text: String,
+        outcome: Outcome,
         stop_reason: StopReason,
         usage: Usage,
     },
@@ -74,13 +79,17 @@ pub enum RunEvent {
 }
 
 impl RunEvent {
-    /// How a run ended, for a closing event (`ok`, `error`, `aborted`, as
-    /// run records store it); None for every other event.
-    pub fn end_status(&self) -> Option<&'static str> {
+    /// How a run ended, for a closing event; None for every other event.
+    pub fn end_status(&self) -> Option<RunStatus> {
+        self.outcome().map(|o| o.status())
+    }
+
+    /// The outcome a closing event carries; None for every other event.
+    pub fn outcome(&self) -> Option<Outcome> {
         match self {
-            RunEvent::Final { .. } => Some("ok"),
-            RunEvent::Failed { .. } => Some("error"),
-            RunEvent::Aborted { .. } => Some("aborted"),
+            RunEvent::Final { outcome, .. } => Some(outcome.clone()),
+            RunEvent::Failed { error, .. } => Some(Outcome::Error(error.clone())),
+            RunEvent::Aborted { text, .. } => Some(Outcome::Aborted(text.clone())),
             _ => None,
         }
     }

@@ -27,6 +27,7 @@
 
 mod actor;
 mod messages;
+pub mod reply;
 mod turn;
 
 #[cfg(test)]
@@ -45,6 +46,7 @@ use crate::tool::ExecuteTool;
 
 pub use actor::RunActor;
 pub use messages::*;
+pub use reply::{Outcome, RunKind, RunStatus, StreamGate};
 
 /// The result text of a tool call skipped because the user steered.
 pub const SKIPPED_TOOL_RESULT: &str = "Skipped: the user sent a new message before this tool ran.";
@@ -86,6 +88,8 @@ pub struct RunConfig {
     pub session_key: String,
     /// The agent answering it.
     pub agent_id: String,
+    /// Why it runs: how its final reply is judged.
+    pub kind: RunKind,
     /// The session's exec host, security and ask settings.
     pub exec: crate::approvals::ExecPolicy,
     /// What the run acts with: every tool call carries it.

@@ -112,6 +112,7 @@ fn start(text: &str, timeout: Duration) -> Harness {
         run_id: "r1".into(),
         session_key: "agent:main:main".into(),
         agent_id: "main".into(),
+        kind: RunKind::Chat,
         exec: Default::default(),
         trust: Default::default(),
         models: vec![ModelRef::parse("offline/echo").unwrap()],
@@ -193,20 +194,31 @@ async fn a_plain_turn_streams_cumulative_deltas_then_final() {
             run_id: "r1".into()
         }
     );
-    let deltas: Vec<&String> = events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::Delta { text, .. } => Some(text),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(deltas.first().map(|s| s.as_str()), Some("You "));
+    // Each delta carries only its piece; the first starts the message.
+    let mut so_far = Vec::new();
+    for e in &events {
+        if let RunEvent::Delta { delta, fresh, .. } = e {
+            let mut text: String = if *fresh {
+                String::new()
+            } else {
+                so_far.last().cloned().unwrap_or_default()
+            };
+            text.push_str(delta);
+            so_far.push(text);
+        }
+    }
+    assert_eq!(so_far.first().map(|s| s.as_str()), Some("You "));
     assert_eq!(
-        deltas.last().map(|s| s.as_str()),
+        so_far.last().map(|s| s.as_str()),
         Some("You said: hello there")
     );
+    let fresh = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::Delta { fresh: true, .. }))
+        .count();
+    assert_eq!(fresh, 1, "one assistant message");
     assert!(
-        matches!(last(&events), RunEvent::Final { text, stop_reason: StopReason::Stop, .. } if text == "You said: hello there")
+        matches!(last(&events), RunEvent::Final { outcome: Outcome::Text(text), stop_reason: StopReason::Stop, .. } if text == "You said: hello there")
     );
 }
 
@@ -224,7 +236,10 @@ async fn tool_calls_run_and_their_results_go_back_to_the_model() {
         .count();
     assert_eq!(finished, 2);
     match last(&events) {
-        RunEvent::Final { text, .. } => {
+        RunEvent::Final {
+            outcome: Outcome::Text(text),
+            ..
+        } => {
             assert!(text.contains("Tool exec returned: exec ok"), "{text}");
             assert!(text.contains("Tool read returned: read ok"), "{text}");
         }
@@ -268,7 +283,7 @@ async fn a_steer_between_tool_calls_skips_the_rest_and_reaches_the_next_model_ca
     assert_eq!(skipped, ["second", "third"]);
     assert!(events.iter().any(|e| matches!(e, RunEvent::Message { message, .. } if message.role == MessageRole::User && message.text == "actually, stop")));
     assert!(
-        matches!(last(&events), RunEvent::Final { text, .. } if text == "You said: actually, stop"),
+        matches!(last(&events), RunEvent::Final { outcome: Outcome::Text(text), .. } if text == "You said: actually, stop"),
         "{:?}",
         last(&events)
     );
@@ -458,6 +473,7 @@ async fn a_resumed_run_executes_only_the_missing_tool_calls() {
         run_id: "r2".into(),
         session_key: "agent:main:main".into(),
         agent_id: "main".into(),
+        kind: RunKind::Chat,
         exec: Default::default(),
         trust: Default::default(),
         models: vec![ModelRef::parse("offline/echo").unwrap()],
@@ -486,7 +502,10 @@ async fn a_resumed_run_executes_only_the_missing_tool_calls() {
         "the completed call never ran again"
     );
     match last(&events) {
-        RunEvent::Final { text, .. } => {
+        RunEvent::Final {
+            outcome: Outcome::Text(text),
+            ..
+        } => {
             assert!(text.contains("Tool second returned"), "{text}")
         }
         other => panic!("{other:?}"),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::messages::{RunEvent, TakeSteers};
+use super::reply::Outcome;
 use super::{resume_point, FailureKind, Resume, RunConfig, Turn, SKIPPED_TOOL_RESULT};
 use crate::provider::hub::{open_stream, OpenOutcome};
 use crate::provider::{
@@ -114,11 +115,12 @@ async fn stream_turn(
         };
         match event {
             Some(ProviderEvent::TextDelta(d)) => {
+                let fresh = turn.text.is_empty();
                 turn.text.push_str(&d);
                 cfg.sink.do_send(RunEvent::Delta {
                     run_id: cfg.run_id.clone(),
-                    text: turn.text.clone(),
                     delta: d,
+                    fresh,
                 });
             }
             Some(ProviderEvent::ThinkingDelta(d)) => {
@@ -291,7 +293,7 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
             if steers.is_empty() {
                 return RunEvent::Final {
                     run_id,
-                    text,
+                    outcome: Outcome::of_final(cfg.kind, &text),
                     stop_reason: StopReason::Stop,
                     usage,
                 };
@@ -387,7 +389,7 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
     }
     RunEvent::Final {
         run_id,
-        text: last.text,
+        outcome: Outcome::of_final(cfg.kind, &last.text),
         stop_reason: last.stop,
         usage,
     }

@@ -15,11 +15,10 @@ use super::{
     BusySessions, CancelWait, LiveRun, LiveRunOf, RunResult, RunUpdate, SessionEvent, WaitRun,
     WaitTicket, Waiting, WatchRun,
 };
-use crate::context::prompt::{is_silent, may_become_silent};
 use crate::ids::ConnId;
 use crate::metrics::Metrics;
 use crate::provider::Usage;
-use crate::run::RunEvent;
+use crate::run::{Outcome, RunEvent, RunStatus};
 use crate::store::Store;
 
 /// Waiters kept at once, in all and per connection.
@@ -34,15 +33,6 @@ struct Live {
     run: LiveRun,
     /// When its run started (None while queued).
     started_at: Option<u64>,
-}
-
-/// How a run ended, as its closing event says.
-struct End {
-    status: &'static str,
-    text: String,
-    error: Option<String>,
-    usage: Option<Usage>,
-    stop_reason: &'static str,
 }
 
 pub struct RunRegistry {
@@ -117,7 +107,7 @@ impl RunRegistry {
         );
     }
 
-    fn finish(&mut self, run_id: &str, end: End) {
+    fn finish(&mut self, run_id: &str, outcome: Outcome, usage: Option<Usage>, stop: &'static str) {
         let started_at = self
             .live
             .remove(run_id)
@@ -125,13 +115,11 @@ impl RunRegistry {
             .unwrap_or_else(crate::now_ms);
         let result = RunResult {
             run_id: run_id.to_string(),
-            status: end.status,
-            text: end.text,
-            error: end.error,
+            outcome,
             started_at,
             ended_at: crate::now_ms(),
-            usage: end.usage,
-            stop_reason: end.stop_reason,
+            usage,
+            stop_reason: stop,
         };
         self.waiters.settle(run_id, &result);
         self.count_waiters();
@@ -141,59 +129,38 @@ impl RunRegistry {
         self.results.insert(run_id.to_string(), result);
     }
 
-    /// Takes what the registry keeps from one run event.
+    /// Takes what the registry keeps from one run event (the session
+    /// already gated the deltas and judged the reply).
     fn apply(&mut self, key: &str, event: &RunEvent) {
         match event {
             RunEvent::Queued { run_id, message_id } => self.queued(run_id, message_id, key),
             RunEvent::Started { run_id } => self.started(run_id, key),
-            RunEvent::Delta { run_id, text, .. } => {
-                // Text that may still become the silent token is held back.
-                if may_become_silent(text) {
-                    return;
-                }
+            RunEvent::Delta {
+                run_id,
+                delta,
+                fresh,
+            } => {
                 if let Some(ws) = self.watchers.get_mut(run_id) {
-                    ws.retain(|w| w.send(RunUpdate::Text(text.clone())).is_ok());
+                    ws.retain(|w| {
+                        let update = RunUpdate::Delta {
+                            text: delta.clone(),
+                            fresh: *fresh,
+                        };
+                        w.send(update).is_ok()
+                    });
                 }
             }
             RunEvent::Final {
                 run_id,
-                text,
+                outcome,
                 stop_reason,
                 usage,
-            } => {
-                let text = if is_silent(text) {
-                    String::new()
-                } else {
-                    text.clone()
-                };
-                let end = End {
-                    status: "ok",
-                    text,
-                    error: None,
-                    usage: Some(*usage),
-                    stop_reason: stop_reason.as_str(),
-                };
-                self.finish(run_id, end);
-            }
+            } => self.finish(run_id, outcome.clone(), Some(*usage), stop_reason.as_str()),
             RunEvent::Failed { run_id, error, .. } => {
-                let end = End {
-                    status: "error",
-                    text: String::new(),
-                    error: Some(error.clone()),
-                    usage: None,
-                    stop_reason: "error",
-                };
-                self.finish(run_id, end);
+                self.finish(run_id, Outcome::Error(error.clone()), None, "error")
             }
             RunEvent::Aborted { run_id, text } => {
-                let end = End {
-                    status: "aborted",
-                    text: text.clone(),
-                    error: None,
-                    usage: None,
-                    stop_reason: "aborted",
-                };
-                self.finish(run_id, end);
+                self.finish(run_id, Outcome::Aborted(text.clone()), None, "aborted")
             }
             RunEvent::ToolStarted { .. }
             | RunEvent::ToolFinished { .. }
@@ -233,12 +200,13 @@ impl RunRegistry {
     }
 }
 
-/// A stored run record as a result (its text is in the transcript, not here).
+/// A stored run record as a result (an `ok` one's text is in the
+/// transcript: `Outcome::Recorded`).
 fn stored_result(run_id: &str, r: RunRecord) -> RunResult {
-    let status = match r.status.as_str() {
-        "ok" => "ok",
-        "aborted" => "aborted",
-        _ => "error",
+    let outcome = match RunStatus::parse(&r.status) {
+        RunStatus::Ok => Outcome::Recorded,
+        RunStatus::Aborted => Outcome::Aborted(String::new()),
+        RunStatus::Error => Outcome::Error(r.error.unwrap_or_default()),
     };
     let stop_reason = match r.stop_reason.as_str() {
         "stop" => "stop",
@@ -249,9 +217,7 @@ fn stored_result(run_id: &str, r: RunRecord) -> RunResult {
     };
     RunResult {
         run_id: run_id.to_string(),
-        status,
-        text: String::new(),
-        error: r.error,
+        outcome,
         started_at: r.started_at,
         ended_at: r.ended_at,
         usage: None,

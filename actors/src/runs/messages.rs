@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::RunRegistry;
 use crate::ids::ConnId;
 use crate::provider::Usage;
-use crate::run::RunEvent;
+use crate::run::{Outcome, RunEvent, RunStatus};
 
 /// A run event, tagged with its session and the session's verbose level
 /// (which gates tool events on the wire). From the session that owns the
@@ -37,11 +37,9 @@ pub struct LiveRun {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunResult {
     pub run_id: String,
-    /// `ok`, `error` or `aborted`.
-    pub status: &'static str,
-    /// The reply (empty when silent, failed, or answered from the record).
-    pub text: String,
-    pub error: Option<String>,
+    /// The reply as the run judged it (`Recorded`: answered from the
+    /// record, the text is in the transcript).
+    pub outcome: Outcome,
     pub started_at: u64,
     pub ended_at: u64,
     /// Token counts of a run that ended `ok` in this process.
@@ -50,12 +48,24 @@ pub struct RunResult {
     pub stop_reason: &'static str,
 }
 
-/// What a run watcher (the OpenAI-compatible HTTP API) gets.
+impl RunResult {
+    pub fn status(&self) -> RunStatus {
+        self.outcome.status()
+    }
+}
+
+/// What a run watcher (the OpenAI-compatible HTTP API, a channel's
+/// deliverer) gets.
 #[derive(Debug, Clone)]
 pub enum RunUpdate {
-    /// The reply text so far (cumulative; held back while it could still
-    /// become the silent token).
-    Text(String),
+    /// More reply text, as the session's gate lets it through (text that
+    /// may still become the silent token is held back; a heartbeat's
+    /// never shows). `fresh`: it starts a new assistant message, so the
+    /// text so far starts over.
+    Delta {
+        text: String,
+        fresh: bool,
+    },
     End(RunResult),
 }
 

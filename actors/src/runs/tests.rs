@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use super::*;
 use crate::metrics::Metrics;
 use crate::provider::{StopReason, Usage};
-use crate::run::{FailureKind, RunEvent};
+use crate::run::{FailureKind, Outcome, RunEvent, RunKind, RunStatus};
 use crate::store::Store;
 
 const KEY: &str = "agent:main:main";
@@ -63,7 +63,7 @@ fn send(h: &H, event: RunEvent) {
 fn final_event(run_id: &str, text: &str) -> RunEvent {
     RunEvent::Final {
         run_id: run_id.into(),
-        text: text.into(),
+        outcome: Outcome::of_final(RunKind::Chat, text),
         stop_reason: StopReason::Stop,
         usage: Usage {
             input: 5,
@@ -127,8 +127,8 @@ async fn a_waiter_of_a_live_run_or_of_a_message_it_answers_gets_the_result() {
     for w in [direct, via_alias] {
         let r = w.wait(Duration::from_secs(5)).await.expect("settled");
         assert_eq!(
-            (r.status, r.text.as_str(), r.stop_reason),
-            ("ok", "hello", "stop")
+            (r.status(), r.outcome.text(), r.stop_reason),
+            (RunStatus::Ok, "hello", "stop")
         );
         assert_eq!(r.usage.map(|u| u.output), Some(7));
     }
@@ -148,7 +148,7 @@ async fn a_waiter_of_a_live_run_or_of_a_message_it_answers_gets_the_result() {
     // The edge got every event, in order, after the registry.
     let mut seen = Vec::new();
     while let Ok(ev) = h.edge.try_recv() {
-        seen.push(ev.event.end_status().unwrap_or("-"));
+        seen.push(ev.event.end_status().map_or("-", |s| s.as_str()));
     }
     assert_eq!(seen, ["-", "-", "-", "ok"]);
 }
@@ -169,8 +169,8 @@ async fn an_ended_record_of_a_run_never_seen_live_is_answered_at_once() {
         let WaitTicket::Done(r) = ticket(&h, id).await else {
             panic!("{id}: answered from the record");
         };
-        assert_eq!((r.run_id.as_str(), r.status), ("cut", "error"));
-        assert_eq!(r.error.as_deref(), Some("gateway stopped"));
+        assert_eq!((r.run_id.as_str(), r.status()), ("cut", RunStatus::Error));
+        assert_eq!(r.outcome.error(), Some("gateway stopped"));
     }
     assert!(matches!(ticket(&h, "nobody").await, WaitTicket::Unknown));
 }
@@ -191,11 +191,14 @@ async fn a_pending_record_is_waited_for_until_its_session_settles_it() {
         },
     );
     let r = w.wait(Duration::from_secs(5)).await.expect("settled");
-    assert_eq!((r.status, r.stop_reason, r.usage), ("error", "error", None));
+    assert_eq!(
+        (r.status(), r.stop_reason, r.usage),
+        (RunStatus::Error, "error", None)
+    );
 }
 
 #[actix::test]
-async fn a_silent_reply_ends_with_no_text_and_watchers_never_see_the_held_back_token() {
+async fn watchers_get_each_delta_once_and_a_silent_reply_ends_with_no_text() {
     let h = start();
     let (tx, mut rx) = mpsc::unbounded_channel();
     h.reg.do_send(WatchRun {
@@ -203,21 +206,28 @@ async fn a_silent_reply_ends_with_no_text_and_watchers_never_see_the_held_back_t
         tx,
     });
     send(&h, RunEvent::Started { run_id: "s".into() });
-    for text in ["NO_", "NO_REPLY"] {
-        send(
-            &h,
-            RunEvent::Delta {
-                run_id: "s".into(),
-                text: text.into(),
-                delta: String::new(),
-            },
-        );
+    // What the session's gate let through, piece by piece.
+    for (delta, fresh) in [("Hel", true), ("lo", false), ("New", true)] {
+        let event = RunEvent::Delta {
+            run_id: "s".into(),
+            delta: delta.into(),
+            fresh,
+        };
+        send(&h, event);
     }
     send(&h, final_event("s", "NO_REPLY"));
-    let Some(RunUpdate::End(r)) = rx.recv().await else {
-        panic!("only the end reaches the watcher");
+    let mut got = Vec::new();
+    let r = loop {
+        match rx.recv().await {
+            Some(RunUpdate::Delta { text, fresh }) => got.push((text, fresh)),
+            Some(RunUpdate::End(r)) => break r,
+            None => panic!("the end reaches the watcher"),
+        }
     };
-    assert_eq!(r.text, "");
+    let want = [("Hel", true), ("lo", false), ("New", true)];
+    assert_eq!(got, want.map(|(t, f)| (t.to_string(), f)));
+    assert_eq!(r.outcome, Outcome::Silent { empty: false });
+    assert_eq!(r.outcome.text(), "");
     let (tx, mut rx) = mpsc::unbounded_channel();
     h.reg.do_send(WatchRun {
         run_id: "s".into(),

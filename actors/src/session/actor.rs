@@ -41,6 +41,9 @@ pub struct SessionActor {
     pub(super) prompt_chars: usize,
     /// The estimated tokens of `history`, kept in step with it.
     pub(super) history_tokens: u64,
+    /// System events waiting for the next trusted turn (loaded on first
+    /// use; this session is their only writer).
+    pub(super) system_events: Option<Vec<(String, super::system_events::SystemEvent)>>,
 }
 
 impl SessionActor {
@@ -80,6 +83,7 @@ impl SessionActor {
             last_call_at: None,
             prompt_chars: 0,
             history_tokens: 0,
+            system_events: None,
         }
     }
 
@@ -267,7 +271,7 @@ impl SessionActor {
     pub(super) fn forward_answer(&self, run_id: String, text: String) {
         self.forward(RunEvent::Final {
             run_id,
-            text,
+            outcome: crate::run::Outcome::Text(text),
             stop_reason: crate::provider::StopReason::Stop,
             usage: Default::default(),
         });
@@ -417,6 +421,7 @@ fn overrides_of(msg: &mut SendChat, origin: Option<String>, channel: &str) -> Ru
         channels,
         lane: msg.lane.take(),
         tools_allow: msg.tools_allow.take(),
+        kind: msg.kind,
         ..Default::default()
     }
 }

@@ -115,7 +115,15 @@ impl SessionActor {
         chat.images = images;
         let mut user = transcript::from_chat(&chat);
         user["timestamp"] = json!(mctx.timestamp_ms);
-        if mctx.body_for_agent != mctx.body {
+        // A turn that starts now takes the system events waiting for it.
+        let (events, drained) = match placement {
+            Placement::Start => self.drain_events(overrides.untrusted),
+            _ => Default::default(),
+        };
+        if !events.is_empty() {
+            let body = system_events::prepend(&events, &mctx.body_for_agent);
+            user["bodyForAgent"] = json!(body);
+        } else if mctx.body_for_agent != mctx.body {
             user["bodyForAgent"] = json!(mctx.body_for_agent);
         }
         let mut entry = transcript::message_entry(None, user);
@@ -126,6 +134,7 @@ impl SessionActor {
         }
         let key = inbox::new_key(&self.key);
         let mut writes = vec![inbox::put(&key, &item)];
+        writes.extend(drained.iter().cloned());
         writes.push(if run_id == message_id {
             crate::runs::write(&run_id, &RunRecord::pending(&self.key, now))
         } else {
@@ -183,6 +192,7 @@ impl SessionActor {
             ended.push((old.run_id.clone(), error));
         }
         if let Err(e) = self.commit(vec![entry], writes) {
+            self.undrain(events, &drained);
             return Box::pin(async move { Err(e) });
         }
         self.seen.insert(&message_id, &run_id);
@@ -272,16 +282,22 @@ impl SessionActor {
         } = plan;
         let mut chat = ChatMessage::user(&text);
         chat.images = images;
-        let mut input = transcript::message_entry(None, transcript::from_chat(&chat));
+        let mut message = transcript::from_chat(&chat);
+        let (events, drained) = self.drain_events(overrides.untrusted);
+        if !events.is_empty() {
+            message["bodyForAgent"] = json!(system_events::prepend(&events, &text));
+        }
+        let mut input = transcript::message_entry(None, message);
         input["runId"] = json!(run_id);
         input["messageId"] = json!(run_id);
         input["delivers"] = json!(items
             .iter()
             .map(|(_, i)| i.message_id.as_str())
             .collect::<Vec<_>>());
-        let writes = items
+        let writes = drained
             .iter()
-            .map(|(key, item)| {
+            .cloned()
+            .chain(items.iter().map(|(key, item)| {
                 // Assigned: what it says is in the turn's input now.
                 let item = InboxItem {
                     assigned: true,
@@ -289,9 +305,10 @@ impl SessionActor {
                     ..item.clone()
                 };
                 inbox::put(key, &item)
-            })
+            }))
             .collect();
         if let Err(e) = self.commit(vec![input], writes) {
+            self.undrain(events, &drained);
             // The messages stay queued in the inbox and run after a restart.
             tracing::error!(session_key = %self.key, error = %e, "cannot store the next turn");
             self.forward(RunEvent::Failed {
@@ -366,7 +383,7 @@ impl SessionActor {
             .map_or_else(crate::now_ms, |a| a.started_at);
         let record = RunRecord {
             session_key: self.key.clone(),
-            status: status.to_string(),
+            status: status.as_str().to_string(),
             started_at,
             ended_at: crate::now_ms(),
             error: error.cloned(),
@@ -393,7 +410,7 @@ impl SessionActor {
             RunEvent::Final {
                 run_id,
                 usage,
-                text,
+                outcome,
                 ..
             } => {
                 let total = usage.input + usage.output + usage.cache_read + usage.cache_write;
@@ -406,8 +423,8 @@ impl SessionActor {
                     writes.push(w);
                 }
                 self.entry.aborted_last_run = false;
-                if !text.is_empty() {
-                    self.entry.last_message_preview = Some(preview(text));
+                if !outcome.text().is_empty() {
+                    self.entry.last_message_preview = Some(preview(outcome.text()));
                 }
                 entries.push(json!({
                     "type": "custom", "customType": "usage", "id": ulid::Ulid::generate().to_string(),

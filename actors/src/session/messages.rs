@@ -76,6 +76,8 @@ pub struct SendChat {
     /// The only tools its run is offered (a cron job's `toolsAllow`;
     /// groups and `*` as in `tools.allow`); None: the usual policy.
     pub tools_allow: Option<Vec<String>>,
+    /// Why its run runs (a heartbeat, a cron job...): how the reply is judged.
+    pub kind: crate::run::RunKind,
 }
 
 impl SendChat {
@@ -94,6 +96,7 @@ impl SendChat {
             model: None,
             lane: None,
             tools_allow: None,
+            kind: crate::run::RunKind::Chat,
         }
     }
 }

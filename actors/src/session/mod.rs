@@ -140,6 +140,8 @@ struct Active {
     started_at: u64,
     /// Reasoning held back until the end (`/reasoning on`).
     reasoning: String,
+    /// Which of the run's streamed text goes out (by its kind).
+    gate: crate::run::StreamGate,
 }
 
 impl Active {
@@ -161,10 +163,11 @@ impl Active {
             items,
             aborted: false,
             restarts: 0,
-            overrides,
             timeout,
             started_at: crate::now_ms(),
             reasoning: String::new(),
+            gate: crate::run::StreamGate::new(overrides.kind),
+            overrides,
         }
     }
 }

@@ -125,6 +125,9 @@ pub struct RunOverrides {
     /// The only tools the run is offered (a cron job's `toolsAllow`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_allow: Option<Vec<String>>,
+    /// Why the run runs (chat, heartbeat, cron...): how its reply is judged.
+    #[serde(default, skip_serializing_if = "crate::run::RunKind::is_default")]
+    pub kind: crate::run::RunKind,
 }
 
 impl RunOverrides {
@@ -361,6 +364,9 @@ impl SessionQueue {
         // One untrusted message makes the whole turn untrusted, and every
         // message's channel policy applies to it.
         overrides.untrusted = items.iter().any(|(_, i)| i.overrides.untrusted);
+        overrides.kind = items
+            .iter()
+            .fold(overrides.kind, |k, (_, i)| k.join(i.overrides.kind));
         for (_, i) in &items[1..] {
             for c in &i.overrides.channels {
                 if !overrides.channels.contains(c) {

@@ -14,7 +14,7 @@ use crate::context::{ContextFiles, RunInputs};
 use crate::lane::AcquireSlot;
 use crate::provider::selection::ModelRef;
 use crate::provider::{thinking_budget, MessageRole};
-use crate::run::{AbortRun, RunActor, RunConfig};
+use crate::run::{AbortRun, Outcome, RunActor, RunConfig};
 
 impl SessionActor {
     pub(super) fn start_run(
@@ -184,6 +184,11 @@ impl SessionActor {
         let run = RunActor::new(RunConfig {
             session_key: self.key.clone(),
             agent_id: self.agent().to_string(),
+            kind: self
+                .active
+                .as_ref()
+                .map(|a| a.overrides.kind)
+                .unwrap_or_default(),
             exec,
             run_id,
             models,
@@ -235,7 +240,9 @@ impl SessionActor {
             return;
         };
         let (run_id, status, text) = match event {
-            RunEvent::Final { run_id, text, .. } => (run_id, "ok", text.clone()),
+            RunEvent::Final {
+                run_id, outcome, ..
+            } => (run_id, "ok", outcome.text().to_string()),
             RunEvent::Failed { run_id, error, .. } => (run_id, "error", error.clone()),
             RunEvent::Aborted { run_id, text } => (run_id, "aborted", text.clone()),
             _ => return,
@@ -260,10 +267,10 @@ impl SessionActor {
         match event {
             RunEvent::Final {
                 run_id,
-                text,
+                outcome: Outcome::Text(text),
                 stop_reason,
                 usage,
-            } if mode != "off" && !text.is_empty() && !crate::context::prompt::is_silent(&text) => {
+            } if mode != "off" => {
                 let mut footer = format!("Usage: {} in · {} out", usage.input, usage.output);
                 let model = match (&self.entry.model_provider, &self.entry.model) {
                     (Some(p), Some(m)) => Some(format!("{p}/{m}")),
@@ -287,7 +294,7 @@ impl SessionActor {
                 }
                 RunEvent::Final {
                     run_id,
-                    text: format!("{text}\n\n{footer}"),
+                    outcome: Outcome::Text(format!("{text}\n\n{footer}")),
                     stop_reason,
                     usage,
                 }
@@ -315,6 +322,9 @@ impl Handler<RunEvent> for SessionActor {
         if ours {
             self.record_step(&event);
         }
+        let Some(event) = self.gate(event, ours) else {
+            return;
+        };
         if let RunEvent::Thinking { delta, .. } = &event {
             match self.reasoning() {
                 "off" => return,
@@ -346,6 +356,26 @@ impl Handler<RunEvent> for SessionActor {
 }
 
 impl SessionActor {
+    /// What of a streamed delta goes out: decided once, here, by the
+    /// active run's kind (`StreamGate`); other events pass.
+    fn gate(&mut self, event: RunEvent, ours: bool) -> Option<RunEvent> {
+        let RunEvent::Delta {
+            run_id,
+            delta,
+            fresh,
+        } = event
+        else {
+            return Some(event);
+        };
+        let a = self.active.as_mut().filter(|_| ours)?;
+        let (delta, fresh) = a.gate.pass(delta, fresh)?;
+        Some(RunEvent::Delta {
+            run_id,
+            delta,
+            fresh,
+        })
+    }
+
     /// Persists a run's step: its messages (with their reasoning) and the
     /// model it chose (a `model_change` entry when it changes).
     fn record_step(&mut self, event: &RunEvent) {

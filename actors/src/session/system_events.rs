@@ -1,12 +1,19 @@
-//! The queue of system events (`system-event` text) waiting for the main
-//! session's next agent turn. Stored, so a restart does not lose them; the
-//! agent runtime drains it when it builds a turn.
+//! System events (`system-event`, a cron job's `systemEvent`, `wake`
+//! text): owned by the session they are for. Writers send
+//! [`QueueSystemEvent`] to that session (in practice the main session);
+//! it stores them under its key and drains them into its next trusted
+//! turn: the turn's input starts with one `System: [time] text` line per
+//! event, and the events leave the store in the same transaction that
+//! stores that input, so each reaches the model exactly once, across
+//! restarts. A stranger's turn never drains them (they are the owner's).
+//! Trust: the text comes from operators and the gateway itself (trusted).
 
+use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Store, StoreError, Tree};
+use crate::store::{composite_key, Store, StoreError, StoreWrite, Tree};
 
-/// At most this many queued events are kept; older ones are dropped.
+/// At most this many queued events are kept per session; older ones are dropped.
 pub const MAX_QUEUED: usize = 20;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15,33 +22,126 @@ pub struct SystemEvent {
     pub text: String,
 }
 
-/// Appends an event (not flushed: the caller decides the durability point).
-pub fn push(store: &Store, text: &str) -> Result<(), StoreError> {
-    let id = crate::store::time_ordered_id();
-    store.put(
-        Tree::SystemEvents,
-        &id,
-        &SystemEvent {
-            ts: crate::now_ms(),
-            text: text.to_string(),
-        },
-    )?;
-    let all: Vec<(String, SystemEvent)> = store.scan(Tree::SystemEvents, "")?;
-    if all.len() > MAX_QUEUED {
-        for (k, _) in &all[..all.len() - MAX_QUEUED] {
-            store.remove(Tree::SystemEvents, k)?;
-        }
-    }
-    Ok(())
+/// Queues `text` for the session's next turn; durable when answered.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), crate::transcript::TranscriptError>")]
+pub struct QueueSystemEvent {
+    pub text: String,
 }
 
-/// Queued events, oldest first.
-pub fn list(store: &Store) -> Result<Vec<SystemEvent>, StoreError> {
-    Ok(store
-        .scan::<SystemEvent>(Tree::SystemEvents, "")?
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect())
+/// The texts of the system events waiting for the session's next turn.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<String>")]
+pub struct PendingSystemEvents;
+
+/// The session's queued events (store key, event), oldest first. Events
+/// stored before sessions owned them (no session prefix) belong to every
+/// main session: the first to drain them takes them.
+pub fn load(store: &Store, session_key: &str) -> Result<Vec<(String, SystemEvent)>, StoreError> {
+    let mut out: Vec<(String, SystemEvent)> = Vec::new();
+    if session_key.ends_with(":main") {
+        let legacy = store.scan::<SystemEvent>(Tree::SystemEvents, "")?;
+        out.extend(legacy.into_iter().filter(|(k, _)| !k.contains('\0')));
+    }
+    out.extend(store.scan(Tree::SystemEvents, &composite_key(session_key, ""))?);
+    Ok(out)
+}
+
+/// The write that stores one event for `session_key`.
+pub fn put(session_key: &str, event: &SystemEvent) -> (String, StoreWrite) {
+    let key = composite_key(session_key, &crate::store::time_ordered_id());
+    let value = serde_json::to_value(event).ok();
+    (key.clone(), (Tree::SystemEvents, key, value))
+}
+
+pub fn remove(key: &str) -> StoreWrite {
+    (Tree::SystemEvents, key.to_string(), None)
+}
+
+/// The turn input with the events before it, as the model reads them.
+pub fn prepend(events: &[SystemEvent], body: &str) -> String {
+    let mut out = String::new();
+    for e in events {
+        let when = chrono::DateTime::from_timestamp_millis(e.ts as i64)
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+            .unwrap_or_default();
+        for (i, line) in e.text.trim().lines().enumerate() {
+            match i {
+                0 => out.push_str(&format!("System: [{when}] {line}\n")),
+                _ => out.push_str(&format!("System: {line}\n")),
+            }
+        }
+    }
+    out.push('\n');
+    out.push_str(body);
+    out
+}
+
+impl super::SessionActor {
+    /// The queued events, loaded from the store on first use.
+    fn events(&mut self) -> &mut Vec<(String, SystemEvent)> {
+        let (store, key) = (&self.deps.store, &self.key);
+        self.system_events.get_or_insert_with(|| {
+            load(store, key).unwrap_or_else(|e| {
+                tracing::error!(session_key = %key, error = %e, "cannot read the system events");
+                Vec::new()
+            })
+        })
+    }
+
+    /// What a trusted turn's input drains: the events (they are in the
+    /// input now) and the writes that remove them, to commit with it.
+    pub(super) fn drain_events(&mut self, untrusted: bool) -> (Vec<SystemEvent>, Vec<StoreWrite>) {
+        if untrusted || self.events().is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let taken = std::mem::take(self.events());
+        let writes = taken.iter().map(|(k, _)| remove(k)).collect();
+        (taken.into_iter().map(|(_, e)| e).collect(), writes)
+    }
+
+    /// The drained events go back (their turn's input was not stored).
+    pub(super) fn undrain(&mut self, events: Vec<SystemEvent>, writes: &[StoreWrite]) {
+        let back = writes.iter().map(|(_, k, _)| k.clone()).zip(events);
+        let queue = self.events();
+        let rest = std::mem::take(queue);
+        queue.extend(back);
+        queue.extend(rest);
+    }
+}
+
+impl Handler<QueueSystemEvent> for super::SessionActor {
+    type Result = ResponseFuture<Result<(), crate::transcript::TranscriptError>>;
+    fn handle(&mut self, msg: QueueSystemEvent, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let event = SystemEvent {
+            ts: crate::now_ms(),
+            text: msg.text,
+        };
+        let (key, write) = put(&self.key, &event);
+        let mut writes = vec![write];
+        let queue = self.events();
+        queue.push((key, event));
+        let over = queue.len().saturating_sub(MAX_QUEUED);
+        writes.extend(queue.drain(..over).map(|(k, _)| remove(&k)));
+        let store = self.deps.store.clone();
+        let stored = store.commit(&writes);
+        if stored.is_err() {
+            self.system_events = None; // reloaded from what the store has
+        }
+        Box::pin(async move {
+            stored?;
+            store.flush().await?;
+            Ok(())
+        })
+    }
+}
+
+impl Handler<PendingSystemEvents> for super::SessionActor {
+    type Result = Vec<String>;
+    fn handle(&mut self, _: PendingSystemEvents, _: &mut Context<Self>) -> Vec<String> {
+        self.events().iter().map(|(_, e)| e.text.clone()).collect()
+    }
 }
 
 #[cfg(test)]
@@ -49,15 +149,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn queue_keeps_order_and_cap() {
+    fn each_session_keeps_its_own_events_and_legacy_ones_go_to_a_main_session() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        for i in 0..(MAX_QUEUED + 3) {
-            push(&store, &format!("e{i}")).unwrap();
+        let e = |t: &str| SystemEvent {
+            ts: 0,
+            text: t.into(),
+        };
+        store
+            .put(Tree::SystemEvents, "01legacy", &e("from before"))
+            .unwrap();
+        let mut writes = Vec::new();
+        for (key, text) in [("agent:main:main", "a"), ("agent:main:other", "b")] {
+            writes.push(put(key, &e(text)).1);
         }
-        let got = list(&store).unwrap();
-        assert_eq!(got.len(), MAX_QUEUED);
-        assert_eq!(got[0].text, "e3");
-        assert_eq!(got[MAX_QUEUED - 1].text, format!("e{}", MAX_QUEUED + 2));
+        store.commit(&writes).unwrap();
+        let main = load(&store, "agent:main:main").unwrap();
+        let texts: Vec<&str> = main.iter().map(|(_, e)| e.text.as_str()).collect();
+        assert_eq!(texts, ["from before", "a"]);
+        let other = load(&store, "agent:main:other").unwrap();
+        assert_eq!(other.len(), 1);
+        assert_eq!(other[0].1.text, "b");
+        let text = prepend(&[e("Reminder: stretch"), e("two\nlines")], "hi");
+        assert_eq!(
+            text,
+            "System: [1970-01-01 00:00:00 UTC] Reminder: stretch\nSystem: [1970-01-01 00:00:00 UTC] two\nSystem: lines\n\nhi"
+        );
     }
 }

@@ -4,7 +4,7 @@ use super::recovery::interrupted;
 use super::*;
 use crate::lane::LaneKind;
 use crate::provider::hub::ProviderHub;
-use crate::run::TakeSteers;
+use crate::run::{Outcome, TakeSteers};
 use crate::runs::RunRecord;
 use crate::session::inbox::{self, InboxItem};
 use crate::session::queue::QueueMode;
@@ -146,7 +146,10 @@ impl H {
 
 fn final_text(events: &[RunEvent]) -> String {
     match events.last() {
-        Some(RunEvent::Final { text, .. }) => text.clone(),
+        Some(RunEvent::Final {
+            outcome: Outcome::Text(text),
+            ..
+        }) => text.clone(),
         other => panic!("{other:?}"),
     }
 }
@@ -205,7 +208,11 @@ async fn an_unauthorised_sender_gets_directives_treated_as_plain_text() {
     let mut ended = Vec::new();
     while ended.len() < 2 {
         match h.events.recv().await.unwrap().event {
-            RunEvent::Final { run_id, text, .. } if run_id == "u5" => ended.push(text),
+            RunEvent::Final {
+                run_id,
+                outcome: Outcome::Text(text),
+                ..
+            } if run_id == "u5" => ended.push(text),
             RunEvent::Aborted { run_id, .. } if run_id == "u4" => ended.push("aborted".into()),
             _ => {}
         }
@@ -239,7 +246,11 @@ async fn messages_sent_while_busy_are_collected_into_one_follow_up_turn() {
             .unwrap()
             .unwrap()
             .event;
-        if let RunEvent::Final { text, .. } = e {
+        if let RunEvent::Final {
+            outcome: Outcome::Text(text),
+            ..
+        } = e
+        {
             break text;
         }
     };
@@ -342,7 +353,11 @@ async fn a_restarted_session_marks_the_cut_run_and_delivers_what_was_queued() {
             .unwrap()
             .unwrap()
             .event;
-        if let RunEvent::Final { text, .. } = e {
+        if let RunEvent::Final {
+            outcome: Outcome::Text(text),
+            ..
+        } = e
+        {
             break text;
         }
     };
@@ -439,7 +454,11 @@ async fn after_a_crash_a_cut_run_is_marked_and_queued_messages_run_in_order() {
     let text = seen
         .iter()
         .find_map(|e| match e {
-            RunEvent::Final { run_id, text, .. } if run_id == "q1" => Some(text.clone()),
+            RunEvent::Final {
+                run_id,
+                outcome: Outcome::Text(text),
+                ..
+            } if run_id == "q1" => Some(text.clone()),
             _ => None,
         })
         .unwrap();
@@ -493,7 +512,7 @@ async fn once_the_run_is_closing_a_steer_waits_for_its_own_turn() {
     );
     let seen = until_ends(&mut h.events, &["k1", "k2"]).await;
     assert!(seen.iter().any(|e| matches!(e,
-        RunEvent::Final { run_id, text, .. } if run_id == "k2" && text == "You said: late")));
+        RunEvent::Final { run_id, outcome: Outcome::Text(text), .. } if run_id == "k2" && text == "You said: late")));
 }
 
 #[actix::test]
@@ -542,7 +561,11 @@ async fn earlier_turns_reach_the_model_and_survive_a_session_restart() {
             .unwrap()
             .unwrap()
             .event;
-        if let RunEvent::Final { text, .. } = e {
+        if let RunEvent::Final {
+            outcome: Outcome::Text(text),
+            ..
+        } = e
+        {
             break text;
         }
     };
@@ -670,7 +693,11 @@ async fn idle_sessions_stop_and_come_back_from_the_store() {
             .await
             .unwrap()
             .unwrap();
-        if let RunEvent::Final { text, .. } = e.event {
+        if let RunEvent::Final {
+            outcome: Outcome::Text(text),
+            ..
+        } = e.event
+        {
             break text;
         }
     };

@@ -34,6 +34,7 @@ impl Cx {
         m.command_authorized = false;
         m.untrusted = self.trust.untrusted;
         m.channels = self.trust.channels.clone();
+        m.kind = crate::run::RunKind::Subagent;
         m
     }
 }
@@ -107,8 +108,12 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     }
     match wait_run(runs, &ack.run_id, None, wait).await {
         Waited::Ended(r) => {
-            let reply = last_reply(store, &entry.session_id);
-            ok(json!({ "status": r.status, "sessionKey": key.as_str(), "runId": ack.run_id, "reply": reply, "error": r.error }).to_string())
+            let reply = match &r.outcome {
+                crate::run::Outcome::Recorded => last_reply(store, &entry.session_id),
+                o => o.text().to_string(),
+            };
+            let (status, error) = (r.status().as_str(), r.outcome.error());
+            ok(json!({ "status": status, "sessionKey": key.as_str(), "runId": ack.run_id, "reply": reply, "error": error }).to_string())
         }
         Waited::TimedOut { .. } | Waited::Busy => ok(
             json!({ "status": "timeout", "sessionKey": key.as_str(), "runId": ack.run_id })

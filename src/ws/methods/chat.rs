@@ -13,6 +13,7 @@ use crate::protocol::events;
 use crate::protocol::frames;
 use crate::ws::event_bridge::{AddToolRecipient, ChatSendAcked, PublishChat, TimeChatSend};
 use crate::ws::methods::EarlyFrame;
+use ferroclaw_actors::run::{RunKind, RunStatus};
 use ferroclaw_actors::runs::{wait_run, LiveRunOf, RunResult, Waited};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -256,6 +257,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         model: None,
         lane: None,
         tools_allow: None,
+        kind: RunKind::Chat,
     })
     .await?;
     if timed {
@@ -502,9 +504,9 @@ fn final_payload(r: &RunResult) -> Value {
     json!({
         "runId": r.run_id,
         "status": "ok",
-        "summary": if r.status == "aborted" { "aborted" } else { "completed" },
+        "summary": if r.status() == RunStatus::Aborted { "aborted" } else { "completed" },
         "result": {
-            "payloads": [{ "text": r.text }],
+            "payloads": [{ "text": r.outcome.text() }],
             "meta": { "durationMs": r.ended_at.saturating_sub(r.started_at), "usage": events::usage(r.usage.as_ref()), "stopReason": r.stop_reason },
         },
     })
@@ -565,9 +567,12 @@ pub async fn agent(
     );
     let conn = Some(caller.conn_id.clone());
     match wait_run(&state.gateway.runs, &run_id, conn, limit).await {
-        Waited::Ended(r) if r.status != "error" => json(final_payload(&r)),
+        Waited::Ended(r) if r.status() != RunStatus::Error => json(final_payload(&r)),
         Waited::Ended(r) => Err(ErrorShape::unavailable(
-            r.error.clone().unwrap_or_else(|| "run failed".into()),
+            r.outcome
+                .error()
+                .filter(|e| !e.is_empty())
+                .unwrap_or("run failed"),
         )
         .with_details(json!({ "runId": r.run_id, "status": "error" }))),
         Waited::Busy => Err(too_many_waits()),
@@ -604,10 +609,10 @@ pub async fn agent_wait(state: &SharedState, caller: &Caller, p: &Value) -> Meth
     match wait_run(&state.gateway.runs, &p.run_id, conn, limit).await {
         Waited::Ended(r) => {
             let mut out = json!({
-                "runId": r.run_id, "status": if r.status == "error" { "error" } else { "ok" },
+                "runId": r.run_id, "status": if r.status() == RunStatus::Error { "error" } else { "ok" },
                 "startedAt": r.started_at, "endedAt": r.ended_at, "stopReason": r.stop_reason,
             });
-            if let Some(e) = r.error {
+            if let Some(e) = r.outcome.error() {
                 out["error"] = json!(e);
             }
             json(out)

@@ -8,7 +8,7 @@
 use ferroclaw_actors::channels::ledger::Delivery;
 use ferroclaw_actors::channels::{ChannelSendError, FollowRun, SendText};
 use ferroclaw_actors::router::LookupSession;
-use ferroclaw_actors::session::{system_events, InjectNote, SendChat};
+use ferroclaw_actors::session::{InjectNote, SendChat};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -332,13 +332,9 @@ pub async fn wake_now(
             "wake sessionKey cannot target a subagent session",
         ));
     }
-    let store = state.gateway.store.clone();
-    let event = text.to_string();
-    tokio::task::spawn_blocking(move || system_events::push(&store, &event))
+    ferroclaw_actors::router::queue_system_event(&state.gateway.router, key.clone(), text.into())
         .await
-        .map_err(down)?
-        .map_err(store_err)?;
-    state.gateway.store.flush().await.map_err(store_err)?;
+        .map_err(ErrorShape::unavailable)?;
     if mode != "now" {
         return Ok(None);
     }
@@ -357,10 +353,10 @@ pub async fn wake_now(
     }
     let session = session_for(state, key).await?;
     let run_id = format!("wake:{}", ulid::Ulid::generate());
-    let ack = session
-        .send(SendChat::text(HEARTBEAT_PROMPT, &run_id))
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+    let mut msg = SendChat::text(HEARTBEAT_PROMPT, &run_id);
+    msg.kind = ferroclaw_actors::run::RunKind::Heartbeat {
+        ack_max_chars: ferroclaw_actors::run::reply::ACK_MAX_CHARS,
+    };
+    let ack = session.send(msg).await.map_err(down)?.map_err(store_err)?;
     Ok(Some(ack.run_id))
 }

@@ -4,7 +4,8 @@ use std::io::{Read, Seek, SeekFrom};
 
 use ferroclaw_actors::gateway::GetHealth;
 use ferroclaw_actors::presence::{send_to_presence, ListPresence, PresenceEntry, UpsertPresence};
-use ferroclaw_actors::session::system_events;
+use ferroclaw_actors::router::queue_system_event;
+use ferroclaw_actors::session::system_events::PendingSystemEvents;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -24,11 +25,12 @@ pub async fn health(state: &SharedState) -> MethodResult {
 
 pub async fn status(state: &SharedState) -> MethodResult {
     let settings = state.live.settings();
-    let store = state.gateway.store.clone();
-    let queued = tokio::task::spawn_blocking(move || system_events::list(&store))
+    let main = super::chat::session_key(state, "main")?;
+    let session = super::chat::session_for(state, main).await?;
+    let queued = session
+        .send(PendingSystemEvents)
         .await
-        .map_err(|_| ErrorShape::unavailable("store unavailable"))?
-        .map_err(|e| ErrorShape::unavailable(format!("store unavailable: {e}")))?;
+        .map_err(|_| ErrorShape::unavailable("the main session is unavailable"))?;
     let default_id = settings.default_agent_id().to_string();
     let path = state
         .gateway
@@ -58,7 +60,7 @@ pub async fn status(state: &SharedState) -> MethodResult {
             }).collect::<Vec<_>>(),
         },
         "channelSummary": [],
-        "queuedSystemEvents": queued.iter().map(|e| e.text.clone()).collect::<Vec<_>>(),
+        "queuedSystemEvents": queued,
         "sessions": {
             "paths": [path],
             "count": 0,
@@ -155,16 +157,10 @@ pub async fn system_event(state: &SharedState, caller: &Caller, p: &Value) -> Me
         },
     );
     if !p.text.trim().is_empty() {
-        let store = gw.store.clone();
-        let text = p.text;
-        tokio::task::spawn_blocking(move || system_events::push(&store, &text))
+        let main = super::chat::session_key(state, "main")?;
+        queue_system_event(&gw.router, main, p.text)
             .await
-            .map_err(|_| ErrorShape::unavailable("store unavailable"))?
-            .map_err(|e| ErrorShape::unavailable(format!("store unavailable: {e}")))?;
-        gw.store
-            .flush()
-            .await
-            .map_err(|e| ErrorShape::unavailable(format!("store unavailable: {e}")))?;
+            .map_err(ErrorShape::unavailable)?;
     }
     json(json!({ "ok": true }))
 }
