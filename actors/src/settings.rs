@@ -700,3 +700,29 @@ pub fn parse_duration(s: &str) -> Option<std::time::Duration> {
     };
     (ms >= 0.0).then(|| std::time::Duration::from_millis(ms as u64))
 }
+
+/// A duration in the largest unit that divides it (`30m`, `1h`, `5s`,
+/// `250ms`): what [`parse_duration`] reads back.
+pub fn format_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis() as u64;
+    match ms {
+        0 => "0m".into(),
+        _ if ms.is_multiple_of(3_600_000) => format!("{}h", ms / 3_600_000),
+        _ if ms.is_multiple_of(60_000) => format!("{}m", ms / 60_000),
+        _ if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),
+        _ => format!("{ms}ms"),
+    }
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::*;
+
+    #[test]
+    fn durations_print_as_they_are_read() {
+        for s in ["30m", "1h", "5s", "250ms"] {
+            assert_eq!(format_duration(parse_duration(s).unwrap()), s);
+        }
+        assert_eq!(format_duration(parse_duration("90m").unwrap()), "90m");
+    }
+}

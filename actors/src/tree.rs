@@ -241,7 +241,8 @@ impl Gateway {
             },
         )?;
         let root = GatewayActor::new(GatewayParts {
-            heartbeat: heartbeat.clone().recipient(),
+            heartbeat: heartbeat.clone(),
+            router: router.clone(),
             channels: channels.clone(),
             channel_health: channel_health.clone(),
             hub: hub.clone(),

@@ -409,7 +409,7 @@ async fn tools_invoke(
         Ok(k) => k,
         Err(e) => return bad(&format!("invalid sessionKey: {e}")),
     };
-    let agent = key.as_str().split(':').nth(1).unwrap_or("main").to_string();
+    let agent = key.agent_id().to_string();
     let channel = req
         .headers()
         .get("x-openclaw-message-channel")

@@ -10,18 +10,14 @@ use serde_json::{json, Map, Value};
 
 /// The agent a session key names (`agent:<id>:...`), else `main`.
 pub fn agent_of(key: &str) -> &str {
-    let mut parts = key.splitn(3, ':');
-    match (parts.next(), parts.next()) {
-        (Some("agent"), Some(id)) if !id.is_empty() => id,
-        _ => "main",
-    }
+    ferroclaw_actors::ids::key::agent(key)
 }
 
 pub fn kind(key: &str) -> &'static str {
-    let rest = key.splitn(3, ':').nth(2).unwrap_or(key);
-    if rest == "global" {
+    use ferroclaw_actors::ids::key;
+    if key::rest(key) == "global" {
         "global"
-    } else if rest.split(':').any(|p| p == "group" || p == "channel") {
+    } else if key::is_group(key) {
         "group"
     } else {
         "direct"

@@ -32,6 +32,7 @@ mod runtime;
 mod sessions;
 mod slack;
 mod slack_crash;
+mod status;
 mod subagents;
 mod system_events;
 mod telegram;

@@ -328,6 +328,31 @@ pub fn summary(accounts: &[AccountSnapshot]) -> Summary {
     (channels, order, labels)
 }
 
+/// `status`'s `channelSummary`, as OpenClaw writes it: one line per
+/// channel (`Telegram: configured`), then one per account
+/// (`  - default (running, healthy)`).
+pub fn summary_lines(accounts: &[AccountSnapshot]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut channels: Vec<&str> = Vec::new();
+    for a in accounts {
+        if !channels.contains(&a.channel.as_str()) {
+            channels.push(&a.channel);
+        }
+    }
+    for c in channels {
+        lines.push(format!("{}: configured", label(c)));
+        for a in accounts.iter().filter(|a| a.channel == c) {
+            let run = if a.running { "running" } else { "stopped" };
+            lines.push(format!(
+                "  - {} ({run}, {})",
+                a.account_id,
+                a.state.as_str()
+            ));
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,7 +62,7 @@ pub fn channel_of_key(key: &str) -> &str {
         "matrix",
         "heartbeat",
     ];
-    let third = key.split(':').nth(2).unwrap_or("");
+    let third = crate::ids::key::first(key);
     CHANNELS
         .iter()
         .find(|c| **c == third)
@@ -84,12 +84,12 @@ pub fn capabilities(channel: &str) -> Vec<String> {
 
 /// Whether a session key is a private chat (MEMORY.md is injected only there).
 pub fn is_private(key: &str) -> bool {
-    !key.split(':').any(|p| p == "group" || p == "channel")
+    !crate::ids::key::is_group(key)
 }
 
 /// The prompt mode of a session key: sub-agents get `minimal`.
 pub fn mode_of_key(key: &str) -> PromptMode {
-    if key.split(':').any(|p| p == "subagent") {
+    if crate::ids::key::has(key, "subagent") {
         PromptMode::Minimal
     } else {
         PromptMode::Full

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::clock::Clock;
@@ -27,6 +28,7 @@ use crate::run::{Outcome, RunKind};
 use crate::runs::{wait_run, BusySessions, RunRegistry, Waited};
 use crate::session::system_events::PendingSystemEvents;
 use crate::session::SendChat;
+use crate::store::Tree;
 
 /// OpenClaw's default heartbeat prompt.
 pub const DEFAULT_PROMPT: &str = "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK.";
@@ -115,10 +117,54 @@ pub struct SetHeartbeats {
 #[rtype(result = "()")]
 pub struct SetHeartbeatConfig(pub HeartbeatConfig);
 
-/// `status`: the heartbeat's cadence per agent.
+/// `status` and `health`: the heartbeat's schedule as it runs.
 #[derive(Debug, Message)]
-#[rtype(result = "Value")]
+#[rtype(result = "HeartbeatView")]
 pub struct HeartbeatStatus;
+
+/// The heartbeat as `status` and `health` report it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeartbeatView {
+    pub agent_id: String,
+    /// None: no scheduled beats (`every: "0m"` or `set-heartbeats` off).
+    pub every: Option<Duration>,
+    pub prompt: String,
+    /// `none`, `last` or a channel id.
+    pub target: String,
+    pub model: Option<String>,
+    pub ack_max_chars: usize,
+    /// When the next scheduled beat is due (ms).
+    pub next_due_at: Option<u64>,
+}
+
+impl HeartbeatView {
+    /// `every` as OpenClaw prints it (`30m`, `disabled`).
+    pub fn every_text(&self) -> String {
+        self.every
+            .map_or("disabled".into(), crate::settings::format_duration)
+    }
+
+    /// `status`'s row: `{agentId, enabled, every, everyMs}`.
+    pub fn status_row(&self) -> Value {
+        json!({
+            "agentId": self.agent_id, "enabled": self.every.is_some(), "every": self.every_text(),
+            "everyMs": self.every.map(|d| d.as_millis() as u64),
+        })
+    }
+
+    /// `health`'s per-agent heartbeat (OpenClaw's closed shape).
+    pub fn health_row(&self) -> Value {
+        let mut row = json!({
+            "enabled": self.every.is_some(), "every": self.every_text(),
+            "everyMs": self.every.map(|d| d.as_millis() as u64), "prompt": self.prompt,
+            "target": self.target, "ackMaxChars": self.ack_max_chars,
+        });
+        if let Some(m) = &self.model {
+            row["model"] = json!(m);
+        }
+        row
+    }
+}
 
 pub struct HeartbeatActor {
     config: HeartbeatConfig,
@@ -131,7 +177,20 @@ pub struct HeartbeatActor {
     last: Option<Value>,
     in_flight: bool,
     timer: Option<SpawnHandle>,
+    /// When the next scheduled beat is due (ms; stored, so a restart keeps
+    /// the cadence instead of starting the interval over).
+    next_due: Option<u64>,
 }
+
+/// What the heartbeat keeps on disk (`meta` tree, key `heartbeat`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stored {
+    next_due_at: Option<u64>,
+    last: Option<Value>,
+}
+
+const STORED_KEY: &str = "heartbeat";
 
 impl HeartbeatActor {
     pub fn new(
@@ -152,6 +211,32 @@ impl HeartbeatActor {
             last: None,
             in_flight: false,
             timer: None,
+            next_due: None,
+        }
+    }
+
+    /// The schedule and last outcome a previous process left.
+    fn load(&mut self) {
+        let store = &self.announcer.store;
+        match store.get::<Stored>(Tree::Meta, STORED_KEY) {
+            Ok(Some(s)) => {
+                self.next_due = s.next_due_at;
+                self.last = s.last;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot read the heartbeat's schedule"),
+        }
+    }
+
+    /// Keeps the schedule and the last outcome (flushed with the store's
+    /// next flush; a lost write only costs one interval).
+    fn save(&self) {
+        let stored = Stored {
+            next_due_at: self.next_due,
+            last: self.last.clone(),
+        };
+        if let Err(e) = self.announcer.store.put(Tree::Meta, STORED_KEY, &stored) {
+            tracing::warn!(error = %e, "cannot store the heartbeat's schedule");
         }
     }
 
@@ -160,26 +245,41 @@ impl HeartbeatActor {
         self
     }
 
-    fn arm(&mut self, ctx: &mut Context<Self>) {
+    /// Sets the timer for the next scheduled beat: when it is due (kept
+    /// from before, never further than one interval away), or one
+    /// interval from now when `fresh` or nothing is due.
+    fn arm(&mut self, ctx: &mut Context<Self>, fresh: bool) {
         if let Some(h) = self.timer.take() {
             ctx.cancel_future(h);
         }
         let Some(every) = self.config.every.filter(|_| self.enabled) else {
             return;
         };
-        self.timer = Some(ctx.run_later(every, |act, ctx| {
+        let now = self.clock.now_ms();
+        let latest = now.saturating_add(every.as_millis() as u64);
+        let due = match self.next_due {
+            Some(d) if !fresh => d.min(latest),
+            _ => latest,
+        };
+        if self.next_due != Some(due) {
+            self.next_due = Some(due);
+            self.save();
+        }
+        let wait = Duration::from_millis(due.saturating_sub(now));
+        self.timer = Some(ctx.run_later(wait, |act, ctx| {
             act.timer = None;
             if let Some(turn) = act.beat("interval") {
                 let run = act.launch(turn);
                 ctx.spawn(run.map(|_, _, _| ()));
             }
-            act.arm(ctx);
+            act.arm(ctx, true);
         }));
     }
 
     fn emit(&mut self, mut event: Value) {
         event["ts"] = json!(self.clock.now_ms());
         self.last = Some(event.clone());
+        self.save();
         if let Some(e) = &self.events {
             e.do_send(HeartbeatEvent(event));
         }
@@ -353,7 +453,8 @@ impl Turn {
 impl Actor for HeartbeatActor {
     type Context = Context<Self>;
     fn started(&mut self, ctx: &mut Context<Self>) {
-        self.arm(ctx);
+        self.load();
+        self.arm(ctx, false);
     }
 }
 
@@ -378,7 +479,7 @@ impl Handler<SetHeartbeats> for HeartbeatActor {
     type Result = bool;
     fn handle(&mut self, msg: SetHeartbeats, ctx: &mut Context<Self>) -> bool {
         self.enabled = msg.enabled;
-        self.arm(ctx);
+        self.arm(ctx, true);
         self.enabled
     }
 }
@@ -389,7 +490,7 @@ impl Handler<SetHeartbeatConfig> for HeartbeatActor {
         if msg.0 != self.config {
             tracing::info!(every = ?msg.0.every, "heartbeat settings changed");
             self.config = msg.0;
-            self.arm(ctx);
+            self.arm(ctx, true);
         }
     }
 }
@@ -398,11 +499,18 @@ impl Handler<HeartbeatStatus> for HeartbeatActor {
     type Result = MessageResult<HeartbeatStatus>;
     fn handle(&mut self, _: HeartbeatStatus, _: &mut Context<Self>) -> Self::Result {
         let every = self.config.every.filter(|_| self.enabled);
-        MessageResult(json!({
-            "agentId": self.announcer.default_agent,
-            "enabled": every.is_some(),
-            "every": every.map_or("disabled".to_string(), |d| format!("{}m", d.as_secs() / 60)),
-            "everyMs": every.map_or(Value::Null, |d| json!(d.as_millis() as u64)),
-        }))
+        let c = &self.config;
+        MessageResult(HeartbeatView {
+            agent_id: self.announcer.default_agent.clone(),
+            every,
+            prompt: c.prompt.clone(),
+            target: c
+                .target
+                .as_ref()
+                .map_or("none".into(), |t| t.channel.clone()),
+            model: c.model.clone(),
+            ack_max_chars: c.ack_max_chars,
+            next_due_at: self.next_due.filter(|_| every.is_some()),
+        })
     }
 }

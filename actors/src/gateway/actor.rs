@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use super::messages::*;
 use super::{AgentHealth, HealthSnapshot, HealthSummary, SessionsHealth};
+use crate::ids::key::agent as agent_of;
 use crate::metrics::Metrics;
 use crate::presence::StateVersions;
 use crate::provider::hub::{EnvReader, HubConfig, ProviderHub, Reconfigure};
@@ -21,7 +22,11 @@ pub struct GatewayActor {
     hub: Addr<ProviderHub>,
     channels: Addr<crate::channels::ChannelSupervisor>,
     channel_health: Arc<crate::channels::health::HealthBoard>,
-    heartbeat: Recipient<crate::cron::beat::SetHeartbeatConfig>,
+    heartbeat: Addr<crate::cron::beat::HeartbeatActor>,
+    /// Asked for the stored sessions (health counts and recent rows).
+    router: Addr<crate::router::RouterActor>,
+    /// What the actors said at the last gathering (sessions, heartbeat).
+    facts: Facts,
     /// Provider keys from the environment (handed in by the edge).
     env: EnvReader,
     settings: Arc<Settings>,
@@ -38,6 +43,41 @@ pub struct GatewayActor {
     trim: crate::gateway::heap::TrimPolicy,
 }
 
+/// Sessions listed as `recent` in the health summary (per agent and in all).
+const RECENT: usize = 5;
+
+/// What the health summary reports from other actors, as last gathered.
+#[derive(Debug, Default)]
+struct Facts {
+    /// (session key, updated at), most recently updated first.
+    sessions: Vec<(String, u64)>,
+    /// The heartbeat's schedule, once asked.
+    heartbeat: Option<crate::cron::beat::HeartbeatView>,
+}
+
+/// `{path, count, recent}` of the sessions `keep` picks.
+fn sessions_health(
+    path: &str,
+    all: &[(String, u64)],
+    keep: impl Fn(&str) -> bool,
+) -> SessionsHealth {
+    let now = crate::now_ms();
+    let picked: Vec<&(String, u64)> = all.iter().filter(|(k, _)| keep(k)).collect();
+    let recent = picked
+        .iter()
+        .take(RECENT)
+        .map(|(key, at)| {
+            let at = (*at > 0).then_some(*at);
+            serde_json::json!({ "key": key, "updatedAt": at, "age": at.map(|a| now.saturating_sub(a)) })
+        })
+        .collect();
+    SessionsHealth {
+        path: path.to_string(),
+        count: picked.len() as u64,
+        recent,
+    }
+}
+
 /// How often the gateway looks whether sessions stopped (to trim the heap).
 const TRIM_CHECK: Duration = Duration::from_secs(5);
 
@@ -48,8 +88,10 @@ pub struct GatewayParts {
     pub channels: Addr<crate::channels::ChannelSupervisor>,
     /// Read for the health summary's `channels`.
     pub channel_health: Arc<crate::channels::health::HealthBoard>,
-    /// Told of heartbeat settings changes.
-    pub heartbeat: Recipient<crate::cron::beat::SetHeartbeatConfig>,
+    /// Told of heartbeat settings changes; asked for its schedule.
+    pub heartbeat: Addr<crate::cron::beat::HeartbeatActor>,
+    /// Asked for the stored sessions.
+    pub router: Addr<crate::router::RouterActor>,
     pub env: EnvReader,
     pub settings: Arc<Settings>,
     pub store: Store,
@@ -66,6 +108,8 @@ impl GatewayActor {
             channels: p.channels,
             channel_health: p.channel_health,
             heartbeat: p.heartbeat,
+            router: p.router,
+            facts: Facts::default(),
             env: p.env,
             settings: p.settings,
             store: p.store,
@@ -81,36 +125,37 @@ impl GatewayActor {
 
     fn compute_health(&self) -> HealthSummary {
         let started = Instant::now();
-        let sessions_path = self.store.dir().join("store").display().to_string();
-        let sessions = SessionsHealth {
-            path: sessions_path,
-            count: 0,
-            recent: Vec::new(),
-        };
+        let path = self.store.dir().join("store").display().to_string();
+        let all = &self.facts.sessions;
         let default_id = self.settings.default_agent_id().to_string();
-        let heartbeat =
-            serde_json::json!({ "enabled": false, "every": "disabled", "everyMs": null });
-        let mut agents: Vec<AgentHealth> = self
-            .settings
-            .agents
-            .list
-            .iter()
-            .map(|a| AgentHealth {
-                agent_id: a.id.clone(),
-                name: a.name.clone(),
-                is_default: a.id == default_id,
-                heartbeat: heartbeat.clone(),
-                sessions: sessions.clone(),
-            })
+        // The heartbeat beats for the default agent only.
+        let beat = self.facts.heartbeat.as_ref();
+        let off = beat.map_or(serde_json::Value::Null, |b| {
+            let none = crate::cron::beat::HeartbeatView {
+                every: None,
+                ..b.clone()
+            };
+            none.health_row()
+        });
+        let beat_row = beat.map_or(off.clone(), |b| b.health_row());
+        let every_ms = beat
+            .and_then(|b| b.every)
+            .map_or(0, |d| d.as_millis() as u64);
+        let agent = |id: &str, name: Option<String>| AgentHealth {
+            agent_id: id.to_string(),
+            name,
+            is_default: id == default_id,
+            heartbeat: match id == default_id {
+                true => beat_row.clone(),
+                false => off.clone(),
+            },
+            sessions: sessions_health(&path, all, |k| agent_of(k) == id),
+        };
+        let mut agents: Vec<AgentHealth> = (self.settings.agents.list.iter())
+            .map(|a| agent(&a.id, a.name.clone()))
             .collect();
         if agents.is_empty() {
-            agents.push(AgentHealth {
-                agent_id: default_id.clone(),
-                name: None,
-                is_default: true,
-                heartbeat,
-                sessions: sessions.clone(),
-            });
+            agents.push(agent(&default_id, None));
         }
         let (channels, channel_order, channel_labels) =
             crate::channels::health::summary(&self.channel_health.snapshot(crate::now_ms()));
@@ -121,11 +166,40 @@ impl GatewayActor {
             channels,
             channel_order,
             channel_labels,
-            heartbeat_seconds: 0,
+            heartbeat_seconds: every_ms / 1000,
             default_agent_id: default_id,
             agents,
-            sessions,
+            sessions: sessions_health(&path, all, |_| true),
         }
+    }
+
+    /// Asks the router and the heartbeat for what the summary reports;
+    /// then `then` (a refresh, a broadcast) runs with them in place.
+    fn gather<R: 'static>(
+        &mut self,
+        then: impl FnOnce(&mut Self) -> R + 'static,
+    ) -> impl ActorFuture<Self, Output = R> {
+        let (router, heartbeat) = (self.router.clone(), self.heartbeat.clone());
+        let asked = async move {
+            let rows = router.send(crate::router::ListSessions).await;
+            let beat = heartbeat.send(crate::cron::beat::HeartbeatStatus).await;
+            (rows, beat)
+        };
+        asked.into_actor(self).map(move |(rows, beat), act, _| {
+            match rows {
+                Ok(Ok(rows)) => {
+                    act.facts.sessions = (rows.into_iter())
+                        .map(|r| (r.key, r.entry.updated_at))
+                        .collect()
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "health: cannot list the sessions"),
+                Err(_) => {}
+            }
+            if let Ok(b) = beat {
+                act.facts.heartbeat = Some(b);
+            }
+            then(act)
+        })
     }
 
     fn snapshot(&mut self) -> HealthSnapshot {
@@ -162,7 +236,9 @@ impl Actor for GatewayActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         let every =
             Duration::from_millis(self.settings.gateway.health_refresh_interval_ms.max(1000));
-        ctx.run_interval(every, |this, _| this.broadcast_health());
+        ctx.run_interval(every, |this, ctx| {
+            ctx.spawn(this.gather(|act| act.broadcast_health()));
+        });
         // Idle sessions stop, bursts end; their freed memory goes back to the OS.
         ctx.run_interval(TRIM_CHECK, |this, _| {
             let live = this.metrics.sessions_live.load(Ordering::Relaxed);
@@ -176,10 +252,13 @@ impl Actor for GatewayActor {
 }
 
 impl Handler<GetHealth> for GatewayActor {
-    type Result = MessageResult<GetHealth>;
+    type Result = ResponseActFuture<Self, HealthSnapshot>;
     fn handle(&mut self, _: GetHealth, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        MessageResult(self.snapshot())
+        match &self.health {
+            Some(h) if !self.health_dirty => Box::pin(actix::fut::ready(h.clone())),
+            _ => Box::pin(self.gather(|act| act.snapshot())),
+        }
     }
 }
 
@@ -191,9 +270,9 @@ impl Handler<HealthChanged> for GatewayActor {
         self.health_dirty = true;
         if !self.broadcast_scheduled {
             self.broadcast_scheduled = true;
-            ctx.run_later(Duration::from_millis(250), |this, _| {
+            ctx.run_later(Duration::from_millis(250), |this, ctx| {
                 this.broadcast_scheduled = false;
-                this.broadcast_health();
+                ctx.spawn(this.gather(|act| act.broadcast_health()));
             });
         }
     }

@@ -186,11 +186,10 @@ impl Lanes {
     /// `...:subagent:...` in `subagent`, `...:nested:...` in `nested`,
     /// everything else in `main`.
     pub fn for_key(&self, key: &str) -> &Addr<LaneActor> {
-        let rest = key.splitn(3, ':').nth(2).unwrap_or("");
-        match rest.split(':').next() {
-            Some("cron") => &self.cron,
-            Some("subagent") => &self.subagent,
-            Some("nested") => &self.nested,
+        match crate::ids::key::first(key) {
+            "cron" => &self.cron,
+            "subagent" => &self.subagent,
+            "nested" => &self.nested,
             _ => &self.main,
         }
     }

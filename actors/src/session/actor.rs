@@ -56,7 +56,7 @@ impl SessionActor {
         deps.metrics
             .sessions_live
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let agent_id = key.split(':').nth(1).unwrap_or("main").to_string();
+        let agent_id = crate::ids::key::agent(&key).to_string();
         let base = deps.queue;
         let settings = entry
             .queue

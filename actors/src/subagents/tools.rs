@@ -144,7 +144,10 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let child_agent = args
         .get("agentId")
         .and_then(Value::as_str)
-        .unwrap_or_else(|| caller.split(':').nth(1).unwrap_or(agent))
+        .unwrap_or_else(|| match caller.starts_with("agent:") {
+            true => crate::ids::key::agent(caller),
+            false => agent,
+        })
         .to_ascii_lowercase();
     let parent = match canonical(caller, agent) {
         Ok(k) => k,

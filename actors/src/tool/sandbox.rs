@@ -52,8 +52,7 @@ impl SandboxSettings {
     /// Where a session's commands run by default: `all` sandboxes every
     /// session, `non-main` every session but the agent's main one.
     pub fn host_for(&self, session_key: &str) -> Host {
-        let main =
-            session_key.split(':').nth(2) == Some("main") && session_key.split(':').count() == 3;
+        let main = crate::ids::key::is_main(session_key);
         match self.mode {
             Mode::Off => Host::Gateway,
             Mode::All => Host::Sandbox,

@@ -115,7 +115,7 @@ fn back_up_sessions(store: &Store, keys: &[String], dir: &Path) -> Result<(), St
         else {
             continue;
         };
-        let agent = key.split(':').nth(1).unwrap_or("main");
+        let agent = ferroclaw_actors::ids::key::agent(key);
         let entries = ferroclaw_actors::transcript::entries(store, &entry.session_id)
             .map_err(|e| e.to_string())?;
         let (path, mut w) = tree.open_transcript(

@@ -327,7 +327,7 @@ pub async fn wake_now(
         (None, None) => "main".to_string(),
     };
     let key = session_key(state, &raw)?;
-    if key.as_str().split(':').any(|p| p == "subagent") {
+    if ferroclaw_actors::ids::key::has(key.as_str(), "subagent") {
         return Err(ErrorShape::invalid(
             "wake sessionKey cannot target a subagent session",
         ));

@@ -2,9 +2,11 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
+use ferroclaw_actors::channels::health::summary_lines;
 use ferroclaw_actors::gateway::GetHealth;
+use ferroclaw_actors::ids::key;
 use ferroclaw_actors::presence::{send_to_presence, ListPresence, PresenceEntry, UpsertPresence};
-use ferroclaw_actors::router::queue_system_event;
+use ferroclaw_actors::router::{queue_system_event, ListSessions, SessionRow};
 use ferroclaw_actors::session::system_events::PendingSystemEvents;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -44,6 +46,14 @@ pub async fn status(state: &SharedState) -> MethodResult {
     } else {
         settings.agents.list.iter().map(|a| a.id.clone()).collect()
     };
+    let rows = state
+        .gateway
+        .router
+        .send(ListSessions)
+        .await
+        .map_err(|_| ErrorShape::unavailable("sessions unavailable"))?
+        .map_err(|e| ErrorShape::unavailable(format!("sessions unavailable: {e}")))?;
+    let now = ferroclaw_actors::now_ms();
     let beat = state
         .gateway
         .heartbeat
@@ -55,20 +65,46 @@ pub async fn status(state: &SharedState) -> MethodResult {
         "heartbeat": {
             "defaultAgentId": default_id,
             "agents": agents.iter().map(|id| match *id == default_id {
-                true => beat.clone(),
+                true => beat.status_row(),
                 false => json!({"agentId": id, "enabled": false, "every": "disabled", "everyMs": null}),
             }).collect::<Vec<_>>(),
         },
-        "channelSummary": [],
+        "channelSummary": summary_lines(&state.gateway.channel_health.snapshot(now)),
         "queuedSystemEvents": queued,
         "sessions": {
             "paths": [path],
-            "count": 0,
+            "count": rows.len(),
             "defaults": { "model": settings.agents.defaults.model.primary(), "contextTokens": settings.agents.defaults.context_tokens },
-            "recent": [],
-            "byAgent": agents.iter().map(|id| json!({"agentId": id, "path": path, "count": 0, "recent": []})).collect::<Vec<_>>(),
+            "recent": rows.iter().take(RECENT).map(|r| status_row(r, now)).collect::<Vec<_>>(),
+            "byAgent": agents.iter().map(|id| {
+                let mine: Vec<&SessionRow> = rows.iter().filter(|r| key::agent(&r.key) == id).collect();
+                json!({"agentId": id, "path": path, "count": mine.len(),
+                    "recent": mine.iter().take(RECENT).map(|r| status_row(r, now)).collect::<Vec<_>>()})
+            }).collect::<Vec<_>>(),
         },
     }))
+}
+
+/// Sessions listed as `recent` by `status` (OpenClaw lists 10).
+const RECENT: usize = 10;
+
+/// One of `status`'s recent sessions (OpenClaw's SessionStatus fields
+/// that ferroclaw keeps).
+fn status_row(r: &SessionRow, now: u64) -> Value {
+    let e = &r.entry;
+    let at = (e.updated_at > 0).then_some(e.updated_at);
+    let total = e.input_tokens + e.output_tokens + e.cache_read + e.cache_write;
+    let used = e.context_tokens.filter(|c| *c > 0 && e.total_tokens_fresh);
+    json!({
+        "agentId": key::agent(&r.key), "key": r.key, "kind": crate::protocol::session_rows::kind(&r.key),
+        "sessionId": e.session_id, "updatedAt": at, "age": at.map(|a| now.saturating_sub(a)),
+        "thinkingLevel": e.thinking_level, "verboseLevel": e.verbose_level,
+        "abortedLastRun": e.aborted_last_run, "inputTokens": e.input_tokens,
+        "outputTokens": e.output_tokens, "cacheRead": e.cache_read, "cacheWrite": e.cache_write,
+        "totalTokens": total, "totalTokensFresh": e.total_tokens_fresh,
+        "percentUsed": used.map(|c| (e.total_tokens * 100 / c).min(999)),
+        "model": e.model, "contextTokens": e.context_tokens, "flags": [],
+    })
 }
 
 pub async fn presence(state: &SharedState) -> MethodResult {
