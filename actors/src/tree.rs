@@ -138,7 +138,13 @@ impl Gateway {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune old usage rows"),
         }
-        let runs = RunRegistry::new(store.clone(), metrics.clone(), sinks.runs).start();
+        let runs = RunRegistry::new(
+            store.clone(),
+            metrics.clone(),
+            sinks.runs,
+            sinks.sessions.clone(),
+        )
+        .start();
         let lanes = Lanes::start(&settings);
         let fresh_workspace = !workspace.exists();
         std::fs::create_dir_all(&workspace)
@@ -180,7 +186,8 @@ impl Gateway {
             executor: executor.clone(),
             lane: lanes.main.clone(),
             events: runs.clone().recipient(),
-            news: sinks.sessions.clone(),
+            // Through the registry: one ordered road with the run events.
+            news: runs.clone().recipient(),
             models,
             thinking_default: defaults.thinking_default.clone(),
             verbose_default: defaults.verbose_default.clone(),

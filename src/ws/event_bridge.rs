@@ -87,10 +87,6 @@ pub struct EventBridge {
     /// run id -> (connections, registered at ms). Registered before the
     /// run starts; entries of runs that never started are pruned after an hour.
     tool_recipients: HashMap<String, (Vec<ConnId>, u64)>,
-    /// News that a run settled, held until the run's own end event has
-    /// gone out (they come by different paths): a dashboard sees the
-    /// `chat` final before `sessions.changed` says the run is done.
-    settled: HashMap<String, SessionNews>,
     timings: SendTimings,
 }
 
@@ -101,7 +97,6 @@ impl EventBridge {
             metrics,
             runs: HashMap::new(),
             tool_recipients: HashMap::new(),
-            settled: HashMap::new(),
             timings: SendTimings::default(),
         }
     }
@@ -156,15 +151,13 @@ impl EventBridge {
         self.end(run_id);
     }
 
-    /// The run ended: its wire state goes; news of it settling follows.
+    /// The run ended: its wire state goes. (News of it settling comes
+    /// next, on the same road: the session sends it after the end.)
     fn end(&mut self, run_id: &str) {
         self.runs.remove(run_id);
         self.tool_recipients.remove(run_id);
         let timing = self.timings.ended(run_id);
         self.send_timing(timing);
-        if let Some(news) = self.settled.remove(run_id) {
-            self.tell(news);
-        }
     }
 
     /// A `chat.send_timing` to the one connection that sent the message.
@@ -398,12 +391,6 @@ impl Handler<AddToolRecipient> for EventBridge {
 impl Handler<SessionNews> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: SessionNews, _: &mut Context<Self>) {
-        if let SessionChange::RunSettled { run_id, .. } = &msg.change {
-            if self.runs.contains_key(run_id) {
-                self.settled.insert(run_id.clone(), msg);
-                return;
-            }
-        }
         self.tell(msg);
     }
 }

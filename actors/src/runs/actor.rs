@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 use super::record::{self, RunRecord};
 use super::state::{Recent, Waiters};
 use super::{
-    BusySessions, CancelWait, LiveRun, LiveRunOf, RunResult, RunUpdate, SessionEvent, WaitRun,
-    WaitTicket, Waiting, WatchRun,
+    BusySessions, CancelWait, LiveRun, LiveRunOf, RunResult, RunUpdate, SessionEvent, SessionNews,
+    WaitRun, WaitTicket, Waiting, WatchRun,
 };
 use crate::ids::ConnId;
 use crate::metrics::Metrics;
@@ -40,6 +40,8 @@ pub struct RunRegistry {
     metrics: Arc<Metrics>,
     /// Where every event goes after the registry: the edge's converter.
     edge: Recipient<SessionEvent>,
+    /// Where sessions' news goes, on the same road as their events.
+    news: Recipient<SessionNews>,
     live: HashMap<String, Live>,
     results: Recent<RunResult>,
     /// message id -> the run that answers it (when they differ).
@@ -50,11 +52,17 @@ pub struct RunRegistry {
 }
 
 impl RunRegistry {
-    pub fn new(store: Store, metrics: Arc<Metrics>, edge: Recipient<SessionEvent>) -> Self {
+    pub fn new(
+        store: Store,
+        metrics: Arc<Metrics>,
+        edge: Recipient<SessionEvent>,
+        news: Recipient<SessionNews>,
+    ) -> Self {
         RunRegistry {
             store,
             metrics,
             edge,
+            news,
             live: HashMap::new(),
             results: Recent::new(KEEP_RESULTS),
             aliases: Recent::new(KEEP_ALIASES),
@@ -236,6 +244,15 @@ impl Handler<SessionEvent> for RunRegistry {
         let _span = msg.event.end_status().map(|_| self.span.clone().entered());
         self.apply(&msg.session_key, &msg.event);
         self.edge.do_send(msg);
+    }
+}
+
+/// A session's news follows its run events through the registry's
+/// mailbox, so the edge gets both in the order the session sent them.
+impl Handler<SessionNews> for RunRegistry {
+    type Result = ();
+    fn handle(&mut self, msg: SessionNews, _: &mut Context<Self>) {
+        self.news.do_send(msg);
     }
 }
 

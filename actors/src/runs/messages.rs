@@ -1,5 +1,6 @@
-//! The registry's inbox: every session's run events (`SessionEvent`, passed
-//! on to the edge after the registry has taken what it needs), and the
+//! The registry's inbox: every session's run events and news (`session::
+//! SessionEvent`, `session::SessionNews`: one ordered stream, passed on to
+//! the edge after the registry has taken what it needs), and the
 //! questions of those waiting for runs: the WebSocket methods, the
 //! OpenAI-compatible API, `sessions_send` and (next) channel adapters.
 
@@ -12,18 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::RunRegistry;
 use crate::ids::ConnId;
 use crate::provider::Usage;
-use crate::run::{Outcome, RunEvent, RunStatus};
-
-/// A run event, tagged with its session and the session's verbose level
-/// (which gates tool events on the wire). From the session that owns the
-/// run, in the order the run produced them.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct SessionEvent {
-    pub session_key: String,
-    pub verbose: String,
-    pub event: RunEvent,
-}
+use crate::run::{Outcome, RunStatus};
 
 /// A run accepted and not ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,19 +5,20 @@
 //! OpenAI-compatible API, `sessions_send`, and next the channel adapters).
 //! Sessions send it their run events; it passes each on to the edge, which
 //! turns them into wire frames. For runs this process did not see end it
-//! reads the `runs` tree (`record`), which the sessions write.
+//! reads the `runs` tree (`session::run_record`), which the sessions write.
 //!
 //! Files: `messages.rs` (its inbox), `actor.rs` (the handlers),
-//! `state.rs` (bounded maps and the waiter book), `record.rs` (the `runs`
-//! tree's format).
+//! `state.rs` (bounded maps and the waiter book).
 
 mod actor;
 mod messages;
-pub mod record;
 mod state;
 #[cfg(test)]
 mod tests;
 
+pub use crate::session::run_record::{
+    self as record, load, prune, resolve, save, write, RunRecord, KEEP_MS, PENDING,
+};
+pub use crate::session::{SessionEvent, SessionNews};
 pub use actor::{RunRegistry, MAX_WAITERS, MAX_WAITERS_PER_CONN};
 pub use messages::*;
-pub use record::{load, prune, resolve, save, write, RunRecord, KEEP_MS, PENDING};

@@ -15,14 +15,26 @@ use crate::store::Store;
 
 const KEY: &str = "agent:main:main";
 
-struct Edge(mpsc::UnboundedSender<SessionEvent>);
+/// The edge: run events to one channel; the order of events and news
+/// (what arrived, as `event` or `news`) to another.
+struct Edge(
+    mpsc::UnboundedSender<SessionEvent>,
+    mpsc::UnboundedSender<&'static str>,
+);
 impl Actor for Edge {
     type Context = Context<Self>;
 }
 impl Handler<SessionEvent> for Edge {
     type Result = ();
     fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
+        let _ = self.1.send("event");
         let _ = self.0.send(msg);
+    }
+}
+impl Handler<SessionNews> for Edge {
+    type Result = ();
+    fn handle(&mut self, _: SessionNews, _: &mut Context<Self>) {
+        let _ = self.1.send("news");
     }
 }
 
@@ -31,16 +43,19 @@ struct H {
     store: Store,
     reg: Addr<RunRegistry>,
     edge: mpsc::UnboundedReceiver<SessionEvent>,
+    order: mpsc::UnboundedReceiver<&'static str>,
 }
 
 fn start() -> H {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let (tx, edge) = mpsc::unbounded_channel();
-    let edge_addr = Edge(tx).start();
+    let (order_tx, order) = mpsc::unbounded_channel();
+    let edge_addr = Edge(tx, order_tx).start();
     let reg = RunRegistry::new(
         store.clone(),
         std::sync::Arc::new(Metrics::default()),
+        edge_addr.clone().recipient(),
         edge_addr.recipient(),
     )
     .start();
@@ -49,6 +64,7 @@ fn start() -> H {
         store,
         reg,
         edge,
+        order,
     }
 }
 
@@ -284,4 +300,36 @@ async fn waiters_are_bounded_per_connection_and_freed_when_dropped() {
         .await
         .unwrap();
     assert!(matches!(again, WaitTicket::Waiting(_)));
+}
+
+#[actix::test]
+async fn news_and_run_events_reach_the_edge_in_the_order_the_session_sent_them() {
+    let mut h = start();
+    let entry = std::sync::Arc::new(crate::session::SessionEntry::new(1));
+    let news = |change| SessionNews {
+        session_key: KEY.into(),
+        entry: entry.clone(),
+        running: false,
+        change,
+    };
+    let settled = crate::session::SessionChange::RunSettled {
+        run_id: "r".into(),
+        status: crate::session::Settled::Done,
+        started_at: 1,
+        ended_at: 2,
+        error: None,
+    };
+    send(&h, RunEvent::Started { run_id: "r".into() });
+    h.reg
+        .do_send(news(crate::session::SessionChange::RunStarted {
+            run_id: "r".into(),
+            started_at: 1,
+        }));
+    send(&h, final_event("r", "done"));
+    h.reg.do_send(news(settled));
+    let mut got = Vec::new();
+    while got.len() < 4 {
+        got.push(h.order.recv().await.unwrap());
+    }
+    assert_eq!(got, ["event", "news", "event", "news"]);
 }

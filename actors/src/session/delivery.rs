@@ -13,9 +13,9 @@ use serde_json::json;
 
 use super::*;
 use crate::run::TakeSteers;
-use crate::runs::RunRecord;
 use crate::session::inbox::{self, InboxItem};
 use crate::session::queue::{Placement, RunView, TurnPlan};
+use crate::session::run_record::RunRecord;
 use crate::store::StoreWrite;
 
 /// Message ids this session has seen, with the run that answers each
@@ -136,9 +136,12 @@ impl SessionActor {
         let mut writes = vec![inbox::put(&key, &item)];
         writes.extend(drained.iter().cloned());
         writes.push(if run_id == message_id {
-            crate::runs::write(&run_id, &RunRecord::pending(&self.key, now))
+            crate::session::run_record::write(&run_id, &RunRecord::pending(&self.key, now))
         } else {
-            crate::runs::write(&message_id, &RunRecord::alias(&self.key, &run_id, now))
+            crate::session::run_record::write(
+                &message_id,
+                &RunRecord::alias(&self.key, &run_id, now),
+            )
         });
         // steer-backlog: a copy waits for a turn of its own.
         let backlog = matches!(placement, Placement::SteerAndBacklog { .. }).then(|| {
@@ -153,7 +156,7 @@ impl SessionActor {
         });
         if let Some((k, copy)) = &backlog {
             writes.push(inbox::put(k, copy));
-            writes.push(crate::runs::write(
+            writes.push(crate::session::run_record::write(
                 &copy.run_id,
                 &RunRecord::pending(&self.key, now),
             ));
@@ -188,7 +191,7 @@ impl SessionActor {
                 stop_reason: "error".into(),
                 ..RunRecord::pending(&self.key, old.at_ms)
             };
-            writes.push(crate::runs::write(&old.run_id, &record));
+            writes.push(crate::session::run_record::write(&old.run_id, &record));
             ended.push((old.run_id.clone(), error));
         }
         if let Err(e) = self.commit(vec![entry], writes) {
@@ -399,7 +402,7 @@ impl SessionActor {
     pub(super) fn record_end(&mut self, event: &RunEvent) {
         let mut writes = Vec::new();
         if let Some((run_id, record)) = self.end_record(event) {
-            writes.push(crate::runs::write(&run_id, &record));
+            writes.push(crate::session::run_record::write(&run_id, &record));
         }
         if let Some(a) = self.active.as_ref() {
             writes.extend(a.items.iter().map(|k| inbox::remove(k)));
@@ -518,7 +521,7 @@ impl SessionActor {
             writes.push(inbox::remove(&key));
             if !ended.contains(&item.run_id) {
                 let now = crate::now_ms();
-                writes.push(crate::runs::write(
+                writes.push(crate::session::run_record::write(
                     &item.run_id,
                     &RunRecord {
                         session_key: self.key.clone(),
@@ -540,7 +543,7 @@ impl SessionActor {
         if let Some(a) = self.active.as_ref() {
             writes.extend(a.items.iter().map(|k| inbox::remove(k)));
             let now = crate::now_ms();
-            writes.push(crate::runs::write(
+            writes.push(crate::session::run_record::write(
                 &a.run_id,
                 &RunRecord {
                     session_key: self.key.clone(),
@@ -593,7 +596,7 @@ impl Handler<CancelQueuedRun> for SessionActor {
         };
         let now = crate::now_ms();
         let mut writes: Vec<StoreWrite> = gone.iter().map(|(k, _)| inbox::remove(k)).collect();
-        writes.push(crate::runs::write(
+        writes.push(crate::session::run_record::write(
             &msg.run_id,
             &RunRecord {
                 status: "aborted".into(),

@@ -42,7 +42,6 @@ use crate::provider::hub::ProviderHub;
 use crate::provider::selection::ModelRef;
 use crate::provider::{ChatMessage, Image, Messages, ToolSpec};
 use crate::run::{FailureKind, RunActor, RunEvent};
-use crate::runs::SessionEvent;
 pub use crate::session::queue::RunOverrides;
 use crate::session::queue::{parse_queue_directive, QueueSettings, SessionQueue};
 use crate::store::{Store, StoreError, StoreWrite, Tree};
@@ -244,6 +243,7 @@ mod messages;
 mod news;
 pub mod queue;
 mod recovery;
+pub mod run_record;
 mod runs;
 mod supervision;
 pub mod system_events;
@@ -251,7 +251,8 @@ pub use actor::SessionActor;
 use delivery::RecentIds;
 pub use entry::{LastRun, ModelPlan, Origin, SessionEntry};
 pub use messages::*;
-pub use news::{SessionChange, SessionNews, Settled};
+pub use news::{SessionChange, SessionEvent, SessionNews, Settled};
+pub use run_record::RunRecord;
 use runs::run_id_of;
 
 #[cfg(test)]

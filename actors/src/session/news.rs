@@ -3,6 +3,8 @@
 //! its transcript, a run started or settled, its entry patched or reset.
 //! Each carries the session's entry after the change; the edge shapes the
 //! wire payloads and sends them only to connections watching the session.
+//! Run events (`SessionEvent`) and news travel one road, in the order the
+//! session sent them: session -> run registry -> edge (one mailbox each).
 
 use std::sync::Arc;
 
@@ -10,6 +12,18 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::entry::SessionEntry;
+use crate::run::RunEvent;
+
+/// A run event, tagged with its session and the session's verbose level
+/// (which gates tool events on the wire). From the session that owns the
+/// run, in the order the run produced them.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SessionEvent {
+    pub session_key: String,
+    pub verbose: String,
+    pub event: RunEvent,
+}
 
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]

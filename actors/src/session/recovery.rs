@@ -9,8 +9,8 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::runs::RunRecord;
 use crate::session::inbox::{self, InboxItem};
+use crate::session::run_record::RunRecord;
 use crate::transcript::{Entry, Role};
 
 /// Earlier versions: the `pending` messages after the last delivered one
@@ -113,7 +113,7 @@ impl SessionActor {
             cut.push(run_id);
         }
         for run_id in cut {
-            let ended = crate::runs::load(&self.deps.store, &run_id)
+            let ended = crate::session::run_record::load(&self.deps.store, &run_id)
                 .ok()
                 .flatten()
                 .is_some_and(|r| !r.is_pending());
@@ -130,7 +130,7 @@ impl SessionActor {
                 stop_reason: "error".into(),
                 answered_by: None,
             };
-            writes.push(crate::runs::write(&run_id, &record));
+            writes.push(crate::session::run_record::write(&run_id, &record));
             // Said in the transcript instead of leaving it silently unanswered.
             notes.push(interrupted_note());
             events.push(RunEvent::Failed {
