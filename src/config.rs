@@ -222,9 +222,14 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
             "\"none\" is only allowed with gateway.bind \"loopback\" (set gateway.auth.token or bind loopback)",
         ));
     }
-    if let Err(e) =
-        ferroclaw_actors::cron::beat::HeartbeatConfig::from_value(&s.agents.defaults.heartbeat)
-    {
+    let defaults = &s.agents.defaults;
+    let checked = ferroclaw_actors::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)
+        .map(|_| ())
+        .and_then(|_| {
+            ferroclaw_actors::compaction::PruneSettings::from_settings(&defaults.context_pruning)
+                .map(|_| ())
+        });
+    if let Err(e) = checked {
         let path = e
             .split(':')
             .next()
@@ -516,6 +521,43 @@ mod tests {
         .is_ok());
         let e = err("{agents:{defaults:{subagents:{maxSpawnDepth:-1}}}}");
         assert!(e.contains("agents.defaults.subagents.maxSpawnDepth"), "{e}");
+        // The agent sections read from raw JSON before are typed now: an
+        // unknown mode is refused (it silently became `safeguard` before).
+        let e = err("{agents:{defaults:{compaction:{mode:'turbo'}}}}");
+        assert!(e.contains("agents.defaults.compaction.mode"), "{e}");
+        let e = err("{agents:{defaults:{contextPruning:{mode:'sometimes'}}}}");
+        assert!(e.contains("agents.defaults.contextPruning.mode"), "{e}");
+        let e = err("{agents:{defaults:{contextPruning:{softTrimRatio:3}}}}");
+        assert!(
+            e.contains("agents.defaults.contextPruning.softTrimRatio"),
+            "{e}"
+        );
+        let e = err("{agents:{defaults:{heartbeat:{ackMaxChars:'lots'}}}}");
+        assert!(e.contains("agents.defaults.heartbeat.ackMaxChars"), "{e}");
+        let e = err("{agents:{defaults:{memorySearch:{query:{minScore:'high'}}}}}");
+        assert!(
+            e.contains("agents.defaults.memorySearch.query.minScore"),
+            "{e}"
+        );
+        let (_, s, warnings) = check_user_raw(
+            "{agents:{defaults:{compaction:{mode:'default', keepRecent:5}, heartbeat:{every:'1h'}}}}",
+            "f",
+        )
+        .unwrap();
+        assert_eq!(
+            s.agents.defaults.compaction.mode,
+            ferroclaw_actors::settings::CompactionMode::Safeguard
+        );
+        assert_eq!(
+            s.agents.defaults.heartbeat.ack_max_chars, 300,
+            "the shipped default"
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("agents.defaults.compaction.keepRecent")),
+            "a typo is named: {warnings:?}"
+        );
         // What ferroclaw does not type is kept as OpenClaw wrote it.
         let (_, s, warnings) =
             check_user_raw("{tools:{allow:['read'], exec:{security:'allowlist'}}}", "f").unwrap();

@@ -49,6 +49,8 @@ pub struct StartPlan {
     pub queue: QueueSettings,
     /// The channel accounts to run.
     pub channels: crate::channels::ChannelPlan,
+    /// `agents.defaults.contextPruning`, checked.
+    pub pruning: crate::compaction::PruneSettings,
 }
 
 /// Checks and derives everything `Gateway::start` needs from the settings;
@@ -66,7 +68,9 @@ pub fn plan(
         .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
         .unwrap_or_else(|| state_dir.join("workspace"));
     let context = agent_context(settings, &workspace, state_dir).map_err(StartError::Tools)?;
-    crate::cron::beat::HeartbeatConfig::from_value(&defaults.heartbeat)
+    crate::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)
+        .map_err(StartError::Automation)?;
+    let pruning = crate::compaction::PruneSettings::from_settings(&defaults.context_pruning)
         .map_err(StartError::Automation)?;
     let hub_config = HubConfig::from_settings(
         settings,
@@ -131,6 +135,7 @@ pub fn plan(
     let channels = crate::channels::plan(settings, channel_env).map_err(StartError::Channel)?;
     Ok(StartPlan {
         channels,
+        pruning,
         workspace,
         model,
         hub_config,

@@ -111,6 +111,7 @@ impl Gateway {
             tool_policy,
             queue,
             channels,
+            pruning,
         } = plan(&settings, store.dir(), env.clone())?;
         let versions = Arc::new(StateVersions::default());
         let tick_every = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
@@ -194,10 +195,8 @@ impl Gateway {
             context: context.clone(),
             tools: tools.clone(),
             windows: Arc::new(windows(&settings)),
-            compaction: crate::compaction::CompactionSettings::from_config(&defaults.compaction),
-            pruning: Arc::new(crate::compaction::PruneSettings::from_config(
-                &defaults.context_pruning,
-            )),
+            compaction: crate::compaction::CompactionSettings::from_settings(&defaults.compaction),
+            pruning: Arc::new(pruning),
             memory_writable: memory_writable(&settings),
             prices: Arc::new(crate::usage::Prices::from_settings(&settings)),
             subagent_done: subagent_done.clone(),
@@ -307,7 +306,7 @@ fn start_memories(
     env: &EnvReader,
 ) -> crate::memory::Memories {
     let providers = serde_json::to_value(&settings.models.providers).unwrap_or_default();
-    let memory = crate::memory::provider::MemorySettings::from_config(
+    let memory = crate::memory::provider::MemorySettings::from_settings(
         &settings.agents.defaults.memory_search,
         &providers,
         env,
@@ -361,7 +360,7 @@ fn start_automation(
         channels: a.channels,
         default_agent: settings.default_agent_id().to_string(),
     };
-    let hb = beat::HeartbeatConfig::from_value(&settings.agents.defaults.heartbeat)
+    let hb = beat::HeartbeatConfig::from_settings(&settings.agents.defaults.heartbeat)
         .map_err(StartError::Automation)?;
     let heartbeat = beat::HeartbeatActor::new(
         hb,

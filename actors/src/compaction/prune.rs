@@ -111,7 +111,7 @@ pub fn prune(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::CLEARED;
+    const CLEARED: &str = "[Old tool result content cleared]";
     use crate::provider::ToolCall;
 
     fn turn(id: &str, result_chars: usize) -> Vec<Arc<ChatMessage>> {
@@ -144,12 +144,12 @@ mod tests {
     #[test]
     fn small_contexts_are_left_alone() {
         let h = convo(&[10_000, 10, 10, 10]);
-        assert!(prune(&h, 0, 200_000, &PruneSettings::default()).is_none());
+        assert!(prune(&h, 0, 200_000, &crate::compaction::shipped().1).is_none());
     }
 
     #[test]
     fn old_results_are_trimmed_then_cleared_and_recent_turns_kept() {
-        let s = PruneSettings::default();
+        let s = crate::compaction::shipped().1;
         // ~ 0.35 of a 10,000-token window: soft trim only.
         let h = convo(&[6_000, 6_000, 10, 10, 10, 10]);
         let out = prune(&h, 0, 10_000, &s).unwrap();

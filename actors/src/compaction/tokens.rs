@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn the_reserve_has_a_floor_and_leaves_the_prompt_room() {
-        let s = CompactionSettings::default();
+        let s = crate::compaction::shipped().0;
         let b = Budget::new(200_000, &s);
         assert_eq!(
             (b.reserve, b.compact_at, b.flush_at),
@@ -199,7 +199,7 @@ mod tests {
         assert_eq!((b.reserve, b.compact_at), (20_000, 10_000));
         let aggressive = CompactionSettings {
             mode: Mode::Aggressive,
-            ..Default::default()
+            ..crate::compaction::shipped().0
         };
         let b = Budget::new(200_000, &aggressive);
         assert_eq!((b.compact_at, b.keep_recent), (100_000, 10_000));

@@ -30,9 +30,6 @@ use crate::session::system_events::PendingSystemEvents;
 use crate::session::SendChat;
 use crate::store::Tree;
 
-/// OpenClaw's default heartbeat prompt.
-pub const DEFAULT_PROMPT: &str = "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK.";
-
 /// `agents.defaults.heartbeat`, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeartbeatConfig {
@@ -47,42 +44,40 @@ pub struct HeartbeatConfig {
 }
 
 impl HeartbeatConfig {
-    pub fn from_value(v: &Value) -> Result<HeartbeatConfig, String> {
-        let s = |k: &str| {
-            v.get(k)
-                .and_then(Value::as_str)
+    /// The typed section, checked: an unreadable `every` is refused with
+    /// its key.
+    pub fn from_settings(
+        h: &crate::settings::HeartbeatSettings,
+    ) -> Result<HeartbeatConfig, String> {
+        let text = |s: &Option<String>| {
+            s.as_deref()
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
+                .map(str::to_string)
         };
-        let every = match s("every") {
-            None => Some(Duration::from_secs(30 * 60)),
-            Some(e) => {
-                let d = crate::settings::parse_duration(e).ok_or_else(|| {
-                    format!("agents.defaults.heartbeat.every: unreadable duration {e:?} (e.g. 30m)")
-                })?;
-                (!d.is_zero()).then_some(d.max(Duration::from_secs(1)))
-            }
-        };
-        let target = match s("target").unwrap_or("none") {
-            "none" => None,
+        let every = crate::settings::parse_duration(&h.every).ok_or_else(|| {
+            format!(
+                "agents.defaults.heartbeat.every: unreadable duration {:?} (e.g. 30m)",
+                h.every
+            )
+        })?;
+        let target = match h.target.trim() {
+            "none" | "" => None,
             t => Some(Target {
                 channel: t.to_string(),
-                to: s("to").map(str::to_string),
-                account_id: s("accountId").map(str::to_string),
+                to: text(&h.to),
+                account_id: text(&h.account_id),
                 thread_id: None,
                 best_effort: true,
             }),
         };
         Ok(HeartbeatConfig {
-            every,
-            model: s("model").map(str::to_string),
-            prompt: s("prompt").unwrap_or(DEFAULT_PROMPT).to_string(),
+            every: (!every.is_zero()).then_some(every.max(Duration::from_secs(1))),
+            model: text(&h.model),
+            prompt: h.prompt.clone(),
             target,
-            active_hours: v.get("activeHours").filter(|a| a.is_object()).cloned(),
-            ack_max_chars: v
-                .get("ackMaxChars")
-                .and_then(Value::as_u64)
-                .map_or(crate::run::reply::ACK_MAX_CHARS, |n| n as usize),
+            active_hours: h.active_hours.clone().filter(|a| a.is_object()),
+            ack_max_chars: h.ack_max_chars as usize,
         })
     }
 }

@@ -285,7 +285,7 @@ impl Handler<SettingsChanged> for GatewayActor {
         self.settings = msg.settings;
         self.channels
             .do_send(crate::channels::ChannelsReconfigure(self.settings.clone()));
-        match crate::cron::beat::HeartbeatConfig::from_value(
+        match crate::cron::beat::HeartbeatConfig::from_settings(
             &self.settings.agents.defaults.heartbeat,
         ) {
             Ok(c) => self

@@ -495,7 +495,7 @@ mod tests {
         };
         let cfg =
             serde_json::json!({"provider": "toy", "remote": {"baseUrl": "http://127.0.0.1:9"}});
-        let settings = MemorySettings::from_config(&cfg, &serde_json::Value::Null, &no_env());
+        let settings = MemorySettings::patched(cfg, &no_env());
         let addr = MemoryActor::new(ws, settings, index, Some(Arc::new(toy))).start();
         let mut found = None;
         for _ in 0..100 {
@@ -529,11 +529,7 @@ mod tests {
     /// A memory actor on `ws` with the local embedder, its index in `dir`.
     fn local_actor(dir: &std::path::Path, ws: &std::path::Path) -> Addr<MemoryActor> {
         let index = MemoryIndex::open(&dir.join("main.sqlite")).unwrap();
-        let settings = MemorySettings::from_config(
-            &serde_json::Value::Null,
-            &serde_json::Value::Null,
-            &no_env(),
-        );
+        let settings = MemorySettings::patched(serde_json::Value::Null, &no_env());
         MemoryActor::new(ws.to_path_buf(), settings, index, None).start()
     }
 

@@ -39,22 +39,18 @@ pub const DEFAULT_OPENAI_MODEL: &str = "text-embedding-3-small";
 const OPENAI_BASE: &str = "https://api.openai.com/v1";
 
 impl MemorySettings {
-    /// From the config section; `env` supplies `OPENAI_API_KEY` when no key
-    /// is configured. Unknown or mistyped keys fall back to defaults.
-    pub fn from_config(v: &Value, providers: &Value, env: &EnvReader) -> MemorySettings {
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-        let query = v.get("query").cloned().unwrap_or(Value::Null);
-        let remote_cfg = v.get("remote").cloned().unwrap_or(Value::Null);
-        let base = remote_cfg
-            .get("baseUrl")
-            .and_then(Value::as_str)
-            .map(|u| u.trim_end_matches('/').to_string());
-        let provider = s("provider").unwrap_or_else(|| {
-            if base.is_some() {
-                "openai".into()
-            } else {
-                "local".into()
-            }
+    /// From the typed section; `env` supplies `<PROVIDER>_API_KEY` when no
+    /// key is configured, after `models.providers.<provider>.apiKey`.
+    pub fn from_settings(
+        c: &crate::settings::MemorySearchConfig,
+        providers: &Value,
+        env: &EnvReader,
+    ) -> MemorySettings {
+        let remote_cfg = c.remote.clone().unwrap_or_default();
+        let base = (remote_cfg.base_url.as_deref()).map(|u| u.trim_end_matches('/').to_string());
+        let provider = c.provider.clone().unwrap_or_else(|| match base {
+            Some(_) => "openai".into(),
+            None => "local".into(),
         });
         let remote = (provider != "local" && provider != "auto").then(|| {
             let from_models = providers
@@ -62,50 +58,49 @@ impl MemorySettings {
                 .and_then(|p| p.get("apiKey"))
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            let api_key = remote_cfg
-                .get("apiKey")
-                .and_then(Value::as_str)
-                .map(str::to_string)
+            let api_key = (remote_cfg.api_key.clone())
                 .or(from_models)
                 .or_else(|| env(&format!("{}_API_KEY", provider.to_uppercase())));
-            let headers = remote_cfg
-                .get("headers")
-                .and_then(Value::as_object)
-                .map(|h| {
-                    h.iter()
-                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                        .collect()
-                })
-                .unwrap_or_default();
             RemoteSettings {
-                model: s("model").unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into()),
+                model: c
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into()),
                 base_url: base.clone().unwrap_or_else(|| OPENAI_BASE.into()),
                 provider: provider.clone(),
                 api_key,
-                headers,
+                headers: remote_cfg.headers.clone().into_iter().collect(),
             }
         });
         MemorySettings {
-            enabled: v.get("enabled").and_then(Value::as_bool).unwrap_or(true),
-            extra_paths: v
-                .get("extraPaths")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|p| p.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            max_results: query
-                .get("maxResults")
-                .and_then(Value::as_u64)
-                .map_or(super::rank::MAX_RESULTS, |n| n.clamp(1, 50) as usize),
-            min_score: query
-                .get("minScore")
-                .and_then(Value::as_f64)
-                .map_or(super::rank::MIN_SCORE, |m| m.clamp(0.0, 1.0)),
+            enabled: c.enabled,
+            extra_paths: c.extra_paths.clone(),
+            max_results: c.query.max_results.clamp(1, 50) as usize,
+            min_score: c.query.min_score.clamp(0.0, 1.0),
             remote,
         }
+    }
+
+    /// The shipped section with `patch`'s keys over it (tests).
+    #[cfg(test)]
+    pub fn patched(patch: Value, env: &EnvReader) -> MemorySettings {
+        let mut v =
+            serde_json::to_value(crate::settings::shipped().agents.defaults.memory_search).unwrap();
+        fn merge(into: &mut Value, patch: Value) {
+            match (into, patch) {
+                (Value::Object(a), Value::Object(b)) => {
+                    for (k, x) in b {
+                        merge(a.entry(k).or_insert(Value::Null), x);
+                    }
+                }
+                (slot, x) => *slot = x,
+            }
+        }
+        if patch.is_object() {
+            merge(&mut v, patch);
+        }
+        let c = serde_json::from_value(v).unwrap();
+        MemorySettings::from_settings(&c, &Value::Null, env)
     }
 
     /// `provider` and `model` as status reports them.
@@ -239,12 +234,12 @@ mod tests {
     #[test]
     fn settings_default_to_local_and_find_the_remote_key() {
         let env: EnvReader = Arc::new(|k| (k == "OPENAI_API_KEY").then(|| "sk-env".to_string()));
-        let local = MemorySettings::from_config(&Value::Null, &Value::Null, &env);
+        let local = MemorySettings::patched(Value::Null, &env);
         assert!(local.enabled && local.remote.is_none());
         assert_eq!((local.max_results, local.min_score), (6, 0.35));
         let cfg =
             json!({"provider": "openai", "extraPaths": ["notes"], "query": {"maxResults": 3}});
-        let s = MemorySettings::from_config(&cfg, &Value::Null, &env);
+        let s = MemorySettings::patched(cfg, &env);
         let r = s.remote.clone().unwrap();
         assert_eq!(r.api_key.as_deref(), Some("sk-env"));
         assert_eq!(
@@ -257,9 +252,7 @@ mod tests {
         );
         let cfg =
             json!({"remote": {"baseUrl": "http://127.0.0.1:9/v1/", "apiKey": "k"}, "model": "m"});
-        let r = MemorySettings::from_config(&cfg, &Value::Null, &env)
-            .remote
-            .unwrap();
+        let r = MemorySettings::patched(cfg, &env).remote.unwrap();
         assert_eq!(
             (r.base_url.as_str(), r.api_key.as_deref()),
             ("http://127.0.0.1:9/v1", Some("k"))

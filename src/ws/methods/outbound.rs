@@ -18,7 +18,6 @@ use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
 /// OpenClaw's default heartbeat prompt (a `wake` with `mode: "now"`).
-pub const HEARTBEAT_PROMPT: &str = "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK.";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -353,7 +352,15 @@ pub async fn wake_now(
     }
     let session = session_for(state, key).await?;
     let run_id = format!("wake:{}", ulid::Ulid::generate());
-    let mut msg = SendChat::text(HEARTBEAT_PROMPT, &run_id);
+    let prompt = state
+        .live
+        .settings()
+        .agents
+        .defaults
+        .heartbeat
+        .prompt
+        .clone();
+    let mut msg = SendChat::text(&prompt, &run_id);
     msg.kind = ferroclaw_actors::run::RunKind::Heartbeat {
         ack_max_chars: ferroclaw_actors::run::reply::ACK_MAX_CHARS,
     };

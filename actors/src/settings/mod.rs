@@ -7,10 +7,21 @@
 //! does not read are kept as written (`other`), and sections later issues
 //! use are kept as JSON.
 
+mod agents;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+pub use agents::*;
+
+/// The settings `config/default.json5` alone gives (tests build from them
+/// instead of defaults written in Rust).
+#[cfg(test)]
+pub fn shipped() -> Settings {
+    json5::from_str(include_str!("../../../config/default.json5")).expect("default.json5 reads")
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -152,10 +163,10 @@ pub struct AgentDefaults {
     pub max_concurrent: u32,
     pub subagents: SubagentSettings,
     pub workspace: Option<String>,
-    pub heartbeat: Value,
+    pub heartbeat: HeartbeatSettings,
     pub sandbox: SandboxConfig,
-    pub compaction: Value,
-    pub context_pruning: Value,
+    pub compaction: CompactionConfig,
+    pub context_pruning: ContextPruningConfig,
     pub bootstrap_max_chars: u64,
     pub bootstrap_total_max_chars: u64,
     /// Do not seed a new workspace with BOOTSTRAP.md.
@@ -167,8 +178,7 @@ pub struct AgentDefaults {
     pub context_tokens: Option<u64>,
     pub models: Value,
     pub typing_mode: Option<String>,
-    #[schemars(transform = secret_remote_api)]
-    pub memory_search: Value,
+    pub memory_search: MemorySearchConfig,
 }
 
 /// `agents.defaults.subagents`.
@@ -654,10 +664,6 @@ fn secret_hooks(schema: &mut schemars::Schema) {
 
 fn secret_remote(schema: &mut schemars::Schema) {
     mark(schema, &["token", "password"]);
-}
-
-fn secret_remote_api(schema: &mut schemars::Schema) {
-    mark(schema, &["remote.apiKey", "remote.headers"]);
 }
 
 fn secret_tools(schema: &mut schemars::Schema) {
