@@ -217,7 +217,6 @@ impl Gateway {
         let tools_actor = crate::subagents::SessionTools::new(
             router.clone(),
             runs.clone(),
-            store.clone(),
             settings.default_agent_id(),
             max_depth,
         )

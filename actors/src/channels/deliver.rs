@@ -27,9 +27,10 @@ use tokio::sync::mpsc;
 use super::chunker::BlockChunker;
 use super::health::AccountHealth;
 use super::ledger::{self, Delivery, OutState, OutboxItem, Resolution};
-use crate::router::{LookupSession, RouterActor};
+use crate::router::{GetSession, RouterActor};
 use crate::run::{Outcome, RunKind};
 use crate::runs::{RunRegistry, RunResult, RunUpdate, WatchRun};
+use crate::session::GetReply;
 use crate::store::{Store, StoreError};
 
 /// Where a message goes: a chat and a thread (topic) in it.
@@ -358,30 +359,15 @@ impl<O: Outlet> Deliverer<O> {
         ledger::finalize(&self.store, d, writes)
     }
 
-    /// A run that ended before this process saw it: its reply from the
-    /// transcript.
+    /// A run that ended before this process saw it: its stored reply,
+    /// asked of its session.
     async fn stored_reply(&self, d: &Delivery) -> Option<String> {
         let key = crate::inbound::SessionKey::canonical(&d.session_key, "main", "main").ok()?;
-        let entry = self
-            .sessions
-            .send(LookupSession { key })
-            .await
-            .ok()?
-            .ok()??;
-        let want = crate::transcript::reply_key(&d.run_id);
-        let entries = crate::transcript::entries(&self.store, &entry.session_id).ok()?;
-        let text = entries
-            .iter()
-            .rev()
-            .find(|e| {
-                let key = |v: &serde_json::Value| {
-                    v.get("idempotencyKey")
-                        .and_then(serde_json::Value::as_str)
-                        .map(str::to_string)
-                };
-                key(e).or_else(|| e.get("message").and_then(key)).as_deref() == Some(want.as_str())
-            })
-            .and_then(crate::transcript::message_text)?;
+        let (session, _) = self.sessions.send(GetSession { key }).await.ok()?.ok()?;
+        let asked = GetReply {
+            run_id: Some(d.run_id.clone()),
+        };
+        let text = session.send(asked).await.ok()?.ok()??;
         Outcome::of_final(RunKind::Chat, &text).for_chat()
     }
 

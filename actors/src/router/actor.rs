@@ -46,11 +46,21 @@ impl RouterActor {
         key: &str,
         ctx: &mut Context<Self>,
     ) -> Result<(Addr<SessionActor>, SessionEntry, bool), StoreError> {
+        self.session_with(key, None, ctx)
+    }
+
+    /// Like `session`; a new row gets `fresh` (else a new entry).
+    fn session_with(
+        &mut self,
+        key: &str,
+        fresh: Option<SessionEntry>,
+        ctx: &mut Context<Self>,
+    ) -> Result<(Addr<SessionActor>, SessionEntry, bool), StoreError> {
         let store = &self.deps.store;
         let (entry, created) = match store.get::<SessionEntry>(Tree::Sessions, key)? {
             Some(e) => (e, false),
             None => {
-                let e = SessionEntry::new(crate::now_ms());
+                let e = fresh.unwrap_or_else(|| SessionEntry::new(crate::now_ms()));
                 store.put(Tree::Sessions, key, &e)?;
                 (e, true)
             }
@@ -109,6 +119,20 @@ impl Handler<GetSession> for RouterActor {
             if created {
                 store.flush().await?;
             }
+            Ok((addr, entry))
+        })
+    }
+}
+
+impl Handler<CreateSession> for RouterActor {
+    type Result = ResponseFuture<Result<(Addr<SessionActor>, SessionEntry), StoreError>>;
+    fn handle(&mut self, msg: CreateSession, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let store = self.deps.store.clone();
+        let result = self.session_with(msg.key.as_str(), Some(msg.entry), ctx);
+        Box::pin(async move {
+            let (addr, entry, _) = result?;
+            store.flush().await?;
             Ok((addr, entry))
         })
     }

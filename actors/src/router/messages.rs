@@ -14,6 +14,16 @@ pub struct GetSession {
     pub key: SessionKey,
 }
 
+/// Creates the session `key` with `entry` (a sub-agent's: who spawned
+/// it, its depth, label, model, skills) and starts it; a key that exists
+/// keeps its entry. Reply once the row is durable: its address and entry.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(Addr<SessionActor>, SessionEntry), StoreError>")]
+pub struct CreateSession {
+    pub key: SessionKey,
+    pub entry: SessionEntry,
+}
+
 /// The stored entry of a key, without creating anything.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Option<SessionEntry>, StoreError>")]

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use actix::prelude::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::*;
 use crate::run::TakeSteers;
@@ -613,5 +613,30 @@ impl Handler<CancelQueuedRun> for SessionActor {
             text: String::new(),
         });
         true
+    }
+}
+
+impl Handler<GetReply> for SessionActor {
+    type Result = Result<Option<String>, TranscriptError>;
+    fn handle(&mut self, msg: GetReply, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let entries = transcript::entries(&self.deps.store, &self.entry.session_id)?;
+        let want = msg.run_id.as_deref().map(transcript::reply_key);
+        let key = |v: &Value| {
+            v.get("idempotencyKey")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let found = entries.iter().rev().find(|e| match &want {
+            Some(w) => key(e).or_else(|| e.get("message").and_then(key)).as_deref() == Some(w),
+            None => matches!(
+                transcript::Entry::of(e),
+                transcript::Entry::Message {
+                    role: transcript::Role::Assistant,
+                    ..
+                }
+            ),
+        });
+        Ok(found.and_then(transcript::message_text))
     }
 }

@@ -119,6 +119,15 @@ pub struct CancelQueuedRun {
 #[rtype(result = "Result<Vec<Value>, TranscriptError>")]
 pub struct GetTranscript;
 
+/// A stored reply's text: the reply of run `run_id` (its entry carries
+/// the run's reply key), or with None the last assistant message. Asked
+/// of the session, the only reader of its transcript for others.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<String>, TranscriptError>")]
+pub struct GetReply {
+    pub run_id: Option<String>,
+}
+
 /// The session's entry and whether a run is active.
 #[derive(Debug, Message)]
 #[rtype(result = "(SessionEntry, bool)")]

@@ -7,7 +7,6 @@ use crate::inbound::SessionKey;
 use crate::router::{GetSession, RouterActor};
 use crate::runs::RunRegistry;
 use crate::session::{SendChat, SubagentDone};
-use crate::store::Store;
 use crate::tool::error;
 use crate::tool::{ExecuteTool, ToolOutcome};
 
@@ -16,7 +15,6 @@ pub struct SessionTools {
     span: tracing::Span,
     router: Addr<RouterActor>,
     runs: Addr<RunRegistry>,
-    store: Store,
     default_agent: String,
     max_depth: u32,
 }
@@ -25,7 +23,6 @@ impl SessionTools {
     pub fn new(
         router: Addr<RouterActor>,
         runs: Addr<RunRegistry>,
-        store: Store,
         default_agent: &str,
         max_depth: u32,
     ) -> SessionTools {
@@ -33,7 +30,6 @@ impl SessionTools {
             span: tracing::info_span!("session_tools"),
             router,
             runs,
-            store,
             default_agent: default_agent.to_string(),
             max_depth,
         }
@@ -52,7 +48,6 @@ impl Handler<ExecuteTool> for SessionTools {
         let cx = tools::Cx {
             router: self.router.clone(),
             runs: self.runs.clone(),
-            store: self.store.clone(),
             agent: self.default_agent.clone(),
             max_depth: self.max_depth,
             trust: msg.trust.clone(),

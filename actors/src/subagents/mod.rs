@@ -15,33 +15,12 @@ mod actor;
 mod tools;
 
 use crate::inbound::SessionKey;
-use crate::store::Store;
 use crate::tool::error;
 use crate::tool::ToolOutcome;
-use crate::transcript;
 
 pub use actor::*;
 
 fn canonical(raw: &str, default_agent: &str) -> Result<SessionKey, ToolOutcome> {
     SessionKey::canonical(raw, default_agent, "main")
         .map_err(|e| error(format!("bad sessionKey {raw:?}: {e}")))
-}
-
-/// The last assistant text of a session's transcript.
-fn last_reply(store: &Store, session_id: &str) -> String {
-    transcript::entries(store, session_id)
-        .unwrap_or_default()
-        .iter()
-        .rev()
-        .find(|e| {
-            matches!(
-                transcript::Entry::of(e),
-                transcript::Entry::Message {
-                    role: transcript::Role::Assistant,
-                    ..
-                }
-            )
-        })
-        .and_then(transcript::message_text)
-        .unwrap_or_default()
 }

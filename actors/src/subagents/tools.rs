@@ -7,10 +7,9 @@ use actix::prelude::*;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::router::{GetSession, ListSessions, LookupSession, RouterActor};
+use crate::router::{CreateSession, GetSession, ListSessions, LookupSession, RouterActor};
 use crate::runs::{wait_run, RunRegistry, Waited};
 use crate::session::{AbortSession, GetStatus, SendChat, SessionEntry, SteerSession};
-use crate::store::{Store, Tree};
 use crate::tool::ToolOutcome;
 use crate::tool::{error, ok, str_arg, uint_arg};
 
@@ -19,7 +18,6 @@ use crate::tool::{error, ok, str_arg, uint_arg};
 pub(super) struct Cx {
     pub(super) router: Addr<RouterActor>,
     pub(super) runs: Addr<RunRegistry>,
-    pub(super) store: Store,
     pub(super) agent: String,
     pub(super) max_depth: u32,
     /// What the calling turn acts with: a message it sends, a sub-agent it
@@ -69,7 +67,6 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let Cx {
         router,
         runs,
-        store,
         agent,
         ..
     } = cx;
@@ -91,7 +88,7 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     if key.as_str() == caller {
         return error("sessions_send: a session cannot send to itself");
     }
-    let Ok(Ok((session, entry))) = router.send(GetSession { key: key.clone() }).await else {
+    let Ok(Ok((session, _))) = router.send(GetSession { key: key.clone() }).await else {
         return error("sessions_send: the session store is unavailable");
     };
     let run_id = ulid::Ulid::generate().to_string();
@@ -109,7 +106,17 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     match wait_run(runs, &ack.run_id, None, wait).await {
         Waited::Ended(r) => {
             let reply = match &r.outcome {
-                crate::run::Outcome::Recorded => last_reply(store, &entry.session_id),
+                crate::run::Outcome::Recorded => {
+                    let asked = session.send(crate::session::GetReply {
+                        run_id: Some(ack.run_id.clone()),
+                    });
+                    asked
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .flatten()
+                        .unwrap_or_default()
+                }
                 o => o.text().to_string(),
             };
             let (status, error) = (r.status().as_str(), r.outcome.error());
@@ -128,7 +135,6 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "sessions_spawn";
     let Cx {
         router,
-        store,
         agent,
         max_depth,
         ..
@@ -186,19 +192,13 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
             Err(_) => return error("sessions_spawn: `skills` must be a list of skill names"),
         },
     }
-    if store
-        .put(Tree::Sessions, child_key.as_str(), &entry)
-        .is_err()
-    {
+    // The router creates the child's row (with who spawned it) and its actor.
+    let create = CreateSession {
+        key: child_key.clone(),
+        entry,
+    };
+    let Ok(Ok((session, _))) = router.send(create).await else {
         return error("sessions_spawn: cannot store the sub-agent session");
-    }
-    let Ok(Ok((session, _))) = router
-        .send(GetSession {
-            key: child_key.clone(),
-        })
-        .await
-    else {
-        return error("sessions_spawn: the session store is unavailable");
     };
     let run_id = ulid::Ulid::generate().to_string();
     let mut m = cx.message(&task, &run_id);
