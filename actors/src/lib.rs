@@ -1,7 +1,8 @@
-//! ferroclaw-actors: the actor tree of the gateway (event bus, presence,
-//! devices and pairing, idempotency, the gateway root) and the store.
-//! This crate knows nothing of HTTP or wire frames: `src/` turns its domain
-//! values into OpenClaw protocol frames. See ARCHITECTURE.md.
+//! ferroclaw-actors: the gateway's actor tree (sessions, runs, lanes,
+//! providers, tools, approvals, channels, cron and the heartbeat, memory,
+//! devices, presence, the event bus, the root) and its store. It knows
+//! nothing of HTTP or wire frames: `src/` turns its typed values into
+//! OpenClaw protocol frames. `tree.rs` starts it; see ARCHITECTURE.md.
 
 pub mod approvals;
 pub mod bus;

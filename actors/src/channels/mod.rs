@@ -22,6 +22,31 @@
 //!   a section as accounts; `ws.rs` one platform WebSocket as a task.
 //!
 //! Adapters: `telegram/`, `slack/`, `discord/`. Rules that depend on time take it as an argument.
+//!
+//! The delivery contract every adapter keeps:
+//! 1. **Inbound.** An update is accepted only once its dedupe key
+//!    (`<channel>/<account>/<chat>/<message id>`) and dispatch record are
+//!    durable, written with the account's cursor; the cursor the platform
+//!    sees moves only after that flush (Telegram's next `getUpdates`
+//!    offset, Slack's envelope ack or the Events API's 200, Discord's stored
+//!    sequence). A replayed update finds its key. A record that cannot be
+//!    stored stops the batch and is not confirmed (`flushes.rs` retries a
+//!    failed flush in order).
+//! 2. **Hand-over.** Per chat, in order: access, finalise, route, then
+//!    `SendChat` with a message id made from the dedupe key; the dispatch
+//!    record goes and the delivery record comes in one transaction after the
+//!    session's ack. A stop in between hands the message over again and the
+//!    session names the same run. A stranger's message is `untrusted`.
+//! 3. **Outbound.** Every message sent is an outbox chunk first: `pending`,
+//!    `sending` flushed before the request leaves, then `sent`, `failed` or
+//!    `unknown`; after a restart `pending` chunks are sent and a `sending`
+//!    one is resolved `not_resent` (an edit is done again). A run that ended
+//!    meanwhile is answered from its outcome, or its stored reply asked of
+//!    its session.
+//! 4. **Limits.** One `Limiter` per token; a 429 closes the gate for the
+//!    token; transient failures are retried; a new message never after an
+//!    unknown outcome. One connection per account.
+//! 5. **Health is measured** from round trips (`health.rs`).
 
 pub mod access;
 pub mod account;

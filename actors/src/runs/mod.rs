@@ -1,9 +1,10 @@
 //! Runs: the `RunRegistry` actor owns what is known about every run a
 //! client was given an id for: which runs are queued or running (and in
 //! which session), which message each run answers, the results of recent
-//! runs, and everyone waiting for a run to end (`agent.wait`, the
-//! OpenAI-compatible API, `sessions_send`, and next the channel adapters).
-//! Sessions send it their run events; it passes each on to the edge, which
+//! runs (their typed `Outcome`), and everyone waiting for or watching a run
+//! (`agent.wait`, the OpenAI-compatible API, `sessions_send`, cron, the
+//! heartbeat, channel deliverers). Sessions send it their run events and
+//! news (one mailbox, so in order); it passes both on to the edge, which
 //! turns them into wire frames. For runs this process did not see end it
 //! reads the `runs` tree (`session::run_record`), which the sessions write.
 //!

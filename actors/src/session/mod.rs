@@ -13,8 +13,11 @@
 //! items land in one store transaction; at start, items left assigned to a
 //! run mark that run interrupted and queued ones run again, in order.
 //! A run takes a slot of its lane, runs as a `RunActor` whose events come
-//! back here: conversation messages are persisted, everything is forwarded
-//! to the run registry. Supervision: a run that fails in a way
+//! back here: conversation messages are persisted, deltas pass the run's
+//! `StreamGate` (what streams is decided once, by the run's `RunKind`), and
+//! events and news go to the run registry on one road. System events
+//! queued for this session are drained into its next trusted turn
+//! (`system_events.rs`). Supervision: a run that fails in a way
 //! a retry can fix (transient provider error after failover, its task gone,
 //! a panic) is restarted from the last persisted step, at most
 //! `RestartPolicy::max` times with doubling backoff; completed tool calls
@@ -25,9 +28,10 @@
 //! struct and its handlers), `entry.rs` (the stored entry, the model plan),
 //! `delivery.rs` (the delivery contract), `recovery.rs` (after a stop),
 //! `runs.rs` (the active run and its events), `supervision.rs` (restarts),
-//! `commands.rs` and `directives.rs`, `compaction.rs`, `queue.rs`,
-//! `inbox.rs`, `tests.rs`; this file holds what they share: the deps, the
-//! active run's state and the patch checks.
+//! `commands.rs` and `directives.rs`, `compaction.rs` and `autocompact.rs`,
+//! `queue.rs`, `inbox.rs`, `system_events.rs`, `run_record.rs` (the `runs`
+//! tree's format), `news.rs` (what it emits), `tests.rs`; this file holds
+//! what they share: the deps, the active run's state and the patch checks.
 
 use std::collections::HashMap;
 use std::sync::Arc;

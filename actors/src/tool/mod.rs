@@ -1,9 +1,14 @@
 //! Tool executors. `ToolExecutor` answers `ExecuteTool` for the built-in
-//! tools of this stage: `exec` (a shell command as a real child process in
-//! the agent workspace: timeout, output cap, the whole process group killed
-//! on timeout or abort) and `read` (a workspace file, by lines). Arguments
-//! are validated; every failure is a tool result with `is_error` so the model
-//! can correct itself. The full tool set comes with issue 4.
+//! tools: `exec` and `process` (real child processes, their whole group
+//! killed on timeout or abort; in a bubblewrap sandbox when the session's
+//! policy says so: `sandbox.rs`), the file tools (`read`, `write`, `edit`,
+//! `apply_patch`, `ls`, `find`, `grep`, confined to the workspace by
+//! `confine.rs`), `web_fetch` (`ssrf.rs` guards the addresses), the memory
+//! tools; session tools go to `SessionTools`. `policy.rs` decides what a run
+//! is offered (allow/deny layers, the untrusted profile, hooks, result
+//! caps); `specs.rs` is the catalogue. Every call carries the turn's
+//! `Trust`. Arguments are validated; every failure is a tool result with
+//! `is_error` so the model can correct itself.
 
 mod actor;
 mod confine;
