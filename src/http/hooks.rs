@@ -354,7 +354,7 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
             json!({ "ok": false, "error": e }),
         )
     };
-    let key = match crate::ws::methods::chat::session_key(state, raw_key) {
+    let key = match crate::ws::methods::session_key(state, raw_key) {
         Ok(k) => k,
         Err(e) => {
             return (
@@ -363,7 +363,7 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
             )
         }
     };
-    let session = match crate::ws::methods::chat::session_for(state, key.clone()).await {
+    let session = match crate::ws::methods::session_for(state, key.clone()).await {
         Ok(s) => s,
         Err(e) => return unavailable(e.message),
     };
@@ -399,7 +399,7 @@ async fn deliver(
         .as_str()
         .filter(|c| *c != "last")
         .map(str::to_string);
-    let main = crate::ws::methods::chat::session_key(state, "main").map_err(|e| e.message)?;
+    let main = crate::ws::methods::session_key(state, "main").map_err(|e| e.message)?;
     let origin = state
         .gateway
         .router

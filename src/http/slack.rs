@@ -6,8 +6,8 @@
 
 use actix_web::http::{Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
+use ferroclaw_actors::channels::messages::SlackWebhook;
 use ferroclaw_actors::channels::slack::config::DEFAULT_WEBHOOK_PATH;
-use ferroclaw_actors::channels::slack::events::SlackWebhook;
 use ferroclaw_actors::channels::RouteWebhook;
 use serde_json::{json, Value};
 

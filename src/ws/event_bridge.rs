@@ -81,6 +81,8 @@ struct RunState {
 }
 
 pub struct EventBridge {
+    /// The actor's span, entered where it logs (not per token).
+    span: tracing::Span,
     bus: Addr<EventBus>,
     metrics: Arc<Metrics>,
     runs: HashMap<String, RunState>,
@@ -93,6 +95,7 @@ pub struct EventBridge {
 impl EventBridge {
     pub fn new(bus: Addr<EventBus>, metrics: Arc<Metrics>) -> EventBridge {
         EventBridge {
+            span: tracing::info_span!("event_bridge"),
             bus,
             metrics,
             runs: HashMap::new(),
@@ -340,6 +343,8 @@ impl Actor for EventBridge {
 impl Handler<SessionEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: SessionEvent, _: &mut Context<Self>) {
+        // One per token: the span is entered only for a run's end.
+        let _span = msg.event.end_status().map(|_| self.span.clone().entered());
         let key = msg.session_key.as_str();
         let verbose = msg.verbose.as_str();
         match msg.event {
@@ -375,6 +380,7 @@ impl Handler<SessionEvent> for EventBridge {
 impl Handler<AddToolRecipient> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: AddToolRecipient, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         let now = now_ms();
         self.tool_recipients
             .retain(|_, (_, at)| now.saturating_sub(*at) < RECIPIENTS_KEPT_MS);
@@ -391,6 +397,7 @@ impl Handler<AddToolRecipient> for EventBridge {
 impl Handler<SessionNews> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: SessionNews, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.tell(msg);
     }
 }
@@ -398,6 +405,7 @@ impl Handler<SessionNews> for EventBridge {
 impl Handler<PresenceChanged> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: PresenceChanged, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.broadcast(events::presence(&msg.entries, msg.version));
     }
 }
@@ -405,6 +413,7 @@ impl Handler<PresenceChanged> for EventBridge {
 impl Handler<HealthUpdated> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: HealthUpdated, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.broadcast(events::health(msg.snapshot, msg.version));
     }
 }
@@ -412,6 +421,7 @@ impl Handler<HealthUpdated> for EventBridge {
 impl Handler<ApprovalEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ApprovalEvent, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.broadcast(events::approval(msg));
     }
 }
@@ -419,6 +429,7 @@ impl Handler<ApprovalEvent> for EventBridge {
 impl Handler<ferroclaw_actors::cron::CronEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ferroclaw_actors::cron::CronEvent, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.publish("cron", msg.0, true);
     }
 }
@@ -426,6 +437,7 @@ impl Handler<ferroclaw_actors::cron::CronEvent> for EventBridge {
 impl Handler<ferroclaw_actors::cron::beat::HeartbeatEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ferroclaw_actors::cron::beat::HeartbeatEvent, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.publish("heartbeat", msg.0, true);
     }
 }
@@ -433,6 +445,7 @@ impl Handler<ferroclaw_actors::cron::beat::HeartbeatEvent> for EventBridge {
 impl Handler<TimeChatSend> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: TimeChatSend, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.timings
             .received(msg.run_id, msg.conn_id, msg.session_key);
     }
@@ -441,6 +454,7 @@ impl Handler<TimeChatSend> for EventBridge {
 impl Handler<ChatSendAcked> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ChatSendAcked, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         let timing = self.timings.acked(&msg.run_id);
         self.send_timing(timing);
     }
@@ -449,6 +463,7 @@ impl Handler<ChatSendAcked> for EventBridge {
 impl Handler<PublishChat> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: PublishChat, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.publish("chat", msg.payload, false);
     }
 }

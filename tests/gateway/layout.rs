@@ -1,7 +1,8 @@
 //! The code's shape, checked: no module imports itself back through
-//! another (the actor tree's top-level modules, and `src/`'s modules two
-//! levels deep), no source file over 800 lines, and every folder under
-//! `actors/src/` says in its `//!` what it owns.
+//! another (the actor tree's modules one and two levels deep, `src/`'s
+//! three), no source file over 800 lines, no handler over 60, every actor
+//! type builds a span, and every folder under `actors/src/` says in its
+//! `//!` what it owns.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -156,9 +157,54 @@ fn the_actor_tree_and_the_edge_have_no_import_cycles() {
     let actors = graph(&repo().join("actors/src"), 1);
     assert!(actors.contains_key("session") && actors["session"].contains("run"));
     assert_eq!(find_cycle(&actors), None, "actors/src");
-    let edge = graph(&repo().join("src"), 2);
-    assert!(edge.contains_key("ws::handshake"));
-    assert_eq!(find_cycle(&edge), None, "src");
+    // Inside folders too: `channels::slack` and `channels::desk` are nodes.
+    let inner = graph(&repo().join("actors/src"), 2);
+    assert!(inner.contains_key("channels::desk") && inner.contains_key("session::queue"));
+    assert_eq!(find_cycle(&inner), None, "actors/src, two levels deep");
+    let edge = graph(&repo().join("src"), 3);
+    assert!(edge.contains_key("ws::methods::chat") && edge.contains_key("ws::handshake"));
+    assert_eq!(find_cycle(&edge), None, "src, three levels deep");
+}
+
+/// The actor types a source defines (`impl ... Actor for X`), tests left out.
+fn actor_types(src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in src.match_indices(" Actor for ") {
+        let line_start = src[..i].rfind('\n').map_or(0, |n| n + 1);
+        if !src[line_start..i].trim_start().starts_with("impl") {
+            continue;
+        }
+        let name: String = src[i + " Actor for ".len()..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        out.push(name);
+    }
+    out
+}
+
+#[test]
+fn every_actor_type_builds_a_span() {
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for dir in ["actors/src", "src"] {
+        for f in rust_files(&repo().join(dir)) {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            if name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            let src = std::fs::read_to_string(&f).unwrap();
+            let src = without_tests(&src);
+            for actor in actor_types(src) {
+                seen += 1;
+                if !src.contains("_span!(") {
+                    missing.push(format!("{} ({actor})", f.display()));
+                }
+            }
+        }
+    }
+    assert!(seen > 20, "found {seen} actor types");
+    assert!(missing.is_empty(), "actors without a span: {missing:?}");
 }
 
 #[test]

@@ -4,16 +4,10 @@
 
 use std::sync::Arc;
 
-use actix::prelude::*;
-
-use super::deliver::Outlet;
-use super::desk::Desk;
+use super::desk::{AccountHandle, ChannelDeps};
 use super::discord::config::DiscordAccount;
 use super::health::AccountHealth;
-use super::messages::{FollowRun, Notify, SendText, StopAccount};
 use super::slack::config::{Mode, SlackAccount};
-use super::slack::events::SlackWebhook;
-use super::supervisor::ChannelDeps;
 use super::telegram::config::TelegramAccount;
 
 /// One account's settings, by adapter.
@@ -92,29 +86,6 @@ impl AccountCfg {
         match self {
             AccountCfg::Slack(c) if c.mode == Mode::Http => Some(&c.webhook_path),
             _ => None,
-        }
-    }
-}
-
-/// A running account's inbox.
-#[derive(Clone)]
-pub struct AccountHandle {
-    pub stop: Recipient<StopAccount>,
-    pub send: Recipient<SendText>,
-    pub follow: Recipient<FollowRun>,
-    pub notify: Recipient<Notify>,
-    /// Slack's Events API receiver (HTTP mode).
-    pub webhook: Option<Recipient<SlackWebhook>>,
-}
-
-impl AccountHandle {
-    pub fn of<O: Outlet>(addr: Addr<Desk<O>>) -> AccountHandle {
-        AccountHandle {
-            stop: addr.clone().recipient(),
-            send: addr.clone().recipient(),
-            follow: addr.clone().recipient(),
-            notify: addr.recipient(),
-            webhook: None,
         }
     }
 }

@@ -24,7 +24,8 @@ use super::health::AccountHealth;
 use super::ledger::{self, Delivery, OutState, OutboxItem};
 use super::messages::{AccountStopped, ChannelSendError, FollowRun, Notify, SendText, StopAccount};
 use super::queues::ChatQueues;
-use super::supervisor::ChannelDeps;
+use crate::channels::dispatch::DispatchDeps;
+use crate::runs::RunRegistry;
 use crate::store::{Store, StoreError};
 
 /// What the desk needs of an account's settings.
@@ -495,6 +496,37 @@ impl<O: Outlet> HandOver<O> {
                 tracing::info!(channel, account = %account, sender = %inc.sender, why, "channel message ignored");
                 Ok(None)
             }
+        }
+    }
+}
+
+/// What every account actor needs.
+#[derive(Clone)]
+pub struct ChannelDeps {
+    pub dispatch: DispatchDeps,
+    pub runs: Addr<RunRegistry>,
+    pub supervisor: Recipient<AccountStopped>,
+}
+
+/// A running account's inbox.
+#[derive(Clone)]
+pub struct AccountHandle {
+    pub stop: Recipient<StopAccount>,
+    pub send: Recipient<SendText>,
+    pub follow: Recipient<FollowRun>,
+    pub notify: Recipient<Notify>,
+    /// Slack's Events API receiver (HTTP mode).
+    pub webhook: Option<Recipient<super::messages::SlackWebhook>>,
+}
+
+impl AccountHandle {
+    pub fn of<O: Outlet>(addr: Addr<Desk<O>>) -> AccountHandle {
+        AccountHandle {
+            stop: addr.clone().recipient(),
+            send: addr.clone().recipient(),
+            follow: addr.clone().recipient(),
+            notify: addr.recipient(),
+            webhook: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! named.
 
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// One account's keys, merged.
@@ -185,4 +186,37 @@ mod tests {
         );
         assert_eq!(id_text(&json!(7), &[]).as_deref(), Some("7"));
     }
+}
+
+/// How a reply reaches the chat while it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamMode {
+    /// One message, edited as the text grows (rate-limited).
+    Partial,
+    /// 800-1200 character blocks, each its own message.
+    Block,
+    /// The whole reply once it is done.
+    Off,
+}
+
+impl From<StreamMode> for crate::channels::deliver::Stream {
+    fn from(m: StreamMode) -> Self {
+        match m {
+            StreamMode::Partial => Self::Partial,
+            StreamMode::Block => Self::Block,
+            StreamMode::Off => Self::Off,
+        }
+    }
+}
+
+/// Where replies to a channel message go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplyToMode {
+    /// In the channel (a message in a thread is answered in its thread).
+    Off,
+    /// In a thread under the message.
+    First,
+    All,
 }

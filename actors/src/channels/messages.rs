@@ -152,5 +152,23 @@ pub struct FollowRun {
 /// the account that answers on it. Reply: None when no running account
 /// does.
 #[derive(Debug, Message)]
-#[rtype(result = "Option<super::slack::events::WebhookReply>")]
-pub struct RouteWebhook(pub super::slack::events::SlackWebhook);
+#[rtype(result = "Option<WebhookReply>")]
+pub struct RouteWebhook(pub SlackWebhook);
+
+/// One Events API request, as it came.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "WebhookReply")]
+pub struct SlackWebhook {
+    pub path: String,
+    pub timestamp: Option<String>,
+    pub signature: Option<String>,
+    pub retry_num: Option<String>,
+    pub body: bytes::Bytes,
+}
+
+/// The answer for Slack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookReply {
+    pub status: u16,
+    pub body: String,
+}

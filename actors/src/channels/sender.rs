@@ -22,18 +22,6 @@ pub trait CallError {
     fn unknown_outcome(&self) -> bool;
 }
 
-impl CallError for super::telegram::api::TgError {
-    fn failure(&self) -> Failure {
-        super::telegram::api::TgError::failure(self)
-    }
-    fn answered(&self) -> bool {
-        !matches!(self, Self::Unreachable(_) | Self::NoAnswer(_))
-    }
-    fn unknown_outcome(&self) -> bool {
-        matches!(self, Self::NoAnswer(_))
-    }
-}
-
 /// One token's limiter (clone it: clones share the gate).
 #[derive(Clone)]
 pub struct Limiter {

@@ -11,7 +11,8 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::access;
-use super::account::{AccountCfg, AccountHandle};
+use super::account::AccountCfg;
+use super::desk::{AccountHandle, ChannelDeps};
 use super::dispatch::{DispatchDeps, Policies};
 use super::health::{AccountHealth, HealthBoard};
 use super::messages::*;
@@ -23,14 +24,6 @@ use crate::settings::Settings;
 use crate::store::Store;
 
 const MAX_RESTART_BACKOFF_MS: u64 = 300_000;
-
-/// What every account actor needs.
-#[derive(Clone)]
-pub struct ChannelDeps {
-    pub dispatch: DispatchDeps,
-    pub runs: Addr<RunRegistry>,
-    pub supervisor: Recipient<AccountStopped>,
-}
 
 struct Slot {
     cfg: AccountCfg,
@@ -427,7 +420,7 @@ impl ChannelSupervisor {
 }
 
 impl Handler<RouteWebhook> for ChannelSupervisor {
-    type Result = ResponseFuture<Option<super::slack::events::WebhookReply>>;
+    type Result = ResponseFuture<Option<super::messages::WebhookReply>>;
     fn handle(&mut self, msg: RouteWebhook, _: &mut Context<Self>) -> Self::Result {
         let hook = self
             .slots

@@ -50,6 +50,8 @@ pub(super) struct Slot {
 }
 
 pub struct CronActor {
+    /// The actor's span, entered by its handlers.
+    pub(super) span: tracing::Span,
     pub(super) store: Store,
     pub(super) clock: Arc<dyn Clock>,
     runner: Arc<dyn Runner>,
@@ -73,6 +75,7 @@ impl CronActor {
         config: CronConfig,
     ) -> CronActor {
         CronActor {
+            span: tracing::info_span!("cron"),
             store,
             clock,
             runner,
@@ -473,6 +476,7 @@ impl Actor for CronActor {
 impl Handler<Tick> for CronActor {
     type Result = ();
     fn handle(&mut self, _: Tick, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.fire_due(ctx);
     }
 }
@@ -480,6 +484,7 @@ impl Handler<Tick> for CronActor {
 impl Handler<RunEnded> for CronActor {
     type Result = ();
     fn handle(&mut self, msg: RunEnded, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         self.finish(msg.order, msg.outcome);
         self.arm(ctx);
     }

@@ -75,6 +75,7 @@ impl CronActor {
 impl Handler<ListJobs> for CronActor {
     type Result = MessageResult<ListJobs>;
     fn handle(&mut self, f: ListJobs, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let enabled = f.enabled.as_deref().unwrap_or(match f.include_disabled {
             true => "all",
             false => "enabled",
@@ -126,6 +127,7 @@ impl Handler<ListJobs> for CronActor {
 impl Handler<GetJob> for CronActor {
     type Result = Option<Value>;
     fn handle(&mut self, msg: GetJob, _: &mut Context<Self>) -> Option<Value> {
+        let _span = self.span.clone().entered();
         self.jobs.get(&msg.id).map(|s| s.job.public(s.next))
     }
 }
@@ -133,6 +135,7 @@ impl Handler<GetJob> for CronActor {
 impl Handler<AddJob> for CronActor {
     type Result = ResponseFuture<Result<Value, CronError>>;
     fn handle(&mut self, msg: AddJob, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let declared = msg.params["declarationKey"].as_str().map(str::trim);
         let existing = declared.and_then(|key| {
             self.jobs
@@ -185,6 +188,7 @@ impl Handler<AddJob> for CronActor {
 impl Handler<UpdateJob> for CronActor {
     type Result = ResponseFuture<Result<Value, CronError>>;
     fn handle(&mut self, msg: UpdateJob, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let Some(slot) = self.jobs.get(&msg.id) else {
             return Box::pin(async move { Err(CronError::NotFound(msg.id)) });
         };
@@ -201,6 +205,7 @@ impl Handler<UpdateJob> for CronActor {
 impl Handler<RemoveJob> for CronActor {
     type Result = ResponseFuture<Result<Value, CronError>>;
     fn handle(&mut self, msg: RemoveJob, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         if !self.jobs.contains_key(&msg.id) {
             return Box::pin(async move { Err(CronError::NotFound(msg.id)) });
         }
@@ -222,6 +227,7 @@ impl Handler<RemoveJob> for CronActor {
 impl Handler<RunJob> for CronActor {
     type Result = Result<Value, CronError>;
     fn handle(&mut self, msg: RunJob, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let now = self.clock.now_ms();
         let slot = self
             .jobs
@@ -260,6 +266,7 @@ impl Handler<RunJob> for CronActor {
 impl Handler<ListRuns> for CronActor {
     type Result = Result<Value, CronError>;
     fn handle(&mut self, f: ListRuns, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         if let Some(id) = &f.job_id {
             if id.contains(['/', '\\']) {
                 return Err(CronError::Invalid("invalid id".into()));
@@ -318,6 +325,7 @@ impl Handler<ListRuns> for CronActor {
 impl Handler<CronStatus> for CronActor {
     type Result = MessageResult<CronStatus>;
     fn handle(&mut self, _: CronStatus, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         MessageResult(json!({
             "enabled": self.config.enabled,
             "storage": "sled",

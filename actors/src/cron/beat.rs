@@ -22,6 +22,7 @@ use super::clock::Clock;
 use super::exec::Announcer;
 use super::heartbeat;
 use super::job::Target;
+pub use super::messages::RunHeartbeat;
 use crate::inbound::SessionKey;
 use crate::router::GetSession;
 use crate::run::{Outcome, RunKind};
@@ -86,14 +87,6 @@ impl HeartbeatConfig {
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct HeartbeatEvent(pub Value);
-
-/// Run a heartbeat now (`wake`, a `systemEvent` job). Reply: the turn's
-/// run id, or None when nothing ran (the event says why).
-#[derive(Debug, Message)]
-#[rtype(result = "Option<String>")]
-pub struct RunHeartbeat {
-    pub reason: String,
-}
 
 /// `last-heartbeat`.
 #[derive(Debug, Message)]
@@ -162,6 +155,8 @@ impl HeartbeatView {
 }
 
 pub struct HeartbeatActor {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     config: HeartbeatConfig,
     enabled: bool,
     workspace: PathBuf,
@@ -196,6 +191,7 @@ impl HeartbeatActor {
         runs: Addr<RunRegistry>,
     ) -> HeartbeatActor {
         HeartbeatActor {
+            span: tracing::info_span!("heartbeat"),
             config,
             enabled: true,
             workspace,
@@ -456,6 +452,7 @@ impl Actor for HeartbeatActor {
 impl Handler<RunHeartbeat> for HeartbeatActor {
     type Result = ResponseActFuture<Self, Option<String>>;
     fn handle(&mut self, msg: RunHeartbeat, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         match self.beat(&msg.reason) {
             Some(turn) => self.launch(turn),
             None => Box::pin(actix::fut::ready(None)),
@@ -466,6 +463,7 @@ impl Handler<RunHeartbeat> for HeartbeatActor {
 impl Handler<LastHeartbeat> for HeartbeatActor {
     type Result = Option<Value>;
     fn handle(&mut self, _: LastHeartbeat, _: &mut Context<Self>) -> Option<Value> {
+        let _span = self.span.clone().entered();
         self.last.clone()
     }
 }
@@ -473,6 +471,7 @@ impl Handler<LastHeartbeat> for HeartbeatActor {
 impl Handler<SetHeartbeats> for HeartbeatActor {
     type Result = bool;
     fn handle(&mut self, msg: SetHeartbeats, ctx: &mut Context<Self>) -> bool {
+        let _span = self.span.clone().entered();
         self.enabled = msg.enabled;
         self.arm(ctx, true);
         self.enabled
@@ -482,6 +481,7 @@ impl Handler<SetHeartbeats> for HeartbeatActor {
 impl Handler<SetHeartbeatConfig> for HeartbeatActor {
     type Result = ();
     fn handle(&mut self, msg: SetHeartbeatConfig, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         if msg.0 != self.config {
             tracing::info!(every = ?msg.0.every, "heartbeat settings changed");
             self.config = msg.0;
@@ -493,6 +493,7 @@ impl Handler<SetHeartbeatConfig> for HeartbeatActor {
 impl Handler<HeartbeatStatus> for HeartbeatActor {
     type Result = MessageResult<HeartbeatStatus>;
     fn handle(&mut self, _: HeartbeatStatus, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let every = self.config.every.filter(|_| self.enabled);
         let c = &self.config;
         MessageResult(HeartbeatView {

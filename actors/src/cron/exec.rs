@@ -135,7 +135,7 @@ pub struct GatewayRunner {
     pub announcer: Announcer,
     pub runs: Addr<RunRegistry>,
     /// Asked for a turn now by `systemEvent` jobs with `wakeMode: "now"`.
-    pub wake: Option<Recipient<super::beat::RunHeartbeat>>,
+    pub wake: Option<Recipient<super::messages::RunHeartbeat>>,
 }
 
 fn summary_of(text: &str) -> Option<String> {
@@ -160,7 +160,7 @@ impl GatewayRunner {
         }
         if order.job.wake_mode == "now" {
             if let Some(w) = &self.wake {
-                w.do_send(super::beat::RunHeartbeat {
+                w.do_send(super::messages::RunHeartbeat {
                     reason: "cron".into(),
                 });
             }

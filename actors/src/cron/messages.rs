@@ -162,3 +162,11 @@ pub(super) struct RunEnded {
     pub order: Order,
     pub outcome: Outcome,
 }
+
+/// Run a heartbeat now (`wake`, a `systemEvent` job). Reply: the turn's
+/// run id, or None when nothing ran (the event says why).
+#[derive(Debug, Message)]
+#[rtype(result = "Option<String>")]
+pub struct RunHeartbeat {
+    pub reason: String,
+}

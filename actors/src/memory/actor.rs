@@ -30,6 +30,8 @@ pub const DEBOUNCE: Duration = Duration::from_millis(1500);
 pub const QUERY_EMBED_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct MemoryActor {
+    /// The actor's span, entered by its handlers.
+    span: tracing::Span,
     workspace: PathBuf,
     settings: MemorySettings,
     embedder: Option<Arc<dyn Embedder>>,
@@ -67,6 +69,7 @@ impl MemoryActor {
             ..Default::default()
         };
         MemoryActor {
+            span: tracing::info_span!("memory", workspace = %workspace.display()),
             workspace,
             settings,
             embedder,
@@ -298,6 +301,7 @@ impl MemoryActor {
 impl Handler<FilesChanged> for MemoryActor {
     type Result = ();
     fn handle(&mut self, _: FilesChanged, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         if std::mem::replace(&mut self.pending, true) {
             return;
         }
@@ -311,6 +315,7 @@ impl Handler<FilesChanged> for MemoryActor {
 impl Handler<Sweep> for MemoryActor {
     type Result = ();
     fn handle(&mut self, _: Sweep, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         if self.sweeping {
             self.again = true;
             return;
@@ -371,6 +376,7 @@ async fn query_leg(
 impl Handler<SearchMemory> for MemoryActor {
     type Result = ResponseFuture<Result<SearchResult, IndexError>>;
     fn handle(&mut self, msg: SearchMemory, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let (index, status) = (self.index.clone(), self.status.clone());
         let embedder = self.embedder.clone();
         let max = msg.max.unwrap_or(self.settings.max_results).clamp(1, 50);
@@ -406,6 +412,7 @@ impl Handler<SearchMemory> for MemoryActor {
 impl Handler<GetMemoryStatus> for MemoryActor {
     type Result = MessageResult<GetMemoryStatus>;
     fn handle(&mut self, _: GetMemoryStatus, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let mut s = self.status.lock().map(|s| s.clone()).unwrap_or_default();
         if let Ok(idx) = self.index.try_lock() {
             s.chunks = idx.len();

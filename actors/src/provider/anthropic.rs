@@ -287,6 +287,8 @@ fn attempt<'a>(
 }
 
 pub struct AnthropicProvider {
+    /// The actor's span, entered by its handler.
+    span: tracing::Span,
     client: reqwest::Client,
     config: Arc<AnthropicConfig>,
     active: Arc<AtomicUsize>,
@@ -295,6 +297,7 @@ pub struct AnthropicProvider {
 impl AnthropicProvider {
     pub fn new(config: AnthropicConfig) -> AnthropicProvider {
         AnthropicProvider {
+            span: tracing::info_span!("provider_actor", provider = "anthropic"),
             client: reqwest::Client::new(),
             config: Arc::new(config),
             active: Arc::default(),
@@ -313,6 +316,7 @@ impl Actor for AnthropicProvider {
 impl Handler<StreamCompletion> for AnthropicProvider {
     type Result = MessageResult<StreamCompletion>;
     fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let (client, mut cfg) = (self.client.clone(), self.config.clone());
         if let Some(key) = msg.request.api_key.clone() {
             Arc::make_mut(&mut cfg).api_key = Some(key);

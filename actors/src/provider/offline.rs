@@ -213,15 +213,25 @@ pub fn plan(req: &CompletionRequest) -> Plan {
 }
 
 /// The offline provider actor.
-#[derive(Default)]
 pub struct OfflineProvider {
     /// Completions being streamed right now.
     active: Arc<AtomicUsize>,
+    /// The actor's span, entered by its handler.
+    span: tracing::Span,
+}
+
+impl Default for OfflineProvider {
+    fn default() -> Self {
+        OfflineProvider::new()
+    }
 }
 
 impl OfflineProvider {
     pub fn new() -> OfflineProvider {
-        OfflineProvider::default()
+        OfflineProvider {
+            active: Arc::default(),
+            span: tracing::info_span!("provider_actor", provider = "offline"),
+        }
     }
 
     /// Shared count of live completions (metrics, tests).
@@ -239,6 +249,7 @@ impl Supervised for OfflineProvider {}
 impl Handler<StreamCompletion> for OfflineProvider {
     type Result = MessageResult<StreamCompletion>;
     fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let plan = plan(&msg.request);
         let active = self.active.clone();

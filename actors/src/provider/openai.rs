@@ -514,6 +514,8 @@ fn attempt<'a>(
 }
 
 pub struct OpenAiProvider {
+    /// The actor's span, entered by its handler.
+    span: tracing::Span,
     client: reqwest::Client,
     config: Arc<OpenAiConfig>,
     active: Arc<AtomicUsize>,
@@ -522,6 +524,7 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     pub fn new(config: OpenAiConfig) -> OpenAiProvider {
         OpenAiProvider {
+            span: tracing::info_span!("provider_actor", provider = "openai"),
             client: reqwest::Client::new(),
             config: Arc::new(config),
             active: Arc::default(),
@@ -540,6 +543,7 @@ impl Actor for OpenAiProvider {
 impl Handler<StreamCompletion> for OpenAiProvider {
     type Result = MessageResult<StreamCompletion>;
     fn handle(&mut self, msg: StreamCompletion, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
         let (client, mut cfg, active) = (
             self.client.clone(),
             self.config.clone(),

@@ -15,7 +15,6 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::provider::Image;
-use crate::session::queue::RunOverrides;
 use crate::store::{composite_key, time_ordered_id, Store, StoreError, StoreWrite, Tree};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,6 +71,59 @@ pub fn sessions(store: &Store) -> Result<BTreeSet<String>, StoreError> {
         .into_iter()
         .filter_map(|(k, _)| k.split_once('\0').map(|(s, _)| s.to_string()))
         .collect())
+}
+
+/// Settings one message sets for its run only (`chat.send thinking`,
+/// inline `/think`, `/verbose`, `/reasoning`, `/model`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOverrides {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verbose: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// A message of this run came from a sender who is not an operator (a
+    /// channel sender not allowlisted, a webhook): its exec never runs on
+    /// the host (`SessionActor::exec_policy`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted: bool,
+    /// The channel the message came by (the runtime line's capabilities).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Every channel the run's messages came by, and those of the turn
+    /// that sent them (sub-agents, `sessions_send`): each one's tool layer
+    /// applies. Empty (records from before): the session key's channel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
+    /// The lane the run takes instead of the session's (`cron`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lane: Option<String>,
+    /// The only tools the run is offered (a cron job's `toolsAllow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_allow: Option<Vec<String>>,
+    /// Why the run runs (chat, heartbeat, cron...): how its reply is judged.
+    #[serde(default, skip_serializing_if = "crate::run::RunKind::is_default")]
+    pub kind: crate::run::RunKind,
+}
+
+impl RunOverrides {
+    /// What the run acts with: untrusted or not, and the channels whose
+    /// tool layers apply (`key`'s channel for records without them).
+    pub fn trust(&self, key: &str) -> crate::trust::Trust {
+        let channels = if self.channels.is_empty() {
+            vec![crate::context::channel_of_key(key).to_string()]
+        } else {
+            self.channels.clone()
+        };
+        crate::trust::Trust {
+            untrusted: self.untrusted,
+            channels,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ use crate::provider::hub::ProviderHub;
 use crate::provider::selection::ModelRef;
 use crate::provider::{ChatMessage, Image, Messages, ToolSpec};
 use crate::run::{FailureKind, RunActor, RunEvent};
-pub use crate::session::queue::RunOverrides;
+pub use crate::session::inbox::RunOverrides;
 use crate::session::queue::{parse_queue_directive, QueueSettings, SessionQueue};
 use crate::store::{Store, StoreError, StoreWrite, Tree};
 use crate::tool::ExecuteTool;

@@ -12,7 +12,7 @@ use ferroclaw_actors::settings::Settings;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::chat::session_key;
+use super::session_key;
 use super::{empty_params, json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;

@@ -2,10 +2,10 @@
 
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
 use ferroclaw_actors::provider::Image;
-use ferroclaw_actors::router::{GetSession, LookupSession};
+use ferroclaw_actors::router::LookupSession;
 use ferroclaw_actors::session::{
     AbortSession, CancelQueuedRun, GetTranscript, InjectNote, SendAck, SendChat, SendStatus,
-    SessionActor, SessionEntry, THINKING_LEVELS,
+    SessionEntry, THINKING_LEVELS,
 };
 use std::time::Duration;
 
@@ -18,44 +18,14 @@ use ferroclaw_actors::runs::{wait_run, LiveRunOf, RunResult, Waited};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{json, params, Caller, MethodResult};
-use crate::protocol::errors::{ErrorShape, WireError};
+use super::{down, json, params, session_for, session_key, store_err, Caller, MethodResult};
+use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
 /// Largest accepted chat message (characters after sanitising).
 pub const MAX_MESSAGE_CHARS: usize = 200_000;
 pub const HISTORY_DEFAULT: usize = 200;
 pub const HISTORY_MAX: usize = 1000;
-
-pub(crate) fn session_key(state: &SharedState, raw: &str) -> Result<SessionKey, ErrorShape> {
-    let settings = state.live.settings();
-    SessionKey::canonical(raw, settings.default_agent_id(), "main")
-        .map_err(|e| ErrorShape::invalid(format!("invalid sessionKey: {e}")))
-}
-
-pub(crate) fn down<E>(_: E) -> ErrorShape {
-    ErrorShape::unavailable("agent runtime unavailable").retry_after(1000)
-}
-
-/// An actor's error by the one table (`protocol::errors`).
-pub(crate) fn store_err(e: impl WireError) -> ErrorShape {
-    ErrorShape::from_error(&e)
-}
-
-/// The session actor for a client's key (created on first use).
-pub(crate) async fn session_for(
-    state: &SharedState,
-    key: SessionKey,
-) -> Result<actix::Addr<SessionActor>, ErrorShape> {
-    let (session, _) = state
-        .gateway
-        .router
-        .send(GetSession { key })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
-    Ok(session)
-}
 
 /// Sanitised message text, or the error for an empty or oversized one.
 fn message_text(method: &str, raw: &str, has_attachments: bool) -> Result<String, ErrorShape> {

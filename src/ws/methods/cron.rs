@@ -9,7 +9,7 @@ use ferroclaw_actors::cron::{
 };
 use serde_json::{json, Map, Value};
 
-use super::chat::down;
+use super::down;
 use super::{json, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
@@ -72,7 +72,7 @@ fn cron_err(method: &str, e: CronError) -> ErrorShape {
         ))
         .with_details(json!({"code": "CRON_JOB_NOT_FOUND", "jobId": id})),
         CronError::Invalid(why) => invalid(method, why),
-        CronError::Store(e) => super::chat::store_err(e),
+        CronError::Store(e) => super::store_err(e),
     }
 }
 

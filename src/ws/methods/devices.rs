@@ -8,7 +8,7 @@ use ferroclaw_actors::scopes::{self, scope_allows};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::chat::store_err;
+use super::store_err;
 use super::{json, params, Caller, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;

@@ -289,3 +289,40 @@ async fn route(
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }
 }
+
+// Helpers every method family shares.
+
+use crate::protocol::errors::WireError;
+use ferroclaw_actors::inbound::SessionKey;
+use ferroclaw_actors::router::GetSession;
+use ferroclaw_actors::session::SessionActor;
+
+pub(crate) fn session_key(state: &SharedState, raw: &str) -> Result<SessionKey, ErrorShape> {
+    let settings = state.live.settings();
+    SessionKey::canonical(raw, settings.default_agent_id(), "main")
+        .map_err(|e| ErrorShape::invalid(format!("invalid sessionKey: {e}")))
+}
+
+pub(crate) fn down<E>(_: E) -> ErrorShape {
+    ErrorShape::unavailable("agent runtime unavailable").retry_after(1000)
+}
+
+/// An actor's error by the one table (`protocol::errors`).
+pub(crate) fn store_err(e: impl WireError) -> ErrorShape {
+    ErrorShape::from_error(&e)
+}
+
+/// The session actor for a client's key (created on first use).
+pub(crate) async fn session_for(
+    state: &SharedState,
+    key: SessionKey,
+) -> Result<actix::Addr<SessionActor>, ErrorShape> {
+    let (session, _) = state
+        .gateway
+        .router
+        .send(GetSession { key })
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    Ok(session)
+}

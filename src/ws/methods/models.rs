@@ -7,7 +7,7 @@ use ferroclaw_actors::provider::selection::ModelRef;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::chat::down;
+use super::down;
 use super::{json, params, MethodResult};
 use crate::state::SharedState;
 

@@ -12,7 +12,7 @@ use ferroclaw_actors::session::{InjectNote, SendChat};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::chat::{down, session_for, session_key, store_err};
+use super::{down, session_for, session_key, store_err};
 use super::{json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;

@@ -8,7 +8,7 @@ use ferroclaw_actors::session::{PatchSession, ResetSession, SessionPatch};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::chat::{down, session_for, session_key, store_err};
+use super::{down, session_for, session_key, store_err};
 use super::{json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::protocol::session_rows::{kind, row};

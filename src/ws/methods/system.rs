@@ -27,8 +27,8 @@ pub async fn health(state: &SharedState) -> MethodResult {
 
 pub async fn status(state: &SharedState) -> MethodResult {
     let settings = state.live.settings();
-    let main = super::chat::session_key(state, "main")?;
-    let session = super::chat::session_for(state, main).await?;
+    let main = super::session_key(state, "main")?;
+    let session = super::session_for(state, main).await?;
     let queued = session
         .send(PendingSystemEvents)
         .await
@@ -193,7 +193,7 @@ pub async fn system_event(state: &SharedState, caller: &Caller, p: &Value) -> Me
         },
     );
     if !p.text.trim().is_empty() {
-        let main = super::chat::session_key(state, "main")?;
+        let main = super::session_key(state, "main")?;
         queue_system_event(&gw.router, main, p.text)
             .await
             .map_err(ErrorShape::unavailable)?;

@@ -12,7 +12,8 @@ use ferroclaw_actors::router::LookupSession;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::chat::{down, read_history, session_key, store_err, HistoryQuery, HISTORY_MAX};
+use super::chat::{read_history, HistoryQuery, HISTORY_MAX};
+use super::{down, session_key, store_err};
 use super::{json, params, Caller, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::protocol::messages::HISTORY_FIELD_CHARS;

@@ -13,9 +13,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
+use crate::channels::keys::ReplyToMode;
+use crate::channels::keys::StreamMode;
 use crate::channels::keys::{self, ChannelRule, LegacyDm};
-use crate::channels::slack::config::ReplyToMode;
-use crate::channels::telegram::config::StreamMode;
 
 pub const DEFAULT_API: &str = "https://discord.com/api/v10";
 pub const MAX_MESSAGE_CHARS: usize = 2000;

@@ -27,13 +27,13 @@ use actix::prelude::*;
 
 use config::DiscordAccount;
 
-use super::account::AccountHandle;
 use super::deliver::Typing;
+use super::desk::AccountHandle;
+use super::desk::ChannelDeps;
 use super::desk::{Desk, DeskConfig};
 use super::health::AccountHealth;
 use super::limits::RetryPolicy;
 use super::sender::{Buckets, Limiter};
-use super::supervisor::ChannelDeps;
 
 pub fn desk_config(cfg: &DiscordAccount) -> DeskConfig {
     DeskConfig {

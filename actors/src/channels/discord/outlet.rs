@@ -11,8 +11,8 @@ use super::api::{DiscordError, RestApi};
 use super::config::MAX_MESSAGE_CHARS;
 use crate::channels::chunker::split;
 use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
+use crate::channels::keys::ReplyToMode;
 use crate::channels::sender::{Buckets, Limiter};
-use crate::channels::slack::config::ReplyToMode;
 
 #[derive(Clone)]
 pub struct DiscordOutlet {

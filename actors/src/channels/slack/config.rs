@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
+use crate::channels::keys::StreamMode;
 use crate::channels::keys::{self, ChannelRule, LegacyDm};
-use crate::channels::telegram::config::StreamMode;
 
 pub const DEFAULT_API: &str = "https://slack.com/api";
 pub const DEFAULT_WEBHOOK_PATH: &str = "/slack/events";
@@ -28,16 +28,7 @@ pub enum Mode {
     Http,
 }
 
-/// Where replies to a channel message go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReplyToMode {
-    /// In the channel (a message in a thread is answered in its thread).
-    Off,
-    /// In a thread under the message.
-    First,
-    All,
-}
+pub use crate::channels::keys::ReplyToMode;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlackAccount {

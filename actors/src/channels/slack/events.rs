@@ -6,6 +6,7 @@
 //! recorded in the ledger and flushed before the 200, so Slack's retries
 //! (`X-Slack-Retry-Num`) find the key and are answered once.
 
+use crate::channels::messages::{SlackWebhook, WebhookReply};
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -23,30 +24,11 @@ use crate::channels::messages::StopAccount;
 use crate::channels::sender::Buckets;
 use crate::store::Store;
 
-/// One Events API request, as it came.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "WebhookReply")]
-pub struct SlackWebhook {
-    pub path: String,
-    pub timestamp: Option<String>,
-    pub signature: Option<String>,
-    pub retry_num: Option<String>,
-    pub body: bytes::Bytes,
-}
-
-/// The answer for Slack.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WebhookReply {
-    pub status: u16,
-    pub body: String,
-}
-
-impl WebhookReply {
-    fn new(status: u16, body: serde_json::Value) -> WebhookReply {
-        WebhookReply {
-            status,
-            body: body.to_string(),
-        }
+/// A reply with a JSON body.
+fn reply(status: u16, body: serde_json::Value) -> WebhookReply {
+    WebhookReply {
+        status,
+        body: body.to_string(),
     }
 }
 
@@ -119,25 +101,24 @@ impl SlackEvents {
         if let Err(e) = signature::verify(secret, ts, sig, &msg.body, now_s) {
             tracing::warn!(parent: &self.span, error = %e, "slack request refused: bad signature");
             let body = serde_json::json!({ "ok": false, "error": e.to_string() });
-            return Err(WebhookReply::new(401, body));
+            return Err(reply(401, body));
         }
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&msg.body) else {
             tracing::warn!(parent: &self.span, "slack request body is not JSON");
             let body = serde_json::json!({ "ok": false, "error": "body is not JSON" });
-            return Err(WebhookReply::new(400, body));
+            return Err(reply(400, body));
         };
         self.health.alive(crate::now_ms());
         match parse_callback(&v) {
-            Callback::UrlVerification { challenge } => Err(WebhookReply::new(
-                200,
-                serde_json::json!({ "challenge": challenge }),
-            )),
+            Callback::UrlVerification { challenge } => {
+                Err(reply(200, serde_json::json!({ "challenge": challenge })))
+            }
             Callback::Ignored { kind } => {
                 tracing::debug!(parent: &self.span, %kind, "slack event not handled");
-                Err(WebhookReply::new(200, serde_json::json!({ "ok": true })))
+                Err(reply(200, serde_json::json!({ "ok": true })))
             }
             // Not ready (auth.test pending): Slack retries.
-            Callback::Message(_) if self.bot.is_none() => Err(WebhookReply::new(
+            Callback::Message(_) if self.bot.is_none() => Err(reply(
                 503,
                 serde_json::json!({ "ok": false, "error": "starting" }),
             )),
@@ -167,7 +148,7 @@ impl SlackEvents {
             Err(e) => {
                 tracing::error!(parent: &self.span, error = %e, "cannot record a slack message");
                 let body = serde_json::json!({ "ok": false, "error": "not recorded" });
-                Err(WebhookReply::new(500, body))
+                Err(reply(500, body))
             }
         }
     }
@@ -190,7 +171,7 @@ impl Handler<SlackWebhook> for SlackEvents {
                         if let Some(inc) = fresh {
                             act.desk.accepted.do_send(Accepted(vec![inc]));
                         }
-                        WebhookReply::new(200, serde_json::json!({ "ok": true }))
+                        reply(200, serde_json::json!({ "ok": true }))
                     }
                     Err(e) => {
                         tracing::error!(parent: &act.span, error = %e, "cannot flush the slack ledger: trying again");
@@ -198,7 +179,7 @@ impl Handler<SlackWebhook> for SlackEvents {
                             act.flushes.push(inc);
                             act.flush_later(std::time::Duration::ZERO, ctx);
                         }
-                        WebhookReply::new(500, serde_json::json!({ "ok": false }))
+                        reply(500, serde_json::json!({ "ok": false }))
                     }
                 }),
         )

@@ -27,13 +27,13 @@ use actix::prelude::*;
 
 use config::{Mode, SlackAccount};
 
-use super::account::AccountHandle;
 use super::deliver::Typing;
+use super::desk::AccountHandle;
+use super::desk::ChannelDeps;
 use super::desk::{Desk, DeskConfig};
 use super::health::AccountHealth;
 use super::limits::RetryPolicy;
 use super::sender::Buckets;
-use super::supervisor::ChannelDeps;
 
 /// Slack's retry policy: as Telegram's (3 attempts, doubling from 400 ms,
 /// capped at 30 s); a 429 waits for its `Retry-After`.

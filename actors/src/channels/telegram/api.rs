@@ -481,6 +481,18 @@ pub fn classify(code: u16, description: String, retry_after_s: Option<u64>) -> T
     }
 }
 
+impl crate::channels::sender::CallError for TgError {
+    fn failure(&self) -> Failure {
+        TgError::failure(self)
+    }
+    fn answered(&self) -> bool {
+        !matches!(self, Self::Unreachable(_) | Self::NoAnswer(_))
+    }
+    fn unknown_outcome(&self) -> bool {
+        matches!(self, Self::NoAnswer(_))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,27 +15,7 @@ use crate::channels::keys;
 /// says otherwise.
 pub const DEFAULT_API: &str = "https://api.telegram.org";
 
-/// How a reply reaches the chat while it is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StreamMode {
-    /// One message, edited as the text grows (rate-limited).
-    Partial,
-    /// 800-1200 character blocks, each its own message.
-    Block,
-    /// The whole reply once it is done.
-    Off,
-}
-
-impl From<StreamMode> for crate::channels::deliver::Stream {
-    fn from(m: StreamMode) -> Self {
-        match m {
-            StreamMode::Partial => Self::Partial,
-            StreamMode::Block => Self::Block,
-            StreamMode::Off => Self::Off,
-        }
-    }
-}
+pub use crate::channels::keys::StreamMode;
 
 /// When the chat shows "typing".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

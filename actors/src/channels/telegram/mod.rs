@@ -20,13 +20,13 @@ use actix::prelude::*;
 pub use actor::TelegramPoller;
 use config::{TelegramAccount, TypingMode};
 
-use super::account::AccountHandle;
 use super::deliver::Typing;
+use super::desk::AccountHandle;
+use super::desk::ChannelDeps;
 use super::desk::{Desk, DeskConfig};
 use super::health::AccountHealth;
 use super::limits::RetryPolicy;
 use super::sender::Limiter;
-use super::supervisor::ChannelDeps;
 
 /// The desk's view of an account.
 pub fn desk_config(cfg: &TelegramAccount) -> DeskConfig {
