@@ -1,0 +1,384 @@
+//! What one chat turn costs the gateway, for two builds side by side in
+//! one run: the release `ferroclaw` binary as a child process with a fake
+//! OpenAI-style provider on loopback (0 ms per token) and one WebSocket
+//! client. Prints numbers; asserts nothing but "every turn ended".
+//!
+//!     cargo bench --bench turn
+//!     FERROCLAW_BENCH_BIN=/path/to/other/ferroclaw cargo bench --bench turn
+//!
+//! With `FERROCLAW_BENCH_BIN` both that build ("before") and this one
+//! ("after") run, one after the other. Cases: 100 short turns (16 tokens),
+//! each in a fresh session; 20 sequential turns with a 2,000-token reply
+//! in one session. Per case: gateway CPU per turn (utime + stime from
+//! `/proc/<pid>/stat`), context switches per turn (every thread's
+//! voluntary + involuntary, from `/proc/<pid>/task/*/status`), heap
+//! allocations per turn and per token (`bench/alloc_count.c`, built with
+//! `cc` and preloaded; skipped without a C compiler), and the chat.send ack
+//! and send -> final latencies at p50/p99. Knobs: `FERROCLAW_BENCH_LONG`
+//! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_PERF=<dir>`
+//! (a `perf record` of each build's long case).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::fake_provider::{FakeProvider, Script};
+use support::{connect_params, Client};
+
+const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
+
+struct Gateway(Child);
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// utime + stime of the whole process, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces) start at ") ".
+    let rest = stat.rsplit_once(") ").map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(11) + n(12)
+}
+
+fn ticks_per_second() -> f64 {
+    // Linux's USER_HZ is 100 everywhere this runs.
+    100.0
+}
+
+/// Voluntary + involuntary context switches of every live thread.
+fn context_switches(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    let mut total = 0;
+    for t in tasks.flatten() {
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        for l in status.lines() {
+            if l.starts_with("voluntary_ctxt_switches:")
+                || l.starts_with("nonvoluntary_ctxt_switches:")
+            {
+                total += l
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+    }
+    total
+}
+
+/// The allocation counter library, built once (None: no C compiler).
+fn alloc_lib(dir: &Path) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/alloc_count.c");
+    let out = dir.join("alloc_count.so");
+    let ok = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .arg("-lpthread")
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(out)
+}
+
+fn allocations(file: &Path) -> Option<u64> {
+    std::thread::sleep(Duration::from_millis(40));
+    std::fs::read_to_string(file).ok()?.trim().parse().ok()
+}
+
+/// Counters at one point.
+#[derive(Clone, Copy)]
+struct Mark {
+    ticks: u64,
+    switches: u64,
+    allocs: Option<u64>,
+}
+
+fn mark(pid: u32, count_file: &Path) -> Mark {
+    Mark {
+        allocs: allocations(count_file),
+        ticks: cpu_ticks(pid),
+        switches: context_switches(pid),
+    }
+}
+
+fn p(sorted: &[Duration], q: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+fn tokens(n: usize) -> Script {
+    let words: Vec<String> = (0..n).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    Script::text(&refs)
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn start(
+    bin: &str,
+    state: &Path,
+    fake_url: &str,
+    lib: Option<&Path>,
+    count: &Path,
+) -> (Gateway, u32, String) {
+    let home = state.join(".ferroclaw");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("ferroclaw.json"),
+        json!({
+            "gateway": { "auth": { "mode": "token", "token": "bench-token-0123456789" },
+                         "tickIntervalMs": 3_600_000, "healthRefreshIntervalMs": 3_600_000 },
+            "models": { "providers": { "fake": { "baseUrl": fake_url, "api": "openai-completions", "apiKey": "k" } } },
+            "agents": { "defaults": { "model": "fake/bench", "heartbeat": { "every": "0m" } } },
+            "logging": { "level": "warn" },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut cmd = Command::new(bin);
+    cmd.env("HOME", state)
+        .env_remove("OPENCLAW_GATEWAY_TOKEN")
+        .args(["--state-dir"])
+        .arg(state)
+        .arg("--config")
+        .arg(home.join("ferroclaw.json"))
+        .args(["gateway", "--port", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
+    if let Some(lib) = lib {
+        cmd.env("LD_PRELOAD", lib)
+            .env("FERROCLAW_ALLOC_COUNT_FILE", count);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("gateway printed its address").unwrap();
+        if let Some(rest) = line.split("listening on ws://").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            eprintln!("gw: {l}")
+        }
+    });
+    (Gateway(child), pid, addr)
+}
+
+/// Sends `turns` messages one after the other (to `key(i)`) and waits
+/// for each final; returns the ack and send -> final latencies.
+async fn turns(
+    c: &mut Client,
+    n: usize,
+    key: impl Fn(usize) -> String,
+    tag: &str,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut acks, mut finals) = (Vec::new(), Vec::new());
+    let (mut frames, mut bytes) = (0usize, 0usize);
+    for i in 0..n {
+        let id = format!("{tag}-{i}");
+        let t0 = Instant::now();
+        let req = c
+            .send_req(
+                "chat.send",
+                json!({"sessionKey": key(i), "message": "go", "idempotencyKey": id}),
+            )
+            .await;
+        loop {
+            let f = c.recv().await.expect("gateway closed the socket");
+            frames += 1;
+            if std::env::var_os("FERROCLAW_BENCH_FRAMES").is_some() {
+                bytes += f.to_string().len();
+            }
+            if f["type"] == "res" && f["id"] == req.as_str() {
+                assert_eq!(f["ok"], true, "{f}");
+                acks.push(t0.elapsed());
+                continue;
+            }
+            let p = &f["payload"];
+            if f["event"] == "chat" && p["runId"] == id.as_str() {
+                match p["state"].as_str() {
+                    Some("final") => break,
+                    Some("error" | "aborted") => panic!("turn {id} ended {p}"),
+                    _ => {}
+                }
+            }
+        }
+        finals.push(t0.elapsed());
+    }
+    acks.sort();
+    finals.sort();
+    if std::env::var_os("FERROCLAW_BENCH_FRAMES").is_some() {
+        println!(
+            "  {tag}: {:.1} frames/turn, {:.0} bytes/turn",
+            frames as f64 / n as f64,
+            bytes as f64 / n as f64
+        );
+    }
+    (acks, finals)
+}
+
+/// One case's measurement: turns, tokens per turn, counters before and after.
+struct Case<'a> {
+    build: &'a str,
+    name: &'a str,
+    n: usize,
+    toks: usize,
+    a: Mark,
+    b: Mark,
+}
+
+fn line(c: Case, acks: &[Duration], finals: &[Duration]) {
+    let Case {
+        build,
+        name: case,
+        n,
+        toks,
+        a,
+        b,
+    } = c;
+    let cpu_ms = (b.ticks - a.ticks) as f64 / ticks_per_second() * 1e3 / n as f64;
+    let cs = (b.switches.saturating_sub(a.switches)) as f64 / n as f64;
+    let allocs = match (a.allocs, b.allocs) {
+        (Some(x), Some(y)) => {
+            let per_turn = (y - x) as f64 / n as f64;
+            format!(
+                "{per_turn:>9.0} allocs/turn {:>6.2} allocs/token",
+                per_turn / toks as f64
+            )
+        }
+        _ => "allocs: n/a".into(),
+    };
+    println!(
+        "{build:<7} {case:<18} cpu {cpu_ms:>7.2} ms/turn  ctx-switches {cs:>7.1}/turn  {allocs}  ack p50 {:.2} p99 {:.2} ms  final p50 {:.2} p99 {:.2} ms",
+        p(acks, 0.5),
+        p(acks, 0.99),
+        p(finals, 0.5),
+        p(finals, 0.99),
+    );
+}
+
+async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>) {
+    let state = tempfile::tempdir().unwrap();
+    let count = state.path().join("allocs");
+    let (_gw, pid, addr) = start(bin, state.path(), &fake.base_url(), lib, &count);
+    let mut c = Client::connect(&format!("ws://{addr}/")).await;
+    let res = c
+        .handshake(connect_params(
+            "cli",
+            "cli",
+            &["operator.read", "operator.write"],
+            Some("bench-token-0123456789"),
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    // Warm up: first sessions, lanes, the provider's connection pool.
+    fake.set_default(tokens(16));
+    turns(&mut c, 10, |i| format!("warm-{i}"), "warm").await;
+
+    let short = 100;
+    let a = mark(pid, &count);
+    let (acks, finals) = turns(&mut c, short, |i| format!("short-{i}"), "short").await;
+    let b = mark(pid, &count);
+    let case = Case {
+        build,
+        name: "16 tokens, fresh",
+        n: short,
+        toks: 16,
+        a,
+        b,
+    };
+    line(case, &acks, &finals);
+
+    let long = env_usize("FERROCLAW_BENCH_LONG", 2000);
+    let n = env_usize("FERROCLAW_BENCH_LONG_TURNS", 20);
+    fake.set_default(tokens(long));
+    // FERROCLAW_BENCH_PERF=<dir>: `perf record` of the gateway during this
+    // case, to <dir>/<build>.data (`perf report -i ...` reads it).
+    let perf = std::env::var("FERROCLAW_BENCH_PERF").ok().map(|dir| {
+        Command::new("perf")
+            .args([
+                "record",
+                "-q",
+                "-F",
+                "4000",
+                "-g",
+                "-p",
+                &pid.to_string(),
+                "-o",
+            ])
+            .arg(Path::new(&dir).join(format!("{build}.data")))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("perf runs")
+    });
+    let a = mark(pid, &count);
+    let (acks, finals) = turns(&mut c, n, |_| "long".to_string(), "long").await;
+    let b = mark(pid, &count);
+    if let Some(mut p) = perf {
+        let _ = Command::new("kill")
+            .args(["-INT", &p.id().to_string()])
+            .status();
+        let _ = p.wait();
+    }
+    let name = format!("{long} tokens x{n}");
+    let case = Case {
+        build,
+        name: &name,
+        n,
+        toks: long,
+        a,
+        b,
+    };
+    line(case, &acks, &finals);
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let fake = FakeProvider::start().await;
+        fake.record
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let tmp = tempfile::tempdir().unwrap();
+        let lib = alloc_lib(tmp.path());
+        if lib.is_none() {
+            println!("(no C compiler: allocations not counted)");
+        }
+        let before = std::env::var("FERROCLAW_BENCH_BIN").ok();
+        // FERROCLAW_BENCH_AFTER_FIRST=1: this build first (order effects show).
+        if std::env::var_os("FERROCLAW_BENCH_AFTER_FIRST").is_some() {
+            measure("after", BUILT, &fake, lib.as_deref()).await;
+        }
+        if let Some(before) = &before {
+            measure("before", before, &fake, lib.as_deref()).await;
+        }
+        if std::env::var_os("FERROCLAW_BENCH_AFTER_FIRST").is_none() {
+            measure("after", BUILT, &fake, lib.as_deref()).await;
+        }
+    });
+}
