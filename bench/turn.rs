@@ -16,7 +16,8 @@
 //! `cc` and preloaded; skipped without a C compiler), and the chat.send ack
 //! and send -> final latencies at p50/p99. Knobs: `FERROCLAW_BENCH_LONG`
 //! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_PERF=<dir>`
-//! (a `perf record` of each build's long case).
+//! (a `perf record` of each build's long case), `FERROCLAW_BENCH_PERF_STAT=1`
+//! (CPU per turn from `perf stat`'s task-clock, finer than `/proc`'s ticks).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/mod.rs"]
@@ -98,6 +99,55 @@ fn alloc_lib(dir: &Path) -> Option<PathBuf> {
 fn allocations(file: &Path) -> Option<u64> {
     std::thread::sleep(Duration::from_millis(40));
     std::fs::read_to_string(file).ok()?.trim().parse().ok()
+}
+
+/// `perf stat` measuring the gateway's CPU time (`task-clock`, ns
+/// resolution: `/proc` ticks are 10 ms) while a case runs
+/// (`FERROCLAW_BENCH_PERF_STAT=1`; hardware counters are not there in VMs).
+struct PerfStat {
+    child: Child,
+    out: PathBuf,
+}
+
+impl PerfStat {
+    fn start(pid: u32, dir: &Path, case: &str) -> Option<PerfStat> {
+        std::env::var_os("FERROCLAW_BENCH_PERF_STAT")?;
+        let out = dir.join(format!("{case}.perfstat"));
+        let child = Command::new("perf")
+            .args([
+                "stat",
+                "-x",
+                ",",
+                "-e",
+                "task-clock",
+                "-p",
+                &pid.to_string(),
+                "-o",
+            ])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        std::thread::sleep(Duration::from_millis(200));
+        Some(PerfStat { child, out })
+    }
+
+    /// CPU milliseconds counted (None: perf gave none).
+    fn stop(mut self) -> Option<f64> {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+        let text = std::fs::read_to_string(&self.out).ok()?;
+        text.lines()
+            .find(|l| l.contains("task-clock"))?
+            .split(',')
+            .next()?
+            .trim()
+            .parse()
+            .ok()
+    }
 }
 
 /// Counters at one point.
@@ -298,9 +348,16 @@ async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>
     turns(&mut c, 10, |i| format!("warm-{i}"), "warm").await;
 
     let short = 100;
+    let ins = PerfStat::start(pid, state.path(), "short");
     let a = mark(pid, &count);
     let (acks, finals) = turns(&mut c, short, |i| format!("short-{i}"), "short").await;
     let b = mark(pid, &count);
+    if let Some(n) = ins.and_then(PerfStat::stop) {
+        println!(
+            "{build:<7} 16 tokens, fresh   cpu (task-clock) {:.3} ms/turn",
+            n / short as f64
+        );
+    }
     let case = Case {
         build,
         name: "16 tokens, fresh",
@@ -334,9 +391,16 @@ async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>
             .spawn()
             .expect("perf runs")
     });
+    let ins = PerfStat::start(pid, state.path(), "long");
     let a = mark(pid, &count);
     let (acks, finals) = turns(&mut c, n, |_| "long".to_string(), "long").await;
     let b = mark(pid, &count);
+    if let Some(i) = ins.and_then(PerfStat::stop) {
+        println!(
+            "{build:<7} {long} tokens x{n}    cpu (task-clock) {:.3} ms/turn",
+            i / n as f64
+        );
+    }
     if let Some(mut p) = perf {
         let _ = Command::new("kill")
             .args(["-INT", &p.id().to_string()])

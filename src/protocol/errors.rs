@@ -3,6 +3,9 @@
 //! HTTP status) here, in `WireError`'s implementations.
 
 use ferroclaw_actors::approvals::ApprovalError;
+use ferroclaw_actors::channels::ChannelSendError;
+use ferroclaw_actors::cron::CronError;
+use ferroclaw_actors::ids::SessionKeyError;
 use ferroclaw_actors::session::SessionError;
 use ferroclaw_actors::store::StoreError;
 use ferroclaw_actors::transcript::TranscriptError;
@@ -104,6 +107,59 @@ impl WireError for ApprovalError {
     }
 }
 
+/// A client's session key that cannot be one.
+impl WireError for SessionKeyError {
+    fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidRequest
+    }
+    fn message(&self) -> String {
+        format!("invalid sessionKey: {self}")
+    }
+}
+
+/// `cron.*`: an unknown job or a bad definition is the caller's; the store
+/// is transient. (`ws/methods/cron.rs` adds OpenClaw's details.)
+impl WireError for CronError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            CronError::NotFound(_) | CronError::Invalid(_) => ErrorCode::InvalidRequest,
+            CronError::Store(e) => e.code(),
+        }
+    }
+    fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            CronError::Store(e) => e.retry_after_ms(),
+            _ => None,
+        }
+    }
+}
+
+/// `send` and `chat.send deliver`: an unknown channel is the caller's;
+/// everything else is the platform's or ours, and may pass.
+impl WireError for ChannelSendError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            ChannelSendError::NoAccount(_) => ErrorCode::InvalidRequest,
+            _ => ErrorCode::Unavailable,
+        }
+    }
+    fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            ChannelSendError::Store(e) => e.retry_after_ms(),
+            ChannelSendError::Down => Some(1000),
+            _ => None,
+        }
+    }
+    fn message(&self) -> String {
+        match self {
+            ChannelSendError::NoAccount(what) => format!("unsupported channel: {what}"),
+            ChannelSendError::Store(e) => e.message(),
+            ChannelSendError::Down => "agent runtime unavailable".into(),
+            other => format!("send failed: {other}"),
+        }
+    }
+}
+
 /// `{code, message, details?, retryable?, retryAfterMs?}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -188,5 +244,34 @@ mod tests {
             (ErrorCode::Unavailable, Some(1000))
         );
         assert_eq!(ErrorCode::Unavailable.http_status(), 503);
+        // Every error enum a method answers with has its row.
+        let key = SessionKeyError::Empty;
+        let shape = ErrorShape::from_error(&key);
+        assert_eq!(
+            (shape.code, shape.message.as_str()),
+            (
+                ErrorCode::InvalidRequest,
+                "invalid sessionKey: session key is empty"
+            )
+        );
+        let gone = ErrorShape::from_error(&CronError::NotFound("j".into()));
+        assert_eq!(gone.code, ErrorCode::InvalidRequest);
+        let cron_store = CronError::Store(StoreError::Corrupt {
+            tree: "cron_jobs",
+            key: "j".into(),
+            message: "x".into(),
+        });
+        assert_eq!(
+            ErrorShape::from_error(&cron_store).retry_after_ms,
+            Some(1000)
+        );
+        let none = ErrorShape::from_error(&ChannelSendError::NoAccount("irc".into()));
+        assert_eq!(
+            (none.code, none.message.as_str()),
+            (ErrorCode::InvalidRequest, "unsupported channel: irc")
+        );
+        let unknown = ErrorShape::from_error(&ChannelSendError::Unknown);
+        assert_eq!(unknown.code, ErrorCode::Unavailable);
+        assert!(unknown.message.starts_with("send failed: no answer"));
     }
 }

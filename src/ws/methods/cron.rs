@@ -72,7 +72,7 @@ fn cron_err(method: &str, e: CronError) -> ErrorShape {
         ))
         .with_details(json!({"code": "CRON_JOB_NOT_FOUND", "jobId": id})),
         CronError::Invalid(why) => invalid(method, why),
-        CronError::Store(e) => super::store_err(e),
+        e => super::store_err(e),
     }
 }
 

@@ -61,14 +61,7 @@ struct SendParams {
 }
 
 fn send_failed(e: ChannelSendError) -> ErrorShape {
-    match e {
-        ChannelSendError::NoAccount(what) => {
-            ErrorShape::invalid(format!("unsupported channel: {what}"))
-        }
-        ChannelSendError::Store(e) => store_err(e),
-        ChannelSendError::Down => down(()),
-        other => ErrorShape::unavailable(format!("send failed: {other}")),
-    }
+    store_err(e)
 }
 
 /// The channel a send names, else the only configured one.
