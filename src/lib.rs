@@ -58,6 +58,9 @@ pub struct StartOptions {
 pub struct RunningGateway {
     pub addr: SocketAddr,
     pub state: SharedState,
+    /// The state dir's store, as opened (tests inject faults through it;
+    /// the methods reach state only through the actors).
+    pub store: Store,
     server: actix_web::dev::ServerHandle,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -129,6 +132,7 @@ pub async fn start(
     };
     let bridge_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let slot = bridge_slot.clone();
+    let opened = store.clone();
     let gateway = Gateway::start(
         settings.clone(),
         store,
@@ -206,6 +210,7 @@ pub async fn start(
     Ok(RunningGateway {
         addr,
         state,
+        store: opened,
         server: handle,
         task,
     })

@@ -73,7 +73,6 @@ pub struct Gateway {
     pub model: ModelRef,
     pub versions: Arc<StateVersions>,
     pub metrics: Arc<Metrics>,
-    pub store: Store,
     /// Channel accounts: status, logout, pairing.
     pub channels: Addr<ChannelSupervisor>,
     /// Every channel account's measured health.
@@ -278,7 +277,6 @@ impl Gateway {
             model,
             versions,
             metrics,
-            store,
             channels,
             channel_health,
             memories,

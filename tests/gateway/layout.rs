@@ -333,3 +333,21 @@ fn no_handler_body_is_over_60_lines() {
     let long = format!("fn handle(x) {{\n{}}}\n", "    a;\n".repeat(70));
     assert_eq!(long_handlers(&long, MAX_HANDLER_LINES), vec![(1, 72)]);
 }
+
+/// The edge's methods and routes reach state through the actors only
+/// (recipients), never the store.
+#[test]
+fn the_edge_never_holds_the_store() {
+    let mut found = Vec::new();
+    for dir in ["src/ws", "src/http"] {
+        for f in rust_files(&repo().join(dir)) {
+            let src = std::fs::read_to_string(&f).unwrap();
+            for needle in ["store::Store", "gateway.store", "Store::open"] {
+                if without_tests(&src).contains(needle) {
+                    found.push(format!("{}: {needle}", f.display()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:?}");
+}

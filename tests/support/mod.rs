@@ -121,9 +121,7 @@ impl TestGateway {
                     env: std::sync::Arc::new(|_: &str| None),
                 };
                 let gw = start(opts, listener).await.unwrap();
-                addr_tx
-                    .send((gw.addr, gw.state.gateway.store.clone()))
-                    .unwrap();
+                addr_tx.send((gw.addr, gw.store.clone())).unwrap();
                 let _ = stop_rx.await;
                 gw.shutdown("gateway stopping").await;
                 let _ = gw.wait().await;

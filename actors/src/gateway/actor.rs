@@ -315,6 +315,21 @@ impl Handler<SettingsChanged> for GatewayActor {
     }
 }
 
+impl Handler<UsageRows> for GatewayActor {
+    type Result = ResponseFuture<Result<Vec<crate::usage::RunUsage>, crate::store::StoreError>>;
+    fn handle(&mut self, msg: UsageRows, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let store = self.store.clone();
+        Box::pin(async move {
+            let read = move || crate::usage::runs_between(&store, &msg.from, &msg.to);
+            match tokio::task::spawn_blocking(read).await {
+                Ok(rows) => rows,
+                Err(_) => Ok(Vec::new()),
+            }
+        })
+    }
+}
+
 impl Handler<Shutdown> for GatewayActor {
     type Result = ResponseFuture<()>;
     fn handle(&mut self, _: Shutdown, _: &mut Context<Self>) -> Self::Result {

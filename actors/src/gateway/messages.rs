@@ -39,3 +39,12 @@ pub struct HealthUpdated {
     pub snapshot: HealthSnapshot,
     pub version: crate::bus::StateVersion,
 }
+
+/// The per-run usage rows of days `from..=to` (`YYYY-MM-DD`), read on the
+/// blocking pool (`usage.cost`, `sessions.usage`).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<crate::usage::RunUsage>, crate::store::StoreError>")]
+pub struct UsageRows {
+    pub from: String,
+    pub to: String,
+}

@@ -318,14 +318,12 @@ pub async fn export(state: &SharedState, p: &Value) -> MethodResult {
         .max_bytes
         .unwrap_or(EXPORT_PAGE)
         .clamp(1024, EXPORT_PAGE_MAX);
-    let store = state.gateway.store.clone();
-    let session_id = entry.session_id.clone();
-    let (entries, next) = actix_web::web::block(move || {
-        ferroclaw_actors::transcript::page(&store, &session_id, p.cursor.as_deref(), max)
-    })
-    .await
-    .map_err(|_| ErrorShape::unavailable("the transcript reader stopped"))?
-    .map_err(|e| {
+    let session = session_for(state, key.clone()).await?;
+    let asked = ferroclaw_actors::session::ExportTranscript {
+        cursor: p.cursor,
+        max_bytes: max,
+    };
+    let (entries, next) = session.send(asked).await.map_err(down)?.map_err(|e| {
         tracing::error!(session_key = %key, error = %e, "transcript export failed");
         ErrorShape::unavailable(format!("cannot read the transcript: {e}"))
     })?;

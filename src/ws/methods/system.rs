@@ -34,13 +34,7 @@ pub async fn status(state: &SharedState) -> MethodResult {
         .await
         .map_err(|_| ErrorShape::unavailable("the main session is unavailable"))?;
     let default_id = settings.default_agent_id().to_string();
-    let path = state
-        .gateway
-        .store
-        .dir()
-        .join("store")
-        .display()
-        .to_string();
+    let path = state.state_dir.join("store").display().to_string();
     let agents: Vec<String> = if settings.agents.list.is_empty() {
         vec![default_id.clone()]
     } else {

@@ -86,9 +86,12 @@ fn read(p: &Value, method: &str) -> Result<UsageParams, ErrorShape> {
 
 /// The per-run rows of the range (on the blocking pool).
 async fn runs(state: &SharedState, start: u64, end: u64) -> Result<Vec<RunUsage>, ErrorShape> {
-    let store = state.gateway.store.clone();
     let (from, to) = (usage::day_of(start), usage::day_of(end));
-    actix_web::web::block(move || usage::runs_between(&store, &from, &to))
+    let asked = ferroclaw_actors::gateway::UsageRows { from, to };
+    state
+        .gateway
+        .root
+        .send(asked)
         .await
         .map_err(|_| ErrorShape::unavailable("the usage reader stopped"))?
         .map_err(|e| ErrorShape::unavailable(format!("cannot read usage: {e}")))
