@@ -213,7 +213,12 @@ impl EventBridge {
     /// `agent` assistant event. What streams at all (nothing that may still
     /// become the silent token, nothing of a heartbeat) the session decided.
     fn delta(&mut self, run_id: &str, key: &str, delta: &str, fresh: bool) {
-        let st = self.runs.entry(run_id.to_string()).or_default();
+        if !self.runs.contains_key(run_id) {
+            self.runs.insert(run_id.to_string(), RunState::default());
+        }
+        let Some(st) = self.runs.get_mut(run_id) else {
+            return;
+        };
         if fresh {
             st.text.clear();
         }

@@ -81,15 +81,10 @@ pub enum RunEvent {
 impl RunEvent {
     /// How a run ended, for a closing event; None for every other event.
     pub fn end_status(&self) -> Option<RunStatus> {
-        self.outcome().map(|o| o.status())
-    }
-
-    /// The outcome a closing event carries; None for every other event.
-    pub fn outcome(&self) -> Option<Outcome> {
         match self {
-            RunEvent::Final { outcome, .. } => Some(outcome.clone()),
-            RunEvent::Failed { error, .. } => Some(Outcome::Error(error.clone())),
-            RunEvent::Aborted { text, .. } => Some(Outcome::Aborted(text.clone())),
+            RunEvent::Final { outcome, .. } => Some(outcome.status()),
+            RunEvent::Failed { .. } => Some(RunStatus::Error),
+            RunEvent::Aborted { .. } => Some(RunStatus::Aborted),
             _ => None,
         }
     }
