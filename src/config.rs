@@ -540,10 +540,15 @@ mod tests {
             "{e}"
         );
         let (_, s, warnings) = check_user_raw(
-            "{agents:{defaults:{compaction:{mode:'default', keepRecent:5}, heartbeat:{every:'1h'}}}}",
+            "{agents:{defaults:{compaction:{mode:'default', keepRecent:5}, heartbeat:{every:'1h'}}}, hooks:{presets:['gmail']}}",
             "f",
         )
         .unwrap();
+        assert_eq!(s.hooks.path, "/hooks");
+        assert_eq!(
+            s.hooks.other["presets"][0], "gmail",
+            "OpenClaw's other keys kept"
+        );
         assert_eq!(
             s.agents.defaults.compaction.mode,
             ferroclaw_actors::settings::CompactionMode::Safeguard

@@ -94,8 +94,8 @@ fn secrets(s: &Settings, out: &mut Vec<Finding>) {
             ));
         }
     }
-    if s.hooks.get("enabled").and_then(Value::as_bool) == Some(true) {
-        match s.hooks.get("token").and_then(Value::as_str) {
+    if s.hooks.enabled {
+        match s.hooks.token.as_deref() {
             Some(t) if auth.token.as_deref() == Some(t) => out.push(find(
                 "secrets.hooks_token_reused",
                 Severity::Warn,
@@ -189,7 +189,7 @@ fn open_doors(s: &Settings) -> Vec<String> {
             }
         }
     }
-    if s.hooks.get("enabled").and_then(Value::as_bool) == Some(true) {
+    if s.hooks.enabled {
         doors.push("hooks".into());
     }
     doors

@@ -22,6 +22,7 @@ use ferroclaw_actors::idempotency::{
     ask_idempotency, CachedResponse, LookupIdempotent, RecordIdempotent,
 };
 use ferroclaw_actors::session::SendChat;
+use ferroclaw_actors::settings::{HookAction, HookMapping, HooksSettings};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sha2::Digest;
@@ -29,7 +30,6 @@ use sha2::Digest;
 use crate::state::SharedState;
 use crate::ws::methods::outbound::{self, DeliverParams};
 
-const DEFAULT_MAX_BODY: usize = 256 * 1024;
 const MAX_FAILURES: u32 = 20;
 
 fn reply(status: StatusCode, body: Value) -> HttpResponse {
@@ -45,53 +45,40 @@ struct Hooks {
     base: String,
     token: String,
     max_body: usize,
-    config: Value,
+    config: HooksSettings,
 }
 
 fn hooks(state: &SharedState) -> Option<Hooks> {
     let settings = state.live.settings();
     let h = &settings.hooks;
-    if h["enabled"] != json!(true) {
+    if !h.enabled {
         return None;
     }
-    let token = h["token"].as_str().filter(|t| !t.is_empty())?.to_string();
-    let base = h["path"]
-        .as_str()
-        .unwrap_or("/hooks")
-        .trim_end_matches('/')
-        .to_string();
-    let max_body = h["maxBodyBytes"]
-        .as_u64()
-        .map_or(DEFAULT_MAX_BODY, |n| n as usize);
+    let token = h.token.clone().filter(|t| !t.is_empty())?;
     Some(Hooks {
-        base,
+        base: h.path.trim_end_matches('/').to_string(),
         token,
-        max_body,
+        max_body: h.max_body_bytes as usize,
         config: h.clone(),
     })
 }
 
 /// Checks a `hooks` section at start: the error names the key.
-pub fn check(h: &Value) -> Result<(), String> {
-    if h.is_null() || h.as_object().is_some_and(|o| o.is_empty()) || h["enabled"] != json!(true) {
+pub fn check(h: &HooksSettings) -> Result<(), String> {
+    if !h.enabled {
         return Ok(());
     }
-    if h["token"].as_str().is_none_or(str::is_empty) {
+    if h.token.as_deref().is_none_or(str::is_empty) {
         return Err("hooks.token: required when hooks.enabled is true".into());
     }
-    if let Some(p) = h.get("path").filter(|p| !p.is_null()) {
-        let ok = p
-            .as_str()
-            .is_some_and(|p| p.starts_with('/') && p.len() > 1);
-        if !ok {
-            return Err("hooks.path: expected a path such as \"/hooks\"".into());
-        }
+    if !(h.path.starts_with('/') && h.path.len() > 1) {
+        return Err("hooks.path: expected a path such as \"/hooks\"".into());
     }
-    for (i, m) in h["mappings"].as_array().into_iter().flatten().enumerate() {
-        if m.get("transform").is_some_and(|t| !t.is_null()) {
+    for (i, m) in h.mappings.iter().enumerate() {
+        if m.transform.as_ref().is_some_and(|t| !t.is_null()) {
             return Err(format!("hooks.mappings[{i}].transform: transform modules are not supported by ferroclaw; use messageTemplate"));
         }
-        if m["match"]["path"].as_str().is_none_or(str::is_empty) {
+        if m.matches.path.is_empty() {
             return Err(format!("hooks.mappings[{i}].match.path: required"));
         }
     }
@@ -265,16 +252,11 @@ async fn dispatch(
         }
         "agent" => agent(state, hooks, body).await,
         other => {
-            let mapping = hooks.config["mappings"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|m| {
-                    m["match"]["path"].as_str().map(|p| p.trim_matches('/')) == Some(other)
-                        && m["match"]["source"]
-                            .as_str()
-                            .is_none_or(|s| body["source"].as_str() == Some(s))
-                });
+            let mapping = hooks.config.mappings.iter().find(|m| {
+                m.matches.path.trim_matches('/') == other
+                    && (m.matches.source.as_deref())
+                        .is_none_or(|s| body["source"].as_str() == Some(s))
+            });
             match mapping {
                 Some(m) => mapped(state, hooks, m, body).await,
                 None => (
@@ -317,11 +299,8 @@ async fn agent(state: &SharedState, hooks: &Hooks, body: &Value) -> (StatusCode,
     let agent = body["agentId"]
         .as_str()
         .map(|a| a.trim().to_ascii_lowercase());
-    if let (Some(a), Some(allowed)) = (&agent, cfg["allowedAgentIds"].as_array()) {
-        if !allowed
-            .iter()
-            .any(|x| x == "*" || x.as_str() == Some(a.as_str()))
-        {
+    if let (Some(a), Some(allowed)) = (&agent, &cfg.allowed_agent_ids) {
+        if !allowed.iter().any(|x| x == "*" || x == a) {
             return (
                 StatusCode::BAD_REQUEST,
                 json!({ "ok": false, "error": format!("agentId {a} is not allowed for hooks") }),
@@ -330,10 +309,10 @@ async fn agent(state: &SharedState, hooks: &Hooks, body: &Value) -> (StatusCode,
     }
     let asked = body["sessionKey"]
         .as_str()
-        .filter(|_| cfg["allowRequestSessionKey"] == json!(true));
+        .filter(|_| cfg.allow_request_session_key);
     let tail = asked
         .map(str::to_string)
-        .or_else(|| cfg["defaultSessionKey"].as_str().map(str::to_string))
+        .or_else(|| cfg.default_session_key.clone())
         .unwrap_or_else(|| format!("hook:{}", uuid::Uuid::new_v4()));
     let raw = match (&agent, tail.starts_with("agent:")) {
         (_, true) => tail,
@@ -428,39 +407,40 @@ async fn deliver(
 async fn mapped(
     state: &SharedState,
     hooks: &Hooks,
-    m: &Value,
+    m: &HookMapping,
     body: &Value,
 ) -> (StatusCode, Value) {
-    let action = m["action"].as_str().unwrap_or("agent");
-    if action == "wake" {
-        let text = m["textTemplate"].as_str().map_or_else(
+    if m.action == HookAction::Wake {
+        let text = m.text_template.as_deref().map_or_else(
             || body["text"].as_str().unwrap_or_default().to_string(),
             |t| render(t, body),
         );
         if text.trim().is_empty() {
             return (StatusCode::NO_CONTENT, Value::Null);
         }
-        return wake(state, &text, m["wakeMode"].as_str()).await;
+        return wake(state, &text, m.wake_mode.as_deref()).await;
     }
-    let message = m["messageTemplate"].as_str().map_or_else(
+    let message = m.message_template.as_deref().map_or_else(
         || body["message"].as_str().unwrap_or_default().to_string(),
         |t| render(t, body),
     );
     if message.trim().is_empty() {
         return (StatusCode::NO_CONTENT, Value::Null);
     }
+    // The call as `/hooks/agent` takes it, from the mapping's own fields.
     let mut call = json!({ "message": message });
-    for k in [
-        "name",
-        "agentId",
-        "deliver",
-        "channel",
-        "to",
-        "thinking",
-        "timeoutSeconds",
-    ] {
-        if let Some(v) = m.get(k).filter(|v| !v.is_null()) {
-            call[k] = v.clone();
+    let fields = [
+        ("name", json!(m.name)),
+        ("agentId", json!(m.agent_id)),
+        ("deliver", json!(m.deliver)),
+        ("channel", json!(m.channel)),
+        ("to", json!(m.to)),
+        ("thinking", json!(m.thinking)),
+        ("timeoutSeconds", json!(m.timeout_seconds)),
+    ];
+    for (k, v) in fields {
+        if !v.is_null() {
+            call[k] = v;
         }
     }
     let mut scoped = Hooks {
@@ -469,10 +449,10 @@ async fn mapped(
         max_body: hooks.max_body,
         config: hooks.config.clone(),
     };
-    if let Some(sk) = m["sessionKey"].as_str() {
+    if let Some(sk) = &m.session_key {
         // A mapping's own session key is the operator's, not the caller's.
         call["sessionKey"] = json!(render(sk, body));
-        scoped.config["allowRequestSessionKey"] = json!(true);
+        scoped.config.allow_request_session_key = true;
     }
     agent(state, &scoped, &call).await
 }
@@ -541,9 +521,27 @@ mod tests {
         assert_eq!(render("plain", &p), "plain");
     }
 
+    /// The shipped `hooks` section with `patch`'s keys over it.
+    fn hooks(patch: Value) -> HooksSettings {
+        let (_, s, _) = crate::config::check_user_raw(&json!({ "hooks": patch }).to_string(), "f")
+            .expect("a readable hooks section");
+        s.hooks
+    }
+
+    /// `check` of the section (the config check runs it too: read it raw).
+    fn check(patch: &Value) -> Result<(), String> {
+        let mut h = serde_json::to_value(hooks(json!({}))).unwrap();
+        for (k, v) in patch.as_object().unwrap() {
+            h[k] = v.clone();
+        }
+        super::check(&serde_json::from_value(h).unwrap())
+    }
+
     #[test]
     fn hook_sections_are_checked() {
         assert!(check(&json!({})).is_ok());
+        assert_eq!(hooks(json!({})).path, "/hooks", "the shipped default");
+        assert_eq!(hooks(json!({})).max_body_bytes, 262_144);
         assert!(check(&json!({ "enabled": true }))
             .unwrap_err()
             .starts_with("hooks.token"));

@@ -175,7 +175,7 @@ impl Policies {
                     .collect()
             })
             .unwrap_or_default();
-        let received = super::hooks::InboundHooks::from_config(&s.hooks).unwrap_or_else(|e| {
+        let received = super::hooks::InboundHooks::from_settings(&s.hooks).unwrap_or_else(|e| {
             // Checked at start (`channels::plan`); a bad live change keeps none.
             tracing::error!(error = %e, "message_received hook not configured");
             super::hooks::InboundHooks::default()

@@ -61,6 +61,15 @@ impl InboundHooks {
     }
 
     /// From `hooks.messageReceived`; an error names the key.
+    pub fn from_settings(hooks: &crate::settings::HooksSettings) -> Result<InboundHooks, String> {
+        let section = hooks
+            .message_received
+            .clone()
+            .map(|m| serde_json::json!({ "messageReceived": m }));
+        InboundHooks::from_config(&section.unwrap_or(Value::Null))
+    }
+
+    /// From `{ messageReceived: { url, token? } }` (the `hooks` section's part).
     pub fn from_config(hooks: &Value) -> Result<InboundHooks, String> {
         let Some(cfg) = hooks.get("messageReceived").filter(|v| !v.is_null()) else {
             return Ok(InboundHooks::default());

@@ -103,7 +103,7 @@ pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String>
         env: env.clone(),
         ..ChannelPlan::default()
     };
-    hooks::InboundHooks::from_config(&settings.hooks)?;
+    hooks::InboundHooks::from_settings(&settings.hooks)?;
     if let Some(section) = settings.channels.get("telegram") {
         let mut raw = section.other.clone();
         if let Some(f) = &section.skill_filter {

@@ -8,6 +8,7 @@
 //! use are kept as JSON.
 
 mod agents;
+mod hooks;
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use agents::*;
+pub use hooks::*;
 
 /// The settings `config/default.json5` alone gives (tests build from them
 /// instead of defaults written in Rust).
@@ -38,7 +40,7 @@ pub struct Settings {
     pub messages: MessagesSettings,
     pub tools: ToolsSettings,
     #[schemars(transform = secret_hooks)]
-    pub hooks: Value,
+    pub hooks: HooksSettings,
     pub cron: CronSettings,
     #[schemars(transform = secret_skills)]
     pub skills: Value,
@@ -656,10 +658,8 @@ fn secret_api_key(schema: &mut schemars::Schema) {
 }
 
 fn secret_hooks(schema: &mut schemars::Schema) {
-    mark(
-        schema,
-        &["token", "messageReceived.token", "gmail.pushToken"],
-    );
+    // `token` is marked on the type; these live in untyped parts.
+    mark(schema, &["messageReceived.token", "gmail.pushToken"]);
 }
 
 fn secret_remote(schema: &mut schemars::Schema) {
