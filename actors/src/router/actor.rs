@@ -138,6 +138,36 @@ impl Handler<CreateSession> for RouterActor {
     }
 }
 
+impl Handler<ExportTranscript> for RouterActor {
+    type Result = ResponseFuture<Result<Option<ExportPage>, crate::transcript::TranscriptError>>;
+    fn handle(&mut self, msg: ExportTranscript, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            let read = move || -> Result<Option<ExportPage>, crate::transcript::TranscriptError> {
+                let Some(entry) = store.get::<SessionEntry>(Tree::Sessions, msg.key.as_str())?
+                else {
+                    return Ok(None);
+                };
+                let (entries, next) = crate::transcript::page(
+                    &store,
+                    &entry.session_id,
+                    msg.cursor.as_deref(),
+                    msg.max_bytes,
+                )?;
+                Ok(Some(ExportPage {
+                    entry,
+                    entries,
+                    next,
+                }))
+            };
+            tokio::task::spawn_blocking(read)
+                .await
+                .map_err(|_| crate::transcript::TranscriptError::Stopped)?
+        })
+    }
+}
+
 impl Handler<LookupSession> for RouterActor {
     type Result = Result<Option<SessionEntry>, StoreError>;
     fn handle(&mut self, msg: LookupSession, _: &mut Context<Self>) -> Self::Result {

@@ -49,3 +49,24 @@ pub struct DeleteSession {
 #[derive(Debug, Message)]
 #[rtype(result = "usize")]
 pub struct CountLive;
+
+/// One page of a stored session's transcript for export
+/// (`sessions.export`): entries after `cursor`, about `max_bytes` of them,
+/// and the cursor to continue from; None for an unknown key. Read on the
+/// blocking pool, without waking the session (a woken session would
+/// settle an unanswered last message).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<ExportPage>, crate::transcript::TranscriptError>")]
+pub struct ExportTranscript {
+    pub key: SessionKey,
+    pub cursor: Option<String>,
+    pub max_bytes: usize,
+}
+
+/// A page of an export: the session's entry, its entries and the cursor.
+#[derive(Debug)]
+pub struct ExportPage {
+    pub entry: SessionEntry,
+    pub entries: Vec<serde_json::Value>,
+    pub next: Option<String>,
+}

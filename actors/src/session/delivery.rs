@@ -640,17 +640,3 @@ impl Handler<GetReply> for SessionActor {
         Ok(found.and_then(transcript::message_text))
     }
 }
-
-impl Handler<ExportTranscript> for SessionActor {
-    type Result = ResponseFuture<Result<(Vec<Value>, Option<String>), TranscriptError>>;
-    fn handle(&mut self, msg: ExportTranscript, _: &mut Context<Self>) -> Self::Result {
-        let _span = self.span.clone().entered();
-        let (store, id) = (self.deps.store.clone(), self.entry.session_id.clone());
-        Box::pin(async move {
-            let read = move || transcript::page(&store, &id, msg.cursor.as_deref(), msg.max_bytes);
-            tokio::task::spawn_blocking(read)
-                .await
-                .map_err(|_| TranscriptError::Stopped)?
-        })
-    }
-}

@@ -128,16 +128,6 @@ pub struct GetReply {
     pub run_id: Option<String>,
 }
 
-/// One page of the transcript for export (`sessions.export`): entries
-/// after `cursor`, about `max_bytes` of them, and the cursor to continue
-/// from. Read on the blocking pool.
-#[derive(Debug, Message)]
-#[rtype(result = "Result<(Vec<Value>, Option<String>), TranscriptError>")]
-pub struct ExportTranscript {
-    pub cursor: Option<String>,
-    pub max_bytes: usize,
-}
-
 /// The session's entry and whether a run is active.
 #[derive(Debug, Message)]
 #[rtype(result = "(SessionEntry, bool)")]

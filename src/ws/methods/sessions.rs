@@ -306,35 +306,35 @@ struct ExportParams {
 pub async fn export(state: &SharedState, p: &Value) -> MethodResult {
     let p: ExportParams = params("sessions.export", p)?;
     let key = session_key(state, &p.key)?;
-    let entry = state
-        .gateway
-        .router
-        .send(LookupSession { key: key.clone() })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?
-        .ok_or_else(|| ErrorShape::invalid(format!("unknown session: {key}")))?;
     let max = p
         .max_bytes
         .unwrap_or(EXPORT_PAGE)
         .clamp(1024, EXPORT_PAGE_MAX);
-    let session = session_for(state, key.clone()).await?;
-    let asked = ferroclaw_actors::session::ExportTranscript {
+    let asked = ferroclaw_actors::router::ExportTranscript {
+        key: key.clone(),
         cursor: p.cursor,
         max_bytes: max,
     };
-    let (entries, next) = session.send(asked).await.map_err(down)?.map_err(|e| {
-        tracing::error!(session_key = %key, error = %e, "transcript export failed");
-        ErrorShape::unavailable(format!("cannot read the transcript: {e}"))
-    })?;
+    let page = state
+        .gateway
+        .router
+        .send(asked)
+        .await
+        .map_err(down)?
+        .map_err(|e| {
+            tracing::error!(session_key = %key, error = %e, "transcript export failed");
+            ErrorShape::unavailable(format!("cannot read the transcript: {e}"))
+        })?
+        .ok_or_else(|| ErrorShape::invalid(format!("unknown session: {key}")))?;
+    let entry = page.entry;
     let mut out = json!({
         "key": key.as_str(),
         "agentId": key.agent_id(),
         "sessionId": entry.session_id,
         "row": ferroclaw_actors::openclaw::openclaw_row(&entry),
-        "entries": entries,
+        "entries": page.entries,
     });
-    if let Some(c) = next {
+    if let Some(c) = page.next {
         out["cursor"] = json!(c);
     }
     json(out)
