@@ -24,10 +24,11 @@ mod support;
 #[path = "proc_stats.rs"]
 #[allow(dead_code)]
 mod proc_stats;
+use proc_stats::{env_usize, Gateway};
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -43,22 +44,6 @@ fn bin() -> String {
     std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.to_string())
 }
 const TOKEN: &str = "4242:bench";
-
-struct Gateway(Child);
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn pct(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {

@@ -30,7 +30,7 @@ mod support;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -45,18 +45,9 @@ fn bin() -> String {
     std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.to_string())
 }
 
-struct Gateway(Child);
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[path = "proc_stats.rs"]
 mod proc_stats;
-use proc_stats::{metric, status_kb};
+use proc_stats::{env_usize, metric, status_kb, Gateway};
 
 fn rss_kb(pid: u32) -> u64 {
     status_kb(pid, "VmRSS:")
@@ -189,19 +180,6 @@ fn report(name: &str, mut samples: Vec<Duration>) {
     );
 }
 
-fn tokens(n: usize) -> Script {
-    let words: Vec<String> = (0..n).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
-    Script::text(&refs)
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// What one client read loop saw.
 #[derive(Default)]
 struct Seen {
@@ -263,7 +241,7 @@ fn main() {
         let fake = FakeProvider::start().await;
         fake.record
             .store(false, std::sync::atomic::Ordering::Relaxed);
-        fake.set_default(tokens(20));
+        fake.set_default(Script::words(20));
         let state = tempfile::tempdir().unwrap();
         let home = state.path().join(".ferroclaw");
         std::fs::create_dir_all(&home).unwrap();
@@ -389,7 +367,7 @@ fn main() {
 
         // Phase 2: the same kind of work up to the total (waves of 100
         // sessions, 20 tokens): does memory grow with the number of runs?
-        fake.set_default(tokens(20));
+        fake.set_default(Script::words(20));
         let t_more = Instant::now();
         let more = total_runs.saturating_sub(runs_done);
         let seen3 = waves(&mut c, more, "more").await;
@@ -413,7 +391,7 @@ fn main() {
         }
 
         // Phase 3: many sessions at once, 200 tokens each.
-        fake.set_default(tokens(env_usize("FERROCLAW_BENCH_TOKENS", 200)));
+        fake.set_default(Script::words(env_usize("FERROCLAW_BENCH_TOKENS", 200)));
         let before_burst = rss_kb(pid);
         let mut pending = HashMap::new();
         let (mut first, mut ended) = (HashMap::new(), HashMap::new());

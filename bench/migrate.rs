@@ -19,6 +19,7 @@ use std::time::Instant;
 use serde_json::json;
 
 #[path = "proc_stats.rs"]
+#[allow(dead_code)]
 mod proc_stats;
 use proc_stats::{metric, status_kb};
 

@@ -1,5 +1,6 @@
 //! What the benchmarks read of a gateway process: `/proc/<pid>/status`
-//! fields and samples of its `/metrics`. Included by the bench binaries.
+//! fields and samples of its `/metrics`, the child process that stops
+//! with the bench, and the knobs' reader. Included by the bench binaries.
 
 /// A numeric field of `/proc/<pid>/status` (`VmRSS:`, `VmHWM:` in KB, `Threads:`); 0 when absent.
 pub fn status_kb(pid: u32, field: &str) -> u64 {
@@ -22,4 +23,22 @@ pub fn metric(addr: &str, name: &str) -> Option<i64> {
     s.read_to_string(&mut body).ok()?;
     body.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// The gateway child process, killed when the bench is done with it.
+pub struct Gateway(pub std::process::Child);
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A numeric knob from the environment.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }

@@ -24,25 +24,21 @@
 #[allow(dead_code, unused_imports)]
 mod support;
 
+#[path = "proc_stats.rs"]
+#[allow(dead_code)]
+mod proc_stats;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use proc_stats::{env_usize, Gateway};
 use serde_json::json;
 use support::fake_provider::{FakeProvider, Script};
 use support::{connect_params, Client};
 
 const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
-
-struct Gateway(Child);
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// utime + stime of the whole process, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
@@ -169,19 +165,6 @@ fn mark(pid: u32, count_file: &Path) -> Mark {
 fn p(sorted: &[Duration], q: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
     sorted[i].as_secs_f64() * 1e3
-}
-
-fn tokens(n: usize) -> Script {
-    let words: Vec<String> = (0..n).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
-    Script::text(&refs)
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn start(
@@ -344,7 +327,7 @@ async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>
         .await;
     assert_eq!(res["ok"], true, "{res}");
     // Warm up: first sessions, lanes, the provider's connection pool.
-    fake.set_default(tokens(16));
+    fake.set_default(Script::words(16));
     turns(&mut c, 10, |i| format!("warm-{i}"), "warm").await;
 
     let short = 100;
@@ -370,7 +353,7 @@ async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>
 
     let long = env_usize("FERROCLAW_BENCH_LONG", 2000);
     let n = env_usize("FERROCLAW_BENCH_LONG_TURNS", 20);
-    fake.set_default(tokens(long));
+    fake.set_default(Script::words(long));
     // FERROCLAW_BENCH_PERF=<dir>: `perf record` of the gateway during this
     // case, to <dir>/<build>.data (`perf report -i ...` reads it).
     let perf = std::env::var("FERROCLAW_BENCH_PERF").ok().map(|dir| {

@@ -511,9 +511,7 @@ async fn tool_events_go_only_to_clients_that_asked_and_follow_the_verbose_level(
 #[tokio::test]
 async fn an_image_sent_while_the_agent_is_busy_reaches_the_model_with_the_queued_turn() {
     let fake = FakeProvider::start().await;
-    let words: Vec<String> = (0..10).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
-    fake.push(Script::text(&refs).with_delay(Duration::from_millis(100)));
+    fake.push(Script::words(10).with_delay(Duration::from_millis(100)));
     fake.set_default(Script::text(&["seen ", "it"]));
     let gw = fake_gateway(&fake, json!({"messages": {"queue": {"debounceMs": 0}}}));
     let mut c = admin(&gw).await;

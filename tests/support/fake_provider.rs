@@ -38,6 +38,13 @@ pub enum Script {
 }
 
 impl Script {
+    /// A streamed answer of `n` tokens (`w0 w1 ...`), one chunk each.
+    pub fn words(n: usize) -> Script {
+        let words: Vec<String> = (0..n).map(|i| format!("w{i} ")).collect();
+        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+        Script::text(&refs)
+    }
+
     /// A streamed text answer, one chunk per token, then usage.
     pub fn text(tokens: &[&str]) -> Script {
         let mut chunks: Vec<String> = tokens
