@@ -276,7 +276,8 @@ async fn wake(state: &SharedState, text: &str, mode: Option<&str>) -> (StatusCod
             json!({ "ok": false, "error": "text is required; mode is now or next-heartbeat" }),
         );
     }
-    match outbound::wake_now(state, mode, text, None, None).await {
+    // A webhook's text is a stranger's: wrapped, and its turn untrusted.
+    match outbound::wake_now(state, mode, text, None, None, true).await {
         Ok(_) => (StatusCode::OK, json!({ "ok": true, "mode": mode })),
         Err(e) => (
             StatusCode::SERVICE_UNAVAILABLE,

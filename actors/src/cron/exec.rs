@@ -155,7 +155,8 @@ impl GatewayRunner {
             Ok(k) => k,
             Err(e) => return Outcome::failed(format!("invalid session: {e}")),
         };
-        if let Err(e) = crate::router::queue_system_event(&a.router, key, text.clone()).await {
+        if let Err(e) = crate::router::queue_system_event(&a.router, key, text.clone(), false).await
+        {
             return Outcome::failed(format!("cannot queue the system event: {e}"));
         }
         if order.job.wake_mode == "now" {

@@ -30,11 +30,13 @@ pub struct SessionRow {
 }
 
 /// Queues a system event for the session `key` (its owner stores it and
-/// drains it into its next trusted turn). Answered once durable.
+/// drains it into its next trusted turn; `untrusted`: a stranger's text).
+/// Answered once durable.
 pub async fn queue_system_event(
     router: &actix::Addr<RouterActor>,
     key: crate::inbound::SessionKey,
     text: String,
+    untrusted: bool,
 ) -> Result<(), String> {
     use crate::session::system_events::QueueSystemEvent;
     let (session, _) = match router.send(GetSession { key }).await {
@@ -42,7 +44,7 @@ pub async fn queue_system_event(
         Ok(Err(e)) => return Err(format!("session: {e}")),
         Err(_) => return Err("the gateway is stopping".into()),
     };
-    match session.send(QueueSystemEvent { text }).await {
+    match session.send(QueueSystemEvent { text, untrusted }).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err("the session is gone".into()),

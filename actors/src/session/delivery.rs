@@ -90,6 +90,14 @@ impl SessionActor {
                 run_id, joinable, ..
             } => (run_id.clone(), false, *joinable),
         };
+        // A turn that starts now takes the system events waiting for it (a
+        // stranger's among them makes it untrusted).
+        let (events, drained) = match placement {
+            Placement::Start => self.drain_events(overrides.untrusted),
+            _ => Default::default(),
+        };
+        let mut overrides = overrides;
+        overrides.untrusted |= events.iter().any(|e| e.untrusted);
         let now = crate::now_ms();
         let item = InboxItem {
             message_id: message_id.clone(),
@@ -115,11 +123,6 @@ impl SessionActor {
         chat.images = images;
         let mut user = transcript::from_chat(&chat);
         user["timestamp"] = json!(mctx.timestamp_ms);
-        // A turn that starts now takes the system events waiting for it.
-        let (events, drained) = match placement {
-            Placement::Start => self.drain_events(overrides.untrusted),
-            _ => Default::default(),
-        };
         if !events.is_empty() {
             let body = system_events::prepend(&events, &mctx.body_for_agent);
             user["bodyForAgent"] = json!(body);
@@ -287,6 +290,8 @@ impl SessionActor {
         chat.images = images;
         let mut message = transcript::from_chat(&chat);
         let (events, drained) = self.drain_events(overrides.untrusted);
+        let mut overrides = overrides;
+        overrides.untrusted |= events.iter().any(|e| e.untrusted);
         if !events.is_empty() {
             message["bodyForAgent"] = json!(system_events::prepend(&events, &text));
         }

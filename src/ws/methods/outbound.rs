@@ -295,6 +295,7 @@ pub async fn wake(state: &SharedState, p: &Value) -> MethodResult {
         &p.text,
         p.session_key.as_deref(),
         p.agent_id.as_deref(),
+        false,
     )
     .await?;
     let mut out = json!({ "ok": true, "mode": p.mode });
@@ -305,13 +306,15 @@ pub async fn wake(state: &SharedState, p: &Value) -> MethodResult {
 }
 
 /// Queues `text` as a system event (durable before the answer) and, for
-/// `now`, starts a heartbeat turn. Reply: the turn's run id.
+/// `now`, starts a heartbeat turn. Reply: the turn's run id. `untrusted`:
+/// a stranger's text (a webhook's).
 pub async fn wake_now(
     state: &SharedState,
     mode: &str,
     text: &str,
     session: Option<&str>,
     agent: Option<&str>,
+    untrusted: bool,
 ) -> Result<Option<String>, ErrorShape> {
     let raw = match (session, agent) {
         (Some(s), _) => s.to_string(),
@@ -324,7 +327,8 @@ pub async fn wake_now(
             "wake sessionKey cannot target a subagent session",
         ));
     }
-    ferroclaw_actors::router::queue_system_event(&state.gateway.router, key.clone(), text.into())
+    let router = &state.gateway.router;
+    ferroclaw_actors::router::queue_system_event(router, key.clone(), text.into(), untrusted)
         .await
         .map_err(ErrorShape::unavailable)?;
     if mode != "now" {

@@ -188,7 +188,7 @@ pub async fn system_event(state: &SharedState, caller: &Caller, p: &Value) -> Me
     );
     if !p.text.trim().is_empty() {
         let main = super::session_key(state, "main")?;
-        queue_system_event(&gw.router, main, p.text)
+        queue_system_event(&gw.router, main, p.text, false)
             .await
             .map_err(ErrorShape::unavailable)?;
     }
