@@ -132,6 +132,17 @@ impl Gateway {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune old run records"),
         }
+        let main_key =
+            crate::inbound::SessionKey::canonical("main", settings.default_agent_id(), "main")
+                .map(|k| k.as_str().to_string())
+                .unwrap_or_else(|_| "agent:main:main".into());
+        match crate::session::system_events::adopt_legacy(&store, &main_key) {
+            Ok(n) if n > 0 => {
+                tracing::info!(moved = n, "queued system events given to the main session")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot move the queued system events"),
+        }
         let keep_from = crate::usage::day_of(crate::now_ms().saturating_sub(400 * 86_400_000));
         match crate::usage::prune(&store, &keep_from) {
             Ok(n) if n > 0 => tracing::info!(removed = n, "usage rows older than 400 days pruned"),

@@ -24,10 +24,9 @@ use super::heartbeat;
 use super::job::Target;
 pub use super::messages::RunHeartbeat;
 use crate::inbound::SessionKey;
-use crate::router::GetSession;
+use crate::router::{GetSession, QueuedSystemEvents};
 use crate::run::{Outcome, RunKind};
 use crate::runs::{wait_run, BusySessions, RunRegistry, Waited};
-use crate::session::system_events::PendingSystemEvents;
 use crate::session::SendChat;
 use crate::store::Tree;
 
@@ -355,14 +354,10 @@ impl Turn {
         let Ok(key) = SessionKey::canonical("main", &a.default_agent, "main") else {
             return Err(failed("no main session".into()));
         };
-        let session = match a.router.send(GetSession { key: key.clone() }).await {
-            Ok(Ok((s, _))) => s,
-            _ => return Err(failed("the main session is unavailable".into())),
-        };
-        let queued = session
-            .send(PendingSystemEvents)
-            .await
-            .map_or(0, |e| e.len());
+        // Counted without waking the main session (a beat with nothing to
+        // do costs nothing).
+        let asked = QueuedSystemEvents { key: key.clone() };
+        let queued = a.router.send(asked).await.map_or(0, |e| e.len());
         let path = self.workspace.join("HEARTBEAT.md");
         let worth = tokio::task::spawn_blocking(move || {
             let file = std::fs::read_to_string(path).ok();
@@ -379,6 +374,10 @@ impl Turn {
         if busy.contains(key.as_str()) {
             return Err(json!({"status": "skipped", "reason": "requests-in-flight"}));
         }
+        let session = match a.router.send(GetSession { key }).await {
+            Ok(Ok((s, _))) => s,
+            _ => return Err(failed("the main session is unavailable".into())),
+        };
         let mut msg = SendChat::text(&self.config.prompt, &self.run_id);
         msg.model = self.config.model.clone();
         msg.kind = RunKind::Heartbeat {

@@ -168,6 +168,25 @@ impl Handler<ExportTranscript> for RouterActor {
     }
 }
 
+impl Handler<QueuedSystemEvents> for RouterActor {
+    type Result = ResponseFuture<Vec<String>>;
+    fn handle(&mut self, msg: QueuedSystemEvents, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let key = msg.key.as_str().to_string();
+        let live = self.sessions.get(&key).filter(|a| a.connected()).cloned();
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            use crate::session::system_events::{load, PendingSystemEvents};
+            if let Some(session) = live {
+                return session.send(PendingSystemEvents).await.unwrap_or_default();
+            }
+            let read = move || load(&store, &key).unwrap_or_default();
+            let events = tokio::task::spawn_blocking(read).await.unwrap_or_default();
+            events.into_iter().map(|(_, e)| e.text).collect()
+        })
+    }
+}
+
 impl Handler<LookupSession> for RouterActor {
     type Result = Result<Option<SessionEntry>, StoreError>;
     fn handle(&mut self, msg: LookupSession, _: &mut Context<Self>) -> Self::Result {

@@ -70,3 +70,11 @@ pub struct ExportPage {
     pub entries: Vec<serde_json::Value>,
     pub next: Option<String>,
 }
+
+/// The texts of the system events queued for `key`, without waking the
+/// session: a live session answers from its queue, else the store's.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<String>")]
+pub struct QueuedSystemEvents {
+    pub key: SessionKey,
+}

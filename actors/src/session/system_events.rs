@@ -43,17 +43,30 @@ pub struct QueueSystemEvent {
 #[rtype(result = "Vec<String>")]
 pub struct PendingSystemEvents;
 
-/// The session's queued events (store key, event), oldest first. Events
-/// stored before sessions owned them (no session prefix) belong to every
-/// main session: the first to drain them takes them.
+/// The session's queued events (store key, event), oldest first.
 pub fn load(store: &Store, session_key: &str) -> Result<Vec<(String, SystemEvent)>, StoreError> {
-    let mut out: Vec<(String, SystemEvent)> = Vec::new();
-    if session_key.ends_with(":main") {
-        let legacy = store.scan::<SystemEvent>(Tree::SystemEvents, "")?;
-        out.extend(legacy.into_iter().filter(|(k, _)| !k.contains('\0')));
+    store.scan(Tree::SystemEvents, &composite_key(session_key, ""))
+}
+
+/// At start, before any session runs: events stored before sessions owned
+/// them (no session prefix) move to `main_key`, the default agent's main
+/// session, in one transaction. Returns how many moved.
+pub fn adopt_legacy(store: &Store, main_key: &str) -> Result<usize, StoreError> {
+    let legacy: Vec<(String, SystemEvent)> = store
+        .scan::<SystemEvent>(Tree::SystemEvents, "")?
+        .into_iter()
+        .filter(|(k, _)| !k.contains('\0'))
+        .collect();
+    let mut writes = Vec::new();
+    for (k, e) in &legacy {
+        writes.push(remove(k));
+        let key = composite_key(main_key, k);
+        writes.push((Tree::SystemEvents, key, serde_json::to_value(e).ok()));
     }
-    out.extend(store.scan(Tree::SystemEvents, &composite_key(session_key, ""))?);
-    Ok(out)
+    if !writes.is_empty() {
+        store.commit(&writes)?;
+    }
+    Ok(legacy.len())
 }
 
 /// The write that stores one event for `session_key`.
@@ -165,7 +178,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_session_keeps_its_own_events_and_legacy_ones_go_to_a_main_session() {
+    fn each_session_keeps_its_own_events_and_legacy_ones_go_to_the_main_session() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let e = |t: &str| SystemEvent {
@@ -174,13 +187,21 @@ mod tests {
             untrusted: false,
         };
         store
-            .put(Tree::SystemEvents, "01legacy", &e("from before"))
+            // A key as the old queue wrote them: a time-ordered id, older.
+            .put(
+                Tree::SystemEvents,
+                &format!("{:016x}{:016x}", 1, 0),
+                &e("from before"),
+            )
             .unwrap();
         let mut writes = Vec::new();
         for (key, text) in [("agent:main:main", "a"), ("agent:main:other", "b")] {
             writes.push(put(key, &e(text)).1);
         }
         store.commit(&writes).unwrap();
+        assert_eq!(adopt_legacy(&store, "agent:main:main").unwrap(), 1);
+        assert_eq!(adopt_legacy(&store, "agent:ops:main").unwrap(), 0, "once");
+        assert!(load(&store, "agent:ops:main").unwrap().is_empty());
         let main = load(&store, "agent:main:main").unwrap();
         let texts: Vec<&str> = main.iter().map(|(_, e)| e.text.as_str()).collect();
         assert_eq!(texts, ["from before", "a"]);

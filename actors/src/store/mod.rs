@@ -33,7 +33,8 @@ pub enum Tree {
     Pairing,
     /// `<method>:<idempotencyKey>` -> cached response.
     Idempotency,
-    /// ULID -> queued system event text (for the next agent turn).
+    /// `<session key>\0<time-ordered id>` -> a system event queued for that
+    /// session's next trusted turn (`session/system_events.rs`).
     SystemEvents,
     /// Small gateway-wide facts (first start, ...).
     Meta,

@@ -7,7 +7,6 @@ use ferroclaw_actors::gateway::GetHealth;
 use ferroclaw_actors::ids::key;
 use ferroclaw_actors::presence::{send_to_presence, ListPresence, PresenceEntry, UpsertPresence};
 use ferroclaw_actors::router::{queue_system_event, ListSessions, SessionRow};
-use ferroclaw_actors::session::system_events::PendingSystemEvents;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -28,11 +27,9 @@ pub async fn health(state: &SharedState) -> MethodResult {
 pub async fn status(state: &SharedState) -> MethodResult {
     let settings = state.live.settings();
     let main = super::session_key(state, "main")?;
-    let session = super::session_for(state, main).await?;
-    let queued = session
-        .send(PendingSystemEvents)
-        .await
-        .map_err(|_| ErrorShape::unavailable("the main session is unavailable"))?;
+    let asked = ferroclaw_actors::router::QueuedSystemEvents { key: main };
+    let queued = (state.gateway.router.send(asked).await)
+        .map_err(|_| ErrorShape::unavailable("the session router is unavailable"))?;
     let default_id = settings.default_agent_id().to_string();
     let path = state.state_dir.join("store").display().to_string();
     let agents: Vec<String> = if settings.agents.list.is_empty() {
