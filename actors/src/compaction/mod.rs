@@ -9,8 +9,10 @@
 
 pub mod fallback;
 pub mod flush;
+pub mod job;
 pub mod prune;
 pub mod split;
+pub mod stored;
 pub mod summary;
 pub mod tokens;
 

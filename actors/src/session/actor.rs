@@ -9,6 +9,7 @@ use std::time::Instant;
 use actix::prelude::*;
 use serde_json::{json, Value};
 
+use super::state::Incoming;
 use super::*;
 
 pub struct SessionActor {
@@ -21,11 +22,13 @@ pub struct SessionActor {
     pub(super) lane: Addr<LaneActor>,
     /// Every lane, for a run that names its own (`RunOverrides::lane`).
     pub(super) lanes: Option<crate::lane::Lanes>,
-    pub(super) queue: SessionQueue,
-    pub(super) active: Option<Active>,
-    /// A queue check is scheduled (a collected run waits out its debounce).
-    pub(super) check_scheduled: bool,
-    pub(super) seen: RecentIds,
+    /// The queue, the active run's bookkeeping and the message ids seen
+    /// (`state.rs`: pure; this actor applies what its transitions say).
+    pub(super) state: SessionState,
+    /// The active run's actor, once launched.
+    pub(super) run: Option<Addr<RunActor>>,
+    /// The active run's lane slot (released when it ends).
+    pub(super) permit: Option<SlotPermit>,
     /// The model context: every delivered message, oldest first. Loaded from
     /// the store at start, then kept in step with every message written.
     pub(super) history: Messages,
@@ -65,16 +68,15 @@ impl SessionActor {
             .unwrap_or(base);
         SessionActor {
             span: tracing::info_span!("session", session_key = %key, agent_id = %agent_id),
+            state: SessionState::new(&key, SessionQueue::new(settings)),
             key,
             agent_id,
             entry,
-            queue: SessionQueue::new(settings),
+            run: None,
+            permit: None,
             lane: deps.lane.clone(),
             lanes: None,
             deps,
-            active: None,
-            check_scheduled: false,
-            seen: RecentIds::default(),
             history: Vec::new(),
             transcript_model: None,
             last_activity: Instant::now(),
@@ -108,16 +110,16 @@ impl SessionActor {
     }
 
     pub(super) fn verbose(&self) -> String {
-        self.active
-            .as_ref()
+        self.state
+            .active()
             .and_then(|a| a.overrides.verbose.clone())
             .or_else(|| self.entry.verbose_level.clone())
             .unwrap_or_else(|| self.deps.verbose_default.clone())
     }
 
     pub(super) fn reasoning(&self) -> &str {
-        self.active
-            .as_ref()
+        self.state
+            .active()
             .and_then(|a| a.overrides.reasoning.as_deref())
             .or(self.entry.reasoning_level.as_deref())
             .unwrap_or("stream")
@@ -255,8 +257,8 @@ impl SessionActor {
         {
             return;
         }
-        let running = self.active.as_ref().is_some_and(|a| {
-            a.run.is_some()
+        let running = self.state.active().is_some_and(|a| {
+            a.launched
                 && !matches!(&change, SessionChange::RunSettled { run_id, .. } if *run_id == a.run_id)
         });
         self.deps.news.do_send(SessionNews {
@@ -278,7 +280,7 @@ impl SessionActor {
     }
 
     pub(super) fn forward(&self, event: RunEvent) {
-        let started_at = self.active.as_ref().map_or(0, |a| a.started_at);
+        let started_at = self.state.active().map_or(0, |a| a.started_at);
         let settled = |run_id: &str, status, error: Option<&str>| SessionChange::RunSettled {
             run_id: run_id.to_string(),
             status,
@@ -309,7 +311,14 @@ impl SessionActor {
     }
 
     pub(super) fn idle(&self) -> bool {
-        self.active.is_none() && self.queue.is_empty()
+        self.state.idle()
+    }
+
+    /// The active run is over: its state, actor and lane slot let go.
+    pub(super) fn end_active(&mut self) -> Option<state::ActiveRun> {
+        self.run = None;
+        self.permit = None;
+        self.state.end()
     }
 }
 
@@ -360,13 +369,13 @@ impl Actor for SessionActor {
                     } => Some(format!("{p}/{m}")),
                     _ => None,
                 });
-            self.set_history(crate::session::compaction::load_history(&entries).0);
+            self.set_history(crate::compaction::stored::load_history(&entries).0);
             for e in &entries {
                 if let (Some(m), Some(r)) = (
                     e.get("messageId").and_then(Value::as_str),
                     e.get("runId").and_then(Value::as_str),
                 ) {
-                    self.seen.insert(m, r);
+                    self.state.remember(m, r);
                 }
             }
         }
@@ -442,8 +451,7 @@ impl Handler<SendChat> for SessionActor {
         let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
         let message_id = std::mem::take(&mut msg.run_id);
-        if let Some(run_id) = self.seen.get(&message_id).cloned() {
-            let live = self.is_live(&run_id);
+        if let Some((run_id, live)) = self.state.duplicate(&message_id) {
             return Box::pin(async move {
                 Ok(SendAck {
                     run_id,
@@ -464,7 +472,7 @@ impl Handler<SendChat> for SessionActor {
         let agent_text = match parsed {
             Err(answer) => return self.directive_reply(run_id, answer),
             Ok(Parsed::Commands(list)) => {
-                self.seen.insert(&message_id, &run_id);
+                self.state.remember(&message_id, &run_id);
                 if let [Directive::Compact(instructions)] = list.as_slice() {
                     return self.compact(run_id, instructions.clone(), ctx);
                 }
@@ -488,7 +496,14 @@ impl Handler<SendChat> for SessionActor {
             false => agent_text,
         };
         mctx.stamp(&agent_text, self.deps.context.envelope);
-        self.accept(message_id, mctx, msg.images, overrides, msg.timeout, ctx)
+        let incoming = Incoming {
+            message_id,
+            text: mctx.body_for_agent.clone(),
+            images: msg.images,
+            overrides,
+            timeout_ms: msg.timeout.map(|t| t.as_millis() as u64),
+        };
+        self.accept(mctx, incoming, ctx)
     }
 }
 
@@ -513,7 +528,7 @@ impl Handler<GetEntry> for SessionActor {
     type Result = MessageResult<GetEntry>;
     fn handle(&mut self, _: GetEntry, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        MessageResult((self.entry.clone(), self.active.is_some()))
+        MessageResult((self.entry.clone(), self.state.active().is_some()))
     }
 }
 
@@ -613,13 +628,7 @@ impl Handler<SteerSession> for SessionActor {
     fn handle(&mut self, msg: SteerSession, _: &mut Context<Self>) -> bool {
         let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
-        if self.steerable().is_none() || !self.queue.is_empty() {
-            return false;
-        }
-        if let Some(a) = self.active.as_mut() {
-            a.steers.push_back(msg.text);
-        }
-        true
+        self.state.steer(msg.text)
     }
 }
 
@@ -640,8 +649,8 @@ impl Handler<CloseSession> for SessionActor {
     fn handle(&mut self, _: CloseSession, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
         self.abort_active();
-        let (writes, events) =
-            self.end_queued("the session was deleted before this message ran", true);
+        let why = "the session was deleted before this message ran";
+        let (writes, events) = self.state.end_queued(why, true, crate::now_ms());
         if let Err(e) = self.deps.store.commit(&writes) {
             tracing::error!(session_key = %self.key, error = %e, "cannot end the queued runs");
         }

@@ -8,6 +8,8 @@
 //! messages. A context overflow reported by the provider compacts and runs
 //! the turn once more. At most one compaction per turn; the session is busy
 //! meanwhile (new messages queue) and always goes on to the run or its end.
+//! What to do and the job itself are `crate::compaction::job`; this file
+//! plans it from the session's history and applies what it did.
 
 use std::sync::Arc;
 
@@ -16,8 +18,9 @@ use serde_json::json;
 
 pub use super::messages::CompactReport;
 use super::*;
+use crate::compaction::job::{self, Done, Flush, Job, Keep, Room};
 use crate::compaction::tokens::{estimate, estimate_text, Budget};
-use crate::compaction::{fallback, flush, split, summary, Mode};
+use crate::compaction::{stored, summary};
 use crate::provider::ProviderError;
 
 /// What happens once a compaction is done.
@@ -28,25 +31,6 @@ pub(super) enum Then {
     Reply,
     /// Answer `sessions.compact`.
     Report(tokio::sync::oneshot::Sender<CompactReport>),
-}
-
-/// Where a compaction cuts.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Keep {
-    /// About this many recent tokens (automatic).
-    Recent(u64),
-    /// The last two user turns (`/compact`, `sessions.compact`).
-    LastTwoTurns,
-    /// At most this many messages (`sessions.compact maxLines`).
-    Last(usize),
-}
-
-/// What the job did.
-struct Outcome {
-    /// The memory flush ran (whatever it appended).
-    flushed: bool,
-    /// The summary and, when it is the deterministic one, why.
-    summary: Option<(String, Option<String>)>,
 }
 
 /// The part a compaction replaces.
@@ -157,20 +141,17 @@ impl SessionActor {
         prompt_chars: usize,
         ctx: &mut Context<Self>,
     ) -> bool {
-        let compacted = self.active.as_ref().is_none_or(|a| a.compacted);
-        if compacted || self.deps.compaction.mode == Mode::None {
+        let compacted = self.state.active().is_none_or(|a| a.compacted);
+        if compacted {
             return false;
         }
-        let budget = Budget::new(self.window_of(models), &self.deps.compaction);
+        let window = self.window_of(models);
         let used = self.context_tokens(prompt_chars);
-        let flush = used >= budget.flush_at && self.flush_due();
-        let compact = used >= budget.compact_at;
-        if !flush && !compact {
+        let settings = &self.deps.compaction;
+        let Some(Room { flush, keep }) = job::room(settings, window, used, self.flush_due()) else {
             return false;
-        }
-        tracing::info!(session_key = %self.key, used, window = budget.window, flush, compact, "context nearly full");
-        let keep = compact.then_some(Keep::Recent(budget.keep_recent));
-        let window = budget.window;
+        };
+        tracing::info!(session_key = %self.key, used, window, flush, compact = keep.is_some(), "context nearly full");
         let started = self.start_compaction(
             flush,
             keep,
@@ -194,13 +175,14 @@ impl SessionActor {
         else {
             return false;
         };
-        let Some(a) = self.active.as_mut() else {
+        let Some(a) = self.state.active_mut() else {
             return false;
         };
         if a.compacted || a.aborted {
             return false;
         }
-        a.run = None;
+        a.launched = false;
+        self.run = None;
         let models = self
             .deps
             .models
@@ -225,7 +207,7 @@ impl SessionActor {
             return true;
         }
         // Nothing to compact: the turn cannot be retried usefully.
-        if let Some(a) = self.active.as_mut() {
+        if let Some(a) = self.state.active_mut() {
             a.compacted = true;
         }
         false
@@ -250,12 +232,8 @@ impl SessionActor {
     /// Where a compaction would cut, from the stored transcript.
     fn plan(&self, keep: Keep) -> Option<(Plan, Messages)> {
         let entries = transcript::entries(&self.deps.store, &self.entry.session_id).ok()?;
-        let (history, ids) = compaction::load_history(&entries);
-        let cut = match keep {
-            Keep::Recent(tokens) => split::cut_point(&history, tokens)?,
-            Keep::LastTwoTurns => compaction::cut_point(&history)?,
-            Keep::Last(n) => split::cut_last(&history, n)?,
-        };
+        let (history, ids) = stored::load_history(&entries);
+        let cut = job::cut(&history, keep)?;
         let first_kept = ids.get(cut).cloned().flatten()?;
         if history.len() != self.history.len() {
             tracing::warn!(session_key = %self.key, "the context does not match the transcript: not compacted");
@@ -292,83 +270,35 @@ impl SessionActor {
         if !flush && planned.is_none() {
             return Err(then);
         }
-        let Some(a) = self.active.as_mut() else {
+        let Some(a) = self.state.active_mut() else {
             return Err(then);
         };
         a.compaction = true;
         a.compacted = true;
         let run_id = a.run_id.clone();
-        let hub = self.deps.hub.clone();
-        let sticky = self.entry.auth_profile_override.clone();
-        let timeout = self.deps.compaction.timeout;
-        let flush_prompt = self.deps.compaction.memory_flush.prompt.clone();
-        let workspace = std::path::PathBuf::from(&self.deps.workspace);
-        let history = self.history.clone();
         let (plan, older) = match planned {
-            Some((plan, older)) => (Some(plan), older),
-            None => (None, Vec::new()),
+            Some((plan, older)) => (Some(plan), Some(older)),
+            None => (None, None),
         };
-        let job = async move {
-            let mut flushed = false;
-            if flush {
-                let day = flush::today();
-                let mut msgs = history;
-                msgs.push(Arc::new(ChatMessage::user(&flush::request(
-                    &flush_prompt,
-                    &day,
-                ))));
-                let asked = summary::ask(
-                    hub.clone(),
-                    models.clone(),
-                    sticky.clone(),
-                    &system,
-                    msgs,
-                    window,
-                    timeout,
-                )
-                .await;
-                flushed = true;
-                match asked.map(|a| flush::to_append(&a)) {
-                    Ok(Some(text)) => {
-                        let written = tokio::task::spawn_blocking(move || {
-                            flush::append_daily(&workspace, &day, &text)
-                        })
-                        .await;
-                        if let Ok(Err(e)) = written {
-                            tracing::warn!(error = %e, "memory flush not written");
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(e) => tracing::warn!(error = %e, "memory flush skipped"),
-                }
-            }
-            let summary = match plan.is_some() {
-                false => None,
-                true => {
-                    let input_chars: usize = older
-                        .iter()
-                        .map(|m| crate::compaction::tokens::message_chars(m))
-                        .sum();
-                    let mut msgs = older.clone();
-                    msgs.push(Arc::new(ChatMessage::user(&summary::instruction(
-                        instructions.as_deref(),
-                    ))));
-                    let asked =
-                        summary::ask(hub, models, sticky, summary::SYSTEM, msgs, window, timeout)
-                            .await;
-                    let checked = asked
-                        .map_err(|e| e.to_string())
-                        .and_then(|s| summary::check(&s, input_chars).map(|()| s));
-                    Some(match checked {
-                        Ok(s) => (s, None),
-                        Err(why) => (fallback::summarize(&older), Some(why)),
-                    })
-                }
-            };
-            (Outcome { flushed, summary }, plan)
+        let flush = flush.then(|| Flush {
+            prompt: self.deps.compaction.memory_flush.prompt.clone(),
+            system,
+            history: self.history.clone(),
+            workspace: std::path::PathBuf::from(&self.deps.workspace),
+        });
+        let job = Job {
+            hub: self.deps.hub.clone(),
+            models,
+            sticky: self.entry.auth_profile_override.clone(),
+            window,
+            timeout: self.deps.compaction.timeout,
+            flush,
+            older,
+            instructions,
         };
-        ctx.spawn(job.into_actor(self).map(move |(out, plan), act, ctx| {
-            act.compaction_done(&run_id, out, plan, then, ctx);
+        let run = async move { (job::run(job).await, plan) };
+        ctx.spawn(run.into_actor(self).map(move |(done, plan), act, ctx| {
+            act.compaction_done(&run_id, done, plan, then, ctx);
         }));
         Ok(())
     }
@@ -378,7 +308,7 @@ impl SessionActor {
     fn compaction_done(
         &mut self,
         run_id: &str,
-        out: Outcome,
+        out: Done,
         plan: Option<Plan>,
         then: Then,
         ctx: &mut Context<Self>,
@@ -426,7 +356,7 @@ impl SessionActor {
             async move { store.flush().await }
                 .into_actor(self)
                 .map(move |_, act, ctx| {
-                    let ours = act.active.as_ref().is_some_and(|a| a.run_id == run_id);
+                    let ours = act.state.active().is_some_and(|a| a.run_id == run_id);
                     if !ours {
                         if let Then::Report(tx) = then {
                             let _ = tx.send(report);
@@ -434,7 +364,7 @@ impl SessionActor {
                         return;
                     }
                     match then {
-                        Then::Run => match act.active.as_mut() {
+                        Then::Run => match act.state.active_mut() {
                             Some(a) if !a.aborted => {
                                 a.compaction = false;
                                 act.spawn_run(ctx);
@@ -443,12 +373,12 @@ impl SessionActor {
                         },
                         Then::Reply => {
                             act.forward_answer(run_id, report.text());
-                            act.active = None;
+                            act.end_active();
                             act.next_turn(ctx);
                         }
                         Then::Report(tx) => {
                             let _ = tx.send(report);
-                            act.active = None;
+                            act.end_active();
                             act.next_turn(ctx);
                         }
                     }
@@ -464,7 +394,7 @@ impl SessionActor {
         // from the cut on stays.
         history.extend(self.history.iter().skip(plan.cut).cloned());
         let tokens_after: u64 = history.iter().map(|m| estimate(m)).sum();
-        let mut entry = compaction::entry(text, &plan.first_kept, plan.tokens_before);
+        let mut entry = stored::entry(text, &plan.first_kept, plan.tokens_before);
         entry["tokensAfter"] = json!(tokens_after);
         if let Some(why) = &fallback {
             entry["details"] = json!({ "fallback": "deterministic", "reason": why });
@@ -496,17 +426,14 @@ impl Handler<CompactSession> for SessionActor {
             };
             Box::pin(async move { r }) as ResponseFuture<CompactReport>
         };
-        if self.active.is_some() {
+        if self.state.active().is_some() {
             return refused("a run is active");
         }
         let keep = match msg.max_lines {
             Some(n) => Keep::Last(n),
             None => Keep::LastTwoTurns,
         };
-        let possible = match keep {
-            Keep::Last(n) => split::cut_last(&self.history, n).is_some(),
-            _ => compaction::cut_point(&self.history).is_some(),
-        };
+        let possible = job::cut(&self.history, keep).is_some();
         if !possible {
             return refused("nothing to compact");
         }

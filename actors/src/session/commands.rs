@@ -7,8 +7,9 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::*;
+use crate::compaction::job::Keep;
 use crate::context::ContextFiles;
-use crate::session::autocompact::{Keep, Then};
+use crate::session::autocompact::Then;
 use crate::session::directives::Directive;
 use crate::session::queue::{parse_queue_directive, QueueSettings};
 
@@ -31,14 +32,14 @@ impl SessionActor {
             .to_lowercase()
         };
         if args.is_empty() {
-            return Ok(describe(&self.queue.settings));
+            return Ok(describe(&self.state.queue.settings));
         }
         if args == "reset" || args == "default" {
-            self.queue.settings = self.deps.queue;
+            self.state.queue.settings = self.deps.queue;
             self.entry.queue = None;
         } else {
-            let s = parse_queue_directive(args, self.queue.settings)?;
-            self.queue.settings = s;
+            let s = parse_queue_directive(args, self.state.queue.settings)?;
+            self.state.queue.settings = s;
             let merged = match &self.entry.queue {
                 Some(old) => format!("{old} {args}"),
                 None => args.to_string(),
@@ -46,7 +47,7 @@ impl SessionActor {
             self.entry.queue = Some(merged);
         }
         self.save_entry().map_err(|e| e.to_string())?;
-        Ok(describe(&self.queue.settings))
+        Ok(describe(&self.state.queue.settings))
     }
 
     /// Answers a directive: the answer is the "run"'s final (no model call,
@@ -102,13 +103,13 @@ impl SessionActor {
         instructions: Option<String>,
         ctx: &mut Context<Self>,
     ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
-        if self.active.is_some() {
+        if self.state.active().is_some() {
             return self.directive_reply(
                 run_id,
                 "A run is active: send /compact when it has ended (or /stop it first).".into(),
             );
         }
-        if crate::session::compaction::cut_point(&self.history).is_none() {
+        if crate::compaction::stored::cut_point(&self.history).is_none() {
             let n = self.history.len();
             return self.directive_reply(
                 run_id,
@@ -147,10 +148,7 @@ impl SessionActor {
             .models
             .candidates(self.agent(), self.entry.model_override.as_deref())
             .map_err(|e| e.to_string())?;
-        self.active = Some(Active {
-            compaction: true,
-            ..Active::new(run_id, Vec::new(), RunOverrides::default(), None)
-        });
+        self.state.start_compaction(run_id, crate::now_ms());
         let window = self.window_of(&models);
         let keep = Some(keep);
         let started = self.start_compaction(
@@ -164,7 +162,7 @@ impl SessionActor {
             ctx,
         );
         if started.is_err() {
-            self.active = None;
+            self.end_active();
             return Err("the transcript does not match the context".into());
         }
         Ok(())
@@ -205,10 +203,10 @@ impl SessionActor {
     /// what waited ended as aborted.
     pub(super) fn reset(&mut self) -> Result<(), SessionError> {
         self.abort_active();
-        let (writes, events) =
-            self.end_queued("the session was reset before this message ran", false);
+        let why = "the session was reset before this message ran";
+        let (writes, events) = self.state.end_queued(why, false, crate::now_ms());
         // The aborted run's late events are no longer ours: not written.
-        self.active = None;
+        self.end_active();
         self.entry = self.entry.renewed(crate::now_ms());
         self.set_history(Vec::new());
         self.transcript_model = None;
@@ -301,8 +299,8 @@ impl SessionActor {
             used as f64 * 100.0 / window.max(1) as f64,
             self.history.len(),
             e.compaction_count,
-            format!("{:?}", self.queue.settings.mode).to_lowercase(),
-            if self.active.is_some() { "active" } else { "idle" },
+            format!("{:?}", self.state.queue.settings.mode).to_lowercase(),
+            if self.state.active().is_some() { "active" } else { "idle" },
         )
     }
 
@@ -315,174 +313,8 @@ impl SessionActor {
         let mut answers = Vec::new();
         let mut entry_changed = false;
         for d in list {
-            let answer = match d {
-                Directive::Think(Some(l)) => {
-                    self.entry.thinking_level = Some(l.clone());
-                    entry_changed = true;
-                    format!("Thinking level set to {l}.")
-                }
-                Directive::Think(None) => format!(
-                    "Current thinking level: {}. Options: {}.",
-                    self.thinking_level(None),
-                    THINKING_LEVELS.join(", ")
-                ),
-                Directive::Verbose(Some(l)) => {
-                    self.entry.verbose_level = Some(l.clone());
-                    entry_changed = true;
-                    format!("Verbose set to {l}.")
-                }
-                Directive::Verbose(None) => format!(
-                    "Current verbose level: {}. Options: off, on, full.",
-                    self.verbose()
-                ),
-                Directive::Reasoning(Some(l)) => {
-                    self.entry.reasoning_level = Some(l.clone());
-                    entry_changed = true;
-                    format!("Reasoning visibility set to {l}.")
-                }
-                Directive::Reasoning(None) => format!(
-                    "Current reasoning visibility: {}. Options: off, on, stream.",
-                    self.reasoning()
-                ),
-                Directive::Model(Some(m)) if m == "default" || m == "reset" => {
-                    self.entry.model_override = None;
-                    self.entry.auth_profile_override = None;
-                    entry_changed = true;
-                    "Model reset to the agent's default.".to_string()
-                }
-                Directive::Model(Some(m)) => match self.check_model(&m) {
-                    Ok(()) => {
-                        if self.entry.model_override.as_deref() != Some(m.as_str()) {
-                            self.entry.auth_profile_override = None;
-                        }
-                        self.entry.model_override = Some(m.clone());
-                        entry_changed = true;
-                        format!("Model set to {m}.")
-                    }
-                    Err(e) => e,
-                },
-                Directive::Model(None) => {
-                    let current = self
-                        .deps
-                        .models
-                        .candidates(self.agent(), self.entry.model_override.as_deref())
-                        .ok()
-                        .and_then(|m| m.first().map(|m| m.to_string()))
-                        .unwrap_or_else(|| "unknown".into());
-                    format!(
-                        "Current model: {current}{}.",
-                        if self.entry.model_override.is_some() {
-                            " (session override; /model default to clear)"
-                        } else {
-                            ""
-                        }
-                    )
-                }
-                Directive::New(model) => {
-                    if let Some(m) = &model {
-                        if let Err(e) = self.check_model(m) {
-                            answers.push(e);
-                            continue;
-                        }
-                    }
-                    match self.reset() {
-                        Ok(()) => {
-                            if let Some(m) = &model {
-                                self.entry.model_override = Some(m.clone());
-                                self.entry.auth_profile_override = None;
-                                entry_changed = true;
-                            }
-                            match model {
-                                Some(m) => format!("New session started with model {m}."),
-                                None => "New session started.".to_string(),
-                            }
-                        }
-                        Err(e) => format!("Could not start a new session: {e}"),
-                    }
-                }
-                Directive::Reset => match self.reset() {
-                    Ok(()) => "Session reset.".to_string(),
-                    Err(e) => format!("Could not reset the session: {e}"),
-                },
-                Directive::Compact(_) => "/compact must be sent on its own.".to_string(),
-                Directive::Queue(args) => self.queue_directive(&args).unwrap_or_else(|e| e),
-                Directive::Status => match files {
-                    Some(f) => self.status_text(f),
-                    None => UNREADABLE.to_string(),
-                },
-                Directive::Context(arg) => match files {
-                    Some(f) => self.context_text(f, arg.as_deref()),
-                    None => UNREADABLE.to_string(),
-                },
-                Directive::Usage(Some(l)) => {
-                    self.entry.response_usage = (l != "off").then(|| l.clone());
-                    entry_changed = true;
-                    format!("Usage footer set to {l}.")
-                }
-                Directive::Usage(None) => {
-                    let e = &self.entry;
-                    let mut cost = crate::usage::Costed::default();
-                    for (m, t) in &e.usage_by_model {
-                        cost.add(m, t, &self.deps.prices);
-                    }
-                    let priced = match cost.missing {
-                        0 if cost.tokens.runs > 0 => format!(", ${:.4}", cost.total_cost()),
-                        _ => String::new(),
-                    };
-                    format!(
-                        "Usage this session: {} in, {} out, {} cache read, {} cache write tokens{priced}. Context: {} tokens. Footer: {}.",
-                        e.input_tokens,
-                        e.output_tokens,
-                        e.cache_read,
-                        e.cache_write,
-                        e.total_tokens,
-                        e.response_usage.as_deref().unwrap_or("off")
-                    )
-                }
-                Directive::Send(Some(l)) => {
-                    self.entry.send_policy = match l.as_str() {
-                        "on" => Some("allow".into()),
-                        "off" => Some("deny".into()),
-                        _ => None,
-                    };
-                    entry_changed = true;
-                    format!("Send policy set to {l}.")
-                }
-                Directive::Send(None) => format!(
-                    "Send policy: {}.",
-                    match self.entry.send_policy.as_deref() {
-                        Some("allow") => "on",
-                        Some("deny") => "off",
-                        _ => "inherit",
-                    }
-                ),
-                Directive::Agent(Some(id)) => {
-                    let id = id.to_ascii_lowercase();
-                    if self.deps.context.agents.contains(&id) {
-                        self.entry.agent_override = (id != self.agent_id).then(|| id.clone());
-                        self.entry.auth_profile_override = None;
-                        entry_changed = true;
-                        format!("Agent set to {id}.")
-                    } else {
-                        format!(
-                            "Unknown agent {id:?}. Agents: {}.",
-                            self.deps.context.agents.join(", ")
-                        )
-                    }
-                }
-                Directive::Agent(None) => format!(
-                    "Current agent: {}. Agents: {}.",
-                    self.agent(),
-                    self.deps.context.agents.join(", ")
-                ),
-                Directive::Stop => {
-                    if self.abort_active().is_empty() {
-                        "No run is active.".to_string()
-                    } else {
-                        "Stopped the current run.".to_string()
-                    }
-                }
-            };
+            let (answer, changed) = self.command(d, files);
+            entry_changed |= changed;
             answers.push(answer);
         }
         if entry_changed {
@@ -491,5 +323,188 @@ impl SessionActor {
             }
         }
         answers.join("\n")
+    }
+
+    /// One directive: its answer, and whether it changed the entry.
+    fn command(&mut self, d: Directive, files: Option<&ContextFiles>) -> (String, bool) {
+        let unchanged = |answer: String| (answer, false);
+        match d {
+            Directive::Model(m) => self.model_command(m),
+            Directive::New(model) => self.new_command(model),
+            Directive::Agent(id) => self.agent_command(id),
+            Directive::Reset => unchanged(match self.reset() {
+                Ok(()) => "Session reset.".to_string(),
+                Err(e) => format!("Could not reset the session: {e}"),
+            }),
+            Directive::Compact(_) => unchanged("/compact must be sent on its own.".to_string()),
+            Directive::Queue(args) => unchanged(self.queue_directive(&args).unwrap_or_else(|e| e)),
+            Directive::Status => unchanged(match files {
+                Some(f) => self.status_text(f),
+                None => UNREADABLE.to_string(),
+            }),
+            Directive::Context(arg) => unchanged(match files {
+                Some(f) => self.context_text(f, arg.as_deref()),
+                None => UNREADABLE.to_string(),
+            }),
+            Directive::Usage(None) => unchanged(self.usage_text()),
+            Directive::Stop => unchanged(match self.abort_active().is_empty() {
+                true => "No run is active.".to_string(),
+                false => "Stopped the current run.".to_string(),
+            }),
+            level => self.level_command(level),
+        }
+    }
+
+    /// `/think`, `/verbose`, `/reasoning`, `/usage <mode>`, `/send`: set
+    /// the level (the entry changed) or say the current one.
+    fn level_command(&mut self, d: Directive) -> (String, bool) {
+        let e = &mut self.entry;
+        let set = match d {
+            Directive::Think(Some(l)) => {
+                e.thinking_level = Some(l.clone());
+                format!("Thinking level set to {l}.")
+            }
+            Directive::Verbose(Some(l)) => {
+                e.verbose_level = Some(l.clone());
+                format!("Verbose set to {l}.")
+            }
+            Directive::Reasoning(Some(l)) => {
+                e.reasoning_level = Some(l.clone());
+                format!("Reasoning visibility set to {l}.")
+            }
+            Directive::Usage(Some(l)) => {
+                e.response_usage = (l != "off").then(|| l.clone());
+                format!("Usage footer set to {l}.")
+            }
+            Directive::Send(Some(l)) => {
+                e.send_policy = match l.as_str() {
+                    "on" => Some("allow".into()),
+                    "off" => Some("deny".into()),
+                    _ => None,
+                };
+                format!("Send policy set to {l}.")
+            }
+            current => return (self.current_level(current), false),
+        };
+        (set, true)
+    }
+
+    /// What a level directive without an argument answers.
+    fn current_level(&self, d: Directive) -> String {
+        match d {
+            Directive::Think(_) => format!(
+                "Current thinking level: {}. Options: {}.",
+                self.thinking_level(None),
+                THINKING_LEVELS.join(", ")
+            ),
+            Directive::Verbose(_) => format!(
+                "Current verbose level: {}. Options: off, on, full.",
+                self.verbose()
+            ),
+            Directive::Reasoning(_) => format!(
+                "Current reasoning visibility: {}. Options: off, on, stream.",
+                self.reasoning()
+            ),
+            _ => format!(
+                "Send policy: {}.",
+                match self.entry.send_policy.as_deref() {
+                    Some("allow") => "on",
+                    Some("deny") => "off",
+                    _ => "inherit",
+                }
+            ),
+        }
+    }
+
+    /// `/model [ref|default]`.
+    fn model_command(&mut self, m: Option<String>) -> (String, bool) {
+        match m {
+            Some(m) if m == "default" || m == "reset" => {
+                self.entry.model_override = None;
+                self.entry.auth_profile_override = None;
+                ("Model reset to the agent's default.".to_string(), true)
+            }
+            Some(m) => match self.check_model(&m) {
+                Ok(()) => {
+                    if self.entry.model_override.as_deref() != Some(m.as_str()) {
+                        self.entry.auth_profile_override = None;
+                    }
+                    self.entry.model_override = Some(m.clone());
+                    (format!("Model set to {m}."), true)
+                }
+                Err(e) => (e, false),
+            },
+            None => {
+                let current = self
+                    .deps
+                    .models
+                    .candidates(self.agent(), self.entry.model_override.as_deref())
+                    .ok()
+                    .and_then(|m| m.first().map(|m| m.to_string()))
+                    .unwrap_or_else(|| "unknown".into());
+                let note = match self.entry.model_override {
+                    Some(_) => " (session override; /model default to clear)",
+                    None => "",
+                };
+                (format!("Current model: {current}{note}."), false)
+            }
+        }
+    }
+
+    /// `/new [model]`: a reset, then the model for the new session.
+    fn new_command(&mut self, model: Option<String>) -> (String, bool) {
+        if let Some(Err(e)) = model.as_deref().map(|m| self.check_model(m)) {
+            return (e, false);
+        }
+        if let Err(e) = self.reset() {
+            return (format!("Could not start a new session: {e}"), false);
+        }
+        match model {
+            Some(m) => {
+                self.entry.model_override = Some(m.clone());
+                self.entry.auth_profile_override = None;
+                (format!("New session started with model {m}."), true)
+            }
+            None => ("New session started.".to_string(), false),
+        }
+    }
+
+    /// `/agent [id]`.
+    fn agent_command(&mut self, id: Option<String>) -> (String, bool) {
+        let agents = self.deps.context.agents.join(", ");
+        let Some(id) = id.map(|i| i.to_ascii_lowercase()) else {
+            return (
+                format!("Current agent: {}. Agents: {agents}.", self.agent()),
+                false,
+            );
+        };
+        if !self.deps.context.agents.contains(&id) {
+            return (format!("Unknown agent {id:?}. Agents: {agents}."), false);
+        }
+        self.entry.agent_override = (id != self.agent_id).then(|| id.clone());
+        self.entry.auth_profile_override = None;
+        (format!("Agent set to {id}."), true)
+    }
+
+    /// `/usage`: this session's tokens, cost and footer mode.
+    fn usage_text(&self) -> String {
+        let e = &self.entry;
+        let mut cost = crate::usage::Costed::default();
+        for (m, t) in &e.usage_by_model {
+            cost.add(m, t, &self.deps.prices);
+        }
+        let priced = match cost.missing {
+            0 if cost.tokens.runs > 0 => format!(", ${:.4}", cost.total_cost()),
+            _ => String::new(),
+        };
+        format!(
+            "Usage this session: {} in, {} out, {} cache read, {} cache write tokens{priced}. Context: {} tokens. Footer: {}.",
+            e.input_tokens,
+            e.output_tokens,
+            e.cache_read,
+            e.cache_write,
+            e.total_tokens,
+            e.response_usage.as_deref().unwrap_or("off")
+        )
     }
 }

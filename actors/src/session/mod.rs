@@ -24,16 +24,18 @@
 //! are in the transcript and never run again. The session always takes the
 //! next message, whatever way the run ended.
 //!
-//! Files: `messages.rs` (its inbox of actix messages), `actor.rs` (the
+//! Files: `state.rs` (the pure state machine: queue, active run, seen
+//! ids; its transitions return the writes and `Effect`s this actor
+//! applies), `messages.rs` (its inbox of actix messages), `actor.rs` (the
 //! struct and its handlers), `entry.rs` (the stored entry, the model plan),
 //! `delivery.rs` (the delivery contract), `recovery.rs` (after a stop),
-//! `runs.rs` (the active run and its events), `supervision.rs` (restarts),
-//! `commands.rs` and `directives.rs`, `compaction.rs` and `autocompact.rs`,
+//! `runs.rs` (the run actor and its events), `supervision.rs` (restarts),
+//! `commands.rs` and `directives.rs`, `autocompact.rs` (plans a compaction
+//! from the history and applies `crate::compaction::job`'s result),
 //! `queue.rs`, `inbox.rs`, `system_events.rs`, `run_record.rs` (the `runs`
 //! tree's format), `news.rs` (what it emits), `tests.rs`; this file holds
-//! what they share: the deps, the active run's state and the patch checks.
+//! what they share: the deps and the patch checks.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,7 +46,7 @@ use crate::inbound::msg_context::{ChatType, MsgContext};
 use crate::lane::{LaneActor, SlotPermit};
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::ModelRef;
-use crate::provider::{ChatMessage, Image, Messages, ToolSpec};
+use crate::provider::{ChatMessage, Messages, ToolSpec};
 use crate::run::{FailureKind, RunActor, RunEvent};
 pub use crate::session::inbox::RunOverrides;
 use crate::session::queue::{parse_queue_directive, QueueSettings, SessionQueue};
@@ -118,63 +120,6 @@ pub struct SessionDeps {
     pub metrics: Arc<crate::metrics::Metrics>,
 }
 
-struct Active {
-    run_id: String,
-    run: Option<Addr<RunActor>>,
-    permit: Option<SlotPermit>,
-    /// Steered messages the run has not taken yet (it asks at its next
-    /// steering point).
-    steers: std::collections::VecDeque<String>,
-    /// The run said it has its final answer and nothing was waiting:
-    /// messages from now on queue instead of steering.
-    closing: bool,
-    /// A `/compact`, flush or compaction in progress (busy, but no run to
-    /// steer into).
-    compaction: bool,
-    /// This turn compacted already (at most once per turn).
-    compacted: bool,
-    /// Inbox keys of the messages this run answers (removed when it ends).
-    items: Vec<String>,
-    aborted: bool,
-    /// Restarts so far (supervision).
-    restarts: u32,
-    overrides: RunOverrides,
-    timeout: Option<Duration>,
-    started_at: u64,
-    /// Reasoning held back until the end (`/reasoning on`).
-    reasoning: String,
-    /// Which of the run's streamed text goes out (by its kind).
-    gate: crate::run::StreamGate,
-}
-
-impl Active {
-    /// A run that answers the inbox `items`, not started yet.
-    fn new(
-        run_id: String,
-        items: Vec<String>,
-        overrides: RunOverrides,
-        timeout: Option<Duration>,
-    ) -> Active {
-        Active {
-            run_id,
-            run: None,
-            permit: None,
-            steers: Default::default(),
-            closing: false,
-            compaction: false,
-            compacted: false,
-            items,
-            aborted: false,
-            restarts: 0,
-            timeout,
-            started_at: crate::now_ms(),
-            reasoning: String::new(),
-            gate: crate::run::StreamGate::new(overrides.kind),
-            overrides,
-        }
-    }
-}
-
 /// Written after a user message whose run a gateway stop cut off.
 pub const INTERRUPTED_NOTE: &str =
     "The gateway stopped before this message was answered. Send it again to retry.";
@@ -238,7 +183,6 @@ pub use crate::session::directives::{THINKING_LEVELS, VERBOSE_LEVELS};
 mod actor;
 mod autocompact;
 mod commands;
-pub mod compaction;
 mod delivery;
 pub mod directives;
 mod entry;
@@ -249,15 +193,16 @@ pub mod queue;
 mod recovery;
 pub mod run_record;
 mod runs;
+mod state;
 mod supervision;
 pub mod system_events;
 pub use actor::SessionActor;
-use delivery::RecentIds;
 pub use entry::{LastRun, ModelPlan, Origin, SessionEntry};
 pub use messages::*;
 pub use news::{SessionChange, SessionEvent, SessionNews, Settled};
 pub use run_record::RunRecord;
 use runs::run_id_of;
+use state::SessionState;
 
 #[cfg(test)]
 mod tests;

@@ -164,14 +164,13 @@ impl SessionActor {
             self.forward(e);
         }
         for (key, item) in queued {
-            self.seen.insert(&item.message_id, &item.run_id);
             self.forward(RunEvent::Queued {
                 run_id: item.run_id.clone(),
                 message_id: item.message_id.clone(),
             });
-            self.queue.recover(key, item);
+            self.state.recover(key, item);
         }
-        if !self.queue.is_empty() {
+        if !self.state.queue.is_empty() {
             ctx.notify(CheckQueue);
         }
     }

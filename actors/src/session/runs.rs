@@ -4,7 +4,7 @@
 //! conversation steps, forward everything, finish the run).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use actix::prelude::*;
 use serde_json::json;
@@ -17,42 +17,33 @@ use crate::provider::{thinking_budget, MessageRole};
 use crate::run::{AbortRun, Outcome, RunActor, RunConfig};
 
 impl SessionActor {
-    pub(super) fn start_run(
-        &mut self,
-        run_id: String,
-        overrides: RunOverrides,
-        timeout: Option<Duration>,
-        items: Vec<String>,
-        ctx: &mut Context<Self>,
-    ) {
-        let named = overrides.lane.as_deref();
+    /// Takes a lane slot for the active run `run_id` (its own lane when
+    /// it names one), then launches it.
+    pub(super) fn start_run(&mut self, run_id: String, ctx: &mut Context<Self>) {
+        let named = self
+            .state
+            .run(&run_id)
+            .and_then(|a| a.overrides.lane.as_deref());
         let lane = match (named, &self.lanes) {
             (Some(name), Some(lanes)) => lanes.named(name).unwrap_or(&self.lane).clone(),
             _ => self.lane.clone(),
         };
-        self.active = Some(Active::new(run_id.clone(), items, overrides, timeout));
+        self.run = None;
+        self.permit = None;
         ctx.spawn(
             async move { lane.send(AcquireSlot).await }
                 .into_actor(self)
                 .map(move |permit, act, ctx| {
-                    let still_ours = act
-                        .active
-                        .as_ref()
-                        .is_some_and(|a| a.run_id == run_id && !a.aborted);
+                    let still_ours = act.state.run(&run_id).is_some_and(|a| !a.aborted);
                     let permit = match permit {
                         Ok(Ok(p)) if still_ours => p,
                         Ok(Ok(_)) => return act.end_without_run(&run_id, None, ctx),
                         _ => {
-                            return act.end_without_run(
-                                &run_id,
-                                Some("lane unavailable".into()),
-                                ctx,
-                            )
+                            let why = Some("lane unavailable".into());
+                            return act.end_without_run(&run_id, why, ctx);
                         }
                     };
-                    if let Some(a) = act.active.as_mut() {
-                        a.permit = Some(permit);
-                    }
+                    act.permit = Some(permit);
                     act.spawn_run(ctx);
                 }),
         );
@@ -78,7 +69,7 @@ impl SessionActor {
     /// history, once its context files are read.
     pub(super) fn spawn_run(&mut self, ctx: &mut Context<Self>) {
         self.with_context_files(ctx, |act, files, ctx| {
-            let Some(run_id) = act.active.as_ref().map(|a| a.run_id.clone()) else {
+            let Some(run_id) = act.state.active().map(|a| a.run_id.clone()) else {
                 return;
             };
             match files {
@@ -94,7 +85,7 @@ impl SessionActor {
     /// What the active run acts with (an idle session: its key's channel,
     /// trusted).
     pub(super) fn trust(&self) -> crate::trust::Trust {
-        match &self.active {
+        match self.state.active() {
             Some(a) => a.overrides.trust(&self.key),
             None => RunOverrides::default().trust(&self.key),
         }
@@ -105,8 +96,8 @@ impl SessionActor {
     pub(super) fn offered_tools(&self) -> Arc<[ToolSpec]> {
         let d = &self.deps;
         let run = self
-            .active
-            .as_ref()
+            .state
+            .active()
             .and_then(|a| a.overrides.tools_allow.clone())
             .map(|allow| crate::tool::policy::AllowDeny {
                 allow: Some(allow),
@@ -133,15 +124,15 @@ impl SessionActor {
             tools,
             skill_filter: self.entry.skill_filter.as_deref(),
             channel: self
-                .active
-                .as_ref()
+                .state
+                .active()
                 .and_then(|a| a.overrides.channel.as_deref()),
         };
         self.deps.context.build_run(files, &self.key, &inputs)
     }
 
     fn launch_run(&mut self, files: &ContextFiles, ctx: &mut Context<Self>) {
-        let Some(a) = self.active.as_ref() else {
+        let Some(a) = self.state.active() else {
             return;
         };
         let run_id = a.run_id.clone();
@@ -173,7 +164,7 @@ impl SessionActor {
         if self.needs_room(&models, &system, system.len(), ctx) {
             return;
         }
-        if self.active.is_none() {
+        if self.state.active().is_none() {
             return;
         }
         let exec = self.exec_policy(trust.untrusted);
@@ -185,8 +176,8 @@ impl SessionActor {
             session_key: self.key.clone(),
             agent_id: self.agent().to_string(),
             kind: self
-                .active
-                .as_ref()
+                .state
+                .active()
                 .map(|a| a.overrides.kind)
                 .unwrap_or_default(),
             exec,
@@ -215,22 +206,26 @@ impl SessionActor {
         })
         .start();
         crate::metrics::Metrics::inc(&self.deps.metrics.runs_started);
-        if let Some(a) = self.active.as_mut() {
+        if let Some(a) = self.state.active_mut() {
             a.closing = false;
-            a.run = Some(run);
+            a.launched = true;
+            self.run = Some(run);
         }
     }
 
+    /// Aborts the active run: the ids aborted (none when it was already).
     pub(super) fn abort_active(&mut self) -> Vec<String> {
-        match self.active.as_mut() {
-            Some(a) if !a.aborted => {
-                a.aborted = true;
-                if let Some(run) = &a.run {
-                    run.do_send(AbortRun);
-                }
-                vec![a.run_id.clone()]
-            }
-            _ => Vec::new(),
+        let aborted: Vec<String> = self.state.abort().into_iter().collect();
+        if !aborted.is_empty() {
+            self.abort_run();
+        }
+        aborted
+    }
+
+    /// Tells the running `RunActor` to stop (its end comes back as an event).
+    pub(super) fn abort_run(&self) {
+        if let Some(run) = &self.run {
+            run.do_send(AbortRun);
         }
     }
 
@@ -316,8 +311,8 @@ impl Handler<RunEvent> for SessionActor {
         self.last_activity = Instant::now();
         // Events of a run that is no longer ours (reset) are not written.
         let ours = self
-            .active
-            .as_ref()
+            .state
+            .active()
             .is_some_and(|a| Some(a.run_id.as_str()) == run_id_of(&event));
         if ours {
             self.record_step(&event);
@@ -330,7 +325,7 @@ impl Handler<RunEvent> for SessionActor {
                 "off" => return,
                 "on" => {
                     // Held back and sent whole before the reply's end.
-                    if let Some(a) = self.active.as_mut().filter(|_| ours) {
+                    if let Some(a) = self.state.active_mut().filter(|_| ours) {
                         a.reasoning.push_str(delta);
                     }
                     return;
@@ -367,7 +362,7 @@ impl SessionActor {
         else {
             return Some(event);
         };
-        let a = self.active.as_mut().filter(|_| ours)?;
+        let a = self.state.active_mut().filter(|_| ours)?;
         let (delta, fresh) = a.gate.pass(delta, fresh)?;
         Some(RunEvent::Delta {
             run_id,

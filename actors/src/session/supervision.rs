@@ -15,26 +15,20 @@ impl SessionActor {
         event: &RunEvent,
         ctx: &mut Context<Self>,
     ) -> bool {
-        if let RunEvent::Failed { error, kind, .. } = event {
-            let restart = self.deps.restart;
-            if let Some(a) = self.active.as_mut() {
-                if kind.restartable() && !a.aborted && a.restarts < restart.max {
-                    a.restarts += 1;
-                    a.run = None;
-                    let n = a.restarts;
-                    let wait = restart.backoff * 2u32.saturating_pow(n - 1);
-                    let run_id = a.run_id.clone();
-                    tracing::warn!(session_key = %self.key, %run_id, %error, restart = n, ?wait, "run failed; restarting from its last step");
-                    ctx.run_later(wait, move |act, ctx| match act.active.as_ref() {
-                        Some(a) if a.run_id == run_id && !a.aborted => act.spawn_run(ctx),
-                        Some(a) if a.run_id == run_id => act.end_without_run(&run_id, None, ctx),
-                        _ => {}
-                    });
-                    return true;
-                }
-            }
+        let Some((n, wait)) = self.state.restart(event, self.deps.restart) else {
+            return false;
+        };
+        self.run = None;
+        let run_id = run_id_of(event).unwrap_or_default().to_string();
+        if let RunEvent::Failed { error, .. } = event {
+            tracing::warn!(session_key = %self.key, %run_id, %error, restart = n, ?wait, "run failed; restarting from its last step");
         }
-        false
+        ctx.run_later(wait, move |act, ctx| match act.state.run(&run_id) {
+            Some(a) if !a.aborted => act.spawn_run(ctx),
+            Some(_) => act.end_without_run(&run_id, None, ctx),
+            None => {}
+        });
+        true
     }
 
     /// A failed run's error, saying how many tries it took when it was
@@ -46,7 +40,7 @@ impl SessionActor {
                 error,
                 kind,
             } => {
-                let tries = self.active.as_ref().map(|a| a.restarts).unwrap_or(0);
+                let tries = self.state.active().map(|a| a.restarts).unwrap_or(0);
                 let error = match tries {
                     0 => error,
                     n => format!("{error} (gave up after {} tries)", n + 1),

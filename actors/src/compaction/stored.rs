@@ -3,7 +3,7 @@
 //! `firstKeptEntryId`, `tokensBefore`), so the context rebuilt after a
 //! restart is the summary plus the messages from `firstKeptEntryId` on;
 //! and the cut of a manual compaction (the last two user turns kept). The
-//! flow is `autocompact.rs`, the summary `crate::compaction`.
+//! session drives it (`session/autocompact.rs`); the job is `job.rs`.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::provider::{ChatMessage, Messages};
 use crate::transcript::{self, id_of, Entry};
 
-pub use crate::compaction::summary::summary_message;
+pub use super::summary::summary_message;
 
 /// The model context from transcript entries, honouring the last
 /// `compaction` entry; with each message's entry id (None for the summary).

@@ -1,0 +1,697 @@
+//! The session's state machine, without I/O: the queue, the active run's
+//! bookkeeping and the message ids seen. A transition takes an input (a
+//! message, a run's end, a steering point, a cancel, a reset) and says
+//! what must happen: the store writes that make it durable and the
+//! `Effect`s that follow (emit a run event, launch the run, abort it, look
+//! at the queue again). `SessionActor` commits the writes, then applies
+//! the effects and does nothing else with this state. A message is planned
+//! (`admit`, nothing changes) and applied (`place`) only once its writes
+//! are stored, so a failed write changes nothing.
+//!
+//! Invariants, checked by the property test in `state_tests.rs` on random
+//! inputs without an actor system:
+//! - at most one run is active, and a message runs in the run its
+//!   acknowledgement named;
+//! - messages start in the order they were acknowledged;
+//! - every acknowledged run ends exactly once (final, failed, aborted or
+//!   dropped), and its inbox items leave the store in the transaction that
+//!   records that end;
+//! - a repeated message id is answered with the run of the first.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use crate::provider::Image;
+use crate::run::{FailureKind, RunEvent, StreamGate};
+use crate::session::inbox::{self, InboxItem, RunOverrides};
+use crate::session::queue::{Placement, Queued, RunView, SessionQueue, TurnPlan};
+use crate::session::run_record::{self, RunRecord};
+use crate::session::{LastRun, RestartPolicy, SendStatus, Settled};
+use crate::store::StoreWrite;
+
+/// Message ids this session has seen, with the run that answers each
+/// (duplicates are answered from here). The most recent are kept.
+#[derive(Debug, Default)]
+pub(super) struct RecentIds {
+    runs: HashMap<String, String>,
+    order: VecDeque<String>,
+}
+
+impl RecentIds {
+    const KEEP: usize = 1000;
+
+    pub(super) fn insert(&mut self, message_id: &str, run_id: &str) {
+        if self
+            .runs
+            .insert(message_id.to_string(), run_id.to_string())
+            .is_none()
+        {
+            self.order.push_back(message_id.to_string());
+        }
+        while self.order.len() > Self::KEEP {
+            if let Some(old) = self.order.pop_front() {
+                self.runs.remove(&old);
+            }
+        }
+    }
+
+    pub(super) fn get(&self, message_id: &str) -> Option<&String> {
+        self.runs.get(message_id)
+    }
+}
+
+/// The run in progress (or a compaction holding the session busy).
+#[derive(Debug)]
+pub(super) struct ActiveRun {
+    pub run_id: String,
+    /// A `RunActor` runs it now (false while it waits for a lane slot,
+    /// its context files, a compaction or a restart's backoff).
+    pub launched: bool,
+    /// Steered messages the run has not taken yet (it asks at its next
+    /// steering point).
+    pub steers: VecDeque<String>,
+    /// The run said it has its final answer and nothing was waiting:
+    /// messages from now on queue instead of steering.
+    pub closing: bool,
+    /// A `/compact`, flush or compaction in progress (busy, but no run to
+    /// steer into).
+    pub compaction: bool,
+    /// This turn compacted already (at most once per turn).
+    pub compacted: bool,
+    /// Inbox keys of the messages this run answers (removed when it ends).
+    pub items: Vec<String>,
+    pub aborted: bool,
+    /// Restarts so far (supervision).
+    pub restarts: u32,
+    pub overrides: RunOverrides,
+    pub timeout: Option<Duration>,
+    pub started_at: u64,
+    /// Reasoning held back until the end (`/reasoning on`).
+    pub reasoning: String,
+    /// Which of the run's streamed text goes out (by its kind).
+    pub gate: StreamGate,
+}
+
+impl ActiveRun {
+    fn new(
+        run_id: String,
+        items: Vec<String>,
+        overrides: RunOverrides,
+        timeout: Option<Duration>,
+        now: u64,
+    ) -> ActiveRun {
+        ActiveRun {
+            run_id,
+            launched: false,
+            steers: VecDeque::new(),
+            closing: false,
+            compaction: false,
+            compacted: false,
+            items,
+            aborted: false,
+            restarts: 0,
+            timeout,
+            started_at: now,
+            reasoning: String::new(),
+            gate: StreamGate::new(overrides.kind),
+            overrides,
+        }
+    }
+}
+
+/// What the actor does after a transition's writes are stored, in order.
+#[derive(Debug, PartialEq)]
+pub(super) enum Effect {
+    /// Send to the run registry (and tell watching dashboards).
+    Emit(RunEvent),
+    /// Take a lane slot for the active run `run_id` and start its actor.
+    Launch { run_id: String },
+    /// Abort the running `RunActor` (its end comes back as an event).
+    Abort,
+    /// The session may be free: plan the next queued turn.
+    NextTurn,
+}
+
+/// Where the ids of new inbox items and backlog runs come from (time
+/// ordered in the gateway, counted in tests).
+pub(super) trait Ids {
+    /// A new inbox key of `session`, after every key given before.
+    fn inbox_key(&mut self, session: &str) -> String;
+    fn run_id(&mut self) -> String;
+}
+
+/// The gateway's ids: time-ordered inbox keys, ULID run ids.
+pub(super) struct LiveIds;
+
+impl Ids for LiveIds {
+    fn inbox_key(&mut self, session: &str) -> String {
+        inbox::new_key(session)
+    }
+    fn run_id(&mut self) -> String {
+        ulid::Ulid::generate().to_string()
+    }
+}
+
+/// A message to place (directives applied, text as the model gets it).
+#[derive(Debug, Clone)]
+pub(super) struct Incoming {
+    pub message_id: String,
+    pub text: String,
+    pub images: Vec<Image>,
+    pub overrides: RunOverrides,
+    pub timeout_ms: Option<u64>,
+}
+
+/// A placed message, planned: `writes` make it durable; `place` applies it.
+#[derive(Debug)]
+pub(super) struct Admitted {
+    pub placement: Placement,
+    /// The run that answers it (what the acknowledgement names).
+    pub run_id: String,
+    key: String,
+    item: InboxItem,
+    /// steer-backlog: the copy that waits for a turn of its own.
+    backlog: Option<Queued>,
+    /// Runs the cap left with none of their messages: (run, why).
+    ended: Vec<(String, String)>,
+    pub writes: Vec<StoreWrite>,
+}
+
+/// What the queue says when the session may start a turn.
+#[derive(Debug, PartialEq)]
+pub(super) enum Next {
+    Begin(Box<TurnPlan>),
+    /// A collected run waits out its debounce: look again after this.
+    Wait(Duration),
+    Idle,
+}
+
+/// The session's queue, active run and recent message ids.
+#[derive(Debug)]
+pub(super) struct SessionState {
+    key: String,
+    pub queue: SessionQueue,
+    active: Option<ActiveRun>,
+    seen: RecentIds,
+    /// A queue check is scheduled (a collected run waits out its debounce).
+    check_scheduled: bool,
+}
+
+impl SessionState {
+    pub fn new(key: &str, queue: SessionQueue) -> SessionState {
+        SessionState {
+            key: key.to_string(),
+            queue,
+            active: None,
+            seen: RecentIds::default(),
+            check_scheduled: false,
+        }
+    }
+
+    pub fn active(&self) -> Option<&ActiveRun> {
+        self.active.as_ref()
+    }
+
+    pub fn active_mut(&mut self) -> Option<&mut ActiveRun> {
+        self.active.as_mut()
+    }
+
+    /// The active run when it is `run_id`.
+    pub fn run(&self, run_id: &str) -> Option<&ActiveRun> {
+        self.active.as_ref().filter(|a| a.run_id == run_id)
+    }
+
+    /// No run, nothing queued.
+    pub fn idle(&self) -> bool {
+        self.active.is_none() && self.queue.is_empty()
+    }
+
+    /// The active run's id while it can take a steered message.
+    pub fn steerable(&self) -> Option<&str> {
+        self.active
+            .as_ref()
+            .filter(|a| !a.aborted && !a.closing && !a.compaction)
+            .map(|a| a.run_id.as_str())
+    }
+
+    /// Whether `run_id` is queued or running here.
+    pub fn is_live(&self, run_id: &str) -> bool {
+        self.run(run_id).is_some() || self.queue.run_ids().any(|r| r == run_id)
+    }
+
+    /// A message id seen before: the run that answers it and whether that
+    /// run is still queued or running.
+    pub fn duplicate(&self, message_id: &str) -> Option<(String, bool)> {
+        let run_id = self.seen.get(message_id)?;
+        Some((run_id.clone(), self.is_live(run_id)))
+    }
+
+    /// Remembers that `message_id` is answered by `run_id` (directives,
+    /// the transcript read at start).
+    pub fn remember(&mut self, message_id: &str, run_id: &str) {
+        self.seen.insert(message_id, run_id);
+    }
+
+    /// Where message `message_id` goes (nothing changes yet). An untrusted
+    /// message waits for a turn of its own instead of steering.
+    pub fn placement(&self, message_id: &str, untrusted: bool) -> Placement {
+        let view = RunView {
+            active: self.active.is_some(),
+            steerable: self.steerable().filter(|_| !untrusted),
+        };
+        self.queue.place(message_id, view)
+    }
+
+    /// Plans message `m` as `placement` places it: its inbox item, its run
+    /// record (or the alias naming the run that answers it), a backlog
+    /// copy, and the records of runs the cap pushes out. Changes nothing.
+    pub fn admit(
+        &self,
+        placement: Placement,
+        m: Incoming,
+        now: u64,
+        ids: &mut impl Ids,
+    ) -> Admitted {
+        let (run_id, assigned, joinable) = match &placement {
+            Placement::Start | Placement::Refused => (m.message_id.clone(), true, false),
+            Placement::Steer { run_id } | Placement::SteerAndBacklog { run_id } => {
+                (run_id.clone(), true, false)
+            }
+            Placement::Queue {
+                run_id, joinable, ..
+            } => (run_id.clone(), false, *joinable),
+        };
+        let queued = matches!(placement, Placement::Queue { .. });
+        let item = InboxItem {
+            message_id: m.message_id,
+            run_id: run_id.clone(),
+            assigned,
+            text: m.text,
+            // Only a waiting message needs its images again (its turn sends
+            // them); a started one has them in its transcript entry, and
+            // steering carries text only.
+            images: if queued { m.images } else { Vec::new() },
+            at_ms: now,
+            joinable,
+            overrides: m.overrides,
+            timeout_ms: m.timeout_ms,
+        };
+        let key = ids.inbox_key(&self.key);
+        let mut writes = vec![inbox::put(&key, &item)];
+        writes.push(if run_id == item.message_id {
+            run_record::write(&run_id, &RunRecord::pending(&self.key, now))
+        } else {
+            let alias = RunRecord::alias(&self.key, &run_id, now);
+            run_record::write(&item.message_id, &alias)
+        });
+        let backlog = matches!(placement, Placement::SteerAndBacklog { .. }).then(|| {
+            let id = ids.run_id();
+            let copy = InboxItem {
+                run_id: id.clone(),
+                message_id: id,
+                assigned: false,
+                ..item.clone()
+            };
+            (ids.inbox_key(&self.key), copy)
+        });
+        if let Some((k, copy)) = &backlog {
+            writes.push(inbox::put(k, copy));
+            let record = RunRecord::pending(&self.key, now);
+            writes.push(run_record::write(&copy.run_id, &record));
+        }
+        let ended = match queued {
+            true => self.overflow(&run_id, now, &mut writes),
+            false => Vec::new(),
+        };
+        Admitted {
+            placement,
+            run_id,
+            key,
+            item,
+            backlog,
+            ended,
+            writes,
+        }
+    }
+
+    /// The cap pushes the oldest out (`drop: old | summarize`) when one
+    /// more message queues for `run_id`: their inbox items go, and a run
+    /// left with none of its messages ends as dropped.
+    fn overflow(
+        &self,
+        run_id: &str,
+        now: u64,
+        writes: &mut Vec<StoreWrite>,
+    ) -> Vec<(String, String)> {
+        let dropped = self.queue.overflow();
+        let mut ended: Vec<(String, String)> = Vec::new();
+        for (k, old) in &dropped {
+            writes.push(inbox::remove(k));
+            let left = self.queue.run_ids().filter(|r| *r == old.run_id).count();
+            let going = dropped
+                .iter()
+                .filter(|(_, d)| d.run_id == old.run_id)
+                .count();
+            let still_queued = left > going || old.run_id == run_id;
+            if still_queued || ended.iter().any(|(r, _)| *r == old.run_id) {
+                continue;
+            }
+            let s = &self.queue.settings;
+            let error =
+                format!("dropped from the queue (cap {}, drop {:?})", s.cap, s.drop).to_lowercase();
+            let record = RunRecord {
+                status: "error".into(),
+                ended_at: now,
+                error: Some(error.clone()),
+                stop_reason: "error".into(),
+                ..RunRecord::pending(&self.key, old.at_ms)
+            };
+            writes.push(run_record::write(&old.run_id, &record));
+            ended.push((old.run_id.clone(), error));
+        }
+        ended
+    }
+
+    /// Applies a planned message whose writes are stored: what its
+    /// acknowledgement says and what follows.
+    pub fn place(&mut self, a: Admitted, now: u64) -> (SendStatus, Vec<Effect>) {
+        let Admitted {
+            placement,
+            run_id,
+            key,
+            item,
+            backlog,
+            ended,
+            writes: _,
+        } = a;
+        let mut effects = Vec::new();
+        if placement == Placement::Refused {
+            return (SendStatus::Dropped, effects);
+        }
+        self.seen.insert(&item.message_id, &run_id);
+        effects.push(Effect::Emit(RunEvent::Queued {
+            run_id: run_id.clone(),
+            message_id: item.message_id.clone(),
+        }));
+        effects.extend(ended.into_iter().map(|(run_id, error)| {
+            Effect::Emit(RunEvent::Failed {
+                run_id,
+                error,
+                kind: FailureKind::Dropped,
+            })
+        }));
+        let status = match placement {
+            Placement::Start => {
+                let timeout = item.timeout_ms.map(Duration::from_millis);
+                effects.push(self.start(run_id, item.overrides, timeout, vec![key], now));
+                SendStatus::Started
+            }
+            Placement::Steer { .. } | Placement::SteerAndBacklog { .. } => {
+                if let Some(a) = self.active.as_mut() {
+                    a.steers.push_back(item.text);
+                    a.items.push(key);
+                }
+                if let Some((k, copy)) = backlog {
+                    effects.push(Effect::Emit(RunEvent::Queued {
+                        run_id: copy.run_id.clone(),
+                        message_id: copy.message_id.clone(),
+                    }));
+                    self.queue.push(k, copy);
+                }
+                SendStatus::Steered
+            }
+            Placement::Queue { interrupt, .. } => {
+                let own = run_id == item.message_id;
+                self.queue.push(key, item);
+                if interrupt && self.abort().is_some() {
+                    effects.push(Effect::Abort);
+                }
+                if own && self.queue.len() == 1 && interrupt {
+                    // Nothing waits before it: it runs as soon as the aborted run ended.
+                    SendStatus::Started
+                } else {
+                    SendStatus::Queued
+                }
+            }
+            Placement::Refused => unreachable!("returned above"),
+        };
+        if self.active.is_none() {
+            effects.push(Effect::NextTurn);
+        }
+        (status, effects)
+    }
+
+    /// Makes `run_id` the active run, answering the inbox `items`.
+    pub fn start(
+        &mut self,
+        run_id: String,
+        overrides: RunOverrides,
+        timeout: Option<Duration>,
+        items: Vec<String>,
+        now: u64,
+    ) -> Effect {
+        let a = ActiveRun::new(run_id.clone(), items, overrides, timeout, now);
+        self.active = Some(a);
+        Effect::Launch { run_id }
+    }
+
+    /// The session is busy with a compaction under `run_id` (no run to
+    /// steer into; messages queue).
+    pub fn start_compaction(&mut self, run_id: String, now: u64) {
+        let mut a = ActiveRun::new(run_id, Vec::new(), RunOverrides::default(), None, now);
+        a.compaction = true;
+        self.active = Some(a);
+    }
+
+    /// When the session is free: the next queued turn, or how long a
+    /// collected run still waits (once; `check_due` when that time came).
+    pub fn next_turn(&mut self, now: u64) -> Next {
+        if self.active.is_some() {
+            return Next::Idle;
+        }
+        match self.queue.next_turn(now) {
+            Some(Ok(plan)) => Next::Begin(Box::new(plan)),
+            Some(Err(wait)) if !self.check_scheduled => {
+                self.check_scheduled = true;
+                Next::Wait(wait)
+            }
+            _ => Next::Idle,
+        }
+    }
+
+    /// The scheduled queue check is due.
+    pub fn check_due(&mut self) {
+        self.check_scheduled = false;
+    }
+
+    /// The writes that start a planned turn: its messages assigned to it
+    /// (what they say is in the turn's input now).
+    pub fn assign(plan: &TurnPlan) -> Vec<StoreWrite> {
+        let put = |(key, item): &Queued| {
+            let item = InboxItem {
+                assigned: true,
+                images: Vec::new(),
+                ..item.clone()
+            };
+            inbox::put(key, &item)
+        };
+        plan.items.iter().map(put).collect()
+    }
+
+    /// At a steering point of `run_id`: the messages steered into it since.
+    /// With `closing` and none waiting, later messages queue instead.
+    pub fn take_steers(&mut self, run_id: &str, closing: bool) -> Vec<String> {
+        match self.active.as_mut() {
+            Some(a) if a.run_id == run_id && !a.aborted => {
+                let texts: Vec<String> = a.steers.drain(..).collect();
+                if texts.is_empty() && closing {
+                    a.closing = true;
+                }
+                texts
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Steers `text` into the active run (no inbox item: `sessions_send`'s
+    /// steer, answered by the run). False when it cannot take one now.
+    pub fn steer(&mut self, text: String) -> bool {
+        if self.steerable().is_none() || !self.queue.is_empty() {
+            return false;
+        }
+        if let Some(a) = self.active.as_mut() {
+            a.steers.push_back(text);
+        }
+        true
+    }
+
+    /// Marks the active run aborted; its id, unless it was already.
+    pub fn abort(&mut self) -> Option<String> {
+        match self.active.as_mut() {
+            Some(a) if !a.aborted => {
+                a.aborted = true;
+                Some(a.run_id.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// A queued run removed before it started: the writes that end it as
+    /// aborted and the event that says so (None: not queued here).
+    pub fn cancel_queued(&mut self, run_id: &str, now: u64) -> Option<(Vec<StoreWrite>, RunEvent)> {
+        let gone = self.queue.remove_run(run_id);
+        let (_, first) = gone.first()?;
+        let mut writes: Vec<StoreWrite> = gone.iter().map(|(k, _)| inbox::remove(k)).collect();
+        let record = RunRecord {
+            status: "aborted".into(),
+            ended_at: now,
+            stop_reason: "aborted".into(),
+            ..RunRecord::pending(&self.key, first.at_ms)
+        };
+        writes.push(run_record::write(run_id, &record));
+        let event = RunEvent::Aborted {
+            run_id: run_id.to_string(),
+            text: String::new(),
+        };
+        Some((writes, event))
+    }
+
+    /// Ends queued runs that will never start (reset, delete): recorded as
+    /// aborted with `why`, their messages out of the inbox; the active run
+    /// (aborted by the caller) is recorded too, and announced when
+    /// `announce_active` (its own end will not reach a stopped session).
+    /// Returns the writes and the events to send once they are durable.
+    pub fn end_queued(
+        &mut self,
+        why: &str,
+        announce_active: bool,
+        now: u64,
+    ) -> (Vec<StoreWrite>, Vec<RunEvent>) {
+        let aborted = |started_at| RunRecord {
+            session_key: self.key.clone(),
+            status: "aborted".into(),
+            started_at,
+            ended_at: now,
+            error: Some(why.to_string()),
+            stop_reason: "aborted".into(),
+            answered_by: None,
+        };
+        let mut writes = Vec::new();
+        let mut events = Vec::new();
+        let mut ended: Vec<String> = Vec::new();
+        for (key, item) in self.queue.take_all() {
+            writes.push(inbox::remove(&key));
+            if !ended.contains(&item.run_id) {
+                writes.push(run_record::write(&item.run_id, &aborted(now)));
+                events.push(RunEvent::Aborted {
+                    run_id: item.run_id.clone(),
+                    text: String::new(),
+                });
+                ended.push(item.run_id);
+            }
+        }
+        if let Some(a) = self.active.as_ref() {
+            writes.extend(a.items.iter().map(|k| inbox::remove(k)));
+            writes.push(run_record::write(&a.run_id, &aborted(a.started_at)));
+            if announce_active {
+                events.push(RunEvent::Aborted {
+                    run_id: a.run_id.clone(),
+                    text: String::new(),
+                });
+            }
+        }
+        (writes, events)
+    }
+
+    /// The record of how a run ended (`agent.wait`, also after a restart).
+    pub fn end_record(&self, event: &RunEvent, now: u64) -> Option<(String, RunRecord)> {
+        let status = event.end_status()?;
+        let (run_id, error, stop) = match event {
+            RunEvent::Final {
+                run_id,
+                stop_reason,
+                ..
+            } => (run_id, None, stop_reason.as_str()),
+            RunEvent::Failed { run_id, error, .. } => (run_id, Some(error), "error"),
+            RunEvent::Aborted { run_id, .. } => (run_id, None, "aborted"),
+            _ => return None,
+        };
+        let started_at = self.run(run_id).map_or(now, |a| a.started_at);
+        let record = RunRecord {
+            session_key: self.key.clone(),
+            status: status.as_str().to_string(),
+            started_at,
+            ended_at: now,
+            error: error.cloned(),
+            stop_reason: stop.to_string(),
+            answered_by: None,
+        };
+        Some((run_id.clone(), record))
+    }
+
+    /// The writes that record `event` as the end of its run: the record,
+    /// and when it is the active run, its messages out of the inbox.
+    pub fn end_writes(&self, event: &RunEvent, now: u64) -> Vec<StoreWrite> {
+        let mut writes = Vec::new();
+        let Some((run_id, record)) = self.end_record(event, now) else {
+            return writes;
+        };
+        writes.push(run_record::write(&run_id, &record));
+        if let Some(a) = self.run(&run_id) {
+            writes.extend(a.items.iter().map(|k| inbox::remove(k)));
+        }
+        writes
+    }
+
+    /// The entry's `lastRun` for `event`, when it ends the active run.
+    pub fn last_run(&self, event: &RunEvent, now: u64) -> Option<LastRun> {
+        let a = self.active.as_ref()?;
+        let (status, error) = match event {
+            RunEvent::Final { run_id, .. } if *run_id == a.run_id => (Settled::Done, None),
+            RunEvent::Failed { run_id, error, .. } if *run_id == a.run_id => {
+                (Settled::Failed, Some(error.clone()))
+            }
+            RunEvent::Aborted { run_id, .. } if *run_id == a.run_id => (Settled::Killed, None),
+            _ => return None,
+        };
+        Some(LastRun {
+            run_id: a.run_id.clone(),
+            status: status.as_str().to_string(),
+            started_at: a.started_at,
+            ended_at: now,
+            error,
+        })
+    }
+
+    /// Supervision: when `event` is the active run's failure a retry may
+    /// cure and tries remain, the run is to be launched again after the
+    /// returned wait (the restart's number with it).
+    pub fn restart(&mut self, event: &RunEvent, policy: RestartPolicy) -> Option<(u32, Duration)> {
+        let RunEvent::Failed { kind, run_id, .. } = event else {
+            return None;
+        };
+        let a = self.active.as_mut().filter(|a| a.run_id == *run_id)?;
+        if !kind.restartable() || a.aborted || a.restarts >= policy.max {
+            return None;
+        }
+        a.restarts += 1;
+        a.launched = false;
+        let n = a.restarts;
+        Some((n, policy.backoff * 2u32.saturating_pow(n - 1)))
+    }
+
+    /// The active run is over (ended, or its compaction done, or a reset).
+    pub fn end(&mut self) -> Option<ActiveRun> {
+        self.active.take()
+    }
+
+    /// A message found queued in the inbox at start.
+    pub fn recover(&mut self, key: String, item: InboxItem) {
+        self.seen.insert(&item.message_id, &item.run_id);
+        self.queue.recover(key, item);
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;
