@@ -284,72 +284,8 @@ pub async fn hand_over(
     note: Option<String>,
     model: Option<String>,
 ) -> Result<Option<Delivery>, DispatchError> {
-    let group = msg.is_group();
-    let raw = RawInbound {
-        channel: msg.channel.clone(),
-        account_id: Some(msg.account.clone()),
-        chat_type: msg.chat_type.clone(),
-        from: msg.sender.clone(),
-        sender_name: msg.sender_name.clone(),
-        group_id: group.then(|| msg.chat_id.clone()),
-        thread_id: msg.thread_id.clone(),
-        message_id: msg.message_id.clone(),
-        body: Some(msg.text.clone()),
-        timestamp_ms: msg.ts_ms,
-        ..RawInbound::default()
-    };
-    let allow: Vec<String> = if commands {
-        vec![msg.sender.clone()]
-    } else {
-        Vec::new()
-    };
-    let inbound = finalize(&raw, &allow);
-    let peer = Peer {
-        kind: if group {
-            PeerKind::Group
-        } else {
-            PeerKind::Direct
-        },
-        id: if group {
-            msg.chat_id.clone()
-        } else {
-            msg.sender.clone()
-        },
-    };
-    let route = match deps.routes.lock() {
-        Ok(mut r) => r.resolve(&RouteInput {
-            channel: &msg.channel,
-            account_id: Some(&msg.account),
-            peer: Some(peer),
-            parent_peer: msg.parent_id.clone().map(|id| Peer {
-                kind: PeerKind::Group,
-                id,
-            }),
-            guild_id: msg.guild_id.as_deref(),
-            team_id: msg.team_id.as_deref(),
-            member_roles: &msg.member_roles,
-            thread_id: msg.thread_id.as_deref(),
-        }),
-        Err(_) => return Err(DispatchError::Session("routing table poisoned".into())),
-    };
-    let key = SessionKey::canonical(&route.session_key, &deps.default_agent, &deps.main_key)
-        .map_err(|e| DispatchError::Session(e.to_string()))?;
-    let mut text = inbound.ctx.body_for_agent.clone();
-    if group {
-        // In a group the agent needs to know who speaks.
-        let who = inbound
-            .sender_name
-            .clone()
-            .unwrap_or_else(|| msg.sender.clone());
-        text = format!("{who}: {text}");
-    }
-    if let Some(n) = note {
-        text = if text.trim().is_empty() {
-            n
-        } else {
-            format!("{text}\n{n}")
-        };
-    }
+    let inbound = finalized(msg, commands);
+    let (route, key) = route_of(deps, msg)?;
     let (session, entry) = deps
         .sessions
         .send(GetSession { key: key.clone() })
@@ -360,39 +296,14 @@ pub async fn hand_over(
         .lock()
         .map(|p| Arc::clone(&p))
         .unwrap_or_default();
-    let kind = match (group, msg.thread_id.is_some()) {
-        (_, true) => ResetType::Thread,
-        (true, false) => ResetType::Group,
-        (false, false) => ResetType::Direct,
-    };
-    let offset = chrono::Local::now().offset().local_minus_utc();
-    if let Some(why) = reset_due(
-        &policies,
-        kind,
-        &msg.channel,
-        &entry,
-        crate::now_ms(),
-        offset,
-    ) {
+    if let Some(why) = reset_due_for(&policies, msg, &entry) {
         tracing::info!(session_key = %key.as_str(), reason = ?why, "session reset by its reset policy");
         let _ = session.send(ResetSession).await;
     }
-    policies.received.received(&super::hooks::ReceivedMessage {
-        channel: msg.channel.clone(),
-        account_id: msg.account.clone(),
-        chat_id: msg.chat_id.clone(),
-        chat_type: inbound.ctx.chat_type.as_str().to_string(),
-        thread_id: msg.thread_id.clone(),
-        from: msg.sender.clone(),
-        sender_name: inbound.sender_name.clone(),
-        message_id: msg.message_id.clone(),
-        text: inbound.ctx.body_for_agent.clone(),
-        session_key: key.as_str().to_string(),
-        agent_id: route.agent_id.clone(),
-        matched_by: route.matched_by.as_str().to_string(),
-        timestamp: msg.ts_ms,
-    });
-    let mut send = SendChat::text(&text, &msg.session_message_id());
+    policies
+        .received
+        .received(&received(msg, &inbound, &key, &route));
+    let mut send = SendChat::text(&agent_text(msg, &inbound, note), &msg.session_message_id());
     send.model = model.or_else(|| policies.model_by_channel.get(&msg.channel).cloned());
     send.images = images;
     send.command_authorized = inbound.ctx.command_authorized;
@@ -424,8 +335,9 @@ pub async fn hand_over(
         return Ok(None);
     }
     let chat_type = inbound.ctx.chat_type.as_str();
+    let policy = entry.send_policy.as_deref();
     if !send_allowed(
-        entry.send_policy.as_deref(),
+        policy,
         &policies.session,
         &msg.channel,
         chat_type,
@@ -440,10 +352,129 @@ pub async fn hand_over(
         run_id: ack.run_id,
         target: msg.chat_id.clone(),
         thread_id: msg.thread_id.clone(),
-        reply_to: group.then(|| msg.message_id.clone()),
+        reply_to: msg.is_group().then(|| msg.message_id.clone()),
         created_ms: crate::now_ms(),
         finalized: false,
     }))
+}
+
+/// The message's context (`commands`: its sender may use directives).
+fn finalized(msg: &Incoming, commands: bool) -> crate::inbound::finalize::Inbound {
+    let group = msg.is_group();
+    let raw = RawInbound {
+        channel: msg.channel.clone(),
+        account_id: Some(msg.account.clone()),
+        chat_type: msg.chat_type.clone(),
+        from: msg.sender.clone(),
+        sender_name: msg.sender_name.clone(),
+        group_id: group.then(|| msg.chat_id.clone()),
+        thread_id: msg.thread_id.clone(),
+        message_id: msg.message_id.clone(),
+        body: Some(msg.text.clone()),
+        timestamp_ms: msg.ts_ms,
+        ..RawInbound::default()
+    };
+    let allow: Vec<String> = match commands {
+        true => vec![msg.sender.clone()],
+        false => Vec::new(),
+    };
+    finalize(&raw, &allow)
+}
+
+/// The agent and session the bindings give the message.
+fn route_of(
+    deps: &DispatchDeps,
+    msg: &Incoming,
+) -> Result<(crate::routing::Route, SessionKey), DispatchError> {
+    let peer = match msg.is_group() {
+        true => Peer {
+            kind: PeerKind::Group,
+            id: msg.chat_id.clone(),
+        },
+        false => Peer {
+            kind: PeerKind::Direct,
+            id: msg.sender.clone(),
+        },
+    };
+    let input = RouteInput {
+        channel: &msg.channel,
+        account_id: Some(&msg.account),
+        peer: Some(peer),
+        parent_peer: msg.parent_id.clone().map(|id| Peer {
+            kind: PeerKind::Group,
+            id,
+        }),
+        guild_id: msg.guild_id.as_deref(),
+        team_id: msg.team_id.as_deref(),
+        member_roles: &msg.member_roles,
+        thread_id: msg.thread_id.as_deref(),
+    };
+    let route = match deps.routes.lock() {
+        Ok(mut r) => r.resolve(&input),
+        Err(_) => return Err(DispatchError::Session("routing table poisoned".into())),
+    };
+    let key = SessionKey::canonical(&route.session_key, &deps.default_agent, &deps.main_key)
+        .map_err(|e| DispatchError::Session(e.to_string()))?;
+    Ok((route, key))
+}
+
+/// What the model reads: in a group, who speaks; and what could not be
+/// fetched (`note`).
+fn agent_text(
+    msg: &Incoming,
+    inbound: &crate::inbound::finalize::Inbound,
+    note: Option<String>,
+) -> String {
+    let mut text = inbound.ctx.body_for_agent.clone();
+    if msg.is_group() {
+        let who = inbound.sender_name.as_deref().unwrap_or(&msg.sender);
+        text = format!("{who}: {text}");
+    }
+    match note {
+        Some(n) if text.trim().is_empty() => n,
+        Some(n) => format!("{text}\n{n}"),
+        None => text,
+    }
+}
+
+/// Whether the session's reset policy ends it before this message.
+fn reset_due_for(
+    policies: &Policies,
+    msg: &Incoming,
+    entry: &crate::session::SessionEntry,
+) -> Option<reset::Stale> {
+    let kind = match (msg.is_group(), msg.thread_id.is_some()) {
+        (_, true) => ResetType::Thread,
+        (true, false) => ResetType::Group,
+        (false, false) => ResetType::Direct,
+    };
+    let offset = chrono::Local::now().offset().local_minus_utc();
+    let now = crate::now_ms();
+    reset_due(policies, kind, &msg.channel, entry, now, offset)
+}
+
+/// The `message_received` hook's view of the message.
+fn received(
+    msg: &Incoming,
+    inbound: &crate::inbound::finalize::Inbound,
+    key: &SessionKey,
+    route: &crate::routing::Route,
+) -> super::hooks::ReceivedMessage {
+    super::hooks::ReceivedMessage {
+        channel: msg.channel.clone(),
+        account_id: msg.account.clone(),
+        chat_id: msg.chat_id.clone(),
+        chat_type: inbound.ctx.chat_type.as_str().to_string(),
+        thread_id: msg.thread_id.clone(),
+        from: msg.sender.clone(),
+        sender_name: inbound.sender_name.clone(),
+        message_id: msg.message_id.clone(),
+        text: inbound.ctx.body_for_agent.clone(),
+        session_key: key.as_str().to_string(),
+        agent_id: route.agent_id.clone(),
+        matched_by: route.matched_by.as_str().to_string(),
+        timestamp: msg.ts_ms,
+    }
 }
 
 /// Records the hand-over (dispatch record out, delivery in, one
