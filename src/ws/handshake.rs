@@ -198,6 +198,26 @@ fn origin_allowed(settings: &Settings, origin: &Origin) -> bool {
         .is_some_and(|h| h.eq_ignore_ascii_case(origin_host))
 }
 
+/// What the checks of one `connect` read.
+struct Connect<'a> {
+    state: &'a SharedState,
+    settings: &'a Settings,
+    origin: &'a Origin,
+    p: &'a ConnectParams,
+    role: Role,
+    /// The scopes the client asks for.
+    requested: &'a [String],
+    nonce: &'a str,
+}
+
+/// What the client is let in with.
+struct Granted {
+    scopes: Vec<String>,
+    auth_method: &'static str,
+    device_token: Option<DeviceToken>,
+    device_id: Option<String>,
+}
+
 /// Runs the whole `connect`; the connection sends the result.
 pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
     let Input {
@@ -208,10 +228,54 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
         nonce,
         params,
     } = input;
-    let p = parse_connect_params(&params).map_err(|e| {
+    let (p, protocol, role) = preflight(&state, &settings, &origin, &params)?;
+    let requested: Vec<String> = p.scopes.clone().unwrap_or_default();
+    let c = Connect {
+        state: &state,
+        settings: &settings,
+        origin: &origin,
+        p: &p,
+        role,
+        requested: &requested,
+        nonce: &nonce,
+    };
+    let shared = check_shared(&settings, &p);
+    let granted = match &p.device {
+        Some(dev) => c.with_device(dev, shared).await?,
+        None => c.without_device(shared)?,
+    };
+    state.auth_succeeded(origin.ip);
+    let presence_key = c.announce(&conn_id, &granted).await;
+    let hello = c.hello(protocol, &conn_id, &granted).await?;
+    let caller = Arc::new(Caller {
+        conn_id,
+        role,
+        scopes: granted.scopes,
+        device_id: granted.device_id,
+        client_id: p.client.id.clone(),
+        client_mode: p.client.mode.clone(),
+        instance_id: p.client.instance_id.clone(),
+        ip: origin.ip,
+        caps: p.caps.clone(),
+    });
+    Ok(Accepted {
+        caller,
+        hello,
+        presence_key,
+    })
+}
+
+/// The checks before any credential: params, protocol, role, browser
+/// origin, the failed-auth rate limit.
+fn preflight(
+    state: &SharedState,
+    settings: &Settings,
+    origin: &Origin,
+    params: &Value,
+) -> Result<(ConnectParams, u32, Role), Rejected> {
+    let p = parse_connect_params(params).map_err(|e| {
         Rejected::policy(ErrorShape::invalid(format!("invalid connect params: {e}")))
     })?;
-
     let Some(protocol) = negotiate(p.min_protocol, p.max_protocol) else {
         return Err(Rejected {
             error: ErrorShape::invalid("protocol mismatch")
@@ -226,7 +290,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
             Role::parse(r).ok_or_else(|| Rejected::policy(ErrorShape::invalid("invalid role")))?
         }
     };
-    if !origin_allowed(&settings, &origin) {
+    if !origin_allowed(settings, origin) {
         return Err(Rejected::policy(
             ErrorShape::invalid(
                 "origin not allowed (open the Control UI from the gateway host or allow it in gateway.controlUi.allowedOrigins)",
@@ -248,320 +312,349 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
         e.retryable = Some(true);
         return Err(Rejected::policy(e));
     }
+    Ok((p, protocol, role))
+}
 
-    let shared = check_shared(&settings, &p);
-    let requested: Vec<String> = p.scopes.clone().unwrap_or_default();
-    let auth = p.auth.clone().unwrap_or_default();
-    let metrics = state.gateway.metrics.clone();
+/// A device store call's failure, logged once.
+fn store_failed<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> Rejected {
+    move |e| {
+        tracing::error!(error = %e, "{what} failed");
+        unavailable("store")
+    }
+}
 
-    let (scopes, auth_method, device_token, device_id) = match &p.device {
-        Some(dev) => {
-            let Some(key) = device_auth::normalize_public_key(&dev.public_key) else {
-                return Err(device_error(
-                    "device public key invalid",
-                    "DEVICE_AUTH_PUBLIC_KEY_INVALID",
-                    "device-public-key",
-                ));
-            };
-            if device_auth::device_id_for(&key) != dev.id {
-                return Err(device_error(
-                    "device identity mismatch",
-                    "DEVICE_AUTH_DEVICE_ID_MISMATCH",
-                    "device-id-mismatch",
-                ));
-            }
-            let now = ferroclaw_actors::now_ms();
-            if now.abs_diff(dev.signed_at) > DEVICE_SIGNATURE_SKEW_MS {
-                return Err(device_error(
-                    "device signature expired",
-                    "DEVICE_AUTH_SIGNATURE_EXPIRED",
-                    "device-signature-stale",
-                ));
-            }
-            let dev_nonce = dev.nonce.as_deref().map(str::trim).unwrap_or("");
-            if dev_nonce.is_empty() {
-                return Err(device_error(
-                    "device nonce required",
-                    "DEVICE_AUTH_NONCE_REQUIRED",
-                    "device-nonce-missing",
-                ));
-            }
-            if dev_nonce != nonce {
-                return Err(device_error(
-                    "device nonce mismatch",
-                    "DEVICE_AUTH_NONCE_MISMATCH",
-                    "device-nonce-mismatch",
-                ));
-            }
-            let candidates = [
-                auth.token.as_deref(),
-                auth.device_token.as_deref(),
-                auth.bootstrap_token.as_deref(),
-                Some(""),
-            ];
-            let signed = candidates.iter().flatten().any(|token| {
-                device_auth::verify(
-                    &key,
-                    &dev.signature,
-                    &SignedFields {
-                        device_id: &dev.id,
-                        client_id: &p.client.id,
-                        client_mode: &p.client.mode,
-                        role: role.as_str(),
-                        scopes: &requested,
-                        signed_at_ms: dev.signed_at,
-                        token,
-                        nonce: &nonce,
-                        platform: &p.client.platform,
-                        device_family: p.client.device_family.as_deref().unwrap_or(""),
-                    },
-                )
-            });
-            if !signed {
-                return Err(device_error(
-                    "device signature invalid",
-                    "DEVICE_AUTH_SIGNATURE_INVALID",
-                    "device-signature",
-                ));
-            }
-            let method = match shared {
-                Shared::Ok(m) => m,
-                other => {
-                    let offered = auth.device_token.clone().or_else(|| auth.token.clone());
-                    let Some(token) = offered else {
-                        state.auth_failed(origin.ip);
-                        return Err(Rejected::policy(auth_error(&settings, &p, other)));
-                    };
-                    let check = ask_devices(
-                        &state.gateway.devices,
-                        &metrics,
-                        VerifyDeviceToken {
-                            device_id: dev.id.clone(),
-                            role: role.as_str().to_string(),
-                            scopes: requested.clone(),
-                            token,
-                        },
-                    )
-                    .await
-                    .map_err(|_| unavailable("device registry"))?
-                    .map_err(|e| {
-                        tracing::error!(error = %e, "device token check failed");
-                        unavailable("store")
-                    })?;
-                    match check {
-                        TokenCheck::Valid => "device-token",
-                        TokenCheck::Mismatch | TokenCheck::ScopeMismatch => {
-                            state.auth_failed(origin.ip);
-                            let (code, text) = if check == TokenCheck::Mismatch {
-                                ("AUTH_DEVICE_TOKEN_MISMATCH", "unauthorized: device token mismatch (rotate/reissue device token)")
-                            } else {
-                                ("AUTH_DEVICE_TOKEN_SCOPE_MISMATCH", "unauthorized: device token scope mismatch (rotate/reissue device token)")
-                            };
-                            return Err(Rejected::policy(ErrorShape::invalid(text).with_details(
-                                json!({
-                                    "code": code,
-                                    "authReason": "device_token_mismatch",
-                                    "canRetryWithDeviceToken": false,
-                                    "recommendedNextStep": "update_auth_credentials",
-                                }),
-                            )));
-                        }
-                    }
-                }
-            };
-            let claim = DeviceClaim {
-                device_id: dev.id.clone(),
-                public_key: device_auth::encode_public_key(&key),
-                display_name: p.client.display_name.clone(),
-                platform: Some(p.client.platform.clone()),
-                device_family: p.client.device_family.clone(),
-                client_id: Some(p.client.id.clone()),
-                client_mode: Some(p.client.mode.clone()),
-                role: role.as_str().to_string(),
-                scopes: requested.clone(),
-                remote_ip: origin.ip.map(|i| i.to_string()),
-            };
-            let decision = ask_devices(
-                &state.gateway.devices,
-                &metrics,
-                CheckDevice {
-                    claim,
-                    local: origin.local,
-                },
-            )
+impl Connect<'_> {
+    /// A device connect: its signature, then the shared secret or its
+    /// device token, then pairing; a device token is issued.
+    async fn with_device(
+        &self,
+        dev: &crate::protocol::connect::DeviceParams,
+        shared: Shared,
+    ) -> Result<Granted, Rejected> {
+        let key = self.verify_signature(dev)?;
+        let auth_method = match shared {
+            Shared::Ok(m) => m,
+            other => self.check_device_token(dev, other).await?,
+        };
+        self.pair(dev, &key).await?;
+        let gw = &self.state.gateway;
+        let issue = EnsureDeviceToken {
+            device_id: dev.id.clone(),
+            role: self.role.as_str().to_string(),
+            scopes: self.requested.to_vec(),
+        };
+        let token: DeviceToken = ask_devices(&gw.devices, &gw.metrics, issue)
             .await
             .map_err(|_| unavailable("device registry"))?
-            .map_err(|e| {
-                tracing::error!(error = %e, "pairing check failed");
-                unavailable("store")
-            })?;
-            match decision {
-                DeviceDecision::Paired(_) => {}
-                DeviceDecision::AutoApproved { request, .. } => {
-                    state.publish(
-                        "device.pair.resolved",
-                        json!({
-                            "requestId": request.request_id, "deviceId": request.device_id,
-                            "decision": "approved", "ts": ferroclaw_actors::now_ms(),
-                        }),
-                    );
-                }
-                DeviceDecision::PairingRequired(request) => {
-                    let reason = request.reason.as_str();
-                    state.publish(
-                        "device.pair.requested",
-                        serde_json::to_value(&request).unwrap_or(Value::Null),
-                    );
-                    return Err(Rejected {
-                        error: ErrorShape::new(ErrorCode::NotPaired, "pairing required").with_details(json!({
-                            "code": "PAIRING_REQUIRED", "requestId": request.request_id, "reason": reason,
-                        })),
-                        close_code: 1008,
-                        close_reason: format!("pairing required: {reason} (requestId: {})", request.request_id),
-                    });
-                }
-            }
-            let token: DeviceToken = ask_devices(
-                &state.gateway.devices,
-                &metrics,
-                EnsureDeviceToken {
-                    device_id: dev.id.clone(),
-                    role: role.as_str().to_string(),
-                    scopes: requested.clone(),
-                },
-            )
-            .await
-            .map_err(|_| unavailable("device registry"))?
-            .map_err(|e| {
-                tracing::error!(error = %e, "device token issue failed");
-                unavailable("store")
-            })?;
-            (requested.clone(), method, Some(token), Some(dev.id.clone()))
+            .map_err(store_failed("device token issue"))?;
+        Ok(Granted {
+            scopes: self.requested.to_vec(),
+            auth_method,
+            device_token: Some(token),
+            device_id: Some(dev.id.clone()),
+        })
+    }
+
+    /// The device's key, id, freshness, nonce and signature (over any of
+    /// the tokens it may have signed with).
+    fn verify_signature(
+        &self,
+        dev: &crate::protocol::connect::DeviceParams,
+    ) -> Result<[u8; 32], Rejected> {
+        let Some(key) = device_auth::normalize_public_key(&dev.public_key) else {
+            return Err(device_error(
+                "device public key invalid",
+                "DEVICE_AUTH_PUBLIC_KEY_INVALID",
+                "device-public-key",
+            ));
+        };
+        if device_auth::device_id_for(&key) != dev.id {
+            return Err(device_error(
+                "device identity mismatch",
+                "DEVICE_AUTH_DEVICE_ID_MISMATCH",
+                "device-id-mismatch",
+            ));
         }
-        None => {
-            let method = match shared {
-                Shared::Ok(m) => m,
-                other => {
-                    state.auth_failed(origin.ip);
-                    return Err(Rejected::policy(auth_error(&settings, &p, other)));
-                }
+        let now = ferroclaw_actors::now_ms();
+        if now.abs_diff(dev.signed_at) > DEVICE_SIGNATURE_SKEW_MS {
+            return Err(device_error(
+                "device signature expired",
+                "DEVICE_AUTH_SIGNATURE_EXPIRED",
+                "device-signature-stale",
+            ));
+        }
+        let dev_nonce = dev.nonce.as_deref().map(str::trim).unwrap_or("");
+        if dev_nonce.is_empty() {
+            return Err(device_error(
+                "device nonce required",
+                "DEVICE_AUTH_NONCE_REQUIRED",
+                "device-nonce-missing",
+            ));
+        }
+        if dev_nonce != self.nonce {
+            return Err(device_error(
+                "device nonce mismatch",
+                "DEVICE_AUTH_NONCE_MISMATCH",
+                "device-nonce-mismatch",
+            ));
+        }
+        let p = self.p;
+        let auth = p.auth.clone().unwrap_or_default();
+        let candidates = [
+            auth.token.as_deref(),
+            auth.device_token.as_deref(),
+            auth.bootstrap_token.as_deref(),
+            Some(""),
+        ];
+        let signed = candidates.iter().flatten().any(|token| {
+            let fields = SignedFields {
+                device_id: &dev.id,
+                client_id: &p.client.id,
+                client_mode: &p.client.mode,
+                role: self.role.as_str(),
+                scopes: self.requested,
+                signed_at_ms: dev.signed_at,
+                token,
+                nonce: self.nonce,
+                platform: &p.client.platform,
+                device_family: p.client.device_family.as_deref().unwrap_or(""),
             };
-            if role == Role::Node {
+            device_auth::verify(&key, &dev.signature, &fields)
+        });
+        if !signed {
+            return Err(device_error(
+                "device signature invalid",
+                "DEVICE_AUTH_SIGNATURE_INVALID",
+                "device-signature",
+            ));
+        }
+        Ok(key)
+    }
+
+    /// Without the shared secret, a device gets in with its own token.
+    async fn check_device_token(
+        &self,
+        dev: &crate::protocol::connect::DeviceParams,
+        shared: Shared,
+    ) -> Result<&'static str, Rejected> {
+        let auth = self.p.auth.clone().unwrap_or_default();
+        let Some(token) = auth.device_token.or(auth.token) else {
+            self.state.auth_failed(self.origin.ip);
+            return Err(Rejected::policy(auth_error(self.settings, self.p, shared)));
+        };
+        let gw = &self.state.gateway;
+        let verify = VerifyDeviceToken {
+            device_id: dev.id.clone(),
+            role: self.role.as_str().to_string(),
+            scopes: self.requested.to_vec(),
+            token,
+        };
+        let check = ask_devices(&gw.devices, &gw.metrics, verify)
+            .await
+            .map_err(|_| unavailable("device registry"))?
+            .map_err(store_failed("device token check"))?;
+        let (code, text) = match check {
+            TokenCheck::Valid => return Ok("device-token"),
+            TokenCheck::Mismatch => (
+                "AUTH_DEVICE_TOKEN_MISMATCH",
+                "unauthorized: device token mismatch (rotate/reissue device token)",
+            ),
+            TokenCheck::ScopeMismatch => (
+                "AUTH_DEVICE_TOKEN_SCOPE_MISMATCH",
+                "unauthorized: device token scope mismatch (rotate/reissue device token)",
+            ),
+        };
+        self.state.auth_failed(self.origin.ip);
+        Err(Rejected::policy(ErrorShape::invalid(text).with_details(
+            json!({
+                "code": code,
+                "authReason": "device_token_mismatch",
+                "canRetryWithDeviceToken": false,
+                "recommendedNextStep": "update_auth_credentials",
+            }),
+        )))
+    }
+
+    /// The device is paired (or auto-approved, or a pairing request is
+    /// published and the connect refused).
+    async fn pair(
+        &self,
+        dev: &crate::protocol::connect::DeviceParams,
+        key: &[u8; 32],
+    ) -> Result<(), Rejected> {
+        let p = self.p;
+        let claim = DeviceClaim {
+            device_id: dev.id.clone(),
+            public_key: device_auth::encode_public_key(key),
+            display_name: p.client.display_name.clone(),
+            platform: Some(p.client.platform.clone()),
+            device_family: p.client.device_family.clone(),
+            client_id: Some(p.client.id.clone()),
+            client_mode: Some(p.client.mode.clone()),
+            role: self.role.as_str().to_string(),
+            scopes: self.requested.to_vec(),
+            remote_ip: self.origin.ip.map(|i| i.to_string()),
+        };
+        let gw = &self.state.gateway;
+        let check = CheckDevice {
+            claim,
+            local: self.origin.local,
+        };
+        let decision = ask_devices(&gw.devices, &gw.metrics, check)
+            .await
+            .map_err(|_| unavailable("device registry"))?
+            .map_err(store_failed("pairing check"))?;
+        match decision {
+            DeviceDecision::Paired(_) => Ok(()),
+            DeviceDecision::AutoApproved { request, .. } => {
+                self.state.publish(
+                    "device.pair.resolved",
+                    json!({
+                        "requestId": request.request_id, "deviceId": request.device_id,
+                        "decision": "approved", "ts": ferroclaw_actors::now_ms(),
+                    }),
+                );
+                Ok(())
+            }
+            DeviceDecision::PairingRequired(request) => {
+                let reason = request.reason.as_str();
+                self.state.publish(
+                    "device.pair.requested",
+                    serde_json::to_value(&request).unwrap_or(Value::Null),
+                );
+                Err(Rejected {
+                    error: ErrorShape::new(ErrorCode::NotPaired, "pairing required").with_details(json!({
+                        "code": "PAIRING_REQUIRED", "requestId": request.request_id, "reason": reason,
+                    })),
+                    close_code: 1008,
+                    close_reason: format!("pairing required: {reason} (requestId: {})", request.request_id),
+                })
+            }
+        }
+    }
+
+    /// A device-less connect: the shared secret, then the trust paths of
+    /// this file's doc (every other one gets no scopes).
+    fn without_device(&self, shared: Shared) -> Result<Granted, Rejected> {
+        let p = self.p;
+        let auth_method = match shared {
+            Shared::Ok(m) => m,
+            other => {
+                self.state.auth_failed(self.origin.ip);
+                return Err(Rejected::policy(auth_error(self.settings, p, other)));
+            }
+        };
+        if self.role == Role::Node {
+            return Err(Rejected::policy(
+                ErrorShape::new(ErrorCode::NotPaired, "device identity required")
+                    .with_details(json!({ "code": "DEVICE_IDENTITY_REQUIRED", "reason": "device-identity-missing" })),
+            ));
+        }
+        let ui = &self.settings.gateway.control_ui;
+        let local = self.origin.local;
+        let trusted = if is_control_ui(p) {
+            if !(ui.dangerously_disable_device_auth || (ui.allow_insecure_auth && local)) {
                 return Err(Rejected::policy(
-                    ErrorShape::new(ErrorCode::NotPaired, "device identity required")
-                        .with_details(json!({ "code": "DEVICE_IDENTITY_REQUIRED", "reason": "device-identity-missing" })),
+                    ErrorShape::invalid("control ui requires device identity (use HTTPS or localhost secure context)")
+                        .with_details(json!({ "code": "CONTROL_UI_DEVICE_IDENTITY_REQUIRED", "reason": "device-identity-missing" })),
                 ));
             }
-            let ui = &settings.gateway.control_ui;
-            let trusted = if is_control_ui(&p) {
-                if !(ui.dangerously_disable_device_auth || (ui.allow_insecure_auth && origin.local))
-                {
-                    return Err(Rejected::policy(
-                        ErrorShape::invalid("control ui requires device identity (use HTTPS or localhost secure context)")
-                            .with_details(json!({ "code": "CONTROL_UI_DEVICE_IDENTITY_REQUIRED", "reason": "device-identity-missing" })),
-                    ));
-                }
-                true
-            } else {
-                origin.local
-                    && matches!(
-                        p.client.id.as_str(),
-                        "cli" | "gateway-client" | "ferroclaw-cli"
-                    )
-            };
-            let scopes = if trusted {
-                requested.clone()
+            true
+        } else {
+            let cli = matches!(
+                p.client.id.as_str(),
+                "cli" | "gateway-client" | "ferroclaw-cli"
+            );
+            local && cli
+        };
+        Ok(Granted {
+            scopes: if trusted {
+                self.requested.to_vec()
             } else {
                 Vec::new()
-            };
-            (scopes, method, None, None)
-        }
-    };
-    state.auth_succeeded(origin.ip);
+            },
+            auth_method,
+            device_token: None,
+            device_id: None,
+        })
+    }
 
-    // Presence: every client but one-off CLI commands.
-    let presence_key = (p.client.mode != "cli").then(|| {
-        p.client
+    /// Presence for every client but one-off CLI commands: its key.
+    async fn announce(&self, conn_id: &ConnId, g: &Granted) -> Option<String> {
+        let p = self.p;
+        if p.client.mode == "cli" {
+            return None;
+        }
+        let key = p
+            .client
             .instance_id
             .clone()
-            .or_else(|| device_id.clone())
-            .unwrap_or_else(|| conn_id.to_string())
-    });
-    let gw = &state.gateway;
-    if let Some(key) = &presence_key {
+            .or_else(|| g.device_id.clone())
+            .unwrap_or_else(|| conn_id.to_string());
         let entry = PresenceEntry {
             ts: ferroclaw_actors::now_ms(),
             host: p.client.display_name.clone(),
-            ip: origin.ip.map(|i| i.to_string()),
+            ip: self.origin.ip.map(|i| i.to_string()),
             version: Some(p.client.version.clone()),
             platform: Some(p.client.platform.clone()),
             device_family: p.client.device_family.clone(),
             model_identifier: p.client.model_identifier.clone(),
             mode: Some(p.client.mode.clone()),
             reason: Some("connect".into()),
-            device_id: device_id.clone(),
-            roles: Some(vec![role.as_str().to_string()]),
-            scopes: Some(scopes.clone()),
+            device_id: g.device_id.clone(),
+            roles: Some(vec![self.role.as_str().to_string()]),
+            scopes: Some(g.scopes.clone()),
             instance_id: p.client.instance_id.clone(),
             ..Default::default()
         };
+        let gw = &self.state.gateway;
         gw.metrics
             .presence_mailbox
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let _ = gw
-            .presence
-            .send(UpsertPresence {
-                key: key.clone(),
-                entry,
-                pinned: true,
-            })
-            .await;
+        let upsert = UpsertPresence {
+            key: key.clone(),
+            entry,
+            pinned: true,
+        };
+        let _ = gw.presence.send(upsert).await;
+        Some(key)
     }
-    let presence = gw
-        .presence
-        .send(ListPresence)
-        .await
-        .map_err(|_| unavailable("presence"))?;
-    let health = gw
-        .root
-        .send(GetHealth)
-        .await
-        .map_err(|_| unavailable("health"))?;
-    let live = state.live.get();
-    let hello = hello_ok(&Hello {
-        protocol,
-        conn_id: conn_id.as_str(),
-        server_version: state.server_version,
-        presence: &presence,
-        health: &health.summary,
-        state_version: gw.versions.current(),
-        uptime_ms: gw.metrics.uptime_ms(),
-        config_path: &live.sources.path.display().to_string(),
-        state_dir: &state.state_dir.display().to_string(),
-        default_agent_id: settings.default_agent_id(),
-        auth_mode: settings.gateway.auth.mode.as_str(),
-        auth_method,
-        role: role.as_str(),
-        scopes: &scopes,
-        device_token: device_token.as_ref(),
-        max_payload: settings.gateway.max_payload,
-        max_buffered_bytes: settings.gateway.max_buffered_bytes,
-        tick_interval_ms: settings.gateway.tick_interval_ms,
-    });
-    let caller = Arc::new(Caller {
-        conn_id,
-        role,
-        scopes,
-        device_id,
-        client_id: p.client.id.clone(),
-        client_mode: p.client.mode.clone(),
-        instance_id: p.client.instance_id.clone(),
-        ip: origin.ip,
-        caps: p.caps.clone(),
-    });
-    Ok(Accepted {
-        caller,
-        hello,
-        presence_key,
-    })
+
+    /// The hello-ok payload: the snapshot (presence, health), the policy
+    /// and what was granted.
+    async fn hello(&self, protocol: u32, conn_id: &ConnId, g: &Granted) -> Result<Value, Rejected> {
+        let gw = &self.state.gateway;
+        let presence = gw
+            .presence
+            .send(ListPresence)
+            .await
+            .map_err(|_| unavailable("presence"))?;
+        let health = gw
+            .root
+            .send(GetHealth)
+            .await
+            .map_err(|_| unavailable("health"))?;
+        let live = self.state.live.get();
+        let settings = self.settings;
+        Ok(hello_ok(&Hello {
+            protocol,
+            conn_id: conn_id.as_str(),
+            server_version: self.state.server_version,
+            presence: &presence,
+            health: &health.summary,
+            state_version: gw.versions.current(),
+            uptime_ms: gw.metrics.uptime_ms(),
+            config_path: &live.sources.path.display().to_string(),
+            state_dir: &self.state.state_dir.display().to_string(),
+            default_agent_id: settings.default_agent_id(),
+            auth_mode: settings.gateway.auth.mode.as_str(),
+            auth_method: g.auth_method,
+            role: self.role.as_str(),
+            scopes: &g.scopes,
+            device_token: g.device_token.as_ref(),
+            max_payload: settings.gateway.max_payload,
+            max_buffered_bytes: settings.gateway.max_buffered_bytes,
+            tick_interval_ms: settings.gateway.tick_interval_ms,
+        }))
+    }
 }
