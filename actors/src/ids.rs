@@ -1,4 +1,5 @@
-//! Identifier newtypes shared by the actor tree, and the one place a
+//! Identifier newtypes shared by the actor tree (`ConnId`, `RunId`,
+//! `SessionKey`), and the one place a
 //! session key is taken apart (`key`).
 
 use std::fmt;
@@ -37,9 +38,10 @@ pub enum SessionKeyError {
     Malformed(String),
 }
 
-/// A canonical session key: `agent:<agentId>:<rest>`.
+/// A canonical session key: `agent:<agentId>:<rest>`. Shared, not
+/// copied: every event of a session's runs carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionKey(String);
+pub struct SessionKey(std::sync::Arc<str>);
 
 impl SessionKey {
     /// Canonicalises a key as clients send it: `main` (the main key) becomes
@@ -77,7 +79,13 @@ impl SessionKey {
         if full.chars().count() > MAX_SESSION_KEY {
             return Err(SessionKeyError::TooLong);
         }
-        Ok(SessionKey(full))
+        Ok(SessionKey(full.into()))
+    }
+
+    /// A key this gateway made canonical before (stored, or held by its
+    /// actors): taken as it is.
+    pub fn stored(key: &str) -> SessionKey {
+        SessionKey(key.into())
     }
 
     pub fn as_str(&self) -> &str {
@@ -93,6 +101,69 @@ impl SessionKey {
 impl std::fmt::Display for SessionKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl std::ops::Deref for SessionKey {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for SessionKey {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SessionKey {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&SessionKey> for SessionKey {
+    fn from(k: &SessionKey) -> SessionKey {
+        k.clone()
+    }
+}
+
+impl From<SessionKey> for String {
+    fn from(k: SessionKey) -> String {
+        k.0.to_string()
+    }
+}
+
+impl PartialEq<str> for SessionKey {
+    fn eq(&self, o: &str) -> bool {
+        &*self.0 == o
+    }
+}
+
+impl PartialEq<&str> for SessionKey {
+    fn eq(&self, o: &&str) -> bool {
+        &*self.0 == *o
+    }
+}
+
+impl PartialEq<String> for SessionKey {
+    fn eq(&self, o: &String) -> bool {
+        *self.0 == **o
+    }
+}
+
+impl serde::Serialize for SessionKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// Read back as written (the store holds canonical keys only).
+impl<'de> serde::Deserialize<'de> for SessionKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SessionKey, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(SessionKey::stored(&s))
     }
 }
 
@@ -157,5 +228,175 @@ pub mod key {
             assert!(!is_group("agent:main:telegram:dm:1"));
             assert_eq!(first(""), "");
         }
+    }
+}
+
+/// A run's id: the client's idempotency key of the message that started
+/// it, a ULID, or a scheduler's `heartbeat:`/`cron:` id. Shared, not
+/// copied: every streamed event of the run carries it, so a clone is a
+/// reference count, not an allocation.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RunId(std::sync::Arc<str>);
+
+impl RunId {
+    /// A new time-ordered id (a ULID).
+    pub fn generate() -> RunId {
+        RunId::from(ulid::Ulid::generate().to_string())
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for RunId {
+    fn default() -> RunId {
+        RunId::from("")
+    }
+}
+
+impl std::ops::Deref for RunId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for RunId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for RunId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl From<String> for RunId {
+    fn from(s: String) -> RunId {
+        RunId(s.into())
+    }
+}
+
+impl From<&str> for RunId {
+    fn from(s: &str) -> RunId {
+        RunId(s.into())
+    }
+}
+
+impl From<&String> for RunId {
+    fn from(s: &String) -> RunId {
+        RunId(s.as_str().into())
+    }
+}
+
+impl From<&RunId> for RunId {
+    fn from(r: &RunId) -> RunId {
+        r.clone()
+    }
+}
+
+impl From<RunId> for String {
+    fn from(r: RunId) -> String {
+        r.0.to_string()
+    }
+}
+
+impl PartialEq<str> for RunId {
+    fn eq(&self, o: &str) -> bool {
+        &*self.0 == o
+    }
+}
+
+impl PartialEq<&str> for RunId {
+    fn eq(&self, o: &&str) -> bool {
+        &*self.0 == *o
+    }
+}
+
+impl PartialEq<String> for RunId {
+    fn eq(&self, o: &String) -> bool {
+        *self.0 == **o
+    }
+}
+
+impl PartialEq<RunId> for String {
+    fn eq(&self, o: &RunId) -> bool {
+        **self == *o.0
+    }
+}
+
+impl PartialEq<RunId> for &str {
+    fn eq(&self, o: &RunId) -> bool {
+        **self == *o.0
+    }
+}
+
+impl PartialEq<RunId> for str {
+    fn eq(&self, o: &RunId) -> bool {
+        *self == *o.0
+    }
+}
+
+impl serde::Serialize for RunId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for RunId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RunId, D::Error> {
+        String::deserialize(d).map(RunId::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_strings_on_the_wire_and_in_the_store_and_clones_share_the_text() {
+        let run = RunId::from("r1");
+        assert_eq!(serde_json::to_value(&run).unwrap(), serde_json::json!("r1"));
+        let back: RunId = serde_json::from_str("\"r1\"").unwrap();
+        assert_eq!(back, run);
+        let owned = String::from("r1");
+        assert_eq!(run, "r1");
+        assert_eq!("r1", run);
+        assert_eq!(run, owned);
+        let copy = run.clone();
+        assert!(
+            std::ptr::eq(copy.as_str(), run.as_str()),
+            "a clone allocates nothing"
+        );
+        let mut live = std::collections::HashMap::new();
+        live.insert(run, 1);
+        assert_eq!(
+            live.get("r1"),
+            Some(&1),
+            "maps keyed by id are asked by &str"
+        );
+
+        let key = SessionKey::canonical("main", "main", "main").unwrap();
+        assert_eq!(key, "agent:main:main");
+        let json = serde_json::to_string(&key).unwrap();
+        assert_eq!(json, "\"agent:main:main\"");
+        let stored: SessionKey = serde_json::from_str(&json).unwrap();
+        assert_eq!(stored, key);
+        assert!(std::ptr::eq(key.clone().as_str(), key.as_str()));
+        assert_ne!(RunId::generate(), RunId::generate());
     }
 }

@@ -229,7 +229,7 @@ async fn chat_completions(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     if stream {
         state.gateway.runs.do_send(WatchRun {
-            run_id: run_id.clone(),
+            run_id: run_id.clone().into(),
             tx,
         });
     }
@@ -452,7 +452,7 @@ async fn tools_invoke(
         },
         cancel,
         env: Vec::new().into(),
-        session_key: key.as_str().to_string(),
+        session_key: key.clone(),
         agent_id: agent,
         exec,
         trust,

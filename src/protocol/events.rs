@@ -2,13 +2,14 @@
 //! event -> scope table, failing closed), the close codes the bus's reasons
 //! become, and the payloads of the tree's typed events: `chat` (delta,
 //! final, error, aborted), `agent` (lifecycle, assistant, thinking, tool),
-//! `session.tool`, `presence`, `health`, `exec.approval.*`, `tick`,
-//! `shutdown`, with the `errorKind` strings and the usage shape. Pure
+//! `session.tool`, `presence`, `health`, `exec.approval.*`, `cron`,
+//! `tick`, `shutdown`, with the `errorKind` strings and the usage shape. Pure
 //! functions; the per-run `seq` and the delta throttle are the event
 //! bridge's (`ws::event_bridge`).
 
 use ferroclaw_actors::approvals::{ApprovalEvent, Decision};
 use ferroclaw_actors::bus::{Audience, BusEvent, CloseReason, StateVersion};
+use ferroclaw_actors::cron::CronEvent;
 use ferroclaw_actors::gateway::HealthSnapshot;
 use ferroclaw_actors::presence::PresenceEntry;
 use ferroclaw_actors::provider::{ProviderError, ToolCall, Usage};
@@ -16,6 +17,36 @@ use ferroclaw_actors::run::FailureKind;
 use ferroclaw_actors::scopes::{self, Role};
 use ferroclaw_actors::tool::ToolOutcome;
 use serde_json::{json, Value};
+
+/// The `cron` event's payload (OpenClaw's: `jobId`, `action`
+/// `added|updated|removed|started|finished`, `job`, and a run's fields).
+pub fn cron(event: &CronEvent) -> Value {
+    match event {
+        CronEvent::Changed { job_id, added, job } => {
+            let action = if *added { "added" } else { "updated" };
+            json!({ "jobId": job_id, "action": action, "job": job })
+        }
+        CronEvent::Removed { job_id } => json!({ "jobId": job_id, "action": "removed" }),
+        CronEvent::Started {
+            job_id,
+            run_id,
+            run_at_ms,
+            job,
+        } => json!({
+            "jobId": job_id, "action": "started", "runId": run_id,
+            "runAtMs": run_at_ms, "job": job,
+        }),
+        CronEvent::Finished {
+            entry,
+            job_name,
+            job,
+        } => {
+            let mut v = entry.public(Some(job_name));
+            v["job"] = job.clone();
+            v
+        }
+    }
+}
 
 /// Which connections may see a broadcast event (protocol.md 6.2). Unknown
 /// events reach nobody.

@@ -10,6 +10,7 @@
 //! a run is and who waits for it is the run registry's
 //! (`ferroclaw_actors::runs`).
 
+use ferroclaw_actors::ids::RunId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,7 +43,7 @@ const RECIPIENTS_KEPT_MS: u64 = 3_600_000;
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct AddToolRecipient {
-    pub run_id: String,
+    pub run_id: RunId,
     pub conn_id: ConnId,
 }
 
@@ -51,7 +52,7 @@ pub struct AddToolRecipient {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct TimeChatSend {
-    pub run_id: String,
+    pub run_id: RunId,
     pub conn_id: ConnId,
     pub session_key: String,
 }
@@ -60,7 +61,7 @@ pub struct TimeChatSend {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct ChatSendAcked {
-    pub run_id: String,
+    pub run_id: RunId,
 }
 
 /// Publishes a `chat` event outside any run (`chat.inject`).
@@ -391,7 +392,7 @@ impl Handler<AddToolRecipient> for EventBridge {
             .retain(|_, (_, at)| now.saturating_sub(*at) < RECIPIENTS_KEPT_MS);
         let (list, _) = self
             .tool_recipients
-            .entry(msg.run_id)
+            .entry(msg.run_id.to_string())
             .or_insert_with(|| (Vec::new(), now));
         if !list.contains(&msg.conn_id) {
             list.push(msg.conn_id);
@@ -435,7 +436,7 @@ impl Handler<ferroclaw_actors::cron::CronEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ferroclaw_actors::cron::CronEvent, _: &mut Context<Self>) {
         let _span = self.span.clone().entered();
-        self.publish("cron", msg.0, true);
+        self.publish("cron", events::cron(&msg), true);
     }
 }
 

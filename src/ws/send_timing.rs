@@ -4,6 +4,7 @@
 //! to the connection that sent it and to no one else. Only for OpenClaw's
 //! operator UIs (the Control UI, the TUI), as OpenClaw does.
 
+use ferroclaw_actors::ids::RunId;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -38,7 +39,7 @@ fn ms(d: std::time::Duration) -> f64 {
 
 impl SendTimings {
     /// A message was received (keyed by its idempotency key, which is its run id).
-    pub fn received(&mut self, run_id: String, conn_id: ConnId, session_key: String) {
+    pub fn received(&mut self, run_id: RunId, conn_id: ConnId, session_key: String) {
         if self.runs.len() >= MAX_TRACKED {
             let oldest = self
                 .runs
@@ -56,7 +57,7 @@ impl SendTimings {
             acked: None,
             first_assistant: false,
         };
-        self.runs.insert(run_id, t);
+        self.runs.insert(run_id.to_string(), t);
     }
 
     /// Message `message_id` is answered by run `run_id`.
@@ -141,7 +142,7 @@ mod tests {
     fn runs_that_never_start_do_not_pile_up() {
         let mut t = SendTimings::default();
         for i in 0..(MAX_TRACKED + 10) {
-            t.received(format!("m{i}"), conn(i), "agent:main:main".into());
+            t.received(format!("m{i}").into(), conn(i), "agent:main:main".into());
         }
         assert_eq!(t.runs.len(), MAX_TRACKED);
         assert!(t.runs.contains_key(&format!("m{}", MAX_TRACKED + 9)));

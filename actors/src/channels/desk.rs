@@ -338,7 +338,7 @@ fn send_delivery(
     let d = Delivery {
         account: account.to_string(),
         session_key: "send".to_string(),
-        run_id: msg.key.clone(),
+        run_id: msg.key.clone().into(),
         target: msg.to.clone(),
         thread_id: msg.thread_id.clone(),
         reply_to: msg.reply_to.clone(),
@@ -397,7 +397,7 @@ fn notice(
     let d = Delivery {
         account: account.to_string(),
         session_key: "notice".to_string(),
-        run_id: key.to_string(),
+        run_id: key.into(),
         target: to.to_string(),
         thread_id: None,
         reply_to: None,

@@ -16,6 +16,7 @@
 //! `unknown` with the way it was resolved: `not_resent` (at most once, the
 //! default: a duplicate reply is the worse harm) or `resent`.
 
+use crate::ids::RunId;
 use serde::{Deserialize, Serialize};
 
 use crate::store::{Store, StoreError, StoreWrite, Tree};
@@ -142,7 +143,7 @@ pub fn dispatches(
 pub struct Delivery {
     pub account: String,
     pub session_key: String,
-    pub run_id: String,
+    pub run_id: RunId,
     /// The platform's chat to answer in (and its thread, reply target).
     pub target: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use futures_util::FutureExt;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::clock::Clock;
 use super::job::CronJob;
@@ -100,9 +100,9 @@ impl CronActor {
         self.revision = format!("{}-{}", ulid::Ulid::generate(), self.generation);
     }
 
-    pub(super) fn emit(&self, event: Value) {
+    pub(super) fn emit(&self, event: CronEvent) {
         if let Some(e) = &self.events {
-            e.do_send(CronEvent(event));
+            e.do_send(event);
         }
     }
 
@@ -239,10 +239,12 @@ impl CronActor {
         }
         for order in &orders {
             self.running.insert(order.job.id.clone(), order.key.clone());
-            self.emit(json!({
-                "jobId": order.job.id, "action": "started", "runId": order.entry.run_id,
-                "runAtMs": order.entry.run_at_ms, "job": self.public_of(&order.job.id),
-            }));
+            self.emit(CronEvent::Started {
+                job_id: order.job.id.clone(),
+                run_id: order.entry.run_id.clone(),
+                run_at_ms: order.entry.run_at_ms,
+                job: self.public_of(&order.job.id),
+            });
         }
         let store = self.store.clone();
         let runner = self.runner.clone();
@@ -336,13 +338,15 @@ impl CronActor {
         if let Err(e) = record::prune(&self.store, &id) {
             tracing::warn!(job = %id, error = %e, "cannot prune old cron runs");
         }
-        let mut event = entry.public(Some(&job.name));
-        event["job"] = job.public(None);
-        self.emit(event);
+        self.emit(CronEvent::Finished {
+            job_name: job.name.clone(),
+            job: job.public(None),
+            entry: Box::new(entry),
+        });
         if delete {
             self.unplace(&id);
             self.bump_revision();
-            self.emit(json!({"jobId": id, "action": "removed"}));
+            self.emit(CronEvent::Removed { job_id: id });
         } else {
             self.place(job, schedule, now);
         }

@@ -63,7 +63,11 @@ impl CronActor {
         self.bump_revision();
         self.arm(ctx);
         let view = self.public_of(&id);
-        self.emit(json!({"jobId": id, "action": action, "job": view}));
+        self.emit(CronEvent::Changed {
+            job_id: id,
+            added: action == "added",
+            job: view.clone(),
+        });
         let store = self.store.clone();
         Box::pin(async move {
             store.flush().await?;
@@ -215,7 +219,9 @@ impl Handler<RemoveJob> for CronActor {
         self.unplace(&msg.id);
         self.bump_revision();
         self.arm(ctx);
-        self.emit(json!({"jobId": msg.id, "action": "removed"}));
+        self.emit(CronEvent::Removed {
+            job_id: msg.id.clone(),
+        });
         let store = self.store.clone();
         Box::pin(async move {
             store.flush().await?;

@@ -10,6 +10,7 @@
 //! Every outcome is a `heartbeat` event; the last is kept for
 //! `last-heartbeat`.
 
+use crate::ids::RunId;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -301,7 +302,7 @@ impl HeartbeatActor {
             announcer: self.announcer.clone(),
             runs: self.runs.clone(),
             config: self.config.clone(),
-            run_id: format!("heartbeat:{}", ulid::Ulid::generate()),
+            run_id: format!("heartbeat:{}", ulid::Ulid::generate()).into(),
             started: self.clock.now_ms(),
         })
     }
@@ -319,7 +320,7 @@ impl HeartbeatActor {
                             act.in_flight = false;
                             act.emit(event);
                         }));
-                        Some(id)
+                        Some(id.to_string())
                     }
                     Err(event) => {
                         act.in_flight = false;
@@ -337,7 +338,7 @@ struct Turn {
     announcer: Announcer,
     runs: Addr<RunRegistry>,
     config: HeartbeatConfig,
-    run_id: String,
+    run_id: RunId,
     started: u64,
 }
 

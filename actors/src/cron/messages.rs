@@ -64,11 +64,35 @@ pub trait Runner: Send + Sync + 'static {
         -> BoxFuture<'static, Outcome>;
 }
 
-/// A `cron` event for clients (OpenClaw's payload: `jobId`, `action`
-/// `added|updated|removed|started|finished`, `job`, and the run's fields).
+/// What changed in the scheduler, for clients. The edge renders it as
+/// OpenClaw's `cron` event (`jobId`, `action`, `job`, the run's fields).
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
-pub struct CronEvent(pub Value);
+pub enum CronEvent {
+    /// A job was added (`added`) or changed: its view after the change.
+    Changed {
+        job_id: String,
+        added: bool,
+        job: Value,
+    },
+    Removed {
+        job_id: String,
+    },
+    /// A run of the job started.
+    Started {
+        job_id: String,
+        run_id: crate::ids::RunId,
+        run_at_ms: u64,
+        job: Value,
+    },
+    /// A run ended: its record (a `cron.runs` row) and the job's view
+    /// after it (Null when the run deleted a one-shot job).
+    Finished {
+        entry: Box<super::record::RunEntry>,
+        job_name: String,
+        job: Value,
+    },
+}
 
 /// `cron.list` filters and page.
 #[derive(Debug, Clone, Default, Message)]

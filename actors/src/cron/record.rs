@@ -6,6 +6,7 @@
 //! delivered is found `delivering`, with the reply, and its delivery is
 //! finished through the channel outbox (which never sends a chunk twice).
 
+use crate::ids::RunId;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -28,7 +29,7 @@ pub enum Phase {
 #[serde(rename_all = "camelCase")]
 pub struct RunEntry {
     pub job_id: String,
-    pub run_id: String,
+    pub run_id: RunId,
     pub phase: Phase,
     /// The slot this run is for (a manual run: when it was asked for).
     pub scheduled_at_ms: u64,
@@ -68,7 +69,7 @@ impl RunEntry {
     pub fn start(job_id: &str, run_id: &str, slot: u64, now: u64, manual: bool) -> RunEntry {
         RunEntry {
             job_id: job_id.to_string(),
-            run_id: run_id.to_string(),
+            run_id: run_id.into(),
             phase: Phase::Running,
             scheduled_at_ms: slot,
             run_at_ms: now,

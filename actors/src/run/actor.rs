@@ -1,6 +1,7 @@
 //! `RunActor`: starts the loop on its own task inside the boundary (timeout,
 //! panic, drop all end as `Failed`), and aborts it on `AbortRun`.
 
+use crate::ids::RunId;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -78,7 +79,7 @@ impl Handler<LoopEnded> for RunActor {
 /// task was cancelled or its arbiter stopped): a run never ends silently.
 struct EndGuard {
     sink: Recipient<RunEvent>,
-    run_id: String,
+    run_id: RunId,
     armed: bool,
 }
 
@@ -107,7 +108,7 @@ async fn guarded(cfg: RunConfig, abort: watch::Receiver<bool>) {
 /// being dropped all become a `Failed` event.
 pub(super) async fn bounded(
     sink: Recipient<RunEvent>,
-    run_id: String,
+    run_id: RunId,
     timeout: Duration,
     run: impl std::future::Future<Output = RunEvent>,
 ) {

@@ -1,5 +1,6 @@
 //! The run's inbox and what it emits.
 
+use crate::ids::RunId;
 use actix::prelude::*;
 
 use super::reply::{Outcome, RunStatus};
@@ -15,38 +16,38 @@ pub enum RunEvent {
     /// and run `run_id` answers it (started now, queued, collected or
     /// steered). Sent before the message is acknowledged.
     Queued {
-        run_id: String,
+        run_id: RunId,
         message_id: String,
     },
     Started {
-        run_id: String,
+        run_id: RunId,
     },
     /// More text of the current assistant message (`fresh`: the first
     /// delta of a new assistant message). Whoever needs the text so far
     /// accumulates it.
     Delta {
-        run_id: String,
+        run_id: RunId,
         delta: String,
         fresh: bool,
     },
     Thinking {
-        run_id: String,
+        run_id: RunId,
         delta: String,
     },
     /// The model (and auth profile) that answers; sent when it changes,
     /// e.g. after a failover. `failed` lists the attempts that failed first.
     ModelSelected {
-        run_id: String,
+        run_id: RunId,
         model: String,
         profile: String,
         failed: Vec<String>,
     },
     ToolStarted {
-        run_id: String,
+        run_id: RunId,
         call: ToolCall,
     },
     ToolFinished {
-        run_id: String,
+        run_id: RunId,
         call: ToolCall,
         outcome: ToolOutcome,
         skipped: bool,
@@ -55,25 +56,25 @@ pub enum RunEvent {
     /// user text). `thinking`: what the model reasoned before an assistant
     /// message (stored in the transcript; never sent back to a model).
     Message {
-        run_id: String,
+        run_id: RunId,
         message: ChatMessage,
         thinking: String,
     },
     /// The run's final answer, judged by its kind where it ended
     /// ([`Outcome::of_final`]): silent, text or alert.
     Final {
-        run_id: String,
+        run_id: RunId,
         outcome: Outcome,
         stop_reason: StopReason,
         usage: Usage,
     },
     Failed {
-        run_id: String,
+        run_id: RunId,
         error: String,
         kind: FailureKind,
     },
     Aborted {
-        run_id: String,
+        run_id: RunId,
         text: String,
     },
 }
@@ -99,7 +100,7 @@ impl RunEvent {
 #[derive(Debug, Message)]
 #[rtype(result = "Vec<String>")]
 pub struct TakeSteers {
-    pub run_id: String,
+    pub run_id: RunId,
     pub closing: bool,
 }
 

@@ -33,6 +33,8 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
+use crate::ids::RunId;
+use crate::ids::SessionKey;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -83,9 +85,9 @@ impl FailureKind {
 
 /// Everything a run needs.
 pub struct RunConfig {
-    pub run_id: String,
+    pub run_id: RunId,
     /// The session this run belongs to.
-    pub session_key: String,
+    pub session_key: SessionKey,
     /// The agent answering it.
     pub agent_id: String,
     /// Why it runs: how its final reply is judged.

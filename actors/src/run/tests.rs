@@ -110,7 +110,7 @@ fn start(text: &str, timeout: Duration) -> Harness {
     let steers = Steers::default();
     let run = RunActor::new(RunConfig {
         run_id: "r1".into(),
-        session_key: "agent:main:main".into(),
+        session_key: crate::ids::SessionKey::stored("agent:main:main"),
         agent_id: "main".into(),
         kind: RunKind::Chat,
         exec: Default::default(),
@@ -471,7 +471,7 @@ async fn a_resumed_run_executes_only_the_missing_tool_calls() {
     ];
     h.run = RunActor::new(RunConfig {
         run_id: "r2".into(),
-        session_key: "agent:main:main".into(),
+        session_key: crate::ids::SessionKey::stored("agent:main:main"),
         agent_id: "main".into(),
         kind: RunKind::Chat,
         exec: Default::default(),

@@ -2,6 +2,8 @@
 //! the order each run produced them; the registry updates its state first
 //! and then passes each event on to the edge.
 
+use crate::ids::RunId;
+use crate::ids::SessionKey;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -42,12 +44,12 @@ pub struct RunRegistry {
     edge: Recipient<SessionEvent>,
     /// Where sessions' news goes, on the same road as their events.
     news: Recipient<SessionNews>,
-    live: HashMap<String, Live>,
+    live: HashMap<RunId, Live>,
     results: Recent<RunResult>,
     /// message id -> the run that answers it (when they differ).
     aliases: Recent<String>,
     waiters: Waiters<ConnId, RunResult>,
-    watchers: HashMap<String, Vec<mpsc::UnboundedSender<RunUpdate>>>,
+    watchers: HashMap<RunId, Vec<mpsc::UnboundedSender<RunUpdate>>>,
     span: tracing::Span,
 }
 
@@ -80,34 +82,31 @@ impl RunRegistry {
 
     /// Message `message_id` is answered by run `run_id` (which is now
     /// live): waits and watchers registered under the message id follow.
-    fn queued(&mut self, run_id: &str, message_id: &str, key: &str) {
-        let live = self.live.entry(run_id.to_string()).or_insert_with(|| Live {
+    fn queued(&mut self, run_id: &str, message_id: &str, key: &SessionKey) {
+        let live = self.live.entry(run_id.into()).or_insert_with(|| Live {
             run: LiveRun {
-                session_key: key.to_string(),
+                session_key: key.clone(),
                 started: false,
             },
             started_at: None,
         });
-        live.run.session_key = key.to_string();
+        live.run.session_key = key.clone();
         if message_id == run_id {
             return;
         }
         if let Some(ws) = self.watchers.remove(message_id) {
-            self.watchers
-                .entry(run_id.to_string())
-                .or_default()
-                .extend(ws);
+            self.watchers.entry(run_id.into()).or_default().extend(ws);
         }
         self.aliases
             .insert(message_id.to_string(), run_id.to_string());
     }
 
-    fn started(&mut self, run_id: &str, key: &str) {
+    fn started(&mut self, run_id: &str, key: &SessionKey) {
         self.live.insert(
-            run_id.to_string(),
+            run_id.into(),
             Live {
                 run: LiveRun {
-                    session_key: key.to_string(),
+                    session_key: key.clone(),
                     started: true,
                 },
                 started_at: Some(crate::now_ms()),
@@ -122,7 +121,7 @@ impl RunRegistry {
             .and_then(|l| l.started_at)
             .unwrap_or_else(crate::now_ms);
         let result = RunResult {
-            run_id: run_id.to_string(),
+            run_id: run_id.into(),
             outcome,
             started_at,
             ended_at: crate::now_ms(),
@@ -139,7 +138,7 @@ impl RunRegistry {
 
     /// Takes what the registry keeps from one run event (the session
     /// already gated the deltas and judged the reply).
-    fn apply(&mut self, key: &str, event: &RunEvent) {
+    fn apply(&mut self, key: &SessionKey, event: &RunEvent) {
         match event {
             RunEvent::Queued { run_id, message_id } => self.queued(run_id, message_id, key),
             RunEvent::Started { run_id } => self.started(run_id, key),
@@ -194,7 +193,7 @@ impl RunRegistry {
     ) -> WaitTicket {
         let ticket = match self.waiters.add(run_id, conn) {
             Some((id, rx)) => WaitTicket::Waiting(Waiting {
-                run_id: run_id.to_string(),
+                run_id: run_id.into(),
                 rx: Some(rx),
                 cancel: Some((me, id)),
             }),
@@ -224,7 +223,7 @@ fn stored_result(run_id: &str, r: RunRecord) -> RunResult {
         _ => "error",
     };
     RunResult {
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         outcome,
         started_at: r.started_at,
         ended_at: r.ended_at,
@@ -261,11 +260,15 @@ impl Handler<WaitRun> for RunRegistry {
     fn handle(&mut self, msg: WaitRun, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let me = ctx.address().recipient();
-        let asked = self.aliases.get(&msg.run_id).cloned().unwrap_or(msg.run_id);
+        let asked = self
+            .aliases
+            .get(&msg.run_id)
+            .cloned()
+            .unwrap_or(msg.run_id.to_string());
         if let Some(r) = self.results.get(&asked) {
             return MessageResult(WaitTicket::Done(r.clone()));
         }
-        if self.live.contains_key(&asked) {
+        if self.live.contains_key(asked.as_str()) {
             return MessageResult(self.wait_for(&asked, msg.conn, me));
         }
         let Some((run_id, r)) = self.run_record(&asked) else {
@@ -274,7 +277,7 @@ impl Handler<WaitRun> for RunRegistry {
         if let Some(done) = self.results.get(&run_id) {
             return MessageResult(WaitTicket::Done(done.clone()));
         }
-        if self.live.contains_key(&run_id) || r.is_pending() {
+        if self.live.contains_key(run_id.as_str()) || r.is_pending() {
             // Live: its end comes through here. Pending and not live yet:
             // its session settles it (it runs, or a restart marks it cut).
             return MessageResult(self.wait_for(&run_id, msg.conn, me));
@@ -297,12 +300,16 @@ impl Handler<CancelWait> for RunRegistry {
 impl Handler<WatchRun> for RunRegistry {
     type Result = ();
     fn handle(&mut self, msg: WatchRun, _: &mut Context<Self>) {
-        let run_id = self.aliases.get(&msg.run_id).cloned().unwrap_or(msg.run_id);
+        let run_id = self
+            .aliases
+            .get(&msg.run_id)
+            .cloned()
+            .unwrap_or(msg.run_id.to_string());
         if let Some(r) = self.results.get(&run_id) {
             let _ = msg.tx.send(RunUpdate::End(r.clone()));
             return;
         }
-        if !self.live.contains_key(&run_id) {
+        if !self.live.contains_key(run_id.as_str()) {
             // Not live and recorded as ended: a run that ended before this
             // process saw it (a channel delivery resumed after a restart)
             // ends now. Unknown or pending ones are watched (a watcher may
@@ -312,7 +319,7 @@ impl Handler<WatchRun> for RunRegistry {
                 return;
             }
         }
-        self.watchers.entry(run_id).or_default().push(msg.tx);
+        self.watchers.entry(run_id.into()).or_default().push(msg.tx);
     }
 }
 
@@ -329,7 +336,7 @@ impl Handler<BusySessions> for RunRegistry {
         let keys: HashSet<String> = self
             .live
             .values()
-            .map(|l| l.run.session_key.clone())
+            .map(|l| l.run.session_key.to_string())
             .collect();
         MessageResult(keys)
     }

@@ -4,6 +4,8 @@
 //! questions of those waiting for runs: the WebSocket methods, the
 //! OpenAI-compatible API, `sessions_send` and (next) channel adapters.
 
+use crate::ids::RunId;
+use crate::ids::SessionKey;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -18,7 +20,7 @@ use crate::run::{Outcome, RunStatus};
 /// A run accepted and not ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveRun {
-    pub session_key: String,
+    pub session_key: SessionKey,
     /// Its run started (else it waits in its session's queue).
     pub started: bool,
 }
@@ -26,7 +28,7 @@ pub struct LiveRun {
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunResult {
-    pub run_id: String,
+    pub run_id: RunId,
     /// The reply as the run judged it (`Recorded`: answered from the
     /// record, the text is in the transcript).
     pub outcome: Outcome,
@@ -64,7 +66,7 @@ pub enum RunUpdate {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct WatchRun {
-    pub run_id: String,
+    pub run_id: RunId,
     pub tx: mpsc::UnboundedSender<RunUpdate>,
 }
 
@@ -73,7 +75,7 @@ pub struct WatchRun {
 #[derive(Debug, Message)]
 #[rtype(result = "Option<LiveRun>")]
 pub struct LiveRunOf {
-    pub run_id: String,
+    pub run_id: RunId,
 }
 
 /// Reply: the session keys that have a queued or running run.
@@ -87,7 +89,7 @@ pub struct BusySessions;
 #[derive(Debug, Message)]
 #[rtype(result = "WaitTicket")]
 pub struct WaitRun {
-    pub run_id: String,
+    pub run_id: RunId,
     /// The connection waiting (bounded per connection); None for HTTP and
     /// for the actor tree's own callers.
     pub conn: Option<ConnId>,
@@ -109,7 +111,7 @@ pub enum WaitTicket {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct CancelWait {
-    pub(super) run_id: String,
+    pub(super) run_id: RunId,
     pub(super) waiter: u64,
 }
 
@@ -118,7 +120,7 @@ pub struct CancelWait {
 #[derive(Debug)]
 pub struct Waiting {
     /// The run waited for (an alias resolved).
-    pub run_id: String,
+    pub run_id: RunId,
     pub(super) rx: Option<oneshot::Receiver<RunResult>>,
     pub(super) cancel: Option<(Recipient<CancelWait>, u64)>,
 }
@@ -154,7 +156,7 @@ pub enum Waited {
     Ended(RunResult),
     /// `limit` passed first (`run_id`: the run waited for, or the id asked).
     TimedOut {
-        run_id: String,
+        run_id: RunId,
     },
     /// Too many waiters; retry later.
     Busy,
@@ -173,7 +175,7 @@ pub async fn wait_run(
 ) -> Waited {
     let ticket = registry
         .send(WaitRun {
-            run_id: id.to_string(),
+            run_id: id.into(),
             conn,
         })
         .await;
@@ -188,9 +190,7 @@ pub async fn wait_run(
         }
         Ok(WaitTicket::Unknown) => {
             actix::clock::sleep(limit).await;
-            Waited::TimedOut {
-                run_id: id.to_string(),
-            }
+            Waited::TimedOut { run_id: id.into() }
         }
         Ok(WaitTicket::Busy) => Waited::Busy,
         Err(_) => Waited::Down,

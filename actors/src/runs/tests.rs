@@ -70,7 +70,7 @@ fn start() -> H {
 
 fn send(h: &H, event: RunEvent) {
     h.reg.do_send(SessionEvent {
-        session_key: KEY.into(),
+        session_key: crate::ids::SessionKey::stored(KEY),
         verbose: "off".into(),
         event,
     });
@@ -307,7 +307,7 @@ async fn news_and_run_events_reach_the_edge_in_the_order_the_session_sent_them()
     let mut h = start();
     let entry = std::sync::Arc::new(crate::session::SessionEntry::new(1));
     let news = |change| SessionNews {
-        session_key: KEY.into(),
+        session_key: crate::ids::SessionKey::stored(KEY),
         entry: entry.clone(),
         running: false,
         change,

@@ -3,6 +3,8 @@
 //! files (`delivery.rs`, `runs.rs`, `supervision.rs`, `recovery.rs`,
 //! `commands.rs`, `compaction.rs`).
 
+use crate::ids::RunId;
+use crate::ids::SessionKey;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,7 +17,7 @@ use super::*;
 pub struct SessionActor {
     /// `session` span (session_key, agent_id), entered by the handlers.
     pub(super) span: tracing::Span,
-    pub(super) key: String,
+    pub(super) key: SessionKey,
     pub(super) agent_id: String,
     pub(super) entry: SessionEntry,
     pub(super) deps: Arc<SessionDeps>,
@@ -69,7 +71,7 @@ impl SessionActor {
         SessionActor {
             span: tracing::info_span!("session", session_key = %key, agent_id = %agent_id),
             state: SessionState::new(&key, SessionQueue::new(settings)),
-            key,
+            key: SessionKey::stored(&key),
             agent_id,
             entry,
             run: None,
@@ -270,7 +272,7 @@ impl SessionActor {
     }
 
     /// Ends `run_id` with `text` as its answer (a directive's, `/compact`'s).
-    pub(super) fn forward_answer(&self, run_id: String, text: String) {
+    pub(super) fn forward_answer(&self, run_id: RunId, text: String) {
         self.forward(RunEvent::Final {
             run_id,
             outcome: crate::run::Outcome::Text(text),
@@ -282,7 +284,7 @@ impl SessionActor {
     pub(super) fn forward(&self, event: RunEvent) {
         let started_at = self.state.active().map_or(0, |a| a.started_at);
         let settled = |run_id: &str, status, error: Option<&str>| SessionChange::RunSettled {
-            run_id: run_id.to_string(),
+            run_id: run_id.into(),
             status,
             started_at,
             ended_at: crate::now_ms(),
@@ -342,7 +344,7 @@ impl Actor for SessionActor {
             if act.idle() && act.last_activity.elapsed() >= act.deps.idle_stop {
                 if let Some(to) = &act.idle_to {
                     to.do_send(SessionIdle {
-                        key: act.key.clone(),
+                        key: act.key.to_string(),
                         session: ctx.address(),
                     });
                 }
@@ -454,7 +456,7 @@ impl Handler<SendChat> for SessionActor {
         if let Some((run_id, live)) = self.state.duplicate(&message_id) {
             return Box::pin(async move {
                 Ok(SendAck {
-                    run_id,
+                    run_id: run_id.into(),
                     status: SendStatus::Duplicate { live },
                 })
             });
@@ -497,7 +499,7 @@ impl Handler<SendChat> for SessionActor {
         };
         mctx.stamp(&agent_text, self.deps.context.envelope);
         let incoming = Incoming {
-            message_id,
+            message_id: message_id.to_string(),
             text: mctx.body_for_agent.clone(),
             images: msg.images,
             overrides,

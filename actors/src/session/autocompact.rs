@@ -88,7 +88,7 @@ impl SessionActor {
             .add(&tokens);
         let row = crate::usage::RunUsage {
             agent_id: self.agent().to_string(),
-            session_key: self.key.clone(),
+            session_key: self.key.to_string(),
             model,
             at_ms: crate::now_ms(),
             tokens,
@@ -372,7 +372,7 @@ impl SessionActor {
                             _ => act.end_without_run(&run_id, None, ctx),
                         },
                         Then::Reply => {
-                            act.forward_answer(run_id, report.text());
+                            act.forward_answer(run_id.into(), report.text());
                             act.end_active();
                             act.next_turn(ctx);
                         }
@@ -439,7 +439,8 @@ impl Handler<CompactSession> for SessionActor {
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
         let id = ulid::Ulid::generate().to_string();
-        if let Err(why) = self.compact_now(id, keep, msg.instructions, Then::Report(tx), ctx) {
+        if let Err(why) = self.compact_now(id.into(), keep, msg.instructions, Then::Report(tx), ctx)
+        {
             return refused(&why);
         }
         Box::pin(async move {

@@ -2,6 +2,7 @@
 //! `/context`, `/compact`...): applied to the session and answered as the
 //! message's run final without a model call.
 
+use crate::ids::RunId;
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -54,7 +55,7 @@ impl SessionActor {
     /// nothing stored in the transcript); acked once session changes are durable.
     pub(super) fn directive_reply(
         &mut self,
-        run_id: String,
+        run_id: RunId,
         answer: String,
     ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
         self.forward(RunEvent::Started {
@@ -75,7 +76,7 @@ impl SessionActor {
     /// `/context`): the files are read on the blocking pool first.
     pub(super) fn commands_with_files(
         &mut self,
-        run_id: String,
+        run_id: RunId,
         list: Vec<Directive>,
         ctx: &mut Context<Self>,
     ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
@@ -99,7 +100,7 @@ impl SessionActor {
     /// conversation continues from the summary.
     pub(super) fn compact(
         &mut self,
-        run_id: String,
+        run_id: RunId,
         instructions: Option<String>,
         ctx: &mut Context<Self>,
     ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
@@ -137,7 +138,7 @@ impl SessionActor {
     /// busy state under `run_id`.
     pub(super) fn compact_now(
         &mut self,
-        run_id: String,
+        run_id: RunId,
         keep: Keep,
         instructions: Option<String>,
         then: Then,

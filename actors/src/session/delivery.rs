@@ -32,7 +32,12 @@ impl SessionActor {
         if placement == Placement::Refused {
             let run_id = m.message_id;
             let status = SendStatus::Dropped;
-            return Box::pin(async move { Ok(SendAck { run_id, status }) });
+            return Box::pin(async move {
+                Ok(SendAck {
+                    run_id: run_id.into(),
+                    status,
+                })
+            });
         }
         // A turn that starts now takes the system events waiting for it (a
         // stranger's among them makes it untrusted).
@@ -162,18 +167,18 @@ impl SessionActor {
         if self.state.run(run_id).is_none() {
             // Cut off by a reset: the session has moved on; only say so.
             return self.forward(RunEvent::Aborted {
-                run_id: run_id.to_string(),
+                run_id: run_id.into(),
                 text: String::new(),
             });
         }
         let event = match error {
             Some(error) => RunEvent::Failed {
-                run_id: run_id.to_string(),
+                run_id: run_id.into(),
                 error,
                 kind: FailureKind::Provider(None),
             },
             None => RunEvent::Aborted {
-                run_id: run_id.to_string(),
+                run_id: run_id.into(),
                 text: String::new(),
             },
         };
@@ -252,7 +257,7 @@ impl SessionActor {
             }
             if !held.is_empty() {
                 if let Some(run_id) = run_id_of(&event) {
-                    act.forward(RunEvent::Thinking { run_id: run_id.to_string(), delta: held });
+                    act.forward(RunEvent::Thinking { run_id: run_id.into(), delta: held });
                 }
             }
             let ended = run_id_of(&event).is_some_and(|r| act.state.run(r).is_some());

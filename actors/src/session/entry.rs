@@ -2,6 +2,7 @@
 //! tree, written by the router at creation and by the session after) and
 //! which models a session's runs try (`ModelPlan`).
 
+use crate::ids::RunId;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -128,7 +129,7 @@ pub struct Origin {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LastRun {
-    pub run_id: String,
+    pub run_id: RunId,
     /// OpenClaw's words: `done`, `failed`, `killed`.
     pub status: String,
     pub started_at: u64,

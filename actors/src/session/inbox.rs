@@ -10,6 +10,7 @@
 //! items name the runs that were cut off (marked interrupted) and queued
 //! items are the messages still to run, in order, exactly once.
 
+use crate::ids::RunId;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -23,7 +24,7 @@ pub struct InboxItem {
     /// The client's id for the message (its idempotency key).
     pub message_id: String,
     /// The run that answers it (what its acknowledgement said).
-    pub run_id: String,
+    pub run_id: RunId,
     /// Started with its run or steered into it (else still queued).
     #[serde(default)]
     pub assigned: bool,

@@ -3,6 +3,7 @@
 //! run events go to the run registry as `runs::SessionEvent`). Each says
 //! what its reply means.
 
+use crate::ids::RunId;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -35,7 +36,7 @@ pub enum SendStatus {
 /// run it joined; the run it was steered into).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendAck {
-    pub run_id: String,
+    pub run_id: RunId,
     pub status: SendStatus,
 }
 
@@ -46,7 +47,7 @@ pub struct SendChat {
     pub text: String,
     /// The message's id (the client's idempotency key): the run id when it
     /// starts a run; a second message with the same id is a duplicate.
-    pub run_id: String,
+    pub run_id: RunId,
     pub images: Vec<Image>,
     /// Thinking level for this message (`chat.send thinking`).
     pub thinking: Option<String>,
@@ -84,7 +85,7 @@ impl SendChat {
     pub fn text(text: &str, run_id: &str) -> SendChat {
         SendChat {
             text: text.to_string(),
-            run_id: run_id.to_string(),
+            run_id: run_id.into(),
             images: Vec::new(),
             thinking: None,
             timeout: None,
@@ -103,7 +104,7 @@ impl SendChat {
 
 /// Aborts the active run. Reply: the ids of the runs aborted.
 #[derive(Debug, Message)]
-#[rtype(result = "Vec<String>")]
+#[rtype(result = "Vec<RunId>")]
 pub struct AbortSession;
 
 /// Cancels a run that waits in the queue (`chat.abort` with its id): its
@@ -111,7 +112,7 @@ pub struct AbortSession;
 #[derive(Debug, Message)]
 #[rtype(result = "bool")]
 pub struct CancelQueuedRun {
-    pub run_id: String,
+    pub run_id: RunId,
 }
 
 /// The stored transcript entries, oldest first.
@@ -125,7 +126,7 @@ pub struct GetTranscript;
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Option<String>, TranscriptError>")]
 pub struct GetReply {
-    pub run_id: Option<String>,
+    pub run_id: Option<RunId>,
 }
 
 /// The session's entry and whether a run is active.
@@ -223,7 +224,7 @@ pub struct SubagentDone {
     pub child_key: String,
     pub parent_key: String,
     pub label: Option<String>,
-    pub run_id: String,
+    pub run_id: RunId,
     /// `ok`, `error` or `aborted`.
     pub status: String,
     pub text: String,

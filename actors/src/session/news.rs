@@ -6,6 +6,8 @@
 //! Run events (`SessionEvent`) and news travel one road, in the order the
 //! session sent them: session -> run registry -> edge (one mailbox each).
 
+use crate::ids::RunId;
+use crate::ids::SessionKey;
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -20,7 +22,7 @@ use crate::run::RunEvent;
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct SessionEvent {
-    pub session_key: String,
+    pub session_key: SessionKey,
     pub verbose: String,
     pub event: RunEvent,
 }
@@ -28,7 +30,7 @@ pub struct SessionEvent {
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub struct SessionNews {
-    pub session_key: String,
+    pub session_key: SessionKey,
     /// The session's entry after the change.
     pub entry: Arc<SessionEntry>,
     /// A run of the session is active (started and not settled).
@@ -61,10 +63,10 @@ pub enum SessionChange {
     /// `messageId` it was sent with).
     Message { entry: Value },
     /// A run started.
-    RunStarted { run_id: String, started_at: u64 },
+    RunStarted { run_id: RunId, started_at: u64 },
     /// A run settled.
     RunSettled {
-        run_id: String,
+        run_id: RunId,
         status: Settled,
         started_at: u64,
         ended_at: u64,

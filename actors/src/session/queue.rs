@@ -15,6 +15,7 @@
 //! in the run its placement named. Pure state: the SessionActor stores what
 //! `place` decides and starts the turns `next_turn` plans.
 
+use crate::ids::RunId;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -107,13 +108,13 @@ pub enum Placement {
     /// The session is idle: a run starts with it now (its own run id).
     Start,
     /// Injected into the active run `run_id` at its next step.
-    Steer { run_id: String },
+    Steer { run_id: RunId },
     /// Steered into `run_id`, and a copy waits for a later turn.
-    SteerAndBacklog { run_id: String },
+    SteerAndBacklog { run_id: RunId },
     /// Waits for the turn of `run_id` (its own id, or the collected run it
     /// joins). `interrupt`: the active run is aborted first.
     Queue {
-        run_id: String,
+        run_id: RunId,
         joinable: bool,
         interrupt: bool,
     },
@@ -127,7 +128,7 @@ pub type Queued = (String, InboxItem);
 /// A turn to start: the run id, its input and the messages it delivers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnPlan {
-    pub run_id: String,
+    pub run_id: RunId,
     /// One message as it came, or several coalesced.
     pub text: String,
     pub images: Vec<Image>,
@@ -174,10 +175,10 @@ impl SessionQueue {
     }
 
     /// The run id a waiting message would join (collect), or its own.
-    fn join_or_own(&self, message_id: &str) -> String {
+    fn join_or_own(&self, message_id: &str) -> RunId {
         match self.pending.back() {
             Some((_, tail)) if tail.joinable => tail.run_id.clone(),
-            _ => message_id.to_string(),
+            _ => RunId::from(message_id),
         }
     }
 
@@ -189,15 +190,9 @@ impl SessionQueue {
         }
         let steer_now = self.pending.is_empty().then_some(run.steerable).flatten();
         match (self.settings.mode, steer_now) {
-            (QueueMode::Steer, Some(id)) => {
-                return Placement::Steer {
-                    run_id: id.to_string(),
-                }
-            }
+            (QueueMode::Steer, Some(id)) => return Placement::Steer { run_id: id.into() },
             (QueueMode::SteerBacklog, Some(id)) if !self.full() => {
-                return Placement::SteerAndBacklog {
-                    run_id: id.to_string(),
-                }
+                return Placement::SteerAndBacklog { run_id: id.into() }
             }
             _ => {}
         }
@@ -207,7 +202,7 @@ impl SessionQueue {
         match self.settings.mode {
             // Steering unavailable: a turn of its own after what waits.
             QueueMode::Steer | QueueMode::SteerBacklog | QueueMode::Followup => Placement::Queue {
-                run_id: message_id.to_string(),
+                run_id: message_id.into(),
                 joinable: false,
                 interrupt: false,
             },
@@ -380,7 +375,7 @@ mod tests {
             Placement::Queue {
                 run_id, joinable, ..
             } => (run_id.clone(), *joinable),
-            Placement::SteerAndBacklog { .. } => (format!("{id}-backlog"), false),
+            Placement::SteerAndBacklog { .. } => (format!("{id}-backlog").into(), false),
             _ => return p,
         };
         q.push(

@@ -5,6 +5,7 @@
 //! once. Earlier versions' transcripts (no `messageId`) are recovered from
 //! the transcript itself.
 
+use crate::ids::RunId;
 use actix::prelude::*;
 use serde_json::{json, Value};
 
@@ -91,13 +92,13 @@ impl SessionActor {
         let mut writes = Vec::new();
         let mut notes = Vec::new();
         let mut events = Vec::new();
-        let mut cut: Vec<String> = Vec::new();
+        let mut cut: Vec<RunId> = Vec::new();
         let mut queued = Vec::new();
         for (key, item) in items {
             if item.assigned {
                 writes.push(inbox::remove(&key));
                 if !cut.contains(&item.run_id) {
-                    cut.push(item.run_id);
+                    cut.push(item.run_id.clone());
                 }
             } else {
                 queued.push((key, item));
@@ -110,7 +111,7 @@ impl SessionActor {
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| ulid::Ulid::generate().to_string());
-            cut.push(run_id);
+            cut.push(run_id.into());
         }
         for run_id in cut {
             let ended = crate::session::run_record::load(&self.deps.store, &run_id)
@@ -122,7 +123,7 @@ impl SessionActor {
             }
             let now = crate::now_ms();
             let record = RunRecord {
-                session_key: self.key.clone(),
+                session_key: self.key.to_string(),
                 status: "error".into(),
                 started_at: now,
                 ended_at: now,
@@ -144,7 +145,7 @@ impl SessionActor {
             let id = ulid::Ulid::generate().to_string();
             let item = InboxItem {
                 message_id: id.clone(),
-                run_id: id,
+                run_id: id.into(),
                 assigned: false,
                 text: m.text,
                 images: m.images,

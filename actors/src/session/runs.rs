@@ -3,6 +3,7 @@
 //! it, and what the session does with each of its `RunEvent`s (persist
 //! conversation steps, forward everything, finish the run).
 
+use crate::ids::RunId;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,7 +20,7 @@ use crate::run::{AbortRun, Outcome, RunActor, RunConfig};
 impl SessionActor {
     /// Takes a lane slot for the active run `run_id` (its own lane when
     /// it names one), then launches it.
-    pub(super) fn start_run(&mut self, run_id: String, ctx: &mut Context<Self>) {
+    pub(super) fn start_run(&mut self, run_id: RunId, ctx: &mut Context<Self>) {
         let named = self
             .state
             .run(&run_id)
@@ -214,8 +215,8 @@ impl SessionActor {
     }
 
     /// Aborts the active run: the ids aborted (none when it was already).
-    pub(super) fn abort_active(&mut self) -> Vec<String> {
-        let aborted: Vec<String> = self.state.abort().into_iter().collect();
+    pub(super) fn abort_active(&mut self) -> Vec<RunId> {
+        let aborted: Vec<RunId> = self.state.abort().into_iter().collect();
         if !aborted.is_empty() {
             self.abort_run();
         }
@@ -244,7 +245,7 @@ impl SessionActor {
         };
         if let Some(to) = self.deps.subagent_done.get() {
             to.do_send(super::SubagentDone {
-                child_key: self.key.clone(),
+                child_key: self.key.to_string(),
                 parent_key: parent.clone(),
                 label: self.entry.label.clone(),
                 run_id: run_id.clone(),

@@ -18,6 +18,7 @@
 //!   records that end;
 //! - a repeated message id is answered with the run of the first.
 
+use crate::ids::RunId;
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
@@ -63,7 +64,7 @@ impl RecentIds {
 /// The run in progress (or a compaction holding the session busy).
 #[derive(Debug)]
 pub(super) struct ActiveRun {
-    pub run_id: String,
+    pub run_id: RunId,
     /// A `RunActor` runs it now (false while it waits for a lane slot,
     /// its context files, a compaction or a restart's backoff).
     pub launched: bool,
@@ -94,7 +95,7 @@ pub(super) struct ActiveRun {
 
 impl ActiveRun {
     fn new(
-        run_id: String,
+        run_id: RunId,
         items: Vec<String>,
         overrides: RunOverrides,
         timeout: Option<Duration>,
@@ -125,7 +126,7 @@ pub(super) enum Effect {
     /// Send to the run registry (and tell watching dashboards).
     Emit(RunEvent),
     /// Take a lane slot for the active run `run_id` and start its actor.
-    Launch { run_id: String },
+    Launch { run_id: RunId },
     /// Abort the running `RunActor` (its end comes back as an event).
     Abort,
     /// The session may be free: plan the next queued turn.
@@ -167,13 +168,13 @@ pub(super) struct Incoming {
 pub(super) struct Admitted {
     pub placement: Placement,
     /// The run that answers it (what the acknowledgement names).
-    pub run_id: String,
+    pub run_id: RunId,
     key: String,
     item: InboxItem,
     /// steer-backlog: the copy that waits for a turn of its own.
     backlog: Option<Queued>,
     /// Runs the cap left with none of their messages: (run, why).
-    ended: Vec<(String, String)>,
+    ended: Vec<(RunId, String)>,
     pub writes: Vec<StoreWrite>,
 }
 
@@ -273,7 +274,7 @@ impl SessionState {
         ids: &mut impl Ids,
     ) -> Admitted {
         let (run_id, assigned, joinable) = match &placement {
-            Placement::Start | Placement::Refused => (m.message_id.clone(), true, false),
+            Placement::Start | Placement::Refused => (RunId::from(&m.message_id), true, false),
             Placement::Steer { run_id } | Placement::SteerAndBacklog { run_id } => {
                 (run_id.clone(), true, false)
             }
@@ -307,7 +308,7 @@ impl SessionState {
         let backlog = matches!(placement, Placement::SteerAndBacklog { .. }).then(|| {
             let id = ids.run_id();
             let copy = InboxItem {
-                run_id: id.clone(),
+                run_id: id.clone().into(),
                 message_id: id,
                 assigned: false,
                 ..item.clone()
@@ -342,9 +343,9 @@ impl SessionState {
         run_id: &str,
         now: u64,
         writes: &mut Vec<StoreWrite>,
-    ) -> Vec<(String, String)> {
+    ) -> Vec<(RunId, String)> {
         let dropped = self.queue.overflow();
-        let mut ended: Vec<(String, String)> = Vec::new();
+        let mut ended: Vec<(RunId, String)> = Vec::new();
         for (k, old) in &dropped {
             writes.push(inbox::remove(k));
             let left = self.queue.run_ids().filter(|r| *r == old.run_id).count();
@@ -444,7 +445,7 @@ impl SessionState {
     /// Makes `run_id` the active run, answering the inbox `items`.
     pub fn start(
         &mut self,
-        run_id: String,
+        run_id: RunId,
         overrides: RunOverrides,
         timeout: Option<Duration>,
         items: Vec<String>,
@@ -457,7 +458,7 @@ impl SessionState {
 
     /// The session is busy with a compaction under `run_id` (no run to
     /// steer into; messages queue).
-    pub fn start_compaction(&mut self, run_id: String, now: u64) {
+    pub fn start_compaction(&mut self, run_id: RunId, now: u64) {
         let mut a = ActiveRun::new(run_id, Vec::new(), RunOverrides::default(), None, now);
         a.compaction = true;
         self.active = Some(a);
@@ -526,7 +527,7 @@ impl SessionState {
     }
 
     /// Marks the active run aborted; its id, unless it was already.
-    pub fn abort(&mut self) -> Option<String> {
+    pub fn abort(&mut self) -> Option<RunId> {
         match self.active.as_mut() {
             Some(a) if !a.aborted => {
                 a.aborted = true;
@@ -550,7 +551,7 @@ impl SessionState {
         };
         writes.push(run_record::write(run_id, &record));
         let event = RunEvent::Aborted {
-            run_id: run_id.to_string(),
+            run_id: run_id.into(),
             text: String::new(),
         };
         Some((writes, event))
@@ -578,7 +579,7 @@ impl SessionState {
         };
         let mut writes = Vec::new();
         let mut events = Vec::new();
-        let mut ended: Vec<String> = Vec::new();
+        let mut ended: Vec<RunId> = Vec::new();
         for (key, item) in self.queue.take_all() {
             writes.push(inbox::remove(&key));
             if !ended.contains(&item.run_id) {
@@ -587,7 +588,7 @@ impl SessionState {
                     run_id: item.run_id.clone(),
                     text: String::new(),
                 });
-                ended.push(item.run_id);
+                ended.push(item.run_id.clone());
             }
         }
         if let Some(a) = self.active.as_ref() {
@@ -604,7 +605,7 @@ impl SessionState {
     }
 
     /// The record of how a run ended (`agent.wait`, also after a restart).
-    pub fn end_record(&self, event: &RunEvent, now: u64) -> Option<(String, RunRecord)> {
+    pub fn end_record(&self, event: &RunEvent, now: u64) -> Option<(RunId, RunRecord)> {
         let status = event.end_status()?;
         let (run_id, error, stop) = match event {
             RunEvent::Final {

@@ -146,12 +146,12 @@ impl Sim {
         match &event {
             RunEvent::Queued { run_id, message_id } if !self.ack_index.contains_key(message_id) => {
                 self.ack_index.insert(message_id.clone(), self.acked.len());
-                self.acked.push((message_id.clone(), run_id.clone()));
+                self.acked.push((message_id.clone(), run_id.to_string()));
             }
             RunEvent::Final { run_id, .. }
             | RunEvent::Failed { run_id, .. }
             | RunEvent::Aborted { run_id, .. } => {
-                let n = self.ends.entry(run_id.clone()).or_default();
+                let n = self.ends.entry(run_id.to_string()).or_default();
                 *n += 1;
                 assert_eq!(*n, 1, "run {run_id} ended twice");
             }
@@ -166,7 +166,7 @@ impl Sim {
                 Effect::Launch { run_id } => {
                     assert_eq!(self.running, None, "a second run launched");
                     assert!(self.state.run(&run_id).is_some(), "launched but not active");
-                    self.running = Some(run_id);
+                    self.running = Some(run_id.to_string());
                 }
                 Effect::Abort => assert!(self.state.active().is_some_and(|a| a.aborted)),
                 Effect::NextTurn => self.next_turn(),
@@ -243,22 +243,22 @@ impl Sim {
         let aborted = self.state.run(&run_id).is_some_and(|a| a.aborted);
         let event = match (aborted, how) {
             (true, _) => RunEvent::Aborted {
-                run_id: run_id.clone(),
+                run_id: run_id.clone().into(),
                 text: String::new(),
             },
             (false, End::Ok) => RunEvent::Final {
-                run_id: run_id.clone(),
+                run_id: run_id.clone().into(),
                 outcome: Outcome::Text("done".into()),
                 stop_reason: StopReason::Stop,
                 usage: Default::default(),
             },
             (false, End::Transient) => RunEvent::Failed {
-                run_id: run_id.clone(),
+                run_id: run_id.clone().into(),
                 error: "overloaded".into(),
                 kind: FailureKind::Provider(None),
             },
             (false, End::Fatal) => RunEvent::Failed {
-                run_id: run_id.clone(),
+                run_id: run_id.clone().into(),
                 error: "timed out".into(),
                 kind: FailureKind::Timeout,
             },

@@ -99,7 +99,7 @@ pub struct Owner {
 impl Owner {
     pub fn of(call: &super::ExecuteTool) -> Owner {
         Owner {
-            session_key: call.session_key.clone(),
+            session_key: call.session_key.to_string(),
             agent_id: call.agent_id.clone(),
             untrusted: call.trust.untrusted,
         }

@@ -1,6 +1,7 @@
 //! The tool executor's inbox (the session tools actor answers the same
 //! message for its tools).
 
+use crate::ids::SessionKey;
 use actix::prelude::*;
 use tokio::sync::watch;
 
@@ -17,7 +18,7 @@ pub struct ExecuteTool {
     /// in the prompt).
     pub env: std::sync::Arc<[(String, String)]>,
     /// The session whose run calls the tool (session tools act for it).
-    pub session_key: String,
+    pub session_key: SessionKey,
     /// The agent answering that session.
     pub agent_id: String,
     /// Where and how `exec` may run (the session's settings).

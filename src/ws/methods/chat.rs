@@ -1,5 +1,6 @@
 //! chat.send, chat.history, chat.abort: the edge of the agent runtime.
 
+use ferroclaw_actors::ids::RunId;
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
 use ferroclaw_actors::provider::Image;
 use ferroclaw_actors::router::LookupSession;
@@ -201,21 +202,21 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
     // Registered first: the run's first tool event may come before the ack.
     if caller.caps.iter().any(|c| c == "tool-events") {
         state.event_bridge.do_send(AddToolRecipient {
-            run_id: run_id.clone(),
+            run_id: run_id.clone().into(),
             conn_id: caller.conn_id.clone(),
         });
     }
     let timed = crate::ws::send_timing::wants_timings(&caller.client_id);
     if timed {
         state.event_bridge.do_send(TimeChatSend {
-            run_id: run_id.clone(),
+            run_id: run_id.clone().into(),
             conn_id: caller.conn_id.clone(),
             session_key: key.as_str().to_string(),
         });
     }
     let ack = send_to_session(state, &key, || SendChat {
         text: text.clone(),
-        run_id: run_id.clone(),
+        run_id: run_id.clone().into(),
         images: images.clone(),
         thinking: p.thinking.clone(),
         timeout,
@@ -231,7 +232,9 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
     })
     .await?;
     if timed {
-        state.event_bridge.do_send(ChatSendAcked { run_id });
+        state.event_bridge.do_send(ChatSendAcked {
+            run_id: run_id.into(),
+        });
     }
     if let Err(e) = super::outbound::follow(state, key.as_str(), &ack.run_id, &p.deliver).await {
         // The message is acknowledged; only its delivery to a chat failed.
@@ -381,7 +384,7 @@ pub async fn abort(state: &SharedState, p: &Value) -> MethodResult {
             .gateway
             .runs
             .send(LiveRunOf {
-                run_id: run_id.clone(),
+                run_id: run_id.clone().into(),
             })
             .await
             .map_err(down)?;
@@ -394,7 +397,7 @@ pub async fn abort(state: &SharedState, p: &Value) -> MethodResult {
                 let session = session_for(state, key).await?;
                 let cancelled = session
                     .send(CancelQueuedRun {
-                        run_id: run_id.clone(),
+                        run_id: run_id.clone().into(),
                     })
                     .await
                     .map_err(down)?;
@@ -508,7 +511,7 @@ pub async fn agent(
     let message_id = p.idempotency_key;
     if caller.caps.iter().any(|c| c == "tool-events") {
         state.event_bridge.do_send(AddToolRecipient {
-            run_id: message_id.clone(),
+            run_id: message_id.clone().into(),
             conn_id: caller.conn_id.clone(),
         });
     }
@@ -562,7 +565,7 @@ fn too_many_waits() -> ErrorShape {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct WaitParams {
-    run_id: String,
+    run_id: RunId,
     #[serde(default)]
     timeout_ms: Option<u64>,
 }

@@ -137,7 +137,7 @@ pub async fn dispatch(
                         .and_then(Value::as_str);
                     if let Some(run_id) = run_id {
                         let live = ferroclaw_actors::runs::LiveRunOf {
-                            run_id: run_id.to_string(),
+                            run_id: run_id.into(),
                         };
                         let running = matches!(gw.runs.send(live).await, Ok(Some(_)));
                         if running {

@@ -237,7 +237,7 @@ pub async fn follow(
     let delivery = Delivery {
         account: String::new(),
         session_key: session.as_str().to_string(),
-        run_id: run_id.to_string(),
+        run_id: run_id.into(),
         target: to,
         thread_id: d
             .originating_thread_id
@@ -362,5 +362,5 @@ pub async fn wake_now(
         ack_max_chars: ferroclaw_actors::run::reply::ACK_MAX_CHARS,
     };
     let ack = session.send(msg).await.map_err(down)?.map_err(store_err)?;
-    Ok(Some(ack.run_id))
+    Ok(Some(ack.run_id.to_string()))
 }
