@@ -6,6 +6,7 @@ use ferroclaw_actors::approvals::ApprovalError;
 use ferroclaw_actors::channels::ChannelSendError;
 use ferroclaw_actors::cron::CronError;
 use ferroclaw_actors::ids::SessionKeyError;
+use ferroclaw_actors::memory::IndexError;
 use ferroclaw_actors::session::SessionError;
 use ferroclaw_actors::store::StoreError;
 use ferroclaw_actors::transcript::TranscriptError;
@@ -103,6 +104,20 @@ impl WireError for ApprovalError {
             }
             ApprovalError::Unknown(_) | ApprovalError::NotPending(_) => ErrorCode::ApprovalNotFound,
             ApprovalError::Io(_) | ApprovalError::Stopped => ErrorCode::Unavailable,
+        }
+    }
+}
+
+/// `memory.search`: the index's database is transient; an index built
+/// with other embeddings needs a reindex, which a retry does not bring.
+impl WireError for IndexError {
+    fn code(&self) -> ErrorCode {
+        ErrorCode::Unavailable
+    }
+    fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            IndexError::Sql(_) => Some(STORE_RETRY_MS),
+            IndexError::Dimensions { .. } => None,
         }
     }
 }
@@ -229,6 +244,10 @@ mod tests {
 
     #[test]
     fn actor_errors_map_to_one_code_and_status() {
+        let reindex = IndexError::Dimensions { want: 3, got: 4 };
+        let shape = ErrorShape::from_error(&reindex);
+        assert_eq!(shape.code, ErrorCode::Unavailable);
+        assert_eq!(shape.retry_after_ms, None, "a retry does not cure it");
         let shape = ErrorShape::from_error(&ApprovalError::Unknown("x".into()));
         assert_eq!(shape.code, ErrorCode::ApprovalNotFound);
         assert_eq!(shape.code.http_status(), 404);

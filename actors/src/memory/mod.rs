@@ -25,4 +25,5 @@ pub mod vectors;
 
 pub use actor::MemoryActor;
 pub use agents::{results_json, AgentMemory, Memories};
+pub use index::IndexError;
 pub use messages::*;

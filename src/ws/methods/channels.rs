@@ -211,7 +211,7 @@ pub async fn pairing_list(state: &SharedState, p: &Value) -> MethodResult {
         })
         .await
         .map_err(|_| down())?
-        .map_err(|e| ErrorShape::unavailable(e.to_string()))?;
+        .map_err(super::store_err)?;
     let PairingAnswer::List(requests) = answer else {
         return Err(down());
     };
@@ -277,7 +277,7 @@ pub async fn pairing_decide(state: &SharedState, method: &str, p: &Value) -> Met
         .send(msg)
         .await
         .map_err(|_| down())?
-        .map_err(|e| ErrorShape::unavailable(e.to_string()))?;
+        .map_err(super::store_err)?;
     let PairingAnswer::Done(Some(r)) = answer else {
         return Err(ErrorShape::invalid(format!(
             "unknown or expired pairing request: {}",

@@ -68,7 +68,7 @@ pub async fn search(state: &SharedState, p: &Value) -> MethodResult {
     let r = asked
         .await
         .map_err(|_| ErrorShape::unavailable("memory index unavailable").retry_after(1000))?
-        .map_err(|e| ErrorShape::unavailable(e.to_string()))?;
+        .map_err(super::store_err)?;
     let mut out = results_json(&r, false);
     out["agentId"] = json!(agent);
     json(out)
