@@ -4,6 +4,74 @@
 
 use std::fmt;
 
+/// What an id made of shared text (`Arc<str>`) offers: read as `&str`
+/// (maps keyed by it are asked by `&str`), shown and serialised as its
+/// text, compared with strings, cloned by a reference count.
+macro_rules! shared_text {
+    ($t:ident) => {
+        impl std::ops::Deref for $t {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $t {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $t {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<&$t> for $t {
+            fn from(v: &$t) -> $t {
+                v.clone()
+            }
+        }
+
+        impl From<$t> for String {
+            fn from(v: $t) -> String {
+                v.0.to_string()
+            }
+        }
+
+        impl PartialEq<str> for $t {
+            fn eq(&self, o: &str) -> bool {
+                &*self.0 == o
+            }
+        }
+
+        impl PartialEq<&str> for $t {
+            fn eq(&self, o: &&str) -> bool {
+                &*self.0 == *o
+            }
+        }
+
+        impl PartialEq<String> for $t {
+            fn eq(&self, o: &String) -> bool {
+                *self.0 == **o
+            }
+        }
+
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+    };
+}
+
 /// One WebSocket connection, as advertised in `hello-ok.server.connId`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnId(String);
@@ -98,66 +166,7 @@ impl SessionKey {
     }
 }
 
-impl std::fmt::Display for SessionKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::ops::Deref for SessionKey {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::borrow::Borrow<str> for SessionKey {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl AsRef<str> for SessionKey {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&SessionKey> for SessionKey {
-    fn from(k: &SessionKey) -> SessionKey {
-        k.clone()
-    }
-}
-
-impl From<SessionKey> for String {
-    fn from(k: SessionKey) -> String {
-        k.0.to_string()
-    }
-}
-
-impl PartialEq<str> for SessionKey {
-    fn eq(&self, o: &str) -> bool {
-        &*self.0 == o
-    }
-}
-
-impl PartialEq<&str> for SessionKey {
-    fn eq(&self, o: &&str) -> bool {
-        &*self.0 == *o
-    }
-}
-
-impl PartialEq<String> for SessionKey {
-    fn eq(&self, o: &String) -> bool {
-        *self.0 == **o
-    }
-}
-
-impl serde::Serialize for SessionKey {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
+shared_text!(SessionKey);
 
 /// Read back as written (the store holds canonical keys only).
 impl<'de> serde::Deserialize<'de> for SessionKey {
@@ -254,30 +263,7 @@ impl Default for RunId {
     }
 }
 
-impl std::ops::Deref for RunId {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl AsRef<str> for RunId {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::borrow::Borrow<str> for RunId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for RunId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+shared_text!(RunId);
 
 impl fmt::Debug for RunId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -303,36 +289,6 @@ impl From<&String> for RunId {
     }
 }
 
-impl From<&RunId> for RunId {
-    fn from(r: &RunId) -> RunId {
-        r.clone()
-    }
-}
-
-impl From<RunId> for String {
-    fn from(r: RunId) -> String {
-        r.0.to_string()
-    }
-}
-
-impl PartialEq<str> for RunId {
-    fn eq(&self, o: &str) -> bool {
-        &*self.0 == o
-    }
-}
-
-impl PartialEq<&str> for RunId {
-    fn eq(&self, o: &&str) -> bool {
-        &*self.0 == *o
-    }
-}
-
-impl PartialEq<String> for RunId {
-    fn eq(&self, o: &String) -> bool {
-        *self.0 == **o
-    }
-}
-
 impl PartialEq<RunId> for String {
     fn eq(&self, o: &RunId) -> bool {
         **self == *o.0
@@ -348,12 +304,6 @@ impl PartialEq<RunId> for &str {
 impl PartialEq<RunId> for str {
     fn eq(&self, o: &RunId) -> bool {
         *self == *o.0
-    }
-}
-
-impl serde::Serialize for RunId {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
     }
 }
 
