@@ -77,7 +77,7 @@ fn main() {
             store.flush().await.unwrap();
             transcript::append(&store, &sid, &[reply, usage]).unwrap();
             let record = RunRecord {
-                session_key: format!("agent:main:{sid}"),
+                session_key: ferroclaw_actors::ids::SessionKey::stored(&format!("agent:main:{sid}")),
                 status: "ok".into(),
                 started_at: n as u64,
                 ended_at: n as u64 + 1,

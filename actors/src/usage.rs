@@ -8,6 +8,7 @@
 //! `input`, `output`, `cacheRead`, `cacheWrite`, OpenClaw's format); a
 //! model without a price counts as a missing cost entry, never as free.
 
+use crate::ids::SessionKey;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
@@ -171,7 +172,7 @@ impl Costed {
 #[serde(rename_all = "camelCase")]
 pub struct RunUsage {
     pub agent_id: String,
-    pub session_key: String,
+    pub session_key: SessionKey,
     /// `provider/model`.
     pub model: String,
     pub at_ms: u64,
@@ -274,7 +275,7 @@ mod tests {
         let rows: Vec<RunUsage> = (0..5)
             .map(|i| RunUsage {
                 agent_id: "main".into(),
-                session_key: "agent:main:main".into(),
+                session_key: crate::ids::SessionKey::stored("agent:main:main"),
                 model: "offline/echo".into(),
                 at_ms: base + i * day,
                 tokens: Totals {

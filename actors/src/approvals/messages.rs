@@ -1,5 +1,6 @@
 //! The approvals actor's inbox: exec checks, pending approvals and their answers, allowlists.
 
+use crate::ids::SessionKey;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -38,7 +39,7 @@ pub struct Refused(pub String);
 #[rtype(result = "Result<(), Refused>")]
 pub struct ExecGate {
     pub agent_id: String,
-    pub session_key: String,
+    pub session_key: SessionKey,
     pub command: String,
     /// The executables the command runs, resolved on PATH by the sender
     /// on the blocking pool ([`executables`]); None when they cannot be

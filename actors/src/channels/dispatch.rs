@@ -470,7 +470,7 @@ fn received(
         sender_name: inbound.sender_name.clone(),
         message_id: msg.message_id.clone(),
         text: inbound.ctx.body_for_agent.clone(),
-        session_key: key.as_str().to_string(),
+        session_key: key.clone(),
         agent_id: route.agent_id.clone(),
         matched_by: route.matched_by.as_str().to_string(),
         timestamp: msg.ts_ms,

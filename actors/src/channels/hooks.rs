@@ -8,6 +8,7 @@
 //! `url` (`Authorization: Bearer <token>` when set), fire and forget: at
 //! most 64 in flight (more are dropped with a log line), 5 s each.
 
+use crate::ids::SessionKey;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +32,7 @@ pub struct ReceivedMessage {
     pub sender_name: Option<String>,
     pub message_id: String,
     pub text: String,
-    pub session_key: String,
+    pub session_key: SessionKey,
     pub agent_id: String,
     /// The routing tier that chose the agent.
     pub matched_by: String,
@@ -165,7 +166,7 @@ mod tests {
             sender_name: Some("Ann".into()),
             message_id: "7".into(),
             text: "hi".into(),
-            session_key: "agent:main:main".into(),
+            session_key: crate::ids::SessionKey::stored("agent:main:main"),
             agent_id: "main".into(),
             matched_by: "default".into(),
             timestamp: 1,

@@ -61,6 +61,7 @@ impl SessionActor {
         deps.metrics
             .sessions_live
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let session_key = SessionKey::stored(&key);
         let agent_id = crate::ids::key::agent(&key).to_string();
         let base = deps.queue;
         let settings = entry
@@ -70,8 +71,8 @@ impl SessionActor {
             .unwrap_or(base);
         SessionActor {
             span: tracing::info_span!("session", session_key = %key, agent_id = %agent_id),
-            state: SessionState::new(&key, SessionQueue::new(settings)),
-            key: SessionKey::stored(&key),
+            state: SessionState::new(&session_key, SessionQueue::new(settings)),
+            key: session_key,
             agent_id,
             entry,
             run: None,

@@ -88,7 +88,7 @@ impl SessionActor {
             .add(&tokens);
         let row = crate::usage::RunUsage {
             agent_id: self.agent().to_string(),
-            session_key: self.key.to_string(),
+            session_key: self.key.clone(),
             model,
             at_ms: crate::now_ms(),
             tokens,

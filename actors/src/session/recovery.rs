@@ -123,7 +123,7 @@ impl SessionActor {
             }
             let now = crate::now_ms();
             let record = RunRecord {
-                session_key: self.key.to_string(),
+                session_key: self.key.clone(),
                 status: "error".into(),
                 started_at: now,
                 ended_at: now,

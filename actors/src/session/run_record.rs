@@ -7,6 +7,7 @@
 //! pruned when the gateway starts; pending ones stay until their session
 //! settles them. The registry reads them for runs this process did not see.
 
+use crate::ids::SessionKey;
 use serde::{Deserialize, Serialize};
 
 use crate::store::{Store, StoreError, StoreWrite, Tree};
@@ -20,7 +21,7 @@ pub const PENDING: &str = "pending";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunRecord {
-    pub session_key: String,
+    pub session_key: SessionKey,
     /// `pending`, `ok`, `error` or `aborted`.
     pub status: String,
     pub started_at: u64,
@@ -38,7 +39,7 @@ impl RunRecord {
     /// A run accepted now and not yet ended.
     pub fn pending(session_key: &str, now: u64) -> RunRecord {
         RunRecord {
-            session_key: session_key.to_string(),
+            session_key: SessionKey::stored(session_key),
             status: PENDING.to_string(),
             started_at: now,
             ended_at: 0,
@@ -121,7 +122,7 @@ mod tests {
 
     fn record(ended_at: u64) -> RunRecord {
         RunRecord {
-            session_key: "agent:main:main".into(),
+            session_key: crate::ids::SessionKey::stored("agent:main:main"),
             status: "ok".into(),
             started_at: ended_at.saturating_sub(10),
             ended_at,

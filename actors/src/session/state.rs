@@ -18,7 +18,7 @@
 //!   records that end;
 //! - a repeated message id is answered with the run of the first.
 
-use crate::ids::RunId;
+use crate::ids::{RunId, SessionKey};
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
@@ -190,7 +190,7 @@ pub(super) enum Next {
 /// The session's queue, active run and recent message ids.
 #[derive(Debug)]
 pub(super) struct SessionState {
-    key: String,
+    key: SessionKey,
     pub queue: SessionQueue,
     active: Option<ActiveRun>,
     seen: RecentIds,
@@ -199,9 +199,9 @@ pub(super) struct SessionState {
 }
 
 impl SessionState {
-    pub fn new(key: &str, queue: SessionQueue) -> SessionState {
+    pub fn new(key: &SessionKey, queue: SessionQueue) -> SessionState {
         SessionState {
-            key: key.to_string(),
+            key: key.clone(),
             queue,
             active: None,
             seen: RecentIds::default(),

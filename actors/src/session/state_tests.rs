@@ -11,6 +11,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 use super::*;
+use crate::ids::SessionKey;
 use crate::provider::StopReason;
 use crate::run::Outcome;
 use crate::session::queue::{DropPolicy, QueueMode, QueueSettings};
@@ -118,7 +119,10 @@ struct Sim {
 impl Sim {
     fn new(settings: QueueSettings) -> Sim {
         Sim {
-            state: SessionState::new("agent:main:main", SessionQueue::new(settings)),
+            state: SessionState::new(
+                &SessionKey::stored("agent:main:main"),
+                SessionQueue::new(settings),
+            ),
             now: 1_000,
             ids: Counter(0),
             store: BTreeMap::new(),
@@ -385,7 +389,10 @@ proptest! {
 
 #[test]
 fn a_failed_write_changes_nothing_until_the_message_is_placed() {
-    let mut state = SessionState::new("agent:main:main", SessionQueue::default());
+    let mut state = SessionState::new(
+        &SessionKey::stored("agent:main:main"),
+        SessionQueue::default(),
+    );
     let m = Incoming {
         message_id: "m1".into(),
         text: "hi".into(),

@@ -10,6 +10,7 @@
 //! can feed. A background command still has its timeout (default 30 min);
 //! an abort of the run does not stop it.
 
+use crate::ids::SessionKey;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
@@ -91,7 +92,7 @@ async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
 /// such turns of its session started (which ran in the sandbox).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
-    session_key: String,
+    session_key: SessionKey,
     agent_id: String,
     untrusted: bool,
 }
@@ -99,7 +100,7 @@ pub struct Owner {
 impl Owner {
     pub fn of(call: &super::ExecuteTool) -> Owner {
         Owner {
-            session_key: call.session_key.to_string(),
+            session_key: call.session_key.clone(),
             agent_id: call.agent_id.clone(),
             untrusted: call.trust.untrusted,
         }
@@ -208,7 +209,7 @@ pub struct ExecCtx<'a> {
     pub limits: &'a ToolLimits,
     pub processes: &'a Processes,
     pub env: &'a [(String, String)],
-    pub session_key: &'a str,
+    pub session_key: &'a SessionKey,
     pub agent_id: &'a str,
     /// The turn holds a stranger's message: never on the host, a scratch
     /// sandbox with a clean environment.
@@ -258,7 +259,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
             .flatten();
         let gate = crate::approvals::ExecGate {
             agent_id: cx.agent_id.to_string(),
-            session_key: cx.session_key.to_string(),
+            session_key: cx.session_key.clone(),
             command: command.clone(),
             bins,
             cwd: workspace.display().to_string(),
@@ -281,7 +282,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
             let sandbox = limits.sandbox.clone();
             let ws = workspace.to_path_buf();
             let turn = super::sandbox::Turn {
-                session_key: cx.session_key.to_string(),
+                session_key: cx.session_key.clone(),
                 agent_id: cx.agent_id.to_string(),
                 untrusted: cx.untrusted,
                 env: env.to_vec(),
@@ -360,7 +361,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
     });
     let id = || format!("bg_{}", &ulid::Ulid::generate().to_string()[16..]).to_lowercase();
     let owner = Owner {
-        session_key: cx.session_key.to_string(),
+        session_key: cx.session_key.clone(),
         agent_id: cx.agent_id.to_string(),
         untrusted: cx.untrusted,
     };

@@ -7,6 +7,7 @@
 //! `<state dir>/sandboxes/`. If `bwrap` is missing the tool fails with a
 //! clear message; it never falls back to running on the host.
 
+use crate::ids::SessionKey;
 use std::path::{Path, PathBuf};
 
 use crate::approvals::Host;
@@ -76,7 +77,7 @@ impl SandboxSettings {
             Access::None => {
                 let name: String = match self.scope {
                     _ if turn.untrusted => format!("untrusted-{}", turn.session_key),
-                    Scope::Session => turn.session_key.clone(),
+                    Scope::Session => turn.session_key.to_string(),
                     Scope::Agent => format!("agent-{}", turn.agent_id),
                     Scope::Shared => "shared".into(),
                 };
@@ -159,7 +160,7 @@ impl SandboxSettings {
 /// Whose command a sandbox runs.
 #[derive(Debug, Clone)]
 pub struct Turn {
-    pub session_key: String,
+    pub session_key: SessionKey,
     pub agent_id: String,
     /// A stranger's turn: a scratch workspace of its own, no skill env.
     pub untrusted: bool,
@@ -218,7 +219,7 @@ mod tests {
             ..Default::default()
         };
         let turn = Turn {
-            session_key: "agent:main:x".into(),
+            session_key: crate::ids::SessionKey::stored("agent:main:x"),
             agent_id: "main".into(),
             untrusted: false,
             env: Vec::new(),
