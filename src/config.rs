@@ -509,6 +509,12 @@ mod tests {
         assert!(e.contains("tools.fs.workspaceOnly"), "{e}");
         let e = err("{session:{dmScope:'per-moon'}}");
         assert!(e.contains("session.dmScope"), "{e}");
+        let e = err("{skills:{entries:{weather:{enabled:'yes'}}}}");
+        assert!(e.contains("skills.entries.weather.enabled"), "{e}");
+        // OpenClaw's loader keys and a skill's own config are kept as written.
+        let openclaw =
+            "{skills:{allowBundled:['x'], load:{watch:false}, entries:{w:{config:{a:1}}}}}";
+        assert!(check_user_raw(openclaw, "f").is_ok());
         let e = err("{bindings:[{agentId:'ops'}]}");
         assert!(e.contains("bindings[0]") && e.contains("match"), "{e}");
         let e =
@@ -641,6 +647,12 @@ mod tests {
         assert_eq!(red["gateway"]["auth"]["token"], REDACTED);
         assert_eq!(red["models"]["providers"]["x"]["apiKey"], REDACTED);
         assert_eq!(red["models"]["providers"]["x"]["models"][0]["maxTokens"], 5);
+        let skills = serde_json::json!({"skills":{"entries":{"w":{"apiKey":"k","env":{"T":"v"},"enabled":true}}}});
+        let red = redact(&skills);
+        assert_eq!(red["skills"]["entries"]["w"]["apiKey"], REDACTED);
+        assert_eq!(red["skills"]["entries"]["w"]["env"]["T"], REDACTED);
+        assert_eq!(red["skills"]["entries"]["w"]["enabled"], true);
+        let red = redact(&cfg);
         let mut back = red.clone();
         restore_redacted(&mut back, &cfg);
         assert_eq!(back, cfg);

@@ -155,7 +155,7 @@ pub fn agent_context(
 ) -> Result<crate::context::AgentContext, String> {
     let d = &settings.agents.defaults;
     let mut cx = crate::context::AgentContext::new(workspace.to_path_buf(), state_dir);
-    cx.skills = crate::context::skills::SkillsConfig::from_config(&settings.skills)?;
+    cx.skills = settings.skills.clone();
     cx.limits = crate::context::prompt::BootstrapLimits {
         per_file: d.bootstrap_max_chars as usize,
         total: d.bootstrap_total_max_chars as usize,

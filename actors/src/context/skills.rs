@@ -51,33 +51,17 @@ pub struct Skill {
     pub primary_env: Option<String>,
 }
 
-/// `skills.entries.<name>` (OpenClaw's keys).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct SkillEntry {
-    pub enabled: Option<bool>,
-    pub env: BTreeMap<String, String>,
-    pub api_key: Option<String>,
-}
+/// The `skills` section as the context reads it (typed in `settings`).
+pub type SkillsConfig = crate::settings::SkillsSettings;
 
-/// The `skills` config section.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct SkillsConfig {
-    pub entries: BTreeMap<String, SkillEntry>,
-}
-
-impl SkillsConfig {
-    pub fn from_config(skills: &Value) -> Result<SkillsConfig, String> {
-        if skills.is_null() {
-            return Ok(SkillsConfig::default());
-        }
-        serde_path_to_error::deserialize(skills)
-            .map_err(|e| format!("skills.{}: {}", e.path(), e.inner()))
-    }
-
+/// What the context reads of the section.
+pub trait SkillsEnv {
     /// The env a skill's entry sets (its `env`, and `apiKey` into its
     /// primary env var).
+    fn env_of(&self, skill: &Skill) -> Vec<(String, String)>;
+}
+
+impl SkillsEnv for SkillsConfig {
     fn env_of(&self, skill: &Skill) -> Vec<(String, String)> {
         let Some(entry) = self.entries.get(&skill.name) else {
             return Vec::new();
@@ -414,7 +398,7 @@ mod tests {
                 },
             ),
         ];
-        let config = SkillsConfig::from_config(&json!({"entries": {
+        let config: SkillsConfig = serde_json::from_value(json!({"entries": {
             "keyed": {"apiKey": "sekrit", "env": {"EXTRA": "1"}},
             "off": {"enabled": false},
         }}))
@@ -445,7 +429,9 @@ mod tests {
             .map(|s| s.skill.name.as_str())
             .collect();
         assert_eq!(eligible, vec!["plain"]);
-        assert!(SkillsConfig::from_config(&json!({"entries": {"x": {"enabled": "yes"}}})).is_err());
+        let bad = json!({"entries": {"x": {"enabled": "yes"}}});
+        let e = serde_path_to_error::deserialize::<_, SkillsConfig>(bad).unwrap_err();
+        assert_eq!(e.path().to_string(), "entries.x.enabled");
     }
 
     #[test]

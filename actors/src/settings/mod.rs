@@ -9,6 +9,7 @@
 
 mod agents;
 mod hooks;
+mod skills;
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,7 @@ use serde_json::{Map, Value};
 
 pub use agents::*;
 pub use hooks::*;
+pub use skills::*;
 
 /// The settings `config/default.json5` alone gives (tests build from them
 /// instead of defaults written in Rust).
@@ -42,8 +44,7 @@ pub struct Settings {
     #[schemars(transform = secret_hooks)]
     pub hooks: HooksSettings,
     pub cron: CronSettings,
-    #[schemars(transform = secret_skills)]
-    pub skills: Value,
+    pub skills: SkillsSettings,
     #[schemars(transform = secret_plugins)]
     pub plugins: Value,
     pub commands: Value,
@@ -643,10 +644,6 @@ fn secret_channel(schema: &mut schemars::Schema) {
     for key in CHANNEL_SECRETS {
         mark(schema, &[key, &format!("accounts.*.{key}")]);
     }
-}
-
-fn secret_skills(schema: &mut schemars::Schema) {
-    mark(schema, &["entries.*.apiKey", "entries.*.env"]);
 }
 
 fn secret_plugins(schema: &mut schemars::Schema) {
