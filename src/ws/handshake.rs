@@ -398,6 +398,21 @@ impl Connect<'_> {
                 "device-nonce-mismatch",
             ));
         }
+        let signed = self.signed(dev, &key);
+        if !signed {
+            return Err(device_error(
+                "device signature invalid",
+                "DEVICE_AUTH_SIGNATURE_INVALID",
+                "device-signature",
+            ));
+        }
+        Ok(key)
+    }
+
+    /// Whether the device signed this connect, over any of the tokens it
+    /// may have signed with (the shared one, its device token, a bootstrap
+    /// token, none).
+    fn signed(&self, dev: &crate::protocol::connect::DeviceParams, key: &[u8; 32]) -> bool {
         let p = self.p;
         let auth = p.auth.clone().unwrap_or_default();
         let candidates = [
@@ -406,7 +421,7 @@ impl Connect<'_> {
             auth.bootstrap_token.as_deref(),
             Some(""),
         ];
-        let signed = candidates.iter().flatten().any(|token| {
+        candidates.iter().flatten().any(|token| {
             let fields = SignedFields {
                 device_id: &dev.id,
                 client_id: &p.client.id,
@@ -419,16 +434,8 @@ impl Connect<'_> {
                 platform: &p.client.platform,
                 device_family: p.client.device_family.as_deref().unwrap_or(""),
             };
-            device_auth::verify(&key, &dev.signature, &fields)
-        });
-        if !signed {
-            return Err(device_error(
-                "device signature invalid",
-                "DEVICE_AUTH_SIGNATURE_INVALID",
-                "device-signature",
-            ));
-        }
-        Ok(key)
+            device_auth::verify(key, &dev.signature, &fields)
+        })
     }
 
     /// Without the shared secret, a device gets in with its own token.

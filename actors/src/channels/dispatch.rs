@@ -303,20 +303,8 @@ pub async fn hand_over(
     policies
         .received
         .received(&received(msg, &inbound, &key, &route));
-    let mut send = SendChat::text(&agent_text(msg, &inbound, note), &msg.session_message_id());
-    send.model = model.or_else(|| policies.model_by_channel.get(&msg.channel).cloned());
-    send.images = images;
-    send.command_authorized = inbound.ctx.command_authorized;
-    // A sender the channel's allowlist does not name is not an operator.
-    send.untrusted = !inbound.ctx.command_authorized;
-    send.origin = Some(Origin {
-        channel: msg.channel.clone(),
-        account_id: msg.account.clone(),
-        to: msg.chat_id.clone(),
-        thread_id: msg.thread_id.clone(),
-        chat_type: inbound.ctx.chat_type.as_str().to_string(),
-        matched_by: route.matched_by.as_str().to_string(),
-    });
+    let model = model.or_else(|| policies.model_by_channel.get(&msg.channel).cloned());
+    let send = send_chat(msg, &inbound, &route, note, images, model);
     let ack = session
         .send(send)
         .await
@@ -334,28 +322,54 @@ pub async fn hand_over(
     if ack.status == SendStatus::Dropped {
         return Ok(None);
     }
-    let chat_type = inbound.ctx.chat_type.as_str();
-    let policy = entry.send_policy.as_deref();
-    if !send_allowed(
-        policy,
-        &policies.session,
-        &msg.channel,
-        chat_type,
-        key.as_str(),
-    ) {
+    let (policy, chat_type) = (entry.send_policy.as_deref(), inbound.ctx.chat_type.as_str());
+    if !send_allowed(policy, &policies.session, &msg.channel, chat_type, &key) {
         tracing::info!(session_key = %key.as_str(), "reply kept in the session: its send policy denies the chat");
         return Ok(None);
     }
-    Ok(Some(Delivery {
+    Ok(Some(delivery_of(msg, &key, ack.run_id)))
+}
+
+/// The reply's delivery: to the chat the message came from (in a group,
+/// as a reply to it).
+fn delivery_of(msg: &Incoming, key: &SessionKey, run_id: crate::ids::RunId) -> Delivery {
+    Delivery {
         account: msg.account.clone(),
         session_key: key.as_str().to_string(),
-        run_id: ack.run_id,
+        run_id,
         target: msg.chat_id.clone(),
         thread_id: msg.thread_id.clone(),
         reply_to: msg.is_group().then(|| msg.message_id.clone()),
         created_ms: crate::now_ms(),
         finalized: false,
-    }))
+    }
+}
+
+/// What the session is sent: the agent's text, the sender's standing (a
+/// sender the channel's allowlist does not name is not an operator) and
+/// where the reply goes.
+fn send_chat(
+    msg: &Incoming,
+    inbound: &crate::inbound::finalize::Inbound,
+    route: &crate::routing::Route,
+    note: Option<String>,
+    images: Vec<Image>,
+    model: Option<String>,
+) -> SendChat {
+    let mut send = SendChat::text(&agent_text(msg, inbound, note), &msg.session_message_id());
+    send.model = model;
+    send.images = images;
+    send.command_authorized = inbound.ctx.command_authorized;
+    send.untrusted = !inbound.ctx.command_authorized;
+    send.origin = Some(Origin {
+        channel: msg.channel.clone(),
+        account_id: msg.account.clone(),
+        to: msg.chat_id.clone(),
+        thread_id: msg.thread_id.clone(),
+        chat_type: inbound.ctx.chat_type.as_str().to_string(),
+        matched_by: route.matched_by.as_str().to_string(),
+    });
+    send
 }
 
 /// The message's context (`commands`: its sender may use directives).

@@ -110,35 +110,7 @@ pub async fn run(job: Job) -> Done {
     } = job;
     let flushed = flush.is_some();
     if let Some(f) = flush {
-        let day = flush::today();
-        let mut msgs = f.history;
-        msgs.push(Arc::new(ChatMessage::user(&flush::request(
-            &f.prompt, &day,
-        ))));
-        let asked = summary::ask(
-            hub.clone(),
-            models.clone(),
-            sticky.clone(),
-            &f.system,
-            msgs,
-            window,
-            timeout,
-        )
-        .await;
-        match asked.map(|a| flush::to_append(&a)) {
-            Ok(Some(text)) => {
-                let workspace = f.workspace;
-                let written = tokio::task::spawn_blocking(move || {
-                    flush::append_daily(&workspace, &day, &text)
-                })
-                .await;
-                if let Ok(Err(e)) = written {
-                    tracing::warn!(error = %e, "memory flush not written");
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "memory flush skipped"),
-        }
+        flush_memory(&hub, &models, &sticky, window, timeout, f).await;
     }
     let Some(older) = older else {
         return Done {
@@ -161,6 +133,44 @@ pub async fn run(job: Job) -> Done {
     Done {
         flushed,
         summary: Some(summary),
+    }
+}
+
+/// The silent memory flush: the model is asked what to keep, and what it
+/// says is appended to today's memory file (logged and skipped on error).
+async fn flush_memory(
+    hub: &Addr<ProviderHub>,
+    models: &[ModelRef],
+    sticky: &Option<String>,
+    window: u64,
+    timeout: Duration,
+    f: Flush,
+) {
+    let day = flush::today();
+    let mut msgs = f.history;
+    msgs.push(Arc::new(ChatMessage::user(&flush::request(
+        &f.prompt, &day,
+    ))));
+    let asked = summary::ask(
+        hub.clone(),
+        models.to_vec(),
+        sticky.clone(),
+        &f.system,
+        msgs,
+        window,
+        timeout,
+    )
+    .await;
+    match asked.map(|a| flush::to_append(&a)) {
+        Ok(Some(text)) => {
+            let workspace = f.workspace;
+            let write = move || flush::append_daily(&workspace, &day, &text);
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(write).await {
+                tracing::warn!(error = %e, "memory flush not written");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "memory flush skipped"),
     }
 }
 

@@ -55,22 +55,7 @@ impl SessionActor {
             .state
             .admit(placement, m, crate::now_ms(), &mut LiveIds);
         admitted.writes.extend(drained.iter().cloned());
-        // The transcript entry: the run's input when it starts one, else
-        // pending (out of the model context) until its turn.
-        let mut user = transcript::from_chat(&chat);
-        user["timestamp"] = json!(mctx.timestamp_ms);
-        if !events.is_empty() {
-            let body = system_events::prepend(&events, &mctx.body_for_agent);
-            user["bodyForAgent"] = json!(body);
-        } else if mctx.body_for_agent != mctx.body {
-            user["bodyForAgent"] = json!(mctx.body_for_agent);
-        }
-        let mut entry = transcript::message_entry(None, user);
-        entry["runId"] = json!(admitted.run_id);
-        entry["messageId"] = json!(message_id);
-        if !starts {
-            transcript::mark_pending(&mut entry);
-        }
+        let entry = user_entry(&chat, &mctx, &events, &admitted.run_id, &message_id, starts);
         let writes = std::mem::take(&mut admitted.writes);
         if let Err(e) = self.commit(vec![entry], writes) {
             self.undrain(events, &drained);
@@ -319,4 +304,32 @@ impl Handler<GetReply> for SessionActor {
         });
         Ok(found.and_then(transcript::message_text))
     }
+}
+
+/// A message's transcript entry: the run's input when it starts one, else
+/// pending (out of the model context) until its turn; with the system
+/// events its turn drained, and the run that answers it.
+fn user_entry(
+    chat: &ChatMessage,
+    mctx: &MsgContext,
+    events: &[system_events::SystemEvent],
+    run_id: &str,
+    message_id: &str,
+    starts: bool,
+) -> Value {
+    let mut user = transcript::from_chat(chat);
+    user["timestamp"] = json!(mctx.timestamp_ms);
+    if !events.is_empty() {
+        let body = system_events::prepend(events, &mctx.body_for_agent);
+        user["bodyForAgent"] = json!(body);
+    } else if mctx.body_for_agent != mctx.body {
+        user["bodyForAgent"] = json!(mctx.body_for_agent);
+    }
+    let mut entry = transcript::message_entry(None, user);
+    entry["runId"] = json!(run_id);
+    entry["messageId"] = json!(message_id);
+    if !starts {
+        transcript::mark_pending(&mut entry);
+    }
+    entry
 }

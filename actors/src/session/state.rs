@@ -187,6 +187,34 @@ pub(super) enum Next {
     Idle,
 }
 
+/// The inbox item of message `m` as `placement` places it.
+fn item_of(placement: &Placement, m: Incoming, now: u64) -> InboxItem {
+    let (run_id, assigned, joinable) = match placement {
+        Placement::Start | Placement::Refused => (RunId::from(&m.message_id), true, false),
+        Placement::Steer { run_id } | Placement::SteerAndBacklog { run_id } => {
+            (run_id.clone(), true, false)
+        }
+        Placement::Queue {
+            run_id, joinable, ..
+        } => (run_id.clone(), false, *joinable),
+    };
+    let queued = matches!(placement, Placement::Queue { .. });
+    InboxItem {
+        message_id: m.message_id,
+        run_id,
+        assigned,
+        text: m.text,
+        // Only a waiting message needs its images again (its turn sends
+        // them); a started one has them in its transcript entry, and
+        // steering carries text only.
+        images: if queued { m.images } else { Vec::new() },
+        at_ms: now,
+        joinable,
+        overrides: m.overrides,
+        timeout_ms: m.timeout_ms,
+    }
+}
+
 /// The session's queue, active run and recent message ids.
 #[derive(Debug)]
 pub(super) struct SessionState {
@@ -273,30 +301,9 @@ impl SessionState {
         now: u64,
         ids: &mut impl Ids,
     ) -> Admitted {
-        let (run_id, assigned, joinable) = match &placement {
-            Placement::Start | Placement::Refused => (RunId::from(&m.message_id), true, false),
-            Placement::Steer { run_id } | Placement::SteerAndBacklog { run_id } => {
-                (run_id.clone(), true, false)
-            }
-            Placement::Queue {
-                run_id, joinable, ..
-            } => (run_id.clone(), false, *joinable),
-        };
+        let item = item_of(&placement, m, now);
+        let run_id = item.run_id.clone();
         let queued = matches!(placement, Placement::Queue { .. });
-        let item = InboxItem {
-            message_id: m.message_id,
-            run_id: run_id.clone(),
-            assigned,
-            text: m.text,
-            // Only a waiting message needs its images again (its turn sends
-            // them); a started one has them in its transcript entry, and
-            // steering carries text only.
-            images: if queued { m.images } else { Vec::new() },
-            at_ms: now,
-            joinable,
-            overrides: m.overrides,
-            timeout_ms: m.timeout_ms,
-        };
         let key = ids.inbox_key(&self.key);
         let mut writes = vec![inbox::put(&key, &item)];
         writes.push(if run_id == item.message_id {
@@ -408,17 +415,7 @@ impl SessionState {
                 SendStatus::Started
             }
             Placement::Steer { .. } | Placement::SteerAndBacklog { .. } => {
-                if let Some(a) = self.active.as_mut() {
-                    a.steers.push_back(item.text);
-                    a.items.push(key);
-                }
-                if let Some((k, copy)) = backlog {
-                    effects.push(Effect::Emit(RunEvent::Queued {
-                        run_id: copy.run_id.clone(),
-                        message_id: copy.message_id.clone(),
-                    }));
-                    self.queue.push(k, copy);
-                }
+                effects.extend(self.steer_in(key, item, backlog));
                 SendStatus::Steered
             }
             Placement::Queue { interrupt, .. } => {
@@ -440,6 +437,27 @@ impl SessionState {
             effects.push(Effect::NextTurn);
         }
         (status, effects)
+    }
+
+    /// A steered message joins the active run (its inbox item is the
+    /// run's now); a steer-backlog copy queues for a turn of its own.
+    fn steer_in(
+        &mut self,
+        key: String,
+        item: InboxItem,
+        backlog: Option<Queued>,
+    ) -> Option<Effect> {
+        if let Some(a) = self.active.as_mut() {
+            a.steers.push_back(item.text);
+            a.items.push(key);
+        }
+        let (k, copy) = backlog?;
+        let queued = RunEvent::Queued {
+            run_id: copy.run_id.clone(),
+            message_id: copy.message_id.clone(),
+        };
+        self.queue.push(k, copy);
+        Some(Effect::Emit(queued))
     }
 
     /// Makes `run_id` the active run, answering the inbox `items`.
