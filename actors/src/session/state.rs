@@ -16,7 +16,9 @@
 //! - every acknowledged run ends exactly once (final, failed, aborted or
 //!   dropped), and its inbox items leave the store in the transaction that
 //!   records that end;
-//! - a repeated message id is answered with the run of the first.
+//! - a repeated message id is answered with the run of the first;
+//! - a stranger's message never steers a run, and a turn holding one runs
+//!   untrusted.
 
 use crate::ids::{RunId, SessionKey};
 use std::collections::{HashMap, VecDeque};

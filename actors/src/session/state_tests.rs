@@ -1,8 +1,10 @@
 //! `SessionState` driven by random inputs, without an actor system: a
 //! simulated store takes the writes, a simulated run ends when told, and
 //! the invariants of `state.rs` are checked after every step and once the
-//! session has drained. proptest prints the failing case (and its seed
-//! under `proptest-regressions/`) so a failure replays.
+//! session has drained; with strangers among the senders, none of whose
+//! messages ever steers a run or runs in a trusted turn. proptest prints
+//! the failing case (and its seed under `proptest-regressions/`) so a
+//! failure replays.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -182,6 +184,11 @@ impl Sim {
         match self.state.next_turn(self.now) {
             Next::Begin(plan) => {
                 let plan = *plan;
+                let stranger = plan.items.iter().any(|(_, i)| i.overrides.untrusted);
+                assert!(
+                    !stranger || plan.overrides.untrusted,
+                    "a turn holding a stranger's message runs as trusted"
+                );
                 self.write(SessionState::assign(&plan));
                 self.started
                     .extend(plan.items.iter().map(|(_, i)| i.message_id.clone()));
@@ -217,6 +224,11 @@ impl Sim {
         if placement == Placement::Refused {
             return;
         }
+        let steers = matches!(
+            placement,
+            Placement::Steer { .. } | Placement::SteerAndBacklog { .. }
+        );
+        assert!(!(untrusted && steers), "a stranger's message steered a run");
         let joins_now = matches!(
             placement,
             Placement::Start | Placement::Steer { .. } | Placement::SteerAndBacklog { .. }
