@@ -1,8 +1,11 @@
-//! Long sessions (not an actor; the session drives it): token accounting
-//! (`tokens.rs`), where a compaction cuts (`split.rs`), the summary and its
-//! quality check (`summary.rs`), the deterministic summary used whenever the
-//! model's cannot be had (`fallback.rs`), the silent memory flush
-//! (`flush.rs`) and in-memory context pruning (`prune.rs`). This file holds
+//! Long sessions (not an actor; the session drives it): whether a turn
+//! needs room, where a compaction cuts and the job that makes it
+//! (`job.rs`), the transcript's compaction entries and the context rebuilt
+//! from them (`stored.rs`), token accounting (`tokens.rs`), the cut points
+//! (`split.rs`), the summary and its quality check (`summary.rs`), the
+//! deterministic summary used whenever the model's cannot be had
+//! (`fallback.rs`), the silent memory flush (`flush.rs`) and in-memory
+//! context pruning (`prune.rs`). This file holds
 //! the settings as the session and runs use them, from the typed
 //! `agents.defaults.compaction` and `agents.defaults.contextPruning`
 //! (their defaults are in `config/default.json5` only).
