@@ -115,12 +115,25 @@ impl EventBridge {
 
     /// The next `seq` of the run's events.
     fn next<'a>(&mut self, run_id: &'a str, session_key: &'a str) -> events::At<'a> {
-        let st = self.runs.entry(run_id.to_string()).or_default();
-        st.seq += 1;
+        // The id is copied on the run's first event only, not per token.
+        let seq = match self.runs.get_mut(run_id) {
+            Some(st) => {
+                st.seq += 1;
+                st.seq
+            }
+            None => {
+                let st = RunState {
+                    seq: 1,
+                    ..RunState::default()
+                };
+                self.runs.insert(run_id.to_string(), st);
+                1
+            }
+        };
         events::At {
             run_id,
             session_key,
-            seq: st.seq,
+            seq,
             ts: now_ms(),
         }
     }
