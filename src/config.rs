@@ -228,7 +228,8 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
         .and_then(|_| {
             ferroclaw_actors::compaction::PruneSettings::from_settings(&defaults.context_pruning)
                 .map(|_| ())
-        });
+        })
+        .and_then(|_| ferroclaw_actors::channels::check_keys(s));
     if let Err(e) = checked {
         let path = e
             .split(':')
@@ -578,6 +579,54 @@ mod tests {
         assert_eq!(tools["exec"]["security"], "allowlist");
         assert_eq!(tools["exec"]["approvalTimeoutSeconds"], 120, "the default");
         assert_eq!(s.messages.queue.mode, "collect");
+    }
+
+    #[test]
+    fn channel_sections_are_typed_over_their_shipped_defaults() {
+        let err = |raw: &str| check_user_raw(raw, "f").unwrap_err().to_string();
+        // A wrong value is refused at load, named by its key, in a section
+        // and in an account (it stopped only the start before).
+        let e = err("{channels:{telegram:{botToken:'1:a', dmPolicy:'sometimes'}}}");
+        assert!(e.contains("channels.telegram.dmPolicy"), "{e}");
+        let e = err("{channels:{slack:{accounts:{work:{mode:'carrier-pigeon'}}}}}");
+        assert!(e.contains("channels.slack.accounts.work.mode"), "{e}");
+        let e = err("{channels:{discord:{guilds:{G1:{requireMention:'yes'}}}}}");
+        assert!(
+            e.contains("channels.discord.guilds.G1.requireMention"),
+            "{e}"
+        );
+        let e = err("{channels:{defaults:{telegram:{textChunkLimit:'long'}}}}");
+        assert!(
+            e.contains("channels.defaults.telegram.textChunkLimit"),
+            "{e}"
+        );
+        let e = err("{channels:{defaults:{groupPolicy:'sometimes'}}}");
+        assert!(e.contains("channels.defaults.groupPolicy"), "{e}");
+        // The defaults are the shipped file's, and a user's channels.defaults
+        // changes them without starting a channel.
+        let (_, s, warnings) = check_user_raw(
+            "{channels:{defaults:{groupPolicy:'disabled', discord:{typingIntervalSeconds:3}}, whatsapp:{allowFrom:['+1']}}}",
+            "f",
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let d = &s.channels.defaults;
+        assert_eq!(d.telegram.send_interval_ms, 35);
+        assert_eq!(d.slack.webhook_path, "/slack/events");
+        assert_eq!(d.discord.typing_interval_seconds, 3);
+        assert_eq!(d.discord.text_chunk_limit, 2000, "the shipped default kept");
+        assert_eq!(s.channels.keys().collect::<Vec<_>>(), ["whatsapp"]);
+        assert_eq!(d.layer("slack")["groupPolicy"], "disabled");
+        // config.schema shows the typed sections, their secrets write-only.
+        let schema = ferroclaw_actors::settings::json_schema().to_string();
+        for key in [
+            "typingIntervalSeconds",
+            "pingIntervalSeconds",
+            "webhookPath",
+            "intents",
+        ] {
+            assert!(schema.contains(key), "{key}");
+        }
     }
 
     #[test]

@@ -178,7 +178,7 @@ pub fn agent_context(
         agents.push("main".into());
     }
     cx.agents = agents;
-    for (id, ch) in &settings.channels {
+    for (id, ch) in settings.channels.iter() {
         if let Some(f) = &ch.skill_filter {
             cx.channel_skill_filters.insert(id.clone(), f.clone());
         }

@@ -6,6 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use ferroclaw_actors::channels::{keys, open_to_strangers};
 use ferroclaw_actors::settings::{AuthMode, SandboxMode, Settings};
 use serde_json::{json, Value};
 
@@ -170,23 +171,10 @@ fn files(config: &Path, state: &Path, out: &mut Vec<Finding>) {
 fn open_doors(s: &Settings) -> Vec<String> {
     let mut doors = Vec::new();
     for (id, section) in &s.channels {
-        let mut sections = vec![Value::Object(section.other.clone())];
-        if let Some(Value::Object(accounts)) = section.other.get("accounts") {
-            sections.extend(accounts.values().cloned());
-        }
-        for sec in &sections {
-            if sec.get("enabled").and_then(Value::as_bool) == Some(false) {
-                continue;
-            }
-            let open = |k: &str| sec.get(k).and_then(Value::as_str) == Some("open");
-            let star = sec["allowFrom"]
-                .as_array()
-                .is_some_and(|a| a.iter().any(|v| v == "*"));
-            let slack_groups = id == "slack" && sec.get("groupPolicy").is_none();
-            if open("dmPolicy") || open("groupPolicy") || star || slack_groups {
-                doors.push(format!("channels.{id}"));
-                break;
-            }
+        let defaults = s.channels.defaults.layer(id);
+        let accounts = keys::accounts(id, &section.other, &defaults, true).unwrap_or_default();
+        if accounts.iter().any(|a| open_to_strangers(id, a)) {
+            doors.push(format!("channels.{id}"));
         }
     }
     if s.hooks.enabled {

@@ -7,39 +7,25 @@
 use actix_web::http::{Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
 use ferroclaw_actors::channels::messages::SlackWebhook;
-use ferroclaw_actors::channels::slack::config::DEFAULT_WEBHOOK_PATH;
+use ferroclaw_actors::channels::slack::config::http_paths;
 use ferroclaw_actors::channels::RouteWebhook;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::state::SharedState;
 
 const MAX_BODY: usize = 1 << 20;
 
 /// Whether an HTTP-mode Slack account answers on `path` (the section, or
-/// an account that inherits from it). Read from the live config without
-/// copying it: this runs for every request the other routes leave.
+/// an account that inherits from it, over `channels.defaults.slack`).
 fn answers_on(state: &SharedState, path: &str) -> bool {
     let settings = state.live.settings();
     let Some(section) = settings.channels.get("slack") else {
         return false;
     };
-    let base = &section.other;
-    type Keys = serde_json::Map<String, Value>;
-    fn text<'a>(base: &'a Keys, over: Option<&'a Keys>, k: &str) -> Option<&'a str> {
-        over.and_then(|o| o.get(k))
-            .or_else(|| base.get(k))
-            .and_then(Value::as_str)
-    }
-    let hit = |over: Option<&Keys>| {
-        text(base, over, "mode") == Some("http")
-            && text(base, over, "webhookPath").unwrap_or(DEFAULT_WEBHOOK_PATH) == path
-    };
-    let accounts = base.get("accounts").and_then(Value::as_object);
-    hit(None)
-        || accounts
-            .into_iter()
-            .flat_map(|a| a.values())
-            .any(|over| hit(over.as_object()))
+    let defaults = settings.channels.defaults.layer("slack");
+    http_paths(&section.other, &defaults)
+        .iter()
+        .any(|p| p == path)
 }
 
 fn header(req: &HttpRequest, name: &str) -> Option<String> {

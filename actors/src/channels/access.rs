@@ -27,36 +27,7 @@ pub const MAX_PENDING: usize = 3;
 const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 const CODE_LEN: usize = 8;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DmPolicy {
-    Pairing,
-    Allowlist,
-    Open,
-    Disabled,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GroupPolicy {
-    Open,
-    Allowlist,
-    Disabled,
-}
-
-/// `groups.<chat id>`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct GroupRule {
-    #[serde(default)]
-    pub enabled: Option<bool>,
-    #[serde(default)]
-    pub require_mention: Option<bool>,
-    #[serde(default)]
-    pub allow_from: Option<Vec<serde_json::Value>>,
-    #[serde(flatten)]
-    pub other: serde_json::Map<String, serde_json::Value>,
-}
+pub use crate::settings::{DmPolicy, GroupPolicy, GroupRule};
 
 /// One account's access rules.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,13 +1,21 @@
 //! A `channels.<channel>` section as accounts, the way OpenClaw reads it
 //! for every channel: the section's own keys are the `default` account;
 //! `accounts.<id>` adds accounts that inherit the section's keys and
-//! override their own. Each adapter reads its keys from the merged object
-//! (`parse`), so a key with the wrong type stops the start with its path
-//! named.
+//! override their own. Under them lie the channel's defaults
+//! (`channels.defaults.<channel>`, `ChannelDefaults::layer`). Each adapter
+//! reads its typed keys (`settings::TelegramKeys`...) from the merged
+//! object (`parse`), so a key with the wrong type names its path.
+//!
+//! OpenClaw's older spellings are read as the current key in the layer
+//! that wrote them (so a section's `dm.policy` still wins over the
+//! channel's default `dmPolicy`): `apiRoot` is `apiBaseUrl`, `streaming`
+//! is `streamMode`, `dm.policy` and `dm.allowFrom` are `dmPolicy` and
+//! `allowFrom`.
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::{Map, Value};
+
+pub use crate::settings::{ChannelRule, ReplyToMode, StreamMode};
 
 /// One account's keys, merged.
 #[derive(Debug, Clone)]
@@ -44,12 +52,40 @@ fn enabled(v: &Value) -> bool {
     v.get("enabled").and_then(Value::as_bool) != Some(false)
 }
 
-/// The enabled accounts of `channels.<channel>`. The section itself is the
-/// `default` account when it lists no accounts or `own_credentials` says it
-/// carries its own (a token, or one from the environment).
+/// One layer's older spellings as the current keys (unless the layer
+/// writes the current key too).
+fn current_spelling(layer: &mut Map<String, Value>) {
+    let dm = layer.get("dm").and_then(Value::as_object).cloned();
+    let older = [
+        ("apiBaseUrl", layer.get("apiRoot").cloned()),
+        (
+            "streamMode",
+            layer.get("streaming").filter(|v| v.is_string()).cloned(),
+        ),
+        (
+            "dmPolicy",
+            dm.as_ref().and_then(|d| d.get("policy").cloned()),
+        ),
+        (
+            "allowFrom",
+            dm.as_ref().and_then(|d| d.get("allowFrom").cloned()),
+        ),
+    ];
+    for (key, v) in older {
+        if let Some(v) = v {
+            layer.entry(key.to_string()).or_insert(v);
+        }
+    }
+}
+
+/// The enabled accounts of `channels.<channel>`, each over `defaults`. The
+/// section itself is the `default` account when it lists no accounts or
+/// `own_credentials` says it carries its own (a token, or one from the
+/// environment).
 pub fn accounts(
     channel: &str,
     section: &Map<String, Value>,
+    defaults: &Map<String, Value>,
     own_credentials: bool,
 ) -> Result<Vec<AccountKeys>, String> {
     let root = format!("channels.{channel}");
@@ -61,11 +97,14 @@ pub fn accounts(
         Some(Value::Object(m)) => m.clone(),
         Some(_) => return Err(format!("{root}.accounts: expected an object")),
     };
-    let base: Map<String, Value> = section
+    let mut own: Map<String, Value> = section
         .iter()
         .filter(|(k, _)| !SECTION_ONLY.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    current_spelling(&mut own);
+    let mut base = defaults.clone();
+    base.extend(own);
     let mut out = Vec::new();
     if listed.is_empty() || own_credentials {
         out.push(AccountKeys {
@@ -79,10 +118,10 @@ pub fn accounts(
         let Some(o) = over.as_object() else {
             return Err(format!("{path}: expected an object"));
         };
+        let mut o = o.clone();
+        current_spelling(&mut o);
         let mut keys = base.clone();
-        for (k, v) in o {
-            keys.insert(k.clone(), v.clone());
-        }
+        keys.extend(o);
         let keys = Value::Object(keys);
         if !enabled(&keys) {
             continue;
@@ -95,7 +134,7 @@ pub fn accounts(
     Ok(out)
 }
 
-/// An id as the config writes it (a number or a string), without the
+/// An id as a group rule writes it (a number or a string), without the
 /// channel's prefixes (`slack:`, `discord:`, `user:`...).
 pub fn id_text(v: &Value, prefixes: &[&str]) -> Option<String> {
     match v {
@@ -111,31 +150,19 @@ pub fn id_text(v: &Value, prefixes: &[&str]) -> Option<String> {
     }
 }
 
-/// The ids of a list as the config writes it, without `prefixes`.
-pub fn ids(v: Option<Vec<Value>>, prefixes: &[&str]) -> Vec<String> {
-    v.unwrap_or_default()
-        .iter()
-        .filter_map(|v| id_text(v, prefixes))
-        .collect()
+/// The ids of a list, without `prefixes`.
+pub fn ids(v: &[crate::settings::IdValue], prefixes: &[&str]) -> Vec<String> {
+    v.iter().map(|i| i.text(prefixes)).collect()
 }
 
-/// OpenClaw's legacy `dm: {policy, allowFrom}` (Slack, Discord).
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LegacyDm {
-    pub policy: Option<crate::channels::access::DmPolicy>,
-    pub allow_from: Option<Vec<Value>>,
-}
-
-/// A conversation's rule as Slack's `channels.<id>` and Discord's
-/// `guilds.<id>.channels.<id>` write it.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ChannelRule {
-    pub allow: Option<bool>,
-    pub enabled: Option<bool>,
-    pub require_mention: Option<bool>,
-    pub users: Option<Vec<Value>>,
+impl From<StreamMode> for crate::channels::deliver::Stream {
+    fn from(m: StreamMode) -> Self {
+        match m {
+            StreamMode::Partial => Self::Partial,
+            StreamMode::Block => Self::Block,
+            StreamMode::Off => Self::Off,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -151,7 +178,7 @@ mod tests {
     fn the_section_is_default_and_accounts_inherit_and_override() {
         let s = section(json!({ "mode": "http", "botToken": "a",
             "accounts": { "work": { "botToken": "b" }, "off": { "enabled": false } } }));
-        let a = accounts("slack", &s, true).unwrap();
+        let a = accounts("slack", &s, &Map::new(), true).unwrap();
         assert_eq!(a.len(), 2);
         assert_eq!(a[0].id, "default");
         assert_eq!(a[1].id, "work");
@@ -159,15 +186,93 @@ mod tests {
         assert_eq!(a[1].keys["mode"], "http");
         assert_eq!(a[1].keys["botToken"], "b");
         assert!(a[1].keys.get("accounts").is_none());
-        let a = accounts("slack", &s, false).unwrap();
+        let a = accounts("slack", &s, &Map::new(), false).unwrap();
         assert_eq!(a.len(), 1, "listed accounts without own credentials");
-        assert!(
-            accounts("slack", &section(json!({ "enabled": false })), true)
-                .unwrap()
-                .is_empty()
-        );
-        let e = accounts("slack", &section(json!({ "accounts": [] })), true).unwrap_err();
+        assert!(accounts(
+            "slack",
+            &section(json!({ "enabled": false })),
+            &Map::new(),
+            true
+        )
+        .unwrap()
+        .is_empty());
+        let e = accounts(
+            "slack",
+            &section(json!({ "accounts": [] })),
+            &Map::new(),
+            true,
+        )
+        .unwrap_err();
         assert_eq!(e, "channels.slack.accounts: expected an object");
+    }
+
+    #[test]
+    fn older_spellings_win_over_the_defaults_in_the_layer_that_wrote_them() {
+        use crate::settings::{DmPolicy, GroupPolicy, SlackKeys, StreamMode, TelegramKeys};
+        let shipped = crate::settings::shipped().channels.defaults;
+        let s = section(
+            json!({ "botToken": "a", "dm": { "policy": "allowlist", "allowFrom": ["slack:U1"] },
+            "streaming": "block",
+            "accounts": { "work": { "botToken": "b", "dmPolicy": "disabled", "streamMode": "off" } } }),
+        );
+        let a = accounts("slack", &s, &shipped.layer("slack"), true).unwrap();
+        let k: Vec<SlackKeys> = a.iter().map(|a| parse(&a.path, &a.keys).unwrap()).collect();
+        assert_eq!(
+            k[0].dm_policy,
+            DmPolicy::Allowlist,
+            "dm.policy over the default"
+        );
+        assert_eq!(ids(&k[0].allow_from, &["slack:"]), ["U1"]);
+        assert_eq!(k[0].stream_mode, StreamMode::Block);
+        assert_eq!(k[0].group_policy, GroupPolicy::Open, "Slack's default");
+        assert_eq!(k[0].webhook_path, "/slack/events");
+        assert_eq!(
+            k[1].dm_policy,
+            DmPolicy::Disabled,
+            "the account over the section"
+        );
+        assert_eq!(k[1].stream_mode, StreamMode::Off);
+        // OpenClaw's channels.defaults.groupPolicy is under every section.
+        let mut d = shipped.clone();
+        d.group_policy = Some(GroupPolicy::Disabled);
+        let a = accounts("slack", &s, &d.layer("slack"), true).unwrap();
+        let k: SlackKeys = parse(&a[0].path, &a[0].keys).unwrap();
+        assert_eq!(k.group_policy, GroupPolicy::Disabled);
+        let s = section(
+            json!({ "botToken": "1:a", "apiRoot": "http://127.0.0.1:9", "groupPolicy": "open" }),
+        );
+        let a = accounts("telegram", &s, &d.layer("telegram"), true).unwrap();
+        let k: TelegramKeys = parse(&a[0].path, &a[0].keys).unwrap();
+        assert_eq!(k.api_base_url, "http://127.0.0.1:9");
+        assert_eq!(
+            k.group_policy,
+            GroupPolicy::Open,
+            "the section over the defaults"
+        );
+        assert_eq!((k.send_interval_ms, k.typing_interval_seconds), (35, 6));
+    }
+
+    #[test]
+    fn strangers_are_let_in_by_open_policies_defaults_included() {
+        let shipped = crate::settings::shipped().channels.defaults;
+        let open = |channel: &str, v: Value| {
+            let a = accounts(channel, &section(v), &shipped.layer(channel), true).unwrap();
+            a.iter()
+                .any(|a| crate::channels::open_to_strangers(channel, a))
+        };
+        assert!(
+            open("slack", json!({})),
+            "Slack's channels are open by default"
+        );
+        assert!(!open("slack", json!({ "groupPolicy": "allowlist" })));
+        assert!(!open("telegram", json!({})));
+        assert!(open(
+            "telegram",
+            json!({ "accounts": { "x": { "allowFrom": ["*"] } } })
+        ));
+        assert!(open("discord", json!({ "dmPolicy": "open" })));
+        assert!(open("whatsapp", json!({ "groupPolicy": "open" })));
+        assert!(!open("whatsapp", json!({ "allowFrom": ["+1"] })));
     }
 
     #[test]
@@ -186,37 +291,4 @@ mod tests {
         );
         assert_eq!(id_text(&json!(7), &[]).as_deref(), Some("7"));
     }
-}
-
-/// How a reply reaches the chat while it is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StreamMode {
-    /// One message, edited as the text grows (rate-limited).
-    Partial,
-    /// 800-1200 character blocks, each its own message.
-    Block,
-    /// The whole reply once it is done.
-    Off,
-}
-
-impl From<StreamMode> for crate::channels::deliver::Stream {
-    fn from(m: StreamMode) -> Self {
-        match m {
-            StreamMode::Partial => Self::Partial,
-            StreamMode::Block => Self::Block,
-            StreamMode::Off => Self::Off,
-        }
-    }
-}
-
-/// Where replies to a channel message go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReplyToMode {
-    /// In the channel (a message in a thread is answered in its thread).
-    Off,
-    /// In a thread under the message.
-    First,
-    All,
 }

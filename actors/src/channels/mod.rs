@@ -105,11 +105,9 @@ pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String>
     };
     hooks::InboundHooks::from_settings(&settings.hooks)?;
     if let Some(section) = settings.channels.get("telegram") {
-        let mut raw = section.other.clone();
-        if let Some(f) = &section.skill_filter {
-            raw.insert("skillFilter".into(), serde_json::json!(f));
-        }
-        let mut accounts = telegram::config::accounts(&raw, env.telegram.clone())?;
+        let defaults = settings.channels.defaults.layer("telegram");
+        let mut accounts =
+            telegram::config::accounts(&section.other, &defaults, env.telegram.clone())?;
         let debounce = inbound_debounce_ms(settings, "telegram")?;
         for a in &mut accounts {
             a.debounce_ms = debounce;
@@ -126,12 +124,9 @@ pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String>
         );
     }
     if let Some(section) = settings.channels.get("slack") {
-        let mut raw = section.other.clone();
-        if let Some(f) = &section.skill_filter {
-            raw.insert("skillFilter".into(), serde_json::json!(f));
-        }
+        let defaults = settings.channels.defaults.layer("slack");
         let tokens = (env.slack_bot.clone(), env.slack_app.clone());
-        let mut accounts = slack::config::accounts(&raw, tokens)?;
+        let mut accounts = slack::config::accounts(&section.other, &defaults, tokens)?;
         let debounce = inbound_debounce_ms(settings, "slack")?;
         for a in &mut accounts {
             a.debounce_ms = debounce;
@@ -151,11 +146,9 @@ pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String>
         );
     }
     if let Some(section) = settings.channels.get("discord") {
-        let mut raw = section.other.clone();
-        if let Some(f) = &section.skill_filter {
-            raw.insert("skillFilter".into(), serde_json::json!(f));
-        }
-        let mut accounts = discord::config::accounts(&raw, env.discord.clone())?;
+        let defaults = settings.channels.defaults.layer("discord");
+        let mut accounts =
+            discord::config::accounts(&section.other, &defaults, env.discord.clone())?;
         let debounce = inbound_debounce_ms(settings, "discord")?;
         for a in &mut accounts {
             a.debounce_ms = debounce;
@@ -172,6 +165,54 @@ pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String>
         );
     }
     Ok(out)
+}
+
+/// Reads every account's keys of the channels ferroclaw has adapters for
+/// (what `config validate`, `config.set` and a start check): a key of the
+/// wrong type or an unknown value is an error naming its path. Missing
+/// credentials are the start's to report (the environment may give them).
+pub fn check_keys(settings: &Settings) -> Result<(), String> {
+    use crate::settings::{DiscordKeys, SlackKeys, TelegramKeys};
+    for (id, section) in &settings.channels {
+        let defaults = settings.channels.defaults.layer(id);
+        for a in keys::accounts(id, &section.other, &defaults, true)? {
+            match id.as_str() {
+                "telegram" => keys::parse::<TelegramKeys>(&a.path, &a.keys).map(drop),
+                "slack" => keys::parse::<SlackKeys>(&a.path, &a.keys).map(drop),
+                "discord" => keys::parse::<DiscordKeys>(&a.path, &a.keys).map(drop),
+                _ => Ok(()),
+            }?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether an account's keys let strangers reach the agent: `dmPolicy` or
+/// `groupPolicy` "open", or `"*"` in `allowFrom` (the channel's defaults
+/// count: Slack's channels are open unless the section says otherwise).
+/// A channel without an adapter is read from its keys as written.
+pub fn open_to_strangers(channel: &str, a: &keys::AccountKeys) -> bool {
+    use crate::settings::{
+        AccountKeys, DiscordKeys, DmPolicy, GroupPolicy, SlackKeys, TelegramKeys,
+    };
+    fn open(k: &dyn AccountKeys) -> bool {
+        k.dm_policy() == DmPolicy::Open
+            || k.group_policy() == GroupPolicy::Open
+            || k.allow_from().iter().any(|i| i.text(&[]) == "*")
+    }
+    let typed = match channel {
+        "telegram" => keys::parse::<TelegramKeys>(&a.path, &a.keys).map(|k| open(&k)),
+        "slack" => keys::parse::<SlackKeys>(&a.path, &a.keys).map(|k| open(&k)),
+        "discord" => keys::parse::<DiscordKeys>(&a.path, &a.keys).map(|k| open(&k)),
+        _ => {
+            let is = |k: &str| a.keys.get(k).and_then(serde_json::Value::as_str) == Some("open");
+            let star = a.keys["allowFrom"]
+                .as_array()
+                .is_some_and(|l| l.iter().any(|v| v == "*"));
+            Ok(is("dmPolicy") || is("groupPolicy") || star)
+        }
+    };
+    typed.unwrap_or(false)
 }
 
 /// Refuses a credential two accounts share.

@@ -8,6 +8,7 @@
 //! use are kept as JSON.
 
 mod agents;
+mod channels;
 mod hooks;
 mod skills;
 
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use agents::*;
+pub use channels::*;
 pub use hooks::*;
 pub use skills::*;
 
@@ -36,7 +38,7 @@ pub struct Settings {
     pub logging: LoggingSettings,
     pub meta: Value,
     pub auth: AuthSettings,
-    pub channels: BTreeMap<String, ChannelSettings>,
+    pub channels: ChannelsSettings,
     pub bindings: Vec<Binding>,
     pub session: SessionSettings,
     pub messages: MessagesSettings,
@@ -372,22 +374,6 @@ fn main_key() -> String {
     "main".to_string()
 }
 
-/// `channels.<id>`: what ferroclaw reads of a channel's section (the
-/// channel adapters will read the rest).
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(transform = secret_channel)]
-pub struct ChannelSettings {
-    /// Skills offered on this channel (unset: all).
-    #[serde(default)]
-    pub skill_filter: Option<Vec<String>>,
-    /// Tool allow/deny for this channel (`tools` layer).
-    #[serde(default)]
-    pub tools: Option<Value>,
-    #[serde(flatten)]
-    pub other: serde_json::Map<String, Value>,
-}
-
 /// `tools.exec`.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -640,7 +626,7 @@ const CHANNEL_SECRETS: &[&str] = &[
     "clientSecret",
 ];
 
-fn secret_channel(schema: &mut schemars::Schema) {
+pub(crate) fn secret_channel(schema: &mut schemars::Schema) {
     for key in CHANNEL_SECRETS {
         mark(schema, &[key, &format!("accounts.*.{key}")]);
     }

@@ -9,18 +9,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
-use crate::channels::keys::ReplyToMode;
-use crate::channels::keys::StreamMode;
-use crate::channels::keys::{self, ChannelRule, LegacyDm};
+use crate::channels::access::{AccessConfig, GroupRule};
+use crate::channels::keys::{self, ReplyToMode, StreamMode};
+use crate::settings::DiscordKeys;
 
-pub const DEFAULT_API: &str = "https://discord.com/api/v10";
+/// The longest message Discord takes.
 pub const MAX_MESSAGE_CHARS: usize = 2000;
-/// GUILDS, GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT.
-pub const DEFAULT_INTENTS: u64 = 1 | (1 << 9) | (1 << 12) | (1 << 15);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiscordAccount {
@@ -41,41 +37,9 @@ pub struct DiscordAccount {
     pub model_override: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Raw {
-    token: Option<String>,
-    api_base_url: Option<String>,
-    gateway_url: Option<String>,
-    intents: Option<u64>,
-    dm_policy: Option<DmPolicy>,
-    allow_from: Option<Vec<Value>>,
-    dm: Option<LegacyDm>,
-    group_policy: Option<GroupPolicy>,
-    guilds: Option<BTreeMap<String, GuildRule>>,
-    stream_mode: Option<StreamMode>,
-    streaming: Option<StreamMode>,
-    reply_to_mode: Option<ReplyToMode>,
-    text_chunk_limit: Option<usize>,
-    edit_interval_ms: Option<u64>,
-    request_timeout_seconds: Option<u64>,
-    send_interval_ms: Option<u64>,
-    typing_interval_seconds: Option<u64>,
-    model_override: Option<String>,
-}
-
-/// `guilds.<id>`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GuildRule {
-    require_mention: Option<bool>,
-    users: Option<Vec<Value>>,
-    channels: Option<BTreeMap<String, ChannelRule>>,
-}
-
 const PREFIXES: &[&str] = &["discord:", "user:", "channel:"];
 
-fn ids(v: Option<Vec<Value>>) -> Vec<String> {
+fn ids(v: &[crate::settings::IdValue]) -> Vec<String> {
     keys::ids(v, PREFIXES)
 }
 
@@ -83,22 +47,23 @@ fn ids(v: Option<Vec<Value>>) -> Vec<String> {
 /// `DISCORD_BOT_TOKEN`, for the default account.
 pub fn accounts(
     section: &Map<String, Value>,
+    defaults: &Map<String, Value>,
     env_token: Option<String>,
 ) -> Result<Vec<DiscordAccount>, String> {
-    let root: Raw = keys::parse("channels.discord", &Value::Object(section.clone()))?;
-    let own = root
-        .token
-        .clone()
+    let own = section
+        .get("token")
+        .and_then(Value::as_str)
         .filter(|t| !t.trim().is_empty())
-        .or(env_token.clone());
+        .map(str::to_string)
+        .or(env_token);
     let mut out = Vec::new();
-    for a in keys::accounts("discord", section, own.is_some())? {
-        let raw: Raw = keys::parse(&a.path, &a.keys)?;
-        let mut token = raw.token.clone().filter(|t| !t.trim().is_empty());
+    for a in keys::accounts("discord", section, defaults, own.is_some())? {
+        let k: DiscordKeys = keys::parse(&a.path, &a.keys)?;
+        let mut token = k.token.clone().filter(|t| !t.trim().is_empty());
         if a.path == "channels.discord" {
             token = token.or(own.clone());
         }
-        out.push(resolve(&a.id, raw, token, &a.path)?);
+        out.push(resolve(&a.id, k, token, &a.path)?);
     }
     Ok(out)
 }
@@ -116,7 +81,7 @@ fn url(path: &str, key: &str, v: String, schemes: &[&str]) -> Result<String, Str
 
 fn resolve(
     id: &str,
-    raw: Raw,
+    k: DiscordKeys,
     token: Option<String>,
     path: &str,
 ) -> Result<DiscordAccount, String> {
@@ -124,19 +89,13 @@ fn resolve(
     if token.contains(char::is_whitespace) {
         return Err(format!("{path}.token: not a bot token"));
     }
-    let api_base = url(
-        path,
-        "apiBaseUrl",
-        raw.api_base_url.unwrap_or_else(|| DEFAULT_API.to_string()),
-        &["https://", "http://"],
-    )?;
-    let gateway_url = raw
+    let api_base = url(path, "apiBaseUrl", k.api_base_url, &["https://", "http://"])?;
+    let gateway_url = k
         .gateway_url
         .map(|u| url(path, "gatewayUrl", u, &["wss://", "ws://"]))
         .transpose()?;
-    let legacy = raw.dm.unwrap_or_default();
     let mut groups = BTreeMap::new();
-    for (guild, g) in raw.guilds.unwrap_or_default() {
+    for (guild, g) in k.guilds {
         let users = g.users.clone();
         groups.insert(
             guild.clone(),
@@ -147,7 +106,7 @@ fn resolve(
                 other: Map::new(),
             },
         );
-        for (channel, c) in g.channels.unwrap_or_default() {
+        for (channel, c) in g.channels {
             groups.insert(
                 channel,
                 GroupRule {
@@ -160,9 +119,9 @@ fn resolve(
         }
     }
     let access = AccessConfig {
-        dm_policy: raw.dm_policy.or(legacy.policy).unwrap_or(DmPolicy::Pairing),
-        allow_from: ids(raw.allow_from.or(legacy.allow_from)),
-        group_policy: raw.group_policy.unwrap_or(GroupPolicy::Allowlist),
+        dm_policy: k.dm_policy,
+        allow_from: ids(&k.allow_from),
+        group_policy: k.group_policy,
         group_allow_from: Vec::new(),
         groups,
     };
@@ -172,39 +131,45 @@ fn resolve(
         token,
         api_base,
         gateway_url,
-        intents: raw.intents.unwrap_or(DEFAULT_INTENTS),
+        intents: k.intents,
         access,
-        stream_mode: raw
-            .stream_mode
-            .or(raw.streaming)
-            .unwrap_or(StreamMode::Partial),
-        reply_to_mode: raw.reply_to_mode.unwrap_or(ReplyToMode::Off),
-        text_chunk_limit: raw
-            .text_chunk_limit
-            .unwrap_or(MAX_MESSAGE_CHARS)
-            .clamp(100, MAX_MESSAGE_CHARS),
-        edit_interval_ms: raw.edit_interval_ms.unwrap_or(1000),
-        request_timeout_s: raw.request_timeout_seconds.unwrap_or(30).clamp(1, 300),
-        send_interval_ms: raw.send_interval_ms.unwrap_or(0).min(10_000),
-        typing_interval_s: raw.typing_interval_seconds.unwrap_or(8).max(1),
+        stream_mode: k.stream_mode,
+        reply_to_mode: k.reply_to_mode,
+        text_chunk_limit: k.text_chunk_limit.clamp(100, MAX_MESSAGE_CHARS),
+        edit_interval_ms: k.edit_interval_ms,
+        request_timeout_s: k.request_timeout_seconds.clamp(1, 300),
+        send_interval_ms: k.send_interval_ms.min(10_000),
+        typing_interval_s: k.typing_interval_seconds.max(1),
         debounce_ms: 0,
-        model_override: raw.model_override,
+        model_override: k.model_override,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::GroupPolicy;
     use serde_json::json;
 
     fn section(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
     }
 
+    fn accounts(
+        s: &Map<String, Value>,
+        env: Option<String>,
+    ) -> Result<Vec<DiscordAccount>, String> {
+        let d = crate::settings::shipped()
+            .channels
+            .defaults
+            .layer("discord");
+        super::accounts(s, &d, env)
+    }
+
     #[test]
     fn the_section_is_the_default_account_with_discords_limits() {
         let a = accounts(&section(json!({ "token": "t.1" })), None).unwrap();
-        assert_eq!(a[0].api_base, DEFAULT_API);
+        assert_eq!(a[0].api_base, "https://discord.com/api/v10");
         assert_eq!(a[0].gateway_url, None);
         assert_eq!(a[0].intents, 37377);
         assert_eq!(a[0].text_chunk_limit, 2000);

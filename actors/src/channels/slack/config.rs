@@ -7,28 +7,17 @@
 //! run against a local fake. `SLACK_BOT_TOKEN` and `SLACK_APP_TOKEN` serve
 //! the default account when its section has none.
 
-use std::collections::BTreeMap;
-
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
-use crate::channels::keys::StreamMode;
-use crate::channels::keys::{self, ChannelRule, LegacyDm};
+use crate::channels::access::{AccessConfig, GroupRule};
+use crate::channels::keys::{self, StreamMode};
+use crate::settings::SlackKeys;
 
-pub const DEFAULT_API: &str = "https://slack.com/api";
-pub const DEFAULT_WEBHOOK_PATH: &str = "/slack/events";
 /// The longest text a markdown block takes.
 pub const MAX_MESSAGE_CHARS: usize = 12_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Socket,
-    Http,
-}
-
 pub use crate::channels::keys::ReplyToMode;
+pub use crate::settings::SlackMode as Mode;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlackAccount {
@@ -54,36 +43,9 @@ pub struct SlackAccount {
     pub model_override: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Raw {
-    mode: Option<Mode>,
-    bot_token: Option<String>,
-    app_token: Option<String>,
-    signing_secret: Option<String>,
-    webhook_path: Option<String>,
-    api_base_url: Option<String>,
-    dm_policy: Option<DmPolicy>,
-    allow_from: Option<Vec<Value>>,
-    /// OpenClaw's legacy `dm: {policy, allowFrom}`.
-    dm: Option<LegacyDm>,
-    group_policy: Option<GroupPolicy>,
-    group_allow_from: Option<Vec<Value>>,
-    channels: Option<BTreeMap<String, ChannelRule>>,
-    stream_mode: Option<StreamMode>,
-    streaming: Option<StreamMode>,
-    reply_to_mode: Option<ReplyToMode>,
-    text_chunk_limit: Option<usize>,
-    edit_interval_ms: Option<u64>,
-    request_timeout_seconds: Option<u64>,
-    send_interval_ms: Option<u64>,
-    ping_interval_seconds: Option<f64>,
-    model_override: Option<String>,
-}
-
 const PREFIXES: &[&str] = &["slack:", "user:", "channel:"];
 
-fn ids(v: Option<Vec<Value>>) -> Vec<String> {
+fn ids(v: &[crate::settings::IdValue]) -> Vec<String> {
     keys::ids(v, PREFIXES)
 }
 
@@ -95,19 +57,23 @@ fn token(v: Option<String>) -> Option<String> {
 /// `SLACK_APP_TOKEN`, for the default account.
 pub fn accounts(
     section: &Map<String, Value>,
+    defaults: &Map<String, Value>,
     env: (Option<String>, Option<String>),
 ) -> Result<Vec<SlackAccount>, String> {
-    let root: Raw = keys::parse("channels.slack", &Value::Object(section.clone()))?;
-    let own = token(root.bot_token.clone()).or(env.0.clone()).is_some();
+    let own_bot = section
+        .get("botToken")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let own = token(own_bot).or(env.0.clone()).is_some();
     let mut out = Vec::new();
-    for a in keys::accounts("slack", section, own)? {
-        let raw: Raw = keys::parse(&a.path, &a.keys)?;
+    for a in keys::accounts("slack", section, defaults, own)? {
+        let k: SlackKeys = keys::parse(&a.path, &a.keys)?;
         let env = if a.path == "channels.slack" {
             env.clone()
         } else {
             (None, None)
         };
-        out.push(resolve(&a.id, raw, env, &a.path)?);
+        out.push(resolve(&a.id, k, env, &a.path)?);
     }
     let mut paths: Vec<&str> = out
         .iter()
@@ -123,16 +89,16 @@ pub fn accounts(
 
 fn resolve(
     id: &str,
-    raw: Raw,
+    k: SlackKeys,
     env: (Option<String>, Option<String>),
     path: &str,
 ) -> Result<SlackAccount, String> {
-    let mode = raw.mode.unwrap_or(Mode::Socket);
-    let bot_token = token(raw.bot_token)
+    let mode = k.mode;
+    let bot_token = token(k.bot_token)
         .or(env.0)
         .ok_or_else(|| format!("{path}.botToken: missing (or set SLACK_BOT_TOKEN)"))?;
-    let app_token = token(raw.app_token).or(env.1);
-    let signing_secret = token(raw.signing_secret);
+    let app_token = token(k.app_token).or(env.1);
+    let signing_secret = token(k.signing_secret);
     match mode {
         Mode::Socket if app_token.is_none() => {
             return Err(format!(
@@ -154,46 +120,38 @@ fn resolve(
             return Err(format!("{path}.{key}: not a token"));
         }
     }
-    let webhook_path = raw
-        .webhook_path
-        .unwrap_or_else(|| DEFAULT_WEBHOOK_PATH.to_string());
+    let webhook_path = k.webhook_path;
     if !webhook_path.starts_with('/') || webhook_path.contains(char::is_whitespace) {
         return Err(format!(
             "{path}.webhookPath: expected a path such as /slack/events"
         ));
     }
-    let api_base = raw
-        .api_base_url
-        .unwrap_or_else(|| DEFAULT_API.to_string())
-        .trim_end_matches('/')
-        .to_string();
+    let api_base = k.api_base_url.trim_end_matches('/').to_string();
     if !(api_base.starts_with("https://") || api_base.starts_with("http://")) {
         return Err(format!("{path}.apiBaseUrl: expected an http(s) URL"));
     }
-    let legacy = raw.dm.unwrap_or_default();
-    let groups = raw
+    let groups = k
         .channels
-        .unwrap_or_default()
         .into_iter()
-        .map(|(k, r)| {
+        .map(|(c, r)| {
             let rule = GroupRule {
                 enabled: r.enabled.or(r.allow),
                 require_mention: r.require_mention,
                 allow_from: r.users,
                 other: Map::new(),
             };
-            (k, rule)
+            (c, rule)
         })
         .collect();
     let access = AccessConfig {
-        dm_policy: raw.dm_policy.or(legacy.policy).unwrap_or(DmPolicy::Pairing),
-        allow_from: ids(raw.allow_from.or(legacy.allow_from)),
-        group_policy: raw.group_policy.unwrap_or(GroupPolicy::Open),
-        group_allow_from: ids(raw.group_allow_from),
+        dm_policy: k.dm_policy,
+        allow_from: ids(&k.allow_from),
+        group_policy: k.group_policy,
+        group_allow_from: ids(&k.group_allow_from),
         groups,
     };
     access.check().map_err(|e| format!("{path}.{e}"))?;
-    let ping = raw.ping_interval_seconds.unwrap_or(15.0);
+    let ping = k.ping_interval_seconds;
     if !(ping.is_finite() && ping > 0.0) {
         return Err(format!("{path}.pingIntervalSeconds: expected seconds"));
     }
@@ -206,31 +164,46 @@ fn resolve(
         webhook_path,
         api_base,
         access,
-        stream_mode: raw
-            .stream_mode
-            .or(raw.streaming)
-            .unwrap_or(StreamMode::Partial),
-        reply_to_mode: raw.reply_to_mode.unwrap_or(ReplyToMode::Off),
-        text_chunk_limit: raw
-            .text_chunk_limit
-            .unwrap_or(4000)
-            .clamp(100, MAX_MESSAGE_CHARS),
-        edit_interval_ms: raw.edit_interval_ms.unwrap_or(1000),
-        request_timeout_s: raw.request_timeout_seconds.unwrap_or(30).clamp(1, 300),
-        send_interval_ms: raw.send_interval_ms.unwrap_or(0).min(10_000),
+        stream_mode: k.stream_mode,
+        reply_to_mode: k.reply_to_mode,
+        text_chunk_limit: k.text_chunk_limit.clamp(100, MAX_MESSAGE_CHARS),
+        edit_interval_ms: k.edit_interval_ms,
+        request_timeout_s: k.request_timeout_seconds.clamp(1, 300),
+        send_interval_ms: k.send_interval_ms.min(10_000),
         ping_interval_ms: ((ping * 1000.0) as u64).clamp(50, 600_000),
         debounce_ms: 0,
-        model_override: raw.model_override,
+        model_override: k.model_override,
     })
+}
+
+/// The paths the HTTP-mode accounts of `channels.slack` answer on (a
+/// section that does not read is answered nowhere; the start names why).
+pub fn http_paths(section: &Map<String, Value>, defaults: &Map<String, Value>) -> Vec<String> {
+    keys::accounts("slack", section, defaults, true)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|a| keys::parse::<SlackKeys>(&a.path, &a.keys).ok())
+        .filter(|k| k.mode == Mode::Http)
+        .map(|k| k.webhook_path)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::{DmPolicy, GroupPolicy};
     use serde_json::json;
 
     fn section(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
+    }
+
+    fn accounts(
+        s: &Map<String, Value>,
+        env: (Option<String>, Option<String>),
+    ) -> Result<Vec<SlackAccount>, String> {
+        let d = crate::settings::shipped().channels.defaults.layer("slack");
+        super::accounts(s, &d, env)
     }
 
     #[test]
@@ -241,7 +214,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(a[0].mode, Mode::Socket);
-        assert_eq!(a[0].api_base, DEFAULT_API);
+        assert_eq!(a[0].api_base, "https://slack.com/api");
         assert_eq!(a[0].access.dm_policy, DmPolicy::Pairing);
         assert_eq!(a[0].access.group_policy, GroupPolicy::Open);
         let e = accounts(&section(json!({ "botToken": "xoxb-1" })), (None, None)).unwrap_err();

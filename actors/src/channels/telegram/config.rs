@@ -1,34 +1,16 @@
 //! `channels.telegram` with OpenClaw's keys, resolved per account
 //! (`channels::keys`: the section is the `default` account, `accounts.<id>`
-//! inherit and override). A key with the wrong type stops the start with
-//! its path named.
+//! inherit and override, `channels.defaults.telegram` lies under both). A
+//! key with the wrong type stops the start with its path named.
 
-use std::collections::BTreeMap;
-
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::channels::access::{AccessConfig, DmPolicy, GroupPolicy, GroupRule};
+use crate::channels::access::AccessConfig;
 use crate::channels::keys;
-
-/// Where the Bot API lives unless `apiBaseUrl` (or OpenClaw's `apiRoot`)
-/// says otherwise.
-pub const DEFAULT_API: &str = "https://api.telegram.org";
+use crate::settings::TelegramKeys;
 
 pub use crate::channels::keys::StreamMode;
-
-/// When the chat shows "typing".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TypingMode {
-    Never,
-    /// From the first reply text on.
-    Message,
-    /// From the start of the run (the model thinking) on.
-    Thinking,
-    /// As soon as the message is accepted.
-    Instant,
-}
+pub use crate::settings::TypingMode;
 
 /// One Telegram account as the adapter runs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,81 +43,42 @@ pub struct TelegramAccount {
     pub model_override: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Raw {
-    #[allow(dead_code)] // read by `keys::accounts`
-    enabled: Option<bool>,
-    bot_token: Option<String>,
-    api_base_url: Option<String>,
-    api_root: Option<String>,
-    dm_policy: Option<DmPolicy>,
-    allow_from: Option<Vec<IdValue>>,
-    group_policy: Option<GroupPolicy>,
-    group_allow_from: Option<Vec<IdValue>>,
-    groups: Option<BTreeMap<String, GroupRule>>,
-    stream_mode: Option<StreamMode>,
-    typing_mode: Option<TypingMode>,
-    typing_interval_seconds: Option<u64>,
-    text_chunk_limit: Option<usize>,
-    media_max_mb: Option<f64>,
-    poll_timeout_seconds: Option<u64>,
-    edit_interval_ms: Option<u64>,
-    request_timeout_seconds: Option<u64>,
-    send_interval_ms: Option<u64>,
-    model_override: Option<String>,
+const PREFIXES: &[&str] = &["telegram:", "tg:"];
+
+fn token(v: Option<String>) -> Option<String> {
+    v.filter(|t| !t.trim().is_empty())
 }
 
-/// A sender or chat id as the config writes it: a number or a string.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-enum IdValue {
-    Num(i64),
-    Text(String),
-}
-
-impl IdValue {
-    fn text(&self) -> String {
-        match self {
-            IdValue::Num(n) => n.to_string(),
-            IdValue::Text(s) => s
-                .trim()
-                .trim_start_matches("telegram:")
-                .trim_start_matches("tg:")
-                .to_string(),
-        }
-    }
-}
-
-/// The enabled accounts of a `channels.telegram` section (its keys without
-/// `skillFilter` and `tools`, which ferroclaw reads elsewhere).
-/// `env_token`: `TELEGRAM_BOT_TOKEN`, used by the default account when
-/// its section has no token.
+/// The enabled accounts of a `channels.telegram` section over `defaults`
+/// (`ChannelDefaults::layer`). `env_token`: `TELEGRAM_BOT_TOKEN`, used by
+/// the default account when its section has no token.
 pub fn accounts(
     section: &Map<String, Value>,
+    defaults: &Map<String, Value>,
     env_token: Option<String>,
 ) -> Result<Vec<TelegramAccount>, String> {
-    let root: Raw = keys::parse("channels.telegram", &Value::Object(section.clone()))?;
-    let own_token = root
-        .bot_token
-        .clone()
-        .filter(|t| !t.trim().is_empty())
-        .or(env_token);
+    let own_token = token(
+        section
+            .get("botToken")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    )
+    .or(env_token);
     let mut out = Vec::new();
-    for a in keys::accounts("telegram", section, own_token.is_some())? {
-        let raw: Raw = keys::parse(&a.path, &a.keys)?;
-        let mut token = raw.bot_token.clone().filter(|t| !t.trim().is_empty());
+    for a in keys::accounts("telegram", section, defaults, own_token.is_some())? {
+        let k: TelegramKeys = keys::parse(&a.path, &a.keys)?;
+        let mut token = token(k.bot_token.clone());
         if a.path == "channels.telegram" {
             token = token.or(own_token.clone());
         }
-        out.push(resolve(&a.id, raw, token, &a.path)?);
+        out.push(resolve(&a.id, k, token, &a.path)?);
     }
     Ok(out)
 }
 
 fn resolve(
     id: &str,
-    raw: Raw,
+    k: TelegramKeys,
     token: Option<String>,
     path: &str,
 ) -> Result<TelegramAccount, String> {
@@ -147,28 +90,19 @@ fn resolve(
     if bot_token.contains(char::is_whitespace) || bot_token.contains('/') {
         return Err(format!("{path}.botToken: not a bot token"));
     }
-    let api_base = raw
-        .api_base_url
-        .or(raw.api_root)
-        .unwrap_or_else(|| DEFAULT_API.to_string());
+    let api_base = k.api_base_url;
     if !(api_base.starts_with("https://") || api_base.starts_with("http://")) {
         return Err(format!("{path}.apiBaseUrl: expected an http(s) URL"));
     }
-    let ids = |v: Option<Vec<IdValue>>| {
-        v.unwrap_or_default()
-            .iter()
-            .map(IdValue::text)
-            .collect::<Vec<_>>()
-    };
     let access = AccessConfig {
-        dm_policy: raw.dm_policy.unwrap_or(DmPolicy::Pairing),
-        allow_from: ids(raw.allow_from),
-        group_policy: raw.group_policy.unwrap_or(GroupPolicy::Allowlist),
-        group_allow_from: ids(raw.group_allow_from),
-        groups: raw.groups.unwrap_or_default(),
+        dm_policy: k.dm_policy,
+        allow_from: keys::ids(&k.allow_from, PREFIXES),
+        group_policy: k.group_policy,
+        group_allow_from: keys::ids(&k.group_allow_from, PREFIXES),
+        groups: k.groups,
     };
     access.check().map_err(|e| format!("{path}.{e}"))?;
-    let media_mb = raw.media_max_mb.unwrap_or(5.0);
+    let media_mb = k.media_max_mb;
     if !(media_mb.is_finite() && media_mb >= 0.0) {
         return Err(format!("{path}.mediaMaxMb: expected a size in MB"));
     }
@@ -177,30 +111,41 @@ fn resolve(
         bot_token,
         api_base,
         access,
-        stream_mode: raw.stream_mode.unwrap_or(StreamMode::Partial),
-        typing_mode: raw.typing_mode.unwrap_or(TypingMode::Thinking),
-        typing_interval_s: raw.typing_interval_seconds.unwrap_or(6).max(1),
-        text_chunk_limit: raw
+        stream_mode: k.stream_mode,
+        typing_mode: k.typing_mode,
+        typing_interval_s: k.typing_interval_seconds.max(1),
+        text_chunk_limit: k
             .text_chunk_limit
-            .unwrap_or(4000)
             .clamp(100, super::format::MAX_MESSAGE_CHARS),
         media_max_bytes: (media_mb * 1024.0 * 1024.0) as u64,
-        poll_timeout_s: raw.poll_timeout_seconds.unwrap_or(30).min(50),
-        edit_interval_ms: raw.edit_interval_ms.unwrap_or(1000),
-        request_timeout_s: raw.request_timeout_seconds.unwrap_or(30).clamp(1, 300),
-        send_interval_ms: raw.send_interval_ms.unwrap_or(35).min(10_000),
+        poll_timeout_s: k.poll_timeout_seconds.min(50),
+        edit_interval_ms: k.edit_interval_ms,
+        request_timeout_s: k.request_timeout_seconds.clamp(1, 300),
+        send_interval_ms: k.send_interval_ms.min(10_000),
         debounce_ms: 0,
-        model_override: raw.model_override,
+        model_override: k.model_override,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::DmPolicy;
     use serde_json::json;
 
     fn section(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
+    }
+
+    fn accounts(
+        s: &Map<String, Value>,
+        env: Option<String>,
+    ) -> Result<Vec<TelegramAccount>, String> {
+        let d = crate::settings::shipped()
+            .channels
+            .defaults
+            .layer("telegram");
+        super::accounts(s, &d, env)
     }
 
     #[test]
@@ -208,7 +153,7 @@ mod tests {
         let a = accounts(&section(json!({ "botToken": "123:abc" })), None).unwrap();
         assert_eq!(a.len(), 1);
         assert_eq!(a[0].account_id, "default");
-        assert_eq!(a[0].api_base, DEFAULT_API);
+        assert_eq!(a[0].api_base, "https://api.telegram.org");
         assert_eq!(a[0].access.dm_policy, DmPolicy::Pairing);
         assert_eq!(a[0].stream_mode, StreamMode::Partial);
         assert_eq!(a[0].typing_interval_s, 6);

@@ -1,0 +1,462 @@
+//! `channels`: one section per channel (`channels.telegram`, `.slack`,
+//! `.discord`; a channel ferroclaw has no adapter for is kept as written)
+//! and `channels.defaults`: OpenClaw's shared `groupPolicy` and
+//! `heartbeat`, and what an account of each channel has unless its section
+//! says otherwise (`channels.defaults.telegram` ..., shipped in
+//! `config/default.json5`). A channel starts when its own section exists.
+//!
+//! An account's keys are read from layers (`channels::keys`): the
+//! channel's defaults, OpenClaw's `channels.defaults.groupPolicy`, the
+//! section, the account. The keys every channel's accounts share are
+//! declared once ([`channel_keys!`]) and written into each channel's keys:
+//! serde's `flatten` would lose the key path an error names.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Who may send direct messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DmPolicy {
+    /// An unknown sender gets a one-time code an operator approves.
+    Pairing,
+    /// Only `allowFrom`.
+    Allowlist,
+    /// Anyone (`allowFrom` must say `"*"`).
+    Open,
+    Disabled,
+}
+
+/// Which group chats the agent answers in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupPolicy {
+    Open,
+    /// Only the chats the section lists (`"*"`: all).
+    Allowlist,
+    Disabled,
+}
+
+/// How a reply reaches the chat while it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamMode {
+    /// One message, edited as the text grows (rate-limited).
+    Partial,
+    /// 800-1200 character blocks, each its own message.
+    Block,
+    /// The whole reply once it is done.
+    Off,
+}
+
+/// Where replies to a channel message go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplyToMode {
+    /// In the channel (a message in a thread is answered in its thread).
+    Off,
+    /// In a thread under the message.
+    First,
+    All,
+}
+
+/// When a Telegram chat shows "typing".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TypingMode {
+    Never,
+    /// From the first reply text on.
+    Message,
+    /// From the start of the run (the model thinking) on.
+    Thinking,
+    /// As soon as the message is accepted.
+    Instant,
+}
+
+/// How a Slack app receives events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SlackMode {
+    /// Socket Mode (an app token; no public URL).
+    Socket,
+    /// The Events API on `webhookPath` (a signing secret).
+    Http,
+}
+
+/// A sender or chat id as the config writes it: a number or a string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum IdValue {
+    Num(serde_json::Number),
+    Text(String),
+}
+
+impl IdValue {
+    /// The id without the channel's `prefixes` (`telegram:`, `slack:`...).
+    pub fn text(&self, prefixes: &[&str]) -> String {
+        match self {
+            IdValue::Num(n) => n.to_string(),
+            IdValue::Text(s) => {
+                let mut t = s.trim();
+                for p in prefixes {
+                    t = t.strip_prefix(p).unwrap_or(t);
+                }
+                t.to_string()
+            }
+        }
+    }
+}
+
+/// A group chat's rule (Telegram's `groups.<chat id>`; what Slack's and
+/// Discord's rules become).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupRule {
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Unset: true (the agent answers only when mentioned).
+    #[serde(default)]
+    pub require_mention: Option<bool>,
+    /// Senders allowed in this chat (unset: the account's `groupAllowFrom`).
+    #[serde(default)]
+    pub allow_from: Option<Vec<Value>>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// A conversation's rule as Slack's `channels.<id>` and Discord's
+/// `guilds.<id>.channels.<id>` write it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelRule {
+    #[serde(default)]
+    pub allow: Option<bool>,
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub require_mention: Option<bool>,
+    #[serde(default)]
+    pub users: Option<Vec<Value>>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// Discord's `guilds.<id>`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GuildRule {
+    #[serde(default)]
+    pub require_mention: Option<bool>,
+    #[serde(default)]
+    pub users: Option<Vec<Value>>,
+    #[serde(default)]
+    pub channels: BTreeMap<String, ChannelRule>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// The keys an account of any channel has, and what reads them.
+pub trait AccountKeys {
+    fn dm_policy(&self) -> DmPolicy;
+    fn group_policy(&self) -> GroupPolicy;
+    fn allow_from(&self) -> &[IdValue];
+}
+
+/// One channel's account keys: the shared keys, then `$own`. Every field
+/// is required: `channels.defaults.<channel>` gives each a value.
+macro_rules! channel_keys {
+    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $f:ident : $t:ty,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            /// false: the account (or the whole section) does not start.
+            pub enabled: bool,
+            /// Direct messages: pairing | allowlist | open | disabled.
+            pub dm_policy: DmPolicy,
+            /// Senders allowed to write directly (ids; `"*"`: anyone).
+            pub allow_from: Vec<IdValue>,
+            /// Group chats: open | allowlist | disabled.
+            pub group_policy: GroupPolicy,
+            /// partial (one message edited as it grows) | block | off.
+            pub stream_mode: StreamMode,
+            /// The longest message sent; longer replies are split.
+            pub text_chunk_limit: usize,
+            /// The shortest spacing between edits of one preview (ms).
+            pub edit_interval_ms: u64,
+            /// A platform call without an answer by then (s) has an unknown outcome.
+            pub request_timeout_seconds: u64,
+            /// The shortest spacing of two sends with one token (ms).
+            pub send_interval_ms: u64,
+            /// The agent for this account's messages when no binding says otherwise.
+            pub model_override: Option<String>,
+            /// Where the platform's API lives (tests point it at a fake).
+            pub api_base_url: String,
+            $($(#[$fm])* pub $f: $t,)*
+            /// OpenClaw's keys ferroclaw does not read, kept as written.
+            #[serde(flatten)]
+            pub other: Map<String, Value>,
+        }
+
+        impl AccountKeys for $name {
+            fn dm_policy(&self) -> DmPolicy {
+                self.dm_policy
+            }
+            fn group_policy(&self) -> GroupPolicy {
+                self.group_policy
+            }
+            fn allow_from(&self) -> &[IdValue] {
+                &self.allow_from
+            }
+        }
+    };
+}
+
+channel_keys! {
+    /// `channels.telegram` (and each of its `accounts`).
+    TelegramKeys {
+        /// From @BotFather (else `TELEGRAM_BOT_TOKEN` for the default account).
+        #[schemars(extend("writeOnly" = true))]
+        bot_token: Option<String>,
+        /// OpenClaw's name for `apiBaseUrl`.
+        api_root: Option<String>,
+        /// Senders allowed in groups whose rule names none.
+        group_allow_from: Vec<IdValue>,
+        /// Per chat id (`"*"`: every group).
+        groups: BTreeMap<String, GroupRule>,
+        /// never | message | thinking | instant.
+        typing_mode: TypingMode,
+        typing_interval_seconds: u64,
+        /// Photos and documents larger than this are not downloaded.
+        media_max_mb: f64,
+        /// `getUpdates`' long-poll hold (at most 50).
+        poll_timeout_seconds: u64,
+    }
+}
+
+channel_keys! {
+    /// `channels.slack` (and each of its `accounts`).
+    SlackKeys {
+        /// socket | http.
+        mode: SlackMode,
+        /// xoxb-... (else `SLACK_BOT_TOKEN` for the default account).
+        #[schemars(extend("writeOnly" = true))]
+        bot_token: Option<String>,
+        /// xapp-..., for Socket Mode (else `SLACK_APP_TOKEN`).
+        #[schemars(extend("writeOnly" = true))]
+        app_token: Option<String>,
+        /// For HTTP mode: requests are verified with it.
+        #[schemars(extend("writeOnly" = true))]
+        signing_secret: Option<String>,
+        /// Where HTTP mode's Events API requests arrive.
+        webhook_path: String,
+        group_allow_from: Vec<IdValue>,
+        /// Per channel id.
+        channels: BTreeMap<String, ChannelRule>,
+        /// off | first | all.
+        reply_to_mode: ReplyToMode,
+        /// Socket Mode pings (s).
+        ping_interval_seconds: f64,
+    }
+}
+
+channel_keys! {
+    /// `channels.discord` (and each of its `accounts`).
+    DiscordKeys {
+        /// The bot's token (else `DISCORD_BOT_TOKEN` for the default account).
+        #[schemars(extend("writeOnly" = true))]
+        token: Option<String>,
+        /// A fixed Gateway URL (unset: asked of `/gateway/bot`).
+        gateway_url: Option<String>,
+        /// The Gateway intents asked for.
+        intents: u64,
+        /// Per guild id, with its channels' rules.
+        guilds: BTreeMap<String, GuildRule>,
+        /// off | first | all.
+        reply_to_mode: ReplyToMode,
+        typing_interval_seconds: u64,
+    }
+}
+
+/// `channels.defaults`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelDefaults {
+    /// OpenClaw's: the `groupPolicy` of every channel whose section sets
+    /// none (over the channel's own default below). Unset: theirs.
+    pub group_policy: Option<GroupPolicy>,
+    /// What a Telegram account has unless its section says otherwise.
+    pub telegram: TelegramKeys,
+    pub slack: SlackKeys,
+    pub discord: DiscordKeys,
+    /// OpenClaw's `heartbeat` display keys, kept as written.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl ChannelDefaults {
+    /// `channel`'s defaults as the bottom layer of its accounts' keys,
+    /// with `groupPolicy` over them when set.
+    pub fn layer(&self, channel: &str) -> Map<String, Value> {
+        let v = match channel {
+            "telegram" => serde_json::to_value(&self.telegram),
+            "slack" => serde_json::to_value(&self.slack),
+            "discord" => serde_json::to_value(&self.discord),
+            _ => Ok(Value::Null),
+        };
+        let mut layer = match v {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        if let Some(p) = self.group_policy {
+            if let Ok(v) = serde_json::to_value(p) {
+                layer.insert("groupPolicy".into(), v);
+            }
+        }
+        layer
+    }
+}
+
+/// `channels.<id>`: the keys read here for every channel (the adapters
+/// read the rest through `channels::keys`).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = super::secret_channel)]
+pub struct ChannelSettings {
+    /// Skills offered on this channel (unset: all).
+    #[serde(default)]
+    pub skill_filter: Option<Vec<String>>,
+    /// Tool allow/deny for this channel (`tools` layer).
+    #[serde(default)]
+    pub tools: Option<Value>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `channels`: `defaults` and the sections by channel id.
+#[derive(Debug, Clone)]
+pub struct ChannelsSettings {
+    pub defaults: ChannelDefaults,
+    pub sections: BTreeMap<String, ChannelSettings>,
+}
+
+impl ChannelsSettings {
+    pub fn get(&self, channel: &str) -> Option<&ChannelSettings> {
+        self.sections.get(channel)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &ChannelSettings)> {
+        self.sections.iter()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.sections.keys()
+    }
+}
+
+impl<'a> IntoIterator for &'a ChannelsSettings {
+    type Item = (&'a String, &'a ChannelSettings);
+    type IntoIter = std::collections::btree_map::Iter<'a, String, ChannelSettings>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.sections.iter()
+    }
+}
+
+impl Serialize for ChannelsSettings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.sections.len() + 1))?;
+        m.serialize_entry("defaults", &self.defaults)?;
+        for (k, v) in &self.sections {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+// By hand, not `flatten`: each key is read by its own `next_value`, so an
+// error keeps its path (`channels.telegram.skillFilter`).
+impl<'de> Deserialize<'de> for ChannelsSettings {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = ChannelsSettings;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of channel sections")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ChannelsSettings, A::Error> {
+                let mut defaults = None;
+                let mut sections = BTreeMap::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "defaults" {
+                        defaults = Some(map.next_value::<ChannelDefaults>()?);
+                    } else {
+                        let section = map.next_value::<ChannelSettings>()?;
+                        sections.insert(key, section);
+                    }
+                }
+                let defaults =
+                    defaults.ok_or_else(|| serde::de::Error::missing_field("defaults"))?;
+                Ok(ChannelsSettings { defaults, sections })
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+impl schemars::JsonSchema for ChannelsSettings {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ChannelsSettings".into()
+    }
+
+    /// `defaults`, the three typed sections (their keys, none required,
+    /// over what every section has) and any other channel's section.
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let section = g.subschema_for::<ChannelSettings>();
+        let optional = |mut s: schemars::Schema| {
+            if let Some(o) = s.as_object_mut() {
+                o.remove("required");
+                o.remove("title");
+            }
+            let mut accounts = s.clone();
+            if let Some(o) = accounts.as_object_mut() {
+                o.remove("description");
+            }
+            if let Some(props) = s
+                .as_object_mut()
+                .and_then(|o| o.get_mut("properties"))
+                .and_then(Value::as_object_mut)
+            {
+                props.insert(
+                    "accounts".into(),
+                    serde_json::json!({
+                        "type": "object",
+                        "description": "More accounts by id; each inherits the section's keys.",
+                        "additionalProperties": accounts,
+                    }),
+                );
+            }
+            serde_json::json!({ "allOf": [section, s] })
+        };
+        let telegram = optional(TelegramKeys::json_schema(g));
+        let slack = optional(SlackKeys::json_schema(g));
+        let discord = optional(DiscordKeys::json_schema(g));
+        let defaults = g.subschema_for::<ChannelDefaults>();
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "defaults": defaults,
+                "telegram": telegram,
+                "slack": slack,
+                "discord": discord,
+            },
+            "required": ["defaults"],
+            "additionalProperties": section,
+        })
+    }
+}
