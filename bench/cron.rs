@@ -89,7 +89,8 @@ fn store_jobs(store: &Store, params: impl Iterator<Item = serde_json::Value>) {
         now_ms: now,
     };
     for (i, p) in params.enumerate() {
-        let (j, _) = CronJob::create(&format!("job-{i:05}"), &p, &known).unwrap();
+        let job = ferroclaw::protocol::cron::new_job(&p).unwrap();
+        let (j, _) = CronJob::create(&format!("job-{i:05}"), &job, &known).unwrap();
         record::save_job(store, &j).unwrap();
     }
 }
@@ -127,8 +128,8 @@ fn main() {
             held as f64 / 1_048_576.0,
             held as f64 / 10_000.0,
             (after.saturating_sub(before)) as f64 / 1024.0,
-            status["jobs"],
-            status["nextWakeAtMs"],
+            status.jobs,
+            status.next_wake_at_ms.unwrap_or_default(),
         );
         let t = Instant::now();
         for _ in 0..100 {

@@ -21,10 +21,11 @@ use serde_json::{json, Value};
 /// The `cron` event's payload (OpenClaw's: `jobId`, `action`
 /// `added|updated|removed|started|finished`, `job`, and a run's fields).
 pub fn cron(event: &CronEvent) -> Value {
+    use super::cron::{job as shown, run};
     match event {
         CronEvent::Changed { job_id, added, job } => {
             let action = if *added { "added" } else { "updated" };
-            json!({ "jobId": job_id, "action": action, "job": job })
+            json!({ "jobId": job_id, "action": action, "job": shown(job) })
         }
         CronEvent::Removed { job_id } => json!({ "jobId": job_id, "action": "removed" }),
         CronEvent::Started {
@@ -34,15 +35,15 @@ pub fn cron(event: &CronEvent) -> Value {
             job,
         } => json!({
             "jobId": job_id, "action": "started", "runId": run_id,
-            "runAtMs": run_at_ms, "job": job,
+            "runAtMs": run_at_ms, "job": job.as_deref().map(shown),
         }),
         CronEvent::Finished {
             entry,
             job_name,
             job,
         } => {
-            let mut v = entry.public(Some(job_name));
-            v["job"] = job.clone();
+            let mut v = run(entry, Some(job_name));
+            v["job"] = shown(job);
             v
         }
     }

@@ -4,6 +4,7 @@
 //! `../shared/protocol.md`. Frames never carry `null` optionals or extra keys.
 
 pub mod connect;
+pub mod cron;
 pub mod device_auth;
 pub mod errors;
 pub mod events;

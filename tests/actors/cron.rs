@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
+use ferroclaw::protocol::cron as wire;
 use ferroclaw_actors::cron::clock::ManualClock;
 use ferroclaw_actors::cron::job::Target;
 use ferroclaw_actors::cron::*;
@@ -99,7 +100,7 @@ fn life<R: 'static>(
 async fn settle(addr: &Addr<CronActor>) {
     for _ in 0..200 {
         let s = addr.send(CronStatus).await.unwrap();
-        if s["running"] == 0 {
+        if s.running == 0 {
             // RunEnded is handled; give the last record a turn to land.
             actix::clock::sleep(std::time::Duration::from_millis(5)).await;
             return;
@@ -110,16 +111,16 @@ async fn settle(addr: &Addr<CronActor>) {
 }
 
 async fn add(addr: &Addr<CronActor>, params: Value) -> String {
-    let job = addr
+    let added = addr
         .send(AddJob {
-            params,
+            job: wire::new_job(&params).unwrap(),
             channels: vec![],
             agents: vec![],
         })
         .await
         .unwrap()
         .unwrap();
-    job["id"].as_str().unwrap().to_string()
+    added.job.job.id
 }
 
 fn turn(name: &str, schedule: Value) -> Value {
@@ -255,7 +256,7 @@ fn a_stop_catches_up_once_and_never_twice() {
     let listed = life(dir.path(), &clock, &runner, config(true, false), |addr| {
         async move {
             settle(&addr).await;
-            addr.send(ListRuns::default()).await.unwrap().unwrap()
+            wire::run_page(&addr.send(ListRuns::default()).await.unwrap().unwrap())
         }
         .boxed_local()
     });
@@ -325,7 +326,7 @@ fn a_run_cut_short_is_recorded_interrupted_and_not_repeated_unless_configured() 
                     c.advance(H);
                     addr.send(Tick).await.unwrap();
                     let s = addr.send(CronStatus).await.unwrap();
-                    assert_eq!(s["running"], 1);
+                    assert_eq!(s.running, 1);
                     id
                 }
                 .boxed_local()
@@ -337,7 +338,7 @@ fn a_run_cut_short_is_recorded_interrupted_and_not_repeated_unless_configured() 
         let runs = life(dir.path(), &clock, &fresh, config(true, retry), |addr| {
             async move {
                 settle(&addr).await;
-                addr.send(ListRuns::default()).await.unwrap().unwrap()
+                wire::run_page(&addr.send(ListRuns::default()).await.unwrap().unwrap())
             }
             .boxed_local()
         });
@@ -375,20 +376,21 @@ fn reading_jobs_changes_nothing() {
                     ),
                 )
                 .await;
-                let before = addr.send(GetJob { id: id.clone() }).await.unwrap().unwrap();
+                let get = |id: String| {
+                    let addr = addr.clone();
+                    async move { wire::job(&addr.send(GetJob { id }).await.unwrap().unwrap()) }
+                };
+                let before = get(id.clone()).await;
                 for _ in 0..50 {
                     c.advance(60_000);
-                    let mut list = addr.send(ListJobs::default()).await.unwrap();
+                    let mut list = wire::job_page(&addr.send(ListJobs::default()).await.unwrap());
                     assert_eq!(list["jobs"][0]["effectiveAgentId"], "main");
                     list["jobs"][0]
                         .as_object_mut()
                         .unwrap()
                         .remove("effectiveAgentId");
                     assert_eq!(list["jobs"][0], before);
-                    assert_eq!(
-                        addr.send(GetJob { id: id.clone() }).await.unwrap().unwrap(),
-                        before
-                    );
+                    assert_eq!(get(id.clone()).await, before);
                     addr.send(CronStatus).await.unwrap();
                     addr.send(ListRuns {
                         job_id: Some(id.clone()),
@@ -433,7 +435,7 @@ fn bad_jobs_are_refused_with_the_reason_and_the_scheduler_goes_on() {
                 ] {
                     let e = addr
                         .send(AddJob {
-                            params: turn("bad", schedule),
+                            job: wire::new_job(&turn("bad", schedule)).unwrap(),
                             channels: vec![],
                             agents: vec![],
                         })
@@ -445,7 +447,7 @@ fn bad_jobs_are_refused_with_the_reason_and_the_scheduler_goes_on() {
                 let e = addr
                     .send(UpdateJob {
                         id: "nope".into(),
-                        patch: json!({}),
+                        patch: wire::job_patch(&json!({})).unwrap(),
                         channels: vec![],
                         agents: vec![],
                     })
@@ -457,7 +459,7 @@ fn bad_jobs_are_refused_with_the_reason_and_the_scheduler_goes_on() {
                 c.advance(H);
                 addr.send(Tick).await.unwrap();
                 settle(&addr).await;
-                assert_eq!(addr.send(CronStatus).await.unwrap()["jobs"], 1);
+                assert_eq!(addr.send(CronStatus).await.unwrap().jobs, 1);
                 id
             }
             .boxed_local()
@@ -508,7 +510,7 @@ fn a_run_caught_delivering_finishes_its_delivery_once_and_is_not_run_again() {
     let runs = life(dir.path(), &clock, &runner, config(true, false), |addr| {
         async move {
             settle(&addr).await;
-            addr.send(ListRuns::default()).await.unwrap().unwrap()
+            wire::run_page(&addr.send(ListRuns::default()).await.unwrap().unwrap())
         }
         .boxed_local()
     });
@@ -551,7 +553,7 @@ fn a_runner_that_panics_fails_its_run_and_the_job_goes_on() {
                     addr.send(Tick).await.unwrap();
                     settle(&addr).await;
                 }
-                addr.send(ListRuns::default()).await.unwrap().unwrap()
+                wire::run_page(&addr.send(ListRuns::default()).await.unwrap().unwrap())
             }
             .boxed_local()
         },

@@ -18,10 +18,9 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use futures_util::FutureExt;
-use serde_json::Value;
 
 use super::clock::Clock;
-use super::job::CronJob;
+use super::job::{CronJob, JobView};
 use super::messages::*;
 use super::record::{self, Phase, RunEntry};
 use super::schedule::Schedule;
@@ -243,7 +242,7 @@ impl CronActor {
                 job_id: order.job.id.clone(),
                 run_id: order.entry.run_id.clone(),
                 run_at_ms: order.entry.run_at_ms,
-                job: self.public_of(&order.job.id),
+                job: self.view_of(&order.job.id).map(Box::new),
             });
         }
         let store = self.store.clone();
@@ -272,11 +271,12 @@ impl CronActor {
         });
     }
 
-    pub(super) fn public_of(&self, id: &str) -> Value {
-        self.jobs
-            .get(id)
-            .map(|s| s.job.public(s.next))
-            .unwrap_or(Value::Null)
+    pub(super) fn view_of(&self, id: &str) -> Option<JobView> {
+        self.jobs.get(id).map(|s| JobView {
+            job: s.job.clone(),
+            next_run_ms: s.next,
+            effective_agent: None,
+        })
     }
 
     /// Records how a run ended, on the run and on its job.
@@ -340,7 +340,11 @@ impl CronActor {
         }
         self.emit(CronEvent::Finished {
             job_name: job.name.clone(),
-            job: job.public(None),
+            job: Box::new(JobView {
+                job: job.clone(),
+                next_run_ms: None,
+                effective_agent: None,
+            }),
             entry: Box::new(entry),
         });
         if delete {

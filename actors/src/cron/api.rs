@@ -1,27 +1,12 @@
 //! The scheduler's `cron.*` handlers. Reads answer from memory and change
 //! nothing; writes are durable (flushed) before they are answered.
 
-use actix::prelude::*;
-use serde_json::{json, Value};
-
 use super::actor::CronActor;
-use super::job::{CronJob, Known};
+use super::job::{CronJob, JobView, Known};
 use super::messages::*;
 use super::record::{self, Phase, RunEntry};
 use super::schedule::Schedule;
-
-fn page<T>(items: Vec<T>, offset: Option<usize>, limit: Option<usize>) -> (Vec<T>, Value) {
-    let total = items.len();
-    let limit = limit.unwrap_or(50).clamp(1, 200);
-    let offset = offset.unwrap_or(0).min(total);
-    let rows: Vec<T> = items.into_iter().skip(offset).take(limit).collect();
-    let next = offset + rows.len();
-    let meta = json!({
-        "total": total, "offset": offset, "limit": limit, "hasMore": next < total,
-        "nextOffset": if next < total { json!(next) } else { Value::Null },
-    });
-    (rows, meta)
-}
+use actix::prelude::*;
 
 fn matches_query(job: &CronJob, q: &str) -> bool {
     let q = q.to_lowercase();
@@ -53,7 +38,7 @@ impl CronActor {
         schedule: Schedule,
         action: &'static str,
         ctx: &mut Context<Self>,
-    ) -> ResponseFuture<Result<Value, CronError>> {
+    ) -> ResponseFuture<Result<JobView, CronError>> {
         if let Err(e) = record::save_job(&self.store, &job) {
             return Box::pin(async move { Err(CronError::Store(e)) });
         }
@@ -62,11 +47,13 @@ impl CronActor {
         self.place(job, schedule, now);
         self.bump_revision();
         self.arm(ctx);
-        let view = self.public_of(&id);
+        let Some(view) = self.view_of(&id) else {
+            return Box::pin(async move { Err(CronError::NotFound(id)) });
+        };
         self.emit(CronEvent::Changed {
             job_id: id,
             added: action == "added",
-            job: view.clone(),
+            job: Box::new(view.clone()),
         });
         let store = self.store.clone();
         Box::pin(async move {
@@ -114,34 +101,37 @@ impl Handler<ListJobs> for CronActor {
         if f.sort_dir.as_deref() == Some("desc") {
             rows.reverse();
         }
-        let (rows, mut meta) = page(rows, f.offset, f.limit);
-        meta["jobs"] = rows
+        let (rows, page) = Page::of(rows, f.offset, f.limit);
+        let jobs = rows
             .into_iter()
-            .map(|(j, next)| {
-                let mut v = j.public(next);
-                v["effectiveAgentId"] = json!(j.agent(&default_agent));
-                v
+            .map(|(j, next)| JobView {
+                job: j.clone(),
+                next_run_ms: next,
+                effective_agent: Some(j.agent(&default_agent).to_string()),
             })
             .collect();
-        meta["snapshotRevision"] = json!(self.revision);
-        MessageResult(meta)
+        MessageResult(JobPage {
+            jobs,
+            page,
+            revision: self.revision.clone(),
+        })
     }
 }
 
 impl Handler<GetJob> for CronActor {
-    type Result = Option<Value>;
-    fn handle(&mut self, msg: GetJob, _: &mut Context<Self>) -> Option<Value> {
+    type Result = Option<JobView>;
+    fn handle(&mut self, msg: GetJob, _: &mut Context<Self>) -> Option<JobView> {
         let _span = self.span.clone().entered();
-        self.jobs.get(&msg.id).map(|s| s.job.public(s.next))
+        self.view_of(&msg.id)
     }
 }
 
 impl Handler<AddJob> for CronActor {
-    type Result = ResponseFuture<Result<Value, CronError>>;
+    type Result = ResponseFuture<Result<Added, CronError>>;
     fn handle(&mut self, msg: AddJob, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let declared = msg.params["declarationKey"].as_str().map(str::trim);
-        let existing = declared.and_then(|key| {
+        let declared = msg.job.declaration_key.clone();
+        let existing = declared.as_deref().and_then(|key| {
             self.jobs
                 .values()
                 .find(|s| s.job.declaration_key.as_deref() == Some(key))
@@ -151,21 +141,20 @@ impl Handler<AddJob> for CronActor {
             || ulid::Ulid::generate().to_string().to_lowercase(),
             |j| j.id.clone(),
         );
-        let made = CronJob::create(&id, &msg.params, &self.known(&msg.channels, &msg.agents));
+        let made = CronJob::create(&id, &msg.job, &self.known(&msg.channels, &msg.agents));
         let (mut job, schedule) = match made {
             Ok(made) => made,
             Err(e) => return Box::pin(async move { Err(CronError::Invalid(e)) }),
         };
+        let answer = |created: bool, updated: bool| {
+            let declared = declared.is_some().then_some(Declared { created, updated });
+            move |job: JobView| Added { job, declared }
+        };
         let Some(old) = existing else {
             tracing::info!(job = %id, schedule = %job.schedule, "cron: job added");
             let saved = self.commit_job(job, schedule, "added", ctx);
-            return match declared {
-                // A declared job answers in OpenClaw's declarative shape.
-                Some(_) => {
-                    Box::pin(async move { Ok(json!({"created": true, "job": saved.await?})) })
-                }
-                None => saved,
-            };
+            let answer = answer(true, false);
+            return Box::pin(async move { saved.await.map(answer) });
         };
         // The same declaration again: the job converges to it, its history kept.
         let same = |j: &CronJob| {
@@ -179,18 +168,18 @@ impl Handler<AddJob> for CronActor {
         job.created_at_ms = old.created_at_ms;
         job.state = old.state.clone();
         if !changed {
-            let view = self.public_of(&id);
-            return Box::pin(async move {
-                Ok(json!({"created": false, "updated": false, "job": view}))
-            });
+            let view = self.view_of(&id).ok_or(CronError::NotFound(id));
+            let answer = answer(false, false);
+            return Box::pin(async move { view.map(answer) });
         }
         let saved = self.commit_job(job, schedule, "updated", ctx);
-        Box::pin(async move { Ok(json!({"created": false, "updated": true, "job": saved.await?})) })
+        let answer = answer(false, true);
+        Box::pin(async move { saved.await.map(answer) })
     }
 }
 
 impl Handler<UpdateJob> for CronActor {
-    type Result = ResponseFuture<Result<Value, CronError>>;
+    type Result = ResponseFuture<Result<JobView, CronError>>;
     fn handle(&mut self, msg: UpdateJob, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let Some(slot) = self.jobs.get(&msg.id) else {
@@ -198,7 +187,7 @@ impl Handler<UpdateJob> for CronActor {
         };
         match slot
             .job
-            .patched(&msg.patch, &self.known(&msg.channels, &msg.agents))
+            .patched(msg.patch, &self.known(&msg.channels, &msg.agents))
         {
             Ok((job, schedule)) => self.commit_job(job, schedule, "updated", ctx),
             Err(e) => Box::pin(async move { Err(CronError::Invalid(e)) }),
@@ -207,7 +196,7 @@ impl Handler<UpdateJob> for CronActor {
 }
 
 impl Handler<RemoveJob> for CronActor {
-    type Result = ResponseFuture<Result<Value, CronError>>;
+    type Result = ResponseFuture<Result<(), CronError>>;
     fn handle(&mut self, msg: RemoveJob, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         if !self.jobs.contains_key(&msg.id) {
@@ -225,13 +214,13 @@ impl Handler<RemoveJob> for CronActor {
         let store = self.store.clone();
         Box::pin(async move {
             store.flush().await?;
-            Ok(json!({"ok": true, "removed": true}))
+            Ok(())
         })
     }
 }
 
 impl Handler<RunJob> for CronActor {
-    type Result = Result<Value, CronError>;
+    type Result = Result<RunStart, CronError>;
     fn handle(&mut self, msg: RunJob, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let now = self.clock.now_ms();
@@ -239,7 +228,7 @@ impl Handler<RunJob> for CronActor {
             .jobs
             .get(&msg.id)
             .ok_or_else(|| CronError::NotFound(msg.id.clone()))?;
-        let not = |reason: &str| Ok(json!({"ok": true, "ran": false, "reason": reason}));
+        let not = |reason: &'static str| Ok(RunStart::NotRun { reason });
         match msg.mode.as_str() {
             "force" => {}
             "due" if slot.next.is_some_and(|n| n <= now) => {}
@@ -265,12 +254,12 @@ impl Handler<RunJob> for CronActor {
             s.job = job.clone();
         }
         self.launch(vec![Order { job, key, entry }], ctx);
-        Ok(json!({"ok": true, "enqueued": true, "ran": true, "runId": run_id}))
+        Ok(RunStart::Started { run_id })
     }
 }
 
 impl Handler<ListRuns> for CronActor {
-    type Result = Result<Value, CronError>;
+    type Result = Result<RunPage, CronError>;
     fn handle(&mut self, f: ListRuns, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         if let Some(id) = &f.job_id {
@@ -287,44 +276,36 @@ impl Handler<ListRuns> for CronActor {
             return Err(CronError::NotFound(f.job_id.unwrap_or_default()));
         }
         let name_of = |id: &str| self.jobs.get(id).map(|s| s.job.name.clone());
-        let mut rows: Vec<Value> = runs
+        let any = |wanted: &[String], v: Option<&str>| {
+            wanted.is_empty() || wanted.iter().any(|w| v == Some(w.as_str()))
+        };
+        let query = f.query.as_deref().map(str::to_lowercase);
+        let mut rows: Vec<RunRow> = runs
             .into_iter()
             .map(|(_, r)| r)
             .filter(|r| r.phase == Phase::Finished)
             .filter(|r| f.run_id.as_deref().is_none_or(|id| r.run_id == id))
-            .map(|r| r.public(name_of(&r.job_id).as_deref()))
-            .filter(|v| {
-                f.statuses.is_empty() || f.statuses.iter().any(|s| v["status"].as_str() == Some(s))
+            .filter(|r| any(&f.statuses, r.status.as_deref()))
+            .filter(|r| any(&f.delivery_statuses, Some(r.delivery_shown())))
+            .map(|entry| RunRow {
+                job_name: name_of(&entry.job_id),
+                entry,
             })
-            .filter(|v| {
-                f.delivery_statuses.is_empty()
-                    || f.delivery_statuses
-                        .iter()
-                        .any(|s| v["deliveryStatus"].as_str() == Some(s))
-            })
-            .filter(|v| {
-                f.query.as_deref().is_none_or(|q| {
-                    let q = q.to_lowercase();
-                    ["summary", "error", "jobName"].iter().any(|k| {
-                        v[*k]
-                            .as_str()
-                            .is_some_and(|t| t.to_lowercase().contains(&q))
-                    })
+            .filter(|row| {
+                query.as_deref().is_none_or(|q| {
+                    [&row.entry.summary, &row.entry.error, &row.job_name]
+                        .into_iter()
+                        .flatten()
+                        .any(|t| t.to_lowercase().contains(q))
                 })
             })
             .collect();
-        rows.sort_by_key(|v| {
-            (
-                v["ts"].as_u64().unwrap_or(0),
-                v["runId"].as_str().map(str::to_string),
-            )
-        });
+        rows.sort_by(|a, b| (a.entry.ts(), &a.entry.run_id).cmp(&(b.entry.ts(), &b.entry.run_id)));
         if f.sort_dir.as_deref() != Some("asc") {
             rows.reverse();
         }
-        let (rows, mut meta) = page(rows, f.offset, f.limit);
-        meta["entries"] = Value::Array(rows);
-        Ok(meta)
+        let (entries, page) = Page::of(rows, f.offset, f.limit);
+        Ok(RunPage { entries, page })
     }
 }
 
@@ -332,16 +313,12 @@ impl Handler<CronStatus> for CronActor {
     type Result = MessageResult<CronStatus>;
     fn handle(&mut self, _: CronStatus, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        MessageResult(json!({
-            "enabled": self.config.enabled,
-            "storage": "sled",
-            "storePath": self.store.dir().join("store").display().to_string(),
-            "jobs": self.jobs.len(),
-            "running": self.running.len(),
-            "nextWakeAtMs": match self.config.enabled {
-                true => self.next_wake().map_or(Value::Null, |n| json!(n)),
-                false => Value::Null,
-            },
-        }))
+        MessageResult(SchedulerStatus {
+            enabled: self.config.enabled,
+            store_path: self.store.dir().join("store").display().to_string(),
+            jobs: self.jobs.len(),
+            running: self.running.len(),
+            next_wake_at_ms: self.config.enabled.then(|| self.next_wake()).flatten(),
+        })
     }
 }

@@ -83,14 +83,78 @@ impl HeartbeatConfig {
     }
 }
 
+/// How a heartbeat went: OpenClaw's `heartbeat` event (the field names
+/// are its), kept as the last one for `last-heartbeat` and stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Beat {
+    pub status: BeatStatus,
+    /// Why it was skipped or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<RunId>,
+    /// The reply's first 200 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// Why no route was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_media: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_status: Option<String>,
+    /// When it was reported (ms).
+    #[serde(default)]
+    pub ts: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BeatStatus {
+    /// Delivered to its target.
+    Sent,
+    #[default]
+    Skipped,
+    Failed,
+    /// The model answered nothing.
+    OkEmpty,
+    /// The model answered `HEARTBEAT_OK`.
+    OkToken,
+}
+
+impl Beat {
+    fn skipped(reason: &str) -> Beat {
+        Beat {
+            status: BeatStatus::Skipped,
+            reason: Some(reason.into()),
+            ..Beat::default()
+        }
+    }
+
+    fn failed(reason: impl Into<String>) -> Beat {
+        Beat {
+            status: BeatStatus::Failed,
+            reason: Some(reason.into()),
+            ..Beat::default()
+        }
+    }
+}
+
 /// A `heartbeat` event for clients.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
-pub struct HeartbeatEvent(pub Value);
+pub struct HeartbeatEvent(pub Beat);
 
 /// `last-heartbeat`.
 #[derive(Debug, Message)]
-#[rtype(result = "Option<Value>")]
+#[rtype(result = "Option<Beat>")]
 pub struct LastHeartbeat;
 
 /// `set-heartbeats`. Reply: whether heartbeats are now on.
@@ -164,7 +228,7 @@ pub struct HeartbeatActor {
     announcer: Announcer,
     runs: Addr<RunRegistry>,
     events: Option<Recipient<HeartbeatEvent>>,
-    last: Option<Value>,
+    last: Option<Beat>,
     in_flight: bool,
     timer: Option<SpawnHandle>,
     /// When the next scheduled beat is due (ms; stored, so a restart keeps
@@ -177,7 +241,15 @@ pub struct HeartbeatActor {
 #[serde(rename_all = "camelCase")]
 struct Stored {
     next_due_at: Option<u64>,
-    last: Option<Value>,
+    /// Read leniently: a last beat this version cannot read is dropped,
+    /// never the schedule.
+    #[serde(default, deserialize_with = "lenient")]
+    last: Option<Beat>,
+}
+
+fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Beat>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(serde_json::from_value(v).ok())
 }
 
 const STORED_KEY: &str = "heartbeat";
@@ -267,8 +339,8 @@ impl HeartbeatActor {
         }));
     }
 
-    fn emit(&mut self, mut event: Value) {
-        event["ts"] = json!(self.clock.now_ms());
+    fn emit(&mut self, mut event: Beat) {
+        event.ts = self.clock.now_ms();
         self.last = Some(event.clone());
         self.save();
         if let Some(e) = &self.events {
@@ -278,7 +350,10 @@ impl HeartbeatActor {
 
     fn skipped(&mut self, reason: &str) {
         tracing::debug!(reason, "heartbeat skipped");
-        self.emit(json!({"status": "skipped", "reason": reason, "durationMs": 0}));
+        self.emit(Beat {
+            duration_ms: Some(0),
+            ..Beat::skipped(reason)
+        });
     }
 
     /// One heartbeat: the checks that cost nothing (None: skipped, the
@@ -342,18 +417,14 @@ struct Turn {
     started: u64,
 }
 
-fn failed(reason: String) -> Value {
-    json!({"status": "failed", "reason": reason})
-}
-
 impl Turn {
     /// The heartbeat prompt into the main session, unless there is
     /// nothing to do (read off the actor: `HEARTBEAT.md` and the queue of
     /// system events) or the session is busy.
-    async fn start(self) -> Result<Turn, Value> {
+    async fn start(self) -> Result<Turn, Beat> {
         let a = &self.announcer;
         let Ok(key) = SessionKey::canonical("main", &a.default_agent, "main") else {
-            return Err(failed("no main session".into()));
+            return Err(Beat::failed("no main session"));
         };
         // Counted without waking the main session (a beat with nothing to
         // do costs nothing).
@@ -367,17 +438,18 @@ impl Turn {
         .await
         .unwrap_or(false);
         if !worth {
-            return Err(
-                json!({"status": "skipped", "reason": "empty-heartbeat-file", "durationMs": 0}),
-            );
+            return Err(Beat {
+                duration_ms: Some(0),
+                ..Beat::skipped("empty-heartbeat-file")
+            });
         }
         let busy = self.runs.send(BusySessions).await.unwrap_or_default();
         if busy.contains(key.as_str()) {
-            return Err(json!({"status": "skipped", "reason": "requests-in-flight"}));
+            return Err(Beat::skipped("requests-in-flight"));
         }
         let session = match a.router.send(GetSession { key }).await {
             Ok(Ok((s, _))) => s,
-            _ => return Err(failed("the main session is unavailable".into())),
+            _ => return Err(Beat::failed("the main session is unavailable")),
         };
         let mut msg = SendChat::text(&self.config.prompt, &self.run_id);
         msg.model = self.config.model.clone();
@@ -386,58 +458,89 @@ impl Turn {
         };
         match session.send(msg).await {
             Ok(Ok(_)) => Ok(self),
-            Ok(Err(e)) => Err(failed(e.to_string())),
-            Err(_) => Err(failed("the main session is gone".into())),
+            Ok(Err(e)) => Err(Beat::failed(e.to_string())),
+            Err(_) => Err(Beat::failed("the main session is gone")),
         }
     }
 
     /// Waits for the turn, then delivers what is worth delivering.
-    async fn finish(self) -> Value {
+    async fn finish(self) -> Beat {
         let a = &self.announcer;
         let limit = Duration::from_secs(15 * 60);
         let result = match wait_run(&self.runs, &self.run_id, None, limit).await {
             Waited::Ended(r) => r,
-            _ => return failed("the heartbeat turn did not end in time".into()),
+            _ => return Beat::failed("the heartbeat turn did not end in time"),
         };
-        let duration = crate::now_ms().saturating_sub(self.started);
+        let duration = Some(crate::now_ms().saturating_sub(self.started));
+        let run_id = Some(self.run_id.clone());
         let text = match result.outcome {
             Outcome::Alert(text) | Outcome::Text(text) => text,
             Outcome::Silent { empty } => {
-                let status = if empty { "ok-empty" } else { "ok-token" };
-                return json!({"status": status, "durationMs": duration, "runId": self.run_id});
+                let status = if empty {
+                    BeatStatus::OkEmpty
+                } else {
+                    BeatStatus::OkToken
+                };
+                return Beat {
+                    status,
+                    duration_ms: duration,
+                    run_id,
+                    ..Beat::default()
+                };
             }
             Outcome::Recorded => {
-                return json!({"status": "ok-token", "durationMs": duration, "runId": self.run_id})
+                return Beat {
+                    status: BeatStatus::OkToken,
+                    duration_ms: duration,
+                    run_id,
+                    ..Beat::default()
+                }
             }
             failure => {
                 let why = failure.error().unwrap_or(failure.status().as_str());
-                let mut e = failed(why.to_string());
-                e["durationMs"] = json!(duration);
-                return e;
+                return Beat {
+                    duration_ms: duration,
+                    ..Beat::failed(why)
+                };
             }
         };
-        let preview: String = text.chars().take(200).collect();
+        let preview = Some(text.chars().take(200).collect());
         let Some(target) = &self.config.target else {
-            return json!({"status": "skipped", "reason": "target-none", "preview": preview,
-                "durationMs": duration, "runId": self.run_id});
+            return Beat {
+                preview,
+                duration_ms: duration,
+                run_id,
+                ..Beat::skipped("target-none")
+            };
         };
         let to = match a.resolve(&a.default_agent, target).await {
             Ok(to) => to,
             Err(e) => {
-                return json!({"status": "skipped", "reason": "no-route", "message": e,
-                "preview": preview, "durationMs": duration})
+                return Beat {
+                    message: Some(e),
+                    preview,
+                    duration_ms: duration,
+                    ..Beat::skipped("no-route")
+                }
             }
         };
         let (delivered, status, error) = a.send(&to, &text, &self.run_id).await;
-        let mut event = json!({
-            "status": if delivered { "sent" } else { "failed" }, "to": to.to, "channel": to.channel,
-            "preview": preview, "durationMs": duration, "hasMedia": false, "runId": self.run_id,
-            "deliveryStatus": status,
-        });
-        if let Some(e) = error {
-            event["reason"] = json!(e);
+        Beat {
+            status: if delivered {
+                BeatStatus::Sent
+            } else {
+                BeatStatus::Failed
+            },
+            reason: error,
+            to: Some(to.to.clone()),
+            channel: Some(to.channel.clone()),
+            preview,
+            duration_ms: duration,
+            has_media: Some(false),
+            run_id,
+            delivery_status: Some(status.to_string()),
+            ..Beat::default()
         }
-        event
     }
 }
 
@@ -461,8 +564,8 @@ impl Handler<RunHeartbeat> for HeartbeatActor {
 }
 
 impl Handler<LastHeartbeat> for HeartbeatActor {
-    type Result = Option<Value>;
-    fn handle(&mut self, _: LastHeartbeat, _: &mut Context<Self>) -> Option<Value> {
+    type Result = Option<Beat>;
+    fn handle(&mut self, _: LastHeartbeat, _: &mut Context<Self>) -> Option<Beat> {
         let _span = self.span.clone().entered();
         self.last.clone()
     }
@@ -508,5 +611,42 @@ impl Handler<HeartbeatStatus> for HeartbeatActor {
             ack_max_chars: c.ack_max_chars,
             next_due_at: self.next_due.filter(|_| every.is_some()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_beat_is_openclaws_event_and_an_unreadable_stored_one_keeps_the_schedule() {
+        let b = Beat {
+            preview: Some("hi".into()),
+            duration_ms: Some(5),
+            ts: 7,
+            ..Beat::skipped("target-none")
+        };
+        assert_eq!(
+            serde_json::to_value(&b).unwrap(),
+            serde_json::json!({"status": "skipped", "reason": "target-none",
+                "preview": "hi", "durationMs": 5, "ts": 7})
+        );
+        let ok = Beat {
+            status: BeatStatus::OkToken,
+            ..Beat::default()
+        };
+        assert_eq!(serde_json::to_value(&ok).unwrap()["status"], "ok-token");
+        // A beat written before it was typed reads back; one this version
+        // cannot read is dropped, the schedule kept.
+        let s: Stored = serde_json::from_value(serde_json::json!({"nextDueAt": 9,
+            "last": {"status": "sent", "to": "42", "channel": "telegram", "hasMedia": false,
+                "deliveryStatus": "delivered", "durationMs": 3, "runId": "heartbeat:1", "ts": 4}}))
+        .unwrap();
+        assert_eq!(s.last.as_ref().unwrap().status, BeatStatus::Sent);
+        assert_eq!(s.last.unwrap().to.as_deref(), Some("42"));
+        let s: Stored =
+            serde_json::from_value(serde_json::json!({"nextDueAt": 9, "last": {"status": 3}}))
+                .unwrap();
+        assert_eq!((s.next_due_at, s.last), (Some(9), None));
     }
 }

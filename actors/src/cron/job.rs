@@ -1,7 +1,8 @@
-//! A cron job in OpenClaw's shape (`cron.add` params, `cron.list` rows):
-//! its definition as the client gave it (checked here, so a bad job is
-//! refused at `cron.add`/`cron.update` with what is wrong) and the state
-//! the scheduler keeps beside it. Reading a job never changes it.
+//! A cron job: its definition (`NewJob`, `cron.add`'s params read at the
+//! edge, `protocol/cron.rs`; `JobPatch` for `cron.update`), checked here so
+//! a bad job is refused with what is wrong, and the state the scheduler
+//! keeps beside it. Clients see a `JobView` (rendered at the edge).
+//! Reading a job never changes it.
 //!
 //! ferroclaw runs two payloads: `agentTurn` (a turn in the job's own
 //! session `cron:<id>`, a named `session:<key>`, or the creator's
@@ -12,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::schedule::Schedule;
 use crate::inbound::SessionKey;
@@ -108,25 +109,122 @@ pub struct Known<'a> {
     pub now_ms: u64,
 }
 
-const ADD_KEYS: &[&str] = &[
-    "name",
-    "declarationKey",
-    "displayName",
-    "owner",
-    "agentId",
-    "sessionKey",
-    "description",
-    "enabled",
-    "deleteAfterRun",
-    "schedule",
-    "pacing",
-    "trigger",
-    "sessionTarget",
-    "wakeMode",
-    "payload",
-    "delivery",
-    "failureAlert",
-];
+/// `cron.add`'s params, each key's type checked where they are read (the
+/// edge's `protocol::cron`); what they mean is checked by
+/// [`CronJob::create`]. Strings are trimmed and not blank.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewJob {
+    pub name: Option<String>,
+    pub display_name: Option<String>,
+    pub declaration_key: Option<String>,
+    pub description: Option<String>,
+    pub enabled: Option<bool>,
+    pub delete_after_run: Option<bool>,
+    pub agent_id: Option<String>,
+    pub session_key: Option<String>,
+    /// `{kind: "at" | "every" | "cron", ...}` (`schedule.rs`).
+    pub schedule: Option<Value>,
+    /// `main`, `isolated`, `current` or `session:<key>`.
+    pub session_target: Option<String>,
+    /// `now` or `next-heartbeat`.
+    pub wake_mode: Option<String>,
+    /// `{kind: "agentTurn", message, ...}` or `{kind: "systemEvent", text}`.
+    pub payload: Option<Value>,
+    /// `{mode: "announce" | "none", channel, to, ...}`.
+    pub delivery: Option<Value>,
+    pub failure_alert: Option<Value>,
+}
+
+/// `cron.update`'s patch: per key, untouched (`None`), cleared
+/// (`Some(None)`, a `null`) or set. `payload` and `delivery` merge key by
+/// key (a `null` inside removes that key; a new payload `kind` starts
+/// from nothing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobPatch {
+    pub name: Option<Option<String>>,
+    pub display_name: Option<Option<String>>,
+    pub declaration_key: Option<Option<String>>,
+    pub description: Option<Option<String>>,
+    pub enabled: Option<Option<bool>>,
+    pub delete_after_run: Option<Option<bool>>,
+    pub agent_id: Option<Option<String>>,
+    pub session_key: Option<Option<String>>,
+    pub schedule: Option<Option<Value>>,
+    pub session_target: Option<Option<String>>,
+    pub wake_mode: Option<Option<String>>,
+    pub payload: Option<Option<Map<String, Value>>>,
+    pub delivery: Option<Option<Map<String, Value>>>,
+    pub failure_alert: Option<Option<Value>>,
+}
+
+fn pick<T>(patch: Option<Option<T>>, now: Option<T>) -> Option<T> {
+    match patch {
+        None => now,
+        Some(v) => v,
+    }
+}
+
+/// `now` with `patch`'s keys merged in (`payload`, `delivery`).
+fn merge(
+    patch: Option<Option<Map<String, Value>>>,
+    now: Option<Value>,
+    fresh: bool,
+) -> Option<Value> {
+    let changes = match patch {
+        None => return now,
+        Some(None) => return None,
+        Some(Some(m)) => m,
+    };
+    let mut merged = match now {
+        Some(Value::Object(m)) if !fresh => m,
+        _ => Map::new(),
+    };
+    for (k, v) in changes {
+        match v {
+            Value::Null => merged.remove(&k),
+            v => merged.insert(k, v),
+        };
+    }
+    Some(Value::Object(merged))
+}
+
+impl JobPatch {
+    /// `job` with this patch applied (not checked yet).
+    pub fn apply(self, job: NewJob) -> NewJob {
+        let new_kind = self
+            .payload
+            .as_ref()
+            .and_then(|p| p.as_ref())
+            .and_then(|p| p.get("kind"));
+        let old_kind = job.payload.as_ref().and_then(|p| p.get("kind"));
+        let fresh = new_kind.is_some() && new_kind != old_kind;
+        NewJob {
+            name: pick(self.name, job.name),
+            display_name: pick(self.display_name, job.display_name),
+            declaration_key: pick(self.declaration_key, job.declaration_key),
+            description: pick(self.description, job.description),
+            enabled: pick(self.enabled, job.enabled),
+            delete_after_run: pick(self.delete_after_run, job.delete_after_run),
+            agent_id: pick(self.agent_id, job.agent_id),
+            session_key: pick(self.session_key, job.session_key),
+            schedule: pick(self.schedule, job.schedule),
+            session_target: pick(self.session_target, job.session_target),
+            wake_mode: pick(self.wake_mode, job.wake_mode),
+            payload: merge(self.payload, job.payload, fresh),
+            delivery: merge(self.delivery, job.delivery, false),
+            failure_alert: pick(self.failure_alert, job.failure_alert),
+        }
+    }
+}
+
+/// A job as clients see it: the job, its next run, and (in `cron.list`
+/// rows) the agent it runs as. The edge renders OpenClaw's `CronJob`.
+#[derive(Debug, Clone)]
+pub struct JobView {
+    pub job: CronJob,
+    pub next_run_ms: Option<u64>,
+    pub effective_agent: Option<String>,
+}
 
 /// A JSON value as its text.
 fn raw(v: &Value) -> Box<RawValue> {
@@ -140,25 +238,6 @@ fn parsed(r: &RawValue) -> Value {
 
 fn bad(msg: impl std::fmt::Display) -> String {
     msg.to_string()
-}
-
-fn opt_str(v: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.trim().is_empty() => {
-            Err(bad(format!("{key} must not be blank")))
-        }
-        Some(Value::String(s)) => Ok(Some(s.trim().to_string())),
-        Some(_) => Err(bad(format!("{key} must be a string"))),
-    }
-}
-
-fn opt_bool(v: &Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(bad(format!("{key} must be a boolean"))),
-    }
 }
 
 /// Checks a schedule; an `at` already past is refused on add.
@@ -305,8 +384,8 @@ fn check_agent(agent: &str, known: &Known) -> Result<(), String> {
 }
 
 impl CronJob {
-    /// A new job from `cron.add` params, checked.
-    pub fn create(id: &str, params: &Value, known: &Known) -> Result<(CronJob, Schedule), String> {
+    /// A new job from `cron.add`'s params, checked.
+    pub fn create(id: &str, params: &NewJob, known: &Known) -> Result<(CronJob, Schedule), String> {
         CronJob::build(id, params, known, true)
     }
 
@@ -314,43 +393,33 @@ impl CronJob {
     /// update that leaves a fired one-shot's schedule alone is not wrong).
     fn build(
         id: &str,
-        params: &Value,
+        o: &NewJob,
         known: &Known,
         new_schedule: bool,
     ) -> Result<(CronJob, Schedule), String> {
-        let o = params.as_object().ok_or("params must be an object")?;
-        if let Some(k) = o.keys().find(|k| !ADD_KEYS.contains(&k.as_str())) {
-            return Err(bad(format!("unexpected property {k:?}")));
-        }
-        if o.get("trigger").is_some_and(|t| !t.is_null()) {
-            return Err(bad("trigger scripts are not supported by ferroclaw"));
-        }
-        let name = opt_str(o, "name")?.ok_or("name is required")?;
-        let payload = o.get("payload").cloned().ok_or("payload is required")?;
+        let name = o.name.clone().ok_or("name is required")?;
+        let payload = o.payload.clone().ok_or("payload is required")?;
         check_payload(&payload)?;
         let kind = payload["kind"].as_str().unwrap_or_default().to_string();
-        let session_target = match o.get("sessionTarget") {
-            Some(Value::String(t)) => t.trim().to_string(),
-            None | Some(Value::Null) if kind == "systemEvent" => "main".into(),
-            None | Some(Value::Null) => "isolated".into(),
-            Some(_) => return Err(bad("sessionTarget must be a string")),
+        let session_target = match &o.session_target {
+            Some(t) => t.clone(),
+            None if kind == "systemEvent" => "main".into(),
+            None => "isolated".into(),
         };
         check_target(&session_target, &kind)?;
-        let wake_mode = opt_str(o, "wakeMode")?.unwrap_or_else(|| "now".into());
+        let wake_mode = o.wake_mode.clone().unwrap_or_else(|| "now".into());
         if !matches!(wake_mode.as_str(), "now" | "next-heartbeat") {
             return Err(bad("wakeMode must be now or next-heartbeat"));
         }
-        let raw_schedule = o.get("schedule").ok_or("schedule is required")?;
+        let raw_schedule = o.schedule.as_ref().ok_or("schedule is required")?;
         let schedule = check_schedule(raw_schedule, known.now_ms, new_schedule)
             .map_err(|e| format!("schedule: {e}"))?;
-        let delivery = o.get("delivery").filter(|d| !d.is_null()).cloned();
-        check_delivery(delivery.as_ref(), &kind, known)?;
-        let session_key = opt_str(o, "sessionKey")?;
-        if let Some(k) = &session_key {
+        check_delivery(o.delivery.as_ref(), &kind, known)?;
+        if let Some(k) = &o.session_key {
             SessionKey::canonical(k, known.default_agent, "main")
                 .map_err(|e| format!("sessionKey: {e}"))?;
         }
-        let agent_id = opt_str(o, "agentId")?.map(|a| a.to_ascii_lowercase());
+        let agent_id = o.agent_id.as_ref().map(|a| a.to_ascii_lowercase());
         let agent = agent_id.as_deref().unwrap_or(known.default_agent);
         if let Some(k) = session_target.strip_prefix("session:") {
             let key = SessionKey::canonical(k, agent, "main")
@@ -361,80 +430,54 @@ impl CronJob {
         let job = CronJob {
             id: id.to_string(),
             name,
-            display_name: opt_str(o, "displayName")?,
-            declaration_key: opt_str(o, "declarationKey")?,
-            description: o
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            enabled: opt_bool(o, "enabled")?.unwrap_or(true),
-            delete_after_run: opt_bool(o, "deleteAfterRun")?,
+            display_name: o.display_name.clone(),
+            declaration_key: o.declaration_key.clone(),
+            description: o.description.clone(),
+            enabled: o.enabled.unwrap_or(true),
+            delete_after_run: o.delete_after_run,
             agent_id,
-            session_key,
+            session_key: o.session_key.clone(),
             created_at_ms: known.now_ms,
             updated_at_ms: known.now_ms,
             schedule: raw(raw_schedule),
             session_target,
             wake_mode,
             payload: raw(&payload),
-            delivery: delivery.as_ref().map(raw),
-            failure_alert: o.get("failureAlert").filter(|v| !v.is_null()).map(raw),
+            delivery: o.delivery.as_ref().map(raw),
+            failure_alert: o.failure_alert.as_ref().map(raw),
             state: JobState::default(),
         };
         Ok((job, schedule))
     }
 
+    /// The job's definition, as `cron.add` would give it.
+    pub fn definition(&self) -> NewJob {
+        NewJob {
+            name: Some(self.name.clone()),
+            display_name: self.display_name.clone(),
+            declaration_key: self.declaration_key.clone(),
+            description: self.description.clone(),
+            enabled: Some(self.enabled),
+            delete_after_run: self.delete_after_run,
+            agent_id: self.agent_id.clone(),
+            session_key: self.session_key.clone(),
+            schedule: Some(self.schedule()),
+            session_target: Some(self.session_target.clone()),
+            wake_mode: Some(self.wake_mode.clone()),
+            payload: Some(self.payload()),
+            delivery: self.delivery(),
+            failure_alert: self.failure_alert.as_deref().map(parsed),
+        }
+    }
+
     /// This job with `patch` (`cron.update`) applied, checked as a whole.
-    /// A `null` clears an optional field; `payload` and `delivery` merge.
-    pub fn patched(&self, patch: &Value, known: &Known) -> Result<(CronJob, Schedule), String> {
-        let p = patch.as_object().ok_or("patch must be an object")?;
-        let mut def = serde_json::to_value(self).map_err(bad)?;
-        let state = def
-            .as_object_mut()
-            .and_then(|o| o.remove("state"))
-            .unwrap_or(Value::Null);
-        let o = def.as_object_mut().ok_or("job is not an object")?;
-        for key in ["id", "createdAtMs", "updatedAtMs"] {
-            o.remove(key);
-        }
-        for (k, v) in p {
-            match k.as_str() {
-                "state" => continue,
-                "payload" | "delivery" => {
-                    let mut merged = o.get(k).cloned().unwrap_or_else(|| json!({}));
-                    if v.is_null() {
-                        o.remove(k);
-                        continue;
-                    }
-                    let changes_kind = k == "payload"
-                        && v.get("kind").is_some()
-                        && v.get("kind") != merged.get("kind");
-                    if changes_kind {
-                        merged = json!({});
-                    }
-                    if let (Some(m), Some(pv)) = (merged.as_object_mut(), v.as_object()) {
-                        for (pk, pv) in pv {
-                            match pv {
-                                Value::Null => m.remove(pk),
-                                other => m.insert(pk.clone(), other.clone()),
-                            };
-                        }
-                    }
-                    o.insert(k.clone(), merged);
-                }
-                _ if v.is_null() => {
-                    o.remove(k);
-                }
-                _ => {
-                    o.insert(k.clone(), v.clone());
-                }
-            }
-        }
-        let changed_schedule = p.contains_key("schedule");
+    pub fn patched(&self, patch: JobPatch, known: &Known) -> Result<(CronJob, Schedule), String> {
+        let changed_schedule = patch.schedule.is_some();
+        let def = patch.apply(self.definition());
         let (mut job, schedule) = CronJob::build(&self.id, &def, known, changed_schedule)?;
         job.created_at_ms = self.created_at_ms;
         job.updated_at_ms = known.now_ms;
-        job.state = serde_json::from_value(state).unwrap_or_default();
+        job.state = self.state.clone();
         if changed_schedule {
             // A new schedule starts from now: slots before it are not missed.
             job.state.last_slot_ms = Some(known.now_ms);
@@ -479,52 +522,12 @@ impl CronJob {
             .unwrap_or_default()
             .to_string()
     }
-
-    /// The job as clients see it (OpenClaw's `CronJob`): `nextRunAtMs`
-    /// computed, the state's fields mirrored at the top level.
-    pub fn public(&self, next_run_ms: Option<u64>) -> Value {
-        let mut v = serde_json::to_value(self).unwrap_or_default();
-        let st = &self.state;
-        if let Some(state) = v.get_mut("state").and_then(Value::as_object_mut) {
-            state.remove("lastSlotMs");
-            if let Some(n) = next_run_ms {
-                state.insert("nextRunAtMs".into(), json!(n));
-            }
-            if let Some(s) = &st.last_run_status {
-                state.insert("lastStatus".into(), json!(s));
-            }
-        }
-        let Some(o) = v.as_object_mut() else {
-            return v;
-        };
-        let mut put = |k: &str, val: Option<Value>| {
-            if let Some(val) = val {
-                o.insert(k.to_string(), val);
-            }
-        };
-        put("nextRunAtMs", next_run_ms.map(|n| json!(n)));
-        put("lastRunAtMs", st.last_run_at_ms.map(|n| json!(n)));
-        put(
-            "lastRunStatus",
-            st.last_run_status.as_ref().map(|s| json!(s)),
-        );
-        put("lastRunError", st.last_error.as_ref().map(|s| json!(s)));
-        put("lastDelivered", st.last_delivered.map(|b| json!(b)));
-        put(
-            "lastDeliveryStatus",
-            st.last_delivery_status.as_ref().map(|s| json!(s)),
-        );
-        put(
-            "lastDeliveryError",
-            st.last_delivery_error.as_ref().map(|s| json!(s)),
-        );
-        v
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn known<'a>(channels: &'a [String]) -> Known<'a> {
         Known {
@@ -535,19 +538,33 @@ mod tests {
         }
     }
 
-    fn add(v: Value) -> Result<CronJob, String> {
+    fn add(job: NewJob) -> Result<CronJob, String> {
         let ch = ["telegram".to_string()];
-        CronJob::create("j1", &v, &known(&ch)).map(|(j, _)| j)
+        CronJob::create("j1", &job, &known(&ch)).map(|(j, _)| j)
+    }
+
+    fn turn(message: &str) -> NewJob {
+        NewJob {
+            name: Some("x".into()),
+            schedule: Some(json!({"kind": "every", "everyMs": 1000})),
+            session_target: Some("isolated".into()),
+            wake_mode: Some("now".into()),
+            payload: Some(json!({"kind": "agentTurn", "message": message})),
+            ..NewJob::default()
+        }
     }
 
     #[test]
     fn openclaw_cli_shapes_are_accepted() {
-        let j = add(json!({
-            "name": "digest", "enabled": true, "schedule": {"kind": "every", "everyMs": 600000},
-            "sessionTarget": "isolated", "wakeMode": "now",
-            "payload": {"kind": "agentTurn", "message": "sum up", "toolsAllow": ["read"]},
-            "delivery": {"mode": "announce", "channel": "telegram", "to": "42"}
-        }))
+        let j = add(NewJob {
+            enabled: Some(true),
+            schedule: Some(json!({"kind": "every", "everyMs": 600000})),
+            payload: Some(
+                json!({"kind": "agentTurn", "message": "sum up", "toolsAllow": ["read"]}),
+            ),
+            delivery: Some(json!({"mode": "announce", "channel": "telegram", "to": "42"})),
+            ..turn("")
+        })
         .unwrap();
         assert_eq!(j.session("main").unwrap().as_str(), "agent:main:cron:j1");
         let t = target_of(j.delivery().as_ref()).unwrap().unwrap();
@@ -555,90 +572,118 @@ mod tests {
             (t.channel.as_str(), t.to.as_deref()),
             ("telegram", Some("42"))
         );
-        let e = add(json!({
-            "name": "ping", "schedule": {"kind": "cron", "expr": "0 9 * * *", "tz": "Europe/Lisbon"},
-            "sessionTarget": "main", "wakeMode": "next-heartbeat",
-            "payload": {"kind": "systemEvent", "text": "check mail"}
-        }))
+        let e = add(NewJob {
+            name: Some("ping".into()),
+            schedule: Some(json!({"kind": "cron", "expr": "0 9 * * *", "tz": "Europe/Lisbon"})),
+            session_target: None,
+            wake_mode: Some("next-heartbeat".into()),
+            payload: Some(json!({"kind": "systemEvent", "text": "check mail"})),
+            ..NewJob::default()
+        })
         .unwrap();
+        assert_eq!(e.session_target, "main", "a system event's default");
         assert_eq!(e.session("main").unwrap().as_str(), "agent:main:main");
-        let pub_view = j.public(Some(5));
-        assert_eq!(pub_view["state"]["nextRunAtMs"], 5);
-        assert_eq!(pub_view["nextRunAtMs"], 5);
-        assert!(pub_view["state"].get("lastSlotMs").is_none());
+        assert_eq!(e.definition().name.as_deref(), Some("ping"));
     }
 
     #[test]
     fn bad_jobs_say_what_is_wrong() {
-        let base = json!({
-            "name": "x", "schedule": {"kind": "every", "everyMs": 1000}, "sessionTarget": "isolated",
-            "wakeMode": "now", "payload": {"kind": "agentTurn", "message": "hi"}
-        });
-        let with = |k: &str, v: Value| {
-            let mut b = base.clone();
-            b[k] = v;
-            add(b).unwrap_err()
+        let with = |f: &dyn Fn(&mut NewJob)| {
+            let mut j = turn("hi");
+            f(&mut j);
+            add(j).unwrap_err()
         };
+        let schedule = |v: Value| move |j: &mut NewJob| j.schedule = Some(v.clone());
         assert!(
-            with("schedule", json!({"kind": "cron", "expr": "61 * * * *"}))
+            with(&schedule(json!({"kind": "cron", "expr": "61 * * * *"})))
                 .contains("cron expression")
         );
-        assert!(with(
-            "schedule",
+        assert!(with(&schedule(
             json!({"kind": "cron", "expr": "0 9 * * *", "tz": "Mars/Base"})
-        )
+        ))
         .contains("unknown timezone"));
-        assert!(with(
-            "schedule",
+        assert!(with(&schedule(
             json!({"kind": "at", "at": "2020-01-01T00:00:00Z"})
-        )
+        ))
         .contains("past"));
-        assert!(with(
-            "delivery",
+        let delivery = |v: Value| move |j: &mut NewJob| j.delivery = Some(v.clone());
+        assert!(with(&delivery(
             json!({"mode": "announce", "channel": "irc", "to": "x"})
-        )
+        ))
         .contains("unknown delivery channel"));
-        assert!(with(
-            "delivery",
+        assert!(with(&delivery(
             json!({"mode": "announce", "channel": "telegram"})
-        )
+        ))
         .contains("needs `to`"));
-        assert!(with("sessionTarget", json!("main")).contains("systemEvent"));
-        assert!(with("sessionTarget", json!("elsewhere")).contains("invalid sessionTarget"));
+        let target = |t: &'static str| move |j: &mut NewJob| j.session_target = Some(t.into());
+        assert!(with(&target("main")).contains("systemEvent"));
+        assert!(with(&target("elsewhere")).contains("invalid sessionTarget"));
+        assert!(with(&target("session:agent:ghost:x")).contains("unknown agent"));
+        let payload = |v: Value| move |j: &mut NewJob| j.payload = Some(v.clone());
         assert!(
-            with("payload", json!({"kind": "command", "argv": ["ls"]})).contains("not supported")
+            with(&payload(json!({"kind": "command", "argv": ["ls"]}))).contains("not supported")
         );
-        assert!(with("payload", json!({"kind": "agentTurn", "message": " "})).contains("message"));
-        assert!(with("bogus", json!(1)).contains("unexpected property"));
-        assert!(with("agentId", json!("ghost")).contains("unknown agent"));
-        assert!(with("sessionTarget", json!("session:agent:ghost:x")).contains("unknown agent"));
-        assert!(with("name", json!("  ")).contains("blank"));
+        assert!(with(&payload(json!({"kind": "agentTurn", "message": " "}))).contains("message"));
+        assert!(with(&|j| j.agent_id = Some("ghost".into())).contains("unknown agent"));
+        assert_eq!(with(&|j| j.name = None), "name is required");
+        assert!(with(&|j| j.wake_mode = Some("later".into())).contains("wakeMode"));
     }
 
     #[test]
     fn patches_merge_clear_and_recheck() {
         let ch = ["telegram".to_string()];
         let k = known(&ch);
-        let (j, _) = CronJob::create(
-            "j1",
-            &json!({"name": "a", "schedule": {"kind": "every", "everyMs": 1000},
-                "sessionTarget": "isolated", "wakeMode": "now",
-                "payload": {"kind": "agentTurn", "message": "hi", "model": "m1"}}),
-            &k,
-        )
-        .unwrap();
+        let mut first = turn("hi");
+        first.payload = Some(json!({"kind": "agentTurn", "message": "hi", "model": "m1"}));
+        first.description = Some("old".into());
+        let (j, _) = CronJob::create("j1", &first, &k).unwrap();
+        let mut changes = Map::new();
+        changes.insert("message".into(), json!("yo"));
+        changes.insert("model".into(), Value::Null);
         let (p, _) = j
-            .patched(&json!({"payload": {"kind": "agentTurn", "message": "yo", "model": null}, "enabled": false}), &k)
+            .patched(
+                JobPatch {
+                    payload: Some(Some(changes)),
+                    enabled: Some(Some(false)),
+                    description: Some(None),
+                    ..JobPatch::default()
+                },
+                &k,
+            )
             .unwrap();
         assert_eq!(p.payload(), json!({"kind": "agentTurn", "message": "yo"}));
         assert!(!p.enabled);
+        assert_eq!(p.description, None, "a null clears");
         assert_eq!(p.created_at_ms, j.created_at_ms);
-        assert!(j
-            .patched(&json!({"schedule": {"kind": "cron", "expr": "nope"}}), &k)
-            .is_err());
+        let bad = JobPatch {
+            schedule: Some(Some(json!({"kind": "cron", "expr": "nope"}))),
+            ..JobPatch::default()
+        };
+        assert!(j.patched(bad, &k).is_err());
         let (s, _) = j
-            .patched(&json!({"schedule": {"kind": "every", "everyMs": 5000}}), &k)
+            .patched(
+                JobPatch {
+                    schedule: Some(Some(json!({"kind": "every", "everyMs": 5000}))),
+                    ..JobPatch::default()
+                },
+                &k,
+            )
             .unwrap();
         assert_eq!(s.state.last_slot_ms, Some(k.now_ms));
+        // A new payload kind starts from nothing (the old message goes).
+        let mut event = Map::new();
+        event.insert("kind".into(), json!("systemEvent"));
+        event.insert("text".into(), json!("ping"));
+        let (e, _) = j
+            .patched(
+                JobPatch {
+                    payload: Some(Some(event)),
+                    session_target: Some(Some("main".into())),
+                    ..JobPatch::default()
+                },
+                &k,
+            )
+            .unwrap();
+        assert_eq!(e.payload(), json!({"kind": "systemEvent", "text": "ping"}));
     }
 }

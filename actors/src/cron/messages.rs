@@ -3,9 +3,8 @@
 
 use actix::prelude::*;
 use futures_util::future::BoxFuture;
-use serde_json::Value;
 
-use super::job::{CronJob, Target};
+use super::job::{CronJob, JobPatch, JobView, NewJob, Target};
 use super::record::RunEntry;
 use crate::store::StoreError;
 
@@ -73,7 +72,7 @@ pub enum CronEvent {
     Changed {
         job_id: String,
         added: bool,
-        job: Value,
+        job: Box<JobView>,
     },
     Removed {
         job_id: String,
@@ -83,20 +82,48 @@ pub enum CronEvent {
         job_id: String,
         run_id: crate::ids::RunId,
         run_at_ms: u64,
-        job: Value,
+        job: Option<Box<JobView>>,
     },
-    /// A run ended: its record (a `cron.runs` row) and the job's view
-    /// after it (Null when the run deleted a one-shot job).
+    /// A run ended: its record (a `cron.runs` row) and the job after it
+    /// (as it was, when the run deleted a one-shot job).
     Finished {
         entry: Box<super::record::RunEntry>,
         job_name: String,
-        job: Value,
+        job: Box<JobView>,
     },
+}
+
+/// Where a page of a list starts and whether more follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub total: usize,
+    pub offset: usize,
+    pub limit: usize,
+    /// Where the next page starts (None: this is the last).
+    pub next_offset: Option<usize>,
+}
+
+impl Page {
+    /// `items[offset..offset + limit]` (limit 50 unless given, 1..=200).
+    pub fn of<T>(items: Vec<T>, offset: Option<usize>, limit: Option<usize>) -> (Vec<T>, Page) {
+        let total = items.len();
+        let limit = limit.unwrap_or(50).clamp(1, 200);
+        let offset = offset.unwrap_or(0).min(total);
+        let rows: Vec<T> = items.into_iter().skip(offset).take(limit).collect();
+        let next = offset + rows.len();
+        let page = Page {
+            total,
+            offset,
+            limit,
+            next_offset: (next < total).then_some(next),
+        };
+        (rows, page)
+    }
 }
 
 /// `cron.list` filters and page.
 #[derive(Debug, Clone, Default, Message)]
-#[rtype(result = "Value")]
+#[rtype(result = "JobPage")]
 pub struct ListJobs {
     pub include_disabled: bool,
     /// `all`, `enabled` or `disabled` (wins over `include_disabled`).
@@ -110,53 +137,85 @@ pub struct ListJobs {
     pub offset: Option<usize>,
 }
 
+/// A page of jobs, each with the agent it runs as.
+#[derive(Debug, Clone)]
+pub struct JobPage {
+    pub jobs: Vec<JobView>,
+    pub page: Page,
+    /// Changes with every change to the set of jobs.
+    pub revision: String,
+}
+
 /// `cron.get`. Reply: the job (None: no such job).
 #[derive(Debug, Message)]
-#[rtype(result = "Option<Value>")]
+#[rtype(result = "Option<JobView>")]
 pub struct GetJob {
     pub id: String,
 }
 
-/// `cron.add` (params as the client sent them). Reply: the job.
+/// `cron.add`. Reply: the job.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Value, CronError>")]
+#[rtype(result = "Result<Added, CronError>")]
 pub struct AddJob {
-    pub params: Value,
+    pub job: NewJob,
     /// Configured channels (delivery targets are checked against them).
     pub channels: Vec<String>,
     /// Configured agents besides the default.
     pub agents: Vec<String>,
 }
 
+/// What `cron.add` did.
+#[derive(Debug, Clone)]
+pub struct Added {
+    pub job: JobView,
+    /// For a job with a `declarationKey` (OpenClaw's declarative shape):
+    /// whether it was created, else whether the declaration changed it.
+    pub declared: Option<Declared>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Declared {
+    pub created: bool,
+    pub updated: bool,
+}
+
 /// `cron.update`. Reply: the job.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Value, CronError>")]
+#[rtype(result = "Result<JobView, CronError>")]
 pub struct UpdateJob {
     pub id: String,
-    pub patch: Value,
+    pub patch: JobPatch,
     pub channels: Vec<String>,
     pub agents: Vec<String>,
 }
 
-/// `cron.remove`. Reply: `{ok, removed}`.
+/// `cron.remove`: the job and its runs.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Value, CronError>")]
+#[rtype(result = "Result<(), CronError>")]
 pub struct RemoveJob {
     pub id: String,
 }
 
-/// `cron.run`: `force` (default), `due` or `if-enabled`. Reply:
-/// `{ok, enqueued, ran, runId}` or `{ok, ran: false, reason}`.
+/// `cron.run`: `force` (default), `due` or `if-enabled`.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Value, CronError>")]
+#[rtype(result = "Result<RunStart, CronError>")]
 pub struct RunJob {
     pub id: String,
     pub mode: String,
 }
 
+/// What `cron.run` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunStart {
+    /// Recorded and started.
+    Started { run_id: String },
+    /// `not-due`, `disabled` or `already-running`.
+    NotRun { reason: &'static str },
+}
+
 /// `cron.runs` filters and page.
 #[derive(Debug, Clone, Default, Message)]
-#[rtype(result = "Result<Value, CronError>")]
+#[rtype(result = "Result<RunPage, CronError>")]
 pub struct ListRuns {
     pub job_id: Option<String>,
     pub run_id: Option<String>,
@@ -168,10 +227,35 @@ pub struct ListRuns {
     pub offset: Option<usize>,
 }
 
+/// A finished run and the name of its job (None: the job is gone).
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    pub entry: RunEntry,
+    pub job_name: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunPage {
+    pub entries: Vec<RunRow>,
+    pub page: Page,
+}
+
 /// `cron.status`.
 #[derive(Debug, Message)]
-#[rtype(result = "Value")]
+#[rtype(result = "SchedulerStatus")]
 pub struct CronStatus;
+
+#[derive(Debug, Clone)]
+pub struct SchedulerStatus {
+    /// `cron.enabled`: false runs no job by itself.
+    pub enabled: bool,
+    /// Where the jobs are stored.
+    pub store_path: String,
+    pub jobs: usize,
+    pub running: usize,
+    /// The next time a job is due (None: none, or not enabled).
+    pub next_wake_at_ms: Option<u64>,
+}
 
 /// Start whatever is due now (the timer sends it; tests after moving a
 /// manual clock).

@@ -5,10 +5,12 @@
 //!   (croner in the job's timezone, the same stable stagger per job id);
 //!   the latest slot at or before a time, and the one catch-up after a stop.
 //! - `clock.rs`: time passed in, so tests move time instead of sleeping.
-//! - `job.rs`: a job in OpenClaw's shape, checked at `cron.add`/`update`.
+//! - `job.rs`: a job, checked at `cron.add`/`update` (`NewJob`, `JobPatch`;
+//!   the edge reads them from OpenClaw's params and renders `JobView`s).
 //! - `record.rs`: jobs and runs in the store; a slot is claimed durably
 //!   before its run starts.
-//! - `actor.rs`, `api.rs`, `messages.rs`: the scheduler actor.
+//! - `actor.rs`, `api.rs`, `messages.rs`: the scheduler actor; its replies
+//!   are typed (`JobPage`, `RunPage`, `RunStart`, `SchedulerStatus`).
 //! - `exec.rs`: the gateway's runner (a turn or a system event, then the
 //!   announce through the channel outbox).
 //! - `heartbeat.rs`: whether a heartbeat runs at all, and whether its reply

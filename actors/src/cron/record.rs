@@ -8,7 +8,7 @@
 
 use crate::ids::RunId;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::job::{CronJob, Target};
 use crate::store::{composite_key, time_ordered_id, Store, StoreError, StoreWrite, Tree};
@@ -90,61 +90,25 @@ impl RunEntry {
         }
     }
 
-    /// As `cron.runs` shows it (OpenClaw's `CronRunLogEntry`).
-    pub fn public(&self, job_name: Option<&str>) -> Value {
-        let mut v = json!({
-            "ts": self.ended_at_ms.unwrap_or(self.run_at_ms),
-            "jobId": self.job_id,
-            "action": "finished",
-            "runId": self.run_id,
-            "runAtMs": self.run_at_ms,
-            "scheduledAtMs": self.scheduled_at_ms,
-        });
-        let mut put = |k: &str, val: Option<Value>| {
-            if let (Some(val), Some(o)) = (val, v.as_object_mut()) {
-                o.insert(k.to_string(), val);
-            }
-        };
-        put("status", self.status.as_ref().map(|s| json!(s)));
-        put(
-            "completionStatus",
-            self.status.as_ref().map(|s| {
-                json!(match (s.as_str(), self.delivery_status.as_deref()) {
-                    ("ok", Some("unknown")) => "unknown",
-                    ("ok" | "skipped", _) => "succeeded",
-                    _ => "failed",
-                })
-            }),
-        );
-        put("error", self.error.as_ref().map(|s| json!(s)));
-        put("summary", self.summary.as_ref().map(|s| json!(s)));
-        put("sessionKey", self.session_key.as_ref().map(|s| json!(s)));
-        put("delivered", self.delivered.map(|b| json!(b)));
-        put(
-            "deliveryStatus",
-            Some(json!(self
-                .delivery_status
-                .as_deref()
-                .unwrap_or("not-requested"))),
-        );
-        put(
-            "deliveryError",
-            self.delivery_error.as_ref().map(|s| json!(s)),
-        );
-        put(
-            "deliverySuppressionReason",
-            self.delivery_suppression_reason.as_ref().map(|s| json!(s)),
-        );
-        put(
-            "durationMs",
-            self.ended_at_ms
-                .map(|e| json!(e.saturating_sub(self.run_at_ms))),
-        );
-        put("nextRunAtMs", self.next_run_at_ms.map(|n| json!(n)));
-        put("interrupted", self.interrupted.then_some(json!(true)));
-        put("manual", self.manual.then_some(json!(true)));
-        put("jobName", job_name.map(|n| json!(n)));
-        v
+    /// When the run ended (when it started, if it has not).
+    pub fn ts(&self) -> u64 {
+        self.ended_at_ms.unwrap_or(self.run_at_ms)
+    }
+
+    /// The delivery status clients see (`not-requested` when none).
+    pub fn delivery_shown(&self) -> &str {
+        self.delivery_status.as_deref().unwrap_or("not-requested")
+    }
+
+    /// OpenClaw's `completionStatus`: `succeeded`, `failed` or `unknown`
+    /// (ok, but whether the reply was delivered is not known).
+    pub fn completion(&self) -> Option<&'static str> {
+        let status = self.status.as_deref()?;
+        Some(match (status, self.delivery_status.as_deref()) {
+            ("ok", Some("unknown")) => "unknown",
+            ("ok" | "skipped", _) => "succeeded",
+            _ => "failed",
+        })
     }
 }
 

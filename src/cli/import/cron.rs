@@ -79,7 +79,9 @@ pub fn import_jobs(
             default_agent: "main",
             now_ms: now,
         };
-        let mut job = match CronJob::create(id, &Value::Object(params), &known) {
+        let made = ferroclaw::protocol::cron::new_job(&Value::Object(params))
+            .and_then(|params| CronJob::create(id, &params, &known));
+        let mut job = match made {
             Ok((job, _)) => job,
             Err(e) => {
                 notes.push(format!("cron job {name:?} ({id}) not imported: {e}"));

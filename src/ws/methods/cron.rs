@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::down;
 use super::{json, MethodResult};
+use crate::protocol::cron as wire;
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
@@ -142,7 +143,7 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
     if limit == Some(0) {
         return Err(invalid(m, "limit must be at least 1"));
     }
-    let mut page = state
+    let page = state
         .gateway
         .cron
         .send(ListJobs {
@@ -158,6 +159,7 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         })
         .await
         .map_err(down)?;
+    let mut page = wire::job_page(&page);
     let wants_previews = o.get("compact").and_then(Value::as_bool) != Some(true)
         && o.get("includeDeliveryPreviews").and_then(Value::as_bool) != Some(false);
     if wants_previews {
@@ -183,7 +185,7 @@ pub async fn get(state: &SharedState, p: &Value) -> MethodResult {
         .await
         .map_err(down)?
     {
-        Some(job) => json(job),
+        Some(job) => json(wire::job(&job)),
         None => Err(cron_err("cron.get", CronError::NotFound(id))),
     }
 }
@@ -191,17 +193,18 @@ pub async fn get(state: &SharedState, p: &Value) -> MethodResult {
 pub async fn add(state: &SharedState, p: &Value) -> MethodResult {
     obj("cron.add", p)?;
     let msg = AddJob {
-        params: p.clone(),
+        job: wire::new_job(p).map_err(|e| invalid("cron.add", e))?,
         channels: channels(state),
         agents: agents(state),
     };
-    let mut job = state
+    let added = state
         .gateway
         .cron
         .send(msg)
         .await
         .map_err(down)?
         .map_err(|e| cron_err("cron.add", e))?;
+    let mut job = wire::added(&added);
     let shown = match job.get("job") {
         Some(declared) => preview(declared),
         None => preview(&job),
@@ -218,16 +221,15 @@ pub async fn update(state: &SharedState, p: &Value) -> MethodResult {
     let patch = o
         .get("patch")
         .filter(|v| v.is_object())
-        .cloned()
         .ok_or_else(|| invalid(m, "patch must be an object"))?;
     let msg = UpdateJob {
         id,
-        patch,
+        patch: wire::job_patch(patch).map_err(|e| invalid(m, e))?,
         channels: channels(state),
         agents: agents(state),
     };
     let job = state.gateway.cron.send(msg).await.map_err(down)?;
-    json(job.map_err(|e| cron_err(m, e))?)
+    json(wire::job(&job.map_err(|e| cron_err(m, e))?))
 }
 
 pub async fn remove(state: &SharedState, p: &Value) -> MethodResult {
@@ -240,7 +242,8 @@ pub async fn remove(state: &SharedState, p: &Value) -> MethodResult {
         .send(RemoveJob { id })
         .await
         .map_err(down)?;
-    json(r.map_err(|e| cron_err("cron.remove", e))?)
+    r.map_err(|e| cron_err("cron.remove", e))?;
+    json(json!({"ok": true, "removed": true}))
 }
 
 pub async fn run(state: &SharedState, p: &Value) -> MethodResult {
@@ -255,7 +258,7 @@ pub async fn run(state: &SharedState, p: &Value) -> MethodResult {
         .send(RunJob { id, mode })
         .await
         .map_err(down)?;
-    json(r.map_err(|e| cron_err(m, e))?)
+    json(wire::run_start(&r.map_err(|e| cron_err(m, e))?))
 }
 
 fn list_of(
@@ -321,15 +324,14 @@ pub async fn runs(state: &SharedState, p: &Value) -> MethodResult {
         offset: count(m, o, "offset", u32::MAX as u64)?,
     };
     let r = state.gateway.cron.send(filters).await.map_err(down)?;
-    json(r.map_err(|e| cron_err(m, e))?)
+    json(wire::run_page(&r.map_err(|e| cron_err(m, e))?))
 }
 
 pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
     let o = obj("cron.status", p)?;
     only("cron.status", o, &[])?;
-    let mut s = state.gateway.cron.send(CronStatus).await.map_err(down)?;
-    s["triggersEnabled"] = json!(false);
-    json(s)
+    let s = state.gateway.cron.send(CronStatus).await.map_err(down)?;
+    json(wire::status(&s))
 }
 
 /// `last-heartbeat`: the last heartbeat event (null before the first).
@@ -342,7 +344,7 @@ pub async fn last_heartbeat(state: &SharedState, p: &Value) -> MethodResult {
         .send(LastHeartbeat)
         .await
         .map_err(down)?;
-    json(last.unwrap_or(Value::Null))
+    json(last.as_ref().map_or(Value::Null, wire::beat))
 }
 
 /// `set-heartbeats {enabled}`: scheduled heartbeats on or off (this run of
