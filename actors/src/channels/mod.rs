@@ -99,71 +99,81 @@ pub struct ChannelEnv {
 /// The channels a config starts; an error names the key. Channels
 /// ferroclaw has no adapter for yet are left alone (with a log line at start).
 pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String> {
-    let mut out = ChannelPlan {
-        env: env.clone(),
-        ..ChannelPlan::default()
-    };
     hooks::InboundHooks::from_settings(&settings.hooks)?;
-    if let Some(section) = settings.channels.get("telegram") {
-        let defaults = settings.channels.defaults.layer("telegram");
-        let mut accounts =
-            telegram::config::accounts(&section.other, &defaults, env.telegram.clone())?;
-        let debounce = inbound_debounce_ms(settings, "telegram")?;
-        for a in &mut accounts {
-            a.debounce_ms = debounce;
-        }
-        let tokens: Vec<&str> = accounts.iter().map(|a| a.bot_token.as_str()).collect();
-        one_each(
-            &tokens,
-            "channels.telegram.accounts: two accounts use one bot token (one poller per token)",
-        )?;
-        out.accounts.extend(
-            accounts
-                .into_iter()
-                .map(|a| account::AccountCfg::Telegram(std::sync::Arc::new(a))),
-        );
+    let mut accounts = Vec::new();
+    for channel in ["telegram", "slack", "discord"] {
+        let Some(section) = settings.channels.get(channel) else {
+            continue;
+        };
+        let defaults = settings.channels.defaults.layer(channel);
+        let debounce = inbound_debounce_ms(settings, channel)?;
+        accounts.extend(accounts_of(
+            channel,
+            &section.other,
+            &defaults,
+            &env,
+            debounce,
+        )?);
     }
-    if let Some(section) = settings.channels.get("slack") {
-        let defaults = settings.channels.defaults.layer("slack");
-        let tokens = (env.slack_bot.clone(), env.slack_app.clone());
-        let mut accounts = slack::config::accounts(&section.other, &defaults, tokens)?;
-        let debounce = inbound_debounce_ms(settings, "slack")?;
-        for a in &mut accounts {
-            a.debounce_ms = debounce;
+    Ok(ChannelPlan { accounts, env })
+}
+
+/// One adapter's accounts, checked: no credential serves two of them.
+fn accounts_of(
+    channel: &str,
+    section: &serde_json::Map<String, serde_json::Value>,
+    defaults: &serde_json::Map<String, serde_json::Value>,
+    env: &ChannelEnv,
+    debounce_ms: u64,
+) -> Result<Vec<account::AccountCfg>, String> {
+    use account::AccountCfg;
+    use std::sync::Arc;
+    let out = match channel {
+        "telegram" => {
+            let accounts = telegram::config::accounts(section, defaults, env.telegram.clone())?;
+            let tokens: Vec<&str> = accounts.iter().map(|a| a.bot_token.as_str()).collect();
+            one_each(
+                &tokens,
+                "channels.telegram.accounts: two accounts use one bot token (one poller per token)",
+            )?;
+            let each = |mut a: telegram::config::TelegramAccount| {
+                a.debounce_ms = debounce_ms;
+                AccountCfg::Telegram(Arc::new(a))
+            };
+            accounts.into_iter().map(each).collect()
         }
-        let apps: Vec<&str> = accounts
-            .iter()
-            .filter_map(|a| a.app_token.as_deref())
-            .collect();
-        one_each(
-            &apps,
-            "channels.slack.accounts: two accounts use one app token (one Socket Mode connection per app)",
-        )?;
-        out.accounts.extend(
-            accounts
-                .into_iter()
-                .map(|a| account::AccountCfg::Slack(std::sync::Arc::new(a))),
-        );
-    }
-    if let Some(section) = settings.channels.get("discord") {
-        let defaults = settings.channels.defaults.layer("discord");
-        let mut accounts =
-            discord::config::accounts(&section.other, &defaults, env.discord.clone())?;
-        let debounce = inbound_debounce_ms(settings, "discord")?;
-        for a in &mut accounts {
-            a.debounce_ms = debounce;
+        "slack" => {
+            let tokens = (env.slack_bot.clone(), env.slack_app.clone());
+            let accounts = slack::config::accounts(section, defaults, tokens)?;
+            let apps: Vec<&str> = accounts
+                .iter()
+                .filter_map(|a| a.app_token.as_deref())
+                .collect();
+            one_each(
+                &apps,
+                "channels.slack.accounts: two accounts use one app token (one Socket Mode connection per app)",
+            )?;
+            let each = |mut a: slack::config::SlackAccount| {
+                a.debounce_ms = debounce_ms;
+                AccountCfg::Slack(Arc::new(a))
+            };
+            accounts.into_iter().map(each).collect()
         }
-        let tokens: Vec<&str> = accounts.iter().map(|a| a.token.as_str()).collect();
-        one_each(
-            &tokens,
-            "channels.discord.accounts: two accounts use one bot token (one gateway session per bot)",
-        )?;
-        out.accounts.extend(
-            accounts
-                .into_iter()
-                .map(|a| account::AccountCfg::Discord(std::sync::Arc::new(a))),
-        );
-    }
+        "discord" => {
+            let accounts = discord::config::accounts(section, defaults, env.discord.clone())?;
+            let tokens: Vec<&str> = accounts.iter().map(|a| a.token.as_str()).collect();
+            one_each(
+                &tokens,
+                "channels.discord.accounts: two accounts use one bot token (one gateway session per bot)",
+            )?;
+            let each = |mut a: discord::config::DiscordAccount| {
+                a.debounce_ms = debounce_ms;
+                AccountCfg::Discord(Arc::new(a))
+            };
+            accounts.into_iter().map(each).collect()
+        }
+        _ => Vec::new(),
+    };
     Ok(out)
 }
 

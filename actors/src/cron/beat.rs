@@ -463,47 +463,45 @@ impl Turn {
         }
     }
 
-    /// Waits for the turn, then delivers what is worth delivering.
-    async fn finish(self) -> Beat {
-        let a = &self.announcer;
+    /// The turn's reply when it has one worth delivering, else how the
+    /// beat ended.
+    async fn reply(&self) -> Result<String, Beat> {
         let limit = Duration::from_secs(15 * 60);
         let result = match wait_run(&self.runs, &self.run_id, None, limit).await {
             Waited::Ended(r) => r,
-            _ => return Beat::failed("the heartbeat turn did not end in time"),
+            _ => return Err(Beat::failed("the heartbeat turn did not end in time")),
+        };
+        let duration_ms = Some(crate::now_ms().saturating_sub(self.started));
+        let run_id = Some(self.run_id.clone());
+        let quiet = |status| Beat {
+            status,
+            duration_ms,
+            run_id: run_id.clone(),
+            ..Beat::default()
+        };
+        match result.outcome {
+            Outcome::Alert(text) | Outcome::Text(text) => Ok(text),
+            Outcome::Silent { empty: true } => Err(quiet(BeatStatus::OkEmpty)),
+            Outcome::Silent { empty: false } | Outcome::Recorded => Err(quiet(BeatStatus::OkToken)),
+            failure => {
+                let why = failure.error().unwrap_or(failure.status().as_str());
+                Err(Beat {
+                    duration_ms,
+                    ..Beat::failed(why)
+                })
+            }
+        }
+    }
+
+    /// Waits for the turn, then delivers what is worth delivering.
+    async fn finish(self) -> Beat {
+        let a = &self.announcer;
+        let text = match self.reply().await {
+            Ok(text) => text,
+            Err(beat) => return beat,
         };
         let duration = Some(crate::now_ms().saturating_sub(self.started));
         let run_id = Some(self.run_id.clone());
-        let text = match result.outcome {
-            Outcome::Alert(text) | Outcome::Text(text) => text,
-            Outcome::Silent { empty } => {
-                let status = if empty {
-                    BeatStatus::OkEmpty
-                } else {
-                    BeatStatus::OkToken
-                };
-                return Beat {
-                    status,
-                    duration_ms: duration,
-                    run_id,
-                    ..Beat::default()
-                };
-            }
-            Outcome::Recorded => {
-                return Beat {
-                    status: BeatStatus::OkToken,
-                    duration_ms: duration,
-                    run_id,
-                    ..Beat::default()
-                }
-            }
-            failure => {
-                let why = failure.error().unwrap_or(failure.status().as_str());
-                return Beat {
-                    duration_ms: duration,
-                    ..Beat::failed(why)
-                };
-            }
-        };
         let preview = Some(text.chars().take(200).collect());
         let Some(target) = &self.config.target else {
             return Beat {

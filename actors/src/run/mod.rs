@@ -138,6 +138,17 @@ pub(crate) struct Turn {
     stop: StopReason,
 }
 
+impl Turn {
+    fn empty() -> Turn {
+        Turn {
+            text: String::new(),
+            thinking: String::new(),
+            calls: Vec::new(),
+            stop: StopReason::Stop,
+        }
+    }
+}
+
 pub(crate) enum Resume {
     /// Call the model (the conversation ends with user text or tool results).
     Model,

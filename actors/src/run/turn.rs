@@ -46,15 +46,9 @@ struct Serving {
     profile: Option<String>,
 }
 
-async fn stream_turn(
-    cfg: &RunConfig,
-    messages: &[Arc<ChatMessage>],
-    usage: &mut Usage,
-    serving: &mut Serving,
-    abort: &mut watch::Receiver<bool>,
-) -> StreamEnd {
-    // Pruning (in memory only), then transcript repair: every call
-    // answered, no orphaned results.
+/// What is sent to the model: the conversation pruned (in memory only),
+/// then repaired (every call answered, no orphaned results).
+fn request_for(cfg: &RunConfig, messages: &[Arc<ChatMessage>]) -> CompletionRequest {
     let sent = cfg
         .prune
         .as_ref()
@@ -62,46 +56,113 @@ async fn stream_turn(
             crate::compaction::prune::prune(messages, cfg.system.len(), p.window, &p.settings)
         })
         .unwrap_or_else(|| messages.to_vec());
-    let request = CompletionRequest {
+    CompletionRequest {
         system: cfg.system.clone(),
         messages: crate::tool::policy::repair(&sent),
         tools: cfg.tools.clone(),
         thinking_budget: cfg.thinking_budget,
         ..Default::default()
-    };
+    }
+}
+
+/// Tells the sink when another model or profile answers than last time.
+fn note_serving(
+    cfg: &RunConfig,
+    serving: &mut Serving,
+    model: String,
+    profile: &str,
+    failed: &[String],
+) {
+    if serving.model.as_deref() == Some(model.as_str())
+        && serving.profile.as_deref() == Some(profile)
+    {
+        return;
+    }
+    cfg.sink.do_send(RunEvent::ModelSelected {
+        run_id: cfg.run_id.clone(),
+        model: model.clone(),
+        profile: profile.to_string(),
+        failed: failed.to_vec(),
+    });
+    tracing::Span::current().record("model", model.as_str());
+    serving.model = Some(model);
+    serving.profile = Some(profile.to_string());
+}
+
+/// One event of the model's stream into the turn; Some when it ends it.
+fn absorb(
+    cfg: &RunConfig,
+    turn: &mut Turn,
+    usage: &mut Usage,
+    event: Option<ProviderEvent>,
+) -> Option<StreamEnd> {
+    match event {
+        Some(ProviderEvent::TextDelta(d)) => {
+            let fresh = turn.text.is_empty();
+            turn.text.push_str(&d);
+            cfg.sink.do_send(RunEvent::Delta {
+                run_id: cfg.run_id.clone(),
+                delta: d,
+                fresh,
+            });
+        }
+        Some(ProviderEvent::ThinkingDelta(d)) => {
+            turn.thinking.push_str(&d);
+            cfg.sink.do_send(RunEvent::Thinking {
+                run_id: cfg.run_id.clone(),
+                delta: d,
+            });
+        }
+        Some(ProviderEvent::ToolCall(c)) => turn.calls.push(c),
+        Some(ProviderEvent::Usage(u)) => {
+            usage.input += u.input;
+            usage.output += u.output;
+            usage.cache_read += u.cache_read;
+            usage.cache_write += u.cache_write;
+        }
+        Some(ProviderEvent::Done(stop)) => {
+            turn.stop = stop;
+            return Some(StreamEnd::Done(std::mem::replace(turn, Turn::empty())));
+        }
+        Some(ProviderEvent::Error(e)) => return Some(StreamEnd::Failed(e.to_string(), Some(e))),
+        None => {
+            let e = ProviderError::Unavailable("the model stream ended without an answer".into());
+            return Some(StreamEnd::Failed(e.to_string(), Some(e)));
+        }
+    }
+    None
+}
+
+/// One model call, streamed: deltas go to the sink as they come.
+async fn stream_turn(
+    cfg: &RunConfig,
+    messages: &[Arc<ChatMessage>],
+    usage: &mut Usage,
+    serving: &mut Serving,
+    abort: &mut watch::Receiver<bool>,
+) -> StreamEnd {
+    let request = request_for(cfg, messages);
     let sticky = serving
         .profile
         .clone()
         .or_else(|| cfg.sticky_profile.clone());
     let opened = match open_stream(&cfg.hub, &cfg.models, sticky.as_deref(), &request, abort).await
     {
-        OpenOutcome::Opened(o) => o,
+        OpenOutcome::Opened(o) => *o,
         OpenOutcome::Failed(e) => return StreamEnd::Failed(e.message, e.last),
         OpenOutcome::Aborted => return StreamEnd::Aborted(String::new()),
     };
     let model = opened.model.to_string();
-    if serving.model.as_deref() != Some(model.as_str())
-        || serving.profile.as_deref() != Some(opened.profile.as_str())
-    {
-        cfg.sink.do_send(RunEvent::ModelSelected {
-            run_id: cfg.run_id.clone(),
-            model: model.clone(),
-            profile: opened.profile.clone(),
-            failed: opened.failed_attempts.clone(),
-        });
-        tracing::Span::current().record("model", model.as_str());
-        serving.model = Some(model);
-        serving.profile = Some(opened.profile.clone());
-    }
-    let opened = *opened;
+    note_serving(
+        cfg,
+        serving,
+        model,
+        &opened.profile,
+        &opened.failed_attempts,
+    );
     let mut stream = opened.rest;
     let mut pending_first = Some(opened.first);
-    let mut turn = Turn {
-        text: String::new(),
-        thinking: String::new(),
-        calls: Vec::new(),
-        stop: StopReason::Stop,
-    };
+    let mut turn = Turn::empty();
     loop {
         let event = match pending_first.take() {
             Some(first) => Some(first),
@@ -113,40 +174,8 @@ async fn stream_turn(
                 e = stream.recv() => e,
             },
         };
-        match event {
-            Some(ProviderEvent::TextDelta(d)) => {
-                let fresh = turn.text.is_empty();
-                turn.text.push_str(&d);
-                cfg.sink.do_send(RunEvent::Delta {
-                    run_id: cfg.run_id.clone(),
-                    delta: d,
-                    fresh,
-                });
-            }
-            Some(ProviderEvent::ThinkingDelta(d)) => {
-                turn.thinking.push_str(&d);
-                cfg.sink.do_send(RunEvent::Thinking {
-                    run_id: cfg.run_id.clone(),
-                    delta: d,
-                });
-            }
-            Some(ProviderEvent::ToolCall(c)) => turn.calls.push(c),
-            Some(ProviderEvent::Usage(u)) => {
-                usage.input += u.input;
-                usage.output += u.output;
-                usage.cache_read += u.cache_read;
-                usage.cache_write += u.cache_write;
-            }
-            Some(ProviderEvent::Done(stop)) => {
-                turn.stop = stop;
-                return StreamEnd::Done(turn);
-            }
-            Some(ProviderEvent::Error(e)) => return StreamEnd::Failed(e.to_string(), Some(e)),
-            None => {
-                let e =
-                    ProviderError::Unavailable("the model stream ended without an answer".into());
-                return StreamEnd::Failed(e.to_string(), Some(e));
-            }
+        if let Some(end) = absorb(cfg, &mut turn, usage, event) {
+            return end;
         }
     }
 }
@@ -189,6 +218,69 @@ fn tool_done(
     });
 }
 
+/// Why a call is not run, if it is not: a name the run was not offered,
+/// or a hook's block. A hook may rewrite `call` (the one that runs).
+fn refusal(cfg: &RunConfig, offered: &[&str], call: &mut ToolCall) -> Option<String> {
+    use crate::tool::policy::{normalize_name, HookDecision};
+    match normalize_name(&call.name, &call.id, offered) {
+        Ok(name) => {
+            call.name = name;
+            cfg.hooks
+                .iter()
+                .find_map(|h| match h.before_tool_call(call) {
+                    HookDecision::Block(reason) => {
+                        Some(format!("Tool call blocked by policy: {reason}"))
+                    }
+                    HookDecision::Continue => None,
+                })
+        }
+        Err(e) => Some(e),
+    }
+}
+
+/// One call's outcome (None: the run was aborted meanwhile).
+async fn run_tool(
+    cfg: &RunConfig,
+    call: &ToolCall,
+    offered: &[&str],
+    abort: &mut watch::Receiver<bool>,
+) -> Option<ToolOutcome> {
+    let mut exec_call = call.clone();
+    if let Some(text) = refusal(cfg, offered, &mut exec_call) {
+        tracing::info!(run_id = %cfg.run_id, tool = %call.name, reason = %text, "tool call refused");
+        return Some(ToolOutcome {
+            text,
+            is_error: true,
+        });
+    }
+    let request = ExecuteTool {
+        call: exec_call,
+        cancel: abort.clone(),
+        env: cfg.tool_env.clone(),
+        session_key: cfg.session_key.clone(),
+        agent_id: cfg.agent_id.clone(),
+        exec: cfg.exec,
+        trust: cfg.trust.clone(),
+    };
+    // The abort cancels the tool too, so both are often ready together:
+    // the abort wins.
+    let outcome = tokio::select! {
+        biased;
+        _ = wait_abort(abort) => return None,
+        r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
+            text: format!("tool {} is unavailable", call.name),
+            is_error: true,
+        }),
+    };
+    if *abort.borrow() {
+        return None;
+    }
+    Some(ToolOutcome {
+        text: crate::tool::policy::truncate_result(&outcome.text, cfg.result_max_chars),
+        is_error: outcome.is_error,
+    })
+}
+
 /// Runs a turn's tool calls one by one, checking for steering between them
 /// (a steer skips the rest with placeholder results). Returns the steering
 /// messages to inject (possibly none), or None when the run was aborted.
@@ -204,60 +296,7 @@ async fn run_tools(
             run_id: cfg.run_id.clone(),
             call: call.clone(),
         });
-        // Plumbing: the offered name, then the hooks (block / rewrite).
-        let mut exec_call = call.clone();
-        let refused = match crate::tool::policy::normalize_name(&call.name, &call.id, &offered) {
-            Ok(name) => {
-                exec_call.name = name;
-                cfg.hooks
-                    .iter()
-                    .find_map(|h| match h.before_tool_call(&mut exec_call) {
-                        crate::tool::policy::HookDecision::Block(reason) => {
-                            Some(format!("Tool call blocked by policy: {reason}"))
-                        }
-                        crate::tool::policy::HookDecision::Continue => None,
-                    })
-            }
-            Err(e) => Some(e),
-        };
-        let outcome = match refused {
-            Some(text) => {
-                tracing::info!(run_id = %cfg.run_id, tool = %call.name, reason = %text, "tool call refused");
-                ToolOutcome {
-                    text,
-                    is_error: true,
-                }
-            }
-            None => {
-                let request = ExecuteTool {
-                    call: exec_call,
-                    cancel: abort.clone(),
-                    env: cfg.tool_env.clone(),
-                    session_key: cfg.session_key.clone(),
-                    agent_id: cfg.agent_id.clone(),
-                    exec: cfg.exec,
-                    trust: cfg.trust.clone(),
-                };
-                // The abort cancels the tool too, so both are often ready
-                // together: the abort wins.
-                let outcome = tokio::select! {
-                    biased;
-                    _ = wait_abort(abort) => return None,
-                    r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
-                        text: format!("tool {} is unavailable", call.name),
-                        is_error: true,
-                    }),
-                };
-                if *abort.borrow() {
-                    return None;
-                }
-                outcome
-            }
-        };
-        let outcome = ToolOutcome {
-            text: crate::tool::policy::truncate_result(&outcome.text, cfg.result_max_chars),
-            is_error: outcome.is_error,
-        };
+        let outcome = run_tool(cfg, call, &offered, abort).await?;
         tool_done(cfg, messages, call, outcome, false);
         // Steering check between tool calls.
         let steers = checkpoint(cfg, false).await;
@@ -275,101 +314,122 @@ async fn run_tools(
     Some(Vec::new())
 }
 
-/// The double loop; returns the run's closing event.
-pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -> RunEvent {
-    let run_id = cfg.run_id.clone();
-    let mut messages = cfg.messages.clone();
-    let mut usage = Usage::default();
-    let mut serving = Serving::default();
-    // A restarted run resumes from the last persisted step: tool calls of
-    // the last assistant message that have no result yet run first (those
-    // with a result never run again); a finished answer is the result.
-    let mut resume = match resume_point(&messages) {
-        Resume::Model => None,
-        Resume::Tools(turn) => Some(turn),
+/// Where a (restarted) run starts: the last persisted step's tool calls
+/// without a result (those with one never run again), a model call, or
+/// its end (a finished answer, unless something was steered in since).
+async fn start_point(cfg: &RunConfig, messages: &mut Messages) -> Result<Option<Turn>, String> {
+    match resume_point(messages) {
+        Resume::Model => Ok(None),
+        Resume::Tools(turn) => Ok(Some(turn)),
         Resume::Finished(text) => {
-            // Finished before the restart, unless something was steered in since.
-            let steers = checkpoint(&cfg, true).await;
+            let steers = checkpoint(cfg, true).await;
             if steers.is_empty() {
-                return RunEvent::Final {
-                    run_id,
-                    outcome: Outcome::of_final(cfg.kind, &text),
-                    stop_reason: StopReason::Stop,
-                    usage,
-                };
+                return Err(text);
             }
             for s in steers {
-                append(&cfg, &mut messages, ChatMessage::user(&s));
+                append(cfg, messages, ChatMessage::user(&s));
             }
-            None
+            Ok(None)
         }
+    }
+}
+
+/// The run's conversation and what it has cost, across its model calls.
+struct Progress {
+    messages: Messages,
+    usage: Usage,
+    serving: Serving,
+    model_calls: u32,
+}
+
+/// One model call and its assistant message (Err: the run's end).
+async fn model_turn(
+    cfg: &RunConfig,
+    p: &mut Progress,
+    abort: &mut watch::Receiver<bool>,
+) -> Result<Turn, RunEvent> {
+    let run_id = cfg.run_id.clone();
+    if *abort.borrow() {
+        let text = String::new();
+        return Err(RunEvent::Aborted { run_id, text });
+    }
+    p.model_calls += 1;
+    if p.model_calls > cfg.max_model_calls {
+        let n = cfg.max_model_calls;
+        return Err(RunEvent::Failed {
+            run_id,
+            error: format!("the model asked for tools {n} times in one turn"),
+            kind: FailureKind::TooManyTurns,
+        });
+    }
+    let before = p.usage;
+    let streamed = stream_turn(cfg, &p.messages, &mut p.usage, &mut p.serving, abort).await;
+    let usage = &mut p.usage;
+    let prompt = (usage.input + usage.cache_read + usage.cache_write)
+        .saturating_sub(before.input + before.cache_read + before.cache_write);
+    if prompt > 0 {
+        usage.context = prompt + usage.output.saturating_sub(before.output);
+    }
+    let turn = match streamed {
+        StreamEnd::Done(t) => t,
+        StreamEnd::Failed(error, cause) => {
+            let kind = FailureKind::Provider(cause);
+            return Err(RunEvent::Failed {
+                run_id,
+                error,
+                kind,
+            });
+        }
+        StreamEnd::Aborted(text) => return Err(RunEvent::Aborted { run_id, text }),
     };
-    // Set by every model call (or the resumed step).
-    let mut last: Turn;
-    // Model calls and tool calls until the model stops asking for tools
-    // and nothing was steered in (the outer loop: a steer at the closing
-    // check starts another turn of the same run).
-    let mut model_calls = 0;
+    let assistant = ChatMessage {
+        role: MessageRole::Assistant,
+        text: turn.text.clone(),
+        tool_calls: turn.calls.clone(),
+        tool_call_id: None,
+        is_error: false,
+        images: Vec::new(),
+    };
+    append_with_thinking(cfg, &mut p.messages, assistant, turn.thinking.clone());
+    Ok(turn)
+}
+
+/// The double loop; returns the run's closing event: model calls and tool
+/// calls until the model stops asking for tools and nothing was steered
+/// in (a steer at the closing check starts another turn of the same run).
+pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -> RunEvent {
+    let mut p = Progress {
+        messages: cfg.messages.clone(),
+        usage: Usage::default(),
+        serving: Serving::default(),
+        model_calls: 0,
+    };
+    let final_of = |text: &str, stop, usage| RunEvent::Final {
+        run_id: cfg.run_id.clone(),
+        outcome: Outcome::of_final(cfg.kind, text),
+        stop_reason: stop,
+        usage,
+    };
+    let mut resume = match start_point(&cfg, &mut p.messages).await {
+        Ok(resume) => resume,
+        Err(text) => return final_of(&text, StopReason::Stop, p.usage),
+    };
     loop {
         let turn = match resume.take() {
             Some(turn) => turn,
-            None => {
-                if *abort.borrow() {
-                    return RunEvent::Aborted {
-                        run_id,
-                        text: String::new(),
-                    };
-                }
-                model_calls += 1;
-                if model_calls > cfg.max_model_calls {
-                    return RunEvent::Failed {
-                        run_id,
-                        error: format!(
-                            "the model asked for tools {} times in one turn",
-                            cfg.max_model_calls
-                        ),
-                        kind: FailureKind::TooManyTurns,
-                    };
-                }
-                let before = usage;
-                let streamed =
-                    stream_turn(&cfg, &messages, &mut usage, &mut serving, &mut abort).await;
-                let prompt = (usage.input + usage.cache_read + usage.cache_write)
-                    .saturating_sub(before.input + before.cache_read + before.cache_write);
-                if prompt > 0 {
-                    usage.context = prompt + usage.output.saturating_sub(before.output);
-                }
-                let turn = match streamed {
-                    StreamEnd::Done(t) => t,
-                    StreamEnd::Failed(error, cause) => {
-                        return RunEvent::Failed {
-                            run_id,
-                            error,
-                            kind: FailureKind::Provider(cause),
-                        }
-                    }
-                    StreamEnd::Aborted(text) => return RunEvent::Aborted { run_id, text },
-                };
-                let assistant = ChatMessage {
-                    role: MessageRole::Assistant,
-                    text: turn.text.clone(),
-                    tool_calls: turn.calls.clone(),
-                    tool_call_id: None,
-                    is_error: false,
-                    images: Vec::new(),
-                };
-                append_with_thinking(&cfg, &mut messages, assistant, turn.thinking.clone());
-                turn
-            }
+            None => match model_turn(&cfg, &mut p, &mut abort).await {
+                Ok(turn) => turn,
+                Err(end) => return end,
+            },
         };
-        let Some(steers) = run_tools(&cfg, &turn, &mut messages, &mut abort).await else {
+        let Some(steers) = run_tools(&cfg, &turn, &mut p.messages, &mut abort).await else {
+            let run_id = cfg.run_id.clone();
             return RunEvent::Aborted {
                 run_id,
                 text: turn.text,
             };
         };
         let asked_tools = !turn.calls.is_empty();
-        last = turn;
         // After the turn: what was steered in meanwhile (the final
         // answer's check also tells the session the run is closing).
         let steers = if steers.is_empty() {
@@ -379,18 +439,12 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
         };
         if !steers.is_empty() {
             for s in steers {
-                append(&cfg, &mut messages, ChatMessage::user(&s));
+                append(&cfg, &mut p.messages, ChatMessage::user(&s));
             }
             continue;
         }
         if !asked_tools {
-            break;
+            return final_of(&turn.text, turn.stop, p.usage);
         }
-    }
-    RunEvent::Final {
-        run_id,
-        outcome: Outcome::of_final(cfg.kind, &last.text),
-        stop_reason: last.stop,
-        usage,
     }
 }

@@ -305,6 +305,38 @@ impl SessionActor {
 
     /// Applies what the job did (when the session is still the one it
     /// planned for), then goes on as `then` says.
+    /// Applies a compaction's result if the session is still the one it
+    /// was planned on; what happened, for the report.
+    fn take_summary(
+        &mut self,
+        summary: Option<(String, Option<String>)>,
+        plan: Option<Plan>,
+    ) -> CompactReport {
+        let mut report = CompactReport::default();
+        let (Some((text, fallback)), Some(plan)) = (summary, plan) else {
+            return report;
+        };
+        let current = plan.session_id == self.entry.session_id
+            && plan.compactions == self.entry.compaction_count
+            && self.history.len() >= plan.history_len;
+        if !current {
+            report.reason = Some("the session changed meanwhile".into());
+        } else if self.apply_compaction(&text, fallback.clone(), &plan) {
+            report = CompactReport {
+                compacted: true,
+                dropped: plan.dropped,
+                kept: self.history.len() - 1,
+                summary_chars: text.chars().count(),
+                tokens_before: plan.tokens_before,
+                fallback,
+                reason: None,
+            };
+        } else {
+            report.reason = Some("the compaction could not be stored".into());
+        }
+        report
+    }
+
     fn compaction_done(
         &mut self,
         run_id: &str,
@@ -314,34 +346,13 @@ impl SessionActor {
         ctx: &mut Context<Self>,
     ) {
         let mut changed = false;
-        let mut report = CompactReport::default();
         if out.flushed {
             self.entry.memory_flush_compaction_count = Some(self.entry.compaction_count);
             self.entry.memory_flush_at = Some(crate::now_ms());
             changed = true;
         }
-        if let (Some((text, fallback)), Some(plan)) = (out.summary, plan) {
-            let current = plan.session_id == self.entry.session_id
-                && plan.compactions == self.entry.compaction_count
-                && self.history.len() >= plan.history_len;
-            if current && self.apply_compaction(&text, fallback.clone(), &plan) {
-                changed = true;
-                report = CompactReport {
-                    compacted: true,
-                    dropped: plan.dropped,
-                    kept: self.history.len() - 1,
-                    summary_chars: text.chars().count(),
-                    tokens_before: plan.tokens_before,
-                    fallback,
-                    reason: None,
-                };
-            } else if !current {
-                report.reason = Some("the session changed meanwhile".into());
-            } else {
-                report.reason = Some("the compaction could not be stored".into());
-            }
-        }
-        if changed {
+        let report = self.take_summary(out.summary, plan);
+        if changed || report.compacted {
             if let Err(e) = self.save_entry() {
                 tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
             }
@@ -355,35 +366,45 @@ impl SessionActor {
         ctx.spawn(
             async move { store.flush().await }
                 .into_actor(self)
-                .map(move |_, act, ctx| {
-                    let ours = act.state.active().is_some_and(|a| a.run_id == run_id);
-                    if !ours {
-                        if let Then::Report(tx) = then {
-                            let _ = tx.send(report);
-                        }
-                        return;
-                    }
-                    match then {
-                        Then::Run => match act.state.active_mut() {
-                            Some(a) if !a.aborted => {
-                                a.compaction = false;
-                                act.spawn_run(ctx);
-                            }
-                            _ => act.end_without_run(&run_id, None, ctx),
-                        },
-                        Then::Reply => {
-                            act.forward_answer(run_id.into(), report.text());
-                            act.end_active();
-                            act.next_turn(ctx);
-                        }
-                        Then::Report(tx) => {
-                            let _ = tx.send(report);
-                            act.end_active();
-                            act.next_turn(ctx);
-                        }
-                    }
-                }),
+                .map(move |_, act, ctx| act.after_compaction(run_id.into(), report, then, ctx)),
         );
+    }
+
+    /// Once the compaction is durable: the run goes on, or the report is
+    /// the answer (`/compact`, `sessions.compact`).
+    fn after_compaction(
+        &mut self,
+        run_id: crate::ids::RunId,
+        report: CompactReport,
+        then: Then,
+        ctx: &mut Context<Self>,
+    ) {
+        let ours = self.state.active().is_some_and(|a| a.run_id == run_id);
+        if !ours {
+            if let Then::Report(tx) = then {
+                let _ = tx.send(report);
+            }
+            return;
+        }
+        match then {
+            Then::Run => match self.state.active_mut() {
+                Some(a) if !a.aborted => {
+                    a.compaction = false;
+                    self.spawn_run(ctx);
+                }
+                _ => self.end_without_run(&run_id, None, ctx),
+            },
+            Then::Reply => {
+                self.forward_answer(run_id, report.text());
+                self.end_active();
+                self.next_turn(ctx);
+            }
+            Then::Report(tx) => {
+                let _ = tx.send(report);
+                self.end_active();
+                self.next_turn(ctx);
+            }
+        }
     }
 
     /// Stores the compaction entry and replaces the context; false when it

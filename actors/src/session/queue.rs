@@ -299,39 +299,8 @@ impl SessionQueue {
             .iter_mut()
             .flat_map(|(_, i)| std::mem::take(&mut i.images))
             .collect();
-        let first = &items[0].1;
-        let (mut overrides, timeout_ms) = (first.overrides.clone(), first.timeout_ms);
-        // One untrusted message makes the whole turn untrusted, and every
-        // message's channel policy applies to it.
-        overrides.untrusted = items.iter().any(|(_, i)| i.overrides.untrusted);
-        overrides.kind = items
-            .iter()
-            .fold(overrides.kind, |k, (_, i)| k.join(i.overrides.kind));
-        for (_, i) in &items[1..] {
-            for c in &i.overrides.channels {
-                if !overrides.channels.contains(c) {
-                    overrides.channels.push(c.clone());
-                }
-            }
-        }
-        let text = if items.len() == 1 && dropped.is_empty() {
-            items[0].1.text.clone()
-        } else {
-            let mut out = String::from("[Queued messages while the agent was busy]");
-            if !dropped.is_empty() {
-                out.push_str(&format!(
-                    "\n\n[{} earlier messages were dropped; summaries:]",
-                    dropped.len()
-                ));
-                for d in dropped {
-                    out.push_str(&format!("\n- {d}"));
-                }
-            }
-            for (i, (_, p)) in items.iter().enumerate() {
-                out.push_str(&format!("\n\n---\nQueued #{}\n{}", i + 1, p.text));
-            }
-            out
-        };
+        let (overrides, timeout_ms) = joined_overrides(&items);
+        let text = turn_text(&items, dropped);
         Some(Ok(TurnPlan {
             run_id,
             text,
@@ -341,6 +310,48 @@ impl SessionQueue {
             timeout_ms,
         }))
     }
+}
+
+/// The overrides of a turn of several messages: the first's, made
+/// untrusted by any untrusted one, its kind joined with theirs, and every
+/// message's channel policy applying (and the first's time limit).
+fn joined_overrides(items: &[Queued]) -> (RunOverrides, Option<u64>) {
+    let first = &items[0].1;
+    let (mut overrides, timeout_ms) = (first.overrides.clone(), first.timeout_ms);
+    overrides.untrusted = items.iter().any(|(_, i)| i.overrides.untrusted);
+    overrides.kind = items
+        .iter()
+        .fold(overrides.kind, |k, (_, i)| k.join(i.overrides.kind));
+    for (_, i) in &items[1..] {
+        for c in &i.overrides.channels {
+            if !overrides.channels.contains(c) {
+                overrides.channels.push(c.clone());
+            }
+        }
+    }
+    (overrides, timeout_ms)
+}
+
+/// What the model reads for a turn: the message, or the queued messages
+/// numbered, after the summaries of those the cap dropped.
+fn turn_text(items: &[Queued], dropped: Vec<String>) -> String {
+    if items.len() == 1 && dropped.is_empty() {
+        return items[0].1.text.clone();
+    }
+    let mut out = String::from("[Queued messages while the agent was busy]");
+    if !dropped.is_empty() {
+        out.push_str(&format!(
+            "\n\n[{} earlier messages were dropped; summaries:]",
+            dropped.len()
+        ));
+        for d in dropped {
+            out.push_str(&format!("\n- {d}"));
+        }
+    }
+    for (i, (_, p)) in items.iter().enumerate() {
+        out.push_str(&format!("\n\n---\nQueued #{}\n{}", i + 1, p.text));
+    }
+    out
 }
 
 #[cfg(test)]

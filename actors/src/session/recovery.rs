@@ -5,7 +5,7 @@
 //! once. Earlier versions' transcripts (no `messageId`) are recovered from
 //! the transcript itself.
 
-use crate::ids::RunId;
+use crate::ids::{RunId, SessionKey};
 use actix::prelude::*;
 use serde_json::{json, Value};
 
@@ -76,6 +76,84 @@ pub(super) fn interrupted_note() -> Value {
     entry
 }
 
+/// What recovery writes and reports, gathered before it commits.
+#[derive(Default)]
+struct Found {
+    writes: Vec<StoreWrite>,
+    notes: Vec<Value>,
+    events: Vec<RunEvent>,
+    /// Messages that run again, in order.
+    queued: Vec<(String, InboxItem)>,
+}
+
+impl Found {
+    /// The inbox: items assigned to a run are that run's (it was cut off:
+    /// they leave the inbox); the others wait. Returns the cut runs.
+    fn sort_inbox(&mut self, items: Vec<(String, InboxItem)>) -> Vec<RunId> {
+        let mut cut: Vec<RunId> = Vec::new();
+        for (key, item) in items {
+            if !item.assigned {
+                self.queued.push((key, item));
+                continue;
+            }
+            self.writes.push(inbox::remove(&key));
+            if !cut.contains(&item.run_id) {
+                cut.push(item.run_id.clone());
+            }
+        }
+        cut
+    }
+
+    /// A cut run that never recorded its end: recorded as interrupted, and
+    /// said in the transcript instead of left silently unanswered.
+    fn interrupt(&mut self, store: &crate::store::Store, key: &SessionKey, run_id: RunId) {
+        let ended = crate::session::run_record::load(store, &run_id)
+            .ok()
+            .flatten()
+            .is_some_and(|r| !r.is_pending());
+        if ended {
+            return;
+        }
+        let now = crate::now_ms();
+        let record = RunRecord {
+            session_key: key.clone(),
+            status: "error".into(),
+            started_at: now,
+            ended_at: now,
+            error: Some(INTERRUPTED_NOTE.to_string()),
+            stop_reason: "error".into(),
+            answered_by: None,
+        };
+        self.writes
+            .push(crate::session::run_record::write(&run_id, &record));
+        self.notes.push(interrupted_note());
+        self.events.push(RunEvent::Failed {
+            run_id,
+            error: INTERRUPTED_NOTE.to_string(),
+            kind: FailureKind::Stopped,
+        });
+    }
+
+    /// An earlier version's queued message becomes an inbox item.
+    fn adopt(&mut self, key: &SessionKey, m: crate::provider::ChatMessage) {
+        let id = ulid::Ulid::generate().to_string();
+        let item = InboxItem {
+            message_id: id.clone(),
+            run_id: id.into(),
+            assigned: false,
+            text: m.text,
+            images: m.images,
+            at_ms: 0,
+            joinable: false,
+            overrides: RunOverrides::default(),
+            timeout_ms: None,
+        };
+        let k = inbox::new_key(key);
+        self.writes.push(inbox::put(&k, &item));
+        self.queued.push((k, item));
+    }
+}
+
 impl SessionActor {
     /// After a stop: runs that were cut off (messages assigned to a run
     /// that never ended) are marked interrupted, in the transcript and for
@@ -89,21 +167,8 @@ impl SessionActor {
                 Vec::new()
             }
         };
-        let mut writes = Vec::new();
-        let mut notes = Vec::new();
-        let mut events = Vec::new();
-        let mut cut: Vec<RunId> = Vec::new();
-        let mut queued = Vec::new();
-        for (key, item) in items {
-            if item.assigned {
-                writes.push(inbox::remove(&key));
-                if !cut.contains(&item.run_id) {
-                    cut.push(item.run_id.clone());
-                }
-            } else {
-                queued.push((key, item));
-            }
-        }
+        let mut found = Found::default();
+        let mut cut = found.sort_inbox(items);
         if let Some(last) = interrupted(entries) {
             // An earlier version's cut run: its user message is the last one.
             let run_id = last
@@ -114,57 +179,18 @@ impl SessionActor {
             cut.push(run_id.into());
         }
         for run_id in cut {
-            let ended = crate::session::run_record::load(&self.deps.store, &run_id)
-                .ok()
-                .flatten()
-                .is_some_and(|r| !r.is_pending());
-            if ended {
-                continue;
-            }
-            let now = crate::now_ms();
-            let record = RunRecord {
-                session_key: self.key.clone(),
-                status: "error".into(),
-                started_at: now,
-                ended_at: now,
-                error: Some(INTERRUPTED_NOTE.to_string()),
-                stop_reason: "error".into(),
-                answered_by: None,
-            };
-            writes.push(crate::session::run_record::write(&run_id, &record));
-            // Said in the transcript instead of leaving it silently unanswered.
-            notes.push(interrupted_note());
-            events.push(RunEvent::Failed {
-                run_id,
-                error: INTERRUPTED_NOTE.to_string(),
-                kind: FailureKind::Stopped,
-            });
+            found.interrupt(&self.deps.store, &self.key, run_id);
         }
-        // An earlier version's queued messages become inbox items.
         for m in undelivered(entries) {
-            let id = ulid::Ulid::generate().to_string();
-            let item = InboxItem {
-                message_id: id.clone(),
-                run_id: id.into(),
-                assigned: false,
-                text: m.text,
-                images: m.images,
-                at_ms: 0,
-                joinable: false,
-                overrides: RunOverrides::default(),
-                timeout_ms: None,
-            };
-            let key = inbox::new_key(&self.key);
-            writes.push(inbox::put(&key, &item));
-            queued.push((key, item));
+            found.adopt(&self.key, m);
         }
-        if let Err(e) = self.commit(notes, writes) {
+        if let Err(e) = self.commit(found.notes, found.writes) {
             tracing::error!(session_key = %self.key, error = %e, "cannot mark interrupted runs");
         }
-        for e in events {
+        for e in found.events {
             self.forward(e);
         }
-        for (key, item) in queued {
+        for (key, item) in found.queued {
             self.forward(RunEvent::Queued {
                 run_id: item.run_id.clone(),
                 message_id: item.message_id.clone(),

@@ -17,6 +17,17 @@ use crate::provider::selection::ModelRef;
 use crate::provider::{thinking_budget, MessageRole};
 use crate::run::{AbortRun, Outcome, RunActor, RunConfig};
 
+/// A run's inputs, gathered before it starts (`SessionActor::prepare`).
+struct Prepared {
+    run_id: RunId,
+    models: Vec<ModelRef>,
+    level: String,
+    timeout: std::time::Duration,
+    tools: Arc<[ToolSpec]>,
+    trust: crate::trust::Trust,
+    context: crate::context::RunContext,
+}
+
 impl SessionActor {
     /// Takes a lane slot for the active run `run_id` (its own lane when
     /// it names one), then launches it.
@@ -132,10 +143,11 @@ impl SessionActor {
         self.deps.context.build_run(files, &self.key, &inputs)
     }
 
-    fn launch_run(&mut self, files: &ContextFiles, ctx: &mut Context<Self>) {
-        let Some(a) = self.state.active() else {
-            return;
-        };
+    /// What the active run is started with: its models, thinking level,
+    /// time limit, tools, trust and context (None: it ended before a model
+    /// was called, or waits for room).
+    fn prepare(&mut self, files: &ContextFiles, ctx: &mut Context<Self>) -> Option<Prepared> {
+        let a = self.state.active()?;
         let run_id = a.run_id.clone();
         let model_choice = a
             .overrides
@@ -145,7 +157,8 @@ impl SessionActor {
         let models = match self.deps.models.candidates(self.agent(), model_choice) {
             Ok(m) => m,
             Err(e) => {
-                return self.end_without_run(&run_id, Some(format!("model: {e}")), ctx);
+                self.end_without_run(&run_id, Some(format!("model: {e}")), ctx);
+                return None;
             }
         };
         let level = self.thinking_level(a.overrides.thinking.as_deref());
@@ -162,16 +175,28 @@ impl SessionActor {
             self.build_context(files, &model, &level, &tools)
         };
         let system = context.prompt.text.clone();
-        if self.needs_room(&models, &system, system.len(), ctx) {
-            return;
+        if self.needs_room(&models, &system, system.len(), ctx) || self.state.active().is_none() {
+            return None;
         }
-        if self.state.active().is_none() {
+        Some(Prepared {
+            run_id,
+            models,
+            level,
+            timeout,
+            tools,
+            trust,
+            context,
+        })
+    }
+
+    fn launch_run(&mut self, files: &ContextFiles, ctx: &mut Context<Self>) {
+        let Some(p) = self.prepare(files, ctx) else {
             return;
-        }
-        let exec = self.exec_policy(trust.untrusted);
-        let prune = self.prune_for_run(&models);
-        self.prompt_chars = system.len();
-        self.entry.context_tokens = Some(self.window_of(&models));
+        };
+        let exec = self.exec_policy(p.trust.untrusted);
+        let prune = self.prune_for_run(&p.models);
+        self.prompt_chars = p.context.prompt.text.len();
+        self.entry.context_tokens = Some(self.window_of(&p.models));
         let d = &self.deps;
         let run = RunActor::new(RunConfig {
             session_key: self.key.clone(),
@@ -182,27 +207,27 @@ impl SessionActor {
                 .map(|a| a.overrides.kind)
                 .unwrap_or_default(),
             exec,
-            run_id,
-            models,
+            run_id: p.run_id,
+            models: p.models,
             sticky_profile: self.entry.auth_profile_override.clone(),
-            thinking_budget: thinking_budget(&level),
-            system: context.prompt.text.clone(),
+            thinking_budget: thinking_budget(&p.level),
+            system: p.context.prompt.text.clone(),
             // A stranger's turn gets no skill secrets in its commands' env.
-            tool_env: match trust.untrusted {
+            tool_env: match p.trust.untrusted {
                 true => Vec::new().into(),
-                false => context.skills.env.into(),
+                false => p.context.skills.env.into(),
             },
-            trust,
+            trust: p.trust,
             hooks: d.tool_policy.hooks.clone().into(),
             result_max_chars: d.tool_policy.result_max_chars,
-            tools,
+            tools: p.tools,
             messages: self.history.clone(),
             prune,
             hub: d.hub.clone(),
             executor: d.executor.clone(),
             sink: ctx.address().recipient(),
             steers: ctx.address().recipient(),
-            timeout,
+            timeout: p.timeout,
             max_model_calls: d.max_model_calls,
         })
         .start();

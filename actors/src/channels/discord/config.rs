@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, GroupRule};
 use crate::channels::keys::{self, ReplyToMode, StreamMode};
-use crate::settings::DiscordKeys;
+use crate::settings::{DiscordKeys, GuildRule};
 
 /// The longest message Discord takes.
 pub const MAX_MESSAGE_CHARS: usize = 2000;
@@ -79,23 +79,11 @@ fn url(path: &str, key: &str, v: String, schemes: &[&str]) -> Result<String, Str
     }
 }
 
-fn resolve(
-    id: &str,
-    k: DiscordKeys,
-    token: Option<String>,
-    path: &str,
-) -> Result<DiscordAccount, String> {
-    let token = token.ok_or_else(|| format!("{path}.token: missing (or set DISCORD_BOT_TOKEN)"))?;
-    if token.contains(char::is_whitespace) {
-        return Err(format!("{path}.token: not a bot token"));
-    }
-    let api_base = url(path, "apiBaseUrl", k.api_base_url, &["https://", "http://"])?;
-    let gateway_url = k
-        .gateway_url
-        .map(|u| url(path, "gatewayUrl", u, &["wss://", "ws://"]))
-        .transpose()?;
+/// Guild and channel rules as the access check reads them: a channel
+/// inherits its guild's `requireMention` and `users`.
+fn guild_rules(guilds: BTreeMap<String, GuildRule>) -> BTreeMap<String, GroupRule> {
     let mut groups = BTreeMap::new();
-    for (guild, g) in k.guilds {
+    for (guild, g) in guilds {
         let users = g.users.clone();
         groups.insert(
             guild.clone(),
@@ -118,6 +106,25 @@ fn resolve(
             );
         }
     }
+    groups
+}
+
+fn resolve(
+    id: &str,
+    k: DiscordKeys,
+    token: Option<String>,
+    path: &str,
+) -> Result<DiscordAccount, String> {
+    let token = token.ok_or_else(|| format!("{path}.token: missing (or set DISCORD_BOT_TOKEN)"))?;
+    if token.contains(char::is_whitespace) {
+        return Err(format!("{path}.token: not a bot token"));
+    }
+    let api_base = url(path, "apiBaseUrl", k.api_base_url, &["https://", "http://"])?;
+    let gateway_url = k
+        .gateway_url
+        .map(|u| url(path, "gatewayUrl", u, &["wss://", "ws://"]))
+        .transpose()?;
+    let groups = guild_rules(k.guilds);
     let access = AccessConfig {
         dm_policy: k.dm_policy,
         allow_from: ids(&k.allow_from),

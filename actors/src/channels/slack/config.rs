@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, GroupRule};
 use crate::channels::keys::{self, StreamMode};
-use crate::settings::SlackKeys;
+use crate::settings::{ChannelRule, SlackKeys};
 
 /// The longest text a markdown block takes.
 pub const MAX_MESSAGE_CHARS: usize = 12_000;
@@ -87,19 +87,19 @@ pub fn accounts(
     Ok(out)
 }
 
-fn resolve(
-    id: &str,
-    k: SlackKeys,
+/// The account's tokens (its own, else the environment's for the
+/// default account), each there when its mode needs it.
+fn credentials(
+    k: &SlackKeys,
     env: (Option<String>, Option<String>),
     path: &str,
-) -> Result<SlackAccount, String> {
-    let mode = k.mode;
-    let bot_token = token(k.bot_token)
+) -> Result<(String, Option<String>, Option<String>), String> {
+    let bot_token = token(k.bot_token.clone())
         .or(env.0)
         .ok_or_else(|| format!("{path}.botToken: missing (or set SLACK_BOT_TOKEN)"))?;
-    let app_token = token(k.app_token).or(env.1);
-    let signing_secret = token(k.signing_secret);
-    match mode {
+    let app_token = token(k.app_token.clone()).or(env.1);
+    let signing_secret = token(k.signing_secret.clone());
+    match k.mode {
         Mode::Socket if app_token.is_none() => {
             return Err(format!(
                 "{path}.appToken: Socket Mode needs an app token (xapp-...; or set SLACK_APP_TOKEN)"
@@ -120,6 +120,27 @@ fn resolve(
             return Err(format!("{path}.{key}: not a token"));
         }
     }
+    Ok((bot_token, app_token, signing_secret))
+}
+
+/// A channel's rule as the access check reads it.
+fn rule(r: ChannelRule) -> GroupRule {
+    GroupRule {
+        enabled: r.enabled.or(r.allow),
+        require_mention: r.require_mention,
+        allow_from: r.users,
+        other: Map::new(),
+    }
+}
+
+fn resolve(
+    id: &str,
+    k: SlackKeys,
+    env: (Option<String>, Option<String>),
+    path: &str,
+) -> Result<SlackAccount, String> {
+    let mode = k.mode;
+    let (bot_token, app_token, signing_secret) = credentials(&k, env, path)?;
     let webhook_path = k.webhook_path;
     if !webhook_path.starts_with('/') || webhook_path.contains(char::is_whitespace) {
         return Err(format!(
@@ -130,19 +151,7 @@ fn resolve(
     if !(api_base.starts_with("https://") || api_base.starts_with("http://")) {
         return Err(format!("{path}.apiBaseUrl: expected an http(s) URL"));
     }
-    let groups = k
-        .channels
-        .into_iter()
-        .map(|(c, r)| {
-            let rule = GroupRule {
-                enabled: r.enabled.or(r.allow),
-                require_mention: r.require_mention,
-                allow_from: r.users,
-                other: Map::new(),
-            };
-            (c, rule)
-        })
-        .collect();
+    let groups = k.channels.into_iter().map(|(c, r)| (c, rule(r))).collect();
     let access = AccessConfig {
         dm_policy: k.dm_policy,
         allow_from: ids(&k.allow_from),
