@@ -254,7 +254,9 @@ impl Handler<RunJob> for CronActor {
             s.job = job.clone();
         }
         self.launch(vec![Order { job, key, entry }], ctx);
-        Ok(RunStart::Started { run_id })
+        Ok(RunStart::Started {
+            run_id: run_id.into(),
+        })
     }
 }
 

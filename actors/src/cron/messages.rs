@@ -208,7 +208,7 @@ pub struct RunJob {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunStart {
     /// Recorded and started.
-    Started { run_id: String },
+    Started { run_id: crate::ids::RunId },
     /// `not-due`, `disabled` or `already-running`.
     NotRun { reason: &'static str },
 }
