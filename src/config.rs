@@ -617,6 +617,22 @@ mod tests {
         assert_eq!(d.discord.text_chunk_limit, 2000, "the shipped default kept");
         assert_eq!(s.channels.keys().collect::<Vec<_>>(), ["whatsapp"]);
         assert_eq!(d.layer("slack")["groupPolicy"], "disabled");
+        // messages.inbound is typed too: the window per channel, bounded.
+        let e = err("{messages:{inbound:{byChannel:{telegram:'soon'}}}}");
+        assert!(e.contains("messages.inbound.byChannel.telegram"), "{e}");
+        let (_, s, _) = check_user_raw(
+            "{messages:{inbound:{debounceMs:400, byChannel:{slack:90000}}}}",
+            "f",
+        )
+        .unwrap();
+        let inbound = &s.messages.inbound;
+        assert_eq!(
+            (
+                inbound.debounce_ms("telegram"),
+                inbound.debounce_ms("slack")
+            ),
+            (400, 60_000)
+        );
         // config.schema shows the typed sections, their secrets write-only.
         let schema = ferroclaw_actors::settings::json_schema().to_string();
         for key in [

@@ -106,7 +106,7 @@ pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String>
             continue;
         };
         let defaults = settings.channels.defaults.layer(channel);
-        let debounce = inbound_debounce_ms(settings, channel)?;
+        let debounce = settings.messages.inbound.debounce_ms(channel);
         accounts.extend(accounts_of(
             channel,
             &section.other,
@@ -233,32 +233,6 @@ fn one_each(values: &[&str], error: &str) -> Result<(), String> {
         return Err(error.to_string());
     }
     Ok(())
-}
-
-/// `messages.inbound.byChannel.<channel>`, else `messages.inbound.debounceMs`
-/// (0: off).
-fn inbound_debounce_ms(settings: &Settings, channel: &str) -> Result<u64, String> {
-    let inbound = settings.messages.other.get("inbound");
-    let read = |v: Option<&serde_json::Value>, key: &str| -> Result<Option<u64>, String> {
-        match v {
-            None | Some(serde_json::Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(|n| Some(n.min(60_000)))
-                .ok_or_else(|| format!("{key}: expected milliseconds")),
-        }
-    };
-    let by_channel = read(
-        inbound
-            .and_then(|i| i.get("byChannel"))
-            .and_then(|b| b.get(channel)),
-        &format!("messages.inbound.byChannel.{channel}"),
-    )?;
-    let all = read(
-        inbound.and_then(|i| i.get("debounceMs")),
-        "messages.inbound.debounceMs",
-    )?;
-    Ok(by_channel.or(all).unwrap_or(0))
 }
 
 /// `gateway.channelStaleEventThresholdMinutes` in ms.

@@ -407,8 +407,29 @@ pub struct FsToolSettings {
 #[schemars(transform = secret_messages)]
 pub struct MessagesSettings {
     pub queue: QueueConfig,
+    pub inbound: InboundSettings,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
+}
+
+/// `messages.inbound`: rapid texts of one channel conversation within the
+/// window become one message (0: off; at most a minute is used).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InboundSettings {
+    pub debounce_ms: u64,
+    /// Per channel id, over `debounceMs`.
+    pub by_channel: BTreeMap<String, u64>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+impl InboundSettings {
+    /// The window of `channel`'s conversations (ms).
+    pub fn debounce_ms(&self, channel: &str) -> u64 {
+        let ms = self.by_channel.get(channel).copied();
+        ms.unwrap_or(self.debounce_ms).min(60_000)
+    }
 }
 
 /// `messages.queue`: what a message does while a run is busy.
