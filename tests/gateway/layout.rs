@@ -1,6 +1,7 @@
 //! The code's shape, checked: no module imports itself back through
 //! another (the actor tree's modules one and two levels deep, `src/`'s
-//! three), no source file over 800 lines, no handler over 60, every actor
+//! three), no source file over 800 lines, no handler over 60 (and no
+//! function of the session or its run over 60), every actor
 //! type builds a span, and every folder under `actors/src/` says in its
 //! `//!` what it owns.
 
@@ -289,12 +290,13 @@ fn actor_messages_reply_with_typed_errors() {
 
 const MAX_HANDLER_LINES: usize = 60;
 
-/// `(line, length)` of every `fn handle(` body longer than `max` lines.
-fn long_handlers(src: &str, max: usize) -> Vec<(usize, usize)> {
+/// `(line, length)` of every function body longer than `max` lines whose
+/// first line `picks` (trimmed).
+fn long_fns(src: &str, max: usize, picks: impl Fn(&str) -> bool) -> Vec<(usize, usize)> {
     let lines: Vec<&str> = src.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        if !l.trim_start().starts_with("fn handle(") {
+        if !picks(l.trim_start()) || l.trim_end().ends_with(';') {
             continue;
         }
         let (mut depth, mut opened) = (0i64, false);
@@ -310,6 +312,44 @@ fn long_handlers(src: &str, max: usize) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// `(line, length)` of every `fn handle(` body longer than `max` lines.
+fn long_handlers(src: &str, max: usize) -> Vec<(usize, usize)> {
+    long_fns(src, max, |l| l.starts_with("fn handle("))
+}
+
+/// Whether a (trimmed) line starts a function.
+fn starts_fn(l: &str) -> bool {
+    let l = ["pub(crate) ", "pub(super) ", "pub "]
+        .iter()
+        .find_map(|p| l.strip_prefix(p))
+        .unwrap_or(l);
+    let l = l.strip_prefix("async ").unwrap_or(l);
+    l.starts_with("fn ")
+}
+
+/// The session and its run read in one sitting: no function in
+/// `actors/src/session` or `actors/src/run` is over 60 lines.
+#[test]
+fn no_function_of_the_session_or_its_run_is_over_60_lines() {
+    let mut found = Vec::new();
+    for dir in ["actors/src/session", "actors/src/run"] {
+        for f in rust_files(&repo().join(dir)) {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            if name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            let src = std::fs::read_to_string(&f).unwrap();
+            for (line, n) in long_fns(without_tests(&src), MAX_HANDLER_LINES, starts_fn) {
+                found.push(format!("{}:{line}: {n} lines", f.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "functions over 60 lines: {found:#?}");
+    let long = format!("pub(super) async fn x() {{\n{}}}\n", "    a;\n".repeat(70));
+    assert_eq!(long_fns(&long, MAX_HANDLER_LINES, starts_fn), vec![(1, 72)]);
+    assert!(!starts_fn("let f = fn_name();"));
 }
 
 #[test]
