@@ -154,6 +154,13 @@ pub fn job_patch(patch: &Value) -> Result<JobPatch, String> {
     Ok(p)
 }
 
+/// Sets `key` when there is a value (OpenClaw leaves absent fields out).
+fn put_some(o: &mut Map<String, Value>, key: &str, val: Option<Value>) {
+    if let Some(val) = val {
+        o.insert(key.to_string(), val);
+    }
+}
+
 /// A job as clients see it (OpenClaw's `CronJob`): `nextRunAtMs`
 /// computed, the state's fields mirrored at the top level.
 pub fn job(view: &JobView) -> Value {
@@ -172,11 +179,7 @@ pub fn job(view: &JobView) -> Value {
     let Some(o) = v.as_object_mut() else {
         return v;
     };
-    let mut put = |k: &str, val: Option<Value>| {
-        if let Some(val) = val {
-            o.insert(k.to_string(), val);
-        }
-    };
+    let mut put = |k: &str, val: Option<Value>| put_some(o, k, val);
     put("nextRunAtMs", view.next_run_ms.map(|n| json!(n)));
     put("lastRunAtMs", st.last_run_at_ms.map(|n| json!(n)));
     put(
@@ -215,11 +218,7 @@ pub fn run(entry: &RunEntry, job_name: Option<&str>) -> Value {
     let Some(o) = v.as_object_mut() else {
         return v;
     };
-    let mut put = |k: &str, val: Option<Value>| {
-        if let Some(val) = val {
-            o.insert(k.to_string(), val);
-        }
-    };
+    let mut put = |k: &str, val: Option<Value>| put_some(o, k, val);
     put("status", entry.status.as_ref().map(|s| json!(s)));
     put("completionStatus", entry.completion().map(|c| json!(c)));
     put("error", entry.error.as_ref().map(|s| json!(s)));
