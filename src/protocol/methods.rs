@@ -273,6 +273,17 @@ pub fn requirement(method: &str) -> Requirement {
     Requirement::Scope(scopes::ADMIN)
 }
 
+/// Whether this gateway answers `method` (what `features.methods`
+/// advertises, and `connect`, refused after the handshake). Asked before
+/// scopes, as OpenClaw does: a method ferroclaw lacks is `unknown method`
+/// whoever asks, never a permission error.
+pub fn answers(method: &str) -> bool {
+    static KNOWN: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(|| METHODS.iter().copied().chain(["connect"]).collect());
+    known.contains(method)
+}
+
 /// Checks role and scopes for a call.
 pub fn authorize(method: &str, role: Role, granted: &[String]) -> Result<(), ErrorShape> {
     match (requirement(method), role) {

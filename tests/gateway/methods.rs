@@ -60,6 +60,34 @@ async fn unknown_methods_and_connect_after_hello_are_errors_and_the_socket_stays
         "connect is only valid as the first request"
     );
     assert_eq!(c.call("health", json!({})).await["ok"], true);
+    // A method ferroclaw lacks is unknown whatever the caller's scopes,
+    // never a permission error (OpenClaw's CLI then blames permissions).
+    let mut ro = Client::connect(&gw.ws_url()).await;
+    ro.handshake(connect_params(
+        "cli",
+        "cli",
+        &["operator.read"],
+        Some(TOKEN),
+    ))
+    .await;
+    for m in [
+        "no.such.method",
+        "tts.status",
+        "wizard.start",
+        "sessions.preview",
+    ] {
+        let r = ro.call(m, json!({})).await;
+        assert_eq!(
+            r["error"]["message"],
+            format!("unknown method: {m}"),
+            "{m}: {r}"
+        );
+    }
+    let r = ro.call("config.set", json!({"raw": "{}"})).await;
+    assert_eq!(
+        r["error"]["message"], "missing scope: operator.admin",
+        "a method that answers still checks scopes"
+    );
 }
 
 #[tokio::test]

@@ -111,6 +111,11 @@ pub async fn dispatch(
     frame: RequestFrame,
     early: actix::Recipient<EarlyFrame>,
 ) -> String {
+    if !crate::protocol::methods::answers(&frame.method) {
+        let e = ErrorShape::invalid(format!("unknown method: {}", frame.method));
+        tracing::info!(conn_id = %caller.conn_id, method = %frame.method, "unknown method");
+        return frames::res_err(&frame.id, &e, None);
+    }
     if let Err(e) = authorize(&frame.method, caller.role, &caller.scopes) {
         tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request denied");
         return frames::res_err(&frame.id, &e, None);
