@@ -109,7 +109,9 @@ pub fn tick(ts: u64) -> BusEvent {
 
 /// `shutdown` (no restart is announced).
 pub fn shutdown(reason: &str) -> BusEvent {
-    let payload = json!({ "reason": reason, "restartExpectedMs": null });
+    // OpenClaw's `restartExpectedMs` is an integer when a restart is
+    // expected, absent otherwise (null fails its schema).
+    let payload = json!({ "reason": reason });
     bus_event("shutdown", &payload, false)
 }
 

