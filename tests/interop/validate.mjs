@@ -2,9 +2,12 @@
 // package ships in dist/gateway/protocol) run over frames ferroclaw sent.
 // stdin: one JSON object per line, {label, schema, value}; stdout: a JSON
 // array of the values a schema refused, with AJV's first errors.
+import { createRequire } from "node:module";
 import * as protocol from "./node_modules/openclaw/dist/gateway/protocol/index.js";
-import AjvModule from "./node_modules/ajv/dist/ajv.js";
 
+// AJV as OpenClaw resolves it (hoisted or nested, whatever npm chose).
+const require = createRequire(new URL("./node_modules/openclaw/package.json", import.meta.url));
+const AjvModule = require("ajv");
 const Ajv = AjvModule.default ?? AjvModule;
 const ajv = new Ajv({ allErrors: true, strict: false });
 const compiled = new Map();
