@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::device::now_ms;
-use crate::support::{admin, Client, Device, TestGateway, TOKEN};
+use crate::support::{admin, connect_params, Client, Device, TestGateway, TOKEN};
 
 const CLI_SCOPES: &[&str] = &["operator.admin", "operator.approvals", "operator.pairing"];
 
@@ -478,4 +478,93 @@ async fn the_pairing_list_says_which_paired_devices_are_connected() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(last, Some(json!(false)), "offline once its socket is gone");
+}
+
+/// OpenClaw's device-management rules: `operator.pairing` may rotate and
+/// revoke a device's operator token; a non-admin never touches another
+/// role's token, another device's token from a device of its own, or mints
+/// more than it holds.
+#[tokio::test]
+async fn a_pairing_operator_rotates_operator_tokens_within_its_own_scopes() {
+    let gw = TestGateway::start();
+    let dev = Device::new(41);
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            &["operator.read", "operator.write"],
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    let mut p = Client::connect(&gw.ws_url()).await;
+    p.handshake(connect_params(
+        "cli",
+        "cli",
+        &["operator.pairing", "operator.read"],
+        Some(TOKEN),
+    ))
+    .await;
+    let rot = p
+        .call(
+            "device.token.rotate",
+            json!({"deviceId": dev.id, "role": "operator", "scopes": ["operator.read"]}),
+        )
+        .await;
+    assert_eq!(rot["ok"], true, "{rot}");
+    assert_eq!(rot["payload"]["scopes"], json!(["operator.read"]));
+    let more = p
+        .call(
+            "device.token.rotate",
+            json!({"deviceId": dev.id, "role": "operator", "scopes": ["operator.write"]}),
+        )
+        .await;
+    assert_eq!(
+        more["ok"], false,
+        "never more than the caller holds: {more}"
+    );
+    let node = p
+        .call(
+            "device.token.rotate",
+            json!({"deviceId": dev.id, "role": "node"}),
+        )
+        .await;
+    assert_eq!(node["error"]["message"], "device token rotation denied");
+    // A device of its own manages only itself without admin.
+    let other = Device::new(42);
+    let mut o = Client::connect(&gw.ws_url()).await;
+    let n = o.nonce();
+    let res = o
+        .handshake(other.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            &["operator.pairing"],
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    let r = o
+        .call(
+            "device.token.revoke",
+            json!({"deviceId": dev.id, "role": "operator"}),
+        )
+        .await;
+    assert_eq!(r["error"]["message"], "device token revocation denied");
+    let r = p
+        .call(
+            "device.token.revoke",
+            json!({"deviceId": dev.id, "role": "operator"}),
+        )
+        .await;
+    assert_eq!(r["payload"]["revoked"], true, "{r}");
 }

@@ -300,7 +300,13 @@ impl Handler<RotateDeviceToken> for DeviceRegistry {
                 .scopes
                 .or_else(|| rec.tokens.get(&msg.role).map(|t| t.scopes.clone()))
                 .unwrap_or_else(|| rec.scopes.clone());
-            if msg.role == "operator" && !crate::scopes::scopes_cover(&rec.scopes, &scopes) {
+            let beyond_caller = msg
+                .caller_scopes
+                .as_ref()
+                .is_some_and(|c| !crate::scopes::scopes_cover(c, &scopes));
+            if msg.role == "operator"
+                && (!crate::scopes::scopes_cover(&rec.scopes, &scopes) || beyond_caller)
+            {
                 return Ok(None);
             }
             let token = DeviceToken {

@@ -93,13 +93,16 @@ pub struct RemoveDevice {
 }
 
 /// Replaces the device's token for a role. Reply: None when the device or
-/// role is not paired, or the scopes exceed the approved ones.
+/// role is not paired, or the scopes exceed the approved ones (or, for an
+/// operator token, `caller_scopes`: a caller never mints more than it has).
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Option<DeviceToken>, StoreError>")]
 pub struct RotateDeviceToken {
     pub device_id: String,
     pub role: String,
     pub scopes: Option<Vec<String>>,
+    /// The caller's scopes when it is not an admin.
+    pub caller_scopes: Option<Vec<String>>,
 }
 
 /// Revokes the device's token for a role. Reply: whether one existed.

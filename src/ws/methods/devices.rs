@@ -147,24 +147,43 @@ struct TokenRef {
     scopes: Option<Vec<String>>,
 }
 
-/// Non-admins may only manage their own device's tokens.
-fn own_or_admin(caller: &Caller, device_id: &str) -> Result<(), ErrorShape> {
-    if scope_allows(&caller.scopes, scopes::ADMIN) || caller.device_id.as_deref() == Some(device_id)
-    {
-        Ok(())
-    } else {
-        Err(ErrorShape::missing_scope(scopes::ADMIN))
+/// OpenClaw's device-management rules: a caller with a device identity
+/// manages only its own device unless it is an admin, and a non-admin
+/// manages operator tokens only. Refused with OpenClaw's `denied` text.
+fn may_manage(
+    caller: &Caller,
+    device_id: &str,
+    role: &str,
+    denied: &str,
+) -> Result<(), ErrorShape> {
+    let admin = scope_allows(&caller.scopes, scopes::ADMIN);
+    let other = caller
+        .device_id
+        .as_deref()
+        .is_some_and(|d| d != device_id.trim());
+    let role = role.trim();
+    if !admin && (other || (!role.is_empty() && role != "operator")) {
+        tracing::warn!(conn_id = %caller.conn_id, device = device_id, role, other, "{denied}");
+        return Err(ErrorShape::invalid(denied));
     }
+    Ok(())
 }
 
 pub async fn rotate(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: TokenRef = params("device.token.rotate", p)?;
-    own_or_admin(caller, &p.device_id)?;
+    may_manage(
+        caller,
+        &p.device_id,
+        &p.role,
+        "device token rotation denied",
+    )?;
     let gw = &state.gateway;
     let msg = RotateDeviceToken {
         device_id: p.device_id.clone(),
         role: p.role.clone(),
         scopes: p.scopes,
+        caller_scopes: (!scope_allows(&caller.scopes, scopes::ADMIN))
+            .then(|| caller.scopes.clone()),
     };
     let Some(t) = ask_devices(&gw.devices, &gw.metrics, msg)
         .await
@@ -183,7 +202,12 @@ pub async fn rotate(state: &SharedState, caller: &Caller, p: &Value) -> MethodRe
 
 pub async fn revoke(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: TokenRef = params("device.token.revoke", p)?;
-    own_or_admin(caller, &p.device_id)?;
+    may_manage(
+        caller,
+        &p.device_id,
+        &p.role,
+        "device token revocation denied",
+    )?;
     let gw = &state.gateway;
     let msg = RevokeDeviceToken {
         device_id: p.device_id.clone(),
