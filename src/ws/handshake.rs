@@ -336,7 +336,8 @@ impl Connect<'_> {
             Shared::Ok(m) => m,
             other => self.check_device_token(dev, other).await?,
         };
-        self.pair(dev, &key).await?;
+        self.pair(dev, &key, matches!(shared, Shared::Ok(_)))
+            .await?;
         let gw = &self.state.gateway;
         let issue = EnsureDeviceToken {
             device_id: dev.id.clone(),
@@ -488,6 +489,7 @@ impl Connect<'_> {
         &self,
         dev: &crate::protocol::connect::DeviceParams,
         key: &[u8; 32],
+        shared_secret: bool,
     ) -> Result<(), Rejected> {
         let p = self.p;
         let claim = DeviceClaim {
@@ -506,6 +508,7 @@ impl Connect<'_> {
         let check = CheckDevice {
             claim,
             local: self.origin.local,
+            shared_secret,
         };
         let decision = ask_devices(&gw.devices, &gw.metrics, check)
             .await

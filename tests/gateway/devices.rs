@@ -568,3 +568,55 @@ async fn a_pairing_operator_rotates_operator_tokens_within_its_own_scopes() {
         .await;
     assert_eq!(r["payload"]["revoked"], true, "{r}");
 }
+
+/// On this machine, a paired device asking for more scopes with the shared
+/// secret is upgraded at once (OpenClaw's silent local pairing); with only
+/// its device token it must ask an operator.
+#[tokio::test]
+async fn a_local_scope_upgrade_with_the_shared_secret_is_approved_at_once() {
+    let gw = TestGateway::start();
+    let dev = Device::new(43);
+    let connect = |scopes: &'static [&'static str], token: Option<String>| {
+        let (url, dev) = (gw.ws_url(), &dev);
+        async move {
+            let mut c = Client::connect(&url).await;
+            let n = c.nonce();
+            c.handshake(dev.connect_params(
+                "cli",
+                "cli",
+                "operator",
+                scopes,
+                token.as_deref(),
+                &n,
+                now_ms(),
+                false,
+            ))
+            .await
+        }
+    };
+    let first = connect(&["operator.read"], Some(TOKEN.to_string())).await;
+    assert_eq!(first["ok"], true, "{first}");
+    let device_token = first["payload"]["auth"]["deviceToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Its device token alone never widens itself.
+    let r = connect(&["operator.read", "operator.write"], Some(device_token)).await;
+    assert_eq!(r["ok"], false, "{r}");
+    // The shared secret on loopback: approved, no request left waiting.
+    let r = connect(
+        &["operator.read", "operator.write"],
+        Some(TOKEN.to_string()),
+    )
+    .await;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(
+        r["payload"]["auth"]["scopes"],
+        json!(["operator.read", "operator.write"])
+    );
+    let mut op = admin(&gw).await;
+    let list = op.call("device.pair.list", json!({})).await;
+    assert_eq!(list["payload"]["pending"], json!([]), "{list}");
+    let paired = &list["payload"]["paired"][0];
+    assert_eq!(paired["deviceId"], dev.id.as_str());
+}

@@ -55,7 +55,12 @@ impl DeviceRegistry {
             None => PairingReason::NotPaired,
         };
         let now = crate::now_ms();
-        let silent = msg.local && reason == PairingReason::NotPaired;
+        // OpenClaw's: on this machine a first pairing is approved at once,
+        // and so is a scope upgrade proven by the shared secret (a device
+        // token alone never widens itself); from elsewhere, an operator.
+        let silent = msg.local
+            && (reason == PairingReason::NotPaired
+                || (reason == PairingReason::ScopeUpgrade && msg.shared_secret));
         // One pending request per device and reason: a retrying client does
         // not flood operators with new request ids.
         let reuse = self.pending()?.into_iter().find(|r| {

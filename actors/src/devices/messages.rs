@@ -28,6 +28,9 @@ pub enum DeviceDecision {
 pub struct CheckDevice {
     pub claim: DeviceClaim,
     pub local: bool,
+    /// The connect proved the gateway's shared secret (token, password, or
+    /// auth `none`), not only a device token.
+    pub shared_secret: bool,
 }
 
 /// Returns the device's token for `role`, minting one when none exists or
