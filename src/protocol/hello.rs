@@ -8,7 +8,7 @@ use ferroclaw_actors::presence::PresenceEntry;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::methods::{EVENTS, METHODS};
+use super::methods::{CAPABILITIES, EVENTS, METHODS};
 
 pub struct Hello<'a> {
     pub protocol: u32,
@@ -35,7 +35,7 @@ pub struct Hello<'a> {
 pub fn hello_ok(h: &Hello<'_>) -> Value {
     let mut features = json!({ "methods": METHODS, "events": EVENTS });
     if h.protocol >= 4 {
-        features["capabilities"] = json!([]);
+        features["capabilities"] = json!(CAPABILITIES);
     }
     let main_key = "main";
     let mut out = json!({

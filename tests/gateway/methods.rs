@@ -43,6 +43,24 @@ async fn health_status_presence_and_models_answer_with_their_shapes() {
     assert!(models
         .iter()
         .any(|x| x["id"] == "qwen" && x["provider"] == "local" && x["contextWindow"] == 32768));
+    // OpenClaw's params: a provider filter, and its other keys accepted.
+    let m = c
+        .call(
+            "models.list",
+            json!({"provider": "local", "view": "all", "includeDetails": true}),
+        )
+        .await;
+    let rows = m["payload"]["models"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{m}");
+    assert_eq!(rows[0]["local"], true, "127.0.0.1 is this machine");
+    let bad = c.call("models.list", json!({"bogus": 1})).await;
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid models.list params"),
+        "{bad}"
+    );
 }
 
 #[tokio::test]

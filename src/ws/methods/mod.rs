@@ -214,7 +214,7 @@ async fn route(
         "status" => system::status(state).await,
         "system-presence" => system::presence(state).await,
         "system-event" => system::system_event(state, caller, p).await,
-        "models.list" => system::models_list(state),
+        "models.list" => system::models_list(state, p),
         "logs.tail" => system::logs_tail(state, p).await,
         "config.get" => config::get(state),
         "config.set" => config::set(state, p, config::Mode::Set).await,

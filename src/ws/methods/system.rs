@@ -192,15 +192,53 @@ pub async fn system_event(state: &SharedState, caller: &Caller, p: &Value) -> Me
     json(json!({ "ok": true }))
 }
 
-pub fn models_list(state: &SharedState) -> MethodResult {
+/// `models.list` params (OpenClaw's `ModelsListParams`; ferroclaw's
+/// catalog is the configured one, so the view flags change nothing but
+/// `provider`).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)] // read by serde: OpenClaw's keys, accepted as such
+struct ModelsListParams {
+    agent_id: Option<String>,
+    session_key: Option<String>,
+    auth_profile_id: Option<String>,
+    provider: Option<String>,
+    include_details: Option<bool>,
+    include_provider_capabilities: Option<bool>,
+    include_default_models: Option<bool>,
+    prepared_only: Option<bool>,
+    refresh: Option<bool>,
+    view: Option<String>,
+}
+
+/// Whether a provider's base URL is this machine.
+fn local_url(url: &str) -> bool {
+    let rest = url.split("://").nth(1).unwrap_or(url);
+    if rest.starts_with("[::1]") {
+        return true;
+    }
+    let host = rest.split(['/', ':']).next().unwrap_or_default();
+    host == "localhost" || host.starts_with("127.")
+}
+
+/// The published model catalog (OpenClaw's `published-model-catalog`): the
+/// built-in offline model and every configured provider's models, each with
+/// whether it runs on this machine.
+pub fn models_list(state: &SharedState, p: &Value) -> MethodResult {
+    let p: ModelsListParams = match p {
+        Value::Null => ModelsListParams::default(),
+        p => params("models.list", p)?,
+    };
     let settings = state.live.settings();
     let mut models = vec![json!({
         "id": "echo", "name": "Offline echo (built in, no network)", "provider": "offline",
-        "contextWindow": 128000, "reasoning": false, "input": ["text"],
+        "contextWindow": 128000, "reasoning": false, "input": ["text"], "local": true,
+        "available": true,
     })];
-    for (provider, p) in &settings.models.providers {
-        for m in &p.models {
-            let mut row = json!({ "id": m.id, "name": m.name.clone().unwrap_or_else(|| m.id.clone()), "provider": provider });
+    for (provider, spec) in &settings.models.providers {
+        let local = spec.base_url.as_deref().is_some_and(local_url);
+        for m in &spec.models {
+            let mut row = json!({ "id": m.id, "name": m.name.clone().unwrap_or_else(|| m.id.clone()), "provider": provider, "local": local });
             if let Some(c) = m.context_window {
                 row["contextWindow"] = json!(c);
             }
@@ -212,6 +250,9 @@ pub fn models_list(state: &SharedState) -> MethodResult {
             }
             models.push(row);
         }
+    }
+    if let Some(want) = p.provider.as_deref() {
+        models.retain(|m| m["provider"] == want);
     }
     json(json!({ "models": models }))
 }

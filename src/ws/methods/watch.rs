@@ -252,7 +252,7 @@ pub async fn metadata(state: &SharedState, p: &Value) -> MethodResult {
     if let Some(key) = &p.session_key {
         canonical(state, key, p.agent_id.as_deref())?;
     }
-    let models = match super::system::models_list(state)? {
+    let models = match super::system::models_list(state, &Value::Null)? {
         super::Payload::Json(v) => v["models"].clone(),
         super::Payload::Raw(_) => json!([]),
     };
