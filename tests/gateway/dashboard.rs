@@ -87,6 +87,7 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 | "device.pair.approve"
                 | "device.pair.reject"
                 | "device.pair.remove"
+                | "device.pair.rename"
                 | "device.token.rotate"
                 | "device.token.revoke"
                 | "channels.pairing.approve"

@@ -620,3 +620,80 @@ async fn a_local_scope_upgrade_with_the_shared_secret_is_approved_at_once() {
     let paired = &list["payload"]["paired"][0];
     assert_eq!(paired["deviceId"], dev.id.as_str());
 }
+
+/// `device.pair.rename` (OpenClaw's `openclaw devices rename`): a pairing
+/// operator names a device; a caller with a device of its own names only
+/// that one; the list shows the name.
+#[tokio::test]
+async fn a_pairing_operator_renames_a_device_and_the_list_shows_it() {
+    let gw = TestGateway::start();
+    let dev = Device::new(44);
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            &["operator.pairing"],
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    let mut p = Client::connect(&gw.ws_url()).await;
+    p.handshake(connect_params(
+        "cli",
+        "cli",
+        &["operator.pairing"],
+        Some(TOKEN),
+    ))
+    .await;
+    let r = p
+        .call(
+            "device.pair.rename",
+            json!({"deviceId": dev.id, "label": " laptop "}),
+        )
+        .await;
+    assert_eq!(
+        r["payload"],
+        json!({"deviceId": dev.id, "label": "laptop"}),
+        "{r}"
+    );
+    let list = p.call("device.pair.list", json!({})).await;
+    assert_eq!(
+        list["payload"]["paired"][0]["operatorLabel"], "laptop",
+        "{list}"
+    );
+    let r = p
+        .call(
+            "device.pair.rename",
+            json!({"deviceId": dev.id, "label": "  "}),
+        )
+        .await;
+    assert_eq!(r["error"]["message"], "label required");
+    let r = p
+        .call(
+            "device.pair.rename",
+            json!({"deviceId": "nope", "label": "x"}),
+        )
+        .await;
+    assert_eq!(r["error"]["message"], "unknown deviceId");
+    // The device itself may rename itself, not another.
+    let r = c
+        .call(
+            "device.pair.rename",
+            json!({"deviceId": dev.id, "label": "mine"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    let r = c
+        .call(
+            "device.pair.rename",
+            json!({"deviceId": "other", "label": "x"}),
+        )
+        .await;
+    assert_eq!(r["error"]["message"], "device pairing rename denied");
+}

@@ -564,3 +564,44 @@ fn openclaw_models_list_shows_the_gateways_published_catalog() {
     );
     assert_eq!(listed["models"][1]["contextWindow"], 32768);
 }
+
+/// `openclaw devices rename` names a device paired with ferroclaw.
+#[tokio::test]
+async fn openclaw_devices_rename_names_a_paired_device() {
+    use crate::support::device::now_ms;
+    use crate::support::{admin, Client, Device};
+    let gw = TestGateway::start();
+    let dev = Device::new(45);
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            &["operator.read"],
+            Some(TOKEN),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    let home = tempfile::tempdir().unwrap();
+    let out = openclaw(
+        &gw,
+        home.path(),
+        &[
+            "devices", "rename", "--device", &dev.id, "--name", "laptop", "--json",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut op = admin(&gw).await;
+    let list = op.call("device.pair.list", serde_json::json!({})).await;
+    let paired = list["payload"]["paired"].as_array().unwrap();
+    let row = paired
+        .iter()
+        .find(|d| d["deviceId"] == dev.id.as_str())
+        .unwrap();
+    assert_eq!(row["operatorLabel"], "laptop", "{list}");
+}

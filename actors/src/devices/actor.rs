@@ -328,6 +328,29 @@ impl Handler<RotateDeviceToken> for DeviceRegistry {
     }
 }
 
+impl Handler<RenameDevice> for DeviceRegistry {
+    type Result = ResponseFuture<Result<Renamed, StoreError>>;
+    fn handle(&mut self, msg: RenameDevice, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.received();
+        let r = (|| {
+            let Some(mut rec) = self
+                .store
+                .get::<DeviceRecord>(Tree::Devices, &msg.device_id)?
+            else {
+                return Ok(Renamed::UnknownDevice);
+            };
+            if msg.operators_only && rec.roles.iter().any(|r| r != "operator") {
+                return Ok(Renamed::Denied);
+            }
+            rec.operator_label = Some(msg.label);
+            self.store.put(Tree::Devices, &rec.device_id, &rec)?;
+            Ok(Renamed::Done)
+        })();
+        flushed(&self.store, r)
+    }
+}
+
 impl Handler<RevokeDeviceToken> for DeviceRegistry {
     type Result = ResponseFuture<Result<bool, StoreError>>;
     fn handle(&mut self, msg: RevokeDeviceToken, _: &mut Context<Self>) -> Self::Result {

@@ -108,6 +108,25 @@ pub struct RotateDeviceToken {
     pub caller_scopes: Option<Vec<String>>,
 }
 
+/// Names a paired device (`device.pair.rename`).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Renamed, StoreError>")]
+pub struct RenameDevice {
+    pub device_id: String,
+    pub label: String,
+    /// Refuse a device that holds any role but `operator` (a non-admin
+    /// caller with a device of its own).
+    pub operators_only: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Renamed {
+    Done,
+    UnknownDevice,
+    /// The device holds a role only an admin manages.
+    Denied,
+}
+
 /// Revokes the device's token for a role. Reply: whether one existed.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<bool, StoreError>")]

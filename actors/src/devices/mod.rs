@@ -48,6 +48,9 @@ pub struct DeviceRecord {
     /// role -> token
     #[serde(default)]
     pub tokens: BTreeMap<String, DeviceToken>,
+    /// The name an operator gave it (`device.pair.rename`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator_label: Option<String>,
 }
 
 /// Why a device must (re-)pair.
@@ -151,6 +154,7 @@ pub fn apply_approval(
             created_at_ms: now,
             approved_at_ms: now,
             tokens: BTreeMap::new(),
+            operator_label: None,
         },
     };
     rec.display_name = display_name

@@ -2,7 +2,7 @@
 
 use ferroclaw_actors::devices::{
     ask_devices, ApprovePairing, DeviceRecord, ListPairing, RejectPairing, RemoveDevice,
-    RevokeDeviceToken, RotateDeviceToken,
+    RenameDevice, Renamed, RevokeDeviceToken, RotateDeviceToken,
 };
 use ferroclaw_actors::scopes::{self, scope_allows};
 use serde::Deserialize;
@@ -167,6 +167,49 @@ fn may_manage(
         return Err(ErrorShape::invalid(denied));
     }
     Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RenameParams {
+    device_id: String,
+    label: String,
+}
+
+/// `device.pair.rename`: an operator's name for a paired device, by
+/// OpenClaw's rules (a caller with a device of its own renames only that
+/// one, and no device holding another role, unless it is an admin).
+pub async fn rename(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
+    let p: RenameParams = params("device.pair.rename", p)?;
+    let label = p.label.trim().to_string();
+    if label.is_empty() {
+        return Err(ErrorShape::invalid("label required"));
+    }
+    let admin = scope_allows(&caller.scopes, scopes::ADMIN);
+    let denied = || ErrorShape::invalid("device pairing rename denied");
+    let own = caller.device_id.as_deref();
+    if !admin && own.is_some_and(|d| d != p.device_id.trim()) {
+        tracing::warn!(conn_id = %caller.conn_id, device = %p.device_id, "device pairing rename denied: another device");
+        return Err(denied());
+    }
+    let gw = &state.gateway;
+    let msg = RenameDevice {
+        device_id: p.device_id.clone(),
+        label: label.clone(),
+        operators_only: !admin && own.is_some(),
+    };
+    match ask_devices(&gw.devices, &gw.metrics, msg)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?
+    {
+        Renamed::Done => {
+            state.publish("device.pair.changed", json!({}));
+            json(json!({ "deviceId": p.device_id, "label": label }))
+        }
+        Renamed::UnknownDevice => Err(ErrorShape::invalid("unknown deviceId")),
+        Renamed::Denied => Err(denied()),
+    }
 }
 
 pub async fn rotate(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
