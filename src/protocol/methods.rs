@@ -102,6 +102,8 @@ pub const METHODS: &[&str] = &[
     "doctor.memory.status",
     "sessions.compact",
     "usage.cost",
+    "users.list",
+    "users.self",
 ];
 
 /// OpenClaw's server capabilities this gateway honours
@@ -205,6 +207,8 @@ const READ: &[&str] = &[
     "doctor.memory.status",
     // OpenClaw's is dynamic: write to place a runtime; ferroclaw only lists.
     "environments.list",
+    "users.list",
+    "users.self",
 ];
 
 const WRITE: &[&str] = &[

@@ -88,6 +88,8 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 | "device.pair.reject"
                 | "device.pair.remove"
                 | "device.pair.rename"
+                // OpenClaw's refusal without user profiles: tests/gateway/methods.rs.
+                | "users.self"
                 | "device.token.rotate"
                 | "device.token.revoke"
                 | "channels.pairing.approve"

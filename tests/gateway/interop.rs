@@ -605,3 +605,14 @@ async fn openclaw_devices_rename_names_a_paired_device() {
         .unwrap();
     assert_eq!(row["operatorLabel"], "laptop", "{list}");
 }
+
+/// `openclaw users list` on a gateway without user profiles lists none.
+#[test]
+fn openclaw_users_list_answers_like_a_gateway_without_profiles() {
+    let gw = TestGateway::start();
+    let home = tempfile::tempdir().unwrap();
+    let out = openclaw(&gw, home.path(), &["users", "list", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed, serde_json::json!({"profiles": []}));
+}

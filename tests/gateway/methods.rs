@@ -374,3 +374,26 @@ async fn logs_tail_reads_the_gateway_log_file_with_a_cursor() {
     let bad = c.call("logs.tail", json!({"limit": 0})).await;
     assert_eq!(bad["error"]["code"], "INVALID_REQUEST");
 }
+
+/// Without user profiles ferroclaw answers as OpenClaw does for a gateway
+/// without them: `users.list` lists none, `users.self` is refused.
+#[tokio::test]
+async fn users_are_answered_as_a_gateway_without_profiles() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let r = c.call("users.list", json!({})).await;
+    assert_eq!(r["payload"], json!({"profiles": []}), "{r}");
+    let r = c.call("users.self", json!({})).await;
+    assert_eq!(
+        r["error"],
+        json!({"code": "FORBIDDEN", "message": "users.self requires an authenticated user"})
+    );
+    let r = c.call("users.list", json!({"limit": 5})).await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unexpected property"),
+        "{r}"
+    );
+}

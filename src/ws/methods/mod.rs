@@ -18,6 +18,7 @@ mod sessions;
 mod skills;
 mod system;
 mod usage;
+mod users;
 mod watch;
 
 use std::sync::Arc;
@@ -291,6 +292,8 @@ async fn route(
         "usage.cost" => usage::cost(state, p).await,
         "usage.status" => usage::status(state, p).await,
         "config.schema" => config::schema(p),
+        "users.list" => users::list(p),
+        "users.self" => users::this(p),
         other => dashboard::answer(state, other, p)
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }
