@@ -352,6 +352,20 @@ pub async fn agent(
 
 /// Prints a run's reply as it streams. With `interrupt`, a signal aborts
 /// the run (`chat.abort`) and the command goes on.
+/// Prints what `text` (a message's text so far) adds to what is shown; a
+/// text that does not continue it is the next message, on a line of its own.
+fn show(out: &mut impl Write, shown: &mut String, text: &str) {
+    if let Some(rest) = text.strip_prefix(shown.as_str()) {
+        let _ = write!(out, "{rest}");
+    } else if !text.is_empty() {
+        let _ = write!(out, "\n{text}");
+    }
+    if !text.is_empty() {
+        shown.clear();
+        shown.push_str(text);
+    }
+}
+
 async fn stream_reply(
     c: &mut Connection,
     t: &Target,
@@ -362,11 +376,13 @@ async fn stream_reply(
     let spinner = !t.json && std::io::stderr().is_terminal();
     let frames = ['|', '/', '-', '\\'];
     let mut spun = 0usize;
-    let mut printed = 0usize;
+    // What is on the screen of the message being streamed: a reply of
+    // several messages (text, a tool call, more text) restarts the text.
+    let mut shown = String::new();
     let mut out = std::io::stdout();
     let mut abort_sent = false;
     loop {
-        let tick = Duration::from_millis(if spinner && printed == 0 {
+        let tick = Duration::from_millis(if spinner && shown.is_empty() {
             120
         } else {
             3_600_000
@@ -401,18 +417,15 @@ async fn stream_reply(
             spun = 0;
         }
         match p["state"].as_str() {
-            Some("delta") if !t.json && text.len() > printed && text.is_char_boundary(printed) => {
-                let _ = write!(out, "{}", &text[printed..]);
+            Some("delta") if !t.json => {
+                show(&mut out, &mut shown, text);
                 let _ = out.flush();
-                printed = text.len();
             }
             Some("final") => {
                 if t.json {
                     print_json(p);
                 } else {
-                    if text.len() > printed && text.is_char_boundary(printed) {
-                        let _ = write!(out, "{}", &text[printed..]);
-                    }
+                    show(&mut out, &mut shown, text);
                     let _ = writeln!(out);
                 }
                 return Ok(());

@@ -226,6 +226,8 @@ impl EventBridge {
     /// A `chat` delta at most every [`DELTA_INTERVAL`]; every delta is an
     /// `agent` assistant event. What streams at all (nothing that may still
     /// become the silent token, nothing of a heartbeat) the session decided.
+    /// A new assistant message first flushes what the chat was not shown
+    /// of the one before (a throttled tail is never lost).
     fn delta(&mut self, run_id: &str, key: &str, delta: &str, fresh: bool) {
         if !self.runs.contains_key(run_id) {
             self.runs.insert(run_id.to_string(), RunState::default());
@@ -234,8 +236,15 @@ impl EventBridge {
             return;
         };
         if fresh {
+            let tail = (st.text != st.emitted).then(|| chat_delta_of(st, run_id, key));
             st.text.clear();
+            if let Some(payload) = tail {
+                self.publish("chat", payload, true);
+            }
         }
+        let Some(st) = self.runs.get_mut(run_id) else {
+            return;
+        };
         st.text.push_str(delta);
         st.seq += 1;
         let at = events::At {
@@ -254,20 +263,7 @@ impl EventBridge {
             return;
         }
         st.last_delta = Some(now);
-        // A new assistant message replaces what the chat shows.
-        let (delta_text, replace) = match st.text.strip_prefix(st.emitted.as_str()) {
-            Some(rest) => (rest.to_string(), false),
-            None => (st.text.clone(), true),
-        };
-        st.emitted.clone_from(&st.text);
-        st.seq += 1;
-        let at = events::At {
-            run_id,
-            session_key: key,
-            seq: st.seq,
-            ts: now_ms(),
-        };
-        let payload = events::chat_delta(at, &delta_text, &st.text, replace);
+        let payload = chat_delta_of(st, run_id, key);
         self.publish("chat", payload, true);
     }
 
@@ -357,6 +353,24 @@ impl EventBridge {
 
 impl Actor for EventBridge {
     type Context = Context<Self>;
+}
+
+/// The `chat` delta that brings a client from what it was shown of the
+/// run's current message to its text so far (a new message replaces it).
+fn chat_delta_of(st: &mut RunState, run_id: &str, key: &str) -> Value {
+    let (delta_text, replace) = match st.text.strip_prefix(st.emitted.as_str()) {
+        Some(rest) => (rest.to_string(), false),
+        None => (st.text.clone(), true),
+    };
+    st.emitted.clone_from(&st.text);
+    st.seq += 1;
+    let at = events::At {
+        run_id,
+        session_key: key,
+        seq: st.seq,
+        ts: now_ms(),
+    };
+    events::chat_delta(at, &delta_text, &st.text, replace)
 }
 
 impl Handler<SessionEvent> for EventBridge {

@@ -384,3 +384,24 @@ async fn cron_commands_manage_jobs_on_a_running_gateway() {
     let o = run(g, &["cron", "list"]).await;
     assert_eq!(stdout(&o), "no cron jobs\n");
 }
+
+/// A reply of several messages (text, a tool call, text after it) prints
+/// each message whole, on its own line: not the second's tail at the
+/// first's print position.
+#[tokio::test]
+async fn agent_prints_each_message_of_a_reply_with_a_tool_call_whole() {
+    let gw = TestGateway::start();
+    let o = run(
+        Some(&gw),
+        &["agent", "--message", "let me look\n@tool ls {}"],
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.first().copied(), Some("let me look"), "{out:?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("Tool ls returned: ")),
+        "{out:?}"
+    );
+}
