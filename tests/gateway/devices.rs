@@ -480,6 +480,31 @@ async fn the_pairing_list_says_which_paired_devices_are_connected() {
     assert_eq!(last, Some(json!(false)), "offline once its socket is gone");
 }
 
+/// `dev` connecting with `token` and `scopes` on loopback (a first
+/// connect with the shared token pairs at once): the client and its answer.
+async fn device_connect(
+    gw: &TestGateway,
+    dev: &Device,
+    scopes: &[&str],
+    token: &str,
+) -> (Client, serde_json::Value) {
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            scopes,
+            Some(token),
+            &n,
+            now_ms(),
+            false,
+        ))
+        .await;
+    (c, res)
+}
+
 /// OpenClaw's device-management rules: `operator.pairing` may rotate and
 /// revoke a device's operator token; a non-admin never touches another
 /// role's token, another device's token from a device of its own, or mints
@@ -488,20 +513,7 @@ async fn the_pairing_list_says_which_paired_devices_are_connected() {
 async fn a_pairing_operator_rotates_operator_tokens_within_its_own_scopes() {
     let gw = TestGateway::start();
     let dev = Device::new(41);
-    let mut c = Client::connect(&gw.ws_url()).await;
-    let n = c.nonce();
-    let res = c
-        .handshake(dev.connect_params(
-            "cli",
-            "cli",
-            "operator",
-            &["operator.read", "operator.write"],
-            Some(TOKEN),
-            &n,
-            now_ms(),
-            false,
-        ))
-        .await;
+    let (_c, res) = device_connect(&gw, &dev, &["operator.read", "operator.write"], TOKEN).await;
     assert_eq!(res["ok"], true, "{res}");
     let mut p = Client::connect(&gw.ws_url()).await;
     p.handshake(connect_params(
@@ -538,20 +550,7 @@ async fn a_pairing_operator_rotates_operator_tokens_within_its_own_scopes() {
     assert_eq!(node["error"]["message"], "device token rotation denied");
     // A device of its own manages only itself without admin.
     let other = Device::new(42);
-    let mut o = Client::connect(&gw.ws_url()).await;
-    let n = o.nonce();
-    let res = o
-        .handshake(other.connect_params(
-            "cli",
-            "cli",
-            "operator",
-            &["operator.pairing"],
-            Some(TOKEN),
-            &n,
-            now_ms(),
-            false,
-        ))
-        .await;
+    let (mut o, res) = device_connect(&gw, &other, &["operator.pairing"], TOKEN).await;
     assert_eq!(res["ok"], true, "{res}");
     let r = o
         .call(
@@ -576,39 +575,23 @@ async fn a_pairing_operator_rotates_operator_tokens_within_its_own_scopes() {
 async fn a_local_scope_upgrade_with_the_shared_secret_is_approved_at_once() {
     let gw = TestGateway::start();
     let dev = Device::new(43);
-    let connect = |scopes: &'static [&'static str], token: Option<String>| {
-        let (url, dev) = (gw.ws_url(), &dev);
-        async move {
-            let mut c = Client::connect(&url).await;
-            let n = c.nonce();
-            c.handshake(dev.connect_params(
-                "cli",
-                "cli",
-                "operator",
-                scopes,
-                token.as_deref(),
-                &n,
-                now_ms(),
-                false,
-            ))
-            .await
-        }
-    };
-    let first = connect(&["operator.read"], Some(TOKEN.to_string())).await;
+    let (_, first) = device_connect(&gw, &dev, &["operator.read"], TOKEN).await;
     assert_eq!(first["ok"], true, "{first}");
     let device_token = first["payload"]["auth"]["deviceToken"]
         .as_str()
         .unwrap()
         .to_string();
     // Its device token alone never widens itself.
-    let r = connect(&["operator.read", "operator.write"], Some(device_token)).await;
-    assert_eq!(r["ok"], false, "{r}");
-    // The shared secret on loopback: approved, no request left waiting.
-    let r = connect(
+    let (_, r) = device_connect(
+        &gw,
+        &dev,
         &["operator.read", "operator.write"],
-        Some(TOKEN.to_string()),
+        &device_token,
     )
     .await;
+    assert_eq!(r["ok"], false, "{r}");
+    // The shared secret on loopback: approved, no request left waiting.
+    let (_, r) = device_connect(&gw, &dev, &["operator.read", "operator.write"], TOKEN).await;
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(
         r["payload"]["auth"]["scopes"],
@@ -628,20 +611,7 @@ async fn a_local_scope_upgrade_with_the_shared_secret_is_approved_at_once() {
 async fn a_pairing_operator_renames_a_device_and_the_list_shows_it() {
     let gw = TestGateway::start();
     let dev = Device::new(44);
-    let mut c = Client::connect(&gw.ws_url()).await;
-    let n = c.nonce();
-    let res = c
-        .handshake(dev.connect_params(
-            "cli",
-            "cli",
-            "operator",
-            &["operator.pairing"],
-            Some(TOKEN),
-            &n,
-            now_ms(),
-            false,
-        ))
-        .await;
+    let (mut c, res) = device_connect(&gw, &dev, &["operator.pairing"], TOKEN).await;
     assert_eq!(res["ok"], true, "{res}");
     let mut p = Client::connect(&gw.ws_url()).await;
     p.handshake(connect_params(
