@@ -81,6 +81,19 @@ struct RunState {
     thinking: String,
 }
 
+impl RunState {
+    /// The next event of the run: its number and time.
+    fn at<'a>(&mut self, run_id: &'a str, session_key: &'a str) -> events::At<'a> {
+        self.seq += 1;
+        events::At {
+            run_id,
+            session_key,
+            seq: self.seq,
+            ts: now_ms(),
+        }
+    }
+}
+
 pub struct EventBridge {
     /// The actor's span, entered where it logs (not per token).
     span: tracing::Span,
@@ -116,25 +129,12 @@ impl EventBridge {
     /// The next `seq` of the run's events.
     fn next<'a>(&mut self, run_id: &'a str, session_key: &'a str) -> events::At<'a> {
         // The id is copied on the run's first event only, not per token.
-        let seq = match self.runs.get_mut(run_id) {
-            Some(st) => {
-                st.seq += 1;
-                st.seq
-            }
-            None => {
-                let st = RunState {
-                    seq: 1,
-                    ..RunState::default()
-                };
-                self.runs.insert(run_id.to_string(), st);
-                1
-            }
-        };
-        events::At {
-            run_id,
-            session_key,
-            seq,
-            ts: now_ms(),
+        if !self.runs.contains_key(run_id) {
+            self.runs.insert(run_id.to_string(), RunState::default());
+        }
+        match self.runs.get_mut(run_id) {
+            Some(st) => st.at(run_id, session_key),
+            None => RunState::default().at(run_id, session_key),
         }
     }
 
@@ -246,13 +246,7 @@ impl EventBridge {
             return;
         };
         st.text.push_str(delta);
-        st.seq += 1;
-        let at = events::At {
-            run_id,
-            session_key: key,
-            seq: st.seq,
-            ts: now_ms(),
-        };
+        let at = st.at(run_id, key);
         let event = events::bus_event("agent", &events::agent_text(at, &st.text, delta), false);
         send_to_bus(&self.bus, &self.metrics, Publish { event });
         let now = Instant::now();
@@ -363,13 +357,7 @@ fn chat_delta_of(st: &mut RunState, run_id: &str, key: &str) -> Value {
         None => (st.text.clone(), true),
     };
     st.emitted.clone_from(&st.text);
-    st.seq += 1;
-    let at = events::At {
-        run_id,
-        session_key: key,
-        seq: st.seq,
-        ts: now_ms(),
-    };
+    let at = st.at(run_id, key);
     events::chat_delta(at, &delta_text, &st.text, replace)
 }
 

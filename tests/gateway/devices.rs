@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::device::now_ms;
-use crate::support::{admin, connect_params, Client, Device, TestGateway, TOKEN};
+use crate::support::{admin, connect_params, device_connect, Client, Device, TestGateway, TOKEN};
 
 const CLI_SCOPES: &[&str] = &["operator.admin", "operator.approvals", "operator.pairing"];
 
@@ -478,31 +478,6 @@ async fn the_pairing_list_says_which_paired_devices_are_connected() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(last, Some(json!(false)), "offline once its socket is gone");
-}
-
-/// `dev` connecting with `token` and `scopes` on loopback (a first
-/// connect with the shared token pairs at once): the client and its answer.
-async fn device_connect(
-    gw: &TestGateway,
-    dev: &Device,
-    scopes: &[&str],
-    token: &str,
-) -> (Client, serde_json::Value) {
-    let mut c = Client::connect(&gw.ws_url()).await;
-    let n = c.nonce();
-    let res = c
-        .handshake(dev.connect_params(
-            "cli",
-            "cli",
-            "operator",
-            scopes,
-            Some(token),
-            &n,
-            now_ms(),
-            false,
-        ))
-        .await;
-    (c, res)
 }
 
 /// OpenClaw's device-management rules: `operator.pairing` may rotate and

@@ -568,24 +568,10 @@ fn openclaw_models_list_shows_the_gateways_published_catalog() {
 /// `openclaw devices rename` names a device paired with ferroclaw.
 #[tokio::test]
 async fn openclaw_devices_rename_names_a_paired_device() {
-    use crate::support::device::now_ms;
-    use crate::support::{admin, Client, Device};
+    use crate::support::{admin, device_connect, Device};
     let gw = TestGateway::start();
     let dev = Device::new(45);
-    let mut c = Client::connect(&gw.ws_url()).await;
-    let n = c.nonce();
-    let res = c
-        .handshake(dev.connect_params(
-            "cli",
-            "cli",
-            "operator",
-            &["operator.read"],
-            Some(TOKEN),
-            &n,
-            now_ms(),
-            false,
-        ))
-        .await;
+    let (_c, res) = device_connect(&gw, &dev, &["operator.read"], TOKEN).await;
     assert_eq!(res["ok"], true, "{res}");
     let home = tempfile::tempdir().unwrap();
     let out = openclaw(

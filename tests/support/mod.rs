@@ -352,3 +352,28 @@ pub fn require_bwrap() {
         "bubblewrap must be installed for this test (tests/run.sh installs it)"
     );
 }
+
+/// `dev` connecting with `token` and `scopes` on loopback (a first
+/// connect with the shared token pairs at once): the client and its answer.
+pub async fn device_connect(
+    gw: &TestGateway,
+    dev: &Device,
+    scopes: &[&str],
+    token: &str,
+) -> (Client, serde_json::Value) {
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let res = c
+        .handshake(dev.connect_params(
+            "cli",
+            "cli",
+            "operator",
+            scopes,
+            Some(token),
+            &n,
+            device::now_ms(),
+            false,
+        ))
+        .await;
+    (c, res)
+}

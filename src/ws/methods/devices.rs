@@ -185,18 +185,16 @@ pub async fn rename(state: &SharedState, caller: &Caller, p: &Value) -> MethodRe
     if label.is_empty() {
         return Err(ErrorShape::invalid("label required"));
     }
+    const DENIED: &str = "device pairing rename denied";
+    // Another device's, never without admin; the device's own roles are
+    // checked where they are stored (`operators_only`).
+    may_manage(caller, &p.device_id, "operator", DENIED)?;
     let admin = scope_allows(&caller.scopes, scopes::ADMIN);
-    let denied = || ErrorShape::invalid("device pairing rename denied");
-    let own = caller.device_id.as_deref();
-    if !admin && own.is_some_and(|d| d != p.device_id.trim()) {
-        tracing::warn!(conn_id = %caller.conn_id, device = %p.device_id, "device pairing rename denied: another device");
-        return Err(denied());
-    }
     let gw = &state.gateway;
     let msg = RenameDevice {
         device_id: p.device_id.clone(),
         label: label.clone(),
-        operators_only: !admin && own.is_some(),
+        operators_only: !admin && caller.device_id.is_some(),
     };
     match ask_devices(&gw.devices, &gw.metrics, msg)
         .await
@@ -208,7 +206,7 @@ pub async fn rename(state: &SharedState, caller: &Caller, p: &Value) -> MethodRe
             json(json!({ "deviceId": p.device_id, "label": label }))
         }
         Renamed::UnknownDevice => Err(ErrorShape::invalid("unknown deviceId")),
-        Renamed::Denied => Err(denied()),
+        Renamed::Denied => Err(ErrorShape::invalid(DENIED)),
     }
 }
 
