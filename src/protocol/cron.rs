@@ -203,8 +203,11 @@ pub fn job(view: &JobView) -> Value {
     v
 }
 
-/// A finished run as `cron.runs` and the `cron` event show it (OpenClaw's
-/// `CronRunLogEntry`).
+/// A finished run as `cron.runs` and the `cron` event show it: OpenClaw's
+/// `CronRunLogEntry`, a closed shape. The slot a run was for is in its
+/// `runId` (`cron:<job>:<slot>`, `...:retry`, `cron:<job>:manual-<ulid>`);
+/// a run a stop cut off says so in `diagnostics`, as OpenClaw reports what
+/// went wrong around a run.
 pub fn run(entry: &RunEntry, job_name: Option<&str>) -> Value {
     let mut v = json!({
         "ts": entry.ts(),
@@ -212,7 +215,6 @@ pub fn run(entry: &RunEntry, job_name: Option<&str>) -> Value {
         "action": "finished",
         "runId": entry.run_id,
         "runAtMs": entry.run_at_ms,
-        "scheduledAtMs": entry.scheduled_at_ms,
         "deliveryStatus": entry.delivery_shown(),
     });
     let Some(o) = v.as_object_mut() else {
@@ -240,10 +242,21 @@ pub fn run(entry: &RunEntry, job_name: Option<&str>) -> Value {
             .map(|e| json!(e.saturating_sub(entry.run_at_ms))),
     );
     put("nextRunAtMs", entry.next_run_at_ms.map(|n| json!(n)));
-    put("interrupted", entry.interrupted.then_some(json!(true)));
-    put("manual", entry.manual.then_some(json!(true)));
+    put("diagnostics", entry.interrupted.then(|| interrupted(entry)));
     put("jobName", job_name.map(|n| json!(n)));
     v
+}
+
+/// The diagnostics of a run a stop cut off (the agent run did not end).
+fn interrupted(entry: &RunEntry) -> Value {
+    let message = entry
+        .error
+        .clone()
+        .unwrap_or_else(|| "interrupted: the gateway stopped during the run".into());
+    json!({
+        "summary": "interrupted",
+        "entries": [{"ts": entry.ts(), "source": "agent-run", "severity": "error", "message": message}],
+    })
 }
 
 fn page(p: &Page) -> Map<String, Value> {

@@ -343,10 +343,14 @@ fn a_run_cut_short_is_recorded_interrupted_and_not_repeated_unless_configured() 
             .boxed_local()
         });
         let entries = runs["entries"].as_array().unwrap();
-        let cut = entries.iter().find(|e| e["interrupted"] == true).unwrap();
+        let cut = entries
+            .iter()
+            .find(|e| e["diagnostics"]["summary"] == "interrupted")
+            .unwrap();
         assert_eq!(cut["status"], "error");
         assert!(cut["error"].as_str().unwrap().contains("interrupted"));
-        assert_eq!(cut["scheduledAtMs"], MAR6 + H);
+        assert_eq!(cut["diagnostics"]["entries"][0]["source"], "agent-run");
+        assert_eq!(cut["runId"], format!("cron:{id}:{}", MAR6 + H));
         let again = slots_of(&fresh.calls, &id);
         match retry {
             false => assert!(again.is_empty(), "not repeated: {again:?}"),

@@ -80,6 +80,9 @@ try {
   await page.fill("#token-input", token);
   await page.click("#token-form button[value=save]");
   await page.waitForSelector("#conn[data-state=connected]", WAIT);
+  // The page says "connected" at hello-ok and opens the session after it
+  // has listed sessions and models: wait for the session, not the socket.
+  await page.waitForFunction(() => document.querySelector("#session-key")?.textContent !== "", null, WAIT);
   seen.defaultKey = await page.textContent("#session-key");
   assert.equal(seen.defaultKey, "agent:main:web:main");
   seen.tokenStored = await page.evaluate(() => localStorage.getItem("ferroclaw.token"));

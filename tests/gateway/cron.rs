@@ -545,9 +545,9 @@ async fn sigkill_during_a_cron_run_records_it_interrupted_and_does_not_repeat_it
     assert_eq!(
         (
             entries[0]["status"].as_str(),
-            entries[0]["interrupted"].as_bool()
+            entries[0]["diagnostics"]["summary"].as_str()
         ),
-        (Some("error"), Some(true)),
+        (Some("error"), Some("interrupted")),
         "{:?}",
         entries
     );

@@ -3,7 +3,8 @@
 //! frames a scripted session with ferroclaw records: the handshake, health,
 //! status, presence, sessions, models, config, usage, tasks, agents,
 //! channels, logs, commands, a chat turn to its final and its history, a
-//! cron job, an unknown method, a tick and the shutdown. Every frame kind they cover passes. Skipped, because
+//! cron job and its run, an unknown method, a tick and the shutdown. Every
+//! frame kind they cover passes. Skipped, because
 //! OpenClaw's own frames fail it too: `AgentEventSchema` (it lacks the
 //! `sessionKey` OpenClaw's agent events carry).
 
@@ -170,6 +171,22 @@ async fn openclaws_own_validators_accept_every_frame_kind_they_cover() {
         assert_eq!(agent, Some(json!("main")));
         rec.add(format!("cron.list jobs[{i}]"), "CronJobSchema", &job);
     }
+    // Its run, by hand: the run-log entries `cron.runs` lists.
+    let id = add["payload"]["id"].as_str().unwrap().to_string();
+    let run = c.call("cron.run", json!({"id": id})).await;
+    assert_eq!(run["ok"], true, "{run}");
+    let mut runs = Value::Null;
+    for _ in 0..100 {
+        runs = c.call("cron.runs", json!({"id": id})).await;
+        if runs["payload"]["entries"][0]["status"].is_string() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    rec.frame("cron.runs", &runs);
+    let entries = runs["payload"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{runs}");
+    rec.add("cron.runs entries[0]", "CronRunLogEntrySchema", &entries[0]);
     let unknown = c.call("no.such.method", json!({})).await;
     rec.frame("unknown method", &unknown);
 

@@ -2,8 +2,24 @@
 // package ships in dist/gateway/protocol) run over frames ferroclaw sent.
 // stdin: one JSON object per line, {label, schema, value}; stdout: a JSON
 // array of the values a schema refused, with AJV's first errors.
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as protocol from "./node_modules/openclaw/dist/gateway/protocol/index.js";
+
+// Schemas the protocol index does not re-export (the cron run-log entry)
+// are exported from a hashed bundle chunk under a short alias: find the
+// chunk that exports the name and take it from there.
+const dist = new URL("./node_modules/openclaw/dist/", import.meta.url);
+const chunks = readdirSync(dist).filter((f) => /^src-.*\.mjs$/.test(f));
+async function schemaNamed(name) {
+  if (protocol[name]) return protocol[name];
+  const exported = new RegExp(`\\b${name} as ([\\w$]+)`);
+  for (const f of chunks) {
+    const m = exported.exec(readFileSync(new URL(f, dist), "utf8"));
+    if (m) return (await import(new URL(f, dist)))[m[1]];
+  }
+  return undefined;
+}
 
 // AJV as OpenClaw resolves it (hoisted or nested, whatever npm chose).
 const require = createRequire(new URL("./node_modules/openclaw/package.json", import.meta.url));
@@ -17,11 +33,14 @@ const refused = [];
 for (const line of input.split("\n")) {
   if (!line.trim()) continue;
   const { label, schema, value } = JSON.parse(line);
-  if (!protocol[schema]) {
+  if (!compiled.has(schema)) {
+    const found = await schemaNamed(schema);
+    compiled.set(schema, found ? ajv.compile(found) : null);
+  }
+  if (!compiled.get(schema)) {
     refused.push({ label, schema, errors: ["no such schema in openclaw's protocol"] });
     continue;
   }
-  if (!compiled.has(schema)) compiled.set(schema, ajv.compile(protocol[schema]));
   const check = compiled.get(schema);
   if (!check(value)) refused.push({ label, schema, errors: check.errors.slice(0, 5) });
 }
