@@ -4,7 +4,8 @@
 # the interop test; the `openai` Python package from PyPI, for the
 # OpenAI-compatible API test; Chromium from Debian's packages and
 # playwright-core from the npm registry, for the web chat browser test;
-# bubblewrap from Debian's packages, for the exec sandbox test), then
+# bubblewrap from Debian's packages, for the exec sandbox test; tmux from
+# Debian's packages, to type into OpenClaw's TUI as a user does), then
 # `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +15,9 @@ bash tests/browser/setup.sh
 if ! command -v bwrap >/dev/null 2>&1; then
   echo "tests: installing bubblewrap (exec sandbox)" >&2
   apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null
+fi
+if ! command -v tmux >/dev/null 2>&1; then
+  echo "tests: installing tmux (OpenClaw TUI test)" >&2
+  apt-get update -qq && apt-get install -y -qq tmux >/dev/null
 fi
 cargo test --workspace "$@"

@@ -411,6 +411,10 @@ async fn stream_reply(
             continue;
         }
         let p = &ev["payload"];
+        if p["state"] == "status" {
+            // A startup phase: the spinner says it already.
+            continue;
+        }
         let text = p["message"]["content"][0]["text"].as_str().unwrap_or("");
         if spun > 0 && (p["state"] != "delta" || !text.is_empty()) {
             eprint!("\r              \r");

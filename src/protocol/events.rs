@@ -296,21 +296,58 @@ pub fn lifecycle_start(ts: u64) -> Value {
     json!({ "phase": "start", "startedAt": ts })
 }
 
+/// A `chat` status while a run starts (OpenClaw's startup phases; ferroclaw
+/// has one: `starting_model`, the first model call is next).
+pub fn chat_status(at: At, phase: &str) -> Value {
+    json!({
+        "runId": at.run_id, "sessionKey": at.session_key, "seq": at.seq,
+        "state": "status", "phase": phase,
+    })
+}
+
+/// How a run ended, for its lifecycle events (OpenClaw's terminal fields).
+pub struct Ending<'a> {
+    pub started_at: u64,
+    pub ended_at: u64,
+    pub stop_reason: &'a str,
+    pub aborted: bool,
+    /// OpenClaw's `livenessState`: `working` when the run did its work,
+    /// `blocked` when it failed or was stopped before it produced anything.
+    pub working: bool,
+}
+
+impl Ending<'_> {
+    fn data(&self, phase: &str) -> Value {
+        json!({
+            "phase": phase, "startedAt": self.started_at, "endedAt": self.ended_at,
+            "aborted": self.aborted, "stopReason": self.stop_reason,
+            "livenessState": if self.working { "working" } else { "blocked" },
+        })
+    }
+}
+
+/// `agent` lifecycle data: finishing (the reply is complete; its final
+/// follows), as OpenClaw's runtime says it before the final.
+pub fn lifecycle_finishing(e: &Ending) -> Value {
+    e.data("finishing")
+}
+
 /// `agent` lifecycle data: end (`silent`: the reply was not delivered).
-pub fn lifecycle_end(ts: u64, silent: bool, aborted: bool) -> Value {
-    let mut d = json!({ "phase": "end", "endedAt": ts });
+pub fn lifecycle_end(e: &Ending, silent: bool) -> Value {
+    let mut d = e.data("end");
+    d["executionSettled"] = json!(true);
     if silent {
         d["skipReason"] = json!("silent");
-    }
-    if aborted {
-        d["aborted"] = json!(true);
     }
     d
 }
 
 /// `agent` lifecycle data: error.
-pub fn lifecycle_error(error: &str, ts: u64) -> Value {
-    json!({ "phase": "error", "error": error, "endedAt": ts })
+pub fn lifecycle_error(e: &Ending, error: &str) -> Value {
+    let mut d = e.data("error");
+    d["executionSettled"] = json!(true);
+    d["error"] = json!(error);
+    d
 }
 
 /// `session.tool` for a call that started.

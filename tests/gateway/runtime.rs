@@ -397,7 +397,7 @@ async fn two_sends_to_one_session_run_one_after_the_other() {
     }
     assert_eq!(
         phases,
-        ["start", "end", "start", "end"],
+        ["start", "finishing", "end", "start", "finishing", "end"],
         "never overlapping"
     );
 }

@@ -531,7 +531,10 @@ pub async fn agent(
     let run_id = ack.run_id;
     let accepted =
         json!({ "runId": run_id, "status": "accepted", "acceptedAt": ferroclaw_actors::now_ms() });
-    early.do_send(EarlyFrame(frames::res_ok(req_id, &accepted)));
+    early.do_send(EarlyFrame {
+        req_id: req_id.to_string(),
+        text: frames::res_ok(req_id, &accepted),
+    });
     let limit = Duration::from_secs(
         p.timeout
             .unwrap_or(state.live.settings().agents.defaults.timeout_seconds)

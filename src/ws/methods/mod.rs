@@ -36,10 +36,14 @@ use crate::protocol::methods::{authorize_call, requirement, Requirement};
 use crate::state::SharedState;
 pub use crate::ws::caller::Caller;
 
-/// A frame sent ahead of a method's final answer (`agent`'s accepted ack).
+/// A frame sent ahead of a method's final answer (`agent`'s accepted ack)
+/// to request `req_id`.
 #[derive(Debug, actix::Message)]
 #[rtype(result = "()")]
-pub struct EarlyFrame(pub String);
+pub struct EarlyFrame {
+    pub req_id: String,
+    pub text: String,
+}
 
 /// A handler's successful answer.
 pub enum Payload {
