@@ -118,7 +118,30 @@ pub fn add_params(a: &AddArgs) -> Result<Value, Failure> {
     Ok(p)
 }
 
-fn ago(ms: Option<u64>) -> String {
+/// A span as a person writes it: `90s` is `1m30s`, then `10m`, `1h30m`,
+/// `2d`, `1d6h` (the largest unit and the next one when it is not zero;
+/// milliseconds only under a second).
+pub(crate) fn span(ms: u64) -> String {
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let units = [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)];
+    let secs = ms / 1000;
+    let Some(top) = units.iter().position(|(_, u)| secs >= *u) else {
+        return format!("{ms}ms");
+    };
+    let (name, unit) = units[top];
+    let mut out = format!("{}{name}", secs / unit);
+    if let Some((next, small)) = units.get(top + 1) {
+        let rest = (secs % unit) / small;
+        if rest > 0 {
+            out.push_str(&format!("{rest}{next}"));
+        }
+    }
+    out
+}
+
+pub(crate) fn ago(ms: Option<u64>) -> String {
     let Some(ms) = ms else {
         return "-".into();
     };
@@ -142,7 +165,10 @@ fn ago(ms: Option<u64>) -> String {
 fn schedule_line(s: &Value) -> String {
     match s["kind"].as_str() {
         Some("at") => format!("at {}", s["at"].as_str().unwrap_or("?")),
-        Some("every") => format!("every {}ms", s["everyMs"]),
+        Some("every") => match s["everyMs"].as_u64() {
+            Some(ms) => format!("every {}", span(ms)),
+            None => "every ?".into(),
+        },
         Some("cron") => match s["tz"].as_str() {
             Some(tz) => format!("cron {} @ {tz}", s["expr"].as_str().unwrap_or("?")),
             None => format!("cron {}", s["expr"].as_str().unwrap_or("?")),
@@ -189,12 +215,19 @@ pub async fn cron(t: &Target, action: Action) -> Result<(), Failure> {
                 );
             }
         }
-        Action::Add(_) => println!(
-            "added {} ({}), next run {}",
-            out["id"].as_str().unwrap_or(""),
-            schedule_line(&out["schedule"]),
-            ago(out["state"]["nextRunAtMs"].as_u64())
-        ),
+        Action::Add(_) => {
+            let id = out["id"].as_str().unwrap_or("");
+            println!(
+                "added {id} ({}), next run {}",
+                schedule_line(&out["schedule"]),
+                ago(out["state"]["nextRunAtMs"].as_u64())
+            );
+            if out["schedule"]["kind"] == "at" && out["deleteAfterRun"] != false {
+                println!(
+                    "a one-shot job leaves `cron list` once it ran; its run stays in `ferroclaw cron runs {id}`"
+                );
+            }
+        }
         Action::Remove { id } => println!("removed {id}"),
         Action::Run { id } => println!(
             "run {} of {id} started",
@@ -219,6 +252,26 @@ pub async fn cron(t: &Target, action: Action) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_read_as_people_write_them() {
+        let cases = [
+            (500, "500ms"),
+            (90_000, "1m30s"),
+            (600_000, "10m"),
+            (3_600_000, "1h"),
+            (5_400_000, "1h30m"),
+            (172_800_000, "2d"),
+            (108_000_000, "1d6h"),
+        ];
+        for (ms, want) in cases {
+            assert_eq!(span(ms), want, "{ms}");
+        }
+        assert_eq!(
+            schedule_line(&json!({"kind": "every", "everyMs": 3_600_000})),
+            "every 1h"
+        );
+    }
 
     #[test]
     fn flags_become_openclaws_job_shape() {

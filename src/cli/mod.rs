@@ -295,7 +295,7 @@ pub async fn sessions(t: &Target, action: &str, key: Option<&str>) -> Result<(),
                 println!(
                     "{}  {}  {}",
                     row["key"].as_str().unwrap_or(""),
-                    row["updatedAt"],
+                    cron::ago(row["updatedAt"].as_u64()),
                     preview
                 );
             }

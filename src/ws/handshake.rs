@@ -92,6 +92,13 @@ fn is_control_ui(p: &ConnectParams) -> bool {
 
 fn hint(p: &ConnectParams, mode: AuthMode) -> &'static str {
     match (is_control_ui(p), p.client.id.as_str(), mode) {
+        // ferroclaw's own web chat asks for the token itself.
+        (true, "ferroclaw-webchat", AuthMode::Password) => {
+            "enter the gateway password (gateway.auth.password) on this page"
+        }
+        (true, "ferroclaw-webchat", _) => {
+            "paste the gateway token here: it is in <state dir>/gateway.token (or gateway.auth.token)"
+        }
         (true, _, _) => "open the dashboard URL and paste the token in Control UI settings",
         (false, "cli", AuthMode::Password) => {
             "set gateway.remote.password to match gateway.auth.password"

@@ -72,7 +72,7 @@ try {
   step = "open /chat: no token yet, the token dialog asks for one";
   await page.goto(`${base}/chat`);
   await page.locator("#token-dialog[open]").waitFor(WAIT);
-  assert.match(await page.textContent("#token-error"), /token/i);
+  assert.match(await page.textContent("#token-error"), /gateway\.token/);
   await page.waitForSelector("#conn[data-state=refused]", WAIT);
   await snap("token-dialog");
 
@@ -100,6 +100,12 @@ try {
   const full = await replyWith("w30");
   seen.streamed = (await full.textContent()).trim();
   assert.ok(seen.streamed.startsWith("w1 w2 w3"), seen.streamed);
+
+  step = "/status keeps its lines";
+  await say("/status");
+  const status = await replyWith("Thinking:");
+  seen.statusLines = await status.evaluate((el) => el.innerText.split("\n").filter((l) => l.trim()).length);
+  assert.ok(seen.statusLines >= 6, `status on ${seen.statusLines} lines: ${await status.innerText()}`);
 
   step = "markdown with highlighted code and a copy button";
   await say("here is code\n```rust\nfn main() { println!(\"hi\"); }\n```\nand **bold**");

@@ -77,6 +77,14 @@ async fn client_commands_work_against_a_running_gateway() {
         "{}",
         stdout(&o)
     );
+    // When, as a person reads it (not epoch milliseconds).
+    assert!(
+        stdout(&o)
+            .lines()
+            .all(|l| l.split("  ").nth(1).is_some_and(|t| t.ends_with("s ago"))),
+        "{}",
+        stdout(&o)
+    );
     let o = run(g, &["sessions", "list", "--json"]).await;
     let list: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(list["count"], 2);
@@ -331,7 +339,7 @@ async fn cron_commands_manage_jobs_on_a_running_gateway() {
     assert!(o.status.success(), "{}", stderr(&o));
     let said = stdout(&o);
     assert!(
-        said.starts_with("added ") && said.contains("every 3600000ms"),
+        said.starts_with("added ") && said.contains("every 1h"),
         "{said}"
     );
     let id = said.split_whitespace().nth(1).unwrap().to_string();
@@ -379,6 +387,29 @@ async fn cron_commands_manage_jobs_on_a_running_gateway() {
     assert!(stderr(&o).contains("unknown timezone"), "{}", stderr(&o));
     let o = run(g, &["cron", "add", "--name", "none", "--message", "x"]).await;
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // A one-shot job says where its run goes once it leaves the list.
+    let o = run(
+        g,
+        &[
+            "cron",
+            "add",
+            "--name",
+            "once",
+            "--at",
+            "2099-01-01T09:00:00Z",
+            "--message",
+            "x",
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = stdout(&o);
+    let once = said.split_whitespace().nth(1).unwrap().to_string();
+    assert!(
+        said.contains(&format!("ferroclaw cron runs {once}")),
+        "{said}"
+    );
+    assert!(run(g, &["cron", "rm", &once]).await.status.success());
     let o = run(g, &["cron", "rm", &id]).await;
     assert!(o.status.success(), "{}", stderr(&o));
     let o = run(g, &["cron", "list"]).await;

@@ -2,7 +2,9 @@
 // (model output is untrusted: no scripts, no event handlers, links open in
 // a new tab), code highlighted by highlight.js, a copy button on every code
 // block. Partial markdown (a reply still streaming) renders too: an open
-// code fence is simply a code block that is still growing.
+// code fence is simply a code block that is still growing. A single line
+// break stays a line break (as in OpenClaw's Control UI): `/status` and
+// other directive answers are lines.
 
 import DOMPurify from "dompurify";
 import hljs from "highlight.js/lib/core";
@@ -45,7 +47,7 @@ export function escapeHtml(s) {
 
 const marked = new Marked({
   gfm: true,
-  breaks: false,
+  breaks: true,
   renderer: {
     code({ text, lang }) {
       const language = (lang || "").trim().split(/\s+/)[0].toLowerCase();
