@@ -18,6 +18,7 @@ mod devices;
 mod discord;
 mod discord_crash;
 mod events;
+mod examples;
 mod handshake;
 mod hardening;
 mod hooks;

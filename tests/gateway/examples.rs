@@ -1,0 +1,168 @@
+//! The example configs in `config/examples/` work as they are: each is
+//! loaded as a user would copy it, with only what points it at this
+//! machine's fakes changed (the platform's URL; the token where the fake
+//! insists on its own), and then used: the operator it names is answered,
+//! a stranger is not, a webhook mapping renders its template into a turn.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::support::fake_discord::{self, FakeDiscord};
+use crate::support::fake_slack::{self, FakeSlack};
+use crate::support::fake_telegram::FakeTelegram;
+use crate::support::{admin, TestGateway};
+
+const LONG: Duration = Duration::from_secs(20);
+
+/// `config/examples/<name>.json5`, parsed as the gateway parses a config.
+fn example(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("config/examples")
+        .join(format!("{name}.json5"));
+    let raw = std::fs::read_to_string(&path).unwrap();
+    let file = path.display().to_string();
+    let v = ferroclaw::config::parse_json5(&raw, &file).unwrap();
+    // It passes the gateway's own check as a user file (defaults under it),
+    // with no warning (an unknown or misspelt key would be one).
+    let (_, _, warnings) =
+        ferroclaw::config::check_user_raw(&raw, &file).unwrap_or_else(|e| panic!("{file}: {e}"));
+    assert!(warnings.is_empty(), "{file}: {warnings:?}");
+    v
+}
+
+fn with(mut v: Value, patch: Value) -> Value {
+    ferroclaw::config::merge_patch(&mut v, &patch);
+    v
+}
+
+#[tokio::test]
+async fn the_telegram_example_answers_its_operator_and_pairs_a_stranger() {
+    let cfg = example("telegram");
+    let t = &cfg["channels"]["telegram"];
+    let fake = FakeTelegram::start(t["botToken"].as_str().unwrap());
+    let me: i64 = t["allowFrom"][0].as_str().unwrap().parse().unwrap();
+    let cfg = with(
+        cfg,
+        json!({"channels": {"telegram": {"apiBaseUrl": fake.base}}}),
+    );
+    let _gw = TestGateway::with_config(cfg);
+    fake.dm(me, 1, "hello from the example");
+    fake.dm(31337, 2, "hello from a stranger");
+    let reply = "You said: hello from the example";
+    assert!(
+        fake.until(LONG, |f| f.sent_to(me).iter().any(|s| s.text == reply)
+            && f.sent_to(31337).len() == 1)
+            .await,
+        "{:?}",
+        fake.sent()
+    );
+    assert_eq!(fake.sent_to(me).len(), 1, "{:?}", fake.sent());
+    let to_stranger = &fake.sent_to(31337)[0].text;
+    assert!(
+        !to_stranger.starts_with("You said") && to_stranger.contains("pairing"),
+        "{to_stranger}"
+    );
+}
+
+#[tokio::test]
+async fn the_slack_example_answers_its_operator_in_socket_mode() {
+    let cfg = example("slack");
+    let me = cfg["channels"]["slack"]["allowFrom"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let fake = FakeSlack::start();
+    let cfg = with(
+        cfg,
+        json!({"channels": {"slack": {"apiBaseUrl": fake.api,
+            "botToken": fake_slack::BOT_TOKEN, "appToken": fake_slack::APP_TOKEN}}}),
+    );
+    let _gw = TestGateway::with_config(cfg);
+    assert!(fake.until(LONG, |f| f.sockets().0 == 1).await, "connected");
+    fake.message("D1", "im", &me, "hello from the example", None);
+    assert!(
+        fake.until(LONG, |f| f
+            .posted_in("D1")
+            .iter()
+            .any(|p| p.text == "You said: hello from the example"))
+            .await,
+        "{:?}",
+        fake.posted()
+    );
+}
+
+#[tokio::test]
+async fn the_discord_example_answers_its_operator_and_ignores_unlisted_servers() {
+    let cfg = example("discord");
+    let me = cfg["channels"]["discord"]["allowFrom"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let fake = FakeDiscord::start(1000);
+    let cfg = with(
+        cfg,
+        json!({"channels": {"discord": {"apiBaseUrl": fake.api, "gatewayUrl": fake.gateway,
+            "token": fake_discord::TOKEN}}}),
+    );
+    let _gw = TestGateway::with_config(cfg);
+    assert!(
+        fake.until(LONG, |f| f.gateway_stats().0 >= 1).await,
+        "identified"
+    );
+    fake.message("G9", Some("999"), &me, &[], "<@1> in a server not listed");
+    fake.message("D1", None, &me, &[], "hello from the example");
+    assert!(
+        fake.until(LONG, |f| f
+            .created_in("D1")
+            .iter()
+            .any(|c| c.content == "You said: hello from the example"))
+            .await,
+        "{:?}",
+        fake.created()
+    );
+    assert!(fake.created_in("G9").is_empty(), "{:?}", fake.created());
+}
+
+#[tokio::test]
+async fn the_webhooks_example_turns_a_github_push_into_a_turn() {
+    let cfg = example("webhooks");
+    let token = cfg["hooks"]["token"].as_str().unwrap().to_string();
+    let gw = TestGateway::with_config(cfg);
+    let push = json!({
+        "repository": {"full_name": "me/ferroclaw"},
+        "pusher": {"name": "alice"},
+        "head_commit": {"message": "fix the build"},
+    });
+    let http = reqwest::Client::new();
+    let url = format!("http://{}/hooks/github", gw.addr);
+    let refused = http.post(&url).json(&push).send().await.unwrap();
+    assert_eq!(refused.status().as_u16(), 401);
+    let ok = http
+        .post(&url)
+        .bearer_auth(&token)
+        .json(&push)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status().as_u16(), 200, "{:?}", ok.text().await);
+    let mut c = admin(&gw).await;
+    let want = "New push to me/ferroclaw by alice: fix the build";
+    for _ in 0..100 {
+        let h = c
+            .call("chat.history", json!({"sessionKey": "hook:github"}))
+            .await;
+        let texts: Vec<String> = h["payload"]["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["content"][0]["text"].as_str().map(String::from))
+            .collect();
+        if texts.iter().any(|t| t.contains(want)) && texts.len() >= 2 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the mapping's turn never reached hook:github");
+}
