@@ -347,7 +347,8 @@ pub async fn agent(
         params["thinking"] = json!(l);
     }
     c.call("chat.send", params).await?;
-    stream_reply(&mut c, t, &run_id, session, None).await
+    let mut prompt = Prompt::stdin();
+    stream_reply(&mut c, t, &run_id, session, None, prompt.as_mut()).await
 }
 
 /// Prints a run's reply as it streams. With `interrupt`, a signal aborts
@@ -366,13 +367,103 @@ fn show(out: &mut impl Write, shown: &mut String, text: &str) {
     }
 }
 
+/// Lines typed by the operator, one when asked: a thread reads each (the
+/// chat's line editor, or plain stdin), so a line is never read that no
+/// one asked for. `None`: stdin is not a terminal (nobody to ask).
+pub(crate) struct Prompt {
+    want: std::sync::mpsc::Sender<String>,
+    lines: tokio::sync::mpsc::Receiver<Option<String>>,
+}
+
+impl Prompt {
+    /// Plain stdin, when it is a terminal.
+    fn stdin() -> Option<Prompt> {
+        if !std::io::stdin().is_terminal() {
+            return None;
+        }
+        let (want, asked) = std::sync::mpsc::channel::<String>();
+        let (tx, lines) = tokio::sync::mpsc::channel(1);
+        std::thread::spawn(move || {
+            while let Ok(prompt) = asked.recv() {
+                eprint!("{prompt}");
+                let mut line = String::new();
+                let got = match std::io::stdin().read_line(&mut line) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line),
+                };
+                if tx.blocking_send(got).is_err() {
+                    return;
+                }
+            }
+        });
+        Some(Prompt { want, lines })
+    }
+
+    /// The next line after `prompt` (None: stdin ended).
+    async fn line(&mut self, prompt: &str) -> Option<String> {
+        self.want.send(prompt.to_string()).ok()?;
+        self.lines.recv().await.flatten()
+    }
+}
+
+/// An exec approval this run is waiting for: shown, and answered by the
+/// operator at the terminal when there is one (allow once, always, deny).
+async fn approval(
+    c: &mut Connection,
+    p: &Value,
+    prompt: Option<&mut Prompt>,
+) -> Result<(), Failure> {
+    let r = &p["request"];
+    let id = p["id"].as_str().unwrap_or("");
+    let left = p["expiresAtMs"]
+        .as_u64()
+        .map(|e| e.saturating_sub(ferroclaw_actors::now_ms()) / 1000)
+        .unwrap_or(0);
+    eprintln!(
+        "\nexec needs your approval: {}\n  in {} (exec security: {}); expires in {left} s",
+        r["command"].as_str().unwrap_or("?"),
+        r["cwd"].as_str().unwrap_or("?"),
+        r["security"].as_str().unwrap_or("?"),
+    );
+    let Some(prompt) = prompt else {
+        eprintln!(
+            "  no terminal to ask: approve it from an operator client (exec.approval.resolve {id})"
+        );
+        return Ok(());
+    };
+    let answer = prompt
+        .line("  [o] allow once  [a] allow always  [d] deny > ")
+        .await
+        .unwrap_or_default();
+    let decision = match answer.trim().to_ascii_lowercase().as_str() {
+        "o" | "once" | "y" | "yes" => "allow-once",
+        "a" | "always" => "allow-always",
+        _ => "deny",
+    };
+    match c
+        .call(
+            "exec.approval.resolve",
+            json!({ "id": id, "decision": decision }),
+        )
+        .await
+    {
+        Ok(_) => eprintln!("  {decision}"),
+        // Answered elsewhere first, or expired: the run has its answer.
+        Err(f) => eprintln!("  not recorded: {}", f.message),
+    }
+    Ok(())
+}
+
 async fn stream_reply(
     c: &mut Connection,
     t: &Target,
     run_id: &str,
     session: &str,
     mut interrupt: Option<&mut tokio::signal::unix::Signal>,
+    mut prompt: Option<&mut Prompt>,
 ) -> Result<(), Failure> {
+    // The session's full key, from the run's first event: approvals name it.
+    let mut key: Option<String> = None;
     let spinner = !t.json && std::io::stderr().is_terminal();
     let frames = ['|', '/', '-', '\\'];
     let mut spun = 0usize;
@@ -405,9 +496,23 @@ async fn stream_reply(
                 continue;
             }
         };
-        if ev.get("event").and_then(Value::as_str) != Some("chat")
-            || ev["payload"]["runId"] != run_id
+        let name = ev.get("event").and_then(Value::as_str).unwrap_or("");
+        if matches!(name, "chat" | "agent") && ev["payload"]["runId"] == run_id && key.is_none() {
+            key = ev["payload"]["sessionKey"].as_str().map(String::from);
+        }
+        if name == "exec.approval.requested"
+            && !t.json
+            && key.is_some()
+            && ev["payload"]["request"]["sessionKey"].as_str() == key.as_deref()
         {
+            if spun > 0 {
+                eprint!("\r              \r");
+                spun = 0;
+            }
+            approval(c, &ev["payload"], prompt.as_deref_mut()).await?;
+            continue;
+        }
+        if name != "chat" || ev["payload"]["runId"] != run_id {
             continue;
         }
         let p = &ev["payload"];
@@ -462,18 +567,21 @@ pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
     let mut c = Connection::open(t).await?;
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| Failure::new(1, format!("cannot handle Ctrl-C: {e}")))?;
-    let (line_tx, mut line_rx) = tokio::sync::mpsc::channel::<Option<String>>(1);
-    let (want_tx, want_rx) = std::sync::mpsc::channel::<()>();
-    // rustyline blocks: it reads lines on its own thread, one when asked.
+    let (line_tx, line_rx) = tokio::sync::mpsc::channel::<Option<String>>(1);
+    let (want_tx, want_rx) = std::sync::mpsc::channel::<String>();
+    // rustyline blocks: it reads lines on its own thread, one when asked
+    // (with the prompt it is asked with: the chat's, or an approval's).
     std::thread::spawn(move || {
         let Ok(mut editor) = rustyline::DefaultEditor::new() else {
             let _ = line_tx.blocking_send(None);
             return;
         };
-        while want_rx.recv().is_ok() {
-            match editor.readline("> ") {
+        while let Ok(prompt) = want_rx.recv() {
+            match editor.readline(&prompt) {
                 Ok(line) => {
-                    let _ = editor.add_history_entry(line.as_str());
+                    if prompt == "> " {
+                        let _ = editor.add_history_entry(line.as_str());
+                    }
                     if line_tx.blocking_send(Some(line)).is_err() {
                         return;
                     }
@@ -496,12 +604,16 @@ pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
             t.url
         );
     }
+    let mut prompt = Prompt {
+        want: want_tx,
+        lines: line_rx,
+    };
     loop {
-        if want_tx.send(()).is_err() {
+        if prompt.want.send("> ".into()).is_err() {
             break;
         }
         let line = tokio::select! {
-            l = line_rx.recv() => l.flatten(),
+            l = prompt.lines.recv() => l.flatten(),
             // Ctrl-C at the prompt (no terminal editing): ignored.
             _ = sigint.recv() => { continue; }
         };
@@ -533,7 +645,15 @@ pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
             );
             continue;
         }
-        if let Err(f) = stream_reply(&mut c, t, &run_id, session, Some(&mut sigint)).await {
+        let reply = stream_reply(
+            &mut c,
+            t,
+            &run_id,
+            session,
+            Some(&mut sigint),
+            Some(&mut prompt),
+        );
+        if let Err(f) = reply.await {
             // A failed reply is reported; the conversation goes on.
             eprintln!("error: {}", f.message);
         }

@@ -4,8 +4,9 @@
 //! and bad flags.
 
 use std::process::Output;
+use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::{TestGateway, TOKEN};
 
@@ -435,4 +436,74 @@ async fn agent_prints_each_message_of_a_reply_with_a_tool_call_whole() {
         lines.iter().any(|l| l.starts_with("Tool ls returned: ")),
         "{out:?}"
     );
+}
+
+/// The shipped exec policy (allowlist, ask on a miss) with `ferroclaw
+/// agent` and `chat` at a terminal: the request is shown and answered from
+/// the keyboard (allow once runs it; deny refuses it), not waited on in
+/// silence until it expires.
+#[test]
+fn an_exec_that_needs_approval_is_asked_at_the_terminal() {
+    use crate::support::tmux::{shell_line, Tmux};
+    let gw = TestGateway::with_config(
+        json!({"tools": {"exec": {"security": "allowlist", "ask": "on-miss"}}}),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let cli = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.args(args)
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["--url", &gw.ws_url(), "--token", TOKEN])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("TERM", "xterm");
+        // The shell stays after the command, so its last words stay on screen.
+        format!(
+            "{}; echo \"[exit $?]\"; sleep 60",
+            shell_line(&cmd).trim_start_matches("exec ")
+        )
+    };
+    let wait = Duration::from_secs(30);
+
+    let line = json!({"command": "echo approved-at-the-terminal"});
+    let agent = cli(&["agent", "--message", &format!("@tool exec {line}")]);
+    let term = Tmux::start(120, 30, &agent);
+    term.until("the approval request", wait, |s| {
+        s.contains("[o] allow once")
+    });
+    assert!(
+        term.screen().contains("echo approved-at-the-terminal"),
+        "{}",
+        term.screen()
+    );
+    term.type_line("o");
+    let screen = term.until("the command's output", wait, |s| s.contains("[exit 0]"));
+    assert!(
+        screen.contains("Tool exec returned: approved-at-the-terminal"),
+        "{screen}"
+    );
+
+    let chat = cli(&["chat", "--session", "approvals"]);
+    let term = Tmux::start(120, 30, &chat);
+    term.until("the chat prompt", wait, |s| {
+        s.contains("chatting in session")
+    });
+    term.type_line(&format!(
+        "@tool exec {}",
+        json!({"command": "echo never-ran"})
+    ));
+    term.until("the approval request", wait, |s| {
+        s.contains("[o] allow once")
+    });
+    term.type_line("d");
+    let screen = term.until("the refusal", wait, |s| {
+        s.contains("deny") && s.contains("Tool exec")
+    });
+    assert!(!screen.contains("returned: never-ran"), "{screen}");
+    // The chat goes on after it.
+    term.type_line("still here?");
+    term.until("the next reply", wait, |s| {
+        s.contains("You said: still here?")
+    });
 }

@@ -11,6 +11,7 @@ pub mod fake_slack;
 pub mod fake_telegram;
 pub mod process;
 pub mod raw_ws;
+pub mod tmux;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
