@@ -104,6 +104,7 @@ pub const METHODS: &[&str] = &[
     "usage.cost",
     "users.list",
     "users.self",
+    "secrets.reload",
 ];
 
 /// OpenClaw's server capabilities this gateway honours

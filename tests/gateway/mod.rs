@@ -5,6 +5,7 @@ mod channel_crash;
 mod chat;
 mod cli;
 mod clients;
+mod commands;
 mod compaction;
 mod context;
 mod control_ui;

@@ -315,6 +315,31 @@ impl Handler<SettingsChanged> for GatewayActor {
     }
 }
 
+impl Handler<ReloadSecrets> for GatewayActor {
+    type Result = ResponseActFuture<Self, Result<Vec<String>, String>>;
+    fn handle(&mut self, _: ReloadSecrets, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let (settings, dir, env) = (
+            self.settings.clone(),
+            self.store.dir().to_path_buf(),
+            self.env.clone(),
+        );
+        let build = tokio::task::spawn_blocking(move || {
+            HubConfig::from_settings(&settings, &dir, settings.default_agent_id(), env)
+        });
+        Box::pin(build.into_actor(self).map(|config, act, _| {
+            let config = config.map_err(|e| format!("cannot read the credentials: {e}"))?;
+            let warnings = config.warnings.clone();
+            for w in &warnings {
+                tracing::warn!(warning = %w, "secrets reload");
+            }
+            act.hub.do_send(Reconfigure(config));
+            tracing::info!(warnings = warnings.len(), "secrets reloaded");
+            Ok(warnings)
+        }))
+    }
+}
+
 impl Handler<UsageRows> for GatewayActor {
     type Result = ResponseFuture<Result<Vec<crate::usage::RunUsage>, crate::store::StoreError>>;
     fn handle(&mut self, msg: UsageRows, _: &mut Context<Self>) -> Self::Result {

@@ -12,6 +12,14 @@ use crate::settings::Settings;
 #[rtype(result = "HealthSnapshot")]
 pub struct GetHealth;
 
+/// `secrets.reload`: the provider credentials (auth profiles, credential
+/// files, `${VAR}` keys) are read again and the hub takes them for the next
+/// model call. (Channel tokens live in the config, which applies live when
+/// it changes.) Reply: the warnings (what could not be read or resolved).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<String>, String>")]
+pub struct ReloadSecrets;
+
 /// Marks health stale and broadcasts a fresh summary soon (after connects).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

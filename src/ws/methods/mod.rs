@@ -14,6 +14,7 @@ mod host;
 mod memory;
 mod models;
 pub(crate) mod outbound;
+mod secrets;
 mod sessions;
 mod skills;
 mod system;
@@ -298,6 +299,7 @@ async fn route(
         "config.schema" => config::schema(p),
         "users.list" => users::list(p),
         "users.self" => users::this(p),
+        "secrets.reload" => secrets::reload(state, p).await,
         other => dashboard::answer(state, other, p)
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }

@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 use super::{json, MethodResult};
 use crate::protocol::errors::{ErrorCode, ErrorShape};
 
-fn no_params(method: &str, p: &Value) -> Result<(), ErrorShape> {
+/// A method that takes no params: none, or `{}`.
+pub(super) fn no_params(method: &str, p: &Value) -> Result<(), ErrorShape> {
     match p {
         Value::Null => Ok(()),
         Value::Object(o) if o.is_empty() => Ok(()),

@@ -39,6 +39,7 @@ impl ProviderHub {
             credentials: HashMap::new(),
             env: Arc::new(|_: &str| None),
             request_timeout: Duration::from_secs(600),
+            warnings: Vec::new(),
         })
     }
 

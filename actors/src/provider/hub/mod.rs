@@ -100,6 +100,10 @@ pub struct HubConfig {
     pub credentials: HashMap<String, String>,
     pub env: EnvReader,
     pub request_timeout: Duration,
+    /// What could not be read or resolved (`secrets.reload` counts them):
+    /// a profile file that is not JSON or a profile with no key, a
+    /// provider key naming an unset `${VAR}`.
+    pub warnings: Vec<String>,
 }
 
 impl HubConfig {
@@ -158,14 +162,29 @@ impl HubConfig {
             .join(agent_id)
             .join("agent")
             .join("auth-profiles.json");
+        let mut warnings = Vec::new();
+        let stored_profiles = read_profile_file(&file, &mut warnings);
+        for (id, spec) in &providers {
+            let var = spec
+                .api_key
+                .as_deref()
+                .map(str::trim)
+                .and_then(|k| k.strip_prefix("${")?.strip_suffix('}'));
+            if let Some(var) = var.filter(|v| env(v).is_none()) {
+                warnings.push(format!(
+                    "models.providers.{id}.apiKey names ${{{var}}}, which is not set"
+                ));
+            }
+        }
         HubConfig {
             providers,
             order,
             configured_profiles,
-            stored_profiles: read_profile_file(&file),
+            stored_profiles,
             credentials: read_credentials(&state_dir.join("credentials")),
             env,
             request_timeout: Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1)),
+            warnings,
         }
     }
 
@@ -266,7 +285,7 @@ impl HubConfig {
 
 /// `auth-profiles.json` api-key profiles: (id, provider, key). OAuth
 /// profiles are skipped (ferroclaw has no OAuth flows).
-fn read_profile_file(path: &Path) -> Vec<(String, String, String)> {
+fn read_profile_file(path: &Path, warnings: &mut Vec<String>) -> Vec<(String, String, String)> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -274,23 +293,30 @@ fn read_profile_file(path: &Path) -> Vec<(String, String, String)> {
         Ok(v) => v,
         Err(e) => {
             tracing::warn!(path = %path.display(), error = %e, "auth profiles file is not JSON; ignored");
+            warnings.push(format!("{} is not JSON: {e}", path.display()));
             return Vec::new();
         }
     };
     let Some(profiles) = v.get("profiles").and_then(Value::as_object) else {
         return Vec::new();
     };
-    profiles
-        .iter()
-        .filter_map(|(id, p)| {
-            let provider = p.get("provider").and_then(Value::as_str)?;
-            let key = p
-                .get("key")
-                .or_else(|| p.get("apiKey"))
-                .and_then(Value::as_str)?;
-            Some((id.clone(), provider.to_ascii_lowercase(), key.to_string()))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (id, p) in profiles {
+        let provider = p.get("provider").and_then(Value::as_str);
+        let key = p
+            .get("key")
+            .or_else(|| p.get("apiKey"))
+            .and_then(Value::as_str);
+        match (provider, key) {
+            (Some(provider), Some(key)) => {
+                out.push((id.clone(), provider.to_ascii_lowercase(), key.to_string()))
+            }
+            // OAuth and token profiles are not api keys: not ferroclaw's to read.
+            _ if p.get("type").and_then(Value::as_str) != Some("api_key") => {}
+            _ => warnings.push(format!("auth profile {id} has no provider or key")),
+        }
+    }
+    out
 }
 
 struct Slot {
@@ -532,16 +558,28 @@ mod tests {
                 "google:me@x":{"type":"oauth","provider":"google","access":"a","refresh":"r"}}}"#,
         )
         .unwrap();
+        let mut warnings = Vec::new();
         assert_eq!(
-            read_profile_file(&f),
+            read_profile_file(&f, &mut warnings),
             [(
                 "anthropic:default".to_string(),
                 "anthropic".to_string(),
                 "sk-ant".to_string()
             )]
         );
+        // An OAuth profile is not an api key: skipped, not a warning.
+        assert!(warnings.is_empty(), "{warnings:?}");
+        std::fs::write(
+            &f,
+            r#"{"profiles":{"x":{"type":"api_key","provider":"openai"}}}"#,
+        )
+        .unwrap();
+        assert!(read_profile_file(&f, &mut warnings).is_empty());
+        assert_eq!(warnings, ["auth profile x has no provider or key"]);
         std::fs::write(&f, "not json").unwrap();
-        assert!(read_profile_file(&f).is_empty());
+        assert!(read_profile_file(&f, &mut warnings).is_empty());
+        assert_eq!(warnings.len(), 2);
+        assert!(warnings[1].contains("is not JSON"), "{warnings:?}");
     }
 
     #[actix::test]
