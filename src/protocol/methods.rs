@@ -22,6 +22,7 @@ pub const METHODS: &[&str] = &[
     "device.pair.reject",
     "device.pair.remove",
     "device.pair.rename",
+    "device.pair.setupCode",
     "device.token.rotate",
     "device.token.revoke",
     "chat.send",
@@ -270,8 +271,9 @@ pub fn requirement(method: &str) -> Requirement {
     if method == "question.list" {
         return Requirement::Scope(scopes::QUESTIONS);
     }
+    // A setup code mints pairing for whoever presents it: admin, as OpenClaw.
     if method.starts_with("node.pair.")
-        || method.starts_with("device.pair.")
+        || (method.starts_with("device.pair.") && method != "device.pair.setupCode")
         || method == "device.token.rotate"
         || method == "device.token.revoke"
         || method == "node.rename"

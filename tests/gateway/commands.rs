@@ -91,3 +91,53 @@ async fn openclaw_secrets_reload_rotates_a_key_without_a_restart() {
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(answer, json!({"ok": true, "warningCount": 2}), "{answer}");
 }
+
+/// `openclaw devices join-code` is refused as OpenClaw refuses it on a
+/// gateway only bound to loopback (no other machine could use the URL);
+/// the other refusals are OpenClaw's words too, or say plainly what
+/// ferroclaw does not issue.
+#[tokio::test]
+async fn openclaw_devices_join_code_is_refused_on_loopback_in_openclaws_words() {
+    let gw = TestGateway::start();
+    let home = tempfile::tempdir().unwrap();
+    let out = openclaw(&gw, home.path(), &["devices", "join-code"]).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("Gateway is only bound to loopback. Set gateway.bind=lan, enable tailscale serve, or configure plugins.entries.device-pair.config.publicUrl."),
+        "{said}"
+    );
+    let mut c = admin(&gw).await;
+    let r = c
+        .call(
+            "device.pair.setupCode",
+            json!({"joinUrl": true, "bootstrapProfile": "limited"}),
+        )
+        .await;
+    assert_eq!(
+        r["error"]["message"], "Join URLs require bootstrapProfile=node.",
+        "{r}"
+    );
+    let r = c
+        .call(
+            "device.pair.setupCode",
+            json!({"publicUrl": "wss://gw.example"}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("openclaw devices approve"),
+        "{r}"
+    );
+    let r = c.call("device.pair.setupCode", json!({"qr": true})).await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid device.pair.setupCode params"),
+        "{r}"
+    );
+}

@@ -260,3 +260,50 @@ pub async fn revoke(state: &SharedState, caller: &Caller, p: &Value) -> MethodRe
         .map_err(store_err)?;
     json(json!({ "deviceId": p.device_id, "role": p.role, "revoked": revoked }))
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SetupCodeParams {
+    #[serde(default)]
+    public_url: Option<String>,
+    #[serde(default)]
+    prefer_remote_url: Option<bool>,
+    #[serde(default)]
+    include_qr: Option<bool>,
+    #[serde(default)]
+    bootstrap_profile: Option<String>,
+    #[serde(default)]
+    join_url: Option<bool>,
+}
+
+/// `device.pair.setupCode` (`openclaw devices join-code`): OpenClaw's
+/// refusals, in its words: a join URL only for the node profile, and no
+/// code for a gateway only bound to loopback (no other machine could reach
+/// the URL it would carry). Where a code could carry a reachable URL it is
+/// refused too: a code holds a bootstrap token that pairs the machine that
+/// presents it, and ferroclaw issues none yet (nodes pair through
+/// `device.pair.approve`; bootstrap tokens come with the nodes work).
+pub fn setup_code(state: &SharedState, p: &Value) -> MethodResult {
+    let p: SetupCodeParams = params("device.pair.setupCode", p)?;
+    let _ = (p.prefer_remote_url, p.include_qr);
+    let profile = p.bootstrap_profile.as_deref();
+    if let Some(bad) = profile.filter(|b| !matches!(*b, "limited" | "node" | "voice-node")) {
+        return Err(ErrorShape::invalid(format!(
+            "invalid device.pair.setupCode params: at /bootstrapProfile: must be limited, node or voice-node (got {bad:?})"
+        )));
+    }
+    if p.join_url == Some(true) && profile.is_some_and(|b| b != "node") {
+        return Err(ErrorShape::invalid(
+            "Join URLs require bootstrapProfile=node.",
+        ));
+    }
+    let settings = state.live.settings();
+    if p.public_url.is_none() && crate::config::binds_loopback(&settings) {
+        return Err(ErrorShape::invalid(
+            "Gateway is only bound to loopback. Set gateway.bind=lan, enable tailscale serve, or configure plugins.entries.device-pair.config.publicUrl.",
+        ));
+    }
+    Err(ErrorShape::invalid(
+        "setup codes carry a bootstrap token that pairs whoever presents it, and this gateway issues none yet: connect the new device and approve it (openclaw devices approve <requestId>)",
+    ))
+}

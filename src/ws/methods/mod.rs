@@ -231,6 +231,7 @@ async fn route(
         "device.pair.reject" => devices::reject(state, p).await,
         "device.pair.remove" => devices::remove(state, p).await,
         "device.pair.rename" => devices::rename(state, caller, p).await,
+        "device.pair.setupCode" => devices::setup_code(state, p),
         "device.token.rotate" => devices::rotate(state, caller, p).await,
         "device.token.revoke" => devices::revoke(state, caller, p).await,
         "chat.send" => chat::send(state, caller, p).await,
