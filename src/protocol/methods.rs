@@ -106,6 +106,7 @@ pub const METHODS: &[&str] = &[
     "users.list",
     "users.self",
     "secrets.reload",
+    "hooks.status",
 ];
 
 /// OpenClaw's server capabilities this gateway honours
@@ -211,6 +212,7 @@ const READ: &[&str] = &[
     "environments.list",
     "users.list",
     "users.self",
+    "hooks.status",
 ];
 
 const WRITE: &[&str] = &[

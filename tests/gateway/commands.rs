@@ -6,14 +6,22 @@ use std::process::Output;
 
 use serde_json::{json, Value};
 
-use super::interop::openclaw_command;
+use super::interop::{openclaw_command, openclaw_env_command};
 use crate::support::fake_provider::{FakeProvider, Script};
 use crate::support::{admin, chat_until_done, final_text, TestGateway};
 
 /// Runs `openclaw <args>` off the async runtime (the gateway answers on
 /// its own thread; the fakes on this runtime keep serving).
 async fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
-    let mut cmd = openclaw_command(gw, home, args);
+    run(openclaw_command(gw, home, args)).await
+}
+
+/// The same, for commands that take the gateway from the environment.
+async fn openclaw_env(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
+    run(openclaw_env_command(gw, home, args)).await
+}
+
+async fn run(mut cmd: std::process::Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap()
@@ -140,4 +148,64 @@ async fn openclaw_devices_join_code_is_refused_on_loopback_in_openclaws_words() 
             .contains("invalid device.pair.setupCode params"),
         "{r}"
     );
+}
+
+/// `openclaw hooks list|check|info`: the hook points ferroclaw has (the
+/// message-received observer, the webhook endpoints and each mapping),
+/// each ready only when configured, and the hook scripts an OpenClaw
+/// workspace brought along, shown as not run.
+#[tokio::test]
+async fn openclaw_hooks_commands_list_ferroclaws_hook_points_and_the_scripts_it_does_not_run() {
+    let hook_md = "---\nname: session-memory\ndescription: \"Save the session on /new\"\nmetadata: {\"openclaw\": {\"events\": [\"command:new\"]}}\n---\n";
+    let gw = TestGateway::with_files(
+        json!({"hooks": {
+            "enabled": true, "token": "hook-token-0123456789",
+            "mappings": [{"match": {"path": "github"}, "messageTemplate": "{{x}}"}],
+            "messageReceived": {"url": "http://127.0.0.1:9/observer"},
+        }}),
+        &[("workspace/hooks/session-memory/HOOK.md", hook_md)],
+    );
+    let home = tempfile::tempdir().unwrap();
+    let out = openclaw_env(&gw, home.path(), &["hooks", "list", "--json"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hooks = listed["hooks"].as_array().unwrap();
+    let ready = |name: &str| {
+        hooks
+            .iter()
+            .find(|h| h["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {listed}"))["loadable"]
+            .clone()
+    };
+    for name in [
+        "message-received",
+        "webhook-wake",
+        "webhook-agent",
+        "webhook:github",
+    ] {
+        assert_eq!(ready(name), true, "{name}: {listed}");
+    }
+    assert_eq!(ready("session-memory"), false, "{listed}");
+
+    let out = openclaw_env(&gw, home.path(), &["hooks", "check"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("Ready: 4") && said.contains("Not ready: 1"),
+        "{said}"
+    );
+    assert!(
+        said.contains("session-memory - ferroclaw runs no hook scripts"),
+        "{said}"
+    );
+
+    let out = openclaw_env(&gw, home.path(), &["hooks", "info", "message-received"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("Events: message:received"), "{said}");
+
+    // An agent that does not exist is refused, as OpenClaw refuses it.
+    let mut c = admin(&gw).await;
+    let off = c.call("hooks.status", json!({"agentId": "nobody"})).await;
+    assert_eq!(off["error"]["code"], "INVALID_REQUEST", "{off}");
 }

@@ -38,6 +38,24 @@ pub(crate) fn openclaw_command(gw: &TestGateway, home: &std::path::Path, args: &
     cmd
 }
 
+/// Like [`openclaw_command`], for commands without `--url`/`--token`
+/// flags: the gateway is named by `OPENCLAW_GATEWAY_URL`/`_TOKEN`.
+pub(crate) fn openclaw_env_command(
+    gw: &TestGateway,
+    home: &std::path::Path,
+    args: &[&str],
+) -> Command {
+    let with_flags = openclaw_command(gw, home, args);
+    let mut cmd = Command::new(with_flags.get_program());
+    let n = with_flags.get_args().count();
+    cmd.args(with_flags.get_args().take(n - 4))
+        .env_clear()
+        .envs(with_flags.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("OPENCLAW_GATEWAY_URL", format!("ws://{}", gw.addr))
+        .env("OPENCLAW_GATEWAY_TOKEN", TOKEN);
+    cmd
+}
+
 fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
     openclaw_command(gw, home, args).output().unwrap()
 }

@@ -10,6 +10,7 @@ mod config;
 mod cron;
 mod dashboard;
 mod devices;
+mod hook_status;
 mod host;
 mod memory;
 mod models;
@@ -301,6 +302,7 @@ async fn route(
         "users.list" => users::list(p),
         "users.self" => users::this(p),
         "secrets.reload" => secrets::reload(state, p).await,
+        "hooks.status" => hook_status::status(state, p).await,
         other => dashboard::answer(state, other, p)
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }
