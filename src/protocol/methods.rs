@@ -107,6 +107,7 @@ pub const METHODS: &[&str] = &[
     "users.self",
     "secrets.reload",
     "hooks.status",
+    "message.action",
 ];
 
 /// OpenClaw's server capabilities this gateway honours
@@ -217,6 +218,7 @@ const READ: &[&str] = &[
 
 const WRITE: &[&str] = &[
     "send",
+    "message.action",
     "poll",
     "agent",
     "agent.wait",

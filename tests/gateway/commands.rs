@@ -209,3 +209,253 @@ async fn openclaw_hooks_commands_list_ferroclaws_hook_points_and_the_scripts_it_
     let off = c.call("hooks.status", json!({"agentId": "nobody"})).await;
     assert_eq!(off["error"]["code"], "INVALID_REQUEST", "{off}");
 }
+
+/// `openclaw message send|react|edit|delete` on Telegram: the message
+/// lands through the outbox, the reaction, the edit and the deletion reach
+/// the Bot API, and an action no ferroclaw channel has is refused in
+/// OpenClaw's words. A repeated send (same idempotency key) lands once.
+#[tokio::test]
+async fn openclaw_message_commands_act_on_a_telegram_chat() {
+    use crate::support::fake_telegram::FakeTelegram;
+    let fake = FakeTelegram::start(super::telegram::BOT_TOKEN);
+    let gw = TestGateway::with_config(super::telegram::telegram_config(&fake, json!({})));
+    let home = tempfile::tempdir().unwrap();
+    let chat = "4242";
+    let out = openclaw_env(
+        &gw,
+        home.path(),
+        &[
+            "message",
+            "send",
+            "--channel",
+            "telegram",
+            "--target",
+            chat,
+            "--message",
+            "hello from the CLI",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let sent = fake.sent_to(4242);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].text, "hello from the CLI");
+    let id = sent[0].message_id.to_string();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains(&format!("Message ID: {id}")), "{said}");
+
+    let act = |args: &'static [&'static str]| {
+        let mut all = vec!["message"];
+        all.extend_from_slice(args);
+        all
+    };
+    let with_id = |mut v: Vec<&'static str>| {
+        v.extend_from_slice(&["--channel", "telegram", "--target", "4242", "--message-id"]);
+        v
+    };
+    let mut react = with_id(act(&["react"]));
+    react.extend_from_slice(&[&id, "--emoji", "👍"]);
+    let out = openclaw_env(&gw, home.path(), &react).await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Reaction added: 👍"),
+        "{out:?}"
+    );
+    assert_eq!(fake.reaction(4242, sent[0].message_id), ["👍"]);
+
+    let mut edit = with_id(act(&["edit"]));
+    edit.extend_from_slice(&[&id, "--message", "edited from the CLI"]);
+    let out = openclaw_env(&gw, home.path(), &edit).await;
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fake.sent_to(4242)[0].text, "edited from the CLI");
+
+    let mut delete = with_id(act(&["delete"]));
+    delete.push(&id);
+    let out = openclaw_env(&gw, home.path(), &delete).await;
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fake.deleted(), [(4242, sent[0].message_id)]);
+    // Deleting it again: Telegram's refusal comes back, not a success.
+    let out = openclaw_env(&gw, home.path(), &delete).await;
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("message to delete not found"),
+        "{out:?}"
+    );
+
+    let out = openclaw_env(
+        &gw,
+        home.path(),
+        &[
+            "message",
+            "pin",
+            "--channel",
+            "telegram",
+            "--target",
+            chat,
+            "--message-id",
+            &id,
+        ],
+    )
+    .await;
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("Channel telegram does not support action pin."),
+        "{out:?}"
+    );
+
+    // The same request twice (a client's retry): one message.
+    let mut c = admin(&gw).await;
+    let req = json!({"channel": "telegram", "action": "send", "idempotencyKey": "retry-1",
+        "params": {"target": "telegram:4242", "message": "once"}});
+    let first = c.call("message.action", req.clone()).await;
+    let again = c.call("message.action", req).await;
+    assert_eq!(first["payload"], again["payload"], "{first} {again}");
+    let once = fake
+        .sent_to(4242)
+        .iter()
+        .filter(|s| s.text == "once")
+        .count();
+    assert_eq!(once, 1);
+}
+
+/// The same actions on Slack and Discord (through `message.action`), each
+/// through the platform's own calls: reactions by name on Slack.
+#[tokio::test]
+async fn message_actions_reach_slack_and_discord() {
+    use crate::support::fake_discord::FakeDiscord;
+    use crate::support::fake_slack::FakeSlack;
+    let slack = FakeSlack::start();
+    let discord = FakeDiscord::start(1000);
+    let mut cfg = super::slack::slack_config(&slack, json!({}));
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &super::discord::discord_config(&discord, json!({})),
+    );
+    let gw = TestGateway::with_config(cfg);
+    assert!(super::slack::connected(&slack).await);
+    assert!(super::discord::ready(&discord).await);
+    let mut c = admin(&gw).await;
+    let mut n = 0;
+    let mut act = |channel: &str, action: &str, params: Value| {
+        n += 1;
+        json!({"channel": channel, "action": action, "params": params,
+            "idempotencyKey": format!("k{n}")})
+    };
+
+    let sent = c
+        .call(
+            "message.action",
+            act(
+                "slack",
+                "send",
+                json!({"target": "channel:C7", "message": "hi slack"}),
+            ),
+        )
+        .await;
+    let ts = sent["payload"]["messageId"].as_str().unwrap().to_string();
+    let r = c
+        .call(
+            "message.action",
+            act(
+                "slack",
+                "react",
+                json!({"target": "C7", "messageId": ts, "emoji": ":eyes:"}),
+            ),
+        )
+        .await;
+    assert_eq!(r["payload"]["added"], ":eyes:", "{r}");
+    assert_eq!(slack.reactions("C7", &ts), ["eyes"]);
+    let r = c
+        .call(
+            "message.action",
+            act(
+                "slack",
+                "react",
+                json!({"target": "C7", "messageId": ts, "emoji": "👀"}),
+            ),
+        )
+        .await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("emoji name"),
+        "{r}"
+    );
+    let r = c
+        .call(
+            "message.action",
+            act(
+                "slack",
+                "edit",
+                json!({"target": "C7", "messageId": ts, "message": "hi again"}),
+            ),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(slack.posted_in("C7")[0].text, "hi again");
+    let r = c
+        .call(
+            "message.action",
+            act("slack", "delete", json!({"target": "C7", "messageId": ts})),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(slack.deleted(), [("C7".to_string(), ts)]);
+
+    let sent = c
+        .call(
+            "message.action",
+            act(
+                "discord",
+                "send",
+                json!({"target": "channel:D9", "message": "hi discord"}),
+            ),
+        )
+        .await;
+    let id = sent["payload"]["messageId"].as_str().unwrap().to_string();
+    let r = c
+        .call(
+            "message.action",
+            act(
+                "discord",
+                "react",
+                json!({"target": "D9", "messageId": id, "emoji": "✅"}),
+            ),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(discord.reactions("D9", &id), ["✅"]);
+    let r = c
+        .call(
+            "message.action",
+            act(
+                "discord",
+                "react",
+                json!({"target": "D9", "messageId": id, "emoji": "✅", "remove": true}),
+            ),
+        )
+        .await;
+    assert_eq!(r["payload"]["removed"], "✅", "{r}");
+    assert!(discord.reactions("D9", &id).is_empty());
+    let r = c
+        .call(
+            "message.action",
+            act(
+                "discord",
+                "delete",
+                json!({"target": "D9", "messageId": id}),
+            ),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(discord.deleted(), [("D9".to_string(), id)]);
+    let r = c
+        .call(
+            "message.action",
+            act("matrix", "send", json!({"target": "x", "message": "y"})),
+        )
+        .await;
+    assert_eq!(r["ok"], false, "{r}");
+}

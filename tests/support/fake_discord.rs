@@ -81,6 +81,10 @@ struct Inner {
     next_msg: u64,
     /// Sockets still to open without a hello (a gateway that hangs).
     mute_next: usize,
+    /// The bot's reactions: (channel, message) -> emoji.
+    reactions: HashMap<(String, String), Vec<String>>,
+    /// Messages deleted: (channel, message).
+    deleted: Vec<(String, String)>,
 }
 
 struct State {
@@ -227,6 +231,21 @@ impl FakeDiscord {
 
     pub fn fault(&self, route: &str, f: Fault) {
         self.with(|i| i.faults.entry(route.into()).or_default().push_back(f));
+    }
+
+    /// The bot's reactions on a message.
+    pub fn reactions(&self, channel: &str, message: &str) -> Vec<String> {
+        self.with(|i| {
+            i.reactions
+                .get(&(channel.to_string(), message.to_string()))
+                .cloned()
+                .unwrap_or_default()
+        })
+    }
+
+    /// Messages deleted, (channel, message id).
+    pub fn deleted(&self) -> Vec<(String, String)> {
+        self.with(|i| i.deleted.clone())
     }
 
     pub fn created(&self) -> Vec<Created> {
@@ -486,6 +505,29 @@ async fn rest(
             msg.content = content;
             msg.edits += 1;
             HttpResponse::Ok().json(json!({ "id": m, "channel_id": c }))
+        }
+        ("PUT" | "DELETE", ["channels", c, "messages", m, "reactions", e, "@me"]) => {
+            let emoji = percent_encoding::percent_decode_str(e).decode_utf8_lossy().into_owned();
+            let key = (c.to_string(), m.to_string());
+            let known = i.created.iter().any(|x| x.id == *m && x.channel == *c)
+                || m.parse::<u64>().is_ok_and(|n| n <= i.next_msg);
+            if !known || i.deleted.contains(&key) {
+                return HttpResponse::NotFound().json(json!({ "message": "Unknown Message", "code": 10008 }));
+            }
+            let list = i.reactions.entry(key).or_default();
+            list.retain(|x| *x != emoji);
+            if method == "PUT" {
+                list.push(emoji);
+            }
+            HttpResponse::NoContent().finish()
+        }
+        ("DELETE", ["channels", c, "messages", m]) => {
+            let key = (c.to_string(), m.to_string());
+            if !i.created.iter().any(|x| x.id == *m && x.channel == *c) || i.deleted.contains(&key) {
+                return HttpResponse::NotFound().json(json!({ "message": "Unknown Message", "code": 10008 }));
+            }
+            i.deleted.push(key);
+            HttpResponse::NoContent().finish()
         }
         ("POST", ["channels", c, "typing"]) => {
             i.typing.push(c.to_string());

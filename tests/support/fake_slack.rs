@@ -72,6 +72,10 @@ struct Inner {
     acks: HashMap<String, usize>,
     next_envelope: u64,
     next_event_ts: u64,
+    /// The bot's reactions: (channel, ts) -> names.
+    reactions: HashMap<(String, String), Vec<String>>,
+    /// Messages deleted: (channel, ts).
+    deleted: Vec<(String, String)>,
 }
 
 struct State {
@@ -228,6 +232,21 @@ impl FakeSlack {
 
     pub fn fault(&self, method: &str, f: Fault) {
         self.with(|i| i.faults.entry(method.into()).or_default().push_back(f));
+    }
+
+    /// The bot's reactions on a message.
+    pub fn reactions(&self, channel: &str, ts: &str) -> Vec<String> {
+        self.with(|i| {
+            i.reactions
+                .get(&(channel.to_string(), ts.to_string()))
+                .cloned()
+                .unwrap_or_default()
+        })
+    }
+
+    /// Messages deleted, (channel, ts).
+    pub fn deleted(&self) -> Vec<(String, String)> {
+        self.with(|i| i.deleted.clone())
     }
 
     pub fn posted(&self) -> Vec<Posted> {
@@ -438,6 +457,44 @@ async fn call(
             m.markdown = p["blocks"][0]["type"] == "markdown";
             m.edits += 1;
             ok(json!({ "channel": m.channel, "ts": ts }))
+        }
+        // As Slack: a reaction already there (or not there) is an error
+        // the caller may take as done.
+        "reactions.add" | "reactions.remove" => {
+            let key = (
+                p["channel"].as_str().unwrap_or_default().to_string(),
+                p["timestamp"].as_str().unwrap_or_default().to_string(),
+            );
+            let name = p["name"].as_str().unwrap_or_default().to_string();
+            if key.1.is_empty() || i.deleted.contains(&key) {
+                return refuse("message_not_found");
+            }
+            let names = i.reactions.entry(key).or_default();
+            match (method.as_str(), names.contains(&name)) {
+                ("reactions.add", true) => refuse("already_reacted"),
+                ("reactions.add", false) => {
+                    names.push(name);
+                    ok(json!({}))
+                }
+                (_, false) => refuse("no_reaction"),
+                (_, true) => {
+                    names.retain(|n| *n != name);
+                    ok(json!({}))
+                }
+            }
+        }
+        "chat.delete" => {
+            let key = (
+                p["channel"].as_str().unwrap_or_default().to_string(),
+                p["ts"].as_str().unwrap_or_default().to_string(),
+            );
+            if !i.posted.iter().any(|m| m.channel == key.0 && m.ts == key.1)
+                || i.deleted.contains(&key)
+            {
+                return refuse("message_not_found");
+            }
+            i.deleted.push(key.clone());
+            ok(json!({ "channel": key.0, "ts": key.1 }))
         }
         _ => refuse("unknown_method"),
     }

@@ -74,6 +74,12 @@ struct Inner {
     confirmed: i64,
     /// How many polls returned each update.
     delivered: HashMap<i64, usize>,
+    /// The bot's reactions: (chat, message) -> emoji (none: taken away).
+    reactions: HashMap<(i64, i64), Vec<String>>,
+    /// Messages deleted: (chat, message).
+    deleted: Vec<(i64, i64)>,
+    /// Messages users sent (pushed as updates): (chat, message).
+    updates_seen: std::collections::HashSet<(i64, i64)>,
 }
 
 struct State {
@@ -197,6 +203,12 @@ impl FakeTelegram {
             i.next_update_id += 1;
             let id = i.next_update_id;
             let mut u = json!({ "update_id": id });
+            if let (Some(chat), Some(m)) = (
+                message["chat"]["id"].as_i64(),
+                message["message_id"].as_i64(),
+            ) {
+                i.updates_seen.insert((chat, m));
+            }
             u[kind] = message;
             i.updates.push_back(u);
             id
@@ -220,6 +232,7 @@ impl FakeTelegram {
                     i.next_update_id += 1;
                     let update = i.next_update_id;
                     let mut u = json!({ "update_id": update });
+                    i.updates_seen.insert((*user, *id));
                     u["message"] = dm_message(*user, *id, text);
                     i.updates.push_back(u);
                     update
@@ -297,6 +310,21 @@ impl FakeTelegram {
 
     pub fn sent(&self) -> Vec<Sent> {
         self.with(|i| i.sent.clone())
+    }
+
+    /// The bot's reaction on a message (empty: none).
+    pub fn reaction(&self, chat: i64, message: i64) -> Vec<String> {
+        self.with(|i| {
+            i.reactions
+                .get(&(chat, message))
+                .cloned()
+                .unwrap_or_default()
+        })
+    }
+
+    /// Messages deleted, (chat, message id), in order.
+    pub fn deleted(&self) -> Vec<(i64, i64)> {
+        self.with(|i| i.deleted.clone())
     }
 
     pub fn sent_to(&self, chat: i64) -> Vec<Sent> {
@@ -407,6 +435,7 @@ async fn apply(state: &State, method: &str, p: &Value) -> HttpResponse {
         "getUpdates" => get_updates(state, p).await,
         "sendMessage" => send_message(state, p),
         "editMessageText" => edit_message(state, p),
+        "setMessageReaction" | "deleteMessage" => on_message(state, method, p),
         "sendPhoto" | "sendDocument" => send_media(state, method, p),
         "sendChatAction" => {
             let chat = p["chat_id"].as_i64().unwrap_or_default();
@@ -559,6 +588,45 @@ fn send_media(state: &State, method: &str, p: &Value) -> HttpResponse {
     ok(
         json!({ "message_id": message_id, "date": 1_700_000_001, "chat": { "id": chat_id, "type": "private" } }),
     )
+}
+
+/// `setMessageReaction` / `deleteMessage` on a message the bot sent or
+/// was sent (as Telegram: an unknown or deleted one is a 400).
+fn on_message(state: &State, method: &str, p: &Value) -> HttpResponse {
+    let (chat, id) = (
+        p["chat_id"].as_i64().unwrap_or_default(),
+        p["message_id"].as_i64().unwrap_or_default(),
+    );
+    let mut i = state.inner.lock().unwrap();
+    let sent = i
+        .sent
+        .iter()
+        .any(|s| s.chat_id == chat && s.message_id == id);
+    let received = i.updates_seen.contains(&(chat, id));
+    if !(sent || received) || i.deleted.contains(&(chat, id)) {
+        let what = if method == "deleteMessage" {
+            "delete"
+        } else {
+            "react"
+        };
+        return err(
+            400,
+            &format!("Bad Request: message to {what} not found"),
+            None,
+        );
+    }
+    if method == "deleteMessage" {
+        i.deleted.push((chat, id));
+    } else {
+        let emoji: Vec<String> = p["reaction"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["emoji"].as_str().map(str::to_string))
+            .collect();
+        i.reactions.insert((chat, id), emoji);
+    }
+    ok(json!(true))
 }
 
 fn edit_message(state: &State, p: &Value) -> HttpResponse {

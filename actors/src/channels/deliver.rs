@@ -87,6 +87,17 @@ pub trait Outlet: Clone + Unpin + 'static {
         formatted: bool,
     ) -> impl Future<Output = Result<(), SendFailure>>;
     fn typing(&self, to: &Target) -> impl Future<Output = ()>;
+    /// The bot's reaction `emoji` on message `id`, added or taken away
+    /// (`message.action` react).
+    fn react(
+        &self,
+        to: &Target,
+        id: &str,
+        emoji: &str,
+        remove: bool,
+    ) -> impl Future<Output = Result<(), SendFailure>>;
+    /// Deletes message `id` (`message.action` delete).
+    fn delete(&self, to: &Target, id: &str) -> impl Future<Output = Result<(), SendFailure>>;
     /// A photo or document from an http(s) URL, with a caption.
     fn send_media(
         &self,

@@ -22,7 +22,10 @@ use super::deliver::{Deliverer, Outlet, Stream, Target, Typing};
 use super::dispatch::{self, Incoming};
 use super::health::AccountHealth;
 use super::ledger::{self, Delivery, OutState, OutboxItem};
-use super::messages::{AccountStopped, ChannelSendError, FollowRun, Notify, SendText, StopAccount};
+use super::messages::{
+    AccountStopped, ActOnMessage, ChannelSendError, FollowRun, MessageAct, Notify, SendText,
+    StopAccount,
+};
 use super::queues::ChatQueues;
 use crate::channels::dispatch::DispatchDeps;
 use crate::runs::RunRegistry;
@@ -298,6 +301,29 @@ impl<O: Outlet> Handler<SendText> for Desk<O> {
     }
 }
 
+impl<O: Outlet> Handler<ActOnMessage> for Desk<O> {
+    type Result = ResponseFuture<Result<(), ChannelSendError>>;
+    fn handle(&mut self, msg: ActOnMessage, _: &mut Context<Self>) -> Self::Result {
+        let outlet = self.outlet.clone();
+        let to = Target {
+            chat_id: msg.to,
+            thread_id: msg.thread_id,
+        };
+        Box::pin(async move {
+            let id = msg.message_id.as_str();
+            let done = match &msg.act {
+                MessageAct::React { emoji, remove } => outlet.react(&to, id, emoji, *remove).await,
+                MessageAct::Edit { text } => outlet.edit(&to, id, text, true).await,
+                MessageAct::Delete => outlet.delete(&to, id).await,
+            };
+            done.map_err(|f| match f.unknown {
+                true => ChannelSendError::Unknown,
+                false => ChannelSendError::Refused(f.error),
+            })
+        })
+    }
+}
+
 impl<O: Outlet> Handler<FollowRun> for Desk<O> {
     type Result = ResponseActFuture<Self, Result<(), ChannelSendError>>;
     fn handle(&mut self, msg: FollowRun, _: &mut Context<Self>) -> Self::Result {
@@ -513,6 +539,7 @@ pub struct ChannelDeps {
 pub struct AccountHandle {
     pub stop: Recipient<StopAccount>,
     pub send: Recipient<SendText>,
+    pub act: Recipient<ActOnMessage>,
     pub follow: Recipient<FollowRun>,
     pub notify: Recipient<Notify>,
     /// Slack's Events API receiver (HTTP mode).
@@ -524,6 +551,7 @@ impl AccountHandle {
         AccountHandle {
             stop: addr.clone().recipient(),
             send: addr.clone().recipient(),
+            act: addr.clone().recipient(),
             follow: addr.clone().recipient(),
             notify: addr.recipient(),
             webhook: None,

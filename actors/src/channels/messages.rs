@@ -138,6 +138,36 @@ pub struct SendText {
     pub key: String,
 }
 
+/// What `message.action` does to a message in a chat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MessageAct {
+    /// The bot's reaction, added or taken away.
+    React {
+        emoji: String,
+        remove: bool,
+    },
+    /// New text for a message the bot sent.
+    Edit {
+        text: String,
+    },
+    Delete,
+}
+
+/// `message.action` react, edit or delete on message `message_id` in chat
+/// `to`, through the account's limiter (a retry after a lost answer is
+/// safe: each act leaves the same state when repeated; the edge's
+/// idempotency record answers a repeated request). Reply: done, or why not.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<(), ChannelSendError>")]
+pub struct ActOnMessage {
+    pub channel: String,
+    pub account: Option<String>,
+    pub to: String,
+    pub thread_id: Option<String>,
+    pub message_id: String,
+    pub act: MessageAct,
+}
+
 /// `chat.send` with `deliver`: a run's reply also goes to a chat. Reply:
 /// whether an account took it.
 #[derive(Debug, Clone, Message)]

@@ -318,6 +318,26 @@ impl Handler<SendText> for ChannelSupervisor {
     }
 }
 
+impl Handler<ActOnMessage> for ChannelSupervisor {
+    type Result = ResponseFuture<Result<(), ChannelSendError>>;
+    fn handle(&mut self, msg: ActOnMessage, _: &mut Context<Self>) -> Self::Result {
+        let Some((_, addr)) = self.actor_for(&msg.channel, msg.account.as_deref()) else {
+            let what = format!(
+                "{} account {}",
+                msg.channel,
+                msg.account.as_deref().unwrap_or("(default)")
+            );
+            return Box::pin(async move { Err(ChannelSendError::NoAccount(what)) });
+        };
+        Box::pin(async move {
+            addr.act
+                .send(msg)
+                .await
+                .map_err(|_| ChannelSendError::Down)?
+        })
+    }
+}
+
 impl Handler<FollowRun> for ChannelSupervisor {
     type Result = ResponseFuture<Result<(), ChannelSendError>>;
     fn handle(&mut self, mut msg: FollowRun, _: &mut Context<Self>) -> Self::Result {

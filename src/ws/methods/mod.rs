@@ -13,6 +13,7 @@ mod devices;
 mod hook_status;
 mod host;
 mod memory;
+mod message_action;
 mod models;
 pub(crate) mod outbound;
 mod secrets;
@@ -303,6 +304,7 @@ async fn route(
         "users.self" => users::this(p),
         "secrets.reload" => secrets::reload(state, p).await,
         "hooks.status" => hook_status::status(state, p).await,
+        "message.action" => message_action::action(state, p).await,
         other => dashboard::answer(state, other, p)
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }

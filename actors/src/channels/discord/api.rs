@@ -197,6 +197,33 @@ impl RestApi {
             .map(|_| ())
     }
 
+    /// The bot's reaction `emoji` (unicode, or `name:id` for a custom
+    /// one) on a message, added or taken away.
+    pub async fn react(
+        &self,
+        channel: &str,
+        id: &str,
+        emoji: &str,
+        remove: bool,
+    ) -> Result<(), DiscordError> {
+        let encoded =
+            percent_encoding::utf8_percent_encode(emoji, percent_encoding::NON_ALPHANUMERIC);
+        let path = format!("/channels/{channel}/messages/{id}/reactions/{encoded}/@me");
+        let method = if remove {
+            reqwest::Method::DELETE
+        } else {
+            reqwest::Method::PUT
+        };
+        self.call(method, &path, None).await.map(|_| ())
+    }
+
+    pub async fn delete_message(&self, channel: &str, id: &str) -> Result<(), DiscordError> {
+        let path = format!("/channels/{channel}/messages/{id}");
+        self.call(reqwest::Method::DELETE, &path, None)
+            .await
+            .map(|_| ())
+    }
+
     pub async fn typing(&self, channel: &str) -> Result<(), DiscordError> {
         let path = format!("/channels/{channel}/typing");
         self.call(reqwest::Method::POST, &path, None)

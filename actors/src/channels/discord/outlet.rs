@@ -87,6 +87,28 @@ impl Outlet for DiscordOutlet {
         .map_err(SendFailure::of)
     }
 
+    async fn react(
+        &self,
+        to: &Target,
+        id: &str,
+        emoji: &str,
+        remove: bool,
+    ) -> Result<(), SendFailure> {
+        let route = format!("PUT /channels/{}/messages/reactions", to.chat_id);
+        self.call(&route, true, || {
+            self.api.react(&to.chat_id, id, emoji.trim(), remove)
+        })
+        .await
+        .map_err(SendFailure::of)
+    }
+
+    async fn delete(&self, to: &Target, id: &str) -> Result<(), SendFailure> {
+        let route = format!("DELETE /channels/{}/messages", to.chat_id);
+        self.call(&route, true, || self.api.delete_message(&to.chat_id, id))
+            .await
+            .map_err(SendFailure::of)
+    }
+
     async fn typing(&self, to: &Target) {
         let route = format!("POST /channels/{}/typing", to.chat_id);
         if let Err(e) = self

@@ -229,6 +229,35 @@ impl WebApi {
         Self::field(&v, "ts")
     }
 
+    /// `reactions.add` / `reactions.remove` of emoji `name` (no colons).
+    pub async fn react(
+        &self,
+        channel: &str,
+        ts: &str,
+        name: &str,
+        remove: bool,
+    ) -> Result<(), SlackError> {
+        let method = if remove {
+            "reactions.remove"
+        } else {
+            "reactions.add"
+        };
+        let body = json!({ "channel": channel, "timestamp": ts, "name": name });
+        match self.call(method, &self.bot_token, &body).await {
+            // Already as asked (a repeat, or a retry whose first try landed).
+            Err(SlackError::Refused(e)) if e == "already_reacted" || e == "no_reaction" => Ok(()),
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// `chat.delete` of the message `ts`.
+    pub async fn delete(&self, channel: &str, ts: &str) -> Result<(), SlackError> {
+        let body = json!({ "channel": channel, "ts": ts });
+        self.call("chat.delete", &self.bot_token, &body)
+            .await
+            .map(|_| ())
+    }
+
     /// `chat.update` of the message `ts`.
     pub async fn update(
         &self,

@@ -98,6 +98,46 @@ impl Outlet for SlackOutlet {
 
     async fn typing(&self, _: &Target) {}
 
+    async fn react(
+        &self,
+        to: &Target,
+        id: &str,
+        emoji: &str,
+        remove: bool,
+    ) -> Result<(), SendFailure> {
+        // Slack names its emoji (`thumbsup`, `:thumbsup:`); a picture
+        // character is not a name it knows.
+        let name = emoji.trim().trim_matches(':');
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-+'".contains(c))
+        {
+            return Err(SendFailure {
+                unknown: false,
+                error: format!("slack reactions take an emoji name like thumbsup, not {emoji:?}"),
+            });
+        }
+        let method = if remove {
+            "reactions.remove"
+        } else {
+            "reactions.add"
+        };
+        self.buckets
+            .get(method)
+            .call(true, || self.api.react(&to.chat_id, id, name, remove))
+            .await
+            .map_err(SendFailure::of)
+    }
+
+    async fn delete(&self, to: &Target, id: &str) -> Result<(), SendFailure> {
+        self.buckets
+            .get("chat.delete")
+            .call(true, || self.api.delete(&to.chat_id, id))
+            .await
+            .map_err(SendFailure::of)
+    }
+
     async fn send_media(
         &self,
         to: &Target,

@@ -381,6 +381,39 @@ impl BotApi {
         }
     }
 
+    /// `setMessageReaction`: the bot's reaction to a message (`None`
+    /// takes it away).
+    pub async fn set_reaction(
+        &self,
+        to: &Target,
+        message_id: &str,
+        emoji: Option<&str>,
+    ) -> Result<(), TgError> {
+        let reaction = match emoji {
+            Some(e) => json!([{ "type": "emoji", "emoji": e }]),
+            None => json!([]),
+        };
+        let params = json!({
+            "chat_id": chat_id_value(&to.chat_id),
+            "message_id": message_id_value(message_id)?,
+            "reaction": reaction,
+        });
+        self.call("setMessageReaction", &params, self.limit)
+            .await
+            .map(|_| ())
+    }
+
+    /// `deleteMessage`.
+    pub async fn delete_message(&self, to: &Target, message_id: &str) -> Result<(), TgError> {
+        let params = json!({
+            "chat_id": chat_id_value(&to.chat_id),
+            "message_id": message_id_value(message_id)?,
+        });
+        self.call("deleteMessage", &params, self.limit)
+            .await
+            .map(|_| ())
+    }
+
     /// `sendChatAction typing`.
     pub async fn typing(&self, to: &Target) -> Result<(), TgError> {
         let mut params = json!({ "chat_id": chat_id_value(&to.chat_id), "action": "typing" });
@@ -491,6 +524,14 @@ impl crate::channels::sender::CallError for TgError {
     fn unknown_outcome(&self) -> bool {
         matches!(self, Self::NoAnswer(_))
     }
+}
+
+/// A Telegram message id (a number), or the refusal a wrong one gets.
+fn message_id_value(id: &str) -> Result<i64, TgError> {
+    id.trim().parse().map_err(|_| TgError::Refused {
+        code: 400,
+        description: format!("Bad Request: message id {id:?} is not a Telegram message id"),
+    })
 }
 
 #[cfg(test)]

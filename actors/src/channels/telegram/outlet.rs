@@ -60,6 +60,28 @@ impl Outlet for TgOutlet {
             .map_err(SendFailure::of)
     }
 
+    async fn react(
+        &self,
+        to: &Target,
+        id: &str,
+        emoji: &str,
+        remove: bool,
+    ) -> Result<(), SendFailure> {
+        // A bot has one reaction per message: removing sets none.
+        let emoji = (!remove).then_some(emoji);
+        self.limiter
+            .call(true, || self.api.set_reaction(to, id, emoji))
+            .await
+            .map_err(SendFailure::of)
+    }
+
+    async fn delete(&self, to: &Target, id: &str) -> Result<(), SendFailure> {
+        self.limiter
+            .call(true, || self.api.delete_message(to, id))
+            .await
+            .map_err(SendFailure::of)
+    }
+
     async fn edit(
         &self,
         to: &Target,
