@@ -316,7 +316,7 @@ impl Handler<SettingsChanged> for GatewayActor {
 }
 
 impl Handler<ReloadSecrets> for GatewayActor {
-    type Result = ResponseActFuture<Self, Result<Vec<String>, String>>;
+    type Result = ResponseActFuture<Self, Result<Vec<String>, SecretsError>>;
     fn handle(&mut self, _: ReloadSecrets, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let (settings, dir, env) = (
@@ -328,7 +328,7 @@ impl Handler<ReloadSecrets> for GatewayActor {
             HubConfig::from_settings(&settings, &dir, settings.default_agent_id(), env)
         });
         Box::pin(build.into_actor(self).map(|config, act, _| {
-            let config = config.map_err(|e| format!("cannot read the credentials: {e}"))?;
+            let config = config.map_err(|e| SecretsError::Read(e.to_string()))?;
             let warnings = config.warnings.clone();
             for w in &warnings {
                 tracing::warn!(warning = %w, "secrets reload");

@@ -17,8 +17,15 @@ pub struct GetHealth;
 /// model call. (Channel tokens live in the config, which applies live when
 /// it changes.) Reply: the warnings (what could not be read or resolved).
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Vec<String>, String>")]
+#[rtype(result = "Result<Vec<String>, SecretsError>")]
 pub struct ReloadSecrets;
+
+/// Why the credentials could not be read again.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretsError {
+    #[error("cannot read the credentials: {0}")]
+    Read(String),
+}
 
 /// Marks health stale and broadcasts a fresh summary soon (after connects).
 #[derive(Debug, Message)]

@@ -1,0 +1,220 @@
+//! A run's reply on the terminal: streamed as it comes (each message on a
+//! line of its own), a spinner until the first token, Ctrl-C as an abort,
+//! and exec approvals asked at the terminal when the run waits for one.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{print_json, Connection, Failure, Target};
+
+/// Prints what `text` (a message's text so far) adds to what is shown; a
+/// text that does not continue it is the next message, on a line of its own.
+fn show(out: &mut impl Write, shown: &mut String, text: &str) {
+    if let Some(rest) = text.strip_prefix(shown.as_str()) {
+        let _ = write!(out, "{rest}");
+    } else if !text.is_empty() {
+        let _ = write!(out, "\n{text}");
+    }
+    if !text.is_empty() {
+        shown.clear();
+        shown.push_str(text);
+    }
+}
+
+/// Lines typed by the operator, one when asked: a thread reads each (the
+/// chat's line editor, or plain stdin), so a line is never read that no
+/// one asked for. `None`: stdin is not a terminal (nobody to ask).
+pub(crate) struct Prompt {
+    pub(super) want: std::sync::mpsc::Sender<String>,
+    pub(super) lines: tokio::sync::mpsc::Receiver<Option<String>>,
+}
+
+impl Prompt {
+    /// Plain stdin, when it is a terminal.
+    pub(super) fn stdin() -> Option<Prompt> {
+        if !std::io::stdin().is_terminal() {
+            return None;
+        }
+        let (want, asked) = std::sync::mpsc::channel::<String>();
+        let (tx, lines) = tokio::sync::mpsc::channel(1);
+        std::thread::spawn(move || {
+            while let Ok(prompt) = asked.recv() {
+                eprint!("{prompt}");
+                let mut line = String::new();
+                let got = match std::io::stdin().read_line(&mut line) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(line),
+                };
+                if tx.blocking_send(got).is_err() {
+                    return;
+                }
+            }
+        });
+        Some(Prompt { want, lines })
+    }
+
+    /// The next line after `prompt` (None: stdin ended).
+    async fn line(&mut self, prompt: &str) -> Option<String> {
+        self.want.send(prompt.to_string()).ok()?;
+        self.lines.recv().await.flatten()
+    }
+}
+
+/// An exec approval this run is waiting for: shown, and answered by the
+/// operator at the terminal when there is one (allow once, always, deny).
+async fn approval(
+    c: &mut Connection,
+    p: &Value,
+    prompt: Option<&mut Prompt>,
+) -> Result<(), Failure> {
+    let r = &p["request"];
+    let id = p["id"].as_str().unwrap_or("");
+    let left = p["expiresAtMs"]
+        .as_u64()
+        .map(|e| e.saturating_sub(ferroclaw_actors::now_ms()) / 1000)
+        .unwrap_or(0);
+    eprintln!(
+        "\nexec needs your approval: {}\n  in {} (exec security: {}); expires in {left} s",
+        r["command"].as_str().unwrap_or("?"),
+        r["cwd"].as_str().unwrap_or("?"),
+        r["security"].as_str().unwrap_or("?"),
+    );
+    let Some(prompt) = prompt else {
+        eprintln!(
+            "  no terminal to ask: approve it from an operator client (exec.approval.resolve {id})"
+        );
+        return Ok(());
+    };
+    let answer = prompt
+        .line("  [o] allow once  [a] allow always  [d] deny > ")
+        .await
+        .unwrap_or_default();
+    let decision = match answer.trim().to_ascii_lowercase().as_str() {
+        "o" | "once" | "y" | "yes" => "allow-once",
+        "a" | "always" => "allow-always",
+        _ => "deny",
+    };
+    match c
+        .call(
+            "exec.approval.resolve",
+            json!({ "id": id, "decision": decision }),
+        )
+        .await
+    {
+        Ok(_) => eprintln!("  {decision}"),
+        // Answered elsewhere first, or expired: the run has its answer.
+        Err(f) => eprintln!("  not recorded: {}", f.message),
+    }
+    Ok(())
+}
+
+/// Prints a run's reply as it streams. With `interrupt`, a signal aborts
+/// the run (`chat.abort`) and the command goes on; with `prompt`, an exec
+/// approval the run waits for is asked at the terminal.
+pub(super) async fn stream_reply(
+    c: &mut Connection,
+    t: &Target,
+    run_id: &str,
+    session: &str,
+    mut interrupt: Option<&mut tokio::signal::unix::Signal>,
+    mut prompt: Option<&mut Prompt>,
+) -> Result<(), Failure> {
+    // The session's full key, from the run's first event: approvals name it.
+    let mut key: Option<String> = None;
+    let spinner = !t.json && std::io::stderr().is_terminal();
+    let frames = ['|', '/', '-', '\\'];
+    let mut spun = 0usize;
+    // What is on the screen of the message being streamed: a reply of
+    // several messages (text, a tool call, more text) restarts the text.
+    let mut shown = String::new();
+    let mut out = std::io::stdout();
+    let mut abort_sent = false;
+    loop {
+        let tick = Duration::from_millis(if spinner && shown.is_empty() {
+            120
+        } else {
+            3_600_000
+        });
+        let ev = tokio::select! {
+            e = c.event() => e?,
+            _ = tokio::time::sleep(tick) => {
+                eprint!("\r{} thinking...", frames[spun % 4]);
+                spun += 1;
+                continue;
+            }
+            Some(()) = async {
+                match interrupt.as_mut() {
+                    Some(sig) if !abort_sent => sig.recv().await,
+                    _ => std::future::pending().await,
+                }
+            } => {
+                abort_sent = true;
+                c.call("chat.abort", json!({ "sessionKey": session, "runId": run_id })).await?;
+                continue;
+            }
+        };
+        let name = ev.get("event").and_then(Value::as_str).unwrap_or("");
+        if matches!(name, "chat" | "agent") && ev["payload"]["runId"] == run_id && key.is_none() {
+            key = ev["payload"]["sessionKey"].as_str().map(String::from);
+        }
+        if name == "exec.approval.requested"
+            && !t.json
+            && key.is_some()
+            && ev["payload"]["request"]["sessionKey"].as_str() == key.as_deref()
+        {
+            if spun > 0 {
+                eprint!("\r              \r");
+                spun = 0;
+            }
+            approval(c, &ev["payload"], prompt.as_deref_mut()).await?;
+            continue;
+        }
+        if name != "chat" || ev["payload"]["runId"] != run_id {
+            continue;
+        }
+        let p = &ev["payload"];
+        if p["state"] == "status" {
+            // A startup phase: the spinner says it already.
+            continue;
+        }
+        let text = p["message"]["content"][0]["text"].as_str().unwrap_or("");
+        if spun > 0 && (p["state"] != "delta" || !text.is_empty()) {
+            eprint!("\r              \r");
+            spun = 0;
+        }
+        match p["state"].as_str() {
+            Some("delta") if !t.json => {
+                show(&mut out, &mut shown, text);
+                let _ = out.flush();
+            }
+            Some("final") => {
+                if t.json {
+                    print_json(p);
+                } else {
+                    show(&mut out, &mut shown, text);
+                    let _ = writeln!(out);
+                }
+                return Ok(());
+            }
+            Some("error") => {
+                return Err(Failure::new(
+                    1,
+                    format!(
+                        "the run failed: {}",
+                        p["errorMessage"].as_str().unwrap_or("unknown error")
+                    ),
+                ));
+            }
+            Some("aborted") => {
+                if abort_sent {
+                    let _ = writeln!(out, "\n[aborted]");
+                    return Ok(());
+                }
+                return Err(Failure::new(1, "the run was aborted"));
+            }
+            _ => {}
+        }
+    }
+}
