@@ -30,6 +30,7 @@ mod memory;
 mod methods;
 mod migrate;
 mod openai_http;
+mod parity;
 mod process;
 mod runtime;
 mod sessions;
