@@ -317,6 +317,22 @@ async fn openclaw_message_commands_act_on_a_telegram_chat() {
         .filter(|s| s.text == "once")
         .count();
     assert_eq!(once, 1);
+    // A reply names the message it answers; without one it is refused.
+    let first_id = first["payload"]["messageId"].as_str().unwrap().to_string();
+    let reply = json!({"channel": "telegram", "action": "reply", "idempotencyKey": "reply-1",
+        "params": {"target": "4242", "message": "in reply", "messageId": first_id}});
+    let r = c.call("message.action", reply).await;
+    assert_eq!(r["ok"], true, "{r}");
+    let replied = fake
+        .sent_to(4242)
+        .into_iter()
+        .find(|s| s.text == "in reply")
+        .unwrap();
+    assert_eq!(replied.reply_to.map(|m| m.to_string()), Some(first_id));
+    let bare = json!({"channel": "telegram", "action": "reply", "idempotencyKey": "reply-2",
+        "params": {"target": "4242", "message": "to nothing"}});
+    let r = c.call("message.action", bare).await;
+    assert_eq!(r["error"]["message"], "reply requires messageId", "{r}");
 }
 
 /// The same actions on Slack and Discord (through `message.action`), each
