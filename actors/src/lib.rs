@@ -31,6 +31,7 @@ pub mod scopes;
 pub mod secrets;
 pub mod session;
 pub mod settings;
+pub mod stability;
 pub mod store;
 pub mod subagents;
 pub mod tool;

@@ -60,6 +60,8 @@ pub struct Metrics {
     /// Connections watching sessions (`sessions.subscribe`,
     /// `sessions.messages.subscribe`); at 0 sessions tell no one.
     pub session_watchers: AtomicI64,
+    /// What happened to the process (`diagnostics.stability`).
+    pub stability: crate::stability::Stability,
 }
 
 impl Default for Metrics {
@@ -85,6 +87,7 @@ impl Default for Metrics {
             waiters: AtomicI64::new(0),
             waits_refused: AtomicU64::new(0),
             session_watchers: AtomicI64::new(0),
+            stability: Default::default(),
         }
     }
 }

@@ -108,6 +108,7 @@ pub const METHODS: &[&str] = &[
     "secrets.reload",
     "hooks.status",
     "message.action",
+    "diagnostics.stability",
 ];
 
 /// OpenClaw's server capabilities this gateway honours
@@ -214,6 +215,7 @@ const READ: &[&str] = &[
     "users.list",
     "users.self",
     "hooks.status",
+    "diagnostics.stability",
 ];
 
 const WRITE: &[&str] = &[

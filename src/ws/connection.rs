@@ -153,6 +153,16 @@ impl WsConnection {
         if matches!(self.phase, Phase::Closing) {
             return;
         }
+        if code == 1009 {
+            // A frame over the limit: the stability record keeps it.
+            let limit = match self.phase {
+                Phase::Open(_) => self.settings.gateway.max_payload,
+                _ => self.settings.gateway.max_preauth_payload,
+            };
+            let fields =
+                serde_json::json!({"surface": "ws", "action": "rejected", "limitBytes": limit});
+            self.metrics().stability.record("payload.large", fields);
+        }
         self.leave_preauth();
         self.phase = Phase::Closing;
         let description = (!reason.is_empty()).then(|| truncate_reason(reason));

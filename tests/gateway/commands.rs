@@ -475,3 +475,52 @@ async fn message_actions_reach_slack_and_discord() {
         .await;
     assert_eq!(r["ok"], false, "{r}");
 }
+
+/// `openclaw gateway stability`: the process's stability record in
+/// OpenClaw's shape: the memory sample taken at start, and a frame refused
+/// for its size (as it happened, payload-free).
+#[tokio::test]
+async fn openclaw_gateway_stability_shows_memory_and_refused_frames() {
+    use crate::support::raw_ws::{header, RawWs};
+    let gw = TestGateway::start();
+    let mut raw = RawWs::connect(gw.addr).await;
+    // A text frame declaring 2 MiB before the handshake (the limit is 64 KiB).
+    raw.write(&header(true, 1, 2 * 1024 * 1024)).await.unwrap();
+    let (code, _) = raw.until_close().await.unwrap();
+    assert_eq!(code, 1009);
+    let home = tempfile::tempdir().unwrap();
+    let out = openclaw(&gw, home.path(), &["gateway", "stability", "--json"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let snap: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let by_type = &snap["summary"]["byType"];
+    assert_eq!(by_type["payload.large"], 1, "{snap}");
+    assert!(
+        by_type["diagnostic.memory.sample"].as_u64() >= Some(1),
+        "{snap}"
+    );
+    assert!(
+        snap["summary"]["memory"]["latest"]["rssBytes"].as_u64() > Some(1 << 20),
+        "{snap}"
+    );
+    let refused = snap["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "payload.large")
+        .unwrap();
+    assert_eq!(
+        (refused["surface"].as_str(), refused["action"].as_str()),
+        (Some("ws"), Some("rejected"))
+    );
+    let out = openclaw(
+        &gw,
+        home.path(),
+        &["gateway", "stability", "--type", "payload.large"],
+    )
+    .await;
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("Events: 1/1000") && said.contains("Large payloads: total=1"),
+        "{said}"
+    );
+}

@@ -30,6 +30,7 @@ const CLAIMED: &[(&str, Via, &str)] = &[
     ("gateway status --require-rpc", Via::Flags, "Service:"),
     ("gateway call health", Via::Flags, "\"ok\": true"),
     ("gateway probe", Via::Flags, "Reachable: yes"),
+    ("gateway stability", Via::Flags, "Gateway Stability"),
     ("logs --limit 3", Via::Flags, "Log file:"),
     ("doctor --non-interactive", Via::Env, "Gateway"),
     (

@@ -231,6 +231,30 @@ impl GatewayActor {
     }
 }
 
+/// How often the stability record samples memory.
+const MEMORY_SAMPLE: Duration = Duration::from_secs(60);
+
+/// A `diagnostic.memory.sample`: memory, and the deepest singleton mailbox.
+fn this_sample(act: &GatewayActor) {
+    let m = &act.metrics;
+    let depth = [
+        &m.bus_mailbox,
+        &m.presence_mailbox,
+        &m.devices_mailbox,
+        &m.idempotency_mailbox,
+    ]
+    .iter()
+    .map(|g| g.load(Ordering::Relaxed).max(0))
+    .max()
+    .unwrap_or(0);
+    let fields = serde_json::json!({
+        "memory": crate::stability::memory(),
+        "queueDepth": depth,
+        "queued": m.sessions_live.load(Ordering::Relaxed).max(0),
+    });
+    m.stability.record("diagnostic.memory.sample", fields);
+}
+
 impl Actor for GatewayActor {
     type Context = Context<Self>;
     fn started(&mut self, ctx: &mut Context<Self>) {
@@ -239,6 +263,9 @@ impl Actor for GatewayActor {
         ctx.run_interval(every, |this, ctx| {
             ctx.spawn(this.gather(|act| act.broadcast_health()));
         });
+        // The stability record's memory sample: at start, then each minute.
+        this_sample(self);
+        ctx.run_interval(MEMORY_SAMPLE, |this, _| this_sample(this));
         // Idle sessions stop, bursts end; their freed memory goes back to the OS.
         ctx.run_interval(TRIM_CHECK, |this, _| {
             let live = this.metrics.sessions_live.load(Ordering::Relaxed);

@@ -19,6 +19,7 @@ pub(crate) mod outbound;
 mod secrets;
 mod sessions;
 mod skills;
+mod stability;
 mod system;
 mod usage;
 mod users;
@@ -305,6 +306,7 @@ async fn route(
         "secrets.reload" => secrets::reload(state, p).await,
         "hooks.status" => hook_status::status(state, p).await,
         "message.action" => message_action::action(state, p).await,
+        "diagnostics.stability" => stability::stability(state, p),
         other => dashboard::answer(state, other, p)
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }
