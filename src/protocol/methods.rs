@@ -109,6 +109,8 @@ pub const METHODS: &[&str] = &[
     "hooks.status",
     "message.action",
     "diagnostics.stability",
+    "exec.approval.grants.list",
+    "exec.approval.grants.revoke",
 ];
 
 /// OpenClaw's server capabilities this gateway honours
@@ -239,6 +241,8 @@ const WRITE: &[&str] = &[
 ];
 
 const APPROVALS: &[&str] = &[
+    "exec.approval.grants.list",
+    "exec.approval.grants.revoke",
     "exec.approval.list",
     "plugin.approval.list",
     "openclaw.approval.list",

@@ -524,3 +524,115 @@ async fn openclaw_gateway_stability_shows_memory_and_refused_frames() {
         "{said}"
     );
 }
+
+/// The cron job's run history once it has `n` finished runs.
+async fn runs_of(c: &mut crate::support::client::Client, id: &str, n: usize) -> Vec<Value> {
+    for _ in 0..300 {
+        let r = c
+            .call("cron.runs", json!({"id": id, "sortDir": "asc"}))
+            .await;
+        let entries = r["payload"]["entries"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if entries.len() >= n && entries.iter().all(|e| e["status"].is_string()) {
+            return entries;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("job {id} never had {n} finished runs");
+}
+
+/// `openclaw approvals grants list|revoke`: `allow-always` on a cron job's
+/// own exec mints a standing grant for that command (not an allowlist
+/// entry); the job's next run uses it without asking; revoked, it asks
+/// again.
+#[tokio::test]
+async fn openclaw_approvals_grants_list_and_revoke_a_cron_jobs_standing_grant() {
+    let gw = TestGateway::with_config(
+        json!({"tools": {"exec": {"security": "allowlist", "ask": "on-miss"}}}),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let mut c = admin(&gw).await;
+    let line = format!("@tool exec {}", json!({"command": "echo granted"}));
+    let add = c
+        .call(
+            "cron.add",
+            json!({"name": "nightly", "schedule": {"kind": "every", "everyMs": 86_400_000},
+                "sessionTarget": "isolated", "payload": {"kind": "agentTurn", "message": line}}),
+        )
+        .await;
+    let id = add["payload"]["id"].as_str().unwrap().to_string();
+
+    c.call("cron.run", json!({"id": id})).await;
+    let asked = c.event("exec.approval.requested").await;
+    assert_eq!(asked["payload"]["request"]["command"], "echo granted");
+    let approval = asked["payload"]["id"].as_str().unwrap().to_string();
+    let r = c
+        .call(
+            "exec.approval.resolve",
+            json!({"id": approval, "decision": "allow-always"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    let runs = runs_of(&mut c, &id, 1).await;
+    assert_eq!(runs[0]["status"], "ok", "{runs:?}");
+
+    let out = openclaw(&gw, home.path(), &["approvals", "grants", "list", "--json"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let grants = listed["grants"].as_array().unwrap();
+    assert_eq!(grants.len(), 1, "{listed}");
+    let g = &grants[0];
+    assert_eq!(
+        (
+            g["cronJobId"].as_str(),
+            g["command"].as_str(),
+            g["mintedByApprovalId"].as_str()
+        ),
+        (
+            Some(id.as_str()),
+            Some("echo granted"),
+            Some(approval.as_str())
+        )
+    );
+    // The agent's allowlist was not widened.
+    let file = c.call("exec.approvals.get", json!({})).await;
+    assert!(
+        file["payload"]["file"]["agents"]["main"]["allowlist"]
+            .as_array()
+            .is_none_or(|l| l.is_empty()),
+        "{file}"
+    );
+
+    // The next run uses the grant: nothing is asked.
+    c.call("cron.run", json!({"id": id})).await;
+    let runs = runs_of(&mut c, &id, 2).await;
+    assert_eq!(runs[1]["status"], "ok", "{runs:?}");
+    assert!(c.backlog_events("exec.approval.requested").is_empty());
+    let grant_id = g["grantId"].as_str().unwrap().to_string();
+    let listed = c.call("exec.approval.grants.list", json!({})).await;
+    assert_eq!(listed["payload"]["grants"][0]["useCount"], 1, "{listed}");
+
+    // Revoked: the next run asks again.
+    let out = openclaw(
+        &gw,
+        home.path(),
+        &["approvals", "grants", "revoke", &grant_id],
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let again = c
+        .call("exec.approval.grants.revoke", json!({"grantId": grant_id}))
+        .await;
+    assert_eq!(again["payload"]["outcome"], "already-revoked", "{again}");
+    c.call("cron.run", json!({"id": id})).await;
+    let asked = c.event("exec.approval.requested").await;
+    let approval = asked["payload"]["id"].as_str().unwrap().to_string();
+    c.call(
+        "exec.approval.resolve",
+        json!({"id": approval, "decision": "deny"}),
+    )
+    .await;
+    runs_of(&mut c, &id, 3).await;
+}

@@ -20,6 +20,7 @@ fn params_for(method: &str) -> Value {
         "memory.search" => json!({"query": "anything"}),
         "sessions.compact" => json!({"key": "main"}),
         "set-heartbeats" => json!({"enabled": true}),
+        "exec.approval.grants.revoke" => json!({"grantId": "no-such-grant"}),
         "cron.add" => {
             json!({"name": "method test", "schedule": {"kind": "every", "everyMs": 3_600_000},
             "sessionTarget": "isolated", "wakeMode": "now",

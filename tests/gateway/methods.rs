@@ -393,7 +393,7 @@ async fn users_are_answered_as_a_gateway_without_profiles() {
         r["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("unexpected property"),
+            .contains("must NOT have additional properties"),
         "{r}"
     );
 }

@@ -52,6 +52,7 @@ const CLAIMED: &[(&str, Via, &str)] = &[
     // Token clients pair no device.
     ("devices list", Via::Flags, "No device pairing entries."),
     ("approvals get --gateway", Via::Flags, "Approvals"),
+    ("approvals grants list", Via::Flags, "No standing grants."),
     ("cron status", Via::Flags, "\"enabled\": true"),
     ("cron list", Via::Flags, "No automations."),
     ("system presence", Via::Flags, "\"host\""),

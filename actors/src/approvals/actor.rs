@@ -21,6 +21,9 @@ pub struct ApprovalsActor {
     on_disk: bool,
     timeout: Duration,
     pending: HashMap<String, Pending>,
+    /// Standing grants of cron jobs (`grants.rs`), and their file.
+    grants: grants::Grants,
+    grants_path: PathBuf,
 }
 
 impl ApprovalsActor {
@@ -40,6 +43,13 @@ impl ApprovalsActor {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (empty_file(), false),
             Err(e) => return Err(ApprovalError::Io(format!("{}: {e}", path.display()))),
         };
+        let grants_path = path.with_file_name("exec-grants.json");
+        let grants = match std::fs::read_to_string(&grants_path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| ApprovalError::Invalid(format!("{}: {e}", grants_path.display())))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => grants::Grants::default(),
+            Err(e) => return Err(ApprovalError::Io(format!("{}: {e}", grants_path.display()))),
+        };
         Ok(ApprovalsActor {
             span: tracing::info_span!("approvals"),
             edge,
@@ -48,6 +58,8 @@ impl ApprovalsActor {
             on_disk,
             timeout,
             pending: HashMap::new(),
+            grants,
+            grants_path,
         })
     }
 
@@ -123,6 +135,25 @@ impl ApprovalsActor {
                 act.on_disk = true;
             }
             then(act, r)
+        }));
+    }
+
+    /// Writes the grants file (atomic) on the blocking pool; the actor
+    /// takes no other message meanwhile.
+    fn save_grants(&mut self, ctx: &mut Context<Self>) {
+        let path = self.grants_path.clone();
+        let text = serde_json::to_string_pretty(&self.grants).map(|t| format!("{t}\n"));
+        let write = async move {
+            let text = text.map_err(|e| e.to_string())?;
+            tokio::task::spawn_blocking(move || crate::fsutil::write_atomic(&path, &text))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())
+        };
+        ctx.wait(write.into_actor(self).map(|r, _, _| {
+            if let Err(e) = r {
+                tracing::error!(error = %e, "cannot store the exec grants");
+            }
         }));
     }
 
@@ -233,6 +264,19 @@ impl Handler<ExecGate> for ApprovalsActor {
         if security == Security::Deny {
             return refuse("exec is disabled for this session (security=deny); ask the user to change execSecurity");
         }
+        // A cron job's own session with a standing grant for this exact
+        // command in this folder runs it without asking.
+        let job = grants::cron_job_of(msg.session_key.as_str()).map(str::to_string);
+        let now = crate::now_ms();
+        let granted = job.as_deref().filter(|_| !msg.untrusted).and_then(|j| {
+            self.grants
+                .find(&msg.agent_id, j, &msg.command, &msg.cwd, now)
+        });
+        if let Some(i) = granted {
+            self.grants.used(i, now);
+            self.save_grants(ctx);
+            return Box::pin(actix::fut::ready(Ok(())));
+        }
         let must_ask = ask == Ask::Always || (ask == Ask::OnMiss && !hit);
         if !must_ask {
             return if hit {
@@ -261,10 +305,31 @@ impl Handler<ExecGate> for ApprovalsActor {
         // Not the command: it may carry a secret (logs.tail readers).
         tracing::info!(approval = %id, session_key = %msg.session_key, bin = bins.first().map(String::as_str).unwrap_or("?"), untrusted = msg.untrusted, "exec approval requested");
         let (agent, untrusted) = (msg.agent_id, msg.untrusted);
+        let (command, cwd) = (msg.command, msg.cwd);
         Box::pin(async move { rx.await.ok().flatten() }.into_actor(self).map(
             move |decision, act, ctx| match decision {
                 Some(Decision::AllowOnce) => Ok(()),
                 Some(Decision::AllowAlways) if untrusted => Ok(()),
+                // A cron job's: a standing grant for this command only.
+                Some(Decision::AllowAlways) if job.is_some() => {
+                    act.grants.mint(grants::Grant {
+                        grant_id: uuid_like(),
+                        minted_by_approval_id: id.clone(),
+                        agent_id: agent.clone(),
+                        cron_job_id: job.clone().unwrap_or_default(),
+                        cron_job_name: None,
+                        command: command.clone(),
+                        cwd: Some(cwd.clone()),
+                        created_at_ms: crate::now_ms(),
+                        expires_at_ms: None,
+                        revoked_at_ms: None,
+                        revoked_by: None,
+                        last_used_at_ms: None,
+                        use_count: 0,
+                    });
+                    act.save_grants(ctx);
+                    Ok(())
+                }
                 Some(Decision::AllowAlways) => {
                     act.allow_always(&agent, bins, ctx);
                     Ok(())
@@ -394,5 +459,25 @@ impl Handler<ListPending> for ApprovalsActor {
             .collect();
         out.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
         out
+    }
+}
+impl Handler<ListGrants> for ApprovalsActor {
+    type Result = Vec<grants::Grant>;
+    fn handle(&mut self, msg: ListGrants, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.grants.newest(msg.limit)
+    }
+}
+
+impl Handler<RevokeGrant> for ApprovalsActor {
+    type Result = grants::Revoked;
+    fn handle(&mut self, msg: RevokeGrant, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let outcome = self.grants.revoke(&msg.grant_id, &msg.by, crate::now_ms());
+        if outcome == grants::Revoked::Revoked {
+            tracing::info!(grant = %msg.grant_id, by = %msg.by, "exec grant revoked");
+            self.save_grants(ctx);
+        }
+        outcome
     }
 }

@@ -142,3 +142,18 @@ pub struct SetApprovals {
     pub file: Value,
     pub base_hash: Option<String>,
 }
+
+/// `exec.approval.grants.list`: standing grants, newest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<super::grants::Grant>")]
+pub struct ListGrants {
+    pub limit: usize,
+}
+
+/// `exec.approval.grants.revoke`: the job's next run of the command asks again.
+#[derive(Debug, Message)]
+#[rtype(result = "super::grants::Revoked")]
+pub struct RevokeGrant {
+    pub grant_id: String,
+    pub by: String,
+}

@@ -17,6 +17,7 @@
 //! handlers); this file holds its pure state, with unit tests.
 
 mod actor;
+pub mod grants;
 mod messages;
 
 use serde_json::{json, Value};

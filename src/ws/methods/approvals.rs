@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use ferroclaw_actors::approvals::{
-    ApprovalError, Decision, ExecPolicy, GetApprovals, Host, ListPending, RequestApproval,
-    ResolveApproval, SetApprovals, WaitDecision,
+    ApprovalError, Decision, ExecPolicy, GetApprovals, Host, ListGrants, ListPending,
+    RequestApproval, ResolveApproval, RevokeGrant, SetApprovals, WaitDecision,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -193,4 +193,54 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         })
         .collect();
     json(Value::Array(rows))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct GrantsListParams {
+    #[serde(default)]
+    limit: Option<u64>,
+}
+
+/// `exec.approval.grants.list`: the standing grants cron jobs were given
+/// (`allow-always` on their own exec), newest first.
+pub async fn grants_list(state: &SharedState, p: &Value) -> MethodResult {
+    let p: GrantsListParams = params("exec.approval.grants.list", p)?;
+    let limit = match p.limit {
+        None => 200,
+        Some(l @ 1..=500) => l as usize,
+        Some(l) => {
+            return Err(ErrorShape::invalid(format!(
+                "invalid exec.approval.grants.list params: at /limit: must be 1..500 (got {l})"
+            )))
+        }
+    };
+    let grants = state
+        .gateway
+        .approvals
+        .send(ListGrants { limit })
+        .await
+        .map_err(down)?;
+    json(json!({ "grants": grants }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct GrantRevokeParams {
+    grant_id: String,
+}
+
+/// `exec.approval.grants.revoke`: the job asks again next time.
+pub async fn grants_revoke(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
+    let p: GrantRevokeParams = params("exec.approval.grants.revoke", p)?;
+    let outcome = state
+        .gateway
+        .approvals
+        .send(RevokeGrant {
+            grant_id: p.grant_id,
+            by: caller.client_id.clone(),
+        })
+        .await
+        .map_err(down)?;
+    json(json!({ "outcome": outcome.as_str() }))
 }

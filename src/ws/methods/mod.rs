@@ -296,6 +296,8 @@ async fn route(
             "connect is only valid as the first request",
         )),
         "exec.approval.list" => approvals::list(state, p).await,
+        "exec.approval.grants.list" => approvals::grants_list(state, p).await,
+        "exec.approval.grants.revoke" => approvals::grants_revoke(state, caller, p).await,
         "models.authStatus" => models::auth_status(state, p).await,
         "sessions.usage" => usage::sessions_usage(state, p).await,
         "usage.cost" => usage::cost(state, p).await,

@@ -8,13 +8,12 @@
 use ferroclaw_actors::gateway::ReloadSecrets;
 use serde_json::{json, Value};
 
-use super::users::no_params;
 use super::{down, json, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
 pub async fn reload(state: &SharedState, p: &Value) -> MethodResult {
-    no_params("secrets.reload", p)?;
+    super::empty_params("secrets.reload", p)?;
     let warnings = state
         .gateway
         .root
