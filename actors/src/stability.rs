@@ -132,34 +132,6 @@ fn summary(records: &[Value]) -> Value {
     s
 }
 
-/// The process's memory as the stability record shows it: resident set
-/// (from /proc) and the heap the allocator handed out.
-pub fn memory() -> Value {
-    let rss = std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map(|pages| pages * page_size());
-    let heap = crate::gateway::heap::stats().map(|h| h.in_use);
-    let mut m = json!({});
-    if let Some(r) = rss {
-        m["rssBytes"] = json!(r);
-    }
-    if let Some(h) = heap {
-        m["heapUsedBytes"] = json!(h);
-    }
-    m
-}
-
-fn page_size() -> u64 {
-    // SAFETY: sysconf reads a constant of the running system.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as u64
-    } else {
-        4096
-    }
-}
-
 /// Now as an RFC 3339 UTC time (OpenClaw's `generatedAt`).
 fn iso_now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -201,6 +173,5 @@ mod tests {
             .iter()
             .all(|e| e["type"] == "a"));
         assert_eq!(only["count"], 3);
-        assert!(memory()["rssBytes"].as_u64().unwrap() > 0);
     }
 }

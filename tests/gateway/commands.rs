@@ -7,6 +7,7 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use super::interop::{openclaw_command, openclaw_env_command};
+use super::runtime::auth_headers;
 use crate::support::fake_provider::{FakeProvider, Script};
 use crate::support::{admin, chat_until_done, final_text, TestGateway};
 
@@ -25,19 +26,6 @@ async fn run(mut cmd: std::process::Command) -> Output {
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
         .unwrap()
-}
-
-fn auth_headers(fake: &FakeProvider) -> Vec<String> {
-    let requests = fake.requests.lock().unwrap();
-    requests
-        .iter()
-        .map(|(_, h)| {
-            h.iter()
-                .find(|(k, _)| k == "authorization")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 fn profiles(key: &str) -> String {

@@ -43,7 +43,7 @@ async fn send(c: &mut Client, key: &str, text: &str, id: &str) -> Value {
     .await
 }
 
-fn auth_headers(fake: &FakeProvider) -> Vec<String> {
+pub(crate) fn auth_headers(fake: &FakeProvider) -> Vec<String> {
     fake.requests
         .lock()
         .unwrap()

@@ -264,17 +264,8 @@ impl Handler<ExecGate> for ApprovalsActor {
         if security == Security::Deny {
             return refuse("exec is disabled for this session (security=deny); ask the user to change execSecurity");
         }
-        // A cron job's own session with a standing grant for this exact
-        // command in this folder runs it without asking.
         let job = grants::cron_job_of(msg.session_key.as_str()).map(str::to_string);
-        let now = crate::now_ms();
-        let granted = job.as_deref().filter(|_| !msg.untrusted).and_then(|j| {
-            self.grants
-                .find(&msg.agent_id, j, &msg.command, &msg.cwd, now)
-        });
-        if let Some(i) = granted {
-            self.grants.used(i, now);
-            self.save_grants(ctx);
+        if self.granted(&msg, job.as_deref(), ctx) {
             return Box::pin(actix::fut::ready(Ok(())));
         }
         let must_ask = ask == Ask::Always || (ask == Ask::OnMiss && !hit);
@@ -304,49 +295,104 @@ impl Handler<ExecGate> for ApprovalsActor {
         };
         // Not the command: it may carry a secret (logs.tail readers).
         tracing::info!(approval = %id, session_key = %msg.session_key, bin = bins.first().map(String::as_str).unwrap_or("?"), untrusted = msg.untrusted, "exec approval requested");
-        let (agent, untrusted) = (msg.agent_id, msg.untrusted);
-        let (command, cwd) = (msg.command, msg.cwd);
-        Box::pin(async move { rx.await.ok().flatten() }.into_actor(self).map(
-            move |decision, act, ctx| match decision {
-                Some(Decision::AllowOnce) => Ok(()),
-                Some(Decision::AllowAlways) if untrusted => Ok(()),
-                // A cron job's: a standing grant for this command only.
-                Some(Decision::AllowAlways) if job.is_some() => {
-                    act.grants.mint(grants::Grant {
-                        grant_id: uuid_like(),
-                        minted_by_approval_id: id.clone(),
-                        agent_id: agent.clone(),
-                        cron_job_id: job.clone().unwrap_or_default(),
-                        cron_job_name: None,
-                        command: command.clone(),
-                        cwd: Some(cwd.clone()),
-                        created_at_ms: crate::now_ms(),
-                        expires_at_ms: None,
-                        revoked_at_ms: None,
-                        revoked_by: None,
-                        last_used_at_ms: None,
-                        use_count: 0,
-                    });
-                    act.save_grants(ctx);
-                    Ok(())
-                }
-                Some(Decision::AllowAlways) => {
-                    act.allow_always(&agent, bins, ctx);
-                    Ok(())
-                }
-                Some(Decision::Deny) => Err(Refused(format!(
-                    "the operator denied this command (approval {id})"
+        let asked = Asked {
+            id,
+            agent: msg.agent_id,
+            untrusted: msg.untrusted,
+            job,
+            command: msg.command,
+            cwd: msg.cwd,
+            bins,
+            fallback,
+            hit,
+            timeout,
+        };
+        Box::pin(
+            async move { rx.await.ok().flatten() }
+                .into_actor(self)
+                .map(move |decision, act, ctx| act.decided(decision, asked, ctx)),
+        )
+    }
+}
+
+/// An exec that waits for an operator: what its decision is applied to.
+struct Asked {
+    id: String,
+    agent: String,
+    untrusted: bool,
+    /// The cron job whose own session asked (a grant's binding).
+    job: Option<String>,
+    command: String,
+    cwd: String,
+    bins: Vec<String>,
+    fallback: Security,
+    hit: bool,
+    timeout: Duration,
+}
+
+impl ApprovalsActor {
+    /// A cron job's own session with a live standing grant for this exact
+    /// command in this folder runs it without asking (the use is counted).
+    fn granted(&mut self, msg: &ExecGate, job: Option<&str>, ctx: &mut Context<Self>) -> bool {
+        let now = crate::now_ms();
+        let found = job.filter(|_| !msg.untrusted).and_then(|j| {
+            self.grants
+                .find(&msg.agent_id, j, &msg.command, &msg.cwd, now)
+        });
+        let Some(i) = found else { return false };
+        self.grants.used(i, now);
+        self.save_grants(ctx);
+        true
+    }
+
+    /// An operator's decision (None: none came in time) on an exec.
+    fn decided(
+        &mut self,
+        decision: Option<Decision>,
+        a: Asked,
+        ctx: &mut Context<Self>,
+    ) -> Result<(), Refused> {
+        match decision {
+            Some(Decision::AllowOnce) => Ok(()),
+            Some(Decision::AllowAlways) if a.untrusted => Ok(()),
+            // A cron job's: a standing grant for this command only.
+            Some(Decision::AllowAlways) if a.job.is_some() => {
+                self.grants.mint(grants::Grant {
+                    grant_id: uuid_like(),
+                    minted_by_approval_id: a.id,
+                    agent_id: a.agent,
+                    cron_job_id: a.job.unwrap_or_default(),
+                    cron_job_name: None,
+                    command: a.command,
+                    cwd: Some(a.cwd),
+                    created_at_ms: crate::now_ms(),
+                    expires_at_ms: None,
+                    revoked_at_ms: None,
+                    revoked_by: None,
+                    last_used_at_ms: None,
+                    use_count: 0,
+                });
+                self.save_grants(ctx);
+                Ok(())
+            }
+            Some(Decision::AllowAlways) => {
+                self.allow_always(&a.agent, a.bins, ctx);
+                Ok(())
+            }
+            Some(Decision::Deny) => Err(Refused(format!(
+                "the operator denied this command (approval {})",
+                a.id
+            ))),
+            None => match a.fallback {
+                Security::Full => Ok(()),
+                Security::Allowlist if a.hit => Ok(()),
+                _ => Err(Refused(format!(
+                    "no operator answered approval {} within {}s, so it was denied",
+                    a.id,
+                    a.timeout.as_secs()
                 ))),
-                None => match fallback {
-                    Security::Full => Ok(()),
-                    Security::Allowlist if hit => Ok(()),
-                    _ => Err(Refused(format!(
-                        "no operator answered approval {id} within {}s, so it was denied",
-                        timeout.as_secs()
-                    ))),
-                },
             },
-        ))
+        }
     }
 }
 

@@ -298,43 +298,42 @@ impl ChannelSupervisor {
     }
 }
 
+/// Hands `msg` to the account's desk through `to` (its inbox for the
+/// message), or says there is no such running account.
+fn hand_to<M, R>(
+    account: Option<(String, AccountHandle)>,
+    channel: &str,
+    asked: Option<&str>,
+    to: impl FnOnce(&AccountHandle) -> Recipient<M>,
+    msg: M,
+) -> ResponseFuture<Result<R, ChannelSendError>>
+where
+    M: Message<Result = Result<R, ChannelSendError>> + Send + 'static,
+    R: Send + 'static,
+{
+    let Some((_, addr)) = account else {
+        let what = format!("{channel} account {}", asked.unwrap_or("(default)"));
+        return Box::pin(async move { Err(ChannelSendError::NoAccount(what)) });
+    };
+    let inbox = to(&addr);
+    Box::pin(async move { inbox.send(msg).await.map_err(|_| ChannelSendError::Down)? })
+}
+
 impl Handler<SendText> for ChannelSupervisor {
     type Result = ResponseFuture<Result<Vec<String>, ChannelSendError>>;
     fn handle(&mut self, msg: SendText, _: &mut Context<Self>) -> Self::Result {
-        let Some((_, addr)) = self.actor_for(&msg.channel, msg.account.as_deref()) else {
-            let what = format!(
-                "{} account {}",
-                msg.channel,
-                msg.account.as_deref().unwrap_or("(default)")
-            );
-            return Box::pin(async move { Err(ChannelSendError::NoAccount(what)) });
-        };
-        Box::pin(async move {
-            addr.send
-                .send(msg)
-                .await
-                .map_err(|_| ChannelSendError::Down)?
-        })
+        let account = self.actor_for(&msg.channel, msg.account.as_deref());
+        let (channel, asked) = (msg.channel.clone(), msg.account.clone());
+        hand_to(account, &channel, asked.as_deref(), |a| a.send.clone(), msg)
     }
 }
 
 impl Handler<ActOnMessage> for ChannelSupervisor {
     type Result = ResponseFuture<Result<(), ChannelSendError>>;
     fn handle(&mut self, msg: ActOnMessage, _: &mut Context<Self>) -> Self::Result {
-        let Some((_, addr)) = self.actor_for(&msg.channel, msg.account.as_deref()) else {
-            let what = format!(
-                "{} account {}",
-                msg.channel,
-                msg.account.as_deref().unwrap_or("(default)")
-            );
-            return Box::pin(async move { Err(ChannelSendError::NoAccount(what)) });
-        };
-        Box::pin(async move {
-            addr.act
-                .send(msg)
-                .await
-                .map_err(|_| ChannelSendError::Down)?
-        })
+        let account = self.actor_for(&msg.channel, msg.account.as_deref());
+        let (channel, asked) = (msg.channel.clone(), msg.account.clone());
+        hand_to(account, &channel, asked.as_deref(), |a| a.act.clone(), msg)
     }
 }
 

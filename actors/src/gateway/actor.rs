@@ -248,7 +248,7 @@ fn this_sample(act: &GatewayActor) {
     .max()
     .unwrap_or(0);
     let fields = serde_json::json!({
-        "memory": crate::stability::memory(),
+        "memory": crate::gateway::heap::memory(),
         "queueDepth": depth,
         "queued": m.sessions_live.load(Ordering::Relaxed).max(0),
     });

@@ -71,8 +71,41 @@ impl TrimPolicy {
     }
 }
 
+/// The process's memory as the stability record shows it: resident set
+/// (from /proc) and the heap the allocator handed out.
+pub fn memory() -> serde_json::Value {
+    let rss = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(|pages| pages * page_size());
+    let heap = stats().map(|h| h.in_use);
+    let mut m = serde_json::json!({});
+    if let Some(r) = rss {
+        m["rssBytes"] = serde_json::json!(r);
+    }
+    if let Some(h) = heap {
+        m["heapUsedBytes"] = serde_json::json!(h);
+    }
+    m
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf reads a constant of the running system.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as u64
+    } else {
+        4096
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn memory_reads_the_resident_set() {
+        assert!(super::memory()["rssBytes"].as_u64().unwrap() > 1 << 20);
+    }
+
     use super::*;
 
     #[test]
