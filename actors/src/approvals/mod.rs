@@ -284,6 +284,7 @@ fn uuid_like() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use actix::prelude::*;
 
     #[test]
     fn command_lines_resolve_to_their_executables() {
@@ -304,6 +305,80 @@ mod tests {
         assert!(pattern_matches("/usr/bin/*", "/usr/bin/git"));
         assert!(pattern_matches("git", "/usr/bin/git"));
         assert!(!pattern_matches("/opt/**", "/usr/bin/git"));
+    }
+
+    /// Collects what the approvals actor tells the edge.
+    struct Edge(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+    impl Actor for Edge {
+        type Context = Context<Self>;
+    }
+    impl Handler<ApprovalEvent> for Edge {
+        type Result = ();
+        fn handle(&mut self, e: ApprovalEvent, _: &mut Context<Self>) {
+            if let ApprovalEvent::Requested { id, .. } = e {
+                self.0.lock().unwrap().push(id);
+            }
+        }
+    }
+
+    /// The trust side of standing grants: a grant a cron job holds lets
+    /// that job's operator-made turn run its command unasked, but a turn
+    /// holding a stranger's message is asked (and never mints one).
+    #[actix::test]
+    async fn a_standing_grant_never_lets_a_strangers_turn_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let edge = Edge(asked.clone()).start().recipient();
+        let path = dir.path().join("exec-approvals.json");
+        let grant = grants::Grant {
+            grant_id: "g1".into(),
+            minted_by_approval_id: "a0".into(),
+            agent_id: "main".into(),
+            cron_job_id: "j1".into(),
+            cron_job_name: None,
+            command: "echo hi".into(),
+            cwd: Some("/w".into()),
+            created_at_ms: 1,
+            expires_at_ms: None,
+            revoked_at_ms: None,
+            revoked_by: None,
+            last_used_at_ms: None,
+            use_count: 0,
+        };
+        let file = grants::Grants {
+            grants: vec![grant],
+        };
+        std::fs::write(
+            dir.path().join("exec-grants.json"),
+            serde_json::to_string(&file).unwrap(),
+        )
+        .unwrap();
+        let actor = ApprovalsActor::load(edge, path, std::time::Duration::from_millis(200))
+            .unwrap()
+            .start();
+        let gate = |untrusted: bool| ExecGate {
+            agent_id: "main".into(),
+            session_key: crate::ids::SessionKey::canonical("agent:main:cron:j1", "main", "main")
+                .unwrap(),
+            command: "echo hi".into(),
+            bins: Some(vec!["/usr/bin/echo".into()]),
+            cwd: "/w".into(),
+            policy: ExecPolicy {
+                host: Host::Gateway,
+                security: Security::Allowlist,
+                ask: Ask::OnMiss,
+            },
+            untrusted,
+        };
+        assert_eq!(actor.send(gate(false)).await.unwrap(), Ok(()));
+        assert!(
+            asked.lock().unwrap().is_empty(),
+            "the operator's turn was not asked"
+        );
+        // The stranger's turn is asked; nobody answers, so it is denied.
+        let r = actor.send(gate(true)).await.unwrap();
+        assert!(r.is_err(), "{r:?}");
+        assert_eq!(asked.lock().unwrap().len(), 1);
     }
 
     #[test]
