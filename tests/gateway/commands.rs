@@ -323,6 +323,20 @@ async fn openclaw_message_commands_act_on_a_telegram_chat() {
     assert_eq!(r["error"]["message"], "reply requires messageId", "{r}");
 }
 
+/// One `message.action` call, each with a fresh idempotency key.
+async fn act(
+    c: &mut crate::support::client::Client,
+    n: &mut u32,
+    channel: &str,
+    action: &str,
+    params: Value,
+) -> Value {
+    *n += 1;
+    let req = json!({"channel": channel, "action": action, "params": params,
+        "idempotencyKey": format!("k{n}")});
+    c.call("message.action", req).await
+}
+
 /// The same actions on Slack and Discord (through `message.action`), each
 /// through the platform's own calls: reactions by name on Slack.
 #[tokio::test]
@@ -341,45 +355,34 @@ async fn message_actions_reach_slack_and_discord() {
     assert!(super::discord::ready(&discord).await);
     let mut c = admin(&gw).await;
     let mut n = 0;
-    let mut act = |channel: &str, action: &str, params: Value| {
-        n += 1;
-        json!({"channel": channel, "action": action, "params": params,
-            "idempotencyKey": format!("k{n}")})
-    };
 
-    let sent = c
-        .call(
-            "message.action",
-            act(
-                "slack",
-                "send",
-                json!({"target": "channel:C7", "message": "hi slack"}),
-            ),
-        )
-        .await;
+    let sent = act(
+        &mut c,
+        &mut n,
+        "slack",
+        "send",
+        json!({"target": "channel:C7", "message": "hi slack"}),
+    )
+    .await;
     let ts = sent["payload"]["messageId"].as_str().unwrap().to_string();
-    let r = c
-        .call(
-            "message.action",
-            act(
-                "slack",
-                "react",
-                json!({"target": "C7", "messageId": ts, "emoji": ":eyes:"}),
-            ),
-        )
-        .await;
+    let r = act(
+        &mut c,
+        &mut n,
+        "slack",
+        "react",
+        json!({"target": "C7", "messageId": ts, "emoji": ":eyes:"}),
+    )
+    .await;
     assert_eq!(r["payload"]["added"], ":eyes:", "{r}");
     assert_eq!(slack.reactions("C7", &ts), ["eyes"]);
-    let r = c
-        .call(
-            "message.action",
-            act(
-                "slack",
-                "react",
-                json!({"target": "C7", "messageId": ts, "emoji": "👀"}),
-            ),
-        )
-        .await;
+    let r = act(
+        &mut c,
+        &mut n,
+        "slack",
+        "react",
+        json!({"target": "C7", "messageId": ts, "emoji": "👀"}),
+    )
+    .await;
     assert!(
         r["error"]["message"]
             .as_str()
@@ -387,80 +390,74 @@ async fn message_actions_reach_slack_and_discord() {
             .contains("emoji name"),
         "{r}"
     );
-    let r = c
-        .call(
-            "message.action",
-            act(
-                "slack",
-                "edit",
-                json!({"target": "C7", "messageId": ts, "message": "hi again"}),
-            ),
-        )
-        .await;
+    let r = act(
+        &mut c,
+        &mut n,
+        "slack",
+        "edit",
+        json!({"target": "C7", "messageId": ts, "message": "hi again"}),
+    )
+    .await;
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(slack.posted_in("C7")[0].text, "hi again");
-    let r = c
-        .call(
-            "message.action",
-            act("slack", "delete", json!({"target": "C7", "messageId": ts})),
-        )
-        .await;
+    let r = act(
+        &mut c,
+        &mut n,
+        "slack",
+        "delete",
+        json!({"target": "C7", "messageId": ts}),
+    )
+    .await;
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(slack.deleted(), [("C7".to_string(), ts)]);
 
-    let sent = c
-        .call(
-            "message.action",
-            act(
-                "discord",
-                "send",
-                json!({"target": "channel:D9", "message": "hi discord"}),
-            ),
-        )
-        .await;
+    let sent = act(
+        &mut c,
+        &mut n,
+        "discord",
+        "send",
+        json!({"target": "channel:D9", "message": "hi discord"}),
+    )
+    .await;
     let id = sent["payload"]["messageId"].as_str().unwrap().to_string();
-    let r = c
-        .call(
-            "message.action",
-            act(
-                "discord",
-                "react",
-                json!({"target": "D9", "messageId": id, "emoji": "✅"}),
-            ),
-        )
-        .await;
+    let r = act(
+        &mut c,
+        &mut n,
+        "discord",
+        "react",
+        json!({"target": "D9", "messageId": id, "emoji": "✅"}),
+    )
+    .await;
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(discord.reactions("D9", &id), ["✅"]);
-    let r = c
-        .call(
-            "message.action",
-            act(
-                "discord",
-                "react",
-                json!({"target": "D9", "messageId": id, "emoji": "✅", "remove": true}),
-            ),
-        )
-        .await;
+    let r = act(
+        &mut c,
+        &mut n,
+        "discord",
+        "react",
+        json!({"target": "D9", "messageId": id, "emoji": "✅", "remove": true}),
+    )
+    .await;
     assert_eq!(r["payload"]["removed"], "✅", "{r}");
     assert!(discord.reactions("D9", &id).is_empty());
-    let r = c
-        .call(
-            "message.action",
-            act(
-                "discord",
-                "delete",
-                json!({"target": "D9", "messageId": id}),
-            ),
-        )
-        .await;
+    let r = act(
+        &mut c,
+        &mut n,
+        "discord",
+        "delete",
+        json!({"target": "D9", "messageId": id}),
+    )
+    .await;
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(discord.deleted(), [("D9".to_string(), id)]);
-    let r = c
-        .call(
-            "message.action",
-            act("matrix", "send", json!({"target": "x", "message": "y"})),
-        )
-        .await;
+    let r = act(
+        &mut c,
+        &mut n,
+        "matrix",
+        "send",
+        json!({"target": "x", "message": "y"}),
+    )
+    .await;
     assert_eq!(r["ok"], false, "{r}");
 }
 

@@ -120,27 +120,30 @@ impl Grants {
     }
 }
 
+/// A grant for `main`'s cron job `job` to run `echo hi` in `/w` (tests).
+#[cfg(test)]
+pub(crate) fn sample(id: &str, job: &str) -> Grant {
+    Grant {
+        grant_id: id.into(),
+        minted_by_approval_id: "a1".into(),
+        agent_id: "main".into(),
+        cron_job_id: job.into(),
+        cron_job_name: None,
+        command: "echo hi".into(),
+        cwd: Some("/w".into()),
+        created_at_ms: 1,
+        expires_at_ms: None,
+        revoked_at_ms: None,
+        revoked_by: None,
+        last_used_at_ms: None,
+        use_count: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::sample as grant;
     use super::*;
-
-    fn grant(id: &str, job: &str) -> Grant {
-        Grant {
-            grant_id: id.into(),
-            minted_by_approval_id: "a1".into(),
-            agent_id: "main".into(),
-            cron_job_id: job.into(),
-            cron_job_name: None,
-            command: "echo hi".into(),
-            cwd: Some("/w".into()),
-            created_at_ms: 1,
-            expires_at_ms: None,
-            revoked_at_ms: None,
-            revoked_by: None,
-            last_used_at_ms: None,
-            use_count: 0,
-        }
-    }
 
     #[test]
     fn a_grant_binds_one_jobs_command_in_one_folder_until_revoked() {

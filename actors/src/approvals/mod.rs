@@ -330,21 +330,7 @@ mod tests {
         let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let edge = Edge(asked.clone()).start().recipient();
         let path = dir.path().join("exec-approvals.json");
-        let grant = grants::Grant {
-            grant_id: "g1".into(),
-            minted_by_approval_id: "a0".into(),
-            agent_id: "main".into(),
-            cron_job_id: "j1".into(),
-            cron_job_name: None,
-            command: "echo hi".into(),
-            cwd: Some("/w".into()),
-            created_at_ms: 1,
-            expires_at_ms: None,
-            revoked_at_ms: None,
-            revoked_by: None,
-            last_used_at_ms: None,
-            use_count: 0,
-        };
+        let grant = grants::sample("g1", "j1");
         let file = grants::Grants {
             grants: vec![grant],
         };
