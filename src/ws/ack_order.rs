@@ -111,6 +111,12 @@ impl<E> AckOrder<E> {
         }
     }
 
+    /// Nothing awaited and nothing held: every event goes out as it comes
+    /// (the per-token path checks this first).
+    pub fn idle(&self) -> bool {
+        self.awaiting.is_empty() && self.hold.is_none()
+    }
+
     /// An event (named `name`, payload `payload`) for the connection.
     pub fn event(&mut self, name: &str, payload: &str, event: E) -> Passed<E> {
         if let Some(hold) = self.hold.as_mut() {
@@ -243,6 +249,7 @@ mod tests {
         assert!(o.pong(b"ack-0").is_empty());
         assert_eq!(o.pong(token.as_bytes()), VecDeque::from([1, 2, 3]));
         assert_eq!(pass(&mut o, 4, "chat", fin), Passed::Now(4));
+        assert!(o.idle());
     }
 
     #[test]

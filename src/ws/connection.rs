@@ -390,14 +390,18 @@ impl WsConnection {
         seq: Option<u64>,
         reserved: usize,
     ) {
-        let ev = event.clone();
-        let event = match self
-            .order
-            .event(&ev.event, ev.payload.get(), (event, seq, reserved))
-        {
-            Passed::Now((event, ..)) => event,
-            Passed::Held => return,
-            Passed::HoldStarted(until) => return self.arm_valve(ctx, until),
+        let event = if self.order.idle() {
+            event
+        } else {
+            let ev = event.clone();
+            match self
+                .order
+                .event(&ev.event, ev.payload.get(), (event, seq, reserved))
+            {
+                Passed::Now((event, ..)) => event,
+                Passed::Held => return,
+                Passed::HoldStarted(until) => return self.arm_valve(ctx, until),
+            }
         };
         let _ = self
             .buffered
