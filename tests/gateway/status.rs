@@ -110,14 +110,20 @@ async fn the_heartbeat_keeps_its_due_time_across_restarts_and_beats_when_it_pass
         "a restart keeps the cadence instead of starting the hour over"
     );
     // A due time that passed while the gateway was down: it beats at once.
+    // Written with the gateway stopped: a running heartbeat stores its own
+    // schedule at start, and that write could land after this one.
+    gw.stop();
     let past = json!({"nextDueAt": ferroclaw_actors::now_ms() - 60_000});
-    gw.store()
-        .put(ferroclaw_actors::store::Tree::Meta, "heartbeat", &past)
-        .unwrap();
-    gw.restart();
+    {
+        let store = ferroclaw_actors::store::Store::open(gw.state_dir()).unwrap();
+        store
+            .put(ferroclaw_actors::store::Tree::Meta, "heartbeat", &past)
+            .unwrap();
+        store.flush().await.unwrap();
+    }
+    gw.resume();
     let mut c = admin(&gw).await;
     let mut last = Value::Null;
-    // Up to 20 s, as other waits here: a loaded machine starts slowly.
     for _ in 0..400 {
         last = c.call("last-heartbeat", json!({})).await;
         if !last["payload"].is_null() {

@@ -172,6 +172,11 @@ impl TestGateway {
         panic!("the stopped gateway never released {}", path.display());
     }
 
+    /// Starts again after [`TestGateway::stop`] (a new port).
+    pub fn resume(&mut self) {
+        self.boot();
+    }
+
     /// Stops and starts again on the same state dir (a new port).
     pub fn restart(&mut self) {
         self.stop();
