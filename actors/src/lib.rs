@@ -5,6 +5,7 @@
 //! OpenClaw protocol frames. `tree.rs` starts it; see ARCHITECTURE.md.
 
 pub mod approvals;
+pub mod audit;
 pub mod bus;
 pub mod channels;
 pub mod compaction;

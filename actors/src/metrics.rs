@@ -57,6 +57,8 @@ pub struct Metrics {
     /// `agent.wait` waiters held, and waits refused at the bound.
     pub waiters: AtomicI64,
     pub waits_refused: AtomicU64,
+    /// Audit records dropped because the ledger was behind.
+    pub audit_dropped: AtomicU64,
     /// Connections watching sessions (`sessions.subscribe`,
     /// `sessions.messages.subscribe`); at 0 sessions tell no one.
     pub session_watchers: AtomicI64,
@@ -86,6 +88,7 @@ impl Default for Metrics {
             compactions: AtomicU64::new(0),
             waiters: AtomicI64::new(0),
             waits_refused: AtomicU64::new(0),
+            audit_dropped: AtomicU64::new(0),
             session_watchers: AtomicI64::new(0),
             stability: Default::default(),
         }

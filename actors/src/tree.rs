@@ -1,6 +1,6 @@
 //! The actor tree (not an actor): `Gateway::start` checks the config
 //! (`plan`), then starts the children in order (bus, presence, devices,
-//! idempotency, run registry, lanes, provider hub, approvals, the memory
+//! idempotency, the audit ledger, run registry, lanes, provider hub, approvals, the memory
 //! actors, tool executor, router,
 //! session tools, the channel supervisor, the heartbeat, the cron scheduler,
 //! the gateway root) and hands their addresses to the edge.
@@ -83,6 +83,10 @@ pub struct Gateway {
     pub cron: Addr<crate::cron::CronActor>,
     /// The heartbeat.
     pub heartbeat: Addr<crate::cron::beat::HeartbeatActor>,
+    /// The audit ledger (None: it could not open; nothing is recorded).
+    pub audit: Option<Addr<crate::audit::AuditLedger>>,
+    /// Where the edge records control changes (off without a ledger).
+    pub audit_log: crate::audit::AuditLog,
 }
 
 impl Gateway {
@@ -149,12 +153,29 @@ impl Gateway {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot prune old usage rows"),
         }
+        let audit = match crate::audit::AuditLedger::start(
+            store.dir(),
+            crate::audit::Limits::default(),
+            crate::audit::AuditSettings::from_settings(&settings.logging.audit),
+            metrics.clone(),
+        ) {
+            Ok(a) => Some(a),
+            Err(e) => {
+                tracing::error!(error = %e, "the audit ledger cannot open: nothing is recorded");
+                None
+            }
+        };
+        let audit_log = audit
+            .as_ref()
+            .map(|a| crate::audit::AuditLog::new(a.clone().recipient()))
+            .unwrap_or_default();
         let runs = RunRegistry::new(
             store.clone(),
             metrics.clone(),
             sinks.runs,
             sinks.sessions.clone(),
         )
+        .with_audit(audit_log.clone())
         .start();
         let lanes = Lanes::start(&settings);
         let fresh_workspace = !workspace.exists();
@@ -242,6 +263,7 @@ impl Gateway {
             runs.clone(),
             channel_health.clone(),
         )
+        .with_audit(audit_log.clone())
         .start();
         let (cron, heartbeat) = start_automation(
             &settings,
@@ -267,6 +289,7 @@ impl Gateway {
             edge: sinks.health,
             versions: versions.clone(),
             metrics: metrics.clone(),
+            audit: audit.clone(),
         })
         .start();
         Ok(Gateway {
@@ -293,6 +316,8 @@ impl Gateway {
             memories,
             cron,
             heartbeat,
+            audit,
+            audit_log,
         })
     }
 }

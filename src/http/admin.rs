@@ -189,6 +189,12 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         &[("", get(&m.waits_refused))],
     );
     metric(
+        "ferroclaw_audit_dropped_total",
+        "counter",
+        "Audit records dropped because the ledger was behind.",
+        &[("", get(&m.audit_dropped))],
+    );
+    metric(
         "ferroclaw_uptime_seconds",
         "gauge",
         "Seconds since the gateway started.",

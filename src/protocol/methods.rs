@@ -111,6 +111,8 @@ pub const METHODS: &[&str] = &[
     "diagnostics.stability",
     "exec.approval.grants.list",
     "exec.approval.grants.revoke",
+    "audit.activity.list",
+    "audit.list",
 ];
 
 /// OpenClaw's server capabilities this gateway honours
@@ -218,6 +220,8 @@ const READ: &[&str] = &[
     "users.self",
     "hooks.status",
     "diagnostics.stability",
+    "audit.activity.list",
+    "audit.list",
 ];
 
 const WRITE: &[&str] = &[

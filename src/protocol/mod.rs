@@ -3,6 +3,7 @@
 //! payloads and hello-ok. The only place that knows wire shapes; it mirrors
 //! `../shared/protocol.md`. Frames never carry `null` optionals or extra keys.
 
+pub mod audit;
 pub mod connect;
 pub mod cron;
 pub mod device_auth;

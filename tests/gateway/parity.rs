@@ -63,6 +63,7 @@ const CLAIMED: &[(&str, Via, &str)] = &[
     ("hooks check", Via::Env, "Total hooks:"),
     ("secrets reload", Via::Flags, "Secrets reloaded"),
     ("users list", Via::Flags, "No user profiles found."),
+    ("audit --kind agent_run", Via::Env, "TIME\tKIND\tDIRECTION"),
     ("update status", Via::Env, "update status"),
 ];
 

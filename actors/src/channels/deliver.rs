@@ -151,6 +151,8 @@ pub struct Deliverer<O: Outlet> {
     pub typing: Typing,
     pub typing_every: Duration,
     pub health: std::sync::Arc<AccountHealth>,
+    pub channel: &'static str,
+    pub audit: crate::audit::AuditLog,
 }
 
 const PREVIEW: &str = "preview";
@@ -211,6 +213,8 @@ impl<O: Outlet> Deliverer<O> {
                 self.send_item(d, item).await?;
             }
         }
+        let items = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?;
+        self.audit.record(outbound_record(self.channel, d, &items));
         ledger::delivered(&self.store, &d.account, &d.run_id)?;
         self.store.flush().await
     }
@@ -451,6 +455,56 @@ impl<O: Outlet> Deliverer<O> {
         self.store.flush().await?;
         Ok(id)
     }
+}
+
+/// The audit record of a finished delivery: how its chunks ended.
+fn outbound_record(channel: &str, d: &Delivery, items: &[OutboxItem]) -> crate::audit::Activity {
+    use crate::audit::{Activity, Flow, MessageActivity, Outbound};
+    let chunks: Vec<&OutboxItem> = items.iter().filter(|i| !i.key.ends_with(PREVIEW)).collect();
+    let sent: Vec<&str> = chunks
+        .iter()
+        .filter_map(|i| match &i.state {
+            OutState::Sent { message_id, .. } => Some(message_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let failed = chunks
+        .iter()
+        .any(|i| matches!(i.state, OutState::Failed { .. }));
+    let unknown = chunks
+        .iter()
+        .any(|i| matches!(i.state, OutState::Unknown { .. }));
+    let outcome = if failed {
+        Outbound::Failed {
+            partial: !sent.is_empty(),
+        }
+    } else if unknown {
+        Outbound::Unknown
+    } else if chunks.is_empty() {
+        Outbound::Suppressed
+    } else {
+        Outbound::Sent
+    };
+    // A run's reply is the agent's; a `send` or a notice is the gateway's.
+    let by_agent = !matches!(d.session_key.as_str(), "send" | "notice");
+    let agent = by_agent.then(|| crate::ids::key::agent(&d.session_key).to_string());
+    Activity::Message(MessageActivity {
+        channel: channel.to_string(),
+        conversation: super::dispatch::conversation(d.chat_type.as_deref()),
+        account: Some(d.account.clone()),
+        chat: None,
+        message: sent.first().map(|s| s.to_string()),
+        target: Some(d.target.clone()),
+        agent_id: agent.clone(),
+        run_id: by_agent.then(|| d.run_id.to_string()),
+        result_count: Some(sent.len() as u64),
+        duration_ms: Some(crate::now_ms().saturating_sub(d.created_ms)),
+        flow: Flow::Outbound {
+            agent,
+            outcome,
+            media: chunks.iter().any(|i| i.media.is_some()),
+        },
+    })
 }
 
 /// A `partial` stream's preview message.

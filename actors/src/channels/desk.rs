@@ -27,6 +27,7 @@ use super::messages::{
     StopAccount,
 };
 use super::queues::ChatQueues;
+use crate::audit::{Activity, ControlActivity, End, Flow, Inbound, MessageActivity, Who};
 use crate::channels::dispatch::DispatchDeps;
 use crate::runs::RunRegistry;
 use crate::store::{Store, StoreError};
@@ -137,6 +138,8 @@ impl<O: Outlet> Desk<O> {
             typing: self.cfg.typing,
             typing_every: self.cfg.typing_every,
             health: self.health.clone(),
+            channel: self.cfg.channel,
+            audit: self.deps.audit.clone(),
         }
     }
 
@@ -370,6 +373,7 @@ fn send_delivery(
         reply_to: msg.reply_to.clone(),
         created_ms: crate::now_ms(),
         finalized: true,
+        chat_type: None,
     };
     let item = |i: usize, text: &str, media: Option<&String>| OutboxItem {
         account: account.to_string(),
@@ -429,6 +433,7 @@ fn notice(
         reply_to: None,
         created_ms: crate::now_ms(),
         finalized: true,
+        chat_type: None,
     };
     let item = OutboxItem {
         account: account.to_string(),
@@ -457,10 +462,14 @@ impl<O: Outlet> HandOver<O> {
     async fn run(self, inc: Incoming) -> Option<Delivery> {
         let store = self.deps.dispatch.store.clone();
         let delivery = match self.decide(&inc).await {
-            Ok(d) => d,
+            Ok((d, outcome)) => {
+                self.record(&inc, outcome, d.as_ref());
+                d
+            }
             Err(e) => {
                 // Left in the ledger: handed over again at the next start.
                 tracing::error!(channel = self.cfg.channel, key = %inc.dedupe_key, error = %e, "channel message not handed over");
+                self.record(&inc, Inbound::Failed, None);
                 return None;
             }
         };
@@ -470,7 +479,35 @@ impl<O: Outlet> HandOver<O> {
         delivery
     }
 
-    async fn decide(&self, inc: &Incoming) -> Result<Option<Delivery>, dispatch::DispatchError> {
+    /// The message in the audit: metadata and keyed ids, never its text.
+    fn record(&self, inc: &Incoming, outcome: Inbound, d: Option<&Delivery>) {
+        self.deps.audit.record(Activity::Message(MessageActivity {
+            channel: self.cfg.channel.to_string(),
+            conversation: dispatch::conversation(Some(&inc.chat_type)),
+            account: Some(inc.account.clone()),
+            chat: Some(inc.chat_id.clone()),
+            message: Some(inc.message_id.clone()),
+            target: None,
+            // A handed-over message names the run that answers it.
+            agent_id: d
+                .filter(|_| outcome == Inbound::Completed)
+                .map(|d| crate::ids::key::agent(&d.session_key).to_string()),
+            run_id: d
+                .filter(|_| outcome == Inbound::Completed)
+                .map(|d| d.run_id.to_string()),
+            result_count: None,
+            duration_ms: Some(crate::now_ms().saturating_sub(inc.ts_ms)),
+            flow: Flow::Inbound {
+                sender: inc.sender.clone(),
+                outcome,
+            },
+        }));
+    }
+
+    async fn decide(
+        &self,
+        inc: &Incoming,
+    ) -> Result<(Option<Delivery>, Inbound), dispatch::DispatchError> {
         let store = &self.deps.dispatch.store;
         let (channel, account) = (self.cfg.channel, &self.cfg.account_id);
         let group = inc.is_group().then_some(inc.chat_id.as_str());
@@ -498,7 +535,9 @@ impl<O: Outlet> HandOver<O> {
                 }
                 let (images, note) = self.outlet.fetch_media(inc).await;
                 let model = self.cfg.model_override.clone();
-                dispatch::hand_over(&self.deps.dispatch, inc, commands, images, note, model).await
+                dispatch::hand_over(&self.deps.dispatch, inc, commands, images, note, model)
+                    .await
+                    .map(|d| (d, Inbound::Completed))
             }
             Verdict::Pair => {
                 let mut random = [0u8; 8];
@@ -508,19 +547,28 @@ impl<O: Outlet> HandOver<O> {
                 match access::request(store, channel, account, &inc.sender, name, now, &random)? {
                     Pairing::New(code) => {
                         tracing::info!(channel, account = %account, sender = %inc.sender, "pairing code issued");
+                        self.deps.audit.record(Activity::Control(ControlActivity {
+                            action: "channel.pairing.requested".into(),
+                            outcome: End::Blocked,
+                            actor: Who::ChannelSender(inc.sender.clone()),
+                            subject: Some(format!("{channel}/{account}")),
+                            decision: None,
+                            paths: Vec::new(),
+                        }));
                         let text = format!(
                             "This assistant does not know you yet.\n\nYour {} user id: {}\nPairing code: {code}\n\nAsk its owner to approve it:\nferroclaw pairing approve {channel} {code}",
                             self.cfg.platform, inc.sender
                         );
                         let key = format!("pairing-{code}");
-                        Ok(Some(notice(store, account, &inc.chat_id, &key, &text)?))
+                        let d = notice(store, account, &inc.chat_id, &key, &text)?;
+                        Ok((Some(d), Inbound::Refused))
                     }
-                    Pairing::Waiting(_) | Pairing::Full => Ok(None),
+                    Pairing::Waiting(_) | Pairing::Full => Ok((None, Inbound::Refused)),
                 }
             }
             Verdict::Ignore { why } => {
                 tracing::info!(channel, account = %account, sender = %inc.sender, why, "channel message ignored");
-                Ok(None)
+                Ok((None, Inbound::Refused))
             }
         }
     }
@@ -532,6 +580,8 @@ pub struct ChannelDeps {
     pub dispatch: DispatchDeps,
     pub runs: Addr<RunRegistry>,
     pub supervisor: Recipient<AccountStopped>,
+    /// Messages in and out, and pairing requests, are recorded here.
+    pub audit: crate::audit::AuditLog,
 }
 
 /// A running account's inbox.

@@ -342,6 +342,19 @@ fn delivery_of(msg: &Incoming, key: &SessionKey, run_id: crate::ids::RunId) -> D
         reply_to: msg.is_group().then(|| msg.message_id.clone()),
         created_ms: crate::now_ms(),
         finalized: false,
+        chat_type: Some(msg.chat_type.clone()),
+    }
+}
+
+/// The audit's conversation kind of a platform chat type word.
+pub fn conversation(chat_type: Option<&str>) -> crate::audit::Conversation {
+    use crate::audit::Conversation;
+    use crate::inbound::msg_context::ChatType;
+    match chat_type.map(|w| crate::inbound::finalize::chat_type(w, false)) {
+        Some(ChatType::Direct) => Conversation::Direct,
+        Some(ChatType::Group) => Conversation::Group,
+        Some(ChatType::Channel) => Conversation::Channel,
+        None => Conversation::Unknown,
     }
 }
 

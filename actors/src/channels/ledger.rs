@@ -154,6 +154,10 @@ pub struct Delivery {
     /// The run ended and every chunk of its reply is in the outbox.
     #[serde(default)]
     pub finalized: bool,
+    /// The platform's word for the chat (`private`, `group`...), when the
+    /// delivery answers a message (the audit's conversation kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_type: Option<String>,
 }
 
 /// The update `dedupe_key` was handed to its session, which answers it with

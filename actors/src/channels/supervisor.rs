@@ -43,6 +43,7 @@ pub struct ChannelSupervisor {
     default_agent: String,
     main_key: String,
     env: super::ChannelEnv,
+    audit: crate::audit::AuditLog,
     slots: BTreeMap<(String, String), Slot>,
     span: tracing::Span,
 }
@@ -78,11 +79,18 @@ impl ChannelSupervisor {
             default_agent: settings.default_agent_id().to_string(),
             main_key: settings.session.main_key.clone(),
             env: plan.env.clone(),
+            audit: crate::audit::AuditLog::off(),
             slots: BTreeMap::new(),
             span: tracing::info_span!("channels"),
         };
         sup.set_accounts(plan.accounts);
         sup
+    }
+
+    /// Channel messages and pairing requests are recorded in `audit`.
+    pub fn with_audit(mut self, audit: crate::audit::AuditLog) -> Self {
+        self.audit = audit;
+        self
     }
 
     /// The accounts to run: new ones get a slot; changed ones are replaced
@@ -144,6 +152,7 @@ impl ChannelSupervisor {
             },
             runs: self.runs.clone(),
             supervisor: ctx.address().recipient(),
+            audit: self.audit.clone(),
         };
         if let Some(slot) = self.slots.get_mut(key) {
             if slot.addr.is_none() && !slot.logged_out {

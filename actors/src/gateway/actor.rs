@@ -35,6 +35,7 @@ pub struct GatewayActor {
     edge: Recipient<HealthUpdated>,
     versions: Arc<StateVersions>,
     metrics: Arc<Metrics>,
+    audit: Option<Addr<crate::audit::AuditLedger>>,
     health: Option<HealthSnapshot>,
     health_dirty: bool,
     /// A coalesced `health` broadcast is pending (at most one per 250 ms,
@@ -98,6 +99,8 @@ pub struct GatewayParts {
     pub edge: Recipient<HealthUpdated>,
     pub versions: Arc<StateVersions>,
     pub metrics: Arc<Metrics>,
+    /// Told of `logging.audit` changes.
+    pub audit: Option<Addr<crate::audit::AuditLedger>>,
 }
 
 impl GatewayActor {
@@ -108,6 +111,7 @@ impl GatewayActor {
             channels: p.channels,
             channel_health: p.channel_health,
             heartbeat: p.heartbeat,
+            audit: p.audit,
             router: p.router,
             facts: Facts::default(),
             env: p.env,
@@ -312,6 +316,11 @@ impl Handler<SettingsChanged> for GatewayActor {
         self.settings = msg.settings;
         self.channels
             .do_send(crate::channels::ChannelsReconfigure(self.settings.clone()));
+        if let Some(audit) = &self.audit {
+            audit.do_send(crate::audit::SetAuditSettings(
+                crate::audit::AuditSettings::from_settings(&self.settings.logging.audit),
+            ));
+        }
         match crate::cron::beat::HeartbeatConfig::from_settings(
             &self.settings.agents.defaults.heartbeat,
         ) {

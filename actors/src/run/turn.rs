@@ -251,6 +251,7 @@ async fn run_tool(
         return Some(ToolOutcome {
             text,
             is_error: true,
+            blocked: true,
         });
     }
     let request = ExecuteTool {
@@ -270,6 +271,7 @@ async fn run_tool(
         r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
             text: format!("tool {} is unavailable", call.name),
             is_error: true,
+            blocked: false,
         }),
     };
     if *abort.borrow() {
@@ -278,6 +280,7 @@ async fn run_tool(
     Some(ToolOutcome {
         text: crate::tool::policy::truncate_result(&outcome.text, cfg.result_max_chars),
         is_error: outcome.is_error,
+        blocked: outcome.blocked,
     })
 }
 
@@ -305,6 +308,7 @@ async fn run_tools(
                 let outcome = ToolOutcome {
                     text: SKIPPED_TOOL_RESULT.to_string(),
                     is_error: true,
+                    blocked: false,
                 };
                 tool_done(cfg, messages, skipped, outcome, true);
             }

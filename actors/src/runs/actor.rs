@@ -17,9 +17,12 @@ use super::{
     BusySessions, CancelWait, LiveRun, LiveRunOf, RunResult, RunUpdate, SessionEvent, SessionNews,
     WaitRun, WaitTicket, Waiting, WatchRun,
 };
+use crate::audit::{Activity, AuditLog, End, RunActivity, ToolActivity};
 use crate::ids::ConnId;
 use crate::metrics::Metrics;
+use crate::provider::ToolCall;
 use crate::provider::Usage;
+use crate::run::FailureKind;
 use crate::run::{Outcome, RunEvent, RunStatus};
 use crate::store::Store;
 
@@ -35,6 +38,10 @@ struct Live {
     run: LiveRun,
     /// When its run started (None while queued).
     started_at: Option<u64>,
+    /// Audit records of the run so far, and its tool calls not finished
+    /// (id, name).
+    recorded: u64,
+    open_tools: Vec<(String, String)>,
 }
 
 pub struct RunRegistry {
@@ -50,6 +57,7 @@ pub struct RunRegistry {
     aliases: Recent<String>,
     waiters: Waiters<ConnId, RunResult>,
     watchers: HashMap<RunId, Vec<mpsc::UnboundedSender<RunUpdate>>>,
+    audit: AuditLog,
     span: tracing::Span,
 }
 
@@ -70,8 +78,15 @@ impl RunRegistry {
             aliases: Recent::new(KEEP_ALIASES),
             waiters: Waiters::new(MAX_WAITERS, MAX_WAITERS_PER_CONN),
             watchers: HashMap::new(),
+            audit: AuditLog::off(),
             span: tracing::info_span!("run_registry"),
         }
+    }
+
+    /// Runs and tool calls are recorded in `audit`.
+    pub fn with_audit(mut self, audit: AuditLog) -> Self {
+        self.audit = audit;
+        self
     }
 
     fn count_waiters(&self) {
@@ -89,6 +104,8 @@ impl RunRegistry {
                 started: false,
             },
             started_at: None,
+            recorded: 0,
+            open_tools: Vec::new(),
         });
         live.run.session_key = key.clone();
         if message_id == run_id {
@@ -102,16 +119,88 @@ impl RunRegistry {
     }
 
     fn started(&mut self, run_id: &str, key: &SessionKey) {
-        self.live.insert(
-            run_id.into(),
-            Live {
-                run: LiveRun {
-                    session_key: key.clone(),
-                    started: true,
-                },
-                started_at: Some(crate::now_ms()),
+        // A run restarted from its last step starts again: one record.
+        let (recorded, open_tools) = match self.live.remove(run_id) {
+            Some(l) if l.run.started => (l.recorded, l.open_tools),
+            _ => (0, Vec::new()),
+        };
+        let live = self.live.entry(run_id.into()).or_insert(Live {
+            run: LiveRun {
+                session_key: key.clone(),
+                started: true,
             },
-        );
+            started_at: Some(crate::now_ms()),
+            recorded,
+            open_tools,
+        });
+        if live.recorded == 0 {
+            live.recorded = 1;
+            self.audit.record(Activity::AgentRun(RunActivity {
+                agent_id: key.agent_id().to_string(),
+                session_key: key.to_string(),
+                run_id: run_id.to_string(),
+                source_sequence: 1,
+                end: None,
+            }));
+        }
+    }
+
+    /// A tool call of a live run started (`end: None`) or ended.
+    fn tool(&mut self, run_id: &str, key: &SessionKey, call: &ToolCall, end: Option<End>) {
+        let Some(live) = self.live.get_mut(run_id) else {
+            return;
+        };
+        live.recorded += 1;
+        match end {
+            None => live.open_tools.push((call.id.clone(), call.name.clone())),
+            Some(_) => live.open_tools.retain(|(id, _)| *id != call.id),
+        }
+        self.audit.record(Activity::ToolAction(ToolActivity {
+            agent_id: key.agent_id().to_string(),
+            session_key: key.to_string(),
+            run_id: run_id.to_string(),
+            source_sequence: live.recorded,
+            tool_call_id: (!call.id.is_empty()).then(|| crate::audit::call_id(&call.id)),
+            tool_name: call.name.clone(),
+            end,
+        }));
+    }
+
+    /// The end of a started run in the audit, its unfinished tool calls
+    /// first (cancelled by an abort, else of unknown outcome).
+    fn record_end(&mut self, run_id: &str, key: &SessionKey, end: End) {
+        let Some(mut live) = self.live.remove(run_id) else {
+            return;
+        };
+        if live.recorded == 0 {
+            self.live.insert(run_id.into(), live);
+            return; // never started (dropped from its queue): no run record
+        }
+        let tool_end = match end {
+            End::Cancelled => End::Cancelled,
+            _ => End::Unknown,
+        };
+        let mut seq = live.recorded;
+        for (id, name) in std::mem::take(&mut live.open_tools) {
+            seq += 1;
+            self.audit.record(Activity::ToolAction(ToolActivity {
+                agent_id: key.agent_id().to_string(),
+                session_key: key.to_string(),
+                run_id: run_id.to_string(),
+                source_sequence: seq,
+                tool_call_id: (!id.is_empty()).then(|| crate::audit::call_id(&id)),
+                tool_name: name,
+                end: Some(tool_end),
+            }));
+        }
+        self.audit.record(Activity::AgentRun(RunActivity {
+            agent_id: key.agent_id().to_string(),
+            session_key: key.to_string(),
+            run_id: run_id.to_string(),
+            source_sequence: seq + 1,
+            end: Some(end),
+        }));
+        self.live.insert(run_id.into(), live);
     }
 
     fn finish(&mut self, run_id: &str, outcome: Outcome, usage: Option<Usage>, stop: &'static str) {
@@ -162,16 +251,42 @@ impl RunRegistry {
                 outcome,
                 stop_reason,
                 usage,
-            } => self.finish(run_id, outcome.clone(), Some(*usage), stop_reason.as_str()),
-            RunEvent::Failed { run_id, error, .. } => {
+            } => {
+                self.record_end(run_id, key, End::Succeeded);
+                self.finish(run_id, outcome.clone(), Some(*usage), stop_reason.as_str())
+            }
+            RunEvent::Failed {
+                run_id,
+                error,
+                kind,
+            } => {
+                let end = match kind {
+                    FailureKind::Timeout => End::TimedOut,
+                    _ => End::Failed,
+                };
+                self.record_end(run_id, key, end);
                 self.finish(run_id, Outcome::Error(error.clone()), None, "error")
             }
             RunEvent::Aborted { run_id, text } => {
+                self.record_end(run_id, key, End::Cancelled);
                 self.finish(run_id, Outcome::Aborted(text.clone()), None, "aborted")
             }
-            RunEvent::ToolStarted { .. }
-            | RunEvent::ToolFinished { .. }
-            | RunEvent::Thinking { .. }
+            RunEvent::ToolStarted { run_id, call } => self.tool(run_id, key, call, None),
+            RunEvent::ToolFinished {
+                run_id,
+                call,
+                outcome,
+                skipped,
+            } => {
+                let end = match (skipped, outcome.blocked, outcome.is_error) {
+                    (true, _, _) => End::Cancelled,
+                    (_, true, _) => End::Blocked,
+                    (_, _, true) => End::Failed,
+                    _ => End::Succeeded,
+                };
+                self.tool(run_id, key, call, Some(end))
+            }
+            RunEvent::Thinking { .. }
             | RunEvent::Message { .. }
             | RunEvent::ModelSelected { .. } => {}
         }

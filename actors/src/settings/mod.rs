@@ -572,6 +572,31 @@ pub struct LoggingSettings {
     pub level: String,
     pub file: Option<String>,
     pub redact_sensitive: Option<String>,
+    /// The audit ledger's (the `audit` module reads them).
+    pub audit: AuditLogSettings,
+}
+
+/// `logging.audit.messages`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditMessages {
+    Off,
+    /// Direct chats only.
+    Direct,
+    All,
+}
+
+/// `logging.audit`: OpenClaw's keys. Applies without a restart.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditLogSettings {
+    /// New records are written (existing ones stay until they expire).
+    pub enabled: bool,
+    /// Channel message records: `off`, `direct` chats only, or `all`.
+    pub messages: AuditMessages,
+    /// The keys ferroclaw does not read (`executionIdentity`).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
 }
 
 impl Settings {

@@ -22,7 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::watch;
 
-use super::{error, ok, str_arg, uint_arg, ToolLimits};
+use super::{blocked, error, ok, str_arg, uint_arg, ToolLimits};
 use crate::tool::ToolOutcome;
 
 /// Background sessions kept (finished ones are dropped first).
@@ -248,7 +248,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
     if cx.untrusted && cx.policy.host != crate::approvals::Host::Sandbox {
         // The session's policy already says so (`SessionActor::exec_policy`);
         // this is the executor's own word on it.
-        return error("exec: not run: a turn that holds a message from someone who is not the operator never runs commands on this host");
+        return blocked("exec: not run: a turn that holds a message from someone who is not the operator never runs commands on this host");
     }
     // Security and approvals first: nothing starts before it is allowed.
     if let Some(approvals) = &cx.approvals {
@@ -271,10 +271,10 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
             _ = wait_cancel(&mut cancel) => return error("exec: aborted while waiting for approval"),
         };
         if let Err(reason) = verdict {
-            return error(format!("exec: not run: {reason}"));
+            return blocked(format!("exec: not run: {reason}"));
         }
     } else if cx.policy.security == crate::approvals::Security::Deny {
-        return error("exec: not run: exec is disabled for this session (security=deny)");
+        return blocked("exec: not run: exec is disabled for this session (security=deny)");
     }
     let mut cmd = match cx.policy.host {
         crate::approvals::Host::Sandbox => {

@@ -31,8 +31,11 @@ pub struct ExecuteTool {
     pub trust: crate::trust::Trust,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutcome {
     pub text: String,
     pub is_error: bool,
+    /// Refused before it ran: by a policy, the operator (an approval
+    /// denied) or the trust boundary (recorded as `blocked` in the audit).
+    pub blocked: bool,
 }

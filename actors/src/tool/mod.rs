@@ -68,6 +68,7 @@ pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {
     ToolOutcome {
         text: text.into(),
         is_error: true,
+        blocked: false,
     }
 }
 
@@ -75,6 +76,16 @@ pub(crate) fn ok(text: impl Into<String>) -> ToolOutcome {
     ToolOutcome {
         text: text.into(),
         is_error: false,
+        blocked: false,
+    }
+}
+
+/// An error result for a call refused before it ran (see `ToolOutcome::blocked`).
+pub(crate) fn blocked(text: impl Into<String>) -> ToolOutcome {
+    ToolOutcome {
+        text: text.into(),
+        is_error: true,
+        blocked: true,
     }
 }
 

@@ -193,6 +193,7 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
                 crate::trust::wrap(&source, &text)
             ),
             is_error: false,
+            blocked: false,
         };
     }
     match fetch(settings, raw).await {
@@ -204,6 +205,7 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
             ToolOutcome {
                 text: crate::trust::wrap(&source, &text),
                 is_error: false,
+                blocked: false,
             }
         }
         Err(e) => error(e),

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use ferroclaw_actors::audit::{Activity, ControlActivity, End};
 use ferroclaw_actors::gateway::SettingsChanged;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -12,6 +13,7 @@ use super::{json, params, MethodResult};
 use crate::config::{self as cfg, LoadedConfig};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
+use crate::ws::caller::Caller;
 
 fn warnings(c: &LoadedConfig) -> Vec<Value> {
     c.warnings
@@ -110,7 +112,7 @@ struct SetParams {
 const CONTROL_PLANE_MAX: u32 = 3;
 const CONTROL_PLANE_WINDOW: Duration = Duration::from_secs(60);
 
-pub async fn set(state: &SharedState, p: &Value, mode: Mode) -> MethodResult {
+pub async fn set(state: &SharedState, caller: &Caller, p: &Value, mode: Mode) -> MethodResult {
     let method = mode.method();
     let p: SetParams = params(method, p)?;
     if mode != Mode::Set {
@@ -232,6 +234,83 @@ pub async fn set(state: &SharedState, p: &Value, mode: Mode) -> MethodResult {
     });
     state.live.replace(reloaded);
     state.gateway.root.do_send(SettingsChanged { settings });
+    let new_parsed = cfg::parse_json5(&new_text, &file).unwrap_or_default();
+    state
+        .gateway
+        .audit_log
+        .record(Activity::Control(ControlActivity {
+            action: "config.changed".into(),
+            outcome: End::Succeeded,
+            actor: super::audit::operator(caller),
+            subject: Some(method.to_string()),
+            decision: None,
+            paths: changed_paths(&old_parsed, &new_parsed),
+        }));
     tracing::info!(method, restart_required = ?restart, "config written");
     json(out)
+}
+
+/// The dotted paths whose values differ between two configs (leaves; a
+/// key added or removed counts as its own path), at most 8 and then
+/// `+N more`. Names only: the audit never holds a config value.
+pub fn changed_paths(old: &Value, new: &Value) -> Vec<String> {
+    fn walk(prefix: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<String>) {
+        match (a, b) {
+            (Some(Value::Object(_)), None | Some(Value::Object(_)))
+            | (None, Some(Value::Object(_))) => {
+                let empty = serde_json::Map::new();
+                let x = a.and_then(Value::as_object).unwrap_or(&empty);
+                let y = b.and_then(Value::as_object).unwrap_or(&empty);
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in keys {
+                    let path = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&path, x.get(k), y.get(k), out);
+                }
+            }
+            (a, b) if a != b => out.push(if prefix.is_empty() {
+                "<root>".to_string()
+            } else {
+                prefix.to_string()
+            }),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk("", Some(old), Some(new), &mut out);
+    if out.len() > 8 {
+        let more = out.len() - 8;
+        out.truncate(8);
+        out.push(format!("+{more} more"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_paths;
+    use serde_json::json;
+
+    #[test]
+    fn changed_paths_name_leaves_never_values() {
+        let old = json!({ "logging": { "level": "info" }, "gateway": { "port": 1 } });
+        let new = json!({ "logging": { "level": "debug", "file": "x" }, "gateway": { "port": 1 },
+                          "agents": { "defaults": { "timeoutSeconds": 5 } } });
+        assert_eq!(
+            changed_paths(&old, &new),
+            [
+                "agents.defaults.timeoutSeconds",
+                "logging.file",
+                "logging.level"
+            ]
+        );
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..10).map(|i| (format!("k{i}"), json!(i))).collect();
+        let paths = changed_paths(&json!({}), &serde_json::Value::Object(many));
+        assert_eq!(paths.len(), 9);
+        assert_eq!(paths[8], "+2 more");
+    }
 }

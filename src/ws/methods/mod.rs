@@ -4,6 +4,7 @@
 
 pub(crate) mod agents;
 mod approvals;
+mod audit;
 mod channels;
 pub(crate) mod chat;
 mod config;
@@ -176,8 +177,11 @@ pub async fn dispatch(
         }
     }
     let result = route(&state, &caller, &frame, &early).await;
-    if let Err(e) = &result {
-        tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request failed");
+    match &result {
+        Err(e) => {
+            tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request failed")
+        }
+        Ok(_) => audit::record_control(&state, &caller, &frame.method, &frame.params),
     }
     if let Some(key) = idem {
         let response = CachedResponse {
@@ -226,9 +230,9 @@ async fn route(
         "models.list" => system::models_list(state, p),
         "logs.tail" => system::logs_tail(state, p).await,
         "config.get" => config::get(state),
-        "config.set" => config::set(state, p, config::Mode::Set).await,
-        "config.apply" => config::set(state, p, config::Mode::Apply).await,
-        "config.patch" => config::set(state, p, config::Mode::Patch).await,
+        "config.set" => config::set(state, caller, p, config::Mode::Set).await,
+        "config.apply" => config::set(state, caller, p, config::Mode::Apply).await,
+        "config.patch" => config::set(state, caller, p, config::Mode::Patch).await,
         "device.pair.list" => devices::list(state).await,
         "device.pair.approve" => devices::approve(state, p).await,
         "device.pair.reject" => devices::reject(state, p).await,
@@ -309,6 +313,8 @@ async fn route(
         "hooks.status" => hook_status::status(state, p).await,
         "message.action" => message_action::action(state, p).await,
         "diagnostics.stability" => stability::stability(state, p),
+        "audit.activity.list" => audit::activity_list(state, p).await,
+        "audit.list" => audit::legacy_list(state, p).await,
         other => dashboard::answer(state, other, p)
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }

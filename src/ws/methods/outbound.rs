@@ -246,6 +246,7 @@ pub async fn follow(
         reply_to: None,
         created_ms: ferroclaw_actors::now_ms(),
         finalized: false,
+        chat_type: origin.as_ref().map(|o| o.chat_type.clone()),
     };
     let account = d
         .originating_account_id

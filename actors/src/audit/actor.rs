@@ -1,0 +1,145 @@
+//! `AuditLedger`: takes records from everywhere, keeps those the settings
+//! ask for, and hands them to `AuditDb` in batches (at most one per
+//! `BATCH_EVERY`, or at once when `BATCH_MAX` wait). A query first hands
+//! over what waits, so it sees every record sent before it. At most
+//! `MAX_PENDING` records wait; more are dropped and counted
+//! (`audit_dropped`), never blocking a sender.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::db::{Append, Prune, Read};
+use super::{AuditDb, AuditSettings, DbError, Limits, Page, Query, Record};
+use crate::metrics::Metrics;
+
+const BATCH_EVERY: Duration = Duration::from_millis(100);
+const BATCH_MAX: usize = 256;
+const MAX_PENDING: usize = 4096;
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+pub struct AuditLedger {
+    db: Addr<AuditDb>,
+    settings: AuditSettings,
+    pending: Vec<Record>,
+    timer: Option<SpawnHandle>,
+    metrics: Arc<Metrics>,
+    span: tracing::Span,
+}
+
+impl AuditLedger {
+    /// Opens `<dir>/audit.sqlite` on its own thread.
+    pub fn start(
+        dir: &Path,
+        limits: Limits,
+        settings: AuditSettings,
+        metrics: Arc<Metrics>,
+    ) -> Result<Addr<AuditLedger>, DbError> {
+        let path = dir.join("audit.sqlite");
+        // Opened here first so a failure stops the start; the thread opens
+        // its own connection (the same file) when it starts.
+        drop(AuditDb::open(&path, limits)?);
+        let db = SyncArbiter::start(1, move || open_retrying(&path, limits));
+        Ok(AuditLedger {
+            db,
+            settings,
+            pending: Vec::new(),
+            timer: None,
+            metrics,
+            span: tracing::info_span!("audit_ledger"),
+        }
+        .start())
+    }
+
+    fn hand_over(&mut self, ctx: &mut Context<Self>) {
+        if let Some(t) = self.timer.take() {
+            ctx.cancel_future(t);
+        }
+        if !self.pending.is_empty() {
+            self.db.do_send(Append(std::mem::take(&mut self.pending)));
+        }
+    }
+}
+
+/// The thread's connection. The file opened a moment before, so this
+/// fails only if the disk went away meanwhile: it is tried again then.
+fn open_retrying(path: &Path, limits: Limits) -> AuditDb {
+    loop {
+        match AuditDb::open(path, limits) {
+            Ok(db) => return db,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot open the audit ledger; retrying in 5 s");
+                std::thread::sleep(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+impl Actor for AuditLedger {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(PRUNE_EVERY, |act, _| act.db.do_send(Prune));
+    }
+
+    fn stopping(&mut self, ctx: &mut Context<Self>) -> Running {
+        self.hand_over(ctx);
+        Running::Stop
+    }
+}
+
+impl Handler<Record> for AuditLedger {
+    type Result = ();
+    fn handle(&mut self, msg: Record, ctx: &mut Context<Self>) {
+        if !self.settings.keeps(&msg.activity) {
+            return;
+        }
+        if self.pending.len() >= MAX_PENDING {
+            if self.metrics.audit_dropped.fetch_add(1, Ordering::Relaxed) == 0 {
+                tracing::warn!(parent: &self.span, "audit records dropped: the ledger is behind");
+            }
+            return;
+        }
+        self.pending.push(msg);
+        if self.pending.len() >= BATCH_MAX {
+            self.hand_over(ctx);
+        } else if self.timer.is_none() {
+            self.timer = Some(ctx.run_later(BATCH_EVERY, |act, ctx| {
+                act.timer = None;
+                act.hand_over(ctx);
+            }));
+        }
+    }
+}
+
+/// One page of the ledger.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Page, DbError>")]
+pub struct ListAudit(pub Query);
+
+impl Handler<ListAudit> for AuditLedger {
+    type Result = ResponseFuture<Result<Page, DbError>>;
+    fn handle(&mut self, msg: ListAudit, ctx: &mut Context<Self>) -> Self::Result {
+        self.hand_over(ctx);
+        let read = self.db.send(Read(msg.0));
+        Box::pin(async move { read.await.map_err(|_| DbError::Gone)? })
+    }
+}
+
+/// New `logging.audit` settings (they apply to the records that follow).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SetAuditSettings(pub AuditSettings);
+
+impl Handler<SetAuditSettings> for AuditLedger {
+    type Result = ();
+    fn handle(&mut self, msg: SetAuditSettings, _: &mut Context<Self>) {
+        if msg.0 != self.settings {
+            tracing::info!(parent: &self.span, enabled = msg.0.enabled, messages = ?msg.0.messages, "audit settings changed");
+        }
+        self.settings = msg.0;
+    }
+}

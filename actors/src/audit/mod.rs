@@ -1,0 +1,81 @@
+//! The audit ledger: a bounded, metadata-only record of what the gateway
+//! did, queried newest first (`audit.activity.list`, `audit.list`,
+//! `openclaw audit`). Records: agent runs and tool actions (started,
+//! finished: how), channel messages in and out (opt-in,
+//! `logging.audit.messages`), and ferroclaw's `control` family (approval
+//! decisions, config changes, device and channel pairings, token rotations,
+//! secret reloads, revoked grants), which OpenClaw's v1 schema has no kind
+//! for and which is listed only when asked for by `kind: "control"`.
+//!
+//! Never content: no prompts, message text, tool arguments or results,
+//! command output or error text. Platform ids (accounts, chats, messages,
+//! senders) are stored only as keyed references (`refs.rs`: HMAC-SHA256
+//! under a random key made at the first start and kept in the ledger), so
+//! the ledger tells "the same sender again" without naming anyone.
+//!
+//! One SQLite file, `<state dir>/audit.sqlite`, owned by one thread
+//! (`AuditDb`, a sync actor); `AuditLedger` in front batches records (one
+//! transaction per 100 ms at most) so a turn costs no extra wake-ups.
+//! Best effort, as OpenClaw's: records are written in WAL mode without an
+//! fsync (a process crash keeps what was committed; a crash within the
+//! batch window loses that batch). Kept 30 days and at most 100,000 rows:
+//! older rows are deleted at start, hourly and when a write goes over.
+
+mod actor;
+mod db;
+mod refs;
+mod types;
+
+pub use actor::{AuditLedger, ListAudit, SetAuditSettings};
+pub use db::{AuditDb, DbError, Limits};
+pub use refs::call_id;
+pub use types::*;
+
+use actix::prelude::*;
+
+/// Where recorders send: a handle to the ledger, or nothing (tests and
+/// tools that start parts of the tree without one).
+#[derive(Clone, Default)]
+pub struct AuditLog(Option<Recipient<Record>>);
+
+impl AuditLog {
+    pub fn new(to: Recipient<Record>) -> AuditLog {
+        AuditLog(Some(to))
+    }
+
+    /// A log that records nothing.
+    pub fn off() -> AuditLog {
+        AuditLog(None)
+    }
+
+    pub fn record(&self, activity: Activity) {
+        if let Some(to) = &self.0 {
+            to.do_send(Record {
+                at_ms: crate::now_ms(),
+                activity,
+            });
+        }
+    }
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "AuditLog(on)"
+        } else {
+            "AuditLog(off)"
+        })
+    }
+}
+
+/// One activity to record, as it happened (`at_ms`). Platform ids in it are
+/// raw; the ledger replaces them with keyed references before storing.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct Record {
+    pub at_ms: u64,
+    pub activity: Activity,
+}
+
+#[cfg(test)]
+mod tests;
