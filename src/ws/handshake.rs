@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use ferroclaw_actors::audit::{Activity, ControlActivity, End, Who};
 use ferroclaw_actors::devices::{
     ask_devices, CheckDevice, DeviceClaim, DeviceDecision, DeviceToken, EnsureDeviceToken,
     TokenCheck, VerifyDeviceToken,
@@ -524,6 +525,16 @@ impl Connect<'_> {
         match decision {
             DeviceDecision::Paired(_) => Ok(()),
             DeviceDecision::AutoApproved { request, .. } => {
+                // Approved by the gateway's own rule (a local client, a
+                // scope upgrade on loopback): the ledger says so.
+                gw.audit_log.record(Activity::Control(ControlActivity {
+                    action: "device.pairing.approved".into(),
+                    outcome: End::Succeeded,
+                    actor: Who::System("local-auto-approval".into()),
+                    subject: Some(request.request_id.clone()),
+                    decision: None,
+                    paths: Vec::new(),
+                }));
                 self.state.publish(
                     "device.pair.resolved",
                     json!({
@@ -535,6 +546,14 @@ impl Connect<'_> {
             }
             DeviceDecision::PairingRequired(request) => {
                 let reason = request.reason.as_str();
+                gw.audit_log.record(Activity::Control(ControlActivity {
+                    action: "device.pairing.requested".into(),
+                    outcome: End::Blocked,
+                    actor: Who::System(format!("connect:{}", p.client.id)),
+                    subject: Some(request.request_id.clone()),
+                    decision: None,
+                    paths: Vec::new(),
+                }));
                 self.state.publish(
                     "device.pair.requested",
                     serde_json::to_value(&request).unwrap_or(Value::Null),

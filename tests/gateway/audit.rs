@@ -13,9 +13,10 @@ use serde_json::{json, Value};
 use super::interop::openclaw_env_command;
 use super::telegram::{answers, pairing_code, telegram_config, BOT_TOKEN, LONG};
 use super::validators::Recorded;
+use crate::support::device::Device;
 use crate::support::fake_provider::{FakeProvider, Script};
 use crate::support::fake_telegram::FakeTelegram;
-use crate::support::{admin, final_text, say, Client, TestGateway};
+use crate::support::{admin, device_connect, final_text, say, Client, TestGateway, TOKEN};
 
 async fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
     let mut cmd = openclaw_env_command(gw, home, args);
@@ -268,6 +269,29 @@ async fn control_changes_are_recorded_with_who_and_what_but_no_values() {
     assert!(
         events(&default).iter().all(|e| e["kind"] != "control"),
         "{default}"
+    );
+
+    // A device on this machine, paired by the gateway's own rule.
+    let dev = Device::new(61);
+    let (_, first) = device_connect(&gw, &dev, &["operator.read"], TOKEN).await;
+    assert_eq!(first["ok"], true, "{first}");
+    let control = list(
+        &mut c,
+        "audit.activity.list",
+        json!({"kind": "control", "limit": 1}),
+    )
+    .await;
+    let paired = &control["events"][0];
+    assert_eq!(paired["action"], "device.pairing.approved", "{control}");
+    assert_eq!(
+        paired["actor"],
+        json!({"type": "system", "id": "local-auto-approval"})
+    );
+    // The pairing request's id (a ULID).
+    assert_eq!(
+        paired["subject"].as_str().map(str::len),
+        Some(26),
+        "{paired}"
     );
 
     // `logging.audit.enabled: false` stops new records at once.

@@ -295,6 +295,32 @@ async fn remote_device_needs_pairing_approval_then_connects_and_scope_upgrades_a
         .call("device.pair.reject", json!({"requestId": rid}))
         .await;
     assert_eq!(again["error"]["code"], "INVALID_REQUEST");
+
+    // The audit ledger's story of it, oldest first: who asked, who decided.
+    let control = op
+        .call("audit.activity.list", json!({"kind": "control"}))
+        .await;
+    let story: Vec<(String, String, String)> = control["payload"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| {
+            let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+            (s(&e["action"]), s(&e["actor"]["type"]), s(&e["subject"]))
+        })
+        .collect();
+    let row = |a: &str, who: &str, id: &str| (a.to_string(), who.to_string(), id.to_string());
+    assert_eq!(
+        story,
+        [
+            row("device.pairing.requested", "system", &request_id),
+            row("device.pairing.approved", "operator", &request_id),
+            row("device.pairing.requested", "system", rid),
+            row("device.pairing.rejected", "operator", rid),
+        ],
+        "{control}"
+    );
 }
 
 #[tokio::test]

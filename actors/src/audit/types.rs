@@ -153,8 +153,10 @@ impl Conversation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ControlActivity {
-    /// `approval.resolved`, `config.changed`, `device.pairing.approved`,
-    /// `device.pairing.rejected`, `device.removed`, `device.token.rotated`,
+    /// `approval.resolved`, `config.changed`, `device.pairing.requested`,
+    /// `device.pairing.approved` (by an operator, or by the gateway's own
+    /// rule for local clients), `device.pairing.rejected`,
+    /// `device.removed`, `device.token.rotated`,
     /// `device.token.revoked`, `channel.pairing.requested`,
     /// `channel.pairing.approved`, `secrets.reloaded`, `exec.grant.revoked`.
     pub action: String,
