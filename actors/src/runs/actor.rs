@@ -155,52 +155,36 @@ impl RunRegistry {
             None => live.open_tools.push((call.id.clone(), call.name.clone())),
             Some(_) => live.open_tools.retain(|(id, _)| *id != call.id),
         }
-        self.audit.record(Activity::ToolAction(ToolActivity {
-            agent_id: key.agent_id().to_string(),
-            session_key: key.to_string(),
-            run_id: run_id.to_string(),
-            source_sequence: live.recorded,
-            tool_call_id: (!call.id.is_empty()).then(|| crate::audit::call_id(&call.id)),
-            tool_name: call.name.clone(),
-            end,
-        }));
+        let seq = live.recorded;
+        self.audit
+            .record(tool_record(key, run_id, seq, &call.id, &call.name, end));
     }
 
     /// The end of a started run in the audit, its unfinished tool calls
-    /// first (cancelled by an abort, else of unknown outcome).
+    /// first (cancelled by an abort, else of unknown outcome). A run that
+    /// never started (dropped from its queue) has no records.
     fn record_end(&mut self, run_id: &str, key: &SessionKey, end: End) {
-        let Some(mut live) = self.live.remove(run_id) else {
+        let Some(live) = self.live.get_mut(run_id).filter(|l| l.recorded > 0) else {
             return;
         };
-        if live.recorded == 0 {
-            self.live.insert(run_id.into(), live);
-            return; // never started (dropped from its queue): no run record
-        }
         let tool_end = match end {
             End::Cancelled => End::Cancelled,
             _ => End::Unknown,
         };
-        let mut seq = live.recorded;
         for (id, name) in std::mem::take(&mut live.open_tools) {
-            seq += 1;
-            self.audit.record(Activity::ToolAction(ToolActivity {
-                agent_id: key.agent_id().to_string(),
-                session_key: key.to_string(),
-                run_id: run_id.to_string(),
-                source_sequence: seq,
-                tool_call_id: (!id.is_empty()).then(|| crate::audit::call_id(&id)),
-                tool_name: name,
-                end: Some(tool_end),
-            }));
+            live.recorded += 1;
+            let seq = live.recorded;
+            self.audit
+                .record(tool_record(key, run_id, seq, &id, &name, Some(tool_end)));
         }
+        live.recorded += 1;
         self.audit.record(Activity::AgentRun(RunActivity {
             agent_id: key.agent_id().to_string(),
             session_key: key.to_string(),
             run_id: run_id.to_string(),
-            source_sequence: seq + 1,
+            source_sequence: live.recorded,
             end: Some(end),
         }));
-        self.live.insert(run_id.into(), live);
     }
 
     fn finish(&mut self, run_id: &str, outcome: Outcome, usage: Option<Usage>, stop: &'static str) {
@@ -320,6 +304,26 @@ impl RunRegistry {
         self.count_waiters();
         ticket
     }
+}
+
+/// A tool call's audit record (its id only as a hash).
+fn tool_record(
+    key: &SessionKey,
+    run_id: &str,
+    seq: u64,
+    call_id: &str,
+    name: &str,
+    end: Option<End>,
+) -> Activity {
+    Activity::ToolAction(ToolActivity {
+        agent_id: key.agent_id().to_string(),
+        session_key: key.to_string(),
+        run_id: run_id.to_string(),
+        source_sequence: seq,
+        tool_call_id: (!call_id.is_empty()).then(|| crate::audit::call_id(call_id)),
+        tool_name: name.to_string(),
+        end,
+    })
 }
 
 /// A stored run record as a result (an `ok` one's text is in the

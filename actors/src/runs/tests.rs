@@ -333,3 +333,101 @@ async fn news_and_run_events_reach_the_edge_in_the_order_the_session_sent_them()
     }
     assert_eq!(got, ["event", "news", "event", "news"]);
 }
+
+/// Where a test's audit records go.
+struct Ledger(mpsc::UnboundedSender<crate::audit::Record>);
+impl Actor for Ledger {
+    type Context = Context<Self>;
+}
+impl Handler<crate::audit::Record> for Ledger {
+    type Result = ();
+    fn handle(&mut self, msg: crate::audit::Record, _: &mut Context<Self>) {
+        let _ = self.0.send(msg);
+    }
+}
+
+#[actix::test]
+async fn every_started_run_and_tool_call_is_recorded_ended_once() {
+    use crate::audit::{Activity, AuditLog, End};
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, _edge) = mpsc::unbounded_channel();
+    let (order_tx, _order) = mpsc::unbounded_channel();
+    let edge = Edge(tx, order_tx).start();
+    let (rec_tx, mut records) = mpsc::unbounded_channel();
+    let reg = RunRegistry::new(
+        Store::open(dir.path()).unwrap(),
+        std::sync::Arc::new(Metrics::default()),
+        edge.clone().recipient(),
+        edge.recipient(),
+    )
+    .with_audit(AuditLog::new(Ledger(rec_tx).start().recipient()))
+    .start();
+    let send = |event: RunEvent| {
+        reg.do_send(SessionEvent {
+            session_key: crate::ids::SessionKey::stored(KEY),
+            verbose: "off".into(),
+            event,
+        })
+    };
+    let call = |id: &str| crate::provider::ToolCall {
+        id: id.into(),
+        name: "exec".into(),
+        arguments: serde_json::json!({"command": "sleep 9"}),
+    };
+    // Aborted mid-tool, after a restart from its last step (a second
+    // `Started`); a timed-out one; one dropped from its queue unstarted.
+    for e in [
+        RunEvent::Started { run_id: "a".into() },
+        RunEvent::ToolStarted {
+            run_id: "a".into(),
+            call: call("c1"),
+        },
+        RunEvent::Started { run_id: "a".into() },
+        RunEvent::Aborted {
+            run_id: "a".into(),
+            text: String::new(),
+        },
+        RunEvent::Started { run_id: "t".into() },
+        RunEvent::Failed {
+            run_id: "t".into(),
+            error: "timed out".into(),
+            kind: FailureKind::Timeout,
+        },
+        RunEvent::Queued {
+            run_id: "q".into(),
+            message_id: "q".into(),
+        },
+        RunEvent::Failed {
+            run_id: "q".into(),
+            error: "dropped".into(),
+            kind: FailureKind::Dropped,
+        },
+    ] {
+        send(e);
+    }
+    // The registry answers in order: after this, every record was sent.
+    reg.send(BusySessions).await.unwrap();
+    let mut got = Vec::new();
+    while let Ok(r) = records.try_recv() {
+        got.push(match r.activity {
+            Activity::AgentRun(a) => (a.run_id, "run", a.end, a.source_sequence),
+            Activity::ToolAction(t) => {
+                assert!(t.tool_call_id.unwrap().starts_with("sha256:"));
+                (t.run_id, "tool", t.end, t.source_sequence)
+            }
+            other => panic!("{other:?}"),
+        });
+    }
+    let row = |id: &str, what, end, seq| (id.to_string(), what, end, seq);
+    assert_eq!(
+        got,
+        [
+            row("a", "run", None, 1),
+            row("a", "tool", None, 2),
+            row("a", "tool", Some(End::Cancelled), 3),
+            row("a", "run", Some(End::Cancelled), 4),
+            row("t", "run", None, 1),
+            row("t", "run", Some(End::TimedOut), 2),
+        ]
+    );
+}
