@@ -64,6 +64,12 @@ const CLAIMED: &[(&str, Via, &str)] = &[
     ("secrets reload", Via::Flags, "Secrets reloaded"),
     ("users list", Via::Flags, "No user profiles found."),
     ("audit --kind agent_run", Via::Env, "TIME\tKIND\tDIRECTION"),
+    // ferroclaw keeps no execution identity: the CLI's own answer to that.
+    (
+        "audit --run parity --explain",
+        Via::Env,
+        "Reason: gateway_upgrade_required",
+    ),
     ("update status", Via::Env, "update status"),
 ];
 
