@@ -3,8 +3,10 @@
 //! HTTP status) here, in `WireError`'s implementations.
 
 use ferroclaw_actors::approvals::ApprovalError;
+use ferroclaw_actors::audit::DbError;
 use ferroclaw_actors::channels::ChannelSendError;
 use ferroclaw_actors::cron::CronError;
+use ferroclaw_actors::gateway::SecretsError;
 use ferroclaw_actors::ids::SessionKeyError;
 use ferroclaw_actors::memory::IndexError;
 use ferroclaw_actors::session::SessionError;
@@ -175,6 +177,26 @@ impl WireError for ChannelSendError {
     }
 }
 
+/// The audit ledger: its file failed (retry), or it is not running.
+impl WireError for DbError {
+    fn code(&self) -> ErrorCode {
+        ErrorCode::Unavailable
+    }
+    fn retry_after_ms(&self) -> Option<u64> {
+        matches!(self, DbError::Sql(_)).then_some(STORE_RETRY_MS)
+    }
+}
+
+/// `secrets.reload`: a credential file that cannot be read (fix it, retry).
+impl WireError for SecretsError {
+    fn code(&self) -> ErrorCode {
+        ErrorCode::Unavailable
+    }
+    fn message(&self) -> String {
+        format!("secrets.reload failed: {self}")
+    }
+}
+
 /// `{code, message, details?, retryable?, retryAfterMs?}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -292,5 +314,15 @@ mod tests {
         let unknown = ErrorShape::from_error(&ChannelSendError::Unknown);
         assert_eq!(unknown.code, ErrorCode::Unavailable);
         assert!(unknown.message.starts_with("send failed: no answer"));
+        let ledger = ErrorShape::from_error(&DbError::Gone);
+        assert_eq!(
+            (ledger.code, ledger.retry_after_ms),
+            (ErrorCode::Unavailable, None)
+        );
+        let secrets = ErrorShape::from_error(&SecretsError::Read("no file".into()));
+        assert_eq!(
+            secrets.message,
+            "secrets.reload failed: cannot read the credentials: no file"
+        );
     }
 }

@@ -153,7 +153,9 @@ async fn list(
         }
     }
     let Some(ledger) = &state.gateway.audit else {
-        return Err(ErrorShape::unavailable("the audit ledger is not running"));
+        return Err(ErrorShape::from_error(
+            &ferroclaw_actors::audit::DbError::Gone,
+        ));
     };
     let q = Query {
         agent_id: p.agent_id,
@@ -172,11 +174,8 @@ async fn list(
     ledger
         .send(ListAudit(q))
         .await
-        .map_err(|_| ErrorShape::unavailable("the audit ledger is not running"))?
-        .map_err(|e| {
-            tracing::error!(error = %e, "audit ledger read failed");
-            ErrorShape::unavailable(e.to_string())
-        })
+        .map_err(|_| ErrorShape::from_error(&ferroclaw_actors::audit::DbError::Gone))?
+        .map_err(|e| ErrorShape::from_error(&e))
 }
 
 /// Methods whose success is a control record: (method, action, the param

@@ -20,6 +20,6 @@ pub async fn reload(state: &SharedState, p: &Value) -> MethodResult {
         .send(ReloadSecrets)
         .await
         .map_err(down)?
-        .map_err(|e| ErrorShape::unavailable(format!("secrets.reload failed: {e}")))?;
+        .map_err(|e| ErrorShape::from_error(&e))?;
     json(json!({ "ok": true, "warningCount": warnings.len() }))
 }

@@ -43,7 +43,7 @@ pub async fn status(state: &SharedState) -> MethodResult {
         .send(ListSessions)
         .await
         .map_err(|_| ErrorShape::unavailable("sessions unavailable"))?
-        .map_err(|e| ErrorShape::unavailable(format!("sessions unavailable: {e}")))?;
+        .map_err(|e| ErrorShape::from_error(&e))?;
     let now = ferroclaw_actors::now_ms();
     let beat = state
         .gateway

@@ -94,7 +94,7 @@ async fn runs(state: &SharedState, start: u64, end: u64) -> Result<Vec<RunUsage>
         .send(asked)
         .await
         .map_err(|_| ErrorShape::unavailable("the usage reader stopped"))?
-        .map_err(|e| ErrorShape::unavailable(format!("cannot read usage: {e}")))
+        .map_err(|e| ErrorShape::from_error(&e))
         .map(|rows| {
             rows.into_iter()
                 .filter(|r| (start..=end).contains(&r.at_ms))
