@@ -1,6 +1,7 @@
 //! ferroclaw-actors: the gateway's actor tree (sessions, runs, lanes,
 //! providers, tools, approvals, channels, cron and the heartbeat, memory,
-//! devices, presence, the event bus, the root) and its store. It knows
+//! devices, presence, the event bus, the audit ledger, the root) and its
+//! store. It knows
 //! nothing of HTTP or wire frames: `src/` turns its typed values into
 //! OpenClaw protocol frames. `tree.rs` starts it; see ARCHITECTURE.md.
 
