@@ -342,6 +342,8 @@ fn main() {
                         seen.finals += 1;
                         done = true;
                     }
+                    // OpenClaw's run status (`starting_model`) is no end.
+                    Some("status") => {}
                     Some(_) => {
                         seen.errors += 1;
                         done = true;
