@@ -13,7 +13,8 @@
 //! `/proc/<pid>/stat`), context switches per turn (every thread's
 //! voluntary + involuntary, from `/proc/<pid>/task/*/status`), heap
 //! allocations per turn and per token (`bench/alloc_count.c`, built with
-//! `cc` and preloaded; skipped without a C compiler), and the chat.send ack
+//! `cc` and preloaded; skipped without a C compiler), the store's writes,
+//! flushes and bytes flushed per turn (its `/metrics` counters), and the chat.send ack
 //! and send -> final latencies at p50/p99. Knobs: `FERROCLAW_BENCH_LONG`
 //! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_PERF=<dir>`
 //! (a `perf record` of each build's long case), `FERROCLAW_BENCH_PERF_STAT=1`
@@ -194,14 +195,43 @@ struct Mark {
     ticks: u64,
     switches: u64,
     allocs: Option<u64>,
+    /// The store's writes, flushes and bytes flushed (ferroclaw's `/metrics`).
+    store: Option<[i64; 3]>,
 }
 
-fn mark(pid: u32, count_file: &Path) -> Mark {
-    Mark {
+/// The store counters of ferroclaw's `/metrics`, in one request.
+fn store_counters(addr: &str) -> Option<[i64; 3]> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).ok()?;
+    let get = |name: &str| -> Option<i64> {
+        body.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+    };
+    Some([
+        get("ferroclaw_store_writes_total")?,
+        get("ferroclaw_store_flushes_total")?,
+        get("ferroclaw_store_bytes_flushed_total")?,
+    ])
+}
+
+/// The counters before a case (`/metrics` read first) or after it (read
+/// last), so its own request is never counted in the case.
+fn mark(pid: u32, count_file: &Path, addr: &str, before: bool) -> Mark {
+    let early = before.then(|| store_counters(addr)).flatten();
+    let mut m = Mark {
         allocs: allocations(count_file),
         ticks: cpu_ticks(pid),
         switches: context_switches(pid),
+        store: early,
+    };
+    if !before {
+        m.store = store_counters(addr);
     }
+    m
 }
 
 fn p(sorted: &[Duration], q: f64) -> f64 {
@@ -350,6 +380,15 @@ fn line(c: Case, acks: &[Duration], finals: &[Duration]) -> Figures {
         }
         _ => "allocs: n/a".into(),
     };
+    let store = match (a.store, b.store) {
+        (Some(x), Some(y)) => format!(
+            "  store {:.1} writes {:.1} flushes {:.1} KB flushed /turn",
+            (y[0] - x[0]) as f64 / n as f64,
+            (y[1] - x[1]) as f64 / n as f64,
+            (y[2] - x[2]) as f64 / 1024.0 / n as f64,
+        ),
+        _ => String::new(),
+    };
     println!(
         "{build:<7} {case:<18} cpu {cpu_ms:>7.2} ms/turn  ctx-switches {cs:>7.1}/turn  {allocs}  ack p50 {:.2} p99 {:.2} ms  final p50 {:.2} p99 {:.2} ms",
         p(acks, 0.5),
@@ -357,6 +396,9 @@ fn line(c: Case, acks: &[Duration], finals: &[Duration]) -> Figures {
         p(finals, 0.5),
         p(finals, 0.99),
     );
+    if !store.is_empty() {
+        println!("{build:<7} {case:<18}{store}");
+    }
     (cpu_ms, cs, p(finals, 0.5))
 }
 
@@ -481,9 +523,9 @@ async fn cases(
 
     let short = 100;
     let ins = PerfStat::start(pid, dir, "short");
-    let a = mark(pid, &count);
+    let a = mark(pid, &count, addr, true);
     let (acks, finals) = turns(&mut c, short, |i| format!("short-{i}"), "short").await;
-    let b = mark(pid, &count);
+    let b = mark(pid, &count, addr, false);
     if let Some(n) = ins.and_then(PerfStat::stop) {
         println!(
             "{build:<7} 16 tokens, fresh   cpu (task-clock) {:.3} ms/turn",
@@ -524,9 +566,9 @@ async fn cases(
             .expect("perf runs")
     });
     let ins = PerfStat::start(pid, dir, "long");
-    let a = mark(pid, &count);
+    let a = mark(pid, &count, addr, true);
     let (acks, finals) = turns(&mut c, n, |_| "long".to_string(), "long").await;
-    let b = mark(pid, &count);
+    let b = mark(pid, &count, addr, false);
     if let Some(i) = ins.and_then(PerfStat::stop) {
         println!(
             "{build:<7} {long} tokens x{n}    cpu (task-clock) {:.3} ms/turn",

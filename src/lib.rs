@@ -118,7 +118,10 @@ pub async fn start(
             .map_err(|e| StartError::Config(e.to_string()))?,
     };
     let store = Store::open(&opts.state_dir)?;
-    let metrics = Arc::new(Metrics::default());
+    let metrics = Arc::new(Metrics {
+        store: store.stats(),
+        ..Metrics::default()
+    });
     let self_entry = PresenceEntry {
         ts: ferroclaw_actors::now_ms(),
         host: Some(hostname()),

@@ -59,6 +59,8 @@ pub struct Metrics {
     pub waits_refused: AtomicU64,
     /// Audit records dropped because the ledger was behind.
     pub audit_dropped: AtomicU64,
+    /// The store's writes and flushes (its own counters, shared).
+    pub store: std::sync::Arc<crate::store::StoreStats>,
     /// Connections watching sessions (`sessions.subscribe`,
     /// `sessions.messages.subscribe`); at 0 sessions tell no one.
     pub session_watchers: AtomicI64,
@@ -89,6 +91,7 @@ impl Default for Metrics {
             waiters: AtomicI64::new(0),
             waits_refused: AtomicU64::new(0),
             audit_dropped: AtomicU64::new(0),
+            store: Default::default(),
             session_watchers: AtomicI64::new(0),
             stability: Default::default(),
         }

@@ -188,6 +188,30 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         "agent.wait calls refused at the waiter bound (retryable).",
         &[("", get(&m.waits_refused))],
     );
+    for (name, help, v) in [
+        (
+            "ferroclaw_store_writes_total",
+            "Store writes (puts, batches, removes, transactions).",
+            &m.store.writes,
+        ),
+        (
+            "ferroclaw_store_bytes_written_total",
+            "Bytes of values encoded for store writes.",
+            &m.store.bytes_written,
+        ),
+        (
+            "ferroclaw_store_flushes_total",
+            "Store durability points (flushes).",
+            &m.store.flushes,
+        ),
+        (
+            "ferroclaw_store_bytes_flushed_total",
+            "Bytes the store wrote out at its flushes.",
+            &m.store.bytes_flushed,
+        ),
+    ] {
+        metric(name, "counter", help, &[("", get(v))]);
+    }
     metric(
         "ferroclaw_audit_dropped_total",
         "counter",

@@ -6,6 +6,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub mod faults;
@@ -171,9 +172,30 @@ pub struct Store {
     inner: Arc<Inner>,
 }
 
+/// What the store did since it opened (`/metrics`, the turn bench).
+#[derive(Debug, Default)]
+pub struct StoreStats {
+    /// Write operations: puts, batches, removes and transactions.
+    pub writes: AtomicU64,
+    /// Bytes of values encoded for those writes.
+    pub bytes_written: AtomicU64,
+    /// Durability points asked for (`flush`), and the bytes sled wrote out for them.
+    pub flushes: AtomicU64,
+    pub bytes_flushed: AtomicU64,
+}
+
+impl StoreStats {
+    fn wrote(&self, bytes: usize) {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        self.bytes_written
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+}
+
 struct Inner {
     db: sled::Db,
     faults: faults::Faults,
+    stats: Arc<StoreStats>,
     /// One flush at a time (see `flush`).
     flush_lock: tokio::sync::Mutex<()>,
     trees: Vec<sled::Tree>,
@@ -216,6 +238,7 @@ impl Store {
             inner: Arc::new(Inner {
                 db,
                 faults: faults::Faults::default(),
+                stats: Arc::default(),
                 flush_lock: tokio::sync::Mutex::new(()),
                 trees,
                 dir: state_dir.to_path_buf(),
@@ -226,6 +249,11 @@ impl Store {
 
     pub fn dir(&self) -> &Path {
         &self.inner.dir
+    }
+
+    /// The store's counters (shared: they go on counting).
+    pub fn stats(&self) -> Arc<StoreStats> {
+        self.inner.stats.clone()
     }
 
     /// Faults a test injects (the next writes or flushes fail).
@@ -261,6 +289,7 @@ impl Store {
             v: VALUE_VERSION,
             data: value,
         })?;
+        self.inner.stats.wrote(bytes.len());
         self.tree(tree).insert(key.as_bytes(), bytes)?;
         Ok(())
     }
@@ -273,13 +302,16 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.writable()?;
         let mut batch = sled::Batch::default();
+        let mut total = 0;
         for (key, value) in items {
             let bytes = serde_json::to_vec(&EnvelopeOut {
                 v: VALUE_VERSION,
                 data: value,
             })?;
+            total += bytes.len();
             batch.insert(key.as_bytes(), bytes);
         }
+        self.inner.stats.wrote(total);
         self.tree(tree).apply_batch(batch)?;
         Ok(())
     }
@@ -287,6 +319,7 @@ impl Store {
     /// Removes a key; true when it existed.
     pub fn remove(&self, tree: Tree, key: &str) -> Result<bool, StoreError> {
         self.writable()?;
+        self.inner.stats.wrote(0);
         Ok(self.tree(tree).remove(key.as_bytes())?.is_some())
     }
 
@@ -379,6 +412,11 @@ impl Store {
             };
             encoded.push((*tree as usize, key.as_bytes(), bytes));
         }
+        let total = encoded
+            .iter()
+            .map(|(_, _, b)| b.as_ref().map_or(0, Vec::len))
+            .sum();
+        self.inner.stats.wrote(total);
         // Only the trees written take part (a transaction over all of them
         // costs every tree's lock).
         let mut used: Vec<usize> = encoded.iter().map(|(t, _, _)| *t).collect();
@@ -430,12 +468,17 @@ impl Store {
                 source: faults::injected("flush"),
             });
         }
-        tokio::task::spawn_blocking(move || db.flush())
+        let flushed = tokio::task::spawn_blocking(move || db.flush())
             .await
             .map_err(|e| StoreError::Io {
                 dir,
                 source: std::io::Error::other(e.to_string()),
             })??;
+        let stats = &self.inner.stats;
+        stats.flushes.fetch_add(1, Ordering::Relaxed);
+        stats
+            .bytes_flushed
+            .fetch_add(flushed as u64, Ordering::Relaxed);
         Ok(())
     }
 }
