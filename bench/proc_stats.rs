@@ -15,12 +15,22 @@ pub fn status_kb(pid: u32, field: &str) -> u64 {
 
 /// One sample of the gateway's `/metrics` (plain HTTP/1.0 on loopback).
 pub fn metric(addr: &str, name: &str) -> Option<i64> {
+    metric_in(&metrics(addr)?, name)
+}
+
+/// The gateway's whole `/metrics` answer, for several values of one sample.
+pub fn metrics(addr: &str) -> Option<String> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).ok()?;
     s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
         .ok()?;
     let mut body = String::new();
     s.read_to_string(&mut body).ok()?;
+    Some(body)
+}
+
+/// One value of a `/metrics` answer.
+pub fn metric_in(body: &str, name: &str) -> Option<i64> {
     body.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
 }

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use proc_stats::{env_usize, Gateway};
+use proc_stats::{env_usize, metric_in, metrics, Gateway};
 use serde_json::json;
 use support::fake_provider::{FakeProvider, Script};
 use support::{connect_params, Client};
@@ -201,20 +201,11 @@ struct Mark {
 
 /// The store counters of ferroclaw's `/metrics`, in one request.
 fn store_counters(addr: &str) -> Option<[i64; 3]> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).ok()?;
-    s.write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
-        .ok()?;
-    let mut body = String::new();
-    s.read_to_string(&mut body).ok()?;
-    let get = |name: &str| -> Option<i64> {
-        body.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
-    };
+    let body = metrics(addr)?;
     Some([
-        get("ferroclaw_store_writes_total")?,
-        get("ferroclaw_store_flushes_total")?,
-        get("ferroclaw_store_bytes_flushed_total")?,
+        metric_in(&body, "ferroclaw_store_writes_total")?,
+        metric_in(&body, "ferroclaw_store_flushes_total")?,
+        metric_in(&body, "ferroclaw_store_bytes_flushed_total")?,
     ])
 }
 
