@@ -159,16 +159,13 @@ impl Gateway {
             crate::audit::AuditSettings::from_settings(&settings.logging.audit),
             metrics.clone(),
         ) {
-            Ok(a) => Some(a),
+            Ok((addr, log)) => (Some(addr), log),
             Err(e) => {
                 tracing::error!(error = %e, "the audit ledger cannot open: nothing is recorded");
-                None
+                (None, crate::audit::AuditLog::off())
             }
         };
-        let audit_log = audit
-            .as_ref()
-            .map(|a| crate::audit::AuditLog::new(a.clone().recipient()))
-            .unwrap_or_default();
+        let (audit, audit_log) = audit;
         let runs = RunRegistry::new(
             store.clone(),
             metrics.clone(),

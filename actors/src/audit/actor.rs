@@ -6,14 +6,14 @@
 //! (`audit_dropped`), never blocking a sender.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
 
 use super::db::{Append, Prune, Read};
-use super::{AuditDb, AuditSettings, DbError, Limits, Page, Query, Record};
+use super::{AuditDb, AuditLog, AuditSettings, DbError, Limits, Page, Query, Record};
 use crate::metrics::Metrics;
 
 const BATCH_EVERY: Duration = Duration::from_millis(100);
@@ -24,6 +24,8 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 pub struct AuditLedger {
     db: Addr<AuditDb>,
     settings: AuditSettings,
+    /// Shared with every `AuditLog`: message records are wanted.
+    messages: Arc<AtomicBool>,
     pending: Vec<Record>,
     timer: Option<SpawnHandle>,
     metrics: Arc<Metrics>,
@@ -37,21 +39,25 @@ impl AuditLedger {
         limits: Limits,
         settings: AuditSettings,
         metrics: Arc<Metrics>,
-    ) -> Result<Addr<AuditLedger>, DbError> {
+    ) -> Result<(Addr<AuditLedger>, AuditLog), DbError> {
         let path = dir.join("audit.sqlite");
         // Opened here first so a failure stops the start; the thread opens
         // its own connection (the same file) when it starts.
         drop(AuditDb::open(&path, limits)?);
         let db = SyncArbiter::start(1, move || open_retrying(&path, limits));
-        Ok(AuditLedger {
+        let messages = Arc::new(AtomicBool::new(settings.keeps_messages()));
+        let addr = AuditLedger {
             db,
             settings,
+            messages: messages.clone(),
             pending: Vec::new(),
             timer: None,
             metrics,
             span: tracing::info_span!("audit_ledger"),
         }
-        .start())
+        .start();
+        let log = AuditLog::new(addr.clone().recipient(), messages);
+        Ok((addr, log))
     }
 
     fn hand_over(&mut self, ctx: &mut Context<Self>) {
@@ -141,5 +147,7 @@ impl Handler<SetAuditSettings> for AuditLedger {
             tracing::info!(parent: &self.span, enabled = msg.0.enabled, messages = ?msg.0.messages, "audit settings changed");
         }
         self.settings = msg.0;
+        self.messages
+            .store(self.settings.keeps_messages(), Ordering::Relaxed);
     }
 }

@@ -31,25 +31,42 @@ pub use db::{AuditDb, DbError, Limits};
 pub use refs::call_id;
 pub use types::*;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use actix::prelude::*;
 
 /// Where recorders send: a handle to the ledger, or nothing (tests and
 /// tools that start parts of the tree without one).
 #[derive(Clone, Default)]
-pub struct AuditLog(Option<Recipient<Record>>);
+pub struct AuditLog {
+    to: Option<Recipient<Record>>,
+    /// Whether the ledger keeps message records now (set by the ledger
+    /// from `logging.audit`): channels build none otherwise.
+    messages: Arc<AtomicBool>,
+}
 
 impl AuditLog {
-    pub fn new(to: Recipient<Record>) -> AuditLog {
-        AuditLog(Some(to))
+    pub fn new(to: Recipient<Record>, messages: Arc<AtomicBool>) -> AuditLog {
+        AuditLog {
+            to: Some(to),
+            messages,
+        }
     }
 
     /// A log that records nothing.
     pub fn off() -> AuditLog {
-        AuditLog(None)
+        AuditLog::default()
+    }
+
+    /// Whether message records are wanted (a channel skips building them
+    /// otherwise: no work on its hot path while message auditing is off).
+    pub fn wants_messages(&self) -> bool {
+        self.to.is_some() && self.messages.load(Ordering::Relaxed)
     }
 
     pub fn record(&self, activity: Activity) {
-        if let Some(to) = &self.0 {
+        if let Some(to) = &self.to {
             to.do_send(Record {
                 at_ms: crate::now_ms(),
                 activity,
@@ -60,7 +77,7 @@ impl AuditLog {
 
 impl std::fmt::Debug for AuditLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
+        f.write_str(if self.to.is_some() {
             "AuditLog(on)"
         } else {
             "AuditLog(off)"

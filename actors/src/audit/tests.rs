@@ -257,3 +257,39 @@ fn settings_decide_what_is_kept() {
     };
     assert!(!disabled.keeps(&control(0).activity));
 }
+
+#[actix::test]
+async fn channels_build_message_records_only_while_the_ledger_keeps_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let off = AuditSettings {
+        enabled: true,
+        messages: MessageMode::Off,
+    };
+    let (ledger, log) = AuditLedger::start(
+        dir.path(),
+        Limits::default(),
+        off,
+        std::sync::Arc::new(crate::metrics::Metrics::default()),
+    )
+    .expect("starts");
+    assert!(!log.wants_messages());
+    let all = AuditSettings {
+        messages: MessageMode::All,
+        ..off
+    };
+    ledger
+        .send(SetAuditSettings(all))
+        .await
+        .expect("ledger runs");
+    assert!(log.wants_messages(), "a config change applies at once");
+    let stopped = AuditSettings {
+        enabled: false,
+        ..all
+    };
+    ledger
+        .send(SetAuditSettings(stopped))
+        .await
+        .expect("ledger runs");
+    assert!(!log.wants_messages(), "a disabled ledger wants nothing");
+    assert!(!AuditLog::off().wants_messages());
+}

@@ -328,6 +328,11 @@ impl AuditSettings {
         }
     }
 
+    /// Whether channel message records are kept.
+    pub fn keeps_messages(&self) -> bool {
+        self.enabled && self.messages != MessageMode::Off
+    }
+
     /// Whether this activity is recorded under these settings.
     pub fn keeps(&self, a: &Activity) -> bool {
         if !self.enabled {

@@ -213,8 +213,10 @@ impl<O: Outlet> Deliverer<O> {
                 self.send_item(d, item).await?;
             }
         }
-        let items = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?;
-        self.audit.record(outbound_record(self.channel, d, &items));
+        if self.audit.wants_messages() {
+            let items = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?;
+            self.audit.record(outbound_record(self.channel, d, &items));
+        }
         ledger::delivered(&self.store, &d.account, &d.run_id)?;
         self.store.flush().await
     }

@@ -481,6 +481,9 @@ impl<O: Outlet> HandOver<O> {
 
     /// The message in the audit: metadata and keyed ids, never its text.
     fn record(&self, inc: &Incoming, outcome: Inbound, d: Option<&Delivery>) {
+        if !self.deps.audit.wants_messages() {
+            return;
+        }
         self.deps.audit.record(Activity::Message(MessageActivity {
             channel: self.cfg.channel.to_string(),
             conversation: dispatch::conversation(Some(&inc.chat_type)),

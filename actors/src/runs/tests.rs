@@ -360,7 +360,10 @@ async fn every_started_run_and_tool_call_is_recorded_ended_once() {
         edge.clone().recipient(),
         edge.recipient(),
     )
-    .with_audit(AuditLog::new(Ledger(rec_tx).start().recipient()))
+    .with_audit(AuditLog::new(
+        Ledger(rec_tx).start().recipient(),
+        Default::default(),
+    ))
     .start();
     let send = |event: RunEvent| {
         reg.do_send(SessionEvent {
