@@ -201,8 +201,13 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         ),
         (
             "ferroclaw_store_flushes_total",
-            "Store durability points (flushes).",
+            "Store flushes (sled syncing its log).",
             &m.store.flushes,
+        ),
+        (
+            "ferroclaw_store_flushes_shared_total",
+            "Durability points answered by another caller's flush (group commit) or with nothing new to flush.",
+            &m.store.flushes_shared,
         ),
         (
             "ferroclaw_store_bytes_flushed_total",

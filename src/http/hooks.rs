@@ -183,7 +183,11 @@ async fn handle(
         let _ = ask_idempotency(
             &state.gateway.idempotency,
             &state.gateway.metrics,
-            RecordIdempotent { key: k, response },
+            RecordIdempotent {
+                key: k,
+                response,
+                durable: true,
+            },
         )
         .await;
     }

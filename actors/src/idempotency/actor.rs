@@ -83,9 +83,13 @@ impl Handler<RecordIdempotent> for IdempotencyActor {
         let evicted = self.cache.insert(msg.key, msg.response);
         self.forget(&evicted);
         let store = self.store.clone();
+        let durable = msg.durable;
         Box::pin(async move {
             put?;
-            store.flush().await
+            if durable {
+                store.flush().await?;
+            }
+            Ok(())
         })
     }
 }

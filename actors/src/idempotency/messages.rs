@@ -12,10 +12,15 @@ pub struct LookupIdempotent {
     pub key: String,
 }
 
-/// Records a response; resolves once it is durable.
+/// Records a response; resolves once it is durable, or at once when
+/// `durable` is false: the record then rides the next flush (for a call
+/// whose effect is deduplicated durably by itself, as `chat.send` is by the
+/// session keeping its message id: a retry after a crash that lost the
+/// record is still answered with the same run).
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(), StoreError>")]
 pub struct RecordIdempotent {
     pub key: String,
     pub response: CachedResponse,
+    pub durable: bool,
 }

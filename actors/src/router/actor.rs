@@ -108,19 +108,11 @@ impl Actor for RouterActor {
 }
 
 impl Handler<GetSession> for RouterActor {
-    type Result = ResponseFuture<Result<(Addr<SessionActor>, SessionEntry), StoreError>>;
+    type Result = Result<(Addr<SessionActor>, SessionEntry), StoreError>;
     fn handle(&mut self, msg: GetSession, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let store = self.deps.store.clone();
-        let key = msg.key.as_str().to_string();
-        let result = self.session(&key, ctx);
-        Box::pin(async move {
-            let (addr, entry, created) = result?;
-            if created {
-                store.flush().await?;
-            }
-            Ok((addr, entry))
-        })
+        let (addr, entry, _) = self.session(msg.key.as_str(), ctx)?;
+        Ok((addr, entry))
     }
 }
 

@@ -7,7 +7,11 @@ use crate::inbound::SessionKey;
 use crate::session::{SessionActor, SessionEntry};
 use crate::store::StoreError;
 
-/// The session for a key (created when new). Reply: its address and entry.
+/// The session for a key (created when new). Reply: its address and entry,
+/// at once: a row made here is not flushed by itself but by the first
+/// change stored in the session (each flushes before it answers), so a
+/// `chat.send` to a new key costs one flush, not two. A crash before that
+/// loses only an empty session row.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<(Addr<SessionActor>, SessionEntry), StoreError>")]
 pub struct GetSession {

@@ -179,9 +179,13 @@ pub struct StoreStats {
     pub writes: AtomicU64,
     /// Bytes of values encoded for those writes.
     pub bytes_written: AtomicU64,
-    /// Durability points asked for (`flush`), and the bytes sled wrote out for them.
+    /// Flushes sled did, and the bytes it wrote out for them.
     pub flushes: AtomicU64,
     pub bytes_flushed: AtomicU64,
+    /// Durability points answered without a flush of their own: covered by
+    /// a flush that began after their writes (group commit), or with
+    /// nothing written since the last flush.
+    pub flushes_shared: AtomicU64,
 }
 
 impl StoreStats {
@@ -198,6 +202,10 @@ struct Inner {
     stats: Arc<StoreStats>,
     /// One flush at a time (see `flush`).
     flush_lock: tokio::sync::Mutex<()>,
+    /// Writes landed so far, and how many of them the last finished flush
+    /// covered: a caller whose writes are covered needs no flush.
+    landed: AtomicU64,
+    durable: AtomicU64,
     trees: Vec<sled::Tree>,
     dir: PathBuf,
     _lock: File,
@@ -240,6 +248,8 @@ impl Store {
                 faults: faults::Faults::default(),
                 stats: Arc::default(),
                 flush_lock: tokio::sync::Mutex::new(()),
+                landed: AtomicU64::new(0),
+                durable: AtomicU64::new(0),
                 trees,
                 dir: state_dir.to_path_buf(),
                 _lock: lock,
@@ -291,6 +301,7 @@ impl Store {
         })?;
         self.inner.stats.wrote(bytes.len());
         self.tree(tree).insert(key.as_bytes(), bytes)?;
+        self.landed();
         Ok(())
     }
 
@@ -313,6 +324,7 @@ impl Store {
         }
         self.inner.stats.wrote(total);
         self.tree(tree).apply_batch(batch)?;
+        self.landed();
         Ok(())
     }
 
@@ -320,7 +332,9 @@ impl Store {
     pub fn remove(&self, tree: Tree, key: &str) -> Result<bool, StoreError> {
         self.writable()?;
         self.inner.stats.wrote(0);
-        Ok(self.tree(tree).remove(key.as_bytes())?.is_some())
+        let existed = self.tree(tree).remove(key.as_bytes())?.is_some();
+        self.landed();
+        Ok(existed)
     }
 
     /// Every entry of a tree whose key starts with `prefix`, in key order.
@@ -427,7 +441,7 @@ impl Store {
             .into_iter()
             .map(|(t, k, v)| (used.iter().position(|u| *u == t).unwrap_or(0), k, v))
             .collect();
-        trees
+        let done = trees
             .as_slice()
             .transaction(|views| {
                 for (tree, key, bytes) in &encoded {
@@ -447,34 +461,61 @@ impl Store {
                 TransactionError::Abort(()) => {
                     StoreError::Sled(sled::Error::Unsupported("transaction aborted".into()))
                 }
-            })
+            });
+        self.landed();
+        done
+    }
+
+    /// A write has landed in sled (counted after it, so a flush that reads
+    /// the count covers every write it counts).
+    fn landed(&self) {
+        self.inner.landed.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Durability point: resolves once everything written so far is on disk.
+    ///
+    /// Group commit: one flush at a time, and a caller whose writes a flush
+    /// has covered (one that began after them, finished while the caller
+    /// waited its turn) returns without its own; so concurrent turns share
+    /// flushes, and a caller with nothing written since the last flush
+    /// costs none.
     ///
     /// Not sled's `flush_async`: it parks sled's own IO threads until the log
     /// is stable, and the buffer writes that make it stable need those same
     /// threads, so concurrent flushes deadlocked the store (seen with 50
     /// parallel chats; stack dump in the issue notes). The synchronous flush
-    /// runs on tokio's blocking pool instead, one at a time; callers waiting
-    /// meanwhile are covered by the flush in progress or the next one.
+    /// runs on tokio's blocking pool instead.
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let _one_at_a_time = self.inner.flush_lock.lock().await;
-        let db = self.inner.db.clone();
-        let dir = self.inner.dir.clone();
-        if self.inner.faults.flush_fails() {
+        let inner = &self.inner;
+        let dir = inner.dir.clone();
+        if inner.faults.flush_fails() {
             return Err(StoreError::Io {
                 dir,
                 source: faults::injected("flush"),
             });
         }
+        let mine = inner.landed.load(Ordering::SeqCst);
+        let covered = || inner.durable.load(Ordering::SeqCst) >= mine;
+        if covered() {
+            inner.stats.flushes_shared.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        let _one_at_a_time = inner.flush_lock.lock().await;
+        if covered() {
+            inner.stats.flushes_shared.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        // Every write counted now has landed, so this flush covers it.
+        let covers = inner.landed.load(Ordering::SeqCst);
+        let db = inner.db.clone();
         let flushed = tokio::task::spawn_blocking(move || db.flush())
             .await
             .map_err(|e| StoreError::Io {
                 dir,
                 source: std::io::Error::other(e.to_string()),
             })??;
-        let stats = &self.inner.stats;
+        inner.durable.fetch_max(covers, Ordering::SeqCst);
+        let stats = &inner.stats;
         stats.flushes.fetch_add(1, Ordering::Relaxed);
         stats
             .bytes_flushed
@@ -546,6 +587,35 @@ fn decode<T: DeserializeOwned>(tree: Tree, key: &str, bytes: &[u8]) -> Result<T,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Group commit: flushes waiting together share one sled flush, a
+    /// flush with nothing new written costs none, and a write after a
+    /// flush is flushed again (and survives a reopen).
+    #[actix::test]
+    async fn concurrent_flushes_share_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let stats = store.stats();
+        for i in 0..20 {
+            store.put(Tree::Meta, &format!("k{i}"), &i).unwrap();
+        }
+        let waits: Vec<_> = (0..20).map(|_| store.flush()).collect();
+        for r in futures_util::future::join_all(waits).await {
+            r.unwrap();
+        }
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        assert_eq!(n(&stats.flushes), 1);
+        assert_eq!(n(&stats.flushes_shared), 19);
+        store.flush().await.unwrap();
+        assert_eq!(n(&stats.flushes), 1, "nothing new: no flush");
+        store.put(Tree::Meta, "late", &1).unwrap();
+        store.flush().await.unwrap();
+        assert_eq!(n(&stats.flushes), 2, "a later write is flushed");
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.get::<i32>(Tree::Meta, "late").unwrap(), Some(1));
+        assert_eq!(store.get::<i32>(Tree::Meta, "k19").unwrap(), Some(19));
+    }
 
     #[test]
     fn values_round_trip_with_version_envelope() {

@@ -196,10 +196,17 @@ pub async fn dispatch(
                 .err()
                 .and_then(|e| serde_json::to_value(e).ok()),
         };
+        // chat.send and agent: the session keeps the message id (it is the
+        // key), so their record rides the turn's next flush.
+        let durable = !matches!(frame.method.as_str(), "chat.send" | "agent");
         let recorded = ask_idempotency(
             &gw.idempotency,
             &gw.metrics,
-            RecordIdempotent { key, response },
+            RecordIdempotent {
+                key,
+                response,
+                durable,
+            },
         )
         .await;
         if !matches!(recorded, Ok(Ok(()))) {
