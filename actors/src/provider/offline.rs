@@ -261,6 +261,11 @@ impl Handler<StreamCompletion> for OfflineProvider {
                         _ = actix::clock::sleep(plan.delay) => {}
                         _ = tx.closed() => break,
                     }
+                } else {
+                    // A token at a time, as a model's stream arrives: the
+                    // run reads each before the next is made (it forwards
+                    // whatever it finds waiting as one delta).
+                    tokio::task::yield_now().await;
                 }
                 if tx.send(event).await.is_err() {
                     break; // the reader went away: cancelled

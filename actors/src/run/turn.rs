@@ -89,23 +89,50 @@ fn note_serving(
     serving.profile = Some(profile.to_string());
 }
 
+/// Text deltas read but not yet sent on: the run forwards what arrived
+/// since its last forward as one `Delta` (one message per read of the
+/// model's stream, not one per token).
+#[derive(Default)]
+struct PendingText {
+    text: String,
+    /// The turn had no text before it (the first delta of a model call).
+    fresh: bool,
+}
+
+impl PendingText {
+    fn send(&mut self, cfg: &RunConfig) {
+        if self.text.is_empty() {
+            return;
+        }
+        cfg.sink.do_send(RunEvent::Delta {
+            run_id: cfg.run_id.clone(),
+            delta: std::mem::take(&mut self.text),
+            fresh: std::mem::take(&mut self.fresh),
+        });
+    }
+}
+
 /// One event of the model's stream into the turn; Some when it ends it.
+/// Text is held in `pending`; anything else sends it on first, so events
+/// keep their order.
 fn absorb(
     cfg: &RunConfig,
     turn: &mut Turn,
     usage: &mut Usage,
+    pending: &mut PendingText,
     event: Option<ProviderEvent>,
 ) -> Option<StreamEnd> {
-    match event {
-        Some(ProviderEvent::TextDelta(d)) => {
-            let fresh = turn.text.is_empty();
-            turn.text.push_str(&d);
-            cfg.sink.do_send(RunEvent::Delta {
-                run_id: cfg.run_id.clone(),
-                delta: d,
-                fresh,
-            });
+    if let Some(ProviderEvent::TextDelta(d)) = event {
+        if pending.text.is_empty() {
+            pending.fresh = turn.text.is_empty();
         }
+        turn.text.push_str(&d);
+        pending.text.push_str(&d);
+        return None;
+    }
+    pending.send(cfg);
+    match event {
+        Some(ProviderEvent::TextDelta(_)) => {}
         Some(ProviderEvent::ThinkingDelta(d)) => {
             turn.thinking.push_str(&d);
             cfg.sink.do_send(RunEvent::Thinking {
@@ -133,7 +160,8 @@ fn absorb(
     None
 }
 
-/// One model call, streamed: deltas go to the sink as they come.
+/// One model call, streamed: what the stream holds is read at once and
+/// its text goes to the sink as one delta.
 async fn stream_turn(
     cfg: &RunConfig,
     messages: &[Arc<ChatMessage>],
@@ -163,8 +191,9 @@ async fn stream_turn(
     let mut stream = opened.rest;
     let mut pending_first = Some(opened.first);
     let mut turn = Turn::empty();
+    let mut pending = PendingText::default();
     loop {
-        let event = match pending_first.take() {
+        let mut event = match pending_first.take() {
             Some(first) => Some(first),
             // An abort wins over whatever is ready with it (`select!` would
             // otherwise pick at random and let a short reply finish).
@@ -174,9 +203,17 @@ async fn stream_turn(
                 e = stream.recv() => e,
             },
         };
-        if let Some(end) = absorb(cfg, &mut turn, usage, event) {
-            return end;
+        // Then whatever else is ready (at most the stream's buffer).
+        loop {
+            if let Some(end) = absorb(cfg, &mut turn, usage, &mut pending, event) {
+                return end;
+            }
+            match stream.try_recv() {
+                Ok(next) => event = Some(next),
+                Err(_) => break,
+            }
         }
+        pending.send(cfg);
     }
 }
 
