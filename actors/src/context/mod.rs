@@ -9,6 +9,7 @@ pub mod cache;
 pub mod identity;
 pub mod prompt;
 pub mod skills;
+pub mod watch;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -38,7 +39,16 @@ pub struct AgentContext {
     pub agents: Vec<String>,
     pub files: FileCache,
     interned: Mutex<Vec<Arc<BuiltPrompt>>>,
+    /// The directories the files below come from, and what was read from
+    /// them per (prompt mode, private chat) with the watch's generation
+    /// then: served again while nothing there changed.
+    watch: watch::DirWatch,
+    snapshots: Mutex<HashMap<(PromptMode, bool), Snapshot>>,
 }
+
+/// What was read for one (prompt mode, private chat), and the watch's
+/// generation before it was read.
+type Snapshot = (u64, Arc<ContextFiles>);
 
 /// One run's prompt and skills.
 pub struct RunContext {
@@ -152,25 +162,91 @@ impl AgentContext {
             agents: vec!["main".into()],
             files: FileCache::default(),
             interned: Mutex::new(Vec::new()),
+            watch: watch::DirWatch::new(),
+            snapshots: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// What a run of `key` gets from disk, when nothing changed since it
+    /// was last read: no file is looked at (one read of the watch's queue,
+    /// which does not block, so actors call it on their own thread). None:
+    /// read it (`read_files`).
+    pub fn cached_files(&self, key: &str) -> Option<Arc<ContextFiles>> {
+        let now = self.watch.generation()?;
+        let snapshots = self.snapshots.lock().ok()?;
+        let (generation, files) = snapshots.get(&(mode_of_key(key), is_private(key)))?;
+        (*generation == now).then(|| files.clone())
     }
 
     /// Reads what a run of `key` gets from disk: the skills (discovered,
     /// their requirements checked) and the workspace's bootstrap files.
-    /// Blocking file I/O (cached by size and mtime): actors call it on the
-    /// blocking pool.
-    pub fn read_files(&self, key: &str) -> ContextFiles {
+    /// Blocking file I/O (the files themselves cached by size and mtime):
+    /// actors call it on the blocking pool when `cached_files` had nothing.
+    pub fn read_files(&self, key: &str) -> Arc<ContextFiles> {
+        if let Some(files) = self.cached_files(key) {
+            return files;
+        }
+        // Watched before reading: a change made while reading is counted,
+        // and the snapshot is read again next time.
+        self.watch_sources();
+        let generation = self.watch.generation();
         let found = skills::discover(&self.skill_dirs, &self.files);
+        if found.iter().any(|s| !s.requires.bins.is_empty()) {
+            if let Some(path) = std::env::var_os("PATH") {
+                for dir in std::env::split_paths(&path) {
+                    self.watch.watch(&dir);
+                }
+            }
+        }
+        let mode = mode_of_key(key);
         let files = prompt::load_bootstrap(
             &self.workspace,
-            mode_of_key(key),
+            mode,
             self.limits,
             is_private(key),
             &self.files,
         );
-        ContextFiles {
+        let read = Arc::new(ContextFiles {
             skills: skills::status(found, &self.skills, &[]),
             files,
+        });
+        if let (Some(g), Ok(mut snapshots)) = (generation, self.snapshots.lock()) {
+            snapshots.insert((mode, is_private(key)), (g, read.clone()));
+        }
+        read
+    }
+
+    /// Watches where the context files come from: the workspace (and the
+    /// folders of bootstrap files that are links), each skills folder and
+    /// each skill's own folder.
+    fn watch_sources(&self) {
+        self.watch.watch(&self.workspace);
+        for name in prompt::BOOTSTRAP_FILES.iter().chain(&["memory.md"]) {
+            let path = self.workspace.join(name);
+            let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+            if let Some(parent) = linked
+                .then(|| std::fs::canonicalize(&path).ok())
+                .flatten()
+                .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+            {
+                self.watch.watch(&parent);
+            }
+        }
+        for (dir, _) in &self.skill_dirs {
+            self.watch.watch(dir);
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    self.watch.watch(&path);
+                    // A linked skill folder: where its SKILL.md really is.
+                    if let Ok(real) = std::fs::canonicalize(&path) {
+                        self.watch.watch(&real);
+                    }
+                }
+            }
         }
     }
 
@@ -390,5 +466,53 @@ mod tests {
         assert!(c.prompt.text.contains("Be very brief."));
         let d = cx.for_run("agent:main:main", "main", "offline/echo", "high", &[], None);
         assert!(d.prompt.text.contains("thinking=high"));
+    }
+
+    /// The context files are read once and served from the snapshot while
+    /// nothing changed; any change made before a run (an edit, a new
+    /// file, a new skills folder and skill, a removal) is in that run.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn files_are_read_again_only_after_a_change() {
+        let ws = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let cx = AgentContext::new(ws.path().to_path_buf(), state.path());
+        let key = "agent:main:main";
+        assert!(cx.cached_files(key).is_none(), "nothing read yet");
+        let a = cx.read_files(key);
+        assert!(a.files.is_empty() && a.skills.is_empty());
+        let b = cx
+            .cached_files(key)
+            .expect("served without a look at the disk");
+        assert!(Arc::ptr_eq(&a, &b));
+        std::fs::write(ws.path().join("AGENTS.md"), "Be brief.").unwrap();
+        assert!(cx.cached_files(key).is_none(), "a new file: read again");
+        let c = cx.read_files(key);
+        assert_eq!(c.files[0].text, "Be brief.");
+        std::fs::write(ws.path().join("AGENTS.md"), "Be very brief.").unwrap();
+        assert_eq!(cx.read_files(key).files[0].text, "Be very brief.");
+        // A managed skills folder that did not exist, then a skill in it.
+        let skill = state.path().join("skills/gamma");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: gamma\ndescription: g\n---\n",
+        )
+        .unwrap();
+        let d = cx.read_files(key);
+        assert_eq!(d.skills.len(), 1, "{:?}", d.skills);
+        assert!(Arc::ptr_eq(&d, &cx.read_files(key)), "unchanged since");
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: gamma\ndescription: new\n---\n",
+        )
+        .unwrap();
+        assert_eq!(cx.read_files(key).skills[0].skill.description, "new");
+        std::fs::remove_file(ws.path().join("AGENTS.md")).unwrap();
+        assert!(cx.read_files(key).files.is_empty(), "a removal too");
+        // Other files of the state dir (the audit ledger's) change nothing.
+        let e = cx.read_files(key);
+        std::fs::write(state.path().join("audit.sqlite-wal"), "x").unwrap();
+        assert!(Arc::ptr_eq(&e, &cx.read_files(key)));
     }
 }

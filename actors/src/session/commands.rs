@@ -82,7 +82,7 @@ impl SessionActor {
     ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.with_context_files(ctx, move |act, files, _| {
-            let answer = act.apply_commands(list, files.as_ref());
+            let answer = act.apply_commands(list, files.as_deref());
             let _ = tx.send(act.directive_reply(run_id, answer));
         });
         Box::pin(async move {

@@ -61,14 +61,19 @@ impl SessionActor {
         );
     }
 
-    /// Reads this session's context files on the blocking pool, then runs
-    /// `then` with them (None: the read could not run). The session takes
-    /// no other message meanwhile, so nothing it decides interleaves.
+    /// This session's context files, then `then` with them (None: they
+    /// could not be read). While nothing changed on disk they are taken
+    /// from the shared snapshot at once, on this thread; else they are read
+    /// on the blocking pool, and the session takes no other message
+    /// meanwhile, so nothing it decides interleaves.
     pub(super) fn with_context_files<F>(&mut self, ctx: &mut Context<Self>, then: F)
     where
-        F: FnOnce(&mut Self, Option<ContextFiles>, &mut Context<Self>) + 'static,
+        F: FnOnce(&mut Self, Option<Arc<ContextFiles>>, &mut Context<Self>) + 'static,
     {
         let cx = self.deps.context.clone();
+        if let Some(files) = cx.cached_files(&self.key) {
+            return then(self, Some(files), ctx);
+        }
         let key = self.key.clone();
         let read = async move { tokio::task::spawn_blocking(move || cx.read_files(&key)).await };
         ctx.wait(
