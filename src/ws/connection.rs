@@ -28,7 +28,17 @@ use super::ack_order::{AckOrder, After, Passed, Until};
 use super::guard::{GuardShared, Permit};
 use super::handshake::{self, Accepted, Rejected};
 use super::methods::{self, Caller};
+use super::window::{Drain, Window};
 use super::{frame_len, Origin};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// What a connection writes through: the backlog counter the bus reads and
+/// the send window (made with the response stream that empties them).
+pub(crate) struct Sink {
+    pub buffered: Arc<AtomicUsize>,
+    pub window: Arc<Window>,
+    pub drains: Option<UnboundedReceiver<Drain>>,
+}
 use crate::protocol::errors::ErrorShape;
 use crate::protocol::frames::{self, FrameError};
 use crate::state::SharedState;
@@ -61,7 +71,13 @@ pub struct WsConnection {
     nonce: String,
     challenge_ts: u64,
     phase: Phase,
+    /// Bytes written for this socket not yet taken by it (the bus reads it).
     buffered: Arc<AtomicUsize>,
+    /// The send window, the frames waiting for room in it, and where the
+    /// socket says it has room (taken at start).
+    window: Arc<Window>,
+    waiting: VecDeque<String>,
+    drains: Option<UnboundedReceiver<Drain>>,
     /// Shared with the frame guard in front of the codec: the frame size
     /// limit and the in-flight bound.
     guard: Arc<GuardShared>,
@@ -77,7 +93,7 @@ impl WsConnection {
         state: SharedState,
         settings: Arc<Settings>,
         origin: Origin,
-        buffered: Arc<AtomicUsize>,
+        sink: Sink,
         guard: Arc<GuardShared>,
     ) -> WsConnection {
         let conn_id = ConnId::new(uuid::Uuid::new_v4().to_string());
@@ -90,7 +106,10 @@ impl WsConnection {
             nonce: uuid::Uuid::new_v4().to_string(),
             challenge_ts: ferroclaw_actors::now_ms(),
             phase: Phase::AwaitConnect,
-            buffered,
+            buffered: sink.buffered,
+            window: sink.window,
+            waiting: VecDeque::new(),
+            drains: sink.drains,
             guard,
             partial: None,
             presence_key: None,
@@ -106,13 +125,34 @@ impl WsConnection {
         &self.state.gateway.metrics
     }
 
-    fn send(&self, ctx: &mut ws::WebsocketContext<Self>, text: String) {
-        self.buffered
-            .fetch_add(frame_len(text.len()), Ordering::Relaxed);
-        ctx.text(text);
+    /// Counts the frame in the backlog, then hands it to the context if
+    /// the send window has room and nothing waits before it; else it waits.
+    fn send(&mut self, ctx: &mut ws::WebsocketContext<Self>, text: String) {
+        let n = frame_len(text.len());
+        self.buffered.fetch_add(n, Ordering::Relaxed);
+        if self.waiting.is_empty() && self.window.has_room() {
+            self.window.put(n);
+            ctx.text(text);
+        } else {
+            self.waiting.push_back(text);
+            self.window.set_waiting(true);
+        }
     }
 
-    fn send_res(&self, ctx: &mut ws::WebsocketContext<Self>, text: String) {
+    /// Hands waiting frames to the context while the window has room
+    /// (`all`: every one, before a close frame).
+    fn hand_over(&mut self, ctx: &mut ws::WebsocketContext<Self>, all: bool) {
+        while all || self.window.has_room() {
+            let Some(text) = self.waiting.pop_front() else {
+                break;
+            };
+            self.window.put(frame_len(text.len()));
+            ctx.text(text);
+        }
+        self.window.set_waiting(!self.waiting.is_empty());
+    }
+
+    fn send_res(&mut self, ctx: &mut ws::WebsocketContext<Self>, text: String) {
         Metrics::inc(&self.metrics().frames_out_res);
         self.send(ctx, text);
     }
@@ -165,6 +205,19 @@ impl WsConnection {
         }
         self.leave_preauth();
         self.phase = Phase::Closing;
+        if code == 1008 {
+            // A slow consumer: what waits for it is dropped, not kept for a
+            // socket that does not read.
+            let dropped: usize = self.waiting.drain(..).map(|t| frame_len(t.len())).sum();
+            let _ = self
+                .buffered
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                    Some(b.saturating_sub(dropped))
+                });
+            self.window.set_waiting(false);
+        } else {
+            self.hand_over(ctx, true);
+        }
         let description = (!reason.is_empty()).then(|| truncate_reason(reason));
         ctx.close(Some(ws::CloseReason {
             code: ws::CloseCode::from(code),
@@ -436,6 +489,9 @@ impl Actor for WsConnection {
     type Context = ws::WebsocketContext<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        if let Some(mut rx) = self.drains.take() {
+            ctx.add_stream(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)));
+        }
         let m = self.metrics();
         m.connections_open.fetch_add(1, Ordering::Relaxed);
         Metrics::inc(&m.connections_total);
@@ -575,6 +631,16 @@ impl Handler<methods::EarlyFrame> for WsConnection {
             self.answer(ctx, &msg.req_id, msg.text);
         }
     }
+}
+
+impl StreamHandler<Drain> for WsConnection {
+    fn handle(&mut self, _: Drain, ctx: &mut Self::Context) {
+        self.window.drain_taken();
+        self.hand_over(ctx, false);
+    }
+
+    /// The window's channel ends with the connection: nothing to do.
+    fn finished(&mut self, _: &mut Self::Context) {}
 }
 
 impl Handler<Outbound> for WsConnection {

@@ -11,6 +11,7 @@ pub(crate) mod guard;
 mod handshake;
 pub mod methods;
 mod send_timing;
+mod window;
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -116,21 +117,31 @@ pub async fn upgrade(
         settings.gateway.max_requests_per_second,
     );
     let input = guard::FrameGuard::new(payload, guard.clone());
-    let actor = WsConnection::new(state, settings, origin, buffered.clone(), guard);
+    let (window, drains) = window::Window::new();
+    let window = Arc::new(window);
+    let sink = connection::Sink {
+        buffered: buffered.clone(),
+        window: window.clone(),
+        drains: Some(drains),
+    };
+    let actor = WsConnection::new(state, settings, origin, sink, guard);
     let codec = actix_http::ws::Codec::new().max_size(actor.max_payload());
     let stream = ws::WebsocketContext::with_codec(actor, input, codec);
     res.streaming(Counted {
         inner: Box::pin(stream),
         buffered,
+        window,
     })
 }
 
 /// Wraps the outgoing frame stream to know how many bytes are still queued
 /// in the gateway (written by the actor, not yet taken by the socket): the
-/// `bufferedAmount` the slow-consumer rule is about.
+/// `bufferedAmount` the slow-consumer rule is about; and empties the send
+/// window (`window.rs`) as the socket takes them.
 struct Counted<S> {
     inner: Pin<Box<S>>,
     buffered: Arc<AtomicUsize>,
+    window: Arc<window::Window>,
 }
 
 impl<S: Stream<Item = Result<Bytes, actix_web::Error>>> Stream for Counted<S> {
@@ -144,6 +155,7 @@ impl<S: Stream<Item = Result<Bytes, actix_web::Error>>> Stream for Counted<S> {
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
                     Some(b.saturating_sub(n))
                 });
+            self.window.taken(n);
         }
         polled
     }
