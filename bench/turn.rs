@@ -14,8 +14,8 @@
 //! voluntary + involuntary, from `/proc/<pid>/task/*/status`), heap
 //! allocations per turn and per token (`bench/alloc_count.c`, built with
 //! `cc` and preloaded; skipped without a C compiler), the store's writes,
-//! flushes and bytes flushed per turn (its `/metrics` counters), and the chat.send ack
-//! and send -> final latencies at p50/p99. Knobs: `FERROCLAW_BENCH_LONG`
+//! flushes and bytes flushed per turn (its `/metrics` counters), and the chat.send ack,
+//! send -> first `chat` delta and send -> final latencies at p50/p99. Knobs: `FERROCLAW_BENCH_LONG`
 //! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_PERF=<dir>`
 //! (a `perf record` of each build's long case), `FERROCLAW_BENCH_PERF_STAT=1`
 //! (CPU per turn from `perf stat`'s task-clock, finer than `/proc`'s ticks).
@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use proc_stats::{env_usize, metric_in, metrics, Gateway};
+use proc_stats::{env_usize, metric, metric_in, metrics, status_kb, Gateway};
 use serde_json::json;
 use support::fake_provider::{FakeProvider, Script};
 use support::{connect_params, Client};
@@ -100,12 +100,19 @@ fn context_switches(pid: u32) -> u64 {
 }
 
 fn switches_of(pid: u32) -> u64 {
+    threads(pid).values().sum()
+}
+
+/// Context switches per thread name (threads of one name summed).
+fn threads(pid: u32) -> std::collections::BTreeMap<String, u64> {
+    let mut by_name = std::collections::BTreeMap::new();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
+        return by_name;
     };
-    let mut total = 0;
     for t in tasks.flatten() {
         let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let mut total = 0;
         for l in status.lines() {
             if l.starts_with("voluntary_ctxt_switches:")
                 || l.starts_with("nonvoluntary_ctxt_switches:")
@@ -117,8 +124,29 @@ fn switches_of(pid: u32) -> u64 {
                     .unwrap_or(0);
             }
         }
+        *by_name.entry(name.trim().to_string()).or_insert(0) += total;
     }
-    total
+    by_name
+}
+
+/// `FERROCLAW_BENCH_THREADS=1`: each thread's share of a case's context
+/// switches, per turn (threads of one name summed; the main thread, which
+/// runs the actor tree, carries the binary's name).
+fn thread_shares(build: &str, case: &str, n: usize, a: &Mark, b: &Mark) {
+    if std::env::var_os("FERROCLAW_BENCH_THREADS").is_none() {
+        return;
+    }
+    let shares: Vec<String> = b
+        .threads
+        .iter()
+        .map(|(name, after)| (name, after - a.threads.get(name).copied().unwrap_or(0)))
+        .filter(|(_, d)| *d > 0)
+        .map(|(name, d)| format!("{name} {:.1}", d as f64 / n as f64))
+        .collect();
+    println!(
+        "{build:<7} {case:<18} switches/turn by thread: {}",
+        shares.join(", ")
+    );
 }
 
 /// The allocation counter library, built once (None: no C compiler).
@@ -190,13 +218,15 @@ impl PerfStat {
 }
 
 /// Counters at one point.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Mark {
     ticks: u64,
     switches: u64,
     allocs: Option<u64>,
     /// The store's writes, flushes and bytes flushed (ferroclaw's `/metrics`).
     store: Option<[i64; 3]>,
+    /// Context switches per thread name (the gateway process only).
+    threads: std::collections::BTreeMap<String, u64>,
 }
 
 /// The store counters of ferroclaw's `/metrics`, in one request.
@@ -218,6 +248,7 @@ fn mark(pid: u32, count_file: &Path, addr: &str, before: bool) -> Mark {
         ticks: cpu_ticks(pid),
         switches: context_switches(pid),
         store: early,
+        threads: threads(pid),
     };
     if !before {
         m.store = store_counters(addr);
@@ -253,6 +284,10 @@ fn start(
     .unwrap();
     let mut cmd = Command::new(bin);
     cmd.env("HOME", state)
+        .env(
+            "RUST_LOG",
+            std::env::var("FERROCLAW_BENCH_RUST_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .env_remove("OPENCLAW_GATEWAY_TOKEN")
         .args(["--state-dir"])
         .arg(state)
@@ -284,18 +319,15 @@ fn start(
 }
 
 /// Sends `turns` messages one after the other (to `key(i)`) and waits
-/// for each final; returns the ack and send -> final latencies.
-async fn turns(
-    c: &mut Client,
-    n: usize,
-    key: impl Fn(usize) -> String,
-    tag: &str,
-) -> (Vec<Duration>, Vec<Duration>) {
-    let (mut acks, mut finals) = (Vec::new(), Vec::new());
+/// for each final; returns the ack, send -> first `chat` delta and send
+/// -> final latencies.
+async fn turns(c: &mut Client, n: usize, key: impl Fn(usize) -> String, tag: &str) -> Latencies {
+    let (mut acks, mut firsts, mut finals) = (Vec::new(), Vec::new(), Vec::new());
     let (mut frames, mut bytes) = (0usize, 0usize);
     for i in 0..n {
         let id = format!("{tag}-{i}");
         let t0 = Instant::now();
+        let mut first = None;
         let req = c
             .send_req(
                 "chat.send",
@@ -305,6 +337,20 @@ async fn turns(
         loop {
             let f = c.recv().await.expect("gateway closed the socket");
             frames += 1;
+            if i == n / 2 && std::env::var_os("FERROCLAW_BENCH_TRACE").is_some() {
+                let p = &f["payload"];
+                println!(
+                    "  {tag} {:>7.3} ms  {} {} {} {}",
+                    t0.elapsed().as_secs_f64() * 1e3,
+                    f["type"].as_str().unwrap_or(""),
+                    f["event"].as_str().unwrap_or(""),
+                    p["state"].as_str().or(p["stream"].as_str()).unwrap_or(""),
+                    p["data"]["phase"]
+                        .as_str()
+                        .or(p["phase"].as_str())
+                        .unwrap_or(""),
+                );
+            }
             if std::env::var_os("FERROCLAW_BENCH_FRAMES").is_some() {
                 bytes += f.to_string().len();
             }
@@ -316,15 +362,20 @@ async fn turns(
             let p = &f["payload"];
             if f["event"] == "chat" && p["runId"] == id.as_str() {
                 match p["state"].as_str() {
+                    Some("delta") if first.is_none() => first = Some(t0.elapsed()),
                     Some("final") => break,
                     Some("error" | "aborted") => panic!("turn {id} ended {p}"),
                     _ => {}
                 }
             }
         }
-        finals.push(t0.elapsed());
+        let done = t0.elapsed();
+        // A reply short enough to need no delta: its first text is the final.
+        firsts.push(first.unwrap_or(done));
+        finals.push(done);
     }
     acks.sort();
+    firsts.sort();
     finals.sort();
     if std::env::var_os("FERROCLAW_BENCH_FRAMES").is_some() {
         println!(
@@ -333,7 +384,19 @@ async fn turns(
             bytes as f64 / n as f64
         );
     }
-    (acks, finals)
+    Latencies {
+        acks,
+        firsts,
+        finals,
+    }
+}
+
+/// A case's latencies, each sorted: chat.send -> its ack, -> the first
+/// `chat` delta, -> the final.
+struct Latencies {
+    acks: Vec<Duration>,
+    firsts: Vec<Duration>,
+    finals: Vec<Duration>,
 }
 
 /// One case's measurement: turns, tokens per turn, counters before and after.
@@ -350,7 +413,7 @@ struct Case<'a> {
 /// switches per turn, final p50 ms.
 type Figures = (f64, f64, f64);
 
-fn line(c: Case, acks: &[Duration], finals: &[Duration]) -> Figures {
+fn line(c: Case, l: &Latencies) -> Figures {
     let Case {
         build,
         name: case,
@@ -359,6 +422,7 @@ fn line(c: Case, acks: &[Duration], finals: &[Duration]) -> Figures {
         a,
         b,
     } = c;
+    thread_shares(build, case, n, &a, &b);
     let cpu_ms = (b.ticks - a.ticks) as f64 / ticks_per_second() * 1e3 / n as f64;
     let cs = (b.switches.saturating_sub(a.switches)) as f64 / n as f64;
     let allocs = match (a.allocs, b.allocs) {
@@ -381,23 +445,82 @@ fn line(c: Case, acks: &[Duration], finals: &[Duration]) -> Figures {
         _ => String::new(),
     };
     println!(
-        "{build:<7} {case:<18} cpu {cpu_ms:>7.2} ms/turn  ctx-switches {cs:>7.1}/turn  {allocs}  ack p50 {:.2} p99 {:.2} ms  final p50 {:.2} p99 {:.2} ms",
-        p(acks, 0.5),
-        p(acks, 0.99),
-        p(finals, 0.5),
-        p(finals, 0.99),
+        "{build:<7} {case:<18} cpu {cpu_ms:>7.2} ms/turn  ctx-switches {cs:>7.1}/turn  {allocs}",
+    );
+    println!(
+        "{build:<7} {case:<18} ack p50 {:.2} p99 {:.2} ms  first delta p50 {:.2} p99 {:.2} ms  final p50 {:.2} p99 {:.2} ms",
+        p(&l.acks, 0.5),
+        p(&l.acks, 0.99),
+        p(&l.firsts, 0.5),
+        p(&l.firsts, 0.99),
+        p(&l.finals, 0.5),
+        p(&l.finals, 0.99),
     );
     if !store.is_empty() {
         println!("{build:<7} {case:<18}{store}");
     }
-    (cpu_ms, cs, p(finals, 0.5))
+    (cpu_ms, cs, p(&l.finals, 0.5))
 }
 
 async fn measure(build: &str, bin: &str, fake: &FakeProvider, lib: Option<&Path>) -> Vec<Figures> {
     let state = tempfile::tempdir().unwrap();
     let count = state.path().join("allocs");
     let (_gw, pid, addr) = start(bin, state.path(), &fake.base_url(), lib, &count);
-    cases(build, pid, &addr, fake, &count, state.path()).await
+    let figures = cases(build, pid, &addr, fake, &count, state.path()).await;
+    stuck_socket(build, pid, &addr, fake).await;
+    figures
+}
+
+/// One client that stops reading (a 4 KiB receive buffer, never read)
+/// while another runs long turns whose events reach both: the gateway's
+/// RSS before, at its highest and after, against `maxBufferedBytes`
+/// (50 MiB by default), until the stuck client is closed as a slow
+/// consumer (or `FERROCLAW_BENCH_STUCK_TURNS`, 150, turns).
+async fn stuck_socket(build: &str, pid: u32, addr: &str, fake: &FakeProvider) {
+    let mb = |kb: u64| kb as f64 / 1024.0;
+    let url = format!("ws://{addr}/");
+    let scopes = &["operator.read", "operator.write"];
+    let token = Some("bench-token-0123456789");
+    let mut stuck = Client::connect_small_rcvbuf(&url).await;
+    let res = stuck
+        .handshake(connect_params("cli", "cli", scopes, token))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    let mut c = Client::connect(&url).await;
+    let res = c
+        .handshake(connect_params("cli", "cli", scopes, token))
+        .await;
+    assert_eq!(res["ok"], true, "{res}");
+    fake.set_default(Script::words(2000));
+    let closes = |addr: &str| metric(addr, "ferroclaw_slow_consumer_closes_total").unwrap_or(0);
+    let closed_before = closes(addr);
+    let before = status_kb(pid, "VmRSS:");
+    let mut peak = before;
+    let max = env_usize("FERROCLAW_BENCH_STUCK_TURNS", 150);
+    let mut n = 0;
+    while n < max {
+        n += 1;
+        turns(
+            &mut c,
+            1,
+            |_| "stuck-load".to_string(),
+            &format!("stuck-{n}"),
+        )
+        .await;
+        peak = peak.max(status_kb(pid, "VmRSS:"));
+        if closes(addr) > closed_before {
+            break;
+        }
+    }
+    let closed = closes(addr) > closed_before;
+    println!(
+        "{build:<7} one stuck socket   RSS {:.1} MB before, +{:.1} MB at most, +{:.1} MB after {n} long turns; closed as a slow consumer: {}",
+        mb(before),
+        mb(peak.saturating_sub(before)),
+        mb(status_kb(pid, "VmRSS:").saturating_sub(before)),
+        if closed { "yes" } else { "no" },
+    );
+    drop(stuck);
 }
 
 /// OpenClaw's own gateway (`openclaw gateway run` from the package the
@@ -515,7 +638,7 @@ async fn cases(
     let short = 100;
     let ins = PerfStat::start(pid, dir, "short");
     let a = mark(pid, &count, addr, true);
-    let (acks, finals) = turns(&mut c, short, |i| format!("short-{i}"), "short").await;
+    let lat = turns(&mut c, short, |i| format!("short-{i}"), "short").await;
     let b = mark(pid, &count, addr, false);
     if let Some(n) = ins.and_then(PerfStat::stop) {
         println!(
@@ -531,7 +654,7 @@ async fn cases(
         a,
         b,
     };
-    let short_figures = line(case, &acks, &finals);
+    let short_figures = line(case, &lat);
 
     let long = env_usize("FERROCLAW_BENCH_LONG", 2000);
     let n = env_usize("FERROCLAW_BENCH_LONG_TURNS", 20);
@@ -558,7 +681,7 @@ async fn cases(
     });
     let ins = PerfStat::start(pid, dir, "long");
     let a = mark(pid, &count, addr, true);
-    let (acks, finals) = turns(&mut c, n, |_| "long".to_string(), "long").await;
+    let lat = turns(&mut c, n, |_| "long".to_string(), "long").await;
     let b = mark(pid, &count, addr, false);
     if let Some(i) = ins.and_then(PerfStat::stop) {
         println!(
@@ -581,7 +704,7 @@ async fn cases(
         a,
         b,
     };
-    vec![short_figures, line(case, &acks, &finals)]
+    vec![short_figures, line(case, &lat)]
 }
 
 fn main() {

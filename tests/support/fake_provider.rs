@@ -420,7 +420,11 @@ impl FakeProvider {
                 if sock.write_all(head.as_bytes()).await.is_err() {
                     return;
                 }
-                tokio::time::sleep(first_delay).await;
+                // A zero sleep still waits for the timer wheel's next tick
+                // (up to a millisecond): none is taken when none is asked.
+                if !first_delay.is_zero() {
+                    tokio::time::sleep(first_delay).await;
+                }
                 for (i, c) in chunks.iter().enumerate() {
                     if cut_after == Some(i) {
                         return;
