@@ -280,6 +280,48 @@ struct Assembly {
     holding: bool,
 }
 
+fn thinking(t: &str, out: &mut Vec<ProviderEvent>) {
+    if !t.is_empty() {
+        out.push(ProviderEvent::ThinkingDelta(t.to_string()));
+    }
+}
+
+/// A streamed chunk as most are (text, reasoning, a finish reason), read
+/// without building a JSON tree: its strings are borrowed from the line.
+/// The rest of a chunk is only noticed, and such a chunk is read again as
+/// `Value` (`Assembly::absorb_text`).
+#[derive(serde::Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<TextChoice<'a>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<TextDelta<'a>>,
+    #[serde(default)]
+    message: Option<serde::de::IgnoredAny>,
+    #[serde(borrow, default)]
+    finish_reason: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+}
+
 fn usage_of(v: &Value) -> Option<Usage> {
     let u = v.get("usage")?.as_object()?;
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -320,28 +362,12 @@ impl Assembly {
             .or_else(|| choice.get("message"))
             .unwrap_or(&Value::Null);
         for key in ["reasoning_content", "reasoning"] {
-            if let Some(t) = delta
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-            {
-                out.push(ProviderEvent::ThinkingDelta(t.to_string()));
+            if let Some(t) = delta.get(key).and_then(Value::as_str) {
+                thinking(t, &mut out);
             }
         }
-        if let Some(t) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-        {
-            let was_empty = self.content.trim().is_empty();
-            self.content.push_str(t);
-            if was_empty {
-                let start = self.content.trim_start();
-                self.holding = start.starts_with('{') || start.starts_with("<tools>");
-            }
-            if !self.holding {
-                out.push(ProviderEvent::TextDelta(t.to_string()));
-            }
+        if let Some(t) = delta.get("content").and_then(Value::as_str) {
+            self.text(t, &mut out);
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (pos, c) in calls.iter().enumerate() {
@@ -366,6 +392,54 @@ impl Assembly {
             self.finish = Some(f.to_string());
         }
         out
+    }
+
+    /// Streamed text: held back while it looks like embedded tool calls.
+    fn text(&mut self, t: &str, out: &mut Vec<ProviderEvent>) {
+        if t.is_empty() {
+            return;
+        }
+        let was_empty = self.content.trim().is_empty();
+        self.content.push_str(t);
+        if was_empty {
+            let start = self.content.trim_start();
+            self.holding = start.starts_with('{') || start.starts_with("<tools>");
+        }
+        if !self.holding {
+            out.push(ProviderEvent::TextDelta(t.to_string()));
+        }
+    }
+
+    /// Folds in a chunk read the quick way (`TextChunk`): the same as
+    /// `absorb` for a chunk of text, reasoning and a finish reason. None:
+    /// the chunk holds more (tool calls, usage, an error, a whole message,
+    /// several choices), read it as `Value`.
+    fn absorb_text(&mut self, chunk: &TextChunk) -> Option<Vec<ProviderEvent>> {
+        if chunk.usage.is_some() || chunk.error.is_some() || chunk.choices.len() > 1 {
+            return None;
+        }
+        let mut out = Vec::new();
+        let Some(choice) = chunk.choices.first() else {
+            return Some(out);
+        };
+        if choice.message.is_some() {
+            return None;
+        }
+        if let Some(d) = &choice.delta {
+            if d.tool_calls.is_some() {
+                return None;
+            }
+            for t in [&d.reasoning_content, &d.reasoning].into_iter().flatten() {
+                thinking(t, &mut out);
+            }
+            if let Some(t) = &d.content {
+                self.text(t, &mut out);
+            }
+        }
+        if let Some(f) = &choice.finish_reason {
+            self.finish = Some(f.to_string());
+        }
+        Some(out)
     }
 
     /// The closing events: held-back text, tool calls, usage, Done.
@@ -487,6 +561,12 @@ fn attempt<'a>(
                 done = true;
                 break;
             }
+            if let Ok(quick) = serde_json::from_str::<TextChunk>(data) {
+                if let Some(events) = asm.absorb_text(&quick) {
+                    emit(tx, events, sent).await?;
+                    continue;
+                }
+            }
             let chunk: Value = serde_json::from_str(data)
                 .map_err(|e| ProviderError::Malformed(format!("bad stream chunk: {e}")))?;
             if let Some(err) = chunk.get("error") {
@@ -568,186 +648,5 @@ impl Handler<StreamCompletion> for OpenAiProvider {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn compat_is_detected_from_the_url_and_overridable() {
-        let oa = detect_compat("https://api.openai.com/v1");
-        assert!(oa.supports_store && oa.supports_strict_mode);
-        assert_eq!(oa.max_tokens_field, MaxTokensField::MaxCompletionTokens);
-        let vllm = detect_compat("http://127.0.0.1:8000/v1");
-        assert!(!vllm.supports_store);
-        assert_eq!(vllm.max_tokens_field, MaxTokensField::MaxTokens);
-        let o = apply_overrides(
-            vllm,
-            Some(&json!({"supportsStore": true, "maxTokensField": "max_completion_tokens"})),
-        );
-        assert!(o.supports_store);
-        assert_eq!(o.max_tokens_field, MaxTokensField::MaxCompletionTokens);
-    }
-
-    #[test]
-    fn body_follows_compat() {
-        let req = CompletionRequest {
-            model: "m".into(),
-            system: "sys".into(),
-            messages: vec![ChatMessage::user("hi").into()],
-            tools: vec![ToolSpec {
-                name: "exec".into(),
-                description: "run".into(),
-                parameters: json!({"type":"object"}),
-            }]
-            .into(),
-            max_tokens: Some(100),
-            ..Default::default()
-        };
-        let parse = |b: bytes::Bytes| serde_json::from_slice::<Value>(&b).unwrap();
-        let b = parse(build_body(&req, detect_compat("http://vllm/v1")).unwrap());
-        assert_eq!(b["stream"], true);
-        assert_eq!(b["max_tokens"], 100);
-        assert!(b.get("store").is_none() && b.get("max_completion_tokens").is_none());
-        assert!(b["tools"][0]["function"].get("strict").is_none());
-        assert_eq!(b["messages"][0], json!({"role":"system","content":"sys"}));
-        let b = parse(build_body(&req, detect_compat("https://api.openai.com/v1")).unwrap());
-        assert_eq!(b["store"], false);
-        assert_eq!(b["max_completion_tokens"], 100);
-        assert_eq!(b["tools"][0]["function"]["strict"], false);
-    }
-
-    #[test]
-    fn every_kind_of_message_is_sent_in_chat_completions_form() {
-        let mut user = ChatMessage::user("look");
-        user.images.push(Image {
-            mime_type: "image/png".into(),
-            data: "iVBO".into(),
-        });
-        let assistant = ChatMessage {
-            role: MessageRole::Assistant,
-            text: "running".into(),
-            tool_calls: vec![ToolCall {
-                id: "c1".into(),
-                name: "exec".into(),
-                arguments: json!({"command": "ls"}),
-            }],
-            tool_call_id: None,
-            is_error: false,
-            images: Vec::new(),
-        };
-        let req = CompletionRequest {
-            model: "m".into(),
-            messages: [
-                ChatMessage::user("hi \"there\"\n"),
-                user,
-                assistant,
-                ChatMessage::tool_result("c1", "a b", false),
-            ]
-            .into_iter()
-            .map(Into::into)
-            .collect(),
-            ..Default::default()
-        };
-        let body = build_body(&req, detect_compat("http://vllm/v1")).unwrap();
-        let b: Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(
-            b,
-            json!({
-                "model": "m", "stream": true, "stream_options": {"include_usage": true},
-                "messages": [
-                    {"role": "user", "content": "hi \"there\"\n"},
-                    {"role": "user", "content": [
-                        {"type": "text", "text": "look"},
-                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
-                    ]},
-                    {"role": "assistant", "content": "running", "tool_calls": [
-                        {"id": "c1", "type": "function",
-                         "function": {"name": "exec", "arguments": "{\"command\":\"ls\"}"}},
-                    ]},
-                    {"role": "tool", "tool_call_id": "c1", "content": "a b"},
-                ],
-            })
-        );
-    }
-
-    #[test]
-    fn http_failures_are_classified() {
-        assert_eq!(
-            classify(429, "", Some(2000)),
-            ProviderError::RateLimited {
-                retry_after_ms: Some(2000)
-            }
-        );
-        assert!(matches!(
-            classify(401, "bad key", None),
-            ProviderError::Auth(_)
-        ));
-        assert!(matches!(classify(402, "", None), ProviderError::Billing(_)));
-        assert!(matches!(
-            classify(
-                400,
-                "{\"error\":{\"code\":\"context_length_exceeded\"}}",
-                None
-            ),
-            ProviderError::ContextOverflow(_)
-        ));
-        assert!(matches!(
-            classify(400, "bad", None),
-            ProviderError::BadRequest(_)
-        ));
-        assert!(matches!(
-            classify(503, "", None),
-            ProviderError::Unavailable(_)
-        ));
-    }
-
-    #[test]
-    fn fragmented_native_tool_calls_are_assembled() {
-        let mut a = Assembly::default();
-        let chunks = [
-            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"exec","arguments":"{\"comm"}}]}}]}),
-            json!({"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"and\":\"ls\"}"}}]}}]}),
-            json!({"choices":[{"delta":{},"finish_reason":"tool_calls"}]}),
-            json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":4}}}),
-        ];
-        for c in &chunks {
-            assert!(a.absorb(c).is_empty());
-        }
-        let out = a.finish();
-        assert_eq!(
-            out[0],
-            ProviderEvent::ToolCall(ToolCall {
-                id: "c1".into(),
-                name: "exec".into(),
-                arguments: json!({"command":"ls"})
-            })
-        );
-        assert_eq!(
-            out[1],
-            ProviderEvent::Usage(Usage {
-                input: 6,
-                output: 3,
-                cache_read: 4,
-                cache_write: 0,
-                context: 0,
-            })
-        );
-        assert_eq!(out[2], ProviderEvent::Done(StopReason::ToolUse));
-    }
-
-    #[test]
-    fn content_that_is_a_tool_call_is_held_back_and_converted() {
-        let mut a = Assembly::default();
-        let first =
-            a.absorb(&json!({"choices":[{"delta":{"content":"<tools>\n{\"name\": \"read\", "}}]}));
-        let second = a.absorb(&json!({"choices":[{"delta":{"content":"\"arguments\": {\"path\": \"a\"}}\n</tools>"},"finish_reason":"stop"}]}));
-        assert!(
-            first.is_empty() && second.is_empty(),
-            "not streamed as text"
-        );
-        let out = a.finish();
-        assert!(
-            matches!(&out[0], ProviderEvent::ToolCall(c) if c.name == "read" && c.arguments == json!({"path":"a"}))
-        );
-        assert_eq!(out.last(), Some(&ProviderEvent::Done(StopReason::ToolUse)));
-    }
-}
+#[path = "openai_tests.rs"]
+mod tests;
