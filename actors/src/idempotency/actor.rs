@@ -83,13 +83,16 @@ impl Handler<RecordIdempotent> for IdempotencyActor {
         let evicted = self.cache.insert(msg.key, msg.response);
         self.forget(&evicted);
         let store = self.store.clone();
-        let durable = msg.durable;
+        if !msg.durable {
+            // Sent without waiting for the answer: the error is logged here.
+            if let Err(e) = &put {
+                tracing::error!(error = %e, "idempotency record not stored");
+            }
+            return Box::pin(async move { put });
+        }
         Box::pin(async move {
             put?;
-            if durable {
-                store.flush().await?;
-            }
-            Ok(())
+            store.flush().await
         })
     }
 }

@@ -197,15 +197,26 @@ pub async fn dispatch(
                 .and_then(|e| serde_json::to_value(e).ok()),
         };
         // chat.send and agent: the session keeps the message id (it is the
-        // key), so their record rides the turn's next flush.
-        let durable = !matches!(frame.method.as_str(), "chat.send" | "agent");
+        // key), so their record rides the turn's next flush, and the
+        // response does not wait for it.
+        if matches!(frame.method.as_str(), "chat.send" | "agent") {
+            gw.idempotency.do_send(RecordIdempotent {
+                key,
+                response,
+                durable: false,
+            });
+            return match result {
+                Ok(payload) => frames::res_ok(&frame.id, &payload),
+                Err(e) => frames::res_err(&frame.id, &e, None),
+            };
+        }
         let recorded = ask_idempotency(
             &gw.idempotency,
             &gw.metrics,
             RecordIdempotent {
                 key,
                 response,
-                durable,
+                durable: true,
             },
         )
         .await;
