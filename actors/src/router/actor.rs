@@ -8,7 +8,7 @@ use actix::prelude::*;
 use super::*;
 use crate::lane::Lanes;
 use crate::session::{
-    CloseSession, SessionActor, SessionDeps, SessionEntry, SessionIdle, StopIfIdle,
+    CloseSession, SendAck, SessionActor, SessionDeps, SessionEntry, SessionIdle, StopIfIdle,
 };
 use crate::store::{StoreError, Tree};
 use crate::transcript;
@@ -113,6 +113,25 @@ impl Handler<GetSession> for RouterActor {
         let _span = self.span.clone().entered();
         let (addr, entry, _) = self.session(msg.key.as_str(), ctx)?;
         Ok((addr, entry))
+    }
+}
+
+impl Handler<SendToSession> for RouterActor {
+    type Result = ResponseFuture<Result<SendAck, DeliverError>>;
+    fn handle(&mut self, msg: SendToSession, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let addr = match self.session(msg.key.as_str(), ctx) {
+            Ok((addr, _, _)) => addr,
+            Err(e) => return Box::pin(async move { Err(DeliverError::Store(e)) }),
+        };
+        // Queued now, before the router serves anything else.
+        let reply = addr.send(msg.message);
+        Box::pin(async move {
+            match reply.await {
+                Ok(answer) => answer.map_err(DeliverError::Transcript),
+                Err(_) => Err(DeliverError::Gone),
+            }
+        })
     }
 }
 

@@ -4,8 +4,9 @@ use actix::prelude::*;
 
 use super::*;
 use crate::inbound::SessionKey;
-use crate::session::{SessionActor, SessionEntry};
+use crate::session::{SendAck, SendChat, SessionActor, SessionEntry};
 use crate::store::StoreError;
+use crate::transcript::TranscriptError;
 
 /// The session for a key (created when new). Reply: its address and entry,
 /// at once: a row made here is not flushed by itself but by the first
@@ -16,6 +17,30 @@ use crate::store::StoreError;
 #[rtype(result = "Result<(Addr<SessionActor>, SessionEntry), StoreError>")]
 pub struct GetSession {
     pub key: SessionKey,
+}
+
+/// Hands `message` to the session of `key` (created when new) and answers
+/// with the session's reply: one hop for the caller where `GetSession` and
+/// then the message are two. The message is in the session's mailbox
+/// before the router serves anything else, and the router stops an idle
+/// session only through `StopIfIdle`, which a message before it makes not
+/// idle; `Gone` is left for a session that failed.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<SendAck, DeliverError>")]
+pub struct SendToSession {
+    pub key: SessionKey,
+    pub message: SendChat,
+}
+
+/// Why `SendToSession` got no answer from the session.
+#[derive(Debug)]
+pub enum DeliverError {
+    /// The session could not be loaded or made.
+    Store(StoreError),
+    /// The session refused or could not store the message.
+    Transcript(TranscriptError),
+    /// The session stopped before it answered (send it again).
+    Gone,
 }
 
 /// Creates the session `key` with `entry` (a sub-agent's: who spawned

@@ -169,11 +169,23 @@ pub(crate) async fn send_to_session(
     key: &SessionKey,
     make: impl Fn() -> SendChat,
 ) -> Result<SendAck, ErrorShape> {
+    use ferroclaw_actors::router::{DeliverError, SendToSession};
     for attempt in 0..2 {
-        let session = session_for(state, key.clone()).await?;
-        match session.send(make()).await {
-            Ok(r) => return r.map_err(store_err),
-            Err(_) if attempt == 0 => continue,
+        let sent = state
+            .gateway
+            .router
+            .send(SendToSession {
+                key: key.clone(),
+                message: make(),
+            })
+            .await;
+        match sent {
+            Ok(Ok(ack)) => return Ok(ack),
+            Ok(Err(DeliverError::Store(e))) => return Err(store_err(e)),
+            Ok(Err(DeliverError::Transcript(e))) => return Err(store_err(e)),
+            // The session stopped under the message: once more, to a new one.
+            Ok(Err(DeliverError::Gone)) if attempt == 0 => continue,
+            Ok(Err(DeliverError::Gone)) => return Err(down(())),
             Err(e) => return Err(down(e)),
         }
     }
