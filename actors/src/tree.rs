@@ -15,7 +15,7 @@ use crate::channels::health::HealthBoard;
 use crate::channels::ChannelSupervisor;
 use crate::devices::DeviceRegistry;
 use crate::gateway::{GatewayActor, GatewayParts};
-use crate::idempotency::IdempotencyActor;
+use crate::idempotency::{IdempotencyActor, IdempotentReader};
 use crate::lane::{LaneActor, Lanes};
 use crate::metrics::Metrics;
 use crate::plan::{model_plan, plan, windows, StartError, StartPlan};
@@ -53,6 +53,8 @@ pub struct Gateway {
     pub presence: Addr<PresenceActor>,
     pub devices: Addr<DeviceRegistry>,
     pub idempotency: Addr<IdempotencyActor>,
+    /// The idempotency cache read in place (no mailbox round trip).
+    pub idempotent: IdempotentReader,
     pub router: Addr<RouterActor>,
     pub main_lane: Addr<LaneActor>,
     pub lanes: Lanes,
@@ -130,7 +132,9 @@ impl Gateway {
         .start();
         let (s, m) = (store.clone(), metrics.clone());
         let devices = Supervisor::start(move |_| DeviceRegistry::new(s.clone(), m.clone()));
-        let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?.start();
+        let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?;
+        let idempotent = idempotency.reader();
+        let idempotency = idempotency.start();
         match crate::runs::prune(&store, crate::now_ms()) {
             Ok(n) if n > 0 => tracing::info!(removed = n, "old run records pruned"),
             Ok(_) => {}
@@ -295,6 +299,7 @@ impl Gateway {
             presence,
             devices,
             idempotency,
+            idempotent,
             router,
             main_lane: lanes.main.clone(),
             lanes,

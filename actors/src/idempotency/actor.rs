@@ -1,7 +1,7 @@
 //! `IdempotencyActor`: the `<method>:<key>` cache over its store tree.
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -13,7 +13,9 @@ use crate::store::{Store, StoreError, Tree};
 pub struct IdempotencyActor {
     /// The actor's span, entered by its handlers.
     span: tracing::Span,
-    pub(super) cache: DedupeCache,
+    /// Shared with `IdempotentReader`s (the edge's lookups read it in
+    /// place); only this actor writes it.
+    pub(super) cache: Arc<Mutex<DedupeCache>>,
     store: Store,
     metrics: Arc<Metrics>,
 }
@@ -34,10 +36,23 @@ impl IdempotencyActor {
         }
         Ok(IdempotencyActor {
             span: tracing::info_span!("idempotency"),
-            cache,
+            cache: Arc::new(Mutex::new(cache)),
             store,
             metrics,
         })
+    }
+
+    /// A reader of the cache for another thread: a lookup without a
+    /// mailbox round trip.
+    pub fn reader(&self) -> IdempotentReader {
+        IdempotentReader {
+            cache: self.cache.clone(),
+        }
+    }
+
+    fn locked(&self) -> std::sync::MutexGuard<'_, DedupeCache> {
+        // A lookup that panicked holding the lock left the cache whole.
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn received(&self) {
@@ -59,9 +74,24 @@ impl Actor for IdempotencyActor {
     type Context = Context<Self>;
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.run_interval(Duration::from_secs(60), |this, _| {
-            let expired = this.cache.sweep(crate::now_ms());
+            let expired = this.locked().sweep(crate::now_ms());
             this.forget(&expired);
         });
+    }
+}
+
+/// Reads the idempotency cache in place (`IdempotencyActor::reader`).
+#[derive(Clone)]
+pub struct IdempotentReader {
+    cache: Arc<Mutex<DedupeCache>>,
+}
+
+impl IdempotentReader {
+    /// What `LookupIdempotent` answers, without a message: the cached
+    /// response while it is fresh.
+    pub fn get(&self, key: &str) -> Option<CachedResponse> {
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.get(key, crate::now_ms()).cloned()
     }
 }
 
@@ -70,7 +100,7 @@ impl Handler<LookupIdempotent> for IdempotencyActor {
     fn handle(&mut self, msg: LookupIdempotent, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         self.received();
-        self.cache.get(&msg.key, crate::now_ms()).cloned()
+        self.locked().get(&msg.key, crate::now_ms()).cloned()
     }
 }
 
@@ -80,7 +110,7 @@ impl Handler<RecordIdempotent> for IdempotencyActor {
         let _span = self.span.clone().entered();
         self.received();
         let put = self.store.put(Tree::Idempotency, &msg.key, &msg.response);
-        let evicted = self.cache.insert(msg.key, msg.response);
+        let evicted = self.locked().insert(msg.key, msg.response);
         self.forget(&evicted);
         let store = self.store.clone();
         if !msg.durable {

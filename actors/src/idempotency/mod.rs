@@ -150,8 +150,9 @@ mod tests {
         store.put(Tree::Idempotency, "agent:k", &resp(now)).unwrap();
         store.put(Tree::Idempotency, "agent:old", &resp(0)).unwrap();
         let actor = IdempotencyActor::load(store.clone(), Arc::default()).unwrap();
-        assert_eq!(actor.cache.get("agent:k", now), Some(&resp(now)));
-        assert!(actor.cache.get("agent:old", now).is_none());
+        let reader = actor.reader();
+        assert_eq!(reader.get("agent:k"), Some(resp(now)));
+        assert!(reader.get("agent:old").is_none());
         assert!(store
             .get::<CachedResponse>(Tree::Idempotency, "agent:old")
             .unwrap()

@@ -28,9 +28,7 @@ mod watch;
 
 use std::sync::Arc;
 
-use ferroclaw_actors::idempotency::{
-    ask_idempotency, CachedResponse, LookupIdempotent, RecordIdempotent,
-};
+use ferroclaw_actors::idempotency::{ask_idempotency, CachedResponse, RecordIdempotent};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -132,49 +130,34 @@ pub async fn dispatch(
     }
     let idem = idempotency_key(&frame);
     let gw = &state.gateway;
-    if let Some(key) = &idem {
-        match ask_idempotency(
-            &gw.idempotency,
-            &gw.metrics,
-            LookupIdempotent { key: key.clone() },
-        )
-        .await
-        {
-            Ok(Some(cached)) => {
-                tracing::debug!(method = %frame.method, cached = true, "idempotent replay");
-                if frame.method == "chat.send" {
-                    // The run the first ack named (a queued message may be
-                    // answered by a collected run).
-                    let run_id = cached
-                        .payload
-                        .as_ref()
-                        .and_then(|p| p.get("runId"))
-                        .and_then(Value::as_str);
-                    if let Some(run_id) = run_id {
-                        let live = ferroclaw_actors::runs::LiveRunOf {
-                            run_id: run_id.into(),
-                        };
-                        let running = matches!(gw.runs.send(live).await, Ok(Some(_)));
-                        if running {
-                            let payload =
-                                serde_json::json!({ "runId": run_id, "status": "in_flight" });
-                            return frames::res_ok(&frame.id, &payload);
-                        }
-                    }
+    // Read in place: no round trip to the cache's actor.
+    if let Some(cached) = idem.as_deref().and_then(|k| gw.idempotent.get(k)) {
+        tracing::debug!(method = %frame.method, cached = true, "idempotent replay");
+        if frame.method == "chat.send" {
+            // The run the first ack named (a queued message may be
+            // answered by a collected run).
+            let run_id = cached
+                .payload
+                .as_ref()
+                .and_then(|p| p.get("runId"))
+                .and_then(Value::as_str);
+            if let Some(run_id) = run_id {
+                let live = ferroclaw_actors::runs::LiveRunOf {
+                    run_id: run_id.into(),
+                };
+                let running = matches!(gw.runs.send(live).await, Ok(Some(_)));
+                if running {
+                    let payload = serde_json::json!({ "runId": run_id, "status": "in_flight" });
+                    return frames::res_ok(&frame.id, &payload);
                 }
-                return frames::res_cached(
-                    &frame.id,
-                    cached.ok,
-                    cached.payload.as_ref(),
-                    cached.error.as_ref(),
-                );
-            }
-            Ok(None) => {}
-            Err(_) => {
-                let e = ErrorShape::unavailable("idempotency cache unavailable").retry_after(1000);
-                return frames::res_err(&frame.id, &e, None);
             }
         }
+        return frames::res_cached(
+            &frame.id,
+            cached.ok,
+            cached.payload.as_ref(),
+            cached.error.as_ref(),
+        );
     }
     let result = route(&state, &caller, &frame, &early).await;
     match &result {
@@ -200,6 +183,10 @@ pub async fn dispatch(
         // key), so their record rides the turn's next flush, and the
         // response does not wait for it.
         if matches!(frame.method.as_str(), "chat.send" | "agent") {
+            // Counted in the mailbox gauge as `ask_idempotency` counts.
+            gw.metrics
+                .idempotency_mailbox
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             gw.idempotency.do_send(RecordIdempotent {
                 key,
                 response,
