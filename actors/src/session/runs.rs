@@ -121,8 +121,7 @@ impl SessionActor {
                 deny: Vec::new(),
             });
         d.tool_policy
-            .offered(&d.tools, self.agent(), &self.trust(), run.as_ref())
-            .into()
+            .offered_shared(&d.tools, self.agent(), &self.trust(), run.as_ref())
     }
 
     /// The prompt and skills of a run of this session with `model` at

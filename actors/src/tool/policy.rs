@@ -353,19 +353,42 @@ impl ToolPolicy {
         run: Option<&AllowDeny>,
     ) -> Vec<ToolSpec> {
         all.iter()
-            .filter(|t| {
-                let name = t.name.as_str();
-                self.global.permits(name)
-                    && self.agents.get(agent).is_none_or(|l| l.permits(name))
-                    && trust
-                        .channels
-                        .iter()
-                        .all(|c| self.channels.get(c).is_none_or(|l| l.permits(name)))
-                    && run.is_none_or(|l| l.permits(name))
-                    && (!trust.untrusted || self.untrusted.permits(name, agent, &trust.channels))
-            })
+            .filter(|t| self.offers(&t.name, agent, trust, run))
             .cloned()
             .collect()
+    }
+
+    /// `offered`, sharing `all` when every tool is offered (a trusted turn
+    /// under the default policy): no tool, schema included, is copied.
+    pub fn offered_shared(
+        &self,
+        all: &Arc<[ToolSpec]>,
+        agent: &str,
+        trust: &crate::trust::Trust,
+        run: Option<&AllowDeny>,
+    ) -> Arc<[ToolSpec]> {
+        if all.iter().all(|t| self.offers(&t.name, agent, trust, run)) {
+            return all.clone();
+        }
+        self.offered(all, agent, trust, run).into()
+    }
+
+    /// Whether every layer permits tool `name` to this turn.
+    fn offers(
+        &self,
+        name: &str,
+        agent: &str,
+        trust: &crate::trust::Trust,
+        run: Option<&AllowDeny>,
+    ) -> bool {
+        self.global.permits(name)
+            && self.agents.get(agent).is_none_or(|l| l.permits(name))
+            && trust
+                .channels
+                .iter()
+                .all(|c| self.channels.get(c).is_none_or(|l| l.permits(name)))
+            && run.is_none_or(|l| l.permits(name))
+            && (!trust.untrusted || self.untrusted.permits(name, agent, &trust.channels))
     }
 }
 

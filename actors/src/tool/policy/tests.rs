@@ -3,6 +3,7 @@
 use super::*;
 use crate::trust::Trust;
 use serde_json::json;
+use std::sync::Arc;
 
 /// `tools` settings: the defaults of `config/default.json5` under `v`.
 fn tools(v: Value) -> crate::settings::ToolsSettings {
@@ -116,6 +117,22 @@ fn allowlists_intersect_and_groups_expand() {
     assert_eq!(
         names(p.offered(&all, "main", &via("webchat"), Some(&run))),
         ["read"]
+    );
+    // Shared when nothing is left out; a narrower turn gets its own list.
+    let shared: Arc<[ToolSpec]> = all
+        .iter()
+        .filter(|t| t.name != "web_fetch")
+        .cloned()
+        .collect();
+    let main = p.offered_shared(&shared, "main", &via("webchat"), None);
+    assert!(
+        Arc::ptr_eq(&main, &shared),
+        "every tool offered: the same list"
+    );
+    let ops = p.offered_shared(&shared, "ops", &via("telegram"), None);
+    assert_eq!(
+        names(ops.to_vec()),
+        names(p.offered(&all, "ops", &via("telegram"), None))
     );
     assert!(ToolPolicy::from_config(&tools(json!({"allow": "exec"})), &[], &[]).is_err());
     assert!(ToolPolicy::from_config(&tools(json!({"resultMaxChars": 5})), &[], &[]).is_err());
