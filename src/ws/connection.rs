@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use actix::prelude::*;
 use actix_web_actors::ws;
-use ferroclaw_actors::bus::{send_to_bus, Outbound, Subscribe, Unsubscribe};
+use ferroclaw_actors::bus::{send_to_bus, CloseReason, Outbound, Subscribe, Unsubscribe};
 use ferroclaw_actors::gateway::HealthChanged;
 use ferroclaw_actors::ids::ConnId;
 use ferroclaw_actors::metrics::Metrics;
@@ -32,13 +32,6 @@ use super::window::{Drain, Window};
 use super::{frame_len, Origin};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-/// What a connection writes through: the backlog counter the bus reads and
-/// the send window (made with the response stream that empties them).
-pub(crate) struct Sink {
-    pub buffered: Arc<AtomicUsize>,
-    pub window: Arc<Window>,
-    pub drains: Option<UnboundedReceiver<Drain>>,
-}
 use crate::protocol::errors::ErrorShape;
 use crate::protocol::frames::{self, FrameError};
 use crate::state::SharedState;
@@ -59,6 +52,14 @@ enum Phase {
     Connecting(VecDeque<(String, Permit)>),
     Open(Arc<Caller>),
     Closing,
+}
+
+/// What a connection writes through: the backlog counter the bus reads and
+/// the send window (made with the response stream that empties them).
+pub(crate) struct Sink {
+    pub buffered: Arc<AtomicUsize>,
+    pub window: Arc<Window>,
+    pub drains: Option<UnboundedReceiver<Drain>>,
 }
 
 pub struct WsConnection {
@@ -139,6 +140,18 @@ impl WsConnection {
         }
     }
 
+    /// Drops the frames waiting for room (a slow consumer's: not kept for
+    /// a socket that does not read).
+    fn drop_waiting(&mut self) {
+        let dropped: usize = self.waiting.drain(..).map(|t| frame_len(t.len())).sum();
+        let _ = self
+            .buffered
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_sub(dropped))
+            });
+        self.window.set_waiting(false);
+    }
+
     /// Hands waiting frames to the context while the window has room
     /// (`all`: every one, before a close frame).
     fn hand_over(&mut self, ctx: &mut ws::WebsocketContext<Self>, all: bool) {
@@ -205,19 +218,9 @@ impl WsConnection {
         }
         self.leave_preauth();
         self.phase = Phase::Closing;
-        if code == 1008 {
-            // A slow consumer: what waits for it is dropped, not kept for a
-            // socket that does not read.
-            let dropped: usize = self.waiting.drain(..).map(|t| frame_len(t.len())).sum();
-            let _ = self
-                .buffered
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
-                    Some(b.saturating_sub(dropped))
-                });
-            self.window.set_waiting(false);
-        } else {
-            self.hand_over(ctx, true);
-        }
+        // Frames still waiting go out before the close frame (a slow
+        // consumer's were dropped by `drop_waiting` first).
+        self.hand_over(ctx, true);
         let description = (!reason.is_empty()).then(|| truncate_reason(reason));
         ctx.close(Some(ws::CloseReason {
             code: ws::CloseCode::from(code),
@@ -653,6 +656,9 @@ impl Handler<Outbound> for WsConnection {
                 reserved,
             } => self.deliver(ctx, event, seq, reserved),
             Outbound::Close(why) => {
+                if why == CloseReason::SlowConsumer {
+                    self.drop_waiting();
+                }
                 let (code, reason) = crate::protocol::events::close_frame(why);
                 self.close(ctx, code, reason);
             }

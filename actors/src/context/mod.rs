@@ -193,7 +193,9 @@ impl AgentContext {
         let found = skills::discover(&self.skill_dirs, &self.files);
         if found.iter().any(|s| !s.requires.bins.is_empty()) {
             if let Some(path) = std::env::var_os("PATH") {
-                for dir in std::env::split_paths(&path) {
+                // Relative entries (`.`, an empty one) name the gateway's
+                // working folder: not watched.
+                for dir in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
                     self.watch.watch(&dir);
                 }
             }

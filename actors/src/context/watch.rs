@@ -85,7 +85,8 @@ impl DirWatch {
             return;
         };
         let Some(q) = guard.as_mut() else { return };
-        if q.watched.contains(dir) {
+        // Blind already (said once, when it went blind), or watched.
+        if q.blind || q.watched.contains(dir) {
             return;
         }
         let all = WatchMask::CREATE
