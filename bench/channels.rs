@@ -270,7 +270,12 @@ fn main() {
         assert!(slack.until(Duration::from_secs(20), |f| f.sockets().0 == 1).await);
         assert!(discord.until(Duration::from_secs(20), |f| f.gateway_stats().0 == 1 && f.gateway_stats().4).await);
         tokio::time::sleep(Duration::from_secs(2)).await;
-        println!("rss idle, telegram + slack + discord connected: {} KB", proc_stats::status_kb(pid, "VmRSS:"));
+        println!(
+            "rss idle, telegram + slack + discord connected: {} KB (anonymous {} KB, file-backed {} KB: the binary's code pages)",
+            proc_stats::status_kb(pid, "VmRSS:"),
+            proc_stats::status_kb(pid, "RssAnon:"),
+            proc_stats::status_kb(pid, "RssFile:")
+        );
         let lat = discord_sequential(&discord, seq).await;
         println!(
             "discord (gateway), streamMode off: MESSAGE_CREATE -> first message create over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",

@@ -100,11 +100,13 @@ fn context_switches(pid: u32) -> u64 {
 }
 
 fn switches_of(pid: u32) -> u64 {
-    threads(pid).values().sum()
+    threads(pid).values().map(|t| t.0).sum()
 }
 
-/// Context switches per thread name (threads of one name summed).
-fn threads(pid: u32) -> std::collections::BTreeMap<String, u64> {
+/// Per thread name (threads of one name summed): context switches
+/// (voluntary + involuntary, from `status`) and time on a CPU in ns (the
+/// first field of `schedstat`, which the scheduler keeps to the nanosecond).
+fn threads(pid: u32) -> std::collections::BTreeMap<String, (u64, u64)> {
     let mut by_name = std::collections::BTreeMap::new();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return by_name;
@@ -124,14 +126,24 @@ fn threads(pid: u32) -> std::collections::BTreeMap<String, u64> {
                     .unwrap_or(0);
             }
         }
-        *by_name.entry(name.trim().to_string()).or_insert(0) += total;
+        let on_cpu = std::fs::read_to_string(t.path().join("schedstat"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        let entry = by_name.entry(name.trim().to_string()).or_insert((0, 0));
+        entry.0 += total;
+        entry.1 += on_cpu;
     }
     by_name
 }
 
 /// `FERROCLAW_BENCH_THREADS=1`: each thread's share of a case's context
-/// switches, per turn (threads of one name summed; the main thread, which
-/// runs the actor tree, carries the binary's name).
+/// switches and CPU time, per turn (threads of one name summed; the main
+/// thread, which runs the actor tree, carries the binary's name). A thread
+/// that exited during the case takes its counts with it (so a name whose
+/// threads come and go, Node's `WorkerThread`, can show 0): a lower bound.
 fn thread_shares(build: &str, case: &str, n: usize, a: &Mark, b: &Mark) {
     if std::env::var_os("FERROCLAW_BENCH_THREADS").is_none() {
         return;
@@ -139,12 +151,25 @@ fn thread_shares(build: &str, case: &str, n: usize, a: &Mark, b: &Mark) {
     let shares: Vec<String> = b
         .threads
         .iter()
-        .map(|(name, after)| (name, after - a.threads.get(name).copied().unwrap_or(0)))
-        .filter(|(_, d)| *d > 0)
-        .map(|(name, d)| format!("{name} {:.1}", d as f64 / n as f64))
+        .map(|(name, after)| {
+            let before = a.threads.get(name).copied().unwrap_or((0, 0));
+            (
+                name,
+                after.0.saturating_sub(before.0),
+                after.1.saturating_sub(before.1),
+            )
+        })
+        .filter(|(_, d, _)| *d > 0)
+        .map(|(name, d, ns)| {
+            format!(
+                "{name} {:.1} ({:.3} ms)",
+                d as f64 / n as f64,
+                ns as f64 / n as f64 / 1e6
+            )
+        })
         .collect();
     println!(
-        "{build:<7} {case:<18} switches/turn by thread: {}",
+        "{build:<7} {case:<18} switches (cpu) per turn by thread: {}",
         shares.join(", ")
     );
 }
@@ -225,8 +250,8 @@ struct Mark {
     allocs: Option<u64>,
     /// The store's writes, flushes and bytes flushed (ferroclaw's `/metrics`).
     store: Option<[i64; 3]>,
-    /// Context switches per thread name (the gateway process only).
-    threads: std::collections::BTreeMap<String, u64>,
+    /// Context switches and ns on a CPU per thread name (the gateway process only).
+    threads: std::collections::BTreeMap<String, (u64, u64)>,
 }
 
 /// The store counters of ferroclaw's `/metrics`, in one request.
