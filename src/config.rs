@@ -239,6 +239,12 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
         let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
         return Err(invalid(&path, message));
     }
+    if let Some((path, message)) = ferroclaw_actors::settings::mcp_problems(&s.mcp)
+        .into_iter()
+        .next()
+    {
+        return Err(invalid(&path, &message));
+    }
     for (id, p) in &s.models.providers {
         if let Some(api) = &p.api {
             if !matches!(

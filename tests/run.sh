@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh machine: installs what the tests need that the
 # machine may lack (Node 24 + OpenClaw's own CLI from the npm registry, for
-# the interop test; the `openai` Python package from PyPI, for the
+# the interop test; the official MCP reference servers and SDK from the
+# npm registry, for the MCP tests; the `openai` Python package from PyPI, for the
 # OpenAI-compatible API test; Chromium from Debian's packages and
 # playwright-core from the npm registry, for the web chat browser test;
 # bubblewrap from Debian's packages, for the exec sandbox test; tmux from
@@ -10,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/interop/setup.sh
+bash tests/mcp/setup.sh
 bash tests/openai/setup.sh
 bash tests/browser/setup.sh
 if ! command -v bwrap >/dev/null 2>&1; then

@@ -19,6 +19,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod inbound;
 pub mod lane;
+pub mod mcp;
 pub mod memory;
 pub mod metrics;
 pub mod openclaw;

@@ -69,8 +69,10 @@ pub struct Gateway {
     pub executor: Recipient<crate::tool::ExecuteTool>,
     /// Tool allowlists and exec defaults (`/tools/invoke`).
     pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
-    /// The tools runs are offered (`tools.catalog`).
-    pub tools: Arc<[crate::provider::ToolSpec]>,
+    /// The tools runs are offered (`tools.catalog`): built-in and MCP.
+    pub tools: crate::tool::ToolBench,
+    /// The MCP servers' supervisor (`mcp` status in `health`, `tools.catalog`).
+    pub mcp: Addr<crate::mcp::McpHub>,
     /// The default model the sessions use.
     pub model: ModelRef,
     pub versions: Arc<StateVersions>,
@@ -191,7 +193,15 @@ impl Gateway {
             }
         }
         let context = Arc::new(context);
-        let tools: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs().into();
+        let builtin: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs().into();
+        let catalog = crate::mcp::McpCatalog::default();
+        let mcp = crate::mcp::McpHub::new(
+            &settings.mcp,
+            catalog.clone(),
+            builtin.iter().map(|t| t.name.clone()).collect(),
+        )
+        .start();
+        let tools = crate::tool::ToolBench::new(builtin, catalog);
         let models = Arc::new(model_plan(&settings));
         let hub = ProviderHub::new(hub_config).start();
         let approvals = crate::approvals::ApprovalsActor::load(
@@ -208,6 +218,7 @@ impl Gateway {
             .with_memories(memories.clone())
             .with_sessions(session_tools.clone())
             .with_approvals(approvals.clone())
+            .with_mcp(mcp.clone().recipient())
             .start()
             .recipient();
         let subagent_done: Arc<std::sync::OnceLock<Recipient<crate::session::SubagentDone>>> =
@@ -310,6 +321,7 @@ impl Gateway {
             executor,
             tool_policy,
             tools,
+            mcp,
             model,
             versions,
             metrics,

@@ -422,7 +422,7 @@ async fn tools_invoke(
         untrusted: false,
         channels: vec![channel],
     };
-    let offered = g.tool_policy.offered(&g.tools, &agent, &trust, None);
+    let offered = g.tool_policy.offered(&g.tools.all(), &agent, &trust, None);
     if !offered.iter().any(|t| t.name == tool) {
         return invoke_error(
             StatusCode::NOT_FOUND,

@@ -27,6 +27,7 @@ mod hooks;
 mod interop;
 mod layout;
 mod malformed;
+mod mcp;
 mod memory;
 mod methods;
 mod migrate;

@@ -41,9 +41,7 @@ use actix::prelude::*;
 
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::ModelRef;
-use crate::provider::{
-    ChatMessage, MessageRole, Messages, ProviderError, StopReason, ToolCall, ToolSpec,
-};
+use crate::provider::{ChatMessage, MessageRole, Messages, ProviderError, StopReason, ToolCall};
 use crate::tool::ExecuteTool;
 
 pub use actor::RunActor;
@@ -108,7 +106,7 @@ pub struct RunConfig {
     pub hooks: std::sync::Arc<[std::sync::Arc<dyn crate::tool::policy::ToolHook>]>,
     /// Characters of a tool result kept for the model (head and tail).
     pub result_max_chars: usize,
-    pub tools: std::sync::Arc<[ToolSpec]>,
+    pub tools: crate::tool::OfferedTools,
     /// The conversation so far, ending with the new user message.
     pub messages: Messages,
     pub hub: Addr<ProviderHub>,

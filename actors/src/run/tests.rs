@@ -9,7 +9,7 @@ use super::turn::wait_abort;
 use super::*;
 use crate::provider::hub::ProviderHub;
 use crate::provider::offline::OfflineProvider;
-use crate::provider::StopReason;
+use crate::provider::{StopReason, ToolSpec};
 use crate::tool::{ExecuteTool, ToolOutcome};
 
 /// Runs tools from a script: `sleep <ms>` waits (stopping when cancelled),
@@ -123,7 +123,7 @@ fn start(text: &str, timeout: Duration) -> Harness {
         tool_env: Vec::new().into(),
         hooks: Vec::new().into(),
         result_max_chars: 100_000,
-        tools: test_tools(&["exec", "read", "slow", "second", "third"]),
+        tools: test_tools(&["exec", "read", "slow", "second", "third"]).into(),
         messages: vec![ChatMessage::user(text).into()],
         hub,
         executor: tools.start().recipient(),
@@ -484,7 +484,7 @@ async fn a_resumed_run_executes_only_the_missing_tool_calls() {
         tool_env: Vec::new().into(),
         hooks: Vec::new().into(),
         result_max_chars: 100_000,
-        tools: test_tools(&["exec", "read", "slow", "second", "third"]),
+        tools: test_tools(&["exec", "read", "slow", "second", "third"]).into(),
         messages: history.into_iter().map(Into::into).collect(),
         hub: ProviderHub::builtins().start(),
         executor: tools.start().recipient(),

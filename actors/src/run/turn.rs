@@ -59,7 +59,7 @@ fn request_for(cfg: &RunConfig, messages: &[Arc<ChatMessage>]) -> CompletionRequ
     CompletionRequest {
         system: cfg.system.clone(),
         messages: crate::tool::policy::repair(&sent),
-        tools: cfg.tools.clone(),
+        tools: cfg.tools.current(),
         thinking_budget: cfg.thinking_budget,
         ..Default::default()
     }
@@ -330,7 +330,8 @@ async fn run_tools(
     messages: &mut Messages,
     abort: &mut watch::Receiver<bool>,
 ) -> Option<Vec<String>> {
-    let offered: Vec<&str> = cfg.tools.iter().map(|t| t.name.as_str()).collect();
+    let tools = cfg.tools.current();
+    let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for (i, call) in turn.calls.iter().enumerate() {
         cfg.sink.do_send(RunEvent::ToolStarted {
             run_id: cfg.run_id.clone(),

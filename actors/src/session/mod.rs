@@ -94,7 +94,8 @@ pub struct SessionDeps {
     pub verbose_default: String,
     /// Prompt and skills: workspace files, skill config, envelope.
     pub context: Arc<AgentContext>,
-    pub tools: Arc<[ToolSpec]>,
+    /// Built-in and MCP tools.
+    pub tools: crate::tool::ToolBench,
     /// Where a sub-agent's session reports its run's end (set once the
     /// session tools actor exists).
     pub subagent_done: Arc<std::sync::OnceLock<Recipient<SubagentDone>>>,

@@ -111,6 +111,12 @@ impl SessionActor {
     /// The tools the active run is offered: its channels' layers and, when
     /// it holds a stranger's message, the untrusted profile.
     pub(super) fn offered_tools(&self) -> Arc<[ToolSpec]> {
+        (self.tool_offer())(&self.deps.tools.all())
+    }
+
+    /// The policy of the active run, as a function of the bench (applied
+    /// again when an MCP server's tools change during the run).
+    fn tool_offer(&self) -> crate::tool::Offer {
         let d = &self.deps;
         let run = self
             .state
@@ -120,8 +126,14 @@ impl SessionActor {
                 allow: Some(allow),
                 deny: Vec::new(),
             });
-        d.tool_policy
-            .offered_shared(&d.tools, self.agent(), &self.trust(), run.as_ref())
+        let (policy, agent, trust) = (
+            d.tool_policy.clone(),
+            self.agent().to_string(),
+            self.trust(),
+        );
+        Arc::new(move |all: &Arc<[ToolSpec]>| {
+            policy.offered_shared(all, &agent, &trust, run.as_ref())
+        })
     }
 
     /// The prompt and skills of a run of this session with `model` at
@@ -224,7 +236,7 @@ impl SessionActor {
             trust: p.trust,
             hooks: d.tool_policy.hooks.clone().into(),
             result_max_chars: d.tool_policy.result_max_chars,
-            tools: p.tools,
+            tools: crate::tool::OfferedTools::live(d.tools.clone(), self.tool_offer(), p.tools),
             messages: self.history.clone(),
             prune,
             hub: d.hub.clone(),

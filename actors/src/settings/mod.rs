@@ -10,6 +10,7 @@
 mod agents;
 mod channels;
 mod hooks;
+mod mcp;
 mod skills;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ use serde_json::{Map, Value};
 pub use agents::*;
 pub use channels::*;
 pub use hooks::*;
+pub use mcp::*;
 pub use skills::*;
 
 /// The settings `config/default.json5` alone gives (tests build from them
@@ -47,6 +49,7 @@ pub struct Settings {
     pub hooks: HooksSettings,
     pub cron: CronSettings,
     pub skills: SkillsSettings,
+    pub mcp: McpSettings,
     #[schemars(transform = secret_plugins)]
     pub plugins: Value,
     pub commands: Value,

@@ -26,6 +26,8 @@ pub struct ToolExecutor {
     approvals: Option<Addr<crate::approvals::ApprovalsActor>>,
     /// Every agent's memory (`memory_search`, `memory_get`).
     memories: crate::memory::Memories,
+    /// Where MCP tools (`<server>__<tool>`) go: the MCP hub.
+    mcp: Option<Recipient<ExecuteTool>>,
 }
 
 impl ToolExecutor {
@@ -46,7 +48,14 @@ impl ToolExecutor {
             sessions: Default::default(),
             approvals: None,
             memories: Default::default(),
+            mcp: None,
         }
+    }
+
+    /// MCP tools go to this hub.
+    pub fn with_mcp(mut self, hub: Recipient<ExecuteTool>) -> ToolExecutor {
+        self.mcp = Some(hub);
+        self
     }
 
     /// Exec calls go through this approvals actor first.
@@ -95,6 +104,19 @@ impl Handler<ExecuteTool> for ToolExecutor {
             session_key = %msg.session_key,
             agent_id = %msg.agent_id
         );
+        if crate::mcp::is_mcp(&msg.call.name) {
+            let hub = self.mcp.clone();
+            return Box::pin(
+                async move {
+                    let unavailable = format!("{}: no MCP servers are configured", msg.call.name);
+                    match hub {
+                        Some(h) => h.send(msg).await.unwrap_or_else(|_| error(unavailable)),
+                        None => error(unavailable),
+                    }
+                }
+                .instrument(span),
+            );
+        }
         if SESSION_TOOLS.contains(&msg.call.name.as_str()) {
             // The session tools actor answers the same message.
             let session_tools = self.sessions.get().cloned();

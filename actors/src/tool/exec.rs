@@ -69,7 +69,7 @@ async fn pump(mut r: impl AsyncRead + Unpin, out: Shared, cap: usize, stderr: bo
     }
 }
 
-fn kill_group(pid: Option<u32>) {
+pub(crate) fn kill_group(pid: Option<u32>) {
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
         // SAFETY: kill(2) with a negative pid signals the process group the
         // child leads (it was spawned with process_group(0)); no memory is touched.

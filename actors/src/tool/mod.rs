@@ -11,6 +11,7 @@
 //! `is_error` so the model can correct itself.
 
 mod actor;
+mod bench;
 mod confine;
 mod exec;
 mod files;
@@ -31,6 +32,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use actor::ToolExecutor;
+pub use bench::{Offer, OfferedTools, ToolBench};
+pub(crate) use exec::kill_group;
 pub use messages::{ExecuteTool, ToolOutcome};
 
 /// Limits of the built-in tools.

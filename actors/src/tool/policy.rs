@@ -75,15 +75,39 @@ impl AllowDeny {
         listed(&self.deny, tool)
     }
 
-    /// Whether its allow list names `tool` (no list names nothing).
+    /// Whether its allow list names `tool` (no list names nothing). An MCP
+    /// tool must be named itself (`named`): `*` and groups do not reach
+    /// a stranger's turn with a third party's tools.
     fn names(&self, tool: &str) -> bool {
-        self.allow.as_ref().is_some_and(|a| listed(a, tool))
+        self.allow
+            .as_ref()
+            .is_some_and(|a| match crate::mcp::is_mcp(tool) {
+                true => named(a, tool),
+                false => listed(a, tool),
+            })
     }
 }
 
 fn listed(list: &[String], tool: &str) -> bool {
     let set = expand(list);
-    set.contains("*") || set.contains(tool)
+    let mcp = crate::mcp::is_mcp(tool);
+    let tool = tool.to_ascii_lowercase();
+    set.contains("*")
+        || set.contains(&tool)
+        || (mcp && (set.contains("bundle-mcp") || set.contains("group:mcp")))
+        || set
+            .iter()
+            .any(|p| p.contains('*') && crate::settings::glob(p, &tool))
+}
+
+/// Whether `list` names `tool` itself: exactly, or by a glob with a
+/// prefix (`docs__*`); never by `*` or a group. What an MCP tool needs to
+/// be offered to a turn holding a stranger's message.
+fn named(list: &[String], tool: &str) -> bool {
+    let tool = tool.to_ascii_lowercase();
+    list.iter().map(|i| i.trim().to_ascii_lowercase()).any(|p| {
+        p == tool || (p.contains('*') && !p.starts_with('*') && crate::settings::glob(&p, &tool))
+    })
 }
 
 /// The tools a turn holding a stranger's message may be offered

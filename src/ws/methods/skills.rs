@@ -94,13 +94,20 @@ pub async fn library_list(state: &SharedState, p: &Value) -> MethodResult {
 
 /// The tools runs are offered, with their JSON schemas.
 pub fn tools_catalog(state: &SharedState) -> MethodResult {
-    let tools: Vec<Value> = state
-        .gateway
-        .tools
+    let bench = &state.gateway.tools;
+    let tools: Vec<Value> = bench
+        .all()
         .iter()
-        .map(
-            |t| json!({ "name": t.name, "description": t.description, "parameters": t.parameters }),
-        )
+        .map(|t| {
+            let mut v =
+                json!({ "name": t.name, "description": t.description, "parameters": t.parameters });
+            if let Some(route) = bench.mcp().route(&t.name) {
+                v["source"] = json!("mcp");
+                v["mcpServer"] = json!(route.server);
+                v["mcpTool"] = json!(route.tool);
+            }
+            v
+        })
         .collect();
     json(json!({ "tools": tools }))
 }

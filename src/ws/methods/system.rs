@@ -51,8 +51,15 @@ pub async fn status(state: &SharedState) -> MethodResult {
         .send(ferroclaw_actors::cron::beat::HeartbeatStatus)
         .await
         .map_err(|_| ErrorShape::unavailable("heartbeat unavailable"))?;
+    let mcp = state
+        .gateway
+        .mcp
+        .send(ferroclaw_actors::mcp::McpStatus)
+        .await
+        .map_err(|_| ErrorShape::unavailable("mcp hub unavailable"))?;
     json(json!({
         "runtimeVersion": state.server_version,
+        "mcp": { "servers": mcp },
         "heartbeat": {
             "defaultAgentId": default_id,
             "agents": agents.iter().map(|id| match *id == default_id {

@@ -1,0 +1,198 @@
+//! The MCP tools on offer: one snapshot shared by the hub (its only writer)
+//! and every reader (sessions building a run's tool list, the executor
+//! routing a call, `tools.catalog`), versioned so a run sees a
+//! `tools/list_changed` at its next model call without asking anyone.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+
+use crate::provider::ToolSpec;
+
+/// One tool a server listed, as the hub keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    pub schema: Value,
+}
+
+/// Where an offered MCP tool name goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The server's name in `mcp.servers`.
+    pub server: String,
+    /// The tool's own name on that server.
+    pub tool: String,
+}
+
+#[derive(Default)]
+struct Snapshot {
+    specs: Arc<[ToolSpec]>,
+    routes: HashMap<String, Route>,
+}
+
+/// The shared catalog (cheap to clone).
+#[derive(Clone, Default)]
+pub struct McpCatalog {
+    inner: Arc<RwLock<Snapshot>>,
+    version: Arc<AtomicU64>,
+}
+
+impl McpCatalog {
+    /// Bumped by every publish that changed something.
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    pub fn specs(&self) -> Arc<[ToolSpec]> {
+        self.inner
+            .read()
+            .map(|s| s.specs.clone())
+            .unwrap_or_else(|e| e.into_inner().specs.clone())
+    }
+
+    pub fn route(&self, offered: &str) -> Option<Route> {
+        let snap = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        snap.routes.get(offered).cloned()
+    }
+
+    /// Rebuilds the offer from every ready server's tools (in config order,
+    /// so names are stable), `reserved` holding the built-in tools' names.
+    /// A tool whose schema is not a JSON Schema object is skipped with one
+    /// line; names are made safe and unique (`names.rs`). Returns the names
+    /// skipped, with why.
+    pub fn publish(
+        &self,
+        servers: &[(String, String, Vec<ToolDef>)],
+        reserved: &HashSet<String>,
+    ) -> Vec<(String, String)> {
+        let mut taken: HashSet<String> = reserved.iter().map(|n| n.to_ascii_lowercase()).collect();
+        let mut specs = Vec::new();
+        let mut routes = HashMap::new();
+        let mut skipped = Vec::new();
+        for (server, safe, tools) in servers {
+            for t in tools {
+                let Some(schema) = input_schema(&t.schema) else {
+                    skipped.push((
+                        format!("{server}/{}", t.name),
+                        "its inputSchema is not a JSON Schema object".to_string(),
+                    ));
+                    continue;
+                };
+                let name = super::names::tool_name(safe, &t.name, &mut taken);
+                routes.insert(
+                    name.clone(),
+                    Route {
+                        server: server.clone(),
+                        tool: t.name.clone(),
+                    },
+                );
+                specs.push(ToolSpec {
+                    name,
+                    description: if t.description.is_empty() {
+                        format!("{} (from the MCP server {server})", t.name)
+                    } else {
+                        t.description.clone()
+                    },
+                    parameters: schema,
+                });
+            }
+        }
+        let mut snap = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let changed = snap.routes != routes || *snap.specs != *specs.as_slice();
+        if changed {
+            snap.specs = specs.into();
+            snap.routes = routes;
+            self.version.fetch_add(1, Ordering::AcqRel);
+        }
+        skipped
+    }
+}
+
+/// A tool's input schema as offered to a model: a JSON object whose `type`
+/// is `object` (added when absent); None when it is not one.
+fn input_schema(v: &Value) -> Option<Value> {
+    let obj = v.as_object()?;
+    match obj.get("type") {
+        None => {
+            let mut o = obj.clone();
+            o.insert("type".into(), Value::String("object".into()));
+            Some(Value::Object(o))
+        }
+        Some(Value::String(t)) if t == "object" => {
+            if obj.get("properties").is_some_and(|p| !p.is_object()) {
+                return None;
+            }
+            Some(v.clone())
+        }
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn def(name: &str, schema: Value) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: String::new(),
+            schema,
+        }
+    }
+
+    #[test]
+    fn publishing_names_routes_and_skips_bad_schemas() {
+        let c = McpCatalog::default();
+        let reserved: HashSet<String> = ["exec".to_string()].into();
+        let v0 = c.version();
+        let skipped = c.publish(
+            &[
+                (
+                    "a".into(),
+                    "a".into(),
+                    vec![
+                        def("echo", json!({"type": "object", "properties": {}})),
+                        def("bad", json!({"type": "string"})),
+                        def("nil", json!(null)),
+                    ],
+                ),
+                ("b".into(), "b".into(), vec![def("echo", json!({}))]),
+            ],
+            &reserved,
+        );
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        let names: Vec<String> = c.specs().iter().map(|s| s.name.clone()).collect();
+        assert_eq!(names, ["a__echo", "b__echo"]);
+        assert_eq!(c.specs()[1].parameters["type"], "object");
+        assert_eq!(
+            c.route("b__echo"),
+            Some(Route {
+                server: "b".into(),
+                tool: "echo".into()
+            })
+        );
+        assert!(c.version() > v0);
+        let v1 = c.version();
+        c.publish(
+            &[
+                (
+                    "a".into(),
+                    "a".into(),
+                    vec![
+                        def("echo", json!({"type": "object", "properties": {}})),
+                        def("bad", json!({"type": "string"})),
+                        def("nil", json!(null)),
+                    ],
+                ),
+                ("b".into(), "b".into(), vec![def("echo", json!({}))]),
+            ],
+            &reserved,
+        );
+        assert_eq!(c.version(), v1, "the same tools again change nothing");
+    }
+}

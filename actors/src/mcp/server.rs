@@ -1,0 +1,210 @@
+//! `McpServer`: one actor per configured server and per connection. It
+//! connects when it starts, reports its tools to the hub, answers tool
+//! calls, refreshes its tools on `tools/list_changed`, and stops when the
+//! connection ends (the hub restarts it with backoff). Stopping closes the
+//! connection and kills a stdio server's whole process group.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use rmcp::service::RoleClient;
+use rmcp::Peer;
+use tokio::sync::watch;
+
+use super::catalog::ToolDef;
+use super::client::{self, Connection, Note};
+use super::hub::{McpHub, ServerDown, ServerTools, ServerUp};
+use crate::settings::McpServerSettings;
+use crate::tool::ToolOutcome;
+
+/// Notifications a server may have queued before the rest are dropped.
+const MAILBOX: usize = 64;
+
+pub struct McpServer {
+    name: String,
+    /// Which start of this server this is (reports of older ones are stale).
+    generation: u64,
+    settings: McpServerSettings,
+    hub: Addr<McpHub>,
+    http: reqwest::Client,
+    live: Option<Live>,
+    /// A tools refresh is running (another notification adds nothing).
+    refreshing: bool,
+}
+
+struct Live {
+    peer: Peer<RoleClient>,
+    pid: Option<u32>,
+    stop: rmcp::service::RunningServiceCancellationToken,
+}
+
+impl McpServer {
+    pub fn new(
+        name: String,
+        generation: u64,
+        settings: McpServerSettings,
+        hub: Addr<McpHub>,
+        http: reqwest::Client,
+    ) -> McpServer {
+        McpServer {
+            name,
+            generation,
+            settings,
+            hub,
+            http,
+            live: None,
+            refreshing: false,
+        }
+    }
+
+    fn down(&self, ctx: &mut Context<Self>, error: String) {
+        self.hub.do_send(ServerDown {
+            name: self.name.clone(),
+            generation: self.generation,
+            error,
+        });
+        ctx.stop();
+    }
+}
+
+impl Actor for McpServer {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.set_mailbox_capacity(MAILBOX);
+        let (name, settings, http) = (self.name.clone(), self.settings.clone(), self.http.clone());
+        let notes = ctx.address().recipient();
+        let limit = settings.request_timeout();
+        let connecting = async move {
+            let conn = client::connect(&name, &settings, notes, http).await?;
+            match client::list_tools(&conn.service.peer().clone(), limit).await {
+                Ok(tools) => Ok((conn, tools)),
+                Err(e) => {
+                    crate::tool::kill_group(conn.pid);
+                    Err(e)
+                }
+            }
+        };
+        ctx.wait(actix::fut::wrap_future(connecting).map(
+            |r: Result<(Connection, Vec<ToolDef>), String>, act: &mut Self, ctx| match r {
+                Ok((conn, tools)) => {
+                    let (protocol, server_info) = (conn.protocol.clone(), conn.server_info.clone());
+                    act.live = Some(Live {
+                        peer: conn.peer(),
+                        pid: conn.pid,
+                        stop: conn.service.cancellation_token(),
+                    });
+                    tracing::info!(server = %act.name, %protocol, %server_info, tools = tools.len(), "mcp server connected");
+                    act.hub.do_send(ServerUp {
+                        name: act.name.clone(),
+                        generation: act.generation,
+                        tools,
+                        protocol,
+                        server_info,
+                        pid: conn.pid,
+                    });
+                    // The connection's end (the child exited, the peer hung up).
+                    let ended = conn.service.waiting();
+                    ctx.spawn(actix::fut::wrap_future(ended).map(
+                        |r, act: &mut Self, ctx| {
+                            let why = match r {
+                                Ok(reason) => format!("connection ended ({reason:?})"),
+                                Err(e) => format!("connection task failed: {e}"),
+                            };
+                            act.down(ctx, why);
+                        },
+                    ));
+                }
+                Err(e) => act.down(ctx, e),
+            },
+        ));
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        if let Some(live) = self.live.take() {
+            live.stop.cancel();
+            crate::tool::kill_group(live.pid);
+        }
+    }
+}
+
+impl Handler<Note> for McpServer {
+    type Result = ();
+    fn handle(&mut self, note: Note, ctx: &mut Context<Self>) {
+        match note {
+            Note::ToolsChanged => {
+                let Some(live) = &self.live else { return };
+                if self.refreshing {
+                    return;
+                }
+                self.refreshing = true;
+                let peer = live.peer.clone();
+                let limit = self.settings.request_timeout();
+                ctx.spawn(
+                    actix::fut::wrap_future(async move { client::list_tools(&peer, limit).await })
+                        .map(|r, act: &mut Self, _| {
+                            act.refreshing = false;
+                            match r {
+                                Ok(tools) => act.hub.do_send(ServerTools {
+                                    name: act.name.clone(),
+                                    generation: act.generation,
+                                    tools,
+                                }),
+                                Err(e) => tracing::warn!(server = %act.name, error = %e, "mcp tools refresh failed"),
+                            }
+                        }),
+                );
+            }
+            Note::Progress {
+                token,
+                progress,
+                total,
+                message,
+            } => {
+                tracing::debug!(server = %self.name, %token, progress, ?total, ?message, "mcp progress");
+            }
+        }
+    }
+}
+
+/// Calls one of this server's tools.
+#[derive(Message)]
+#[rtype(result = "ToolOutcome")]
+pub struct CallTool {
+    pub tool: String,
+    pub args: serde_json::Value,
+    pub cancel: watch::Receiver<bool>,
+}
+
+impl Handler<CallTool> for McpServer {
+    type Result = ResponseFuture<ToolOutcome>;
+    fn handle(&mut self, msg: CallTool, _: &mut Context<Self>) -> Self::Result {
+        let Some(live) = &self.live else {
+            let name = self.name.clone();
+            return Box::pin(async move {
+                crate::tool::error(format!("MCP server {name} is still connecting; try again"))
+            });
+        };
+        let (peer, name, limit) = (
+            live.peer.clone(),
+            self.name.clone(),
+            self.settings.request_timeout(),
+        );
+        Box::pin(async move {
+            let mut cancel = msg.cancel;
+            client::call(
+                &peer,
+                &name,
+                &msg.tool,
+                msg.args,
+                limit,
+                &mut cancel,
+                |_| {},
+            )
+            .await
+        })
+    }
+}
+
+/// How long a server stays up before its restart backoff starts over.
+pub const STABLE: Duration = Duration::from_secs(60);

