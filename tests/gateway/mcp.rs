@@ -419,3 +419,82 @@ async fn a_strangers_turn_gets_no_mcp_tool_unless_the_operator_names_it() {
     let reply = ask(&fake, STRANGER, 2, &env).await;
     assert!(!reply.contains("PATH"), "{reply}");
 }
+
+/// The reference server over Streamable HTTP on a free loopback port
+/// (`tests/mcp/loopback.cjs` keeps it off every other interface).
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(node())
+            .arg("--require")
+            .arg(PathBuf::from(ROOT).join("tests/mcp/loopback.cjs"))
+            .arg(everything())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the HTTP server never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_works_like_a_stdio_one() {
+    let server = HttpServer::start();
+    let fake = FakeProvider::start().await;
+    fake.push(Script::tool_call(
+        "call_1",
+        "remote__get-sum",
+        &json!({"a": 19, "b": 23}),
+    ));
+    fake.push(Script::text(&["added"]));
+    let gw = TestGateway::with_config(fake_config(
+        &fake,
+        json!({"servers": {"remote": {
+            "url": server.url, "transport": "streamable-http",
+            "headers": {"X-Test-Header": "kept"},
+        }}}),
+    ));
+    let mut c = admin(&gw).await;
+    let servers = servers_until(&mut c, ready).await;
+    assert_eq!(servers[0]["transport"], "streamable-http");
+    assert!(servers[0]["pid"].is_null(), "no child for a remote server");
+    chat_send(&mut c, "main", "add", "h1").await;
+    let events = chat_until_done(&mut c, "h1").await;
+    assert_eq!(final_text(&events), "added");
+    let requests = fake.requests.lock().unwrap().clone();
+    assert!(offered(&requests[0].0).contains(&"remote__echo".to_string()));
+    let tool = requests[1].0["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    assert!(tool["content"].as_str().unwrap().contains("42"), "{tool}");
+}
