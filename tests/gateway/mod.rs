@@ -28,6 +28,7 @@ mod interop;
 mod layout;
 mod malformed;
 mod mcp;
+mod mcp_faults;
 mod memory;
 mod methods;
 mod migrate;

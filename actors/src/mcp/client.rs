@@ -7,6 +7,8 @@
 //! mailbox (a flood is dropped, never queued without end).
 
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -14,11 +16,13 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
     ClientConfig, ClientRequest, Implementation, ProgressNotificationParam, ServerResult,
 };
+use rmcp::model::{JsonRpcMessage, ServerNotification};
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RoleClient,
     RunningService,
 };
-use rmcp::transport::TokioChildProcess;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::{TokioChildProcess, Transport};
 use rmcp::{ClientHandler, Peer};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
@@ -45,6 +49,43 @@ pub enum Note {
 #[derive(Clone)]
 pub struct Handler {
     notes: Recipient<Note>,
+}
+
+/// A transport that sets `changed` when a `tools/list_changed` is read, in
+/// the order messages arrive: before the SDK hands over any response read
+/// after it (its handlers run later, on tasks of their own), so a tool call
+/// that changed the server's tools sees the flag when it returns.
+struct Watched<T> {
+    inner: T,
+    changed: Arc<AtomicBool>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let m = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(n)) = &m {
+            if matches!(
+                n.notification,
+                ServerNotification::ToolListChangedNotification(_)
+            ) {
+                self.changed.store(true, Ordering::Release);
+            }
+        }
+        m
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 impl ClientHandler for Handler {
@@ -106,6 +147,7 @@ pub async fn connect(
     name: &str,
     settings: &McpServerSettings,
     notes: Recipient<Note>,
+    changed: Arc<AtomicBool>,
     http: reqwest::Client,
 ) -> Result<Connection, String> {
     let handler = Handler { notes };
@@ -138,8 +180,16 @@ pub async fn connect(
             if let Some(err) = stderr {
                 tokio::spawn(log_stderr(name.to_string(), err));
             }
-            let started =
-                tokio::time::timeout(limit, handler.serve_with_lifecycle(child, lifecycle));
+            let started = tokio::time::timeout(
+                limit,
+                handler.serve_with_lifecycle(
+                    Watched {
+                        inner: child,
+                        changed,
+                    },
+                    lifecycle,
+                ),
+            );
             match started.await {
                 Ok(Ok(s)) => (s, pid),
                 Ok(Err(e)) => {
@@ -156,7 +206,10 @@ pub async fn connect(
             }
         }
         McpTransport::Http { url, headers } => {
-            let transport = super::http::transport(http, &url, &headers)?;
+            let transport = Watched {
+                inner: super::http::transport(http, &url, &headers)?,
+                changed,
+            };
             let started =
                 tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle));
             match started.await {

@@ -4,6 +4,8 @@
 //! connection ends (the hub restarts it with backoff). Stopping closes the
 //! connection and kills a stdio server's whole process group.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -30,6 +32,9 @@ pub struct McpServer {
     live: Option<Live>,
     /// A tools refresh is running (another notification adds nothing).
     refreshing: bool,
+    /// Set by the SDK's handler when `tools/list_changed` arrives; whoever
+    /// clears it refreshes.
+    changed: Arc<AtomicBool>,
 }
 
 struct Live {
@@ -54,6 +59,7 @@ impl McpServer {
             http,
             live: None,
             refreshing: false,
+            changed: Arc::default(),
         }
     }
 
@@ -74,9 +80,10 @@ impl Actor for McpServer {
         ctx.set_mailbox_capacity(MAILBOX);
         let (name, settings, http) = (self.name.clone(), self.settings.clone(), self.http.clone());
         let notes = ctx.address().recipient();
+        let changed = self.changed.clone();
         let limit = settings.request_timeout();
         let connecting = async move {
-            let conn = client::connect(&name, &settings, notes, http).await?;
+            let conn = client::connect(&name, &settings, notes, changed, http).await?;
             match client::list_tools(&conn.service.peer().clone(), limit).await {
                 Ok(tools) => Ok((conn, tools)),
                 Err(e) => {
@@ -134,7 +141,7 @@ impl Handler<Note> for McpServer {
         match note {
             Note::ToolsChanged => {
                 let Some(live) = &self.live else { return };
-                if self.refreshing {
+                if self.refreshing || !self.changed.swap(false, Ordering::AcqRel) {
                     return;
                 }
                 self.refreshing = true;
@@ -190,9 +197,10 @@ impl Handler<CallTool> for McpServer {
             self.name.clone(),
             self.settings.request_timeout(),
         );
+        let (changed, hub, generation) = (self.changed.clone(), self.hub.clone(), self.generation);
         Box::pin(async move {
             let mut cancel = msg.cancel;
-            client::call(
+            let outcome = client::call(
                 &peer,
                 &name,
                 &msg.tool,
@@ -201,7 +209,26 @@ impl Handler<CallTool> for McpServer {
                 &mut cancel,
                 |_| {},
             )
-            .await
+            .await;
+            // The call changed the server's tools: the run's next model
+            // call is offered the new list.
+            if changed.swap(false, Ordering::AcqRel) {
+                match client::list_tools(&peer, limit).await {
+                    Ok(tools) => {
+                        let _ = hub
+                            .send(ServerTools {
+                                name: name.clone(),
+                                generation,
+                                tools,
+                            })
+                            .await;
+                    }
+                    Err(e) => {
+                        tracing::warn!(server = %name, error = %e, "mcp tools refresh failed")
+                    }
+                }
+            }
+            outcome
         })
     }
 }
