@@ -385,3 +385,24 @@ async fn garbage_floods_and_bad_names_never_hurt_the_gateway() {
     chat_send(&mut c, "main", "still there?", "a2").await;
     assert_eq!(final_text(&chat_until_done(&mut c, "a2").await), "alive");
 }
+
+#[tokio::test]
+async fn a_100_mb_result_is_refused_and_the_server_keeps_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = TestGateway::with_config(json!({"mcp": {"servers": {
+        "huge": fault(dir.path(), "huge", json!({"requestTimeoutMs": 3000})),
+    }}}));
+    let mut c = admin(&gw).await;
+    servers_until(&mut c, |s| s.iter().all(|x| x["state"] == "ready")).await;
+    // rmcp drops a stdio line over 16 MiB unread; the call then times out.
+    chat_send(&mut c, "s1", "@tool huge__huge {}", "h1").await;
+    chat_until_done(&mut c, "h1").await;
+    let history = c.call("chat.history", json!({"sessionKey": "s1"})).await;
+    let text = history["payload"].to_string();
+    assert!(text.contains("timed out after 3000 ms"), "{}", &text[..text.len().min(2000)]);
+    assert!(text.len() < 1_000_000, "no 100 MB in the transcript: {} bytes", text.len());
+    chat_send(&mut c, "s2", "@tool huge__ok {\"text\":\"after\"}", "h2").await;
+    chat_until_done(&mut c, "h2").await;
+    let history = c.call("chat.history", json!({"sessionKey": "s2"})).await;
+    assert!(history["payload"].to_string().contains("ok says after"), "{history}");
+}

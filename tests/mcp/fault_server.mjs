@@ -14,6 +14,7 @@
 // garbage  answers every line with bytes that are not JSON
 // flood    (legacy) floods notifications once initialized
 // schemas  (legacy) tools named like built-ins, twice the same, a bad schema
+// huge     (legacy) tool `huge` answers with a 100 MB result
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
@@ -30,6 +31,7 @@ let tools = [
   { name: "crash", description: "Exits mid-call.", inputSchema: schema },
   { name: "hang", description: "Never answers.", inputSchema: schema },
   { name: "add", description: "Adds a tool.", inputSchema: schema },
+  { name: "huge", description: "Answers with 100 MB.", inputSchema: schema },
 ];
 if (mode === "schemas") {
   tools = [
@@ -95,6 +97,14 @@ rl.on("line", (line) => {
     const text = params?.arguments?.text ?? "";
     if (name === "crash") process.exit(3);
     if (name === "hang") return;
+    if (name === "huge") {
+      const big = '{"jsonrpc":"2.0","id":' + JSON.stringify(id) + ',"result":{"content":[{"type":"text","text":"';
+      process.stdout.write(big);
+      const block = "x".repeat(1 << 20);
+      for (let i = 0; i < 100; i++) process.stdout.write(block);
+      process.stdout.write('"}]}}\n');
+      return;
+    }
     if (name === "add") {
       if (!tools.some((t) => t.name === "added")) {
         tools.push({ name: "added", description: "Added at run time.", inputSchema: schema });
