@@ -498,3 +498,56 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
         .unwrap();
     assert!(tool["content"].as_str().unwrap().contains("42"), "{tool}");
 }
+
+#[tokio::test]
+async fn resources_and_prompts_are_listed_and_read_through_utility_tools() {
+    // The offline model runs `@tool` lines.
+    let gw = TestGateway::with_config(json!({"mcp": {"servers": {
+        "everything": everything_server(json!({})),
+    }}}));
+    let mut c = admin(&gw).await;
+    servers_until(&mut c, ready).await;
+    let catalog = c.call("tools.catalog", json!({})).await.to_string();
+    for t in [
+        "everything__resources_list",
+        "everything__resources_read",
+        "everything__prompts_list",
+        "everything__prompts_get",
+    ] {
+        assert!(catalog.contains(t), "{t}");
+    }
+    chat_send(&mut c, "r1", "@tool everything__resources_list {}", "u1").await;
+    chat_until_done(&mut c, "u1").await;
+    let h = history(&mut c, "r1").await;
+    assert!(
+        h.contains("demo://resource/static/document/architecture.md"),
+        "{h}"
+    );
+    chat_send(
+        &mut c,
+        "r2",
+        "@tool everything__resources_read {\"uri\":\"demo://resource/static/document/architecture.md\"}",
+        "u2",
+    )
+    .await;
+    chat_until_done(&mut c, "u2").await;
+    let h = history(&mut c, "r2").await;
+    assert!(
+        h.contains("EXTERNAL_UNTRUSTED_CONTENT") && h.contains("contents"),
+        "{h}"
+    );
+    chat_send(
+        &mut c,
+        "r3",
+        "@tool everything__prompts_get {\"name\":\"args-prompt\",\"arguments\":{\"city\":\"Lisbon\"}}",
+        "u3",
+    )
+    .await;
+    chat_until_done(&mut c, "u3").await;
+    let h = history(&mut c, "r3").await;
+    assert!(h.contains("Lisbon"), "{h}");
+}
+
+async fn history(c: &mut Client, key: &str) -> String {
+    c.call("chat.history", json!({"sessionKey": key})).await["payload"].to_string()
+}

@@ -399,10 +399,21 @@ async fn a_100_mb_result_is_refused_and_the_server_keeps_answering() {
     chat_until_done(&mut c, "h1").await;
     let history = c.call("chat.history", json!({"sessionKey": "s1"})).await;
     let text = history["payload"].to_string();
-    assert!(text.contains("timed out after 3000 ms"), "{}", &text[..text.len().min(2000)]);
-    assert!(text.len() < 1_000_000, "no 100 MB in the transcript: {} bytes", text.len());
+    assert!(
+        text.contains("timed out after 3000 ms"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(
+        text.len() < 1_000_000,
+        "no 100 MB in the transcript: {} bytes",
+        text.len()
+    );
     chat_send(&mut c, "s2", "@tool huge__ok {\"text\":\"after\"}", "h2").await;
     chat_until_done(&mut c, "h2").await;
     let history = c.call("chat.history", json!({"sessionKey": "s2"})).await;
-    assert!(history["payload"].to_string().contains("ok says after"), "{history}");
+    assert!(
+        history["payload"].to_string().contains("ok says after"),
+        "{history}"
+    );
 }

@@ -17,6 +17,20 @@ pub struct ToolDef {
     pub name: String,
     pub description: String,
     pub schema: Value,
+    pub kind: ToolKind,
+}
+
+/// What calling a tool does on its server: `tools/call`, or one of the
+/// utility tools a server that has resources or prompts gets (OpenClaw's
+/// names: `resources_list`, `resources_read`, `prompts_list`, `prompts_get`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolKind {
+    #[default]
+    Tool,
+    ResourcesList,
+    ResourcesRead,
+    PromptsList,
+    PromptsGet,
 }
 
 /// Where an offered MCP tool name goes.
@@ -26,6 +40,7 @@ pub struct Route {
     pub server: String,
     /// The tool's own name on that server.
     pub tool: String,
+    pub kind: ToolKind,
 }
 
 #[derive(Default)]
@@ -88,6 +103,7 @@ impl McpCatalog {
                     Route {
                         server: server.clone(),
                         tool: t.name.clone(),
+                        kind: t.kind,
                     },
                 );
                 specs.push(ToolSpec {
@@ -142,6 +158,7 @@ mod tests {
             name: name.into(),
             description: String::new(),
             schema,
+            kind: ToolKind::Tool,
         }
     }
 
@@ -173,7 +190,8 @@ mod tests {
             c.route("b__echo"),
             Some(Route {
                 server: "b".into(),
-                tool: "echo".into()
+                tool: "echo".into(),
+                kind: ToolKind::Tool,
             })
         );
         assert!(c.version() > v0);

@@ -335,6 +335,7 @@ impl Handler<ExecuteTool> for McpHub {
             };
             let call = CallTool {
                 tool: route.tool,
+                kind: route.kind,
                 args: msg.call.arguments.clone(),
                 cancel: msg.cancel,
             };

@@ -18,6 +18,6 @@ mod hub;
 mod names;
 mod server;
 
-pub use catalog::{McpCatalog, Route, ToolDef};
+pub use catalog::{McpCatalog, Route, ToolDef, ToolKind};
 pub use hub::{McpHub, McpStatus, ServerStatus};
 pub use names::is_mcp;

@@ -84,8 +84,12 @@ impl Actor for McpServer {
         let limit = settings.request_timeout();
         let connecting = async move {
             let conn = client::connect(&name, &settings, notes, changed, http).await?;
-            match client::list_tools(&conn.service.peer().clone(), limit).await {
-                Ok(tools) => Ok((conn, tools)),
+            let peer = conn.service.peer().clone();
+            match client::list_tools(&peer, limit).await {
+                Ok(mut tools) => {
+                    tools.extend(client::utility_tools(&peer));
+                    Ok((conn, tools))
+                }
                 Err(e) => {
                     crate::tool::kill_group(conn.pid);
                     Err(e)
@@ -148,7 +152,11 @@ impl Handler<Note> for McpServer {
                 let peer = live.peer.clone();
                 let limit = self.settings.request_timeout();
                 ctx.spawn(
-                    actix::fut::wrap_future(async move { client::list_tools(&peer, limit).await })
+                    actix::fut::wrap_future(async move {
+                        let mut tools = client::list_tools(&peer, limit).await?;
+                        tools.extend(client::utility_tools(&peer));
+                        Ok::<_, String>(tools)
+                    })
                         .map(|r, act: &mut Self, _| {
                             act.refreshing = false;
                             match r {
@@ -179,6 +187,7 @@ impl Handler<Note> for McpServer {
 #[rtype(result = "ToolOutcome")]
 pub struct CallTool {
     pub tool: String,
+    pub kind: super::catalog::ToolKind,
     pub args: serde_json::Value,
     pub cancel: watch::Receiver<bool>,
 }
@@ -200,6 +209,9 @@ impl Handler<CallTool> for McpServer {
         let (changed, hub, generation) = (self.changed.clone(), self.hub.clone(), self.generation);
         Box::pin(async move {
             let mut cancel = msg.cancel;
+            if msg.kind != super::catalog::ToolKind::Tool {
+                return client::utility(&peer, &name, msg.kind, &msg.args, limit).await;
+            }
             let outcome = client::call(
                 &peer,
                 &name,
@@ -214,7 +226,8 @@ impl Handler<CallTool> for McpServer {
             // call is offered the new list.
             if changed.swap(false, Ordering::AcqRel) {
                 match client::list_tools(&peer, limit).await {
-                    Ok(tools) => {
+                    Ok(mut tools) => {
+                        tools.extend(client::utility_tools(&peer));
                         let _ = hub
                             .send(ServerTools {
                                 name: name.clone(),

@@ -144,6 +144,7 @@ mod tests {
                     name: "echo".into(),
                     description: "e".into(),
                     schema: json!({"type": "object"}),
+                    kind: Default::default(),
                 }],
             )],
             &Default::default(),
