@@ -456,6 +456,7 @@ async fn tools_invoke(
         agent_id: agent,
         exec,
         trust,
+        progress: None,
     };
     match g.executor.send(call).await {
         Ok(out) if !out.is_error => HttpResponse::Ok().json(json!({

@@ -381,6 +381,24 @@ pub fn tool_start(call: &ToolCall) -> Value {
     json!({ "phase": "start", "name": call.name, "toolCallId": call.id, "args": call.arguments })
 }
 
+/// `agent` tool data for a running call's progress (`phase: "update"`,
+/// OpenClaw's `partialResult` carrying the progress a tool reported).
+pub fn tool_update(
+    call: &ToolCall,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&str>,
+) -> Value {
+    let mut partial = json!({ "progress": progress });
+    if let Some(t) = total {
+        partial["total"] = json!(t);
+    }
+    if let Some(m) = message {
+        partial["message"] = json!(m);
+    }
+    json!({ "phase": "update", "name": call.name, "toolCallId": call.id, "partialResult": partial })
+}
+
 /// `agent` tool data for a call that ended (`full`: with its result text).
 pub fn tool_result(call: &ToolCall, outcome: &ToolOutcome, skipped: bool, full: bool) -> Value {
     let mut d = json!({

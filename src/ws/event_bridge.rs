@@ -346,6 +346,21 @@ impl EventBridge {
                 let data = events::tool_result(&call, &outcome, skipped, full);
                 self.tool_event(&run_id, key, data);
             }
+            RunEvent::ToolProgress {
+                run_id,
+                call,
+                progress,
+                total,
+                message,
+            } => {
+                let mut data = events::tool_update(&call, progress, total, message.as_deref());
+                if !full {
+                    if let Some(o) = data.as_object_mut() {
+                        o.remove("partialResult");
+                    }
+                }
+                self.tool_event(&run_id, key, data);
+            }
             _ => {}
         }
     }
@@ -412,7 +427,9 @@ impl Handler<SessionEvent> for EventBridge {
             e @ (RunEvent::Final { .. } | RunEvent::Failed { .. } | RunEvent::Aborted { .. }) => {
                 self.run_end(key, e)
             }
-            e @ (RunEvent::ToolStarted { .. } | RunEvent::ToolFinished { .. }) => {
+            e @ (RunEvent::ToolStarted { .. }
+            | RunEvent::ToolFinished { .. }
+            | RunEvent::ToolProgress { .. }) => {
                 if verbose != "off" {
                     self.tool(key, verbose == "full", e)
                 }

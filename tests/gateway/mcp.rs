@@ -551,3 +551,48 @@ async fn resources_and_prompts_are_listed_and_read_through_utility_tools() {
 async fn history(c: &mut Client, key: &str) -> String {
     c.call("chat.history", json!({"sessionKey": key})).await["payload"].to_string()
 }
+
+#[tokio::test]
+async fn an_mcp_servers_progress_becomes_tool_update_events() {
+    let gw = TestGateway::with_config(json!({"mcp": {"servers": {
+        "everything": everything_server(json!({})),
+    }}}));
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let mut p = crate::support::connect_params(
+        "cli",
+        "cli",
+        &["operator.admin", "operator.read", "operator.write"],
+        Some(crate::support::TOKEN),
+    );
+    p["caps"] = json!(["tool-events"]);
+    assert_eq!(c.handshake(p).await["ok"], true);
+    servers_until(&mut c, ready).await;
+    let r = c
+        .call(
+            "sessions.patch",
+            json!({"key": "main", "verboseLevel": "full"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    chat_send(
+        &mut c,
+        "main",
+        "@tool everything__trigger-long-running-operation {\"duration\":1,\"steps\":3}",
+        "p1",
+    )
+    .await;
+    chat_until_done(&mut c, "p1").await;
+    let updates: Vec<Value> = c
+        .backlog_events("agent")
+        .into_iter()
+        .filter(|e| e["payload"]["stream"] == "tool" && e["payload"]["data"]["phase"] == "update")
+        .collect();
+    assert!(updates.len() >= 2, "progress as updates: {updates:?}");
+    let last = &updates.last().unwrap()["payload"]["data"];
+    assert_eq!(last["name"], "everything__trigger-long-running-operation");
+    assert_eq!(last["partialResult"]["total"], 3.0, "{last}");
+    assert!(
+        last["partialResult"]["progress"].as_f64().unwrap() >= 2.0,
+        "{last}"
+    );
+}

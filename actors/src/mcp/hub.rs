@@ -336,6 +336,7 @@ impl Handler<ExecuteTool> for McpHub {
             let call = CallTool {
                 tool: route.tool,
                 kind: route.kind,
+                progress: msg.progress.clone().map(|p| (p, msg.call.clone())),
                 args: msg.call.arguments.clone(),
                 cancel: msg.cancel,
             };

@@ -4,8 +4,9 @@
 //! connection ends (the hub restarts it with backoff). Stopping closes the
 //! connection and kills a stdio server's whole process group.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -32,10 +33,14 @@ pub struct McpServer {
     live: Option<Live>,
     /// A tools refresh is running (another notification adds nothing).
     refreshing: bool,
-    /// Set by the SDK's handler when `tools/list_changed` arrives; whoever
+    /// Set by the transport when `tools/list_changed` arrives; whoever
     /// clears it refreshes.
     changed: Arc<AtomicBool>,
+    /// Calls in flight by progress token: where their progress goes.
+    progress: Progress,
 }
+
+type Progress = Arc<Mutex<HashMap<String, (crate::tool::ProgressSink, crate::provider::ToolCall)>>>;
 
 struct Live {
     peer: Peer<RoleClient>,
@@ -60,6 +65,7 @@ impl McpServer {
             live: None,
             refreshing: false,
             changed: Arc::default(),
+            progress: Arc::default(),
         }
     }
 
@@ -176,7 +182,16 @@ impl Handler<Note> for McpServer {
                 total,
                 message,
             } => {
-                tracing::debug!(server = %self.name, %token, progress, ?total, ?message, "mcp progress");
+                let routes = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some((to, call)) = routes.get(&token) {
+                    to.sink.do_send(crate::run::RunEvent::ToolProgress {
+                        run_id: to.run_id.clone(),
+                        call: call.clone(),
+                        progress,
+                        total,
+                        message,
+                    });
+                }
             }
         }
     }
@@ -188,6 +203,8 @@ impl Handler<Note> for McpServer {
 pub struct CallTool {
     pub tool: String,
     pub kind: super::catalog::ToolKind,
+    /// Where the call's `notifications/progress` go, and the run's call.
+    pub progress: Option<(crate::tool::ProgressSink, crate::provider::ToolCall)>,
     pub args: serde_json::Value,
     pub cancel: watch::Receiver<bool>,
 }
@@ -207,21 +224,28 @@ impl Handler<CallTool> for McpServer {
             self.settings.request_timeout(),
         );
         let (changed, hub, generation) = (self.changed.clone(), self.hub.clone(), self.generation);
+        let routes = self.progress.clone();
         Box::pin(async move {
             let mut cancel = msg.cancel;
             if msg.kind != super::catalog::ToolKind::Tool {
                 return client::utility(&peer, &name, msg.kind, &msg.args, limit).await;
             }
-            let outcome = client::call(
-                &peer,
-                &name,
-                &msg.tool,
-                msg.args,
-                limit,
-                &mut cancel,
-                |_| {},
-            )
-            .await;
+            let mut token = None;
+            let sink = msg.progress;
+            let outcome =
+                client::call(&peer, &name, &msg.tool, msg.args, limit, &mut cancel, |t| {
+                    if let Some(sink) = sink {
+                        routes
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(t.clone(), sink);
+                        token = Some(t);
+                    }
+                })
+                .await;
+            if let Some(t) = token {
+                routes.lock().unwrap_or_else(|e| e.into_inner()).remove(&t);
+            }
             // The call changed the server's tools: the run's next model
             // call is offered the new list.
             if changed.swap(false, Ordering::AcqRel) {

@@ -52,6 +52,14 @@ pub enum RunEvent {
         outcome: ToolOutcome,
         skipped: bool,
     },
+    /// A running tool's progress (an MCP server's `notifications/progress`).
+    ToolProgress {
+        run_id: RunId,
+        call: ToolCall,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
     /// A message added to the conversation (assistant, tool result, injected
     /// user text). `thinking`: what the model reasoned before an assistant
     /// message (stored in the transcript; never sent back to a model).

@@ -272,6 +272,7 @@ impl RunRegistry {
             }
             RunEvent::Thinking { .. }
             | RunEvent::Message { .. }
+            | RunEvent::ToolProgress { .. }
             | RunEvent::ModelSelected { .. } => {}
         }
     }

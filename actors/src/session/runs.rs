@@ -479,6 +479,7 @@ pub(super) fn run_id_of(e: &RunEvent) -> Option<&str> {
         | RunEvent::ModelSelected { run_id, .. }
         | RunEvent::ToolStarted { run_id, .. }
         | RunEvent::ToolFinished { run_id, .. }
+        | RunEvent::ToolProgress { run_id, .. }
         | RunEvent::Message { run_id, .. }
         | RunEvent::Final { run_id, .. }
         | RunEvent::Failed { run_id, .. }

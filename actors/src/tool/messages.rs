@@ -29,6 +29,21 @@ pub struct ExecuteTool {
     /// sandbox, memory is searched without the operator's notes, and
     /// whatever it causes (messages, sub-agents, approvals) is untrusted.
     pub trust: crate::trust::Trust,
+    /// Where the tool's progress goes (a run's events; None: nowhere).
+    pub progress: Option<ProgressSink>,
+}
+
+/// A run's event sink for one tool call's progress.
+#[derive(Clone)]
+pub struct ProgressSink {
+    pub run_id: crate::ids::RunId,
+    pub sink: Recipient<crate::run::RunEvent>,
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ProgressSink({})", self.run_id)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

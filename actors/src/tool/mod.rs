@@ -34,7 +34,7 @@ use serde_json::Value;
 pub use actor::ToolExecutor;
 pub use bench::{Offer, OfferedTools, ToolBench};
 pub(crate) use exec::kill_group;
-pub use messages::{ExecuteTool, ToolOutcome};
+pub use messages::{ExecuteTool, ProgressSink, ToolOutcome};
 
 /// Limits of the built-in tools.
 #[derive(Debug, Clone)]

@@ -42,6 +42,7 @@ async fn call_as(ws: &Ws, session: &str, untrusted: bool, name: &str, args: Valu
                 untrusted,
                 channels: vec!["telegram".into()],
             },
+            progress: None,
         })
         .await
         .unwrap()
@@ -99,6 +100,7 @@ async fn skill_env_reaches_the_command_only() {
             agent_id: "main".into(),
             exec: Default::default(),
             trust: Default::default(),
+            progress: None,
         })
         .await
         .unwrap();
@@ -179,6 +181,7 @@ async fn abort_kills_the_whole_process_group_no_process_left_behind() {
         agent_id: "main".into(),
         exec: Default::default(),
         trust: Default::default(),
+        progress: None,
     });
     let pidfile = ws.dir.path().join("bg.pid");
     let waiter = actix::spawn(pending);
