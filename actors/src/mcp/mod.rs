@@ -17,6 +17,7 @@ mod http;
 mod hub;
 mod names;
 mod server;
+mod utility;
 
 pub use catalog::{McpCatalog, Route, ToolDef, ToolKind};
 pub use hub::{McpHub, McpStatus, ServerStatus};

@@ -93,7 +93,7 @@ impl Actor for McpServer {
             let peer = conn.service.peer().clone();
             match client::list_tools(&peer, limit).await {
                 Ok(mut tools) => {
-                    tools.extend(client::utility_tools(&peer));
+                    tools.extend(super::utility::utility_tools(&peer));
                     Ok((conn, tools))
                 }
                 Err(e) => {
@@ -160,7 +160,7 @@ impl Handler<Note> for McpServer {
                 ctx.spawn(
                     actix::fut::wrap_future(async move {
                         let mut tools = client::list_tools(&peer, limit).await?;
-                        tools.extend(client::utility_tools(&peer));
+                        tools.extend(super::utility::utility_tools(&peer));
                         Ok::<_, String>(tools)
                     })
                         .map(|r, act: &mut Self, _| {
@@ -228,7 +228,7 @@ impl Handler<CallTool> for McpServer {
         Box::pin(async move {
             let mut cancel = msg.cancel;
             if msg.kind != super::catalog::ToolKind::Tool {
-                return client::utility(&peer, &name, msg.kind, &msg.args, limit).await;
+                return super::utility::utility(&peer, &name, msg.kind, &msg.args, limit).await;
             }
             let mut token = None;
             let sink = msg.progress;
@@ -251,7 +251,7 @@ impl Handler<CallTool> for McpServer {
             if changed.swap(false, Ordering::AcqRel) {
                 match client::list_tools(&peer, limit).await {
                     Ok(mut tools) => {
-                        tools.extend(client::utility_tools(&peer));
+                        tools.extend(super::utility::utility_tools(&peer));
                         let _ = hub
                             .send(ServerTools {
                                 name: name.clone(),
