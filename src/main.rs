@@ -82,6 +82,11 @@ enum Command {
         #[command(subcommand)]
         command: SecurityCommand,
     },
+    /// The MCP servers of the config: list, show, tools, probe.
+    Mcp {
+        #[command(subcommand)]
+        command: cli::mcp::McpCommand,
+    },
     /// Gateway status and recent sessions.
     Status,
     /// List, show, reset or delete sessions.
@@ -490,6 +495,10 @@ fn main() -> ExitCode {
         Some(Command::Security {
             command: SecurityCommand::Audit,
         }) => security_audit(&cli.paths, &state, cli.client.json),
+        Some(Command::Mcp { command }) => match load_or_exit(&cli.paths, &state) {
+            Ok(c) => cli::mcp::run(&c.settings.mcp, command, cli.client.json),
+            Err(code) => code,
+        },
         Some(Command::Status) => run_client(cli::status(&target)),
         Some(Command::Pairing { command }) => {
             use cli::pairing::Action;

@@ -15,6 +15,7 @@ pub mod audit;
 pub mod cron;
 mod export;
 mod import;
+pub mod mcp;
 pub mod pairing;
 mod reply;
 

@@ -29,6 +29,7 @@ mod layout;
 mod malformed;
 mod mcp;
 mod mcp_faults;
+mod mcp_servers;
 mod memory;
 mod methods;
 mod migrate;

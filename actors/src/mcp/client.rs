@@ -48,7 +48,8 @@ pub enum Note {
 /// The SDK's client side: forwards notifications to the server actor.
 #[derive(Clone)]
 pub struct Handler {
-    notes: Recipient<Note>,
+    /// None: a one-off connection (`ferroclaw mcp probe`) that ignores them.
+    notes: Option<Recipient<Note>>,
 }
 
 /// A transport that sets `changed` when a `tools/list_changed` is read, in
@@ -101,7 +102,9 @@ impl ClientHandler for Handler {
         _: NotificationContext<RoleClient>,
     ) -> impl std::future::Future<Output = ()> + Send + '_ {
         // Full mailbox: a refresh is already queued; this one adds nothing.
-        let _ = self.notes.try_send(Note::ToolsChanged);
+        if let Some(n) = &self.notes {
+            let _ = n.try_send(Note::ToolsChanged);
+        }
         std::future::ready(())
     }
 
@@ -115,12 +118,14 @@ impl ClientHandler for Handler {
             Ok(v) => v.to_string(),
             Err(_) => String::new(),
         };
-        let _ = self.notes.try_send(Note::Progress {
-            token,
-            progress: p.progress,
-            total: p.total,
-            message: p.message.clone(),
-        });
+        if let Some(n) = &self.notes {
+            let _ = n.try_send(Note::Progress {
+                token,
+                progress: p.progress,
+                total: p.total,
+                message: p.message.clone(),
+            });
+        }
         std::future::ready(())
     }
 }
@@ -146,7 +151,7 @@ impl Connection {
 pub async fn connect(
     name: &str,
     settings: &McpServerSettings,
-    notes: Recipient<Note>,
+    notes: Option<Recipient<Note>>,
     changed: Arc<AtomicBool>,
     http: reqwest::Client,
 ) -> Result<Connection, String> {

@@ -16,9 +16,11 @@ mod client;
 mod http;
 mod hub;
 mod names;
+mod probe;
 mod server;
 mod utility;
 
 pub use catalog::{McpCatalog, Route, ToolDef, ToolKind};
 pub use hub::{McpHub, McpStatus, ServerStatus};
 pub use names::is_mcp;
+pub use probe::{probe, ProbeReport, ProbedTool};

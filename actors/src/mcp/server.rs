@@ -85,7 +85,7 @@ impl Actor for McpServer {
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(MAILBOX);
         let (name, settings, http) = (self.name.clone(), self.settings.clone(), self.http.clone());
-        let notes = ctx.address().recipient();
+        let notes = Some(ctx.address().recipient());
         let changed = self.changed.clone();
         let limit = settings.request_timeout();
         let connecting = async move {
