@@ -230,6 +230,14 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         &[("", (m.uptime_ms() / 1000) as i64)],
     );
     channel_metrics(&mut out, &state.gateway.channel_health);
+    if let Ok(servers) = state
+        .gateway
+        .mcp
+        .send(ferroclaw_actors::mcp::McpStatus)
+        .await
+    {
+        mcp_metrics(&mut out, &servers);
+    }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(out)
@@ -330,5 +338,41 @@ fn channel_metrics(out: &mut String, board: &ferroclaw_actors::channels::health:
                 a.channel, a.account_id
             );
         }
+    }
+}
+
+/// Each configured MCP server: up or not, its tools on offer, its restarts.
+fn mcp_metrics(out: &mut String, servers: &[ferroclaw_actors::mcp::ServerStatus]) {
+    if servers.is_empty() {
+        return;
+    }
+    let label = |n: &str| n.replace('\\', "\\\\").replace('"', "\\\"");
+    let _ = writeln!(out, "# HELP ferroclaw_mcp_server_up MCP server connected and listed (1), else 0.\n# TYPE ferroclaw_mcp_server_up gauge");
+    for s in servers {
+        let _ = writeln!(
+            out,
+            "ferroclaw_mcp_server_up{{server=\"{}\",state=\"{}\"}} {}",
+            label(&s.name),
+            s.state,
+            i32::from(s.state == "ready")
+        );
+    }
+    let _ = writeln!(out, "# HELP ferroclaw_mcp_tools MCP tools offered, by server.\n# TYPE ferroclaw_mcp_tools gauge");
+    for s in servers {
+        let _ = writeln!(
+            out,
+            "ferroclaw_mcp_tools{{server=\"{}\"}} {}",
+            label(&s.name),
+            s.tools
+        );
+    }
+    let _ = writeln!(out, "# HELP ferroclaw_mcp_server_restarts_total MCP server connections that ended and were started again.\n# TYPE ferroclaw_mcp_server_restarts_total counter");
+    for s in servers {
+        let _ = writeln!(
+            out,
+            "ferroclaw_mcp_server_restarts_total{{server=\"{}\"}} {}",
+            label(&s.name),
+            s.restarts
+        );
     }
 }

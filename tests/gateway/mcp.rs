@@ -596,3 +596,56 @@ async fn an_mcp_servers_progress_becomes_tool_update_events() {
         "{last}"
     );
 }
+
+#[tokio::test]
+async fn health_and_metrics_show_each_mcp_server() {
+    let gw = TestGateway::with_config(json!({"mcp": {"servers": {
+        "everything": everything_server(json!({})),
+        "broken": {"command": "/nonexistent/server"},
+    }}}));
+    let mut c = admin(&gw).await;
+    servers_until(&mut c, |s| {
+        s.len() == 2
+            && s.iter()
+                .any(|x| x["name"] == "everything" && x["state"] == "ready")
+            && s.iter()
+                .any(|x| x["name"] == "broken" && x["state"] == "down")
+    })
+    .await;
+    let h = c.call("health", json!({})).await;
+    let servers = h["payload"]["mcp"]["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 2, "{h}");
+    assert!(
+        h["payload"]["ok"].is_boolean(),
+        "the rest of health stays: {h}"
+    );
+    let addr = gw
+        .ws_url()
+        .trim_start_matches("ws://")
+        .trim_end_matches('/')
+        .to_string();
+    let body = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        body.contains("ferroclaw_mcp_server_up{server=\"everything\",state=\"ready\"} 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("ferroclaw_mcp_server_up{server=\"broken\",state=\"down\"} 0"),
+        "{body}"
+    );
+    assert!(
+        body.lines().any(
+            |l| l.starts_with("ferroclaw_mcp_tools{server=\"everything\"}") && !l.ends_with(" 0")
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains("ferroclaw_mcp_server_restarts_total{server=\"broken\"}"),
+        "{body}"
+    );
+}

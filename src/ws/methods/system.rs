@@ -21,7 +21,22 @@ pub async fn health(state: &SharedState) -> MethodResult {
         .send(GetHealth)
         .await
         .map_err(|_| ErrorShape::unavailable("health unavailable"))?;
-    Ok(Payload::Raw(snap.summary))
+    // With MCP servers configured, their states ride along (`mcp.servers`);
+    // without, the cached summary goes out as it is.
+    if state.live.settings().mcp.servers.is_empty() {
+        return Ok(Payload::Raw(snap.summary));
+    }
+    let servers = state
+        .gateway
+        .mcp
+        .send(ferroclaw_actors::mcp::McpStatus)
+        .await
+        .map_err(|_| ErrorShape::unavailable("mcp hub unavailable"))?;
+    let mut summary: Value = serde_json::from_str(snap.summary.get()).unwrap_or(Value::Null);
+    if let Some(o) = summary.as_object_mut() {
+        o.insert("mcp".into(), json!({ "servers": servers }));
+    }
+    json(summary)
 }
 
 pub async fn status(state: &SharedState) -> MethodResult {
