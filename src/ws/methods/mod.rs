@@ -276,6 +276,7 @@ async fn route(
         "sessions.messages.subscribe" => watch::messages_subscribe(state, caller, p).await,
         "sessions.messages.unsubscribe" => watch::messages_unsubscribe(state, caller, p).await,
         "sessions.describe" => watch::describe(state, p).await,
+        "sessions.get" => watch::get(state, p).await,
         "sessions.catalog.list" => watch::catalog_list(p),
         "chat.startup" => watch::startup(state, p).await,
         "chat.metadata" => watch::metadata(state, p).await,

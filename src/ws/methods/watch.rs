@@ -151,10 +151,53 @@ struct DescribeParams {
     key: String,
     #[serde(default)]
     agent_id: Option<String>,
+    /// OpenClaw's list hints (its MCP bridge sends them): the row is the
+    /// same either way.
+    #[serde(default)]
+    include_derived_titles: Option<bool>,
+    #[serde(default)]
+    include_last_message: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct GetParams {
+    key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// `sessions.get`: the stored session row and its newest `limit` messages
+/// (display-normalised as `chat.history` gives them), as OpenClaw's MCP
+/// bridge reads a conversation.
+pub async fn get(state: &SharedState, p: &Value) -> MethodResult {
+    let p: GetParams = params("sessions.get", p)?;
+    let key = canonical(state, &p.key, p.agent_id.as_deref())?;
+    let limit = p.limit.unwrap_or(200);
+    if !(1..=HISTORY_MAX).contains(&limit) {
+        return Err(ErrorShape::invalid(format!(
+            "invalid sessions.get params: at /limit: must be 1..{HISTORY_MAX}"
+        )));
+    }
+    let q = HistoryQuery {
+        key,
+        limit,
+        max_chars: HISTORY_FIELD_CHARS,
+        max_bytes: crate::protocol::messages::HISTORY_TOTAL_BYTES,
+    };
+    let (out, entry) = read_history(state, &q).await?;
+    json(json!({
+        "key": q.key.as_str(),
+        "session": row_for(state, q.key.as_str(), entry.as_ref()).await?,
+        "messages": out["messages"],
+    }))
 }
 
 pub async fn describe(state: &SharedState, p: &Value) -> MethodResult {
     let p: DescribeParams = params("sessions.describe", p)?;
+    let _ = (p.include_derived_titles, p.include_last_message);
     let key = canonical(state, &p.key, p.agent_id.as_deref())?;
     let entry = state
         .gateway
