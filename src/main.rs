@@ -495,6 +495,15 @@ fn main() -> ExitCode {
         Some(Command::Security {
             command: SecurityCommand::Audit,
         }) => security_audit(&cli.paths, &state, cli.client.json),
+        Some(Command::Mcp {
+            command: cli::mcp::McpCommand::Serve { allow },
+        }) => match cli::mcp_serve::allowlist(allow.as_deref()) {
+            Ok(allowed) => run_client(cli::mcp_serve::serve(&target, allowed)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
         Some(Command::Mcp { command }) => match load_or_exit(&cli.paths, &state) {
             Ok(c) => cli::mcp::run(&c.settings.mcp, command, cli.client.json),
             Err(code) => code,

@@ -19,6 +19,13 @@ pub enum McpCommand {
     Tools { name: String },
     /// Connect to one server, or every enabled one; exit 1 when one did not answer.
     Probe { name: Option<String> },
+    /// Serve the running gateway's conversations as MCP tools over stdio
+    /// (read-only unless --allow names chat_send, permissions_respond or all).
+    Serve {
+        /// Tools beyond the read-only ones: chat_send, permissions_respond, or all.
+        #[arg(long)]
+        allow: Option<String>,
+    },
 }
 
 fn transport(s: &McpServerSettings) -> String {
@@ -44,6 +51,8 @@ fn redacted(s: &McpServerSettings) -> Value {
 
 pub fn run(mcp: &McpSettings, command: McpCommand, as_json: bool) -> ExitCode {
     match command {
+        // main.rs runs `serve` (it needs the gateway target, not the config).
+        McpCommand::Serve { .. } => ExitCode::from(2),
         McpCommand::List => {
             let rows: Vec<Value> = mcp
                 .servers

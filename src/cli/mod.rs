@@ -16,6 +16,7 @@ pub mod cron;
 mod export;
 mod import;
 pub mod mcp;
+pub mod mcp_serve;
 pub mod pairing;
 mod reply;
 
