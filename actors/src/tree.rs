@@ -70,7 +70,7 @@ pub struct Gateway {
     /// Tool allowlists and exec defaults (`/tools/invoke`).
     pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     /// The tools runs are offered (`tools.catalog`): built-in and MCP.
-    pub tools: crate::tool::ToolBench,
+    pub tools: crate::mcp::ToolBench,
     /// The MCP servers' supervisor (`mcp` status in `health`, `tools.catalog`).
     pub mcp: Addr<crate::mcp::McpHub>,
     /// The default model the sessions use.
@@ -201,7 +201,7 @@ impl Gateway {
             builtin.iter().map(|t| t.name.clone()).collect(),
         )
         .start();
-        let tools = crate::tool::ToolBench::new(builtin, catalog);
+        let tools = crate::mcp::ToolBench::new(builtin, catalog);
         let models = Arc::new(model_plan(&settings));
         let hub = ProviderHub::new(hub_config).start();
         let approvals = crate::approvals::ApprovalsActor::load(

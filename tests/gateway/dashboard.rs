@@ -12,7 +12,10 @@ use crate::support::{admin, connect_params, Client, TestGateway, TOKEN};
 fn params_for(method: &str) -> Value {
     match method {
         "chat.history" | "chat.startup" | "chat.inject" => json!({"sessionKey": "main"}),
-        "sessions.describe" | "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => {
+        "sessions.describe"
+        | "sessions.get"
+        | "sessions.messages.subscribe"
+        | "sessions.messages.unsubscribe" => {
             json!({"key": "main"})
         }
         "channels.logout" | "channels.start" | "channels.stop" => json!({"channel": "telegram"}),

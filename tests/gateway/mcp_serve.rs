@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::support::{admin, chat_send, chat_until_done, TestGateway, TOKEN};
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use super::mcp::ROOT;
 
 fn serve_args(gw: &TestGateway, allow: Option<&str>) -> Vec<String> {
     let mut a = vec![
@@ -169,17 +169,7 @@ async fn mcp_serve_without_the_secret_is_refused_and_counted() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refused"), "{err}");
-    let addr = gw
-        .ws_url()
-        .trim_start_matches("ws://")
-        .trim_end_matches('/')
-        .to_string();
-    let body = reqwest::get(format!("http://{addr}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let body = super::mcp::metrics_body(&gw).await;
     let failures: i64 = body
         .lines()
         .filter(|l| l.starts_with("ferroclaw_auth_failures_total"))

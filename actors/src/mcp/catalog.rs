@@ -162,26 +162,29 @@ mod tests {
         }
     }
 
+    /// Two servers: one with a good tool and two bad schemas, one whose
+    /// tool has the same name.
+    fn sample() -> Vec<(String, String, Vec<ToolDef>)> {
+        vec![
+            (
+                "a".into(),
+                "a".into(),
+                vec![
+                    def("echo", json!({"type": "object", "properties": {}})),
+                    def("bad", json!({"type": "string"})),
+                    def("nil", json!(null)),
+                ],
+            ),
+            ("b".into(), "b".into(), vec![def("echo", json!({}))]),
+        ]
+    }
+
     #[test]
     fn publishing_names_routes_and_skips_bad_schemas() {
         let c = McpCatalog::default();
         let reserved: HashSet<String> = ["exec".to_string()].into();
         let v0 = c.version();
-        let skipped = c.publish(
-            &[
-                (
-                    "a".into(),
-                    "a".into(),
-                    vec![
-                        def("echo", json!({"type": "object", "properties": {}})),
-                        def("bad", json!({"type": "string"})),
-                        def("nil", json!(null)),
-                    ],
-                ),
-                ("b".into(), "b".into(), vec![def("echo", json!({}))]),
-            ],
-            &reserved,
-        );
+        let skipped = c.publish(&sample(), &reserved);
         assert_eq!(skipped.len(), 2, "{skipped:?}");
         let names: Vec<String> = c.specs().iter().map(|s| s.name.clone()).collect();
         assert_eq!(names, ["a__echo", "b__echo"]);
@@ -196,21 +199,7 @@ mod tests {
         );
         assert!(c.version() > v0);
         let v1 = c.version();
-        c.publish(
-            &[
-                (
-                    "a".into(),
-                    "a".into(),
-                    vec![
-                        def("echo", json!({"type": "object", "properties": {}})),
-                        def("bad", json!({"type": "string"})),
-                        def("nil", json!(null)),
-                    ],
-                ),
-                ("b".into(), "b".into(), vec![def("echo", json!({}))]),
-            ],
-            &reserved,
-        );
+        c.publish(&sample(), &reserved);
         assert_eq!(c.version(), v1, "the same tools again change nothing");
     }
 }

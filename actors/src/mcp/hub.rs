@@ -12,11 +12,14 @@ use actix::prelude::*;
 use serde::Serialize;
 
 use super::catalog::{McpCatalog, ToolDef};
-use super::server::{CallTool, McpServer, STABLE};
+use super::messages::{HubLink, ServerDown, ServerTools, ServerUp};
+use super::server::{CallTool, McpServer};
 use crate::settings::McpSettings;
 use crate::tool::{ExecuteTool, ToolOutcome};
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// How long a server stays up before its restart backoff starts over.
+const STABLE: Duration = Duration::from_secs(60);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// One server's state, as `tools.catalog`, `health` and the CLI show it.
@@ -56,6 +59,7 @@ struct Slot {
 }
 
 pub struct McpHub {
+    span: tracing::Span,
     slots: BTreeMap<String, Slot>,
     catalog: McpCatalog,
     /// The built-in tools' names (an MCP tool never takes one).
@@ -92,6 +96,7 @@ impl McpHub {
             })
             .collect();
         McpHub {
+            span: tracing::info_span!("mcp_hub"),
             slots,
             catalog,
             reserved,
@@ -111,7 +116,11 @@ impl McpHub {
                 name.to_string(),
                 slot.generation,
                 slot.settings.clone(),
-                ctx.address(),
+                HubLink {
+                    up: ctx.address().recipient(),
+                    tools: ctx.address().recipient(),
+                    down: ctx.address().recipient(),
+                },
                 http,
             )
             .start(),
@@ -119,6 +128,7 @@ impl McpHub {
     }
 
     fn publish(&self) {
+        let _span = self.span.clone().entered();
         let safe = super::names::server_names(self.slots.keys().map(String::as_str));
         let ready: Vec<(String, String, Vec<ToolDef>)> = self
             .slots
@@ -201,36 +211,6 @@ impl Actor for McpHub {
     }
 }
 
-/// A server connected and listed its tools.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ServerUp {
-    pub name: String,
-    pub generation: u64,
-    pub tools: Vec<ToolDef>,
-    pub protocol: String,
-    pub server_info: String,
-    pub pid: Option<u32>,
-}
-
-/// A server's tools changed (`tools/list_changed`, then `tools/list`).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ServerTools {
-    pub name: String,
-    pub generation: u64,
-    pub tools: Vec<ToolDef>,
-}
-
-/// A server's connection failed or ended; its actor has stopped.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ServerDown {
-    pub name: String,
-    pub generation: u64,
-    pub error: String,
-}
-
 impl Handler<ServerUp> for McpHub {
     type Result = ();
     fn handle(&mut self, msg: ServerUp, _: &mut Context<Self>) {
@@ -254,6 +234,7 @@ impl Handler<ServerUp> for McpHub {
 impl Handler<ServerTools> for McpHub {
     type Result = ();
     fn handle(&mut self, msg: ServerTools, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         let Some(slot) = self.slots.get_mut(&msg.name) else {
             return;
         };
@@ -269,6 +250,7 @@ impl Handler<ServerTools> for McpHub {
 impl Handler<ServerDown> for McpHub {
     type Result = ();
     fn handle(&mut self, msg: ServerDown, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         let Some(slot) = self.slots.get_mut(&msg.name) else {
             return;
         };

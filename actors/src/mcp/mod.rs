@@ -11,16 +11,19 @@
 //! profile); what a call returns is outside data, wrapped as external
 //! content for the model.
 
+mod bench;
 mod catalog;
 mod client;
 mod http;
 mod hub;
+mod messages;
 mod names;
 mod probe;
 mod server;
 mod utility;
 
+pub use crate::tool::is_mcp;
+pub use bench::{Offer, OfferedTools, ToolBench};
 pub use catalog::{McpCatalog, Route, ToolDef, ToolKind};
 pub use hub::{McpHub, McpStatus, ServerStatus};
-pub use names::is_mcp;
 pub use probe::{probe, ProbeReport, ProbedTool};

@@ -83,11 +83,6 @@ pub fn tool_name(server: &str, tool: &str, taken: &mut HashSet<String>) -> Strin
     name
 }
 
-/// Whether an offered tool name is an MCP tool's (built-ins never hold `__`).
-pub fn is_mcp(name: &str) -> bool {
-    name.contains("__")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +101,6 @@ mod tests {
         let n2 = tool_name("docs", &long, &mut taken);
         assert_eq!(n2.len(), 64);
         assert!(n2.ends_with("-2") && n != n2);
-        assert!(is_mcp(&n) && !is_mcp("exec") && !is_mcp("memory_search"));
+        assert!(crate::tool::is_mcp(&n) && !crate::tool::is_mcp("exec"));
     }
 }

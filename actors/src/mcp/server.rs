@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use actix::prelude::*;
 use rmcp::service::RoleClient;
@@ -16,7 +15,7 @@ use tokio::sync::watch;
 
 use super::catalog::ToolDef;
 use super::client::{self, Connection, Note};
-use super::hub::{McpHub, ServerDown, ServerTools, ServerUp};
+use super::messages::{HubLink, ServerDown, ServerTools, ServerUp};
 use crate::settings::McpServerSettings;
 use crate::tool::ToolOutcome;
 
@@ -24,11 +23,12 @@ use crate::tool::ToolOutcome;
 const MAILBOX: usize = 64;
 
 pub struct McpServer {
+    span: tracing::Span,
     name: String,
     /// Which start of this server this is (reports of older ones are stale).
     generation: u64,
     settings: McpServerSettings,
-    hub: Addr<McpHub>,
+    hub: HubLink,
     http: reqwest::Client,
     live: Option<Live>,
     /// A tools refresh is running (another notification adds nothing).
@@ -53,10 +53,11 @@ impl McpServer {
         name: String,
         generation: u64,
         settings: McpServerSettings,
-        hub: Addr<McpHub>,
+        hub: HubLink,
         http: reqwest::Client,
     ) -> McpServer {
         McpServer {
+            span: tracing::info_span!("mcp_server", server = %name),
             name,
             generation,
             settings,
@@ -70,7 +71,7 @@ impl McpServer {
     }
 
     fn down(&self, ctx: &mut Context<Self>, error: String) {
-        self.hub.do_send(ServerDown {
+        self.hub.down.do_send(ServerDown {
             name: self.name.clone(),
             generation: self.generation,
             error,
@@ -83,6 +84,7 @@ impl Actor for McpServer {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         ctx.set_mailbox_capacity(MAILBOX);
         let (name, settings, http) = (self.name.clone(), self.settings.clone(), self.http.clone());
         let notes = Some(ctx.address().recipient());
@@ -112,7 +114,7 @@ impl Actor for McpServer {
                         stop: conn.service.cancellation_token(),
                     });
                     tracing::info!(server = %act.name, %protocol, %server_info, tools = tools.len(), "mcp server connected");
-                    act.hub.do_send(ServerUp {
+                    act.hub.up.do_send(ServerUp {
                         name: act.name.clone(),
                         generation: act.generation,
                         tools,
@@ -148,6 +150,7 @@ impl Actor for McpServer {
 impl Handler<Note> for McpServer {
     type Result = ();
     fn handle(&mut self, note: Note, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
         match note {
             Note::ToolsChanged => {
                 let Some(live) = &self.live else { return };
@@ -166,7 +169,7 @@ impl Handler<Note> for McpServer {
                         .map(|r, act: &mut Self, _| {
                             act.refreshing = false;
                             match r {
-                                Ok(tools) => act.hub.do_send(ServerTools {
+                                Ok(tools) => act.hub.tools.do_send(ServerTools {
                                     name: act.name.clone(),
                                     generation: act.generation,
                                     tools,
@@ -184,7 +187,7 @@ impl Handler<Note> for McpServer {
             } => {
                 let routes = self.progress.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some((to, call)) = routes.get(&token) {
-                    to.sink.do_send(crate::run::RunEvent::ToolProgress {
+                    to.sink.do_send(crate::tool::ToolProgress {
                         run_id: to.run_id.clone(),
                         call: call.clone(),
                         progress,
@@ -253,6 +256,7 @@ impl Handler<CallTool> for McpServer {
                     Ok(mut tools) => {
                         tools.extend(super::utility::utility_tools(&peer));
                         let _ = hub
+                            .tools
                             .send(ServerTools {
                                 name: name.clone(),
                                 generation,
@@ -269,6 +273,3 @@ impl Handler<CallTool> for McpServer {
         })
     }
 }
-
-/// How long a server stays up before its restart backoff starts over.
-pub const STABLE: Duration = Duration::from_secs(60);

@@ -106,7 +106,9 @@ pub struct RunConfig {
     pub hooks: std::sync::Arc<[std::sync::Arc<dyn crate::tool::policy::ToolHook>]>,
     /// Characters of a tool result kept for the model (head and tail).
     pub result_max_chars: usize,
-    pub tools: crate::tool::OfferedTools,
+    pub tools: crate::mcp::OfferedTools,
+    /// Where a running tool's progress goes (the session; None: nowhere).
+    pub progress: Option<actix::Recipient<crate::tool::ToolProgress>>,
     /// The conversation so far, ending with the new user message.
     pub messages: Messages,
     pub hub: Addr<ProviderHub>,

@@ -299,9 +299,9 @@ async fn run_tool(
         agent_id: cfg.agent_id.clone(),
         exec: cfg.exec,
         trust: cfg.trust.clone(),
-        progress: Some(crate::tool::ProgressSink {
+        progress: cfg.progress.clone().map(|sink| crate::tool::ProgressSink {
             run_id: cfg.run_id.clone(),
-            sink: cfg.sink.clone(),
+            sink,
         }),
     };
     // The abort cancels the tool too, so both are often ready together:

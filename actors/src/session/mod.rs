@@ -95,7 +95,7 @@ pub struct SessionDeps {
     /// Prompt and skills: workspace files, skill config, envelope.
     pub context: Arc<AgentContext>,
     /// Built-in and MCP tools.
-    pub tools: crate::tool::ToolBench,
+    pub tools: crate::mcp::ToolBench,
     /// Where a sub-agent's session reports its run's end (set once the
     /// session tools actor exists).
     pub subagent_done: Arc<std::sync::OnceLock<Recipient<SubagentDone>>>,

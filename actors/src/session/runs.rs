@@ -116,7 +116,7 @@ impl SessionActor {
 
     /// The policy of the active run, as a function of the bench (applied
     /// again when an MCP server's tools change during the run).
-    fn tool_offer(&self) -> crate::tool::Offer {
+    fn tool_offer(&self) -> crate::mcp::Offer {
         let d = &self.deps;
         let run = self
             .state
@@ -236,12 +236,13 @@ impl SessionActor {
             trust: p.trust,
             hooks: d.tool_policy.hooks.clone().into(),
             result_max_chars: d.tool_policy.result_max_chars,
-            tools: crate::tool::OfferedTools::live(d.tools.clone(), self.tool_offer(), p.tools),
+            tools: crate::mcp::OfferedTools::live(d.tools.clone(), self.tool_offer(), p.tools),
             messages: self.history.clone(),
             prune,
             hub: d.hub.clone(),
             executor: d.executor.clone(),
             sink: ctx.address().recipient(),
+            progress: Some(ctx.address().recipient()),
             steers: ctx.address().recipient(),
             timeout: p.timeout,
             max_model_calls: d.max_model_calls,
@@ -338,6 +339,21 @@ impl SessionActor {
             }
             other => other,
         }
+    }
+}
+
+/// A tool's progress goes on like the run's own events.
+impl Handler<crate::tool::ToolProgress> for SessionActor {
+    type Result = ();
+    fn handle(&mut self, p: crate::tool::ToolProgress, ctx: &mut Context<Self>) {
+        let event = RunEvent::ToolProgress {
+            run_id: p.run_id,
+            call: p.call,
+            progress: p.progress,
+            total: p.total,
+            message: p.message,
+        };
+        <Self as Handler<RunEvent>>::handle(self, event, ctx);
     }
 }
 

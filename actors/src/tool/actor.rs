@@ -91,6 +91,25 @@ impl Actor for ToolExecutor {
     }
 }
 
+/// A call another actor answers (the session tools, the MCP hub).
+fn forward(
+    to: Option<Recipient<ExecuteTool>>,
+    msg: ExecuteTool,
+    unavailable: &'static str,
+    span: tracing::Span,
+) -> ResponseFuture<ToolOutcome> {
+    Box::pin(
+        async move {
+            let why = format!("{}: {unavailable}", msg.call.name);
+            match to {
+                Some(t) => t.send(msg).await.unwrap_or_else(|_| error(why)),
+                None => error(why),
+            }
+        }
+        .instrument(span),
+    )
+}
+
 impl Handler<ExecuteTool> for ToolExecutor {
     type Result = ResponseFuture<ToolOutcome>;
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
@@ -104,32 +123,13 @@ impl Handler<ExecuteTool> for ToolExecutor {
             session_key = %msg.session_key,
             agent_id = %msg.agent_id
         );
-        if crate::mcp::is_mcp(&msg.call.name) {
-            let hub = self.mcp.clone();
-            return Box::pin(
-                async move {
-                    let unavailable = format!("{}: no MCP servers are configured", msg.call.name);
-                    match hub {
-                        Some(h) => h.send(msg).await.unwrap_or_else(|_| error(unavailable)),
-                        None => error(unavailable),
-                    }
-                }
-                .instrument(span),
-            );
+        if crate::tool::is_mcp(&msg.call.name) {
+            return forward(self.mcp.clone(), msg, "no MCP servers are configured", span);
         }
         if SESSION_TOOLS.contains(&msg.call.name.as_str()) {
             // The session tools actor answers the same message.
             let session_tools = self.sessions.get().cloned();
-            return Box::pin(
-                async move {
-                    let unavailable = format!("{}: session tools are unavailable", msg.call.name);
-                    match session_tools {
-                        Some(s) => s.send(msg).await.unwrap_or_else(|_| error(unavailable)),
-                        None => error(unavailable),
-                    }
-                }
-                .instrument(span),
-            );
+            return forward(session_tools, msg, "session tools are unavailable", span);
         }
         Box::pin(
             async move {

@@ -33,11 +33,23 @@ pub struct ExecuteTool {
     pub progress: Option<ProgressSink>,
 }
 
-/// A run's event sink for one tool call's progress.
+/// A running tool's progress (an MCP server's `notifications/progress`),
+/// for the run that called it.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct ToolProgress {
+    pub run_id: crate::ids::RunId,
+    pub call: ToolCall,
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Where one tool call's progress goes: the run's session.
 #[derive(Clone)]
 pub struct ProgressSink {
     pub run_id: crate::ids::RunId,
-    pub sink: Recipient<crate::run::RunEvent>,
+    pub sink: Recipient<ToolProgress>,
 }
 
 impl std::fmt::Debug for ProgressSink {

@@ -11,7 +11,6 @@
 //! `is_error` so the model can correct itself.
 
 mod actor;
-mod bench;
 mod confine;
 mod exec;
 mod files;
@@ -32,9 +31,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use actor::ToolExecutor;
-pub use bench::{Offer, OfferedTools, ToolBench};
 pub(crate) use exec::kill_group;
-pub use messages::{ExecuteTool, ProgressSink, ToolOutcome};
+pub use messages::{ExecuteTool, ProgressSink, ToolOutcome, ToolProgress};
 
 /// Limits of the built-in tools.
 #[derive(Debug, Clone)]
@@ -65,6 +63,12 @@ impl Default for ToolLimits {
             workspace_only: true,
         }
     }
+}
+
+/// Whether an offered tool name is an MCP tool's (`<server>__<tool>`;
+/// built-in names never hold `__`). The executor sends these to the MCP hub.
+pub fn is_mcp(name: &str) -> bool {
+    name.contains("__")
 }
 
 pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {

@@ -81,7 +81,7 @@ impl AllowDeny {
     fn names(&self, tool: &str) -> bool {
         self.allow
             .as_ref()
-            .is_some_and(|a| match crate::mcp::is_mcp(tool) {
+            .is_some_and(|a| match crate::tool::is_mcp(tool) {
                 true => named(a, tool),
                 false => listed(a, tool),
             })
@@ -90,7 +90,7 @@ impl AllowDeny {
 
 fn listed(list: &[String], tool: &str) -> bool {
     let set = expand(list);
-    let mcp = crate::mcp::is_mcp(tool);
+    let mcp = crate::tool::is_mcp(tool);
     let tool = tool.to_ascii_lowercase();
     set.contains("*")
         || set.contains(&tool)

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::mcp::McpCatalog;
+use super::McpCatalog;
 use crate::provider::ToolSpec;
 
 /// Every tool there is (cheap to clone).
