@@ -154,14 +154,8 @@ async fn an_mcp_servers_tools_reach_the_model_and_a_call_round_trips() {
         "the server's own JSON schema: {echo}"
     );
     // The call went to the server and its answer, as outside data, to the model.
-    let tool_msg = requests[1].0["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .cloned()
-        .unwrap();
-    let content = tool_msg["content"].as_str().unwrap_or_default();
+    let results = tool_results(&requests[1].0);
+    let content = results[0].as_str();
     assert!(content.contains("Echo: hi from the model"), "{content}");
     assert!(content.contains("EXTERNAL_UNTRUSTED_CONTENT"), "{content}");
     // And it is in the transcript.
@@ -476,14 +470,8 @@ async fn a_streamable_http_server_works_like_a_stdio_one() {
     assert_eq!(final_text(&events), "added");
     let requests = fake.requests.lock().unwrap().clone();
     assert!(offered(&requests[0].0).contains(&"remote__echo".to_string()));
-    let tool = requests[1].0["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .cloned()
-        .unwrap();
-    assert!(tool["content"].as_str().unwrap().contains("42"), "{tool}");
+    let results = tool_results(&requests[1].0);
+    assert!(results[0].contains("42"), "{results:?}");
 }
 
 #[tokio::test]

@@ -261,6 +261,32 @@ async fn log_stderr(server: String, err: tokio::process::ChildStderr) {
     }
 }
 
+/// Connects (`connect`) and lists every tool, the utility tools included;
+/// a stdio child is killed when the listing fails.
+pub async fn open(
+    name: &str,
+    settings: &McpServerSettings,
+    notes: Option<Recipient<Note>>,
+    changed: Arc<AtomicBool>,
+    http: reqwest::Client,
+) -> Result<(Connection, Vec<ToolDef>), String> {
+    let conn = connect(name, settings, notes, changed, http).await?;
+    match all_tools(&conn.peer(), settings.request_timeout()).await {
+        Ok(tools) => Ok((conn, tools)),
+        Err(e) => {
+            crate::tool::kill_group(conn.pid);
+            Err(e)
+        }
+    }
+}
+
+/// The server's tools and, when it has resources or prompts, the utility tools.
+pub async fn all_tools(peer: &Peer<RoleClient>, limit: Duration) -> Result<Vec<ToolDef>, String> {
+    let mut tools = list_tools(peer, limit).await?;
+    tools.extend(super::utility::utility_tools(peer));
+    Ok(tools)
+}
+
 /// Every tool the server lists (all pages), within `limit`.
 pub async fn list_tools(peer: &Peer<RoleClient>, limit: Duration) -> Result<Vec<ToolDef>, String> {
     let tools = tokio::time::timeout(limit, peer.list_all_tools())

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::catalog::{McpCatalog, ToolKind};
-use crate::settings::{McpServerSettings, McpSettings};
+use crate::settings::McpSettings;
 
 /// What one server answered.
 #[derive(Debug, Clone, Serialize)]
@@ -53,7 +53,8 @@ pub async fn probe(all: &McpSettings, name: &str, builtin: &[String]) -> ProbeRe
         report.error = Some(format!("no server {name:?} in mcp.servers"));
         return report;
     };
-    match connect_and_list(name, settings).await {
+    let opened = super::client::open(name, settings, None, Arc::default(), reqwest::Client::new());
+    match opened.await {
         Ok((conn, tools)) => {
             report.ok = true;
             report.protocol = conn.protocol.clone();
@@ -100,23 +101,4 @@ pub async fn probe(all: &McpSettings, name: &str, builtin: &[String]) -> ProbeRe
         Err(e) => report.error = Some(e),
     }
     report
-}
-
-async fn connect_and_list(
-    name: &str,
-    settings: &McpServerSettings,
-) -> Result<(super::client::Connection, Vec<super::catalog::ToolDef>), String> {
-    let conn = super::client::connect(name, settings, None, Arc::default(), reqwest::Client::new())
-        .await?;
-    let peer = conn.peer();
-    match super::client::list_tools(&peer, settings.request_timeout()).await {
-        Ok(mut tools) => {
-            tools.extend(super::utility::utility_tools(&peer));
-            Ok((conn, tools))
-        }
-        Err(e) => {
-            crate::tool::kill_group(conn.pid);
-            Err(e)
-        }
-    }
 }

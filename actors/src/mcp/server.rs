@@ -89,21 +89,7 @@ impl Actor for McpServer {
         let (name, settings, http) = (self.name.clone(), self.settings.clone(), self.http.clone());
         let notes = Some(ctx.address().recipient());
         let changed = self.changed.clone();
-        let limit = settings.request_timeout();
-        let connecting = async move {
-            let conn = client::connect(&name, &settings, notes, changed, http).await?;
-            let peer = conn.service.peer().clone();
-            match client::list_tools(&peer, limit).await {
-                Ok(mut tools) => {
-                    tools.extend(super::utility::utility_tools(&peer));
-                    Ok((conn, tools))
-                }
-                Err(e) => {
-                    crate::tool::kill_group(conn.pid);
-                    Err(e)
-                }
-            }
-        };
+        let connecting = async move { client::open(&name, &settings, notes, changed, http).await };
         ctx.wait(actix::fut::wrap_future(connecting).map(
             |r: Result<(Connection, Vec<ToolDef>), String>, act: &mut Self, ctx| match r {
                 Ok((conn, tools)) => {
@@ -161,11 +147,7 @@ impl Handler<Note> for McpServer {
                 let peer = live.peer.clone();
                 let limit = self.settings.request_timeout();
                 ctx.spawn(
-                    actix::fut::wrap_future(async move {
-                        let mut tools = client::list_tools(&peer, limit).await?;
-                        tools.extend(super::utility::utility_tools(&peer));
-                        Ok::<_, String>(tools)
-                    })
+                    actix::fut::wrap_future(async move { client::all_tools(&peer, limit).await })
                         .map(|r, act: &mut Self, _| {
                             act.refreshing = false;
                             match r {
@@ -252,9 +234,8 @@ impl Handler<CallTool> for McpServer {
             // The call changed the server's tools: the run's next model
             // call is offered the new list.
             if changed.swap(false, Ordering::AcqRel) {
-                match client::list_tools(&peer, limit).await {
-                    Ok(mut tools) => {
-                        tools.extend(super::utility::utility_tools(&peer));
+                match client::all_tools(&peer, limit).await {
+                    Ok(tools) => {
                         let _ = hub
                             .tools
                             .send(ServerTools {
