@@ -401,7 +401,7 @@ async fn a_strangers_turn_gets_no_mcp_tool_unless_the_operator_names_it() {
     assert!(!reply.contains("PATH"), "{reply}");
 }
 
-/// The reference server over Streamable HTTP on a free loopback port
+/// The reference server over HTTP on a free loopback port
 /// (`tests/mcp/loopback.cjs` keeps it off every other interface).
 struct HttpServer {
     child: std::process::Child,
@@ -409,7 +409,13 @@ struct HttpServer {
 }
 
 impl HttpServer {
+    /// Streamable HTTP, at `/mcp`.
     fn start() -> HttpServer {
+        HttpServer::start_as("streamableHttp", "/mcp")
+    }
+
+    /// server-everything's `mode` (`streamableHttp`, `sse`), its URL at `path`.
+    fn start_as(mode: &str, path: &str) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -419,7 +425,7 @@ impl HttpServer {
             .arg("--require")
             .arg(PathBuf::from(ROOT).join("tests/mcp/loopback.cjs"))
             .arg(everything())
-            .arg("streamableHttp")
+            .arg(mode)
             .env("PORT", port.to_string())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -432,7 +438,7 @@ impl HttpServer {
         }
         HttpServer {
             child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
+            url: format!("http://127.0.0.1:{port}{path}"),
         }
     }
 }
@@ -636,4 +642,27 @@ pub(super) async fn metrics_body(gw: &TestGateway) -> String {
         .text()
         .await
         .unwrap()
+}
+
+#[tokio::test]
+async fn a_legacy_http_sse_server_works_too() {
+    let server = HttpServer::start_as("sse", "/sse");
+    let fake = FakeProvider::start().await;
+    fake.push(Script::tool_call(
+        "call_1",
+        "old__echo",
+        &json!({"message": "over sse"}),
+    ));
+    fake.push(Script::text(&["heard"]));
+    let gw = TestGateway::with_config(fake_config(
+        &fake,
+        json!({"servers": {"old": {"url": server.url, "transport": "sse"}}}),
+    ));
+    let mut c = admin(&gw).await;
+    let servers = servers_until(&mut c, ready).await;
+    assert_eq!(servers[0]["transport"], "sse");
+    chat_send(&mut c, "main", "echo over sse", "e1").await;
+    assert_eq!(final_text(&chat_until_done(&mut c, "e1").await), "heard");
+    let requests = fake.requests.lock().unwrap().clone();
+    assert!(tool_results(&requests[1].0)[0].contains("Echo: over sse"));
 }

@@ -228,10 +228,24 @@ pub async fn connect(
                 }
             }
         }
-        McpTransport::Sse { .. } => {
-            return Err(
-                "the legacy HTTP+SSE transport is not supported yet (use streamable-http)".into(),
-            )
+        McpTransport::Sse { url, headers } => {
+            let opened = tokio::time::timeout(limit, super::sse::open(http, &url, &headers));
+            let inner = opened
+                .await
+                .map_err(|_| format!("no endpoint event within {} ms", limit.as_millis()))??;
+            let transport = Watched { inner, changed };
+            let started =
+                tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle));
+            match started.await {
+                Ok(Ok(s)) => (s, None),
+                Ok(Err(e)) => return Err(format!("handshake failed: {e}")),
+                Err(_) => {
+                    return Err(format!(
+                        "no handshake answer within {} ms",
+                        limit.as_millis()
+                    ))
+                }
+            }
         }
     };
     let (protocol, server_info) = match service.peer().peer_info() {

@@ -136,7 +136,7 @@ impl std::error::Error for BodyError {}
 
 /// The response's SSE events; the bytes since the last blank line are
 /// counted, and more than `MAX_EVENT` of them end the stream with an error.
-fn sse(res: reqwest::Response) -> BoxStream<'static, Result<Sse, SseError>> {
+pub(super) fn sse(res: reqwest::Response) -> BoxStream<'static, Result<Sse, SseError>> {
     let mut pending = 0usize;
     let limited = res.bytes_stream().map(move |chunk| {
         let chunk = chunk.map_err(BodyError::Read)?;

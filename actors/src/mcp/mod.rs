@@ -20,6 +20,7 @@ mod messages;
 mod names;
 mod probe;
 mod server;
+mod sse;
 mod utility;
 
 pub use crate::tool::is_mcp;
