@@ -30,9 +30,7 @@ pub enum McpCommand {
 
 fn transport(s: &McpServerSettings) -> String {
     match s.transport() {
-        Ok(ferroclaw_actors::settings::McpTransport::Stdio { .. }) => "stdio".into(),
-        Ok(ferroclaw_actors::settings::McpTransport::Http { .. }) => "streamable-http".into(),
-        Ok(ferroclaw_actors::settings::McpTransport::Sse { .. }) => "sse".into(),
+        Ok(_) => s.transport_name().into(),
         Err(e) => format!("invalid: {e}"),
     }
 }

@@ -156,10 +156,6 @@ pub async fn connect(
     http: reqwest::Client,
 ) -> Result<Connection, String> {
     let handler = Handler { notes };
-    let lifecycle = ClientLifecycleMode::Auto {
-        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-        legacy_version: None,
-    };
     let limit = settings.connection_timeout();
     let transport = settings.transport()?;
     let (service, pid) = match transport {
@@ -185,28 +181,15 @@ pub async fn connect(
             if let Some(err) = stderr {
                 tokio::spawn(log_stderr(name.to_string(), err));
             }
-            let started = tokio::time::timeout(
-                limit,
-                handler.serve_with_lifecycle(
-                    Watched {
-                        inner: child,
-                        changed,
-                    },
-                    lifecycle,
-                ),
-            );
-            match started.await {
-                Ok(Ok(s)) => (s, pid),
-                Ok(Err(e)) => {
+            let transport = Watched {
+                inner: child,
+                changed,
+            };
+            match handshake(handler, transport, limit).await {
+                Ok(s) => (s, pid),
+                Err(e) => {
                     crate::tool::kill_group(pid);
-                    return Err(format!("handshake failed: {e}"));
-                }
-                Err(_) => {
-                    crate::tool::kill_group(pid);
-                    return Err(format!(
-                        "no handshake answer within {} ms",
-                        limit.as_millis()
-                    ));
+                    return Err(e);
                 }
             }
         }
@@ -215,18 +198,7 @@ pub async fn connect(
                 inner: super::http::transport(http, &url, &headers)?,
                 changed,
             };
-            let started =
-                tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle));
-            match started.await {
-                Ok(Ok(s)) => (s, None),
-                Ok(Err(e)) => return Err(format!("handshake failed: {e}")),
-                Err(_) => {
-                    return Err(format!(
-                        "no handshake answer within {} ms",
-                        limit.as_millis()
-                    ))
-                }
-            }
+            (handshake(handler, transport, limit).await?, None)
         }
         McpTransport::Sse { url, headers } => {
             let opened = tokio::time::timeout(limit, super::sse::open(http, &url, &headers));
@@ -234,18 +206,7 @@ pub async fn connect(
                 .await
                 .map_err(|_| format!("no endpoint event within {} ms", limit.as_millis()))??;
             let transport = Watched { inner, changed };
-            let started =
-                tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle));
-            match started.await {
-                Ok(Ok(s)) => (s, None),
-                Ok(Err(e)) => return Err(format!("handshake failed: {e}")),
-                Err(_) => {
-                    return Err(format!(
-                        "no handshake answer within {} ms",
-                        limit.as_millis()
-                    ))
-                }
-            }
+            (handshake(handler, transport, limit).await?, None)
         }
     };
     let (protocol, server_info) = match service.peer().peer_info() {
@@ -264,6 +225,26 @@ pub async fn connect(
         protocol,
         server_info,
     })
+}
+
+/// `server/discover` (2026-07-28), else `initialize`, within `limit`.
+async fn handshake<T: Transport<RoleClient> + 'static>(
+    handler: Handler,
+    transport: T,
+    limit: Duration,
+) -> Result<RunningService<RoleClient, Handler>, String> {
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    };
+    match tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle)).await {
+        Ok(Ok(s)) => Ok(s),
+        Ok(Err(e)) => Err(format!("handshake failed: {e}")),
+        Err(_) => Err(format!(
+            "no handshake answer within {} ms",
+            limit.as_millis()
+        )),
+    }
 }
 
 /// The server's stderr, a line at a time into the debug log (lines cut at 8 KiB).

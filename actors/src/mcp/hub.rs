@@ -151,28 +151,19 @@ impl McpHub {
     }
 
     fn status(&self) -> Vec<ServerStatus> {
-        let specs = self.catalog.specs();
+        let mut by_server: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in self.catalog.specs().iter() {
+            if let Some(r) = self.catalog.route(&t.name) {
+                by_server.entry(r.server).or_default().push(t.name.clone());
+            }
+        }
         self.slots
             .iter()
             .map(|(name, s)| {
-                let tool_names: Vec<String> = specs
-                    .iter()
-                    .filter(|t| {
-                        self.catalog
-                            .route(&t.name)
-                            .is_some_and(|r| r.server == *name)
-                    })
-                    .map(|t| t.name.clone())
-                    .collect();
+                let tool_names = by_server.remove(name).unwrap_or_default();
                 ServerStatus {
                     name: name.clone(),
-                    transport: match s.settings.transport() {
-                        Ok(crate::settings::McpTransport::Stdio { .. }) => "stdio",
-                        Ok(crate::settings::McpTransport::Http { .. }) => "streamable-http",
-                        Ok(crate::settings::McpTransport::Sse { .. }) => "sse",
-                        Err(_) => "invalid",
-                    }
-                    .into(),
+                    transport: s.settings.transport_name().into(),
                     state: s.state.into(),
                     tools: tool_names.len(),
                     tool_names,

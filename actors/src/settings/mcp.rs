@@ -154,6 +154,16 @@ impl McpServerSettings {
         std::time::Duration::from_millis(self.connection_timeout_ms.unwrap_or(30_000).max(1))
     }
 
+    /// `stdio` | `streamable-http` | `sse` | `invalid`.
+    pub fn transport_name(&self) -> &'static str {
+        match self.transport() {
+            Ok(McpTransport::Stdio { .. }) => "stdio",
+            Ok(McpTransport::Http { .. }) => "streamable-http",
+            Ok(McpTransport::Sse { .. }) => "sse",
+            Err(_) => "invalid",
+        }
+    }
+
     /// The transport, or what is wrong with the entry (for `config validate`
     /// and the server's health).
     pub fn transport(&self) -> Result<McpTransport, String> {
