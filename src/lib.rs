@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod http;
+pub mod mcp;
 pub mod protocol;
 pub mod state;
 pub mod ws;
@@ -180,14 +181,20 @@ pub async fn start(
         event_bridge,
     });
     let data = web::Data::new(state.clone());
+    let mcp = web::Data::new(mcp::http::McpHttp::new(
+        Arc::downgrade(&state),
+        settings.gateway.auth.mode == AuthMode::None,
+    ));
     let max_payload = settings.gateway.max_payload;
     let mut server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .app_data(mcp.clone())
             .app_data(web::PayloadConfig::new(max_payload))
             .configure(http::admin::routes)
             .configure(http::openai::routes)
             .configure(http::webchat::routes)
+            .configure(mcp::http::routes)
             .default_service(web::to(default_route))
     })
     // Nagle off: a `res` written right after an event frame must not wait
@@ -221,7 +228,7 @@ pub async fn start(
 
 /// What is not an HTTP route: the Control UI to a browser (when one is
 /// served), else a WebSocket upgrade.
-async fn default_route(
+pub(crate) async fn default_route(
     req: actix_web::HttpRequest,
     mut payload: web::Payload,
     state: web::Data<SharedState>,

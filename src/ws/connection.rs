@@ -392,8 +392,8 @@ impl WsConnection {
                     tracing::info_span!(parent: &self.span, "request", method = %frame.method);
                 let req_id = frame.id.clone();
                 self.order.request(&req_id, &frame.method, &frame.params);
-                let fut =
-                    methods::dispatch(self.state.clone(), caller, frame, early).instrument(span);
+                let fut = methods::dispatch(self.state.clone(), caller, frame, Some(early))
+                    .instrument(span);
                 ctx.spawn(fut.into_actor(self).map(move |reply, act, ctx| {
                     drop(permit);
                     act.answer(ctx, &req_id, reply)

@@ -30,6 +30,7 @@ mod malformed;
 mod mcp;
 mod mcp_bridge;
 mod mcp_faults;
+mod mcp_http;
 mod mcp_serve;
 mod mcp_servers;
 mod memory;

@@ -503,7 +503,7 @@ pub async fn agent(
     caller: &Caller,
     p: &Value,
     req_id: &str,
-    early: &actix::Recipient<EarlyFrame>,
+    early: Option<&actix::Recipient<EarlyFrame>>,
 ) -> MethodResult {
     let p: AgentParams = params("agent", p)?;
     let text = message_text("agent", &p.message, false)?;
@@ -543,10 +543,12 @@ pub async fn agent(
     let run_id = ack.run_id;
     let accepted =
         json!({ "runId": run_id, "status": "accepted", "acceptedAt": ferroclaw_actors::now_ms() });
-    early.do_send(EarlyFrame {
-        req_id: req_id.to_string(),
-        text: frames::res_ok(req_id, &accepted),
-    });
+    if let Some(early) = early {
+        early.do_send(EarlyFrame {
+            req_id: req_id.to_string(),
+            text: frames::res_ok(req_id, &accepted),
+        });
+    }
     let limit = Duration::from_secs(
         p.timeout
             .unwrap_or(state.live.settings().agents.defaults.timeout_seconds)

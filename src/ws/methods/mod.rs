@@ -112,12 +112,14 @@ fn idempotency_key(frame: &RequestFrame) -> Option<String> {
     Some(format!("{}:{}", frame.method, key))
 }
 
-/// Handles one request; returns the `res` frame text.
+/// Handles one request; returns the `res` frame text. `early` takes the
+/// frames sent ahead of the answer (`agent`'s accepted ack); without one
+/// (`/mcp`) they are not sent.
 pub async fn dispatch(
     state: SharedState,
     caller: Arc<Caller>,
     frame: RequestFrame,
-    early: actix::Recipient<EarlyFrame>,
+    early: Option<actix::Recipient<EarlyFrame>>,
 ) -> String {
     if !crate::protocol::methods::answers(&frame.method) {
         let e = ErrorShape::invalid(format!("unknown method: {}", frame.method));
@@ -159,7 +161,7 @@ pub async fn dispatch(
             cached.error.as_ref(),
         );
     }
-    let result = route(&state, &caller, &frame, &early).await;
+    let result = route(&state, &caller, &frame, early.as_ref()).await;
     match &result {
         Err(e) => {
             tracing::info!(conn_id = %caller.conn_id, method = %frame.method, error = %e.message, "request failed")
@@ -224,7 +226,7 @@ async fn route(
     state: &SharedState,
     caller: &Caller,
     frame: &RequestFrame,
-    early: &actix::Recipient<EarlyFrame>,
+    early: Option<&actix::Recipient<EarlyFrame>>,
 ) -> MethodResult {
     let p = &frame.params;
     match frame.method.as_str() {
