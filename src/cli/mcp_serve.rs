@@ -1,10 +1,12 @@
 //! `ferroclaw mcp serve`: the gateway's conversation tools
 //! ([`ferroclaw::mcp::Bridge`]) over stdio, reaching the running gateway
-//! through one WebSocket connection shared by the calls (one at a time).
+//! through one WebSocket connection shared by the calls (one at a time),
+//! and a second one subscribed to the sessions' news, which feeds the live
+//! event queue (`events_poll`, `events_wait`) while the bridge runs.
 
 use std::sync::Arc;
 
-use ferroclaw::mcp::{Bridge, Calls};
+use ferroclaw::mcp::{Bridge, Calls, Events};
 use futures_util::future::BoxFuture;
 use rmcp::ServiceExt;
 use serde_json::Value;
@@ -29,7 +31,19 @@ impl Calls for OverWs {
 pub async fn serve(t: &Target, allowed: Vec<String>) -> Result<(), Failure> {
     let mut conn = Connection::open(t).await?;
     conn.keep_events = false;
-    let bridge = Bridge::new(Arc::new(OverWs(Mutex::new(conn))), allowed);
+    let mut feed = Connection::open(t).await?;
+    feed.call("sessions.subscribe", serde_json::json!({}))
+        .await?;
+    let events = Events::new();
+    let queue = events.clone();
+    tokio::spawn(async move {
+        while let Ok(e) = feed.next_event().await {
+            if let (Some(name), Some(payload)) = (e["event"].as_str(), e.get("payload")) {
+                queue.push(name, payload);
+            }
+        }
+    });
+    let bridge = Bridge::new(Arc::new(OverWs(Mutex::new(conn))), allowed, events);
     let service = bridge
         .serve(rmcp::transport::stdio())
         .await

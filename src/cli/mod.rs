@@ -176,6 +176,27 @@ impl Connection {
         }
     }
 
+    /// The next event, however long it takes (buffered first); Err when
+    /// the connection ends.
+    pub async fn next_event(&mut self) -> Result<Value, Failure> {
+        if let Some(e) = self.events.pop_front() {
+            return Ok(e);
+        }
+        loop {
+            let v = match self.ws.next().await {
+                Some(Ok(Message::Text(t))) => serde_json::from_str::<Value>(&t).unwrap_or_default(),
+                Some(Ok(Message::Close(_))) | None => {
+                    return Err(Failure::new(1, "the gateway closed the connection"))
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(Failure::new(1, format!("connection lost: {e}"))),
+            };
+            if v.get("type").and_then(Value::as_str) == Some("event") {
+                return Ok(v);
+            }
+        }
+    }
+
     /// The next event (buffered first).
     pub async fn event(&mut self) -> Result<Value, Failure> {
         if let Some(e) = self.events.pop_front() {

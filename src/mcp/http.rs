@@ -29,7 +29,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{json, Value};
 
-use super::{allowlist, Bridge, Calls};
+use super::events::McpEvents;
+use super::{allowlist, Bridge, Calls, Events};
 use crate::protocol::frames::RequestFrame;
 use crate::state::{AppState, SharedState};
 use crate::ws::methods::{dispatch, Caller};
@@ -42,6 +43,9 @@ pub const MAX_SESSIONS: usize = 64;
 pub struct McpHttp {
     service: StreamableHttpService<Bridge, LocalSessionManager>,
     sessions: Arc<LocalSessionManager>,
+    /// The live event queue; its feed starts with the first request.
+    events: Arc<Events>,
+    feed: std::sync::OnceLock<actix::Addr<McpEvents>>,
 }
 
 /// The gateway's methods, called in process as `/mcp`'s operator.
@@ -111,6 +115,8 @@ impl McpHttp {
     /// The endpoint for the gateway whose state `state` will point to.
     pub fn new(state: Weak<AppState>, loopback_only: bool) -> McpHttp {
         let sessions = Arc::new(LocalSessionManager::default());
+        let events = Events::new();
+        let queue = events.clone();
         let caller = Arc::new(Caller {
             conn_id: ConnId::new("mcp-http".into()),
             role: Role::Operator,
@@ -130,7 +136,7 @@ impl McpHttp {
                 state: state.clone(),
                 caller: caller.clone(),
             };
-            Ok(Bridge::new(Arc::new(calls), allow))
+            Ok(Bridge::new(Arc::new(calls), allow, queue.clone()))
         };
         // With no gateway secret (auth "none", loopback only) the `Host`
         // check is what stands between a web page and the tools (DNS
@@ -144,6 +150,8 @@ impl McpHttp {
         McpHttp {
             service: StreamableHttpService::new(factory, sessions.clone(), config),
             sessions,
+            events,
+            feed: std::sync::OnceLock::new(),
         }
     }
 }
@@ -180,6 +188,8 @@ async fn serve(
     if let Err(refused) = crate::http::auth::check_bearer(&req, &state, "/mcp") {
         return refused.response();
     }
+    mcp.feed
+        .get_or_init(|| McpEvents::start(state.get_ref(), mcp.events.clone()));
     let new_session = req.headers().get("mcp-session-id").is_none()
         && req.method() == actix_web::http::Method::POST
         && body.windows(12).any(|w| w == b"\"initialize\"");

@@ -82,6 +82,9 @@ async fn the_official_sdk_client_reads_conversations_over_http_with_the_secret()
             "conversations_list",
             "conversation_get",
             "messages_read",
+            "attachments_fetch",
+            "events_poll",
+            "events_wait",
             "permissions_list_open"
         ],
         "read-only by default: {v}"
@@ -265,7 +268,7 @@ async fn ferroclaws_own_client_reaches_mcp_over_http_by_server_discover() {
     let v: Value = serde_json::from_str(stdout.trim()).unwrap();
     let s = &v["servers"][0];
     assert_eq!(s["protocol"], "2026-07-28", "stateless, no session: {v}");
-    assert_eq!(s["tools"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(s["tools"].as_array().unwrap().len(), 7, "{v}");
 }
 
 /// The official conformance suite (server mode) against `/mcp`. It cannot

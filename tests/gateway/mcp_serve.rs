@@ -77,6 +77,9 @@ async fn the_official_sdk_client_reads_and_with_leave_sends_through_mcp_serve() 
             "conversations_list",
             "conversation_get",
             "messages_read",
+            "attachments_fetch",
+            "events_poll",
+            "events_wait",
             "permissions_list_open"
         ]
     );
@@ -148,7 +151,7 @@ async fn ferroclaws_own_client_reaches_mcp_serve_by_server_discover() {
         s["serverInfo"].as_str().unwrap().starts_with("ferroclaw"),
         "{v}"
     );
-    assert_eq!(s["tools"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(s["tools"].as_array().unwrap().len(), 7, "{v}");
 }
 
 #[tokio::test]

@@ -33,6 +33,7 @@ mod mcp_faults;
 mod mcp_http;
 mod mcp_serve;
 mod mcp_servers;
+mod mcp_tools;
 mod memory;
 mod methods;
 mod migrate;

@@ -5,8 +5,9 @@
 //! connection and kills a stdio server's whole process group.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use actix::prelude::*;
 use rmcp::service::RoleClient;
@@ -34,8 +35,11 @@ pub struct McpServer {
     /// A tools refresh is running (another notification adds nothing).
     refreshing: bool,
     /// Set by the transport when `tools/list_changed` arrives; whoever
-    /// clears it refreshes.
+    /// clears it refreshes: a completing call (before its run's next model
+    /// call), or the notification itself when no call is in flight.
     changed: Arc<AtomicBool>,
+    /// Tool calls in flight.
+    in_flight: Arc<AtomicUsize>,
     /// Calls in flight by progress token: where their progress goes.
     progress: Progress,
 }
@@ -66,6 +70,7 @@ impl McpServer {
             live: None,
             refreshing: false,
             changed: Arc::default(),
+            in_flight: Arc::default(),
             progress: Arc::default(),
         }
     }
@@ -140,6 +145,11 @@ impl Handler<Note> for McpServer {
         match note {
             Note::ToolsChanged => {
                 let Some(live) = &self.live else { return };
+                // A call in flight refreshes when it completes (so its run's
+                // next model call has the new list), the last one included.
+                if self.in_flight.load(Ordering::Acquire) > 0 {
+                    return;
+                }
                 if self.refreshing || !self.changed.swap(false, Ordering::AcqRel) {
                     return;
                 }
@@ -182,6 +192,54 @@ impl Handler<Note> for McpServer {
     }
 }
 
+/// What a completed call owes its run: the server's new tool list when
+/// the call changed it.
+struct AfterCall {
+    changed: Arc<AtomicBool>,
+    hub: HubLink,
+    name: String,
+    generation: u64,
+}
+
+impl AfterCall {
+    /// The run's next model call is offered the new list. No await between
+    /// leaving and the swap: a notification handled meanwhile (same thread)
+    /// cannot take the flag from this call.
+    async fn refresh(self, flight: Option<InFlight>, peer: &Peer<RoleClient>, limit: Duration) {
+        drop(flight);
+        if !self.changed.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        match client::all_tools(peer, limit).await {
+            Ok(tools) => {
+                let refreshed = ServerTools {
+                    name: self.name,
+                    generation: self.generation,
+                    tools,
+                };
+                let _ = self.hub.tools.send(refreshed).await;
+            }
+            Err(e) => tracing::warn!(server = %self.name, error = %e, "mcp tools refresh failed"),
+        }
+    }
+}
+
+/// Counts a tool call in flight until dropped.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn enter(count: &Arc<AtomicUsize>) -> InFlight {
+        count.fetch_add(1, Ordering::AcqRel);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Calls one of this server's tools.
 #[derive(Message)]
 #[rtype(result = "ToolOutcome")]
@@ -210,6 +268,9 @@ impl Handler<CallTool> for McpServer {
         );
         let (changed, hub, generation) = (self.changed.clone(), self.hub.clone(), self.generation);
         let routes = self.progress.clone();
+        // Utility calls (resources, prompts) never refresh: not counted.
+        let flight =
+            (msg.kind == super::catalog::ToolKind::Tool).then(|| InFlight::enter(&self.in_flight));
         Box::pin(async move {
             let mut cancel = msg.cancel;
             if msg.kind != super::catalog::ToolKind::Tool {
@@ -231,25 +292,13 @@ impl Handler<CallTool> for McpServer {
             if let Some(t) = token {
                 routes.lock().unwrap_or_else(|e| e.into_inner()).remove(&t);
             }
-            // The call changed the server's tools: the run's next model
-            // call is offered the new list.
-            if changed.swap(false, Ordering::AcqRel) {
-                match client::all_tools(&peer, limit).await {
-                    Ok(tools) => {
-                        let _ = hub
-                            .tools
-                            .send(ServerTools {
-                                name: name.clone(),
-                                generation,
-                                tools,
-                            })
-                            .await;
-                    }
-                    Err(e) => {
-                        tracing::warn!(server = %name, error = %e, "mcp tools refresh failed")
-                    }
-                }
-            }
+            let after = AfterCall {
+                changed,
+                hub,
+                name,
+                generation,
+            };
+            after.refresh(flight, &peer, limit).await;
             outcome
         })
     }

@@ -51,11 +51,17 @@ impl SessionActor {
         let mut chat = ChatMessage::user(&mctx.body);
         chat.images = m.images.clone();
         let message_id = m.message_id.clone();
+        let untrusted = m.overrides.untrusted;
         let mut admitted = self
             .state
             .admit(placement, m, crate::now_ms(), &mut LiveIds);
         admitted.writes.extend(drained.iter().cloned());
-        let entry = user_entry(&chat, &mctx, &events, &admitted.run_id, &message_id, starts);
+        let mut entry = user_entry(&chat, &mctx, &events, &admitted.run_id, &message_id, starts);
+        if untrusted {
+            // Outside data to whoever reads the transcript later (`chat.history`,
+            // MCP clients of the gateway): a stranger's text, never instructions.
+            entry["message"]["untrusted"] = json!(true);
+        }
         let writes = std::mem::take(&mut admitted.writes);
         if let Err(e) = self.commit(vec![entry], writes) {
             self.undrain(events, &drained);
