@@ -195,15 +195,6 @@ impl Gateway {
         let context = Arc::new(context);
         let builtin: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs().into();
         let catalog = crate::mcp::McpCatalog::default();
-        let mcp = crate::mcp::McpHub::new(
-            &settings.mcp,
-            catalog.clone(),
-            builtin.iter().map(|t| t.name.clone()).collect(),
-        )
-        .start();
-        let tools = crate::mcp::ToolBench::new(builtin, catalog);
-        let models = Arc::new(model_plan(&settings));
-        let hub = ProviderHub::new(hub_config).start();
         let approvals = crate::approvals::ApprovalsActor::load(
             sinks.approvals,
             store.dir().join("exec-approvals.json"),
@@ -211,6 +202,16 @@ impl Gateway {
         )
         .map_err(|e| StartError::Tools(e.to_string()))?
         .start();
+        let mcp = crate::mcp::McpHub::new(
+            &settings.mcp,
+            catalog.clone(),
+            builtin.iter().map(|t| t.name.clone()).collect(),
+            approvals.clone().recipient(),
+        )
+        .start();
+        let tools = crate::mcp::ToolBench::new(builtin, catalog);
+        let models = Arc::new(model_plan(&settings));
+        let hub = ProviderHub::new(hub_config).start();
         let session_tools: Arc<std::sync::OnceLock<Recipient<crate::tool::ExecuteTool>>> =
             Default::default();
         let memories = start_memories(&settings, store.dir(), &workspace, &env);

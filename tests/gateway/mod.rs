@@ -28,6 +28,7 @@ mod interop;
 mod layout;
 mod malformed;
 mod mcp;
+mod mcp_approvals;
 mod mcp_bridge;
 mod mcp_faults;
 mod mcp_http;

@@ -27,7 +27,7 @@ const fail = (id, code, message) => out({ jsonrpc: "2.0", id, error: { code, mes
 
 const schema = { type: "object", properties: { text: { type: "string" } } };
 let tools = [
-  { name: "ok", description: "Answers at once.", inputSchema: schema },
+  { name: "ok", description: "Answers at once.", inputSchema: schema, annotations: { readOnlyHint: true } },
   { name: "crash", description: "Exits mid-call.", inputSchema: schema },
   { name: "hang", description: "Never answers.", inputSchema: schema },
   { name: "add", description: "Adds a tool.", inputSchema: schema },

@@ -10,6 +10,9 @@ use tokio::sync::oneshot;
 
 use super::*;
 
+mod mcp;
+pub use mcp::McpGate;
+
 pub struct ApprovalsActor {
     /// The actor's span, entered by its handlers.
     span: tracing::Span,

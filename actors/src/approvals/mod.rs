@@ -367,6 +367,44 @@ mod tests {
         assert_eq!(asked.lock().unwrap().len(), 1);
     }
 
+    /// An MCP tool grant (`agents.<id>.mcpTools`) answers `auto` calls of
+    /// the operator's turns only: a stranger's turn is asked, and its
+    /// allow-always would mint nothing.
+    #[actix::test]
+    async fn an_mcp_tool_grant_never_lets_a_strangers_turn_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let edge = Edge(asked.clone()).start().recipient();
+        let path = dir.path().join("exec-approvals.json");
+        let mut file = empty_file();
+        file["agents"] = json!({"main": {"mcpTools": [
+            {"server": "docs", "tool": "write", "source": "allow-always", "addedAt": 1}
+        ]}});
+        std::fs::write(&path, file.to_string()).unwrap();
+        let actor = ApprovalsActor::load(edge, path, std::time::Duration::from_millis(200))
+            .unwrap()
+            .start();
+        let gate = |untrusted: bool, grantable: bool| McpGate {
+            agent_id: "main".into(),
+            session_key: crate::ids::SessionKey::canonical("agent:main:main", "main", "main")
+                .unwrap(),
+            server: "docs".into(),
+            tool: "write".into(),
+            arguments: "{}".into(),
+            grantable,
+            untrusted,
+        };
+        assert_eq!(actor.send(gate(false, true)).await.unwrap(), Ok(()));
+        assert!(asked.lock().unwrap().is_empty(), "the grant answered");
+        // `prompt` asks even with a grant; nobody answers: denied.
+        assert!(actor.send(gate(false, false)).await.unwrap().is_err());
+        assert_eq!(asked.lock().unwrap().len(), 1);
+        // A stranger's turn is asked despite the grant.
+        let r = actor.send(gate(true, true)).await.unwrap();
+        assert!(r.is_err(), "{r:?}");
+        assert_eq!(asked.lock().unwrap().len(), 2);
+    }
+
     #[test]
     fn file_validation_names_the_bad_key() {
         assert!(validate_file(&empty_file()).is_ok());

@@ -145,6 +145,7 @@ mod tests {
                     description: "e".into(),
                     schema: json!({"type": "object"}),
                     kind: Default::default(),
+                    read_only: false,
                 }],
             )],
             &Default::default(),

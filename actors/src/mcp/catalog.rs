@@ -18,6 +18,9 @@ pub struct ToolDef {
     pub description: String,
     pub schema: Value,
     pub kind: ToolKind,
+    /// The server says the tool only reads (`annotations.readOnlyHint`;
+    /// the utility tools are): `approval: "auto"` runs it without asking.
+    pub read_only: bool,
 }
 
 /// What calling a tool does on its server: `tools/call`, or one of the
@@ -41,6 +44,7 @@ pub struct Route {
     /// The tool's own name on that server.
     pub tool: String,
     pub kind: ToolKind,
+    pub read_only: bool,
 }
 
 #[derive(Default)]
@@ -104,6 +108,7 @@ impl McpCatalog {
                         server: server.clone(),
                         tool: t.name.clone(),
                         kind: t.kind,
+                        read_only: t.read_only,
                     },
                 );
                 specs.push(ToolSpec {
@@ -159,6 +164,7 @@ mod tests {
             description: String::new(),
             schema,
             kind: ToolKind::Tool,
+            read_only: false,
         }
     }
 
@@ -195,6 +201,7 @@ mod tests {
                 server: "b".into(),
                 tool: "echo".into(),
                 kind: ToolKind::Tool,
+                read_only: false,
             })
         );
         assert!(c.version() > v0);

@@ -301,6 +301,7 @@ pub async fn list_tools(peer: &Peer<RoleClient>, limit: Duration) -> Result<Vec<
                     .to_string(),
                 schema: v.get("inputSchema").cloned().unwrap_or(Value::Null),
                 kind: ToolKind::Tool,
+                read_only: v.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)),
             })
         })
         .collect())

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde::Serialize;
 
-use super::catalog::{McpCatalog, ToolDef};
+use super::catalog::{McpCatalog, Route, ToolDef};
 use super::messages::{HubLink, ServerDown, ServerTools, ServerUp};
 use super::server::{CallTool, McpServer};
 use crate::settings::McpSettings;
@@ -65,10 +65,17 @@ pub struct McpHub {
     /// The built-in tools' names (an MCP tool never takes one).
     reserved: HashSet<String>,
     http: reqwest::Client,
+    /// Where a call that needs an operator is decided (`approval`).
+    approvals: Recipient<crate::approvals::McpGate>,
 }
 
 impl McpHub {
-    pub fn new(settings: &McpSettings, catalog: McpCatalog, reserved: HashSet<String>) -> McpHub {
+    pub fn new(
+        settings: &McpSettings,
+        catalog: McpCatalog,
+        reserved: HashSet<String>,
+        approvals: Recipient<crate::approvals::McpGate>,
+    ) -> McpHub {
         let slots = settings
             .servers
             .iter()
@@ -101,6 +108,7 @@ impl McpHub {
             catalog,
             reserved,
             http: reqwest::Client::new(),
+            approvals,
         }
     }
 
@@ -293,10 +301,18 @@ impl Handler<ExecuteTool> for McpHub {
         let name = msg.call.name.clone();
         let target = self.catalog.route(&name).and_then(|r| {
             let slot = self.slots.get(&r.server)?;
-            Some((r, slot.addr.clone(), slot.state, slot.last_error.clone()))
+            let gate = gate_for(&r, &slot.settings, &msg);
+            Some((
+                r,
+                slot.addr.clone(),
+                slot.state,
+                slot.last_error.clone(),
+                gate,
+            ))
         });
+        let approvals = self.approvals.clone();
         Box::pin(async move {
-            let Some((route, addr, state, last_error)) = target else {
+            let Some((route, addr, state, last_error, gate)) = target else {
                 return crate::tool::error(format!("unknown MCP tool {name}"));
             };
             let Some(addr) = addr.filter(|_| state == "ready") else {
@@ -306,6 +322,13 @@ impl Handler<ExecuteTool> for McpHub {
                     last_error.map(|e| format!(": {e}")).unwrap_or_default()
                 ));
             };
+            if let Some(gate) = gate {
+                match approvals.send(gate).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(refused)) => return crate::tool::error(refused.0),
+                    Err(_) => return crate::tool::error("the approvals actor stopped"),
+                }
+            }
             let call = CallTool {
                 tool: route.tool,
                 kind: route.kind,
@@ -321,4 +344,33 @@ impl Handler<ExecuteTool> for McpHub {
             })
         })
     }
+}
+
+/// The operator's question a call needs first, if any (`approval`:
+/// `prompt` always; `auto` unless the tool is read-only).
+fn gate_for(
+    route: &Route,
+    settings: &crate::settings::McpServerSettings,
+    msg: &ExecuteTool,
+) -> Option<crate::approvals::McpGate> {
+    use crate::settings::McpApproval;
+    let mode = settings.approval_mode();
+    let ask = match mode {
+        McpApproval::Approve => false,
+        McpApproval::Prompt => true,
+        McpApproval::Auto => !route.read_only,
+    };
+    if !ask {
+        return None;
+    }
+    let args = msg.call.arguments.to_string();
+    Some(crate::approvals::McpGate {
+        agent_id: msg.agent_id.clone(),
+        session_key: msg.session_key.clone(),
+        server: route.server.clone(),
+        tool: route.tool.clone(),
+        arguments: args.chars().take(2000).collect(),
+        grantable: mode == McpApproval::Auto,
+        untrusted: msg.trust.untrusted,
+    })
 }

@@ -23,6 +23,7 @@ pub fn utility_tools(peer: &Peer<RoleClient>) -> Vec<ToolDef> {
         description: description.into(),
         schema,
         kind,
+        read_only: true,
     };
     let mut out = Vec::new();
     if caps.resources.is_some() {

@@ -71,8 +71,24 @@ pub struct McpServerSettings {
     /// one tool at a time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supports_parallel_tool_calls: Option<bool>,
+    /// Per-call approval of this server's tools: `approve` (never asks;
+    /// the default, OpenClaw's full-permission posture), `prompt` (an
+    /// operator approves every call) or `auto` (asks unless the tool is
+    /// read-only by its annotations or an operator's allow-always covers
+    /// it). OpenClaw's `codex.defaultToolsApprovalMode` is read too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+/// When a call to a server's tool waits for an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum McpApproval {
+    #[default]
+    Approve,
+    Prompt,
+    Auto,
 }
 
 /// `mcp.servers.<name>.toolFilter`.
@@ -139,6 +155,27 @@ pub enum McpTransport {
 impl McpServerSettings {
     pub fn is_enabled(&self) -> bool {
         self.enabled != Some(false)
+    }
+
+    /// The approval mode's text: `approval`, else OpenClaw's
+    /// `codex.defaultToolsApprovalMode`.
+    fn approval_text(&self) -> Option<&str> {
+        self.approval.as_deref().or_else(|| {
+            self.other
+                .get("codex")
+                .and_then(|c| c.get("defaultToolsApprovalMode"))
+                .and_then(Value::as_str)
+        })
+    }
+
+    /// The approval mode (an unknown value is refused by validation; here
+    /// it asks, the safe reading).
+    pub fn approval_mode(&self) -> McpApproval {
+        match self.approval_text().map(str::trim) {
+            None | Some("approve") => McpApproval::Approve,
+            Some("auto") => McpApproval::Auto,
+            Some(_) => McpApproval::Prompt,
+        }
     }
 
     pub fn request_timeout(&self) -> std::time::Duration {
@@ -220,6 +257,18 @@ pub fn mcp_problems(settings: &McpSettings) -> Vec<(String, String)> {
         if let Err(e) = server.transport() {
             out.push((path.clone(), e));
         }
+        if let Some(a) = server.approval_text() {
+            if !matches!(a.trim(), "approve" | "prompt" | "auto") {
+                let key = match server.approval {
+                    Some(_) => "approval",
+                    None => "codex.defaultToolsApprovalMode",
+                };
+                out.push((
+                    format!("{path}.{key}"),
+                    format!("{a:?} is not one of \"approve\", \"prompt\", \"auto\""),
+                ));
+            }
+        }
         if let Some(url) = &server.url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 out.push((
@@ -273,5 +322,24 @@ mod tests {
         );
         let p = mcp_problems(&m);
         assert_eq!(p[0].0, "mcp.servers.x.url", "{p:?}");
+    }
+
+    #[test]
+    fn the_approval_mode_reads_openclaws_key_too_and_a_bad_one_is_named() {
+        let s = |v: serde_json::Value| serde_json::from_value::<McpServerSettings>(v).unwrap();
+        let base = serde_json::json!({"command": "node"});
+        assert_eq!(s(base.clone()).approval_mode(), McpApproval::Approve);
+        let mut v = base.clone();
+        v["codex"] = serde_json::json!({"defaultToolsApprovalMode": "auto"});
+        assert_eq!(s(v.clone()).approval_mode(), McpApproval::Auto);
+        v["approval"] = serde_json::json!("prompt");
+        assert_eq!(s(v).approval_mode(), McpApproval::Prompt);
+        let mut m = McpSettings::default();
+        let mut bad = base;
+        bad["approval"] = serde_json::json!("sometimes");
+        m.servers.insert("x".into(), s(bad.clone()));
+        let p = mcp_problems(&m);
+        assert_eq!(p[0].0, "mcp.servers.x.approval", "{p:?}");
+        assert_eq!(s(bad).approval_mode(), McpApproval::Prompt, "unknown asks");
     }
 }
