@@ -10,7 +10,10 @@
 //! `echo` and the HTTP server's `echo`: p50/p99 and the MCP overhead over
 //! the built-in; (2) the gateway's RSS with no server and with 10 stdio
 //! servers connected (per server; each server's own process is Node's, and
-//! printed apart); (3) start to "all 10 servers ready" (`/metrics`).
+//! printed apart); (3) start to "all 10 servers ready" (`/metrics`);
+//! (4) the gateway served over MCP: `/mcp` `ping` and a `tools/call` of
+//! `conversations_list` (a 2025-11-25 session, a connection per request),
+//! and the same call through `ferroclaw mcp serve` over stdio.
 //! Knob: `FERROCLAW_BENCH_CALLS` (300).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -265,5 +268,128 @@ fn main() {
         ready.as_secs_f64() * 1000.0
     );
     let _ = addr;
+    drop(gw);
+
+    serving(n);
+}
+
+/// One JSON-RPC request to `/mcp` on its own connection; the reply (the
+/// SSE event or JSON body that answers `id`) and the session id header.
+fn mcp_post(addr: &str, session: Option<&str>, body: &Value) -> (Value, Option<String>) {
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.set_nodelay(true).unwrap();
+    let body = body.to_string();
+    let sid = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+        .unwrap_or_default();
+    write!(
+        conn,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\n{sid}Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut text = String::new();
+    conn.read_to_string(&mut text).unwrap();
+    let header = text.lines().find_map(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("mcp-session-id:")
+            .map(|_| l[15..].trim().to_string())
+    });
+    let reply = text
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("data:")
+                .or_else(|| l.strip_prefix('{').map(|_| l))
+        })
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or(Value::Null);
+    (reply, header)
+}
+
+fn timed(n: usize, mut once: impl FnMut()) -> (f64, f64) {
+    for _ in 0..20 {
+        once();
+    }
+    let mut took = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        once();
+        took.push(t.elapsed());
+    }
+    (pct(&mut took, 0.5), pct(&mut took, 0.99))
+}
+
+/// (4) The gateway as an MCP server: `/mcp` (Streamable HTTP, in process)
+/// and `ferroclaw mcp serve` (a stdio bridge over the WebSocket).
+fn serving(n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, _pid, addr, _) = start(dir.path(), json!({}));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}});
+    let (r, sid) = mcp_post(&addr, None, &init);
+    assert!(r["result"]["serverInfo"].is_object(), "{r}");
+    let sid = sid.expect("a session id");
+    mcp_post(
+        &addr,
+        Some(&sid),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "conversations_list", "arguments": {}}});
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let (p50, p99) = timed(n, || {
+        let (r, _) = mcp_post(&addr, Some(&sid), &ping);
+        assert!(r["result"].is_object(), "{r}");
+    });
+    let (c50, c99) = timed(n, || {
+        let (r, _) = mcp_post(&addr, Some(&sid), &list);
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    });
+    println!("the gateway served over MCP, {n} calls each:");
+    println!("  /mcp ping                           p50 {p50:.3} ms  p99 {p99:.3} ms");
+    println!("  /mcp tools/call conversations_list  p50 {c50:.3} ms  p99 {c99:.3} ms");
+
+    let mut bridge =
+        Command::new(std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.into()))
+            .args([
+                "mcp",
+                "serve",
+                "--url",
+                &format!("ws://{addr}"),
+                "--token",
+                TOKEN,
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+    let mut stdin = bridge.stdin.take().unwrap();
+    let mut stdout = BufReader::new(bridge.stdout.take().unwrap());
+    let mut rpc = |v: &Value| -> Value {
+        writeln!(stdin, "{v}").unwrap();
+        if v.get("id").is_none() {
+            return Value::Null;
+        }
+        loop {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            let r: Value = serde_json::from_str(&line).unwrap();
+            if r.get("id") == v.get("id") {
+                return r;
+            }
+        }
+    };
+    rpc(&init);
+    rpc(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (s50, s99) = timed(n, || {
+        let r = rpc(&list);
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    });
+    println!("  mcp serve (stdio) conversations_list p50 {s50:.3} ms  p99 {s99:.3} ms");
+    let _ = bridge.kill();
+    let _ = bridge.wait();
     drop(gw);
 }

@@ -207,6 +207,7 @@ impl Gateway {
             catalog.clone(),
             builtin.iter().map(|t| t.name.clone()).collect(),
             approvals.clone().recipient(),
+            Some(store.dir().join("mcp")),
         )
         .start();
         let tools = crate::mcp::ToolBench::new(builtin, catalog);

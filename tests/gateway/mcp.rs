@@ -93,7 +93,7 @@ pub(super) fn fake_config(fake: &FakeProvider, mcp: Value) -> Value {
 }
 
 /// Whether `pid` is a live process (not gone, not a zombie).
-fn alive(pid: u64) -> bool {
+pub(super) fn alive(pid: u64) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat
             .rsplit_once(") ")

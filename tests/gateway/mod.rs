@@ -32,6 +32,7 @@ mod mcp_approvals;
 mod mcp_bridge;
 mod mcp_faults;
 mod mcp_http;
+mod mcp_lazy;
 mod mcp_serve;
 mod mcp_servers;
 mod mcp_tools;

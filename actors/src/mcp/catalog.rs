@@ -11,22 +11,27 @@ use serde_json::Value;
 
 use crate::provider::ToolSpec;
 
-/// One tool a server listed, as the hub keeps it.
-#[derive(Debug, Clone, PartialEq)]
+/// One tool a server listed, as the hub keeps it (and a lazy server's
+/// cache stores it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolDef {
     pub name: String,
     pub description: String,
     pub schema: Value,
+    #[serde(default)]
     pub kind: ToolKind,
     /// The server says the tool only reads (`annotations.readOnlyHint`;
     /// the utility tools are): `approval: "auto"` runs it without asking.
+    #[serde(default)]
     pub read_only: bool,
 }
 
 /// What calling a tool does on its server: `tools/call`, or one of the
 /// utility tools a server that has resources or prompts gets (OpenClaw's
 /// names: `resources_list`, `resources_read`, `prompts_list`, `prompts_get`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum ToolKind {
     #[default]
     Tool,

@@ -3,9 +3,11 @@
 //! (1 s, doubling to 60 s; back to 1 s after a minute up), publishes every
 //! ready server's tools into the catalog, routes the runs' calls of MCP
 //! tools to their server, and stops every server (and its children) when
-//! it stops.
+//! it stops. Lazy servers (`lazy.rs`) start with their first call and stop
+//! when idle.
 
 use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -13,9 +15,10 @@ use serde::Serialize;
 
 use super::catalog::{McpCatalog, Route, ToolDef};
 use super::messages::{HubLink, ServerDown, ServerTools, ServerUp};
-use super::server::{CallTool, McpServer};
+use super::server::{CallTool, McpServer, Retire};
 use crate::settings::McpSettings;
 use crate::tool::{ExecuteTool, ToolOutcome};
+use tokio::sync::oneshot;
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// How long a server stays up before its restart backoff starts over.
@@ -29,7 +32,8 @@ pub struct ServerStatus {
     pub name: String,
     /// `stdio` | `streamable-http` | `sse`.
     pub transport: String,
-    /// `connecting` | `ready` | `down` | `disabled`.
+    /// `connecting` | `ready` | `down` | `disabled` | `idle` (a lazy
+    /// server not running; its tools offered).
     pub state: String,
     pub tools: usize,
     /// The offered names of its tools.
@@ -56,6 +60,36 @@ struct Slot {
     backoff: Duration,
     up_since: Option<Instant>,
     last_error: Option<String>,
+    /// Calls waiting for a lazy server to be up.
+    waiters: Vec<oneshot::Sender<Result<Addr<McpServer>, String>>>,
+    /// Calls in flight, and when the last one ended (a lazy server's idle clock).
+    calls: usize,
+    last_used: Instant,
+}
+
+/// Where a call's server is.
+enum Reach {
+    Ready(Addr<McpServer>),
+    /// A lazy server being started.
+    Starting(oneshot::Receiver<Result<Addr<McpServer>, String>>),
+    Unavailable(String),
+}
+
+impl Reach {
+    /// The server's address once it is up (a lazy one: within `connect`).
+    async fn addr(self, server: &str, connect: Duration) -> Result<Addr<McpServer>, String> {
+        match self {
+            Reach::Ready(a) => Ok(a),
+            Reach::Unavailable(why) => Err(why),
+            Reach::Starting(rx) => match tokio::time::timeout(connect, rx).await {
+                Ok(Ok(r)) => r.map_err(|e| format!("MCP server {server} did not start: {e}")),
+                _ => Err(format!(
+                    "MCP server {server} did not start within {} ms",
+                    connect.as_millis()
+                )),
+            },
+        }
+    }
 }
 
 pub struct McpHub {
@@ -67,6 +101,8 @@ pub struct McpHub {
     http: reqwest::Client,
     /// Where a call that needs an operator is decided (`approval`).
     approvals: Recipient<crate::approvals::McpGate>,
+    /// Lazy servers' tool caches (None: no cache; lazy servers list at boot).
+    cache_dir: Option<PathBuf>,
 }
 
 impl McpHub {
@@ -75,29 +111,39 @@ impl McpHub {
         catalog: McpCatalog,
         reserved: HashSet<String>,
         approvals: Recipient<crate::approvals::McpGate>,
+        cache_dir: Option<PathBuf>,
     ) -> McpHub {
         let slots = settings
             .servers
             .iter()
             .map(|(name, s)| {
-                let state = match (s.is_enabled(), s.transport()) {
-                    (false, _) => "disabled",
-                    (true, Err(_)) => "down",
-                    (true, Ok(_)) => "connecting",
+                let cached = cache_dir
+                    .as_deref()
+                    .filter(|_| s.is_lazy() && s.is_enabled())
+                    .and_then(|d| super::lazy::read(d, name, s));
+                let state = match (s.is_enabled(), s.transport(), &cached) {
+                    (false, _, _) => "disabled",
+                    (true, Err(_), _) => "down",
+                    (true, Ok(_), Some(_)) => "idle",
+                    (true, Ok(_), None) => "connecting",
                 };
+                let cached = cached.unwrap_or_default();
                 let slot = Slot {
                     settings: s.clone(),
                     addr: None,
                     generation: 0,
                     state,
-                    tools: Vec::new(),
-                    protocol: String::new(),
-                    server_info: String::new(),
+                    tools: cached.tools,
+                    protocol: cached.protocol,
+                    server_info: cached.server_info,
                     pid: None,
                     restarts: 0,
                     backoff: FIRST_BACKOFF,
                     up_since: None,
                     last_error: s.transport().err(),
+                    waiters: Vec::new(),
+                    calls: 0,
+                    last_used: Instant::now(),
                 };
                 (name.clone(), slot)
             })
@@ -109,6 +155,7 @@ impl McpHub {
             reserved,
             http: reqwest::Client::new(),
             approvals,
+            cache_dir,
         }
     }
 
@@ -142,7 +189,7 @@ impl McpHub {
             .slots
             .iter()
             .zip(safe)
-            .filter(|((_, s), _)| s.state == "ready")
+            .filter(|((_, s), _)| s.state == "ready" || s.state == "idle")
             .map(|((name, s), safe)| {
                 let tools = s
                     .tools
@@ -199,6 +246,9 @@ impl Actor for McpHub {
         for name in names {
             self.spawn(&name, ctx);
         }
+        if self.slots.values().any(|s| s.state == "idle") {
+            self.publish();
+        }
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
@@ -212,7 +262,7 @@ impl Actor for McpHub {
 
 impl Handler<ServerUp> for McpHub {
     type Result = ();
-    fn handle(&mut self, msg: ServerUp, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: ServerUp, ctx: &mut Context<Self>) {
         let Some(slot) = self.slots.get_mut(&msg.name) else {
             return;
         };
@@ -226,6 +276,16 @@ impl Handler<ServerUp> for McpHub {
         slot.pid = msg.pid;
         slot.up_since = Some(Instant::now());
         slot.last_error = None;
+        if let Some(addr) = &slot.addr {
+            for w in slot.waiters.drain(..) {
+                let _ = w.send(Ok(addr.clone()));
+            }
+        }
+        if slot.settings.is_lazy() {
+            slot.last_used = Instant::now();
+            self.cache(&msg.name);
+            self.idle_later(&msg.name, ctx);
+        }
         self.publish();
     }
 }
@@ -242,6 +302,7 @@ impl Handler<ServerTools> for McpHub {
         }
         tracing::info!(server = %msg.name, tools = msg.tools.len(), "mcp tools changed");
         slot.tools = msg.tools;
+        self.cache(&msg.name);
         self.publish();
     }
 }
@@ -254,6 +315,21 @@ impl Handler<ServerDown> for McpHub {
             return;
         };
         if slot.generation != msg.generation {
+            return;
+        }
+        for w in slot.waiters.drain(..) {
+            let _ = w.send(Err(msg.error.clone()));
+        }
+        if slot.settings.is_lazy() && !slot.tools.is_empty() {
+            // Back to idle, its tools still offered: the next call tries again.
+            tracing::warn!(server = %msg.name, error = %msg.error, "lazy mcp server down");
+            slot.generation += 1;
+            slot.state = "idle";
+            slot.addr = None;
+            slot.pid = None;
+            slot.up_since = None;
+            slot.restarts += 1;
+            slot.last_error = Some(msg.error);
             return;
         }
         if slot.up_since.is_some_and(|t| t.elapsed() >= STABLE) {
@@ -296,31 +372,28 @@ impl Handler<McpStatus> for McpHub {
 
 /// A run's call of an MCP tool (by its offered name).
 impl Handler<ExecuteTool> for McpHub {
-    type Result = ResponseFuture<ToolOutcome>;
-    fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
+    type Result = ResponseActFuture<Self, ToolOutcome>;
+    fn handle(&mut self, msg: ExecuteTool, ctx: &mut Context<Self>) -> Self::Result {
         let name = msg.call.name.clone();
         let target = self.catalog.route(&name).and_then(|r| {
             let slot = self.slots.get(&r.server)?;
             let gate = gate_for(&r, &slot.settings, &msg);
-            Some((
-                r,
-                slot.addr.clone(),
-                slot.state,
-                slot.last_error.clone(),
-                gate,
-            ))
+            Some((r, gate, slot.settings.connection_timeout()))
         });
-        let approvals = self.approvals.clone();
-        Box::pin(async move {
-            let Some((route, addr, state, last_error, gate)) = target else {
-                return crate::tool::error(format!("unknown MCP tool {name}"));
-            };
-            let Some(addr) = addr.filter(|_| state == "ready") else {
-                return crate::tool::error(format!(
-                    "MCP server {} is not available ({state}{})",
-                    route.server,
-                    last_error.map(|e| format!(": {e}")).unwrap_or_default()
-                ));
+        let Some((route, gate, connect)) = target else {
+            let e = crate::tool::error(format!("unknown MCP tool {name}"));
+            return Box::pin(actix::fut::ready(e));
+        };
+        let reach = self.reach(&route.server, ctx);
+        if let Some(slot) = self.slots.get_mut(&route.server) {
+            slot.calls += 1;
+        }
+        let (approvals, server) = (self.approvals.clone(), route.server.clone());
+        let done = route.server.clone();
+        let call = async move {
+            let addr = match reach.addr(&server, connect).await {
+                Ok(a) => a,
+                Err(why) => return crate::tool::error(why),
             };
             if let Some(gate) = gate {
                 match approvals.send(gate).await {
@@ -338,11 +411,14 @@ impl Handler<ExecuteTool> for McpHub {
             };
             addr.send(call).await.unwrap_or_else(|_| {
                 crate::tool::error(format!(
-                    "MCP server {} stopped during the call (it is being restarted)",
-                    route.server
+                    "MCP server {server} stopped during the call (it is being restarted)"
                 ))
             })
-        })
+        };
+        Box::pin(call.into_actor(self).map(move |outcome, act, ctx| {
+            act.call_done(&done, ctx);
+            outcome
+        }))
     }
 }
 
@@ -373,4 +449,89 @@ fn gate_for(
         grantable: mode == McpApproval::Auto,
         untrusted: msg.trust.untrusted,
     })
+}
+
+impl McpHub {
+    /// Where `server` is for a call: ready, being started (a lazy server,
+    /// started now if idle), or not available.
+    fn reach(&mut self, server: &str, ctx: &mut Context<Self>) -> Reach {
+        let Some(slot) = self.slots.get_mut(server) else {
+            return Reach::Unavailable(format!("unknown MCP server {server}"));
+        };
+        match (slot.state, &slot.addr) {
+            ("ready", Some(a)) => return Reach::Ready(a.clone()),
+            ("idle" | "connecting", _) if slot.settings.is_lazy() => {}
+            (state, _) => {
+                return Reach::Unavailable(format!(
+                    "MCP server {server} is not available ({state}{})",
+                    slot.last_error
+                        .as_ref()
+                        .map(|e| format!(": {e}"))
+                        .unwrap_or_default()
+                ))
+            }
+        }
+        let (tx, rx) = oneshot::channel();
+        slot.waiters.push(tx);
+        if slot.state == "idle" {
+            tracing::info!(server, "lazy mcp server: starting for a call");
+            self.spawn(server, ctx);
+        }
+        Reach::Starting(rx)
+    }
+
+    /// A call ended: a lazy server's idle clock starts over.
+    fn call_done(&mut self, server: &str, ctx: &mut Context<Self>) {
+        let Some(slot) = self.slots.get_mut(server) else {
+            return;
+        };
+        slot.calls = slot.calls.saturating_sub(1);
+        slot.last_used = Instant::now();
+        if slot.settings.is_lazy() {
+            self.idle_later(server, ctx);
+        }
+    }
+
+    /// Stops a lazy server that is still unused `idleTimeoutMs` from now.
+    fn idle_later(&self, server: &str, ctx: &mut Context<Self>) {
+        let Some(slot) = self.slots.get(server) else {
+            return;
+        };
+        let (name, generation) = (server.to_string(), slot.generation);
+        ctx.run_later(slot.settings.idle_timeout(), move |act, _| {
+            let Some(s) = act.slots.get_mut(&name) else {
+                return;
+            };
+            let idle = s.last_used.elapsed() >= s.settings.idle_timeout();
+            if s.state != "ready" || s.generation != generation || s.calls > 0 || !idle {
+                return;
+            }
+            // A newer generation: what the stopping actor reports is ignored.
+            s.generation += 1;
+            if let Some(addr) = s.addr.take() {
+                addr.do_send(Retire);
+            }
+            s.pid = None;
+            s.up_since = None;
+            s.state = "idle";
+            tracing::info!(server = %name, "lazy mcp server: idle, stopped");
+        });
+    }
+
+    /// A lazy server's list, kept for the next boot.
+    fn cache(&self, server: &str) {
+        let (Some(dir), Some(slot)) = (&self.cache_dir, self.slots.get(server)) else {
+            return;
+        };
+        if !slot.settings.is_lazy() {
+            return;
+        }
+        let cache = super::lazy::ToolCache {
+            identity: super::lazy::identity(&slot.settings),
+            protocol: slot.protocol.clone(),
+            server_info: slot.server_info.clone(),
+            tools: slot.tools.clone(),
+        };
+        super::lazy::write(dir, server, cache);
+    }
 }

@@ -16,6 +16,7 @@ mod catalog;
 mod client;
 mod http;
 mod hub;
+mod lazy;
 mod messages;
 mod names;
 mod probe;

@@ -138,6 +138,19 @@ impl Actor for McpServer {
     }
 }
 
+/// Stops the server (a lazy one gone idle): its connection closes and its
+/// process group is killed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Retire;
+
+impl Handler<Retire> for McpServer {
+    type Result = ();
+    fn handle(&mut self, _: Retire, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+
 impl Handler<Note> for McpServer {
     type Result = ();
     fn handle(&mut self, note: Note, ctx: &mut Context<Self>) {

@@ -78,6 +78,13 @@ pub struct McpServerSettings {
     /// it). OpenClaw's `codex.defaultToolsApprovalMode` is read too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<String>,
+    /// Started by its first call instead of at boot (its tools offered
+    /// from the list it gave last time), and stopped after `idleTimeoutMs`
+    /// without a call (ferroclaw's keys; `mcp/lazy.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lazy: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_ms: Option<u64>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
@@ -176,6 +183,15 @@ impl McpServerSettings {
             Some("auto") => McpApproval::Auto,
             Some(_) => McpApproval::Prompt,
         }
+    }
+
+    pub fn is_lazy(&self) -> bool {
+        self.lazy == Some(true)
+    }
+
+    /// How long a lazy server runs without a call (default 5 minutes).
+    pub fn idle_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.idle_timeout_ms.unwrap_or(300_000).max(1))
     }
 
     pub fn request_timeout(&self) -> std::time::Duration {
