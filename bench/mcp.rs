@@ -10,7 +10,8 @@
 //! `echo` and the HTTP server's `echo`: p50/p99 and the MCP overhead over
 //! the built-in; (2) the gateway's RSS with no server and with 10 stdio
 //! servers connected (per server; each server's own process is Node's, and
-//! printed apart); (3) start to "all 10 servers ready" (`/metrics`);
+//! printed apart); (3) start to "all 10 servers ready" (`/metrics`), and
+//! with the 10 `lazy` (their tools cached by a first run);
 //! (4) the gateway served over MCP: `/mcp` `ping` and a `tools/call` of
 //! `conversations_list` (a 2025-11-25 session, a connection per request),
 //! and the same call through `ferroclaw mcp serve` over stdio.
@@ -268,6 +269,33 @@ fn main() {
         ready.as_secs_f64() * 1000.0
     );
     let _ = addr;
+    drop(gw);
+
+    // (3b) The same 10 servers `lazy`: a first start learns their tools;
+    // the next one starts none of them.
+    let lazy: serde_json::Map<String, Value> = (0..10)
+        .map(|i| {
+            let mut s = stdio_server();
+            s["lazy"] = json!(true);
+            (format!("s{i}"), s)
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, _, addr3, _) = start(dir.path(), Value::Object(lazy.clone()));
+    until_up(&addr3, 10);
+    while std::fs::read_dir(dir.path().join("mcp")).map_or(0, |d| d.count()) < 10 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(gw);
+    let (gw, pid, _, began) = start(dir.path(), Value::Object(lazy));
+    let listening = began.elapsed();
+    std::thread::sleep(Duration::from_secs(2));
+    println!(
+        "10 lazy stdio servers, tools known from the last run: listening after {:.0} ms, RSS {} KB, {} server processes",
+        listening.as_secs_f64() * 1000.0,
+        status_kb(pid, "VmRSS:"),
+        child_rss_kb(pid).len()
+    );
     drop(gw);
 
     serving(n);

@@ -295,6 +295,7 @@ impl Gateway {
             heartbeat: heartbeat.clone(),
             router: router.clone(),
             channels: channels.clone(),
+            mcp: mcp.clone(),
             channel_health: channel_health.clone(),
             hub: hub.clone(),
             env,

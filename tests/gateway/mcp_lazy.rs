@@ -1,7 +1,8 @@
-//! Lazy MCP servers (`lazy: true`): listed once and remembered in the
-//! state dir, stopped (process group gone) after `idleTimeoutMs` without a
-//! call, started again by the next call; after a restart the gateway
-//! offers their tools without starting them at boot.
+//! The MCP servers' life cycle beyond boot: lazy servers (`lazy: true`)
+//! listed once and remembered in the state dir, stopped (process group
+//! gone) after `idleTimeoutMs` without a call, started again by the next
+//! call, offered after a restart without being started at boot; and
+//! `mcp.servers` edits applied while the gateway runs.
 
 use std::path::{Path, PathBuf};
 
@@ -82,4 +83,87 @@ async fn a_lazy_server_starts_for_a_call_and_stops_when_idle() {
     assert_eq!(starts(dir.path()), 2, "not started at boot");
     assert!(call_ok(&mut c, "l2").await.contains("ok says l2"));
     assert_eq!(starts(dir.path()), 3);
+}
+
+/// `mcp.servers` edited while the gateway runs (`config.patch`, as
+/// `openclaw mcp set` edits the file): an added server starts, a changed
+/// one restarts with its new settings, a removed one stops (its process
+/// gone), no restart of the gateway asked for.
+#[tokio::test]
+async fn mcp_servers_added_changed_and_removed_apply_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let mut server = config(dir.path())["mcp"]["servers"]["lazy"].clone();
+    server.as_object_mut().unwrap().remove("lazy");
+    patch(
+        &mut c,
+        json!({"mcp": {"servers": {"live": server.clone()}}}),
+    )
+    .await;
+    let up = servers_until(&mut c, |s| {
+        s.first()
+            .is_some_and(|s| s["name"] == "live" && s["state"] == "ready")
+    })
+    .await;
+    let first = up[0]["pid"].as_u64().unwrap();
+    assert!(call_live(&mut c, "r1").await.contains("ok says r1"));
+
+    // Changed: a new process with the new settings.
+    server["toolFilter"] = json!({"exclude": ["hang"]});
+    patch(&mut c, json!({"mcp": {"servers": {"live": server}}})).await;
+    let up = servers_until(&mut c, |s| {
+        s.first()
+            .is_some_and(|s| s["state"] == "ready" && s["pid"].as_u64() != Some(first))
+    })
+    .await;
+    assert!(
+        !up[0]["toolNames"].to_string().contains("live__hang"),
+        "{up:?}"
+    );
+    let second = up[0]["pid"].as_u64().unwrap();
+    assert!(!alive(first), "the old process is gone");
+
+    // Removed: stopped, its tools no longer offered.
+    patch(&mut c, json!({"mcp": {"servers": {"live": null}}})).await;
+    servers_until(&mut c, |s| s.is_empty()).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(second) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the removed server's process is gone"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let text = call_live(&mut c, "r2").await;
+    assert!(!text.contains("ok says"), "{text}");
+}
+
+async fn call_live(c: &mut Client, id: &str) -> String {
+    let line = format!("@tool live__ok {}", json!({"text": id}));
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": line, "idempotencyKey": id}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    final_text(&chat_until_done(c, id).await)
+}
+
+/// `config.patch` of `raw`; nothing in `mcp` asks for a restart.
+async fn patch(c: &mut Client, raw: Value) {
+    let got = c.call("config.get", json!({})).await;
+    let hash = got["payload"]["hash"].as_str().unwrap().to_string();
+    let r = c
+        .call(
+            "config.patch",
+            json!({"raw": raw.to_string(), "baseHash": hash}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(
+        !r["payload"]["restartRequired"].to_string().contains("mcp"),
+        "{r}"
+    );
 }

@@ -21,6 +21,8 @@ pub struct GatewayActor {
     span: tracing::Span,
     hub: Addr<ProviderHub>,
     channels: Addr<crate::channels::ChannelSupervisor>,
+    /// Told of `mcp` changes.
+    mcp: Addr<crate::mcp::McpHub>,
     channel_health: Arc<crate::channels::health::HealthBoard>,
     heartbeat: Addr<crate::cron::beat::HeartbeatActor>,
     /// Asked for the stored sessions (health counts and recent rows).
@@ -87,6 +89,8 @@ pub struct GatewayParts {
     pub hub: Addr<ProviderHub>,
     /// Told of config changes.
     pub channels: Addr<crate::channels::ChannelSupervisor>,
+    /// Told of `mcp` changes.
+    pub mcp: Addr<crate::mcp::McpHub>,
     /// Read for the health summary's `channels`.
     pub channel_health: Arc<crate::channels::health::HealthBoard>,
     /// Told of heartbeat settings changes; asked for its schedule.
@@ -109,6 +113,7 @@ impl GatewayActor {
             span: tracing::info_span!("gateway"),
             hub: p.hub,
             channels: p.channels,
+            mcp: p.mcp,
             channel_health: p.channel_health,
             heartbeat: p.heartbeat,
             audit: p.audit,
@@ -316,6 +321,8 @@ impl Handler<SettingsChanged> for GatewayActor {
         self.settings = msg.settings;
         self.channels
             .do_send(crate::channels::ChannelsReconfigure(self.settings.clone()));
+        self.mcp
+            .do_send(crate::mcp::McpReconfigure(self.settings.mcp.clone()));
         if let Some(audit) = &self.audit {
             audit.do_send(crate::audit::SetAuditSettings(
                 crate::audit::AuditSettings::from_settings(&self.settings.logging.audit),

@@ -75,6 +75,52 @@ enum Reach {
     Unavailable(String),
 }
 
+impl Slot {
+    fn new(
+        name: &str,
+        s: &crate::settings::McpServerSettings,
+        cache_dir: Option<&std::path::Path>,
+    ) -> Slot {
+        let cached = cache_dir
+            .filter(|_| s.is_lazy() && s.is_enabled())
+            .and_then(|d| super::lazy::read(d, name, s));
+        let state = match (s.is_enabled(), s.transport(), &cached) {
+            (false, _, _) => "disabled",
+            (true, Err(_), _) => "down",
+            (true, Ok(_), Some(_)) => "idle",
+            (true, Ok(_), None) => "connecting",
+        };
+        let cached = cached.unwrap_or_default();
+        Slot {
+            settings: s.clone(),
+            addr: None,
+            generation: 0,
+            state,
+            tools: cached.tools,
+            protocol: cached.protocol,
+            server_info: cached.server_info,
+            pid: None,
+            restarts: 0,
+            backoff: FIRST_BACKOFF,
+            up_since: None,
+            last_error: s.transport().err(),
+            waiters: Vec::new(),
+            calls: 0,
+            last_used: Instant::now(),
+        }
+    }
+
+    /// Stops its server for good (the slot is going away).
+    fn retire(&mut self) {
+        if let Some(addr) = self.addr.take() {
+            addr.do_send(Retire);
+        }
+        for w in self.waiters.drain(..) {
+            let _ = w.send(Err("the server's configuration changed".into()));
+        }
+    }
+}
+
 impl Reach {
     /// The server's address once it is up (a lazy one: within `connect`).
     async fn addr(self, server: &str, connect: Duration) -> Result<Addr<McpServer>, String> {
@@ -103,6 +149,9 @@ pub struct McpHub {
     approvals: Recipient<crate::approvals::McpGate>,
     /// Lazy servers' tool caches (None: no cache; lazy servers list at boot).
     cache_dir: Option<PathBuf>,
+    /// The last server actor's generation (unique across reconfigurations:
+    /// what a retired actor reports never lands on its successor).
+    generations: u64,
 }
 
 impl McpHub {
@@ -116,37 +165,7 @@ impl McpHub {
         let slots = settings
             .servers
             .iter()
-            .map(|(name, s)| {
-                let cached = cache_dir
-                    .as_deref()
-                    .filter(|_| s.is_lazy() && s.is_enabled())
-                    .and_then(|d| super::lazy::read(d, name, s));
-                let state = match (s.is_enabled(), s.transport(), &cached) {
-                    (false, _, _) => "disabled",
-                    (true, Err(_), _) => "down",
-                    (true, Ok(_), Some(_)) => "idle",
-                    (true, Ok(_), None) => "connecting",
-                };
-                let cached = cached.unwrap_or_default();
-                let slot = Slot {
-                    settings: s.clone(),
-                    addr: None,
-                    generation: 0,
-                    state,
-                    tools: cached.tools,
-                    protocol: cached.protocol,
-                    server_info: cached.server_info,
-                    pid: None,
-                    restarts: 0,
-                    backoff: FIRST_BACKOFF,
-                    up_since: None,
-                    last_error: s.transport().err(),
-                    waiters: Vec::new(),
-                    calls: 0,
-                    last_used: Instant::now(),
-                };
-                (name.clone(), slot)
-            })
+            .map(|(name, s)| (name.clone(), Slot::new(name, s, cache_dir.as_deref())))
             .collect();
         McpHub {
             span: tracing::info_span!("mcp_hub"),
@@ -156,6 +175,7 @@ impl McpHub {
             http: reqwest::Client::new(),
             approvals,
             cache_dir,
+            generations: 0,
         }
     }
 
@@ -164,7 +184,8 @@ impl McpHub {
         let Some(slot) = self.slots.get_mut(name) else {
             return;
         };
-        slot.generation += 1;
+        self.generations += 1;
+        slot.generation = self.generations;
         slot.state = "connecting";
         slot.addr = Some(
             McpServer::new(
@@ -253,9 +274,9 @@ impl Actor for McpHub {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         for slot in self.slots.values_mut() {
-            // Dropping the last address stops the server actor, which
-            // closes its connection and kills its process group.
-            slot.addr = None;
+            // The server actor closes its connection and kills its
+            // process group as it stops.
+            slot.retire();
         }
     }
 }
@@ -323,7 +344,7 @@ impl Handler<ServerDown> for McpHub {
         if slot.settings.is_lazy() && !slot.tools.is_empty() {
             // Back to idle, its tools still offered: the next call tries again.
             tracing::warn!(server = %msg.name, error = %msg.error, "lazy mcp server down");
-            slot.generation += 1;
+            slot.generation = u64::MAX;
             slot.state = "idle";
             slot.addr = None;
             slot.pid = None;
@@ -355,6 +376,50 @@ impl Handler<ServerDown> for McpHub {
                 act.spawn(&name, ctx);
             }
         });
+    }
+}
+
+/// `mcp` changed in the config: servers removed or changed are stopped,
+/// added or changed ones started; the others keep running.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct McpReconfigure(pub McpSettings);
+
+impl Handler<McpReconfigure> for McpHub {
+    type Result = ();
+    fn handle(&mut self, msg: McpReconfigure, ctx: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
+        let new = msg.0.servers;
+        let gone: Vec<String> = self
+            .slots
+            .iter()
+            .filter(|(name, s)| new.get(*name) != Some(&s.settings))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in &gone {
+            if let Some(mut slot) = self.slots.remove(name) {
+                slot.retire();
+            }
+        }
+        let mut started = Vec::new();
+        for (name, s) in &new {
+            if self.slots.contains_key(name) {
+                continue;
+            }
+            let slot = Slot::new(name, s, self.cache_dir.as_deref());
+            if slot.state == "connecting" {
+                started.push(name.clone());
+            }
+            self.slots.insert(name.clone(), slot);
+        }
+        if gone.is_empty() && started.is_empty() && self.slots.len() == new.len() {
+            return;
+        }
+        tracing::info!(stopped = ?gone, started = ?started, "mcp servers reconfigured");
+        for name in &started {
+            self.spawn(name, ctx);
+        }
+        self.publish();
     }
 }
 
@@ -507,7 +572,7 @@ impl McpHub {
                 return;
             }
             // A newer generation: what the stopping actor reports is ignored.
-            s.generation += 1;
+            s.generation = u64::MAX;
             if let Some(addr) = s.addr.take() {
                 addr.do_send(Retire);
             }
