@@ -218,6 +218,51 @@ async fn tool_filters_and_tool_policy_decide_which_mcp_tools_are_offered() {
     );
 }
 
+/// A server for some agents only (`agents`, or OpenClaw's `codex.agents`):
+/// the other agents are not offered its tools and cannot call them.
+#[tokio::test]
+async fn a_server_for_one_agent_is_offered_to_that_agent_only() {
+    let fake = FakeProvider::start().await;
+    fake.push(Script::text(&["ok"]));
+    fake.push(Script::tool_call(
+        "c1",
+        "everything__echo",
+        &json!({"message": "sneaky"}),
+    ));
+    fake.push(Script::text(&["done"]));
+    let mut cfg = fake_config(
+        &fake,
+        json!({"servers": {"everything": everything_server(json!({
+            "codex": {"agents": ["work"]},
+        }))}}),
+    );
+    cfg["agents"]["list"] = json!([{"id": "main", "default": true}, {"id": "work"}]);
+    let gw = TestGateway::with_config(cfg);
+    let mut c = admin(&gw).await;
+    servers_until(&mut c, ready).await;
+    chat_send(&mut c, "agent:work:main", "hello", "w1").await;
+    chat_until_done(&mut c, "w1").await;
+    chat_send(&mut c, "agent:main:main", "hello", "m1").await;
+    chat_until_done(&mut c, "m1").await;
+    let requests = fake.requests.lock().unwrap().clone();
+    assert!(offered(&requests[0].0).contains(&"everything__echo".to_string()));
+    assert!(
+        !offered(&requests[1].0)
+            .iter()
+            .any(|n| n.starts_with("everything__")),
+        "{:?}",
+        offered(&requests[1].0)
+    );
+    // A call main's model makes up anyway is refused.
+    assert!(
+        tool_results(&requests[2].0)[0]
+            .to_ascii_lowercase()
+            .contains("unknown tool"),
+        "{:?}",
+        tool_results(&requests[2].0)
+    );
+}
+
 #[tokio::test]
 async fn a_crashed_server_is_restarted_and_no_server_outlives_the_gateway() {
     let fake = FakeProvider::start().await;

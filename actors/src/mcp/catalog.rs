@@ -63,6 +63,8 @@ struct Snapshot {
 pub struct McpCatalog {
     inner: Arc<RwLock<Snapshot>>,
     version: Arc<AtomicU64>,
+    /// Servers offered to some agents only (`mcp.servers.<name>.agents`).
+    agents: Arc<RwLock<HashMap<String, Vec<String>>>>,
 }
 
 impl McpCatalog {
@@ -76,6 +78,24 @@ impl McpCatalog {
             .read()
             .map(|s| s.specs.clone())
             .unwrap_or_else(|e| e.into_inner().specs.clone())
+    }
+
+    /// Which servers are for which agents only (the hub sets it before
+    /// publishing).
+    pub fn set_agents(&self, agents: HashMap<String, Vec<String>>) {
+        *self.agents.write().unwrap_or_else(|e| e.into_inner()) = agents;
+    }
+
+    /// Whether the tool offered as `offered` is for `agent` (built-in tools
+    /// and unrestricted servers' tools are for every agent).
+    pub fn serves_agent(&self, offered: &str, agent: &str) -> bool {
+        let Some(route) = self.route(offered) else {
+            return true;
+        };
+        let agents = self.agents.read().unwrap_or_else(|e| e.into_inner());
+        agents
+            .get(&route.server)
+            .is_none_or(|ids| ids.iter().any(|i| i == agent))
     }
 
     pub fn route(&self, offered: &str) -> Option<Route> {

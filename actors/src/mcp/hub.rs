@@ -221,6 +221,12 @@ impl McpHub {
                 (name.clone(), safe, tools)
             })
             .collect();
+        self.catalog.set_agents(
+            self.slots
+                .iter()
+                .filter_map(|(name, s)| Some((name.clone(), s.settings.agent_ids()?)))
+                .collect(),
+        );
         for (tool, why) in self.catalog.publish(&ready, &self.reserved) {
             tracing::warn!(%tool, "mcp tool skipped: {why}");
         }
@@ -445,7 +451,9 @@ impl Handler<ExecuteTool> for McpHub {
             let gate = gate_for(&r, &slot.settings, &msg);
             Some((r, gate, slot.settings.connection_timeout()))
         });
-        let Some((route, gate, connect)) = target else {
+        let Some((route, gate, connect)) =
+            target.filter(|_| self.catalog.serves_agent(&name, &msg.agent_id))
+        else {
             let e = crate::tool::error(format!("unknown MCP tool {name}"));
             return Box::pin(actix::fut::ready(e));
         };

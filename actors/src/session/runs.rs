@@ -131,8 +131,21 @@ impl SessionActor {
             self.agent().to_string(),
             self.trust(),
         );
+        let catalog = d.tools.mcp().clone();
         Arc::new(move |all: &Arc<[ToolSpec]>| {
-            policy.offered_shared(all, &agent, &trust, run.as_ref())
+            let offered = policy.offered_shared(all, &agent, &trust, run.as_ref());
+            // MCP servers meant for other agents (`mcp.servers.<name>.agents`).
+            if offered
+                .iter()
+                .all(|t| catalog.serves_agent(&t.name, &agent))
+            {
+                return offered;
+            }
+            offered
+                .iter()
+                .filter(|t| catalog.serves_agent(&t.name, &agent))
+                .cloned()
+                .collect()
         })
     }
 

@@ -83,6 +83,10 @@ pub struct McpServerSettings {
     /// without a call (ferroclaw's keys; `mcp/lazy.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lazy: Option<bool>,
+    /// Only these agents are offered the server's tools (none: every
+    /// agent). OpenClaw's `codex.agents` is read too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_ms: Option<u64>,
     #[serde(flatten)]
@@ -185,6 +189,19 @@ impl McpServerSettings {
         }
     }
 
+    /// The agents the server is for (None: all): `agents`, else
+    /// OpenClaw's `codex.agents`.
+    pub fn agent_ids(&self) -> Option<Vec<String>> {
+        self.agents.clone().or_else(|| {
+            let list = self.other.get("codex")?.get("agents")?.as_array()?;
+            Some(
+                list.iter()
+                    .map(|v| v.as_str().unwrap_or("").to_string())
+                    .collect(),
+            )
+        })
+    }
+
     pub fn is_lazy(&self) -> bool {
         self.lazy == Some(true)
     }
@@ -273,6 +290,19 @@ pub fn mcp_problems(settings: &McpSettings) -> Vec<(String, String)> {
         if let Err(e) = server.transport() {
             out.push((path.clone(), e));
         }
+        if let Some(ids) = server.agent_ids() {
+            if ids.is_empty() || ids.iter().any(|i| i.trim().is_empty()) {
+                let key = match server.agents {
+                    Some(_) => "agents",
+                    None => "codex.agents",
+                };
+                out.push((
+                    format!("{path}.{key}"),
+                    "must name at least one agent id, none blank (leave it out for every agent)"
+                        .into(),
+                ));
+            }
+        }
         if let Some(a) = server.approval_text() {
             if !matches!(a.trim(), "approve" | "prompt" | "auto") {
                 let key = match server.approval {
@@ -357,5 +387,24 @@ mod tests {
         let p = mcp_problems(&m);
         assert_eq!(p[0].0, "mcp.servers.x.approval", "{p:?}");
         assert_eq!(s(bad).approval_mode(), McpApproval::Prompt, "unknown asks");
+    }
+
+    #[test]
+    fn agent_lists_read_openclaws_key_and_an_empty_one_is_named() {
+        let s = |v: serde_json::Value| serde_json::from_value::<McpServerSettings>(v).unwrap();
+        assert_eq!(s(serde_json::json!({"command": "n"})).agent_ids(), None);
+        let codex = s(serde_json::json!({"command": "n", "codex": {"agents": ["work"]}}));
+        assert_eq!(codex.agent_ids(), Some(vec!["work".to_string()]));
+        let mut m = McpSettings::default();
+        m.servers.insert(
+            "x".into(),
+            s(serde_json::json!({"command": "n", "agents": []})),
+        );
+        m.servers.insert(
+            "y".into(),
+            s(serde_json::json!({"command": "n", "codex": {"agents": [" "]}})),
+        );
+        let keys: Vec<String> = mcp_problems(&m).into_iter().map(|p| p.0).collect();
+        assert_eq!(keys, ["mcp.servers.x.agents", "mcp.servers.y.codex.agents"]);
     }
 }
