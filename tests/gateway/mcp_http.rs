@@ -312,3 +312,43 @@ async fn the_official_conformance_suite_in_server_mode() {
         );
     }
 }
+
+/// Bad input on `/mcp`: not JSON, a body over the limit and more legacy
+/// sessions than it keeps each get a clear status; the gateway keeps
+/// answering.
+#[tokio::test]
+async fn bad_input_on_mcp_gets_a_clear_status() {
+    let gw = TestGateway::start();
+    let client = reqwest::Client::new();
+    let post = |body: Vec<u8>| {
+        client
+            .post(url(&gw))
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let r = post(b"this is not json {{{".to_vec()).await.unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+    let r = post(vec![b' '; 5 * 1024 * 1024]).await.unwrap();
+    assert_eq!(r.status(), 413, "over gateway.maxPayload");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "many", "version": "1"}}});
+    let mut statuses = Vec::new();
+    for _ in 0..70 {
+        let r = post(init.to_string().into_bytes()).await.unwrap();
+        statuses.push(r.status().as_u16());
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        64,
+        "{statuses:?}"
+    );
+    assert!(statuses[64..].iter().all(|s| *s == 503), "{statuses:?}");
+    // Still answering: a stateless request and the WebSocket.
+    let mut c = crate::support::admin(&gw).await;
+    let h = c.call("health", json!({})).await;
+    assert_eq!(h["ok"], true, "{h}");
+}
