@@ -35,7 +35,7 @@ mod tools;
 
 pub use events::Events;
 use tools::tool;
-pub use tools::{ALL, READ_ONLY};
+pub use tools::{ACTING, READ_ONLY};
 
 /// How the tools reach the gateway's methods: the WebSocket (stdio bridge)
 /// or in process (`/mcp`). An error is the method's message.
@@ -125,14 +125,16 @@ pub fn allowlist(allow: Option<&str>) -> Result<Vec<String>, String> {
         return Ok(READ_ONLY.iter().map(|s| s.to_string()).collect());
     };
     let mut out: Vec<String> = READ_ONLY.iter().map(|s| s.to_string()).collect();
+    let all = || READ_ONLY.iter().chain(ACTING);
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if item == "all" {
-            return Ok(ALL.iter().map(|s| s.to_string()).collect());
+            return Ok(all().map(|s| s.to_string()).collect());
         }
-        if !ALL.contains(&item) {
+        if !all().any(|t| *t == item) {
+            let names: Vec<&str> = all().copied().collect();
             return Err(format!(
                 "--allow: unknown tool {item:?} (one of {})",
-                ALL.join(", ")
+                names.join(", ")
             ));
         }
         if !out.iter().any(|o| o == item) {

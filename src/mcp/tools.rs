@@ -22,19 +22,8 @@ pub const READ_ONLY: &[&str] = &[
     "permissions_list_open",
 ];
 
-/// Every tool; the ones past [`READ_ONLY`] act and need opting in.
-pub const ALL: &[&str] = &[
-    "conversations_list",
-    "conversation_get",
-    "messages_read",
-    "attachments_fetch",
-    "events_poll",
-    "events_wait",
-    "permissions_list_open",
-    "messages_send",
-    "chat_send",
-    "permissions_respond",
-];
+/// The tools that act: offered only when the operator opts in.
+pub const ACTING: &[&str] = &["messages_send", "chat_send", "permissions_respond"];
 
 fn schema(props: Value, required: &[&str]) -> Arc<Map<String, Value>> {
     let mut m = Map::new();

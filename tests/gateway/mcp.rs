@@ -67,6 +67,30 @@ pub(super) async fn servers_until(c: &mut Client, pred: impl Fn(&[Value]) -> boo
     }
 }
 
+/// The conversation tools `/mcp` and `mcp serve` offer by default.
+pub(super) const READ_ONLY_TOOLS: [&str; 7] = [
+    "conversations_list",
+    "conversation_get",
+    "messages_read",
+    "attachments_fetch",
+    "events_poll",
+    "events_wait",
+    "permissions_list_open",
+];
+
+/// The offline model calls `tool` with `{"text": id}` in a turn of the
+/// main session (message id `id`).
+pub(super) async fn offline_call(c: &mut Client, tool: &str, id: &str) {
+    let line = format!("@tool {tool} {}", json!({"text": id}));
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": line, "idempotencyKey": id}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+}
+
 pub(super) fn ready(servers: &[Value]) -> bool {
     !servers.is_empty() && servers.iter().all(|s| s["state"] == "ready")
 }

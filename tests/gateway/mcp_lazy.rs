@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::mcp::{alive, node, servers_until, ROOT};
+use super::mcp::{alive, node, offline_call, servers_until, ROOT};
 use crate::support::{admin, chat_until_done, final_text, Client, TestGateway};
 
 fn config(dir: &Path) -> Value {
@@ -31,14 +31,7 @@ fn starts(dir: &Path) -> usize {
 }
 
 async fn call_ok(c: &mut Client, id: &str) -> String {
-    let line = format!("@tool lazy__ok {}", json!({"text": id}));
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": "main", "message": line, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
+    offline_call(c, "lazy__ok", id).await;
     final_text(&chat_until_done(c, id).await)
 }
 
@@ -140,14 +133,7 @@ async fn mcp_servers_added_changed_and_removed_apply_live() {
 }
 
 async fn call_live(c: &mut Client, id: &str) -> String {
-    let line = format!("@tool live__ok {}", json!({"text": id}));
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": "main", "message": line, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
+    offline_call(c, "live__ok", id).await;
     final_text(&chat_until_done(c, id).await)
 }
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::support::{admin, chat_send, chat_until_done, TestGateway, TOKEN};
 
-use super::mcp::ROOT;
+use super::mcp::{READ_ONLY_TOOLS, ROOT};
 
 fn serve_args(gw: &TestGateway, allow: Option<&str>) -> Vec<String> {
     let mut a = vec![
@@ -71,18 +71,7 @@ async fn the_official_sdk_client_reads_and_with_leave_sends_through_mcp_serve() 
         .iter()
         .map(|t| t.as_str().unwrap())
         .collect();
-    assert_eq!(
-        tools,
-        [
-            "conversations_list",
-            "conversation_get",
-            "messages_read",
-            "attachments_fetch",
-            "events_poll",
-            "events_wait",
-            "permissions_list_open"
-        ]
-    );
+    assert_eq!(tools, READ_ONLY_TOOLS, "read-only by default: {v}");
     let r = &v["results"];
     assert!(
         r[0]["structured"]["conversations"]
