@@ -20,6 +20,7 @@ pub mod ids;
 pub mod inbound;
 pub mod lane;
 pub mod mcp;
+pub mod media;
 pub mod memory;
 pub mod metrics;
 pub mod openclaw;

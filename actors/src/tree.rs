@@ -73,6 +73,8 @@ pub struct Gateway {
     pub tools: crate::mcp::ToolBench,
     /// The MCP servers' supervisor (`mcp` status in `health`, `tools.catalog`).
     pub mcp: Addr<crate::mcp::McpHub>,
+    /// The media store (`<state>/media`; its only writer).
+    pub media: Addr<crate::media::MediaStore>,
     /// The default model the sessions use.
     pub model: ModelRef,
     pub versions: Arc<StateVersions>,
@@ -195,6 +197,12 @@ impl Gateway {
         let context = Arc::new(context);
         let builtin: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs().into();
         let catalog = crate::mcp::McpCatalog::default();
+        let media = crate::media::MediaStore::new(
+            store.dir().join("media"),
+            settings.attachments.ttl(),
+            settings.attachments.max_total_bytes(),
+        )
+        .start();
         let approvals = crate::approvals::ApprovalsActor::load(
             sinks.approvals,
             store.dir().join("exec-approvals.json"),
@@ -325,6 +333,7 @@ impl Gateway {
             tool_policy,
             tools,
             mcp,
+            media,
             model,
             versions,
             metrics,

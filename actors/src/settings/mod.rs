@@ -50,6 +50,7 @@ pub struct Settings {
     pub cron: CronSettings,
     pub skills: SkillsSettings,
     pub mcp: McpSettings,
+    pub attachments: AttachmentsSettings,
     #[schemars(transform = secret_plugins)]
     pub plugins: Value,
     pub commands: Value,
@@ -63,6 +64,32 @@ pub struct Settings {
     pub talk: Value,
     pub memory: Value,
     pub update: Value,
+}
+
+/// `attachments`: how long stored media is kept (OpenClaw's `ttlHours`;
+/// unset: no age limit) and how much of it (ferroclaw's `maxTotalMb`: the
+/// least recently used go first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentsSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_hours: Option<f64>,
+    pub max_total_mb: u64,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl AttachmentsSettings {
+    pub fn ttl(&self) -> std::time::Duration {
+        match self.ttl_hours.filter(|h| h.is_finite() && *h > 0.0) {
+            Some(h) => std::time::Duration::from_secs_f64(h * 3600.0),
+            None => std::time::Duration::from_secs(u64::MAX / 4_000),
+        }
+    }
+
+    pub fn max_total_bytes(&self) -> u64 {
+        self.max_total_mb.saturating_mul(1024 * 1024)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

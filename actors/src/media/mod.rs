@@ -1,0 +1,37 @@
+//! The media store: every attachment that reaches the gateway (chat.send,
+//! channels, webhooks) is fetched once, size-capped before and during the
+//! download, and kept content-addressed under `<state>/media/` (the file
+//! named by its SHA-256, a JSON sidecar with its type, size and name). A
+//! sweep drops files unused for `attachments.ttlHours` and, over
+//! `attachments.maxTotalMb`, the least recently used. `MediaStore` is the
+//! only writer of that folder; channels, the edge and the understanding
+//! step send it `PutMedia`/`FetchMedia` and get a `MediaRef` back.
+//!
+//! Trust: the bytes are outside data whoever sent them; the store only
+//! keeps them. The type is told from the bytes (`sniff`), not from what
+//! the sender declared, and a mismatch is recorded.
+
+mod actor;
+mod fetch;
+mod store;
+
+pub use actor::{FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport};
+pub use fetch::fetch_capped;
+pub use store::{sniff, MediaKind, MediaRef};
+
+/// Why media could not be taken in.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MediaError {
+    #[error("the file is {size} bytes, over the {max} byte limit")]
+    TooLarge { size: u64, max: u64 },
+    #[error("the download failed: HTTP {0}")]
+    Http(u16),
+    #[error("the download failed: {0}")]
+    Fetch(String),
+    #[error("the media store failed: {0}")]
+    Io(String),
+    #[error("no such media {0}")]
+    Unknown(String),
+    #[error("the media store stopped")]
+    Stopped,
+}
