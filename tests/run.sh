@@ -6,7 +6,9 @@
 # OpenAI-compatible API test; Chromium from Debian's packages and
 # playwright-core from the npm registry, for the web chat browser test;
 # bubblewrap from Debian's packages, for the exec sandbox test; tmux from
-# Debian's packages, to type into OpenClaw's TUI as a user does), then
+# Debian's packages, to type into OpenClaw's TUI as a user does; espeak-ng,
+# pocketsphinx and its English model from Debian's packages, for real speech
+# in the media tests), then
 # `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,5 +23,10 @@ fi
 if ! command -v tmux >/dev/null 2>&1; then
   echo "tests: installing tmux (OpenClaw TUI test)" >&2
   apt-get update -qq && apt-get install -y -qq tmux >/dev/null
+fi
+if ! command -v espeak-ng >/dev/null 2>&1 || ! command -v pocketsphinx_continuous >/dev/null 2>&1 \
+  || ! [ -d /usr/share/pocketsphinx/model/en-us ]; then
+  echo "tests: installing espeak-ng and pocketsphinx (speech in the media tests)" >&2
+  apt-get update -qq && apt-get install -y -qq espeak-ng pocketsphinx pocketsphinx-en-us >/dev/null
 fi
 cargo test --workspace "$@"

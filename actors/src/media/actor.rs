@@ -136,6 +136,47 @@ impl Handler<GetMedia> for MediaStore {
     }
 }
 
+/// Transcribes a stored audio file (`tools.media`), or answers from what
+/// an earlier call found (successes are kept beside the file).
+#[derive(Debug, Message)]
+#[rtype(result = "super::Understood")]
+pub struct UnderstandAudio {
+    pub media: MediaRef,
+    pub config: std::sync::Arc<super::MediaConfig>,
+}
+
+impl Handler<UnderstandAudio> for MediaStore {
+    type Result = ResponseFuture<super::Understood>;
+    fn handle(&mut self, msg: UnderstandAudio, _: &mut Context<Self>) -> Self::Result {
+        let dir = self.dir.clone();
+        let span = self.span.clone();
+        Box::pin(async move {
+            let id = msg.media.id.clone();
+            let (d, i) = (dir.clone(), id.clone());
+            let cached = blocking(move || Ok(store::understood(&d, &i, "audio"))).await;
+            if let Ok(Some(u)) = cached {
+                return u;
+            }
+            let u = super::transcribe(&msg.config, &msg.media).await;
+            span.in_scope(|| match &u.by {
+                Some(by) => tracing::info!(media = %id, by = %by, "audio transcribed"),
+                None => {
+                    tracing::info!(media = %id, attempts = ?u.attempts, "audio not transcribed")
+                }
+            });
+            if u.text.is_some() {
+                let keep = u.clone();
+                let _ = blocking(move || {
+                    store::remember(&dir, &id, "audio", &keep);
+                    Ok(())
+                })
+                .await;
+            }
+            u
+        })
+    }
+}
+
 /// Drops what is past its TTL, then the least recently used over the cap.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<SweepReport, MediaError>")]

@@ -6,6 +6,9 @@
 //! `attachments.maxTotalMb`, the least recently used. `MediaStore` is the
 //! only writer of that folder; channels, the edge and the understanding
 //! step send it `PutMedia`/`FetchMedia` and get a `MediaRef` back.
+//! `UnderstandAudio` transcribes a stored file with the configured
+//! `tools.media` entries (`understand.rs`), once per content: the result
+//! is kept beside the file.
 //!
 //! Trust: the bytes are outside data whoever sent them; the store only
 //! keeps them. The type is told from the bytes (`sniff`), not from what
@@ -14,10 +17,14 @@
 mod actor;
 mod fetch;
 mod store;
+mod understand;
 
-pub use actor::{FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport};
+pub use actor::{
+    FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport, UnderstandAudio,
+};
 pub use fetch::fetch_capped;
 pub use store::{sniff, MediaKind, MediaRef};
+pub use understand::{audio_body, transcribe, Capability, MediaConfig, ModelEntry, Understood};
 
 /// Why media could not be taken in.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

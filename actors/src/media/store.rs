@@ -102,8 +102,9 @@ fn io(e: std::io::Error) -> MediaError {
     MediaError::Io(e.to_string())
 }
 
-/// The type to record: the sniffed one when the bytes say, else the
-/// declared one, else `application/octet-stream`.
+/// The type to record: the sniffed one when the bytes say (the declared
+/// one kept when it differs), else the declared one, else
+/// `application/octet-stream`.
 fn settle_type(bytes: &[u8], declared: Option<&str>) -> (String, Option<String>) {
     let declared = declared
         .map(|d| d.split(';').next().unwrap_or(d).trim().to_ascii_lowercase())
@@ -111,13 +112,9 @@ fn settle_type(bytes: &[u8], declared: Option<&str>) -> (String, Option<String>)
     match (sniff(bytes), declared) {
         // An MP4 container holds audio as well as video: the sender knows.
         (Some("video/mp4"), Some(d)) if MediaKind::of(&d) == MediaKind::Audio => (d, None),
-        (Some(s), Some(d))
-            if MediaKind::of(s) != MediaKind::of(&d) || (s.starts_with("image/") && s != d) =>
-        {
-            (s.to_string(), Some(d))
-        }
-        (Some(s), None) => (s.to_string(), None),
-        (_, Some(d)) => (d, None),
+        (Some(s), Some(d)) if s != d => (s.to_string(), Some(d)),
+        (Some(s), _) => (s.to_string(), None),
+        (None, Some(d)) => (d, None),
         (None, None) => ("application/octet-stream".into(), None),
     }
 }
@@ -189,7 +186,8 @@ pub(super) fn entries(dir: &Path) -> Vec<(PathBuf, u64, u64)> {
     for e in walkdir::WalkDir::new(dir).min_depth(2).max_depth(2) {
         let Ok(e) = e else { continue };
         let p = e.path();
-        if p.extension().is_some_and(|x| x == "json") || !e.file_type().is_file() {
+        let named = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if named.contains('.') && !named.starts_with('.') || !e.file_type().is_file() {
             continue;
         }
         if p.file_name()
@@ -214,4 +212,19 @@ pub(super) fn entries(dir: &Path) -> Vec<(PathBuf, u64, u64)> {
 pub(super) fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(sidecar_path(path));
+    let _ = std::fs::remove_file(path.with_extension("audio.json"));
+}
+
+/// A transcript (or description) kept beside the file: the same voice
+/// note is understood once, across restarts.
+pub(super) fn understood(dir: &Path, id: &str, what: &str) -> Option<super::Understood> {
+    let path = path_of(dir, id).with_extension(format!("{what}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+pub(super) fn remember(dir: &Path, id: &str, what: &str, u: &super::Understood) {
+    let path = path_of(dir, id).with_extension(format!("{what}.json"));
+    if let Ok(text) = serde_json::to_string(u) {
+        let _ = crate::fsutil::write_atomic(&path, &text);
+    }
 }

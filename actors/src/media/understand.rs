@@ -1,0 +1,518 @@
+//! Media understanding, configured with OpenClaw's `tools.media` keys:
+//! a capability's own `models[]`, then the shared `tools.media.models[]`
+//! entries tagged with it, tried in order; an entry that fails, times out
+//! or is given a file over its `maxBytes` hands over to the next. This
+//! step runs CLI entries (a command and its `args` with OpenClaw's
+//! templates, `{{AttachmentPath}}` and the older `{{MediaPath}}` names;
+//! its stdout, capped at 5 MB, is the text). Provider entries and
+//! auto-detection are not built yet: such an entry is recorded as skipped.
+//!
+//! On success the body becomes OpenClaw's block (`[Audio]`, `User text:`
+//! when there was a caption, `Transcript:`). Trust: the text is what the
+//! sender's file said, so it is outside data like the sender's own words.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::io::AsyncReadExt;
+
+use super::store::MediaRef;
+
+/// What a CLI may print before it is cut off (OpenClaw's cap).
+const STDOUT_MAX: usize = 5 * 1024 * 1024;
+
+/// `tools.media`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaConfig {
+    #[serde(default)]
+    pub models: Vec<ModelEntry>,
+    #[serde(default)]
+    pub audio: Option<Capability>,
+    #[serde(default)]
+    pub image: Option<Capability>,
+    #[serde(default)]
+    pub video: Option<Capability>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `tools.media.audio|image|video`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capability {
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub models: Vec<ModelEntry>,
+    pub prompt: Option<String>,
+    pub max_chars: Option<usize>,
+    pub max_bytes: Option<u64>,
+    pub timeout_seconds: Option<f64>,
+    pub language: Option<String>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// One `models[]` entry: `type: "cli"` (command + args) or a provider.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelEntry {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    pub prompt: Option<String>,
+    pub max_chars: Option<usize>,
+    pub max_bytes: Option<u64>,
+    pub timeout_seconds: Option<f64>,
+    pub language: Option<String>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl MediaConfig {
+    /// From `tools.media` (absent or malformed: nothing configured, said once).
+    pub fn from_tools(tools: &crate::settings::ToolsSettings) -> MediaConfig {
+        match tools.other.get("media") {
+            None => MediaConfig::default(),
+            Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "tools.media not understood; media understanding off");
+                MediaConfig::default()
+            }),
+        }
+    }
+
+    /// The audio entries in order: `audio.models`, then the shared ones
+    /// tagged `audio`; none when `audio.enabled` is false.
+    pub fn audio_entries(&self) -> Vec<&ModelEntry> {
+        let cap = self.audio.as_ref();
+        if cap.and_then(|c| c.enabled) == Some(false) {
+            return Vec::new();
+        }
+        cap.map(|c| c.models.iter().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(
+                self.models
+                    .iter()
+                    .filter(|m| m.capabilities.iter().any(|c| c == "audio")),
+            )
+            .collect()
+    }
+}
+
+/// What understanding one file came to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Understood {
+    /// The text (None: no entry succeeded).
+    pub text: Option<String>,
+    /// Which entry gave it (`cli:<command>`).
+    pub by: Option<String>,
+    /// Why each entry before it did not (for the log and the model's note).
+    pub attempts: Vec<String>,
+}
+
+/// Runs the audio entries on `media` until one gives a transcript.
+pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
+    let cap = cfg.audio.clone().unwrap_or_default();
+    let mut out = Understood::default();
+    for entry in cfg.audio_entries() {
+        let max_bytes = entry.max_bytes.or(cap.max_bytes).unwrap_or(20 << 20);
+        let name = entry_name(entry);
+        if media.size > max_bytes {
+            out.attempts.push(format!(
+                "{name}: {} bytes is over its {max_bytes}",
+                media.size
+            ));
+            continue;
+        }
+        if entry.kind.as_deref().unwrap_or("provider") != "cli" {
+            out.attempts
+                .push(format!("{name}: provider entries are not run yet"));
+            continue;
+        }
+        let timeout = Duration::from_secs_f64(
+            entry
+                .timeout_seconds
+                .or(cap.timeout_seconds)
+                .unwrap_or(60.0)
+                .clamp(0.1, 3600.0),
+        );
+        match run_cli(entry, &cap, media, timeout).await {
+            Ok(text) if !text.trim().is_empty() => {
+                let max = entry.max_chars.or(cap.max_chars).unwrap_or(usize::MAX);
+                out.text = Some(text.trim().chars().take(max).collect());
+                out.by = Some(name);
+                return out;
+            }
+            Ok(_) => out.attempts.push(format!("{name}: no text")),
+            Err(e) => out.attempts.push(format!("{name}: {e}")),
+        }
+    }
+    out
+}
+
+fn entry_name(e: &ModelEntry) -> String {
+    match (&e.command, &e.provider, &e.model) {
+        (Some(c), _, _) => format!("cli:{c}"),
+        (None, Some(p), Some(m)) => format!("{p}/{m}"),
+        (None, Some(p), None) => p.clone(),
+        _ => "unnamed entry".into(),
+    }
+}
+
+/// OpenClaw's templates in one argument.
+fn fill(
+    arg: &str,
+    media: &MediaRef,
+    out_dir: &Path,
+    prompt: &str,
+    max_chars: &str,
+    lang: &str,
+) -> String {
+    let path = media.path.display().to_string();
+    let dir = media
+        .path
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let base = out_dir.join(&media.id).display().to_string();
+    let out = out_dir.display().to_string();
+    [
+        ("{{AttachmentPath}}", path.as_str()),
+        ("{{MediaPath}}", path.as_str()),
+        ("{{AttachmentUrl}}", ""),
+        ("{{MediaUrl}}", ""),
+        ("{{AttachmentContentType}}", media.content_type.as_str()),
+        ("{{MediaType}}", media.content_type.as_str()),
+        ("{{AttachmentDir}}", dir.as_str()),
+        ("{{MediaDir}}", dir.as_str()),
+        ("{{AttachmentIndex}}", "0"),
+        ("{{OutputDir}}", out.as_str()),
+        ("{{OutputBase}}", base.as_str()),
+        ("{{Prompt}}", prompt),
+        ("{{MaxChars}}", max_chars),
+        ("{{Language}}", lang),
+    ]
+    .iter()
+    .fold(arg.to_string(), |a, (k, v)| a.replace(k, v))
+}
+
+/// Runs one CLI entry in a scratch dir (removed after); its stdout.
+async fn run_cli(
+    entry: &ModelEntry,
+    cap: &Capability,
+    media: &MediaRef,
+    timeout: Duration,
+) -> Result<String, String> {
+    let command = entry.command.as_deref().filter(|c| !c.trim().is_empty());
+    let Some(command) = command.filter(|_| !entry.args.is_empty()) else {
+        return Err("a CLI entry needs `command` and `args`".into());
+    };
+    let scratch = Scratch::new().map_err(|e| e.to_string())?;
+    let prompt = entry
+        .prompt
+        .clone()
+        .or(cap.prompt.clone())
+        .unwrap_or_default();
+    let max_chars = entry
+        .max_chars
+        .or(cap.max_chars)
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let lang = entry
+        .language
+        .clone()
+        .or(cap.language.clone())
+        .unwrap_or_default();
+    let args: Vec<String> = entry
+        .args
+        .iter()
+        .map(|a| fill(a, media, scratch.path(), &prompt, &max_chars, &lang))
+        .collect();
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(&args)
+        .current_dir(scratch.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start: {e}"))?;
+    let pid = child.id();
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let work = async {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            let n = stdout.read(&mut chunk).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                break;
+            }
+            if buf.len() + n > STDOUT_MAX {
+                return Err(format!("printed more than {STDOUT_MAX} bytes"));
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        let status = child.wait().await.map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("exited with {status}"));
+        }
+        Ok(buf)
+    };
+    let result = tokio::time::timeout(timeout, work).await;
+    if let Some(pid) = pid {
+        // The whole group: whatever the CLI started goes with it.
+        crate::tool::kill_group(Some(pid));
+    }
+    let bytes = result.map_err(|_| format!("timed out after {} s", timeout.as_secs_f64()))??;
+    String::from_utf8(bytes).map_err(|_| "printed something that is not text".to_string())
+}
+
+/// A scratch folder for one run (`{{OutputDir}}`), removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!("ferroclaw-media-{}", ulid::Ulid::generate()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// OpenClaw's body for one understood file: `[Audio]`, the caption as
+/// `User text:` when there was one, then `Transcript:`.
+pub fn audio_body(caption: &str, transcript: &str) -> String {
+    let user = match caption.trim() {
+        "" => String::new(),
+        c => format!("User text:\n{c}\n"),
+    };
+    format!("[Audio]\n{user}Transcript:\n{transcript}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::{MediaStore, PutMedia, UnderstandAudio};
+    use actix::Actor;
+    use std::sync::Arc;
+
+    fn grammar() -> String {
+        format!(
+            "{}/../tests/media/commands.gram",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }
+
+    /// Speech made by espeak-ng (Debian; `tests/run.sh` installs it).
+    fn speak(dir: &Path, text: &str) -> Vec<u8> {
+        let wav = dir.join("speech.wav");
+        let ok = std::process::Command::new("espeak-ng")
+            .args(["-v", "en-us", "-s", "130", "-w"])
+            .arg(&wav)
+            .arg(text)
+            .status()
+            .expect("espeak-ng (apt-get install espeak-ng; tests/run.sh does)");
+        assert!(ok.success());
+        std::fs::read(wav).unwrap()
+    }
+
+    fn cli(command: &str, args: &[&str]) -> ModelEntry {
+        ModelEntry {
+            kind: Some("cli".into()),
+            command: Some(command.into()),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn pocketsphinx() -> ModelEntry {
+        let g = grammar();
+        cli(
+            "pocketsphinx_continuous",
+            &[
+                "-infile",
+                "{{MediaPath}}",
+                "-samprate",
+                "22050",
+                "-nfft",
+                "1024",
+                "-jsgf",
+                &g,
+                "-logfn",
+                "/dev/null",
+            ],
+        )
+    }
+
+    fn audio(models: Vec<ModelEntry>) -> Arc<MediaConfig> {
+        Arc::new(MediaConfig {
+            audio: Some(Capability {
+                models,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+    }
+
+    /// A real recognizer behind a failing entry: the fallback answers, and
+    /// the same file is not transcribed again (the second config could not).
+    #[actix::test]
+    async fn a_voice_note_is_transcribed_once_by_a_real_local_cli() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MediaStore::new(
+            dir.path().join("media"),
+            Duration::from_secs(3600),
+            u64::MAX,
+        )
+        .start();
+        let bytes = speak(dir.path(), "remind me to buy milk");
+        let media = store
+            .send(PutMedia {
+                bytes: bytes.into(),
+                content_type: Some("audio/ogg".into()),
+                file_name: Some("voice.ogg".into()),
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(media.content_type, "audio/wav", "told from the bytes");
+        let first = store
+            .send(UnderstandAudio {
+                media: media.clone(),
+                config: audio(vec![cli("false", &["{{MediaPath}}"]), pocketsphinx()]),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            first.text.as_deref(),
+            Some("remind me to buy milk"),
+            "{first:?}"
+        );
+        assert_eq!(first.by.as_deref(), Some("cli:pocketsphinx_continuous"));
+        assert!(first.attempts[0].contains("exited"), "{first:?}");
+        let again = store
+            .send(UnderstandAudio {
+                media,
+                config: audio(vec![cli("false", &["x"])]),
+            })
+            .await
+            .unwrap();
+        assert_eq!(again, first, "kept beside the file");
+    }
+
+    /// Every way an entry can fail is a line of the outcome, and the next
+    /// entry is tried; a hung CLI's process group is killed.
+    #[actix::test]
+    async fn failing_entries_each_leave_a_reason_and_a_hung_cli_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MediaStore::new(
+            dir.path().join("media"),
+            Duration::from_secs(3600),
+            u64::MAX,
+        )
+        .start();
+        let media = store
+            .send(PutMedia {
+                bytes: vec![1u8; 4096].into(),
+                content_type: Some("audio/ogg".into()),
+                file_name: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let pid_file = dir.path().join("pid");
+        let hang = format!("echo $$ > {}; exec sleep 30", pid_file.display());
+        let mut slow = cli("sh", &["-c", &hang]);
+        slow.timeout_seconds = Some(0.5);
+        let mut small = pocketsphinx();
+        small.max_bytes = Some(100);
+        let provider = ModelEntry {
+            provider: Some("openai".into()),
+            model: Some("gpt-4o-mini-transcribe".into()),
+            ..Default::default()
+        };
+        let u = store
+            .send(UnderstandAudio {
+                media,
+                config: audio(vec![
+                    slow,
+                    cli("sh", &["-c", "head -c 6000000 /dev/zero"]),
+                    cli("sh", &["-c", "printf '\\377\\376'"]),
+                    cli("sh", &["-c", "true"]),
+                    small,
+                    provider,
+                    cli("", &[]),
+                ]),
+            })
+            .await
+            .unwrap();
+        assert_eq!(u.text, None);
+        let a = &u.attempts;
+        assert_eq!(a.len(), 7, "{a:?}");
+        assert!(a[0].contains("timed out"), "{a:?}");
+        assert!(a[1].contains("more than"), "{a:?}");
+        assert!(a[2].contains("not text"), "{a:?}");
+        assert!(a[3].contains("no text"), "{a:?}");
+        assert!(a[4].contains("over its 100"), "{a:?}");
+        assert!(a[5].contains("not run yet"), "{a:?}");
+        assert!(a[6].contains("needs `command`"), "{a:?}");
+        let pid: u32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty()
+                || stat
+                    .rsplit_once(") ")
+                    .is_some_and(|(_, r)| r.starts_with('Z')),
+            "the hung CLI is gone: {stat}"
+        );
+    }
+
+    #[test]
+    fn the_body_is_openclaws_audio_block() {
+        assert_eq!(
+            audio_body("", "turn on the lights"),
+            "[Audio]\nTranscript:\nturn on the lights"
+        );
+        assert_eq!(
+            audio_body("for tonight", "buy milk"),
+            "[Audio]\nUser text:\nfor tonight\nTranscript:\nbuy milk"
+        );
+        let cfg: MediaConfig = serde_json::from_value(serde_json::json!({
+            "models": [{"type": "cli", "command": "x", "args": ["y"], "capabilities": ["audio"]},
+                       {"provider": "google", "model": "g", "capabilities": ["image"]}],
+            "audio": {"models": [{"type": "cli", "command": "a", "args": ["b"]}], "language": "en"},
+        }))
+        .unwrap();
+        let names: Vec<String> = cfg.audio_entries().into_iter().map(entry_name).collect();
+        assert_eq!(names, ["cli:a", "cli:x"]);
+        let off: MediaConfig = serde_json::from_value(
+            serde_json::json!({"audio": {"enabled": false, "models": [{"type": "cli"}]}}),
+        )
+        .unwrap();
+        assert!(off.audio_entries().is_empty());
+    }
+}
