@@ -286,6 +286,7 @@ impl Gateway {
             channel_health.clone(),
         )
         .with_audit(audit_log.clone())
+        .with_media(media.clone())
         .start();
         let (cron, heartbeat) = start_automation(
             &settings,

@@ -36,6 +36,7 @@ mod mcp_lazy;
 mod mcp_serve;
 mod mcp_servers;
 mod mcp_tools;
+mod media;
 mod memory;
 mod methods;
 mod migrate;

@@ -110,14 +110,19 @@ pub trait Outlet: Clone + Unpin + 'static {
     /// The longest preview kept up to date by edits (characters); a
     /// longer one stops being edited and the final text follows.
     fn preview_limit(&self) -> usize;
-    /// An accepted message's attachments: images for the model, and a
-    /// note for what was not loaded. None by default.
-    fn fetch_media(
+    /// An attachment's bytes, at most `max` (`media_in.rs` keeps and
+    /// understands them). Channels that do not download yet say so.
+    fn download(
         &self,
-        inc: &super::dispatch::Incoming,
-    ) -> impl Future<Output = (Vec<crate::provider::Image>, Option<String>)> {
-        let _ = inc;
-        async { (Vec::new(), None) }
+        file: &super::dispatch::MediaRef,
+        max: u64,
+    ) -> impl Future<Output = Result<Vec<u8>, String>> {
+        let _ = (file, max);
+        async { Err("this channel does not download attachments yet".to_string()) }
+    }
+    /// The account's attachment size limit (`mediaMaxMb`).
+    fn media_limit(&self) -> u64 {
+        20 << 20
     }
 }
 

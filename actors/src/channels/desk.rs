@@ -536,9 +536,11 @@ impl<O: Outlet> HandOver<O> {
                     };
                     actix::spawn(async move { o.typing(&to).await });
                 }
-                let (images, note) = self.outlet.fetch_media(inc).await;
+                let limit = self.outlet.media_limit();
+                let taken =
+                    super::media_in::take_in(&self.deps.dispatch, &self.outlet, inc, limit).await;
                 let model = self.cfg.model_override.clone();
-                dispatch::hand_over(&self.deps.dispatch, inc, commands, images, note, model)
+                dispatch::hand_over(&self.deps.dispatch, inc, commands, taken, model)
                     .await
                     .map(|d| (d, Inbound::Completed))
             }

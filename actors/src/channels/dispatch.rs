@@ -150,6 +150,25 @@ pub struct DispatchDeps {
     pub policies: Arc<Mutex<Arc<Policies>>>,
     pub default_agent: String,
     pub main_key: String,
+    /// Where attachments are kept and understood (None: not kept).
+    pub media: Option<Addr<crate::media::MediaStore>>,
+}
+
+/// What a message's attachments became.
+/// (`media_in.rs` makes it.)
+#[derive(Debug, Default)]
+pub struct Taken {
+    pub images: Vec<Image>,
+    pub note: Option<String>,
+    pub heard: Option<Heard>,
+}
+
+/// An audio attachment understood: the body the agent gets, and the text
+/// command parsing sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heard {
+    pub body: String,
+    pub commands: String,
 }
 
 /// The settings a hand-over reads besides routing.
@@ -161,6 +180,8 @@ pub struct Policies {
     pub model_by_channel: std::collections::BTreeMap<String, String>,
     /// The `message_received` hooks.
     pub received: super::hooks::InboundHooks,
+    /// `tools.media`: how attachments are understood.
+    pub media: Arc<crate::media::MediaConfig>,
 }
 
 impl Policies {
@@ -184,6 +205,7 @@ impl Policies {
             session: s.session.clone(),
             model_by_channel,
             received,
+            media: Arc::new(crate::media::MediaConfig::from_tools(&s.tools)),
         }
     }
 }
@@ -280,11 +302,11 @@ pub async fn hand_over(
     deps: &DispatchDeps,
     msg: &Incoming,
     commands: bool,
-    images: Vec<Image>,
-    note: Option<String>,
+    taken: Taken,
     model: Option<String>,
 ) -> Result<Option<Delivery>, DispatchError> {
-    let inbound = finalized(msg, commands);
+    let inbound = finalized(msg, commands, taken.heard.as_ref());
+    let (images, note) = (taken.images, taken.note);
     let (route, key) = route_of(deps, msg)?;
     let (session, entry) = deps
         .sessions
@@ -386,7 +408,11 @@ fn send_chat(
 }
 
 /// The message's context (`commands`: its sender may use directives).
-fn finalized(msg: &Incoming, commands: bool) -> crate::inbound::finalize::Inbound {
+fn finalized(
+    msg: &Incoming,
+    commands: bool,
+    heard: Option<&Heard>,
+) -> crate::inbound::finalize::Inbound {
     let group = msg.is_group();
     let raw = RawInbound {
         channel: msg.channel.clone(),
@@ -397,7 +423,10 @@ fn finalized(msg: &Incoming, commands: bool) -> crate::inbound::finalize::Inboun
         group_id: group.then(|| msg.chat_id.clone()),
         thread_id: msg.thread_id.clone(),
         message_id: msg.message_id.clone(),
-        body: Some(msg.text.clone()),
+        body: Some(heard.map_or_else(|| msg.text.clone(), |h| h.body.clone())),
+        // A spoken command is parsed from the transcript (OpenClaw's CommandBody).
+        command_body: heard.map(|h| h.commands.clone()),
+        forced_body_for_agent: heard.map(|h| h.body.clone()),
         timestamp_ms: msg.ts_ms,
         ..RawInbound::default()
     };

@@ -62,6 +62,7 @@ pub mod hooks;
 pub mod keys;
 pub mod ledger;
 pub mod limits;
+pub mod media_in;
 pub mod messages;
 pub mod queues;
 pub mod sender;

@@ -44,6 +44,7 @@ pub struct ChannelSupervisor {
     main_key: String,
     env: super::ChannelEnv,
     audit: crate::audit::AuditLog,
+    media: Option<Addr<crate::media::MediaStore>>,
     slots: BTreeMap<(String, String), Slot>,
     span: tracing::Span,
 }
@@ -80,11 +81,18 @@ impl ChannelSupervisor {
             main_key: settings.session.main_key.clone(),
             env: plan.env.clone(),
             audit: crate::audit::AuditLog::off(),
+            media: None,
             slots: BTreeMap::new(),
             span: tracing::info_span!("channels"),
         };
         sup.set_accounts(plan.accounts);
         sup
+    }
+
+    /// Attachments are kept and understood by `media`.
+    pub fn with_media(mut self, media: Addr<crate::media::MediaStore>) -> Self {
+        self.media = Some(media);
+        self
     }
 
     /// Channel messages and pairing requests are recorded in `audit`.
@@ -149,6 +157,7 @@ impl ChannelSupervisor {
                 policies: self.policies.clone(),
                 default_agent: self.default_agent.clone(),
                 main_key: self.main_key.clone(),
+                media: self.media.clone(),
             },
             runs: self.runs.clone(),
             supervisor: ctx.address().recipient(),

@@ -50,6 +50,18 @@ pub struct Message {
     pub photo: Option<Vec<PhotoSize>>,
     #[serde(default)]
     pub document: Option<Document>,
+    /// A voice note (OGG/Opus), an audio file, a round video, a video, a
+    /// sticker: each read with the fields a document has.
+    #[serde(default)]
+    pub voice: Option<Document>,
+    #[serde(default)]
+    pub audio: Option<Document>,
+    #[serde(default)]
+    pub video_note: Option<Document>,
+    #[serde(default)]
+    pub video: Option<Document>,
+    #[serde(default)]
+    pub sticker: Option<Document>,
     #[serde(default)]
     pub reply_to_message: Option<Box<Message>>,
 }

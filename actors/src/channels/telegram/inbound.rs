@@ -119,10 +119,20 @@ pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
             size: p.file_size,
         });
     }
-    if let Some(d) = &m.document {
+    // The type each kind has when Telegram does not say.
+    let files = [
+        (&m.document, None),
+        (&m.voice, Some("audio/ogg")),
+        (&m.audio, Some("audio/mpeg")),
+        (&m.video_note, Some("video/mp4")),
+        (&m.video, Some("video/mp4")),
+        (&m.sticker, Some("image/webp")),
+    ];
+    for (d, default_type) in files {
+        let Some(d) = d else { continue };
         media.push(MediaRef {
             id: d.file_id.clone(),
-            mime_type: d.mime_type.clone(),
+            mime_type: d.mime_type.clone().or(default_type.map(str::to_string)),
             name: d.file_name.clone(),
             size: d.file_size,
         });

@@ -3,14 +3,10 @@
 //! plain text; photos are fetched for the model. Every call takes its turn at the account's limiter. A new
 //! message is never retried after an unknown outcome; edits and typing are.
 
-use base64::Engine;
-
 use super::api::{BotApi, TgError};
 use super::format;
 use crate::channels::deliver::{Outlet, SendFailure, Target};
-use crate::channels::dispatch::Incoming;
 use crate::channels::sender::{CallError, Limiter};
-use crate::provider::Image;
 
 impl TgOutlet {
     /// A text cut into messages Telegram takes.
@@ -134,53 +130,24 @@ impl Outlet for TgOutlet {
         format::MAX_MESSAGE_CHARS - 96
     }
 
-    /// Photos and image documents for the model (size-capped); other files
-    /// and refused ones as a note in the text.
-    async fn fetch_media(&self, inc: &Incoming) -> (Vec<Image>, Option<String>) {
-        let mut images = Vec::new();
-        let mut notes = Vec::new();
-        for m in &inc.media {
-            let mime = m
-                .mime_type
-                .clone()
-                .unwrap_or_else(|| crate::inbound::finalize::UNKNOWN_MEDIA.to_string());
-            let label = m.name.clone().unwrap_or_else(|| "file".to_string());
-            if !mime.starts_with("image/") {
-                notes.push(format!(
-                    "[attachment: {label} ({mime}{})]",
-                    m.size.map(|s| format!(", {s} bytes")).unwrap_or_default()
-                ));
-                continue;
-            }
-            if m.size.is_some_and(|s| s > self.media_max_bytes) {
-                notes.push(format!(
-                    "[image not loaded: larger than {} bytes]",
-                    self.media_max_bytes
-                ));
-                continue;
-            }
-            let got = self
-                .limiter
-                .call(true, || self.api.download(&m.id, self.media_max_bytes))
-                .await;
-            match got {
-                Ok(bytes) => images.push(Image {
-                    mime_type: mime,
-                    data: base64::engine::general_purpose::STANDARD.encode(bytes),
-                }),
-                Err(e) => {
-                    tracing::warn!(channel = "telegram", error = %e, "telegram media not loaded");
-                    notes.push(format!(
-                        "[image not loaded: {}]",
-                        if e.unknown_outcome() {
-                            "no answer"
-                        } else {
-                            "refused"
-                        }
-                    ));
-                }
-            }
-        }
-        (images, (!notes.is_empty()).then(|| notes.join("\n")))
+    /// A file's bytes (`getFile`, then its URL), at most `max`, in the
+    /// account's turn at the limiter.
+    async fn download(
+        &self,
+        file: &crate::channels::dispatch::MediaRef,
+        max: u64,
+    ) -> Result<Vec<u8>, String> {
+        let max = max.min(self.media_max_bytes);
+        self.limiter
+            .call(true, || self.api.download(&file.id, max))
+            .await
+            .map_err(|e| match e.unknown_outcome() {
+                true => "no answer".to_string(),
+                false => e.to_string(),
+            })
+    }
+
+    fn media_limit(&self) -> u64 {
+        self.media_max_bytes
     }
 }
