@@ -205,7 +205,7 @@ impl Policies {
             session: s.session.clone(),
             model_by_channel,
             received,
-            media: Arc::new(crate::media::MediaConfig::from_tools(&s.tools)),
+            media: Arc::new(crate::media::MediaConfig::from_settings(s)),
         }
     }
 }

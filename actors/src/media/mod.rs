@@ -16,6 +16,7 @@
 
 mod actor;
 mod fetch;
+mod provider;
 mod store;
 mod understand;
 

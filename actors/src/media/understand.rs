@@ -4,8 +4,9 @@
 //! or is given a file over its `maxBytes` hands over to the next. This
 //! step runs CLI entries (a command and its `args` with OpenClaw's
 //! templates, `{{AttachmentPath}}` and the older `{{MediaPath}}` names;
-//! its stdout, capped at 5 MB, is the text). Provider entries and
-//! auto-detection are not built yet: such an entry is recorded as skipped.
+//! its stdout, capped at 5 MB, is the text) and provider entries
+//! (`provider.rs`: OpenAI-compatible `/audio/transcriptions`, Deepgram's
+//! `/listen`). Auto-detection is not built yet.
 //!
 //! On success the body becomes OpenClaw's block (`[Audio]`, `User text:`
 //! when there was a caption, `Transcript:`). Trust: the text is what the
@@ -25,7 +26,7 @@ use super::store::MediaRef;
 const STDOUT_MAX: usize = 5 * 1024 * 1024;
 
 /// `tools.media`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MediaConfig {
     #[serde(default)]
@@ -38,6 +39,9 @@ pub struct MediaConfig {
     pub video: Option<Capability>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
+    /// `models.providers`, for provider entries (not part of `tools.media`).
+    #[serde(skip)]
+    pub providers: std::collections::BTreeMap<String, crate::settings::ProviderSettings>,
 }
 
 /// `tools.media.audio|image|video`.
@@ -79,6 +83,13 @@ pub struct ModelEntry {
 }
 
 impl MediaConfig {
+    /// From `tools.media`, with `models.providers` for provider entries.
+    pub fn from_settings(s: &crate::settings::Settings) -> MediaConfig {
+        let mut c = MediaConfig::from_tools(&s.tools);
+        c.providers = s.models.providers.clone();
+        c
+    }
+
     /// From `tools.media` (absent or malformed: nothing configured, said once).
     pub fn from_tools(tools: &crate::settings::ToolsSettings) -> MediaConfig {
         match tools.other.get("media") {
@@ -135,11 +146,6 @@ pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
             ));
             continue;
         }
-        if entry.kind.as_deref().unwrap_or("provider") != "cli" {
-            out.attempts
-                .push(format!("{name}: provider entries are not run yet"));
-            continue;
-        }
         let timeout = Duration::from_secs_f64(
             entry
                 .timeout_seconds
@@ -147,7 +153,11 @@ pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
                 .unwrap_or(60.0)
                 .clamp(0.1, 3600.0),
         );
-        match run_cli(entry, &cap, media, timeout).await {
+        let run = match entry.kind.as_deref().unwrap_or("provider") {
+            "cli" => run_cli(entry, &cap, media, timeout).await,
+            _ => super::provider::transcribe(entry, &cap, media, timeout, &cfg.providers).await,
+        };
+        match run {
             Ok(text) if !text.trim().is_empty() => {
                 let max = entry.max_chars.or(cap.max_chars).unwrap_or(usize::MAX);
                 out.text = Some(text.trim().chars().take(max).collect());
@@ -161,7 +171,7 @@ pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
     out
 }
 
-fn entry_name(e: &ModelEntry) -> String {
+pub(super) fn entry_name(e: &ModelEntry) -> String {
     match (&e.command, &e.provider, &e.model) {
         (Some(c), _, _) => format!("cli:{c}"),
         (None, Some(p), Some(m)) => format!("{p}/{m}"),
@@ -310,13 +320,13 @@ pub fn audio_body(caption: &str, transcript: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::media::{MediaStore, PutMedia, UnderstandAudio};
     use actix::Actor;
     use std::sync::Arc;
 
-    fn grammar() -> String {
+    pub(in crate::media) fn grammar() -> String {
         format!(
             "{}/../tests/media/commands.gram",
             env!("CARGO_MANIFEST_DIR")
@@ -324,7 +334,7 @@ mod tests {
     }
 
     /// Speech made by espeak-ng (Debian; `tests/run.sh` installs it).
-    fn speak(dir: &Path, text: &str) -> Vec<u8> {
+    pub(in crate::media) fn speak(dir: &Path, text: &str) -> Vec<u8> {
         let wav = dir.join("speech.wav");
         let ok = std::process::Command::new("espeak-ng")
             .args(["-v", "en-us", "-s", "130", "-w"])
@@ -345,7 +355,7 @@ mod tests {
         }
     }
 
-    fn pocketsphinx() -> ModelEntry {
+    pub(in crate::media) fn pocketsphinx() -> ModelEntry {
         let g = grammar();
         cli(
             "pocketsphinx_continuous",
@@ -364,7 +374,7 @@ mod tests {
         )
     }
 
-    fn audio(models: Vec<ModelEntry>) -> Arc<MediaConfig> {
+    pub(in crate::media) fn audio(models: Vec<ModelEntry>) -> Arc<MediaConfig> {
         Arc::new(MediaConfig {
             audio: Some(Capability {
                 models,
@@ -446,9 +456,10 @@ mod tests {
         slow.timeout_seconds = Some(0.5);
         let mut small = pocketsphinx();
         small.max_bytes = Some(100);
+        // A provider with no endpoint configured or known: never dialled.
         let provider = ModelEntry {
-            provider: Some("openai".into()),
-            model: Some("gpt-4o-mini-transcribe".into()),
+            provider: Some("nowhere".into()),
+            model: Some("m".into()),
             ..Default::default()
         };
         let u = store
@@ -474,7 +485,7 @@ mod tests {
         assert!(a[2].contains("not text"), "{a:?}");
         assert!(a[3].contains("no text"), "{a:?}");
         assert!(a[4].contains("over its 100"), "{a:?}");
-        assert!(a[5].contains("not run yet"), "{a:?}");
+        assert!(a[5].contains("no baseUrl"), "{a:?}");
         assert!(a[6].contains("needs `command`"), "{a:?}");
         let pid: u32 = std::fs::read_to_string(&pid_file)
             .unwrap()

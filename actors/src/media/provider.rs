@@ -1,0 +1,368 @@
+//! Provider entries of `tools.media` for audio: an OpenAI-compatible
+//! `POST <baseUrl>/audio/transcriptions` (multipart: `file`, `model`,
+//! `language`, `prompt`; OpenAI, Groq, local servers that speak it) or
+//! Deepgram's `POST <baseUrl>/listen?model=..` (the raw bytes). Where a
+//! provider is: `models.providers.<id>` (`baseUrl`, `apiKey`, `headers`),
+//! else the public endpoint of a known id with the key from `<ID>_API_KEY`.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::store::MediaRef;
+use super::understand::{Capability, ModelEntry};
+use crate::settings::ProviderSettings;
+
+fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(reqwest::Client::new)
+}
+
+/// (base URL, default model) of the providers known by name.
+fn known(id: &str) -> Option<(&'static str, &'static str)> {
+    Some(match id {
+        "openai" => ("https://api.openai.com/v1", "gpt-4o-mini-transcribe"),
+        "groq" => ("https://api.groq.com/openai/v1", "whisper-large-v3-turbo"),
+        "deepgram" => ("https://api.deepgram.com/v1", "nova-3"),
+        _ => return None,
+    })
+}
+
+/// Transcribes `media` with a provider entry; the text or why not.
+pub(super) async fn transcribe(
+    entry: &ModelEntry,
+    cap: &Capability,
+    media: &MediaRef,
+    timeout: Duration,
+    providers: &BTreeMap<String, ProviderSettings>,
+) -> Result<String, String> {
+    let id = entry
+        .provider
+        .as_deref()
+        .ok_or("a provider entry needs `provider`")?;
+    let configured = providers.get(id);
+    let base = configured
+        .and_then(|p| p.base_url.clone())
+        .or_else(|| known(id).map(|k| k.0.to_string()))
+        .ok_or_else(|| format!("provider {id} has no baseUrl (models.providers.{id})"))?;
+    let key = configured
+        .and_then(|p| p.api_key.clone())
+        .or_else(|| std::env::var(format!("{}_API_KEY", id.to_ascii_uppercase())).ok())
+        .filter(|k| !k.is_empty());
+    let model = entry
+        .model
+        .clone()
+        .or_else(|| known(id).map(|k| k.1.to_string()))
+        .ok_or("a provider entry needs `model`")?;
+    let language = entry.language.clone().or(cap.language.clone());
+    let prompt = entry.prompt.clone().or(cap.prompt.clone());
+    let bytes = tokio::fs::read(&media.path)
+        .await
+        .map_err(|e| format!("cannot read the file: {e}"))?;
+    let deepgram =
+        id == "deepgram" || configured.and_then(|p| p.api.as_deref()) == Some("deepgram");
+    let base = base.trim_end_matches('/');
+    let mut req = if deepgram {
+        let mut url = format!("{base}/listen?model={model}&smart_format=true");
+        if let Some(l) = &language {
+            url.push_str(&format!("&language={l}"));
+        }
+        let r = client()
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, media.content_type.clone())
+            .body(bytes);
+        match &key {
+            Some(k) => r.header(reqwest::header::AUTHORIZATION, format!("Token {k}")),
+            None => r,
+        }
+    } else {
+        let ext = media
+            .content_type
+            .rsplit('/')
+            .next()
+            .unwrap_or("bin")
+            .to_string();
+        let file = reqwest::multipart::Part::bytes(bytes)
+            .file_name(format!("audio.{ext}"))
+            .mime_str(&media.content_type)
+            .map_err(|e| e.to_string())?;
+        let mut form = reqwest::multipart::Form::new()
+            .part("file", file)
+            .text("model", model.clone())
+            .text("response_format", "json");
+        if let Some(l) = language {
+            form = form.text("language", l);
+        }
+        if let Some(p) = prompt {
+            form = form.text("prompt", p);
+        }
+        let r = client()
+            .post(format!("{base}/audio/transcriptions"))
+            .multipart(form);
+        match &key {
+            Some(k) => r.bearer_auth(k),
+            None => r,
+        }
+    };
+    for (k, v) in configured
+        .and_then(|p| p.headers.clone())
+        .unwrap_or_default()
+    {
+        req = req.header(k, v);
+    }
+    let resp = req
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| match e.is_timeout() {
+            true => format!("timed out after {} s", timeout.as_secs_f64()),
+            false => format!("request failed: {}", e.without_url()),
+        })?;
+    let status = resp.status();
+    if !status.is_success() {
+        return Err(format!("HTTP {}", status.as_u16()));
+    }
+    let body: Value = resp
+        .json()
+        .await
+        .map_err(|e| format!("not JSON: {}", e.without_url()))?;
+    let text = if deepgram {
+        body.pointer("/results/channels/0/alternatives/0/transcript")
+    } else {
+        body.get("text")
+    };
+    text.and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| "the answer has no transcript".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::understand::tests::{audio, grammar, speak};
+    use crate::media::{MediaStore, PutMedia, UnderstandAudio};
+    use actix::Actor;
+    use std::io::{Read, Write};
+
+    /// One request off a socket: its head (lower-cased names) and body.
+    fn read_request(s: &mut std::net::TcpStream) -> (String, Vec<u8>) {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 8192];
+        let head_end = loop {
+            let n = s.read(&mut chunk).unwrap();
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+        let len: Option<usize> = head.lines().find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap())
+        });
+        if let Some(len) = len {
+            while buf.len() < head_end + len {
+                let n = s.read(&mut chunk).unwrap();
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            return (head, buf[head_end..head_end + len].to_vec());
+        }
+        // Chunked: read to the last chunk, then join the chunks.
+        while !buf.ends_with(b"0\r\n\r\n") {
+            let n = s.read(&mut chunk).unwrap();
+            assert!(n > 0, "the request ended early");
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        let mut raw = &buf[head_end..];
+        let mut body = Vec::new();
+        loop {
+            let eol = raw.windows(2).position(|w| w == b"\r\n").unwrap();
+            let size = usize::from_str_radix(std::str::from_utf8(&raw[..eol]).unwrap().trim(), 16)
+                .unwrap();
+            if size == 0 {
+                return (head, body);
+            }
+            body.extend_from_slice(&raw[eol + 2..eol + 2 + size]);
+            raw = &raw[eol + 2 + size + 2..];
+        }
+    }
+
+    /// What pocketsphinx hears in `wav` (the fakes transcribe for real).
+    fn hear(wav: &[u8]) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.wav");
+        std::fs::write(&path, wav).unwrap();
+        let out = std::process::Command::new("pocketsphinx_continuous")
+            .arg("-infile")
+            .arg(&path)
+            .args([
+                "-samprate",
+                "22050",
+                "-nfft",
+                "1024",
+                "-jsgf",
+                &grammar(),
+                "-logfn",
+                "/dev/null",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// The file part of a multipart body, cut at its boundary.
+    fn file_part(head: &str, body: &[u8]) -> Vec<u8> {
+        let boundary = head
+            .lines()
+            .find_map(|l| l.split("boundary=").nth(1))
+            .unwrap()
+            .trim()
+            .to_string();
+        let mark = b"name=\"file\"";
+        let at = body.windows(mark.len()).position(|w| w == mark).unwrap();
+        let start = at
+            + body[at..]
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .unwrap()
+            + 4;
+        let end_mark = format!("\r\n--{boundary}");
+        let len = body[start..]
+            .windows(end_mark.len())
+            .position(|w| w == end_mark.as_bytes())
+            .unwrap();
+        body[start..start + len].to_vec()
+    }
+
+    /// A service that answers each request with `answer(head, body)`.
+    fn serve(
+        n: usize,
+        answer: impl Fn(usize, &str, &[u8]) -> (u16, String) + Send + 'static,
+    ) -> (String, std::thread::JoinHandle<Vec<String>>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}/v1", l.local_addr().unwrap());
+        let t = std::thread::spawn(move || {
+            let mut heads = Vec::new();
+            for i in 0..n {
+                let (mut s, _) = l.accept().unwrap();
+                let (head, body) = read_request(&mut s);
+                let (status, json) = answer(i, &head, &body);
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
+                    json.len()
+                );
+                heads.push(head);
+            }
+            heads
+        });
+        (base, t)
+    }
+
+    fn provider(id: &str, model: &str) -> ModelEntry {
+        ModelEntry {
+            provider: Some(id.into()),
+            model: Some(model.into()),
+            ..Default::default()
+        }
+    }
+
+    fn settings(base: &str, api: Option<&str>) -> ProviderSettings {
+        serde_json::from_value(serde_json::json!({"baseUrl": base, "apiKey": "k-123", "api": api}))
+            .unwrap()
+    }
+
+    /// OpenAI's wire (multipart) with a 429 first: the next entry (the
+    /// same service) answers; Deepgram's wire (raw bytes, `Token` auth).
+    #[actix::test]
+    async fn openai_compatible_and_deepgram_services_transcribe_with_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            MediaStore::new(dir.path().join("m"), Duration::from_secs(60), u64::MAX).start();
+        let wav = speak(dir.path(), "what is the weather today");
+        let media = store
+            .send(PutMedia {
+                bytes: wav.clone().into(),
+                content_type: None,
+                file_name: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let (base, oai) = serve(2, |i, head, body| match i {
+            0 => (429, r#"{"error":{"message":"slow down"}}"#.into()),
+            _ => {
+                assert!(
+                    head.to_ascii_lowercase()
+                        .contains("authorization: bearer k-123"),
+                    "{head}"
+                );
+                let text = hear(&file_part(head, body));
+                (200, serde_json::json!({ "text": text }).to_string())
+            }
+        });
+        let mut cfg = (*audio(vec![
+            provider("local", "whisper-1"),
+            provider("local", "whisper-1"),
+        ]))
+        .clone();
+        cfg.providers.insert("local".into(), settings(&base, None));
+        let u = store
+            .send(UnderstandAudio {
+                media: media.clone(),
+                config: std::sync::Arc::new(cfg),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            u.text.as_deref(),
+            Some("what is the weather today"),
+            "{u:?}"
+        );
+        assert!(u.attempts[0].contains("HTTP 429"), "{u:?}");
+        let heads = oai.join().unwrap();
+        assert!(
+            heads[1].starts_with("POST /v1/audio/transcriptions "),
+            "{heads:?}"
+        );
+
+        let wav = speak(dir.path(), "start a new session");
+        let media = store
+            .send(PutMedia {
+                bytes: wav.into(),
+                content_type: None,
+                file_name: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let (base, dg) = serve(1, |_, head, body| {
+            assert!(head.contains("Token k-123"), "{head}");
+            let text = hear(body);
+            (200, serde_json::json!({"results": {"channels": [{"alternatives": [{"transcript": text}]}]}}).to_string())
+        });
+        let mut cfg = (*audio(vec![provider("dg", "nova-3")])).clone();
+        cfg.providers
+            .insert("dg".into(), settings(&base, Some("deepgram")));
+        let u = store
+            .send(UnderstandAudio {
+                media,
+                config: std::sync::Arc::new(cfg),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            u.text.as_deref(),
+            Some("start a new session"),
+            "{u:?}"
+        );
+        let heads = dg.join().unwrap();
+        assert!(
+            heads[0].starts_with("POST /v1/listen?model=nova-3"),
+            "{heads:?}"
+        );
+    }
+}
