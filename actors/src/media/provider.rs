@@ -354,11 +354,7 @@ mod tests {
             })
             .await
             .unwrap();
-        assert_eq!(
-            u.text.as_deref(),
-            Some("start a new session"),
-            "{u:?}"
-        );
+        assert_eq!(u.text.as_deref(), Some("start a new session"), "{u:?}");
         let heads = dg.join().unwrap();
         assert!(
             heads[0].starts_with("POST /v1/listen?model=nova-3"),
