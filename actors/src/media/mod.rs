@@ -15,6 +15,7 @@
 //! the sender declared, and a mismatch is recorded.
 
 mod actor;
+mod config;
 mod fetch;
 mod provider;
 mod store;
@@ -23,9 +24,10 @@ mod understand;
 pub use actor::{
     FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport, UnderstandAudio,
 };
+pub use config::{Capability, Limits, MediaConfig, ModelEntry};
 pub use fetch::fetch_capped;
 pub use store::{sniff, MediaKind, MediaRef};
-pub use understand::{audio_body, transcribe, Capability, MediaConfig, ModelEntry, Understood};
+pub use understand::{audio_body, transcribe, Understood};
 
 /// Why media could not be taken in.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

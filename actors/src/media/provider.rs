@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::config::{Limits, ModelEntry};
 use super::store::MediaRef;
-use super::understand::{Capability, ModelEntry};
 use crate::settings::ProviderSettings;
 
 fn client() -> &'static reqwest::Client {
@@ -33,7 +33,7 @@ fn known(id: &str) -> Option<(&'static str, &'static str)> {
 /// Transcribes `media` with a provider entry; the text or why not.
 pub(super) async fn transcribe(
     entry: &ModelEntry,
-    cap: &Capability,
+    limits: &Limits,
     media: &MediaRef,
     timeout: Duration,
     providers: &BTreeMap<String, ProviderSettings>,
@@ -56,8 +56,8 @@ pub(super) async fn transcribe(
         .clone()
         .or_else(|| known(id).map(|k| k.1.to_string()))
         .ok_or("a provider entry needs `model`")?;
-    let language = entry.language.clone().or(cap.language.clone());
-    let prompt = entry.prompt.clone().or(cap.prompt.clone());
+    let language = limits.language.clone();
+    let prompt = limits.prompt.clone();
     let bytes = tokio::fs::read(&media.path)
         .await
         .map_err(|e| format!("cannot read the file: {e}"))?;

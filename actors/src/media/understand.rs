@@ -17,108 +17,13 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt;
 
+use super::config::{entry_name, Limits, MediaConfig, ModelEntry};
 use super::store::MediaRef;
 
 /// What a CLI may print before it is cut off (OpenClaw's cap).
 const STDOUT_MAX: usize = 5 * 1024 * 1024;
-
-/// `tools.media`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MediaConfig {
-    #[serde(default)]
-    pub models: Vec<ModelEntry>,
-    #[serde(default)]
-    pub audio: Option<Capability>,
-    #[serde(default)]
-    pub image: Option<Capability>,
-    #[serde(default)]
-    pub video: Option<Capability>,
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-    /// `models.providers`, for provider entries (not part of `tools.media`).
-    #[serde(skip)]
-    pub providers: std::collections::BTreeMap<String, crate::settings::ProviderSettings>,
-}
-
-/// `tools.media.audio|image|video`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Capability {
-    pub enabled: Option<bool>,
-    #[serde(default)]
-    pub models: Vec<ModelEntry>,
-    pub prompt: Option<String>,
-    pub max_chars: Option<usize>,
-    pub max_bytes: Option<u64>,
-    pub timeout_seconds: Option<f64>,
-    pub language: Option<String>,
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-}
-
-/// One `models[]` entry: `type: "cli"` (command + args) or a provider.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelEntry {
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub command: Option<String>,
-    #[serde(default)]
-    pub args: Vec<String>,
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    #[serde(default)]
-    pub capabilities: Vec<String>,
-    pub prompt: Option<String>,
-    pub max_chars: Option<usize>,
-    pub max_bytes: Option<u64>,
-    pub timeout_seconds: Option<f64>,
-    pub language: Option<String>,
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-}
-
-impl MediaConfig {
-    /// From `tools.media`, with `models.providers` for provider entries.
-    pub fn from_settings(s: &crate::settings::Settings) -> MediaConfig {
-        let mut c = MediaConfig::from_tools(&s.tools);
-        c.providers = s.models.providers.clone();
-        c
-    }
-
-    /// From `tools.media` (absent or malformed: nothing configured, said once).
-    pub fn from_tools(tools: &crate::settings::ToolsSettings) -> MediaConfig {
-        match tools.other.get("media") {
-            None => MediaConfig::default(),
-            Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "tools.media not understood; media understanding off");
-                MediaConfig::default()
-            }),
-        }
-    }
-
-    /// The audio entries in order: `audio.models`, then the shared ones
-    /// tagged `audio`; none when `audio.enabled` is false.
-    pub fn audio_entries(&self) -> Vec<&ModelEntry> {
-        let cap = self.audio.as_ref();
-        if cap.and_then(|c| c.enabled) == Some(false) {
-            return Vec::new();
-        }
-        cap.map(|c| c.models.iter().collect::<Vec<_>>())
-            .unwrap_or_default()
-            .into_iter()
-            .chain(
-                self.models
-                    .iter()
-                    .filter(|m| m.capabilities.iter().any(|c| c == "audio")),
-            )
-            .collect()
-    }
-}
 
 /// What understanding one file came to.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -137,7 +42,8 @@ pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
     let cap = cfg.audio.clone().unwrap_or_default();
     let mut out = Understood::default();
     for entry in cfg.audio_entries() {
-        let max_bytes = entry.max_bytes.or(cap.max_bytes).unwrap_or(20 << 20);
+        let limits = entry.limits.over(&cap.limits);
+        let max_bytes = limits.max_bytes.unwrap_or(20 << 20);
         let name = entry_name(entry);
         if media.size > max_bytes {
             out.attempts.push(format!(
@@ -146,20 +52,15 @@ pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
             ));
             continue;
         }
-        let timeout = Duration::from_secs_f64(
-            entry
-                .timeout_seconds
-                .or(cap.timeout_seconds)
-                .unwrap_or(60.0)
-                .clamp(0.1, 3600.0),
-        );
+        let timeout =
+            Duration::from_secs_f64(limits.timeout_seconds.unwrap_or(60.0).clamp(0.1, 3600.0));
         let run = match entry.kind.as_deref().unwrap_or("provider") {
-            "cli" => run_cli(entry, &cap, media, timeout).await,
-            _ => super::provider::transcribe(entry, &cap, media, timeout, &cfg.providers).await,
+            "cli" => run_cli(entry, &limits, media, timeout).await,
+            _ => super::provider::transcribe(entry, &limits, media, timeout, &cfg.providers).await,
         };
         match run {
             Ok(text) if !text.trim().is_empty() => {
-                let max = entry.max_chars.or(cap.max_chars).unwrap_or(usize::MAX);
+                let max = limits.max_chars.unwrap_or(usize::MAX);
                 out.text = Some(text.trim().chars().take(max).collect());
                 out.by = Some(name);
                 return out;
@@ -169,15 +70,6 @@ pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
         }
     }
     out
-}
-
-pub(super) fn entry_name(e: &ModelEntry) -> String {
-    match (&e.command, &e.provider, &e.model) {
-        (Some(c), _, _) => format!("cli:{c}"),
-        (None, Some(p), Some(m)) => format!("{p}/{m}"),
-        (None, Some(p), None) => p.clone(),
-        _ => "unnamed entry".into(),
-    }
 }
 
 /// OpenClaw's templates in one argument.
@@ -220,7 +112,7 @@ fn fill(
 /// Runs one CLI entry in a scratch dir (removed after); its stdout.
 async fn run_cli(
     entry: &ModelEntry,
-    cap: &Capability,
+    limits: &Limits,
     media: &MediaRef,
     timeout: Duration,
 ) -> Result<String, String> {
@@ -229,21 +121,9 @@ async fn run_cli(
         return Err("a CLI entry needs `command` and `args`".into());
     };
     let scratch = Scratch::new().map_err(|e| e.to_string())?;
-    let prompt = entry
-        .prompt
-        .clone()
-        .or(cap.prompt.clone())
-        .unwrap_or_default();
-    let max_chars = entry
-        .max_chars
-        .or(cap.max_chars)
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    let lang = entry
-        .language
-        .clone()
-        .or(cap.language.clone())
-        .unwrap_or_default();
+    let prompt = limits.prompt.clone().unwrap_or_default();
+    let max_chars = limits.max_chars.map(|n| n.to_string()).unwrap_or_default();
+    let lang = limits.language.clone().unwrap_or_default();
     let args: Vec<String> = entry
         .args
         .iter()
@@ -322,7 +202,7 @@ pub fn audio_body(caption: &str, transcript: &str) -> String {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::media::{MediaStore, PutMedia, UnderstandAudio};
+    use crate::media::{Capability, MediaStore, PutMedia, UnderstandAudio};
     use actix::Actor;
     use std::sync::Arc;
 
@@ -453,9 +333,9 @@ pub(super) mod tests {
         let pid_file = dir.path().join("pid");
         let hang = format!("echo $$ > {}; exec sleep 30", pid_file.display());
         let mut slow = cli("sh", &["-c", &hang]);
-        slow.timeout_seconds = Some(0.5);
+        slow.limits.timeout_seconds = Some(0.5);
         let mut small = pocketsphinx();
-        small.max_bytes = Some(100);
+        small.limits.max_bytes = Some(100);
         // A provider with no endpoint configured or known: never dialled.
         let provider = ModelEntry {
             provider: Some("nowhere".into()),
@@ -520,6 +400,18 @@ pub(super) mod tests {
         .unwrap();
         let names: Vec<String> = cfg.audio_entries().into_iter().map(entry_name).collect();
         assert_eq!(names, ["cli:a", "cli:x"]);
+        // The shared keys land in `limits`; the rest is kept as written.
+        let audio = cfg.audio.as_ref().unwrap();
+        assert_eq!(audio.limits.language.as_deref(), Some("en"));
+        let kept: MediaConfig = serde_json::from_value(serde_json::json!({
+            "audio": {"maxBytes": 5, "echoTranscript": true}}))
+        .unwrap();
+        let audio = kept.audio.unwrap();
+        assert_eq!(audio.limits.max_bytes, Some(5));
+        assert_eq!(
+            audio.other.get("echoTranscript"),
+            Some(&serde_json::json!(true))
+        );
         let off: MediaConfig = serde_json::from_value(
             serde_json::json!({"audio": {"enabled": false, "models": [{"type": "cli"}]}}),
         )
