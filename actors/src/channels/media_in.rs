@@ -50,8 +50,9 @@ pub async fn take_in<O: Outlet>(
             ));
             continue;
         }
+        // Shared, not copied, between the store and the image block.
         let bytes = match outlet.download(m, max).await {
-            Ok(b) => b,
+            Ok(b) => bytes::Bytes::from(b),
             Err(e) => {
                 tracing::warn!(channel = %inc.channel, error = %e, "channel media not loaded");
                 notes.push(format!("[attachment not loaded: {}: {e}]", label(m)));
@@ -61,7 +62,7 @@ pub async fn take_in<O: Outlet>(
         let stored = match &deps.media {
             Some(store) => store
                 .send(PutMedia {
-                    bytes: bytes.clone().into(),
+                    bytes: bytes.clone(),
                     content_type: m.mime_type.clone(),
                     file_name: m.name.clone(),
                 })
