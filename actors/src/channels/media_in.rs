@@ -84,7 +84,11 @@ pub async fn take_in<O: Outlet>(
                     .unwrap_or_else(|| "image/jpeg".into()),
                 data: base64::engine::general_purpose::STANDARD.encode(&bytes),
             }),
-            (MediaKind::Audio, Some(s), Some(store)) if !config.audio_entries().is_empty() => {
+            // The first audio only (OpenClaw's `attachments.mode: "first"`);
+            // later ones are named, not transcribed.
+            (MediaKind::Audio, Some(s), Some(store))
+                if taken.heard.is_none() && !config.audio_entries().is_empty() =>
+            {
                 let u = store
                     .send(UnderstandAudio {
                         media: s.clone(),
@@ -93,7 +97,7 @@ pub async fn take_in<O: Outlet>(
                     .await
                     .unwrap_or_default();
                 match u.text {
-                    Some(t) if taken.heard.is_none() => {
+                    Some(t) => {
                         taken.heard = Some(Heard {
                             body: audio_body(&inc.text, &t),
                             commands: t,
