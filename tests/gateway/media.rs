@@ -18,7 +18,7 @@ use crate::support::TestGateway;
 
 const LONG: Duration = Duration::from_secs(30);
 
-fn speak(dir: &Path, text: &str) -> Vec<u8> {
+pub(super) fn speak(dir: &Path, text: &str) -> Vec<u8> {
     let wav = dir.join("speech.wav");
     let ok = std::process::Command::new("espeak-ng")
         .args(["-v", "en-us", "-s", "130", "-w"])
@@ -31,7 +31,7 @@ fn speak(dir: &Path, text: &str) -> Vec<u8> {
 }
 
 /// `tools.media.audio`: pocketsphinx through a wrapper that counts its runs.
-fn audio_config(runs: &Path) -> Value {
+pub(super) fn audio_config(runs: &Path) -> Value {
     let gram = PathBuf::from(ROOT).join("tests/media/commands.gram");
     let script = format!(
         "echo run >> {}; exec pocketsphinx_continuous -infile \"$1\" -samprate 22050 -nfft 1024 -jsgf {} -logfn /dev/null",
@@ -134,7 +134,7 @@ async fn an_oversized_or_failing_voice_note_still_gets_a_turn_with_a_note() {
     );
     let last = fake.sent_to(42).last().unwrap().text.clone();
     assert!(
-        last.contains("not transcribed") && last.contains("exited"),
+        last.contains("not understood") && last.contains("exited"),
         "{last}"
     );
 }

@@ -1,6 +1,7 @@
 mod admin_http;
 mod agents;
 mod approvals;
+mod attachments;
 mod audit;
 mod channel_crash;
 mod chat;

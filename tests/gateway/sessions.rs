@@ -227,7 +227,8 @@ async fn attachments_are_checked_stored_and_kept_out_of_history_display() {
         .unwrap()
         .to_string();
     assert!(
-        text.contains("look") && text.contains("[Attachment: notes.txt]\nline one"),
+        text.contains("look")
+            && text.contains("[Document]\nName: notes.txt (text/plain)\nContent:\nline one"),
         "{text}"
     );
     let h = c.call("chat.history", json!({"sessionKey": "main"})).await["payload"].clone();

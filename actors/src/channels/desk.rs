@@ -537,9 +537,15 @@ impl<O: Outlet> HandOver<O> {
                     actix::spawn(async move { o.typing(&to).await });
                 }
                 let limit = self.outlet.media_limit();
-                let taken =
-                    super::media_in::take_in(&self.deps.dispatch, &self.outlet, inc, limit).await;
                 let model = self.cfg.model_override.clone();
+                let taken = super::media_in::take_in(
+                    &self.deps.dispatch,
+                    &self.outlet,
+                    inc,
+                    limit,
+                    model.as_deref(),
+                )
+                .await;
                 dispatch::hand_over(&self.deps.dispatch, inc, commands, taken, model)
                     .await
                     .map(|d| (d, Inbound::Completed))

@@ -85,6 +85,10 @@ pub struct MediaRef {
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Where the platform serves it (Slack's `url_private_download`, a
+    /// Discord CDN URL), when the id alone does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 impl Incoming {
@@ -154,22 +158,8 @@ pub struct DispatchDeps {
     pub media: Option<Addr<crate::media::MediaStore>>,
 }
 
-/// What a message's attachments became.
-/// (`media_in.rs` makes it.)
-#[derive(Debug, Default)]
-pub struct Taken {
-    pub images: Vec<Image>,
-    pub note: Option<String>,
-    pub heard: Option<Heard>,
-}
-
-/// An audio attachment understood: the body the agent gets, and the text
-/// command parsing sees.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Heard {
-    pub body: String,
-    pub commands: String,
-}
+/// What a message's attachments became (`media::take`).
+pub use crate::media::{Heard, Taken};
 
 /// The settings a hand-over reads besides routing.
 #[derive(Debug, Clone, Default)]
@@ -305,8 +295,9 @@ pub async fn hand_over(
     taken: Taken,
     model: Option<String>,
 ) -> Result<Option<Delivery>, DispatchError> {
-    let inbound = finalized(msg, commands, taken.heard.as_ref());
-    let (images, note) = (taken.images, taken.note);
+    let inbound = finalized(msg, commands, &taken);
+    let taken_heard = taken.heard.is_some();
+    let (images, note, media) = (taken.images, taken.note, taken.media);
     let (route, key) = route_of(deps, msg)?;
     let (session, entry) = deps
         .sessions
@@ -326,7 +317,10 @@ pub async fn hand_over(
         .received
         .received(&received(msg, &inbound, &key, &route));
     let model = model.or_else(|| policies.model_by_channel.get(&msg.channel).cloned());
-    let send = send_chat(msg, &inbound, &route, note, images, model);
+    let mut send = send_chat(msg, &inbound, &route, note, images, model);
+    send.media = media;
+    // A spoken command: parsed from the transcript (OpenClaw's CommandBody).
+    send.commands = taken_heard.then(|| inbound.ctx.body_for_commands.clone());
     let ack = session
         .send(send)
         .await
@@ -408,11 +402,8 @@ fn send_chat(
 }
 
 /// The message's context (`commands`: its sender may use directives).
-fn finalized(
-    msg: &Incoming,
-    commands: bool,
-    heard: Option<&Heard>,
-) -> crate::inbound::finalize::Inbound {
+fn finalized(msg: &Incoming, commands: bool, taken: &Taken) -> crate::inbound::finalize::Inbound {
+    let heard = taken.heard.as_ref();
     let group = msg.is_group();
     let raw = RawInbound {
         channel: msg.channel.clone(),
@@ -427,6 +418,8 @@ fn finalized(
         // A spoken command is parsed from the transcript (OpenClaw's CommandBody).
         command_body: heard.map(|h| h.commands.clone()),
         forced_body_for_agent: heard.map(|h| h.body.clone()),
+        media: taken.media.iter().map(|m| m.path.clone()).collect(),
+        media_types: taken.media.iter().map(|m| m.content_type.clone()).collect(),
         timestamp_ms: msg.ts_ms,
         ..RawInbound::default()
     };
@@ -438,7 +431,7 @@ fn finalized(
 }
 
 /// The agent and session the bindings give the message.
-fn route_of(
+pub(super) fn route_of(
     deps: &DispatchDeps,
     msg: &Incoming,
 ) -> Result<(crate::routing::Route, SessionKey), DispatchError> {

@@ -1,118 +1,71 @@
-//! An accepted message's attachments, the same way on every channel: each
-//! downloaded once through its outlet (refused past the account's
-//! `mediaMaxMb`), kept in the media store, then given to the model as what
-//! it can use: images as image blocks; audio transcribed by `tools.media`
-//! (the body becomes OpenClaw's `[Audio]` block, and command parsing sees
-//! the transcript); anything else, or what could not be taken, as a note.
+//! An accepted message's attachments on a channel: each downloaded once
+//! through its outlet (refused before the download when its declared size
+//! is over the account's `mediaMaxMb`, cut off when the bytes pass it),
+//! then taken in like every surface's (`media::take`: kept in the media
+//! store, understood, given to the model).
 //!
 //! Trust: what a file says is the sender's words; it follows the sender's
 //! trust (a stranger's transcript is wrapped like a stranger's text).
 
 use std::sync::Arc;
 
-use base64::Engine;
-
 use super::deliver::Outlet;
-use super::dispatch::{DispatchDeps, Heard, Incoming, MediaRef, Taken};
-use crate::media::{audio_body, MediaKind, PutMedia, UnderstandAudio};
-use crate::provider::Image;
+use super::dispatch::{route_of, DispatchDeps, Incoming, Taken};
+use crate::media::{label, take, Intake, Loaded};
 
-fn label(m: &MediaRef) -> String {
-    format!(
-        "{} ({}{})",
-        m.name.clone().unwrap_or_else(|| "file".into()),
-        m.mime_type
-            .clone()
-            .unwrap_or_else(|| crate::inbound::finalize::UNKNOWN_MEDIA.to_string()),
-        m.size.map(|s| format!(", {s} bytes")).unwrap_or_default()
-    )
-}
-
-/// Takes in `inc`'s attachments (`max`: the account's size limit).
+/// Takes in `inc`'s attachments (`max`: the account's size limit;
+/// `model`: the channel's model override, if any).
 pub async fn take_in<O: Outlet>(
     deps: &DispatchDeps,
     outlet: &O,
     inc: &Incoming,
     max: u64,
+    model: Option<&str>,
 ) -> Taken {
-    let mut taken = Taken::default();
-    let mut notes = Vec::new();
-    let config = deps
+    if inc.media.is_empty() {
+        return Taken::default();
+    }
+    let policies = deps
         .policies
         .lock()
-        .map(|p| p.media.clone())
+        .map(|p| Arc::clone(&p))
         .unwrap_or_default();
+    let config = Arc::clone(&policies.media);
+    let model = model.or_else(|| {
+        policies
+            .model_by_channel
+            .get(&inc.channel)
+            .map(String::as_str)
+    });
+    let agent =
+        route_of(deps, inc).map_or_else(|_| deps.default_agent.clone(), |(r, _)| r.agent_id);
+    let mut items = Vec::with_capacity(inc.media.len());
     for m in &inc.media {
+        let name = label(m.name.as_deref(), m.mime_type.as_deref(), m.size);
         if m.size.is_some_and(|s| s > max) {
-            notes.push(format!(
-                "[attachment not loaded: {} is larger than {max} bytes]",
-                label(m)
-            ));
+            items.push(Err(format!(
+                "[attachment not loaded: {name} is larger than {max} bytes]"
+            )));
             continue;
         }
-        // Shared, not copied, between the store and the image block.
-        let bytes = match outlet.download(m, max).await {
-            Ok(b) => bytes::Bytes::from(b),
+        items.push(match outlet.download(m, max).await {
+            Ok(b) => Ok(Loaded {
+                bytes: bytes::Bytes::from(b),
+                content_type: m.mime_type.clone(),
+                name: m.name.clone(),
+                url: m.url.clone(),
+            }),
             Err(e) => {
                 tracing::warn!(channel = %inc.channel, error = %e, "channel media not loaded");
-                notes.push(format!("[attachment not loaded: {}: {e}]", label(m)));
-                continue;
+                Err(format!("[attachment not loaded: {name}: {e}]"))
             }
-        };
-        let stored = match &deps.media {
-            Some(store) => store
-                .send(PutMedia {
-                    bytes: bytes.clone(),
-                    content_type: m.mime_type.clone(),
-                    file_name: m.name.clone(),
-                })
-                .await
-                .ok()
-                .and_then(Result::ok),
-            None => None,
-        };
-        let kind = stored
-            .as_ref()
-            .map(|s| s.kind)
-            .unwrap_or_else(|| MediaKind::of(m.mime_type.as_deref().unwrap_or("")));
-        match (kind, &stored, &deps.media) {
-            (MediaKind::Image, s, _) => taken.images.push(Image {
-                mime_type: s
-                    .as_ref()
-                    .map(|s| s.content_type.clone())
-                    .or(m.mime_type.clone())
-                    .unwrap_or_else(|| "image/jpeg".into()),
-                data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-            }),
-            // The first audio only (OpenClaw's `attachments.mode: "first"`);
-            // later ones are named, not transcribed.
-            (MediaKind::Audio, Some(s), Some(store))
-                if taken.heard.is_none() && !config.audio_entries().is_empty() =>
-            {
-                let u = store
-                    .send(UnderstandAudio {
-                        media: s.clone(),
-                        config: Arc::clone(&config),
-                    })
-                    .await
-                    .unwrap_or_default();
-                match u.text {
-                    Some(t) => {
-                        taken.heard = Some(Heard {
-                            body: audio_body(&inc.text, &t),
-                            commands: t,
-                        })
-                    }
-                    _ => notes.push(format!(
-                        "[audio: {} (not transcribed: {})]",
-                        label(m),
-                        u.attempts.join("; ")
-                    )),
-                }
-            }
-            _ => notes.push(format!("[attachment: {}]", label(m))),
-        }
+        });
     }
-    taken.note = (!notes.is_empty()).then(|| notes.join("\n"));
-    taken
+    let intake = Intake {
+        store: deps.media.clone(),
+        vision: config.reply.vision(model, &agent),
+        config,
+        caption: inc.text.clone(),
+    };
+    take(&intake, items).await
 }

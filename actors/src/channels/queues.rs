@@ -154,6 +154,7 @@ mod tests {
                     mime_type: None,
                     name: None,
                     size: None,
+                    url: None,
                 }]
             } else {
                 Vec::new()

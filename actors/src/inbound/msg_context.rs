@@ -6,9 +6,29 @@
 //! - `body_for_commands`: what the directive parser reads.
 //!
 //! `command_authorized` is deny-by-default: a sender who is not authorised
-//! gets directives treated as plain text.
+//! gets directives treated as plain text. `media`: its attachments as the
+//! media store keeps them (OpenClaw's `MediaPaths`, `MediaUrls`,
+//! `MediaTypes`), written on its transcript entry.
 
 use chrono::{DateTime, Local, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+
+/// An attachment kept in the media store, as a message's context and its
+/// transcript entry name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attached {
+    /// The store's id (the SHA-256 of the bytes).
+    pub id: String,
+    pub path: String,
+    pub content_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub size: u64,
+    /// Where it came from (a platform URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
 
 /// Where a message came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +165,7 @@ pub struct MsgContext {
     pub chat_type: ChatType,
     pub command_authorized: bool,
     pub timestamp_ms: u64,
+    pub media: Vec<Attached>,
 }
 
 impl MsgContext {
@@ -164,6 +185,7 @@ impl MsgContext {
             chat_type,
             command_authorized,
             timestamp_ms,
+            media: Vec::new(),
         }
     }
 

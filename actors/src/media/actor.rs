@@ -136,38 +136,43 @@ impl Handler<GetMedia> for MediaStore {
     }
 }
 
-/// Transcribes a stored audio file (`tools.media`), or answers from what
-/// an earlier call found (successes are kept beside the file).
+/// Understands a stored file with its kind's `tools.media` entries (an
+/// audio file transcribed, an image or a video described), or answers
+/// from what an earlier call found (successes are kept beside the file).
 #[derive(Debug, Message)]
 #[rtype(result = "super::Understood")]
-pub struct UnderstandAudio {
+pub struct Understand {
     pub media: MediaRef,
     pub config: std::sync::Arc<super::MediaConfig>,
 }
 
-impl Handler<UnderstandAudio> for MediaStore {
+impl Handler<Understand> for MediaStore {
     type Result = ResponseFuture<super::Understood>;
-    fn handle(&mut self, msg: UnderstandAudio, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: Understand, _: &mut Context<Self>) -> Self::Result {
         let dir = self.dir.clone();
         let span = self.span.clone();
         Box::pin(async move {
             let id = msg.media.id.clone();
+            let kind = msg.media.kind;
+            let Some(what) = kind.capability() else {
+                return super::Understood::default();
+            };
             let (d, i) = (dir.clone(), id.clone());
-            let cached = blocking(move || Ok(store::understood(&d, &i, "audio"))).await;
+            let cached = blocking(move || Ok(store::understood(&d, &i, what))).await;
             if let Ok(Some(u)) = cached {
                 return u;
             }
-            let u = super::transcribe(&msg.config, &msg.media).await;
+            let u = super::understand(&msg.config, kind, &msg.media).await;
             span.in_scope(|| match &u.by {
-                Some(by) => tracing::info!(media = %id, by = %by, "audio transcribed"),
+                Some(by) => tracing::info!(media = %id, kind = what, by = %by, "media understood"),
                 None => {
-                    tracing::info!(media = %id, attempts = ?u.attempts, "audio not transcribed")
+                    tracing::info!(media = %id, kind = what, attempts = ?u.attempts, "media not understood")
                 }
             });
             if u.text.is_some() {
                 let keep = u.clone();
                 let _ = blocking(move || {
-                    store::remember(&dir, &id, "audio", &keep);
+                    store::remember(&dir, &id, what, &keep);
                     Ok(())
                 })
                 .await;

@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::store::MediaKind;
+
 /// `tools.media`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -18,11 +20,71 @@ pub struct MediaConfig {
     pub image: Option<Capability>,
     #[serde(default)]
     pub video: Option<Capability>,
+    /// ferroclaw's: `tools.media.document` (`enabled`, `maxChars`) for
+    /// the text of documents (`[Document]` blocks).
+    #[serde(default)]
+    pub document: Option<Capability>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// `models.providers`, for provider entries (not part of `tools.media`).
     #[serde(skip)]
     pub providers: std::collections::BTreeMap<String, crate::settings::ProviderSettings>,
+    /// Which reply model a message gets, to tell whether it sees images.
+    #[serde(skip)]
+    pub reply: ReplyModels,
+}
+
+/// The reply models as far as images go: the default one, each agent's,
+/// and those whose catalog entry (`models.providers.<p>.models[].input`)
+/// lists no `image` input. A model the catalog does not describe is
+/// taken to see images (as the providers' current models do).
+#[derive(Debug, Clone, Default)]
+pub struct ReplyModels {
+    pub default: String,
+    pub agents: std::collections::BTreeMap<String, String>,
+    pub blind: std::collections::BTreeSet<String>,
+}
+
+impl ReplyModels {
+    fn from_settings(s: &crate::settings::Settings) -> ReplyModels {
+        let blind = s
+            .models
+            .providers
+            .iter()
+            .flat_map(|(p, ps)| {
+                ps.models
+                    .iter()
+                    .filter(|m| {
+                        m.input
+                            .as_ref()
+                            .is_some_and(|i| !i.iter().any(|x| x == "image"))
+                    })
+                    .map(move |m| format!("{p}/{}", m.id))
+            })
+            .collect();
+        let agents = s
+            .agents
+            .list
+            .iter()
+            .filter_map(|a| Some((a.id.clone(), a.model.as_ref()?.primary().to_string())))
+            .collect();
+        ReplyModels {
+            default: s.agents.defaults.model.primary().to_string(),
+            agents,
+            blind,
+        }
+    }
+
+    /// Whether the model that answers (`model`: the message's own, e.g. a
+    /// channel's `modelOverride`; else `agent`'s; else the default) sees
+    /// images.
+    pub fn vision(&self, model: Option<&str>, agent: &str) -> bool {
+        let m = model
+            .filter(|m| !m.trim().is_empty())
+            .or_else(|| self.agents.get(agent).map(String::as_str))
+            .unwrap_or(&self.default);
+        !self.blind.contains(m.trim())
+    }
 }
 
 /// What a capability sets as defaults and an entry may override.
@@ -88,6 +150,7 @@ impl MediaConfig {
     pub fn from_settings(s: &crate::settings::Settings) -> MediaConfig {
         let mut c = MediaConfig::from_tools(&s.tools);
         c.providers = s.models.providers.clone();
+        c.reply = ReplyModels::from_settings(s);
         c
     }
 
@@ -105,7 +168,38 @@ impl MediaConfig {
     /// The audio entries in order: `audio.models`, then the shared ones
     /// tagged `audio`; none when `audio.enabled` is false.
     pub fn audio_entries(&self) -> Vec<&ModelEntry> {
-        let cap = self.audio.as_ref();
+        self.entries(MediaKind::Audio)
+    }
+
+    /// The most characters of one document's text (None: documents off).
+    pub fn document_chars(&self) -> Option<usize> {
+        let d = self.document.as_ref();
+        match d.and_then(|d| d.enabled) {
+            Some(false) => None,
+            _ => Some(
+                d.and_then(|d| d.limits.max_chars)
+                    .unwrap_or(super::document::DEFAULT_MAX_CHARS),
+            ),
+        }
+    }
+
+    /// `tools.media.audio|image|video` for a kind (None for documents).
+    pub fn capability(&self, kind: MediaKind) -> Option<&Capability> {
+        match kind {
+            MediaKind::Audio => self.audio.as_ref(),
+            MediaKind::Image => self.image.as_ref(),
+            MediaKind::Video => self.video.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A kind's entries in order: the capability's own `models`, then the
+    /// shared ones tagged with it; none when its `enabled` is false.
+    pub fn entries(&self, kind: MediaKind) -> Vec<&ModelEntry> {
+        let Some(tag) = kind.capability() else {
+            return Vec::new();
+        };
+        let cap = self.capability(kind);
         if cap.and_then(|c| c.enabled) == Some(false) {
             return Vec::new();
         }
@@ -115,9 +209,28 @@ impl MediaConfig {
             .chain(
                 self.models
                     .iter()
-                    .filter(|m| m.capabilities.iter().any(|c| c == "audio")),
+                    .filter(|m| m.capabilities.iter().any(|c| c == tag)),
             )
             .collect()
+    }
+
+    /// A kind's defaults: OpenClaw's (`maxBytes` 10 MB for images, 20 MB
+    /// for audio, 50 MB for video; `maxChars` 500 for images and video)
+    /// under what `tools.media.<kind>` sets.
+    pub fn defaults(&self, kind: MediaKind) -> Limits {
+        let (bytes, chars) = match kind {
+            MediaKind::Image => (10 << 20, Some(500)),
+            MediaKind::Video => (50 << 20, Some(500)),
+            _ => (20 << 20, None),
+        };
+        let builtin = Limits {
+            max_bytes: Some(bytes),
+            max_chars: chars,
+            ..Limits::default()
+        };
+        self.capability(kind)
+            .map(|c| c.limits.over(&builtin))
+            .unwrap_or(builtin)
     }
 }
 

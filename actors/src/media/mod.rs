@@ -6,9 +6,11 @@
 //! `attachments.maxTotalMb`, the least recently used. `MediaStore` is the
 //! only writer of that folder; channels, the edge and the understanding
 //! step send it `PutMedia`/`FetchMedia` and get a `MediaRef` back.
-//! `UnderstandAudio` transcribes a stored file with the configured
-//! `tools.media` entries (`understand.rs`), once per content: the result
-//! is kept beside the file.
+//! `Understand` transcribes or describes a stored file with the
+//! configured `tools.media` entries (`understand.rs`, `vision.rs`), once
+//! per content: the result is kept beside the file. `intake.rs` is what
+//! every surface calls: a message's attachments in, what the model gets
+//! out (image blocks, `[Audio]`/`[Image]`/`[Video]`/`[Document]` blocks).
 //!
 //! Trust: the bytes are outside data whoever sent them; the store only
 //! keeps them. The type is told from the bytes (`sniff`), not from what
@@ -16,18 +18,20 @@
 
 mod actor;
 mod config;
+pub mod document;
 mod fetch;
+mod intake;
 mod provider;
 mod store;
 mod understand;
+mod vision;
 
-pub use actor::{
-    FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport, UnderstandAudio,
-};
-pub use config::{Capability, Limits, MediaConfig, ModelEntry};
+pub use actor::{FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport, Understand};
+pub use config::{Capability, Limits, MediaConfig, ModelEntry, ReplyModels};
 pub use fetch::fetch_capped;
+pub use intake::{label, take, Attached, Heard, Intake, Loaded, Taken};
 pub use store::{sniff, MediaKind, MediaRef};
-pub use understand::{audio_body, transcribe, Understood};
+pub use understand::{audio_body, block, transcribe, understand, Understood};
 
 /// Why media could not be taken in.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

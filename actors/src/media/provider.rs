@@ -15,29 +15,40 @@ use super::config::{Limits, ModelEntry};
 use super::store::MediaRef;
 use crate::settings::ProviderSettings;
 
-fn client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(reqwest::Client::new)
-}
-
 /// (base URL, default model) of the providers known by name.
 fn known(id: &str) -> Option<(&'static str, &'static str)> {
     Some(match id {
         "openai" => ("https://api.openai.com/v1", "gpt-4o-mini-transcribe"),
         "groq" => ("https://api.groq.com/openai/v1", "whisper-large-v3-turbo"),
         "deepgram" => ("https://api.deepgram.com/v1", "nova-3"),
+        "anthropic" => ("https://api.anthropic.com/v1", ""),
+        "google" | "gemini" => (
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            "",
+        ),
         _ => return None,
     })
 }
 
-/// Transcribes `media` with a provider entry; the text or why not.
-pub(super) async fn transcribe(
+/// Where a provider entry's requests go.
+pub(super) struct Endpoint {
+    pub id: String,
+    /// Without a trailing `/`.
+    pub base: String,
+    pub key: Option<String>,
+    /// `models.providers.<id>.api` (`deepgram`, `anthropic-messages`...).
+    pub api: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// The entry's model, else the provider's default one for audio.
+    pub model: Option<String>,
+}
+
+/// The entry's provider: `models.providers.<id>`, else a known one with
+/// its key from `<ID>_API_KEY`.
+pub(super) fn endpoint(
     entry: &ModelEntry,
-    limits: &Limits,
-    media: &MediaRef,
-    timeout: Duration,
     providers: &BTreeMap<String, ProviderSettings>,
-) -> Result<String, String> {
+) -> Result<Endpoint, String> {
     let id = entry
         .provider
         .as_deref()
@@ -49,22 +60,75 @@ pub(super) async fn transcribe(
         .ok_or_else(|| format!("provider {id} has no baseUrl (models.providers.{id})"))?;
     let key = configured
         .and_then(|p| p.api_key.clone())
-        .or_else(|| std::env::var(format!("{}_API_KEY", id.to_ascii_uppercase())).ok())
+        .or_else(|| std::env::var(crate::provider::selection::env_var_for(id)).ok())
         .filter(|k| !k.is_empty());
-    let model = entry
+    Ok(Endpoint {
+        id: id.to_string(),
+        base: base.trim_end_matches('/').to_string(),
+        key,
+        api: configured.and_then(|p| p.api.clone()),
+        headers: configured
+            .and_then(|p| p.headers.clone())
+            .unwrap_or_default(),
+        model: entry.model.clone(),
+    })
+}
+
+/// Sends `req` (with the provider's headers) within `timeout`; the JSON
+/// answer or why not.
+pub(super) async fn answer(
+    mut req: reqwest::RequestBuilder,
+    ep: &Endpoint,
+    timeout: Duration,
+) -> Result<Value, String> {
+    for (k, v) in &ep.headers {
+        req = req.header(k, v);
+    }
+    let resp = req
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| match e.is_timeout() {
+            true => format!("timed out after {} s", timeout.as_secs_f64()),
+            false => format!("request failed: {}", e.without_url()),
+        })?;
+    let status = resp.status();
+    if !status.is_success() {
+        return Err(format!("HTTP {}", status.as_u16()));
+    }
+    resp.json()
+        .await
+        .map_err(|e| format!("not JSON: {}", e.without_url()))
+}
+
+pub(super) fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(reqwest::Client::new)
+}
+
+/// Transcribes `media` with a provider entry; the text or why not.
+pub(super) async fn transcribe(
+    entry: &ModelEntry,
+    limits: &Limits,
+    media: &MediaRef,
+    timeout: Duration,
+    providers: &BTreeMap<String, ProviderSettings>,
+) -> Result<String, String> {
+    let ep = endpoint(entry, providers)?;
+    let (id, base, key) = (ep.id.as_str(), ep.base.as_str(), &ep.key);
+    let model = ep
         .model
         .clone()
         .or_else(|| known(id).map(|k| k.1.to_string()))
+        .filter(|m| !m.is_empty())
         .ok_or("a provider entry needs `model`")?;
     let language = limits.language.clone();
     let prompt = limits.prompt.clone();
     let bytes = tokio::fs::read(&media.path)
         .await
         .map_err(|e| format!("cannot read the file: {e}"))?;
-    let deepgram =
-        id == "deepgram" || configured.and_then(|p| p.api.as_deref()) == Some("deepgram");
-    let base = base.trim_end_matches('/');
-    let mut req = if deepgram {
+    let deepgram = id == "deepgram" || ep.api.as_deref() == Some("deepgram");
+    let req = if deepgram {
         let mut url = format!("{base}/listen?model={model}&smart_format=true");
         if let Some(l) = &language {
             url.push_str(&format!("&language={l}"));
@@ -106,28 +170,7 @@ pub(super) async fn transcribe(
             None => r,
         }
     };
-    for (k, v) in configured
-        .and_then(|p| p.headers.clone())
-        .unwrap_or_default()
-    {
-        req = req.header(k, v);
-    }
-    let resp = req
-        .timeout(timeout)
-        .send()
-        .await
-        .map_err(|e| match e.is_timeout() {
-            true => format!("timed out after {} s", timeout.as_secs_f64()),
-            false => format!("request failed: {}", e.without_url()),
-        })?;
-    let status = resp.status();
-    if !status.is_success() {
-        return Err(format!("HTTP {}", status.as_u16()));
-    }
-    let body: Value = resp
-        .json()
-        .await
-        .map_err(|e| format!("not JSON: {}", e.without_url()))?;
+    let body = answer(req, &ep, timeout).await?;
     let text = if deepgram {
         body.pointer("/results/channels/0/alternatives/0/transcript")
     } else {
@@ -142,7 +185,7 @@ pub(super) async fn transcribe(
 mod tests {
     use super::*;
     use crate::media::understand::tests::{audio, grammar, speak};
-    use crate::media::{MediaStore, PutMedia, UnderstandAudio};
+    use crate::media::{MediaStore, PutMedia, Understand};
     use actix::Actor;
     use std::io::{Read, Write};
 
@@ -311,7 +354,7 @@ mod tests {
         .clone();
         cfg.providers.insert("local".into(), settings(&base, None));
         let u = store
-            .send(UnderstandAudio {
+            .send(Understand {
                 media: media.clone(),
                 config: std::sync::Arc::new(cfg),
             })
@@ -348,7 +391,7 @@ mod tests {
         cfg.providers
             .insert("dg".into(), settings(&base, Some("deepgram")));
         let u = store
-            .send(UnderstandAudio {
+            .send(Understand {
                 media,
                 config: std::sync::Arc::new(cfg),
             })

@@ -35,6 +35,16 @@ impl MediaKind {
             _ => MediaKind::Other,
         }
     }
+
+    /// The `tools.media` capability that understands this kind.
+    pub fn capability(self) -> Option<&'static str> {
+        match self {
+            MediaKind::Image => Some("image"),
+            MediaKind::Audio => Some("audio"),
+            MediaKind::Video => Some("video"),
+            _ => None,
+        }
+    }
 }
 
 /// One stored file, as the rest of the gateway refers to it.
@@ -78,6 +88,7 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
         _ if at(0, b"ID3") || at(0, b"\xff\xfb") || at(0, b"\xff\xf3") => "audio/mpeg",
         _ if at(0, b"fLaC") => "audio/flac",
         _ if at(4, b"ftypM4A") => "audio/mp4",
+        _ if at(4, b"ftypheic") || at(4, b"ftypheix") || at(4, b"ftypmif1") => "image/heic",
         _ if at(4, b"ftyp") => "video/mp4",
         _ if at(0, b"\x1a\x45\xdf\xa3") => "video/webm",
         _ if at(0, b"PK\x03\x04") => "application/zip",
@@ -114,6 +125,11 @@ fn settle_type(bytes: &[u8], declared: Option<&str>) -> (String, Option<String>)
         (Some("video/mp4"), Some(d)) if MediaKind::of(&d) == MediaKind::Audio => (d, None),
         (Some(s), Some(d)) if s != d => (s.to_string(), Some(d)),
         (Some(s), _) => (s.to_string(), None),
+        // Said to be an image or a PDF, and the bytes are not one (those
+        // always announce themselves): not trusted as one.
+        (None, Some(d)) if MediaKind::of(&d) == MediaKind::Image || d == "application/pdf" => {
+            ("application/octet-stream".into(), Some(d))
+        }
         (None, Some(d)) => (d, None),
         (None, None) => ("application/octet-stream".into(), None),
     }
@@ -212,7 +228,9 @@ pub(super) fn entries(dir: &Path) -> Vec<(PathBuf, u64, u64)> {
 pub(super) fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(sidecar_path(path));
-    let _ = std::fs::remove_file(path.with_extension("audio.json"));
+    for what in ["audio", "image", "video"] {
+        let _ = std::fs::remove_file(path.with_extension(format!("{what}.json")));
+    }
 }
 
 /// A transcript (or description) kept beside the file: the same voice

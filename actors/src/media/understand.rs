@@ -6,7 +6,8 @@
 //! templates, `{{AttachmentPath}}` and the older `{{MediaPath}}` names;
 //! its stdout, capped at 5 MB, is the text) and provider entries
 //! (`provider.rs`: OpenAI-compatible `/audio/transcriptions`, Deepgram's
-//! `/listen`). Auto-detection is not built yet.
+//! `/listen`; `vision.rs`: chat completions that describe an image or a
+//! video). Auto-detection is not built yet.
 //!
 //! On success the body becomes OpenClaw's block (`[Audio]`, `User text:`
 //! when there was a caption, `Transcript:`). Trust: the text is what the
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
 
 use super::config::{entry_name, Limits, MediaConfig, ModelEntry};
-use super::store::MediaRef;
+use super::store::{MediaKind, MediaRef};
 
 /// What a CLI may print before it is cut off (OpenClaw's cap).
 const STDOUT_MAX: usize = 5 * 1024 * 1024;
@@ -39,10 +40,19 @@ pub struct Understood {
 
 /// Runs the audio entries on `media` until one gives a transcript.
 pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
-    let cap = cfg.audio.clone().unwrap_or_default();
+    understand(cfg, MediaKind::Audio, media).await
+}
+
+/// Runs `kind`'s entries on `media` until one gives text: a transcript
+/// for audio, a description for an image or a video.
+pub async fn understand(cfg: &MediaConfig, kind: MediaKind, media: &MediaRef) -> Understood {
+    let defaults = cfg.defaults(kind);
     let mut out = Understood::default();
-    for entry in cfg.audio_entries() {
-        let limits = entry.limits.over(&cap.limits);
+    for entry in cfg.entries(kind) {
+        let mut limits = entry.limits.over(&defaults);
+        if kind != MediaKind::Audio && limits.prompt.is_none() {
+            limits.prompt = Some(super::vision::default_prompt(kind, limits.max_chars));
+        }
         let max_bytes = limits.max_bytes.unwrap_or(20 << 20);
         let name = entry_name(entry);
         if media.size > max_bytes {
@@ -54,20 +64,30 @@ pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
         }
         let timeout =
             Duration::from_secs_f64(limits.timeout_seconds.unwrap_or(60.0).clamp(0.1, 3600.0));
-        let run = match entry.kind.as_deref().unwrap_or("provider") {
-            "cli" => run_cli(entry, &limits, media, timeout).await,
-            _ => super::provider::transcribe(entry, &limits, media, timeout, &cfg.providers).await,
+        let run = match (entry.kind.as_deref().unwrap_or("provider"), kind) {
+            ("cli", _) => run_cli(entry, &limits, media, timeout).await,
+            (_, MediaKind::Audio) => {
+                super::provider::transcribe(entry, &limits, media, timeout, &cfg.providers).await
+            }
+            _ => super::vision::describe(entry, &limits, media, timeout, &cfg.providers).await,
         };
         match run {
             Ok(text) if !text.trim().is_empty() => {
                 let max = limits.max_chars.unwrap_or(usize::MAX);
-                out.text = Some(text.trim().chars().take(max).collect());
+                let clean = crate::inbound::sanitize_text(text.trim());
+                out.text = Some(clean.chars().take(max).collect());
                 out.by = Some(name);
                 return out;
             }
             Ok(_) => out.attempts.push(format!("{name}: no text")),
             Err(e) => out.attempts.push(format!("{name}: {e}")),
         }
+    }
+    if out.attempts.is_empty() {
+        out.attempts.push(format!(
+            "no tools.media.{} models configured",
+            kind.capability().unwrap_or("document")
+        ));
     }
     out
 }
@@ -189,20 +209,31 @@ impl Drop for Scratch {
     }
 }
 
-/// OpenClaw's body for one understood file: `[Audio]`, the caption as
-/// `User text:` when there was one, then `Transcript:`.
+/// OpenClaw's body for one understood audio file: `[Audio]`, the caption
+/// as `User text:` when there was one, then `Transcript:`.
 pub fn audio_body(caption: &str, transcript: &str) -> String {
+    block(MediaKind::Audio, caption, transcript)
+}
+
+/// OpenClaw's block for an understood file: `[Audio]` with `Transcript:`,
+/// `[Image]` or `[Video]` with `Description:`; the caption as `User text:`.
+pub fn block(kind: MediaKind, caption: &str, text: &str) -> String {
     let user = match caption.trim() {
         "" => String::new(),
         c => format!("User text:\n{c}\n"),
     };
-    format!("[Audio]\n{user}Transcript:\n{transcript}")
+    let (label, field) = match kind {
+        MediaKind::Audio => ("Audio", "Transcript"),
+        MediaKind::Video => ("Video", "Description"),
+        _ => ("Image", "Description"),
+    };
+    format!("[{label}]\n{user}{field}:\n{text}")
 }
 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::media::{Capability, MediaStore, PutMedia, UnderstandAudio};
+    use crate::media::{Capability, MediaStore, PutMedia, Understand};
     use actix::Actor;
     use std::sync::Arc;
 
@@ -287,7 +318,7 @@ pub(super) mod tests {
             .unwrap();
         assert_eq!(media.content_type, "audio/wav", "told from the bytes");
         let first = store
-            .send(UnderstandAudio {
+            .send(Understand {
                 media: media.clone(),
                 config: audio(vec![cli("false", &["{{MediaPath}}"]), pocketsphinx()]),
             })
@@ -301,7 +332,7 @@ pub(super) mod tests {
         assert_eq!(first.by.as_deref(), Some("cli:pocketsphinx_continuous"));
         assert!(first.attempts[0].contains("exited"), "{first:?}");
         let again = store
-            .send(UnderstandAudio {
+            .send(Understand {
                 media,
                 config: audio(vec![cli("false", &["x"])]),
             })
@@ -343,7 +374,7 @@ pub(super) mod tests {
             ..Default::default()
         };
         let u = store
-            .send(UnderstandAudio {
+            .send(Understand {
                 media,
                 config: audio(vec![
                     slow,

@@ -397,7 +397,12 @@ impl SessionActor {
         };
         let channel = self.take_origin(msg.origin.take(), msg.untrusted);
         let authorized = msg.command_authorized;
-        MsgContext::new(&msg.text, &channel, chat_type, authorized, crate::now_ms())
+        let mut mctx = MsgContext::new(&msg.text, &channel, chat_type, authorized, crate::now_ms());
+        mctx.media = std::mem::take(&mut msg.media);
+        if let Some(c) = msg.commands.take() {
+            mctx.body_for_commands = c;
+        }
+        mctx
     }
 
     /// The channel a message came by. An operator's channel message is
@@ -448,6 +453,21 @@ impl SessionActor {
     }
 }
 
+/// The directives a message carries, when its sender may use them (and
+/// it has no images). Parsed from `body_for_commands` (a voice note's
+/// transcript, else the text); inline directives in a transcript stay in
+/// its block.
+fn parse_directives(mctx: &MsgContext, no_images: bool) -> Result<Parsed, String> {
+    if !mctx.command_authorized || !no_images {
+        return Ok(Parsed::Plain);
+    }
+    let spoken = mctx.body_for_commands != mctx.body;
+    match directives::parse(&mctx.body_for_commands) {
+        Ok(Parsed::Inline { .. }) if spoken => Ok(Parsed::Plain),
+        p => p,
+    }
+}
+
 impl Handler<SendChat> for SessionActor {
     type Result = ResponseFuture<Result<SendAck, TranscriptError>>;
     fn handle(&mut self, mut msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
@@ -465,11 +485,7 @@ impl Handler<SendChat> for SessionActor {
         let source = self.source_of(msg.origin.as_ref());
         let channel = msg.origin.as_ref().map(|o| o.channel.clone());
         let mut mctx = self.message_context(&mut msg);
-        let parsed = if mctx.command_authorized && msg.images.is_empty() {
-            directives::parse(&mctx.body_for_commands)
-        } else {
-            Ok(Parsed::Plain)
-        };
+        let parsed = parse_directives(&mctx, msg.images.is_empty());
         let mut overrides = overrides_of(&mut msg, channel, &mctx.channel);
         let run_id = message_id.clone();
         let agent_text = match parsed {

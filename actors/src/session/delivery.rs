@@ -325,6 +325,17 @@ fn user_entry(
 ) -> Value {
     let mut user = transcript::from_chat(chat);
     user["timestamp"] = json!(mctx.timestamp_ms);
+    if !mctx.media.is_empty() {
+        // The originals, kept in the media store (OpenClaw's context names).
+        let m = &mctx.media;
+        user["MediaPaths"] = json!(m.iter().map(|a| &a.path).collect::<Vec<_>>());
+        user["MediaUrls"] = json!(m
+            .iter()
+            .map(|a| a.url.as_deref().unwrap_or(""))
+            .collect::<Vec<_>>());
+        user["MediaTypes"] = json!(m.iter().map(|a| &a.content_type).collect::<Vec<_>>());
+        user["media"] = json!(m);
+    }
     if !events.is_empty() {
         let body = system_events::prepend(events, &mctx.body_for_agent);
         user["bodyForAgent"] = json!(body);

@@ -79,6 +79,12 @@ pub struct SendChat {
     pub tools_allow: Option<Vec<String>>,
     /// Why its run runs (a heartbeat, a cron job...): how the reply is judged.
     pub kind: crate::run::RunKind,
+    /// Its attachments as the media store keeps them (written on its
+    /// transcript entry as `MediaPaths`, `MediaUrls`, `MediaTypes`).
+    pub media: Vec<crate::inbound::msg_context::Attached>,
+    /// What directives are parsed from instead of `text` (a voice note's
+    /// transcript: OpenClaw's `CommandBody`).
+    pub commands: Option<String>,
 }
 
 impl SendChat {
@@ -98,6 +104,8 @@ impl SendChat {
             lane: None,
             tools_allow: None,
             kind: crate::run::RunKind::Chat,
+            media: Vec::new(),
+            commands: None,
         }
     }
 }

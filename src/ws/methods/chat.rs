@@ -2,7 +2,6 @@
 
 use ferroclaw_actors::ids::RunId;
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
-use ferroclaw_actors::provider::Image;
 use ferroclaw_actors::router::LookupSession;
 use ferroclaw_actors::session::{
     AbortSession, CancelQueuedRun, GetTranscript, InjectNote, SendAck, SendChat, SendStatus,
@@ -60,99 +59,6 @@ struct SendParams {
     deliver: super::outbound::DeliverParams,
 }
 
-/// Largest image attachment (decoded).
-pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
-/// Largest text attachment (decoded).
-pub const MAX_TEXT_ATTACHMENT_BYTES: usize = 512 * 1024;
-pub const MAX_ATTACHMENTS: usize = 16;
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AttachmentIn {
-    #[serde(default, rename = "type")]
-    kind: Option<String>,
-    #[serde(default)]
-    mime_type: Option<String>,
-    #[serde(default)]
-    file_name: Option<String>,
-    content: String,
-}
-
-/// Attachments: images (base64, at most 5 MB decoded) go to the model as
-/// images; text files are added to the message text. Anything else, bad
-/// base64 or an oversized file is refused before anything is stored.
-fn attachments(raw: &[Value], text: &mut String) -> Result<Vec<Image>, ErrorShape> {
-    use base64::Engine;
-    if raw.len() > MAX_ATTACHMENTS {
-        return Err(ErrorShape::invalid(format!(
-            "too many attachments (max {MAX_ATTACHMENTS})"
-        )));
-    }
-    let mut images = Vec::new();
-    for (i, v) in raw.iter().enumerate() {
-        let a: AttachmentIn = params(&format!("chat.send attachment {i}"), v)?;
-        let (data_mime, b64) = match a.content.strip_prefix("data:") {
-            Some(rest) => match rest.split_once(";base64,") {
-                Some((m, d)) => (Some(m.to_string()), d),
-                None => {
-                    return Err(ErrorShape::invalid(format!(
-                        "attachment {i}: data URL is not base64"
-                    )))
-                }
-            },
-            None => (None, a.content.as_str()),
-        };
-        let cleaned: String = b64.chars().filter(|c| !c.is_whitespace()).collect();
-        let max_b64 = MAX_IMAGE_BYTES.div_ceil(3) * 4 + 4;
-        if cleaned.len() > max_b64 {
-            return Err(ErrorShape::invalid(format!(
-                "attachment {i}: larger than 5 MB"
-            )));
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(&cleaned)
-            .map_err(|e| {
-                ErrorShape::invalid(format!("attachment {i}: content is not valid base64 ({e})"))
-            })?;
-        let mime = a
-            .mime_type
-            .or(data_mime)
-            .or_else(|| (a.kind.as_deref() == Some("image")).then(|| "image/png".to_string()))
-            .unwrap_or_else(|| "application/octet-stream".to_string())
-            .to_ascii_lowercase();
-        let name = a.file_name.unwrap_or_else(|| format!("attachment-{i}"));
-        if mime.starts_with("image/") {
-            if bytes.len() > MAX_IMAGE_BYTES {
-                return Err(ErrorShape::invalid(format!(
-                    "attachment {i} ({name}): image is larger than 5 MB"
-                )));
-            }
-            images.push(Image {
-                mime_type: mime,
-                data: cleaned,
-            });
-        } else if mime.starts_with("text/") || mime == "application/json" {
-            if bytes.len() > MAX_TEXT_ATTACHMENT_BYTES {
-                return Err(ErrorShape::invalid(format!(
-                    "attachment {i} ({name}): text file is larger than 512 KB"
-                )));
-            }
-            let body = String::from_utf8(bytes).map_err(|_| {
-                ErrorShape::invalid(format!("attachment {i} ({name}): text is not UTF-8"))
-            })?;
-            text.push_str(&format!(
-                "\n\n[Attachment: {name}]\n{}",
-                sanitize_text(&body)
-            ));
-        } else {
-            return Err(ErrorShape::invalid(format!(
-                "attachment {i} ({name}): unsupported type {mime} (images and text files are accepted)"
-            )));
-        }
-    }
-    Ok(images)
-}
-
 fn check_thinking(level: &Option<String>) -> Result<(), ErrorShape> {
     match level {
         Some(l) if !THINKING_LEVELS.contains(&l.as_str()) => Err(ErrorShape::invalid(format!(
@@ -201,8 +107,8 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
     }
     check_thinking(&p.thinking)?;
     let raw = p.attachments.unwrap_or_default();
-    let mut text = message_text("chat.send", &p.message, !raw.is_empty())?;
-    let images = attachments(&raw, &mut text)?;
+    let text = message_text("chat.send", &p.message, !raw.is_empty())?;
+    let checked = super::attachments::check(&raw)?;
     let key = session_key(state, &p.session_key)?;
     if matches!(text.trim(), "/stop" | "/abort") {
         let session = session_for(state, key).await?;
@@ -226,10 +132,13 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
             session_key: key.as_str().to_string(),
         });
     }
+    let taken = super::attachments::take_in(state, &key, &text, checked).await;
+    let commands = taken.heard.as_ref().map(|h| h.commands.clone());
+    let text = super::attachments::text_with(&text, &taken);
     let ack = send_to_session(state, &key, || SendChat {
         text: text.clone(),
         run_id: run_id.clone().into(),
-        images: images.clone(),
+        images: taken.images.clone(),
         thinking: p.thinking.clone(),
         timeout,
         // chat.send needs operator.write: such a caller may use directives.
@@ -241,6 +150,8 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         lane: None,
         tools_allow: None,
         kind: RunKind::Chat,
+        media: taken.media.clone(),
+        commands: commands.clone(),
     })
     .await?;
     if timed {

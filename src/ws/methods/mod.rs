@@ -4,6 +4,7 @@
 
 pub(crate) mod agents;
 mod approvals;
+mod attachments;
 mod audit;
 mod channels;
 pub(crate) mod chat;

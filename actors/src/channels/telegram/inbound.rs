@@ -117,6 +117,7 @@ pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
             mime_type: Some("image/jpeg".into()),
             name: None,
             size: p.file_size,
+            url: None,
         });
     }
     // The type each kind has when Telegram does not say.
@@ -135,6 +136,7 @@ pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
             mime_type: d.mime_type.clone().or(default_type.map(str::to_string)),
             name: d.file_name.clone(),
             size: d.file_size,
+            url: None,
         });
     }
     if text.is_empty() && media.is_empty() {

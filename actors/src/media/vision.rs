@@ -1,0 +1,145 @@
+//! Provider entries of `tools.media` for images and video: the file is
+//! described by a model that can see it. OpenAI-compatible
+//! `POST <baseUrl>/chat/completions` (OpenAI, Gemini's OpenAI endpoint,
+//! local servers), the image as an `image_url` data URL; a video as a
+//! `video_url` data URL (the servers that take video that way: vLLM,
+//! Qwen-VL). Anthropic's `POST <baseUrl>/messages` (an `api` of
+//! `anthropic-messages`, or the id `anthropic`) for images.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use super::config::{Limits, ModelEntry};
+use super::provider::{answer, client, endpoint};
+use super::store::{MediaKind, MediaRef};
+use crate::settings::ProviderSettings;
+
+/// The prompt when the entry sets none (OpenClaw's default wording).
+pub fn default_prompt(kind: MediaKind, max_chars: Option<usize>) -> String {
+    let what = match kind {
+        MediaKind::Video => "video",
+        _ => "image",
+    };
+    match max_chars {
+        Some(n) => format!("Describe the {what} in <= {n} characters."),
+        None => format!("Describe the {what}."),
+    }
+}
+
+/// Describes `media` with a provider entry; the text or why not.
+pub(super) async fn describe(
+    entry: &ModelEntry,
+    limits: &Limits,
+    media: &MediaRef,
+    timeout: Duration,
+    providers: &BTreeMap<String, ProviderSettings>,
+) -> Result<String, String> {
+    let ep = endpoint(entry, providers)?;
+    let model = ep
+        .model
+        .clone()
+        .ok_or("a provider entry needs `model` to describe media")?;
+    let prompt = limits
+        .prompt
+        .clone()
+        .unwrap_or_else(|| default_prompt(media.kind, limits.max_chars));
+    let bytes = tokio::fs::read(&media.path)
+        .await
+        .map_err(|e| format!("cannot read the file: {e}"))?;
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let anthropic = ep.id == "anthropic" || ep.api.as_deref() == Some("anthropic-messages");
+    if anthropic && media.kind == MediaKind::Video {
+        return Err("Anthropic models do not take video".into());
+    }
+    let req = match anthropic {
+        true => {
+            let body = json!({
+                "model": model,
+                "max_tokens": 1024,
+                "messages": [{ "role": "user", "content": [
+                    { "type": "image", "source": {
+                        "type": "base64", "media_type": media.content_type, "data": data } },
+                    { "type": "text", "text": prompt },
+                ]}],
+            });
+            let r = client()
+                .post(format!("{}/messages", ep.base))
+                .header("anthropic-version", "2023-06-01")
+                .json(&body);
+            match &ep.key {
+                Some(k) => r.header("x-api-key", k),
+                None => r,
+            }
+        }
+        false => {
+            let url = format!("data:{};base64,{data}", media.content_type);
+            let part = match media.kind {
+                MediaKind::Video => json!({ "type": "video_url", "video_url": { "url": url } }),
+                _ => json!({ "type": "image_url", "image_url": { "url": url } }),
+            };
+            let body = json!({
+                "model": model,
+                "messages": [{ "role": "user", "content": [
+                    { "type": "text", "text": prompt }, part,
+                ]}],
+            });
+            let r = client()
+                .post(format!("{}/chat/completions", ep.base))
+                .json(&body);
+            match &ep.key {
+                Some(k) => r.bearer_auth(k),
+                None => r,
+            }
+        }
+    };
+    let body = answer(req, &ep, timeout).await?;
+    text_of(&body, anthropic).ok_or_else(|| "the answer has no text".to_string())
+}
+
+fn text_of(body: &Value, anthropic: bool) -> Option<String> {
+    if anthropic {
+        let parts = body.get("content")?.as_array()?;
+        let text: String = parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str())
+            .collect();
+        return Some(text).filter(|t| !t.trim().is_empty());
+    }
+    let content = body.pointer("/choices/0/message/content")?;
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<String>(),
+        ),
+        _ => None,
+    }
+    .filter(|t| !t.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_is_read_from_both_answer_shapes() {
+        let openai = json!({"choices": [{"message": {"content": "a red square"}}]});
+        assert_eq!(text_of(&openai, false).as_deref(), Some("a red square"));
+        let parts =
+            json!({"choices": [{"message": {"content": [{"type": "text", "text": "a cat"}]}}]});
+        assert_eq!(text_of(&parts, false).as_deref(), Some("a cat"));
+        let anthropic = json!({"content": [{"type": "text", "text": "a dog"}]});
+        assert_eq!(text_of(&anthropic, true).as_deref(), Some("a dog"));
+        assert_eq!(text_of(&json!({"choices": []}), false), None);
+        assert_eq!(
+            default_prompt(MediaKind::Image, Some(500)),
+            "Describe the image in <= 500 characters."
+        );
+    }
+}
