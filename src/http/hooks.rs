@@ -294,12 +294,16 @@ async fn wake(state: &SharedState, text: &str, mode: Option<&str>) -> (StatusCod
 /// `sessionKey` (only with `allowRequestSessionKey`), else
 /// `defaultSessionKey` or a new `hook:<uuid>`.
 async fn agent(state: &SharedState, hooks: &Hooks, body: &Value) -> (StatusCode, Value) {
-    let Some(message) = body["message"].as_str().filter(|m| !m.trim().is_empty()) else {
+    let files = body["attachments"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty());
+    let message = body["message"].as_str().unwrap_or_default();
+    if message.trim().is_empty() && !files {
         return (
             StatusCode::BAD_REQUEST,
             json!({ "ok": false, "error": "message is required" }),
         );
-    };
+    }
     let cfg = &hooks.config;
     let agent = body["agentId"]
         .as_str()
@@ -331,7 +335,9 @@ async fn agent(state: &SharedState, hooks: &Hooks, body: &Value) -> (StatusCode,
     run(state, &raw, &text, body).await
 }
 
+/// A hook's turn. Its text and files are outside data (`untrusted`).
 async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (StatusCode, Value) {
+    use crate::ws::methods::attachments;
     let unavailable = |e: String| {
         (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -351,7 +357,22 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
         Ok(s) => s,
         Err(e) => return unavailable(e.message),
     };
-    let mut send = SendChat::text(text, &format!("hook-{}", ulid::Ulid::generate()));
+    // Attachments as chat.send takes them (base64), checked before anything runs.
+    let raw = body["attachments"].as_array().cloned().unwrap_or_default();
+    let checked = match attachments::check(&raw) {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                json!({ "ok": false, "error": e.message }),
+            )
+        }
+    };
+    let taken = attachments::take_in(state, &key, text, checked).await;
+    let text = attachments::text_with(text, &taken);
+    let mut send = SendChat::text(&text, &format!("hook-{}", ulid::Ulid::generate()));
+    send.images = taken.images;
+    send.media = taken.media;
     send.thinking = body["thinking"].as_str().map(str::to_string);
     // Webhook payloads are external content: their turn never execs on the host.
     send.untrusted = true;

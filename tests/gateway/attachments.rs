@@ -80,7 +80,7 @@ fn provider_config(provider: &FakeProvider) -> Value {
     })
 }
 
-fn user_text(body: &Value) -> String {
+pub(super) fn user_text(body: &Value) -> String {
     body["messages"]
         .as_array()
         .unwrap()

@@ -38,6 +38,7 @@ mod mcp_serve;
 mod mcp_servers;
 mod mcp_tools;
 mod media;
+mod media_channels;
 mod memory;
 mod methods;
 mod migrate;

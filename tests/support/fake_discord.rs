@@ -85,11 +85,16 @@ struct Inner {
     reactions: HashMap<(String, String), Vec<String>>,
     /// Messages deleted: (channel, message).
     deleted: Vec<(String, String)>,
+    /// Attachments on the CDN by path: (bytes, type).
+    cdn: HashMap<String, (Vec<u8>, String)>,
+    /// CDN paths fetched.
+    fetched: Vec<String>,
 }
 
 struct State {
     inner: Mutex<Inner>,
     ws_url: String,
+    base: String,
 }
 
 pub struct FakeDiscord {
@@ -115,12 +120,14 @@ impl FakeDiscord {
                 ..Inner::default()
             }),
             ws_url: format!("ws://{ws_addr}"),
+            base: format!("http://{addr}"),
         });
         let served = serve(
             listener,
             state.clone(),
             |cfg| {
                 cfg.route("/api/v10/{path:.*}", web::route().to(rest));
+                cfg.route("/attachments/{path:.*}", web::get().to(cdn));
             },
             Some((ws_listener, socket)),
         );
@@ -164,6 +171,51 @@ impl FakeDiscord {
             dispatch(i, "MESSAGE_CREATE", d);
             id
         })
+    }
+
+    /// A direct message from `author` with `files` attached (name, type,
+    /// bytes, a declared size when given), each served by the fake CDN;
+    /// returns its message id.
+    pub fn message_with_files(
+        &self,
+        channel: &str,
+        author: &str,
+        content: &str,
+        files: &[(&str, &str, Vec<u8>, Option<u64>)],
+    ) -> String {
+        let base = self.state.base.clone();
+        self.with(|i| {
+            i.next_msg += 1;
+            let id = i.next_msg.to_string();
+            let list: Vec<Value> = files
+                .iter()
+                .enumerate()
+                .map(|(n, (name, mime, bytes, size))| {
+                    let path = format!("{channel}/{id}{n}/{name}");
+                    i.cdn
+                        .insert(path.clone(), (bytes.clone(), mime.to_string()));
+                    json!({
+                        "id": format!("{id}{n}"), "filename": name, "content_type": mime,
+                        "size": size.unwrap_or(bytes.len() as u64),
+                        "url": format!("{base}/attachments/{path}?ex=1&is=2&hm=3"),
+                        "proxy_url": format!("{base}/attachments/{path}"),
+                    })
+                })
+                .collect();
+            let d = json!({
+                "id": id, "channel_id": channel, "content": content,
+                "author": { "id": author, "username": format!("user{author}") },
+                "mentions": [], "attachments": list,
+                "timestamp": "2026-11-25T00:00:00.000000+00:00", "type": 0,
+            });
+            dispatch(i, "MESSAGE_CREATE", d);
+            id
+        })
+    }
+
+    /// The CDN paths fetched.
+    pub fn fetched(&self) -> Vec<String> {
+        self.with(|i| i.fetched.clone())
     }
 
     /// Any event in the session's log (and on the socket).
@@ -420,6 +472,18 @@ fn on_client(i: &mut Inner, url: &str, tx: &mpsc::UnboundedSender<Out>, v: &Valu
             ));
         }
         _ => {}
+    }
+}
+
+/// Discord's CDN: the attachment at its (signed) URL, no token needed.
+async fn cdn(state: web::Data<State>, path: web::Path<String>) -> HttpResponse {
+    let mut i = state.inner.lock().unwrap();
+    i.fetched.push(path.to_string());
+    match i.cdn.get(path.as_str()) {
+        Some((bytes, mime)) => HttpResponse::Ok()
+            .content_type(mime.as_str())
+            .body(bytes.clone()),
+        None => HttpResponse::NotFound().finish(),
     }
 }
 

@@ -76,11 +76,16 @@ struct Inner {
     reactions: HashMap<(String, String), Vec<String>>,
     /// Messages deleted: (channel, ts).
     deleted: Vec<(String, String)>,
+    /// Shared files by id: (bytes, served type).
+    files: HashMap<String, (Vec<u8>, String)>,
+    /// Downloads asked for: (file id, with the bot token).
+    downloads: Vec<(String, bool)>,
 }
 
 struct State {
     inner: Mutex<Inner>,
     ws_url: String,
+    base: String,
 }
 
 pub struct FakeSlack {
@@ -111,12 +116,17 @@ impl FakeSlack {
                 ..Inner::default()
             }),
             ws_url: format!("ws://{ws_addr}/link"),
+            base: format!("http://{addr}"),
         });
         let served = serve(
             listener,
             state.clone(),
             |cfg| {
                 cfg.route("/api/{method}", web::post().to(call));
+                cfg.route(
+                    "/files-pri/{team_file}/download/{name}",
+                    web::get().to(download),
+                );
             },
             Some((ws_listener, socket)),
         );
@@ -161,6 +171,60 @@ impl FakeSlack {
             let id = enqueue(i, body);
             (id, ts)
         })
+    }
+
+    /// A user's message sharing `files` (name, type, bytes; a declared
+    /// size when given, else the real one), as Slack sends it: subtype
+    /// `file_share`, each file with its `url_private_download`.
+    pub fn share(
+        &self,
+        channel: &str,
+        channel_type: &str,
+        user: &str,
+        text: &str,
+        files: &[(&str, &str, Vec<u8>, Option<u64>)],
+    ) -> (String, String) {
+        let base = self.state.base.clone();
+        self.with(|i| {
+            i.next_event_ts += 1;
+            let ts = format!("{}.000100", i.next_event_ts);
+            let list: Vec<Value> = files
+                .iter()
+                .enumerate()
+                .map(|(n, (name, mime, bytes, size))| {
+                    let id = format!("F{}{n}", i.next_event_ts);
+                    i.files.insert(id.clone(), (bytes.clone(), mime.to_string()));
+                    json!({
+                        "id": id, "name": name, "mimetype": mime, "filetype": "auto",
+                        "size": size.unwrap_or(bytes.len() as u64), "mode": "hosted",
+                        "url_private": format!("{base}/files-pri/{TEAM}-{id}/{name}"),
+                        "url_private_download": format!("{base}/files-pri/{TEAM}-{id}/download/{name}"),
+                    })
+                })
+                .collect();
+            let body = json!({
+                "type": "event_callback", "team_id": TEAM, "api_app_id": "A1",
+                "event_id": format!("Ev{}", i.next_event_ts), "event_time": i.next_event_ts,
+                "event": {
+                    "type": "message", "subtype": "file_share", "channel": channel,
+                    "channel_type": channel_type, "user": user, "text": text, "ts": ts,
+                    "team": TEAM, "files": list, "upload": true,
+                },
+            });
+            let id = enqueue(i, body);
+            (id, ts)
+        })
+    }
+
+    /// A file served at the returned `url_private_download`.
+    pub fn add_file(&self, id: &str, bytes: Vec<u8>, mime: &str) -> String {
+        self.with(|i| i.files.insert(id.to_string(), (bytes, mime.to_string())));
+        format!("{}/files-pri/{TEAM}-{id}/download/file", self.state.base)
+    }
+
+    /// The file downloads asked for: (file id, with the bot's token).
+    pub fn downloads(&self) -> Vec<(String, bool)> {
+        self.with(|i| i.downloads.clone())
     }
 
     /// Sends an envelope again as it was (same id).
@@ -378,6 +442,34 @@ async fn socket(state: Arc<State>, stream: tokio::net::TcpStream) {
         }
     }
     state.inner.lock().unwrap().sockets.retain(|s| s.id != id);
+}
+
+/// `url_private_download`: the file with the bot token; without it, as
+/// Slack does, a sign-in web page (200, text/html).
+async fn download(
+    state: web::Data<State>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> HttpResponse {
+    let id = path.0.rsplit('-').next().unwrap_or_default().to_string();
+    let authed = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        == Some(&format!("Bearer {BOT_TOKEN}"));
+    let mut i = state.inner.lock().unwrap();
+    i.downloads.push((id.clone(), authed));
+    if !authed {
+        return HttpResponse::Ok()
+            .content_type("text/html; charset=utf-8")
+            .body("<!DOCTYPE html><html><body>Sign in to Slack</body></html>");
+    }
+    match i.files.get(&id) {
+        Some((bytes, mime)) => HttpResponse::Ok()
+            .content_type(mime.as_str())
+            .body(bytes.clone()),
+        None => HttpResponse::NotFound().finish(),
+    }
 }
 
 async fn call(

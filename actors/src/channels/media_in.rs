@@ -69,3 +69,51 @@ pub async fn take_in<O: Outlet>(
     };
     take(&intake, items).await
 }
+
+/// A platform's file by URL (a Slack `url_private_download`, a Discord
+/// CDN URL): fetched only from the platform's own hosts (`hosts`, or the
+/// account's API host, for test servers), so a token in `headers` goes
+/// nowhere else; at most `max` bytes. A web page where a file was expected
+/// (Slack's sign-in page for a token without `files:read`) is refused.
+pub async fn platform_file(
+    url: &str,
+    hosts: &[&str],
+    api_base: &str,
+    headers: &[(String, String)],
+    expected: Option<&str>,
+    max: u64,
+) -> Result<Vec<u8>, String> {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    let host_of = |u: &str| {
+        reqwest::Url::parse(u)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+    };
+    let host = host_of(url).ok_or("not a file URL")?;
+    let own = host_of(api_base).is_some_and(|h| h == host);
+    let platform = hosts
+        .iter()
+        .any(|h| host == *h || host.ends_with(&format!(".{h}")));
+    if !(own || platform) {
+        return Err(format!(
+            "{host} is not the platform's file host; not fetched"
+        ));
+    }
+    let client = CLIENT.get_or_init(|| {
+        reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .build()
+            .unwrap_or_default()
+    });
+    let timeout = std::time::Duration::from_secs(120);
+    let (bytes, served) = crate::media::fetch_capped(client, url, headers, max, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    let page = served
+        .as_deref()
+        .is_some_and(|t| t.starts_with("text/html"));
+    if page && !expected.is_some_and(|t| t.starts_with("text/html")) {
+        return Err("the platform answered with a web page, not the file (does the bot have the scope to read files?)".into());
+    }
+    Ok(bytes.to_vec())
+}

@@ -259,6 +259,8 @@ channel_keys! {
         reply_to_mode: ReplyToMode,
         /// Socket Mode pings (s).
         ping_interval_seconds: f64,
+        /// Files larger than this are not downloaded.
+        media_max_mb: f64,
     }
 }
 
@@ -277,6 +279,8 @@ channel_keys! {
         /// off | first | all.
         reply_to_mode: ReplyToMode,
         typing_interval_seconds: u64,
+        /// Attachments larger than this are not downloaded.
+        media_max_mb: f64,
     }
 }
 

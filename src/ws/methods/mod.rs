@@ -4,7 +4,7 @@
 
 pub(crate) mod agents;
 mod approvals;
-mod attachments;
+pub(crate) mod attachments;
 mod audit;
 mod channels;
 pub(crate) mod chat;

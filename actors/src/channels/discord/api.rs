@@ -67,6 +67,21 @@ impl std::fmt::Debug for RestApi {
 }
 
 impl RestApi {
+    /// An attachment's bytes from Discord's CDN (no token: CDN URLs are
+    /// signed), at most `max`; only from Discord's hosts (or the API's,
+    /// for tests).
+    pub async fn download(&self, url: &str, max: u64) -> Result<Vec<u8>, String> {
+        crate::channels::media_in::platform_file(
+            url,
+            &["discordapp.com", "discordapp.net", "discord.com"],
+            &self.base,
+            &[],
+            None,
+            max,
+        )
+        .await
+    }
+
     pub fn new(base: &str, token: &str, limit: Duration) -> RestApi {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))

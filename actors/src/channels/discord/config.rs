@@ -35,6 +35,8 @@ pub struct DiscordAccount {
     pub typing_interval_s: u64,
     pub debounce_ms: u64,
     pub model_override: Option<String>,
+    /// `mediaMaxMb` in bytes.
+    pub media_max_bytes: u64,
 }
 
 const PREFIXES: &[&str] = &["discord:", "user:", "channel:"];
@@ -133,6 +135,7 @@ fn resolve(
         groups,
     };
     access.check().map_err(|e| format!("{path}.{e}"))?;
+    let media_max_bytes = keys::media_bytes(path, k.media_max_mb)?;
     Ok(DiscordAccount {
         account_id: id.to_string(),
         token,
@@ -149,6 +152,7 @@ fn resolve(
         typing_interval_s: k.typing_interval_seconds.max(1),
         debounce_ms: 0,
         model_override: k.model_override,
+        media_max_bytes,
     })
 }
 

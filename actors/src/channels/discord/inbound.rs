@@ -55,6 +55,24 @@ pub fn plain_text(content: &str, mentions: &[Value], bot: &str) -> (String, bool
     (out, mentioned)
 }
 
+/// A message's `attachments[]` (id, filename, content_type, size, CDN url).
+fn attachments(d: &Value) -> Vec<crate::channels::dispatch::MediaRef> {
+    let Some(list) = d["attachments"].as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|a| {
+            Some(crate::channels::dispatch::MediaRef {
+                id: a["id"].as_str()?.to_string(),
+                mime_type: a["content_type"].as_str().map(str::to_string),
+                name: a["filename"].as_str().map(str::to_string),
+                size: a["size"].as_u64(),
+                url: Some(a["url"].as_str()?.to_string()),
+            })
+        })
+        .collect()
+}
+
 /// The message as the pipeline sees it. `threads`: thread id -> parent
 /// channel (from `GUILD_CREATE` and `THREAD_CREATE`).
 pub fn incoming(
@@ -73,7 +91,8 @@ pub fn incoming(
     }
     let mentions = d["mentions"].as_array().cloned().unwrap_or_default();
     let (text, by_markup) = plain_text(&s(d, "content"), &mentions, bot);
-    if text.trim().is_empty() {
+    let media = attachments(d);
+    if text.trim().is_empty() && media.is_empty() {
         return Err("empty (no content: is the message content intent on?)");
     }
     let mentioned = by_markup || mentions.iter().any(|m| m["id"].as_str() == Some(bot));
@@ -116,6 +135,7 @@ pub fn incoming(
         mentioned,
         guild_id: guild,
         member_roles: roles,
+        media,
         ts_ms,
         ..Incoming::default()
     })
@@ -176,5 +196,20 @@ mod tests {
         let bot = json!({ "id": "1", "channel_id": "D1", "content": "hi", "author": { "id": "3", "bot": true } });
         assert!(incoming(&bot, "a", "9", &HashMap::new()).is_err());
         assert!(incoming(&json!({}), "a", "9", &HashMap::new()).is_err());
+    }
+
+    #[test]
+    fn a_message_with_only_an_attachment_is_taken_with_it() {
+        let d = json!({ "id": "101", "channel_id": "D1", "content": "",
+            "author": { "id": "42", "username": "ana" },
+            "attachments": [{ "id": "A1", "filename": "note.ogg", "content_type": "audio/ogg",
+                "size": 5000, "url": "https://cdn.discordapp.com/attachments/D1/A1/note.ogg" }] });
+        let i = incoming(&d, "default", "9", &HashMap::new()).unwrap();
+        assert_eq!(i.media.len(), 1);
+        assert_eq!(i.media[0].name.as_deref(), Some("note.ogg"));
+        assert_eq!(i.media[0].size, Some(5000));
+        let empty = json!({ "id": "102", "channel_id": "D1", "content": "",
+            "author": { "id": "42", "username": "ana" } });
+        assert!(incoming(&empty, "default", "9", &HashMap::new()).is_err());
     }
 }

@@ -68,6 +68,7 @@ pub fn start(
         global: Limiter::new(0, RetryPolicy::TELEGRAM, health.clone()),
         chunk_limit: cfg.text_chunk_limit,
         reply_to_mode: cfg.reply_to_mode,
+        media_max_bytes: cfg.media_max_bytes,
     };
     let store = deps.dispatch.store.clone();
     let desk = Desk::new(Arc::new(desk_config(&cfg)), outlet.clone(), deps, health);

@@ -22,6 +22,8 @@ pub struct DiscordOutlet {
     pub global: Limiter,
     pub chunk_limit: usize,
     pub reply_to_mode: ReplyToMode,
+    /// `mediaMaxMb` in bytes.
+    pub media_max_bytes: u64,
 }
 
 impl DiscordOutlet {
@@ -136,5 +138,22 @@ impl Outlet for DiscordOutlet {
 
     fn preview_limit(&self) -> usize {
         self.chunk_limit.min(MAX_MESSAGE_CHARS) - 96
+    }
+
+    /// An attachment from its CDN URL.
+    async fn download(
+        &self,
+        file: &crate::channels::dispatch::MediaRef,
+        max: u64,
+    ) -> Result<Vec<u8>, String> {
+        let url = file
+            .url
+            .as_deref()
+            .ok_or("Discord gave no attachment URL")?;
+        self.api.download(url, max.min(self.media_max_bytes)).await
+    }
+
+    fn media_limit(&self) -> u64 {
+        self.media_max_bytes
     }
 }

@@ -86,6 +86,29 @@ fn auth_error(code: &str) -> bool {
 }
 
 impl WebApi {
+    /// A shared file's bytes (`url_private_download`, with the bot token),
+    /// at most `max`; only from Slack's hosts (or the API's, for tests).
+    pub async fn download(
+        &self,
+        url: &str,
+        expected: Option<&str>,
+        max: u64,
+    ) -> Result<Vec<u8>, String> {
+        let auth = vec![(
+            "Authorization".to_string(),
+            format!("Bearer {}", self.bot_token),
+        )];
+        crate::channels::media_in::platform_file(
+            url,
+            &["slack.com", "slack-edge.com"],
+            &self.base,
+            &auth,
+            expected,
+            max,
+        )
+        .await
+    }
+
     pub fn new(base: &str, bot_token: &str, app_token: Option<&str>, limit: Duration) -> WebApi {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))

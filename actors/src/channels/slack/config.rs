@@ -41,6 +41,8 @@ pub struct SlackAccount {
     pub ping_interval_ms: u64,
     pub debounce_ms: u64,
     pub model_override: Option<String>,
+    /// `mediaMaxMb` in bytes.
+    pub media_max_bytes: u64,
 }
 
 const PREFIXES: &[&str] = &["slack:", "user:", "channel:"];
@@ -160,6 +162,7 @@ fn resolve(
         groups,
     };
     access.check().map_err(|e| format!("{path}.{e}"))?;
+    let media_max_bytes = super::super::keys::media_bytes(path, k.media_max_mb)?;
     let ping = k.ping_interval_seconds;
     if !(ping.is_finite() && ping > 0.0) {
         return Err(format!("{path}.pingIntervalSeconds: expected seconds"));
@@ -182,6 +185,7 @@ fn resolve(
         ping_interval_ms: ((ping * 1000.0) as u64).clamp(50, 600_000),
         debounce_ms: 0,
         model_override: k.model_override,
+        media_max_bytes,
     })
 }
 

@@ -51,6 +51,8 @@ pub struct SlackMessage {
     pub thread_ts: Option<String>,
     /// Sent by a bot (ours included): never answered.
     pub from_bot: bool,
+    /// Shared files (`files[]`: id, name, mimetype, size, the download URL).
+    pub files: Vec<crate::channels::dispatch::MediaRef>,
 }
 
 impl SlackMessage {
@@ -137,6 +139,7 @@ fn message(v: &Value) -> Callback {
             .and_then(Value::as_str)
             .map(str::to_string),
         from_bot: e.get("bot_id").is_some_and(|b| !b.is_null()) || subtype == "bot_message",
+        files: files(e),
     };
     if m.channel.is_empty() || m.ts.is_empty() {
         return Callback::Ignored {
@@ -144,6 +147,32 @@ fn message(v: &Value) -> Callback {
         };
     }
     Callback::Message(m)
+}
+
+/// A message's files that can be downloaded (a file over the workspace's
+/// plan limit, or deleted, comes without a URL and is left out).
+fn files(e: &Value) -> Vec<crate::channels::dispatch::MediaRef> {
+    let Some(list) = e.get("files").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|f| {
+            let url = f
+                .get("url_private_download")
+                .or_else(|| f.get("url_private"))
+                .and_then(Value::as_str)?;
+            Some(crate::channels::dispatch::MediaRef {
+                id: f.get("id").and_then(Value::as_str)?.to_string(),
+                mime_type: f
+                    .get("mimetype")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                name: f.get("name").and_then(Value::as_str).map(str::to_string),
+                size: f.get("size").and_then(Value::as_u64),
+                url: Some(url.to_string()),
+            })
+        })
+        .collect()
 }
 
 /// Slack's mention markup as plain text: `<@U123>` and `<@U123|ana>` become
@@ -289,5 +318,31 @@ mod tests {
         assert!(me);
         let (t, me) = plain_text("no markup <unclosed", Some("U0BOT"));
         assert_eq!((t.as_str(), me), ("no markup <unclosed", false));
+    }
+
+    #[test]
+    fn a_file_share_carries_its_downloadable_files() {
+        let e = json!({"type": "message", "subtype": "file_share", "channel": "D1", "user": "U2",
+        "text": "", "ts": "1.2", "files": [
+            {"id": "F1", "name": "memo.m4a", "mimetype": "audio/mp4", "size": 1200,
+             "url_private": "https://files.slack.com/files-pri/T1-F1/memo.m4a",
+             "url_private_download": "https://files.slack.com/files-pri/T1-F1/download/memo.m4a"},
+            {"id": "F2", "mode": "hidden_by_limit"},
+        ]});
+        let Envelope::Event {
+            callback: Callback::Message(m),
+            ..
+        } = parse_envelope(&event(e)).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(m.files.len(), 1, "the hidden file has no URL");
+        let f = &m.files[0];
+        assert_eq!((f.id.as_str(), f.size), ("F1", Some(1200)));
+        assert_eq!(f.mime_type.as_deref(), Some("audio/mp4"));
+        assert_eq!(
+            f.url.as_deref(),
+            Some("https://files.slack.com/files-pri/T1-F1/download/memo.m4a")
+        );
     }
 }

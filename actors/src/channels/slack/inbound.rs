@@ -45,7 +45,7 @@ pub fn incoming(
         &m.text,
         Some(bot.user_id.as_str()).filter(|u| !u.is_empty()),
     );
-    if text.trim().is_empty() {
+    if text.trim().is_empty() && m.files.is_empty() {
         return Err("empty");
     }
     let dedupe_key = InboundKey {
@@ -68,6 +68,7 @@ pub fn incoming(
         text,
         mentioned,
         team_id: Some(m.team_id.clone()).filter(|t| !t.is_empty()),
+        media: m.files.clone(),
         ts_ms: ts_ms(&m.ts),
         ..Incoming::default()
     })
@@ -100,6 +101,7 @@ mod tests {
             ts: "1700000000.000100".into(),
             thread_ts: None,
             from_bot: false,
+            files: Vec::new(),
         }
     }
 

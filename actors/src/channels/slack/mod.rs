@@ -91,6 +91,7 @@ pub fn start(
         buckets: buckets.clone(),
         chunk_limit: cfg.text_chunk_limit,
         reply_to_mode: cfg.reply_to_mode,
+        media_max_bytes: cfg.media_max_bytes,
     };
     let store = deps.dispatch.store.clone();
     let desk = Desk::new(Arc::new(desk_config(&cfg)), outlet, deps, health);

@@ -17,6 +17,8 @@ pub struct SlackOutlet {
     pub buckets: Buckets,
     pub chunk_limit: usize,
     pub reply_to_mode: ReplyToMode,
+    /// `mediaMaxMb` in bytes.
+    pub media_max_bytes: u64,
 }
 
 /// Worth trying again without the markdown block.
@@ -157,5 +159,20 @@ impl Outlet for SlackOutlet {
 
     fn preview_limit(&self) -> usize {
         self.chunk_limit.min(MAX_MESSAGE_CHARS) - 96
+    }
+
+    /// A shared file by its `url_private_download`, with the bot token.
+    async fn download(
+        &self,
+        file: &crate::channels::dispatch::MediaRef,
+        max: u64,
+    ) -> Result<Vec<u8>, String> {
+        let url = file.url.as_deref().ok_or("Slack gave no download URL")?;
+        let max = max.min(self.media_max_bytes);
+        self.api.download(url, file.mime_type.as_deref(), max).await
+    }
+
+    fn media_limit(&self) -> u64 {
+        self.media_max_bytes
     }
 }

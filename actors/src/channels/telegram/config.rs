@@ -102,10 +102,7 @@ fn resolve(
         groups: k.groups,
     };
     access.check().map_err(|e| format!("{path}.{e}"))?;
-    let media_mb = k.media_max_mb;
-    if !(media_mb.is_finite() && media_mb >= 0.0) {
-        return Err(format!("{path}.mediaMaxMb: expected a size in MB"));
-    }
+    let media_max_bytes = super::super::keys::media_bytes(path, k.media_max_mb)?;
     Ok(TelegramAccount {
         account_id: id.to_string(),
         bot_token,
@@ -117,7 +114,7 @@ fn resolve(
         text_chunk_limit: k
             .text_chunk_limit
             .clamp(100, super::format::MAX_MESSAGE_CHARS),
-        media_max_bytes: (media_mb * 1024.0 * 1024.0) as u64,
+        media_max_bytes,
         poll_timeout_s: k.poll_timeout_seconds.min(50),
         edit_interval_ms: k.edit_interval_ms,
         request_timeout_s: k.request_timeout_seconds.clamp(1, 300),
