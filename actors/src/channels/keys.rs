@@ -165,6 +165,14 @@ impl From<StreamMode> for crate::channels::deliver::Stream {
     }
 }
 
+/// `mediaMaxMb` in bytes, or why it does not read.
+pub fn media_bytes(path: &str, mb: f64) -> Result<u64, String> {
+    if !(mb.is_finite() && mb >= 0.0) {
+        return Err(format!("{path}.mediaMaxMb: expected a size in MB"));
+    }
+    Ok((mb * 1024.0 * 1024.0) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,12 +299,4 @@ mod tests {
         );
         assert_eq!(id_text(&json!(7), &[]).as_deref(), Some("7"));
     }
-}
-
-/// `mediaMaxMb` in bytes, or why it does not read.
-pub fn media_bytes(path: &str, mb: f64) -> Result<u64, String> {
-    if !(mb.is_finite() && mb >= 0.0) {
-        return Err(format!("{path}.mediaMaxMb: expected a size in MB"));
-    }
-    Ok((mb * 1024.0 * 1024.0) as u64)
 }

@@ -31,7 +31,7 @@ pub enum Envelope {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Callback {
     UrlVerification { challenge: String },
-    Message(SlackMessage),
+    Message(Box<SlackMessage>),
     Ignored { kind: String },
 }
 
@@ -146,7 +146,7 @@ fn message(v: &Value) -> Callback {
             kind: "message without channel or ts".into(),
         };
     }
-    Callback::Message(m)
+    Callback::Message(Box::new(m))
 }
 
 /// A message's files that can be downloaded (a file over the workspace's

@@ -122,7 +122,7 @@ impl SlackEvents {
                 503,
                 serde_json::json!({ "ok": false, "error": "starting" }),
             )),
-            Callback::Message(m) => Ok(m),
+            Callback::Message(m) => Ok(*m),
         }
     }
 
