@@ -368,7 +368,7 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
             )
         }
     };
-    let taken = attachments::take_in(state, &key, text, checked).await;
+    let taken = attachments::take_in(state, &key, text, checked, false).await;
     let text = attachments::text_with(text, &taken);
     let mut send = SendChat::text(&text, &format!("hook-{}", ulid::Ulid::generate()));
     send.images = taken.images;

@@ -27,6 +27,7 @@ mod hardening;
 mod hooks;
 mod interop;
 mod layout;
+mod links;
 mod malformed;
 mod mcp;
 mod mcp_approvals;

@@ -544,6 +544,7 @@ impl<O: Outlet> HandOver<O> {
                     inc,
                     limit,
                     model.as_deref(),
+                    commands,
                 )
                 .await;
                 dispatch::hand_over(&self.deps.dispatch, inc, commands, taken, model)

@@ -21,16 +21,17 @@ pub async fn take_in<O: Outlet>(
     inc: &Incoming,
     max: u64,
     model: Option<&str>,
+    trusted: bool,
 ) -> Taken {
-    if inc.media.is_empty() {
-        return Taken::default();
-    }
     let policies = deps
         .policies
         .lock()
         .map(|p| Arc::clone(&p))
         .unwrap_or_default();
     let config = Arc::clone(&policies.media);
+    if inc.media.is_empty() && config.links.is_none() {
+        return Taken::default();
+    }
     let model = model.or_else(|| {
         policies
             .model_by_channel
@@ -66,6 +67,7 @@ pub async fn take_in<O: Outlet>(
         vision: config.reply.vision(model, &agent),
         config,
         caption: inc.text.clone(),
+        trusted,
     };
     take(&intake, items).await
 }

@@ -32,6 +32,9 @@ pub struct MediaConfig {
     /// Which reply model a message gets, to tell whether it sees images.
     #[serde(skip)]
     pub reply: ReplyModels,
+    /// `tools.links` (None: off).
+    #[serde(skip)]
+    pub links: Option<super::links::LinksConfig>,
 }
 
 /// The reply models as far as images go: the default one, each agent's,
@@ -151,6 +154,7 @@ impl MediaConfig {
         let mut c = MediaConfig::from_tools(&s.tools);
         c.providers = s.models.providers.clone();
         c.reply = ReplyModels::from_settings(s);
+        c.links = super::links::LinksConfig::from_tools(&s.tools.as_json());
         c
     }
 

@@ -8,7 +8,8 @@
 //!   the transcript), the first video described (`[Video]`);
 //! - a document (text, markdown, CSV, JSON, PDF) is read into a
 //!   `[Document]` block;
-//! - anything else, or what could not be taken, is named in a note.
+//! - anything else, or what could not be taken, is named in a note;
+//! - the links of its text are fetched and excerpted (`links.rs`).
 //!
 //! Understanding runs here, before the session's lane (a slow transcriber
 //! holds this message only), and once per content (the store keeps it).
@@ -79,6 +80,9 @@ pub struct Intake {
     pub caption: String,
     /// The reply model sees images.
     pub vision: bool,
+    /// The sender is an operator (a stranger's links are not fetched
+    /// unless `tools.links.allowUntrusted`).
+    pub trusted: bool,
 }
 
 /// `name (type, size)` for notes.
@@ -100,6 +104,8 @@ pub async fn take(i: &Intake, items: Vec<Result<Loaded, String>>) -> Taken {
             Err(note) => w.notes.push(note),
         }
     }
+    let links = super::links::understand_links(i.config.links.as_ref(), &i.caption, i.trusted);
+    w.docs.extend(links.await);
     w.finish(&i.caption)
 }
 
@@ -293,6 +299,7 @@ mod tests {
             config: config(describer),
             caption: "look at these".into(),
             vision,
+            trusted: true,
         }
     }
 

@@ -21,6 +21,7 @@ mod config;
 pub mod document;
 mod fetch;
 mod intake;
+pub mod links;
 mod provider;
 mod store;
 mod understand;

@@ -212,6 +212,20 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
     }
 }
 
+/// A page's readable text (markdown, at most `max_chars`), through the
+/// same SSRF guard as the tool, not wrapped (link understanding wraps it).
+pub async fn page_text(
+    settings: &FetchSettings,
+    url: &str,
+    max_chars: usize,
+) -> Result<String, String> {
+    let page = fetch(settings, url).await?;
+    if !(200..300).contains(&page.status) {
+        return Err(format!("{url}: HTTP {}", page.status));
+    }
+    Ok(page.render(Mode::Markdown, max_chars, settings.readability))
+}
+
 /// The main content of an article page (title, HTML), when Readability finds one.
 fn main_content(html: &str, url: &str) -> Option<(String, String)> {
     let mut r = dom_smoothie::Readability::new(html, Some(url), None).ok()?;

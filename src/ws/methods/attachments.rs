@@ -118,18 +118,19 @@ fn one(i: usize, v: &Value) -> Result<Checked, ErrorShape> {
     Ok(Checked { bytes, mime, name })
 }
 
-/// Takes in the checked attachments for a message to `key` (its text is
-/// the caption).
+/// Takes in the checked attachments (and the links) of a message to `key`
+/// (its text is the caption; `trusted`: an operator's).
 pub async fn take_in(
     state: &SharedState,
     key: &SessionKey,
     caption: &str,
     checked: Vec<Checked>,
+    trusted: bool,
 ) -> Taken {
-    if checked.is_empty() {
+    let config = Arc::new(MediaConfig::from_settings(&state.live.settings()));
+    if checked.is_empty() && config.links.is_none() {
         return Taken::default();
     }
-    let config = Arc::new(MediaConfig::from_settings(&state.live.settings()));
     let items = checked
         .into_iter()
         .map(|c| {
@@ -146,6 +147,7 @@ pub async fn take_in(
         vision: config.reply.vision(None, key.agent_id()),
         config,
         caption: caption.to_string(),
+        trusted,
     };
     take(&intake, items).await
 }

@@ -132,7 +132,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
             session_key: key.as_str().to_string(),
         });
     }
-    let taken = super::attachments::take_in(state, &key, &text, checked).await;
+    let taken = super::attachments::take_in(state, &key, &text, checked, true).await;
     let commands = taken.heard.as_ref().map(|h| h.commands.clone());
     let text = super::attachments::text_with(&text, &taken);
     let ack = send_to_session(state, &key, || SendChat {

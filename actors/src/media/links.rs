@@ -1,0 +1,261 @@
+//! Link understanding, with OpenClaw's `tools.links` keys (`enabled`,
+//! `maxLinks` (3), `timeoutSeconds` (30), `models[]`: CLI entries that get
+//! the page on stdin, `{{LinkUrl}}` in their args, and print what the
+//! model gets instead): up to `maxLinks` bare http(s) URLs of a message
+//! (markdown links are citations, not fetched) are fetched through
+//! `web_fetch`'s SSRF guard (`tools.web.fetch.ssrfPolicy`), their readable
+//! text excerpted to `maxChars` (ferroclaw's key, 4000 per link) and
+//! given to the model as `[Link]` blocks. On when `tools.links` is set;
+//! a failure is logged once and never shown to the user.
+//!
+//! Trust: a page is outside data whoever linked it: always wrapped. A
+//! stranger's links are fetched only with `tools.links.allowUntrusted`
+//! (ferroclaw's key): a stranger could otherwise make the gateway fetch
+//! for them.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::tool::web_fetch::{page_text, FetchSettings};
+
+/// What a CLI entry may print.
+const OUTPUT_MAX: usize = 1 << 20;
+
+/// `tools.links`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinksConfig {
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub max_links: Option<usize>,
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+    #[serde(default)]
+    pub models: Vec<LinkEntry>,
+    /// ferroclaw's: characters of each page's text (4000).
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+    /// ferroclaw's: a stranger's links are fetched too.
+    #[serde(default)]
+    pub allow_untrusted: bool,
+    /// `tools.web.fetch` (its SSRF policy, sizes, user agent).
+    #[serde(skip)]
+    pub fetch: FetchSettings,
+}
+
+/// One `tools.links.models[]` entry (OpenClaw's are CLI entries).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkEntry {
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+}
+
+impl LinksConfig {
+    /// From `tools` (None: `tools.links` unset, off or malformed).
+    pub fn from_tools(tools: &serde_json::Value) -> Option<LinksConfig> {
+        let v = tools.get("links")?;
+        let mut c: LinksConfig = match serde_json::from_value(v.clone()) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "tools.links not understood; link understanding off");
+                return None;
+            }
+        };
+        if c.enabled == Some(false) {
+            return None;
+        }
+        c.fetch = FetchSettings::from_config(tools).unwrap_or_default();
+        Some(c)
+    }
+
+    fn timeout(&self, entry: Option<&LinkEntry>) -> Duration {
+        let s = entry
+            .and_then(|e| e.timeout_seconds)
+            .or(self.timeout_seconds)
+            .unwrap_or(30.0);
+        Duration::from_secs_f64(s.clamp(0.1, 600.0))
+    }
+}
+
+/// The bare http(s) URLs of `text` (not those of markdown links), each
+/// once, at most `max`.
+pub fn find_links(text: &str, max: usize) -> Vec<String> {
+    type Res = Option<(regex::Regex, regex::Regex)>;
+    static RE: std::sync::OnceLock<Res> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        let md = regex::Regex::new(r"\[[^\]]*\]\((https?://[^)\s]+)\)").ok()?;
+        let bare = regex::Regex::new(r"https?://[^\s<>()\[\]{}]+").ok()?;
+        Some((md, bare))
+    });
+    let Some((md, bare)) = re else {
+        return Vec::new();
+    };
+    let plain = md.replace_all(text, " ");
+    let mut out: Vec<String> = Vec::new();
+    for m in bare.find_iter(&plain) {
+        let url = m
+            .as_str()
+            .trim_end_matches(['.', ',', ';', ':', '!', '?', '"', '\'']);
+        if reqwest::Url::parse(url).is_ok() && !out.iter().any(|u| u == url) {
+            out.push(url.to_string());
+        }
+        if out.len() >= max {
+            break;
+        }
+    }
+    out
+}
+
+/// The `[Link]` blocks for `text`'s links (`trusted`: the sender is an
+/// operator); empty when link understanding is off or nothing came back.
+pub async fn understand_links(cfg: Option<&LinksConfig>, text: &str, trusted: bool) -> Vec<String> {
+    let Some(cfg) = cfg.filter(|c| trusted || c.allow_untrusted) else {
+        return Vec::new();
+    };
+    let urls = find_links(text, cfg.max_links.unwrap_or(3).clamp(1, 10));
+    let mut blocks = Vec::new();
+    for url in urls {
+        match one(cfg, &url).await {
+            Ok(t) if !t.trim().is_empty() => {
+                let wrapped = crate::trust::wrap(&format!("the page at {url}"), t.trim());
+                blocks.push(format!("[Link]\nURL: {url}\n{wrapped}"));
+            }
+            Ok(_) => tracing::info!(url = %url, "link understood as nothing"),
+            Err(e) => tracing::info!(url = %url, error = %e, "link not understood"),
+        }
+    }
+    blocks
+}
+
+async fn one(cfg: &LinksConfig, url: &str) -> Result<String, String> {
+    let max = cfg.max_chars.unwrap_or(4000).clamp(100, 50_000);
+    let fetch = tokio::time::timeout(cfg.timeout(None), page_text(&cfg.fetch, url, max));
+    let page = fetch
+        .await
+        .map_err(|_| "the fetch timed out".to_string())??;
+    for entry in cfg
+        .models
+        .iter()
+        .filter(|e| e.kind.as_deref().unwrap_or("cli") == "cli")
+    {
+        match run(entry, url, &page, cfg.timeout(Some(entry))).await {
+            Ok(out) if !out.trim().is_empty() => return Ok(out.chars().take(max).collect()),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::info!(url = %url, command = %entry.command, error = %e, "link entry failed")
+            }
+        }
+    }
+    Ok(page)
+}
+
+/// One CLI entry: the page on stdin, its stdout back.
+async fn run(
+    entry: &LinkEntry,
+    url: &str,
+    page: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    if entry.command.trim().is_empty() {
+        return Err("a CLI entry needs `command`".into());
+    }
+    let args: Vec<String> = entry
+        .args
+        .iter()
+        .map(|a| {
+            a.replace("{{LinkUrl}}", url)
+                .replace("{{LinkFinalUrl}}", url)
+        })
+        .collect();
+    let mut child = tokio::process::Command::new(&entry.command)
+        .args(&args)
+        .env("OPERATOR_LINK_URL", url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start: {e}"))?;
+    let pid = child.id();
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let body = page.to_string();
+    let work = async move {
+        // Written beside the read: a CLI that prints before it reads
+        // everything cannot deadlock on a full pipe.
+        let feed = async move {
+            let _ = stdin.write_all(body.as_bytes()).await;
+        };
+        let read = async {
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 16 * 1024];
+            loop {
+                let n = stdout.read(&mut chunk).await.map_err(|e| e.to_string())?;
+                if n == 0 {
+                    return Ok::<_, String>(buf);
+                }
+                if buf.len() + n > OUTPUT_MAX {
+                    return Err(format!("printed more than {OUTPUT_MAX} bytes"));
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+        };
+        let ((), out) = tokio::join!(feed, read);
+        let status = child.wait().await.map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("exited with {status}"));
+        }
+        out
+    };
+    let result = tokio::time::timeout(timeout, work).await;
+    crate::tool::kill_group(pid);
+    let bytes = result.map_err(|_| "timed out".to_string())??;
+    String::from_utf8(bytes).map_err(|_| "printed something that is not text".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_links_are_found_once_and_markdown_links_are_not() {
+        let t =
+            "see https://a.example/x, and [docs](https://b.example/d) or http://c.example/?q=1. \
+                 again https://a.example/x ftp://no.example https://d.example/ https://e.example/";
+        assert_eq!(
+            find_links(t, 3),
+            [
+                "https://a.example/x",
+                "http://c.example/?q=1",
+                "https://d.example/"
+            ]
+        );
+        assert!(find_links("no links here", 3).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_strangers_links_are_not_fetched_unless_allowed() {
+        let cfg: LinksConfig = serde_json::from_value(serde_json::json!({})).unwrap();
+        // A private address: the guard refuses it before any connection,
+        // so a fetch attempt shows as nothing.
+        let text = "look http://10.255.255.1/x";
+        assert!(understand_links(Some(&cfg), text, false).await.is_empty());
+        assert!(understand_links(None, text, true).await.is_empty());
+        assert!(
+            understand_links(Some(&cfg), text, true).await.is_empty(),
+            "a blocked address gives nothing, silently"
+        );
+    }
+}
