@@ -35,6 +35,10 @@ pub struct MediaConfig {
     /// `tools.links` (None: off).
     #[serde(skip)]
     pub links: Option<super::links::LinksConfig>,
+    /// The transcriber found when `tools.media.audio` names none
+    /// (`detect.rs`).
+    #[serde(skip)]
+    pub detected_audio: Option<ModelEntry>,
 }
 
 /// The reply models as far as images go: the default one, each agent's,
@@ -155,6 +159,20 @@ impl MediaConfig {
         c.providers = s.models.providers.clone();
         c.reply = ReplyModels::from_settings(s);
         c.links = super::links::LinksConfig::from_tools(&s.tools.as_json());
+        if c.entries(MediaKind::Audio).is_empty()
+            && c.audio.as_ref().and_then(|a| a.enabled) != Some(false)
+        {
+            let path = std::env::var_os("PATH");
+            let var = |k: &str| std::env::var(k).ok();
+            let env = super::detect::Env {
+                path: path.as_deref(),
+                var: &var,
+            };
+            c.detected_audio = super::detect::audio(&env, &c.providers);
+            if let Some(e) = &c.detected_audio {
+                tracing::info!(entry = %entry_name(e), "audio transcriber detected (tools.media.audio names none)");
+            }
+        }
         c
     }
 
@@ -207,7 +225,8 @@ impl MediaConfig {
         if cap.and_then(|c| c.enabled) == Some(false) {
             return Vec::new();
         }
-        cap.map(|c| c.models.iter().collect::<Vec<_>>())
+        let named: Vec<&ModelEntry> = cap
+            .map(|c| c.models.iter().collect::<Vec<_>>())
             .unwrap_or_default()
             .into_iter()
             .chain(
@@ -215,7 +234,11 @@ impl MediaConfig {
                     .iter()
                     .filter(|m| m.capabilities.iter().any(|c| c == tag)),
             )
-            .collect()
+            .collect();
+        match (named.is_empty(), kind, &self.detected_audio) {
+            (true, MediaKind::Audio, Some(found)) => vec![found],
+            _ => named,
+        }
     }
 
     /// A kind's defaults: OpenClaw's (`maxBytes` 10 MB for images, 20 MB

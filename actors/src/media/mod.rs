@@ -18,6 +18,7 @@
 
 mod actor;
 mod config;
+mod detect;
 pub mod document;
 mod fetch;
 mod intake;

@@ -184,8 +184,30 @@ async fn run_cli(
         // The whole group: whatever the CLI started goes with it.
         crate::tool::kill_group(Some(pid));
     }
-    let bytes = result.map_err(|_| format!("timed out after {} s", timeout.as_secs_f64()))??;
+    let mut bytes =
+        result.map_err(|_| format!("timed out after {} s", timeout.as_secs_f64()))??;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        // A CLI that writes its text to a file (`whisper --output_dir`).
+        bytes = written_text(scratch.path()).unwrap_or_default();
+    }
     String::from_utf8(bytes).map_err(|_| "printed something that is not text".to_string())
+}
+
+/// The first `.txt` a CLI wrote into its scratch folder (at most 5 MB).
+fn written_text(dir: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "txt"))?;
+    let mut out = Vec::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(STDOUT_MAX as u64)
+        .read_to_end(&mut out)
+        .ok()?;
+    Some(out)
 }
 
 /// A scratch folder for one run (`{{OutputDir}}`), removed when dropped.
@@ -293,6 +315,25 @@ pub(super) mod tests {
             }),
             ..Default::default()
         })
+    }
+
+    /// A CLI that writes its transcript to a file in `{{OutputDir}}` (the
+    /// Python `whisper` does) and prints nothing: the file is read.
+    #[tokio::test]
+    async fn a_transcript_written_to_the_output_dir_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = super::super::store::put(dir.path(), b"RIFF....WAVEfmt ", None, None, 0).unwrap();
+        let cfg = audio(vec![cli(
+            "sh",
+            &[
+                "-c",
+                "echo 'from the file' > \"$1/memo.txt\"",
+                "sh",
+                "{{OutputDir}}",
+            ],
+        )]);
+        let u = transcribe(&cfg, &m).await;
+        assert_eq!(u.text.as_deref(), Some("from the file"), "{u:?}");
     }
 
     /// A real recognizer behind a failing entry: the fallback answers, and
