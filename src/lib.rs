@@ -194,6 +194,7 @@ pub async fn start(
             .configure(http::admin::routes)
             .configure(http::openai::routes)
             .configure(http::webchat::routes)
+            .configure(http::media::routes)
             .configure(mcp::http::routes)
             .default_service(web::to(default_route))
     })

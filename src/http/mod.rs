@@ -8,6 +8,7 @@ pub mod admin;
 pub(crate) mod auth;
 pub mod control_ui;
 pub mod hooks;
+pub mod media;
 pub mod openai;
 pub mod slack;
 mod ui_images;

@@ -68,7 +68,12 @@ pub fn display_message(mut m: Value, max_chars: usize) -> (Value, usize) {
                         .map(|d| d.len() / 4 * 3)
                         .unwrap_or(0);
                     let mime = b.get("mimeType").cloned().unwrap_or(Value::Null);
+                    let id = b.get("mediaId").cloned();
                     *b = json!({ "type": "image", "mimeType": mime, "omitted": true, "bytes": bytes });
+                    // The original, at `GET /media/<id>`.
+                    if let Some(id) = id {
+                        b["mediaId"] = id;
+                    }
                 }
                 _ => {
                     for field in ["text", "thinking"] {

@@ -158,6 +158,47 @@ async fn chat_send_files_reach_the_model_understood_and_stay_on_the_entry() {
     }
     assert_eq!(first["MediaUrls"].as_array().unwrap().len(), 3);
     assert_eq!(first["media"][2]["name"], "inv.pdf");
+
+    // The originals, for the Control UI and the web chat: `GET /media/<id>`
+    // behind the token; an image inline, a PDF as a download.
+    let get = |id: &str, token: Option<&str>| {
+        let mut r = reqwest::Client::new().get(format!("http://{}/media/{id}", gw.addr));
+        if let Some(t) = token {
+            r = r.bearer_auth(t);
+        }
+        r.send()
+    };
+    let image_id = first["media"][1]["id"].as_str().unwrap().to_string();
+    let pdf_id = first["media"][2]["id"].as_str().unwrap();
+    let r = get(&image_id, Some(crate::support::TOKEN)).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "image/png");
+    assert!(r.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .starts_with("inline"));
+    assert_eq!(r.bytes().await.unwrap().to_vec(), png());
+    let r = get(pdf_id, Some(crate::support::TOKEN)).await.unwrap();
+    assert!(r.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .starts_with("attachment; filename=\"inv.pdf\""));
+    assert_eq!(get(&image_id, None).await.unwrap().status(), 401);
+    assert_eq!(get(&image_id, Some("wrong")).await.unwrap().status(), 401);
+    assert_eq!(
+        get("../../etc/passwd", Some(crate::support::TOKEN))
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    assert_eq!(
+        get(&"0".repeat(64), Some(crate::support::TOKEN))
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
 }
 
 /// A spoken command works for an operator: the transcript is what

@@ -239,6 +239,9 @@ async fn attachments_are_checked_stored_and_kept_out_of_history_display() {
         image.get("data").is_none(),
         "no inline image data in history"
     );
+    // It names its original, kept in the media store (`GET /media/<id>`).
+    let id = image["mediaId"].as_str().expect("the image's media id");
+    assert_eq!(h["messages"][0]["media"][0]["id"], id);
 
     let big = b64(&vec![0u8; 5 * 1024 * 1024 + 10]);
     for (i, (att, want)) in [

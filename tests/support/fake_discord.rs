@@ -89,6 +89,8 @@ struct Inner {
     cdn: HashMap<String, (Vec<u8>, String)>,
     /// CDN paths fetched.
     fetched: Vec<String>,
+    /// Files uploaded with messages.
+    uploads: Vec<super::fake_server::Part>,
 }
 
 struct State {
@@ -211,6 +213,11 @@ impl FakeDiscord {
             dispatch(i, "MESSAGE_CREATE", d);
             id
         })
+    }
+
+    /// The files uploaded with messages, in order.
+    pub fn uploads(&self) -> Vec<super::fake_server::Part> {
+        self.with(|i| i.uploads.clone())
     }
 
     /// The CDN paths fetched.
@@ -533,7 +540,30 @@ async fn rest(
         return HttpResponse::Unauthorized()
             .json(json!({ "message": "401: Unauthorized", "code": 0 }));
     }
-    let p: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
+    let ct = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    // An upload: `payload_json` is the body, `files[n]` its attachments.
+    let (p, files) = match super::fake_server::multipart(&ct, &body) {
+        Some(parts) => {
+            let payload = parts.iter().find(|p| p.name == "payload_json");
+            let p = payload
+                .and_then(|p| serde_json::from_slice(&p.data).ok())
+                .unwrap_or(json!({}));
+            let files: Vec<_> = parts
+                .into_iter()
+                .filter(|p| p.name.starts_with("files["))
+                .collect();
+            (p, files)
+        }
+        None => (
+            serde_json::from_slice(&body).unwrap_or(json!({})),
+            Vec::new(),
+        ),
+    };
     let mut i = state.inner.lock().unwrap();
     match (method.as_str(), parts.as_slice()) {
         ("GET", ["gateway", "bot"]) => HttpResponse::Ok().json(json!({
@@ -544,11 +574,17 @@ async fn rest(
             HttpResponse::Ok().json(json!({ "id": BOT_ID, "username": "ferro", "bot": true }))
         }
         ("POST", ["channels", c, "messages"]) => {
-            let content = p["content"].as_str().unwrap_or_default().to_string();
-            if content.is_empty() || content.chars().count() > 2000 {
+            let mut content = p["content"].as_str().unwrap_or_default().to_string();
+            if (content.is_empty() && files.is_empty()) || content.chars().count() > 2000 {
                 return HttpResponse::BadRequest()
                     .json(json!({ "message": "Invalid Form Body", "code": 50035 }));
             }
+            // A message with files: recorded as `[file] <name>` lines.
+            for f in &files {
+                let line = format!("[file] {}", f.filename.clone().unwrap_or_default());
+                content = format!("{content}\n{line}").trim_start().to_string();
+            }
+            i.uploads.extend(files);
             i.next_id += 1;
             let id = i.next_id.to_string();
             i.created.push(Created {

@@ -70,3 +70,64 @@ impl Drop for Served {
         }
     }
 }
+
+/// One part of a `multipart/form-data` body.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub name: String,
+    pub filename: Option<String>,
+    pub content_type: Option<String>,
+    pub data: Vec<u8>,
+}
+
+/// The parts of a `multipart/form-data` body (as the platforms read
+/// uploads); None when the body is not one.
+pub fn multipart(content_type: &str, body: &[u8]) -> Option<Vec<Part>> {
+    let boundary = content_type
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("boundary="))?
+        .trim_matches('"');
+    let delim = format!("--{boundary}").into_bytes();
+    let find = |hay: &[u8], from: usize, needle: &[u8]| {
+        hay.get(from..)?
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|i| i + from)
+    };
+    let mut parts = Vec::new();
+    let mut at = find(body, 0, &delim)? + delim.len();
+    loop {
+        if body.get(at..at + 2) == Some(b"--") {
+            return Some(parts);
+        }
+        let head_start = at + 2;
+        let head_end = find(body, head_start, b"\r\n\r\n")?;
+        let head = String::from_utf8_lossy(&body[head_start..head_end]).to_string();
+        let next = find(body, head_end + 4, &delim)?;
+        let data = body[head_end + 4..next - 2].to_vec();
+        let disposition = head
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("content-disposition:"))
+            .unwrap_or_default()
+            .to_string();
+        let field = |key: &str| {
+            disposition.split(';').find_map(|p| {
+                p.trim()
+                    .strip_prefix(&format!("{key}="))
+                    .map(|v| v.trim_matches('"').to_string())
+            })
+        };
+        let content_type = head.lines().find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-type:")
+                .map(|v| v.trim().to_string())
+        });
+        parts.push(Part {
+            name: field("name")?,
+            filename: field("filename"),
+            content_type,
+            data,
+        });
+        at = next + delim.len();
+    }
+}

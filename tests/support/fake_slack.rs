@@ -80,6 +80,20 @@ struct Inner {
     files: HashMap<String, (Vec<u8>, String)>,
     /// Downloads asked for: (file id, with the bot token).
     downloads: Vec<(String, bool)>,
+    /// Upload slots: file id -> (name, length, the bytes once uploaded).
+    slots: HashMap<String, (String, u64, Option<Vec<u8>>)>,
+    /// Files shared by `files.completeUploadExternal`.
+    shared: Vec<SharedFile>,
+}
+
+/// A file the bot shared.
+#[derive(Debug, Clone)]
+pub struct SharedFile {
+    pub channel: String,
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub comment: Option<String>,
+    pub thread_ts: Option<String>,
 }
 
 struct State {
@@ -127,6 +141,7 @@ impl FakeSlack {
                     "/files-pri/{team_file}/download/{name}",
                     web::get().to(download),
                 );
+                cfg.route("/upload/{id}", web::post().to(upload));
             },
             Some((ws_listener, socket)),
         );
@@ -220,6 +235,11 @@ impl FakeSlack {
     pub fn add_file(&self, id: &str, bytes: Vec<u8>, mime: &str) -> String {
         self.with(|i| i.files.insert(id.to_string(), (bytes, mime.to_string())));
         format!("{}/files-pri/{TEAM}-{id}/download/file", self.state.base)
+    }
+
+    /// The files the bot shared, in order.
+    pub fn shared(&self) -> Vec<SharedFile> {
+        self.with(|i| i.shared.clone())
     }
 
     /// The file downloads asked for: (file id, with the bot's token).
@@ -444,6 +464,18 @@ async fn socket(state: Arc<State>, stream: tokio::net::TcpStream) {
     state.inner.lock().unwrap().sockets.retain(|s| s.id != id);
 }
 
+/// An upload slot's URL: the bytes (signed URL: no token needed).
+async fn upload(state: web::Data<State>, id: web::Path<String>, body: web::Bytes) -> HttpResponse {
+    let mut i = state.inner.lock().unwrap();
+    match i.slots.get_mut(id.as_str()) {
+        Some(slot) => {
+            slot.2 = Some(body.to_vec());
+            HttpResponse::Ok().body(format!("OK - {}", body.len()))
+        }
+        None => HttpResponse::NotFound().finish(),
+    }
+}
+
 /// `url_private_download`: the file with the bot token; without it, as
 /// Slack does, a sign-in web page (200, text/html).
 async fn download(
@@ -486,7 +518,24 @@ async fn call(
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default()
         .to_string();
-    let p: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
+    let form = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+    let p: Value = match form {
+        // Form fields, as Slack takes them for some methods.
+        true => {
+            let q = String::from_utf8_lossy(&body).to_string();
+            let url = reqwest::Url::parse(&format!("http://x/?{q}")).unwrap();
+            Value::Object(
+                url.query_pairs()
+                    .map(|(k, v)| (k.to_string(), json!(v)))
+                    .collect(),
+            )
+        }
+        false => serde_json::from_slice(&body).unwrap_or(json!({})),
+    };
     let fault = {
         let mut i = state.inner.lock().unwrap();
         i.calls.push((method.clone(), Instant::now()));
@@ -539,6 +588,40 @@ async fn call(
                 edits: 0,
             });
             ok(json!({ "channel": channel, "ts": ts, "message": { "text": p["text"] } }))
+        }
+        "files.getUploadURLExternal" => {
+            let (Some(name), Some(len)) = (p["filename"].as_str(), p["length"].as_str()) else {
+                return refuse("invalid_arguments");
+            };
+            i.next_ts += 1;
+            let id = format!("F0UP{}", i.next_ts);
+            i.slots.insert(
+                id.clone(),
+                (name.to_string(), len.parse().unwrap_or(0), None),
+            );
+            ok(json!({ "upload_url": format!("{}/upload/{id}", state.base), "file_id": id }))
+        }
+        "files.completeUploadExternal" => {
+            let files: Value =
+                serde_json::from_str(p["files"].as_str().unwrap_or("[]")).unwrap_or(json!([]));
+            let Some(id) = files[0]["id"].as_str() else {
+                return refuse("invalid_arguments");
+            };
+            let Some((name, len, Some(bytes))) = i.slots.get(id).cloned() else {
+                return refuse("file_not_found");
+            };
+            if bytes.len() as u64 != len {
+                return refuse("file_upload_size_mismatch");
+            }
+            let channel = p["channel_id"].as_str().unwrap_or_default().to_string();
+            i.shared.push(SharedFile {
+                channel,
+                name,
+                bytes,
+                comment: p["initial_comment"].as_str().map(str::to_string),
+                thread_ts: p["thread_ts"].as_str().map(str::to_string),
+            });
+            ok(json!({ "files": [{ "id": id, "title": files[0]["title"] }] }))
         }
         "chat.update" => {
             let ts = p["ts"].as_str().unwrap_or_default();

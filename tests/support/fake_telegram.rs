@@ -58,6 +58,8 @@ pub struct Sent {
 
 #[derive(Default)]
 struct Inner {
+    /// Files uploaded (multipart), in order.
+    uploads: Vec<super::fake_server::Part>,
     updates: VecDeque<Value>,
     next_update_id: i64,
     next_message_id: i64,
@@ -334,6 +336,11 @@ impl FakeTelegram {
             .collect()
     }
 
+    /// The files uploaded (multipart sends), in order.
+    pub fn uploads(&self) -> Vec<super::fake_server::Part> {
+        self.state.inner.lock().unwrap().uploads.clone()
+    }
+
     pub fn calls(&self, method: &str) -> Vec<Instant> {
         self.with(|i| {
             i.calls
@@ -395,12 +402,39 @@ async fn call(
     path: web::Path<(String, String)>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let _ = req;
     let (token, method) = path.into_inner();
     if token != state.token {
         return err(401, "Unauthorized", None);
     }
-    let params: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
+    let ct = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    // An upload: its text fields are the params, its file is kept.
+    let params: Value = match super::fake_server::multipart(&ct, &body) {
+        Some(parts) => {
+            let mut p = json!({});
+            for part in parts {
+                match &part.filename {
+                    Some(f) => {
+                        p[&part.name] = json!(format!("upload:{f}"));
+                        state.inner.lock().unwrap().uploads.push(part);
+                    }
+                    None => {
+                        let v = String::from_utf8_lossy(&part.data).to_string();
+                        p[&part.name] = v
+                            .parse::<i64>()
+                            .map(Value::from)
+                            .unwrap_or(Value::String(v));
+                    }
+                }
+            }
+            p
+        }
+        None => serde_json::from_slice(&body).unwrap_or(json!({})),
+    };
     let fault = {
         let mut i = state.inner.lock().unwrap();
         i.calls.push((method.clone(), Instant::now()));
@@ -436,7 +470,7 @@ async fn apply(state: &State, method: &str, p: &Value) -> HttpResponse {
         "sendMessage" => send_message(state, p),
         "editMessageText" => edit_message(state, p),
         "setMessageReaction" | "deleteMessage" => on_message(state, method, p),
-        "sendPhoto" | "sendDocument" => send_media(state, method, p),
+        "sendPhoto" | "sendDocument" | "sendVoice" | "sendAudio" => send_media(state, method, p),
         "sendChatAction" => {
             let chat = p["chat_id"].as_i64().unwrap_or_default();
             let action = p["action"].as_str().unwrap_or_default().to_string();
@@ -554,12 +588,16 @@ fn send_message(state: &State, p: &Value) -> HttpResponse {
 /// A photo or document by URL: recorded as `[photo] <url>` (or
 /// `[document]`) and the caption on the next line.
 fn send_media(state: &State, method: &str, p: &Value) -> HttpResponse {
-    let field = if method == "sendPhoto" {
-        "photo"
-    } else {
-        "document"
+    let field = match method {
+        "sendPhoto" => "photo",
+        "sendVoice" => "voice",
+        "sendAudio" => "audio",
+        _ => "document",
     };
-    let Some(url) = p[field].as_str().filter(|u| u.starts_with("http")) else {
+    let Some(url) = p[field]
+        .as_str()
+        .filter(|u| u.starts_with("http") || u.starts_with("upload:"))
+    else {
         return err(
             400,
             "Bad Request: wrong file identifier/HTTP URL specified",

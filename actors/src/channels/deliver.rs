@@ -105,6 +105,22 @@ pub trait Outlet: Clone + Unpin + 'static {
         url: &str,
         caption: &str,
     ) -> impl Future<Output = Result<String, SendFailure>>;
+    /// A stored file uploaded (an item's `media:<id>`), with a caption.
+    /// Channels that cannot upload say so (a permanent failure).
+    fn send_file(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> impl Future<Output = Result<String, SendFailure>> {
+        let _ = (to, file, caption);
+        async {
+            Err(SendFailure {
+                unknown: false,
+                error: "this channel does not upload files yet".into(),
+            })
+        }
+    }
     /// The reply cut into messages the platform takes.
     fn split(&self, text: &str) -> Vec<String>;
     /// The longest preview kept up to date by edits (characters); a
@@ -158,6 +174,8 @@ pub struct Deliverer<O: Outlet> {
     pub health: std::sync::Arc<AccountHealth>,
     pub channel: &'static str,
     pub audit: crate::audit::AuditLog,
+    /// Where `media:<id>` items' files are.
+    pub media: Option<Addr<crate::media::MediaStore>>,
 }
 
 const PREVIEW: &str = "preview";
@@ -354,13 +372,21 @@ impl<O: Outlet> Deliverer<O> {
             .map(|i| i.text.as_str())
             .collect();
         let first = sent.len();
-        let rest = text.map(|t| remainder(t, &sent)).unwrap_or_default();
+        // `MEDIA:` lines become items of their own, after the text.
+        let (text, media) = match text.map(super::media_out::media_lines) {
+            Some((t, m)) => (Some(t), m),
+            None => (None, Vec::new()),
+        };
+        let rest = text
+            .as_deref()
+            .map(|t| remainder(t, &sent))
+            .unwrap_or_default();
         let chunks = if rest.is_empty() {
             Vec::new()
         } else {
             self.outlet.split(rest)
         };
-        let out: Vec<OutboxItem> = chunks
+        let mut out: Vec<OutboxItem> = chunks
             .iter()
             .enumerate()
             .map(|(i, c)| {
@@ -377,6 +403,13 @@ impl<O: Outlet> Deliverer<O> {
                 )
             })
             .collect();
+        let next = first + out.len();
+        out.extend(media.into_iter().enumerate().map(|(j, m)| {
+            let key = ledger::chunk_key(&d.session_key, &d.run_id, next + j);
+            let mut item = self.item(d, key, "", None);
+            item.media = Some(m);
+            item
+        }));
         let writes = ledger::enqueue(&self.store, &out)?;
         ledger::finalize(&self.store, d, writes)
     }
@@ -416,7 +449,16 @@ impl<O: Outlet> Deliverer<O> {
                 .edit(&to, id, &item.text, formatted)
                 .await
                 .map(|_| id.clone()),
-            (None, Some(url)) => self.outlet.send_media(&to, url, &item.text).await,
+            (None, Some(m)) => match m.strip_prefix(super::media_out::STORED) {
+                Some(id) => match super::media_out::stored(self.media.as_ref(), id).await {
+                    Ok(file) => self.outlet.send_file(&to, &file, &item.text).await,
+                    Err(error) => Err(SendFailure {
+                        unknown: false,
+                        error,
+                    }),
+                },
+                None => self.outlet.send_media(&to, m, &item.text).await,
+            },
             (None, None) => {
                 self.outlet
                     .send(&to, &item.text, formatted, d.reply_to.as_deref())

@@ -140,6 +140,7 @@ impl<O: Outlet> Desk<O> {
             health: self.health.clone(),
             channel: self.cfg.channel,
             audit: self.deps.audit.clone(),
+            media: self.deps.dispatch.media.clone(),
         }
     }
 

@@ -63,6 +63,7 @@ pub mod keys;
 pub mod ledger;
 pub mod limits;
 pub mod media_in;
+pub mod media_out;
 pub mod messages;
 pub mod queues;
 pub mod sender;

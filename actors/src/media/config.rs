@@ -168,7 +168,13 @@ impl MediaConfig {
                 path: path.as_deref(),
                 var: &var,
             };
-            c.detected_audio = super::detect::audio(&env, &c.providers);
+            c.detected_audio = super::detect::audio(&env, &c.providers).map(|f| ModelEntry {
+                kind: f.kind,
+                command: f.command,
+                args: f.args,
+                provider: f.provider,
+                ..ModelEntry::default()
+            });
             if let Some(e) = &c.detected_audio {
                 tracing::info!(entry = %entry_name(e), "audio transcriber detected (tools.media.audio names none)");
             }

@@ -14,8 +14,17 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use super::config::ModelEntry;
 use crate::settings::ProviderSettings;
+
+/// What was found: a CLI (command and args, OpenClaw's templates) or a
+/// provider id (`config.rs` makes it a `models[]` entry).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Found {
+    pub kind: Option<String>,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub provider: Option<String>,
+}
 
 /// Where to look and what the environment says (a seam for tests).
 pub struct Env<'a> {
@@ -36,17 +45,17 @@ fn is_executable(p: &std::path::Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-fn cli(command: PathBuf, args: &[&str]) -> ModelEntry {
-    ModelEntry {
+fn cli(command: PathBuf, args: &[&str]) -> Found {
+    Found {
         kind: Some("cli".into()),
         command: Some(command.display().to_string()),
         args: args.iter().map(|a| a.to_string()).collect(),
-        ..ModelEntry::default()
+        provider: None,
     }
 }
 
 /// The first working audio option, if any.
-pub fn audio(env: &Env<'_>, providers: &BTreeMap<String, ProviderSettings>) -> Option<ModelEntry> {
+pub fn audio(env: &Env<'_>, providers: &BTreeMap<String, ProviderSettings>) -> Option<Found> {
     if let (Some(bin), Some(model)) = (env.find("whisper-cli"), (env.var)("WHISPER_CPP_MODEL")) {
         let mut e = cli(bin, &["-m", "", "-nt", "-np", "-f", "{{MediaPath}}"]);
         e.args[1] = model;
@@ -77,9 +86,9 @@ pub fn audio(env: &Env<'_>, providers: &BTreeMap<String, ProviderSettings>) -> O
             .filter(|k| !k.is_empty());
         let env_key =
             (env.var)(&crate::provider::selection::env_var_for(id)).filter(|k| !k.is_empty());
-        (configured.is_some() || env_key.is_some()).then(|| ModelEntry {
+        (configured.is_some() || env_key.is_some()).then(|| Found {
             provider: Some(id.to_string()),
-            ..ModelEntry::default()
+            ..Found::default()
         })
     })
 }

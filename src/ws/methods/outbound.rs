@@ -87,6 +87,49 @@ fn channel_of(state: &SharedState, asked: Option<&str>) -> Result<String, ErrorS
     }
 }
 
+/// Largest `send` buffer (decoded).
+const MAX_BUFFER_BYTES: usize = 20 * 1024 * 1024;
+
+/// A `send` call's base64 `buffer`, kept in the media store: the item's
+/// `media:<id>`.
+async fn stored_buffer(
+    state: &SharedState,
+    b64: &str,
+    p: &SendParams,
+) -> Result<String, ErrorShape> {
+    use base64::Engine;
+    let cleaned: String = b64.chars().filter(|c| !c.is_whitespace()).collect();
+    if cleaned.len() > MAX_BUFFER_BYTES.div_ceil(3) * 4 + 4 {
+        return Err(ErrorShape::invalid(
+            "invalid send params: buffer is larger than 20 MB",
+        ));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&cleaned)
+        .map_err(|e| {
+            ErrorShape::invalid(format!(
+                "invalid send params: buffer is not valid base64 ({e})"
+            ))
+        })?;
+    let put = ferroclaw_actors::media::PutMedia {
+        bytes: bytes.into(),
+        content_type: p.content_type.clone(),
+        file_name: p.filename.clone(),
+    };
+    let m = state
+        .gateway
+        .media
+        .send(put)
+        .await
+        .map_err(down)?
+        .map_err(|e| ErrorShape::unavailable(format!("the file was not stored: {e}")))?;
+    Ok(format!(
+        "{}{}",
+        ferroclaw_actors::channels::media_out::STORED,
+        m.id
+    ))
+}
+
 /// `send`.
 pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
     let p: SendParams = params("send", p)?;
@@ -98,12 +141,7 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
         p.silent,
         &p.parse_mode,
     );
-    if p.buffer.is_some() || p.filename.is_some() || p.content_type.is_some() {
-        return Err(ErrorShape::invalid(
-            "invalid send params: base64 attachments are not supported by ferroclaw yet; pass mediaUrl",
-        ));
-    }
-    let media: Vec<String> = p
+    let mut media: Vec<String> = p
         .media_url
         .iter()
         .chain(p.media_urls.iter().flatten())
@@ -117,6 +155,10 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
         return Err(ErrorShape::invalid(format!(
             "invalid send params: mediaUrl must be an http(s) URL the platform can fetch: {bad}"
         )));
+    }
+    if let Some(b64) = &p.buffer {
+        // Kept in the media store, uploaded by the channel (`media:<id>`).
+        media.push(stored_buffer(state, b64, &p).await?);
     }
     let text = p.message.clone().unwrap_or_default();
     if text.trim().is_empty() && media.is_empty() {

@@ -102,16 +102,63 @@ impl RestApi {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Value, DiscordError> {
-        let mut req = self
+        let req = self
             .http
             .request(method, format!("{}{path}", self.base))
             .header("authorization", format!("Bot {}", self.token))
             .timeout(self.limit);
-        req = match body {
+        let req = match body {
             Some(b) => req.json(b),
             // Discord wants a length on a POST without a body (typing).
             None => req.header("content-length", "0"),
         };
+        self.answer(req).await
+    }
+
+    /// A file uploaded as a message's attachment (`multipart/form-data`:
+    /// `payload_json` with the caption, `files[0]`); the message id.
+    pub async fn send_file(
+        &self,
+        channel: &str,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> Result<String, DiscordError> {
+        let bytes = tokio::fs::read(&file.path)
+            .await
+            .map_err(|e| DiscordError::Refused {
+                code: 400,
+                message: format!("the file to send: {e}"),
+            })?;
+        let name = file.file_name.clone().unwrap_or_else(|| "file".to_string());
+        let payload = json!({
+            "content": caption, "allowed_mentions": { "parse": [] },
+            "attachments": [{ "id": 0, "filename": name }],
+        });
+        let part = reqwest::multipart::Part::bytes(bytes)
+            .file_name(name)
+            .mime_str(&file.content_type)
+            .map_err(|e| DiscordError::Refused {
+                code: 400,
+                message: e.to_string(),
+            })?;
+        let form = reqwest::multipart::Form::new()
+            .text("payload_json", payload.to_string())
+            .part("files[0]", part);
+        let req = self
+            .http
+            .post(format!("{}/channels/{channel}/messages", self.base))
+            .header("authorization", format!("Bot {}", self.token))
+            .timeout(self.limit.max(Duration::from_secs(60)))
+            .multipart(form);
+        let v = self.answer(req).await?;
+        v["id"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| DiscordError::Server("message without id".into()))
+    }
+
+    /// Sends `req`; Discord's answer, or the error it is.
+    async fn answer(&self, req: reqwest::RequestBuilder) -> Result<Value, DiscordError> {
         let resp = match req.send().await {
             Ok(r) => r,
             Err(e) if e.is_connect() => return Err(DiscordError::Unreachable(transport_error(&e))),

@@ -132,6 +132,21 @@ impl Outlet for DiscordOutlet {
         self.send(to, &text, false, None).await
     }
 
+    /// An upload as a message attachment (the channel's message route).
+    async fn send_file(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> Result<String, SendFailure> {
+        let route = format!("POST /channels/{}/messages", to.chat_id);
+        self.call(&route, false, || {
+            self.api.send_file(&to.chat_id, file, caption)
+        })
+        .await
+        .map_err(SendFailure::of)
+    }
+
     fn split(&self, text: &str) -> Vec<String> {
         split(text, self.chunk_limit)
     }

@@ -65,9 +65,9 @@ pub struct BotIdentity {
 /// One Slack app's client.
 #[derive(Clone)]
 pub struct WebApi {
-    http: reqwest::Client,
-    base: String,
-    bot_token: String,
+    pub(super) http: reqwest::Client,
+    pub(super) base: String,
+    pub(super) bot_token: String,
     app_token: Option<String>,
     limit: Duration,
 }
@@ -125,14 +125,34 @@ impl WebApi {
 
     async fn call(&self, method: &str, token: &str, body: &Value) -> Result<Value, SlackError> {
         let url = format!("{}/{method}", self.base);
-        let sent = self
+        let req = self
             .http
             .post(url)
             .bearer_auth(token)
             .json(body)
-            .timeout(self.limit)
-            .send()
-            .await;
+            .timeout(self.limit);
+        Self::answer(req).await
+    }
+
+    /// A method called with form fields (the ones Slack takes only so:
+    /// `files.getUploadURLExternal`), with the bot token.
+    pub(super) async fn call_form(
+        &self,
+        method: &str,
+        fields: &[(&str, String)],
+    ) -> Result<Value, SlackError> {
+        let req = self
+            .http
+            .post(format!("{}/{method}", self.base))
+            .bearer_auth(&self.bot_token)
+            .form(fields)
+            .timeout(self.limit);
+        Self::answer(req).await
+    }
+
+    /// Sends `req`: the Web API's answer, or the error it is.
+    async fn answer(req: reqwest::RequestBuilder) -> Result<Value, SlackError> {
+        let sent = req.send().await;
         let resp = match sent {
             Ok(r) => r,
             Err(e) if e.is_connect() => return Err(SlackError::Unreachable(transport_error(&e))),

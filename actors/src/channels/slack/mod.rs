@@ -19,6 +19,7 @@ pub mod inbound;
 pub mod outlet;
 pub mod signature;
 pub mod socket;
+mod upload;
 
 use std::sync::Arc;
 use std::time::Duration;

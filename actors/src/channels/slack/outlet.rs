@@ -161,6 +161,40 @@ impl Outlet for SlackOutlet {
         self.chunk_limit.min(MAX_MESSAGE_CHARS) - 96
     }
 
+    /// An upload by Slack's external flow (`upload.rs`): the slot and the
+    /// bytes may be tried again; sharing it (the new message) is not.
+    async fn send_file(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> Result<String, SendFailure> {
+        let bytes = tokio::fs::read(&file.path).await.map_err(|e| SendFailure {
+            unknown: false,
+            error: format!("the file to send: {e}"),
+        })?;
+        let name = file.file_name.clone().unwrap_or_else(|| "file".to_string());
+        let slot = self
+            .buckets
+            .get("files.getUploadURLExternal")
+            .call(true, || self.api.upload_slot(&name, bytes.len() as u64))
+            .await
+            .map_err(SendFailure::of)?;
+        self.api
+            .upload_bytes(&slot, bytes)
+            .await
+            .map_err(SendFailure::of)?;
+        let thread = to.thread_id.as_deref();
+        self.buckets
+            .get("files.completeUploadExternal")
+            .call(false, || {
+                self.api
+                    .complete_upload(&slot, &name, &to.chat_id, caption, thread)
+            })
+            .await
+            .map_err(SendFailure::of)
+    }
+
     /// A shared file by its `url_private_download`, with the bot token.
     async fn download(
         &self,

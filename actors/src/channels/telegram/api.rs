@@ -255,6 +255,71 @@ impl BotApi {
     ) -> Result<Value, TgError> {
         let url = format!("{}/bot{}/{method}", self.base, self.token);
         let sent = self.http.post(url).json(params).timeout(limit).send().await;
+        answer(sent).await
+    }
+
+    /// A file uploaded (`multipart/form-data`): a photo as `sendPhoto`, an
+    /// OGG voice note as `sendVoice`, other audio as `sendAudio`, anything
+    /// else as `sendDocument`. The message id.
+    pub async fn send_file(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> Result<String, TgError> {
+        let ct = file.content_type.as_str();
+        let (method, field) = match ct {
+            "image/jpeg" | "image/png" | "image/webp" if file.size <= 10 << 20 => {
+                ("sendPhoto", "photo")
+            }
+            "audio/ogg" => ("sendVoice", "voice"),
+            t if t.starts_with("audio/") => ("sendAudio", "audio"),
+            _ => ("sendDocument", "document"),
+        };
+        let bytes = tokio::fs::read(&file.path)
+            .await
+            .map_err(|e| TgError::Refused {
+                code: 400,
+                description: format!("the file to send: {e}"),
+            })?;
+        let name = file
+            .file_name
+            .clone()
+            .unwrap_or_else(|| format!("file.{}", ct.rsplit('/').next().unwrap_or("bin")));
+        let part = reqwest::multipart::Part::bytes(bytes)
+            .file_name(name)
+            .mime_str(ct)
+            .map_err(|e| TgError::Refused {
+                code: 400,
+                description: e.to_string(),
+            })?;
+        let mut form = reqwest::multipart::Form::new()
+            .text("chat_id", to.chat_id.clone())
+            .part(field, part);
+        if !caption.is_empty() {
+            form = form.text("caption", caption.chars().take(1024).collect::<String>());
+        }
+        if let Some(t) = to.thread_id.as_deref().filter(|t| t.parse::<i64>().is_ok()) {
+            form = form.text("message_thread_id", t.to_string());
+        }
+        let url = format!("{}/bot{}/{method}", self.base, self.token);
+        // An upload takes longer than a call: a minute, whatever the limit.
+        let limit = self.limit.max(Duration::from_secs(60));
+        let sent = self
+            .http
+            .post(url)
+            .multipart(form)
+            .timeout(limit)
+            .send()
+            .await;
+        let m: Message = decode(answer(sent).await?)?;
+        Ok(m.message_id.to_string())
+    }
+}
+
+/// The Bot API's answer to a request: its `result`, or the error it is.
+async fn answer(sent: Result<reqwest::Response, reqwest::Error>) -> Result<Value, TgError> {
+    {
         let resp = match sent {
             Ok(r) => r,
             Err(e) if e.is_connect() => return Err(TgError::Unreachable(transport_error(&e))),
@@ -283,7 +348,9 @@ impl BotApi {
             env.parameters.and_then(|p| p.retry_after),
         ))
     }
+}
 
+impl BotApi {
     pub async fn get_me(&self) -> Result<User, TgError> {
         let v = self.call("getMe", &json!({}), self.limit).await?;
         decode(v)

@@ -122,6 +122,19 @@ impl Outlet for TgOutlet {
             .map_err(SendFailure::of)
     }
 
+    /// An upload: never retried by the limiter (a new message).
+    async fn send_file(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> Result<String, SendFailure> {
+        self.limiter
+            .call(false, || self.api.send_file(to, file, caption))
+            .await
+            .map_err(SendFailure::of)
+    }
+
     fn split(&self, text: &str) -> Vec<String> {
         format::split(text, self.chunk_limit)
     }

@@ -1,0 +1,73 @@
+//! `GET /media/<id>`: a stored attachment, the original a transcript
+//! entry's `media[]` (and an image block's `mediaId`) names, for the
+//! Control UI and the web chat to show or download. Behind the gateway
+//! token or a paired device's operator token, like the UI's images; the
+//! id is the file's SHA-256, checked before anything is read. Images,
+//! audio and video are served inline, anything else as a download; never
+//! sniffed, never run (`nosniff`, a sandboxing CSP).
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use ferroclaw_actors::media::GetMedia;
+
+use crate::state::SharedState;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/media/{id}", web::get().to(get))
+        .route("/media/{id}", web::head().to(get));
+}
+
+fn not_found() -> HttpResponse {
+    HttpResponse::NotFound()
+        .content_type("text/plain")
+        .body("Not Found")
+}
+
+async fn get(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<SharedState>,
+) -> HttpResponse {
+    if let Err(refusal) = crate::http::auth::check_bearer_or_device(&req, &state, "media").await {
+        return refusal.response();
+    }
+    let found = state
+        .gateway
+        .media
+        .send(GetMedia {
+            id: id.into_inner(),
+        })
+        .await;
+    let Ok(Ok(m)) = found else {
+        return not_found();
+    };
+    let path = m.path.clone();
+    let Ok(Ok(body)) = web::block(move || std::fs::read(path)).await else {
+        return not_found();
+    };
+    let shown = ["image/", "audio/", "video/"]
+        .iter()
+        .any(|p| m.content_type.starts_with(p));
+    let name: String = m
+        .file_name
+        .as_deref()
+        .unwrap_or(&m.id)
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ' '))
+        .take(128)
+        .collect();
+    let disposition = match shown {
+        true => format!("inline; filename=\"{name}\""),
+        false => format!("attachment; filename=\"{name}\""),
+    };
+    HttpResponse::Ok()
+        .content_type(m.content_type.as_str())
+        .insert_header((header::CONTENT_DISPOSITION, disposition))
+        .insert_header((header::CACHE_CONTROL, "private, max-age=86400, immutable"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "sandbox; default-src 'none'",
+        ))
+        .body(body)
+}
