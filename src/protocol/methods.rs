@@ -135,6 +135,7 @@ pub const EVENTS: &[&str] = &[
     "exec.approval.requested",
     "exec.approval.resolved",
     "chat",
+    "chat.side_result",
     "agent",
     "session.tool",
     "sessions.changed",

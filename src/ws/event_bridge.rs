@@ -435,6 +435,16 @@ impl Handler<SessionEvent> for EventBridge {
                 }
             }
             RunEvent::Thinking { run_id, delta } => self.thinking(&run_id, key, delta),
+            RunEvent::SideResult {
+                run_id,
+                question,
+                text,
+            } => {
+                // OpenClaw's `/btw` answer: live only, never in history.
+                let payload = serde_json::json!({ "kind": "btw", "runId": run_id, "sessionKey": key,
+                    "question": question, "text": text, "ts": now_ms() });
+                self.publish("chat.side_result", payload, false);
+            }
             RunEvent::Message { .. } | RunEvent::ModelSelected { .. } => {}
         }
     }

@@ -3,6 +3,7 @@ mod agents;
 mod approvals;
 mod attachments;
 mod audit;
+mod btw;
 mod channel_crash;
 mod chat;
 mod cli;

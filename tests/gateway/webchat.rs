@@ -214,3 +214,41 @@ async fn the_page_reconnects_with_backoff_after_the_gateway_restarts() {
     );
     assert_eq!(report["seen"]["users"], 2);
 }
+
+/// Issue 32 in the page: a transcript's image is shown from the media
+/// store and its PDF offered as a file; a `/btw` answer shows apart from
+/// the conversation (`tests/browser/media.test.mjs`).
+#[tokio::test]
+async fn the_web_chat_shows_stored_media_and_side_answers() {
+    use base64::Engine;
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    // A real 1x1 PNG (the browser decodes it) and a PDF made here.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR4nGNgYAAAAAMAASsJTYQAAAAASUVORK5CYII=";
+    let pdf =
+        base64::engine::general_purpose::STANDARD.encode(super::attachments::pdf(&["Invoice 42"]));
+    let r = c
+        .call(
+            "chat.send",
+            json!({ "sessionKey": "agent:main:web:main", "message": "look", "idempotencyKey": "wm-1",
+                "attachments": [
+                    { "type": "image", "mimeType": "image/png", "fileName": "dot.png", "content": png },
+                    { "mimeType": "application/pdf", "fileName": "inv.pdf", "content": pdf },
+                ] }),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    crate::support::chat_until_done(&mut c, "wm-1").await;
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("webchat-media-screenshots");
+    let base = format!("http://{}", gw.addr);
+    let report = browser_script("media.test.mjs", &[base.as_ref(), TOKEN.as_ref()], &shots).await;
+    let seen = &report["seen"];
+    assert_eq!(seen["image"], json!({ "width": 1, "height": 1 }), "{seen}");
+    assert!(
+        seen["side"]
+            .as_str()
+            .unwrap()
+            .contains("btw: what is this chat about?"),
+        "{seen}"
+    );
+}

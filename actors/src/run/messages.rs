@@ -85,6 +85,13 @@ pub enum RunEvent {
         run_id: RunId,
         text: String,
     },
+    /// From the session: the answer to a `/btw` side question (OpenClaw's
+    /// `chat.side_result`, kind `btw`), never in the transcript.
+    SideResult {
+        run_id: RunId,
+        question: String,
+        text: String,
+    },
 }
 
 impl RunEvent {

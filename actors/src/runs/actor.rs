@@ -273,7 +273,8 @@ impl RunRegistry {
             RunEvent::Thinking { .. }
             | RunEvent::Message { .. }
             | RunEvent::ToolProgress { .. }
-            | RunEvent::ModelSelected { .. } => {}
+            | RunEvent::ModelSelected { .. }
+            | RunEvent::SideResult { .. } => {}
         }
     }
 

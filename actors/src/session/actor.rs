@@ -492,8 +492,12 @@ impl Handler<SendChat> for SessionActor {
             Err(answer) => return self.directive_reply(run_id, answer),
             Ok(Parsed::Commands(list)) => {
                 self.state.remember(&message_id, &run_id);
-                if let [Directive::Compact(instructions)] = list.as_slice() {
-                    return self.compact(run_id, instructions.clone(), ctx);
+                match list.as_slice() {
+                    [Directive::Compact(instructions)] => {
+                        return self.compact(run_id, instructions.clone(), ctx)
+                    }
+                    [Directive::Btw(q)] => return self.side_question(run_id, q.clone(), ctx),
+                    _ => {}
                 }
                 if list.iter().any(Directive::reads_files) {
                     return self.commands_with_files(run_id, list, ctx);

@@ -338,6 +338,7 @@ impl SessionActor {
                 Err(e) => format!("Could not reset the session: {e}"),
             }),
             Directive::Compact(_) => unchanged("/compact must be sent on its own.".to_string()),
+            Directive::Btw(_) => unchanged("/btw must be sent on its own.".to_string()),
             Directive::Queue(args) => unchanged(self.queue_directive(&args).unwrap_or_else(|e| e)),
             Directive::Status => unchanged(match files {
                 Some(f) => self.status_text(f),

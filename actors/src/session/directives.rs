@@ -26,6 +26,8 @@ pub enum Directive {
     Send(Option<String>),
     Agent(Option<String>),
     Stop,
+    /// `/btw <question>`: a side question (`btw.rs`).
+    Btw(String),
 }
 
 impl Directive {
@@ -97,6 +99,14 @@ fn next_word(s: &str) -> (&str, &str) {
     }
 }
 
+/// `/btw <question>`: the rest of the message is the question.
+fn btw(after: &str) -> Result<(Directive, &str), String> {
+    match after.trim() {
+        "" => Err("Usage: /btw <question>".to_string()),
+        q => Ok((Directive::Btw(q.to_string()), "")),
+    }
+}
+
 /// Parses one directive at the start of `text` (which starts with `/`).
 /// Returns the directive and the text after it, None when the word is not a
 /// directive, or an error for a directive with a bad value.
@@ -153,6 +163,7 @@ fn parse_one(text: &str) -> Option<Result<(Directive, &str), String>> {
         "context" => Ok((Directive::Context(rest_arg(after)), "")),
         "agent" => Ok((Directive::Agent(rest_arg(after)), "")),
         "stop" | "abort" => Ok((Directive::Stop, after)),
+        "btw" => btw(after),
         _ => return None,
     };
     Some(out)

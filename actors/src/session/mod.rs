@@ -183,6 +183,7 @@ pub use crate::session::directives::{THINKING_LEVELS, VERBOSE_LEVELS};
 
 mod actor;
 mod autocompact;
+mod btw;
 mod commands;
 mod delivery;
 pub mod directives;

@@ -513,6 +513,7 @@ pub(super) fn run_id_of(e: &RunEvent) -> Option<&str> {
         | RunEvent::Final { run_id, .. }
         | RunEvent::Failed { run_id, .. }
         | RunEvent::Aborted { run_id, .. }
+        | RunEvent::SideResult { run_id, .. }
         | RunEvent::Queued { run_id, .. } => Some(run_id),
     }
 }

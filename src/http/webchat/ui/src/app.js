@@ -55,6 +55,8 @@ const state = {
   busy: new Set(),
   models: [],
   images: [],
+  /** Runs that answered a `/btw` (their final is not a reply). */
+  side: new Set(),
   loadSeq: 0,
 };
 
@@ -398,12 +400,60 @@ function toolPanel(id, name) {
   };
 }
 
-function userBubble(text, images = []) {
+function userBubble(text, images = [], files = []) {
   const body = h("div", { class: "text", text });
-  const pics = images.map((img) =>
-    img.url ? h("img", { class: "thumb", src: img.url, alt: img.name || "image" }) : h("span", { class: "thumb missing", text: `[image${img.mimeType ? ` ${img.mimeType}` : ""}]` }),
+  const pics = images.map((img) => {
+    if (img.url) return h("img", { class: "thumb", src: img.url, alt: img.name || "image" });
+    if (img.mediaId) {
+      // The original, from the media store (`GET /media/<id>`, with the token).
+      const el = h("img", { class: "thumb", alt: img.mimeType || "image" });
+      mediaBlobUrl(img.mediaId).then((u) => { if (u) el.src = u; });
+      return el;
+    }
+    return h("span", { class: "thumb missing", text: `[image${img.mimeType ? ` ${img.mimeType}` : ""}]` });
+  });
+  const chips = files.map((f) => {
+    const a = h("a", { class: "file", href: "#", text: `${f.name || f.contentType} (${Math.ceil((f.size || 0) / 1024)} KB)` });
+    a.addEventListener("click", async (e) => {
+      e.preventDefault();
+      const u = await mediaBlobUrl(f.id);
+      if (!u) return notice(`${f.name || "file"}: not available any more.`, "error");
+      const dl = h("a", { href: u, download: f.name || f.id });
+      dl.click();
+    });
+    return a;
+  });
+  return h(
+    "div",
+    { class: "msg user" },
+    pics.length ? h("div", { class: "images" }, pics) : null,
+    chips.length ? h("div", { class: "files" }, chips) : null,
+    body,
   );
-  return h("div", { class: "msg user" }, pics.length ? h("div", { class: "images" }, pics) : null, body);
+}
+
+/** A stored attachment as a blob URL (fetched once, with the token). */
+const mediaUrls = new Map();
+function mediaBlobUrl(id) {
+  if (!mediaUrls.has(id)) {
+    const token = localStorage.getItem(TOKEN_KEY) || "";
+    const got = fetch(`/media/${encodeURIComponent(id)}`, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
+      .then((r) => (r.ok ? r.blob() : null))
+      .then((b) => (b ? URL.createObjectURL(b) : null))
+      .catch(() => null);
+    mediaUrls.set(id, got);
+  }
+  return mediaUrls.get(id);
+}
+
+/** A `/btw` answer: shown apart from the conversation, not kept. */
+function onSideResult(p) {
+  if (p.sessionKey !== state.current || p.kind !== "btw") return;
+  state.side.add(p.runId);
+  const md = h("div", { class: "md" });
+  md.innerHTML = renderMarkdown(p.text || "");
+  ui.log.append(h("div", { class: "msg side" }, h("div", { class: "label", text: `btw: ${p.question || ""}` }), md));
+  scrollDown();
 }
 
 /** Renders a transcript: tool results go into their call's panel. */
@@ -424,7 +474,9 @@ function renderHistory(messages) {
     if (m.role === "user") {
       reply = null;
       const images = Array.isArray(m.content) ? m.content.filter((b) => b?.type === "image") : [];
-      out.push(userBubble(textOf(m.content), images));
+      const shown = new Set(images.map((i) => i.mediaId).filter(Boolean));
+      const files = Array.isArray(m.media) ? m.media.filter((f) => f?.id && !shown.has(f.id)) : [];
+      out.push(userBubble(textOf(m.content), images, files));
     } else if (m.role === "assistant") {
       const bubble = reply || h("div", { class: "msg assistant" });
       const blocks = Array.isArray(m.content) ? m.content : [{ type: "text", text: String(m.content ?? "") }];
@@ -608,6 +660,13 @@ function onChat(p) {
   // Live text comes from the `agent` assistant stream (every delta; chat
   // deltas are throttled and may skip a turn's last words before a tool).
   if (!terminal) return;
+  if (state.side.delete(p.runId)) {
+    // A `/btw` run: its answer is shown as the side result already.
+    state.runs.get(p.runId)?.el.remove();
+    state.runs.delete(p.runId);
+    updateAbort();
+    return;
+  }
   const run = liveRun(p.runId);
   if ((p.state === "final" || p.state === "aborted") && p.message) run.setText(textOf(p.message.content));
   run.end(p.state);
@@ -689,6 +748,9 @@ function onEvent(event, payload) {
   switch (event) {
     case "chat":
       onChat(payload || {});
+      break;
+    case "chat.side_result":
+      onSideResult(payload || {});
       break;
     case "agent":
       onAgent(payload || {});

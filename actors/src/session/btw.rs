@@ -1,0 +1,79 @@
+//! `/btw <question>`: a side question answered from the session's context
+//! (OpenClaw's BTW): one model call without tools, with the recent
+//! conversation as background and the instruction to answer only the side
+//! question. It never enters the transcript, never interrupts or steers
+//! the running run, and is not replayed by `chat.history`. The answer goes
+//! out as `chat.side_result` (kind `btw`) and as the directive run's final
+//! text, labelled, so a channel gets it as a one-off reply.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+
+use super::*;
+use crate::compaction::summary::ask;
+use crate::ids::RunId;
+use crate::provider::{ChatMessage, Messages};
+
+/// The recent context a side question sees (messages).
+const CONTEXT_MESSAGES: usize = 40;
+
+const SYSTEM: &str = "You answer a quick side question (\"by the way\") from the user about \
+    the conversation below. Answer only the side question, briefly. Do not continue, resume \
+    or finish any unfinished task from the conversation, and do not call or pretend to call \
+    tools.";
+
+impl SessionActor {
+    /// Answers `question` off the mailbox; the session goes on meanwhile.
+    pub(super) fn side_question(
+        &mut self,
+        run_id: RunId,
+        question: String,
+        ctx: &mut Context<Self>,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
+        let models = match self
+            .deps
+            .models
+            .candidates(self.agent(), self.entry.model_override.as_deref())
+        {
+            Ok(m) => m,
+            Err(e) => return self.directive_reply(run_id, format!("BTW: no model to ask ({e}).")),
+        };
+        let window = self.window_of(&models);
+        let start = self.history.len().saturating_sub(CONTEXT_MESSAGES);
+        let mut messages: Messages = self.history[start..].to_vec();
+        messages.push(Arc::new(ChatMessage::user(&question)));
+        let (hub, sticky) = (
+            self.deps.hub.clone(),
+            self.entry.auth_profile_override.clone(),
+        );
+        let timeout = self.deps.compaction.timeout;
+        self.forward(RunEvent::Started {
+            run_id: run_id.clone(),
+        });
+        let id = run_id.clone();
+        let asked =
+            async move { ask(hub, models, sticky, SYSTEM, messages, window, timeout).await };
+        ctx.spawn(asked.into_actor(self).map(move |answer, act, _| {
+            let text = match answer {
+                Ok(t) if !t.trim().is_empty() => t,
+                Ok(_) => "(no answer)".to_string(),
+                Err(e) => format!("(could not answer: {e})"),
+            };
+            act.forward(RunEvent::SideResult {
+                run_id: id.clone(),
+                question,
+                text: text.clone(),
+            });
+            act.forward_answer(id, format!("BTW: {text}"));
+        }));
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            store.flush().await?;
+            Ok(SendAck {
+                run_id,
+                status: SendStatus::Directive,
+            })
+        })
+    }
+}
