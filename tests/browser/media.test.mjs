@@ -5,16 +5,16 @@
 // answer as a side result, apart from the conversation. Prints one JSON
 // line (what was seen); exits non-zero at the first failed step.
 //
-// Usage: node media.test.mjs <http base URL> <gateway token> <artifacts dir>
+// Usage: node media.test.mjs <http base URL> <gateway token> <image media id> <artifacts dir>
 
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-const [base, token, artifacts] = process.argv.slice(2);
-if (!base || !token || !artifacts) {
-  console.error("usage: node media.test.mjs <base url> <token> <artifacts dir>");
+const [base, token, imageId, artifacts] = process.argv.slice(2);
+if (!base || !token || !imageId || !artifacts) {
+  console.error("usage: node media.test.mjs <base url> <token> <image media id> <artifacts dir>");
   process.exit(2);
 }
 mkdirSync(artifacts, { recursive: true });
@@ -72,6 +72,17 @@ try {
   seen.repliesAfter = await page.locator(".msg.assistant").count();
   assert.equal(seen.repliesAfter, replies, "no reply bubble for the side question");
   await page.screenshot({ path: join(artifacts, "02-btw.png"), fullPage: true });
+
+  step = "a reply's MEDIA: line shows the stored image in the reply";
+  await page.fill("#input", `show it back\nMEDIA: media:${imageId}`);
+  await page.press("#input", "Enter");
+  await page.waitForFunction(() => {
+    const img = [...document.querySelectorAll(".msg.assistant img.thumb")].pop();
+    return img && img.complete && img.naturalWidth > 0;
+  }, null, WAIT);
+  seen.replyText = (await page.locator(".msg.assistant").last().textContent()).trim();
+  assert.ok(!seen.replyText.includes("MEDIA:"), seen.replyText);
+  await page.screenshot({ path: join(artifacts, "03-media-line.png"), fullPage: true });
 
   assert.deepEqual(consoleErrors, []);
   step = "done";

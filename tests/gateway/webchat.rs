@@ -239,9 +239,20 @@ async fn the_web_chat_shows_stored_media_and_side_answers() {
         .await;
     assert_eq!(r["ok"], true, "{r}");
     crate::support::chat_until_done(&mut c, "wm-1").await;
+    let h = c
+        .call(
+            "chat.history",
+            json!({ "sessionKey": "agent:main:web:main" }),
+        )
+        .await;
+    let image_id = h["payload"]["messages"][0]["media"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("webchat-media-screenshots");
     let base = format!("http://{}", gw.addr);
-    let report = browser_script("media.test.mjs", &[base.as_ref(), TOKEN.as_ref()], &shots).await;
+    let args: [&std::ffi::OsStr; 3] = [base.as_ref(), TOKEN.as_ref(), image_id.as_ref()];
+    let report = browser_script("media.test.mjs", &args, &shots).await;
     let seen = &report["seen"];
     assert_eq!(seen["image"], json!({ "width": 1, "height": 1 }), "{seen}");
     assert!(

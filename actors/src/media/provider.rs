@@ -318,8 +318,9 @@ mod tests {
             .unwrap()
     }
 
-    /// OpenAI's wire (multipart) with a 429 first: the next entry (the
-    /// same service) answers; Deepgram's wire (raw bytes, `Token` auth).
+    /// OpenAI's wire (multipart): a 429, a 500 and an answer slower than
+    /// the entry's timeout each hand over to the next entry (the same
+    /// service), which answers; Deepgram's wire (raw bytes, `Token` auth).
     #[actix::test]
     async fn openai_compatible_and_deepgram_services_transcribe_with_fallback() {
         let dir = tempfile::tempdir().unwrap();
@@ -335,8 +336,14 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        let (base, oai) = serve(2, |i, head, body| match i {
+        let (base, oai) = serve(4, |i, head, body| match i {
             0 => (429, r#"{"error":{"message":"slow down"}}"#.into()),
+            1 => (500, r#"{"error":{"message":"upstream"}}"#.into()),
+            2 => {
+                // Slower than the entry's timeout: it has given up.
+                std::thread::sleep(Duration::from_millis(1500));
+                (200, r#"{"text":"too late"}"#.into())
+            }
             _ => {
                 assert!(
                     head.to_ascii_lowercase()
@@ -347,8 +354,12 @@ mod tests {
                 (200, serde_json::json!({ "text": text }).to_string())
             }
         });
+        let mut slow = provider("local", "whisper-1");
+        slow.limits.timeout_seconds = Some(0.3);
         let mut cfg = (*audio(vec![
             provider("local", "whisper-1"),
+            provider("local", "whisper-1"),
+            slow,
             provider("local", "whisper-1"),
         ]))
         .clone();
@@ -366,9 +377,11 @@ mod tests {
             "{u:?}"
         );
         assert!(u.attempts[0].contains("HTTP 429"), "{u:?}");
+        assert!(u.attempts[1].contains("HTTP 500"), "{u:?}");
+        assert!(u.attempts[2].contains("timed out"), "{u:?}");
         let heads = oai.join().unwrap();
         assert!(
-            heads[1].starts_with("POST /v1/audio/transcriptions "),
+            heads[3].starts_with("POST /v1/audio/transcriptions "),
             "{heads:?}"
         );
 

@@ -432,18 +432,54 @@ function userBubble(text, images = [], files = []) {
   );
 }
 
-/** A stored attachment as a blob URL (fetched once, with the token). */
+/** A stored attachment as `{ url, type }` (a blob URL; fetched once, with the token). */
 const mediaUrls = new Map();
-function mediaBlobUrl(id) {
+function mediaBlob(id) {
   if (!mediaUrls.has(id)) {
     const token = localStorage.getItem(TOKEN_KEY) || "";
     const got = fetch(`/media/${encodeURIComponent(id)}`, { headers: token ? { Authorization: `Bearer ${token}` } : {} })
       .then((r) => (r.ok ? r.blob() : null))
-      .then((b) => (b ? URL.createObjectURL(b) : null))
+      .then((b) => (b ? { url: URL.createObjectURL(b), type: b.type } : null))
       .catch(() => null);
     mediaUrls.set(id, got);
   }
   return mediaUrls.get(id);
+}
+
+function mediaBlobUrl(id) {
+  return mediaBlob(id).then((m) => m?.url || null);
+}
+
+const MEDIA_LINE = /^\s*MEDIA:\s*`?([^`\s]+)`?\s*$/;
+
+/** A reply's text as markdown, its `MEDIA:` lines shown as what they name. */
+function renderReply(el, text) {
+  const media = [];
+  const kept = String(text ?? "")
+    .split("\n")
+    .filter((l) => {
+      const m = MEDIA_LINE.exec(l);
+      if (m) media.push(m[1]);
+      return !m;
+    });
+  el.innerHTML = renderMarkdown(kept.join("\n"));
+  for (const ref of media) el.append(mediaElement(ref));
+}
+
+/** A stored file (`media:<id>` or its path in the media store) as an image or a
+ * download; a URL as a link. */
+function mediaElement(ref) {
+  const id = (/^media:([0-9a-f]{64})$/i.exec(ref) || /\/media\/[0-9a-f]{2}\/([0-9a-f]{64})$/i.exec(ref))?.[1];
+  if (!id) {
+    if (/^https?:\/\//i.test(ref)) return h("a", { class: "file", href: ref, target: "_blank", rel: "noopener noreferrer", text: ref });
+    return h("span", { class: "file", text: ref });
+  }
+  const box = h("div", { class: "media" });
+  mediaBlob(id).then((m) => {
+    if (!m) return box.append(h("span", { class: "file", text: "(file no longer kept)" }));
+    box.append(m.type.startsWith("image/") ? h("img", { class: "thumb", src: m.url, alt: "image" }) : h("a", { class: "file", href: m.url, download: id, text: "file" }));
+  });
+  return box;
 }
 
 /** A `/btw` answer: shown apart from the conversation, not kept. */
@@ -484,7 +520,7 @@ function renderHistory(messages) {
         if (b?.type === "thinking" && b.thinking) bubble.append(thinkingBlock(b.thinking, false));
         else if (b?.type === "text" && b.text) {
           const md = h("div", { class: "md" });
-          md.innerHTML = renderMarkdown(b.text);
+          renderReply(md, b.text);
           bubble.append(md);
         } else if (b?.type === "toolCall") {
           const p = toolPanel(b.id, b.name);
@@ -562,7 +598,7 @@ class Run {
     for (const seg of this.segments) {
       if (seg.kind !== "text" || !seg.dirty) continue;
       seg.dirty = false;
-      seg.el.innerHTML = renderMarkdown(seg.text);
+      renderReply(seg.el, seg.text);
       addCopyButtons(seg.el);
     }
     if (stick) scrollDown(true);
