@@ -178,3 +178,57 @@ async fn a_strangers_voice_note_reaches_the_model_as_outside_data() {
     );
     assert_eq!(runs(&counted), 1);
 }
+
+/// A PDF and a photo on Telegram (`getFile`, then the file URL): the
+/// document reaches the model as a `[Document]` block, the photo as an
+/// image the model sees.
+#[tokio::test]
+async fn a_telegram_document_and_photo_reach_the_model() {
+    let provider = FakeProvider::start().await;
+    provider.set_default(Script::text(&["got it"]));
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut cfg = telegram_config(&fake, json!({ "streamMode": "off" }));
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &json!({
+            "models": { "providers": { "fake": {
+                "baseUrl": provider.base_url(), "api": "openai-completions", "apiKey": "k0" } } },
+            "agents": { "defaults": { "model": { "primary": "fake/m1", "fallbacks": [] } } },
+        }),
+    );
+    let _gw = TestGateway::with_config(cfg);
+    let doc = super::attachments::pdf(&["Lease agreement", "Rent 900 EUR monthly"]);
+    fake.add_file("d1", doc.clone());
+    fake.push(
+        "message",
+        json!({ "message_id": 1, "date": 1_700_000_000, "chat": { "id": 42, "type": "private" },
+                "from": { "id": 42, "first_name": "A" }, "caption": "is this fair?",
+                "document": { "file_id": "d1", "file_unique_id": "d1", "file_name": "lease.pdf",
+                              "mime_type": "application/pdf", "file_size": doc.len() } }),
+    );
+    assert!(fake.until(LONG, |f| !f.sent_to(42).is_empty()).await);
+    let photo = super::attachments::png();
+    fake.add_file("p1", photo.clone());
+    fake.push(
+        "message",
+        json!({ "message_id": 2, "date": 1_700_000_001, "chat": { "id": 42, "type": "private" },
+                "from": { "id": 42, "first_name": "A" },
+                "photo": [{ "file_id": "p1", "file_unique_id": "p1", "width": 9, "height": 9, "file_size": photo.len() }] }),
+    );
+    assert!(fake.until(LONG, |f| f.sent_to(42).len() >= 2).await);
+    let asked: Vec<String> = provider
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(b, _)| super::attachments::user_text(b))
+        .collect();
+    assert!(
+        asked[0].contains("is this fair?")
+            && asked[0].contains("[Document]\\nName: lease.pdf (application/pdf)")
+            && asked[0].contains("Rent 900 EUR monthly"),
+        "{}",
+        asked[0]
+    );
+    assert!(asked[1].contains("data:image/png;base64,"), "{}", asked[1]);
+}
