@@ -27,16 +27,47 @@ fn write_config(dir: &std::path::Path, fake: &FakeTelegram, stream: &str) {
     std::fs::write(dir.join("ferroclaw.json"), cfg.to_string()).unwrap();
 }
 
-async fn crash_case(stream: &str) {
+/// A photo from chat 100, kept in the media store; its id.
+async fn stored_photo(fake: &FakeTelegram, dir: &std::path::Path) -> String {
+    fake.add_file("ph", super::attachments::png());
+    fake.push(
+        "message",
+        json!({ "message_id": 9999, "date": 1_700_000_000, "chat": { "id": 100, "type": "private" },
+                "from": { "id": 100, "first_name": "A" },
+                "photo": [{ "file_id": "ph", "file_unique_id": "ph", "width": 9, "height": 9 }] }),
+    );
+    assert!(
+        fake.until(std::time::Duration::from_secs(20), |f| !f
+            .sent_to(100)
+            .is_empty())
+            .await
+    );
+    let media = dir.join("media");
+    std::fs::read_dir(&media)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.file_name().to_string_lossy().to_string())
+        .find(|n| !n.contains('.'))
+        .expect("the stored photo")
+}
+
+/// `media`: every reply also sends a stored photo back (a `MEDIA:` line):
+/// an upload is an outbox item like a text chunk, sent once.
+async fn crash_case(stream: &str, media: bool) {
     let fake = FakeTelegram::start(BOT_TOKEN);
     let dir = tempfile::tempdir().unwrap();
     write_config(dir.path(), &fake, stream);
     let (mut child, _, _): (Gateway, _, _) = spawn_gateway(dir.path());
-    let steps = schedule(&format!("telegram_crash ({stream})"), 6, 36);
+    let line = match media {
+        true => format!("\nMEDIA: media:{}", stored_photo(&fake, dir.path()).await),
+        false => String::new(),
+    };
+    let steps = schedule(&format!("telegram_crash ({stream}, media {media})"), 6, 36);
     let (pushed, crashes) = drive(dir.path(), &mut child, &steps, |i, chat, text| {
         let chat = 100 + i64::from(chat);
         let id = i as i64 + 1;
-        fake.dm(chat, id, text);
+        fake.dm(chat, id, &format!("{text}{line}"));
         Pushed {
             chat: chat.to_string(),
             key: format!("telegram/default/{chat}/{id}"),
@@ -68,9 +99,18 @@ async fn crash_case(stream: &str) {
         })
         .collect();
     let outcomes = check(dir.path(), "telegram", &landed, &pushed);
+    if media {
+        // Uploads are chunks `check` matched one to one; at least one landed.
+        let uploads = fake.uploads().len();
+        assert!(
+            uploads >= 1 && uploads <= pushed.len(),
+            "{uploads} uploads for {} replies",
+            pushed.len()
+        );
+    }
     let answered = outcomes.values().filter(|o| **o == "answered").count();
     eprintln!(
-        "telegram crash ({stream}): {crashes} crashes, {} messages: {answered} answered, {:?}",
+        "telegram crash ({stream}, media {media}): {crashes} crashes, {} messages: {answered} answered, {:?}",
         pushed.len(),
         outcomes
     );
@@ -79,10 +119,15 @@ async fn crash_case(stream: &str) {
 
 #[tokio::test]
 async fn sigkill_under_load_never_sends_twice_nor_drops_an_update_whole_replies() {
-    crash_case("off").await;
+    crash_case("off", false).await;
+}
+
+#[tokio::test]
+async fn sigkill_under_load_never_uploads_a_reply_file_twice() {
+    crash_case("off", true).await;
 }
 
 #[tokio::test]
 async fn sigkill_under_load_never_sends_twice_nor_drops_an_update_streamed_previews() {
-    crash_case("partial").await;
+    crash_case("partial", false).await;
 }
