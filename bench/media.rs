@@ -308,7 +308,7 @@ async fn turn_cases(dir: &std::path::Path) {
         .await;
     assert_eq!(res["ok"], true, "{res}");
     for with_image in [false, true] {
-        let mut took = Vec::new();
+        let (mut took, mut acked) = (Vec::new(), Vec::new());
         for i in 0..n() {
             let id = format!("t-{with_image}-{i}");
             let mut p = json!({"sessionKey": format!("bench-{with_image}"), "message": "look", "idempotencyKey": id});
@@ -323,6 +323,7 @@ async fn turn_cases(dir: &std::path::Path) {
                 let f = c.recv().await.expect("the gateway closed the socket");
                 if f["type"] == "res" {
                     assert_eq!(f["ok"], true, "{f}");
+                    acked.push(t.elapsed());
                 }
                 if f["event"] == "chat"
                     && f["payload"]["runId"] == id.as_str()
@@ -333,10 +334,17 @@ async fn turn_cases(dir: &std::path::Path) {
             }
             took.push(t.elapsed());
         }
-        let label = match with_image {
-            false => "turn: chat.send -> final, text only",
-            true => "turn: chat.send -> final, with a 1 MB image",
+        let (label, ack) = match with_image {
+            false => (
+                "turn: chat.send -> final, text only",
+                "turn: chat.send -> ack, text only",
+            ),
+            true => (
+                "turn: chat.send -> final, with a 1 MB image",
+                "turn: chat.send -> ack, with a 1 MB image",
+            ),
         };
+        line(ack, &mut acked);
         line(label, &mut took);
     }
 }
