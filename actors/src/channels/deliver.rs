@@ -372,15 +372,12 @@ impl<O: Outlet> Deliverer<O> {
             .map(|i| i.text.as_str())
             .collect();
         let first = sent.len();
-        // `MEDIA:` lines become items of their own, after the text.
-        let (text, media) = match text.map(super::media_out::media_lines) {
-            Some((t, m)) => (Some(t), m),
-            None => (None, Vec::new()),
-        };
-        let rest = text
-            .as_deref()
-            .map(|t| remainder(t, &sent))
-            .unwrap_or_default();
+        // `MEDIA:` lines become items of their own, after the text (what
+        // blocks already sent is counted on the text as the model wrote it).
+        let media = text.map_or_else(Vec::new, |t| super::media_out::media_lines(t).1);
+        let rest = text.map(|t| remainder(t, &sent)).unwrap_or_default();
+        let (rest, _) = super::media_out::media_lines(rest);
+        let rest = rest.as_str();
         let chunks = if rest.is_empty() {
             Vec::new()
         } else {
