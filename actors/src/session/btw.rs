@@ -67,13 +67,6 @@ impl SessionActor {
             });
             act.forward_answer(id, format!("BTW: {text}"));
         }));
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            store.flush().await?;
-            Ok(SendAck {
-                run_id,
-                status: SendStatus::Directive,
-            })
-        })
+        self.directive_ack(run_id)
     }
 }

@@ -62,6 +62,15 @@ impl SessionActor {
             run_id: run_id.clone(),
         });
         self.forward_answer(run_id.clone(), answer);
+        self.directive_ack(run_id)
+    }
+
+    /// A directive's acknowledgement: after the store's flush, the run that
+    /// answers it (its answer follows as that run's events).
+    pub(super) fn directive_ack(
+        &self,
+        run_id: RunId,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
         let store = self.deps.store.clone();
         Box::pin(async move {
             store.flush().await?;
@@ -124,14 +133,7 @@ impl SessionActor {
         if let Err(why) = self.compact_now(run_id.clone(), keep, instructions, Then::Reply, ctx) {
             self.forward_answer(run_id.clone(), format!("Could not compact: {why}."));
         }
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            store.flush().await?;
-            Ok(SendAck {
-                run_id,
-                status: SendStatus::Directive,
-            })
-        })
+        self.directive_ack(run_id)
     }
 
     /// Starts a compaction (keeping what `keep` says) as the session's
