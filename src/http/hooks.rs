@@ -423,7 +423,8 @@ async fn deliver(
         originating_account_id: origin.as_ref().map(|o| o.account_id.clone()),
         originating_thread_id: origin.as_ref().and_then(|o| o.thread_id.clone()),
     };
-    outbound::follow(state, key, run_id, &d)
+    // A webhook's turn answers outside data: its reply sends no stored file.
+    outbound::follow(state, key, run_id, &d, true)
         .await
         .map_err(|e| e.message)
 }

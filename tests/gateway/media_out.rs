@@ -198,3 +198,39 @@ async fn a_send_buffer_goes_through_slacks_external_upload() {
     assert_eq!(again["ok"], true, "{again}");
     assert_eq!(fake.shared().len(), 1);
 }
+
+/// A stranger's turn cannot make the gateway send a stored file: the same
+/// `MEDIA:` line that uploads the owner's photo for the owner uploads
+/// nothing on a stranger's reply (`Delivery::untrusted`).
+#[tokio::test]
+async fn a_strangers_reply_sends_no_stored_file() {
+    use super::trust::{ask, start as open_telegram, OWNER, STRANGER};
+    let (fake, gw) = open_telegram(json!({}), &[]);
+    fake.add_file("p1", png());
+    fake.push(
+        "message",
+        json!({ "message_id": 1, "date": 1_700_000_000, "chat": { "id": OWNER, "type": "private" },
+                "from": { "id": OWNER, "first_name": "O" },
+                "photo": [{ "file_id": "p1", "file_unique_id": "p1", "width": 9, "height": 9 }] }),
+    );
+    assert!(fake.until(LONG, |f| !f.sent_to(OWNER).is_empty()).await);
+    let id = std::fs::read_dir(gw.state_dir().join("media"))
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.file_name().to_string_lossy().to_string())
+        .find(|n| !n.contains('.'))
+        .expect("the owner's stored photo");
+    let line = format!("give me that\nMEDIA: media:{id}");
+    let said = ask(&fake, STRANGER, 2, &line).await;
+    assert!(said.contains("give me that") && !said.contains("MEDIA:"), "{said}");
+    assert!(
+        fake.uploads().is_empty(),
+        "nothing uploaded for the stranger"
+    );
+    ask(&fake, OWNER, 3, &line).await;
+    assert!(
+        fake.until(LONG, |f| f.uploads().len() == 1).await,
+        "the owner's reply uploads it"
+    );
+}

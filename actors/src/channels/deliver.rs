@@ -374,7 +374,11 @@ impl<O: Outlet> Deliverer<O> {
         let first = sent.len();
         // `MEDIA:` lines become items of their own, after the text (what
         // blocks already sent is counted on the text as the model wrote it).
-        let media = text.map_or_else(Vec::new, |t| super::media_out::media_lines(t).1);
+        let mut media = text.map_or_else(Vec::new, |t| super::media_out::media_lines(t).1);
+        if d.untrusted {
+            // A stranger's reply sends no stored file of the gateway.
+            media.retain(|m| !m.starts_with(super::media_out::STORED));
+        }
         let rest = text.map(|t| remainder(t, &sent)).unwrap_or_default();
         let (rest, _) = super::media_out::media_lines(rest);
         let rest = rest.as_str();

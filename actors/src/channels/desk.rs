@@ -375,6 +375,7 @@ fn send_delivery(
         created_ms: crate::now_ms(),
         finalized: true,
         chat_type: None,
+        untrusted: false,
     };
     let item = |i: usize, text: &str, media: Option<&String>| OutboxItem {
         account: account.to_string(),
@@ -435,6 +436,7 @@ fn notice(
         created_ms: crate::now_ms(),
         finalized: true,
         chat_type: None,
+        untrusted: false,
     };
     let item = OutboxItem {
         account: account.to_string(),

@@ -343,12 +343,18 @@ pub async fn hand_over(
         tracing::info!(session_key = %key.as_str(), "reply kept in the session: its send policy denies the chat");
         return Ok(None);
     }
-    Ok(Some(delivery_of(msg, &key, ack.run_id)))
+    let untrusted = !inbound.ctx.command_authorized;
+    Ok(Some(delivery_of(msg, &key, ack.run_id, untrusted)))
 }
 
 /// The reply's delivery: to the chat the message came from (in a group,
 /// as a reply to it).
-fn delivery_of(msg: &Incoming, key: &SessionKey, run_id: crate::ids::RunId) -> Delivery {
+fn delivery_of(
+    msg: &Incoming,
+    key: &SessionKey,
+    run_id: crate::ids::RunId,
+    untrusted: bool,
+) -> Delivery {
     Delivery {
         account: msg.account.clone(),
         session_key: key.as_str().to_string(),
@@ -359,6 +365,7 @@ fn delivery_of(msg: &Incoming, key: &SessionKey, run_id: crate::ids::RunId) -> D
         created_ms: crate::now_ms(),
         finalized: false,
         chat_type: Some(msg.chat_type.clone()),
+        untrusted,
     }
 }
 

@@ -158,6 +158,10 @@ pub struct Delivery {
     /// delivery answers a message (the audit's conversation kind).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_type: Option<String>,
+    /// It answers a stranger (a sender who may not use commands): its
+    /// reply's `MEDIA:` lines may name URLs only, never a stored file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untrusted: bool,
 }
 
 /// The update `dedupe_key` was handed to its session, which answers it with

@@ -159,7 +159,9 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
             run_id: run_id.into(),
         });
     }
-    if let Err(e) = super::outbound::follow(state, key.as_str(), &ack.run_id, &p.deliver).await {
+    if let Err(e) =
+        super::outbound::follow(state, key.as_str(), &ack.run_id, &p.deliver, false).await
+    {
         // The message is acknowledged; only its delivery to a chat failed.
         tracing::warn!(session_key = %key.as_str(), error = %e.message, "reply not delivered to the channel");
     }

@@ -235,6 +235,7 @@ pub async fn follow(
     key: &str,
     run_id: &str,
     d: &DeliverParams,
+    untrusted: bool,
 ) -> Result<bool, ErrorShape> {
     if d.deliver != Some(true) {
         return Ok(false);
@@ -289,6 +290,7 @@ pub async fn follow(
         created_ms: ferroclaw_actors::now_ms(),
         finalized: false,
         chat_type: origin.as_ref().map(|o| o.chat_type.clone()),
+        untrusted,
     };
     let account = d
         .originating_account_id
