@@ -223,7 +223,10 @@ async fn a_strangers_reply_sends_no_stored_file() {
         .expect("the owner's stored photo");
     let line = format!("give me that\nMEDIA: media:{id}");
     let said = ask(&fake, STRANGER, 2, &line).await;
-    assert!(said.contains("give me that") && !said.contains("MEDIA:"), "{said}");
+    assert!(
+        said.contains("give me that") && !said.contains("MEDIA:"),
+        "{said}"
+    );
     assert!(
         fake.uploads().is_empty(),
         "nothing uploaded for the stranger"

@@ -7,7 +7,9 @@
 //!
 //! Trust: a `MEDIA:` line may name only a URL or a file the media store
 //! holds (an attachment the gateway received, or one a client sent): a
-//! reply cannot make the gateway upload an arbitrary file of the host.
+//! reply cannot make the gateway upload an arbitrary file of the host. A
+//! reply to a stranger or a webhook (`Delivery::untrusted`) sends URLs
+//! only: no stored file goes out on a stranger's turn.
 
 use actix::Addr;
 
