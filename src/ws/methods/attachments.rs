@@ -127,7 +127,12 @@ pub async fn take_in(
     checked: Vec<Checked>,
     trusted: bool,
 ) -> Taken {
-    let config = Arc::new(MediaConfig::from_settings(&state.live.settings()));
+    let settings = state.live.settings();
+    // The common case (no files, no `tools.links`) costs nothing more.
+    if checked.is_empty() && !settings.tools.other.contains_key("links") {
+        return Taken::default();
+    }
+    let config = Arc::new(MediaConfig::from_settings(&settings));
     if checked.is_empty() && config.links.is_none() {
         return Taken::default();
     }
