@@ -11,7 +11,9 @@
 //! multipart to a loopback server) against the same POST sent bare;
 //! (3) the release `ferroclaw` binary as a child process with a fake
 //! provider: `chat.send` -> final, p50/p99, without an attachment and with
-//! a 1 MB image (a different one each turn). Knob: `FERROCLAW_BENCH_N` (50).
+//! a 1 MB image (a different one each turn, to a model that takes images),
+//! then the gateway's RSS, its store's size and the bytes the provider was
+//! sent over those turns. Knob: `FERROCLAW_BENCH_N` (50).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/support/mod.rs"]
@@ -261,7 +263,9 @@ async fn turn_cases(dir: &std::path::Path) {
         &cfg,
         json!({
             "gateway": { "auth": { "mode": "token", "token": "bench-token-0123456789" } },
-            "models": { "providers": { "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k" } } },
+            // A reply model that takes images: each turn's image reaches it.
+            "models": { "providers": { "fake": { "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k",
+                "models": [{ "id": "bench", "input": ["text", "image"] }] } } },
             "agents": { "defaults": { "model": "fake/bench" } },
             "logging": { "level": "warn" },
         })
@@ -295,6 +299,7 @@ async fn turn_cases(dir: &std::path::Path) {
             eprintln!("gw: {l}")
         }
     });
+    let pid = child.id();
     let _gw = support::process::Gateway(child);
     let mut c = Client::connect(&format!("ws://{addr}/")).await;
     let scopes = ["operator.read", "operator.write"];
@@ -347,6 +352,38 @@ async fn turn_cases(dir: &std::path::Path) {
         line(ack, &mut acked);
         line(label, &mut took);
     }
+    // What n turns with a different 1 MB image each left behind.
+    let requested = fake
+        .request_bytes
+        .load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "after {} image turns: gateway RSS {:.1} MB, store (sled) {:.1} MB, provider requests {:.1} MB in all",
+        n(),
+        rss_kb(pid) as f64 / 1024.0,
+        dir_bytes(&dir.join("db")) as f64 / MB as f64,
+        requested as f64 / MB as f64,
+    );
+}
+
+/// A process's resident set (kB, from /proc).
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Bytes under a folder.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
 }
 
 fn main() {

@@ -264,6 +264,7 @@ impl Gateway {
             idle_stop: Duration::from_secs(defaults.session_idle_seconds.max(1)),
             workspace: workspace.display().to_string(),
             metrics: metrics.clone(),
+            media: Some(media.clone()),
         };
         let router = RouterActor::new(deps).with_lanes(lanes.clone()).start();
         let max_depth = defaults.subagents.max_spawn_depth;

@@ -255,6 +255,8 @@ pub struct FakeProvider {
     pub requests: Arc<Mutex<Vec<Recorded>>>,
     pub first_chunk_at: Arc<Mutex<Vec<Instant>>>,
     pub aborted: Arc<AtomicUsize>,
+    /// Request body bytes received, in all (benchmarks).
+    pub request_bytes: Arc<AtomicUsize>,
     /// Answers from the request body when no script is queued.
     responder: Arc<Mutex<Option<Responder>>>,
 }
@@ -363,6 +365,7 @@ impl FakeProvider {
             }
             buf.extend_from_slice(&tmp[..n]);
         }
+        self.request_bytes.fetch_add(len, Ordering::Relaxed);
         headers.push((":path".to_string(), path));
         let body: Value =
             serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);

@@ -155,10 +155,8 @@ mod tests {
     fn estimates_count_characters_with_a_margin_and_images_flat() {
         let mut m = ChatMessage::user(&"x".repeat(400));
         assert_eq!(estimate(&m), 120);
-        m.images.push(crate::provider::Image {
-            mime_type: "image/png".into(),
-            data: "AAAA".into(),
-        });
+        m.images
+            .push(crate::provider::Image::inline("image/png", "AAAA".into()));
         assert_eq!(estimate(&m), 1_320);
         assert_eq!(calibration(150, 100), 1.5);
         assert_eq!(calibration(0, 100), 1.0);

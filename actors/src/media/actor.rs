@@ -18,7 +18,7 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub struct MediaStore {
     span: tracing::Span,
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
     ttl: Duration,
     max_total: u64,
     http: reqwest::Client,
@@ -46,7 +46,7 @@ impl Actor for MediaStore {
     }
 }
 
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, MediaError> + Send + 'static,
 ) -> Result<T, MediaError> {
     tokio::task::spawn_blocking(f)

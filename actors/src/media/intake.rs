@@ -183,21 +183,22 @@ async fn one(i: &Intake, l: Loaded, w: &mut Work) {
         }
     }
     match m.kind {
-        MediaKind::Image if i.vision => w
-            .taken
-            .images
-            .push(image(&l.bytes, Some(m.content_type.as_str()))),
+        // By reference: the run that sends it loads it from the store.
+        MediaKind::Image if i.vision => w.taken.images.push(Image {
+            mime_type: m.content_type.clone(),
+            data: String::new(),
+            media_id: Some(m.id.clone()),
+        }),
         MediaKind::Image | MediaKind::Audio | MediaKind::Video => understood(i, m, &name, w).await,
         MediaKind::Document => read(i, &m, &name, w).await,
         MediaKind::Other => w.notes.push(format!("[attachment: {name}]")),
     }
 }
 
+/// An image carried inline (no media store).
 fn image(bytes: &[u8], content_type: Option<&str>) -> Image {
-    Image {
-        mime_type: content_type.unwrap_or("image/jpeg").to_string(),
-        data: base64::engine::general_purpose::STANDARD.encode(bytes),
-    }
+    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+    Image::inline(content_type.unwrap_or("image/jpeg"), data)
 }
 
 /// The first of each kind is understood (OpenClaw's `attachments.mode:
@@ -323,6 +324,9 @@ mod tests {
         .await;
         assert_eq!(t.images.len(), 1);
         assert_eq!(t.images[0].mime_type, "image/png");
+        // By reference: the stored original, loaded by the run that sends it.
+        assert_eq!(t.images[0].media_id.as_ref(), Some(&t.media[0].id));
+        assert!(t.images[0].data.is_empty());
         assert!(t.heard.is_none(), "nothing described: the model sees it");
         let note = t.note.unwrap();
         assert!(

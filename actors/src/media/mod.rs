@@ -11,6 +11,9 @@
 //! per content: the result is kept beside the file. `intake.rs` is what
 //! every surface calls: a message's attachments in, what the model gets
 //! out (image blocks, `[Audio]`/`[Image]`/`[Video]`/`[Document]` blocks).
+//! A stored image reaches the model by reference: the transcript, the
+//! inbox and the session keep its id; `load_images` reads it for the run
+//! that sends it (`images.rs`).
 //!
 //! Trust: the bytes are outside data whoever sent them; the store only
 //! keeps them. The type is told from the bytes (`sniff`), not from what
@@ -21,6 +24,7 @@ mod config;
 mod detect;
 pub mod document;
 mod fetch;
+mod images;
 mod intake;
 pub mod links;
 mod provider;
@@ -31,6 +35,7 @@ mod vision;
 pub use actor::{FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport, Understand};
 pub use config::{Capability, Limits, MediaConfig, ModelEntry, ReplyModels};
 pub use fetch::fetch_capped;
+pub use images::{load_images, LoadImage};
 pub use intake::{label, take, Attached, Heard, Intake, Loaded, Taken};
 pub use store::{sniff, MediaKind, MediaRef};
 pub use understand::{audio_body, block, transcribe, understand, Understood};

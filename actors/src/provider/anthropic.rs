@@ -42,7 +42,7 @@ pub fn build_body(req: &CompletionRequest) -> Value {
         match m.role {
             MessageRole::User => {
                 let mut content = vec![json!({ "type": "text", "text": m.text })];
-                for img in &m.images {
+                for img in m.loaded_images() {
                     content.push(json!({ "type": "image", "source": {
                         "type": "base64", "media_type": img.mime_type, "data": img.data } }));
                 }

@@ -53,12 +53,43 @@ pub struct ChatMessage {
     pub images: Vec<Image>,
 }
 
-/// An image sent to the model: its MIME type and base64 data.
+/// An image sent to the model: its MIME type and base64 data. An image
+/// kept in the media store is held by reference (`media_id`) wherever it
+/// is stored or kept for long (transcript, inbox, a session's history) and
+/// loaded by the run that sends it (`media::load_images`); its `data` is
+/// empty until then, and a provider skips an image with no data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Image {
     pub mime_type: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub data: String,
+    /// The media store's id of the original.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_id: Option<String>,
+}
+
+impl Image {
+    /// An image carried inline (not kept in the media store).
+    pub fn inline(mime_type: &str, data: String) -> Image {
+        Image {
+            mime_type: mime_type.to_string(),
+            data,
+            media_id: None,
+        }
+    }
+
+    /// What is kept of it: the reference alone when it has one.
+    pub fn kept(&self) -> Image {
+        match &self.media_id {
+            Some(id) => Image {
+                mime_type: self.mime_type.clone(),
+                data: String::new(),
+                media_id: Some(id.clone()),
+            },
+            None => self.clone(),
+        }
+    }
 }
 
 impl ChatMessage {
@@ -71,6 +102,11 @@ impl ChatMessage {
             is_error: false,
             images: Vec::new(),
         }
+    }
+    /// The images a request can carry: those with their bytes (one by
+    /// reference that was never loaded is left out).
+    pub fn loaded_images(&self) -> impl Iterator<Item = &Image> {
+        self.images.iter().filter(|i| !i.data.is_empty())
     }
     pub fn assistant(text: &str) -> ChatMessage {
         ChatMessage {

@@ -168,7 +168,7 @@ impl Serialize for WireMessage<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let m = self.0;
         match m.role {
-            MessageRole::User if m.images.is_empty() => TextMessage {
+            MessageRole::User if m.loaded_images().next().is_none() => TextMessage {
                 role: "user",
                 content: &m.text,
             }
@@ -206,9 +206,9 @@ struct UserParts<'a>(&'a ChatMessage);
 impl Serialize for UserParts<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let m = self.0;
-        let mut seq = s.serialize_seq(Some(1 + m.images.len()))?;
+        let mut seq = s.serialize_seq(Some(1 + m.loaded_images().count()))?;
         seq.serialize_element(&json!({ "type": "text", "text": m.text }))?;
-        for img in &m.images {
+        for img in m.loaded_images() {
             let url = format!("data:{};base64,{}", img.mime_type, img.data);
             seq.serialize_element(&json!({ "type": "image_url", "image_url": { "url": url } }))?;
         }

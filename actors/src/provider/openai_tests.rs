@@ -85,10 +85,7 @@ fn body_follows_compat() {
 #[test]
 fn every_kind_of_message_is_sent_in_chat_completions_form() {
     let mut user = ChatMessage::user("look");
-    user.images.push(Image {
-        mime_type: "image/png".into(),
-        data: "iVBO".into(),
-    });
+    user.images.push(Image::inline("image/png", "iVBO".into()));
     let assistant = ChatMessage {
         role: MessageRole::Assistant,
         text: "running".into(),

@@ -109,8 +109,10 @@ pub struct RunConfig {
     pub tools: crate::mcp::OfferedTools,
     /// Where a running tool's progress goes (the session; None: nowhere).
     pub progress: Option<actix::Recipient<crate::tool::ToolProgress>>,
-    /// The conversation so far, ending with the new user message.
+    /// The conversation so far, ending with the new user message. Stored
+    /// images in it are references, loaded from `media` when the run starts.
     pub messages: Messages,
+    pub media: Option<Addr<crate::media::MediaStore>>,
     pub hub: Addr<ProviderHub>,
     pub executor: Recipient<ExecuteTool>,
     pub sink: Recipient<RunEvent>,

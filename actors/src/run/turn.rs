@@ -450,6 +450,7 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
         serving: Serving::default(),
         model_calls: 0,
     };
+    crate::media::load_images(cfg.media.as_ref(), &mut p.messages).await;
     let final_of = |text: &str, stop, usage| RunEvent::Final {
         run_id: cfg.run_id.clone(),
         outcome: Outcome::of_final(cfg.kind, text),

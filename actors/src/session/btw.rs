@@ -48,12 +48,15 @@ impl SessionActor {
             self.entry.auth_profile_override.clone(),
         );
         let timeout = self.deps.compaction.timeout;
+        let media = self.deps.media.clone();
         self.forward(RunEvent::Started {
             run_id: run_id.clone(),
         });
         let id = run_id.clone();
-        let asked =
-            async move { ask(hub, models, sticky, SYSTEM, messages, window, timeout).await };
+        let asked = async move {
+            crate::media::load_images(media.as_ref(), &mut messages).await;
+            ask(hub, models, sticky, SYSTEM, messages, window, timeout).await
+        };
         ctx.spawn(asked.into_actor(self).map(move |answer, act, _| {
             let text = match answer {
                 Ok(t) if !t.trim().is_empty() => t,

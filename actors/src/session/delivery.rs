@@ -335,16 +335,6 @@ fn user_entry(
             .collect::<Vec<_>>());
         user["MediaTypes"] = json!(m.iter().map(|a| &a.content_type).collect::<Vec<_>>());
         user["media"] = json!(m);
-        // Each image block names its original (`GET /media/<id>`).
-        let mut images = m.iter().filter(|a| a.content_type.starts_with("image/"));
-        if let Some(blocks) = user.get_mut("content").and_then(Value::as_array_mut) {
-            for b in blocks.iter_mut().filter(|b| b["type"] == "image") {
-                match images.next() {
-                    Some(a) => b["mediaId"] = json!(a.id),
-                    None => break,
-                }
-            }
-        }
     }
     if !events.is_empty() {
         let body = system_events::prepend(events, &mctx.body_for_agent);

@@ -119,6 +119,8 @@ pub struct SessionDeps {
     pub idle_stop: Duration,
     pub workspace: String,
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Where a run loads the stored images it sends (None: no store).
+    pub media: Option<Addr<crate::media::MediaStore>>,
 }
 
 /// Written after a user message whose run a gateway stop cut off.

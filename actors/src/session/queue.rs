@@ -532,10 +532,7 @@ mod tests {
 
     #[test]
     fn images_ride_with_their_message_into_the_turn_that_delivers_it() {
-        let img = |d: &str| Image {
-            mime_type: "image/png".into(),
-            data: d.into(),
-        };
+        let img = |d: &str| Image::inline("image/png", d.into());
         let mut c = q(QueueMode::Collect);
         offer(&mut c, "a", "a", vec![img("A")], 0);
         offer(&mut c, "b", "b", vec![], 0);

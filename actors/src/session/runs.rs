@@ -251,6 +251,7 @@ impl SessionActor {
             result_max_chars: d.tool_policy.result_max_chars,
             tools: crate::mcp::OfferedTools::live(d.tools.clone(), self.tool_offer(), p.tools),
             messages: self.history.clone(),
+            media: d.media.clone(),
             prune,
             hub: d.hub.clone(),
             executor: d.executor.clone(),

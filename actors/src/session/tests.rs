@@ -90,6 +90,7 @@ fn setup(queue: QueueSettings) -> H {
         idle_stop: Duration::from_secs(600),
         workspace: dir.path().display().to_string(),
         metrics: Default::default(),
+        media: None,
     };
     let session =
         SessionActor::new("agent:main:main".into(), entry("sess-1"), deps.clone()).start();

@@ -249,9 +249,15 @@ pub fn from_chat(m: &crate::provider::ChatMessage) -> Value {
             let mut msg = user_message(&m.text);
             if let Some(content) = msg.get_mut("content").and_then(Value::as_array_mut) {
                 for img in &m.images {
-                    content.push(
-                        json!({ "type": "image", "data": img.data, "mimeType": img.mime_type }),
-                    );
+                    // A stored image by its id; the bytes stay in the media store.
+                    content.push(match &img.media_id {
+                        Some(id) => {
+                            json!({ "type": "image", "mimeType": img.mime_type, "mediaId": id })
+                        }
+                        None => {
+                            json!({ "type": "image", "data": img.data, "mimeType": img.mime_type })
+                        }
+                    });
                 }
             }
             msg
@@ -303,9 +309,18 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
                         .iter()
                         .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
                         .filter_map(|b| {
+                            let text = |k: &str| b.get(k).and_then(Value::as_str);
+                            let media_id = text("mediaId").map(str::to_string);
+                            let data = match (text("data"), &media_id) {
+                                // By reference: loaded by the run that sends it.
+                                (_, Some(_)) => String::new(),
+                                (Some(d), None) => d.to_string(),
+                                (None, None) => return None,
+                            };
                             Some(crate::provider::Image {
-                                mime_type: b.get("mimeType")?.as_str()?.to_string(),
-                                data: b.get("data")?.as_str()?.to_string(),
+                                mime_type: text("mimeType")?.to_string(),
+                                data,
+                                media_id,
                             })
                         })
                         .collect()
