@@ -6,6 +6,7 @@
 pub mod config;
 pub mod http;
 pub mod mcp;
+pub mod media_links;
 pub mod protocol;
 pub mod state;
 pub mod ws;
@@ -134,6 +135,8 @@ pub async fn start(
         instance_id: Some(format!("gateway-{}", hostname())),
         ..Default::default()
     };
+    let media_links = Arc::new(crate::media_links::MediaLinks::new());
+    let links = media_links.clone();
     let bridge_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let slot = bridge_slot.clone();
     let opened = store.clone();
@@ -146,7 +149,7 @@ pub async fn start(
         protocol::events::tick,
         move |bus, metrics| {
             use actix::Actor;
-            let bridge = crate::ws::event_bridge::EventBridge::new(bus, metrics).start();
+            let bridge = crate::ws::event_bridge::EventBridge::new(bus, metrics, links).start();
             if let Ok(mut s) = slot.lock() {
                 *s = Some(bridge.clone());
             }
@@ -179,6 +182,7 @@ pub async fn start(
         server_version: VERSION,
         control_ui,
         event_bridge,
+        media_links,
     });
     let data = web::Data::new(state.clone());
     let mcp = web::Data::new(mcp::http::McpHttp::new(

@@ -29,6 +29,8 @@ pub struct AppState {
     pub control_ui: Option<crate::http::ui_root::ControlUiRoot>,
     /// Run events to wire frames (tool-event recipients, `chat.inject`).
     pub event_bridge: actix::Addr<crate::ws::event_bridge::EventBridge>,
+    /// Signs the `/media/<id>` links `chat.history` shows.
+    pub media_links: Arc<crate::media_links::MediaLinks>,
 }
 
 pub type SharedState = Arc<AppState>;

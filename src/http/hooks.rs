@@ -369,8 +369,10 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
         }
     };
     let taken = attachments::take_in(state, &key, text, checked, false).await;
+    let shown = attachments::shown_with(text, &taken);
     let text = attachments::text_with(text, &taken);
     let mut send = SendChat::text(&text, &format!("hook-{}", ulid::Ulid::generate()));
+    send.shown = shown;
     send.images = taken.images;
     send.media = taken.media;
     send.thinking = body["thinking"].as_str().map(str::to_string);

@@ -1,7 +1,8 @@
 //! `GET /media/<id>`: a stored attachment, the original a transcript
 //! entry's `media[]` (and an image block's `mediaId`) names, for the
 //! Control UI and the web chat to show or download. Behind the gateway
-//! token or a paired device's operator token, like the UI's images; the
+//! token or a paired device's operator token, or a signed link
+//! (`chat.history` gives one per stored file: `media_links.rs`); the
 //! id is the file's SHA-256, checked before anything is read. Images,
 //! audio and video are served inline, anything else as a download; never
 //! sniffed, never run (`nosniff`, a sandboxing CSP).
@@ -17,6 +18,19 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/media/{id}", web::head().to(get));
 }
 
+/// Whether the request is a signed link to this id (`chat.history`'s).
+fn signed(req: &HttpRequest, id: &str, state: &SharedState) -> bool {
+    let Ok(q) =
+        web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
+    else {
+        return false;
+    };
+    match (q.get("exp"), q.get("sig")) {
+        (Some(exp), Some(sig)) => state.media_links.check(id, exp, sig),
+        _ => false,
+    }
+}
+
 fn not_found() -> HttpResponse {
     HttpResponse::NotFound()
         .content_type("text/plain")
@@ -28,8 +42,11 @@ async fn get(
     id: web::Path<String>,
     state: web::Data<SharedState>,
 ) -> HttpResponse {
-    if let Err(refusal) = crate::http::auth::check_bearer_or_device(&req, &state, "media").await {
-        return refusal.response();
+    if !signed(&req, &id, &state) {
+        if let Err(refusal) = crate::http::auth::check_bearer_or_device(&req, &state, "media").await
+        {
+            return refusal.response();
+        }
     }
     let found = state
         .gateway

@@ -1,8 +1,9 @@
 //! Transcript messages as OpenClaw's clients see them (`chat.history`,
 //! `chat.startup`, `session.message`): directive tags stripped from
 //! assistant text, text fields capped, inline images replaced by a note,
-//! oversized messages replaced whole, and `__openclaw` naming each
-//! message's entry id, idempotency key and position. Pure functions.
+//! stored files given signed links, oversized messages replaced whole, and
+//! `__openclaw` naming each message's entry id, idempotency key, position
+//! and media. Pure functions (links signed with the process's key).
 
 use serde_json::{json, Value};
 
@@ -12,6 +13,34 @@ pub const HISTORY_FIELD_CHARS: usize = 12_000;
 pub const HISTORY_MESSAGE_BYTES: usize = 128 * 1024;
 /// Total `chat.history` budget (serialised bytes; oldest dropped first).
 pub const HISTORY_TOTAL_BYTES: usize = 6 * 1024 * 1024;
+
+/// A stored file a user message names (its entry's `media[]`).
+struct Stored {
+    id: String,
+    content_type: String,
+    name: Option<String>,
+    size: u64,
+}
+
+fn stored_media(m: &Value) -> Vec<Stored> {
+    let Some(list) = m.get("media").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|a| {
+            let text = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_string);
+            let id = text("id")?;
+            // Only what the store could have made (`GET /media/<id>` checks it too).
+            let safe = id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit());
+            safe.then(|| Stored {
+                id,
+                content_type: text("contentType").unwrap_or_default(),
+                name: text("name"),
+                size: a.get("size").and_then(Value::as_u64).unwrap_or(0),
+            })
+        })
+        .collect()
+}
 
 /// Removes reply directives (`[[reply_to_current]]`, `[[reply_to:<id>]]`,
 /// `[[audio_as_voice]]`) from displayed text.
@@ -55,24 +84,41 @@ fn cap_chars(s: &str, max: usize) -> String {
 /// One transcript message as `chat.history` shows it: directive tags
 /// stripped from assistant text, text fields capped, inline image data
 /// replaced by a note, and a message still over 128 KB replaced whole.
+/// A stored image's block gets a signed `url` to its original, and the
+/// message's other stored files are listed as OpenClaw's media facts
+/// (`__openclaw.media`), so OpenClaw's Control UI shows them.
 /// Returns it with its serialised size.
-pub fn display_message(mut m: Value, max_chars: usize) -> (Value, usize) {
+pub fn display_message(
+    mut m: Value,
+    max_chars: usize,
+    links: &crate::media_links::MediaLinks,
+) -> (Value, usize) {
     let assistant = m.get("role").and_then(Value::as_str) == Some("assistant");
+    let stored = stored_media(&m);
+    let mut shown_ids = Vec::new();
     if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
         for b in blocks.iter_mut() {
             match b.get("type").and_then(Value::as_str) {
                 Some("image") => {
+                    let id = b.get("mediaId").and_then(Value::as_str).map(str::to_string);
+                    let kept = id
+                        .as_deref()
+                        .and_then(|id| stored.iter().find(|s| s.id == id))
+                        .map(|s| s.size);
                     let bytes = b
                         .get("data")
                         .and_then(Value::as_str)
-                        .map(|d| d.len() / 4 * 3)
+                        .map(|d| (d.len() / 4 * 3) as u64)
+                        .or(kept)
                         .unwrap_or(0);
                     let mime = b.get("mimeType").cloned().unwrap_or(Value::Null);
-                    let id = b.get("mediaId").cloned();
                     *b = json!({ "type": "image", "mimeType": mime, "omitted": true, "bytes": bytes });
-                    // The original, at `GET /media/<id>`.
+                    // The original, at `GET /media/<id>` (signed: an `<img>`
+                    // sends no token).
                     if let Some(id) = id {
-                        b["mediaId"] = id;
+                        b["url"] = json!(links.url(&id));
+                        b["mediaId"] = json!(id);
+                        shown_ids.push(id);
                     }
                 }
                 _ => {
@@ -96,6 +142,23 @@ pub fn display_message(mut m: Value, max_chars: usize) -> (Value, usize) {
             t.to_string()
         };
         m["content"] = Value::String(cap_chars(&t, max_chars));
+    }
+    let facts: Vec<Value> = stored
+        .iter()
+        .filter(|s| !shown_ids.contains(&s.id))
+        .map(|s| {
+            let mut fact = json!({ "url": links.url(&s.id), "contentType": s.content_type,
+                "sizeBytes": s.size });
+            if let Some(name) = &s.name {
+                fact["fileName"] = json!(name);
+            }
+            fact
+        })
+        .collect();
+    if !facts.is_empty() {
+        if let Some(meta) = m.get_mut("__openclaw").and_then(Value::as_object_mut) {
+            meta.insert("media".into(), Value::Array(facts));
+        }
     }
     let size = serde_json::to_vec(&m).map(|v| v.len()).unwrap_or(0);
     if size > HISTORY_MESSAGE_BYTES {

@@ -106,11 +106,18 @@ pub struct EventBridge {
     /// run starts; entries of runs that never started are pruned after an hour.
     tool_recipients: HashMap<String, (Vec<ConnId>, u64)>,
     timings: SendTimings,
+    /// Signs the media links of `session.message` messages.
+    links: Arc<crate::media_links::MediaLinks>,
 }
 
 impl EventBridge {
-    pub fn new(bus: Addr<EventBus>, metrics: Arc<Metrics>) -> EventBridge {
+    pub fn new(
+        bus: Addr<EventBus>,
+        metrics: Arc<Metrics>,
+        links: Arc<crate::media_links::MediaLinks>,
+    ) -> EventBridge {
         EventBridge {
+            links,
             span: tracing::info_span!("event_bridge"),
             bus,
             metrics,
@@ -194,9 +201,8 @@ impl EventBridge {
     /// `session.message` / `sessions.changed` to the session's watchers.
     fn tell(&self, news: SessionNews) {
         let displayed = match &news.change {
-            SessionChange::Message { entry } => {
-                with_transcript_meta(entry, None).map(|m| display_message(m, HISTORY_FIELD_CHARS).0)
-            }
+            SessionChange::Message { entry } => with_transcript_meta(entry, None)
+                .map(|m| display_message(m, HISTORY_FIELD_CHARS, &self.links).0),
             _ => None,
         };
         let (event, payload) = session_rows::news_event(&news, displayed, now_ms());

@@ -1,7 +1,8 @@
 // The web chat's media in a real browser (issue 32): a session whose
 // transcript holds an image and a PDF (sent by the Rust test through
-// chat.send) shows the image from the media store (`GET /media/<id>`, with
-// the token) and offers the PDF as a file; a `/btw` question gets its
+// chat.send) shows the image from the media store (`GET /media/<id>` by the
+// signed link chat.history gives) and offers the PDF as a file (fetched
+// with the token); a `/btw` question gets its
 // answer as a side result, apart from the conversation. Prints one JSON
 // line (what was seen); exits non-zero at the first failed step.
 //
@@ -48,7 +49,8 @@ try {
   step = "the image is shown from the media store";
   await page.waitForFunction(() => {
     const img = document.querySelector(".msg.user img.thumb");
-    return img && img.complete && img.naturalWidth > 0 && img.src.startsWith("blob:");
+    // The signed link chat.history gives (an <img> sends no token).
+    return img && img.complete && img.naturalWidth > 0 && /\/media\/[0-9a-f]{64}\?exp=\d+&sig=/.test(img.src);
   }, null, WAIT);
   seen.image = await page.evaluate(() => {
     const img = document.querySelector(".msg.user img.thumb");

@@ -41,6 +41,7 @@ mod mcp_servers;
 mod mcp_tools;
 mod media;
 mod media_channels;
+mod media_history;
 mod media_out;
 mod memory;
 mod methods;

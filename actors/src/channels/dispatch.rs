@@ -392,7 +392,9 @@ fn send_chat(
     images: Vec<Image>,
     model: Option<String>,
 ) -> SendChat {
+    let shown = note.is_some().then(|| agent_text(msg, inbound, None));
     let mut send = SendChat::text(&agent_text(msg, inbound, note), &msg.session_message_id());
+    send.shown = shown;
     send.model = model;
     send.images = images;
     send.command_authorized = inbound.ctx.command_authorized;

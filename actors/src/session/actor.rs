@@ -405,6 +405,16 @@ impl SessionActor {
         mctx
     }
 
+    /// Puts the agent's text behind the envelope; what people see of the
+    /// message becomes `shown` when it has one (the typed words, without
+    /// the attachments' blocks only the model reads).
+    fn stamp(&self, mctx: &mut MsgContext, agent_text: &str, shown: Option<String>) {
+        mctx.stamp(agent_text, self.deps.context.envelope);
+        if let Some(shown) = shown {
+            mctx.body = shown;
+        }
+    }
+
     /// The channel a message came by. An operator's channel message is
     /// recorded on the entry as the session's last route (written with the
     /// message's run at its end); a stranger's never is, so nothing sent to
@@ -518,7 +528,7 @@ impl Handler<SendChat> for SessionActor {
             true => crate::trust::wrap(&source, &agent_text),
             false => agent_text,
         };
-        mctx.stamp(&agent_text, self.deps.context.envelope);
+        self.stamp(&mut mctx, &agent_text, msg.shown.take());
         let incoming = Incoming {
             message_id: message_id.to_string(),
             text: mctx.body_for_agent.clone(),

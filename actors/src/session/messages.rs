@@ -85,6 +85,11 @@ pub struct SendChat {
     /// What directives are parsed from instead of `text` (a voice note's
     /// transcript: OpenClaw's `CommandBody`).
     pub commands: Option<String>,
+    /// What people see of it (`chat.history`, the Control UI) when that is
+    /// not `text`: the sender's own words without its attachments'
+    /// `[Document]` blocks and notes, which only the model gets (OpenClaw's
+    /// `Body` beside `BodyForAgent`).
+    pub shown: Option<String>,
 }
 
 impl SendChat {
@@ -106,6 +111,7 @@ impl SendChat {
             kind: crate::run::RunKind::Chat,
             media: Vec::new(),
             commands: None,
+            shown: None,
         }
     }
 }

@@ -157,6 +157,17 @@ pub async fn take_in(
     take(&intake, items).await
 }
 
+/// What people see of the message when the session gets more than they
+/// typed (documents' blocks, notes): the understood body or the message.
+pub fn shown_with(text: &str, taken: &Taken) -> Option<String> {
+    taken.note.as_ref().map(|_| {
+        taken
+            .heard
+            .as_ref()
+            .map_or_else(|| text.to_string(), |h| h.body.clone())
+    })
+}
+
 /// The text the session gets: the understood body (or the message), then
 /// the documents' blocks and the notes.
 pub fn text_with(text: &str, taken: &Taken) -> String {

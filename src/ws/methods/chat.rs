@@ -134,6 +134,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
     }
     let taken = super::attachments::take_in(state, &key, &text, checked, true).await;
     let commands = taken.heard.as_ref().map(|h| h.commands.clone());
+    let shown = super::attachments::shown_with(&text, &taken);
     let text = super::attachments::text_with(&text, &taken);
     let ack = send_to_session(state, &key, || SendChat {
         text: text.clone(),
@@ -152,6 +153,7 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         kind: RunKind::Chat,
         media: taken.media.clone(),
         commands: commands.clone(),
+        shown: shown.clone(),
     })
     .await?;
     if timed {
@@ -271,7 +273,7 @@ pub(crate) async fn read_history(
     let shown: Vec<(Value, usize)> = messages
         .into_iter()
         .skip(skip)
-        .map(|m| display_message(m, max_chars))
+        .map(|m| display_message(m, max_chars, &state.media_links))
         .collect();
     // Total budget: the newest messages win.
     let mut total: usize = shown.iter().map(|(_, size)| size).sum();

@@ -403,6 +403,7 @@ function toolPanel(id, name) {
 function userBubble(text, images = [], files = []) {
   const body = h("div", { class: "text", text });
   const pics = images.map((img) => {
+    // A signed `/media/<id>` link from chat.history, or a local preview.
     if (img.url) return h("img", { class: "thumb", src: img.url, alt: img.name || "image" });
     if (img.mediaId) {
       // The original, from the media store (`GET /media/<id>`, with the token).
