@@ -360,7 +360,7 @@ async fn turn_cases(dir: &std::path::Path) {
         "after {} image turns: gateway RSS {:.1} MB, store (sled) {:.1} MB, provider requests {:.1} MB in all",
         n(),
         rss_kb(pid) as f64 / 1024.0,
-        dir_bytes(&dir.join("db")) as f64 / MB as f64,
+        dir_bytes(&dir.join("store")) as f64 / MB as f64,
         requested as f64 / MB as f64,
     );
 }

@@ -133,6 +133,58 @@ async fn a_replys_media_line_sends_a_stored_file_and_never_a_host_file() {
     );
 }
 
+/// A reply streamed in blocks (`streamMode: "block"`) whose `MEDIA:` line
+/// falls inside a block: no block shows the line, the file is uploaded
+/// once, after the text, and no text is sent twice.
+#[tokio::test]
+async fn a_block_streamed_reply_sends_its_media_line_as_a_file_once() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let _gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "block" })));
+    fake.add_file("p1", png());
+    fake.push(
+        "message",
+        json!({ "message_id": 1, "date": 1_700_000_000, "chat": { "id": 42, "type": "private" },
+                "from": { "id": 42, "first_name": "A" },
+                "photo": [{ "file_id": "p1", "file_unique_id": "p1", "width": 10, "height": 10, "file_size": 208 }] }),
+    );
+    assert!(fake.until(LONG, |f| !f.sent_to(42).is_empty()).await);
+    let id: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(png())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    // Two paragraphs of 600 words: several blocks, the line in the first ones.
+    let para = |w: &str| vec![w; 150].join(" ");
+    let text = format!(
+        "{}\n\nMEDIA: media:{id}\n\n{}\n\n{}",
+        para("alpha"),
+        para("beta"),
+        para("gamma")
+    );
+    fake.dm(42, 2, &text);
+    assert!(fake.until(LONG, |f| f.uploads().len() == 1).await);
+    let up = &fake.uploads()[0];
+    assert_eq!((up.name.as_str(), up.data.clone()), ("photo", png()));
+    // Every word of the reply, once, and no `MEDIA:` line shown.
+    let words = |f: &FakeTelegram, w: &str| -> usize {
+        f.sent_to(42)
+            .iter()
+            .map(|s| s.text.split_whitespace().filter(|x| *x == w).count())
+            .sum()
+    };
+    assert!(fake.until(LONG, |f| words(f, "gamma") == 150).await);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sent = fake.sent_to(42);
+    assert!(sent.len() > 2, "blocks: {}", sent.len());
+    assert!(sent.iter().all(|s| !s.text.contains("MEDIA:")), "{sent:?}");
+    for w in ["alpha", "beta", "gamma"] {
+        assert_eq!(words(&fake, w), 150, "{w}");
+    }
+    assert_eq!(fake.uploads().len(), 1);
+}
+
 /// Discord: the file goes as a message attachment (multipart,
 /// `payload_json` + `files[0]`), its caption the message text.
 #[tokio::test]

@@ -192,19 +192,29 @@ fn target(d: &Delivery) -> Target {
 }
 
 /// The text after the part already sent as blocks (compared without
-/// whitespace, which block cuts trim).
+/// whitespace, which block cuts trim, and without `MEDIA:` lines, which
+/// blocks leave out).
 pub fn remainder<'a>(full: &'a str, sent: &[&str]) -> &'a str {
     let mut n: usize = sent
         .iter()
         .map(|s| s.chars().filter(|c| !c.is_whitespace()).count())
         .sum();
-    for (i, c) in full.char_indices() {
+    let mut offset = 0;
+    for line in full.split_inclusive('\n') {
         if n == 0 {
-            return full[i..].trim();
+            return full[offset..].trim();
         }
-        if !c.is_whitespace() {
-            n -= 1;
+        if !super::media_out::is_media_line(line) {
+            for (i, c) in line.char_indices() {
+                if n == 0 {
+                    return full[offset + i..].trim();
+                }
+                if !c.is_whitespace() {
+                    n -= 1;
+                }
+            }
         }
+        offset += line.len();
     }
     ""
 }
@@ -307,7 +317,10 @@ impl<O: Outlet> Deliverer<O> {
                         }
                         text.push_str(&delta);
                         match self.stream {
-                            Stream::Partial => preview.update(self, d, &text).await?,
+                            Stream::Partial => {
+                                let shown = super::media_out::without_media_lines(&text);
+                                preview.update(self, d, &shown).await?
+                            }
                             Stream::Block => {
                                 for b in blocks.push(&delta) {
                                     self.block(d, &b).await?;
@@ -325,8 +338,14 @@ impl<O: Outlet> Deliverer<O> {
         }
     }
 
-    /// One block of a `block` stream: a chunk of its own, sent now.
+    /// One block of a `block` stream: a chunk of its own, sent now
+    /// (without its `MEDIA:` lines: the final sends their media).
     async fn block(&self, d: &Delivery, text: &str) -> Result<(), StoreError> {
+        let text = super::media_out::without_media_lines(text);
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        let text = text.as_str();
         let n = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?
             .iter()
             .filter(|i| !i.key.ends_with(PREVIEW))
@@ -635,6 +654,14 @@ mod tests {
         assert_eq!(remainder("abc", &[]), "abc");
         assert_eq!(remainder("abc", &["abc"]), "");
         assert_eq!(remainder("a b c d", &["a b", "c"]), "d");
+        // Blocks leave `MEDIA:` lines out; they are not counted.
+        let full = "one\nMEDIA: https://x.test/a.png\ntwo\nthree";
+        assert_eq!(remainder(full, &["one", "two"]), "three");
+        assert_eq!(
+            remainder(full, &["one"]),
+            "MEDIA: https://x.test/a.png\ntwo\nthree"
+        );
+        assert_eq!(remainder(full, &["one", "two three"]), "");
     }
 
     fn reply_text(o: Outcome) -> Option<String> {

@@ -64,6 +64,21 @@ pub fn media_lines(text: &str) -> (String, Vec<String>) {
     (kept.join("\n").trim().to_string(), media)
 }
 
+/// Whether a line of a reply is a `MEDIA:` line.
+pub fn is_media_line(line: &str) -> bool {
+    line.trim_start().starts_with("MEDIA:")
+}
+
+/// A reply's text while it streams (a preview, a block): its `MEDIA:`
+/// lines left out (the final sends the media they name, once).
+pub fn without_media_lines(text: &str) -> String {
+    if !text.contains("MEDIA:") {
+        return text.to_string();
+    }
+    let kept: Vec<&str> = text.lines().filter(|l| !is_media_line(l)).collect();
+    kept.join("\n")
+}
+
 /// The stored file an item names, or why it cannot be sent (for good:
 /// the outbox does not try again).
 pub async fn stored(store: Option<&Addr<MediaStore>>, id: &str) -> Result<MediaRef, String> {
