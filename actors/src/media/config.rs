@@ -125,12 +125,31 @@ pub struct Capability {
     pub enabled: Option<bool>,
     #[serde(default)]
     pub models: Vec<ModelEntry>,
+    /// Which of a message's attachments of this kind are understood.
+    pub attachments: Option<AttachmentPolicy>,
     /// Declared before `other`, which keeps the keys left over.
     #[serde(flatten)]
     pub limits: Limits,
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
+
+/// `tools.media.<kind>.attachments` (OpenClaw's): `mode: "first"` (the
+/// default) understands the first attachment of the kind, `"all"` up to
+/// `maxAttachments` of them (default `ALL_CAP`), labelled `[Image 1/2]`.
+/// (`prefer` is not read: the first ones win.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentPolicy {
+    pub mode: Option<String>,
+    pub max_attachments: Option<usize>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// How many attachments of a kind `mode: "all"` understands when
+/// `maxAttachments` does not say (each is a model call or a process).
+pub const ALL_CAP: usize = 8;
 
 /// One `models[]` entry: `type: "cli"` (command + args) or a provider.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -190,6 +209,22 @@ impl MediaConfig {
                 tracing::warn!(error = %e, "tools.media not understood; media understanding off");
                 MediaConfig::default()
             }),
+        }
+    }
+
+    /// How many of a message's attachments of `kind` are understood.
+    pub fn attachment_cap(&self, kind: MediaKind) -> usize {
+        let cap = match kind {
+            MediaKind::Audio => self.audio.as_ref(),
+            MediaKind::Image => self.image.as_ref(),
+            MediaKind::Video => self.video.as_ref(),
+            _ => None,
+        };
+        match cap.and_then(|c| c.attachments.as_ref()) {
+            Some(p) if p.mode.as_deref() == Some("all") => {
+                p.max_attachments.unwrap_or(ALL_CAP).max(1)
+            }
+            _ => 1,
         }
     }
 

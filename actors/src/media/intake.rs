@@ -16,7 +16,7 @@
 //! Trust: what a file says is the sender's words; it follows the sender's
 //! trust (a stranger's transcript is wrapped like a stranger's text).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use actix::Addr;
@@ -113,7 +113,8 @@ pub async fn take(i: &Intake, items: Vec<Result<Loaded, String>>) -> Taken {
 struct Work {
     taken: Taken,
     blocks: Vec<(MediaKind, String)>,
-    tried: BTreeSet<&'static str>,
+    /// How many of each kind were given to their models.
+    tried: BTreeMap<&'static str, usize>,
     docs: Vec<String>,
     notes: Vec<String>,
 }
@@ -121,11 +122,19 @@ struct Work {
 impl Work {
     fn finish(mut self, caption: &str) -> Taken {
         if !self.blocks.is_empty() {
-            let body: Vec<String> = self
-                .blocks
+            let blocks = &self.blocks;
+            let of_kind =
+                |k: MediaKind, upto: usize| blocks[..upto].iter().filter(|(b, _)| *b == k).count();
+            let body: Vec<String> = blocks
                 .iter()
                 .enumerate()
-                .map(|(n, (k, t))| block(*k, if n == 0 { caption } else { "" }, t))
+                .map(|(n, (k, t))| {
+                    let caption = if n == 0 { caption } else { "" };
+                    // `mode: "all"`: `[Image 1/2]`, `[Image 2/2]`.
+                    let all = of_kind(*k, blocks.len());
+                    let label = (all > 1).then(|| (of_kind(*k, n) + 1, all));
+                    numbered(block(*k, caption, t), label)
+                })
                 .collect();
             let transcript = self.blocks.iter().find(|(k, _)| *k == MediaKind::Audio);
             self.taken.heard = Some(Heard {
@@ -136,6 +145,14 @@ impl Work {
         let rest: Vec<String> = self.docs.into_iter().chain(self.notes).collect();
         self.taken.note = (!rest.is_empty()).then(|| rest.join("\n"));
         self.taken
+    }
+}
+
+/// A block's label numbered (`[Image]` to `[Image 1/2]`).
+fn numbered(block: String, nth: Option<(usize, usize)>) -> String {
+    match (nth, block.find(']')) {
+        (Some((n, of)), Some(end)) => format!("{} {n}/{of}{}", &block[..end], &block[end..]),
+        _ => block,
     }
 }
 
@@ -202,14 +219,19 @@ fn image(bytes: &[u8], content_type: Option<&str>) -> Image {
 }
 
 /// The first of each kind is understood (OpenClaw's `attachments.mode:
-/// "first"`); later ones are named.
+/// "first"`; `"all"`: up to `maxAttachments`); later ones are named.
 async fn understood(i: &Intake, m: MediaRef, name: &str, w: &mut Work) {
     let kind = m.kind;
     let what = kind.capability().unwrap_or("attachment");
-    let (Some(store), false) = (&i.store, w.tried.contains(what)) else {
-        w.notes.push(format!(
-            "[{what}: {name} (not understood: only the first {what} attachment is)]"
-        ));
+    let cap = i.config.attachment_cap(kind);
+    let tried = w.tried.get(what).copied().unwrap_or(0);
+    let (Some(store), true) = (&i.store, tried < cap) else {
+        let first = match cap {
+            1 => format!("only the first {what} attachment is"),
+            n => format!("only the first {n} {what} attachments are"),
+        };
+        w.notes
+            .push(format!("[{what}: {name} (not understood: {first})]"));
         return;
     };
     if i.config.entries(kind).is_empty() {
@@ -223,7 +245,7 @@ async fn understood(i: &Intake, m: MediaRef, name: &str, w: &mut Work) {
         w.notes.push(format!("[{what}: {name} ({why})]"));
         return;
     }
-    w.tried.insert(what);
+    *w.tried.entry(what).or_default() += 1;
     let config = Arc::clone(&i.config);
     let u = store
         .send(Understand { media: m, config })
@@ -383,6 +405,48 @@ mod tests {
         )
         .await;
         assert!(plain.note.unwrap().contains("does not see images"));
+    }
+
+    #[actix::test]
+    async fn with_mode_all_each_image_is_described_up_to_the_cap_and_numbered() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut i = intake(dir.path(), false, true);
+        let mut cfg = MediaConfig::clone(&i.config);
+        if let Some(image) = cfg.image.as_mut() {
+            image.attachments = Some(
+                serde_json::from_value(serde_json::json!({"mode": "all", "maxAttachments": 2}))
+                    .unwrap(),
+            );
+        }
+        i.config = Arc::new(cfg);
+        let pictures: Vec<Vec<u8>> = (0..3u8)
+            .map(|k| {
+                let mut p = png();
+                p.push(k);
+                p
+            })
+            .collect();
+        let t = take(
+            &i,
+            pictures
+                .iter()
+                .enumerate()
+                .map(|(k, p)| loaded(p, "image/png", &format!("{k}.png")))
+                .collect(),
+        )
+        .await;
+        let body = t.heard.unwrap().body;
+        let described =
+            "Description:\na picture (image/png) for: Describe the image in <= 500 characters.";
+        assert_eq!(
+            body,
+            format!(
+                "[Image 1/2]\nUser text:\nlook at these\n{described}\n\n[Image 2/2]\n{described}"
+            )
+        );
+        assert!(t.note.unwrap().contains(
+            "[image: 2.png (image/png, 73 bytes) (not understood: only the first 2 image attachments are)]"
+        ));
     }
 
     #[actix::test]

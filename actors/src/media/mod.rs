@@ -33,7 +33,7 @@ mod understand;
 mod vision;
 
 pub use actor::{FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport, Understand};
-pub use config::{Capability, Limits, MediaConfig, ModelEntry, ReplyModels};
+pub use config::{AttachmentPolicy, Capability, Limits, MediaConfig, ModelEntry, ReplyModels};
 pub use fetch::fetch_capped;
 pub use images::{load_images, LoadImage};
 pub use intake::{label, take, Attached, Heard, Intake, Loaded, Taken};
