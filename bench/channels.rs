@@ -11,8 +11,9 @@
 //! the first preview), p50/p99; a burst of 1,000 updates across 200 chats
 //! (one session per chat), time until all are answered, each exactly once,
 //! and RSS after it; then Telegram, Slack (Socket Mode, the fake Slack)
-//! and Discord (the fake gateway) connected together: idle RSS, and for
-//! Slack and Discord the event -> first post p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
+//! Discord (the fake gateway) and WhatsApp (the fake Graph API, webhooks
+//! signed as Meta signs them) connected together: idle RSS, and for Slack,
+//! Discord and WhatsApp the event -> first post p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
 //! `_CHATS` (200), `_DIR` (where the state dir goes: `/dev/shm` takes the
 //! disk's fsync out of the numbers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -35,6 +36,7 @@ use serde_json::json;
 use support::fake_discord::{self, FakeDiscord};
 use support::fake_slack::{self, FakeSlack};
 use support::fake_telegram::FakeTelegram;
+use support::fake_whatsapp::{self, FakeWhatsApp};
 
 const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
 
@@ -63,7 +65,8 @@ fn start(
     state: &std::path::Path,
     slack: Option<&FakeSlack>,
     discord: Option<&FakeDiscord>,
-) -> (Gateway, u32) {
+    whatsapp: Option<&FakeWhatsApp>,
+) -> (Gateway, u32, String) {
     let mut cfg = json!({
         "gateway": { "auth": { "mode": "token", "token": "bench-token-0123456789" }, "tickIntervalMs": 3_600_000 },
         "logging": { "level": "warn" },
@@ -86,6 +89,11 @@ fn start(
             "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream, "editIntervalMs": 1000,
         });
     }
+    if let Some(f) = whatsapp {
+        let open = json!({ "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream });
+        cfg["channels"]["whatsapp"] =
+            fake_whatsapp::config(f, open)["channels"]["whatsapp"].clone();
+    }
     std::fs::write(state.join("ferroclaw.json"), cfg.to_string()).unwrap();
     let mut child = Command::new(bin())
         .env("HOME", state)
@@ -99,18 +107,18 @@ fn start(
         .unwrap();
     let pid = child.id();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    loop {
+    let addr = loop {
         let line = lines.next().expect("gateway printed its address").unwrap();
-        if line.contains("listening on ws://") {
-            break;
+        if let Some(rest) = line.split("listening on ws://").nth(1) {
+            break rest.trim().to_string();
         }
-    }
+    };
     std::thread::spawn(move || {
         for l in lines.map_while(Result::ok) {
             eprintln!("gw: {l}")
         }
     });
-    (Gateway(child), pid)
+    (Gateway(child), pid, addr)
 }
 
 /// Sequential messages in one chat: update -> first sendMessage.
@@ -189,6 +197,30 @@ async fn discord_sequential(fake: &FakeDiscord, n: usize) -> Vec<Duration> {
     out
 }
 
+/// Sequential WhatsApp messages from one customer, each a signed webhook
+/// POST: the POST's start -> the first text sent to the customer.
+async fn whatsapp_sequential(fake: &FakeWhatsApp, gateway: &str, n: usize) -> Vec<Duration> {
+    let to = "15550009999";
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let before = fake.sent_to(to, "text").len();
+        let body =
+            fake_whatsapp::text_body(to, &format!("B{i}"), &format!("sequential message {i}"));
+        let t0 = Instant::now();
+        let statuses = fake_whatsapp::deliver(gateway, &body, 50).await;
+        assert_eq!(statuses.last(), Some(&200), "webhook {i}: {statuses:?}");
+        let sent = fake
+            .until(Duration::from_secs(30), |f| {
+                f.sent_to(to, "text").len() > before
+            })
+            .await;
+        assert!(sent, "whatsapp message {i} not answered");
+        out.push(fake.sent_to(to, "text")[before].at.duration_since(t0));
+    }
+    out.sort();
+    out
+}
+
 fn main() {
     let seq = env_usize("FERROCLAW_BENCH_SEQ", 200);
     let burst = env_usize("FERROCLAW_BENCH_BURST", 1000);
@@ -207,7 +239,7 @@ fn main() {
                 Ok(d) => tempfile::tempdir_in(d).unwrap(),
                 Err(_) => tempfile::tempdir().unwrap(),
             };
-            let (_gw, pid) = start(&fake, stream, spacing, state.path(), None, None);
+            let (_gw, pid, _) = start(&fake, stream, spacing, state.path(), None, None, None);
             assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
             tokio::time::sleep(Duration::from_secs(1)).await;
             if stream == "off" && spacing == 0 {
@@ -265,13 +297,14 @@ fn main() {
             Ok(d) => tempfile::tempdir_in(d).unwrap(),
             Err(_) => tempfile::tempdir().unwrap(),
         };
-        let (_gw, pid) = start(&fake, "off", 0, state.path(), Some(&slack), Some(&discord));
+        let whatsapp = FakeWhatsApp::start();
+        let (_gw, pid, addr) = start(&fake, "off", 0, state.path(), Some(&slack), Some(&discord), Some(&whatsapp));
         assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
         assert!(slack.until(Duration::from_secs(20), |f| f.sockets().0 == 1).await);
         assert!(discord.until(Duration::from_secs(20), |f| f.gateway_stats().0 == 1 && f.gateway_stats().4).await);
         tokio::time::sleep(Duration::from_secs(2)).await;
         println!(
-            "rss idle, telegram + slack + discord connected: {} KB (anonymous {} KB, file-backed {} KB: the binary's code pages)",
+            "rss idle, telegram + slack + discord + whatsapp connected: {} KB (anonymous {} KB, file-backed {} KB: the binary's code pages)",
             proc_stats::status_kb(pid, "VmRSS:"),
             proc_stats::status_kb(pid, "RssAnon:"),
             proc_stats::status_kb(pid, "RssFile:")
@@ -287,6 +320,14 @@ fn main() {
         let lat = slack_sequential(&slack, seq).await;
         println!(
             "slack (Socket Mode), streamMode off: event -> first chat.postMessage over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            lat.len(),
+            ms(pct(&lat, 0.5)),
+            ms(pct(&lat, 0.99)),
+            ms(pct(&lat, 1.0))
+        );
+        let lat = whatsapp_sequential(&whatsapp, &format!("http://{addr}"), seq).await;
+        println!(
+            "whatsapp (Cloud API webhook), streamMode off: signed POST -> first text sent over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
             lat.len(),
             ms(pct(&lat, 0.5)),
             ms(pct(&lat, 0.99)),

@@ -244,6 +244,9 @@ pub(crate) async fn default_route(
     if let Some(res) = http::slack::serve(&req, &mut payload, state.get_ref()).await {
         return res;
     }
+    if let Some(res) = http::whatsapp::serve(&req, &mut payload, state.get_ref()).await {
+        return res;
+    }
     if let Some(res) = http::control_ui::serve(&req, state.get_ref()).await {
         return res;
     }

@@ -131,6 +131,7 @@ pub fn plan(
         slack_bot: env("SLACK_BOT_TOKEN"),
         slack_app: env("SLACK_APP_TOKEN"),
         discord: env("DISCORD_BOT_TOKEN"),
+        whatsapp: env("WHATSAPP_ACCESS_TOKEN"),
     };
     let channels = crate::channels::plan(settings, channel_env).map_err(StartError::Channel)?;
     Ok(StartPlan {

@@ -1,6 +1,7 @@
 //! HTTP routes on the gateway port: admin endpoints, the OpenAI-compatible
 //! API, webhooks (`hooks.rs`, when `hooks.enabled`), Slack's Events API
-//! (`slack.rs`, for HTTP-mode Slack accounts), the web chat and (when
+//! (`slack.rs`, for HTTP-mode Slack accounts), WhatsApp's Cloud API webhooks
+//! (`whatsapp.rs`), the web chat and (when
 //! configured) OpenClaw's Control UI; every other path is a WebSocket
 //! upgrade (see `ws`).
 
@@ -14,3 +15,4 @@ pub mod slack;
 mod ui_images;
 pub mod ui_root;
 pub mod webchat;
+pub mod whatsapp;

@@ -6,7 +6,7 @@
 
 use actix_web::http::{Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
-use ferroclaw_actors::channels::messages::SlackWebhook;
+use ferroclaw_actors::channels::messages::Webhook;
 use ferroclaw_actors::channels::slack::config::http_paths;
 use ferroclaw_actors::channels::RouteWebhook;
 use serde_json::json;
@@ -56,7 +56,7 @@ pub async fn serve(
         Ok(b) => b,
         Err(res) => return Some(res),
     };
-    let hook = SlackWebhook {
+    let hook = Webhook {
         path,
         timestamp: header(req, "x-slack-request-timestamp"),
         signature: header(req, "x-slack-signature"),

@@ -1,6 +1,6 @@
 //! What every channel's crash test checks once the load is over and the
 //! gateway is gone (`telegram_crash.rs`, `slack_crash.rs`,
-//! `discord_crash.rs`): nothing left unfinished in the ledger, each sent
+//! `discord_crash.rs`, `whatsapp_crash.rs`): nothing left unfinished in the ledger, each sent
 //! chunk is exactly one platform message with its text, every platform
 //! message is a chunk the outbox knows, and each message pushed was
 //! answered at most once (answered, interrupted with a notice, or its
@@ -76,7 +76,19 @@ pub async fn drive(
     dir: &std::path::Path,
     child: &mut Gateway,
     steps: &[Step],
+    push: impl FnMut(usize, u8, &str) -> Pushed,
+) -> (Vec<Pushed>, usize) {
+    drive_with(dir, child, steps, push, |_| {}).await
+}
+
+/// As [`drive`], telling `restarted` each restarted gateway's address
+/// (a platform that calls the gateway, as webhooks do, follows it).
+pub async fn drive_with(
+    dir: &std::path::Path,
+    child: &mut Gateway,
+    steps: &[Step],
     mut push: impl FnMut(usize, u8, &str) -> Pushed,
+    mut restarted: impl FnMut(&str),
 ) -> (Vec<Pushed>, usize) {
     let mut pushed = Vec::new();
     let mut crashes = 0;
@@ -89,7 +101,9 @@ pub async fn drive(
         if *crash {
             sigkill(child);
             crashes += 1;
-            *child = spawn_gateway(dir).0;
+            let (again, addr, _) = spawn_gateway(dir);
+            *child = again;
+            restarted(&addr);
         }
     }
     (pushed, crashes)

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::support::fake_discord::{self, FakeDiscord};
 use crate::support::fake_slack::{self, FakeSlack};
 use crate::support::fake_telegram::FakeTelegram;
+use crate::support::fake_whatsapp::{self, FakeWhatsApp};
 use crate::support::{admin, TestGateway};
 
 const LONG: Duration = Duration::from_secs(20);
@@ -62,6 +63,52 @@ async fn the_telegram_example_answers_its_operator_and_pairs_a_stranger() {
     let to_stranger = &fake.sent_to(31337)[0].text;
     assert!(
         !to_stranger.starts_with("You said") && to_stranger.contains("pairing"),
+        "{to_stranger}"
+    );
+}
+
+#[tokio::test]
+async fn the_whatsapp_example_answers_its_operator_and_pairs_a_stranger() {
+    let cfg = example("whatsapp");
+    let me = cfg["channels"]["whatsapp"]["allowFrom"][0]
+        .as_str()
+        .unwrap()
+        .trim_start_matches('+')
+        .to_string();
+    let fake = FakeWhatsApp::start();
+    // The fake's number, token and secret (its wire checks insist on them).
+    let cfg = with(
+        cfg,
+        json!({"channels": {"whatsapp": {"apiBaseUrl": fake.base,
+            "phoneNumberId": fake_whatsapp::PHONE_ID, "accessToken": fake_whatsapp::ACCESS_TOKEN,
+            "appSecret": fake_whatsapp::APP_SECRET}}}),
+    );
+    let gw = TestGateway::with_config(cfg);
+    let url = format!("http://{}", gw.addr);
+    for (from, id, text) in [
+        (me.as_str(), "E1", "hello from the example"),
+        ("4477009", "E2", "hi"),
+    ] {
+        let body = fake_whatsapp::text_body(from, id, text);
+        assert_eq!(
+            fake_whatsapp::deliver(&url, &body, 50).await.last(),
+            Some(&200)
+        );
+    }
+    let reply = "You said: hello from the example";
+    assert!(
+        fake.until(LONG, |f| f
+            .sent_to(&me, "text")
+            .iter()
+            .any(|s| s.text == reply)
+            && f.sent_to("4477009", "text").len() == 1)
+            .await,
+        "{:?}",
+        fake.sent()
+    );
+    let to_stranger = &fake.sent_to("4477009", "text")[0].text;
+    assert!(
+        !to_stranger.starts_with("You said") && to_stranger.contains("airing"),
         "{to_stranger}"
     );
 }

@@ -30,7 +30,7 @@ fn vision_config(provider: &FakeProvider) -> Value {
 }
 
 /// A real PNG, `w` x `h`, all one colour (a browser decodes it).
-pub(super) fn real_png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
+pub(crate) fn real_png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
     use std::io::Write;
     let chunk = |out: &mut Vec<u8>, kind: &[u8], data: &[u8]| {
         out.extend_from_slice(&(data.len() as u32).to_be_bytes());

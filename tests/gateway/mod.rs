@@ -63,3 +63,5 @@ mod usage;
 mod validators;
 mod watch;
 mod webchat;
+mod whatsapp;
+mod whatsapp_crash;

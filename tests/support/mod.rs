@@ -9,6 +9,7 @@ pub mod fake_provider;
 pub mod fake_server;
 pub mod fake_slack;
 pub mod fake_telegram;
+pub mod fake_whatsapp;
 pub mod process;
 pub mod raw_ws;
 pub mod tmux;

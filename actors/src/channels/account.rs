@@ -9,6 +9,7 @@ use super::discord::config::DiscordAccount;
 use super::health::AccountHealth;
 use super::slack::config::{Mode, SlackAccount};
 use super::telegram::config::TelegramAccount;
+use super::whatsapp::config::WhatsAppAccount;
 
 /// One account's settings, by adapter.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +17,7 @@ pub enum AccountCfg {
     Telegram(Arc<TelegramAccount>),
     Slack(Arc<SlackAccount>),
     Discord(Arc<DiscordAccount>),
+    WhatsApp(Arc<WhatsAppAccount>),
 }
 
 /// How `channels.status` shows an account's settings.
@@ -33,6 +35,7 @@ impl AccountCfg {
             AccountCfg::Telegram(_) => "telegram",
             AccountCfg::Slack(_) => "slack",
             AccountCfg::Discord(_) => "discord",
+            AccountCfg::WhatsApp(_) => "whatsapp",
         }
     }
 
@@ -41,6 +44,7 @@ impl AccountCfg {
             AccountCfg::Telegram(c) => &c.account_id,
             AccountCfg::Slack(c) => &c.account_id,
             AccountCfg::Discord(c) => &c.account_id,
+            AccountCfg::WhatsApp(c) => &c.account_id,
         }
     }
 
@@ -54,6 +58,7 @@ impl AccountCfg {
             AccountCfg::Telegram(c) => super::telegram::start(c.clone(), deps, health),
             AccountCfg::Slack(c) => super::slack::start(c.clone(), deps, health),
             AccountCfg::Discord(c) => super::discord::start(c.clone(), deps, health),
+            AccountCfg::WhatsApp(c) => super::whatsapp::start(c.clone(), deps, health),
         }
     }
 
@@ -78,13 +83,21 @@ impl AccountCfg {
                 stream_mode: lower(format!("{:?}", c.stream_mode)),
                 api_base: c.api_base.clone(),
             },
+            AccountCfg::WhatsApp(c) => SettingsView {
+                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
+                allow_from: c.access.allow_from.clone(),
+                stream_mode: lower(format!("{:?}", c.stream_mode)),
+                api_base: c.api_base.clone(),
+            },
         }
     }
 
-    /// The Events API path an HTTP-mode Slack account answers on.
+    /// The webhook path an account answers on (an HTTP-mode Slack app's
+    /// Events API, a WhatsApp number's webhooks).
     pub fn webhook_path(&self) -> Option<&str> {
         match self {
             AccountCfg::Slack(c) if c.mode == Mode::Http => Some(&c.webhook_path),
+            AccountCfg::WhatsApp(c) => Some(&c.webhook_path),
             _ => None,
         }
     }

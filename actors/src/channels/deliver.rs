@@ -372,6 +372,7 @@ impl<O: Outlet> Deliverer<O> {
             text: text.to_string(),
             state: OutState::Pending,
             created_ms: crate::now_ms(),
+            receipt: None,
         }
     }
 

@@ -387,6 +387,7 @@ fn send_delivery(
         text: text.to_string(),
         state: OutState::Pending,
         created_ms: d.created_ms,
+        receipt: None,
     };
     let mut items: Vec<OutboxItem> = chunks
         .iter()
@@ -448,6 +449,7 @@ fn notice(
         text: text.to_string(),
         state: OutState::Pending,
         created_ms: d.created_ms,
+        receipt: None,
     };
     let writes = ledger::enqueue(store, &[item])?;
     ledger::finalize(store, &d, writes)?;
@@ -608,7 +610,7 @@ pub struct AccountHandle {
     pub follow: Recipient<FollowRun>,
     pub notify: Recipient<Notify>,
     /// Slack's Events API receiver (HTTP mode).
-    pub webhook: Option<Recipient<super::messages::SlackWebhook>>,
+    pub webhook: Option<Recipient<super::messages::Webhook>>,
 }
 
 impl AccountHandle {

@@ -319,6 +319,31 @@ pub struct OutboxItem {
     #[serde(flatten)]
     pub state: OutState,
     pub created_ms: u64,
+    /// What the platform later said of the sent message (WhatsApp's status
+    /// callbacks: `delivered`, `read`, `failed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<Receipt>,
+}
+
+/// A sent message's delivery status, as the platform reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub at_ms: u64,
+}
+
+/// How far a status is along (a late `delivered` never replaces `read`).
+fn rank(status: &str) -> u8 {
+    match status {
+        "sent" => 1,
+        "delivered" => 2,
+        "read" => 3,
+        "failed" => 4,
+        _ => 0,
+    }
 }
 
 /// A reply chunk's idempotency key.
@@ -328,6 +353,12 @@ pub fn chunk_key(session: &str, run_id: &str, index: usize) -> String {
 
 fn item_key(account: &str, key: &str) -> String {
     format!("{account}\0{key}")
+}
+
+/// Where a sent chunk is found by the platform's message id
+/// (`Tree::OutboxSent`, the index status callbacks read).
+fn sent_key(account: &str, message_id: &str) -> String {
+    format!("{account}\0{message_id}")
 }
 
 /// The writes that put chunks in the outbox as pending (committed with
@@ -364,7 +395,45 @@ pub fn settle(
     if !open || item.state == state {
         return Ok(false);
     }
+    let index = match &state {
+        OutState::Sent { message_id, .. } if !message_id.is_empty() => Some((
+            Tree::OutboxSent,
+            sent_key(account, message_id),
+            Some(serde_json::Value::String(key.to_string())),
+        )),
+        _ => None,
+    };
     item.state = state;
+    let mut writes = vec![(Tree::Outbox, k, Some(serde_json::to_value(&item)?))];
+    writes.extend(index);
+    store.commit(&writes)?;
+    Ok(true)
+}
+
+/// Records a platform's status for the chunk sent as `message_id`; a
+/// status never moves back. Returns whether a chunk took it (a status of
+/// a message this outbox did not send, or a stale one, changes nothing).
+pub fn receipt(
+    store: &Store,
+    account: &str,
+    message_id: &str,
+    r: Receipt,
+) -> Result<bool, StoreError> {
+    let Some(key) = store.get::<String>(Tree::OutboxSent, &sent_key(account, message_id))? else {
+        return Ok(false);
+    };
+    let k = item_key(account, &key);
+    let Some(mut item) = store.get::<OutboxItem>(Tree::Outbox, &k)? else {
+        return Ok(false);
+    };
+    if item
+        .receipt
+        .as_ref()
+        .is_some_and(|old| rank(&old.status) >= rank(&r.status))
+    {
+        return Ok(false);
+    }
+    item.receipt = Some(r);
     store.put(Tree::Outbox, &k, &item)?;
     Ok(true)
 }
@@ -397,6 +466,18 @@ pub fn run_items(
         .collect())
 }
 
+/// The chunk the platform knows as `message_id`, if this outbox sent it.
+pub fn sent_item(
+    store: &Store,
+    account: &str,
+    message_id: &str,
+) -> Result<Option<OutboxItem>, StoreError> {
+    match store.get::<String>(Tree::OutboxSent, &sent_key(account, message_id))? {
+        Some(key) => get(store, account, &key),
+        None => Ok(None),
+    }
+}
+
 /// One chunk as the outbox holds it.
 pub fn get(store: &Store, account: &str, key: &str) -> Result<Option<OutboxItem>, StoreError> {
     store.get(Tree::Outbox, &item_key(account, key))
@@ -426,7 +507,40 @@ mod tests {
             text: text.into(),
             state: OutState::Pending,
             created_ms: 1,
+            receipt: None,
         }
+    }
+
+    #[test]
+    fn a_status_reaches_the_chunk_sent_as_that_message_and_never_moves_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let item = chunk(0, "hello");
+        store
+            .commit(&enqueue(&store, std::slice::from_ref(&item)).unwrap())
+            .unwrap();
+        let sent = OutState::Sent {
+            message_id: "wamid.OUT".into(),
+            at_ms: 2,
+        };
+        assert!(settle(&store, "default", &item.key, sent).unwrap());
+        let r = |status: &str, at_ms| Receipt {
+            status: status.into(),
+            error: None,
+            at_ms,
+        };
+        assert!(receipt(&store, "default", "wamid.OUT", r("delivered", 3)).unwrap());
+        assert!(receipt(&store, "default", "wamid.OUT", r("read", 4)).unwrap());
+        assert!(
+            !receipt(&store, "default", "wamid.OUT", r("delivered", 5)).unwrap(),
+            "late"
+        );
+        assert!(!receipt(&store, "default", "wamid.OTHER", r("read", 6)).unwrap());
+        assert!(!receipt(&store, "other", "wamid.OUT", r("read", 6)).unwrap());
+        let got = get(&store, "default", &item.key).unwrap().unwrap();
+        assert_eq!(got.receipt, Some(r("read", 4)));
+        // The index is not a chunk: nothing pending appears from it.
+        assert!(pending(&store, "default").unwrap().is_empty());
     }
 
     #[tokio::test]

@@ -178,25 +178,29 @@ pub struct FollowRun {
     pub delivery: super::ledger::Delivery,
 }
 
-/// An HTTP request to a channel's webhook path (Slack's Events API), for
-/// the account that answers on it. Reply: None when no running account
-/// does.
+/// An HTTP request to a channel's webhook path (Slack's Events API,
+/// WhatsApp's Cloud API), for the account that answers on it. Reply: None
+/// when no running account does.
 #[derive(Debug, Message)]
 #[rtype(result = "Option<WebhookReply>")]
-pub struct RouteWebhook(pub SlackWebhook);
+pub struct RouteWebhook(pub Webhook);
 
-/// One Events API request, as it came.
+/// One webhook request, as it came (the raw body: signatures are over
+/// the bytes received).
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "WebhookReply")]
-pub struct SlackWebhook {
+pub struct Webhook {
     pub path: String,
+    /// Slack's `X-Slack-Request-Timestamp`.
     pub timestamp: Option<String>,
+    /// Slack's `X-Slack-Signature`, WhatsApp's `X-Hub-Signature-256`.
     pub signature: Option<String>,
+    /// Slack's `X-Slack-Retry-Num`.
     pub retry_num: Option<String>,
     pub body: bytes::Bytes,
 }
 
-/// The answer for Slack.
+/// The answer for the platform.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookReply {
     pub status: u16,

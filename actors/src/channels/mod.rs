@@ -14,6 +14,7 @@
 //!   `hooks.messageReceived` posting each message to a URL);
 //! - `sender.rs`, `limits.rs`: the per-token limiter, `SendGate` and
 //!   seed 002's `RetryPolicy`;
+//! - `receiver.rs`: what webhook receivers share (flushed before the 200);
 //! - `queues.rs` per-chat hand-over queues with the debounce in front;
 //!   `chunker.rs` block streaming, `debounce.rs` rapid texts as one turn.
 //!
@@ -21,7 +22,7 @@
 //!   shares; `account.rs` what the supervisor holds of an account; `keys.rs`
 //!   a section as accounts; `ws.rs` one platform WebSocket as a task.
 //!
-//! Adapters: `telegram/`, `slack/`, `discord/`. Rules that depend on time take it as an argument.
+//! Adapters: `telegram/`, `slack/`, `discord/`, `whatsapp/`. Rules that depend on time take it as an argument.
 //!
 //! The delivery contract every adapter keeps:
 //! 1. **Inbound.** An update is accepted only once its dedupe key
@@ -66,10 +67,12 @@ pub mod media_in;
 pub mod media_out;
 pub mod messages;
 pub mod queues;
+pub mod receiver;
 pub mod sender;
 pub mod slack;
 pub mod supervisor;
 pub mod telegram;
+pub mod whatsapp;
 pub mod ws;
 
 pub use messages::*;
@@ -96,6 +99,8 @@ pub struct ChannelEnv {
     pub slack_app: Option<String>,
     /// `DISCORD_BOT_TOKEN`.
     pub discord: Option<String>,
+    /// `WHATSAPP_ACCESS_TOKEN`.
+    pub whatsapp: Option<String>,
 }
 
 /// The channels a config starts; an error names the key. Channels
@@ -103,7 +108,7 @@ pub struct ChannelEnv {
 pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String> {
     hooks::InboundHooks::from_settings(&settings.hooks)?;
     let mut accounts = Vec::new();
-    for channel in ["telegram", "slack", "discord"] {
+    for channel in ["telegram", "slack", "discord", "whatsapp"] {
         let Some(section) = settings.channels.get(channel) else {
             continue;
         };
@@ -174,6 +179,14 @@ fn accounts_of(
             };
             accounts.into_iter().map(each).collect()
         }
+        "whatsapp" => {
+            let accounts = whatsapp::config::accounts(section, defaults, env.whatsapp.clone())?;
+            let each = |mut a: whatsapp::config::WhatsAppAccount| {
+                a.debounce_ms = debounce_ms;
+                AccountCfg::WhatsApp(Arc::new(a))
+            };
+            accounts.into_iter().map(each).collect()
+        }
         _ => Vec::new(),
     };
     Ok(out)
@@ -184,7 +197,7 @@ fn accounts_of(
 /// wrong type or an unknown value is an error naming its path. Missing
 /// credentials are the start's to report (the environment may give them).
 pub fn check_keys(settings: &Settings) -> Result<(), String> {
-    use crate::settings::{DiscordKeys, SlackKeys, TelegramKeys};
+    use crate::settings::{DiscordKeys, SlackKeys, TelegramKeys, WhatsAppKeys};
     for (id, section) in &settings.channels {
         let defaults = settings.channels.defaults.layer(id);
         for a in keys::accounts(id, &section.other, &defaults, true)? {
@@ -192,6 +205,7 @@ pub fn check_keys(settings: &Settings) -> Result<(), String> {
                 "telegram" => keys::parse::<TelegramKeys>(&a.path, &a.keys).map(drop),
                 "slack" => keys::parse::<SlackKeys>(&a.path, &a.keys).map(drop),
                 "discord" => keys::parse::<DiscordKeys>(&a.path, &a.keys).map(drop),
+                "whatsapp" => keys::parse::<WhatsAppKeys>(&a.path, &a.keys).map(drop),
                 _ => Ok(()),
             }?;
         }
@@ -205,7 +219,7 @@ pub fn check_keys(settings: &Settings) -> Result<(), String> {
 /// A channel without an adapter is read from its keys as written.
 pub fn open_to_strangers(channel: &str, a: &keys::AccountKeys) -> bool {
     use crate::settings::{
-        AccountKeys, DiscordKeys, DmPolicy, GroupPolicy, SlackKeys, TelegramKeys,
+        AccountKeys, DiscordKeys, DmPolicy, GroupPolicy, SlackKeys, TelegramKeys, WhatsAppKeys,
     };
     fn open(k: &dyn AccountKeys) -> bool {
         k.dm_policy() == DmPolicy::Open
@@ -216,6 +230,7 @@ pub fn open_to_strangers(channel: &str, a: &keys::AccountKeys) -> bool {
         "telegram" => keys::parse::<TelegramKeys>(&a.path, &a.keys).map(|k| open(&k)),
         "slack" => keys::parse::<SlackKeys>(&a.path, &a.keys).map(|k| open(&k)),
         "discord" => keys::parse::<DiscordKeys>(&a.path, &a.keys).map(|k| open(&k)),
+        "whatsapp" => keys::parse::<WhatsAppKeys>(&a.path, &a.keys).map(|k| open(&k)),
         _ => {
             let is = |k: &str| a.keys.get(k).and_then(serde_json::Value::as_str) == Some("open");
             let star = a.keys["allowFrom"]

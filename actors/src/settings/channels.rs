@@ -85,6 +85,27 @@ pub enum SlackMode {
     Http,
 }
 
+/// How a WhatsApp account connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WhatsAppMode {
+    /// Meta's WhatsApp Business Cloud API: webhooks in, the Graph API out.
+    Cloud,
+    /// OpenClaw's linked device (WhatsApp Web); ferroclaw has no adapter
+    /// for it and leaves such a section alone, saying so at start.
+    Web,
+}
+
+/// A message template sent when WhatsApp's 24-hour window is closed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowTemplate {
+    /// The approved template's name.
+    pub name: String,
+    /// Its language code (`en_US`).
+    pub language: String,
+}
+
 /// A sender or chat id as the config writes it: a number or a string.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
@@ -284,6 +305,37 @@ channel_keys! {
     }
 }
 
+channel_keys! {
+    /// `channels.whatsapp` (and each of its `accounts`), in Cloud API mode.
+    WhatsAppKeys {
+        /// cloud (the Business Cloud API) | web (OpenClaw's linked device: not run).
+        mode: WhatsAppMode,
+        /// The business number's id in the Graph API.
+        phone_number_id: Option<String>,
+        /// A system user's token (else `WHATSAPP_ACCESS_TOKEN` for the default account).
+        #[schemars(extend("writeOnly" = true))]
+        access_token: Option<String>,
+        /// The app secret: webhook bodies are verified with it (`X-Hub-Signature-256`).
+        #[schemars(extend("writeOnly" = true))]
+        app_secret: Option<String>,
+        /// What Meta's webhook verification must present (`hub.verify_token`).
+        #[schemars(extend("writeOnly" = true))]
+        verify_token: Option<String>,
+        /// Where Meta's webhook requests arrive.
+        webhook_path: String,
+        /// The Graph API version in request paths.
+        api_version: String,
+        /// Senders allowed in groups (Cloud API numbers have no groups: unused).
+        group_allow_from: Vec<IdValue>,
+        /// Mark each admitted message read (blue ticks) and show typing.
+        send_read_receipts: bool,
+        /// Sent instead of text when the 24-hour window is closed (unset: a notice only).
+        window_template: Option<WindowTemplate>,
+        /// Media larger than this are not downloaded.
+        media_max_mb: f64,
+    }
+}
+
 /// `channels.defaults`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -295,6 +347,7 @@ pub struct ChannelDefaults {
     pub telegram: TelegramKeys,
     pub slack: SlackKeys,
     pub discord: DiscordKeys,
+    pub whatsapp: WhatsAppKeys,
     /// OpenClaw's `heartbeat` display keys, kept as written.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -308,6 +361,7 @@ impl ChannelDefaults {
             "telegram" => serde_json::to_value(&self.telegram),
             "slack" => serde_json::to_value(&self.slack),
             "discord" => serde_json::to_value(&self.discord),
+            "whatsapp" => serde_json::to_value(&self.whatsapp),
             _ => Ok(Value::Null),
         };
         let mut layer = match v {
@@ -418,7 +472,7 @@ impl schemars::JsonSchema for ChannelsSettings {
         "ChannelsSettings".into()
     }
 
-    /// `defaults`, the three typed sections (their keys, none required,
+    /// `defaults`, the four typed sections (their keys, none required,
     /// over what every section has) and any other channel's section.
     fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
         let section = g.subschema_for::<ChannelSettings>();
@@ -450,6 +504,7 @@ impl schemars::JsonSchema for ChannelsSettings {
         let telegram = optional(TelegramKeys::json_schema(g));
         let slack = optional(SlackKeys::json_schema(g));
         let discord = optional(DiscordKeys::json_schema(g));
+        let whatsapp = optional(WhatsAppKeys::json_schema(g));
         let defaults = g.subschema_for::<ChannelDefaults>();
         schemars::json_schema!({
             "type": "object",
@@ -458,6 +513,7 @@ impl schemars::JsonSchema for ChannelsSettings {
                 "telegram": telegram,
                 "slack": slack,
                 "discord": discord,
+                "whatsapp": whatsapp,
             },
             "required": ["defaults"],
             "additionalProperties": section,

@@ -55,6 +55,9 @@ pub enum Tree {
     ChannelCursors,
     /// `<account>\0<idempotency key>` -> a reply chunk to send or sent.
     Outbox,
+    /// `<account>\0<platform message id>` -> the outbox key of the chunk
+    /// sent as that message (status callbacks find it: `ledger::receipt`).
+    OutboxSent,
     /// `<account>\0<dedupe key>` -> an accepted update not yet handed to
     /// its session (`channels/ledger.rs`).
     ChannelDispatch,
@@ -87,6 +90,7 @@ impl Tree {
             Tree::ChannelInbound => "channel_inbound",
             Tree::ChannelCursors => "channel_cursors",
             Tree::Outbox => "outbox",
+            Tree::OutboxSent => "outbox_sent",
             Tree::ChannelDispatch => "channel_dispatch",
             Tree::ChannelDeliveries => "channel_deliveries",
             Tree::ChannelAccess => "channel_access",
@@ -95,7 +99,7 @@ impl Tree {
             Tree::CronRuns => "cron_runs",
         }
     }
-    const ALL: [Tree; 18] = [
+    const ALL: [Tree; 19] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -108,6 +112,7 @@ impl Tree {
         Tree::ChannelInbound,
         Tree::ChannelCursors,
         Tree::Outbox,
+        Tree::OutboxSent,
         Tree::ChannelDispatch,
         Tree::ChannelDeliveries,
         Tree::ChannelAccess,

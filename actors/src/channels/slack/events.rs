@@ -1,12 +1,12 @@
 //! `SlackEvents`: one Slack app's Events API receiver (HTTP mode; the
 //! account's connection actor). The edge passes each `POST <webhookPath>`
-//! here as it came (`SlackWebhook`: the signature headers and the raw
+//! here as it came (`Webhook`: the signature headers and the raw
 //! body). A request whose signature does not verify (forged, stale,
 //! missing) gets 401; `url_verification` gets its challenge; a message is
 //! recorded in the ledger and flushed before the 200, so Slack's retries
 //! (`X-Slack-Retry-Num`) find the key and are answered once.
 
-use crate::channels::messages::{SlackWebhook, WebhookReply};
+use crate::channels::messages::{Webhook, WebhookReply};
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -16,11 +16,12 @@ use super::config::SlackAccount;
 use super::envelope::{parse_callback, Callback, SlackMessage};
 use super::inbound::{record, Received};
 use super::signature;
-use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
+use crate::channels::desk::{ConnectionFailed, DeskLink};
 use crate::channels::dispatch::Incoming;
 use crate::channels::flushes::Flushes;
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
+use crate::channels::receiver;
 use crate::channels::sender::Buckets;
 use crate::store::Store;
 
@@ -94,7 +95,7 @@ impl SlackEvents {
     /// The request's message, or the answer that ends it here (a bad
     /// signature, a body that is not JSON, the challenge, an event that is
     /// not a message, not ready yet).
-    fn admit(&mut self, msg: &SlackWebhook) -> Result<SlackMessage, WebhookReply> {
+    fn admit(&mut self, msg: &Webhook) -> Result<SlackMessage, WebhookReply> {
         let secret = self.cfg.signing_secret.as_deref().unwrap_or_default();
         let now_s = crate::now_ms() / 1000;
         let (ts, sig) = (msg.timestamp.as_deref(), msg.signature.as_deref());
@@ -129,7 +130,7 @@ impl SlackEvents {
     /// Records the message: the new one to hand over, if it is new.
     fn record(
         &mut self,
-        msg: &SlackWebhook,
+        msg: &Webhook,
         m: &SlackMessage,
     ) -> Result<Option<Incoming>, WebhookReply> {
         let bot = self.bot.clone().unwrap_or_default();
@@ -154,54 +155,31 @@ impl SlackEvents {
     }
 }
 
-impl Handler<SlackWebhook> for SlackEvents {
+impl Handler<Webhook> for SlackEvents {
     type Result = ResponseActFuture<Self, WebhookReply>;
-    fn handle(&mut self, msg: SlackWebhook, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: Webhook, _: &mut Context<Self>) -> Self::Result {
         let fresh = match self.admit(&msg).and_then(|m| self.record(&msg, &m)) {
             Ok(f) => f,
             Err(reply) => return Box::pin(fut::ready(reply)),
         };
-        let store = self.store.clone();
         // Durable before the 200: a retry finds the key.
-        Box::pin(
-            async move { store.flush().await }
-                .into_actor(self)
-                .map(move |flushed, act, ctx| match flushed {
-                    Ok(()) => {
-                        if let Some(inc) = fresh {
-                            act.desk.accepted.do_send(Accepted(vec![inc]));
-                        }
-                        reply(200, serde_json::json!({ "ok": true }))
-                    }
-                    Err(e) => {
-                        tracing::error!(parent: &act.span, error = %e, "cannot flush the slack ledger: trying again");
-                        if let Some(inc) = fresh {
-                            act.flushes.push(inc);
-                            act.flush_later(std::time::Duration::ZERO, ctx);
-                        }
-                        reply(500, serde_json::json!({ "ok": false }))
-                    }
-                }),
-        )
+        let fresh = fresh.into_iter().collect();
+        receiver::durable_then(self, fresh, reply(200, serde_json::json!({ "ok": true })))
     }
 }
 
-impl SlackEvents {
-    /// Flushes the messages whose request failed, after `wait`, and hands
-    /// them over once stored (a failed flush waits longer and tries again).
-    fn flush_later(&mut self, wait: std::time::Duration, ctx: &mut Context<Self>) {
-        ctx.run_later(wait, |act, ctx| {
-            let Some(batch) = act.flushes.start() else {
-                return;
-            };
-            let store = act.store.clone();
-            ctx.spawn(async move { store.flush().await }.into_actor(act).map(
-                move |flushed, act, ctx| match act.flushes.finished(batch, flushed.is_ok()) {
-                    Ok(batch) => act.desk.accepted.do_send(Accepted(batch)),
-                    Err(wait) => act.flush_later(wait, ctx),
-                },
-            ));
-        });
+impl receiver::Receiver for SlackEvents {
+    fn store(&self) -> Store {
+        self.store.clone()
+    }
+    fn desk(&self) -> &DeskLink {
+        &self.desk
+    }
+    fn flushes(&mut self) -> &mut Flushes<Incoming> {
+        &mut self.flushes
+    }
+    fn span(&self) -> &tracing::Span {
+        &self.span
     }
 }
 

@@ -1,0 +1,73 @@
+//! What the webhook receivers share (Slack's Events API, WhatsApp's Cloud
+//! API): a request's new messages are recorded, then the ledger is
+//! flushed, and only then is the request answered 200 and the messages
+//! handed to the desk, so a platform's retry finds their keys. A failed
+//! flush answers 500 (the platform retries) and keeps the messages in
+//! line (`Flushes`): flushed again with backoff and handed over once
+//! stored.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::desk::{Accepted, DeskLink};
+use super::dispatch::Incoming;
+use super::flushes::Flushes;
+use super::messages::WebhookReply;
+use crate::store::Store;
+
+/// A webhook receiver's parts this module works with.
+pub trait Receiver: Actor<Context = Context<Self>> {
+    fn store(&self) -> Store;
+    fn desk(&self) -> &DeskLink;
+    fn flushes(&mut self) -> &mut Flushes<Incoming>;
+    fn span(&self) -> &tracing::Span;
+}
+
+/// The answer to a request whose new messages (`fresh`) are recorded:
+/// `ok` once the ledger is flushed (and `fresh` handed over), else 500.
+pub fn durable_then<A: Receiver>(
+    act: &mut A,
+    fresh: Vec<Incoming>,
+    ok: WebhookReply,
+) -> ResponseActFuture<A, WebhookReply> {
+    let store = act.store();
+    Box::pin(async move { store.flush().await }.into_actor(act).map(
+        move |flushed, act, ctx| match flushed {
+            Ok(()) => {
+                if !fresh.is_empty() {
+                    act.desk().accepted.do_send(Accepted(fresh));
+                }
+                ok
+            }
+            Err(e) => {
+                tracing::error!(parent: act.span(), error = %e, "cannot flush the ledger: trying again");
+                for inc in fresh {
+                    act.flushes().push(inc);
+                }
+                flush_later(Duration::ZERO, ctx);
+                WebhookReply {
+                    status: 500,
+                    body: serde_json::json!({ "ok": false }).to_string(),
+                }
+            }
+        },
+    ))
+}
+
+/// Flushes the messages whose request failed, after `wait`, and hands
+/// them over once stored (a failed flush waits longer and tries again).
+fn flush_later<A: Receiver>(wait: Duration, ctx: &mut Context<A>) {
+    ctx.run_later(wait, |act, ctx| {
+        let Some(batch) = act.flushes().start() else {
+            return;
+        };
+        let store = act.store();
+        ctx.spawn(async move { store.flush().await }.into_actor(act).map(
+            move |flushed, act, ctx| match act.flushes().finished(batch, flushed.is_ok()) {
+                Ok(batch) => act.desk().accepted.do_send(Accepted(batch)),
+                Err(wait) => flush_later(wait, ctx),
+            },
+        ));
+    });
+}
