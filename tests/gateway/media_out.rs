@@ -81,13 +81,10 @@ async fn a_send_buffer_is_uploaded_once() {
     );
 }
 
-/// A reply's `MEDIA:` line (the offline model echoes the message): a
-/// stored attachment goes back as an upload; a path of the host does not.
-#[tokio::test]
-async fn a_replys_media_line_sends_a_stored_file_and_never_a_host_file() {
-    let fake = FakeTelegram::start(BOT_TOKEN);
-    let gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
-    // The owner's photo, kept in the media store.
+/// The owner (chat 42) sends a photo, which the gateway keeps in its
+/// media store (it answers the message): the stored file's id.
+async fn owners_photo(fake: &FakeTelegram) -> String {
+    use sha2::Digest;
     fake.add_file("p1", png());
     fake.push(
         "message",
@@ -96,14 +93,25 @@ async fn a_replys_media_line_sends_a_stored_file_and_never_a_host_file() {
                 "photo": [{ "file_id": "p1", "file_unique_id": "p1", "width": 10, "height": 10, "file_size": 208 }] }),
     );
     assert!(fake.until(LONG, |f| !f.sent_to(42).is_empty()).await);
-    let media = gw.state_dir().join("media");
-    let id = std::fs::read_dir(&media)
-        .unwrap()
-        .flatten()
-        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
-        .map(|f| f.file_name().to_string_lossy().to_string())
-        .find(|n| !n.contains('.'))
-        .expect("the stored photo");
+    sha2::Sha256::digest(png())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A reply's `MEDIA:` line (the offline model echoes the message): a
+/// stored attachment goes back as an upload; a path of the host does not.
+#[tokio::test]
+async fn a_replys_media_line_sends_a_stored_file_and_never_a_host_file() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    let id = owners_photo(&fake).await;
+    assert!(gw
+        .state_dir()
+        .join("media")
+        .join(&id[..2])
+        .join(&id)
+        .exists());
     fake.dm(
         42,
         2,
@@ -140,21 +148,7 @@ async fn a_replys_media_line_sends_a_stored_file_and_never_a_host_file() {
 async fn a_block_streamed_reply_sends_its_media_line_as_a_file_once() {
     let fake = FakeTelegram::start(BOT_TOKEN);
     let _gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "block" })));
-    fake.add_file("p1", png());
-    fake.push(
-        "message",
-        json!({ "message_id": 1, "date": 1_700_000_000, "chat": { "id": 42, "type": "private" },
-                "from": { "id": 42, "first_name": "A" },
-                "photo": [{ "file_id": "p1", "file_unique_id": "p1", "width": 10, "height": 10, "file_size": 208 }] }),
-    );
-    assert!(fake.until(LONG, |f| !f.sent_to(42).is_empty()).await);
-    let id: String = {
-        use sha2::Digest;
-        sha2::Sha256::digest(png())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
-    };
+    let id = owners_photo(&fake).await;
     // Two paragraphs of 600 words: several blocks, the line in the first ones.
     let para = |w: &str| vec![w; 150].join(" ");
     let text = format!(
