@@ -404,9 +404,13 @@ pub fn settle(
         _ => None,
     };
     item.state = state;
-    let mut writes = vec![(Tree::Outbox, k, Some(serde_json::to_value(&item)?))];
-    writes.extend(index);
-    store.commit(&writes)?;
+    match index {
+        // Sent: the chunk and its message id's index in one transaction.
+        Some(index) => {
+            store.commit(&[(Tree::Outbox, k, Some(serde_json::to_value(&item)?)), index])?
+        }
+        None => store.put(Tree::Outbox, &k, &item)?,
+    }
     Ok(true)
 }
 
