@@ -82,7 +82,7 @@ impl Refusal {
 }
 
 /// The client of a request, unless it is locked out (logged once here).
-fn not_locked_out(
+pub(crate) fn not_locked_out(
     req: &HttpRequest,
     state: &SharedState,
     path: &str,

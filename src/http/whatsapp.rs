@@ -34,8 +34,13 @@ fn accounts_on(state: &SharedState, path: &str) -> Option<Vec<Option<String>>> {
     (!tokens.is_empty()).then_some(tokens)
 }
 
-/// Meta's verification request.
-fn verify(req: &HttpRequest, tokens: &[Option<String>], state: &SharedState) -> HttpResponse {
+/// Meta's verification request from `ip`.
+fn verify(
+    req: &HttpRequest,
+    tokens: &[Option<String>],
+    state: &SharedState,
+    ip: Option<std::net::IpAddr>,
+) -> HttpResponse {
     let q = web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
         .map(|q| q.into_inner())
         .unwrap_or_default();
@@ -45,7 +50,6 @@ fn verify(req: &HttpRequest, tokens: &[Option<String>], state: &SharedState) -> 
         .iter()
         .flatten()
         .any(|t| !given.is_empty() && secret_eq(t, given));
-    let ip = crate::http::auth::client_ip(req, &state.live.settings().gateway.trusted_proxies);
     match (subscribe && known, q.get("hub.challenge")) {
         (true, Some(challenge)) => {
             state.auth_succeeded(ip);
@@ -72,21 +76,12 @@ pub async fn serve(
     state: &SharedState,
 ) -> Option<HttpResponse> {
     let tokens = accounts_on(state, req.path())?;
-    let ip = crate::http::auth::client_ip(req, &state.live.settings().gateway.trusted_proxies);
-    if let Err(retry_after_ms) = state.auth_locked(ip) {
-        tracing::info!(
-            path = req.path(),
-            ?ip,
-            "whatsapp webhook refused: locked out"
-        );
-        return Some(
-            HttpResponse::TooManyRequests()
-                .insert_header(("Retry-After", retry_after_ms.div_ceil(1000).to_string()))
-                .json(json!({ "error": "too many failed attempts" })),
-        );
-    }
+    let ip = match crate::http::auth::not_locked_out(req, state, req.path()) {
+        Ok(ip) => ip,
+        Err(refusal) => return Some(refusal.response()),
+    };
     if req.method() == Method::GET {
-        return Some(verify(req, &tokens, state));
+        return Some(verify(req, &tokens, state, ip));
     }
     if req.method() != Method::POST {
         return Some(
