@@ -11,9 +11,10 @@
 //! the first preview), p50/p99; a burst of 1,000 updates across 200 chats
 //! (one session per chat), time until all are answered, each exactly once,
 //! and RSS after it; then Telegram, Slack (Socket Mode, the fake Slack)
-//! Discord (the fake gateway) and WhatsApp (the fake Graph API, webhooks
-//! signed as Meta signs them) connected together: idle RSS, and for Slack,
-//! Discord and WhatsApp the event -> first post p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
+//! Discord (the fake gateway), WhatsApp (the fake Graph API, webhooks
+//! signed as Meta signs them) and Signal (the fake signal-cli daemon)
+//! connected together: idle RSS, and for Slack, Discord, Signal and
+//! WhatsApp the event -> first post p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
 //! `_CHATS` (200), `_DIR` (where the state dir goes: `/dev/shm` takes the
 //! disk's fsync out of the numbers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -34,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::fake_discord::{self, FakeDiscord};
+use support::fake_signal::{self, Drive, FakeSignal};
 use support::fake_slack::{self, FakeSlack};
 use support::fake_telegram::FakeTelegram;
 use support::fake_whatsapp::{self, FakeWhatsApp};
@@ -58,14 +60,21 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The channels connected beside Telegram.
+#[derive(Default)]
+struct Others<'a> {
+    slack: Option<&'a FakeSlack>,
+    discord: Option<&'a FakeDiscord>,
+    whatsapp: Option<&'a FakeWhatsApp>,
+    signal: Option<&'a FakeSignal>,
+}
+
 fn start(
     fake: &FakeTelegram,
     stream: &str,
     spacing_ms: u64,
     state: &std::path::Path,
-    slack: Option<&FakeSlack>,
-    discord: Option<&FakeDiscord>,
-    whatsapp: Option<&FakeWhatsApp>,
+    others: Others<'_>,
 ) -> (Gateway, u32, String) {
     let mut cfg = json!({
         "gateway": { "auth": { "mode": "token", "token": "bench-token-0123456789" }, "tickIntervalMs": 3_600_000 },
@@ -77,22 +86,26 @@ fn start(
             "streamMode": stream, "typingMode": "never", "sendIntervalMs": spacing_ms, "pollTimeoutSeconds": 30, "editIntervalMs": 1000,
         } },
     });
-    if let Some(f) = slack {
+    if let Some(f) = others.slack {
         cfg["channels"]["slack"] = json!({
             "botToken": fake_slack::BOT_TOKEN, "appToken": fake_slack::APP_TOKEN, "apiBaseUrl": f.api,
             "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream, "editIntervalMs": 1000,
         });
     }
-    if let Some(f) = discord {
+    if let Some(f) = others.discord {
         cfg["channels"]["discord"] = json!({
             "token": fake_discord::TOKEN, "apiBaseUrl": f.api, "gatewayUrl": f.gateway,
             "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream, "editIntervalMs": 1000,
         });
     }
-    if let Some(f) = whatsapp {
+    if let Some(f) = others.whatsapp {
         let open = json!({ "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream });
         cfg["channels"]["whatsapp"] =
             fake_whatsapp::config(f, open)["channels"]["whatsapp"].clone();
+    }
+    if let Some(f) = others.signal {
+        let open = json!({ "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream });
+        cfg["channels"]["signal"] = fake_signal::config(&f.url, open)["channels"]["signal"].clone();
     }
     std::fs::write(state.join("ferroclaw.json"), cfg.to_string()).unwrap();
     let mut child = Command::new(bin())
@@ -221,6 +234,32 @@ async fn whatsapp_sequential(fake: &FakeWhatsApp, gateway: &str, n: usize) -> Ve
     out
 }
 
+/// Sequential Signal messages from one sender, each a `receive` event on
+/// the daemon's stream: the event's push -> the first `send` (both times
+/// on the fake daemon's clock).
+async fn signal_sequential(fake: &FakeSignal, n: usize) -> Vec<Duration> {
+    let from = "+15550001234";
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let before = fake.sent_to(from).await.len();
+        let body = fake_signal::text(
+            from,
+            1_700_000_000_000 + i as u64,
+            &format!("sequential message {i}"),
+        );
+        let at = fake.inject(body).await.at;
+        assert!(
+            fake.until_sent(Duration::from_secs(30), from, "", before + 1)
+                .await,
+            "signal message {i} not answered"
+        );
+        let sent = fake.sent_to(from).await[before]["at"].as_f64().unwrap();
+        out.push(Duration::from_secs_f64((sent - at).max(0.0)));
+    }
+    out.sort();
+    out
+}
+
 fn main() {
     let seq = env_usize("FERROCLAW_BENCH_SEQ", 200);
     let burst = env_usize("FERROCLAW_BENCH_BURST", 1000);
@@ -239,7 +278,7 @@ fn main() {
                 Ok(d) => tempfile::tempdir_in(d).unwrap(),
                 Err(_) => tempfile::tempdir().unwrap(),
             };
-            let (_gw, pid, _) = start(&fake, stream, spacing, state.path(), None, None, None);
+            let (_gw, pid, _) = start(&fake, stream, spacing, state.path(), Others::default());
             assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
             tokio::time::sleep(Duration::from_secs(1)).await;
             if stream == "off" && spacing == 0 {
@@ -298,13 +337,26 @@ fn main() {
             Err(_) => tempfile::tempdir().unwrap(),
         };
         let whatsapp = FakeWhatsApp::start();
-        let (_gw, pid, addr) = start(&fake, "off", 0, state.path(), Some(&slack), Some(&discord), Some(&whatsapp));
+        let signal = FakeSignal::start();
+        let others = Others {
+            slack: Some(&slack),
+            discord: Some(&discord),
+            whatsapp: Some(&whatsapp),
+            signal: Some(&signal),
+        };
+        let (_gw, pid, addr) = start(&fake, "off", 0, state.path(), others);
         assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
         assert!(slack.until(Duration::from_secs(20), |f| f.sockets().0 == 1).await);
         assert!(discord.until(Duration::from_secs(20), |f| f.gateway_stats().0 == 1 && f.gateway_stats().4).await);
+        for _ in 0..400 {
+            if signal.stats().await.is_some_and(|s| s["streams"] == 1) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         tokio::time::sleep(Duration::from_secs(2)).await;
         println!(
-            "rss idle, telegram + slack + discord + whatsapp connected: {} KB (anonymous {} KB, file-backed {} KB: the binary's code pages)",
+            "rss idle, telegram + slack + discord + whatsapp + signal connected: {} KB (anonymous {} KB, file-backed {} KB: the binary's code pages)",
             proc_stats::status_kb(pid, "VmRSS:"),
             proc_stats::status_kb(pid, "RssAnon:"),
             proc_stats::status_kb(pid, "RssFile:")
@@ -320,6 +372,14 @@ fn main() {
         let lat = slack_sequential(&slack, seq).await;
         println!(
             "slack (Socket Mode), streamMode off: event -> first chat.postMessage over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            lat.len(),
+            ms(pct(&lat, 0.5)),
+            ms(pct(&lat, 0.99)),
+            ms(pct(&lat, 1.0))
+        );
+        let lat = signal_sequential(&signal, seq).await;
+        println!(
+            "signal (signal-cli daemon, SSE + JSON-RPC; the fake is Python), streamMode off: receive event -> first send over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
             lat.len(),
             ms(pct(&lat, 0.5)),
             ms(pct(&lat, 0.99)),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support::fake_discord::{self, FakeDiscord};
+use crate::support::fake_signal::{self, Drive};
 use crate::support::fake_slack::{self, FakeSlack};
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::fake_whatsapp::{self, FakeWhatsApp};
@@ -109,6 +110,44 @@ async fn the_whatsapp_example_answers_its_operator_and_pairs_a_stranger() {
     let to_stranger = &fake.sent_to("4477009", "text")[0].text;
     assert!(
         !to_stranger.starts_with("You said") && to_stranger.contains("airing"),
+        "{to_stranger}"
+    );
+}
+
+#[tokio::test]
+async fn the_signal_example_starts_its_daemon_answers_its_operator_and_pairs_a_stranger() {
+    let cfg = example("signal");
+    let s = &cfg["channels"]["signal"];
+    let me = s["allowFrom"][0].as_str().unwrap().to_string();
+    assert_eq!(s["account"], fake_signal::BOT);
+    // The example's managed daemon, with the fake signal-cli as the binary
+    // (on a free port, with a data directory of its own).
+    let data = tempfile::tempdir().unwrap();
+    let port = fake_signal::free_port();
+    let cfg = with(
+        cfg,
+        json!({"channels": {"signal": {"transport": {"cliPath": fake_signal::script(),
+            "configPath": data.path(), "httpPort": port}}}}),
+    );
+    let _gw = TestGateway::with_config(cfg);
+    let url = format!("http://127.0.0.1:{port}");
+    for _ in 0..400 {
+        if url.stats().await.is_some_and(|s| s["streams"] == 1) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    url.inject(fake_signal::text(&me, 1, "hello from the example"))
+        .await;
+    url.inject(fake_signal::text("+4477009", 2, "hi")).await;
+    assert!(
+        url.until_sent(LONG, &me, "You said: hello from the example", 1)
+            .await
+    );
+    assert!(url.until_sent(LONG, "+4477009", "", 1).await);
+    let to_stranger = url.sent_to("+4477009").await[0]["params"]["message"].to_string();
+    assert!(
+        !to_stranger.contains("You said") && to_stranger.contains("airing"),
         "{to_stranger}"
     );
 }

@@ -51,6 +51,8 @@ mod parity;
 mod process;
 mod runtime;
 mod sessions;
+mod signal;
+mod signal_crash;
 mod slack;
 mod slack_crash;
 mod status;

@@ -7,6 +7,7 @@ pub mod device;
 pub mod fake_discord;
 pub mod fake_provider;
 pub mod fake_server;
+pub mod fake_signal;
 pub mod fake_slack;
 pub mod fake_telegram;
 pub mod fake_whatsapp;

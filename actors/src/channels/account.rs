@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::desk::{AccountHandle, ChannelDeps};
 use super::discord::config::DiscordAccount;
 use super::health::AccountHealth;
+use super::signal::config::SignalAccount;
 use super::slack::config::{Mode, SlackAccount};
 use super::telegram::config::TelegramAccount;
 use super::whatsapp::config::WhatsAppAccount;
@@ -18,6 +19,7 @@ pub enum AccountCfg {
     Slack(Arc<SlackAccount>),
     Discord(Arc<DiscordAccount>),
     WhatsApp(Arc<WhatsAppAccount>),
+    Signal(Arc<SignalAccount>),
 }
 
 /// How `channels.status` shows an account's settings.
@@ -36,6 +38,7 @@ impl AccountCfg {
             AccountCfg::Slack(_) => "slack",
             AccountCfg::Discord(_) => "discord",
             AccountCfg::WhatsApp(_) => "whatsapp",
+            AccountCfg::Signal(_) => "signal",
         }
     }
 
@@ -45,6 +48,7 @@ impl AccountCfg {
             AccountCfg::Slack(c) => &c.account_id,
             AccountCfg::Discord(c) => &c.account_id,
             AccountCfg::WhatsApp(c) => &c.account_id,
+            AccountCfg::Signal(c) => &c.account_id,
         }
     }
 
@@ -59,6 +63,7 @@ impl AccountCfg {
             AccountCfg::Slack(c) => super::slack::start(c.clone(), deps, health),
             AccountCfg::Discord(c) => super::discord::start(c.clone(), deps, health),
             AccountCfg::WhatsApp(c) => super::whatsapp::start(c.clone(), deps, health),
+            AccountCfg::Signal(c) => super::signal::start(c.clone(), deps, health),
         }
     }
 
@@ -88,6 +93,12 @@ impl AccountCfg {
                 allow_from: c.access.allow_from.clone(),
                 stream_mode: lower(format!("{:?}", c.stream_mode)),
                 api_base: c.api_base.clone(),
+            },
+            AccountCfg::Signal(c) => SettingsView {
+                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
+                allow_from: c.access.allow_from.clone(),
+                stream_mode: lower(format!("{:?}", c.stream_mode)),
+                api_base: c.url.clone(),
             },
         }
     }

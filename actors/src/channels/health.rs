@@ -291,6 +291,9 @@ pub fn label(channel: &str) -> String {
         "telegram" => "Telegram".into(),
         "slack" => "Slack".into(),
         "discord" => "Discord".into(),
+        "whatsapp" => "WhatsApp".into(),
+        "signal" => "Signal".into(),
+        "matrix" => "Matrix".into(),
         other => other.to_string(),
     }
 }

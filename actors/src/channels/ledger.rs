@@ -248,6 +248,22 @@ pub fn cursor(store: &Store, channel: &str, account: &str) -> Result<Option<i64>
     store.get(Tree::ChannelCursors, &cursor_key(channel, account))
 }
 
+/// A platform's opaque resume point (signal-cli's last event id, Matrix's
+/// `since` token): written after the records of the events it covers, so
+/// the flush that makes it durable makes them durable too.
+pub fn put_mark(store: &Store, channel: &str, account: &str, mark: &str) -> Result<(), StoreError> {
+    store.put(Tree::ChannelCursors, &mark_key(channel, account), &mark)
+}
+
+/// The stored resume point, if any.
+pub fn mark(store: &Store, channel: &str, account: &str) -> Result<Option<String>, StoreError> {
+    store.get(Tree::ChannelCursors, &mark_key(channel, account))
+}
+
+fn mark_key(channel: &str, account: &str) -> String {
+    format!("{channel}/{account}/mark")
+}
+
 /// Forgets dedupe keys recorded before `before_ms` (platforms stop
 /// redelivering long before). Returns how many went.
 pub fn prune_inbound(store: &Store, before_ms: u64) -> Result<usize, StoreError> {

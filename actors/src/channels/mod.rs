@@ -22,7 +22,7 @@
 //!   shares; `account.rs` what the supervisor holds of an account; `keys.rs`
 //!   a section as accounts; `ws.rs` one platform WebSocket as a task.
 //!
-//! Adapters: `telegram/`, `slack/`, `discord/`, `whatsapp/`. Rules that depend on time take it as an argument.
+//! Adapters: `telegram/`, `slack/`, `discord/`, `whatsapp/`, `signal/`. Rules that depend on time take it as an argument.
 //!
 //! The delivery contract every adapter keeps:
 //! 1. **Inbound.** An update is accepted only once its dedupe key
@@ -69,6 +69,7 @@ pub mod messages;
 pub mod queues;
 pub mod receiver;
 pub mod sender;
+pub mod signal;
 pub mod slack;
 pub mod supervisor;
 pub mod telegram;
@@ -108,7 +109,7 @@ pub struct ChannelEnv {
 pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String> {
     hooks::InboundHooks::from_settings(&settings.hooks)?;
     let mut accounts = Vec::new();
-    for channel in ["telegram", "slack", "discord", "whatsapp"] {
+    for channel in ["telegram", "slack", "discord", "whatsapp", "signal"] {
         let Some(section) = settings.channels.get(channel) else {
             continue;
         };
@@ -187,6 +188,16 @@ fn accounts_of(
             };
             accounts.into_iter().map(each).collect()
         }
+        "signal" => {
+            let each = |mut a: signal::config::SignalAccount| {
+                a.debounce_ms = debounce_ms;
+                AccountCfg::Signal(Arc::new(a))
+            };
+            signal::config::accounts(section, defaults)?
+                .into_iter()
+                .map(each)
+                .collect()
+        }
         _ => Vec::new(),
     };
     Ok(out)
@@ -197,7 +208,7 @@ fn accounts_of(
 /// wrong type or an unknown value is an error naming its path. Missing
 /// credentials are the start's to report (the environment may give them).
 pub fn check_keys(settings: &Settings) -> Result<(), String> {
-    use crate::settings::{DiscordKeys, SlackKeys, TelegramKeys, WhatsAppKeys};
+    use crate::settings::{DiscordKeys, SignalKeys, SlackKeys, TelegramKeys, WhatsAppKeys};
     for (id, section) in &settings.channels {
         let defaults = settings.channels.defaults.layer(id);
         for a in keys::accounts(id, &section.other, &defaults, true)? {
@@ -206,6 +217,7 @@ pub fn check_keys(settings: &Settings) -> Result<(), String> {
                 "slack" => keys::parse::<SlackKeys>(&a.path, &a.keys).map(drop),
                 "discord" => keys::parse::<DiscordKeys>(&a.path, &a.keys).map(drop),
                 "whatsapp" => keys::parse::<WhatsAppKeys>(&a.path, &a.keys).map(drop),
+                "signal" => keys::parse::<SignalKeys>(&a.path, &a.keys).map(drop),
                 _ => Ok(()),
             }?;
         }
@@ -219,7 +231,8 @@ pub fn check_keys(settings: &Settings) -> Result<(), String> {
 /// A channel without an adapter is read from its keys as written.
 pub fn open_to_strangers(channel: &str, a: &keys::AccountKeys) -> bool {
     use crate::settings::{
-        AccountKeys, DiscordKeys, DmPolicy, GroupPolicy, SlackKeys, TelegramKeys, WhatsAppKeys,
+        AccountKeys, DiscordKeys, DmPolicy, GroupPolicy, SignalKeys, SlackKeys, TelegramKeys,
+        WhatsAppKeys,
     };
     fn open(k: &dyn AccountKeys) -> bool {
         k.dm_policy() == DmPolicy::Open
@@ -231,6 +244,7 @@ pub fn open_to_strangers(channel: &str, a: &keys::AccountKeys) -> bool {
         "slack" => keys::parse::<SlackKeys>(&a.path, &a.keys).map(|k| open(&k)),
         "discord" => keys::parse::<DiscordKeys>(&a.path, &a.keys).map(|k| open(&k)),
         "whatsapp" => keys::parse::<WhatsAppKeys>(&a.path, &a.keys).map(|k| open(&k)),
+        "signal" => keys::parse::<SignalKeys>(&a.path, &a.keys).map(|k| open(&k)),
         _ => {
             let is = |k: &str| a.keys.get(k).and_then(serde_json::Value::as_str) == Some("open");
             let star = a.keys["allowFrom"]

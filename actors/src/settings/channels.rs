@@ -96,6 +96,50 @@ pub enum WhatsAppMode {
     Web,
 }
 
+/// How a Signal account reaches signal-cli (OpenClaw's `transport.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SignalTransportKind {
+    /// ferroclaw starts and supervises `signal-cli daemon --http`.
+    ManagedNative,
+    /// A signal-cli daemon someone else runs, at `url`.
+    ExternalNative,
+    /// bbernhard/signal-cli-rest-api: refused by ferroclaw (not supported).
+    Container,
+}
+
+/// OpenClaw's `channels.signal.transport`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignalTransport {
+    #[serde(default)]
+    pub kind: Option<SignalTransportKind>,
+    /// The daemon's URL (required for external-native).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// managed-native: the signal-cli binary (default `signal-cli` on PATH).
+    #[serde(default)]
+    pub cli_path: Option<String>,
+    /// managed-native: signal-cli's `--config` data directory.
+    #[serde(default)]
+    pub config_path: Option<String>,
+    /// managed-native: where the daemon binds (default 127.0.0.1:8080).
+    #[serde(default)]
+    pub http_host: Option<String>,
+    #[serde(default)]
+    pub http_port: Option<u16>,
+    /// managed-native: how long the daemon may take to answer its check (ms).
+    #[serde(default)]
+    pub startup_timeout_ms: Option<u64>,
+    /// managed-native: `on-start` | `manual` (passed to the daemon).
+    #[serde(default)]
+    pub receive_mode: Option<String>,
+    #[serde(default)]
+    pub ignore_stories: Option<bool>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
 /// A message template sent when WhatsApp's 24-hour window is closed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -336,6 +380,41 @@ channel_keys! {
     }
 }
 
+channel_keys! {
+    /// `channels.signal` (and each of its `accounts`), through signal-cli's
+    /// HTTP daemon. The daemon's place comes from `transport` (or OpenClaw's
+    /// older `httpUrl`, `httpHost`, `httpPort`, `autoStart`, `cliPath`);
+    /// `apiBaseUrl` is not read.
+    SignalKeys {
+        /// The bot's number (E.164, `+15551234567`).
+        account: Option<String>,
+        /// The bot's ACI (native @mentions of it, loop protection).
+        account_uuid: Option<String>,
+        transport: Option<SignalTransport>,
+        /// OpenClaw's older transport keys (read when `transport` is unset).
+        http_url: Option<String>,
+        http_host: Option<String>,
+        http_port: Option<u16>,
+        cli_path: Option<String>,
+        auto_start: Option<bool>,
+        config_path: Option<String>,
+        startup_timeout_ms: Option<u64>,
+        receive_mode: Option<String>,
+        ignore_stories: Option<bool>,
+        /// Groups (`group:<id>`) or senders allowed in groups.
+        group_allow_from: Vec<IdValue>,
+        /// Per group id (`"*"`: every group).
+        groups: BTreeMap<String, GroupRule>,
+        /// Read receipts for admitted direct messages.
+        send_read_receipts: bool,
+        /// Inbound attachments are not downloaded.
+        ignore_attachments: bool,
+        typing_interval_seconds: u64,
+        /// Attachments larger than this are not downloaded or sent.
+        media_max_mb: f64,
+    }
+}
+
 /// `channels.defaults`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -348,6 +427,7 @@ pub struct ChannelDefaults {
     pub slack: SlackKeys,
     pub discord: DiscordKeys,
     pub whatsapp: WhatsAppKeys,
+    pub signal: SignalKeys,
     /// OpenClaw's `heartbeat` display keys, kept as written.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -362,6 +442,7 @@ impl ChannelDefaults {
             "slack" => serde_json::to_value(&self.slack),
             "discord" => serde_json::to_value(&self.discord),
             "whatsapp" => serde_json::to_value(&self.whatsapp),
+            "signal" => serde_json::to_value(&self.signal),
             _ => Ok(Value::Null),
         };
         let mut layer = match v {
@@ -505,6 +586,7 @@ impl schemars::JsonSchema for ChannelsSettings {
         let slack = optional(SlackKeys::json_schema(g));
         let discord = optional(DiscordKeys::json_schema(g));
         let whatsapp = optional(WhatsAppKeys::json_schema(g));
+        let signal = optional(SignalKeys::json_schema(g));
         let defaults = g.subschema_for::<ChannelDefaults>();
         schemars::json_schema!({
             "type": "object",
@@ -514,6 +596,7 @@ impl schemars::JsonSchema for ChannelsSettings {
                 "slack": slack,
                 "discord": discord,
                 "whatsapp": whatsapp,
+                "signal": signal,
             },
             "required": ["defaults"],
             "additionalProperties": section,
