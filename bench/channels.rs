@@ -12,9 +12,10 @@
 //! (one session per chat), time until all are answered, each exactly once,
 //! and RSS after it; then Telegram, Slack (Socket Mode, the fake Slack)
 //! Discord (the fake gateway), WhatsApp (the fake Graph API, webhooks
-//! signed as Meta signs them) and Signal (the fake signal-cli daemon)
-//! connected together: idle RSS, and for Slack, Discord, Signal and
-//! WhatsApp the event -> first post p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
+//! signed as Meta signs them), Signal (the fake signal-cli daemon) and
+//! Matrix (a real Synapse: `bash tests/matrix/setup.sh` first) connected
+//! together: idle RSS, and for Slack, Discord, Signal, Matrix and WhatsApp
+//! the event -> first post p50/p99. Knobs: `FERROCLAW_BENCH_SEQ` (200), `_BURST` (1000),
 //! `_CHATS` (200), `_DIR` (where the state dir goes: `/dev/shm` takes the
 //! disk's fsync out of the numbers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -39,6 +40,7 @@ use support::fake_signal::{self, Drive, FakeSignal};
 use support::fake_slack::{self, FakeSlack};
 use support::fake_telegram::FakeTelegram;
 use support::fake_whatsapp::{self, FakeWhatsApp};
+use support::synapse::{synapse, unique, Human};
 
 const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
 
@@ -48,6 +50,7 @@ fn bin() -> String {
     std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.to_string())
 }
 const TOKEN: &str = "4242:bench";
+const MATRIX_PASSWORD: &str = "bench-bot-0123456789";
 
 fn pct(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
@@ -67,6 +70,8 @@ struct Others<'a> {
     discord: Option<&'a FakeDiscord>,
     whatsapp: Option<&'a FakeWhatsApp>,
     signal: Option<&'a FakeSignal>,
+    /// The homeserver, the bot's user id and password.
+    matrix: Option<(&'a str, &'a str)>,
 }
 
 fn start(
@@ -102,6 +107,10 @@ fn start(
         let open = json!({ "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream });
         cfg["channels"]["whatsapp"] =
             fake_whatsapp::config(f, open)["channels"]["whatsapp"].clone();
+    }
+    if let Some((hs, bot)) = others.matrix {
+        cfg["channels"]["matrix"] = json!({ "homeserver": hs, "userId": bot, "password": MATRIX_PASSWORD,
+            "dmPolicy": "open", "allowFrom": ["*"], "autoJoin": "always", "streamMode": stream });
     }
     if let Some(f) = others.signal {
         let open = json!({ "dmPolicy": "open", "allowFrom": ["*"], "streamMode": stream });
@@ -260,6 +269,36 @@ async fn signal_sequential(fake: &FakeSignal, n: usize) -> Vec<Duration> {
     out
 }
 
+/// Sequential Matrix messages in a direct chat on a real Synapse: the
+/// person's event -> the bot's first reply event, by the homeserver's own
+/// timestamps (`origin_server_ts`, ms).
+async fn matrix_sequential(h: &Human, room: &str, bot: &str, n: usize) -> Vec<Duration> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let before = h.messages_from(room, bot).await.len();
+        h.say(room, &format!("b{i}"), &format!("sequential message {i}"))
+            .await;
+        let mut reply = None;
+        for _ in 0..3000 {
+            let mine = h.messages_from(room, bot).await;
+            if mine.len() > before {
+                reply = Some(mine[before].clone());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let reply = reply.unwrap_or_else(|| panic!("matrix message {i} not answered"));
+        let asked = h.messages_from(room, &h.user_id).await.pop().unwrap();
+        let (a, r) = (
+            asked["origin_server_ts"].as_u64().unwrap(),
+            reply["origin_server_ts"].as_u64().unwrap(),
+        );
+        out.push(Duration::from_millis(r.saturating_sub(a)));
+    }
+    out.sort();
+    out
+}
+
 fn main() {
     let seq = env_usize("FERROCLAW_BENCH_SEQ", 200);
     let burst = env_usize("FERROCLAW_BENCH_BURST", 1000);
@@ -338,25 +377,32 @@ fn main() {
         };
         let whatsapp = FakeWhatsApp::start();
         let signal = FakeSignal::start();
+        // A real Synapse (tests/matrix/setup.sh installs it): the bot, and a
+        // person who opens a direct chat with it.
+        let hs = synapse();
+        let bot = hs.register(&unique("benchbot"), MATRIX_PASSWORD);
+        let person = hs.human(&unique("benchuser")).await;
+        let dm = person.dm(&bot).await;
         let others = Others {
             slack: Some(&slack),
             discord: Some(&discord),
             whatsapp: Some(&whatsapp),
             signal: Some(&signal),
+            matrix: Some((&hs.url, &bot)),
         };
         let (_gw, pid, addr) = start(&fake, "off", 0, state.path(), others);
         assert!(fake.until(Duration::from_secs(20), |f| !f.calls("getUpdates").is_empty()).await);
         assert!(slack.until(Duration::from_secs(20), |f| f.sockets().0 == 1).await);
         assert!(discord.until(Duration::from_secs(20), |f| f.gateway_stats().0 == 1 && f.gateway_stats().4).await);
         for _ in 0..400 {
-            if signal.stats().await.is_some_and(|s| s["streams"] == 1) {
+            if signal.stats().await.is_some_and(|s| s["streams"] == 1) && person.joined(&dm, &bot).await {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
         println!(
-            "rss idle, telegram + slack + discord + whatsapp + signal connected: {} KB (anonymous {} KB, file-backed {} KB: the binary's code pages)",
+            "rss idle, telegram + slack + discord + whatsapp + signal + matrix connected: {} KB (anonymous {} KB, file-backed {} KB: the binary's code pages)",
             proc_stats::status_kb(pid, "VmRSS:"),
             proc_stats::status_kb(pid, "RssAnon:"),
             proc_stats::status_kb(pid, "RssFile:")
@@ -380,6 +426,14 @@ fn main() {
         let lat = signal_sequential(&signal, seq).await;
         println!(
             "signal (signal-cli daemon, SSE + JSON-RPC; the fake is Python), streamMode off: receive event -> first send over {} messages: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            lat.len(),
+            ms(pct(&lat, 0.5)),
+            ms(pct(&lat, 0.99)),
+            ms(pct(&lat, 1.0))
+        );
+        let lat = matrix_sequential(&person, &dm, &bot, seq).await;
+        println!(
+            "matrix (a real Synapse, /sync long poll), streamMode off: event -> first reply event by the homeserver's clock over {} messages: p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
             lat.len(),
             ms(pct(&lat, 0.5)),
             ms(pct(&lat, 0.99)),

@@ -8,7 +8,8 @@
 # bubblewrap from Debian's packages, for the exec sandbox test; tmux from
 # Debian's packages, to type into OpenClaw's TUI as a user does; espeak-ng,
 # pocketsphinx and its English model from Debian's packages, for real speech
-# in the media tests), then
+# in the media tests; Synapse, matrix-synapse from PyPI, for the Matrix tests'
+# real homeserver), then
 # `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,7 @@ bash tests/interop/setup.sh
 bash tests/mcp/setup.sh
 bash tests/openai/setup.sh
 bash tests/browser/setup.sh
+bash tests/matrix/setup.sh
 if ! command -v bwrap >/dev/null 2>&1; then
   echo "tests: installing bubblewrap (exec sandbox)" >&2
   apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null

@@ -153,6 +153,53 @@ async fn the_signal_example_starts_its_daemon_answers_its_operator_and_pairs_a_s
 }
 
 #[tokio::test]
+async fn the_matrix_example_answers_its_operator_and_pairs_a_stranger() {
+    use super::matrix::{bot_said, until};
+    use crate::support::synapse::{synapse, unique};
+    let cfg = example("matrix");
+    let m = &cfg["channels"]["matrix"];
+    assert_eq!(m["dm"]["allowFrom"][0], "@you:example.org");
+    // The example on the test homeserver: its bot and owner made there.
+    let me = synapse().human(&unique("you")).await;
+    let stranger = synapse().human(&unique("stranger")).await;
+    let bot = unique("examplebot");
+    let bot_id = synapse().register(&bot, "example-pass-0123");
+    let cfg = with(
+        cfg,
+        json!({"channels": {"matrix": {"homeserver": synapse().url, "userId": bot_id,
+            "password": "example-pass-0123", "dm": { "allowFrom": [me.user_id] },
+            "autoJoin": "always"}}}),
+    );
+    let dm = me.dm(&bot_id).await;
+    let theirs = stranger.dm(&bot_id).await;
+    let _gw = TestGateway::with_config(cfg);
+    assert!(
+        until(LONG, async || me.joined(&dm, &bot_id).await
+            && stranger.joined(&theirs, &bot_id).await)
+        .await
+    );
+    me.say(&dm, "e1", "hello from the example").await;
+    stranger.say(&theirs, "e2", "hi").await;
+    assert!(
+        until(LONG, async || bot_said(&me, &dm, &bot_id).await
+            == ["You said: hello from the example"])
+        .await
+    );
+    assert!(
+        until(LONG, async || bot_said(&stranger, &theirs, &bot_id)
+            .await
+            .len()
+            == 1)
+        .await
+    );
+    let to_stranger = &bot_said(&stranger, &theirs, &bot_id).await[0];
+    assert!(
+        !to_stranger.contains("You said") && to_stranger.contains("airing"),
+        "{to_stranger}"
+    );
+}
+
+#[tokio::test]
 async fn the_slack_example_answers_its_operator_in_socket_mode() {
     let cfg = example("slack");
     let me = cfg["channels"]["slack"]["allowFrom"][0]

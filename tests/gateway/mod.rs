@@ -30,6 +30,8 @@ mod interop;
 mod layout;
 mod links;
 mod malformed;
+mod matrix;
+mod matrix_crash;
 mod mcp;
 mod mcp_approvals;
 mod mcp_bridge;

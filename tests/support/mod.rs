@@ -13,6 +13,7 @@ pub mod fake_telegram;
 pub mod fake_whatsapp;
 pub mod process;
 pub mod raw_ws;
+pub mod synapse;
 pub mod tmux;
 
 use std::net::{SocketAddr, TcpListener};

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::desk::{AccountHandle, ChannelDeps};
 use super::discord::config::DiscordAccount;
 use super::health::AccountHealth;
+use super::matrix::config::MatrixAccount;
 use super::signal::config::SignalAccount;
 use super::slack::config::{Mode, SlackAccount};
 use super::telegram::config::TelegramAccount;
@@ -20,6 +21,7 @@ pub enum AccountCfg {
     Discord(Arc<DiscordAccount>),
     WhatsApp(Arc<WhatsAppAccount>),
     Signal(Arc<SignalAccount>),
+    Matrix(Arc<MatrixAccount>),
 }
 
 /// How `channels.status` shows an account's settings.
@@ -39,6 +41,7 @@ impl AccountCfg {
             AccountCfg::Discord(_) => "discord",
             AccountCfg::WhatsApp(_) => "whatsapp",
             AccountCfg::Signal(_) => "signal",
+            AccountCfg::Matrix(_) => "matrix",
         }
     }
 
@@ -49,6 +52,7 @@ impl AccountCfg {
             AccountCfg::Discord(c) => &c.account_id,
             AccountCfg::WhatsApp(c) => &c.account_id,
             AccountCfg::Signal(c) => &c.account_id,
+            AccountCfg::Matrix(c) => &c.account_id,
         }
     }
 
@@ -64,6 +68,7 @@ impl AccountCfg {
             AccountCfg::Discord(c) => super::discord::start(c.clone(), deps, health),
             AccountCfg::WhatsApp(c) => super::whatsapp::start(c.clone(), deps, health),
             AccountCfg::Signal(c) => super::signal::start(c.clone(), deps, health),
+            AccountCfg::Matrix(c) => super::matrix::start(c.clone(), deps, health),
         }
     }
 
@@ -99,6 +104,12 @@ impl AccountCfg {
                 allow_from: c.access.allow_from.clone(),
                 stream_mode: lower(format!("{:?}", c.stream_mode)),
                 api_base: c.url.clone(),
+            },
+            AccountCfg::Matrix(c) => SettingsView {
+                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
+                allow_from: c.access.allow_from.clone(),
+                stream_mode: lower(format!("{:?}", c.stream_mode)),
+                api_base: c.homeserver.clone(),
             },
         }
     }

@@ -79,6 +79,25 @@ pub trait Outlet: Clone + Unpin + 'static {
         formatted: bool,
         reply_to: Option<&str>,
     ) -> impl Future<Output = Result<String, SendFailure>>;
+    /// `send` of an outbox chunk, with its key: a platform that makes a
+    /// send idempotent by a key (Matrix's txnId) uses it, so a repeat after
+    /// an unknown outcome is the same message.
+    fn send_keyed(
+        &self,
+        to: &Target,
+        text: &str,
+        formatted: bool,
+        reply_to: Option<&str>,
+        key: &str,
+    ) -> impl Future<Output = Result<String, SendFailure>> {
+        let _ = key;
+        self.send(to, text, formatted, reply_to)
+    }
+    /// `send_keyed` cannot duplicate: a chunk left `sending` by a stop is
+    /// sent again with its key instead of being marked `not_resent`.
+    fn idempotent_sends(&self) -> bool {
+        false
+    }
     fn edit(
         &self,
         to: &Target,
@@ -262,7 +281,13 @@ impl<O: Outlet> Deliverer<O> {
             if !matches!(item.state, OutState::Sending { .. }) {
                 continue;
             }
-            let state = if item.edit_of.is_some() {
+            let keyed = item.media.is_none() && self.outlet.idempotent_sends();
+            let state = if keyed {
+                // The platform dedupes the chunk by its key: sent again.
+                tracing::info!(account = %d.account, key = %item.key, resolution = "resent",
+                    "reply chunk outcome unknown after a stop: sent again with its key");
+                OutState::Pending
+            } else if item.edit_of.is_some() {
                 // An edit done twice duplicates nothing: it is sent again.
                 tracing::info!(account = %d.account, key = %item.key, resolution = "resent",
                     "reply edit outcome unknown after a stop: edited again");
@@ -482,7 +507,7 @@ impl<O: Outlet> Deliverer<O> {
             },
             (None, None) => {
                 self.outlet
-                    .send(&to, &item.text, formatted, d.reply_to.as_deref())
+                    .send_keyed(&to, &item.text, formatted, d.reply_to.as_deref(), &item.key)
                     .await
             }
         };

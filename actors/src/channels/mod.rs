@@ -22,7 +22,7 @@
 //!   shares; `account.rs` what the supervisor holds of an account; `keys.rs`
 //!   a section as accounts; `ws.rs` one platform WebSocket as a task.
 //!
-//! Adapters: `telegram/`, `slack/`, `discord/`, `whatsapp/`, `signal/`. Rules that depend on time take it as an argument.
+//! Adapters: `telegram/`, `slack/`, `discord/`, `whatsapp/`, `signal/`, `matrix/`. Rules that depend on time take it as an argument.
 //!
 //! The delivery contract every adapter keeps:
 //! 1. **Inbound.** An update is accepted only once its dedupe key
@@ -30,9 +30,10 @@
 //!    durable, written with the account's cursor; the cursor the platform
 //!    sees moves only after that flush (Telegram's next `getUpdates`
 //!    offset, Slack's envelope ack or the Events API's 200, Discord's stored
-//!    sequence). A replayed update finds its key. A record that cannot be
-//!    stored stops the batch and is not confirmed (`flushes.rs` retries a
-//!    failed flush in order).
+//!    sequence, signal-cli's `Last-Event-ID`, Matrix's `since` token). A
+//!    replayed update finds its key. A record that cannot be stored stops
+//!    the batch and is not confirmed (`flushes.rs` retries a failed flush
+//!    in order).
 //! 2. **Hand-over.** Per chat, in order: access, finalise, route, then
 //!    `SendChat` with a message id made from the dedupe key; the dispatch
 //!    record goes and the delivery record comes in one transaction after the
@@ -41,9 +42,10 @@
 //! 3. **Outbound.** Every message sent is an outbox chunk first: `pending`,
 //!    `sending` flushed before the request leaves, then `sent`, `failed` or
 //!    `unknown`; after a restart `pending` chunks are sent and a `sending`
-//!    one is resolved `not_resent` (an edit is done again). A run that ended
-//!    meanwhile is answered from its outcome, or its stored reply asked of
-//!    its session.
+//!    one is resolved `not_resent` (an edit is done again, and so is a send
+//!    the platform dedupes by the chunk's key: Matrix's txnId). A run that
+//!    ended meanwhile is answered from its outcome, or its stored reply
+//!    asked of its session.
 //! 4. **Limits.** One `Limiter` per token; a 429 closes the gate for the
 //!    token; transient failures are retried; a new message never after an
 //!    unknown outcome. One connection per account.
@@ -63,6 +65,7 @@ pub mod hooks;
 pub mod keys;
 pub mod ledger;
 pub mod limits;
+pub mod matrix;
 pub mod media_in;
 pub mod media_out;
 pub mod messages;
@@ -109,7 +112,9 @@ pub struct ChannelEnv {
 pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String> {
     hooks::InboundHooks::from_settings(&settings.hooks)?;
     let mut accounts = Vec::new();
-    for channel in ["telegram", "slack", "discord", "whatsapp", "signal"] {
+    for channel in [
+        "telegram", "slack", "discord", "whatsapp", "signal", "matrix",
+    ] {
         let Some(section) = settings.channels.get(channel) else {
             continue;
         };
@@ -198,6 +203,16 @@ fn accounts_of(
                 .map(each)
                 .collect()
         }
+        "matrix" => {
+            let each = |mut a: matrix::config::MatrixAccount| {
+                a.debounce_ms = debounce_ms;
+                AccountCfg::Matrix(Arc::new(a))
+            };
+            matrix::config::accounts(section, defaults)?
+                .into_iter()
+                .map(each)
+                .collect()
+        }
         _ => Vec::new(),
     };
     Ok(out)
@@ -208,7 +223,9 @@ fn accounts_of(
 /// wrong type or an unknown value is an error naming its path. Missing
 /// credentials are the start's to report (the environment may give them).
 pub fn check_keys(settings: &Settings) -> Result<(), String> {
-    use crate::settings::{DiscordKeys, SignalKeys, SlackKeys, TelegramKeys, WhatsAppKeys};
+    use crate::settings::{
+        DiscordKeys, MatrixKeys, SignalKeys, SlackKeys, TelegramKeys, WhatsAppKeys,
+    };
     for (id, section) in &settings.channels {
         let defaults = settings.channels.defaults.layer(id);
         for a in keys::accounts(id, &section.other, &defaults, true)? {
@@ -218,6 +235,7 @@ pub fn check_keys(settings: &Settings) -> Result<(), String> {
                 "discord" => keys::parse::<DiscordKeys>(&a.path, &a.keys).map(drop),
                 "whatsapp" => keys::parse::<WhatsAppKeys>(&a.path, &a.keys).map(drop),
                 "signal" => keys::parse::<SignalKeys>(&a.path, &a.keys).map(drop),
+                "matrix" => keys::parse::<MatrixKeys>(&a.path, &a.keys).map(drop),
                 _ => Ok(()),
             }?;
         }
@@ -231,8 +249,8 @@ pub fn check_keys(settings: &Settings) -> Result<(), String> {
 /// A channel without an adapter is read from its keys as written.
 pub fn open_to_strangers(channel: &str, a: &keys::AccountKeys) -> bool {
     use crate::settings::{
-        AccountKeys, DiscordKeys, DmPolicy, GroupPolicy, SignalKeys, SlackKeys, TelegramKeys,
-        WhatsAppKeys,
+        AccountKeys, DiscordKeys, DmPolicy, GroupPolicy, MatrixKeys, SignalKeys, SlackKeys,
+        TelegramKeys, WhatsAppKeys,
     };
     fn open(k: &dyn AccountKeys) -> bool {
         k.dm_policy() == DmPolicy::Open
@@ -245,6 +263,7 @@ pub fn open_to_strangers(channel: &str, a: &keys::AccountKeys) -> bool {
         "discord" => keys::parse::<DiscordKeys>(&a.path, &a.keys).map(|k| open(&k)),
         "whatsapp" => keys::parse::<WhatsAppKeys>(&a.path, &a.keys).map(|k| open(&k)),
         "signal" => keys::parse::<SignalKeys>(&a.path, &a.keys).map(|k| open(&k)),
+        "matrix" => keys::parse::<MatrixKeys>(&a.path, &a.keys).map(|k| open(&k)),
         _ => {
             let is = |k: &str| a.keys.get(k).and_then(serde_json::Value::as_str) == Some("open");
             let star = a.keys["allowFrom"]

@@ -140,6 +140,44 @@ pub struct SignalTransport {
     pub other: Map<String, Value>,
 }
 
+/// Which Matrix invites the bot joins (OpenClaw's `autoJoin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MatrixAutoJoin {
+    Always,
+    /// Rooms in `autoJoinAllowlist` or `groups`, and invites from the
+    /// senders `allowFrom`/`groupAllowFrom` name (ferroclaw's default).
+    Allowlist,
+    Off,
+}
+
+/// Where Matrix replies go (OpenClaw's `threadReplies`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MatrixThreadReplies {
+    Off,
+    /// In the thread the message was in.
+    Inbound,
+    Always,
+}
+
+/// OpenClaw's `channels.matrix.dm`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MatrixDm {
+    /// false: direct messages are ignored.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Over `dmPolicy`.
+    #[serde(default)]
+    pub policy: Option<DmPolicy>,
+    /// Over `allowFrom`.
+    #[serde(default)]
+    pub allow_from: Option<Vec<IdValue>>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
 /// A message template sent when WhatsApp's 24-hour window is closed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -415,6 +453,40 @@ channel_keys! {
     }
 }
 
+channel_keys! {
+    /// `channels.matrix` (and each of its `accounts`), on the Client-Server
+    /// API; `apiBaseUrl` is not read (`homeserver` is).
+    MatrixKeys {
+        /// The homeserver's URL.
+        homeserver: Option<String>,
+        /// The bot's full user id (`@bot:example.org`).
+        user_id: Option<String>,
+        #[schemars(extend("writeOnly" = true))]
+        access_token: Option<String>,
+        /// For a login at start when there is no token.
+        #[schemars(extend("writeOnly" = true))]
+        password: Option<String>,
+        device_id: Option<String>,
+        device_name: String,
+        /// End-to-end encryption (not supported: true is refused).
+        encryption: bool,
+        dm: MatrixDm,
+        group_allow_from: Vec<IdValue>,
+        /// Per room id: requireMention, users, autoReply, enabled.
+        groups: BTreeMap<String, GroupRule>,
+        /// OpenClaw's older name for `groups`.
+        rooms: BTreeMap<String, GroupRule>,
+        auto_join: MatrixAutoJoin,
+        auto_join_allowlist: Vec<String>,
+        thread_replies: MatrixThreadReplies,
+        /// `/sync`'s long-poll hold (s).
+        poll_timeout_seconds: u64,
+        /// Move the read marker to the message being answered.
+        read_markers: bool,
+        media_max_mb: f64,
+    }
+}
+
 /// `channels.defaults`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -428,6 +500,7 @@ pub struct ChannelDefaults {
     pub discord: DiscordKeys,
     pub whatsapp: WhatsAppKeys,
     pub signal: SignalKeys,
+    pub matrix: MatrixKeys,
     /// OpenClaw's `heartbeat` display keys, kept as written.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -443,6 +516,7 @@ impl ChannelDefaults {
             "discord" => serde_json::to_value(&self.discord),
             "whatsapp" => serde_json::to_value(&self.whatsapp),
             "signal" => serde_json::to_value(&self.signal),
+            "matrix" => serde_json::to_value(&self.matrix),
             _ => Ok(Value::Null),
         };
         let mut layer = match v {
@@ -587,6 +661,7 @@ impl schemars::JsonSchema for ChannelsSettings {
         let discord = optional(DiscordKeys::json_schema(g));
         let whatsapp = optional(WhatsAppKeys::json_schema(g));
         let signal = optional(SignalKeys::json_schema(g));
+        let matrix = optional(MatrixKeys::json_schema(g));
         let defaults = g.subschema_for::<ChannelDefaults>();
         schemars::json_schema!({
             "type": "object",
@@ -597,6 +672,7 @@ impl schemars::JsonSchema for ChannelsSettings {
                 "discord": discord,
                 "whatsapp": whatsapp,
                 "signal": signal,
+                "matrix": matrix,
             },
             "required": ["defaults"],
             "additionalProperties": section,

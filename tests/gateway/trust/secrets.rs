@@ -27,7 +27,7 @@ pub fn planted() -> Value {
                           "accounts": { "b": { "botToken": "222:tg-planted-0008" } } },
             "slack": { "enabled": false, "botToken": "xoxb-planted-0009", "appToken": "xapp-planted-0010", "signingSecret": "sig-planted-0011" },
             "discord": { "enabled": false, "token": "dc-planted-0012" },
-            "matrix": { "accessToken": "mx-planted-0013", "password": "mx-planted-0014" },
+            "matrix": { "enabled": false, "accessToken": "mx-planted-0013", "password": "mx-planted-0014" },
         },
         "skills": { "entries": { "weather": { "apiKey": "sk-planted-0015", "env": { "ODD_NAME": "env-planted-0016" } } } },
         "env": { "vars": { "ANYTHING": "envv-planted-0017" }, "DIRECT": "envd-planted-0018" },
