@@ -349,6 +349,16 @@ async fn a_reply_whose_answer_was_lost_is_sent_again_as_the_same_event() {
     );
     let sends = proxy.sends();
     assert_eq!(sends[0], sends[1], "with the same txnId: {sends:?}");
+    // Typing went first, and the read marker moved (alongside the reply).
+    let requests = proxy.requests();
+    let at = |what: &str| requests.iter().position(|r| r.contains(what));
+    let send = at("/send/m.room.message/");
+    let typing = at(&format!(
+        "/typing/{}",
+        bot_id.replace('@', "%40").replace(':', "%3A")
+    ));
+    assert!(typing.is_some() && typing < send, "{requests:?}");
+    assert!(at("/read_markers").is_some(), "{requests:?}");
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(
         bot_said(&me, &dm, &bot_id).await,

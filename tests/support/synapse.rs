@@ -412,6 +412,8 @@ struct ProxyState {
     armed: std::sync::atomic::AtomicBool,
     /// The txnIds of the message sends seen, in order.
     sends: std::sync::Mutex<Vec<String>>,
+    /// Every request, as `METHOD path`, in order.
+    requests: std::sync::Mutex<Vec<String>>,
     hold: Duration,
 }
 
@@ -429,6 +431,8 @@ async fn forward(
         .to_string();
     let send =
         req.method() == actix_web::http::Method::PUT && path.contains("/send/m.room.message/");
+    let line = format!("{} {path}", req.method());
+    state.requests.lock().unwrap().push(line);
     if send {
         let txn = path.rsplit('/').next().unwrap_or("").to_string();
         state.sends.lock().unwrap().push(txn);
@@ -462,6 +466,7 @@ impl LossyProxy {
             upstream: upstream.to_string(),
             armed: std::sync::atomic::AtomicBool::new(false),
             sends: std::sync::Mutex::new(Vec::new()),
+            requests: std::sync::Mutex::new(Vec::new()),
             hold,
         });
         let served =
@@ -488,5 +493,9 @@ impl LossyProxy {
 
     pub fn sends(&self) -> Vec<String> {
         self.state.sends.lock().unwrap().clone()
+    }
+
+    pub fn requests(&self) -> Vec<String> {
+        self.state.requests.lock().unwrap().clone()
     }
 }
