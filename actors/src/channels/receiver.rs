@@ -1,10 +1,11 @@
-//! What the webhook receivers share (Slack's Events API, WhatsApp's Cloud
-//! API): a request's new messages are recorded, then the ledger is
+//! What the receivers share. Webhooks (Slack's Events API, WhatsApp's
+//! Cloud API): a request's new messages are recorded, then the ledger is
 //! flushed, and only then is the request answered 200 and the messages
 //! handed to the desk, so a platform's retry finds their keys. A failed
 //! flush answers 500 (the platform retries) and keeps the messages in
 //! line (`Flushes`): flushed again with backoff and handed over once
-//! stored.
+//! stored. Streams (Discord's gateway, Signal's events) record as they
+//! read and hand over through the same line (`flush_waiting`).
 
 use std::time::Duration;
 
@@ -56,18 +57,33 @@ pub fn durable_then<A: Receiver>(
 }
 
 /// Flushes the messages whose request failed, after `wait`, and hands
-/// them over once stored (a failed flush waits longer and tries again).
+/// them over once stored.
 fn flush_later<A: Receiver>(wait: Duration, ctx: &mut Context<A>) {
-    ctx.run_later(wait, |act, ctx| {
-        let Some(batch) = act.flushes().start() else {
-            return;
-        };
-        let store = act.store();
-        ctx.spawn(async move { store.flush().await }.into_actor(act).map(
-            move |flushed, act, ctx| match act.flushes().finished(batch, flushed.is_ok()) {
-                Ok(batch) => act.desk().accepted.do_send(Accepted(batch)),
+    ctx.run_later(wait, |act, ctx| flush_waiting(act, ctx));
+}
+
+/// Flushes the recorded messages waiting (one flush at a time), then hands
+/// them over in order and flushes what came meanwhile; a failed flush
+/// hands nothing over and is tried again after its backoff. For
+/// connections that record as they read (Discord's gateway, Signal's
+/// event stream) and for a webhook's failed flush.
+pub fn flush_waiting<A: Receiver>(act: &mut A, ctx: &mut Context<A>) {
+    let Some(batch) = act.flushes().start() else {
+        return;
+    };
+    let store = act.store();
+    ctx.spawn(async move { store.flush().await }.into_actor(act).map(
+        move |flushed, act, ctx| {
+            if let Err(e) = &flushed {
+                tracing::error!(parent: act.span(), error = %e, "cannot flush the ledger: trying again");
+            }
+            match act.flushes().finished(batch, flushed.is_ok()) {
+                Ok(batch) => {
+                    act.desk().accepted.do_send(Accepted(batch));
+                    flush_waiting(act, ctx);
+                }
                 Err(wait) => flush_later(wait, ctx),
-            },
-        ));
-    });
+            }
+        },
+    ));
 }

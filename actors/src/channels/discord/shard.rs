@@ -27,7 +27,7 @@ use super::config::DiscordAccount;
 use super::gateway::{Action, Session, Shard};
 use super::inbound::{record, Received};
 use super::outlet::DiscordOutlet;
-use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
+use crate::channels::desk::{ConnectionFailed, DeskLink};
 use crate::channels::flushes::Flushes;
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
@@ -312,32 +312,6 @@ impl DiscordShard {
         self.reconnect_later(true, ctx);
     }
 
-    /// Flushes the recorded messages waiting (one flush at a time), then
-    /// hands them over in order; a failed flush hands nothing over and is
-    /// tried again after a backoff.
-    fn flush_waiting(&mut self, ctx: &mut Context<Self>) {
-        let Some(batch) = self.flushes.start() else {
-            return;
-        };
-        let store = self.store.clone();
-        ctx.spawn(async move { store.flush().await }.into_actor(self).map(
-            move |flushed, act, ctx| {
-                if let Err(e) = &flushed {
-                    tracing::error!(parent: &act.span, error = %e, "cannot flush the discord ledger: trying again");
-                }
-                match act.flushes.finished(batch, flushed.is_ok()) {
-                    Ok(batch) => {
-                        act.desk.accepted.do_send(Accepted(batch));
-                        act.flush_waiting(ctx);
-                    }
-                    Err(wait) => {
-                        ctx.run_later(wait, |act, ctx| act.flush_waiting(ctx));
-                    }
-                }
-            },
-        ));
-    }
-
     fn on_dispatch(&mut self, kind: &str, d: &Value, ctx: &mut Context<Self>) {
         match kind {
             "READY" => {
@@ -383,7 +357,22 @@ impl DiscordShard {
             Err(_) => return,
         };
         self.flushes.push(fresh);
-        self.flush_waiting(ctx);
+        crate::channels::receiver::flush_waiting(self, ctx);
+    }
+}
+
+impl crate::channels::receiver::Receiver for DiscordShard {
+    fn store(&self) -> Store {
+        self.store.clone()
+    }
+    fn desk(&self) -> &DeskLink {
+        &self.desk
+    }
+    fn flushes(&mut self) -> &mut Flushes<crate::channels::dispatch::Incoming> {
+        &mut self.flushes
+    }
+    fn span(&self) -> &tracing::Span {
+        &self.span
     }
 }
 

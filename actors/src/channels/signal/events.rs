@@ -18,7 +18,7 @@ use super::envelope::{parse, SigEvent};
 use super::inbound::{record, Received};
 use super::outlet::Chats;
 use super::stream::{self, StreamEvent, Streamed};
-use crate::channels::desk::{Accepted, DeskLink};
+use crate::channels::desk::DeskLink;
 use crate::channels::dispatch::Incoming;
 use crate::channels::flushes::Flushes;
 use crate::channels::health::AccountHealth;
@@ -140,7 +140,7 @@ impl SignalEvents {
                     }
                 }
                 self.flushes.push(*inc);
-                self.flush_waiting(ctx);
+                crate::channels::receiver::flush_waiting(self, ctx);
             }
             Some((Received::Replay, m)) => {
                 self.health
@@ -154,30 +154,20 @@ impl SignalEvents {
             None => {}
         }
     }
+}
 
-    /// Flushes the recorded messages waiting (one flush at a time), then
-    /// hands them over in order; a failed flush is tried again.
-    fn flush_waiting(&mut self, ctx: &mut Context<Self>) {
-        let Some(batch) = self.flushes.start() else {
-            return;
-        };
-        let store = self.store.clone();
-        ctx.spawn(async move { store.flush().await }.into_actor(self).map(
-            move |flushed, act, ctx| {
-                if let Err(e) = &flushed {
-                    tracing::error!(parent: &act.span, error = %e, "cannot flush the signal ledger: trying again");
-                }
-                match act.flushes.finished(batch, flushed.is_ok()) {
-                    Ok(batch) => {
-                        act.desk.accepted.do_send(Accepted(batch));
-                        act.flush_waiting(ctx);
-                    }
-                    Err(wait) => {
-                        ctx.run_later(wait, |act, ctx| act.flush_waiting(ctx));
-                    }
-                }
-            },
-        ));
+impl crate::channels::receiver::Receiver for SignalEvents {
+    fn store(&self) -> Store {
+        self.store.clone()
+    }
+    fn desk(&self) -> &DeskLink {
+        &self.desk
+    }
+    fn flushes(&mut self) -> &mut Flushes<Incoming> {
+        &mut self.flushes
+    }
+    fn span(&self) -> &tracing::Span {
+        &self.span
     }
 }
 
