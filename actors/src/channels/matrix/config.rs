@@ -5,8 +5,8 @@
 //! `groups` (legacy `rooms`) by room id with `requireMention`, `users`,
 //! `autoReply`, `autoJoin` (`off` | `allowlist` | `always`) with
 //! `autoJoinAllowlist`, `threadReplies`, `textChunkLimit`, `mediaMaxMb`.
-//! `encryption: true` is refused: end-to-end encrypted rooms are not
-//! supported (README).
+//! An account with `encryption: true` is not started (a line in the log):
+//! end-to-end encrypted rooms are not supported (README).
 
 use std::collections::BTreeMap;
 
@@ -63,6 +63,10 @@ pub fn accounts(
     let mut out = Vec::new();
     for a in keys::accounts("matrix", section, defaults, true)? {
         let k: MatrixKeys = keys::parse(&a.path, &a.keys)?;
+        if k.encryption {
+            tracing::warn!(path = %a.path, "end-to-end encrypted Matrix is not supported by ferroclaw: this account is not started (encryption: false runs it in unencrypted rooms)");
+            continue;
+        }
         out.push(resolve(&a.id, k, &a.path)?);
     }
     let mut users: Vec<&str> = out.iter().map(|a| a.user_id.as_str()).collect();
@@ -108,11 +112,6 @@ fn rooms(k: &MatrixKeys) -> BTreeMap<String, GroupRule> {
 }
 
 fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, String> {
-    if k.encryption {
-        return Err(format!(
-            "{path}.encryption: end-to-end encrypted rooms are not supported by ferroclaw yet; set encryption: false (unencrypted rooms)"
-        ));
-    }
     let homeserver = k
         .homeserver
         .clone()
@@ -227,10 +226,13 @@ mod tests {
     }
 
     #[test]
-    fn encryption_missing_credentials_and_bad_ids_are_named() {
+    fn an_encrypted_account_is_left_alone_and_missing_credentials_or_bad_ids_are_named() {
         let mut v = base();
         v["encryption"] = json!(true);
-        assert!(accounts(v).unwrap_err().contains("encryption"));
+        assert!(
+            accounts(v).unwrap().is_empty(),
+            "not started, the rest of the config runs"
+        );
         let mut v = base();
         v.as_object_mut().unwrap().remove("accessToken");
         assert!(accounts(v.clone())

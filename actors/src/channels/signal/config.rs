@@ -5,8 +5,8 @@
 //! `dmPolicy`, `allowFrom` (numbers or `uuid:<ACI>`), `groupPolicy`,
 //! `groupAllowFrom` (`group:<id>` entries admit a group, the rest are
 //! senders), `groups`, `textChunkLimit`, `mediaMaxMb`,
-//! `sendReadReceipts`, `ignoreAttachments`. A `container` transport
-//! (bbernhard's REST API) is refused with a clear error.
+//! `sendReadReceipts`, `ignoreAttachments`. An account on the `container`
+//! transport (bbernhard's REST API) is not started, with a line in the log.
 
 use std::collections::BTreeMap;
 
@@ -97,6 +97,10 @@ pub fn accounts(
     let mut out = Vec::new();
     for a in keys::accounts("signal", section, defaults, true)? {
         let k: SignalKeys = keys::parse(&a.path, &a.keys)?;
+        if transport(&k).0.kind == Some(SignalTransportKind::Container) {
+            tracing::warn!(path = %a.path, "Signal's container transport (bbernhard/signal-cli-rest-api) is not supported by ferroclaw: this account is not started (run signal-cli's own daemon: managed-native or external-native)");
+            continue;
+        }
         out.push(resolve(&a.id, k, &a.path)?);
     }
     type Key = fn(&SignalAccount) -> Option<String>;
@@ -177,7 +181,7 @@ fn place(k: &SignalKeys, path: &str) -> Result<(String, Option<Managed>), String
     };
     match t.kind {
         Some(SignalTransportKind::Container) => Err(format!(
-            "{path}.transport.kind: \"container\" (bbernhard/signal-cli-rest-api) is not supported by ferroclaw; run signal-cli's own daemon (managed-native or external-native)"
+            "{path}.transport.kind: \"container\" is not supported by ferroclaw"
         )),
         Some(SignalTransportKind::ExternalNative) => {
             let url = match &t.url {
@@ -315,15 +319,15 @@ mod tests {
     }
 
     #[test]
-    fn the_transport_object_wins_and_container_or_a_bad_number_is_refused() {
+    fn the_transport_object_wins_a_container_account_is_left_alone_and_a_bad_number_refused() {
         let a = &accounts(json!({ "account": "+15550001111", "httpUrl": "http://x:1",
             "transport": { "kind": "external-native", "url": "127.0.0.1:7583" } }))
         .unwrap()[0];
         assert_eq!(a.url, "http://127.0.0.1:7583");
-        let e = accounts(json!({ "account": "+15550001111",
+        let none = accounts(json!({ "account": "+15550001111",
             "transport": { "kind": "container", "url": "http://signal:8080" } }))
-        .unwrap_err();
-        assert!(e.contains("not supported"), "{e}");
+        .unwrap();
+        assert!(none.is_empty(), "not started, the rest of the config runs");
         let e = accounts(json!({ "account": "15550001111" })).unwrap_err();
         assert!(
             e.starts_with("channels.signal.account: expected an E.164"),
