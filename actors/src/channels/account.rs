@@ -73,44 +73,23 @@ impl AccountCfg {
     }
 
     pub fn view(&self) -> SettingsView {
-        let lower = |s: String| s.to_ascii_lowercase();
+        let view =
+            |access: &super::access::AccessConfig, stream: super::keys::StreamMode, api: &str| {
+                let lower = |s: String| s.to_ascii_lowercase();
+                SettingsView {
+                    dm_policy: lower(format!("{:?}", access.dm_policy)),
+                    allow_from: access.allow_from.clone(),
+                    stream_mode: lower(format!("{stream:?}")),
+                    api_base: api.to_string(),
+                }
+            };
         match self {
-            AccountCfg::Telegram(c) => SettingsView {
-                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
-                allow_from: c.access.allow_from.clone(),
-                stream_mode: lower(format!("{:?}", c.stream_mode)),
-                api_base: c.api_base.clone(),
-            },
-            AccountCfg::Slack(c) => SettingsView {
-                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
-                allow_from: c.access.allow_from.clone(),
-                stream_mode: lower(format!("{:?}", c.stream_mode)),
-                api_base: c.api_base.clone(),
-            },
-            AccountCfg::Discord(c) => SettingsView {
-                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
-                allow_from: c.access.allow_from.clone(),
-                stream_mode: lower(format!("{:?}", c.stream_mode)),
-                api_base: c.api_base.clone(),
-            },
-            AccountCfg::WhatsApp(c) => SettingsView {
-                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
-                allow_from: c.access.allow_from.clone(),
-                stream_mode: lower(format!("{:?}", c.stream_mode)),
-                api_base: c.api_base.clone(),
-            },
-            AccountCfg::Signal(c) => SettingsView {
-                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
-                allow_from: c.access.allow_from.clone(),
-                stream_mode: lower(format!("{:?}", c.stream_mode)),
-                api_base: c.url.clone(),
-            },
-            AccountCfg::Matrix(c) => SettingsView {
-                dm_policy: lower(format!("{:?}", c.access.dm_policy)),
-                allow_from: c.access.allow_from.clone(),
-                stream_mode: lower(format!("{:?}", c.stream_mode)),
-                api_base: c.homeserver.clone(),
-            },
+            AccountCfg::Telegram(c) => view(&c.access, c.stream_mode, &c.api_base),
+            AccountCfg::Slack(c) => view(&c.access, c.stream_mode, &c.api_base),
+            AccountCfg::Discord(c) => view(&c.access, c.stream_mode, &c.api_base),
+            AccountCfg::WhatsApp(c) => view(&c.access, c.stream_mode, &c.api_base),
+            AccountCfg::Signal(c) => view(&c.access, c.stream_mode, &c.url),
+            AccountCfg::Matrix(c) => view(&c.access, c.stream_mode, &c.homeserver),
         }
     }
 

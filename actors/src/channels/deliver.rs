@@ -58,6 +58,21 @@ impl SendFailure {
     }
 }
 
+/// A stored file's bytes for an upload, refused for good when it is over
+/// the account's `mediaMaxMb` (`max`) or cannot be read.
+pub async fn upload_bytes(file: &crate::media::MediaRef, max: u64) -> Result<Vec<u8>, SendFailure> {
+    let refuse = |error: String| SendFailure {
+        unknown: false,
+        error,
+    };
+    if file.size > max {
+        return Err(refuse(format!("the file is over mediaMaxMb ({max} bytes)")));
+    }
+    tokio::fs::read(&file.path)
+        .await
+        .map_err(|e| refuse(format!("the file to send: {e}")))
+}
+
 /// A media URL sent as a link (the platform shows its preview), under its
 /// caption.
 pub fn link_text(url: &str, caption: &str) -> String {

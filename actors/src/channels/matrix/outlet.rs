@@ -201,19 +201,7 @@ impl Outlet for MatrixOutlet {
         file: &crate::media::MediaRef,
         caption: &str,
     ) -> Result<String, SendFailure> {
-        let refuse = |error: String| SendFailure {
-            unknown: false,
-            error,
-        };
-        if file.size > self.media_max_bytes {
-            return Err(refuse(format!(
-                "the file is over mediaMaxMb ({} bytes)",
-                self.media_max_bytes
-            )));
-        }
-        let bytes = tokio::fs::read(&file.path)
-            .await
-            .map_err(|e| refuse(format!("the file to send: {e}")))?;
+        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
         let name = file.file_name.clone().unwrap_or_else(|| "file".into());
         let url = self
             .limiter

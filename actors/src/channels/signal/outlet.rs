@@ -169,19 +169,7 @@ impl Outlet for SignalOutlet {
         caption: &str,
     ) -> Result<String, SendFailure> {
         use base64::Engine;
-        let refuse = |error: String| SendFailure {
-            unknown: false,
-            error,
-        };
-        if file.size > self.media_max_bytes {
-            return Err(refuse(format!(
-                "the file is over mediaMaxMb ({} bytes)",
-                self.media_max_bytes
-            )));
-        }
-        let bytes = tokio::fs::read(&file.path)
-            .await
-            .map_err(|e| refuse(format!("the file to send: {e}")))?;
+        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
         let name: String = file
             .file_name
             .clone()

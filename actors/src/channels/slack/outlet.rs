@@ -169,10 +169,7 @@ impl Outlet for SlackOutlet {
         file: &crate::media::MediaRef,
         caption: &str,
     ) -> Result<String, SendFailure> {
-        let bytes = tokio::fs::read(&file.path).await.map_err(|e| SendFailure {
-            unknown: false,
-            error: format!("the file to send: {e}"),
-        })?;
+        let bytes = crate::channels::deliver::upload_bytes(file, u64::MAX).await?;
         let name = file.file_name.clone().unwrap_or_else(|| "file".to_string());
         let slot = self
             .buckets

@@ -216,19 +216,7 @@ impl Outlet for WhatsAppOutlet {
         file: &crate::media::MediaRef,
         caption: &str,
     ) -> Result<String, SendFailure> {
-        if file.size > self.media_max_bytes {
-            return Err(SendFailure {
-                unknown: false,
-                error: format!(
-                    "the file is over mediaMaxMb ({} bytes)",
-                    self.media_max_bytes
-                ),
-            });
-        }
-        let bytes = tokio::fs::read(&file.path).await.map_err(|e| SendFailure {
-            unknown: false,
-            error: format!("the file to send: {e}"),
-        })?;
+        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
         let name = file.file_name.clone().unwrap_or_else(|| "file".to_string());
         let media_id = self
             .buckets
