@@ -6,8 +6,9 @@
 //! one), shows typing and moves its read marker; a stranger's invite is
 //! not joined; edits, notices, unknown msgtypes and huge bodies start
 //! nothing; a restart resumes from the stored `since` token, which never
-//! moves back; previews are edited in place. Everything is read back from
-//! the homeserver's own room timelines.
+//! moves back; previews are edited in place; a lost answer is sent again as
+//! the same event; files come from the media repository to the model and go
+//! back up. Everything is read back from the homeserver itself.
 
 use std::time::Duration;
 
@@ -364,5 +365,108 @@ async fn a_reply_whose_answer_was_lost_is_sent_again_as_the_same_event() {
         bot_said(&me, &dm, &bot_id).await,
         ["You said: is this lost"],
         "one event in the homeserver's timeline"
+    );
+}
+
+#[tokio::test]
+async fn a_file_comes_from_the_homeservers_media_and_reaches_the_model() {
+    use super::attachments::{pdf, user_text};
+    use crate::support::fake_provider::{FakeProvider, Script};
+    let provider = FakeProvider::start().await;
+    provider.set_default(Script::text(&["got", " it"]));
+    let me = synapse().human(&unique("file")).await;
+    let (bot_id, mut cfg) =
+        bot(json!({ "dm": { "policy": "allowlist", "allowFrom": [me.user_id] } }));
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &json!({
+            "models": { "providers": { "fake": {
+                "baseUrl": provider.base_url(), "api": "openai-completions", "apiKey": "k0" } } },
+            "agents": { "defaults": { "model": { "primary": "fake/m1", "fallbacks": [] } } },
+        }),
+    );
+    let dm = me.dm(&bot_id).await;
+    let _gw = TestGateway::with_config(cfg);
+    assert!(until(LONG, async || me.joined(&dm, &bot_id).await).await);
+    let doc = pdf(&["Quarterly report", "Revenue up 12 percent"]);
+    let size = doc.len();
+    let url = me.upload(doc, "application/pdf", "report.pdf").await;
+    me.send(
+        &dm,
+        "f1",
+        json!({ "msgtype": "m.file", "body": "report.pdf", "filename": "report.pdf",
+        "url": url, "info": { "mimetype": "application/pdf", "size": size } }),
+    )
+    .await;
+    let mut asked = String::new();
+    for _ in 0..300 {
+        if let Some((body, _)) = provider.requests.lock().unwrap().first() {
+            asked = user_text(body);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        asked.contains("[Document]\\nName: report.pdf (application/pdf)"),
+        "{asked}"
+    );
+    assert!(asked.contains("Revenue up 12 percent"), "{asked}");
+    assert!(
+        until(LONG, async || bot_said(&me, &dm, &bot_id).await
+            == ["got it"])
+        .await
+    );
+}
+
+#[tokio::test]
+async fn a_picture_is_kept_and_a_reply_sends_it_back_through_the_media_repository() {
+    let me = synapse().human(&unique("pic")).await;
+    let (bot_id, cfg) = bot(json!({ "dm": { "policy": "allowlist", "allowFrom": [me.user_id] } }));
+    let dm = me.dm(&bot_id).await;
+    let gw = TestGateway::with_config(cfg);
+    assert!(until(LONG, async || me.joined(&dm, &bot_id).await).await);
+    let photo = super::media_history::real_png(24, 16, [10, 200, 30]);
+    let url = me.upload(photo.clone(), "image/png", "plant.png").await;
+    me.send(
+        &dm,
+        "i1",
+        json!({ "msgtype": "m.image", "body": "my plant", "filename": "plant.png",
+        "url": url, "info": { "mimetype": "image/png", "size": photo.len() } }),
+    )
+    .await;
+    assert!(
+        until(LONG, async || bot_said(&me, &dm, &bot_id).await
+            == ["You said: my plant"])
+        .await
+    );
+    let id: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&photo)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    assert!(gw
+        .state_dir()
+        .join("media")
+        .join(&id[..2])
+        .join(&id)
+        .exists());
+    me.say(&dm, "i2", &format!("here it is\nMEDIA: media:{id}"))
+        .await;
+    let image = async || {
+        me.messages_from(&dm, &bot_id)
+            .await
+            .into_iter()
+            .find(|e| e["content"]["msgtype"] == "m.image")
+    };
+    assert!(until(LONG, async || image().await.is_some()).await);
+    let sent = image().await.unwrap();
+    let mxc = sent["content"]["url"].as_str().unwrap().to_string();
+    assert_eq!(sent["content"]["info"]["mimetype"], "image/png");
+    assert_eq!(
+        me.download(&mxc).await,
+        photo,
+        "the bytes that came in went back out"
     );
 }

@@ -5,8 +5,9 @@
 //! bot is mentioned, quoting the message; a stranger paired, never run; edits,
 //! reactions, garbage, an oversized event and dropped streams leave the
 //! account up; signal-cli's error codes through the limiter; attachments
-//! from the data directory or `getAttachment`; and a daemon ferroclaw owns
-//! started, restarted when it dies, and gone when the gateway is killed.
+//! from the data directory or `getAttachment`, and back out as a file; and a
+//! daemon ferroclaw owns started, restarted when it dies, and gone when the
+//! gateway is killed.
 
 use std::time::Duration;
 
@@ -357,4 +358,51 @@ async fn a_daemon_ferroclaw_owns_is_restarted_when_it_dies_and_never_outlives_th
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(gone, "signal-cli {again} outlived the gateway");
+}
+
+#[tokio::test]
+async fn a_picture_is_kept_and_a_reply_sends_it_back_as_an_attachment() {
+    use base64::Engine;
+    let fake = FakeSignal::start();
+    let _gw = gateway(
+        &fake,
+        json!({ "transport": { "configPath": fake.data_dir } }),
+    );
+    assert!(connected(&fake).await);
+    let photo = super::media_history::real_png(24, 16, [10, 200, 30]);
+    std::fs::write(fake.data_dir.join("attachments/p1.png"), &photo).unwrap();
+    let mut e = text(OWNER, 71, "my plant");
+    e["dataMessage"]["attachments"] = json!([{ "contentType": "image/png",
+        "filename": "plant.png", "id": "p1.png", "size": photo.len() }]);
+    fake.inject(e).await;
+    assert!(fake.until_sent(LONG, OWNER, "You said: my plant", 1).await);
+    let id: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&photo)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    fake.inject(text(OWNER, 72, &format!("here it is\nMEDIA: media:{id}")))
+        .await;
+    let with_file = async || {
+        fake.sent_to(OWNER)
+            .await
+            .into_iter()
+            .find(|c| c["params"]["attachments"].is_array())
+    };
+    for _ in 0..200 {
+        if with_file().await.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let sent = with_file().await.expect("a send with the file");
+    let uri = sent["params"]["attachments"][0].as_str().unwrap();
+    let (head, data) = uri.split_once(";base64,").unwrap();
+    assert!(head.starts_with("data:image/png;filename="), "{head}");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    assert_eq!(bytes, photo, "the bytes that came in went back out");
 }

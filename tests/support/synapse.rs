@@ -345,6 +345,40 @@ impl Human {
         v["event_id"].as_str().expect("sent").to_string()
     }
 
+    /// Uploads a file to the media repository: its `mxc://` URL.
+    pub async fn upload(&self, bytes: Vec<u8>, content_type: &str, name: &str) -> String {
+        let r = self
+            .http
+            .post(format!(
+                "{}/_matrix/media/v3/upload?filename={}",
+                self.url,
+                enc(name)
+            ))
+            .bearer_auth(&self.token)
+            .header("Content-Type", content_type)
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        let v: Value = r.json().await.unwrap();
+        v["content_uri"].as_str().expect("uploaded").to_string()
+    }
+
+    /// An `mxc://` file's bytes (the authenticated media API).
+    pub async fn download(&self, mxc: &str) -> Vec<u8> {
+        let rest = mxc.trim_start_matches("mxc://");
+        let url = format!("{}/_matrix/client/v1/media/download/{rest}", self.url);
+        let r = self
+            .http
+            .get(url)
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "download {mxc}: {}", r.status());
+        r.bytes().await.unwrap().to_vec()
+    }
+
     /// The room's timeline as the homeserver keeps it (oldest first), at
     /// most `limit` events.
     pub async fn timeline(&self, room: &str, limit: usize) -> Vec<Value> {
