@@ -10,7 +10,7 @@
 use serde_json::json;
 
 use super::channel_crash::{check, drive, quiet, schedule, tail_answered, Landed, Pushed};
-use crate::support::fake_signal::{config, post_sync, text, Drive, FakeSignal};
+use crate::support::fake_signal::{calls_sync, config, post_sync, text, Drive, FakeSignal};
 use crate::support::process::{sigkill, spawn_gateway, Gateway};
 
 #[tokio::test]
@@ -36,7 +36,7 @@ async fn sigkill_under_load_never_sends_twice_nor_loses_a_message() {
     };
     let (pushed, crashes) = drive(dir.path(), &mut child, &steps, push).await;
     let sends = || {
-        let calls = post_sync_calls(&url);
+        let calls = calls_sync(&url);
         (calls.len(), 0)
     };
     quiet(sends, || true).await;
@@ -66,20 +66,4 @@ async fn sigkill_under_load_never_sends_twice_nor_loses_a_message() {
         pushed.len()
     );
     tail_answered(&steps, &outcomes);
-}
-
-/// The calls the fake recorded (a plain GET: `quiet` polls from sync code).
-fn post_sync_calls(url: &str) -> Vec<serde_json::Value> {
-    use std::io::{Read, Write};
-    let addr = url.trim_start_matches("http://");
-    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
-        return Vec::new();
-    };
-    let req = format!("GET /fake/calls HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    let mut out = String::new();
-    if s.write_all(req.as_bytes()).is_err() || s.read_to_string(&mut out).is_err() {
-        return Vec::new();
-    }
-    let body = out.split("\r\n\r\n").nth(1).unwrap_or_default();
-    serde_json::from_str(body).unwrap_or_default()
 }

@@ -85,40 +85,31 @@ impl FakeSignal {
 /// Waits until a daemon at `url` answers its check (a plain socket: this
 /// runs before any runtime).
 pub fn wait_up(url: &str) {
-    use std::io::{Read, Write};
-    let addr = url.trim_start_matches("http://").to_string();
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
-        if let Ok(mut s) = std::net::TcpStream::connect(&addr) {
-            let req =
-                format!("GET /api/v1/check HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-            let mut out = String::new();
-            if s.write_all(req.as_bytes()).is_ok()
-                && s.read_to_string(&mut out).is_ok()
-                && out.starts_with("HTTP/1.1 200")
-            {
-                return;
-            }
+        if super::http_blocking(url, "GET", "/api/v1/check", &[], "").is_some_and(|r| r.0 == 200) {
+            return;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("the fake signal-cli at {url} never answered");
 }
 
-/// A POST over a plain socket (for code that is not async: the crash
-/// test's pushes); the answer's body.
+/// A JSON POST from code that is not async (the crash test's pushes); the
+/// answer's body.
 pub fn post_sync(url: &str, path: &str, body: &str) -> String {
-    use std::io::{Read, Write};
-    let addr = url.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    let req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out.split("\r\n\r\n").nth(1).unwrap_or_default().to_string()
+    let json = [("Content-Type", "application/json")];
+    let (_, answer) =
+        super::http_blocking(url, "POST", path, &json, body).expect("the fake answers");
+    answer
+}
+
+/// The calls the fake recorded, from code that is not async (empty when
+/// it does not answer).
+pub fn calls_sync(url: &str) -> Vec<Value> {
+    super::http_blocking(url, "GET", "/fake/calls", &[], "")
+        .and_then(|(_, body)| serde_json::from_str(&body).ok())
+        .unwrap_or_default()
 }
 
 async fn get(url: String) -> Option<Value> {

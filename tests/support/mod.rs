@@ -236,6 +236,33 @@ pub async fn admin_at(url: &str, token: &str) -> Client {
     c
 }
 
+/// `http`'s blocking sibling, for code that runs outside a runtime (a
+/// fake's start, the crash tests' pushes and polls): one HTTP/1.0 request
+/// to `base` (`http://host:port`), its status and body; None when nothing
+/// answers there.
+pub fn http_blocking(
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    let mut req = format!("{method} {path} HTTP/1.0\r\nHost: {addr}\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let (head, rest) = out.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    Some((status, rest.to_string()))
+}
+
 /// A minimal HTTP/1.1 client over a raw TCP stream (loopback only).
 pub async fn http(
     addr: SocketAddr,

@@ -108,18 +108,8 @@ fn free_port() -> u16 {
 }
 
 fn versions_ok(url: &str) -> bool {
-    use std::io::{Read, Write};
-    let addr = url.trim_start_matches("http://");
-    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
-        return false;
-    };
-    let req = format!(
-        "GET /_matrix/client/versions HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    );
-    let mut out = String::new();
-    s.write_all(req.as_bytes()).is_ok()
-        && s.read_to_string(&mut out).is_ok()
-        && out.starts_with("HTTP/1.1 200")
+    super::http_blocking(url, "GET", "/_matrix/client/versions", &[], "")
+        .is_some_and(|r| r.0 == 200)
 }
 
 fn start() -> Synapse {
@@ -324,24 +314,21 @@ impl Human {
     /// `say` over a plain socket (for code that is not async: the crash
     /// test's pushes); the event id.
     pub fn say_sync(&self, room: &str, txn: &str, text: &str) -> String {
-        use std::io::{Read, Write};
-        let addr = self.url.trim_start_matches("http://");
         let path = format!(
             "/_matrix/client/v3/rooms/{}/send/m.room.message/{}",
             enc(room),
             enc(txn)
         );
         let body = json!({ "msgtype": "m.text", "body": text }).to_string();
-        let req = format!(
-            "PUT {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.token,
-            body.len()
-        );
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        s.write_all(req.as_bytes()).unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        let v: Value = serde_json::from_str(out.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap();
+        let auth = format!("Bearer {}", self.token);
+        let headers = [
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+        ];
+        let (status, answer) = super::http_blocking(&self.url, "PUT", &path, &headers, &body)
+            .expect("synapse answers");
+        assert_eq!(status, 200, "{answer}");
+        let v: Value = serde_json::from_str(&answer).unwrap();
         v["event_id"].as_str().expect("sent").to_string()
     }
 
