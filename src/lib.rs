@@ -159,6 +159,7 @@ pub async fn start(
                 presence: bridge.clone().recipient(),
                 health: bridge.clone().recipient(),
                 approvals: bridge.clone().recipient(),
+                nodes: bridge.clone().recipient(),
                 cron: bridge.clone().recipient(),
                 heartbeat: bridge.recipient(),
             }

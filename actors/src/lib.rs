@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod metrics;
+pub mod nodes;
 pub mod openclaw;
 pub mod plan;
 pub mod presence;

@@ -39,6 +39,8 @@ pub struct EdgeSinks {
     pub presence: Recipient<crate::presence::PresenceChanged>,
     pub health: Recipient<crate::gateway::HealthUpdated>,
     pub approvals: Recipient<crate::approvals::ApprovalEvent>,
+    /// `node.pair.*` and `node.event` for operators.
+    pub nodes: Recipient<crate::nodes::NodeNews>,
     /// `cron` events (jobs added, changed, removed; runs started, finished).
     pub cron: Recipient<crate::cron::CronEvent>,
     /// `heartbeat` events.
@@ -52,6 +54,8 @@ pub struct Gateway {
     pub bus: Addr<EventBus>,
     pub presence: Addr<PresenceActor>,
     pub devices: Addr<DeviceRegistry>,
+    /// Connected nodes, their approvals and the calls waiting for them.
+    pub nodes: Addr<crate::nodes::NodeRegistry>,
     pub idempotency: Addr<IdempotencyActor>,
     /// The idempotency cache read in place (no mailbox round trip).
     pub idempotent: IdempotentReader,
@@ -136,6 +140,12 @@ impl Gateway {
         .start();
         let (s, m) = (store.clone(), metrics.clone());
         let devices = Supervisor::start(move |_| DeviceRegistry::new(s.clone(), m.clone()));
+        let nodes = crate::nodes::NodeRegistry::new(
+            store.clone(),
+            sinks.nodes,
+            crate::nodes::NodePolicy::from_settings(&settings),
+        )
+        .start();
         let idempotency = IdempotencyActor::load(store.clone(), metrics.clone())?;
         let idempotent = idempotency.reader();
         let idempotency = idempotency.start();
@@ -306,6 +316,7 @@ impl Gateway {
             router: router.clone(),
             channels: channels.clone(),
             mcp: mcp.clone(),
+            nodes: nodes.clone(),
             channel_health: channel_health.clone(),
             hub: hub.clone(),
             env,
@@ -322,6 +333,7 @@ impl Gateway {
             bus,
             presence,
             devices,
+            nodes,
             idempotency,
             idempotent,
             router,

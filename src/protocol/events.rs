@@ -65,6 +65,8 @@ pub fn audience(event: &str) -> Audience {
             nodes: true,
         },
         "agent" | "chat" | "chat.side_result" | "cron" | "session.tool" => scope(scopes::READ),
+        // What nodes say about themselves, for dashboards.
+        "node.hostStats" | "node.presence" => scope(scopes::READ),
         // Only to connections watching the session (sessions.subscribe,
         // sessions.messages.subscribe).
         "sessions.changed" | "session.message" => Audience::Watchers {

@@ -13,6 +13,7 @@ pub mod frames;
 pub mod hello;
 pub mod messages;
 pub mod methods;
+pub mod nodes;
 pub mod session_rows;
 
 /// The protocol this gateway speaks.

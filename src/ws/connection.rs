@@ -85,6 +85,8 @@ pub struct WsConnection {
     /// Fragments of a message in progress.
     partial: Option<Vec<u8>>,
     presence_key: Option<String>,
+    /// Set for a node's connection: the registry is told when it closes.
+    node_id: Option<String>,
     /// Runs' acks before their events.
     order: AckOrder<Pending>,
 }
@@ -114,6 +116,7 @@ impl WsConnection {
             guard,
             partial: None,
             presence_key: None,
+            node_id: None,
             order: AckOrder::default(),
         }
     }
@@ -367,6 +370,21 @@ impl WsConnection {
             },
         );
         gw.root.do_send(HealthChanged);
+        if let Some((node_id, declared)) = a.node {
+            self.node_id = Some(node_id.clone());
+            let registered = gw.nodes.send(ferroclaw_actors::nodes::NodeConnected {
+                conn_id: self.conn_id.clone(),
+                node_id,
+                declared,
+                sink: ctx.address().recipient(),
+            });
+            let conn_id = self.conn_id.clone();
+            actix::spawn(async move {
+                if !matches!(registered.await, Ok(Ok(()))) {
+                    tracing::error!(conn_id = %conn_id, "node not registered");
+                }
+            });
+        }
         tracing::info!(conn_id = %self.conn_id, client = %a.caller.client_id, role = a.caller.role.as_str(), "client connected");
         for (text, permit) in queued {
             self.on_request_text(ctx, &text, permit);
@@ -528,6 +546,12 @@ impl Actor for WsConnection {
         if let Some(key) = self.presence_key.take() {
             send_to_presence(&gw.presence, &gw.metrics, RemovePresence { key });
         }
+        if let Some(node_id) = self.node_id.take() {
+            gw.nodes.do_send(ferroclaw_actors::nodes::NodeDisconnected {
+                conn_id: self.conn_id.clone(),
+                node_id,
+            });
+        }
         self.phase = Phase::Closing;
     }
 }
@@ -644,6 +668,23 @@ impl StreamHandler<Drain> for WsConnection {
 
     /// The window's channel ends with the connection: nothing to do.
     fn finished(&mut self, _: &mut Self::Context) {}
+}
+
+impl Handler<ferroclaw_actors::nodes::ToNode> for WsConnection {
+    type Result = ();
+    fn handle(&mut self, msg: ferroclaw_actors::nodes::ToNode, ctx: &mut Self::Context) {
+        match crate::protocol::nodes::to_node_frame(&msg) {
+            Some(text) => {
+                Metrics::inc(&self.metrics().frames_out_event);
+                self.send(ctx, text);
+            }
+            None => {
+                if let ferroclaw_actors::nodes::ToNode::Close { reason } = msg {
+                    self.close(ctx, 1008, reason);
+                }
+            }
+        }
+    }
 }
 
 impl Handler<Outbound> for WsConnection {

@@ -505,6 +505,16 @@ impl Handler<ApprovalEvent> for EventBridge {
     }
 }
 
+impl Handler<ferroclaw_actors::nodes::NodeNews> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: ferroclaw_actors::nodes::NodeNews, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
+        if let Some((name, payload)) = crate::protocol::nodes::news(&msg) {
+            self.publish(name, payload, true);
+        }
+    }
+}
+
 impl Handler<ferroclaw_actors::cron::CronEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ferroclaw_actors::cron::CronEvent, _: &mut Context<Self>) {

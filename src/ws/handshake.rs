@@ -49,6 +49,8 @@ pub struct Accepted {
     pub caller: Arc<Caller>,
     pub hello: Value,
     pub presence_key: Option<String>,
+    /// A node's declaration (role `node`; its id is its device's).
+    pub node: Option<(String, ferroclaw_actors::nodes::NodeDeclaration)>,
 }
 
 pub struct Rejected {
@@ -255,6 +257,10 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
     state.auth_succeeded(origin.ip);
     let presence_key = c.announce(&conn_id, &granted).await;
     let hello = c.hello(protocol, &conn_id, &granted).await?;
+    let node = match (&granted.device_id, role) {
+        (Some(id), Role::Node) => Some((id.clone(), c.declaration())),
+        _ => None,
+    };
     let caller = Arc::new(Caller {
         conn_id,
         role,
@@ -270,6 +276,7 @@ pub async fn connect(input: Input) -> Result<Accepted, Rejected> {
         caller,
         hello,
         presence_key,
+        node,
     })
 }
 
@@ -613,6 +620,25 @@ impl Connect<'_> {
             device_token: None,
             device_id: None,
         })
+    }
+
+    /// What a node declares at connect (OpenClaw's node session fields).
+    fn declaration(&self) -> ferroclaw_actors::nodes::NodeDeclaration {
+        let p = self.p;
+        ferroclaw_actors::nodes::NodeDeclaration {
+            display_name: p.client.display_name.clone(),
+            platform: Some(p.client.platform.clone()),
+            version: Some(p.client.version.clone()),
+            device_family: p.client.device_family.clone(),
+            model_identifier: p.client.model_identifier.clone(),
+            client_id: Some(p.client.id.clone()),
+            client_mode: Some(p.client.mode.clone()),
+            remote_ip: self.origin.ip.map(|i| i.to_string()),
+            caps: p.caps.clone(),
+            commands: p.commands.clone().unwrap_or_default(),
+            permissions: p.permissions.clone(),
+            path_env: p.path_env.clone(),
+        }
     }
 
     /// Presence for every client but one-off CLI commands: its key.

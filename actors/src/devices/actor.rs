@@ -286,6 +286,32 @@ impl Handler<RemoveDevice> for DeviceRegistry {
     }
 }
 
+impl Handler<RemoveDeviceRole> for DeviceRegistry {
+    type Result = ResponseFuture<Result<bool, StoreError>>;
+    fn handle(&mut self, msg: RemoveDeviceRole, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.received();
+        let r = (|| {
+            let Some(mut rec) = self
+                .store
+                .get::<DeviceRecord>(Tree::Devices, &msg.device_id)?
+            else {
+                return Ok(false);
+            };
+            let had = rec.roles.iter().any(|r| r == &msg.role);
+            rec.roles.retain(|r| r != &msg.role);
+            rec.tokens.remove(&msg.role);
+            if rec.roles.is_empty() {
+                self.store.remove(Tree::Devices, &msg.device_id)?;
+            } else {
+                self.store.put(Tree::Devices, &msg.device_id, &rec)?;
+            }
+            Ok(had)
+        })();
+        flushed(&self.store, r)
+    }
+}
+
 impl Handler<RotateDeviceToken> for DeviceRegistry {
     type Result = ResponseFuture<Result<Option<DeviceToken>, StoreError>>;
     fn handle(&mut self, msg: RotateDeviceToken, _: &mut Context<Self>) -> Self::Result {

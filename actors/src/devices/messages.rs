@@ -134,3 +134,12 @@ pub struct RevokeDeviceToken {
     pub device_id: String,
     pub role: String,
 }
+
+/// Takes one role (and its token) from a paired device; a device left with
+/// no role is forgotten. Reply: whether the device held the role.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<bool, StoreError>")]
+pub struct RemoveDeviceRole {
+    pub device_id: String,
+    pub role: String,
+}

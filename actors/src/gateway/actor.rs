@@ -23,6 +23,7 @@ pub struct GatewayActor {
     channels: Addr<crate::channels::ChannelSupervisor>,
     /// Told of `mcp` changes.
     mcp: Addr<crate::mcp::McpHub>,
+    nodes: Addr<crate::nodes::NodeRegistry>,
     channel_health: Arc<crate::channels::health::HealthBoard>,
     heartbeat: Addr<crate::cron::beat::HeartbeatActor>,
     /// Asked for the stored sessions (health counts and recent rows).
@@ -91,6 +92,8 @@ pub struct GatewayParts {
     pub channels: Addr<crate::channels::ChannelSupervisor>,
     /// Told of `mcp` changes.
     pub mcp: Addr<crate::mcp::McpHub>,
+    /// Told of `gateway.nodes` changes.
+    pub nodes: Addr<crate::nodes::NodeRegistry>,
     /// Read for the health summary's `channels`.
     pub channel_health: Arc<crate::channels::health::HealthBoard>,
     /// Told of heartbeat settings changes; asked for its schedule.
@@ -114,6 +117,7 @@ impl GatewayActor {
             hub: p.hub,
             channels: p.channels,
             mcp: p.mcp,
+            nodes: p.nodes,
             channel_health: p.channel_health,
             heartbeat: p.heartbeat,
             audit: p.audit,
@@ -323,6 +327,8 @@ impl Handler<SettingsChanged> for GatewayActor {
             .do_send(crate::channels::ChannelsReconfigure(self.settings.clone()));
         self.mcp
             .do_send(crate::mcp::McpReconfigure(self.settings.mcp.clone()));
+        self.nodes
+            .do_send(crate::nodes::NodePolicy::from_settings(&self.settings));
         if let Some(audit) = &self.audit {
             audit.do_send(crate::audit::SetAuditSettings(
                 crate::audit::AuditSettings::from_settings(&self.settings.logging.audit),

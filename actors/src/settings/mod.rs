@@ -144,6 +144,26 @@ pub struct GatewaySettings {
     pub tls: Value,
     pub reload: Value,
     pub tailscale: Value,
+    /// `gateway.nodes`: which commands nodes may be invoked with.
+    pub nodes: NodesSettings,
+}
+
+/// `gateway.nodes` (OpenClaw's keys).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NodesSettings {
+    pub commands: NodeCommandSettings,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `gateway.nodes.commands`: `allow` adds commands (the dangerous ones,
+/// `camera.snap` ..., only this way), `deny` removes them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeCommandSettings {
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -408,9 +428,12 @@ fn main_key() -> String {
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecToolSettings {
-    /// `gateway` | `sandbox`; unset: from `agents.defaults.sandbox.mode`.
+    /// `gateway` | `sandbox` | `node`; unset: from `agents.defaults.sandbox.mode`.
     #[serde(default)]
     pub host: Option<String>,
+    /// With host `node`: the node (id or name) commands run on.
+    #[serde(default)]
+    pub node: Option<String>,
     /// `deny` | `allowlist` | `full`.
     pub security: String,
     /// `off` | `on-miss` | `always`.

@@ -73,6 +73,12 @@ pub enum Tree {
     /// `<job id>\0<time-ordered id>` -> one run of a cron job, recorded
     /// before it starts (`cron/record.rs`).
     CronRuns,
+    /// nodeId -> a node that connected with `role: node`: what it said
+    /// about itself, its approved and pending command surfaces (`nodes/`).
+    Nodes,
+    /// `<nodeId>\0<idempotency key>` -> a `node.invoke` sent to the node,
+    /// recorded before it is sent, and its answer once it came.
+    NodeInvokes,
 }
 
 impl Tree {
@@ -97,9 +103,11 @@ impl Tree {
             Tree::Usage => "usage",
             Tree::CronJobs => "cron_jobs",
             Tree::CronRuns => "cron_runs",
+            Tree::Nodes => "nodes",
+            Tree::NodeInvokes => "node_invokes",
         }
     }
-    const ALL: [Tree; 19] = [
+    const ALL: [Tree; 21] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -119,6 +127,8 @@ impl Tree {
         Tree::Usage,
         Tree::CronJobs,
         Tree::CronRuns,
+        Tree::Nodes,
+        Tree::NodeInvokes,
     ];
 }
 

@@ -3,7 +3,7 @@
 //! the page shows "nothing here" instead of an error. Plugins, talk,
 //! tasks, questions, progress cards, the side chat, branches, artifacts,
 //! the plugin catalog, themes, ClawHub search, memory import, update
-//! status, and until their issues land: nodes.
+//! status.
 //! Params must be an object (or absent); what it holds is not used.
 
 use serde_json::{json, Value};
@@ -99,7 +99,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
             let workspace = state.gateway.context.workspace.display().to_string();
             json!({ "agentId": agent, "workspace": workspace, "providers": [] })
         }
-        "node.list" => json!({ "ts": ferroclaw_actors::now_ms(), "nodes": [] }),
         _ => return None,
     };
     Some(json(v))

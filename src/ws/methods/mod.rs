@@ -17,6 +17,7 @@ mod host;
 mod memory;
 mod message_action;
 mod models;
+mod nodes;
 pub(crate) mod outbound;
 mod secrets;
 mod sessions;
@@ -324,6 +325,11 @@ async fn route(
         "diagnostics.stability" => stability::stability(state, p),
         "audit.activity.list" => audit::activity_list(state, p).await,
         "audit.list" => audit::legacy_list(state, p).await,
+        other if other.starts_with("node.") || other.starts_with("exec.approvals.node.") => {
+            nodes::route(state, caller, other, p)
+                .await
+                .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}"))))
+        }
         other => dashboard::answer(state, other, p)
             .unwrap_or_else(|| Err(ErrorShape::invalid(format!("unknown method: {other}")))),
     }
