@@ -266,7 +266,7 @@ fn openclaw_cli_calls_the_methods_the_control_ui_needs() {
 }
 
 /// The JSON a `gateway call --json` printed (an object or an array).
-fn call_json(out: &Output) -> Value {
+pub(crate) fn call_json(out: &Output) -> Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -48,6 +48,7 @@ mod media_out;
 mod memory;
 mod methods;
 mod migrate;
+mod nodes;
 mod openai_http;
 mod parity;
 mod process;

@@ -11,6 +11,7 @@ pub mod fake_signal;
 pub mod fake_slack;
 pub mod fake_telegram;
 pub mod fake_whatsapp;
+pub mod node_host;
 pub mod process;
 pub mod raw_ws;
 pub mod synapse;

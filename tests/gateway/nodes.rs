@@ -1,0 +1,444 @@
+//! Nodes, proven with OpenClaw's own headless node host (`openclaw node
+//! run`, unchanged) and OpenClaw's CLI (`openclaw nodes ...`): pairing and
+//! approval, listing, invocation with idempotency keys, the node's own
+//! approvals deciding, a node killed mid-call; and, with raw signed
+//! clients, every refusal (an unpaired identity, a replayed token, roles
+//! crossing, a command the node never declared).
+
+use std::process::Output;
+
+use serde_json::{json, Value};
+
+use super::interop::{call_json, openclaw_command};
+use crate::support::device::now_ms;
+use crate::support::node_host::NodeHost;
+use crate::support::{admin, Client, Device, TestGateway, TOKEN};
+
+async fn cli(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
+    let mut cmd = openclaw_command(gw, home, args);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// The one node `node.list` shows.
+async fn only_node(op: &mut Client) -> Value {
+    let list = op.call("node.list", json!({})).await;
+    assert_eq!(list["ok"], true, "{list}");
+    let nodes = list["payload"]["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 1, "{list}");
+    nodes[0].clone()
+}
+
+async fn invoke(op: &mut Client, node: &str, command: &str, params: Value, key: &str) -> Value {
+    op.call(
+        "node.invoke",
+        json!({ "nodeId": node, "command": command, "params": params,
+                "idempotencyKey": key, "timeoutMs": 30000 }),
+    )
+    .await
+}
+
+async fn run_on(op: &mut Client, node: &str, argv: &[&str], key: &str) -> Value {
+    invoke(op, node, "system.run", json!({ "command": argv }), key).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn openclaws_node_host_pairs_is_approved_and_runs_commands_once_per_key() {
+    let gw = TestGateway::start();
+    let mut op = admin(&gw).await;
+    let home = tempfile::tempdir().unwrap();
+    let host = NodeHost::start(&gw, home.path(), "pi-node");
+
+    // Paired as a device at once (loopback); its commands wait for approval.
+    let requested = op.event("node.pair.requested").await["payload"].clone();
+    let node_id = requested["nodeId"].as_str().unwrap().to_string();
+    let request_id = requested["requestId"].as_str().unwrap().to_string();
+    let declared = requested["commands"].as_array().unwrap();
+    assert!(declared.contains(&json!("system.run")), "{requested}");
+    assert_eq!(
+        requested["requiredApproveScopes"],
+        json!(["operator.pairing", "operator.admin"])
+    );
+    let node = only_node(&mut op).await;
+    assert_eq!(node["approvalState"], "pending-approval", "{node}");
+    assert_eq!(node["connected"], true);
+    assert_eq!(node["commands"], json!([]));
+    assert_eq!(node["displayName"], "pi-node");
+    let early = invoke(
+        &mut op,
+        &node_id,
+        "system.which",
+        json!({"bins": ["sh"]}),
+        "w0",
+    )
+    .await;
+    assert_eq!(early["error"]["code"], "INVALID_REQUEST", "{early}");
+    assert!(early["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("pending approval"));
+
+    // OpenClaw's CLI lists the request and approves it.
+    let cli_home = tempfile::tempdir().unwrap();
+    let pending = call_json(&cli(&gw, cli_home.path(), &["nodes", "pending", "--json"]).await);
+    assert!(pending.to_string().contains(&request_id), "{pending}");
+    let approved = cli(&gw, cli_home.path(), &["nodes", "approve", &request_id]).await;
+    assert!(approved.status.success(), "{approved:?}");
+    let resolved = op.event("node.pair.resolved").await["payload"].clone();
+    assert_eq!(resolved["decision"], "approved");
+    assert_eq!(resolved["requestId"], request_id.as_str());
+
+    let listed = call_json(&cli(&gw, cli_home.path(), &["nodes", "list", "--json"]).await);
+    assert!(listed.to_string().contains(&node_id), "{listed}");
+    let status = call_json(&cli(&gw, cli_home.path(), &["nodes", "status", "--json"]).await);
+    assert!(status.to_string().contains("pi-node"), "{status}");
+    let node = only_node(&mut op).await;
+    assert_eq!(node["approvalState"], "approved", "{node}");
+    assert!(node["commands"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("system.run")));
+
+    // `openclaw nodes invoke`, by the node's name.
+    let which = call_json(
+        &cli(
+            &gw,
+            cli_home.path(),
+            &[
+                "nodes",
+                "invoke",
+                "--node",
+                "pi-node",
+                "--command",
+                "system.which",
+                "--params",
+                r#"{"bins":["sh"]}"#,
+                "--json",
+            ],
+        )
+        .await,
+    );
+    let sh = which["payload"]["bins"]["sh"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{which}"));
+    assert!(
+        sh.ends_with("/sh") && std::path::Path::new(sh).exists(),
+        "{which}"
+    );
+
+    // system.run on the node, once per idempotency key.
+    let marker = home.path().join("runs.txt");
+    let line = format!("echo ran >> {}; echo hello-from-node", marker.display());
+    let first = run_on(&mut op, &node_id, &["sh", "-c", &line], "k-1").await;
+    assert_eq!(first["ok"], true, "{first}");
+    assert_eq!(first["payload"]["payload"]["stdout"], "hello-from-node\n");
+    let again = run_on(&mut op, &node_id, &["sh", "-c", &line], "k-1").await;
+    assert_eq!(again["payload"], first["payload"], "the kept answer");
+    let third = run_on(&mut op, &node_id, &["sh", "-c", &line], "k-2").await;
+    assert_eq!(third["ok"], true);
+    let runs = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(runs.lines().count(), 2, "k-1 ran once, k-2 once: {runs}");
+    drop(host);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_node_hosts_own_approvals_decide_and_a_killed_node_fails_the_call_cleanly() {
+    let gw = TestGateway::start();
+    let mut op = admin(&gw).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut host = NodeHost::start(&gw, home.path(), "laptop");
+    let requested = op.event("node.pair.requested").await["payload"].clone();
+    let node_id = requested["nodeId"].as_str().unwrap().to_string();
+    // Approved through node.pair.approve this time.
+    let ok = op
+        .call(
+            "node.pair.approve",
+            json!({ "requestId": requested["requestId"] }),
+        )
+        .await;
+    assert_eq!(ok["ok"], true, "{ok}");
+    assert_eq!(ok["payload"]["node"]["approvalState"], "approved");
+
+    // The node's approvals file, read and written on the node.
+    let got = op
+        .call("exec.approvals.node.get", json!({ "nodeId": node_id }))
+        .await;
+    assert_eq!(got["ok"], true, "{got}");
+    let hash = got["payload"]["hash"].as_str().unwrap().to_string();
+    let mut file = got["payload"]["file"].clone();
+    file["defaults"] = json!({ "security": "deny" });
+    let set = op
+        .call(
+            "exec.approvals.node.set",
+            json!({ "nodeId": node_id, "file": file, "baseHash": hash }),
+        )
+        .await;
+    assert_eq!(set["ok"], true, "{set}");
+    let denied = run_on(&mut op, &node_id, &["echo", "nope"], "d-1").await;
+    assert_eq!(denied["ok"], false, "{denied}");
+    let msg = denied["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("SYSTEM_RUN_DENIED"), "{denied}");
+    assert_eq!(denied["error"]["code"], "UNAVAILABLE");
+    let got = op
+        .call("exec.approvals.node.get", json!({ "nodeId": node_id }))
+        .await;
+    let mut file = got["payload"]["file"].clone();
+    file["defaults"] = json!({ "security": "full", "ask": "off" });
+    let hash = got["payload"]["hash"].clone();
+    let set = op
+        .call(
+            "exec.approvals.node.set",
+            json!({ "nodeId": node_id, "file": file, "baseHash": hash }),
+        )
+        .await;
+    assert_eq!(set["ok"], true, "{set}");
+
+    // Killed mid-call: the call fails at once, and its key is never run again.
+    let marker = home.path().join("slow.txt");
+    let line = format!("echo started >> {}; sleep 20", marker.display());
+    let id = op
+        .send_req(
+            "node.invoke",
+            json!({ "nodeId": node_id, "command": "system.run",
+                    "params": { "command": ["sh", "-c", line] },
+                    "idempotencyKey": "slow-1", "timeoutMs": 60000 }),
+        )
+        .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    host.kill();
+    let failed = op.res(&id).await;
+    assert_eq!(
+        failed["error"]["details"]["code"], "DISCONNECTED",
+        "{failed}"
+    );
+    host.restart();
+    let which = invoke(
+        &mut op,
+        &node_id,
+        "system.which",
+        json!({"bins": ["sh"]}),
+        "w-2",
+    )
+    .await;
+    assert_eq!(which["ok"], true, "reconnected and still approved: {which}");
+    let retry = op
+        .call(
+            "node.invoke",
+            json!({ "nodeId": node_id, "command": "system.run",
+                    "params": { "command": ["sh", "-c", line] },
+                    "idempotencyKey": "slow-1", "timeoutMs": 60000 }),
+        )
+        .await;
+    // The first answer again (the response cache), or, once that is gone,
+    // the registry's refusal: either way the command is not sent again.
+    let code = retry["error"]["details"]["code"].as_str().unwrap_or("");
+    assert!(
+        matches!(code, "DISCONNECTED" | "OUTCOME_UNKNOWN"),
+        "{retry}"
+    );
+    let started = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(started.lines().count(), 1, "never run twice: {started}");
+
+    // A bounded call: the deadline answers, the node is told to cancel.
+    let quick = op
+        .call(
+            "node.invoke",
+            json!({ "nodeId": node_id, "command": "system.run",
+                    "params": { "command": ["sleep", "10"] },
+                    "idempotencyKey": "t-1", "timeoutMs": 300 }),
+        )
+        .await;
+    assert_eq!(quick["error"]["details"]["code"], "TIMEOUT", "{quick}");
+}
+
+/// A raw node: a signed device connecting with role `node`.
+async fn raw_node(
+    gw: &TestGateway,
+    dev: &Device,
+    commands: &[&str],
+    headers: &[(&str, &str)],
+) -> (Client, Value) {
+    let mut c = Client::connect_with(&gw.ws_url(), headers).await;
+    let n = c.nonce();
+    let mut p = dev.connect_params(
+        "node-host",
+        "node",
+        "node",
+        &[],
+        Some(TOKEN),
+        &n,
+        now_ms(),
+        false,
+    );
+    p["commands"] = json!(commands);
+    p["caps"] = json!(["system"]);
+    let res = c.handshake(p).await;
+    (c, res)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn strangers_replays_and_crossed_roles_are_refused_and_nothing_runs() {
+    // The raw node reports no platform OpenClaw knows: only what
+    // gateway.nodes.commands.allow names may be invoked on it.
+    let gw = TestGateway::with_config(json!({
+        "gateway": { "nodes": { "commands": { "allow": ["system.which", "system.run"] } } }
+    }));
+    let mut op = admin(&gw).await;
+
+    // Never paired, from elsewhere: pairing required, nothing listed as connected.
+    let stranger = Device::new(41);
+    let remote = [("host", "gateway.example:18789")];
+    let (_c, res) = raw_node(&gw, &stranger, &["system.run"], &remote).await;
+    assert_eq!(res["error"]["code"], "NOT_PAIRED", "{res}");
+    assert_eq!(res["error"]["details"]["code"], "PAIRING_REQUIRED");
+    let listed = op.call("node.list", json!({})).await;
+    assert_eq!(listed["payload"]["nodes"], json!([]), "{listed}");
+
+    // A node that declares system.which only.
+    let dev = Device::new(42);
+    let (mut node, res) = raw_node(&gw, &dev, &["system.which"], &[]).await;
+    assert_eq!(res["ok"], true, "{res}");
+    let node_token = res["payload"]["auth"]["deviceToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let requested = op.event("node.pair.requested").await["payload"].clone();
+    let ok = op
+        .call(
+            "node.pair.approve",
+            json!({ "requestId": requested["requestId"] }),
+        )
+        .await;
+    assert_eq!(ok["ok"], true, "{ok}");
+    let node_id = dev.id.clone();
+
+    // Its token replayed by another device: refused.
+    let thief = Device::new(43);
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let mut p = thief.connect_params(
+        "node-host",
+        "node",
+        "node",
+        &[],
+        Some(&node_token),
+        &n,
+        now_ms(),
+        false,
+    );
+    p["auth"] = json!({ "deviceToken": node_token });
+    let res = c.handshake(p).await;
+    assert_eq!(res["ok"], false, "{res}");
+    assert_eq!(
+        res["error"]["details"]["code"], "AUTH_DEVICE_TOKEN_MISMATCH",
+        "{res}"
+    );
+
+    // A node calling operator methods, an operator calling node-only ones.
+    for (method, params) in [
+        ("node.list", json!({})),
+        (
+            "chat.send",
+            json!({ "sessionKey": "main", "message": "hi", "idempotencyKey": "x" }),
+        ),
+        (
+            "node.invoke",
+            json!({ "nodeId": node_id, "command": "system.which", "idempotencyKey": "n" }),
+        ),
+    ] {
+        let r = node.call(method, params).await;
+        assert_eq!(
+            r["error"]["message"], "unauthorized role: node",
+            "{method}: {r}"
+        );
+    }
+    for method in ["node.invoke.result", "node.event", "node.skills.update"] {
+        let r = op.call(method, json!({})).await;
+        assert_eq!(
+            r["error"]["message"], "unauthorized role: operator",
+            "{method}: {r}"
+        );
+    }
+
+    // Commands it never declared, private controls, its approvals file: refused.
+    for (command, want) in [
+        ("system.run", "does not support"),
+        ("camera.snap", "explicit gateway.nodes.commands.allow"),
+        ("worker.launch.v1", "private node controls"),
+        ("system.execApprovals.get", "use exec.approvals.node"),
+    ] {
+        let r = invoke(
+            &mut op,
+            &node_id,
+            command,
+            json!({}),
+            &format!("x-{command}"),
+        )
+        .await;
+        assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{command}: {r}");
+        let m = r["error"]["message"].as_str().unwrap();
+        assert!(m.contains(want), "{command}: {m}");
+    }
+    // The declared one reaches it; the node answers with node.invoke.result.
+    let id = op
+        .send_req(
+            "node.invoke",
+            json!({ "nodeId": node_id, "command": "system.which",
+                    "params": { "bins": ["sh"] }, "idempotencyKey": "w" }),
+        )
+        .await;
+    let req = node.event("node.invoke.request").await["payload"].clone();
+    assert_eq!(req["command"], "system.which", "{req}");
+    assert!(
+        node.backlog_events("node.invoke.request").is_empty(),
+        "nothing else was sent"
+    );
+    let wrong = node
+        .call(
+            "node.invoke.result",
+            json!({ "id": req["id"], "nodeId": "someone-else", "ok": true }),
+        )
+        .await;
+    assert_eq!(wrong["error"]["message"], "nodeId mismatch", "{wrong}");
+    let answered = node
+        .call(
+            "node.invoke.result",
+            json!({ "id": req["id"], "nodeId": node_id, "ok": true,
+                    "payloadJSON": "{\"bins\":{\"sh\":\"/bin/sh\"}}" }),
+        )
+        .await;
+    assert_eq!(answered["payload"], json!({ "ok": true }), "{answered}");
+    let res = op.res(&id).await;
+    assert_eq!(res["payload"]["payload"]["bins"]["sh"], "/bin/sh", "{res}");
+
+    // Removed: its connection closes and its token opens nothing.
+    let removed = op
+        .call("node.pair.remove", json!({ "nodeId": node_id }))
+        .await;
+    assert_eq!(removed["ok"], true, "{removed}");
+    let closed = node.closed().await;
+    assert_eq!(closed.code, 1008, "{}", closed.reason);
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let n = c.nonce();
+    let mut p = dev.connect_params(
+        "node-host",
+        "node",
+        "node",
+        &[],
+        Some(&node_token),
+        &n,
+        now_ms(),
+        false,
+    );
+    p["auth"] = json!({ "deviceToken": node_token });
+    let res = c.handshake(p).await;
+    assert_eq!(res["ok"], false, "{res}");
+}

