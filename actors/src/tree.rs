@@ -239,6 +239,7 @@ impl Gateway {
             .with_sessions(session_tools.clone())
             .with_approvals(approvals.clone())
             .with_mcp(mcp.clone().recipient())
+            .with_nodes(nodes.clone())
             .start()
             .recipient();
         let subagent_done: Arc<std::sync::OnceLock<Recipient<crate::session::SubagentDone>>> =

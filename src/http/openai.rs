@@ -442,6 +442,7 @@ async fn tools_invoke(
             .unwrap_or_else(|| g.tool_policy.exec.sandbox.host_for(key.as_str())),
         security: g.tool_policy.exec.security,
         ask: g.tool_policy.exec.ask,
+        node: g.tool_policy.exec.node.as_deref().map(std::sync::Arc::from),
     };
     let (_keep, cancel) = tokio::sync::watch::channel(false);
     let call = ExecuteTool {

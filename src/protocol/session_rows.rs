@@ -45,6 +45,7 @@ pub fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> V
     opt("reasoningLevel", &e.reasoning_level);
     opt("responseUsage", &e.response_usage);
     opt("execHost", &e.exec_host);
+    opt("execNode", &e.exec_node);
     opt("execSecurity", &e.exec_security);
     opt("execAsk", &e.exec_ask);
     opt("spawnedBy", &e.spawned_by);

@@ -442,3 +442,120 @@ async fn strangers_replays_and_crossed_roles_are_refused_and_nothing_runs() {
     let res = c.handshake(p).await;
     assert_eq!(res["ok"], false, "{res}");
 }
+
+/// Starts a gateway (exec on nodes by default, hooks on, the untrusted
+/// profile widened to `nodes`), a node host, and approves it.
+async fn agent_setup(home: &std::path::Path) -> (TestGateway, Client, NodeHost, String) {
+    let gw = TestGateway::with_config(json!({
+        "tools": {
+            "exec": { "host": "node", "node": "agent-node", "security": "full", "ask": "off" },
+            "untrusted": { "allow": ["exec", "nodes"] },
+        },
+        "hooks": { "enabled": true, "token": "hook-secret-0123456789" },
+    }));
+    let mut op = admin(&gw).await;
+    let host = NodeHost::start(&gw, home, "agent-node");
+    let requested = op.event("node.pair.requested").await["payload"].clone();
+    let ok = op
+        .call(
+            "node.pair.approve",
+            json!({ "requestId": requested["requestId"] }),
+        )
+        .await;
+    assert_eq!(ok["ok"], true, "{ok}");
+    let node_id = requested["nodeId"].as_str().unwrap().to_string();
+    (gw, op, host, node_id)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_exec_runs_on_the_node_its_output_reaches_the_transcript_and_strangers_never_do()
+{
+    use super::trust::{history_until, tool, tool_results};
+    let home = tempfile::tempdir().unwrap();
+    let (gw, mut op, _host, node_id) = agent_setup(home.path()).await;
+    let marker = home.path().join("agent.txt");
+
+    // A real turn: the offline model's @tool line, exec with host node.
+    let line = format!("echo agent-ran >> {}; echo on-the-node", marker.display());
+    let sent = op
+        .call("chat.send", json!({ "sessionKey": "main", "message": tool("exec", json!({ "command": line })), "idempotencyKey": "a1" }))
+        .await;
+    assert_eq!(sent["ok"], true, "{sent}");
+    let h = history_until(&mut op, "agent:main:main", |m| !tool_results(m).is_empty()).await;
+    let results = tool_results(&h);
+    assert!(results[0].contains("on-the-node"), "{results:?}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "agent-ran\n");
+
+    // The nodes tool: status, and run.
+    let status = tool("nodes", json!({ "action": "status" }));
+    op.call(
+        "chat.send",
+        json!({ "sessionKey": "main", "message": status, "idempotencyKey": "a2" }),
+    )
+    .await;
+    let h = history_until(&mut op, "agent:main:main", |m| tool_results(m).len() >= 2).await;
+    let listed = &tool_results(&h)[1];
+    assert!(
+        listed.contains(&node_id) && listed.contains("system.run"),
+        "{listed}"
+    );
+
+    // The node's own approvals deny: a tool error, nothing runs.
+    let got = op
+        .call("exec.approvals.node.get", json!({ "nodeId": node_id }))
+        .await;
+    let mut file = got["payload"]["file"].clone();
+    file["defaults"] = json!({ "security": "deny" });
+    let set = op
+        .call(
+            "exec.approvals.node.set",
+            json!({ "nodeId": node_id, "file": file, "baseHash": got["payload"]["hash"] }),
+        )
+        .await;
+    assert_eq!(set["ok"], true, "{set}");
+    let run = tool(
+        "nodes",
+        json!({ "action": "run", "node": "agent-node", "command": ["sh", "-c", line] }),
+    );
+    op.call(
+        "chat.send",
+        json!({ "sessionKey": "main", "message": run, "idempotencyKey": "a3" }),
+    )
+    .await;
+    let h = history_until(&mut op, "agent:main:main", |m| tool_results(m).len() >= 3).await;
+    let denied = h
+        .iter()
+        .filter(|m| m["role"] == "toolResult")
+        .nth(2)
+        .unwrap()
+        .clone();
+    assert_eq!(denied["isError"], true, "{denied}");
+    assert!(denied.to_string().contains("SYSTEM_RUN_DENIED"), "{denied}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "agent-ran\n");
+
+    // A stranger's turn (a webhook) with both tools in its profile: neither
+    // reaches the node.
+    for (i, call) in [
+        tool("exec", json!({ "command": format!("touch {}", home.path().join("pwned-exec").display()) })),
+        tool("nodes", json!({ "action": "run", "node": "agent-node", "command": ["touch", home.path().join("pwned-nodes").display().to_string()] })),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = reqwest::Client::new()
+            .post(format!("http://{}/hooks/agent", gw.addr))
+            .header("authorization", "Bearer hook-secret-0123456789")
+            .json(&json!({ "message": call, "deliver": false }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let body: Value = r.json().await.unwrap();
+        let waited = op
+            .call("agent.wait", json!({ "runId": body["runId"], "timeoutMs": 20_000 }))
+            .await;
+        assert_eq!(waited["payload"]["status"], "ok", "{i}: {waited}");
+    }
+    assert!(!home.path().join("pwned-exec").exists());
+    assert!(!home.path().join("pwned-nodes").exists());
+}

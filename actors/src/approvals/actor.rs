@@ -260,7 +260,7 @@ impl Handler<ExecGate> for ApprovalsActor {
     type Result = ResponseActFuture<Self, Result<(), Refused>>;
     fn handle(&mut self, msg: ExecGate, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let (security, ask, fallback) = self.effective(&msg.agent_id, msg.policy);
+        let (security, ask, fallback) = self.effective(&msg.agent_id, msg.policy.clone());
         let hit =
             security == Security::Full || self.allowlisted(&msg.agent_id, msg.bins.as_deref());
         let refuse = |r: &str| Box::pin(actix::fut::ready(Err(Refused(r.into())))) as Self::Result;

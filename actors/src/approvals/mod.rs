@@ -44,6 +44,9 @@ pub enum Ask {
 pub enum Host {
     Gateway,
     Sandbox,
+    /// A paired node (`tools.exec.node` or the session's `execNode` names
+    /// which): `system.run` there, its own approvals deciding too.
+    Node,
 }
 
 impl Security {
@@ -87,13 +90,15 @@ impl Host {
         match s {
             "gateway" => Ok(Host::Gateway),
             "sandbox" => Ok(Host::Sandbox),
-            o => Err(format!("{o:?} (gateway or sandbox)")),
+            "node" => Ok(Host::Node),
+            o => Err(format!("{o:?} (gateway, sandbox or node)")),
         }
     }
     pub fn as_str(self) -> &'static str {
         match self {
             Host::Gateway => "gateway",
             Host::Sandbox => "sandbox",
+            Host::Node => "node",
         }
     }
 }
@@ -119,11 +124,13 @@ impl ExecRequest<'_> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecPolicy {
     pub host: Host,
     pub security: Security,
     pub ask: Ask,
+    /// With host `node`: the node (id or name).
+    pub node: Option<std::sync::Arc<str>>,
 }
 
 impl Default for ExecPolicy {
@@ -132,6 +139,7 @@ impl Default for ExecPolicy {
             host: Host::Gateway,
             security: Security::Full,
             ask: Ask::Off,
+            node: None,
         }
     }
 }

@@ -168,7 +168,7 @@ pub fn entry_from_row(
     let reasoning_level = level("reasoningLevel", REASONING_LEVELS, &[]);
     let response_usage = level("responseUsage", USAGE_LEVELS, &[("on", "tokens")]);
     let send_policy = level("sendPolicy", &["allow", "deny"], &[]);
-    let exec_host = level("execHost", &["gateway", "sandbox"], &[]);
+    let exec_host = level("execHost", &["gateway", "sandbox", "node"], &[]);
     let exec_security = level("execSecurity", &["deny", "allowlist", "full"], &[]);
     let exec_ask = level("execAsk", &["off", "on-miss", "always"], &[]);
     let model_override = match (
@@ -251,6 +251,7 @@ pub fn entry_from_row(
         agent_override: string(row, "agentOverride"),
         spawned_by: string(row, "spawnedBy"),
         exec_host,
+        exec_node: string(row, "execNode"),
         exec_security,
         exec_ask,
         skill_filter,

@@ -297,7 +297,7 @@ async fn run_tool(
         env: cfg.tool_env.clone(),
         session_key: cfg.session_key.clone(),
         agent_id: cfg.agent_id.clone(),
-        exec: cfg.exec,
+        exec: cfg.exec.clone(),
         trust: cfg.trust.clone(),
         progress: cfg.progress.clone().map(|sink| crate::tool::ProgressSink {
             run_id: cfg.run_id.clone(),

@@ -167,6 +167,11 @@ impl SessionActor {
                 .as_deref()
                 .and_then(|a| Ask::parse(a).ok())
                 .unwrap_or(d.ask),
+            node: e
+                .exec_node
+                .as_deref()
+                .or(d.node.as_deref())
+                .map(std::sync::Arc::from),
         }
     }
 
@@ -588,6 +593,7 @@ impl Handler<PatchSession> for SessionActor {
                 (&mut e.reasoning_level, p.reasoning_level),
                 (&mut e.response_usage, p.response_usage),
                 (&mut e.exec_host, p.exec_host),
+                (&mut e.exec_node, p.exec_node),
                 (&mut e.exec_security, p.exec_security),
                 (&mut e.exec_ask, p.exec_ask),
             ] {

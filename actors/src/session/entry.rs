@@ -85,9 +85,12 @@ pub struct SessionEntry {
     /// A sub-agent: the session that spawned it (results are announced there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spawned_by: Option<String>,
-    /// `sessions.patch execHost` (`gateway` | `sandbox`).
+    /// `sessions.patch execHost` (`gateway` | `sandbox` | `node`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_host: Option<String>,
+    /// `sessions.patch execNode`: the node (id or name) for host `node`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_node: Option<String>,
     /// `sessions.patch execSecurity` (`deny` | `allowlist` | `full`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_security: Option<String>,
@@ -168,6 +171,7 @@ impl SessionEntry {
             agent_override: self.agent_override.clone(),
             spawned_by: self.spawned_by.clone(),
             exec_host: self.exec_host.clone(),
+            exec_node: self.exec_node.clone(),
             exec_security: self.exec_security.clone(),
             exec_ask: self.exec_ask.clone(),
             spawn_depth: self.spawn_depth,

@@ -159,6 +159,8 @@ pub struct SessionPatch {
     pub reasoning_level: Option<Option<String>>,
     pub response_usage: Option<Option<String>>,
     pub exec_host: Option<Option<String>>,
+    /// `execNode`: the node exec runs on with host `node`.
+    pub exec_node: Option<Option<String>>,
     pub exec_security: Option<Option<String>>,
     pub exec_ask: Option<Option<String>>,
 }

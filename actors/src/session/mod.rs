@@ -156,7 +156,7 @@ fn validate_patch(p: &SessionPatch) -> Result<(), SessionError> {
             directives::REASONING_LEVELS,
         ),
         ("responseUsage", &p.response_usage, directives::USAGE_LEVELS),
-        ("execHost", &p.exec_host, &["gateway", "sandbox"]),
+        ("execHost", &p.exec_host, &["gateway", "sandbox", "node"]),
         (
             "execSecurity",
             &p.exec_security,

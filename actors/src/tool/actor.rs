@@ -28,6 +28,8 @@ pub struct ToolExecutor {
     memories: crate::memory::Memories,
     /// Where MCP tools (`<server>__<tool>`) go: the MCP hub.
     mcp: Option<Recipient<ExecuteTool>>,
+    /// Paired nodes (`nodes`, `exec` with host `node`).
+    nodes: Option<Addr<crate::nodes::NodeRegistry>>,
 }
 
 impl ToolExecutor {
@@ -49,7 +51,14 @@ impl ToolExecutor {
             approvals: None,
             memories: Default::default(),
             mcp: None,
+            nodes: None,
         }
+    }
+
+    /// `nodes` and exec with host `node` go to this registry.
+    pub fn with_nodes(mut self, nodes: Addr<crate::nodes::NodeRegistry>) -> ToolExecutor {
+        self.nodes = Some(nodes);
+        self
     }
 
     /// MCP tools go to this hub.
@@ -116,6 +125,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
         let (workspace, limits) = (self.workspace.for_turn(&msg.trust), self.limits.clone());
         let processes = self.processes.clone();
         let approvals = self.approvals.clone();
+        let nodes = self.nodes.clone();
         let memory = self.memories.get(Some(&msg.agent_id)).cloned();
         let span = tracing::info_span!(
             "tool",
@@ -134,6 +144,12 @@ impl Handler<ExecuteTool> for ToolExecutor {
         Box::pin(
             async move {
                 let args = &msg.call.arguments;
+                let node_call = super::nodes::NodeCall {
+                    nodes: nodes.as_ref(),
+                    session_key: msg.session_key.as_str(),
+                    call_id: &msg.call.id,
+                    untrusted: msg.trust.untrusted,
+                };
                 match msg.call.name.as_str() {
                     "exec" | "bash" => {
                         let cx = exec::ExecCtx {
@@ -144,11 +160,13 @@ impl Handler<ExecuteTool> for ToolExecutor {
                             session_key: &msg.session_key,
                             agent_id: &msg.agent_id,
                             untrusted: msg.trust.untrusted,
-                            policy: msg.exec,
+                            policy: msg.exec.clone(),
                             approvals,
+                            node_call: &node_call,
                         };
                         exec::run(&cx, args, msg.cancel.clone()).await
                     }
+                    "nodes" => super::nodes::tool(&node_call, args).await,
                     "process" => exec::process(&processes, &exec::Owner::of(&msg), args).await,
                     "read" => read::run(&workspace, &limits, args).await,
                     "web_fetch" => web_fetch::run(&limits.fetch, args).await,

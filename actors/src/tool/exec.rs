@@ -216,6 +216,8 @@ pub struct ExecCtx<'a> {
     pub untrusted: bool,
     pub policy: crate::approvals::ExecPolicy,
     pub approvals: Option<actix::Addr<crate::approvals::ApprovalsActor>>,
+    /// Host `node`: where the command goes instead.
+    pub node_call: &'a super::nodes::NodeCall<'a>,
 }
 
 pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<bool>) -> ToolOutcome {
@@ -263,7 +265,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
             command: command.clone(),
             bins,
             cwd: workspace.display().to_string(),
-            policy: cx.policy,
+            policy: cx.policy.clone(),
             untrusted: cx.untrusted,
         };
         let verdict = tokio::select! {
@@ -275,6 +277,10 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
         }
     } else if cx.policy.security == crate::approvals::Security::Deny {
         return blocked("exec: not run: exec is disabled for this session (security=deny)");
+    }
+    if cx.policy.host == crate::approvals::Host::Node {
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        return super::nodes::exec(cx.node_call, cx.policy.node.as_deref(), &command, ms).await;
     }
     let mut cmd = match cx.policy.host {
         crate::approvals::Host::Sandbox => {
@@ -296,6 +302,7 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
                 Err(e) => return error(format!("exec: the sandbox could not be prepared: {e}")),
             }
         }
+        crate::approvals::Host::Node => return error("exec: host node is handled above"),
         crate::approvals::Host::Gateway => {
             let mut c = tokio::process::Command::new("sh");
             c.arg("-c")

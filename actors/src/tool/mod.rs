@@ -16,6 +16,7 @@ mod exec;
 mod files;
 mod memory;
 mod messages;
+mod nodes;
 mod patch;
 pub mod policy;
 mod read;

@@ -40,6 +40,7 @@ fn group(name: &str) -> Option<&'static [&'static str]> {
             "session_status",
         ],
         "group:automation" => &["cron", "gateway"],
+        "group:nodes" => &["nodes"],
         _ => return None,
     })
 }
@@ -240,6 +241,8 @@ impl ToolHook for ConfigRules {
 pub struct ExecDefaults {
     /// None: from the sandbox mode per session.
     pub host: Option<crate::approvals::Host>,
+    /// `tools.exec.node`: the node for host `node`.
+    pub node: Option<String>,
     pub security: crate::approvals::Security,
     pub ask: crate::approvals::Ask,
     pub sandbox: super::sandbox::SandboxSettings,
@@ -249,6 +252,7 @@ impl Default for ExecDefaults {
     fn default() -> Self {
         ExecDefaults {
             host: None,
+            node: None,
             security: crate::approvals::Security::Allowlist,
             ask: crate::approvals::Ask::OnMiss,
             sandbox: Default::default(),
@@ -269,6 +273,7 @@ impl ExecDefaults {
         };
         Ok(ExecDefaults {
             host,
+            node: exec.node.clone(),
             security: Security::parse(&exec.security)
                 .map_err(|e| format!("tools.exec.security: {e}"))?,
             ask: Ask::parse(&exec.ask).map_err(|e| format!("tools.exec.ask: {e}"))?,

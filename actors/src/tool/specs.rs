@@ -39,6 +39,26 @@ pub fn specs() -> Vec<ToolSpec> {
             }),
         },
         ToolSpec {
+            name: "nodes".into(),
+            description: "Use the operator's paired nodes (other machines): status (list them), describe, run (a command on a node), invoke (any command the node offers), notify; camera_list, camera_snap, screen_snapshot and location_get where a node offers them.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "action": { "type": "string", "enum": ["status", "describe", "run", "invoke", "notify", "camera_list", "camera_snap", "screen_snapshot", "location_get"] },
+                    "node": { "type": "string", "description": "Node id or name." },
+                    "command": { "description": "run: argv array, or a shell line.", "anyOf": [{ "type": "array", "items": { "type": "string" } }, { "type": "string" }] },
+                    "commandTimeoutMs": { "type": "integer" },
+                    "invokeCommand": { "type": "string", "description": "invoke: the node command (e.g. system.which)." },
+                    "invokeParams": { "type": "object" },
+                    "invokeTimeoutMs": { "type": "integer" },
+                    "title": { "type": "string" },
+                    "body": { "type": "string" },
+                    "params": { "type": "object" }
+                },
+                "required": ["action"],
+            }),
+        },
+        ToolSpec {
             name: "read".into(),
             description: "Read a text file from the workspace.".into(),
             parameters: json!({

@@ -130,6 +130,7 @@ async fn view(state: &SharedState) -> Result<Value, ErrorShape> {
         host: d.host.unwrap_or(Host::Gateway),
         security: d.security,
         ask: d.ask,
+        node: None,
     };
     let v = state
         .gateway

@@ -188,6 +188,7 @@ pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
         reasoning_level: field(obj, "reasoningLevel")?,
         response_usage: field(obj, "responseUsage")?,
         exec_host: field(obj, "execHost")?,
+        exec_node: field(obj, "execNode")?,
         exec_security: field(obj, "execSecurity")?,
         exec_ask: field(obj, "execAsk")?,
     };
