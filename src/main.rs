@@ -127,6 +127,12 @@ enum Command {
         #[command(subcommand)]
         command: PairingCommand,
     },
+    /// Nodes (machines running `openclaw node run`): list, pending,
+    /// describe, approve, reject, invoke, rename (through the running gateway).
+    Nodes {
+        #[command(subcommand)]
+        command: NodesCommand,
+    },
     /// Cron jobs: list, add, remove, run now, run history (through the
     /// running gateway).
     Cron {
@@ -180,6 +186,31 @@ enum CronCommand {
         id: String,
         #[arg(long, default_value_t = 50)]
         limit: u32,
+    },
+}
+
+#[derive(Subcommand)]
+enum NodesCommand {
+    /// Every known node, connected first.
+    List,
+    /// Nodes whose commands wait for approval.
+    Pending,
+    /// One node in full (id, id prefix or name).
+    Describe { node: String },
+    /// Approve a node's commands (the request id `pending` shows).
+    Approve { request: String },
+    /// Refuse a node's request.
+    Reject { request: String },
+    /// Give a node a name.
+    Rename { node: String, name: String },
+    /// Run a command the node offers, e.g. `system.which --params '{"bins":["git"]}'`.
+    Invoke {
+        node: String,
+        command: String,
+        #[arg(long, default_value = "{}")]
+        params: String,
+        #[arg(long, default_value_t = 30000)]
+        timeout_ms: u64,
     },
 }
 
@@ -519,6 +550,29 @@ fn main() -> ExitCode {
                 PairingCommand::Dismiss { channel, code } => Action::Dismiss { channel, code },
             };
             run_client(cli::pairing::pairing(&target, action))
+        }
+        Some(Command::Nodes { command }) => {
+            use cli::nodes::Action;
+            let action = match &command {
+                NodesCommand::List => Action::List,
+                NodesCommand::Pending => Action::Pending,
+                NodesCommand::Describe { node } => Action::Describe { node },
+                NodesCommand::Approve { request } => Action::Approve { request },
+                NodesCommand::Reject { request } => Action::Reject { request },
+                NodesCommand::Rename { node, name } => Action::Rename { node, name },
+                NodesCommand::Invoke {
+                    node,
+                    command,
+                    params,
+                    timeout_ms,
+                } => Action::Invoke {
+                    node,
+                    command,
+                    params,
+                    timeout_ms: *timeout_ms,
+                },
+            };
+            run_client(cli::nodes::nodes(&target, action))
         }
         Some(Command::Cron { command }) => {
             use cli::cron::Action;

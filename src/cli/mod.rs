@@ -17,6 +17,7 @@ mod export;
 mod import;
 pub mod mcp;
 pub mod mcp_serve;
+pub mod nodes;
 pub mod pairing;
 mod reply;
 

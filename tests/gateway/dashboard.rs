@@ -104,6 +104,21 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 // needs a chat: tests/gateway/commands.rs.
                 | "device.pair.setupCode"
                 | "message.action"
+                // Need a node, or are the node's own: tests/gateway/nodes.rs.
+                | "node.describe"
+                | "node.pair.approve"
+                | "node.pair.reject"
+                | "node.pair.remove"
+                | "node.rename"
+                | "node.invoke"
+                | "node.invoke.result"
+                | "node.invoke.progress"
+                | "node.event"
+                | "node.skills.update"
+                | "node.pluginTools.update"
+                | "node.runnerInventory.update"
+                | "exec.approvals.node.get"
+                | "exec.approvals.node.set"
                 // Need a job: tests/gateway/cron.rs.
                 | "cron.get"
                 | "cron.update"

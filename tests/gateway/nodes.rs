@@ -360,13 +360,32 @@ async fn strangers_replays_and_crossed_roles_are_refused_and_nothing_runs() {
             "{method}: {r}"
         );
     }
+    let mut writer = Client::connect(&gw.ws_url()).await;
+    let scopes = ["operator.read", "operator.write", "operator.pairing"];
+    let hello = writer
+        .handshake(crate::support::connect_params(
+            "cli",
+            "cli",
+            &scopes,
+            Some(TOKEN),
+        ))
+        .await;
+    assert_eq!(hello["ok"], true, "{hello}");
     for method in ["node.invoke.result", "node.event", "node.skills.update"] {
-        let r = op.call(method, json!({})).await;
+        let r = writer.call(method, json!({})).await;
         assert_eq!(
             r["error"]["message"], "unauthorized role: operator",
             "{method}: {r}"
         );
     }
+    // An admin passes the role check, as in OpenClaw, and acts for no node.
+    let r = op
+        .call(
+            "node.invoke.result",
+            json!({ "id": "x", "nodeId": node_id, "ok": true }),
+        )
+        .await;
+    assert_eq!(r["error"]["message"], "nodeId required", "{r}");
 
     // Commands it never declared, private controls, its approvals file: refused.
     for (command, want) in [
@@ -558,4 +577,92 @@ async fn the_agents_exec_runs_on_the_node_its_output_reaches_the_transcript_and_
     }
     assert!(!home.path().join("pwned-exec").exists());
     assert!(!home.path().join("pwned-nodes").exists());
+}
+
+async fn ferroclaw(gw: &TestGateway, args: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new(crate::support::process::BIN);
+    let state = gw.state_dir().join("cli-state");
+    cmd.args(args)
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["--url", &gw.ws_url(), "--token", TOKEN])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin");
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(o.status.success(), "{o:?}");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ferroclaw_nodes_lists_approves_renames_describes_and_invokes() {
+    let gw = TestGateway::with_config(json!({
+        "gateway": { "nodes": { "commands": { "allow": ["system.which"] } } }
+    }));
+    let dev = Device::new(51);
+    let (mut node, res) = raw_node(&gw, &dev, &["system.which"], &[]).await;
+    assert_eq!(res["ok"], true, "{res}");
+
+    let pending = stdout(&ferroclaw(&gw, &["nodes", "pending"]).await);
+    let request = pending.split_whitespace().next().unwrap().to_string();
+    assert!(pending.contains("system.which"), "{pending}");
+    let approved = stdout(&ferroclaw(&gw, &["nodes", "approve", &request]).await);
+    assert!(
+        approved.contains("approved") && approved.contains(&dev.id),
+        "{approved}"
+    );
+    stdout(&ferroclaw(&gw, &["nodes", "rename", &dev.id[..10], "garage-pi"]).await);
+    let list = stdout(&ferroclaw(&gw, &["nodes", "list"]).await);
+    assert!(
+        list.contains("garage-pi") && list.contains("connected, approved"),
+        "{list}"
+    );
+    let described: Value = serde_json::from_str(&stdout(
+        &ferroclaw(&gw, &["nodes", "describe", "garage-pi"]).await,
+    ))
+    .unwrap();
+    assert_eq!(
+        described["commands"],
+        json!(["system.which"]),
+        "{described}"
+    );
+
+    // The CLI's invoke reaches the node; the node answers.
+    let args = [
+        "nodes",
+        "invoke",
+        "garage-pi",
+        "system.which",
+        "--params",
+        r#"{"bins":["git"]}"#,
+    ];
+    let cli = ferroclaw(&gw, &args);
+    let answer = async {
+        let req = node.event("node.invoke.request").await["payload"].clone();
+        assert_eq!(req["paramsJSON"], r#"{"bins":["git"]}"#, "{req}");
+        let r = node
+            .call(
+                "node.invoke.result",
+                json!({ "id": req["id"], "nodeId": dev.id, "ok": true, "payload": { "bins": { "git": "/usr/bin/git" } } }),
+            )
+            .await;
+        assert_eq!(r["ok"], true, "{r}");
+    };
+    let (out, ()) = tokio::join!(cli, answer);
+    let invoked: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        invoked["payload"]["bins"]["git"], "/usr/bin/git",
+        "{invoked}"
+    );
+
+    let unknown = ferroclaw(&gw, &["nodes", "reject", "no-such-request"]).await;
+    assert!(!unknown.status.success());
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("unknown requestId"),
+        "{unknown:?}"
+    );
 }

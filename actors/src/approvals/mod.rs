@@ -361,6 +361,7 @@ mod tests {
                 host: Host::Gateway,
                 security: Security::Allowlist,
                 ask: Ask::OnMiss,
+                node: None,
             },
             untrusted,
         };

@@ -13,6 +13,8 @@
 mod messages;
 pub mod policy;
 mod registry;
+#[cfg(test)]
+mod registry_tests;
 
 pub use messages::*;
 pub use registry::*;

@@ -11,6 +11,7 @@ mod agents;
 mod channels;
 mod hooks;
 mod mcp;
+mod nodes;
 mod skills;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ pub use agents::*;
 pub use channels::*;
 pub use hooks::*;
 pub use mcp::*;
+pub use nodes::*;
 pub use skills::*;
 
 /// The settings `config/default.json5` alone gives (tests build from them
@@ -146,24 +148,6 @@ pub struct GatewaySettings {
     pub tailscale: Value,
     /// `gateway.nodes`: which commands nodes may be invoked with.
     pub nodes: NodesSettings,
-}
-
-/// `gateway.nodes` (OpenClaw's keys).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NodesSettings {
-    pub commands: NodeCommandSettings,
-    #[serde(flatten)]
-    pub other: serde_json::Map<String, Value>,
-}
-
-/// `gateway.nodes.commands`: `allow` adds commands (the dangerous ones,
-/// `camera.snap` ..., only this way), `deny` removes them.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeCommandSettings {
-    pub allow: Vec<String>,
-    pub deny: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

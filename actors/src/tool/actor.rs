@@ -144,12 +144,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
         Box::pin(
             async move {
                 let args = &msg.call.arguments;
-                let node_call = super::nodes::NodeCall {
-                    nodes: nodes.as_ref(),
-                    session_key: msg.session_key.as_str(),
-                    call_id: &msg.call.id,
-                    untrusted: msg.trust.untrusted,
-                };
+                let node_call = super::nodes::NodeCall::of(&msg, nodes.as_ref());
                 match msg.call.name.as_str() {
                     "exec" | "bash" => {
                         let cx = exec::ExecCtx {

@@ -22,6 +22,17 @@ pub struct NodeCall<'a> {
     pub untrusted: bool,
 }
 
+impl<'a> NodeCall<'a> {
+    pub fn of(msg: &'a super::ExecuteTool, nodes: Option<&'a actix::Addr<NodeRegistry>>) -> Self {
+        NodeCall {
+            nodes,
+            session_key: msg.session_key.as_str(),
+            call_id: &msg.call.id,
+            untrusted: msg.trust.untrusted,
+        }
+    }
+}
+
 const STRANGER: &str = "not run: a turn that holds a message from someone who is not the operator never reaches a node";
 
 impl NodeCall<'_> {
