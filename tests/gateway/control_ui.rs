@@ -190,7 +190,7 @@ fn a_missing_folder_or_index_is_a_start_error_naming_the_key() {
 }
 
 /// The Control UI of the `openclaw` npm package the interop setup installs.
-pub fn installed_ui() -> std::path::PathBuf {
+pub(crate) fn installed_ui() -> std::path::PathBuf {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/interop/node_modules/openclaw/dist/control-ui");
     assert!(
