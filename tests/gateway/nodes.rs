@@ -95,6 +95,30 @@ async fn openclaws_node_host_pairs_is_approved_and_runs_commands_once_per_key() 
     assert!(status.to_string().contains("pi-node"), "{status}");
     let node = only_node(&mut op).await;
     assert_eq!(node["approvalState"], "approved", "{node}");
+    let described = op.call("node.describe", json!({ "nodeId": node_id })).await;
+    let d = &described["payload"];
+    assert!(
+        d["caps"].as_array().unwrap().contains(&json!("system")),
+        "{described}"
+    );
+    assert!(
+        d["connectedAtMs"].as_u64().is_some() && d["pathEnv"].is_string(),
+        "{described}"
+    );
+    let presence = op.call("system-presence", json!({})).await;
+    let as_node = presence["payload"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["deviceId"] == node_id.as_str() && p["roles"] == json!(["node"]));
+    assert!(as_node, "a presence entry for the node: {presence}");
+    // Its token is in the store, in a state dir only the owner can open.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(gw.state_dir())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
     assert!(node["commands"]
         .as_array()
         .unwrap()
@@ -135,8 +159,21 @@ async fn openclaws_node_host_pairs_is_approved_and_runs_commands_once_per_key() 
     assert_eq!(first["payload"]["payload"]["stdout"], "hello-from-node\n");
     let again = run_on(&mut op, &node_id, &["sh", "-c", &line], "k-1").await;
     assert_eq!(again["payload"], first["payload"], "the kept answer");
-    let third = run_on(&mut op, &node_id, &["sh", "-c", &line], "k-2").await;
-    assert_eq!(third["ok"], true);
+    // And through OpenClaw's CLI (its `nodes invoke` keeps system.run for
+    // the exec tool, so: `gateway call node.invoke`).
+    let params = json!({ "nodeId": node_id, "command": "system.run", "idempotencyKey": "k-2",
+                         "params": { "command": ["sh", "-c", line] } })
+    .to_string();
+    let args = [
+        "gateway",
+        "call",
+        "node.invoke",
+        "--json",
+        "--params",
+        &params,
+    ];
+    let third = call_json(&cli(&gw, cli_home.path(), &args).await);
+    assert_eq!(third["payload"]["stdout"], "hello-from-node\n", "{third}");
     let runs = std::fs::read_to_string(&marker).unwrap();
     assert_eq!(runs.lines().count(), 2, "k-1 ran once, k-2 once: {runs}");
     drop(host);
@@ -467,7 +504,7 @@ async fn strangers_replays_and_crossed_roles_are_refused_and_nothing_runs() {
 async fn agent_setup(home: &std::path::Path) -> (TestGateway, Client, NodeHost, String) {
     let gw = TestGateway::with_config(json!({
         "tools": {
-            "exec": { "host": "node", "node": "agent-node", "security": "full", "ask": "off" },
+            "exec": { "security": "full", "ask": "off" },
             "untrusted": { "allow": ["exec", "nodes"] },
         },
         "hooks": { "enabled": true, "token": "hook-secret-0123456789" },
@@ -483,6 +520,14 @@ async fn agent_setup(home: &std::path::Path) -> (TestGateway, Client, NodeHost, 
         .await;
     assert_eq!(ok["ok"], true, "{ok}");
     let node_id = requested["nodeId"].as_str().unwrap().to_string();
+    // Exec on the node for this session only (OpenClaw's sessions.patch keys).
+    let patched = op
+        .call(
+            "sessions.patch",
+            json!({ "key": "main", "execHost": "node", "execNode": "agent-node" }),
+        )
+        .await;
+    assert_eq!(patched["ok"], true, "{patched}");
     (gw, op, host, node_id)
 }
 

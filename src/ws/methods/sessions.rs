@@ -17,7 +17,6 @@ use crate::state::SharedState;
 /// `sessions.patch` fields OpenClaw has that ferroclaw does not act on.
 const UNSUPPORTED_PATCH: &[&str] = &[
     "elevatedLevel",
-    "execNode",
     "spawnedBy",
     "spawnDepth",
     "spawnToolPolicy",
@@ -164,6 +163,7 @@ pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
         "reasoningLevel",
         "responseUsage",
         "execHost",
+        "execNode",
         "execSecurity",
         "execAsk",
     ];
