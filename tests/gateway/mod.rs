@@ -49,6 +49,7 @@ mod memory;
 mod methods;
 mod migrate;
 mod nodes;
+mod nodes_crash;
 mod nodes_ui;
 mod openai_http;
 mod parity;

@@ -26,11 +26,16 @@ impl NodeHost {
     /// Starts a node host named `name` with state under `home` and waits
     /// until it says it is connected.
     pub fn start(gw: &TestGateway, home: &Path, name: &str) -> NodeHost {
+        NodeHost::start_on(gw.addr.port(), home, name)
+    }
+
+    /// The same, for a gateway on `127.0.0.1:port` (the real binary).
+    pub fn start_on(port: u16, home: &Path, name: &str) -> NodeHost {
         let mut n = NodeHost {
             child: None,
             home: home.to_path_buf(),
             log: home.join("node-host.log"),
-            port: gw.addr.port(),
+            port,
             name: name.to_string(),
         };
         n.spawn();
