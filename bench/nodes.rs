@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use proc_stats::{env_usize, status_kb, Gateway};
 use serde_json::{json, Value};
-use support::device::now_ms;
+use support::node_host::{self, RawAuth};
 use support::{connect_params, Client, Device};
 
 const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
@@ -81,20 +81,8 @@ async fn operator(url: &str) -> Client {
 
 async fn raw_node(url: &str, seed: u8) -> (Client, String) {
     let dev = Device::new(seed);
-    let mut c = Client::connect(url).await;
-    let n = c.nonce();
-    let mut p = dev.connect_params(
-        "node-host",
-        "node",
-        "node",
-        &[],
-        Some(TOKEN),
-        &n,
-        now_ms(),
-        false,
-    );
-    p["commands"] = json!(["system.which"]);
-    let res = c.handshake(p).await;
+    let auth = RawAuth::Token(TOKEN);
+    let (c, res) = node_host::raw_node(url, &dev, &["system.which"], auth, &[]).await;
     assert_eq!(res["ok"], true, "{res}");
     (c, dev.id.clone())
 }

@@ -10,8 +10,7 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use super::interop::{call_json, openclaw_command};
-use crate::support::device::now_ms;
-use crate::support::node_host::NodeHost;
+use crate::support::node_host::{self, NodeHost, RawAuth};
 use crate::support::{admin, Client, Device, TestGateway, TOKEN};
 
 async fn cli(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
@@ -296,29 +295,14 @@ async fn the_node_hosts_own_approvals_decide_and_a_killed_node_fails_the_call_cl
     assert_eq!(quick["error"]["details"]["code"], "TIMEOUT", "{quick}");
 }
 
-/// A raw node: a signed device connecting with role `node`.
+/// A raw node with the shared token.
 async fn raw_node(
     gw: &TestGateway,
     dev: &Device,
     commands: &[&str],
     headers: &[(&str, &str)],
 ) -> (Client, Value) {
-    let mut c = Client::connect_with(&gw.ws_url(), headers).await;
-    let n = c.nonce();
-    let mut p = dev.connect_params(
-        "node-host",
-        "node",
-        "node",
-        &[],
-        Some(TOKEN),
-        &n,
-        now_ms(),
-        false,
-    );
-    p["commands"] = json!(commands);
-    p["caps"] = json!(["system"]);
-    let res = c.handshake(p).await;
-    (c, res)
+    node_host::raw_node(&gw.ws_url(), dev, commands, RawAuth::Token(TOKEN), headers).await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -359,20 +343,8 @@ async fn strangers_replays_and_crossed_roles_are_refused_and_nothing_runs() {
 
     // Its token replayed by another device: refused.
     let thief = Device::new(43);
-    let mut c = Client::connect(&gw.ws_url()).await;
-    let n = c.nonce();
-    let mut p = thief.connect_params(
-        "node-host",
-        "node",
-        "node",
-        &[],
-        Some(&node_token),
-        &n,
-        now_ms(),
-        false,
-    );
-    p["auth"] = json!({ "deviceToken": node_token });
-    let res = c.handshake(p).await;
+    let auth = RawAuth::DeviceToken(&node_token);
+    let (_c, res) = node_host::raw_node(&gw.ws_url(), &thief, &["system.which"], auth, &[]).await;
     assert_eq!(res["ok"], false, "{res}");
     assert_eq!(
         res["error"]["details"]["code"], "AUTH_DEVICE_TOKEN_MISMATCH",
@@ -482,20 +454,8 @@ async fn strangers_replays_and_crossed_roles_are_refused_and_nothing_runs() {
     assert_eq!(removed["ok"], true, "{removed}");
     let closed = node.closed().await;
     assert_eq!(closed.code, 1008, "{}", closed.reason);
-    let mut c = Client::connect(&gw.ws_url()).await;
-    let n = c.nonce();
-    let mut p = dev.connect_params(
-        "node-host",
-        "node",
-        "node",
-        &[],
-        Some(&node_token),
-        &n,
-        now_ms(),
-        false,
-    );
-    p["auth"] = json!({ "deviceToken": node_token });
-    let res = c.handshake(p).await;
+    let auth = RawAuth::DeviceToken(&node_token);
+    let (_c, res) = node_host::raw_node(&gw.ws_url(), &dev, &["system.which"], auth, &[]).await;
     assert_eq!(res["ok"], false, "{res}");
 }
 

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{TestGateway, TOKEN};
+use serde_json::{json, Value};
+
+use super::device::now_ms;
+use super::{Client, Device, TestGateway, TOKEN};
 
 pub struct NodeHost {
     child: Option<Child>,
@@ -118,4 +121,47 @@ impl Drop for NodeHost {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A raw node: `dev` connecting to `url` with role `node`, declaring
+/// `commands`, with `auth` (`token`, or `deviceToken` alone). The client
+/// and its handshake answer.
+pub async fn raw_node(
+    url: &str,
+    dev: &Device,
+    commands: &[&str],
+    auth: RawAuth<'_>,
+    headers: &[(&str, &str)],
+) -> (Client, Value) {
+    let mut c = Client::connect_with(url, headers).await;
+    let n = c.nonce();
+    let signed = match auth {
+        RawAuth::Token(t) | RawAuth::DeviceToken(t) => t,
+    };
+    let mut p = dev.connect_params(
+        "node-host",
+        "node",
+        "node",
+        &[],
+        Some(signed),
+        &n,
+        now_ms(),
+        false,
+    );
+    if let RawAuth::DeviceToken(t) = auth {
+        p["auth"] = json!({ "deviceToken": t });
+    }
+    p["commands"] = json!(commands);
+    p["caps"] = json!(["system"]);
+    let res = c.handshake(p).await;
+    (c, res)
+}
+
+/// How a raw node proves itself.
+#[derive(Clone, Copy)]
+pub enum RawAuth<'a> {
+    /// The gateway's shared token.
+    Token(&'a str),
+    /// A device token alone.
+    DeviceToken(&'a str),
 }

@@ -532,6 +532,12 @@ impl NodeRegistry {
         }))
     }
 
+    /// What a node connected on this connection said about itself.
+    fn facts(&mut self, node_id: &str, conn_id: &ConnId) -> Option<&mut LiveFacts> {
+        let live = self.live.get_mut(node_id)?;
+        (&live.conn_id == conn_id).then_some(&mut live.facts)
+    }
+
     fn tell_node(&self, node_id: &str, msg: ToNode) {
         if let Some(l) = self.live.get(node_id) {
             let _ = l.sink.try_send(msg);
@@ -711,14 +717,9 @@ impl Handler<NodeUpdate> for NodeRegistry {
     type Result = bool;
     fn handle(&mut self, msg: NodeUpdate, _: &mut Context<Self>) -> bool {
         let _e = self.span.clone().entered();
-        let Some(live) = self
-            .live
-            .get_mut(&msg.node_id)
-            .filter(|l| l.conn_id == msg.conn_id)
-        else {
+        let Some(f) = self.facts(&msg.node_id, &msg.conn_id) else {
             return false;
         };
-        let f = &mut live.facts;
         match msg.kind {
             UpdateKind::Skills => f.skills = Some(msg.value),
             UpdateKind::PluginTools => f.plugin_tools = Some(msg.value),
@@ -739,14 +740,10 @@ impl Handler<NodeEventIn> for NodeRegistry {
     type Result = bool;
     fn handle(&mut self, msg: NodeEventIn, _: &mut Context<Self>) -> bool {
         let _e = self.span.clone().entered();
-        let Some(live) = self
-            .live
-            .get_mut(&msg.node_id)
-            .filter(|l| l.conn_id == msg.conn_id)
-        else {
+        let Some(f) = self.facts(&msg.node_id, &msg.conn_id) else {
             return false;
         };
-        live.facts.last_active_at_ms = Some(now());
+        f.last_active_at_ms = Some(now());
         let _ = self.news.try_send(NodeNews::Event {
             node_id: msg.node_id,
             event: msg.event,
