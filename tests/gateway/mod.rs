@@ -66,6 +66,7 @@ mod system_events;
 mod telegram;
 mod telegram_crash;
 mod trust;
+mod upgrades;
 mod usage;
 mod validators;
 mod watch;

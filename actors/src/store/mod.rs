@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub mod faults;
+pub mod schema;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -160,6 +161,12 @@ pub enum StoreError {
     },
     #[error("cannot encode value: {0}")]
     Encode(#[from] serde_json::Error),
+    #[error("state dir {dir} was written by ferroclaw {by} (store schema {found}); this build reads schema {supported} and older: run that version or newer, or restore a backup made for this one (nothing in it was changed)", supported = schema::SCHEMA_VERSION)]
+    NewerState {
+        dir: PathBuf,
+        found: u32,
+        by: String,
+    },
 }
 
 #[derive(Serialize)]
@@ -257,7 +264,7 @@ impl Store {
             .iter()
             .map(|t| db.open_tree(t.name()))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Store {
+        let store = Store {
             inner: Arc::new(Inner {
                 db,
                 faults: faults::Faults::default(),
@@ -269,7 +276,9 @@ impl Store {
                 dir: state_dir.to_path_buf(),
                 _lock: lock,
             }),
-        })
+        };
+        schema::check(&store)?;
+        Ok(store)
     }
 
     pub fn dir(&self) -> &Path {
