@@ -226,6 +226,12 @@ fn sweep(
     if let Err(e) = idx.prune_remote() {
         tracing::warn!(error = %e, "cached memory embeddings not pruned");
     }
+    // The sweep's writes are done: the log goes back into the database.
+    match idx.checkpoint() {
+        Ok(true) => {}
+        Ok(false) => tracing::debug!("memory index log kept: a reader holds a snapshot"),
+        Err(e) => tracing::warn!(error = %e, "memory index log not checkpointed"),
+    }
     if let Ok(mut s) = status.lock() {
         s.chunks = idx.len();
         s.files = found.len();

@@ -135,7 +135,22 @@ CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
   INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text); END;
 ";
 
+/// The write-ahead log is cut back to this size whenever a checkpoint
+/// resets it (SQLite's `journal_size_limit`).
+pub const WAL_LIMIT_BYTES: u64 = 8 * 1024 * 1024;
+
 impl MemoryIndex {
+    /// Copies the write-ahead log into the database and truncates it
+    /// (`wal_checkpoint(TRUNCATE)`); the actor calls it after every sweep.
+    /// Returns false when a reader's open snapshot (another process, a
+    /// backup) holds the log: nothing waits, the next sweep tries again.
+    pub fn checkpoint(&self) -> Result<bool, IndexError> {
+        let busy: i64 = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+        Ok(busy == 0)
+    }
+
     /// Opens (or creates) the index at `path`; `:memory:` for tests.
     pub fn open(path: &Path) -> Result<MemoryIndex, IndexError> {
         // Created 0600, so its WAL and shared-memory files (SQLite gives
@@ -150,7 +165,9 @@ impl MemoryIndex {
             }
         }
         let conn = Connection::open(path)?;
-        conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit={WAL_LIMIT_BYTES};"
+        ))?;
         conn.execute_batch(SCHEMA)?;
         let version: Option<String> = conn
             .query_row("SELECT value FROM meta WHERE key = 'embedder'", [], |r| {

@@ -22,6 +22,8 @@ mod messages;
 pub mod provider;
 pub mod rank;
 pub mod vectors;
+#[cfg(test)]
+mod wal_tests;
 
 pub use actor::MemoryActor;
 pub use agents::{results_json, AgentMemory, Memories};
