@@ -127,6 +127,12 @@ enum Command {
         #[command(subcommand)]
         command: PairingCommand,
     },
+    /// The gateway as a service of this user (systemd user unit; launchd
+    /// on macOS): install, uninstall, status, start, stop, restart, logs.
+    Daemon {
+        #[command(subcommand)]
+        command: cli::daemon::DaemonCommand,
+    },
     /// Nodes (machines running `openclaw node run`): list, pending,
     /// describe, approve, reject, invoke, rename (through the running gateway).
     Nodes {
@@ -551,6 +557,16 @@ fn main() -> ExitCode {
             };
             run_client(cli::pairing::pairing(&target, action))
         }
+        Some(Command::Daemon { command }) => match load_or_exit(&cli.paths, &state) {
+            Ok(c) => cli::daemon::run(
+                command,
+                &cli::daemon::Service::new(&state, cli.paths.config.as_deref(), &c.settings).homes(
+                    std::env::var_os("HOME"),
+                    std::env::var_os("XDG_CONFIG_HOME"),
+                ),
+            ),
+            Err(code) => code,
+        },
         Some(Command::Nodes { command }) => {
             use cli::nodes::Action;
             let action = match &command {

@@ -31,4 +31,8 @@ if ! command -v espeak-ng >/dev/null 2>&1 || ! command -v pocketsphinx_continuou
   echo "tests: installing espeak-ng and pocketsphinx (speech in the media tests)" >&2
   apt-get update -qq && apt-get install -y -qq espeak-ng pocketsphinx pocketsphinx-en-us >/dev/null
 fi
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+  echo "tests: installing systemd (systemd-analyze verify, the daemon test)" >&2
+  apt-get update -qq && apt-get install -y -qq systemd >/dev/null
+fi
 cargo test --workspace "$@"

@@ -13,6 +13,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 pub mod audit;
 pub mod cron;
+pub mod daemon;
 mod export;
 mod import;
 pub mod mcp;

@@ -16,6 +16,7 @@ mod control_ui_http;
 mod crash;
 mod cron;
 mod cron_crash;
+mod daemon;
 mod dashboard;
 mod delivery;
 mod devices;

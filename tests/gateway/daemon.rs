@@ -1,0 +1,102 @@
+//! `ferroclaw daemon`: the systemd user unit it writes passes Debian's
+//! `systemd-analyze verify` with no warning (paths with spaces included);
+//! a second install is refused without `--force`; where the user manager
+//! is unreachable (this container, like a shell without a login session)
+//! the install says what to run and exits 3 with the unit written;
+//! `uninstall` removes it; the launchd agent parses as a property list
+//! (Python's `plistlib`).
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::support::process::{ferroclaw, BIN};
+
+fn daemon(state: &Path, xdg: &Path, args: &[&str]) -> Output {
+    ferroclaw(state)
+        .arg("daemon")
+        .args(args)
+        .env("XDG_CONFIG_HOME", xdg)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn the_unit_verifies_installs_refuse_twice_and_uninstall_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("my state");
+    let xdg = dir.path().join("xdg");
+    let unit = xdg.join("systemd/user/ferroclaw-gateway.service");
+
+    let out = daemon(&state, &xdg, &["install", "--no-start"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let body = std::fs::read_to_string(&unit).unwrap();
+    let exec = format!(
+        "ExecStart=\"{BIN}\" \"--state-dir\" \"{}\" \"gateway\"",
+        state.display()
+    );
+    assert!(body.contains(&exec), "{body}");
+    assert!(body.contains("Restart=on-failure"), "{body}");
+    let verify = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&unit)
+        .output()
+        .expect("systemd-analyze (Debian's systemd; tests/run.sh installs it)");
+    assert!(verify.status.success(), "{}", text(&verify));
+    assert_eq!(text(&verify).trim(), "", "no warning from systemd");
+
+    let again = daemon(&state, &xdg, &["install", "--no-start"]);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    assert!(text(&again).contains("--force"), "{}", text(&again));
+
+    // Starting needs the user manager; here there is none: said, exit 3.
+    let start = daemon(&state, &xdg, &["install", "--force"]);
+    assert_eq!(start.status.code(), Some(3), "{}", text(&start));
+    let said = text(&start);
+    assert!(
+        said.contains("systemctl --user") && said.contains("loginctl enable-linger"),
+        "{said}"
+    );
+    assert!(unit.exists(), "written though not started");
+
+    let removed = daemon(&state, &xdg, &["uninstall"]);
+    assert!(!unit.exists(), "{}", text(&removed));
+    let none = daemon(&state, &xdg, &["uninstall"]);
+    assert_eq!(none.status.code(), Some(1), "{}", text(&none));
+}
+
+#[test]
+fn the_launchd_agent_is_a_valid_property_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("a <b> & c");
+    let out = daemon(
+        &state,
+        &dir.path().join("xdg"),
+        &["install", "--print", "--launchd"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let plist = dir.path().join("agent.plist");
+    std::fs::write(&plist, &out.stdout).unwrap();
+    let parsed = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import json,plistlib,sys; print(json.dumps(plistlib.load(open(sys.argv[1],'rb'))))",
+        ])
+        .arg(&plist)
+        .output()
+        .unwrap();
+    assert!(parsed.status.success(), "{}", text(&parsed));
+    let v: serde_json::Value = serde_json::from_slice(&parsed.stdout).unwrap();
+    assert_eq!(v["Label"], "ai.ferroclaw.gateway");
+    let args = v["ProgramArguments"].as_array().unwrap();
+    assert_eq!(args[0], BIN);
+    assert_eq!(args[2], state.display().to_string(), "{v}");
+    assert_eq!(v["KeepAlive"]["SuccessfulExit"], false);
+}
