@@ -63,6 +63,9 @@ impl AuditDb {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // The log is cut back to 4 MB whenever a checkpoint resets it; the
+        // hourly prune ends with a TRUNCATE checkpoint.
+        conn.pragma_update(None, "journal_size_limit", 4 * 1024 * 1024)?;
         // Pages are read in sequence order and rarely twice: a small page
         // cache (512 KB, SQLite's default is 2 MB) keeps the idle RSS low.
         conn.pragma_update(None, "cache_size", -512)?;
@@ -143,6 +146,16 @@ impl AuditDb {
     }
 
     /// Deletes rows past the retention and the oldest over the row limit.
+    /// Copies the log into the database and truncates it. False when a
+    /// reader's snapshot (a backup, `sqlite3`) holds it: nothing waits, the
+    /// next hourly prune tries again.
+    pub fn checkpoint(&self) -> Result<bool, DbError> {
+        let busy: i64 = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+        Ok(busy == 0)
+    }
+
     pub fn prune(&mut self, now: u64) -> Result<usize, DbError> {
         let oldest = now.saturating_sub(self.limits.retention_ms) as i64;
         let mut gone = self
@@ -335,6 +348,9 @@ impl Handler<Prune> for AuditDb {
     fn handle(&mut self, _: Prune, _: &mut SyncContext<Self>) {
         if let Err(e) = self.prune(crate::now_ms()) {
             tracing::error!(parent: &self.span, error = %e, "cannot prune the audit ledger");
+        }
+        if let Err(e) = self.checkpoint() {
+            tracing::warn!(parent: &self.span, error = %e, "audit ledger log not checkpointed");
         }
     }
 }

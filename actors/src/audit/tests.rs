@@ -293,3 +293,19 @@ async fn channels_build_message_records_only_while_the_ledger_keeps_them() {
     assert!(!log.wants_messages(), "a disabled ledger wants nothing");
     assert!(!AuditLog::off().wants_messages());
 }
+
+#[test]
+fn the_log_is_truncated_by_the_hourly_checkpoint() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut db = open(dir.path(), Limits::default());
+    let now = crate::now_ms();
+    let records: Vec<Record> = (0..5_000)
+        .map(|i| run("main", &format!("r{i}"), now + i, None))
+        .collect();
+    assert_eq!(db.append(records).expect("append"), 5_000);
+    let wal = dir.path().join("audit.sqlite-wal");
+    let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert!(size() > 0, "the rows went through the log");
+    assert!(db.checkpoint().expect("checkpoint"));
+    assert_eq!(size(), 0);
+}
