@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::Message;
 pub mod audit;
 pub mod cron;
 pub mod daemon;
+mod disk;
 mod export;
 mod import;
 pub mod mcp;
@@ -598,6 +599,12 @@ pub async fn doctor(
         .and_then(|_| std::fs::write(&probe, b"ok"))
         .is_ok();
     let _ = std::fs::remove_file(&probe);
+    let (verdict, detail) = disk::check(state_dir);
+    checks.push(Check {
+        name: "disk",
+        verdict,
+        detail,
+    });
     checks.push(Check {
         name: "state dir",
         verdict: if writable { "ok" } else { "fail" },

@@ -255,6 +255,7 @@ async fn doctor_gives_a_verdict_per_check() {
     for line in [
         "OK    config",
         "OK    state dir",
+        "OK    disk",
         "OK    gateway",
         "OK    model",
         "OK    channels",
@@ -273,8 +274,19 @@ async fn doctor_gives_a_verdict_per_check() {
     let o = run(Some(&gw), &["doctor", "--json"]).await;
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ok"], true);
-    // config, state dir, gateway, model, channels, control ui, security.
-    assert_eq!(v["checks"].as_array().unwrap().len(), 7);
+    // config, state dir, disk, gateway, model, channels, control ui, security.
+    assert_eq!(v["checks"].as_array().unwrap().len(), 8);
+    let disk = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "disk")
+        .unwrap()
+        .to_string();
+    assert!(
+        disk.contains("in all: store ") && disk.contains("audit "),
+        "{disk}"
+    );
 
     // A model that refuses the key fails its check; the others still run.
     let fake = FakeProvider::start().await;
