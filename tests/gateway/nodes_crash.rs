@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::node_host::NodeHost;
+use crate::support::node_host::{self, NodeHost};
 use crate::support::process::{ferroclaw, sigkill, Gateway};
 use crate::support::{admin_at, Client, TOKEN};
 
@@ -61,14 +61,7 @@ async fn a_gateway_killed_mid_invoke_never_runs_the_key_twice() {
     let mut op = admin_at(&url, TOKEN).await;
     let home = tempfile::tempdir().unwrap();
     let _host = NodeHost::start_on(port, home.path(), "crash-node");
-    let requested = op.event("node.pair.requested").await["payload"].clone();
-    let ok = op
-        .call(
-            "node.pair.approve",
-            json!({ "requestId": requested["requestId"] }),
-        )
-        .await;
-    assert_eq!(ok["ok"], true, "{ok}");
+    let requested = node_host::approve_next(&mut op).await;
     let node_id = requested["nodeId"].as_str().unwrap().to_string();
 
     let marker = home.path().join("started.txt");

