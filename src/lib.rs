@@ -197,6 +197,7 @@ pub async fn start(
             .app_data(mcp.clone())
             .app_data(web::PayloadConfig::new(max_payload))
             .configure(http::admin::routes)
+            .configure(http::backup::routes)
             .configure(http::openai::routes)
             .configure(http::webchat::routes)
             .configure(http::media::routes)

@@ -133,6 +133,12 @@ enum Command {
         #[command(subcommand)]
         command: cli::daemon::DaemonCommand,
     },
+    /// Backups of the state dir: create (also while the gateway runs),
+    /// verify, restore.
+    Backup {
+        #[command(subcommand)]
+        command: cli::backup::BackupCommand,
+    },
     /// Nodes (machines running `openclaw node run`): list, pending,
     /// describe, approve, reject, invoke, rename (through the running gateway).
     Nodes {
@@ -461,37 +467,6 @@ where
     }
 }
 
-/// `ferroclaw security audit`: the findings, then their exit code.
-fn security_audit(paths: &Paths, state: &Path, json: bool) -> ExitCode {
-    let findings = match config::load(&sources(paths, state)) {
-        Ok(c) => cli::audit::audit(&c.settings, &c.sources.path, state),
-        // A config the gateway refuses (a placeholder secret among them).
-        Err(e) => vec![cli::audit::Finding {
-            check: "config.invalid",
-            severity: cli::audit::Severity::Critical,
-            title: e.to_string(),
-            fix: "fix the config: the gateway does not start with it".into(),
-        }],
-    };
-    if json {
-        println!("{}", cli::audit::report(&findings));
-    } else if findings.is_empty() {
-        println!("no findings");
-    } else {
-        for f in &findings {
-            println!(
-                "{:<8} {}: {}
-         fix: {}",
-                f.severity.as_str().to_uppercase(),
-                f.check,
-                f.title,
-                f.fix
-            );
-        }
-    }
-    ExitCode::from(cli::audit::exit_code(&findings))
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let state = state_dir(&cli.paths);
@@ -531,7 +506,11 @@ fn main() -> ExitCode {
         }
         Some(Command::Security {
             command: SecurityCommand::Audit,
-        }) => security_audit(&cli.paths, &state, cli.client.json),
+        }) => cli::audit::print(
+            config::load(&sources(&cli.paths, &state)),
+            &state,
+            cli.client.json,
+        ),
         Some(Command::Mcp {
             command: cli::mcp::McpCommand::Serve { allow },
         }) => match cli::mcp_serve::allowlist(allow.as_deref()) {
@@ -565,6 +544,26 @@ fn main() -> ExitCode {
                     std::env::var_os("XDG_CONFIG_HOME"),
                 ),
             ),
+            Err(code) => code,
+        },
+        Some(Command::Backup { command }) => match load_or_exit(&cli.paths, &state) {
+            Ok(c) => {
+                let ws = ferroclaw_actors::plan::plan(
+                    &c.settings,
+                    &state,
+                    ferroclaw_actors::provider::hub::process_env(),
+                )
+                .map(|p| ferroclaw_actors::plan::agent_workspaces(&c.settings, &p.workspace))
+                .unwrap_or_default();
+                let cx = cli::backup::Context {
+                    state_dir: state.clone(),
+                    config: c.sources.path.clone(),
+                    workspaces: ws,
+                    home: std::env::var_os("HOME").map(PathBuf::from),
+                    target,
+                };
+                cli::backup::run(command, &cx)
+            }
             Err(code) => code,
         },
         Some(Command::Nodes { command }) => {

@@ -7,6 +7,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod backup;
 pub mod bus;
 pub mod channels;
 pub mod compaction;

@@ -53,6 +53,30 @@ pub struct StartPlan {
     pub pruning: crate::compaction::PruneSettings,
 }
 
+/// Every agent and its workspace: the default agent on `workspace` (the
+/// plan's), each of `agents.list` on its own, else on that one.
+pub fn agent_workspaces(
+    settings: &Settings,
+    workspace: &std::path::Path,
+) -> Vec<(String, std::path::PathBuf)> {
+    let mut agents = vec![(
+        settings.default_agent_id().to_string(),
+        workspace.to_path_buf(),
+    )];
+    for a in &settings.agents.list {
+        let ws = a
+            .workspace
+            .as_deref()
+            .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
+            .unwrap_or_else(|| workspace.to_path_buf());
+        match agents.iter_mut().find(|(id, _)| *id == a.id) {
+            Some(entry) => entry.1 = ws,
+            None => agents.push((a.id.clone(), ws)),
+        }
+    }
+    agents
+}
+
 /// Checks and derives everything `Gateway::start` needs from the settings;
 /// reads nothing but the config (no files, no network).
 pub fn plan(

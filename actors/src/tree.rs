@@ -385,21 +385,7 @@ fn start_memories(
         &providers,
         env,
     );
-    let mut agents = vec![(
-        settings.default_agent_id().to_string(),
-        workspace.to_path_buf(),
-    )];
-    for a in &settings.agents.list {
-        let ws = a
-            .workspace
-            .as_deref()
-            .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
-            .unwrap_or_else(|| workspace.to_path_buf());
-        match agents.iter_mut().find(|(id, _)| *id == a.id) {
-            Some(entry) => entry.1 = ws,
-            None => agents.push((a.id.clone(), ws)),
-        }
-    }
+    let agents = crate::plan::agent_workspaces(settings, workspace);
     crate::memory::Memories::start(&memory, state_dir, &agents, settings.default_agent_id())
 }
 

@@ -243,6 +243,41 @@ fn widened(s: &Settings) -> Vec<(String, Vec<String>)> {
 }
 
 /// The findings as `{summary, findings}` (OpenClaw's report shape).
+/// `ferroclaw security audit`: the findings of a loaded config (a config
+/// the gateway refuses is itself critical), printed, then their exit code.
+pub fn print(
+    loaded: Result<ferroclaw::config::LoadedConfig, ferroclaw::config::ConfigError>,
+    state: &Path,
+    json: bool,
+) -> std::process::ExitCode {
+    let findings = match loaded {
+        Ok(c) => audit(&c.settings, &c.sources.path, state),
+        // A config the gateway refuses (a placeholder secret among them).
+        Err(e) => vec![Finding {
+            check: "config.invalid",
+            severity: Severity::Critical,
+            title: e.to_string(),
+            fix: "fix the config: the gateway does not start with it".into(),
+        }],
+    };
+    if json {
+        println!("{}", report(&findings));
+    } else if findings.is_empty() {
+        println!("no findings");
+    } else {
+        for f in &findings {
+            println!(
+                "{:<8} {}: {}\n         fix: {}",
+                f.severity.as_str().to_uppercase(),
+                f.check,
+                f.title,
+                f.fix
+            );
+        }
+    }
+    std::process::ExitCode::from(exit_code(&findings))
+}
+
 pub fn report(findings: &[Finding]) -> Value {
     let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
     json!({

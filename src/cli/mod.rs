@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
 pub mod audit;
+pub mod backup;
 pub mod cron;
 pub mod daemon;
 mod disk;

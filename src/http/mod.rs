@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub(crate) mod auth;
+pub mod backup;
 pub mod control_ui;
 pub mod hooks;
 pub mod media;

@@ -21,11 +21,7 @@ fn daemon(state: &Path, xdg: &Path, args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    crate::support::process::output_text(o)
 }
 
 #[test]

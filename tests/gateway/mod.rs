@@ -3,6 +3,7 @@ mod agents;
 mod approvals;
 mod attachments;
 mod audit;
+mod backup;
 mod btw;
 mod channel_crash;
 mod chat;

@@ -43,7 +43,7 @@ fn a_newer_state_dir_is_refused_and_never_rewritten() {
     assert_eq!(mark, Some(newer));
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+pub(super) fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();

@@ -74,3 +74,12 @@ pub fn spawn_gateway(state: &std::path::Path) -> (Gateway, String, String) {
         .unwrap_or_default();
     (Gateway(child), addr, token)
 }
+
+/// A finished command's stdout then stderr, as text (for messages).
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

@@ -404,6 +404,24 @@ impl Handler<UsageRows> for GatewayActor {
     }
 }
 
+impl Handler<SnapshotStore> for GatewayActor {
+    type Result =
+        ResponseFuture<Result<crate::store::snapshot::LogSummary, crate::store::StoreError>>;
+    fn handle(&mut self, mut msg: SnapshotStore, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let store = self.store.clone();
+        Box::pin(async move {
+            let copy = move || store.snapshot(&mut msg.out);
+            tokio::task::spawn_blocking(copy).await.unwrap_or_else(|e| {
+                Err(crate::store::StoreError::Io {
+                    dir: Default::default(),
+                    source: std::io::Error::other(e.to_string()),
+                })
+            })
+        })
+    }
+}
+
 impl Handler<Shutdown> for GatewayActor {
     type Result = ResponseFuture<()>;
     fn handle(&mut self, _: Shutdown, _: &mut Context<Self>) -> Self::Result {

@@ -63,3 +63,11 @@ pub struct UsageRows {
     pub from: String,
     pub to: String,
 }
+
+/// A consistent snapshot of the whole store written to `out`, on the
+/// blocking pool (`GET /backup/store`; `store/snapshot.rs`).
+#[derive(Message)]
+#[rtype(result = "Result<crate::store::snapshot::LogSummary, crate::store::StoreError>")]
+pub struct SnapshotStore {
+    pub out: Box<dyn std::io::Write + Send>,
+}

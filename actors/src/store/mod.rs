@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 pub mod faults;
 pub mod schema;
+pub mod snapshot;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -229,6 +230,8 @@ struct Inner {
     landed: AtomicU64,
     durable: AtomicU64,
     trees: Vec<sled::Tree>,
+    /// The gate writes hold, and a running snapshot's journal.
+    journal: snapshot::Journal,
     dir: PathBuf,
     _lock: File,
 }
@@ -273,6 +276,7 @@ impl Store {
                 landed: AtomicU64::new(0),
                 durable: AtomicU64::new(0),
                 trees,
+                journal: Default::default(),
                 dir: state_dir.to_path_buf(),
                 _lock: lock,
             }),
@@ -324,7 +328,9 @@ impl Store {
             data: value,
         })?;
         self.inner.stats.wrote(bytes.len());
-        self.tree(tree).insert(key.as_bytes(), bytes)?;
+        let write = self.inner.journal.enter();
+        self.tree(tree).insert(key.as_bytes(), bytes.as_slice())?;
+        write.note(tree, key, Some(&bytes));
         self.landed();
         Ok(())
     }
@@ -337,17 +343,23 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.writable()?;
         let mut batch = sled::Batch::default();
-        let mut total = 0;
+        let mut encoded = Vec::with_capacity(items.len());
         for (key, value) in items {
             let bytes = serde_json::to_vec(&EnvelopeOut {
                 v: VALUE_VERSION,
                 data: value,
             })?;
-            total += bytes.len();
-            batch.insert(key.as_bytes(), bytes);
+            batch.insert(key.as_bytes(), bytes.as_slice());
+            encoded.push((key, bytes));
         }
-        self.inner.stats.wrote(total);
+        self.inner
+            .stats
+            .wrote(encoded.iter().map(|(_, b)| b.len()).sum());
+        let write = self.inner.journal.enter();
         self.tree(tree).apply_batch(batch)?;
+        for (key, bytes) in &encoded {
+            write.note(tree, key, Some(bytes));
+        }
         self.landed();
         Ok(())
     }
@@ -356,7 +368,9 @@ impl Store {
     pub fn remove(&self, tree: Tree, key: &str) -> Result<bool, StoreError> {
         self.writable()?;
         self.inner.stats.wrote(0);
+        let write = self.inner.journal.enter();
         let existed = self.tree(tree).remove(key.as_bytes())?.is_some();
+        write.note(tree, key, None);
         self.landed();
         Ok(existed)
     }
@@ -465,6 +479,7 @@ impl Store {
             .into_iter()
             .map(|(t, k, v)| (used.iter().position(|u| *u == t).unwrap_or(0), k, v))
             .collect();
+        let write = self.inner.journal.enter();
         let done = trees
             .as_slice()
             .transaction(|views| {
@@ -486,6 +501,11 @@ impl Store {
                     StoreError::Sled(sled::Error::Unsupported("transaction aborted".into()))
                 }
             });
+        if done.is_ok() {
+            for ((tree, key, _), (_, _, bytes)) in writes.iter().zip(&encoded) {
+                write.note(*tree, key, bytes.as_deref());
+            }
+        }
         self.landed();
         done
     }

@@ -1,0 +1,489 @@
+//! `ferroclaw backup create|verify|restore`: one archive holding a
+//! consistent snapshot of the store (its log, `store/snapshot.rs`), online
+//! copies of the SQLite files (memory indexes, audit ledger), and every
+//! other file of the state dir (config, gateway token, credentials, exec
+//! approvals, media, the workspace), plus a config and workspaces kept
+//! outside it. Logs, the lock and sandboxes are left out.
+//!
+//! Invariants: an archive is written as `<name>.partial` and renamed only
+//! when whole (any failure removes the partial and the staging files); an
+//! existing archive is never overwritten; a restore verifies the archive
+//! first, builds the state dir beside the target and moves it in whole,
+//! and moves a non-empty target aside (`--force`) rather than deleting it.
+
+use std::path::{Path, PathBuf};
+
+pub mod archive;
+
+use archive::{Manifest, Workspace, MANIFEST, STORE_LOG};
+
+use crate::fsutil::{make_private, private_dir, private_options};
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    /// The archive fails a check.
+    #[error("{0}")]
+    Invalid(String),
+    /// What was asked cannot be done as asked (exit 2).
+    #[error("{0}")]
+    Refused(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0} changed while it was read; run the backup again")]
+    Changed(String),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+}
+
+impl BackupError {
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> BackupError {
+        BackupError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+/// What a backup takes.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    pub state_dir: PathBuf,
+    /// The config file, when it exists.
+    pub config: Option<PathBuf>,
+    /// Every agent's workspace.
+    pub workspaces: Vec<(String, PathBuf)>,
+    pub include_workspace: bool,
+}
+
+/// State dir entries never archived: the store (its log is), the lock,
+/// logs and sandboxes.
+const SKIPPED: &[&str] = &["store", "ferroclaw.lock", "logs", "sandboxes"];
+
+/// SQLite files copied with SQLite's online backup (their WAL and shm are
+/// in the copy).
+fn is_sqlite(rel: &Path) -> bool {
+    let name = rel.to_string_lossy();
+    name == "audit.sqlite" || (name.starts_with("memory/") && name.ends_with(".sqlite"))
+}
+
+fn is_sqlite_side(rel: &Path) -> bool {
+    let name = rel.to_string_lossy();
+    ["-wal", "-shm", "-journal"].iter().any(|s| {
+        name.strip_suffix(s)
+            .is_some_and(|db| is_sqlite(Path::new(db)))
+    })
+}
+
+/// Removes what it names when dropped, unless disarmed.
+struct Cleanup(Vec<PathBuf>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_dir_all(p).or_else(|_| std::fs::remove_file(p));
+        }
+    }
+}
+
+fn inside(path: &Path, dir: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canon(path).starts_with(canon(dir))
+}
+
+/// Copies a live SQLite database with SQLite's online backup: one read
+/// transaction, so writers are not held up (WAL) and the copy is one
+/// instant of it.
+fn sqlite_copy(from: &Path, to: &Path) -> Result<(), BackupError> {
+    use rusqlite::{Connection, OpenFlags};
+    let err = |e: rusqlite::Error| {
+        BackupError::io(
+            format!("copying {}", from.display()),
+            std::io::Error::other(e),
+        )
+    };
+    let src = Connection::open_with_flags(
+        from,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(err)?;
+    src.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(err)?;
+    let mut dst = Connection::open(to).map_err(err)?;
+    use rusqlite::backup::{Backup, StepResult};
+    let backup = Backup::new(&src, &mut dst).map_err(err)?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // Every page in one step: one read transaction, one instant.
+    loop {
+        match backup.step(-1).map_err(err)? {
+            StepResult::Done => return Ok(()),
+            StepResult::More => {}
+            _ if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            _ => {
+                return Err(BackupError::io(
+                    format!("copying {}", from.display()),
+                    std::io::Error::other("the database stayed locked for 10 s"),
+                ))
+            }
+        }
+    }
+}
+
+/// A timestamped archive name (`2026-11-27T19-00-00Z-ferroclaw-backup.tar.gz`).
+pub fn default_name(now: chrono::DateTime<chrono::Utc>) -> String {
+    format!(
+        "{}-ferroclaw-backup.tar.gz",
+        now.format("%Y-%m-%dT%H-%M-%SZ")
+    )
+}
+
+/// Writes the archive at `output` (which must not exist). `store_log`
+/// writes the store's snapshot log into the file it is given.
+pub fn create(
+    src: &Sources,
+    output: &Path,
+    store_log: impl FnOnce(&mut std::fs::File) -> Result<(), BackupError>,
+) -> Result<Manifest, BackupError> {
+    if output.exists() {
+        return Err(BackupError::Refused(format!(
+            "{} exists; an archive is never overwritten",
+            output.display()
+        )));
+    }
+    let mut trees = vec![src.state_dir.clone()];
+    trees.extend(src.workspaces.iter().map(|(_, w)| w.clone()));
+    let dir = output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if trees.iter().any(|t| inside(dir, t)) {
+        return Err(BackupError::Refused(format!(
+            "{} is inside what it backs up; write it elsewhere",
+            output.display()
+        )));
+    }
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let partial = dir.join(format!("{name}.partial"));
+    let staging = dir.join(format!(".{name}.staging"));
+    // Removed at the end either way (the partial is renamed when whole).
+    let _cleanup = Cleanup(vec![partial.clone(), staging.clone()]);
+    private_dir(&staging).map_err(|e| BackupError::io("making the staging folder", e))?;
+    // The store first: its log, made consistent by the store (or the
+    // gateway that owns it), then checked.
+    let log_path = staging.join("store.jsonl");
+    let mut log = private_options()
+        .create_new(true)
+        .write(true)
+        .read(true)
+        .open(&log_path)
+        .map_err(|e| BackupError::io("writing the store log", e))?;
+    store_log(&mut log)?;
+    drop(log);
+    let summary = crate::store::snapshot::read_log(
+        std::io::BufReader::new(
+            std::fs::File::open(&log_path)
+                .map_err(|e| BackupError::io("reading the store log", e))?,
+        ),
+        |_, _, _| Ok(()),
+    )?;
+    let file = private_options()
+        .create_new(true)
+        .write(true)
+        .open(&partial)
+        .map_err(|e| BackupError::io(format!("creating {}", partial.display()), e))?;
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+        std::io::BufWriter::new(file),
+        flate2::Compression::default(),
+    ));
+    let mut entries = Vec::new();
+    let mut add = |tar: &mut tar::Builder<_>, path: &str, file: &Path| -> Result<(), BackupError> {
+        let f = std::fs::File::open(file)
+            .map_err(|e| BackupError::io(format!("reading {}", file.display()), e))?;
+        let size = f
+            .metadata()
+            .map_err(|e| BackupError::io(format!("reading {}", file.display()), e))?
+            .len();
+        entries.push(archive::append(tar, path, size, f)?);
+        Ok(())
+    };
+    add(&mut tar, STORE_LOG, &log_path)?;
+    let skip_ws: Vec<PathBuf> = if src.include_workspace {
+        vec![]
+    } else {
+        src.workspaces.iter().map(|(_, w)| w.clone()).collect()
+    };
+    let mut copies = 0;
+    for item in walkdir::WalkDir::new(&src.state_dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let skipped =
+                e.depth() == 1 && SKIPPED.contains(&e.file_name().to_string_lossy().as_ref());
+            !skipped && !skip_ws.iter().any(|w| e.path() == w)
+        })
+    {
+        let item = item.map_err(|e| BackupError::io("reading the state dir", e.into()))?;
+        if !item.file_type().is_file() {
+            continue;
+        }
+        let rel = item
+            .path()
+            .strip_prefix(&src.state_dir)
+            .unwrap_or(item.path())
+            .to_path_buf();
+        let in_archive = format!("state/{}", rel.to_string_lossy());
+        if is_sqlite_side(&rel) {
+            continue;
+        }
+        if is_sqlite(&rel) {
+            copies += 1;
+            let copy = staging.join(format!("sqlite-{copies}"));
+            sqlite_copy(item.path(), &copy)?;
+            add(&mut tar, &in_archive, &copy)?;
+            std::fs::remove_file(&copy)
+                .map_err(|e| BackupError::io("removing a staging copy", e))?;
+        } else {
+            add(&mut tar, &in_archive, item.path())?;
+        }
+    }
+    let config = src.config.as_ref().filter(|c| c.is_file());
+    if let Some(c) = config.filter(|c| !inside(c, &src.state_dir)) {
+        add(&mut tar, "config/ferroclaw.json", c)?;
+    }
+    let mut outside = Vec::new();
+    for (agent, ws) in src.workspaces.iter().filter(|_| src.include_workspace) {
+        if inside(ws, &src.state_dir)
+            || !ws.is_dir()
+            || outside
+                .iter()
+                .any(|w: &Workspace| Path::new(&w.source) == ws)
+        {
+            continue;
+        }
+        let safe = crate::fsutil::safe_name(agent);
+        for item in walkdir::WalkDir::new(ws).sort_by_file_name() {
+            let item =
+                item.map_err(|e| BackupError::io(format!("reading {}", ws.display()), e.into()))?;
+            if item.file_type().is_file() {
+                let rel = item.path().strip_prefix(ws).unwrap_or(item.path());
+                add(
+                    &mut tar,
+                    &format!("workspaces/{safe}/{}", rel.to_string_lossy()),
+                    item.path(),
+                )?;
+            }
+        }
+        outside.push(Workspace {
+            agent_id: safe,
+            source: ws.display().to_string(),
+        });
+    }
+    let manifest = Manifest {
+        format: archive::FORMAT.into(),
+        version: archive::VERSION,
+        created_at_ms: crate::now_ms(),
+        written_by: env!("CARGO_PKG_VERSION").into(),
+        schema: summary.schema,
+        state_dir: std::fs::canonicalize(&src.state_dir)
+            .unwrap_or(src.state_dir.clone())
+            .display()
+            .to_string(),
+        config: config.map(|c| c.display().to_string()),
+        workspaces: outside,
+        store_entries: summary.entries,
+        entries,
+    };
+    let text =
+        serde_json::to_vec_pretty(&manifest).map_err(|e| BackupError::io("manifest", e.into()))?;
+    archive::append(&mut tar, MANIFEST, text.len() as u64, text.as_slice())?;
+    let finish = |e| BackupError::io(format!("writing {}", partial.display()), e);
+    let file = tar.into_inner().map_err(finish)?.finish().map_err(finish)?;
+    let file = file.into_inner().map_err(|e| finish(e.into_error()))?;
+    file.sync_all().map_err(finish)?;
+    std::fs::rename(&partial, output).map_err(finish)?;
+    Ok(manifest)
+}
+
+/// Where a restore put things.
+#[derive(Debug, Clone)]
+pub struct Restored {
+    pub manifest: Manifest,
+    /// The target's earlier contents, moved aside (`--force`).
+    pub replaced: Option<PathBuf>,
+    /// Workspaces: where each went (their old place, else under the target).
+    pub workspaces: Vec<(String, PathBuf)>,
+}
+
+fn is_empty_dir(p: &Path) -> bool {
+    std::fs::read_dir(p)
+        .map(|mut d| d.next().is_none())
+        .unwrap_or(false)
+}
+
+/// Restores `archive` into `target` (absent or empty; `force` moves a
+/// non-empty one aside). A target a gateway runs on is always refused.
+pub fn restore(archive_path: &Path, target: &Path, force: bool) -> Result<Restored, BackupError> {
+    let verified = archive::verify(archive_path)?;
+    if target.exists() {
+        if let Ok(lock) = std::fs::File::open(target.join("ferroclaw.lock")) {
+            if let Err(std::fs::TryLockError::WouldBlock) = lock.try_lock() {
+                return Err(BackupError::Refused(format!(
+                    "{} is in use by a running ferroclaw; stop it first",
+                    target.display()
+                )));
+            }
+        }
+        if !is_empty_dir(target) && !force {
+            return Err(BackupError::Refused(format!("{} is not empty: restore into an empty or new folder, or pass --force to move what is there aside", target.display())));
+        }
+    }
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "state".into());
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let staging = parent.join(format!(".{name}.restoring-{}", std::process::id()));
+    let mut cleanup = Cleanup(vec![staging.clone()]);
+    private_dir(&staging).map_err(|e| BackupError::io("making the staging folder", e))?;
+    let file =
+        std::fs::File::open(archive_path).map_err(|e| BackupError::io("opening the archive", e))?;
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(std::io::BufReader::new(file)));
+    let io = |what: &str, e| BackupError::io(what.to_string(), e);
+    for item in tar.entries().map_err(|e| io("reading the archive", e))? {
+        let mut entry = item.map_err(|e| io("reading the archive", e))?;
+        let path = entry
+            .path()
+            .map_err(|e| io("reading the archive", e))?
+            .to_string_lossy()
+            .to_string();
+        let dest = if path == STORE_LOG {
+            crate::store::Store::restore(&staging, std::io::BufReader::new(&mut entry))?;
+            continue;
+        } else if let Some(rel) = path.strip_prefix("state/") {
+            staging.join(rel)
+        } else if path == "config/ferroclaw.json" {
+            staging.join("ferroclaw.json")
+        } else if let Some(rel) = path.strip_prefix("workspaces/") {
+            staging.join("restored-workspaces").join(rel)
+        } else {
+            continue;
+        };
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir)
+                .and_then(|()| make_private(dir))
+                .map_err(|e| io("restoring", e))?;
+        }
+        let mut out = private_options()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&dest)
+            .map_err(|e| io("restoring", e))?;
+        std::io::copy(&mut entry, &mut out).map_err(|e| io(&format!("restoring {path}"), e))?;
+    }
+    let replaced = if target.exists() && !is_empty_dir(target) {
+        let aside = parent.join(format!(
+            "{name}.replaced-{}",
+            chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
+        ));
+        std::fs::rename(target, &aside).map_err(|e| io("moving the old state dir aside", e))?;
+        Some(aside)
+    } else {
+        let _ = std::fs::remove_dir(target);
+        None
+    };
+    std::fs::rename(&staging, target).map_err(|e| io("moving the restored state dir in", e))?;
+    cleanup.0.clear();
+    let mut workspaces = Vec::new();
+    let kept = target.join("restored-workspaces");
+    for w in &verified.manifest.workspaces {
+        let from = kept.join(&w.agent_id);
+        let to = PathBuf::from(&w.source);
+        let free = !to.exists() || is_empty_dir(&to);
+        let moved = free
+            && to
+                .parent()
+                .is_some_and(|p| std::fs::create_dir_all(p).is_ok())
+            && (std::fs::remove_dir(&to).is_ok() || !to.exists())
+            && std::fs::rename(&from, &to).is_ok();
+        workspaces.push((w.agent_id.clone(), if moved { to } else { from }));
+    }
+    if is_empty_dir(&kept) {
+        let _ = std::fs::remove_dir(&kept);
+    }
+    Ok(Restored {
+        manifest: verified.manifest,
+        replaced,
+        workspaces,
+    })
+}
+
+/// Reads the running gateway's store snapshot (`GET /backup/store`) into
+/// `out`, refusing one whose state dir is not `state_dir`.
+pub async fn fetch_store_log(
+    url: &str,
+    token: Option<&str>,
+    state_dir: &Path,
+    out: &mut std::fs::File,
+) -> Result<(), BackupError> {
+    use std::io::Write;
+    let reach = |e: reqwest::Error| {
+        BackupError::io(
+            format!("reading the store from the gateway at {url}"),
+            std::io::Error::other(e),
+        )
+    };
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .map_err(reach)?;
+    let mut req = client.get(url);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let mut resp = req.send().await.map_err(reach)?;
+    if !resp.status().is_success() {
+        let status = resp.status();
+        let body = resp.text().await.unwrap_or_default();
+        return Err(BackupError::Refused(format!(
+            "the gateway at {url} refused the snapshot ({status}): {body}"
+        )));
+    }
+    let theirs = resp
+        .headers()
+        .get("x-ferroclaw-state-dir")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| percent_encoding::percent_decode_str(v).decode_utf8().ok())
+        .map(|v| PathBuf::from(v.as_ref()));
+    let ours = std::fs::canonicalize(state_dir).unwrap_or(state_dir.to_path_buf());
+    if theirs.as_deref() != Some(ours.as_path()) {
+        return Err(BackupError::Refused(format!(
+            "the gateway at {url} runs on {}, not on {}",
+            theirs
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "another state dir".into()),
+            ours.display()
+        )));
+    }
+    while let Some(chunk) = resp.chunk().await.map_err(reach)? {
+        out.write_all(&chunk)
+            .map_err(|e| BackupError::io("writing the store log", e))?;
+    }
+    out.flush()
+        .map_err(|e| BackupError::io("writing the store log", e))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,227 @@
+//! `ferroclaw backup create|verify|restore` (OpenClaw's `openclaw backup
+//! create|verify`, plus a restore). The archive is made by
+//! `ferroclaw_actors::backup`; here: where it goes, where the store's
+//! snapshot comes from (the store itself when no gateway runs on the state
+//! dir; else the running gateway's `GET /backup/store`, so the gateway is
+//! never stopped), and what is printed. Exit codes: 0 done, 1 failed
+//! (an archive that fails a check among them), 2 refused as asked.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ferroclaw_actors::backup::{self, archive, BackupError, Sources};
+use ferroclaw_actors::store::{Store, StoreError};
+use serde_json::json;
+
+#[derive(clap::Subcommand)]
+pub enum BackupCommand {
+    /// Archive the state dir (store, memory, audit, config, credentials,
+    /// approvals, media, workspace), also while the gateway runs.
+    Create {
+        /// The archive file, or a folder for a timestamped one (default:
+        /// the current folder; home when that is inside the state dir).
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Leave the agents' workspaces out.
+        #[arg(long)]
+        no_include_workspace: bool,
+        /// Verify the archive once written.
+        #[arg(long)]
+        verify: bool,
+    },
+    /// Check an archive: one manifest, safe paths, every checksum, a whole store log.
+    Verify { archive: PathBuf },
+    /// Restore an archive into the state dir (`--state-dir`), which must be
+    /// empty or absent; `--force` moves a non-empty one aside first.
+    Restore {
+        archive: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// What main.rs resolved.
+pub struct Context {
+    pub state_dir: PathBuf,
+    pub config: PathBuf,
+    pub workspaces: Vec<(String, PathBuf)>,
+    pub home: Option<PathBuf>,
+    pub target: super::Target,
+}
+
+fn fail(e: &BackupError) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::from(match e {
+        BackupError::Refused(_) => 2,
+        _ => 1,
+    })
+}
+
+pub fn run(cmd: BackupCommand, cx: &Context) -> ExitCode {
+    let json = cx.target.json;
+    match cmd {
+        BackupCommand::Create {
+            output,
+            no_include_workspace,
+            verify,
+        } => match create(cx, output, !no_include_workspace, verify) {
+            Ok((path, m)) => {
+                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                if json {
+                    println!(
+                        "{}",
+                        json!({ "ok": true, "archive": path, "bytes": bytes, "storeEntries": m.store_entries, "files": m.entries.len(), "verified": verify })
+                    );
+                } else {
+                    println!(
+                        "backup written: {} ({} bytes; {} store entries, {} files{})",
+                        path.display(),
+                        bytes,
+                        m.store_entries,
+                        m.entries.len(),
+                        if verify { "; verified" } else { "" }
+                    );
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
+        BackupCommand::Verify { archive } => match archive::verify(&archive) {
+            Ok(v) => {
+                if json {
+                    println!(
+                        "{}",
+                        json!({ "ok": true, "archive": archive, "storeEntries": v.store.entries, "files": v.manifest.entries.len(), "writtenBy": v.manifest.written_by, "createdAtMs": v.manifest.created_at_ms })
+                    );
+                } else {
+                    println!(
+                        "ok: {} ({} store entries, {} files, made by ferroclaw {} from {})",
+                        archive.display(),
+                        v.store.entries,
+                        v.manifest.entries.len(),
+                        v.manifest.written_by,
+                        v.manifest.state_dir
+                    );
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
+        BackupCommand::Restore { archive, force } => {
+            match backup::restore(&archive, &cx.state_dir, force) {
+                Ok(r) => {
+                    if json {
+                        let ws: Vec<_> = r
+                            .workspaces
+                            .iter()
+                            .map(|(a, p)| json!({ "agentId": a, "path": p }))
+                            .collect();
+                        println!(
+                            "{}",
+                            json!({ "ok": true, "stateDir": cx.state_dir, "replaced": r.replaced, "workspaces": ws })
+                        );
+                    } else {
+                        println!("restored into {}", cx.state_dir.display());
+                        if let Some(old) = &r.replaced {
+                            println!("what was there is now in {}", old.display());
+                        }
+                        for (agent, path) in &r.workspaces {
+                            println!("workspace of {agent}: {}", path.display());
+                        }
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e),
+            }
+        }
+    }
+}
+
+fn output_path(cx: &Context, output: Option<PathBuf>) -> PathBuf {
+    let name = backup::default_name(chrono::Utc::now());
+    match output {
+        Some(p) if p.is_dir() => p.join(name),
+        Some(p) => p,
+        None => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let state = std::fs::canonicalize(&cx.state_dir).unwrap_or(cx.state_dir.clone());
+            match &cx.home {
+                Some(home) if cwd.starts_with(&state) => home.join(name),
+                _ => cwd.join(name),
+            }
+        }
+    }
+}
+
+/// The snapshot URL of the gateway `ws://host:port` names.
+fn snapshot_url(ws: &str) -> String {
+    let http = ws
+        .replacen("wss://", "https://", 1)
+        .replacen("ws://", "http://", 1);
+    format!("{}/backup/store", http.trim_end_matches('/'))
+}
+
+fn create(
+    cx: &Context,
+    output: Option<PathBuf>,
+    include_workspace: bool,
+    verify: bool,
+) -> Result<(PathBuf, archive::Manifest), BackupError> {
+    if !cx.state_dir.join("store").is_dir() {
+        return Err(BackupError::Refused(format!(
+            "no ferroclaw state in {} (pass --state-dir)",
+            cx.state_dir.display()
+        )));
+    }
+    let src = Sources {
+        state_dir: cx.state_dir.clone(),
+        config: Some(cx.config.clone()),
+        workspaces: cx.workspaces.clone(),
+        include_workspace,
+    };
+    let out = output_path(cx, output);
+    let manifest = match Store::open(&cx.state_dir) {
+        Ok(store) => backup::create(&src, &out, |f| {
+            store.snapshot(f).map(|_| ()).map_err(BackupError::from)
+        })?,
+        Err(StoreError::AlreadyInUse { .. }) => {
+            let url = snapshot_url(&cx.target.url);
+            backup::create(&src, &out, |f| {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| BackupError::io("starting", e))?;
+                rt.block_on(backup::fetch_store_log(&url, cx.target.token.as_deref(), &cx.state_dir, f))
+                    .map_err(|e| match e {
+                        BackupError::Io { what, source } => BackupError::Io {
+                            what: format!("{what} (the state dir is in use by a running gateway; pass its --url and --token, or stop it)"),
+                            source,
+                        },
+                        other => other,
+                    })
+            })?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if verify {
+        archive::verify(&out)?;
+    }
+    Ok((out, manifest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_snapshot_url_follows_the_gateway_url() {
+        assert_eq!(
+            snapshot_url("ws://127.0.0.1:18789"),
+            "http://127.0.0.1:18789/backup/store"
+        );
+        assert_eq!(
+            snapshot_url("wss://gw.example/"),
+            "https://gw.example/backup/store"
+        );
+    }
+}
