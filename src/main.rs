@@ -8,6 +8,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cli;
+use cli::args::{
+    ConfigCommand, CronCommand, NodesCommand, PairingCommand, SecurityCommand, SessionsCommand,
+};
 use ferroclaw::config::{self, ConfigSources, LoadedConfig};
 use ferroclaw::{start, StartOptions};
 use ferroclaw_actors::settings::{AuthMode, Settings};
@@ -133,6 +136,9 @@ enum Command {
         #[command(subcommand)]
         command: cli::daemon::DaemonCommand,
     },
+    /// First-run setup: provider and key, model, workspace, gateway token,
+    /// channels, exec safety, the service (or all from flags: --non-interactive).
+    Onboard(Box<cli::onboard::OnboardArgs>),
     /// Backups of the state dir: create (also while the gateway runs),
     /// verify, restore.
     Backup {
@@ -163,94 +169,6 @@ enum Command {
         #[arg(long)]
         thinking: Option<String>,
     },
-}
-
-#[derive(Subcommand)]
-enum SessionsCommand {
-    /// Every session, newest first.
-    List,
-    /// A session's messages.
-    Show { key: String },
-    /// Start a new transcript for a session (settings kept).
-    Reset { key: String },
-    /// Delete a session and its transcript.
-    Delete { key: String },
-}
-
-#[derive(Subcommand)]
-// Parsed once per process: the variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
-enum CronCommand {
-    /// Jobs, soonest first.
-    List {
-        /// Include disabled jobs.
-        #[arg(long)]
-        all: bool,
-    },
-    /// Add a job.
-    Add(cli::cron::AddArgs),
-    /// Remove a job.
-    Rm { id: String },
-    /// Run a job now.
-    Run { id: String },
-    /// A job's runs, newest first.
-    Runs {
-        id: String,
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-    },
-}
-
-#[derive(Subcommand)]
-enum NodesCommand {
-    /// Every known node, connected first.
-    List,
-    /// Nodes whose commands wait for approval.
-    Pending,
-    /// One node in full (id, id prefix or name).
-    Describe { node: String },
-    /// Approve a node's commands (the request id `pending` shows).
-    Approve { request: String },
-    /// Refuse a node's request.
-    Reject { request: String },
-    /// Give a node a name.
-    Rename { node: String, name: String },
-    /// Run a command the node offers, e.g. `system.which --params '{"bins":["git"]}'`.
-    Invoke {
-        node: String,
-        command: String,
-        #[arg(long, default_value = "{}")]
-        params: String,
-        #[arg(long, default_value_t = 30000)]
-        timeout_ms: u64,
-    },
-}
-
-#[derive(Subcommand)]
-enum PairingCommand {
-    /// Codes waiting for approval (all channels, or one).
-    List { channel: Option<String> },
-    /// Let the sender who got CODE talk to the agent.
-    Approve { channel: String, code: String },
-    /// Drop a code without admitting its sender.
-    Dismiss { channel: String, code: String },
-}
-
-#[derive(Subcommand)]
-enum SecurityCommand {
-    /// The config and the state dir read cold: exposure, weak secrets, loose
-    /// file modes, what strangers can reach. Exit 2 critical, 1 warnings, 0 clean.
-    Audit,
-}
-
-#[derive(Subcommand)]
-enum ConfigCommand {
-    /// Check the config file and the environment; exit 2 when invalid.
-    Validate,
-    /// Print the running gateway's config (secrets redacted), or one key (a.b.c).
-    Get { key: Option<String> },
-    /// Set one key on the running gateway (VALUE is JSON, else a string).
-    Set { key: String, value: String },
 }
 
 fn state_dir(paths: &Paths) -> PathBuf {
@@ -536,16 +454,29 @@ fn main() -> ExitCode {
             };
             run_client(cli::pairing::pairing(&target, action))
         }
-        Some(Command::Daemon { command }) => match load_or_exit(&cli.paths, &state) {
-            Ok(c) => cli::daemon::run(
-                command,
-                &cli::daemon::Service::new(&state, cli.paths.config.as_deref(), &c.settings).homes(
-                    std::env::var_os("HOME"),
-                    std::env::var_os("XDG_CONFIG_HOME"),
-                ),
-            ),
-            Err(code) => code,
-        },
+        Some(Command::Daemon { command }) => daemon(&cli.paths, &state, command),
+        Some(Command::Onboard(args)) => {
+            let env = ferroclaw_actors::provider::hub::process_env();
+            let cx = cli::onboard::Context {
+                config: sources(&cli.paths, &state).path,
+                state_dir: state.clone(),
+                json: cli.client.json,
+                env: &|k| env(k),
+            };
+            match cli::onboard::run(*args, &cx) {
+                Ok(done) if done.install_daemon => {
+                    let install = cli::daemon::DaemonCommand::Install {
+                        force: false,
+                        no_start: false,
+                        print: false,
+                        launchd: false,
+                    };
+                    daemon(&cli.paths, &state, install)
+                }
+                Ok(_) => ExitCode::SUCCESS,
+                Err(code) => code,
+            }
+        }
         Some(Command::Backup { command }) => match load_or_exit(&cli.paths, &state) {
             Ok(c) => {
                 let ws = ferroclaw_actors::plan::plan(
@@ -672,6 +603,19 @@ fn main() -> ExitCode {
             control_ui,
         }) => run_gateway(&cli.paths, &state, port, bind, control_ui),
         None => run_gateway(&cli.paths, &state, None, None, None),
+    }
+}
+
+fn daemon(paths: &Paths, state: &Path, command: cli::daemon::DaemonCommand) -> ExitCode {
+    match load_or_exit(paths, state) {
+        Ok(c) => cli::daemon::run(
+            command,
+            &cli::daemon::Service::new(state, paths.config.as_deref(), &c.settings).homes(
+                std::env::var_os("HOME"),
+                std::env::var_os("XDG_CONFIG_HOME"),
+            ),
+        ),
+        Err(code) => code,
     }
 }
 

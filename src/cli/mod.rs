@@ -11,6 +11,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
+pub mod args;
 pub mod audit;
 pub mod backup;
 pub mod cron;
@@ -21,6 +22,7 @@ mod import;
 pub mod mcp;
 pub mod mcp_serve;
 pub mod nodes;
+pub mod onboard;
 pub mod pairing;
 mod reply;
 

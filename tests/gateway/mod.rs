@@ -53,6 +53,7 @@ mod migrate;
 mod nodes;
 mod nodes_crash;
 mod nodes_ui;
+mod onboard;
 mod openai_http;
 mod parity;
 mod process;

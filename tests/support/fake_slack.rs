@@ -565,9 +565,9 @@ async fn call(
     }
     let mut i = state.inner.lock().unwrap();
     match method.as_str() {
-        "auth.test" => {
-            ok(json!({ "user_id": BOT_USER, "team_id": TEAM, "bot_id": "B1", "user": "ferro" }))
-        }
+        "auth.test" => ok(
+            json!({ "user_id": BOT_USER, "team_id": TEAM, "bot_id": "B1", "user": "ferro", "team": "Test Team", "url": "https://test.slack.com/" }),
+        ),
         "apps.connections.open" => ok(json!({ "url": state.ws_url })),
         "chat.postMessage" => {
             let Some(channel) = p["channel"].as_str() else {

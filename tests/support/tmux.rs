@@ -71,6 +71,11 @@ impl Tmux {
             .success());
     }
 
+    /// Presses a key by tmux's name for it (`Enter`, `Down`, `C-c`).
+    pub fn key(&self, key: &str) {
+        assert!(self.tmux(&["send-keys", "-t", "t", key]).status.success());
+    }
+
     pub fn screen(&self) -> String {
         String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
     }
