@@ -51,6 +51,8 @@ pub struct StartPlan {
     pub channels: crate::channels::ChannelPlan,
     /// `agents.defaults.contextPruning`, checked.
     pub pruning: crate::compaction::PruneSettings,
+    /// `session.maintenance`.
+    pub maintenance: crate::router::maintenance::Maintenance,
 }
 
 /// Every agent and its workspace: the default agent on `workspace` (the
@@ -95,6 +97,8 @@ pub fn plan(
     crate::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)
         .map_err(StartError::Automation)?;
     let pruning = crate::compaction::PruneSettings::from_settings(&defaults.context_pruning)
+        .map_err(StartError::Automation)?;
+    let maintenance = crate::router::maintenance::Maintenance::from_settings(settings)
         .map_err(StartError::Automation)?;
     let hub_config = HubConfig::from_settings(
         settings,
@@ -161,6 +165,7 @@ pub fn plan(
     Ok(StartPlan {
         channels,
         pruning,
+        maintenance,
         workspace,
         model,
         hub_config,

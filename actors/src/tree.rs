@@ -125,6 +125,7 @@ impl Gateway {
             queue,
             channels,
             pruning,
+            maintenance,
         } = plan(&settings, store.dir(), env.clone())?;
         let versions = Arc::new(StateVersions::default());
         let tick_every = Duration::from_millis(settings.gateway.tick_interval_ms.max(10));
@@ -164,12 +165,6 @@ impl Gateway {
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "cannot move the queued system events"),
-        }
-        let keep_from = crate::usage::day_of(crate::now_ms().saturating_sub(400 * 86_400_000));
-        match crate::usage::prune(&store, &keep_from) {
-            Ok(n) if n > 0 => tracing::info!(removed = n, "usage rows older than 400 days pruned"),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot prune old usage rows"),
         }
         let audit = match crate::audit::AuditLedger::start(
             store.dir(),
@@ -277,7 +272,10 @@ impl Gateway {
             metrics: metrics.clone(),
             media: Some(media.clone()),
         };
-        let router = RouterActor::new(deps).with_lanes(lanes.clone()).start();
+        let router = RouterActor::new(deps)
+            .with_lanes(lanes.clone())
+            .with_maintenance(maintenance)
+            .start();
         let max_depth = defaults.subagents.max_spawn_depth;
         let tools_actor = crate::subagents::SessionTools::new(
             router.clone(),

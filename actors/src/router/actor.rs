@@ -19,6 +19,8 @@ pub struct RouterActor {
     deps: Arc<SessionDeps>,
     lanes: Option<Lanes>,
     sessions: HashMap<String, Addr<SessionActor>>,
+    /// Session maintenance (None: none runs).
+    maintenance: Option<super::maintenance::Maintenance>,
 }
 
 impl RouterActor {
@@ -28,7 +30,29 @@ impl RouterActor {
             deps: deps.into(),
             lanes: None,
             sessions: HashMap::new(),
+            maintenance: None,
         }
+    }
+
+    /// Runs `m` at start and hourly.
+    pub fn with_maintenance(mut self, m: super::maintenance::Maintenance) -> RouterActor {
+        self.maintenance = Some(m);
+        self
+    }
+
+    /// Every stored session, with whether it has a live actor.
+    fn rows(&self) -> Result<Vec<SessionRow>, StoreError> {
+        Ok(self
+            .deps
+            .store
+            .scan::<SessionEntry>(Tree::Sessions, "")?
+            .into_iter()
+            .map(|(key, entry)| SessionRow {
+                live: self.sessions.get(&key).is_some_and(|a| a.connected()),
+                key,
+                entry,
+            })
+            .collect())
     }
 
     /// Sessions run in the lane their key names (else `deps.lane`).
@@ -87,6 +111,15 @@ impl Actor for RouterActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        if self.maintenance.is_some() {
+            let maintain = |_: &mut Self, ctx: &mut Context<Self>| {
+                ctx.notify(Maintain {
+                    now: crate::now_ms(),
+                })
+            };
+            ctx.run_later(std::time::Duration::from_secs(60), maintain);
+            ctx.run_interval(std::time::Duration::from_secs(3600), maintain);
+        }
         let keys = match crate::session::inbox::sessions(&self.deps.store) {
             Ok(keys) => keys,
             Err(e) => {
@@ -210,17 +243,7 @@ impl Handler<ListSessions> for RouterActor {
     type Result = Result<Vec<SessionRow>, StoreError>;
     fn handle(&mut self, _: ListSessions, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let mut rows: Vec<SessionRow> = self
-            .deps
-            .store
-            .scan::<SessionEntry>(Tree::Sessions, "")?
-            .into_iter()
-            .map(|(key, entry)| SessionRow {
-                live: self.sessions.get(&key).is_some_and(|a| a.connected()),
-                key,
-                entry,
-            })
-            .collect();
+        let mut rows = self.rows()?;
         rows.sort_by_key(|r| std::cmp::Reverse(r.entry.updated_at));
         Ok(rows)
     }
@@ -235,27 +258,79 @@ impl Handler<DeleteSession> for RouterActor {
             a.do_send(CloseSession);
         }
         let store = self.deps.store.clone();
-        let result: Result<bool, StoreError> = (|| {
-            let Some(entry) = store.get::<SessionEntry>(Tree::Sessions, &key)? else {
-                return Ok(false);
-            };
-            store.remove(Tree::Sessions, &key)?;
-            if !msg.keep_transcript {
-                transcript::delete(&store, &entry.session_id).map_err(|e| match e {
-                    transcript::TranscriptError::Store(s) => s,
-                    other => StoreError::Corrupt {
-                        tree: "transcripts",
-                        key: entry.session_id.clone(),
-                        message: other.to_string(),
-                    },
-                })?;
-            }
-            Ok(true)
-        })();
+        let result = remove_session(&store, &key, msg.keep_transcript);
         Box::pin(async move {
             let existed = result?;
             store.flush().await?;
             Ok(existed)
+        })
+    }
+}
+
+/// Removes a stored session's entry and (unless kept) its transcript;
+/// whether it existed. The caller flushes.
+fn remove_session(
+    store: &crate::store::Store,
+    key: &str,
+    keep_transcript: bool,
+) -> Result<bool, StoreError> {
+    let Some(entry) = store.get::<SessionEntry>(Tree::Sessions, key)? else {
+        return Ok(false);
+    };
+    store.remove(Tree::Sessions, key)?;
+    if !keep_transcript {
+        transcript::delete(store, &entry.session_id).map_err(|e| match e {
+            transcript::TranscriptError::Store(s) => s,
+            other => StoreError::Corrupt {
+                tree: "transcripts",
+                key: entry.session_id.clone(),
+                message: other.to_string(),
+            },
+        })?;
+    }
+    Ok(true)
+}
+
+impl Handler<Maintain> for RouterActor {
+    type Result = ResponseFuture<Result<Vec<String>, StoreError>>;
+    fn handle(&mut self, msg: Maintain, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let Some(m) = self.maintenance.clone() else {
+            return Box::pin(async { Ok(Vec::new()) });
+        };
+        let store = self.deps.store.clone();
+        // Synchronous, inside the handler: no session is woken meanwhile.
+        let pass: Result<Vec<String>, StoreError> = (|| {
+            let busy = crate::session::inbox::sessions(&store)?;
+            let doomed = m.select(&self.rows()?, &|k| busy.contains(k), msg.now);
+            if !m.enforce {
+                if !doomed.is_empty() {
+                    tracing::warn!(
+                        sessions = doomed.len(),
+                        "session maintenance (mode warn): these sessions would be removed"
+                    );
+                }
+                return Ok(doomed);
+            }
+            for key in &doomed {
+                remove_session(&store, key, false)?;
+            }
+            let keep_from =
+                crate::usage::day_of(msg.now.saturating_sub(super::maintenance::USAGE_KEEP_MS));
+            let usage = crate::usage::prune(&store, &keep_from)?;
+            if !doomed.is_empty() || usage > 0 {
+                tracing::info!(
+                    sessions = doomed.len(),
+                    usage_rows = usage,
+                    "session maintenance removed stale sessions and old usage rows"
+                );
+            }
+            Ok(doomed)
+        })();
+        Box::pin(async move {
+            let doomed = pass?;
+            store.flush().await?;
+            Ok(doomed)
         })
     }
 }

@@ -74,6 +74,15 @@ pub struct DeleteSession {
     pub keep_transcript: bool,
 }
 
+/// One pass of session maintenance (`maintenance.rs`): at start, hourly,
+/// and on demand (tests). Reply: the keys removed (or, in `warn` mode,
+/// that would be).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<String>, StoreError>")]
+pub struct Maintain {
+    pub now: u64,
+}
+
 /// Live session actors (metrics and tests).
 #[derive(Debug, Message)]
 #[rtype(result = "usize")]

@@ -633,3 +633,101 @@ async fn until_ends(
 
 #[path = "recovery_tests.rs"]
 mod recovery;
+
+/// Session maintenance through the router: stale sessions go with their
+/// transcripts; the main session, a live one and (in warn mode) all of
+/// them stay; usage rows older than 400 days go.
+#[actix::test]
+async fn maintenance_removes_stale_sessions_and_keeps_the_protected() {
+    use crate::router::maintenance::Maintenance;
+    use crate::router::{CountLive, GetSession, Maintain, RouterActor};
+    let h = setup(QueueSettings::default());
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let deps = SessionDeps {
+        idle_stop: Duration::from_millis(100),
+        events: Sink(tx).start().recipient(),
+        news: NewsSink(None).start().recipient(),
+        ..h.deps.clone()
+    };
+    let policy = Maintenance::from_settings(&crate::settings::shipped()).unwrap();
+    let router = RouterActor::new(deps.clone())
+        .with_maintenance(policy.clone())
+        .start();
+    let key = |k: &str| crate::inbound::SessionKey::canonical(k, "main", "main").unwrap();
+    let mut ids = Vec::new();
+    for (i, name) in ["main", "old-a", "old-b"].iter().enumerate() {
+        let (s, e) = router
+            .send(GetSession { key: key(name) })
+            .await
+            .unwrap()
+            .unwrap();
+        s.send(SendChat::text("hello", &format!("m{i}")))
+            .await
+            .unwrap()
+            .unwrap();
+        loop {
+            let ev = actix::clock::timeout(Duration::from_secs(10), events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if matches!(ev.event, RunEvent::Final { .. }) {
+                break;
+            }
+        }
+        ids.push(e.session_id);
+    }
+    for _ in 0..200 {
+        if router.send(CountLive).await.unwrap() == 0 {
+            break;
+        }
+        actix::clock::sleep(Duration::from_millis(20)).await;
+    }
+    // One more, kept live.
+    let (_live, _) = router
+        .send(GetSession {
+            key: key("busy-now"),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    h.store
+        .put(Tree::Usage, "2020-01-01\u{0}r1", &json!({"input": 1}))
+        .unwrap();
+    let later = crate::now_ms() + 31 * 86_400_000;
+    // Warn mode reports and removes nothing.
+    let warn = Maintenance {
+        enforce: false,
+        ..policy
+    };
+    let watcher = RouterActor::new(deps).with_maintenance(warn).start();
+    let would = watcher
+        .send(Maintain { now: later })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(would.len(), 3, "{would:?}");
+    assert_eq!(h.store.scan::<Value>(Tree::Sessions, "").unwrap().len(), 4);
+    let mut removed = router.send(Maintain { now: later }).await.unwrap().unwrap();
+    removed.sort();
+    assert_eq!(removed, vec!["agent:main:old-a", "agent:main:old-b"]);
+    let left: Vec<String> = h
+        .store
+        .scan::<Value>(Tree::Sessions, "")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(left, vec!["agent:main:busy-now", "agent:main:main"]);
+    for (i, id) in ids.iter().enumerate() {
+        let entries = h
+            .store
+            .scan::<Value>(Tree::Transcripts, &format!("{id}\u{0}"))
+            .unwrap();
+        assert_eq!(entries.is_empty(), i > 0, "transcript {i}");
+    }
+    assert!(h
+        .store
+        .scan::<Value>(Tree::Usage, "2020-")
+        .unwrap()
+        .is_empty());
+}

@@ -1,0 +1,102 @@
+//! sled's own disk use under churn: rounds of writing a batch of sessions
+//! (transcripts, runs, session rows; flushed as runs are) and then removing
+//! them all, as session maintenance does. Prints the store folder's size
+//! on disk after each write and each removal, and the growth per round
+//! over the second half (sled reuses freed segments, or it does not).
+//! Prints numbers; asserts nothing.
+//!
+//!     cargo bench --bench store_churn
+//!     FERROCLAW_BENCH_CHURN_ROUNDS=50 cargo bench --bench store_churn
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+use ferroclaw_actors::store::{Store, Tree};
+use ferroclaw_actors::transcript;
+use serde_json::json;
+
+fn disk(p: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    walk(p, &|m: &std::fs::Metadata| m.blocks() * 512)
+}
+
+fn walk(p: &Path, f: &dyn Fn(&std::fs::Metadata) -> u64) -> u64 {
+    let Ok(m) = std::fs::symlink_metadata(p) else {
+        return 0;
+    };
+    if !m.is_dir() {
+        return f(&m);
+    }
+    std::fs::read_dir(p)
+        .map(|d| d.flatten().map(|e| walk(&e.path(), f)).sum())
+        .unwrap_or(0)
+}
+
+fn mb(b: u64) -> f64 {
+    b as f64 / (1024.0 * 1024.0)
+}
+
+fn main() {
+    let rounds: usize = std::env::var("FERROCLAW_BENCH_CHURN_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let (sessions, turns) = (200, 10);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let text = "a message of about the length people type, with a little more to it ".repeat(4);
+        let mut after_removal = Vec::new();
+        for round in 0..rounds {
+            for s in 0..sessions {
+                let sid = format!("r{round}-s{s}");
+                for t in 0..turns {
+                    let user = transcript::message_entry(None, transcript::user_message(&text));
+                    let reply = transcript::message_entry(
+                        None,
+                        json!({"role": "assistant", "content": [{"type": "text", "text": format!("{t}: {text}")}]}),
+                    );
+                    transcript::append(&store, &sid, &[user, reply]).unwrap();
+                }
+                store
+                    .put(Tree::Sessions, &format!("agent:main:{sid}"), &json!({"sessionId": sid, "updatedAt": round}))
+                    .unwrap();
+                store.flush().await.unwrap();
+            }
+            let written = disk(&dir.path().join("store"));
+            for s in 0..sessions {
+                let sid = format!("r{round}-s{s}");
+                transcript::delete(&store, &sid).unwrap();
+                store.remove(Tree::Sessions, &format!("agent:main:{sid}")).unwrap();
+            }
+            store.flush().await.unwrap();
+            let removed = disk(&dir.path().join("store"));
+            after_removal.push(removed);
+            println!(
+                "round {:>3}: {} sessions x {} turns written: store {:>7.1} MB; all removed: {:>7.1} MB",
+                round + 1,
+                sessions,
+                turns,
+                mb(written),
+                mb(removed)
+            );
+        }
+        let half = rounds / 2;
+        if rounds >= 4 {
+            let slope = (after_removal[rounds - 1] as f64 - after_removal[half] as f64)
+                / (rounds - 1 - half) as f64;
+            println!(
+                "after removal, rounds {}..{}: {:+.2} MB per round ({} sessions x {} turns written and removed per round)",
+                half + 1,
+                rounds,
+                slope / (1024.0 * 1024.0),
+                sessions,
+                turns
+            );
+        }
+    });
+}
