@@ -241,10 +241,8 @@ fn ratios(fc: &Figures, oc: &Figures) {
         "  RSS idle                   {:>7.1}x",
         r(oc.rss_idle_mb, fc.rss_idle_mb)
     );
-    println!(
-        "  RSS after 1,000 turns      {:>7.1}x",
-        r(oc.rss_1000_mb, fc.rss_1000_mb)
-    );
+    let label = format!("RSS after {} turns", fc.turns.min(oc.turns));
+    println!("  {label:<26} {:>7.1}x", r(oc.rss_1000_mb, fc.rss_1000_mb));
 }
 
 /// Least-squares slope of (seconds, MB) samples, in MB per hour.
