@@ -3,7 +3,11 @@
 //! them all, as session maintenance does. Prints the store folder's size
 //! on disk after each write and each removal, and the growth per round
 //! over the second half (sled reuses freed segments, or it does not).
-//! Prints numbers; asserts nothing.
+//! Then what a backup costs the writers: a put + flush, one after the
+//! other, timed without a snapshot running and with snapshots taken back
+//! to back on another thread (`Store::snapshot`, the log `ferroclaw backup`
+//! archives): p50, p99 and the worst write. Prints numbers; asserts
+//! nothing.
 //!
 //!     cargo bench --bench store_churn
 //!     FERROCLAW_BENCH_CHURN_ROUNDS=50 cargo bench --bench store_churn
@@ -98,5 +102,60 @@ fn main() {
                 turns
             );
         }
+        snapshot_cost(&store).await;
     });
+}
+
+/// Writes timed without, then with, snapshots running beside them.
+async fn snapshot_cost(store: &Store) {
+    for i in 0..20_000 {
+        store
+            .put(
+                Tree::Transcripts,
+                &format!("bulk\0{i:06}"),
+                &json!({"text": "x".repeat(300)}),
+            )
+            .unwrap();
+    }
+    store.flush().await.unwrap();
+    let n = 2000;
+    let timed = |label: &'static str, with_snapshots: bool| {
+        let store = store.clone();
+        async move {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (s, halt) = (store.clone(), stop.clone());
+            let snapper = with_snapshots.then(|| {
+                std::thread::spawn(move || {
+                    let mut taken = 0;
+                    while !halt.load(std::sync::atomic::Ordering::Relaxed) {
+                        s.snapshot(&mut std::io::sink()).unwrap();
+                        taken += 1;
+                    }
+                    taken
+                })
+            });
+            let mut lat = Vec::with_capacity(n);
+            for i in 0..n {
+                let t0 = std::time::Instant::now();
+                store
+                    .put(Tree::Sessions, &format!("w{i}"), &json!({"n": i}))
+                    .unwrap();
+                store.flush().await.unwrap();
+                lat.push(t0.elapsed());
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let taken = snapper.map(|h| h.join().unwrap()).unwrap_or(0);
+            lat.sort();
+            let ms = |q: f64| lat[((lat.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e3;
+            println!(
+                "put + flush, {label:<28} p50 {:.3} ms  p99 {:.3} ms  max {:.3} ms  ({n} writes; {taken} snapshots of {} entries taken meanwhile)",
+                ms(0.5),
+                ms(0.99),
+                ms(1.0),
+                20_000 + n
+            );
+        }
+    };
+    timed("no snapshot running:", false).await;
+    timed("snapshots back to back:", true).await;
 }
