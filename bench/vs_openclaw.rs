@@ -148,12 +148,14 @@ async fn measure(pid: u32, addr: &str, fake: &FakeProvider) -> Figures {
     health.sort();
     f.health = (p(&health, 0.5), p(&health, 0.99));
 
+    eprintln!("phase FERROCLAW_BENCH_TURNS");
     let n = env_usize("FERROCLAW_BENCH_TURNS", 100);
     let (cpu, t0) = (cpu_ms(pid), Instant::now());
     let l = turns(&mut c, n, |i| format!("one-{i}"), "one").await;
     f.one = phase(&l, cpu_ms(pid) - cpu, n, t0.elapsed());
     f.turns += n;
 
+    eprintln!("phase FERROCLAW_BENCH_TURNS_PER_CLIENT");
     let per = env_usize("FERROCLAW_BENCH_TURNS_PER_CLIENT", 25);
     let mut clients = Vec::new();
     for _ in 0..8 {
@@ -170,6 +172,11 @@ async fn measure(pid: u32, addr: &str, fake: &FakeProvider) -> Figures {
     f.eight = phase(&merged(all), cpu_ms(pid) - cpu, 8 * per, t0.elapsed());
     f.turns += 8 * per;
 
+    // A fresh connection: the first sat unread while the 8 clients ran,
+    // and a gateway may close a socket that answered no ping meanwhile
+    // (OpenClaw does).
+    let mut c = client(addr).await;
+    eprintln!("phase FERROCLAW_BENCH_LONG");
     let long = env_usize("FERROCLAW_BENCH_LONG", 2000);
     let ln = env_usize("FERROCLAW_BENCH_LONG_TURNS", 20);
     fake.set_default(Script::words(long));
@@ -179,6 +186,7 @@ async fn measure(pid: u32, addr: &str, fake: &FakeProvider) -> Figures {
     f.turns += ln;
 
     fake.set_default(Script::words(16));
+    eprintln!("phase FERROCLAW_BENCH_RSS_TURNS");
     let total = env_usize("FERROCLAW_BENCH_RSS_TURNS", 1000);
     let rest = total.saturating_sub(f.turns);
     turns(&mut c, rest, |i| format!("fill-{}", i % 200), "fill").await;
@@ -375,7 +383,16 @@ fn main() {
         drop(gw);
         print("ferroclaw", &fc);
         let odir = tempfile::tempdir().unwrap();
-        let oc = match start_openclaw(odir.path(), &fake.base_url()) {
+        // FERROCLAW_BENCH_KEEP=1: OpenClaw's state dir (its log) is kept.
+        let odir = match std::env::var_os("FERROCLAW_BENCH_KEEP") {
+            Some(_) => {
+                let kept = odir.keep();
+                println!("OpenClaw's state dir and log: {}", kept.display());
+                kept
+            }
+            None => odir.path().to_path_buf(),
+        };
+        let oc = match start_openclaw(&odir, &fake.base_url()) {
             Some((gw, pid, addr)) => {
                 let f = measure(pid, &addr, &fake).await;
                 drop(gw);
