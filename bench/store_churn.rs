@@ -15,6 +15,10 @@
 
 use std::path::Path;
 
+#[path = "proc_stats.rs"]
+#[allow(dead_code)]
+mod proc_stats;
+
 use ferroclaw_actors::store::{Store, Tree};
 use ferroclaw_actors::transcript;
 use serde_json::json;
@@ -41,10 +45,7 @@ fn mb(b: u64) -> f64 {
 }
 
 fn main() {
-    let rounds: usize = std::env::var("FERROCLAW_BENCH_CHURN_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(30);
+    let rounds = proc_stats::env_usize("FERROCLAW_BENCH_CHURN_ROUNDS", 30);
     let (sessions, turns) = (200, 10);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

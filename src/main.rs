@@ -456,12 +456,11 @@ fn main() -> ExitCode {
         }
         Some(Command::Daemon { command }) => daemon(&cli.paths, &state, command),
         Some(Command::Onboard(args)) => {
-            let env = ferroclaw_actors::provider::hub::process_env();
             let cx = cli::onboard::Context {
                 config: sources(&cli.paths, &state).path,
                 state_dir: state.clone(),
                 json: cli.client.json,
-                env: &|k| env(k),
+                env: ferroclaw_actors::provider::hub::process_env(),
             };
             match cli::onboard::run(*args, &cx) {
                 Ok(done) if done.install_daemon => {
@@ -491,6 +490,7 @@ fn main() -> ExitCode {
                     config: c.sources.path.clone(),
                     workspaces: ws,
                     home: std::env::var_os("HOME").map(PathBuf::from),
+                    cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
                     target,
                 };
                 cli::backup::run(command, &cx)

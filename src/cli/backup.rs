@@ -6,7 +6,7 @@
 //! never stopped), and what is printed. Exit codes: 0 done, 1 failed
 //! (an archive that fails a check among them), 2 refused as asked.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ferroclaw_actors::backup::{self, archive, BackupError, Sources};
@@ -46,6 +46,8 @@ pub struct Context {
     pub config: PathBuf,
     pub workspaces: Vec<(String, PathBuf)>,
     pub home: Option<PathBuf>,
+    /// The working dir (where an archive goes by default).
+    pub cwd: PathBuf,
     pub target: super::Target,
 }
 
@@ -143,7 +145,7 @@ fn output_path(cx: &Context, output: Option<PathBuf>) -> PathBuf {
         Some(p) if p.is_dir() => p.join(name),
         Some(p) => p,
         None => {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let cwd = &cx.cwd;
             let state = std::fs::canonicalize(&cx.state_dir).unwrap_or(cx.state_dir.clone());
             match &cx.home {
                 Some(home) if cwd.starts_with(&state) => home.join(name),
@@ -159,6 +161,61 @@ fn snapshot_url(ws: &str) -> String {
         .replacen("wss://", "https://", 1)
         .replacen("ws://", "http://", 1);
     format!("{}/backup/store", http.trim_end_matches('/'))
+}
+
+/// Reads the running gateway's store snapshot (`GET /backup/store`) into
+/// `out`, refusing one whose state dir is not `state_dir`.
+async fn fetch_store_log(
+    url: &str,
+    token: Option<&str>,
+    state_dir: &Path,
+    out: &mut std::fs::File,
+) -> Result<(), BackupError> {
+    use std::io::Write;
+    let reach = |e: reqwest::Error| {
+        BackupError::io(
+            format!("reading the store from the gateway at {url}"),
+            std::io::Error::other(e),
+        )
+    };
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .map_err(reach)?;
+    let mut req = client.get(url);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let mut resp = req.send().await.map_err(reach)?;
+    if !resp.status().is_success() {
+        let status = resp.status();
+        let body = resp.text().await.unwrap_or_default();
+        return Err(BackupError::Refused(format!(
+            "the gateway at {url} refused the snapshot ({status}): {body}"
+        )));
+    }
+    let theirs = resp
+        .headers()
+        .get("x-ferroclaw-state-dir")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| percent_encoding::percent_decode_str(v).decode_utf8().ok())
+        .map(|v| PathBuf::from(v.as_ref()));
+    let ours = std::fs::canonicalize(state_dir).unwrap_or(state_dir.to_path_buf());
+    if theirs.as_deref() != Some(ours.as_path()) {
+        return Err(BackupError::Refused(format!(
+            "the gateway at {url} runs on {}, not on {}",
+            theirs
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "another state dir".into()),
+            ours.display()
+        )));
+    }
+    while let Some(chunk) = resp.chunk().await.map_err(reach)? {
+        out.write_all(&chunk)
+            .map_err(|e| BackupError::io("writing the store log", e))?;
+    }
+    out.flush()
+        .map_err(|e| BackupError::io("writing the store log", e))
 }
 
 fn create(
@@ -191,7 +248,7 @@ fn create(
                     .enable_all()
                     .build()
                     .map_err(|e| BackupError::io("starting", e))?;
-                rt.block_on(backup::fetch_store_log(&url, cx.target.token.as_deref(), &cx.state_dir, f))
+                rt.block_on(fetch_store_log(&url, cx.target.token.as_deref(), &cx.state_dir, f))
                     .map_err(|e| match e {
                         BackupError::Io { what, source } => BackupError::Io {
                             what: format!("{what} (the state dir is in use by a running gateway; pass its --url and --token, or stop it)"),

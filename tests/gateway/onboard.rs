@@ -25,7 +25,18 @@ fn models(fake: &FakeProvider) {
     ));
 }
 
-fn onboard(state: &Path, args: &[&str]) -> Output {
+/// The flags of an OpenAI-compatible provider at `fake` with `key`, then `more`.
+fn custom(fake: &FakeProvider, key: &str, more: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["--auth-choice", "custom-api-key", "--custom-base-url"]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    args.extend([fake.base_url(), "--custom-api-key".into(), key.into()]);
+    args.extend(more.iter().map(|a| a.to_string()));
+    args
+}
+
+fn onboard<S: AsRef<std::ffi::OsStr>>(state: &Path, args: &[S]) -> Output {
     ferroclaw(state)
         .args(["onboard", "--non-interactive"])
         .args(args)
@@ -48,38 +59,35 @@ async fn from_flags_every_credential_is_checked_and_the_gateway_works() {
     let state = tempfile::tempdir().unwrap();
     let s = state.path();
     models(&fake);
-    let base = fake.base_url();
     let out = onboard(
         s,
-        &[
-            "--auth-choice",
-            "custom-api-key",
-            "--custom-base-url",
-            &base,
-            "--custom-api-key",
+        &custom(
+            &fake,
             KEY,
-            "--custom-provider-id",
-            "fakeai",
-            "--model",
-            "fake-small",
-            "--exec-security",
-            "deny",
-            "--telegram-bot-token",
-            "123:tg-token",
-            "--telegram-api-base-url",
-            &telegram.base,
-            "--slack-bot-token",
-            crate::support::fake_slack::BOT_TOKEN,
-            "--slack-app-token",
-            crate::support::fake_slack::APP_TOKEN,
-            "--slack-api-base-url",
-            &slack.api,
-            "--discord-token",
-            crate::support::fake_discord::TOKEN,
-            "--discord-api-base-url",
-            &discord.api,
-            "--json",
-        ],
+            &[
+                "--custom-provider-id",
+                "fakeai",
+                "--model",
+                "fake-small",
+                "--exec-security",
+                "deny",
+                "--telegram-bot-token",
+                "123:tg-token",
+                "--telegram-api-base-url",
+                &telegram.base,
+                "--slack-bot-token",
+                crate::support::fake_slack::BOT_TOKEN,
+                "--slack-app-token",
+                crate::support::fake_slack::APP_TOKEN,
+                "--slack-api-base-url",
+                &slack.api,
+                "--discord-token",
+                crate::support::fake_discord::TOKEN,
+                "--discord-api-base-url",
+                &discord.api,
+                "--json",
+            ],
+        ),
     );
     assert!(out.status.success(), "{}", output_text(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -121,7 +129,7 @@ async fn from_flags_every_credential_is_checked_and_the_gateway_works() {
     assert_eq!(chat.0["model"], "fake-small");
 
     // Again: the config is kept without --force; with it, kept as a .bak.
-    let again = onboard(s, &[]);
+    let again = onboard::<&str>(s, &[]);
     assert_eq!(again.status.code(), Some(2), "{}", output_text(&again));
     assert_eq!(config(s), c);
     let forced = onboard(s, &["--force", "--gateway-port", "18790"]);
@@ -143,17 +151,7 @@ async fn a_refused_credential_writes_nothing() {
     fake.push(Script::status(401, r#"{"error":{"message":"Incorrect API key provided: sk-wr***ng.","type":"invalid_request_error","code":"invalid_api_key"}}"#));
     let state = tempfile::tempdir().unwrap();
     let s = state.path();
-    let out = onboard(
-        s,
-        &[
-            "--auth-choice",
-            "custom-api-key",
-            "--custom-base-url",
-            &fake.base_url(),
-            "--custom-api-key",
-            "sk-wrong",
-        ],
-    );
+    let out = onboard(s, &custom(&fake, "sk-wrong", &[]));
     assert_eq!(out.status.code(), Some(1), "{}", output_text(&out));
     assert!(
         output_text(&out).contains("Incorrect API key provided"),
@@ -166,18 +164,16 @@ async fn a_refused_credential_writes_nothing() {
     models(&fake);
     let out = onboard(
         s,
-        &[
-            "--auth-choice",
-            "custom-api-key",
-            "--custom-base-url",
-            &fake.base_url(),
-            "--custom-api-key",
+        &custom(
+            &fake,
             KEY,
-            "--telegram-bot-token",
-            "123:wrong",
-            "--telegram-api-base-url",
-            &telegram.base,
-        ],
+            &[
+                "--telegram-bot-token",
+                "123:wrong",
+                "--telegram-api-base-url",
+                &telegram.base,
+            ],
+        ),
     );
     assert_eq!(out.status.code(), Some(1), "{}", output_text(&out));
     assert!(

@@ -91,12 +91,12 @@ pub struct OnboardArgs {
 }
 
 /// What main.rs resolved for it.
-pub struct Context<'a> {
+pub struct Context {
     pub config: PathBuf,
     pub state_dir: PathBuf,
     pub json: bool,
     /// Reads the process environment (keys for `ref` mode and fallbacks).
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: ferroclaw_actors::provider::hub::EnvReader,
 }
 
 /// Stops onboarding: the line to print and the exit code.
@@ -529,13 +529,9 @@ fn write(cx: &Context, a: &OnboardArgs, config: &Value, ws: &Path) -> Step<()> {
     let valid = ferroclaw::config::load(&sources)
         .map_err(|e| e.to_string())
         .and_then(|c| {
-            ferroclaw_actors::plan::plan(
-                &c.settings,
-                &cx.state_dir,
-                ferroclaw_actors::provider::hub::process_env(),
-            )
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+            ferroclaw_actors::plan::plan(&c.settings, &cx.state_dir, cx.env.clone())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         });
     if let Err(e) = valid {
         let _ = std::fs::remove_file(&tmp);
