@@ -196,6 +196,7 @@ pub async fn start(
             .app_data(data.clone())
             .app_data(mcp.clone())
             .app_data(web::PayloadConfig::new(max_payload))
+            .wrap(actix_web::middleware::from_fn(http::same_origin::guard))
             .configure(http::admin::routes)
             .configure(http::backup::routes)
             .configure(http::openai::routes)

@@ -66,6 +66,9 @@ pub fn audit(settings: &Settings, config: &Path, state: &Path) -> Vec<Finding> {
 }
 
 fn exposure(s: &Settings, out: &mut Vec<Finding>) {
+    if s.gateway.auth.mode == AuthMode::None {
+        browsers(s, out);
+    }
     let bind = s.gateway.bind.as_str();
     let loopback = matches!(bind, "loopback" | "localhost" | "127.0.0.1" | "::1");
     if loopback {
@@ -77,6 +80,23 @@ fn exposure(s: &Settings, out: &mut Vec<Finding>) {
     let tls = s.gateway.tls.get("enabled").and_then(Value::as_bool) == Some(true);
     if !tls {
         out.push(find("gateway.bind_no_tls", Severity::Warn, format!("the gateway listens on {bind} without TLS: the token and every message cross the network in clear"), "bind loopback and reach it over SSH or a tunnel, or put TLS in front (gateway.tls)"));
+    }
+}
+
+/// With auth none only the request's `Host` and `Origin` keep a web page
+/// or another machine out (`src/http/same_origin.rs`): what widens them.
+fn browsers(s: &Settings, out: &mut Vec<Finding>) {
+    if s.gateway
+        .control_ui
+        .allowed_origins
+        .iter()
+        .any(|o| o.trim() == "*")
+    {
+        out.push(find("gateway.none_any_origin", Severity::Critical, "gateway.auth.mode \"none\" with gateway.controlUi.allowedOrigins [\"*\"]: any web page open in a browser on this machine can drive the gateway's tools".into(), "list only the origins the Control UI is opened from, or set gateway.auth.mode \"token\""));
+    }
+    let hosts = ferroclaw::http::same_origin::foreign_hosts(s);
+    if !hosts.is_empty() {
+        out.push(find("gateway.none_foreign_host", Severity::Warn, format!("gateway.auth.mode \"none\" answers requests for {}: whoever reaches the gateway by that name (a proxy, a tunnel, another machine) is an operator", hosts.join(", ")), "set gateway.auth.mode \"token\" when the gateway is reached by any name but this machine's"));
     }
 }
 
@@ -369,6 +389,44 @@ mod tests {
             3,
             "{}",
             report(&found)
+        );
+    }
+
+    #[test]
+    fn auth_none_is_reported_when_a_foreign_host_or_every_origin_is_let_in() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let none = |origins: Value| {
+            settings(
+                json!({ "gateway": { "auth": { "mode": "none" }, "controlUi": { "allowedOrigins": origins } } }),
+            )
+        };
+        assert_eq!(checks(&none(json!([])), d.path()), Vec::<&str>::new());
+        assert_eq!(
+            checks(&none(json!(["http://localhost:18789"])), d.path()),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            checks(&none(json!(["*"])), d.path()),
+            vec!["gateway.none_any_origin"]
+        );
+        let found = audit(
+            &none(json!(["https://gw.tailnet.ts.net"])),
+            &d.path().join("x"),
+            d.path(),
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].check, "gateway.none_foreign_host");
+        assert!(
+            found[0].title.contains("gw.tailnet.ts.net"),
+            "{}",
+            found[0].title
+        );
+        let token = settings(json!({ "gateway": { "controlUi": { "allowedOrigins": ["*"] } } }));
+        assert_eq!(
+            checks(&token, d.path()),
+            Vec::<&str>::new(),
+            "the token is the check"
         );
     }
 }

@@ -3,7 +3,8 @@
 //! (`slack.rs`, for HTTP-mode Slack accounts), WhatsApp's Cloud API webhooks
 //! (`whatsapp.rs`), the web chat and (when
 //! configured) OpenClaw's Control UI; every other path is a WebSocket
-//! upgrade (see `ws`).
+//! upgrade (see `ws`). `same_origin.rs` stands in front of them all: with
+//! auth "none" it refuses what a web page could forge.
 
 pub mod admin;
 pub(crate) mod auth;
@@ -12,6 +13,7 @@ pub mod control_ui;
 pub mod hooks;
 pub mod media;
 pub mod openai;
+pub mod same_origin;
 pub mod slack;
 mod ui_images;
 pub mod ui_root;

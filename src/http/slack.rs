@@ -17,7 +17,7 @@ const MAX_BODY: usize = 1 << 20;
 
 /// Whether an HTTP-mode Slack account answers on `path` (the section, or
 /// an account that inherits from it, over `channels.defaults.slack`).
-fn answers_on(state: &SharedState, path: &str) -> bool {
+pub(crate) fn answers_on(state: &SharedState, path: &str) -> bool {
     let settings = state.live.settings();
     let Some(section) = settings.channels.get("slack") else {
         return false;

@@ -22,6 +22,11 @@ const MAX_BODY: usize = 1 << 20;
 
 /// The verify tokens of the accounts answering on `path` (none: the path
 /// is not WhatsApp's).
+/// Whether a WhatsApp account takes its webhooks on `path`.
+pub(crate) fn answers_on(state: &SharedState, path: &str) -> bool {
+    accounts_on(state, path).is_some()
+}
+
 fn accounts_on(state: &SharedState, path: &str) -> Option<Vec<Option<String>>> {
     let settings = state.live.settings();
     let section = settings.channels.get("whatsapp")?;

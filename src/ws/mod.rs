@@ -46,21 +46,6 @@ fn header(req: &HttpRequest, name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn host_is_local(host: &str) -> bool {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return ip.is_loopback();
-    }
-    let name = if let Some(rest) = host.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
-    };
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "localhost" | "127.0.0.1" | "::1"
-    )
-}
-
 fn origin_of(req: &HttpRequest, trusted_proxies: &[String]) -> Origin {
     let peer: Option<SocketAddr> = req.peer_addr();
     let forwarded = header(req, "x-forwarded-for");
@@ -70,7 +55,9 @@ fn origin_of(req: &HttpRequest, trusted_proxies: &[String]) -> Origin {
     let local = peer.is_some_and(|p| p.ip().is_loopback())
         && forwarded.is_none()
         && real_ip.is_none()
-        && host.as_deref().is_none_or(host_is_local);
+        && host
+            .as_deref()
+            .is_none_or(crate::http::same_origin::is_loopback_name);
     Origin {
         ip,
         local,
@@ -174,22 +161,6 @@ pub(crate) fn frame_len(payload: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn local_hosts_are_recognised() {
-        for h in [
-            "localhost",
-            "localhost:18789",
-            "127.0.0.1:1",
-            "[::1]:80",
-            "::1",
-        ] {
-            assert!(host_is_local(h), "{h}");
-        }
-        for h in ["gateway.example", "10.0.0.1:80", "example.com:18789"] {
-            assert!(!host_is_local(h), "{h}");
-        }
-    }
 
     #[test]
     fn frame_len_counts_the_header() {

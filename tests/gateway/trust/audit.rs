@@ -116,3 +116,32 @@ fn a_shipped_setup_is_clean_and_a_placeholder_token_is_critical() {
         "{report}"
     );
 }
+
+#[test]
+fn auth_none_that_lets_in_every_origin_or_a_foreign_host_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path();
+    std::fs::set_permissions(state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let write = |origins: Value| {
+        let cfg = json!({ "gateway": { "auth": { "mode": "none" }, "controlUi": { "allowedOrigins": origins } } });
+        std::fs::write(state.join("ferroclaw.json"), cfg.to_string()).unwrap();
+        std::fs::set_permissions(
+            state.join("ferroclaw.json"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+    };
+    write(json!(["http://127.0.0.1:18789"]));
+    let (code, report) = audit(state);
+    assert_eq!((code, ids(&report)), (Some(0), vec![]), "{report}");
+    write(json!(["*", "https://gw.tailnet.ts.net"]));
+    let (code, report) = audit(state);
+    assert_eq!(code, Some(2), "{report}");
+    let found = ids(&report);
+    assert!(
+        found.contains(&"gateway.none_any_origin".to_string())
+            && found.contains(&"gateway.none_foreign_host".to_string()),
+        "{report}"
+    );
+    assert!(report.to_string().contains("gw.tailnet.ts.net"), "{report}");
+}

@@ -8,6 +8,7 @@
 //! stranger still got a reply (the pipeline works; the tool was refused).
 
 mod audit;
+mod browsers;
 mod channel_policy;
 mod files;
 mod ledger;
