@@ -8,6 +8,7 @@ pub mod http;
 pub mod mcp;
 pub mod media_links;
 pub mod protocol;
+pub mod runtime;
 pub mod state;
 pub mod ws;
 
@@ -83,6 +84,7 @@ impl RunningGateway {
             tracing::warn!("the actor tree stopped before its last flush");
         }
         tracing::info!(clients = told, "gateway stopping");
+        runtime::forget(&self.state.state_dir, self.addr);
         self.server.stop(true).await;
     }
 
@@ -225,6 +227,7 @@ pub async fn start(
     let task = tokio::task::spawn_local(server);
     state.ready.store(true, Ordering::Relaxed);
     tracing::info!(%addr, "gateway listening");
+    runtime::record(&state.state_dir, addr);
     Ok(RunningGateway {
         addr,
         state,

@@ -36,7 +36,7 @@ struct Cli {
 /// How client commands reach a running gateway.
 #[derive(clap::Args, Clone, Default)]
 struct ClientArgs {
-    /// Gateway WebSocket URL. Default: ws://127.0.0.1:<gateway.port>.
+    /// Gateway WebSocket URL. Default: where the gateway running on the state dir listens (its gateway.runtime.json), else ws://127.0.0.1:<gateway.port>.
     #[arg(long, global = true)]
     url: Option<String>,
     /// Gateway token. Default: OPENCLAW_GATEWAY_TOKEN, gateway.auth.token, or <state dir>/gateway.token.
@@ -330,7 +330,10 @@ where
 /// Where client commands connect, and with which token.
 fn client_target(cli: &Cli, state: &Path) -> cli::Target {
     let loaded = config::load(&sources(&cli.paths, state)).ok();
-    let url = cli.client.url.clone().unwrap_or_else(|| {
+    // `--url`, else where the gateway running on this state dir listens
+    // (its runtime file: a `--port` start is found), else the config's port.
+    let running = || ferroclaw::runtime::running(state).map(|r| r.url);
+    let url = cli.client.url.clone().or_else(running).unwrap_or_else(|| {
         let port = loaded
             .as_ref()
             .map(|c| c.settings.gateway.port)

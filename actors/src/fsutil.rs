@@ -76,6 +76,11 @@ pub fn expand_home(raw: &str) -> Option<std::path::PathBuf> {
     }
 }
 
+/// The running gateway's `<state dir>/gateway.runtime.json` (0600): how
+/// to reach it (its address and pid), written once it listens, for the
+/// CLI's commands that find a gateway by its state dir. Never archived.
+pub const RUNTIME_FILE: &str = "gateway.runtime.json";
+
 /// `name` as one path component: ASCII letters, digits, `-` and `_` kept,
 /// anything else `_`.
 pub fn safe_name(name: &str) -> String {

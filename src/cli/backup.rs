@@ -31,8 +31,11 @@ pub enum BackupCommand {
     },
     /// Check an archive: one manifest, safe paths, every checksum, a whole store log.
     Verify { archive: PathBuf },
-    /// Restore an archive into the state dir (`--state-dir`), which must be
-    /// empty or absent; `--force` moves a non-empty one aside first.
+    /// Restore an archive (a file, or `/dev/stdin`) into the state dir
+    /// (`--state-dir`), which must be empty or absent; `--force` moves a
+    /// non-empty one aside first. An archived workspace goes where this
+    /// config puts that agent's workspace (when that place is empty), else
+    /// into `<state dir>/restored-workspaces/<agent>/`.
     Restore {
         archive: PathBuf,
         #[arg(long)]
@@ -110,7 +113,12 @@ pub fn run(cmd: BackupCommand, cx: &Context) -> ExitCode {
             Err(e) => fail(&e),
         },
         BackupCommand::Restore { archive, force } => {
-            match backup::restore(&archive, &cx.state_dir, force) {
+            // Opened once and read once: a pipe or `/dev/stdin` works, and
+            // nothing can swap the file between a check and the writes.
+            let restored = std::fs::File::open(&archive)
+                .map_err(|e| BackupError::io(format!("opening {}", archive.display()), e))
+                .and_then(|input| backup::restore(input, &cx.state_dir, force, &cx.workspaces));
+            match restored {
                 Ok(r) => {
                     if json {
                         let ws: Vec<_> = r

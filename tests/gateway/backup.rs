@@ -361,3 +361,52 @@ async fn bad_archives_busy_dirs_and_a_full_disk() {
     );
     assert!(ok.status.success(), "{}", text(&ok));
 }
+
+#[test]
+fn backup_create_finds_a_gateway_started_on_another_port_than_its_config_names() {
+    // The fixture's config says port 44707; the gateway listens on --port 0.
+    let state = state_dir();
+    let s = state.path();
+    let (mut gw, addr, _) = spawn_gateway(s);
+    let runtime = s.join("gateway.runtime.json");
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(&runtime).unwrap()).unwrap();
+    assert_eq!(recorded["url"], format!("ws://{addr}"), "{recorded}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&runtime).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
+    let out_dir = tempfile::tempdir().unwrap();
+    let archive = out_dir.path().join("found.tar.gz");
+    // No --url, no --token: the runtime file and the config's token.
+    let made = ferroclaw(s)
+        .args(["backup", "create", "--verify", "--output"])
+        .arg(&archive)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made));
+    // A SIGKILLed gateway's file is not believed: the lock is free.
+    crate::support::process::sigkill(&mut gw);
+    assert!(runtime.exists(), "a killed gateway leaves its record");
+    let status = ferroclaw(s)
+        .args(["health", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        !text(&status).contains(&addr),
+        "the dead address is not used: {}",
+        text(&status)
+    );
+    // A gateway stopped by SIGTERM takes its record away.
+    let (gw2, _, _) = spawn_gateway(s);
+    let pid = gw2.id().to_string();
+    let mut gw2 = gw2;
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    gw2.wait().unwrap();
+    assert!(!runtime.exists(), "removed at a clean stop");
+}

@@ -1,9 +1,13 @@
 //! The archive: a gzipped tar whose payload entries come first and whose
 //! last entry is `manifest.json`, naming every payload with its size and
-//! SHA-256. `verify` reads an archive end to end and trusts nothing in it:
-//! paths must be plain relative names, entries regular files, every
-//! checksum must match the manifest both ways, and the store log must end
-//! with its end mark.
+//! SHA-256. [`read`] reads an archive once, end to end, and trusts nothing
+//! in it: paths must be plain relative names outside what a restore
+//! reserves, entries regular files, every checksum must match the manifest
+//! both ways, every path the manifest names must be plain (agent ids safe
+//! names, the places it reports absolute without `..`), and the store log
+//! must end with its end mark. `verify` is a read that keeps nothing; a
+//! restore is a read that writes each entry into its staging dir as it
+//! passes, so what was checked is what was written.
 
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read, Write};
@@ -137,66 +141,80 @@ fn damaged(e: impl std::fmt::Display) -> BackupError {
     ))
 }
 
-/// Reads the whole archive; Ok only when every check above holds.
+/// Reads the whole archive at `archive`; Ok only when every check above holds.
 pub fn verify(archive: &Path) -> Result<Verified, BackupError> {
     let file = std::fs::File::open(archive)
         .map_err(|e| BackupError::io(format!("opening {}", archive.display()), e))?;
-    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(BufReader::new(file)));
-    let mut seen: BTreeMap<String, Entry> = BTreeMap::new();
-    let mut manifest: Option<Manifest> = None;
-    let mut store = None;
-    for item in tar.entries().map_err(damaged)? {
-        let mut entry = item.map_err(damaged)?;
-        let path = entry.path().map_err(damaged)?.to_string_lossy().to_string();
-        if !safe_path(&path) {
-            return Err(BackupError::Invalid(format!(
-                "unsafe path in the archive: {path:?}"
-            )));
-        }
-        if entry.header().entry_type() != tar::EntryType::Regular {
-            return Err(BackupError::Invalid(format!("{path}: not a regular file")));
-        }
-        if seen.contains_key(&path) || (path == MANIFEST && manifest.is_some()) {
-            return Err(BackupError::Invalid(format!("{path} appears twice")));
-        }
-        if path == MANIFEST {
-            if manifest.is_some() {
-                return Err(BackupError::Invalid("more than one manifest".into()));
-            }
-            let m: Manifest = serde_json::from_reader(&mut entry)
-                .map_err(|e| BackupError::Invalid(format!("manifest.json: {e}")))?;
-            manifest = Some(m);
-            continue;
-        }
-        if manifest.is_some() {
-            return Err(BackupError::Invalid(format!("{path} follows the manifest")));
-        }
-        let mut hashing = Hashing::new(&mut entry);
-        if path == STORE_LOG {
-            let summary =
-                crate::store::snapshot::read_log(BufReader::new(&mut hashing), |_, _, _| Ok(()))
-                    .map_err(|e| BackupError::Invalid(format!("{path}: {e}")))?;
-            store = Some(summary);
-        }
-        std::io::copy(&mut hashing, &mut std::io::sink()).map_err(damaged)?;
-        let (bytes, sha256) = hashing.finish();
-        seen.insert(
-            path.clone(),
-            Entry {
-                path,
-                bytes,
-                sha256,
-            },
-        );
-    }
-    let manifest = manifest.ok_or_else(|| damaged("no manifest.json (truncated?)"))?;
+    read(file, |path, data| match path {
+        STORE_LOG => crate::store::snapshot::read_log(data, |_, _, _| Ok(()))
+            .map(Some)
+            .map_err(|e| BackupError::Invalid(format!("{path}: {e}"))),
+        _ => Ok(None),
+    })
+}
+
+/// Whether a manifest's agent id is a plain name (`safe_name`'s letters:
+/// never `..`, `/` or empty), so `workspaces/<agent>/` stays one folder.
+fn safe_agent(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && crate::fsutil::safe_name(id) == id
+}
+
+/// Whether a path the manifest reports (where it came from) is absolute
+/// and plain: no `..`, no NUL. Nothing is ever written there.
+fn plain_absolute(p: &str) -> bool {
+    !p.contains('\0')
+        && Path::new(p).is_absolute()
+        && Path::new(p)
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+/// State dir entries an archive never holds: the store (its log is),
+/// the lock, and where a restore keeps workspaces.
+fn reserved(path: &str) -> bool {
+    ["state/store/", "state/restored-workspaces/"]
+        .iter()
+        .any(|r| path.starts_with(r))
+        || path == "state/ferroclaw.lock"
+}
+
+/// Every check on the manifest, after the payloads it names were read.
+fn check_manifest(
+    manifest: &Manifest,
+    mut seen: BTreeMap<String, Entry>,
+) -> Result<(), BackupError> {
     if manifest.format != FORMAT || manifest.version > VERSION {
         return Err(BackupError::Invalid(format!(
             "manifest: {} version {} is not a backup this build reads",
             manifest.format, manifest.version
         )));
     }
+    let places = std::iter::once(&manifest.state_dir)
+        .chain(&manifest.config)
+        .chain(manifest.workspaces.iter().map(|w| &w.source));
+    for p in places {
+        if !plain_absolute(p) {
+            return Err(BackupError::Invalid(format!(
+                "manifest: {p:?} is not a plain absolute path"
+            )));
+        }
+    }
+    let mut agents = std::collections::BTreeSet::new();
+    for w in &manifest.workspaces {
+        if !safe_agent(&w.agent_id) || !agents.insert(w.agent_id.as_str()) {
+            return Err(BackupError::Invalid(format!(
+                "manifest: unsafe or repeated workspace agent id {:?}",
+                w.agent_id
+            )));
+        }
+    }
     for e in &manifest.entries {
+        if !safe_path(&e.path) {
+            return Err(BackupError::Invalid(format!(
+                "manifest: unsafe path {:?}",
+                e.path
+            )));
+        }
         match seen.remove(&e.path) {
             None => {
                 return Err(BackupError::Invalid(format!(
@@ -212,12 +230,80 @@ pub fn verify(archive: &Path) -> Result<Verified, BackupError> {
             }
             Some(_) => {}
         }
+        if let Some(rest) = e.path.strip_prefix("workspaces/") {
+            let agent = rest.split('/').next().unwrap_or("");
+            if !agents.contains(agent) {
+                return Err(BackupError::Invalid(format!(
+                    "{}: no workspace {agent:?} in the manifest",
+                    e.path
+                )));
+            }
+        }
     }
     if let Some(extra) = seen.keys().next() {
         return Err(BackupError::Invalid(format!(
             "{extra} is in the archive, not in the manifest"
         )));
     }
+    Ok(())
+}
+
+/// Reads an archive once, from any reader (a file, a pipe), checking each
+/// entry before `payload` gets it: a plain relative path, not reserved, a
+/// regular file, not seen before, not after the manifest. `payload` reads
+/// what it wants of the entry (the rest is read for the checksum) and
+/// returns the store log's summary for `STORE_LOG`. Every check on the
+/// manifest runs at the end: until `read` returns Ok, nothing `payload`
+/// wrote may be trusted.
+pub fn read(
+    input: impl Read,
+    mut payload: impl FnMut(&str, &mut dyn std::io::BufRead) -> Result<Option<LogSummary>, BackupError>,
+) -> Result<Verified, BackupError> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(BufReader::new(input)));
+    let mut seen: BTreeMap<String, Entry> = BTreeMap::new();
+    let mut manifest: Option<Manifest> = None;
+    let mut store = None;
+    for item in tar.entries().map_err(damaged)? {
+        let mut entry = item.map_err(damaged)?;
+        let path = entry.path().map_err(damaged)?.to_string_lossy().to_string();
+        if !safe_path(&path) || reserved(&path) {
+            return Err(BackupError::Invalid(format!(
+                "unsafe path in the archive: {path:?}"
+            )));
+        }
+        if entry.header().entry_type() != tar::EntryType::Regular {
+            return Err(BackupError::Invalid(format!("{path}: not a regular file")));
+        }
+        if seen.contains_key(&path) || (path == MANIFEST && manifest.is_some()) {
+            return Err(BackupError::Invalid(format!("{path} appears twice")));
+        }
+        if path == MANIFEST {
+            let m: Manifest = serde_json::from_reader(&mut entry)
+                .map_err(|e| BackupError::Invalid(format!("manifest.json: {e}")))?;
+            manifest = Some(m);
+            continue;
+        }
+        if manifest.is_some() {
+            return Err(BackupError::Invalid(format!("{path} follows the manifest")));
+        }
+        let mut hashing = Hashing::new(&mut entry);
+        let summary = payload(&path, &mut BufReader::new(&mut hashing))?;
+        if path == STORE_LOG {
+            store = Some(summary.ok_or_else(|| damaged("the store log was not read"))?);
+        }
+        std::io::copy(&mut hashing, &mut std::io::sink()).map_err(damaged)?;
+        let (bytes, sha256) = hashing.finish();
+        seen.insert(
+            path.clone(),
+            Entry {
+                path,
+                bytes,
+                sha256,
+            },
+        );
+    }
+    let manifest = manifest.ok_or_else(|| damaged("no manifest.json (truncated?)"))?;
+    check_manifest(&manifest, seen)?;
     let store = store.ok_or_else(|| BackupError::Invalid(format!("no {STORE_LOG}")))?;
     if store.entries != manifest.store_entries {
         return Err(BackupError::Invalid(format!(

@@ -7,9 +7,12 @@
 //!
 //! Invariants: an archive is written as `<name>.partial` and renamed only
 //! when whole (any failure removes the partial and the staging files); an
-//! existing archive is never overwritten; a restore verifies the archive
-//! first, builds the state dir beside the target and moves it in whole,
-//! and moves a non-empty target aside (`--force`) rather than deleting it.
+//! existing archive is never overwritten; a restore reads the archive once,
+//! checking every entry as it writes it into a staging dir beside the
+//! target, moves that in whole only when the archive passed, and moves a
+//! non-empty target aside (`--force`) rather than deleting it; it writes
+//! nowhere an archive names (a workspace goes back where the target's own
+//! config puts it, else under `restored-workspaces/`).
 
 use std::path::{Path, PathBuf};
 
@@ -62,7 +65,13 @@ pub struct Sources {
 
 /// State dir entries never archived: the store (its log is), the lock,
 /// logs and sandboxes.
-const SKIPPED: &[&str] = &["store", "ferroclaw.lock", "logs", "sandboxes"];
+const SKIPPED: &[&str] = &[
+    "store",
+    "ferroclaw.lock",
+    crate::fsutil::RUNTIME_FILE,
+    "logs",
+    "sandboxes",
+];
 
 /// SQLite files copied with SQLite's online backup (their WAL and shm are
 /// in the copy).
@@ -319,7 +328,8 @@ pub struct Restored {
     pub manifest: Manifest,
     /// The target's earlier contents, moved aside (`--force`).
     pub replaced: Option<PathBuf>,
-    /// Workspaces: where each went (their old place, else under the target).
+    /// Workspaces: where each went (where the target's config puts that
+    /// agent's workspace, else under `<target>/restored-workspaces/`).
     pub workspaces: Vec<(String, PathBuf)>,
 }
 
@@ -329,18 +339,64 @@ fn is_empty_dir(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Restores `archive` into `target` (absent or empty; `force` moves a
-/// non-empty one aside). A target a gateway runs on is always refused.
-pub fn restore(archive_path: &Path, target: &Path, force: bool) -> Result<Restored, BackupError> {
-    let verified = archive::verify(archive_path)?;
+/// Where an archive entry goes in the staging dir (None: read, not kept).
+fn staged_at(staging: &Path, path: &str) -> Option<PathBuf> {
+    if let Some(rel) = path.strip_prefix("state/") {
+        Some(staging.join(rel))
+    } else if path == "config/ferroclaw.json" {
+        Some(staging.join("ferroclaw.json"))
+    } else {
+        path.strip_prefix("workspaces/")
+            .map(|rel| staging.join(RESTORED_WORKSPACES).join(rel))
+    }
+}
+
+/// Where a restore keeps the archived workspaces it does not put back.
+pub const RESTORED_WORKSPACES: &str = "restored-workspaces";
+
+/// Writes one checked entry to `dest`, a new file in the staging dir.
+fn write_entry(dest: &Path, path: &str, data: &mut dyn std::io::Read) -> Result<(), BackupError> {
+    let io = |what: String, e| BackupError::io(what, e);
+    if let Some(dir) = dest.parent() {
+        std::fs::create_dir_all(dir)
+            .and_then(|()| make_private(dir))
+            .map_err(|e| io(format!("restoring {path}"), e))?;
+    }
+    let mut out = private_options()
+        .create_new(true)
+        .write(true)
+        .open(dest)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => BackupError::Invalid(format!(
+                "{path} restores to the same place as another entry"
+            )),
+            _ => io(format!("restoring {path}"), e),
+        })?;
+    std::io::copy(data, &mut out).map_err(|e| io(format!("restoring {path}"), e))?;
+    Ok(())
+}
+
+/// Restores the archive `input` (read once: a file, a pipe, `/dev/stdin`)
+/// into `target` (absent or empty; `force` moves a non-empty one aside).
+/// A target a gateway runs on is always refused. Each entry is checked as
+/// it is read and written into a staging dir beside the target, which is
+/// moved in only when the whole archive passed. An archived workspace goes
+/// back only where `configured` (the target's own config) puts that
+/// agent's workspace, when that place is missing or empty; otherwise it
+/// stays in `<target>/restored-workspaces/<agent>/`. No path read from the
+/// archive is ever written to.
+pub fn restore(
+    input: impl std::io::Read,
+    target: &Path,
+    force: bool,
+    configured: &[(String, PathBuf)],
+) -> Result<Restored, BackupError> {
     if target.exists() {
-        if let Ok(lock) = std::fs::File::open(target.join("ferroclaw.lock")) {
-            if let Err(std::fs::TryLockError::WouldBlock) = lock.try_lock() {
-                return Err(BackupError::Refused(format!(
-                    "{} is in use by a running ferroclaw; stop it first",
-                    target.display()
-                )));
-            }
+        if crate::store::in_use(target) {
+            return Err(BackupError::Refused(format!(
+                "{} is in use by a running ferroclaw; stop it first",
+                target.display()
+            )));
         }
         if !is_empty_dir(target) && !force {
             return Err(BackupError::Refused(format!("{} is not empty: restore into an empty or new folder, or pass --force to move what is there aside", target.display())));
@@ -357,42 +413,16 @@ pub fn restore(archive_path: &Path, target: &Path, force: bool) -> Result<Restor
     let staging = parent.join(format!(".{name}.restoring-{}", std::process::id()));
     let mut cleanup = Cleanup(vec![staging.clone()]);
     private_dir(&staging).map_err(|e| BackupError::io("making the staging folder", e))?;
-    let file =
-        std::fs::File::open(archive_path).map_err(|e| BackupError::io("opening the archive", e))?;
-    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(std::io::BufReader::new(file)));
-    let io = |what: &str, e| BackupError::io(what.to_string(), e);
-    for item in tar.entries().map_err(|e| io("reading the archive", e))? {
-        let mut entry = item.map_err(|e| io("reading the archive", e))?;
-        let path = entry
-            .path()
-            .map_err(|e| io("reading the archive", e))?
-            .to_string_lossy()
-            .to_string();
-        let dest = if path == STORE_LOG {
-            crate::store::Store::restore(&staging, std::io::BufReader::new(&mut entry))?;
-            continue;
-        } else if let Some(rel) = path.strip_prefix("state/") {
-            staging.join(rel)
-        } else if path == "config/ferroclaw.json" {
-            staging.join("ferroclaw.json")
-        } else if let Some(rel) = path.strip_prefix("workspaces/") {
-            staging.join("restored-workspaces").join(rel)
-        } else {
-            continue;
-        };
-        if let Some(dir) = dest.parent() {
-            std::fs::create_dir_all(dir)
-                .and_then(|()| make_private(dir))
-                .map_err(|e| io("restoring", e))?;
+    let verified = archive::read(input, |path, data| {
+        if path == STORE_LOG {
+            return Ok(Some(crate::store::Store::restore(&staging, data)?));
         }
-        let mut out = private_options()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .open(&dest)
-            .map_err(|e| io("restoring", e))?;
-        std::io::copy(&mut entry, &mut out).map_err(|e| io(&format!("restoring {path}"), e))?;
-    }
+        if let Some(dest) = staged_at(&staging, path) {
+            write_entry(&dest, path, data)?;
+        }
+        Ok(None)
+    })?;
+    let io = |what: &str, e| BackupError::io(what.to_string(), e);
     let replaced = if target.exists() && !is_empty_dir(target) {
         let aside = parent.join(format!(
             "{name}.replaced-{}",
@@ -407,18 +437,29 @@ pub fn restore(archive_path: &Path, target: &Path, force: bool) -> Result<Restor
     std::fs::rename(&staging, target).map_err(|e| io("moving the restored state dir in", e))?;
     cleanup.0.clear();
     let mut workspaces = Vec::new();
-    let kept = target.join("restored-workspaces");
+    let kept = target.join(RESTORED_WORKSPACES);
     for w in &verified.manifest.workspaces {
+        // A safe name (checked by `read`): one folder under `kept`.
         let from = kept.join(&w.agent_id);
-        let to = PathBuf::from(&w.source);
-        let free = !to.exists() || is_empty_dir(&to);
-        let moved = free
-            && to
-                .parent()
-                .is_some_and(|p| std::fs::create_dir_all(p).is_ok())
-            && (std::fs::remove_dir(&to).is_ok() || !to.exists())
-            && std::fs::rename(&from, &to).is_ok();
-        workspaces.push((w.agent_id.clone(), if moved { to } else { from }));
+        let home = configured
+            .iter()
+            .find(|(agent, _)| crate::fsutil::safe_name(agent) == w.agent_id)
+            .map(|(_, p)| p);
+        let moved = home.is_some_and(|to| {
+            (!to.exists() || is_empty_dir(to))
+                && to
+                    .parent()
+                    .is_some_and(|p| std::fs::create_dir_all(p).is_ok())
+                && (std::fs::remove_dir(to).is_ok() || !to.exists())
+                && std::fs::rename(&from, to).is_ok()
+        });
+        workspaces.push((
+            w.agent_id.clone(),
+            match (moved, home) {
+                (true, Some(to)) => to.clone(),
+                _ => from,
+            },
+        ));
     }
     if is_empty_dir(&kept) {
         let _ = std::fs::remove_dir(&kept);

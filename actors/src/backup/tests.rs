@@ -74,6 +74,11 @@ impl Fixture {
     }
 }
 
+/// A restore of the archive at `archive` with no workspace configured.
+fn restore_file(archive: &Path, target: &Path, force: bool) -> Result<Restored, BackupError> {
+    restore(std::fs::File::open(archive).unwrap(), target, force, &[])
+}
+
 fn scan_all(store: &Store) -> Vec<(String, Value)> {
     let mut all = Vec::new();
     for t in [Tree::Sessions, Tree::CronJobs, Tree::Meta] {
@@ -100,10 +105,13 @@ fn a_backup_restores_into_an_empty_dir_with_everything_in_it() {
     assert!(!f.out.join("b.tar.gz.partial").exists() && !f.out.join(".b.tar.gz.staging").exists());
     let v = archive::verify(&f.out.join("b.tar.gz")).unwrap();
     assert_eq!(v.store.entries, m.store_entries);
-    // The workspace's old place is gone: the restore puts it back there.
+    // The workspace's old place is gone, and the target's config puts the
+    // agent's workspace there: the restore puts it back.
     std::fs::remove_dir_all(&f.outside_ws).unwrap();
     let target = f.out.join("restored");
-    let r = restore(&f.out.join("b.tar.gz"), &target, false).unwrap();
+    let configured = [("main".to_string(), f.outside_ws.clone())];
+    let input = std::fs::File::open(f.out.join("b.tar.gz")).unwrap();
+    let r = restore(input, &target, false, &configured).unwrap();
     assert_eq!(
         r.workspaces,
         vec![("main".to_string(), f.outside_ws.clone())]
@@ -287,7 +295,7 @@ fn a_damaged_archive_fails_verify_and_restores_nothing() {
         let err = archive::verify(&bad).unwrap_err();
         assert!(err.to_string().contains(want), "{want}: {err}");
         let target = f.out.join("never");
-        let err = restore(&bad, &target, false).unwrap_err();
+        let err = restore_file(&bad, &target, false).unwrap_err();
         assert!(err.to_string().contains(want), "{want}: {err}");
         assert!(!target.exists(), "{want}: nothing restored");
     }
@@ -306,7 +314,7 @@ fn restore_over_a_non_empty_dir_needs_force_and_moves_it_aside() {
     let target = f.out.join("t");
     std::fs::create_dir_all(&target).unwrap();
     std::fs::write(target.join("mine.txt"), "keep me").unwrap();
-    let err = restore(&archive, &target, false).unwrap_err();
+    let err = restore_file(&archive, &target, false).unwrap_err();
     assert!(
         matches!(err, BackupError::Refused(_)) && err.to_string().contains("not empty"),
         "{err}"
@@ -315,7 +323,7 @@ fn restore_over_a_non_empty_dir_needs_force_and_moves_it_aside() {
         std::fs::read_to_string(target.join("mine.txt")).unwrap(),
         "keep me"
     );
-    let r = restore(&archive, &target, true).unwrap();
+    let r = restore_file(&archive, &target, true).unwrap();
     let aside = r.replaced.unwrap();
     assert_eq!(
         std::fs::read_to_string(aside.join("mine.txt")).unwrap(),
@@ -326,6 +334,74 @@ fn restore_over_a_non_empty_dir_needs_force_and_moves_it_aside() {
     assert_eq!(r.workspaces[0].1, target.join("restored-workspaces/main"));
     // A state dir a gateway runs on is refused even with --force.
     let _running = Store::open(&target).unwrap();
-    let err = restore(&archive, &target, true).unwrap_err();
+    let err = restore_file(&archive, &target, true).unwrap_err();
     assert!(err.to_string().contains("in use"), "{err}");
+}
+
+#[test]
+fn a_manifest_naming_a_place_outside_fails_verify_and_restores_nothing() {
+    let f = fixture();
+    f.create("b.tar.gz").unwrap();
+    let good = f.out.join("b.tar.gz");
+    let bad = f.out.join("bad.tar.gz");
+    let victim = f.out.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("keep.txt"), "mine").unwrap();
+    let cases: [(&str, Value, &str); 6] = [
+        ("agentId", json!("../../victim"), "agent id"),
+        ("agentId", json!(victim.display().to_string()), "agent id"),
+        ("agentId", json!(""), "agent id"),
+        ("agentId", json!("a/b"), "agent id"),
+        ("source", json!("/tmp/x/../../etc"), "plain absolute"),
+        ("source", json!("relative/ws"), "plain absolute"),
+    ];
+    for (field, value, want) in cases {
+        rewrite(&good, &bad, |p, d| {
+            if p != archive::MANIFEST {
+                return vec![(p, d)];
+            }
+            let mut m: Value = serde_json::from_slice(&d).unwrap();
+            m["workspaces"][0][field] = value.clone();
+            vec![(p, serde_json::to_vec(&m).unwrap())]
+        });
+        let err = archive::verify(&bad).unwrap_err();
+        assert!(err.to_string().contains(want), "{field}={value}: {err}");
+        let target = f.out.join("never");
+        let err = restore_file(&bad, &target, false).unwrap_err();
+        assert!(err.to_string().contains(want), "{field}={value}: {err}");
+        assert!(!target.exists(), "{field}={value}: nothing restored");
+        assert_eq!(
+            std::fs::read_to_string(victim.join("keep.txt")).unwrap(),
+            "mine"
+        );
+    }
+    // A workspace entry no manifest workspace owns, and a store file
+    // planted beside the store's log.
+    for (extra, want) in [
+        ("workspaces/ghost/x.md", "no workspace"),
+        ("state/store/conf", "unsafe path"),
+    ] {
+        rewrite(&good, &bad, |p, d| {
+            if p != archive::MANIFEST {
+                return vec![(p, d)];
+            }
+            let body = b"planted".to_vec();
+            let mut m: Value = serde_json::from_slice(&d).unwrap();
+            let hash = {
+                use sha2::Digest;
+                let h = sha2::Sha256::digest(&body);
+                h.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            };
+            m["entries"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"path": extra, "bytes": body.len(), "sha256": hash}));
+            vec![
+                (extra.to_string(), body),
+                (p, serde_json::to_vec(&m).unwrap()),
+            ]
+        });
+        let err = archive::verify(&bad).unwrap_err();
+        assert!(err.to_string().contains(want), "{extra}: {err}");
+    }
 }

@@ -568,6 +568,12 @@ impl Store {
     }
 }
 
+/// Whether a live store (a running gateway) holds the state dir's lock.
+pub fn in_use(state_dir: &Path) -> bool {
+    std::fs::File::open(state_dir.join("ferroclaw.lock"))
+        .is_ok_and(|lock| matches!(lock.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+}
+
 /// Opens sled, waiting out a dying handle of this same process.
 ///
 /// Holding `ferroclaw.lock` means no other live store owns the directory,

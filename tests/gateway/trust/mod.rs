@@ -15,6 +15,7 @@ mod ledger;
 mod modes;
 mod placeholders;
 mod processes;
+mod restore;
 mod secrets;
 mod travel;
 mod wrapping;
