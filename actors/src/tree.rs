@@ -89,6 +89,9 @@ pub struct Gateway {
     pub channel_health: Arc<HealthBoard>,
     /// Every agent's memory index (`memory.search`, `doctor.memory.status`).
     pub memories: crate::memory::Memories,
+    /// The environment as `main.rs` reads it (tests: a fixed map), for
+    /// what the edge builds from settings (media's keys).
+    pub env: EnvReader,
     /// The cron scheduler.
     pub cron: Addr<crate::cron::CronActor>,
     /// The heartbeat.
@@ -294,6 +297,7 @@ impl Gateway {
             router.clone(),
             runs.clone(),
             channel_health.clone(),
+            env.clone(),
         )
         .with_audit(audit_log.clone())
         .with_media(media.clone())
@@ -318,7 +322,7 @@ impl Gateway {
             nodes: nodes.clone(),
             channel_health: channel_health.clone(),
             hub: hub.clone(),
-            env,
+            env: env.clone(),
             settings,
             store: store.clone(),
             edge: sinks.health,
@@ -328,6 +332,7 @@ impl Gateway {
         })
         .start();
         Ok(Gateway {
+            env: env.clone(),
             root,
             bus,
             presence,

@@ -40,6 +40,9 @@ pub struct TestGateway {
     /// The running gateway's store (fault injection: `store().faults()`).
     store: Option<ferroclaw_actors::store::Store>,
     config: Value,
+    /// The environment the gateway is handed (its `EnvReader`): none unless
+    /// a test sets one with [`TestGateway::with_env`].
+    env: Vec<(String, String)>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -72,6 +75,12 @@ impl TestGateway {
     /// Like `with_config`, with files written into the state dir first
     /// (`(relative path, content)`, e.g. auth profiles).
     pub fn with_files(patch: Value, files: &[(&str, &str)]) -> TestGateway {
+        Self::with_env(patch, files, &[])
+    }
+
+    /// Like `with_files`, the gateway handed `env` as its environment (what
+    /// `main.rs` would read from the process).
+    pub fn with_env(patch: Value, files: &[(&str, &str)], env: &[(&str, &str)]) -> TestGateway {
         let dir = tempfile::tempdir().unwrap();
         for (rel, content) in files {
             let path = dir.path().join(rel);
@@ -85,6 +94,10 @@ impl TestGateway {
             dir,
             store: None,
             config: cfg,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             stop: None,
             thread: None,
         };
@@ -114,6 +127,7 @@ impl TestGateway {
         let log_file = state_dir.join("logs").join("ferroclaw.log");
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let env = std::sync::Arc::new(self.env.clone());
         let thread = std::thread::spawn(move || {
             actix_rt::System::new().block_on(async move {
                 let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -122,8 +136,11 @@ impl TestGateway {
                     state_dir,
                     log_file,
                     workers: Some(1),
-                    // Hermetic: a developer's OPENAI_API_KEY never reaches tests.
-                    env: std::sync::Arc::new(|_: &str| None),
+                    // Hermetic: a developer's OPENAI_API_KEY never reaches
+                    // tests; only what the test set.
+                    env: std::sync::Arc::new(move |name: &str| {
+                        env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+                    }),
                 };
                 let gw = start(opts, listener).await.unwrap();
                 addr_tx.send((gw.addr, gw.store.clone())).unwrap();

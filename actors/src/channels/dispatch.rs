@@ -175,7 +175,12 @@ pub struct Policies {
 }
 
 impl Policies {
-    pub fn from_settings(s: &crate::settings::Settings) -> Policies {
+    /// From the settings, with the environment `main.rs` reads (`env`:
+    /// media's provider keys and `PATH`).
+    pub fn from_settings(
+        s: &crate::settings::Settings,
+        env: &crate::provider::hub::EnvReader,
+    ) -> Policies {
         let model_by_channel = s
             .channels
             .get("modelByChannel")
@@ -195,7 +200,7 @@ impl Policies {
             session: s.session.clone(),
             model_by_channel,
             received,
-            media: Arc::new(crate::media::MediaConfig::from_settings(s)),
+            media: Arc::new(crate::media::MediaConfig::from_settings(s, env)),
         }
     }
 }

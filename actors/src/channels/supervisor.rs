@@ -43,6 +43,8 @@ pub struct ChannelSupervisor {
     default_agent: String,
     main_key: String,
     env: super::ChannelEnv,
+    /// The environment as `main.rs` reads it, for media (`Policies`).
+    media_env: crate::provider::hub::EnvReader,
     audit: crate::audit::AuditLog,
     media: Option<Addr<crate::media::MediaStore>>,
     slots: BTreeMap<(String, String), Slot>,
@@ -64,6 +66,7 @@ impl ChannelSupervisor {
         sessions: Addr<RouterActor>,
         runs: Addr<RunRegistry>,
         board: Arc<HealthBoard>,
+        media_env: crate::provider::hub::EnvReader,
     ) -> ChannelSupervisor {
         let routes = Router::new(
             &settings.bindings,
@@ -75,7 +78,10 @@ impl ChannelSupervisor {
             sessions,
             runs,
             routes: Arc::new(Mutex::new(routes)),
-            policies: Arc::new(Mutex::new(Arc::new(Policies::from_settings(settings)))),
+            policies: Arc::new(Mutex::new(Arc::new(Policies::from_settings(
+                settings, &media_env,
+            )))),
+            media_env,
             board,
             default_agent: settings.default_agent_id().to_string(),
             main_key: settings.session.main_key.clone(),
@@ -259,7 +265,7 @@ impl Handler<ChannelsReconfigure> for ChannelSupervisor {
             );
         }
         if let Ok(mut p) = self.policies.lock() {
-            *p = Arc::new(Policies::from_settings(&settings));
+            *p = Arc::new(Policies::from_settings(&settings, &self.media_env));
         }
         self.board.set_stale_ms(super::stale_ms(&settings));
         match super::plan(&settings, self.env.clone()) {

@@ -39,6 +39,32 @@ pub struct MediaConfig {
     /// (`detect.rs`).
     #[serde(skip)]
     pub detected_audio: Option<ModelEntry>,
+    /// The environment as `main.rs` hands it over (`<ID>_API_KEY`, `PATH`
+    /// for detection): media never reads the process's own.
+    #[serde(skip)]
+    pub env: MediaEnv,
+}
+
+/// The gateway's `EnvReader`, for media (none by default: nothing is read).
+#[derive(Clone)]
+pub struct MediaEnv(pub crate::provider::hub::EnvReader);
+
+impl MediaEnv {
+    pub fn var(&self, name: &str) -> Option<String> {
+        (self.0)(name).filter(|v| !v.is_empty())
+    }
+}
+
+impl Default for MediaEnv {
+    fn default() -> Self {
+        MediaEnv(std::sync::Arc::new(|_: &str| None))
+    }
+}
+
+impl std::fmt::Debug for MediaEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MediaEnv")
+    }
 }
 
 /// The reply models as far as images go: the default one, each agent's,
@@ -172,19 +198,24 @@ pub struct ModelEntry {
 }
 
 impl MediaConfig {
-    /// From `tools.media`, with `models.providers` for provider entries.
-    pub fn from_settings(s: &crate::settings::Settings) -> MediaConfig {
+    /// From `tools.media`, with `models.providers` for provider entries
+    /// and the environment `env` gives (keys, `PATH`).
+    pub fn from_settings(
+        s: &crate::settings::Settings,
+        env: &crate::provider::hub::EnvReader,
+    ) -> MediaConfig {
         let mut c = MediaConfig::from_tools(&s.tools);
+        c.env = MediaEnv(env.clone());
         c.providers = s.models.providers.clone();
         c.reply = ReplyModels::from_settings(s);
         c.links = super::links::LinksConfig::from_tools(&s.tools.as_json());
         if c.entries(MediaKind::Audio).is_empty()
             && c.audio.as_ref().and_then(|a| a.enabled) != Some(false)
         {
-            let path = std::env::var_os("PATH");
-            let var = |k: &str| std::env::var(k).ok();
+            let path = c.env.var("PATH");
+            let var = |k: &str| c.env.var(k);
             let env = super::detect::Env {
-                path: path.as_deref(),
+                path: path.as_deref().map(std::ffi::OsStr::new),
                 var: &var,
             };
             c.detected_audio = super::detect::audio(&env, &c.providers).map(|f| ModelEntry {

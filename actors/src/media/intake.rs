@@ -494,7 +494,8 @@ mod tests {
             )
             .unwrap(),
         );
-        let r = MediaConfig::from_settings(&s).reply;
+        let no_env: crate::provider::hub::EnvReader = std::sync::Arc::new(|_: &str| None);
+        let r = MediaConfig::from_settings(&s, &no_env).reply;
         assert!(
             !r.vision(None, "main"),
             "the default model lists no image input"

@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::config::{Limits, ModelEntry};
+use super::config::{Limits, MediaConfig, ModelEntry};
 use super::store::MediaRef;
-use crate::settings::ProviderSettings;
 
 /// (base URL, default model) of the providers known by name.
 fn known(id: &str) -> Option<(&'static str, &'static str)> {
@@ -44,11 +43,9 @@ pub(super) struct Endpoint {
 }
 
 /// The entry's provider: `models.providers.<id>`, else a known one with
-/// its key from `<ID>_API_KEY`.
-pub(super) fn endpoint(
-    entry: &ModelEntry,
-    providers: &BTreeMap<String, ProviderSettings>,
-) -> Result<Endpoint, String> {
+/// its key from `<ID>_API_KEY` (read through the gateway's `EnvReader`).
+pub(super) fn endpoint(entry: &ModelEntry, cfg: &MediaConfig) -> Result<Endpoint, String> {
+    let providers = &cfg.providers;
     let id = entry
         .provider
         .as_deref()
@@ -60,7 +57,7 @@ pub(super) fn endpoint(
         .ok_or_else(|| format!("provider {id} has no baseUrl (models.providers.{id})"))?;
     let key = configured
         .and_then(|p| p.api_key.clone())
-        .or_else(|| std::env::var(crate::provider::selection::env_var_for(id)).ok())
+        .or_else(|| cfg.env.var(&crate::provider::selection::env_var_for(id)))
         .filter(|k| !k.is_empty());
     Ok(Endpoint {
         id: id.to_string(),
@@ -112,9 +109,9 @@ pub(super) async fn transcribe(
     limits: &Limits,
     media: &MediaRef,
     timeout: Duration,
-    providers: &BTreeMap<String, ProviderSettings>,
+    cfg: &MediaConfig,
 ) -> Result<String, String> {
-    let ep = endpoint(entry, providers)?;
+    let ep = endpoint(entry, cfg)?;
     let (id, base, key) = (ep.id.as_str(), ep.base.as_str(), &ep.key);
     let model = ep
         .model
@@ -186,6 +183,7 @@ mod tests {
     use super::*;
     use crate::media::understand::tests::{audio, grammar, speak};
     use crate::media::{MediaStore, PutMedia, Understand};
+    use crate::settings::ProviderSettings;
     use actix::Actor;
     use std::io::{Read, Write};
 

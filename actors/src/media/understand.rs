@@ -7,7 +7,8 @@
 //! its stdout, capped at 5 MB, is the text) and provider entries
 //! (`provider.rs`: OpenAI-compatible `/audio/transcriptions`, Deepgram's
 //! `/listen`; `vision.rs`: chat completions that describe an image or a
-//! video). Auto-detection is not built yet.
+//! video). With no `tools.media.audio` models, a transcriber is detected
+//! (`detect.rs`, OpenClaw's order).
 //!
 //! On success the body becomes OpenClaw's block (`[Audio]`, `User text:`
 //! when there was a caption, `Transcript:`). Trust: the text is what the
@@ -67,9 +68,9 @@ pub async fn understand(cfg: &MediaConfig, kind: MediaKind, media: &MediaRef) ->
         let run = match (entry.kind.as_deref().unwrap_or("provider"), kind) {
             ("cli", _) => run_cli(entry, &limits, media, timeout).await,
             (_, MediaKind::Audio) => {
-                super::provider::transcribe(entry, &limits, media, timeout, &cfg.providers).await
+                super::provider::transcribe(entry, &limits, media, timeout, cfg).await
             }
-            _ => super::vision::describe(entry, &limits, media, timeout, &cfg.providers).await,
+            _ => super::vision::describe(entry, &limits, media, timeout, cfg).await,
         };
         match run {
             Ok(text) if !text.trim().is_empty() => {

@@ -6,7 +6,6 @@
 //! Qwen-VL). Anthropic's `POST <baseUrl>/messages` (an `api` of
 //! `anthropic-messages`, or the id `anthropic`) for images.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use base64::Engine;
@@ -15,7 +14,6 @@ use serde_json::{json, Value};
 use super::config::{Limits, ModelEntry};
 use super::provider::{answer, client, endpoint};
 use super::store::{MediaKind, MediaRef};
-use crate::settings::ProviderSettings;
 
 /// The prompt when the entry sets none (OpenClaw's default wording).
 pub fn default_prompt(kind: MediaKind, max_chars: Option<usize>) -> String {
@@ -35,9 +33,9 @@ pub(super) async fn describe(
     limits: &Limits,
     media: &MediaRef,
     timeout: Duration,
-    providers: &BTreeMap<String, ProviderSettings>,
+    cfg: &super::MediaConfig,
 ) -> Result<String, String> {
-    let ep = endpoint(entry, providers)?;
+    let ep = endpoint(entry, cfg)?;
     let model = ep
         .model
         .clone()

@@ -132,7 +132,7 @@ pub async fn take_in(
     if checked.is_empty() && !settings.tools.other.contains_key("links") {
         return Taken::default();
     }
-    let config = Arc::new(MediaConfig::from_settings(&settings));
+    let config = Arc::new(MediaConfig::from_settings(&settings, &state.gateway.env));
     if checked.is_empty() && config.links.is_none() {
         return Taken::default();
     }
