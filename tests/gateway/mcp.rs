@@ -420,13 +420,15 @@ fn config_validation_names_the_bad_mcp_key() {
 
 /// The reference server's tools in a gateway a stranger can message (the
 /// offline model runs an `@tool` line as a tool call).
-fn stranger_gateway(extra: Value) -> (crate::support::fake_telegram::FakeTelegram, TestGateway) {
+pub(super) fn stranger_gateway(
+    extra: Value,
+) -> (crate::support::fake_telegram::FakeTelegram, TestGateway) {
     let mut cfg = json!({"mcp": {"servers": {"everything": everything_server(json!({}))}}});
     ferroclaw::config::merge_patch(&mut cfg, &extra);
     super::trust::start(cfg, &[])
 }
 
-async fn wait_ready(gw: &TestGateway) {
+pub(super) async fn wait_ready(gw: &TestGateway) {
     let mut c = admin(gw).await;
     servers_until(&mut c, ready).await;
 }

@@ -6,7 +6,8 @@
 //! `confine.rs`), `web_fetch` (`ssrf.rs` guards the addresses), the memory
 //! tools; session tools go to `SessionTools`. `policy.rs` decides what a run
 //! is offered (allow/deny layers, the untrusted profile, hooks, result
-//! caps); `specs.rs` is the catalogue. Every call carries the turn's
+//! caps); `specs.rs` is the catalogue; `untrusted.rs` each tool's standing
+//! with a stranger's turn. Every call carries the turn's
 //! `Trust`. Arguments are validated; every failure is a tool result with
 //! `is_error` so the model can correct itself.
 
@@ -24,6 +25,7 @@ pub mod sandbox;
 mod search;
 mod specs;
 pub mod ssrf;
+pub mod untrusted;
 pub mod web_fetch;
 
 use std::path::{Path, PathBuf};

@@ -127,6 +127,9 @@ pub struct UntrustedProfile {
 
 impl UntrustedProfile {
     pub fn permits(&self, tool: &str, agent: &str, channels: &[String]) -> bool {
+        if super::untrusted::never(tool) {
+            return false;
+        }
         let agent = self.agents.get(agent);
         let chans: Vec<Option<&AllowDeny>> =
             channels.iter().map(|c| self.channels.get(c)).collect();

@@ -9,7 +9,9 @@
 
 mod audit;
 mod browsers;
+mod catalog;
 mod channel_policy;
+mod environment;
 mod files;
 mod ledger;
 mod modes;
