@@ -280,9 +280,9 @@ struct SetupCodeParams {
 /// refusals, in its words: a join URL only for the node profile, and no
 /// code for a gateway only bound to loopback (no other machine could reach
 /// the URL it would carry). Where a code could carry a reachable URL it is
-/// refused too: a code holds a bootstrap token that pairs the machine that
-/// presents it, and ferroclaw issues none yet (nodes pair through
-/// `device.pair.approve`; bootstrap tokens come with the nodes work).
+/// refused too: a code holds a bootstrap token that pairs whoever presents
+/// it, and ferroclaw issues no bootstrap tokens by design: devices and
+/// nodes pair by an operator's approval (`device.pair.approve`, `node.pair.approve`).
 pub fn setup_code(state: &SharedState, p: &Value) -> MethodResult {
     let p: SetupCodeParams = params("device.pair.setupCode", p)?;
     let _ = (p.prefer_remote_url, p.include_qr);
@@ -304,6 +304,6 @@ pub fn setup_code(state: &SharedState, p: &Value) -> MethodResult {
         ));
     }
     Err(ErrorShape::invalid(
-        "setup codes carry a bootstrap token that pairs whoever presents it, and this gateway issues none yet: connect the new device and approve it (openclaw devices approve <requestId>)",
+        "setup codes carry a bootstrap token that pairs whoever presents it, and this gateway issues none: connect the new device or node and approve it (openclaw devices approve <requestId>, openclaw nodes approve <requestId>)",
     ))
 }
