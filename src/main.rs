@@ -696,6 +696,19 @@ fn run_gateway(
         env: ferroclaw_actors::provider::hub::process_env(),
     };
     let result = actix_rt::System::new().block_on(async move {
+        // Before the address is printed: a SIGTERM sent as soon as a
+        // supervisor sees it must stop the gateway cleanly, not kill it.
+        use tokio::signal::unix::{signal, SignalKind};
+        let (mut term, mut int) = match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(t), Ok(i)) => (t, i),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("error: cannot install signal handler: {e}");
+                return ExitCode::from(1);
+            }
+        };
         let gw = match start(opts, listener).await {
             Ok(gw) => gw,
             Err(e) => {
@@ -709,17 +722,9 @@ fn run_gateway(
             gw.addr
         );
         eprintln!("web chat: http://{}/chat", gw.addr);
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("error: cannot install signal handler: {e}");
-                    return ExitCode::from(1);
-                }
-            };
         tokio::select! {
             _ = term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
+            _ = int.recv() => {}
         }
         gw.shutdown("gateway stopping").await;
         match gw.wait().await {

@@ -425,3 +425,41 @@ async fn with_token_auth_a_client_with_the_bearer_is_served_as_before() {
         "by-bearer"
     );
 }
+
+#[tokio::test]
+async fn chromium_on_an_attackers_page_gets_nothing_from_a_gateway_without_auth() {
+    let gw = TestGateway::with_config(json!({ "gateway": { "auth": { "mode": "none" } } }));
+    let agents = gw.state_dir().join("workspace/AGENTS.md");
+    let before = std::fs::read_to_string(&agents).unwrap_or_default();
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("attacker-screenshots");
+    let addr = gw.addr.to_string();
+    let report =
+        crate::support::browser::browser_script("attacker.test.mjs", &[addr.as_ref()], &shots)
+            .await;
+    let said = |page: &str, what: &str| report[page][what].as_str().unwrap_or("").to_string();
+    // The rebinding page reads what the gateway answered it: refused.
+    assert!(said("rebinding", "invoke").starts_with("403"), "{report}");
+    assert!(
+        said("rebinding", "invoke").contains("host not allowed"),
+        "{report}"
+    );
+    assert!(said("rebinding", "backup").starts_with("403"), "{report}");
+    // No socket opened for either page.
+    for page in ["crossSite", "rebinding"] {
+        let ws = said(page, "ws");
+        assert!(
+            !ws.contains("open") && !ws.contains("message"),
+            "{page}: {ws}"
+        );
+    }
+    assert_eq!(
+        said("crossSite", "invoke"),
+        "sent",
+        "the browser sent the simple POST: {report}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&agents).unwrap_or_default(),
+        before,
+        "nothing a page sent wrote AGENTS.md"
+    );
+}
