@@ -54,7 +54,8 @@ try {
 
   step = "read every settings page";
   await page.goto(`${base}/config`);
-  await page.waitForTimeout(SETTLE_MS);
+  // The settings navigation is rendered once the advanced page's link is.
+  await page.locator('a[href="/settings/advanced"]').first().waitFor({ state: "attached", ...WAIT });
   const links = await page.evaluate(() => [...new Set([...document.querySelectorAll("a[href]")]
     .map((a) => a.getAttribute("href")).filter((h) => h && h.startsWith("/settings/")))]);
   for (const href of links) {
