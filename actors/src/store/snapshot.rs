@@ -267,14 +267,44 @@ struct Header {
     written_by: String,
 }
 
+/// The longest line a log may hold (one stored value and its key): a
+/// log from outside (a restored archive) cannot make a reader hold more.
+const MAX_LINE: u64 = 64 << 20;
+
+/// The lines of `input`, each at most `MAX_LINE` bytes (a longer one is an
+/// error, read no further than the limit).
+fn bounded_lines(mut input: impl BufRead) -> impl Iterator<Item = std::io::Result<String>> {
+    let mut buf = Vec::new();
+    std::iter::from_fn(move || {
+        buf.clear();
+        let read = std::io::Read::take(&mut input, MAX_LINE + 1).read_until(b'\n', &mut buf);
+        match read {
+            Ok(0) => None,
+            Err(e) => Some(Err(e)),
+            Ok(_) if buf.len() as u64 > MAX_LINE => Some(Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line over {} MiB", MAX_LINE >> 20),
+            ))),
+            Ok(_) => {
+                let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                Some(
+                    String::from_utf8(line.to_vec())
+                        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+                )
+            }
+        }
+    })
+}
+
 /// Reads a log, handing each entry to `apply`; checks the header, every
-/// line and the end mark.
+/// line (at most 64 MiB each) and the end mark.
 pub fn read_log(
     input: impl BufRead,
     mut apply: impl FnMut(Tree, &str, Option<&str>) -> Result<(), StoreError>,
 ) -> Result<LogSummary, StoreError> {
     let bad = |n: usize, what: String| failed("store log", format!("line {n}: {what}"));
-    let mut lines = input.lines();
+    let mut lines = bounded_lines(input);
     let first = lines
         .next()
         .ok_or_else(|| bad(1, "empty".into()))?

@@ -233,3 +233,17 @@ fn a_bad_log_restores_nothing() {
     let err = Store::restore(dir.path(), text.as_bytes()).unwrap_err();
     assert!(err.to_string().contains("already exists"), "{err}");
 }
+
+#[test]
+fn an_endless_line_is_refused_at_the_line_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let mut log = Vec::new();
+    store.snapshot(&mut log).unwrap();
+    let text = String::from_utf8(log).unwrap();
+    let header = format!("{}\n", text.lines().next().unwrap());
+    // A crafted archive's log: the header, then a line that never ends.
+    let endless = std::io::Read::chain(header.as_bytes(), std::io::repeat(b'x'));
+    let err = read_log(std::io::BufReader::new(endless), |_, _, _| Ok(())).unwrap_err();
+    assert!(err.to_string().contains("over 64 MiB"), "{err}");
+}
