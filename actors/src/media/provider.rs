@@ -42,19 +42,31 @@ pub(super) struct Endpoint {
     pub model: Option<String>,
 }
 
+/// Why a provider entry names no endpoint (the text is the attempt's note).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum EndpointError {
+    #[error("a provider entry needs `provider`")]
+    NoProvider,
+    #[error("provider {id} has no baseUrl (models.providers.{id})")]
+    NoBaseUrl { id: String },
+}
+
+impl From<EndpointError> for String {
+    fn from(e: EndpointError) -> String {
+        e.to_string()
+    }
+}
+
 /// The entry's provider: `models.providers.<id>`, else a known one with
 /// its key from `<ID>_API_KEY` (read through the gateway's `EnvReader`).
-pub(super) fn endpoint(entry: &ModelEntry, cfg: &MediaConfig) -> Result<Endpoint, String> {
+pub(super) fn endpoint(entry: &ModelEntry, cfg: &MediaConfig) -> Result<Endpoint, EndpointError> {
     let providers = &cfg.providers;
-    let id = entry
-        .provider
-        .as_deref()
-        .ok_or("a provider entry needs `provider`")?;
+    let id = entry.provider.as_deref().ok_or(EndpointError::NoProvider)?;
     let configured = providers.get(id);
     let base = configured
         .and_then(|p| p.base_url.clone())
         .or_else(|| known(id).map(|k| k.0.to_string()))
-        .ok_or_else(|| format!("provider {id} has no baseUrl (models.providers.{id})"))?;
+        .ok_or_else(|| EndpointError::NoBaseUrl { id: id.to_string() })?;
     let key = configured
         .and_then(|p| p.api_key.clone())
         .or_else(|| cfg.env.var(&crate::provider::selection::env_var_for(id)))
