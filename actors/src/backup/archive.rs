@@ -4,7 +4,7 @@
 //! in it: paths must be plain relative names outside what a restore
 //! reserves, entries regular files, every checksum must match the manifest
 //! both ways, every path the manifest names must be plain (agent ids safe
-//! names, the places it reports absolute without `..`), and the store log
+//! names, the places it reports without `..`), and the store log
 //! must end with its end mark. `verify` is a read that keeps nothing; a
 //! restore is a read that writes each entry into its staging dir as it
 //! passes, so what was checked is what was written.
@@ -159,14 +159,18 @@ fn safe_agent(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && crate::fsutil::safe_name(id) == id
 }
 
-/// Whether a path the manifest reports (where it came from) is absolute
-/// and plain: no `..`, no NUL. Nothing is ever written there.
-fn plain_absolute(p: &str) -> bool {
-    !p.contains('\0')
-        && Path::new(p).is_absolute()
-        && Path::new(p)
-            .components()
-            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+/// Whether a path the manifest reports (where it came from) is plain: no
+/// `..`, no NUL. Nothing is ever written there (an archive from an older
+/// build may report a relative `--config`).
+fn plain_reported(p: &str) -> bool {
+    !p.is_empty()
+        && !p.contains('\0')
+        && Path::new(p).components().all(|c| {
+            matches!(
+                c,
+                Component::RootDir | Component::CurDir | Component::Normal(_)
+            )
+        })
 }
 
 /// State dir entries an archive never holds: the store (its log is),
@@ -193,9 +197,9 @@ fn check_manifest(
         .chain(&manifest.config)
         .chain(manifest.workspaces.iter().map(|w| &w.source));
     for p in places {
-        if !plain_absolute(p) {
+        if !plain_reported(p) {
             return Err(BackupError::Invalid(format!(
-                "manifest: {p:?} is not a plain absolute path"
+                "manifest: {p:?} is not a plain path"
             )));
         }
     }

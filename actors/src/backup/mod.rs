@@ -144,6 +144,15 @@ fn sqlite_copy(from: &Path, to: &Path) -> Result<(), BackupError> {
     }
 }
 
+/// How the manifest reports where something came from: the canonical
+/// path (a relative `--config` or workspace would not verify as plain).
+fn reported(p: &Path) -> String {
+    std::fs::canonicalize(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
+
 /// A timestamped archive name (`2026-11-27T19-00-00Z-ferroclaw-backup.tar.gz`).
 pub fn default_name(now: chrono::DateTime<chrono::Utc>) -> String {
     format!(
@@ -293,7 +302,7 @@ pub fn create(
         }
         outside.push(Workspace {
             agent_id: safe,
-            source: ws.display().to_string(),
+            source: reported(ws),
         });
     }
     let manifest = Manifest {
@@ -302,11 +311,8 @@ pub fn create(
         created_at_ms: crate::now_ms(),
         written_by: env!("CARGO_PKG_VERSION").into(),
         schema: summary.schema,
-        state_dir: std::fs::canonicalize(&src.state_dir)
-            .unwrap_or(src.state_dir.clone())
-            .display()
-            .to_string(),
-        config: config.map(|c| c.display().to_string()),
+        state_dir: reported(&src.state_dir),
+        config: config.map(|c| reported(c)),
         workspaces: outside,
         store_entries: summary.entries,
         entries,
