@@ -343,39 +343,29 @@ async fn with_auth_none_the_configured_origin_gets_through_and_nothing_else_does
         body: Some(json!({"tool": "write", "args": {"path": "notes.md", "content": "VARIANT"}})),
         served: 200,
     };
-    let proxied = send(
-        gw.addr,
-        &invoke,
-        "gw.tailnet.ts.net",
-        Some("https://gw.tailnet.ts.net"),
-        "application/json",
-        "proxied",
-    )
-    .await;
-    assert_eq!(proxied.0, 200, "{proxied:?}");
-    let other = send(
-        gw.addr,
-        &invoke,
-        "other.ts.net",
-        Some("https://other.ts.net"),
-        "application/json",
-        "other",
-    )
-    .await;
-    assert_eq!(other.0, 403, "{other:?}");
-    let localhost_page = send(
-        gw.addr,
-        &invoke,
-        &gw.addr.to_string(),
-        Some("http://localhost:3000"),
-        "application/json",
-        "dev-server",
-    )
-    .await;
-    assert_eq!(
-        localhost_page.0, 403,
-        "another local origin is not the gateway's own: {localhost_page:?}"
-    );
+    let own = gw.addr.to_string();
+    for (host, origin, variant, want) in [
+        (
+            "gw.tailnet.ts.net",
+            "https://gw.tailnet.ts.net",
+            "proxied",
+            200,
+        ),
+        ("other.ts.net", "https://other.ts.net", "other", 403),
+        // Another local origin (a dev server) is not the gateway's own.
+        (own.as_str(), "http://localhost:3000", "dev-server", 403),
+    ] {
+        let got = send(
+            gw.addr,
+            &invoke,
+            host,
+            Some(origin),
+            "application/json",
+            variant,
+        )
+        .await;
+        assert_eq!(got.0, want, "{host} {origin}: {got:?}");
+    }
     let written = std::fs::read_to_string(gw.state_dir().join("workspace/notes.md")).unwrap();
     assert_eq!(written, "proxied");
 }
