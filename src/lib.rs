@@ -10,6 +10,7 @@ pub mod media_links;
 pub mod protocol;
 pub mod runtime;
 pub mod state;
+mod tools;
 pub mod ws;
 
 use std::net::{SocketAddr, TcpListener};
@@ -187,6 +188,11 @@ pub async fn start(
         event_bridge,
         media_links,
     });
+    // The agent's tools that drive the gateway's methods (`src/tools/`).
+    let _ = state
+        .gateway
+        .edge_tools
+        .set(actix::Actor::start(tools::GatewayTools::new(Arc::downgrade(&state))).recipient());
     let data = web::Data::new(state.clone());
     let mcp = web::Data::new(mcp::http::McpHttp::new(
         Arc::downgrade(&state),

@@ -127,6 +127,12 @@ pub fn plan(
             .map_err(StartError::Tools)?,
         sandbox: sandbox.clone(),
         workspace_only: settings.tools.fs.workspace_only,
+        search: crate::tool::web_search::SearchSettings::from_config(
+            &tools_json,
+            &settings.plugins,
+            &|k| env(k),
+        )
+        .map_err(|e| StartError::Tools(e.to_string()))?,
         ..ToolLimits::default()
     };
     let approval_timeout = settings.tools.exec.approval_timeout_seconds;

@@ -100,6 +100,11 @@ pub struct Gateway {
     pub audit: Option<Addr<crate::audit::AuditLedger>>,
     /// Where the edge records control changes (off without a ledger).
     pub audit_log: crate::audit::AuditLog,
+    /// Where the executor sends the gateway's own tools (`automations`,
+    /// `message`, `gateway`): the edge sets it once its state exists.
+    pub edge_tools: crate::tool::EdgeTools,
+    /// Built-in tools not offered, and why (`tools.catalog`).
+    pub unavailable_tools: Arc<[(String, String)]>,
 }
 
 impl Gateway {
@@ -203,7 +208,18 @@ impl Gateway {
             }
         }
         let context = Arc::new(context);
-        let builtin: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs().into();
+        // A tool whose backing is not configured is not offered (and
+        // `tools.catalog` says why).
+        let unavailable_tools: Arc<[(String, String)]> = limits
+            .search
+            .unavailable
+            .iter()
+            .map(|why| ("web_search".to_string(), why.clone()))
+            .collect();
+        let builtin: Arc<[crate::provider::ToolSpec]> = ToolExecutor::specs()
+            .into_iter()
+            .filter(|t| !unavailable_tools.iter().any(|(n, _)| *n == t.name))
+            .collect();
         let catalog = crate::mcp::McpCatalog::default();
         let media = crate::media::MediaStore::new(
             store.dir().join("media"),
@@ -232,7 +248,9 @@ impl Gateway {
         let session_tools: Arc<std::sync::OnceLock<Recipient<crate::tool::ExecuteTool>>> =
             Default::default();
         let memories = start_memories(&settings, store.dir(), &workspace, &env);
+        let edge_tools: crate::tool::EdgeTools = Default::default();
         let executor = ToolExecutor::new(workspace.clone(), limits)
+            .with_edge(edge_tools.clone())
             .with_memories(memories.clone())
             .with_sessions(session_tools.clone())
             .with_approvals(approvals.clone())
@@ -285,6 +303,8 @@ impl Gateway {
             runs.clone(),
             settings.default_agent_id(),
             max_depth,
+            store.clone(),
+            agent_rows(&settings, &model),
         )
         .start();
         let _ = subagent_done.set(tools_actor.clone().recipient());
@@ -362,8 +382,42 @@ impl Gateway {
             heartbeat,
             audit,
             audit_log,
+            edge_tools,
+            unavailable_tools,
         })
     }
+}
+
+/// The configured agents as `agents_list` shows them (the default agent
+/// first when the list does not name it).
+fn agent_rows(settings: &Settings, model: &ModelRef) -> Arc<[crate::subagents::AgentRow]> {
+    let default = settings.default_agent_id();
+    let mut rows: Vec<crate::subagents::AgentRow> = settings
+        .agents
+        .list
+        .iter()
+        .map(|a| crate::subagents::AgentRow {
+            id: a.id.clone(),
+            name: a.name.clone(),
+            model: a
+                .model
+                .as_ref()
+                .map_or_else(|| model.to_string(), |m| m.primary().to_string()),
+            default: a.id == default,
+        })
+        .collect();
+    if !rows.iter().any(|r| r.id == default) {
+        rows.insert(
+            0,
+            crate::subagents::AgentRow {
+                id: default.to_string(),
+                name: None,
+                model: model.to_string(),
+                default: true,
+            },
+        );
+    }
+    rows.into()
 }
 
 /// Whether the memory flush may write the workspace: not when commands run

@@ -458,6 +458,8 @@ async fn tools_invoke(
         exec,
         trust,
         progress: None,
+        run_id: None,
+        origin: None,
     };
     match g.executor.send(call).await {
         Ok(out) if !out.is_error => HttpResponse::Ok().json(json!({

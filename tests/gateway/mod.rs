@@ -1,4 +1,5 @@
 mod admin_http;
+mod agent_tools;
 mod agents;
 mod approvals;
 mod attachments;

@@ -431,3 +431,20 @@ pub async fn device_connect(
         .await;
     (c, res)
 }
+
+/// Waits until the async condition `f` holds (asked every 20 ms), at most
+/// `limit`; whether it held.
+pub async fn wait_for<F, Fut>(limit: std::time::Duration, mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let end = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < end {
+        if f().await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    f().await
+}

@@ -269,6 +269,8 @@ impl<O: Outlet> Deliverer<O> {
                 return Ok(()); // the registry is gone: the next start resumes
             };
             let text = match result.outcome {
+                // The run answered this chat with the `message` tool.
+                _ if ledger::answered_by_tool(&self.store, d)? => None,
                 Outcome::Recorded => self.stored_reply(d).await,
                 o => o.for_chat(),
             };

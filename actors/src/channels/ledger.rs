@@ -470,6 +470,27 @@ pub fn pending(store: &Store, account: &str) -> Result<Vec<OutboxItem>, StoreErr
 }
 
 /// Every chunk of one run's reply, in key order (preview first).
+/// The idempotency key of a send the `message` tool makes in run `run_id`
+/// (call `call_id`): a run restarted from its last step repeats the call
+/// with the same id, and the outbox answers it with the first send.
+pub fn tool_send_key(run_id: &str, call_id: &str) -> String {
+    format!("tool:{run_id}:{call_id}")
+}
+
+/// Whether the `message` tool of run `d.run_id` sent to `d`'s own chat
+/// (and thread): then the run's final text is not sent again (OpenClaw
+/// suppresses it the same way).
+pub fn answered_by_tool(store: &Store, d: &Delivery) -> Result<bool, StoreError> {
+    let prefix = item_key(
+        &d.account,
+        &format!("send/{}", tool_send_key(&d.run_id, "")),
+    );
+    Ok(store
+        .scan::<OutboxItem>(Tree::Outbox, &prefix)?
+        .iter()
+        .any(|(_, i)| i.target == d.target && i.thread_id == d.thread_id))
+}
+
 pub fn run_items(
     store: &Store,
     account: &str,

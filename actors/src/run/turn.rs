@@ -303,6 +303,8 @@ async fn run_tool(
             run_id: cfg.run_id.clone(),
             sink,
         }),
+        run_id: Some(cfg.run_id.clone()),
+        origin: cfg.origin.clone(),
     };
     // The abort cancels the tool too, so both are often ready together:
     // the abort wins.

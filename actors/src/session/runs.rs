@@ -247,6 +247,7 @@ impl SessionActor {
                 false => p.context.skills.env.into(),
             },
             trust: p.trust,
+            origin: self.entry.origin.clone(),
             hooks: d.tool_policy.hooks.clone().into(),
             result_max_chars: d.tool_policy.result_max_chars,
             tools: crate::mcp::OfferedTools::live(d.tools.clone(), self.tool_offer(), p.tools),

@@ -17,6 +17,8 @@ pub struct SessionTools {
     runs: Addr<RunRegistry>,
     default_agent: String,
     max_depth: u32,
+    store: crate::store::Store,
+    agents: std::sync::Arc<[super::AgentRow]>,
 }
 
 impl SessionTools {
@@ -25,6 +27,8 @@ impl SessionTools {
         runs: Addr<RunRegistry>,
         default_agent: &str,
         max_depth: u32,
+        store: crate::store::Store,
+        agents: std::sync::Arc<[super::AgentRow]>,
     ) -> SessionTools {
         SessionTools {
             span: tracing::info_span!("session_tools"),
@@ -32,6 +36,8 @@ impl SessionTools {
             runs,
             default_agent: default_agent.to_string(),
             max_depth,
+            store,
+            agents,
         }
     }
 }
@@ -51,7 +57,9 @@ impl Handler<ExecuteTool> for SessionTools {
             agent: self.default_agent.clone(),
             max_depth: self.max_depth,
             trust: msg.trust.clone(),
+            store: self.store.clone(),
         };
+        let agents = self.agents.clone();
         Box::pin(async move {
             let (caller, args) = (msg.session_key.as_str(), &msg.call.arguments);
             match msg.call.name.as_str() {
@@ -60,6 +68,9 @@ impl Handler<ExecuteTool> for SessionTools {
                 "sessions_spawn" => tools::spawn(&cx, caller, args).await,
                 "session_status" => tools::status(&cx, caller, args).await,
                 "subagents" => tools::manage(&cx, caller, args).await,
+                "sessions_history" => super::readers::history(&cx, caller, args).await,
+                "sessions_search" => super::readers::search(&cx, caller, args).await,
+                "agents_list" => super::readers::agents_list(&agents),
                 other => error(format!("unknown tool: {other}")),
             }
         })

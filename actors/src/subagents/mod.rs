@@ -3,8 +3,9 @@
 //! another session, optionally waiting for its reply), `sessions_spawn` (a
 //! sub-agent: a new `agent:<id>:subagent:<ulid>` session on the `subagent`
 //! lane with the `minimal` prompt, within `subagents.maxSpawnDepth`),
-//! `session_status`, and `subagents` (list, steer or kill the caller's
-//! sub-agents). When a sub-agent's run ends, its session reports
+//! `session_status`, `subagents` (list, steer or kill the caller's
+//! sub-agents), and the readers `sessions_history`, `sessions_search` and
+//! `agents_list` (`readers.rs`). When a sub-agent's run ends, its session reports
 //! `SubagentDone` here and the result is announced to the parent session
 //! as a new message (a parent turn).
 //!
@@ -12,6 +13,7 @@
 //! function per tool); this file holds the tool bodies' helpers.
 
 mod actor;
+mod readers;
 mod tools;
 
 use crate::inbound::SessionKey;
@@ -19,6 +21,7 @@ use crate::tool::error;
 use crate::tool::ToolOutcome;
 
 pub use actor::*;
+pub use readers::AgentRow;
 
 fn canonical(raw: &str, default_agent: &str) -> Result<SessionKey, ToolOutcome> {
     SessionKey::canonical(raw, default_agent, "main")

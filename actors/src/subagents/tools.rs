@@ -23,6 +23,8 @@ pub(super) struct Cx {
     /// What the calling turn acts with: a message it sends, a sub-agent it
     /// spawns, carry it on (an untrusted turn causes only untrusted turns).
     pub(super) trust: crate::trust::Trust,
+    /// Transcripts, read without waking their sessions (`readers.rs`).
+    pub(super) store: crate::store::Store,
 }
 
 impl Cx {

@@ -30,6 +30,8 @@ pub struct ToolExecutor {
     mcp: Option<Recipient<ExecuteTool>>,
     /// Paired nodes (`nodes`, `exec` with host `node`).
     nodes: Option<Addr<crate::nodes::NodeRegistry>>,
+    /// Where the gateway's own tools go (`GATEWAY_TOOLS`): the edge.
+    edge: super::EdgeTools,
 }
 
 impl ToolExecutor {
@@ -52,7 +54,14 @@ impl ToolExecutor {
             memories: Default::default(),
             mcp: None,
             nodes: None,
+            edge: Default::default(),
         }
+    }
+
+    /// Where the gateway's own tools go (the edge sets it once it runs).
+    pub fn with_edge(mut self, edge: super::EdgeTools) -> ToolExecutor {
+        self.edge = edge;
+        self
     }
 
     /// `nodes` and exec with host `node` go to this registry.
@@ -136,6 +145,10 @@ impl Handler<ExecuteTool> for ToolExecutor {
         if crate::tool::is_mcp(&msg.call.name) {
             return forward(self.mcp.clone(), msg, "no MCP servers are configured", span);
         }
+        if super::GATEWAY_TOOLS.contains(&msg.call.name.as_str()) {
+            let edge = self.edge.get().cloned();
+            return forward(edge, msg, "the gateway's tools are unavailable", span);
+        }
         if SESSION_TOOLS.contains(&msg.call.name.as_str()) {
             // The session tools actor answers the same message.
             let session_tools = self.sessions.get().cloned();
@@ -165,6 +178,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
                     "process" => exec::process(&processes, &exec::Owner::of(&msg), args).await,
                     "read" => read::run(&workspace, &limits, args).await,
                     "web_fetch" => web_fetch::run(&limits.fetch, args).await,
+                    "web_search" => super::web_search::run(&limits.search, args).await,
                     "write" => files::write(&workspace, args).await,
                     "edit" => files::edit(&workspace, args).await,
                     "apply_patch" => patch::run(&workspace, args).await,

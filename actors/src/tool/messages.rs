@@ -31,6 +31,14 @@ pub struct ExecuteTool {
     pub trust: crate::trust::Trust,
     /// Where the tool's progress goes (a run's events; None: nowhere).
     pub progress: Option<ProgressSink>,
+    /// The run that calls it (None: a call from outside a run, `/tools/invoke`).
+    /// A tool's side effects are keyed by it and the call id, so a run
+    /// restarted from its last step repeats none.
+    pub run_id: Option<crate::ids::RunId>,
+    /// The conversation the calling turn came from (the session's last
+    /// channel route; None: a WebSocket or HTTP turn). `message` answers it
+    /// by default, `automations` announces there.
+    pub origin: Option<crate::session::Origin>,
 }
 
 /// A running tool's progress (an MCP server's `notifications/progress`),

@@ -12,6 +12,7 @@
 //! `is_error` so the model can correct itself.
 
 mod actor;
+mod agent_specs;
 mod confine;
 mod exec;
 mod files;
@@ -27,6 +28,7 @@ mod specs;
 pub mod ssrf;
 pub mod untrusted;
 pub mod web_fetch;
+pub mod web_search;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -52,6 +54,8 @@ pub struct ToolLimits {
     pub sandbox: sandbox::SandboxSettings,
     /// `tools.fs.workspaceOnly`: file tools stay inside the workspace.
     pub workspace_only: bool,
+    /// `web_search` (`tools.web.search`, the providers' keys).
+    pub search: web_search::SearchSettings,
 }
 
 impl Default for ToolLimits {
@@ -64,6 +68,7 @@ impl Default for ToolLimits {
             fetch: web_fetch::FetchSettings::default(),
             sandbox: sandbox::SandboxSettings::default(),
             workspace_only: true,
+            search: web_search::SearchSettings::default(),
         }
     }
 }
@@ -171,11 +176,22 @@ pub(crate) use confine::confine;
 /// Tools answered by the session tools actor (`subagents/`).
 pub const SESSION_TOOLS: &[&str] = &[
     "sessions_list",
+    "sessions_history",
+    "sessions_search",
+    "agents_list",
     "sessions_send",
     "sessions_spawn",
     "session_status",
     "subagents",
 ];
+
+/// Tools the edge answers (`src/tools/`): they drive the gateway's own
+/// methods (`cron.*`, `message.action`, `config.*`), as OpenClaw's tools call
+/// its gateway. `cron` is OpenClaw's permanent alias of `automations`.
+pub const GATEWAY_TOOLS: &[&str] = &["automations", "cron", "message", "gateway"];
+
+/// Where the edge's tools go (set by the edge once its state exists).
+pub type EdgeTools = std::sync::Arc<std::sync::OnceLock<actix::Recipient<ExecuteTool>>>;
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,9 @@
 //! - allowlists: `tools.allow/deny`, `agents.list[].tools.allow/deny`,
 //!   `channels.<id>.tools.allow/deny` of every channel the turn's messages
 //!   came by (and a per-run list); a tool must pass every layer; groups
-//!   `group:fs`, `group:runtime`, `group:web`, `group:sessions`, and `*`;
+//!   `group:fs`, `group:runtime`, `group:web`, `group:sessions`,
+//!   `group:automation`, `group:messaging`, `group:agents` and `*` (`cron`
+//!   names `automations`, OpenClaw's alias);
 //! - the untrusted profile: what a turn holding a stranger's message may
 //!   have (`tools.untrusted`, widened per agent or channel);
 //! - before-tool-call hooks: config rules (`tools.beforeToolCall`: block,
@@ -35,11 +37,15 @@ fn group(name: &str) -> Option<&'static [&'static str]> {
         "group:memory" => &["memory_search", "memory_get"],
         "group:sessions" => &[
             "sessions_list",
+            "sessions_history",
+            "sessions_search",
             "sessions_send",
             "sessions_spawn",
             "session_status",
         ],
-        "group:automation" => &["cron", "gateway"],
+        "group:automation" => &["automations", "gateway"],
+        "group:messaging" => &["message"],
+        "group:agents" => &["agents_list"],
         "group:nodes" => &["nodes"],
         _ => return None,
     })
@@ -59,6 +65,10 @@ fn expand(list: &[String]) -> HashSet<String> {
         let item = item.trim().to_ascii_lowercase();
         match group(&item) {
             Some(g) => out.extend(g.iter().map(|s| s.to_string())),
+            // OpenClaw's permanent alias of the scheduler tool.
+            None if item == "cron" => {
+                out.insert("automations".into());
+            }
             None => {
                 out.insert(item);
             }
@@ -456,6 +466,8 @@ pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<Str
             "search" | "rg" | "ripgrep" | "search_files" => "grep",
             "fetch" | "webfetch" | "fetch_url" => "web_fetch",
             "patch" | "applypatch" => "apply_patch",
+            // OpenClaw's permanent alias (old transcripts, skills).
+            "cron" => "automations",
             other => return other.to_string(),
         };
         alias.to_string()

@@ -7,6 +7,12 @@ use crate::provider::ToolSpec;
 
 /// The tools this executor offers, with their JSON schemas.
 pub fn specs() -> Vec<ToolSpec> {
+    let mut all = core();
+    all.extend(super::agent_specs::specs());
+    all
+}
+
+fn core() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "exec".into(),

@@ -43,6 +43,8 @@ async fn call_as(ws: &Ws, session: &str, untrusted: bool, name: &str, args: Valu
                 channels: vec!["telegram".into()],
             },
             progress: None,
+            run_id: None,
+            origin: None,
         })
         .await
         .unwrap()
@@ -101,6 +103,8 @@ async fn skill_env_reaches_the_command_only() {
             exec: Default::default(),
             trust: Default::default(),
             progress: None,
+            run_id: None,
+            origin: None,
         })
         .await
         .unwrap();
@@ -182,6 +186,8 @@ async fn abort_kills_the_whole_process_group_no_process_left_behind() {
         exec: Default::default(),
         trust: Default::default(),
         progress: None,
+        run_id: None,
+        origin: None,
     });
     let pidfile = ws.dir.path().join("bg.pid");
     let waiter = actix::spawn(pending);

@@ -53,6 +53,12 @@ const BUILT_IN: &[(&str, Stance, &str)] = &[
     ("sessions_spawn", Stance::Withheld, TRAVELS),
     ("subagents", Stance::Withheld, TRAVELS),
     ("nodes", Stance::Never, "a node is the operator's machine"),
+    ("automations", Stance::Never, "a job runs later as the owner's turn: a stranger schedules nothing"),
+    ("message", Stance::Withheld, "when widened: only the conversation the turn came from, never another chat or channel"),
+    ("web_search", Stance::Offered, "results are wrapped outside data; only the configured provider is asked"),
+    ("sessions_history", Stance::Withheld, "when widened: only its own session's history"),
+    ("sessions_search", Stance::Withheld, "when widened: only its own session"),
+    ("agents_list", Stance::Withheld, "when widened: agent ids, names and models; nothing of their sessions"),
 ];
 
 /// The row of `tool`, or None: a tool nobody decided on (a test failure).

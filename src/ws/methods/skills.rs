@@ -109,7 +109,13 @@ pub fn tools_catalog(state: &SharedState) -> MethodResult {
             v
         })
         .collect();
-    json(json!({ "tools": tools }))
+    let unavailable: Vec<Value> = state
+        .gateway
+        .unavailable_tools
+        .iter()
+        .map(|(name, why)| json!({ "name": name, "available": false, "reason": why }))
+        .collect();
+    json(json!({ "tools": tools, "unavailable": unavailable }))
 }
 
 /// The chat directives (handled by the gateway before the model).

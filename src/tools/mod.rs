@@ -1,0 +1,99 @@
+//! The agent's tools that drive the gateway's own methods, as OpenClaw's
+//! tools call its gateway: `automations` (alias `cron`: the `cron.*`
+//! methods, `automations.rs`) and `message` (`message.action` through the
+//! channel outbox, `message.rs`). `GatewayTools` answers the executor's
+//! `ExecuteTool` for them; it holds the edge's state weakly (the state
+//! holds the tree, which holds this actor's address).
+//!
+//! Trust: a stranger's turn is never offered `automations`; `message`
+//! only when the operator widened the profile, and then only back to the
+//! conversation the turn came from (checked here again, whatever the
+//! profile says).
+
+mod automations;
+mod message;
+
+use std::sync::Weak;
+
+use actix::prelude::*;
+use ferroclaw_actors::tool::{ExecuteTool, ToolOutcome};
+use serde_json::Value;
+
+use crate::state::AppState;
+use crate::ws::methods::{MethodResult, Payload};
+
+pub struct GatewayTools {
+    state: Weak<AppState>,
+}
+
+impl GatewayTools {
+    pub fn new(state: Weak<AppState>) -> GatewayTools {
+        GatewayTools { state }
+    }
+}
+
+impl Actor for GatewayTools {
+    type Context = Context<Self>;
+}
+
+fn fail(text: impl Into<String>) -> ToolOutcome {
+    ToolOutcome {
+        text: text.into(),
+        is_error: true,
+        blocked: false,
+    }
+}
+
+fn refused(text: impl Into<String>) -> ToolOutcome {
+    ToolOutcome {
+        text: text.into(),
+        is_error: true,
+        blocked: true,
+    }
+}
+
+/// A method's answer as the tool's result: its JSON, or its error message.
+fn answer(tool: &str, r: MethodResult) -> ToolOutcome {
+    match r {
+        Ok(Payload::Json(v)) => ToolOutcome {
+            text: v.to_string(),
+            is_error: false,
+            blocked: false,
+        },
+        Ok(Payload::Raw(raw)) => ToolOutcome {
+            text: raw.get().to_string(),
+            is_error: false,
+            blocked: false,
+        },
+        Err(e) => fail(format!("{tool}: {}", e.message)),
+    }
+}
+
+/// A string argument, trimmed (None: absent or empty).
+fn text<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+impl Handler<ExecuteTool> for GatewayTools {
+    type Result = ResponseFuture<ToolOutcome>;
+    fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
+        let state = self.state.upgrade();
+        let span = tracing::info_span!("gateway_tool", tool = %msg.call.name, session_key = %msg.session_key);
+        Box::pin(tracing::Instrument::instrument(
+            async move {
+                let Some(state) = state else {
+                    return fail("the gateway is stopping");
+                };
+                match msg.call.name.as_str() {
+                    "automations" | "cron" => automations::run(&state, &msg).await,
+                    "message" => message::run(&state, &msg).await,
+                    other => fail(format!("unknown tool: {other}")),
+                }
+            },
+            span,
+        ))
+    }
+}
