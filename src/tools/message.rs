@@ -135,8 +135,15 @@ async fn one(
     let thread = text(args, "threadId")
         .map(str::to_string)
         .or(r.thread.clone());
-    if let Some(t) = &thread {
-        params.insert("threadId".into(), json!(t));
+    match &thread {
+        // A Discord thread is a channel of its own: it is the target.
+        Some(t) if r.channel == "discord" => {
+            params.insert("target".into(), json!(t));
+        }
+        Some(t) => {
+            params.insert("threadId".into(), json!(t));
+        }
+        None => {}
     }
     let message_id = text(args, "messageId").or_else(|| text(args, "message_id"));
     let body = text(args, "message").or_else(|| text(args, "caption"));

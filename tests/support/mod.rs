@@ -6,6 +6,7 @@ pub mod client;
 pub mod device;
 pub mod fake_discord;
 pub mod fake_provider;
+pub mod fake_search;
 pub mod fake_server;
 pub mod fake_signal;
 pub mod fake_slack;

@@ -499,9 +499,11 @@ impl Handler<SendChat> for SessionActor {
         }
         let source = self.source_of(msg.origin.as_ref());
         let channel = msg.origin.as_ref().map(|o| o.channel.clone());
+        let route = msg.origin.clone();
         let mut mctx = self.message_context(&mut msg);
         let parsed = parse_directives(&mctx, msg.images.is_empty());
         let mut overrides = overrides_of(&mut msg, channel, &mctx.channel);
+        overrides.route = route;
         let run_id = message_id.clone();
         let agent_text = match parsed {
             Err(answer) => return self.directive_reply(run_id, answer),

@@ -95,6 +95,10 @@ pub struct RunOverrides {
     /// The channel the message came by (the runtime line's capabilities).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
+    /// The chat the message came from (a stranger's too: the entry keeps
+    /// only an operator's route). The run's tools answer it by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<crate::session::Origin>,
     /// Every channel the run's messages came by, and those of the turn
     /// that sent them (sub-agents, `sessions_send`): each one's tool layer
     /// applies. Empty (records from before): the session key's channel.

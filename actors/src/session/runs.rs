@@ -223,6 +223,7 @@ impl SessionActor {
             return;
         };
         let exec = self.exec_policy(p.trust.untrusted);
+        let untrusted = p.trust.untrusted;
         let prune = self.prune_for_run(&p.models);
         self.prompt_chars = p.context.prompt.text.len();
         self.entry.context_tokens = Some(self.window_of(&p.models));
@@ -247,7 +248,13 @@ impl SessionActor {
                 false => p.context.skills.env.into(),
             },
             trust: p.trust,
-            origin: self.entry.origin.clone(),
+            // The chat this turn came from; else (a WebSocket turn, a
+            // queued system event) the operator's last route.
+            origin: self
+                .state
+                .active()
+                .and_then(|a| a.overrides.route.clone())
+                .or_else(|| (!untrusted).then(|| self.entry.origin.clone()).flatten()),
             hooks: d.tool_policy.hooks.clone().into(),
             result_max_chars: d.tool_policy.result_max_chars,
             tools: crate::mcp::OfferedTools::live(d.tools.clone(), self.tool_offer(), p.tools),

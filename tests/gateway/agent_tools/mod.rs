@@ -4,12 +4,15 @@
 //! readers, and each schema against OpenClaw's.
 
 mod automations;
+mod message;
 mod schemas;
+mod sessions;
+mod web_search;
 
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::{admin, TestGateway};
 
-pub(crate) use super::trust::{ask, tool, OWNER};
+pub(crate) use super::trust::{ask, tool, OWNER, STRANGER};
 
 pub const LONG: std::time::Duration = std::time::Duration::from_secs(20);
 
