@@ -98,7 +98,7 @@ fn record(state: &State, req: &HttpRequest) -> Mode {
     state.mode.lock().unwrap().clone()
 }
 
-fn q<'a>(req: &'a HttpRequest, key: &str) -> Option<String> {
+fn q(req: &HttpRequest, key: &str) -> Option<String> {
     web::Query::<Vec<(String, String)>>::from_query(req.query_string())
         .ok()?
         .into_inner()
