@@ -64,6 +64,7 @@ async fn brave_results_come_normalized_wrapped_and_cached() {
     let asked = fake.asked();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].token.as_deref(), Some(BRAVE_KEY));
+    assert_eq!(asked[0].path, "/res/v1/web/search");
     let has = |k: &str, v: &str| asked[0].query.iter().any(|(a, b)| a == k && b == v);
     assert!(
         has("q", "rust actors")
@@ -139,6 +140,7 @@ async fn without_a_provider_auto_detection_hands_over_and_a_named_one_does_not()
     );
     assert_eq!((b.asked().len(), s.asked().len()), (1, 1));
     let asked = &s.asked()[0];
+    assert_eq!(asked.path, "/search");
     assert!(
         asked
             .query
