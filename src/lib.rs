@@ -187,7 +187,9 @@ pub async fn start(
         control_ui,
         event_bridge,
         media_links,
+        restart: Default::default(),
     });
+    tools::after_restart(&state);
     // The agent's tools that drive the gateway's methods (`src/tools/`).
     let _ = state
         .gateway

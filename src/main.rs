@@ -722,12 +722,23 @@ fn run_gateway(
             gw.addr
         );
         eprintln!("web chat: http://{}/chat", gw.addr);
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-        gw.shutdown("gateway stopping").await;
+        let restart = gw.state.restart.clone();
+        restart
+            .supported
+            .store(true, std::sync::atomic::Ordering::Release);
+        let restarting = tokio::select! {
+            _ = term.recv() => false,
+            _ = int.recv() => false,
+            _ = restart.notify.notified() => true,
+        };
+        gw.shutdown(if restarting {
+            "gateway restarting"
+        } else {
+            "gateway stopping"
+        })
+        .await;
         match gw.wait().await {
+            Ok(()) if restarting => ExitCode::from(RESTART),
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -735,5 +746,31 @@ fn run_gateway(
             }
         }
     });
+    if result == ExitCode::from(RESTART) {
+        // In place: the same pid, arguments and environment (what a
+        // supervisor started keeps running under it).
+        restart_in_place();
+    }
     result
+}
+
+/// `run_gateway`'s answer when the gateway tool asked for a restart.
+const RESTART: u8 = 75;
+
+/// Replaces this process with a fresh run of the same command (every file
+/// and socket this one held is closed on exec: they are opened close-on-exec).
+fn restart_in_place() {
+    use std::os::unix::process::CommandExt;
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot restart: {e}");
+            return;
+        }
+    };
+    eprintln!("ferroclaw restarting");
+    let err = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .exec();
+    eprintln!("error: cannot restart: {err}");
 }

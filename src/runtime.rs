@@ -70,6 +70,26 @@ pub fn running(state_dir: &Path) -> Option<Runtime> {
     read_file(state_dir)
 }
 
+/// `<state dir>/restart-sentinel.json`: a restart the `gateway` tool asked
+/// for (its note, the session to tell, the call that asked), read once by
+/// the next start.
+const SENTINEL: &str = "restart-sentinel.json";
+
+pub fn write_restart_sentinel(
+    state_dir: &Path,
+    sentinel: &serde_json::Value,
+) -> std::io::Result<()> {
+    ferroclaw_actors::fsutil::write_atomic(&state_dir.join(SENTINEL), &sentinel.to_string())
+}
+
+/// The sentinel a restart left, removed as it is read.
+pub fn take_restart_sentinel(state_dir: &Path) -> Option<serde_json::Value> {
+    let path = state_dir.join(SENTINEL);
+    let text = std::fs::read_to_string(&path).ok()?;
+    let _ = std::fs::remove_file(&path);
+    serde_json::from_str(&text).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

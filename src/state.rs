@@ -31,6 +31,20 @@ pub struct AppState {
     pub event_bridge: actix::Addr<crate::ws::event_bridge::EventBridge>,
     /// Signs the `/media/<id>` links `chat.history` shows.
     pub media_links: Arc<crate::media_links::MediaLinks>,
+    /// A restart the `gateway` tool asked for (the binary restarts in place).
+    pub restart: Arc<RestartRequest>,
+}
+
+/// How the `gateway` tool asks the process to restart: `main.rs` listens
+/// (and says so with `supported`); an embedding program may not.
+#[derive(Debug, Default)]
+pub struct RestartRequest {
+    pub notify: tokio::sync::Notify,
+    pub supported: AtomicBool,
+    /// The tool call whose restart this process came back from: the same
+    /// call repeated (its run restarted from the step before) restarts
+    /// nothing again.
+    pub done_by: Mutex<Option<String>>,
 }
 
 pub type SharedState = Arc<AppState>;

@@ -1,7 +1,8 @@
 //! The agent's tools that drive the gateway's own methods, as OpenClaw's
 //! tools call its gateway: `automations` (alias `cron`: the `cron.*`
-//! methods, `automations.rs`) and `message` (`message.action` through the
-//! channel outbox, `message.rs`). `GatewayTools` answers the executor's
+//! methods, `automations.rs`), `message` (`message.action` through the
+//! channel outbox, `message.rs`) and `gateway` (`config.*` and restarts,
+//! `gateway.rs`). `GatewayTools` answers the executor's
 //! `ExecuteTool` for them; it holds the edge's state weakly (the state
 //! holds the tree, which holds this actor's address).
 //!
@@ -11,6 +12,7 @@
 //! profile says).
 
 mod automations;
+mod gateway;
 mod message;
 
 use std::sync::Weak;
@@ -90,10 +92,45 @@ impl Handler<ExecuteTool> for GatewayTools {
                 match msg.call.name.as_str() {
                     "automations" | "cron" => automations::run(&state, &msg).await,
                     "message" => message::run(&state, &msg).await,
+                    "gateway" => gateway::run(&state, &msg).await,
                     other => fail(format!("unknown tool: {other}")),
                 }
             },
             span,
         ))
     }
+}
+
+/// After a restart the `gateway` tool asked for: its note goes to the
+/// session that asked (a system event its next turn reads), and the call
+/// is remembered so that its repeat restarts nothing.
+pub fn after_restart(state: &crate::state::SharedState) {
+    let Some(sentinel) = crate::runtime::take_restart_sentinel(&state.state_dir) else {
+        return;
+    };
+    if let Ok(mut done) = state.restart.done_by.lock() {
+        *done = sentinel["call"].as_str().map(str::to_string);
+    }
+    let (Some(session), note) = (
+        sentinel["sessionKey"].as_str().map(str::to_string),
+        sentinel["note"].as_str().unwrap_or("restart").to_string(),
+    ) else {
+        return;
+    };
+    let state = state.clone();
+    actix::spawn(async move {
+        let text = format!("Gateway restarted: {note}");
+        if let Err(e) = crate::ws::methods::outbound::wake_now(
+            &state,
+            "next-heartbeat",
+            &text,
+            Some(&session),
+            None,
+            false,
+        )
+        .await
+        {
+            tracing::warn!(error = %e.message, "the restart note was not queued");
+        }
+    });
 }

@@ -20,3 +20,21 @@ pub struct Caller {
     /// `connect.caps` (e.g. `tool-events`).
     pub caps: Vec<String>,
 }
+
+impl Caller {
+    /// The owner's agent calling a method through the `gateway` tool
+    /// (audited as `client:agent:<id>`).
+    pub fn agent_tool(agent_id: &str) -> Caller {
+        Caller {
+            conn_id: ConnId::new(format!("agent-tool:{agent_id}")),
+            role: Role::Operator,
+            scopes: vec!["operator.admin".into()],
+            device_id: None,
+            client_id: format!("agent:{agent_id}"),
+            client_mode: "backend".into(),
+            instance_id: None,
+            ip: None,
+            caps: Vec::new(),
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! upstream; keeping all of its glue here keeps a later swap contained).
 
 mod ack_order;
-mod caller;
+pub(crate) mod caller;
 mod connection;
 pub mod event_bridge;
 pub(crate) mod guard;

@@ -1,5 +1,5 @@
 //! The schemas of the agent's own tools (`automations`, `message`,
-//! `web_search`, the session readers). Property names, types and
+//! `gateway`, `web_search`, the session readers). Property names, types and
 //! enums are OpenClaw's (`tests/fixtures/openclaw-tools.json`, generated
 //! from its package by `tests/interop/tool_schemas.mjs`, is compared with
 //! these in `tests/gateway/agent_tools/schemas.rs`), so prompts, skills and
@@ -137,6 +137,25 @@ Without channel/target it answers the conversation this turn came from; target i
     )
 }
 
+fn gateway() -> ToolSpec {
+    spec(
+        "gateway",
+        "Inspect and change this gateway (owner turns only). config.get: the config (secrets redacted) and its hash. config.schema.lookup path: the schema of one section (e.g. tools.web.search) before editing it. config.patch raw baseHash: a JSON5 merge patch; config.apply raw baseHash: the whole config (baseHash from config.get; refused when the config changed since). A change that needs a restart restarts the gateway; note comes back to this session after it. restart note?: restart now. update.status: version and update state.",
+        json!({
+            "type": "object",
+            "required": ["action"],
+            "properties": {
+                "action": { "type": "string", "enum": ["config.get", "config.schema.lookup", "config.patch", "config.apply", "restart", "update.status"] },
+                "path": { "type": "string", "description": "config.schema.lookup: a dotted config path" },
+                "raw": { "type": "string", "description": "config.patch: a JSON5 merge patch; config.apply: the whole config" },
+                "baseHash": { "type": "string", "description": "The hash config.get returned" },
+                "note": { "type": "string", "description": "Short note for the restart notice." },
+                "restartDelayMs": { "type": "integer", "minimum": 0, "maximum": 60000 }
+            }
+        }),
+    )
+}
+
 fn web_search() -> ToolSpec {
     spec(
         "web_search",
@@ -203,6 +222,7 @@ pub fn specs() -> Vec<ToolSpec> {
     vec![
         automations(),
         message(),
+        gateway(),
         web_search(),
         sessions_history(),
         sessions_search(),

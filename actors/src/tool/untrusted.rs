@@ -54,6 +54,7 @@ const BUILT_IN: &[(&str, Stance, &str)] = &[
     ("subagents", Stance::Withheld, TRAVELS),
     ("nodes", Stance::Never, "a node is the operator's machine"),
     ("automations", Stance::Never, "a job runs later as the owner's turn: a stranger schedules nothing"),
+    ("gateway", Stance::Never, "the gateway's config and restarts are the owner's"),
     ("message", Stance::Withheld, "when widened: only the conversation the turn came from, never another chat or channel"),
     ("web_search", Stance::Offered, "results are wrapped outside data; only the configured provider is asked"),
     ("sessions_history", Stance::Withheld, "when widened: only its own session's history"),

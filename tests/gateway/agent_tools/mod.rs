@@ -4,6 +4,7 @@
 //! readers, and each schema against OpenClaw's.
 
 mod automations;
+mod gateway;
 mod message;
 mod schemas;
 mod sessions;

@@ -40,6 +40,7 @@ const STRANGER_TESTS: &[(&str, &str)] = &[
     ("nodes", "nodes.rs::the_agents_exec_runs_on_the_node_its_output_reaches_the_transcript_and_strangers_never_do"),
     ("mcp", "mcp.rs::a_strangers_turn_gets_no_mcp_tool_unless_the_operator_names_it"),
     ("automations", "trust/catalog.rs::a_stranger_schedules_nothing_even_with_everything_widened"),
+    ("gateway", "agent_tools/gateway.rs::the_owners_agent_reads_and_patches_the_config"),
     ("message", "agent_tools/message.rs::a_strangers_message_reaches_only_its_own_conversation"),
     ("web_search", "agent_tools/web_search.rs::a_strangers_search_goes_to_the_configured_provider_and_comes_back_wrapped"),
     ("sessions_history", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),

@@ -1,0 +1,193 @@
+//! `gateway`: the owner's agent inspects and changes its gateway with the
+//! `config.*` methods (the same checks, hash lock, validation, atomic
+//! write and hot apply as the Control UI's) and restarts it. OpenClaw's
+//! restart semantics: a change whose paths need a restart restarts the
+//! gateway by itself, and the `note` comes back to the session after it
+//! (`restart-sentinel.json` in the state dir, read once at the next start).
+//! Never offered to a turn holding a stranger's message; refused here
+//! too.
+
+use std::sync::atomic::Ordering;
+
+use ferroclaw_actors::tool::{ExecuteTool, ToolOutcome};
+use serde_json::{json, Value};
+
+use super::{answer, fail, refused, text};
+use crate::state::SharedState;
+use crate::ws::methods::config::{self, Mode};
+use crate::ws::methods::Payload;
+
+const TOOL: &str = "gateway";
+
+pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
+    if msg.trust.untrusted {
+        return refused("gateway: the gateway's config and restarts are the owner's");
+    }
+    let args = &msg.call.arguments;
+    let Some(action) = text(args, "action") else {
+        return fail("gateway: `action` is required (config.get, config.schema.lookup, config.patch, config.apply, restart, update.status)");
+    };
+    match action {
+        "config.get" => answer(TOOL, config::get(state)),
+        "config.schema" | "config.schema.lookup" => schema_lookup(text(args, "path")),
+        "config.patch" | "config.apply" => {
+            let mode = if action == "config.patch" { Mode::Patch } else { Mode::Apply };
+            let p = json!({ "raw": args.get("raw"), "baseHash": args.get("baseHash") });
+            let caller = crate::ws::caller::Caller::agent_tool(&msg.agent_id);
+            let r = config::set(state, &caller, &p, mode).await;
+            let restart = match &r {
+                Ok(Payload::Json(v)) => v["restartRequired"]
+                    .as_array()
+                    .is_some_and(|paths| !paths.is_empty()),
+                _ => false,
+            };
+            let mut out = answer(TOOL, r);
+            if restart && !out.is_error {
+                let note = text(args, "note").unwrap_or("config changed");
+                out.text = match request_restart(state, msg, note, delay(args)) {
+                    Ok(()) => format!("{}\nThe change needs a restart: the gateway restarts now and tells this session when it is back.", out.text),
+                    Err(why) => format!("{}\nThe change needs a restart, which {why}: restart it yourself.", out.text),
+                };
+            }
+            out
+        }
+        "restart" => {
+            let note = text(args, "note").unwrap_or("restart requested");
+            match request_restart(state, msg, note, delay(args)) {
+                Ok(()) => ToolOutcome {
+                    text: json!({ "ok": true, "restarting": true, "note": note }).to_string(),
+                    is_error: false,
+                    blocked: false,
+                },
+                Err(why) => fail(format!("gateway: restart is unsupported here: {why}")),
+            }
+        }
+        "update.status" => ToolOutcome {
+            // ferroclaw is updated by the package or binary it came from;
+            // it does not check for updates itself.
+            text: json!({
+                "version": crate::VERSION,
+                "updateAvailable": null,
+                "selfUpdate": "unsupported: ferroclaw updates through the package or binary it was installed from",
+            })
+            .to_string(),
+            is_error: false,
+            blocked: false,
+        },
+        other => fail(format!(
+            "gateway: unknown action {other:?} (config.get, config.schema.lookup, config.patch, config.apply, restart, update.status)"
+        )),
+    }
+}
+
+fn delay(args: &Value) -> u64 {
+    args.get("restartDelayMs")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        .min(60_000)
+}
+
+/// The config schema's node at a dotted `path` (none: the top-level keys).
+fn schema_lookup(path: Option<&str>) -> ToolOutcome {
+    let schema = ferroclaw_actors::settings::json_schema();
+    let defs = schema.get("$defs").or(schema.get("definitions"));
+    let resolve = |node: &Value| -> Value {
+        match node.get("$ref").and_then(Value::as_str) {
+            Some(r) => r
+                .rsplit('/')
+                .next()
+                .and_then(|name| defs?.get(name))
+                .cloned()
+                .unwrap_or(Value::Null),
+            None => node.clone(),
+        }
+    };
+    let mut node = schema.clone();
+    let Some(path) = path else {
+        let keys: Vec<&String> = schema["properties"]
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        return ToolOutcome {
+            text: json!({ "keys": keys, "hint": "config.schema.lookup with path (e.g. tools.web.search) for one section" }).to_string(),
+            is_error: false,
+            blocked: false,
+        };
+    };
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let here = resolve(&node);
+        let next = here
+            .pointer(&format!("/properties/{part}"))
+            .or_else(|| here.get("additionalProperties").filter(|a| a.is_object()))
+            .cloned();
+        match next {
+            Some(n) => node = n,
+            None => {
+                return ToolOutcome {
+                    text: json!({ "path": path, "schema": null, "note": "not a typed key: ferroclaw keeps it as written (OpenClaw's key, free-form here)" }).to_string(),
+                    is_error: false,
+                    blocked: false,
+                }
+            }
+        }
+    }
+    let mut shown = resolve(&node);
+    // One level: nested sections are named, not expanded.
+    if let Some(props) = shown.get_mut("properties").and_then(Value::as_object_mut) {
+        for v in props.values_mut() {
+            if v.get("$ref").is_some() || v.get("properties").is_some() {
+                *v = json!({ "type": "object", "description": v.get("description").cloned().unwrap_or(Value::Null) });
+            }
+        }
+    }
+    ToolOutcome {
+        text: json!({ "path": path, "schema": shown }).to_string(),
+        is_error: false,
+        blocked: false,
+    }
+}
+
+/// Records the note for the next start and asks the process to restart.
+fn request_restart(
+    state: &SharedState,
+    msg: &ExecuteTool,
+    note: &str,
+    delay_ms: u64,
+) -> Result<(), String> {
+    if !state.restart.supported.load(Ordering::Acquire) {
+        return Err(
+            "this gateway runs embedded in another program, which decides when it restarts".into(),
+        );
+    }
+    let call = format!(
+        "{}:{}",
+        msg.run_id.as_ref().map(|r| r.as_str()).unwrap_or("-"),
+        msg.call.id
+    );
+    if state
+        .restart
+        .done_by
+        .lock()
+        .is_ok_and(|d| d.as_deref() == Some(call.as_str()))
+    {
+        // This very call restarted the process already (its run came back).
+        return Ok(());
+    }
+    let sentinel = json!({
+        "note": note,
+        "sessionKey": msg.session_key.as_str(),
+        "call": call,
+        "requestedAtMs": ferroclaw_actors::now_ms(),
+    });
+    crate::runtime::write_restart_sentinel(&state.state_dir, &sentinel)
+        .map_err(|e| format!("cannot record the restart: {e}"))?;
+    tracing::info!(session_key = %msg.session_key, note, "restart requested by the gateway tool");
+    let restart = state.restart.clone();
+    actix::spawn(async move {
+        if delay_ms > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+        }
+        restart.notify.notify_one();
+    });
+    Ok(())
+}
