@@ -256,6 +256,10 @@ impl Gateway {
             .with_approvals(approvals.clone())
             .with_mcp(mcp.clone().recipient())
             .with_nodes(nodes.clone())
+            .with_media(crate::tool::media_tools::MediaTools {
+                store: media.clone(),
+                config: Arc::new(crate::media::MediaConfig::from_settings(&settings, &env)),
+            })
             .start()
             .recipient();
         let subagent_done: Arc<std::sync::OnceLock<Recipient<crate::session::SubagentDone>>> =

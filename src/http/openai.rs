@@ -460,6 +460,7 @@ async fn tools_invoke(
         progress: None,
         run_id: None,
         origin: None,
+        model: None,
     };
     match g.executor.send(call).await {
         Ok(out) if !out.is_error => HttpResponse::Ok().json(json!({

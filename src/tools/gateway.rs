@@ -58,6 +58,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
                     text: json!({ "ok": true, "restarting": true, "note": note }).to_string(),
                     is_error: false,
                     blocked: false,
+                    images: Vec::new(),
                 },
                 Err(why) => fail(format!("gateway: restart is unsupported here: {why}")),
             }
@@ -73,6 +74,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
             .to_string(),
             is_error: false,
             blocked: false,
+            images: Vec::new(),
         },
         other => fail(format!(
             "gateway: unknown action {other:?} (config.get, config.schema.lookup, config.patch, config.apply, restart, update.status)"
@@ -112,6 +114,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
             text: json!({ "keys": keys, "hint": "config.schema.lookup with path (e.g. tools.web.search) for one section" }).to_string(),
             is_error: false,
             blocked: false,
+            images: Vec::new(),
         };
     };
     for part in path.split('.').filter(|p| !p.is_empty()) {
@@ -127,6 +130,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
                     text: json!({ "path": path, "schema": null, "note": "not a typed key: ferroclaw keeps it as written (OpenClaw's key, free-form here)" }).to_string(),
                     is_error: false,
                     blocked: false,
+                    images: Vec::new(),
                 }
             }
         }
@@ -144,6 +148,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
         text: json!({ "path": path, "schema": shown }).to_string(),
         is_error: false,
         blocked: false,
+        images: Vec::new(),
     }
 }
 

@@ -112,6 +112,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
         text: format!("[{}]", answers.join(",")),
         is_error: false,
         blocked: false,
+        images: Vec::new(),
     }
 }
 
@@ -204,6 +205,7 @@ async fn one(
             text: json!({ "ok": true, "dryRun": true, "channel": r.channel, "action": method_action, "params": params }).to_string(),
             is_error: false,
             blocked: false,
+            images: Vec::new(),
         };
     }
     let key = match &msg.run_id {

@@ -43,6 +43,7 @@ fn fail(text: impl Into<String>) -> ToolOutcome {
         text: text.into(),
         is_error: true,
         blocked: false,
+        images: Vec::new(),
     }
 }
 
@@ -51,6 +52,7 @@ fn refused(text: impl Into<String>) -> ToolOutcome {
         text: text.into(),
         is_error: true,
         blocked: true,
+        images: Vec::new(),
     }
 }
 
@@ -61,11 +63,13 @@ fn answer(tool: &str, r: MethodResult) -> ToolOutcome {
             text: v.to_string(),
             is_error: false,
             blocked: false,
+            images: Vec::new(),
         },
         Ok(Payload::Raw(raw)) => ToolOutcome {
             text: raw.get().to_string(),
             is_error: false,
             blocked: false,
+            images: Vec::new(),
         },
         Err(e) => fail(format!("{tool}: {}", e.message)),
     }

@@ -250,6 +250,13 @@ pub fn build(inputs: &PromptInputs) -> BuiltPrompt {
             ));
         }
         s.push_str("Run shell commands with exec; its working directory is the workspace.");
+        let has = |n: &str| inputs.tools.iter().any(|t| t.name == n);
+        if has("automations") {
+            s.push_str("\nFor reminders and anything to do later or repeatedly, use automations (its reply comes back to this chat); never sleep or poll in exec as a timer.");
+        }
+        if has("message") {
+            s.push_str("\nYour reply goes to this chat by itself: use message only for other chats, reactions, edits, or when you answer with it instead (then reply NO_REPLY).");
+        }
         sections.push(("Tooling".into(), s));
         sections.push((
             "Safety".into(),

@@ -423,6 +423,7 @@ fn outcome(server: &str, tool: &str, v: &Value) -> ToolOutcome {
         text: crate::trust::wrap(&format!("MCP server {server}, tool {tool}"), &text),
         is_error,
         blocked: false,
+        images: Vec::new(),
     }
 }
 

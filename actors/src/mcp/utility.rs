@@ -116,6 +116,7 @@ pub async fn utility(
             ),
             is_error: false,
             blocked: false,
+            images: Vec::new(),
         },
         Err(e) => crate::tool::error(format!("MCP server {server}: {e}")),
     }

@@ -108,6 +108,96 @@ fn pdf(path: &Path, max_chars: usize) -> Result<DocText, String> {
     Ok(d)
 }
 
+/// Chosen pages of a PDF (`wanted`: 1-based page numbers; None: every
+/// page), each under a `--- page N ---` line, at most `max_chars`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PdfPages {
+    pub text: String,
+    pub truncated: bool,
+    /// Pages in the file.
+    pub total: usize,
+    /// Pages read (in order).
+    pub read: Vec<u32>,
+}
+
+pub fn pdf_pages(
+    path: &Path,
+    wanted: Option<&[u32]>,
+    max_chars: usize,
+) -> Result<PdfPages, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let options = lopdf::LoadOptions {
+        max_decompressed_size: Some(STREAM_MAX),
+        ..Default::default()
+    };
+    let doc = lopdf::Document::load_mem_with_options(&bytes, options).map_err(pdf_error)?;
+    if doc.is_encrypted() {
+        return Err("the PDF is encrypted (ferroclaw does not open encrypted PDFs)".into());
+    }
+    let all: Vec<u32> = doc.get_pages().keys().copied().collect();
+    let chosen: Vec<u32> = match wanted {
+        Some(w) => all.iter().copied().filter(|p| w.contains(p)).collect(),
+        None => all.clone(),
+    };
+    if chosen.is_empty() {
+        return Err(format!("no such pages: the PDF has {} page(s)", all.len()));
+    }
+    let mut out = PdfPages {
+        text: String::new(),
+        truncated: chosen.len() > PAGES_MAX,
+        total: all.len(),
+        read: Vec::new(),
+    };
+    for page in chosen.into_iter().take(PAGES_MAX) {
+        if out.text.chars().count() > max_chars {
+            out.truncated = true;
+            break;
+        }
+        let text = match doc.extract_text_with_limit(&[page], STREAM_MAX) {
+            Ok(t) => t,
+            Err(e @ lopdf::Error::Decompress(_)) => return Err(pdf_error(e)),
+            Err(e) => format!("[page not read: {}]", pdf_error(e)),
+        };
+        out.text.push_str(&format!(
+            "--- page {page} ---\n{}\n",
+            crate::inbound::sanitize_text(text.trim())
+        ));
+        out.read.push(page);
+    }
+    if out.text.chars().count() > max_chars {
+        out.truncated = true;
+        out.text = out.text.chars().take(max_chars).collect();
+    }
+    Ok(out)
+}
+
+/// `"1-5"`, `"1,3,5-7"`: the page numbers (1-based), or why not.
+pub fn page_list(spec: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad =
+            || format!("pages {spec:?}: expected numbers and ranges like \"1-5\" or \"1,3,5-7\"");
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse::<u32>().map_err(|_| bad())?,
+                b.trim().parse::<u32>().map_err(|_| bad())?,
+            ),
+            None => {
+                let n = part.parse::<u32>().map_err(|_| bad())?;
+                (n, n)
+            }
+        };
+        if a == 0 || b < a || b - a > 10_000 {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    if out.is_empty() {
+        return Err(format!("pages {spec:?}: no page named"));
+    }
+    Ok(out)
+}
+
 fn pdf_error(e: lopdf::Error) -> String {
     match e {
         lopdf::Error::Decompress(d) => format!(

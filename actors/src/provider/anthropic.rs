@@ -59,10 +59,22 @@ pub fn build_body(req: &CompletionRequest) -> Value {
                 messages.push(json!({ "role": "assistant", "content": content }));
             }
             MessageRole::Tool => {
+                // Images a tool returned go inside its result.
+                let content = match m.loaded_images().next() {
+                    None => json!(m.text),
+                    Some(_) => {
+                        let mut blocks = vec![json!({ "type": "text", "text": m.text })];
+                        blocks.extend(m.loaded_images().map(|img| {
+                            json!({ "type": "image", "source": {
+                            "type": "base64", "media_type": img.mime_type, "data": img.data } })
+                        }));
+                        json!(blocks)
+                    }
+                };
                 let block = json!({
                     "type": "tool_result",
                     "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
-                    "content": m.text,
+                    "content": content,
                     "is_error": m.is_error,
                 });
                 let merge = messages.last().is_some_and(|last| {

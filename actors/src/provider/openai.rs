@@ -142,15 +142,28 @@ impl Serialize for WireMessages<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let req = self.0;
         let system = usize::from(!req.system.is_empty());
-        let mut seq = s.serialize_seq(Some(req.messages.len() + system))?;
+        let mut seq = s.serialize_seq(None)?;
         if system == 1 {
             seq.serialize_element(&TextMessage {
                 role: "system",
                 content: &req.system,
             })?;
         }
-        for m in &req.messages {
+        // A tool message holds text only: the images a tool returned
+        // follow the run of tool results, as one user message.
+        let mut pending: Vec<&ChatMessage> = Vec::new();
+        for m in req.messages.iter() {
+            if m.role != MessageRole::Tool && !pending.is_empty() {
+                seq.serialize_element(&ToolImages(&pending))?;
+                pending.clear();
+            }
             seq.serialize_element(&WireMessage(m))?;
+            if m.role == MessageRole::Tool && m.loaded_images().next().is_some() {
+                pending.push(m);
+            }
+        }
+        if !pending.is_empty() {
+            seq.serialize_element(&ToolImages(&pending))?;
         }
         seq.end()
     }
@@ -197,6 +210,29 @@ impl Serialize for WireMessage<'_> {
                 map.end()
             }
         }
+    }
+}
+
+/// The images of tool results, as the user message after them.
+struct ToolImages<'a>(&'a [&'a ChatMessage]);
+
+impl Serialize for ToolImages<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut parts = Vec::new();
+        for m in self.0 {
+            let id = m.tool_call_id.as_deref().unwrap_or("");
+            parts.push(
+                json!({ "type": "text", "text": format!("Image(s) returned by tool call {id}:") }),
+            );
+            for img in m.loaded_images() {
+                let url = format!("data:{};base64,{}", img.mime_type, img.data);
+                parts.push(json!({ "type": "image_url", "image_url": { "url": url } }));
+            }
+        }
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("role", "user")?;
+        map.serialize_entry("content", &parts)?;
+        map.end()
     }
 }
 

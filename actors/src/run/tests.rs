@@ -41,13 +41,14 @@ impl Handler<ExecuteTool> for ScriptedTools {
                 _ = actix::clock::sleep(Duration::from_millis(ms)) => {}
                 _ = wait_abort(&mut cancel) => {
                     *cancelled.lock().unwrap() += 1;
-                    return ToolOutcome { text: "killed".into(), is_error: true, blocked: false };
+                    return ToolOutcome { text: "killed".into(), is_error: true, blocked: false, images: Vec::new(), };
                 }
             }
             ToolOutcome {
                 text: format!("{} ok {}", msg.call.name, msg.call.arguments),
                 is_error: false,
                 blocked: false,
+                images: Vec::new(),
             }
         })
     }

@@ -245,7 +245,9 @@ fn tool_done(
     outcome: ToolOutcome,
     skipped: bool,
 ) {
-    let result = ChatMessage::tool_result(&call.id, &outcome.text, outcome.is_error);
+    let mut result = ChatMessage::tool_result(&call.id, &outcome.text, outcome.is_error);
+    // Images the tool gave the model (`view_image`): by reference.
+    result.images = outcome.images.clone();
     append(cfg, messages, result);
     cfg.sink.do_send(RunEvent::ToolFinished {
         run_id: cfg.run_id.clone(),
@@ -289,6 +291,7 @@ async fn run_tool(
             text,
             is_error: true,
             blocked: true,
+            images: Vec::new(),
         });
     }
     let request = ExecuteTool {
@@ -305,6 +308,7 @@ async fn run_tool(
         }),
         run_id: Some(cfg.run_id.clone()),
         origin: cfg.origin.clone(),
+        model: cfg.models.first().map(|m| m.to_string()),
     };
     // The abort cancels the tool too, so both are often ready together:
     // the abort wins.
@@ -314,7 +318,7 @@ async fn run_tool(
         r = cfg.executor.send(request) => r.unwrap_or_else(|_| ToolOutcome {
             text: format!("tool {} is unavailable", call.name),
             is_error: true,
-            blocked: false,
+            blocked: false, images: Vec::new(),
         }),
     };
     if *abort.borrow() {
@@ -324,6 +328,7 @@ async fn run_tool(
         text: crate::tool::policy::truncate_result(&outcome.text, cfg.result_max_chars),
         is_error: outcome.is_error,
         blocked: outcome.blocked,
+        images: outcome.images,
     })
 }
 
@@ -353,6 +358,7 @@ async fn run_tools(
                     text: SKIPPED_TOOL_RESULT.to_string(),
                     is_error: true,
                     blocked: false,
+                    images: Vec::new(),
                 };
                 tool_done(cfg, messages, skipped, outcome, true);
             }
@@ -409,6 +415,14 @@ async fn model_turn(
             error: format!("the model asked for tools {n} times in one turn"),
             kind: FailureKind::TooManyTurns,
         });
+    }
+    if p.model_calls > 1
+        && p.messages
+            .iter()
+            .any(|m| m.images.iter().any(|i| i.data.is_empty()))
+    {
+        // Images a tool returned this turn (`view_image`), by reference.
+        crate::media::load_images(cfg.media.as_ref(), &mut p.messages).await;
     }
     let before = p.usage;
     let streamed = stream_turn(cfg, &p.messages, &mut p.usage, &mut p.serving, abort).await;

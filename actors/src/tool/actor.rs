@@ -32,6 +32,8 @@ pub struct ToolExecutor {
     nodes: Option<Addr<crate::nodes::NodeRegistry>>,
     /// Where the gateway's own tools go (`GATEWAY_TOOLS`): the edge.
     edge: super::EdgeTools,
+    /// `view_image` and `pdf`: the media store and its settings.
+    media: Option<super::media_tools::MediaTools>,
 }
 
 impl ToolExecutor {
@@ -55,7 +57,14 @@ impl ToolExecutor {
             mcp: None,
             nodes: None,
             edge: Default::default(),
+            media: None,
         }
+    }
+
+    /// `view_image` and `pdf` store and read files through this store.
+    pub fn with_media(mut self, media: super::media_tools::MediaTools) -> ToolExecutor {
+        self.media = Some(media);
+        self
     }
 
     /// Where the gateway's own tools go (the edge sets it once it runs).
@@ -136,6 +145,7 @@ impl Handler<ExecuteTool> for ToolExecutor {
         let approvals = self.approvals.clone();
         let nodes = self.nodes.clone();
         let memory = self.memories.get(Some(&msg.agent_id)).cloned();
+        let media = self.media.clone();
         let span = tracing::info_span!(
             "tool",
             tool = %msg.call.name,
@@ -179,6 +189,18 @@ impl Handler<ExecuteTool> for ToolExecutor {
                     "read" => read::run(&workspace, &limits, args).await,
                     "web_fetch" => web_fetch::run(&limits.fetch, args).await,
                     "web_search" => super::web_search::run(&limits.search, args).await,
+                    "view_image" => {
+                        let model = msg.model.as_deref();
+                        super::media_tools::view_image(
+                            media.as_ref(),
+                            &workspace,
+                            model,
+                            &msg.agent_id,
+                            args,
+                        )
+                        .await
+                    }
+                    "pdf" => super::media_tools::pdf(media.as_ref(), &workspace, args).await,
                     "write" => files::write(&workspace, args).await,
                     "edit" => files::edit(&workspace, args).await,
                     "apply_patch" => patch::run(&workspace, args).await,

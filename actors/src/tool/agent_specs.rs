@@ -176,6 +176,40 @@ fn web_search() -> ToolSpec {
     )
 }
 
+fn view_image() -> ToolSpec {
+    spec(
+        "view_image",
+        "Look at image(s) yourself: path is a workspace image or a stored media id (media:<id>, as attachments are named); paths for several (maxImages, default 20). The user does not see them: send them with message to show them.",
+        json!({
+            "type": "object",
+            "properties": {
+                "prompt": { "type": "string", "description": "What to look for (used when a describer model looks for you)." },
+                "path": { "type": "string", "description": "One workspace image path or media:<id>." },
+                "paths": { "type": "array", "items": { "type": "string" }, "description": "Workspace image paths or media ids." },
+                "maxBytesMb": { "type": "number", "exclusiveMinimum": 0 },
+                "maxImages": { "type": "integer", "minimum": 1 }
+            }
+        }),
+    )
+}
+
+fn pdf() -> ToolSpec {
+    spec(
+        "pdf",
+        "Read the text of PDF(s): pdf is a workspace PDF or media:<id>, pdfs several (max 10); pages selects a range (\"1-5\", \"1,3,5-7\"; default all). Scanned PDFs without a text layer have no text to read.",
+        json!({
+            "type": "object",
+            "properties": {
+                "prompt": { "type": "string" },
+                "pdf": { "type": "string", "description": "One PDF path or media:<id>." },
+                "pdfs": { "type": "array", "items": { "type": "string" }, "description": "PDF paths or media ids; max 10." },
+                "pages": { "type": "string", "description": "Pages, e.g. \"1-5\", \"1,3,5-7\"; default all." },
+                "maxBytesMb": { "type": "number", "exclusiveMinimum": 0 }
+            }
+        }),
+    )
+}
+
 fn sessions_history() -> ToolSpec {
     spec(
         "sessions_history",
@@ -224,6 +258,8 @@ pub fn specs() -> Vec<ToolSpec> {
         message(),
         gateway(),
         web_search(),
+        view_image(),
+        pdf(),
         sessions_history(),
         sessions_search(),
         agents_list(),

@@ -39,6 +39,9 @@ pub struct ExecuteTool {
     /// channel route; None: a WebSocket or HTTP turn). `message` answers it
     /// by default, `automations` announces there.
     pub origin: Option<crate::session::Origin>,
+    /// The model the run answers with (`provider/model`): `view_image`
+    /// gives it the image when it sees images, else a description.
+    pub model: Option<String>,
 }
 
 /// A running tool's progress (an MCP server's `notifications/progress`),
@@ -73,4 +76,7 @@ pub struct ToolOutcome {
     /// Refused before it ran: by a policy, the operator (an approval
     /// denied) or the trust boundary (recorded as `blocked` in the audit).
     pub blocked: bool,
+    /// Images for the model to look at (`view_image`): by their media id,
+    /// loaded by the run that sends them, like a message's.
+    pub images: Vec<crate::provider::Image>,
 }

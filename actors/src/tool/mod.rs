@@ -16,6 +16,7 @@ mod agent_specs;
 mod confine;
 mod exec;
 mod files;
+pub mod media_tools;
 mod memory;
 mod messages;
 mod nodes;
@@ -84,6 +85,7 @@ pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {
         text: text.into(),
         is_error: true,
         blocked: false,
+        images: Vec::new(),
     }
 }
 
@@ -92,6 +94,7 @@ pub(crate) fn ok(text: impl Into<String>) -> ToolOutcome {
         text: text.into(),
         is_error: false,
         blocked: false,
+        images: Vec::new(),
     }
 }
 
@@ -101,6 +104,7 @@ pub(crate) fn blocked(text: impl Into<String>) -> ToolOutcome {
         text: text.into(),
         is_error: true,
         blocked: true,
+        images: Vec::new(),
     }
 }
 

@@ -41,11 +41,13 @@ fn group(name: &str) -> Option<&'static [&'static str]> {
             "sessions_search",
             "sessions_send",
             "sessions_spawn",
+            "subagents",
             "session_status",
         ],
         "group:automation" => &["automations", "gateway"],
         "group:messaging" => &["message"],
         "group:agents" => &["agents_list"],
+        "group:media" => &["view_image", "pdf"],
         "group:nodes" => &["nodes"],
         _ => return None,
     })
@@ -295,9 +297,56 @@ impl ExecDefaults {
     }
 }
 
+/// `tools.profile` (OpenClaw's): the base set of tools before the allow
+/// and deny layers; `minimal`, `coding`, `messaging`, or `full` (and unset:
+/// no filter). `tools.alsoAllow` adds to a limited profile. OpenClaw's
+/// limited profiles keep `gateway`'s update action only; ferroclaw's
+/// `gateway` has no update action, so they leave it out unless
+/// `alsoAllow` names it.
+fn profile(name: Option<&str>, also: &[String]) -> Result<Option<AllowDeny>, String> {
+    let base: &[&str] = match name {
+        None | Some("full") => return Ok(None),
+        Some("minimal") => &["session_status"],
+        Some("coding") => &[
+            "group:fs",
+            "group:runtime",
+            "group:web",
+            "group:sessions",
+            "group:memory",
+            "automations",
+            "view_image",
+            "bundle-mcp",
+        ],
+        Some("messaging") => &[
+            "group:messaging",
+            "sessions_list",
+            "sessions_history",
+            "sessions_search",
+            "sessions_send",
+            "sessions_spawn",
+            "subagents",
+            "session_status",
+            "bundle-mcp",
+        ],
+        Some(other) => {
+            return Err(format!(
+                "tools.profile: {other:?} is not a profile (minimal, coding, messaging, full)"
+            ))
+        }
+    };
+    let mut allow: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+    allow.extend(also.iter().cloned());
+    Ok(Some(AllowDeny {
+        allow: Some(allow),
+        deny: Vec::new(),
+    }))
+}
+
 /// The tool settings every run starts from.
 #[derive(Default)]
 pub struct ToolPolicy {
+    /// `tools.profile` with `tools.alsoAllow` (None: every tool).
+    pub profile: Option<AllowDeny>,
     pub global: AllowDeny,
     pub agents: HashMap<String, AllowDeny>,
     pub channels: HashMap<String, AllowDeny>,
@@ -346,7 +395,13 @@ impl ToolPolicy {
             return Err("tools.resultMaxChars: an integer of at least 1000".into());
         }
         let tools = &settings.as_json();
+        let also: Vec<String> = match tools.get("alsoAllow") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(v) => serde_json::from_value(v.clone())
+                .map_err(|_| "tools.alsoAllow: a list of tool names".to_string())?,
+        };
         let mut p = ToolPolicy {
+            profile: profile(tools.get("profile").and_then(Value::as_str), &also)?,
             global: layer(Some(tools), "tools")?,
             result_max_chars: settings.result_max_chars as usize,
             ..Default::default()
@@ -423,7 +478,8 @@ impl ToolPolicy {
         trust: &crate::trust::Trust,
         run: Option<&AllowDeny>,
     ) -> bool {
-        self.global.permits(name)
+        self.profile.as_ref().is_none_or(|l| l.permits(name))
+            && self.global.permits(name)
             && self.agents.get(agent).is_none_or(|l| l.permits(name))
             && trust
                 .channels
@@ -583,4 +639,24 @@ pub fn repair(messages: &Messages) -> Messages {
 }
 
 #[cfg(test)]
-mod tests;
+mod profile_tests {
+    use super::*;
+
+    #[test]
+    fn profiles_are_openclaws_and_also_allow_widens_them() {
+        let messaging = profile(Some("messaging"), &["automations".into()])
+            .unwrap()
+            .unwrap();
+        assert!(messaging.permits("message") && messaging.permits("sessions_history"));
+        assert!(messaging.permits("automations") && messaging.permits("docs__search"));
+        assert!(!messaging.permits("exec") && !messaging.permits("gateway"));
+        let coding = profile(Some("coding"), &[]).unwrap().unwrap();
+        assert!(coding.permits("exec") && coding.permits("read") && coding.permits("web_search"));
+        assert!(!coding.permits("message"));
+        let minimal = profile(Some("minimal"), &[]).unwrap().unwrap();
+        assert!(minimal.permits("session_status") && !minimal.permits("read"));
+        assert_eq!(profile(Some("full"), &[]).unwrap(), None);
+        assert_eq!(profile(None, &[]).unwrap(), None);
+        assert!(profile(Some("everything"), &[]).is_err());
+    }
+}

@@ -45,6 +45,7 @@ async fn call_as(ws: &Ws, session: &str, untrusted: bool, name: &str, args: Valu
             progress: None,
             run_id: None,
             origin: None,
+            model: None,
         })
         .await
         .unwrap()
@@ -105,6 +106,7 @@ async fn skill_env_reaches_the_command_only() {
             progress: None,
             run_id: None,
             origin: None,
+            model: None,
         })
         .await
         .unwrap();
@@ -188,6 +190,7 @@ async fn abort_kills_the_whole_process_group_no_process_left_behind() {
         progress: None,
         run_id: None,
         origin: None,
+        model: None,
     });
     let pidfile = ws.dir.path().join("bg.pid");
     let waiter = actix::spawn(pending);

@@ -57,6 +57,8 @@ const BUILT_IN: &[(&str, Stance, &str)] = &[
     ("gateway", Stance::Never, "the gateway's config and restarts are the owner's"),
     ("message", Stance::Withheld, "when widened: only the conversation the turn came from, never another chat or channel"),
     ("web_search", Stance::Offered, "results are wrapped outside data; only the configured provider is asked"),
+    ("view_image", Stance::Withheld, "when widened: workspace images (never the protected files) and media ids; a description is wrapped outside data"),
+    ("pdf", Stance::Withheld, "when widened: workspace PDFs (never the protected files) and media ids; the text is wrapped outside data"),
     ("sessions_history", Stance::Withheld, "when widened: only its own session's history"),
     ("sessions_search", Stance::Withheld, "when widened: only its own session"),
     ("agents_list", Stance::Withheld, "when widened: agent ids, names and models; nothing of their sessions"),

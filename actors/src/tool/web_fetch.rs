@@ -194,6 +194,7 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
             ),
             is_error: false,
             blocked: false,
+            images: Vec::new(),
         };
     }
     match fetch(settings, raw).await {
@@ -206,6 +207,7 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
                 text: crate::trust::wrap(&source, &text),
                 is_error: false,
                 blocked: false,
+                images: Vec::new(),
             }
         }
         Err(e) => error(e),

@@ -248,17 +248,7 @@ pub fn from_chat(m: &crate::provider::ChatMessage) -> Value {
         MessageRole::User => {
             let mut msg = user_message(&m.text);
             if let Some(content) = msg.get_mut("content").and_then(Value::as_array_mut) {
-                for img in &m.images {
-                    // A stored image by its id; the bytes stay in the media store.
-                    content.push(match &img.media_id {
-                        Some(id) => {
-                            json!({ "type": "image", "mimeType": img.mime_type, "mediaId": id })
-                        }
-                        None => {
-                            json!({ "type": "image", "data": img.data, "mimeType": img.mime_type })
-                        }
-                    });
-                }
+                content.extend(m.images.iter().map(image_block));
             }
             msg
         }
@@ -272,13 +262,54 @@ pub fn from_chat(m: &crate::provider::ChatMessage) -> Value {
             }
             json!({ "role": "assistant", "content": content })
         }
-        MessageRole::Tool => json!({
-            "role": "toolResult",
-            "toolCallId": m.tool_call_id.clone().unwrap_or_default(),
-            "content": [{ "type": "text", "text": m.text }],
-            "isError": m.is_error,
-        }),
+        MessageRole::Tool => {
+            let mut content = vec![json!({ "type": "text", "text": m.text })];
+            content.extend(m.images.iter().map(image_block));
+            json!({
+                "role": "toolResult",
+                "toolCallId": m.tool_call_id.clone().unwrap_or_default(),
+                "content": content,
+                "isError": m.is_error,
+            })
+        }
     }
+}
+
+/// An image as a transcript block: a stored one by its id (the bytes stay
+/// in the media store), else inline.
+fn image_block(img: &crate::provider::Image) -> Value {
+    match &img.media_id {
+        Some(id) => json!({ "type": "image", "mimeType": img.mime_type, "mediaId": id }),
+        None => json!({ "type": "image", "data": img.data, "mimeType": img.mime_type }),
+    }
+}
+
+/// The image blocks of a message's content.
+fn images_of(msg: &Value) -> Vec<crate::provider::Image> {
+    msg.get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
+                .filter_map(|b| {
+                    let text = |k: &str| b.get(k).and_then(Value::as_str);
+                    let media_id = text("mediaId").map(str::to_string);
+                    let data = match (text("data"), &media_id) {
+                        // By reference: loaded by the run that sends it.
+                        (_, Some(_)) => String::new(),
+                        (Some(d), None) => d.to_string(),
+                        (None, None) => return None,
+                    };
+                    Some(crate::provider::Image {
+                        mime_type: text("mimeType")?.to_string(),
+                        data,
+                        media_id,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The conversation message of a `message` entry (other entries: None).
@@ -301,31 +332,7 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
                 .map(str::to_string)
                 .unwrap_or(text);
             let mut m = ChatMessage::user(&text);
-            m.images = msg
-                .get("content")
-                .and_then(Value::as_array)
-                .map(|blocks| {
-                    blocks
-                        .iter()
-                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("image"))
-                        .filter_map(|b| {
-                            let text = |k: &str| b.get(k).and_then(Value::as_str);
-                            let media_id = text("mediaId").map(str::to_string);
-                            let data = match (text("data"), &media_id) {
-                                // By reference: loaded by the run that sends it.
-                                (_, Some(_)) => String::new(),
-                                (Some(d), None) => d.to_string(),
-                                (None, None) => return None,
-                            };
-                            Some(crate::provider::Image {
-                                mime_type: text("mimeType")?.to_string(),
-                                data,
-                                media_id,
-                            })
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+            m.images = images_of(msg);
             Some(m)
         }
         Role::Assistant => {
@@ -364,7 +371,9 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
         Role::ToolResult => {
             let id = msg.get("toolCallId").and_then(Value::as_str).unwrap_or("");
             let is_error = msg.get("isError").and_then(Value::as_bool).unwrap_or(false);
-            Some(ChatMessage::tool_result(id, &text, is_error))
+            let mut m = ChatMessage::tool_result(id, &text, is_error);
+            m.images = images_of(msg);
+            Some(m)
         }
         _ => None,
     }

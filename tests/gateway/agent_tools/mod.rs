@@ -5,6 +5,7 @@
 
 mod automations;
 mod gateway;
+mod media;
 mod message;
 mod schemas;
 mod sessions;

@@ -43,6 +43,8 @@ const STRANGER_TESTS: &[(&str, &str)] = &[
     ("gateway", "agent_tools/gateway.rs::the_owners_agent_reads_and_patches_the_config"),
     ("message", "agent_tools/message.rs::a_strangers_message_reaches_only_its_own_conversation"),
     ("web_search", "agent_tools/web_search.rs::a_strangers_search_goes_to_the_configured_provider_and_comes_back_wrapped"),
+    ("view_image", "agent_tools/media.rs::a_stranger_views_only_workspace_files_it_may_read"),
+    ("pdf", "agent_tools/media.rs::a_stranger_views_only_workspace_files_it_may_read"),
     ("sessions_history", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),
     ("sessions_search", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),
     ("agents_list", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),
