@@ -256,10 +256,19 @@ impl Gateway {
             .with_approvals(approvals.clone())
             .with_mcp(mcp.clone().recipient())
             .with_nodes(nodes.clone())
-            .with_media(crate::tool::media_tools::MediaTools {
-                store: media.clone(),
-                config: Arc::new(crate::media::MediaConfig::from_settings(&settings, &env)),
-            })
+            .with_media(
+                crate::media::tools::MediaTools {
+                    store: media.clone(),
+                    config: Arc::new(crate::media::MediaConfig::from_settings(&settings, &env)),
+                    workspace: crate::tool::Workspace {
+                        root: workspace.clone(),
+                        only: settings.tools.fs.workspace_only,
+                        untrusted: false,
+                    },
+                }
+                .start()
+                .recipient(),
+            )
             .start()
             .recipient();
         let subagent_done: Arc<std::sync::OnceLock<Recipient<crate::session::SubagentDone>>> =

@@ -59,6 +59,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
                     is_error: false,
                     blocked: false,
                     images: Vec::new(),
+                    ends_turn: None,
                 },
                 Err(why) => fail(format!("gateway: restart is unsupported here: {why}")),
             }
@@ -75,6 +76,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
             is_error: false,
             blocked: false,
             images: Vec::new(),
+            ends_turn: None,
         },
         other => fail(format!(
             "gateway: unknown action {other:?} (config.get, config.schema.lookup, config.patch, config.apply, restart, update.status)"
@@ -115,6 +117,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
             is_error: false,
             blocked: false,
             images: Vec::new(),
+            ends_turn: None,
         };
     };
     for part in path.split('.').filter(|p| !p.is_empty()) {
@@ -131,6 +134,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
                     is_error: false,
                     blocked: false,
                     images: Vec::new(),
+                    ends_turn: None,
                 }
             }
         }
@@ -149,6 +153,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
         is_error: false,
         blocked: false,
         images: Vec::new(),
+        ends_turn: None,
     }
 }
 

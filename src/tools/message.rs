@@ -34,7 +34,7 @@ struct Route {
 fn route(msg: &ExecuteTool, channel: Option<&str>, target: Option<&str>) -> Result<Route, String> {
     let origin = msg.origin.as_ref();
     let channel = channel.map(str::to_ascii_lowercase);
-    let own = |o: &ferroclaw_actors::session::Origin| Route {
+    let own = |o: &ferroclaw_actors::tool::Route| Route {
         channel: o.channel.clone(),
         to: o.to.clone(),
         account: Some(o.account_id.clone()),
@@ -113,6 +113,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
         is_error: false,
         blocked: false,
         images: Vec::new(),
+        ends_turn: None,
     }
 }
 
@@ -206,6 +207,7 @@ async fn one(
             is_error: false,
             blocked: false,
             images: Vec::new(),
+            ends_turn: None,
         };
     }
     let key = match &msg.run_id {

@@ -44,6 +44,7 @@ fn fail(text: impl Into<String>) -> ToolOutcome {
         is_error: true,
         blocked: false,
         images: Vec::new(),
+        ends_turn: None,
     }
 }
 
@@ -53,6 +54,7 @@ fn refused(text: impl Into<String>) -> ToolOutcome {
         is_error: true,
         blocked: true,
         images: Vec::new(),
+        ends_turn: None,
     }
 }
 
@@ -64,12 +66,14 @@ fn answer(tool: &str, r: MethodResult) -> ToolOutcome {
             is_error: false,
             blocked: false,
             images: Vec::new(),
+            ends_turn: None,
         },
         Ok(Payload::Raw(raw)) => ToolOutcome {
             text: raw.get().to_string(),
             is_error: false,
             blocked: false,
             images: Vec::new(),
+            ends_turn: None,
         },
         Err(e) => fail(format!("{tool}: {}", e.message)),
     }

@@ -15,7 +15,15 @@ pub struct ToolBench {
     mcp: McpCatalog,
     /// (catalog version, built-in + MCP) of the last `all`.
     joined: Arc<Mutex<(u64, Arc<[ToolSpec]>)>>,
+    /// (the `all` it was made from, that without the heartbeat-only tools).
+    no_heartbeat: Arc<Mutex<Option<Derived>>>,
 }
+
+/// A list made from another (the source kept to tell when it is stale).
+type Derived = (Arc<[ToolSpec]>, Arc<[ToolSpec]>);
+
+/// Tools only a heartbeat turn is offered.
+pub const HEARTBEAT_ONLY: &[&str] = &["heartbeat_respond"];
 
 impl ToolBench {
     pub fn new(builtin: Arc<[ToolSpec]>, mcp: McpCatalog) -> ToolBench {
@@ -24,6 +32,7 @@ impl ToolBench {
             builtin,
             mcp,
             joined,
+            no_heartbeat: Default::default(),
         }
     }
 
@@ -50,6 +59,32 @@ impl ToolBench {
             joined.0 = version;
         }
         joined.1.clone()
+    }
+}
+
+impl ToolBench {
+    /// `all` without the heartbeat-only tools, for the other turns: made
+    /// once per `all` and shared.
+    pub fn without_heartbeat_tools(&self, all: &Arc<[ToolSpec]>) -> Arc<[ToolSpec]> {
+        if !all
+            .iter()
+            .any(|t| HEARTBEAT_ONLY.contains(&t.name.as_str()))
+        {
+            return all.clone();
+        }
+        let mut cache = self.no_heartbeat.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((from, made)) = cache.as_ref() {
+            if Arc::ptr_eq(from, all) {
+                return made.clone();
+            }
+        }
+        let made: Arc<[ToolSpec]> = all
+            .iter()
+            .filter(|t| !HEARTBEAT_ONLY.contains(&t.name.as_str()))
+            .cloned()
+            .collect();
+        *cache = Some((all.clone(), made.clone()));
+        made
     }
 }
 

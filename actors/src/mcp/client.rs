@@ -424,6 +424,7 @@ fn outcome(server: &str, tool: &str, v: &Value) -> ToolOutcome {
         is_error,
         blocked: false,
         images: Vec::new(),
+        ends_turn: None,
     }
 }
 

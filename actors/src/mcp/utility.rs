@@ -117,6 +117,7 @@ pub async fn utility(
             is_error: false,
             blocked: false,
             images: Vec::new(),
+            ends_turn: None,
         },
         Err(e) => crate::tool::error(format!("MCP server {server}: {e}")),
     }

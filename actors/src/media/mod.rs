@@ -29,6 +29,7 @@ mod intake;
 pub mod links;
 mod provider;
 mod store;
+pub mod tools;
 mod understand;
 mod vision;
 

@@ -95,7 +95,7 @@ pub struct RunConfig {
     /// What the run acts with: every tool call carries it.
     pub trust: crate::trust::Trust,
     /// The conversation the turn came from (tools answer it by default).
-    pub origin: Option<crate::session::Origin>,
+    pub origin: Option<crate::tool::Route>,
     /// The model, then its fallbacks, tried in order.
     pub models: Vec<ModelRef>,
     /// The session's auth profile (kept unless it cools down).

@@ -270,6 +270,16 @@ mod tests {
     };
 
     #[test]
+    fn the_tools_that_end_a_turn_use_the_same_tokens() {
+        use crate::tool::turn_end;
+        assert_eq!(turn_end::HEARTBEAT_TOKEN, HEARTBEAT_TOKEN);
+        assert_eq!(
+            turn_end::SILENT_REPLY,
+            crate::context::prompt::SILENT_REPLY_TOKEN
+        );
+    }
+
+    #[test]
     fn the_acknowledgement_is_never_delivered() {
         for reply in [
             "HEARTBEAT_OK",

@@ -41,7 +41,7 @@ impl Handler<ExecuteTool> for ScriptedTools {
                 _ = actix::clock::sleep(Duration::from_millis(ms)) => {}
                 _ = wait_abort(&mut cancel) => {
                     *cancelled.lock().unwrap() += 1;
-                    return ToolOutcome { text: "killed".into(), is_error: true, blocked: false, images: Vec::new(), };
+                    return ToolOutcome { text: "killed".into(), is_error: true, blocked: false, images: Vec::new(), ends_turn: None, };
                 }
             }
             ToolOutcome {
@@ -49,6 +49,7 @@ impl Handler<ExecuteTool> for ScriptedTools {
                 is_error: false,
                 blocked: false,
                 images: Vec::new(),
+                ends_turn: None,
             }
         })
     }

@@ -292,6 +292,7 @@ async fn run_tool(
             is_error: true,
             blocked: true,
             images: Vec::new(),
+            ends_turn: None,
         });
     }
     let request = ExecuteTool {
@@ -319,6 +320,7 @@ async fn run_tool(
             text: format!("tool {} is unavailable", call.name),
             is_error: true,
             blocked: false, images: Vec::new(),
+            ends_turn: None,
         }),
     };
     if *abort.borrow() {
@@ -329,6 +331,7 @@ async fn run_tool(
         is_error: outcome.is_error,
         blocked: outcome.blocked,
         images: outcome.images,
+        ends_turn: outcome.ends_turn,
     })
 }
 
@@ -340,15 +343,19 @@ async fn run_tools(
     turn: &Turn,
     messages: &mut Messages,
     abort: &mut watch::Receiver<bool>,
-) -> Option<Vec<String>> {
+) -> Option<ToolsDone> {
     let tools = cfg.tools.current();
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let mut ends = None;
     for (i, call) in turn.calls.iter().enumerate() {
         cfg.sink.do_send(RunEvent::ToolStarted {
             run_id: cfg.run_id.clone(),
             call: call.clone(),
         });
         let outcome = run_tool(cfg, call, &offered, abort).await?;
+        if ends.is_none() {
+            ends = outcome.ends_turn.clone();
+        }
         tool_done(cfg, messages, call, outcome, false);
         // Steering check between tool calls.
         let steers = checkpoint(cfg, false).await;
@@ -359,13 +366,24 @@ async fn run_tools(
                     is_error: true,
                     blocked: false,
                     images: Vec::new(),
+                    ends_turn: None,
                 };
                 tool_done(cfg, messages, skipped, outcome, true);
             }
-            return Some(steers);
+            return Some(ToolsDone { steers, ends: None });
         }
     }
-    Some(Vec::new())
+    Some(ToolsDone {
+        steers: Vec::new(),
+        ends,
+    })
+}
+
+/// How a turn's tool calls went: what was steered in meanwhile, and the
+/// final text a tool ended the turn with (`ToolOutcome::ends_turn`).
+struct ToolsDone {
+    steers: Vec<String>,
+    ends: Option<String>,
 }
 
 /// Where a (restarted) run starts: the last persisted step's tool calls
@@ -485,13 +503,20 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
                 Err(end) => return end,
             },
         };
-        let Some(steers) = run_tools(&cfg, &turn, &mut p.messages, &mut abort).await else {
+        let Some(done) = run_tools(&cfg, &turn, &mut p.messages, &mut abort).await else {
             let run_id = cfg.run_id.clone();
             return RunEvent::Aborted {
                 run_id,
                 text: turn.text,
             };
         };
+        if let Some(text) = done.ends {
+            // A tool ended the turn (sessions_yield, heartbeat_respond): its
+            // text is the answer, kept like one (a restart finds it there).
+            append(&cfg, &mut p.messages, ChatMessage::assistant(&text));
+            return final_of(&text, StopReason::Stop, p.usage);
+        }
+        let steers = done.steers;
         let asked_tools = !turn.calls.is_empty();
         // After the turn: what was steered in meanwhile (the final
         // answer's check also tells the session the run is closing).

@@ -132,8 +132,18 @@ impl SessionActor {
             self.trust(),
         );
         let catalog = d.tools.mcp().clone();
+        // `heartbeat_respond` is a heartbeat turn's tool only.
+        let heartbeat = self
+            .state
+            .active()
+            .is_some_and(|a| matches!(a.overrides.kind, crate::run::RunKind::Heartbeat { .. }));
+        let bench = d.tools.clone();
         Arc::new(move |all: &Arc<[ToolSpec]>| {
-            let offered = policy.offered_shared(all, &agent, &trust, run.as_ref());
+            let all = match heartbeat {
+                true => all.clone(),
+                false => bench.without_heartbeat_tools(all),
+            };
+            let offered = policy.offered_shared(&all, &agent, &trust, run.as_ref());
             // MCP servers meant for other agents (`mcp.servers.<name>.agents`).
             if offered
                 .iter()
@@ -248,13 +258,7 @@ impl SessionActor {
                 false => p.context.skills.env.into(),
             },
             trust: p.trust,
-            // The chat this turn came from; else (a WebSocket turn, a
-            // queued system event) the operator's last route.
-            origin: self
-                .state
-                .active()
-                .and_then(|a| a.overrides.route.clone())
-                .or_else(|| (!untrusted).then(|| self.entry.origin.clone()).flatten()),
+            origin: self.route_of_run(untrusted),
             hooks: d.tool_policy.hooks.clone().into(),
             result_max_chars: d.tool_policy.result_max_chars,
             tools: crate::mcp::OfferedTools::live(d.tools.clone(), self.tool_offer(), p.tools),
@@ -276,6 +280,22 @@ impl SessionActor {
             a.launched = true;
             self.run = Some(run);
         }
+    }
+
+    /// The chat the active run's turn came from; else (a WebSocket turn, a
+    /// queued system event) the operator's last route, never for a
+    /// stranger's turn.
+    fn route_of_run(&self, untrusted: bool) -> Option<crate::tool::Route> {
+        self.state
+            .active()
+            .and_then(|a| a.overrides.route.clone())
+            .or_else(|| (!untrusted).then(|| self.entry.origin.clone()).flatten())
+            .map(|o| crate::tool::Route {
+                channel: o.channel,
+                account_id: o.account_id,
+                to: o.to,
+                thread_id: o.thread_id,
+            })
     }
 
     /// Aborts the active run: the ids aborted (none when it was already).

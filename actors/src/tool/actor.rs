@@ -32,8 +32,8 @@ pub struct ToolExecutor {
     nodes: Option<Addr<crate::nodes::NodeRegistry>>,
     /// Where the gateway's own tools go (`GATEWAY_TOOLS`): the edge.
     edge: super::EdgeTools,
-    /// `view_image` and `pdf`: the media store and its settings.
-    media: Option<super::media_tools::MediaTools>,
+    /// Where `view_image` and `pdf` go: the media tools actor.
+    media: Option<Recipient<ExecuteTool>>,
 }
 
 impl ToolExecutor {
@@ -61,8 +61,8 @@ impl ToolExecutor {
         }
     }
 
-    /// `view_image` and `pdf` store and read files through this store.
-    pub fn with_media(mut self, media: super::media_tools::MediaTools) -> ToolExecutor {
+    /// `view_image` and `pdf` go to this actor (`media::tools`).
+    pub fn with_media(mut self, media: Recipient<ExecuteTool>) -> ToolExecutor {
         self.media = Some(media);
         self
     }
@@ -137,82 +137,100 @@ fn forward(
     )
 }
 
+impl ToolExecutor {
+    /// Where a tool another actor answers goes (None: this executor runs it).
+    fn elsewhere(&self, name: &str) -> Option<(Option<Recipient<ExecuteTool>>, &'static str)> {
+        if crate::tool::is_mcp(name) {
+            Some((self.mcp.clone(), "no MCP servers are configured"))
+        } else if super::MEDIA_TOOLS.contains(&name) {
+            Some((self.media.clone(), "the media store is unavailable"))
+        } else if super::GATEWAY_TOOLS.contains(&name) {
+            Some((
+                self.edge.get().cloned(),
+                "the gateway's tools are unavailable",
+            ))
+        } else if SESSION_TOOLS.contains(&name) {
+            // The session tools actor answers the same message.
+            Some((
+                self.sessions.get().cloned(),
+                "session tools are unavailable",
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// What a built-in tool call works with (copied out of the executor).
+struct Bench {
+    workspace: Workspace,
+    limits: ToolLimits,
+    processes: exec::Processes,
+    approvals: Option<Addr<crate::approvals::ApprovalsActor>>,
+    nodes: Option<Addr<crate::nodes::NodeRegistry>>,
+    memory: Option<crate::memory::AgentMemory>,
+}
+
 impl Handler<ExecuteTool> for ToolExecutor {
     type Result = ResponseFuture<ToolOutcome>;
     fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
-        let (workspace, limits) = (self.workspace.for_turn(&msg.trust), self.limits.clone());
-        let processes = self.processes.clone();
-        let approvals = self.approvals.clone();
-        let nodes = self.nodes.clone();
-        let memory = self.memories.get(Some(&msg.agent_id)).cloned();
-        let media = self.media.clone();
         let span = tracing::info_span!(
             "tool",
             tool = %msg.call.name,
             session_key = %msg.session_key,
             agent_id = %msg.agent_id
         );
-        if crate::tool::is_mcp(&msg.call.name) {
-            return forward(self.mcp.clone(), msg, "no MCP servers are configured", span);
+        if let Some((to, unavailable)) = self.elsewhere(&msg.call.name) {
+            return forward(to, msg, unavailable, span);
         }
-        if super::GATEWAY_TOOLS.contains(&msg.call.name.as_str()) {
-            let edge = self.edge.get().cloned();
-            return forward(edge, msg, "the gateway's tools are unavailable", span);
+        let bench = Bench {
+            workspace: self.workspace.for_turn(&msg.trust),
+            limits: self.limits.clone(),
+            processes: self.processes.clone(),
+            approvals: self.approvals.clone(),
+            nodes: self.nodes.clone(),
+            memory: self.memories.get(Some(&msg.agent_id)).cloned(),
+        };
+        Box::pin(run_builtin(bench, msg).instrument(span))
+    }
+}
+
+/// One call of a tool this executor runs.
+async fn run_builtin(b: Bench, msg: ExecuteTool) -> ToolOutcome {
+    let (workspace, limits, processes) = (&b.workspace, &b.limits, &b.processes);
+    let args = &msg.call.arguments;
+    let node_call = super::nodes::NodeCall::of(&msg, b.nodes.as_ref());
+    match msg.call.name.as_str() {
+        "exec" | "bash" => {
+            let cx = exec::ExecCtx {
+                workspace,
+                limits,
+                processes,
+                env: &msg.env,
+                session_key: &msg.session_key,
+                agent_id: &msg.agent_id,
+                untrusted: msg.trust.untrusted,
+                policy: msg.exec.clone(),
+                approvals: b.approvals.clone(),
+                node_call: &node_call,
+            };
+            exec::run(&cx, args, msg.cancel.clone()).await
         }
-        if SESSION_TOOLS.contains(&msg.call.name.as_str()) {
-            // The session tools actor answers the same message.
-            let session_tools = self.sessions.get().cloned();
-            return forward(session_tools, msg, "session tools are unavailable", span);
-        }
-        Box::pin(
-            async move {
-                let args = &msg.call.arguments;
-                let node_call = super::nodes::NodeCall::of(&msg, nodes.as_ref());
-                match msg.call.name.as_str() {
-                    "exec" | "bash" => {
-                        let cx = exec::ExecCtx {
-                            workspace: &workspace,
-                            limits: &limits,
-                            processes: &processes,
-                            env: &msg.env,
-                            session_key: &msg.session_key,
-                            agent_id: &msg.agent_id,
-                            untrusted: msg.trust.untrusted,
-                            policy: msg.exec.clone(),
-                            approvals,
-                            node_call: &node_call,
-                        };
-                        exec::run(&cx, args, msg.cancel.clone()).await
-                    }
-                    "nodes" => super::nodes::tool(&node_call, args).await,
-                    "process" => exec::process(&processes, &exec::Owner::of(&msg), args).await,
-                    "read" => read::run(&workspace, &limits, args).await,
-                    "web_fetch" => web_fetch::run(&limits.fetch, args).await,
-                    "web_search" => super::web_search::run(&limits.search, args).await,
-                    "view_image" => {
-                        let model = msg.model.as_deref();
-                        super::media_tools::view_image(
-                            media.as_ref(),
-                            &workspace,
-                            model,
-                            &msg.agent_id,
-                            args,
-                        )
-                        .await
-                    }
-                    "pdf" => super::media_tools::pdf(media.as_ref(), &workspace, args).await,
-                    "write" => files::write(&workspace, args).await,
-                    "edit" => files::edit(&workspace, args).await,
-                    "apply_patch" => patch::run(&workspace, args).await,
-                    "ls" => search::ls(&workspace, args).await,
-                    "find" => search::find(&workspace, args).await,
-                    "grep" => search::grep(&workspace, args).await,
-                    "memory_search" => memory::search(memory, &msg, args).await,
-                    "memory_get" => memory::get(memory, &msg, args).await,
-                    other => error(format!("unknown tool: {other}")),
-                }
-            }
-            .instrument(span),
-        )
+        "nodes" => super::nodes::tool(&node_call, args).await,
+        "process" => exec::process(processes, &exec::Owner::of(&msg), args).await,
+        "read" => read::run(workspace, limits, args).await,
+        "web_fetch" => web_fetch::run(&limits.fetch, args).await,
+        "web_search" => super::web_search::run(&limits.search, args).await,
+        "sessions_yield" => super::turn_end::sessions_yield(args),
+        "heartbeat_respond" => super::turn_end::heartbeat_respond(args),
+        "write" => files::write(workspace, args).await,
+        "edit" => files::edit(workspace, args).await,
+        "apply_patch" => patch::run(workspace, args).await,
+        "ls" => search::ls(workspace, args).await,
+        "find" => search::find(workspace, args).await,
+        "grep" => search::grep(workspace, args).await,
+        "memory_search" => memory::search(b.memory.clone(), &msg, args).await,
+        "memory_get" => memory::get(b.memory.clone(), &msg, args).await,
+        other => error(format!("unknown tool: {other}")),
     }
 }

@@ -243,6 +243,42 @@ fn sessions_search() -> ToolSpec {
     )
 }
 
+fn sessions_yield() -> ToolSpec {
+    spec(
+        "sessions_yield",
+        "End this turn to wait for sub-agents' results (they come back as the next message); not a final answer. acknowledgment: a short reply meanwhile (else nothing is said); message: a private note for the next turn.",
+        json!({
+            "type": "object",
+            "properties": {
+                "waitFor": { "type": "string", "const": "message", "description": "Pause until the next incoming message." },
+                "message": { "type": "string", "description": "Private context for the resumed turn; not sent to the user." },
+                "acknowledgment": { "type": "string", "description": "A short waiting reply to send now." }
+            }
+        }),
+    )
+}
+
+fn heartbeat_respond() -> ToolSpec {
+    spec(
+        "heartbeat_respond",
+        "Answer this heartbeat: notify=false sends nothing; notify=true sends notificationText (concise) as an alert. Ends the heartbeat turn.",
+        json!({
+            "type": "object",
+            "required": ["outcome", "notify", "summary"],
+            "properties": {
+                "outcome": { "type": "string", "enum": ["no_change", "progress", "done", "blocked", "needs_attention"] },
+                "notify": { "type": "boolean" },
+                "summary": { "type": "string" },
+                "notificationText": { "type": "string" },
+                "reason": { "type": "string" },
+                "priority": { "type": "string", "enum": ["low", "normal", "high"] },
+                "nextCheck": { "type": "string" }
+            },
+            "additionalProperties": false
+        }),
+    )
+}
+
 fn agents_list() -> ToolSpec {
     spec(
         "agents_list",
@@ -262,6 +298,8 @@ pub fn specs() -> Vec<ToolSpec> {
         pdf(),
         sessions_history(),
         sessions_search(),
+        sessions_yield(),
+        heartbeat_respond(),
         agents_list(),
     ]
 }

@@ -38,10 +38,20 @@ pub struct ExecuteTool {
     /// The conversation the calling turn came from (the session's last
     /// channel route; None: a WebSocket or HTTP turn). `message` answers it
     /// by default, `automations` announces there.
-    pub origin: Option<crate::session::Origin>,
+    pub origin: Option<Route>,
     /// The model the run answers with (`provider/model`): `view_image`
     /// gives it the image when it sees images, else a description.
     pub model: Option<String>,
+}
+
+/// A chat on a channel: where the calling turn came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub channel: String,
+    pub account_id: String,
+    /// The chat replies go to.
+    pub to: String,
+    pub thread_id: Option<String>,
 }
 
 /// A running tool's progress (an MCP server's `notifications/progress`),
@@ -79,4 +89,8 @@ pub struct ToolOutcome {
     /// Images for the model to look at (`view_image`): by their media id,
     /// loaded by the run that sends them, like a message's.
     pub images: Vec<crate::provider::Image>,
+    /// The run ends after this call with this final text (`sessions_yield`'s
+    /// acknowledgment, `heartbeat_respond`'s alert or acknowledgement):
+    /// no further model call.
+    pub ends_turn: Option<String>,
 }

@@ -16,7 +16,6 @@ mod agent_specs;
 mod confine;
 mod exec;
 mod files;
-pub mod media_tools;
 mod memory;
 mod messages;
 mod nodes;
@@ -27,6 +26,7 @@ pub mod sandbox;
 mod search;
 mod specs;
 pub mod ssrf;
+pub mod turn_end;
 pub mod untrusted;
 pub mod web_fetch;
 pub mod web_search;
@@ -38,7 +38,7 @@ use serde_json::Value;
 
 pub use actor::ToolExecutor;
 pub(crate) use exec::kill_group;
-pub use messages::{ExecuteTool, ProgressSink, ToolOutcome, ToolProgress};
+pub use messages::{ExecuteTool, ProgressSink, Route, ToolOutcome, ToolProgress};
 
 /// Limits of the built-in tools.
 #[derive(Debug, Clone)]
@@ -86,6 +86,7 @@ pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {
         is_error: true,
         blocked: false,
         images: Vec::new(),
+        ends_turn: None,
     }
 }
 
@@ -95,6 +96,7 @@ pub(crate) fn ok(text: impl Into<String>) -> ToolOutcome {
         is_error: false,
         blocked: false,
         images: Vec::new(),
+        ends_turn: None,
     }
 }
 
@@ -105,6 +107,7 @@ pub(crate) fn blocked(text: impl Into<String>) -> ToolOutcome {
         is_error: true,
         blocked: true,
         images: Vec::new(),
+        ends_turn: None,
     }
 }
 
@@ -175,7 +178,7 @@ impl std::ops::Deref for Workspace {
     }
 }
 
-pub(crate) use confine::confine;
+pub(crate) use confine::{confine, confined};
 
 /// Tools answered by the session tools actor (`subagents/`).
 pub const SESSION_TOOLS: &[&str] = &[
@@ -193,6 +196,9 @@ pub const SESSION_TOOLS: &[&str] = &[
 /// methods (`cron.*`, `message.action`, `config.*`), as OpenClaw's tools call
 /// its gateway. `cron` is OpenClaw's permanent alias of `automations`.
 pub const GATEWAY_TOOLS: &[&str] = &["automations", "cron", "message", "gateway"];
+
+/// Tools the media tools actor answers (`media::tools`).
+pub const MEDIA_TOOLS: &[&str] = &["view_image", "pdf"];
 
 /// Where the edge's tools go (set by the edge once its state exists).
 pub type EdgeTools = std::sync::Arc<std::sync::OnceLock<actix::Recipient<ExecuteTool>>>;

@@ -61,6 +61,8 @@ const BUILT_IN: &[(&str, Stance, &str)] = &[
     ("pdf", Stance::Withheld, "when widened: workspace PDFs (never the protected files) and media ids; the text is wrapped outside data"),
     ("sessions_history", Stance::Withheld, "when widened: only its own session's history"),
     ("sessions_search", Stance::Withheld, "when widened: only its own session"),
+    ("sessions_yield", Stance::Withheld, "when widened: ends only its own turn"),
+    ("heartbeat_respond", Stance::Never, "offered to heartbeat turns only, which are the owner's"),
     ("agents_list", Stance::Withheld, "when widened: agent ids, names and models; nothing of their sessions"),
 ];
 

@@ -195,6 +195,7 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
             is_error: false,
             blocked: false,
             images: Vec::new(),
+            ends_turn: None,
         };
     }
     match fetch(settings, raw).await {
@@ -208,6 +209,7 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
                 is_error: false,
                 blocked: false,
                 images: Vec::new(),
+                ends_turn: None,
             }
         }
         Err(e) => error(e),

@@ -94,15 +94,21 @@ pub struct Endpoint {
     pub key: Option<String>,
 }
 
-/// The `tools.web.search` keys as in `config/default.json5`.
+/// The `tools.web.search` keys as in `config/default.json5`. OpenClaw's
+/// other keys there (its providers' own sections, `openaiCodex`...) are
+/// kept by the config and not read here.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct Keys {
     enabled: bool,
     provider: Option<String>,
     max_results: u64,
     timeout_seconds: u64,
     cache_ttl_minutes: u64,
+    /// OpenClaw's legacy place for the Brave key (its doctor moves it to
+    /// `plugins.entries.brave.config.webSearch.apiKey`): read as Brave's.
+    #[serde(default)]
+    api_key: Option<String>,
 }
 
 /// What `web_search` asks, in order (empty: not configured, not offered).
@@ -177,7 +183,12 @@ impl SearchSettings {
                     .filter(|v| !v.is_empty())
                     .map(str::to_string)
             };
-            let from_env = p.env().and_then(env).filter(|v| !v.trim().is_empty());
+            let legacy = (p == Provider::Brave)
+                .then(|| keys.api_key.clone())
+                .flatten()
+                .filter(|k| !k.trim().is_empty());
+            let from_env =
+                legacy.or_else(|| p.env().and_then(env).filter(|v| !v.trim().is_empty()));
             let (base, key) = match p {
                 Provider::Searxng => (text("baseUrl").or(from_env), None),
                 Provider::DuckDuckGo => (text("baseUrl"), None),

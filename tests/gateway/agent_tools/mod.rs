@@ -9,6 +9,7 @@ mod media;
 mod message;
 mod schemas;
 mod sessions;
+mod turn_end;
 mod web_search;
 
 use crate::support::fake_telegram::FakeTelegram;

@@ -47,6 +47,8 @@ const STRANGER_TESTS: &[(&str, &str)] = &[
     ("pdf", "agent_tools/media.rs::a_stranger_views_only_workspace_files_it_may_read"),
     ("sessions_history", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),
     ("sessions_search", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),
+    ("sessions_yield", "agent_tools/turn_end.rs::heartbeat_respond_is_a_heartbeats_tool_only_and_never_a_strangers"),
+    ("heartbeat_respond", "agent_tools/turn_end.rs::heartbeat_respond_is_a_heartbeats_tool_only_and_never_a_strangers"),
     ("agents_list", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),
 ];
 
@@ -172,6 +174,21 @@ async fn refused(
     tools: &[String],
 ) -> Vec<String> {
     let mut out = Vec::new();
+    // A tool that ends the turn is called alone: offered, its
+    // acknowledgment is the reply; else the unknown tool's result.
+    const ENDS_TURN: &[&str] = &["sessions_yield"];
+    let (enders, tools): (Vec<String>, Vec<String>) = tools
+        .iter()
+        .cloned()
+        .partition(|t| ENDS_TURN.contains(&t.as_str()));
+    for (j, t) in enders.iter().enumerate() {
+        let line = tool(t, json!({"acknowledgment": "yielded"}));
+        let reply = ask(fake, STRANGER, first_id + 1000 + j as i64, &line).await;
+        if reply != "yielded" {
+            assert!(reply.contains("Unknown tool"), "{t}: {reply}");
+            out.push(t.clone());
+        }
+    }
     for (i, batch) in tools.chunks(8).enumerate() {
         let lines: Vec<String> = batch
             .iter()

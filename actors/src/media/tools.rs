@@ -9,22 +9,67 @@
 //! that does not, `tools.media.image` describes it (the description is
 //! outside data, wrapped). `pdf` reads the text of chosen pages through
 //! the document reader, wrapped as outside data.
+//!
+//! `MediaTools` answers the executor's `ExecuteTool` for both (the tool
+//! executor forwards them here: the media module uses the tools', never the
+//! other way round).
 
 use std::sync::Arc;
 
-use actix::Addr;
+use actix::prelude::*;
 use serde_json::Value;
 
-use super::confine::confined;
-use super::{error, ToolOutcome, Workspace};
-use crate::media::{GetMedia, MediaConfig, MediaKind, MediaRef, MediaStore, PutMedia, Understand};
+use super::{GetMedia, MediaConfig, MediaKind, MediaRef, MediaStore, PutMedia, Understand};
 use crate::provider::Image;
+use crate::tool::{confined, error, ok, ExecuteTool, ToolOutcome, Workspace};
 
-/// What the media tools need.
-#[derive(Clone)]
+/// `view_image` and `pdf`: the media store, its settings, the workspace.
 pub struct MediaTools {
     pub store: Addr<MediaStore>,
     pub config: Arc<MediaConfig>,
+    pub workspace: Workspace,
+}
+
+impl Actor for MediaTools {
+    type Context = Context<Self>;
+}
+
+impl Handler<ExecuteTool> for MediaTools {
+    type Result = ResponseFuture<ToolOutcome>;
+    fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
+        let m = Handles {
+            store: self.store.clone(),
+            config: self.config.clone(),
+        };
+        let workspace = self.workspace.for_turn(&msg.trust);
+        let span = tracing::info_span!("media_tools", tool = %msg.call.name, session_key = %msg.session_key);
+        Box::pin(tracing::Instrument::instrument(
+            async move {
+                let args = &msg.call.arguments;
+                match msg.call.name.as_str() {
+                    "view_image" => {
+                        view_image(
+                            Some(&m),
+                            &workspace,
+                            msg.model.as_deref(),
+                            &msg.agent_id,
+                            args,
+                        )
+                        .await
+                    }
+                    "pdf" => pdf(Some(&m), &workspace, args).await,
+                    other => error(format!("unknown tool: {other}")),
+                }
+            },
+            span,
+        ))
+    }
+}
+
+/// What one call works with.
+struct Handles {
+    store: Addr<MediaStore>,
+    config: Arc<MediaConfig>,
 }
 
 fn list<'a>(args: &'a Value, one: &str, many: &str) -> Vec<&'a str> {
@@ -63,7 +108,7 @@ fn media_id(raw: &str) -> Option<&str> {
 /// store (at most `max` bytes).
 async fn resolve(
     tool: &str,
-    m: &MediaTools,
+    m: &Handles,
     workspace: &Workspace,
     raw: &str,
     max: u64,
@@ -112,8 +157,8 @@ async fn resolve(
 }
 
 /// `view_image`: `path` / `paths` (up to `maxImages`, default 20).
-pub async fn view_image(
-    m: Option<&MediaTools>,
+async fn view_image(
+    m: Option<&Handles>,
     workspace: &Workspace,
     model: Option<&str>,
     agent: &str,
@@ -176,6 +221,7 @@ pub async fn view_image(
                     media_id: Some(r.id.clone()),
                 })
                 .collect(),
+            ends_turn: None,
         };
     }
     // A model without vision: described by `tools.media.image`.
@@ -207,11 +253,11 @@ pub async fn view_image(
             }
         }
     }
-    super::ok(out.join("\n"))
+    ok(out.join("\n"))
 }
 
 /// `pdf`: `pdf` / `pdfs` (up to 10), `pages`, `maxBytesMb`.
-pub async fn pdf(m: Option<&MediaTools>, workspace: &Workspace, args: &Value) -> ToolOutcome {
+async fn pdf(m: Option<&Handles>, workspace: &Workspace, args: &Value) -> ToolOutcome {
     let Some(m) = m else {
         return error("pdf: the media store is unavailable");
     };
@@ -223,7 +269,7 @@ pub async fn pdf(m: Option<&MediaTools>, workspace: &Workspace, args: &Value) ->
         return error("pdf: encrypted PDFs are not supported (password)");
     }
     let pages = match args.get("pages").and_then(Value::as_str) {
-        Some(spec) => match crate::media::document::page_list(spec) {
+        Some(spec) => match super::document::page_list(spec) {
             Ok(p) => Some(p),
             Err(e) => return error(format!("pdf: {e}")),
         },
@@ -240,7 +286,7 @@ pub async fn pdf(m: Option<&MediaTools>, workspace: &Workspace, args: &Value) ->
         };
         let (path, wanted) = (r.path.clone(), pages.clone());
         let read = tokio::task::spawn_blocking(move || {
-            crate::media::document::pdf_pages(&path, wanted.as_deref(), max_chars)
+            super::document::pdf_pages(&path, wanted.as_deref(), max_chars)
         })
         .await
         .unwrap_or_else(|e| Err(format!("the reader failed: {e}")));
@@ -257,5 +303,5 @@ pub async fn pdf(m: Option<&MediaTools>, workspace: &Workspace, args: &Value) ->
             Err(e) => return error(format!("pdf: {raw}: {e}")),
         }
     }
-    super::ok(out.join("\n\n"))
+    ok(out.join("\n\n"))
 }
