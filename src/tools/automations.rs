@@ -11,7 +11,7 @@
 use ferroclaw_actors::tool::{ExecuteTool, ToolOutcome};
 use serde_json::{json, Map, Value};
 
-use super::{answer, fail, refused, text};
+use super::{answer, fail, refused, text, ToolError};
 use crate::state::SharedState;
 use crate::ws::methods::{cron, outbound};
 
@@ -105,12 +105,16 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
 }
 
 /// `cron.add`'s params for the tool's `job`, with the caller's context.
-fn new_job(msg: &ExecuteTool) -> Result<Value, String> {
+fn new_job(msg: &ExecuteTool) -> Result<Value, ToolError> {
     let args = &msg.call.arguments;
     let mut job = match args.get("job") {
         Some(Value::Object(o)) => o.clone(),
-        Some(_) => return Err("job must be an object".into()),
-        None => return Err("add needs job (schedule and payload)".into()),
+        Some(_) => return Err(ToolError::Invalid("job must be an object".into())),
+        None => {
+            return Err(ToolError::Invalid(
+                "add needs job (schedule and payload)".into(),
+            ))
+        }
     };
     let mut as_value = Value::Object(job.clone());
     absolute_at(&mut as_value, ferroclaw_actors::now_ms())?;
@@ -130,7 +134,11 @@ fn new_job(msg: &ExecuteTool) -> Result<Value, String> {
             }
             p.get("kind").and_then(Value::as_str).unwrap_or("").to_string()
         }
-        _ => return Err("job.payload is required: {kind: \"agentTurn\", message} or {kind: \"systemEvent\", text}".into()),
+        _ => {
+            return Err(ToolError::Invalid(
+                "job.payload is required: {kind: \"agentTurn\", message} or {kind: \"systemEvent\", text}".into(),
+            ))
+        }
     };
     if !job.contains_key("name") {
         let payload = &job["payload"];
@@ -180,7 +188,7 @@ fn new_job(msg: &ExecuteTool) -> Result<Value, String> {
 
 /// A relative `schedule.at` ("in 20m", "+20m", "20m", "in 2 seconds")
 /// made a time from `now_ms`; an absolute one is left as written.
-fn absolute_at(job: &mut Value, now_ms: u64) -> Result<(), String> {
+fn absolute_at(job: &mut Value, now_ms: u64) -> Result<(), ToolError> {
     let Some(at) = job.pointer_mut("/schedule/at") else {
         return Ok(());
     };
@@ -192,7 +200,7 @@ fn absolute_at(job: &mut Value, now_ms: u64) -> Result<(), String> {
     };
     let when = now_ms + delay;
     let iso = chrono::DateTime::from_timestamp_millis(when as i64)
-        .ok_or_else(|| format!("schedule.at {raw:?} is too far away"))?
+        .ok_or_else(|| ToolError::Invalid(format!("schedule.at {raw:?} is too far away")))?
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     *at = json!(iso);
     Ok(())

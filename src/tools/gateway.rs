@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use ferroclaw_actors::tool::{ExecuteTool, ToolOutcome};
 use serde_json::{json, Value};
 
-use super::{answer, fail, refused, text};
+use super::{answer, fail, refused, text, ToolError};
 use crate::state::SharedState;
 use crate::ws::methods::config::{self, Mode};
 use crate::ws::methods::Payload;
@@ -163,11 +163,11 @@ fn request_restart(
     msg: &ExecuteTool,
     note: &str,
     delay_ms: u64,
-) -> Result<(), String> {
+) -> Result<(), ToolError> {
     if !state.restart.supported.load(Ordering::Acquire) {
-        return Err(
+        return Err(ToolError::Unsupported(
             "this gateway runs embedded in another program, which decides when it restarts".into(),
-        );
+        ));
     }
     let call = format!(
         "{}:{}",
@@ -190,7 +190,7 @@ fn request_restart(
         "requestedAtMs": ferroclaw_actors::now_ms(),
     });
     crate::runtime::write_restart_sentinel(&state.state_dir, &sentinel)
-        .map_err(|e| format!("cannot record the restart: {e}"))?;
+        .map_err(|e| ToolError::Unsupported(format!("cannot record the restart: {e}")))?;
     tracing::info!(session_key = %msg.session_key, note, "restart requested by the gateway tool");
     let restart = state.restart.clone();
     actix::spawn(async move {

@@ -13,7 +13,7 @@ use ferroclaw_actors::channels::ledger::tool_send_key;
 use ferroclaw_actors::tool::{ExecuteTool, ToolOutcome};
 use serde_json::{json, Map, Value};
 
-use super::{answer, fail, refused, text};
+use super::{answer, fail, refused, text, ToolError};
 use crate::state::SharedState;
 use crate::ws::methods::message_action;
 
@@ -31,7 +31,11 @@ struct Route {
 }
 
 /// The route of `target` (None: the turn's conversation).
-fn route(msg: &ExecuteTool, channel: Option<&str>, target: Option<&str>) -> Result<Route, String> {
+fn route(
+    msg: &ExecuteTool,
+    channel: Option<&str>,
+    target: Option<&str>,
+) -> Result<Route, ToolError> {
     let origin = msg.origin.as_ref();
     let channel = channel.map(str::to_ascii_lowercase);
     let own = |o: &ferroclaw_actors::tool::Route| Route {
@@ -44,11 +48,13 @@ fn route(msg: &ExecuteTool, channel: Option<&str>, target: Option<&str>) -> Resu
     match (channel, target, origin) {
         (None, None, Some(o)) => Ok(own(o)),
         (Some(c), None, Some(o)) if c == o.channel => Ok(own(o)),
-        (_, None, _) => Err("no target: this turn did not come from a channel conversation; give channel and target".into()),
+        (_, None, _) => Err(ToolError::Invalid(
+            "no target: this turn did not come from a channel conversation; give channel and target".into(),
+        )),
         (c, Some(t), o) => {
             let channel = c
                 .or_else(|| o.map(|o| o.channel.clone()))
-                .ok_or("give channel with target (telegram, slack, discord, whatsapp, signal, matrix)")?;
+                .ok_or_else(|| ToolError::Invalid("give channel with target (telegram, slack, discord, whatsapp, signal, matrix)".into()))?;
             let t1 = t.strip_prefix(&format!("{channel}:")).unwrap_or(t);
             let bare = t1.strip_prefix("channel:").unwrap_or(t1);
             match o {
@@ -84,7 +90,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
     if action == "broadcast" && targets.is_empty() {
         return fail("message: broadcast needs targets");
     }
-    let routes: Result<Vec<Route>, String> = match targets.is_empty() {
+    let routes: Result<Vec<Route>, ToolError> = match targets.is_empty() {
         true => route(msg, text(args, "channel"), None).map(|r| vec![r]),
         false => targets
             .iter()

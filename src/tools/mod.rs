@@ -24,6 +24,16 @@ use serde_json::Value;
 use crate::state::AppState;
 use crate::ws::methods::{MethodResult, Payload};
 
+/// Why one of these tools could not do what it was asked (its message is
+/// the tool result the model reads).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ToolError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Unsupported(String),
+}
+
 pub struct GatewayTools {
     state: Weak<AppState>,
 }

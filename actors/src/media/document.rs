@@ -120,19 +120,35 @@ pub struct PdfPages {
     pub read: Vec<u32>,
 }
 
+/// Why pages could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PagesError {
+    #[error("pages {0:?}: expected numbers and ranges like \"1-5\" or \"1,3,5-7\"")]
+    BadSpec(String),
+    #[error("no such pages: the PDF has {0} page(s)")]
+    NoSuchPages(usize),
+    #[error("{0}")]
+    Unreadable(String),
+}
+
 pub fn pdf_pages(
     path: &Path,
     wanted: Option<&[u32]>,
     max_chars: usize,
-) -> Result<PdfPages, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the file: {e}"))?;
+) -> Result<PdfPages, PagesError> {
+    let unreadable = PagesError::Unreadable;
+    let bytes =
+        std::fs::read(path).map_err(|e| unreadable(format!("cannot read the file: {e}")))?;
     let options = lopdf::LoadOptions {
         max_decompressed_size: Some(STREAM_MAX),
         ..Default::default()
     };
-    let doc = lopdf::Document::load_mem_with_options(&bytes, options).map_err(pdf_error)?;
+    let doc = lopdf::Document::load_mem_with_options(&bytes, options)
+        .map_err(|e| unreadable(pdf_error(e)))?;
     if doc.is_encrypted() {
-        return Err("the PDF is encrypted (ferroclaw does not open encrypted PDFs)".into());
+        return Err(unreadable(
+            "the PDF is encrypted (ferroclaw does not open encrypted PDFs)".into(),
+        ));
     }
     let all: Vec<u32> = doc.get_pages().keys().copied().collect();
     let chosen: Vec<u32> = match wanted {
@@ -140,7 +156,7 @@ pub fn pdf_pages(
         None => all.clone(),
     };
     if chosen.is_empty() {
-        return Err(format!("no such pages: the PDF has {} page(s)", all.len()));
+        return Err(PagesError::NoSuchPages(all.len()));
     }
     let mut out = PdfPages {
         text: String::new(),
@@ -155,7 +171,7 @@ pub fn pdf_pages(
         }
         let text = match doc.extract_text_with_limit(&[page], STREAM_MAX) {
             Ok(t) => t,
-            Err(e @ lopdf::Error::Decompress(_)) => return Err(pdf_error(e)),
+            Err(e @ lopdf::Error::Decompress(_)) => return Err(unreadable(pdf_error(e))),
             Err(e) => format!("[page not read: {}]", pdf_error(e)),
         };
         out.text.push_str(&format!(
@@ -172,11 +188,10 @@ pub fn pdf_pages(
 }
 
 /// `"1-5"`, `"1,3,5-7"`: the page numbers (1-based), or why not.
-pub fn page_list(spec: &str) -> Result<Vec<u32>, String> {
+pub fn page_list(spec: &str) -> Result<Vec<u32>, PagesError> {
     let mut out = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad =
-            || format!("pages {spec:?}: expected numbers and ranges like \"1-5\" or \"1,3,5-7\"");
+        let bad = || PagesError::BadSpec(spec.to_string());
         let (a, b) = match part.split_once('-') {
             Some((a, b)) => (
                 a.trim().parse::<u32>().map_err(|_| bad())?,
@@ -193,7 +208,7 @@ pub fn page_list(spec: &str) -> Result<Vec<u32>, String> {
         out.extend(a..=b);
     }
     if out.is_empty() {
-        return Err(format!("pages {spec:?}: no page named"));
+        return Err(PagesError::BadSpec(spec.to_string()));
     }
     Ok(out)
 }

@@ -104,55 +104,70 @@ fn media_id(raw: &str) -> Option<&str> {
     (id.len() == 64 && id.chars().all(|c| c.is_ascii_hexdigit())).then_some(id)
 }
 
+/// Why a named file could not be had.
+#[derive(Debug, thiserror::Error)]
+enum ResolveError {
+    #[error("{0}: a URL; fetch it with web_fetch or save it to the workspace first")]
+    Url(String),
+    #[error("{0}")]
+    Outside(String),
+    #[error("{raw}: {why}")]
+    Unreadable { raw: String, why: String },
+    #[error("{raw} is {size} bytes, over the {max} byte limit (maxBytesMb)")]
+    TooLarge { raw: String, size: u64, max: u64 },
+    #[error("the media store stopped")]
+    Stopped,
+}
+
 /// The stored file `raw` names: a media id, or a workspace file put in the
 /// store (at most `max` bytes).
 async fn resolve(
-    tool: &str,
     m: &Handles,
     workspace: &Workspace,
     raw: &str,
     max: u64,
-) -> Result<MediaRef, String> {
+) -> Result<MediaRef, ResolveError> {
+    let unreadable = |why: String| ResolveError::Unreadable {
+        raw: raw.to_string(),
+        why,
+    };
     if raw.starts_with("http://") || raw.starts_with("https://") {
-        return Err(format!(
-            "{tool}: {raw}: a URL; fetch it with web_fetch or save it to the workspace first"
-        ));
+        return Err(ResolveError::Url(raw.to_string()));
     }
     if let Some(id) = media_id(raw) {
         return match m.store.send(GetMedia { id: id.to_string() }).await {
             Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(format!("{tool}: {raw}: {e}")),
-            Err(_) => Err(format!("{tool}: the media store stopped")),
+            Ok(Err(e)) => Err(unreadable(e.to_string())),
+            Err(_) => Err(ResolveError::Stopped),
         };
     }
     let path = confined(workspace, raw)
         .await
-        .map_err(|e| format!("{tool}: {e}"))?;
+        .map_err(ResolveError::Outside)?;
     let size = tokio::fs::metadata(&path)
         .await
-        .map_err(|e| format!("{tool}: {raw}: {e}"))?
+        .map_err(|e| unreadable(e.to_string()))?
         .len();
     if size > max {
-        return Err(format!(
-            "{tool}: {raw} is {size} bytes, over the {max} byte limit (maxBytesMb)"
-        ));
+        return Err(ResolveError::TooLarge {
+            raw: raw.to_string(),
+            size,
+            max,
+        });
     }
     let bytes = tokio::fs::read(&path)
         .await
-        .map_err(|e| format!("{tool}: {raw}: {e}"))?;
+        .map_err(|e| unreadable(e.to_string()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    match m
-        .store
-        .send(PutMedia {
-            bytes: bytes.into(),
-            content_type: None,
-            file_name: name,
-        })
-        .await
-    {
+    let put = PutMedia {
+        bytes: bytes.into(),
+        content_type: None,
+        file_name: name,
+    };
+    match m.store.send(put).await {
         Ok(Ok(r)) => Ok(r),
-        Ok(Err(e)) => Err(format!("{tool}: {raw}: {e}")),
-        Err(_) => Err(format!("{tool}: the media store stopped")),
+        Ok(Err(e)) => Err(unreadable(e.to_string())),
+        Err(_) => Err(ResolveError::Stopped),
     }
 }
 
@@ -185,7 +200,7 @@ async fn view_image(
     let max = max_bytes(args, 10.0);
     let mut refs = Vec::new();
     for raw in &wanted {
-        match resolve("view_image", m, workspace, raw, max).await {
+        match resolve(m, workspace, raw, max).await {
             Ok(r) if r.kind == MediaKind::Image => refs.push((raw.to_string(), r)),
             Ok(r) => {
                 return error(format!(
@@ -193,7 +208,7 @@ async fn view_image(
                     r.content_type
                 ))
             }
-            Err(e) => return error(e),
+            Err(e) => return error(format!("view_image: {e}")),
         }
     }
     let names: Vec<String> = refs
@@ -279,17 +294,21 @@ async fn pdf(m: Option<&Handles>, workspace: &Workspace, args: &Value) -> ToolOu
     let max = max_bytes(args, 20.0);
     let mut out = Vec::new();
     for raw in wanted {
-        let r = match resolve("pdf", m, workspace, raw, max).await {
+        let r = match resolve(m, workspace, raw, max).await {
             Ok(r) if r.content_type == "application/pdf" => r,
             Ok(r) => return error(format!("pdf: {raw} is {}, not a PDF", r.content_type)),
-            Err(e) => return error(e),
+            Err(e) => return error(format!("pdf: {e}")),
         };
         let (path, wanted) = (r.path.clone(), pages.clone());
         let read = tokio::task::spawn_blocking(move || {
             super::document::pdf_pages(&path, wanted.as_deref(), max_chars)
         })
         .await
-        .unwrap_or_else(|e| Err(format!("the reader failed: {e}")));
+        .unwrap_or_else(|e| {
+            Err(super::document::PagesError::Unreadable(format!(
+                "the reader failed: {e}"
+            )))
+        });
         match read {
             Ok(p) => {
                 let cut = if p.truncated { " (truncated)" } else { "" };

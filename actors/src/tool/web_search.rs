@@ -323,13 +323,8 @@ pub async fn run(s: &SearchSettings, args: &Value) -> ToolOutcome {
         search_lang: opt(args, "search_lang"),
         ui_lang: opt(args, "ui_lang"),
     };
-    let client = match reqwest::Client::builder()
-        .timeout(s.timeout)
-        .user_agent(concat!("ferroclaw/", env!("CARGO_PKG_VERSION")))
-        .build()
-    {
-        Ok(c) => c,
-        Err(e) => return error(format!("web_search: {e}")),
+    let Some(client) = client() else {
+        return error("web_search: the HTTP client cannot start");
     };
     let mut first_error: Option<String> = None;
     for e in &s.endpoints {
@@ -347,7 +342,7 @@ pub async fn run(s: &SearchSettings, args: &Value) -> ToolOutcome {
             return super::ok(text.replacen("\"cached\":false", "\"cached\":true", 1));
         }
         let started = Instant::now();
-        match ask(&client, e, &query, s.timeout).await {
+        match ask(client, e, &query, s.timeout).await {
             Ok(mut hits) => {
                 hits.truncate(count);
                 let took = started.elapsed().as_millis() as u64;
@@ -376,6 +371,20 @@ pub async fn run(s: &SearchSettings, args: &Value) -> ToolOutcome {
     )
 }
 
+/// One client for every search (its TLS roots are read once); each
+/// request carries the configured timeout.
+fn client() -> Option<&'static reqwest::Client> {
+    static CLIENT: std::sync::OnceLock<Option<reqwest::Client>> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .user_agent(concat!("ferroclaw/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .ok()
+        })
+        .as_ref()
+}
+
 /// OpenClaw's `results` shape; the provider's prose is one wrapped block.
 fn render(p: Provider, q: &str, hits: &[Hit], took_ms: u64) -> String {
     let head = json!({
@@ -398,10 +407,14 @@ async fn send(
     req: reqwest::RequestBuilder,
     timeout: Duration,
 ) -> Result<reqwest::Response, ProviderError> {
-    let r = req.send().await.map_err(|e| match e.is_timeout() {
-        true => ProviderError::Timeout(timeout.as_secs()),
-        false => ProviderError::Connect(e.without_url().to_string()),
-    })?;
+    let r = req
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| match e.is_timeout() {
+            true => ProviderError::Timeout(timeout.as_secs()),
+            false => ProviderError::Connect(e.without_url().to_string()),
+        })?;
     let status = r.status().as_u16();
     if !(200..300).contains(&status) {
         return Err(ProviderError::Status { status });

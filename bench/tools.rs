@@ -1,0 +1,263 @@
+//! The agent's tools: the overhead of one call per kind of tool, on the
+//! release `ferroclaw` binary as a child process, through `POST
+//! /tools/invoke` on a kept-alive loopback connection (sequential calls;
+//! p50 and p99 in microseconds, and each kind over the built-in `read`).
+//! Kinds: built-in on the executor (`read`), the session tools actor
+//! (`agents_list`), the edge's gateway tools (`automations` status, a
+//! `message` dry run, `gateway` update.status), the media tools actor
+//! (`pdf` of a workspace PDF, `view_image` of a workspace PNG: a store
+//! put each time), and `web_search` against a loopback SearXNG-shaped
+//! responder, uncached and cached. Prints numbers; asserts only that
+//! every call answered.
+//!
+//!     cargo bench --bench tools
+//!
+//! Knob: `FERROCLAW_BENCH_CALLS` (300).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "proc_stats.rs"]
+#[allow(dead_code)]
+mod proc_stats;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use proc_stats::{env_usize, Gateway};
+use serde_json::{json, Value};
+
+const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
+const TOKEN: &str = "bench-token-0123456789";
+
+/// A loopback HTTP responder answering every request with SearXNG's JSON.
+fn searxng() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", l.local_addr().unwrap());
+    let body = json!({"query": "q", "results": [
+        {"url": "https://example.org/a", "title": "A", "content": "first"},
+        {"url": "https://example.org/b", "title": "B", "content": "second"},
+    ]})
+    .to_string();
+    std::thread::spawn(move || {
+        for conn in l.incoming().map_while(Result::ok) {
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(conn.try_clone().unwrap());
+                let mut w = conn;
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if line.trim().is_empty() {
+                        let _ = write!(
+                            w,
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                    }
+                }
+            });
+        }
+    });
+    base
+}
+
+fn start(state: &Path, search: &str) -> (Gateway, String) {
+    let ws = state.join("workspace");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("small.txt"), "a small file\n").unwrap();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend_from_slice(&[7u8; 200]);
+    std::fs::write(ws.join("photo.png"), png).unwrap();
+    std::fs::write(ws.join("doc.pdf"), pdf("Quarterly revenue grew")).unwrap();
+    let cfg = state.join("ferroclaw.json");
+    std::fs::write(
+        &cfg,
+        json!({
+            "gateway": { "auth": { "mode": "token", "token": TOKEN }, "tickIntervalMs": 3_600_000 },
+            "logging": { "level": "warn" },
+            "plugins": { "entries": { "searxng": { "config": { "webSearch": { "baseUrl": search } } } } },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut child =
+        Command::new(std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.into()))
+            .env("HOME", state)
+            .env_remove("OPENCLAW_GATEWAY_TOKEN")
+            .arg("--state-dir")
+            .arg(state)
+            .arg("--config")
+            .arg(&cfg)
+            .args(["gateway", "--port", "0"])
+            .process_group(0)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("gateway printed its address").unwrap();
+        if let Some(rest) = line.split("listening on ws://").nth(1) {
+            break rest.trim().trim_end_matches('/').to_string();
+        }
+    };
+    std::thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .for_each(|l| eprintln!("gw: {l}"))
+    });
+    (Gateway(child), addr)
+}
+
+/// A one-page PDF with one line of text.
+fn pdf(line: &str) -> Vec<u8> {
+    let text = format!("BT /F1 12 Tf 72 720 Td ({line}) Tj ET");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>".to_string(),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
+        format!("<< /Length {} >>\nstream\n{text}\nendstream", text.len()),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// One `POST /tools/invoke` on a kept-alive connection; the answer's body.
+fn invoke(conn: &mut std::net::TcpStream, addr: &str, body: &Value) -> Value {
+    let body = body.to_string();
+    write!(
+        conn,
+        "POST /tools/invoke HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap();
+        }
+    }
+    let mut buf = vec![0; len];
+    reader.read_exact(&mut buf).unwrap();
+    serde_json::from_slice(&buf).unwrap()
+}
+
+fn pct(v: &mut [Duration], p: f64) -> f64 {
+    v.sort();
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v[i].as_secs_f64() * 1e6
+}
+
+fn main() {
+    let n = env_usize("FERROCLAW_BENCH_CALLS", 300);
+    let dir = tempfile::tempdir().unwrap();
+    let search = searxng();
+    let (_gw, addr) = start(dir.path(), &search);
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    conn.set_nodelay(true).unwrap();
+    let cases: Vec<(&str, Value, bool)> = vec![
+        (
+            "read (executor)",
+            json!({"tool": "read", "args": {"path": "small.txt"}}),
+            false,
+        ),
+        (
+            "agents_list (session tools)",
+            json!({"tool": "agents_list", "args": {}}),
+            false,
+        ),
+        (
+            "automations status (edge)",
+            json!({"tool": "automations", "args": {"action": "status"}}),
+            false,
+        ),
+        (
+            "message dry run (edge)",
+            json!({"tool": "message", "args": {"action": "send", "channel": "telegram", "target": "1", "message": "x", "dryRun": true}}),
+            false,
+        ),
+        (
+            "gateway update.status (edge)",
+            json!({"tool": "gateway", "args": {"action": "update.status"}}),
+            false,
+        ),
+        (
+            "pdf (media tools)",
+            json!({"tool": "pdf", "args": {"pdf": "doc.pdf"}}),
+            false,
+        ),
+        (
+            "view_image (media tools)",
+            json!({"tool": "view_image", "args": {"path": "photo.png"}}),
+            false,
+        ),
+        (
+            "web_search uncached (loopback SearXNG)",
+            json!({"tool": "web_search", "args": {"query": "q"}}),
+            true,
+        ),
+        (
+            "web_search cached",
+            json!({"tool": "web_search", "args": {"query": "cached"}}),
+            false,
+        ),
+    ];
+    println!("tool call via /tools/invoke, {n} sequential calls each (µs):");
+    let mut base = 0.0;
+    for (name, body, fresh) in cases {
+        // Warm up (and fill the cache for the cached case).
+        let first = invoke(&mut conn, &addr, &body);
+        assert_eq!(first["ok"], true, "{name}: {first}");
+        let mut times = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut b = body.clone();
+            if fresh {
+                b["args"]["query"] = json!(format!("q{i}"));
+            }
+            let t = Instant::now();
+            let r = invoke(&mut conn, &addr, &b);
+            times.push(t.elapsed());
+            assert_eq!(r["ok"], true, "{name}: {r}");
+        }
+        let (p50, p99) = (pct(&mut times, 0.5), pct(&mut times, 0.99));
+        if base == 0.0 {
+            base = p50;
+        }
+        println!(
+            "  {name:<40} p50 {p50:>8.0}  p99 {p99:>8.0}  over read {:>+8.0}",
+            p50 - base
+        );
+    }
+}
