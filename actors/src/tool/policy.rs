@@ -304,7 +304,7 @@ impl ExecDefaults {
 /// limited profiles keep `gateway`'s update action only; ferroclaw's
 /// `gateway` has no update action, so they leave it out unless
 /// `alsoAllow` names it.
-fn profile(name: Option<&str>, also: &[String]) -> Result<Option<AllowDeny>, String> {
+fn profile(name: Option<&str>, also: &[String]) -> Result<Option<AllowDeny>, ProfileError> {
     let base: &[&str] = match name {
         None | Some("full") => return Ok(None),
         Some("minimal") => &["session_status"],
@@ -329,11 +329,7 @@ fn profile(name: Option<&str>, also: &[String]) -> Result<Option<AllowDeny>, Str
             "session_status",
             "bundle-mcp",
         ],
-        Some(other) => {
-            return Err(format!(
-                "tools.profile: {other:?} is not a profile (minimal, coding, messaging, full)"
-            ))
-        }
+        Some(other) => return Err(ProfileError(other.to_string())),
     };
     let mut allow: Vec<String> = base.iter().map(|s| s.to_string()).collect();
     allow.extend(also.iter().cloned());
@@ -342,6 +338,11 @@ fn profile(name: Option<&str>, also: &[String]) -> Result<Option<AllowDeny>, Str
         deny: Vec::new(),
     }))
 }
+
+/// A `tools.profile` that is none of OpenClaw's.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("tools.profile: {0:?} is not a profile (minimal, coding, messaging, full)")]
+pub struct ProfileError(String);
 
 /// The tool settings every run starts from.
 #[derive(Default)]
@@ -402,7 +403,8 @@ impl ToolPolicy {
                 .map_err(|_| "tools.alsoAllow: a list of tool names".to_string())?,
         };
         let mut p = ToolPolicy {
-            profile: profile(tools.get("profile").and_then(Value::as_str), &also)?,
+            profile: profile(tools.get("profile").and_then(Value::as_str), &also)
+                .map_err(|e| e.to_string())?,
             global: layer(Some(tools), "tools")?,
             result_max_chars: settings.result_max_chars as usize,
             ..Default::default()
