@@ -47,17 +47,20 @@ fn searxng() -> String {
             std::thread::spawn(move || {
                 let mut r = BufReader::new(conn.try_clone().unwrap());
                 let mut w = conn;
+                // One write per answer: a head and body in separate small
+                // segments would wait on the client's delayed ACK (Nagle).
+                let _ = w.set_nodelay(true);
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
                 loop {
                     let mut line = String::new();
                     if r.read_line(&mut line).unwrap_or(0) == 0 {
                         return;
                     }
                     if line.trim().is_empty() {
-                        let _ = write!(
-                            w,
-                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                            body.len()
-                        );
+                        let _ = w.write_all(answer.as_bytes());
                     }
                 }
             });
@@ -150,12 +153,11 @@ fn pdf(line: &str) -> Vec<u8> {
 /// One `POST /tools/invoke` on a kept-alive connection; the answer's body.
 fn invoke(conn: &mut std::net::TcpStream, addr: &str, body: &Value) -> Value {
     let body = body.to_string();
-    write!(
-        conn,
+    let request = format!(
         "POST /tools/invoke HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
-    )
-    .unwrap();
+    );
+    conn.write_all(request.as_bytes()).unwrap();
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut len = 0usize;
     loop {
