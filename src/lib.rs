@@ -164,7 +164,8 @@ pub async fn start(
                 approvals: bridge.clone().recipient(),
                 nodes: bridge.clone().recipient(),
                 cron: bridge.clone().recipient(),
-                heartbeat: bridge.recipient(),
+                heartbeat: bridge.clone().recipient(),
+                questions: bridge.recipient(),
             }
         },
     )?;

@@ -29,6 +29,7 @@ pub mod openclaw;
 pub mod plan;
 pub mod presence;
 pub mod provider;
+pub mod questions;
 pub mod router;
 pub mod routing;
 pub mod run;

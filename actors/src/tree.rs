@@ -45,6 +45,8 @@ pub struct EdgeSinks {
     pub cron: Recipient<crate::cron::CronEvent>,
     /// `heartbeat` events.
     pub heartbeat: Recipient<crate::cron::beat::HeartbeatEvent>,
+    /// `question.requested` / `question.resolved`.
+    pub questions: Recipient<crate::questions::QuestionEvent>,
 }
 
 /// Addresses of the running tree, handed to the edge (`src/`).
@@ -69,6 +71,8 @@ pub struct Gateway {
     pub runs: Addr<RunRegistry>,
     /// Exec approvals and the approvals file.
     pub approvals: Addr<crate::approvals::ApprovalsActor>,
+    /// Questions for the human (`ask_user`, `question.*`).
+    pub questions: Addr<crate::questions::QuestionsActor>,
     /// The tool executor (`/tools/invoke`).
     pub executor: Recipient<crate::tool::ExecuteTool>,
     /// Tool allowlists and exec defaults (`/tools/invoke`).
@@ -234,6 +238,7 @@ impl Gateway {
         )
         .map_err(|e| StartError::Tools(e.to_string()))?
         .start();
+        let questions = crate::questions::QuestionsActor::new(Some(sinks.questions)).start();
         let mcp = crate::mcp::McpHub::new(
             &settings.mcp,
             catalog.clone(),
@@ -334,6 +339,7 @@ impl Gateway {
         )
         .with_audit(audit_log.clone())
         .with_media(media.clone())
+        .with_questions(questions.clone())
         .start();
         let (cron, heartbeat) = start_automation(
             &settings,
@@ -380,6 +386,7 @@ impl Gateway {
             context,
             runs,
             approvals,
+            questions,
             executor,
             tool_policy,
             tools,

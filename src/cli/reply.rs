@@ -110,6 +110,54 @@ async fn approval(
     Ok(())
 }
 
+/// A question this run asks (`ask_user`): shown, and answered at the
+/// terminal when there is one (a number, an option, or free text; one
+/// line per question when it asks several; an empty line skips it).
+async fn question(
+    c: &mut Connection,
+    p: &Value,
+    prompt: Option<&mut Prompt>,
+) -> Result<(), Failure> {
+    use ferroclaw_actors::questions::{answers_from_text, prompt_text, Question};
+    let id = p["id"].as_str().unwrap_or("");
+    let asked: Vec<Question> = serde_json::from_value(p["questions"].clone()).unwrap_or_default();
+    let text = prompt_text(&asked);
+    eprintln!("\n{}", text.replace('\n', "\n  "));
+    let Some(prompt) = prompt else {
+        eprintln!(
+            "  no terminal to ask: answer it from an operator client (question.resolve {id})"
+        );
+        return Ok(());
+    };
+    let mut lines = Vec::new();
+    for (i, q) in asked.iter().enumerate() {
+        let ask = match asked.len() {
+            1 => "  answer (empty line: skip) > ".to_string(),
+            _ => format!("  {}. {} > ", i + 1, q.header),
+        };
+        lines.push(
+            prompt
+                .line(&ask)
+                .await
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        );
+    }
+    let params = match lines.iter().all(String::is_empty) {
+        true => json!({ "id": id, "cancel": true }),
+        false => {
+            json!({ "id": id, "answers": { "answers": answers_from_text(&asked, &lines.join("\n")) } })
+        }
+    };
+    match c.call("question.resolve", params).await {
+        Ok(r) => eprintln!("  {}", r["status"].as_str().unwrap_or("sent")),
+        // Answered elsewhere first, or expired: the run has its answer.
+        Err(f) => eprintln!("  not recorded: {}", f.message),
+    }
+    Ok(())
+}
+
 /// Prints a run's reply as it streams. With `interrupt`, a signal aborts
 /// the run (`chat.abort`) and the command goes on; with `prompt`, an exec
 /// approval the run waits for is asked at the terminal.
@@ -169,6 +217,14 @@ pub(super) async fn stream_reply(
                 spun = 0;
             }
             approval(c, &ev["payload"], prompt.as_deref_mut()).await?;
+            continue;
+        }
+        if name == "question.requested" && !t.json && ev["payload"]["runId"] == run_id {
+            if spun > 0 {
+                eprint!("\r              \r");
+                spun = 0;
+            }
+            question(c, &ev["payload"], prompt.as_deref_mut()).await?;
             continue;
         }
         if name != "chat" || ev["payload"]["runId"] != run_id {

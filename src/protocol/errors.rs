@@ -110,6 +110,17 @@ impl WireError for ApprovalError {
     }
 }
 
+/// OpenClaw answers every question error as INVALID_REQUEST, with its
+/// reason in `details` (`ws/methods/questions.rs` adds it).
+impl WireError for ferroclaw_actors::questions::QuestionError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            ferroclaw_actors::questions::QuestionError::Stopped => ErrorCode::Unavailable,
+            _ => ErrorCode::InvalidRequest,
+        }
+    }
+}
+
 /// `memory.search`: the index's database is transient; an index built
 /// with other embeddings needs a reindex, which a retry does not bring.
 impl WireError for IndexError {

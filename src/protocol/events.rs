@@ -81,6 +81,7 @@ pub fn audience(event: &str) -> Audience {
             scope(scopes::APPROVALS)
         }
         e if e.starts_with("device.pair.") || e.starts_with("node.pair.") => scope(scopes::PAIRING),
+        "question.requested" | "question.resolved" => scope(scopes::QUESTIONS),
         e if e.starts_with("plugin.") => scope(scopes::WRITE),
         _ => Audience::Nobody,
     }
@@ -164,6 +165,22 @@ pub fn approval(event: ApprovalEvent) -> BusEvent {
                 payload["resolvedBy"] = json!(by);
             }
             bus_event("exec.approval.resolved", &payload, false)
+        }
+    }
+}
+
+/// `question.requested` (the record) / `question.resolved` (`{id, status,
+/// answers?}`).
+pub fn question(event: ferroclaw_actors::questions::QuestionEvent) -> BusEvent {
+    use ferroclaw_actors::questions::QuestionEvent;
+    match event {
+        QuestionEvent::Requested(record) => {
+            bus_event("question.requested", &record.to_json(), false)
+        }
+        QuestionEvent::Resolved { id, outcome } => {
+            let mut payload = outcome.to_json();
+            payload["id"] = json!(id);
+            bus_event("question.resolved", &payload, false)
         }
     }
 }

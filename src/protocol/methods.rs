@@ -76,6 +76,10 @@ pub const METHODS: &[&str] = &[
     "plugin.approval.list",
     "openclaw.approval.list",
     "question.list",
+    "question.request",
+    "question.waitAnswer",
+    "question.resolve",
+    "question.get",
     "environments.list",
     "migrations.memory.plan",
     "node.list",
@@ -155,6 +159,8 @@ pub const EVENTS: &[&str] = &[
     "node.invoke.cancel",
     "exec.approval.requested",
     "exec.approval.resolved",
+    "question.requested",
+    "question.resolved",
     "chat",
     "chat.side_result",
     "agent",
@@ -311,7 +317,7 @@ pub fn requirement(method: &str) -> Requirement {
     if APPROVALS.contains(&method) {
         return Requirement::Scope(scopes::APPROVALS);
     }
-    if method == "question.list" {
+    if method.starts_with("question.") {
         return Requirement::Scope(scopes::QUESTIONS);
     }
     // A setup code mints pairing for whoever presents it: admin, as OpenClaw.

@@ -2,7 +2,8 @@
 //! tools call its gateway: `automations` (alias `cron`: the `cron.*`
 //! methods, `automations.rs`), `message` (`message.action` through the
 //! channel outbox, `message.rs`) and `gateway` (`config.*` and restarts,
-//! `gateway.rs`). `GatewayTools` answers the executor's
+//! `gateway.rs`) and `ask_user` (a question that pauses the run,
+//! `ask_user.rs`). `GatewayTools` answers the executor's
 //! `ExecuteTool` for them; it holds the edge's state weakly (the state
 //! holds the tree, which holds this actor's address).
 //!
@@ -11,6 +12,7 @@
 //! conversation the turn came from (checked here again, whatever the
 //! profile says).
 
+mod ask_user;
 mod automations;
 mod gateway;
 mod message;
@@ -111,6 +113,7 @@ impl Handler<ExecuteTool> for GatewayTools {
                     "automations" | "cron" => automations::run(&state, &msg).await,
                     "message" => message::run(&state, &msg).await,
                     "gateway" => gateway::run(&state, &msg).await,
+                    "ask_user" => ask_user::run(&state, &msg).await,
                     other => fail(format!("unknown tool: {other}")),
                 }
             },

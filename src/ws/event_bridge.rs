@@ -505,6 +505,14 @@ impl Handler<ApprovalEvent> for EventBridge {
     }
 }
 
+impl Handler<ferroclaw_actors::questions::QuestionEvent> for EventBridge {
+    type Result = ();
+    fn handle(&mut self, msg: ferroclaw_actors::questions::QuestionEvent, _: &mut Context<Self>) {
+        let _span = self.span.clone().entered();
+        self.broadcast(events::question(msg));
+    }
+}
+
 impl Handler<ferroclaw_actors::nodes::NodeNews> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ferroclaw_actors::nodes::NodeNews, _: &mut Context<Self>) {

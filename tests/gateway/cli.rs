@@ -519,3 +519,45 @@ fn an_exec_that_needs_approval_is_asked_at_the_terminal() {
         s.contains("You said: still here?")
     });
 }
+
+/// `ask_user` in `ferroclaw agent` at a terminal: the question is shown
+/// with its numbered options and answered from the keyboard; the run goes
+/// on with the answer.
+#[test]
+fn a_question_the_agent_asks_is_answered_at_the_terminal() {
+    use crate::support::tmux::{shell_line, Tmux};
+    let gw = TestGateway::start();
+    let state = tempfile::tempdir().unwrap();
+    let ask = format!(
+        "@tool ask_user {}",
+        json!({"questions": [{"id": "color", "header": "Color", "question": "Which color?",
+            "options": [{"label": "Red"}, {"label": "Blue"}]}]})
+    );
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["agent", "--message", &ask])
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["--url", &gw.ws_url(), "--token", TOKEN])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("TERM", "xterm");
+    let line = format!(
+        "{}; echo \"[exit $?]\"; sleep 60",
+        shell_line(&cmd).trim_start_matches("exec ")
+    );
+    let term = Tmux::start(120, 30, &line);
+    let wait = Duration::from_secs(30);
+    let screen = term.until("the question", wait, |s| {
+        s.contains("answer (empty line: skip) >")
+    });
+    assert!(
+        screen.contains("Which color?") && screen.contains("2. Blue"),
+        "{screen}"
+    );
+    term.type_line("2");
+    let screen = term.until("the run's end", wait, |s| s.contains("[exit 0]"));
+    assert!(
+        screen.contains("Tool ask_user returned: Color: Blue"),
+        "{screen}"
+    );
+}

@@ -119,6 +119,11 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 | "node.runnerInventory.update"
                 | "exec.approvals.node.get"
                 | "exec.approvals.node.set"
+                // Ask and answer questions: tests/gateway/agent_tools/ask_user.rs.
+                | "question.request"
+                | "question.waitAnswer"
+                | "question.resolve"
+                | "question.get"
                 // Need a job: tests/gateway/cron.rs.
                 | "cron.get"
                 | "cron.update"
@@ -143,7 +148,6 @@ async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
     let cases = [
         ("plugin.approval.list", json!([])),
         ("openclaw.approval.list", json!([])),
-        ("question.list", json!({"questions": []})),
         ("progressCard.get", json!({"card": null})),
         ("sessions.companion.state", json!({"exchanges": []})),
         ("sessions.branches.list", json!({"branches": []})),

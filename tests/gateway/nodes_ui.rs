@@ -53,3 +53,62 @@ async fn the_control_uis_devices_page_shows_a_waiting_node_and_approves_it() {
         "{listed}"
     );
 }
+
+/// OpenClaw's own Control UI answers a question the agent asks
+/// (`ask_user` from a WebSocket turn): the chat view shows it, its option
+/// resolves it (`question.resolve`), and the run goes on with the answer
+/// (`tests/browser/control_ui_question.test.mjs`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_control_ui_answers_a_question_the_agent_asks() {
+    let root = installed_ui().display().to_string();
+    let gw = TestGateway::with_config(json!({ "gateway": { "controlUi": { "root": root } } }));
+    let mut op = admin(&gw).await;
+    let ask = format!(
+        "@tool ask_user {}",
+        json!({"questions": [{"id": "color", "header": "Color", "question": "Which color suits the deck?",
+            "options": [{"label": "Crimson"}, {"label": "Teal"}]}]})
+    );
+    let r = op
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": ask, "idempotencyKey": "ask-ui"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    let asked = op.event("question.requested").await;
+    assert_eq!(asked["payload"]["runId"], "ask-ui", "{asked}");
+
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("control-ui-question");
+    let base = format!("http://{}", gw.addr);
+    let report = crate::support::browser::browser_script(
+        "control_ui_question.test.mjs",
+        &[
+            base.as_ref(),
+            TOKEN.as_ref(),
+            "Which color suits the deck?".as_ref(),
+            "Teal".as_ref(),
+        ],
+        &shots,
+    )
+    .await;
+    assert_eq!(report["resolveAnswered"], true, "{report}");
+    assert_eq!(
+        report["resolveSent"]["answers"]["answers"]["color"],
+        json!(["Teal"]),
+        "{report}"
+    );
+    assert_eq!(report["pageErrors"], json!([]), "{report}");
+    let failed = report["failedCalls"].to_string();
+    assert!(!failed.contains("question."), "{failed}");
+    let before = report["before"].as_str().unwrap_or_default();
+    assert!(
+        before.contains("Crimson") && before.contains("Teal"),
+        "{before}"
+    );
+    let events = crate::support::chat_until_done(&mut op, "ask-ui").await;
+    let text = crate::support::final_text(&events);
+    assert!(
+        text.contains("Tool ask_user returned: Color: Teal"),
+        "{text}"
+    );
+}

@@ -54,6 +54,8 @@ pub struct Sent {
     pub reply_to: Option<i64>,
     pub edits: usize,
     pub at: Instant,
+    /// Its inline keyboard, row by row: (text, callback_data).
+    pub buttons: Vec<Vec<(String, String)>>,
 }
 
 #[derive(Default)]
@@ -82,6 +84,9 @@ struct Inner {
     deleted: Vec<(i64, i64)>,
     /// Messages users sent (pushed as updates): (chat, message).
     updates_seen: std::collections::HashSet<(i64, i64)>,
+    /// Button presses answered (`answerCallbackQuery`), by id.
+    callbacks_answered: Vec<String>,
+    next_callback_id: i64,
 }
 
 struct State {
@@ -274,6 +279,35 @@ impl FakeTelegram {
             m["is_topic_message"] = json!(true);
         }
         self.push("message", m)
+    }
+
+    /// `user` presses the button with `data` under the bot's message
+    /// `message_id` in `chat` (a `callback_query`); its update_id.
+    pub fn press(&self, user: i64, chat: i64, message_id: i64, data: &str) -> i64 {
+        let cb = self.with(|i| {
+            i.next_callback_id += 1;
+            i.next_callback_id
+        });
+        self.push(
+            "callback_query",
+            json!({
+                "id": format!("cb{cb}"),
+                "chat_instance": "ci1",
+                "from": { "id": user, "is_bot": false, "first_name": format!("User{user}") },
+                "message": {
+                    "message_id": message_id, "date": 1_700_000_001,
+                    "chat": { "id": chat, "type": if chat < 0 { "supergroup" } else { "private" } },
+                    "from": { "id": BOT_ID, "is_bot": true, "first_name": "Ferro" },
+                    "text": "(question)",
+                },
+                "data": data,
+            }),
+        )
+    }
+
+    /// The ids of button presses the bot answered (`answerCallbackQuery`).
+    pub fn callbacks_answered(&self) -> Vec<String> {
+        self.with(|i| i.callbacks_answered.clone())
     }
 
     /// A raw update as given (malformed ones included).
@@ -470,6 +504,18 @@ async fn apply(state: &State, method: &str, p: &Value) -> HttpResponse {
         "sendMessage" => send_message(state, p),
         "editMessageText" => edit_message(state, p),
         "setMessageReaction" | "deleteMessage" => on_message(state, method, p),
+        "answerCallbackQuery" => match p["callback_query_id"].as_str() {
+            Some(id) if id.starts_with("cb") => {
+                let mut i = state.inner.lock().unwrap();
+                i.callbacks_answered.push(id.to_string());
+                ok(json!(true))
+            }
+            _ => err(
+                400,
+                "Bad Request: query is too old and response timeout expired or query ID is invalid",
+                None,
+            ),
+        },
         "sendPhoto" | "sendDocument" | "sendVoice" | "sendAudio" => send_media(state, method, p),
         "sendChatAction" => {
             let chat = p["chat_id"].as_i64().unwrap_or_default();
@@ -567,6 +613,9 @@ fn send_message(state: &State, p: &Value) -> HttpResponse {
     let message_id = i.next_message_id;
     let thread_id = p["message_thread_id"].as_i64();
     let reply_to = p["reply_parameters"]["message_id"].as_i64();
+    let Ok(buttons) = keyboard(&p["reply_markup"]) else {
+        return err(400, "Bad Request: BUTTON_DATA_INVALID", None);
+    };
     i.sent.push(Sent {
         chat_id,
         message_id,
@@ -576,6 +625,7 @@ fn send_message(state: &State, p: &Value) -> HttpResponse {
         reply_to,
         edits: 0,
         at: Instant::now(),
+        buttons,
     });
     ok(json!({
         "message_id": message_id, "date": 1_700_000_001,
@@ -583,6 +633,30 @@ fn send_message(state: &State, p: &Value) -> HttpResponse {
         "from": { "id": BOT_ID, "is_bot": true, "first_name": "Ferro" },
         "text": text,
     }))
+}
+
+/// An inline keyboard as Telegram checks it: each button has text and
+/// 1-64 bytes of callback_data.
+fn keyboard(markup: &Value) -> Result<Vec<Vec<(String, String)>>, ()> {
+    let Some(rows) = markup["inline_keyboard"].as_array() else {
+        return Ok(Vec::new());
+    };
+    rows.iter()
+        .map(|row| {
+            row.as_array()
+                .ok_or(())?
+                .iter()
+                .map(|b| {
+                    let text = b["text"].as_str().filter(|t| !t.is_empty()).ok_or(())?;
+                    let data = b["callback_data"].as_str().ok_or(())?;
+                    match (1..=64).contains(&data.len()) {
+                        true => Ok((text.to_string(), data.to_string())),
+                        false => Err(()),
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// A photo or document by URL: recorded as `[photo] <url>` (or
@@ -622,6 +696,7 @@ fn send_media(state: &State, method: &str, p: &Value) -> HttpResponse {
         reply_to: None,
         edits: 0,
         at: Instant::now(),
+        buttons: Vec::new(),
     });
     ok(
         json!({ "message_id": message_id, "date": 1_700_000_001, "chat": { "id": chat_id, "type": "private" } }),

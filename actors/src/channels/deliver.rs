@@ -108,6 +108,20 @@ pub trait Outlet: Clone + Unpin + 'static {
         let _ = key;
         self.send(to, text, formatted, reply_to)
     }
+    /// `send_keyed` with buttons under the text (a question's options).
+    /// Channels without native buttons send the text alone: it numbers
+    /// the options, and a reply answers.
+    fn send_buttons(
+        &self,
+        to: &Target,
+        text: &str,
+        formatted: bool,
+        key: &str,
+        buttons: &[Vec<crate::questions::Button>],
+    ) -> impl Future<Output = Result<String, SendFailure>> {
+        let _ = buttons;
+        self.send_keyed(to, text, formatted, None, key)
+    }
     /// `send_keyed` cannot duplicate: a chunk left `sending` by a stop is
     /// sent again with its key instead of being marked `not_resent`.
     fn idempotent_sends(&self) -> bool {
@@ -412,6 +426,7 @@ impl<O: Outlet> Deliverer<O> {
             edit_of,
             media: None,
             text: text.to_string(),
+            buttons: Vec::new(),
             state: OutState::Pending,
             created_ms: crate::now_ms(),
             receipt: None,
@@ -522,6 +537,11 @@ impl<O: Outlet> Deliverer<O> {
                 },
                 None => self.outlet.send_media(&to, m, &item.text).await,
             },
+            (None, None) if !item.buttons.is_empty() => {
+                self.outlet
+                    .send_buttons(&to, &item.text, formatted, &item.key, &item.buttons)
+                    .await
+            }
             (None, None) => {
                 self.outlet
                     .send_keyed(&to, &item.text, formatted, d.reply_to.as_deref(), &item.key)

@@ -385,6 +385,7 @@ fn send_delivery(
         edit_of: None,
         media: media.cloned(),
         text: text.to_string(),
+        buttons: Vec::new(),
         state: OutState::Pending,
         created_ms: d.created_ms,
         receipt: None,
@@ -394,6 +395,9 @@ fn send_delivery(
         .enumerate()
         .map(|(i, t)| item(i, t, None))
         .collect();
+    if let Some(last) = items.last_mut() {
+        last.buttons = msg.buttons.clone();
+    }
     for url in &msg.media {
         items.push(item(items.len(), "", Some(url)));
     }
@@ -447,6 +451,7 @@ fn notice(
         edit_of: None,
         media: None,
         text: text.to_string(),
+        buttons: Vec::new(),
         state: OutState::Pending,
         created_ms: d.created_ms,
         receipt: None,

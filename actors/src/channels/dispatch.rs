@@ -72,6 +72,10 @@ pub struct Incoming {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged: Vec<String>,
     pub ts_ms: u64,
+    /// A button pressed under a question (`ask_user`): the question it
+    /// answers; `text` is the option's number. Never a turn of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
 }
 
 /// An attachment not yet fetched.
@@ -156,6 +160,8 @@ pub struct DispatchDeps {
     pub main_key: String,
     /// Where attachments are kept and understood (None: not kept).
     pub media: Option<Addr<crate::media::MediaStore>>,
+    /// Pending questions a reply may answer (None: none are asked).
+    pub questions: Option<Addr<crate::questions::QuestionsActor>>,
 }
 
 /// What a message's attachments became (`media::take`).
@@ -304,6 +310,9 @@ pub async fn hand_over(
     let taken_heard = taken.heard.is_some();
     let (images, note, media) = (taken.images, taken.note, taken.media);
     let (route, key) = route_of(deps, msg)?;
+    if answers_a_question(deps, msg, commands, &key).await {
+        return Ok(None);
+    }
     let (session, entry) = deps
         .sessions
         .send(GetSession { key: key.clone() })
@@ -350,6 +359,45 @@ pub async fn hand_over(
     }
     let untrusted = !inbound.ctx.command_authorized;
     Ok(Some(delivery_of(msg, &key, ack.run_id, untrusted)))
+}
+
+/// Whether the message answered its session's pending question (a reply
+/// in the question's chat from a sender who may answer it, or a button
+/// press): then it is not a turn.
+async fn answers_a_question(
+    deps: &DispatchDeps,
+    msg: &Incoming,
+    authorized: bool,
+    key: &SessionKey,
+) -> bool {
+    let Some(questions) = &deps.questions else {
+        return msg.question.is_some();
+    };
+    let reply = crate::questions::ReplyInChat {
+        chat: crate::tool::Route {
+            channel: msg.channel.clone(),
+            account_id: msg.account.clone(),
+            to: msg.chat_id.clone(),
+            thread_id: msg.thread_id.clone(),
+        },
+        session_key: key.as_str().to_string(),
+        authorized,
+        by: format!("{}:{}", msg.channel, msg.sender),
+        text: msg.text.clone(),
+        question: msg.question.clone(),
+    };
+    match questions.send(reply).await {
+        Ok(None) => msg.question.is_some(),
+        Ok(Some(Ok(_))) => {
+            tracing::info!(channel = %msg.channel, session_key = %key.as_str(), "a reply answered the session's question");
+            true
+        }
+        Ok(Some(Err(e))) => {
+            tracing::info!(channel = %msg.channel, error = %e, "a reply for a question that takes no answer: dropped");
+            true
+        }
+        Err(_) => msg.question.is_some(),
+    }
 }
 
 /// The reply's delivery: to the chat the message came from (in a group,

@@ -332,6 +332,9 @@ pub struct OutboxItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media: Option<String>,
     pub text: String,
+    /// Buttons under the text (a question's options; see `Outlet::send_buttons`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buttons: Vec<Vec<crate::questions::Button>>,
     #[serde(flatten)]
     pub state: OutState,
     pub created_ms: u64,
@@ -546,6 +549,7 @@ mod tests {
             edit_of: None,
             media: None,
             text: text.into(),
+            buttons: Vec::new(),
             state: OutState::Pending,
             created_ms: 1,
             receipt: None,

@@ -136,6 +136,8 @@ pub struct SendText {
     /// Photos or documents (http(s) URLs) sent after the text.
     pub media: Vec<String>,
     pub key: String,
+    /// Buttons under the text's last message (a question's options).
+    pub buttons: Vec<Vec<crate::questions::Button>>,
 }
 
 /// What `message.action` does to a message in a chat.

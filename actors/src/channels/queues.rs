@@ -81,7 +81,8 @@ impl ChatQueues {
 
     /// A message arrived at `now`: the chats that must start handing over.
     pub fn push(&mut self, inc: Incoming, now_ms: u64) -> Vec<String> {
-        let Some(d) = self.debouncer.as_mut() else {
+        // A button press answers a question: never merged into a turn.
+        let Some(d) = self.debouncer.as_mut().filter(|_| inc.question.is_none()) else {
             return self.ready(inc).into_iter().collect();
         };
         let msg = debounce::Incoming {

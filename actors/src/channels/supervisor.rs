@@ -47,6 +47,7 @@ pub struct ChannelSupervisor {
     media_env: crate::provider::hub::EnvReader,
     audit: crate::audit::AuditLog,
     media: Option<Addr<crate::media::MediaStore>>,
+    questions: Option<Addr<crate::questions::QuestionsActor>>,
     slots: BTreeMap<(String, String), Slot>,
     span: tracing::Span,
 }
@@ -88,11 +89,18 @@ impl ChannelSupervisor {
             env: plan.env.clone(),
             audit: crate::audit::AuditLog::off(),
             media: None,
+            questions: None,
             slots: BTreeMap::new(),
             span: tracing::info_span!("channels"),
         };
         sup.set_accounts(plan.accounts);
         sup
+    }
+
+    /// Replies in chats may answer `questions`' pending questions.
+    pub fn with_questions(mut self, questions: Addr<crate::questions::QuestionsActor>) -> Self {
+        self.questions = Some(questions);
+        self
     }
 
     /// Attachments are kept and understood by `media`.
@@ -164,6 +172,7 @@ impl ChannelSupervisor {
                 default_agent: self.default_agent.clone(),
                 main_key: self.main_key.clone(),
                 media: self.media.clone(),
+                questions: self.questions.clone(),
             },
             runs: self.runs.clone(),
             supervisor: ctx.address().recipient(),

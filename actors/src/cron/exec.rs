@@ -110,6 +110,7 @@ impl Announcer {
                 text: text.to_string(),
                 media: Vec::new(),
                 key: key.to_string(),
+                buttons: Vec::new(),
             })
             .await;
         match sent {

@@ -13,6 +13,7 @@ mod hooks;
 mod mcp;
 mod nodes;
 mod skills;
+mod tools;
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,7 @@ pub use hooks::*;
 pub use mcp::*;
 pub use nodes::*;
 pub use skills::*;
+pub use tools::*;
 
 /// The settings `config/default.json5` alone gives (tests build from them
 /// instead of defaults written in Rust).
@@ -268,28 +270,6 @@ pub enum WorkspaceAccess {
     ReadWrite,
 }
 
-/// `tools`: what ferroclaw reads itself is typed; the rest (allow, deny,
-/// untrusted, profiles, web, hooks...) goes to the tool policy as OpenClaw
-/// wrote it.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(transform = secret_tools)]
-pub struct ToolsSettings {
-    pub exec: ExecToolSettings,
-    pub fs: FsToolSettings,
-    /// Characters of a tool result kept (head and tail), at least 1000.
-    pub result_max_chars: u64,
-    #[serde(flatten)]
-    pub other: serde_json::Map<String, Value>,
-}
-
-impl ToolsSettings {
-    /// The section as JSON (the policy and fetch parsers read it whole).
-    pub fn as_json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-}
-
 /// `auth`: the api-key profiles configured for providers (keys live in
 /// `auth-profiles.json` or the environment, never here) and the order a
 /// provider's profiles are tried in.
@@ -406,36 +386,6 @@ pub struct SessionSettings {
 
 fn main_key() -> String {
     "main".to_string()
-}
-
-/// `tools.exec`.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecToolSettings {
-    /// `gateway` | `sandbox` | `node`; unset: from `agents.defaults.sandbox.mode`.
-    #[serde(default)]
-    pub host: Option<String>,
-    /// With host `node`: the node (id or name) commands run on.
-    #[serde(default)]
-    pub node: Option<String>,
-    /// `deny` | `allowlist` | `full`.
-    pub security: String,
-    /// `off` | `on-miss` | `always`.
-    pub ask: String,
-    /// Seconds an exec approval waits for an operator.
-    pub approval_timeout_seconds: u64,
-    #[serde(flatten)]
-    pub other: serde_json::Map<String, Value>,
-}
-
-/// `tools.fs`.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct FsToolSettings {
-    /// File tools stay inside the agent workspace.
-    pub workspace_only: bool,
-    #[serde(flatten)]
-    pub other: serde_json::Map<String, Value>,
 }
 
 /// `messages`: the queue is typed; the rest is kept as written.

@@ -279,6 +279,52 @@ fn heartbeat_respond() -> ToolSpec {
     )
 }
 
+fn ask_user() -> ToolSpec {
+    spec(
+        "ask_user",
+        "Ask the human user 1-3 structured questions and wait for their answer; `multiSelect` allows picking several options and `timeoutSeconds` bounds the wait. Use only when blocked on a decision genuinely theirs that cannot be resolved from the request, code, or sensible defaults; never ask whether to proceed or confirm a plan. Ask exactly one question per call unless several answers must be submitted together; one single-select question uses native controls on supported messaging channels. Put every selectable choice in `options`, never only in the question text. Put the recommended option first and suffix its label with ` (Recommended)`. Use `multiSelect` only when the user may choose several options at once; otherwise omit it. Do not include an Other option; free text is added automatically. If the result is no_answer, continue with best judgment.",
+        json!({
+            "type": "object",
+            "required": ["questions"],
+            "properties": {
+                "questions": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {
+                        "type": "object",
+                        "required": ["id", "header", "question", "options"],
+                        "properties": {
+                            "id": { "type": "string", "pattern": "^[a-z][a-z0-9_]*$", "description": "Unique snake_case answer key." },
+                            "header": { "type": "string", "minLength": 1, "description": "Short chip label; longer input is truncated to 12 characters." },
+                            "question": { "type": "string", "minLength": 1, "description": "Single-sentence question only. Put all selectable choices in options." },
+                            "options": {
+                                "type": "array",
+                                "minItems": 2,
+                                "maxItems": 4,
+                                "description": "Every selectable choice. Put the recommended choice first; do not repeat choices only in the question text.",
+                                "items": {
+                                    "type": "object",
+                                    "required": ["label"],
+                                    "properties": {
+                                        "label": { "type": "string", "minLength": 1 },
+                                        "description": { "type": "string" }
+                                    },
+                                    "additionalProperties": false
+                                }
+                            },
+                            "multiSelect": { "type": "boolean", "description": "True only when the user may choose several options at once." }
+                        },
+                        "additionalProperties": false
+                    }
+                },
+                "timeoutSeconds": { "type": "integer", "description": "Maximum human wait in seconds; default 900, clamped 30-3600. Earlier run cancellation or overall run timeout still applies." }
+            },
+            "additionalProperties": false
+        }),
+    )
+}
+
 fn agents_list() -> ToolSpec {
     spec(
         "agents_list",
@@ -301,5 +347,6 @@ pub fn specs() -> Vec<ToolSpec> {
         sessions_yield(),
         heartbeat_respond(),
         agents_list(),
+        ask_user(),
     ]
 }

@@ -64,6 +64,7 @@ const BUILT_IN: &[(&str, Stance, &str)] = &[
     ("sessions_yield", Stance::Withheld, "when widened: ends only its own turn"),
     ("heartbeat_respond", Stance::Never, "offered to heartbeat turns only, which are the owner's"),
     ("agents_list", Stance::Withheld, "when widened: agent ids, names and models; nothing of their sessions"),
+    ("ask_user", Stance::Withheld, "when widened: asks only the conversation the turn came from; its answer is wrapped outside data; a stranger never answers the owner's question"),
 ];
 
 /// The row of `tool`, or None: a tool nobody decided on (a test failure).

@@ -189,6 +189,7 @@ async fn send(
             text: message,
             media,
             key: a.idempotency_key.clone(),
+            buttons: Vec::new(),
         })
         .await
         .map_err(down)?

@@ -19,6 +19,7 @@ pub(crate) mod message_action;
 mod models;
 mod nodes;
 pub(crate) mod outbound;
+pub(crate) mod questions;
 mod secrets;
 mod sessions;
 mod skills;
@@ -299,6 +300,11 @@ async fn route(
         "cron.status" => cron::status(state, p).await,
         "environments.list" => host::environments(p),
         "agent.identity.get" => agents::identity_get(state, p).await,
+        "question.request" => questions::request(state, p).await,
+        "question.waitAnswer" => questions::wait_answer(state, p).await,
+        "question.resolve" => questions::resolve(state, caller, p).await,
+        "question.get" => questions::get(state, p).await,
+        "question.list" => questions::list(state, p).await,
         "exec.approval.request" => approvals::request(state, p).await,
         "exec.approval.waitDecision" => approvals::wait_decision(state, p).await,
         "exec.approval.resolve" => approvals::resolve(state, caller, p).await,

@@ -184,6 +184,7 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
             text: text.clone(),
             media: media.clone(),
             key: p.idempotency_key.clone(),
+            buttons: Vec::new(),
         })
         .await
         .map_err(down)?

@@ -3,6 +3,7 @@
 //! `web_search` against wire fakes of its providers, the session and agent
 //! readers, and each schema against OpenClaw's.
 
+mod ask_user;
 mod automations;
 mod gateway;
 mod media;

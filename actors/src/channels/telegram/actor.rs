@@ -226,6 +226,7 @@ impl TelegramPoller {
                 return;
             }
             act.flush_backoff_ms = 0;
+            act.answer_presses(&fresh, ctx);
             if !fresh.is_empty() {
                 act.desk.accepted.do_send(Accepted(fresh));
             }
@@ -235,6 +236,25 @@ impl TelegramPoller {
                 ctx.notify(Poll);
             }
         }));
+    }
+
+    /// Button presses stop spinning once they are stored (what they
+    /// answer is decided when they are handed over).
+    fn answer_presses(&self, fresh: &[Incoming], ctx: &mut Context<Self>) {
+        for inc in fresh {
+            let Some(id) = inc.message_id.strip_prefix(super::inbound::PRESS) else {
+                continue;
+            };
+            let (api, limiter, id) = (self.api.clone(), self.limiter.clone(), id.to_string());
+            ctx.spawn(
+                async move {
+                    if let Err(e) = limiter.call(true, || api.answer_callback(&id, None)).await {
+                        tracing::debug!(error = %e, "a button press was not acknowledged");
+                    }
+                }
+                .into_actor(self),
+            );
+        }
     }
 
     fn polled(&mut self, res: Result<Vec<Value>, TgError>, ctx: &mut Context<Self>) {

@@ -25,6 +25,20 @@ pub struct Update {
     pub edited_message: Option<Message>,
     #[serde(default)]
     pub channel_post: Option<Message>,
+    /// A press of one of the bot's inline buttons.
+    #[serde(default)]
+    pub callback_query: Option<CallbackQuery>,
+}
+
+/// Telegram's `CallbackQuery`: who pressed which button under which message.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CallbackQuery {
+    pub id: String,
+    pub from: User,
+    #[serde(default)]
+    pub message: Option<Message>,
+    #[serde(default)]
+    pub data: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -364,7 +378,7 @@ impl BotApi {
     ) -> Result<Vec<Value>, TgError> {
         let mut params = json!({
             "timeout": timeout_s,
-            "allowed_updates": ["message", "edited_message", "channel_post"],
+            "allowed_updates": ["message", "edited_message", "channel_post", "callback_query"],
         });
         if let Some(o) = offset {
             params["offset"] = json!(o);
@@ -386,6 +400,19 @@ impl BotApi {
         html: bool,
         reply_to: Option<&str>,
     ) -> Result<String, TgError> {
+        self.send_with_keyboard(to, text, html, reply_to, &[]).await
+    }
+
+    /// `sendMessage` with an inline keyboard: one row per inner list, each
+    /// button's press coming back as a `callback_query` with its data.
+    pub async fn send_with_keyboard(
+        &self,
+        to: &Target,
+        text: &str,
+        html: bool,
+        reply_to: Option<&str>,
+        rows: &[Vec<crate::questions::Button>],
+    ) -> Result<String, TgError> {
         let mut params = json!({
             "chat_id": chat_id_value(&to.chat_id),
             "text": text,
@@ -400,6 +427,17 @@ impl BotApi {
         if let Some(r) = reply_to.and_then(|r| r.parse::<i64>().ok()) {
             params["reply_parameters"] =
                 json!({ "message_id": r, "allow_sending_without_reply": true });
+        }
+        if !rows.is_empty() {
+            let keyboard: Vec<Vec<Value>> = rows
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|b| json!({ "text": b.label, "callback_data": b.data }))
+                        .collect()
+                })
+                .collect();
+            params["reply_markup"] = json!({ "inline_keyboard": keyboard });
         }
         let v = self.call("sendMessage", &params, self.limit).await?;
         let m: Message = decode(v)?;
@@ -489,6 +527,18 @@ impl BotApi {
             "message_id": message_id_value(message_id)?,
         });
         self.call("deleteMessage", &params, self.limit)
+            .await
+            .map(|_| ())
+    }
+
+    /// `answerCallbackQuery`: the pressed button stops spinning, with a
+    /// short notice when `text` says one.
+    pub async fn answer_callback(&self, id: &str, text: Option<&str>) -> Result<(), TgError> {
+        let mut params = json!({ "callback_query_id": id });
+        if let Some(t) = text {
+            params["text"] = json!(t);
+        }
+        self.call("answerCallbackQuery", &params, self.limit)
             .await
             .map(|_| ())
     }

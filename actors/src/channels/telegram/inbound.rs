@@ -88,8 +88,56 @@ fn mention(m: &Message, text: &str, me: &Me) -> (bool, String) {
     (mentioned, lines.join("\n").trim().to_string())
 }
 
+/// The message id a button press is known by (`cb:<callback id>`): the
+/// actor answers the press by it.
+pub const PRESS: &str = "cb:";
+
+/// A press of a question's button: the option's number as the text, the
+/// question it answers (`Incoming::question`). Other presses are skipped.
+fn press(q: &super::api::CallbackQuery, account: &str) -> Parsed {
+    let Some((question, option)) = q.data.as_deref().and_then(crate::questions::parse_button)
+    else {
+        return Parsed::Skip("a button that is not a question's");
+    };
+    let Some(m) = q.message.as_ref() else {
+        return Parsed::Skip("a button press without its message");
+    };
+    let chat_id = m.chat.id.to_string();
+    let message_id = format!("{PRESS}{}", q.id);
+    let dedupe_key = InboundKey {
+        channel: "telegram",
+        account,
+        peer: &chat_id,
+        message_id: &message_id,
+    }
+    .key();
+    let forum_topic = m.chat.is_forum == Some(true) && m.is_topic_message == Some(true);
+    Parsed::Message(Box::new(Incoming {
+        channel: "telegram".into(),
+        account: account.into(),
+        dedupe_key,
+        chat_id,
+        chat_type: m.chat.kind.clone(),
+        thread_id: m
+            .message_thread_id
+            .filter(|_| forum_topic)
+            .map(|t| t.to_string()),
+        sender: q.from.id.to_string(),
+        sender_name: Some(name(&q.from)),
+        message_id,
+        text: option.to_string(),
+        mentioned: true,
+        ts_ms: crate::now_ms(),
+        question: Some(question),
+        ..Incoming::default()
+    }))
+}
+
 /// Parses one update of `account`.
 pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
+    if let Some(q) = &update.callback_query {
+        return press(q, account);
+    }
     let Some(m) = update.message.as_ref().or(update.channel_post.as_ref()) else {
         return Parsed::Skip(if update.edited_message.is_some() {
             "edited message"

@@ -56,6 +56,37 @@ impl Outlet for TgOutlet {
             .map_err(SendFailure::of)
     }
 
+    async fn send_buttons(
+        &self,
+        to: &Target,
+        text: &str,
+        formatted: bool,
+        _key: &str,
+        buttons: &[Vec<crate::questions::Button>],
+    ) -> Result<String, SendFailure> {
+        if formatted {
+            let html = format::to_html(text);
+            let first = self
+                .limiter
+                .call(false, || {
+                    self.api.send_with_keyboard(to, &html, true, None, buttons)
+                })
+                .await;
+            match first {
+                Err(e) if plain_may_help(&e) => {
+                    tracing::info!(error = %e, "telegram refused the formatted text: sent as plain text");
+                }
+                other => return other.map_err(SendFailure::of),
+            }
+        }
+        self.limiter
+            .call(false, || {
+                self.api.send_with_keyboard(to, text, false, None, buttons)
+            })
+            .await
+            .map_err(SendFailure::of)
+    }
+
     async fn react(
         &self,
         to: &Target,

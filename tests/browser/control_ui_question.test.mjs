@@ -1,0 +1,86 @@
+// OpenClaw's own Control UI, served by ferroclaw, with a run waiting on an
+// `ask_user` question: the chat view must show the question (restored by
+// question.list or pushed by question.requested) and answering it there
+// must call question.resolve. Every WebSocket request and failed answer,
+// console and page error is recorded; prints one JSON line for the Rust
+// test, which makes the assertions.
+//
+// Usage: node control_ui_question.test.mjs <base url> <token> <question> <option> <artifacts dir>
+
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [base, token, question, option, artifacts] = process.argv.slice(2);
+if (!base || !token || !question || !option || !artifacts) {
+  console.error("usage: node control_ui_question.test.mjs <base url> <token> <question> <option> <artifacts dir>");
+  process.exit(2);
+}
+mkdirSync(artifacts, { recursive: true });
+const WAIT = { timeout: 20_000 };
+const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], resolveSent: null, resolveAnswered: null, buttons: [] };
+let step = "launch";
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+});
+let page;
+try {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  page = await context.newPage();
+  page.on("console", (m) => { if (m.type() === "error") seen.consoleErrors.push(m.text().slice(0, 300)); });
+  page.on("pageerror", (e) => seen.pageErrors.push(e.message.slice(0, 300)));
+  const pending = new Map();
+  page.on("websocket", (ws) => {
+    ws.on("framesent", (f) => {
+      let j; try { j = JSON.parse(f.payload); } catch { return; }
+      if (j?.type !== "req") return;
+      pending.set(j.id, j.method);
+      seen.requests[j.method] = (seen.requests[j.method] || 0) + 1;
+      if (j.method === "question.resolve") seen.resolveSent = j.params;
+    });
+    ws.on("framereceived", (f) => {
+      let j; try { j = JSON.parse(f.payload); } catch { return; }
+      if (j?.type !== "res") return;
+      const method = pending.get(j.id);
+      if (method === "question.resolve") seen.resolveAnswered = j.ok;
+      if (j.ok === false) seen.failedCalls.push(`${method}: ${j.error?.code} ${j.error?.message}`);
+    });
+  });
+
+  step = "sign in and find the question (its panel takes the composer's place)";
+  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await page.locator(`text=${question} >> visible=true`).first().waitFor(WAIT);
+  await page.getByRole("button", { name: /^submit$/i }).first().waitFor(WAIT);
+  await page.waitForTimeout(500);
+  seen.before = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
+  seen.buttons = await page.evaluate(() =>
+    [...document.querySelectorAll("button,[role=radio],[role=option],label")]
+      .map((e) => (e.textContent || "").trim()).filter((t) => t && t.length < 80));
+  await page.screenshot({ path: join(artifacts, "01-question.png"), fullPage: true });
+
+  step = "choose the option";
+  // Inside the question panel (the user's own message names the option too).
+  await page.locator(".chat-question-panel").getByText(option, { exact: true }).first().click();
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: join(artifacts, "02-chosen.png"), fullPage: true });
+  if (seen.resolveSent === null) {
+    step = "submit the answer";
+    await page.getByRole("button", { name: /^submit$/i }).first().click();
+  }
+  const deadline = Date.now() + 20_000;
+  while (seen.resolveAnswered === null && Date.now() < deadline) await page.waitForTimeout(200);
+  await page.waitForTimeout(1500);
+  seen.after = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
+  await page.screenshot({ path: join(artifacts, "03-answered.png"), fullPage: true });
+  await context.close();
+} catch (e) {
+  console.error(`step failed: ${step}: ${e.message}`);
+  try { await page.screenshot({ path: join(artifacts, "failed.png"), fullPage: true }); } catch {}
+  try { seen.failedAt = (await page.evaluate(() => document.body.innerText)).slice(0, 6000); } catch {}
+  console.log(JSON.stringify(seen));
+  await browser.close();
+  process.exit(1);
+}
+await browser.close();
+console.log(JSON.stringify(seen));
