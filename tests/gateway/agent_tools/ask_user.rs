@@ -413,3 +413,69 @@ async fn on_slack_the_question_is_a_numbered_list_a_reply_answers() {
         .iter()
         .any(|p| p.text.contains("You said: blue")));
 }
+
+/// The real binary SIGKILLed while its run waits on a question: questions
+/// live in memory and an interrupted run is not resumed, so the owner is
+/// told to send the message again; a button of the lost question starts
+/// no turn; asking again works, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_lost_to_a_sigkill_is_said_and_its_buttons_start_nothing() {
+    use crate::support::process::{sigkill, spawn_gateway};
+    let tg = FakeTelegram::start(super::super::telegram::BOT_TOKEN);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = super::super::trust::open_config(&tg, json!({}));
+    cfg["channels"]["telegram"]["pollTimeoutSeconds"] = json!(1);
+    std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
+    let (mut gw, _, _) = spawn_gateway(dir.path());
+    tg.dm(OWNER, 1, &color_question());
+    let first = sent_with(&tg, OWNER, "Which color?").await;
+    sigkill(&mut gw);
+
+    let (_gw, addr, token) = spawn_gateway(dir.path());
+    sent_with(
+        &tg,
+        OWNER,
+        "The gateway stopped before this message was answered",
+    )
+    .await;
+    let mut op = crate::support::admin_at(&format!("ws://{addr}/"), &token).await;
+    assert!(pending(&mut op).await.is_empty());
+    let before = tg.sent_to(OWNER).len();
+    tg.press(OWNER, OWNER, first.message_id, &first.buttons[1][0].1);
+    // Sent after the press in the same chat: handed over after it.
+    tg.dm(OWNER, 2, &color_question());
+    let prompts = |f: &FakeTelegram| {
+        f.sent_to(OWNER)
+            .iter()
+            .filter(|s| s.text.contains("Which color?"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        tg.until(LONG, |f| prompts(f).len() == 2).await,
+        "{:?}",
+        tg.sent_to(OWNER)
+    );
+    let between: Vec<String> = tg.sent_to(OWNER)[before..]
+        .iter()
+        .map(|s| s.text.clone())
+        .collect();
+    assert_eq!(
+        between.len(),
+        1,
+        "the old button started nothing: {between:?}"
+    );
+    let second = prompts(&tg).pop().unwrap();
+    assert_ne!(
+        second.buttons[1][0].1, first.buttons[1][0].1,
+        "a new question"
+    );
+    let before = tg.sent_to(OWNER).len();
+    tg.press(OWNER, OWNER, second.message_id, &second.buttons[1][0].1);
+    let reply = reply_after(&tg, OWNER, before, "Tool ask_user returned").await;
+    assert_eq!(
+        reply.matches("Tool ask_user returned: Color: Blue").count(),
+        1,
+        "{reply}"
+    );
+}
