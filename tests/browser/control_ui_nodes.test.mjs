@@ -10,7 +10,7 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { openRecorded } from "./recorded.mjs";
 
 const [base, token, nodeName, artifacts] = process.argv.slice(2);
 if (!base || !token || !nodeName || !artifacts) {
@@ -21,33 +21,10 @@ mkdirSync(artifacts, { recursive: true });
 const WAIT = { timeout: 20_000 };
 const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], approveAnswered: null };
 let step = "launch";
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+const { browser, context, page } = await openRecorded(seen, {
+  onAnswer: (method, j) => { if (method === "node.pair.approve") seen.approveAnswered = j.ok; },
 });
-let page;
 try {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-  page = await context.newPage();
-  page.on("console", (m) => { if (m.type() === "error") seen.consoleErrors.push(m.text().slice(0, 300)); });
-  page.on("pageerror", (e) => seen.pageErrors.push(e.message.slice(0, 300)));
-  const pending = new Map();
-  page.on("websocket", (ws) => {
-    ws.on("framesent", (f) => {
-      let j; try { j = JSON.parse(f.payload); } catch { return; }
-      if (j?.type !== "req") return;
-      pending.set(j.id, j.method);
-      seen.requests[j.method] = (seen.requests[j.method] || 0) + 1;
-    });
-    ws.on("framereceived", (f) => {
-      let j; try { j = JSON.parse(f.payload); } catch { return; }
-      if (j?.type !== "res") return;
-      const method = pending.get(j.id);
-      if (method === "node.pair.approve") seen.approveAnswered = j.ok;
-      if (j.ok === false) seen.failedCalls.push(`${method}: ${j.error?.code} ${j.error?.message}`);
-    });
-  });
-
   step = "sign in";
   await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
   await page.getByPlaceholder(/^Message/).waitFor(WAIT);

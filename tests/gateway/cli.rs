@@ -450,32 +450,35 @@ async fn agent_prints_each_message_of_a_reply_with_a_tool_call_whole() {
     );
 }
 
+/// A shell line running the CLI with `args` against `gw` in a terminal; the
+/// shell stays after the command, so its last words stay on screen.
+fn terminal_line(gw: &TestGateway, state: &std::path::Path, args: &[&str]) -> String {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(args)
+        .arg("--state-dir")
+        .arg(state)
+        .args(["--url", &gw.ws_url(), "--token", TOKEN])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("TERM", "xterm");
+    format!(
+        "{}; echo \"[exit $?]\"; sleep 60",
+        crate::support::tmux::shell_line(&cmd).trim_start_matches("exec ")
+    )
+}
+
 /// The shipped exec policy (allowlist, ask on a miss) with `ferroclaw
 /// agent` and `chat` at a terminal: the request is shown and answered from
 /// the keyboard (allow once runs it; deny refuses it), not waited on in
 /// silence until it expires.
 #[test]
 fn an_exec_that_needs_approval_is_asked_at_the_terminal() {
-    use crate::support::tmux::{shell_line, Tmux};
+    use crate::support::tmux::Tmux;
     let gw = TestGateway::with_config(
         json!({"tools": {"exec": {"security": "allowlist", "ask": "on-miss"}}}),
     );
     let state = tempfile::tempdir().unwrap();
-    let cli = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(BIN);
-        cmd.args(args)
-            .arg("--state-dir")
-            .arg(state.path())
-            .args(["--url", &gw.ws_url(), "--token", TOKEN])
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("TERM", "xterm");
-        // The shell stays after the command, so its last words stay on screen.
-        format!(
-            "{}; echo \"[exit $?]\"; sleep 60",
-            shell_line(&cmd).trim_start_matches("exec ")
-        )
-    };
+    let cli = |args: &[&str]| terminal_line(&gw, state.path(), args);
     let wait = Duration::from_secs(30);
 
     let line = json!({"command": "echo approved-at-the-terminal"});
@@ -525,7 +528,7 @@ fn an_exec_that_needs_approval_is_asked_at_the_terminal() {
 /// on with the answer.
 #[test]
 fn a_question_the_agent_asks_is_answered_at_the_terminal() {
-    use crate::support::tmux::{shell_line, Tmux};
+    use crate::support::tmux::Tmux;
     let gw = TestGateway::start();
     let state = tempfile::tempdir().unwrap();
     let ask = format!(
@@ -533,18 +536,7 @@ fn a_question_the_agent_asks_is_answered_at_the_terminal() {
         json!({"questions": [{"id": "color", "header": "Color", "question": "Which color?",
             "options": [{"label": "Red"}, {"label": "Blue"}]}]})
     );
-    let mut cmd = std::process::Command::new(BIN);
-    cmd.args(["agent", "--message", &ask])
-        .arg("--state-dir")
-        .arg(state.path())
-        .args(["--url", &gw.ws_url(), "--token", TOKEN])
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("TERM", "xterm");
-    let line = format!(
-        "{}; echo \"[exit $?]\"; sleep 60",
-        shell_line(&cmd).trim_start_matches("exec ")
-    );
+    let line = terminal_line(&gw, state.path(), &["agent", "--message", &ask]);
     let term = Tmux::start(120, 30, &line);
     let wait = Duration::from_secs(30);
     let screen = term.until("the question", wait, |s| {

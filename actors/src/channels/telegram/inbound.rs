@@ -92,6 +92,33 @@ fn mention(m: &Message, text: &str, me: &Me) -> (bool, String) {
 /// actor answers the press by it.
 pub const PRESS: &str = "cb:";
 
+/// What a message in `m`'s chat is known by: the chat, its type, a forum
+/// topic, and the ledger's dedupe key of `message_id`.
+fn in_chat(m: &Message, account: &str, message_id: String) -> Incoming {
+    let chat_id = m.chat.id.to_string();
+    let forum_topic = m.chat.is_forum == Some(true) && m.is_topic_message == Some(true);
+    let dedupe_key = InboundKey {
+        channel: "telegram",
+        account,
+        peer: &chat_id,
+        message_id: &message_id,
+    }
+    .key();
+    Incoming {
+        channel: "telegram".into(),
+        account: account.into(),
+        dedupe_key,
+        chat_id,
+        chat_type: m.chat.kind.clone(),
+        thread_id: m
+            .message_thread_id
+            .filter(|_| forum_topic)
+            .map(|t| t.to_string()),
+        message_id,
+        ..Incoming::default()
+    }
+}
+
 /// A press of a question's button: the option's number as the text, the
 /// question it answers (`Incoming::question`). Other presses are skipped.
 fn press(q: &super::api::CallbackQuery, account: &str) -> Parsed {
@@ -102,34 +129,14 @@ fn press(q: &super::api::CallbackQuery, account: &str) -> Parsed {
     let Some(m) = q.message.as_ref() else {
         return Parsed::Skip("a button press without its message");
     };
-    let chat_id = m.chat.id.to_string();
-    let message_id = format!("{PRESS}{}", q.id);
-    let dedupe_key = InboundKey {
-        channel: "telegram",
-        account,
-        peer: &chat_id,
-        message_id: &message_id,
-    }
-    .key();
-    let forum_topic = m.chat.is_forum == Some(true) && m.is_topic_message == Some(true);
     Parsed::Message(Box::new(Incoming {
-        channel: "telegram".into(),
-        account: account.into(),
-        dedupe_key,
-        chat_id,
-        chat_type: m.chat.kind.clone(),
-        thread_id: m
-            .message_thread_id
-            .filter(|_| forum_topic)
-            .map(|t| t.to_string()),
         sender: q.from.id.to_string(),
         sender_name: Some(name(&q.from)),
-        message_id,
         text: option.to_string(),
         mentioned: true,
         ts_ms: crate::now_ms(),
         question: Some(question),
-        ..Incoming::default()
+        ..in_chat(m, account, format!("{PRESS}{}", q.id))
     }))
 }
 
@@ -190,40 +197,18 @@ pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
     if text.is_empty() && media.is_empty() {
         return Parsed::Skip("no text or media");
     }
-    let chat_id = m.chat.id.to_string();
     let sender = m
         .from
         .as_ref()
-        .map_or_else(|| chat_id.clone(), |u| u.id.to_string());
-    let forum_topic = m.chat.is_forum == Some(true) && m.is_topic_message == Some(true);
-    let thread_id = m
-        .message_thread_id
-        .filter(|_| forum_topic)
-        .map(|t| t.to_string());
-    let message_id = m.message_id.to_string();
-    let dedupe_key = InboundKey {
-        channel: "telegram",
-        account,
-        peer: &chat_id,
-        message_id: &message_id,
-    }
-    .key();
+        .map_or_else(|| m.chat.id.to_string(), |u| u.id.to_string());
     Parsed::Message(Box::new(Incoming {
-        channel: "telegram".into(),
-        account: account.into(),
-        dedupe_key,
-        chat_id,
-        chat_type: m.chat.kind.clone(),
-        thread_id,
         sender,
         sender_name: m.from.as_ref().map(name),
-        message_id,
         text,
         mentioned,
         media,
-        merged: Vec::new(),
         ts_ms: (m.date.max(0) as u64).saturating_mul(1000),
-        ..Incoming::default()
+        ..in_chat(m, account, m.message_id.to_string())
     }))
 }
 
@@ -241,6 +226,29 @@ mod tests {
 
     fn update(v: serde_json::Value) -> Update {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_question_button_press_is_the_options_number_for_that_question() {
+        let press = |data: &str| {
+            update(json!({ "update_id": 9, "callback_query": {
+                "id": "77", "from": { "id": 42, "first_name": "Ann" }, "data": data,
+                "message": { "message_id": 5, "date": 1, "chat": { "id": 42, "type": "private" } },
+            } }))
+        };
+        let Parsed::Message(m) = parse(&press("q:ask_1:2"), "default", &me()) else {
+            panic!("a press");
+        };
+        assert_eq!(
+            (m.text.as_str(), m.question.as_deref()),
+            ("2", Some("ask_1"))
+        );
+        assert_eq!((m.sender.as_str(), m.chat_id.as_str()), ("42", "42"));
+        assert_eq!(m.message_id, "cb:77");
+        assert_eq!(
+            parse(&press("vote:2"), "default", &me()),
+            Parsed::Skip("a button that is not a question's")
+        );
     }
 
     #[test]

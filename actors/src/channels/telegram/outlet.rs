@@ -13,6 +13,39 @@ impl TgOutlet {
     pub fn split_text(&self, text: &str) -> Vec<String> {
         format::split(text, self.chunk_limit)
     }
+
+    /// A new message (with an inline keyboard when `rows` has buttons):
+    /// as HTML when `formatted`, as plain text when Telegram refuses that.
+    async fn send_rows(
+        &self,
+        to: &Target,
+        text: &str,
+        formatted: bool,
+        reply_to: Option<&str>,
+        rows: &[Vec<crate::questions::Button>],
+    ) -> Result<String, SendFailure> {
+        if formatted {
+            let html = format::to_html(text);
+            let first = self
+                .limiter
+                .call(false, || {
+                    self.api.send_with_keyboard(to, &html, true, reply_to, rows)
+                })
+                .await;
+            match first {
+                Err(e) if plain_may_help(&e) => {
+                    tracing::info!(error = %e, "telegram refused the formatted text: sent as plain text");
+                }
+                other => return other.map_err(SendFailure::of),
+            }
+        }
+        self.limiter
+            .call(false, || {
+                self.api.send_with_keyboard(to, text, false, reply_to, rows)
+            })
+            .await
+            .map_err(SendFailure::of)
+    }
 }
 
 #[derive(Clone)]
@@ -37,23 +70,7 @@ impl Outlet for TgOutlet {
         formatted: bool,
         reply_to: Option<&str>,
     ) -> Result<String, SendFailure> {
-        if formatted {
-            let html = format::to_html(text);
-            let first = self
-                .limiter
-                .call(false, || self.api.send_message(to, &html, true, reply_to))
-                .await;
-            match first {
-                Err(e) if plain_may_help(&e) => {
-                    tracing::info!(error = %e, "telegram refused the formatted text: sent as plain text");
-                }
-                other => return other.map_err(SendFailure::of),
-            }
-        }
-        self.limiter
-            .call(false, || self.api.send_message(to, text, false, reply_to))
-            .await
-            .map_err(SendFailure::of)
+        self.send_rows(to, text, formatted, reply_to, &[]).await
     }
 
     async fn send_buttons(
@@ -64,27 +81,7 @@ impl Outlet for TgOutlet {
         _key: &str,
         buttons: &[Vec<crate::questions::Button>],
     ) -> Result<String, SendFailure> {
-        if formatted {
-            let html = format::to_html(text);
-            let first = self
-                .limiter
-                .call(false, || {
-                    self.api.send_with_keyboard(to, &html, true, None, buttons)
-                })
-                .await;
-            match first {
-                Err(e) if plain_may_help(&e) => {
-                    tracing::info!(error = %e, "telegram refused the formatted text: sent as plain text");
-                }
-                other => return other.map_err(SendFailure::of),
-            }
-        }
-        self.limiter
-            .call(false, || {
-                self.api.send_with_keyboard(to, text, false, None, buttons)
-            })
-            .await
-            .map_err(SendFailure::of)
+        self.send_rows(to, text, formatted, None, buttons).await
     }
 
     async fn react(
