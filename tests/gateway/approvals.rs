@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::chat::chat_until_done;
-use crate::support::{admin, connect_params, final_text, Client, TestGateway, TOKEN};
+use crate::support::{admin, final_text, Client, TestGateway};
 
 async fn send(c: &mut Client, text: &str, id: &str) {
     let r = c
@@ -24,12 +24,7 @@ fn exec_line(command: &str) -> String {
 }
 
 async fn client_with(gw: &TestGateway, scopes: &[&str]) -> Client {
-    let mut c = Client::connect(&gw.ws_url()).await;
-    let r = c
-        .handshake(connect_params("cli", "cli", scopes, Some(TOKEN)))
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-    c
+    crate::support::with_scopes(gw, scopes).await
 }
 
 #[tokio::test]

@@ -229,6 +229,16 @@ pub fn connect_params(client_id: &str, mode: &str, scopes: &[&str], token: Optio
     p
 }
 
+/// Connects a `cli` client with the test token and only `scopes`.
+pub async fn with_scopes(gw: &TestGateway, scopes: &[&str]) -> Client {
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let hello = c
+        .handshake(connect_params("cli", "cli", scopes, Some(TOKEN)))
+        .await;
+    assert_eq!(hello["ok"], true, "{hello}");
+    c
+}
+
 /// Connects a `cli` client with the test token and admin scopes.
 pub async fn admin(gw: &TestGateway) -> Client {
     admin_at(&gw.ws_url(), TOKEN).await

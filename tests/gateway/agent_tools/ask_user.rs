@@ -296,16 +296,7 @@ async fn the_question_methods_keep_openclaws_shapes_and_reasons() {
     let r = op.call("question.list", json!({"extra": 1})).await;
     assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
     // A read-only client neither lists nor answers questions.
-    let mut reader = Client::connect(&gw.ws_url()).await;
-    let hello = reader
-        .handshake(crate::support::connect_params(
-            "cli",
-            "cli",
-            &["operator.read"],
-            Some(crate::support::TOKEN),
-        ))
-        .await;
-    assert_eq!(hello["ok"], true);
+    let mut reader = crate::support::with_scopes(&gw, &["operator.read"]).await;
     let r = reader.call("question.list", json!({})).await;
     assert_eq!(r["error"]["code"], "FORBIDDEN", "{r}");
 }
