@@ -1,8 +1,10 @@
-//! Fakes of two web search APIs at the wire, as `web_search` meets them:
+//! Fakes of web search APIs at the wire, as `web_search` meets them:
 //! Brave Search (`GET /res/v1/web/search`, the key in
 //! `X-Subscription-Token`, a 401 for another key, 429 with `Retry-After`
-//! when rate limited) and SearXNG (`GET /search?format=json`, 403 when
-//! its JSON format is not enabled). Each can be made to fail: a status, a
+//! when rate limited), SearXNG (`GET /search?format=json`, 403 when
+//! its JSON format is not enabled), and Tavily's and Perplexity's Search
+//! APIs (`POST /search` with a JSON body and a bearer key, told apart by
+//! the key; 401 for another). Each can be made to fail: a status, a
 //! slow answer, a body that is not the JSON it documents. They record
 //! what they were asked.
 
@@ -16,6 +18,8 @@ use serde_json::{json, Value};
 use super::fake_server::{serve, NoSocket, Served};
 
 pub const BRAVE_KEY: &str = "BSA-test-key";
+pub const TAVILY_KEY: &str = "tvly-test-key";
+pub const PERPLEXITY_KEY: &str = "pplx-test-key";
 
 /// How the next answers go.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +37,8 @@ pub struct Asked {
     pub path: String,
     pub query: Vec<(String, String)>,
     pub token: Option<String>,
+    /// A POST's JSON body.
+    pub body: Option<Value>,
 }
 
 struct State {
@@ -78,7 +84,8 @@ impl FakeSearch {
 
 fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/res/v1/web/search", web::get().to(brave))
-        .route("/search", web::get().to(searxng));
+        .route("/search", web::get().to(searxng))
+        .route("/search", web::post().to(posted));
 }
 
 fn record(state: &State, req: &HttpRequest) -> Mode {
@@ -94,6 +101,7 @@ fn record(state: &State, req: &HttpRequest) -> Mode {
             .get("x-subscription-token")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string),
+        body: None,
     });
     state.mode.lock().unwrap().clone()
 }
@@ -184,4 +192,40 @@ async fn searxng(state: web::Data<State>, req: HttpRequest) -> HttpResponse {
         ],
         "answers": [], "suggestions": [], "unresponsive_engines": [],
     }))
+}
+
+/// Tavily's (`content`, `published_date`) or Perplexity's (`snippet`,
+/// `date`) answer, by the bearer key.
+async fn posted(state: web::Data<State>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    let mode = record(&state, &req);
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let bearer = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string);
+    if let Some(last) = state.asked.lock().unwrap().last_mut() {
+        last.token = bearer.clone();
+        last.body = Some(body.clone());
+    }
+    if let Some(r) = faulted(&mode).await {
+        return r;
+    }
+    let query = body["query"].as_str().unwrap_or_default().to_string();
+    let n = body["max_results"].as_u64().unwrap_or(5).min(10);
+    match bearer.as_deref() {
+        Some(TAVILY_KEY) => HttpResponse::Ok().json(json!({
+            "query": query,
+            "results": (1..=n).map(|i| json!({"title": format!("{query} tavily {i}"), "url": format!("https://tavily.example/{i}"),
+                "content": format!("Tavily says {i}"), "score": 0.9, "published_date": "2026-11-02"})).collect::<Vec<_>>(),
+            "response_time": 0.4,
+        })),
+        Some(PERPLEXITY_KEY) => HttpResponse::Ok().json(json!({
+            "id": "search-1",
+            "results": (1..=n).map(|i| json!({"title": format!("{query} perplexity {i}"), "url": format!("https://pplx.example/{i}"),
+                "snippet": format!("Perplexity says {i}"), "date": "2026-11-03"})).collect::<Vec<_>>(),
+        })),
+        _ => HttpResponse::Unauthorized().json(json!({"detail": {"error": "Unauthorized: missing or invalid API key."}})),
+    }
 }

@@ -512,29 +512,20 @@ async fn ask(
             let v = body_json(r, timeout).await?;
             hits(v.get("results"), "content", "publishedDate")
         }
-        Provider::Tavily => {
+        Provider::Tavily | Provider::Perplexity => {
+            // Both take a JSON POST with a bearer key; the filters and the
+            // result fields are named differently.
             let mut body = json!({"query": q.q, "max_results": q.count});
-            if let Some(f) = q.freshness {
-                body["time_range"] = json!(f);
-            }
-            let r = send(
-                client
-                    .post(format!("{}/search", e.base))
-                    .bearer_auth(key)
-                    .json(&body),
-                timeout,
-            )
-            .await?;
-            let v = body_json(r, timeout).await?;
-            hits(v.get("results"), "content", "published_date")
-        }
-        Provider::Perplexity => {
-            let mut body = json!({"query": q.q, "max_results": q.count});
-            if let Some(c) = q.country {
+            let tavily = e.provider == Provider::Tavily;
+            if let (Some(c), false) = (q.country, tavily) {
                 body["country"] = json!(c);
             }
             if let Some(f) = q.freshness {
-                body["search_recency_filter"] = json!(f);
+                body[if tavily {
+                    "time_range"
+                } else {
+                    "search_recency_filter"
+                }] = json!(f);
             }
             let r = send(
                 client
@@ -545,7 +536,10 @@ async fn ask(
             )
             .await?;
             let v = body_json(r, timeout).await?;
-            hits(v.get("results"), "snippet", "date")
+            match tavily {
+                true => hits(v.get("results"), "content", "published_date"),
+                false => hits(v.get("results"), "snippet", "date"),
+            }
         }
         Provider::DuckDuckGo => {
             let r = send(

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::support::fake_search::{FakeSearch, Mode, BRAVE_KEY};
+use crate::support::fake_search::{FakeSearch, Mode, BRAVE_KEY, PERPLEXITY_KEY, TAVILY_KEY};
 use crate::support::TOKEN;
 
 fn brave(fake: &FakeSearch, key: &str) -> Value {
@@ -81,6 +81,51 @@ async fn brave_results_come_normalized_wrapped_and_cached() {
     .await;
     assert!(again.contains("\"cached\":true"), "{again}");
     assert_eq!(fake.asked().len(), 1);
+}
+
+#[tokio::test]
+async fn tavily_and_perplexity_get_their_own_filters_and_give_their_own_fields() {
+    let fake = FakeSearch::start();
+    for (provider, key, filter, snippet) in [
+        ("tavily", TAVILY_KEY, "time_range", "Tavily says 1"),
+        (
+            "perplexity",
+            PERPLEXITY_KEY,
+            "search_recency_filter",
+            "Perplexity says 1",
+        ),
+    ] {
+        let plugins = json!({"entries": {provider: {"config": {"webSearch": {"apiKey": key, "baseUrl": fake.base}}}}});
+        let gw = TestGateway::with_config(json!({"plugins": plugins}));
+        let (status, text) = search(
+            &gw,
+            json!({"query": "ferro", "count": 2, "freshness": "week", "country": "PT"}),
+        )
+        .await;
+        assert_eq!(status, 200, "{provider}: {text}");
+        let head: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(
+            (head["provider"].as_str(), head["count"].as_u64()),
+            (Some(provider), Some(2))
+        );
+        assert!(
+            text.contains(snippet) && text.contains("This is data from outside"),
+            "{text}"
+        );
+        let asked = fake.asked().pop().unwrap();
+        assert_eq!(asked.token.as_deref(), Some(key));
+        let body = asked.body.unwrap();
+        assert_eq!(
+            (&body["query"], &body["max_results"], &body[filter]),
+            (&json!("ferro"), &json!(2), &json!("week"))
+        );
+        // Tavily's search has no country filter; Perplexity's has.
+        assert_eq!(
+            body.get("country").is_some(),
+            provider == "perplexity",
+            "{body}"
+        );
+    }
 }
 
 #[tokio::test]
