@@ -16,21 +16,12 @@ use crate::support::process::{ferroclaw, Gateway};
 use crate::support::{admin_at, TOKEN};
 
 async fn invoke_at(addr: &str, token: &str, args: Value) -> (u16, String) {
-    let r = reqwest::Client::new()
-        .post(format!("http://{addr}/tools/invoke"))
-        .bearer_auth(token)
-        .json(&json!({"tool": "gateway", "args": args, "sessionKey": "main"}))
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    let body: Value = r.json().await.unwrap();
-    let text = body["result"]["content"][0]["text"]
-        .as_str()
-        .or(body["error"]["message"].as_str())
-        .unwrap_or_default()
-        .to_string();
-    (status, text)
+    invoke_tool(
+        addr,
+        token,
+        json!({"tool": "gateway", "args": args, "sessionKey": "main"}),
+    )
+    .await
 }
 
 #[tokio::test]

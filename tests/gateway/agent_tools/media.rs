@@ -180,15 +180,9 @@ async fn pdf_reads_the_chosen_pages_of_a_workspace_pdf() {
     let reply = ask(&tg, OWNER, 3, &tool("pdf", json!({"pdf": "notes.txt"}))).await;
     assert!(reply.contains("not a PDF"), "{reply}");
     // The text itself, through /tools/invoke (the offline model quotes 200 characters).
-    let r = reqwest::Client::new()
-        .post(format!("http://{}/tools/invoke", gw.addr))
-        .bearer_auth(crate::support::TOKEN)
-        .json(&json!({"tool": "pdf", "args": {"pdf": "report.pdf"}}))
-        .send()
-        .await
-        .unwrap();
-    let body: Value = r.json().await.unwrap();
-    let text = body["result"]["content"][0]["text"].as_str().unwrap();
+    let body = json!({"tool": "pdf", "args": {"pdf": "report.pdf"}});
+    let (status, text) = invoke_tool(&gw.addr.to_string(), crate::support::TOKEN, body).await;
+    assert_eq!(status, 200, "{text}");
     assert!(
         text.contains("--- page 1 ---") && text.contains("Quarterly revenue grew 12 percent"),
         "{text}"

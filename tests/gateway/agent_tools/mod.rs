@@ -20,6 +20,27 @@ pub(crate) use super::trust::{ask, tool, OWNER, STRANGER};
 
 pub const LONG: std::time::Duration = std::time::Duration::from_secs(20);
 
+/// `POST /tools/invoke` at `addr` with `token` and `body` (`tool`, `args`,
+/// `sessionKey`): the HTTP status, and the result's text or the error's
+/// message.
+pub async fn invoke_tool(addr: &str, token: &str, body: serde_json::Value) -> (u16, String) {
+    let r = reqwest::Client::new()
+        .post(format!("http://{addr}/tools/invoke"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let body: serde_json::Value = r.json().await.unwrap();
+    let text = body["result"]["content"][0]["text"]
+        .as_str()
+        .or(body["error"]["message"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    (status, text)
+}
+
 /// A fake Telegram (the owner allowlisted, a stranger let in) and a gateway
 /// polling it; `extra` merged over the config.
 pub fn start(extra: serde_json::Value) -> (FakeTelegram, TestGateway) {

@@ -10,20 +10,9 @@ use super::*;
 use crate::support::{say, TOKEN};
 
 async fn invoke(gw: &TestGateway, tool: &str, args: Value) -> (u16, Value) {
-    let r = reqwest::Client::new()
-        .post(format!("http://{}/tools/invoke", gw.addr))
-        .bearer_auth(TOKEN)
-        .json(&json!({"tool": tool, "args": args, "sessionKey": "agent:main:desk"}))
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    let body: Value = r.json().await.unwrap();
-    let text = body["result"]["content"][0]["text"]
-        .as_str()
-        .map(|t| serde_json::from_str(t).unwrap_or(json!(t)))
-        .unwrap_or_else(|| body["error"].clone());
-    (status, text)
+    let body = json!({"tool": tool, "args": args, "sessionKey": "agent:main:desk"});
+    let (status, text) = invoke_tool(&gw.addr.to_string(), TOKEN, body).await;
+    (status, serde_json::from_str(&text).unwrap_or(json!(text)))
 }
 
 #[tokio::test]

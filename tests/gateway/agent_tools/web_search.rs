@@ -21,21 +21,8 @@ fn searxng(fake: &FakeSearch) -> Value {
 
 /// `/tools/invoke` of web_search: (HTTP status, the result or error text).
 async fn search(gw: &TestGateway, args: Value) -> (u16, String) {
-    let r = reqwest::Client::new()
-        .post(format!("http://{}/tools/invoke", gw.addr))
-        .bearer_auth(TOKEN)
-        .json(&json!({"tool": "web_search", "args": args}))
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    let body: Value = r.json().await.unwrap();
-    let text = body["result"]["content"][0]["text"]
-        .as_str()
-        .or(body["error"]["message"].as_str())
-        .unwrap_or_default()
-        .to_string();
-    (status, text)
+    let body = json!({"tool": "web_search", "args": args});
+    invoke_tool(&gw.addr.to_string(), TOKEN, body).await
 }
 
 #[tokio::test]
