@@ -18,12 +18,13 @@
 //! Knob: `FERROCLAW_BENCH_CALLS` (300).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "invoke.rs"]
+mod invoke;
 #[path = "proc_stats.rs"]
 #[allow(dead_code)]
 mod proc_stats;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -97,34 +98,10 @@ fn start(state: &Path, servers: Value) -> (Gateway, u32, String, Instant) {
     )
     .unwrap();
     let began = Instant::now();
-    let mut child =
-        Command::new(std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.into()))
-            .env("HOME", state)
-            .env_remove("OPENCLAW_GATEWAY_TOKEN")
-            .arg("--state-dir")
-            .arg(state)
-            .arg("--config")
-            .arg(&cfg)
-            .args(["gateway", "--port", "0"])
-            .process_group(0)
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-    let pid = child.id();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("gateway printed its address").unwrap();
-        if let Some(rest) = line.split("listening on ws://").nth(1) {
-            break rest.trim().trim_end_matches('/').to_string();
-        }
-    };
-    std::thread::spawn(move || {
-        lines
-            .map_while(Result::ok)
-            .for_each(|l| eprintln!("gw: {l}"))
-    });
-    (Gateway(child), pid, addr, began)
+    let bin = std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.into());
+    let (gw, addr) = invoke::spawn_gateway(&bin, state, &cfg);
+    let pid = gw.0.id();
+    (gw, pid, addr, began)
 }
 
 /// Until `/metrics` says `n` servers are up.
@@ -147,37 +124,8 @@ fn until_up(addr: &str, n: usize) {
     }
 }
 
-/// One `POST /tools/invoke` on a kept-alive connection; the answer's body.
-fn invoke(conn: &mut std::net::TcpStream, addr: &str, body: &Value) -> Value {
-    let body = body.to_string();
-    write!(
-        conn,
-        "POST /tools/invoke HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reader = BufReader::new(conn.try_clone().unwrap());
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap();
-        }
-    }
-    let mut buf = vec![0; len];
-    reader.read_exact(&mut buf).unwrap();
-    serde_json::from_slice(&buf).unwrap()
-}
-
 fn pct(v: &mut [Duration], p: f64) -> f64 {
-    v.sort();
-    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
-    v[i].as_secs_f64() * 1000.0
+    invoke::percentile(v, p).as_secs_f64() * 1000.0
 }
 
 fn calls(addr: &str, tool: &str, args: Value, n: usize) -> (f64, f64) {
@@ -185,12 +133,12 @@ fn calls(addr: &str, tool: &str, args: Value, n: usize) -> (f64, f64) {
     conn.set_nodelay(true).unwrap();
     let body = json!({"tool": tool, "args": args});
     for _ in 0..20 {
-        invoke(&mut conn, addr, &body);
+        invoke::invoke(&mut conn, addr, TOKEN, &body);
     }
     let mut took = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let r = invoke(&mut conn, addr, &body);
+        let r = invoke::invoke(&mut conn, addr, TOKEN, &body);
         took.push(t.elapsed());
         assert_eq!(r["ok"], true, "{tool}: {r}");
     }

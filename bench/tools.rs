@@ -15,15 +15,18 @@
 //! Knob: `FERROCLAW_BENCH_CALLS` (300).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "invoke.rs"]
+mod invoke;
+#[path = "../tests/support/pdf.rs"]
+mod pdf;
 #[path = "proc_stats.rs"]
 #[allow(dead_code)]
 mod proc_stats;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 use proc_stats::{env_usize, Gateway};
@@ -76,7 +79,7 @@ fn start(state: &Path, search: &str) -> (Gateway, String) {
     let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
     png.extend_from_slice(&[7u8; 200]);
     std::fs::write(ws.join("photo.png"), png).unwrap();
-    std::fs::write(ws.join("doc.pdf"), pdf("Quarterly revenue grew")).unwrap();
+    std::fs::write(ws.join("doc.pdf"), pdf::pdf(&["Quarterly revenue grew"])).unwrap();
     let cfg = state.join("ferroclaw.json");
     std::fs::write(
         &cfg,
@@ -88,98 +91,13 @@ fn start(state: &Path, search: &str) -> (Gateway, String) {
         .to_string(),
     )
     .unwrap();
-    let mut child =
-        Command::new(std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.into()))
-            .env("HOME", state)
-            .env_remove("OPENCLAW_GATEWAY_TOKEN")
-            .arg("--state-dir")
-            .arg(state)
-            .arg("--config")
-            .arg(&cfg)
-            .args(["gateway", "--port", "0"])
-            .process_group(0)
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("gateway printed its address").unwrap();
-        if let Some(rest) = line.split("listening on ws://").nth(1) {
-            break rest.trim().trim_end_matches('/').to_string();
-        }
-    };
-    std::thread::spawn(move || {
-        lines
-            .map_while(Result::ok)
-            .for_each(|l| eprintln!("gw: {l}"))
-    });
-    (Gateway(child), addr)
-}
-
-/// A one-page PDF with one line of text.
-fn pdf(line: &str) -> Vec<u8> {
-    let text = format!("BT /F1 12 Tf 72 720 Td ({line}) Tj ET");
-    let objects = [
-        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
-        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>".to_string(),
-        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
-        format!("<< /Length {} >>\nstream\n{text}\nendstream", text.len()),
-    ];
-    let mut out = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, o) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
-    }
-    let xref = out.len();
-    out.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-    );
-    for o in offsets {
-        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    out
-}
-
-/// One `POST /tools/invoke` on a kept-alive connection; the answer's body.
-fn invoke(conn: &mut std::net::TcpStream, addr: &str, body: &Value) -> Value {
-    let body = body.to_string();
-    let request = format!(
-        "POST /tools/invoke HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    conn.write_all(request.as_bytes()).unwrap();
-    let mut reader = BufReader::new(conn.try_clone().unwrap());
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap();
-        }
-    }
-    let mut buf = vec![0; len];
-    reader.read_exact(&mut buf).unwrap();
-    serde_json::from_slice(&buf).unwrap()
+    let bin = std::env::var("FERROCLAW_BENCH_BIN").unwrap_or_else(|_| BUILT.into());
+    let (gw, addr) = invoke::spawn_gateway(&bin, state, &cfg);
+    (gw, addr)
 }
 
 fn pct(v: &mut [Duration], p: f64) -> f64 {
-    v.sort();
-    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
-    v[i].as_secs_f64() * 1e6
+    invoke::percentile(v, p).as_secs_f64() * 1e6
 }
 
 fn main() {
@@ -240,7 +158,7 @@ fn main() {
     let mut base = 0.0;
     for (name, body, fresh) in cases {
         // Warm up (and fill the cache for the cached case).
-        let first = invoke(&mut conn, &addr, &body);
+        let first = invoke::invoke(&mut conn, &addr, TOKEN, &body);
         assert_eq!(first["ok"], true, "{name}: {first}");
         let mut times = Vec::with_capacity(n);
         for i in 0..n {
@@ -249,7 +167,7 @@ fn main() {
                 b["args"]["query"] = json!(format!("q{i}"));
             }
             let t = Instant::now();
-            let r = invoke(&mut conn, &addr, &b);
+            let r = invoke::invoke(&mut conn, &addr, TOKEN, &b);
             times.push(t.elapsed());
             assert_eq!(r["ok"], true, "{name}: {r}");
         }

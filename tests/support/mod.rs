@@ -13,6 +13,7 @@ pub mod fake_slack;
 pub mod fake_telegram;
 pub mod fake_whatsapp;
 pub mod node_host;
+pub mod pdf;
 pub mod process;
 pub mod raw_ws;
 pub mod synapse;
