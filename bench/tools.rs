@@ -7,8 +7,11 @@
 //! `message` dry run, `gateway` update.status), the media tools actor
 //! (`pdf` of a workspace PDF, `view_image` of a workspace PNG: a store
 //! put each time), and `web_search` against a loopback SearXNG-shaped
-//! responder, uncached and cached. Prints numbers; asserts only that
-//! every call answered.
+//! responder, uncached and cached; and `ask_user`'s round trip: the call
+//! opens a question, an operator's WebSocket client hears
+//! `question.requested` and answers with `question.resolve`, and the call
+//! returns the answer (the time from the call to its answer). Prints
+//! numbers; asserts only that every call answered.
 //!
 //!     cargo bench --bench tools
 //!
@@ -17,11 +20,12 @@
 
 #[path = "invoke.rs"]
 mod invoke;
-#[path = "../tests/support/pdf.rs"]
-mod pdf;
 #[path = "proc_stats.rs"]
 #[allow(dead_code)]
 mod proc_stats;
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -79,7 +83,11 @@ fn start(state: &Path, search: &str) -> (Gateway, String) {
     let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
     png.extend_from_slice(&[7u8; 200]);
     std::fs::write(ws.join("photo.png"), png).unwrap();
-    std::fs::write(ws.join("doc.pdf"), pdf::pdf(&["Quarterly revenue grew"])).unwrap();
+    std::fs::write(
+        ws.join("doc.pdf"),
+        support::pdf::pdf(&["Quarterly revenue grew"]),
+    )
+    .unwrap();
     let cfg = state.join("ferroclaw.json");
     std::fs::write(
         &cfg,
@@ -180,4 +188,58 @@ fn main() {
             p50 - base
         );
     }
+    let (p50, p99) = ask_user_round_trip(&addr, n);
+    println!(
+        "  {:<40} p50 {p50:>8.0}  p99 {p99:>8.0}  over read {:>+8.0}",
+        "ask_user answered by an operator (WS)",
+        p50 - base
+    );
+}
+
+/// `ask_user` `n` times, each answered by an operator client as soon as it
+/// hears the question: p50 and p99 of call-to-answer (µs).
+fn ask_user_round_trip(addr: &str, n: usize) -> (f64, f64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut times = rt.block_on(async {
+        let mut op = support::Client::connect(&format!("ws://{addr}/")).await;
+        let hello = op
+            .handshake(support::connect_params(
+                "cli",
+                "cli",
+                &["operator.admin"],
+                Some(TOKEN),
+            ))
+            .await;
+        assert_eq!(hello["ok"], true, "{hello}");
+        let args = json!({"questions": [{"id": "pick", "header": "Pick", "question": "Which?",
+            "options": [{"label": "A"}, {"label": "B"}]}]});
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (a, args) = (addr.to_string(), args.clone());
+            let t = Instant::now();
+            let call = std::thread::spawn(move || {
+                let mut conn = std::net::TcpStream::connect(&a).unwrap();
+                conn.set_nodelay(true).unwrap();
+                let body = json!({"tool": "ask_user", "args": args});
+                invoke::invoke(&mut conn, &a, TOKEN, &body)
+            });
+            let asked = op.event("question.requested").await;
+            let id = asked["payload"]["id"].clone();
+            let r = op
+                .call(
+                    "question.resolve",
+                    json!({"id": id, "answers": {"answers": {"pick": ["B"]}}}),
+                )
+                .await;
+            assert_eq!(r["ok"], true, "{r}");
+            let answer = call.join().unwrap();
+            times.push(t.elapsed());
+            assert_eq!(answer["ok"], true, "{answer}");
+        }
+        times
+    });
+    (pct(&mut times, 0.5), pct(&mut times, 0.99))
 }
