@@ -195,7 +195,7 @@ async fn show_in_chat(
     msg: &ExecuteTool,
     id: &str,
     asked: &[Question],
-) -> Result<(), String> {
+) -> Result<(), ToolError> {
     let Some(route) = &msg.origin else {
         return Ok(());
     };
@@ -214,9 +214,9 @@ async fn show_in_chat(
             buttons: questions::buttons(id, asked),
         })
         .await
-        .map_err(|_| "the channels are stopping".to_string())?
+        .map_err(|_| ToolError::Undelivered("the channels are stopping".into()))?
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| ToolError::Undelivered(e.to_string()))
 }
 
 /// OpenClaw's result text: `header: answers` lines and the payload, or

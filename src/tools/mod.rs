@@ -34,6 +34,9 @@ pub(crate) enum ToolError {
     Invalid(String),
     #[error("{0}")]
     Unsupported(String),
+    /// What the tool had to show could not be delivered.
+    #[error("{0}")]
+    Undelivered(String),
 }
 
 pub struct GatewayTools {

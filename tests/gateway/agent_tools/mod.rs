@@ -8,6 +8,7 @@ mod automations;
 mod gateway;
 mod media;
 mod message;
+mod message_crash;
 mod schemas;
 mod sessions;
 mod turn_end;
