@@ -257,13 +257,7 @@ fn result(asked: &[Question], outcome: &Outcome) -> ToolOutcome {
             json!({ "status": "no_answer" })
         ),
     };
-    ToolOutcome {
-        text,
-        is_error: false,
-        blocked: false,
-        images: Vec::new(),
-        ends_turn: None,
-    }
+    ToolOutcome::ok(text)
 }
 
 #[cfg(test)]

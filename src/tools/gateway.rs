@@ -54,30 +54,20 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
         "restart" => {
             let note = text(args, "note").unwrap_or("restart requested");
             match request_restart(state, msg, note, delay(args)) {
-                Ok(()) => ToolOutcome {
-                    text: json!({ "ok": true, "restarting": true, "note": note }).to_string(),
-                    is_error: false,
-                    blocked: false,
-                    images: Vec::new(),
-                    ends_turn: None,
-                },
+                Ok(()) => ToolOutcome::ok(json!({ "ok": true, "restarting": true, "note": note }).to_string()),
                 Err(why) => fail(format!("gateway: restart is unsupported here: {why}")),
             }
         }
-        "update.status" => ToolOutcome {
-            // ferroclaw is updated by the package or binary it came from;
-            // it does not check for updates itself.
-            text: json!({
+        // ferroclaw is updated by the package or binary it came from; it
+        // does not check for updates itself.
+        "update.status" => ToolOutcome::ok(
+            json!({
                 "version": crate::VERSION,
                 "updateAvailable": null,
                 "selfUpdate": "unsupported: ferroclaw updates through the package or binary it was installed from",
             })
             .to_string(),
-            is_error: false,
-            blocked: false,
-            images: Vec::new(),
-            ends_turn: None,
-        },
+        ),
         other => fail(format!(
             "gateway: unknown action {other:?} (config.get, config.schema.lookup, config.patch, config.apply, restart, update.status)"
         )),
@@ -112,13 +102,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
             .as_object()
             .map(|o| o.keys().collect())
             .unwrap_or_default();
-        return ToolOutcome {
-            text: json!({ "keys": keys, "hint": "config.schema.lookup with path (e.g. tools.web.search) for one section" }).to_string(),
-            is_error: false,
-            blocked: false,
-            images: Vec::new(),
-            ends_turn: None,
-        };
+        return ToolOutcome::ok(json!({ "keys": keys, "hint": "config.schema.lookup with path (e.g. tools.web.search) for one section" }).to_string());
     };
     for part in path.split('.').filter(|p| !p.is_empty()) {
         let here = resolve(&node);
@@ -129,13 +113,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
         match next {
             Some(n) => node = n,
             None => {
-                return ToolOutcome {
-                    text: json!({ "path": path, "schema": null, "note": "not a typed key: ferroclaw keeps it as written (OpenClaw's key, free-form here)" }).to_string(),
-                    is_error: false,
-                    blocked: false,
-                    images: Vec::new(),
-                    ends_turn: None,
-                }
+                return ToolOutcome::ok(json!({ "path": path, "schema": null, "note": "not a typed key: ferroclaw keeps it as written (OpenClaw's key, free-form here)" }).to_string())
             }
         }
     }
@@ -148,13 +126,7 @@ fn schema_lookup(path: Option<&str>) -> ToolOutcome {
             }
         }
     }
-    ToolOutcome {
-        text: json!({ "path": path, "schema": shown }).to_string(),
-        is_error: false,
-        blocked: false,
-        images: Vec::new(),
-        ends_turn: None,
-    }
+    ToolOutcome::ok(json!({ "path": path, "schema": shown }).to_string())
 }
 
 /// Records the note for the next start and asks the process to restart.

@@ -114,13 +114,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
         }
         answers.push(out.text);
     }
-    ToolOutcome {
-        text: format!("[{}]", answers.join(",")),
-        is_error: false,
-        blocked: false,
-        images: Vec::new(),
-        ends_turn: None,
-    }
+    ToolOutcome::ok(format!("[{}]", answers.join(",")))
 }
 
 /// One action on one route.
@@ -208,13 +202,7 @@ async fn one(
         }
     };
     if args.get("dryRun").and_then(Value::as_bool) == Some(true) {
-        return ToolOutcome {
-            text: json!({ "ok": true, "dryRun": true, "channel": r.channel, "action": method_action, "params": params }).to_string(),
-            is_error: false,
-            blocked: false,
-            images: Vec::new(),
-            ends_turn: None,
-        };
+        return ToolOutcome::ok(json!({ "ok": true, "dryRun": true, "channel": r.channel, "action": method_action, "params": params }).to_string());
     }
     let key = match &msg.run_id {
         Some(run) => tool_send_key(run.as_str(), &format!("{}.{i}", msg.call.id)),

@@ -54,42 +54,18 @@ impl Actor for GatewayTools {
 }
 
 fn fail(text: impl Into<String>) -> ToolOutcome {
-    ToolOutcome {
-        text: text.into(),
-        is_error: true,
-        blocked: false,
-        images: Vec::new(),
-        ends_turn: None,
-    }
+    ToolOutcome::error(text)
 }
 
 fn refused(text: impl Into<String>) -> ToolOutcome {
-    ToolOutcome {
-        text: text.into(),
-        is_error: true,
-        blocked: true,
-        images: Vec::new(),
-        ends_turn: None,
-    }
+    ToolOutcome::refused(text)
 }
 
 /// A method's answer as the tool's result: its JSON, or its error message.
 fn answer(tool: &str, r: MethodResult) -> ToolOutcome {
     match r {
-        Ok(Payload::Json(v)) => ToolOutcome {
-            text: v.to_string(),
-            is_error: false,
-            blocked: false,
-            images: Vec::new(),
-            ends_turn: None,
-        },
-        Ok(Payload::Raw(raw)) => ToolOutcome {
-            text: raw.get().to_string(),
-            is_error: false,
-            blocked: false,
-            images: Vec::new(),
-            ends_turn: None,
-        },
+        Ok(Payload::Json(v)) => ToolOutcome::ok(v.to_string()),
+        Ok(Payload::Raw(raw)) => ToolOutcome::ok(raw.get()),
         Err(e) => fail(format!("{tool}: {}", e.message)),
     }
 }

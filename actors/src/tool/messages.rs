@@ -94,3 +94,30 @@ pub struct ToolOutcome {
     /// no further model call.
     pub ends_turn: Option<String>,
 }
+
+impl ToolOutcome {
+    fn text(text: impl Into<String>, is_error: bool, blocked: bool) -> ToolOutcome {
+        ToolOutcome {
+            text: text.into(),
+            is_error,
+            blocked,
+            images: Vec::new(),
+            ends_turn: None,
+        }
+    }
+
+    /// A result.
+    pub fn ok(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome::text(text, false, false)
+    }
+
+    /// An error the model reads.
+    pub fn error(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome::text(text, true, false)
+    }
+
+    /// An error for a call refused before it ran (see `blocked`).
+    pub fn refused(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome::text(text, true, true)
+    }
+}

@@ -81,34 +81,16 @@ pub fn is_mcp(name: &str) -> bool {
 }
 
 pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {
-    ToolOutcome {
-        text: text.into(),
-        is_error: true,
-        blocked: false,
-        images: Vec::new(),
-        ends_turn: None,
-    }
+    ToolOutcome::error(text)
 }
 
 pub(crate) fn ok(text: impl Into<String>) -> ToolOutcome {
-    ToolOutcome {
-        text: text.into(),
-        is_error: false,
-        blocked: false,
-        images: Vec::new(),
-        ends_turn: None,
-    }
+    ToolOutcome::ok(text)
 }
 
 /// An error result for a call refused before it ran (see `ToolOutcome::blocked`).
 pub(crate) fn blocked(text: impl Into<String>) -> ToolOutcome {
-    ToolOutcome {
-        text: text.into(),
-        is_error: true,
-        blocked: true,
-        images: Vec::new(),
-        ends_turn: None,
-    }
+    ToolOutcome::refused(text)
 }
 
 /// A string argument, or the error result naming it.
