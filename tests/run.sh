@@ -35,4 +35,8 @@ if ! command -v systemd-analyze >/dev/null 2>&1; then
   echo "tests: installing systemd (systemd-analyze verify, the daemon test)" >&2
   apt-get update -qq && apt-get install -y -qq systemd >/dev/null
 fi
+# Most integration tests wait on child processes, browsers and sockets, not
+# the CPU: on 2 cores, 4 at a time took the suite from 520 s to 394 s with
+# the same 505 tests (RUST_TEST_THREADS overrides it).
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"
 cargo test --workspace "$@"
