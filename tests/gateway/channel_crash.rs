@@ -146,6 +146,16 @@ pub async fn quiet(mut state: impl FnMut() -> (usize, usize), mut settled: impl 
     }
 }
 
+/// Every chunk the outbox holds.
+pub fn outbox_items(store: &Store) -> Vec<OutboxItem> {
+    store
+        .scan::<OutboxItem>(Tree::Outbox, "")
+        .unwrap()
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect()
+}
+
 /// The checks; returns each pushed message's outcome.
 pub fn check(
     dir: &std::path::Path,
@@ -161,12 +171,7 @@ pub fn check(
         waiting.is_empty(),
         "messages never handed over: {waiting:?}"
     );
-    let chunks: Vec<OutboxItem> = store
-        .scan::<OutboxItem>(Tree::Outbox, "")
-        .unwrap()
-        .into_iter()
-        .map(|(_, c)| c)
-        .collect();
+    let chunks = outbox_items(&store);
     // Each sent chunk is exactly one platform message with its text (the
     // final chunk of a partial stream edits the preview's message).
     let mut by_id: HashMap<String, usize> = HashMap::new();

@@ -8,12 +8,12 @@
 //! reply quotes the result) is there once (or its send had no answer);
 //! and every message after the last restart got its note and its reply.
 
-use ferroclaw_actors::channels::ledger::{OutState, OutboxItem};
-use ferroclaw_actors::store::{Store, Tree};
+use ferroclaw_actors::channels::ledger::OutState;
+use ferroclaw_actors::store::Store;
 use serde_json::json;
 
 use super::super::channel_crash::{
-    after_last_crash, check, drive, quiet, schedule, Landed, Pushed,
+    after_last_crash, check, drive, outbox_items, quiet, schedule, Landed, Pushed,
 };
 use super::*;
 use crate::support::process::{sigkill, spawn_gateway, Gateway};
@@ -82,13 +82,7 @@ async fn sigkill_under_load_never_sends_a_tool_message_twice() {
         .collect();
     // The outbox's own invariants (replies are checked here, below).
     check(dir.path(), "telegram", &landed, &[]);
-    let store = Store::open(dir.path()).unwrap();
-    let chunks: Vec<OutboxItem> = store
-        .scan::<OutboxItem>(Tree::Outbox, "")
-        .unwrap()
-        .into_iter()
-        .map(|(_, c)| c)
-        .collect();
+    let chunks = outbox_items(&Store::open(dir.path()).unwrap());
     let replies: Vec<String> = tg.sent_to(OWNER).into_iter().map(|s| s.text).collect();
     let tail = after_last_crash(&steps);
     let mut told = 0;
