@@ -200,7 +200,8 @@ impl Handler<SweepMedia> for MediaStore {
     fn handle(&mut self, _: SweepMedia, _: &mut Context<Self>) -> Self::Result {
         let (dir, ttl, cap) = (self.dir.clone(), self.ttl, self.max_total);
         let sweep = blocking(move || Ok(sweep(&dir, ttl, cap, crate::now_ms())));
-        // Waits: no write lands in the middle of a sweep.
+        // Spawned beside the writes in flight: a sweep leaves young temp
+        // files alone (`store::entries`).
         Box::pin(sweep.into_actor(self).map(|r, act, _| {
             if let Ok(rep) = &r {
                 if rep.removed > 0 {
@@ -291,6 +292,32 @@ mod tests {
             .await
             .unwrap();
         assert!(matches!(bad, Err(MediaError::Unknown(_))));
+    }
+
+    #[test]
+    fn a_sweep_keeps_a_write_in_flight_and_drops_one_that_never_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let shard = dir.path().join("ab");
+        std::fs::create_dir_all(&shard).unwrap();
+        let young = shard.join(".abcd.01.tmp");
+        let old = shard.join(".abcd.02.tmp");
+        std::fs::write(&young, b"half").unwrap();
+        std::fs::write(&old, b"half").unwrap();
+        let two_hours = std::time::SystemTime::now() - Duration::from_secs(7200);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(two_hours)
+            .unwrap();
+        sweep(
+            dir.path(),
+            Duration::from_secs(3600),
+            u64::MAX,
+            crate::now_ms(),
+        );
+        assert!(young.exists(), "a write in flight is left alone");
+        assert!(!old.exists(), "a write that never finished is dropped");
     }
 
     #[test]

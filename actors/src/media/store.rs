@@ -196,6 +196,9 @@ pub(super) fn get(dir: &Path, id: &str, now: u64) -> Result<MediaRef, MediaError
     Ok(sidecar.media)
 }
 
+/// How old a temp file is before it counts as a write that never finished.
+const UNFINISHED_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Every stored file: (path, size, used at).
 pub(super) fn entries(dir: &Path) -> Vec<(PathBuf, u64, u64)> {
     let mut out = Vec::new();
@@ -210,8 +213,16 @@ pub(super) fn entries(dir: &Path) -> Vec<(PathBuf, u64, u64)> {
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with('.'))
         {
-            // A write that never finished.
-            let _ = std::fs::remove_file(p);
+            // A write that never finished: only an old one. A sweep runs
+            // beside the writes in flight, whose temp files are young.
+            let age = e
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|m| m.elapsed().ok());
+            if age.is_some_and(|a| a >= UNFINISHED_AFTER) {
+                let _ = std::fs::remove_file(p);
+            }
             continue;
         }
         let size = e.metadata().map(|m| m.len()).unwrap_or(0);
