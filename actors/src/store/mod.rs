@@ -250,15 +250,12 @@ impl Store {
             .write(true)
             .open(state_dir.join("ferroclaw.lock"))
             .map_err(io)?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(StoreError::AlreadyInUse {
-                    dir: state_dir.to_path_buf(),
-                })
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
-        }
+        take_lock(&lock, state_dir).map_err(|e| match e {
+            None => StoreError::AlreadyInUse {
+                dir: state_dir.to_path_buf(),
+            },
+            Some(e) => io(e),
+        })?;
         let db = open_sled(&state_dir.join("store"))?;
         // sled creates its files with the process's umask: made private
         // here (the state dir around them is 0700 from its creation).
@@ -580,6 +577,29 @@ pub fn in_use(state_dir: &Path) -> bool {
 /// so a refused sled file lock can only be a dropped `Db` of this process
 /// whose background threads have not let go yet (sled's own tests block on
 /// the same race). It is retried for up to five seconds.
+/// Takes the state dir's lock (`Err(None)`: another holder kept it).
+/// A process that forks (a tool, a channel's helper) lends the child its
+/// descriptors until the child execs, and a lock on a descriptor lives
+/// while any copy is open: a lock this process just let go can look held
+/// for that moment, so a holder is asked again for a quarter second before
+/// it counts (a second gateway still fails at once, by human measure).
+fn take_lock(lock: &File, state_dir: &Path) -> Result<(), Option<std::io::Error>> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(250);
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                tracing::debug!(dir = %state_dir.display(), "state dir lock held");
+                return Err(None);
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Some(e)),
+        }
+    }
+}
+
 fn open_sled(path: &Path) -> Result<sled::Db, StoreError> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {
@@ -635,159 +655,4 @@ fn decode<T: DeserializeOwned>(tree: Tree, key: &str, bytes: &[u8]) -> Result<T,
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Group commit: flushes waiting together share one sled flush, a
-    /// flush with nothing new written costs none, and a write after a
-    /// flush is flushed again (and survives a reopen).
-    #[actix::test]
-    async fn concurrent_flushes_share_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let stats = store.stats();
-        for i in 0..20 {
-            store.put(Tree::Meta, &format!("k{i}"), &i).unwrap();
-        }
-        let waits: Vec<_> = (0..20).map(|_| store.flush()).collect();
-        for r in futures_util::future::join_all(waits).await {
-            r.unwrap();
-        }
-        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        assert_eq!(n(&stats.flushes), 1);
-        assert_eq!(n(&stats.flushes_shared), 19);
-        store.flush().await.unwrap();
-        assert_eq!(n(&stats.flushes), 1, "nothing new: no flush");
-        store.put(Tree::Meta, "late", &1).unwrap();
-        store.flush().await.unwrap();
-        assert_eq!(n(&stats.flushes), 2, "a later write is flushed");
-        drop(store);
-        let store = Store::open(dir.path()).unwrap();
-        assert_eq!(store.get::<i32>(Tree::Meta, "late").unwrap(), Some(1));
-        assert_eq!(store.get::<i32>(Tree::Meta, "k19").unwrap(), Some(19));
-    }
-
-    #[test]
-    fn values_round_trip_with_version_envelope() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        store.put(Tree::Meta, "k", &vec![1, 2, 3]).unwrap();
-        let got: Option<Vec<u32>> = store.get(Tree::Meta, "k").unwrap();
-        assert_eq!(got, Some(vec![1, 2, 3]));
-        let raw = store.tree(Tree::Meta).get("k").unwrap().unwrap();
-        assert_eq!(&raw[..], br#"{"v":1,"data":[1,2,3]}"#);
-        assert!(store.remove(Tree::Meta, "k").unwrap());
-        assert!(!store.remove(Tree::Meta, "k").unwrap());
-    }
-
-    #[test]
-    fn second_open_of_same_dir_is_refused_not_hung() {
-        let dir = tempfile::tempdir().unwrap();
-        let _first = Store::open(dir.path()).unwrap();
-        let second = Store::open(dir.path());
-        assert!(matches!(second, Err(StoreError::AlreadyInUse { .. })));
-    }
-
-    #[test]
-    fn a_store_reopens_at_once_after_it_is_dropped() {
-        // sled's background threads may still hold its file lock for a
-        // moment after a drop; a restart in the same process must wait
-        // that out, never fail.
-        let dir = tempfile::tempdir().unwrap();
-        for round in 0..40u32 {
-            let store = Store::open(dir.path()).unwrap();
-            store.put(Tree::Meta, &format!("k{round}"), &round).unwrap();
-            store.inner.db.flush().unwrap();
-        }
-        let store = Store::open(dir.path()).unwrap();
-        let last: Option<u32> = store.get(Tree::Meta, "k39").unwrap();
-        assert_eq!(last, Some(39));
-    }
-
-    #[test]
-    fn newer_value_versions_are_reported_not_misread() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        store
-            .tree(Tree::Meta)
-            .insert("k", &br#"{"v":99,"data":1}"#[..])
-            .unwrap();
-        let got: Result<Option<u32>, _> = store.get(Tree::Meta, "k");
-        assert!(matches!(got, Err(StoreError::TooNew { found: 99, .. })));
-    }
-
-    #[test]
-    fn pages_cover_a_prefix_once_in_order_within_the_byte_budget() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        for i in 0..25 {
-            store
-                .put(Tree::Meta, &format!("p:{i:02}"), &"x".repeat(90))
-                .unwrap();
-        }
-        store.put(Tree::Meta, "q:00", &"other").unwrap();
-        let (mut seen, mut after, mut pages) = (Vec::new(), None::<String>, 0);
-        loop {
-            let (page, next): (Vec<(String, String)>, _) = store
-                .scan_page(Tree::Meta, "p:", after.as_deref(), 500)
-                .unwrap();
-            // 107 stored bytes each (the 90-char value in its envelope): 4 fit in 500.
-            assert!(!page.is_empty() && page.len() <= 4, "{}", page.len());
-            seen.extend(page.into_iter().map(|(k, _)| k));
-            pages += 1;
-            match next {
-                Some(k) => after = Some(k),
-                None => break,
-            }
-        }
-        let want: Vec<String> = (0..25).map(|i| format!("p:{i:02}")).collect();
-        assert_eq!(seen, want);
-        assert_eq!(pages, 7);
-        let (one, next): (Vec<(String, String)>, _) =
-            store.scan_page(Tree::Meta, "p:", None, 1).unwrap();
-        assert_eq!(
-            (one.len(), next.as_deref()),
-            (1, Some("p:00")),
-            "one entry even over budget"
-        );
-    }
-
-    #[test]
-    fn a_commit_writes_and_removes_across_trees_together() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        store.put(Tree::Sessions, "old", &1).unwrap();
-        store
-            .commit(&[
-                (
-                    Tree::Sessions,
-                    "new".into(),
-                    Some(serde_json::json!({"a": 1})),
-                ),
-                (
-                    Tree::Transcripts,
-                    "s\0x".into(),
-                    Some(serde_json::json!("line")),
-                ),
-                (Tree::Sessions, "old".into(), None),
-            ])
-            .unwrap();
-        let new: Option<serde_json::Value> = store.get(Tree::Sessions, "new").unwrap();
-        assert_eq!(new, Some(serde_json::json!({"a": 1})));
-        let line: Option<String> = store.get(Tree::Transcripts, "s\0x").unwrap();
-        assert_eq!(line.as_deref(), Some("line"));
-        assert_eq!(store.get::<u32>(Tree::Sessions, "old").unwrap(), None);
-    }
-
-    #[test]
-    fn scan_returns_prefix_matches_in_key_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        for k in ["b:2", "a:1", "b:1"] {
-            store.put(Tree::Meta, k, &k).unwrap();
-        }
-        let got: Vec<(String, String)> = store.scan(Tree::Meta, "b:").unwrap();
-        let keys: Vec<_> = got.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, ["b:1", "b:2"]);
-    }
-}
+mod tests;
