@@ -15,9 +15,14 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                if p.file_name().is_some_and(|n| n == "node_modules") {
+            let e = e.unwrap();
+            let p = e.path();
+            // Installed packages (node_modules, .venv; links into the tests'
+            // cache) hold no code of ours.
+            if e.file_type().unwrap().is_dir() {
+                if p.file_name()
+                    .is_some_and(|n| n == "node_modules" || n == ".venv")
+                {
                     continue;
                 }
                 stack.push(p);
