@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { watch } from "./settle.mjs";
 
 const [base, token, artifacts] = process.argv.slice(2);
 if (!base || !token || !artifacts) {
@@ -59,6 +60,7 @@ try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   page = await context.newPage();
+  const { mark, settled } = watch(page, WAIT.timeout);
   page.on("pageerror", (e) => consoleErrors.push(`pageerror: ${e.message}`));
   page.on("console", (m) => {
     if (m.type() === "error") consoleErrors.push(`console: ${m.text()}`);
@@ -175,9 +177,11 @@ try {
   seen.models = await page.$$eval("#model option", (o) => o.map((x) => x.value));
   assert.ok(seen.models.includes("offline/echo"), seen.models.join(","));
   assert.equal(await page.inputValue("#model"), "offline/echo");
+  const chosen = mark();
   await page.selectOption("#thinking", "high");
   await page.waitForFunction(() => document.querySelector("#conn")?.dataset.state === "connected");
-  await page.waitForTimeout(300);
+  // The choice is saved (sessions.patch answered) before the next step.
+  await settled(chosen);
 
   step = "exec approvals: a card asks, Allow once runs the command, Deny refuses it";
   // The Rust test set execAsk=always on this session before the page loaded.

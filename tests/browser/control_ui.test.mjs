@@ -13,6 +13,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { watch } from "./settle.mjs";
 
 const [base, token, artifacts] = process.argv.slice(2);
 if (!base || !token || !artifacts) {
@@ -22,8 +23,6 @@ if (!base || !token || !artifacts) {
 mkdirSync(artifacts, { recursive: true });
 
 const WAIT = { timeout: 20_000 };
-/** Time a page is left alone to make (and repeat) its requests. */
-const SETTLE_MS = 3_000;
 const PAGES = [
   ["sessions", "/sessions"],
   ["agents", "/agents"],
@@ -90,6 +89,7 @@ async function readErrors(name) {
 try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
+  const { settled, mark } = watch(page, WAIT.timeout);
   page.on("console", (m) => {
     if (m.type() === "error") seen.consoleErrors.push(`[${current}] ${m.text().slice(0, 300)}`);
   });
@@ -126,11 +126,12 @@ try {
 
   step = "chat to a finished turn";
   const text = "hello from the control ui";
+  const asked = mark();
   await composer.fill(text);
   await composer.press("Enter");
   await page.getByText(`You said: ${text}`).first().waitFor(WAIT);
   await page.locator(".agent-chat__run-status-announcement", { hasText: "Done" }).waitFor({ state: "attached", ...WAIT });
-  await page.waitForTimeout(SETTLE_MS);
+  await settled(asked);
   // Rendered text only (the screen-reader announcement repeats the last message).
   const visible = (t) => page.locator(".chat-thread :not(.sr-only)").getByText(t, { exact: true }).locator("visible=true").count();
   seen.chat = {
@@ -146,9 +147,9 @@ try {
     step = `open the ${name} page`;
     current = name;
     record(name);
+    const before = mark();
     await page.goto(`${base}${path}`);
-    await page.waitForLoadState("domcontentloaded");
-    await page.waitForTimeout(SETTLE_MS);
+    await settled(before);
     if (name === "sessions") {
       const row = page.getByText("agent:main:main").first();
       await row.waitFor(WAIT);

@@ -11,6 +11,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { watch } from "./settle.mjs";
 
 const [base, token, artifacts] = process.argv.slice(2);
 if (!base || !token || !artifacts) {
@@ -19,7 +20,6 @@ if (!base || !token || !artifacts) {
 }
 mkdirSync(artifacts, { recursive: true });
 const WAIT = { timeout: 20_000 };
-const SETTLE_MS = 2_000;
 const seen = { pages: {}, raw: null, saved: null, failedCalls: [] };
 let step = "launch";
 const browser = await chromium.launch({
@@ -31,6 +31,7 @@ let page;
 try {
   page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
   const pending = new Map();
+  const { frames, settled, mark } = watch(page, WAIT.timeout);
   let saveAnswer = null;
   page.on("websocket", (ws) => {
     ws.on("framesent", (f) => {
@@ -59,8 +60,9 @@ try {
   const links = await page.evaluate(() => [...new Set([...document.querySelectorAll("a[href]")]
     .map((a) => a.getAttribute("href")).filter((h) => h && h.startsWith("/settings/")))]);
   for (const href of links) {
+    const before = mark();
     await page.goto(`${base}${href}`);
-    await page.waitForTimeout(SETTLE_MS);
+    await settled(before);
     seen.pages[href] = await page.evaluate(() => document.body.innerText + "\n" +
       [...document.querySelectorAll("input, textarea")].map((e) => e.value).join("\n"));
   }
@@ -78,7 +80,7 @@ try {
   await editor.fill(seen.raw.replace(/"dmPolicy":\s*"pairing"/, '"dmPolicy": "allowlist"'));
   await page.getByRole("button", { name: "Save", exact: true }).click(WAIT);
   const deadline = Date.now() + 20_000;
-  while (!saveAnswer && Date.now() < deadline) await page.waitForTimeout(100);
+  while (!saveAnswer && Date.now() < deadline) await frames();
   seen.saved = saveAnswer;
   await page.screenshot({ path: join(artifacts, "saved.png") });
 } catch (e) {

@@ -11,6 +11,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { watch } from "./settle.mjs";
 
 const [base, token, artifacts] = process.argv.slice(2);
 if (!base || !token || !artifacts) {
@@ -31,6 +32,7 @@ let page;
 try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
+  const { mark, settled } = watch(page, WAIT.timeout);
   page.on("console", (m) => {
     if (m.type() === "error") seen.consoleErrors.push(m.text().slice(0, 300));
   });
@@ -44,6 +46,7 @@ try {
   });
 
   step = "sign in with the token: the main session's history shows";
+  const opened = mark();
   await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
   await page.getByPlaceholder(/^Message/).waitFor(WAIT);
   await page.getByText("here is the picture and the invoice").first().waitFor(WAIT);
@@ -54,7 +57,7 @@ try {
   seen.images = await page.evaluate(() => [...document.querySelectorAll(".chat-thread img")]
     .map((i) => ({ src: new URL(i.src).pathname + new URL(i.src).search, width: i.naturalWidth, height: i.naturalHeight })));
   step = "the PDF is offered";
-  await page.waitForTimeout(1_500);
+  await settled(opened);
   seen.links = await page.evaluate(() => [...document.querySelectorAll(".chat-thread a[href], .chat-thread [data-url]")]
     .map((a) => ({ href: a.getAttribute("href") || a.getAttribute("data-url"), text: (a.textContent || "").trim().slice(0, 80) })));
   seen.threadText = await page.evaluate(() => (document.querySelector(".chat-thread")?.innerText || "").slice(0, 2000));

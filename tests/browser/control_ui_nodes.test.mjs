@@ -21,7 +21,7 @@ mkdirSync(artifacts, { recursive: true });
 const WAIT = { timeout: 20_000 };
 const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], approveAnswered: null };
 let step = "launch";
-const { browser, context, page } = await openRecorded(seen, {
+const { browser, context, page, frames, mark, settled } = await openRecorded(seen, {
   onAnswer: (method, j) => { if (method === "node.pair.approve") seen.approveAnswered = j.ok; },
 });
 try {
@@ -30,16 +30,17 @@ try {
   await page.getByPlaceholder(/^Message/).waitFor(WAIT);
 
   step = "open the nodes page and find the node";
+  const opened = mark();
   await page.goto(`${base}/nodes`);
   await page.getByText(nodeName).first().waitFor(WAIT);
-  await page.waitForTimeout(1500);
+  await settled(opened);
   seen.before = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
   await page.screenshot({ path: join(artifacts, "01-pending.png"), fullPage: true });
 
   step = "open the node's menu";
   // The row's "approval needed" badge, then the row's menu button after it.
   await page.getByText("approval needed").first().locator("xpath=following::button[1]").click();
-  await page.waitForTimeout(500);
+  await page.getByRole("menuitem").first().waitFor(WAIT);
   seen.menu = await page.evaluate(() =>
     [...document.querySelectorAll("[role=menuitem],[role=menu] button")].map((e) => (e.textContent || "").trim()));
   await page.screenshot({ path: join(artifacts, "02-menu.png"), fullPage: true });
@@ -47,12 +48,14 @@ try {
   step = "approve it from the page";
   const approve = page.getByRole("menuitem", { name: /approve/i }).first();
   await approve.waitFor(WAIT);
+  const approving = mark();
   await approve.click();
   const confirm = page.getByRole("dialog").getByRole("button", { name: /approve/i });
   if (await confirm.count()) await confirm.first().click();
   const deadline = Date.now() + 20_000;
-  while (seen.approveAnswered === null && Date.now() < deadline) await page.waitForTimeout(200);
-  await page.waitForTimeout(2000);
+  while (seen.approveAnswered === null && Date.now() < deadline) await frames();
+  // The page reloads its lists after the answer: read it once they came.
+  await settled(approving);
   seen.after = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
   await page.screenshot({ path: join(artifacts, "03-approved.png"), fullPage: true });
   await context.close();

@@ -20,7 +20,7 @@ mkdirSync(artifacts, { recursive: true });
 const WAIT = { timeout: 20_000 };
 const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], resolveSent: null, resolveAnswered: null, buttons: [] };
 let step = "launch";
-const { browser, context, page } = await openRecorded(seen, {
+const { browser, context, page, frames, mark, settled } = await openRecorded(seen, {
   onRequest: (j) => { if (j.method === "question.resolve") seen.resolveSent = j.params; },
   onAnswer: (method, j) => { if (method === "question.resolve") seen.resolveAnswered = j.ok; },
 });
@@ -29,7 +29,7 @@ try {
   await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
   await page.locator(`text=${question} >> visible=true`).first().waitFor(WAIT);
   await page.getByRole("button", { name: /^submit$/i }).first().waitFor(WAIT);
-  await page.waitForTimeout(500);
+  await frames();
   seen.before = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
   seen.buttons = await page.evaluate(() =>
     [...document.querySelectorAll("button,[role=radio],[role=option],label")]
@@ -38,16 +38,18 @@ try {
 
   step = "choose the option";
   // Inside the question panel (the user's own message names the option too).
+  const answering = mark();
   await page.locator(".chat-question-panel").getByText(option, { exact: true }).first().click();
-  await page.waitForTimeout(500);
+  // A single choice may submit itself: a few frames tell.
+  for (let i = 0; i < 5 && seen.resolveSent === null; i++) await frames();
   await page.screenshot({ path: join(artifacts, "02-chosen.png"), fullPage: true });
   if (seen.resolveSent === null) {
     step = "submit the answer";
     await page.getByRole("button", { name: /^submit$/i }).first().click();
   }
   const deadline = Date.now() + 20_000;
-  while (seen.resolveAnswered === null && Date.now() < deadline) await page.waitForTimeout(200);
-  await page.waitForTimeout(1500);
+  while (seen.resolveAnswered === null && Date.now() < deadline) await frames();
+  await settled(answering);
   seen.after = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
   await page.screenshot({ path: join(artifacts, "03-answered.png"), fullPage: true });
   await context.close();

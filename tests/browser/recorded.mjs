@@ -2,9 +2,11 @@
 // WebSocket calls are recorded into `seen`: each request method counted
 // (`seen.requests`), each failed answer kept (`seen.failedCalls`), console
 // errors and page errors too. `onRequest(frame)` sees each request,
-// `onAnswer(method, frame)` each answer.
+// `onAnswer(method, frame)` each answer. Also returns `settle.mjs`'s
+// `frames`, `mark` and `settled` for the page.
 
 import { chromium } from "playwright-core";
+import { watch } from "./settle.mjs";
 
 export async function openRecorded(seen, { onRequest, onAnswer } = {}) {
   const browser = await chromium.launch({
@@ -15,6 +17,7 @@ export async function openRecorded(seen, { onRequest, onAnswer } = {}) {
   const page = await context.newPage();
   page.on("console", (m) => { if (m.type() === "error") seen.consoleErrors.push(m.text().slice(0, 300)); });
   page.on("pageerror", (e) => seen.pageErrors.push(e.message.slice(0, 300)));
+  const settle = watch(page);
   const pending = new Map();
   page.on("websocket", (ws) => {
     ws.on("framesent", (f) => {
@@ -32,5 +35,5 @@ export async function openRecorded(seen, { onRequest, onAnswer } = {}) {
       if (j.ok === false) seen.failedCalls.push(`${method}: ${j.error?.code} ${j.error?.message}`);
     });
   });
-  return { browser, context, page };
+  return { browser, context, page, ...settle };
 }
