@@ -113,6 +113,18 @@ impl Harness {
         }
     }
 
+    /// Waits for the chat event of `run` in `state` (terminal events on the
+    /// way counted).
+    async fn until_chat(&mut self, run: &str, state: &str) {
+        loop {
+            let ev = self.c.event("chat").await;
+            self.count_end(&ev);
+            if ev["payload"]["runId"] == run && ev["payload"]["state"] == state {
+                return;
+            }
+        }
+    }
+
     fn count_end(&mut self, ev: &Value) {
         let p = &ev["payload"];
         if matches!(p["state"].as_str(), Some("final" | "error" | "aborted")) {
@@ -296,23 +308,22 @@ async fn sigkill_at_random_points_never_loses_reorders_or_repeats_an_acknowledge
 
 #[tokio::test]
 async fn the_adversarial_sequence_with_a_sigkill_loses_nothing() {
-    // A runs; B is queued 0.2 s later; C comes when A's final does (B still
-    // waits out its debounce); SIGKILL 1 s later. B was lost before.
+    // A runs; B is queued while it does; C comes when A's final does and
+    // joins B's collected run (the 3 s debounce outlasts A's run whatever
+    // the load, so it joins by construction); SIGKILL while that run
+    // streams. B was lost before.
     let mut h = Harness::start().await;
+    h.send("/queue collect debounce:3s".into(), None).await;
     h.send("@delay 100\n@tokens 8".into(), Some("A".into()))
         .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let a = h.acked[0].run_id.clone();
+    h.until_chat(&a, "delta").await;
     h.send("mkBx".into(), Some("mkBx".into())).await;
-    loop {
-        let ev = h.c.event("chat").await;
-        h.count_end(&ev);
-        if ev["payload"]["runId"] == "m1" && ev["payload"]["state"] == "final" {
-            break;
-        }
-    }
+    h.until_chat(&a, "final").await;
     h.send("mkCx\n@delay 200\n@tokens 20".into(), Some("mkCx".into()))
         .await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    let b = h.acked[1].run_id.clone();
+    h.until_chat(&b, "delta").await;
     h.step(&Op::Crash).await;
     let status = h.settle().await;
     let b = &h.acked[1];

@@ -12,6 +12,7 @@ pub mod fake_signal;
 pub mod fake_slack;
 pub mod fake_telegram;
 pub mod fake_whatsapp;
+pub mod ledger;
 pub mod node_host;
 pub mod pdf;
 pub mod process;

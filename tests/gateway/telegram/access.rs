@@ -1,8 +1,6 @@
 //! Who may talk and run commands: pairing (methods and CLI), groups and
 //! mentions, exec for strangers and the shipped exec default.
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use super::*;
@@ -31,7 +29,7 @@ async fn strangers_pair_with_a_code_an_operator_approves() {
         "the code listed is the one the stranger got"
     );
     // Nothing reached the agent, and the second message got no second code.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_settled(gw.store(), "telegram/default/99/2").await;
     assert_eq!(fake.sent_to(99).len(), 1, "{:?}", fake.sent());
     let wrong = c
         .call(
@@ -115,7 +113,7 @@ async fn groups_answer_mentions_only_and_topics_are_their_own_sessions() {
     fake.group(-2002, 42, 2, "wrong group", true, None);
     fake.group(-1001, 42, 3, "in the topic", true, Some(7));
     assert!(fake.until(LONG, |f| !f.sent_to(-1001).is_empty()).await);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_settled(gw.store(), "telegram/default/-1001/3").await;
     let sent = fake.sent_to(-1001);
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].text, "You said: User42: in the topic");
@@ -165,9 +163,11 @@ async fn a_stranger_on_an_open_channel_never_runs_a_command_on_the_host() {
         "{:?}",
         fake.sent_to(42)
     );
-    // And a stranger's message is never steered into the owner's run.
+    // And a stranger's message is never steered into the owner's run
+    // (under way: its reply is owed, and no other is).
+    crate::support::ledger::until_settled(gw.store(), "telegram/default/42/2").await;
     fake.dm(42, 3, "@delay 100\nslow owner words to stream here");
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    crate::support::ledger::until_owed(gw.store()).await;
     fake.dm(666, 4, "@tool exec {\"command\":\"touch steered-in\"}");
     assert!(
         fake.until(LONG, |f| f.sent_to(666).len() == 2).await,

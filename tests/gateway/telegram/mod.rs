@@ -39,6 +39,22 @@ pub fn answers(fake: &FakeTelegram, chat: i64, starts: &str) -> usize {
         .filter(|s| s.text.starts_with(starts))
         .count()
 }
+
+/// A barrier for "nothing more was sent to `user`": the allowed `user`
+/// says `barrier <message_id>` and its answer arrives. One chat's messages
+/// run in order in its session and its replies leave the outbox in order,
+/// so a reply owed to anything said there before would have come first.
+pub async fn barrier(fake: &FakeTelegram, user: i64, message_id: i64) {
+    let said = format!("barrier {message_id}");
+    fake.dm(user, message_id, &said);
+    let arrived = fake
+        .until(LONG, |f| {
+            f.sent_to(user).iter().any(|s| s.text.contains(&said))
+        })
+        .await;
+    assert!(arrived, "the barrier was never answered: {:?}", fake.sent());
+}
+
 pub fn pairing_gateway(fake: &FakeTelegram) -> TestGateway {
     TestGateway::with_config(telegram_config(
         fake,

@@ -262,11 +262,8 @@ async fn rapid_texts_are_debounced_into_one_turn_and_commands_go_at_once() {
     fake.dm(42, 2, "second part");
     fake.dm(42, 3, "third part");
     assert!(fake.until(LONG, |f| !f.sent_to(42).is_empty()).await);
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let sent = fake.sent_to(42);
-    assert_eq!(sent.len(), 1, "one turn: {sent:?}");
     assert_eq!(
-        sent[0].text,
+        fake.sent_to(42)[0].text,
         "You said: first part\nsecond part\nthird part"
     );
     // A command flushes what waits and runs alone, at once.
@@ -279,13 +276,17 @@ async fn rapid_texts_are_debounced_into_one_turn_and_commands_go_at_once() {
     );
     // The waiting text went on its own (not merged into the command); a
     // directive answers at once, so the two replies may come in either order.
+    // The barrier's answer comes after both: the three texts were one turn
+    // (no reply to any of them alone came), the command and the text two.
+    super::barrier(&fake, 42, 6).await;
     let texts: Vec<String> = fake.sent_to(42).iter().map(|s| s.text.clone()).collect();
+    assert_eq!(texts.len(), 4, "one turn each, three before: {texts:?}");
     assert!(
-        texts[1..].contains(&"You said: before the command".to_string()),
+        texts[1..3].contains(&"You said: before the command".to_string()),
         "{texts:?}"
     );
     assert!(
-        texts[1..].iter().any(|t| t.starts_with("Session ")),
+        texts[1..3].iter().any(|t| t.starts_with("Session ")),
         "{texts:?}"
     );
 }
@@ -344,7 +345,7 @@ async fn a_config_change_starts_accounts_and_rebuilds_the_routes_without_a_resta
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(answered, "the run answered in the session");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_settled(gw.store(), "telegram/default/42/3").await;
     assert_eq!(
         answers(&fake, 42, "You said: quietly please"),
         0,

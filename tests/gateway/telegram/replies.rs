@@ -218,7 +218,7 @@ async fn chat_send_with_deliver_answers_in_the_sessions_chat_too() {
         crate::support::final_text(&events),
         "You said: dashboard only"
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    super::barrier(&fake, 42, 2).await;
     assert_eq!(answers(&fake, 42, "You said: dashboard only"), 0);
     let row = c.call("sessions.list", json!({})).await;
     let main = row["payload"]["sessions"]
@@ -318,7 +318,7 @@ async fn send_off_keeps_replies_in_the_session_and_model_by_channel_picks_the_mo
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(seen, "the run answered in the session");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_settled(gw.store(), "telegram/default/42/3").await;
     assert_eq!(
         answers(&fake, 42, "You said: are you there?"),
         0,
