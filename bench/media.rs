@@ -300,7 +300,7 @@ async fn turn_cases(dir: &std::path::Path) {
         }
     });
     let pid = child.id();
-    let _gw = support::process::Gateway(child);
+    let _gw = support::process::Gateway(child, String::new());
     let mut c = Client::connect(&format!("ws://{addr}/")).await;
     let scopes = ["operator.read", "operator.write"];
     let res = c

@@ -229,6 +229,36 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         "Seconds since the gateway started.",
         &[("", (m.uptime_ms() / 1000) as i64)],
     );
+    let backlog = state
+        .gateway
+        .channels
+        .send(ferroclaw_actors::channels::messages::ChannelsBacklog)
+        .await;
+    match backlog {
+        Ok(Ok(b)) => {
+            for (name, help, v) in [
+                (
+                    "ferroclaw_channel_dispatch_waiting",
+                    "Channel messages taken and not yet handed to their session.",
+                    b.dispatch,
+                ),
+                (
+                    "ferroclaw_channel_deliveries_open",
+                    "Runs that owe a chat a reply not yet settled.",
+                    b.deliveries,
+                ),
+                (
+                    "ferroclaw_channel_outbox_pending",
+                    "Reply chunks waiting in the outbox to be sent.",
+                    b.outbox_pending,
+                ),
+            ] {
+                metric(name, "gauge", help, &[("", v as i64)]);
+            }
+        }
+        Ok(Err(e)) => tracing::warn!(error = %e, "metrics: the channel backlog is unreadable"),
+        Err(e) => tracing::warn!(error = %e, "metrics: the channel supervisor is down"),
+    }
     channel_metrics(&mut out, &state.gateway.channel_health);
     if let Ok(servers) = state
         .gateway

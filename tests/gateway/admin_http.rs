@@ -129,7 +129,7 @@ async fn metrics_count_live_sessions_until_they_idle_out_and_the_runs_started() 
             std::time::Instant::now() < deadline,
             "the idle session never stopped:\n{body}"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
 

@@ -339,12 +339,12 @@ async fn a_strangers_messages_are_recorded_as_metadata_with_keyed_ids_only() {
 
     let mut c = admin(&gw).await;
     let mut msgs = Value::Null;
-    for _ in 0..100 {
+    for _ in 0..500 {
         msgs = list(&mut c, "audit.activity.list", json!({"kind": "message"})).await;
         if events(&msgs).len() == 4 {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     // Oldest first: the owner's message and its answer, the stranger's
     // message and the pairing notice sent back.

@@ -126,23 +126,31 @@ pub struct Pushed {
     pub answer: String,
 }
 
-/// Waits until `state` (a count of what the platform saw) stops changing
-/// for 1.5 s and `settled` holds.
-pub async fn quiet(mut state: impl FnMut() -> (usize, usize), mut settled: impl FnMut() -> bool) {
-    let mut last = (usize::MAX, 0usize);
-    let mut stable = 0;
-    for _ in 0..300 {
-        let now = state();
-        if now == last && settled() {
-            stable += 1;
-            if stable >= 15 {
+/// Waits (at most 60 s) until `taken` holds (the platform knows every
+/// message was taken: confirmed, acknowledged) and the gateway `child`
+/// owes nothing: no message waits for its session, no run owes a reply, no
+/// chunk waits in the outbox (its `/metrics`). Past that, nothing more is
+/// sent, so what the platform holds is final.
+pub async fn quiet(child: &Gateway, mut taken: impl AsyncFnMut() -> bool) {
+    let addr: std::net::SocketAddr = child.1.parse().expect("the child's address");
+    let owed = [
+        "ferroclaw_channel_dispatch_waiting 0",
+        "ferroclaw_channel_deliveries_open 0",
+        "ferroclaw_channel_outbox_pending 0",
+    ];
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if taken().await {
+            let (status, _, metrics) = crate::support::http(addr, "GET", "/metrics", &[]).await;
+            if status == 200 && owed.iter().all(|line| metrics.lines().any(|l| l == *line)) {
                 return;
             }
-        } else {
-            stable = 0;
         }
-        last = now;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the gateway never went quiet"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

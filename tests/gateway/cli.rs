@@ -365,13 +365,13 @@ async fn cron_commands_manage_jobs_on_a_running_gateway() {
     let o = run(g, &["cron", "run", &id]).await;
     assert!(o.status.success(), "{}", stderr(&o));
     let mut runs = String::new();
-    for _ in 0..50 {
+    for _ in 0..100 {
         let o = run(g, &["cron", "runs", &id]).await;
         runs = stdout(&o);
         if runs.contains(" ok ") {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert!(
         runs.contains(" ok ") && runs.contains("time to stretch"),

@@ -512,7 +512,7 @@ async fn openclaw_gateway_stability_shows_memory_and_refused_frames() {
 
 /// The cron job's run history once it has `n` finished runs.
 async fn runs_of(c: &mut crate::support::client::Client, id: &str, n: usize) -> Vec<Value> {
-    for _ in 0..300 {
+    for _ in 0..1500 {
         let r = c
             .call("cron.runs", json!({"id": id, "sortDir": "asc"}))
             .await;
@@ -523,7 +523,7 @@ async fn runs_of(c: &mut crate::support::client::Client, id: &str, n: usize) -> 
         if entries.len() >= n && entries.iter().all(|e| e["status"].is_string()) {
             return entries;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     panic!("job {id} never had {n} finished runs");
 }

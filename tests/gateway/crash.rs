@@ -208,7 +208,9 @@ impl Harness {
             );
             out.insert(run, w["payload"].clone());
         }
-        // Their terminal events, if still on the way.
+        // Their terminal events, if still on the way (a second terminal
+        // event of a run, the fault looked for, has no barrier to wait on:
+        // time is what is tested).
         tokio::time::sleep(Duration::from_millis(300)).await;
         self.drain().await;
         out

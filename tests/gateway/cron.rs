@@ -33,7 +33,7 @@ fn turn(name: &str, schedule: Value, message: &str) -> Value {
 
 /// Polls `cron.runs` of a job until `n` finished runs are listed.
 async fn runs_until(c: &mut Client, id: &str, n: usize) -> Vec<Value> {
-    for _ in 0..200 {
+    for _ in 0..1000 {
         let r = c.call("cron.runs", json!({"id": id})).await;
         let entries = r["payload"]["entries"]
             .as_array()
@@ -42,7 +42,7 @@ async fn runs_until(c: &mut Client, id: &str, n: usize) -> Vec<Value> {
         if entries.len() >= n {
             return entries;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("job {id} never had {n} finished runs");
 }
@@ -304,7 +304,7 @@ async fn an_announce_lands_once_on_telegram_and_is_reported_only_after() {
         "{finished}"
     );
     // A one-shot that succeeded is gone; its run is not, and nothing more is sent.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    crate::support::ledger::until_quiet(gw.store()).await;
     assert_eq!(fake.sent_to(42).len(), 1);
     let gone = c.call("cron.get", json!({"id": id})).await;
     assert_eq!(gone["error"]["details"]["code"], "CRON_JOB_NOT_FOUND");
@@ -356,8 +356,8 @@ async fn heartbeat_ok_never_reaches_telegram_and_an_alert_does_once() {
     // The main session's last route becomes this Telegram chat.
     tg.dm(42, 1, "hello");
     assert!(tg.until(LONG, |f| !f.sent_to(42).is_empty()).await);
+    crate::support::ledger::until_settled(gw.store(), "telegram/default/42/1").await;
     let before = tg.sent_to(42).len();
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let typing_before = tg.actions().len();
 
     let r = c
@@ -417,7 +417,7 @@ async fn heartbeat_ok_never_reaches_telegram_and_an_alert_does_once() {
     let ev = c.event("heartbeat").await;
     assert_eq!(ev["payload"]["status"], "sent", "{ev}");
     assert_eq!(ev["payload"]["to"], "42");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_quiet(gw.store()).await;
     let after: Vec<String> = tg.sent_to(42)[before..]
         .iter()
         .map(|s| s.text.clone())
@@ -486,6 +486,7 @@ async fn a_job_due_while_the_gateway_is_down_runs_once_after_restart() {
         let id = added["payload"]["id"].as_str().unwrap().to_string();
         drop(c);
         gw.stop();
+        // Time is what is tested: the job falls due while the gateway is down.
         tokio::time::sleep(Duration::from_millis(2000)).await;
         gw.restart();
         let mut c = admin(&gw).await;
@@ -493,14 +494,18 @@ async fn a_job_due_while_the_gateway_is_down_runs_once_after_restart() {
             let entries = runs_until(&mut c, &id, 1).await;
             assert_eq!(entries[0]["status"], "ok", "{:?}", entries);
         } else {
-            tokio::time::sleep(Duration::from_millis(1500)).await;
+            // Answered by the cron actor after its start-up pass: a missed or
+            // retried run is recorded by then.
+            c.call("cron.status", json!({})).await;
             assert!(runs_of(&mut c, &id).await.is_empty());
         }
         // Another restart runs nothing more.
         drop(c);
         gw.restart();
         let mut c = admin(&gw).await;
-        tokio::time::sleep(Duration::from_millis(1000)).await;
+        // Answered by the cron actor after its start-up pass: a missed or
+        // retried run is recorded by then.
+        c.call("cron.status", json!({})).await;
         let n = runs_of(&mut c, &id).await.len();
         assert_eq!(n, usize::from(run_missed), "run_missed={run_missed}");
     }
@@ -551,7 +556,9 @@ async fn sigkill_during_a_cron_run_records_it_interrupted_and_does_not_repeat_it
         "{:?}",
         entries
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Answered by the cron actor after its start-up pass: a missed or
+    // retried run is recorded by then.
+    c.call("cron.status", json!({})).await;
     // The cron turn is not asked again (the session's own recovery of an
     // interrupted run may answer it, but the job does not run twice).
     assert_eq!(runs_of(&mut c, &id).await.len(), 1);
@@ -724,8 +731,14 @@ async fn heartbeat_settings_apply_live_and_bad_ones_are_refused() {
     )
     .await;
     assert_eq!(off["ok"], true, "{off}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let s = c.call("status", json!({})).await;
+    let mut s = Value::Null;
+    for _ in 0..500 {
+        s = c.call("status", json!({})).await;
+        if s["payload"]["heartbeat"]["agents"][0]["enabled"] == false {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(
         s["payload"]["heartbeat"]["agents"][0]["enabled"], false,
         "{s}"

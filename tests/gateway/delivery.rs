@@ -113,12 +113,20 @@ async fn every_acknowledgement_names_the_run_that_answers_and_agent_wait_resolve
 #[tokio::test]
 async fn a_message_never_overtakes_one_that_waits_out_its_debounce() {
     // The adversarial run's scenario, without the kill: A runs; B arrives
-    // and waits (collect debounce 1 s); C arrives when A ends, while B still
-    // waits. C must not start first: it joins B's run.
-    let gw = TestGateway::start();
+    // and waits (a collect debounce of 3 s, which outlasts A's run whatever
+    // the load); C arrives when A ends, while B still waits. C must not
+    // start first: it joins B's run.
+    let gw = TestGateway::with_config(
+        json!({ "messages": { "queue": { "mode": "collect", "debounceMs": 3000 } } }),
+    );
     let mut c = admin(&gw).await;
     send(&mut c, "order", "@delay 100\n@tokens 8\nA", "A").await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    loop {
+        let ev = c.event("chat").await;
+        if ev["payload"]["runId"] == "A" && ev["payload"]["state"] == "delta" {
+            break;
+        }
+    }
     let b = send(&mut c, "order", "B", "B").await;
     assert_eq!(b["status"], "accepted");
     ends(&mut c, &["A"]).await;

@@ -282,7 +282,7 @@ async fn the_webhooks_example_turns_a_github_push_into_a_turn() {
     assert_eq!(ok.status().as_u16(), 200, "{:?}", ok.text().await);
     let mut c = admin(&gw).await;
     let want = "New push to me/ferroclaw by alice: fix the build";
-    for _ in 0..100 {
+    for _ in 0..500 {
         let h = c
             .call("chat.history", json!({"sessionKey": "hook:github"}))
             .await;
@@ -295,7 +295,7 @@ async fn the_webhooks_example_turns_a_github_push_into_a_turn() {
         if texts.iter().any(|t| t.contains(want)) && texts.len() >= 2 {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("the mapping's turn never reached hook:github");
 }

@@ -236,7 +236,7 @@ async fn an_agent_hook_reply_reaches_the_last_telegram_chat() {
         "{:?}",
         fake.sent()
     );
-    let (s, _, _) = post(
+    let (s, _, b) = post(
         &gw,
         "/hooks/agent",
         &[BEARER],
@@ -244,7 +244,16 @@ async fn an_agent_hook_reply_reaches_the_last_telegram_chat() {
     )
     .await;
     assert_eq!(s, 200);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Its run ended and the channels owe nothing: no reply is on its way.
+    let mut c = crate::support::admin(&gw).await;
+    let w = c
+        .call(
+            "agent.wait",
+            json!({"runId": b["runId"], "timeoutMs": 20000}),
+        )
+        .await;
+    assert_eq!(w["payload"]["status"], "ok", "{w}");
+    crate::support::ledger::until_quiet(gw.store()).await;
     assert_eq!(fake.sent_to(42).len(), 2);
 }
 

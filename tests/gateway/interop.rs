@@ -56,6 +56,49 @@ pub(crate) fn openclaw_env_command(
     cmd
 }
 
+/// Each `(method, params)` called as `openclaw gateway call <method>
+/// --params <json>` calls it (OpenClaw's own CLI RPC function), all in one
+/// Node process (`tests/interop/call_each.mjs`): a CLI process per call
+/// spends about 1.5 s of CPU starting. Each answer's result, in order; a
+/// call that failed fails the test, naming it.
+pub(crate) fn openclaw_call_each(
+    gw: &TestGateway,
+    home: &std::path::Path,
+    calls: &[(&str, Value)],
+) -> Vec<Value> {
+    let dir = interop_dir();
+    let with_flags = openclaw_command(gw, home, &[]);
+    let list: Vec<Value> = calls
+        .iter()
+        .map(|(m, p)| serde_json::json!([m, p]))
+        .collect();
+    let out = Command::new(with_flags.get_program())
+        .arg(dir.join("call_each.mjs"))
+        .arg(format!("ws://{}", gw.addr))
+        .arg(TOKEN)
+        .arg(dir.join("node_modules/openclaw"))
+        .arg(Value::Array(list).to_string())
+        .env_clear()
+        .envs(with_flags.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .output()
+        .unwrap();
+    let answers: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(answers.len(), calls.len(), "{answers:?}");
+    answers
+        .into_iter()
+        .map(|a| {
+            assert_eq!(a["ok"], true, "{}: {}", a["method"], a["error"]);
+            a["result"].clone()
+        })
+        .collect()
+}
+
 fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
     openclaw_command(gw, home, args).output().unwrap()
 }
@@ -335,34 +378,19 @@ fn openclaw_cli_calls_every_method_answered_for_the_control_ui() {
         ("channels.pairing.list", "{}", "requests"),
         ("usage.status", "{}", "providers"),
     ];
-    // Each call is a fresh CLI process (about 1.5 s of CPU): two at a time.
-    let chunks: Vec<&[(&str, &str, &str)]> = calls.chunks(calls.len().div_ceil(2)).collect();
-    std::thread::scope(|s| {
-        for chunk in chunks {
-            let gw = &gw;
-            s.spawn(move || {
-                let home = tempfile::tempdir().unwrap();
-                for (method, params, key) in chunk {
-                    let out = openclaw(
-                        gw,
-                        home.path(),
-                        &["gateway", "call", method, "--json", "--params", params],
-                    );
-                    assert!(
-                        out.status.success(),
-                        "{method}: {}",
-                        String::from_utf8_lossy(&out.stdout)
-                    );
-                    let v = call_json(&out);
-                    if key.is_empty() {
-                        assert!(v.is_array(), "{method}: {v}");
-                    } else {
-                        assert!(v.get(key).is_some(), "{method}: no {key} in {v}");
-                    }
-                }
-            });
+    let home = tempfile::tempdir().unwrap();
+    let each: Vec<(&str, Value)> = calls
+        .iter()
+        .map(|(m, p, _)| (*m, serde_json::from_str(p).unwrap()))
+        .collect();
+    let answers = openclaw_call_each(&gw, home.path(), &each);
+    for ((method, _, key), v) in calls.iter().zip(&answers) {
+        if key.is_empty() {
+            assert!(v.is_array(), "{method}: {v}");
+        } else {
+            assert!(v.get(key).is_some(), "{method}: no {key} in {v}");
         }
-    });
+    }
 }
 
 #[tokio::test]

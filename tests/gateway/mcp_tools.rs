@@ -155,13 +155,13 @@ async fn a_strangers_message_reaches_the_mcp_client_as_outside_data() {
 async fn events_while_chatting(gw: &TestGateway, spec: Value, tag: &str) -> Value {
     let mut c = admin(gw).await;
     let mut child = sdk_child(&spec);
-    for i in 0..60 {
+    for i in 0..300 {
         if child.try_wait().unwrap().is_some() {
             break;
         }
         chat_send(&mut c, "main", &format!("{tag} {i}"), &format!("{tag}-{i}")).await;
         chat_until_done(&mut c, &format!("{tag}-{i}")).await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     finish(child).await
 }

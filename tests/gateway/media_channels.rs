@@ -62,11 +62,11 @@ fn files(dir: &std::path::Path) -> Vec<(&'static str, &'static str, Vec<u8>, Opt
 
 /// What the model was asked, for the first reply request.
 async fn asked(provider: &FakeProvider) -> String {
-    for _ in 0..300 {
+    for _ in 0..1500 {
         if let Some((body, _)) = provider.requests.lock().unwrap().first() {
             return user_text(body);
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     panic!("the model was never asked");
 }

@@ -147,7 +147,7 @@ async fn a_replys_media_line_sends_a_stored_file_and_never_a_host_file() {
 #[tokio::test]
 async fn a_block_streamed_reply_sends_its_media_line_as_a_file_once() {
     let fake = FakeTelegram::start(BOT_TOKEN);
-    let _gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "block" })));
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "block" })));
     let id = owners_photo(&fake).await;
     // Two paragraphs of 600 words: several blocks, the line in the first ones.
     let para = |w: &str| vec![w; 150].join(" ");
@@ -169,7 +169,7 @@ async fn a_block_streamed_reply_sends_its_media_line_as_a_file_once() {
             .sum()
     };
     assert!(fake.until(LONG, |f| words(f, "gamma") == 150).await);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_settled(gw.store(), "telegram/default/42/2").await;
     let sent = fake.sent_to(42);
     assert!(sent.len() > 2, "blocks: {}", sent.len());
     assert!(sent.iter().all(|s| !s.text.contains("MEDIA:")), "{sent:?}");

@@ -102,6 +102,8 @@ async fn the_heartbeat_keeps_its_due_time_across_restarts_and_beats_when_it_pass
     let due = stored(&gw)["nextDueAt"].as_u64().expect("stored at start");
     let now = ferroclaw_actors::now_ms();
     assert!(due > now + 3_500_000 && due <= now + 3_600_000, "{due}");
+    // Time is what is tested: a second later, a restart that started the
+    // hour over would store another due time.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     gw.restart();
     assert_eq!(

@@ -75,14 +75,7 @@ async fn crash_case(stream: &str, media: bool) {
         }
     })
     .await;
-    quiet(
-        || {
-            let sent = fake.sent();
-            (sent.len(), sent.iter().map(|s| s.edits).sum())
-        },
-        || fake.unconfirmed() == 0,
-    )
-    .await;
+    quiet(&child, async || fake.unconfirmed() == 0).await;
     sigkill(&mut child);
     assert!(
         crashes >= 2,

@@ -176,12 +176,12 @@ async fn openclaws_own_validators_accept_every_frame_kind_they_cover() {
     let run = c.call("cron.run", json!({"id": id})).await;
     assert_eq!(run["ok"], true, "{run}");
     let mut runs = Value::Null;
-    for _ in 0..100 {
+    for _ in 0..500 {
         runs = c.call("cron.runs", json!({"id": id})).await;
         if runs["payload"]["entries"][0]["status"].is_string() {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     rec.frame("cron.runs", &runs);
     let entries = runs["payload"]["entries"].as_array().unwrap();

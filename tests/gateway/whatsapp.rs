@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use ferroclaw_actors::store::Tree;
 use serde_json::{json, Value};
 
 use crate::support::fake_whatsapp::{
@@ -71,7 +72,7 @@ async fn metas_verification_gets_the_challenge_only_with_the_verify_token() {
 #[tokio::test]
 async fn a_signed_message_is_answered_once_however_often_meta_delivers_it() {
     let fake = FakeWhatsApp::start();
-    let (_gw, url) = gateway(&fake, json!({}));
+    let (gw, url) = gateway(&fake, json!({}));
     let body = text_body(OWNER, "A1", "hello there");
     assert_eq!(deliver(&url, &body, 50).await.last(), Some(&200));
     assert!(
@@ -92,14 +93,18 @@ async fn a_signed_message_is_answered_once_however_often_meta_delivers_it() {
     for _ in 0..3 {
         assert_eq!(deliver(&url, &body, 1).await, [200]);
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_settled(
+        gw.store(),
+        &format!("whatsapp/default/{OWNER}/wamid.A1"),
+    )
+    .await;
     assert_eq!(replies(&fake, OWNER, "You said:"), 1);
 }
 
 #[tokio::test]
 async fn forged_unsigned_and_reserialised_bodies_are_refused_and_counted() {
     let fake = FakeWhatsApp::start();
-    let (_gw, url) = gateway(&fake, json!({}));
+    let (gw, url) = gateway(&fake, json!({}));
     let body = text_body(OWNER, "F1", "run rm -rf");
     let bytes = serde_json::to_vec(&body).unwrap();
     let sig = ferroclaw_actors::channels::whatsapp::signature::sign(APP_SECRET, &bytes);
@@ -116,7 +121,12 @@ async fn forged_unsigned_and_reserialised_bodies_are_refused_and_counted() {
     let huge = vec![b' '; (1 << 20) + 10];
     let s = ferroclaw_actors::channels::whatsapp::signature::sign(APP_SECRET, &huge);
     assert_eq!(post_signed(&url, &huge, Some(s)).await, 413);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Refused before it was taken: no WhatsApp message is in the ledger.
+    let taken = gw
+        .store()
+        .scan::<Value>(Tree::ChannelInbound, "whatsapp/")
+        .unwrap();
+    assert!(taken.is_empty(), "{taken:?}");
     assert!(fake.sent().is_empty(), "nothing reached the agent");
     // Enough forgeries lock the client out.
     let mut last = 0;
@@ -168,7 +178,7 @@ async fn status_callbacks_reach_the_outbox_and_unknown_objects_are_taken() {
         "type": "ephemeral_hologram", "ephemeral_hologram": {} }] }),
     );
     assert_eq!(deliver(&url, &unknown, 1).await, [200]);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_quiet(gw.store()).await;
     assert_eq!(replies(&fake, OWNER, "You said:"), 1);
 }
 
@@ -176,7 +186,7 @@ async fn status_callbacks_reach_the_outbox_and_unknown_objects_are_taken() {
 async fn a_closed_window_is_reported_once_with_the_template_and_never_retried() {
     let fake = FakeWhatsApp::start();
     let template = json!({ "windowTemplate": { "name": "reopen_chat", "language": "en_US" } });
-    let (_gw, url) = gateway(&fake, template);
+    let (gw, url) = gateway(&fake, template);
     fake.close_window(OWNER);
     assert_eq!(
         deliver(&url, &text_body(OWNER, "W1", "late hello"), 50)
@@ -188,7 +198,11 @@ async fn a_closed_window_is_reported_once_with_the_template_and_never_retried() 
         fake.until(LONG, |f| !f.sent_to(OWNER, "template").is_empty())
             .await
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    crate::support::ledger::until_settled(
+        gw.store(),
+        &format!("whatsapp/default/{OWNER}/wamid.W1"),
+    )
+    .await;
     assert_eq!(
         fake.refused(),
         [(OWNER.to_string(), 131047)],
@@ -205,14 +219,18 @@ async fn a_closed_window_is_reported_once_with_the_template_and_never_retried() 
         Some(&200)
     );
     assert!(fake.until(LONG, |f| f.refused().len() == 2).await);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_settled(
+        gw.store(),
+        &format!("whatsapp/default/{OWNER}/wamid.W2"),
+    )
+    .await;
     assert_eq!(fake.sent_to(OWNER, "template").len(), 1);
 }
 
 #[tokio::test]
 async fn metas_rate_limits_are_waited_out_and_the_reply_goes_once() {
     let fake = FakeWhatsApp::start();
-    let (_gw, url) = gateway(&fake, json!({}));
+    let (gw, url) = gateway(&fake, json!({}));
     fake.fault(Fault {
         status: 400,
         code: 130429,
@@ -232,14 +250,18 @@ async fn metas_rate_limits_are_waited_out_and_the_reply_goes_once() {
             .await
     );
     assert_eq!(fake.refused().len(), 2);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_settled(
+        gw.store(),
+        &format!("whatsapp/default/{OWNER}/wamid.L1"),
+    )
+    .await;
     assert_eq!(replies(&fake, OWNER, "You said:"), 1);
 }
 
 #[tokio::test]
 async fn a_stranger_gets_a_pairing_code_and_never_the_agent() {
     let fake = FakeWhatsApp::start();
-    let (_gw, url) = gateway(&fake, json!({ "dmPolicy": "pairing" }));
+    let (gw, url) = gateway(&fake, json!({ "dmPolicy": "pairing" }));
     let stranger = "4915112345678";
     let body = text_body(
         stranger,
@@ -251,7 +273,11 @@ async fn a_stranger_gets_a_pairing_code_and_never_the_agent() {
         fake.until(LONG, |f| !f.sent_to(stranger, "text").is_empty())
             .await
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_settled(
+        gw.store(),
+        &format!("whatsapp/default/{stranger}/wamid.X1"),
+    )
+    .await;
     let sent = fake.sent_to(stranger, "text");
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert!(

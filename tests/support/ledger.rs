@@ -59,3 +59,38 @@ pub async fn until_owed(store: &Store) {
     let owed = super::wait_for(Duration::from_secs(20), || async { owed(store) }).await;
     assert!(owed, "no run took the message");
 }
+
+/// Waits (at most 20 s) until the channels are quiet (see [`settled`]),
+/// for updates a platform was already told were taken (a webhook's 200
+/// comes after the update is recorded).
+pub async fn until_quiet(store: &Store) {
+    let quiet = super::wait_for(Duration::from_secs(20), || async {
+        store
+            .scan::<Value>(Tree::ChannelDispatch, "")
+            .unwrap()
+            .is_empty()
+            && !owed(store)
+            && store
+                .scan::<OutboxItem>(Tree::Outbox, "")
+                .unwrap()
+                .iter()
+                .all(|(_, item)| item.state != OutState::Pending)
+    })
+    .await;
+    assert!(quiet, "the channels never went quiet");
+}
+
+/// [`until_settled`] for an update whose key the test knows only in part:
+/// the first taken key `is_it` accepts.
+pub async fn until_settled_by(store: &Store, is_it: impl Fn(&str) -> bool) {
+    let taken = super::wait_for(Duration::from_secs(20), || async {
+        store
+            .scan::<Value>(Tree::ChannelInbound, "")
+            .unwrap()
+            .iter()
+            .any(|(k, _)| is_it(k))
+    })
+    .await;
+    assert!(taken, "no such update was taken");
+    until_quiet(store).await;
+}

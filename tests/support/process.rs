@@ -17,8 +17,9 @@ pub fn ferroclaw(state: &std::path::Path) -> Command {
     c
 }
 
-/// A gateway child process, killed when the test ends however it ends.
-pub struct Gateway(pub Child);
+/// A gateway child process, killed when the test ends however it ends,
+/// and its address (`host:port`; empty when the test did not read it).
+pub struct Gateway(pub Child, pub String);
 
 impl Drop for Gateway {
     fn drop(&mut self) {
@@ -72,7 +73,7 @@ pub fn spawn_gateway(state: &std::path::Path) -> (Gateway, String, String) {
     let token = std::fs::read_to_string(state.join("gateway.token"))
         .map(|t| t.trim().to_string())
         .unwrap_or_default();
-    (Gateway(child), addr, token)
+    (Gateway(child, addr.clone()), addr, token)
 }
 
 /// A finished command's stdout then stderr, as text (for messages).

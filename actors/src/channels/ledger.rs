@@ -461,6 +461,32 @@ pub fn receipt(
     Ok(true)
 }
 
+/// What the channels still owe, gateway-wide: updates taken and not yet
+/// handed to their session, runs that owe a chat a reply, and chunks
+/// waiting in the outbox. All zero: nothing taken is still on its way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub dispatch: usize,
+    pub deliveries: usize,
+    pub outbox_pending: usize,
+}
+
+pub fn backlog(store: &Store) -> Result<Backlog, StoreError> {
+    Ok(Backlog {
+        dispatch: store
+            .scan::<serde_json::Value>(Tree::ChannelDispatch, "")?
+            .len(),
+        deliveries: store
+            .scan::<serde_json::Value>(Tree::ChannelDeliveries, "")?
+            .len(),
+        outbox_pending: store
+            .scan::<OutboxItem>(Tree::Outbox, "")?
+            .iter()
+            .filter(|(_, item)| item.state == OutState::Pending)
+            .count(),
+    })
+}
+
 /// The chunks of an account still to send, oldest key first (resume
 /// after a restart).
 pub fn pending(store: &Store, account: &str) -> Result<Vec<OutboxItem>, StoreError> {

@@ -26,6 +26,12 @@ pub struct AccountStopped {
 #[rtype(result = "Vec<AccountStatus>")]
 pub struct ChannelsStatus;
 
+/// What the channels still owe, gateway-wide (`/metrics`): read from the
+/// ledger in the store.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<crate::channels::ledger::Backlog, StoreError>")]
+pub struct ChannelsBacklog;
+
 /// One account as `channels.status` shows it.
 #[derive(Debug, Clone)]
 pub struct AccountStatus {

@@ -15,13 +15,14 @@ use super::account::AccountCfg;
 use super::desk::{AccountHandle, ChannelDeps};
 use super::dispatch::{DispatchDeps, Policies};
 use super::health::{AccountHealth, HealthBoard};
+use super::ledger;
 use super::messages::*;
 use super::ChannelPlan;
 use crate::router::RouterActor;
 use crate::routing::Router;
 use crate::runs::RunRegistry;
 use crate::settings::Settings;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 const MAX_RESTART_BACKOFF_MS: u64 = 300_000;
 
@@ -232,6 +233,13 @@ impl Handler<Restart> for ChannelSupervisor {
     type Result = ();
     fn handle(&mut self, msg: Restart, ctx: &mut Context<Self>) {
         self.start_account(&msg.key, ctx);
+    }
+}
+
+impl Handler<ChannelsBacklog> for ChannelSupervisor {
+    type Result = Result<ledger::Backlog, StoreError>;
+    fn handle(&mut self, _: ChannelsBacklog, _: &mut Context<Self>) -> Self::Result {
+        ledger::backlog(&self.store)
     }
 }
 

@@ -547,12 +547,12 @@ mod tests {
     }
 
     async fn until_found(addr: &Addr<MemoryActor>, query: &str, path: &str, want: bool) -> bool {
-        for _ in 0..100 {
+        for _ in 0..500 {
             let hits = search(addr, query).await.hits;
             if hits.iter().any(|h| h.path == path) == want {
                 return true;
             }
-            actix::clock::sleep(Duration::from_millis(100)).await;
+            actix::clock::sleep(Duration::from_millis(20)).await;
         }
         false
     }

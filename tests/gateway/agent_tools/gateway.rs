@@ -111,7 +111,7 @@ fn spawn(state: &std::path::Path) -> (Gateway, mpsc::Receiver<String>) {
             }
         }
     });
-    (Gateway(child), rx)
+    (Gateway(child, String::new()), rx)
 }
 
 fn listening(rx: &mpsc::Receiver<String>) -> String {

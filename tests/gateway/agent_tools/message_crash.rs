@@ -57,10 +57,9 @@ async fn sigkill_under_load_never_sends_a_tool_message_twice() {
         }
     })
     .await;
-    quiet(
-        || (tg.sent().len(), 0),
-        || tg.unconfirmed() == 0 && tg.sent_to(target(pushed.len() - 1)).len() == 1,
-    )
+    quiet(&child, async || {
+        tg.unconfirmed() == 0 && tg.sent_to(target(pushed.len() - 1)).len() == 1
+    })
     .await;
     sigkill(&mut child);
     assert!(

@@ -16,7 +16,7 @@ fn followup(mut cfg: serde_json::Value) -> serde_json::Value {
 #[tokio::test]
 async fn a_dropped_socket_resumes_and_events_of_the_gap_are_answered_once() {
     let fake = FakeDiscord::start(1000);
-    let _gw = TestGateway::with_config(followup(discord_config(
+    let gw = TestGateway::with_config(followup(discord_config(
         &fake,
         json!({ "streamMode": "off" }),
     )));
@@ -26,8 +26,9 @@ async fn a_dropped_socket_resumes_and_events_of_the_gap_are_answered_once() {
     }
     fake.drop_socket();
     // Sent while the socket is down: Discord replays them on resume.
+    let mut last = String::new();
     for n in 0..3 {
-        fake.message("D1", None, USER, &[], &format!("after {n}"));
+        last = fake.message("D1", None, USER, &[], &format!("after {n}"));
     }
     assert!(
         fake.until(LONG, |f| (0..3).all(|n| answers(
@@ -39,7 +40,7 @@ async fn a_dropped_socket_resumes_and_events_of_the_gap_are_answered_once() {
         "{:?}",
         fake.created()
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("discord/default/D1/{last}")).await;
     for n in 0..3 {
         for w in ["before", "after"] {
             assert_eq!(
@@ -62,7 +63,7 @@ async fn a_replayed_event_is_answered_once() {
     let fake = FakeDiscord::start(1000);
     let gw = TestGateway::with_config(discord_config(&fake, json!({ "streamMode": "off" })));
     assert!(ready(&fake).await);
-    fake.message("D1", None, USER, &[], "only once");
+    let id = fake.message("D1", None, USER, &[], "only once");
     assert!(
         fake.until(LONG, |f| answers(f, "D1", "You said: only once") == 1)
             .await
@@ -70,14 +71,18 @@ async fn a_replayed_event_is_answered_once() {
     let seq = fake.last_seq();
     fake.replay(seq);
     fake.replay(seq);
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Both replays were taken and known for what they are: counted, not run.
+    let replays = "ferroclaw_channel_replays_total{channel=\"discord\",account=\"default\"} 2";
+    let counted = crate::support::wait_for(LONG, || async {
+        let (_, _, metrics) = crate::support::http(gw.addr, "GET", "/metrics", &[]).await;
+        metrics.contains(replays)
+    })
+    .await;
+    assert!(counted, "the replays were never counted");
+    crate::support::ledger::until_settled(gw.store(), &format!("discord/default/D1/{id}")).await;
     assert_eq!(answers(&fake, "D1", "You said: only once"), 1);
     let (_, _, metrics) = crate::support::http(gw.addr, "GET", "/metrics", &[]).await;
-    assert!(
-        metrics
-            .contains("ferroclaw_channel_replays_total{channel=\"discord\",account=\"default\"} 2"),
-        "{metrics}"
-    );
+    assert!(metrics.contains(replays), "{metrics}");
 }
 
 #[tokio::test]
@@ -238,7 +243,7 @@ async fn close_4004_is_fatal_for_the_account_only() {
 async fn a_gateway_that_says_nothing_is_replaced_and_hanging_rest_is_not_resent() {
     let fake = FakeDiscord::start(1000);
     fake.mute_next(1);
-    let _gw = TestGateway::with_config(discord_config(
+    let gw = TestGateway::with_config(discord_config(
         &fake,
         json!({ "streamMode": "off", "requestTimeoutSeconds": 1 }),
     ));
@@ -251,14 +256,14 @@ async fn a_gateway_that_says_nothing_is_replaced_and_hanging_rest_is_not_resent(
         "POST /channels/D1/messages",
         crate::support::fake_discord::Fault::Hang(Duration::from_secs(3)),
     );
-    fake.message("D1", None, USER, &[], "into the void");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    fake.message("D1", None, USER, &[], "are you back?");
+    let void = fake.message("D1", None, USER, &[], "into the void");
+    crate::support::ledger::until_settled(gw.store(), &format!("discord/default/D1/{void}")).await;
+    let back = fake.message("D1", None, USER, &[], "are you back?");
     assert!(
         fake.until(LONG, |f| answers(f, "D1", "You said: are you back?") == 1)
             .await
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("discord/default/D1/{back}")).await;
     assert!(
         answers(&fake, "D1", "You said: into the void") <= 1,
         "{:?}",

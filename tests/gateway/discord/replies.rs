@@ -39,7 +39,7 @@ async fn a_dm_streams_as_one_message_edited_with_typing() {
 #[tokio::test]
 async fn guild_messages_need_the_guild_allowed_and_a_mention() {
     let fake = FakeDiscord::start(1000);
-    let _gw = TestGateway::with_config(discord_config(
+    let gw = TestGateway::with_config(discord_config(
         &fake,
         json!({ "streamMode": "off", "replyToMode": "first",
             "guilds": { "G1": { "channels": { "C2": { "allow": false } } } } }),
@@ -72,7 +72,7 @@ async fn guild_messages_need_the_guild_allowed_and_a_mention() {
         "{:?}",
         fake.created()
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("discord/default/C1/{id}")).await;
     let c1 = fake.created_in("C1");
     assert_eq!(c1.len(), 1, "{c1:?}");
     assert!(c1[0].content.ends_with("@ferro hello guild"), "{c1:?}");
@@ -149,15 +149,15 @@ async fn a_429_waits_for_its_route_only() {
 #[tokio::test]
 async fn a_long_reply_is_split_at_discords_limit() {
     let fake = FakeDiscord::start(1000);
-    let _gw = TestGateway::with_config(discord_config(
+    let gw = TestGateway::with_config(discord_config(
         &fake,
         json!({ "streamMode": "off", "textChunkLimit": 150 }),
     ));
     assert!(ready(&fake).await);
     let words: Vec<String> = (0..70).map(|n| format!("word{n}")).collect();
-    fake.message("D1", None, USER, &[], &words.join(" "));
+    let id = fake.message("D1", None, USER, &[], &words.join(" "));
     assert!(fake.until(LONG, |f| f.created_in("D1").len() >= 3).await);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("discord/default/D1/{id}")).await;
     let made = fake.created_in("D1");
     assert!(
         made.iter().all(|m| m.content.chars().count() <= 150),

@@ -46,7 +46,9 @@ async fn openclaw_cron_jobs_are_imported_and_scheduled() {
     assert_eq!(j["delivery"]["to"], "42");
     assert_eq!(j["state"]["lastRunStatus"], "ok");
     assert!(j["state"]["nextRunAtMs"].as_u64().unwrap() > now);
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // Answered by the cron actor after its start-up pass: a missed run
+    // would be recorded by then.
+    c.call("cron.status", serde_json::json!({})).await;
     let runs = c
         .call("cron.runs", serde_json::json!({"id": "5f0c1d2e-daily"}))
         .await;

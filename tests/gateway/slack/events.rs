@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use ferroclaw_actors::channels::slack::signature::sign;
+use ferroclaw_actors::store::Tree;
 use serde_json::{json, Value};
 
 use super::*;
@@ -96,7 +97,12 @@ async fn forged_stale_and_unsigned_requests_get_401_and_run_nothing() {
     // A signature for another body.
     let other = sign(SECRET, ts, b"{}");
     assert_eq!(post(&gw, &body, ts, Some(other), None).await.0, 401);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Refused before it was taken: no Slack message is in the ledger.
+    let taken = gw
+        .store()
+        .scan::<Value>(Tree::ChannelInbound, "slack/")
+        .unwrap();
+    assert!(taken.is_empty(), "{taken:?}");
     assert!(fake.posted().is_empty(), "{:?}", fake.posted());
     // Not JSON, signed: 400.
     let junk = "not json";
@@ -144,7 +150,7 @@ async fn the_challenge_is_answered_and_retries_are_answered_once() {
         "{:?}",
         fake.posted()
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_settled(gw.store(), "slack/default/D9/1700000002.000100").await;
     assert_eq!(answers(&fake, "D9", "You said: over http"), 1);
     // Other paths are not the Events API.
     let (s, _, _) = crate::support::http(gw.addr, "GET", "/slack/events", &[]).await;

@@ -40,10 +40,10 @@ async fn a_reply_streams_as_one_message_updated_then_final_markdown() {
 #[tokio::test]
 async fn a_channel_mention_in_a_thread_is_answered_in_the_thread_and_others_ignored() {
     let fake = FakeSlack::start();
-    let _gw = TestGateway::with_config(slack_config(&fake, json!({ "streamMode": "off" })));
+    let gw = TestGateway::with_config(slack_config(&fake, json!({ "streamMode": "off" })));
     assert!(connected(&fake).await);
     fake.message("C1", "channel", USER, "chatter without a mention", None);
-    fake.message(
+    let (_, ts) = fake.message(
         "C1",
         "channel",
         USER,
@@ -55,7 +55,7 @@ async fn a_channel_mention_in_a_thread_is_answered_in_the_thread_and_others_igno
         "{:?}",
         fake.posted()
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("slack/default/C1/{ts}")).await;
     let posted = fake.posted_in("C1");
     assert_eq!(posted.len(), 1, "{posted:?}");
     assert!(posted[0].text.ends_with("@UBOT what is up?"), "{posted:?}");
@@ -108,15 +108,15 @@ async fn a_429_waits_for_retry_after_and_posts_once() {
 #[tokio::test]
 async fn a_long_reply_is_split_at_the_chunk_limit() {
     let fake = FakeSlack::start();
-    let _gw = TestGateway::with_config(slack_config(
+    let gw = TestGateway::with_config(slack_config(
         &fake,
         json!({ "streamMode": "off", "textChunkLimit": 120 }),
     ));
     assert!(connected(&fake).await);
     let words: Vec<String> = (0..60).map(|n| format!("word{n}")).collect();
-    fake.message("D1", "im", USER, &words.join(" "), None);
+    let (_, ts) = fake.message("D1", "im", USER, &words.join(" "), None);
     assert!(fake.until(LONG, |f| f.posted_in("D1").len() >= 3).await);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("slack/default/D1/{ts}")).await;
     let posted = fake.posted_in("D1");
     assert!(
         posted.iter().all(|p| p.text.chars().count() <= 120),

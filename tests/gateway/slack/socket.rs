@@ -51,7 +51,7 @@ async fn a_replayed_envelope_and_a_redelivered_event_are_answered_once() {
         fake.until(LONG, |f| f.acks(&again) == 1 && f.acks(&twin) == 1)
             .await
     );
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("slack/default/D1/{ts}")).await;
     assert_eq!(
         answers(&fake, "D1", "You said: only once"),
         1,
@@ -72,15 +72,18 @@ async fn a_dropped_socket_reconnects_and_nothing_is_lost_or_doubled() {
     let mut cfg = slack_config(&fake, json!({ "streamMode": "off" }));
     // Each message its own turn (not collected while the agent is busy).
     cfg["messages"] = json!({ "queue": { "mode": "followup", "debounceMs": 0 } });
-    let _gw = TestGateway::with_config(cfg);
+    let gw = TestGateway::with_config(cfg);
     assert!(connected(&fake).await);
     for n in 0..3 {
         fake.message("D1", "im", USER, &format!("before {n}"), None);
     }
     fake.drop_sockets();
     // Sent while no socket is up: Slack keeps them for the next one.
+    let mut last = String::new();
     for n in 0..3 {
-        fake.message("D1", "im", USER, &format!("after {n}"), None);
+        last = fake
+            .message("D1", "im", USER, &format!("after {n}"), None)
+            .1;
     }
     assert!(
         fake.until(LONG, |f| (0..3).all(|n| answers(
@@ -92,7 +95,7 @@ async fn a_dropped_socket_reconnects_and_nothing_is_lost_or_doubled() {
         "{:?}",
         fake.posted()
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("slack/default/D1/{last}")).await;
     for n in 0..3 {
         for w in ["before", "after"] {
             assert_eq!(
@@ -130,6 +133,8 @@ async fn a_disconnect_opens_the_next_socket_first_and_closes_the_old_one() {
             == 1)
             .await
     );
+    // Time is what is tested: nothing opens a third socket when Slack's
+    // 3 s grace for the old one runs out.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (live, opened, max) = fake.sockets();
     assert_eq!((live, opened), (1, 2), "one socket counts; no third one");
@@ -221,12 +226,14 @@ async fn a_hanging_slack_leaves_one_socket_and_an_unanswered_post_is_not_resent(
         "apps.connections.open",
         crate::support::fake_slack::Fault::Hang(Duration::from_secs(3)),
     );
-    let _gw = TestGateway::with_config(slack_config(
+    let gw = TestGateway::with_config(slack_config(
         &fake,
         json!({ "streamMode": "off", "requestTimeoutSeconds": 1 }),
     ));
     // The hung open is given up and retried; one socket in the end.
     assert!(connected(&fake).await);
+    // Time is what is tested: the hung open's late answer comes when its
+    // 3 s are up, and opens nothing.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (live, opened, max) = fake.sockets();
     assert_eq!(
@@ -238,14 +245,16 @@ async fn a_hanging_slack_leaves_one_socket_and_an_unanswered_post_is_not_resent(
         "chat.postMessage",
         crate::support::fake_slack::Fault::Hang(Duration::from_secs(3)),
     );
-    fake.message("D1", "im", USER, "into the void", None);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    fake.message("D1", "im", USER, "are you back?", None);
+    // The hung post is given up after the 1 s timeout and its outcome is
+    // left unknown: settled, never resent.
+    let (_, void) = fake.message("D1", "im", USER, "into the void", None);
+    crate::support::ledger::until_settled(gw.store(), &format!("slack/default/D1/{void}")).await;
+    let (_, back) = fake.message("D1", "im", USER, "are you back?", None);
     assert!(
         fake.until(LONG, |f| answers(f, "D1", "You said: are you back?") == 1)
             .await
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    crate::support::ledger::until_settled(gw.store(), &format!("slack/default/D1/{back}")).await;
     assert!(answers(&fake, "D1", "You said: into the void") <= 1);
     assert_eq!(
         fake.calls("chat.postMessage").len(),

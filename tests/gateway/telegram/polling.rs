@@ -198,6 +198,8 @@ async fn logout_stops_polling_and_start_resumes_it() {
         .call("channels.logout", json!({ "channel": "telegram" }))
         .await;
     assert_eq!(out["payload"]["loggedOut"], true, "{out}");
+    // Time is what is tested: a poll in flight at the logout ends, then
+    // no poll comes in a window well past the poll loop's turnaround.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let polls = fake.calls("getUpdates").len();
     fake.dm(42, 1, "while out");

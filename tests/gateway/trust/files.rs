@@ -171,7 +171,7 @@ async fn memory_search_finds_the_owners_notes_for_the_owner_only() {
             tokio::time::Instant::now() < deadline,
             "never indexed: {own}"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     let theirs = ask(&fake, STRANGER, 1000, &query).await;
     assert!(theirs.contains("results"), "the search ran: {theirs}");

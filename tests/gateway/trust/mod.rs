@@ -120,7 +120,7 @@ pub async fn history_until(
             tokio::time::Instant::now() < deadline,
             "{key}: never got there: {messages:?}"
         );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
