@@ -112,19 +112,18 @@ fn openclaw_cli_calls_health_and_status_and_probes_the_gateway() {
     let gw = TestGateway::start();
     let home = tempfile::tempdir().unwrap();
 
-    let health = ok_json(&openclaw(
+    let answers = openclaw_call_each(
         &gw,
         home.path(),
-        &["gateway", "call", "health", "--json"],
-    ));
+        &[
+            ("health", serde_json::json!({})),
+            ("status", serde_json::json!({})),
+        ],
+    );
+    let (health, status) = (&answers[0], &answers[1]);
     assert_eq!(health["ok"], true, "{health}");
     assert_eq!(health["defaultAgentId"], "main");
 
-    let status = ok_json(&openclaw(
-        &gw,
-        home.path(),
-        &["gateway", "call", "status", "--json"],
-    ));
     assert_eq!(status["heartbeat"]["defaultAgentId"], "main", "{status}");
     assert!(status["sessions"]["defaults"]["model"].is_string());
 
@@ -277,34 +276,26 @@ fn openclaw_node_streams_a_chat() {
 fn openclaw_cli_calls_the_methods_the_control_ui_needs() {
     let gw = TestGateway::start();
     let home = tempfile::tempdir().unwrap();
-    let agents = ok_json(&openclaw(
+    let none = || serde_json::json!({});
+    let answers = openclaw_call_each(
         &gw,
         home.path(),
-        &["gateway", "call", "agents.list", "--json"],
-    ));
+        &[
+            ("agents.list", none()),
+            ("agent.identity.get", none()),
+            ("system.info", none()),
+            ("diagnostics.lanes", none()),
+        ],
+    );
+    let (agents, id, info, lanes) = (&answers[0], &answers[1], &answers[2], &answers[3]);
     assert_eq!(agents["defaultId"], "main", "{agents}");
     assert_eq!(agents["agents"][0]["identity"]["name"], "Assistant");
-    let id = ok_json(&openclaw(
-        &gw,
-        home.path(),
-        &["gateway", "call", "agent.identity.get", "--json"],
-    ));
     assert_eq!(
         (id["agentId"].as_str(), id["nameSource"].as_str()),
         (Some("main"), Some("default")),
         "{id}"
     );
-    let info = ok_json(&openclaw(
-        &gw,
-        home.path(),
-        &["gateway", "call", "system.info", "--json"],
-    ));
     assert!(info["cpuCount"].as_u64().is_some_and(|n| n >= 1), "{info}");
-    let lanes = ok_json(&openclaw(
-        &gw,
-        home.path(),
-        &["gateway", "call", "diagnostics.lanes", "--json"],
-    ));
     assert_eq!(lanes["lanes"][1]["lane"], "main", "{lanes}");
 }
 
