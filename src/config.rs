@@ -79,8 +79,21 @@ fn syntax(file: &str, e: config::ConfigError) -> ConfigError {
     }
 }
 
+/// A user's JSON5 text that does not parse: one message with one line and
+/// column (the `config` crate's reads "... at line 3 column 3 at line 1
+/// column 1").
+fn json5_syntax(raw: &str, file: &str) -> Result<(), ConfigError> {
+    json5::from_str::<Value>(raw)
+        .map(|_| ())
+        .map_err(|e| ConfigError::Syntax {
+            file: file.to_string(),
+            message: e.to_string(),
+        })
+}
+
 /// Parses one JSON5 text into JSON.
 pub fn parse_json5(raw: &str, file: &str) -> Result<Value, ConfigError> {
+    json5_syntax(raw, file)?;
     Config::builder()
         .add_source(File::from_str(raw, FileFormat::Json5))
         .build()
@@ -92,6 +105,7 @@ fn merged(user: Option<&str>, env: &[(String, String)], file: &str) -> Result<Va
     let mut builder =
         Config::builder().add_source(File::from_str(DEFAULT_JSON5, FileFormat::Json5));
     if let Some(raw) = user {
+        json5_syntax(raw, file)?;
         builder = builder.add_source(File::from_str(raw, FileFormat::Json5));
     }
     if !env.is_empty() {
@@ -111,21 +125,39 @@ fn merged(user: Option<&str>, env: &[(String, String)], file: &str) -> Result<Va
 }
 
 /// Deserialises merged JSON into typed settings, with key paths in errors
-/// and the unknown keys collected.
+/// and the unknown keys collected (each with the key it likely meant; an
+/// error about a key a typo stands in for names the typo too).
 pub fn typed(value: &Value, file: &str) -> Result<(Settings, Vec<String>), ConfigError> {
-    let mut unknown = Vec::new();
+    let unknown = crate::config_keys::unknown_keys(value);
     let mut track = serde_path_to_error::Track::new();
     let de = serde_path_to_error::Deserializer::new(value, &mut track);
-    let result: Result<Settings, _> = serde_ignored::deserialize(de, |path| {
-        unknown.push(format!("unknown config key {path} (ignored)"));
-    });
+    let result: Result<Settings, _> = serde::Deserialize::deserialize(de);
     match result {
-        Ok(s) => Ok((s, unknown)),
-        Err(e) => Err(ConfigError::Invalid {
-            file: file.to_string(),
-            path: track.path().to_string(),
-            message: e.to_string(),
-        }),
+        Ok(s) => Ok((s, unknown.iter().map(ToString::to_string).collect())),
+        Err(e) => {
+            let path = track.path().to_string();
+            let mut message = e.to_string();
+            // A typo's stand-in: an unknown key beside (or above) the key the
+            // error is about, whose likely meaning the error names.
+            let hints: Vec<String> = unknown
+                .iter()
+                .filter(|u| {
+                    let parent = u.path.rsplit_once('.').map_or("", |(p, _)| p);
+                    parent.is_empty() || path == parent || path.starts_with(&format!("{parent}."))
+                })
+                .filter_map(|u| {
+                    let meant = u.suggestion.as_deref()?;
+                    (message.contains(meant) || path.ends_with(meant))
+                        .then(|| format!(" ({} is set: did you mean {meant}?)", u.path))
+                })
+                .collect();
+            message.extend(hints);
+            Err(ConfigError::Invalid {
+                file: file.to_string(),
+                path,
+                message,
+            })
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! lives in `ferroclaw-actors`. See ARCHITECTURE.md.
 
 pub mod config;
+pub mod config_keys;
 pub mod http;
 pub mod mcp;
 pub mod media_links;

@@ -9,6 +9,65 @@ use serde_json::json;
 use crate::support::process::{ferroclaw, spawn_gateway};
 use crate::support::{connect_params, Client};
 
+/// The mistakes a new user makes, as they make them: a typo at the top
+/// (`channel:`), one inside a section (`botTokn`, whose section then lacks
+/// `botToken`), a JSON5 syntax error. Each is named where it is, with the
+/// key it likely meant; `--strict` fails on unknown keys.
+#[test]
+fn config_mistakes_are_named_with_what_was_meant_and_strict_fails_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ferroclaw.json");
+    let validate = |args: &[&str]| {
+        let out = ferroclaw(dir.path())
+            .args(["config", "validate"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    std::fs::write(&path, "{ channel: {}, gateway: { prot: 19999 } }").unwrap();
+    let (code, text) = validate(&[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("unknown config key channel (ignored): did you mean channels?")
+            && text.contains("unknown config key gateway.prot (ignored): did you mean port?")
+            && text.contains("2 warning(s)"),
+        "{text}"
+    );
+    let (code, text) = validate(&["--strict"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("2 unknown key(s) (--strict)"), "{text}");
+
+    // Inside a section: the typo is named, with the key it stands in for.
+    std::fs::write(
+        &path,
+        "{ channels: { telegram: { botTokn: '1:x', dmPolicy: 'pairing' } } }",
+    )
+    .unwrap();
+    let (_, text) = validate(&["--strict"]);
+    assert!(
+        text.contains("channels.telegram.botTokn (ignored): did you mean botToken?"),
+        "{text}"
+    );
+
+    // A syntax error: one line and one column, where it is.
+    std::fs::write(
+        &path,
+        "{\n  gateway: {\n    port: 19999\n    bind: 'loopback'\n  }\n}",
+    )
+    .unwrap();
+    let (code, text) = validate(&[]);
+    assert_eq!(code, Some(2), "{text}");
+    let at = text.matches("line ").count();
+    assert_eq!(at, 1, "one location: {text}");
+    assert!(text.contains("line 4"), "{text}");
+}
+
 #[test]
 fn config_validate_names_file_key_and_expectation_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();

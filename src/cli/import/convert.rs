@@ -23,8 +23,8 @@ enum Seg {
     Index(usize),
 }
 
-/// Path segments from `a.b[0].c` (serde_path_to_error) or `a.b.0.c`
-/// (serde_ignored; `?` segments mark options and are skipped).
+/// Path segments from `a.b[0].c` (serde_path_to_error, `config_keys`) or
+/// `a.b.0.c` (`?` segments mark options and are skipped).
 fn segments(path: &str) -> Vec<Seg> {
     let mut out = Vec::new();
     for part in path.split('.').filter(|p| !p.is_empty() && *p != "?") {
@@ -211,12 +211,10 @@ pub(super) fn convert_config(
         }
         let text = serde_json::to_string(&cfg).map_err(|e| bad(e.to_string()))?;
         match config::check_user_raw(&text, "openclaw.json") {
-            Ok((_, settings, warnings)) => {
-                let unknown: Vec<String> = warnings
-                    .iter()
-                    .filter_map(|w| w.strip_prefix("unknown config key "))
-                    .filter_map(|w| w.strip_suffix(" (ignored)"))
-                    .map(str::to_string)
+            Ok((_, settings, _)) => {
+                let unknown: Vec<String> = ferroclaw::config_keys::unknown_keys(&cfg)
+                    .into_iter()
+                    .map(|u| u.path)
                     .collect();
                 let mut removed = false;
                 for path in unknown {
