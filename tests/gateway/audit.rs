@@ -20,9 +20,11 @@ use crate::support::{admin, device_connect, final_text, say, Client, TestGateway
 
 async fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
     let mut cmd = openclaw_env_command(gw, home, args);
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
+    tokio::task::spawn_blocking(move || {
+        crate::support::process::output_within(&mut cmd, super::interop::CLI_LIMIT)
+    })
+    .await
+    .unwrap()
 }
 
 /// `openclaw audit <args> --json`, which must succeed: its page.

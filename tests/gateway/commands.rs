@@ -23,9 +23,11 @@ async fn openclaw_env(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -
 }
 
 async fn run(mut cmd: std::process::Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
+    tokio::task::spawn_blocking(move || {
+        crate::support::process::output_within(&mut cmd, super::interop::CLI_LIMIT)
+    })
+    .await
+    .unwrap()
 }
 
 fn profiles(key: &str) -> String {

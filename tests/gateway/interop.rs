@@ -2,6 +2,7 @@
 //! tests/interop/setup.sh, run with its own HOME) against a ferroclaw
 //! gateway. The proof that a user's existing client works unchanged.
 
+use crate::support::process::Within;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -72,16 +73,15 @@ pub(crate) fn openclaw_call_each(
         .iter()
         .map(|(m, p)| serde_json::json!([m, p]))
         .collect();
-    let out = Command::new(with_flags.get_program())
-        .arg(dir.join("call_each.mjs"))
+    let mut cmd = Command::new(with_flags.get_program());
+    cmd.arg(dir.join("call_each.mjs"))
         .arg(format!("ws://{}", gw.addr))
         .arg(TOKEN)
         .arg(dir.join("node_modules/openclaw"))
         .arg(Value::Array(list).to_string())
         .env_clear()
-        .envs(with_flags.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .output()
-        .unwrap();
+        .envs(with_flags.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let out = crate::support::process::output_within(&mut cmd, CLI_LIMIT);
     let answers: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "{e}: {}\n{}",
@@ -99,8 +99,13 @@ pub(crate) fn openclaw_call_each(
         .collect()
 }
 
+/// How long one OpenClaw CLI process may run before it is killed and its
+/// test fails (a start costs 1.5 s of CPU; a loaded 2-core machine runs
+/// four tests at once).
+pub(crate) const CLI_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
 fn openclaw(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
-    openclaw_command(gw, home, args).output().unwrap()
+    crate::support::process::output_within(&mut openclaw_command(gw, home, args), CLI_LIMIT)
 }
 
 fn ok_json(out: &Output) -> Value {
@@ -207,8 +212,7 @@ fn openclaw_agent_command_gets_the_reply_from_the_offline_provider() {
         .env("NO_COLOR", "1")
         .env("OPENCLAW_GATEWAY_URL", format!("ws://{}", gw.addr))
         .env("OPENCLAW_GATEWAY_TOKEN", TOKEN)
-        .output()
-        .unwrap();
+        .within(CLI_LIMIT);
     let reply = ok_json(&out);
     assert_eq!(reply["status"], "ok", "{reply}");
     assert_eq!(reply["result"]["payloads"][0]["text"], "You said: hi");
@@ -254,8 +258,7 @@ fn openclaw_node_streams_a_chat() {
         .env_clear()
         .env("HOME", gw.state_dir())
         .env("PATH", "/usr/bin:/bin")
-        .output()
-        .unwrap();
+        .within(CLI_LIMIT);
     let seen = ok_json(&out);
     assert_eq!(seen["text"], "You said: stream me", "{seen}");
     let types: Vec<&str> = seen["types"]
@@ -589,8 +592,7 @@ fn openclaw_models_list_shows_the_gateways_published_catalog() {
         .env("OPENCLAW_NO_UPDATE_CHECK", "1")
         .env("OPENCLAW_GATEWAY_URL", format!("ws://{}", gw.addr))
         .env("OPENCLAW_GATEWAY_TOKEN", TOKEN)
-        .output()
-        .unwrap();
+        .within(CLI_LIMIT);
     assert!(out.status.success(), "{out:?}");
     let listed: Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));

@@ -6,6 +6,7 @@
 //! a crashed server is restarted, and no server process outlives the
 //! gateway.
 
+use crate::support::process::Within;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -334,8 +335,7 @@ async fn a_crashed_server_is_restarted_and_no_server_outlives_the_gateway() {
     }
     let ps = std::process::Command::new("ps")
         .args(["-eo", "pid,stat,args"])
-        .output()
-        .unwrap();
+        .within(super::interop::CLI_LIMIT);
     let ps = String::from_utf8_lossy(&ps.stdout);
     let left: Vec<&str> = ps
         .lines()
@@ -397,8 +397,7 @@ fn validate(cfg: &str) -> (bool, String) {
         .arg(dir.path())
         .args(["config", "validate", "--config"])
         .arg(&path)
-        .output()
-        .unwrap();
+        .within(super::interop::CLI_LIMIT);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

@@ -5,6 +5,7 @@
 //! ferroclaw's own MCP client (`ferroclaw mcp probe`, 2026-07-28
 //! `server/discover`, stateless).
 
+use crate::support::process::Within;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -36,8 +37,7 @@ fn sdk(spec: Value) -> Result<Value, String> {
         .current_dir(mcp_dir())
         .arg("sdk_client.mjs")
         .arg(spec.to_string())
-        .output()
-        .unwrap();
+        .within(super::interop::CLI_LIMIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         return Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
@@ -202,8 +202,7 @@ async fn the_official_inspector_cli_lists_and_calls_over_http() {
             .args(["--transport", "http", "--header"])
             .arg(format!("Authorization: Bearer {TOKEN}"))
             .args(extra)
-            .output()
-            .unwrap();
+            .within(super::interop::CLI_LIMIT);
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
             out.status.success(),
@@ -245,8 +244,7 @@ async fn ferroclaws_own_client_reaches_mcp_over_http_by_server_discover() {
         .arg("--state-dir")
         .arg(state.path())
         .args(["mcp", "probe", "self", "--json"])
-        .output()
-        .unwrap();
+        .within(super::interop::CLI_LIMIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -275,8 +273,7 @@ async fn the_official_conformance_suite_in_server_mode() {
         .arg("node_modules/@modelcontextprotocol/conformance/dist/index.js")
         .args(["server", "--url", &url(&gw), "--suite", "all", "-o"])
         .arg(out_dir.path())
-        .output()
-        .unwrap();
+        .within(super::interop::CLI_LIMIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
     // The summary: one `✓ <scenario>: n passed, 0 failed` or `✗ ...` line each.

@@ -79,7 +79,7 @@ fn run(gw: &TestGateway, home: &std::path::Path, line: &str, via: Via) -> Output
         Via::Flags => openclaw_command(gw, home, &args),
         Via::Env => openclaw_env_command(gw, home, &args),
     };
-    cmd.output().unwrap()
+    crate::support::process::output_within(&mut cmd, super::interop::CLI_LIMIT)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

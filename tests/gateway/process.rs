@@ -328,3 +328,30 @@ async fn log_lines_carry_the_run_and_request_spans() {
     assert_eq!(spans[0]["name"], "conn", "{unknown}");
     assert!(spans[0]["conn_id"].is_string(), "{unknown}");
 }
+
+/// A child that outlives its deadline (OpenClaw's CLI once deadlocked at
+/// exit under load, and the suite hung with no output) is killed by its
+/// PID, and the test fails naming it, with what it printed.
+#[test]
+fn a_child_past_its_deadline_is_killed_and_the_test_fails_with_its_output() {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "echo started; exec sleep 600"]);
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::support::process::output_within(&mut cmd, std::time::Duration::from_millis(300))
+    }))
+    .expect_err("a hung child fails the test");
+    let message = failed.downcast_ref::<String>().expect("a message");
+    assert!(
+        message.contains("killed") && message.contains("stdout: started"),
+        "{message}"
+    );
+    let pid = message
+        .split("(pid ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .expect("the pid is named");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "pid {pid} was killed and reaped"
+    );
+}

@@ -84,3 +84,60 @@ pub fn output_text(o: &std::process::Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// `Command::output`, at most `limit` long ([`output_within`]).
+pub trait Within {
+    fn within(&mut self, limit: std::time::Duration) -> std::process::Output;
+}
+
+impl Within for Command {
+    fn within(&mut self, limit: std::time::Duration) -> std::process::Output {
+        output_within(self, limit)
+    }
+}
+
+/// Runs `cmd` to its end, at most `limit`: a child still running then
+/// (a hung CLI, a deadlock at exit under load) is killed by its PID and the
+/// test fails with what it printed, never hangs the suite.
+pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> std::process::Output {
+    use std::io::Read;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", cmd.get_program()));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let end = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{:?} {:?} still ran after {limit:?}: killed (pid {})\nstdout: {}\nstderr: {}",
+                cmd.get_program(),
+                cmd.get_args().collect::<Vec<_>>(),
+                child.id(),
+                String::from_utf8_lossy(&out.join().unwrap_or_default()),
+                String::from_utf8_lossy(&err.join().unwrap_or_default()),
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
