@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 . ../cache.sh
-cached_dir interop node_modules package.json setup.sh
+cached_dir interop node_modules "$(cat package.json)"
 if [ ! -e "$CACHED/.done" ]; then
   if ! command -v npm >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq npm >/dev/null

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 . ../cache.sh
-cached_dir mcp-npm node_modules package.json setup.sh
+cached_dir mcp-npm node_modules "$(cat package.json)"
 if [ ! -e "$CACHED/.done" ]; then
   if ! command -v npm >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq npm >/dev/null
@@ -24,14 +24,11 @@ if [ ! -e "$CACHED/.done" ]; then
   test -f node_modules/@modelcontextprotocol/inspector-cli/package.json
 fi
 cached_done
-cached_dir mcp-py .venv setup.sh
+pin="mcp-server-time==2026.10.19"
+cached_dir mcp-py .venv "$pin $(python3 --version 2>&1)"
 if [ ! -e "$CACHED/.done" ]; then
-  if ! command -v python3 >/dev/null 2>&1 || ! python3 -m venv --help >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq python3 python3-venv >/dev/null
-  fi
   echo "mcp: installing mcp-server-time from PyPI" >&2
-  python3 -m venv "$CACHED/.venv"
-  "$CACHED/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp-server-time==2026.10.19" >&2
+  cached_venv "$pin"
   test -x .venv/bin/mcp-server-time
 fi
 cached_done

@@ -6,14 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 . ../cache.sh
-cached_dir openai .venv setup.sh
+pin="openai==3.54.0"
+cached_dir openai .venv "$pin $(python3 --version 2>&1)"
 if [ ! -e "$CACHED/.done" ]; then
-  if ! command -v python3 >/dev/null 2>&1 || ! python3 -m venv --help >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq python3 python3-venv >/dev/null
-  fi
   echo "openai: installing the openai Python package from PyPI" >&2
-  python3 -m venv "$CACHED/.venv"
-  "$CACHED/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "openai==3.54.0" >&2
+  cached_venv "$pin"
   .venv/bin/python -c "import openai"
 fi
 cached_done
