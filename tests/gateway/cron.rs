@@ -1,4 +1,4 @@
-//! Cron and heartbeats end to end: the methods in OpenClaw's shapes, runs
+//! Cron end to end (heartbeats: `heartbeat.rs`): the methods in OpenClaw's shapes, runs
 //! through real sessions and the real provider client (a fake provider
 //! or the offline one), announces through the Telegram adapter to the
 //! fake Bot API, restarts, and a SIGKILL in the middle of a run.
@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use super::telegram::{telegram_config, BOT_TOKEN, LONG};
+use super::telegram::{telegram_config, BOT_TOKEN};
 use crate::support::fake_provider::{last_text, FakeProvider, Script};
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::{admin, Client, TestGateway};
@@ -312,160 +312,13 @@ async fn an_announce_lands_once_on_telegram_and_is_reported_only_after() {
 
 /// A fake provider that answers heartbeat prompts with `beat` and anything
 /// else with an echo.
-fn heartbeat_provider(fake: &FakeProvider, beat: &'static std::sync::Mutex<&'static str>) {
-    fake.respond_with(move |body: &Value| {
-        let text = last_text(body);
-        if text.contains("HEARTBEAT") {
-            Script::text(&[*beat.lock().unwrap()])
-        } else {
-            Script::text(&["echo: ", "hi"])
-        }
-    });
-}
-
-fn provider_config(fake: &FakeProvider) -> Value {
+pub(super) fn provider_config(fake: &FakeProvider) -> Value {
     json!({
         "models": { "providers": { "fake": {
             "baseUrl": fake.base_url(), "api": "openai-completions", "apiKey": "k",
             "models": [{ "id": "m" }, { "id": "cheap" }] } } },
         "agents": { "defaults": { "model": { "primary": "fake/m", "fallbacks": [] } } },
     })
-}
-
-#[tokio::test]
-async fn heartbeat_ok_never_reaches_telegram_and_an_alert_does_once() {
-    static BEAT: std::sync::Mutex<&'static str> = std::sync::Mutex::new("HEARTBEAT_OK");
-    let provider = FakeProvider::start().await;
-    heartbeat_provider(&provider, &BEAT);
-    let tg = FakeTelegram::start(BOT_TOKEN);
-    let mut cfg = telegram_config(&tg, json!({ "streamMode": "off" }));
-    ferroclaw::config::merge_patch(&mut cfg, &provider_config(&provider));
-    ferroclaw::config::merge_patch(
-        &mut cfg,
-        &json!({"agents": {"defaults": {"heartbeat": {
-        "every": "0m", "target": "last", "model": "fake/cheap" }}}}),
-    );
-    let gw = TestGateway::with_files(
-        cfg,
-        &[(
-            "workspace/HEARTBEAT.md",
-            "# Checklist\n- look at the disk\n",
-        )],
-    );
-    let mut c = admin(&gw).await;
-    // The main session's last route becomes this Telegram chat.
-    tg.dm(42, 1, "hello");
-    assert!(tg.until(LONG, |f| !f.sent_to(42).is_empty()).await);
-    crate::support::ledger::until_settled(gw.store(), "telegram/default/42/1").await;
-    let before = tg.sent_to(42).len();
-    let typing_before = tg.actions().len();
-
-    let r = c
-        .call("wake", json!({"mode": "now", "text": "check things"}))
-        .await;
-    assert!(
-        r["payload"]["runId"]
-            .as_str()
-            .unwrap()
-            .starts_with("heartbeat:"),
-        "{r}"
-    );
-    let run = r["payload"]["runId"].as_str().unwrap().to_string();
-    let ev = c.event("heartbeat").await;
-    assert_eq!(ev["payload"]["status"], "ok-token", "{ev}");
-    // Chat surfaces see the run end, never the acknowledgement.
-    let frames: Vec<Value> = c
-        .backlog_events("chat")
-        .into_iter()
-        .chain(c.backlog_events("agent"))
-        .collect();
-    let of_run: Vec<&Value> = frames
-        .iter()
-        .filter(|f| f["payload"]["runId"] == run.as_str())
-        .collect();
-    let fin = of_run
-        .iter()
-        .find(|f| f["payload"]["state"] == "final")
-        .expect("a final");
-    assert!(fin["payload"]["message"].is_null(), "{fin}");
-    assert!(
-        of_run
-            .iter()
-            .all(|f| !f.to_string().contains("HEARTBEAT_OK")),
-        "{of_run:?}"
-    );
-    let last = c.call("last-heartbeat", json!({})).await;
-    assert_eq!(last["payload"]["status"], "ok-token");
-    // The heartbeat ran on its own model (the first step of the chain).
-    let bodies: Vec<Value> = provider
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(b, _)| b.clone())
-        .collect();
-    let hb = bodies
-        .iter()
-        .rev()
-        .find(|b| last_text(b).contains("HEARTBEAT"))
-        .unwrap();
-    assert_eq!(hb["model"], "cheap", "{hb}");
-
-    *BEAT.lock().unwrap() = "The disk is 95% full.";
-    c.call("wake", json!({"mode": "now", "text": "check again"}))
-        .await;
-    let ev = c.event("heartbeat").await;
-    assert_eq!(ev["payload"]["status"], "sent", "{ev}");
-    assert_eq!(ev["payload"]["to"], "42");
-    crate::support::ledger::until_quiet(gw.store()).await;
-    let after: Vec<String> = tg.sent_to(42)[before..]
-        .iter()
-        .map(|s| s.text.clone())
-        .collect();
-    assert_eq!(
-        after,
-        vec!["The disk is 95% full.".to_string()],
-        "only the alert, once"
-    );
-    assert!(tg.sent().iter().all(|s| !s.text.contains("HEARTBEAT_OK")));
-    assert_eq!(
-        tg.actions().len(),
-        typing_before,
-        "heartbeats never show typing"
-    );
-}
-
-#[tokio::test]
-async fn an_empty_heartbeat_file_costs_no_model_call() {
-    static BEAT: std::sync::Mutex<&'static str> = std::sync::Mutex::new("HEARTBEAT_OK");
-    let provider = FakeProvider::start().await;
-    heartbeat_provider(&provider, &BEAT);
-    let mut cfg = provider_config(&provider);
-    ferroclaw::config::merge_patch(
-        &mut cfg,
-        &json!({"agents": {"defaults": {"heartbeat": {"every": "1s"}}}}),
-    );
-    let empty = "# Heartbeat\n\n<!-- add tasks here -->\n- [ ]\n\n```\n```\n";
-    let gw = TestGateway::with_files(cfg, &[("workspace/HEARTBEAT.md", empty)]);
-    let mut c = admin(&gw).await;
-    let ev = c.event("heartbeat").await;
-    assert_eq!(
-        (
-            ev["payload"]["status"].as_str(),
-            ev["payload"]["reason"].as_str()
-        ),
-        (Some("skipped"), Some("empty-heartbeat-file")),
-        "{ev}"
-    );
-    c.event("heartbeat").await;
-    assert_eq!(provider.request_count(), 0, "no tokens spent");
-    let status = c.call("status", json!({})).await;
-    assert_eq!(
-        status["payload"]["heartbeat"]["agents"][0]["everyMs"], 1000,
-        "{status}"
-    );
-    let off = c.call("set-heartbeats", json!({"enabled": false})).await;
-    assert_eq!(off["payload"], json!({"ok": true, "enabled": false}));
 }
 
 #[tokio::test]
@@ -688,61 +541,6 @@ async fn a_turn_in_a_named_session_runs_on_the_cron_lane() {
         "{entries:?}"
     );
     assert_eq!(entries[0]["status"], "ok");
-}
-
-#[tokio::test]
-async fn heartbeat_settings_apply_live_and_bad_ones_are_refused() {
-    let gw = TestGateway::start();
-    let mut c = admin(&gw).await;
-    let every = |s: &Value| s["payload"]["heartbeat"]["agents"][0]["everyMs"].clone();
-    let status = c.call("status", json!({})).await;
-    assert_eq!(every(&status), 1_800_000, "OpenClaw's default, 30m");
-    let r = super::telegram::patch(
-        &mut c,
-        r#"{"agents":{"defaults":{"heartbeat":{"every":"45m"}}}}"#.into(),
-    )
-    .await;
-    assert_eq!(r["ok"], true, "{r}");
-    let mut now = Value::Null;
-    for _ in 0..50 {
-        now = every(&c.call("status", json!({})).await);
-        if now == 2_700_000 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(now, 2_700_000);
-    let bad = super::telegram::patch(
-        &mut c,
-        r#"{"agents":{"defaults":{"heartbeat":{"every":"often"}}}}"#.into(),
-    )
-    .await;
-    assert_eq!(bad["ok"], false, "{bad}");
-    assert!(
-        bad["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("heartbeat.every"),
-        "{bad}"
-    );
-    let off = super::telegram::patch(
-        &mut c,
-        r#"{"agents":{"defaults":{"heartbeat":{"every":"0m"}}}}"#.into(),
-    )
-    .await;
-    assert_eq!(off["ok"], true, "{off}");
-    let mut s = Value::Null;
-    for _ in 0..500 {
-        s = c.call("status", json!({})).await;
-        if s["payload"]["heartbeat"]["agents"][0]["enabled"] == false {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(
-        s["payload"]["heartbeat"]["agents"][0]["enabled"], false,
-        "{s}"
-    );
 }
 
 #[tokio::test]

@@ -28,6 +28,7 @@ mod events;
 mod examples;
 mod handshake;
 mod hardening;
+mod heartbeat;
 mod hooks;
 mod interop;
 mod layout;
