@@ -178,15 +178,8 @@ async fn heartbeat_settings_apply_live_and_bad_ones_are_refused() {
     )
     .await;
     assert_eq!(r["ok"], true, "{r}");
-    let mut now = Value::Null;
-    for _ in 0..50 {
-        now = every(&c.call("status", json!({})).await);
-        if now == 2_700_000 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(now, 2_700_000);
+    let s = status_until(&mut c, |s| every(s) == 2_700_000).await;
+    assert_eq!(every(&s), 2_700_000);
     let bad = super::telegram::patch(
         &mut c,
         r#"{"agents":{"defaults":{"heartbeat":{"every":"often"}}}}"#.into(),
@@ -206,16 +199,26 @@ async fn heartbeat_settings_apply_live_and_bad_ones_are_refused() {
     )
     .await;
     assert_eq!(off["ok"], true, "{off}");
-    let mut s = Value::Null;
-    for _ in 0..500 {
-        s = c.call("status", json!({})).await;
-        if s["payload"]["heartbeat"]["agents"][0]["enabled"] == false {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let s = status_until(&mut c, |s| {
+        s["payload"]["heartbeat"]["agents"][0]["enabled"] == false
+    })
+    .await;
     assert_eq!(
         s["payload"]["heartbeat"]["agents"][0]["enabled"], false,
         "{s}"
     );
+}
+
+/// `status` asked again (every 20 ms, at most 10 s) until `done` holds of
+/// it; the last answer.
+async fn status_until(c: &mut crate::support::Client, done: impl Fn(&Value) -> bool) -> Value {
+    let mut s = Value::Null;
+    for _ in 0..500 {
+        s = c.call("status", json!({})).await;
+        if done(&s) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    s
 }

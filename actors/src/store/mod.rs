@@ -2,7 +2,8 @@
 //! (unmaintained since 2021; keeping it behind one door keeps a swap cheap).
 //! Trees and key encoding live here; every value is JSON in a versioned envelope.
 //! Invariant: a second process opening the same state dir gets
-//! [`StoreError::AlreadyInUse`] at once, never a hang.
+//! [`StoreError::AlreadyInUse`] within a quarter second (`take_lock`),
+//! never a hang.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
