@@ -224,3 +224,96 @@ mod tests {
         assert_eq!(paths(ok), Vec::<String>::new());
     }
 }
+
+/// Every key the settings type by name that `config/default.json5` does
+/// not carry, at every depth it carries the parent (maps keyed by ids and
+/// lists are not walked into): a default written in Rust.
+pub fn missing_defaults() -> Vec<String> {
+    let defaults: Value = json5::from_str(crate::config::DEFAULT_JSON5).unwrap_or(Value::Null);
+    let root = ferroclaw_actors::settings::json_schema();
+    let mut out = Vec::new();
+    missing(root, root, &defaults, "", &mut out);
+    out
+}
+
+fn missing(root: &Value, schema: &Value, defaults: &Value, path: &str, out: &mut Vec<String>) {
+    let Some(have) = defaults.as_object() else {
+        return;
+    };
+    let mut sh = Shape::default();
+    shape(root, schema, &mut sh);
+    for (k, child) in &sh.named {
+        let here = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
+        match have.get(k) {
+            None => out.push(here),
+            Some(d) => missing(root, child, d, &here, out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod defaults_tests {
+    /// Keys whose absence means "not set", never a default: a channel's
+    /// section (present: the channel runs), an account's own credentials and
+    /// overrides (never shared by `channels.defaults`), and the secret keys
+    /// the schema marks inside sections it does not type.
+    const UNSET_WHEN_ABSENT: &[&str] = &[
+        "channels.defaults.discord.gatewayUrl",
+        "channels.defaults.discord.modelOverride",
+        "channels.defaults.discord.token",
+        "channels.defaults.matrix.dm.allowFrom",
+        "channels.defaults.matrix.dm.enabled",
+        "channels.defaults.matrix.dm.policy",
+        "channels.defaults.matrix.modelOverride",
+        "channels.defaults.signal.modelOverride",
+        "channels.defaults.slack.appToken",
+        "channels.defaults.slack.botToken",
+        "channels.defaults.slack.modelOverride",
+        "channels.defaults.slack.signingSecret",
+        "channels.defaults.telegram.apiRoot",
+        "channels.defaults.telegram.botToken",
+        "channels.defaults.telegram.modelOverride",
+        "channels.defaults.whatsapp.accessToken",
+        "channels.defaults.whatsapp.appSecret",
+        "channels.defaults.whatsapp.modelOverride",
+        "channels.defaults.whatsapp.phoneNumberId",
+        "channels.defaults.whatsapp.verifyToken",
+        "channels.discord",
+        "channels.matrix",
+        "channels.signal",
+        "channels.slack",
+        "channels.telegram",
+        "channels.whatsapp",
+        "messages.tts",
+        "plugins.entries",
+        "talk.apiKey",
+    ];
+
+    /// A key the settings read gets its default in `config/default.json5`
+    /// (`null` when unset is its default): a new one written only in Rust
+    /// fails here until it is added there, or listed above with its reason.
+    #[test]
+    fn default_json5_carries_every_key_the_settings_type() {
+        let missing = super::missing_defaults();
+        let new: Vec<&String> = missing
+            .iter()
+            .filter(|k| !UNSET_WHEN_ABSENT.contains(&k.as_str()))
+            .collect();
+        assert!(
+            new.is_empty(),
+            "keys with no default in config/default.json5: {new:?}"
+        );
+        let stale: Vec<&&str> = UNSET_WHEN_ABSENT
+            .iter()
+            .filter(|k| !missing.iter().any(|m| m == *k))
+            .collect();
+        assert!(
+            stale.is_empty(),
+            "listed as unset but now in default.json5: {stale:?}"
+        );
+    }
+}

@@ -6,7 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use std::sync::Arc;
+
 use clap::Parser;
+use ferroclaw_actors::host::{EnvReader, HostEnv};
 
 mod cli;
 use cli::args::{Cli, Paths};
@@ -14,13 +17,15 @@ use ferroclaw::config::{self, ConfigSources};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let env: EnvReader = Arc::new(|name: &str| std::env::var(name).ok());
+    ferroclaw_actors::host::install(HostEnv::from_vars(env.clone()));
     let state = state_dir(&cli.paths);
     let host = cli::dispatch::Host {
         sources: sources(&cli.paths, &state),
         config_flag: cli.paths.config.clone(),
         target: client_target(&cli, &state),
         json: cli.client.json,
-        env: ferroclaw_actors::provider::hub::process_env(),
+        env,
         home: std::env::var_os("HOME").map(PathBuf::from),
         xdg_config_home: std::env::var_os("XDG_CONFIG_HOME"),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),

@@ -65,15 +65,10 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `~` and `~/x` as the home directory (`HOME`); other paths: None.
+/// `~` and `~/x` under the home directory (`HOME`, as `main.rs` installed
+/// it); other paths: None.
 pub fn expand_home(raw: &str) -> Option<std::path::PathBuf> {
-    let home = std::env::var_os("HOME")?;
-    match raw {
-        "~" => Some(std::path::PathBuf::from(home)),
-        r => r
-            .strip_prefix("~/")
-            .map(|rest| std::path::PathBuf::from(home).join(rest)),
-    }
+    crate::host::env().expand_home(raw)
 }
 
 /// The running gateway's `<state dir>/gateway.runtime.json` (0600): how

@@ -213,6 +213,22 @@ pub mod key {
         rest(key).split(':').any(|p| p == part)
     }
 
+    /// Whether the key names its agent (`agent:<id>:...`).
+    pub fn is_qualified(key: &str) -> bool {
+        key.starts_with("agent:")
+    }
+
+    /// The job of a cron job's own (isolated) session
+    /// (`agent:<agent>:cron:<job id>`).
+    pub fn cron_job(key: &str) -> Option<&str> {
+        if !is_qualified(key) {
+            return None;
+        }
+        rest(key)
+            .strip_prefix("cron:")
+            .filter(|job| !job.is_empty() && !job.contains(':'))
+    }
+
     /// A group or channel conversation (not a private chat).
     pub fn is_group(key: &str) -> bool {
         has(key, "group") || has(key, "channel")
@@ -236,6 +252,11 @@ pub mod key {
             assert!(is_group("agent:main:slack:channel:c1"));
             assert!(!is_group("agent:main:telegram:dm:1"));
             assert_eq!(first(""), "");
+            assert!(is_qualified("agent:a:main") && !is_qualified("main"));
+            assert_eq!(cron_job("agent:main:cron:job-1"), Some("job-1"));
+            assert_eq!(cron_job("agent:main:cron:job-1:run:2"), None);
+            assert_eq!(cron_job("agent:main:cron:"), None);
+            assert_eq!(cron_job("cron:job-1"), None);
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod cron;
 pub mod devices;
 pub mod fsutil;
 pub mod gateway;
+pub mod host;
 pub mod idempotency;
 pub mod ids;
 pub mod inbound;

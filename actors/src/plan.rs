@@ -123,8 +123,12 @@ pub fn plan(
     let sandbox = crate::tool::sandbox::SandboxSettings::from_config(&defaults.sandbox, state_dir);
     let tools_json = settings.tools.as_json();
     let limits = ToolLimits {
-        fetch: crate::tool::web_fetch::FetchSettings::from_config(&tools_json)
-            .map_err(StartError::Tools)?,
+        exec_timeout: crate::tool::EXEC_TIMEOUT,
+        exec_max_timeout: crate::tool::EXEC_MAX_TIMEOUT,
+        output_cap: crate::tool::OUTPUT_CAP,
+        read_cap: crate::tool::READ_CAP,
+        fetch: crate::tool::web_fetch::FetchSettings::from_settings(&settings.tools.web.fetch)
+            .map_err(|e| StartError::Tools(e.to_string()))?,
         sandbox: sandbox.clone(),
         workspace_only: settings.tools.fs.workspace_only,
         search: crate::tool::web_search::SearchSettings::from_config(
@@ -133,7 +137,6 @@ pub fn plan(
             &|k| env(k),
         )
         .map_err(|e| StartError::Tools(e.to_string()))?,
-        ..ToolLimits::default()
     };
     let approval_timeout = settings.tools.exec.approval_timeout_seconds;
     if approval_timeout < 1 {

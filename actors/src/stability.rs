@@ -63,6 +63,19 @@ impl Stability {
         ring.records.push_back(Value::Object(r));
     }
 
+    /// `ws.slow_consumer`: a connection closed for not reading.
+    pub fn slow_consumer_closed(&self) {
+        let fields = json!({"surface": "ws", "action": "closed", "reason": "slow consumer"});
+        self.record("ws.slow_consumer", fields);
+    }
+
+    /// `diagnostic.memory.sample`: the process's memory, the deepest
+    /// mailbox and the live sessions.
+    pub fn memory_sample(&self, memory: Value, queue_depth: i64, queued: i64) {
+        let fields = json!({ "memory": memory, "queueDepth": queue_depth, "queued": queued });
+        self.record("diagnostic.memory.sample", fields);
+    }
+
     /// OpenClaw's snapshot: the records the query selects (the newest
     /// `limit`), counts and a summary (records by type, memory).
     pub fn snapshot(&self, q: &Query) -> Value {

@@ -323,7 +323,7 @@ async fn agent(state: &SharedState, hooks: &Hooks, body: &Value) -> (StatusCode,
         .map(str::to_string)
         .or_else(|| cfg.default_session_key.clone())
         .unwrap_or_else(|| format!("hook:{}", uuid::Uuid::new_v4()));
-    let raw = match (&agent, tail.starts_with("agent:")) {
+    let raw = match (&agent, ferroclaw_actors::ids::key::is_qualified(&tail)) {
         (_, true) => tail,
         (Some(a), false) => format!("agent:{a}:{tail}"),
         (None, false) => tail,

@@ -7,7 +7,7 @@
 //! a heartbeat.
 //! Pure functions.
 
-use ferroclaw_actors::cron::beat::Beat;
+use ferroclaw_actors::cron::beat::{Beat, HeartbeatView};
 use ferroclaw_actors::cron::job::{JobPatch, JobView, NewJob};
 use ferroclaw_actors::cron::record::RunEntry;
 use ferroclaw_actors::cron::{Added, JobPage, Page, RunPage, RunStart, SchedulerStatus};
@@ -152,6 +152,14 @@ pub fn job_patch(patch: &Value) -> Result<JobPatch, String> {
         }
     }
     Ok(p)
+}
+
+/// `status`'s heartbeat row: `{agentId, enabled, every, everyMs}`.
+pub fn heartbeat_status(view: &HeartbeatView) -> Value {
+    json!({
+        "agentId": view.agent_id, "enabled": view.every.is_some(), "every": view.every_text(),
+        "everyMs": view.every_ms(),
+    })
 }
 
 /// Sets `key` when there is a value (OpenClaw leaves absent fields out).

@@ -8,6 +8,7 @@ mod backup;
 mod btw;
 mod channel_crash;
 mod chat;
+mod claims;
 mod cli;
 mod clients;
 mod commands;

@@ -61,6 +61,15 @@ pub fn base_config() -> Value {
     })
 }
 
+/// What `main.rs` does first: the process's environment (`PATH`, `HOME`,
+/// `TZ`...) installed for the actors. Once per test process; the first
+/// install stays.
+pub fn install_host_env() {
+    let vars: ferroclaw_actors::host::EnvReader =
+        std::sync::Arc::new(|k: &str| std::env::var(k).ok());
+    ferroclaw_actors::host::install(ferroclaw_actors::host::HostEnv::from_vars(vars));
+}
+
 fn merge(base: &mut Value, patch: &Value) {
     config::merge_patch(base, patch);
 }
@@ -117,6 +126,7 @@ impl TestGateway {
     }
 
     fn boot(&mut self) {
+        install_host_env();
         let path = self.config_path();
         if !path.exists() {
             std::fs::write(&path, serde_json::to_string_pretty(&self.config).unwrap()).unwrap();

@@ -5,13 +5,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use actix::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::*;
 
 mod mcp;
-pub use mcp::McpGate;
 
 pub struct ApprovalsActor {
     /// The actor's span, entered by its handlers.
@@ -162,26 +161,7 @@ impl ApprovalsActor {
 
     /// Adds the command's executables to the agent's allowlist.
     fn allow_always(&mut self, agent: &str, bins: Vec<String>, ctx: &mut Context<Self>) {
-        if !self.file.get("agents").is_some_and(Value::is_object) {
-            self.file["agents"] = json!({});
-        }
-        let a = &mut self.file["agents"][agent];
-        if !a.is_object() {
-            *a = json!({});
-        }
-        if !a.get("allowlist").is_some_and(Value::is_array) {
-            a["allowlist"] = json!([]);
-        }
-        if let Some(list) = a["allowlist"].as_array_mut() {
-            for bin in bins {
-                if !list
-                    .iter()
-                    .any(|e| e.get("pattern").and_then(Value::as_str) == Some(bin.as_str()))
-                {
-                    list.push(json!({ "id": ulid::Ulid::generate().to_string(), "pattern": bin, "lastUsedAt": crate::now_ms() }));
-                }
-            }
-        }
+        super::file::allow_bins(&mut self.file, agent, bins);
         self.save_then(ctx, |_, r| {
             if let Err(e) = r {
                 tracing::error!(error = %e, "cannot store the exec allowlist");
@@ -267,7 +247,7 @@ impl Handler<ExecGate> for ApprovalsActor {
         if security == Security::Deny {
             return refuse("exec is disabled for this session (security=deny); ask the user to change execSecurity");
         }
-        let job = grants::cron_job_of(msg.session_key.as_str()).map(str::to_string);
+        let job = crate::ids::key::cron_job(msg.session_key.as_str()).map(str::to_string);
         if self.granted(&msg, job.as_deref(), ctx) {
             return Box::pin(actix::fut::ready(Ok(())));
         }

@@ -48,15 +48,6 @@ impl Revoked {
     }
 }
 
-/// The cron job whose own (isolated) session `session_key` is:
-/// `agent:<agent>:cron:<job id>`.
-pub fn cron_job_of(session_key: &str) -> Option<&str> {
-    match session_key.split(':').collect::<Vec<_>>().as_slice() {
-        ["agent", _, "cron", job] if !job.is_empty() => Some(job),
-        _ => None,
-    }
-}
-
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Grants {
     #[serde(default)]
@@ -147,9 +138,9 @@ mod tests {
 
     #[test]
     fn a_grant_binds_one_jobs_command_in_one_folder_until_revoked() {
-        assert_eq!(cron_job_of("agent:main:cron:j1"), Some("j1"));
-        assert_eq!(cron_job_of("agent:main:main"), None);
-        assert_eq!(cron_job_of("agent:main:cron:j1:x"), None);
+        assert_eq!(crate::ids::key::cron_job("agent:main:cron:j1"), Some("j1"));
+        assert_eq!(crate::ids::key::cron_job("agent:main:main"), None);
+        assert_eq!(crate::ids::key::cron_job("agent:main:cron:j1:x"), None);
         let mut g = Grants::default();
         g.mint(grant("g1", "j1"));
         assert_eq!(g.find("main", "j1", "echo hi", "/w", 5), Some(0));

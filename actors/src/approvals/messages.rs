@@ -157,3 +157,19 @@ pub struct RevokeGrant {
     pub grant_id: String,
     pub by: String,
 }
+
+/// Decides one MCP tool call that needs an operator. Reply: Ok to call.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), Refused>")]
+pub struct McpGate {
+    pub agent_id: String,
+    pub session_key: SessionKey,
+    pub server: String,
+    pub tool: String,
+    /// The call's arguments as the operator sees them (capped).
+    pub arguments: String,
+    /// `auto`: a grant answers, and allow-always mints one; `prompt`:
+    /// every call asks.
+    pub grantable: bool,
+    pub untrusted: bool,
+}

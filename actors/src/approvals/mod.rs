@@ -17,6 +17,7 @@
 //! handlers); this file holds its pure state, with unit tests.
 
 mod actor;
+mod file;
 pub mod grants;
 mod messages;
 
@@ -196,18 +197,18 @@ fn resolve_bin(word: &str) -> String {
     if word.contains('/') {
         return word.to_string();
     }
-    std::env::var_os("PATH")
-        .and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join(word))
-                .find(|c| c.is_file())
-        })
+    crate::host::env()
+        .which(word)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| word.to_string())
 }
 
 fn pattern_matches(pattern: &str, bin: &str) -> bool {
-    let home = std::env::var("HOME").unwrap_or_default();
+    let home = crate::host::env()
+        .home
+        .as_ref()
+        .map(|h| h.display().to_string())
+        .unwrap_or_default();
     let pattern = match pattern.strip_prefix("~/") {
         Some(rest) => format!("{home}/{rest}"),
         None => pattern.to_string(),
@@ -296,6 +297,7 @@ mod tests {
 
     #[test]
     fn command_lines_resolve_to_their_executables() {
+        crate::host::install_for_tests();
         let sh = resolve_bin("sh");
         assert!(sh.ends_with("/sh"), "{sh}");
         assert_eq!(

@@ -77,9 +77,7 @@ impl EventBus {
         if let Some(sub) = self.remove(id) {
             Metrics::inc(&self.metrics.slow_consumer_closes);
             tracing::warn!(conn_id = %id, event, "slow consumer closed");
-            let fields =
-                serde_json::json!({"surface": "ws", "action": "closed", "reason": "slow consumer"});
-            self.metrics.stability.record("ws.slow_consumer", fields);
+            self.metrics.stability.slow_consumer_closed();
             sub.recipient
                 .do_send(Outbound::Close(CloseReason::SlowConsumer));
         }

@@ -229,7 +229,7 @@ pub struct Deliverer<O: Outlet> {
 const PREVIEW: &str = "preview";
 
 fn preview_key(d: &Delivery) -> String {
-    format!("{}/{}/{PREVIEW}", d.session_key, d.run_id)
+    format!("{}/{}/{PREVIEW}", d.session_key.as_str(), d.run_id)
 }
 
 fn target(d: &Delivery) -> Target {
@@ -291,13 +291,14 @@ impl<O: Outlet> Deliverer<O> {
             self.enqueue_final(d, text.as_deref())?;
             self.store.flush().await?;
         }
-        for item in ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)? {
+        for item in ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)? {
             if item.state == OutState::Pending {
                 self.send_item(d, item).await?;
             }
         }
         if self.audit.wants_messages() {
-            let items = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?;
+            let items =
+                ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)?;
             self.audit.record(outbound_record(self.channel, d, &items));
         }
         ledger::delivered(&self.store, &d.account, &d.run_id)?;
@@ -308,7 +309,7 @@ impl<O: Outlet> Deliverer<O> {
     /// are not sent again.
     async fn settle_interrupted(&self, d: &Delivery) -> Result<(), StoreError> {
         let mut any = false;
-        for item in ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)? {
+        for item in ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)? {
             if !matches!(item.state, OutState::Sending { .. }) {
                 continue;
             }
@@ -402,13 +403,13 @@ impl<O: Outlet> Deliverer<O> {
             return Ok(());
         }
         let text = text.as_str();
-        let n = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?
+        let n = ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)?
             .iter()
             .filter(|i| !i.key.ends_with(PREVIEW))
             .count();
         let item = self.item(
             d,
-            ledger::chunk_key(&d.session_key, &d.run_id, n),
+            ledger::chunk_key(d.session_key.as_str(), &d.run_id, n),
             text,
             None,
         );
@@ -435,7 +436,7 @@ impl<O: Outlet> Deliverer<O> {
 
     /// The reply's remaining chunks, with the delivery marked final.
     fn enqueue_final(&self, d: &Delivery, text: Option<&str>) -> Result<(), StoreError> {
-        let items = ledger::run_items(&self.store, &d.account, &d.session_key, &d.run_id)?;
+        let items = ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)?;
         let preview_id = items
             .iter()
             .find(|i| i.key.ends_with(PREVIEW))
@@ -475,7 +476,7 @@ impl<O: Outlet> Deliverer<O> {
                 };
                 self.item(
                     d,
-                    ledger::chunk_key(&d.session_key, &d.run_id, first + i),
+                    ledger::chunk_key(d.session_key.as_str(), &d.run_id, first + i),
                     c,
                     edit_of,
                 )
@@ -483,7 +484,7 @@ impl<O: Outlet> Deliverer<O> {
             .collect();
         let next = first + out.len();
         out.extend(media.into_iter().enumerate().map(|(j, m)| {
-            let key = ledger::chunk_key(&d.session_key, &d.run_id, next + j);
+            let key = ledger::chunk_key(d.session_key.as_str(), &d.run_id, next + j);
             let mut item = self.item(d, key, "", None);
             item.media = Some(m);
             item
@@ -495,7 +496,7 @@ impl<O: Outlet> Deliverer<O> {
     /// A run that ended before this process saw it: its stored reply,
     /// asked of its session.
     async fn stored_reply(&self, d: &Delivery) -> Option<String> {
-        let key = crate::inbound::SessionKey::canonical(&d.session_key, "main", "main").ok()?;
+        let key = d.session_key.session()?.clone();
         let (session, _) = self.sessions.send(GetSession { key }).await.ok()?.ok()?;
         let asked = GetReply {
             run_id: Some(d.run_id.clone()),
@@ -618,8 +619,7 @@ fn outbound_record(channel: &str, d: &Delivery, items: &[OutboxItem]) -> crate::
         Outbound::Sent
     };
     // A run's reply is the agent's; a `send` or a notice is the gateway's.
-    let by_agent = !matches!(d.session_key.as_str(), "send" | "notice");
-    let agent = by_agent.then(|| crate::ids::key::agent(&d.session_key).to_string());
+    let agent = d.session_key.agent().map(str::to_string);
     Activity::Message(MessageActivity {
         channel: channel.to_string(),
         conversation: super::dispatch::conversation(d.chat_type.as_deref()),
@@ -628,7 +628,7 @@ fn outbound_record(channel: &str, d: &Delivery, items: &[OutboxItem]) -> crate::
         message: sent.first().map(|s| s.to_string()),
         target: Some(d.target.clone()),
         agent_id: agent.clone(),
-        run_id: by_agent.then(|| d.run_id.to_string()),
+        run_id: agent.is_some().then(|| d.run_id.to_string()),
         result_count: Some(sent.len() as u64),
         duration_ms: Some(crate::now_ms().saturating_sub(d.created_ms)),
         flow: Flow::Outbound {

@@ -367,7 +367,7 @@ fn send_delivery(
 ) -> Result<Delivery, StoreError> {
     let d = Delivery {
         account: account.to_string(),
-        session_key: "send".to_string(),
+        session_key: ledger::DeliveryOf::Send,
         run_id: msg.key.clone().into(),
         target: msg.to.clone(),
         thread_id: msg.thread_id.clone(),
@@ -379,7 +379,7 @@ fn send_delivery(
     };
     let item = |i: usize, text: &str, media: Option<&String>| OutboxItem {
         account: account.to_string(),
-        key: ledger::chunk_key(&d.session_key, &d.run_id, i),
+        key: ledger::chunk_key(d.session_key.as_str(), &d.run_id, i),
         target: msg.to.clone(),
         thread_id: msg.thread_id.clone(),
         edit_of: None,
@@ -401,7 +401,7 @@ fn send_delivery(
     for url in &msg.media {
         items.push(item(items.len(), "", Some(url)));
     }
-    if !ledger::run_items(store, account, &d.session_key, &d.run_id)?.is_empty() {
+    if !ledger::run_items(store, account, d.session_key.as_str(), &d.run_id)?.is_empty() {
         return Ok(d); // a repeat: its chunks are in the outbox already
     }
     let writes = ledger::enqueue(store, &items)?;
@@ -412,7 +412,7 @@ fn send_delivery(
 /// The platform ids of a send's chunks, or why one did not land.
 fn sent_ids(store: &Store, d: &Delivery) -> Result<Vec<String>, ChannelSendError> {
     let mut ids = Vec::new();
-    for item in ledger::run_items(store, &d.account, &d.session_key, &d.run_id)? {
+    for item in ledger::run_items(store, &d.account, d.session_key.as_str(), &d.run_id)? {
         match item.state {
             OutState::Sent { message_id, .. } => ids.push(message_id),
             OutState::Failed { error, .. } => return Err(ChannelSendError::Refused(error)),
@@ -433,7 +433,7 @@ fn notice(
 ) -> Result<Delivery, StoreError> {
     let d = Delivery {
         account: account.to_string(),
-        session_key: "notice".to_string(),
+        session_key: ledger::DeliveryOf::Notice,
         run_id: key.into(),
         target: to.to_string(),
         thread_id: None,
@@ -445,7 +445,7 @@ fn notice(
     };
     let item = OutboxItem {
         account: account.to_string(),
-        key: ledger::chunk_key(&d.session_key, &d.run_id, 0),
+        key: ledger::chunk_key(d.session_key.as_str(), &d.run_id, 0),
         target: to.to_string(),
         thread_id: None,
         edit_of: None,
@@ -504,7 +504,7 @@ impl<O: Outlet> HandOver<O> {
             // A handed-over message names the run that answers it.
             agent_id: d
                 .filter(|_| outcome == Inbound::Completed)
-                .map(|d| crate::ids::key::agent(&d.session_key).to_string()),
+                .and_then(|d| d.session_key.agent().map(str::to_string)),
             run_id: d
                 .filter(|_| outcome == Inbound::Completed)
                 .map(|d| d.run_id.to_string()),

@@ -168,7 +168,8 @@ pub struct DispatchDeps {
 pub use crate::media::{Heard, Taken};
 
 /// The settings a hand-over reads besides routing.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
+#[cfg_attr(test, derive(Default))]
 pub struct Policies {
     /// `session`: reset policies, `sendPolicy`.
     pub session: crate::settings::SessionSettings,
@@ -322,7 +323,7 @@ pub async fn hand_over(
         .policies
         .lock()
         .map(|p| Arc::clone(&p))
-        .unwrap_or_default();
+        .unwrap_or_else(|poisoned| Arc::clone(&poisoned.into_inner()));
     if let Some(why) = reset_due_for(&policies, msg, &entry) {
         tracing::info!(session_key = %key.as_str(), reason = ?why, "session reset by its reset policy");
         let _ = session.send(ResetSession).await;
@@ -410,7 +411,7 @@ fn delivery_of(
 ) -> Delivery {
     Delivery {
         account: msg.account.clone(),
-        session_key: key.as_str().to_string(),
+        session_key: super::ledger::DeliveryOf::Session(key.clone()),
         run_id,
         target: msg.chat_id.clone(),
         thread_id: msg.thread_id.clone(),
@@ -616,7 +617,7 @@ mod tests {
 
     fn policies(session: serde_json::Value) -> Policies {
         Policies {
-            session: serde_json::from_value(session).unwrap(),
+            session: crate::settings::shipped_with("session", session),
             ..Policies::default()
         }
     }
@@ -700,14 +701,16 @@ mod tests {
 
     #[test]
     fn send_policy_rules_first_match_then_default_and_the_session_wins() {
-        let s: crate::settings::SessionSettings = serde_json::from_value(json!({ "sendPolicy": {
+        let s: crate::settings::SessionSettings = crate::settings::shipped_with(
+            "session",
+            json!({ "sendPolicy": {
             "default": "allow",
             "rules": [
                 { "action": "deny", "match": { "channel": "telegram", "chatType": "group" } },
                 { "action": "allow", "match": { "keyPrefix": "agent:main:telegram:group:-1" } },
             ],
-        } }))
-        .unwrap();
+        } }),
+        );
         assert!(!send_allowed(
             None,
             &s,
@@ -724,8 +727,10 @@ mod tests {
         ));
         assert!(send_allowed(Some("allow"), &s, "telegram", "group", "k"));
         assert!(!send_allowed(Some("deny"), &s, "telegram", "direct", "k"));
-        let deny_all: crate::settings::SessionSettings =
-            serde_json::from_value(json!({ "sendPolicy": { "default": "deny" } })).unwrap();
+        let deny_all: crate::settings::SessionSettings = crate::settings::shipped_with(
+            "session",
+            json!({ "sendPolicy": { "default": "deny" } }),
+        );
         assert!(!send_allowed(None, &deny_all, "telegram", "direct", "k"));
         assert!(send_allowed(
             None,

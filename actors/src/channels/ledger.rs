@@ -16,7 +16,7 @@
 //! `unknown` with the way it was resolved: `not_resent` (at most once, the
 //! default: a duplicate reply is the worse harm) or `resent`.
 
-use crate::ids::RunId;
+use crate::ids::{RunId, SessionKey};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{Store, StoreError, StoreWrite, Tree};
@@ -142,7 +142,8 @@ pub fn dispatches(
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
     pub account: String,
-    pub session_key: String,
+    /// Whose reply it carries (stored as OpenClaw's `sessionKey` string).
+    pub session_key: DeliveryOf,
     pub run_id: RunId,
     /// The platform's chat to answer in (and its thread, reply target).
     pub target: String,
@@ -162,6 +163,61 @@ pub struct Delivery {
     /// reply's `MEDIA:` lines may name URLs only, never a stored file.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untrusted: bool,
+}
+
+/// Whose reply a delivery carries: a session's run, or the gateway's own
+/// words (`send`: an operator's `send` or `message.action`; `notice`: a
+/// notice the gateway writes itself). Stored as one string: the session's
+/// key, or `send` / `notice` (which no canonical key is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryOf {
+    Session(SessionKey),
+    Send,
+    Notice,
+}
+
+impl DeliveryOf {
+    /// The stored string (the ledger's keys are built from it).
+    pub fn as_str(&self) -> &str {
+        match self {
+            DeliveryOf::Session(k) => k.as_str(),
+            DeliveryOf::Send => "send",
+            DeliveryOf::Notice => "notice",
+        }
+    }
+
+    /// The agent whose reply it is (None: the gateway's own).
+    pub fn agent(&self) -> Option<&str> {
+        match self {
+            DeliveryOf::Session(k) => Some(k.agent_id()),
+            DeliveryOf::Send | DeliveryOf::Notice => None,
+        }
+    }
+
+    /// The session it answers for.
+    pub fn session(&self) -> Option<&SessionKey> {
+        match self {
+            DeliveryOf::Session(k) => Some(k),
+            DeliveryOf::Send | DeliveryOf::Notice => None,
+        }
+    }
+}
+
+impl Serialize for DeliveryOf {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for DeliveryOf {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DeliveryOf, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(match s.as_ref() {
+            "send" => DeliveryOf::Send,
+            "notice" => DeliveryOf::Notice,
+            key => DeliveryOf::Session(SessionKey::stored(key)),
+        })
+    }
 }
 
 /// The update `dedupe_key` was handed to its session, which answers it with
@@ -556,6 +612,25 @@ pub fn get(store: &Store, account: &str, key: &str) -> Result<Option<OutboxItem>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whose_delivery_reads_back_as_it_was_stored() {
+        for (of, text, agent) in [
+            (
+                DeliveryOf::Session(SessionKey::stored("agent:ops:telegram:dm:1")),
+                "agent:ops:telegram:dm:1",
+                Some("ops"),
+            ),
+            (DeliveryOf::Send, "send", None),
+            (DeliveryOf::Notice, "notice", None),
+        ] {
+            let v = serde_json::to_value(&of).unwrap();
+            assert_eq!(v, serde_json::Value::from(text));
+            let back: DeliveryOf = serde_json::from_value(v).unwrap();
+            assert_eq!(back.agent(), agent);
+            assert_eq!(back, of);
+        }
+    }
 
     fn key<'a>(peer: &'a str, message_id: &'a str) -> InboundKey<'a> {
         InboundKey {

@@ -27,7 +27,7 @@ pub async fn take_in<O: Outlet>(
         .policies
         .lock()
         .map(|p| Arc::clone(&p))
-        .unwrap_or_default();
+        .unwrap_or_else(|poisoned| Arc::clone(&poisoned.into_inner()));
     let config = Arc::clone(&policies.media);
     if inc.media.is_empty() && config.links.is_none() {
         return Taken::default();

@@ -61,12 +61,18 @@ pub fn cut_point(history: &[Arc<ChatMessage>]) -> Option<usize> {
     (users.len() >= 3).then(|| users[users.len() - 2])
 }
 
-/// The `compaction` transcript entry.
-pub fn entry(summary: &str, first_kept: &str, tokens_before: u64) -> Value {
-    json!({
+/// The `compaction` transcript entry; `fallback`: why the model's summary
+/// was not used (the deterministic one was).
+pub fn entry(summary: &str, first_kept: &str, tokens: (u64, u64), fallback: Option<&str>) -> Value {
+    let mut entry = json!({
         "type": "compaction", "id": ulid::Ulid::generate().to_string(), "timestamp": crate::now_ms(),
-        "summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens_before,
-    })
+        "summary": summary, "firstKeptEntryId": first_kept, "tokensBefore": tokens.0,
+        "tokensAfter": tokens.1,
+    });
+    if let Some(why) = fallback {
+        entry["details"] = json!({ "fallback": "deterministic", "reason": why });
+    }
+    entry
 }
 
 #[cfg(test)]
@@ -85,7 +91,7 @@ mod tests {
             msg("b", "assistant", "1"),
             msg("c", "user", "two"),
             msg("d", "assistant", "2"),
-            entry("they counted", "c", 10),
+            entry("they counted", "c", (10, 4), None),
             msg("e", "user", "three"),
         ];
         let (h, ids) = load_history(&entries);

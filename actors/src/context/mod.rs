@@ -192,12 +192,10 @@ impl AgentContext {
         let generation = self.watch.generation();
         let found = skills::discover(&self.skill_dirs, &self.files);
         if found.iter().any(|s| !s.requires.bins.is_empty()) {
-            if let Some(path) = std::env::var_os("PATH") {
-                // Relative entries (`.`, an empty one) name the gateway's
-                // working folder: not watched.
-                for dir in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
-                    self.watch.watch(&dir);
-                }
+            // Relative entries (`.`, an empty one) name the gateway's
+            // working folder: not watched.
+            for dir in crate::host::env().path.iter().filter(|d| d.is_absolute()) {
+                self.watch.watch(dir);
             }
         }
         let mode = mode_of_key(key);

@@ -218,10 +218,7 @@ pub fn parse_skill(text: &str, path: &Path, source: SkillSource) -> Result<Skill
 }
 
 fn on_path(bin: &str) -> bool {
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| {
+    crate::host::env().path.iter().any(|dir| {
         std::fs::metadata(dir.join(bin))
             .map(|m| {
                 use std::os::unix::fs::PermissionsExt;
@@ -285,7 +282,7 @@ pub fn status(
                 }
             }
             for var in &skill.requires.env {
-                let set = std::env::var_os(var).is_some_and(|v| !v.is_empty())
+                let set = crate::host::env().var(var).is_some()
                     || env.iter().any(|(k, v)| k == var && !v.is_empty());
                 if !set {
                     missing.push(format!("env:{var}"));

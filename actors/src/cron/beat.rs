@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::clock::Clock;
 use super::exec::Announcer;
@@ -196,26 +196,38 @@ impl HeartbeatView {
             .map_or("disabled".into(), crate::settings::format_duration)
     }
 
-    /// `status`'s row: `{agentId, enabled, every, everyMs}`.
-    pub fn status_row(&self) -> Value {
-        json!({
-            "agentId": self.agent_id, "enabled": self.every.is_some(), "every": self.every_text(),
-            "everyMs": self.every.map(|d| d.as_millis() as u64),
-        })
+    /// `every` in milliseconds (None: disabled).
+    pub fn every_ms(&self) -> Option<u64> {
+        self.every.map(|d| d.as_millis() as u64)
     }
 
-    /// `health`'s per-agent heartbeat (OpenClaw's closed shape).
-    pub fn health_row(&self) -> Value {
-        let mut row = json!({
-            "enabled": self.every.is_some(), "every": self.every_text(),
-            "everyMs": self.every.map(|d| d.as_millis() as u64), "prompt": self.prompt,
-            "target": self.target, "ackMaxChars": self.ack_max_chars,
-        });
-        if let Some(m) = &self.model {
-            row["model"] = json!(m);
+    /// `health`'s per-agent heartbeat.
+    pub fn health_row(&self) -> HeartbeatHealth {
+        HeartbeatHealth {
+            enabled: self.every.is_some(),
+            every: self.every_text(),
+            every_ms: self.every_ms(),
+            prompt: self.prompt.clone(),
+            target: self.target.clone(),
+            ack_max_chars: self.ack_max_chars,
+            model: self.model.clone(),
         }
-        row
     }
+}
+
+/// `health`'s per-agent heartbeat (OpenClaw's closed shape; `everyMs` is
+/// null when disabled).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeartbeatHealth {
+    pub enabled: bool,
+    pub every: String,
+    pub every_ms: Option<u64>,
+    pub prompt: String,
+    pub target: String,
+    pub ack_max_chars: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 pub struct HeartbeatActor {

@@ -72,7 +72,11 @@ fn sessions_health(
         .take(RECENT)
         .map(|(key, at)| {
             let at = (*at > 0).then_some(*at);
-            serde_json::json!({ "key": key, "updatedAt": at, "age": at.map(|a| now.saturating_sub(a)) })
+            super::RecentSession {
+                key: key.clone(),
+                updated_at: at,
+                age: at.map(|a| now.saturating_sub(a)),
+            }
         })
         .collect();
     SessionsHealth {
@@ -143,14 +147,14 @@ impl GatewayActor {
         let default_id = self.settings.default_agent_id().to_string();
         // The heartbeat beats for the default agent only.
         let beat = self.facts.heartbeat.as_ref();
-        let off = beat.map_or(serde_json::Value::Null, |b| {
+        let off = beat.map(|b| {
             let none = crate::cron::beat::HeartbeatView {
                 every: None,
                 ..b.clone()
             };
             none.health_row()
         });
-        let beat_row = beat.map_or(off.clone(), |b| b.health_row());
+        let beat_row = beat.map(|b| b.health_row());
         let every_ms = beat
             .and_then(|b| b.every)
             .map_or(0, |d| d.as_millis() as u64);
@@ -260,12 +264,8 @@ fn this_sample(act: &GatewayActor) {
     .map(|g| g.load(Ordering::Relaxed).max(0))
     .max()
     .unwrap_or(0);
-    let fields = serde_json::json!({
-        "memory": crate::gateway::heap::memory(),
-        "queueDepth": depth,
-        "queued": m.sessions_live.load(Ordering::Relaxed).max(0),
-    });
-    m.stability.record("diagnostic.memory.sample", fields);
+    let queued = m.sessions_live.load(Ordering::Relaxed).max(0);
+    (m.stability).memory_sample(crate::gateway::heap::memory(), depth, queued);
 }
 
 impl Actor for GatewayActor {

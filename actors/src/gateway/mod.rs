@@ -43,7 +43,8 @@ pub struct AgentHealth {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub is_default: bool,
-    pub heartbeat: serde_json::Value,
+    /// None (null): no heartbeat actor answered.
+    pub heartbeat: Option<crate::cron::beat::HeartbeatHealth>,
     pub sessions: SessionsHealth,
 }
 
@@ -52,7 +53,17 @@ pub struct AgentHealth {
 pub struct SessionsHealth {
     pub path: String,
     pub count: u64,
-    pub recent: Vec<serde_json::Value>,
+    pub recent: Vec<RecentSession>,
+}
+
+/// One of `health`'s recent sessions (`updatedAt` and `age` null when the
+/// session was never updated).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentSession {
+    pub key: String,
+    pub updated_at: Option<u64>,
+    pub age: Option<u64>,
 }
 
 /// The cached health summary, serialised once.

@@ -94,7 +94,7 @@ impl EnvelopeSettings {
             "UTC".into()
         } else {
             let offset = Local::now().format("%:z").to_string();
-            match std::env::var("TZ").ok().filter(|t| !t.is_empty()) {
+            match crate::host::env().tz.clone() {
                 Some(tz) => format!("{tz} (UTC{offset})"),
                 None if offset == "+00:00" => "UTC".into(),
                 None => format!("UTC{offset}"),

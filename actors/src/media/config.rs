@@ -208,7 +208,7 @@ impl MediaConfig {
         c.env = MediaEnv(env.clone());
         c.providers = s.models.providers.clone();
         c.reply = ReplyModels::from_settings(s);
-        c.links = super::links::LinksConfig::from_tools(&s.tools.as_json());
+        c.links = super::links::LinksConfig::from_tools(&s.tools);
         if c.entries(MediaKind::Audio).is_empty()
             && c.audio.as_ref().and_then(|a| a.enabled) != Some(false)
         {

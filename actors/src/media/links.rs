@@ -42,9 +42,10 @@ pub struct LinksConfig {
     /// ferroclaw's: a stranger's links are fetched too.
     #[serde(default)]
     pub allow_untrusted: bool,
-    /// `tools.web.fetch` (its SSRF policy, sizes, user agent).
+    /// `tools.web.fetch` (its SSRF policy, sizes, user agent); set by
+    /// `from_tools`, and without it no link is fetched.
     #[serde(skip)]
-    pub fetch: FetchSettings,
+    pub fetch: Option<FetchSettings>,
 }
 
 /// One `tools.links.models[]` entry (OpenClaw's are CLI entries).
@@ -62,9 +63,9 @@ pub struct LinkEntry {
 }
 
 impl LinksConfig {
-    /// From `tools` (None: `tools.links` unset, off or malformed).
-    pub fn from_tools(tools: &serde_json::Value) -> Option<LinksConfig> {
-        let v = tools.get("links")?;
+    /// From `tools` (None: `tools.links` unset (`null`), off or malformed).
+    pub fn from_tools(tools: &crate::settings::ToolsSettings) -> Option<LinksConfig> {
+        let v = tools.other.get("links").filter(|v| !v.is_null())?;
         let mut c: LinksConfig = match serde_json::from_value(v.clone()) {
             Ok(c) => c,
             Err(e) => {
@@ -75,7 +76,13 @@ impl LinksConfig {
         if c.enabled == Some(false) {
             return None;
         }
-        c.fetch = FetchSettings::from_config(tools).unwrap_or_default();
+        c.fetch = match FetchSettings::from_settings(&tools.web.fetch) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                tracing::warn!(error = %e, "tools.web.fetch not usable; link understanding off");
+                return None;
+            }
+        };
         Some(c)
     }
 
@@ -140,7 +147,8 @@ pub async fn understand_links(cfg: Option<&LinksConfig>, text: &str, trusted: bo
 
 async fn one(cfg: &LinksConfig, url: &str) -> Result<String, String> {
     let max = cfg.max_chars.unwrap_or(4000).clamp(100, 50_000);
-    let fetch = tokio::time::timeout(cfg.timeout(None), page_text(&cfg.fetch, url, max));
+    let settings = cfg.fetch.as_ref().ok_or("tools.web.fetch not usable")?;
+    let fetch = tokio::time::timeout(cfg.timeout(None), page_text(settings, url, max));
     let page = fetch
         .await
         .map_err(|_| "the fetch timed out".to_string())??;

@@ -216,7 +216,8 @@ struct Scratch(std::path::PathBuf);
 
 impl Scratch {
     fn new() -> std::io::Result<Scratch> {
-        let dir = std::env::temp_dir().join(format!("ferroclaw-media-{}", ulid::Ulid::generate()));
+        let dir =
+            (crate::host::env().tmp).join(format!("ferroclaw-media-{}", ulid::Ulid::generate()));
         std::fs::create_dir_all(&dir)?;
         Ok(Scratch(dir))
     }

@@ -167,7 +167,7 @@ mod tests {
     use serde_json::json;
 
     fn session(v: Value) -> SessionSettings {
-        serde_json::from_value(v).unwrap()
+        crate::settings::shipped_with("session", v)
     }
 
     const H: u64 = 3_600_000;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::state::Incoming;
 use super::*;
@@ -629,12 +629,7 @@ impl Handler<InjectNote> for SessionActor {
             Some(l) => format!("[{l}]\n\n{}", msg.text),
             None => msg.text,
         };
-        let mut entry = transcript::message_entry(
-            None,
-            json!({ "role": "assistant", "content": [{ "type": "text", "text": text }],
-                    "stopReason": "injected" }),
-        );
-        entry["injected"] = Value::Bool(true);
+        let entry = transcript::build::injected(&text);
         let id = entry
             .get("id")
             .and_then(Value::as_str)

@@ -14,7 +14,6 @@
 use std::sync::Arc;
 
 use actix::prelude::*;
-use serde_json::json;
 
 pub use super::messages::CompactReport;
 use super::*;
@@ -415,10 +414,9 @@ impl SessionActor {
         // from the cut on stays.
         history.extend(self.history.iter().skip(plan.cut).cloned());
         let tokens_after: u64 = history.iter().map(|m| estimate(m)).sum();
-        let mut entry = stored::entry(text, &plan.first_kept, plan.tokens_before);
-        entry["tokensAfter"] = json!(tokens_after);
+        let tokens = (plan.tokens_before, tokens_after);
+        let entry = stored::entry(text, &plan.first_kept, tokens, fallback.as_deref());
         if let Some(why) = &fallback {
-            entry["details"] = json!({ "fallback": "deterministic", "reason": why });
             tracing::warn!(session_key = %self.key, reason = %why, "model summary unusable: deterministic summary used");
         }
         match transcript::append(&self.deps.store, &self.entry.session_id, &[entry]) {

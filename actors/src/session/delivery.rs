@@ -9,12 +9,13 @@
 use std::time::Duration;
 
 use actix::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::*;
 use crate::run::TakeSteers;
 use crate::session::queue::{Placement, TurnPlan};
 use crate::session::state::{Effect, Incoming, LiveIds, Next, SessionState};
+use crate::transcript::build;
 
 impl SessionActor {
     /// A message (directives already applied) becomes what the state
@@ -48,20 +49,14 @@ impl SessionActor {
         let mut m = m;
         m.overrides.untrusted |= events.iter().any(|e| e.untrusted);
         let starts = placement == Placement::Start;
-        let mut chat = ChatMessage::user(&mctx.body);
-        chat.images = m.images.clone();
-        let message_id = m.message_id.clone();
+        let (images, message_id) = (m.images.clone(), m.message_id.clone());
         let untrusted = m.overrides.untrusted;
         let mut admitted = self
             .state
             .admit(placement, m, crate::now_ms(), &mut LiveIds);
         admitted.writes.extend(drained.iter().cloned());
-        let mut entry = user_entry(&chat, &mctx, &events, &admitted.run_id, &message_id, starts);
-        if untrusted {
-            // Outside data to whoever reads the transcript later (`chat.history`,
-            // MCP clients of the gateway): a stranger's text, never instructions.
-            entry["message"]["untrusted"] = json!(true);
-        }
+        let ids = (admitted.run_id.as_str(), message_id.as_str());
+        let entry = accepted_entry(&mctx, images, &events, ids, starts, untrusted);
         let writes = std::mem::take(&mut admitted.writes);
         if let Err(e) = self.commit(vec![entry], writes) {
             self.undrain(events, &drained);
@@ -110,19 +105,15 @@ impl SessionActor {
     pub(super) fn begin(&mut self, plan: TurnPlan, ctx: &mut Context<Self>) {
         let mut chat = ChatMessage::user(&plan.text);
         chat.images = plan.images.clone();
-        let mut message = transcript::from_chat(&chat);
         let (events, drained) = self.drain_events(plan.overrides.untrusted);
-        if !events.is_empty() {
-            message["bodyForAgent"] = json!(system_events::prepend(&events, &plan.text));
-        }
-        let mut input = transcript::message_entry(None, message);
-        input["runId"] = json!(plan.run_id);
-        input["messageId"] = json!(plan.run_id);
-        input["delivers"] = json!(plan
+        let body_for_agent =
+            (!events.is_empty()).then(|| system_events::prepend(&events, &plan.text));
+        let delivers: Vec<&str> = plan
             .items
             .iter()
             .map(|(_, i)| i.message_id.as_str())
-            .collect::<Vec<_>>());
+            .collect();
+        let input = build::turn_input(&chat, body_for_agent, &plan.run_id, &delivers);
         let writes = drained
             .iter()
             .cloned()
@@ -191,7 +182,6 @@ impl SessionActor {
                 outcome,
                 ..
             } => {
-                let total = usage.input + usage.output + usage.cache_read + usage.cache_write;
                 self.entry.input_tokens += usage.input;
                 self.entry.output_tokens += usage.output;
                 self.entry.cache_read += usage.cache_read;
@@ -204,13 +194,13 @@ impl SessionActor {
                 if !outcome.text().is_empty() {
                     self.entry.last_message_preview = Some(preview(outcome.text()));
                 }
-                entries.push(json!({
-                    "type": "custom", "customType": "usage", "id": ulid::Ulid::generate().to_string(),
-                    "timestamp": crate::now_ms(),
-                    "data": { "runId": run_id, "provider": self.entry.model_provider, "model": self.entry.model,
-                              "input": usage.input, "output": usage.output, "cacheRead": usage.cache_read,
-                              "cacheWrite": usage.cache_write, "totalTokens": total },
-                }));
+                let (provider, model) = (&self.entry.model_provider, &self.entry.model);
+                entries.push(build::usage(
+                    run_id,
+                    provider.as_deref(),
+                    model.as_deref(),
+                    usage,
+                ));
             }
             RunEvent::Aborted { .. } => self.entry.aborted_last_run = true,
             _ => changed = false,
@@ -312,41 +302,32 @@ impl Handler<GetReply> for SessionActor {
     }
 }
 
-/// A message's transcript entry: the run's input when it starts one, else
-/// pending (out of the model context) until its turn; with the system
-/// events its turn drained, and the run that answers it.
-fn user_entry(
-    chat: &ChatMessage,
+/// A message's transcript entry (`ids`: its run, its own id): the run's
+/// input when it starts one, else pending until its turn; with the system
+/// events its turn drained. A stranger's text is marked as outside data to
+/// whoever reads the transcript later (`chat.history`, MCP clients).
+fn accepted_entry(
     mctx: &MsgContext,
+    images: Vec<crate::provider::Image>,
     events: &[system_events::SystemEvent],
-    run_id: &str,
-    message_id: &str,
+    ids: (&str, &str),
     starts: bool,
+    untrusted: bool,
 ) -> Value {
-    let mut user = transcript::from_chat(chat);
-    user["timestamp"] = json!(mctx.timestamp_ms);
-    if !mctx.media.is_empty() {
-        // The originals, kept in the media store (OpenClaw's context names).
-        let m = &mctx.media;
-        user["MediaPaths"] = json!(m.iter().map(|a| &a.path).collect::<Vec<_>>());
-        user["MediaUrls"] = json!(m
-            .iter()
-            .map(|a| a.url.as_deref().unwrap_or(""))
-            .collect::<Vec<_>>());
-        user["MediaTypes"] = json!(m.iter().map(|a| &a.content_type).collect::<Vec<_>>());
-        user["media"] = json!(m);
-    }
-    if !events.is_empty() {
-        let body = system_events::prepend(events, &mctx.body_for_agent);
-        user["bodyForAgent"] = json!(body);
-    } else if mctx.body_for_agent != mctx.body {
-        user["bodyForAgent"] = json!(mctx.body_for_agent);
-    }
-    let mut entry = transcript::message_entry(None, user);
-    entry["runId"] = json!(run_id);
-    entry["messageId"] = json!(message_id);
-    if !starts {
-        transcript::mark_pending(&mut entry);
-    }
-    entry
+    let mut chat = ChatMessage::user(&mctx.body);
+    chat.images = images;
+    let body_for_agent = match events.is_empty() {
+        false => Some(system_events::prepend(events, &mctx.body_for_agent)),
+        true => (mctx.body_for_agent != mctx.body).then(|| mctx.body_for_agent.clone()),
+    };
+    build::accepted(build::Accepted {
+        chat: &chat,
+        timestamp_ms: mctx.timestamp_ms,
+        media: &mctx.media,
+        body_for_agent,
+        run_id: ids.0,
+        message_id: ids.1,
+        pending: !starts,
+        untrusted,
+    })
 }

@@ -8,13 +8,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
-use serde_json::json;
 
 use super::*;
 use crate::context::{ContextFiles, RunInputs};
 use crate::lane::AcquireSlot;
 use crate::provider::selection::ModelRef;
-use crate::provider::{thinking_budget, MessageRole};
+use crate::provider::thinking_budget;
 use crate::run::{AbortRun, Outcome, RunActor, RunConfig};
 
 /// A run's inputs, gathered before it starts (`SessionActor::prepare`).
@@ -480,19 +479,7 @@ impl SessionActor {
                 thinking,
                 run_id,
             } => {
-                let mut entry = transcript::from_chat(message);
-                if message.role == MessageRole::Assistant && message.tool_calls.is_empty() {
-                    entry["idempotencyKey"] = json!(transcript::reply_key(run_id));
-                }
-                if !thinking.is_empty() {
-                    // OpenClaw's shape: a thinking block before the reply.
-                    if let Some(blocks) = entry.get_mut("content").and_then(|c| c.as_array_mut()) {
-                        blocks.insert(
-                            0,
-                            serde_json::json!({ "type": "thinking", "thinking": thinking }),
-                        );
-                    }
-                }
+                let entry = transcript::build::step(message, thinking, run_id);
                 if let Err(e) = self.append(entry, false) {
                     tracing::error!(session_key = %self.key, error = %e, "cannot store a run step");
                 }
@@ -508,8 +495,7 @@ impl SessionActor {
                 }
                 if let Ok(r) = ModelRef::parse(model) {
                     if self.transcript_model.as_deref() != Some(model.as_str()) {
-                        let entry = json!({ "type": "model_change", "id": ulid::Ulid::generate().to_string(),
-                            "timestamp": crate::now_ms(), "provider": r.provider, "modelId": r.model });
+                        let entry = transcript::build::model_change(&r.provider, &r.model);
                         if transcript::append(&self.deps.store, &self.entry.session_id, &[entry])
                             .is_ok()
                         {

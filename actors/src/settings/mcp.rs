@@ -94,9 +94,8 @@ pub struct McpServerSettings {
 }
 
 /// When a call to a server's tool waits for an operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum McpApproval {
-    #[default]
     Approve,
     Prompt,
     Auto,

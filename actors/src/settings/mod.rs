@@ -35,6 +35,27 @@ pub fn shipped() -> Settings {
     json5::from_str(include_str!("../../../config/default.json5")).expect("default.json5 reads")
 }
 
+/// The shipped `section` (a dotted path: `session`, `tools.web.fetch`) with
+/// `patch` laid over it (objects merged), read as the config loader reads
+/// it, for unit tests.
+#[cfg(test)]
+pub fn shipped_with<T: serde::de::DeserializeOwned>(section: &str, patch: Value) -> T {
+    fn lay(target: &mut Value, patch: &Value) {
+        match (target, patch) {
+            (Value::Object(t), Value::Object(p)) => {
+                for (k, v) in p {
+                    lay(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+            (t, p) => *t = p.clone(),
+        }
+    }
+    let all: Value = json5::from_str(include_str!("../../../config/default.json5")).expect("reads");
+    let mut v = section.split('.').fold(&all, |v, k| &v[k]).clone();
+    lay(&mut v, &patch);
+    serde_json::from_value(v).expect("the patched section reads")
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Settings {
@@ -340,13 +361,10 @@ pub struct BindingSession {
 }
 
 /// How direct messages map to sessions (seed 001).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DmScope {
     /// Every direct message in the agent's main session.
-    #[default]
     Main,
     PerPeer,
     PerChannelPeer,
@@ -354,38 +372,35 @@ pub enum DmScope {
 }
 
 /// How groups map to sessions: one per group, or the agent's main session.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum GroupScope {
-    #[default]
     PerGroup,
     Main,
 }
 
 /// The `session` section.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionSettings {
-    #[serde(default)]
     pub dm_scope: DmScope,
-    #[serde(default)]
     pub group_scope: GroupScope,
     /// The main session's name (`agent:<id>:<mainKey>`).
-    #[serde(default = "main_key")]
     pub main_key: String,
     /// Canonical name -> the ids one person has on several channels
     /// (`telegram:123`, or a bare id): their direct messages share a session.
-    #[serde(default)]
     pub identity_links: BTreeMap<String, Vec<String>>,
     /// Keys read by later features (reset policies, send rules).
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
 }
 
-fn main_key() -> String {
-    "main".to_string()
+/// The shipped `session` section, for unit tests.
+#[cfg(test)]
+impl Default for SessionSettings {
+    fn default() -> Self {
+        shipped().session
+    }
 }
 
 /// `messages`: the queue is typed; the rest is kept as written.

@@ -19,8 +19,55 @@ pub struct ToolsSettings {
     pub ask_user: AskUserToolSettings,
     /// Characters of a tool result kept (head and tail), at least 1000.
     pub result_max_chars: u64,
+    /// `tools.web`: `fetch` typed, `search` read by `web_search`.
+    pub web: WebToolSettings,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
+}
+
+/// `tools.web`.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebToolSettings {
+    pub fetch: WebFetchSettings,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `tools.web.fetch` (OpenClaw's keys).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebFetchSettings {
+    pub enabled: bool,
+    /// Characters a result keeps when the call names none.
+    pub max_chars: u64,
+    /// The most a call may ask for.
+    pub max_chars_cap: u64,
+    pub max_response_bytes: u64,
+    /// At least 1.
+    pub timeout_seconds: u64,
+    pub max_redirects: u64,
+    /// Main-content extraction (Mozilla Readability's algorithm) first.
+    pub readability: bool,
+    /// Results reused for this long (0: off).
+    pub cache_ttl_minutes: u64,
+    pub user_agent: String,
+    pub ssrf_policy: SsrfPolicySettings,
+    /// OpenClaw's keys ferroclaw does not use (`firecrawl`), kept as written.
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `tools.web.fetch.ssrfPolicy`: private ranges a fetch may reach anyway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SsrfPolicySettings {
+    /// 198.18.0.0/15.
+    pub allow_rfc2544_benchmark_range: bool,
+    /// fc00::/7.
+    pub allow_ipv6_unique_local_range: bool,
+    /// CIDRs.
+    pub allow_cidrs: Vec<String>,
 }
 
 impl ToolsSettings {

@@ -152,7 +152,7 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let child_agent = args
         .get("agentId")
         .and_then(Value::as_str)
-        .unwrap_or_else(|| match caller.starts_with("agent:") {
+        .unwrap_or_else(|| match crate::ids::key::is_qualified(caller) {
             true => crate::ids::key::agent(caller),
             false => agent,
         })

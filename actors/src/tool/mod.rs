@@ -59,14 +59,23 @@ pub struct ToolLimits {
     pub search: web_search::SearchSettings,
 }
 
+/// `exec`'s timeout when a call names none, and the most it may name.
+pub const EXEC_TIMEOUT: Duration = Duration::from_secs(120);
+pub const EXEC_MAX_TIMEOUT: Duration = Duration::from_secs(1800);
+/// Bytes of command output, and of a file `read`, kept.
+pub const OUTPUT_CAP: usize = 200_000;
+pub const READ_CAP: usize = 200_000;
+
+/// The shipped settings (`config/default.json5`), for unit tests.
+#[cfg(test)]
 impl Default for ToolLimits {
     fn default() -> Self {
         ToolLimits {
-            exec_timeout: Duration::from_secs(120),
-            exec_max_timeout: Duration::from_secs(1800),
-            output_cap: 200_000,
-            read_cap: 200_000,
-            fetch: web_fetch::FetchSettings::default(),
+            exec_timeout: EXEC_TIMEOUT,
+            exec_max_timeout: EXEC_MAX_TIMEOUT,
+            output_cap: OUTPUT_CAP,
+            read_cap: READ_CAP,
+            fetch: web_fetch::FetchSettings::shipped(),
             sandbox: sandbox::SandboxSettings::default(),
             workspace_only: true,
             search: web_search::SearchSettings::default(),

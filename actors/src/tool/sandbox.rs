@@ -32,7 +32,7 @@ impl Default for SandboxSettings {
             mode: Mode::Off,
             scope: Scope::Session,
             access: Access::None,
-            root: std::env::temp_dir().join("ferroclaw-sandboxes"),
+            root: crate::host::env().tmp.join("ferroclaw-sandboxes"),
             bwrap: "bwrap".into(),
         }
     }
@@ -169,13 +169,7 @@ pub struct Turn {
 }
 
 fn find_on_path(bin: &str) -> Option<PathBuf> {
-    if bin.contains('/') {
-        return Path::new(bin).is_file().then(|| PathBuf::from(bin));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(bin))
-        .find(|p| p.is_file())
+    crate::host::env().which(bin)
 }
 
 #[cfg(test)]

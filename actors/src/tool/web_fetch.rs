@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::ssrf::{resolve_checked, Allowlist};
 use super::{error, ToolOutcome};
+use crate::settings::WebFetchSettings;
 
 /// `tools.web.fetch` settings.
 #[derive(Debug, Clone)]
@@ -71,90 +72,45 @@ impl FetchCache {
     }
 }
 
-impl Default for FetchSettings {
-    fn default() -> Self {
-        FetchSettings {
-            enabled: true,
-            max_chars: 50_000,
-            max_chars_cap: 50_000,
-            max_response_bytes: 2_000_000,
-            timeout: Duration::from_secs(30),
-            max_redirects: 3,
-            user_agent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
-                         Chrome/130.0 Safari/537.36"
-                .into(),
-            allow: Allowlist::default(),
-            readability: true,
-            cache_ttl: Duration::from_secs(15 * 60),
-            cache: FetchCache::default(),
-        }
-    }
-}
+/// A `tools.web.fetch` the tool cannot use.
+#[derive(Debug, thiserror::Error)]
+#[error("tools.web.fetch.ssrfPolicy.allowCidrs: {0}")]
+pub struct FetchSettingsError(String);
 
 impl FetchSettings {
-    /// Reads `tools.web.fetch` (absent keys keep their defaults).
-    pub fn from_config(tools: &Value) -> Result<FetchSettings, String> {
-        let mut s = FetchSettings::default();
-        let Some(f) = tools.pointer("/web/fetch") else {
-            return Ok(s);
-        };
-        let num = |key: &str| -> Result<Option<usize>, String> {
-            match f.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => v
-                    .as_u64()
-                    .map(|n| Some(n as usize))
-                    .ok_or_else(|| format!("tools.web.fetch.{key} must be a non-negative integer")),
-            }
-        };
-        if let Some(b) = f.get("enabled") {
-            s.enabled = b
-                .as_bool()
-                .ok_or("tools.web.fetch.enabled must be true or false")?;
+    /// From `tools.web.fetch` (its defaults are `config/default.json5`'s).
+    pub fn from_settings(f: &WebFetchSettings) -> Result<FetchSettings, FetchSettingsError> {
+        let policy = &f.ssrf_policy;
+        let mut nets: Vec<&str> = Vec::new();
+        if policy.allow_rfc2544_benchmark_range {
+            nets.push("198.18.0.0/15");
         }
-        s.max_chars_cap = num("maxCharsCap")?.unwrap_or(s.max_chars_cap);
-        s.max_chars = num("maxChars")?.unwrap_or(s.max_chars).min(s.max_chars_cap);
-        s.max_response_bytes = num("maxResponseBytes")?.unwrap_or(s.max_response_bytes);
-        if let Some(t) = num("timeoutSeconds")? {
-            s.timeout = Duration::from_secs(t.max(1) as u64);
+        if policy.allow_ipv6_unique_local_range {
+            nets.push("fc00::/7");
         }
-        s.max_redirects = num("maxRedirects")?.unwrap_or(s.max_redirects);
-        if let Some(b) = f.get("readability") {
-            s.readability = b
-                .as_bool()
-                .ok_or("tools.web.fetch.readability must be true or false")?;
-        }
-        if let Some(m) = num("cacheTtlMinutes")? {
-            s.cache_ttl = Duration::from_secs(m as u64 * 60);
-        }
-        if let Some(ua) = f.get("userAgent") {
-            s.user_agent = ua
-                .as_str()
-                .ok_or("tools.web.fetch.userAgent must be a string")?
-                .to_string();
-        }
-        let policy = f.get("ssrfPolicy").cloned().unwrap_or(Value::Null);
-        let mut nets: Vec<String> = Vec::new();
-        if policy["allowRfc2544BenchmarkRange"] == true {
-            nets.push("198.18.0.0/15".into());
-        }
-        if policy["allowIpv6UniqueLocalRange"] == true {
-            nets.push("fc00::/7".into());
-        }
-        if let Some(list) = policy.get("allowCidrs") {
-            let list = list
-                .as_array()
-                .ok_or("tools.web.fetch.ssrfPolicy.allowCidrs must be a list of CIDRs")?;
-            for item in list {
-                let item = item
-                    .as_str()
-                    .ok_or("tools.web.fetch.ssrfPolicy.allowCidrs must be a list of CIDRs")?;
-                nets.push(item.to_string());
-            }
-        }
-        s.allow = Allowlist::parse(nets.iter().map(String::as_str))
-            .map_err(|e| format!("tools.web.fetch.ssrfPolicy.allowCidrs: {e}"))?;
-        Ok(s)
+        nets.extend(policy.allow_cidrs.iter().map(String::as_str));
+        let allow = Allowlist::parse(nets).map_err(|e| FetchSettingsError(e.to_string()))?;
+        let max_chars_cap = f.max_chars_cap as usize;
+        Ok(FetchSettings {
+            enabled: f.enabled,
+            max_chars: (f.max_chars as usize).min(max_chars_cap),
+            max_chars_cap,
+            max_response_bytes: f.max_response_bytes as usize,
+            timeout: Duration::from_secs(f.timeout_seconds.max(1)),
+            max_redirects: f.max_redirects as usize,
+            user_agent: f.user_agent.clone(),
+            allow,
+            readability: f.readability,
+            cache_ttl: Duration::from_secs(f.cache_ttl_minutes * 60),
+            cache: FetchCache::default(),
+        })
+    }
+
+    /// The shipped settings (`config/default.json5`), for tests.
+    #[cfg(test)]
+    pub fn shipped() -> FetchSettings {
+        let web = crate::settings::shipped().tools.web.fetch;
+        FetchSettings::from_settings(&web).expect("the shipped fetch settings are valid")
     }
 }
 
@@ -499,7 +455,7 @@ mod tests {
     fn loopback_allowed() -> FetchSettings {
         FetchSettings {
             allow: Allowlist::parse(["127.0.0.0/8"]).unwrap(),
-            ..FetchSettings::default()
+            ..FetchSettings::shipped()
         }
     }
 
@@ -507,7 +463,7 @@ mod tests {
     async fn a_loopback_url_is_refused_unless_allowlisted() {
         let base = server().await;
         let out = run(
-            &FetchSettings::default(),
+            &FetchSettings::shipped(),
             &json!({"url": format!("{base}/page")}),
         )
         .await;
@@ -604,15 +560,10 @@ mod tests {
             n + 1,
             "TTL 0: no cache"
         );
-        let cfg = FetchSettings::from_config(
-            &json!({"web": {"fetch": {"cacheTtlMinutes": 5, "readability": false}}}),
-        )
-        .unwrap();
+        let cfg = configured(json!({"cacheTtlMinutes": 5, "readability": false})).unwrap();
         assert_eq!(cfg.cache_ttl, Duration::from_secs(300));
         assert!(!cfg.readability);
-        assert!(
-            FetchSettings::from_config(&json!({"web": {"fetch": {"readability": "yes"}}})).is_err()
-        );
+        assert!(configured(json!({"readability": "yes"})).is_err());
     }
 
     #[tokio::test]
@@ -686,7 +637,7 @@ mod tests {
 
     #[tokio::test]
     async fn bad_arguments_are_tool_errors() {
-        let s = FetchSettings::default();
+        let s = FetchSettings::shipped();
         for (args, want) in [
             (json!({}), "needs a \"url\""),
             (json!({"url": "ftp://example.com/x"}), "only http and https"),
@@ -709,7 +660,7 @@ mod tests {
         }
         let off = FetchSettings {
             enabled: false,
-            ..FetchSettings::default()
+            ..FetchSettings::shipped()
         };
         assert!(
             run(&off, &json!({"url": "http://example.com"}))
@@ -718,13 +669,24 @@ mod tests {
         );
     }
 
+    /// The shipped `tools.web.fetch` with `patch` laid over it, read as
+    /// the config loader reads it (a value of the wrong type: Err).
+    fn configured(patch: Value) -> Result<FetchSettings, String> {
+        let web = serde_json::from_value::<WebFetchSettings>(crate::settings::shipped_with(
+            "tools.web.fetch",
+            patch,
+        ))
+        .map_err(|e| e.to_string())?;
+        FetchSettings::from_settings(&web).map_err(|e| e.to_string())
+    }
+
     #[test]
     fn openclaw_config_keys_are_read_and_checked() {
-        let s = FetchSettings::from_config(&json!({"web": {"fetch": {
+        let s = configured(json!({
             "maxChars": 90000, "maxCharsCap": 60000, "maxResponseBytes": 1000,
             "timeoutSeconds": 5, "maxRedirects": 1, "userAgent": "ua",
             "ssrfPolicy": {"allowRfc2544BenchmarkRange": true, "allowCidrs": ["10.9.0.0/16"]},
-        }}}))
+        }))
         .unwrap();
         assert_eq!(
             (s.max_chars, s.max_chars_cap, s.max_response_bytes),
@@ -738,14 +700,9 @@ mod tests {
         assert!(super::super::ssrf::check_ip("h", ip("198.18.0.9"), &s.allow).is_ok());
         assert!(super::super::ssrf::check_ip("h", ip("10.9.1.1"), &s.allow).is_ok());
         assert!(super::super::ssrf::check_ip("h", ip("10.8.1.1"), &s.allow).is_err());
-        let bad = FetchSettings::from_config(
-            &json!({"web": {"fetch": {"ssrfPolicy": {"allowCidrs": ["x"]}}}}),
-        );
+        let bad = configured(json!({"ssrfPolicy": {"allowCidrs": ["x"]}}));
         assert!(bad.unwrap_err().contains("allowCidrs"));
-        assert!(FetchSettings::from_config(&json!({"web": {"fetch": {"maxChars": -1}}})).is_err());
-        assert_eq!(
-            FetchSettings::from_config(&json!({})).unwrap().max_chars,
-            50_000
-        );
+        assert!(configured(json!({"maxChars": -1})).is_err());
+        assert_eq!(configured(json!({})).unwrap().max_chars, 50_000);
     }
 }

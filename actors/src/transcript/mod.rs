@@ -7,6 +7,7 @@
 //! `migrate` streams it into the store) and goes out in pages (`page`, for
 //! `sessions.export`). `entry.rs` is the typed view every reader uses.
 
+pub mod build;
 mod entry;
 pub use entry::{id_of, mark_pending, Entry, Role};
 

@@ -129,7 +129,8 @@ pub async fn take_in(
 ) -> Taken {
     let settings = state.live.settings();
     // The common case (no files, no `tools.links`) costs nothing more.
-    if checked.is_empty() && !settings.tools.other.contains_key("links") {
+    let links = settings.tools.other.get("links");
+    if checked.is_empty() && links.is_none_or(serde_json::Value::is_null) {
         return Taken::default();
     }
     let config = Arc::new(MediaConfig::from_settings(&settings, &state.gateway.env));

@@ -5,7 +5,7 @@
 //! last route), and `wake` (a system event, and with `mode: "now"` a
 //! heartbeat turn in the main session at once).
 
-use ferroclaw_actors::channels::ledger::Delivery;
+use ferroclaw_actors::channels::ledger::{Delivery, DeliveryOf};
 use ferroclaw_actors::channels::{ChannelSendError, FollowRun, SendText};
 use ferroclaw_actors::router::LookupSession;
 use ferroclaw_actors::session::{InjectNote, SendChat};
@@ -280,7 +280,7 @@ pub async fn follow(
     }
     let delivery = Delivery {
         account: String::new(),
-        session_key: session.as_str().to_string(),
+        session_key: DeliveryOf::Session(session.clone()),
         run_id: run_id.into(),
         target: to,
         thread_id: d

@@ -78,7 +78,7 @@ pub async fn status(state: &SharedState) -> MethodResult {
         "heartbeat": {
             "defaultAgentId": default_id,
             "agents": agents.iter().map(|id| match *id == default_id {
-                true => beat.status_row(),
+                true => crate::protocol::cron::heartbeat_status(&beat),
                 false => json!({"agentId": id, "enabled": false, "every": "disabled", "everyMs": null}),
             }).collect::<Vec<_>>(),
         },

@@ -13,7 +13,7 @@ use actix::prelude::*;
 
 use super::api::{BotIdentity, WebApi};
 use super::config::SlackAccount;
-use super::envelope::{parse_callback, Callback, SlackMessage};
+use super::envelope::{parse_callback, Answer, Callback, SlackMessage};
 use super::inbound::{record, Received};
 use super::signature;
 use crate::channels::desk::{ConnectionFailed, DeskLink};
@@ -26,10 +26,10 @@ use crate::channels::sender::Buckets;
 use crate::store::Store;
 
 /// A reply with a JSON body.
-fn reply(status: u16, body: serde_json::Value) -> WebhookReply {
+fn reply(status: u16, answer: Answer) -> WebhookReply {
     WebhookReply {
         status,
-        body: body.to_string(),
+        body: answer.body(),
     }
 }
 
@@ -101,28 +101,25 @@ impl SlackEvents {
         let (ts, sig) = (msg.timestamp.as_deref(), msg.signature.as_deref());
         if let Err(e) = signature::verify(secret, ts, sig, &msg.body, now_s) {
             tracing::warn!(parent: &self.span, error = %e, "slack request refused: bad signature");
-            let body = serde_json::json!({ "ok": false, "error": e.to_string() });
-            return Err(reply(401, body));
+            return Err(reply(401, Answer::refused(&e.to_string())));
         }
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&msg.body) else {
             tracing::warn!(parent: &self.span, "slack request body is not JSON");
-            let body = serde_json::json!({ "ok": false, "error": "body is not JSON" });
-            return Err(reply(400, body));
+            return Err(reply(400, Answer::refused("body is not JSON")));
         };
         self.health.alive(crate::now_ms());
         match parse_callback(&v) {
             Callback::UrlVerification { challenge } => {
-                Err(reply(200, serde_json::json!({ "challenge": challenge })))
+                Err(reply(200, Answer::challenge(&challenge)))
             }
             Callback::Ignored { kind } => {
                 tracing::debug!(parent: &self.span, %kind, "slack event not handled");
-                Err(reply(200, serde_json::json!({ "ok": true })))
+                Err(reply(200, Answer::ok()))
             }
             // Not ready (auth.test pending): Slack retries.
-            Callback::Message(_) if self.bot.is_none() => Err(reply(
-                503,
-                serde_json::json!({ "ok": false, "error": "starting" }),
-            )),
+            Callback::Message(_) if self.bot.is_none() => {
+                Err(reply(503, Answer::refused("starting")))
+            }
             Callback::Message(m) => Ok(*m),
         }
     }
@@ -148,8 +145,7 @@ impl SlackEvents {
             Ok(Received::Skipped(_)) => Ok(None),
             Err(e) => {
                 tracing::error!(parent: &self.span, error = %e, "cannot record a slack message");
-                let body = serde_json::json!({ "ok": false, "error": "not recorded" });
-                Err(reply(500, body))
+                Err(reply(500, Answer::refused("not recorded")))
             }
         }
     }
@@ -164,7 +160,7 @@ impl Handler<Webhook> for SlackEvents {
         };
         // Durable before the 200: a retry finds the key.
         let fresh = fresh.into_iter().collect();
-        receiver::durable_then(self, fresh, reply(200, serde_json::json!({ "ok": true })))
+        receiver::durable_then(self, fresh, reply(200, Answer::ok()))
     }
 }
 

@@ -193,10 +193,7 @@ impl SlackSocket {
     }
 
     fn ack(&self, generation: u64, envelope_id: &str) {
-        self.send(
-            generation,
-            serde_json::json!({ "envelope_id": envelope_id }).to_string(),
-        );
+        self.send(generation, super::envelope::ack(envelope_id));
     }
 
     fn on_event(

@@ -14,7 +14,7 @@ use actix::prelude::*;
 
 use super::api::GraphApi;
 use super::config::WhatsAppAccount;
-use super::envelope::{parse, Parsed, WaStatus};
+use super::envelope::{parse, Answer, Parsed, WaStatus};
 use super::inbound::{record, Received};
 use super::outlet::Chats;
 use super::signature;
@@ -28,10 +28,10 @@ use crate::channels::receiver;
 use crate::channels::sender::Buckets;
 use crate::store::Store;
 
-fn reply(status: u16, body: serde_json::Value) -> WebhookReply {
+fn reply(status: u16, answer: Answer) -> WebhookReply {
     WebhookReply {
         status,
-        body: body.to_string(),
+        body: answer.body(),
     }
 }
 
@@ -103,14 +103,11 @@ impl WhatsAppHook {
         let sig = msg.signature.as_deref();
         if let Err(e) = signature::verify(&self.cfg.app_secret, sig, &msg.body) {
             tracing::warn!(parent: &self.span, error = %e, "whatsapp webhook refused: bad signature");
-            return Err(reply(401, serde_json::json!({ "error": e.to_string() })));
+            return Err(reply(401, Answer::refused(&e.to_string())));
         }
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&msg.body) else {
             tracing::warn!(parent: &self.span, "whatsapp webhook body is not JSON");
-            return Err(reply(
-                400,
-                serde_json::json!({ "error": "body is not JSON" }),
-            ));
+            return Err(reply(400, Answer::refused("body is not JSON")));
         };
         self.health.alive(crate::now_ms());
         let parsed = parse(&v, &self.cfg.phone_number_id);
@@ -119,7 +116,7 @@ impl WhatsAppHook {
         }
         // Not ready (the token check is pending): Meta retries.
         if !parsed.messages.is_empty() && !self.ready {
-            return Err(reply(503, serde_json::json!({ "error": "starting" })));
+            return Err(reply(503, Answer::refused("starting")));
         }
         Ok(parsed)
     }
@@ -146,7 +143,7 @@ impl WhatsAppHook {
                 }
                 Err(e) => {
                     tracing::error!(parent: &self.span, error = %e, "cannot record a whatsapp message");
-                    return Err(reply(500, serde_json::json!({ "error": "not recorded" })));
+                    return Err(reply(500, Answer::refused("not recorded")));
                 }
             }
         }
@@ -193,7 +190,7 @@ impl Handler<Webhook> for WhatsAppHook {
             Err(reply) => return Box::pin(fut::ready(reply)),
         };
         // Durable before the 200: a retry finds the key.
-        receiver::durable_then(self, fresh, reply(200, serde_json::json!({ "ok": true })))
+        receiver::durable_then(self, fresh, reply(200, Answer::ok()))
     }
 }
 

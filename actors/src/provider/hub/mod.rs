@@ -24,7 +24,6 @@ mod messages;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -78,13 +77,7 @@ pub fn builtin(provider: &str) -> Option<ProviderSpec> {
     })
 }
 
-/// Reads environment variables (tests pass a fixed map).
-pub type EnvReader = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
-
-/// The process environment; only `main.rs` calls it (invariant 3).
-pub fn process_env() -> EnvReader {
-    Arc::new(|name: &str| std::env::var(name).ok())
-}
+pub use crate::host::EnvReader;
 
 /// Everything the hub reads from config and the state dir.
 #[derive(Clone)]
@@ -494,7 +487,7 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         HubConfig {
-            env: Arc::new(move |n: &str| env.get(n).cloned()),
+            env: std::sync::Arc::new(move |n: &str| env.get(n).cloned()),
             stored_profiles: stored
                 .iter()
                 .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))

@@ -1,4 +1,4 @@
-//! `openai.rs`'s unit tests: compat detection, request shapes, stream assembly.
+//! `openai/wire.rs`'s unit tests: compat detection, request shapes, stream assembly.
 
 use super::*;
 
