@@ -63,7 +63,11 @@ pub async fn serve(
         retry_num: header(req, "x-slack-retry-num"),
         body: body.into(),
     };
-    let answer = state.gateway.channels.send(RouteWebhook(hook)).await;
+    let answer = state
+        .gateway
+        .channels
+        .send(RouteWebhook { webhook: hook })
+        .await;
     Some(match answer {
         Ok(Some(r)) => HttpResponse::build(
             StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),

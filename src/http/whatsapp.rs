@@ -111,7 +111,11 @@ pub async fn serve(
         retry_num: None,
         body: body.into(),
     };
-    let answer = state.gateway.channels.send(RouteWebhook(hook)).await;
+    let answer = state
+        .gateway
+        .channels
+        .send(RouteWebhook { webhook: hook })
+        .await;
     Some(match answer {
         Ok(Some(r)) => {
             if r.status == 401 {

@@ -535,7 +535,7 @@ impl Handler<ferroclaw_actors::cron::beat::HeartbeatEvent> for EventBridge {
     type Result = ();
     fn handle(&mut self, msg: ferroclaw_actors::cron::beat::HeartbeatEvent, _: &mut Context<Self>) {
         let _span = self.span.clone().entered();
-        self.publish("heartbeat", crate::protocol::cron::beat(&msg.0), true);
+        self.publish("heartbeat", crate::protocol::cron::beat(&msg.beat), true);
     }
 }
 

@@ -65,7 +65,9 @@ impl AuditLedger {
             ctx.cancel_future(t);
         }
         if !self.pending.is_empty() {
-            self.db.do_send(Append(std::mem::take(&mut self.pending)));
+            self.db.do_send(Append {
+                records: std::mem::take(&mut self.pending),
+            });
         }
     }
 }
@@ -124,13 +126,15 @@ impl Handler<Record> for AuditLedger {
 /// One page of the ledger.
 #[derive(Debug, Message)]
 #[rtype(result = "Result<Page, DbError>")]
-pub struct ListAudit(pub Query);
+pub struct ListAudit {
+    pub query: Query,
+}
 
 impl Handler<ListAudit> for AuditLedger {
     type Result = ResponseFuture<Result<Page, DbError>>;
     fn handle(&mut self, msg: ListAudit, ctx: &mut Context<Self>) -> Self::Result {
         self.hand_over(ctx);
-        let read = self.db.send(Read(msg.0));
+        let read = self.db.send(Read { query: msg.query });
         Box::pin(async move { read.await.map_err(|_| DbError::Gone)? })
     }
 }
@@ -138,15 +142,17 @@ impl Handler<ListAudit> for AuditLedger {
 /// New `logging.audit` settings (they apply to the records that follow).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct SetAuditSettings(pub AuditSettings);
+pub struct SetAuditSettings {
+    pub settings: AuditSettings,
+}
 
 impl Handler<SetAuditSettings> for AuditLedger {
     type Result = ();
     fn handle(&mut self, msg: SetAuditSettings, _: &mut Context<Self>) {
-        if msg.0 != self.settings {
-            tracing::info!(parent: &self.span, enabled = msg.0.enabled, messages = ?msg.0.messages, "audit settings changed");
+        if msg.settings != self.settings {
+            tracing::info!(parent: &self.span, enabled = msg.settings.enabled, messages = ?msg.settings.messages, "audit settings changed");
         }
-        self.settings = msg.0;
+        self.settings = msg.settings;
         self.messages
             .store(self.settings.keeps_messages(), Ordering::Relaxed);
     }

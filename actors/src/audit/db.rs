@@ -314,12 +314,16 @@ impl Actor for AuditDb {
 /// Records to write (from the ledger, in order).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(super) struct Append(pub Vec<super::Record>);
+pub(super) struct Append {
+    pub records: Vec<super::Record>,
+}
 
 /// A page to read (after every `Append` sent before it).
 #[derive(Message)]
 #[rtype(result = "Result<Page, DbError>")]
-pub(super) struct Read(pub Query);
+pub(super) struct Read {
+    pub query: Query,
+}
 
 /// Drop what is past the limits.
 #[derive(Message)]
@@ -329,8 +333,8 @@ pub(super) struct Prune;
 impl Handler<Append> for AuditDb {
     type Result = ();
     fn handle(&mut self, msg: Append, _: &mut SyncContext<Self>) {
-        let n = msg.0.len();
-        if let Err(e) = self.append(msg.0) {
+        let n = msg.records.len();
+        if let Err(e) = self.append(msg.records) {
             tracing::error!(parent: &self.span, error = %e, lost = n, "audit records not written");
         }
     }
@@ -339,7 +343,7 @@ impl Handler<Append> for AuditDb {
 impl Handler<Read> for AuditDb {
     type Result = Result<Page, DbError>;
     fn handle(&mut self, msg: Read, _: &mut SyncContext<Self>) -> Self::Result {
-        self.list(&msg.0, crate::now_ms())
+        self.list(&msg.query, crate::now_ms())
     }
 }
 

@@ -278,7 +278,7 @@ async fn channels_build_message_records_only_while_the_ledger_keeps_them() {
         ..off
     };
     ledger
-        .send(SetAuditSettings(all))
+        .send(SetAuditSettings { settings: all })
         .await
         .expect("ledger runs");
     assert!(log.wants_messages(), "a config change applies at once");
@@ -287,7 +287,7 @@ async fn channels_build_message_records_only_while_the_ledger_keeps_them() {
         ..all
     };
     ledger
-        .send(SetAuditSettings(stopped))
+        .send(SetAuditSettings { settings: stopped })
         .await
         .expect("ledger runs");
     assert!(!log.wants_messages(), "a disabled ledger wants nothing");

@@ -54,13 +54,17 @@ pub struct DeskConfig {
 /// over in order.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Accepted(pub Vec<Incoming>);
+pub struct Accepted {
+    pub messages: Vec<Incoming>,
+}
 
 /// From the connection: it cannot go on (a refused token). The account
 /// stops and the supervisor restarts it with backoff.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct ConnectionFailed(pub String);
+pub struct ConnectionFailed {
+    pub error: String,
+}
 
 /// What a connection actor holds of its desk.
 #[derive(Clone)]
@@ -229,7 +233,7 @@ impl<O: Outlet> Actor for Desk<O> {
 impl<O: Outlet> Handler<Accepted> for Desk<O> {
     type Result = ();
     fn handle(&mut self, msg: Accepted, ctx: &mut Context<Self>) {
-        for inc in msg.0 {
+        for inc in msg.messages {
             self.enqueue(inc, ctx);
         }
     }
@@ -238,8 +242,8 @@ impl<O: Outlet> Handler<Accepted> for Desk<O> {
 impl<O: Outlet> Handler<ConnectionFailed> for Desk<O> {
     type Result = ();
     fn handle(&mut self, msg: ConnectionFailed, ctx: &mut Context<Self>) {
-        tracing::error!(parent: &self.span, error = %msg.0, "channel account failed");
-        self.fatal = Some(msg.0);
+        tracing::error!(parent: &self.span, error = %msg.error, "channel account failed");
+        self.fatal = Some(msg.error);
         ctx.stop();
     }
 }

@@ -49,7 +49,9 @@ pub struct AccountStatus {
 /// The config changed: routes are rebuilt, changed accounts restarted.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct ChannelsReconfigure(pub Arc<Settings>);
+pub struct ChannelsReconfigure {
+    pub settings: Arc<Settings>,
+}
 
 /// `channels.logout`: stops an account (all of a channel's when None).
 /// Reply: the accounts stopped.
@@ -191,7 +193,9 @@ pub struct FollowRun {
 /// when no running account does.
 #[derive(Debug, Message)]
 #[rtype(result = "Option<WebhookReply>")]
-pub struct RouteWebhook(pub Webhook);
+pub struct RouteWebhook {
+    pub webhook: Webhook,
+}
 
 /// One webhook request, as it came (the raw body: signatures are over
 /// the bytes received).

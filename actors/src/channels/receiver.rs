@@ -37,7 +37,7 @@ pub fn durable_then<A: Receiver>(
         move |flushed, act, ctx| match flushed {
             Ok(()) => {
                 if !fresh.is_empty() {
-                    act.desk().accepted.do_send(Accepted(fresh));
+                    act.desk().accepted.do_send(Accepted { messages: fresh });
                 }
                 ok
             }
@@ -79,7 +79,7 @@ pub fn flush_waiting<A: Receiver>(act: &mut A, ctx: &mut Context<A>) {
             }
             match act.flushes().finished(batch, flushed.is_ok()) {
                 Ok(batch) => {
-                    act.desk().accepted.do_send(Accepted(batch));
+                    act.desk().accepted.do_send(Accepted { messages: batch });
                     flush_waiting(act, ctx);
                 }
                 Err(wait) => flush_later(wait, ctx),

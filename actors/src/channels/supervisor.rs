@@ -273,7 +273,7 @@ impl Handler<ChannelsReconfigure> for ChannelSupervisor {
     type Result = ();
     fn handle(&mut self, msg: ChannelsReconfigure, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
-        let settings = msg.0;
+        let settings = msg.settings;
         if let Ok(mut r) = self.routes.lock() {
             *r = Router::new(
                 &settings.bindings,
@@ -485,8 +485,8 @@ impl Handler<RouteWebhook> for ChannelSupervisor {
         let hook = self
             .slots
             .values()
-            .filter(|s| s.cfg.webhook_path() == Some(msg.0.path.as_str()))
+            .filter(|s| s.cfg.webhook_path() == Some(msg.webhook.path.as_str()))
             .find_map(|s| s.addr.as_ref().and_then(|a| a.webhook.clone()));
-        Box::pin(async move { hook?.send(msg.0).await.ok() })
+        Box::pin(async move { hook?.send(msg.webhook).await.ok() })
     }
 }

@@ -150,7 +150,9 @@ impl Beat {
 /// A `heartbeat` event for clients.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
-pub struct HeartbeatEvent(pub Beat);
+pub struct HeartbeatEvent {
+    pub beat: Beat,
+}
 
 /// `last-heartbeat`.
 #[derive(Debug, Message)]
@@ -167,7 +169,9 @@ pub struct SetHeartbeats {
 /// A config apply: the heartbeat's new settings (the timer starts over).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct SetHeartbeatConfig(pub HeartbeatConfig);
+pub struct SetHeartbeatConfig {
+    pub config: HeartbeatConfig,
+}
 
 /// `status` and `health`: the heartbeat's schedule as it runs.
 #[derive(Debug, Message)]
@@ -356,7 +360,7 @@ impl HeartbeatActor {
         self.last = Some(event.clone());
         self.save();
         if let Some(e) = &self.events {
-            e.do_send(HeartbeatEvent(event));
+            e.do_send(HeartbeatEvent { beat: event });
         }
     }
 
@@ -595,9 +599,9 @@ impl Handler<SetHeartbeatConfig> for HeartbeatActor {
     type Result = ();
     fn handle(&mut self, msg: SetHeartbeatConfig, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
-        if msg.0 != self.config {
-            tracing::info!(every = ?msg.0.every, "heartbeat settings changed");
-            self.config = msg.0;
+        if msg.config != self.config {
+            tracing::info!(every = ?msg.config.every, "heartbeat settings changed");
+            self.config = msg.config;
             self.arm(ctx, true);
         }
     }

@@ -323,23 +323,25 @@ impl Handler<SettingsChanged> for GatewayActor {
     fn handle(&mut self, msg: SettingsChanged, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
         self.settings = msg.settings;
-        self.channels
-            .do_send(crate::channels::ChannelsReconfigure(self.settings.clone()));
-        self.mcp
-            .do_send(crate::mcp::McpReconfigure(self.settings.mcp.clone()));
+        self.channels.do_send(crate::channels::ChannelsReconfigure {
+            settings: self.settings.clone(),
+        });
+        self.mcp.do_send(crate::mcp::McpReconfigure {
+            settings: self.settings.mcp.clone(),
+        });
         self.nodes
             .do_send(crate::nodes::NodePolicy::from_settings(&self.settings));
         if let Some(audit) = &self.audit {
-            audit.do_send(crate::audit::SetAuditSettings(
-                crate::audit::AuditSettings::from_settings(&self.settings.logging.audit),
-            ));
+            audit.do_send(crate::audit::SetAuditSettings {
+                settings: crate::audit::AuditSettings::from_settings(&self.settings.logging.audit),
+            });
         }
         match crate::cron::beat::HeartbeatConfig::from_settings(
             &self.settings.agents.defaults.heartbeat,
         ) {
             Ok(c) => self
                 .heartbeat
-                .do_send(crate::cron::beat::SetHeartbeatConfig(c)),
+                .do_send(crate::cron::beat::SetHeartbeatConfig { config: c }),
             Err(e) => tracing::error!(error = %e, "heartbeat settings refused; the old ones stay"),
         }
         // Providers and auth profiles apply live (cooldowns start afresh).
@@ -357,7 +359,7 @@ impl Handler<SettingsChanged> for GatewayActor {
             .await
         };
         ctx.wait(build.into_actor(self).map(|config, act, _| match config {
-            Ok(config) => act.hub.do_send(Reconfigure(config)),
+            Ok(config) => act.hub.do_send(Reconfigure { config }),
             Err(e) => tracing::error!(error = %e, "cannot read the provider credentials"),
         }));
         self.handle(HealthChanged, ctx);
@@ -382,7 +384,7 @@ impl Handler<ReloadSecrets> for GatewayActor {
             for w in &warnings {
                 tracing::warn!(warning = %w, "secrets reload");
             }
-            act.hub.do_send(Reconfigure(config));
+            act.hub.do_send(Reconfigure { config });
             tracing::info!(warnings = warnings.len(), "secrets reloaded");
             Ok(warnings)
         }))

@@ -389,13 +389,15 @@ impl Handler<ServerDown> for McpHub {
 /// added or changed ones started; the others keep running.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct McpReconfigure(pub McpSettings);
+pub struct McpReconfigure {
+    pub settings: McpSettings,
+}
 
 impl Handler<McpReconfigure> for McpHub {
     type Result = ();
     fn handle(&mut self, msg: McpReconfigure, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
-        let new = msg.0.servers;
+        let new = msg.settings.servers;
         let gone: Vec<String> = self
             .slots
             .iter()

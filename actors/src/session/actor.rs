@@ -577,7 +577,7 @@ impl Handler<PatchSession> for SessionActor {
     fn handle(&mut self, msg: PatchSession, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         self.last_activity = Instant::now();
-        let p = msg.0;
+        let p = msg.patch;
         let result = validate_patch(&p).and_then(|()| {
             if let Some(Some(m)) = &p.model {
                 if self.entry.model_override.as_deref() != Some(m.as_str()) {

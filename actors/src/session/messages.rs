@@ -181,7 +181,9 @@ pub enum SessionError {
 /// Applies a patch. Reply: the new entry (stored and flushed).
 #[derive(Debug, Message)]
 #[rtype(result = "Result<SessionEntry, SessionError>")]
-pub struct PatchSession(pub SessionPatch);
+pub struct PatchSession {
+    pub patch: SessionPatch,
+}
 
 /// `sessions.reset`: aborts any run, starts a new transcript (a new
 /// sessionId; the old one stays in the store), clears the sticky profile

@@ -172,7 +172,7 @@ async fn list(
         messages,
     };
     ledger
-        .send(ListAudit(q))
+        .send(ListAudit { query: q })
         .await
         .map_err(|_| ErrorShape::from_error(&ferroclaw_actors::audit::DbError::Gone))?
         .map_err(|e| ErrorShape::from_error(&e))

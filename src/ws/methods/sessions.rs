@@ -195,7 +195,7 @@ pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
     let key = session_key(state, raw_key)?;
     let session = session_for(state, key.clone()).await?;
     let entry = session
-        .send(PatchSession(patch))
+        .send(PatchSession { patch })
         .await
         .map_err(down)?
         .map_err(store_err)?;

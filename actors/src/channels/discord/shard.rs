@@ -125,7 +125,7 @@ impl DiscordShard {
     }
 
     fn fail(&mut self, error: String, ctx: &mut Context<Self>) {
-        self.desk.failed.do_send(ConnectionFailed(error));
+        self.desk.failed.do_send(ConnectionFailed { error });
         ctx.stop();
     }
 

@@ -164,7 +164,7 @@ impl MatrixSync {
     }
 
     fn fail(&mut self, error: String, ctx: &mut Context<Self>) {
-        self.desk.failed.do_send(ConnectionFailed(error));
+        self.desk.failed.do_send(ConnectionFailed { error });
         ctx.stop();
     }
 
@@ -313,7 +313,7 @@ impl MatrixSync {
             }
             act.backoff_ms = 0;
             if !fresh.is_empty() {
-                act.desk.accepted.do_send(Accepted(fresh));
+                act.desk.accepted.do_send(Accepted { messages: fresh });
             }
             ctx.notify(Poll);
         }));

@@ -34,7 +34,9 @@ pub struct SignalDaemon {
 
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Exited(String);
+struct Exited {
+    status: String,
+}
 
 impl SignalDaemon {
     pub fn new(
@@ -85,7 +87,7 @@ impl SignalDaemon {
             Ok(c) => c,
             Err(e) => {
                 let why = format!("cannot start {}: {e}", self.managed.cli_path);
-                return ctx.notify(Exited(why));
+                return ctx.notify(Exited { status: why });
             }
         };
         self.pid = child.id();
@@ -123,7 +125,7 @@ impl SignalDaemon {
                 }
             }
             .into_actor(self)
-            .map(|why, _, ctx| ctx.notify(Exited(why))),
+            .map(|why, _, ctx| ctx.notify(Exited { status: why })),
         );
         self.await_ready(ctx);
     }
@@ -218,8 +220,8 @@ impl Handler<Exited> for SignalDaemon {
             self.backoff_ms = 0;
         }
         self.backoff_ms = (self.backoff_ms * 2).clamp(1000, MAX_BACKOFF_MS);
-        tracing::warn!(parent: &self.span, why = %msg.0, restart_in_ms = self.backoff_ms, "signal-cli daemon ended: restarting");
-        self.health.error(Some(msg.0));
+        tracing::warn!(parent: &self.span, why = %msg.status, restart_in_ms = self.backoff_ms, "signal-cli daemon ended: restarting");
+        self.health.error(Some(msg.status));
         ctx.run_later(Duration::from_millis(self.backoff_ms), |act, ctx| {
             act.spawn_child(ctx)
         });

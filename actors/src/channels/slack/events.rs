@@ -77,7 +77,7 @@ impl SlackEvents {
                 act.bot = Some(bot);
             }
             Err(e) => {
-                act.desk.failed.do_send(ConnectionFailed(e));
+                act.desk.failed.do_send(ConnectionFailed { error: e });
                 ctx.stop();
             }
         }));

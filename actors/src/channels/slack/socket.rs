@@ -104,7 +104,7 @@ impl SlackSocket {
     }
 
     fn fail(&mut self, error: String, ctx: &mut Context<Self>) {
-        self.desk.failed.do_send(ConnectionFailed(error));
+        self.desk.failed.do_send(ConnectionFailed { error });
         ctx.stop();
     }
 
@@ -263,7 +263,7 @@ impl SlackSocket {
                             fresh.extend(inc);
                         }
                         if !fresh.is_empty() {
-                            act.desk.accepted.do_send(Accepted(fresh));
+                            act.desk.accepted.do_send(Accepted { messages: fresh });
                         }
                         act.flush_waiting(ctx);
                     }

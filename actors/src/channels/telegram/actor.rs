@@ -79,7 +79,7 @@ impl TelegramPoller {
     }
 
     fn fail(&mut self, error: String, ctx: &mut Context<Self>) {
-        self.desk.failed.do_send(ConnectionFailed(error));
+        self.desk.failed.do_send(ConnectionFailed { error });
         ctx.stop();
     }
 
@@ -228,7 +228,7 @@ impl TelegramPoller {
             act.flush_backoff_ms = 0;
             act.answer_presses(&fresh, ctx);
             if !fresh.is_empty() {
-                act.desk.accepted.do_send(Accepted(fresh));
+                act.desk.accepted.do_send(Accepted { messages: fresh });
             }
             if stopped {
                 act.back_off(ctx);

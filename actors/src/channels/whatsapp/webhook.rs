@@ -92,7 +92,7 @@ impl WhatsAppHook {
             Err(e) => {
                 act.desk
                     .failed
-                    .do_send(ConnectionFailed(format!("the access token was refused: {e}")));
+                    .do_send(ConnectionFailed { error: format!("the access token was refused: {e}") });
                 ctx.stop();
             }
         }));

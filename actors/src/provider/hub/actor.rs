@@ -154,7 +154,7 @@ impl Handler<Reconfigure> for ProviderHub {
     type Result = ();
     fn handle(&mut self, msg: Reconfigure, _: &mut Context<Self>) {
         let _span = self.span.clone().entered();
-        self.config = msg.0;
+        self.config = msg.config;
         self.slots.clear();
     }
 }

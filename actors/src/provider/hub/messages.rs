@@ -28,7 +28,9 @@ pub struct ReportOutcome {
 /// New config (hot apply): providers are rebuilt on next use.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Reconfigure(pub HubConfig);
+pub struct Reconfigure {
+    pub config: HubConfig,
+}
 
 /// What `models.authStatus` shows: every provider the config names, a
 /// stored profile uses or `also` lists (the models in use), with its
