@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::db::{Append, Prune, Read};
-use super::{AuditDb, AuditLog, AuditSettings, DbError, Limits, Page, Query, Record};
+use super::messages::{Append, ListAudit, Prune, Read, SetAuditSettings};
+use super::{AuditDb, AuditLog, AuditSettings, DbError, Limits, Page, Record};
 use crate::metrics::Metrics;
 
 const BATCH_EVERY: Duration = Duration::from_millis(100);
@@ -123,13 +123,6 @@ impl Handler<Record> for AuditLedger {
     }
 }
 
-/// One page of the ledger.
-#[derive(Debug, Message)]
-#[rtype(result = "Result<Page, DbError>")]
-pub struct ListAudit {
-    pub query: Query,
-}
-
 impl Handler<ListAudit> for AuditLedger {
     type Result = ResponseFuture<Result<Page, DbError>>;
     fn handle(&mut self, msg: ListAudit, ctx: &mut Context<Self>) -> Self::Result {
@@ -137,13 +130,6 @@ impl Handler<ListAudit> for AuditLedger {
         let read = self.db.send(Read { query: msg.query });
         Box::pin(async move { read.await.map_err(|_| DbError::Gone)? })
     }
-}
-
-/// New `logging.audit` settings (they apply to the records that follow).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct SetAuditSettings {
-    pub settings: AuditSettings,
 }
 
 impl Handler<SetAuditSettings> for AuditLedger {

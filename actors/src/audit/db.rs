@@ -7,6 +7,7 @@ use std::path::Path;
 use actix::prelude::*;
 use rusqlite::{params_from_iter, Connection, OptionalExtension};
 
+use super::messages::{Append, Prune, Read};
 use super::refs::Keyed;
 use super::{Activity, Entry, Flow, Page, Query, Who};
 
@@ -310,25 +311,6 @@ fn pseudonymize(keyed: &Keyed, a: Activity) -> Activity {
 impl Actor for AuditDb {
     type Context = SyncContext<Self>;
 }
-
-/// Records to write (from the ledger, in order).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub(super) struct Append {
-    pub records: Vec<super::Record>,
-}
-
-/// A page to read (after every `Append` sent before it).
-#[derive(Message)]
-#[rtype(result = "Result<Page, DbError>")]
-pub(super) struct Read {
-    pub query: Query,
-}
-
-/// Drop what is past the limits.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub(super) struct Prune;
 
 impl Handler<Append> for AuditDb {
     type Result = ();

@@ -23,11 +23,13 @@
 
 mod actor;
 mod db;
+mod messages;
 mod refs;
 mod types;
 
-pub use actor::{AuditLedger, ListAudit, SetAuditSettings};
+pub use actor::AuditLedger;
 pub use db::{AuditDb, DbError, Limits};
+pub use messages::{ListAudit, Record, SetAuditSettings};
 pub use refs::call_id;
 pub use types::*;
 
@@ -83,15 +85,6 @@ impl std::fmt::Debug for AuditLog {
             "AuditLog(off)"
         })
     }
-}
-
-/// One activity to record, as it happened (`at_ms`). Platform ids in it are
-/// raw; the ledger replaces them with keyed references before storing.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct Record {
-    pub at_ms: u64,
-    pub activity: Activity,
 }
 
 #[cfg(test)]

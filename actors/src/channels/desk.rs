@@ -22,6 +22,8 @@ use super::deliver::{Deliverer, Outlet, Stream, Target, Typing};
 use super::dispatch::{self, Incoming};
 use super::health::AccountHealth;
 use super::ledger::{self, Delivery, OutState, OutboxItem};
+use super::messages::DispatchNext;
+pub use super::messages::{Accepted, ConnectionFailed};
 use super::messages::{
     AccountStopped, ActOnMessage, ChannelSendError, FollowRun, MessageAct, Notify, SendText,
     StopAccount,
@@ -50,33 +52,11 @@ pub struct DeskConfig {
     pub model_override: Option<String>,
 }
 
-/// From the connection: messages recorded in the ledger (flushed), to hand
-/// over in order.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct Accepted {
-    pub messages: Vec<Incoming>,
-}
-
-/// From the connection: it cannot go on (a refused token). The account
-/// stops and the supervisor restarts it with backoff.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct ConnectionFailed {
-    pub error: String,
-}
-
 /// What a connection actor holds of its desk.
 #[derive(Clone)]
 pub struct DeskLink {
     pub accepted: Recipient<Accepted>,
     pub failed: Recipient<ConnectionFailed>,
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct DispatchNext {
-    chat: String,
 }
 
 pub struct Desk<O: Outlet> {

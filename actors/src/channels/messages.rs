@@ -6,6 +6,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::access::PairingRequest;
+use super::dispatch::Incoming;
 use super::health::AccountSnapshot;
 use crate::settings::Settings;
 use crate::store::StoreError;
@@ -217,4 +218,26 @@ pub struct Webhook {
 pub struct WebhookReply {
     pub status: u16,
     pub body: String,
+}
+
+/// From the connection: messages recorded in the ledger (flushed), to hand
+/// over in order.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Accepted {
+    pub messages: Vec<Incoming>,
+}
+
+/// From the connection: it cannot go on (a refused token). The account
+/// stops and the supervisor restarts it with backoff.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ConnectionFailed {
+    pub error: String,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(super) struct DispatchNext {
+    pub(super) chat: String,
 }

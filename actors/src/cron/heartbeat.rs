@@ -3,6 +3,188 @@
 //! missing or holds nothing actionable and no system event waits) and
 //! when it may run (active hours). Whether its reply is only the
 //! `HEARTBEAT_OK` acknowledgement is the run's decision (`run::reply`).
+//! Also the heartbeat's settings (`HeartbeatConfig`), a beat's record
+//! (`Beat`) and its view for `status` and `health`.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::job::Target;
+use crate::ids::RunId;
+
+/// `agents.defaults.heartbeat`, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeartbeatConfig {
+    /// None: no scheduled heartbeats (`every: "0m"`).
+    pub every: Option<Duration>,
+    pub model: Option<String>,
+    pub prompt: String,
+    /// None: `target: "none"`.
+    pub target: Option<Target>,
+    pub active_hours: Option<Value>,
+    pub ack_max_chars: usize,
+}
+
+impl HeartbeatConfig {
+    /// The typed section, checked: an unreadable `every` is refused with
+    /// its key.
+    pub fn from_settings(
+        h: &crate::settings::HeartbeatSettings,
+    ) -> Result<HeartbeatConfig, String> {
+        let text = |s: &Option<String>| {
+            s.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let every = crate::settings::parse_duration(&h.every).ok_or_else(|| {
+            format!(
+                "agents.defaults.heartbeat.every: unreadable duration {:?} (e.g. 30m)",
+                h.every
+            )
+        })?;
+        let target = match h.target.trim() {
+            "none" | "" => None,
+            t => Some(Target {
+                channel: t.to_string(),
+                to: text(&h.to),
+                account_id: text(&h.account_id),
+                thread_id: None,
+                best_effort: true,
+            }),
+        };
+        Ok(HeartbeatConfig {
+            every: (!every.is_zero()).then_some(every.max(Duration::from_secs(1))),
+            model: text(&h.model),
+            prompt: h.prompt.clone(),
+            target,
+            active_hours: h.active_hours.clone().filter(|a| a.is_object()),
+            ack_max_chars: h.ack_max_chars as usize,
+        })
+    }
+}
+
+/// How a heartbeat went: OpenClaw's `heartbeat` event (the field names
+/// are its), kept as the last one for `last-heartbeat` and stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Beat {
+    pub status: BeatStatus,
+    /// Why it was skipped or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<RunId>,
+    /// The reply's first 200 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    /// Why no route was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_media: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_status: Option<String>,
+    /// When it was reported (ms).
+    #[serde(default)]
+    pub ts: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BeatStatus {
+    /// Delivered to its target.
+    Sent,
+    #[default]
+    Skipped,
+    Failed,
+    /// The model answered nothing.
+    OkEmpty,
+    /// The model answered `HEARTBEAT_OK`.
+    OkToken,
+}
+
+impl Beat {
+    pub(super) fn skipped(reason: &str) -> Beat {
+        Beat {
+            status: BeatStatus::Skipped,
+            reason: Some(reason.into()),
+            ..Beat::default()
+        }
+    }
+
+    pub(super) fn failed(reason: impl Into<String>) -> Beat {
+        Beat {
+            status: BeatStatus::Failed,
+            reason: Some(reason.into()),
+            ..Beat::default()
+        }
+    }
+}
+
+/// The heartbeat as `status` and `health` report it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeartbeatView {
+    pub agent_id: String,
+    /// None: no scheduled beats (`every: "0m"` or `set-heartbeats` off).
+    pub every: Option<Duration>,
+    pub prompt: String,
+    /// `none`, `last` or a channel id.
+    pub target: String,
+    pub model: Option<String>,
+    pub ack_max_chars: usize,
+    /// When the next scheduled beat is due (ms).
+    pub next_due_at: Option<u64>,
+}
+
+impl HeartbeatView {
+    /// `every` as OpenClaw prints it (`30m`, `disabled`).
+    pub fn every_text(&self) -> String {
+        self.every
+            .map_or("disabled".into(), crate::settings::format_duration)
+    }
+
+    /// `every` in milliseconds (None: disabled).
+    pub fn every_ms(&self) -> Option<u64> {
+        self.every.map(|d| d.as_millis() as u64)
+    }
+
+    /// `health`'s per-agent heartbeat.
+    pub fn health_row(&self) -> HeartbeatHealth {
+        HeartbeatHealth {
+            enabled: self.every.is_some(),
+            every: self.every_text(),
+            every_ms: self.every_ms(),
+            prompt: self.prompt.clone(),
+            target: self.target.clone(),
+            ack_max_chars: self.ack_max_chars,
+            model: self.model.clone(),
+        }
+    }
+}
+
+/// `health`'s per-agent heartbeat (OpenClaw's closed shape; `everyMs` is
+/// null when disabled).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeartbeatHealth {
+    pub enabled: bool,
+    pub every: String,
+    pub every_ms: Option<u64>,
+    pub prompt: String,
+    pub target: String,
+    pub ack_max_chars: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
 
 /// Lines of `content` with HTML comments taken out (they may span lines).
 fn without_comments(content: &str) -> Vec<String> {

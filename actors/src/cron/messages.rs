@@ -4,6 +4,7 @@
 use actix::prelude::*;
 use futures_util::future::BoxFuture;
 
+use super::heartbeat::{Beat, HeartbeatConfig, HeartbeatView};
 use super::job::{CronJob, JobPatch, JobView, NewJob, Target};
 use super::record::RunEntry;
 use crate::store::StoreError;
@@ -278,3 +279,34 @@ pub(super) struct RunEnded {
 pub struct RunHeartbeat {
     pub reason: String,
 }
+
+/// A `heartbeat` event for clients.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct HeartbeatEvent {
+    pub beat: Beat,
+}
+
+/// `last-heartbeat`.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<Beat>")]
+pub struct LastHeartbeat;
+
+/// `set-heartbeats`. Reply: whether heartbeats are now on.
+#[derive(Debug, Message)]
+#[rtype(result = "bool")]
+pub struct SetHeartbeats {
+    pub enabled: bool,
+}
+
+/// A config apply: the heartbeat's new settings (the timer starts over).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SetHeartbeatConfig {
+    pub config: HeartbeatConfig,
+}
+
+/// `status` and `health`: the heartbeat's schedule as it runs.
+#[derive(Debug, Message)]
+#[rtype(result = "HeartbeatView")]
+pub struct HeartbeatStatus;

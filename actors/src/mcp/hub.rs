@@ -11,11 +11,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use serde::Serialize;
 
 use super::catalog::{McpCatalog, Route, ToolDef};
-use super::messages::{HubLink, ServerDown, ServerTools, ServerUp};
-use super::server::{CallTool, McpServer, Retire};
+use super::messages::{CallTool, HubLink, McpReconfigure, McpStatus, Retire, ServerStatus};
+use super::messages::{ServerDown, ServerTools, ServerUp};
+use super::server::McpServer;
 use crate::settings::McpSettings;
 use crate::tool::{ExecuteTool, ToolOutcome};
 use tokio::sync::oneshot;
@@ -24,28 +24,6 @@ const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// How long a server stays up before its restart backoff starts over.
 const STABLE: Duration = Duration::from_secs(60);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
-
-/// One server's state, as `tools.catalog`, `health` and the CLI show it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerStatus {
-    pub name: String,
-    /// `stdio` | `streamable-http` | `sse`.
-    pub transport: String,
-    /// `connecting` | `ready` | `down` | `disabled` | `idle` (a lazy
-    /// server not running; its tools offered).
-    pub state: String,
-    pub tools: usize,
-    /// The offered names of its tools.
-    pub tool_names: Vec<String>,
-    pub protocol: String,
-    pub server_info: String,
-    pub restarts: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
-}
 
 struct Slot {
     settings: crate::settings::McpServerSettings,
@@ -385,14 +363,6 @@ impl Handler<ServerDown> for McpHub {
     }
 }
 
-/// `mcp` changed in the config: servers removed or changed are stopped,
-/// added or changed ones started; the others keep running.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct McpReconfigure {
-    pub settings: McpSettings,
-}
-
 impl Handler<McpReconfigure> for McpHub {
     type Result = ();
     fn handle(&mut self, msg: McpReconfigure, ctx: &mut Context<Self>) {
@@ -430,11 +400,6 @@ impl Handler<McpReconfigure> for McpHub {
         self.publish();
     }
 }
-
-/// The state of every configured server.
-#[derive(Message)]
-#[rtype(result = "Vec<ServerStatus>")]
-pub struct McpStatus;
 
 impl Handler<McpStatus> for McpHub {
     type Result = MessageResult<McpStatus>;

@@ -27,5 +27,6 @@ mod utility;
 pub use crate::tool::is_mcp;
 pub use bench::{Offer, OfferedTools, ToolBench};
 pub use catalog::{McpCatalog, Route, ToolDef, ToolKind};
-pub use hub::{McpHub, McpReconfigure, McpStatus, ServerStatus};
+pub use hub::McpHub;
+pub use messages::{McpReconfigure, McpStatus, ServerStatus};
 pub use probe::{probe, ProbeReport, ProbedTool};

@@ -12,11 +12,10 @@ use std::time::Duration;
 use actix::prelude::*;
 use rmcp::service::RoleClient;
 use rmcp::Peer;
-use tokio::sync::watch;
 
 use super::catalog::ToolDef;
 use super::client::{self, Connection, Note};
-use super::messages::{HubLink, ServerDown, ServerTools, ServerUp};
+use super::messages::{CallTool, HubLink, Retire, ServerDown, ServerTools, ServerUp};
 use crate::settings::McpServerSettings;
 use crate::tool::ToolOutcome;
 
@@ -138,12 +137,6 @@ impl Actor for McpServer {
     }
 }
 
-/// Stops the server (a lazy one gone idle): its connection closes and its
-/// process group is killed.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Retire;
-
 impl Handler<Retire> for McpServer {
     type Result = ();
     fn handle(&mut self, _: Retire, ctx: &mut Context<Self>) {
@@ -251,18 +244,6 @@ impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
-}
-
-/// Calls one of this server's tools.
-#[derive(Message)]
-#[rtype(result = "ToolOutcome")]
-pub struct CallTool {
-    pub tool: String,
-    pub kind: super::catalog::ToolKind,
-    /// Where the call's `notifications/progress` go, and the run's call.
-    pub progress: Option<(crate::tool::ProgressSink, crate::provider::ToolCall)>,
-    pub args: serde_json::Value,
-    pub cancel: watch::Receiver<bool>,
 }
 
 impl Handler<CallTool> for McpServer {

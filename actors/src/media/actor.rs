@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use actix::prelude::*;
-use bytes::Bytes;
 
+use super::messages::*;
 use super::store::{self, MediaRef};
 use super::{fetch_capped, MediaError};
 
@@ -54,15 +54,6 @@ pub(super) async fn blocking<T: Send + 'static>(
         .map_err(|e| MediaError::Io(e.to_string()))?
 }
 
-/// Stores bytes the gateway already holds (a `chat.send` attachment).
-#[derive(Debug, Message)]
-#[rtype(result = "Result<MediaRef, MediaError>")]
-pub struct PutMedia {
-    pub bytes: Bytes,
-    pub content_type: Option<String>,
-    pub file_name: Option<String>,
-}
-
 impl Handler<PutMedia> for MediaStore {
     type Result = ResponseFuture<Result<MediaRef, MediaError>>;
     fn handle(&mut self, msg: PutMedia, _: &mut Context<Self>) -> Self::Result {
@@ -77,18 +68,6 @@ impl Handler<PutMedia> for MediaStore {
             )
         }))
     }
-}
-
-/// Downloads and stores (a channel's file): refused before the download
-/// when its declared size is over `max_bytes` (a channel's `mediaMaxMb`).
-#[derive(Debug, Message)]
-#[rtype(result = "Result<MediaRef, MediaError>")]
-pub struct FetchMedia {
-    pub url: String,
-    pub headers: Vec<(String, String)>,
-    pub max_bytes: u64,
-    pub content_type: Option<String>,
-    pub file_name: Option<String>,
 }
 
 impl Handler<FetchMedia> for MediaStore {
@@ -121,29 +100,12 @@ impl Handler<FetchMedia> for MediaStore {
     }
 }
 
-/// A stored file by id (its last use moves to now).
-#[derive(Debug, Message)]
-#[rtype(result = "Result<MediaRef, MediaError>")]
-pub struct GetMedia {
-    pub id: String,
-}
-
 impl Handler<GetMedia> for MediaStore {
     type Result = ResponseFuture<Result<MediaRef, MediaError>>;
     fn handle(&mut self, msg: GetMedia, _: &mut Context<Self>) -> Self::Result {
         let dir = self.dir.clone();
         Box::pin(blocking(move || store::get(&dir, &msg.id, crate::now_ms())))
     }
-}
-
-/// Understands a stored file with its kind's `tools.media` entries (an
-/// audio file transcribed, an image or a video described), or answers
-/// from what an earlier call found (successes are kept beside the file).
-#[derive(Debug, Message)]
-#[rtype(result = "super::Understood")]
-pub struct Understand {
-    pub media: MediaRef,
-    pub config: std::sync::Arc<super::MediaConfig>,
 }
 
 impl Handler<Understand> for MediaStore {
@@ -180,19 +142,6 @@ impl Handler<Understand> for MediaStore {
             u
         })
     }
-}
-
-/// Drops what is past its TTL, then the least recently used over the cap.
-#[derive(Debug, Message)]
-#[rtype(result = "Result<SweepReport, MediaError>")]
-pub struct SweepMedia;
-
-/// What a sweep did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SweepReport {
-    pub removed: usize,
-    pub kept: usize,
-    pub total_bytes: u64,
 }
 
 impl Handler<SweepMedia> for MediaStore {
@@ -255,6 +204,7 @@ fn sweep(dir: &std::path::Path, ttl: Duration, cap: u64, now: u64) -> SweepRepor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
 
     fn png() -> Vec<u8> {
         let mut v = b"\x89PNG\r\n\x1a\n".to_vec();

@@ -10,15 +10,9 @@ use std::sync::Arc;
 use actix::prelude::*;
 use base64::Engine;
 
+use super::messages::LoadImage;
 use super::{MediaError, MediaStore};
 use crate::provider::{ChatMessage, MessageRole, Messages};
-
-/// A stored image's bytes, base64 (its last use moves to now).
-#[derive(Debug, Message)]
-#[rtype(result = "Result<String, MediaError>")]
-pub struct LoadImage {
-    pub id: String,
-}
 
 impl Handler<LoadImage> for MediaStore {
     type Result = ResponseFuture<Result<String, MediaError>>;

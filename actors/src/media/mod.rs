@@ -27,17 +27,21 @@ mod fetch;
 mod images;
 mod intake;
 pub mod links;
+mod messages;
 mod provider;
 mod store;
 pub mod tools;
 mod understand;
 mod vision;
 
-pub use actor::{FetchMedia, GetMedia, MediaStore, PutMedia, SweepMedia, SweepReport, Understand};
+pub use actor::MediaStore;
 pub use config::{AttachmentPolicy, Capability, Limits, MediaConfig, ModelEntry, ReplyModels};
 pub use fetch::fetch_capped;
-pub use images::{load_images, LoadImage};
+pub use images::load_images;
 pub use intake::{label, take, Attached, Heard, Intake, Loaded, Taken};
+pub use messages::{
+    FetchMedia, GetMedia, LoadImage, PutMedia, SweepMedia, SweepReport, Understand,
+};
 pub use store::{sniff, MediaKind, MediaRef};
 pub use understand::{audio_body, block, transcribe, understand, Understood};
 

@@ -9,9 +9,13 @@ use std::time::Duration;
 use actix::prelude::*;
 use serde_json::Value;
 
+use super::news::SessionChange;
 use super::{SessionActor, SessionEntry};
+use crate::ids::SessionKey;
 use crate::provider::Image;
+use crate::run::RunEvent;
 use crate::transcript::TranscriptError;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendStatus {
@@ -296,3 +300,40 @@ impl CompactReport {
         )
     }
 }
+
+/// A run event, tagged with its session and the session's verbose level
+/// (which gates tool events on the wire). From the session that owns the
+/// run, in the order the run produced them.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SessionEvent {
+    pub session_key: SessionKey,
+    pub verbose: String,
+    pub event: RunEvent,
+}
+
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SessionNews {
+    pub session_key: SessionKey,
+    /// The session's entry after the change.
+    pub entry: Arc<SessionEntry>,
+    /// A run of the session is active (started and not settled).
+    pub running: bool,
+    pub change: SessionChange,
+}
+
+/// Queues `text` for the session's next turn; durable when answered.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), crate::transcript::TranscriptError>")]
+pub struct QueueSystemEvent {
+    pub text: String,
+    /// A stranger's text (a webhook's wake): wrapped, and the turn that
+    /// drains it is untrusted.
+    pub untrusted: bool,
+}
+
+/// The texts of the system events waiting for the session's next turn.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<String>")]
+pub struct PendingSystemEvents;

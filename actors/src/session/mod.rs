@@ -203,7 +203,7 @@ pub mod system_events;
 pub use actor::SessionActor;
 pub use entry::{LastRun, ModelPlan, Origin, SessionEntry};
 pub use messages::*;
-pub use news::{SessionChange, SessionEvent, SessionNews, Settled};
+pub use news::{SessionChange, Settled};
 pub use run_record::RunRecord;
 use runs::run_id_of;
 use state::SessionState;

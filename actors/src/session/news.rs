@@ -7,36 +7,8 @@
 //! session sent them: session -> run registry -> edge (one mailbox each).
 
 use crate::ids::RunId;
-use crate::ids::SessionKey;
-use std::sync::Arc;
 
-use actix::prelude::*;
 use serde_json::Value;
-
-use super::entry::SessionEntry;
-use crate::run::RunEvent;
-
-/// A run event, tagged with its session and the session's verbose level
-/// (which gates tool events on the wire). From the session that owns the
-/// run, in the order the run produced them.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct SessionEvent {
-    pub session_key: SessionKey,
-    pub verbose: String,
-    pub event: RunEvent,
-}
-
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub struct SessionNews {
-    pub session_key: SessionKey,
-    /// The session's entry after the change.
-    pub entry: Arc<SessionEntry>,
-    /// A run of the session is active (started and not settled).
-    pub running: bool,
-    pub change: SessionChange,
-}
 
 /// How a settled run ended, in OpenClaw's session status words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,6 +14,7 @@
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub use super::messages::{PendingSystemEvents, QueueSystemEvent};
 use crate::store::{composite_key, Store, StoreError, StoreWrite, Tree};
 
 /// At most this many queued events are kept per session; older ones are dropped.
@@ -27,21 +28,6 @@ pub struct SystemEvent {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untrusted: bool,
 }
-
-/// Queues `text` for the session's next turn; durable when answered.
-#[derive(Debug, Message)]
-#[rtype(result = "Result<(), crate::transcript::TranscriptError>")]
-pub struct QueueSystemEvent {
-    pub text: String,
-    /// A stranger's text (a webhook's wake): wrapped, and the turn that
-    /// drains it is untrusted.
-    pub untrusted: bool,
-}
-
-/// The texts of the system events waiting for the session's next turn.
-#[derive(Debug, Message)]
-#[rtype(result = "Vec<String>")]
-pub struct PendingSystemEvents;
 
 /// The session's queued events (store key, event), oldest first.
 pub fn load(store: &Store, session_key: &str) -> Result<Vec<(String, SystemEvent)>, StoreError> {
