@@ -257,6 +257,7 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
     let defaults = &s.agents.defaults;
     let checked = ferroclaw_actors::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)
         .map(|_| ())
+        .map_err(|e| e.to_string())
         .and_then(|_| {
             ferroclaw_actors::compaction::PruneSettings::from_settings(&defaults.context_pruning)
                 .map(|_| ())

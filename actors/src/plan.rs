@@ -95,7 +95,7 @@ pub fn plan(
         .unwrap_or_else(|| state_dir.join("workspace"));
     let context = agent_context(settings, &workspace, state_dir).map_err(StartError::Tools)?;
     crate::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)
-        .map_err(StartError::Automation)?;
+        .map_err(|e| StartError::Automation(e.to_string()))?;
     let pruning = crate::compaction::PruneSettings::from_settings(&defaults.context_pruning)
         .map_err(StartError::Automation)?;
     let maintenance = crate::router::maintenance::Maintenance::from_settings(settings)

@@ -498,7 +498,7 @@ fn start_automation(
         default_agent: settings.default_agent_id().to_string(),
     };
     let hb = beat::HeartbeatConfig::from_settings(&settings.agents.defaults.heartbeat)
-        .map_err(StartError::Automation)?;
+        .map_err(|e| StartError::Automation(e.to_string()))?;
     let heartbeat = beat::HeartbeatActor::new(
         hb,
         a.workspace,

@@ -49,7 +49,7 @@ pub fn durable_then<A: Receiver>(
                 flush_later(Duration::ZERO, ctx);
                 WebhookReply {
                     status: 500,
-                    body: serde_json::json!({ "ok": false }).to_string(),
+                    body: Answer::failed().body(),
                 }
             }
         },
@@ -86,4 +86,62 @@ pub fn flush_waiting<A: Receiver>(act: &mut A, ctx: &mut Context<A>) {
             }
         },
     ));
+}
+
+/// What a platform's webhook is answered: `{"ok":true}`; Slack's refusal
+/// `{"ok":false,"error":..}`; Meta's `{"error":..}`; Slack's URL check
+/// `{"challenge":..}`.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Answer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ok: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    challenge: Option<&'a str>,
+}
+
+impl<'a> Answer<'a> {
+    pub fn ok() -> Answer<'a> {
+        Answer {
+            ok: Some(true),
+            ..Answer::default()
+        }
+    }
+
+    /// Not stored: the platform sends it again.
+    pub fn failed() -> Answer<'a> {
+        Answer {
+            ok: Some(false),
+            ..Answer::default()
+        }
+    }
+
+    /// Slack's refusal.
+    pub fn refused(error: &'a str) -> Answer<'a> {
+        Answer {
+            error: Some(error),
+            ..Answer::failed()
+        }
+    }
+
+    /// Meta's refusal.
+    pub fn error(error: &'a str) -> Answer<'a> {
+        Answer {
+            error: Some(error),
+            ..Answer::default()
+        }
+    }
+
+    pub fn challenge(challenge: &'a str) -> Answer<'a> {
+        Answer {
+            challenge: Some(challenge),
+            ..Answer::default()
+        }
+    }
+
+    /// The body's text.
+    pub fn body(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }

@@ -669,15 +669,22 @@ mod tests {
         );
     }
 
+    /// Why a patched `tools.web.fetch` is refused: unreadable as typed, or
+    /// unusable by the tool.
+    #[derive(Debug, thiserror::Error)]
+    enum Refused {
+        #[error(transparent)]
+        Read(#[from] serde_json::Error),
+        #[error(transparent)]
+        Settings(#[from] FetchSettingsError),
+    }
+
     /// The shipped `tools.web.fetch` with `patch` laid over it, read as
     /// the config loader reads it (a value of the wrong type: Err).
-    fn configured(patch: Value) -> Result<FetchSettings, String> {
-        let web = serde_json::from_value::<WebFetchSettings>(crate::settings::shipped_with(
-            "tools.web.fetch",
-            patch,
-        ))
-        .map_err(|e| e.to_string())?;
-        FetchSettings::from_settings(&web).map_err(|e| e.to_string())
+    fn configured(patch: Value) -> Result<FetchSettings, Refused> {
+        let web: WebFetchSettings =
+            serde_json::from_value(crate::settings::shipped_with("tools.web.fetch", patch))?;
+        Ok(FetchSettings::from_settings(&web)?)
     }
 
     #[test]
@@ -701,7 +708,7 @@ mod tests {
         assert!(super::super::ssrf::check_ip("h", ip("10.9.1.1"), &s.allow).is_ok());
         assert!(super::super::ssrf::check_ip("h", ip("10.8.1.1"), &s.allow).is_err());
         let bad = configured(json!({"ssrfPolicy": {"allowCidrs": ["x"]}}));
-        assert!(bad.unwrap_err().contains("allowCidrs"));
+        assert!(bad.unwrap_err().to_string().contains("allowCidrs"));
         assert!(configured(json!({"maxChars": -1})).is_err());
         assert_eq!(configured(json!({})).unwrap().max_chars, 50_000);
     }

@@ -214,46 +214,6 @@ pub fn plain_text(raw: &str, bot_user: Option<&str>) -> (String, bool) {
     (unescaped, mentioned)
 }
 
-/// What Slack's webhook is answered: `{"ok":true}`, `{"ok":false,"error":..}` or the URL check's `{"challenge":..}`.
-#[derive(Debug, Default, serde::Serialize)]
-pub struct Answer<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ok: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    challenge: Option<&'a str>,
-}
-
-impl<'a> Answer<'a> {
-    pub fn ok() -> Answer<'a> {
-        Answer {
-            ok: Some(true),
-            ..Answer::default()
-        }
-    }
-
-    pub fn refused(error: &'a str) -> Answer<'a> {
-        Answer {
-            ok: Some(false),
-            error: Some(error),
-            ..Answer::default()
-        }
-    }
-
-    pub fn challenge(challenge: &'a str) -> Answer<'a> {
-        Answer {
-            challenge: Some(challenge),
-            ..Answer::default()
-        }
-    }
-
-    /// The body's text.
-    pub fn body(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-}
-
 /// A Socket Mode envelope's acknowledgement.
 pub fn ack(envelope_id: &str) -> String {
     #[derive(serde::Serialize)]

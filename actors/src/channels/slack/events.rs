@@ -13,7 +13,7 @@ use actix::prelude::*;
 
 use super::api::{BotIdentity, WebApi};
 use super::config::SlackAccount;
-use super::envelope::{parse_callback, Answer, Callback, SlackMessage};
+use super::envelope::{parse_callback, Callback, SlackMessage};
 use super::inbound::{record, Received};
 use super::signature;
 use crate::channels::desk::{ConnectionFailed, DeskLink};
@@ -22,6 +22,7 @@ use crate::channels::flushes::Flushes;
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 use crate::channels::receiver;
+use crate::channels::receiver::Answer;
 use crate::channels::sender::Buckets;
 use crate::store::Store;
 

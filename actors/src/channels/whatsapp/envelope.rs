@@ -180,36 +180,6 @@ fn message(m: &Value) -> Result<WaMessage, String> {
     Ok(msg)
 }
 
-/// What Meta's webhook is answered: `{"ok":true}`, `{"error":..}`.
-#[derive(Debug, Default, serde::Serialize)]
-pub struct Answer<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ok: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-}
-
-impl<'a> Answer<'a> {
-    pub fn ok() -> Answer<'a> {
-        Answer {
-            ok: Some(true),
-            error: None,
-        }
-    }
-
-    pub fn refused(error: &'a str) -> Answer<'a> {
-        Answer {
-            ok: None,
-            error: Some(error),
-        }
-    }
-
-    /// The body's text.
-    pub fn body(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use actix::prelude::*;
 
 use super::api::GraphApi;
 use super::config::WhatsAppAccount;
-use super::envelope::{parse, Answer, Parsed, WaStatus};
+use super::envelope::{parse, Parsed, WaStatus};
 use super::inbound::{record, Received};
 use super::outlet::Chats;
 use super::signature;
@@ -25,6 +25,7 @@ use crate::channels::health::AccountHealth;
 use crate::channels::ledger::{self, Receipt};
 use crate::channels::messages::{StopAccount, Webhook, WebhookReply};
 use crate::channels::receiver;
+use crate::channels::receiver::Answer;
 use crate::channels::sender::Buckets;
 use crate::store::Store;
 
@@ -103,11 +104,11 @@ impl WhatsAppHook {
         let sig = msg.signature.as_deref();
         if let Err(e) = signature::verify(&self.cfg.app_secret, sig, &msg.body) {
             tracing::warn!(parent: &self.span, error = %e, "whatsapp webhook refused: bad signature");
-            return Err(reply(401, Answer::refused(&e.to_string())));
+            return Err(reply(401, Answer::error(&e.to_string())));
         }
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&msg.body) else {
             tracing::warn!(parent: &self.span, "whatsapp webhook body is not JSON");
-            return Err(reply(400, Answer::refused("body is not JSON")));
+            return Err(reply(400, Answer::error("body is not JSON")));
         };
         self.health.alive(crate::now_ms());
         let parsed = parse(&v, &self.cfg.phone_number_id);
@@ -116,7 +117,7 @@ impl WhatsAppHook {
         }
         // Not ready (the token check is pending): Meta retries.
         if !parsed.messages.is_empty() && !self.ready {
-            return Err(reply(503, Answer::refused("starting")));
+            return Err(reply(503, Answer::error("starting")));
         }
         Ok(parsed)
     }
@@ -143,7 +144,7 @@ impl WhatsAppHook {
                 }
                 Err(e) => {
                     tracing::error!(parent: &self.span, error = %e, "cannot record a whatsapp message");
-                    return Err(reply(500, Answer::refused("not recorded")));
+                    return Err(reply(500, Answer::error("not recorded")));
                 }
             }
         }
