@@ -156,6 +156,7 @@ try {
       seen.sessionsText = (await page.evaluate(() => document.body.innerText)).slice(0, 4000);
     }
     if (name === "skills") {
+      await page.getByText("weather").first().waitFor(WAIT);
       seen.skillsText = (await page.evaluate(() => document.body.innerText)).slice(0, 4000);
     }
     if (name === "automations") {
