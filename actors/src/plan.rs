@@ -17,7 +17,7 @@ pub enum StartError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("agents.defaults.model: {0}")]
-    Model(String),
+    Model(crate::provider::selection::ModelRefError),
     #[error("{0}")]
     Provider(String),
     #[error("agent workspace {0}")]

@@ -353,10 +353,6 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
             )
         }
     };
-    let session = match crate::ws::methods::session_for(state, key.clone()).await {
-        Ok(s) => s,
-        Err(e) => return unavailable(e.message),
-    };
     // Attachments as chat.send takes them (base64), checked before anything runs.
     let raw = body["attachments"].as_array().cloned().unwrap_or_default();
     let checked = match attachments::check(&raw) {
@@ -380,11 +376,11 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
     send.untrusted = true;
     send.kind = ferroclaw_actors::run::RunKind::Hook;
     send.timeout = body["timeoutSeconds"].as_u64().map(Duration::from_secs);
-    let ack = match session.send(send).await {
-        Ok(Ok(a)) => a,
-        Ok(Err(e)) => return unavailable(e.to_string()),
-        Err(_) => return unavailable("agent runtime unavailable".into()),
-    };
+    let ack =
+        match ferroclaw_actors::router::deliver(&state.gateway.router, key.clone(), send).await {
+            Ok(a) => a,
+            Err(e) => return unavailable(e.to_string()),
+        };
     if body["deliver"] != json!(false) {
         if let Err(e) = deliver(state, key.as_str(), &ack.run_id, body).await {
             tracing::warn!(error = %e, "hook reply not delivered to a channel");
@@ -426,7 +422,8 @@ async fn deliver(
         originating_thread_id: origin.as_ref().and_then(|o| o.thread_id.clone()),
     };
     // A webhook's turn answers outside data: its reply sends no stored file.
-    outbound::follow(state, key, run_id, &d, true)
+    let hook = ferroclaw_actors::run::RunKind::Hook;
+    outbound::follow(state, key, run_id, &d, (true, hook))
         .await
         .map_err(|e| e.message)
 }

@@ -276,3 +276,63 @@ fn settings_write_no_default_value_in_rust() {
         found.join("\n")
     );
 }
+
+/// The methods of `impl SessionActor` blocks in `src` (not handlers).
+fn session_methods(src: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut inside = false;
+    for l in src.lines() {
+        if l.starts_with("impl SessionActor") || l.starts_with("impl super::SessionActor") {
+            inside = true;
+        } else if inside && l == "}" {
+            inside = false;
+        } else if inside && l.starts_with("    ") && !l.starts_with("     ") {
+            let l = l.trim_start();
+            let l = ["pub(super) ", "pub(crate) ", "pub "]
+                .iter()
+                .find_map(|p| l.strip_prefix(p))
+                .unwrap_or(l);
+            if let Some(rest) = l.strip_prefix("fn ") {
+                names.push(rest.split(['(', '<']).next().unwrap_or(rest).to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The session only applies effects: its decisions are pure functions and
+/// transitions beside it (`state.rs`, `ending.rs`, `view.rs`,
+/// `commands.rs`, `history.rs`), so the actor keeps at most 30 methods and
+/// 10 fields, and nothing hands its active run out to be changed.
+#[test]
+fn the_session_actor_stays_small() {
+    let dir = repo().join("actors/src/session");
+    let mut methods = Vec::new();
+    for f in rust_files(&dir) {
+        let src = std::fs::read_to_string(&f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with("tests.rs") {
+            continue;
+        }
+        assert!(
+            !src.contains("fn active_mut"),
+            "{name} hands the active run out"
+        );
+        methods.extend(session_methods(&src));
+    }
+    assert!(
+        methods.len() <= 30,
+        "{} methods: {methods:?}",
+        methods.len()
+    );
+    let actor = std::fs::read_to_string(dir.join("actor.rs")).unwrap();
+    let body = actor.split("pub struct SessionActor {").nth(1).unwrap();
+    let body = &body[..body.find("\n}").unwrap()];
+    let fields = body
+        .lines()
+        .filter(|l| l.starts_with("    pub(super) "))
+        .count();
+    assert!((1..=10).contains(&fields), "{fields} fields:{body}");
+    let sample = "impl SessionActor {\n    pub(super) fn a(&self) {\n        fn inner() {}\n    }\n    fn b() {}\n}\nfn c() {}\n";
+    assert_eq!(session_methods(sample), ["a", "b"]);
+}

@@ -28,7 +28,7 @@ use super::chunker::BlockChunker;
 use super::health::AccountHealth;
 use super::ledger::{self, Delivery, OutState, OutboxItem, Resolution};
 use crate::router::{GetSession, RouterActor};
-use crate::run::{Outcome, RunKind};
+use crate::run::Outcome;
 use crate::runs::{RunRegistry, RunResult, RunUpdate, WatchRun};
 use crate::session::GetReply;
 use crate::store::{Store, StoreError};
@@ -276,10 +276,10 @@ impl<O: Outlet> Deliverer<O> {
     }
 
     async fn follow(&self, d: &Delivery) -> Result<(), StoreError> {
-        self.settle_interrupted(d).await?;
+        // The run's chunks are read once here; what streams adds to them.
+        let mut sent = self.settle_interrupted(d).await?;
         if !d.finalized {
-            let result = self.watch(d).await?;
-            let Some(result) = result else {
+            let Some(result) = self.watch(d, &mut sent).await? else {
                 return Ok(()); // the registry is gone: the next start resumes
             };
             let text = match result.outcome {
@@ -288,7 +288,7 @@ impl<O: Outlet> Deliverer<O> {
                 Outcome::Recorded => self.stored_reply(d).await,
                 o => o.for_chat(),
             };
-            self.enqueue_final(d, text.as_deref())?;
+            self.enqueue_final(d, text.as_deref(), &sent)?;
             self.store.flush().await?;
         }
         for item in ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)? {
@@ -306,10 +306,12 @@ impl<O: Outlet> Deliverer<O> {
     }
 
     /// Chunks left `sending` by a stop: their outcome is unknown and they
-    /// are not sent again.
-    async fn settle_interrupted(&self, d: &Delivery) -> Result<(), StoreError> {
+    /// are not sent again. Returns what the run has in the outbox.
+    async fn settle_interrupted(&self, d: &Delivery) -> Result<Chunks, StoreError> {
         let mut any = false;
-        for item in ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)? {
+        let items = ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)?;
+        let chunks = Chunks::of(&items);
+        for item in items {
             if !matches!(item.state, OutState::Sending { .. }) {
                 continue;
             }
@@ -338,11 +340,16 @@ impl<O: Outlet> Deliverer<O> {
         if any {
             self.store.flush().await?;
         }
-        Ok(())
+        Ok(chunks)
     }
 
-    /// Streams the run (previews or blocks, typing) until its end.
-    async fn watch(&self, d: &Delivery) -> Result<Option<RunResult>, StoreError> {
+    /// Streams the run (previews or blocks, typing) until its end; the
+    /// blocks it sends are added to `sent`, and the preview's id.
+    async fn watch(
+        &self,
+        d: &Delivery,
+        sent: &mut Chunks,
+    ) -> Result<Option<RunResult>, StoreError> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         if self
             .runs
@@ -366,7 +373,10 @@ impl<O: Outlet> Deliverer<O> {
                 update = rx.recv() => match update {
                     None => return Ok(None),
                     // The final text replaces the preview (enqueue_final).
-                    Some(RunUpdate::End(r)) => return Ok(Some(r)),
+                    Some(RunUpdate::End(r)) => {
+                        sent.preview = sent.preview.take().or(preview.id.clone());
+                        return Ok(Some(r));
+                    }
                     Some(RunUpdate::Delta { text: delta, fresh }) => {
                         typing |= self.typing == Typing::Message;
                         if fresh {
@@ -380,7 +390,7 @@ impl<O: Outlet> Deliverer<O> {
                             }
                             Stream::Block => {
                                 for b in blocks.push(&delta) {
-                                    self.block(d, &b).await?;
+                                    self.block(d, &b, sent).await?;
                                 }
                             }
                             Stream::Off => {}
@@ -397,20 +407,17 @@ impl<O: Outlet> Deliverer<O> {
 
     /// One block of a `block` stream: a chunk of its own, sent now
     /// (without its `MEDIA:` lines: the final sends their media).
-    async fn block(&self, d: &Delivery, text: &str) -> Result<(), StoreError> {
+    async fn block(&self, d: &Delivery, text: &str, sent: &mut Chunks) -> Result<(), StoreError> {
         let text = super::media_out::without_media_lines(text);
         if text.trim().is_empty() {
             return Ok(());
         }
-        let text = text.as_str();
-        let n = ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)?
-            .iter()
-            .filter(|i| !i.key.ends_with(PREVIEW))
-            .count();
+        let n = sent.texts.len();
+        sent.texts.push(text.clone());
         let item = self.item(
             d,
             ledger::chunk_key(d.session_key.as_str(), &d.run_id, n),
-            text,
+            &text,
             None,
         );
         let writes = ledger::enqueue(&self.store, std::slice::from_ref(&item))?;
@@ -434,21 +441,16 @@ impl<O: Outlet> Deliverer<O> {
         }
     }
 
-    /// The reply's remaining chunks, with the delivery marked final.
-    fn enqueue_final(&self, d: &Delivery, text: Option<&str>) -> Result<(), StoreError> {
-        let items = ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)?;
-        let preview_id = items
-            .iter()
-            .find(|i| i.key.ends_with(PREVIEW))
-            .and_then(|i| match &i.state {
-                OutState::Sent { message_id, .. } => Some(message_id.clone()),
-                _ => None,
-            });
-        let sent: Vec<&str> = items
-            .iter()
-            .filter(|i| !i.key.ends_with(PREVIEW))
-            .map(|i| i.text.as_str())
-            .collect();
+    /// The reply's remaining chunks (after what `sent` holds), with the
+    /// delivery marked final.
+    fn enqueue_final(
+        &self,
+        d: &Delivery,
+        text: Option<&str>,
+        sent: &Chunks,
+    ) -> Result<(), StoreError> {
+        let preview_id = sent.preview.clone();
+        let sent: Vec<&str> = sent.texts.iter().map(String::as_str).collect();
         let first = sent.len();
         // `MEDIA:` lines become items of their own, after the text (what
         // blocks already sent is counted on the text as the model wrote it).
@@ -502,7 +504,7 @@ impl<O: Outlet> Deliverer<O> {
             run_id: Some(d.run_id.clone()),
         };
         let text = session.send(asked).await.ok()?.ok()??;
-        Outcome::of_final(RunKind::Chat, &text).for_chat()
+        Outcome::of_final(d.kind, &text).for_chat()
     }
 
     /// Sends one chunk by the contract: `sending` flushed first, then the
@@ -640,6 +642,32 @@ fn outbound_record(channel: &str, d: &Delivery, items: &[OutboxItem]) -> crate::
 }
 
 /// A `partial` stream's preview message.
+/// What of a run's reply the outbox holds before its end: the text of
+/// each chunk in order, and the preview's message id once it was sent.
+#[derive(Debug, Default)]
+struct Chunks {
+    texts: Vec<String>,
+    preview: Option<String>,
+}
+
+impl Chunks {
+    fn of(items: &[OutboxItem]) -> Chunks {
+        let preview = items
+            .iter()
+            .find(|i| i.key.ends_with(PREVIEW))
+            .and_then(|i| match &i.state {
+                OutState::Sent { message_id, .. } => Some(message_id.clone()),
+                _ => None,
+            });
+        let texts = items
+            .iter()
+            .filter(|i| !i.key.ends_with(PREVIEW))
+            .map(|i| i.text.clone())
+            .collect();
+        Chunks { texts, preview }
+    }
+}
+
 struct Preview {
     id: Option<String>,
     /// Could not be sent or is over the limit: no more edits.
@@ -732,7 +760,7 @@ mod tests {
     }
 
     fn ok(text: &str) -> Outcome {
-        Outcome::of_final(RunKind::Chat, text)
+        Outcome::of_final(crate::run::RunKind::Chat, text)
     }
 
     #[test]

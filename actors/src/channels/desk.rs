@@ -360,6 +360,7 @@ fn send_delivery(
         finalized: true,
         chat_type: None,
         untrusted: false,
+        kind: crate::run::RunKind::Chat,
     };
     let item = |i: usize, text: &str, media: Option<&String>| OutboxItem {
         account: account.to_string(),
@@ -426,6 +427,7 @@ fn notice(
         finalized: true,
         chat_type: None,
         untrusted: false,
+        kind: crate::run::RunKind::Chat,
     };
     let item = OutboxItem {
         account: account.to_string(),

@@ -22,11 +22,11 @@ use super::ledger::{self, Delivery};
 use crate::inbound::finalize::{finalize, RawInbound};
 use crate::inbound::SessionKey;
 use crate::provider::Image;
-use crate::router::{GetSession, RouterActor};
+use crate::router::RouterActor;
 pub use crate::routing::reset::Stale;
 use crate::routing::reset::{self, ResetType};
 use crate::routing::{Peer, PeerKind, RouteInput, Router};
-use crate::session::{Origin, ResetSession, SendChat, SendStatus};
+use crate::session::{Origin, SendChat, SendStatus};
 use crate::store::{Store, StoreError};
 
 /// One accepted platform message, in neutral terms.
@@ -252,44 +252,14 @@ pub fn send_allowed(
     sp.get("default").and_then(serde_json::Value::as_str) != Some("deny")
 }
 
-/// Whether the session must start afresh before this message (its reset
-/// policy for the conversation kind and channel), at `now` on a gateway
-/// whose local time is UTC + `utc_offset_secs`.
-pub fn reset_due(
-    policies: &Policies,
-    kind: ResetType,
-    channel: &str,
-    entry: &crate::session::SessionEntry,
-    now_ms: u64,
-    utc_offset_secs: i32,
-) -> Option<reset::Stale> {
-    match reset::policy(&policies.session, kind, channel) {
-        Ok(p) => reset::stale(
-            &p,
-            transcript_started(entry),
-            entry.updated_at,
-            now_ms,
-            utc_offset_secs,
-        ),
-        Err(e) => {
-            tracing::warn!(error = %e, "reset policy unreadable: session kept");
-            None
-        }
-    }
-}
-
-/// When a session's transcript started: its session id is a ULID made at
-/// the last reset; an imported one falls back to the entry's creation.
-fn transcript_started(entry: &crate::session::SessionEntry) -> u64 {
-    ulid::Ulid::from_string(&entry.session_id)
-        .map(|u| u.timestamp_ms())
-        .unwrap_or(entry.created_at)
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum DispatchError {
-    #[error("no session: {0}")]
-    Session(String),
+    #[error(transparent)]
+    Session(crate::router::DeliverError),
+    #[error("the routing table is unavailable")]
+    RoutesPoisoned,
+    #[error("invalid session key: {0}")]
+    Key(crate::ids::SessionKeyError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("the gateway is stopping")]
@@ -314,20 +284,11 @@ pub async fn hand_over(
     if answers_a_question(deps, msg, commands, &key).await {
         return Ok(None);
     }
-    let (session, entry) = deps
-        .sessions
-        .send(GetSession { key: key.clone() })
-        .await
-        .map_err(|_| DispatchError::Down)??;
     let policies: Arc<Policies> = deps
         .policies
         .lock()
         .map(|p| Arc::clone(&p))
         .unwrap_or_else(|poisoned| Arc::clone(&poisoned.into_inner()));
-    if let Some(why) = reset_due_for(&policies, msg, &entry) {
-        tracing::info!(session_key = %key.as_str(), reason = ?why, "session reset by its reset policy");
-        let _ = session.send(ResetSession).await;
-    }
     policies
         .received
         .received(&received(msg, &inbound, &key, &route));
@@ -336,11 +297,12 @@ pub async fn hand_over(
     send.media = media;
     // A spoken command: parsed from the transcript (OpenClaw's CommandBody).
     send.commands = taken_heard.then(|| inbound.ctx.body_for_commands.clone());
-    let ack = session
-        .send(send)
-        .await
-        .map_err(|_| DispatchError::Down)?
-        .map_err(|e| DispatchError::Session(e.to_string()))?;
+    send.fresh = reset_policy(&policies, msg);
+    let ack = match crate::router::deliver(&deps.sessions, key.clone(), send).await {
+        Ok(ack) => ack,
+        Err(crate::router::DeliverError::Down) => return Err(DispatchError::Down),
+        Err(e) => return Err(DispatchError::Session(e)),
+    };
     tracing::info!(
         channel = %msg.channel,
         account = %msg.account,
@@ -353,7 +315,7 @@ pub async fn hand_over(
     if ack.status == SendStatus::Dropped {
         return Ok(None);
     }
-    let (policy, chat_type) = (entry.send_policy.as_deref(), inbound.ctx.chat_type.as_str());
+    let (policy, chat_type) = (ack.send_policy.as_deref(), inbound.ctx.chat_type.as_str());
     if !send_allowed(policy, &policies.session, &msg.channel, chat_type, &key) {
         tracing::info!(session_key = %key.as_str(), "reply kept in the session: its send policy denies the chat");
         return Ok(None);
@@ -420,6 +382,8 @@ fn delivery_of(
         finalized: false,
         chat_type: Some(msg.chat_type.clone()),
         untrusted,
+        // A channel message's run is a chat.
+        kind: crate::run::RunKind::Chat,
     }
 }
 
@@ -523,10 +487,10 @@ pub(super) fn route_of(
     };
     let route = match deps.routes.lock() {
         Ok(mut r) => r.resolve(&input),
-        Err(_) => return Err(DispatchError::Session("routing table poisoned".into())),
+        Err(_) => return Err(DispatchError::RoutesPoisoned),
     };
     let key = SessionKey::canonical(&route.session_key, &deps.default_agent, &deps.main_key)
-        .map_err(|e| DispatchError::Session(e.to_string()))?;
+        .map_err(DispatchError::Key)?;
     Ok((route, key))
 }
 
@@ -549,20 +513,16 @@ fn agent_text(
     }
 }
 
-/// Whether the session's reset policy ends it before this message.
-fn reset_due_for(
-    policies: &Policies,
-    msg: &Incoming,
-    entry: &crate::session::SessionEntry,
-) -> Option<reset::Stale> {
+/// The reset policy of the message's conversation (its session judges it).
+fn reset_policy(policies: &Policies, msg: &Incoming) -> Option<reset::ResetPolicy> {
     let kind = match (msg.is_group(), msg.thread_id.is_some()) {
         (_, true) => ResetType::Thread,
         (true, false) => ResetType::Group,
         (false, false) => ResetType::Direct,
     };
-    let offset = chrono::Local::now().offset().local_minus_utc();
-    let now = crate::now_ms();
-    reset_due(policies, kind, &msg.channel, entry, now, offset)
+    reset::policy(&policies.session, kind, &msg.channel)
+        .inspect_err(|e| tracing::warn!(error = %e, "reset policy unreadable: session kept"))
+        .ok()
 }
 
 /// The `message_received` hook's view of the message.
@@ -610,6 +570,20 @@ mod tests {
     use super::*;
     use crate::session::SessionEntry;
     use serde_json::json;
+
+    /// Whether the session of `e` is stale before a message of `kind` on
+    /// `channel` (as its session judges the policy dispatch passes it).
+    fn reset_due(
+        p: &Policies,
+        kind: ResetType,
+        channel: &str,
+        e: &SessionEntry,
+        now_ms: u64,
+        utc_offset_secs: i32,
+    ) -> Option<Stale> {
+        let policy = reset::policy(&p.session, kind, channel).unwrap();
+        e.stale(&policy, now_ms, utc_offset_secs)
+    }
 
     const H: u64 = 3_600_000;
     /// 2026-11-24 00:00 UTC.

@@ -163,6 +163,14 @@ pub struct Delivery {
     /// reply's `MEDIA:` lines may name URLs only, never a stored file.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untrusted: bool,
+    /// Why the run it carries runs: its reply, read back from the
+    /// transcript after a restart, is judged by it (`run/reply.rs`).
+    #[serde(default, skip_serializing_if = "is_chat")]
+    pub kind: crate::run::RunKind,
+}
+
+fn is_chat(kind: &crate::run::RunKind) -> bool {
+    *kind == crate::run::RunKind::Chat
 }
 
 /// Whose reply a delivery carries: a session's run, or the gateway's own

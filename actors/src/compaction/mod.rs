@@ -13,6 +13,7 @@
 pub mod fallback;
 pub mod flush;
 pub mod job;
+pub mod plan;
 pub mod prune;
 pub mod split;
 pub mod stored;

@@ -28,7 +28,7 @@ pub use super::messages::{
     HeartbeatEvent, HeartbeatStatus, LastHeartbeat, SetHeartbeatConfig, SetHeartbeats,
 };
 use crate::inbound::SessionKey;
-use crate::router::{GetSession, QueuedSystemEvents};
+use crate::router::QueuedSystemEvents;
 use crate::run::{Outcome, RunKind};
 use crate::runs::{wait_run, BusySessions, RunRegistry, Waited};
 use crate::session::SendChat;
@@ -263,19 +263,14 @@ impl Turn {
         if busy.contains(key.as_str()) {
             return Err(Beat::skipped("requests-in-flight"));
         }
-        let session = match a.router.send(GetSession { key }).await {
-            Ok(Ok((s, _))) => s,
-            _ => return Err(Beat::failed("the main session is unavailable")),
-        };
         let mut msg = SendChat::text(&self.config.prompt, &self.run_id);
         msg.model = self.config.model.clone();
         msg.kind = RunKind::Heartbeat {
             ack_max_chars: self.config.ack_max_chars,
         };
-        match session.send(msg).await {
-            Ok(Ok(_)) => Ok(self),
-            Ok(Err(e)) => Err(Beat::failed(e.to_string())),
-            Err(_) => Err(Beat::failed("the main session is gone")),
+        match crate::router::deliver(&a.router, key, msg).await {
+            Ok(_) => Ok(self),
+            Err(e) => Err(Beat::failed(e.to_string())),
         }
     }
 

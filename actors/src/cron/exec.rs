@@ -24,7 +24,7 @@ use super::record::{self, Phase};
 use crate::channels::supervisor::ChannelSupervisor;
 use crate::channels::{ChannelSendError, SendText};
 use crate::inbound::SessionKey;
-use crate::router::{GetSession, LookupSession, RouterActor};
+use crate::router::{LookupSession, RouterActor};
 use crate::run::{Outcome as RunOutcome, RunKind};
 use crate::runs::{wait_run, RunRegistry, Waited};
 use crate::session::SendChat;
@@ -187,11 +187,6 @@ impl GatewayRunner {
             o.session_key = Some(session_key.clone());
             o
         };
-        let session = match a.router.send(GetSession { key }).await {
-            Ok(Ok((s, _))) => s,
-            Ok(Err(e)) => return with_session(Outcome::failed(format!("session: {e}"))),
-            Err(_) => return with_session(Outcome::failed("the gateway is stopping")),
-        };
         let p = &job.payload();
         let mut msg = SendChat::text(
             p["message"].as_str().unwrap_or_default(),
@@ -208,12 +203,9 @@ impl GatewayRunner {
         });
         let limit = turn_limit(p["timeoutSeconds"].as_f64());
         msg.timeout = Some(limit);
-        let ack = match session.send(msg).await {
-            Ok(Ok(ack)) => ack,
-            Ok(Err(e)) => {
-                return with_session(Outcome::failed(format!("the turn was refused: {e}")))
-            }
-            Err(_) => return with_session(Outcome::failed("the session is gone")),
+        let ack = match crate::router::deliver(&a.router, key, msg).await {
+            Ok(ack) => ack,
+            Err(e) => return with_session(Outcome::failed(e.to_string())),
         };
         let grace = limit.saturating_add(Duration::from_secs(30));
         let result = match wait_run(&self.runs, &ack.run_id, None, grace).await {
@@ -241,7 +233,7 @@ impl GatewayRunner {
 
     /// The reply to the job's target, recorded `delivering` first.
     async fn announce(self, order: Order, reply: RunOutcome) -> Outcome {
-        let silent = reply.is_silent() || reply.text().trim().is_empty();
+        let silent = reply.to_announce().is_none();
         let reply = reply.text().to_string();
         let base = Outcome {
             status: "ok".into(),

@@ -20,15 +20,24 @@ pub struct ModelRef {
     pub model: String,
 }
 
+/// Why no model could be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelRefError {
+    #[error("model {0:?} is not provider/model")]
+    NotProviderModel(String),
+    #[error("no model configured")]
+    NoneConfigured,
+}
+
 impl ModelRef {
-    pub fn parse(s: &str) -> Result<ModelRef, String> {
+    pub fn parse(s: &str) -> Result<ModelRef, ModelRefError> {
         let s = s.trim();
         match s.split_once('/') {
             Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(ModelRef {
                 provider: p.to_ascii_lowercase(),
                 model: m.to_string(),
             }),
-            _ => Err(format!("model {s:?} is not provider/model")),
+            _ => Err(ModelRefError::NotProviderModel(s.to_string())),
         }
     }
 }
@@ -63,7 +72,7 @@ pub struct ModelChain<'a> {
 pub fn resolve_model(
     chain: &ModelChain<'_>,
     is_heartbeat: bool,
-) -> Result<(ModelRef, ModelSource), String> {
+) -> Result<(ModelRef, ModelSource), ModelRefError> {
     let candidates = [
         (
             if is_heartbeat { chain.heartbeat } else { None },
@@ -77,7 +86,7 @@ pub fn resolve_model(
     let (value, source) = candidates
         .into_iter()
         .find_map(|(v, s)| v.filter(|v| !v.trim().is_empty()).map(|v| (v, s)))
-        .ok_or_else(|| "no model configured".to_string())?;
+        .ok_or(ModelRefError::NoneConfigured)?;
     Ok((ModelRef::parse(value)?, source))
 }
 

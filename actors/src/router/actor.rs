@@ -92,13 +92,9 @@ impl RouterActor {
         let addr = match self.sessions.get(key).filter(|a| a.connected()) {
             Some(a) => a.clone(),
             None => {
-                let mut session =
-                    SessionActor::new(key.to_string(), entry.clone(), self.deps.clone())
-                        .idle_to(ctx.address().recipient());
-                if let Some(l) = &self.lanes {
-                    session = session.in_lanes(l);
-                }
-                let a = session.start();
+                let a = SessionActor::new(key.to_string(), entry.clone(), self.deps.clone())
+                    .placed(ctx.address().recipient(), self.lanes.as_ref())
+                    .start();
                 self.sessions.insert(key.to_string(), a.clone());
                 a
             }

@@ -33,14 +33,20 @@ pub struct SendToSession {
 }
 
 /// Why `SendToSession` got no answer from the session.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DeliverError {
     /// The session could not be loaded or made.
+    #[error("session: {0}")]
     Store(StoreError),
     /// The session refused or could not store the message.
+    #[error("the session did not take the message: {0}")]
     Transcript(TranscriptError),
     /// The session stopped before it answered (send it again).
+    #[error("the session stopped before it answered")]
     Gone,
+    /// The router is gone: the gateway is stopping.
+    #[error("the gateway is stopping")]
+    Down,
 }
 
 /// Creates the session `key` with `entry` (a sub-agent's: who spawned

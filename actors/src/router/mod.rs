@@ -30,6 +30,19 @@ pub struct SessionRow {
     pub live: bool,
 }
 
+/// The one road into a session for every surface: `message` to the
+/// session of `key` (created when new) through the router, one hop.
+pub async fn deliver(
+    router: &actix::Addr<RouterActor>,
+    key: crate::inbound::SessionKey,
+    message: crate::session::SendChat,
+) -> Result<crate::session::SendAck, DeliverError> {
+    match router.send(SendToSession { key, message }).await {
+        Ok(answer) => answer,
+        Err(_) => Err(DeliverError::Down),
+    }
+}
+
 /// Queues a system event for the session `key` (its owner stores it and
 /// drains it into its next trusted turn; `untrusted`: a stranger's text).
 /// Answered once durable.

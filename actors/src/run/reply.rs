@@ -144,6 +144,12 @@ impl Outcome {
         }
     }
 
+    /// What an announcement sends (None: nothing): the reply, the alert or
+    /// an aborted run's partial text, when there is any.
+    pub fn to_announce(&self) -> Option<&str> {
+        Some(self.text()).filter(|t| !t.trim().is_empty())
+    }
+
     pub fn error(&self) -> Option<&str> {
         match self {
             Outcome::Error(e) => Some(e),
@@ -277,6 +283,22 @@ mod tests {
             turn_end::SILENT_REPLY,
             crate::context::prompt::SILENT_REPLY_TOKEN
         );
+    }
+
+    #[test]
+    fn an_announcement_sends_only_text_there_is() {
+        let cron = |t: &str| Outcome::of_final(RunKind::Cron, t);
+        assert_eq!(
+            cron("Water the plants.").to_announce(),
+            Some("Water the plants.")
+        );
+        for quiet in ["", "   ", "NO_REPLY", "HEARTBEAT_OK"] {
+            assert_eq!(cron(quiet).to_announce(), None, "{quiet:?}");
+        }
+        assert_eq!(Outcome::Aborted("half".into()).to_announce(), Some("half"));
+        assert_eq!(Outcome::Aborted("  ".into()).to_announce(), None);
+        assert_eq!(Outcome::Error("boom".into()).to_announce(), None);
+        assert_eq!(Outcome::Recorded.to_announce(), None);
     }
 
     #[test]

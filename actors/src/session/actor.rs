@@ -1,54 +1,39 @@
 //! `SessionActor`: the struct, its lifecycle (start, recovery on start,
-//! idle stop) and its handlers; each concern's methods are in the sibling
-//! files (`delivery.rs`, `runs.rs`, `supervision.rs`, `recovery.rs`,
-//! `commands.rs`, `compaction.rs`).
+//! idle stop), its writes and what it tells, and its handlers; each
+//! concern's methods are in the sibling files (`delivery.rs`, `runs.rs`,
+//! `supervision.rs`, `recovery.rs`, `commands.rs`, `autocompact.rs`).
 
-use crate::ids::RunId;
 use crate::ids::SessionKey;
 use std::sync::Arc;
-use std::time::Instant;
 
 use actix::prelude::*;
 use serde_json::Value;
 
+use super::slot::{IdleWatch, LanePick, RunSlot};
 use super::state::Incoming;
+use super::view::View;
 use super::*;
+use crate::lane::Lanes;
 
 pub struct SessionActor {
     /// `session` span (session_key, agent_id), entered by the handlers.
     pub(super) span: tracing::Span,
     pub(super) key: SessionKey,
-    pub(super) agent_id: String,
     pub(super) entry: SessionEntry,
     pub(super) deps: Arc<SessionDeps>,
-    pub(super) lane: Addr<LaneActor>,
-    /// Every lane, for a run that names its own (`RunOverrides::lane`).
-    pub(super) lanes: Option<crate::lane::Lanes>,
+    /// The lane its runs take a slot of.
+    pub(super) lanes: LanePick,
     /// The queue, the active run's bookkeeping and the message ids seen
     /// (`state.rs`: pure; this actor applies what its transitions say).
     pub(super) state: SessionState,
-    /// The active run's actor, once launched.
-    pub(super) run: Option<Addr<RunActor>>,
-    /// The active run's lane slot (released when it ends).
-    pub(super) permit: Option<SlotPermit>,
-    /// The model context: every delivered message, oldest first. Loaded from
-    /// the store at start, then kept in step with every message written.
-    pub(super) history: Messages,
-    /// The model the transcript's last `model_change` names.
-    pub(super) transcript_model: Option<String>,
-    pub(super) last_activity: Instant,
-    pub(super) idle_to: Option<Recipient<SessionIdle>>,
-    /// Provider-counted tokens per estimated token (from the last run).
-    pub(super) calibration: f64,
-    /// When the last model call ended (the pruning TTL counts from it).
-    pub(super) last_call_at: Option<Instant>,
-    /// Characters of the last run's system prompt.
-    pub(super) prompt_chars: usize,
-    /// The estimated tokens of `history`, kept in step with it.
-    pub(super) history_tokens: u64,
-    /// System events waiting for the next trusted turn (loaded on first
-    /// use; this session is their only writer).
-    pub(super) system_events: Option<Vec<(String, super::system_events::SystemEvent)>>,
+    /// The active run's actor and lane slot, once it has them.
+    pub(super) running: RunSlot,
+    /// The model context and its token accounting.
+    pub(super) history: History,
+    /// When it was last busy, and whom to tell once idle (the router).
+    pub(super) idle: IdleWatch,
+    /// System events waiting for the next trusted turn.
+    pub(super) system_events: super::system_events::Pending,
 }
 
 impl SessionActor {
@@ -62,7 +47,7 @@ impl SessionActor {
             .sessions_live
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let session_key = SessionKey::stored(&key);
-        let agent_id = crate::ids::key::agent(&key).to_string();
+        let agent_id = crate::ids::key::agent(&key);
         let base = deps.queue;
         let settings = entry
             .queue
@@ -73,150 +58,40 @@ impl SessionActor {
             span: tracing::info_span!("session", session_key = %key, agent_id = %agent_id),
             state: SessionState::new(&session_key, SessionQueue::new(settings)),
             key: session_key,
-            agent_id,
             entry,
-            run: None,
-            permit: None,
-            lane: deps.lane.clone(),
-            lanes: None,
+            running: RunSlot::default(),
+            lanes: LanePick::only(deps.lane.clone()),
             deps,
-            history: Vec::new(),
-            transcript_model: None,
-            last_activity: Instant::now(),
-            idle_to: None,
-            calibration: 1.0,
-            last_call_at: None,
-            prompt_chars: 0,
-            history_tokens: 0,
-            system_events: None,
+            history: History::new(),
+            idle: IdleWatch::new(),
+            system_events: Default::default(),
         }
     }
 
-    /// Runs in `lanes.for_key(key)` instead of the default one, and in a
-    /// lane a run names when it names one.
-    pub fn in_lanes(mut self, lanes: &crate::lane::Lanes) -> SessionActor {
-        self.lane = lanes.for_key(&self.key).clone();
-        self.lanes = Some(lanes.clone());
-        self
-    }
-
-    /// Runs in `lane` instead of the default one.
-    pub fn in_lane(mut self, lane: Addr<LaneActor>) -> SessionActor {
-        self.lane = lane;
-        self
-    }
-
-    /// Where to report idleness (the router).
-    pub fn idle_to(mut self, to: Recipient<SessionIdle>) -> SessionActor {
-        self.idle_to = Some(to);
-        self
-    }
-
-    pub(super) fn verbose(&self) -> String {
-        self.state
-            .active()
-            .and_then(|a| a.overrides.verbose.clone())
-            .or_else(|| self.entry.verbose_level.clone())
-            .unwrap_or_else(|| self.deps.verbose_default.clone())
-    }
-
-    pub(super) fn reasoning(&self) -> &str {
-        self.state
-            .active()
-            .and_then(|a| a.overrides.reasoning.as_deref())
-            .or(self.entry.reasoning_level.as_deref())
-            .unwrap_or("stream")
-    }
-
-    /// The session's exec settings over the configured defaults. A turn
-    /// with a message from an untrusted sender runs its commands in the
-    /// sandbox when there is one, else not at all: never on the host.
-    pub(super) fn exec_policy(&self, untrusted: bool) -> crate::approvals::ExecPolicy {
-        use crate::approvals::{Host, Security};
-        let mut p = self.configured_exec_policy();
-        if untrusted {
-            let sandboxed =
-                self.deps.tool_policy.exec.sandbox.mode != crate::tool::sandbox::Mode::Off;
-            if sandboxed {
-                p.host = Host::Sandbox;
-            } else {
-                p.security = Security::Deny;
-            }
+    /// Placed by the router: it is told when this session idles, and its
+    /// runs take a slot of `lanes.for_key(key)` (or of a lane a run names).
+    pub fn placed(mut self, idle_to: Recipient<SessionIdle>, lanes: Option<&Lanes>) -> Self {
+        self.idle.to = Some(idle_to);
+        if let Some(lanes) = lanes {
+            self.lanes = LanePick::of(lanes, &self.key);
         }
-        p
+        self
     }
 
-    fn configured_exec_policy(&self) -> crate::approvals::ExecPolicy {
-        use crate::approvals::{Ask, Host, Security};
-        let d = &self.deps.tool_policy.exec;
-        let e = &self.entry;
-        crate::approvals::ExecPolicy {
-            host: e
-                .exec_host
-                .as_deref()
-                .and_then(|h| Host::parse(h).ok())
-                .or(d.host)
-                .unwrap_or_else(|| d.sandbox.host_for(&self.key)),
-            security: e
-                .exec_security
-                .as_deref()
-                .and_then(|s| Security::parse(s).ok())
-                .unwrap_or(d.security),
-            ask: e
-                .exec_ask
-                .as_deref()
-                .and_then(|a| Ask::parse(a).ok())
-                .unwrap_or(d.ask),
-            node: e
-                .exec_node
-                .as_deref()
-                .or(d.node.as_deref())
-                .map(std::sync::Arc::from),
+    /// What its settings come to now (pure reads).
+    pub(super) fn view(&self) -> View<'_> {
+        View {
+            key: &self.key,
+            deps: &self.deps,
+            entry: &self.entry,
+            active: self.state.active(),
         }
-    }
-
-    /// The agent answering this session (`/agent` override, else the key's).
-    pub(super) fn agent(&self) -> &str {
-        self.entry
-            .agent_override
-            .as_deref()
-            .unwrap_or(&self.agent_id)
-    }
-
-    pub(super) fn thinking_level(&self, run: Option<&str>) -> String {
-        run.map(str::to_string)
-            .or_else(|| self.entry.thinking_level.clone())
-            .unwrap_or_else(|| self.deps.thinking_default.clone())
     }
 
     /// Writes the session entry (the caller flushes at its durability point).
     pub(super) fn save_entry(&mut self) -> Result<(), StoreError> {
         self.entry.updated_at = crate::now_ms();
         self.deps.store.put(Tree::Sessions, &self.key, &self.entry)
-    }
-
-    /// Stores a message entry; a delivered one joins the model context too.
-    /// Pending (queued) messages stay out of it until a turn delivers them.
-    pub(super) fn append(&mut self, message: Value, pending: bool) -> Result<(), TranscriptError> {
-        let mut entry = transcript::message_entry(None, message);
-        if pending {
-            transcript::mark_pending(&mut entry);
-        }
-        self.append_entry(entry)
-    }
-
-    /// Replaces the model context (load, reset, compaction) and its
-    /// token estimate.
-    pub(super) fn set_history(&mut self, history: Messages) {
-        self.history_tokens = history
-            .iter()
-            .map(|m| crate::compaction::tokens::estimate(m))
-            .sum();
-        self.history = history;
-    }
-
-    pub(super) fn append_entry(&mut self, entry: Value) -> Result<(), TranscriptError> {
-        self.commit(vec![entry], Vec::new())
     }
 
     /// Appends transcript entries and applies `other` writes in one store
@@ -236,15 +111,7 @@ impl SessionActor {
         } else if !writes.is_empty() {
             self.deps.store.commit(&writes)?;
         }
-        for entry in entries
-            .iter()
-            .filter(|e| !transcript::Entry::of(e).is_pending())
-        {
-            if let Some(m) = transcript::to_chat(entry) {
-                self.history_tokens += crate::compaction::tokens::estimate(&m);
-                self.history.push(std::sync::Arc::new(m));
-            }
-        }
+        self.history.extend(&entries);
         for entry in entries {
             if entry["type"] == "message" && entry.get("message").is_some() {
                 self.tell(SessionChange::Message { entry });
@@ -277,56 +144,19 @@ impl SessionActor {
         });
     }
 
-    /// Ends `run_id` with `text` as its answer (a directive's, `/compact`'s).
-    pub(super) fn forward_answer(&self, run_id: RunId, text: String) {
-        self.forward(RunEvent::Final {
-            run_id,
-            outcome: crate::run::Outcome::Text(text),
-            stop_reason: crate::provider::StopReason::Stop,
-            usage: Default::default(),
-        });
-    }
-
+    /// Sends a run's event to the registry, and what it changes to
+    /// watching dashboards.
     pub(super) fn forward(&self, event: RunEvent) {
         let started_at = self.state.active().map_or(0, |a| a.started_at);
-        let settled = |run_id: &str, status, error: Option<&str>| SessionChange::RunSettled {
-            run_id: run_id.into(),
-            status,
-            started_at,
-            ended_at: crate::now_ms(),
-            error: error.map(String::from),
-        };
-        let change = match &event {
-            RunEvent::Started { run_id } => Some(SessionChange::RunStarted {
-                run_id: run_id.clone(),
-                started_at,
-            }),
-            RunEvent::Final { run_id, .. } => Some(settled(run_id, Settled::Done, None)),
-            RunEvent::Failed { run_id, error, .. } => {
-                Some(settled(run_id, Settled::Failed, Some(error)))
-            }
-            RunEvent::Aborted { run_id, .. } => Some(settled(run_id, Settled::Killed, None)),
-            _ => None,
-        };
+        let change = news::change_of(&event, started_at);
         self.deps.events.do_send(SessionEvent {
             session_key: self.key.clone(),
-            verbose: self.verbose(),
+            verbose: self.view().verbose(),
             event,
         });
         if let Some(change) = change {
             self.tell(change);
         }
-    }
-
-    pub(super) fn idle(&self) -> bool {
-        self.state.idle()
-    }
-
-    /// The active run is over: its state, actor and lane slot let go.
-    pub(super) fn end_active(&mut self) -> Option<state::ActiveRun> {
-        self.run = None;
-        self.permit = None;
-        self.state.end()
     }
 }
 
@@ -347,8 +177,8 @@ impl Actor for SessionActor {
         let _span = self.span.clone().entered();
         let check = (self.deps.idle_stop / 4).max(Duration::from_millis(50));
         ctx.run_interval(check, |act, ctx| {
-            if act.idle() && act.last_activity.elapsed() >= act.deps.idle_stop {
-                if let Some(to) = &act.idle_to {
+            if act.state.idle() && act.idle.expired(act.deps.idle_stop) {
+                if let Some(to) = &act.idle.to {
                     to.do_send(SessionIdle {
                         key: act.key.to_string(),
                         session: ctx.address(),
@@ -365,19 +195,7 @@ impl Actor for SessionActor {
                 tracing::error!(session_key = %self.key, error = %e, "cannot write the session header");
             }
         } else {
-            self.transcript_model = entries
-                .iter()
-                .rev()
-                .map(transcript::Entry::of)
-                .find(|e| matches!(e, transcript::Entry::ModelChange { .. }))
-                .and_then(|e| match e {
-                    transcript::Entry::ModelChange {
-                        provider: Some(p),
-                        model_id: Some(m),
-                    } => Some(format!("{p}/{m}")),
-                    _ => None,
-                });
-            self.set_history(crate::compaction::stored::load_history(&entries).0);
+            self.history = History::load(&entries);
             for e in &entries {
                 if let (Some(m), Some(r)) = (
                     e.get("messageId").and_then(Value::as_str),
@@ -391,61 +209,46 @@ impl Actor for SessionActor {
     }
 }
 
-impl SessionActor {
-    /// A message's context: its channel (a channel's origin is recorded on
-    /// the entry) and chat type.
-    fn message_context(&mut self, msg: &mut SendChat) -> MsgContext {
-        let chat_type = if crate::context::is_private(&self.key) {
-            ChatType::Direct
-        } else {
-            ChatType::Group
-        };
-        let channel = self.take_origin(msg.origin.take(), msg.untrusted);
-        let authorized = msg.command_authorized;
-        let mut mctx = MsgContext::new(&msg.text, &channel, chat_type, authorized, crate::now_ms());
-        mctx.media = std::mem::take(&mut msg.media);
-        if let Some(c) = msg.commands.take() {
-            mctx.body_for_commands = c;
-        }
-        mctx
-    }
-
-    /// Puts the agent's text behind the envelope; what people see of the
-    /// message becomes `shown` when it has one (the typed words, without
-    /// the attachments' blocks only the model reads).
-    fn stamp(&self, mctx: &mut MsgContext, agent_text: &str, shown: Option<String>) {
-        mctx.stamp(agent_text, self.deps.context.envelope);
-        if let Some(shown) = shown {
-            mctx.body = shown;
-        }
-    }
-
-    /// The channel a message came by. An operator's channel message is
-    /// recorded on the entry as the session's last route (written with the
-    /// message's run at its end); a stranger's never is, so nothing sent to
-    /// "the last chat" (heartbeat, hooks) goes to a stranger.
-    fn take_origin(&mut self, origin: Option<crate::session::Origin>, untrusted: bool) -> String {
-        match origin {
-            Some(o) => {
-                let channel = o.channel.clone();
-                if !untrusted {
-                    self.entry.origin = Some(o);
-                }
-                channel
+/// A message's context: its channel and chat type. An operator's channel
+/// message is recorded on `entry` as the session's last route (written
+/// with the message's run at its end); a stranger's never is, so nothing
+/// sent to "the last chat" (heartbeat, hooks) goes to a stranger.
+fn message_context(key: &SessionKey, entry: &mut SessionEntry, msg: &mut SendChat) -> MsgContext {
+    let chat_type = match crate::context::is_private(key) {
+        true => ChatType::Direct,
+        false => ChatType::Group,
+    };
+    let channel = match msg.origin.take() {
+        Some(o) => {
+            let channel = o.channel.clone();
+            if !msg.untrusted {
+                entry.origin = Some(o);
             }
-            None => channel_of_key(&self.key).to_string(),
+            channel
         }
+        None => channel_of_key(key).to_string(),
+    };
+    let authorized = msg.command_authorized;
+    let mut mctx = MsgContext::new(&msg.text, &channel, chat_type, authorized, crate::now_ms());
+    mctx.media = std::mem::take(&mut msg.media);
+    if let Some(c) = msg.commands.take() {
+        mctx.body_for_commands = c;
     }
+    mctx
 }
 
-/// The settings a message sets for its run: its own, and the channels
-/// whose tool layers apply (the turn that sent it and its own `channel`).
-fn overrides_of(msg: &mut SendChat, origin: Option<String>, channel: &str) -> RunOverrides {
+/// The settings a message to the session `key` sets for its run: its
+/// own, its route, and the channels whose tool layers apply (the turn that
+/// sent it and its own: its origin's, else the key's).
+fn overrides_of(msg: &mut SendChat, key: &SessionKey) -> RunOverrides {
+    let origin = msg.origin.as_ref().map(|o| o.channel.clone());
+    let channel = origin.as_deref().unwrap_or_else(|| channel_of_key(key));
     let mut channels = std::mem::take(&mut msg.channels);
     if !channels.iter().any(|c| c == channel) {
         channels.push(channel.to_string());
     }
     RunOverrides {
+        route: msg.origin.clone(),
         thinking: msg.thinking.take(),
         untrusted: msg.untrusted,
         model: msg.model.take(),
@@ -455,16 +258,6 @@ fn overrides_of(msg: &mut SendChat, origin: Option<String>, channel: &str) -> Ru
         tools_allow: msg.tools_allow.take(),
         kind: msg.kind,
         ..Default::default()
-    }
-}
-
-impl SessionActor {
-    /// Where a message came from, as its untrusted-content block names it.
-    fn source_of(&self, origin: Option<&crate::session::Origin>) -> String {
-        match origin {
-            Some(o) => format!("{} {} chat {}", o.channel, o.chat_type, o.to),
-            None => format!("{} ({})", channel_of_key(&self.key), self.key),
-        }
     }
 }
 
@@ -487,43 +280,38 @@ impl Handler<SendChat> for SessionActor {
     type Result = ResponseFuture<Result<SendAck, TranscriptError>>;
     fn handle(&mut self, mut msg: SendChat, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        self.last_activity = Instant::now();
+        self.idle.touch();
         let message_id = std::mem::take(&mut msg.run_id);
         if let Some((run_id, live)) = self.state.duplicate(&message_id) {
-            return Box::pin(async move {
-                Ok(SendAck {
-                    run_id: run_id.into(),
-                    status: SendStatus::Duplicate { live },
-                })
-            });
+            let status = SendStatus::Duplicate { live };
+            return commands::acked(None, SendAck::of(&self.entry, run_id.into(), status));
         }
-        let source = self.source_of(msg.origin.as_ref());
-        let channel = msg.origin.as_ref().map(|o| o.channel.clone());
-        let route = msg.origin.clone();
-        let mut mctx = self.message_context(&mut msg);
+        if let Some(why) = msg.fresh.and_then(|p| self.entry.stale_now(&p)) {
+            tracing::info!(reason = ?why, "session reset by its reset policy");
+            let _ = (self.reset()).inspect_err(|e| tracing::error!(error = %e, "cannot reset"));
+        }
+        let source = self.view().source_of(msg.origin.as_ref());
+        let mut overrides = overrides_of(&mut msg, &self.key);
+        let mut mctx = message_context(&self.key, &mut self.entry, &mut msg);
         let parsed = parse_directives(&mctx, msg.images.is_empty());
-        let mut overrides = overrides_of(&mut msg, channel, &mctx.channel);
-        overrides.route = route;
         let run_id = message_id.clone();
         let agent_text = match parsed {
             Err(answer) => return self.directive_reply(run_id, answer),
             Ok(Parsed::Commands(list)) => {
                 self.state.remember(&message_id, &run_id);
-                match list.as_slice() {
-                    [Directive::Compact(instructions)] => {
-                        return self.compact(run_id, instructions.clone(), ctx)
-                    }
-                    [Directive::Btw(q)] => return self.side_question(run_id, q.clone(), ctx),
-                    _ => {}
-                }
-                if list.iter().any(Directive::reads_files) {
-                    return self.commands_with_files(run_id, list, ctx);
-                }
-                let answer = self.apply_commands(list, None);
-                return self.directive_reply(run_id, answer);
+                // Answered under the send policy it came under (`/send off` is).
+                let before = self.entry.send_policy.clone();
+                let reply = self.commands(run_id, list, ctx);
+                return Box::pin(async move {
+                    Ok(SendAck {
+                        send_policy: before,
+                        ..reply.await?
+                    })
+                });
             }
             Ok(Parsed::Inline { directives, rest }) => {
-                if let Err(answer) = self.inline_overrides(directives, &mut overrides) {
+                let view = self.view();
+                if let Err(answer) = commands::inline(&view, directives, &mut overrides) {
                     return self.directive_reply(run_id, answer);
                 }
                 rest
@@ -535,7 +323,12 @@ impl Handler<SendChat> for SessionActor {
             true => crate::trust::wrap(&source, &agent_text),
             false => agent_text,
         };
-        self.stamp(&mut mctx, &agent_text, msg.shown.take());
+        // What people see of it becomes `shown` when it has one (the
+        // typed words, without the attachments' blocks only the model reads).
+        mctx.stamp(&agent_text, self.deps.context.envelope);
+        if let Some(shown) = msg.shown.take() {
+            mctx.body = shown;
+        }
         let incoming = Incoming {
             message_id: message_id.to_string(),
             text: mctx.body_for_agent.clone(),
@@ -551,7 +344,7 @@ impl Handler<AbortSession> for SessionActor {
     type Result = MessageResult<AbortSession>;
     fn handle(&mut self, _: AbortSession, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        self.last_activity = Instant::now();
+        self.idle.touch();
         MessageResult(self.abort_active())
     }
 }
@@ -576,7 +369,7 @@ impl Handler<PatchSession> for SessionActor {
     type Result = ResponseFuture<Result<SessionEntry, SessionError>>;
     fn handle(&mut self, msg: PatchSession, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        self.last_activity = Instant::now();
+        self.idle.touch();
         let p = msg.patch;
         let result = validate_patch(&p).and_then(|()| {
             if let Some(Some(m)) = &p.model {
@@ -614,7 +407,7 @@ impl Handler<ResetSession> for SessionActor {
     type Result = ResponseFuture<Result<SessionEntry, SessionError>>;
     fn handle(&mut self, _: ResetSession, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        self.last_activity = Instant::now();
+        self.idle.touch();
         let result = self.reset().map(|_| self.entry.clone());
         when_flushed(self.deps.store.clone(), result)
     }
@@ -624,7 +417,7 @@ impl Handler<InjectNote> for SessionActor {
     type Result = ResponseFuture<Result<String, SessionError>>;
     fn handle(&mut self, msg: InjectNote, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        self.last_activity = Instant::now();
+        self.idle.touch();
         let text = match &msg.label {
             Some(l) => format!("[{l}]\n\n{}", msg.text),
             None => msg.text,
@@ -635,7 +428,9 @@ impl Handler<InjectNote> for SessionActor {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let stored = self.append_entry(entry).map_err(SessionError::from);
+        let stored = self
+            .commit(vec![entry], Vec::new())
+            .map_err(SessionError::from);
         when_flushed(self.deps.store.clone(), stored.map(|_| id))
     }
 }
@@ -647,7 +442,9 @@ impl Handler<GetStatus> for SessionActor {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.with_context_files(ctx, move |act, files, _| {
             let text = match files {
-                Some(f) => act.status_text(&f),
+                Some(f) => {
+                    commands::status(&act.view(), &f, &act.history, &act.state.queue.settings)
+                }
                 None => commands::UNREADABLE.to_string(),
             };
             let _ = tx.send(text);
@@ -663,7 +460,7 @@ impl Handler<SteerSession> for SessionActor {
     type Result = bool;
     fn handle(&mut self, msg: SteerSession, _: &mut Context<Self>) -> bool {
         let _span = self.span.clone().entered();
-        self.last_activity = Instant::now();
+        self.idle.touch();
         self.state.steer(msg.text)
     }
 }
@@ -672,7 +469,7 @@ impl Handler<StopIfIdle> for SessionActor {
     type Result = bool;
     fn handle(&mut self, _: StopIfIdle, ctx: &mut Context<Self>) -> bool {
         let _span = self.span.clone().entered();
-        let idle = self.idle() && self.last_activity.elapsed() >= self.deps.idle_stop;
+        let idle = self.state.idle() && self.idle.expired(self.deps.idle_stop);
         if idle {
             ctx.stop();
         }

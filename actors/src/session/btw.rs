@@ -31,17 +31,12 @@ impl SessionActor {
         question: String,
         ctx: &mut Context<Self>,
     ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
-        let models = match self
-            .deps
-            .models
-            .candidates(self.agent(), self.entry.model_override.as_deref())
-        {
+        let models = match self.view().models(None) {
             Ok(m) => m,
             Err(e) => return self.directive_reply(run_id, format!("BTW: no model to ask ({e}).")),
         };
-        let window = self.window_of(&models);
-        let start = self.history.len().saturating_sub(CONTEXT_MESSAGES);
-        let mut messages: Messages = self.history[start..].to_vec();
+        let window = self.view().window(&models);
+        let mut messages: Messages = self.history.recent(CONTEXT_MESSAGES);
         messages.push(Arc::new(ChatMessage::user(&question)));
         let (hub, sticky) = (
             self.deps.hub.clone(),
@@ -68,8 +63,12 @@ impl SessionActor {
                 question,
                 text: text.clone(),
             });
-            act.forward_answer(id, format!("BTW: {text}"));
+            act.forward(commands::answer(id, format!("BTW: {text}")));
         }));
-        self.directive_ack(run_id)
+        let store = Some(self.deps.store.clone());
+        commands::acked(
+            store,
+            SendAck::of(&self.entry, run_id, SendStatus::Directive),
+        )
     }
 }

@@ -12,7 +12,9 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::*;
+use crate::ids::RunId;
 use crate::run::TakeSteers;
+use crate::session::history::History;
 use crate::session::queue::{Placement, TurnPlan};
 use crate::session::state::{Effect, Incoming, LiveIds, Next, SessionState};
 use crate::transcript::build;
@@ -31,19 +33,16 @@ impl SessionActor {
     ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
         let placement = self.state.placement(&m.message_id, m.overrides.untrusted);
         if placement == Placement::Refused {
-            let run_id = m.message_id;
-            let status = SendStatus::Dropped;
-            return Box::pin(async move {
-                Ok(SendAck {
-                    run_id: run_id.into(),
-                    status,
-                })
-            });
+            let ack = SendAck::of(&self.entry, m.message_id.into(), SendStatus::Dropped);
+            return commands::acked(None, ack);
         }
         // A turn that starts now takes the system events waiting for it (a
         // stranger's among them makes it untrusted).
         let (events, drained) = match placement {
-            Placement::Start => self.drain_events(m.overrides.untrusted),
+            Placement::Start => {
+                let (store, key) = (&self.deps.store, &self.key);
+                self.system_events.drain(store, key, m.overrides.untrusted)
+            }
             _ => Default::default(),
         };
         let mut m = m;
@@ -59,17 +58,14 @@ impl SessionActor {
         let entry = accepted_entry(&mctx, images, &events, ids, starts, untrusted);
         let writes = std::mem::take(&mut admitted.writes);
         if let Err(e) = self.commit(vec![entry], writes) {
-            self.undrain(events, &drained);
+            self.system_events.undrain(events, &drained);
             return Box::pin(async move { Err(e) });
         }
         let run_id = admitted.run_id.clone();
         let (status, effects) = self.state.place(admitted, crate::now_ms());
         self.apply(effects, ctx);
-        let store = self.deps.store.clone();
-        Box::pin(async move {
-            store.flush().await?;
-            Ok(SendAck { run_id, status })
-        })
+        let ack = SendAck::of(&self.entry, run_id, status);
+        commands::acked(Some(self.deps.store.clone()), ack)
     }
 
     /// Does what a transition of the state said, in order.
@@ -78,7 +74,7 @@ impl SessionActor {
             match effect {
                 Effect::Emit(event) => self.forward(event),
                 Effect::Launch { run_id } => self.start_run(run_id, ctx),
-                Effect::Abort => self.abort_run(),
+                Effect::Abort => self.running.abort(),
                 Effect::NextTurn => self.next_turn(ctx),
             }
         }
@@ -105,7 +101,10 @@ impl SessionActor {
     pub(super) fn begin(&mut self, plan: TurnPlan, ctx: &mut Context<Self>) {
         let mut chat = ChatMessage::user(&plan.text);
         chat.images = plan.images.clone();
-        let (events, drained) = self.drain_events(plan.overrides.untrusted);
+        let (store, key) = (&self.deps.store, &self.key);
+        let (events, drained) = self
+            .system_events
+            .drain(store, key, plan.overrides.untrusted);
         let body_for_agent =
             (!events.is_empty()).then(|| system_events::prepend(&events, &plan.text));
         let delivers: Vec<&str> = plan
@@ -120,7 +119,7 @@ impl SessionActor {
             .chain(SessionState::assign(&plan))
             .collect();
         if let Err(e) = self.commit(vec![input], writes) {
-            self.undrain(events, &drained);
+            self.system_events.undrain(events, &drained);
             // The messages stay queued in the inbox and run after a restart.
             tracing::error!(session_key = %self.key, error = %e, "cannot store the next turn");
             self.forward(RunEvent::Failed {
@@ -167,14 +166,70 @@ impl SessionActor {
         self.finish(event, ctx);
     }
 
-    /// A finished run's bookkeeping, in one store transaction: the run
-    /// record, its messages out of the inbox, the usage entry; then the
-    /// entry's counters and abort flag.
-    pub(super) fn record_end(&mut self, event: &RunEvent) {
-        let now = crate::now_ms();
+    /// Ends the active run (whatever way it ended): its record, its
+    /// messages out of the inbox, its usage and the entry's counters in one
+    /// store transaction, flushed, then announced; the next turn starts.
+    pub(super) fn finish(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
+        let agent = self.view().agent().to_string();
+        let parts = Settling {
+            key: &self.key,
+            entry: &mut self.entry,
+            history: &mut self.history,
+            state: &self.state,
+            agent: &agent,
+        };
+        let (entries, writes) = parts.settle(&event, crate::now_ms());
+        if let Err(e) = self.commit(entries, writes) {
+            tracing::error!(session_key = %self.key, error = %e, "cannot store the end of a run");
+        }
+        if let Err(e) = self.save_entry() {
+            tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
+        }
+        if let Some(done) = self.view().subagent_done(&event) {
+            if let Some(to) = self.deps.subagent_done.get() {
+                to.do_send(done);
+            }
+        }
+        let held = self.state.take_reasoning();
+        let event = self.view().with_usage_footer(event);
+        // The run's steps are durable before its end is announced.
+        let store = self.deps.store.clone();
+        ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
+            if let Err(e) = flushed {
+                tracing::error!(session_key = %act.key, error = %e, "store flush failed at run end");
+            }
+            let run_id = run_id_of(&event).map(RunId::from);
+            if let Some(run_id) = run_id.clone().filter(|_| !held.is_empty()) {
+                act.forward(RunEvent::Thinking { run_id, delta: held });
+            }
+            let ended = run_id.is_some_and(|r| act.state.run(&r).is_some());
+            act.forward(event);
+            if ended {
+                act.running.clear();
+                act.state.end();
+            }
+            act.next_turn(ctx);
+        }));
+    }
+}
+
+/// What a run's end changes besides the state: the entry's counters and
+/// last run, and the context's size.
+struct Settling<'a> {
+    key: &'a crate::ids::SessionKey,
+    entry: &'a mut SessionEntry,
+    history: &'a mut History,
+    state: &'a SessionState,
+    agent: &'a str,
+}
+
+impl Settling<'_> {
+    /// The transcript entries and writes that record `event` as its run's
+    /// end (the entry changed in place).
+    fn settle(self, event: &RunEvent, now: u64) -> (Vec<Value>, Vec<StoreWrite>) {
         let mut writes = self.state.end_writes(event, now);
         let mut entries = Vec::new();
-        let mut changed = true;
+        let e = self.entry;
         match event {
             RunEvent::Final {
                 run_id,
@@ -182,73 +237,53 @@ impl SessionActor {
                 outcome,
                 ..
             } => {
-                self.entry.input_tokens += usage.input;
-                self.entry.output_tokens += usage.output;
-                self.entry.cache_read += usage.cache_read;
-                self.entry.cache_write += usage.cache_write;
-                self.account_context(usage);
-                if let Some(w) = self.record_usage(run_id, usage) {
-                    writes.push(w);
-                }
-                self.entry.aborted_last_run = false;
+                e.input_tokens += usage.input;
+                e.output_tokens += usage.output;
+                e.cache_read += usage.cache_read;
+                e.cache_write += usage.cache_write;
+                let counted = self.history.account(usage, std::time::Instant::now());
+                (e.total_tokens, e.total_tokens_fresh) = (counted.tokens, counted.fresh);
+                writes.extend(usage_row(e, (self.key, self.agent), run_id, usage, now));
+                e.aborted_last_run = false;
                 if !outcome.text().is_empty() {
-                    self.entry.last_message_preview = Some(preview(outcome.text()));
+                    e.last_message_preview = Some(preview(outcome.text()));
                 }
-                let (provider, model) = (&self.entry.model_provider, &self.entry.model);
-                entries.push(build::usage(
-                    run_id,
-                    provider.as_deref(),
-                    model.as_deref(),
-                    usage,
-                ));
+                let (provider, model) = (e.model_provider.as_deref(), e.model.as_deref());
+                entries.push(build::usage(run_id, provider, model, usage));
             }
-            RunEvent::Aborted { .. } => self.entry.aborted_last_run = true,
-            _ => changed = false,
+            RunEvent::Aborted { .. } => e.aborted_last_run = true,
+            _ => {}
         }
         if let Some(last) = self.state.last_run(event, now) {
-            self.entry.last_run = Some(last);
-            changed = true;
+            e.last_run = Some(last);
         }
-        if let Err(e) = self.commit(entries, writes) {
-            tracing::error!(session_key = %self.key, error = %e, "cannot store the end of a run");
-        }
-        if changed {
-            if let Err(e) = self.save_entry() {
-                tracing::error!(session_key = %self.key, error = %e, "cannot store the session entry");
-            }
-        }
+        (entries, writes)
     }
+}
 
-    /// Ends the active run (whatever way it ended): recorded, flushed, then
-    /// announced; the next turn starts.
-    pub(super) fn finish(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
-        self.record_end(&event);
-        self.announce_to_parent(&event);
-        let held = self
-            .state
-            .active_mut()
-            .map(|a| std::mem::take(&mut a.reasoning))
-            .unwrap_or_default();
-        let event = self.with_usage_footer(event);
-        // The run's steps are durable before its end is announced.
-        let store = self.deps.store.clone();
-        ctx.spawn(async move { store.flush().await }.into_actor(self).map(move |flushed, act, ctx| {
-            if let Err(e) = flushed {
-                tracing::error!(session_key = %act.key, error = %e, "store flush failed at run end");
-            }
-            if !held.is_empty() {
-                if let Some(run_id) = run_id_of(&event) {
-                    act.forward(RunEvent::Thinking { run_id: run_id.into(), delta: held });
-                }
-            }
-            let ended = run_id_of(&event).is_some_and(|r| act.state.run(r).is_some());
-            act.forward(event);
-            if ended {
-                act.end_active();
-            }
-            act.next_turn(ctx);
-        }));
-    }
+/// Adds a run's tokens to the entry's per-model counts; the `usage` row to
+/// write with the run's end.
+fn usage_row(
+    e: &mut SessionEntry,
+    (key, agent): (&crate::ids::SessionKey, &str),
+    run_id: &str,
+    usage: &crate::provider::Usage,
+    now: u64,
+) -> Option<StoreWrite> {
+    let model = format!("{}/{}", e.model_provider.as_ref()?, e.model.as_ref()?);
+    let tokens = crate::usage::Totals::of(usage);
+    e.usage_by_model
+        .entry(model.clone())
+        .or_default()
+        .add(&tokens);
+    let row = crate::usage::RunUsage {
+        agent_id: agent.to_string(),
+        session_key: key.clone(),
+        model,
+        at_ms: now,
+        tokens,
+    };
+    crate::usage::record(run_id, &row).ok()
 }
 
 impl Handler<TakeSteers> for SessionActor {
@@ -265,7 +300,7 @@ impl Handler<CancelQueuedRun> for SessionActor {
     type Result = bool;
     fn handle(&mut self, msg: CancelQueuedRun, _: &mut Context<Self>) -> bool {
         let _span = self.span.clone().entered();
-        self.last_activity = Instant::now();
+        self.idle.touch();
         let Some((writes, event)) = self.state.cancel_queued(&msg.run_id, crate::now_ms()) else {
             return false;
         };

@@ -155,6 +155,31 @@ impl SessionEntry {
         }
     }
 
+    /// Whether a conversation under reset policy `p` is stale at `now_ms`
+    /// (its transcript started at its session id's ULID time, an imported
+    /// one at the entry's creation; last heard at `updated_at`) on a
+    /// gateway whose local time is UTC + `utc_offset_secs`.
+    pub fn stale(
+        &self,
+        p: &crate::routing::reset::ResetPolicy,
+        now_ms: u64,
+        utc_offset_secs: i32,
+    ) -> Option<crate::routing::reset::Stale> {
+        let started = ulid::Ulid::from_string(&self.session_id)
+            .map(|u| u.timestamp_ms())
+            .unwrap_or(self.created_at);
+        crate::routing::reset::stale(p, started, self.updated_at, now_ms, utc_offset_secs)
+    }
+
+    /// `stale` now, by the gateway's clock and time zone.
+    pub fn stale_now(
+        &self,
+        p: &crate::routing::reset::ResetPolicy,
+    ) -> Option<crate::routing::reset::Stale> {
+        let offset = chrono::Local::now().offset().local_minus_utc();
+        self.stale(p, crate::now_ms(), offset)
+    }
+
     /// The entry after `sessions.reset`: a new sessionId; the user's
     /// settings kept; the sticky profile, last model and counters cleared.
     pub(super) fn renewed(&self, now: u64) -> SessionEntry {
@@ -199,7 +224,7 @@ impl ModelPlan {
         &self,
         agent_id: &str,
         session: Option<&str>,
-    ) -> Result<Vec<ModelRef>, String> {
+    ) -> Result<Vec<ModelRef>, crate::provider::selection::ModelRefError> {
         let agent = self.agents.get(agent_id);
         let (first, _) = resolve_model(
             &ModelChain {

@@ -42,6 +42,20 @@ pub enum SendStatus {
 pub struct SendAck {
     pub run_id: RunId,
     pub status: SendStatus,
+    /// The session's own `sendPolicy` (`allow`, `deny`) as it took the
+    /// message: a channel's reply honours it.
+    pub send_policy: Option<String>,
+}
+
+impl SendAck {
+    /// `run_id`'s acknowledgement by the session whose entry is `entry`.
+    pub fn of(entry: &crate::session::SessionEntry, run_id: RunId, status: SendStatus) -> SendAck {
+        SendAck {
+            run_id,
+            status,
+            send_policy: entry.send_policy.clone(),
+        }
+    }
 }
 
 /// A user message. Reply (after the message is durable): what happened to it.
@@ -94,6 +108,10 @@ pub struct SendChat {
     /// `[Document]` blocks and notes, which only the model gets (OpenClaw's
     /// `Body` beside `BodyForAgent`).
     pub shown: Option<String>,
+    /// The reset policy of the conversation it comes from (a channel's
+    /// `session.reset`): when the session is stale by it, a new transcript
+    /// starts before this message (judged by the session, on its entry).
+    pub fresh: Option<crate::routing::reset::ResetPolicy>,
 }
 
 impl SendChat {
@@ -116,6 +134,7 @@ impl SendChat {
             media: Vec::new(),
             commands: None,
             shown: None,
+            fresh: None,
         }
     }
 }

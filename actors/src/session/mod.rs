@@ -24,36 +24,42 @@
 //! are in the transcript and never run again. The session always takes the
 //! next message, whatever way the run ended.
 //!
-//! Files: `state.rs` (the pure state machine: queue, active run, seen
-//! ids; its transitions return the writes and `Effect`s this actor
-//! applies), `messages.rs` (its inbox of actix messages), `actor.rs` (the
-//! struct and its handlers), `entry.rs` (the stored entry, the model plan),
-//! `delivery.rs` (the delivery contract), `recovery.rs` (after a stop),
-//! `runs.rs` (the run actor and its events), `supervision.rs` (restarts),
-//! `commands.rs` and `directives.rs`, `autocompact.rs` (plans a compaction
-//! from the history and applies `crate::compaction::job`'s result),
+//! Files. Pure, tested without actors: `state.rs` (queue, active run,
+//! seen ids; its transitions return the writes and `Effect`s this actor
+//! applies) and `ending.rs` (a run's stream and end as transitions:
+//! compact, restart, finish), `view.rs` (what the entry, the defaults and
+//! the active run's overrides come to), `commands.rs` (each directive a
+//! `Decision`) and `directives.rs` (parsing them), `history.rs` (the
+//! context and its token accounting), `crate::compaction::plan` (what a
+//! compaction replaces). The actor applies them: `actor.rs` (the struct,
+//! its writes, its handlers), `delivery.rs` (the delivery contract),
+//! `runs.rs` (the run actor and its events), `supervision.rs` (a run's
+//! end), `recovery.rs` (after a stop), `autocompact.rs` (runs a
+//! compaction and applies its result), `btw.rs`; and `slot.rs` (lane,
+//! run slot, idleness), `entry.rs` (the stored entry, the model plan),
 //! `queue.rs`, `inbox.rs`, `system_events.rs`, `run_record.rs` (the `runs`
-//! tree's format), `news.rs` (what it emits), `tests.rs`; this file holds
-//! what they share: the deps and the patch checks.
+//! tree's format), `news.rs` (what it emits), `messages.rs` (its inbox of
+//! actix messages), `tests.rs`; this file holds what they share: the deps
+//! and the patch checks.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use actix::prelude::*;
 
 use crate::context::{channel_of_key, AgentContext};
 use crate::inbound::msg_context::{ChatType, MsgContext};
-use crate::lane::{LaneActor, SlotPermit};
+use crate::lane::LaneActor;
 use crate::provider::hub::ProviderHub;
 use crate::provider::selection::ModelRef;
-use crate::provider::{ChatMessage, Messages, ToolSpec};
-use crate::run::{FailureKind, RunActor, RunEvent};
+use crate::provider::{ChatMessage, Messages};
+use crate::run::{FailureKind, RunEvent};
 pub use crate::session::inbox::RunOverrides;
 use crate::session::queue::{parse_queue_directive, QueueSettings, SessionQueue};
 use crate::store::{Store, StoreError, StoreWrite, Tree};
 use crate::tool::ExecuteTool;
 use crate::transcript::{self, TranscriptError};
-use directives::{Directive, Parsed};
+use directives::Parsed;
 
 /// Replies with `result` once the store is flushed (the durability point
 /// of patch, reset and inject).
@@ -190,6 +196,7 @@ mod commands;
 mod delivery;
 pub mod directives;
 mod entry;
+mod history;
 pub mod inbox;
 mod messages;
 mod news;
@@ -197,11 +204,14 @@ pub mod queue;
 mod recovery;
 pub mod run_record;
 mod runs;
+mod slot;
 mod state;
 mod supervision;
 pub mod system_events;
+mod view;
 pub use actor::SessionActor;
 pub use entry::{LastRun, ModelPlan, Origin, SessionEntry};
+use history::History;
 pub use messages::*;
 pub use news::{SessionChange, Settled};
 pub use run_record::RunRecord;

@@ -47,3 +47,28 @@ pub enum SessionChange {
     /// The entry was patched (`patch`) or the conversation reset (`reset`).
     Lifecycle { reason: &'static str },
 }
+
+/// What a run's event changes for watching dashboards (`started_at`: the
+/// active run's start).
+pub(super) fn change_of(event: &crate::run::RunEvent, started_at: u64) -> Option<SessionChange> {
+    use crate::run::RunEvent;
+    let settled = |run_id: &RunId, status, error: Option<&String>| SessionChange::RunSettled {
+        run_id: run_id.clone(),
+        status,
+        started_at,
+        ended_at: crate::now_ms(),
+        error: error.cloned(),
+    };
+    match event {
+        RunEvent::Started { run_id } => Some(SessionChange::RunStarted {
+            run_id: run_id.clone(),
+            started_at,
+        }),
+        RunEvent::Final { run_id, .. } => Some(settled(run_id, Settled::Done, None)),
+        RunEvent::Failed { run_id, error, .. } => {
+            Some(settled(run_id, Settled::Failed, Some(error)))
+        }
+        RunEvent::Aborted { run_id, .. } => Some(settled(run_id, Settled::Killed, None)),
+        _ => None,
+    }
+}

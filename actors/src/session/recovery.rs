@@ -76,20 +76,21 @@ pub(super) fn interrupted_note() -> Value {
     entry
 }
 
-/// What recovery writes and reports, gathered before it commits.
+/// What recovery writes and reports, gathered before it commits (pure:
+/// the property test recovers its simulated store with it too).
 #[derive(Default)]
-struct Found {
-    writes: Vec<StoreWrite>,
-    notes: Vec<Value>,
-    events: Vec<RunEvent>,
+pub(super) struct Found {
+    pub writes: Vec<StoreWrite>,
+    pub notes: Vec<Value>,
+    pub events: Vec<RunEvent>,
     /// Messages that run again, in order.
-    queued: Vec<(String, InboxItem)>,
+    pub queued: Vec<(String, InboxItem)>,
 }
 
 impl Found {
     /// The inbox: items assigned to a run are that run's (it was cut off:
     /// they leave the inbox); the others wait. Returns the cut runs.
-    fn sort_inbox(&mut self, items: Vec<(String, InboxItem)>) -> Vec<RunId> {
+    pub fn sort_inbox(&mut self, items: Vec<(String, InboxItem)>) -> Vec<RunId> {
         let mut cut: Vec<RunId> = Vec::new();
         for (key, item) in items {
             if !item.assigned {
@@ -106,15 +107,7 @@ impl Found {
 
     /// A cut run that never recorded its end: recorded as interrupted, and
     /// said in the transcript instead of left silently unanswered.
-    fn interrupt(&mut self, store: &crate::store::Store, key: &SessionKey, run_id: RunId) {
-        let ended = crate::session::run_record::load(store, &run_id)
-            .ok()
-            .flatten()
-            .is_some_and(|r| !r.is_pending());
-        if ended {
-            return;
-        }
-        let now = crate::now_ms();
+    pub fn interrupt(&mut self, key: &SessionKey, run_id: RunId, now: u64) {
         let record = RunRecord {
             session_key: key.clone(),
             status: "error".into(),
@@ -178,8 +171,15 @@ impl SessionActor {
                 .unwrap_or_else(|| ulid::Ulid::generate().to_string());
             cut.push(run_id.into());
         }
+        let store = &self.deps.store;
         for run_id in cut {
-            found.interrupt(&self.deps.store, &self.key, run_id);
+            let ended = crate::session::run_record::load(store, &run_id)
+                .ok()
+                .flatten()
+                .is_some_and(|r| !r.is_pending());
+            if !ended {
+                found.interrupt(&self.key, run_id, crate::now_ms());
+            }
         }
         for m in undelivered(entries) {
             found.adopt(&self.key, m);

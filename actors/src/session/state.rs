@@ -29,7 +29,7 @@ use crate::run::{FailureKind, RunEvent, StreamGate};
 use crate::session::inbox::{self, InboxItem, RunOverrides};
 use crate::session::queue::{Placement, Queued, RunView, SessionQueue, TurnPlan};
 use crate::session::run_record::{self, RunRecord};
-use crate::session::{LastRun, RestartPolicy, SendStatus, Settled};
+use crate::session::{LastRun, SendStatus, Settled};
 use crate::store::StoreWrite;
 
 /// Message ids this session has seen, with the run that answers each
@@ -241,10 +241,6 @@ impl SessionState {
 
     pub fn active(&self) -> Option<&ActiveRun> {
         self.active.as_ref()
-    }
-
-    pub fn active_mut(&mut self) -> Option<&mut ActiveRun> {
-        self.active.as_mut()
     }
 
     /// The active run when it is `run_id`.
@@ -684,23 +680,6 @@ impl SessionState {
         })
     }
 
-    /// Supervision: when `event` is the active run's failure a retry may
-    /// cure and tries remain, the run is to be launched again after the
-    /// returned wait (the restart's number with it).
-    pub fn restart(&mut self, event: &RunEvent, policy: RestartPolicy) -> Option<(u32, Duration)> {
-        let RunEvent::Failed { kind, run_id, .. } = event else {
-            return None;
-        };
-        let a = self.active.as_mut().filter(|a| a.run_id == *run_id)?;
-        if !kind.restartable() || a.aborted || a.restarts >= policy.max {
-            return None;
-        }
-        a.restarts += 1;
-        a.launched = false;
-        let n = a.restarts;
-        Some((n, policy.backoff * 2u32.saturating_pow(n - 1)))
-    }
-
     /// The active run is over (ended, or its compaction done, or a reset).
     pub fn end(&mut self) -> Option<ActiveRun> {
         self.active.take()
@@ -712,6 +691,10 @@ impl SessionState {
         self.queue.recover(key, item);
     }
 }
+
+#[path = "ending.rs"]
+mod ending;
+pub(super) use ending::{Ending, Reasoning};
 
 #[cfg(test)]
 #[path = "state_tests.rs"]

@@ -1,10 +1,12 @@
 //! `SessionState` driven by random inputs, without an actor system: a
-//! simulated store takes the writes, a simulated run ends when told, and
-//! the invariants of `state.rs` are checked after every step and once the
-//! session has drained; with strangers among the senders, none of whose
-//! messages ever steers a run or runs in a trusted turn. proptest prints
-//! the failing case (and its seed under `proptest-regressions/`) so a
-//! failure replays.
+//! simulated store takes the writes, a simulated run ends when told (a
+//! context overflow compacts and runs the turn again, a transient failure
+//! restarts it), compactions hold the session busy, and the process
+//! crashes and recovers from the store alone; the invariants of
+//! `state.rs` are checked after every step and once the session has
+//! drained; with strangers among the senders, none of whose messages ever
+//! steers a run or runs in a trusted turn. proptest prints the failing
+//! case (and its seed under `proptest-regressions/`) so a failure replays.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -14,9 +16,12 @@ use serde_json::Value;
 
 use super::*;
 use crate::ids::SessionKey;
+use crate::provider::ProviderError;
 use crate::provider::StopReason;
 use crate::run::Outcome;
 use crate::session::queue::{DropPolicy, QueueMode, QueueSettings};
+use crate::session::recovery::Found;
+use crate::session::RestartPolicy;
 use crate::store::composite_key;
 
 /// Counted ids: inbox keys in the order asked, like the gateway's.
@@ -39,6 +44,10 @@ enum End {
     /// A failure a retry may cure (the session restarts the run once).
     Transient,
     Fatal,
+    /// The context overflowed; `room`: a compaction can make some.
+    Overflow {
+        room: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -57,6 +66,12 @@ enum Op {
     Cancel(usize),
     Tick(u64),
     Reset,
+    /// `/compact`: a compaction starts when the session is idle.
+    Compact,
+    /// The compaction in progress is done (and durable).
+    CompactionDone,
+    /// The process is killed and started again: only the store is left.
+    Crash,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -64,11 +79,20 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (proptest::option::weighted(0.2, 0usize..64), proptest::bool::weighted(0.2))
             .prop_map(|(repeat, untrusted)| Op::Send { repeat, untrusted }),
         2 => any::<bool>().prop_map(|closing| Op::SteeringPoint { closing }),
-        3 => prop_oneof![Just(End::Ok), Just(End::Transient), Just(End::Fatal)].prop_map(Op::End),
+        3 => prop_oneof![
+            Just(End::Ok),
+            Just(End::Transient),
+            Just(End::Fatal),
+            any::<bool>().prop_map(|room| End::Overflow { room }),
+        ]
+        .prop_map(Op::End),
         1 => Just(Op::Abort),
         1 => (0usize..8).prop_map(Op::Cancel),
         2 => (0u64..80).prop_map(Op::Tick),
         1 => Just(Op::Reset),
+        1 => Just(Op::Compact),
+        2 => Just(Op::CompactionDone),
+        1 => Just(Op::Crash),
     ]
 }
 
@@ -116,6 +140,10 @@ struct Sim {
     /// When the scheduled queue check fires.
     check_at: Option<u64>,
     sent: u64,
+    /// The compaction in progress: its run, and whether it was asked for
+    /// (`/compact`; else it makes room for its run, which goes on).
+    compacting: Option<(String, bool)>,
+    compactions: u64,
 }
 
 impl Sim {
@@ -135,6 +163,8 @@ impl Sim {
             running: None,
             check_at: None,
             sent: 0,
+            compacting: None,
+            compactions: 0,
         }
     }
 
@@ -278,16 +308,118 @@ impl Sim {
                 error: "timed out".into(),
                 kind: FailureKind::Timeout,
             },
+            (false, End::Overflow { .. }) => RunEvent::Failed {
+                run_id: run_id.clone().into(),
+                error: "prompt is too long".into(),
+                kind: FailureKind::Provider(Some(ProviderError::ContextOverflow(
+                    "prompt is too long".into(),
+                ))),
+            },
         };
-        if self.state.restart(&event, RESTARTS).is_some() {
+        self.ended(event, how);
+    }
+
+    /// The running run ended with `event`: what the state says follows.
+    fn ended(&mut self, event: RunEvent, how: End) {
+        match self.state.ended(event, RESTARTS) {
+            Ending::NotOurs(event) => self.emit(event),
             // Launched again from its last step: the same run goes on.
-            return;
+            Ending::Restart { .. } => {}
+            Ending::Compact(event) => {
+                self.running = None;
+                match how {
+                    End::Overflow { room: true } => {
+                        let run = self.state.compacting().expect("an active run compacts");
+                        self.compacting = Some((run.to_string(), false));
+                    }
+                    _ => {
+                        self.state.no_room();
+                        self.ended(event, how);
+                    }
+                }
+            }
+            Ending::Finish(event) => {
+                if let RunEvent::Failed { error, .. } = &event {
+                    if matches!(how, End::Overflow { .. }) {
+                        assert!(error.contains("even after compaction"), "{error}");
+                    }
+                }
+                self.finish(event);
+            }
         }
+    }
+
+    /// The active run's end is recorded and announced; the next turn starts.
+    fn finish(&mut self, event: RunEvent) {
         let writes = self.state.end_writes(&event, self.now);
         self.write(writes);
         self.emit(event);
         self.state.end();
         self.running = None;
+        self.next_turn();
+    }
+
+    /// The compaction in progress is done: a `/compact` answers and frees
+    /// the session, an overflow's run is launched again (or ends, aborted
+    /// meanwhile); a reset meanwhile made it nobody's.
+    fn compaction_done(&mut self) {
+        let Some((run, asked)) = self.compacting.take() else {
+            return;
+        };
+        if self.state.run(&run).is_none() {
+            return;
+        }
+        if asked {
+            self.emit(RunEvent::Final {
+                run_id: run.into(),
+                outcome: Outcome::Text("compacted".into()),
+                stop_reason: StopReason::Stop,
+                usage: Default::default(),
+            });
+            self.state.end();
+            self.next_turn();
+        } else if self.state.resume(&run) {
+            assert!(self.state.launched());
+            self.running = Some(run);
+        } else {
+            self.finish(RunEvent::Aborted {
+                run_id: run.into(),
+                text: String::new(),
+            });
+        }
+    }
+
+    /// Killed: only the store is left. Started again, the session knows
+    /// the ids its transcript names (every acknowledged message's), ends
+    /// the runs the crash cut off and runs what was queued, in order.
+    fn crash(&mut self) {
+        let settings = self.state.queue.settings;
+        let key = SessionKey::stored("agent:main:main");
+        self.state = SessionState::new(&key, SessionQueue::new(settings));
+        (self.running, self.compacting, self.check_at) = (None, None, None);
+        for (message_id, run_id) in &self.acked {
+            self.state.remember(message_id, run_id);
+        }
+        let items: Vec<(String, InboxItem)> = self
+            .store
+            .iter()
+            .filter(|((tree, _), _)| tree == "Inbox")
+            .map(|((_, k), v)| (k.clone(), serde_json::from_value(v.clone()).unwrap()))
+            .collect();
+        let mut found = Found::default();
+        for run_id in found.sort_inbox(items) {
+            let record = &self.store[&("Runs".to_string(), run_id.to_string())];
+            if record["status"] == "pending" {
+                found.interrupt(&key, run_id, self.now);
+            }
+        }
+        self.write(std::mem::take(&mut found.writes));
+        for event in std::mem::take(&mut found.events) {
+            self.emit(event);
+        }
+        for (k, item) in found.queued {
+            self.state.recover(k, item);
+        }
         self.next_turn();
     }
 
@@ -300,6 +432,17 @@ impl Sim {
                 }
             }
             Op::End(how) => self.end(how),
+            Op::Compact => {
+                if self.state.active().is_none() {
+                    self.compactions += 1;
+                    let run = format!("compact{}", self.compactions);
+                    self.state.start_compaction(run.clone().into(), self.now);
+                    assert!(self.state.compacting().is_some());
+                    self.compacting = Some((run, true));
+                }
+            }
+            Op::CompactionDone => self.compaction_done(),
+            Op::Crash => self.crash(),
             Op::Abort => {
                 self.state.abort();
             }
@@ -347,6 +490,8 @@ impl Sim {
         for _ in 0..10_000 {
             if self.running.is_some() {
                 self.end(End::Ok);
+            } else if self.compacting.is_some() {
+                self.compaction_done();
             } else if let Some(at) = self.check_at {
                 self.now = self.now.max(at);
                 self.step(Op::Tick(0));

@@ -1,57 +1,55 @@
-//! Supervision of the session's run: a run that failed in a way a retry
-//! may cure (`FailureKind::restartable`) is started again from its last
-//! persisted step, at most `runRestarts.max` times with a doubling backoff;
-//! when the session gives up, the error says how many tries it took.
+//! How the active run's end goes on, as `SessionState::ended` decides
+//! (`state/ending.rs`): a context overflow compacts and runs the turn
+//! once more; a failure a retry may cure (`FailureKind::restartable`)
+//! starts the run again from its last persisted step, at most
+//! `runRestarts.max` times with a doubling backoff (completed tool calls
+//! are in the transcript and never run again); anything else finishes it.
 
 use actix::prelude::*;
 
+use super::autocompact::{Compaction, Then};
+use super::state::Ending;
 use super::*;
+use crate::compaction::job::Keep;
 
 impl SessionActor {
-    /// Restarts the active run if `event` is its restartable failure and
-    /// tries remain. Reply: whether it did (the event is then not an end).
-    pub(super) fn restart_if_transient(
-        &mut self,
-        event: &RunEvent,
-        ctx: &mut Context<Self>,
-    ) -> bool {
-        let Some((n, wait)) = self.state.restart(event, self.deps.restart) else {
-            return false;
-        };
-        self.run = None;
-        let run_id = run_id_of(event).unwrap_or_default().to_string();
-        if let RunEvent::Failed { error, .. } = event {
-            tracing::warn!(session_key = %self.key, %run_id, %error, restart = n, ?wait, "run failed; restarting from its last step");
-        }
-        ctx.run_later(wait, move |act, ctx| match act.state.run(&run_id) {
-            Some(a) if !a.aborted => act.spawn_run(ctx),
-            Some(_) => act.end_without_run(&run_id, None, ctx),
-            None => {}
-        });
-        true
-    }
-
-    /// A failed run's error, saying how many tries it took when it was
-    /// restarted.
-    pub(super) fn with_tries(&self, event: RunEvent) -> RunEvent {
-        match event {
-            RunEvent::Failed {
-                run_id,
-                error,
-                kind,
-            } => {
-                let tries = self.state.active().map(|a| a.restarts).unwrap_or(0);
-                let error = match tries {
-                    0 => error,
-                    n => format!("{error} (gave up after {} tries)", n + 1),
+    /// The active run ended with `event` (an end status).
+    pub(super) fn run_ended(&mut self, event: RunEvent, ctx: &mut Context<Self>) {
+        match self.state.ended(event, self.deps.restart) {
+            Ending::NotOurs(event) => self.forward(event),
+            Ending::Compact(event) => {
+                self.running.run = None;
+                if let RunEvent::Failed { error, .. } = &event {
+                    tracing::warn!(session_key = %self.key, %error, "context overflow: compacting and running the turn again");
+                }
+                // The provider says the window is smaller than we thought:
+                // keep only the last two user turns.
+                let compaction = Compaction {
+                    flush: false,
+                    keep: Some(Keep::LastTwoTurns),
+                    models: self.view().models(None).unwrap_or_default(),
+                    system: std::sync::Arc::from(""),
+                    instructions: None,
+                    then: Then::Run,
                 };
-                RunEvent::Failed {
-                    run_id,
-                    error,
-                    kind,
+                if self.start_compaction(compaction, ctx).is_err() {
+                    // Nothing to compact: the turn cannot be retried usefully.
+                    self.state.no_room();
+                    self.run_ended(event, ctx);
                 }
             }
-            other => other,
+            Ending::Restart { n, wait } => {
+                self.running.run = None;
+                let run_id = self.state.active().map(|a| a.run_id.to_string());
+                let run_id = run_id.unwrap_or_default();
+                tracing::warn!(session_key = %self.key, %run_id, restart = n, ?wait, "run failed; restarting from its last step");
+                ctx.run_later(wait, move |act, ctx| match act.state.run(&run_id) {
+                    Some(a) if !a.aborted => act.spawn_run(ctx),
+                    Some(_) => act.end_without_run(&run_id, None, ctx),
+                    None => {}
+                });
+            }
+            Ending::Finish(event) => self.finish(event, ctx),
         }
     }
 }

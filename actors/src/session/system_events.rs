@@ -91,11 +91,17 @@ pub fn prepend(events: &[SystemEvent], body: &str) -> String {
     out
 }
 
-impl super::SessionActor {
-    /// The queued events, loaded from the store on first use.
-    fn events(&mut self) -> &mut Vec<(String, SystemEvent)> {
-        let (store, key) = (&self.deps.store, &self.key);
-        self.system_events.get_or_insert_with(|| {
+/// The events queued for one session, loaded from the store on first use
+/// (the session is their only writer).
+#[derive(Default)]
+pub(super) struct Pending {
+    loaded: Option<Vec<(String, SystemEvent)>>,
+}
+
+impl Pending {
+    /// The queued events with their store keys.
+    fn all(&mut self, store: &Store, key: &str) -> &mut Vec<(String, SystemEvent)> {
+        self.loaded.get_or_insert_with(|| {
             load(store, key).unwrap_or_else(|e| {
                 tracing::error!(session_key = %key, error = %e, "cannot read the system events");
                 Vec::new()
@@ -105,19 +111,25 @@ impl super::SessionActor {
 
     /// What a trusted turn's input drains: the events (they are in the
     /// input now) and the writes that remove them, to commit with it.
-    pub(super) fn drain_events(&mut self, untrusted: bool) -> (Vec<SystemEvent>, Vec<StoreWrite>) {
-        if untrusted || self.events().is_empty() {
+    pub fn drain(
+        &mut self,
+        store: &Store,
+        key: &str,
+        untrusted: bool,
+    ) -> (Vec<SystemEvent>, Vec<StoreWrite>) {
+        if untrusted || self.all(store, key).is_empty() {
             return (Vec::new(), Vec::new());
         }
-        let taken = std::mem::take(self.events());
+        let taken = std::mem::take(self.all(store, key));
         let writes = taken.iter().map(|(k, _)| remove(k)).collect();
         (taken.into_iter().map(|(_, e)| e).collect(), writes)
     }
 
     /// The drained events go back (their turn's input was not stored).
-    pub(super) fn undrain(&mut self, events: Vec<SystemEvent>, writes: &[StoreWrite]) {
+    pub fn undrain(&mut self, events: Vec<SystemEvent>, writes: &[StoreWrite]) {
         let back = writes.iter().map(|(_, k, _)| k.clone()).zip(events);
-        let queue = self.events();
+        // Drained from a loaded list: there is one.
+        let queue = self.loaded.get_or_insert_with(Vec::new);
         let rest = std::mem::take(queue);
         queue.extend(back);
         queue.extend(rest);
@@ -135,14 +147,14 @@ impl Handler<QueueSystemEvent> for super::SessionActor {
         };
         let (key, write) = put(&self.key, &event);
         let mut writes = vec![write];
-        let queue = self.events();
+        let queue = self.system_events.all(&self.deps.store, &self.key);
         queue.push((key, event));
         let over = queue.len().saturating_sub(MAX_QUEUED);
         writes.extend(queue.drain(..over).map(|(k, _)| remove(&k)));
         let store = self.deps.store.clone();
         let stored = store.commit(&writes);
         if stored.is_err() {
-            self.system_events = None; // reloaded from what the store has
+            self.system_events = Pending::default(); // reloaded from what the store has
         }
         Box::pin(async move {
             stored?;
@@ -155,7 +167,8 @@ impl Handler<QueueSystemEvent> for super::SessionActor {
 impl Handler<PendingSystemEvents> for super::SessionActor {
     type Result = Vec<String>;
     fn handle(&mut self, _: PendingSystemEvents, _: &mut Context<Self>) -> Vec<String> {
-        self.events().iter().map(|(_, e)| e.text.clone()).collect()
+        let pending = self.system_events.all(&self.deps.store, &self.key);
+        pending.iter().map(|(_, e)| e.text.clone()).collect()
     }
 }
 

@@ -163,7 +163,8 @@ async fn a_message_is_durable_before_its_ack_and_the_reply_is_stored() {
         ack,
         SendAck {
             run_id: "k1".into(),
-            status: SendStatus::Started
+            status: SendStatus::Started,
+            send_policy: None
         }
     );
     assert!(
@@ -330,7 +331,8 @@ async fn once_the_run_is_closing_a_steer_waits_for_its_own_turn() {
         late,
         SendAck {
             run_id: "k2".into(),
-            status: SendStatus::Queued
+            status: SendStatus::Queued,
+            send_policy: None
         },
         "not steered into a run that is ending"
     );
@@ -352,7 +354,8 @@ async fn a_repeated_message_id_is_answered_from_what_was_stored() {
         h.send("again", "k1").await,
         SendAck {
             run_id: "k1".into(),
-            status: SendStatus::Duplicate { live: false }
+            status: SendStatus::Duplicate { live: false },
+            send_policy: None
         }
     );
     let users = h.texts().into_iter().filter(|(r, _)| r == "user").count();
@@ -730,4 +733,54 @@ async fn maintenance_removes_stale_sessions_and_keeps_the_protected() {
         .scan::<Value>(Tree::Usage, "2020-")
         .unwrap()
         .is_empty());
+}
+
+/// A channel conversation's reset policy is judged by the session on its
+/// own entry: stale, a new transcript starts before the message; fresh, or
+/// a message it has seen, nothing is reset.
+#[actix::test]
+async fn a_stale_conversation_starts_a_new_transcript_before_its_message() {
+    use crate::routing::reset::{ResetMode, ResetPolicy};
+    let mut h = setup(QueueSettings::default());
+    let idle = ResetPolicy {
+        mode: ResetMode::Idle,
+        at_hour: 4,
+        idle_minutes: Some(30),
+    };
+    let send = |text: &str, id: &str| {
+        let mut m = SendChat::text(text, id);
+        m.fresh = Some(idle);
+        m
+    };
+    let session_id = |h: &H| {
+        let s = h.session.clone();
+        async move { s.send(GetEntry).await.unwrap().0.session_id }
+    };
+    // Last heard at the epoch: stale by 30 idle minutes.
+    h.session.send(send("hello", "k1")).await.unwrap().unwrap();
+    h.until_end("k1").await;
+    let renewed = session_id(&h).await;
+    assert_ne!(renewed, "sess-1");
+    assert!(
+        h.texts().is_empty(),
+        "the old transcript keeps no new message"
+    );
+    let store = h.store.clone();
+    let texts = |id: &str| -> Vec<String> {
+        transcript::entries(&store, id)
+            .unwrap()
+            .iter()
+            .filter_map(transcript::message_text)
+            .collect()
+    };
+    assert_eq!(texts(&renewed), ["hello", "You said: hello"]);
+    // Heard just now: kept.
+    h.session.send(send("again", "k2")).await.unwrap().unwrap();
+    h.until_end("k2").await;
+    assert_eq!(session_id(&h).await, renewed);
+    // A message seen before is answered as a duplicate, and resets nothing.
+    let dup = h.session.send(send("hello", "k1")).await.unwrap().unwrap();
+    assert!(matches!(dup.status, SendStatus::Duplicate { .. }));
+    assert_eq!(session_id(&h).await, renewed);
+    assert_eq!(texts(&renewed).len(), 4);
 }

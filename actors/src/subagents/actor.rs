@@ -4,7 +4,7 @@ use actix::prelude::*;
 
 use super::*;
 use crate::inbound::SessionKey;
-use crate::router::{GetSession, RouterActor};
+use crate::router::RouterActor;
 use crate::runs::RunRegistry;
 use crate::session::{SendChat, SubagentDone};
 use crate::tool::error;
@@ -87,10 +87,6 @@ impl Handler<SubagentDone> for SessionTools {
                 let Ok(parent) = SessionKey::canonical(&msg.parent_key, &agent, "main") else {
                     return;
                 };
-                let Ok(Ok((session, _))) = router.send(GetSession { key: parent }).await else {
-                    tracing::warn!(child = %msg.child_key, "cannot announce a sub-agent result: parent unavailable");
-                    return;
-                };
                 let who = msg.label.clone().unwrap_or_else(|| msg.child_key.clone());
                 let body = if msg.text.is_empty() { "(no reply)".to_string() } else { msg.text.clone() };
                 let text = format!("[Sub-agent {who} finished: {}]\n{body}", msg.status);
@@ -98,7 +94,7 @@ impl Handler<SubagentDone> for SessionTools {
                 m.command_authorized = false;
                 m.untrusted = msg.trust.untrusted;
                 m.channels = msg.trust.channels.clone();
-                if let Ok(Err(e)) = session.send(m).await {
+                if let Err(e) = crate::router::deliver(&router, parent, m).await {
                     tracing::warn!(child = %msg.child_key, error = %e, "cannot announce a sub-agent result");
                 }
             }

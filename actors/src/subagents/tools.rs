@@ -90,14 +90,15 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     if key.as_str() == caller {
         return error("sessions_send: a session cannot send to itself");
     }
-    let Ok(Ok((session, _))) = router.send(GetSession { key: key.clone() }).await else {
-        return error("sessions_send: the session store is unavailable");
-    };
     let run_id = ulid::Ulid::generate().to_string();
     let m = cx.message(&format!("[From session {}]\n{text}", caller), &run_id);
-    let ack = match session.send(m).await {
-        Ok(Ok(a)) => a,
-        _ => return error(format!("sessions_send: {key} did not take the message")),
+    let ack = match crate::router::deliver(router, key.clone(), m).await {
+        Ok(a) => a,
+        Err(e) => {
+            return error(format!(
+                "sessions_send: {key} did not take the message ({e})"
+            ))
+        }
     };
     if wait.is_zero() {
         return ok(
@@ -108,16 +109,23 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     match wait_run(runs, &ack.run_id, None, wait).await {
         Waited::Ended(r) => {
             let reply = match &r.outcome {
+                // Ended before the registry saw it: its stored reply,
+                // judged as the sub-agent run it was.
                 crate::run::Outcome::Recorded => {
-                    let asked = session.send(crate::session::GetReply {
-                        run_id: Some(ack.run_id.clone()),
-                    });
-                    asked
-                        .await
-                        .ok()
-                        .and_then(Result::ok)
-                        .flatten()
-                        .unwrap_or_default()
+                    let stored = match router.send(GetSession { key: key.clone() }).await {
+                        Ok(Ok((session, _))) => session
+                            .send(crate::session::GetReply {
+                                run_id: Some(ack.run_id.clone()),
+                            })
+                            .await
+                            .ok()
+                            .and_then(Result::ok)
+                            .flatten(),
+                        _ => None,
+                    };
+                    let kind = crate::run::RunKind::Subagent;
+                    let judged = crate::run::Outcome::of_final(kind, &stored.unwrap_or_default());
+                    judged.text().to_string()
                 }
                 o => o.text().to_string(),
             };

@@ -87,11 +87,9 @@ pub(crate) async fn send_to_session(
             .await;
         match sent {
             Ok(Ok(ack)) => return Ok(ack),
-            Ok(Err(DeliverError::Store(e))) => return Err(store_err(e)),
-            Ok(Err(DeliverError::Transcript(e))) => return Err(store_err(e)),
             // The session stopped under the message: once more, to a new one.
             Ok(Err(DeliverError::Gone)) if attempt == 0 => continue,
-            Ok(Err(DeliverError::Gone)) => return Err(down(())),
+            Ok(Err(e)) => return Err(super::deliver_err(e)),
             Err(e) => return Err(down(e)),
         }
     }
@@ -154,6 +152,8 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
         media: taken.media.clone(),
         commands: commands.clone(),
         shown: shown.clone(),
+        // The web chat has no reset policy (OpenClaw's is per channel).
+        fresh: None,
     })
     .await?;
     if timed {
@@ -161,8 +161,14 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
             run_id: run_id.into(),
         });
     }
-    if let Err(e) =
-        super::outbound::follow(state, key.as_str(), &ack.run_id, &p.deliver, false).await
+    if let Err(e) = super::outbound::follow(
+        state,
+        key.as_str(),
+        &ack.run_id,
+        &p.deliver,
+        (false, ferroclaw_actors::run::RunKind::Chat),
+    )
+    .await
     {
         // The message is acknowledged; only its delivery to a chat failed.
         tracing::warn!(session_key = %key.as_str(), error = %e.message, "reply not delivered to the channel");

@@ -358,6 +358,16 @@ pub(crate) fn down<E>(_: E) -> ErrorShape {
 }
 
 /// An actor's error by the one table (`protocol::errors`).
+/// The error frame of a message that did not reach its session.
+pub(crate) fn deliver_err(e: ferroclaw_actors::router::DeliverError) -> ErrorShape {
+    use ferroclaw_actors::router::DeliverError;
+    match e {
+        DeliverError::Store(e) => store_err(e),
+        DeliverError::Transcript(e) => store_err(e),
+        DeliverError::Gone | DeliverError::Down => down(()),
+    }
+}
+
 pub(crate) fn store_err(e: impl WireError) -> ErrorShape {
     ErrorShape::from_error(&e)
 }

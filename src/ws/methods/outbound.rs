@@ -236,7 +236,7 @@ pub async fn follow(
     key: &str,
     run_id: &str,
     d: &DeliverParams,
-    untrusted: bool,
+    (untrusted, kind): (bool, ferroclaw_actors::run::RunKind),
 ) -> Result<bool, ErrorShape> {
     if d.deliver != Some(true) {
         return Ok(false);
@@ -292,6 +292,7 @@ pub async fn follow(
         finalized: false,
         chat_type: origin.as_ref().map(|o| o.chat_type.clone()),
         untrusted,
+        kind,
     };
     let account = d
         .originating_account_id
@@ -393,7 +394,6 @@ pub async fn wake_now(
             .map_err(down)?;
         return Ok(run);
     }
-    let session = session_for(state, key).await?;
     let run_id = format!("wake:{}", ulid::Ulid::generate());
     let prompt = state
         .live
@@ -407,6 +407,8 @@ pub async fn wake_now(
     msg.kind = ferroclaw_actors::run::RunKind::Heartbeat {
         ack_max_chars: ferroclaw_actors::run::reply::ACK_MAX_CHARS,
     };
-    let ack = session.send(msg).await.map_err(down)?.map_err(store_err)?;
+    let ack = ferroclaw_actors::router::deliver(&state.gateway.router, key, msg)
+        .await
+        .map_err(super::deliver_err)?;
     Ok(Some(ack.run_id.to_string()))
 }

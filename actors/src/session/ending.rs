@@ -1,0 +1,202 @@
+//! The active run's events and end as transitions of `SessionState`
+//! (pure, beside the state they change): what of a streamed delta or of
+//! its reasoning goes out (`pass`), and how an end goes on (`ended`): a
+//! context overflow compacts and runs the turn once more, a failure a
+//! retry may cure restarts the run from its last step after a doubling
+//! backoff, and anything else finishes the run, its error saying how many
+//! tries it took and what to do about an overflow compaction could not fix.
+
+use std::time::Duration;
+
+use super::SessionState;
+use crate::ids::RunId;
+use crate::provider::ProviderError;
+use crate::run::{FailureKind, RunEvent};
+use crate::session::RestartPolicy;
+
+/// How the reasoning of a run is shown (`/reasoning`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::session) enum Reasoning {
+    /// Not at all.
+    Off,
+    /// Held back and sent whole before the reply's end.
+    Held,
+    /// As it streams.
+    Stream,
+}
+
+impl Reasoning {
+    pub fn of(level: &str) -> Reasoning {
+        match level {
+            "off" => Reasoning::Off,
+            "on" => Reasoning::Held,
+            _ => Reasoning::Stream,
+        }
+    }
+}
+
+/// What follows the end of the active run.
+#[derive(Debug, PartialEq)]
+pub(in crate::session) enum Ending {
+    /// Not the active run's (a reset cut it off): announced, nothing else.
+    NotOurs(RunEvent),
+    /// The context overflowed on a turn not compacted yet: compact and
+    /// launch it again (`no_room` when nothing can be compacted).
+    Compact(RunEvent),
+    /// A failure a retry may cure, with tries left: launch again after `wait`.
+    Restart { n: u32, wait: Duration },
+    /// The run's end, as announced.
+    Finish(RunEvent),
+}
+
+impl SessionState {
+    /// What of `event` goes out while its run streams: a delta passes the
+    /// active run's `StreamGate`, reasoning as `reasoning` says (held back
+    /// on the active run); the events of a run no longer active pass as
+    /// they are, except its deltas and reasoning.
+    pub fn pass(&mut self, event: RunEvent, reasoning: Reasoning) -> Option<RunEvent> {
+        let ours = self.owns(&event);
+        match event {
+            RunEvent::Delta {
+                run_id,
+                delta,
+                fresh,
+            } => {
+                let a = self.active.as_mut().filter(|_| ours)?;
+                let (delta, fresh) = a.gate.pass(delta, fresh)?;
+                Some(RunEvent::Delta {
+                    run_id,
+                    delta,
+                    fresh,
+                })
+            }
+            RunEvent::Thinking { delta, .. } if reasoning == Reasoning::Held => {
+                if let Some(a) = self.active.as_mut().filter(|_| ours) {
+                    a.reasoning.push_str(&delta);
+                }
+                None
+            }
+            RunEvent::Thinking { .. } if reasoning == Reasoning::Off => None,
+            other => Some(other),
+        }
+    }
+
+    /// `event` belongs to the active run.
+    pub fn owns(&self, event: &RunEvent) -> bool {
+        super::super::run_id_of(event).is_some_and(|r| self.run(r).is_some())
+    }
+
+    /// The active run ended with `event` (an end status): what follows.
+    pub fn ended(&mut self, event: RunEvent, policy: RestartPolicy) -> Ending {
+        if !self.owns(&event) {
+            return Ending::NotOurs(event);
+        }
+        let Some(a) = self.active.as_mut() else {
+            return Ending::NotOurs(event);
+        };
+        if overflowed(&event) && !a.compacted && !a.aborted {
+            a.launched = false;
+            return Ending::Compact(event);
+        }
+        if let RunEvent::Failed { kind, .. } = &event {
+            if kind.restartable() && !a.aborted && a.restarts < policy.max {
+                a.restarts += 1;
+                a.launched = false;
+                let n = a.restarts;
+                let wait = policy.backoff * 2u32.saturating_pow(n - 1);
+                return Ending::Restart { n, wait };
+            }
+        }
+        Ending::Finish(with_tries(event, a.restarts))
+    }
+
+    /// The overflow's compaction could not start: this turn counts as
+    /// compacted (its end finishes it).
+    pub fn no_room(&mut self) {
+        if let Some(a) = self.active.as_mut() {
+            a.compacted = true;
+        }
+    }
+
+    /// This turn may still compact (at most once a turn).
+    pub fn may_compact(&self) -> bool {
+        self.active.as_ref().is_some_and(|a| !a.compacted)
+    }
+
+    /// A compaction starts on the active run: the session is busy (no run
+    /// to steer into; messages queue) and this turn compacts no more. Its
+    /// run id (None: nothing is active).
+    pub fn compacting(&mut self) -> Option<RunId> {
+        let a = self.active.as_mut()?;
+        a.compaction = true;
+        a.compacted = true;
+        Some(a.run_id.clone())
+    }
+
+    /// The compaction of `run_id` is done and its run goes on: true when it
+    /// is to be launched (false: aborted meanwhile; it ends without a run).
+    pub fn resume(&mut self, run_id: &str) -> bool {
+        match self.active.as_mut().filter(|a| a.run_id == run_id) {
+            Some(a) if !a.aborted => {
+                a.compaction = false;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The active run's actor is started (the run may close from now on).
+    pub fn launched(&mut self) -> bool {
+        let Some(a) = self.active.as_mut() else {
+            return false;
+        };
+        a.closing = false;
+        a.launched = true;
+        true
+    }
+
+    /// The reasoning the active run held back (sent before its end).
+    pub fn take_reasoning(&mut self) -> String {
+        self.active
+            .as_mut()
+            .map(|a| std::mem::take(&mut a.reasoning))
+            .unwrap_or_default()
+    }
+}
+
+fn overflowed(event: &RunEvent) -> bool {
+    matches!(
+        event,
+        RunEvent::Failed {
+            kind: FailureKind::Provider(Some(ProviderError::ContextOverflow(_))),
+            ..
+        }
+    )
+}
+
+/// A failed run's error, saying how many tries it took after `restarts`,
+/// and what to do about an overflow that compaction could not fix.
+fn with_tries(event: RunEvent, restarts: u32) -> RunEvent {
+    let overflow = overflowed(&event);
+    let RunEvent::Failed {
+        run_id,
+        error,
+        kind,
+    } = event
+    else {
+        return event;
+    };
+    let error = match restarts {
+        0 => error,
+        n => format!("{error} (gave up after {} tries)", n + 1),
+    };
+    let error = match overflow {
+        true => format!("The conversation does not fit the model's context window, even after compaction ({error}). Send a shorter message, or /new to start over; the session keeps working."),
+        false => error,
+    };
+    RunEvent::Failed {
+        run_id,
+        error,
+        kind,
+    }
+}
