@@ -10,7 +10,6 @@
 //! a run is and who waits for it is the run registry's
 //! (`ferroclaw_actors::runs`).
 
-use ferroclaw_actors::ids::RunId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +26,8 @@ use ferroclaw_actors::run::{Outcome, RunEvent};
 use ferroclaw_actors::runs::SessionEvent;
 use serde_json::Value;
 
+pub use super::messages::{AddToolRecipient, ChatSendAcked, PublishChat, TimeChatSend};
+
 use crate::protocol::messages::{display_message, with_transcript_meta, HISTORY_FIELD_CHARS};
 use crate::protocol::{events, session_rows};
 use crate::ws::send_timing::SendTimings;
@@ -37,39 +38,6 @@ pub const DELTA_INTERVAL: Duration = Duration::from_millis(150);
 
 /// Tool-event recipients of runs that never started are dropped after this.
 const RECIPIENTS_KEPT_MS: u64 = 3_600_000;
-
-/// Registers a connection that asked for tool events (caps
-/// `["tool-events"]`) and started this run: `agent` tool events go to it.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct AddToolRecipient {
-    pub run_id: RunId,
-    pub conn_id: ConnId,
-}
-
-/// A Control UI sent message `run_id` (its idempotency key) on `conn_id`:
-/// its run's steps go back to it as `chat.send_timing`.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct TimeChatSend {
-    pub run_id: RunId,
-    pub conn_id: ConnId,
-    pub session_key: String,
-}
-
-/// The message `run_id` was acknowledged (`chat.send_timing` `dispatch-started`).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct ChatSendAcked {
-    pub run_id: RunId,
-}
-
-/// Publishes a `chat` event outside any run (`chat.inject`).
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct PublishChat {
-    pub payload: Value,
-}
 
 #[derive(Default)]
 struct RunState {

@@ -9,6 +9,7 @@ mod connection;
 pub mod event_bridge;
 pub(crate) mod guard;
 mod handshake;
+pub mod messages;
 pub mod methods;
 mod send_timing;
 mod window;

@@ -241,3 +241,31 @@ pub struct ConnectionFailed {
 pub(super) struct DispatchNext {
     pub(super) chat: String,
 }
+
+/// Restart an account after a failure.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(super) struct Restart {
+    pub key: (String, String),
+}
+
+/// One step of the socket numbered `generation`.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Tagged {
+    pub generation: u64,
+    pub event: SocketEvent,
+}
+
+/// What happens on a socket.
+#[derive(Debug)]
+pub enum SocketEvent {
+    /// Connected: write through this.
+    Opened(tokio::sync::mpsc::UnboundedSender<tokio_tungstenite::tungstenite::Message>),
+    /// A text frame, or None for any other frame (pings, pongs): the
+    /// socket is alive.
+    Frame(Option<String>),
+    /// The socket ended (or never opened): the close code the platform
+    /// sent, if any, and why.
+    Closed { code: Option<u16>, error: String },
+}

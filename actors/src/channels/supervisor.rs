@@ -53,13 +53,6 @@ pub struct ChannelSupervisor {
     span: tracing::Span,
 }
 
-/// Restart an account after a failure.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Restart {
-    key: (String, String),
-}
-
 impl ChannelSupervisor {
     pub fn new(
         plan: ChannelPlan,

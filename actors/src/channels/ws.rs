@@ -6,34 +6,14 @@
 //! and writes through the sender it is handed (`Opened`); a `Close` sent
 //! there, or the sender dropped, closes the socket.
 
+pub use super::messages::{SocketEvent, Tagged};
 use std::time::Duration;
 
-use actix::{Message, Recipient};
+use actix::Recipient;
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 pub use tokio_tungstenite::tungstenite::Message as Ws;
-
-/// What happens on a socket.
-#[derive(Debug)]
-pub enum SocketEvent {
-    /// Connected: write through this.
-    Opened(mpsc::UnboundedSender<Ws>),
-    /// A text frame, or None for any other frame (pings, pongs): the
-    /// socket is alive.
-    Frame(Option<String>),
-    /// The socket ended (or never opened): the close code the platform
-    /// sent, if any, and why.
-    Closed { code: Option<u16>, error: String },
-}
-
-/// One step of the socket numbered `generation`.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct Tagged {
-    pub generation: u64,
-    pub event: SocketEvent,
-}
 
 /// Runs socket number `generation` to `url`, every step sent to `to`.
 pub async fn run(

@@ -6,6 +6,7 @@
 //! notifications come back to the server actor as `Note`s through a bounded
 //! mailbox (a flood is dropped, never queued without end).
 
+pub use super::messages::Note;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -31,19 +32,6 @@ use tokio::sync::watch;
 use super::catalog::{ToolDef, ToolKind};
 use crate::settings::{McpServerSettings, McpTransport};
 use crate::tool::ToolOutcome;
-
-/// What a server told us on its own.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub enum Note {
-    ToolsChanged,
-    Progress {
-        token: String,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    },
-}
 
 /// The SDK's client side: forwards notifications to the server actor.
 #[derive(Clone)]

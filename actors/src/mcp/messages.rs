@@ -99,3 +99,16 @@ pub struct ServerStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
 }
+
+/// What a server told us on its own.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub enum Note {
+    ToolsChanged,
+    Progress {
+        token: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+}

@@ -9,12 +9,14 @@ pub mod anthropic;
 pub mod embedded;
 mod http;
 pub mod hub;
+mod messages;
 pub mod offline;
 pub mod openai;
 pub mod overflow;
 pub mod selection;
 
-use actix::prelude::*;
+pub use messages::StreamCompletion;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -259,14 +261,6 @@ pub enum ProviderEvent {
 
 /// Events of one completion; dropping it cancels the completion.
 pub type CompletionStream = mpsc::Receiver<ProviderEvent>;
-
-/// Starts a streamed completion. Reply: the event stream (errors that happen
-/// before the first event are `ProviderEvent::Error` on it too).
-#[derive(Debug, Message)]
-#[rtype(result = "CompletionStream")]
-pub struct StreamCompletion {
-    pub request: CompletionRequest,
-}
 
 /// Events buffered per completion before the producer waits for the reader.
 pub const STREAM_BUFFER: usize = 64;

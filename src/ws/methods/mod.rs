@@ -29,6 +29,7 @@ mod usage;
 mod users;
 mod watch;
 
+pub use crate::ws::messages::EarlyFrame;
 use std::sync::Arc;
 
 use ferroclaw_actors::idempotency::{ask_idempotency, CachedResponse, RecordIdempotent};
@@ -41,15 +42,6 @@ use crate::protocol::frames::{self, RequestFrame};
 use crate::protocol::methods::{authorize_call, requirement, Requirement};
 use crate::state::SharedState;
 pub use crate::ws::caller::Caller;
-
-/// A frame sent ahead of a method's final answer (`agent`'s accepted ack)
-/// to request `req_id`.
-#[derive(Debug, actix::Message)]
-#[rtype(result = "()")]
-pub struct EarlyFrame {
-    pub req_id: String,
-    pub text: String,
-}
 
 /// A handler's successful answer.
 pub enum Payload {

@@ -12,6 +12,7 @@
 pub mod api;
 pub mod config;
 pub mod inbound;
+mod messages;
 pub mod outlet;
 pub mod sync;
 pub mod syncer;

@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::api::{Login, MatrixApi, MxError};
 use super::config::MatrixAccount;
 use super::inbound::record;
+use super::messages::Poll;
 use super::outlet::Chats;
 use super::sync::{filter, read, Batch, Invite};
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
@@ -48,10 +49,6 @@ pub struct MatrixSync {
     backoff_ms: u64,
     span: tracing::Span,
 }
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Poll;
 
 /// Where a password login is kept.
 fn login_key(account: &str) -> String {

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::api::SignalRpc;
 use super::config::Managed;
+use super::messages::Exited;
 use crate::channels::health::AccountHealth;
 use crate::channels::messages::StopAccount;
 
@@ -30,12 +31,6 @@ pub struct SignalDaemon {
     started_at: Instant,
     backoff_ms: u64,
     span: tracing::Span,
-}
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Exited {
-    status: String,
 }
 
 impl SignalDaemon {

@@ -14,6 +14,7 @@ pub mod daemon;
 pub mod envelope;
 pub mod events;
 pub mod inbound;
+mod messages;
 pub mod outlet;
 pub mod stream;
 

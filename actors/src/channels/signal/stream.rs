@@ -10,8 +10,10 @@
 
 use std::time::Duration;
 
-use actix::{Message, Recipient};
+use actix::Recipient;
 use futures_util::StreamExt;
+
+pub use super::messages::Streamed;
 
 /// The longest event kept; a longer one is skipped.
 pub const MAX_EVENT: usize = 1 << 20;
@@ -31,13 +33,6 @@ pub enum StreamEvent {
     /// Bytes that are not an event, skipped.
     Garbage(String),
     Closed(String),
-}
-
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct Streamed {
-    pub generation: u64,
-    pub event: StreamEvent,
 }
 
 /// An incremental reader of the SSE format (WHATWG's rules: fields `id`,

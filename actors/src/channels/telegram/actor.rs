@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::api::{BotApi, BotCommand, TgError, Update};
 use super::config::TelegramAccount;
 use super::inbound::{parse, Me, Parsed};
+use super::messages::Poll;
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
 use crate::channels::dispatch::Incoming;
 use crate::channels::health::AccountHealth;
@@ -39,10 +40,6 @@ pub struct TelegramPoller {
     flush_backoff_ms: u64,
     span: tracing::Span,
 }
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Poll;
 
 impl TelegramPoller {
     pub fn new(

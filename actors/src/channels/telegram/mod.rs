@@ -10,6 +10,7 @@ pub mod api;
 pub mod config;
 pub mod format;
 pub mod inbound;
+mod messages;
 pub mod outlet;
 
 use std::sync::Arc;

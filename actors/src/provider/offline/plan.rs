@@ -190,6 +190,7 @@ pub fn plan(req: &CompletionRequest) -> Plan {
 mod tests {
     use super::super::OfflineProvider;
     use super::*;
+    use actix::Actor;
     use std::sync::atomic::Ordering;
 
     fn req(messages: Vec<ChatMessage>) -> CompletionRequest {

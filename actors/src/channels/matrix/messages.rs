@@ -1,0 +1,7 @@
+//! The Matrix syncer's inbox: its own timer's nudge.
+
+use actix::prelude::*;
+
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(super) struct Poll;
