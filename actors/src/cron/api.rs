@@ -236,9 +236,8 @@ impl Handler<RunJob> for CronActor {
             "if-enabled" if slot.job.enabled => {}
             "if-enabled" => return not("disabled"),
             m => {
-                return Err(CronError::Invalid(format!(
-                    "invalid mode {m:?} (force, due or if-enabled)"
-                )))
+                let why = format!("invalid mode {m:?} (force, due or if-enabled)");
+                return Err(CronError::Invalid(why.into()));
             }
         }
         if self.running.contains_key(&msg.id) {

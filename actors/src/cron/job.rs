@@ -236,12 +236,35 @@ fn parsed(r: &RawValue) -> Value {
     serde_json::from_str(r.get()).unwrap_or(Value::Null)
 }
 
-fn bad(msg: impl std::fmt::Display) -> String {
-    msg.to_string()
+/// Why a job was refused (`cron.add`, `cron.update` answer with it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidJob(String);
+
+impl From<&str> for InvalidJob {
+    fn from(why: &str) -> Self {
+        InvalidJob(why.to_string())
+    }
+}
+
+impl From<String> for InvalidJob {
+    fn from(why: String) -> Self {
+        InvalidJob(why)
+    }
+}
+
+impl From<super::schedule::ScheduleError> for InvalidJob {
+    fn from(e: super::schedule::ScheduleError) -> Self {
+        InvalidJob(e.to_string())
+    }
+}
+
+fn bad(msg: impl std::fmt::Display) -> InvalidJob {
+    InvalidJob(msg.to_string())
 }
 
 /// Checks a schedule; an `at` already past is refused on add.
-pub fn check_schedule(v: &Value, now_ms: u64, adding: bool) -> Result<Schedule, String> {
+pub fn check_schedule(v: &Value, now_ms: u64, adding: bool) -> Result<Schedule, InvalidJob> {
     let s = Schedule::parse(v)?;
     if let (true, Schedule::At { at_ms }) = (adding, &s) {
         if *at_ms + 1_000 < now_ms {
@@ -251,7 +274,7 @@ pub fn check_schedule(v: &Value, now_ms: u64, adding: bool) -> Result<Schedule, 
     Ok(s)
 }
 
-fn check_payload(p: &Value) -> Result<(), String> {
+fn check_payload(p: &Value) -> Result<(), InvalidJob> {
     let o = p.as_object().ok_or("payload must be an object")?;
     match o.get("kind").and_then(Value::as_str) {
         Some("agentTurn") => {
@@ -283,7 +306,7 @@ fn check_payload(p: &Value) -> Result<(), String> {
     }
 }
 
-fn check_target(target: &str, payload_kind: &str) -> Result<(), String> {
+fn check_target(target: &str, payload_kind: &str) -> Result<(), InvalidJob> {
     let custom = target
         .strip_prefix("session:")
         .is_some_and(|k| !k.trim().is_empty());
@@ -311,7 +334,7 @@ fn check_target(target: &str, payload_kind: &str) -> Result<(), String> {
 }
 
 /// The announce target of a delivery object (None: nothing to deliver).
-pub fn target_of(delivery: Option<&Value>) -> Result<Option<Target>, String> {
+pub fn target_of(delivery: Option<&Value>) -> Result<Option<Target>, InvalidJob> {
     let Some(d) = delivery.and_then(Value::as_object) else {
         return Ok(None);
     };
@@ -344,7 +367,7 @@ fn check_delivery(
     delivery: Option<&Value>,
     payload_kind: &str,
     known: &Known,
-) -> Result<(), String> {
+) -> Result<(), InvalidJob> {
     if let Some(d) = delivery {
         if !d.is_object() {
             return Err(bad("delivery must be an object"));
@@ -374,7 +397,7 @@ fn check_delivery(
 }
 
 /// An agent the gateway has.
-fn check_agent(agent: &str, known: &Known) -> Result<(), String> {
+fn check_agent(agent: &str, known: &Known) -> Result<(), InvalidJob> {
     let ok = agent.eq_ignore_ascii_case(known.default_agent)
         || known.agents.iter().any(|a| a.eq_ignore_ascii_case(agent));
     match ok {
@@ -385,7 +408,11 @@ fn check_agent(agent: &str, known: &Known) -> Result<(), String> {
 
 impl CronJob {
     /// A new job from `cron.add`'s params, checked.
-    pub fn create(id: &str, params: &NewJob, known: &Known) -> Result<(CronJob, Schedule), String> {
+    pub fn create(
+        id: &str,
+        params: &NewJob,
+        known: &Known,
+    ) -> Result<(CronJob, Schedule), InvalidJob> {
         CronJob::build(id, params, known, true)
     }
 
@@ -396,7 +423,7 @@ impl CronJob {
         o: &NewJob,
         known: &Known,
         new_schedule: bool,
-    ) -> Result<(CronJob, Schedule), String> {
+    ) -> Result<(CronJob, Schedule), InvalidJob> {
         let name = o.name.clone().ok_or("name is required")?;
         let payload = o.payload.clone().ok_or("payload is required")?;
         check_payload(&payload)?;
@@ -471,7 +498,11 @@ impl CronJob {
     }
 
     /// This job with `patch` (`cron.update`) applied, checked as a whole.
-    pub fn patched(&self, patch: JobPatch, known: &Known) -> Result<(CronJob, Schedule), String> {
+    pub fn patched(
+        &self,
+        patch: JobPatch,
+        known: &Known,
+    ) -> Result<(CronJob, Schedule), InvalidJob> {
         let changed_schedule = patch.schedule.is_some();
         let def = patch.apply(self.definition());
         let (mut job, schedule) = CronJob::build(&self.id, &def, known, changed_schedule)?;
@@ -487,7 +518,7 @@ impl CronJob {
 
     /// The session a run of this job talks to (None for main-session
     /// system events).
-    pub fn session(&self, default_agent: &str) -> Result<SessionKey, String> {
+    pub fn session(&self, default_agent: &str) -> Result<SessionKey, InvalidJob> {
         let agent = self.agent(default_agent);
         let raw = match self.session_target.as_str() {
             "main" => "main".to_string(),
@@ -497,7 +528,7 @@ impl CronJob {
                 None => format!("agent:{agent}:cron:{}", self.id),
             },
         };
-        SessionKey::canonical(&raw, agent, "main").map_err(|e| e.to_string())
+        SessionKey::canonical(&raw, agent, "main").map_err(bad)
     }
 
     pub fn agent<'a>(&'a self, default_agent: &'a str) -> &'a str {
@@ -540,7 +571,8 @@ mod tests {
 
     fn add(job: NewJob) -> Result<CronJob, String> {
         let ch = ["telegram".to_string()];
-        CronJob::create("j1", &job, &known(&ch)).map(|(j, _)| j)
+        let made = CronJob::create("j1", &job, &known(&ch));
+        made.map(|(j, _)| j).map_err(|e| e.to_string())
     }
 
     fn turn(message: &str) -> NewJob {

@@ -15,7 +15,7 @@ pub enum CronError {
     #[error("cron job not found: {0}")]
     NotFound(String),
     #[error("{0}")]
-    Invalid(String),
+    Invalid(#[from] super::job::InvalidJob),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

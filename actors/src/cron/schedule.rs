@@ -45,7 +45,24 @@ pub enum Schedule {
     },
 }
 
-fn parse_at(v: &Value) -> Result<u64, String> {
+/// What is wrong with a schedule (`cron.add`'s error text says it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ScheduleError(String);
+
+impl From<&str> for ScheduleError {
+    fn from(why: &str) -> Self {
+        ScheduleError(why.to_string())
+    }
+}
+
+impl From<String> for ScheduleError {
+    fn from(why: String) -> Self {
+        ScheduleError(why)
+    }
+}
+
+fn parse_at(v: &Value) -> Result<u64, ScheduleError> {
     if let Some(ms) = v.get("atMs").and_then(Value::as_u64) {
         return Ok(ms);
     }
@@ -67,36 +84,40 @@ fn parse_at(v: &Value) -> Result<u64, String> {
                 .map(|t| t.timestamp_millis().max(0) as u64)
                 .ok_or(())
         })
-        .map_err(|_| format!("invalid `at` time {s:?} (ISO-8601, e.g. 2026-12-01T09:00:00Z)"))
+        .map_err(|_| {
+            let why = format!("invalid `at` time {s:?} (ISO-8601, e.g. 2026-12-01T09:00:00Z)");
+            ScheduleError(why)
+        })
 }
 
 /// Parses a cron expression as OpenClaw's croner does: 5 or 6 fields.
-pub fn parse_cron(expr: &str) -> Result<Cron, String> {
+pub fn parse_cron(expr: &str) -> Result<Cron, ScheduleError> {
     let fields = expr.split_whitespace().count();
     if !(5..=6).contains(&fields) && !expr.trim().starts_with('@') {
-        return Err(format!(
+        return Err(ScheduleError::from(format!(
             "invalid cron expression {expr:?}: 5 or 6 fields expected, found {fields}"
-        ));
+        )));
     }
     CronParser::builder()
         .seconds(Seconds::Optional)
         .build()
         .parse(expr.trim())
-        .map_err(|e| format!("invalid cron expression {expr:?}: {e}"))
+        .map_err(|e| ScheduleError(format!("invalid cron expression {expr:?}: {e}")))
 }
 
-fn parse_zone(tz: Option<&str>) -> Result<Zone, String> {
+fn parse_zone(tz: Option<&str>) -> Result<Zone, ScheduleError> {
     match tz.map(str::trim).filter(|t| !t.is_empty()) {
         None => Ok(Zone::Local),
-        Some(name) => chrono_tz::Tz::from_str(name)
-            .map(Zone::Named)
-            .map_err(|_| format!("unknown timezone {name:?} (an IANA name, e.g. Europe/Lisbon)")),
+        Some(name) => chrono_tz::Tz::from_str(name).map(Zone::Named).map_err(|_| {
+            let why = format!("unknown timezone {name:?} (an IANA name, e.g. Europe/Lisbon)");
+            ScheduleError(why)
+        }),
     }
 }
 
 impl Schedule {
     /// From a job's `schedule` object; the error says what is wrong.
-    pub fn parse(v: &Value) -> Result<Schedule, String> {
+    pub fn parse(v: &Value) -> Result<Schedule, ScheduleError> {
         match v.get("kind").and_then(Value::as_str) {
             Some("at") => Ok(Schedule::At {
                 at_ms: parse_at(v)?,
@@ -131,9 +152,9 @@ impl Schedule {
                     stagger_ms: v.get("staggerMs").and_then(Value::as_u64).unwrap_or(0),
                 })
             }
-            Some(other) => Err(format!(
+            Some(other) => Err(ScheduleError::from(format!(
                 "unknown schedule kind {other:?} (at, every or cron)"
-            )),
+            ))),
             None => Err("a schedule needs `kind` (at, every or cron)".into()),
         }
     }
@@ -424,7 +445,7 @@ mod tests {
             (json!({}), "needs `kind`"),
         ] {
             let e = Schedule::parse(&v).unwrap_err();
-            assert!(e.contains(want), "{v}: {e}");
+            assert!(e.to_string().contains(want), "{v}: {e}");
         }
     }
 

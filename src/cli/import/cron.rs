@@ -80,7 +80,7 @@ pub fn import_jobs(
             now_ms: now,
         };
         let made = ferroclaw::protocol::cron::new_job(&Value::Object(params))
-            .and_then(|params| CronJob::create(id, &params, &known));
+            .and_then(|params| CronJob::create(id, &params, &known).map_err(|e| e.to_string()));
         let mut job = match made {
             Ok((job, _)) => job,
             Err(e) => {
