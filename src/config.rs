@@ -262,7 +262,7 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
             ferroclaw_actors::compaction::PruneSettings::from_settings(&defaults.context_pruning)
                 .map(|_| ())
         })
-        .and_then(|_| ferroclaw_actors::channels::check_keys(s));
+        .and_then(|_| ferroclaw_actors::channels::check_keys(s).map_err(|e| e.to_string()));
     if let Err(e) = checked {
         let path = e
             .split(':')

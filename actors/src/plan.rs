@@ -27,7 +27,7 @@ pub enum StartError {
     #[error("{0}")]
     Tools(String),
     #[error("{0}")]
-    Channel(String),
+    Channel(crate::channels::keys::ConfigError),
     #[error("{0}")]
     Automation(String),
 }

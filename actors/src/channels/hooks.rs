@@ -8,6 +8,7 @@
 //! `url` (`Authorization: Bearer <token>` when set), fire and forget: at
 //! most 64 in flight (more are dropped with a log line), 5 s each.
 
+use crate::channels::keys::ConfigError;
 use crate::ids::SessionKey;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -62,7 +63,9 @@ impl InboundHooks {
     }
 
     /// From `hooks.messageReceived`; an error names the key.
-    pub fn from_settings(hooks: &crate::settings::HooksSettings) -> Result<InboundHooks, String> {
+    pub fn from_settings(
+        hooks: &crate::settings::HooksSettings,
+    ) -> Result<InboundHooks, ConfigError> {
         let section = hooks
             .message_received
             .clone()
@@ -71,7 +74,7 @@ impl InboundHooks {
     }
 
     /// From `{ messageReceived: { url, token? } }` (the `hooks` section's part).
-    pub fn from_config(hooks: &Value) -> Result<InboundHooks, String> {
+    pub fn from_config(hooks: &Value) -> Result<InboundHooks, ConfigError> {
         let Some(cfg) = hooks.get("messageReceived").filter(|v| !v.is_null()) else {
             return Ok(InboundHooks::default());
         };
@@ -185,11 +188,17 @@ mod tests {
         );
         let e = InboundHooks::from_config(&json!({ "messageReceived": { "url": "ftp://x" } }))
             .unwrap_err();
-        assert!(e.starts_with("hooks.messageReceived.url"), "{e}");
+        assert!(
+            e.to_string().starts_with("hooks.messageReceived.url"),
+            "{e}"
+        );
         let e = InboundHooks::from_config(
             &json!({ "messageReceived": { "url": "http://x", "token": 5 } }),
         )
         .unwrap_err();
-        assert!(e.starts_with("hooks.messageReceived.token"), "{e}");
+        assert!(
+            e.to_string().starts_with("hooks.messageReceived.token"),
+            "{e}"
+        );
     }
 }

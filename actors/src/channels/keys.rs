@@ -29,8 +29,26 @@ pub struct AccountKeys {
 /// Keys of a section that are not an account's settings.
 const SECTION_ONLY: &[&str] = &["accounts", "defaultAccount", "skillFilter", "tools"];
 
+/// What is wrong with a channel's config section, naming its key (a start
+/// error, `config validate`'s and `doctor`'s line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
+impl From<&str> for ConfigError {
+    fn from(why: &str) -> Self {
+        ConfigError(why.to_string())
+    }
+}
+
+impl From<String> for ConfigError {
+    fn from(why: String) -> Self {
+        ConfigError(why)
+    }
+}
+
 /// `v` read as `T`; an error names the key's path.
-pub fn parse<T: DeserializeOwned>(path: &str, v: &Value) -> Result<T, String> {
+pub fn parse<T: DeserializeOwned>(path: &str, v: &Value) -> Result<T, ConfigError> {
     let mut obj = v
         .as_object()
         .cloned()
@@ -40,11 +58,10 @@ pub fn parse<T: DeserializeOwned>(path: &str, v: &Value) -> Result<T, String> {
     }
     serde_path_to_error::deserialize::<_, T>(Value::Object(obj)).map_err(|e| {
         let at = e.path().to_string();
-        if at.is_empty() || at == "." {
-            format!("{path}: {}", e.inner())
-        } else {
-            format!("{path}.{at}: {}", e.inner())
-        }
+        ConfigError(match at.is_empty() || at == "." {
+            true => format!("{path}: {}", e.inner()),
+            false => format!("{path}.{at}: {}", e.inner()),
+        })
     })
 }
 
@@ -87,7 +104,7 @@ pub fn accounts(
     section: &Map<String, Value>,
     defaults: &Map<String, Value>,
     own_credentials: bool,
-) -> Result<Vec<AccountKeys>, String> {
+) -> Result<Vec<AccountKeys>, ConfigError> {
     let root = format!("channels.{channel}");
     if !enabled(&Value::Object(section.clone())) {
         return Ok(Vec::new());
@@ -95,7 +112,11 @@ pub fn accounts(
     let listed = match section.get("accounts") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
-        Some(_) => return Err(format!("{root}.accounts: expected an object")),
+        Some(_) => {
+            return Err(ConfigError::from(format!(
+                "{root}.accounts: expected an object"
+            )))
+        }
     };
     let mut own: Map<String, Value> = section
         .iter()
@@ -116,7 +137,7 @@ pub fn accounts(
     for (id, over) in listed {
         let path = format!("{root}.accounts.{id}");
         let Some(o) = over.as_object() else {
-            return Err(format!("{path}: expected an object"));
+            return Err(ConfigError::from(format!("{path}: expected an object")));
         };
         let mut o = o.clone();
         current_spelling(&mut o);
@@ -166,9 +187,11 @@ impl From<StreamMode> for crate::channels::deliver::Stream {
 }
 
 /// `mediaMaxMb` in bytes, or why it does not read.
-pub fn media_bytes(path: &str, mb: f64) -> Result<u64, String> {
+pub fn media_bytes(path: &str, mb: f64) -> Result<u64, ConfigError> {
     if !(mb.is_finite() && mb >= 0.0) {
-        return Err(format!("{path}.mediaMaxMb: expected a size in MB"));
+        return Err(ConfigError::from(format!(
+            "{path}.mediaMaxMb: expected a size in MB"
+        )));
     }
     Ok((mb * 1024.0 * 1024.0) as u64)
 }
@@ -211,7 +234,7 @@ mod tests {
             true,
         )
         .unwrap_err();
-        assert_eq!(e, "channels.slack.accounts: expected an object");
+        assert_eq!(e.to_string(), "channels.slack.accounts: expected an object");
     }
 
     #[test]
@@ -292,7 +315,10 @@ mod tests {
             text_chunk_limit: Option<usize>,
         }
         let e = parse::<Raw>("channels.x", &json!({ "textChunkLimit": "many" })).unwrap_err();
-        assert!(e.starts_with("channels.x.textChunkLimit"), "{e}");
+        assert!(
+            e.to_string().starts_with("channels.x.textChunkLimit"),
+            "{e}"
+        );
         assert_eq!(
             id_text(&json!(" slack:U1 "), &["slack:"]).as_deref(),
             Some("U1")

@@ -82,6 +82,7 @@ pub mod ws;
 pub use messages::*;
 pub use supervisor::ChannelSupervisor;
 
+use crate::channels::keys::ConfigError;
 use crate::settings::Settings;
 
 /// The channel accounts a config asks for, checked.
@@ -109,7 +110,7 @@ pub struct ChannelEnv {
 
 /// The channels a config starts; an error names the key. Channels
 /// ferroclaw has no adapter for yet are left alone (with a log line at start).
-pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, String> {
+pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, ConfigError> {
     hooks::InboundHooks::from_settings(&settings.hooks)?;
     let mut accounts = Vec::new();
     for channel in [
@@ -138,7 +139,7 @@ fn accounts_of(
     defaults: &serde_json::Map<String, serde_json::Value>,
     env: &ChannelEnv,
     debounce_ms: u64,
-) -> Result<Vec<account::AccountCfg>, String> {
+) -> Result<Vec<account::AccountCfg>, ConfigError> {
     use account::AccountCfg;
     use std::sync::Arc;
     let out = match channel {
@@ -222,7 +223,7 @@ fn accounts_of(
 /// (what `config validate`, `config.set` and a start check): a key of the
 /// wrong type or an unknown value is an error naming its path. Missing
 /// credentials are the start's to report (the environment may give them).
-pub fn check_keys(settings: &Settings) -> Result<(), String> {
+pub fn check_keys(settings: &Settings) -> Result<(), ConfigError> {
     use crate::settings::{
         DiscordKeys, MatrixKeys, SignalKeys, SlackKeys, TelegramKeys, WhatsAppKeys,
     };
@@ -276,11 +277,11 @@ pub fn open_to_strangers(channel: &str, a: &keys::AccountKeys) -> bool {
 }
 
 /// Refuses a credential two accounts share.
-fn one_each(values: &[&str], error: &str) -> Result<(), String> {
+fn one_each(values: &[&str], error: &str) -> Result<(), ConfigError> {
     let mut v = values.to_vec();
     v.sort_unstable();
     if v.windows(2).any(|w| w[0] == w[1]) {
-        return Err(error.to_string());
+        return Err(error.into());
     }
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! `https://discord.com/api/v10`) and `gatewayUrl` (instead of the URL
 //! `GET /gateway/bot` names) so tests run against local fakes.
 
+use crate::channels::keys::ConfigError;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -51,7 +52,7 @@ pub fn accounts(
     section: &Map<String, Value>,
     defaults: &Map<String, Value>,
     env_token: Option<String>,
-) -> Result<Vec<DiscordAccount>, String> {
+) -> Result<Vec<DiscordAccount>, ConfigError> {
     let own = section
         .get("token")
         .and_then(Value::as_str)
@@ -70,14 +71,14 @@ pub fn accounts(
     Ok(out)
 }
 
-fn url(path: &str, key: &str, v: String, schemes: &[&str]) -> Result<String, String> {
+fn url(path: &str, key: &str, v: String, schemes: &[&str]) -> Result<String, ConfigError> {
     if schemes.iter().any(|s| v.starts_with(s)) {
         Ok(v.trim_end_matches('/').to_string())
     } else {
-        Err(format!(
+        Err(ConfigError::from(format!(
             "{path}.{key}: expected a {} URL",
             schemes.join(" or ")
-        ))
+        )))
     }
 }
 
@@ -116,10 +117,10 @@ fn resolve(
     k: DiscordKeys,
     token: Option<String>,
     path: &str,
-) -> Result<DiscordAccount, String> {
+) -> Result<DiscordAccount, ConfigError> {
     let token = token.ok_or_else(|| format!("{path}.token: missing (or set DISCORD_BOT_TOKEN)"))?;
     if token.contains(char::is_whitespace) {
-        return Err(format!("{path}.token: not a bot token"));
+        return Err(ConfigError::from(format!("{path}.token: not a bot token")));
     }
     let api_base = url(path, "apiBaseUrl", k.api_base_url, &["https://", "http://"])?;
     let gateway_url = k
@@ -169,7 +170,7 @@ mod tests {
     fn accounts(
         s: &Map<String, Value>,
         env: Option<String>,
-    ) -> Result<Vec<DiscordAccount>, String> {
+    ) -> Result<Vec<DiscordAccount>, ConfigError> {
         let d = crate::settings::shipped()
             .channels
             .defaults
@@ -188,13 +189,16 @@ mod tests {
         let a = accounts(&section(json!({})), Some("env.t".into())).unwrap();
         assert_eq!(a[0].token, "env.t");
         let e = accounts(&section(json!({})), None).unwrap_err();
-        assert!(e.starts_with("channels.discord.token"), "{e}");
+        assert!(e.to_string().starts_with("channels.discord.token"), "{e}");
         let e = accounts(
             &section(json!({ "token": "t", "gatewayUrl": "http://x" })),
             None,
         )
         .unwrap_err();
-        assert!(e.starts_with("channels.discord.gatewayUrl"), "{e}");
+        assert!(
+            e.to_string().starts_with("channels.discord.gatewayUrl"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! An account with `encryption: true` is not started (a line in the log):
 //! end-to-end encrypted rooms are not supported (README).
 
+use crate::channels::keys::ConfigError;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -59,7 +60,7 @@ fn secret(v: Option<String>) -> Option<String> {
 pub fn accounts(
     section: &Map<String, Value>,
     defaults: &Map<String, Value>,
-) -> Result<Vec<MatrixAccount>, String> {
+) -> Result<Vec<MatrixAccount>, ConfigError> {
     let mut out = Vec::new();
     for a in keys::accounts("matrix", section, defaults, true)? {
         let k: MatrixKeys = keys::parse(&a.path, &a.keys)?;
@@ -111,7 +112,7 @@ fn rooms(k: &MatrixKeys) -> BTreeMap<String, GroupRule> {
         .collect()
 }
 
-fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, String> {
+fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, ConfigError> {
     let homeserver = k
         .homeserver
         .clone()
@@ -121,7 +122,9 @@ fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, String>
     let ok = (homeserver.starts_with("https://") || homeserver.starts_with("http://"))
         && reqwest::Url::parse(&homeserver).is_ok();
     if !ok {
-        return Err(format!("{path}.homeserver: expected an http(s) URL"));
+        return Err(ConfigError::from(format!(
+            "{path}.homeserver: expected an http(s) URL"
+        )));
     }
     let user = k
         .user_id
@@ -129,15 +132,15 @@ fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, String>
         .map(|u| u.trim().to_string())
         .ok_or_else(|| format!("{path}.userId: missing (the bot's @user:server)"))?;
     if !user_id(&user) {
-        return Err(format!(
+        return Err(ConfigError::from(format!(
             "{path}.userId: expected a full user id such as @bot:example.org"
-        ));
+        )));
     }
     let (access_token, password) = (secret(k.access_token.clone()), secret(k.password.clone()));
     if access_token.is_none() && password.is_none() {
-        return Err(format!(
+        return Err(ConfigError::from(format!(
             "{path}.accessToken: missing (or set password to log in)"
-        ));
+        )));
     }
     let dm = &k.dm;
     let dm_policy = match (dm.enabled, dm.policy) {
@@ -187,7 +190,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn accounts(v: Value) -> Result<Vec<MatrixAccount>, String> {
+    fn accounts(v: Value) -> Result<Vec<MatrixAccount>, ConfigError> {
         let d = crate::settings::shipped().channels.defaults.layer("matrix");
         super::accounts(v.as_object().unwrap(), &d)
     }
@@ -237,11 +240,12 @@ mod tests {
         v.as_object_mut().unwrap().remove("accessToken");
         assert!(accounts(v.clone())
             .unwrap_err()
+            .to_string()
             .contains("accessToken: missing"));
         v["password"] = json!("pw");
         assert!(accounts(v).is_ok(), "a password logs in");
         let mut v = base();
         v["userId"] = json!("bot");
-        assert!(accounts(v).unwrap_err().contains("userId"));
+        assert!(accounts(v).unwrap_err().to_string().contains("userId"));
     }
 }

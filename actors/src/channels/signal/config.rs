@@ -8,6 +8,7 @@
 //! `sendReadReceipts`, `ignoreAttachments`. An account on the `container`
 //! transport (bbernhard's REST API) is not started, with a line in the log.
 
+use crate::channels::keys::ConfigError;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -93,7 +94,7 @@ fn e164(v: &str) -> bool {
 pub fn accounts(
     section: &Map<String, Value>,
     defaults: &Map<String, Value>,
-) -> Result<Vec<SignalAccount>, String> {
+) -> Result<Vec<SignalAccount>, ConfigError> {
     let mut out = Vec::new();
     for a in keys::accounts("signal", section, defaults, true)? {
         let k: SignalKeys = keys::parse(&a.path, &a.keys)?;
@@ -114,13 +115,15 @@ pub fn accounts(
         let mut seen: Vec<String> = out.iter().filter_map(key).collect();
         seen.sort_unstable();
         if seen.windows(2).any(|w| w[0] == w[1]) {
-            return Err(format!("channels.signal.accounts: two accounts use {what}"));
+            return Err(ConfigError::from(format!(
+                "channels.signal.accounts: two accounts use {what}"
+            )));
         }
     }
     Ok(out)
 }
 
-fn url_of(path: &str, key: &str, raw: &str) -> Result<String, String> {
+fn url_of(path: &str, key: &str, raw: &str) -> Result<String, ConfigError> {
     let t = raw.trim().trim_end_matches('/');
     let t = if t.contains("://") {
         t.to_string()
@@ -130,9 +133,9 @@ fn url_of(path: &str, key: &str, raw: &str) -> Result<String, String> {
     let ok = (t.starts_with("http://") || t.starts_with("https://"))
         && reqwest::Url::parse(&t).is_ok_and(|u| u.host().is_some() && u.username().is_empty());
     if !ok {
-        return Err(format!(
+        return Err(ConfigError::from(format!(
             "{path}.{key}: expected an http(s) URL such as http://127.0.0.1:8080"
-        ));
+        )));
     }
     Ok(t)
 }
@@ -163,15 +166,15 @@ fn transport(k: &SignalKeys) -> (SignalTransport, &'static str) {
 }
 
 /// Where the daemon is, and whether ferroclaw runs it.
-fn place(k: &SignalKeys, path: &str) -> Result<(String, Option<Managed>), String> {
+fn place(k: &SignalKeys, path: &str) -> Result<(String, Option<Managed>), ConfigError> {
     let (t, at) = transport(k);
     let bind = || {
         let host = t.http_host.clone().unwrap_or_else(|| "127.0.0.1".into());
         let port = t.http_port.unwrap_or(8080);
         if host.is_empty() || host.contains(['/', ' ', '@']) || port == 0 {
-            return Err(format!(
+            return Err(ConfigError::from(format!(
                 "{path}.{at}httpHost: expected a host and httpPort a port"
-            ));
+            )));
         }
         Ok(if host.contains(':') {
             format!("[{host}]:{port}")
@@ -180,9 +183,9 @@ fn place(k: &SignalKeys, path: &str) -> Result<(String, Option<Managed>), String
         })
     };
     match t.kind {
-        Some(SignalTransportKind::Container) => Err(format!(
+        Some(SignalTransportKind::Container) => Err(ConfigError::from(format!(
             "{path}.transport.kind: \"container\" is not supported by ferroclaw"
-        )),
+        ))),
         Some(SignalTransportKind::ExternalNative) => {
             let url = match &t.url {
                 Some(u) => url_of(path, &format!("{at}url"), u)?,
@@ -206,9 +209,9 @@ fn place(k: &SignalKeys, path: &str) -> Result<(String, Option<Managed>), String
             };
             Ok((url, Some(managed)))
         }
-        None => Err(format!(
+        None => Err(ConfigError::from(format!(
             "{path}.transport.kind: expected \"managed-native\" or \"external-native\""
-        )),
+        ))),
     }
 }
 
@@ -231,7 +234,7 @@ fn group_access(k: &SignalKeys) -> (BTreeMap<String, GroupRule>, Vec<String>) {
     (groups, senders)
 }
 
-fn resolve(id: &str, k: SignalKeys, path: &str) -> Result<SignalAccount, String> {
+fn resolve(id: &str, k: SignalKeys, path: &str) -> Result<SignalAccount, ConfigError> {
     let number = k
         .account
         .clone()
@@ -239,9 +242,9 @@ fn resolve(id: &str, k: SignalKeys, path: &str) -> Result<SignalAccount, String>
         .filter(|n| !n.is_empty())
         .ok_or_else(|| format!("{path}.account: missing (the bot's number, E.164)"))?;
     if !e164(&number) {
-        return Err(format!(
+        return Err(ConfigError::from(format!(
             "{path}.account: expected an E.164 number such as +15551234567"
-        ));
+        )));
     }
     let (url, managed) = place(&k, path)?;
     let attachments_dir = managed
@@ -286,7 +289,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn accounts(v: Value) -> Result<Vec<SignalAccount>, String> {
+    fn accounts(v: Value) -> Result<Vec<SignalAccount>, ConfigError> {
         let d = crate::settings::shipped().channels.defaults.layer("signal");
         super::accounts(v.as_object().unwrap(), &d)
     }
@@ -330,15 +333,20 @@ mod tests {
         assert!(none.is_empty(), "not started, the rest of the config runs");
         let e = accounts(json!({ "account": "15550001111" })).unwrap_err();
         assert!(
-            e.starts_with("channels.signal.account: expected an E.164"),
+            e.to_string()
+                .starts_with("channels.signal.account: expected an E.164"),
             "{e}"
         );
         let e = accounts(json!({ "transport": { "kind": "external-native" } })).unwrap_err();
-        assert!(e.starts_with("channels.signal.account: missing"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("channels.signal.account: missing"),
+            "{e}"
+        );
         let e = accounts(json!({ "account": "+15550001111",
             "transport": { "kind": "external-native", "url": "ftp://x" } }))
         .unwrap_err();
-        assert!(e.contains("transport.url"), "{e}");
+        assert!(e.to_string().contains("transport.url"), "{e}");
     }
 
     #[test]

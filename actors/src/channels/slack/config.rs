@@ -7,6 +7,7 @@
 //! run against a local fake. `SLACK_BOT_TOKEN` and `SLACK_APP_TOKEN` serve
 //! the default account when its section has none.
 
+use crate::channels::keys::ConfigError;
 use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, GroupRule};
@@ -61,7 +62,7 @@ pub fn accounts(
     section: &Map<String, Value>,
     defaults: &Map<String, Value>,
     env: (Option<String>, Option<String>),
-) -> Result<Vec<SlackAccount>, String> {
+) -> Result<Vec<SlackAccount>, ConfigError> {
     let own_bot = section
         .get("botToken")
         .and_then(Value::as_str)
@@ -95,7 +96,7 @@ fn credentials(
     k: &SlackKeys,
     env: (Option<String>, Option<String>),
     path: &str,
-) -> Result<(String, Option<String>, Option<String>), String> {
+) -> Result<(String, Option<String>, Option<String>), ConfigError> {
     let bot_token = token(k.bot_token.clone())
         .or(env.0)
         .ok_or_else(|| format!("{path}.botToken: missing (or set SLACK_BOT_TOKEN)"))?;
@@ -103,14 +104,14 @@ fn credentials(
     let signing_secret = token(k.signing_secret.clone());
     match k.mode {
         Mode::Socket if app_token.is_none() => {
-            return Err(format!(
+            return Err(ConfigError::from(format!(
                 "{path}.appToken: Socket Mode needs an app token (xapp-...; or set SLACK_APP_TOKEN)"
-            ))
+            )))
         }
         Mode::Http if signing_secret.is_none() => {
-            return Err(format!(
+            return Err(ConfigError::from(format!(
                 "{path}.signingSecret: HTTP mode needs the app's signing secret"
-            ))
+            )))
         }
         _ => {}
     }
@@ -119,7 +120,7 @@ fn credentials(
         ("appToken", app_token.as_ref()),
     ] {
         if t.is_some_and(|t| t.contains(char::is_whitespace)) {
-            return Err(format!("{path}.{key}: not a token"));
+            return Err(ConfigError::from(format!("{path}.{key}: not a token")));
         }
     }
     Ok((bot_token, app_token, signing_secret))
@@ -140,18 +141,20 @@ fn resolve(
     k: SlackKeys,
     env: (Option<String>, Option<String>),
     path: &str,
-) -> Result<SlackAccount, String> {
+) -> Result<SlackAccount, ConfigError> {
     let mode = k.mode;
     let (bot_token, app_token, signing_secret) = credentials(&k, env, path)?;
     let webhook_path = k.webhook_path;
     if !webhook_path.starts_with('/') || webhook_path.contains(char::is_whitespace) {
-        return Err(format!(
+        return Err(ConfigError::from(format!(
             "{path}.webhookPath: expected a path such as /slack/events"
-        ));
+        )));
     }
     let api_base = k.api_base_url.trim_end_matches('/').to_string();
     if !(api_base.starts_with("https://") || api_base.starts_with("http://")) {
-        return Err(format!("{path}.apiBaseUrl: expected an http(s) URL"));
+        return Err(ConfigError::from(format!(
+            "{path}.apiBaseUrl: expected an http(s) URL"
+        )));
     }
     let groups = k.channels.into_iter().map(|(c, r)| (c, rule(r))).collect();
     let access = AccessConfig {
@@ -165,7 +168,9 @@ fn resolve(
     let media_max_bytes = super::super::keys::media_bytes(path, k.media_max_mb)?;
     let ping = k.ping_interval_seconds;
     if !(ping.is_finite() && ping > 0.0) {
-        return Err(format!("{path}.pingIntervalSeconds: expected seconds"));
+        return Err(ConfigError::from(format!(
+            "{path}.pingIntervalSeconds: expected seconds"
+        )));
     }
     Ok(SlackAccount {
         account_id: id.to_string(),
@@ -214,7 +219,7 @@ mod tests {
     fn accounts(
         s: &Map<String, Value>,
         env: (Option<String>, Option<String>),
-    ) -> Result<Vec<SlackAccount>, String> {
+    ) -> Result<Vec<SlackAccount>, ConfigError> {
         let d = crate::settings::shipped().channels.defaults.layer("slack");
         super::accounts(s, &d, env)
     }
@@ -231,7 +236,7 @@ mod tests {
         assert_eq!(a[0].access.dm_policy, DmPolicy::Pairing);
         assert_eq!(a[0].access.group_policy, GroupPolicy::Open);
         let e = accounts(&section(json!({ "botToken": "xoxb-1" })), (None, None)).unwrap_err();
-        assert!(e.starts_with("channels.slack.appToken"), "{e}");
+        assert!(e.to_string().starts_with("channels.slack.appToken"), "{e}");
         let a = accounts(
             &section(json!({})),
             (Some("xoxb-e".into()), Some("xapp-e".into())),
@@ -247,14 +252,17 @@ mod tests {
             (None, None),
         )
         .unwrap_err();
-        assert!(e.starts_with("channels.slack.signingSecret"), "{e}");
+        assert!(
+            e.to_string().starts_with("channels.slack.signingSecret"),
+            "{e}"
+        );
         let e = accounts(
             &section(json!({ "mode": "http", "signingSecret": "s",
                 "accounts": { "a": { "botToken": "x1" }, "b": { "botToken": "x2" } } })),
             (None, None),
         )
         .unwrap_err();
-        assert!(e.contains("webhookPath"), "{e}");
+        assert!(e.to_string().contains("webhookPath"), "{e}");
     }
 
     #[test]
@@ -277,6 +285,9 @@ mod tests {
             (None, None),
         )
         .unwrap_err();
-        assert!(e.starts_with("channels.slack.replyToMode"), "{e}");
+        assert!(
+            e.to_string().starts_with("channels.slack.replyToMode"),
+            "{e}"
+        );
     }
 }

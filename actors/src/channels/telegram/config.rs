@@ -3,6 +3,7 @@
 //! inherit and override, `channels.defaults.telegram` lies under both). A
 //! key with the wrong type stops the start with its path named.
 
+use crate::channels::keys::ConfigError;
 use serde_json::{Map, Value};
 
 use crate::channels::access::AccessConfig;
@@ -56,7 +57,7 @@ pub fn accounts(
     section: &Map<String, Value>,
     defaults: &Map<String, Value>,
     env_token: Option<String>,
-) -> Result<Vec<TelegramAccount>, String> {
+) -> Result<Vec<TelegramAccount>, ConfigError> {
     let own_token = token(
         section
             .get("botToken")
@@ -81,18 +82,22 @@ fn resolve(
     k: TelegramKeys,
     token: Option<String>,
     path: &str,
-) -> Result<TelegramAccount, String> {
+) -> Result<TelegramAccount, ConfigError> {
     let Some(bot_token) = token else {
-        return Err(format!(
+        return Err(ConfigError::from(format!(
             "{path}.botToken: missing (or set TELEGRAM_BOT_TOKEN)"
-        ));
+        )));
     };
     if bot_token.contains(char::is_whitespace) || bot_token.contains('/') {
-        return Err(format!("{path}.botToken: not a bot token"));
+        return Err(ConfigError::from(format!(
+            "{path}.botToken: not a bot token"
+        )));
     }
     let api_base = k.api_base_url;
     if !(api_base.starts_with("https://") || api_base.starts_with("http://")) {
-        return Err(format!("{path}.apiBaseUrl: expected an http(s) URL"));
+        return Err(ConfigError::from(format!(
+            "{path}.apiBaseUrl: expected an http(s) URL"
+        )));
     }
     let access = AccessConfig {
         dm_policy: k.dm_policy,
@@ -137,7 +142,7 @@ mod tests {
     fn accounts(
         s: &Map<String, Value>,
         env: Option<String>,
-    ) -> Result<Vec<TelegramAccount>, String> {
+    ) -> Result<Vec<TelegramAccount>, ConfigError> {
         let d = crate::settings::shipped()
             .channels
             .defaults
@@ -180,21 +185,27 @@ mod tests {
             None,
         )
         .unwrap_err();
-        assert!(e.starts_with("channels.telegram.dmPolicy"), "{e}");
+        assert!(
+            e.to_string().starts_with("channels.telegram.dmPolicy"),
+            "{e}"
+        );
         let e = accounts(&section(json!({})), None).unwrap_err();
-        assert!(e.contains("channels.telegram.botToken"), "{e}");
+        assert!(e.to_string().contains("channels.telegram.botToken"), "{e}");
         let e = accounts(
             &section(json!({ "botToken": "1:a", "dmPolicy": "open" })),
             None,
         )
         .unwrap_err();
-        assert!(e.contains("allowFrom"), "{e}");
+        assert!(e.to_string().contains("allowFrom"), "{e}");
         let e = accounts(
             &section(json!({ "botToken": "1:a", "streamMode": 3 })),
             None,
         )
         .unwrap_err();
-        assert!(e.starts_with("channels.telegram.streamMode"), "{e}");
+        assert!(
+            e.to_string().starts_with("channels.telegram.streamMode"),
+            "{e}"
+        );
         assert!(accounts(&section(json!({ "enabled": false })), None)
             .unwrap()
             .is_empty());

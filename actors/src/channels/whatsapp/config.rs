@@ -7,6 +7,7 @@
 //! serves the default account when its section has none. A section in
 //! OpenClaw's linked-device mode (`mode: "web"`) is not an account here.
 
+use crate::channels::keys::ConfigError;
 use serde_json::{Map, Value};
 
 use crate::channels::access::AccessConfig;
@@ -63,7 +64,7 @@ pub fn accounts(
     section: &Map<String, Value>,
     defaults: &Map<String, Value>,
     env: Option<String>,
-) -> Result<Vec<WhatsAppAccount>, String> {
+) -> Result<Vec<WhatsAppAccount>, ConfigError> {
     let own = section
         .get("accessToken")
         .and_then(Value::as_str)
@@ -90,16 +91,16 @@ pub fn accounts(
         let mut seen: Vec<String> = out.iter().map(key).collect();
         seen.sort_unstable();
         if seen.windows(2).any(|w| w[0] == w[1]) {
-            return Err(format!(
+            return Err(ConfigError::from(format!(
                 "channels.whatsapp.accounts: two accounts use {what}"
-            ));
+            )));
         }
     }
     Ok(out)
 }
 
-fn required(v: Option<String>, path: &str, key: &str, what: &str) -> Result<String, String> {
-    secret(v).ok_or_else(|| format!("{path}.{key}: missing ({what})"))
+fn required(v: Option<String>, path: &str, key: &str, what: &str) -> Result<String, ConfigError> {
+    secret(v).ok_or_else(|| format!("{path}.{key}: missing ({what})").into())
 }
 
 fn resolve(
@@ -107,7 +108,7 @@ fn resolve(
     k: WhatsAppKeys,
     env: Option<String>,
     path: &str,
-) -> Result<WhatsAppAccount, String> {
+) -> Result<WhatsAppAccount, ConfigError> {
     let phone_number_id = required(
         k.phone_number_id.clone(),
         path,
@@ -115,13 +116,17 @@ fn resolve(
         "the business number's id from Meta's app dashboard",
     )?;
     if !phone_number_id.chars().all(|c| c.is_ascii_digit()) {
-        return Err(format!("{path}.phoneNumberId: expected digits"));
+        return Err(ConfigError::from(format!(
+            "{path}.phoneNumberId: expected digits"
+        )));
     }
     let access_token = secret(k.access_token.clone())
         .or(env)
         .ok_or_else(|| format!("{path}.accessToken: missing (or set WHATSAPP_ACCESS_TOKEN)"))?;
     if access_token.contains(char::is_whitespace) {
-        return Err(format!("{path}.accessToken: not a token"));
+        return Err(ConfigError::from(format!(
+            "{path}.accessToken: not a token"
+        )));
     }
     let app_secret = required(
         k.app_secret.clone(),
@@ -137,19 +142,21 @@ fn resolve(
     )?;
     let webhook_path = k.webhook_path;
     if !webhook_path.starts_with('/') || webhook_path.contains(char::is_whitespace) {
-        return Err(format!(
+        return Err(ConfigError::from(format!(
             "{path}.webhookPath: expected a path such as /whatsapp/webhook"
-        ));
+        )));
     }
     let base = k.api_base_url.trim_end_matches('/');
     if !(base.starts_with("https://") || base.starts_with("http://")) {
-        return Err(format!("{path}.apiBaseUrl: expected an http(s) URL"));
+        return Err(ConfigError::from(format!(
+            "{path}.apiBaseUrl: expected an http(s) URL"
+        )));
     }
     let version = k.api_version.trim_matches('/');
     if version.is_empty() || version.contains(['/', ' ']) {
-        return Err(format!(
+        return Err(ConfigError::from(format!(
             "{path}.apiVersion: expected a version such as v21.0"
-        ));
+        )));
     }
     let ids = |v: &[crate::settings::IdValue]| -> Vec<String> {
         keys::ids(v, &[]).iter().map(|i| number(i)).collect()
@@ -209,7 +216,7 @@ mod tests {
     use crate::settings::{DmPolicy, StreamMode};
     use serde_json::json;
 
-    fn accounts(v: Value, env: Option<&str>) -> Result<Vec<WhatsAppAccount>, String> {
+    fn accounts(v: Value, env: Option<&str>) -> Result<Vec<WhatsAppAccount>, ConfigError> {
         let d = crate::settings::shipped()
             .channels
             .defaults
@@ -245,7 +252,8 @@ mod tests {
             v.as_object_mut().unwrap().remove(key);
             let e = accounts(v, None).unwrap_err();
             assert!(
-                e.starts_with(&format!("channels.whatsapp.{key}: missing")),
+                e.to_string()
+                    .starts_with(&format!("channels.whatsapp.{key}: missing")),
                 "{e}"
             );
         }
@@ -263,6 +271,6 @@ mod tests {
         let mut v = full();
         v["accounts"] = json!({ "b": { "accessToken": "EAAG2" } });
         let e = accounts(v, None).unwrap_err();
-        assert!(e.contains("one phoneNumberId"), "{e}");
+        assert!(e.to_string().contains("one phoneNumberId"), "{e}");
     }
 }
