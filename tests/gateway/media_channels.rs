@@ -134,7 +134,7 @@ async fn a_slack_web_page_in_place_of_a_file_is_refused_and_the_token_stays_home
         1 << 20,
     )
     .await;
-    assert!(page.unwrap_err().contains("web page"));
+    assert!(page.unwrap_err().to_string().contains("web page"));
     let elsewhere = url.replace("127.0.0.1", "localhost");
     let r = platform_file(
         &elsewhere,
@@ -145,7 +145,10 @@ async fn a_slack_web_page_in_place_of_a_file_is_refused_and_the_token_stays_home
         1 << 20,
     )
     .await;
-    assert!(r.unwrap_err().contains("not the platform's file host"));
+    assert!(r
+        .unwrap_err()
+        .to_string()
+        .contains("not the platform's file host"));
     assert_eq!(
         fake.downloads().len(),
         2,

@@ -180,9 +180,9 @@ pub trait Outlet: Clone + Unpin + 'static {
         &self,
         file: &super::dispatch::MediaRef,
         max: u64,
-    ) -> impl Future<Output = Result<Vec<u8>, String>> {
+    ) -> impl Future<Output = Result<Vec<u8>, crate::channels::media_in::DownloadError>> {
         let _ = (file, max);
-        async { Err("this channel does not download attachments yet".to_string()) }
+        async { Err("this channel does not download attachments yet".into()) }
     }
     /// The account's attachment size limit (`mediaMaxMb`).
     fn media_limit(&self) -> u64 {

@@ -70,7 +70,11 @@ impl RestApi {
     /// An attachment's bytes from Discord's CDN (no token: CDN URLs are
     /// signed), at most `max`; only from Discord's hosts (or the API's,
     /// for tests).
-    pub async fn download(&self, url: &str, max: u64) -> Result<Vec<u8>, String> {
+    pub async fn download(
+        &self,
+        url: &str,
+        max: u64,
+    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
         crate::channels::media_in::platform_file(
             url,
             &["discordapp.com", "discordapp.net", "discord.com"],

@@ -235,10 +235,12 @@ impl Outlet for MatrixOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
         let max = max.min(self.media_max_bytes);
         if file.size.is_some_and(|s| s > max) {
-            return Err(format!("the file is over {max} bytes"));
+            return Err(crate::channels::media_in::DownloadError::from(format!(
+                "the file is over {max} bytes"
+            )));
         }
         self.api.download(&file.id, max).await
     }

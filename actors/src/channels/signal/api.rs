@@ -246,7 +246,10 @@ impl SignalRpc {
     }
 
     /// An attachment's bytes (`getAttachment`, base64 in the answer).
-    pub async fn attachment(&self, id: &str) -> Result<Vec<u8>, String> {
+    pub async fn attachment(
+        &self,
+        id: &str,
+    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
         use base64::Engine;
         let p = json!({ "id": id });
         let r = self
@@ -256,7 +259,7 @@ impl SignalRpc {
         let data = r["data"].as_str().or(r.as_str()).unwrap_or_default();
         base64::engine::general_purpose::STANDARD
             .decode(data)
-            .map_err(|e| format!("attachment {id}: not base64: {e}"))
+            .map_err(|e| format!("attachment {id}: not base64: {e}").into())
     }
 }
 

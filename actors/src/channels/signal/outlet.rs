@@ -203,10 +203,12 @@ impl Outlet for SignalOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
         let max = max.min(self.media_max_bytes);
         if file.size.is_some_and(|s| s > max) {
-            return Err(format!("the attachment is over {max} bytes"));
+            return Err(crate::channels::media_in::DownloadError::from(format!(
+                "the attachment is over {max} bytes"
+            )));
         }
         let name = std::path::Path::new(&file.id)
             .file_name()
@@ -217,16 +219,20 @@ impl Outlet for SignalOutlet {
             let path = std::path::Path::new(dir).join(name);
             if let Ok(meta) = tokio::fs::metadata(&path).await {
                 if meta.len() > max {
-                    return Err(format!("the attachment is over {max} bytes"));
+                    return Err(crate::channels::media_in::DownloadError::from(format!(
+                        "the attachment is over {max} bytes"
+                    )));
                 }
                 return tokio::fs::read(&path)
                     .await
-                    .map_err(|e| format!("attachment {name}: {e}"));
+                    .map_err(|e| format!("attachment {name}: {e}").into());
             }
         }
         let bytes = self.rpc.attachment(name).await?;
         if bytes.len() as u64 > max {
-            return Err(format!("the attachment is over {max} bytes"));
+            return Err(crate::channels::media_in::DownloadError::from(format!(
+                "the attachment is over {max} bytes"
+            )));
         }
         Ok(bytes)
     }

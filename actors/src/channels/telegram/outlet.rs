@@ -177,14 +177,14 @@ impl Outlet for TgOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
         let max = max.min(self.media_max_bytes);
         self.limiter
             .call(true, || self.api.download(&file.id, max))
             .await
             .map_err(|e| match e.unknown_outcome() {
-                true => "no answer".to_string(),
-                false => e.to_string(),
+                true => "no answer".into(),
+                false => e.to_string().into(),
             })
     }
 
