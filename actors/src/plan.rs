@@ -27,6 +27,8 @@ pub enum StartError {
     #[error("{0}")]
     Tools(String),
     #[error("{0}")]
+    Policy(crate::tool::policy::PolicyError),
+    #[error("{0}")]
     Channel(crate::channels::keys::ConfigError),
     #[error("{0}")]
     Automation(String),
@@ -146,7 +148,7 @@ pub fn plan(
     }
     let exec_defaults =
         crate::tool::policy::ExecDefaults::from_config(&settings.tools.exec, sandbox)
-            .map_err(StartError::Tools)?;
+            .map_err(StartError::Policy)?;
     let mut tool_policy = crate::tool::policy::ToolPolicy::from_config(
         &settings.tools,
         &settings
@@ -161,7 +163,7 @@ pub fn plan(
             .map(|(id, c)| (id.clone(), c.tools.clone()))
             .collect::<Vec<_>>(),
     )
-    .map_err(StartError::Tools)?;
+    .map_err(StartError::Policy)?;
     tool_policy.exec = exec_defaults;
     let channel_env = crate::channels::ChannelEnv {
         telegram: env("TELEGRAM_BOT_TOKEN"),

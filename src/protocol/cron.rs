@@ -13,6 +13,23 @@ use ferroclaw_actors::cron::record::RunEntry;
 use ferroclaw_actors::cron::{Added, JobPage, Page, RunPage, RunStart, SchedulerStatus};
 use serde_json::{json, Map, Value};
 
+/// What is wrong with `cron.add`'s or `cron.update`'s params (INVALID_REQUEST says it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CronParamsError(String);
+
+impl From<&str> for CronParamsError {
+    fn from(why: &str) -> Self {
+        CronParamsError(why.to_string())
+    }
+}
+
+impl From<String> for CronParamsError {
+    fn from(why: String) -> Self {
+        CronParamsError(why)
+    }
+}
+
 /// The keys `cron.add` takes (OpenClaw's `CronAddParams`).
 const JOB_KEYS: &[&str] = &[
     "name",
@@ -35,41 +52,43 @@ const JOB_KEYS: &[&str] = &[
 ];
 
 /// A trimmed string that is not blank (None: absent or null).
-fn text(key: &str, v: &Value) -> Result<Option<String>, String> {
+fn text(key: &str, v: &Value) -> Result<Option<String>, CronParamsError> {
     match v {
         Value::Null => Ok(None),
-        Value::String(s) if s.trim().is_empty() => Err(format!("{key} must not be blank")),
+        Value::String(s) if s.trim().is_empty() => {
+            Err(CronParamsError::from(format!("{key} must not be blank")))
+        }
         Value::String(s) => Ok(Some(s.trim().to_string())),
-        _ => Err(format!("{key} must be a string")),
+        _ => Err(CronParamsError::from(format!("{key} must be a string"))),
     }
 }
 
-fn flag(key: &str, v: &Value) -> Result<Option<bool>, String> {
+fn flag(key: &str, v: &Value) -> Result<Option<bool>, CronParamsError> {
     match v {
         Value::Null => Ok(None),
         Value::Bool(b) => Ok(Some(*b)),
-        _ => Err(format!("{key} must be a boolean")),
+        _ => Err(CronParamsError::from(format!("{key} must be a boolean"))),
     }
 }
 
-fn object(key: &str, v: &Value) -> Result<Map<String, Value>, String> {
+fn object(key: &str, v: &Value) -> Result<Map<String, Value>, CronParamsError> {
     v.as_object()
         .cloned()
-        .ok_or_else(|| format!("{key} must be an object"))
+        .ok_or_else(|| format!("{key} must be an object").into())
 }
 
-fn known_keys(o: &Map<String, Value>, also: &[&str]) -> Result<(), String> {
+fn known_keys(o: &Map<String, Value>, also: &[&str]) -> Result<(), CronParamsError> {
     match o
         .keys()
         .find(|k| !JOB_KEYS.contains(&k.as_str()) && !also.contains(&k.as_str()))
     {
-        Some(k) => Err(format!("unexpected property {k:?}")),
+        Some(k) => Err(CronParamsError::from(format!("unexpected property {k:?}"))),
         None => Ok(()),
     }
 }
 
 /// Reads one `cron.add` key into `job` (a null leaves it unset).
-fn read(job: &mut NewJob, key: &str, v: &Value) -> Result<(), String> {
+fn read(job: &mut NewJob, key: &str, v: &Value) -> Result<(), CronParamsError> {
     let some = |v: &Value| (!v.is_null()).then(|| v.clone());
     match key {
         "name" => job.name = text(key, v)?,
@@ -105,7 +124,7 @@ fn read(job: &mut NewJob, key: &str, v: &Value) -> Result<(), String> {
 }
 
 /// `cron.add`'s params.
-pub fn new_job(params: &Value) -> Result<NewJob, String> {
+pub fn new_job(params: &Value) -> Result<NewJob, CronParamsError> {
     let o = params.as_object().ok_or("params must be an object")?;
     known_keys(o, &[])?;
     let mut job = NewJob::default();
@@ -117,7 +136,7 @@ pub fn new_job(params: &Value) -> Result<NewJob, String> {
 
 /// `cron.update`'s `patch`: a key set to null clears it; `state` is the
 /// scheduler's and ignored.
-pub fn job_patch(patch: &Value) -> Result<JobPatch, String> {
+pub fn job_patch(patch: &Value) -> Result<JobPatch, CronParamsError> {
     let o = patch.as_object().ok_or("patch must be an object")?;
     known_keys(o, &["state"])?;
     let mut p = JobPatch::default();
@@ -354,7 +373,7 @@ mod tests {
         assert_eq!(j.enabled, Some(true));
         assert_eq!(j.delivery, None);
         assert_eq!(j.payload.unwrap()["message"], "sum up");
-        let err = |v: Value| new_job(&v).unwrap_err();
+        let err = |v: Value| new_job(&v).unwrap_err().to_string();
         assert_eq!(err(json!({"bogus": 1})), "unexpected property \"bogus\"");
         assert_eq!(err(json!({"name": "  "})), "name must not be blank");
         assert_eq!(err(json!({"name": 3})), "name must be a string");
@@ -380,15 +399,17 @@ mod tests {
         let merge = p.payload.unwrap().unwrap();
         assert_eq!(merge["model"], Value::Null, "a null inside removes the key");
         assert_eq!(
-            job_patch(&json!({"id": "x"})).unwrap_err(),
+            job_patch(&json!({"id": "x"})).unwrap_err().to_string(),
             "unexpected property \"id\""
         );
         assert_eq!(
-            job_patch(&json!({"delivery": "telegram"})).unwrap_err(),
+            job_patch(&json!({"delivery": "telegram"}))
+                .unwrap_err()
+                .to_string(),
             "delivery must be an object"
         );
         assert_eq!(
-            job_patch(&json!({"wakeMode": ""})).unwrap_err(),
+            job_patch(&json!({"wakeMode": ""})).unwrap_err().to_string(),
             "wakeMode must not be blank"
         );
     }

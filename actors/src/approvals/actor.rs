@@ -39,7 +39,7 @@ impl ApprovalsActor {
             Ok(text) => {
                 let bad = |e: String| ApprovalError::Invalid(format!("{}: {e}", path.display()));
                 let v: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-                validate_file(&v).map_err(bad)?;
+                validate_file(&v).map_err(|e| bad(e.to_string()))?;
                 (v, true)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (empty_file(), false),
@@ -453,7 +453,7 @@ impl Handler<SetApprovals> for ApprovalsActor {
             return Box::pin(async move { Err(ApprovalError::Stale) });
         }
         if let Err(e) = validate_file(&msg.file) {
-            return Box::pin(async move { Err(ApprovalError::Invalid(e)) });
+            return Box::pin(async move { Err(ApprovalError::Invalid(e.to_string())) });
         }
         let old = std::mem::replace(&mut self.file, msg.file);
         let (tx, rx) = oneshot::channel();

@@ -27,6 +27,23 @@ use tokio::sync::oneshot;
 pub use actor::*;
 pub use messages::*;
 
+/// What is wrong with an approvals setting or file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ApprovalsError(String);
+
+impl From<&str> for ApprovalsError {
+    fn from(why: &str) -> Self {
+        ApprovalsError(why.to_string())
+    }
+}
+
+impl From<String> for ApprovalsError {
+    fn from(why: String) -> Self {
+        ApprovalsError(why)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Security {
     Deny,
@@ -51,12 +68,14 @@ pub enum Host {
 }
 
 impl Security {
-    pub fn parse(s: &str) -> Result<Security, String> {
+    pub fn parse(s: &str) -> Result<Security, ApprovalsError> {
         match s {
             "deny" => Ok(Security::Deny),
             "allowlist" => Ok(Security::Allowlist),
             "full" => Ok(Security::Full),
-            o => Err(format!("{o:?} (deny, allowlist or full)")),
+            o => Err(ApprovalsError::from(format!(
+                "{o:?} (deny, allowlist or full)"
+            ))),
         }
     }
     pub fn as_str(self) -> &'static str {
@@ -69,12 +88,14 @@ impl Security {
 }
 
 impl Ask {
-    pub fn parse(s: &str) -> Result<Ask, String> {
+    pub fn parse(s: &str) -> Result<Ask, ApprovalsError> {
         match s {
             "off" => Ok(Ask::Off),
             "on-miss" => Ok(Ask::OnMiss),
             "always" => Ok(Ask::Always),
-            o => Err(format!("{o:?} (off, on-miss or always)")),
+            o => Err(ApprovalsError::from(format!(
+                "{o:?} (off, on-miss or always)"
+            ))),
         }
     }
     pub fn as_str(self) -> &'static str {
@@ -87,12 +108,14 @@ impl Ask {
 }
 
 impl Host {
-    pub fn parse(s: &str) -> Result<Host, String> {
+    pub fn parse(s: &str) -> Result<Host, ApprovalsError> {
         match s {
             "gateway" => Ok(Host::Gateway),
             "sandbox" => Ok(Host::Sandbox),
             "node" => Ok(Host::Node),
-            o => Err(format!("{o:?} (gateway, sandbox or node)")),
+            o => Err(ApprovalsError::from(format!(
+                "{o:?} (gateway, sandbox or node)"
+            ))),
         }
     }
     pub fn as_str(self) -> &'static str {
@@ -154,14 +177,14 @@ pub enum Decision {
 }
 
 impl Decision {
-    pub fn parse(s: &str) -> Result<Decision, String> {
+    pub fn parse(s: &str) -> Result<Decision, ApprovalsError> {
         match s {
             "allow-once" => Ok(Decision::AllowOnce),
             "allow-always" => Ok(Decision::AllowAlways),
             "deny" => Ok(Decision::Deny),
-            o => Err(format!(
+            o => Err(ApprovalsError::from(format!(
                 "invalid decision {o:?} (allow-once, allow-always or deny)"
-            )),
+            ))),
         }
     }
     pub fn as_str(self) -> &'static str {
@@ -244,12 +267,12 @@ fn empty_file() -> Value {
     json!({ "version": 1, "defaults": {}, "agents": {} })
 }
 
-pub fn validate_file(v: &Value) -> Result<(), String> {
+pub fn validate_file(v: &Value) -> Result<(), ApprovalsError> {
     let obj = v.as_object().ok_or("file must be an object")?;
     if obj.get("version").and_then(Value::as_u64) != Some(1) {
         return Err("file.version must be 1".into());
     }
-    let check = |scope: &str, o: &Value| -> Result<(), String> {
+    let check = |scope: &str, o: &Value| -> Result<(), ApprovalsError> {
         if let Some(s) = o.get("security").and_then(Value::as_str) {
             Security::parse(s).map_err(|e| format!("{scope}.security: {e}"))?;
         }
@@ -421,16 +444,19 @@ mod tests {
         assert!(validate_file(&empty_file()).is_ok());
         assert!(validate_file(&json!({"version": 2}))
             .unwrap_err()
+            .to_string()
             .contains("version"));
         assert!(
             validate_file(&json!({"version": 1, "defaults": {"security": "open"}}))
                 .unwrap_err()
+                .to_string()
                 .contains("defaults.security")
         );
         assert!(validate_file(
             &json!({"version": 1, "agents": {"main": {"allowlist": [{"pattern": "a{b"}]}}})
         )
         .unwrap_err()
+        .to_string()
         .contains("agents.main.allowlist[0].pattern"));
         assert!(
             validate_file(&json!({"version": 1, "agents": {"main": {"ask": "sometimes"}}}))

@@ -110,7 +110,7 @@ enum ResolveError {
     #[error("{0}: a URL; fetch it with web_fetch or save it to the workspace first")]
     Url(String),
     #[error("{0}")]
-    Outside(String),
+    Outside(crate::tool::confine::Confined),
     #[error("{raw}: {why}")]
     Unreadable { raw: String, why: String },
     #[error("{raw} is {size} bytes, over the {max} byte limit (maxBytesMb)")]

@@ -273,7 +273,7 @@ fn refusal(cfg: &RunConfig, offered: &[&str], call: &mut ToolCall) -> Option<Str
                     HookDecision::Continue => None,
                 })
         }
-        Err(e) => Some(e),
+        Err(e) => Some(e.to_string()),
     }
 }
 

@@ -265,7 +265,10 @@ fn overrides_of(msg: &mut SendChat, key: &SessionKey) -> RunOverrides {
 /// it has no images). Parsed from `body_for_commands` (a voice note's
 /// transcript, else the text); inline directives in a transcript stay in
 /// its block.
-fn parse_directives(mctx: &MsgContext, no_images: bool) -> Result<Parsed, String> {
+fn parse_directives(
+    mctx: &MsgContext,
+    no_images: bool,
+) -> Result<Parsed, directives::DirectiveError> {
     if !mctx.command_authorized || !no_images {
         return Ok(Parsed::Plain);
     }
@@ -296,7 +299,7 @@ impl Handler<SendChat> for SessionActor {
         let parsed = parse_directives(&mctx, msg.images.is_empty());
         let run_id = message_id.clone();
         let agent_text = match parsed {
-            Err(answer) => return self.directive_reply(run_id, answer),
+            Err(answer) => return self.directive_reply(run_id, answer.to_string()),
             Ok(Parsed::Commands(list)) => {
                 self.state.remember(&message_id, &run_id);
                 // Answered under the send policy it came under (`/send off` is).

@@ -5,6 +5,23 @@
 //! goes to the model. Parsing is pure; the session applies the result.
 
 pub const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// Why a directive was not applied: the answer its sender gets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DirectiveError(String);
+
+impl From<&str> for DirectiveError {
+    fn from(why: &str) -> Self {
+        DirectiveError(why.to_string())
+    }
+}
+
+impl From<String> for DirectiveError {
+    fn from(why: String) -> Self {
+        DirectiveError(why)
+    }
+}
 pub const VERBOSE_LEVELS: &[&str] = &["off", "on", "full"];
 pub const REASONING_LEVELS: &[&str] = &["off", "on", "stream"];
 pub const SEND_LEVELS: &[&str] = &["on", "off", "inherit"];
@@ -62,7 +79,7 @@ pub enum Parsed {
     },
 }
 
-fn level(name: &str, value: &str, allowed: &[&str]) -> Result<String, String> {
+fn level(name: &str, value: &str, allowed: &[&str]) -> Result<String, DirectiveError> {
     let v = value.trim().to_ascii_lowercase();
     let v = match (name, v.as_str()) {
         ("thinking", "max") => "xhigh".to_string(),
@@ -74,11 +91,11 @@ fn level(name: &str, value: &str, allowed: &[&str]) -> Result<String, String> {
     if allowed.contains(&v.as_str()) {
         Ok(v)
     } else {
-        Err(format!(
+        Err(DirectiveError::from(format!(
             "Unrecognized {name} level {:?}. Valid levels: {}.",
             value.trim(),
             allowed.join(", ")
-        ))
+        )))
     }
 }
 
@@ -100,9 +117,9 @@ fn next_word(s: &str) -> (&str, &str) {
 }
 
 /// `/btw <question>`: the rest of the message is the question.
-fn btw(after: &str) -> Result<(Directive, &str), String> {
+fn btw(after: &str) -> Result<(Directive, &str), DirectiveError> {
     match after.trim() {
-        "" => Err("Usage: /btw <question>".to_string()),
+        "" => Err("Usage: /btw <question>".into()),
         q => Ok((Directive::Btw(q.to_string()), "")),
     }
 }
@@ -110,14 +127,14 @@ fn btw(after: &str) -> Result<(Directive, &str), String> {
 /// Parses one directive at the start of `text` (which starts with `/`).
 /// Returns the directive and the text after it, None when the word is not a
 /// directive, or an error for a directive with a bad value.
-fn parse_one(text: &str) -> Option<Result<(Directive, &str), String>> {
+fn parse_one(text: &str) -> Option<Result<(Directive, &str), DirectiveError>> {
     let (token, after) = next_word(text);
     let (word, colon) = split_word(token.strip_prefix('/')?);
     let word = word.to_ascii_lowercase();
     // The value: `/x:value`, else the next word when it is one of the levels.
     // None: not a directive after all (`/think about this` is prose).
     let leveled =
-        |name: &str, allowed: &[&str]| -> Option<Result<(Option<String>, &str), String>> {
+        |name: &str, allowed: &[&str]| -> Option<Result<(Option<String>, &str), DirectiveError>> {
             if let Some(v) = colon {
                 return Some(level(name, v, allowed).map(|v| (Some(v), after)));
             }
@@ -171,7 +188,7 @@ fn parse_one(text: &str) -> Option<Result<(Directive, &str), String>> {
 
 /// Parses a message's command body. Err: a directive with a bad value (the
 /// error text is the reply).
-pub fn parse(body: &str) -> Result<Parsed, String> {
+pub fn parse(body: &str) -> Result<Parsed, DirectiveError> {
     let mut directives = Vec::new();
     let mut rest = body.trim_start();
     while rest.starts_with('/') {
@@ -236,7 +253,7 @@ mod tests {
         }
         assert_eq!(cmds("/think"), vec![Think(None)]);
         assert_eq!(
-            parse("/think:loud").unwrap_err(),
+            parse("/think:loud").unwrap_err().to_string(),
             "Unrecognized thinking level \"loud\". Valid levels: off, minimal, low, medium, high, xhigh."
         );
         assert!(parse("/t loud").is_err());

@@ -13,11 +13,28 @@ use std::path::{Component, Path, PathBuf};
 use super::Workspace;
 use crate::fsutil::expand_home;
 
+/// Why a path is refused: outside the workspace, or protected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Confined(String);
+
+impl From<&str> for Confined {
+    fn from(why: &str) -> Self {
+        Confined(why.to_string())
+    }
+}
+
+impl From<String> for Confined {
+    fn from(why: String) -> Self {
+        Confined(why)
+    }
+}
+
 /// Symlinks followed in one resolution (as the kernel's `ELOOP` limit).
 const MAX_LINKS: usize = 40;
 
-fn outside(raw: &str) -> String {
-    format!("{raw}: outside the workspace")
+fn outside(raw: &str) -> Confined {
+    Confined(format!("{raw}: outside the workspace"))
 }
 
 /// One path component still to walk.
@@ -39,7 +56,7 @@ fn steps(path: &Path) -> impl Iterator<Item = Step> + '_ {
 /// Resolves `raw` against the canonical `root` without touching anything
 /// outside it. Returns the resolved path (it may not exist; everything
 /// under a missing component is taken as written) or the refusal.
-fn resolve(root: &Path, raw: &str) -> Result<PathBuf, String> {
+fn resolve(root: &Path, raw: &str) -> Result<PathBuf, Confined> {
     let start = if Path::new(raw).is_absolute() {
         PathBuf::from("/")
     } else {
@@ -55,7 +72,9 @@ fn resolve(root: &Path, raw: &str) -> Result<PathBuf, String> {
             Step::Root => at = PathBuf::from("/"),
             // The kernel cannot walk `..` out of a folder that does not exist.
             Step::Up if missing => {
-                return Err(format!("{raw}: `..` in a path that does not exist yet"))
+                return Err(Confined::from(format!(
+                    "{raw}: `..` in a path that does not exist yet"
+                )))
             }
             Step::Up => {
                 at.pop();
@@ -70,9 +89,12 @@ fn resolve(root: &Path, raw: &str) -> Result<PathBuf, String> {
                 Ok(meta) if meta.file_type().is_symlink() => {
                     links += 1;
                     if links > MAX_LINKS {
-                        return Err(format!("{raw}: too many levels of symbolic links"));
+                        return Err(Confined::from(format!(
+                            "{raw}: too many levels of symbolic links"
+                        )));
                     }
-                    let target = std::fs::read_link(&at).map_err(|e| format!("{raw}: {e}"))?;
+                    let target =
+                        std::fs::read_link(&at).map_err(|e| Confined(format!("{raw}: {e}")))?;
                     at.pop();
                     for s in steps(&target).collect::<Vec<_>>().into_iter().rev() {
                         todo.push_front(s);
@@ -94,24 +116,32 @@ fn resolve(root: &Path, raw: &str) -> Result<PathBuf, String> {
     }
 }
 
-fn root_of(workspace: &Workspace) -> Result<PathBuf, String> {
-    workspace
-        .canonicalize()
-        .map_err(|e| format!("workspace {} is not usable: {e}", workspace.display()))
+fn root_of(workspace: &Workspace) -> Result<PathBuf, Confined> {
+    workspace.canonicalize().map_err(|e| {
+        Confined(format!(
+            "workspace {} is not usable: {e}",
+            workspace.display()
+        ))
+    })
 }
 
-fn home_refused(raw: &str) -> Option<String> {
-    (raw == "~" || raw.starts_with("~/"))
-        .then(|| format!("{raw}: outside the workspace (home paths are not allowed)"))
+fn home_refused(raw: &str) -> Option<Confined> {
+    (raw == "~" || raw.starts_with("~/")).then(|| {
+        Confined(format!(
+            "{raw}: outside the workspace (home paths are not allowed)"
+        ))
+    })
 }
 
 /// Resolves an existing path inside the workspace; `..`, absolute paths
 /// outside it and symlinks leading out are refused (unless
 /// `workspaceOnly` is off), the same way whether or not the target exists.
-pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, Confined> {
     if !workspace.only && !workspace.untrusted {
         let p = expand_home(raw).unwrap_or_else(|| workspace.root.join(raw));
-        return p.canonicalize().map_err(|e| format!("{raw}: {e}"));
+        return p
+            .canonicalize()
+            .map_err(|e| Confined(format!("{raw}: {e}")));
     }
     if let Some(e) = home_refused(raw) {
         return Err(e);
@@ -120,7 +150,9 @@ pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, Strin
     let resolved = resolve(&root, raw)?;
     guard(workspace, &root, &resolved, raw)?;
     // Inside the workspace: a missing file may say so.
-    let real = resolved.canonicalize().map_err(|e| format!("{raw}: {e}"))?;
+    let real = resolved
+        .canonicalize()
+        .map_err(|e| Confined(format!("{raw}: {e}")))?;
     if real.starts_with(&root) {
         guard(workspace, &root, &real, raw)?;
         Ok(real)
@@ -132,14 +164,14 @@ pub(crate) fn confine(workspace: &Workspace, raw: &str) -> Result<PathBuf, Strin
 
 /// An untrusted turn's refusal of a protected file (`trust::protected`),
 /// judged on the resolved path, so no link or `..` reaches one.
-fn guard(workspace: &Workspace, root: &Path, at: &Path, raw: &str) -> Result<(), String> {
+fn guard(workspace: &Workspace, root: &Path, at: &Path, raw: &str) -> Result<(), Confined> {
     if !workspace.untrusted {
         return Ok(());
     }
     match crate::trust::protected(at.strip_prefix(root).unwrap_or(at)) {
-        Some(why) => Err(format!(
+        Some(why) => Err(Confined::from(format!(
             "{raw}: not available to a turn that holds a message from someone who is not the operator ({why})"
-        )),
+        ))),
         None => Ok(()),
     }
 }
@@ -151,7 +183,7 @@ pub(crate) fn hidden(workspace: &Workspace, root: &Path, at: &Path) -> bool {
 
 /// Resolves a path that may not exist yet (write, edit, apply_patch): the
 /// same walk; the result is a path strictly inside the workspace.
-pub(crate) fn confine_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+pub(crate) fn confine_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, Confined> {
     if !workspace.only && !workspace.untrusted {
         return Ok(expand_home(raw).unwrap_or_else(|| workspace.root.join(raw)));
     }
@@ -161,7 +193,7 @@ pub(crate) fn confine_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, S
     let root = root_of(workspace)?;
     let resolved = resolve(&root, raw)?;
     if resolved == root {
-        return Err(format!("{raw}: is the workspace itself"));
+        return Err(Confined::from(format!("{raw}: is the workspace itself")));
     }
     guard(workspace, &root, &resolved, raw)?;
     Ok(resolved)
@@ -169,19 +201,19 @@ pub(crate) fn confine_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, S
 
 /// [`confine`] on the blocking pool: the walk stats the path and reads
 /// its links, so tool calls never do it on an actor's thread.
-pub(crate) async fn confined(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+pub(crate) async fn confined(workspace: &Workspace, raw: &str) -> Result<PathBuf, Confined> {
     let (w, r) = (workspace.clone(), raw.to_string());
     tokio::task::spawn_blocking(move || confine(&w, &r))
         .await
-        .map_err(|e| format!("{raw}: {e}"))?
+        .map_err(|e| Confined(format!("{raw}: {e}")))?
 }
 
 /// [`confine_new`] on the blocking pool.
-pub(crate) async fn confined_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, String> {
+pub(crate) async fn confined_new(workspace: &Workspace, raw: &str) -> Result<PathBuf, Confined> {
     let (w, r) = (workspace.clone(), raw.to_string());
     tokio::task::spawn_blocking(move || confine_new(&w, &r))
         .await
-        .map_err(|e| format!("{raw}: {e}"))?
+        .map_err(|e| Confined(format!("{raw}: {e}")))?
 }
 
 /// What a path is (following links), looked up without blocking: None
@@ -228,11 +260,11 @@ mod tests {
                 let a = f(&w, exists).unwrap_err();
                 let b = f(&w, missing).unwrap_err();
                 assert_eq!(
-                    a.replace(exists, "P"),
-                    b.replace(missing, "P"),
+                    a.0.replace(exists, "P"),
+                    b.0.replace(missing, "P"),
                     "{exists} vs {missing}"
                 );
-                assert!(a.ends_with("outside the workspace"), "{a}");
+                assert!(a.0.ends_with("outside the workspace"), "{a}");
             }
         }
     }
@@ -257,6 +289,7 @@ mod tests {
         );
         assert!(confine(&w, "a/missing.txt")
             .unwrap_err()
+            .to_string()
             .contains("No such file"));
         assert_eq!(
             confine_new(&w, "short/new/x.txt").unwrap(),
@@ -265,13 +298,17 @@ mod tests {
         assert_eq!(confine_new(&w, "a/../y.txt").unwrap(), root.join("y.txt"));
         assert!(confine_new(&w, "new/../y.txt")
             .unwrap_err()
+            .to_string()
             .contains("`..`"));
         assert!(confine_new(&w, "a/../../y.txt").is_err());
         assert!(
             confine_new(&w, ".").is_err(),
             "the workspace itself is no file"
         );
-        assert!(confine(&w, "~/x").unwrap_err().contains("home paths"));
+        assert!(confine(&w, "~/x")
+            .unwrap_err()
+            .to_string()
+            .contains("home paths"));
     }
 
     #[test]
@@ -297,11 +334,14 @@ mod tests {
             "skills/a/SKILL.md",
         ] {
             let e = confine_new(&w, raw).unwrap_err();
-            assert!(e.contains("not available"), "{raw}: {e}");
+            assert!(e.0.contains("not available"), "{raw}: {e}");
         }
         for raw in ["HEARTBEAT.md", "hb"] {
             assert!(
-                confine(&w, raw).unwrap_err().contains("not available"),
+                confine(&w, raw)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("not available"),
                 "{raw}"
             );
         }
@@ -309,6 +349,7 @@ mod tests {
         assert!(
             confine(&w, "/etc/hostname")
                 .unwrap_err()
+                .to_string()
                 .contains("outside"),
             "workspaceOnly off does not open the host to a stranger's turn"
         );
@@ -325,6 +366,6 @@ mod tests {
         std::os::unix::fs::symlink("b", d.path().join("a")).unwrap();
         std::os::unix::fs::symlink("a", d.path().join("b")).unwrap();
         let e = confine(&ws(d.path()), "a").unwrap_err();
-        assert!(e.contains("symbolic links"), "{e}");
+        assert!(e.0.contains("symbolic links"), "{e}");
     }
 }

@@ -13,7 +13,7 @@
 
 mod actor;
 mod agent_specs;
-mod confine;
+pub(crate) mod confine;
 mod exec;
 mod files;
 mod memory;

@@ -25,6 +25,23 @@ use serde_json::Value;
 
 use crate::provider::{ChatMessage, MessageRole, Messages, ToolCall, ToolSpec};
 
+/// What is wrong with a tool policy setting, or a tool name no tool answers to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PolicyError(String);
+
+impl From<&str> for PolicyError {
+    fn from(why: &str) -> Self {
+        PolicyError(why.to_string())
+    }
+}
+
+impl From<String> for PolicyError {
+    fn from(why: String) -> Self {
+        PolicyError(why)
+    }
+}
+
 /// Result text a call without a stored result gets in the repaired history.
 pub const MISSING_RESULT: &str =
     "[No result was recorded for this tool call (the run was interrupted); run it again if it is still needed.]";
@@ -202,13 +219,15 @@ pub struct ConfigRules {
 }
 
 impl ConfigRules {
-    fn parse(v: &Value) -> Result<ConfigRules, String> {
+    fn parse(v: &Value) -> Result<ConfigRules, PolicyError> {
         let list: Vec<RuleConfig> = serde_path_to_error::deserialize(v)
             .map_err(|e| format!("tools.beforeToolCall.{}: {}", e.path(), e.inner()))?;
         let mut rules = Vec::new();
         for (i, r) in list.into_iter().enumerate() {
             if r.block.is_none() && r.set.is_empty() {
-                return Err(format!("tools.beforeToolCall[{i}]: needs `block` or `set`"));
+                return Err(PolicyError::from(format!(
+                    "tools.beforeToolCall[{i}]: needs `block` or `set`"
+                )));
             }
             let mut when = Vec::new();
             for (param, pattern) in r.when {
@@ -281,7 +300,7 @@ impl ExecDefaults {
     pub fn from_config(
         exec: &crate::settings::ExecToolSettings,
         sandbox: super::sandbox::SandboxSettings,
-    ) -> Result<ExecDefaults, String> {
+    ) -> Result<ExecDefaults, PolicyError> {
         use crate::approvals::{Ask, Host, Security};
         let host = match exec.host.as_deref() {
             Some(h) => Some(Host::parse(h).map_err(|e| format!("tools.exec.host: {e}"))?),
@@ -374,7 +393,7 @@ impl std::fmt::Debug for ToolPolicy {
     }
 }
 
-fn layer(v: Option<&Value>, path: &str) -> Result<AllowDeny, String> {
+fn layer(v: Option<&Value>, path: &str) -> Result<AllowDeny, PolicyError> {
     let Some(v) = v else {
         return Ok(AllowDeny::default());
     };
@@ -385,7 +404,7 @@ fn layer(v: Option<&Value>, path: &str) -> Result<AllowDeny, String> {
         }
     }
     serde_path_to_error::deserialize(Value::Object(obj))
-        .map_err(|e| format!("{path}.{}: {}", e.path(), e.inner()))
+        .map_err(|e| PolicyError(format!("{path}.{}: {}", e.path(), e.inner())))
 }
 
 impl ToolPolicy {
@@ -394,7 +413,7 @@ impl ToolPolicy {
         settings: &crate::settings::ToolsSettings,
         agents: &[(String, Option<Value>)],
         channels: &[(String, Option<Value>)],
-    ) -> Result<ToolPolicy, String> {
+    ) -> Result<ToolPolicy, PolicyError> {
         if settings.result_max_chars < 1000 {
             return Err("tools.resultMaxChars: an integer of at least 1000".into());
         }
@@ -496,7 +515,7 @@ impl ToolPolicy {
 }
 
 /// Maps a model's tool name to an offered one. Err: the message for the model.
-pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<String, String> {
+pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<String, PolicyError> {
     let clean = |raw: &str| -> String {
         let mut n = raw.trim().to_ascii_lowercase().replace('-', "_");
         for prefix in [
@@ -560,7 +579,7 @@ pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<Str
             return Ok(one.to_string());
         }
     }
-    Err(if name.trim().is_empty() {
+    Err(PolicyError(if name.trim().is_empty() {
         format!(
             "Tool call without a name. Available tools: {}.",
             offered.join(", ")
@@ -570,7 +589,7 @@ pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<Str
             "Unknown tool {name:?}. Available tools: {}.",
             offered.join(", ")
         )
-    })
+    }))
 }
 
 /// Keeps `max` characters of a result: the head and the tail with a marker.

@@ -79,8 +79,9 @@ pub fn import_jobs(
             default_agent: "main",
             now_ms: now,
         };
-        let made = ferroclaw::protocol::cron::new_job(&Value::Object(params))
-            .and_then(|params| CronJob::create(id, &params, &known).map_err(|e| e.to_string()));
+        let made = ferroclaw::protocol::cron::new_job(&Value::Object(params)).and_then(|params| {
+            CronJob::create(id, &params, &known).map_err(|e| e.to_string().into())
+        });
         let mut job = match made {
             Ok((job, _)) => job,
             Err(e) => {

@@ -103,7 +103,7 @@ struct ResolveParams {
 
 pub async fn resolve(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: ResolveParams = params("exec.approval.resolve", p)?;
-    let decision = Decision::parse(&p.decision).map_err(ErrorShape::invalid)?;
+    let decision = Decision::parse(&p.decision).map_err(|e| ErrorShape::invalid(e.to_string()))?;
     let by = caller
         .device_id
         .clone()
