@@ -29,7 +29,7 @@ pub enum StartError {
     #[error("{0}")]
     Policy(crate::tool::policy::PolicyError),
     #[error("{0}")]
-    Channel(crate::channels::keys::ConfigError),
+    Channel(crate::channels::error::ConfigError),
     #[error("{0}")]
     Automation(String),
 }

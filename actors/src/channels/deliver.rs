@@ -180,7 +180,7 @@ pub trait Outlet: Clone + Unpin + 'static {
         &self,
         file: &super::dispatch::MediaRef,
         max: u64,
-    ) -> impl Future<Output = Result<Vec<u8>, crate::channels::media_in::DownloadError>> {
+    ) -> impl Future<Output = Result<Vec<u8>, crate::channels::error::DownloadError>> {
         let _ = (file, max);
         async { Err("this channel does not download attachments yet".into()) }
     }

@@ -8,7 +8,7 @@
 //! `url` (`Authorization: Bearer <token>` when set), fire and forget: at
 //! most 64 in flight (more are dropped with a log line), 5 s each.
 
-use crate::channels::keys::ConfigError;
+use crate::channels::error::ConfigError;
 use crate::ids::SessionKey;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

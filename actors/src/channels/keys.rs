@@ -29,23 +29,7 @@ pub struct AccountKeys {
 /// Keys of a section that are not an account's settings.
 const SECTION_ONLY: &[&str] = &["accounts", "defaultAccount", "skillFilter", "tools"];
 
-/// What is wrong with a channel's config section, naming its key (a start
-/// error, `config validate`'s and `doctor`'s line).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(String);
-
-impl From<&str> for ConfigError {
-    fn from(why: &str) -> Self {
-        ConfigError(why.to_string())
-    }
-}
-
-impl From<String> for ConfigError {
-    fn from(why: String) -> Self {
-        ConfigError(why)
-    }
-}
+pub use super::error::ConfigError;
 
 /// `v` read as `T`; an error names the key's path.
 pub fn parse<T: DeserializeOwned>(path: &str, v: &Value) -> Result<T, ConfigError> {
@@ -58,7 +42,7 @@ pub fn parse<T: DeserializeOwned>(path: &str, v: &Value) -> Result<T, ConfigErro
     }
     serde_path_to_error::deserialize::<_, T>(Value::Object(obj)).map_err(|e| {
         let at = e.path().to_string();
-        ConfigError(match at.is_empty() || at == "." {
+        ConfigError::from(match at.is_empty() || at == "." {
             true => format!("{path}: {}", e.inner()),
             false => format!("{path}.{at}: {}", e.inner()),
         })

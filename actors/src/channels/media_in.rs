@@ -72,24 +72,6 @@ pub async fn take_in<O: Outlet>(
     take(&intake, items).await
 }
 
-/// Why an attachment could not be had from its platform (the note the
-/// model and the sender get says it).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DownloadError(String);
-
-impl From<&str> for DownloadError {
-    fn from(why: &str) -> Self {
-        DownloadError(why.to_string())
-    }
-}
-
-impl From<String> for DownloadError {
-    fn from(why: String) -> Self {
-        DownloadError(why)
-    }
-}
-
 /// A platform's file by URL (a Slack `url_private_download`, a Discord
 /// CDN URL): fetched only from the platform's own hosts (`hosts`, or the
 /// account's API host, for test servers), so a token in `headers` goes
@@ -102,7 +84,7 @@ pub async fn platform_file(
     headers: &[(String, String)],
     expected: Option<&str>,
     max: u64,
-) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     let host_of = |u: &str| {
         reqwest::Url::parse(u)
@@ -115,7 +97,7 @@ pub async fn platform_file(
         .iter()
         .any(|h| host == *h || host.ends_with(&format!(".{h}")));
     if !(own || platform) {
-        return Err(crate::channels::media_in::DownloadError::from(format!(
+        return Err(crate::channels::error::DownloadError::from(format!(
             "{host} is not the platform's file host; not fetched"
         )));
     }

@@ -59,6 +59,7 @@ pub mod deliver;
 pub mod desk;
 pub mod discord;
 pub mod dispatch;
+pub mod error;
 pub mod flushes;
 pub mod health;
 pub mod hooks;
@@ -82,7 +83,7 @@ pub mod ws;
 pub use messages::*;
 pub use supervisor::ChannelSupervisor;
 
-use crate::channels::keys::ConfigError;
+use crate::channels::error::ConfigError;
 use crate::settings::Settings;
 
 /// The channel accounts a config asks for, checked.

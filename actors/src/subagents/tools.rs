@@ -207,7 +207,7 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         key: child_key.clone(),
         entry,
     };
-    let Ok(Ok((session, _))) = router.send(create).await else {
+    let Ok(Ok(_)) = router.send(create).await else {
         return error("sessions_spawn: cannot store the sub-agent session");
     };
     let run_id = ulid::Ulid::generate().to_string();
@@ -215,8 +215,8 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     if let Some(t) = args.get("runTimeoutSeconds").and_then(Value::as_u64) {
         m.timeout = Some(Duration::from_secs(t.max(1)));
     }
-    match session.send(m).await {
-        Ok(Ok(_)) => ok(format!(
+    match crate::router::deliver(router, child_key.clone(), m).await {
+        Ok(_) => ok(format!(
             "{}\nThe sub-agent runs in the background; its result will arrive here as a message when it finishes. Use subagents to steer or kill it.",
             json!({ "status": "accepted", "childSessionKey": child_key.as_str(), "runId": run_id })
         )),

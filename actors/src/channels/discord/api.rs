@@ -74,7 +74,7 @@ impl RestApi {
         &self,
         url: &str,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         crate::channels::media_in::platform_file(
             url,
             &["discordapp.com", "discordapp.net", "discord.com"],

@@ -7,7 +7,7 @@
 //! `https://discord.com/api/v10`) and `gatewayUrl` (instead of the URL
 //! `GET /gateway/bot` names) so tests run against local fakes.
 
-use crate::channels::keys::ConfigError;
+use crate::channels::error::ConfigError;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};

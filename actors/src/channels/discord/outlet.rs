@@ -160,7 +160,7 @@ impl Outlet for DiscordOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let url = file
             .url
             .as_deref()

@@ -296,7 +296,7 @@ impl MatrixApi {
         &self,
         mxc: &str,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let rest = mxc.strip_prefix("mxc://").ok_or("not an mxc:// URL")?;
         let (server, id) = rest.split_once('/').ok_or("not an mxc:// URL")?;
         let url = format!(
@@ -309,20 +309,20 @@ impl MatrixApi {
         let req = self.http.get(url).bearer_auth(token).timeout(self.limit);
         let mut resp = req.send().await.map_err(|e| transport_error(&e))?;
         if !resp.status().is_success() {
-            return Err(crate::channels::media_in::DownloadError::from(format!(
+            return Err(crate::channels::error::DownloadError::from(format!(
                 "download: status {}",
                 resp.status()
             )));
         }
         if resp.content_length().is_some_and(|n| n > max) {
-            return Err(crate::channels::media_in::DownloadError::from(format!(
+            return Err(crate::channels::error::DownloadError::from(format!(
                 "the file is over {max} bytes"
             )));
         }
         let mut out = Vec::new();
         while let Some(c) = resp.chunk().await.map_err(|e| transport_error(&e))? {
             if (out.len() + c.len()) as u64 > max {
-                return Err(crate::channels::media_in::DownloadError::from(format!(
+                return Err(crate::channels::error::DownloadError::from(format!(
                     "the file is over {max} bytes"
                 )));
             }

@@ -8,7 +8,7 @@
 //! An account with `encryption: true` is not started (a line in the log):
 //! end-to-end encrypted rooms are not supported (README).
 
-use crate::channels::keys::ConfigError;
+use crate::channels::error::ConfigError;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};

@@ -235,10 +235,10 @@ impl Outlet for MatrixOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let max = max.min(self.media_max_bytes);
         if file.size.is_some_and(|s| s > max) {
-            return Err(crate::channels::media_in::DownloadError::from(format!(
+            return Err(crate::channels::error::DownloadError::from(format!(
                 "the file is over {max} bytes"
             )));
         }

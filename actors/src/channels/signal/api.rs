@@ -249,7 +249,7 @@ impl SignalRpc {
     pub async fn attachment(
         &self,
         id: &str,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         use base64::Engine;
         let p = json!({ "id": id });
         let r = self

@@ -8,7 +8,7 @@
 //! `sendReadReceipts`, `ignoreAttachments`. An account on the `container`
 //! transport (bbernhard's REST API) is not started, with a line in the log.
 
-use crate::channels::keys::ConfigError;
+use crate::channels::error::ConfigError;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};

@@ -203,10 +203,10 @@ impl Outlet for SignalOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let max = max.min(self.media_max_bytes);
         if file.size.is_some_and(|s| s > max) {
-            return Err(crate::channels::media_in::DownloadError::from(format!(
+            return Err(crate::channels::error::DownloadError::from(format!(
                 "the attachment is over {max} bytes"
             )));
         }
@@ -219,7 +219,7 @@ impl Outlet for SignalOutlet {
             let path = std::path::Path::new(dir).join(name);
             if let Ok(meta) = tokio::fs::metadata(&path).await {
                 if meta.len() > max {
-                    return Err(crate::channels::media_in::DownloadError::from(format!(
+                    return Err(crate::channels::error::DownloadError::from(format!(
                         "the attachment is over {max} bytes"
                     )));
                 }
@@ -230,7 +230,7 @@ impl Outlet for SignalOutlet {
         }
         let bytes = self.rpc.attachment(name).await?;
         if bytes.len() as u64 > max {
-            return Err(crate::channels::media_in::DownloadError::from(format!(
+            return Err(crate::channels::error::DownloadError::from(format!(
                 "the attachment is over {max} bytes"
             )));
         }

@@ -93,7 +93,7 @@ impl WebApi {
         url: &str,
         expected: Option<&str>,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let auth = vec![(
             "Authorization".to_string(),
             format!("Bearer {}", self.bot_token),

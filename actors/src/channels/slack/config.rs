@@ -7,7 +7,7 @@
 //! run against a local fake. `SLACK_BOT_TOKEN` and `SLACK_APP_TOKEN` serve
 //! the default account when its section has none.
 
-use crate::channels::keys::ConfigError;
+use crate::channels::error::ConfigError;
 use serde_json::{Map, Value};
 
 use crate::channels::access::{AccessConfig, GroupRule};

@@ -197,7 +197,7 @@ impl Outlet for SlackOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let url = file.url.as_deref().ok_or("Slack gave no download URL")?;
         let max = max.min(self.media_max_bytes);
         self.api.download(url, file.mime_type.as_deref(), max).await

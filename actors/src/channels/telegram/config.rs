@@ -3,7 +3,7 @@
 //! inherit and override, `channels.defaults.telegram` lies under both). A
 //! key with the wrong type stops the start with its path named.
 
-use crate::channels::keys::ConfigError;
+use crate::channels::error::ConfigError;
 use serde_json::{Map, Value};
 
 use crate::channels::access::AccessConfig;

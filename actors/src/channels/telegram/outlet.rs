@@ -177,7 +177,7 @@ impl Outlet for TgOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let max = max.min(self.media_max_bytes);
         self.limiter
             .call(true, || self.api.download(&file.id, max))

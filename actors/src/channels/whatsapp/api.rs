@@ -320,10 +320,10 @@ impl GraphApi {
         id: &str,
         expected: Option<&str>,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let info = self.media_info(id).await.map_err(|e| e.to_string())?;
         if info.size.is_some_and(|s| s > max) {
-            return Err(crate::channels::media_in::DownloadError::from(format!(
+            return Err(crate::channels::error::DownloadError::from(format!(
                 "the file is over the {max} byte limit"
             )));
         }

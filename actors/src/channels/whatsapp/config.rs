@@ -7,7 +7,7 @@
 //! serves the default account when its section has none. A section in
 //! OpenClaw's linked-device mode (`mode: "web"`) is not an account here.
 
-use crate::channels::keys::ConfigError;
+use crate::channels::error::ConfigError;
 use serde_json::{Map, Value};
 
 use crate::channels::access::AccessConfig;

@@ -249,7 +249,7 @@ impl Outlet for WhatsAppOutlet {
         &self,
         file: &crate::channels::dispatch::MediaRef,
         max: u64,
-    ) -> Result<Vec<u8>, crate::channels::media_in::DownloadError> {
+    ) -> Result<Vec<u8>, crate::channels::error::DownloadError> {
         let max = max.min(self.media_max_bytes);
         self.api
             .download(&file.id, file.mime_type.as_deref(), max)
