@@ -5,6 +5,31 @@
 //! nothing of HTTP or wire frames: `src/` turns its typed values into
 //! OpenClaw protocol frames. `tree.rs` starts it; see ARCHITECTURE.md.
 
+/// An error type whose whole content is the reason, said as it is (a
+/// refused job, a bad config key, a path outside the workspace): `?` takes
+/// a `&str` or `String` into it.
+#[macro_export]
+macro_rules! reason_error {
+    ($(#[$doc:meta])* $vis:vis struct $name:ident;) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+        #[error("{0}")]
+        $vis struct $name(String);
+
+        impl From<&str> for $name {
+            fn from(why: &str) -> Self {
+                $name(why.to_string())
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(why: String) -> Self {
+                $name(why)
+            }
+        }
+    };
+}
+
 pub mod approvals;
 pub mod audit;
 pub mod backup;

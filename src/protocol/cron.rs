@@ -13,21 +13,9 @@ use ferroclaw_actors::cron::record::RunEntry;
 use ferroclaw_actors::cron::{Added, JobPage, Page, RunPage, RunStart, SchedulerStatus};
 use serde_json::{json, Map, Value};
 
-/// What is wrong with `cron.add`'s or `cron.update`'s params (INVALID_REQUEST says it).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CronParamsError(String);
-
-impl From<&str> for CronParamsError {
-    fn from(why: &str) -> Self {
-        CronParamsError(why.to_string())
-    }
-}
-
-impl From<String> for CronParamsError {
-    fn from(why: String) -> Self {
-        CronParamsError(why)
-    }
+ferroclaw_actors::reason_error! {
+    /// What is wrong with `cron.add`'s or `cron.update`'s params (INVALID_REQUEST says it).
+    pub struct CronParamsError;
 }
 
 /// The keys `cron.add` takes (OpenClaw's `CronAddParams`).

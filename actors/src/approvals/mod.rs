@@ -27,21 +27,9 @@ use tokio::sync::oneshot;
 pub use actor::*;
 pub use messages::*;
 
-/// What is wrong with an approvals setting or file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ApprovalsError(String);
-
-impl From<&str> for ApprovalsError {
-    fn from(why: &str) -> Self {
-        ApprovalsError(why.to_string())
-    }
-}
-
-impl From<String> for ApprovalsError {
-    fn from(why: String) -> Self {
-        ApprovalsError(why)
-    }
+crate::reason_error! {
+    /// What is wrong with an approvals setting or file.
+    pub struct ApprovalsError;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -236,21 +236,9 @@ fn parsed(r: &RawValue) -> Value {
     serde_json::from_str(r.get()).unwrap_or(Value::Null)
 }
 
-/// Why a job was refused (`cron.add`, `cron.update` answer with it).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct InvalidJob(String);
-
-impl From<&str> for InvalidJob {
-    fn from(why: &str) -> Self {
-        InvalidJob(why.to_string())
-    }
-}
-
-impl From<String> for InvalidJob {
-    fn from(why: String) -> Self {
-        InvalidJob(why)
-    }
+crate::reason_error! {
+    /// Why a job was refused (`cron.add`, `cron.update` answer with it).
+    pub struct InvalidJob;
 }
 
 impl From<super::schedule::ScheduleError> for InvalidJob {

@@ -45,21 +45,9 @@ pub enum Schedule {
     },
 }
 
-/// What is wrong with a schedule (`cron.add`'s error text says it).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ScheduleError(String);
-
-impl From<&str> for ScheduleError {
-    fn from(why: &str) -> Self {
-        ScheduleError(why.to_string())
-    }
-}
-
-impl From<String> for ScheduleError {
-    fn from(why: String) -> Self {
-        ScheduleError(why)
-    }
+crate::reason_error! {
+    /// What is wrong with a schedule (`cron.add`'s error text says it).
+    pub struct ScheduleError;
 }
 
 fn parse_at(v: &Value) -> Result<u64, ScheduleError> {

@@ -6,21 +6,9 @@
 
 pub const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
 
-/// Why a directive was not applied: the answer its sender gets.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DirectiveError(String);
-
-impl From<&str> for DirectiveError {
-    fn from(why: &str) -> Self {
-        DirectiveError(why.to_string())
-    }
-}
-
-impl From<String> for DirectiveError {
-    fn from(why: String) -> Self {
-        DirectiveError(why)
-    }
+crate::reason_error! {
+    /// Why a directive was not applied: the answer its sender gets.
+    pub struct DirectiveError;
 }
 pub const VERBOSE_LEVELS: &[&str] = &["off", "on", "full"];
 pub const REASONING_LEVELS: &[&str] = &["off", "on", "stream"];

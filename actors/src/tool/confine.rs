@@ -13,21 +13,9 @@ use std::path::{Component, Path, PathBuf};
 use super::Workspace;
 use crate::fsutil::expand_home;
 
-/// Why a path is refused: outside the workspace, or protected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Confined(String);
-
-impl From<&str> for Confined {
-    fn from(why: &str) -> Self {
-        Confined(why.to_string())
-    }
-}
-
-impl From<String> for Confined {
-    fn from(why: String) -> Self {
-        Confined(why)
-    }
+crate::reason_error! {
+    /// Why a path is refused: outside the workspace, or protected.
+    pub struct Confined;
 }
 
 /// Symlinks followed in one resolution (as the kernel's `ELOOP` limit).

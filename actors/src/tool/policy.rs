@@ -25,21 +25,9 @@ use serde_json::Value;
 
 use crate::provider::{ChatMessage, MessageRole, Messages, ToolCall, ToolSpec};
 
-/// What is wrong with a tool policy setting, or a tool name no tool answers to.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PolicyError(String);
-
-impl From<&str> for PolicyError {
-    fn from(why: &str) -> Self {
-        PolicyError(why.to_string())
-    }
-}
-
-impl From<String> for PolicyError {
-    fn from(why: String) -> Self {
-        PolicyError(why)
-    }
+crate::reason_error! {
+    /// What is wrong with a tool policy setting, or a tool name no tool answers to.
+    pub struct PolicyError;
 }
 
 /// Result text a call without a stored result gets in the repaired history.
