@@ -591,7 +591,16 @@ mod tests {
             until_found(&addr, "plumber Friday", "memory/2026-11-24.md", false).await,
             "a deletion"
         );
-        let status = addr.send(GetMemoryStatus).await.unwrap();
+        // The status is the last finished sweep's: the removal is
+        // searchable as soon as it is stored, a moment before its sweep ends.
+        let mut status = addr.send(GetMemoryStatus).await.unwrap();
+        for _ in 0..500 {
+            if status.files == 1 {
+                break;
+            }
+            actix::clock::sleep(Duration::from_millis(20)).await;
+            status = addr.send(GetMemoryStatus).await.unwrap();
+        }
         assert_eq!(status.files, 1);
         assert!(status.sweeps >= 2);
     }
