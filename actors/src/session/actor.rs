@@ -315,7 +315,7 @@ impl Handler<SendChat> for SessionActor {
             Ok(Parsed::Inline { directives, rest }) => {
                 let view = self.view();
                 if let Err(answer) = commands::inline(&view, directives, &mut overrides) {
-                    return self.directive_reply(run_id, answer);
+                    return self.directive_reply(run_id, answer.to_string());
                 }
                 rest
             }

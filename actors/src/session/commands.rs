@@ -14,7 +14,7 @@ use super::*;
 use crate::compaction::job::Keep;
 use crate::context::ContextFiles;
 use crate::session::autocompact::{Refused, Then};
-use crate::session::directives::Directive;
+use crate::session::directives::{Directive, DirectiveError};
 use crate::session::history::History;
 use crate::session::queue::{parse_queue_directive, QueueSettings};
 
@@ -53,7 +53,7 @@ pub(super) fn decide(d: Directive, v: &View, f: &Facts) -> Decision {
         Directive::Model(m) => model(v, m),
         Directive::New(Some(m)) => match v.check_model(&m) {
             Ok(()) => Decision::New(Some(m)),
-            Err(e) => say(e),
+            Err(e) => say(e.to_string()),
         },
         Directive::New(None) => Decision::New(None),
         Directive::Agent(id) => agent(v, id),
@@ -76,7 +76,11 @@ pub(super) fn decide(d: Directive, v: &View, f: &Facts) -> Decision {
 }
 
 /// Inline directives: they set `o` for this message's run only.
-pub(super) fn inline(v: &View, list: Vec<Directive>, o: &mut RunOverrides) -> Result<(), String> {
+pub(super) fn inline(
+    v: &View,
+    list: Vec<Directive>,
+    o: &mut RunOverrides,
+) -> Result<(), DirectiveError> {
     for d in list {
         match d {
             Directive::Think(Some(l)) => o.thinking = Some(l),
@@ -206,7 +210,7 @@ fn model(v: &View, m: Option<String>) -> Decision {
                 e.model_override = Some(m.clone());
                 Decision::Set(format!("Model set to {m}."), Box::new(e))
             }
-            Err(e) => Decision::Say(e),
+            Err(e) => Decision::Say(e.to_string()),
         },
         None => {
             let current = v.model().unwrap_or_else(|| "unknown".into());

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::directives::DirectiveError;
 use super::history::History;
 use super::state::ActiveRun;
 use super::{RunOverrides, SessionDeps, SessionEntry, SubagentDone};
@@ -90,13 +91,12 @@ impl<'a> View<'a> {
     }
 
     /// Checks a model ref and that this session's agent can run it.
-    pub fn check_model(&self, model: &str) -> Result<(), String> {
-        ModelRef::parse(model).map_err(|e| format!("Invalid model {model:?}: {e}"))?;
-        self.deps
-            .models
-            .candidates(self.agent(), Some(model))
-            .map(|_| ())
-            .map_err(|e| format!("Invalid model {model:?}: {e}"))
+    pub fn check_model(&self, model: &str) -> Result<(), DirectiveError> {
+        let invalid =
+            |e: ModelRefError| DirectiveError::from(format!("Invalid model {model:?}: {e}"));
+        ModelRef::parse(model).map_err(invalid)?;
+        let candidates = self.deps.models.candidates(self.agent(), Some(model));
+        candidates.map(|_| ()).map_err(invalid)
     }
 
     /// The context window of the first of `models`.
