@@ -89,7 +89,7 @@ async function readErrors(name) {
 try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
-  const { settled, mark } = watch(page, WAIT.timeout);
+  const { settled, mark, load } = watch(page, WAIT.timeout);
   page.on("console", (m) => {
     if (m.type() === "error") seen.consoleErrors.push(`[${current}] ${m.text().slice(0, 300)}`);
   });
@@ -147,9 +147,7 @@ try {
     step = `open the ${name} page`;
     current = name;
     record(name);
-    const before = mark();
-    await page.goto(`${base}${path}`);
-    await settled(before);
+    await load(`${base}${path}`);
     if (name === "sessions") {
       const row = page.getByText("agent:main:main").first();
       await row.waitFor(WAIT);

@@ -31,7 +31,7 @@ let page;
 try {
   page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
   const pending = new Map();
-  const { frames, settled, mark } = watch(page, WAIT.timeout);
+  const { frames, load } = watch(page, WAIT.timeout);
   let saveAnswer = null;
   page.on("websocket", (ws) => {
     ws.on("framesent", (f) => {
@@ -60,9 +60,7 @@ try {
   const links = await page.evaluate(() => [...new Set([...document.querySelectorAll("a[href]")]
     .map((a) => a.getAttribute("href")).filter((h) => h && h.startsWith("/settings/")))]);
   for (const href of links) {
-    const before = mark();
-    await page.goto(`${base}${href}`);
-    await settled(before);
+    await load(`${base}${href}`);
     seen.pages[href] = await page.evaluate(() => document.body.innerText + "\n" +
       [...document.querySelectorAll("input, textarea")].map((e) => e.value).join("\n"));
   }

@@ -7,7 +7,15 @@
 //                   load is in flight, and nothing new starts within two
 //                   frames (a page that asks in sequence, or loads a view's
 //                   code before it asks, is waited for to the end);
-//                   throws after `timeout` ms naming what is unanswered.
+//                   throws after `timeout` ms naming what is unanswered;
+//   load(url)       goes to `url` and settles; a page that lands on
+//                   OpenClaw's login gate is loaded again (up to 3 times).
+//                   Under load the UI may send `connect` before the
+//                   challenge arrives (its 750 ms fallback); the gateway
+//                   answers "device nonce required", as the protocol says,
+//                   and the UI shows its login gate with this browser's own
+//                   token in the field. A user reloads; so does the test,
+//                   and what it reads is a signed-in page.
 
 export function watch(page, timeout = 20_000) {
   const methods = new Map();
@@ -69,5 +77,14 @@ export function watch(page, timeout = 20_000) {
       }
     }
   }
-  return { frames, settled, mark: () => sent };
+  async function load(url) {
+    for (let attempt = 1; ; attempt += 1) {
+      const before = sent;
+      await page.goto(url);
+      await settled(before);
+      if ((await page.locator("openclaw-login-gate").count()) === 0) return;
+      if (attempt === 3) throw new Error(`${url} showed the login gate ${attempt} times`);
+    }
+  }
+  return { frames, settled, load, mark: () => sent };
 }
