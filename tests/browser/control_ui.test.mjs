@@ -119,7 +119,7 @@ try {
 
   step = "sign in with the token";
   current = "chat";
-  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await load(`${base}/#token=${encodeURIComponent(token)}`);
   const composer = page.getByPlaceholder(/^Message/);
   await composer.waitFor(WAIT);
   await snap("signed-in");

@@ -50,11 +50,11 @@ try {
   });
 
   step = "sign in with the token";
-  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await load(`${base}/#token=${encodeURIComponent(token)}`);
   await page.getByPlaceholder(/^Message/).waitFor(WAIT);
 
   step = "read every settings page";
-  await page.goto(`${base}/config`);
+  await load(`${base}/config`);
   // The settings navigation is rendered once the advanced page's link is.
   await page.locator('a[href="/settings/advanced"]').first().waitFor({ state: "attached", ...WAIT });
   const links = await page.evaluate(() => [...new Set([...document.querySelectorAll("a[href]")]
@@ -66,7 +66,7 @@ try {
   }
 
   step = "reveal the raw config";
-  await page.goto(`${base}/settings/advanced`);
+  await load(`${base}/settings/advanced`);
   await page.getByRole("button", { name: "Raw", exact: true }).click(WAIT);
   await page.getByRole("button", { name: "Toggle raw config redaction" }).click(WAIT);
   const editor = page.locator("textarea").first();

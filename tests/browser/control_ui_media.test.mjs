@@ -32,7 +32,7 @@ let page;
 try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
-  const { mark, settled } = watch(page, WAIT.timeout);
+  const { mark, settled, load } = watch(page, WAIT.timeout);
   page.on("console", (m) => {
     if (m.type() === "error") seen.consoleErrors.push(m.text().slice(0, 300));
   });
@@ -47,7 +47,7 @@ try {
 
   step = "sign in with the token: the main session's history shows";
   const opened = mark();
-  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await load(`${base}/#token=${encodeURIComponent(token)}`);
   await page.getByPlaceholder(/^Message/).waitFor(WAIT);
   await page.getByText("here is the picture and the invoice").first().waitFor(WAIT);
 

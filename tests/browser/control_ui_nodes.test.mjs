@@ -21,17 +21,17 @@ mkdirSync(artifacts, { recursive: true });
 const WAIT = { timeout: 20_000 };
 const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], approveAnswered: null };
 let step = "launch";
-const { browser, context, page, frames, mark, settled } = await openRecorded(seen, {
+const { browser, context, page, frames, mark, settled, load } = await openRecorded(seen, {
   onAnswer: (method, j) => { if (method === "node.pair.approve") seen.approveAnswered = j.ok; },
 });
 try {
   step = "sign in";
-  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await load(`${base}/#token=${encodeURIComponent(token)}`);
   await page.getByPlaceholder(/^Message/).waitFor(WAIT);
 
   step = "open the nodes page and find the node";
   const opened = mark();
-  await page.goto(`${base}/nodes`);
+  await load(`${base}/nodes`);
   await page.getByText(nodeName).first().waitFor(WAIT);
   await settled(opened);
   seen.before = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);

@@ -20,13 +20,13 @@ mkdirSync(artifacts, { recursive: true });
 const WAIT = { timeout: 20_000 };
 const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], resolveSent: null, resolveAnswered: null, buttons: [] };
 let step = "launch";
-const { browser, context, page, frames, mark, settled } = await openRecorded(seen, {
+const { browser, context, page, frames, mark, settled, load } = await openRecorded(seen, {
   onRequest: (j) => { if (j.method === "question.resolve") seen.resolveSent = j.params; },
   onAnswer: (method, j) => { if (method === "question.resolve") seen.resolveAnswered = j.ok; },
 });
 try {
   step = "sign in and find the question (its panel takes the composer's place)";
-  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await load(`${base}/#token=${encodeURIComponent(token)}`);
   await page.locator(`text=${question} >> visible=true`).first().waitFor(WAIT);
   await page.getByRole("button", { name: /^submit$/i }).first().waitFor(WAIT);
   await frames();

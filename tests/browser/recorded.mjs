@@ -3,7 +3,7 @@
 // (`seen.requests`), each failed answer kept (`seen.failedCalls`), console
 // errors and page errors too. `onRequest(frame)` sees each request,
 // `onAnswer(method, frame)` each answer. Also returns `settle.mjs`'s
-// `frames`, `mark` and `settled` for the page.
+// `frames`, `mark`, `settled` and `load` for the page.
 
 import { chromium } from "playwright-core";
 import { watch } from "./settle.mjs";
