@@ -35,7 +35,7 @@ fn schema(props: Value, required: &[&str]) -> Arc<Map<String, Value>> {
     Arc::new(m)
 }
 
-/// A tool's definition (None: no such tool).
+/// A tool's definition (None: no such tool); a declared table.
 pub fn tool(name: &str) -> Option<Tool> {
     let key = json!({"type": "string", "description": "The session key (conversations_list gives them)."});
     let (description, props, required): (&str, Value, &[&str]) = match name {

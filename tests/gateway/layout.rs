@@ -50,7 +50,7 @@ fn module_of(root: &Path, file: &Path) -> Vec<String> {
 
 /// The source without its `#[cfg(test)] mod tests { .. }` block (tests may
 /// reach anywhere).
-fn without_tests(src: &str) -> &str {
+pub(super) fn without_tests(src: &str) -> &str {
     match src.find("#[cfg(test)]\nmod tests {") {
         Some(i) => &src[..i],
         None => src,
@@ -293,11 +293,11 @@ fn actor_messages_reply_with_typed_errors() {
     assert!(untyped_replies("#[rtype(result = \"Result<u8, StoreError>\")]").is_empty());
 }
 
-const MAX_HANDLER_LINES: usize = 60;
+pub(super) const MAX_HANDLER_LINES: usize = 60;
 
 /// `(line, length)` of every function body longer than `max` lines whose
 /// first line `picks` (trimmed).
-fn long_fns(src: &str, max: usize, picks: impl Fn(&str) -> bool) -> Vec<(usize, usize)> {
+pub(super) fn long_fns(src: &str, max: usize, picks: impl Fn(&str) -> bool) -> Vec<(usize, usize)> {
     let lines: Vec<&str> = src.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
@@ -325,7 +325,7 @@ fn long_handlers(src: &str, max: usize) -> Vec<(usize, usize)> {
 }
 
 /// Whether a (trimmed) line starts a function.
-fn starts_fn(l: &str) -> bool {
+pub(super) fn starts_fn(l: &str) -> bool {
     let l = ["pub(crate) ", "pub(super) ", "pub "]
         .iter()
         .find_map(|p| l.strip_prefix(p))

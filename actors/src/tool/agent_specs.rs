@@ -23,6 +23,7 @@ fn nullable(kind: &str, description: &str) -> Value {
     json!({ "anyOf": [{ "type": kind }, { "type": "null" }], "description": description })
 }
 
+/// The `automations` tool's schema (a declared table).
 fn automations() -> ToolSpec {
     let schedule = json!({
         "type": "object",

@@ -12,6 +12,7 @@ pub fn specs() -> Vec<ToolSpec> {
     all
 }
 
+/// The core tools' specs (a declared table).
 fn core() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
