@@ -109,8 +109,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/subagents/tools.rs", "send", 75),
     ("actors/src/subagents/tools.rs", "spawn", 82),
     ("actors/src/subagents/tools.rs", "manage", 73),
-    ("actors/src/tool/exec.rs", "run", 208),
-    ("actors/src/tool/exec.rs", "process", 172),
     ("actors/src/tool/files.rs", "edit", 67),
     ("actors/src/tool/nodes.rs", "tool", 63),
     ("actors/src/tool/patch.rs", "parse", 103),

@@ -220,100 +220,276 @@ pub struct ExecCtx<'a> {
     pub node_call: &'a super::nodes::NodeCall<'a>,
 }
 
+/// One `exec` call's arguments, checked.
+struct Call {
+    command: String,
+    background: bool,
+    timeout: Duration,
+    yield_after: Duration,
+}
+
+impl Call {
+    fn parse(args: &Value, limits: &ToolLimits) -> Result<Call, ToolOutcome> {
+        let command = str_arg("exec", args, "command")?.to_string();
+        let background = bool_arg(args, "background")?;
+        let timeout = uint_arg("exec", args, "timeout")?;
+        let yield_ms = uint_arg("exec", args, "yieldMs")?;
+        let default_timeout = if background {
+            limits.exec_max_timeout
+        } else {
+            limits.exec_timeout
+        };
+        Ok(Call {
+            command,
+            background,
+            timeout: timeout
+                .map(Duration::from_secs)
+                .unwrap_or(default_timeout)
+                .min(limits.exec_max_timeout),
+            yield_after: yield_ms.map(Duration::from_millis).unwrap_or(DEFAULT_YIELD),
+        })
+    }
+}
+
 pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<bool>) -> ToolOutcome {
-    let (workspace, limits, processes, env) = (cx.workspace, cx.limits, cx.processes, cx.env);
-    let command = match str_arg("exec", args, "command") {
-        Ok(c) => c.to_string(),
+    let call = match Call::parse(args, cx.limits) {
+        Ok(c) => c,
         Err(e) => return e,
     };
-    let background = match bool_arg(args, "background") {
-        Ok(b) => b,
+    // Security and approvals first: nothing starts before it is allowed.
+    if let Err(refused) = allowed(cx, &call.command, &mut cancel).await {
+        return refused;
+    }
+    if cx.policy.host == crate::approvals::Host::Node {
+        let ms = u64::try_from(call.timeout.as_millis()).unwrap_or(u64::MAX);
+        return super::nodes::exec(cx.node_call, cx.policy.node.as_deref(), &call.command, ms)
+            .await;
+    }
+    let running = match command_for(cx, &call.command).await {
+        Ok(cmd) => spawn(cmd, &call, cx.limits.output_cap),
         Err(e) => return e,
     };
-    let (timeout, yield_ms) = match (
-        uint_arg("exec", args, "timeout"),
-        uint_arg("exec", args, "yieldMs"),
-    ) {
-        (Ok(t), Ok(y)) => (t, y),
-        (Err(e), _) | (_, Err(e)) => return e,
+    let running = match running {
+        Ok(r) => r,
+        Err(e) => return e,
     };
-    let default_timeout = if background {
-        limits.exec_max_timeout
-    } else {
-        limits.exec_timeout
+    let owner = Owner {
+        session_key: cx.session_key.clone(),
+        agent_id: cx.agent_id.to_string(),
+        untrusted: cx.untrusted,
     };
-    let timeout = timeout
-        .map(Duration::from_secs)
-        .unwrap_or(default_timeout)
-        .min(limits.exec_max_timeout);
-    let yield_after = yield_ms.map(Duration::from_millis).unwrap_or(DEFAULT_YIELD);
+    if call.background {
+        let (id, pid) = (session_id(), running.pid);
+        cx.processes
+            .insert(id.clone(), running.into_session(owner, &call.command));
+        return ok(format!(
+            "Started in the background: session {id} (pid {}). Use the process tool (poll, log, write, kill) with sessionId {id:?}.",
+            pid.unwrap_or(0)
+        ));
+    }
+    foreground(cx, &call, running, owner, &mut cancel).await
+}
+
+/// A command in the foreground: its output once it ends, else (after
+/// `yieldMs`) a background session with what it printed so far.
+async fn foreground(
+    cx: &ExecCtx<'_>,
+    call: &Call,
+    mut running: Running,
+    owner: Owner,
+    cancel: &mut watch::Receiver<bool>,
+) -> ToolOutcome {
+    let ended = async {
+        while !*running.done.borrow() {
+            if running.done.changed().await.is_err() {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        _ = ended => {}
+        _ = actix::clock::sleep(call.yield_after.min(call.timeout + Duration::from_secs(1))) => {
+            let id = session_id();
+            let so_far = render(&lock(&running.output));
+            cx.processes.insert(id.clone(), running.into_session(owner, &call.command));
+            return ok(format!(
+                "{so_far}\n[still running after {} ms: moved to the background as session {id}; use the process tool to poll or kill it]",
+                call.yield_after.as_millis()
+            ));
+        }
+        _ = wait_cancel(cancel) => {
+            let _ = running.kill.send(());
+            kill_group(running.pid);
+            return error("exec: aborted; the command was killed");
+        }
+    }
+    let o = lock(&running.output);
+    if o.timed_out {
+        return error(format!(
+            "exec: command timed out after {}s and was killed",
+            call.timeout.as_secs()
+        ));
+    }
+    finished(&o)
+}
+
+/// A background session's id.
+fn session_id() -> String {
+    format!("bg_{}", &ulid::Ulid::generate().to_string()[16..]).to_lowercase()
+}
+
+/// Whether `command` may run: never on this host for a stranger's turn;
+/// else the approvals' verdict (or, without them, not under `deny`).
+async fn allowed(
+    cx: &ExecCtx<'_>,
+    command: &str,
+    cancel: &mut watch::Receiver<bool>,
+) -> Result<(), ToolOutcome> {
     if cx.untrusted && cx.policy.host != crate::approvals::Host::Sandbox {
         // The session's policy already says so (`SessionActor::exec_policy`);
         // this is the executor's own word on it.
-        return blocked("exec: not run: a turn that holds a message from someone who is not the operator never runs commands on this host");
+        return Err(blocked("exec: not run: a turn that holds a message from someone who is not the operator never runs commands on this host"));
     }
-    // Security and approvals first: nothing starts before it is allowed.
-    if let Some(approvals) = &cx.approvals {
-        let line = command.clone();
-        let bins = tokio::task::spawn_blocking(move || crate::approvals::executables(&line))
-            .await
-            .ok()
-            .flatten();
-        let gate = crate::approvals::ExecGate {
-            agent_id: cx.agent_id.to_string(),
-            session_key: cx.session_key.clone(),
-            command: command.clone(),
-            bins,
-            cwd: workspace.display().to_string(),
-            policy: cx.policy.clone(),
-            untrusted: cx.untrusted,
-        };
-        let verdict = tokio::select! {
-            v = approvals.send(gate) => v.unwrap_or_else(|_| Err(crate::approvals::Refused("the approvals service is unavailable".into()))),
-            _ = wait_cancel(&mut cancel) => return error("exec: aborted while waiting for approval"),
-        };
-        if let Err(reason) = verdict {
-            return blocked(format!("exec: not run: {reason}"));
+    let Some(approvals) = &cx.approvals else {
+        if cx.policy.security == crate::approvals::Security::Deny {
+            return Err(blocked(
+                "exec: not run: exec is disabled for this session (security=deny)",
+            ));
         }
-    } else if cx.policy.security == crate::approvals::Security::Deny {
-        return blocked("exec: not run: exec is disabled for this session (security=deny)");
-    }
-    if cx.policy.host == crate::approvals::Host::Node {
-        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-        return super::nodes::exec(cx.node_call, cx.policy.node.as_deref(), &command, ms).await;
-    }
-    let mut cmd = match cx.policy.host {
+        return Ok(());
+    };
+    let line = command.to_string();
+    let bins = tokio::task::spawn_blocking(move || crate::approvals::executables(&line))
+        .await
+        .ok()
+        .flatten();
+    let gate = crate::approvals::ExecGate {
+        agent_id: cx.agent_id.to_string(),
+        session_key: cx.session_key.clone(),
+        command: command.to_string(),
+        bins,
+        cwd: cx.workspace.display().to_string(),
+        policy: cx.policy.clone(),
+        untrusted: cx.untrusted,
+    };
+    let verdict = tokio::select! {
+        v = approvals.send(gate) => v.unwrap_or_else(|_| Err(crate::approvals::Refused("the approvals service is unavailable".into()))),
+        _ = wait_cancel(cancel) => return Err(error("exec: aborted while waiting for approval")),
+    };
+    verdict.map_err(|reason| blocked(format!("exec: not run: {reason}")))
+}
+
+/// The shell that runs `command`: in the sandbox, or `sh -c` in the
+/// workspace.
+async fn command_for(
+    cx: &ExecCtx<'_>,
+    command: &str,
+) -> Result<tokio::process::Command, ToolOutcome> {
+    match cx.policy.host {
         crate::approvals::Host::Sandbox => {
             // Building it looks up bwrap and the system folders: off thread.
-            let sandbox = limits.sandbox.clone();
-            let ws = workspace.to_path_buf();
+            let sandbox = cx.limits.sandbox.clone();
+            let ws = cx.workspace.to_path_buf();
             let turn = super::sandbox::Turn {
                 session_key: cx.session_key.clone(),
                 agent_id: cx.agent_id.to_string(),
                 untrusted: cx.untrusted,
-                env: env.to_vec(),
+                env: cx.env.to_vec(),
             };
-            let line = command.clone();
-            let built =
-                tokio::task::spawn_blocking(move || sandbox.command(&ws, &turn, &line)).await;
-            match built {
-                Ok(Ok(c)) => c,
-                Ok(Err(e)) => return error(e),
-                Err(e) => return error(format!("exec: the sandbox could not be prepared: {e}")),
+            let line = command.to_string();
+            match tokio::task::spawn_blocking(move || sandbox.command(&ws, &turn, &line)).await {
+                Ok(Ok(c)) => Ok(c),
+                Ok(Err(e)) => Err(error(e)),
+                Err(e) => Err(error(format!(
+                    "exec: the sandbox could not be prepared: {e}"
+                ))),
             }
         }
-        crate::approvals::Host::Node => return error("exec: host node is handled above"),
+        crate::approvals::Host::Node => Err(error("exec: host node is handled above")),
         crate::approvals::Host::Gateway => {
             let mut c = tokio::process::Command::new("sh");
             c.arg("-c")
-                .arg(&command)
-                .current_dir(workspace)
-                .envs(env.iter().map(|(k, v)| (k, v)));
-            c
+                .arg(command)
+                .current_dir(cx.workspace)
+                .envs(cx.env.iter().map(|(k, v)| (k, v)));
+            Ok(c)
+        }
+    }
+}
+
+/// The reaper of `child`: gathers its output, waits for it (or kills it on
+/// timeout / request), then kills what it left in its group and says done.
+async fn reap(
+    mut child: tokio::process::Child,
+    (stdout, stderr): (tokio::process::ChildStdout, tokio::process::ChildStderr),
+    o: Shared,
+    cap: usize,
+    timeout: Duration,
+    kill_rx: tokio::sync::oneshot::Receiver<()>,
+    done_tx: watch::Sender<bool>,
+) {
+    let pid = child.id();
+    let pumps = async {
+        tokio::join!(
+            pump(stdout, o.clone(), cap, false),
+            pump(stderr, o.clone(), cap, true)
+        );
+        child.wait().await
+    };
+    let status = tokio::select! {
+        s = pumps => s.ok().and_then(|s| s.code()),
+        _ = actix::clock::sleep(timeout) => {
+            kill_group(pid);
+            let _ = child.wait().await;
+            lock(&o).timed_out = true;
+            None
+        }
+        _ = kill_rx => {
+            kill_group(pid);
+            let _ = child.wait().await;
+            None
         }
     };
-    let mut child = match cmd
-        .stdin(if background {
+    kill_group(pid);
+    lock(&o).exit = Some(status);
+    let _ = done_tx.send(true);
+}
+
+/// A started command: its reaper gathers the output into `output` and says
+/// `done` once the child and its group are gone.
+struct Running {
+    pid: Option<u32>,
+    stdin: Option<ChildStdin>,
+    output: Shared,
+    done: watch::Receiver<bool>,
+    kill: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Running {
+    fn into_session(self, owner: Owner, command: &str) -> Session {
+        Session {
+            owner,
+            command: command.to_string(),
+            pid: self.pid,
+            started: Instant::now(),
+            output: self.output,
+            stdin: self.stdin,
+            polled: (0, 0),
+            kill: Some(self.kill),
+        }
+    }
+}
+
+/// Starts `cmd` in its own process group (stdin open for a background
+/// command) and its reaper: it gathers output, waits for the child (or
+/// kills it on timeout / request), then kills what it left in its group.
+fn spawn(
+    mut cmd: tokio::process::Command,
+    call: &Call,
+    cap: usize,
+) -> Result<Running, ToolOutcome> {
+    let mut child = cmd
+        .stdin(if call.background {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -323,110 +499,33 @@ pub async fn run(cx: &ExecCtx<'_>, args: &Value, mut cancel: watch::Receiver<boo
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => return error(format!("exec: cannot start the shell: {e}")),
-    };
+        .map_err(|e| error(format!("exec: cannot start the shell: {e}")))?;
     let pid = child.id();
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         kill_group(pid);
-        return error("exec: no output pipes");
+        return Err(error("exec: no output pipes"));
     };
     let stdin = child.stdin.take();
     let output: Shared = Arc::default();
-    let cap = limits.output_cap;
-    let (done_tx, mut done) = watch::channel(false);
-    let (kill_tx, kill_rx) = tokio::sync::oneshot::channel::<()>();
-    // The reaper: gathers output, waits for the child (or kills it on
-    // timeout / request), then kills what it left in its group.
-    let o = output.clone();
-    tokio::spawn(async move {
-        let pumps = async {
-            tokio::join!(
-                pump(stdout, o.clone(), cap, false),
-                pump(stderr, o.clone(), cap, true)
-            );
-            child.wait().await
-        };
-        let status = tokio::select! {
-            s = pumps => s.ok().and_then(|s| s.code()),
-            _ = actix::clock::sleep(timeout) => {
-                kill_group(pid);
-                let _ = child.wait().await;
-                lock(&o).timed_out = true;
-                None
-            }
-            _ = kill_rx => {
-                kill_group(pid);
-                let _ = child.wait().await;
-                None
-            }
-        };
-        kill_group(pid);
-        lock(&o).exit = Some(status);
-        let _ = done_tx.send(true);
-    });
-    let id = || format!("bg_{}", &ulid::Ulid::generate().to_string()[16..]).to_lowercase();
-    let owner = Owner {
-        session_key: cx.session_key.clone(),
-        agent_id: cx.agent_id.to_string(),
-        untrusted: cx.untrusted,
-    };
-    if background {
-        let id = id();
-        processes.insert(
-            id.clone(),
-            Session {
-                owner,
-                command: command.clone(),
-                pid,
-                started: Instant::now(),
-                output,
-                stdin,
-                polled: (0, 0),
-                kill: Some(kill_tx),
-            },
-        );
-        return ok(format!(
-            "Started in the background: session {id} (pid {}). Use the process tool (poll, log, write, kill) with sessionId {id:?}.",
-            pid.unwrap_or(0)
-        ));
-    }
-    let ended = async {
-        while !*done.borrow() {
-            if done.changed().await.is_err() {
-                break;
-            }
-        }
-    };
-    tokio::select! {
-        _ = ended => {}
-        _ = actix::clock::sleep(yield_after.min(timeout + Duration::from_secs(1))) => {
-            let id = id();
-            let so_far = render(&lock(&output));
-            processes.insert(
-                id.clone(),
-                Session { owner, command: command.clone(), pid, started: Instant::now(), output, stdin, polled: (0, 0), kill: Some(kill_tx) },
-            );
-            return ok(format!(
-                "{so_far}\n[still running after {} ms: moved to the background as session {id}; use the process tool to poll or kill it]",
-                yield_after.as_millis()
-            ));
-        }
-        _ = wait_cancel(&mut cancel) => {
-            let _ = kill_tx.send(());
-            kill_group(pid);
-            return error("exec: aborted; the command was killed");
-        }
-    }
-    let o = lock(&output);
-    if o.timed_out {
-        return error(format!(
-            "exec: command timed out after {}s and was killed",
-            timeout.as_secs()
-        ));
-    }
-    finished(&o)
+    let (done_tx, done) = watch::channel(false);
+    let (kill, kill_rx) = tokio::sync::oneshot::channel::<()>();
+    let pipes = (stdout, stderr);
+    tokio::spawn(reap(
+        child,
+        pipes,
+        output.clone(),
+        cap,
+        call.timeout,
+        kill_rx,
+        done_tx,
+    ));
+    Ok(Running {
+        pid,
+        stdin,
+        output,
+        done,
+        kill,
+    })
 }
 
 /// `process {action, sessionId?, data?, eof?, offset?, limit?}`: the
@@ -437,152 +536,30 @@ pub async fn process(processes: &Processes, caller: &Owner, args: &Value) -> Too
         Ok(a) => a.to_string(),
         Err(e) => return e,
     };
-    if action == "list" {
-        let mut rows: Vec<(Instant, String)> = processes.with(|s| {
-            s.iter()
-                .filter(|(_, v)| caller.sees(&v.owner))
-                .map(|(id, v)| {
-                    let state = match lock(&v.output).exit {
-                        None => "running".to_string(),
-                        Some(Some(c)) => format!("exited {c}"),
-                        Some(None) => "killed".to_string(),
-                    };
-                    (
-                        v.started,
-                        format!(
-                            "{id}  {state}  {}s  {}",
-                            v.started.elapsed().as_secs(),
-                            v.command
-                        ),
-                    )
-                })
-                .collect()
-        });
-        rows.sort();
-        if rows.is_empty() {
-            return ok("No background sessions.");
+    match action.as_str() {
+        "list" => return list(processes, caller),
+        "clear" => return clear(processes, caller),
+        "poll" | "log" | "write" | "kill" | "remove" => {}
+        _ => {
+            return error(format!(
+                "process: unknown action {action:?} (list, poll, log, write, kill, remove, clear)"
+            ))
         }
-        return ok(rows
-            .into_iter()
-            .map(|(_, r)| r)
-            .collect::<Vec<_>>()
-            .join("\n"));
-    }
-    if action == "clear" {
-        let n = processes.with(|s| {
-            let before = s.len();
-            s.retain(|_, v| !caller.sees(&v.owner) || lock(&v.output).exit.is_none());
-            before - s.len()
-        });
-        return ok(format!("Removed {n} finished sessions."));
     }
     let id = match str_arg("process", args, "sessionId") {
         Ok(i) => i.to_string(),
         Err(e) => return e,
     };
-    let unknown = || {
-        error(format!(
-            "process: no session {id:?} (process list shows them)"
-        ))
-    };
-    if !matches!(
-        action.as_str(),
-        "poll" | "log" | "write" | "kill" | "remove"
-    ) {
-        return error(format!(
-            "process: unknown action {action:?} (list, poll, log, write, kill, remove, clear)"
-        ));
-    }
     if !processes.with(|s| s.get(&id).is_some_and(|v| caller.sees(&v.owner))) {
-        return unknown();
+        return unknown(&id);
     }
     match action.as_str() {
-        "poll" => processes.with(|s| {
-            let Some(v) = s.get_mut(&id) else {
-                return unknown();
-            };
-            let o = lock(&v.output);
-            let new_out =
-                String::from_utf8_lossy(&o.out[v.polled.0.min(o.out.len())..]).into_owned();
-            let new_err =
-                String::from_utf8_lossy(&o.err[v.polled.1.min(o.err.len())..]).into_owned();
-            let polled = (o.out.len(), o.err.len());
-            let state = match o.exit {
-                None => "running".to_string(),
-                Some(Some(c)) => format!("exited with code {c}"),
-                Some(None) if o.timed_out => "timed out and killed".to_string(),
-                Some(None) => "killed".to_string(),
-            };
-            drop(o);
-            v.polled = polled;
-            let mut text = format!("[{id}: {state}]");
-            for part in [new_out, new_err] {
-                if !part.is_empty() {
-                    text.push('\n');
-                    text.push_str(&part);
-                }
-            }
-            ok(text)
-        }),
-        "log" => {
-            let (offset, limit) = match (
-                uint_arg("process", args, "offset"),
-                uint_arg("process", args, "limit"),
-            ) {
-                (Ok(o), Ok(l)) => (
-                    usize::try_from(o.unwrap_or(0)).unwrap_or(usize::MAX),
-                    l.map_or(200, |l| usize::try_from(l).unwrap_or(usize::MAX)),
-                ),
-                (Err(e), _) | (_, Err(e)) => return e,
-            };
-            processes.with(|s| {
-                let Some(v) = s.get(&id) else {
-                    return unknown();
-                };
-                let all = render(&lock(&v.output));
-                let lines: Vec<&str> = all.lines().collect();
-                let end = offset.saturating_add(limit).min(lines.len());
-                let mut text = lines[offset.min(end)..end].join("\n");
-                if end < lines.len() {
-                    text.push_str(&format!(
-                        "\n[{} more lines; continue with offset {end}]",
-                        lines.len() - end
-                    ));
-                }
-                ok(text)
-            })
-        }
-        "write" => {
-            let data = match args.get("data") {
-                Some(Value::String(d)) => d.clone(),
-                _ => return error("process: `data` (string) is required for write"),
-            };
-            let eof = matches!(args.get("eof"), Some(Value::Bool(true)));
-            let stdin = processes.with(|s| s.get_mut(&id).map(|v| v.stdin.take()));
-            let Some(stdin) = stdin else { return unknown() };
-            let Some(mut stdin) = stdin else {
-                return error(format!("process: session {id} has no open stdin (only background: true commands take input; eof closes it)"));
-            };
-            if let Err(e) = stdin.write_all(data.as_bytes()).await {
-                return error(format!("process: write to {id}: {e}"));
-            }
-            let _ = stdin.flush().await;
-            if !eof {
-                processes.with(|s| {
-                    if let Some(v) = s.get_mut(&id) {
-                        v.stdin = Some(stdin);
-                    }
-                });
-            }
-            ok(format!(
-                "Wrote {} bytes to {id}{}.",
-                data.len(),
-                if eof { " and closed its stdin" } else { "" }
-            ))
-        }
+        "poll" => poll(processes, &id),
+        "log" => log(processes, &id, args),
+        "write" => write(processes, &id, args).await,
         "kill" => processes.with(|s| {
             let Some(v) = s.get_mut(&id) else {
-                return unknown();
+                return unknown(&id);
             };
             if let Some(k) = v.kill.take() {
                 let _ = k.send(());
@@ -590,17 +567,147 @@ pub async fn process(processes: &Processes, caller: &Owner, args: &Value) -> Too
             kill_group(v.pid);
             ok(format!("Killed session {id}."))
         }),
-        "remove" => processes.with(|s| match s.remove(&id) {
+        _ => processes.with(|s| match s.remove(&id) {
             Some(mut v) => {
                 if let Some(k) = v.kill.take() {
                     let _ = k.send(());
                 }
                 ok(format!("Removed session {id}."))
             }
-            None => unknown(),
+            None => unknown(&id),
         }),
-        other => error(format!(
-            "process: unknown action {other:?} (list, poll, log, write, kill, remove, clear)"
-        )),
     }
+}
+
+/// What `process` answers for a session the caller cannot see or that is
+/// gone.
+fn unknown(id: &str) -> ToolOutcome {
+    error(format!(
+        "process: no session {id:?} (process list shows them)"
+    ))
+}
+
+/// `process list`: the caller's sessions, oldest first.
+fn list(processes: &Processes, caller: &Owner) -> ToolOutcome {
+    let mut rows: Vec<(Instant, String)> = processes.with(|s| {
+        s.iter()
+            .filter(|(_, v)| caller.sees(&v.owner))
+            .map(|(id, v)| {
+                let state = match lock(&v.output).exit {
+                    None => "running".to_string(),
+                    Some(Some(c)) => format!("exited {c}"),
+                    Some(None) => "killed".to_string(),
+                };
+                let age = v.started.elapsed().as_secs();
+                (v.started, format!("{id}  {state}  {age}s  {}", v.command))
+            })
+            .collect()
+    });
+    rows.sort();
+    if rows.is_empty() {
+        return ok("No background sessions.");
+    }
+    let rows: Vec<String> = rows.into_iter().map(|(_, r)| r).collect();
+    ok(rows.join("\n"))
+}
+
+/// `process clear`: the caller's finished sessions removed.
+fn clear(processes: &Processes, caller: &Owner) -> ToolOutcome {
+    let n = processes.with(|s| {
+        let before = s.len();
+        s.retain(|_, v| !caller.sees(&v.owner) || lock(&v.output).exit.is_none());
+        before - s.len()
+    });
+    ok(format!("Removed {n} finished sessions."))
+}
+
+/// `process poll`: the state and the output since the last poll.
+fn poll(processes: &Processes, id: &str) -> ToolOutcome {
+    processes.with(|s| {
+        let Some(v) = s.get_mut(id) else {
+            return unknown(id);
+        };
+        let o = lock(&v.output);
+        let new_out = String::from_utf8_lossy(&o.out[v.polled.0.min(o.out.len())..]).into_owned();
+        let new_err = String::from_utf8_lossy(&o.err[v.polled.1.min(o.err.len())..]).into_owned();
+        let polled = (o.out.len(), o.err.len());
+        let state = match o.exit {
+            None => "running".to_string(),
+            Some(Some(c)) => format!("exited with code {c}"),
+            Some(None) if o.timed_out => "timed out and killed".to_string(),
+            Some(None) => "killed".to_string(),
+        };
+        drop(o);
+        v.polled = polled;
+        let mut text = format!("[{id}: {state}]");
+        for part in [new_out, new_err] {
+            if !part.is_empty() {
+                text.push('\n');
+                text.push_str(&part);
+            }
+        }
+        ok(text)
+    })
+}
+
+/// `process log {offset?, limit?}`: lines of the whole output.
+fn log(processes: &Processes, id: &str, args: &Value) -> ToolOutcome {
+    let (offset, limit) = match (
+        uint_arg("process", args, "offset"),
+        uint_arg("process", args, "limit"),
+    ) {
+        (Ok(o), Ok(l)) => (
+            usize::try_from(o.unwrap_or(0)).unwrap_or(usize::MAX),
+            l.map_or(200, |l| usize::try_from(l).unwrap_or(usize::MAX)),
+        ),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    processes.with(|s| {
+        let Some(v) = s.get(id) else {
+            return unknown(id);
+        };
+        let all = render(&lock(&v.output));
+        let lines: Vec<&str> = all.lines().collect();
+        let end = offset.saturating_add(limit).min(lines.len());
+        let mut text = lines[offset.min(end)..end].join("\n");
+        if end < lines.len() {
+            text.push_str(&format!(
+                "\n[{} more lines; continue with offset {end}]",
+                lines.len() - end
+            ));
+        }
+        ok(text)
+    })
+}
+
+/// `process write {data, eof?}`: to a background command's stdin.
+async fn write(processes: &Processes, id: &str, args: &Value) -> ToolOutcome {
+    let data = match args.get("data") {
+        Some(Value::String(d)) => d.clone(),
+        _ => return error("process: `data` (string) is required for write"),
+    };
+    let eof = matches!(args.get("eof"), Some(Value::Bool(true)));
+    let stdin = processes.with(|s| s.get_mut(id).map(|v| v.stdin.take()));
+    let Some(stdin) = stdin else {
+        return unknown(id);
+    };
+    let Some(mut stdin) = stdin else {
+        return error(format!("process: session {id} has no open stdin (only background: true commands take input; eof closes it)"));
+    };
+    if let Err(e) = stdin.write_all(data.as_bytes()).await {
+        return error(format!("process: write to {id}: {e}"));
+    }
+    let _ = stdin.flush().await;
+    if !eof {
+        processes.with(|s| {
+            if let Some(v) = s.get_mut(id) {
+                v.stdin = Some(stdin);
+            }
+        });
+    }
+    ok(format!(
+        "Wrote {} bytes to {id}{}.",
+        data.len(),
+        if eof { " and closed its stdin" } else { "" }
+    ))
 }
