@@ -120,12 +120,38 @@ fn agent_of(req: &HttpRequest, model: Option<&str>, default: &str) -> String {
         .to_ascii_lowercase()
 }
 
-fn chunk(id: &str, created: u64, model: &str, delta: Value, finish: Option<&str>) -> Bytes {
-    let c = json!({
-        "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-        "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
-    });
-    Bytes::from(format!("data: {c}\n\n"))
+/// One completion's names: its id, when it was made, the model asked for.
+#[derive(Clone)]
+struct Completion {
+    id: String,
+    created: u64,
+    model: String,
+}
+
+impl Completion {
+    /// One `chat.completion.chunk` SSE event.
+    fn chunk(&self, delta: Value, finish: Option<&str>) -> Bytes {
+        let c = json!({
+            "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+            "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }],
+        });
+        Bytes::from(format!("data: {c}\n\n"))
+    }
+
+    /// The whole `chat.completion`.
+    fn whole(&self, r: &RunResult) -> HttpResponse {
+        HttpResponse::Ok().json(json!({
+            "id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": r.outcome.text() }, "finish_reason": finish_reason(r) }],
+            "usage": usage_of(r),
+        }))
+    }
+}
+
+/// An SSE error event.
+fn error_event(message: &str) -> Bytes {
+    let e = json!({ "error": { "message": message, "type": "server_error" } });
+    Bytes::from(format!("data: {e}\n\n"))
 }
 
 fn finish_reason(r: &RunResult) -> &'static str {
@@ -141,50 +167,82 @@ fn usage_of(r: &RunResult) -> Value {
     json!({ "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output })
 }
 
-async fn chat_completions(
-    req: HttpRequest,
-    body: web::Bytes,
-    state: web::Data<SharedState>,
-) -> HttpResponse {
-    use actix_web::http::StatusCode;
-    if !enabled(&state) {
-        return not_found();
+fn bad_request(m: &str) -> HttpResponse {
+    oai_error(
+        actix_web::http::StatusCode::BAD_REQUEST,
+        "invalid_request_error",
+        m,
+    )
+}
+
+/// What a request asks: its session, the prompt's last user message and
+/// where it is, whether it streams.
+struct Asked<'a> {
+    messages: &'a [Value],
+    last_user: usize,
+    text: String,
+    model: Option<&'a str>,
+    stream: bool,
+}
+
+impl<'a> Asked<'a> {
+    fn read(body: &'a Value) -> Result<Asked<'a>, HttpResponse> {
+        let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+            return Err(bad_request("`messages` (an array) is required"));
+        };
+        let Some(last_user) = messages
+            .iter()
+            .rposition(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        else {
+            return Err(bad_request("`messages` needs a user message"));
+        };
+        let text = sanitize_text(&content_text(&messages[last_user]["content"]));
+        if text.trim().is_empty() {
+            return Err(bad_request("the last user message is empty"));
+        }
+        Ok(Asked {
+            messages,
+            last_user,
+            text,
+            model: body.get("model").and_then(Value::as_str),
+            stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        })
     }
-    if let Err(refused) = super::auth::check_bearer(&req, &state, "/v1/chat/completions") {
-        return refused.response();
+
+    /// The prompt: for a new session the earlier messages of the request
+    /// come first, as context.
+    fn prompt(&self, known: bool) -> String {
+        let mut prompt = String::new();
+        if !known && self.last_user > 0 {
+            prompt.push_str("[Earlier messages of this conversation]\n");
+            for m in &self.messages[..self.last_user] {
+                let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+                prompt.push_str(&format!("{role}: {}\n", content_text(&m["content"])));
+            }
+            prompt.push_str("\n[Current message]\n");
+        }
+        prompt.push_str(&self.text);
+        prompt
     }
-    let bad = |m: &str| oai_error(StatusCode::BAD_REQUEST, "invalid_request_error", m);
-    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
-        return bad("the body must be a JSON object");
-    };
-    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
-        return bad("`messages` (an array) is required");
-    };
-    let model = body.get("model").and_then(Value::as_str);
-    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let settings = state.live.settings();
-    let agent = agent_of(&req, model, settings.default_agent_id());
-    if !state.gateway.context.agents.contains(&agent) {
-        return bad(&format!("unknown agent {agent:?}"));
-    }
-    let Some(last_user) = messages
-        .iter()
-        .rposition(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-    else {
-        return bad("`messages` needs a user message");
-    };
-    let text = sanitize_text(&content_text(&messages[last_user]["content"]));
-    if text.trim().is_empty() {
-        return bad("the last user message is empty");
-    }
-    let raw_key = match (
-        req.headers()
-            .get("x-openclaw-session-key")
-            .and_then(|v| v.to_str().ok()),
-        body.get("user")
-            .and_then(Value::as_str)
-            .filter(|u| !u.trim().is_empty()),
-    ) {
+}
+
+/// The session: `x-openclaw-session-key`, else one per `user`, else a new
+/// one per request.
+fn session_of(
+    req: &HttpRequest,
+    body: &Value,
+    agent: &str,
+    default_agent: &str,
+) -> Result<SessionKey, HttpResponse> {
+    let header = req
+        .headers()
+        .get("x-openclaw-session-key")
+        .and_then(|v| v.to_str().ok());
+    let user = body
+        .get("user")
+        .and_then(Value::as_str)
+        .filter(|u| !u.trim().is_empty());
+    let raw_key = match (header, user) {
         (Some(k), _) => k.to_string(),
         (None, Some(user)) => {
             let user: String = user
@@ -199,112 +257,144 @@ async fn chat_completions(
             ulid::Ulid::generate().to_string().to_lowercase()
         ),
     };
-    let key = match SessionKey::canonical(&raw_key, settings.default_agent_id(), "main") {
-        Ok(k) => k,
-        Err(e) => return bad(&format!("invalid session key: {e}")),
+    SessionKey::canonical(&raw_key, default_agent, "main")
+        .map_err(|e| bad_request(&format!("invalid session key: {e}")))
+}
+
+/// A refused send as OpenAI's error body, with the wire code's status.
+fn send_refused(e: &crate::protocol::errors::ErrorShape) -> HttpResponse {
+    use actix_web::http::StatusCode;
+    let status =
+        StatusCode::from_u16(e.code.http_status()).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+    let kind = if status.is_client_error() {
+        "invalid_request_error"
+    } else {
+        "server_error"
     };
-    // A new session gets the earlier messages of the request as context.
-    let known = matches!(
-        state
-            .gateway
-            .router
-            .send(LookupSession { key: key.clone() })
-            .await,
-        Ok(Ok(Some(_)))
-    );
-    let mut prompt = String::new();
-    if !known && last_user > 0 {
-        prompt.push_str("[Earlier messages of this conversation]\n");
-        for m in &messages[..last_user] {
-            let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-            prompt.push_str(&format!("{role}: {}\n", content_text(&m["content"])));
-        }
-        prompt.push_str("\n[Current message]\n");
+    oai_error(status, kind, &e.message)
+}
+
+async fn chat_completions(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<SharedState>,
+) -> HttpResponse {
+    if !enabled(&state) {
+        return not_found();
     }
-    prompt.push_str(&text);
-    let run_id = format!(
-        "chatcmpl-{}",
-        ulid::Ulid::generate().to_string().to_lowercase()
-    );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    if stream {
-        state.gateway.runs.do_send(WatchRun {
-            run_id: run_id.clone().into(),
-            tx,
-        });
+    if let Err(refused) = super::auth::check_bearer(&req, &state, "/v1/chat/completions") {
+        return refused.response();
     }
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return bad_request("the body must be a JSON object");
+    };
+    let asked = match Asked::read(&body) {
+        Ok(a) => a,
+        Err(refused) => return refused,
+    };
+    let settings = state.live.settings();
+    let agent = agent_of(&req, asked.model, settings.default_agent_id());
+    if !state.gateway.context.agents.contains(&agent) {
+        return bad_request(&format!("unknown agent {agent:?}"));
+    }
+    let key = match session_of(&req, &body, &agent, settings.default_agent_id()) {
+        Ok(k) => k,
+        Err(refused) => return refused,
+    };
+    let lookup = LookupSession { key: key.clone() };
+    let known = matches!(state.gateway.router.send(lookup).await, Ok(Ok(Some(_))));
+    let prompt = asked.prompt(known);
+    let completion = Completion {
+        id: format!(
+            "chatcmpl-{}",
+            ulid::Ulid::generate().to_string().to_lowercase()
+        ),
+        created: ferroclaw_actors::now_ms() / 1000,
+        model: asked.model.unwrap_or("ferroclaw").to_string(),
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    if asked.stream {
+        let run_id = completion.id.clone().into();
+        state.gateway.runs.do_send(WatchRun { run_id, tx });
+    }
+    let ack = match send(&state, &key, &prompt, &completion.id).await {
+        Ok(ack) => ack,
+        Err(refused) => return refused,
+    };
+    let limit = Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1) + 5);
+    if asked.stream {
+        return streamed(completion, limit, rx);
+    }
+    whole(&state, &ack.run_id, limit, &completion).await
+}
+
+/// The prompt to the session as the operator's own message (the bearer
+/// token is the operator's); a full queue is a 429.
+async fn send(
+    state: &SharedState,
+    key: &SessionKey,
+    prompt: &str,
+    run_id: &str,
+) -> Result<ferroclaw_actors::session::SendAck, HttpResponse> {
     let make = || SendChat {
         command_authorized: true,
         origin: None,
         untrusted: false,
         model: None,
-        ..SendChat::text(&prompt, &run_id)
+        ..SendChat::text(prompt, run_id)
     };
-    let ack = match crate::ws::methods::chat::send_to_session(&state, &key, make).await {
-        Ok(ack) => ack,
-        Err(e) => {
-            let status = StatusCode::from_u16(e.code.http_status())
-                .unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            let kind = if status.is_client_error() {
-                "invalid_request_error"
-            } else {
-                "server_error"
-            };
-            return oai_error(status, kind, &e.message);
-        }
-    };
+    let ack = crate::ws::methods::chat::send_to_session(state, key, make)
+        .await
+        .map_err(|e| send_refused(&e))?;
     if ack.status == ferroclaw_actors::session::SendStatus::Dropped {
-        return oai_error(
-            StatusCode::TOO_MANY_REQUESTS,
+        return Err(oai_error(
+            actix_web::http::StatusCode::TOO_MANY_REQUESTS,
             "rate_limit_error",
             "the session's queue is full; send it again later",
-        );
-    }
-    let created = ferroclaw_actors::now_ms() / 1000;
-    let model_name = model.unwrap_or("ferroclaw").to_string();
-    let limit = Duration::from_secs(settings.agents.defaults.timeout_seconds.max(1) + 5);
-    if !stream {
-        let waited = wait_run(&state.gateway.runs, &ack.run_id, None, limit).await;
-        let r = match waited {
-            Waited::Ended(r) => r,
-            _ => {
-                return oai_error(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    "server_error",
-                    "the agent did not answer in time",
-                )
-            }
-        };
-        if let Some(e) = r.outcome.error() {
-            let e = if e.is_empty() { "the run failed" } else { e };
-            return oai_error(StatusCode::BAD_GATEWAY, "server_error", e);
-        }
-        return HttpResponse::Ok().json(json!({
-            "id": run_id, "object": "chat.completion", "created": created, "model": model_name,
-            "choices": [{ "index": 0, "message": { "role": "assistant", "content": r.outcome.text() }, "finish_reason": finish_reason(&r) }],
-            "usage": usage_of(&r),
-        }));
-    }
-    let id = run_id.clone();
-    let body = async_stream(move |out| async move {
-        let _ = out.send(chunk(
-            &id,
-            created,
-            &model_name,
-            json!({ "role": "assistant", "content": "" }),
-            None,
         ));
+    }
+    Ok(ack)
+}
+
+/// The run's answer in one `chat.completion` once it ends.
+async fn whole(
+    state: &SharedState,
+    run_id: &ferroclaw_actors::ids::RunId,
+    limit: Duration,
+    completion: &Completion,
+) -> HttpResponse {
+    use actix_web::http::StatusCode;
+    match wait_run(&state.gateway.runs, run_id, None, limit).await {
+        Waited::Ended(r) => match r.outcome.error() {
+            Some(e) => {
+                let e = if e.is_empty() { "the run failed" } else { e };
+                oai_error(StatusCode::BAD_GATEWAY, "server_error", e)
+            }
+            None => completion.whole(&r),
+        },
+        _ => oai_error(
+            StatusCode::GATEWAY_TIMEOUT,
+            "server_error",
+            "the agent did not answer in time",
+        ),
+    }
+}
+
+/// The run's updates as `chat.completion.chunk` events, then `[DONE]`.
+fn streamed(
+    c: Completion,
+    limit: Duration,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<RunUpdate>,
+) -> HttpResponse {
+    let body = async_stream(move |out| async move {
+        let _ = out.send(c.chunk(json!({ "role": "assistant", "content": "" }), None));
         // The current assistant message's text as streamed so far.
         let mut current = String::new();
         let deadline = tokio::time::Instant::now() + limit;
         loop {
-            let update = match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some(u)) => u,
-                _ => {
-                    let e = json!({ "error": { "message": "the agent did not answer in time", "type": "server_error" } });
-                    let _ = out.send(Bytes::from(format!("data: {e}\n\n")));
-                    break;
-                }
+            let Ok(Some(update)) = tokio::time::timeout_at(deadline, rx.recv()).await else {
+                let _ = out.send(error_event("the agent did not answer in time"));
+                break;
             };
             match update {
                 RunUpdate::Delta { text, fresh } => {
@@ -312,33 +402,19 @@ async fn chat_completions(
                         current.clear();
                     }
                     current.push_str(&text);
-                    let piece = json!({ "content": text });
-                    let _ = out.send(chunk(&id, created, &model_name, piece, None));
+                    let _ = out.send(c.chunk(json!({ "content": text }), None));
                 }
                 RunUpdate::End(r) => {
                     if let Some(e) = r.outcome.error() {
-                        let e = json!({ "error": { "message": e, "type": "server_error" } });
-                        let _ = out.send(Bytes::from(format!("data: {e}\n\n")));
-                    } else {
-                        // What the final adds to the streamed text (a usage footer).
-                        let rest = r.outcome.text().strip_prefix(current.as_str());
-                        if let Some(rest) = rest.filter(|r| !r.is_empty()) {
-                            let _ = out.send(chunk(
-                                &id,
-                                created,
-                                &model_name,
-                                json!({ "content": rest }),
-                                None,
-                            ));
-                        }
-                        let _ = out.send(chunk(
-                            &id,
-                            created,
-                            &model_name,
-                            json!({}),
-                            Some(finish_reason(&r)),
-                        ));
+                        let _ = out.send(error_event(e));
+                        break;
                     }
+                    // What the final adds to the streamed text (a usage footer).
+                    let rest = r.outcome.text().strip_prefix(current.as_str());
+                    if let Some(rest) = rest.filter(|r| !r.is_empty()) {
+                        let _ = out.send(c.chunk(json!({ "content": rest }), None));
+                    }
+                    let _ = out.send(c.chunk(json!({}), Some(finish_reason(&r))));
                     break;
                 }
             }
@@ -370,6 +446,46 @@ fn invoke_error(status: actix_web::http::StatusCode, kind: &str, message: &str) 
         .json(json!({ "ok": false, "error": { "type": kind, "message": message } }))
 }
 
+/// The tool and its arguments (`action` folded into them when they do
+/// not name one).
+fn invocation(body: &Value) -> Result<(&str, Value), &'static str> {
+    let Some(tool) = body
+        .get("tool")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    else {
+        return Err("`tool` (a string) is required");
+    };
+    let mut args = match body.get("args") {
+        None | Some(Value::Null) => json!({}),
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(_) => return Err("`args` must be an object"),
+    };
+    if let Some(action) = body.get("action").and_then(Value::as_str) {
+        if args.get("action").is_none() {
+            args["action"] = json!(action);
+        }
+    }
+    Ok((tool, args))
+}
+
+/// The exec policy of a call on `key`: `tools.exec` (its host, else the
+/// sandbox's choice for the session).
+fn exec_policy(
+    p: &ferroclaw_actors::tool::policy::ToolPolicy,
+    key: &SessionKey,
+) -> ferroclaw_actors::approvals::ExecPolicy {
+    ferroclaw_actors::approvals::ExecPolicy {
+        host: p
+            .exec
+            .host
+            .unwrap_or_else(|| p.exec.sandbox.host_for(key.as_str())),
+        security: p.exec.security,
+        ask: p.exec.ask,
+        node: p.exec.node.as_deref().map(std::sync::Arc::from),
+    }
+}
+
 async fn tools_invoke(
     req: HttpRequest,
     body: web::Bytes,
@@ -383,23 +499,10 @@ async fn tools_invoke(
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         return bad("the body must be a JSON object");
     };
-    let Some(tool) = body
-        .get("tool")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-    else {
-        return bad("`tool` (a string) is required");
+    let (tool, args) = match invocation(&body) {
+        Ok(asked) => asked,
+        Err(e) => return bad(e),
     };
-    let mut args = match body.get("args") {
-        None | Some(Value::Null) => json!({}),
-        Some(a @ Value::Object(_)) => a.clone(),
-        Some(_) => return bad("`args` must be an object"),
-    };
-    if let Some(action) = body.get("action").and_then(Value::as_str) {
-        if args.get("action").is_none() {
-            args["action"] = json!(action);
-        }
-    }
     let settings = state.live.settings();
     let raw_key = body
         .get("sessionKey")
@@ -409,7 +512,7 @@ async fn tools_invoke(
         Ok(k) => k,
         Err(e) => return bad(&format!("invalid sessionKey: {e}")),
     };
-    let agent = key.agent_id().to_string();
+    let agent = key.agent_id();
     let channel = req
         .headers()
         .get("x-openclaw-message-channel")
@@ -422,7 +525,7 @@ async fn tools_invoke(
         untrusted: false,
         channels: vec![channel],
     };
-    let offered = g.tool_policy.offered(&g.tools.all(), &agent, &trust, None);
+    let offered = g.tool_policy.offered(&g.tools.all(), agent, &trust, None);
     if !offered.iter().any(|t| t.name == tool) {
         return invoke_error(
             StatusCode::NOT_FOUND,
@@ -434,28 +537,32 @@ async fn tools_invoke(
         return HttpResponse::Ok()
             .json(json!({ "ok": true, "result": { "dryRun": true, "tool": tool, "args": args } }));
     }
-    let exec = ferroclaw_actors::approvals::ExecPolicy {
-        host: g
-            .tool_policy
-            .exec
-            .host
-            .unwrap_or_else(|| g.tool_policy.exec.sandbox.host_for(key.as_str())),
-        security: g.tool_policy.exec.security,
-        ask: g.tool_policy.exec.ask,
-        node: g.tool_policy.exec.node.as_deref().map(std::sync::Arc::from),
+    let call = ferroclaw_actors::provider::ToolCall {
+        id: format!("http_{}", ulid::Ulid::generate()),
+        name: tool.to_string(),
+        arguments: args,
     };
+    run_tool(g, call, key, trust).await
+}
+
+/// Runs `call` as the operator's, on `key`'s agent, and answers with its
+/// text or its error.
+async fn run_tool(
+    g: &ferroclaw_actors::tree::Gateway,
+    call: ferroclaw_actors::provider::ToolCall,
+    key: SessionKey,
+    trust: ferroclaw_actors::trust::Trust,
+) -> HttpResponse {
+    use actix_web::http::StatusCode;
+    // Kept until the tool answers: the call is never cancelled.
     let (_keep, cancel) = tokio::sync::watch::channel(false);
     let call = ExecuteTool {
-        call: ferroclaw_actors::provider::ToolCall {
-            id: format!("http_{}", ulid::Ulid::generate()),
-            name: tool.to_string(),
-            arguments: args,
-        },
+        call,
         cancel,
         env: Vec::new().into(),
-        session_key: key.clone(),
-        agent_id: agent,
-        exec,
+        exec: exec_policy(&g.tool_policy, &key),
+        agent_id: key.agent_id().to_string(),
+        session_key: key,
         trust,
         progress: None,
         run_id: None,

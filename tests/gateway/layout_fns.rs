@@ -29,8 +29,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/http/admin.rs", "channel_metrics", 91),
     ("src/http/backup.rs", "store", 62),
     ("src/http/hooks.rs", "handle", 87),
-    ("src/http/openai.rs", "chat_completions", 209),
-    ("src/http/openai.rs", "tools_invoke", 104),
     ("src/lib.rs", "start", 144),
     ("src/protocol/audit.rs", "message", 77),
     ("src/protocol/connect.rs", "parse_connect_params", 80),
