@@ -72,18 +72,10 @@ async fn presence(req: HttpRequest, state: web::Data<SharedState>) -> HttpRespon
 }
 
 async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
-    let m = &state.gateway.metrics;
     let mut out = String::with_capacity(2048);
-    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, i64)]| {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for (labels, v) in samples {
-            let _ = writeln!(out, "{name}{labels} {v}");
-        }
-    };
-    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as i64;
-    let geti = |a: &std::sync::atomic::AtomicI64| a.load(Ordering::Relaxed).max(0);
     if let Some(h) = ferroclaw_actors::gateway::heap::stats() {
         metric(
+            &mut out,
             "ferroclaw_heap_bytes",
             "gauge",
             "Heap held by the allocator: in use, and free but still mapped.",
@@ -93,172 +85,10 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
             ],
         );
     }
-    metric(
-        "ferroclaw_connections",
-        "gauge",
-        "Open WebSocket connections.",
-        &[("", geti(&m.connections_open))],
-    );
-    metric(
-        "ferroclaw_connections_total",
-        "counter",
-        "WebSocket connections accepted.",
-        &[("", get(&m.connections_total))],
-    );
-    metric(
-        "ferroclaw_frames_in_total",
-        "counter",
-        "Frames received, by type.",
-        &[
-            ("{type=\"req\"}", get(&m.frames_in_req)),
-            ("{type=\"invalid\"}", get(&m.frames_in_invalid)),
-        ],
-    );
-    metric(
-        "ferroclaw_frames_out_total",
-        "counter",
-        "Frames sent, by type.",
-        &[
-            ("{type=\"res\"}", get(&m.frames_out_res)),
-            ("{type=\"event\"}", get(&m.frames_out_event)),
-        ],
-    );
-    metric(
-        "ferroclaw_events_dropped_slow_total",
-        "counter",
-        "Droppable events skipped for slow consumers.",
-        &[("", get(&m.events_dropped_slow))],
-    );
-    metric(
-        "ferroclaw_slow_consumer_closes_total",
-        "counter",
-        "Connections closed as slow consumers.",
-        &[("", get(&m.slow_consumer_closes))],
-    );
-    metric(
-        "ferroclaw_auth_failures_total",
-        "counter",
-        "Failed authentication attempts.",
-        &[("", get(&m.auth_failures))],
-    );
-    metric(
-        "ferroclaw_mailbox_depth",
-        "gauge",
-        "Messages waiting in singleton actor mailboxes.",
-        &[
-            ("{actor=\"event_bus\"}", geti(&m.bus_mailbox)),
-            ("{actor=\"presence\"}", geti(&m.presence_mailbox)),
-            ("{actor=\"devices\"}", geti(&m.devices_mailbox)),
-            ("{actor=\"idempotency\"}", geti(&m.idempotency_mailbox)),
-        ],
-    );
-    metric(
-        "ferroclaw_sessions_live",
-        "gauge",
-        "Session actors alive (idle sessions stop and come back from the store).",
-        &[("", geti(&m.sessions_live))],
-    );
-    metric(
-        "ferroclaw_session_watchers",
-        "gauge",
-        "Connections watching sessions (the Control UI's session subscriptions).",
-        &[("", geti(&m.session_watchers))],
-    );
-    metric(
-        "ferroclaw_runs_started_total",
-        "counter",
-        "Agent runs started (restarts of failed runs included).",
-        &[("", get(&m.runs_started))],
-    );
-    metric(
-        "ferroclaw_compactions_total",
-        "counter",
-        "Context compactions (automatic, after an overflow, and /compact).",
-        &[("", get(&m.compactions))],
-    );
-    metric(
-        "ferroclaw_agent_waiters",
-        "gauge",
-        "agent.wait calls waiting for a live run.",
-        &[("", geti(&m.waiters))],
-    );
-    metric(
-        "ferroclaw_agent_waits_refused_total",
-        "counter",
-        "agent.wait calls refused at the waiter bound (retryable).",
-        &[("", get(&m.waits_refused))],
-    );
-    for (name, help, v) in [
-        (
-            "ferroclaw_store_writes_total",
-            "Store writes (puts, batches, removes, transactions).",
-            &m.store.writes,
-        ),
-        (
-            "ferroclaw_store_bytes_written_total",
-            "Bytes of values encoded for store writes.",
-            &m.store.bytes_written,
-        ),
-        (
-            "ferroclaw_store_flushes_total",
-            "Store flushes (sled syncing its log).",
-            &m.store.flushes,
-        ),
-        (
-            "ferroclaw_store_flushes_shared_total",
-            "Durability points answered by another caller's flush (group commit) or with nothing new to flush.",
-            &m.store.flushes_shared,
-        ),
-        (
-            "ferroclaw_store_bytes_flushed_total",
-            "Bytes the store wrote out at its flushes.",
-            &m.store.bytes_flushed,
-        ),
-    ] {
-        metric(name, "counter", help, &[("", get(v))]);
+    for (name, kind, help, samples) in gateway_series(&state.gateway.metrics) {
+        metric(&mut out, name, kind, help, &samples);
     }
-    metric(
-        "ferroclaw_audit_dropped_total",
-        "counter",
-        "Audit records dropped because the ledger was behind.",
-        &[("", get(&m.audit_dropped))],
-    );
-    metric(
-        "ferroclaw_uptime_seconds",
-        "gauge",
-        "Seconds since the gateway started.",
-        &[("", (m.uptime_ms() / 1000) as i64)],
-    );
-    let backlog = state
-        .gateway
-        .channels
-        .send(ferroclaw_actors::channels::messages::ChannelsBacklog)
-        .await;
-    match backlog {
-        Ok(Ok(b)) => {
-            for (name, help, v) in [
-                (
-                    "ferroclaw_channel_dispatch_waiting",
-                    "Channel messages taken and not yet handed to their session.",
-                    b.dispatch,
-                ),
-                (
-                    "ferroclaw_channel_deliveries_open",
-                    "Runs that owe a chat a reply not yet settled.",
-                    b.deliveries,
-                ),
-                (
-                    "ferroclaw_channel_outbox_pending",
-                    "Reply chunks waiting in the outbox to be sent.",
-                    b.outbox_pending,
-                ),
-            ] {
-                metric(name, "gauge", help, &[("", v as i64)]);
-            }
-        }
-        Ok(Err(e)) => tracing::warn!(error = %e, "metrics: the channel backlog is unreadable"),
-        Err(e) => tracing::warn!(error = %e, "metrics: the channel supervisor is down"),
-    }
+    backlog_metrics(&mut out, &state).await;
     channel_metrics(&mut out, &state.gateway.channel_health);
     if let Ok(servers) = state
         .gateway
@@ -273,18 +103,99 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
         .body(out)
 }
 
+/// One metric in the text exposition format: its help, type and samples.
+fn metric(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(&str, i64)]) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    for (labels, v) in samples {
+        let _ = writeln!(out, "{name}{labels} {v}");
+    }
+}
+
+/// `(name, kind, help, [(labels, value)])`.
+type Series = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Vec<(&'static str, i64)>,
+);
+
+/// The gateway's own counters and gauges (a declared table).
+fn gateway_series(m: &ferroclaw_actors::metrics::Metrics) -> Vec<Series> {
+    let get = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed) as i64;
+    let geti = |a: &std::sync::atomic::AtomicI64| a.load(Ordering::Relaxed).max(0);
+    vec![
+        ("ferroclaw_connections", "gauge", "Open WebSocket connections.", vec![("", geti(&m.connections_open))]),
+        ("ferroclaw_connections_total", "counter", "WebSocket connections accepted.", vec![("", get(&m.connections_total))]),
+        ("ferroclaw_frames_in_total", "counter", "Frames received, by type.", vec![("{type=\"req\"}", get(&m.frames_in_req)), ("{type=\"invalid\"}", get(&m.frames_in_invalid)),]),
+        ("ferroclaw_frames_out_total", "counter", "Frames sent, by type.", vec![("{type=\"res\"}", get(&m.frames_out_res)), ("{type=\"event\"}", get(&m.frames_out_event)),]),
+        ("ferroclaw_events_dropped_slow_total", "counter", "Droppable events skipped for slow consumers.", vec![("", get(&m.events_dropped_slow))]),
+        ("ferroclaw_slow_consumer_closes_total", "counter", "Connections closed as slow consumers.", vec![("", get(&m.slow_consumer_closes))]),
+        ("ferroclaw_auth_failures_total", "counter", "Failed authentication attempts.", vec![("", get(&m.auth_failures))]),
+        ("ferroclaw_mailbox_depth", "gauge", "Messages waiting in singleton actor mailboxes.", vec![("{actor=\"event_bus\"}", geti(&m.bus_mailbox)), ("{actor=\"presence\"}", geti(&m.presence_mailbox)), ("{actor=\"devices\"}", geti(&m.devices_mailbox)), ("{actor=\"idempotency\"}", geti(&m.idempotency_mailbox)),]),
+        ("ferroclaw_sessions_live", "gauge", "Session actors alive (idle sessions stop and come back from the store).", vec![("", geti(&m.sessions_live))]),
+        ("ferroclaw_session_watchers", "gauge", "Connections watching sessions (the Control UI's session subscriptions).", vec![("", geti(&m.session_watchers))]),
+        ("ferroclaw_runs_started_total", "counter", "Agent runs started (restarts of failed runs included).", vec![("", get(&m.runs_started))]),
+        ("ferroclaw_compactions_total", "counter", "Context compactions (automatic, after an overflow, and /compact).", vec![("", get(&m.compactions))]),
+        ("ferroclaw_agent_waiters", "gauge", "agent.wait calls waiting for a live run.", vec![("", geti(&m.waiters))]),
+        ("ferroclaw_agent_waits_refused_total", "counter", "agent.wait calls refused at the waiter bound (retryable).", vec![("", get(&m.waits_refused))]),
+        ("ferroclaw_store_writes_total", "counter", "Store writes (puts, batches, removes, transactions).", vec![("", get(&m.store.writes))]),
+        ("ferroclaw_store_bytes_written_total", "counter", "Bytes of values encoded for store writes.", vec![("", get(&m.store.bytes_written))]),
+        ("ferroclaw_store_flushes_total", "counter", "Store flushes (sled syncing its log).", vec![("", get(&m.store.flushes))]),
+        ("ferroclaw_store_flushes_shared_total", "counter", "Durability points answered by another caller's flush (group commit) or with nothing new to flush.", vec![("", get(&m.store.flushes_shared))]),
+        ("ferroclaw_store_bytes_flushed_total", "counter", "Bytes the store wrote out at its flushes.", vec![("", get(&m.store.bytes_flushed))]),
+        ("ferroclaw_audit_dropped_total", "counter", "Audit records dropped because the ledger was behind.", vec![("", get(&m.audit_dropped))]),
+        ("ferroclaw_uptime_seconds", "gauge", "Seconds since the gateway started.", vec![("", (m.uptime_ms() / 1000) as i64)]),
+    ]
+}
+
+/// What the channels still owe: messages not yet handed on, replies not
+/// yet settled, chunks in the outbox.
+async fn backlog_metrics(out: &mut String, state: &SharedState) {
+    let backlog = state
+        .gateway
+        .channels
+        .send(ferroclaw_actors::channels::messages::ChannelsBacklog)
+        .await;
+    let b = match backlog {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => {
+            return tracing::warn!(error = %e, "metrics: the channel backlog is unreadable")
+        }
+        Err(e) => return tracing::warn!(error = %e, "metrics: the channel supervisor is down"),
+    };
+    for (name, help, v) in [
+        (
+            "ferroclaw_channel_dispatch_waiting",
+            "Channel messages taken and not yet handed to their session.",
+            b.dispatch,
+        ),
+        (
+            "ferroclaw_channel_deliveries_open",
+            "Runs that owe a chat a reply not yet settled.",
+            b.deliveries,
+        ),
+        (
+            "ferroclaw_channel_outbox_pending",
+            "Reply chunks waiting in the outbox to be sent.",
+            b.outbox_pending,
+        ),
+    ] {
+        metric(out, name, "gauge", help, &[("", v as i64)]);
+    }
+}
+
 /// Seconds from `t` (ms) to `now` (s); -1 for never.
 fn age(t: Option<u64>, now_s: u64) -> i64 {
     t.map_or(-1, |t| now_s.saturating_sub(t / 1000) as i64)
 }
 
-/// Every channel account's measured health, labelled by channel and account.
-fn channel_metrics(out: &mut String, board: &ferroclaw_actors::channels::health::HealthBoard) {
-    use ferroclaw_actors::channels::health::{AccountSnapshot, HealthState};
-    let accounts = board.snapshot(ferroclaw_actors::now_ms());
-    let now_s = ferroclaw_actors::now_ms() / 1000;
-    type Pick = fn(&AccountSnapshot, u64) -> i64;
-    let series: [(&str, &str, &str, Pick); 12] = [
+/// Which number of an account a channel series shows (now in seconds).
+type Pick = fn(&ferroclaw_actors::channels::health::AccountSnapshot, u64) -> i64;
+
+/// The channel accounts' series (a declared table).
+fn channel_series() -> [(&'static str, &'static str, &'static str, Pick); 12] {
+    use ferroclaw_actors::channels::health::HealthState;
+    [
         (
             "ferroclaw_channel_up",
             "gauge",
@@ -357,8 +268,14 @@ fn channel_metrics(out: &mut String, board: &ferroclaw_actors::channels::health:
             "Seconds since the platform last answered a call (-1: never).",
             |a, now| age(a.last_round_trip_ms, now),
         ),
-    ];
-    for (name, kind, help, pick) in series {
+    ]
+}
+
+/// Every channel account's measured health, labelled by channel and account.
+fn channel_metrics(out: &mut String, board: &ferroclaw_actors::channels::health::HealthBoard) {
+    let accounts = board.snapshot(ferroclaw_actors::now_ms());
+    let now_s = ferroclaw_actors::now_ms() / 1000;
+    for (name, kind, help, pick) in channel_series() {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
         for a in &accounts {
             let v = pick(a, now_s);

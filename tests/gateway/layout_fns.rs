@@ -25,8 +25,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/cli/onboard/mod.rs", "onboard", 79),
     ("src/cli/reply.rs", "stream_reply", 113),
     ("src/config.rs", "check_semantics", 89),
-    ("src/http/admin.rs", "metrics", 201),
-    ("src/http/admin.rs", "channel_metrics", 91),
     ("src/http/backup.rs", "store", 62),
     ("src/http/hooks.rs", "handle", 87),
     ("src/lib.rs", "start", 144),
