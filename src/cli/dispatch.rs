@@ -209,7 +209,7 @@ fn doctor(host: &Host) -> ExitCode {
     });
     run_client(super::doctor(
         &host.target,
-        verdict.map_err(|e| e.to_string()),
+        verdict,
         &host.state,
         channels,
         control_ui,

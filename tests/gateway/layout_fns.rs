@@ -19,7 +19,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/cli/mcp.rs", "run", 121),
     ("src/cli/mod.rs", "sessions", 80),
     ("src/cli/mod.rs", "chat", 97),
-    ("src/cli/mod.rs", "doctor", 178),
     ("src/cli/nodes.rs", "nodes", 77),
     ("src/cli/onboard/mod.rs", "provider", 93),
     ("src/cli/onboard/mod.rs", "onboard", 79),
