@@ -2,6 +2,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 
+use super::archive::MANIFEST;
 use super::*;
 use crate::store::{Store, Tree};
 
