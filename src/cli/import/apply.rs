@@ -137,6 +137,47 @@ pub(super) struct Done {
     pub(super) lines: usize,
 }
 
+/// Where an import stages what it writes: a folder in the state dir, and
+/// the config beside its destination (`--config` may be on another
+/// filesystem, where a rename from the state dir would fail).
+struct Staging {
+    dir: PathBuf,
+    config: PathBuf,
+}
+
+impl Staging {
+    fn new(a: &ImportArgs) -> Staging {
+        let name = a
+            .config_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("config");
+        Staging {
+            dir: a.state.join(format!(".import-{}", ulid::Ulid::generate())),
+            config: a
+                .config_path
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join(format!(".{name}.import-{}", ulid::Ulid::generate())),
+        }
+    }
+
+    fn cleanup(&self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_file(&self.config);
+    }
+}
+
+/// An import's failure: what could not be done, and that nothing was
+/// imported.
+fn fail(what: impl std::fmt::Display, e: &dyn std::fmt::Display) -> Failure {
+    Failure::new(1, format!("{what}: {e}; nothing was imported"))
+}
+
+/// One staged thing and where it goes: `(staged, dest, label, source,
+/// files)`.
+type Move = (PathBuf, PathBuf, String, Option<PathBuf>, usize);
+
 pub(super) async fn apply(
     a: &ImportArgs,
     plan: Plan,
@@ -144,136 +185,117 @@ pub(super) async fn apply(
     conflicts_keys: Vec<String>,
 ) -> Result<Done, Failure> {
     let stamp = ferroclaw_actors::now_ms() / 1000;
-    let staging = a.state.join(format!(".import-{}", ulid::Ulid::generate()));
-    let fail = |what: String, e: &dyn std::fmt::Display| {
-        Failure::new(1, format!("{what}: {e}; nothing was imported"))
-    };
-    ferroclaw_actors::fsutil::private_dir(&staging)
-        .map_err(|e| fail(format!("cannot create {}", staging.display()), &e))?;
-    // The config is staged beside its destination (`--config` may be on
-    // another filesystem, where a rename from the state dir would fail).
-    let staged_config = a
-        .config_path
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(format!(
-            ".{}.import-{}",
-            a.config_path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("config"),
-            ulid::Ulid::generate()
-        ));
-    let cleanup = |staging: &Path| {
-        let _ = std::fs::remove_dir_all(staging);
-        let _ = std::fs::remove_file(&staged_config);
-    };
+    let staging = Staging::new(a);
+    ferroclaw_actors::fsutil::private_dir(&staging.dir)
+        .map_err(|e| fail(format!("cannot create {}", staging.dir.display()), &e))?;
     // 1. Stage every copy (the slow part; nothing outside staging changes).
-    let mut staged = Vec::new();
-    for (i, c) in plan.copies.iter().enumerate() {
-        let tmp = staging.join(format!("copy-{i}"));
-        // Keys and the allowlist are private here whatever they were there.
-        let copied = copy_tree(&c.src, &tmp).and_then(|n| {
-            if c.secret {
-                ferroclaw_actors::fsutil::make_private(&tmp)?;
-            }
-            Ok(n)
-        });
-        match copied {
-            Ok(n) => staged.push((tmp, n)),
-            Err(e) => {
-                cleanup(&staging);
-                return Err(fail(format!("cannot copy {}", c.src.display()), &e));
-            }
+    let (moves, backup) = match stage(a, &plan, store, &conflicts_keys, &staging, stamp) {
+        Ok(staged) => staged,
+        Err(e) => {
+            staging.cleanup();
+            return Err(e);
         }
-    }
-    if let Some(text) = &plan.config_text {
-        if let Err(e) = ferroclaw_actors::fsutil::write_atomic(&staged_config, text) {
-            cleanup(&staging);
-            return Err(fail("cannot write the config".into(), &e));
-        }
-    }
-    let staged_backup = staging.join("backup");
-    if !conflicts_keys.is_empty() {
-        if let Err(e) = back_up_sessions(store, &conflicts_keys, &staged_backup) {
-            cleanup(&staging);
-            return Err(fail(
-                "cannot back up the sessions being replaced".into(),
-                &e,
-            ));
-        }
-    }
+    };
     // 2. Move into place, keeping a journal to undo.
     let mut journal = Vec::new();
-    let mut backups = Vec::new();
-    let mut copied = Vec::new();
-    let mut moves: Vec<(PathBuf, PathBuf, String, Option<PathBuf>, usize)> = plan
-        .copies
-        .iter()
-        .zip(&staged)
-        .map(|(c, (tmp, n))| {
-            (
-                tmp.clone(),
-                c.dest.clone(),
-                c.label.to_string(),
-                Some(c.src.clone()),
-                *n,
-            )
-        })
-        .collect();
-    if plan.config_text.is_some() {
-        moves.push((
-            staged_config.clone(),
-            a.config_path.clone(),
-            "config".into(),
-            None,
-            1,
-        ));
-    }
-    if !conflicts_keys.is_empty() {
-        let dest = a.state.join(format!("backup-{stamp}"));
-        backups.push(dest.clone());
-        moves.push((staged_backup, dest, "sessions backup".into(), None, 0));
-    }
-    let mut step = || -> std::io::Result<()> {
-        for (i, (tmp, dest, label, src, n)) in moves.iter().enumerate() {
-            if dest.exists() || dest.is_symlink() {
-                let aside = if replaceable(dest) {
-                    staging.join(format!("replaced-{i}"))
-                } else {
-                    let b = with_suffix(dest, &format!(".bak-{stamp}"));
-                    backups.push(b.clone());
-                    b
-                };
-                rename(dest, &aside, &mut journal)?;
-            }
-            rename(tmp, dest, &mut journal)?;
-            if let Some(src) = src {
-                copied.push((label.clone(), src.clone(), dest.clone(), *n));
-            }
+    let mut backups: Vec<PathBuf> = backup.into_iter().collect();
+    let copied = match move_into_place(&moves, &staging, stamp, &mut journal, &mut backups) {
+        Ok(c) => c,
+        Err(e) => {
+            undo_all(journal);
+            staging.cleanup();
+            return Err(fail("cannot move the imported files into place", &e));
         }
-        Ok(())
     };
-    if let Err(e) = step() {
-        undo_all(journal);
-        cleanup(&staging);
-        return Err(fail("cannot move the imported files into place".into(), &e));
-    }
     // 3. The sessions, in one transaction.
     let sessions = plan.sessions.len();
     let lines = match openclaw::commit_import(store, plan.sessions, a.force).await {
         Ok(n) => n,
         Err(e) => {
             undo_all(journal);
-            cleanup(&staging);
-            return Err(fail("cannot write the sessions".into(), &e));
+            staging.cleanup();
+            return Err(fail("cannot write the sessions", &e));
         }
     };
-    cleanup(&staging);
+    staging.cleanup();
     Ok(Done {
         copied,
         backups,
         sessions,
         lines,
     })
+}
+
+/// Each staged thing moved to its place, what was there moved aside (into
+/// staging when it may be replaced, else kept as `<name>.bak-<time>`);
+/// every move is in `journal`. Returns what was copied from where.
+fn move_into_place(
+    moves: &[Move],
+    staging: &Staging,
+    stamp: u64,
+    journal: &mut Vec<Undo>,
+    backups: &mut Vec<PathBuf>,
+) -> std::io::Result<Vec<(String, PathBuf, PathBuf, usize)>> {
+    let mut copied = Vec::new();
+    for (i, (tmp, dest, label, src, n)) in moves.iter().enumerate() {
+        if dest.exists() || dest.is_symlink() {
+            let aside = if replaceable(dest) {
+                staging.dir.join(format!("replaced-{i}"))
+            } else {
+                let b = with_suffix(dest, &format!(".bak-{stamp}"));
+                backups.push(b.clone());
+                b
+            };
+            rename(dest, &aside, journal)?;
+        }
+        rename(tmp, dest, journal)?;
+        if let Some(src) = src {
+            copied.push((label.clone(), src.clone(), dest.clone(), *n));
+        }
+    }
+    Ok(copied)
+}
+
+/// Every copy, the config and the backup of the sessions being replaced,
+/// staged; what each staged thing becomes, and where the sessions' backup
+/// goes.
+fn stage(
+    a: &ImportArgs,
+    plan: &Plan,
+    store: &Store,
+    conflicts_keys: &[String],
+    staging: &Staging,
+    stamp: u64,
+) -> Result<(Vec<Move>, Option<PathBuf>), Failure> {
+    let mut moves = Vec::new();
+    let mut backup = None;
+    for (i, c) in plan.copies.iter().enumerate() {
+        let tmp = staging.dir.join(format!("copy-{i}"));
+        // Keys and the allowlist are private here whatever they were there.
+        let n = copy_tree(&c.src, &tmp)
+            .and_then(|n| {
+                if c.secret {
+                    ferroclaw_actors::fsutil::make_private(&tmp)?;
+                }
+                Ok(n)
+            })
+            .map_err(|e| fail(format!("cannot copy {}", c.src.display()), &e))?;
+        let src = Some(c.src.clone());
+        moves.push((tmp, c.dest.clone(), c.label.to_string(), src, n));
+    }
+    if let Some(text) = &plan.config_text {
+        ferroclaw_actors::fsutil::write_atomic(&staging.config, text)
+            .map_err(|e| fail("cannot write the config", &e))?;
+        let dest = a.config_path.clone();
+        moves.push((staging.config.clone(), dest, "config".into(), None, 1));
+    }
+    if !conflicts_keys.is_empty() {
+        let staged_backup = staging.dir.join("backup");
+        back_up_sessions(store, conflicts_keys, &staged_backup)
+            .map_err(|e| fail("cannot back up the sessions being replaced", &e))?;
+        let dest = a.state.join(format!("backup-{stamp}"));
+        backup = Some(dest.clone());
+        moves.push((staged_backup, dest, "sessions backup".into(), None, 0));
+    }
+    Ok((moves, backup))
 }
