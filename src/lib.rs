@@ -108,73 +108,11 @@ pub async fn start(
 ) -> Result<RunningGateway, StartError> {
     let addr = listener.local_addr()?;
     let settings = opts.config.settings.clone();
-    if settings.gateway.auth.mode == AuthMode::None && !is_loopback_listener(&addr) {
-        return Err(StartError::Config(format!(
-            "gateway.auth.mode \"none\" is only allowed on loopback; {addr} is not (set gateway.auth.token or bind loopback)"
-        )));
-    }
-    http::hooks::check(&settings.hooks).map_err(StartError::Config)?;
-    let control_ui = match &settings.gateway.control_ui {
-        c if !c.enabled => None,
-        c => c
-            .root
-            .as_deref()
-            .map(|root| http::ui_root::ControlUiRoot::load(root, c.base_path.as_deref()))
-            .transpose()
-            .map_err(|e| StartError::Config(e.to_string()))?,
-    };
+    let control_ui = checked(&settings, &addr)?;
     let store = Store::open(&opts.state_dir)?;
-    let metrics = Arc::new(Metrics {
-        store: store.stats(),
-        ..Metrics::default()
-    });
-    let self_entry = PresenceEntry {
-        ts: ferroclaw_actors::now_ms(),
-        host: Some(hostname()),
-        ip: Some(addr.ip().to_string()),
-        version: Some(VERSION.to_string()),
-        platform: Some(std::env::consts::OS.to_string()),
-        mode: Some("gateway".to_string()),
-        reason: Some("self".to_string()),
-        instance_id: Some(format!("gateway-{}", hostname())),
-        ..Default::default()
-    };
-    let media_links = Arc::new(crate::media_links::MediaLinks::new());
-    let links = media_links.clone();
-    let bridge_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let slot = bridge_slot.clone();
     let opened = store.clone();
-    let gateway = Gateway::start(
-        settings.clone(),
-        store,
-        self_entry,
-        metrics,
-        opts.env.clone(),
-        protocol::events::tick,
-        move |bus, metrics| {
-            use actix::Actor;
-            let bridge = crate::ws::event_bridge::EventBridge::new(bus, metrics, links).start();
-            if let Ok(mut s) = slot.lock() {
-                *s = Some(bridge.clone());
-            }
-            ferroclaw_actors::tree::EdgeSinks {
-                runs: bridge.clone().recipient(),
-                sessions: bridge.clone().recipient(),
-                presence: bridge.clone().recipient(),
-                health: bridge.clone().recipient(),
-                approvals: bridge.clone().recipient(),
-                nodes: bridge.clone().recipient(),
-                cron: bridge.clone().recipient(),
-                heartbeat: bridge.clone().recipient(),
-                questions: bridge.recipient(),
-            }
-        },
-    )?;
-    let event_bridge = bridge_slot
-        .lock()
-        .ok()
-        .and_then(|mut s| s.take())
-        .ok_or_else(|| StartError::Config("chat bridge did not start".into()))?;
+    let media_links = Arc::new(crate::media_links::MediaLinks::new());
+    let (gateway, event_bridge) = start_tree(&settings, store, &opts.env, &addr, &media_links)?;
     let state: SharedState = Arc::new(AppState {
         live: Arc::new(LiveConfig::new(opts.config)),
         gateway,
@@ -197,9 +135,112 @@ pub async fn start(
         .gateway
         .edge_tools
         .set(actix::Actor::start(tools::GatewayTools::new(Arc::downgrade(&state))).recipient());
+    let server = serve(&state, &settings, listener, opts.workers)?;
+    let handle = server.handle();
+    let task = tokio::task::spawn_local(server);
+    state.ready.store(true, Ordering::Relaxed);
+    tracing::info!(%addr, "gateway listening");
+    runtime::record(&state.state_dir, addr);
+    Ok(RunningGateway {
+        addr,
+        state,
+        store: opened,
+        server: handle,
+        task,
+    })
+}
+
+/// What the edge checks before anything starts: auth `none` only on
+/// loopback, the hooks, the Control UI's folder (loaded when served).
+fn checked(
+    settings: &ferroclaw_actors::settings::Settings,
+    addr: &SocketAddr,
+) -> Result<Option<http::ui_root::ControlUiRoot>, StartError> {
+    if settings.gateway.auth.mode == AuthMode::None && !is_loopback_listener(addr) {
+        return Err(StartError::Config(format!(
+            "gateway.auth.mode \"none\" is only allowed on loopback; {addr} is not (set gateway.auth.token or bind loopback)"
+        )));
+    }
+    http::hooks::check(&settings.hooks).map_err(StartError::Config)?;
+    match &settings.gateway.control_ui {
+        c if !c.enabled => Ok(None),
+        c => c
+            .root
+            .as_deref()
+            .map(|root| http::ui_root::ControlUiRoot::load(root, c.base_path.as_deref()))
+            .transpose()
+            .map_err(|e| StartError::Config(e.to_string())),
+    }
+}
+
+/// This gateway as a presence entry.
+fn self_entry(addr: &SocketAddr) -> PresenceEntry {
+    PresenceEntry {
+        ts: ferroclaw_actors::now_ms(),
+        host: Some(hostname()),
+        ip: Some(addr.ip().to_string()),
+        version: Some(VERSION.to_string()),
+        platform: Some(std::env::consts::OS.to_string()),
+        mode: Some("gateway".to_string()),
+        reason: Some("self".to_string()),
+        instance_id: Some(format!("gateway-{}", hostname())),
+        ..Default::default()
+    }
+}
+
+/// The actor tree, its events going to the edge's event bridge (which
+/// turns them into wire events on the bus).
+fn start_tree(
+    settings: &Arc<ferroclaw_actors::settings::Settings>,
+    store: Store,
+    env: &ferroclaw_actors::provider::hub::EnvReader,
+    addr: &SocketAddr,
+    links: &Arc<crate::media_links::MediaLinks>,
+) -> Result<(Gateway, actix::Addr<crate::ws::event_bridge::EventBridge>), StartError> {
+    let metrics = Arc::new(Metrics {
+        store: store.stats(),
+        ..Metrics::default()
+    });
+    let mut bridge = None;
+    let gateway = Gateway::start(
+        settings.clone(),
+        store,
+        self_entry(addr),
+        metrics,
+        env.clone(),
+        protocol::events::tick,
+        |bus, metrics| {
+            use actix::Actor;
+            let b = crate::ws::event_bridge::EventBridge::new(bus, metrics, links.clone()).start();
+            bridge = Some(b.clone());
+            ferroclaw_actors::tree::EdgeSinks {
+                runs: b.clone().recipient(),
+                sessions: b.clone().recipient(),
+                presence: b.clone().recipient(),
+                health: b.clone().recipient(),
+                approvals: b.clone().recipient(),
+                nodes: b.clone().recipient(),
+                cron: b.clone().recipient(),
+                heartbeat: b.clone().recipient(),
+                questions: b.recipient(),
+            }
+        },
+    )?;
+    let bridge = bridge.ok_or_else(|| StartError::Config("chat bridge did not start".into()))?;
+    Ok((gateway, bridge))
+}
+
+/// The HTTP server on `listener`: every route, the WebSocket upgrade as
+/// the default one.
+fn serve(
+    state: &SharedState,
+    settings: &ferroclaw_actors::settings::Settings,
+    listener: TcpListener,
+    workers: Option<usize>,
+) -> std::io::Result<actix_web::dev::Server> {
     let data = web::Data::new(state.clone());
     let mcp = web::Data::new(mcp::http::McpHttp::new(
-        Arc::downgrade(&state),
+        Arc::downgrade(state),
         settings.gateway.auth.mode == AuthMode::None,
     ));
     let max_payload = settings.gateway.max_payload;
@@ -229,22 +270,10 @@ pub async fn start(
     .disable_signals()
     .shutdown_timeout(5)
     .listen(listener)?;
-    if let Some(w) = opts.workers {
+    if let Some(w) = workers {
         server = server.workers(w);
     }
-    let server = server.run();
-    let handle = server.handle();
-    let task = tokio::task::spawn_local(server);
-    state.ready.store(true, Ordering::Relaxed);
-    tracing::info!(%addr, "gateway listening");
-    runtime::record(&state.state_dir, addr);
-    Ok(RunningGateway {
-        addr,
-        state,
-        store: opened,
-        server: handle,
-        task,
-    })
+    Ok(server.run())
 }
 
 /// What is not an HTTP route: the Control UI to a browser (when one is
