@@ -79,7 +79,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/media/vision.rs", "describe", 68),
     ("actors/src/nodes/mod.rs", "of", 62),
     ("actors/src/nodes/registry.rs", "begin", 66),
-    ("actors/src/openclaw/mod.rs", "entry_from_row", 149),
     ("actors/src/openclaw/mod.rs", "read_sessions_dir", 75),
     ("actors/src/openclaw/mod.rs", "commit_import", 65),
     ("actors/src/plan.rs", "plan", 104),

@@ -123,6 +123,11 @@ fn count(row: &Value, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+crate::reason_error! {
+    /// Why an OpenClaw session row cannot be taken.
+    pub struct BadRow;
+}
+
 /// A `SessionEntry` from an OpenClaw row (or one ferroclaw exported).
 /// Values ferroclaw does not support are left out, each with a note.
 pub fn entry_from_row(
@@ -130,13 +135,13 @@ pub fn entry_from_row(
     row: &Value,
     now: u64,
     notes: &mut Vec<String>,
-) -> Result<SessionEntry, String> {
+) -> Result<SessionEntry, BadRow> {
     if !row.is_object() {
         return Err("the row is not a JSON object".into());
     }
     let session_id = string(row, "sessionId").ok_or("missing \"sessionId\"")?;
     if session_id.contains(['\0', '/', '\\']) || session_id.len() > 256 || session_id == ".." {
-        return Err(format!("sessionId {session_id:?} is not usable"));
+        return Err(format!("sessionId {session_id:?} is not usable").into());
     }
     let updated_at = match count(row, "updatedAt") {
         0 => now,
@@ -147,6 +152,47 @@ pub fn entry_from_row(
         .map(|f| count(row, f))
         .find(|t| *t > 0)
         .unwrap_or(updated_at);
+    let model_override = match (
+        string(row, "providerOverride"),
+        string(row, "modelOverride"),
+    ) {
+        (Some(p), Some(m)) if !m.contains('/') => Some(format!("{p}/{m}")),
+        (_, m) => m,
+    };
+    let mut entry = SessionEntry {
+        session_id,
+        created_at,
+        updated_at,
+        label: string(row, "label"),
+        model_override,
+        auth_profile_override: string(row, "authProfileOverride"),
+        model_provider: string(row, "modelProvider"),
+        model: string(row, "model"),
+        agent_override: string(row, "agentOverride"),
+        spawned_by: string(row, "spawnedBy"),
+        exec_node: string(row, "execNode"),
+        skill_filter: row.get("skillFilter").and_then(Value::as_array).map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        }),
+        // ferroclaw's own export carries it (OpenClaw's rows do not).
+        last_run: row
+            .get("lastRun")
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
+        origin: origin_of(row),
+        ..counters_of(row)
+    };
+    // The notes in the row's order: the levels, then the queue.
+    levels(key, row, notes, &mut entry);
+    entry.queue = queue_of(key, row, notes);
+    Ok(entry)
+}
+
+/// The row's levels and exec settings; one ferroclaw does not take is
+/// left out with a note.
+fn levels(key: &str, row: &Value, notes: &mut Vec<String>, e: &mut SessionEntry) {
     let mut level = |field: &str, allowed: &[&str], aliases: &[(&str, &str)]| {
         let v = string(row, field)?;
         let v = aliases
@@ -163,24 +209,21 @@ pub fn entry_from_row(
             None
         }
     };
-    let thinking_level = level("thinkingLevel", THINKING_LEVELS, &[]);
-    let verbose_level = level("verboseLevel", VERBOSE_LEVELS, &[]);
-    let reasoning_level = level("reasoningLevel", REASONING_LEVELS, &[]);
-    let response_usage = level("responseUsage", USAGE_LEVELS, &[("on", "tokens")]);
-    let send_policy = level("sendPolicy", &["allow", "deny"], &[]);
-    let exec_host = level("execHost", &["gateway", "sandbox", "node"], &[]);
-    let exec_security = level("execSecurity", &["deny", "allowlist", "full"], &[]);
-    let exec_ask = level("execAsk", &["off", "on-miss", "always"], &[]);
-    let model_override = match (
-        string(row, "providerOverride"),
-        string(row, "modelOverride"),
-    ) {
-        (Some(p), Some(m)) if !m.contains('/') => Some(format!("{p}/{m}")),
-        (_, m) => m,
-    };
-    let queue = string(row, "queue").or_else(|| {
-        let mode = string(row, "queueMode")?;
-        let mut q = mode;
+    e.thinking_level = level("thinkingLevel", THINKING_LEVELS, &[]);
+    e.verbose_level = level("verboseLevel", VERBOSE_LEVELS, &[]);
+    e.reasoning_level = level("reasoningLevel", REASONING_LEVELS, &[]);
+    e.response_usage = level("responseUsage", USAGE_LEVELS, &[("on", "tokens")]);
+    e.send_policy = level("sendPolicy", &["allow", "deny"], &[]);
+    e.exec_host = level("execHost", &["gateway", "sandbox", "node"], &[]);
+    e.exec_security = level("execSecurity", &["deny", "allowlist", "full"], &[]);
+    e.exec_ask = level("execAsk", &["off", "on-miss", "always"], &[]);
+}
+
+/// The queue settings (`queue`, else OpenClaw's `queueMode` and its
+/// fields), when they parse.
+fn queue_of(key: &str, row: &Value, notes: &mut Vec<String>) -> Option<String> {
+    let q = string(row, "queue").or_else(|| {
+        let mut q = string(row, "queueMode")?;
         if let Some(ms) = row.get("queueDebounceMs").and_then(Value::as_u64) {
             q.push_str(&format!(" debounce:{ms}ms"));
         }
@@ -191,43 +234,38 @@ pub fn entry_from_row(
             q.push_str(&format!(" drop:{drop}"));
         }
         Some(q)
-    });
-    let queue = match queue {
-        Some(q) => match parse_queue_directive(&q, QueueSettings::default()) {
-            Ok(_) => Some(q),
-            Err(e) => {
-                notes.push(format!("{key}: queue settings {q:?}: {e}; left out"));
-                None
-            }
-        },
-        None => None,
-    };
-    let skill_filter = row.get("skillFilter").and_then(Value::as_array).map(|a| {
-        a.iter()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect()
-    });
-    Ok(SessionEntry {
-        session_id,
-        created_at,
-        updated_at,
-        label: string(row, "label"),
-        thinking_level,
-        verbose_level,
-        model_override,
-        auth_profile_override: string(row, "authProfileOverride"),
-        model_provider: string(row, "modelProvider"),
-        model: string(row, "model"),
-        queue,
-        send_policy,
+    })?;
+    match parse_queue_directive(&q, QueueSettings::default()) {
+        Ok(_) => Some(q),
+        Err(e) => {
+            notes.push(format!("{key}: queue settings {q:?}: {e}; left out"));
+            None
+        }
+    }
+}
+
+/// OpenClaw's last route: where the session's channel replies go.
+fn origin_of(row: &Value) -> Option<crate::session::Origin> {
+    let (channel, to) = (string(row, "lastChannel")?, string(row, "lastTo")?);
+    Some(crate::session::Origin {
+        channel,
+        account_id: string(row, "lastAccountId").unwrap_or_else(|| "default".into()),
+        to,
+        thread_id: string(row, "lastThreadId"),
+        chat_type: string(row, "chatType").unwrap_or_else(|| "direct".into()),
+        matched_by: "import".into(),
+    })
+}
+
+/// The row's counters: tokens, usage, compactions, the memory flush.
+fn counters_of(row: &Value) -> SessionEntry {
+    let small = |field: &str| count(row, field).min(u64::from(u32::MAX)) as u32;
+    let flag = |field: &str| row.get(field).and_then(Value::as_bool).unwrap_or(false);
+    SessionEntry {
         input_tokens: count(row, "inputTokens"),
         output_tokens: count(row, "outputTokens"),
         total_tokens: count(row, "totalTokens"),
-        total_tokens_fresh: row
-            .get("totalTokensFresh")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        total_tokens_fresh: flag("totalTokensFresh"),
         cache_read: count(row, "cacheRead"),
         cache_write: count(row, "cacheWrite"),
         context_tokens: row.get("contextTokens").and_then(Value::as_u64),
@@ -235,44 +273,17 @@ pub fn entry_from_row(
             .get("usageByModel")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default(),
-        compaction_count: count(row, "compactionCount").min(u64::from(u32::MAX)) as u32,
+        compaction_count: small("compactionCount"),
         memory_flush_compaction_count: row
             .get("memoryFlushCompactionCount")
             .and_then(Value::as_u64)
             .map(|n| n.min(u64::from(u32::MAX)) as u32),
         memory_flush_at: row.get("memoryFlushAt").and_then(Value::as_u64),
-        aborted_last_run: row
-            .get("abortedLastRun")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        aborted_last_run: flag("abortedLastRun"),
         last_message_preview: string(row, "lastMessagePreview"),
-        reasoning_level,
-        response_usage,
-        agent_override: string(row, "agentOverride"),
-        spawned_by: string(row, "spawnedBy"),
-        exec_host,
-        exec_node: string(row, "execNode"),
-        exec_security,
-        exec_ask,
-        skill_filter,
-        spawn_depth: count(row, "spawnDepth").min(u64::from(u32::MAX)) as u32,
-        // ferroclaw's own export carries it (OpenClaw's rows do not).
-        last_run: row
-            .get("lastRun")
-            .and_then(|v| serde_json::from_value(v.clone()).ok()),
-        // OpenClaw's last route: where the session's channel replies go.
-        origin: match (string(row, "lastChannel"), string(row, "lastTo")) {
-            (Some(channel), Some(to)) => Some(crate::session::Origin {
-                channel,
-                account_id: string(row, "lastAccountId").unwrap_or_else(|| "default".into()),
-                to,
-                thread_id: string(row, "lastThreadId"),
-                chat_type: string(row, "chatType").unwrap_or_else(|| "direct".into()),
-                matched_by: "import".into(),
-            }),
-            _ => None,
-        },
-    })
+        spawn_depth: small("spawnDepth"),
+        ..SessionEntry::default()
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MigrateError + '_ {
