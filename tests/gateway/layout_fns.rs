@@ -36,7 +36,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/ws/methods/chat.rs", "send", 79),
     ("src/ws/methods/chat.rs", "read_history", 62),
     ("src/ws/methods/chat.rs", "agent", 76),
-    ("src/ws/methods/config.rs", "set", 137),
     ("src/ws/methods/hook_status.rs", "status", 63),
     ("src/ws/methods/hook_status.rs", "points", 68),
     ("src/ws/methods/message_action.rs", "send", 61),

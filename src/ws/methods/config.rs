@@ -116,98 +116,19 @@ pub async fn set(state: &SharedState, caller: &Caller, p: &Value, mode: Mode) ->
     let method = mode.method();
     let p: SetParams = params(method, p)?;
     if mode != Mode::Set {
-        if let Err(retry_ms) = state.control_plane_limiter.take(
-            &method.to_string(),
-            CONTROL_PLANE_MAX,
-            CONTROL_PLANE_WINDOW,
-        ) {
-            return Err(ErrorShape::unavailable(format!(
-                "rate limit exceeded for {method}; retry after {}s",
-                retry_ms.div_ceil(1000)
-            ))
-            .with_details(json!({ "method": method, "limit": "3 per 60s" }))
-            .retry_after(retry_ms));
-        }
+        rate_limited(state, method)?;
     }
     let _guard = state.config_write.lock().await;
     let current = state.live.get();
     let path = current.sources.path.clone();
-    // The file on disk now (another writer may have changed it).
-    let disk = {
-        let path = path.clone();
-        tokio::task::spawn_blocking(move || match std::fs::read_to_string(&path) {
-            Ok(s) => Ok(Some(s)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        })
-        .await
-        .map_err(|_| {
-            ErrorShape::invalid("config base hash unavailable; re-run config.get and retry")
-        })?
-        .map_err(|_| {
-            ErrorShape::invalid("config base hash unavailable; re-run config.get and retry")
-        })?
-    };
-    if disk.is_some() {
-        match p.base_hash.as_deref().map(str::trim) {
-            None | Some("") => {
-                return Err(ErrorShape::invalid(
-                    "config base hash required; re-run config.get and retry",
-                ))
-            }
-            Some(h) if h != cfg::hash_raw(disk.as_deref()) => {
-                return Err(ErrorShape::invalid(
-                    "config changed since last load; re-run config.get and retry",
-                ))
-            }
-            Some(_) => {}
-        }
-    }
+    let disk = on_disk(&path).await?;
+    check_base(disk.as_deref(), p.base_hash.as_deref())?;
     let file = path.display().to_string();
-    let invalid = |e: cfg::ConfigError| ErrorShape::invalid(format!("invalid config: {e}"));
     let old_parsed = match &disk {
         Some(raw) => cfg::parse_json5(raw, &file).map_err(invalid)?,
         None => Value::Object(Default::default()),
     };
-    let new_text = match (mode, &p.raw, &p.key) {
-        (Mode::Patch, Some(raw), _) => {
-            let patch = cfg::parse_json5(raw, "patch").map_err(invalid)?;
-            if !patch.is_object() {
-                return Err(ErrorShape::invalid(
-                    "invalid config.patch params: raw must be a JSON5 object",
-                ));
-            }
-            let mut merged = old_parsed.clone();
-            cfg::merge_patch(&mut merged, &patch);
-            cfg::restore_redacted(&mut merged, &old_parsed);
-            serde_json::to_string_pretty(&merged).unwrap_or_default()
-        }
-        (_, Some(raw), _) if !raw.trim().is_empty() => {
-            if raw.contains(cfg::REDACTED) {
-                let mut v = cfg::parse_json5(raw, &file).map_err(invalid)?;
-                cfg::restore_redacted(&mut v, &old_parsed);
-                serde_json::to_string_pretty(&v).unwrap_or_default()
-            } else {
-                raw.clone()
-            }
-        }
-        (Mode::Set, None, Some(key)) if !key.trim().is_empty() => {
-            let mut v = old_parsed.clone();
-            cfg::set_dotted(&mut v, key.trim(), p.value.clone().unwrap_or(Value::Null));
-            cfg::restore_redacted(&mut v, &old_parsed);
-            serde_json::to_string_pretty(&v).unwrap_or_default()
-        }
-        _ => {
-            return Err(ErrorShape::invalid(format!(
-                "invalid {method} params: expected a non-empty raw{}",
-                if mode == Mode::Set {
-                    " or key + value"
-                } else {
-                    ""
-                }
-            )))
-        }
-    };
+    let new_text = new_text(mode, &p, &old_parsed, &file)?;
     // Validate before touching the file.
     let (_, new_settings, _) = cfg::check_user_raw(&new_text, &file).map_err(|e| {
         let (path, message) = match &e {
@@ -235,6 +156,115 @@ pub async fn set(state: &SharedState, caller: &Caller, p: &Value, mode: Mode) ->
     state.live.replace(reloaded);
     state.gateway.root.do_send(SettingsChanged { settings });
     let new_parsed = cfg::parse_json5(&new_text, &file).unwrap_or_default();
+    record(
+        state,
+        caller,
+        method,
+        changed_paths(&old_parsed, &new_parsed),
+    );
+    tracing::info!(method, restart_required = ?restart, "config written");
+    json(out)
+}
+
+fn invalid(e: cfg::ConfigError) -> ErrorShape {
+    ErrorShape::invalid(format!("invalid config: {e}"))
+}
+
+/// A write names the file it read (its hash), when there is a file.
+fn check_base(disk: Option<&str>, base_hash: Option<&str>) -> Result<(), ErrorShape> {
+    if disk.is_none() {
+        return Ok(());
+    }
+    match base_hash.map(str::trim) {
+        None | Some("") => Err(ErrorShape::invalid(
+            "config base hash required; re-run config.get and retry",
+        )),
+        Some(h) if h != cfg::hash_raw(disk) => Err(ErrorShape::invalid(
+            "config changed since last load; re-run config.get and retry",
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// `config.apply` and `config.patch`: 3 per minute.
+fn rate_limited(state: &SharedState, method: &str) -> Result<(), ErrorShape> {
+    let Err(retry_ms) = state.control_plane_limiter.take(
+        &method.to_string(),
+        CONTROL_PLANE_MAX,
+        CONTROL_PLANE_WINDOW,
+    ) else {
+        return Ok(());
+    };
+    Err(ErrorShape::unavailable(format!(
+        "rate limit exceeded for {method}; retry after {}s",
+        retry_ms.div_ceil(1000)
+    ))
+    .with_details(json!({ "method": method, "limit": "3 per 60s" }))
+    .retry_after(retry_ms))
+}
+
+/// The file on disk now (another writer may have changed it); None when
+/// there is none.
+async fn on_disk(path: &std::path::Path) -> Result<Option<String>, ErrorShape> {
+    let path = path.to_path_buf();
+    let unavailable =
+        || ErrorShape::invalid("config base hash unavailable; re-run config.get and retry");
+    tokio::task::spawn_blocking(move || match std::fs::read_to_string(&path) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    })
+    .await
+    .map_err(|_| unavailable())?
+    .map_err(|_| unavailable())
+}
+
+/// The config's new text: a patch merged, a raw text (its redacted
+/// secrets restored from the file), or one key set.
+fn new_text(mode: Mode, p: &SetParams, old: &Value, file: &str) -> Result<String, ErrorShape> {
+    let restored = |mut v: Value| {
+        cfg::restore_redacted(&mut v, old);
+        serde_json::to_string_pretty(&v).unwrap_or_default()
+    };
+    match (mode, &p.raw, &p.key) {
+        (Mode::Patch, Some(raw), _) => {
+            let patch = cfg::parse_json5(raw, "patch").map_err(invalid)?;
+            if !patch.is_object() {
+                return Err(ErrorShape::invalid(
+                    "invalid config.patch params: raw must be a JSON5 object",
+                ));
+            }
+            let mut merged = old.clone();
+            cfg::merge_patch(&mut merged, &patch);
+            Ok(restored(merged))
+        }
+        (_, Some(raw), _) if !raw.trim().is_empty() => {
+            if raw.contains(cfg::REDACTED) {
+                Ok(restored(cfg::parse_json5(raw, file).map_err(invalid)?))
+            } else {
+                Ok(raw.clone())
+            }
+        }
+        (Mode::Set, None, Some(key)) if !key.trim().is_empty() => {
+            let mut v = old.clone();
+            cfg::set_dotted(&mut v, key.trim(), p.value.clone().unwrap_or(Value::Null));
+            Ok(restored(v))
+        }
+        _ => Err(ErrorShape::invalid(format!(
+            "invalid {} params: expected a non-empty raw{}",
+            mode.method(),
+            if mode == Mode::Set {
+                " or key + value"
+            } else {
+                ""
+            }
+        ))),
+    }
+}
+
+/// The change in the audit ledger: who, which method, the changed paths
+/// (names only).
+fn record(state: &SharedState, caller: &Caller, method: &str, paths: Vec<String>) {
     state
         .gateway
         .audit_log
@@ -244,10 +274,8 @@ pub async fn set(state: &SharedState, caller: &Caller, p: &Value, mode: Mode) ->
             actor: super::audit::operator(caller),
             subject: Some(method.to_string()),
             decision: None,
-            paths: changed_paths(&old_parsed, &new_parsed),
+            paths,
         }));
-    tracing::info!(method, restart_required = ?restart, "config written");
-    json(out)
 }
 
 /// The dotted paths whose values differ between two configs (leaves; a
