@@ -85,7 +85,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/provider/anthropic/wire.rs", "absorb", 87),
     ("actors/src/provider/hub/mod.rs", "from_settings", 79),
     ("actors/src/provider/hub/mod.rs", "open_stream", 94),
-    ("actors/src/provider/offline/plan.rs", "plan", 136),
     ("actors/src/provider/openai/mod.rs", "attempt", 82),
     ("actors/src/provider/openai/wire.rs", "text", 91),
     ("actors/src/routing/mod.rs", "new", 62),

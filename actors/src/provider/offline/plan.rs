@@ -56,32 +56,7 @@ pub fn plan(req: &CompletionRequest) -> Plan {
         output: output as u64,
         ..Usage::default()
     };
-    // Tool results since the last assistant message: summarise them.
-    let trailing_results: Vec<&ChatMessage> = req
-        .messages
-        .iter()
-        .rev()
-        .take_while(|m| m.role == MessageRole::Tool)
-        .map(|m| &**m)
-        .collect();
-    if !trailing_results.is_empty() {
-        let names: std::collections::HashMap<&str, &str> = req
-            .messages
-            .iter()
-            .flat_map(|m| m.tool_calls.iter())
-            .map(|c| (c.id.as_str(), c.name.as_str()))
-            .collect();
-        let text = trailing_results
-            .iter()
-            .rev()
-            .map(|r| {
-                let id = r.tool_call_id.as_deref().unwrap_or("");
-                let name = names.get(id).copied().unwrap_or("tool");
-                let body: String = r.text.chars().take(200).collect();
-                format!("Tool {name} returned: {body}")
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+    if let Some(text) = tool_summary(req) {
         let mut events = words(&text);
         let n = events.len();
         events.push(ProviderEvent::Usage(usage(n)));
@@ -91,7 +66,6 @@ pub fn plan(req: &CompletionRequest) -> Plan {
             delay: Duration::ZERO,
         };
     }
-
     // It reads a message as written: an untrusted-content block's text is
     // read (and obeyed) like any other, so tests prove the gateway, not the
     // model, keeps a stranger's turn in bounds.
@@ -108,82 +82,154 @@ pub fn plan(req: &CompletionRequest) -> Plan {
         .iter()
         .map(|m| m.tool_calls.len())
         .sum::<usize>();
-    let mut delay = Duration::ZERO;
-    let mut calls = Vec::new();
-    let mut tokens = None;
-    let mut thinking = String::new();
-    let mut text_lines = Vec::new();
-    for line in last_user.lines() {
-        let trimmed = line.trim();
-        let mut parts = trimmed.splitn(3, ' ');
-        match parts.next() {
-            Some("@delay") => {
-                if let Some(ms) = parts.next().and_then(|v| v.parse().ok()) {
-                    delay = Duration::from_millis(ms);
-                }
-            }
-            Some("@tokens") => tokens = parts.next().and_then(|v| v.parse::<usize>().ok()),
-            Some("@think") => {
-                let rest = trimmed["@think".len()..].trim();
-                if !thinking.is_empty() {
-                    thinking.push('\n');
-                }
-                thinking.push_str(rest);
-            }
-            Some("@error") => {
-                let kind = parts.next().unwrap_or("unavailable");
-                return Plan {
-                    events: vec![ProviderEvent::Error(error_kind(kind))],
-                    delay,
-                };
-            }
-            Some("@tool") => {
-                let name = parts.next().unwrap_or("").to_string();
-                let raw = parts.next().unwrap_or("").trim();
-                let arguments = match serde_json::from_str::<Value>(raw) {
-                    Ok(v @ Value::Object(_)) => v,
-                    _ if raw.is_empty() => json!({}),
-                    _ => json!({ "input": raw }),
-                };
-                calls.push(ToolCall {
-                    id: format!("offline_{}", prior_calls + calls.len() + 1),
-                    name,
-                    arguments,
-                });
-            }
-            _ => text_lines.push(line),
-        }
-    }
-    let text = text_lines.join("\n").trim().to_string();
-    let wants_context = last_user.lines().any(|l| l.trim() == "@context");
-    let reply = match (tokens, calls.is_empty()) {
-        _ if wants_context => format!("context: {} messages", req.messages.len()),
-        (Some(n), _) => (1..=n)
-            .map(|i| format!("w{i}"))
-            .collect::<Vec<_>>()
-            .join(" "),
-        (None, true) => format!("You said: {text}"),
-        (None, false) => text,
+    let script = match Script::read(last_user, prior_calls) {
+        Ok(s) => s,
+        Err(failed) => return failed,
     };
-    let mut events: Vec<ProviderEvent> = words(&thinking)
-        .into_iter()
-        .map(|e| match e {
-            ProviderEvent::TextDelta(t) => ProviderEvent::ThinkingDelta(t),
-            other => other,
-        })
-        .collect();
-    events.extend(words(&reply));
+    let delay = script.delay;
+    let mut events = script.events(req.messages.len());
     // Reasoning counts toward output usage, as with real providers.
-    let streamed = events.len();
-    let stop = if calls.is_empty() {
+    let streamed = events
+        .iter()
+        .filter(|e| !matches!(e, ProviderEvent::ToolCall(_)))
+        .count();
+    let stop = if streamed == events.len() {
         StopReason::Stop
     } else {
         StopReason::ToolUse
     };
-    events.extend(calls.into_iter().map(ProviderEvent::ToolCall));
     events.push(ProviderEvent::Usage(usage(streamed)));
     events.push(ProviderEvent::Done(stop));
     Plan { events, delay }
+}
+
+/// The tool results since the last assistant message, summarised (None
+/// when the request does not end with any).
+fn tool_summary(req: &CompletionRequest) -> Option<String> {
+    let trailing_results: Vec<&ChatMessage> = req
+        .messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role == MessageRole::Tool)
+        .map(|m| &**m)
+        .collect();
+    if trailing_results.is_empty() {
+        return None;
+    }
+    let names: std::collections::HashMap<&str, &str> = req
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_calls.iter())
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
+    let lines: Vec<String> = trailing_results
+        .iter()
+        .rev()
+        .map(|r| {
+            let id = r.tool_call_id.as_deref().unwrap_or("");
+            let name = names.get(id).copied().unwrap_or("tool");
+            let body: String = r.text.chars().take(200).collect();
+            format!("Tool {name} returned: {body}")
+        })
+        .collect();
+    Some(lines.join("\n"))
+}
+
+/// What the last user message asks the offline model for: its `@`
+/// directives and the rest of its text.
+struct Script {
+    delay: Duration,
+    calls: Vec<ToolCall>,
+    tokens: Option<usize>,
+    thinking: String,
+    text: String,
+    wants_context: bool,
+}
+
+impl Script {
+    /// The message's lines read; `@error <kind>` is the plan itself.
+    fn read(message: &str, prior_calls: usize) -> Result<Script, Plan> {
+        let mut s = Script {
+            delay: Duration::ZERO,
+            calls: Vec::new(),
+            tokens: None,
+            thinking: String::new(),
+            text: String::new(),
+            wants_context: message.lines().any(|l| l.trim() == "@context"),
+        };
+        let mut text_lines = Vec::new();
+        for line in message.lines() {
+            let trimmed = line.trim();
+            let mut parts = trimmed.splitn(3, ' ');
+            match parts.next() {
+                Some("@delay") => {
+                    if let Some(ms) = parts.next().and_then(|v| v.parse().ok()) {
+                        s.delay = Duration::from_millis(ms);
+                    }
+                }
+                Some("@tokens") => s.tokens = parts.next().and_then(|v| v.parse::<usize>().ok()),
+                Some("@think") => {
+                    if !s.thinking.is_empty() {
+                        s.thinking.push('\n');
+                    }
+                    s.thinking.push_str(trimmed["@think".len()..].trim());
+                }
+                Some("@error") => {
+                    let kind = parts.next().unwrap_or("unavailable");
+                    return Err(Plan {
+                        events: vec![ProviderEvent::Error(error_kind(kind))],
+                        delay: s.delay,
+                    });
+                }
+                Some("@tool") => {
+                    let id = format!("offline_{}", prior_calls + s.calls.len() + 1);
+                    s.calls.push(tool_call(id, parts.next(), parts.next()));
+                }
+                _ => text_lines.push(line),
+            }
+        }
+        s.text = text_lines.join("\n").trim().to_string();
+        Ok(s)
+    }
+
+    /// The streamed thinking and text, then the tool calls.
+    fn events(self, messages: usize) -> Vec<ProviderEvent> {
+        let reply = match (self.tokens, self.calls.is_empty()) {
+            _ if self.wants_context => format!("context: {messages} messages"),
+            (Some(n), _) => (1..=n)
+                .map(|i| format!("w{i}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            (None, true) => format!("You said: {}", self.text),
+            (None, false) => self.text,
+        };
+        let mut events: Vec<ProviderEvent> = words(&self.thinking)
+            .into_iter()
+            .map(|e| match e {
+                ProviderEvent::TextDelta(t) => ProviderEvent::ThinkingDelta(t),
+                other => other,
+            })
+            .collect();
+        events.extend(words(&reply));
+        events.extend(self.calls.into_iter().map(ProviderEvent::ToolCall));
+        events
+    }
+}
+
+/// `@tool <name> <json>`: arguments that are not a JSON object are given
+/// as `{"input": ...}`.
+fn tool_call(id: String, name: Option<&str>, raw: Option<&str>) -> ToolCall {
+    let raw = raw.unwrap_or("").trim();
+    let arguments = match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => v,
+        _ if raw.is_empty() => json!({}),
+        _ => json!({ "input": raw }),
+    };
+    ToolCall {
+        id,
+        name: name.unwrap_or("").to_string(),
+        arguments,
+    }
 }
 
 #[cfg(test)]
