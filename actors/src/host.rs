@@ -33,9 +33,15 @@ pub fn install(env: HostEnv) -> bool {
     HOST.set(env).is_ok()
 }
 
-/// The installed environment, else an empty one.
+/// The installed environment, else an empty one (in this crate's unit
+/// tests: the test process's, whichever test asks first, so a test that
+/// looks for a binary does not depend on the order the tests run in).
 pub fn env() -> &'static HostEnv {
-    HOST.get_or_init(HostEnv::empty)
+    #[cfg(test)]
+    let fallback = || HostEnv::from_vars(Arc::new(|k: &str| std::env::var(k).ok()));
+    #[cfg(not(test))]
+    let fallback = HostEnv::empty;
+    HOST.get_or_init(fallback)
 }
 
 impl HostEnv {
@@ -88,15 +94,6 @@ impl HostEnv {
             r => r.strip_prefix("~/").map(|rest| home.join(rest)),
         }
     }
-}
-
-/// Unit tests that look for binaries install the test process's
-/// environment (test code may read it).
-#[cfg(test)]
-pub(crate) fn install_for_tests() {
-    install(HostEnv::from_vars(Arc::new(|k: &str| {
-        std::env::var(k).ok()
-    })));
 }
 
 #[cfg(test)]

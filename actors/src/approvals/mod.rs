@@ -308,7 +308,6 @@ mod tests {
 
     #[test]
     fn command_lines_resolve_to_their_executables() {
-        crate::host::install_for_tests();
         let sh = resolve_bin("sh");
         assert!(sh.ends_with("/sh"), "{sh}");
         assert_eq!(
