@@ -60,7 +60,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/channels/whatsapp/config.rs", "resolve", 91),
     ("actors/src/compaction/fallback.rs", "summarize", 73),
     ("actors/src/compaction/prune.rs", "prune", 70),
-    ("actors/src/context/prompt.rs", "build", 131),
     ("actors/src/context/watch.rs", "watch", 68),
     ("actors/src/cron/actor.rs", "finish", 75),
     ("actors/src/mcp/client.rs", "connect", 78),

@@ -226,9 +226,9 @@ fn first_sentence(text: &str) -> &str {
 
 /// Assembles the prompt.
 pub fn build(inputs: &PromptInputs) -> BuiltPrompt {
-    let mut sections: Vec<(String, String)> = Vec::new();
+    let mut sections: Vec<(&str, String)> = Vec::new();
     let identity = "You are a personal assistant running inside ferroclaw.".to_string();
-    sections.push(("Identity".into(), identity));
+    sections.push(("Identity", identity));
     let mut report = PromptReport {
         mode: inputs.mode.as_str(),
         ..Default::default()
@@ -239,108 +239,35 @@ pub fn build(inputs: &PromptInputs) -> BuiltPrompt {
             .push((t.name.clone(), t.parameters.to_string().len()));
     }
     if inputs.mode != PromptMode::None {
-        let mut s = String::from(
-            "## Tooling\nTools available to you (names are case-sensitive; call them exactly as listed):\n",
-        );
-        for t in inputs.tools {
-            s.push_str(&format!(
-                "- {}: {}\n",
-                t.name,
-                first_sentence(&t.description)
-            ));
-        }
-        s.push_str("Run shell commands with exec; its working directory is the workspace.");
-        let has = |n: &str| inputs.tools.iter().any(|t| t.name == n);
-        if has("automations") {
-            s.push_str("\nFor reminders and anything to do later or repeatedly, use automations (its reply comes back to this chat); never sleep or poll in exec as a timer.");
-        }
-        if has("message") {
-            s.push_str("\nYour reply goes to this chat by itself: use message only for other chats, reactions, edits, or when you answer with it instead (then reply NO_REPLY).");
-        }
-        sections.push(("Tooling".into(), s));
-        sections.push((
-            "Safety".into(),
-            format!(
-                "## Safety\nYou have no goals of your own beyond the user's request: do not seek power, resources or persistence, do not copy yourself, and do not work around oversight, approvals or sandboxing. Ask before destructive or irreversible actions and before anything that leaves this machine on the user's behalf.\n\
-                 {}\n\
-                 If nothing needs to be said (for example after a background or heartbeat task with nothing to report), reply with exactly {SILENT_REPLY_TOKEN} and nothing else: that reply is not delivered.",
-                crate::trust::PROMPT_NOTE
-            ),
-        ));
+        sections.push(("Tooling", tooling(inputs.tools)));
+        sections.push(("Safety", safety()));
         if inputs.mode == PromptMode::Full && !inputs.skills.is_empty() {
-            let mut s = String::from(
-                "## Skills\nBefore replying, check whether a skill below fits the request. If one does, read its SKILL.md with `read` first and follow it; read only the skill you need.\n",
-            );
-            for skill in inputs.skills {
-                let line = format!(
-                    "- {}: {} ({})\n",
-                    skill.name,
-                    skill.description,
-                    skill.path.display()
-                );
-                report
-                    .skills
-                    .push((skill.name.clone(), line.chars().count()));
-                s.push_str(&line);
-            }
-            sections.push(("Skills".into(), s.trim_end().to_string()));
+            sections.push(("Skills", skills(inputs.skills, &mut report)));
         }
         sections.push((
-            "Workspace".into(),
+            "Workspace",
             format!(
                 "## Workspace\nYour working directory is {}. Relative paths in file tools resolve there.",
                 inputs.workspace.display()
             ),
         ));
         if !inputs.files.is_empty() {
-            let mut s = String::from(
-                "## Workspace Files (injected)\nThese files from your workspace are included below under Project Context; they are already loaded, so do not read them again unless one says it was truncated.",
-            );
-            if inputs.files.iter().any(|f| f.name == "SOUL.md") {
-                s.push_str("\nSOUL.md is your persona: embody its tone and boundaries.");
-            }
-            if inputs.files.iter().any(|f| f.name == "BOOTSTRAP.md") {
-                s.push_str("\nBOOTSTRAP.md is present, so this is your first run: follow its ritual, and delete the file when it is done.");
-            }
-            sections.push(("Workspace Files".into(), s));
+            sections.push(("Workspace Files", workspace_files(inputs.files)));
         }
         sections.push((
-            "Current Date & Time".into(),
+            "Current Date & Time",
             format!(
                 "## Current Date & Time\nTime zone: {}. Each user message starts with the time it was sent, in brackets.",
                 inputs.timezone
             ),
         ));
-    }
-    let r = inputs.runtime;
-    if inputs.mode != PromptMode::None {
-        sections.push((
-            "Runtime".into(),
-            format!(
-                "## Runtime\nRuntime: agent={} | host={} | os={} ({}) | model={} | channel={} | capabilities={} | thinking={}",
-                r.agent_id,
-                r.host,
-                r.os,
-                r.arch,
-                r.model,
-                r.channel,
-                if r.capabilities.is_empty() { "none".to_string() } else { r.capabilities.join(",") },
-                r.thinking
-            ),
-        ));
+        sections.push(("Runtime", runtime_line(inputs.runtime)));
     }
     if !inputs.files.is_empty() {
-        let mut s = String::from("# Project Context");
-        for f in inputs.files {
-            s.push_str(&format!("\n\n## {}\n\n{}", f.name, f.text.trim_end()));
-            report.files.push((
-                f.name.to_string(),
-                f.raw_chars,
-                f.text.chars().count(),
-                f.truncated,
-            ));
-        }
-        sections.push(("Project Context".into(), s));
+        sections.push((
+            "Project Context",
+            project_context(inputs.files, &mut report),
+        ));
     }
     let mut text = String::new();
     for (title, body) in &sections {
@@ -348,13 +275,112 @@ pub fn build(inputs: &PromptInputs) -> BuiltPrompt {
             text.push_str("\n\n");
         }
         text.push_str(body);
-        report.sections.push((title.clone(), body.chars().count()));
+        report
+            .sections
+            .push((title.to_string(), body.chars().count()));
     }
     report.total_chars = text.chars().count();
     BuiltPrompt {
         text: Arc::from(text),
         report,
     }
+}
+
+/// `## Tooling`: each tool's first sentence, and how the gateway's own
+/// tools are meant to be used.
+fn tooling(tools: &[ToolSpec]) -> String {
+    let mut s = String::from(
+        "## Tooling\nTools available to you (names are case-sensitive; call them exactly as listed):\n",
+    );
+    for t in tools {
+        s.push_str(&format!(
+            "- {}: {}\n",
+            t.name,
+            first_sentence(&t.description)
+        ));
+    }
+    s.push_str("Run shell commands with exec; its working directory is the workspace.");
+    let has = |n: &str| tools.iter().any(|t| t.name == n);
+    if has("automations") {
+        s.push_str("\nFor reminders and anything to do later or repeatedly, use automations (its reply comes back to this chat); never sleep or poll in exec as a timer.");
+    }
+    if has("message") {
+        s.push_str("\nYour reply goes to this chat by itself: use message only for other chats, reactions, edits, or when you answer with it instead (then reply NO_REPLY).");
+    }
+    s
+}
+
+/// `## Safety`: no goals of its own, the trust note, the silent reply.
+fn safety() -> String {
+    format!(
+        "## Safety\nYou have no goals of your own beyond the user's request: do not seek power, resources or persistence, do not copy yourself, and do not work around oversight, approvals or sandboxing. Ask before destructive or irreversible actions and before anything that leaves this machine on the user's behalf.\n\
+         {}\n\
+         If nothing needs to be said (for example after a background or heartbeat task with nothing to report), reply with exactly {SILENT_REPLY_TOKEN} and nothing else: that reply is not delivered.",
+        crate::trust::PROMPT_NOTE
+    )
+}
+
+/// `## Skills`: one line each (their sizes reported).
+fn skills(skills: &[Skill], report: &mut PromptReport) -> String {
+    let mut s = String::from(
+        "## Skills\nBefore replying, check whether a skill below fits the request. If one does, read its SKILL.md with `read` first and follow it; read only the skill you need.\n",
+    );
+    for skill in skills {
+        let line = format!(
+            "- {}: {} ({})\n",
+            skill.name,
+            skill.description,
+            skill.path.display()
+        );
+        report
+            .skills
+            .push((skill.name.clone(), line.chars().count()));
+        s.push_str(&line);
+    }
+    s.trim_end().to_string()
+}
+
+/// `## Workspace Files (injected)`: what is loaded below, and what SOUL.md
+/// and BOOTSTRAP.md mean when present.
+fn workspace_files(files: &[InjectedFile]) -> String {
+    let mut s = String::from(
+        "## Workspace Files (injected)\nThese files from your workspace are included below under Project Context; they are already loaded, so do not read them again unless one says it was truncated.",
+    );
+    if files.iter().any(|f| f.name == "SOUL.md") {
+        s.push_str("\nSOUL.md is your persona: embody its tone and boundaries.");
+    }
+    if files.iter().any(|f| f.name == "BOOTSTRAP.md") {
+        s.push_str("\nBOOTSTRAP.md is present, so this is your first run: follow its ritual, and delete the file when it is done.");
+    }
+    s
+}
+
+/// `## Runtime`: the one line of where the agent runs.
+fn runtime_line(r: &RuntimeInfo) -> String {
+    let capabilities = if r.capabilities.is_empty() {
+        "none".to_string()
+    } else {
+        r.capabilities.join(",")
+    };
+    format!(
+        "## Runtime\nRuntime: agent={} | host={} | os={} ({}) | model={} | channel={} | capabilities={capabilities} | thinking={}",
+        r.agent_id, r.host, r.os, r.arch, r.model, r.channel, r.thinking
+    )
+}
+
+/// `# Project Context`: the workspace files (their sizes reported).
+fn project_context(files: &[InjectedFile], report: &mut PromptReport) -> String {
+    let mut s = String::from("# Project Context");
+    for f in files {
+        s.push_str(&format!("\n\n## {}\n\n{}", f.name, f.text.trim_end()));
+        report.files.push((
+            f.name.to_string(),
+            f.raw_chars,
+            f.text.chars().count(),
+            f.truncated,
+        ));
+    }
+    s
 }
 
 /// The host name (for the runtime line).
