@@ -39,8 +39,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/ws/methods/hook_status.rs", "status", 63),
     ("src/ws/methods/hook_status.rs", "points", 68),
     ("src/ws/methods/message_action.rs", "send", 61),
-    ("src/ws/methods/mod.rs", "dispatch", 106),
-    ("src/ws/methods/mod.rs", "route", 115),
     ("src/ws/methods/outbound.rs", "send", 80),
     ("src/ws/methods/outbound.rs", "follow", 80),
     ("src/ws/methods/sessions.rs", "list", 74),

@@ -126,35 +126,13 @@ pub async fn dispatch(
         return frames::res_err(&frame.id, &e, None);
     }
     let idem = idempotency_key(&frame);
-    let gw = &state.gateway;
     // Read in place: no round trip to the cache's actor.
-    if let Some(cached) = idem.as_deref().and_then(|k| gw.idempotent.get(k)) {
+    if let Some(cached) = idem
+        .as_deref()
+        .and_then(|k| state.gateway.idempotent.get(k))
+    {
         tracing::debug!(method = %frame.method, cached = true, "idempotent replay");
-        if frame.method == "chat.send" {
-            // The run the first ack named (a queued message may be
-            // answered by a collected run).
-            let run_id = cached
-                .payload
-                .as_ref()
-                .and_then(|p| p.get("runId"))
-                .and_then(Value::as_str);
-            if let Some(run_id) = run_id {
-                let live = ferroclaw_actors::runs::LiveRunOf {
-                    run_id: run_id.into(),
-                };
-                let running = matches!(gw.runs.send(live).await, Ok(Some(_)));
-                if running {
-                    let payload = serde_json::json!({ "runId": run_id, "status": "in_flight" });
-                    return frames::res_ok(&frame.id, &payload);
-                }
-            }
-        }
-        return frames::res_cached(
-            &frame.id,
-            cached.ok,
-            cached.payload.as_ref(),
-            cached.error.as_ref(),
-        );
+        return replay(&state, &frame, &cached).await;
     }
     let result = route(&state, &caller, &frame, early.as_ref()).await;
     match &result {
@@ -164,50 +142,7 @@ pub async fn dispatch(
         Ok(_) => audit::record_control(&state, &caller, &frame.method, &frame.params),
     }
     if let Some(key) = idem {
-        let response = CachedResponse {
-            ts: ferroclaw_actors::now_ms(),
-            ok: result.is_ok(),
-            payload: result
-                .as_ref()
-                .ok()
-                .and_then(|p| serde_json::to_value(p).ok()),
-            error: result
-                .as_ref()
-                .err()
-                .and_then(|e| serde_json::to_value(e).ok()),
-        };
-        // chat.send and agent: the session keeps the message id (it is the
-        // key), so their record rides the turn's next flush, and the
-        // response does not wait for it.
-        if matches!(frame.method.as_str(), "chat.send" | "agent") {
-            // Counted in the mailbox gauge as `ask_idempotency` counts.
-            gw.metrics
-                .idempotency_mailbox
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            gw.idempotency.do_send(RecordIdempotent {
-                key,
-                response,
-                durable: false,
-            });
-            return match result {
-                Ok(payload) => frames::res_ok(&frame.id, &payload),
-                Err(e) => frames::res_err(&frame.id, &e, None),
-            };
-        }
-        let recorded = ask_idempotency(
-            &gw.idempotency,
-            &gw.metrics,
-            RecordIdempotent {
-                key,
-                response,
-                durable: true,
-            },
-        )
-        .await;
-        if !matches!(recorded, Ok(Ok(()))) {
-            tracing::error!(method = %frame.method, "idempotency record failed");
-            let e = ErrorShape::unavailable("store unavailable: response not recorded")
-                .retry_after(1000);
+        if let Err(e) = remember(&state, &frame.method, key, &result).await {
             return frames::res_err(&frame.id, &e, None);
         }
     }
@@ -217,6 +152,86 @@ pub async fn dispatch(
     }
 }
 
+/// The answer a repeated request gets: the first one's, except a
+/// `chat.send` whose run is still going (`in_flight`).
+async fn replay(state: &SharedState, frame: &RequestFrame, cached: &CachedResponse) -> String {
+    if frame.method == "chat.send" {
+        // The run the first ack named (a queued message may be
+        // answered by a collected run).
+        let run_id = cached
+            .payload
+            .as_ref()
+            .and_then(|p| p.get("runId"))
+            .and_then(Value::as_str);
+        if let Some(run_id) = run_id {
+            let live = ferroclaw_actors::runs::LiveRunOf {
+                run_id: run_id.into(),
+            };
+            if matches!(state.gateway.runs.send(live).await, Ok(Some(_))) {
+                let payload = serde_json::json!({ "runId": run_id, "status": "in_flight" });
+                return frames::res_ok(&frame.id, &payload);
+            }
+        }
+    }
+    frames::res_cached(
+        &frame.id,
+        cached.ok,
+        cached.payload.as_ref(),
+        cached.error.as_ref(),
+    )
+}
+
+/// The answer recorded under its idempotency key. `chat.send` and `agent`:
+/// the session keeps the message id (it is the key), so their record rides
+/// the turn's next flush and the answer does not wait for it; any other
+/// waits for its record to be durable (else the request fails, retryable).
+async fn remember(
+    state: &SharedState,
+    method: &str,
+    key: String,
+    result: &MethodResult,
+) -> Result<(), ErrorShape> {
+    let gw = &state.gateway;
+    let response = CachedResponse {
+        ts: ferroclaw_actors::now_ms(),
+        ok: result.is_ok(),
+        payload: result
+            .as_ref()
+            .ok()
+            .and_then(|p| serde_json::to_value(p).ok()),
+        error: result
+            .as_ref()
+            .err()
+            .and_then(|e| serde_json::to_value(e).ok()),
+    };
+    if matches!(method, "chat.send" | "agent") {
+        // Counted in the mailbox gauge as `ask_idempotency` counts.
+        gw.metrics
+            .idempotency_mailbox
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        gw.idempotency.do_send(RecordIdempotent {
+            key,
+            response,
+            durable: false,
+        });
+        return Ok(());
+    }
+    let record = RecordIdempotent {
+        key,
+        response,
+        durable: true,
+    };
+    let recorded = ask_idempotency(&gw.idempotency, &gw.metrics, record).await;
+    if !matches!(recorded, Ok(Ok(()))) {
+        tracing::error!(%method, "idempotency record failed");
+        return Err(
+            ErrorShape::unavailable("store unavailable: response not recorded").retry_after(1000),
+        );
+    }
+    Ok(())
+}
+
+/// Every method's handler (a declared table).
 async fn route(
     state: &SharedState,
     caller: &Caller,
