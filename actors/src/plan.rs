@@ -108,63 +108,15 @@ pub fn plan(
         settings.default_agent_id(),
         env.clone(),
     );
-    let (model, _) = resolve_model(
-        &ModelChain {
-            global: defaults.model.primary(),
-            ..Default::default()
-        },
-        false,
-    )
-    .map_err(StartError::Model)?;
-    if !hub_config.knows(&model.provider) {
-        return Err(StartError::Provider(format!(
-            "models.providers.{} is not configured (needed by the default model {model})",
-            model.provider
-        )));
-    }
-    let sandbox = crate::tool::sandbox::SandboxSettings::from_config(&defaults.sandbox, state_dir);
-    let tools_json = settings.tools.as_json();
-    let limits = ToolLimits {
-        exec_timeout: crate::tool::EXEC_TIMEOUT,
-        exec_max_timeout: crate::tool::EXEC_MAX_TIMEOUT,
-        output_cap: crate::tool::OUTPUT_CAP,
-        read_cap: crate::tool::READ_CAP,
-        fetch: crate::tool::web_fetch::FetchSettings::from_settings(&settings.tools.web.fetch)
-            .map_err(|e| StartError::Tools(e.to_string()))?,
-        sandbox: sandbox.clone(),
-        workspace_only: settings.tools.fs.workspace_only,
-        search: crate::tool::web_search::SearchSettings::from_config(
-            &tools_json,
-            &settings.plugins,
-            &|k| env(k),
-        )
-        .map_err(|e| StartError::Tools(e.to_string()))?,
-    };
+    let model = default_model(settings, &hub_config)?;
+    let limits = tool_limits(settings, state_dir, &env)?;
     let approval_timeout = settings.tools.exec.approval_timeout_seconds;
     if approval_timeout < 1 {
         return Err(StartError::Tools(
             "tools.exec.approvalTimeoutSeconds: a whole number of seconds, at least 1".into(),
         ));
     }
-    let exec_defaults =
-        crate::tool::policy::ExecDefaults::from_config(&settings.tools.exec, sandbox)
-            .map_err(StartError::Policy)?;
-    let mut tool_policy = crate::tool::policy::ToolPolicy::from_config(
-        &settings.tools,
-        &settings
-            .agents
-            .list
-            .iter()
-            .map(|a| (a.id.clone(), a.tools.clone()))
-            .collect::<Vec<_>>(),
-        &settings
-            .channels
-            .iter()
-            .map(|(id, c)| (id.clone(), c.tools.clone()))
-            .collect::<Vec<_>>(),
-    )
-    .map_err(StartError::Policy)?;
-    tool_policy.exec = exec_defaults;
+    let tool_policy = tool_policy(settings, limits.sandbox.clone())?;
     let channel_env = crate::channels::ChannelEnv {
         telegram: env("TELEGRAM_BOT_TOKEN"),
         slack_bot: env("SLACK_BOT_TOKEN"),
@@ -186,6 +138,78 @@ pub fn plan(
         tool_policy,
         queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
     })
+}
+
+/// The default model (`agents.defaults.model`), its provider configured.
+fn default_model(settings: &Settings, hub_config: &HubConfig) -> Result<ModelRef, StartError> {
+    let chain = ModelChain {
+        global: settings.agents.defaults.model.primary(),
+        ..Default::default()
+    };
+    let (model, _) = resolve_model(&chain, false).map_err(StartError::Model)?;
+    if !hub_config.knows(&model.provider) {
+        return Err(StartError::Provider(format!(
+            "models.providers.{} is not configured (needed by the default model {model})",
+            model.provider
+        )));
+    }
+    Ok(model)
+}
+
+/// The built-in tools' limits: exec, read, web fetch and search, the
+/// sandbox.
+fn tool_limits(
+    settings: &Settings,
+    state_dir: &std::path::Path,
+    env: &EnvReader,
+) -> Result<ToolLimits, StartError> {
+    let sandbox = crate::tool::sandbox::SandboxSettings::from_config(
+        &settings.agents.defaults.sandbox,
+        state_dir,
+    );
+    let tools_json = settings.tools.as_json();
+    Ok(ToolLimits {
+        exec_timeout: crate::tool::EXEC_TIMEOUT,
+        exec_max_timeout: crate::tool::EXEC_MAX_TIMEOUT,
+        output_cap: crate::tool::OUTPUT_CAP,
+        read_cap: crate::tool::READ_CAP,
+        fetch: crate::tool::web_fetch::FetchSettings::from_settings(&settings.tools.web.fetch)
+            .map_err(|e| StartError::Tools(e.to_string()))?,
+        sandbox,
+        workspace_only: settings.tools.fs.workspace_only,
+        search: crate::tool::web_search::SearchSettings::from_config(
+            &tools_json,
+            &settings.plugins,
+            &|k| env(k),
+        )
+        .map_err(|e| StartError::Tools(e.to_string()))?,
+    })
+}
+
+/// Tool allowlists (global, per agent, per channel) and the exec defaults.
+fn tool_policy(
+    settings: &Settings,
+    sandbox: crate::tool::sandbox::SandboxSettings,
+) -> Result<crate::tool::policy::ToolPolicy, StartError> {
+    let exec_defaults =
+        crate::tool::policy::ExecDefaults::from_config(&settings.tools.exec, sandbox)
+            .map_err(StartError::Policy)?;
+    let agents: Vec<_> = settings
+        .agents
+        .list
+        .iter()
+        .map(|a| (a.id.clone(), a.tools.clone()))
+        .collect();
+    let channels: Vec<_> = settings
+        .channels
+        .iter()
+        .map(|(id, c)| (id.clone(), c.tools.clone()))
+        .collect();
+    let mut policy =
+        crate::tool::policy::ToolPolicy::from_config(&settings.tools, &agents, &channels)
+            .map_err(StartError::Policy)?;
+    policy.exec = exec_defaults;
+    Ok(policy)
 }
 
 /// The prompt and skills context from config.

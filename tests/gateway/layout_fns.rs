@@ -77,7 +77,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/nodes/registry.rs", "begin", 66),
     ("actors/src/openclaw/mod.rs", "read_sessions_dir", 75),
     ("actors/src/openclaw/mod.rs", "commit_import", 65),
-    ("actors/src/plan.rs", "plan", 104),
     ("actors/src/provider/anthropic/wire.rs", "build_body", 84),
     ("actors/src/provider/anthropic/wire.rs", "absorb", 87),
     ("actors/src/provider/hub/mod.rs", "from_settings", 79),
