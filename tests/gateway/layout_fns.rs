@@ -94,8 +94,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/subagents/tools.rs", "manage", 73),
     ("actors/src/tool/files.rs", "edit", 67),
     ("actors/src/tool/nodes.rs", "tool", 63),
-    ("actors/src/tool/patch.rs", "parse", 103),
-    ("actors/src/tool/patch.rs", "run", 96),
     ("actors/src/tool/policy.rs", "normalize_name", 76),
     ("actors/src/tool/read.rs", "run", 75),
     ("actors/src/tool/sandbox.rs", "command", 63),

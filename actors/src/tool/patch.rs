@@ -50,7 +50,12 @@ struct Hunk {
     new: Vec<String>,
 }
 
-fn parse(text: &str) -> Result<Vec<Op>, String> {
+crate::reason_error! {
+    /// Why a patch cannot be read or applied.
+    struct PatchError;
+}
+
+fn parse(text: &str) -> Result<Vec<Op>, PatchError> {
     let lines: Vec<&str> = text.trim().lines().collect();
     if lines.first().map(|l| l.trim()) != Some("*** Begin Patch") {
         return Err("the patch must start with `*** Begin Patch`".into());
@@ -63,95 +68,114 @@ fn parse(text: &str) -> Result<Vec<Op>, String> {
     let mut i = 0;
     while i < body.len() {
         let line = body[i];
+        i += 1;
         if let Some(path) = line.strip_prefix("*** Add File: ") {
-            let mut content = Vec::new();
-            i += 1;
-            while i < body.len() && !body[i].starts_with("*** ") {
-                match body[i].strip_prefix('+') {
-                    Some(l) => content.push(l.to_string()),
-                    None => {
-                        return Err(format!(
-                            "Add File {path}: every line must start with `+` (got {:?})",
-                            body[i]
-                        ))
-                    }
-                }
-                i += 1;
-            }
-            ops.push(Op::Add {
-                path: path.trim().to_string(),
-                lines: content,
-            });
+            let (op, next) = parse_add(path.trim(), body, i)?;
+            ops.push(op);
+            i = next;
         } else if let Some(path) = line.strip_prefix("*** Delete File: ") {
             ops.push(Op::Delete {
                 path: path.trim().to_string(),
             });
-            i += 1;
         } else if let Some(path) = line.strip_prefix("*** Update File: ") {
-            i += 1;
-            let mut move_to = None;
-            if let Some(to) = body.get(i).and_then(|l| l.strip_prefix("*** Move to: ")) {
-                move_to = Some(to.trim().to_string());
-                i += 1;
-            }
-            let mut hunks: Vec<Hunk> = Vec::new();
-            let mut current: Option<Hunk> = None;
-            while i < body.len() && (!body[i].starts_with("*** ") || body[i] == "*** End of File") {
-                let l = body[i];
-                i += 1;
-                if l == "*** End of File" {
-                    continue;
-                }
-                if let Some(anchor) = l.strip_prefix("@@") {
-                    if let Some(h) = current.take() {
-                        hunks.push(h);
-                    }
-                    let a = anchor.trim();
-                    current = Some(Hunk {
-                        anchor: (!a.is_empty()).then(|| a.to_string()),
-                        ..Default::default()
-                    });
-                    continue;
-                }
-                let h = current.get_or_insert_with(Hunk::default);
-                match l.chars().next() {
-                    Some(' ') => {
-                        h.old.push(l[1..].to_string());
-                        h.new.push(l[1..].to_string());
-                    }
-                    Some('-') => h.old.push(l[1..].to_string()),
-                    Some('+') => h.new.push(l[1..].to_string()),
-                    None => {
-                        // An empty line in a hunk is an empty context line.
-                        h.old.push(String::new());
-                        h.new.push(String::new());
-                    }
-                    _ => return Err(format!("Update File {path}: a hunk line must start with ' ', '-' or '+' (got {l:?})")),
-                }
-            }
-            if let Some(h) = current.take() {
-                hunks.push(h);
-            }
-            if hunks.is_empty() && move_to.is_none() {
-                return Err(format!("Update File {path}: no hunks"));
-            }
-            ops.push(Op::Update {
-                path: path.trim().to_string(),
-                move_to,
-                hunks,
-            });
-        } else if line.trim().is_empty() {
-            i += 1;
-        } else {
+            let (op, next) = parse_update(path.trim(), body, i)?;
+            ops.push(op);
+            i = next;
+        } else if !line.trim().is_empty() {
             return Err(format!(
                 "unexpected line {line:?} (expected *** Add File / Update File / Delete File)"
-            ));
+            )
+            .into());
         }
     }
     if ops.is_empty() {
         return Err("the patch changes nothing".into());
     }
     Ok(ops)
+}
+
+/// `*** Add File:`'s lines from `i`, each `+`; the op and the next line.
+fn parse_add(path: &str, body: &[&str], mut i: usize) -> Result<(Op, usize), PatchError> {
+    let mut lines = Vec::new();
+    while i < body.len() && !body[i].starts_with("*** ") {
+        match body[i].strip_prefix('+') {
+            Some(l) => lines.push(l.to_string()),
+            None => {
+                return Err(format!(
+                    "Add File {path}: every line must start with `+` (got {:?})",
+                    body[i]
+                )
+                .into())
+            }
+        }
+        i += 1;
+    }
+    let path = path.to_string();
+    Ok((Op::Add { path, lines }, i))
+}
+
+/// `*** Update File:`'s optional move and its hunks from `i`; the op and
+/// the next line.
+fn parse_update(path: &str, body: &[&str], mut i: usize) -> Result<(Op, usize), PatchError> {
+    let mut move_to = None;
+    if let Some(to) = body.get(i).and_then(|l| l.strip_prefix("*** Move to: ")) {
+        move_to = Some(to.trim().to_string());
+        i += 1;
+    }
+    let mut hunks: Vec<Hunk> = Vec::new();
+    while i < body.len() && (!body[i].starts_with("*** ") || body[i] == "*** End of File") {
+        let l = body[i];
+        i += 1;
+        if l == "*** End of File" {
+            continue;
+        }
+        if let Some(anchor) = l.strip_prefix("@@") {
+            let a = anchor.trim();
+            hunks.push(Hunk {
+                anchor: (!a.is_empty()).then(|| a.to_string()),
+                ..Default::default()
+            });
+            continue;
+        }
+        if hunks.is_empty() {
+            hunks.push(Hunk::default());
+        }
+        let h = hunks.last_mut().expect("a hunk was pushed");
+        hunk_line(h, l).map_err(|()| {
+            format!("Update File {path}: a hunk line must start with ' ', '-' or '+' (got {l:?})")
+        })?;
+    }
+    if hunks.is_empty() && move_to.is_none() {
+        return Err(format!("Update File {path}: no hunks").into());
+    }
+    let path = path.to_string();
+    Ok((
+        Op::Update {
+            path,
+            move_to,
+            hunks,
+        },
+        i,
+    ))
+}
+
+/// One line of a hunk: context (` `, or empty), removed (`-`), added (`+`).
+fn hunk_line(h: &mut Hunk, l: &str) -> Result<(), ()> {
+    match l.chars().next() {
+        Some(' ') => {
+            h.old.push(l[1..].to_string());
+            h.new.push(l[1..].to_string());
+        }
+        Some('-') => h.old.push(l[1..].to_string()),
+        Some('+') => h.new.push(l[1..].to_string()),
+        None => {
+            // An empty line in a hunk is an empty context line.
+            h.old.push(String::new());
+            h.new.push(String::new());
+        }
+        _ => return Err(()),
+    }
+    Ok(())
 }
 
 /// A patch path inside the workspace (resolved off the actor's thread).
@@ -178,7 +202,7 @@ fn locate(lines: &[String], old: &[String], from: usize) -> Option<usize> {
         .or_else(|| fits(&|a, b| a.trim() == b.trim()))
 }
 
-fn apply_hunks(path: &str, text: &str, hunks: &[Hunk]) -> Result<String, String> {
+fn apply_hunks(path: &str, text: &str, hunks: &[Hunk]) -> Result<String, PatchError> {
     let trailing_newline = text.ends_with('\n') || text.is_empty();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let mut cursor = 0;
@@ -193,10 +217,9 @@ fn apply_hunks(path: &str, text: &str, hunks: &[Hunk]) -> Result<String, String>
                 None => {
                     // The anchor may itself be the first old line.
                     if h.old.first().is_none_or(|o| o.trim() != anchor.trim()) {
-                        return Err(format!(
-                            "{path}: hunk {} anchor {anchor:?} not found",
-                            n + 1
-                        ));
+                        return Err(
+                            format!("{path}: hunk {} anchor {anchor:?} not found", n + 1).into(),
+                        );
                     }
                 }
             }
@@ -204,10 +227,10 @@ fn apply_hunks(path: &str, text: &str, hunks: &[Hunk]) -> Result<String, String>
         let at = locate(&lines, &h.old, cursor)
             .or_else(|| locate(&lines, &h.old, 0))
             .ok_or_else(|| {
-                format!(
+                PatchError::from(format!(
                     "{path}: hunk {} did not match the file (context or removed lines differ)",
                     n + 1
-                )
+                ))
             })?;
         lines.splice(at..at + h.old.len(), h.new.iter().cloned());
         cursor = at + h.new.len();
@@ -238,80 +261,20 @@ pub async fn run(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOu
     let mut changes = Vec::new();
     let mut summary = Vec::new();
     for op in &ops {
-        match op {
-            Op::Add { path, lines } => {
-                let p = match confine_op(workspace, path).await {
-                    Ok(p) => p,
-                    Err(e) => return e,
-                };
-                if kind_of(&p).await.is_some() {
-                    return error(format!(
-                        "apply_patch: {path} already exists (use Update File)"
-                    ));
-                }
-                let mut content = lines.join("\n");
-                content.push('\n');
-                changes.push(Change::Write(p, content));
-                summary.push(format!("A {path}"));
+        match prepare(workspace, op).await {
+            Ok((mut c, line)) => {
+                changes.append(&mut c);
+                summary.push(line);
             }
-            Op::Delete { path } => {
-                let p = match confine_op(workspace, path).await {
-                    Ok(p) => p,
-                    Err(e) => return e,
-                };
-                if !kind_of(&p).await.is_some_and(|k| k.is_file()) {
-                    return error(format!("apply_patch: {path} does not exist"));
-                }
-                changes.push(Change::Remove(p));
-                summary.push(format!("D {path}"));
-            }
-            Op::Update {
-                path,
-                move_to,
-                hunks,
-            } => {
-                let p = match confine_op(workspace, path).await {
-                    Ok(p) => p,
-                    Err(e) => return e,
-                };
-                let current = match tokio::fs::read(&p).await {
-                    Ok(b) => match String::from_utf8(b) {
-                        Ok(s) => s,
-                        Err(_) => return error(format!("apply_patch: {path} is not UTF-8 text")),
-                    },
-                    Err(e) => return error(format!("apply_patch: {path}: {e}")),
-                };
-                let updated = match apply_hunks(path, &current, hunks) {
-                    Ok(u) => u,
-                    Err(e) => return error(format!("apply_patch: {e}")),
-                };
-                match move_to {
-                    Some(to) => {
-                        let dest = match confine_op(workspace, to).await {
-                            Ok(d) => d,
-                            Err(e) => return e,
-                        };
-                        changes.push(Change::Write(dest, updated));
-                        changes.push(Change::Remove(p));
-                        summary.push(format!("M {path} -> {to}"));
-                    }
-                    None => {
-                        changes.push(Change::Write(p, updated));
-                        summary.push(format!("M {path}"));
-                    }
-                }
-            }
+            Err(refused) => return refused,
         }
     }
     for change in changes {
-        let result = match &change {
-            Change::Write(p, content) => replace_file(p, content.as_bytes()).await,
-            Change::Remove(p) => tokio::fs::remove_file(p).await,
+        let (result, p) = match &change {
+            Change::Write(p, content) => (replace_file(p, content.as_bytes()).await, p),
+            Change::Remove(p) => (tokio::fs::remove_file(p).await, p),
         };
         if let Err(e) = result {
-            let p = match &change {
-                Change::Write(p, _) | Change::Remove(p) => p,
-            };
             return error(format!(
                 "apply_patch: writing {}: {e} (earlier files of this patch were written)",
                 p.display()
@@ -319,6 +282,56 @@ pub async fn run(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOu
         }
     }
     ok(format!("Patch applied:\n{}", summary.join("\n")))
+}
+
+/// What one op will change, checked (nothing is written yet), and its
+/// summary line.
+async fn prepare(
+    workspace: &super::Workspace,
+    op: &Op,
+) -> Result<(Vec<Change>, String), ToolOutcome> {
+    match op {
+        Op::Add { path, lines } => {
+            let p = confine_op(workspace, path).await?;
+            if kind_of(&p).await.is_some() {
+                return Err(error(format!(
+                    "apply_patch: {path} already exists (use Update File)"
+                )));
+            }
+            let mut content = lines.join("\n");
+            content.push('\n');
+            Ok((vec![Change::Write(p, content)], format!("A {path}")))
+        }
+        Op::Delete { path } => {
+            let p = confine_op(workspace, path).await?;
+            if !kind_of(&p).await.is_some_and(|k| k.is_file()) {
+                return Err(error(format!("apply_patch: {path} does not exist")));
+            }
+            Ok((vec![Change::Remove(p)], format!("D {path}")))
+        }
+        Op::Update {
+            path,
+            move_to,
+            hunks,
+        } => {
+            let p = confine_op(workspace, path).await?;
+            let current = match tokio::fs::read(&p).await {
+                Ok(b) => String::from_utf8(b)
+                    .map_err(|_| error(format!("apply_patch: {path} is not UTF-8 text")))?,
+                Err(e) => return Err(error(format!("apply_patch: {path}: {e}"))),
+            };
+            let updated = apply_hunks(path, &current, hunks)
+                .map_err(|e| error(format!("apply_patch: {e}")))?;
+            match move_to {
+                Some(to) => {
+                    let dest = confine_op(workspace, to).await?;
+                    let changes = vec![Change::Write(dest, updated), Change::Remove(p)];
+                    Ok((changes, format!("M {path} -> {to}")))
+                }
+                None => Ok((vec![Change::Write(p, updated)], format!("M {path}"))),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
