@@ -175,6 +175,11 @@ fn bad_request(m: &str) -> HttpResponse {
     )
 }
 
+ferroclaw_actors::reason_error! {
+    /// Why a request is not one the endpoint can answer (a 400).
+    struct BadRequest;
+}
+
 /// What a request asks: its session, the prompt's last user message and
 /// where it is, whether it streams.
 struct Asked<'a> {
@@ -186,19 +191,19 @@ struct Asked<'a> {
 }
 
 impl<'a> Asked<'a> {
-    fn read(body: &'a Value) -> Result<Asked<'a>, HttpResponse> {
+    fn read(body: &'a Value) -> Result<Asked<'a>, BadRequest> {
         let Some(messages) = body.get("messages").and_then(Value::as_array) else {
-            return Err(bad_request("`messages` (an array) is required"));
+            return Err("`messages` (an array) is required".into());
         };
         let Some(last_user) = messages
             .iter()
             .rposition(|m| m.get("role").and_then(Value::as_str) == Some("user"))
         else {
-            return Err(bad_request("`messages` needs a user message"));
+            return Err("`messages` needs a user message".into());
         };
         let text = sanitize_text(&content_text(&messages[last_user]["content"]));
         if text.trim().is_empty() {
-            return Err(bad_request("the last user message is empty"));
+            return Err("the last user message is empty".into());
         }
         Ok(Asked {
             messages,
@@ -233,7 +238,7 @@ fn session_of(
     body: &Value,
     agent: &str,
     default_agent: &str,
-) -> Result<SessionKey, HttpResponse> {
+) -> Result<SessionKey, BadRequest> {
     let header = req
         .headers()
         .get("x-openclaw-session-key")
@@ -258,7 +263,7 @@ fn session_of(
         ),
     };
     SessionKey::canonical(&raw_key, default_agent, "main")
-        .map_err(|e| bad_request(&format!("invalid session key: {e}")))
+        .map_err(|e| format!("invalid session key: {e}").into())
 }
 
 /// A refused send as OpenAI's error body, with the wire code's status.
@@ -290,7 +295,7 @@ async fn chat_completions(
     };
     let asked = match Asked::read(&body) {
         Ok(a) => a,
-        Err(refused) => return refused,
+        Err(e) => return bad_request(&e.to_string()),
     };
     let settings = state.live.settings();
     let agent = agent_of(&req, asked.model, settings.default_agent_id());
@@ -299,7 +304,7 @@ async fn chat_completions(
     }
     let key = match session_of(&req, &body, &agent, settings.default_agent_id()) {
         Ok(k) => k,
-        Err(refused) => return refused,
+        Err(e) => return bad_request(&e.to_string()),
     };
     let lookup = LookupSession { key: key.clone() };
     let known = matches!(state.gateway.router.send(lookup).await, Ok(Ok(Some(_))));

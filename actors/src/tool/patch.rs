@@ -137,10 +137,13 @@ fn parse_update(path: &str, body: &[&str], mut i: usize) -> Result<(Op, usize), 
             });
             continue;
         }
-        if hunks.is_empty() {
-            hunks.push(Hunk::default());
-        }
-        let h = hunks.last_mut().expect("a hunk was pushed");
+        let h = match hunks.last_mut() {
+            Some(h) => h,
+            None => {
+                hunks.push(Hunk::default());
+                &mut hunks[0]
+            }
+        };
         hunk_line(h, l).map_err(|()| {
             format!("Update File {path}: a hunk line must start with ' ', '-' or '+' (got {l:?})")
         })?;
