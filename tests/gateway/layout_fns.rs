@@ -80,7 +80,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/provider/anthropic/wire.rs", "build_body", 84),
     ("actors/src/provider/anthropic/wire.rs", "absorb", 87),
     ("actors/src/provider/hub/mod.rs", "from_settings", 79),
-    ("actors/src/provider/hub/mod.rs", "open_stream", 94),
     ("actors/src/provider/openai/mod.rs", "attempt", 82),
     ("actors/src/provider/openai/wire.rs", "text", 91),
     ("actors/src/routing/mod.rs", "new", 62),

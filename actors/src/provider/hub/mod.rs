@@ -394,74 +394,38 @@ pub async fn open_stream(
         let more_models = i + 1 < candidates.len();
         let mut tried: Vec<String> = Vec::new();
         loop {
-            let route = hub
-                .send(RouteRequest {
-                    provider: model.provider.clone(),
-                    sticky: sticky.map(str::to_string),
-                    exclude: tried.clone(),
-                })
-                .await;
-            let route = match route {
-                Ok(Ok(r)) => r,
-                Ok(Err(e)) => {
-                    if tried.is_empty() {
-                        failed.push(format!("{model}: {e}"));
-                    }
-                    break;
-                }
-                Err(_) => {
-                    failed.push(format!("{model}: provider hub unavailable"));
+            let route = match route_for(hub, model, sticky, &tried).await {
+                Ok(r) => r,
+                Err(why) => {
+                    failed.extend(why);
                     break;
                 }
             };
-            let mut req = request.clone();
-            req.model = model.model.clone();
-            req.api_key = route.api_key.clone();
-            // Someone else can take over at once: do not wait out retries here.
-            req.max_attempts = (route.alternatives > 0 || more_models).then_some(1);
-            let stream = match route.actor.send(StreamCompletion { request: req }).await {
-                Ok(s) => s,
-                Err(_) => {
-                    failed.push(format!("{model}: provider actor unavailable"));
-                    break;
-                }
-            };
-            let mut stream = stream;
-            let first = tokio::select! {
-                e = stream.recv() => e,
-                _ = aborted(abort) => return OpenOutcome::Aborted,
-            };
-            let error = match first {
-                Some(ProviderEvent::Error(e)) => e,
-                None => ProviderError::Unavailable("the provider closed the stream at once".into()),
-                Some(first) => {
-                    hub.do_send(ReportOutcome {
-                        provider: model.provider.clone(),
-                        profile: route.profile.clone(),
-                        error: None,
-                    });
+            let error = match attempt(model, &route, request, more_models, abort).await {
+                Attempt::First(first, rest) => {
+                    report(hub, model, &route, None);
                     return OpenOutcome::Opened(Box::new(Opened {
                         model: model.clone(),
                         profile: route.profile,
                         first,
-                        rest: stream,
+                        rest,
                         failed_attempts: failed,
                     }));
                 }
+                Attempt::Aborted => return OpenOutcome::Aborted,
+                Attempt::ActorDown => {
+                    failed.push(format!("{model}: provider actor unavailable"));
+                    break;
+                }
+                Attempt::Error(e) => e,
             };
-            hub.do_send(ReportOutcome {
-                provider: model.provider.clone(),
-                profile: route.profile.clone(),
-                error: Some(error.clone()),
-            });
+            report(hub, model, &route, Some(error.clone()));
             failed.push(format!("{model} ({}): {error}", route.profile));
             let fails_over = error.fails_over();
             last = Some(error);
             if !fails_over {
-                return OpenOutcome::Failed(FailoverError {
-                    message: failed.join("; "),
-                    last,
-                });
+                let message = failed.join("; ");
+                return OpenOutcome::Failed(FailoverError { message, last });
             }
             tried.push(route.profile);
             if route.alternatives == 0 {
@@ -474,6 +438,76 @@ pub async fn open_stream(
         _ => format!("all models failed: {}", failed.join("; ")),
     };
     OpenOutcome::Failed(FailoverError { message, last })
+}
+
+/// The next profile of `model`'s provider (not one `tried`). Err: why
+/// not, when it is news (no profile left after trying some is not).
+async fn route_for(
+    hub: &Addr<ProviderHub>,
+    model: &ModelRef,
+    sticky: Option<&str>,
+    tried: &[String],
+) -> Result<Route, Option<String>> {
+    let asked = RouteRequest {
+        provider: model.provider.clone(),
+        sticky: sticky.map(str::to_string),
+        exclude: tried.to_vec(),
+    };
+    match hub.send(asked).await {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err(tried.is_empty().then(|| format!("{model}: {e}"))),
+        Err(_) => Err(Some(format!("{model}: provider hub unavailable"))),
+    }
+}
+
+/// How one profile's stream began.
+enum Attempt {
+    /// Its first event, and the rest of the stream.
+    First(ProviderEvent, CompletionStream),
+    /// The run was aborted while waiting.
+    Aborted,
+    /// The provider's actor is gone.
+    ActorDown,
+    /// Its first event was an error (or the stream closed at once).
+    Error(ProviderError),
+}
+
+/// The request on `route`'s profile, up to its first event.
+async fn attempt(
+    model: &ModelRef,
+    route: &Route,
+    request: &CompletionRequest,
+    more_models: bool,
+    abort: &mut watch::Receiver<bool>,
+) -> Attempt {
+    let mut req = request.clone();
+    req.model = model.model.clone();
+    req.api_key = route.api_key.clone();
+    // Someone else can take over at once: do not wait out retries here.
+    req.max_attempts = (route.alternatives > 0 || more_models).then_some(1);
+    let Ok(mut stream) = route.actor.send(StreamCompletion { request: req }).await else {
+        return Attempt::ActorDown;
+    };
+    let first = tokio::select! {
+        e = stream.recv() => e,
+        _ = aborted(abort) => return Attempt::Aborted,
+    };
+    match first {
+        Some(ProviderEvent::Error(e)) => Attempt::Error(e),
+        None => Attempt::Error(ProviderError::Unavailable(
+            "the provider closed the stream at once".into(),
+        )),
+        Some(first) => Attempt::First(first, stream),
+    }
+}
+
+/// A profile's outcome to the hub: cooldowns apply to every session.
+fn report(hub: &Addr<ProviderHub>, model: &ModelRef, route: &Route, error: Option<ProviderError>) {
+    hub.do_send(ReportOutcome {
+        provider: model.provider.clone(),
+        profile: route.profile.clone(),
+        error,
+    });
 }
 
 #[cfg(test)]
