@@ -96,7 +96,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/tool/policy.rs", "normalize_name", 76),
     ("actors/src/tool/read.rs", "run", 75),
     ("actors/src/tool/sandbox.rs", "command", 63),
-    ("actors/src/tool/search.rs", "grep", 117),
     ("actors/src/tool/web_fetch.rs", "render", 63),
     ("actors/src/tool/web_fetch.rs", "fetch", 80),
     ("actors/src/tool/web_search.rs", "from_config", 81),

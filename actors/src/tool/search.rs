@@ -229,112 +229,151 @@ pub async fn grep(workspace: impl Into<super::Workspace>, args: &Value) -> ToolO
         Ok(b) => b,
         Err(e) => return e,
     };
-    let (limit, ignore_case, literal, context) = match (
-        limit("grep", args, GREP_LIMIT),
-        bool_arg("grep", args, "ignoreCase"),
-        bool_arg("grep", args, "literal"),
-        uint_arg("grep", args, "context"),
-    ) {
-        (Ok(l), Ok(i), Ok(lit), Ok(c)) => (l, i, lit, c.unwrap_or(0).min(10) as usize),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => return e,
-    };
-    let source = if literal {
-        regex::escape(&pattern)
-    } else {
-        pattern.clone()
-    };
-    let re = match RegexBuilder::new(&source)
-        .case_insensitive(ignore_case)
-        .size_limit(1 << 20)
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return error(format!("grep: bad pattern {pattern:?}: {e}")),
-    };
-    let file_glob = match args.get("glob") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(g)) => match GlobBuilder::new(g).build() {
-            Ok(g) => Some(g.compile_matcher()),
-            Err(e) => return error(format!("grep: bad glob {g:?}: {e}")),
-        },
-        Some(_) => return error("grep: `glob` must be a string"),
+    let mut g = match Grep::new(&pattern, args, root) {
+        Ok(g) => g,
+        Err(e) => return e,
     };
     let w = workspace.clone();
     blocking("grep", move || {
-        let mut out: Vec<String> = Vec::new();
-        let mut matches = 0usize;
-        let mut more = false;
         let files: Box<dyn Iterator<Item = PathBuf>> = if dir.is_file() {
             Box::new(std::iter::once(dir.clone()))
         } else {
             Box::new(
-                walker(&dir, &w, &root)
+                walker(&dir, &w, &g.root)
                     .filter_map(Result::ok)
                     .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
                     .map(|e| e.into_path()),
             )
         };
-        'files: for path in files {
-            if let Some(g) = &file_glob {
-                if !g.is_match(path.file_name().unwrap_or_default())
-                    && !g.is_match(path.strip_prefix(&root).unwrap_or(&path))
-                {
-                    continue;
-                }
-            }
-            if std::fs::metadata(&path)
-                .map(|m| m.len() > GREP_MAX_FILE)
-                .unwrap_or(true)
-            {
-                continue;
-            }
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
-            if bytes.iter().take(8192).any(|b| *b == 0) {
-                continue; // binary
-            }
-            let text = String::from_utf8_lossy(&bytes);
-            let lines: Vec<&str> = text.lines().collect();
-            let name = rel(&root, &path);
-            let mut last_printed: Option<usize> = None;
-            for (i, line) in lines.iter().enumerate() {
-                if !re.is_match(line) {
-                    continue;
-                }
-                if matches >= limit {
-                    more = true;
-                    break 'files;
-                }
-                matches += 1;
-                let from = i.saturating_sub(context);
-                let to = (i + context).min(lines.len().saturating_sub(1));
-                for (j, l) in lines.iter().enumerate().take(to + 1).skip(from) {
-                    if last_printed.is_some_and(|p| j <= p) {
-                        continue;
-                    }
-                    if context > 0 && last_printed.is_some_and(|p| j > p + 1) {
-                        out.push("--".into());
-                    }
-                    let cut: String = l.chars().take(GREP_LINE_CHARS).collect();
-                    let sep = if j == i || re.is_match(l) { ':' } else { '-' };
-                    out.push(format!("{name}{sep}{}{sep} {cut}", j + 1));
-                    last_printed = Some(j);
-                }
+        for path in files {
+            if g.file(&path) {
+                break;
             }
         }
-        if out.is_empty() {
+        if g.out.is_empty() {
             return ok(format!("No matches for {pattern:?}."));
         }
-        let mut text = out.join("\n");
-        if more {
+        let mut text = g.out.join("\n");
+        if g.more {
             text.push_str(&format!(
-                "\n[stopped after {limit} matches; narrow the search or raise limit]"
+                "\n[stopped after {} matches; narrow the search or raise limit]",
+                g.limit
             ));
         }
         ok(text)
     })
     .await
+}
+
+/// One `grep` call: what it looks for, and what it found so far.
+struct Grep {
+    re: regex::Regex,
+    file_glob: Option<globset::GlobMatcher>,
+    root: PathBuf,
+    limit: usize,
+    context: usize,
+    out: Vec<String>,
+    matches: usize,
+    more: bool,
+}
+
+impl Grep {
+    fn new(pattern: &str, args: &Value, root: PathBuf) -> Result<Grep, ToolOutcome> {
+        let limit = limit("grep", args, GREP_LIMIT)?;
+        let ignore_case = bool_arg("grep", args, "ignoreCase")?;
+        let literal = bool_arg("grep", args, "literal")?;
+        let context = uint_arg("grep", args, "context")?.unwrap_or(0).min(10) as usize;
+        let source = if literal {
+            regex::escape(pattern)
+        } else {
+            pattern.to_string()
+        };
+        let re = RegexBuilder::new(&source)
+            .case_insensitive(ignore_case)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| error(format!("grep: bad pattern {pattern:?}: {e}")))?;
+        let file_glob = match args.get("glob") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(g)) => match GlobBuilder::new(g).build() {
+                Ok(g) => Some(g.compile_matcher()),
+                Err(e) => return Err(error(format!("grep: bad glob {g:?}: {e}"))),
+            },
+            Some(_) => return Err(error("grep: `glob` must be a string")),
+        };
+        Ok(Grep {
+            re,
+            file_glob,
+            root,
+            limit,
+            context,
+            out: Vec::new(),
+            matches: 0,
+            more: false,
+        })
+    }
+
+    /// The text of `path` when it is searched: it matches the glob, is not
+    /// too big, and is not binary.
+    fn text_of(&self, path: &Path) -> Option<String> {
+        if let Some(g) = &self.file_glob {
+            if !g.is_match(path.file_name().unwrap_or_default())
+                && !g.is_match(path.strip_prefix(&self.root).unwrap_or(path))
+            {
+                return None;
+            }
+        }
+        if std::fs::metadata(path)
+            .map(|m| m.len() > GREP_MAX_FILE)
+            .unwrap_or(true)
+        {
+            return None;
+        }
+        let bytes = std::fs::read(path).ok()?;
+        if bytes.iter().take(8192).any(|b| *b == 0) {
+            return None; // binary
+        }
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Searches one file; true once the limit is reached.
+    fn file(&mut self, path: &Path) -> bool {
+        let Some(text) = self.text_of(path) else {
+            return false;
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let name = rel(&self.root, path);
+        let mut last_printed: Option<usize> = None;
+        for (i, line) in lines.iter().enumerate() {
+            if !self.re.is_match(line) {
+                continue;
+            }
+            if self.matches >= self.limit {
+                self.more = true;
+                return true;
+            }
+            self.matches += 1;
+            let from = i.saturating_sub(self.context);
+            let to = (i + self.context).min(lines.len().saturating_sub(1));
+            for (j, l) in lines.iter().enumerate().take(to + 1).skip(from) {
+                if last_printed.is_some_and(|p| j <= p) {
+                    continue;
+                }
+                if self.context > 0 && last_printed.is_some_and(|p| j > p + 1) {
+                    self.out.push("--".into());
+                }
+                let cut: String = l.chars().take(GREP_LINE_CHARS).collect();
+                let sep = if j == i || self.re.is_match(l) {
+                    ':'
+                } else {
+                    '-'
+                };
+                self.out.push(format!("{name}{sep}{}{sep} {cut}", j + 1));
+                last_printed = Some(j);
+            }
+        }
+        false
+    }
 }
 
 #[cfg(test)]
