@@ -65,7 +65,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/mcp/probe.rs", "probe", 64),
     ("actors/src/media/links.rs", "run", 63),
     ("actors/src/media/provider.rs", "transcribe", 73),
-    ("actors/src/media/tools.rs", "view_image", 98),
     ("actors/src/media/understand.rs", "run_cli", 62),
     (
         "actors/src/media/understand.rs",

@@ -182,34 +182,12 @@ async fn view_image(
     let Some(m) = m else {
         return error("view_image: the media store is unavailable");
     };
-    let wanted = list(args, "path", "paths");
-    if wanted.is_empty() {
-        return error("view_image: give path (a workspace image or media:<id>) or paths");
-    }
-    let cap = args
-        .get("maxImages")
-        .and_then(Value::as_u64)
-        .unwrap_or(20)
-        .clamp(1, 20) as usize;
-    if wanted.len() > cap {
-        return error(format!(
-            "view_image: {} images asked, at most {cap}",
-            wanted.len()
-        ));
-    }
-    let max = max_bytes(args, 10.0);
-    let mut refs = Vec::new();
-    for raw in &wanted {
-        match resolve(m, workspace, raw, max).await {
-            Ok(r) if r.kind == MediaKind::Image => refs.push((raw.to_string(), r)),
-            Ok(r) => {
-                return error(format!(
-                    "view_image: {raw} is {}, not an image",
-                    r.content_type
-                ))
-            }
-            Err(e) => return error(format!("view_image: {e}")),
-        }
+    let refs = match images(m, workspace, args).await {
+        Ok(refs) => refs,
+        Err(refused) => return refused,
+    };
+    if !m.config.reply.vision(model, agent) {
+        return described(m, refs).await;
     }
     let names: Vec<String> = refs
         .iter()
@@ -220,26 +198,69 @@ async fn view_image(
             )
         })
         .collect();
-    if m.config.reply.vision(model, agent) {
-        return ToolOutcome {
-            text: format!(
-                "Attached for you to look at (the user does not see them): {}",
-                names.join("; ")
-            ),
-            is_error: false,
-            blocked: false,
-            images: refs
-                .iter()
-                .map(|(_, r)| Image {
-                    mime_type: r.content_type.clone(),
-                    data: String::new(),
-                    media_id: Some(r.id.clone()),
-                })
-                .collect(),
-            ends_turn: None,
-        };
+    ToolOutcome {
+        text: format!(
+            "Attached for you to look at (the user does not see them): {}",
+            names.join("; ")
+        ),
+        is_error: false,
+        blocked: false,
+        images: refs
+            .iter()
+            .map(|(_, r)| Image {
+                mime_type: r.content_type.clone(),
+                data: String::new(),
+                media_id: Some(r.id.clone()),
+            })
+            .collect(),
+        ends_turn: None,
     }
-    // A model without vision: described by `tools.media.image`.
+}
+
+/// The images asked for, each resolved (a workspace file or `media:<id>`)
+/// and an image.
+async fn images(
+    m: &Handles,
+    workspace: &Workspace,
+    args: &Value,
+) -> Result<Vec<(String, MediaRef)>, ToolOutcome> {
+    let wanted = list(args, "path", "paths");
+    if wanted.is_empty() {
+        return Err(error(
+            "view_image: give path (a workspace image or media:<id>) or paths",
+        ));
+    }
+    let cap = args
+        .get("maxImages")
+        .and_then(Value::as_u64)
+        .unwrap_or(20)
+        .clamp(1, 20) as usize;
+    if wanted.len() > cap {
+        return Err(error(format!(
+            "view_image: {} images asked, at most {cap}",
+            wanted.len()
+        )));
+    }
+    let max = max_bytes(args, 10.0);
+    let mut refs = Vec::new();
+    for raw in &wanted {
+        match resolve(m, workspace, raw, max).await {
+            Ok(r) if r.kind == MediaKind::Image => refs.push((raw.to_string(), r)),
+            Ok(r) => {
+                return Err(error(format!(
+                    "view_image: {raw} is {}, not an image",
+                    r.content_type
+                )))
+            }
+            Err(e) => return Err(error(format!("view_image: {e}"))),
+        }
+    }
+    Ok(refs)
+}
+
+/// For a model without vision: each image described by
+/// `tools.media.image`, as a stranger's text (the image may be anyone's).
+async fn described(m: &Handles, refs: Vec<(String, MediaRef)>) -> ToolOutcome {
     if m.config.entries(MediaKind::Image).is_empty() {
         return error(
             "view_image: this model does not see images and no tools.media.image model is configured to describe them",
