@@ -117,15 +117,9 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
     ToolOutcome::ok(format!("[{}]", answers.join(",")))
 }
 
-/// One action on one route.
-async fn one(
-    state: &SharedState,
-    msg: &ExecuteTool,
-    action: &str,
-    r: &Route,
-    i: usize,
-) -> ToolOutcome {
-    let args = &msg.call.arguments;
+/// Where the action goes: the route's target, account and thread (a
+/// Discord thread is a channel of its own: it is the target).
+fn target(args: &Value, r: &Route) -> (Map<String, Value>, Option<String>) {
     let mut params = Map::new();
     params.insert("target".into(), json!(r.to));
     if let Some(a) = text(args, "accountId")
@@ -138,7 +132,6 @@ async fn one(
         .map(str::to_string)
         .or(r.thread.clone());
     match &thread {
-        // A Discord thread is a channel of its own: it is the target.
         Some(t) if r.channel == "discord" => {
             params.insert("target".into(), json!(t));
         }
@@ -147,59 +140,79 @@ async fn one(
         }
         None => {}
     }
+    (params, thread)
+}
+
+/// The action's own parameters into `params`; the `message.action`
+/// action it becomes.
+fn action_params<'a>(
+    action: &'a str,
+    args: &Value,
+    r: &Route,
+    thread: Option<&str>,
+    params: &mut Map<String, Value>,
+) -> Result<&'a str, ToolError> {
+    let invalid = |m: &str| ToolError::Invalid(m.to_string());
     let message_id = text(args, "messageId").or_else(|| text(args, "message_id"));
     let body = text(args, "message").or_else(|| text(args, "caption"));
-    let method_action = match action {
+    match action {
         "send" | "broadcast" | "thread-reply" | "reply" => {
             if action == "thread-reply" && thread.is_none() {
-                return fail("message: thread-reply needs threadId");
+                return Err(invalid("thread-reply needs threadId"));
             }
             let reply_to = text(args, "replyTo").or(message_id);
             if action == "reply" && reply_to.is_none() {
-                return fail("message: reply needs replyTo (the message id)");
+                return Err(invalid("reply needs replyTo (the message id)"));
             }
-            if let Some(b) = body {
-                params.insert("message".into(), json!(b));
+            for (k, v) in [
+                ("message", body),
+                ("media", text(args, "media")),
+                ("replyTo", reply_to),
+            ] {
+                if let Some(v) = v {
+                    params.insert(k.into(), json!(v));
+                }
             }
-            if let Some(m) = text(args, "media") {
-                params.insert("media".into(), json!(m));
-            }
-            if let Some(to) = reply_to {
-                params.insert("replyTo".into(), json!(to));
-            }
-            "send"
+            Ok("send")
         }
         "react" | "edit" | "delete" => {
             let Some(id) = message_id else {
-                return fail(format!("message: {action} needs messageId"));
+                return Err(invalid(&format!("{action} needs messageId")));
             };
             params.insert("messageId".into(), json!(id));
-            match action {
-                "react" => {
-                    let Some(e) = text(args, "emoji") else {
-                        return fail("message: react needs emoji");
-                    };
-                    params.insert("emoji".into(), json!(e));
-                    if args.get("remove").and_then(Value::as_bool) == Some(true) {
-                        params.insert("remove".into(), json!(true));
-                    }
+            if action == "react" {
+                let e = text(args, "emoji").ok_or_else(|| invalid("react needs emoji"))?;
+                params.insert("emoji".into(), json!(e));
+                if args.get("remove").and_then(Value::as_bool) == Some(true) {
+                    params.insert("remove".into(), json!(true));
                 }
-                "edit" => {
-                    let Some(b) = body else {
-                        return fail("message: edit needs message (the new text)");
-                    };
-                    params.insert("message".into(), json!(b));
-                }
-                _ => {}
             }
-            action
+            if action == "edit" {
+                let b = body.ok_or_else(|| invalid("edit needs message (the new text)"))?;
+                params.insert("message".into(), json!(b));
+            }
+            Ok(action)
         }
-        other => {
-            return fail(format!(
-                "message: Channel {} does not support action {other}.",
-                r.channel
-            ))
-        }
+        other => Err(ToolError::Unsupported(format!(
+            "Channel {} does not support action {other}.",
+            r.channel
+        ))),
+    }
+}
+
+/// One action on one route.
+async fn one(
+    state: &SharedState,
+    msg: &ExecuteTool,
+    action: &str,
+    r: &Route,
+    i: usize,
+) -> ToolOutcome {
+    let args = &msg.call.arguments;
+    let (mut params, thread) = target(args, r);
+    let method_action = match action_params(action, args, r, thread.as_deref(), &mut params) {
+        Ok(a) => a,
+        Err(e) => return fail(format!("message: {e}")),
     };
     if args.get("dryRun").and_then(Value::as_bool) == Some(true) {
         return ToolOutcome::ok(json!({ "ok": true, "dryRun": true, "channel": r.channel, "action": method_action, "params": params }).to_string());

@@ -31,7 +31,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/protocol/session_rows.rs", "news_event", 62),
     ("src/tools/automations.rs", "run", 86),
     ("src/tools/automations.rs", "new_job", 80),
-    ("src/tools/message.rs", "one", 98),
     ("src/ws/handshake.rs", "pair", 75),
     ("src/ws/methods/chat.rs", "send", 79),
     ("src/ws/methods/chat.rs", "read_history", 62),
