@@ -13,7 +13,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/cli/export.rs", "export", 82),
     ("src/cli/import/convert.rs", "convert_config", 118),
     ("src/cli/import/cron.rs", "import_jobs", 92),
-    ("src/cli/mcp.rs", "run", 121),
     ("src/cli/mod.rs", "sessions", 80),
     ("src/cli/mod.rs", "chat", 97),
     ("src/cli/nodes.rs", "nodes", 77),
