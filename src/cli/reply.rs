@@ -171,25 +171,13 @@ pub(super) async fn stream_reply(
 ) -> Result<(), Failure> {
     // The session's full key, from the run's first event: approvals name it.
     let mut key: Option<String> = None;
-    let spinner = !t.json && std::io::stderr().is_terminal();
-    let frames = ['|', '/', '-', '\\'];
-    let mut spun = 0usize;
-    // What is on the screen of the message being streamed: a reply of
-    // several messages (text, a tool call, more text) restarts the text.
-    let mut shown = String::new();
-    let mut out = std::io::stdout();
+    let mut screen = Screen::new(t.json);
     let mut abort_sent = false;
     loop {
-        let tick = Duration::from_millis(if spinner && shown.is_empty() {
-            120
-        } else {
-            3_600_000
-        });
         let ev = tokio::select! {
             e = c.event() => e?,
-            _ = tokio::time::sleep(tick) => {
-                eprint!("\r{} thinking...", frames[spun % 4]);
-                spun += 1;
+            _ = tokio::time::sleep(screen.tick()) => {
+                screen.spin();
                 continue;
             }
             Some(()) = async {
@@ -204,73 +192,106 @@ pub(super) async fn stream_reply(
             }
         };
         let name = ev.get("event").and_then(Value::as_str).unwrap_or("");
-        if matches!(name, "chat" | "agent") && ev["payload"]["runId"] == run_id && key.is_none() {
-            key = ev["payload"]["sessionKey"].as_str().map(String::from);
-        }
-        if name == "exec.approval.requested"
-            && !t.json
-            && key.is_some()
-            && ev["payload"]["request"]["sessionKey"].as_str() == key.as_deref()
-        {
-            if spun > 0 {
-                eprint!("\r              \r");
-                spun = 0;
-            }
-            approval(c, &ev["payload"], prompt.as_deref_mut()).await?;
-            continue;
-        }
-        if name == "question.requested" && !t.json && ev["payload"]["runId"] == run_id {
-            if spun > 0 {
-                eprint!("\r              \r");
-                spun = 0;
-            }
-            question(c, &ev["payload"], prompt.as_deref_mut()).await?;
-            continue;
-        }
-        if name != "chat" || ev["payload"]["runId"] != run_id {
-            continue;
-        }
         let p = &ev["payload"];
+        if matches!(name, "chat" | "agent") && p["runId"] == run_id && key.is_none() {
+            key = p["sessionKey"].as_str().map(String::from);
+        }
+        let ours = key.is_some() && p["request"]["sessionKey"].as_str() == key.as_deref();
+        if name == "exec.approval.requested" && !t.json && ours {
+            screen.clear();
+            approval(c, p, prompt.as_deref_mut()).await?;
+        } else if name == "question.requested" && !t.json && p["runId"] == run_id {
+            screen.clear();
+            question(c, p, prompt.as_deref_mut()).await?;
+        } else if name == "chat" && p["runId"] == run_id {
+            if let Some(end) = screen.chat(p, abort_sent) {
+                return end;
+            }
+        }
+    }
+}
+
+/// The terminal while a reply streams: the spinner until text comes, the
+/// text of the message being streamed (a reply of several messages: text,
+/// a tool call, more text, restarts it).
+struct Screen {
+    json: bool,
+    spinner: bool,
+    spun: usize,
+    shown: String,
+    out: std::io::Stdout,
+}
+
+impl Screen {
+    fn new(json: bool) -> Screen {
+        Screen {
+            json,
+            spinner: !json && std::io::stderr().is_terminal(),
+            spun: 0,
+            shown: String::new(),
+            out: std::io::stdout(),
+        }
+    }
+
+    /// How long to wait for an event before the spinner turns.
+    fn tick(&self) -> Duration {
+        Duration::from_millis(if self.spinner && self.shown.is_empty() {
+            120
+        } else {
+            3_600_000
+        })
+    }
+
+    fn spin(&mut self) {
+        eprint!("\r{} thinking...", ['|', '/', '-', '\\'][self.spun % 4]);
+        self.spun += 1;
+    }
+
+    fn clear(&mut self) {
+        if self.spun > 0 {
+            eprint!("\r              \r");
+            self.spun = 0;
+        }
+    }
+
+    /// A `chat` event of the run shown; Some once the run ended (how).
+    fn chat(&mut self, p: &Value, abort_sent: bool) -> Option<Result<(), Failure>> {
         if p["state"] == "status" {
             // A startup phase: the spinner says it already.
-            continue;
+            return None;
         }
         let text = p["message"]["content"][0]["text"].as_str().unwrap_or("");
-        if spun > 0 && (p["state"] != "delta" || !text.is_empty()) {
-            eprint!("\r              \r");
-            spun = 0;
+        if p["state"] != "delta" || !text.is_empty() {
+            self.clear();
         }
         match p["state"].as_str() {
-            Some("delta") if !t.json => {
-                show(&mut out, &mut shown, text);
-                let _ = out.flush();
+            Some("delta") if !self.json => {
+                show(&mut self.out, &mut self.shown, text);
+                let _ = self.out.flush();
+                None
             }
             Some("final") => {
-                if t.json {
+                if self.json {
                     print_json(p);
                 } else {
-                    show(&mut out, &mut shown, text);
-                    let _ = writeln!(out);
+                    show(&mut self.out, &mut self.shown, text);
+                    let _ = writeln!(self.out);
                 }
-                return Ok(());
+                Some(Ok(()))
             }
-            Some("error") => {
-                return Err(Failure::new(
-                    1,
-                    format!(
-                        "the run failed: {}",
-                        p["errorMessage"].as_str().unwrap_or("unknown error")
-                    ),
-                ));
+            Some("error") => Some(Err(Failure::new(
+                1,
+                format!(
+                    "the run failed: {}",
+                    p["errorMessage"].as_str().unwrap_or("unknown error")
+                ),
+            ))),
+            Some("aborted") if abort_sent => {
+                let _ = writeln!(self.out, "\n[aborted]");
+                Some(Ok(()))
             }
-            Some("aborted") => {
-                if abort_sent {
-                    let _ = writeln!(out, "\n[aborted]");
-                    return Ok(());
-                }
-                return Err(Failure::new(1, "the run was aborted"));
-            }
-            _ => {}
+            Some("aborted") => Some(Err(Failure::new(1, "the run was aborted"))),
+            _ => None,
         }
     }
 }
