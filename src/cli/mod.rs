@@ -393,47 +393,13 @@ pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
     let mut c = Connection::open(t).await?;
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| Failure::new(1, format!("cannot handle Ctrl-C: {e}")))?;
-    let (line_tx, line_rx) = tokio::sync::mpsc::channel::<Option<String>>(1);
-    let (want_tx, want_rx) = std::sync::mpsc::channel::<String>();
-    // rustyline blocks: it reads lines on its own thread, one when asked
-    // (with the prompt it is asked with: the chat's, or an approval's).
-    std::thread::spawn(move || {
-        let Ok(mut editor) = rustyline::DefaultEditor::new() else {
-            let _ = line_tx.blocking_send(None);
-            return;
-        };
-        while let Ok(prompt) = want_rx.recv() {
-            match editor.readline(&prompt) {
-                Ok(line) => {
-                    if prompt == "> " {
-                        let _ = editor.add_history_entry(line.as_str());
-                    }
-                    if line_tx.blocking_send(Some(line)).is_err() {
-                        return;
-                    }
-                }
-                Err(rustyline::error::ReadlineError::Interrupted) => {
-                    if line_tx.blocking_send(Some(String::new())).is_err() {
-                        return;
-                    }
-                }
-                Err(_) => {
-                    let _ = line_tx.blocking_send(None);
-                    return;
-                }
-            }
-        }
-    });
     if !t.json {
         eprintln!(
             "chatting in session {session} on {} (Ctrl-C stops a reply, Ctrl-D or /quit ends)",
             t.url
         );
     }
-    let mut prompt = Prompt {
-        want: want_tx,
-        lines: line_rx,
-    };
+    let mut prompt = terminal_prompt();
     loop {
         if prompt.want.send("> ".into()).is_err() {
             break;
@@ -460,15 +426,10 @@ pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
             .await?;
         if line == "/stop" || line == "/abort" {
             // Answered at once (OpenClaw's shape), with no run of its own.
-            let aborted = ack.get("aborted").and_then(Value::as_bool).unwrap_or(false);
-            println!(
-                "{}",
-                if aborted {
-                    "[stopped]"
-                } else {
-                    "[nothing to stop]"
-                }
-            );
+            match ack.get("aborted").and_then(Value::as_bool) {
+                Some(true) => println!("[stopped]"),
+                _ => println!("[nothing to stop]"),
+            }
             continue;
         }
         let reply = stream_reply(
@@ -485,6 +446,40 @@ pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Lines from the terminal: rustyline blocks, so it reads them on its own
+/// thread, one when asked (with the prompt it is asked with: the chat's,
+/// or an approval's). None: the input ended.
+fn terminal_prompt() -> Prompt {
+    let (line_tx, line_rx) = tokio::sync::mpsc::channel::<Option<String>>(1);
+    let (want_tx, want_rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let Ok(mut editor) = rustyline::DefaultEditor::new() else {
+            let _ = line_tx.blocking_send(None);
+            return;
+        };
+        while let Ok(prompt) = want_rx.recv() {
+            let line = match editor.readline(&prompt) {
+                Ok(line) => {
+                    if prompt == "> " {
+                        let _ = editor.add_history_entry(line.as_str());
+                    }
+                    Some(line)
+                }
+                Err(rustyline::error::ReadlineError::Interrupted) => Some(String::new()),
+                Err(_) => None,
+            };
+            let ended = line.is_none();
+            if line_tx.blocking_send(line).is_err() || ended {
+                return;
+            }
+        }
+    });
+    Prompt {
+        want: want_tx,
+        lines: line_rx,
+    }
 }
 
 /// `config get [KEY]`.
