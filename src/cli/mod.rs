@@ -316,52 +316,50 @@ pub async fn sessions(t: &Target, action: &str, key: Option<&str>) -> Result<(),
         return Ok(());
     }
     match action {
-        "list" => {
-            for row in out
-                .get("sessions")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let preview = row
-                    .get("lastMessagePreview")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                println!(
-                    "{}  {}  {}",
-                    row["key"].as_str().unwrap_or(""),
-                    cron::ago(row["updatedAt"].as_u64()),
-                    preview
-                );
-            }
-            if out.get("count").and_then(Value::as_u64) == Some(0) {
-                println!("no sessions");
-            }
-        }
-        "show" => {
-            for m in out
-                .get("messages")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                // OpenClaw writes content as blocks, or (older lines) one string.
-                let text: Vec<&str> = match &m["content"] {
-                    Value::String(s) => vec![s.as_str()],
-                    blocks => blocks
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|b| b.get("text").and_then(Value::as_str))
-                        .collect(),
-                };
-                println!("{}: {}", m["role"].as_str().unwrap_or("?"), text.join(" "));
-            }
-        }
+        "list" => print_sessions(&out),
+        "show" => print_history(&out),
         "reset" => println!("session {} reset", key.unwrap_or("")),
         _ => println!("session {} deleted", key.unwrap_or("")),
     }
     Ok(())
+}
+
+/// `sessions list`: key, age, last message.
+fn print_sessions(out: &Value) {
+    let rows = out.get("sessions").and_then(Value::as_array);
+    for row in rows.into_iter().flatten() {
+        let preview = row
+            .get("lastMessagePreview")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        println!(
+            "{}  {}  {}",
+            row["key"].as_str().unwrap_or(""),
+            cron::ago(row["updatedAt"].as_u64()),
+            preview
+        );
+    }
+    if out.get("count").and_then(Value::as_u64) == Some(0) {
+        println!("no sessions");
+    }
+}
+
+/// `sessions show`: each message's role and text.
+fn print_history(out: &Value) {
+    let messages = out.get("messages").and_then(Value::as_array);
+    for m in messages.into_iter().flatten() {
+        // OpenClaw writes content as blocks, or (older lines) one string.
+        let text: Vec<&str> = match &m["content"] {
+            Value::String(s) => vec![s.as_str()],
+            blocks => blocks
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect(),
+        };
+        println!("{}: {}", m["role"].as_str().unwrap_or("?"), text.join(" "));
+    }
 }
 
 /// `agent --message`: sends and streams the reply; a spinner on stderr

@@ -13,7 +13,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/cli/export.rs", "export", 82),
     ("src/cli/import/convert.rs", "convert_config", 118),
     ("src/cli/import/cron.rs", "import_jobs", 92),
-    ("src/cli/mod.rs", "sessions", 80),
     ("src/cli/nodes.rs", "nodes", 77),
     ("src/cli/onboard/mod.rs", "provider", 93),
     ("src/cli/onboard/mod.rs", "onboard", 79),
