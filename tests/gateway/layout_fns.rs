@@ -11,7 +11,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/cli/backup.rs", "run", 84),
     ("src/cli/cron.rs", "cron", 71),
     ("src/cli/export.rs", "export", 82),
-    ("src/cli/import/convert.rs", "convert_config", 118),
     ("src/cli/import/cron.rs", "import_jobs", 92),
     ("src/cli/nodes.rs", "nodes", 77),
     ("src/cli/onboard/mod.rs", "provider", 93),

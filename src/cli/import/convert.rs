@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ferroclaw::config;
+use ferroclaw_actors::settings::Settings;
 use serde_json::{json, Value};
 
 use super::{Copy, Plan};
@@ -201,30 +202,38 @@ pub(super) fn convert_config(
         }
     }
     let mut left_out = Vec::new();
-    let settings = loop {
-        if !valid_bind(&cfg) {
+    let settings = checked(&mut cfg, &mut left_out)?;
+    plan_workspaces(&mut cfg, &settings, from, state, home, plan);
+    startable(cfg, state, left_out, plan)
+}
+
+/// What the config checks refuse is left out (each in `left_out`), until
+/// it passes them and holds only ferroclaw's keys.
+fn checked(cfg: &mut Value, left_out: &mut Vec<String>) -> Result<Settings, Failure> {
+    loop {
+        if !valid_bind(cfg) {
             let bind = cfg.pointer("/gateway/bind").cloned().unwrap_or(Value::Null);
-            remove_path(&mut cfg, "gateway.bind");
-            remove_path(&mut cfg, "gateway.host");
+            remove_path(cfg, "gateway.bind");
+            remove_path(cfg, "gateway.host");
             left_out.push(format!("gateway.bind {bind} (ferroclaw binds loopback, lan, custom or an IP; loopback is used)"));
             continue;
         }
         let text = serde_json::to_string(&cfg).map_err(|e| bad(e.to_string()))?;
         match config::check_user_raw(&text, "openclaw.json") {
             Ok((_, settings, _)) => {
-                let unknown: Vec<String> = ferroclaw::config_keys::unknown_keys(&cfg)
+                let unknown: Vec<String> = ferroclaw::config_keys::unknown_keys(cfg)
                     .into_iter()
                     .map(|u| u.path)
                     .collect();
                 let mut removed = false;
                 for path in unknown {
-                    if remove_path(&mut cfg, &path) {
+                    if remove_path(cfg, &path) {
                         left_out.push(format!("{path} (not a ferroclaw setting)"));
                         removed = true;
                     }
                 }
                 if !removed {
-                    break settings;
+                    return Ok(settings);
                 }
             }
             Err(config::ConfigError::Invalid { path, message, .. }) => {
@@ -233,7 +242,7 @@ pub(super) fn convert_config(
                     Some(provider) if path.starts_with("models.providers.") => provider.to_string(),
                     _ => path.clone(),
                 };
-                if !remove_path(&mut cfg, &target) {
+                if !remove_path(cfg, &target) {
                     return Err(bad(format!("openclaw.json: {path}: {message}")));
                 }
                 left_out.push(format!("{target} ({message})"));
@@ -245,11 +254,21 @@ pub(super) fn convert_config(
                 "openclaw.json: too many settings ferroclaw cannot take",
             ));
         }
-    };
-    // Workspaces: the default one, then each agent's.
+    }
+}
+
+/// Workspaces: the default one, then each agent's.
+fn plan_workspaces(
+    cfg: &mut Value,
+    settings: &Settings,
+    from: &Path,
+    state: &Path,
+    home: Option<&Path>,
+    plan: &mut Plan,
+) {
     let default_ws = from.join("workspace");
     plan_workspace(
-        &mut cfg,
+        cfg,
         "/agents/defaults/workspace",
         Some(&default_ws),
         from,
@@ -261,13 +280,22 @@ pub(super) fn convert_config(
     for i in 0..agents {
         let ptr = format!("/agents/list/{i}/workspace");
         if cfg.pointer(&ptr).is_some() {
-            plan_workspace(&mut cfg, &ptr, None, from, state, home, plan);
+            plan_workspace(cfg, &ptr, None, from, state, home, plan);
             plan.notes.push(format!(
                 "agents.list[{i}].workspace: ferroclaw runs every agent in agents.defaults.workspace for now; the copy is kept for when per-agent workspaces come"
             ));
         }
     }
-    // The checks a gateway start runs; a setting they refuse is left out.
+}
+
+/// The checks a gateway start runs; a setting they refuse is left out.
+/// The config once it would start, with the notes of what was left out.
+fn startable(
+    mut cfg: Value,
+    state: &Path,
+    mut left_out: Vec<String>,
+    plan: &mut Plan,
+) -> Result<Value, Failure> {
     let no_env: ferroclaw_actors::provider::hub::EnvReader = Arc::new(|_: &str| None);
     for _ in 0..50 {
         let text = serde_json::to_string(&cfg).map_err(|e| bad(e.to_string()))?;
