@@ -207,53 +207,72 @@ pub fn weak_secret(secret: &str) -> Option<String> {
 }
 
 fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
-    let invalid = |path: &str, message: &str| ConfigError::Invalid {
-        file: file.to_string(),
-        path: path.to_string(),
-        message: message.to_string(),
-    };
-    let hs = s.gateway.handshake_timeout_ms;
-    if !(1000..=120_000).contains(&hs) {
-        return Err(invalid(
-            "gateway.handshakeTimeoutMs",
-            "expected 1000..=120000 ms",
-        ));
+    let problem = gateway_problem(s)
+        .or_else(|| automation_problem(s))
+        .or_else(|| {
+            ferroclaw_actors::settings::mcp_problems(&s.mcp)
+                .into_iter()
+                .next()
+        })
+        .or_else(|| provider_problem(s));
+    match problem {
+        Some((path, message)) => Err(ConfigError::Invalid {
+            file: file.to_string(),
+            path,
+            message,
+        }),
+        None => Ok(()),
     }
-    if s.gateway.tick_interval_ms == 0 {
-        return Err(invalid(
-            "gateway.tickIntervalMs",
-            "expected a positive number of ms",
-        ));
+}
+
+/// A problem: the setting's dotted path, and what is wrong with it.
+type Problem = (String, String);
+
+fn problem(path: &str, message: &str) -> Option<Problem> {
+    Some((path.to_string(), message.to_string()))
+}
+
+/// `gateway.*`: the handshake, tick, payload and in-flight bounds, the
+/// shared secrets' strength, auth `none` only on loopback.
+fn gateway_problem(s: &Settings) -> Option<Problem> {
+    let g = &s.gateway;
+    if !(1000..=120_000).contains(&g.handshake_timeout_ms) {
+        return problem("gateway.handshakeTimeoutMs", "expected 1000..=120000 ms");
     }
-    if s.gateway.max_preauth_payload == 0 || s.gateway.max_payload < s.gateway.max_preauth_payload {
-        return Err(invalid(
+    if g.tick_interval_ms == 0 {
+        return problem("gateway.tickIntervalMs", "expected a positive number of ms");
+    }
+    if g.max_preauth_payload == 0 || g.max_payload < g.max_preauth_payload {
+        return problem(
             "gateway.maxPayload",
             "expected maxPayload >= maxPreauthPayload > 0",
-        ));
+        );
     }
-    if s.gateway.max_in_flight_requests == 0 {
-        return Err(invalid(
-            "gateway.maxInFlightRequests",
-            "expected a positive number",
-        ));
+    if g.max_in_flight_requests == 0 {
+        return problem("gateway.maxInFlightRequests", "expected a positive number");
     }
-    let auth = &s.gateway.auth;
     for (path, secret) in [
-        ("gateway.auth.token", &auth.token),
-        ("gateway.auth.password", &auth.password),
+        ("gateway.auth.token", &g.auth.token),
+        ("gateway.auth.password", &g.auth.password),
     ] {
         if let Some(why) = secret.as_deref().and_then(weak_secret) {
-            return Err(invalid(path, &format!(
+            return problem(path, &format!(
                 "{why}: set at least {MIN_SECRET_CHARS} random characters (`openssl rand -hex 32` makes one), or leave gateway.auth.token unset and ferroclaw makes one in <state dir>/gateway.token"
-            )));
+            ));
         }
     }
-    if s.gateway.auth.mode == ferroclaw_actors::settings::AuthMode::None && !binds_loopback(s) {
-        return Err(invalid(
+    if g.auth.mode == ferroclaw_actors::settings::AuthMode::None && !binds_loopback(s) {
+        return problem(
             "gateway.auth.mode",
             "\"none\" is only allowed with gateway.bind \"loopback\" (set gateway.auth.token or bind loopback)",
-        ));
+        );
     }
+    None
+}
+
+/// The heartbeat, context pruning and the channels' keys, as their own
+/// checks word it (`path: message`).
+fn automation_problem(s: &Settings) -> Option<Problem> {
     let defaults = &s.agents.defaults;
     let checked = ferroclaw_actors::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)
         .map(|_| ())
@@ -263,37 +282,27 @@ fn check_semantics(s: &Settings, file: &str) -> Result<(), ConfigError> {
                 .map(|_| ())
         })
         .and_then(|_| ferroclaw_actors::channels::check_keys(s).map_err(|e| e.to_string()));
-    if let Err(e) = checked {
-        let path = e
-            .split(':')
-            .next()
-            .unwrap_or("agents.defaults.heartbeat")
-            .to_string();
-        let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
-        return Err(invalid(&path, message));
-    }
-    if let Some((path, message)) = ferroclaw_actors::settings::mcp_problems(&s.mcp)
-        .into_iter()
-        .next()
-    {
-        return Err(invalid(&path, &message));
-    }
-    for (id, p) in &s.models.providers {
-        if let Some(api) = &p.api {
-            if !matches!(
-                api.as_str(),
-                "openai-completions" | "anthropic-messages" | "offline" | "openai-responses"
-            ) {
-                return Err(invalid(
-                    &format!("models.providers.{id}.api"),
-                    &format!(
-                        "expected \"openai-completions\" or \"anthropic-messages\", got {api:?}"
-                    ),
-                ));
-            }
+    let e = checked.err()?;
+    let path = e.split(':').next().unwrap_or("agents.defaults.heartbeat");
+    let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
+    problem(path, message)
+}
+
+/// Each provider's `api` is one ferroclaw speaks.
+fn provider_problem(s: &Settings) -> Option<Problem> {
+    s.models.providers.iter().find_map(|(id, p)| {
+        let api = p.api.as_ref()?;
+        if matches!(
+            api.as_str(),
+            "openai-completions" | "anthropic-messages" | "offline" | "openai-responses"
+        ) {
+            return None;
         }
-    }
-    Ok(())
+        problem(
+            &format!("models.providers.{id}.api"),
+            &format!("expected \"openai-completions\" or \"anthropic-messages\", got {api:?}"),
+        )
+    })
 }
 
 /// True when the configured bind address is a loopback address.

@@ -15,7 +15,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/cli/nodes.rs", "nodes", 77),
     ("src/cli/onboard/mod.rs", "provider", 93),
     ("src/cli/onboard/mod.rs", "onboard", 79),
-    ("src/config.rs", "check_semantics", 89),
     ("src/http/backup.rs", "store", 62),
     ("src/http/hooks.rs", "handle", 87),
     ("src/protocol/audit.rs", "message", 77),
