@@ -129,20 +129,8 @@ async fn handle(
             .insert_header((header::ALLOW, "POST"))
             .finish();
     }
-    let ip = crate::http::auth::client_ip(req, &state.live.settings().gateway.trusted_proxies);
-    let lock_key = format!("hook:{}", ip.map(|i| i.to_string()).unwrap_or_default());
-    if let Err(ms) = state.control_plane_limiter.check(&lock_key) {
-        return HttpResponse::TooManyRequests()
-            .insert_header((header::RETRY_AFTER, ms.div_ceil(1000).to_string()))
-            .json(json!({ "ok": false, "error": "too many failed hook authentications; try again later" }));
-    }
-    if !token_of(req).is_some_and(|t| secret_eq(&hooks.token, t)) {
-        let minute = Duration::from_secs(60);
-        state
-            .control_plane_limiter
-            .hit(&lock_key, MAX_FAILURES, minute, minute);
-        tracing::info!(path = %req.path(), ?ip, "unauthorized hook request");
-        return bad(StatusCode::UNAUTHORIZED, "unauthorized");
+    if let Some(refused) = refusal(req, state, hooks) {
+        return refused;
     }
     let body = match read_body(payload, hooks.max_body, "hooks.maxBodyBytes").await {
         Ok(b) => b,
@@ -160,41 +148,71 @@ async fn handle(
         .or_else(|| body["idempotencyKey"].as_str().map(str::to_string))
         .filter(|k| !k.trim().is_empty())
         .map(|k| replay_key(&hooks.token, name, &k));
-    if let Some(k) = &key {
-        let cached = ask_idempotency(
-            &state.gateway.idempotency,
-            &state.gateway.metrics,
-            LookupIdempotent { key: k.clone() },
-        )
-        .await;
-        if let Ok(Some(c)) = cached {
-            tracing::info!(hook = %name, "hook replay answered from the first dispatch");
-            return reply(StatusCode::OK, c.payload.unwrap_or(json!({ "ok": true })));
-        }
+    if let Some(first) = replayed(state, key.as_deref()).await {
+        tracing::info!(hook = %name, "hook replay answered from the first dispatch");
+        return reply(StatusCode::OK, first);
     }
     let (status, out) = dispatch(state, hooks, name, &body).await;
     if let (Some(k), true) = (key, status == StatusCode::OK) {
-        let response = CachedResponse {
-            ts: ferroclaw_actors::now_ms(),
-            ok: true,
-            payload: Some(out.clone()),
-            error: None,
-        };
-        let _ = ask_idempotency(
-            &state.gateway.idempotency,
-            &state.gateway.metrics,
-            RecordIdempotent {
-                key: k,
-                response,
-                durable: true,
-            },
-        )
-        .await;
+        remember(state, k, &out).await;
     }
     if status == StatusCode::NO_CONTENT {
         return HttpResponse::NoContent().finish();
     }
     reply(status, out)
+}
+
+/// The answer to a request without the hook token (in a header), if it
+/// has none; failures counted per client address, which is locked out
+/// after `MAX_FAILURES` in a minute.
+fn refusal(req: &HttpRequest, state: &SharedState, hooks: &Hooks) -> Option<HttpResponse> {
+    let ip = crate::http::auth::client_ip(req, &state.live.settings().gateway.trusted_proxies);
+    let lock_key = format!("hook:{}", ip.map(|i| i.to_string()).unwrap_or_default());
+    if let Err(ms) = state.control_plane_limiter.check(&lock_key) {
+        return Some(HttpResponse::TooManyRequests()
+            .insert_header((header::RETRY_AFTER, ms.div_ceil(1000).to_string()))
+            .json(json!({ "ok": false, "error": "too many failed hook authentications; try again later" })));
+    }
+    if !token_of(req).is_some_and(|t| secret_eq(&hooks.token, t)) {
+        let minute = Duration::from_secs(60);
+        state
+            .control_plane_limiter
+            .hit(&lock_key, MAX_FAILURES, minute, minute);
+        tracing::info!(path = %req.path(), ?ip, "unauthorized hook request");
+        return Some(bad(StatusCode::UNAUTHORIZED, "unauthorized"));
+    }
+    None
+}
+
+/// What the first dispatch under this replay key answered, if any.
+async fn replayed(state: &SharedState, key: Option<&str>) -> Option<Value> {
+    let key = key?.to_string();
+    let cached = ask_idempotency(
+        &state.gateway.idempotency,
+        &state.gateway.metrics,
+        LookupIdempotent { key },
+    )
+    .await;
+    match cached {
+        Ok(Some(c)) => Some(c.payload.unwrap_or(json!({ "ok": true }))),
+        _ => None,
+    }
+}
+
+/// A dispatched hook's answer under its replay key (durable).
+async fn remember(state: &SharedState, key: String, out: &Value) {
+    let response = CachedResponse {
+        ts: ferroclaw_actors::now_ms(),
+        ok: true,
+        payload: Some(out.clone()),
+        error: None,
+    };
+    let record = RecordIdempotent {
+        key,
+        response,
+        durable: true,
+    };
+    let _ = ask_idempotency(&state.gateway.idempotency, &state.gateway.metrics, record).await;
 }
 
 fn replay_key(token: &str, name: &str, id: &str) -> String {

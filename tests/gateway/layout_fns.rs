@@ -16,7 +16,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/cli/onboard/mod.rs", "provider", 93),
     ("src/cli/onboard/mod.rs", "onboard", 79),
     ("src/http/backup.rs", "store", 62),
-    ("src/http/hooks.rs", "handle", 87),
     ("src/protocol/audit.rs", "message", 77),
     ("src/protocol/connect.rs", "parse_connect_params", 80),
     ("src/protocol/frames.rs", "parse_request", 64),
