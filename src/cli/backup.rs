@@ -64,86 +64,87 @@ fn fail(e: &BackupError) -> ExitCode {
 
 pub fn run(cmd: BackupCommand, cx: &Context) -> ExitCode {
     let json = cx.target.json;
-    match cmd {
+    let done = match cmd {
         BackupCommand::Create {
             output,
             no_include_workspace,
             verify,
-        } => match create(cx, output, !no_include_workspace, verify) {
-            Ok((path, m)) => {
-                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-                if json {
-                    println!(
-                        "{}",
-                        json!({ "ok": true, "archive": path, "bytes": bytes, "storeEntries": m.store_entries, "files": m.entries.len(), "verified": verify })
-                    );
-                } else {
-                    println!(
-                        "backup written: {} ({} bytes; {} store entries, {} files{})",
-                        path.display(),
-                        bytes,
-                        m.store_entries,
-                        m.entries.len(),
-                        if verify { "; verified" } else { "" }
-                    );
-                }
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(&e),
-        },
-        BackupCommand::Verify { archive } => match archive::verify(&archive) {
-            Ok(v) => {
-                if json {
-                    println!(
-                        "{}",
-                        json!({ "ok": true, "archive": archive, "storeEntries": v.store.entries, "files": v.manifest.entries.len(), "writtenBy": v.manifest.written_by, "createdAtMs": v.manifest.created_at_ms })
-                    );
-                } else {
-                    println!(
-                        "ok: {} ({} store entries, {} files, made by ferroclaw {} from {})",
-                        archive.display(),
-                        v.store.entries,
-                        v.manifest.entries.len(),
-                        v.manifest.written_by,
-                        v.manifest.state_dir
-                    );
-                }
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(&e),
-        },
+        } => create(cx, output, !no_include_workspace, verify)
+            .map(|(path, m)| print_created(json, &path, &m, verify)),
+        BackupCommand::Verify { archive } => {
+            archive::verify(&archive).map(|v| print_verified(json, &archive, &v))
+        }
         BackupCommand::Restore { archive, force } => {
             // Opened once and read once: a pipe or `/dev/stdin` works, and
             // nothing can swap the file between a check and the writes.
-            let restored = std::fs::File::open(&archive)
+            std::fs::File::open(&archive)
                 .map_err(|e| BackupError::io(format!("opening {}", archive.display()), e))
-                .and_then(|input| backup::restore(input, &cx.state_dir, force, &cx.workspaces));
-            match restored {
-                Ok(r) => {
-                    if json {
-                        let ws: Vec<_> = r
-                            .workspaces
-                            .iter()
-                            .map(|(a, p)| json!({ "agentId": a, "path": p }))
-                            .collect();
-                        println!(
-                            "{}",
-                            json!({ "ok": true, "stateDir": cx.state_dir, "replaced": r.replaced, "workspaces": ws })
-                        );
-                    } else {
-                        println!("restored into {}", cx.state_dir.display());
-                        if let Some(old) = &r.replaced {
-                            println!("what was there is now in {}", old.display());
-                        }
-                        for (agent, path) in &r.workspaces {
-                            println!("workspace of {agent}: {}", path.display());
-                        }
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => fail(&e),
-            }
+                .and_then(|input| backup::restore(input, &cx.state_dir, force, &cx.workspaces))
+                .map(|r| print_restored(json, cx, &r))
         }
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn print_created(json: bool, path: &Path, m: &archive::Manifest, verify: bool) {
+    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if json {
+        println!(
+            "{}",
+            json!({ "ok": true, "archive": path, "bytes": bytes, "storeEntries": m.store_entries, "files": m.entries.len(), "verified": verify })
+        );
+    } else {
+        println!(
+            "backup written: {} ({} bytes; {} store entries, {} files{})",
+            path.display(),
+            bytes,
+            m.store_entries,
+            m.entries.len(),
+            if verify { "; verified" } else { "" }
+        );
+    }
+}
+
+fn print_verified(json: bool, archive: &Path, v: &archive::Verified) {
+    if json {
+        println!(
+            "{}",
+            json!({ "ok": true, "archive": archive, "storeEntries": v.store.entries, "files": v.manifest.entries.len(), "writtenBy": v.manifest.written_by, "createdAtMs": v.manifest.created_at_ms })
+        );
+    } else {
+        println!(
+            "ok: {} ({} store entries, {} files, made by ferroclaw {} from {})",
+            archive.display(),
+            v.store.entries,
+            v.manifest.entries.len(),
+            v.manifest.written_by,
+            v.manifest.state_dir
+        );
+    }
+}
+
+fn print_restored(json: bool, cx: &Context, r: &backup::Restored) {
+    if json {
+        let ws: Vec<_> = r
+            .workspaces
+            .iter()
+            .map(|(a, p)| json!({ "agentId": a, "path": p }))
+            .collect();
+        println!(
+            "{}",
+            json!({ "ok": true, "stateDir": cx.state_dir, "replaced": r.replaced, "workspaces": ws })
+        );
+        return;
+    }
+    println!("restored into {}", cx.state_dir.display());
+    if let Some(old) = &r.replaced {
+        println!("what was there is now in {}", old.display());
+    }
+    for (agent, path) in &r.workspaces {
+        println!("workspace of {agent}: {}", path.display());
     }
 }
 
