@@ -37,7 +37,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/ws/methods/usage.rs", "sessions_usage", 78),
     ("actors/src/audit/db.rs", "list", 71),
     ("actors/src/backup/archive.rs", "check_manifest", 68),
-    ("actors/src/backup/mod.rs", "restore", 85),
     ("actors/src/channels/deliver.rs", "send_item", 81),
     ("actors/src/channels/desk.rs", "decide", 77),
     ("actors/src/channels/discord/inbound.rs", "incoming", 65),

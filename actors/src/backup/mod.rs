@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub mod archive;
 mod create;
 
-use archive::{Manifest, STORE_LOG};
+use archive::{Manifest, Workspace, STORE_LOG};
 pub use create::create;
 
 use crate::fsutil::{make_private, private_dir, private_options};
@@ -232,17 +232,7 @@ pub fn restore(
     force: bool,
     configured: &[(String, PathBuf)],
 ) -> Result<Restored, BackupError> {
-    if target.exists() {
-        if crate::store::in_use(target) {
-            return Err(BackupError::Refused(format!(
-                "{} is in use by a running ferroclaw; stop it first",
-                target.display()
-            )));
-        }
-        if !is_empty_dir(target) && !force {
-            return Err(BackupError::Refused(format!("{} is not empty: restore into an empty or new folder, or pass --force to move what is there aside", target.display())));
-        }
-    }
+    may_restore_into(target, force)?;
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
@@ -277,9 +267,43 @@ pub fn restore(
     };
     std::fs::rename(&staging, target).map_err(|e| io("moving the restored state dir in", e))?;
     cleanup.0.clear();
+    let workspaces = place_workspaces(target, &verified.manifest.workspaces, configured);
+    Ok(Restored {
+        manifest: verified.manifest,
+        replaced,
+        workspaces,
+    })
+}
+
+/// A target a restore may write: not a running gateway's, and empty
+/// unless `force` (what is there is moved aside).
+fn may_restore_into(target: &Path, force: bool) -> Result<(), BackupError> {
+    if !target.exists() {
+        return Ok(());
+    }
+    if crate::store::in_use(target) {
+        return Err(BackupError::Refused(format!(
+            "{} is in use by a running ferroclaw; stop it first",
+            target.display()
+        )));
+    }
+    if !is_empty_dir(target) && !force {
+        return Err(BackupError::Refused(format!("{} is not empty: restore into an empty or new folder, or pass --force to move what is there aside", target.display())));
+    }
+    Ok(())
+}
+
+/// Each restored workspace moved to where the target's config puts its
+/// agent's (when that is free), else left under `restored-workspaces/`;
+/// where each is.
+fn place_workspaces(
+    target: &Path,
+    restored: &[Workspace],
+    configured: &[(String, PathBuf)],
+) -> Vec<(String, PathBuf)> {
     let mut workspaces = Vec::new();
     let kept = target.join(RESTORED_WORKSPACES);
-    for w in &verified.manifest.workspaces {
+    for w in restored {
         // A safe name (checked by `read`): one folder under `kept`.
         let from = kept.join(&w.agent_id);
         let home = configured
@@ -305,11 +329,7 @@ pub fn restore(
     if is_empty_dir(&kept) {
         let _ = std::fs::remove_dir(&kept);
     }
-    Ok(Restored {
-        manifest: verified.manifest,
-        replaced,
-        workspaces,
-    })
+    workspaces
 }
 
 #[cfg(test)]
