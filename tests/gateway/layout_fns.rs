@@ -87,9 +87,7 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/tool/sandbox.rs", "command", 63),
     ("actors/src/tool/web_fetch.rs", "render", 63),
     ("actors/src/tool/web_fetch.rs", "fetch", 80),
-    ("actors/src/tool/web_search.rs", "from_config", 81),
     ("actors/src/tool/web_search.rs", "run", 76),
-    ("actors/src/tool/web_search.rs", "ask", 93),
     ("actors/src/transcript/mod.rs", "to_chat", 65),
 ];
 

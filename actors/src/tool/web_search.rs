@@ -174,33 +174,7 @@ impl SearchSettings {
             s.unavailable = Some("tools.web.search.enabled is false".into());
             return Ok(s);
         }
-        let endpoint = |p: Provider| -> Option<Endpoint> {
-            let cfg = plugins.pointer(&format!("/entries/{}/config/webSearch", p.id()));
-            let text = |k: &str| {
-                cfg.and_then(|c| c.get(k))
-                    .and_then(Value::as_str)
-                    .map(str::trim)
-                    .filter(|v| !v.is_empty())
-                    .map(str::to_string)
-            };
-            let legacy = (p == Provider::Brave)
-                .then(|| keys.api_key.clone())
-                .flatten()
-                .filter(|k| !k.trim().is_empty());
-            let from_env =
-                legacy.or_else(|| p.env().and_then(env).filter(|v| !v.trim().is_empty()));
-            let (base, key) = match p {
-                Provider::Searxng => (text("baseUrl").or(from_env), None),
-                Provider::DuckDuckGo => (text("baseUrl"), None),
-                _ => (text("baseUrl"), Some(text("apiKey").or(from_env)?)),
-            };
-            let base = base.or(p.default_base().map(str::to_string))?;
-            Some(Endpoint {
-                provider: p,
-                base: base.trim_end_matches('/').to_string(),
-                key,
-            })
-        };
+        let endpoint = |p: Provider| endpoint(p, &keys, plugins, env);
         match keys
             .provider
             .as_deref()
@@ -237,6 +211,41 @@ impl SearchSettings {
         }
         Ok(s)
     }
+}
+
+/// Where provider `p` is asked, when it can be: its base URL and key from
+/// `plugins.entries.<p>.config.webSearch`, else the legacy
+/// `tools.web.search.apiKey` (Brave), else its environment variable.
+fn endpoint(
+    p: Provider,
+    keys: &Keys,
+    plugins: &Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<Endpoint> {
+    let cfg = plugins.pointer(&format!("/entries/{}/config/webSearch", p.id()));
+    let text = |k: &str| {
+        cfg.and_then(|c| c.get(k))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    let legacy = (p == Provider::Brave)
+        .then(|| keys.api_key.clone())
+        .flatten()
+        .filter(|k| !k.trim().is_empty());
+    let from_env = legacy.or_else(|| p.env().and_then(env).filter(|v| !v.trim().is_empty()));
+    let (base, key) = match p {
+        Provider::Searxng => (text("baseUrl").or(from_env), None),
+        Provider::DuckDuckGo => (text("baseUrl"), None),
+        _ => (text("baseUrl"), Some(text("apiKey").or(from_env)?)),
+    };
+    let base = base.or(p.default_base().map(str::to_string))?;
+    Some(Endpoint {
+        provider: p,
+        base: base.trim_end_matches('/').to_string(),
+        key,
+    })
 }
 
 /// One normalized result.
@@ -468,34 +477,8 @@ async fn ask(
     q: &Query<'_>,
     timeout: Duration,
 ) -> Result<Vec<Hit>, ProviderError> {
-    let key = e.key.clone().unwrap_or_default();
     match e.provider {
-        Provider::Brave => {
-            let mut params = vec![("q", q.q.to_string()), ("count", q.count.to_string())];
-            if let Some(c) = q.country {
-                params.push(("country", c.to_string()));
-            }
-            if let Some(l) = q.search_lang.or(q.language) {
-                params.push(("search_lang", l.to_string()));
-            }
-            if let Some(l) = q.ui_lang {
-                params.push(("ui_lang", l.to_string()));
-            }
-            if let Some(f) = q.freshness {
-                params.push(("freshness", format!("p{}", &f[..1])));
-            }
-            let r = send(
-                client
-                    .get(format!("{}/res/v1/web/search", e.base))
-                    .query(&params)
-                    .header("Accept", "application/json")
-                    .header("X-Subscription-Token", key),
-                timeout,
-            )
-            .await?;
-            let v = body_json(r, timeout).await?;
-            hits(v.pointer("/web/results"), "description", "page_age")
-        }
+        Provider::Brave => brave(client, e, q, timeout).await,
         Provider::Searxng => {
             let mut params = vec![("q", q.q.to_string()), ("format", "json".to_string())];
             if let Some(l) = q.language {
@@ -504,55 +487,81 @@ async fn ask(
             if let Some(f) = q.freshness {
                 params.push(("time_range", f.to_string()));
             }
-            let r = send(
-                client.get(format!("{}/search", e.base)).query(&params),
-                timeout,
-            )
-            .await?;
-            let v = body_json(r, timeout).await?;
+            let get = client.get(format!("{}/search", e.base)).query(&params);
+            let v = body_json(send(get, timeout).await?, timeout).await?;
             hits(v.get("results"), "content", "publishedDate")
         }
-        Provider::Tavily | Provider::Perplexity => {
-            // Both take a JSON POST with a bearer key; the filters and the
-            // result fields are named differently.
-            let mut body = json!({"query": q.q, "max_results": q.count});
-            let tavily = e.provider == Provider::Tavily;
-            if let (Some(c), false) = (q.country, tavily) {
-                body["country"] = json!(c);
-            }
-            if let Some(f) = q.freshness {
-                body[if tavily {
-                    "time_range"
-                } else {
-                    "search_recency_filter"
-                }] = json!(f);
-            }
-            let r = send(
-                client
-                    .post(format!("{}/search", e.base))
-                    .bearer_auth(key)
-                    .json(&body),
-                timeout,
-            )
-            .await?;
-            let v = body_json(r, timeout).await?;
-            match tavily {
-                true => hits(v.get("results"), "content", "published_date"),
-                false => hits(v.get("results"), "snippet", "date"),
-            }
-        }
+        Provider::Tavily | Provider::Perplexity => posted(client, e, q, timeout).await,
         Provider::DuckDuckGo => {
-            let r = send(
-                client.post(format!("{}/html/", e.base)).form(&[("q", q.q)]),
-                timeout,
-            )
-            .await?;
-            let html = r
+            let post = client.post(format!("{}/html/", e.base)).form(&[("q", q.q)]);
+            let html = send(post, timeout)
+                .await?
                 .text()
                 .await
                 .map_err(|e| ProviderError::Connect(e.without_url().to_string()))?;
             Ok(duckduckgo_hits(&html))
         }
+    }
+}
+
+/// Brave's web search: a GET with the subscription token.
+async fn brave(
+    client: &reqwest::Client,
+    e: &Endpoint,
+    q: &Query<'_>,
+    timeout: Duration,
+) -> Result<Vec<Hit>, ProviderError> {
+    let mut params = vec![("q", q.q.to_string()), ("count", q.count.to_string())];
+    if let Some(c) = q.country {
+        params.push(("country", c.to_string()));
+    }
+    if let Some(l) = q.search_lang.or(q.language) {
+        params.push(("search_lang", l.to_string()));
+    }
+    if let Some(l) = q.ui_lang {
+        params.push(("ui_lang", l.to_string()));
+    }
+    if let Some(f) = q.freshness {
+        params.push(("freshness", format!("p{}", &f[..1])));
+    }
+    let get = client
+        .get(format!("{}/res/v1/web/search", e.base))
+        .query(&params)
+        .header("Accept", "application/json")
+        .header("X-Subscription-Token", e.key.clone().unwrap_or_default());
+    let v = body_json(send(get, timeout).await?, timeout).await?;
+    hits(v.pointer("/web/results"), "description", "page_age")
+}
+
+/// Tavily and Perplexity both take a JSON POST with a bearer key; the
+/// filters and the result fields are named differently.
+async fn posted(
+    client: &reqwest::Client,
+    e: &Endpoint,
+    q: &Query<'_>,
+    timeout: Duration,
+) -> Result<Vec<Hit>, ProviderError> {
+    let mut body = json!({"query": q.q, "max_results": q.count});
+    let tavily = e.provider == Provider::Tavily;
+    if let (Some(c), false) = (q.country, tavily) {
+        body["country"] = json!(c);
+    }
+    if let Some(f) = q.freshness {
+        let filter = if tavily {
+            "time_range"
+        } else {
+            "search_recency_filter"
+        };
+        body[filter] = json!(f);
+    }
+    let post = client
+        .post(format!("{}/search", e.base))
+        .bearer_auth(e.key.clone().unwrap_or_default())
+        .json(&body);
+    let v = body_json(send(post, timeout).await?, timeout).await?;
+    match tavily {
+        true => hits(v.get("results"), "content", "published_date"),
+        false => hits(v.get("results"), "snippet", "date"),
     }
 }
 
