@@ -27,6 +27,48 @@ const FIELDS: &[&str] = &[
     "displayName",
 ];
 
+/// An OpenClaw job as ferroclaw's: its fields checked as `cron.add` checks
+/// them, its times and last run kept.
+fn job_of(
+    j: &Value,
+    id: &str,
+    agents: &[String],
+    now: u64,
+) -> Result<CronJob, ferroclaw::protocol::cron::CronParamsError> {
+    let params: serde_json::Map<String, Value> = FIELDS
+        .iter()
+        .filter_map(|k| {
+            j.get(*k)
+                .filter(|v| !v.is_null())
+                .map(|v| (k.to_string(), v.clone()))
+        })
+        .collect();
+    // Channels are checked when the gateway sends; the import keeps the target.
+    let channels: Vec<String> = j["delivery"]["channel"]
+        .as_str()
+        .map(str::to_string)
+        .into_iter()
+        .collect();
+    let known = Known {
+        channels: &channels,
+        agents,
+        default_agent: "main",
+        now_ms: now,
+    };
+    let params = ferroclaw::protocol::cron::new_job(&Value::Object(params))?;
+    let (mut job, _) = CronJob::create(id, &params, &known).map_err(|e| e.to_string())?;
+    let st = &j["state"];
+    job.created_at_ms = j["createdAtMs"].as_u64().unwrap_or(now);
+    job.updated_at_ms = j["updatedAtMs"].as_u64().unwrap_or(now);
+    job.state.last_run_at_ms = st["lastRunAtMs"].as_u64();
+    job.state.last_slot_ms = Some(st["lastRunAtMs"].as_u64().unwrap_or(now));
+    job.state.last_run_status = st["lastRunStatus"]
+        .as_str()
+        .or(st["lastStatus"].as_str())
+        .map(str::to_string);
+    Ok(job)
+}
+
 /// Imports the jobs; returns how many, and a note per job left out.
 pub fn import_jobs(
     from: &Path,
@@ -59,45 +101,13 @@ pub fn import_jobs(
             ));
             continue;
         };
-        let params: serde_json::Map<String, Value> = FIELDS
-            .iter()
-            .filter_map(|k| {
-                j.get(*k)
-                    .filter(|v| !v.is_null())
-                    .map(|v| (k.to_string(), v.clone()))
-            })
-            .collect();
-        // Channels are checked when the gateway sends; the import keeps the target.
-        let channels: Vec<String> = j["delivery"]["channel"]
-            .as_str()
-            .map(str::to_string)
-            .into_iter()
-            .collect();
-        let known = Known {
-            channels: &channels,
-            agents,
-            default_agent: "main",
-            now_ms: now,
-        };
-        let made = ferroclaw::protocol::cron::new_job(&Value::Object(params)).and_then(|params| {
-            CronJob::create(id, &params, &known).map_err(|e| e.to_string().into())
-        });
-        let mut job = match made {
-            Ok((job, _)) => job,
+        let job = match job_of(&j, id, agents, now) {
+            Ok(job) => job,
             Err(e) => {
                 notes.push(format!("cron job {name:?} ({id}) not imported: {e}"));
                 continue;
             }
         };
-        let st = &j["state"];
-        job.created_at_ms = j["createdAtMs"].as_u64().unwrap_or(now);
-        job.updated_at_ms = j["updatedAtMs"].as_u64().unwrap_or(now);
-        job.state.last_run_at_ms = st["lastRunAtMs"].as_u64();
-        job.state.last_slot_ms = Some(st["lastRunAtMs"].as_u64().unwrap_or(now));
-        job.state.last_run_status = st["lastRunStatus"]
-            .as_str()
-            .or(st["lastStatus"].as_str())
-            .map(str::to_string);
         let exists = store
             .get::<Value>(Tree::CronJobs, id)
             .ok()
