@@ -231,6 +231,21 @@ pub async fn export(t: &Target, session: Option<&str>, out: &Path) -> Result<(),
             .filter_map(|r| r.get("key").and_then(Value::as_str).map(str::to_string))
             .collect(),
     };
+    let staging = staging_beside(out)?;
+    let written = write_all(&mut c, &keys, &staging, out).await;
+    let done = match written {
+        Ok(done) => done,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    report(t, out, &staging, &done);
+    Ok(())
+}
+
+/// A private staging folder beside `out` (its parent made when missing).
+fn staging_beside(out: &Path) -> Result<PathBuf, Failure> {
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -241,41 +256,41 @@ pub async fn export(t: &Target, session: Option<&str>, out: &Path) -> Result<(),
     let staging = parent.join(format!(".{name}.export-{}", ulid::Ulid::generate()));
     ferroclaw_actors::fsutil::private_dir(&staging)
         .map_err(|e| Failure::new(1, format!("cannot create {}: {e}", staging.display())))?;
-    let mut tree = SessionsTree::new(staging.clone());
+    Ok(staging)
+}
+
+/// Every session written into `staging`, its indexes, then the whole moved
+/// to `out`.
+async fn write_all(
+    c: &mut Connection,
+    keys: &[String],
+    staging: &Path,
+    out: &Path,
+) -> Result<Vec<Exported>, Failure> {
+    let mut tree = SessionsTree::new(staging.to_path_buf());
     let mut done = Vec::new();
-    let mut result = Ok(());
-    for key in &keys {
-        match export_session(&mut c, &mut tree, key).await {
-            Ok(d) => done.push(d),
-            Err(e) => {
-                result = Err(e);
-                break;
-            }
-        }
+    for key in keys {
+        done.push(export_session(c, &mut tree, key).await?);
     }
-    let result = result
-        .and_then(|_| {
-            tree.write_indexes()
-                .map_err(|e| Failure::new(1, format!("cannot write the export: {e}")))
-        })
-        .and_then(|_| {
-            move_into_place(&staging, out).map_err(|e| {
-                Failure::new(
-                    1,
-                    format!("cannot move the export to {}: {e}", out.display()),
-                )
-            })
-        });
-    if let Err(e) = result {
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(e);
-    }
+    tree.write_indexes()
+        .map_err(|e| Failure::new(1, format!("cannot write the export: {e}")))?;
+    move_into_place(staging, out).map_err(|e| {
+        Failure::new(
+            1,
+            format!("cannot move the export to {}: {e}", out.display()),
+        )
+    })?;
+    Ok(done)
+}
+
+/// What was exported: each session and its lines (or JSON).
+fn report(t: &Target, out: &Path, staging: &Path, done: &[Exported]) {
     let lines: usize = done.iter().map(|d| d.lines).sum();
     if t.json {
         let sessions: Vec<Value> = done
             .iter()
             .map(|d| {
-                let file = out.join(d.file.strip_prefix(&staging).unwrap_or(&d.file));
+                let file = out.join(d.file.strip_prefix(staging).unwrap_or(&d.file));
                 json!({ "key": d.key, "agentId": d.agent, "sessionId": d.session_id,
                         "lines": d.lines, "file": file.display().to_string() })
             })
@@ -286,7 +301,7 @@ pub async fn export(t: &Target, session: Option<&str>, out: &Path) -> Result<(),
     } else if done.is_empty() {
         println!("no sessions to export; {} is empty", out.display());
     } else {
-        for d in &done {
+        for d in done {
             println!("{}  {} lines", d.key, d.lines);
         }
         println!(
@@ -295,5 +310,4 @@ pub async fn export(t: &Target, session: Option<&str>, out: &Path) -> Result<(),
             out.display()
         );
     }
-    Ok(())
 }
