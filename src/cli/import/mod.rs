@@ -64,6 +64,21 @@ struct Plan {
     notes: Vec<String>,
 }
 
+impl Plan {
+    /// `<from>/<name>` copied to `<state>/<name>` when it is a folder.
+    fn copy_folder(&mut self, name: &'static str, from: &Path, state: &Path) {
+        let src = from.join(name);
+        if src.is_dir() {
+            self.copies.push(Copy {
+                label: name,
+                src,
+                dest: state.join(name),
+                secret: false,
+            });
+        }
+    }
+}
+
 fn read_json(path: &Path) -> Result<Value, Failure> {
     let raw = std::fs::read_to_string(path).map_err(|e| bad(format!("{}: {e}", path.display())))?;
     serde_json::from_str(&raw).map_err(|e| bad(format!("{}: not valid JSON: {e}", path.display())))
@@ -73,15 +88,7 @@ fn plan_import(a: &ImportArgs, from: &Path, state: &Path) -> Result<Plan, Failur
     let mut plan = Plan::default();
     let main_key = plan_config(a, from, state, &mut plan)?;
     plan_agents(from, state, &main_key, &mut plan)?;
-    let skills = from.join("skills");
-    if skills.is_dir() {
-        plan.copies.push(Copy {
-            label: "skills",
-            src: skills,
-            dest: state.join("skills"),
-            secret: false,
-        });
-    }
+    plan.copy_folder("skills", from, state);
     let approvals = from.join("exec-approvals.json");
     if approvals.is_file() {
         ferroclaw_actors::approvals::validate_file(&read_json(&approvals)?)
@@ -115,15 +122,7 @@ fn plan_config(
     if !cfg_path.is_file() {
         plan.notes
             .push("no openclaw.json: the config was not changed".into());
-        let ws = from.join("workspace");
-        if ws.is_dir() {
-            plan.copies.push(Copy {
-                label: "workspace",
-                src: ws,
-                dest: state.join("workspace"),
-                secret: false,
-            });
-        }
+        plan.copy_folder("workspace", from, state);
         return Ok("main".into());
     }
     let raw = std::fs::read_to_string(&cfg_path)
