@@ -98,40 +98,18 @@ pub fn display_message(
     let mut shown_ids = Vec::new();
     if let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) {
         for b in blocks.iter_mut() {
-            match b.get("type").and_then(Value::as_str) {
-                Some("image") => {
-                    let id = b.get("mediaId").and_then(Value::as_str).map(str::to_string);
-                    let kept = id
-                        .as_deref()
-                        .and_then(|id| stored.iter().find(|s| s.id == id))
-                        .map(|s| s.size);
-                    let bytes = b
-                        .get("data")
-                        .and_then(Value::as_str)
-                        .map(|d| (d.len() / 4 * 3) as u64)
-                        .or(kept)
-                        .unwrap_or(0);
-                    let mime = b.get("mimeType").cloned().unwrap_or(Value::Null);
-                    *b = json!({ "type": "image", "mimeType": mime, "omitted": true, "bytes": bytes });
-                    // The original, at `GET /media/<id>` (signed: an `<img>`
-                    // sends no token).
-                    if let Some(id) = id {
-                        b["url"] = json!(links.url(&id));
-                        b["mediaId"] = json!(id);
-                        shown_ids.push(id);
-                    }
-                }
-                _ => {
-                    for field in ["text", "thinking"] {
-                        if let Some(t) = b.get(field).and_then(Value::as_str) {
-                            let t = if assistant && field == "text" {
-                                strip_directives(t)
-                            } else {
-                                t.to_string()
-                            };
-                            b[field] = Value::String(cap_chars(&t, max_chars));
-                        }
-                    }
+            if b.get("type").and_then(Value::as_str) == Some("image") {
+                shown_ids.extend(image_block(b, &stored, links));
+                continue;
+            }
+            for field in ["text", "thinking"] {
+                if let Some(t) = b.get(field).and_then(Value::as_str) {
+                    let t = if assistant && field == "text" {
+                        strip_directives(t)
+                    } else {
+                        t.to_string()
+                    };
+                    b[field] = Value::String(cap_chars(&t, max_chars));
                 }
             }
         }
@@ -143,18 +121,7 @@ pub fn display_message(
         };
         m["content"] = Value::String(cap_chars(&t, max_chars));
     }
-    let facts: Vec<Value> = stored
-        .iter()
-        .filter(|s| !shown_ids.contains(&s.id))
-        .map(|s| {
-            let mut fact = json!({ "url": links.url(&s.id), "contentType": s.content_type,
-                "sizeBytes": s.size });
-            if let Some(name) = &s.name {
-                fact["fileName"] = json!(name);
-            }
-            fact
-        })
-        .collect();
+    let facts = media_facts(&stored, &shown_ids, links);
     if !facts.is_empty() {
         if let Some(meta) = m.get_mut("__openclaw").and_then(Value::as_object_mut) {
             meta.insert("media".into(), Value::Array(facts));
@@ -170,6 +137,54 @@ pub fn display_message(
         return (note, note_size);
     }
     (m, size)
+}
+
+/// An image block's data replaced by a note of its size; a stored one gets
+/// the signed `url` of its original at `GET /media/<id>` (an `<img>` sends
+/// no token). Returns its media id.
+fn image_block(
+    b: &mut Value,
+    stored: &[Stored],
+    links: &crate::media_links::MediaLinks,
+) -> Option<String> {
+    let id = b.get("mediaId").and_then(Value::as_str).map(str::to_string);
+    let kept = id
+        .as_deref()
+        .and_then(|id| stored.iter().find(|s| s.id == id))
+        .map(|s| s.size);
+    let bytes = b
+        .get("data")
+        .and_then(Value::as_str)
+        .map(|d| (d.len() / 4 * 3) as u64)
+        .or(kept)
+        .unwrap_or(0);
+    let mime = b.get("mimeType").cloned().unwrap_or(Value::Null);
+    *b = json!({ "type": "image", "mimeType": mime, "omitted": true, "bytes": bytes });
+    let id = id?;
+    b["url"] = json!(links.url(&id));
+    b["mediaId"] = json!(id);
+    Some(id)
+}
+
+/// The message's stored files not shown as image blocks, as OpenClaw's
+/// media facts.
+fn media_facts(
+    stored: &[Stored],
+    shown_ids: &[String],
+    links: &crate::media_links::MediaLinks,
+) -> Vec<Value> {
+    stored
+        .iter()
+        .filter(|s| !shown_ids.contains(&s.id))
+        .map(|s| {
+            let mut fact = json!({ "url": links.url(&s.id), "contentType": s.content_type,
+                "sizeBytes": s.size });
+            if let Some(name) = &s.name {
+                fact["fileName"] = json!(name);
+            }
+            fact
+        })
+        .collect()
 }
 
 /// A transcript entry's message as OpenClaw's clients see it: with

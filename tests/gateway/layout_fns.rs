@@ -16,7 +16,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/protocol/audit.rs", "message", 77),
     ("src/protocol/connect.rs", "parse_connect_params", 80),
     ("src/protocol/frames.rs", "parse_request", 64),
-    ("src/protocol/messages.rs", "display_message", 83),
     ("src/protocol/session_rows.rs", "row", 72),
     ("src/protocol/session_rows.rs", "news_event", 62),
     ("src/tools/automations.rs", "run", 86),
