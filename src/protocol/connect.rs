@@ -130,8 +130,14 @@ pub struct AuthParams {
     pub agent_runtime_identity_token: Option<String>,
 }
 
+ferroclaw_actors::reason_error! {
+    /// What is wrong with a `connect`'s params, each problem at its path
+    /// (the wire error says `invalid connect params: <this>`).
+    pub struct ConnectParamsError;
+}
+
 /// Validates params; the error text follows `invalid connect params: <errors>`.
-pub fn parse_connect_params(params: &Value) -> Result<ConnectParams, String> {
+pub fn parse_connect_params(params: &Value) -> Result<ConnectParams, ConnectParamsError> {
     let p: ConnectParams = serde_path_to_error::deserialize(params).map_err(|e| {
         let path = e.path().to_string();
         let at = if path == "." {
@@ -148,21 +154,35 @@ pub fn parse_connect_params(params: &Value) -> Result<ConnectParams, String> {
     if p.max_protocol < 1 {
         errors.push("at /maxProtocol: must be >= 1".to_string());
     }
-    if !CLIENT_IDS.contains(&p.client.id.as_str()) {
+    client_errors(&p.client, &mut errors);
+    if let Some(a) = &p.auth {
+        auth_errors(a, &mut errors);
+    }
+    if errors.is_empty() {
+        Ok(p)
+    } else {
+        Err(errors.join("; ").into())
+    }
+}
+
+/// `client`: a known id and mode, no empty string, bounded lengths (new
+/// fields a newer client sends are ignored).
+fn client_errors(c: &ClientInfo, errors: &mut Vec<String>) {
+    if !CLIENT_IDS.contains(&c.id.as_str()) {
         errors.push("at /client/id: must be equal to one of the allowed values".to_string());
     }
-    if !CLIENT_MODES.contains(&p.client.mode.as_str()) {
+    if !CLIENT_MODES.contains(&c.mode.as_str()) {
         errors.push("at /client/mode: must be equal to one of the allowed values".to_string());
     }
     for (field, value) in [
-        ("version", Some(&p.client.version)),
-        ("platform", Some(&p.client.platform)),
-        ("displayName", p.client.display_name.as_ref()),
-        ("deviceFamily", p.client.device_family.as_ref()),
-        ("modelIdentifier", p.client.model_identifier.as_ref()),
-        ("instanceId", p.client.instance_id.as_ref()),
-        ("buildId", p.client.build_id.as_ref()),
-        ("timeZone", p.client.time_zone.as_ref()),
+        ("version", Some(&c.version)),
+        ("platform", Some(&c.platform)),
+        ("displayName", c.display_name.as_ref()),
+        ("deviceFamily", c.device_family.as_ref()),
+        ("modelIdentifier", c.model_identifier.as_ref()),
+        ("instanceId", c.instance_id.as_ref()),
+        ("buildId", c.build_id.as_ref()),
+        ("timeZone", c.time_zone.as_ref()),
     ] {
         if value.is_some_and(|v| v.is_empty()) {
             errors.push(format!(
@@ -170,45 +190,39 @@ pub fn parse_connect_params(params: &Value) -> Result<ConnectParams, String> {
             ));
         }
     }
-    for (field, value, max) in [
-        ("buildId", &p.client.build_id, 96),
-        ("timeZone", &p.client.time_zone, 64),
-    ] {
+    for (field, value, max) in [("buildId", &c.build_id, 96), ("timeZone", &c.time_zone, 64)] {
         if value.as_ref().is_some_and(|v| v.chars().count() > max) {
             errors.push(format!(
                 "at /client/{field}: must NOT have more than {max} characters"
             ));
         }
     }
-    if !p.client.unknown.is_empty() {
-        let fields: Vec<&str> = p.client.unknown.keys().map(String::as_str).collect();
-        tracing::debug!(client = %p.client.id, ?fields, "connect: unknown client fields ignored");
+    if !c.unknown.is_empty() {
+        let fields: Vec<&str> = c.unknown.keys().map(String::as_str).collect();
+        tracing::debug!(client = %c.id, ?fields, "connect: unknown client fields ignored");
     }
-    if let Some(a) = &p.auth {
-        let bounded = [
-            ("token", &a.token, 4096),
-            ("password", &a.password, 4096),
-            ("bootstrapToken", &a.bootstrap_token, 256),
-            ("deviceToken", &a.device_token, 256),
-            ("approvalRuntimeToken", &a.approval_runtime_token, 2048),
-            (
-                "agentRuntimeIdentityToken",
-                &a.agent_runtime_identity_token,
-                2048,
-            ),
-        ];
-        for (field, value, max) in bounded {
-            if value.as_ref().is_some_and(|v| v.len() > max) {
-                errors.push(format!(
-                    "at /auth/{field}: must NOT have more than {max} characters"
-                ));
-            }
+}
+
+/// `auth`: each secret within its length.
+fn auth_errors(a: &AuthParams, errors: &mut Vec<String>) {
+    let bounded = [
+        ("token", &a.token, 4096),
+        ("password", &a.password, 4096),
+        ("bootstrapToken", &a.bootstrap_token, 256),
+        ("deviceToken", &a.device_token, 256),
+        ("approvalRuntimeToken", &a.approval_runtime_token, 2048),
+        (
+            "agentRuntimeIdentityToken",
+            &a.agent_runtime_identity_token,
+            2048,
+        ),
+    ];
+    for (field, value, max) in bounded {
+        if value.as_ref().is_some_and(|v| v.len() > max) {
+            errors.push(format!(
+                "at /auth/{field}: must NOT have more than {max} characters"
+            ));
         }
-    }
-    if errors.is_empty() {
-        Ok(p)
-    } else {
-        Err(errors.join("; "))
     }
 }
 
@@ -244,7 +258,7 @@ mod tests {
         let check = |patch: &dyn Fn(&mut Value), want: &str| {
             let mut p = base();
             patch(&mut p);
-            let err = parse_connect_params(&p).unwrap_err();
+            let err = parse_connect_params(&p).unwrap_err().to_string();
             assert!(err.contains(want), "{err}");
         };
         check(&|p| p["bogus"] = json!(1), "unknown field `bogus`");
@@ -288,6 +302,7 @@ mod tests {
             json!({"id":"d","publicKey":"k","signature":"s","signedAt":1,"nonce":"n","extra":1});
         assert!(parse_connect_params(&strict)
             .unwrap_err()
+            .to_string()
             .contains("unknown field `extra`"));
     }
 

@@ -14,7 +14,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/cli/onboard/mod.rs", "onboard", 79),
     ("src/http/backup.rs", "store", 62),
     ("src/protocol/audit.rs", "message", 77),
-    ("src/protocol/connect.rs", "parse_connect_params", 80),
     ("src/protocol/frames.rs", "parse_request", 64),
     ("src/protocol/session_rows.rs", "row", 72),
     ("src/protocol/session_rows.rs", "news_event", 62),
