@@ -5,6 +5,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+ferroclaw_actors::reason_error! {
+    /// Why a credential did not pass its check (the platform's own word
+    /// when it said one).
+    pub struct CheckFailed;
+}
+
 /// How a provider is spoken to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
@@ -21,11 +27,11 @@ impl Api {
     }
 }
 
-fn client() -> Result<reqwest::Client, String> {
+fn client() -> Result<reqwest::Client, CheckFailed> {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(15))
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string().into())
 }
 
 /// The error text of a refused call: the platform's own message when it
@@ -43,24 +49,21 @@ fn refusal(status: reqwest::StatusCode, body: &str) -> String {
     }
 }
 
-async fn call(req: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
+async fn call(req: reqwest::RequestBuilder, what: &str) -> Result<Value, CheckFailed> {
     let resp = req
         .send()
         .await
-        .map_err(|e| format!("{what}: cannot reach it: {e}"))?;
+        .map_err(|e| CheckFailed::from(format!("{what}: cannot reach it: {e}")))?;
     let status = resp.status();
     let body = resp.text().await.unwrap_or_default();
     if !status.is_success() {
-        return Err(format!(
-            "{what} refused the key: {}",
-            refusal(status, &body)
-        ));
+        return Err(format!("{what} refused the key: {}", refusal(status, &body)).into());
     }
-    serde_json::from_str(&body).map_err(|e| format!("{what}: not a JSON answer: {e}"))
+    serde_json::from_str(&body).map_err(|e| format!("{what}: not a JSON answer: {e}").into())
 }
 
 /// The provider's models (one `GET /models`), which proves the key.
-pub async fn models(api: Api, base: &str, key: &str) -> Result<Vec<String>, String> {
+pub async fn models(api: Api, base: &str, key: &str) -> Result<Vec<String>, CheckFailed> {
     let base = base.trim_end_matches('/');
     let req = match api {
         Api::OpenAi => client()?.get(format!("{base}/models")).bearer_auth(key),
@@ -82,23 +85,23 @@ pub async fn models(api: Api, base: &str, key: &str) -> Result<Vec<String>, Stri
 }
 
 /// Telegram's `getMe`: the bot's @name.
-pub async fn telegram(base: &str, token: &str) -> Result<String, String> {
+pub async fn telegram(base: &str, token: &str) -> Result<String, CheckFailed> {
     let url = format!("{}/bot{token}/getMe", base.trim_end_matches('/'));
     // POST, as the gateway calls every method.
     let v = call(client()?.post(url), "Telegram").await?;
     match (v["ok"].as_bool(), v["result"]["username"].as_str()) {
         (Some(true), Some(name)) => Ok(format!("@{name}")),
-        _ => Err(format!("Telegram did not accept the token: {v}")),
+        _ => Err(format!("Telegram did not accept the token: {v}").into()),
     }
 }
 
 /// Slack's `auth.test`: the bot user and workspace.
-pub async fn slack(base: &str, token: &str) -> Result<String, String> {
+pub async fn slack(base: &str, token: &str) -> Result<String, CheckFailed> {
     let url = format!("{}/auth.test", base.trim_end_matches('/'));
     let v = call(client()?.post(url).bearer_auth(token), "Slack").await?;
     if v["ok"].as_bool() != Some(true) {
         let why = v["error"].as_str().unwrap_or("not ok");
-        return Err(format!("Slack refused the bot token: {why}"));
+        return Err(format!("Slack refused the bot token: {why}").into());
     }
     Ok(format!(
         "{} in {}",
@@ -108,7 +111,7 @@ pub async fn slack(base: &str, token: &str) -> Result<String, String> {
 }
 
 /// Discord's `GET /users/@me`: the bot's name.
-pub async fn discord(base: &str, token: &str) -> Result<String, String> {
+pub async fn discord(base: &str, token: &str) -> Result<String, CheckFailed> {
     let url = format!("{}/users/@me", base.trim_end_matches('/'));
     let req = client()?
         .get(url)
@@ -117,5 +120,5 @@ pub async fn discord(base: &str, token: &str) -> Result<String, String> {
     v["username"]
         .as_str()
         .map(str::to_string)
-        .ok_or_else(|| format!("Discord did not name the bot: {v}"))
+        .ok_or_else(|| format!("Discord did not name the bot: {v}").into())
 }

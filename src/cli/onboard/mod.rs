@@ -212,7 +212,7 @@ fn checked<T>(
     what: &str,
     mut value: String,
     retry: impl Fn() -> Step<String>,
-    check: impl Fn(&str) -> Step<Result<T, String>>,
+    check: impl Fn(&str) -> Step<Result<T, checks::CheckFailed>>,
     said: impl Fn(&T) -> String,
 ) -> Step<(String, T)> {
     loop {
