@@ -26,14 +26,44 @@ fn safe_component(s: &str) -> bool {
     !s.is_empty() && s != "." && s != ".." && !s.contains(['/', '\\', '\0']) && s.len() <= 255
 }
 
+/// Why an export (or an import's backup of replaced sessions) could not
+/// be written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExportError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("session {key}: agent {agent:?} or session id {session_id:?} cannot be a file name")]
+    Name {
+        key: String,
+        agent: String,
+        session_id: String,
+    },
+    #[error(transparent)]
+    Store(#[from] ferroclaw_actors::store::StoreError),
+    #[error(transparent)]
+    Transcript(#[from] ferroclaw_actors::transcript::TranscriptError),
+}
+
+impl ExportError {
+    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
+        move |source| ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
 /// A new (or emptied) file, 0600.
-fn private_file(path: &std::path::Path) -> Result<std::fs::File, String> {
+fn private_file(path: &std::path::Path) -> Result<std::fs::File, ExportError> {
     ferroclaw_actors::fsutil::private_options()
         .write(true)
         .create(true)
         .truncate(true)
         .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(ExportError::io(path))
 }
 
 impl SessionsTree {
@@ -55,16 +85,17 @@ impl SessionsTree {
         key: &str,
         session_id: &str,
         row: Value,
-    ) -> Result<(PathBuf, std::io::BufWriter<std::fs::File>), String> {
+    ) -> Result<(PathBuf, std::io::BufWriter<std::fs::File>), ExportError> {
         if !safe_component(agent) || !safe_component(session_id) {
-            return Err(format!(
-                "session {key}: agent {agent:?} or session id {session_id:?} cannot be a file name"
-            ));
+            return Err(ExportError::Name {
+                key: key.to_string(),
+                agent: agent.to_string(),
+                session_id: session_id.to_string(),
+            });
         }
         let dir = self.sessions_dir(agent);
         // Transcripts are private: folders 0700, files 0600 from creation.
-        ferroclaw_actors::fsutil::private_dir(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        ferroclaw_actors::fsutil::private_dir(&dir).map_err(ExportError::io(&dir))?;
         let path = dir.join(format!("{session_id}.jsonl"));
         let file = private_file(&path)?;
         self.rows
@@ -75,15 +106,17 @@ impl SessionsTree {
     }
 
     /// Writes each agent's `sessions.json` (session key -> row).
-    pub(crate) fn write_indexes(&self) -> Result<(), String> {
+    pub(crate) fn write_indexes(&self) -> Result<(), ExportError> {
         for (agent, rows) in &self.rows {
             let path = self.sessions_dir(agent).join("sessions.json");
-            let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
+            let text = serde_json::to_string_pretty(rows)
+                .map_err(std::io::Error::other)
+                .map_err(ExportError::io(&path))?;
             let mut f = private_file(&path)?;
             f.write_all(text.as_bytes())
                 .and_then(|_| f.write_all(b"\n"))
                 .and_then(|_| f.sync_all())
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(ExportError::io(&path))?;
         }
         Ok(())
     }
@@ -94,12 +127,12 @@ pub(crate) fn write_lines(
     out: &mut impl Write,
     entries: &[Value],
     path: &Path,
-) -> Result<(), String> {
+) -> Result<(), ExportError> {
     for e in entries {
         serde_json::to_writer(&mut *out, e)
             .map_err(std::io::Error::other)
             .and_then(|_| out.write_all(b"\n"))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(ExportError::io(path))?;
     }
     Ok(())
 }
@@ -108,11 +141,9 @@ pub(crate) fn write_lines(
 pub(crate) fn finish_file(
     mut w: std::io::BufWriter<std::fs::File>,
     path: &Path,
-) -> Result<(), String> {
-    w.flush().map_err(|e| format!("{}: {e}", path.display()))?;
-    w.get_ref()
-        .sync_all()
-        .map_err(|e| format!("{}: {e}", path.display()))
+) -> Result<(), ExportError> {
+    w.flush().map_err(ExportError::io(path))?;
+    w.get_ref().sync_all().map_err(ExportError::io(path))
 }
 
 /// Renames `staging` to `out` (an absent or empty folder) and syncs the parent.

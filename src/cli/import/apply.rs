@@ -8,7 +8,7 @@ use ferroclaw_actors::openclaw;
 use ferroclaw_actors::store::Store;
 
 use super::{ImportArgs, Plan};
-use crate::cli::export::{finish_file, write_lines, SessionsTree};
+use crate::cli::export::{finish_file, write_lines, ExportError, SessionsTree};
 use crate::cli::Failure;
 
 /// A destination that may be replaced without asking: missing, an empty
@@ -103,21 +103,18 @@ fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
 
 /// Writes the sessions `--force` replaces as an export (their rows and
 /// transcripts) under `dir`.
-fn back_up_sessions(store: &Store, keys: &[String], dir: &Path) -> Result<(), String> {
+fn back_up_sessions(store: &Store, keys: &[String], dir: &Path) -> Result<(), ExportError> {
     let mut tree = SessionsTree::new(dir.to_path_buf());
     for key in keys {
-        let Some(entry) = store
-            .get::<ferroclaw_actors::session::SessionEntry>(
-                ferroclaw_actors::store::Tree::Sessions,
-                key,
-            )
-            .map_err(|e| e.to_string())?
+        let Some(entry) = store.get::<ferroclaw_actors::session::SessionEntry>(
+            ferroclaw_actors::store::Tree::Sessions,
+            key,
+        )?
         else {
             continue;
         };
         let agent = ferroclaw_actors::ids::key::agent(key);
-        let entries = ferroclaw_actors::transcript::entries(store, &entry.session_id)
-            .map_err(|e| e.to_string())?;
+        let entries = ferroclaw_actors::transcript::entries(store, &entry.session_id)?;
         let (path, mut w) = tree.open_transcript(
             agent,
             key,
