@@ -26,11 +26,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
     let Some(action) = text(args, "action") else {
         return fail("automations: `action` is required (status, list, get, add, update, remove, run, runs, wake)");
     };
-    let id = || text(args, "jobId").or_else(|| text(args, "id"));
-    let need_id = |f: &dyn Fn(&str) -> Value| match id() {
-        Some(id) => Ok(f(id)),
-        None => Err(fail(format!("automations: {action} needs jobId"))),
-    };
+    let id = text(args, "jobId").or_else(|| text(args, "id"));
     let r = match action {
         "status" => cron::status(state, &json!({})).await,
         "list" => {
@@ -43,57 +39,22 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
             p.insert("compact".into(), json!(true));
             cron::list(state, &Value::Object(p)).await
         }
-        "get" => match need_id(&|id| json!({ "id": id })) {
-            Ok(p) => cron::get(state, &p).await,
-            Err(e) => return e,
+        "add" => match new_job(msg) {
+            Ok(job) => cron::add(state, &job).await,
+            Err(e) => return fail(format!("automations: {e}")),
         },
-        "remove" => match need_id(&|id| json!({ "id": id })) {
-            Ok(p) => cron::remove(state, &p).await,
-            Err(e) => return e,
+        "wake" => match wake_params(msg) {
+            Ok(p) => outbound::wake(state, &p).await,
+            Err(e) => return fail(format!("automations: {e}")),
         },
-        "runs" => match need_id(&|id| json!({ "id": id })) {
-            Ok(p) => cron::runs(state, &p).await,
-            Err(e) => return e,
-        },
-        "run" => {
-            let mode = text(args, "runMode").unwrap_or("due").to_string();
-            match need_id(&|id| json!({ "id": id, "mode": mode })) {
-                Ok(p) => cron::run(state, &p).await,
-                Err(e) => return e,
-            }
-        }
-        "add" => {
-            let job = match new_job(msg) {
-                Ok(j) => j,
+        "get" | "remove" | "runs" | "run" | "update" => {
+            let Some(id) = id else {
+                return fail(format!("automations: {action} needs jobId"));
+            };
+            match on_job(state, action, id, args).await {
+                Ok(r) => r,
                 Err(e) => return fail(format!("automations: {e}")),
-            };
-            cron::add(state, &job).await
-        }
-        "update" => {
-            let Some(patch) = args.get("job").filter(|j| j.is_object()) else {
-                return fail("automations: update needs job (the fields to change)");
-            };
-            let mut patch = patch.clone();
-            if let Err(e) = absolute_at(&mut patch, ferroclaw_actors::now_ms()) {
-                return fail(format!("automations: {e}"));
             }
-            match need_id(&|id| json!({ "id": id, "patch": patch })) {
-                Ok(p) => cron::update(state, &p).await,
-                Err(e) => return e,
-            }
-        }
-        "wake" => {
-            let Some(t) = text(args, "text") else {
-                return fail("automations: wake needs text");
-            };
-            let mode = text(args, "mode").unwrap_or("next-heartbeat");
-            let session = text(args, "sessionKey").unwrap_or(msg.session_key.as_str());
-            let agent = text(args, "agentId").unwrap_or(&msg.agent_id);
-            outbound::wake(
-                state,
-                &json!({ "mode": mode, "text": t, "sessionKey": session, "agentId": agent }),
-            )
-            .await
         }
         other => {
             return fail(format!(
@@ -102,6 +63,48 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
         }
     };
     answer(TOOL, r)
+}
+
+/// An action on one job: `get`, `remove`, `runs`, `run` (`runMode`, due
+/// by default), `update` (its `job` the fields to change).
+async fn on_job(
+    state: &SharedState,
+    action: &str,
+    id: &str,
+    args: &Value,
+) -> Result<crate::ws::methods::MethodResult, ToolError> {
+    Ok(match action {
+        "get" => cron::get(state, &json!({ "id": id })).await,
+        "remove" => cron::remove(state, &json!({ "id": id })).await,
+        "runs" => cron::runs(state, &json!({ "id": id })).await,
+        "run" => {
+            let mode = text(args, "runMode").unwrap_or("due");
+            cron::run(state, &json!({ "id": id, "mode": mode })).await
+        }
+        _ => {
+            let Some(patch) = args.get("job").filter(|j| j.is_object()) else {
+                return Err(ToolError::Invalid(
+                    "update needs job (the fields to change)".into(),
+                ));
+            };
+            let mut patch = patch.clone();
+            absolute_at(&mut patch, ferroclaw_actors::now_ms())?;
+            cron::update(state, &json!({ "id": id, "patch": patch })).await
+        }
+    })
+}
+
+/// `wake`'s params: its text, on the caller's session and agent unless
+/// named.
+fn wake_params(msg: &ExecuteTool) -> Result<Value, ToolError> {
+    let args = &msg.call.arguments;
+    let Some(t) = text(args, "text") else {
+        return Err(ToolError::Invalid("wake needs text".into()));
+    };
+    let mode = text(args, "mode").unwrap_or("next-heartbeat");
+    let session = text(args, "sessionKey").unwrap_or(msg.session_key.as_str());
+    let agent = text(args, "agentId").unwrap_or(&msg.agent_id);
+    Ok(json!({ "mode": mode, "text": t, "sessionKey": session, "agentId": agent }))
 }
 
 /// `cron.add`'s params for the tool's `job`, with the caller's context.
@@ -121,25 +124,7 @@ fn new_job(msg: &ExecuteTool) -> Result<Value, ToolError> {
     if let Value::Object(o) = as_value {
         job = o;
     }
-    // A payload given as its text alone.
-    let kind = match job.get_mut("payload") {
-        Some(Value::Object(p)) => {
-            if p.get("kind").is_none() {
-                let k = if p.contains_key("text") && !p.contains_key("message") {
-                    "systemEvent"
-                } else {
-                    "agentTurn"
-                };
-                p.insert("kind".into(), json!(k));
-            }
-            p.get("kind").and_then(Value::as_str).unwrap_or("").to_string()
-        }
-        _ => {
-            return Err(ToolError::Invalid(
-                "job.payload is required: {kind: \"agentTurn\", message} or {kind: \"systemEvent\", text}".into(),
-            ))
-        }
-    };
+    let kind = payload_kind(&mut job)?;
     if !job.contains_key("name") {
         let payload = &job["payload"];
         let words = payload["message"]
@@ -164,26 +149,53 @@ fn new_job(msg: &ExecuteTool) -> Result<Value, ToolError> {
     }
     // Announced where it was asked from: the route is recorded now.
     if let Some(origin) = &msg.origin {
-        let delivery = job
-            .entry("delivery")
-            .or_insert_with(|| json!({ "mode": "announce" }));
-        if let Value::Object(d) = delivery {
-            let announce =
-                d.get("mode").and_then(Value::as_str).unwrap_or("announce") == "announce";
-            if announce
-                && d.get("channel").is_none_or(Value::is_null)
-                && d.get("to").is_none_or(Value::is_null)
-            {
-                d.insert("channel".into(), json!(origin.channel));
-                d.insert("to".into(), json!(origin.to));
-                d.insert("accountId".into(), json!(origin.account_id));
-                if let Some(t) = &origin.thread_id {
-                    d.insert("threadId".into(), json!(t));
-                }
-            }
-        }
+        announce_to(&mut job, origin);
     }
     Ok(Value::Object(job))
+}
+
+/// The payload's kind; a payload given without one is a `systemEvent` when
+/// it has only `text`, else an `agentTurn`.
+fn payload_kind(job: &mut Map<String, Value>) -> Result<String, ToolError> {
+    let Some(Value::Object(p)) = job.get_mut("payload") else {
+        return Err(ToolError::Invalid(
+            "job.payload is required: {kind: \"agentTurn\", message} or {kind: \"systemEvent\", text}".into(),
+        ));
+    };
+    if p.get("kind").is_none() {
+        let k = if p.contains_key("text") && !p.contains_key("message") {
+            "systemEvent"
+        } else {
+            "agentTurn"
+        };
+        p.insert("kind".into(), json!(k));
+    }
+    Ok(p.get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string())
+}
+
+/// An announcing job that names no chat announces to `origin`'s.
+fn announce_to(job: &mut Map<String, Value>, origin: &ferroclaw_actors::tool::Route) {
+    let delivery = job
+        .entry("delivery")
+        .or_insert_with(|| json!({ "mode": "announce" }));
+    let Value::Object(d) = delivery else {
+        return;
+    };
+    let announce = d.get("mode").and_then(Value::as_str).unwrap_or("announce") == "announce";
+    if announce
+        && d.get("channel").is_none_or(Value::is_null)
+        && d.get("to").is_none_or(Value::is_null)
+    {
+        d.insert("channel".into(), json!(origin.channel));
+        d.insert("to".into(), json!(origin.to));
+        d.insert("accountId".into(), json!(origin.account_id));
+        if let Some(t) = &origin.thread_id {
+            d.insert("threadId".into(), json!(t));
+        }
+    }
 }
 
 /// A relative `schedule.at` ("in 20m", "+20m", "20m", "in 2 seconds")

@@ -17,8 +17,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("src/protocol/frames.rs", "parse_request", 64),
     ("src/protocol/session_rows.rs", "row", 72),
     ("src/protocol/session_rows.rs", "news_event", 62),
-    ("src/tools/automations.rs", "run", 86),
-    ("src/tools/automations.rs", "new_job", 80),
     ("src/ws/handshake.rs", "pair", 75),
     ("src/ws/methods/chat.rs", "send", 79),
     ("src/ws/methods/chat.rs", "read_history", 62),
