@@ -80,7 +80,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/tool/read.rs", "run", 75),
     ("actors/src/tool/sandbox.rs", "command", 63),
     ("actors/src/tool/web_fetch.rs", "render", 63),
-    ("actors/src/tool/web_fetch.rs", "fetch", 80),
     ("actors/src/tool/web_search.rs", "run", 76),
     ("actors/src/transcript/mod.rs", "to_chat", 65),
 ];

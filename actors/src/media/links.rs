@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::tool::web_fetch::{page_text, FetchSettings};
+use crate::tool::web_fetch::{page_text, FetchFailed, FetchSettings};
 
 /// What a CLI entry may print.
 const OUTPUT_MAX: usize = 1 << 20;
@@ -145,13 +145,13 @@ pub async fn understand_links(cfg: Option<&LinksConfig>, text: &str, trusted: bo
     blocks
 }
 
-async fn one(cfg: &LinksConfig, url: &str) -> Result<String, String> {
+async fn one(cfg: &LinksConfig, url: &str) -> Result<String, FetchFailed> {
     let max = cfg.max_chars.unwrap_or(4000).clamp(100, 50_000);
     let settings = cfg.fetch.as_ref().ok_or("tools.web.fetch not usable")?;
     let fetch = tokio::time::timeout(cfg.timeout(None), page_text(settings, url, max));
     let page = fetch
         .await
-        .map_err(|_| "the fetch timed out".to_string())??;
+        .map_err(|_| FetchFailed::from("the fetch timed out"))??;
     for entry in cfg
         .models
         .iter()

@@ -168,7 +168,7 @@ pub async fn run(settings: &FetchSettings, args: &Value) -> ToolOutcome {
                 ends_turn: None,
             }
         }
-        Err(e) => error(e),
+        Err(e) => error(e.to_string()),
     }
 }
 
@@ -178,10 +178,10 @@ pub async fn page_text(
     settings: &FetchSettings,
     url: &str,
     max_chars: usize,
-) -> Result<String, String> {
+) -> Result<String, FetchFailed> {
     let page = fetch(settings, url).await?;
     if !(200..300).contains(&page.status) {
-        return Err(format!("{url}: HTTP {}", page.status));
+        return Err(format!("{url}: HTTP {}", page.status).into());
     }
     Ok(page.render(Mode::Markdown, max_chars, settings.readability))
 }
@@ -282,85 +282,106 @@ fn looks_like_html(body: &[u8]) -> bool {
     head.contains("<html") || head.contains("<!doctype html")
 }
 
-async fn fetch(settings: &FetchSettings, raw: &str) -> Result<Page, String> {
+crate::reason_error! {
+    /// Why a page could not be fetched (its URL named).
+    pub struct FetchFailed;
+}
+
+async fn fetch(settings: &FetchSettings, raw: &str) -> Result<Page, FetchFailed> {
     let mut url = reqwest::Url::parse(raw).map_err(|e| format!("{raw}: not a URL ({e})"))?;
     for hop in 0..=settings.max_redirects {
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("{url}: only http and https URLs can be fetched"));
+        let res = request(settings, &url).await?;
+        if !res.status().is_redirection() {
+            return read_page(settings, &url, res).await;
         }
-        let host = url
-            .host_str()
-            .ok_or_else(|| format!("{url}: no host"))?
-            .to_string();
-        let port = url
-            .port_or_known_default()
-            .ok_or_else(|| format!("{url}: no port"))?;
-        let addrs = resolve_checked(&host, port, &settings.allow)
-            .await
-            .map_err(|e| e.to_string())?;
-        // Connect to exactly the checked addresses; redirects are followed
-        // here, one checked hop at a time.
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(settings.timeout)
-            .user_agent(settings.user_agent.as_str())
-            .resolve_to_addrs(host.trim_start_matches('[').trim_end_matches(']'), &addrs)
-            .build()
-            .map_err(|e| format!("cannot set up the request: {e}"))?;
-        let res = client
-            .get(url.clone())
-            .header(reqwest::header::ACCEPT_LANGUAGE, "en-US,en;q=0.9")
-            .send()
-            .await
-            .map_err(|e| format!("{url}: {e}"))?;
-        if res.status().is_redirection() {
-            let Some(location) = res
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-            else {
-                return Err(format!("{url}: redirect without a Location header"));
-            };
-            if hop == settings.max_redirects {
-                return Err(format!(
-                    "{raw}: more than {} redirects (tools.web.fetch.maxRedirects)",
-                    settings.max_redirects
-                ));
-            }
-            url = url
-                .join(location)
-                .map_err(|e| format!("{url}: bad redirect target {location:?} ({e})"))?;
-            continue;
-        }
-        let status = res.status().as_u16();
-        let content_type = res
+        let Some(location) = res
             .headers()
-            .get(reqwest::header::CONTENT_TYPE)
+            .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        let mut body = Vec::new();
-        let mut truncated = false;
-        let mut stream = res.bytes_stream();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| format!("{url}: read failed: {e}"))?;
-            let room = settings.max_response_bytes - body.len();
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                truncated = true;
-                break;
-            }
-            body.extend_from_slice(&chunk);
+        else {
+            return Err(format!("{url}: redirect without a Location header").into());
+        };
+        if hop == settings.max_redirects {
+            return Err(format!(
+                "{raw}: more than {} redirects (tools.web.fetch.maxRedirects)",
+                settings.max_redirects
+            )
+            .into());
         }
-        return Ok(Page {
-            url: url.to_string(),
-            status,
-            content_type,
-            body,
-            truncated,
-        });
+        url = url
+            .join(location)
+            .map_err(|e| format!("{url}: bad redirect target {location:?} ({e})"))?;
     }
-    Err(format!("{raw}: too many redirects"))
+    Err(format!("{raw}: too many redirects").into())
+}
+
+/// One GET of `url`, to exactly the addresses its host resolves to once
+/// they passed the SSRF guard; redirects are not followed here.
+async fn request(
+    settings: &FetchSettings,
+    url: &reqwest::Url,
+) -> Result<reqwest::Response, FetchFailed> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("{url}: only http and https URLs can be fetched").into());
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| format!("{url}: no host"))?
+        .to_string();
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| format!("{url}: no port"))?;
+    let addrs = resolve_checked(&host, port, &settings.allow)
+        .await
+        .map_err(|e| e.to_string())?;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(settings.timeout)
+        .user_agent(settings.user_agent.as_str())
+        .resolve_to_addrs(host.trim_start_matches('[').trim_end_matches(']'), &addrs)
+        .build()
+        .map_err(|e| format!("cannot set up the request: {e}"))?;
+    Ok(client
+        .get(url.clone())
+        .header(reqwest::header::ACCEPT_LANGUAGE, "en-US,en;q=0.9")
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?)
+}
+
+/// The answer's body, at most `maxResponseBytes` (the rest cut, and said).
+async fn read_page(
+    settings: &FetchSettings,
+    url: &reqwest::Url,
+    res: reqwest::Response,
+) -> Result<Page, FetchFailed> {
+    let status = res.status().as_u16();
+    let content_type = res
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let mut body = Vec::new();
+    let mut truncated = false;
+    let mut stream = res.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| format!("{url}: read failed: {e}"))?;
+        let room = settings.max_response_bytes - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            truncated = true;
+            break;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Page {
+        url: url.to_string(),
+        status,
+        content_type,
+        body,
+        truncated,
+    })
 }
 
 #[cfg(test)]
