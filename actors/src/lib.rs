@@ -3,7 +3,7 @@
 //! devices, presence, the event bus, the audit ledger, the root) and its
 //! store. It knows
 //! nothing of HTTP or wire frames: `src/` turns its typed values into
-//! OpenClaw protocol frames. `tree.rs` starts it; see ARCHITECTURE.md.
+//! OpenClaw protocol frames. `tree/` starts it; see ARCHITECTURE.md.
 
 /// An error type whose whole content is the reason, said as it is (a
 /// refused job, a bad config key, a path outside the workspace): `?` takes

@@ -121,7 +121,6 @@ fn agent_of(req: &HttpRequest, model: Option<&str>, default: &str) -> String {
 }
 
 /// One completion's names: its id, when it was made, the model asked for.
-#[derive(Clone)]
 struct Completion {
     id: String,
     created: u64,

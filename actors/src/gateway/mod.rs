@@ -3,7 +3,7 @@
 //! broadcast as `health` with a bumped `stateVersion.health`), the live
 //! settings snapshot (config hot apply reaches the provider hub through it),
 //! the shutdown broadcast, and the heap trimmer (`heap.rs`). Started last by
-//! `tree.rs`; the edge asks it for health and tells it of config changes.
+//! `tree/`; the edge asks it for health and tells it of config changes.
 //!
 //! Files: `messages.rs` (its inbox), `actor.rs` (the actor); this file holds
 //! the health summary's shape.
