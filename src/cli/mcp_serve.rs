@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use ferroclaw::mcp::{Bridge, Calls, Events};
+use ferroclaw::mcp::{Bridge, BridgeError, Calls, Events};
 use futures_util::future::BoxFuture;
 use rmcp::ServiceExt;
 use serde_json::Value;
@@ -19,10 +19,16 @@ pub use ferroclaw::mcp::allowlist;
 struct OverWs(Mutex<Connection>);
 
 impl Calls for OverWs {
-    fn call<'a>(&'a self, method: &'a str, params: Value) -> BoxFuture<'a, Result<Value, String>> {
+    fn call<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, BridgeError>> {
         Box::pin(async move {
             let mut g = self.0.lock().await;
-            g.call(method, params).await.map_err(|f| f.message)
+            g.call(method, params)
+                .await
+                .map_err(|f| BridgeError::Gateway(f.message))
         })
     }
 }

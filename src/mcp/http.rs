@@ -30,7 +30,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{json, Value};
 
 use super::events::McpEvents;
-use super::{allowlist, Bridge, Calls, Events};
+use super::{allowlist, Bridge, BridgeError, Calls, Events};
 use crate::protocol::frames::RequestFrame;
 use crate::state::{AppState, SharedState};
 use crate::ws::methods::{dispatch, Caller};
@@ -55,21 +55,28 @@ struct InProcess {
 }
 
 impl Calls for InProcess {
-    fn call<'a>(&'a self, method: &'a str, params: Value) -> BoxFuture<'a, Result<Value, String>> {
+    fn call<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, BridgeError>> {
         Box::pin(async move {
-            let state = self.state.upgrade().ok_or("the gateway is stopping")?;
+            let state = self.state.upgrade().ok_or(BridgeError::Stopping)?;
             let frame = RequestFrame {
                 id: ulid::Ulid::generate().to_string(),
                 method: method.to_string(),
                 params,
             };
             let res = dispatch(state, self.caller.clone(), frame, None).await;
-            let v: Value = serde_json::from_str(&res).map_err(|e| e.to_string())?;
+            let v: Value = serde_json::from_str(&res)?;
             if v["ok"] == json!(true) {
                 Ok(v.get("payload").cloned().unwrap_or(Value::Null))
             } else {
                 let msg = v["error"]["message"].as_str().unwrap_or("failed");
-                Err(format!("{method}: {msg}"))
+                Err(BridgeError::Method {
+                    method: method.to_string(),
+                    message: msg.to_string(),
+                })
             }
         })
     }

@@ -37,10 +37,40 @@ pub use events::Events;
 use tools::tool;
 pub use tools::{ACTING, READ_ONLY};
 
+/// Why a bridge tool failed, as the MCP client reads it.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("the gateway is stopping")]
+    Stopping,
+    /// The gateway's answer was not a response frame.
+    #[error("unreadable answer: {0}")]
+    Unreadable(#[from] serde_json::Error),
+    /// The method failed (in process: named; over the WebSocket: the
+    /// gateway's message as the CLI reads it).
+    #[error("{method}: {message}")]
+    Method { method: String, message: String },
+    #[error("{0}")]
+    Gateway(String),
+    #[error("{tool} needs `{key}`")]
+    Missing { tool: String, key: String },
+    #[error("message not found: {0}")]
+    NoMessage(String),
+    #[error("conversation {0} has no channel route: messages_send replies only to the chat a conversation came from")]
+    NoRoute(String),
+    #[error("unknown tool {0}")]
+    UnknownTool(String),
+    #[error("--allow: unknown tool {item:?} (one of {names})")]
+    NotATool { item: String, names: String },
+}
+
 /// How the tools reach the gateway's methods: the WebSocket (stdio bridge)
-/// or in process (`/mcp`). An error is the method's message.
+/// or in process (`/mcp`).
 pub trait Calls: Send + Sync + 'static {
-    fn call<'a>(&'a self, method: &'a str, params: Value) -> BoxFuture<'a, Result<Value, String>>;
+    fn call<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, BridgeError>>;
 }
 
 /// The MCP server: the allowed tools over the gateway's methods.
@@ -62,7 +92,7 @@ impl Bridge {
         }
     }
 
-    async fn call(&self, method: &str, params: Value) -> Result<Value, String> {
+    async fn call(&self, method: &str, params: Value) -> Result<Value, BridgeError> {
         self.gateway.call(method, params).await
     }
 }
@@ -113,14 +143,14 @@ impl ServerHandler for Bridge {
                 r.structured_content = Some(v);
                 r
             }
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
         };
         Ok(CallToolResponse::Complete(result))
     }
 }
 
 /// Which tools `--allow` names (`all`, or a comma list); None: read-only.
-pub fn allowlist(allow: Option<&str>) -> Result<Vec<String>, String> {
+pub fn allowlist(allow: Option<&str>) -> Result<Vec<String>, BridgeError> {
     let Some(list) = allow else {
         return Ok(READ_ONLY.iter().map(|s| s.to_string()).collect());
     };
@@ -132,10 +162,10 @@ pub fn allowlist(allow: Option<&str>) -> Result<Vec<String>, String> {
         }
         if !all().any(|t| *t == item) {
             let names: Vec<&str> = all().copied().collect();
-            return Err(format!(
-                "--allow: unknown tool {item:?} (one of {})",
-                names.join(", ")
-            ));
+            return Err(BridgeError::NotATool {
+                item: item.to_string(),
+                names: names.join(", "),
+            });
         }
         if !out.iter().any(|o| o == item) {
             out.push(item.to_string());

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::events::{guarded_text, POLL_MAX, WAIT_MAX_MS};
-use super::Bridge;
+use super::{Bridge, BridgeError};
 
 /// The tools offered when `--allow` is not given: nothing that acts.
 pub const READ_ONLY: &[&str] = &[
@@ -111,10 +111,13 @@ impl Args<'_> {
     fn n(&self, k: &str) -> Option<u64> {
         self.a.get(k).and_then(Value::as_u64)
     }
-    fn need(&self, k: &str) -> Result<String, String> {
+    fn need(&self, k: &str) -> Result<String, BridgeError> {
         self.s(k)
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| format!("{} needs `{k}`", self.tool))
+            .ok_or_else(|| BridgeError::Missing {
+                tool: self.tool.to_string(),
+                key: k.to_string(),
+            })
     }
 }
 
@@ -151,7 +154,7 @@ impl Bridge {
         tool: &str,
         a: &Map<String, Value>,
         cancel: CancellationToken,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, BridgeError> {
         let args = Args { tool, a };
         match tool {
             "conversations_list" => self.conversations(&args).await,
@@ -197,11 +200,11 @@ impl Bridge {
                 )
                 .await
             }
-            _ => Err(format!("unknown tool {tool}")),
+            _ => Err(BridgeError::UnknownTool(tool.to_string())),
         }
     }
 
-    async fn conversations(&self, args: &Args<'_>) -> Result<Value, String> {
+    async fn conversations(&self, args: &Args<'_>) -> Result<Value, BridgeError> {
         let mut p = json!({"limit": args.n("limit").unwrap_or(50).min(500)});
         if let Some(q) = args.s("search") {
             p["search"] = json!(q);
@@ -224,7 +227,7 @@ impl Bridge {
 
     /// `attachments_fetch`: the message (by transcript id or message id)
     /// among the conversation's last `limit`, and its non-text blocks.
-    async fn attachments(&self, args: &Args<'_>) -> Result<Value, String> {
+    async fn attachments(&self, args: &Args<'_>) -> Result<Value, BridgeError> {
         let key = args.need("session_key")?;
         let id = args.need("message_id")?;
         let limit = args.n("limit").unwrap_or(100).clamp(1, 200);
@@ -239,7 +242,7 @@ impl Bridge {
             })
         });
         let Some(message) = found else {
-            return Err(format!("message not found: {id}"));
+            return Err(BridgeError::NoMessage(id));
         };
         let attachments: Vec<Value> = message["content"]
             .as_array()
@@ -256,7 +259,7 @@ impl Bridge {
 
     /// `messages_send`: a text to the chat the conversation came from (its
     /// last route), never anywhere else.
-    async fn send_on_route(&self, args: &Args<'_>) -> Result<Value, String> {
+    async fn send_on_route(&self, args: &Args<'_>) -> Result<Value, BridgeError> {
         let key = args.need("session_key")?;
         let text = args.need("text")?;
         let row = self
@@ -264,9 +267,7 @@ impl Bridge {
             .await?;
         let s = &row["session"];
         let (Some(channel), Some(to)) = (s["lastChannel"].as_str(), s["lastTo"].as_str()) else {
-            return Err(format!(
-                "conversation {key} has no channel route: messages_send replies only to the chat a conversation came from"
-            ));
+            return Err(BridgeError::NoRoute(key));
         };
         let mut p = json!({
             "to": to,
@@ -288,7 +289,7 @@ impl Bridge {
     }
 
     /// `chat_send`: an operator's message to the session, and the reply.
-    async fn chat(&self, args: &Args<'_>) -> Result<Value, String> {
+    async fn chat(&self, args: &Args<'_>) -> Result<Value, BridgeError> {
         let key = args.need("session_key")?;
         let message = args.need("message")?;
         let timeout = args.n("timeout_ms").unwrap_or(120_000).clamp(1000, 600_000);

@@ -30,6 +30,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 use super::catalog::{ToolDef, ToolKind};
+use super::error::McpError;
 use crate::settings::{McpServerSettings, McpTransport};
 use crate::tool::ToolOutcome;
 
@@ -142,7 +143,7 @@ pub async fn connect(
     notes: Option<Recipient<Note>>,
     changed: Arc<AtomicBool>,
     http: reqwest::Client,
-) -> Result<Connection, String> {
+) -> Result<Connection, McpError> {
     let handler = Handler { notes };
     let limit = settings.connection_timeout();
     let transport = settings.transport()?;
@@ -164,7 +165,10 @@ pub async fn connect(
             let (child, stderr) = TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())
                 .spawn()
-                .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+                .map_err(|e| McpError::Spawn {
+                    command: command.clone(),
+                    reason: e.to_string(),
+                })?;
             let pid = child.id();
             if let Some(err) = stderr {
                 tokio::spawn(log_stderr(name.to_string(), err));
@@ -190,9 +194,9 @@ pub async fn connect(
         }
         McpTransport::Sse { url, headers } => {
             let opened = tokio::time::timeout(limit, super::sse::open(http, &url, &headers));
-            let inner = opened
-                .await
-                .map_err(|_| format!("no endpoint event within {} ms", limit.as_millis()))??;
+            let inner = opened.await.map_err(|_| McpError::EndpointTimeout {
+                ms: limit.as_millis(),
+            })??;
             let transport = Watched { inner, changed };
             (handshake(handler, transport, limit).await?, None)
         }
@@ -220,18 +224,17 @@ async fn handshake<T: Transport<RoleClient> + 'static>(
     handler: Handler,
     transport: T,
     limit: Duration,
-) -> Result<RunningService<RoleClient, Handler>, String> {
+) -> Result<RunningService<RoleClient, Handler>, McpError> {
     let lifecycle = ClientLifecycleMode::Auto {
         preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
         legacy_version: None,
     };
     match tokio::time::timeout(limit, handler.serve_with_lifecycle(transport, lifecycle)).await {
         Ok(Ok(s)) => Ok(s),
-        Ok(Err(e)) => Err(format!("handshake failed: {e}")),
-        Err(_) => Err(format!(
-            "no handshake answer within {} ms",
-            limit.as_millis()
-        )),
+        Ok(Err(e)) => Err(McpError::Handshake(e.to_string())),
+        Err(_) => Err(McpError::HandshakeTimeout {
+            ms: limit.as_millis(),
+        }),
     }
 }
 
@@ -252,7 +255,7 @@ pub async fn open(
     notes: Option<Recipient<Note>>,
     changed: Arc<AtomicBool>,
     http: reqwest::Client,
-) -> Result<(Connection, Vec<ToolDef>), String> {
+) -> Result<(Connection, Vec<ToolDef>), McpError> {
     let conn = connect(name, settings, notes, changed, http).await?;
     match all_tools(&conn.peer(), settings.request_timeout()).await {
         Ok(tools) => Ok((conn, tools)),
@@ -264,18 +267,23 @@ pub async fn open(
 }
 
 /// The server's tools and, when it has resources or prompts, the utility tools.
-pub async fn all_tools(peer: &Peer<RoleClient>, limit: Duration) -> Result<Vec<ToolDef>, String> {
+pub async fn all_tools(peer: &Peer<RoleClient>, limit: Duration) -> Result<Vec<ToolDef>, McpError> {
     let mut tools = list_tools(peer, limit).await?;
     tools.extend(super::utility::utility_tools(peer));
     Ok(tools)
 }
 
 /// Every tool the server lists (all pages), within `limit`.
-pub async fn list_tools(peer: &Peer<RoleClient>, limit: Duration) -> Result<Vec<ToolDef>, String> {
+pub async fn list_tools(
+    peer: &Peer<RoleClient>,
+    limit: Duration,
+) -> Result<Vec<ToolDef>, McpError> {
     let tools = tokio::time::timeout(limit, peer.list_all_tools())
         .await
-        .map_err(|_| format!("tools/list took over {} ms", limit.as_millis()))?
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+        .map_err(|_| McpError::ListTimeout {
+            ms: limit.as_millis(),
+        })?
+        .map_err(|e| McpError::List(e.to_string()))?;
     Ok(tools
         .into_iter()
         .filter_map(|t| {

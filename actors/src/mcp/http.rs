@@ -41,11 +41,11 @@ pub fn transport(
     http: reqwest::Client,
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<Http>, String> {
+) -> Result<StreamableHttpClientTransport<Http>, super::McpError> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     for (k, v) in headers {
-        let name = HeaderName::try_from(k.as_str()).map_err(|e| format!("header {k:?}: {e}"))?;
-        let value = HeaderValue::try_from(v.as_str()).map_err(|e| format!("header {k:?}: {e}"))?;
+        let name = HeaderName::try_from(k.as_str()).map_err(|e| super::McpError::header(k, e))?;
+        let value = HeaderValue::try_from(v.as_str()).map_err(|e| super::McpError::header(k, e))?;
         config.custom_headers.insert(name, value);
     }
     Ok(StreamableHttpClientTransport::with_client(

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 
 use super::catalog::{McpCatalog, Route, ToolDef};
+use super::error::McpError;
 use super::messages::{CallTool, HubLink, McpReconfigure, McpStatus, Retire, ServerStatus};
 use super::messages::{ServerDown, ServerTools, ServerUp};
 use super::server::McpServer;
@@ -39,7 +40,7 @@ struct Slot {
     up_since: Option<Instant>,
     last_error: Option<String>,
     /// Calls waiting for a lazy server to be up.
-    waiters: Vec<oneshot::Sender<Result<Addr<McpServer>, String>>>,
+    waiters: Vec<oneshot::Sender<Result<Addr<McpServer>, McpError>>>,
     /// Calls in flight, and when the last one ended (a lazy server's idle clock).
     calls: usize,
     last_used: Instant,
@@ -49,8 +50,8 @@ struct Slot {
 enum Reach {
     Ready(Addr<McpServer>),
     /// A lazy server being started.
-    Starting(oneshot::Receiver<Result<Addr<McpServer>, String>>),
-    Unavailable(String),
+    Starting(oneshot::Receiver<Result<Addr<McpServer>, McpError>>),
+    Unavailable(McpError),
 }
 
 impl Slot {
@@ -81,7 +82,7 @@ impl Slot {
             restarts: 0,
             backoff: FIRST_BACKOFF,
             up_since: None,
-            last_error: s.transport().err(),
+            last_error: s.transport().err().map(|e| e.to_string()),
             waiters: Vec::new(),
             calls: 0,
             last_used: Instant::now(),
@@ -94,23 +95,26 @@ impl Slot {
             addr.do_send(Retire);
         }
         for w in self.waiters.drain(..) {
-            let _ = w.send(Err("the server's configuration changed".into()));
+            let _ = w.send(Err(McpError::Reconfigured));
         }
     }
 }
 
 impl Reach {
     /// The server's address once it is up (a lazy one: within `connect`).
-    async fn addr(self, server: &str, connect: Duration) -> Result<Addr<McpServer>, String> {
+    async fn addr(self, server: &str, connect: Duration) -> Result<Addr<McpServer>, McpError> {
         match self {
             Reach::Ready(a) => Ok(a),
             Reach::Unavailable(why) => Err(why),
             Reach::Starting(rx) => match tokio::time::timeout(connect, rx).await {
-                Ok(Ok(r)) => r.map_err(|e| format!("MCP server {server} did not start: {e}")),
-                _ => Err(format!(
-                    "MCP server {server} did not start within {} ms",
-                    connect.as_millis()
-                )),
+                Ok(Ok(r)) => r.map_err(|e| McpError::NotStarted {
+                    server: server.to_string(),
+                    cause: Box::new(e),
+                }),
+                _ => Err(McpError::StartTimeout {
+                    server: server.to_string(),
+                    ms: connect.as_millis(),
+                }),
             },
         }
     }
@@ -323,7 +327,7 @@ impl Handler<ServerDown> for McpHub {
             return;
         }
         for w in slot.waiters.drain(..) {
-            let _ = w.send(Err(msg.error.clone()));
+            let _ = w.send(Err(McpError::Down(msg.error.clone())));
         }
         if slot.settings.is_lazy() && !slot.tools.is_empty() {
             // Back to idle, its tools still offered: the next call tries again.
@@ -433,7 +437,7 @@ impl Handler<ExecuteTool> for McpHub {
         let call = async move {
             let addr = match reach.addr(&server, connect).await {
                 Ok(a) => a,
-                Err(why) => return crate::tool::error(why),
+                Err(why) => return crate::tool::error(why.to_string()),
             };
             if let Some(gate) = gate {
                 match approvals.send(gate).await {
@@ -496,19 +500,21 @@ impl McpHub {
     /// started now if idle), or not available.
     fn reach(&mut self, server: &str, ctx: &mut Context<Self>) -> Reach {
         let Some(slot) = self.slots.get_mut(server) else {
-            return Reach::Unavailable(format!("unknown MCP server {server}"));
+            return Reach::Unavailable(McpError::UnknownServer(server.to_string()));
         };
         match (slot.state, &slot.addr) {
             ("ready", Some(a)) => return Reach::Ready(a.clone()),
             ("idle" | "connecting", _) if slot.settings.is_lazy() => {}
             (state, _) => {
-                return Reach::Unavailable(format!(
-                    "MCP server {server} is not available ({state}{})",
-                    slot.last_error
+                return Reach::Unavailable(McpError::NotAvailable {
+                    server: server.to_string(),
+                    state,
+                    detail: slot
+                        .last_error
                         .as_ref()
                         .map(|e| format!(": {e}"))
-                        .unwrap_or_default()
-                ))
+                        .unwrap_or_default(),
+                })
             }
         }
         let (tx, rx) = oneshot::channel();

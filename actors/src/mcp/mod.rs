@@ -14,6 +14,7 @@
 mod bench;
 mod catalog;
 mod client;
+mod error;
 mod http;
 mod hub;
 mod lazy;
@@ -27,6 +28,7 @@ mod utility;
 pub use crate::tool::is_mcp;
 pub use bench::{Offer, OfferedTools, ToolBench};
 pub use catalog::{McpCatalog, Route, ToolDef, ToolKind};
+pub use error::McpError;
 pub use hub::McpHub;
 pub use messages::{McpReconfigure, McpStatus, ServerStatus};
 pub use probe::{probe, ProbeReport, ProbedTool};

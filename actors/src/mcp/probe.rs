@@ -98,7 +98,7 @@ pub async fn probe(all: &McpSettings, name: &str, builtin: &[String]) -> ProbeRe
             stop.cancel();
             crate::tool::kill_group(conn.pid);
         }
-        Err(e) => report.error = Some(e),
+        Err(e) => report.error = Some(e.to_string()),
     }
     report
 }

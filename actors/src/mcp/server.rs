@@ -15,6 +15,7 @@ use rmcp::Peer;
 
 use super::catalog::ToolDef;
 use super::client::{self, Connection, Note};
+use super::error::McpError;
 use super::messages::{CallTool, HubLink, Retire, ServerDown, ServerTools, ServerUp};
 use crate::settings::McpServerSettings;
 use crate::tool::ToolOutcome;
@@ -95,7 +96,7 @@ impl Actor for McpServer {
         let changed = self.changed.clone();
         let connecting = async move { client::open(&name, &settings, notes, changed, http).await };
         ctx.wait(actix::fut::wrap_future(connecting).map(
-            |r: Result<(Connection, Vec<ToolDef>), String>, act: &mut Self, ctx| match r {
+            |r: Result<(Connection, Vec<ToolDef>), McpError>, act: &mut Self, ctx| match r {
                 Ok((conn, tools)) => {
                     let (protocol, server_info) = (conn.protocol.clone(), conn.server_info.clone());
                     act.live = Some(Live {
@@ -124,7 +125,7 @@ impl Actor for McpServer {
                         },
                     ));
                 }
-                Err(e) => act.down(ctx, e),
+                Err(e) => act.down(ctx, e.to_string()),
             },
         ));
     }

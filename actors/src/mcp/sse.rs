@@ -14,6 +14,8 @@ use rmcp::transport::streamable_http_client::SseError;
 use rmcp::transport::Transport;
 use sse_stream::Sse;
 
+use super::McpError;
+
 /// Open: the event stream and where to POST.
 pub struct SseTransport {
     http: reqwest::Client,
@@ -38,12 +40,15 @@ pub async fn open(
     http: reqwest::Client,
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<SseTransport, String> {
-    let base = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+) -> Result<SseTransport, McpError> {
+    let base = reqwest::Url::parse(url).map_err(|e| McpError::Url {
+        url: url.to_string(),
+        reason: e.to_string(),
+    })?;
     let mut map = HeaderMap::new();
     for (k, v) in headers {
-        let name = HeaderName::try_from(k.as_str()).map_err(|e| format!("header {k:?}: {e}"))?;
-        let value = HeaderValue::try_from(v.as_str()).map_err(|e| format!("header {k:?}: {e}"))?;
+        let name = HeaderName::try_from(k.as_str()).map_err(|e| McpError::header(k, e))?;
+        let value = HeaderValue::try_from(v.as_str()).map_err(|e| McpError::header(k, e))?;
         map.insert(name, value);
     }
     let res = http
@@ -52,20 +57,30 @@ pub async fn open(
         .headers(map.clone())
         .send()
         .await
-        .map_err(|e| format!("GET {url}: {e}"))?;
+        .map_err(|e| McpError::Get {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
     if !res.status().is_success() {
-        return Err(format!("GET {url}: HTTP {}", res.status()));
+        return Err(McpError::Status {
+            url: url.to_string(),
+            status: res.status().as_u16(),
+        });
     }
     let mut events = super::http::sse(res);
     while let Some(ev) = events.next().await {
-        let ev = ev.map_err(|e| format!("event stream: {e}"))?;
+        let ev = ev.map_err(|e| McpError::Stream(e.to_string()))?;
         if ev.event.as_deref() == Some("endpoint") {
             let data = ev.data.unwrap_or_default();
-            let post_to = base
-                .join(data.trim())
-                .map_err(|e| format!("endpoint {data:?}: {e}"))?;
+            let post_to = base.join(data.trim()).map_err(|e| McpError::Endpoint {
+                data: data.clone(),
+                reason: e.to_string(),
+            })?;
             if post_to.origin() != base.origin() {
-                return Err(format!("endpoint {post_to} is not on {url}'s origin"));
+                return Err(McpError::CrossOrigin {
+                    post_to: post_to.to_string(),
+                    url: url.to_string(),
+                });
             }
             return Ok(SseTransport {
                 http,
@@ -75,7 +90,9 @@ pub async fn open(
             });
         }
     }
-    Err(format!("{url} sent no endpoint event"))
+    Err(McpError::NoEndpoint {
+        url: url.to_string(),
+    })
 }
 
 impl Transport<RoleClient> for SseTransport {

@@ -60,9 +60,23 @@ pub fn utility_tools(peer: &Peer<RoleClient>) -> Vec<ToolDef> {
     out
 }
 
-fn json<T: serde::Serialize>(v: Result<T, rmcp::ServiceError>) -> Result<Value, String> {
-    v.map_err(|e| e.to_string())
-        .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string()))
+/// Why a utility tool's call failed.
+#[derive(Debug, thiserror::Error)]
+enum UtilityError {
+    #[error(transparent)]
+    Service(#[from] rmcp::ServiceError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("{0} needs a {1}")]
+    Missing(&'static str, &'static str),
+    #[error("not a utility tool")]
+    NotUtility,
+    #[error("timed out after {0} ms")]
+    Timeout(u128),
+}
+
+fn json<T: serde::Serialize>(v: Result<T, rmcp::ServiceError>) -> Result<Value, UtilityError> {
+    Ok(serde_json::to_value(v?)?)
 }
 
 /// Calls a utility tool: lists or reads resources, lists or fetches prompts.
@@ -74,7 +88,7 @@ pub async fn utility(
     limit: Duration,
 ) -> ToolOutcome {
     let arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
-    let answer: Result<Value, String> = tokio::time::timeout(limit, async {
+    let answer: Result<Value, UtilityError> = tokio::time::timeout(limit, async {
         match kind {
             ToolKind::ResourcesList => json(
                 peer.list_all_resources()
@@ -86,7 +100,7 @@ pub async fn utility(
                     peer.read_resource(ReadResourceRequestParams::new(uri))
                         .await,
                 ),
-                None => Err("resources_read needs a uri".into()),
+                None => Err(UtilityError::Missing("resources_read", "uri")),
             },
             ToolKind::PromptsList => json(
                 peer.list_all_prompts()
@@ -101,13 +115,13 @@ pub async fn utility(
                     }
                     json(peer.get_prompt(p).await)
                 }
-                None => Err("prompts_get needs a name".into()),
+                None => Err(UtilityError::Missing("prompts_get", "name")),
             },
-            ToolKind::Tool => Err("not a utility tool".into()),
+            ToolKind::Tool => Err(UtilityError::NotUtility),
         }
     })
     .await
-    .unwrap_or_else(|_| Err(format!("timed out after {} ms", limit.as_millis())));
+    .unwrap_or_else(|_| Err(UtilityError::Timeout(limit.as_millis())));
     match answer {
         Ok(v) => ToolOutcome {
             text: crate::trust::wrap(

@@ -235,7 +235,7 @@ impl McpServerSettings {
 
     /// The transport, or what is wrong with the entry (for `config validate`
     /// and the server's health).
-    pub fn transport(&self) -> Result<McpTransport, String> {
+    pub fn transport(&self) -> Result<McpTransport, BadTransport> {
         let declared = self
             .transport
             .as_deref()
@@ -252,7 +252,7 @@ impl McpServerSettings {
                     cwd: self.cwd.clone(),
                 })
             }
-            (Some("stdio"), _, _) => Err("transport \"stdio\" needs a non-empty `command`".into()),
+            (Some("stdio"), _, _) => Err(BadTransport::StdioWithoutCommand),
             (Some("sse"), _, Some(url)) => Ok(McpTransport::Sse {
                 url: url.clone(),
                 headers,
@@ -264,14 +264,25 @@ impl McpServerSettings {
                 })
             }
             (Some(t @ ("sse" | "streamable-http" | "http" | "streamable_http")), _, None) => {
-                Err(format!("transport {t:?} needs a `url`"))
+                Err(BadTransport::NoUrl(t.to_string()))
             }
-            (Some(other), _, _) => Err(format!(
-                "unknown transport {other:?} (stdio, streamable-http or sse)"
-            )),
-            (None, _, None) => Err("needs a `command` (stdio) or a `url` (HTTP)".into()),
+            (Some(other), _, _) => Err(BadTransport::Unknown(other.to_string())),
+            (None, _, None) => Err(BadTransport::Nothing),
         }
     }
+}
+
+/// Why an `mcp.servers` entry names no transport ferroclaw can open.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BadTransport {
+    #[error("transport \"stdio\" needs a non-empty `command`")]
+    StdioWithoutCommand,
+    #[error("transport {0:?} needs a `url`")]
+    NoUrl(String),
+    #[error("unknown transport {0:?} (stdio, streamable-http or sse)")]
+    Unknown(String),
+    #[error("needs a `command` (stdio) or a `url` (HTTP)")]
+    Nothing,
 }
 
 /// The problems of `mcp.servers` that loading does not catch (the types do):
@@ -287,7 +298,7 @@ pub fn mcp_problems(settings: &McpSettings) -> Vec<(String, String)> {
             continue;
         }
         if let Err(e) = server.transport() {
-            out.push((path.clone(), e));
+            out.push((path.clone(), e.to_string()));
         }
         if let Some(ids) = server.agent_ids() {
             if ids.is_empty() || ids.iter().any(|i| i.trim().is_empty()) {
@@ -359,7 +370,7 @@ mod tests {
         assert!(matches!(s.transport(), Ok(McpTransport::Stdio { .. })));
         let s: McpServerSettings =
             serde_json::from_value(serde_json::json!({"transport": "stdio"})).unwrap();
-        assert!(s.transport().unwrap_err().contains("command"));
+        assert!(s.transport().unwrap_err().to_string().contains("command"));
         let mut m = McpSettings::default();
         m.servers.insert(
             "x".into(),
