@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::deliver::Outlet;
 use super::dispatch::{route_of, DispatchDeps, Incoming, Taken};
-use crate::media::{label, take, Intake, Loaded};
+use crate::media::{label, take, Intake, Loaded, NotLoaded};
 
 /// Takes in `inc`'s attachments (`max`: the account's size limit;
 /// `model`: the channel's model override, if any).
@@ -44,9 +44,7 @@ pub async fn take_in<O: Outlet>(
     for m in &inc.media {
         let name = label(m.name.as_deref(), m.mime_type.as_deref(), m.size);
         if m.size.is_some_and(|s| s > max) {
-            items.push(Err(format!(
-                "[attachment not loaded: {name} is larger than {max} bytes]"
-            )));
+            items.push(Err(NotLoaded::TooLarge { name, max }));
             continue;
         }
         items.push(match outlet.download(m, max).await {
@@ -58,7 +56,10 @@ pub async fn take_in<O: Outlet>(
             }),
             Err(e) => {
                 tracing::warn!(channel = %inc.channel, error = %e, "channel media not loaded");
-                Err(format!("[attachment not loaded: {name}: {e}]"))
+                Err(NotLoaded::Failed {
+                    name,
+                    why: e.to_string(),
+                })
             }
         });
     }

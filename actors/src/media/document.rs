@@ -38,28 +38,47 @@ pub fn readable(content_type: &str) -> bool {
 }
 
 /// The text of the stored document `media`, at most `max_chars`.
-pub fn extract(media: &MediaRef, max_chars: usize) -> Result<DocText, String> {
+/// Why a document's text could not be read (the note the model reads).
+#[derive(Debug, thiserror::Error)]
+pub enum DocError {
+    #[error("{0} is not a document ferroclaw reads")]
+    NotADocument(String),
+    #[error("cannot read the file: {0}")]
+    Read(#[from] std::io::Error),
+    #[error("the file is not UTF-8 text")]
+    NotUtf8,
+    #[error("the PDF is encrypted")]
+    Encrypted,
+    #[error("the PDF has no text (a scan?)")]
+    NoText,
+    /// lopdf's error, as `pdf_error` words it.
+    #[error("{0}")]
+    Pdf(String),
+    #[error("the reader failed: {0}")]
+    Reader(String),
+}
+
+pub fn extract(media: &MediaRef, max_chars: usize) -> Result<DocText, DocError> {
     match media.content_type.as_str() {
         "application/pdf" => pdf(&media.path, max_chars),
         t if readable(t) => text(&media.path, max_chars),
-        t => Err(format!("{t} is not a document ferroclaw reads")),
+        t => Err(DocError::NotADocument(t.to_string())),
     }
 }
 
-fn text(path: &Path, max_chars: usize) -> Result<DocText, String> {
+fn text(path: &Path, max_chars: usize) -> Result<DocText, DocError> {
     use std::io::Read;
     // At most 4 bytes a character: nothing past what could be kept is read.
     let limit = (max_chars as u64).saturating_mul(4).saturating_add(4);
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(limit).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read the file: {e}"))?;
+    std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut bytes))?;
     let read = match std::str::from_utf8(&bytes) {
         Ok(s) => s,
         // Cut inside a character by the read limit: keep the whole ones.
-        Err(e) if e.error_len().is_none() => std::str::from_utf8(&bytes[..e.valid_up_to()])
-            .map_err(|_| "the file is not UTF-8 text".to_string())?,
-        Err(_) => return Err("the file is not UTF-8 text".into()),
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).map_err(|_| DocError::NotUtf8)?
+        }
+        Err(_) => return Err(DocError::NotUtf8),
     };
     let full = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) > bytes.len() as u64;
     Ok(cap(read, max_chars, full))
@@ -74,15 +93,16 @@ fn cap(s: &str, max_chars: usize, more: bool) -> DocText {
     }
 }
 
-fn pdf(path: &Path, max_chars: usize) -> Result<DocText, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the file: {e}"))?;
+fn pdf(path: &Path, max_chars: usize) -> Result<DocText, DocError> {
+    let bytes = std::fs::read(path)?;
     let options = lopdf::LoadOptions {
         max_decompressed_size: Some(STREAM_MAX),
         ..Default::default()
     };
-    let doc = lopdf::Document::load_mem_with_options(&bytes, options).map_err(pdf_error)?;
+    let doc = lopdf::Document::load_mem_with_options(&bytes, options)
+        .map_err(|e| DocError::Pdf(pdf_error(e)))?;
     if doc.is_encrypted() {
-        return Err("the PDF is encrypted".into());
+        return Err(DocError::Encrypted);
     }
     let pages: Vec<u32> = doc.get_pages().keys().copied().collect();
     let mut out = String::new();
@@ -96,12 +116,12 @@ fn pdf(path: &Path, max_chars: usize) -> Result<DocText, String> {
         match doc.extract_text_with_limit(&[page], STREAM_MAX) {
             Ok(t) => out.push_str(&t),
             // A bomb in one page: refused whole, not read around.
-            Err(e @ lopdf::Error::Decompress(_)) => return Err(pdf_error(e)),
+            Err(e @ lopdf::Error::Decompress(_)) => return Err(DocError::Pdf(pdf_error(e))),
             Err(e) => failed = Some(pdf_error(e)),
         }
     }
     if out.trim().is_empty() {
-        return Err(failed.unwrap_or_else(|| "the PDF has no text (a scan?)".into()));
+        return Err(failed.map_or(DocError::NoText, DocError::Pdf));
     }
     let mut d = cap(&out, max_chars, truncated);
     d.text = d.text.trim().to_string();
@@ -412,7 +432,7 @@ pub(crate) mod tests {
         assert!(bomb.len() < 8 << 20, "{}", bomb.len());
         let m = stored(dir.path(), &bomb, "application/pdf");
         let e = extract(&m, 10_000).unwrap_err();
-        assert!(e.contains("compression bomb"), "{e}");
+        assert!(e.to_string().contains("compression bomb"), "{e}");
     }
 
     #[test]
@@ -426,10 +446,11 @@ pub(crate) mod tests {
         let d = extract(&long, 10).unwrap();
         assert_eq!((d.text.chars().count(), d.truncated), (10, true));
         let bin = stored(dir.path(), &[0xff, 0xfe, 0x00, 0x81], "text/plain");
-        assert!(extract(&bin, 100).unwrap_err().contains("not UTF-8"));
+        assert!(matches!(extract(&bin, 100), Err(DocError::NotUtf8)));
         let not_pdf = stored(dir.path(), b"%PDF-1.4 garbage", "application/pdf");
         assert!(extract(&not_pdf, 100)
             .unwrap_err()
+            .to_string()
             .contains("cannot be read"));
     }
 }

@@ -24,7 +24,7 @@ use base64::Engine;
 use bytes::Bytes;
 
 use super::config::MediaConfig;
-use super::document;
+use super::document::{self, DocError};
 use super::store::{MediaKind, MediaRef};
 use super::understand::block;
 use super::{MediaStore, PutMedia, Understand};
@@ -95,13 +95,23 @@ pub fn label(name: Option<&str>, content_type: Option<&str>, size: Option<u64>) 
     )
 }
 
+/// An attachment that could not be loaded (its label) and why: the note
+/// the model reads in its place.
+#[derive(Debug, thiserror::Error)]
+pub enum NotLoaded {
+    #[error("[attachment not loaded: {name} is larger than {max} bytes]")]
+    TooLarge { name: String, max: u64 },
+    #[error("[attachment not loaded: {name}: {why}]")]
+    Failed { name: String, why: String },
+}
+
 /// Takes in `items` (an `Err` is a note on one that could not be loaded).
-pub async fn take(i: &Intake, items: Vec<Result<Loaded, String>>) -> Taken {
+pub async fn take(i: &Intake, items: Vec<Result<Loaded, NotLoaded>>) -> Taken {
     let mut w = Work::default();
     for item in items {
         match item {
             Ok(l) => one(i, l, &mut w).await,
-            Err(note) => w.notes.push(note),
+            Err(note) => w.notes.push(note.to_string()),
         }
     }
     let links = super::links::understand_links(i.config.links.as_ref(), &i.caption, i.trusted);
@@ -268,7 +278,7 @@ async fn read(i: &Intake, m: &MediaRef, name: &str, w: &mut Work) {
     let media = m.clone();
     let got = tokio::task::spawn_blocking(move || document::extract(&media, max))
         .await
-        .unwrap_or_else(|e| Err(format!("the reader failed: {e}")));
+        .unwrap_or_else(|e| Err(DocError::Reader(e.to_string())));
     match got {
         Ok(d) => {
             let shown = m.file_name.as_deref().unwrap_or("file");
@@ -294,7 +304,7 @@ mod tests {
         v
     }
 
-    fn loaded(bytes: &[u8], ct: &str, name: &str) -> Result<Loaded, String> {
+    fn loaded(bytes: &[u8], ct: &str, name: &str) -> Result<Loaded, NotLoaded> {
         Ok(Loaded {
             bytes: Bytes::copy_from_slice(bytes),
             content_type: Some(ct.into()),
@@ -340,7 +350,10 @@ mod tests {
                     "inv.pdf",
                 ),
                 loaded(b"zip zip", "application/zip", "x.zip"),
-                Err("[attachment not loaded: big.bin]".into()),
+                Err(NotLoaded::Failed {
+                    name: "big.bin".into(),
+                    why: "too big".into(),
+                }),
             ],
         )
         .await;
@@ -363,7 +376,10 @@ mod tests {
             note.contains("[attachment: x.zip (application/zip, 7 bytes)]"),
             "{note}"
         );
-        assert!(note.contains("[attachment not loaded: big.bin]"), "{note}");
+        assert!(
+            note.contains("[attachment not loaded: big.bin: too big]"),
+            "{note}"
+        );
         // Kept, with the platform's URL, for the context and the transcript.
         assert_eq!(t.media.len(), 3);
         assert_eq!(t.media[0].content_type, "image/png");

@@ -13,12 +13,11 @@
 //! (ferroclaw's key): a stranger could otherwise make the gateway fetch
 //! for them.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::cli::CliError;
 use crate::tool::web_fetch::{page_text, FetchFailed, FetchSettings};
 
 /// What a CLI entry may print.
@@ -174,9 +173,9 @@ async fn run(
     url: &str,
     page: &str,
     timeout: Duration,
-) -> Result<String, String> {
+) -> Result<String, CliError> {
     if entry.command.trim().is_empty() {
-        return Err("a CLI entry needs `command`".into());
+        return Err(CliError::Entry("`command`"));
     }
     let args: Vec<String> = entry
         .args
@@ -186,51 +185,10 @@ async fn run(
                 .replace("{{LinkFinalUrl}}", url)
         })
         .collect();
-    let mut child = tokio::process::Command::new(&entry.command)
-        .args(&args)
-        .env("OPERATOR_LINK_URL", url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start: {e}"))?;
-    let pid = child.id();
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let body = page.to_string();
-    let work = async move {
-        // Written beside the read: a CLI that prints before it reads
-        // everything cannot deadlock on a full pipe.
-        let feed = async move {
-            let _ = stdin.write_all(body.as_bytes()).await;
-        };
-        let read = async {
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 16 * 1024];
-            loop {
-                let n = stdout.read(&mut chunk).await.map_err(|e| e.to_string())?;
-                if n == 0 {
-                    return Ok::<_, String>(buf);
-                }
-                if buf.len() + n > OUTPUT_MAX {
-                    return Err(format!("printed more than {OUTPUT_MAX} bytes"));
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-        };
-        let ((), out) = tokio::join!(feed, read);
-        let status = child.wait().await.map_err(|e| e.to_string())?;
-        if !status.success() {
-            return Err(format!("exited with {status}"));
-        }
-        out
-    };
-    let result = tokio::time::timeout(timeout, work).await;
-    crate::tool::kill_group(pid);
-    let bytes = result.map_err(|_| "timed out".to_string())??;
-    String::from_utf8(bytes).map_err(|_| "printed something that is not text".into())
+    let mut cmd = tokio::process::Command::new(&entry.command);
+    cmd.args(&args).env("OPERATOR_LINK_URL", url);
+    let bytes = super::cli::output(cmd, Some(page.to_string()), OUTPUT_MAX, timeout).await?;
+    String::from_utf8(bytes).map_err(|_| CliError::NotText)
 }
 
 #[cfg(test)]

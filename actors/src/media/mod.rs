@@ -20,6 +20,7 @@
 //! the sender declared, and a mismatch is recorded.
 
 mod actor;
+mod cli;
 mod config;
 mod detect;
 pub mod document;
@@ -38,12 +39,38 @@ pub use actor::MediaStore;
 pub use config::{AttachmentPolicy, Capability, Limits, MediaConfig, ModelEntry, ReplyModels};
 pub use fetch::fetch_capped;
 pub use images::load_images;
-pub use intake::{label, take, Attached, Heard, Intake, Loaded, Taken};
+pub use intake::{label, take, Attached, Heard, Intake, Loaded, NotLoaded, Taken};
 pub use messages::{
     FetchMedia, GetMedia, LoadImage, PutMedia, SweepMedia, SweepReport, Understand,
 };
 pub use store::{sniff, MediaKind, MediaRef};
 pub use understand::{audio_body, block, transcribe, understand, Understood};
+
+/// Why one `tools.media` entry did not understand a file (the text is
+/// the attempt's note).
+#[derive(Debug, thiserror::Error)]
+pub enum AttemptError {
+    #[error(transparent)]
+    Endpoint(#[from] provider::EndpointError),
+    #[error(transparent)]
+    Cli(#[from] cli::CliError),
+    #[error("a provider entry needs `model`{0}")]
+    NoModel(&'static str),
+    #[error("cannot read the file: {0}")]
+    Read(std::io::Error),
+    #[error("timed out after {0} s")]
+    Timeout(f64),
+    #[error("request failed: {0}")]
+    Request(reqwest::Error),
+    #[error("HTTP {0}")]
+    Http(u16),
+    #[error("not JSON: {0}")]
+    NotJson(reqwest::Error),
+    #[error("the answer has no {0}")]
+    Empty(&'static str),
+    #[error("Anthropic models do not take video")]
+    NoVideo,
+}
 
 /// Why media could not be taken in.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

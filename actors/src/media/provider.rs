@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::config::{Limits, MediaConfig, ModelEntry};
 use super::store::MediaRef;
+use super::AttemptError;
 
 /// (base URL, default model) of the providers known by name.
 fn known(id: &str) -> Option<(&'static str, &'static str)> {
@@ -44,17 +45,11 @@ pub(super) struct Endpoint {
 
 /// Why a provider entry names no endpoint (the text is the attempt's note).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(super) enum EndpointError {
+pub enum EndpointError {
     #[error("a provider entry needs `provider`")]
     NoProvider,
     #[error("provider {id} has no baseUrl (models.providers.{id})")]
     NoBaseUrl { id: String },
-}
-
-impl From<EndpointError> for String {
-    fn from(e: EndpointError) -> String {
-        e.to_string()
-    }
 }
 
 /// The entry's provider: `models.providers.<id>`, else a known one with
@@ -89,7 +84,7 @@ pub(super) async fn answer(
     mut req: reqwest::RequestBuilder,
     ep: &Endpoint,
     timeout: Duration,
-) -> Result<Value, String> {
+) -> Result<Value, AttemptError> {
     for (k, v) in &ep.headers {
         req = req.header(k, v);
     }
@@ -98,16 +93,16 @@ pub(super) async fn answer(
         .send()
         .await
         .map_err(|e| match e.is_timeout() {
-            true => format!("timed out after {} s", timeout.as_secs_f64()),
-            false => format!("request failed: {}", e.without_url()),
+            true => AttemptError::Timeout(timeout.as_secs_f64()),
+            false => AttemptError::Request(e.without_url()),
         })?;
     let status = resp.status();
     if !status.is_success() {
-        return Err(format!("HTTP {}", status.as_u16()));
+        return Err(AttemptError::Http(status.as_u16()));
     }
     resp.json()
         .await
-        .map_err(|e| format!("not JSON: {}", e.without_url()))
+        .map_err(|e| AttemptError::NotJson(e.without_url()))
 }
 
 pub(super) fn client() -> &'static reqwest::Client {
@@ -122,7 +117,7 @@ pub(super) async fn transcribe(
     media: &MediaRef,
     timeout: Duration,
     cfg: &MediaConfig,
-) -> Result<String, String> {
+) -> Result<String, AttemptError> {
     let ep = endpoint(entry, cfg)?;
     let (id, base, key) = (ep.id.as_str(), ep.base.as_str(), &ep.key);
     let model = ep
@@ -130,12 +125,12 @@ pub(super) async fn transcribe(
         .clone()
         .or_else(|| known(id).map(|k| k.1.to_string()))
         .filter(|m| !m.is_empty())
-        .ok_or("a provider entry needs `model`")?;
+        .ok_or(AttemptError::NoModel(""))?;
     let language = limits.language.clone();
     let prompt = limits.prompt.clone();
     let bytes = tokio::fs::read(&media.path)
         .await
-        .map_err(|e| format!("cannot read the file: {e}"))?;
+        .map_err(AttemptError::Read)?;
     let deepgram = id == "deepgram" || ep.api.as_deref() == Some("deepgram");
     let req = if deepgram {
         let mut url = format!("{base}/listen?model={model}&smart_format=true");
@@ -160,7 +155,7 @@ pub(super) async fn transcribe(
         let file = reqwest::multipart::Part::bytes(bytes)
             .file_name(format!("audio.{ext}"))
             .mime_str(&media.content_type)
-            .map_err(|e| e.to_string())?;
+            .map_err(AttemptError::Request)?;
         let mut form = reqwest::multipart::Form::new()
             .part("file", file)
             .text("model", model.clone())
@@ -187,7 +182,7 @@ pub(super) async fn transcribe(
     };
     text.and_then(Value::as_str)
         .map(str::to_string)
-        .ok_or_else(|| "the answer has no transcript".to_string())
+        .ok_or(AttemptError::Empty("transcript"))
 }
 
 #[cfg(test)]

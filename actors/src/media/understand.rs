@@ -15,14 +15,14 @@
 //! sender's file said, so it is outside data like the sender's own words.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncReadExt;
 
+use super::cli::CliError;
 use super::config::{entry_name, Limits, MediaConfig, ModelEntry};
 use super::store::{MediaKind, MediaRef};
+use super::AttemptError;
 
 /// What a CLI may print before it is cut off (OpenClaw's cap).
 const STDOUT_MAX: usize = 5 * 1024 * 1024;
@@ -136,12 +136,12 @@ async fn run_cli(
     limits: &Limits,
     media: &MediaRef,
     timeout: Duration,
-) -> Result<String, String> {
+) -> Result<String, AttemptError> {
     let command = entry.command.as_deref().filter(|c| !c.trim().is_empty());
     let Some(command) = command.filter(|_| !entry.args.is_empty()) else {
-        return Err("a CLI entry needs `command` and `args`".into());
+        return Err(CliError::Entry("`command` and `args`").into());
     };
-    let scratch = Scratch::new().map_err(|e| e.to_string())?;
+    let scratch = Scratch::new().map_err(CliError::Io)?;
     let prompt = limits.prompt.clone().unwrap_or_default();
     let max_chars = limits.max_chars.map(|n| n.to_string()).unwrap_or_default();
     let lang = limits.language.clone().unwrap_or_default();
@@ -151,47 +151,13 @@ async fn run_cli(
         .map(|a| fill(a, media, scratch.path(), &prompt, &max_chars, &lang))
         .collect();
     let mut cmd = tokio::process::Command::new(command);
-    cmd.args(&args)
-        .current_dir(scratch.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .process_group(0);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start: {e}"))?;
-    let pid = child.id();
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let work = async {
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 16 * 1024];
-        loop {
-            let n = stdout.read(&mut chunk).await.map_err(|e| e.to_string())?;
-            if n == 0 {
-                break;
-            }
-            if buf.len() + n > STDOUT_MAX {
-                return Err(format!("printed more than {STDOUT_MAX} bytes"));
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        let status = child.wait().await.map_err(|e| e.to_string())?;
-        if !status.success() {
-            return Err(format!("exited with {status}"));
-        }
-        Ok(buf)
-    };
-    let result = tokio::time::timeout(timeout, work).await;
-    if let Some(pid) = pid {
-        // The whole group: whatever the CLI started goes with it.
-        crate::tool::kill_group(Some(pid));
-    }
-    let mut bytes =
-        result.map_err(|_| format!("timed out after {} s", timeout.as_secs_f64()))??;
+    cmd.args(&args).current_dir(scratch.path());
+    let mut bytes = super::cli::output(cmd, None, STDOUT_MAX, timeout).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         // A CLI that writes its text to a file (`whisper --output_dir`).
         bytes = written_text(scratch.path()).unwrap_or_default();
     }
-    String::from_utf8(bytes).map_err(|_| "printed something that is not text".to_string())
+    Ok(String::from_utf8(bytes).map_err(|_| CliError::NotText)?)
 }
 
 /// The first `.txt` a CLI wrote into its scratch folder (at most 5 MB).

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::config::{Limits, ModelEntry};
 use super::provider::{answer, client, endpoint};
 use super::store::{MediaKind, MediaRef};
+use super::AttemptError;
 
 /// The prompt when the entry sets none (OpenClaw's default wording).
 pub fn default_prompt(kind: MediaKind, max_chars: Option<usize>) -> String {
@@ -34,23 +35,23 @@ pub(super) async fn describe(
     media: &MediaRef,
     timeout: Duration,
     cfg: &super::MediaConfig,
-) -> Result<String, String> {
+) -> Result<String, AttemptError> {
     let ep = endpoint(entry, cfg)?;
     let model = ep
         .model
         .clone()
-        .ok_or("a provider entry needs `model` to describe media")?;
+        .ok_or(AttemptError::NoModel(" to describe media"))?;
     let prompt = limits
         .prompt
         .clone()
         .unwrap_or_else(|| default_prompt(media.kind, limits.max_chars));
     let bytes = tokio::fs::read(&media.path)
         .await
-        .map_err(|e| format!("cannot read the file: {e}"))?;
+        .map_err(AttemptError::Read)?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     let anthropic = ep.id == "anthropic" || ep.api.as_deref() == Some("anthropic-messages");
     if anthropic && media.kind == MediaKind::Video {
-        return Err("Anthropic models do not take video".into());
+        return Err(AttemptError::NoVideo);
     }
     let req = match anthropic {
         true => {
@@ -94,7 +95,7 @@ pub(super) async fn describe(
         }
     };
     let body = answer(req, &ep, timeout).await?;
-    text_of(&body, anthropic).ok_or_else(|| "the answer has no text".to_string())
+    text_of(&body, anthropic).ok_or(AttemptError::Empty("text"))
 }
 
 fn text_of(body: &Value, anthropic: bool) -> Option<String> {
