@@ -273,17 +273,16 @@ fn gateway_problem(s: &Settings) -> Option<Problem> {
 /// The heartbeat, context pruning and the channels' keys, as their own
 /// checks word it (`path: message`).
 fn automation_problem(s: &Settings) -> Option<Problem> {
+    use ferroclaw_actors::{compaction::PruneSettings, cron::beat::HeartbeatConfig};
     let defaults = &s.agents.defaults;
-    let checked = ferroclaw_actors::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-        .and_then(|_| {
-            ferroclaw_actors::compaction::PruneSettings::from_settings(&defaults.context_pruning)
-                .map(|_| ())
-        })
-        .and_then(|_| ferroclaw_actors::channels::check_keys(s).map_err(|e| e.to_string()));
-    let e = checked.err()?;
-    let path = e.split(':').next().unwrap_or("agents.defaults.heartbeat");
+    let bad = HeartbeatConfig::from_settings(&defaults.heartbeat)
+        .err()
+        .or_else(|| PruneSettings::from_settings(&defaults.context_pruning).err());
+    if let Some(b) = bad {
+        return problem(&b.key, &b.problem);
+    }
+    let e = ferroclaw_actors::channels::check_keys(s).err()?.to_string();
+    let path = e.split(':').next().unwrap_or("channels");
     let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m);
     problem(path, message)
 }

@@ -8,7 +8,7 @@ use crate::provider::hub::{EnvReader, HubConfig};
 use crate::provider::selection::{resolve_model, ModelChain, ModelRef};
 use crate::session::queue::QueueSettings;
 use crate::session::ModelPlan;
-use crate::settings::Settings;
+use crate::settings::{BadSetting, Settings};
 use crate::store::StoreError;
 use crate::tool::ToolLimits;
 
@@ -22,16 +22,14 @@ pub enum StartError {
     Provider(String),
     #[error("agent workspace {0}")]
     Workspace(String),
-    #[error("{0}")]
-    Queue(String),
+    #[error(transparent)]
+    Setting(#[from] BadSetting),
     #[error("{0}")]
     Tools(String),
     #[error("{0}")]
     Policy(crate::tool::policy::PolicyError),
     #[error("{0}")]
     Channel(crate::channels::error::ConfigError),
-    #[error("{0}")]
-    Automation(String),
 }
 
 /// What the gateway derives from its settings before any actor starts.
@@ -95,13 +93,10 @@ pub fn plan(
         // OpenClaw configs write `~/.openclaw/workspace`.
         .map(|w| crate::fsutil::expand_home(w).unwrap_or_else(|| w.into()))
         .unwrap_or_else(|| state_dir.join("workspace"));
-    let context = agent_context(settings, &workspace, state_dir).map_err(StartError::Tools)?;
-    crate::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)
-        .map_err(|e| StartError::Automation(e.to_string()))?;
-    let pruning = crate::compaction::PruneSettings::from_settings(&defaults.context_pruning)
-        .map_err(StartError::Automation)?;
-    let maintenance = crate::router::maintenance::Maintenance::from_settings(settings)
-        .map_err(StartError::Automation)?;
+    let context = agent_context(settings, &workspace, state_dir)?;
+    crate::cron::beat::HeartbeatConfig::from_settings(&defaults.heartbeat)?;
+    let pruning = crate::compaction::PruneSettings::from_settings(&defaults.context_pruning)?;
+    let maintenance = crate::router::maintenance::Maintenance::from_settings(settings)?;
     let hub_config = HubConfig::from_settings(
         settings,
         state_dir,
@@ -136,7 +131,7 @@ pub fn plan(
         limits,
         approval_timeout,
         tool_policy,
-        queue: queue_settings(&settings.messages).map_err(StartError::Queue)?,
+        queue: queue_settings(&settings.messages)?,
     })
 }
 
@@ -217,7 +212,7 @@ pub fn agent_context(
     settings: &Settings,
     workspace: &std::path::Path,
     state_dir: &std::path::Path,
-) -> Result<crate::context::AgentContext, String> {
+) -> Result<crate::context::AgentContext, BadSetting> {
     let d = &settings.agents.defaults;
     let mut cx = crate::context::AgentContext::new(workspace.to_path_buf(), state_dir);
     cx.skills = settings.skills.clone();
@@ -289,12 +284,12 @@ pub fn model_plan(settings: &Settings) -> ModelPlan {
 /// `messages.queue` ({mode, debounceMs, cap, drop}) over the built-in defaults.
 pub fn queue_settings(
     messages: &crate::settings::MessagesSettings,
-) -> Result<QueueSettings, String> {
+) -> Result<QueueSettings, BadSetting> {
     let q = &messages.queue;
     let args = format!(
         "{} debounce:{}ms cap:{} drop:{}",
         q.mode, q.debounce_ms, q.cap, q.drop
     );
     crate::session::queue::parse_queue_directive(&args, QueueSettings::default())
-        .map_err(|e| format!("messages.queue: {e}"))
+        .map_err(|e| BadSetting::new("messages.queue", e))
 }

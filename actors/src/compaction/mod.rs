@@ -22,6 +22,8 @@ pub mod tokens;
 
 use std::time::Duration;
 
+use crate::settings::BadSetting;
+
 pub use crate::settings::CompactionMode as Mode;
 pub use crate::settings::PruningMode as PruneMode;
 
@@ -84,16 +86,23 @@ impl PruneSettings {
     /// check refuses it with its key first).
     pub fn from_settings(
         c: &crate::settings::ContextPruningConfig,
-    ) -> Result<PruneSettings, String> {
+    ) -> Result<PruneSettings, BadSetting> {
         let key = "agents.defaults.contextPruning";
-        let ttl = crate::settings::parse_duration(&c.ttl)
-            .ok_or_else(|| format!("{key}.ttl: unreadable duration {:?} (e.g. 5m)", c.ttl))?;
+        let ttl = crate::settings::parse_duration(&c.ttl).ok_or_else(|| {
+            BadSetting::new(
+                format!("{key}.ttl"),
+                format!("unreadable duration {:?} (e.g. 5m)", c.ttl),
+            )
+        })?;
         for (name, r) in [
             ("softTrimRatio", c.soft_trim_ratio),
             ("hardClearRatio", c.hard_clear_ratio),
         ] {
             if !(0.0..=1.0).contains(&r) {
-                return Err(format!("{key}.{name}: must be between 0 and 1, got {r}"));
+                return Err(BadSetting::new(
+                    format!("{key}.{name}"),
+                    format!("must be between 0 and 1, got {r}"),
+                ));
             }
         }
         Ok(PruneSettings {
@@ -169,7 +178,10 @@ mod tests {
         let bad: ContextPruningConfig =
             section("contextPruning", json!({"softTrimRatio": 2})).unwrap();
         let e = PruneSettings::from_settings(&bad).unwrap_err();
-        assert!(e.contains("contextPruning.softTrimRatio"), "{e}");
+        assert!(
+            e.to_string().contains("contextPruning.softTrimRatio"),
+            "{e}"
+        );
         let p: ContextPruningConfig = section("contextPruning", json!({"mode": "none"})).unwrap();
         assert_eq!(p.mode, PruneMode::None);
         let (c, p) = shipped();

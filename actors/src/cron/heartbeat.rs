@@ -27,26 +27,24 @@ pub struct HeartbeatConfig {
     pub ack_max_chars: usize,
 }
 
-/// A heartbeat section the heartbeat cannot use (the message starts with
-/// the key, as config errors do).
-#[derive(Debug, thiserror::Error)]
-#[error("agents.defaults.heartbeat.every: unreadable duration {0:?} (e.g. 30m)")]
-pub struct HeartbeatSettingsError(String);
-
 impl HeartbeatConfig {
     /// The typed section, checked: an unreadable `every` is refused with
     /// its key.
     pub fn from_settings(
         h: &crate::settings::HeartbeatSettings,
-    ) -> Result<HeartbeatConfig, HeartbeatSettingsError> {
+    ) -> Result<HeartbeatConfig, crate::settings::BadSetting> {
         let text = |s: &Option<String>| {
             s.as_deref()
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
-        let every = crate::settings::parse_duration(&h.every)
-            .ok_or_else(|| HeartbeatSettingsError(h.every.clone()))?;
+        let every = crate::settings::parse_duration(&h.every).ok_or_else(|| {
+            crate::settings::BadSetting::new(
+                "agents.defaults.heartbeat.every",
+                format!("unreadable duration {:?} (e.g. 30m)", h.every),
+            )
+        })?;
         let target = match h.target.trim() {
             "none" | "" => None,
             t => Some(Target {

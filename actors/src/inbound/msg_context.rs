@@ -67,13 +67,17 @@ impl Default for EnvelopeSettings {
 impl EnvelopeSettings {
     /// From config values: `envelopeTimestamp` `on|off`, `envelopeTimezone`
     /// `utc|local` (an IANA zone or `user` falls back to the host's, logged).
-    pub fn from_config(timestamp: &str, timezone: &str) -> Result<EnvelopeSettings, String> {
+    pub fn from_config(
+        timestamp: &str,
+        timezone: &str,
+    ) -> Result<EnvelopeSettings, crate::settings::BadSetting> {
         let timestamp = match timestamp {
             "on" => true,
             "off" => false,
             other => {
-                return Err(format!(
-                    "agents.defaults.envelopeTimestamp: {other:?} (on or off)"
+                return Err(crate::settings::BadSetting::new(
+                    "agents.defaults.envelopeTimestamp",
+                    format!("{other:?} (on or off)"),
                 ))
             }
         };

@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use super::SessionRow;
-use crate::settings::{parse_duration, Settings};
+use crate::settings::{parse_duration, BadSetting, Settings};
 
 /// The router's policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +31,11 @@ pub const USAGE_KEEP_MS: u64 = 400 * 86_400_000;
 impl Maintenance {
     /// From `session.maintenance` (OpenClaw's keys); an invalid one is an
     /// error at start.
-    pub fn from_settings(s: &Settings) -> Result<Maintenance, String> {
+    pub fn from_settings(s: &Settings) -> Result<Maintenance, BadSetting> {
+        let bad = |key: &str, problem: String| {
+            BadSetting::new(format!("session.maintenance.{key}"), problem)
+        };
+        let not_duration = || bad("pruneAfter", "a duration (\"30d\") or milliseconds".into());
         let m = s
             .session
             .other
@@ -42,25 +46,32 @@ impl Maintenance {
             None | Some("enforce") => true,
             Some("warn") => false,
             Some(other) => {
-                return Err(format!(
-                    "session.maintenance.mode: expected \"enforce\" or \"warn\", got {other:?}"
+                return Err(bad(
+                    "mode",
+                    format!("expected \"enforce\" or \"warn\", got {other:?}"),
                 ))
             }
         };
-        let prune_after_ms = match m.get("pruneAfter") {
-            None | Some(Value::Null) => DEFAULT_PRUNE_AFTER_MS,
-            Some(Value::Number(n)) => n.as_u64().ok_or("session.maintenance.pruneAfter: a duration (\"30d\") or milliseconds")?,
-            Some(Value::String(d)) => parse_duration(d)
-                .map(|d| d.as_millis() as u64)
-                .ok_or_else(|| format!("session.maintenance.pruneAfter: {d:?} is not a duration (\"30d\", \"12h\")"))?,
-            Some(_) => return Err("session.maintenance.pruneAfter: a duration (\"30d\") or milliseconds".into()),
-        };
+        let prune_after_ms =
+            match m.get("pruneAfter") {
+                None | Some(Value::Null) => DEFAULT_PRUNE_AFTER_MS,
+                Some(Value::Number(n)) => n.as_u64().ok_or_else(not_duration)?,
+                Some(Value::String(d)) => parse_duration(d)
+                    .map(|d| d.as_millis() as u64)
+                    .ok_or_else(|| {
+                        bad(
+                            "pruneAfter",
+                            format!("{d:?} is not a duration (\"30d\", \"12h\")"),
+                        )
+                    })?,
+                Some(_) => return Err(not_duration()),
+            };
         let max_entries = match m.get("maxEntries") {
             None | Some(Value::Null) => DEFAULT_MAX_ENTRIES,
             Some(v) => v
                 .as_u64()
                 .filter(|n| *n > 0)
-                .ok_or("session.maintenance.maxEntries: a positive number")?
+                .ok_or_else(|| bad("maxEntries", "a positive number".into()))?
                 as usize,
         };
         let mut protected: Vec<String> = std::iter::once(s.default_agent_id().to_string())
@@ -126,7 +137,7 @@ mod tests {
         }
     }
 
-    fn policy(patch: Value) -> Result<Maintenance, String> {
+    fn policy(patch: Value) -> Result<Maintenance, BadSetting> {
         let mut s = crate::settings::shipped();
         s.session.other.insert("maintenance".into(), patch);
         Maintenance::from_settings(&s)
@@ -176,7 +187,7 @@ mod tests {
             (serde_json::json!({ "maxEntries": 0 }), "maxEntries"),
         ] {
             let e = policy(bad).unwrap_err();
-            assert!(e.contains(key), "{e}");
+            assert!(e.to_string().contains(key), "{e}");
         }
         assert!(
             !policy(serde_json::json!({ "mode": "warn" }))

@@ -11,7 +11,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::settings::SessionSettings;
+use crate::settings::{BadSetting, SessionSettings};
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 24 * HOUR_MS;
@@ -65,12 +65,12 @@ pub enum Stale {
     Idle,
 }
 
-fn read(v: Option<&Value>, path: &str) -> Result<Option<ResetConfig>, String> {
+fn read(v: Option<&Value>, path: &str) -> Result<Option<ResetConfig>, BadSetting> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(v) => serde_path_to_error::deserialize(v)
             .map(Some)
-            .map_err(|e| format!("session.{path}.{}: {}", e.path(), e.inner())),
+            .map_err(|e| BadSetting::new(format!("session.{path}.{}", e.path()), e.inner())),
     }
 }
 
@@ -80,7 +80,7 @@ pub fn policy(
     session: &SessionSettings,
     kind: ResetType,
     channel: &str,
-) -> Result<ResetPolicy, String> {
+) -> Result<ResetPolicy, BadSetting> {
     let other = &session.other;
     let by_channel = other.get("resetByChannel").and_then(|m| m.get(channel));
     let over = read(by_channel, &format!("resetByChannel.{channel}"))?;
@@ -206,7 +206,7 @@ mod tests {
         );
         let bad = session(json!({ "reset": { "mode": "weekly" } }));
         let e = policy(&bad, ResetType::Direct, "x").unwrap_err();
-        assert!(e.contains("session.reset.mode"), "{e}");
+        assert!(e.to_string().contains("session.reset.mode"), "{e}");
     }
 
     #[test]

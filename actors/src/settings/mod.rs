@@ -8,6 +8,7 @@
 //! use are kept as JSON.
 
 mod agents;
+mod bad;
 mod channels;
 mod hooks;
 mod mcp;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use agents::*;
+pub use bad::BadSetting;
 pub use channels::*;
 pub use hooks::*;
 pub use mcp::*;

@@ -531,8 +531,7 @@ pub(super) fn start_automation(
         channels: a.channels,
         default_agent: settings.default_agent_id().to_string(),
     };
-    let hb = beat::HeartbeatConfig::from_settings(&settings.agents.defaults.heartbeat)
-        .map_err(|e| StartError::Automation(e.to_string()))?;
+    let hb = beat::HeartbeatConfig::from_settings(&settings.agents.defaults.heartbeat)?;
     let heartbeat = beat::HeartbeatActor::new(
         hb,
         a.workspace,
