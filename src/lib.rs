@@ -161,7 +161,7 @@ fn checked(
             "gateway.auth.mode \"none\" is only allowed on loopback; {addr} is not (set gateway.auth.token or bind loopback)"
         )));
     }
-    http::hooks::check(&settings.hooks).map_err(StartError::Config)?;
+    http::hooks::check(&settings.hooks).map_err(|e| StartError::Config(e.to_string()))?;
     match &settings.gateway.control_ui {
         c if !c.enabled => Ok(None),
         c => c

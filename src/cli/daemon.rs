@@ -174,14 +174,24 @@ fn fail(code: u8, msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// `systemctl --user <args>`: Ok, or what went wrong in a line.
-fn systemctl(args: &[&str]) -> Result<String, String> {
+/// Why `systemctl --user` did not do it.
+#[derive(Debug, thiserror::Error)]
+enum SystemctlError {
+    #[error("systemctl not found ({0}): this machine has no systemd")]
+    Missing(std::io::Error),
+    /// What it printed on stderr, trimmed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// `systemctl --user <args>`: its stdout, or what went wrong in a line.
+fn systemctl(args: &[&str]) -> Result<String, SystemctlError> {
     match Command::new("systemctl").arg("--user").args(args).output() {
-        Err(e) => Err(format!(
-            "systemctl not found ({e}): this machine has no systemd"
-        )),
+        Err(e) => Err(SystemctlError::Missing(e)),
         Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
-        Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().to_string()),
+        Ok(o) => Err(SystemctlError::Failed(
+            String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        )),
     }
 }
 

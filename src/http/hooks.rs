@@ -22,11 +22,12 @@ use ferroclaw_actors::idempotency::{
     ask_idempotency, CachedResponse, LookupIdempotent, RecordIdempotent,
 };
 use ferroclaw_actors::session::SendChat;
-use ferroclaw_actors::settings::{HookAction, HookMapping, HooksSettings};
+use ferroclaw_actors::settings::{BadSetting, HookAction, HookMapping, HooksSettings};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sha2::Digest;
 
+use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 use crate::ws::methods::outbound::{self, DeliverParams};
 
@@ -64,22 +65,34 @@ fn hooks(state: &SharedState) -> Option<Hooks> {
 }
 
 /// Checks a `hooks` section at start: the error names the key.
-pub fn check(h: &HooksSettings) -> Result<(), String> {
+pub fn check(h: &HooksSettings) -> Result<(), BadSetting> {
     if !h.enabled {
         return Ok(());
     }
     if h.token.as_deref().is_none_or(str::is_empty) {
-        return Err("hooks.token: required when hooks.enabled is true".into());
+        return Err(BadSetting::new(
+            "hooks.token",
+            "required when hooks.enabled is true",
+        ));
     }
     if !(h.path.starts_with('/') && h.path.len() > 1) {
-        return Err("hooks.path: expected a path such as \"/hooks\"".into());
+        return Err(BadSetting::new(
+            "hooks.path",
+            "expected a path such as \"/hooks\"",
+        ));
     }
     for (i, m) in h.mappings.iter().enumerate() {
         if m.transform.as_ref().is_some_and(|t| !t.is_null()) {
-            return Err(format!("hooks.mappings[{i}].transform: transform modules are not supported by ferroclaw; use messageTemplate"));
+            return Err(BadSetting::new(
+                format!("hooks.mappings[{i}].transform"),
+                "transform modules are not supported by ferroclaw; use messageTemplate",
+            ));
         }
         if m.matches.path.is_empty() {
-            return Err(format!("hooks.mappings[{i}].match.path: required"));
+            return Err(BadSetting::new(
+                format!("hooks.mappings[{i}].match.path"),
+                "required",
+            ));
         }
     }
     Ok(())
@@ -401,7 +414,7 @@ async fn run(state: &SharedState, raw_key: &str, text: &str, body: &Value) -> (S
         };
     if body["deliver"] != json!(false) {
         if let Err(e) = deliver(state, key.as_str(), &ack.run_id, body).await {
-            tracing::warn!(error = %e, "hook reply not delivered to a channel");
+            tracing::warn!(error = %e.message, "hook reply not delivered to a channel");
         }
     }
     tracing::info!(session_key = %key.as_str(), run_id = %ack.run_id, "hook dispatched an agent turn");
@@ -415,19 +428,19 @@ async fn deliver(
     key: &str,
     run_id: &str,
     body: &Value,
-) -> Result<bool, String> {
+) -> Result<bool, ErrorShape> {
     let channel = body["channel"]
         .as_str()
         .filter(|c| *c != "last")
         .map(str::to_string);
-    let main = crate::ws::methods::session_key(state, "main").map_err(|e| e.message)?;
+    let main = crate::ws::methods::session_key(state, "main")?;
     let origin = state
         .gateway
         .router
         .send(ferroclaw_actors::router::LookupSession { key: main })
         .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?
+        .map_err(|e| ErrorShape::unavailable(e.to_string()))?
+        .map_err(|e| ErrorShape::unavailable(e.to_string()))?
         .and_then(|e| e.origin);
     let d = DeliverParams {
         deliver: Some(true),
@@ -441,9 +454,7 @@ async fn deliver(
     };
     // A webhook's turn answers outside data: its reply sends no stored file.
     let hook = ferroclaw_actors::run::RunKind::Hook;
-    outbound::follow(state, key, run_id, &d, (true, hook))
-        .await
-        .map_err(|e| e.message)
+    outbound::follow(state, key, run_id, &d, (true, hook)).await
 }
 
 /// A configured mapping: its templates rendered from the payload; an
@@ -573,7 +584,7 @@ mod tests {
     }
 
     /// `check` of the section (the config check runs it too: read it raw).
-    fn check(patch: &Value) -> Result<(), String> {
+    fn check(patch: &Value) -> Result<(), BadSetting> {
         let mut h = serde_json::to_value(hooks(json!({}))).unwrap();
         for (k, v) in patch.as_object().unwrap() {
             h[k] = v.clone();
@@ -588,16 +599,21 @@ mod tests {
         assert_eq!(hooks(json!({})).max_body_bytes, 262_144);
         assert!(check(&json!({ "enabled": true }))
             .unwrap_err()
+            .to_string()
             .starts_with("hooks.token"));
         assert!(
             check(&json!({ "enabled": true, "token": "t", "path": "hooks" }))
                 .unwrap_err()
+                .to_string()
                 .starts_with("hooks.path")
         );
         let e = check(
             &json!({ "enabled": true, "token": "t", "mappings": [{ "match": { "path": "gmail" }, "transform": { "module": "x.js" } }] }),
         );
-        assert!(e.unwrap_err().starts_with("hooks.mappings[0].transform"));
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .starts_with("hooks.mappings[0].transform"));
         assert!(check(&json!({ "enabled": true, "token": "t", "mappings": [{ "match": { "path": "gmail" } }] })).is_ok());
     }
 }

@@ -3,7 +3,8 @@
 //! builds no JSON (payloads and wire shapes live in the modules that own
 //! them); session keys are taken apart only in `ids::key`; every event the
 //! edge publishes by name has a row in the one event table
-//! (`protocol::events::audience`); and the document keeps its shape (at
+//! (`protocol::events::audience`); errors are types, not strings; and the
+//! document keeps its shape (at
 //! most 250 lines, no table cell over 300 characters, no benchmark figures:
 //! those are BENCHMARKS.md's).
 
@@ -259,6 +260,35 @@ fn architecture_md_keeps_its_shape() {
         "benchmark figures belong in BENCHMARKS.md:\n{}",
         figures.join("\n")
     );
+}
+
+/// A `Result` whose error is a `String` (`Result<T, String>`, over lines).
+fn string_error(code: &str) -> bool {
+    let Some(at) = code.find("Result<") else {
+        return false;
+    };
+    let rest = &code[at..];
+    let end = rest.find(['{', ';', '=']).unwrap_or(rest.len());
+    rest[..end]
+        .trim_end()
+        .trim_end_matches('>')
+        .ends_with(", String")
+}
+
+#[test]
+fn errors_are_typed_not_strings() {
+    let found = offenders(string_error, |_, _| false);
+    assert!(
+        found.is_empty(),
+        "a string for an error (give the module a thiserror type):\n{}",
+        found.join("\n")
+    );
+    assert!(string_error("fn f() -> Result<(), String> {"));
+    assert!(string_error("let r: Result<Vec<u8>, String> = x;"));
+    assert!(!string_error("fn f() -> Result<String, BadSetting> {"));
+    assert!(!string_error(
+        "fn f() -> Result<HashMap<String, String>, E> {"
+    ));
 }
 
 /// The one exception: a `hooks.mappings[]` entry's `action` is `agent`

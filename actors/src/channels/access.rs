@@ -41,10 +41,13 @@ pub struct AccessConfig {
 
 impl AccessConfig {
     /// The rule OpenClaw enforces: `open` needs `allowFrom: ["*"]`. The
-    /// error names the key (relative to the account).
-    pub fn check(&self) -> Result<(), String> {
+    /// error names the key (under the account's `path`).
+    pub fn check(&self, path: &str) -> Result<(), super::error::ConfigError> {
         if self.dm_policy == DmPolicy::Open && !self.allow_from.iter().any(|a| a == "*") {
-            return Err("allowFrom: dmPolicy \"open\" requires allowFrom to include \"*\"".into());
+            return Err(format!(
+                "{path}.allowFrom: dmPolicy \"open\" requires allowFrom to include \"*\""
+            )
+            .into());
         }
         Ok(())
     }
@@ -409,8 +412,12 @@ mod tests {
                 "{policy:?} {allow:?}"
             );
         }
-        assert!(cfg(DmPolicy::Open, &["7"]).check().is_err());
-        assert!(cfg(DmPolicy::Open, &["*"]).check().is_ok());
+        assert!(cfg(DmPolicy::Open, &["7"])
+            .check("channels.telegram")
+            .is_err());
+        assert!(cfg(DmPolicy::Open, &["*"])
+            .check("channels.telegram")
+            .is_ok());
     }
 
     #[test]

@@ -533,9 +533,9 @@ impl<O: Outlet> Deliverer<O> {
             (None, Some(m)) => match m.strip_prefix(super::media_out::STORED) {
                 Some(id) => match super::media_out::stored(self.media.as_ref(), id).await {
                     Ok(file) => self.outlet.send_file(&to, &file, &item.text).await,
-                    Err(error) => Err(SendFailure {
+                    Err(e) => Err(SendFailure {
                         unknown: false,
-                        error,
+                        error: e.to_string(),
                     }),
                 },
                 None => self.outlet.send_media(&to, m, &item.text).await,

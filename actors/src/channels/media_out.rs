@@ -81,13 +81,24 @@ pub fn without_media_lines(text: &str) -> String {
 
 /// The stored file an item names, or why it cannot be sent (for good:
 /// the outbox does not try again).
-pub async fn stored(store: Option<&Addr<MediaStore>>, id: &str) -> Result<MediaRef, String> {
-    let store = store.ok_or("no media store")?;
+pub async fn stored(store: Option<&Addr<MediaStore>>, id: &str) -> Result<MediaRef, NotStored> {
+    let store = store.ok_or(NotStored::NoStore)?;
     match store.send(GetMedia { id: id.to_string() }).await {
         Ok(Ok(m)) => Ok(m),
-        Ok(Err(e)) => Err(format!("the file to send is gone: {e}")),
-        Err(_) => Err("the media store stopped".into()),
+        Ok(Err(e)) => Err(NotStored::Gone(e)),
+        Err(_) => Err(NotStored::Stopped),
     }
+}
+
+/// Why a stored file cannot be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum NotStored {
+    #[error("no media store")]
+    NoStore,
+    #[error("the file to send is gone: {0}")]
+    Gone(crate::media::MediaError),
+    #[error("the media store stopped")]
+    Stopped,
 }
 
 #[cfg(test)]

@@ -123,9 +123,12 @@ pub async fn run(job: Job) -> Done {
     let ask = summary::instruction(instructions.as_deref());
     msgs.push(Arc::new(ChatMessage::user(&ask)));
     let asked = summary::ask(hub, models, sticky, summary::SYSTEM, msgs, window, timeout).await;
-    let checked = asked
-        .map_err(|e| e.to_string())
-        .and_then(|s| summary::check(&s, input_chars).map(|()| s));
+    let checked = match asked {
+        Ok(s) => summary::check(&s, input_chars)
+            .map(|()| s)
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
     let summary = match checked {
         Ok(s) => (s, None),
         Err(why) => (fallback::summarize(&older), Some(why)),

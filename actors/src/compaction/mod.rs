@@ -138,13 +138,16 @@ mod tests {
     use serde_json::{json, Value};
 
     /// The shipped section with `patch`'s keys over it.
-    fn section<T: serde::de::DeserializeOwned>(name: &str, patch: Value) -> Result<T, String> {
+    fn section<T: serde::de::DeserializeOwned>(
+        name: &str,
+        patch: Value,
+    ) -> Result<T, serde_json::Error> {
         let mut v = serde_json::to_value(crate::settings::shipped().agents.defaults).unwrap();
         let mut s = v[name].take();
         for (k, x) in patch.as_object().unwrap() {
             s[k] = x.clone();
         }
-        serde_json::from_value(s).map_err(|e| e.to_string())
+        serde_json::from_value(s)
     }
 
     #[test]
@@ -163,7 +166,7 @@ mod tests {
         );
         assert!(!c.memory_flush.enabled);
         let e = section::<CompactionConfig>("compaction", json!({"mode": "turbo"})).unwrap_err();
-        assert!(e.contains("unknown variant `turbo`"), "{e}");
+        assert!(e.to_string().contains("unknown variant `turbo`"), "{e}");
         for (alias, mode) in [("default", Mode::Safeguard), ("off", Mode::None)] {
             let c: CompactionConfig = section("compaction", json!({ "mode": alias })).unwrap();
             assert_eq!(c.mode, mode);

@@ -47,25 +47,34 @@ pub fn summary_message(summary: &str) -> ChatMessage {
     ChatMessage::user(&format!("{SUMMARY_PREFIX}\n{summary}"))
 }
 
+/// Why a model's summary cannot replace the conversation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    #[error("the summary is empty")]
+    Empty,
+    #[error("the summary lacks the heading \"{0}\" (on a line of its own, in order)")]
+    NoHeading(&'static str),
+    #[error("the summary is longer than what it summarises")]
+    TooLong,
+}
+
 /// Whether `summary` can replace `input_chars` characters of conversation:
 /// not empty, every heading present, and shorter than what it replaces.
-pub fn check(summary: &str, input_chars: usize) -> Result<(), String> {
+pub fn check(summary: &str, input_chars: usize) -> Result<(), Unusable> {
     let s = summary.trim();
     if s.is_empty() || s == "NO_REPLY" {
-        return Err("the summary is empty".into());
+        return Err(Unusable::Empty);
     }
     // Each heading on a line of its own, in order.
     let mut lines = s.lines().map(str::trim).filter(|l| l.starts_with("## "));
     for h in HEADINGS {
         let want = format!("## {h}");
         if !lines.any(|l| l == want) {
-            return Err(format!(
-                "the summary lacks the heading \"{h}\" (on a line of its own, in order)"
-            ));
+            return Err(Unusable::NoHeading(h));
         }
     }
     if s.len() > input_chars.max(2_000) {
-        return Err("the summary is longer than what it summarises".into());
+        return Err(Unusable::TooLong);
     }
     Ok(())
 }
@@ -166,6 +175,7 @@ mod tests {
         assert!(check("NO_REPLY", 10_000).is_err());
         assert!(check("## Decisions\n- x", 10_000)
             .unwrap_err()
+            .to_string()
             .contains("Open TODOs"));
         // Headings named inline (an echo of the instruction) do not count.
         assert!(check(&instruction(None), 10_000).is_err());

@@ -166,8 +166,17 @@ fn frontmatter(text: &str) -> Option<&str> {
     Some(&rest[..end])
 }
 
+/// A SKILL.md that cannot be read (it is skipped with this in the log).
+#[derive(Debug, thiserror::Error)]
+pub enum BadSkill {
+    #[error("frontmatter: {0}")]
+    Frontmatter(#[from] serde_yaml_ng::Error),
+    #[error("metadata.openclaw.requires: {0}")]
+    Requires(#[from] serde_json::Error),
+}
+
 /// Parses one SKILL.md. The name defaults to the folder's.
-pub fn parse_skill(text: &str, path: &Path, source: SkillSource) -> Result<Skill, String> {
+pub fn parse_skill(text: &str, path: &Path, source: SkillSource) -> Result<Skill, BadSkill> {
     let folder = path
         .parent()
         .and_then(Path::file_name)
@@ -175,7 +184,7 @@ pub fn parse_skill(text: &str, path: &Path, source: SkillSource) -> Result<Skill
         .unwrap_or("skill")
         .to_string();
     let fm: Frontmatter = match frontmatter(text) {
-        Some(yaml) => serde_yaml_ng::from_str(yaml).map_err(|e| format!("frontmatter: {e}"))?,
+        Some(yaml) => serde_yaml_ng::from_str(yaml)?,
         None => Frontmatter::default(),
     };
     // OpenClaw keeps requirements in `metadata.openclaw` (older: `clawdbot`),
@@ -189,8 +198,7 @@ pub fn parse_skill(text: &str, path: &Path, source: SkillSource) -> Result<Skill
         .and_then(|m| m.get("openclaw").or_else(|| m.get("clawdbot")).cloned());
     let requires = match (fm.requires, oc.as_ref().and_then(|o| o.get("requires"))) {
         (Some(r), _) => r,
-        (None, Some(r)) => serde_json::from_value(r.clone())
-            .map_err(|e| format!("metadata.openclaw.requires: {e}"))?,
+        (None, Some(r)) => serde_json::from_value(r.clone())?,
         (None, None) => Requires::default(),
     };
     let primary_env = oc

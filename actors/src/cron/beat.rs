@@ -326,7 +326,7 @@ impl Turn {
             Ok(to) => to,
             Err(e) => {
                 return Beat {
-                    message: Some(e),
+                    message: Some(e.to_string()),
                     preview,
                     duration_ms: duration,
                     ..Beat::skipped("no-route")

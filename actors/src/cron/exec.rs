@@ -65,30 +65,42 @@ pub struct Resolved {
     pub thread_id: Option<String>,
 }
 
+/// Why an announce has nowhere to go.
+#[derive(Debug, thiserror::Error)]
+pub enum NoRoute {
+    #[error("the delivery target has no `to`")]
+    NoTo,
+    #[error(transparent)]
+    Key(#[from] crate::ids::SessionKeyError),
+    #[error("the gateway is stopping")]
+    Stopping,
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("no last route: the main session has not talked on a channel yet")]
+    NoLast,
+}
+
 /// How an announce went: (`delivered`, status, error).
 pub type Announced = (bool, &'static str, Option<String>);
 
 impl Announcer {
     /// `last`: the route of the agent's main session.
-    pub async fn resolve(&self, agent: &str, t: &Target) -> Result<Resolved, String> {
+    pub async fn resolve(&self, agent: &str, t: &Target) -> Result<Resolved, NoRoute> {
         if !t.channel.eq_ignore_ascii_case("last") {
             return Ok(Resolved {
                 channel: t.channel.to_ascii_lowercase(),
                 account: t.account_id.clone(),
-                to: t.to.clone().ok_or("the delivery target has no `to`")?,
+                to: t.to.clone().ok_or(NoRoute::NoTo)?,
                 thread_id: t.thread_id.clone(),
             });
         }
-        let key = SessionKey::canonical("main", agent, "main").map_err(|e| e.to_string())?;
+        let key = SessionKey::canonical("main", agent, "main")?;
         let entry = self
             .router
             .send(LookupSession { key })
             .await
-            .map_err(|_| "the gateway is stopping".to_string())?
-            .map_err(|e| e.to_string())?;
-        let origin = entry
-            .and_then(|e| e.origin)
-            .ok_or("no last route: the main session has not talked on a channel yet")?;
+            .map_err(|_| NoRoute::Stopping)??;
+        let origin = entry.and_then(|e| e.origin).ok_or(NoRoute::NoLast)?;
         Ok(Resolved {
             channel: origin.channel,
             account: t.account_id.clone().or(Some(origin.account_id)),
@@ -279,7 +291,7 @@ impl GatewayRunner {
                 a.send(&to, &reply, &format!("cron:{}", order.entry.run_id))
                     .await
             }
-            Err(e) => (false, "not-delivered", Some(e)),
+            Err(e) => (false, "not-delivered", Some(e.to_string())),
         };
         let (delivered, status, error) = sent;
         let failed = !delivered && !target.best_effort;

@@ -557,10 +557,10 @@ mod tests {
         }
     }
 
-    fn add(job: NewJob) -> Result<CronJob, String> {
+    fn add(job: NewJob) -> Result<CronJob, InvalidJob> {
         let ch = ["telegram".to_string()];
         let made = CronJob::create("j1", &job, &known(&ch));
-        made.map(|(j, _)| j).map_err(|e| e.to_string())
+        made.map(|(j, _)| j)
     }
 
     fn turn(message: &str) -> NewJob {
@@ -611,7 +611,7 @@ mod tests {
         let with = |f: &dyn Fn(&mut NewJob)| {
             let mut j = turn("hi");
             f(&mut j);
-            add(j).unwrap_err()
+            add(j).unwrap_err().to_string()
         };
         let schedule = |v: Value| move |j: &mut NewJob| j.schedule = Some(v.clone());
         assert!(

@@ -164,6 +164,24 @@ impl Handler<SendToSession> for RouterActor {
     }
 }
 
+impl Handler<EventToSession> for RouterActor {
+    type Result = ResponseFuture<Result<(), DeliverError>>;
+    fn handle(&mut self, msg: EventToSession, ctx: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let addr = match self.session(msg.key.as_str(), ctx) {
+            Ok((addr, _, _)) => addr,
+            Err(e) => return Box::pin(async move { Err(DeliverError::Store(e)) }),
+        };
+        let reply = addr.send(msg.event);
+        Box::pin(async move {
+            match reply.await {
+                Ok(answer) => answer.map_err(DeliverError::Transcript),
+                Err(_) => Err(DeliverError::Gone),
+            }
+        })
+    }
+}
+
 impl Handler<CreateSession> for RouterActor {
     type Result = ResponseFuture<Result<(Addr<SessionActor>, SessionEntry), StoreError>>;
     fn handle(&mut self, msg: CreateSession, ctx: &mut Context<Self>) -> Self::Result {

@@ -32,6 +32,15 @@ pub struct SendToSession {
     pub message: SendChat,
 }
 
+/// A system event for the session of `key` (created when new), queued in
+/// one hop like `SendToSession`: answered once durable.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), DeliverError>")]
+pub struct EventToSession {
+    pub key: SessionKey,
+    pub event: crate::session::system_events::QueueSystemEvent,
+}
+
 /// Why `SendToSession` got no answer from the session.
 #[derive(Debug, thiserror::Error)]
 pub enum DeliverError {

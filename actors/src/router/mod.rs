@@ -51,16 +51,10 @@ pub async fn queue_system_event(
     key: crate::inbound::SessionKey,
     text: String,
     untrusted: bool,
-) -> Result<(), String> {
-    use crate::session::system_events::QueueSystemEvent;
-    let (session, _) = match router.send(GetSession { key }).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => return Err(format!("session: {e}")),
-        Err(_) => return Err("the gateway is stopping".into()),
-    };
-    match session.send(QueueSystemEvent { text, untrusted }).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err("the session is gone".into()),
+) -> Result<(), DeliverError> {
+    let event = crate::session::system_events::QueueSystemEvent { text, untrusted };
+    match router.send(EventToSession { key, event }).await {
+        Ok(answer) => answer,
+        Err(_) => Err(DeliverError::Down),
     }
 }

@@ -389,20 +389,19 @@ struct ToolsDone {
 /// Where a (restarted) run starts: the last persisted step's tool calls
 /// without a result (those with one never run again), a model call, or
 /// its end (a finished answer, unless something was steered in since).
-async fn start_point(cfg: &RunConfig, messages: &mut Messages) -> Result<Option<Turn>, String> {
+async fn start_point(cfg: &RunConfig, messages: &mut Messages) -> Resume {
     match resume_point(messages) {
-        Resume::Model => Ok(None),
-        Resume::Tools(turn) => Ok(Some(turn)),
         Resume::Finished(text) => {
             let steers = checkpoint(cfg, true).await;
             if steers.is_empty() {
-                return Err(text);
+                return Resume::Finished(text);
             }
             for s in steers {
                 append(cfg, messages, ChatMessage::user(&s));
             }
-            Ok(None)
+            Resume::Model
         }
+        other => other,
     }
 }
 
@@ -492,8 +491,9 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
         usage,
     };
     let mut resume = match start_point(&cfg, &mut p.messages).await {
-        Ok(resume) => resume,
-        Err(text) => return final_of(&text, StopReason::Stop, p.usage),
+        Resume::Model => None,
+        Resume::Tools(turn) => Some(turn),
+        Resume::Finished(text) => return final_of(&text, StopReason::Stop, p.usage),
     };
     loop {
         let turn = match resume.take() {

@@ -125,7 +125,7 @@ fn queue(v: &View, args: &str, current: &QueueSettings) -> Decision {
                 });
                 s
             }
-            Err(e) => return Decision::Say(e),
+            Err(e) => return Decision::Say(e.to_string()),
         }
     };
     Decision::Queue(describe(&settings), settings, Box::new(entry))

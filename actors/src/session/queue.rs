@@ -59,8 +59,26 @@ impl Default for QueueSettings {
     }
 }
 
+/// A `/queue` argument that is not understood (the reply says which).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadQueueArg {
+    #[error("unknown queue mode {0:?} (steer, followup, collect, steer-backlog, interrupt)")]
+    Mode(String),
+    #[error("bad debounce {0:?} (e.g. 500ms, 2s)")]
+    Debounce(String),
+    #[error("bad cap {0:?} (a number >= 1)")]
+    Cap(String),
+    #[error("bad drop {0:?} (old, new, summarize)")]
+    Drop(String),
+    #[error("unknown queue option {0:?} (debounce, cap, drop)")]
+    Option(String),
+}
+
 /// Parses the arguments of `/queue` over `base`: a mode and `key:value` options.
-pub fn parse_queue_directive(args: &str, base: QueueSettings) -> Result<QueueSettings, String> {
+pub fn parse_queue_directive(
+    args: &str,
+    base: QueueSettings,
+) -> Result<QueueSettings, BadQueueArg> {
     let mut s = base;
     for part in args.split_whitespace() {
         match part.split_once(':') {
@@ -71,22 +89,28 @@ pub fn parse_queue_directive(args: &str, base: QueueSettings) -> Result<QueueSet
                     "collect" => QueueMode::Collect,
                     "steer-backlog" | "steer+backlog" => QueueMode::SteerBacklog,
                     "interrupt" => QueueMode::Interrupt,
-                    other => return Err(format!("unknown queue mode {other:?} (steer, followup, collect, steer-backlog, interrupt)")),
+                    other => return Err(BadQueueArg::Mode(other.to_string())),
                 }
             }
-            Some(("debounce", v)) => s.debounce = parse_duration(v).ok_or_else(|| format!("bad debounce {v:?} (e.g. 500ms, 2s)"))?,
+            Some(("debounce", v)) => {
+                s.debounce = parse_duration(v).ok_or_else(|| BadQueueArg::Debounce(v.into()))?
+            }
             Some(("cap", v)) => {
-                s.cap = v.parse().ok().filter(|c: &usize| *c >= 1).ok_or_else(|| format!("bad cap {v:?} (a number >= 1)"))?
+                s.cap = v
+                    .parse()
+                    .ok()
+                    .filter(|c: &usize| *c >= 1)
+                    .ok_or_else(|| BadQueueArg::Cap(v.into()))?
             }
             Some(("drop", v)) => {
                 s.drop = match v {
                     "old" => DropPolicy::Old,
                     "new" => DropPolicy::New,
                     "summarize" | "summarise" => DropPolicy::Summarize,
-                    _ => return Err(format!("bad drop {v:?} (old, new, summarize)")),
+                    _ => return Err(BadQueueArg::Drop(v.into())),
                 }
             }
-            Some((k, _)) => return Err(format!("unknown queue option {k:?} (debounce, cap, drop)")),
+            Some((k, _)) => return Err(BadQueueArg::Option(k.into())),
         }
     }
     Ok(s)

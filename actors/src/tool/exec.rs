@@ -399,7 +399,7 @@ async fn command_for(
             let line = command.to_string();
             match tokio::task::spawn_blocking(move || sandbox.command(&ws, &turn, &line)).await {
                 Ok(Ok(c)) => Ok(c),
-                Ok(Err(e)) => Err(error(e)),
+                Ok(Err(e)) => Err(error(e.to_string())),
                 Err(e) => Err(error(format!(
                     "exec: the sandbox could not be prepared: {e}"
                 ))),

@@ -44,9 +44,9 @@ impl NodeCall<'_> {
         command: &str,
         params: Value,
         timeout_ms: u64,
-    ) -> Result<NodeAnswer, String> {
+    ) -> Result<Value, NodeCallError> {
         let Some(nodes) = self.nodes else {
-            return Err("no node registry".into());
+            return Err(NodeCallError::NoRegistry);
         };
         let msg = InvokeNode {
             node_id: node.to_string(),
@@ -58,26 +58,35 @@ impl NodeCall<'_> {
             internal: false,
         };
         match nodes.send(msg).await {
-            Ok(Ok(a)) => Ok(a),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err("the node registry is unavailable".into()),
+            Ok(Ok(a)) => payload(&a),
+            Ok(Err(e)) => Err(NodeCallError::Invoke(e)),
+            Err(_) => Err(NodeCallError::Unavailable),
         }
     }
 }
 
+/// Why a node command gave no payload.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeCallError {
+    #[error("no node registry")]
+    NoRegistry,
+    #[error("the node registry is unavailable")]
+    Unavailable,
+    #[error(transparent)]
+    Invoke(crate::nodes::InvokeError),
+    /// The node's own error: `code: message` (the code when it gave one).
+    #[error("{}{message}", if code.is_empty() { String::new() } else { format!("{code}: ") })]
+    Failed { code: String, message: String },
+}
+
 /// A node's answer: its payload (parsed), or its `code: message`.
-fn payload(a: &NodeAnswer) -> Result<Value, String> {
+fn payload(a: &NodeAnswer) -> Result<Value, NodeCallError> {
     if !a.ok {
         let e = a.error.clone().unwrap_or(Value::Null);
-        let code = e.get("code").and_then(Value::as_str).unwrap_or("");
-        let msg = e
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("node invoke failed");
-        return Err(if code.is_empty() {
-            msg.to_string()
-        } else {
-            format!("{code}: {msg}")
+        let text = |k: &str, or: &str| e.get(k).and_then(Value::as_str).unwrap_or(or).to_string();
+        return Err(NodeCallError::Failed {
+            code: text("code", ""),
+            message: text("message", "node invoke failed"),
         });
     }
     Ok(match (&a.payload, &a.payload_json) {
@@ -135,10 +144,7 @@ pub async fn exec(
         .invoke(node, "system.run", params, timeout_ms + 5_000)
         .await
     {
-        Ok(a) => match payload(&a) {
-            Ok(p) => run_outcome(node, &p),
-            Err(e) => error(format!("exec on node {node}: {e}")),
-        },
+        Ok(p) => run_outcome(node, &p),
         Err(e) => error(format!("exec on node {node}: {e}")),
     }
 }
@@ -170,10 +176,7 @@ pub async fn tool(call: &NodeCall<'_>, args: &Value) -> ToolOutcome {
             let timeout = args.get("commandTimeoutMs").and_then(Value::as_u64).unwrap_or(30_000);
             let p = json!({ "command": argv, "timeoutMs": timeout, "sessionKey": call.session_key });
             return match call.invoke(&node, "system.run", p, timeout + 5_000).await {
-                Ok(a) => match payload(&a) {
-                    Ok(p) => run_outcome(&node, &p),
-                    Err(e) => error(format!("nodes run on {node}: {e}")),
-                },
+                Ok(p) => run_outcome(&node, &p),
                 Err(e) => error(format!("nodes run on {node}: {e}")),
             };
         }
@@ -200,10 +203,7 @@ pub async fn tool(call: &NodeCall<'_>, args: &Value) -> ToolOutcome {
         .and_then(Value::as_u64)
         .unwrap_or(30_000);
     match call.invoke(&node, &command, params, timeout).await {
-        Ok(a) => match payload(&a) {
-            Ok(p) => ok(p.to_string()),
-            Err(e) => error(format!("nodes {action} on {node}: {e}")),
-        },
+        Ok(p) => ok(p.to_string()),
         Err(e) => error(format!("nodes {action} on {node}: {e}")),
     }
 }

@@ -13,6 +13,15 @@ use std::path::{Path, PathBuf};
 use crate::approvals::Host;
 use crate::settings::SandboxConfig;
 
+/// Why a sandboxed command cannot run (the exec tool's error text).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("exec: this session runs commands in the sandbox, which needs bubblewrap (`bwrap`), and it is not installed; install the `bubblewrap` package. Nothing was run.")]
+    NoBwrap,
+    #[error("exec: cannot prepare the sandbox workspace: {0}")]
+    Workspace(#[from] std::io::Error),
+}
+
 pub use crate::settings::{SandboxMode as Mode, SandboxScope as Scope, WorkspaceAccess as Access};
 
 #[derive(Debug, Clone)]
@@ -97,13 +106,9 @@ impl SandboxSettings {
         workspace: &Path,
         turn: &Turn,
         command: &str,
-    ) -> Result<tokio::process::Command, String> {
-        let bwrap = find_on_path(&self.bwrap).ok_or_else(|| {
-            "exec: this session runs commands in the sandbox, which needs bubblewrap (`bwrap`), and it is not installed; install the `bubblewrap` package. Nothing was run.".to_string()
-        })?;
-        let (dir, writable) = self
-            .mount(workspace, turn)
-            .map_err(|e| format!("exec: cannot prepare the sandbox workspace: {e}"))?;
+    ) -> Result<tokio::process::Command, SandboxError> {
+        let bwrap = find_on_path(&self.bwrap).ok_or(SandboxError::NoBwrap)?;
+        let (dir, writable) = self.mount(workspace, turn)?;
         let mut c = tokio::process::Command::new(bwrap);
         c.args([
             "--die-with-parent",
@@ -180,12 +185,12 @@ mod tests {
     #[test]
     fn settings_parse_and_pick_the_host_per_session() {
         let d = Path::new("/state");
-        let config = |v: serde_json::Value| -> Result<SandboxConfig, String> {
+        let config = |v: serde_json::Value| -> Result<SandboxConfig, serde_json::Error> {
             let mut full = json!({"mode": "off", "scope": "session", "workspaceAccess": "none"});
             for (k, x) in v.as_object().unwrap() {
                 full[k] = x.clone();
             }
-            serde_json::from_value(full).map_err(|e| format!("agents.defaults.sandbox.mode: {e}"))
+            serde_json::from_value(full)
         };
         let s = SandboxSettings::from_config(
             &config(json!({"mode": "non-main", "scope": "agent", "workspaceAccess": "ro"}))
@@ -218,7 +223,10 @@ mod tests {
             untrusted: false,
             env: Vec::new(),
         };
-        let e = s.command(Path::new("/tmp"), &turn, "true").unwrap_err();
+        let e = s
+            .command(Path::new("/tmp"), &turn, "true")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("needs bubblewrap") && e.contains("Nothing was run"),
             "{e}"

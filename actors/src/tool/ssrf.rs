@@ -24,20 +24,25 @@ pub enum SsrfError {
     NoAddress { host: String },
 }
 
+/// An allowlist entry that is not a network.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0:?} is not an address or CIDR network")]
+pub struct NotANetwork(pub String);
+
 /// Networks a fetch may reach even though they are internal.
 #[derive(Debug, Clone, Default)]
 pub struct Allowlist(Vec<IpNet>);
 
 impl Allowlist {
     /// Parses CIDRs (`10.1.0.0/16`) or single addresses (`192.168.1.5`).
-    pub fn parse<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<Allowlist, String> {
+    pub fn parse<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<Allowlist, NotANetwork> {
         items
             .into_iter()
             .map(|s| {
                 let s = s.trim();
                 s.parse::<IpNet>()
                     .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
-                    .map_err(|_| format!("{s:?} is not an address or CIDR network"))
+                    .map_err(|_| NotANetwork(s.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Allowlist)

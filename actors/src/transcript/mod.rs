@@ -87,14 +87,25 @@ pub fn user_message(text: &str) -> Value {
     json!({ "role": "user", "content": [{ "type": "text", "text": text }] })
 }
 
+/// Why a line is not an entry we can store.
+#[derive(Debug, thiserror::Error)]
+enum BadEntry {
+    #[error("not a JSON object")]
+    NotObject,
+    #[error("missing \"type\"")]
+    NoType,
+    #[error("message entry without message.role")]
+    NoRole,
+}
+
 /// Checks that a line is an entry we can store: an object with a string `type`.
-fn validate(v: &Value) -> Result<(), String> {
+fn validate(v: &Value) -> Result<(), BadEntry> {
     let Some(obj) = v.as_object() else {
-        return Err("not a JSON object".into());
+        return Err(BadEntry::NotObject);
     };
     match obj.get("type") {
         Some(Value::String(t)) if !t.is_empty() => {}
-        _ => return Err("missing \"type\"".into()),
+        _ => return Err(BadEntry::NoType),
     }
     if obj.get("type").and_then(Value::as_str) == Some("message") {
         let role = obj
@@ -102,7 +113,7 @@ fn validate(v: &Value) -> Result<(), String> {
             .and_then(|m| m.get("role"))
             .and_then(Value::as_str);
         if role.is_none() {
-            return Err("message entry without message.role".into());
+            return Err(BadEntry::NoRole);
         }
     }
     Ok(())
@@ -122,9 +133,9 @@ fn prefix(session_id: &str) -> String {
 /// Checks every entry; the first bad one is the error, numbered from 1.
 fn validate_all(entries: &[Value]) -> Result<(), TranscriptError> {
     for (i, e) in entries.iter().enumerate() {
-        validate(e).map_err(|message| TranscriptError::BadLine {
+        validate(e).map_err(|e| TranscriptError::BadLine {
             line: i + 1,
-            message,
+            message: e.to_string(),
         })?;
     }
     Ok(())
@@ -203,9 +214,9 @@ pub fn each_jsonl(
             line: i + 1,
             message: e.to_string(),
         })?;
-        validate(&v).map_err(|message| TranscriptError::BadLine {
+        validate(&v).map_err(|e| TranscriptError::BadLine {
             line: i + 1,
-            message,
+            message: e.to_string(),
         })?;
         f(v)?;
         n += 1;

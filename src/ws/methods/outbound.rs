@@ -377,7 +377,7 @@ pub async fn wake_now(
     let router = &state.gateway.router;
     ferroclaw_actors::router::queue_system_event(router, key.clone(), text.into(), untrusted)
         .await
-        .map_err(ErrorShape::unavailable)?;
+        .map_err(|e| ErrorShape::unavailable(e.to_string()))?;
     if mode != "now" {
         return Ok(None);
     }

@@ -209,7 +209,7 @@ pub async fn system_event(state: &SharedState, caller: &Caller, p: &Value) -> Me
         let main = super::session_key(state, "main")?;
         queue_system_event(&gw.router, main, p.text, false)
             .await
-            .map_err(ErrorShape::unavailable)?;
+            .map_err(|e| ErrorShape::unavailable(e.to_string()))?;
     }
     json(json!({ "ok": true }))
 }

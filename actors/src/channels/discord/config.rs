@@ -135,7 +135,7 @@ fn resolve(
         group_allow_from: Vec::new(),
         groups,
     };
-    access.check().map_err(|e| format!("{path}.{e}"))?;
+    access.check(path)?;
     let media_max_bytes = keys::media_bytes(path, k.media_max_mb)?;
     Ok(DiscordAccount {
         account_id: id.to_string(),

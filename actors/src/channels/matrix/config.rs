@@ -159,7 +159,7 @@ fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, ConfigE
         group_allow_from: users(&k.group_allow_from, path, "groupAllowFrom"),
         groups: rooms(&k),
     };
-    access.check().map_err(|e| format!("{path}.{e}"))?;
+    access.check(path)?;
     Ok(MatrixAccount {
         account_id: id.to_string(),
         homeserver,

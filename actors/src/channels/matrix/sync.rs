@@ -48,12 +48,17 @@ pub struct Batch {
     pub encrypted: Vec<String>,
 }
 
+/// A `/sync` answer with nowhere to go on from.
+#[derive(Debug, thiserror::Error)]
+#[error("a sync answer without next_batch")]
+pub struct NoNextBatch;
+
 /// Reads a `/sync` answer for the user `me`.
-pub fn read(v: &Value, me: &str) -> Result<Batch, String> {
+pub fn read(v: &Value, me: &str) -> Result<Batch, NoNextBatch> {
     let next = v["next_batch"]
         .as_str()
         .filter(|s| !s.is_empty())
-        .ok_or("a sync answer without next_batch")?
+        .ok_or(NoNextBatch)?
         .to_string();
     let mut b = Batch {
         next,

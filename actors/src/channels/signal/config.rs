@@ -261,7 +261,7 @@ fn resolve(id: &str, k: SignalKeys, path: &str) -> Result<SignalAccount, ConfigE
         group_allow_from,
         groups,
     };
-    access.check().map_err(|e| format!("{path}.{e}"))?;
+    access.check(path)?;
     Ok(SignalAccount {
         account_id: id.to_string(),
         number,

@@ -89,9 +89,20 @@ fn attachments(dm: &Value) -> Vec<MediaRef> {
         .collect()
 }
 
+/// A `receive` event that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BadEvent {
+    #[error("not a receive event: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("a message without a timestamp")]
+    NoTimestamp,
+    #[error("a message without a sender")]
+    NoSender,
+}
+
 /// Reads one event's data for the account `me`.
-pub fn parse(data: &str, me: &str) -> Result<SigEvent, String> {
-    let d: Data = serde_json::from_str(data).map_err(|e| format!("not a receive event: {e}"))?;
+pub fn parse(data: &str, me: &str) -> Result<SigEvent, BadEvent> {
+    let d: Data = serde_json::from_str(data)?;
     if d.account.as_deref().is_some_and(|a| a != me) {
         return Ok(SigEvent::Skip("another account's event"));
     }
@@ -126,7 +137,7 @@ pub fn parse(data: &str, me: &str) -> Result<SigEvent, String> {
         return skip("the bot's own message");
     }
     let Some(timestamp) = e.timestamp.or(dm["timestamp"].as_u64()) else {
-        return Err("a message without a timestamp".into());
+        return Err(BadEvent::NoTimestamp);
     };
     let group = dm["groupInfo"]["groupId"]
         .as_str()
@@ -156,7 +167,7 @@ pub fn parse(data: &str, me: &str) -> Result<SigEvent, String> {
         return skip("nothing to answer (no text, no attachment)");
     }
     if m.source_number.is_none() && m.source_uuid.is_none() {
-        return Err("a message without a sender".into());
+        return Err(BadEvent::NoSender);
     }
     Ok(SigEvent::Message(Box::new(m)))
 }
@@ -168,7 +179,7 @@ mod tests {
 
     const ME: &str = "+15550000000";
 
-    fn ev(env: Value) -> Result<SigEvent, String> {
+    fn ev(env: Value) -> Result<SigEvent, BadEvent> {
         parse(&json!({ "envelope": env, "account": ME }).to_string(), ME)
     }
 

@@ -164,7 +164,7 @@ fn resolve(
         group_allow_from: ids(&k.group_allow_from),
         groups,
     };
-    access.check().map_err(|e| format!("{path}.{e}"))?;
+    access.check(path)?;
     let media_max_bytes = super::super::keys::media_bytes(path, k.media_max_mb)?;
     let ping = k.ping_interval_seconds;
     if !(ping.is_finite() && ping > 0.0) {

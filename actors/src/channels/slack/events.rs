@@ -78,7 +78,9 @@ impl SlackEvents {
                 act.bot = Some(bot);
             }
             Err(e) => {
-                act.desk.failed.do_send(ConnectionFailed { error: e });
+                act.desk.failed.do_send(ConnectionFailed {
+                    error: e.to_string(),
+                });
                 ctx.stop();
             }
         }));

@@ -56,9 +56,14 @@ pub fn desk_config(cfg: &SlackAccount) -> DeskConfig {
     }
 }
 
+/// Slack refused the bot token at start: retrying cannot help.
+#[derive(Debug, thiserror::Error)]
+#[error("the bot token was refused: {0}")]
+struct TokenRefused(api::SlackError);
+
 /// Who the bot is (`auth.test`), retried until Slack answers; the error
 /// when the token is refused.
-async fn who_am_i(api: api::WebApi, buckets: Buckets) -> Result<api::BotIdentity, String> {
+async fn who_am_i(api: api::WebApi, buckets: Buckets) -> Result<api::BotIdentity, TokenRefused> {
     let limiter = buckets.get("auth.test");
     let refused = |e: &api::SlackError| matches!(e, api::SlackError::Auth(_));
     super::sender::until_ready(
@@ -70,7 +75,7 @@ async fn who_am_i(api: api::WebApi, buckets: Buckets) -> Result<api::BotIdentity
         refused,
     )
     .await
-    .map_err(|e| format!("the bot token was refused: {e}"))
+    .map_err(TokenRefused)
 }
 
 /// Starts one account: the desk, and its Socket Mode or Events API

@@ -116,7 +116,7 @@ impl SlackSocket {
                 act.bot = bot;
                 act.open(ctx);
             }
-            Err(e) => act.fail(e, ctx),
+            Err(e) => act.fail(e.to_string(), ctx),
         }));
     }
 

@@ -106,7 +106,7 @@ fn resolve(
         group_allow_from: keys::ids(&k.group_allow_from, PREFIXES),
         groups: k.groups,
     };
-    access.check().map_err(|e| format!("{path}.{e}"))?;
+    access.check(path)?;
     let media_max_bytes = super::super::keys::media_bytes(path, k.media_max_mb)?;
     Ok(TelegramAccount {
         account_id: id.to_string(),

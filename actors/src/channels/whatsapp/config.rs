@@ -168,7 +168,7 @@ fn resolve(
         group_allow_from: ids(&k.group_allow_from),
         groups: Default::default(),
     };
-    access.check().map_err(|e| format!("{path}.{e}"))?;
+    access.check(path)?;
     let media_max_bytes = keys::media_bytes(path, k.media_max_mb)?;
     Ok(WhatsAppAccount {
         account_id: id.to_string(),

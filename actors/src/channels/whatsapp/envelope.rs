@@ -94,7 +94,7 @@ pub fn parse(body: &Value, phone_number_id: &str) -> Parsed {
                     msg.name = name_of(&msg.from);
                     out.messages.push(msg);
                 }
-                Err(why) => out.ignored.push(why),
+                Err(why) => out.ignored.push(why.to_string()),
             }
         }
         for s in value["statuses"].as_array().into_iter().flatten() {
@@ -129,7 +129,18 @@ fn media(kind: &str, m: &Value) -> Option<MediaRef> {
     })
 }
 
-fn message(m: &Value) -> Result<WaMessage, String> {
+/// Why a message in a webhook body is not taken (the body's `ignored` note).
+#[derive(Debug, thiserror::Error)]
+enum Ignored {
+    #[error("a message without a sender or an id")]
+    Anonymous,
+    #[error("message type {kind:?} ({id})")]
+    Kind { kind: String, id: String },
+    #[error("an empty {kind} message ({id})")]
+    Empty { kind: String, id: String },
+}
+
+fn message(m: &Value) -> Result<WaMessage, Ignored> {
     let kind = text(m, "type");
     let mut msg = WaMessage {
         from: text(m, "from"),
@@ -140,7 +151,7 @@ fn message(m: &Value) -> Result<WaMessage, String> {
         ..WaMessage::default()
     };
     if msg.from.is_empty() || msg.id.is_empty() {
-        return Err("a message without a sender or an id".into());
+        return Err(Ignored::Anonymous);
     }
     let body = &m[kind.as_str()];
     match kind.as_str() {
@@ -172,10 +183,15 @@ fn message(m: &Value) -> Result<WaMessage, String> {
                 }
             );
         }
-        other => return Err(format!("message type {other:?} ({})", msg.id)),
+        other => {
+            return Err(Ignored::Kind {
+                kind: other.to_string(),
+                id: msg.id,
+            })
+        }
     }
     if msg.text.trim().is_empty() && msg.media.is_empty() {
-        return Err(format!("an empty {kind} message ({})", msg.id));
+        return Err(Ignored::Empty { kind, id: msg.id });
     }
     Ok(msg)
 }

@@ -62,11 +62,12 @@ impl ProviderHub {
         self
     }
 
-    fn slot(&mut self, provider: &str) -> Result<&mut Slot, String> {
+    fn slot(&mut self, provider: &str) -> Result<&mut Slot, RouteError> {
         if !self.slots.contains_key(provider) {
-            let spec = self.config.spec(provider).ok_or_else(|| {
-                format!("provider {provider:?} is not configured (add models.providers.{provider})")
-            })?;
+            let spec = self
+                .config
+                .spec(provider)
+                .ok_or_else(|| RouteError::Unconfigured(provider.to_string()))?;
             let timeout = self.config.request_timeout;
             let actor: Recipient<StreamCompletion> = match spec.api {
                 Api::Offline => OfflineProvider::new().start().recipient(),
@@ -98,7 +99,7 @@ impl ProviderHub {
         }
         self.slots
             .get_mut(provider)
-            .ok_or_else(|| format!("provider {provider:?} is unavailable"))
+            .ok_or_else(|| RouteError::Unavailable(provider.to_string()))
     }
 }
 
@@ -112,7 +113,7 @@ impl Handler<RouteRequest> for ProviderHub {
         let _span = self.span.clone().entered();
         let now = crate::now_ms();
         let provider = msg.provider.to_ascii_lowercase();
-        let slot = self.slot(&provider).map_err(RouteError::Unknown)?;
+        let slot = self.slot(&provider)?;
         let Some(profile) = slot.profiles.pick(msg.sticky.as_deref(), &msg.exclude, now) else {
             let back = slot.profiles.soonest_back_ms().unwrap_or(now);
             return Err(RouteError::Cooling {

@@ -338,8 +338,10 @@ impl std::fmt::Debug for Route {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RouteError {
-    #[error("{0}")]
-    Unknown(String),
+    #[error("provider {0:?} is not configured (add models.providers.{0})")]
+    Unconfigured(String),
+    #[error("provider {0:?} is unavailable")]
+    Unavailable(String),
     #[error("every auth profile of {provider} is cooling down (next back in {back_in_s}s)")]
     Cooling { provider: String, back_in_s: u64 },
 }
