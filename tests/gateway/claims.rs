@@ -4,9 +4,8 @@
 //! them); session keys are taken apart only in `ids::key`; every event the
 //! edge publishes by name has a row in the one event table
 //! (`protocol::events::audience`); errors are types, not strings; and the
-//! document keeps its shape (at
-//! most 250 lines, no table cell over 300 characters, no benchmark figures:
-//! those are BENCHMARKS.md's).
+//! document keeps its shape (at most 250 lines, no table cell over 300
+//! characters, no benchmark figures: those are BENCHMARKS.md's).
 
 use std::path::Path;
 
