@@ -13,6 +13,7 @@ use std::process::{Output, Stdio};
 use serde_json::{json, Value};
 
 use crate::support::process::{ferroclaw, spawn_gateway};
+use crate::support::process::{WaitWithin, Within, CHILD_LIMIT};
 use crate::support::{admin_at, chat_until_done, Client};
 
 const TOKEN: &str = "fixture-token-0123456789abcdef";
@@ -37,8 +38,7 @@ fn backup(state: &Path, addr: &str, args: &[&str]) -> Output {
         .args(["--url", &format!("ws://{addr}"), "--token", TOKEN, "backup"])
         .args(args)
         .stdin(Stdio::null())
-        .output()
-        .unwrap()
+        .within(CHILD_LIMIT)
 }
 
 fn text(o: &Output) -> String {
@@ -159,16 +159,14 @@ async fn a_backup_taken_during_chats_restores_to_the_same_gateway() {
     let verified = ferroclaw(state.path())
         .args(["backup", "verify"])
         .arg(&out)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(verified.status.success(), "{}", text(&verified));
     let target = tempfile::tempdir().unwrap();
     let restored_dir = target.path().join("restored");
     let restored = ferroclaw(&restored_dir)
         .args(["backup", "restore"])
         .arg(&out)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(restored.status.success(), "{}", text(&restored));
     let (_gw2, addr2, _) = spawn_gateway(&restored_dir);
     let mut r = admin_at(&format!("ws://{addr2}"), TOKEN).await;
@@ -244,15 +242,13 @@ async fn bad_archives_busy_dirs_and_a_full_disk() {
         let v = ferroclaw(s)
             .args(["backup", "verify"])
             .arg(&bad)
-            .output()
-            .unwrap();
+            .within(CHILD_LIMIT);
         assert_eq!(v.status.code(), Some(1), "{name}: {}", text(&v));
         let target = out_dir.path().join(format!("into-{name}"));
         let r = ferroclaw(&target)
             .args(["backup", "restore"])
             .arg(&bad)
-            .output()
-            .unwrap();
+            .within(CHILD_LIMIT);
         assert_eq!(r.status.code(), Some(1), "{name}: {}", text(&r));
         assert!(!target.exists(), "{name}: nothing restored");
     }
@@ -264,15 +260,13 @@ async fn bad_archives_busy_dirs_and_a_full_disk() {
     let r = ferroclaw(&busy)
         .args(["backup", "restore"])
         .arg(&archive)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(r.status.code(), Some(2), "{}", text(&r));
     assert!(text(&r).contains("not empty") && busy.join("notes.txt").exists());
     let r = ferroclaw(s)
         .args(["backup", "restore", "--force"])
         .arg(&archive)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(r.status.code(), Some(2), "{}", text(&r));
     assert!(
         text(&r).contains("in use by a running ferroclaw"),
@@ -336,8 +330,7 @@ async fn bad_archives_busy_dirs_and_a_full_disk() {
     let filled = std::process::Command::new("sh")
         .args(["-c", &line])
         .env("HOME", s)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(filled.status.code(), Some(1), "{}", text(&filled));
     assert!(
         text(&filled).contains("into the archive: File too large"),
@@ -382,8 +375,7 @@ fn backup_create_finds_a_gateway_started_on_another_port_than_its_config_names()
         .args(["backup", "create", "--verify", "--output"])
         .arg(&archive)
         .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(made.status.success(), "{}", text(&made));
     // A SIGKILLed gateway's file is not believed: the lock is free.
     crate::support::process::sigkill(&mut gw);
@@ -391,8 +383,7 @@ fn backup_create_finds_a_gateway_started_on_another_port_than_its_config_names()
     let status = ferroclaw(s)
         .args(["health", "--json"])
         .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(
         !text(&status).contains(&addr),
         "the dead address is not used: {}",
@@ -404,9 +395,8 @@ fn backup_create_finds_a_gateway_started_on_another_port_than_its_config_names()
     let mut gw2 = gw2;
     assert!(std::process::Command::new("kill")
         .args(["-TERM", &pid])
-        .status()
-        .unwrap()
+        .status_within(CHILD_LIMIT)
         .success());
-    gw2.wait().unwrap();
+    gw2.wait_within(CHILD_LIMIT);
     assert!(!runtime.exists(), "removed at a clean stop");
 }

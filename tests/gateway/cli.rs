@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{TestGateway, TOKEN};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ferroclaw");
 
 async fn run(gw: Option<&TestGateway>, args: &[&str]) -> Output {
     let empty = tempfile::tempdir().unwrap();
-    let mut cmd = tokio::process::Command::new(BIN);
+    let mut cmd = std::process::Command::new(BIN);
     cmd.args(args)
         .arg("--state-dir")
         .arg(empty.path())
@@ -22,10 +23,10 @@ async fn run(gw: Option<&TestGateway>, args: &[&str]) -> Output {
     if let Some(gw) = gw {
         cmd.args(["--url", &gw.ws_url(), "--token", TOKEN]);
     }
-    tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
-        .await
-        .unwrap()
-        .unwrap()
+    let out = tokio::task::spawn_blocking(move || cmd.within(CHILD_LIMIT));
+    let out = out.await.unwrap();
+    drop(empty);
+    out
 }
 
 fn stdout(o: &Output) -> String {
@@ -226,8 +227,7 @@ async fn interactive_chat_streams_handles_directives_and_ctrl_c_stops_only_the_r
     let pid = child.id().unwrap().to_string();
     let sent = std::process::Command::new("kill")
         .args(["-INT", &pid])
-        .status()
-        .unwrap();
+        .status_within(CHILD_LIMIT);
     assert!(sent.success());
     wait_for("[aborted]").await;
     stdin.write_all(b"/stop\n").await.unwrap();

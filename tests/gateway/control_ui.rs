@@ -6,6 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::support::process::ferroclaw;
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{admin, http, TestGateway, TOKEN};
 
 const INDEX: &str = r#"<!doctype html><html lang="en"><head><script type="module" src="./assets/index-abc123.js"></script><link rel="icon" href="./favicon.svg"></head><body><openclaw-app></openclaw-app></body></html>"#;
@@ -181,8 +182,7 @@ fn a_missing_folder_or_index_is_a_start_error_naming_the_key() {
         let out = ferroclaw(state.path())
             .args(["gateway", "--port", "0", "--control-ui"])
             .arg(&dir)
-            .output()
-            .unwrap();
+            .within(CHILD_LIMIT);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{stderr}");
         assert!(stderr.contains("gateway.controlUi.root"), "{stderr}");

@@ -10,14 +10,14 @@ use std::path::Path;
 use std::process::Output;
 
 use crate::support::process::{ferroclaw, BIN};
+use crate::support::process::{Within, CHILD_LIMIT};
 
 fn daemon(state: &Path, xdg: &Path, args: &[&str]) -> Output {
     ferroclaw(state)
         .arg("daemon")
         .args(args)
         .env("XDG_CONFIG_HOME", xdg)
-        .output()
-        .unwrap()
+        .within(CHILD_LIMIT)
 }
 
 fn text(o: &Output) -> String {
@@ -43,8 +43,7 @@ fn the_unit_verifies_installs_refuse_twice_and_uninstall_removes_it() {
     let verify = std::process::Command::new("systemd-analyze")
         .arg("verify")
         .arg(&unit)
-        .output()
-        .expect("systemd-analyze (Debian's systemd; tests/run.sh installs it)");
+        .within(CHILD_LIMIT);
     assert!(verify.status.success(), "{}", text(&verify));
     assert_eq!(text(&verify).trim(), "", "no warning from systemd");
 
@@ -86,8 +85,7 @@ fn the_launchd_agent_is_a_valid_property_list() {
             "import json,plistlib,sys; print(json.dumps(plistlib.load(open(sys.argv[1],'rb'))))",
         ])
         .arg(&plist)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(parsed.status.success(), "{}", text(&parsed));
     let v: serde_json::Value = serde_json::from_slice(&parsed.stdout).unwrap();
     assert_eq!(v["Label"], "ai.ferroclaw.gateway");

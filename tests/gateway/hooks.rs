@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::telegram::telegram_config;
 use crate::support::fake_telegram::FakeTelegram;
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{admin, TestGateway};
 
 const HOOK_TOKEN: &str = "hook-secret-0123";
@@ -270,8 +271,7 @@ async fn hooks_are_off_unless_enabled_and_a_bad_section_stops_the_start() {
     .unwrap();
     let out = crate::support::process::ferroclaw(dir.path())
         .args(["gateway", "--port", "0"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("hooks.token"), "{err}");
@@ -282,8 +282,7 @@ async fn hooks_are_off_unless_enabled_and_a_bad_section_stops_the_start() {
     .unwrap();
     let out = crate::support::process::ferroclaw(dir.path())
         .args(["gateway", "--port", "0"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("channels.telegram.allowFrom"), "{err}");

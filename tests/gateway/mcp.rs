@@ -6,13 +6,13 @@
 //! a crashed server is restarted, and no server process outlives the
 //! gateway.
 
-use crate::support::process::Within;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::support::fake_provider::{FakeProvider, Script};
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{admin, chat_send, chat_until_done, final_text, Client, TestGateway};
 
 pub(super) const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -308,8 +308,7 @@ async fn a_crashed_server_is_restarted_and_no_server_outlives_the_gateway() {
     // The server dies under the gateway.
     std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
+        .status_within(CHILD_LIMIT);
     let again = servers_until(&mut c, |s| {
         ready(s) && s[0]["restarts"].as_u64() >= Some(1) && s[0]["pid"].as_u64() != Some(pid)
     })

@@ -14,6 +14,7 @@ use super::trust::{ask, start, OWNER};
 use crate::support::TOKEN;
 
 use super::mcp::ROOT;
+use crate::support::process::Within;
 
 #[tokio::test]
 async fn openclaws_mcp_bridge_serves_ferroclaws_conversations_to_the_sdk_client() {
@@ -28,22 +29,18 @@ async fn openclaws_mcp_bridge_serves_ferroclaws_conversations_to_the_sdk_client(
     std::fs::write(&token_file, TOKEN).unwrap();
     let home = tempfile::tempdir().unwrap();
     let before = fake.sent_to(OWNER).len();
-    let out = tokio::time::timeout(
-        Duration::from_secs(90),
-        tokio::process::Command::new(&node)
-            .current_dir(PathBuf::from(ROOT).join("tests/mcp"))
-            .arg("bridge_client.mjs")
-            .arg(&openclaw)
-            .arg("sent through the MCP bridge")
-            .env("GATEWAY_URL", gw.ws_url().trim_end_matches('/'))
-            .env("GATEWAY_TOKEN_FILE", &token_file)
-            .env("HOME", home.path())
-            .env_remove("OPENCLAW_GATEWAY_TOKEN")
-            .output(),
-    )
-    .await
-    .expect("the bridge client finished")
-    .unwrap();
+    let mut cmd = std::process::Command::new(&node);
+    cmd.current_dir(PathBuf::from(ROOT).join("tests/mcp"))
+        .arg("bridge_client.mjs")
+        .arg(&openclaw)
+        .arg("sent through the MCP bridge")
+        .env("GATEWAY_URL", gw.ws_url().trim_end_matches('/'))
+        .env("GATEWAY_TOKEN_FILE", &token_file)
+        .env("HOME", home.path())
+        .env_remove("OPENCLAW_GATEWAY_TOKEN");
+    let out = tokio::task::spawn_blocking(move || cmd.within(Duration::from_secs(90)))
+        .await
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::support::{admin, chat_send, chat_until_done, TestGateway, TOKEN};
 
 use super::mcp::{READ_ONLY_TOOLS, ROOT};
+use crate::support::process::{Within, CHILD_LIMIT};
 
 fn serve_args(gw: &TestGateway, allow: Option<&str>) -> Vec<String> {
     let mut a = vec![
@@ -35,8 +36,7 @@ fn sdk(spec: Value) -> Value {
         .current_dir(PathBuf::from(ROOT).join("tests/mcp"))
         .arg("sdk_client.mjs")
         .arg(spec.to_string())
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -119,8 +119,7 @@ fn probe(state: &Path, gw: &TestGateway) -> (i32, Value) {
         .arg("--state-dir")
         .arg(state)
         .args(["mcp", "probe", "self", "--json"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     let stdout = String::from_utf8_lossy(&out.stdout);
     (
         out.status.code().unwrap_or(-1),
@@ -156,8 +155,7 @@ async fn mcp_serve_without_the_secret_is_refused_and_counted() {
             "wrong-token-0123456789",
         ])
         .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refused"), "{err}");

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::mcp::{node, servers_until, tool_results, ROOT};
 use crate::support::fake_provider::{FakeProvider, Script};
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{admin, chat_send, chat_until_done, final_text, TestGateway};
 
 fn filesystem(dir: &Path) -> Value {
@@ -95,8 +96,7 @@ fn ferroclaw(state: &Path, args: &[&str]) -> (i32, String) {
         .arg("--state-dir")
         .arg(state)
         .args(args)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     (
         out.status.code().unwrap_or(-1),
         format!(
@@ -169,7 +169,7 @@ fn the_mcp_cli_lists_shows_probes_and_says_which_server_failed() {
     let (code, _) = ferroclaw(state.path(), &["mcp", "probe", "nosuch"]);
     assert_eq!(code, 2);
     // No server process is left behind by the probes.
-    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    let ps = Command::new("ps").args(["-eo", "args"]).within(CHILD_LIMIT);
     let ps = String::from_utf8_lossy(&ps.stdout);
     assert!(
         !ps.lines()

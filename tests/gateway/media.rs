@@ -14,6 +14,7 @@ use super::telegram::{answers, telegram_config, BOT_TOKEN};
 use super::trust::{start as open_telegram, STRANGER};
 use crate::support::fake_provider::{FakeProvider, Script};
 use crate::support::fake_telegram::FakeTelegram;
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::TestGateway;
 
 const LONG: Duration = Duration::from_secs(30);
@@ -24,8 +25,7 @@ pub(super) fn speak(dir: &Path, text: &str) -> Vec<u8> {
         .args(["-v", "en-us", "-s", "130", "-w"])
         .arg(&wav)
         .arg(text)
-        .status()
-        .expect("espeak-ng (tests/run.sh installs it)");
+        .status_within(CHILD_LIMIT);
     assert!(ok.success());
     std::fs::read(wav).unwrap()
 }

@@ -11,11 +11,12 @@ use serde_json::{json, Value};
 
 use super::interop::{call_json, openclaw_command};
 use crate::support::node_host::{self, NodeHost, RawAuth};
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{admin, Client, Device, TestGateway, TOKEN};
 
 async fn cli(gw: &TestGateway, home: &std::path::Path, args: &[&str]) -> Output {
     let mut cmd = openclaw_command(gw, home, args);
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+    tokio::task::spawn_blocking(move || cmd.within(CHILD_LIMIT))
         .await
         .unwrap()
 }
@@ -569,7 +570,7 @@ async fn ferroclaw(gw: &TestGateway, args: &[&str]) -> Output {
         .args(["--url", &gw.ws_url(), "--token", TOKEN])
         .env_clear()
         .env("PATH", "/usr/bin:/bin");
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+    tokio::task::spawn_blocking(move || cmd.within(CHILD_LIMIT))
         .await
         .unwrap()
 }

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::support::fake_provider::{FakeProvider, Script};
 use crate::support::process::{ferroclaw, output_text, spawn_gateway, BIN};
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::tmux::{shell_line, Tmux};
 
 const KEY: &str = "sk-test-onboard";
@@ -41,8 +42,7 @@ fn onboard<S: AsRef<std::ffi::OsStr>>(state: &Path, args: &[S]) -> Output {
         .args(["onboard", "--non-interactive"])
         .args(args)
         .env_remove("CUSTOM_API_KEY")
-        .output()
-        .unwrap()
+        .within(CHILD_LIMIT)
 }
 
 fn config(state: &Path) -> Value {
@@ -113,7 +113,9 @@ async fn from_flags_every_credential_is_checked_and_the_gateway_works() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o077, 0, "the config holds keys: {mode:o}");
-    let valid = ferroclaw(s).args(["config", "validate"]).output().unwrap();
+    let valid = ferroclaw(s)
+        .args(["config", "validate"])
+        .within(CHILD_LIMIT);
     assert!(valid.status.success(), "{}", output_text(&valid));
 
     // A gateway on it talks to the provider with that key.
@@ -291,6 +293,8 @@ async fn in_a_terminal_a_user_is_walked_through_and_can_stop_halfway() {
     assert_eq!(c["agents"]["defaults"]["model"]["primary"], "offline/echo");
     assert_eq!(c["gateway"]["port"], 18795);
     assert_eq!(c["tools"]["exec"]["security"], "allowlist");
-    let valid = ferroclaw(&s).args(["config", "validate"]).output().unwrap();
+    let valid = ferroclaw(&s)
+        .args(["config", "validate"])
+        .within(CHILD_LIMIT);
     assert!(valid.status.success(), "{}", output_text(&valid));
 }

@@ -6,6 +6,7 @@
 
 use serde_json::{json, Value};
 
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{TestGateway, TOKEN};
 
 fn enabled_gateway(extra: Value) -> TestGateway {
@@ -243,11 +244,9 @@ async fn the_official_openai_python_client_works() {
     );
     let gw = enabled_gateway(json!({}));
     let base = format!("http://{}", gw.addr);
-    let out = tokio::process::Command::new(python)
-        .arg(dir.join("client.py"))
-        .arg(&base)
-        .arg(TOKEN)
-        .output()
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(dir.join("client.py")).arg(&base).arg(TOKEN);
+    let out = tokio::task::spawn_blocking(move || cmd.within(CHILD_LIMIT))
         .await
         .unwrap();
     assert!(

@@ -7,6 +7,7 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::support::process::{ferroclaw, spawn_gateway};
+use crate::support::process::{WaitWithin, Within, CHILD_LIMIT};
 use crate::support::{connect_params, Client};
 
 /// The mistakes a new user makes, as they make them: a typo at the top
@@ -21,8 +22,7 @@ fn config_mistakes_are_named_with_what_was_meant_and_strict_fails_on_them() {
         let out = ferroclaw(dir.path())
             .args(["config", "validate"])
             .args(args)
-            .output()
-            .unwrap();
+            .within(CHILD_LIMIT);
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -75,8 +75,7 @@ fn config_validate_names_file_key_and_expectation_and_exits_2() {
     std::fs::write(&path, "{ gateway: { port: 'eighty' } }").unwrap();
     let out = ferroclaw(dir.path())
         .args(["config", "validate"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -89,16 +88,14 @@ fn config_validate_names_file_key_and_expectation_and_exits_2() {
     std::fs::write(&path, "{ gateway: { port: 19999 }, typo: 1 }").unwrap();
     let out = ferroclaw(dir.path())
         .args(["config", "validate"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown config key typo"));
 
     let out = ferroclaw(dir.path())
         .args(["config", "validate"])
         .env("FERROCLAW_GATEWAY__PORT", "x")
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("environment"));
 
@@ -106,8 +103,7 @@ fn config_validate_names_file_key_and_expectation_and_exits_2() {
     std::fs::write(&path, "{ agents: { defaults: { model: 'nowhere/m1' } } }").unwrap();
     let out = ferroclaw(dir.path())
         .args(["config", "validate"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -118,8 +114,7 @@ fn config_validate_names_file_key_and_expectation_and_exits_2() {
     std::fs::write(&path, "{ gateway: { port: 19999 } }").unwrap();
     let out = ferroclaw(dir.path())
         .args(["config", "validate", "--json"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(out.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
@@ -135,8 +130,7 @@ async fn sigterm_sends_shutdown_and_a_second_process_is_refused() {
 
     let out = ferroclaw(dir.path())
         .args(["gateway", "--port", "0"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("already in use"),
@@ -166,8 +160,7 @@ async fn sigterm_sends_shutdown_and_a_second_process_is_refused() {
     Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())
-        .status()
-        .unwrap();
+        .status_within(CHILD_LIMIT);
     let ev = c.event("shutdown").await;
     assert_eq!(ev["payload"]["reason"], "gateway stopping");
     let closed = c.closed().await;
@@ -175,7 +168,7 @@ async fn sigterm_sends_shutdown_and_a_second_process_is_refused() {
         (closed.code, closed.reason.as_str()),
         (1012, "service restart")
     );
-    let status = child.wait().unwrap();
+    let status = child.wait_within(CHILD_LIMIT);
     assert!(status.success(), "{status:?}");
 }
 
@@ -206,9 +199,8 @@ async fn sigkill_during_50_runs_loses_no_acknowledged_message_and_every_session_
     Command::new("kill")
         .arg("-KILL")
         .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    child.wait().unwrap();
+        .status_within(CHILD_LIMIT);
+    child.wait_within(CHILD_LIMIT);
 
     let (mut child, addr, _) = spawn_gateway(dir.path());
     let mut c = Client::connect(&format!("ws://{addr}/")).await;
@@ -265,9 +257,8 @@ async fn sigkill_during_50_runs_loses_no_acknowledged_message_and_every_session_
     Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+        .status_within(CHILD_LIMIT);
+    assert!(child.wait_within(CHILD_LIMIT).success());
 }
 
 /// Log lines carry the spans they were written in, with the fixed field
@@ -296,9 +287,8 @@ async fn log_lines_carry_the_run_and_request_spans() {
     Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+        .status_within(CHILD_LIMIT);
+    assert!(child.wait_within(CHILD_LIMIT).success());
     let log = std::fs::read_to_string(dir.path().join("logs/ferroclaw.log")).unwrap();
     let lines: Vec<serde_json::Value> = log
         .lines()

@@ -11,6 +11,7 @@ use ferroclaw_actors::store::schema::{stored_mark, SchemaMark, SCHEMA_KEY, SCHEM
 use ferroclaw_actors::store::{Store, Tree};
 
 use crate::support::process::ferroclaw;
+use crate::support::process::{Within, CHILD_LIMIT};
 
 #[test]
 fn a_newer_state_dir_is_refused_and_never_rewritten() {
@@ -28,8 +29,7 @@ fn a_newer_state_dir_is_refused_and_never_rewritten() {
         let out = ferroclaw(dir.path())
             .args(["gateway", "--port", "0"])
             .stdout(Stdio::null())
-            .output()
-            .unwrap();
+            .within(CHILD_LIMIT);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{err}");
         assert!(

@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
+use crate::support::process::{WaitWithin, CHILD_LIMIT};
 use crate::support::{admin, TestGateway};
 
 /// Values to validate: (label, OpenClaw schema name, value).
@@ -59,7 +60,7 @@ impl Recorded {
             .unwrap()
             .write_all(input.as_bytes())
             .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = child.output_within(CHILD_LIMIT);
         assert!(out.status.success(), "{out:?}");
         serde_json::from_slice(&out.stdout).unwrap()
     }
@@ -222,7 +223,7 @@ fn openclaw_scopes(asked: &[(String, Value)]) -> Value {
         .unwrap();
     let input = serde_json::to_vec(asked).unwrap();
     child.stdin.take().unwrap().write_all(&input).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(CHILD_LIMIT);
     assert!(out.status.success(), "{out:?}");
     serde_json::from_slice(&out.stdout).unwrap()
 }

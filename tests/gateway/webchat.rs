@@ -15,6 +15,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::support::browser::{browser_script, node};
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{admin, http, Client, TestGateway, TOKEN};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -90,8 +91,7 @@ fn the_committed_bundle_is_what_its_sources_build_to() {
         .arg("build.mjs")
         .arg("--check")
         .current_dir(&ui)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(
         out.status.success(),
         "{}{}",

@@ -85,14 +85,61 @@ pub fn output_text(o: &std::process::Output) -> String {
     )
 }
 
-/// `Command::output`, at most `limit` long ([`output_within`]).
+/// The deadline a test gives a CLI child that should end on its own.
+pub const CHILD_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `Command::output` and `Command::status`, at most `limit` long
+/// ([`output_within`]).
 pub trait Within {
     fn within(&mut self, limit: std::time::Duration) -> std::process::Output;
+    fn status_within(&mut self, limit: std::time::Duration) -> std::process::ExitStatus;
 }
 
 impl Within for Command {
     fn within(&mut self, limit: std::time::Duration) -> std::process::Output {
         output_within(self, limit)
+    }
+
+    fn status_within(&mut self, limit: std::time::Duration) -> std::process::ExitStatus {
+        let name = format!(
+            "{:?} {:?}",
+            self.get_program(),
+            self.get_args().collect::<Vec<_>>()
+        );
+        let mut child = self
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        child.wait_within(limit)
+    }
+}
+
+/// A started child's end, at most `limit` away: one still running then is
+/// killed by its PID and the test fails, never hangs the suite.
+pub trait WaitWithin {
+    fn wait_within(&mut self, limit: std::time::Duration) -> std::process::ExitStatus;
+    /// `wait_with_output` within `limit` (stdout and stderr piped).
+    fn output_within(self, limit: std::time::Duration) -> std::process::Output;
+}
+
+impl WaitWithin for Child {
+    fn wait_within(&mut self, limit: std::time::Duration) -> std::process::ExitStatus {
+        let end = std::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = self.try_wait().unwrap() {
+                return status;
+            }
+            if std::time::Instant::now() > end {
+                let pid = self.id();
+                let _ = self.kill();
+                let _ = self.wait();
+                panic!("a child still ran after {limit:?}: killed (pid {pid})");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    fn output_within(self, limit: std::time::Duration) -> std::process::Output {
+        finish_within(self, limit, "a child")
     }
 }
 
@@ -100,22 +147,45 @@ impl Within for Command {
 /// (a hung CLI, a deadlock at exit under load) is killed by its PID and the
 /// test fails with what it printed, never hangs the suite.
 pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> std::process::Output {
-    use std::io::Read;
-    let mut child = cmd
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", cmd.get_program()));
-    let drain = |mut r: Box<dyn Read + Send>| {
+    let name = format!(
+        "{:?} {:?}",
+        cmd.get_program(),
+        cmd.get_args().collect::<Vec<_>>()
+    );
+    finish_within(child, limit, &name)
+}
+
+/// Reads a started child's piped stdout and stderr to its end, at most
+/// `limit` (then: killed by PID, the test fails with what it printed).
+fn finish_within(mut child: Child, limit: std::time::Duration, name: &str) -> std::process::Output {
+    use std::io::Read;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
             buf
         })
     };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
     let end = std::time::Instant::now() + limit;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -125,9 +195,7 @@ pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> std::proc
             let _ = child.kill();
             let _ = child.wait();
             panic!(
-                "{:?} {:?} still ran after {limit:?}: killed (pid {})\nstdout: {}\nstderr: {}",
-                cmd.get_program(),
-                cmd.get_args().collect::<Vec<_>>(),
+                "{name} still ran after {limit:?}: killed (pid {})\nstdout: {}\nstderr: {}",
                 child.id(),
                 String::from_utf8_lossy(&out.join().unwrap_or_default()),
                 String::from_utf8_lossy(&err.join().unwrap_or_default()),

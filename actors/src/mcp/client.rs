@@ -162,28 +162,7 @@ pub async fn connect(
             if let Some(dir) = cwd {
                 cmd.current_dir(crate::fsutil::expand_home(&dir).unwrap_or_else(|| dir.into()));
             }
-            let (child, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| McpError::Spawn {
-                    command: command.clone(),
-                    reason: e.to_string(),
-                })?;
-            let pid = child.id();
-            if let Some(err) = stderr {
-                tokio::spawn(log_stderr(name.to_string(), err));
-            }
-            let transport = Watched {
-                inner: child,
-                changed,
-            };
-            match handshake(handler, transport, limit).await {
-                Ok(s) => (s, pid),
-                Err(e) => {
-                    crate::tool::kill_group(pid);
-                    return Err(e);
-                }
-            }
+            stdio(name, &command, cmd, handler, changed, limit).await?
         }
         McpTransport::Http { url, headers } => {
             let transport = Watched {
@@ -217,6 +196,40 @@ pub async fn connect(
         protocol,
         server_info,
     })
+}
+
+/// Starts the stdio child `cmd` and shakes hands with it (killed when the
+/// handshake fails).
+async fn stdio(
+    name: &str,
+    command: &str,
+    cmd: tokio::process::Command,
+    handler: Handler,
+    changed: Arc<AtomicBool>,
+    limit: Duration,
+) -> Result<(RunningService<RoleClient, Handler>, Option<u32>), McpError> {
+    let (child, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| McpError::Spawn {
+            command: command.to_string(),
+            reason: e.to_string(),
+        })?;
+    let pid = child.id();
+    if let Some(err) = stderr {
+        tokio::spawn(log_stderr(name.to_string(), err));
+    }
+    let transport = Watched {
+        inner: child,
+        changed,
+    };
+    match handshake(handler, transport, limit).await {
+        Ok(s) => Ok((s, pid)),
+        Err(e) => {
+            crate::tool::kill_group(pid);
+            Err(e)
+        }
+    }
 }
 
 /// `server/discover` (2026-07-28), else `initialize`, within `limit`.

@@ -6,6 +6,7 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::support::process::{Within, CHILD_LIMIT};
 
 /// The reminder's text, and how many chat messages to `OWNER` carry it
 /// (the tool's own result, which quotes the job, excluded).
@@ -137,7 +138,7 @@ async fn the_job_the_tool_made_is_the_one_openclaws_cli_lists() {
         super::super::interop::openclaw_command(&gw, home.path(), &["cron", "list", "--json"]);
     let out = tokio::task::spawn_blocking(move || {
         let mut cmd = cmd;
-        cmd.output().unwrap()
+        cmd.within(CHILD_LIMIT)
     })
     .await
     .unwrap();

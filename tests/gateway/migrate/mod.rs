@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use crate::support::fake_provider::{FakeProvider, Script};
 use crate::support::process::{spawn_gateway, BIN};
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{connect_params, final_text, say, Client};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/openclaw-state");
@@ -57,15 +58,14 @@ fn openclaw_home(base_url: &str) -> tempfile::TempDir {
 
 /// Runs the binary with `HOME=home` and these arguments.
 async fn run(home: &Path, args: &[&str]) -> Output {
-    let mut cmd = tokio::process::Command::new(BIN);
+    let mut cmd = std::process::Command::new(BIN);
     cmd.args(args)
         .env("HOME", home)
         .env_remove("OPENCLAW_GATEWAY_TOKEN")
         .env_remove("FERROCLAW_STATE_DIR")
         .env_remove("FERROCLAW_CONFIG");
-    tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+    tokio::task::spawn_blocking(move || cmd.within(CHILD_LIMIT))
         .await
-        .unwrap()
         .unwrap()
 }
 

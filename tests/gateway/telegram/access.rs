@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::support::fake_telegram::FakeTelegram;
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::TestGateway;
 
 #[tokio::test]
@@ -76,8 +77,7 @@ async fn the_pairing_cli_lists_and_approves_through_the_gateway() {
             .args(args)
             .args(["--url", &gw.ws_url(), "--token", crate::support::TOKEN])
             .env_remove("OPENCLAW_GATEWAY_TOKEN")
-            .output()
-            .unwrap()
+            .within(CHILD_LIMIT)
     };
     let list = run(&["pairing", "list"]);
     let out = String::from_utf8_lossy(&list.stdout);

@@ -8,12 +8,12 @@ use std::os::unix::fs::PermissionsExt;
 use serde_json::{json, Value};
 
 use crate::support::process::ferroclaw;
+use crate::support::process::{Within, CHILD_LIMIT};
 
 fn audit(state: &std::path::Path) -> (Option<i32>, Value) {
     let out = ferroclaw(state)
         .args(["security", "audit", "--json"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
     (out.status.code(), report)
@@ -74,8 +74,7 @@ fn the_audit_names_each_risk_and_exits_by_the_worst() {
     // What the audit says about a doctor: one line pointing at it.
     let doctor = ferroclaw(state)
         .args(["doctor", "--url", "ws://127.0.0.1:9/"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     let out = String::from_utf8_lossy(&doctor.stdout);
     assert!(
         out.contains("security") && out.contains("ferroclaw security audit"),

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::support::device::{now_ms, Device};
 use crate::support::process::{ferroclaw, spawn_gateway};
+use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{admin_at, Client};
 
 fn mode(p: &Path) -> u32 {
@@ -150,8 +151,7 @@ async fn the_state_dir_and_everything_secret_in_it_are_private() {
     let out = ferroclaw(&state2)
         .args(["import", "--from"])
         .arg(&from)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(
         out.status.success(),
         "{}",

@@ -6,6 +6,7 @@
 use std::process::Stdio;
 
 use crate::support::process::ferroclaw;
+use crate::support::process::{WaitWithin, Within, CHILD_LIMIT};
 
 fn start_with(config: &str, env: Option<(&str, &str)>) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -33,7 +34,7 @@ fn wait_or_kill(mut child: std::process::Child) -> std::process::Output {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let _ = child.kill();
-    child.wait_with_output().unwrap()
+    child.output_within(CHILD_LIMIT)
 }
 
 #[test]
@@ -83,8 +84,7 @@ fn placeholder_and_short_gateway_secrets_stop_the_start() {
     .unwrap();
     let out = ferroclaw(dir.path())
         .args(["config", "validate"])
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("gateway.auth.token"));
     // A real secret starts.

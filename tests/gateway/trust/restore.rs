@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use sha2::Digest;
 
 use crate::support::process::{ferroclaw, output_text};
+use crate::support::process::{WaitWithin, Within, CHILD_LIMIT};
 
 /// A stopped state dir (the released fixture) whose config keeps the
 /// agent's workspace outside it, and a good archive of both.
@@ -38,8 +39,7 @@ fn made() -> Made {
     let out = ferroclaw(&state)
         .args(["backup", "create", "--output"])
         .arg(&archive)
-        .output()
-        .unwrap();
+        .within(CHILD_LIMIT);
     assert!(out.status.success(), "{}", output_text(&out));
     Made { root, archive }
 }
@@ -118,8 +118,7 @@ fn restore(target: &Path, archive: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .arg(archive)
         .stdin(Stdio::null())
-        .output()
-        .unwrap()
+        .within(CHILD_LIMIT)
 }
 
 #[test]
@@ -143,8 +142,7 @@ fn a_manifest_workspace_naming_a_place_outside_moves_nothing() {
         let v = ferroclaw(root)
             .args(["backup", "verify"])
             .arg(&evil)
-            .output()
-            .unwrap();
+            .within(CHILD_LIMIT);
         assert_eq!(v.status.code(), Some(1), "{agent}: {}", output_text(&v));
         assert!(output_text(&v).contains("agent id"), "{}", output_text(&v));
         let target = root.join("target");
@@ -312,7 +310,7 @@ fn restore_reads_the_archive_once_so_nothing_swapped_in_is_written() {
     let mut stdin = child.stdin.take().unwrap();
     std::io::Write::write_all(&mut stdin, &std::fs::read(&m.archive).unwrap()).unwrap();
     drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(CHILD_LIMIT);
     assert!(out.status.success(), "{}", output_text(&out));
     assert!(piped_target.join("store").is_dir());
 }
