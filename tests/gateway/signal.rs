@@ -2,7 +2,8 @@
 //! signal-cli of `support::fake_signal` (a real child process with the
 //! daemon's three endpoints and its SSE replay): a direct message answered
 //! once however often the daemon replays it; groups answered only when the
-//! bot is mentioned, quoting the message; a stranger paired, never run; edits,
+//! bot is mentioned, quoting the message; read receipts for the direct
+//! message taken, never a group's; a stranger paired, never run; edits,
 //! reactions, garbage, an oversized event and dropped streams leave the
 //! account up; signal-cli's error codes through the limiter; attachments
 //! from the data directory or `getAttachment`, and back out as a file; and a
@@ -129,6 +130,38 @@ async fn a_group_is_answered_only_when_the_bot_is_mentioned_and_only_if_allowed(
     assert_eq!(sent[0]["params"]["quoteAuthor"], OWNER);
     assert_eq!(sent[0]["params"]["quoteTimestamp"], 12);
     assert!(fake.sent_to("group:g2==").await.is_empty());
+}
+
+/// `sendReadReceipts`: the desk marks a direct message read once, when it
+/// takes it (naming its timestamp); a group message never.
+#[tokio::test]
+async fn read_receipts_name_the_direct_message_taken_never_a_groups() {
+    let fake = FakeSignal::start();
+    let gw = gateway(
+        &fake,
+        json!({ "sendReadReceipts": true, "groupPolicy": "allowlist", "groupAllowFrom": ["group:g1=="] }),
+    );
+    assert!(connected(&fake).await);
+    fake.inject(group_text(OWNER, "g1==", 20, "bot, hi", true))
+        .await;
+    fake.inject(text(OWNER, 21, "direct")).await;
+    assert!(fake.until_sent(LONG, OWNER, "You said: direct", 1).await);
+    assert!(fake.until_sent(LONG, "group:g1==", "You said:", 1).await);
+    let receipts = async || -> Vec<Value> {
+        let calls = fake.calls().await.into_iter();
+        calls.filter(|c| c["method"] == "sendReceipt").collect()
+    };
+    assert!(super::matrix::until(LONG, async || !receipts().await.is_empty()).await);
+    // The group's reply settled: a receipt for it would have gone first.
+    crate::support::ledger::until_settled_by(gw.store(), |k| {
+        k.starts_with("signal/default/") && k.contains("/20:")
+    })
+    .await;
+    let receipts = receipts().await;
+    assert_eq!(receipts.len(), 1, "{receipts:?}");
+    assert_eq!(receipts[0]["params"]["recipient"], json!([OWNER]));
+    assert_eq!(receipts[0]["params"]["targetTimestamp"], json!([21]));
+    assert_eq!(receipts[0]["params"]["type"], "read");
 }
 
 #[tokio::test]

@@ -38,6 +38,9 @@ use crate::store::{Store, StoreError};
 pub struct Target {
     pub chat_id: String,
     pub thread_id: Option<String>,
+    /// The message this answers, when it answers one (what WhatsApp's
+    /// typing indicator names).
+    pub answering: Option<String>,
 }
 
 /// How a send failed.
@@ -135,6 +138,13 @@ pub trait Outlet: Clone + Unpin + 'static {
         formatted: bool,
     ) -> impl Future<Output = Result<(), SendFailure>>;
     fn typing(&self, to: &Target) -> impl Future<Output = ()>;
+    /// Tells the sender their message `id` was read (a read receipt or
+    /// marker), once, when the desk takes it. Channels without one do
+    /// nothing.
+    fn mark_read(&self, to: &Target, id: &str) -> impl Future<Output = ()> {
+        let _ = (to, id);
+        std::future::ready(())
+    }
     /// The bot's reaction `emoji` on message `id`, added or taken away
     /// (`message.action` react).
     fn react(
@@ -236,6 +246,7 @@ fn target(d: &Delivery) -> Target {
     Target {
         chat_id: d.target.clone(),
         thread_id: d.thread_id.clone(),
+        answering: d.answers.clone(),
     }
 }
 

@@ -296,6 +296,7 @@ impl<O: Outlet> Handler<ActOnMessage> for Desk<O> {
         let to = Target {
             chat_id: msg.to,
             thread_id: msg.thread_id,
+            answering: None,
         };
         Box::pin(async move {
             let id = msg.message_id.as_str();
@@ -356,6 +357,7 @@ fn send_delivery(
         target: msg.to.clone(),
         thread_id: msg.thread_id.clone(),
         reply_to: msg.reply_to.clone(),
+        answers: None,
         created_ms: crate::now_ms(),
         finalized: true,
         chat_type: None,
@@ -423,6 +425,7 @@ fn notice(
         target: to.to_string(),
         thread_id: None,
         reply_to: None,
+        answers: None,
         created_ms: crate::now_ms(),
         finalized: true,
         chat_type: None,
@@ -523,15 +526,21 @@ impl<O: Outlet> HandOver<O> {
         };
         match access::decide(&self.cfg.access, &knock, approved) {
             Verdict::Allow { commands } => {
-                if self.cfg.instant_typing {
-                    // Shown as soon as the message is taken, before the session has it.
-                    let o = self.outlet.clone();
-                    let to = Target {
-                        chat_id: inc.chat_id.clone(),
-                        thread_id: inc.thread_id.clone(),
-                    };
-                    actix::spawn(async move { o.typing(&to).await });
-                }
+                let (o, id) = (self.outlet.clone(), inc.message_id.clone());
+                let to = Target {
+                    chat_id: inc.chat_id.clone(),
+                    thread_id: inc.thread_id.clone(),
+                    answering: Some(id.clone()),
+                };
+                // Typing shown as soon as the message is taken, before the
+                // session has it; read at once.
+                let typing = self.cfg.instant_typing;
+                actix::spawn(async move {
+                    if typing {
+                        o.typing(&to).await;
+                    }
+                    o.mark_read(&to, &id).await;
+                });
                 let limit = self.outlet.media_limit();
                 let model = self.cfg.model_override.clone();
                 let taken = super::media_in::take_in(

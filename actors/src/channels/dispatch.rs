@@ -378,6 +378,7 @@ fn delivery_of(
         target: msg.chat_id.clone(),
         thread_id: msg.thread_id.clone(),
         reply_to: msg.is_group().then(|| msg.message_id.clone()),
+        answers: Some(msg.message_id.clone()),
         created_ms: crate::now_ms(),
         finalized: false,
         chat_type: Some(msg.chat_type.clone()),

@@ -65,6 +65,8 @@ pub mod health;
 pub mod hooks;
 pub mod keys;
 pub mod ledger;
+#[cfg(test)]
+mod ledger_tests;
 pub mod limits;
 pub mod matrix;
 pub mod media_in;

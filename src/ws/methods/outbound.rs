@@ -288,6 +288,7 @@ pub async fn follow(
             .clone()
             .or_else(|| origin.as_ref().and_then(|o| o.thread_id.clone())),
         reply_to: None,
+        answers: None,
         created_ms: ferroclaw_actors::now_ms(),
         finalized: false,
         chat_type: origin.as_ref().map(|o| o.chat_type.clone()),

@@ -17,7 +17,7 @@ pub mod outlet;
 pub mod sync;
 pub mod syncer;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -60,7 +60,6 @@ pub fn start(
         Duration::from_secs(cfg.request_timeout_s),
     );
     let limiter = Limiter::new(cfg.send_interval_ms, RetryPolicy::TELEGRAM, health.clone());
-    let chats = Arc::new(Mutex::new(outlet::Chats::default()));
     let outlet = outlet::MatrixOutlet {
         api: api.clone(),
         limiter: limiter.clone(),
@@ -69,12 +68,11 @@ pub fn start(
         media_max_bytes: cfg.media_max_bytes,
         read_markers: cfg.read_markers,
         thread_always: cfg.thread_replies == crate::settings::MatrixThreadReplies::Always,
-        chats: chats.clone(),
     };
     let store = deps.dispatch.store.clone();
     let desk = Desk::new(Arc::new(desk_config(&cfg)), outlet, deps, health);
     let addr = desk.start_with(|link| {
-        syncer::MatrixSync::new(cfg, api, limiter, store, link, chats)
+        syncer::MatrixSync::new(cfg, api, limiter, store, link)
             .start()
             .recipient()
     });

@@ -8,9 +8,6 @@
 //! being answered) while the agent works; reactions are `m.annotation`s,
 //! deletes redactions; files go up to the media repository.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use serde_json::{json, Value};
 
 use super::api::{MatrixApi, MxError};
@@ -18,23 +15,6 @@ use super::config::MAX_MESSAGE_CHARS;
 use crate::channels::chunker::split;
 use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
 use crate::channels::sender::Limiter;
-
-/// The last message of each room not yet marked read.
-#[derive(Debug, Default)]
-pub struct Chats {
-    unread: HashMap<String, String>,
-}
-
-const CHATS_MAX: usize = 10_000;
-
-impl Chats {
-    pub fn saw(&mut self, room: &str, event: &str) {
-        if self.unread.len() >= CHATS_MAX {
-            self.unread.clear();
-        }
-        self.unread.insert(room.to_string(), event.to_string());
-    }
-}
 
 #[derive(Clone)]
 pub struct MatrixOutlet {
@@ -46,7 +26,6 @@ pub struct MatrixOutlet {
     pub read_markers: bool,
     /// threadReplies "always": a reply starts a thread under the message.
     pub thread_always: bool,
-    pub chats: Arc<Mutex<Chats>>,
 }
 
 fn txn() -> String {
@@ -139,22 +118,19 @@ impl Outlet for MatrixOutlet {
         {
             tracing::debug!(error = %e, "matrix typing notice not sent");
         }
+    }
+
+    /// The bot's read marker moves to the message taken.
+    async fn mark_read(&self, to: &Target, id: &str) {
         if !self.read_markers {
             return;
         }
-        let unread = self
-            .chats
-            .lock()
-            .ok()
-            .and_then(|mut c| c.unread.remove(&to.chat_id));
-        if let Some(event) = unread {
-            if let Err(e) = self
-                .limiter
-                .call(true, || self.api.read(&to.chat_id, &event))
-                .await
-            {
-                tracing::debug!(error = %e, "matrix read marker not set");
-            }
+        if let Err(e) = self
+            .limiter
+            .call(true, || self.api.read(&to.chat_id, id))
+            .await
+        {
+            tracing::debug!(error = %e, "matrix read marker not set");
         }
     }
 
@@ -259,6 +235,7 @@ mod tests {
         let t = |thread: Option<&str>| Target {
             chat_id: "!r:hs".into(),
             thread_id: thread.map(str::to_string),
+            answering: None,
         };
         let r = relation(&t(Some("$root")), Some("$m"), false).unwrap();
         assert_eq!(r["rel_type"], "m.thread");

@@ -10,7 +10,7 @@
 //! else when it has two members.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -20,7 +20,6 @@ use super::api::{Login, MatrixApi, MxError};
 use super::config::MatrixAccount;
 use super::inbound::record;
 use super::messages::Poll;
-use super::outlet::Chats;
 use super::sync::{filter, read, Batch, Invite};
 use crate::channels::desk::{Accepted, ConnectionFailed, DeskLink};
 use crate::channels::dispatch::{Incoming, Received};
@@ -41,7 +40,6 @@ pub struct MatrixSync {
     store: Store,
     desk: DeskLink,
     health: Arc<AccountHealth>,
-    chats: Arc<Mutex<Chats>>,
     /// Members per room, from the sync answers' summaries.
     members: HashMap<String, u64>,
     encrypted_said: HashSet<String>,
@@ -100,7 +98,6 @@ impl MatrixSync {
         limiter: Limiter,
         store: Store,
         desk: DeskLink,
-        chats: Arc<Mutex<Chats>>,
     ) -> MatrixSync {
         MatrixSync {
             span: tracing::info_span!("channel", channel = CHANNEL, account = %cfg.account_id),
@@ -110,7 +107,6 @@ impl MatrixSync {
             limiter,
             store,
             desk,
-            chats,
             members: HashMap::new(),
             encrypted_said: HashSet::new(),
             filter: filter(),
@@ -202,12 +198,7 @@ impl MatrixSync {
         for ev in &b.events {
             let direct = self.direct(&ev.room);
             match record(&self.store, &self.cfg, &ev.room, direct, &ev.event, now) {
-                Ok(Received::New(inc)) => {
-                    if let Ok(mut c) = self.chats.lock() {
-                        c.saw(&inc.chat_id, &inc.message_id);
-                    }
-                    fresh.push(*inc);
-                }
+                Ok(Received::New(inc)) => fresh.push(*inc),
                 Ok(Received::Replay) => {
                     self.health
                         .replays

@@ -7,7 +7,7 @@
 //! flushed before the messages go to the desk. A stream that ends, fails
 //! or falls silent is opened again (1 s doubling to 30 s).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -16,7 +16,6 @@ use super::config::SignalAccount;
 use super::daemon::SignalDaemon;
 use super::envelope::{parse, SigEvent};
 use super::inbound::{record, Received};
-use super::outlet::Chats;
 use super::stream::{self, StreamEvent, Streamed};
 use crate::channels::desk::DeskLink;
 use crate::channels::dispatch::Incoming;
@@ -35,7 +34,6 @@ pub struct SignalEvents {
     store: Store,
     desk: DeskLink,
     health: Arc<AccountHealth>,
-    chats: Arc<Mutex<Chats>>,
     daemon: Option<Addr<SignalDaemon>>,
     flushes: Flushes<Incoming>,
     generation: u64,
@@ -52,7 +50,6 @@ impl SignalEvents {
         store: Store,
         desk: DeskLink,
         health: Arc<AccountHealth>,
-        chats: Arc<Mutex<Chats>>,
     ) -> SignalEvents {
         SignalEvents {
             span: tracing::info_span!("channel", channel = CHANNEL, account = %cfg.account_id),
@@ -61,7 +58,6 @@ impl SignalEvents {
             store,
             desk,
             health,
-            chats,
             daemon: None,
             flushes: Flushes::default(),
             generation: 0,
@@ -133,12 +129,7 @@ impl SignalEvents {
             }
         }
         match got {
-            Some((Received::New(inc), m)) => {
-                if m.group.is_none() {
-                    if let Ok(mut c) = self.chats.lock() {
-                        c.saw(&inc.chat_id, &inc.message_id);
-                    }
-                }
+            Some((Received::New(inc), _)) => {
                 self.flushes.push(*inc);
                 crate::channels::receiver::flush_waiting(self, ctx);
             }

@@ -18,7 +18,7 @@ mod messages;
 pub mod outlet;
 pub mod stream;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -56,7 +56,6 @@ pub fn start(
 ) -> AccountHandle {
     let rpc = api::SignalRpc::new(&cfg.url, Duration::from_secs(cfg.request_timeout_s));
     let limiter = Limiter::new(cfg.send_interval_ms, RetryPolicy::TELEGRAM, health.clone());
-    let chats = Arc::new(Mutex::new(outlet::Chats::default()));
     let outlet = outlet::SignalOutlet {
         rpc: rpc.clone(),
         limiter,
@@ -65,12 +64,11 @@ pub fn start(
         media_max_bytes: cfg.media_max_bytes,
         read_receipts: cfg.read_receipts,
         attachments_dir: cfg.attachments_dir.clone(),
-        chats: chats.clone(),
     };
     let store = deps.dispatch.store.clone();
     let desk = Desk::new(Arc::new(desk_config(&cfg)), outlet, deps, health.clone());
     let addr = desk.start_with(|link| {
-        events::SignalEvents::new(cfg, rpc, store, link, health, chats)
+        events::SignalEvents::new(cfg, rpc, store, link, health)
             .start()
             .recipient()
     });

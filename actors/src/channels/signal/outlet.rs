@@ -7,36 +7,11 @@
 //! `getAttachment`. A message is named by its timestamp; in a group by
 //! `<timestamp>:<author>`, and a bare timestamp there is the bot's own.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use super::api::{SigError, SignalRpc};
 use super::config::MAX_MESSAGE_CHARS;
 use crate::channels::chunker::split;
 use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
 use crate::channels::sender::Limiter;
-
-/// The last message of each direct chat (what a read receipt names).
-#[derive(Debug, Default)]
-pub struct Chats {
-    last_in: HashMap<String, String>,
-}
-
-const CHATS_MAX: usize = 10_000;
-
-impl Chats {
-    pub fn saw(&mut self, chat: &str, message_id: &str) {
-        if self.last_in.len() >= CHATS_MAX {
-            self.last_in.clear();
-        }
-        self.last_in
-            .insert(chat.to_string(), message_id.to_string());
-    }
-
-    fn take(&mut self, chat: &str) -> Option<String> {
-        self.last_in.remove(chat)
-    }
-}
 
 #[derive(Clone)]
 pub struct SignalOutlet {
@@ -47,7 +22,6 @@ pub struct SignalOutlet {
     pub media_max_bytes: u64,
     pub read_receipts: bool,
     pub attachments_dir: Option<String>,
-    pub chats: Arc<Mutex<Chats>>,
 }
 
 impl SignalOutlet {
@@ -110,18 +84,19 @@ impl Outlet for SignalOutlet {
         {
             tracing::debug!(error = %e, "signal typing indicator not shown");
         }
+    }
+
+    /// A read receipt, in direct chats only.
+    async fn mark_read(&self, to: &Target, id: &str) {
         if !self.read_receipts || to.chat_id.starts_with("group:") {
             return;
         }
-        let last = self.chats.lock().ok().and_then(|mut c| c.take(&to.chat_id));
-        if let Some(ts) = last {
-            let sent = self
-                .limiter
-                .call(true, || self.rpc.read(&to.chat_id, &ts))
-                .await;
-            if let Err(e) = sent {
-                tracing::debug!(error = %e, "signal read receipt not sent");
-            }
+        let sent = self
+            .limiter
+            .call(true, || self.rpc.read(&to.chat_id, id))
+            .await;
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "signal read receipt not sent");
         }
     }
 

@@ -18,7 +18,7 @@ pub mod outlet;
 pub mod signature;
 pub mod webhook;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -66,7 +66,6 @@ pub fn start(
         Duration::from_secs(cfg.request_timeout_s),
     );
     let buckets = Buckets::new(cfg.send_interval_ms, RETRY, health.clone());
-    let chats = Arc::new(Mutex::new(outlet::Chats::default()));
     let outlet = outlet::WhatsAppOutlet {
         api: api.clone(),
         buckets: buckets.clone(),
@@ -74,13 +73,13 @@ pub fn start(
         media_max_bytes: cfg.media_max_bytes,
         read_receipts: cfg.read_receipts,
         template: cfg.window_template.clone(),
-        chats: chats.clone(),
+        templates_sent: Arc::default(),
     };
     let store = deps.dispatch.store.clone();
     let desk = Desk::new(Arc::new(desk_config(&cfg)), outlet, deps, health);
     let mut webhook = None;
     let addr = desk.start_with(|link| {
-        let hook = webhook::WhatsAppHook::new(cfg, api, buckets, store, link, chats).start();
+        let hook = webhook::WhatsAppHook::new(cfg, api, buckets, store, link).start();
         webhook = Some(hook.clone().recipient());
         hook.recipient()
     });

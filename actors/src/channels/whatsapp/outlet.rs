@@ -22,28 +22,14 @@ use crate::settings::WindowTemplate;
 /// How long a template sent for a closed window stands for that chat.
 const TEMPLATE_EVERY_MS: u64 = 24 * 3600 * 1000;
 
-/// What the outlet remembers per chat.
-#[derive(Debug, Default)]
-pub struct Chats {
-    /// The customer's last message (what typing and read receipts name).
-    last_in: HashMap<String, String>,
-    /// When a template was last sent for a closed window.
-    template_at: HashMap<String, u64>,
-}
-
-/// Bounds what `Chats` keeps (oldest forgotten first is not needed: a
-/// full map is cleared; typing just waits for the next message).
+/// Bounds the chats a template time is kept for (a full map is cleared:
+/// at worst one more template goes out).
 const CHATS_MAX: usize = 10_000;
 
-impl Chats {
-    pub fn saw(&mut self, chat: &str, message_id: &str) {
-        if self.last_in.len() >= CHATS_MAX {
-            self.last_in.clear();
-        }
-        self.last_in
-            .insert(chat.to_string(), message_id.to_string());
-    }
-}
+/// When a template was last sent for a closed window, per chat: the
+/// outlet's own memory (only its sends read and write it; every clone of
+/// one account's outlet shares it).
+pub type TemplatesSent = Arc<Mutex<HashMap<String, u64>>>;
 
 #[derive(Clone)]
 pub struct WhatsAppOutlet {
@@ -53,7 +39,7 @@ pub struct WhatsAppOutlet {
     pub media_max_bytes: u64,
     pub read_receipts: bool,
     pub template: Option<WindowTemplate>,
-    pub chats: Arc<Mutex<Chats>>,
+    pub templates_sent: TemplatesSent,
 }
 
 fn unsupported(what: &str) -> SendFailure {
@@ -85,14 +71,14 @@ impl WhatsAppOutlet {
             };
         };
         let now = crate::now_ms();
-        let due = self.chats.lock().is_ok_and(|mut c| {
-            let last = c.template_at.get(&to.chat_id).copied().unwrap_or(0);
+        let due = self.templates_sent.lock().is_ok_and(|mut at| {
+            let last = at.get(&to.chat_id).copied().unwrap_or(0);
             let due = now.saturating_sub(last) >= TEMPLATE_EVERY_MS;
             if due {
-                if c.template_at.len() >= CHATS_MAX {
-                    c.template_at.clear();
+                if at.len() >= CHATS_MAX {
+                    at.clear();
                 }
-                c.template_at.insert(to.chat_id.clone(), now);
+                at.insert(to.chat_id.clone(), now);
             }
             due
         });
@@ -146,16 +132,11 @@ impl Outlet for WhatsAppOutlet {
         if !self.read_receipts {
             return;
         }
-        let last = self
-            .chats
-            .lock()
-            .ok()
-            .and_then(|c| c.last_in.get(&to.chat_id).cloned());
-        if let Some(id) = last {
+        if let Some(id) = &to.answering {
             let marked = self
                 .buckets
                 .get("messages")
-                .call(true, || self.api.mark_read(&id, true))
+                .call(true, || self.api.mark_read(id, true))
                 .await;
             if let Err(e) = marked {
                 tracing::debug!(error = %e, "whatsapp typing indicator not shown");

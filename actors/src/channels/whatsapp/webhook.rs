@@ -8,7 +8,7 @@
 //! chunk they name and are never refused; anything else is named in one
 //! log line and answered 200 (a refusal would only be retried).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use actix::prelude::*;
 
@@ -16,7 +16,6 @@ use super::api::GraphApi;
 use super::config::WhatsAppAccount;
 use super::envelope::{parse, Parsed, WaStatus};
 use super::inbound::{record, Received};
-use super::outlet::Chats;
 use super::signature;
 use crate::channels::desk::{ConnectionFailed, DeskLink};
 use crate::channels::dispatch::Incoming;
@@ -43,7 +42,6 @@ pub struct WhatsAppHook {
     store: Store,
     desk: DeskLink,
     health: Arc<AccountHealth>,
-    chats: Arc<Mutex<Chats>>,
     /// The token was checked (`GET /{phone-number-id}`).
     ready: bool,
     flushes: Flushes<Incoming>,
@@ -57,7 +55,6 @@ impl WhatsAppHook {
         buckets: Buckets,
         store: Store,
         desk: DeskLink,
-        chats: Arc<Mutex<Chats>>,
     ) -> WhatsAppHook {
         WhatsAppHook {
             span: tracing::info_span!("channel", channel = "whatsapp", account = %cfg.account_id),
@@ -67,7 +64,6 @@ impl WhatsAppHook {
             buckets,
             store,
             desk,
-            chats,
             ready: false,
             flushes: Flushes::default(),
         }
@@ -127,12 +123,7 @@ impl WhatsAppHook {
         let mut fresh = Vec::new();
         for m in &parsed.messages {
             match record(&self.store, &self.cfg.account_id, m, crate::now_ms()) {
-                Ok(Received::New(inc)) => {
-                    if let Ok(mut c) = self.chats.lock() {
-                        c.saw(&m.from, &m.id);
-                    }
-                    fresh.push(*inc);
-                }
+                Ok(Received::New(inc)) => fresh.push(*inc),
                 Ok(Received::Replay) => {
                     self.health
                         .replays
