@@ -518,24 +518,12 @@ impl<O: Outlet> Deliverer<O> {
         Outcome::of_final(d.kind, &text).for_chat()
     }
 
-    /// Sends one chunk by the contract: `sending` flushed first, then the
-    /// outcome.
-    async fn send_item(
-        &self,
-        d: &Delivery,
-        item: OutboxItem,
-    ) -> Result<Option<String>, StoreError> {
-        let now = crate::now_ms();
-        ledger::settle(
-            &self.store,
-            &d.account,
-            &item.key,
-            OutState::Sending { at_ms: now },
-        )?;
-        self.store.flush().await?;
+    /// The platform call an outbox item is: an edit, a stored file or a
+    /// URL's media, buttons, or a text.
+    async fn call(&self, d: &Delivery, item: &OutboxItem) -> Result<String, SendFailure> {
         let to = target(d);
         let formatted = !item.key.ends_with(PREVIEW);
-        let outcome = match (&item.edit_of, &item.media) {
+        match (&item.edit_of, &item.media) {
             (Some(id), _) => self
                 .outlet
                 .edit(&to, id, &item.text, formatted)
@@ -561,7 +549,25 @@ impl<O: Outlet> Deliverer<O> {
                     .send_keyed(&to, &item.text, formatted, d.reply_to.as_deref(), &item.key)
                     .await
             }
-        };
+        }
+    }
+
+    /// Sends one chunk by the contract: `sending` flushed first, then the
+    /// outcome.
+    async fn send_item(
+        &self,
+        d: &Delivery,
+        item: OutboxItem,
+    ) -> Result<Option<String>, StoreError> {
+        let now = crate::now_ms();
+        ledger::settle(
+            &self.store,
+            &d.account,
+            &item.key,
+            OutState::Sending { at_ms: now },
+        )?;
+        self.store.flush().await?;
+        let outcome = self.call(d, &item).await;
         let now = crate::now_ms();
         let (state, id) = match outcome {
             Ok(id) => {

@@ -506,6 +506,24 @@ impl<O: Outlet> HandOver<O> {
         }));
     }
 
+    /// A message taken: marked read, and typing shown at once when the
+    /// account says so (before the session has it).
+    fn taken(&self, inc: &Incoming) {
+        let (o, id) = (self.outlet.clone(), inc.message_id.clone());
+        let to = Target {
+            chat_id: inc.chat_id.clone(),
+            thread_id: inc.thread_id.clone(),
+            answering: Some(id.clone()),
+        };
+        let typing = self.cfg.instant_typing;
+        actix::spawn(async move {
+            if typing {
+                o.typing(&to).await;
+            }
+            o.mark_read(&to, &id).await;
+        });
+    }
+
     async fn decide(
         &self,
         inc: &Incoming,
@@ -526,21 +544,7 @@ impl<O: Outlet> HandOver<O> {
         };
         match access::decide(&self.cfg.access, &knock, approved) {
             Verdict::Allow { commands } => {
-                let (o, id) = (self.outlet.clone(), inc.message_id.clone());
-                let to = Target {
-                    chat_id: inc.chat_id.clone(),
-                    thread_id: inc.thread_id.clone(),
-                    answering: Some(id.clone()),
-                };
-                // Typing shown as soon as the message is taken, before the
-                // session has it; read at once.
-                let typing = self.cfg.instant_typing;
-                actix::spawn(async move {
-                    if typing {
-                        o.typing(&to).await;
-                    }
-                    o.mark_read(&to, &id).await;
-                });
+                self.taken(inc);
                 let limit = self.outlet.media_limit();
                 let model = self.cfg.model_override.clone();
                 let taken = super::media_in::take_in(

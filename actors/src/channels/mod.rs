@@ -87,6 +87,7 @@ pub use supervisor::ChannelSupervisor;
 
 use crate::channels::error::ConfigError;
 use crate::settings::Settings;
+use serde_json::{Map, Value};
 
 /// The channel accounts a config asks for, checked.
 #[derive(Debug, Clone, Default)]
@@ -138,57 +139,17 @@ pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, ConfigE
 /// One adapter's accounts, checked: no credential serves two of them.
 fn accounts_of(
     channel: &str,
-    section: &serde_json::Map<String, serde_json::Value>,
-    defaults: &serde_json::Map<String, serde_json::Value>,
+    section: &Map<String, Value>,
+    defaults: &Map<String, Value>,
     env: &ChannelEnv,
     debounce_ms: u64,
 ) -> Result<Vec<account::AccountCfg>, ConfigError> {
     use account::AccountCfg;
     use std::sync::Arc;
     let out = match channel {
-        "telegram" => {
-            let accounts = telegram::config::accounts(section, defaults, env.telegram.clone())?;
-            let tokens: Vec<&str> = accounts.iter().map(|a| a.bot_token.as_str()).collect();
-            one_each(
-                &tokens,
-                "channels.telegram.accounts: two accounts use one bot token (one poller per token)",
-            )?;
-            let each = |mut a: telegram::config::TelegramAccount| {
-                a.debounce_ms = debounce_ms;
-                AccountCfg::Telegram(Arc::new(a))
-            };
-            accounts.into_iter().map(each).collect()
-        }
-        "slack" => {
-            let tokens = (env.slack_bot.clone(), env.slack_app.clone());
-            let accounts = slack::config::accounts(section, defaults, tokens)?;
-            let apps: Vec<&str> = accounts
-                .iter()
-                .filter_map(|a| a.app_token.as_deref())
-                .collect();
-            one_each(
-                &apps,
-                "channels.slack.accounts: two accounts use one app token (one Socket Mode connection per app)",
-            )?;
-            let each = |mut a: slack::config::SlackAccount| {
-                a.debounce_ms = debounce_ms;
-                AccountCfg::Slack(Arc::new(a))
-            };
-            accounts.into_iter().map(each).collect()
-        }
-        "discord" => {
-            let accounts = discord::config::accounts(section, defaults, env.discord.clone())?;
-            let tokens: Vec<&str> = accounts.iter().map(|a| a.token.as_str()).collect();
-            one_each(
-                &tokens,
-                "channels.discord.accounts: two accounts use one bot token (one gateway session per bot)",
-            )?;
-            let each = |mut a: discord::config::DiscordAccount| {
-                a.debounce_ms = debounce_ms;
-                AccountCfg::Discord(Arc::new(a))
-            };
-            accounts.into_iter().map(each).collect()
-        }
+        "telegram" => telegram_accounts(section, defaults, env, debounce_ms)?,
+        "slack" => slack_accounts(section, defaults, env, debounce_ms)?,
+        "discord" => discord_accounts(section, defaults, env, debounce_ms)?,
         "whatsapp" => {
             let accounts = whatsapp::config::accounts(section, defaults, env.whatsapp.clone())?;
             let each = |mut a: whatsapp::config::WhatsAppAccount| {
@@ -220,6 +181,70 @@ fn accounts_of(
         _ => Vec::new(),
     };
     Ok(out)
+}
+
+/// Telegram's accounts: one poller per bot token.
+fn telegram_accounts(
+    section: &Map<String, Value>,
+    defaults: &Map<String, Value>,
+    env: &ChannelEnv,
+    debounce_ms: u64,
+) -> Result<Vec<account::AccountCfg>, ConfigError> {
+    let accounts = telegram::config::accounts(section, defaults, env.telegram.clone())?;
+    let tokens: Vec<&str> = accounts.iter().map(|a| a.bot_token.as_str()).collect();
+    one_each(
+        &tokens,
+        "channels.telegram.accounts: two accounts use one bot token (one poller per token)",
+    )?;
+    let each = |mut a: telegram::config::TelegramAccount| {
+        a.debounce_ms = debounce_ms;
+        account::AccountCfg::Telegram(std::sync::Arc::new(a))
+    };
+    Ok(accounts.into_iter().map(each).collect())
+}
+
+/// Slack's accounts: one Socket Mode connection per app token.
+fn slack_accounts(
+    section: &Map<String, Value>,
+    defaults: &Map<String, Value>,
+    env: &ChannelEnv,
+    debounce_ms: u64,
+) -> Result<Vec<account::AccountCfg>, ConfigError> {
+    let tokens = (env.slack_bot.clone(), env.slack_app.clone());
+    let accounts = slack::config::accounts(section, defaults, tokens)?;
+    let apps: Vec<&str> = accounts
+        .iter()
+        .filter_map(|a| a.app_token.as_deref())
+        .collect();
+    one_each(
+        &apps,
+        "channels.slack.accounts: two accounts use one app token (one Socket Mode connection per app)",
+    )?;
+    let each = |mut a: slack::config::SlackAccount| {
+        a.debounce_ms = debounce_ms;
+        account::AccountCfg::Slack(std::sync::Arc::new(a))
+    };
+    Ok(accounts.into_iter().map(each).collect())
+}
+
+/// Discord's accounts: one gateway session per bot.
+fn discord_accounts(
+    section: &Map<String, Value>,
+    defaults: &Map<String, Value>,
+    env: &ChannelEnv,
+    debounce_ms: u64,
+) -> Result<Vec<account::AccountCfg>, ConfigError> {
+    let accounts = discord::config::accounts(section, defaults, env.discord.clone())?;
+    let tokens: Vec<&str> = accounts.iter().map(|a| a.token.as_str()).collect();
+    one_each(
+        &tokens,
+        "channels.discord.accounts: two accounts use one bot token (one gateway session per bot)",
+    )?;
+    let each = |mut a: discord::config::DiscordAccount| {
+        a.debounce_ms = debounce_ms;
+        account::AccountCfg::Discord(std::sync::Arc::new(a))
+    };
+    Ok(accounts.into_iter().map(each).collect())
 }
 
 /// Reads every account's keys of the channels ferroclaw has adapters for

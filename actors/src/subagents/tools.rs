@@ -153,10 +153,7 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         Ok(t) => t.to_string(),
         Err(e) => return e,
     };
-    let label = args
-        .get("label")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let label = args.get("label").and_then(Value::as_str);
     let child_agent = args
         .get("agentId")
         .and_then(Value::as_str)
@@ -188,20 +185,10 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         Ok(k) => k,
         Err(e) => return e,
     };
-    let mut entry = SessionEntry::new(crate::now_ms());
-    entry.spawned_by = Some(caller.to_string());
-    entry.spawn_depth = depth;
-    entry.label = label.clone();
-    if let Some(m) = args.get("model").and_then(Value::as_str) {
-        entry.model_override = Some(m.to_string());
-    }
-    match args.get("skills") {
-        None | Some(Value::Null) => {}
-        Some(v) => match serde_json::from_value::<Vec<String>>(v.clone()) {
-            Ok(list) => entry.skill_filter = Some(list),
-            Err(_) => return error("sessions_spawn: `skills` must be a list of skill names"),
-        },
-    }
+    let entry = match child_entry(caller, depth, label, args) {
+        Ok(e) => e,
+        Err(e) => return e,
+    };
     // The router creates the child's row (with who spawned it) and its actor.
     let create = CreateSession {
         key: child_key.clone(),
@@ -222,6 +209,35 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         )),
         _ => error("sessions_spawn: the sub-agent did not start"),
     }
+}
+
+/// The child's session row: who spawned it, how deep, its label, and the
+/// model and skills the call names.
+fn child_entry(
+    caller: &str,
+    depth: u32,
+    label: Option<&str>,
+    args: &Value,
+) -> Result<SessionEntry, ToolOutcome> {
+    let mut entry = SessionEntry::new(crate::now_ms());
+    entry.spawned_by = Some(caller.to_string());
+    entry.spawn_depth = depth;
+    entry.label = label.map(str::to_string);
+    if let Some(m) = args.get("model").and_then(Value::as_str) {
+        entry.model_override = Some(m.to_string());
+    }
+    match args.get("skills") {
+        None | Some(Value::Null) => {}
+        Some(v) => match serde_json::from_value::<Vec<String>>(v.clone()) {
+            Ok(list) => entry.skill_filter = Some(list),
+            Err(_) => {
+                return Err(error(
+                    "sessions_spawn: `skills` must be a list of skill names",
+                ))
+            }
+        },
+    }
+    Ok(entry)
 }
 
 /// `session_status`.

@@ -103,6 +103,36 @@ fn required(v: Option<String>, path: &str, key: &str, what: &str) -> Result<Stri
     secret(v).ok_or_else(|| format!("{path}.{key}: missing ({what})").into())
 }
 
+/// The access token (`WHATSAPP_ACCESS_TOKEN` for the default account).
+fn token(v: Option<String>, env: Option<String>, path: &str) -> Result<String, ConfigError> {
+    let token = secret(v)
+        .or(env)
+        .ok_or_else(|| format!("{path}.accessToken: missing (or set WHATSAPP_ACCESS_TOKEN)"))?;
+    if token.contains(char::is_whitespace) {
+        return Err(ConfigError::from(format!(
+            "{path}.accessToken: not a token"
+        )));
+    }
+    Ok(token)
+}
+
+/// `<apiBaseUrl>/<apiVersion>`, each checked.
+fn api_base(base: &str, version: &str, path: &str) -> Result<String, ConfigError> {
+    let base = base.trim_end_matches('/');
+    if !(base.starts_with("https://") || base.starts_with("http://")) {
+        return Err(ConfigError::from(format!(
+            "{path}.apiBaseUrl: expected an http(s) URL"
+        )));
+    }
+    let version = version.trim_matches('/');
+    if version.is_empty() || version.contains(['/', ' ']) {
+        return Err(ConfigError::from(format!(
+            "{path}.apiVersion: expected a version such as v21.0"
+        )));
+    }
+    Ok(format!("{base}/{version}"))
+}
+
 fn resolve(
     id: &str,
     k: WhatsAppKeys,
@@ -120,14 +150,7 @@ fn resolve(
             "{path}.phoneNumberId: expected digits"
         )));
     }
-    let access_token = secret(k.access_token.clone())
-        .or(env)
-        .ok_or_else(|| format!("{path}.accessToken: missing (or set WHATSAPP_ACCESS_TOKEN)"))?;
-    if access_token.contains(char::is_whitespace) {
-        return Err(ConfigError::from(format!(
-            "{path}.accessToken: not a token"
-        )));
-    }
+    let access_token = token(k.access_token.clone(), env, path)?;
     let app_secret = required(
         k.app_secret.clone(),
         path,
@@ -146,18 +169,7 @@ fn resolve(
             "{path}.webhookPath: expected a path such as /whatsapp/webhook"
         )));
     }
-    let base = k.api_base_url.trim_end_matches('/');
-    if !(base.starts_with("https://") || base.starts_with("http://")) {
-        return Err(ConfigError::from(format!(
-            "{path}.apiBaseUrl: expected an http(s) URL"
-        )));
-    }
-    let version = k.api_version.trim_matches('/');
-    if version.is_empty() || version.contains(['/', ' ']) {
-        return Err(ConfigError::from(format!(
-            "{path}.apiVersion: expected a version such as v21.0"
-        )));
-    }
+    let api_base = api_base(&k.api_base_url, &k.api_version, path)?;
     let ids = |v: &[crate::settings::IdValue]| -> Vec<String> {
         keys::ids(v, &[]).iter().map(|i| number(i)).collect()
     };
@@ -177,7 +189,7 @@ fn resolve(
         app_secret,
         verify_token,
         webhook_path,
-        api_base: format!("{base}/{version}"),
+        api_base,
         access,
         // The Cloud API cannot edit: a preview could never be finished.
         stream_mode: match k.stream_mode {
