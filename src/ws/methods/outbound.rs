@@ -229,6 +229,21 @@ pub struct DeliverParams {
     pub originating_thread_id: Option<String>,
 }
 
+/// The stored entry of `session` (None: not created yet).
+async fn lookup(
+    state: &SharedState,
+    session: &ferroclaw_actors::ids::SessionKey,
+) -> Result<Option<ferroclaw_actors::session::SessionEntry>, ErrorShape> {
+    let key = session.clone();
+    state
+        .gateway
+        .router
+        .send(LookupSession { key })
+        .await
+        .map_err(down)?
+        .map_err(store_err)
+}
+
 /// `chat.send` with `deliver: true`: the run's reply goes to the route too.
 /// Reply: whether a channel took it (a session without a route has none).
 pub async fn follow(
@@ -242,15 +257,7 @@ pub async fn follow(
         return Ok(false);
     }
     let session = session_key(state, key)?;
-    let entry = state
-        .gateway
-        .router
-        .send(LookupSession {
-            key: session.clone(),
-        })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+    let entry = lookup(state, &session).await?;
     let policy = entry.as_ref().and_then(|e| e.send_policy.clone());
     let origin = entry.and_then(|e| e.origin);
     let channel = d
@@ -265,11 +272,10 @@ pub async fn follow(
         tracing::info!(session_key = %key, "deliver asked, but the session has no channel route");
         return Ok(false);
     };
-    let settings = state.live.settings();
     let chat_type = origin.as_ref().map_or("direct", |o| o.chat_type.as_str());
     let allowed = ferroclaw_actors::channels::dispatch::send_allowed(
         policy.as_deref(),
-        &settings.session,
+        &state.live.settings().session,
         &channel,
         chat_type,
         session.as_str(),

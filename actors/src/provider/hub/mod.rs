@@ -99,6 +99,38 @@ pub struct HubConfig {
     pub warnings: Vec<String>,
 }
 
+impl ProviderSpec {
+    /// A `models.providers` entry: its API, its base URL (else the built-in
+    /// one, else the API's own), key, headers and per-model compat.
+    fn of(id: &str, p: &crate::settings::ProviderSettings) -> ProviderSpec {
+        let api = match p.api.as_deref() {
+            Some("anthropic-messages") => Api::AnthropicMessages,
+            Some("offline") => Api::Offline,
+            _ => Api::OpenAiCompletions,
+        };
+        let base = p
+            .base_url
+            .clone()
+            .filter(|b| !b.trim().is_empty())
+            .or_else(|| builtin(id).map(|b| b.base_url))
+            .unwrap_or_else(|| match api {
+                Api::AnthropicMessages => "https://api.anthropic.com".into(),
+                _ => "https://api.openai.com/v1".into(),
+            });
+        ProviderSpec {
+            api,
+            base_url: base,
+            api_key: p.api_key.clone(),
+            headers: p.headers.clone().unwrap_or_default(),
+            model_compat: p
+                .models
+                .iter()
+                .filter_map(|m| m.compat.clone().map(|c| (m.id.clone(), c)))
+                .collect(),
+        }
+    }
+}
+
 impl HubConfig {
     /// From settings and the state dir (`agent_id` picks the profile file).
     pub fn from_settings(
@@ -107,37 +139,12 @@ impl HubConfig {
         agent_id: &str,
         env: EnvReader,
     ) -> HubConfig {
-        let mut providers = BTreeMap::new();
-        for (id, p) in &settings.models.providers {
-            let api = match p.api.as_deref() {
-                Some("anthropic-messages") => Api::AnthropicMessages,
-                Some("offline") => Api::Offline,
-                _ => Api::OpenAiCompletions,
-            };
-            let base = p
-                .base_url
-                .clone()
-                .filter(|b| !b.trim().is_empty())
-                .or_else(|| builtin(id).map(|b| b.base_url))
-                .unwrap_or_else(|| match api {
-                    Api::AnthropicMessages => "https://api.anthropic.com".into(),
-                    _ => "https://api.openai.com/v1".into(),
-                });
-            providers.insert(
-                id.to_ascii_lowercase(),
-                ProviderSpec {
-                    api,
-                    base_url: base,
-                    api_key: p.api_key.clone(),
-                    headers: p.headers.clone().unwrap_or_default(),
-                    model_compat: p
-                        .models
-                        .iter()
-                        .filter_map(|m| m.compat.clone().map(|c| (m.id.clone(), c)))
-                        .collect(),
-                },
-            );
-        }
+        let providers: BTreeMap<String, ProviderSpec> = settings
+            .models
+            .providers
+            .iter()
+            .map(|(id, p)| (id.to_ascii_lowercase(), ProviderSpec::of(id, p)))
+            .collect();
         let order = settings
             .auth
             .order

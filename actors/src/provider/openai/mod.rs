@@ -37,6 +37,41 @@ pub struct OpenAiConfig {
     pub request_timeout: Duration,
 }
 
+/// The `chat/completions` POST of `body`, with the key and headers.
+fn request(
+    client: &reqwest::Client,
+    cfg: &OpenAiConfig,
+    body: &bytes::Bytes,
+) -> reqwest::RequestBuilder {
+    let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+    let mut rb = client
+        .post(&url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(body.clone())
+        .timeout(cfg.request_timeout);
+    if let Some(key) = &cfg.api_key {
+        rb = rb.bearer_auth(key);
+    }
+    for (k, v) in &cfg.headers {
+        rb = rb.header(k.as_str(), v.as_str());
+    }
+    rb
+}
+
+/// An `error` object inside the stream, classified like an HTTP one.
+fn stream_error(err: &Value) -> ProviderError {
+    let msg = err
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("provider error");
+    let code = err.get("code").map(|c| c.to_string()).unwrap_or_default();
+    classify(
+        if code.contains("rate") { 429 } else { 500 },
+        &format!("{code} {msg}"),
+        None,
+    )
+}
+
 /// One attempt. `sent` counts events that reached the reader (no retry after one).
 fn attempt<'a>(
     client: &'a reqwest::Client,
@@ -46,19 +81,7 @@ fn attempt<'a>(
     sent: &'a mut usize,
 ) -> LocalBoxFuture<'a, Result<(), ProviderError>> {
     Box::pin(async move {
-        let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
-        let mut rb = client
-            .post(&url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.clone())
-            .timeout(cfg.request_timeout);
-        if let Some(key) = &cfg.api_key {
-            rb = rb.bearer_auth(key);
-        }
-        for (k, v) in &cfg.headers {
-            rb = rb.header(k.as_str(), v.as_str());
-        }
-        let res = send_checked(rb, classify).await?;
+        let res = send_checked(request(client, cfg, body), classify).await?;
         let is_sse = res
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -98,16 +121,7 @@ fn attempt<'a>(
             let chunk: Value = serde_json::from_str(data)
                 .map_err(|e| ProviderError::Malformed(format!("bad stream chunk: {e}")))?;
             if let Some(err) = chunk.get("error") {
-                let msg = err
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("provider error");
-                let code = err.get("code").map(|c| c.to_string()).unwrap_or_default();
-                return Err(classify(
-                    if code.contains("rate") { 429 } else { 500 },
-                    &format!("{code} {msg}"),
-                    None,
-                ));
+                return Err(stream_error(err));
             }
             let events = asm.absorb(&chunk);
             emit(tx, events, sent).await?;
