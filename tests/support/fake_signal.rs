@@ -44,16 +44,23 @@ impl Drop for FakeSignal {
 }
 
 impl FakeSignal {
+    /// On a free port. A port picked free can be taken before the fake
+    /// binds it (the fake then exits: "Address already in use"): another
+    /// port is tried.
     pub fn start() -> FakeSignal {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().to_path_buf();
-        let mut f = Self::start_at(free_port(), &data);
-        f._dir = Some(dir);
-        f
+        for _ in 0..5 {
+            if let Some(mut f) = Self::try_start(free_port(), &data) {
+                f._dir = Some(dir);
+                return f;
+            }
+        }
+        panic!("the fake signal-cli found no free port in 5 tries");
     }
 
-    /// Runs the fake on `port` with `data` as its data directory.
-    pub fn start_at(port: u16, data: &Path) -> FakeSignal {
+    /// None: the fake exited before it answered (its port was taken).
+    fn try_start(port: u16, data: &Path) -> Option<FakeSignal> {
         std::fs::create_dir_all(data.join("attachments")).unwrap();
         let child = Command::new("python3")
             .arg(script())
@@ -71,28 +78,26 @@ impl FakeSignal {
             .spawn()
             .expect("python3 runs the fake signal-cli");
         let url = format!("http://127.0.0.1:{port}");
-        let f = FakeSignal {
+        let mut f = FakeSignal {
             url,
             data_dir: data.to_path_buf(),
             child,
             _dir: None,
         };
-        wait_up(&f.url);
-        f
-    }
-}
-
-/// Waits until a daemon at `url` answers its check (a plain socket: this
-/// runs before any runtime).
-pub fn wait_up(url: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if super::http_blocking(url, "GET", "/api/v1/check", &[], "").is_some_and(|r| r.0 == 200) {
-            return;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if super::http_blocking(&f.url, "GET", "/api/v1/check", &[], "")
+                .is_some_and(|r| r.0 == 200)
+            {
+                return Some(f);
+            }
+            if f.child.try_wait().ok().flatten().is_some() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
-        std::thread::sleep(Duration::from_millis(50));
+        panic!("the fake signal-cli at {} never answered", f.url);
     }
-    panic!("the fake signal-cli at {url} never answered");
 }
 
 /// A JSON POST from code that is not async (the crash test's pushes); the
