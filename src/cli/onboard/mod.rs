@@ -267,32 +267,7 @@ fn provider(ask: &Ask, a: &mut OnboardArgs, cx: &Context) -> Step<(String, Optio
             a.anthropic_api_key.take(),
             "ANTHROPIC_API_KEY",
         ),
-        _ => {
-            let base = ask.text(
-                a.custom_base_url.take(),
-                "Base URL (e.g. https://llm.example.com/v1)",
-                None,
-            )?;
-            let compat = ask.choose(
-                a.custom_compatibility.take(),
-                "It speaks",
-                &[
-                    ("openai", "OpenAI's chat completions"),
-                    ("anthropic", "Anthropic's messages"),
-                ],
-                0,
-            )?;
-            let api = if compat == "anthropic" {
-                Api::Anthropic
-            } else {
-                Api::OpenAi
-            };
-            let id = a
-                .custom_provider_id
-                .take()
-                .unwrap_or_else(|| "custom".into());
-            (id, api, base, a.custom_api_key.take(), "CUSTOM_API_KEY")
-        }
+        _ => custom_endpoint(ask, a)?,
     };
     let base = a.provider_base_url.take().unwrap_or(base);
     let mode = ask.choose(
@@ -305,19 +280,7 @@ fn provider(ask: &Ask, a: &mut OnboardArgs, cx: &Context) -> Step<(String, Optio
         0,
     )?;
     let key = ask.secret(key_flag, "API key", env_var, cx)?;
-    let (key, listed) = checked(
-        ask,
-        "the key with one /models call",
-        key,
-        || ask.secret(None, "API key", "", cx),
-        |k| block_on(checks::models(api, &base, k)),
-        |ids| format!("{} models listed", ids.len()),
-    )?;
-    let suggested = a.custom_model_id.take().or_else(|| listed.first().cloned());
-    let model = ask.text(a.model.take(), "Default model", suggested.as_deref())?;
-    if !listed.is_empty() && !listed.contains(&model) {
-        eprintln!("  note: the provider does not list {model:?}; kept as given");
-    }
+    let (key, model) = key_and_model(ask, a, cx, (api, &base), key)?;
     let api_key = if mode == "ref" {
         format!("${{{env_var}}}")
     } else {
@@ -325,6 +288,63 @@ fn provider(ask: &Ask, a: &mut OnboardArgs, cx: &Context) -> Step<(String, Optio
     };
     let entry = json!({ "baseUrl": base, "api": api.config_name(), "apiKey": api_key, "models": [{ "id": model }] });
     Ok((id.clone(), Some(entry), format!("{id}/{model}")))
+}
+
+/// A custom endpoint: its base URL, which API it speaks, its id; the
+/// key flag and the variable a `ref` key names.
+fn custom_endpoint(
+    ask: &Ask,
+    a: &mut OnboardArgs,
+) -> Step<(String, Api, String, Option<String>, &'static str)> {
+    let base = ask.text(
+        a.custom_base_url.take(),
+        "Base URL (e.g. https://llm.example.com/v1)",
+        None,
+    )?;
+    let compat = ask.choose(
+        a.custom_compatibility.take(),
+        "It speaks",
+        &[
+            ("openai", "OpenAI's chat completions"),
+            ("anthropic", "Anthropic's messages"),
+        ],
+        0,
+    )?;
+    let api = if compat == "anthropic" {
+        Api::Anthropic
+    } else {
+        Api::OpenAi
+    };
+    let id = a
+        .custom_provider_id
+        .take()
+        .unwrap_or_else(|| "custom".into());
+    Ok((id, api, base, a.custom_api_key.take(), "CUSTOM_API_KEY"))
+}
+
+/// The key, checked with one `/models` call (asked again when refused),
+/// and the default model (the first listed is suggested).
+fn key_and_model(
+    ask: &Ask,
+    a: &mut OnboardArgs,
+    cx: &Context,
+    (api, base): (Api, &str),
+    key: String,
+) -> Step<(String, String)> {
+    let (key, listed) = checked(
+        ask,
+        "the key with one /models call",
+        key,
+        || ask.secret(None, "API key", "", cx),
+        |k| block_on(checks::models(api, base, k)),
+        |ids| format!("{} models listed", ids.len()),
+    )?;
+    let suggested = a.custom_model_id.take().or_else(|| listed.first().cloned());
+    let model = ask.text(a.model.take(), "Default model", suggested.as_deref())?;
+    if !listed.is_empty() && !listed.contains(&model) {
+        eprintln!("  note: the provider does not list {model:?}; kept as given");
+    }
+    Ok((key, model))
 }
 
 /// The channels part: each one asked for, checked, and explained.
