@@ -133,15 +133,19 @@ async fn a_group_is_answered_only_when_the_bot_is_mentioned_and_only_if_allowed(
 }
 
 /// `sendReadReceipts`: the desk marks a direct message read once, when it
-/// takes it (naming its timestamp); a group message never.
+/// takes it (naming its timestamp); a group message never, nor a
+/// stranger's (paired, not taken).
 #[tokio::test]
 async fn read_receipts_name_the_direct_message_taken_never_a_groups() {
     let fake = FakeSignal::start();
     let gw = gateway(
         &fake,
-        json!({ "sendReadReceipts": true, "groupPolicy": "allowlist", "groupAllowFrom": ["group:g1=="] }),
+        json!({ "sendReadReceipts": true, "dmPolicy": "pairing", "groupPolicy": "allowlist", "groupAllowFrom": ["group:g1=="] }),
     );
     assert!(connected(&fake).await);
+    let stranger = "+15559990000";
+    fake.inject(text(stranger, 19, "read me")).await;
+    assert!(fake.until_sent(LONG, stranger, "", 1).await, "paired");
     fake.inject(group_text(OWNER, "g1==", 20, "bot, hi", true))
         .await;
     fake.inject(text(OWNER, 21, "direct")).await;
@@ -152,7 +156,8 @@ async fn read_receipts_name_the_direct_message_taken_never_a_groups() {
         calls.filter(|c| c["method"] == "sendReceipt").collect()
     };
     assert!(super::matrix::until(LONG, async || !receipts().await.is_empty()).await);
-    // The group's reply settled: a receipt for it would have gone first.
+    // The group's reply settled: a receipt for it (or the stranger's,
+    // answered first) would have gone first.
     crate::support::ledger::until_settled_by(gw.store(), |k| {
         k.starts_with("signal/default/") && k.contains("/20:")
     })

@@ -12,6 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 pub enum CliError {
     #[error("a CLI entry needs {0}")]
     Entry(&'static str),
+    #[error("no stdout pipe")]
+    NoStdout,
     #[error("cannot start: {0}")]
     Start(std::io::Error),
     #[error("{0}")]
@@ -46,7 +48,7 @@ pub async fn output(
     let mut child = cmd.spawn().map_err(CliError::Start)?;
     let pid = child.id();
     let stdin = child.stdin.take();
-    let mut stdout = child.stdout.take().ok_or(CliError::Entry("stdout"))?;
+    let mut stdout = child.stdout.take().ok_or(CliError::NoStdout)?;
     let work = async {
         let feed = async move {
             if let (Some(mut pipe), Some(body)) = (stdin, input) {

@@ -149,18 +149,7 @@ impl Handler<SendToSession> for RouterActor {
     type Result = ResponseFuture<Result<SendAck, DeliverError>>;
     fn handle(&mut self, msg: SendToSession, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let addr = match self.session(msg.key.as_str(), ctx) {
-            Ok((addr, _, _)) => addr,
-            Err(e) => return Box::pin(async move { Err(DeliverError::Store(e)) }),
-        };
-        // Queued now, before the router serves anything else.
-        let reply = addr.send(msg.message);
-        Box::pin(async move {
-            match reply.await {
-                Ok(answer) => answer.map_err(DeliverError::Transcript),
-                Err(_) => Err(DeliverError::Gone),
-            }
-        })
+        self.forward(&msg.key, msg.message, ctx)
     }
 }
 
@@ -168,11 +157,30 @@ impl Handler<EventToSession> for RouterActor {
     type Result = ResponseFuture<Result<(), DeliverError>>;
     fn handle(&mut self, msg: EventToSession, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let addr = match self.session(msg.key.as_str(), ctx) {
+        self.forward(&msg.key, msg.event, ctx)
+    }
+}
+
+impl RouterActor {
+    /// `msg` to the session of `key` (made when new), queued now, before
+    /// the router serves anything else; its answer once the session gives it.
+    fn forward<M, T>(
+        &mut self,
+        key: &crate::ids::SessionKey,
+        msg: M,
+        ctx: &mut Context<Self>,
+    ) -> ResponseFuture<Result<T, DeliverError>>
+    where
+        M: Message<Result = Result<T, crate::transcript::TranscriptError>> + Send + 'static,
+        M::Result: Send,
+        SessionActor: Handler<M>,
+        T: 'static,
+    {
+        let addr = match self.session(key.as_str(), ctx) {
             Ok((addr, _, _)) => addr,
             Err(e) => return Box::pin(async move { Err(DeliverError::Store(e)) }),
         };
-        let reply = addr.send(msg.event);
+        let reply = addr.send(msg);
         Box::pin(async move {
             match reply.await {
                 Ok(answer) => answer.map_err(DeliverError::Transcript),
