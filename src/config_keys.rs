@@ -199,7 +199,12 @@ mod tests {
             "gateway": { "prot": 1, "auth": { "mdoe": "token" } },
             "channels": { "telegram": { "botTokn": "1:a", "allowFrom": [42] } },
             "agents": { "list": [{ "id": "main", "worksapce": "/w" }] },
+            "ui": { "prefs": { "thme": "crt" } },
+            "update": { "chanel": "beta" },
+            "plugins": { "entries": { "brave": { "enabeld": true } } },
         }));
+        let found_too =
+            paths(json!({ "gateway": { "tls": { "enabeld": true } }, "talk": { "provder": "x" } }));
         for want in [
             "unknown config key modle (ignored)",
             "unknown config key channel (ignored): did you mean channels?",
@@ -207,9 +212,50 @@ mod tests {
             "unknown config key gateway.auth.mdoe (ignored): did you mean mode?",
             "unknown config key channels.telegram.botTokn (ignored): did you mean botToken?",
             "unknown config key agents.list[0].worksapce (ignored): did you mean workspace?",
+            "unknown config key ui.prefs.thme (ignored): did you mean theme?",
+            "unknown config key update.chanel (ignored): did you mean channel?",
+            "unknown config key plugins.entries.brave.enabeld (ignored): did you mean enabled?",
         ] {
             assert!(found.iter().any(|f| f == want), "{want} not in {found:#?}");
         }
+        assert_eq!(
+            found_too,
+            [
+                "unknown config key gateway.tls.enabeld (ignored): did you mean enabled?",
+                "unknown config key talk.provder (ignored): did you mean provider?",
+            ]
+        );
+    }
+
+    /// Every section (and `gateway`'s) is typed: its keys are named, so a
+    /// typo in it is named too; none is kept as bare JSON.
+    #[test]
+    fn no_section_is_untyped_json() {
+        let root = ferroclaw_actors::settings::json_schema();
+        let sections = |schema: &Value| {
+            let mut sh = Shape::default();
+            shape(root, schema, &mut sh);
+            sh.named
+        };
+        let top = sections(root);
+        let gateway = sections(&top["gateway"]);
+        let mut untyped = Vec::new();
+        for (prefix, named) in [("", &top), ("gateway.", &gateway)] {
+            for (k, schema) in named {
+                let mut sh = Shape::default();
+                shape(root, schema, &mut sh);
+                let s = resolve(root, schema);
+                let says_what = ["type", "anyOf", "oneOf", "allOf", "enum", "const"]
+                    .iter()
+                    .any(|w| s.get(w).is_some());
+                let object = s.get("type") == Some(&Value::from("object"));
+                if !says_what || (object && !sh.listed && sh.rest.is_none()) {
+                    untyped.push(format!("{prefix}{k}"));
+                }
+            }
+        }
+        assert!(top.len() > 20 && gateway.len() > 15);
+        assert_eq!(untyped, Vec::<String>::new());
     }
 
     #[test]
@@ -222,6 +268,24 @@ mod tests {
             "mcp": { "servers": { "docs": { "command": "x", "args": ["a"] } } },
         });
         assert_eq!(paths(ok), Vec::<String>::new());
+        // OpenClaw's own keys in the sections ferroclaw keeps for it.
+        let openclaw = json!({
+            "meta": { "lastTouchedVersion": "2026.11.1", "migrations": { "utilityModelSeparation": true } },
+            "env": { "shellEnv": { "enabled": true }, "vars": { "A": "1" }, "B": "2" },
+            "wizard": { "lastRunAt": "2026-11-01T00:00:00Z", "lastRunMode": "local" },
+            "update": { "channel": "stable", "auto": { "enabled": false } },
+            "ui": { "seamColor": "#ff0000", "prefs": { "theme": "crt", "sidebarEntries": ["chat"] } },
+            "commands": { "native": "auto", "restart": true, "ownerAllowFrom": ["42", 7] },
+            "memory": { "citations": "auto" },
+            "talk": { "provider": "eleven", "providers": { "eleven": { "apiKey": "k", "voiceId": "v" } } },
+            "browser": { "enabled": true, "headless": true, "profiles": { "work": { "cdpPort": 9222 } } },
+            "plugins": { "enabled": true, "entries": { "tavily": { "enabled": true, "config": { "webSearch": { "apiKey": "t" }, "other": 1 } } } },
+            "gateway": { "tls": { "enabled": false }, "reload": { "mode": "hybrid" }, "tailscale": { "mode": "off" },
+                         "remote": { "url": "wss://gw", "token": "t" },
+                         "http": { "endpoints": { "chatCompletions": { "enabled": true }, "responses": { "enabled": false } } } },
+            "agents": { "defaults": { "models": { "openai/gpt-5": { "alias": "gpt", "params": { "temperature": 0.2 } } } } },
+        });
+        assert_eq!(paths(openclaw), Vec::<String>::new());
     }
 }
 
@@ -289,9 +353,40 @@ mod defaults_tests {
         "channels.telegram",
         "channels.whatsapp",
         "messages.tts",
-        "plugins.entries",
-        "talk.apiKey",
+        // OpenClaw's keys in the sections ferroclaw accepts and does not
+        // read (`settings/compat.rs`, `settings/gateway.rs`): unset is
+        // OpenClaw's "not set". What is read there has its default.
+        "browser.*",
+        "commands.*",
+        "env.*",
+        "gateway.http.endpoints.chatCompletions.images",
+        "gateway.http.endpoints.responses",
+        "gateway.http.securityHeaders",
+        "gateway.reload.*",
+        "gateway.remote.*",
+        "gateway.tailscale.*",
+        "gateway.tls.*",
+        "memory.*",
+        "meta.*",
+        "plugins.*",
+        "talk.*",
+        "ui.prefs.*",
+        "ui.seamColor",
+        "update.*",
+        "wizard.*",
     ];
+
+    /// Whether `key` is listed above, itself or under a `.*` entry.
+    fn unset_when_absent(key: &str) -> bool {
+        UNSET_WHEN_ABSENT
+            .iter()
+            .any(|u| match u.strip_suffix(".*") {
+                Some(section) => key
+                    .strip_prefix(section)
+                    .is_some_and(|r| r.starts_with('.')),
+                None => *u == key,
+            })
+    }
 
     /// A key the settings read gets its default in `config/default.json5`
     /// (`null` when unset is its default): a new one written only in Rust
@@ -299,17 +394,20 @@ mod defaults_tests {
     #[test]
     fn default_json5_carries_every_key_the_settings_type() {
         let missing = super::missing_defaults();
-        let new: Vec<&String> = missing
-            .iter()
-            .filter(|k| !UNSET_WHEN_ABSENT.contains(&k.as_str()))
-            .collect();
+        let new: Vec<&String> = missing.iter().filter(|k| !unset_when_absent(k)).collect();
         assert!(
             new.is_empty(),
             "keys with no default in config/default.json5: {new:?}"
         );
         let stale: Vec<&&str> = UNSET_WHEN_ABSENT
             .iter()
-            .filter(|k| !missing.iter().any(|m| m == *k))
+            .filter(|k| {
+                let section = k.strip_suffix(".*");
+                !missing.iter().any(|m| match section {
+                    Some(s) => m.strip_prefix(s).is_some_and(|r| r.starts_with('.')),
+                    None => m == *k,
+                })
+            })
             .collect();
         assert!(
             stale.is_empty(),

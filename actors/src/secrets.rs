@@ -299,7 +299,8 @@ mod tests {
             "hooks": { "enabled": true, "token": "hook-OOOO", "messageReceived": { "url": "https://h", "token": "mr-PPPP" } },
             "agents": { "defaults": { "memorySearch": { "remote": { "apiKey": "mem-QQQQ", "baseUrl": "https://e" } } } },
             "tools": { "web": { "search": { "apiKey": "brave-RRRR" } } },
-            "talk": { "apiKey": "talk-SSSS" },
+            "talk": { "apiKey": "talk-SSSS", "providers": { "eleven": { "apiKey": "talkp-UUUU", "voiceId": "v" } } },
+            "plugins": { "entries": { "brave": { "config": { "webSearch": { "apiKey": "ws-VVVV", "baseUrl": "https://b" } } } } },
             "cron": { "webhookToken": "cron-TTTT" },
         })
     }
@@ -310,7 +311,7 @@ mod tests {
         let text = red.to_string();
         for s in [
             "AAAA", "BBBB", "CCCC", "DDDD", "EEEE", "FFFF", "GGGG", "HHHH", "IIII", "JJJJ", "KKKK",
-            "LLLL", "MMMM", "NNNN", "OOOO", "PPPP", "QQQQ", "RRRR", "SSSS", "TTTT",
+            "LLLL", "MMMM", "NNNN", "OOOO", "PPPP", "QQQQ", "RRRR", "SSSS", "TTTT", "UUUU", "VVVV",
         ] {
             assert!(!text.contains(s), "{s} in {text}");
         }
@@ -325,7 +326,12 @@ mod tests {
         );
         assert_eq!(red["hooks"]["enabled"], true);
         assert_eq!(red["gateway"]["remote"]["url"], "wss://gw");
-        assert_eq!(values(&planted()).len(), 20);
+        assert_eq!(red["talk"]["providers"]["eleven"]["voiceId"], "v");
+        assert_eq!(
+            red["plugins"]["entries"]["brave"]["config"]["webSearch"]["baseUrl"],
+            "https://b"
+        );
+        assert_eq!(values(&planted()).len(), 22);
     }
 
     #[test]

@@ -77,7 +77,7 @@ fn exposure(s: &Settings, out: &mut Vec<Finding>) {
     if s.gateway.auth.mode == AuthMode::None {
         out.push(find("gateway.bind_no_auth", Severity::Critical, format!("the gateway listens on {bind} with gateway.auth.mode \"none\": anyone who reaches the port is an operator"), "set gateway.auth.mode \"token\" (or bind loopback)"));
     }
-    let tls = s.gateway.tls.get("enabled").and_then(Value::as_bool) == Some(true);
+    let tls = s.gateway.tls.enabled == Some(true);
     if !tls {
         out.push(find("gateway.bind_no_tls", Severity::Warn, format!("the gateway listens on {bind} without TLS: the token and every message cross the network in clear"), "bind loopback and reach it over SSH or a tunnel, or put TLS in front (gateway.tls)"));
     }

@@ -59,9 +59,9 @@ fn enabled(state: &SharedState) -> bool {
         .settings()
         .gateway
         .http
-        .pointer("/endpoints/chatCompletions/enabled")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
+        .endpoints
+        .chat_completions
+        .enabled
 }
 
 fn not_found() -> HttpResponse {

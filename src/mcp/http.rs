@@ -82,36 +82,22 @@ impl Calls for InProcess {
     }
 }
 
-fn endpoint(state: &AppState) -> Value {
-    state
-        .live
-        .settings()
-        .gateway
-        .http
-        .pointer("/endpoints/mcp")
-        .cloned()
-        .unwrap_or(Value::Null)
-}
-
 fn enabled(state: &AppState) -> bool {
-    endpoint(state)
-        .get("enabled")
-        .and_then(Value::as_bool)
-        .unwrap_or(true)
+    state.live.settings().gateway.http.endpoints.mcp.enabled
 }
 
 /// The tools `gateway.http.endpoints.mcp.allow` lets `/mcp` offer (a bad
 /// entry is logged and leaves the read-only default).
 fn allowed(state: &AppState) -> Vec<String> {
-    let names: Option<Vec<String>> = endpoint(state).get("allow").and_then(|v| {
-        v.as_array().map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-    });
-    let joined = names.map(|n| n.join(","));
+    let settings = state.live.settings();
+    let joined = settings
+        .gateway
+        .http
+        .endpoints
+        .mcp
+        .allow
+        .as_ref()
+        .map(|n| n.join(","));
     allowlist(joined.as_deref()).unwrap_or_else(|e| {
         tracing::warn!(error = %e, "gateway.http.endpoints.mcp.allow: read-only tools only");
         allowlist(None).unwrap_or_default()

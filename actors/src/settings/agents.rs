@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// `agents.defaults.heartbeat`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -141,4 +141,17 @@ pub struct MemoryRemoteConfig {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend("writeOnly" = true))]
     pub headers: BTreeMap<String, String>,
+}
+
+/// `agents.defaults.models.<provider/model>` (OpenClaw's keys).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentModelEntry {
+    pub alias: Option<String>,
+    /// Provider parameters for this model (free-form, the provider's).
+    pub params: Option<Map<String, Value>>,
+    pub agent_runtime: Option<Value>,
+    pub picker_runtimes: Option<Vec<String>>,
+    pub code_mode: Option<bool>,
+    pub streaming: Option<bool>,
 }

@@ -4,12 +4,16 @@
 //! nothing here has a Rust-side default, so a key missing from it is a bug
 //! caught by the config tests. What ferroclaw reads is typed (a bad value is
 //! refused at load with its key path); inside a typed section, the keys it
-//! does not read are kept as written (`other`), and sections later issues
-//! use are kept as JSON.
+//! does not read are kept as written (`other`). OpenClaw's sections that
+//! ferroclaw accepts without reading are typed with OpenClaw's keys too
+//! (`compat.rs`, `gateway.rs`), so no section is bare JSON and a typo is
+//! named at every depth.
 
 mod agents;
 mod bad;
 mod channels;
+mod compat;
+mod gateway;
 mod hooks;
 mod mcp;
 mod nodes;
@@ -24,6 +28,8 @@ use serde_json::{Map, Value};
 pub use agents::*;
 pub use bad::BadSetting;
 pub use channels::*;
+pub use compat::*;
+pub use gateway::*;
 pub use hooks::*;
 pub use mcp::*;
 pub use nodes::*;
@@ -65,7 +71,7 @@ pub struct Settings {
     pub agents: AgentsSettings,
     pub models: ModelsSettings,
     pub logging: LoggingSettings,
-    pub meta: Value,
+    pub meta: MetaSettings,
     pub auth: AuthSettings,
     pub channels: ChannelsSettings,
     pub bindings: Vec<Binding>,
@@ -78,19 +84,17 @@ pub struct Settings {
     pub skills: SkillsSettings,
     pub mcp: McpSettings,
     pub attachments: AttachmentsSettings,
-    #[schemars(transform = secret_plugins)]
-    pub plugins: Value,
-    pub commands: Value,
-    pub ui: Value,
+    pub plugins: PluginsSettings,
+    pub commands: CommandsSettings,
+    pub ui: UiSettings,
     /// Environment for the gateway: every value in it is a secret.
     #[schemars(extend("writeOnly" = true))]
-    pub env: Value,
-    pub wizard: Value,
-    pub browser: Value,
-    #[schemars(transform = secret_api_key)]
-    pub talk: Value,
-    pub memory: Value,
-    pub update: Value,
+    pub env: EnvSettings,
+    pub wizard: WizardSettings,
+    pub browser: BrowserSettings,
+    pub talk: TalkSettings,
+    pub memory: MemorySection,
+    pub update: UpdateSettings,
 }
 
 /// `attachments`: how long stored media is kept (OpenClaw's `ttlHours`;
@@ -165,12 +169,11 @@ pub struct GatewaySettings {
     pub channel_stale_event_threshold_minutes: f64,
     pub trusted_proxies: Vec<String>,
     pub control_ui: ControlUi,
-    pub http: Value,
-    #[schemars(transform = secret_remote)]
-    pub remote: Value,
-    pub tls: Value,
-    pub reload: Value,
-    pub tailscale: Value,
+    pub http: HttpSettings,
+    pub remote: RemoteSettings,
+    pub tls: TlsSettings,
+    pub reload: ReloadSettings,
+    pub tailscale: TailscaleSettings,
     /// `gateway.nodes`: which commands nodes may be invoked with.
     pub nodes: NodesSettings,
 }
@@ -240,7 +243,8 @@ pub struct AgentDefaults {
     /// `local` | `utc` (an IANA zone falls back to local time).
     pub envelope_timezone: String,
     pub context_tokens: Option<u64>,
-    pub models: Value,
+    /// `<provider/model>`: its alias and parameters (OpenClaw's model map).
+    pub models: BTreeMap<String, AgentModelEntry>,
     pub typing_mode: Option<String>,
     pub memory_search: MemorySearchConfig,
 }
@@ -616,7 +620,7 @@ impl Settings {
     }
 }
 
-// The secrets of the sections kept as JSON, declared on their types'
+// The secrets of the parts kept as JSON, declared on their types'
 // schemas (`writeOnly`; `secrets.rs` redacts by it). OpenClaw's key names.
 
 /// Marks each of `paths` (keys between dots, `*` for every key of a map)
@@ -682,21 +686,9 @@ pub(crate) fn secret_channel(schema: &mut schemars::Schema) {
     }
 }
 
-fn secret_plugins(schema: &mut schemars::Schema) {
-    mark(schema, &["entries.*.apiKey", "entries.*.env"]);
-}
-
-fn secret_api_key(schema: &mut schemars::Schema) {
-    mark(schema, &["apiKey"]);
-}
-
 fn secret_hooks(schema: &mut schemars::Schema) {
     // `token` is marked on the type; these live in untyped parts.
     mark(schema, &["messageReceived.token", "gmail.pushToken"]);
-}
-
-fn secret_remote(schema: &mut schemars::Schema) {
-    mark(schema, &["token", "password"]);
 }
 
 fn secret_tools(schema: &mut schemars::Schema) {

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{error, ToolOutcome};
+use crate::settings::{PluginsSettings, WebSearchPlugin};
 
 /// Why `tools.web.search` could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -158,7 +159,7 @@ impl SearchSettings {
     /// `baseUrl`), the keys' environment variables as fallbacks.
     pub fn from_config(
         tools: &Value,
-        plugins: &Value,
+        plugins: &PluginsSettings,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<SearchSettings, SearchConfigError> {
         let raw = tools.pointer("/web/search").cloned().unwrap_or(Value::Null);
@@ -219,26 +220,26 @@ impl SearchSettings {
 fn endpoint(
     p: Provider,
     keys: &Keys,
-    plugins: &Value,
+    plugins: &PluginsSettings,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Option<Endpoint> {
-    let cfg = plugins.pointer(&format!("/entries/{}/config/webSearch", p.id()));
-    let text = |k: &str| {
-        cfg.and_then(|c| c.get(k))
-            .and_then(Value::as_str)
+    let cfg = plugins.web_search(p.id());
+    let text = |value: fn(&WebSearchPlugin) -> &Option<String>| {
+        cfg.and_then(|c| value(c).as_deref())
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(str::to_string)
     };
+    let base_url = || text(|c| &c.base_url);
     let legacy = (p == Provider::Brave)
         .then(|| keys.api_key.clone())
         .flatten()
         .filter(|k| !k.trim().is_empty());
     let from_env = legacy.or_else(|| p.env().and_then(env).filter(|v| !v.trim().is_empty()));
     let (base, key) = match p {
-        Provider::Searxng => (text("baseUrl").or(from_env), None),
-        Provider::DuckDuckGo => (text("baseUrl"), None),
-        _ => (text("baseUrl"), Some(text("apiKey").or(from_env)?)),
+        Provider::Searxng => (base_url().or(from_env), None),
+        Provider::DuckDuckGo => (base_url(), None),
+        _ => (base_url(), Some(text(|c| &c.api_key).or(from_env)?)),
     };
     let base = base.or(p.default_base().map(str::to_string))?;
     Some(Endpoint {
@@ -610,6 +611,10 @@ fn duckduckgo_hits(html: &str) -> Vec<Hit> {
 mod tests {
     use super::*;
 
+    fn plugins(v: Value) -> PluginsSettings {
+        serde_json::from_value(v).unwrap()
+    }
+
     fn defaults() -> Value {
         json!({"web": {"search": {"enabled": true, "provider": null, "maxResults": 5, "timeoutSeconds": 30, "cacheTtlMinutes": 15}}})
     }
@@ -621,24 +626,26 @@ mod tests {
             "SEARXNG_BASE_URL" => Some("http://127.0.0.1:8888/".to_string()),
             _ => None,
         };
-        let plugins = json!({"entries": {"brave": {"config": {"webSearch": {"apiKey": "b"}}}}});
-        let s = SearchSettings::from_config(&defaults(), &plugins, &env).unwrap();
+        let brave =
+            plugins(json!({"entries": {"brave": {"config": {"webSearch": {"apiKey": "b"}}}}}));
+        let s = SearchSettings::from_config(&defaults(), &brave, &env).unwrap();
         let ids: Vec<_> = s.endpoints.iter().map(|e| e.provider.id()).collect();
         assert_eq!(ids, ["brave", "tavily", "searxng"]);
         assert!(s.fallback && s.unavailable.is_none());
         assert_eq!(s.endpoints[2].base, "http://127.0.0.1:8888");
         // Nothing configured: not offered, and the reason says what to set.
-        let none = SearchSettings::from_config(&defaults(), &json!({}), &|_| None).unwrap();
+        let none =
+            SearchSettings::from_config(&defaults(), &plugins(json!({})), &|_| None).unwrap();
         assert!(none.unavailable.unwrap().contains("BRAVE_API_KEY"));
         // Key-free DuckDuckGo only by name, and a named provider never falls back.
         let mut d = defaults();
         d["web"]["search"]["provider"] = json!("duckduckgo");
-        let ddg = SearchSettings::from_config(&d, &json!({}), &|_| None).unwrap();
+        let ddg = SearchSettings::from_config(&d, &plugins(json!({})), &|_| None).unwrap();
         assert_eq!(ddg.endpoints[0].provider, Provider::DuckDuckGo);
         assert!(!ddg.fallback);
         d["web"]["search"]["provider"] = json!("bing");
         assert!(matches!(
-            SearchSettings::from_config(&d, &json!({}), &|_| None),
+            SearchSettings::from_config(&d, &plugins(json!({})), &|_| None),
             Err(SearchConfigError::UnknownProvider(_))
         ));
     }

@@ -36,19 +36,19 @@ const THEMES: &[(&str, &str, &str)] = &[
 ];
 
 /// `themes.list`: the built-in themes and the one in force
-/// (`ui.prefs.theme` / `ui.prefs.themeMode` in config; else claw, system).
+/// (`ui.prefs.theme` / `ui.prefs.themeMode`; an id it does not know: claw).
 fn themes(state: &SharedState) -> Value {
     let settings = state.live.settings();
-    let prefs = &settings.ui["prefs"];
-    let wanted = prefs["theme"].as_str().unwrap_or("claw");
+    let prefs = &settings.ui.prefs;
+    let wanted = prefs.theme.as_str();
     let id = THEMES
         .iter()
         .find(|(t, _, _)| *t == wanted)
         .map_or("claw", |(t, _, _)| *t);
-    let mode = prefs["themeMode"]
-        .as_str()
-        .filter(|m| matches!(*m, "light" | "dark"))
-        .unwrap_or("system");
+    let mode = match prefs.theme_mode.as_str() {
+        m @ ("light" | "dark") => m,
+        _ => "system",
+    };
     let describe = |(id, name, description): &(&str, &str, &str)| {
         json!({ "id": id, "name": name, "description": description, "source": "builtin",
                 "modes": ["light", "dark"] })
