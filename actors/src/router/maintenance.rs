@@ -1,16 +1,14 @@
 //! Session maintenance, OpenClaw's `session.maintenance`: stale sessions
-//! (not updated for `pruneAfter`, default 30 days) are removed with their
-//! transcripts, and the oldest beyond `maxEntries` (default 5000); `mode:
+//! (not updated for `pruneAfter`) are removed with their transcripts, and
+//! the oldest beyond `maxEntries` (defaults in `default.json5`); `mode:
 //! "warn"` only reports. Never removed: an agent's main session, a session
 //! with a live actor, one whose inbox holds messages not yet answered.
 //! Run by the router at start and hourly, with the usage rows' own policy
 //! (400 days). The reply outbox is never pruned here (its delivery records
 //! are what makes a restart answer once).
 
-use serde_json::Value;
-
 use super::SessionRow;
-use crate::settings::{parse_duration, BadSetting, Settings};
+use crate::settings::{BadSetting, MaintenanceMode, Settings};
 
 /// The router's policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,8 +21,6 @@ pub struct Maintenance {
     pub protected: Vec<String>,
 }
 
-pub const DEFAULT_PRUNE_AFTER_MS: u64 = 30 * 86_400_000;
-pub const DEFAULT_MAX_ENTRIES: usize = 5000;
 /// How long usage rows are kept (`usage.cost` reads back a year and more).
 pub const USAGE_KEEP_MS: u64 = 400 * 86_400_000;
 
@@ -35,54 +31,25 @@ impl Maintenance {
         let bad = |key: &str, problem: String| {
             BadSetting::new(format!("session.maintenance.{key}"), problem)
         };
-        let not_duration = || bad("pruneAfter", "a duration (\"30d\") or milliseconds".into());
-        let m = s
-            .session
-            .other
-            .get("maintenance")
-            .cloned()
-            .unwrap_or(Value::Null);
-        let enforce = match m.get("mode").and_then(Value::as_str) {
-            None | Some("enforce") => true,
-            Some("warn") => false,
-            Some(other) => {
-                return Err(bad(
-                    "mode",
-                    format!("expected \"enforce\" or \"warn\", got {other:?}"),
-                ))
-            }
-        };
-        let prune_after_ms =
-            match m.get("pruneAfter") {
-                None | Some(Value::Null) => DEFAULT_PRUNE_AFTER_MS,
-                Some(Value::Number(n)) => n.as_u64().ok_or_else(not_duration)?,
-                Some(Value::String(d)) => parse_duration(d)
-                    .map(|d| d.as_millis() as u64)
-                    .ok_or_else(|| {
-                        bad(
-                            "pruneAfter",
-                            format!("{d:?} is not a duration (\"30d\", \"12h\")"),
-                        )
-                    })?,
-                Some(_) => return Err(not_duration()),
-            };
-        let max_entries = match m.get("maxEntries") {
-            None | Some(Value::Null) => DEFAULT_MAX_ENTRIES,
-            Some(v) => v
-                .as_u64()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| bad("maxEntries", "a positive number".into()))?
-                as usize,
-        };
+        let m = &s.session.maintenance;
+        let prune_after_ms = m.prune_after.millis().ok_or_else(|| {
+            bad(
+                "pruneAfter",
+                format!("{:?} is not a duration (\"30d\", \"12h\")", m.prune_after),
+            )
+        })?;
+        if m.max_entries == 0 {
+            return Err(bad("maxEntries", "a positive number".into()));
+        }
         let mut protected: Vec<String> = std::iter::once(s.default_agent_id().to_string())
             .chain(s.agents.list.iter().map(|a| a.id.clone()))
             .map(|id| format!("agent:{id}:{}", s.session.main_key))
             .collect();
         protected.dedup();
         Ok(Maintenance {
-            enforce,
+            enforce: m.mode == MaintenanceMode::Enforce,
             prune_after_ms,
-            max_entries,
+            max_entries: m.max_entries as usize,
             protected,
         })
     }
@@ -137,9 +104,9 @@ mod tests {
         }
     }
 
-    fn policy(patch: Value) -> Result<Maintenance, BadSetting> {
+    fn policy(patch: serde_json::Value) -> Result<Maintenance, BadSetting> {
         let mut s = crate::settings::shipped();
-        s.session.other.insert("maintenance".into(), patch);
+        s.session.maintenance = crate::settings::shipped_with("session.maintenance", patch);
         Maintenance::from_settings(&s)
     }
 
@@ -171,18 +138,22 @@ mod tests {
             ]
         );
         let roomy = policy(serde_json::json!({})).unwrap();
-        // The defaults: 30 days, 5000 entries: only the stale one.
+        // The shipped ones (30 days, 5000 entries): only the stale one.
         assert_eq!(roomy.select(&rows, &busy, now), vec!["agent:main:old"]);
         assert_eq!(
             (roomy.prune_after_ms, roomy.max_entries, roomy.enforce),
-            (DEFAULT_PRUNE_AFTER_MS, DEFAULT_MAX_ENTRIES, true)
+            (30 * day, 5000, true)
         );
     }
 
     #[test]
     fn bad_settings_are_refused_with_their_key() {
+        // An unknown mode is refused when the config is read (typed).
+        let mut m = serde_json::json!({ "pruneAfter": "30d", "maxEntries": 1 });
+        m["mode"] = "delete".into();
+        let e = serde_json::from_value::<crate::settings::MaintenanceSettings>(m).unwrap_err();
+        assert!(e.to_string().contains("enforce"), "{e}");
         for (bad, key) in [
-            (serde_json::json!({ "mode": "delete" }), "mode"),
             (serde_json::json!({ "pruneAfter": "soon" }), "pruneAfter"),
             (serde_json::json!({ "maxEntries": 0 }), "maxEntries"),
         ] {

@@ -396,9 +396,50 @@ pub struct SessionSettings {
     /// Canonical name -> the ids one person has on several channels
     /// (`telegram:123`, or a bare id): their direct messages share a session.
     pub identity_links: BTreeMap<String, Vec<String>>,
+    pub maintenance: MaintenanceSettings,
     /// Keys read by later features (reset policies, send rules).
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
+}
+
+/// `session.maintenance` (OpenClaw's keys): what the router prunes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceSettings {
+    /// `enforce` removes; `warn` only reports.
+    pub mode: MaintenanceMode,
+    /// A duration (`"30d"`) or milliseconds.
+    pub prune_after: DurationSetting,
+    pub max_entries: u64,
+    /// OpenClaw's disk and rotation keys, not read.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MaintenanceMode {
+    Enforce,
+    Warn,
+}
+
+/// A duration as OpenClaw writes one: text (`"30d"`, `"12h"`) or
+/// milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum DurationSetting {
+    Millis(u64),
+    Text(String),
+}
+
+impl DurationSetting {
+    /// In milliseconds; None when the text is not a duration.
+    pub fn millis(&self) -> Option<u64> {
+        match self {
+            DurationSetting::Millis(ms) => Some(*ms),
+            DurationSetting::Text(t) => parse_duration(t).map(|d| d.as_millis() as u64),
+        }
+    }
 }
 
 /// The shipped `session` section, for unit tests.
