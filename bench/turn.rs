@@ -16,8 +16,8 @@
 //! `cc` and preloaded; skipped without a C compiler), the store's writes,
 //! flushes and bytes flushed per turn (its `/metrics` counters), and the chat.send ack,
 //! send -> first `chat` delta and send -> final latencies at p50/p99. Knobs: `FERROCLAW_BENCH_LONG`
-//! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_PERF=<dir>`
-//! (a `perf record` of each build's long case), `FERROCLAW_BENCH_PERF_STAT=1`
+//! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_SHORT` (100),
+//! `FERROCLAW_BENCH_PERF=<dir>` (a `perf record` of each build's cases), `FERROCLAW_BENCH_PERF_STAT=1`
 //! (CPU per turn from `perf stat`'s task-clock, finer than `/proc`'s ticks).
 //!
 //! `FERROCLAW_BENCH_OPENCLAW=1` also runs OpenClaw's own gateway (`openclaw
@@ -385,6 +385,39 @@ async fn measure_openclaw(fake: &FakeProvider) -> Option<Vec<Figures>> {
     Some(cases("openclaw", pid, &addr, fake, &none, state.path()).await)
 }
 
+/// FERROCLAW_BENCH_PERF=<dir>: a `perf record` of the gateway during a
+/// case, to <dir>/<build>-<case>.data (`perf report -i ...` reads it).
+fn perf_record(pid: u32, build: &str, case: &str) -> Option<std::process::Child> {
+    let dir = std::env::var("FERROCLAW_BENCH_PERF").ok()?;
+    let out = Path::new(&dir).join(format!("{build}-{case}.data"));
+    let args = [
+        "record",
+        "-q",
+        "-F",
+        "4000",
+        "-g",
+        "-p",
+        &pid.to_string(),
+        "-o",
+    ];
+    Command::new("perf")
+        .args(args)
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()
+}
+
+fn perf_stop(perf: Option<std::process::Child>) {
+    if let Some(mut p) = perf {
+        let _ = Command::new("kill")
+            .args(["-INT", &p.id().to_string()])
+            .status();
+        let _ = p.wait();
+    }
+}
+
 /// The cases against a running gateway (process group `pid`).
 async fn cases(
     build: &str,
@@ -409,11 +442,13 @@ async fn cases(
     fake.set_default(Script::words(16));
     turns(&mut c, 10, |i| format!("warm-{i}"), "warm").await;
 
-    let short = 100;
+    let short = env_usize("FERROCLAW_BENCH_SHORT", 100);
+    let perf = perf_record(pid, build, "short");
     let ins = PerfStat::start(pid, dir, "short");
     let a = mark(pid, &count, addr, true);
     let lat = turns(&mut c, short, |i| format!("short-{i}"), "short").await;
     let b = mark(pid, &count, addr, false);
+    perf_stop(perf);
     if let Some(n) = ins.and_then(PerfStat::stop) {
         println!(
             "{build:<7} 16 tokens, fresh   cpu (task-clock) {:.3} ms/turn",
@@ -433,26 +468,7 @@ async fn cases(
     let long = env_usize("FERROCLAW_BENCH_LONG", 2000);
     let n = env_usize("FERROCLAW_BENCH_LONG_TURNS", 20);
     fake.set_default(Script::words(long));
-    // FERROCLAW_BENCH_PERF=<dir>: `perf record` of the gateway during this
-    // case, to <dir>/<build>.data (`perf report -i ...` reads it).
-    let perf = std::env::var("FERROCLAW_BENCH_PERF").ok().map(|dir| {
-        Command::new("perf")
-            .args([
-                "record",
-                "-q",
-                "-F",
-                "4000",
-                "-g",
-                "-p",
-                &pid.to_string(),
-                "-o",
-            ])
-            .arg(Path::new(&dir).join(format!("{build}.data")))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("perf runs")
-    });
+    let perf = perf_record(pid, build, "long");
     let ins = PerfStat::start(pid, dir, "long");
     let a = mark(pid, &count, addr, true);
     let lat = turns(&mut c, n, |_| "long".to_string(), "long").await;
@@ -463,12 +479,7 @@ async fn cases(
             i / n as f64
         );
     }
-    if let Some(mut p) = perf {
-        let _ = Command::new("kill")
-            .args(["-INT", &p.id().to_string()])
-            .status();
-        let _ = p.wait();
-    }
+    perf_stop(perf);
     let name = format!("{long} tokens x{n}");
     let case = Case {
         build,

@@ -429,16 +429,17 @@ channel_keys! {
         /// The bot's ACI (native @mentions of it, loop protection).
         account_uuid: Option<String>,
         transport: Option<SignalTransport>,
-        /// OpenClaw's older transport keys (read when `transport` is unset).
+        /// OpenClaw's older transport keys (read when `transport` is unset;
+        /// what `transport` leaves unset is taken from them).
         http_url: Option<String>,
-        http_host: Option<String>,
-        http_port: Option<u16>,
-        cli_path: Option<String>,
+        http_host: String,
+        http_port: u16,
+        cli_path: String,
         auto_start: Option<bool>,
         config_path: Option<String>,
-        startup_timeout_ms: Option<u64>,
+        startup_timeout_ms: u64,
         receive_mode: Option<String>,
-        ignore_stories: Option<bool>,
+        ignore_stories: bool,
         /// Groups (`group:<id>`) or senders allowed in groups.
         group_allow_from: Vec<IdValue>,
         /// Per group id (`"*"`: every group).

@@ -140,37 +140,55 @@ fn url_of(path: &str, key: &str, raw: &str) -> Result<String, ConfigError> {
     Ok(t)
 }
 
-/// `transport` as written, or built from OpenClaw's older keys.
-fn transport(k: &SignalKeys) -> (SignalTransport, &'static str) {
-    if let Some(t) = &k.transport {
-        return (t.clone(), "transport.");
-    }
+/// Where the daemon is to be found or run: `transport` as written, what it
+/// leaves unset taken from OpenClaw's older keys (or those alone).
+struct Daemon {
+    kind: Option<SignalTransportKind>,
+    url: Option<String>,
+    cli_path: String,
+    config_path: Option<String>,
+    http_host: String,
+    http_port: u16,
+    startup_timeout_ms: u64,
+    receive_mode: Option<String>,
+    ignore_stories: bool,
+}
+
+/// The daemon's settings, and the key prefix they were read under.
+fn transport(k: &SignalKeys) -> (Daemon, &'static str) {
     let auto = k.auto_start.unwrap_or(k.http_url.is_none());
-    let t = SignalTransport {
+    let legacy = SignalTransport {
         kind: Some(if auto {
             SignalTransportKind::ManagedNative
         } else {
             SignalTransportKind::ExternalNative
         }),
         url: k.http_url.clone(),
-        cli_path: k.cli_path.clone(),
-        config_path: k.config_path.clone(),
-        http_host: k.http_host.clone(),
-        http_port: k.http_port,
-        startup_timeout_ms: k.startup_timeout_ms,
-        receive_mode: k.receive_mode.clone(),
-        ignore_stories: k.ignore_stories,
-        other: Map::new(),
+        ..SignalTransport::default()
     };
-    (t, "")
+    let (t, at) = match &k.transport {
+        Some(t) => (t, "transport."),
+        None => (&legacy, ""),
+    };
+    let d = Daemon {
+        kind: t.kind,
+        url: t.url.clone(),
+        cli_path: t.cli_path.clone().unwrap_or_else(|| k.cli_path.clone()),
+        config_path: t.config_path.clone().or_else(|| k.config_path.clone()),
+        http_host: t.http_host.clone().unwrap_or_else(|| k.http_host.clone()),
+        http_port: t.http_port.unwrap_or(k.http_port),
+        startup_timeout_ms: t.startup_timeout_ms.unwrap_or(k.startup_timeout_ms),
+        receive_mode: t.receive_mode.clone().or_else(|| k.receive_mode.clone()),
+        ignore_stories: t.ignore_stories.unwrap_or(k.ignore_stories),
+    };
+    (d, at)
 }
 
 /// Where the daemon is, and whether ferroclaw runs it.
 fn place(k: &SignalKeys, path: &str) -> Result<(String, Option<Managed>), ConfigError> {
     let (t, at) = transport(k);
     let bind = || {
-        let host = t.http_host.clone().unwrap_or_else(|| "127.0.0.1".into());
-        let port = t.http_port.unwrap_or(8080);
+        let (host, port) = (&t.http_host, t.http_port);
         if host.is_empty() || host.contains(['/', ' ', '@']) || port == 0 {
             return Err(ConfigError::from(format!(
                 "{path}.{at}httpHost: expected a host and httpPort a port"
@@ -200,12 +218,12 @@ fn place(k: &SignalKeys, path: &str) -> Result<(String, Option<Managed>), Config
                 None => url_of(path, &format!("{at}httpHost"), &bind)?,
             };
             let managed = Managed {
-                cli_path: t.cli_path.as_deref().map_or("signal-cli".into(), home),
+                cli_path: home(&t.cli_path),
                 config_path: t.config_path.as_deref().map(home),
                 bind,
-                startup_timeout_ms: t.startup_timeout_ms.unwrap_or(30_000).clamp(1000, 120_000),
+                startup_timeout_ms: t.startup_timeout_ms.clamp(1000, 120_000),
                 receive_mode: t.receive_mode.clone(),
-                ignore_stories: t.ignore_stories.unwrap_or(false),
+                ignore_stories: t.ignore_stories,
             };
             Ok((url, Some(managed)))
         }
@@ -327,6 +345,19 @@ mod tests {
             "transport": { "kind": "external-native", "url": "127.0.0.1:7583" } }))
         .unwrap()[0];
         assert_eq!(a.url, "http://127.0.0.1:7583");
+        // What the transport leaves unset comes from the keys beside it
+        // (their defaults in default.json5), what it sets wins.
+        let a = &accounts(
+            json!({ "account": "+15550001111", "httpPort": 9090, "cliPath": "/opt/sc",
+            "transport": { "kind": "managed-native", "httpHost": "127.0.0.2" } }),
+        )
+        .unwrap()[0];
+        let m = a.managed.as_ref().expect("managed");
+        assert_eq!(
+            (m.bind.as_str(), m.cli_path.as_str()),
+            ("127.0.0.2:9090", "/opt/sc")
+        );
+        assert_eq!((m.startup_timeout_ms, m.ignore_stories), (30_000, false));
         let none = accounts(json!({ "account": "+15550001111",
             "transport": { "kind": "container", "url": "http://signal:8080" } }))
         .unwrap();
