@@ -415,3 +415,225 @@ mod defaults_tests {
         );
     }
 }
+
+/// Every number or switch the settings type as optional whose shipped
+/// value is unset (`null` or absent), at every depth (a map's entries as
+/// `*`, a list's as `[]`): each one's "unset" is decided somewhere, and
+/// unless it is declared to mean something (`UNSET_MEANS`), that somewhere
+/// is a default written in Rust.
+pub fn unset_scalars() -> Vec<String> {
+    let defaults: Value = json5::from_str(crate::config::DEFAULT_JSON5).unwrap_or(Value::Null);
+    let root = ferroclaw_actors::settings::json_schema();
+    let mut out = Vec::new();
+    unset_in(root, root, Some(&defaults), "", &mut out, 0);
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn unset_in(
+    root: &Value,
+    schema: &Value,
+    shipped: Option<&Value>,
+    path: &str,
+    out: &mut Vec<String>,
+    depth: u8,
+) {
+    if depth > 12 {
+        return;
+    }
+    let mut sh = Shape::default();
+    shape(root, schema, &mut sh);
+    let at = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    for (k, child) in &sh.named {
+        let here = at(k);
+        let value = shipped.and_then(|d| d.get(k)).filter(|v| !v.is_null());
+        if value.is_none() && optional_scalar(resolve(root, child)) {
+            out.push(here.clone());
+        }
+        unset_in(root, child, value, &here, out, depth + 1);
+    }
+    if let Some(rest) = sh.rest {
+        unset_in(root, rest, None, &at("*"), out, depth + 1);
+    }
+    if let Some(items) = sh.items {
+        unset_in(root, items, None, &format!("{path}[]"), out, depth + 1);
+    }
+}
+
+/// A number or a switch that may be null.
+fn optional_scalar(s: &Value) -> bool {
+    let types: Vec<&str> = match s.get("type") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    types.contains(&"null")
+        && types
+            .iter()
+            .any(|t| ["integer", "number", "boolean"].contains(t))
+}
+
+#[cfg(test)]
+mod unset_tests {
+    /// What unset means for each optional number or switch shipped unset
+    /// (`channels.<id>` stands for `channels.defaults.<id>` too; `x.*` for
+    /// everything under `x`). A new one fails
+    /// `an_unset_number_or_switch_says_what_unset_means` until its default
+    /// is in `config/default.json5` or its meaning is here.
+    const UNSET_MEANS: &[(&str, &str)] = &[
+        (
+            "agents.defaults.contextTokens",
+            "the model's context window",
+        ),
+        ("agents.defaults.models.*.codeMode", "OpenClaw's, not read"),
+        ("agents.defaults.models.*.streaming", "OpenClaw's, not read"),
+        (
+            "agents.list[].default",
+            "not the default agent (the first is)",
+        ),
+        ("attachments.ttlHours", "no age limit"),
+        ("browser.*", "OpenClaw's, not read yet"),
+        (
+            "channels.discord.guilds.*.channels.*.allow",
+            "the guild's rule",
+        ),
+        ("channels.discord.guilds.*.channels.*.enabled", "enabled"),
+        (
+            "channels.discord.guilds.*.channels.*.requireMention",
+            "the guild's rule",
+        ),
+        (
+            "channels.discord.guilds.*.requireMention",
+            "the channel's rule",
+        ),
+        ("channels.matrix.dm.enabled", "from dm.policy"),
+        ("channels.matrix.groups.*.enabled", "enabled"),
+        (
+            "channels.matrix.groups.*.requireMention",
+            "the channel's rule",
+        ),
+        ("channels.matrix.rooms.*.enabled", "enabled"),
+        (
+            "channels.matrix.rooms.*.requireMention",
+            "the channel's rule",
+        ),
+        (
+            "channels.signal.autoStart",
+            "true unless httpUrl is set (OpenClaw's)",
+        ),
+        ("channels.signal.groups.*.enabled", "enabled"),
+        (
+            "channels.signal.groups.*.requireMention",
+            "the channel's rule",
+        ),
+        (
+            "channels.signal.transport.httpPort",
+            "the httpPort beside transport",
+        ),
+        (
+            "channels.signal.transport.ignoreStories",
+            "the ignoreStories beside transport",
+        ),
+        (
+            "channels.signal.transport.startupTimeoutMs",
+            "the startupTimeoutMs beside it",
+        ),
+        ("channels.slack.channels.*.allow", "the channel's rule"),
+        ("channels.slack.channels.*.enabled", "enabled"),
+        (
+            "channels.slack.channels.*.requireMention",
+            "the channel's rule",
+        ),
+        ("channels.telegram.groups.*.enabled", "enabled"),
+        (
+            "channels.telegram.groups.*.requireMention",
+            "the channel's rule",
+        ),
+        ("commands.*", "OpenClaw's, not read"),
+        ("env.*", "OpenClaw's, not read"),
+        ("gateway.auth.allowTailscale", "OpenClaw's, not read"),
+        ("gateway.remote.*", "for clients, not read"),
+        ("gateway.tailscale.*", "OpenClaw's, not read"),
+        ("gateway.tls.*", "OpenClaw's, not read"),
+        ("hooks.mappings[].deliver", "as the request says"),
+        ("hooks.mappings[].timeoutSeconds", "as the request says"),
+        ("mcp.servers.*.enabled", "enabled"),
+        ("mcp.servers.*.lazy", "started at boot"),
+        (
+            "mcp.servers.*.supportsParallelToolCalls",
+            "OpenClaw's, not read",
+        ),
+        (
+            "mcp.servers.*.timeoutMs",
+            "OpenClaw's older requestTimeoutMs",
+        ),
+        ("meta.*", "OpenClaw's, not read"),
+        (
+            "models.providers.*.models[].contextWindow",
+            "the built-in catalog's",
+        ),
+        (
+            "models.providers.*.models[].maxTokens",
+            "the provider's own limit",
+        ),
+        (
+            "models.providers.*.models[].reasoning",
+            "not a reasoning model",
+        ),
+        ("plugins.*", "OpenClaw's, not read"),
+        ("skills.entries.*.enabled", "enabled"),
+        ("talk.*", "OpenClaw's, not read yet"),
+        ("ui.prefs.*", "the Control UI's own choice"),
+        ("update.*", "OpenClaw's, not read"),
+        ("wizard.*", "OpenClaw's, not read"),
+    ];
+
+    /// Defaults still written in Rust, to move into `default.json5`: this
+    /// list only shrinks.
+    const STILL_IN_RUST: &[&str] = &[
+        "mcp.servers.*.connectionTimeoutMs",
+        "mcp.servers.*.idleTimeoutMs",
+        "mcp.servers.*.requestTimeoutMs",
+    ];
+
+    fn covered(key: &str, pattern: &str) -> bool {
+        let key = key.replacen("channels.defaults.", "channels.", 1);
+        match pattern.strip_suffix(".*") {
+            Some(section) => key
+                .strip_prefix(section)
+                .is_some_and(|r| r.starts_with('.')),
+            None => key == pattern,
+        }
+    }
+
+    #[test]
+    fn an_unset_number_or_switch_says_what_unset_means() {
+        let unset = super::unset_scalars();
+        let known = |k: &String| {
+            UNSET_MEANS.iter().any(|(p, _)| covered(k, p))
+                || STILL_IN_RUST.iter().any(|p| covered(k, p))
+        };
+        let new: Vec<&String> = unset.iter().filter(|k| !known(k)).collect();
+        assert!(
+            new.is_empty(),
+            "optional numbers or switches shipped unset: give each its default in \
+             config/default.json5, or say in UNSET_MEANS what unset means: {new:#?}"
+        );
+        let patterns = UNSET_MEANS.iter().map(|(p, _)| p).chain(STILL_IN_RUST);
+        let stale: Vec<&&str> = patterns
+            .filter(|p| !unset.iter().any(|k| covered(k, p)))
+            .collect();
+        assert!(stale.is_empty(), "listed but no longer unset: {stale:?}");
+        assert!(covered(
+            "channels.defaults.signal.autoStart",
+            "channels.signal.autoStart"
+        ));
+        assert!(covered("browser.profiles.x", "browser.*") && !covered("browsers", "browser.*"));
+    }
+}
