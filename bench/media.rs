@@ -36,6 +36,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
 const MB: usize = 1 << 20;
 
+/// `tools.media` as a config file with `media` in it reads.
+fn media(media: serde_json::Value) -> MediaConfig {
+    let raw = json!({ "tools": { "media": media } }).to_string();
+    let (_, settings, _) = ferroclaw::config::check_user_raw(&raw, "bench").unwrap();
+    MediaConfig::from_tools(&settings.tools)
+}
+
 fn n() -> usize {
     std::env::var("FERROCLAW_BENCH_N")
         .ok()
@@ -187,9 +194,8 @@ async fn transcription_cases(dir: &std::path::Path) {
         .await
         .unwrap()
         .unwrap();
-    let cli: MediaConfig = serde_json::from_value(json!({"audio": {"models": [
-        {"type": "cli", "command": "sh", "args": ["-c", "echo remind me to buy milk", "sh", "{{MediaPath}}"]}]}}))
-    .unwrap();
+    let cli = media(json!({"audio": {"models": [
+        {"type": "cli", "command": "sh", "args": ["-c", "echo remind me to buy milk", "sh", "{{MediaPath}}"]}]}}));
     let (mut raw, mut via) = (Vec::new(), Vec::new());
     for _ in 0..n() {
         let t = Instant::now();
@@ -212,9 +218,8 @@ async fn transcription_cases(dir: &std::path::Path) {
         &mut via,
     );
     let base = answering(r#"{"text":"remind me to buy milk"}"#, None).await;
-    let mut provider: MediaConfig = serde_json::from_value(json!({"audio": {"models": [
-        {"provider": "local", "model": "whisper-1"}]}}))
-    .unwrap();
+    let mut provider = media(json!({"audio": {"models": [
+        {"provider": "local", "model": "whisper-1"}]}}));
     provider.providers.insert(
         "local".into(),
         serde_json::from_value(json!({"baseUrl": format!("{base}/v1"), "apiKey": "k"})).unwrap(),

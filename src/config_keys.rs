@@ -589,6 +589,21 @@ mod unset_tests {
         ("plugins.*", "OpenClaw's, not read"),
         ("skills.entries.*.enabled", "enabled"),
         ("talk.*", "OpenClaw's, not read yet"),
+        (
+            "tools.links.enabled",
+            "on when models[] is set (OpenClaw's)",
+        ),
+        (
+            "tools.links.models[].timeoutSeconds",
+            "tools.links.timeoutSeconds",
+        ),
+        ("tools.media.audio.maxChars", "the whole transcript"),
+        ("tools.media.*.models[].maxBytes", "the capability's"),
+        ("tools.media.*.models[].maxChars", "the capability's"),
+        ("tools.media.*.models[].timeoutSeconds", "the capability's"),
+        ("tools.media.models[].maxBytes", "the capability's"),
+        ("tools.media.models[].maxChars", "the capability's"),
+        ("tools.media.models[].timeoutSeconds", "the capability's"),
         ("ui.prefs.*", "the Control UI's own choice"),
         ("update.*", "OpenClaw's, not read"),
         ("wizard.*", "OpenClaw's, not read"),
@@ -602,13 +617,21 @@ mod unset_tests {
         "mcp.servers.*.requestTimeoutMs",
     ];
 
+    /// Whether `pattern` names `key`: `*` stands for any one key, a
+    /// trailing `.*` for everything under the part before it.
     fn covered(key: &str, pattern: &str) -> bool {
         let key = key.replacen("channels.defaults.", "channels.", 1);
-        match pattern.strip_suffix(".*") {
-            Some(section) => key
-                .strip_prefix(section)
-                .is_some_and(|r| r.starts_with('.')),
-            None => key == pattern,
+        let (pattern, under) = match pattern.strip_suffix(".*") {
+            Some(section) => (section, true),
+            None => (pattern, false),
+        };
+        let k: Vec<&str> = key.split('.').collect();
+        let p: Vec<&str> = pattern.split('.').collect();
+        let fits = k.iter().zip(&p).all(|(k, p)| *p == "*" || k == p);
+        fits && if under {
+            k.len() > p.len()
+        } else {
+            k.len() == p.len()
         }
     }
 
@@ -635,5 +658,13 @@ mod unset_tests {
             "channels.signal.autoStart"
         ));
         assert!(covered("browser.profiles.x", "browser.*") && !covered("browsers", "browser.*"));
+        assert!(covered(
+            "tools.media.audio.models[].maxBytes",
+            "tools.media.*.models[].maxBytes"
+        ));
+        assert!(!covered(
+            "tools.media.models[].maxBytes",
+            "tools.media.*.models[].maxBytes"
+        ));
     }
 }

@@ -56,7 +56,7 @@ fn links_config(provider: &FakeProvider) -> Value {
             "baseUrl": provider.base_url(), "api": "openai-completions", "apiKey": "k0" } } },
         "agents": { "defaults": { "model": { "primary": "fake/m1", "fallbacks": [] } } },
         "tools": {
-            "links": { "maxLinks": 2 },
+            "links": { "enabled": true, "maxLinks": 2 },
             "web": { "fetch": { "ssrfPolicy": { "allowCidrs": ["127.0.0.0/8"] } } },
         },
     })

@@ -3,45 +3,31 @@
 //! `video`) its own `models[]` and defaults. `models.providers` rides
 //! along for provider entries.
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-
 use super::store::MediaKind;
+pub use crate::settings::{
+    AttachmentMode, AttachmentPolicy, Capability, CapabilityLimits, DocumentSettings, Limits,
+    MediaModelEntry as ModelEntry,
+};
 
-/// `tools.media`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// `tools.media`, with what understanding needs beside it.
+#[derive(Debug, Clone)]
 pub struct MediaConfig {
-    #[serde(default)]
     pub models: Vec<ModelEntry>,
-    #[serde(default)]
-    pub audio: Option<Capability>,
-    #[serde(default)]
-    pub image: Option<Capability>,
-    #[serde(default)]
-    pub video: Option<Capability>,
-    /// ferroclaw's: `tools.media.document` (`enabled`, `maxChars`) for
-    /// the text of documents (`[Document]` blocks).
-    #[serde(default)]
-    pub document: Option<Capability>,
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
+    pub audio: Capability,
+    pub image: Capability,
+    pub video: Capability,
+    pub document: DocumentSettings,
     /// `models.providers`, for provider entries (not part of `tools.media`).
-    #[serde(skip)]
     pub providers: std::collections::BTreeMap<String, crate::settings::ProviderSettings>,
     /// Which reply model a message gets, to tell whether it sees images.
-    #[serde(skip)]
     pub reply: ReplyModels,
     /// `tools.links` (None: off).
-    #[serde(skip)]
     pub links: Option<super::links::LinksConfig>,
     /// The transcriber found when `tools.media.audio` names none
     /// (`detect.rs`).
-    #[serde(skip)]
     pub detected_audio: Option<ModelEntry>,
     /// The environment as `main.rs` hands it over (`<ID>_API_KEY`, `PATH`
     /// for detection): media never reads the process's own.
-    #[serde(skip)]
     pub env: MediaEnv,
 }
 
@@ -120,83 +106,6 @@ impl ReplyModels {
     }
 }
 
-/// What a capability sets as defaults and an entry may override.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Limits {
-    pub prompt: Option<String>,
-    pub max_chars: Option<usize>,
-    pub max_bytes: Option<u64>,
-    pub timeout_seconds: Option<f64>,
-    pub language: Option<String>,
-}
-
-impl Limits {
-    /// These, with `defaults` where these say nothing.
-    pub fn over(&self, defaults: &Limits) -> Limits {
-        Limits {
-            prompt: self.prompt.clone().or(defaults.prompt.clone()),
-            max_chars: self.max_chars.or(defaults.max_chars),
-            max_bytes: self.max_bytes.or(defaults.max_bytes),
-            timeout_seconds: self.timeout_seconds.or(defaults.timeout_seconds),
-            language: self.language.clone().or(defaults.language.clone()),
-        }
-    }
-}
-
-/// `tools.media.audio|image|video`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Capability {
-    pub enabled: Option<bool>,
-    #[serde(default)]
-    pub models: Vec<ModelEntry>,
-    /// Which of a message's attachments of this kind are understood.
-    pub attachments: Option<AttachmentPolicy>,
-    /// Declared before `other`, which keeps the keys left over.
-    #[serde(flatten)]
-    pub limits: Limits,
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-}
-
-/// `tools.media.<kind>.attachments` (OpenClaw's): `mode: "first"` (the
-/// default) understands the first attachment of the kind, `"all"` up to
-/// `maxAttachments` of them (default `ALL_CAP`), labelled `[Image 1/2]`.
-/// (`prefer` is not read: the first ones win.)
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AttachmentPolicy {
-    pub mode: Option<String>,
-    pub max_attachments: Option<usize>,
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-}
-
-/// How many attachments of a kind `mode: "all"` understands when
-/// `maxAttachments` does not say (each is a model call or a process).
-pub const ALL_CAP: usize = 8;
-
-/// One `models[]` entry: `type: "cli"` (command + args) or a provider.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelEntry {
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    pub command: Option<String>,
-    #[serde(default)]
-    pub args: Vec<String>,
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    #[serde(default)]
-    pub capabilities: Vec<String>,
-    /// Declared before `other`, which keeps the keys left over.
-    #[serde(flatten)]
-    pub limits: Limits,
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-}
-
 impl MediaConfig {
     /// From `tools.media`, with `models.providers` for provider entries
     /// and the environment `env` gives (keys, `PATH`).
@@ -209,9 +118,7 @@ impl MediaConfig {
         c.providers = s.models.providers.clone();
         c.reply = ReplyModels::from_settings(s);
         c.links = super::links::LinksConfig::from_tools(&s.tools);
-        if c.entries(MediaKind::Audio).is_empty()
-            && c.audio.as_ref().and_then(|a| a.enabled) != Some(false)
-        {
+        if c.entries(MediaKind::Audio).is_empty() && c.audio.enabled {
             let path = c.env.var("PATH");
             let var = |k: &str| c.env.var(k);
             let env = super::detect::Env {
@@ -232,29 +139,36 @@ impl MediaConfig {
         c
     }
 
-    /// From `tools.media` (absent or malformed: nothing configured, said once).
+    /// From `tools.media` alone (no providers, reply models, links or
+    /// environment).
     pub fn from_tools(tools: &crate::settings::ToolsSettings) -> MediaConfig {
-        match tools.other.get("media") {
-            None => MediaConfig::default(),
-            Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "tools.media not understood; media understanding off");
-                MediaConfig::default()
-            }),
+        let m = &tools.media;
+        MediaConfig {
+            models: m.models.clone(),
+            audio: m.audio.clone(),
+            image: m.image.clone(),
+            video: m.video.clone(),
+            document: m.document.clone(),
+            providers: Default::default(),
+            reply: ReplyModels::default(),
+            links: None,
+            detected_audio: None,
+            env: MediaEnv::default(),
         }
+    }
+
+    /// The shipped `tools.media` with `patch` laid over it, for tests.
+    #[cfg(test)]
+    pub fn shipped_with(patch: serde_json::Value) -> MediaConfig {
+        let mut tools = crate::settings::shipped().tools;
+        tools.media = crate::settings::shipped_with("tools.media", patch);
+        MediaConfig::from_tools(&tools)
     }
 
     /// How many of a message's attachments of `kind` are understood.
     pub fn attachment_cap(&self, kind: MediaKind) -> usize {
-        let cap = match kind {
-            MediaKind::Audio => self.audio.as_ref(),
-            MediaKind::Image => self.image.as_ref(),
-            MediaKind::Video => self.video.as_ref(),
-            _ => None,
-        };
-        match cap.and_then(|c| c.attachments.as_ref()) {
-            Some(p) if p.mode.as_deref() == Some("all") => {
-                p.max_attachments.unwrap_or(ALL_CAP).max(1)
-            }
+        match self.capability(kind).map(|c| &c.attachments) {
+            Some(p) if p.mode == AttachmentMode::All => p.max_attachments.max(1),
             _ => 1,
         }
     }
@@ -267,22 +181,15 @@ impl MediaConfig {
 
     /// The most characters of one document's text (None: documents off).
     pub fn document_chars(&self) -> Option<usize> {
-        let d = self.document.as_ref();
-        match d.and_then(|d| d.enabled) {
-            Some(false) => None,
-            _ => Some(
-                d.and_then(|d| d.limits.max_chars)
-                    .unwrap_or(super::document::DEFAULT_MAX_CHARS),
-            ),
-        }
+        self.document.enabled.then_some(self.document.max_chars)
     }
 
     /// `tools.media.audio|image|video` for a kind (None for documents).
     pub fn capability(&self, kind: MediaKind) -> Option<&Capability> {
         match kind {
-            MediaKind::Audio => self.audio.as_ref(),
-            MediaKind::Image => self.image.as_ref(),
-            MediaKind::Video => self.video.as_ref(),
+            MediaKind::Audio => Some(&self.audio),
+            MediaKind::Image => Some(&self.image),
+            MediaKind::Video => Some(&self.video),
             _ => None,
         }
     }
@@ -290,17 +197,15 @@ impl MediaConfig {
     /// A kind's entries in order: the capability's own `models`, then the
     /// shared ones tagged with it; none when its `enabled` is false.
     pub fn entries(&self, kind: MediaKind) -> Vec<&ModelEntry> {
-        let Some(tag) = kind.capability() else {
+        let (Some(tag), Some(cap)) = (kind.capability(), self.capability(kind)) else {
             return Vec::new();
         };
-        let cap = self.capability(kind);
-        if cap.and_then(|c| c.enabled) == Some(false) {
+        if !cap.enabled {
             return Vec::new();
         }
         let named: Vec<&ModelEntry> = cap
-            .map(|c| c.models.iter().collect::<Vec<_>>())
-            .unwrap_or_default()
-            .into_iter()
+            .models
+            .iter()
             .chain(
                 self.models
                     .iter()
@@ -313,23 +218,9 @@ impl MediaConfig {
         }
     }
 
-    /// A kind's defaults: OpenClaw's (`maxBytes` 10 MB for images, 20 MB
-    /// for audio, 50 MB for video; `maxChars` 500 for images and video)
-    /// under what `tools.media.<kind>` sets.
-    pub fn defaults(&self, kind: MediaKind) -> Limits {
-        let (bytes, chars) = match kind {
-            MediaKind::Image => (10 << 20, Some(500)),
-            MediaKind::Video => (50 << 20, Some(500)),
-            _ => (20 << 20, None),
-        };
-        let builtin = Limits {
-            max_bytes: Some(bytes),
-            max_chars: chars,
-            ..Limits::default()
-        };
-        self.capability(kind)
-            .map(|c| c.limits.over(&builtin))
-            .unwrap_or(builtin)
+    /// A kind's limits (`tools.media.<kind>`; a document's are its own).
+    pub fn defaults(&self, kind: MediaKind) -> Option<&CapabilityLimits> {
+        self.capability(kind).map(|c| &c.limits)
     }
 }
 
@@ -339,5 +230,12 @@ pub fn entry_name(e: &ModelEntry) -> String {
         (None, Some(p), Some(m)) => format!("{p}/{m}"),
         (None, Some(p), None) => p.clone(),
         _ => "unnamed entry".into(),
+    }
+}
+
+#[cfg(test)]
+impl Default for MediaConfig {
+    fn default() -> Self {
+        MediaConfig::shipped_with(serde_json::json!({}))
     }
 }

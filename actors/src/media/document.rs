@@ -16,8 +16,6 @@ use super::store::MediaRef;
 pub const STREAM_MAX: usize = 16 << 20;
 /// The most pages read from one PDF.
 const PAGES_MAX: usize = 500;
-/// The default cap on a document's text (characters).
-pub const DEFAULT_MAX_CHARS: usize = 20_000;
 
 /// What reading a document gave: its text and whether it was cut.
 #[derive(Debug, Clone, PartialEq, Eq)]

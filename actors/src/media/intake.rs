@@ -322,7 +322,7 @@ mod tests {
             ]}}),
             false => serde_json::json!({}),
         };
-        Arc::new(serde_json::from_value(media).unwrap())
+        Arc::new(MediaConfig::shipped_with(media))
     }
 
     fn intake(dir: &std::path::Path, vision: bool, describer: bool) -> Intake {
@@ -428,12 +428,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut i = intake(dir.path(), false, true);
         let mut cfg = MediaConfig::clone(&i.config);
-        if let Some(image) = cfg.image.as_mut() {
-            image.attachments = Some(
-                serde_json::from_value(serde_json::json!({"mode": "all", "maxAttachments": 2}))
-                    .unwrap(),
-            );
-        }
+        cfg.image.attachments.mode = crate::settings::AttachmentMode::All;
+        cfg.image.attachments.max_attachments = 2;
         i.config = Arc::new(cfg);
         let pictures: Vec<Vec<u8>> = (0..3u8)
             .map(|k| {

@@ -1,12 +1,13 @@
 //! Link understanding, with OpenClaw's `tools.links` keys (`enabled`,
-//! `maxLinks` (3), `timeoutSeconds` (30), `models[]`: CLI entries that get
+//! `maxLinks`, `timeoutSeconds`, `models[]`: CLI entries that get
 //! the page on stdin, `{{LinkUrl}}` in their args, and print what the
 //! model gets instead): up to `maxLinks` bare http(s) URLs of a message
 //! (markdown links are citations, not fetched) are fetched through
 //! `web_fetch`'s SSRF guard (`tools.web.fetch.ssrfPolicy`), their readable
-//! text excerpted to `maxChars` (ferroclaw's key, 4000 per link) and
-//! given to the model as `[Link]` blocks. On when `tools.links` is set;
-//! a failure is logged once and never shown to the user.
+//! text excerpted to `maxChars` (ferroclaw's key, per link) and
+//! given to the model as `[Link]` blocks. On with `enabled: true`, or
+//! when `models[]` is set (OpenClaw's); a failure is logged once and never
+//! shown to the user.
 //!
 //! Trust: a page is outside data whoever linked it: always wrapped. A
 //! stranger's links are fetched only with `tools.links.allowUntrusted`
@@ -15,81 +16,44 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
-
 use super::cli::CliError;
+use crate::settings::{LinkEntry, LinksSettings};
 use crate::tool::web_fetch::{page_text, FetchFailed, FetchSettings};
 
 /// What a CLI entry may print.
 const OUTPUT_MAX: usize = 1 << 20;
 
-/// `tools.links`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// `tools.links` when it is on, with the fetch settings it goes through.
+#[derive(Debug, Clone)]
 pub struct LinksConfig {
-    #[serde(default)]
-    pub enabled: Option<bool>,
-    #[serde(default)]
-    pub max_links: Option<usize>,
-    #[serde(default)]
-    pub timeout_seconds: Option<f64>,
-    #[serde(default)]
-    pub models: Vec<LinkEntry>,
-    /// ferroclaw's: characters of each page's text (4000).
-    #[serde(default)]
-    pub max_chars: Option<usize>,
-    /// ferroclaw's: a stranger's links are fetched too.
-    #[serde(default)]
-    pub allow_untrusted: bool,
-    /// `tools.web.fetch` (its SSRF policy, sizes, user agent); set by
-    /// `from_tools`, and without it no link is fetched.
-    #[serde(skip)]
-    pub fetch: Option<FetchSettings>,
-}
-
-/// One `tools.links.models[]` entry (OpenClaw's are CLI entries).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LinkEntry {
-    #[serde(default, rename = "type")]
-    pub kind: Option<String>,
-    #[serde(default)]
-    pub command: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    #[serde(default)]
-    pub timeout_seconds: Option<f64>,
+    pub links: LinksSettings,
+    /// `tools.web.fetch` (its SSRF policy, sizes, user agent).
+    pub fetch: FetchSettings,
 }
 
 impl LinksConfig {
-    /// From `tools` (None: `tools.links` unset (`null`), off or malformed).
+    /// From `tools` (None: `tools.links` is off, or `tools.web.fetch` is
+    /// not usable, said once).
     pub fn from_tools(tools: &crate::settings::ToolsSettings) -> Option<LinksConfig> {
-        let v = tools.other.get("links").filter(|v| !v.is_null())?;
-        let mut c: LinksConfig = match serde_json::from_value(v.clone()) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "tools.links not understood; link understanding off");
-                return None;
-            }
-        };
-        if c.enabled == Some(false) {
+        if !tools.links.on() {
             return None;
         }
-        c.fetch = match FetchSettings::from_settings(&tools.web.fetch) {
-            Ok(f) => Some(f),
+        match FetchSettings::from_settings(&tools.web.fetch) {
+            Ok(fetch) => Some(LinksConfig {
+                links: tools.links.clone(),
+                fetch,
+            }),
             Err(e) => {
                 tracing::warn!(error = %e, "tools.web.fetch not usable; link understanding off");
-                return None;
+                None
             }
-        };
-        Some(c)
+        }
     }
 
     fn timeout(&self, entry: Option<&LinkEntry>) -> Duration {
         let s = entry
             .and_then(|e| e.timeout_seconds)
-            .or(self.timeout_seconds)
-            .unwrap_or(30.0);
+            .unwrap_or(self.links.timeout_seconds);
         Duration::from_secs_f64(s.clamp(0.1, 600.0))
     }
 }
@@ -126,10 +90,10 @@ pub fn find_links(text: &str, max: usize) -> Vec<String> {
 /// The `[Link]` blocks for `text`'s links (`trusted`: the sender is an
 /// operator); empty when link understanding is off or nothing came back.
 pub async fn understand_links(cfg: Option<&LinksConfig>, text: &str, trusted: bool) -> Vec<String> {
-    let Some(cfg) = cfg.filter(|c| trusted || c.allow_untrusted) else {
+    let Some(cfg) = cfg.filter(|c| trusted || c.links.allow_untrusted) else {
         return Vec::new();
     };
-    let urls = find_links(text, cfg.max_links.unwrap_or(3).clamp(1, 10));
+    let urls = find_links(text, cfg.links.max_links.clamp(1, 10));
     let mut blocks = Vec::new();
     for url in urls {
         match one(cfg, &url).await {
@@ -145,13 +109,13 @@ pub async fn understand_links(cfg: Option<&LinksConfig>, text: &str, trusted: bo
 }
 
 async fn one(cfg: &LinksConfig, url: &str) -> Result<String, FetchFailed> {
-    let max = cfg.max_chars.unwrap_or(4000).clamp(100, 50_000);
-    let settings = cfg.fetch.as_ref().ok_or("tools.web.fetch not usable")?;
-    let fetch = tokio::time::timeout(cfg.timeout(None), page_text(settings, url, max));
+    let max = cfg.links.max_chars.clamp(100, 50_000);
+    let fetch = tokio::time::timeout(cfg.timeout(None), page_text(&cfg.fetch, url, max));
     let page = fetch
         .await
         .map_err(|_| FetchFailed::from("the fetch timed out"))??;
     for entry in cfg
+        .links
         .models
         .iter()
         .filter(|e| e.kind.as_deref().unwrap_or("cli") == "cli")
@@ -211,9 +175,21 @@ mod tests {
         assert!(find_links("no links here", 3).is_empty());
     }
 
+    #[test]
+    fn links_are_on_when_enabled_or_when_openclaws_models_are_set() {
+        let links = |patch| crate::settings::shipped_with::<LinksSettings>("tools.links", patch);
+        assert!(!links(serde_json::json!({})).on(), "shipped off");
+        assert!(links(serde_json::json!({ "enabled": true })).on());
+        let cli = serde_json::json!([{ "type": "cli", "command": "summarize" }]);
+        assert!(links(serde_json::json!({ "models": cli })).on(), "OpenClaw's config");
+        assert!(!links(serde_json::json!({ "enabled": false, "models": cli })).on());
+    }
+
     #[tokio::test]
     async fn a_strangers_links_are_not_fetched_unless_allowed() {
-        let cfg: LinksConfig = serde_json::from_value(serde_json::json!({})).unwrap();
+        let mut tools = crate::settings::shipped().tools;
+        tools.links.enabled = Some(true);
+        let cfg = LinksConfig::from_tools(&tools).expect("on");
         // A private address: the guard refuses it before any connection,
         // so a fetch attempt shows as nothing.
         let text = "look http://10.255.255.1/x";

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::config::{Limits, MediaConfig, ModelEntry};
+use super::config::{CapabilityLimits, MediaConfig, ModelEntry};
 use super::store::MediaRef;
 use super::AttemptError;
 
@@ -113,7 +113,7 @@ pub(super) fn client() -> &'static reqwest::Client {
 /// Transcribes `media` with a provider entry; the text or why not.
 pub(super) async fn transcribe(
     entry: &ModelEntry,
-    limits: &Limits,
+    limits: &CapabilityLimits,
     media: &MediaRef,
     timeout: Duration,
     cfg: &MediaConfig,

@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::cli::CliError;
-use super::config::{entry_name, Limits, MediaConfig, ModelEntry};
+use super::config::{entry_name, CapabilityLimits, MediaConfig, ModelEntry};
 use super::store::{MediaKind, MediaRef};
 use super::AttemptError;
 
@@ -47,14 +47,18 @@ pub async fn transcribe(cfg: &MediaConfig, media: &MediaRef) -> Understood {
 /// Runs `kind`'s entries on `media` until one gives text: a transcript
 /// for audio, a description for an image or a video.
 pub async fn understand(cfg: &MediaConfig, kind: MediaKind, media: &MediaRef) -> Understood {
-    let defaults = cfg.defaults(kind);
     let mut out = Understood::default();
+    let Some(defaults) = cfg.defaults(kind) else {
+        out.attempts
+            .push("no tools.media.document models configured".into());
+        return out;
+    };
     for entry in cfg.entries(kind) {
-        let mut limits = entry.limits.over(&defaults);
+        let mut limits = entry.limits.over(defaults);
         if kind != MediaKind::Audio && limits.prompt.is_none() {
             limits.prompt = Some(super::vision::default_prompt(kind, limits.max_chars));
         }
-        let max_bytes = limits.max_bytes.unwrap_or(20 << 20);
+        let max_bytes = limits.max_bytes;
         let name = entry_name(entry);
         if media.size > max_bytes {
             out.attempts.push(format!(
@@ -63,8 +67,7 @@ pub async fn understand(cfg: &MediaConfig, kind: MediaKind, media: &MediaRef) ->
             ));
             continue;
         }
-        let timeout =
-            Duration::from_secs_f64(limits.timeout_seconds.unwrap_or(60.0).clamp(0.1, 3600.0));
+        let timeout = Duration::from_secs_f64(limits.timeout_seconds.clamp(0.1, 3600.0));
         let run = match (entry.kind.as_deref().unwrap_or("provider"), kind) {
             ("cli", _) => run_cli(entry, &limits, media, timeout).await,
             (_, MediaKind::Audio) => {
@@ -133,7 +136,7 @@ fn fill(
 /// Runs one CLI entry in a scratch dir (removed after); its stdout.
 async fn run_cli(
     entry: &ModelEntry,
-    limits: &Limits,
+    limits: &CapabilityLimits,
     media: &MediaRef,
     timeout: Duration,
 ) -> Result<String, AttemptError> {
@@ -223,7 +226,7 @@ pub fn block(kind: MediaKind, caption: &str, text: &str) -> String {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::media::{Capability, MediaStore, PutMedia, Understand};
+    use crate::media::{MediaStore, PutMedia, Understand};
     use actix::Actor;
     use std::sync::Arc;
 
@@ -276,13 +279,9 @@ pub(super) mod tests {
     }
 
     pub(in crate::media) fn audio(models: Vec<ModelEntry>) -> Arc<MediaConfig> {
-        Arc::new(MediaConfig {
-            audio: Some(Capability {
-                models,
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
+        let mut cfg = MediaConfig::default();
+        cfg.audio.models = models;
+        Arc::new(cfg)
     }
 
     /// A CLI that writes its transcript to a file in `{{OutputDir}}` (the
@@ -432,30 +431,26 @@ pub(super) mod tests {
             audio_body("for tonight", "buy milk"),
             "[Audio]\nUser text:\nfor tonight\nTranscript:\nbuy milk"
         );
-        let cfg: MediaConfig = serde_json::from_value(serde_json::json!({
+        let cfg = MediaConfig::shipped_with(serde_json::json!({
             "models": [{"type": "cli", "command": "x", "args": ["y"], "capabilities": ["audio"]},
                        {"provider": "google", "model": "g", "capabilities": ["image"]}],
             "audio": {"models": [{"type": "cli", "command": "a", "args": ["b"]}], "language": "en"},
-        }))
-        .unwrap();
+        }));
         let names: Vec<String> = cfg.audio_entries().into_iter().map(entry_name).collect();
         assert_eq!(names, ["cli:a", "cli:x"]);
         // The shared keys land in `limits`; the rest is kept as written.
-        let audio = cfg.audio.as_ref().unwrap();
-        assert_eq!(audio.limits.language.as_deref(), Some("en"));
-        let kept: MediaConfig = serde_json::from_value(serde_json::json!({
-            "audio": {"maxBytes": 5, "echoTranscript": true}}))
-        .unwrap();
-        let audio = kept.audio.unwrap();
-        assert_eq!(audio.limits.max_bytes, Some(5));
+        assert_eq!(cfg.audio.limits.language.as_deref(), Some("en"));
+        let kept = MediaConfig::shipped_with(serde_json::json!({
+            "audio": {"maxBytes": 5, "echoTranscript": true}}));
+        let audio = kept.audio;
+        assert_eq!(audio.limits.max_bytes, 5);
         assert_eq!(
             audio.other.get("echoTranscript"),
             Some(&serde_json::json!(true))
         );
-        let off: MediaConfig = serde_json::from_value(
+        let off = MediaConfig::shipped_with(
             serde_json::json!({"audio": {"enabled": false, "models": [{"type": "cli"}]}}),
-        )
-        .unwrap();
+        );
         assert!(off.audio_entries().is_empty());
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::config::{Limits, ModelEntry};
+use super::config::{CapabilityLimits, ModelEntry};
 use super::provider::{answer, client, endpoint};
 use super::store::{MediaKind, MediaRef};
 use super::AttemptError;
@@ -31,7 +31,7 @@ pub fn default_prompt(kind: MediaKind, max_chars: Option<usize>) -> String {
 /// Describes `media` with a provider entry; the text or why not.
 pub(super) async fn describe(
     entry: &ModelEntry,
-    limits: &Limits,
+    limits: &CapabilityLimits,
     media: &MediaRef,
     timeout: Duration,
     cfg: &super::MediaConfig,

@@ -21,6 +21,8 @@ pub struct ToolsSettings {
     pub result_max_chars: u64,
     /// `tools.web`: `fetch` typed, `search` read by `web_search`.
     pub web: WebToolSettings,
+    pub media: super::MediaSettings,
+    pub links: super::LinksSettings,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
 }

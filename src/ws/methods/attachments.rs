@@ -129,8 +129,7 @@ pub async fn take_in(
 ) -> Taken {
     let settings = state.live.settings();
     // The common case (no files, no `tools.links`) costs nothing more.
-    let links = settings.tools.other.get("links");
-    if checked.is_empty() && links.is_none_or(serde_json::Value::is_null) {
+    if checked.is_empty() && !settings.tools.links.on() {
         return Taken::default();
     }
     let config = Arc::new(MediaConfig::from_settings(&settings, &state.gateway.env));
