@@ -370,6 +370,8 @@ mod defaults_tests {
         "meta.*",
         "plugins.*",
         "talk.*",
+        // OpenClaw's legacy place for the Brave key (a secret, never shipped).
+        "tools.web.search.apiKey",
         "ui.prefs.*",
         "ui.seamColor",
         "update.*",

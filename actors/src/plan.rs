@@ -162,7 +162,6 @@ fn tool_limits(
         &settings.agents.defaults.sandbox,
         state_dir,
     );
-    let tools_json = settings.tools.as_json();
     Ok(ToolLimits {
         exec_timeout: crate::tool::EXEC_TIMEOUT,
         exec_max_timeout: crate::tool::EXEC_MAX_TIMEOUT,
@@ -173,7 +172,7 @@ fn tool_limits(
         sandbox,
         workspace_only: settings.tools.fs.workspace_only,
         search: crate::tool::web_search::SearchSettings::from_config(
-            &tools_json,
+            &settings.tools.web.search,
             &settings.plugins,
             &|k| env(k),
         )

@@ -181,7 +181,10 @@ mod tests {
         assert!(!links(serde_json::json!({})).on(), "shipped off");
         assert!(links(serde_json::json!({ "enabled": true })).on());
         let cli = serde_json::json!([{ "type": "cli", "command": "summarize" }]);
-        assert!(links(serde_json::json!({ "models": cli })).on(), "OpenClaw's config");
+        assert!(
+            links(serde_json::json!({ "models": cli })).on(),
+            "OpenClaw's config"
+        );
         assert!(!links(serde_json::json!({ "enabled": false, "models": cli })).on());
     }
 

@@ -735,7 +735,7 @@ fn secret_hooks(schema: &mut schemars::Schema) {
 }
 
 fn secret_tools(schema: &mut schemars::Schema) {
-    mark(schema, &["web.search.apiKey", "web.fetch.firecrawl.apiKey"]);
+    mark(schema, &["web.fetch.firecrawl.apiKey"]);
 }
 
 fn secret_messages(schema: &mut schemars::Schema) {

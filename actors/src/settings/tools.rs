@@ -32,6 +32,29 @@ pub struct ToolsSettings {
 #[serde(rename_all = "camelCase")]
 pub struct WebToolSettings {
     pub fetch: WebFetchSettings,
+    pub search: WebSearchSettings,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// `tools.web.search` (OpenClaw's keys). Its providers' keys are in
+/// `plugins.entries.<provider>.config.webSearch`; OpenClaw's other keys
+/// here (its providers' own sections) are kept, not read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebSearchSettings {
+    pub enabled: bool,
+    /// brave | perplexity | tavily | searxng | duckduckgo (unset: the first
+    /// with a key, in that order, DuckDuckGo only by name).
+    pub provider: Option<String>,
+    pub max_results: u64,
+    pub timeout_seconds: u64,
+    pub cache_ttl_minutes: u64,
+    /// OpenClaw's legacy place for the Brave key (its doctor moves it to
+    /// `plugins.entries.brave.config.webSearch.apiKey`): read as Brave's.
+    #[serde(default)]
+    #[schemars(extend("writeOnly" = true))]
+    pub api_key: Option<String>,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
 }

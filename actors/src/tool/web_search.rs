@@ -14,17 +14,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{error, ToolOutcome};
-use crate::settings::{PluginsSettings, WebSearchPlugin};
+use crate::settings::{PluginsSettings, WebSearchPlugin, WebSearchSettings};
 
 /// Why `tools.web.search` could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum SearchConfigError {
-    #[error("tools.web.search: {0}")]
-    Invalid(String),
     #[error("tools.web.search.provider {0:?} is not one ferroclaw has (brave, perplexity, tavily, searxng, duckduckgo)")]
     UnknownProvider(String),
 }
@@ -95,23 +92,6 @@ pub struct Endpoint {
     pub key: Option<String>,
 }
 
-/// The `tools.web.search` keys as in `config/default.json5`. OpenClaw's
-/// other keys there (its providers' own sections, `openaiCodex`...) are
-/// kept by the config and not read here.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Keys {
-    enabled: bool,
-    provider: Option<String>,
-    max_results: u64,
-    timeout_seconds: u64,
-    cache_ttl_minutes: u64,
-    /// OpenClaw's legacy place for the Brave key (its doctor moves it to
-    /// `plugins.entries.brave.config.webSearch.apiKey`): read as Brave's.
-    #[serde(default)]
-    api_key: Option<String>,
-}
-
 /// What `web_search` asks, in order (empty: not configured, not offered).
 #[derive(Debug, Clone, Default)]
 pub struct SearchSettings {
@@ -158,13 +138,10 @@ impl SearchSettings {
     /// and `plugins.entries.<provider>.config.webSearch` (`apiKey`,
     /// `baseUrl`), the keys' environment variables as fallbacks.
     pub fn from_config(
-        tools: &Value,
+        keys: &WebSearchSettings,
         plugins: &PluginsSettings,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<SearchSettings, SearchConfigError> {
-        let raw = tools.pointer("/web/search").cloned().unwrap_or(Value::Null);
-        let keys: Keys =
-            serde_json::from_value(raw).map_err(|e| SearchConfigError::Invalid(e.to_string()))?;
         let mut s = SearchSettings {
             max_results: keys.max_results.clamp(1, 10) as usize,
             timeout: Duration::from_secs(keys.timeout_seconds.max(1)),
@@ -175,7 +152,7 @@ impl SearchSettings {
             s.unavailable = Some("tools.web.search.enabled is false".into());
             return Ok(s);
         }
-        let endpoint = |p: Provider| endpoint(p, &keys, plugins, env);
+        let endpoint = |p: Provider| endpoint(p, keys, plugins, env);
         match keys
             .provider
             .as_deref()
@@ -219,7 +196,7 @@ impl SearchSettings {
 /// `tools.web.search.apiKey` (Brave), else its environment variable.
 fn endpoint(
     p: Provider,
-    keys: &Keys,
+    keys: &WebSearchSettings,
     plugins: &PluginsSettings,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Option<Endpoint> {
@@ -615,8 +592,8 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    fn defaults() -> Value {
-        json!({"web": {"search": {"enabled": true, "provider": null, "maxResults": 5, "timeoutSeconds": 30, "cacheTtlMinutes": 15}}})
+    fn defaults() -> WebSearchSettings {
+        crate::settings::shipped_with("tools.web.search", json!({}))
     }
 
     #[test]
@@ -639,11 +616,11 @@ mod tests {
         assert!(none.unavailable.unwrap().contains("BRAVE_API_KEY"));
         // Key-free DuckDuckGo only by name, and a named provider never falls back.
         let mut d = defaults();
-        d["web"]["search"]["provider"] = json!("duckduckgo");
+        d.provider = Some("duckduckgo".into());
         let ddg = SearchSettings::from_config(&d, &plugins(json!({})), &|_| None).unwrap();
         assert_eq!(ddg.endpoints[0].provider, Provider::DuckDuckGo);
         assert!(!ddg.fallback);
-        d["web"]["search"]["provider"] = json!("bing");
+        d.provider = Some("bing".into());
         assert!(matches!(
             SearchSettings::from_config(&d, &plugins(json!({})), &|_| None),
             Err(SearchConfigError::UnknownProvider(_))
