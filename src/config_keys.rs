@@ -589,6 +589,10 @@ mod unset_tests {
             "not a reasoning model",
         ),
         ("plugins.*", "OpenClaw's, not read"),
+        ("session.reset.idleMinutes", "no idle reset"),
+        ("session.resetByChannel.*.idleMinutes", "no idle reset"),
+        ("session.resetByType.*.atHour", "session.reset's"),
+        ("session.resetByType.*.idleMinutes", "session.reset's"),
         ("skills.entries.*.enabled", "enabled"),
         ("talk.*", "OpenClaw's, not read yet"),
         (
@@ -617,6 +621,10 @@ mod unset_tests {
         "mcp.servers.*.connectionTimeoutMs",
         "mcp.servers.*.idleTimeoutMs",
         "mcp.servers.*.requestTimeoutMs",
+        // 4 when a reset section is written without it; the section's
+        // presence is what turns resets on, so it cannot be shipped.
+        "session.reset.atHour",
+        "session.resetByChannel.*.atHour",
     ];
 
     /// Whether `pattern` names `key`: `*` stands for any one key, a

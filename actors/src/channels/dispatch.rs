@@ -297,7 +297,7 @@ pub async fn hand_over(
     send.media = media;
     // A spoken command: parsed from the transcript (OpenClaw's CommandBody).
     send.commands = taken_heard.then(|| inbound.ctx.body_for_commands.clone());
-    send.fresh = reset_policy(&policies, msg);
+    send.fresh = Some(reset_policy(&policies, msg));
     let ack = match crate::router::deliver(&deps.sessions, key.clone(), send).await {
         Ok(ack) => ack,
         Err(crate::router::DeliverError::Down) => return Err(DispatchError::Down),
@@ -515,15 +515,13 @@ fn agent_text(
 }
 
 /// The reset policy of the message's conversation (its session judges it).
-fn reset_policy(policies: &Policies, msg: &Incoming) -> Option<reset::ResetPolicy> {
+fn reset_policy(policies: &Policies, msg: &Incoming) -> reset::ResetPolicy {
     let kind = match (msg.is_group(), msg.thread_id.is_some()) {
         (_, true) => ResetType::Thread,
         (true, false) => ResetType::Group,
         (false, false) => ResetType::Direct,
     };
     reset::policy(&policies.session, kind, &msg.channel)
-        .inspect_err(|e| tracing::warn!(error = %e, "reset policy unreadable: session kept"))
-        .ok()
 }
 
 /// The `message_received` hook's view of the message.
@@ -582,7 +580,7 @@ mod tests {
         now_ms: u64,
         utc_offset_secs: i32,
     ) -> Option<Stale> {
-        let policy = reset::policy(&p.session, kind, channel).unwrap();
+        let policy = reset::policy(&p.session, kind, channel);
         e.stale(&policy, now_ms, utc_offset_secs)
     }
 

@@ -8,29 +8,11 @@
 //! `resetByChannel.<channel>` replaces both. Time and the gateway's UTC
 //! offset are passed in.
 
-use serde::Deserialize;
-use serde_json::Value;
-
-use crate::settings::{BadSetting, SessionSettings};
+pub use crate::settings::ResetMode;
+use crate::settings::{ResetSettings, SessionSettings};
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 24 * HOUR_MS;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ResetMode {
-    None,
-    Daily,
-    Idle,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ResetConfig {
-    mode: Option<ResetMode>,
-    at_hour: Option<i64>,
-    idle_minutes: Option<i64>,
-}
 
 /// The conversation kind a policy is chosen for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,12 +22,16 @@ pub enum ResetType {
     Thread,
 }
 
-impl ResetType {
-    fn key(self) -> &'static str {
-        match self {
-            ResetType::Direct => "direct",
-            ResetType::Group => "group",
-            ResetType::Thread => "thread",
+trait OfType {
+    fn of(&self, kind: ResetType) -> Option<&ResetSettings>;
+}
+
+impl OfType for crate::settings::ResetByType {
+    fn of(&self, kind: ResetType) -> Option<&ResetSettings> {
+        match kind {
+            ResetType::Direct => self.direct.as_ref(),
+            ResetType::Group => self.group.as_ref(),
+            ResetType::Thread => self.thread.as_ref(),
         }
     }
 }
@@ -65,59 +51,32 @@ pub enum Stale {
     Idle,
 }
 
-fn read(v: Option<&Value>, path: &str) -> Result<Option<ResetConfig>, BadSetting> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => serde_path_to_error::deserialize(v)
-            .map(Some)
-            .map_err(|e| BadSetting::new(format!("session.{path}.{}", e.path()), e.inner())),
-    }
-}
-
-/// The policy for a conversation of `kind` on `channel`. A malformed
-/// section is an error naming its key.
-pub fn policy(
-    session: &SessionSettings,
-    kind: ResetType,
-    channel: &str,
-) -> Result<ResetPolicy, BadSetting> {
-    let other = &session.other;
-    let by_channel = other.get("resetByChannel").and_then(|m| m.get(channel));
-    let over = read(by_channel, &format!("resetByChannel.{channel}"))?;
-    let (base, typed) = match over {
+/// The policy for a conversation of `kind` on `channel`.
+pub fn policy(session: &SessionSettings, kind: ResetType, channel: &str) -> ResetPolicy {
+    let (base, typed) = match session.reset_by_channel.get(channel) {
         Some(o) => (Some(o), None),
-        None => (
-            read(other.get("reset"), "reset")?,
-            read(
-                other.get("resetByType").and_then(|m| m.get(kind.key())),
-                &format!("resetByType.{}", kind.key()),
-            )?,
-        ),
+        None => (session.reset.as_ref(), session.reset_by_type.of(kind)),
     };
     let inherited = typed
-        .as_ref()
-        .and(base.as_ref().and_then(|b| b.mode))
+        .and(base.and_then(|b| b.mode))
         .filter(|m| *m != ResetMode::None);
     let mode = typed
-        .as_ref()
         .and_then(|t| t.mode)
         .or(inherited)
-        .or(typed.as_ref().map(|_| ResetMode::Daily))
-        .or(base.as_ref().and_then(|b| b.mode))
-        .or(base.as_ref().map(|_| ResetMode::Daily))
+        .or(typed.map(|_| ResetMode::Daily))
+        .or(base.and_then(|b| b.mode))
+        .or(base.map(|_| ResetMode::Daily))
         .unwrap_or(ResetMode::None);
-    let pick = |f: fn(&ResetConfig) -> Option<i64>| {
-        typed.as_ref().and_then(f).or(base.as_ref().and_then(f))
-    };
+    let pick = |f: fn(&ResetSettings) -> Option<i64>| typed.and_then(f).or(base.and_then(f));
     let at_hour = pick(|c| c.at_hour).unwrap_or(4).clamp(0, 23) as u32;
     let idle_minutes = pick(|c| c.idle_minutes)
         .map(|m| m.max(0) as u64)
         .filter(|m| *m > 0);
-    Ok(ResetPolicy {
+    ResetPolicy {
         mode,
         at_hour,
         idle_minutes,
-    })
+    }
 }
 
 /// The last daily reset time at or before `now` (ms), for a gateway whose
@@ -166,7 +125,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn session(v: Value) -> SessionSettings {
+    fn session(v: serde_json::Value) -> SessionSettings {
         crate::settings::shipped_with("session", v)
     }
 
@@ -176,7 +135,7 @@ mod tests {
 
     #[test]
     fn no_reset_unless_configured_and_sections_refine_each_other() {
-        let none = policy(&SessionSettings::default(), ResetType::Direct, "telegram").unwrap();
+        let none = policy(&SessionSettings::default(), ResetType::Direct, "telegram");
         assert_eq!(none.mode, ResetMode::None);
         assert_eq!(stale(&none, 0, 0, DAY0 * 2, 0), None);
         let s = session(json!({
@@ -184,29 +143,29 @@ mod tests {
             "resetByType": { "group": { "mode": "idle", "idleMinutes": 30 }, "thread": { "idleMinutes": 90 } },
             "resetByChannel": { "discord": { "mode": "none" } },
         }));
-        let direct = policy(&s, ResetType::Direct, "telegram").unwrap();
+        let direct = policy(&s, ResetType::Direct, "telegram");
         assert_eq!(
             (direct.mode, direct.at_hour, direct.idle_minutes),
             (ResetMode::Daily, 6, None)
         );
-        let group = policy(&s, ResetType::Group, "telegram").unwrap();
+        let group = policy(&s, ResetType::Group, "telegram");
         assert_eq!(
             (group.mode, group.idle_minutes),
             (ResetMode::Idle, Some(30))
         );
-        let thread = policy(&s, ResetType::Thread, "telegram").unwrap();
+        let thread = policy(&s, ResetType::Thread, "telegram");
         assert_eq!(
             (thread.mode, thread.at_hour, thread.idle_minutes),
             (ResetMode::Daily, 6, Some(90)),
             "the type inherits the base mode and hour"
         );
         assert_eq!(
-            policy(&s, ResetType::Group, "discord").unwrap().mode,
+            policy(&s, ResetType::Group, "discord").mode,
             ResetMode::None
         );
-        let bad = session(json!({ "reset": { "mode": "weekly" } }));
-        let e = policy(&bad, ResetType::Direct, "x").unwrap_err();
-        assert!(e.to_string().contains("session.reset.mode"), "{e}");
+        // An unknown mode is refused when the config is read (typed).
+        let e = serde_json::from_value::<ResetSettings>(json!({ "mode": "weekly" })).unwrap_err();
+        assert!(e.to_string().contains("daily"), "{e}");
     }
 
     #[test]

@@ -399,9 +399,41 @@ pub struct SessionSettings {
     /// (`telegram:123`, or a bare id): their direct messages share a session.
     pub identity_links: BTreeMap<String, Vec<String>>,
     pub maintenance: MaintenanceSettings,
-    /// Keys read by later features (reset policies, send rules).
+    /// When a channel conversation's session is stale (`routing/reset.rs`).
+    pub reset: Option<ResetSettings>,
+    /// Refines `reset` per conversation kind.
+    pub reset_by_type: ResetByType,
+    /// `<channel>`: replaces `reset` and `resetByType` there.
+    pub reset_by_channel: BTreeMap<String, ResetSettings>,
+    /// Keys read by later features (send rules).
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
+}
+
+/// `session.reset` and its refinements (OpenClaw's keys). A section
+/// without `mode` is `daily`; `atHour` unset is 4 (OpenClaw's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetSettings {
+    pub mode: Option<ResetMode>,
+    pub at_hour: Option<i64>,
+    pub idle_minutes: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResetMode {
+    None,
+    Daily,
+    Idle,
+}
+
+/// `session.resetByType`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ResetByType {
+    pub direct: Option<ResetSettings>,
+    pub group: Option<ResetSettings>,
+    pub thread: Option<ResetSettings>,
 }
 
 /// `session.maintenance` (OpenClaw's keys): what the router prunes.
