@@ -227,29 +227,16 @@ pub fn send_allowed(
         Some("deny") => return false,
         _ => {}
     }
-    let Some(sp) = session.other.get("sendPolicy") else {
-        return true;
+    let sp = &session.send_policy;
+    let hit = |m: &crate::settings::SendMatch| {
+        m.channel
+            .as_ref()
+            .is_none_or(|c| c.eq_ignore_ascii_case(channel))
+            && m.chat_type.as_ref().is_none_or(|t| t == chat_type)
+            && m.key_prefix.as_ref().is_none_or(|p| key.starts_with(p))
     };
-    let field = |m: &serde_json::Value, k: &str| {
-        m.get(k)
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_string)
-    };
-    for rule in sp
-        .get("rules")
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let m = rule.get("match").cloned().unwrap_or_default();
-        let hit = field(&m, "channel").is_none_or(|c| c.eq_ignore_ascii_case(channel))
-            && field(&m, "chatType").is_none_or(|t| t == chat_type)
-            && field(&m, "keyPrefix").is_none_or(|p| key.starts_with(&p));
-        if hit {
-            return rule.get("action").and_then(serde_json::Value::as_str) != Some("deny");
-        }
-    }
-    sp.get("default").and_then(serde_json::Value::as_str) != Some("deny")
+    let rule = sp.rules.iter().find(|r| r.matches.as_ref().is_none_or(hit));
+    rule.map_or(sp.default, |r| r.action) == crate::settings::AllowDeny::Allow
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -405,7 +405,9 @@ pub struct SessionSettings {
     pub reset_by_type: ResetByType,
     /// `<channel>`: replaces `reset` and `resetByType` there.
     pub reset_by_channel: BTreeMap<String, ResetSettings>,
-    /// Keys read by later features (send rules).
+    /// Whether a session's replies may go to its chat.
+    pub send_policy: SendPolicy,
+    /// Keys read by later features.
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
 }
@@ -434,6 +436,44 @@ pub struct ResetByType {
     pub direct: Option<ResetSettings>,
     pub group: Option<ResetSettings>,
     pub thread: Option<ResetSettings>,
+}
+
+/// `session.sendPolicy` (OpenClaw's): the first rule that matches decides,
+/// else `default`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SendPolicy {
+    pub default: AllowDeny,
+    pub rules: Vec<SendRule>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AllowDeny {
+    Allow,
+    Deny,
+}
+
+/// One `session.sendPolicy.rules[]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SendRule {
+    pub action: AllowDeny,
+    /// Unset: every session.
+    #[serde(rename = "match", default)]
+    pub matches: Option<SendMatch>,
+}
+
+/// What a send rule matches; every key set must match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMatch {
+    /// A channel id (any case).
+    pub channel: Option<String>,
+    /// `direct` | `group` | `channel`.
+    pub chat_type: Option<String>,
+    pub key_prefix: Option<String>,
+    /// OpenClaw's key before normalisation (ferroclaw's keys are
+    /// canonical: not read).
+    pub raw_key_prefix: Option<String>,
 }
 
 /// `session.maintenance` (OpenClaw's keys): what the router prunes.
