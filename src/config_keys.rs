@@ -515,10 +515,18 @@ mod unset_tests {
             "the channel's rule",
         ),
         ("channels.matrix.dm.enabled", "from dm.policy"),
+        (
+            "channels.matrix.groups.*.autoReply",
+            "requireMention decides",
+        ),
         ("channels.matrix.groups.*.enabled", "enabled"),
         (
             "channels.matrix.groups.*.requireMention",
             "the channel's rule",
+        ),
+        (
+            "channels.matrix.rooms.*.autoReply",
+            "requireMention decides",
         ),
         ("channels.matrix.rooms.*.enabled", "enabled"),
         (

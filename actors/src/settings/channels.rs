@@ -229,6 +229,20 @@ pub struct GroupRule {
     pub other: Map<String, Value>,
 }
 
+/// A Matrix room's rule: a group rule and OpenClaw's Matrix keys for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MatrixRoomRule {
+    /// True: answered without a mention (`requireMention: false`).
+    #[serde(default)]
+    pub auto_reply: Option<bool>,
+    /// Senders allowed in the room (OpenClaw's name for `allowFrom`).
+    #[serde(default)]
+    pub users: Option<Vec<Value>>,
+    #[serde(flatten)]
+    pub rule: GroupRule,
+}
+
 /// A conversation's rule as Slack's `channels.<id>` and Discord's
 /// `guilds.<id>.channels.<id>` write it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -474,9 +488,9 @@ channel_keys! {
         dm: MatrixDm,
         group_allow_from: Vec<IdValue>,
         /// Per room id: requireMention, users, autoReply, enabled.
-        groups: BTreeMap<String, GroupRule>,
+        groups: BTreeMap<String, MatrixRoomRule>,
         /// OpenClaw's older name for `groups`.
-        rooms: BTreeMap<String, GroupRule>,
+        rooms: BTreeMap<String, MatrixRoomRule>,
         auto_join: MatrixAutoJoin,
         auto_join_allowlist: Vec<String>,
         thread_replies: MatrixThreadReplies,

@@ -99,13 +99,14 @@ fn rooms(k: &MatrixKeys) -> BTreeMap<String, GroupRule> {
     let mut out = k.rooms.clone();
     out.extend(k.groups.clone());
     out.into_iter()
-        .map(|(room, mut rule)| {
+        .map(|(room, r)| {
+            let mut rule = r.rule;
             // OpenClaw's autoReply: true answers without a mention.
-            if let Some(Value::Bool(auto)) = rule.other.get("autoReply") {
+            if let Some(auto) = r.auto_reply {
                 rule.require_mention = Some(!auto);
             }
             if rule.allow_from.is_none() {
-                rule.allow_from = rule.other.get("users").and_then(|u| u.as_array().cloned());
+                rule.allow_from = r.users;
             }
             (room, rule)
         })
