@@ -17,7 +17,8 @@
 //! flushes and bytes flushed per turn (its `/metrics` counters), and the chat.send ack,
 //! send -> first `chat` delta and send -> final latencies at p50/p99. Knobs: `FERROCLAW_BENCH_LONG`
 //! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_SHORT` (100),
-//! `FERROCLAW_BENCH_PERF=<dir>` (a `perf record` of each build's cases), `FERROCLAW_BENCH_PERF_STAT=1`
+//! `FERROCLAW_BENCH_PERF=<dir>` (a `perf record` of each build's cases),
+//! `FERROCLAW_BENCH_ROUNDS` (1: both builds that many times, alternating), `FERROCLAW_BENCH_PERF_STAT=1`
 //! (CPU per turn from `perf stat`'s task-clock, finer than `/proc`'s ticks).
 //!
 //! `FERROCLAW_BENCH_OPENCLAW=1` also runs OpenClaw's own gateway (`openclaw
@@ -507,16 +508,23 @@ fn main() {
             println!("(no C compiler: allocations not counted)");
         }
         let before = std::env::var("FERROCLAW_BENCH_BIN").ok();
-        // FERROCLAW_BENCH_AFTER_FIRST=1: this build first (order effects show).
+        // FERROCLAW_BENCH_AFTER_FIRST=1: this build first (order effects
+        // show). FERROCLAW_BENCH_ROUNDS=n: both builds n times, the order
+        // swapped every round (the machine's drift falls on both alike).
         let mut after = Vec::new();
-        if std::env::var_os("FERROCLAW_BENCH_AFTER_FIRST").is_some() {
-            after = measure("after", BUILT, &fake, lib.as_deref()).await;
-        }
-        if let Some(before) = &before {
-            let _ = measure("before", before, &fake, lib.as_deref()).await;
-        }
-        if std::env::var_os("FERROCLAW_BENCH_AFTER_FIRST").is_none() {
-            after = measure("after", BUILT, &fake, lib.as_deref()).await;
+        let rounds = env_usize("FERROCLAW_BENCH_ROUNDS", 1).max(1);
+        for round in 0..rounds {
+            let after_first = std::env::var_os("FERROCLAW_BENCH_AFTER_FIRST").is_some()
+                ^ (round % 2 == 1);
+            if after_first {
+                after = measure("after", BUILT, &fake, lib.as_deref()).await;
+            }
+            if let Some(before) = &before {
+                let _ = measure("before", before, &fake, lib.as_deref()).await;
+            }
+            if !after_first {
+                after = measure("after", BUILT, &fake, lib.as_deref()).await;
+            }
         }
         if std::env::var_os("FERROCLAW_BENCH_OPENCLAW").is_some() {
             if let Some(openclaw) = measure_openclaw(&fake).await {
