@@ -573,15 +573,21 @@ mod unset_tests {
         ("gateway.tls.*", "OpenClaw's, not read"),
         ("hooks.mappings[].deliver", "as the request says"),
         ("hooks.mappings[].timeoutSeconds", "as the request says"),
+        ("mcp.servers.*.connectionTimeoutMs", "mcp.defaults'"),
         ("mcp.servers.*.enabled", "enabled"),
+        ("mcp.servers.*.idleTimeoutMs", "mcp.defaults'"),
         ("mcp.servers.*.lazy", "started at boot"),
+        (
+            "mcp.servers.*.requestTimeoutMs",
+            "timeoutMs, else mcp.defaults'",
+        ),
         (
             "mcp.servers.*.supportsParallelToolCalls",
             "OpenClaw's, not read",
         ),
         (
             "mcp.servers.*.timeoutMs",
-            "OpenClaw's older requestTimeoutMs",
+            "ferroclaw's older requestTimeoutMs",
         ),
         ("meta.*", "OpenClaw's, not read"),
         (
@@ -626,9 +632,6 @@ mod unset_tests {
     /// Defaults still written in Rust, to move into `default.json5`: this
     /// list only shrinks.
     const STILL_IN_RUST: &[&str] = &[
-        "mcp.servers.*.connectionTimeoutMs",
-        "mcp.servers.*.idleTimeoutMs",
-        "mcp.servers.*.requestTimeoutMs",
         // 4 when a reset section is written without it; the section's
         // presence is what turns resets on, so it cannot be shipped.
         "session.reset.atHour",

@@ -31,7 +31,7 @@ use tokio::sync::watch;
 
 use super::catalog::{ToolDef, ToolKind};
 use super::error::McpError;
-use crate::settings::{McpServerSettings, McpTransport};
+use crate::settings::{McpServerSettings, McpTimeouts, McpTransport};
 use crate::tool::ToolOutcome;
 
 /// The SDK's client side: forwards notifications to the server actor.
@@ -140,12 +140,13 @@ impl Connection {
 pub async fn connect(
     name: &str,
     settings: &McpServerSettings,
+    timeouts: McpTimeouts,
     notes: Option<Recipient<Note>>,
     changed: Arc<AtomicBool>,
     http: reqwest::Client,
 ) -> Result<Connection, McpError> {
     let handler = Handler { notes };
-    let limit = settings.connection_timeout();
+    let limit = timeouts.connection;
     let transport = settings.transport()?;
     let (service, pid) = match transport {
         McpTransport::Stdio {
@@ -265,12 +266,13 @@ async fn log_stderr(server: String, err: tokio::process::ChildStderr) {
 pub async fn open(
     name: &str,
     settings: &McpServerSettings,
+    timeouts: McpTimeouts,
     notes: Option<Recipient<Note>>,
     changed: Arc<AtomicBool>,
     http: reqwest::Client,
 ) -> Result<(Connection, Vec<ToolDef>), McpError> {
-    let conn = connect(name, settings, notes, changed, http).await?;
-    match all_tools(&conn.peer(), settings.request_timeout()).await {
+    let conn = connect(name, settings, timeouts, notes, changed, http).await?;
+    match all_tools(&conn.peer(), timeouts.request).await {
         Ok(tools) => Ok((conn, tools)),
         Err(e) => {
             crate::tool::kill_group(conn.pid);

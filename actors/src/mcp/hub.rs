@@ -28,6 +28,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 struct Slot {
     settings: crate::settings::McpServerSettings,
+    timeouts: crate::settings::McpTimeouts,
     addr: Option<Addr<McpServer>>,
     generation: u64,
     state: &'static str,
@@ -58,6 +59,7 @@ impl Slot {
     fn new(
         name: &str,
         s: &crate::settings::McpServerSettings,
+        defaults: &crate::settings::McpServerDefaults,
         cache_dir: Option<&std::path::Path>,
     ) -> Slot {
         let cached = cache_dir
@@ -72,6 +74,7 @@ impl Slot {
         let cached = cached.unwrap_or_default();
         Slot {
             settings: s.clone(),
+            timeouts: s.timeouts(defaults),
             addr: None,
             generation: 0,
             state,
@@ -147,7 +150,10 @@ impl McpHub {
         let slots = settings
             .servers
             .iter()
-            .map(|(name, s)| (name.clone(), Slot::new(name, s, cache_dir.as_deref())))
+            .map(|(name, s)| {
+                let slot = Slot::new(name, s, &settings.defaults, cache_dir.as_deref());
+                (name.clone(), slot)
+            })
             .collect();
         McpHub {
             span: tracing::info_span!("mcp_hub"),
@@ -174,6 +180,7 @@ impl McpHub {
                 name.to_string(),
                 slot.generation,
                 slot.settings.clone(),
+                slot.timeouts,
                 HubLink {
                     up: ctx.address().recipient(),
                     tools: ctx.address().recipient(),
@@ -371,11 +378,14 @@ impl Handler<McpReconfigure> for McpHub {
     type Result = ();
     fn handle(&mut self, msg: McpReconfigure, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
-        let new = msg.settings.servers;
+        let (new, defaults) = (msg.settings.servers, msg.settings.defaults);
+        let same = |s: &Slot, n: &crate::settings::McpServerSettings| {
+            *n == s.settings && n.timeouts(&defaults) == s.timeouts
+        };
         let gone: Vec<String> = self
             .slots
             .iter()
-            .filter(|(name, s)| new.get(*name) != Some(&s.settings))
+            .filter(|(name, s)| !new.get(*name).is_some_and(|n| same(s, n)))
             .map(|(name, _)| name.clone())
             .collect();
         for name in &gone {
@@ -388,7 +398,7 @@ impl Handler<McpReconfigure> for McpHub {
             if self.slots.contains_key(name) {
                 continue;
             }
-            let slot = Slot::new(name, s, self.cache_dir.as_deref());
+            let slot = Slot::new(name, s, &defaults, self.cache_dir.as_deref());
             if slot.state == "connecting" {
                 started.push(name.clone());
             }
@@ -420,7 +430,7 @@ impl Handler<ExecuteTool> for McpHub {
         let target = self.catalog.route(&name).and_then(|r| {
             let slot = self.slots.get(&r.server)?;
             let gate = gate_for(&r, &slot.settings, &msg);
-            Some((r, gate, slot.settings.connection_timeout()))
+            Some((r, gate, slot.timeouts.connection))
         });
         let Some((route, gate, connect)) =
             target.filter(|_| self.catalog.serves_agent(&name, &msg.agent_id))
@@ -544,11 +554,11 @@ impl McpHub {
             return;
         };
         let (name, generation) = (server.to_string(), slot.generation);
-        ctx.run_later(slot.settings.idle_timeout(), move |act, _| {
+        ctx.run_later(slot.timeouts.idle, move |act, _| {
             let Some(s) = act.slots.get_mut(&name) else {
                 return;
             };
-            let idle = s.last_used.elapsed() >= s.settings.idle_timeout();
+            let idle = s.last_used.elapsed() >= s.timeouts.idle;
             if s.state != "ready" || s.generation != generation || s.calls > 0 || !idle {
                 return;
             }

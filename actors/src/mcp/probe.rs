@@ -53,7 +53,9 @@ pub async fn probe(all: &McpSettings, name: &str, builtin: &[String]) -> ProbeRe
         report.error = Some(format!("no server {name:?} in mcp.servers"));
         return report;
     };
-    let opened = super::client::open(name, settings, None, Arc::default(), reqwest::Client::new());
+    let timeouts = settings.timeouts(&all.defaults);
+    let http = reqwest::Client::new();
+    let opened = super::client::open(name, settings, timeouts, None, Arc::default(), http);
     match opened.await {
         Ok((conn, tools)) => {
             report.ok = true;

@@ -17,7 +17,7 @@ use super::catalog::ToolDef;
 use super::client::{self, Connection, Note};
 use super::error::McpError;
 use super::messages::{CallTool, HubLink, Retire, ServerDown, ServerTools, ServerUp};
-use crate::settings::McpServerSettings;
+use crate::settings::{McpServerSettings, McpTimeouts};
 use crate::tool::ToolOutcome;
 
 /// Notifications a server may have queued before the rest are dropped.
@@ -29,6 +29,7 @@ pub struct McpServer {
     /// Which start of this server this is (reports of older ones are stale).
     generation: u64,
     settings: McpServerSettings,
+    timeouts: McpTimeouts,
     hub: HubLink,
     http: reqwest::Client,
     live: Option<Live>,
@@ -57,6 +58,7 @@ impl McpServer {
         name: String,
         generation: u64,
         settings: McpServerSettings,
+        timeouts: McpTimeouts,
         hub: HubLink,
         http: reqwest::Client,
     ) -> McpServer {
@@ -65,6 +67,7 @@ impl McpServer {
             name,
             generation,
             settings,
+            timeouts,
             hub,
             http,
             live: None,
@@ -94,7 +97,9 @@ impl Actor for McpServer {
         let (name, settings, http) = (self.name.clone(), self.settings.clone(), self.http.clone());
         let notes = Some(ctx.address().recipient());
         let changed = self.changed.clone();
-        let connecting = async move { client::open(&name, &settings, notes, changed, http).await };
+        let timeouts = self.timeouts;
+        let connecting =
+            async move { client::open(&name, &settings, timeouts, notes, changed, http).await };
         ctx.wait(actix::fut::wrap_future(connecting).map(
             |r: Result<(Connection, Vec<ToolDef>), McpError>, act: &mut Self, ctx| match r {
                 Ok((conn, tools)) => {
@@ -162,7 +167,7 @@ impl Handler<Note> for McpServer {
                 }
                 self.refreshing = true;
                 let peer = live.peer.clone();
-                let limit = self.settings.request_timeout();
+                let limit = self.timeouts.request;
                 ctx.spawn(
                     actix::fut::wrap_future(async move { client::all_tools(&peer, limit).await })
                         .map(|r, act: &mut Self, _| {
@@ -256,11 +261,7 @@ impl Handler<CallTool> for McpServer {
                 crate::tool::error(format!("MCP server {name} is still connecting; try again"))
             });
         };
-        let (peer, name, limit) = (
-            live.peer.clone(),
-            self.name.clone(),
-            self.settings.request_timeout(),
-        );
+        let (peer, name, limit) = (live.peer.clone(), self.name.clone(), self.timeouts.request);
         let (changed, hub, generation) = (self.changed.clone(), self.hub.clone(), self.generation);
         let routes = self.progress.clone();
         // Utility calls (resources, prompts) never refresh: not counted.

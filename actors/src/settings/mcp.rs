@@ -14,13 +14,35 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// `mcp`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct McpSettings {
     /// Named stdio or remote MCP servers.
     pub servers: BTreeMap<String, McpServerSettings>,
+    /// ferroclaw's: the timeouts of a server that sets none.
+    pub defaults: McpServerDefaults,
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+/// `mcp.defaults`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerDefaults {
+    pub request_timeout_ms: u64,
+    pub connection_timeout_ms: u64,
+    pub idle_timeout_ms: u64,
+}
+
+/// A server's timeouts: its own, else `mcp.defaults`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpTimeouts {
+    /// One request (a tool call, a listing).
+    pub request: std::time::Duration,
+    /// Connecting: spawn or dial, then the handshake.
+    pub connection: std::time::Duration,
+    /// A lazy server without a call is stopped after this.
+    pub idle: std::time::Duration,
 }
 
 /// `mcp.servers.<name>`. A wrong type is an error naming the key
@@ -205,22 +227,18 @@ impl McpServerSettings {
         self.lazy == Some(true)
     }
 
-    /// How long a lazy server runs without a call (default 5 minutes).
-    pub fn idle_timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(self.idle_timeout_ms.unwrap_or(300_000).max(1))
-    }
-
-    pub fn request_timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(
-            self.request_timeout_ms
-                .or(self.timeout_ms)
-                .unwrap_or(60_000)
-                .max(1),
-        )
-    }
-
-    pub fn connection_timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(self.connection_timeout_ms.unwrap_or(30_000).max(1))
+    /// Its timeouts, `defaults`' where it sets none.
+    pub fn timeouts(&self, defaults: &McpServerDefaults) -> McpTimeouts {
+        let ms =
+            |own: Option<u64>, d: u64| std::time::Duration::from_millis(own.unwrap_or(d).max(1));
+        McpTimeouts {
+            request: ms(
+                self.request_timeout_ms.or(self.timeout_ms),
+                defaults.request_timeout_ms,
+            ),
+            connection: ms(self.connection_timeout_ms, defaults.connection_timeout_ms),
+            idle: ms(self.idle_timeout_ms, defaults.idle_timeout_ms),
+        }
     }
 
     /// `stdio` | `streamable-http` | `sse` | `invalid`.
@@ -342,6 +360,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_server_without_timeouts_takes_mcp_defaults() {
+        use std::time::Duration;
+        let m: McpSettings = crate::settings::shipped_with(
+            "mcp",
+            serde_json::json!({ "servers": {
+                "own": { "command": "x", "requestTimeoutMs": 5, "connectionTimeoutMs": 6, "idleTimeoutMs": 7 },
+                "older": { "command": "x", "timeoutMs": 8 },
+                "bare": { "command": "x" },
+            } }),
+        );
+        let t = |name: &str| m.servers[name].timeouts(&m.defaults);
+        let ms = Duration::from_millis;
+        assert_eq!(
+            (t("own").request, t("own").connection, t("own").idle),
+            (ms(5), ms(6), ms(7))
+        );
+        assert_eq!(t("older").request, ms(8));
+        let shipped = (ms(60_000), ms(30_000), ms(300_000));
+        assert_eq!(
+            (t("bare").request, t("bare").connection, t("bare").idle),
+            shipped
+        );
+    }
+
+    #[test]
     fn globs_match_like_openclaws_filters() {
         assert!(glob("read_*", "read_file"));
         assert!(glob("*", "anything"));
@@ -371,7 +414,7 @@ mod tests {
         let s: McpServerSettings =
             serde_json::from_value(serde_json::json!({"transport": "stdio"})).unwrap();
         assert!(s.transport().unwrap_err().to_string().contains("command"));
-        let mut m = McpSettings::default();
+        let mut m: McpSettings = crate::settings::shipped_with("mcp", serde_json::json!({}));
         m.servers.insert(
             "x".into(),
             serde_json::from_value(serde_json::json!({"url": "ftp://x"})).unwrap(),
@@ -390,7 +433,7 @@ mod tests {
         assert_eq!(s(v.clone()).approval_mode(), McpApproval::Auto);
         v["approval"] = serde_json::json!("prompt");
         assert_eq!(s(v).approval_mode(), McpApproval::Prompt);
-        let mut m = McpSettings::default();
+        let mut m: McpSettings = crate::settings::shipped_with("mcp", serde_json::json!({}));
         let mut bad = base;
         bad["approval"] = serde_json::json!("sometimes");
         m.servers.insert("x".into(), s(bad.clone()));
@@ -405,7 +448,7 @@ mod tests {
         assert_eq!(s(serde_json::json!({"command": "n"})).agent_ids(), None);
         let codex = s(serde_json::json!({"command": "n", "codex": {"agents": ["work"]}}));
         assert_eq!(codex.agent_ids(), Some(vec!["work".to_string()]));
-        let mut m = McpSettings::default();
+        let mut m: McpSettings = crate::settings::shipped_with("mcp", serde_json::json!({}));
         m.servers.insert(
             "x".into(),
             s(serde_json::json!({"command": "n", "agents": []})),
