@@ -42,7 +42,6 @@ const STILL_LONG: &[(&str, &str, usize)] = &[
     ("actors/src/context/watch.rs", "watch", 68),
     ("actors/src/cron/actor.rs", "finish", 75),
     ("actors/src/mcp/http.rs", "post_message", 78),
-    ("actors/src/mcp/probe.rs", "probe", 64),
     ("actors/src/media/provider.rs", "transcribe", 73),
     (
         "actors/src/media/understand.rs",

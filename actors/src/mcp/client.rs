@@ -181,7 +181,18 @@ pub async fn connect(
             (handshake(handler, transport, limit).await?, None)
         }
     };
-    let (protocol, server_info) = match service.peer().peer_info() {
+    let (protocol, server_info) = described(service.peer());
+    Ok(Connection {
+        service,
+        pid,
+        protocol,
+        server_info,
+    })
+}
+
+/// The protocol version and `name version` a server gave at the handshake.
+fn described(peer: &Peer<RoleClient>) -> (String, String) {
+    match peer.peer_info() {
         Some(info) => (
             info.protocol_version.to_string(),
             info.server_info
@@ -190,13 +201,7 @@ pub async fn connect(
                 .unwrap_or_default(),
         ),
         None => (String::new(), String::new()),
-    };
-    Ok(Connection {
-        service,
-        pid,
-        protocol,
-        server_info,
-    })
+    }
 }
 
 /// Starts the stdio child `cmd` and shakes hands with it (killed when the

@@ -36,6 +36,17 @@ pub struct ProbedTool {
     pub description: String,
 }
 
+/// `name` as the gateway would publish its tools under it (this server's
+/// place among all configured ones decides its safe name).
+fn safe_name(all: &McpSettings, name: &str) -> String {
+    let safe = super::names::server_names(all.servers.keys().map(String::as_str));
+    all.servers
+        .keys()
+        .position(|k| k == name)
+        .and_then(|i| safe.get(i).cloned())
+        .unwrap_or_else(|| name.to_string())
+}
+
 /// Connects to `name` (as configured in `all`) and reports; never panics,
 /// an unreachable server is `ok: false` with the error.
 pub async fn probe(all: &McpSettings, name: &str, builtin: &[String]) -> ProbeReport {
@@ -63,15 +74,7 @@ pub async fn probe(all: &McpSettings, name: &str, builtin: &[String]) -> ProbeRe
             report.server_info = conn.server_info.clone();
             report.resources = tools.iter().any(|t| t.kind == ToolKind::ResourcesList);
             report.prompts = tools.iter().any(|t| t.kind == ToolKind::PromptsList);
-            // The names as the gateway would publish them (this server's
-            // place among all configured ones decides its safe name).
-            let safe = super::names::server_names(all.servers.keys().map(String::as_str));
-            let mine = all
-                .servers
-                .keys()
-                .position(|k| k == name)
-                .and_then(|i| safe.get(i).cloned())
-                .unwrap_or_else(|| name.to_string());
+            let mine = safe_name(all, name);
             let admitted: Vec<_> = tools
                 .iter()
                 .filter(|t| settings.tool_filter.admits(&t.name))
