@@ -22,17 +22,12 @@ pub enum ResetType {
     Thread,
 }
 
-trait OfType {
-    fn of(&self, kind: ResetType) -> Option<&ResetSettings>;
-}
-
-impl OfType for crate::settings::ResetByType {
-    fn of(&self, kind: ResetType) -> Option<&ResetSettings> {
-        match kind {
-            ResetType::Direct => self.direct.as_ref(),
-            ResetType::Group => self.group.as_ref(),
-            ResetType::Thread => self.thread.as_ref(),
-        }
+/// `resetByType`'s section for `kind`.
+fn of_type(by: &crate::settings::ResetByType, kind: ResetType) -> Option<&ResetSettings> {
+    match kind {
+        ResetType::Direct => by.direct.as_ref(),
+        ResetType::Group => by.group.as_ref(),
+        ResetType::Thread => by.thread.as_ref(),
     }
 }
 
@@ -55,7 +50,10 @@ pub enum Stale {
 pub fn policy(session: &SessionSettings, kind: ResetType, channel: &str) -> ResetPolicy {
     let (base, typed) = match session.reset_by_channel.get(channel) {
         Some(o) => (Some(o), None),
-        None => (session.reset.as_ref(), session.reset_by_type.of(kind)),
+        None => (
+            session.reset.as_ref(),
+            of_type(&session.reset_by_type, kind),
+        ),
     };
     let inherited = typed
         .and(base.and_then(|b| b.mode))
