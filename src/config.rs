@@ -617,14 +617,13 @@ mod tests {
                 .any(|w| w.contains("agents.defaults.compaction.keepRecent")),
             "a typo is named: {warnings:?}"
         );
-        // What ferroclaw does not type is kept as OpenClaw wrote it.
+        // A user's keys over the shipped ones, at every depth.
         let (_, s, warnings) =
             check_user_raw("{tools:{allow:['read'], exec:{security:'allowlist'}}}", "f").unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
-        let tools = s.tools.as_json();
-        assert_eq!(tools["allow"][0], "read");
-        assert_eq!(tools["exec"]["security"], "allowlist");
-        assert_eq!(tools["exec"]["approvalTimeoutSeconds"], 120, "the default");
+        assert_eq!(s.tools.allow, Some(vec!["read".to_string()]));
+        assert_eq!(s.tools.exec.security, "allowlist");
+        assert_eq!(s.tools.exec.approval_timeout_seconds, 120, "the default");
         assert_eq!(s.messages.queue.mode, "collect");
     }
 

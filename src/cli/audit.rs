@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use ferroclaw_actors::channels::{keys, open_to_strangers};
-use ferroclaw_actors::settings::{AuthMode, SandboxMode, Settings};
+use ferroclaw_actors::settings::{AuthMode, SandboxMode, Settings, ToolList};
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -237,26 +237,19 @@ fn strangers(s: &Settings, out: &mut Vec<Finding>) {
 
 /// Every `untrusted.allow` list: the profile itself and its widenings.
 fn widened(s: &Settings) -> Vec<(String, Vec<String>)> {
-    let list = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(|u| u.get("allow"))
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
+    let list = |l: Option<&ToolList>| -> Vec<String> {
+        l.and_then(|u| u.allow.clone()).unwrap_or_default()
     };
     let mut out = vec![(
         "tools.untrusted.allow".to_string(),
-        list(s.tools.other.get("untrusted")),
+        list(s.tools.untrusted.as_ref()),
     )];
     for (id, c) in &s.channels {
-        let l = list(c.tools.as_ref().and_then(|t| t.get("untrusted")));
+        let l = list(c.tools.as_ref().and_then(|t| t.untrusted.as_ref()));
         out.push((format!("channels.{id}.tools.untrusted.allow"), l));
     }
     for a in &s.agents.list {
-        let l = list(a.tools.as_ref().and_then(|t| t.get("untrusted")));
+        let l = list(a.tools.as_ref().and_then(|t| t.untrusted.as_ref()));
         out.push((format!("agents.list.{}.tools.untrusted.allow", a.id), l));
     }
     out

@@ -33,6 +33,7 @@ mod heartbeat;
 mod hooks;
 mod interop;
 mod layout;
+mod layout_files;
 mod layout_fns;
 mod links;
 mod malformed;

@@ -1,3 +1,5 @@
+//! Tests of the run audit: pages, filters, keyed platform ids, retention.
+
 use super::*;
 
 fn run(agent: &str, run_id: &str, at: u64, end: Option<End>) -> Record {

@@ -1,3 +1,5 @@
+//! Tests of backup: archives created, verified and restored.
+
 use std::io::Write;
 
 use serde_json::{json, Value};

@@ -1,3 +1,5 @@
+//! Tests of routing: bindings by tier, session keys, identity links (with a property test).
+
 use super::*;
 use crate::settings::{BindingMatch, BindingPeer, BindingSession};
 use proptest::prelude::*;

@@ -558,7 +558,7 @@ pub struct ChannelSettings {
     pub skill_filter: Option<Vec<String>>,
     /// Tool allow/deny for this channel (`tools` layer).
     #[serde(default)]
-    pub tools: Option<Value>,
+    pub tools: Option<super::ToolLayer>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }

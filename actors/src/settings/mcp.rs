@@ -111,6 +111,22 @@ pub struct McpServerSettings {
     pub agents: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_ms: Option<u64>,
+    /// OpenClaw's Codex-app-server keys for the same server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codex: Option<CodexMcpSettings>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `mcp.servers.<name>.codex` (OpenClaw's): read where ferroclaw's own
+/// keys (`agents`, `approval`) are unset; its other keys are kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CodexMcpSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_tools_approval_mode: Option<String>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
@@ -192,12 +208,9 @@ impl McpServerSettings {
     /// The approval mode's text: `approval`, else OpenClaw's
     /// `codex.defaultToolsApprovalMode`.
     fn approval_text(&self) -> Option<&str> {
-        self.approval.as_deref().or_else(|| {
-            self.other
-                .get("codex")
-                .and_then(|c| c.get("defaultToolsApprovalMode"))
-                .and_then(Value::as_str)
-        })
+        self.approval
+            .as_deref()
+            .or_else(|| self.codex.as_ref()?.default_tools_approval_mode.as_deref())
     }
 
     /// The approval mode (an unknown value is refused by validation; here
@@ -213,14 +226,9 @@ impl McpServerSettings {
     /// The agents the server is for (None: all): `agents`, else
     /// OpenClaw's `codex.agents`.
     pub fn agent_ids(&self) -> Option<Vec<String>> {
-        self.agents.clone().or_else(|| {
-            let list = self.other.get("codex")?.get("agents")?.as_array()?;
-            Some(
-                list.iter()
-                    .map(|v| v.as_str().unwrap_or("").to_string())
-                    .collect(),
-            )
-        })
+        self.agents
+            .clone()
+            .or_else(|| self.codex.as_ref()?.agents.clone())
     }
 
     pub fn is_lazy(&self) -> bool {

@@ -496,7 +496,7 @@ pub struct AgentEntry {
     #[serde(default)]
     pub skill_filter: Option<Vec<String>>,
     #[serde(default)]
-    pub tools: Option<Value>,
+    pub tools: Option<ToolLayer>,
     #[serde(default)]
     pub sandbox: Option<Value>,
     #[serde(default)]

@@ -1,18 +1,29 @@
-//! `tools`: the keys ferroclaw reads itself, typed (`exec`, `fs`,
-//! `askUser`, `resultMaxChars`); the rest goes to the tool policy as written.
+//! `tools`: every key ferroclaw reads, typed; OpenClaw's others are kept.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::secret_tools;
 
-/// `tools`: what ferroclaw reads itself is typed; the rest (allow, deny,
-/// untrusted, profiles, web, hooks...) goes to the tool policy as OpenClaw
-/// wrote it.
+/// `tools`: the layers the tool policy is built from (`tool/policy.rs`)
+/// and each tool's own section; OpenClaw's other keys are kept, not read.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(transform = secret_tools)]
 pub struct ToolsSettings {
+    /// Only these tools and `group:` groups (unset: every tool).
+    pub allow: Option<Vec<String>>,
+    /// Never these; a deny in any layer wins.
+    pub deny: Vec<String>,
+    /// OpenClaw's base set before allow/deny: `minimal`, `coding`,
+    /// `messaging` or `full` (unset: every tool).
+    pub profile: Option<String>,
+    /// Added to a limited profile.
+    pub also_allow: Vec<String>,
+    /// What a turn holding a stranger's message may use (unset: nothing).
+    pub untrusted: Option<ToolList>,
+    /// Rules run before every tool call.
+    pub before_tool_call: Vec<ToolRule>,
     pub exec: ExecToolSettings,
     pub fs: FsToolSettings,
     /// `tools.askUser` (ferroclaw's: OpenClaw's wait is fixed at 900 s).
@@ -95,11 +106,45 @@ pub struct SsrfPolicySettings {
     pub allow_cidrs: Vec<String>,
 }
 
-impl ToolsSettings {
-    /// The section as JSON (the policy and fetch parsers read it whole).
-    pub fn as_json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
+/// An allow/deny list of tool names and `group:` groups.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ToolList {
+    /// Only these (unset: every tool the other layers leave).
+    #[serde(default)]
+    pub allow: Option<Vec<String>>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// `agents.list[].tools`, `channels.<id>.tools`: a layer of the policy and
+/// its widening of the stranger's profile; OpenClaw's other keys are kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ToolLayer {
+    #[serde(default)]
+    pub allow: Option<Vec<String>>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Added to `tools.untrusted` for turns here (a deny in any layer wins).
+    #[serde(default)]
+    pub untrusted: Option<ToolList>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+/// One `tools.beforeToolCall[]` rule: `block` refuses a call, `set`
+/// rewrites its parameters, when every `when` regex matches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRule {
+    /// A tool name, or `*`.
+    pub tool: String,
+    /// Parameter -> the regex its text must match for the rule to apply.
+    #[serde(default)]
+    pub when: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    pub block: Option<String>,
+    #[serde(default)]
+    pub set: serde_json::Map<String, Value>,
 }
 
 /// `tools.exec`.

@@ -1,3 +1,5 @@
+//! Tests of store snapshots: a point-in-time cut under writes, restored from the log; bad logs restore nothing.
+
 use std::io::Write;
 
 use serde_json::{json, Value};

@@ -1,3 +1,5 @@
+//! Tests of the store: values and their versions, group commit, pages, scans and commits across trees.
+
 use super::*;
 
 /// Group commit: flushes waiting together share one sled flush, a

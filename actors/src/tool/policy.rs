@@ -16,7 +16,7 @@
 //! - transcript repair before a provider call: tool calls without a result
 //!   get a placeholder result, results without a call are dropped.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use regex::Regex;
@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::provider::{ChatMessage, MessageRole, Messages, ToolCall, ToolSpec};
+use crate::settings::ToolLayer;
 
 crate::reason_error! {
     /// What is wrong with a tool policy setting, or a tool name no tool answers to.
@@ -163,23 +164,6 @@ impl UntrustedProfile {
     }
 }
 
-/// A config rule run before a tool call.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RuleConfig {
-    /// Tool name, or `*`.
-    tool: String,
-    /// Parameter -> regex the parameter's text must match for the rule to apply.
-    #[serde(default)]
-    when: BTreeMap<String, String>,
-    /// Refuse the call with this reason.
-    #[serde(default)]
-    block: Option<String>,
-    /// Replace these parameters.
-    #[serde(default)]
-    set: serde_json::Map<String, Value>,
-}
-
 /// What a hook decides.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HookDecision {
@@ -207,11 +191,9 @@ pub struct ConfigRules {
 }
 
 impl ConfigRules {
-    fn parse(v: &Value) -> Result<ConfigRules, PolicyError> {
-        let list: Vec<RuleConfig> = serde_path_to_error::deserialize(v)
-            .map_err(|e| format!("tools.beforeToolCall.{}: {}", e.path(), e.inner()))?;
+    fn parse(list: &[crate::settings::ToolRule]) -> Result<ConfigRules, PolicyError> {
         let mut rules = Vec::new();
-        for (i, r) in list.into_iter().enumerate() {
+        for (i, r) in list.iter().cloned().enumerate() {
             if r.block.is_none() && r.set.is_empty() {
                 return Err(PolicyError::from(format!(
                     "tools.beforeToolCall[{i}]: needs `block` or `set`"
@@ -381,69 +363,69 @@ impl std::fmt::Debug for ToolPolicy {
     }
 }
 
-fn layer(v: Option<&Value>, path: &str) -> Result<AllowDeny, PolicyError> {
-    let Some(v) = v else {
-        return Ok(AllowDeny::default());
-    };
-    let mut obj = serde_json::Map::new();
-    for key in ["allow", "deny"] {
-        if let Some(x) = v.get(key) {
-            obj.insert(key.into(), x.clone());
+impl From<&crate::settings::ToolList> for AllowDeny {
+    fn from(l: &crate::settings::ToolList) -> AllowDeny {
+        AllowDeny {
+            allow: l.allow.clone(),
+            deny: l.deny.clone(),
         }
     }
-    serde_path_to_error::deserialize(Value::Object(obj))
-        .map_err(|e| PolicyError(format!("{path}.{}: {}", e.path(), e.inner())))
+}
+
+impl From<&crate::settings::ToolLayer> for AllowDeny {
+    fn from(l: &crate::settings::ToolLayer) -> AllowDeny {
+        AllowDeny {
+            allow: l.allow.clone(),
+            deny: l.deny.clone(),
+        }
+    }
 }
 
 impl ToolPolicy {
     /// From `tools`, `agents.list[].tools` and `channels.<id>.tools`.
     pub fn from_config(
         settings: &crate::settings::ToolsSettings,
-        agents: &[(String, Option<Value>)],
-        channels: &[(String, Option<Value>)],
+        agents: &[(String, Option<ToolLayer>)],
+        channels: &[(String, Option<ToolLayer>)],
     ) -> Result<ToolPolicy, PolicyError> {
         if settings.result_max_chars < 1000 {
             return Err("tools.resultMaxChars: an integer of at least 1000".into());
         }
-        let tools = &settings.as_json();
-        let also: Vec<String> = match tools.get("alsoAllow") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(v) => serde_json::from_value(v.clone())
-                .map_err(|_| "tools.alsoAllow: a list of tool names".to_string())?,
-        };
         let mut p = ToolPolicy {
-            profile: profile(tools.get("profile").and_then(Value::as_str), &also)
+            profile: profile(settings.profile.as_deref(), &settings.also_allow)
                 .map_err(|e| e.to_string())?,
-            global: layer(Some(tools), "tools")?,
+            global: AllowDeny {
+                allow: settings.allow.clone(),
+                deny: settings.deny.clone(),
+            },
             result_max_chars: settings.result_max_chars as usize,
             ..Default::default()
         };
-        p.untrusted.base = layer(tools.get("untrusted"), "tools.untrusted")?;
-        if p.untrusted.base.allow.is_none() {
-            // No list: nothing beyond what is named (never "everything").
-            p.untrusted.base.allow = Some(Vec::new());
-        }
-        if let Some(rules) = tools.get("beforeToolCall") {
-            p.hooks.push(Arc::new(ConfigRules::parse(rules)?));
+        // No list: nothing beyond what is named (never "everything").
+        p.untrusted.base = settings
+            .untrusted
+            .as_ref()
+            .map(AllowDeny::from)
+            .unwrap_or_default();
+        p.untrusted.base.allow.get_or_insert_with(Vec::new);
+        if !settings.before_tool_call.is_empty() {
+            p.hooks
+                .push(Arc::new(ConfigRules::parse(&settings.before_tool_call)?));
         }
         for (id, t) in agents {
             if let Some(t) = t {
-                let path = format!("agents.list.{id}.tools");
                 let id = id.to_ascii_lowercase();
-                p.agents.insert(id.clone(), layer(Some(t), &path)?);
-                if let Some(u) = t.get("untrusted") {
-                    let l = layer(Some(u), &format!("{path}.untrusted"))?;
-                    p.untrusted.agents.insert(id, l);
+                p.agents.insert(id.clone(), t.into());
+                if let Some(u) = &t.untrusted {
+                    p.untrusted.agents.insert(id, u.into());
                 }
             }
         }
         for (id, t) in channels {
             if let Some(t) = t {
-                let path = format!("channels.{id}.tools");
-                p.channels.insert(id.clone(), layer(Some(t), &path)?);
-                if let Some(u) = t.get("untrusted") {
-                    let l = layer(Some(u), &format!("{path}.untrusted"))?;
-                    p.untrusted.channels.insert(id.clone(), l);
+                p.channels.insert(id.clone(), t.into());
+                if let Some(u) = &t.untrusted {
+                    p.untrusted.channels.insert(id.clone(), u.into());
                 }
             }
         }
@@ -649,6 +631,9 @@ pub fn repair(messages: &Messages) -> Messages {
         messages.clone()
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 #[cfg(test)]
 mod profile_tests {

@@ -5,17 +5,28 @@ use crate::trust::Trust;
 use serde_json::json;
 use std::sync::Arc;
 
-/// `tools` settings: the defaults of `config/default.json5` under `v`.
+/// `tools` settings: the defaults of `config/default.json5` under `v`
+/// (exec unguarded, no stranger's profile unless `v` gives one).
 fn tools(v: Value) -> crate::settings::ToolsSettings {
-    let mut t = json!({
-        "exec": {"security": "full", "ask": "off", "approvalTimeoutSeconds": 120},
-        "fs": {"workspaceOnly": true},
-        "resultMaxChars": 100000,
-    });
+    let mut t = json!({"exec": {"security": "full", "ask": "off"}, "untrusted": null});
     for (k, x) in v.as_object().unwrap() {
         t[k] = x.clone();
     }
-    serde_json::from_value(t).unwrap()
+    crate::settings::shipped_with("tools", t)
+}
+
+/// An agent's or a channel's `tools` layer.
+fn layer(v: Value) -> crate::settings::ToolLayer {
+    serde_json::from_value(v).unwrap()
+}
+
+/// Whether `tools` with `v` is refused when the settings are read.
+fn refused(v: Value) -> bool {
+    let mut t = serde_json::to_value(tools(json!({}))).unwrap();
+    for (k, x) in v.as_object().unwrap() {
+        t[k] = x.clone();
+    }
+    serde_json::from_value::<crate::settings::ToolsSettings>(t).is_err()
 }
 
 const OFFERED: &[&str] = &[
@@ -61,11 +72,14 @@ fn mangled_names_are_normalised() {
         "call_<tool>_<n> ids"
     );
     assert_eq!(
-        normalize_name("tool", "call_1", OFFERED).unwrap_err(),
+        normalize_name("tool", "call_1", OFFERED)
+            .unwrap_err()
+            .to_string(),
         "Unknown tool \"tool\". Available tools: exec, read, write, edit, ls, find, grep, web_fetch, process."
     );
     assert!(normalize_name("", "call_9", OFFERED)
         .unwrap_err()
+        .to_string()
         .starts_with("Tool call without a name"));
     assert!(normalize_name("fly", "call_1", OFFERED).is_err());
     assert!(
@@ -87,10 +101,16 @@ fn allowlists_intersect_and_groups_expand() {
     let p = ToolPolicy::from_config(
         &tools(json!({"deny": ["web_fetch"]})),
         &[
-            ("ops".into(), Some(json!({"allow": ["group:fs", "exec"]}))),
+            (
+                "ops".into(),
+                Some(layer(json!({"allow": ["group:fs", "exec"]}))),
+            ),
             ("main".into(), None),
         ],
-        &[("telegram".into(), Some(json!({"deny": ["group:runtime"]})))],
+        &[(
+            "telegram".into(),
+            Some(layer(json!({"deny": ["group:runtime"]}))),
+        )],
     )
     .unwrap();
     let names = |v: Vec<ToolSpec>| v.into_iter().map(|t| t.name).collect::<Vec<_>>();
@@ -134,7 +154,7 @@ fn allowlists_intersect_and_groups_expand() {
         names(ops.to_vec()),
         names(p.offered(&all, "ops", &via("telegram"), None))
     );
-    assert!(ToolPolicy::from_config(&tools(json!({"allow": "exec"})), &[], &[]).is_err());
+    assert!(refused(json!({"allow": "exec"})));
     assert!(ToolPolicy::from_config(&tools(json!({"resultMaxChars": 5})), &[], &[]).is_err());
 }
 
@@ -152,14 +172,16 @@ fn untrusted_turns_get_the_profile_widened_only_where_the_operator_said() {
         &tools(json!({"untrusted": {"allow": ["read", "exec", "web_fetch"], "deny": []}})),
         &[(
             "public".into(),
-            Some(json!({"untrusted": {"allow": ["write"]}})),
+            Some(layer(json!({"untrusted": {"allow": ["write"]}}))),
         )],
         &[
             (
                 "telegram".into(),
-                Some(json!({"untrusted": {"allow": ["grep"], "deny": ["web_fetch"]}})),
+                Some(layer(
+                    json!({"untrusted": {"allow": ["grep"], "deny": ["web_fetch"]}}),
+                )),
             ),
-            ("slack".into(), Some(json!({"deny": ["read"]}))),
+            ("slack".into(), Some(layer(json!({"deny": ["read"]})))),
         ],
     )
     .unwrap();
