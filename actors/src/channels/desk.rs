@@ -547,16 +547,17 @@ impl<O: Outlet> HandOver<O> {
                 self.taken(inc);
                 let limit = self.outlet.media_limit();
                 let model = self.cfg.model_override.clone();
+                let routed = dispatch::routed(&self.deps.dispatch, inc).await?;
                 let taken = super::media_in::take_in(
                     &self.deps.dispatch,
                     &self.outlet,
-                    inc,
+                    (inc, &routed),
                     limit,
                     model.as_deref(),
                     commands,
                 )
                 .await;
-                dispatch::hand_over(&self.deps.dispatch, inc, commands, taken, model)
+                dispatch::hand_over(&self.deps.dispatch, inc, commands, taken, (routed, model))
                     .await
                     .map(|d| (d, Inbound::Completed))
             }

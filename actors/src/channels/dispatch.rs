@@ -13,12 +13,13 @@
 //! policy (`/send off`, `session.sendPolicy`: the reply stays in the
 //! session).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::ledger::{self, Delivery};
+use super::messages::{RouteIncoming, Routed};
 use crate::inbound::finalize::{finalize, RawInbound};
 use crate::inbound::SessionKey;
 use crate::provider::Image;
@@ -152,10 +153,9 @@ pub fn record_incoming(
 pub struct DispatchDeps {
     pub store: Store,
     pub sessions: Addr<RouterActor>,
-    pub routes: Arc<Mutex<Router>>,
-    /// The config's session rules and per-channel models (replaced whole
-    /// on config apply; a hand-over takes the `Arc`, never a copy).
-    pub policies: Arc<Mutex<Arc<Policies>>>,
+    /// The supervisor, which routes a message by the bindings and policies
+    /// in force (a config change replaces them there).
+    pub routes: Recipient<RouteIncoming>,
     pub default_agent: String,
     pub main_key: String,
     /// Where attachments are kept and understood (None: not kept).
@@ -243,8 +243,6 @@ pub fn send_allowed(
 pub enum DispatchError {
     #[error(transparent)]
     Session(crate::router::DeliverError),
-    #[error("the routing table is unavailable")]
-    RoutesPoisoned,
     #[error("invalid session key: {0}")]
     Key(crate::ids::SessionKeyError),
     #[error(transparent)]
@@ -262,20 +260,19 @@ pub async fn hand_over(
     msg: &Incoming,
     commands: bool,
     taken: Taken,
-    model: Option<String>,
+    (routed, model): (Routed, Option<String>),
 ) -> Result<Option<Delivery>, DispatchError> {
     let inbound = finalized(msg, commands, &taken);
     let taken_heard = taken.heard.is_some();
     let (images, note, media) = (taken.images, taken.note, taken.media);
-    let (route, key) = route_of(deps, msg)?;
+    let Routed {
+        route,
+        key,
+        policies,
+    } = routed;
     if answers_a_question(deps, msg, commands, &key).await {
         return Ok(None);
     }
-    let policies: Arc<Policies> = deps
-        .policies
-        .lock()
-        .map(|p| Arc::clone(&p))
-        .unwrap_or_else(|poisoned| Arc::clone(&poisoned.into_inner()));
     policies
         .received
         .received(&received(msg, &inbound, &key, &route));
@@ -445,9 +442,21 @@ fn finalized(msg: &Incoming, commands: bool, taken: &Taken) -> crate::inbound::f
     finalize(&raw, &allow)
 }
 
-/// The agent and session the bindings give the message.
+/// Where `msg` goes, asked of the supervisor.
+pub async fn routed(deps: &DispatchDeps, msg: &Incoming) -> Result<Routed, DispatchError> {
+    let ask = RouteIncoming {
+        incoming: msg.clone(),
+    };
+    deps.routes
+        .send(ask)
+        .await
+        .map_err(|_| DispatchError::Down)?
+}
+
+/// The agent and session `routes` give the message.
 pub(super) fn route_of(
-    deps: &DispatchDeps,
+    routes: &mut Router,
+    (default_agent, main_key): (&str, &str),
     msg: &Incoming,
 ) -> Result<(crate::routing::Route, SessionKey), DispatchError> {
     let peer = match msg.is_group() {
@@ -473,11 +482,8 @@ pub(super) fn route_of(
         member_roles: &msg.member_roles,
         thread_id: msg.thread_id.as_deref(),
     };
-    let route = match deps.routes.lock() {
-        Ok(mut r) => r.resolve(&input),
-        Err(_) => return Err(DispatchError::RoutesPoisoned),
-    };
-    let key = SessionKey::canonical(&route.session_key, &deps.default_agent, &deps.main_key)
+    let route = routes.resolve(&input);
+    let key = SessionKey::canonical(&route.session_key, default_agent, main_key)
         .map_err(DispatchError::Key)?;
     Ok((route, key))
 }

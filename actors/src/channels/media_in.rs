@@ -10,24 +10,22 @@
 use std::sync::Arc;
 
 use super::deliver::Outlet;
-use super::dispatch::{route_of, DispatchDeps, Incoming, Taken};
+use super::dispatch::{DispatchDeps, Incoming, Taken};
+use super::messages::Routed;
 use crate::media::{label, take, Intake, Loaded, NotLoaded};
 
-/// Takes in `inc`'s attachments (`max`: the account's size limit;
-/// `model`: the channel's model override, if any).
+/// Takes in `inc`'s attachments for the agent it is `routed` to (`max`:
+/// the account's size limit; `model`: the channel's model override, if
+/// any).
 pub async fn take_in<O: Outlet>(
     deps: &DispatchDeps,
     outlet: &O,
-    inc: &Incoming,
+    (inc, routed): (&Incoming, &Routed),
     max: u64,
     model: Option<&str>,
     trusted: bool,
 ) -> Taken {
-    let policies = deps
-        .policies
-        .lock()
-        .map(|p| Arc::clone(&p))
-        .unwrap_or_else(|poisoned| Arc::clone(&poisoned.into_inner()));
+    let policies = &routed.policies;
     let config = Arc::clone(&policies.media);
     if inc.media.is_empty() && config.links.is_none() {
         return Taken::default();
@@ -38,8 +36,7 @@ pub async fn take_in<O: Outlet>(
             .get(&inc.channel)
             .map(String::as_str)
     });
-    let agent =
-        route_of(deps, inc).map_or_else(|_| deps.default_agent.clone(), |(r, _)| r.agent_id);
+    let agent = routed.route.agent_id.clone();
     let mut items = Vec::with_capacity(inc.media.len());
     for m in &inc.media {
         let name = label(m.name.as_deref(), m.mime_type.as_deref(), m.size);

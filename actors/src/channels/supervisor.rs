@@ -5,7 +5,7 @@
 //! on config apply), the health board, and the operator's side of pairing.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -13,7 +13,7 @@ use actix::prelude::*;
 use super::access;
 use super::account::AccountCfg;
 use super::desk::{AccountHandle, ChannelDeps};
-use super::dispatch::{DispatchDeps, Policies};
+use super::dispatch::{DispatchDeps, DispatchError, Policies};
 use super::health::{AccountHealth, HealthBoard};
 use super::ledger;
 use super::messages::*;
@@ -38,8 +38,10 @@ pub struct ChannelSupervisor {
     store: Store,
     sessions: Addr<RouterActor>,
     runs: Addr<RunRegistry>,
-    routes: Arc<Mutex<Router>>,
-    policies: Arc<Mutex<Arc<Policies>>>,
+    /// The bindings in force (routing caches what it evaluated).
+    routes: Router,
+    /// The policies a hand-over reads, replaced whole on a config change.
+    policies: Arc<Policies>,
     board: Arc<HealthBoard>,
     default_agent: String,
     main_key: String,
@@ -72,10 +74,8 @@ impl ChannelSupervisor {
             store,
             sessions,
             runs,
-            routes: Arc::new(Mutex::new(routes)),
-            policies: Arc::new(Mutex::new(Arc::new(Policies::from_settings(
-                settings, &media_env,
-            )))),
+            routes,
+            policies: Arc::new(Policies::from_settings(settings, &media_env)),
             media_env,
             board,
             default_agent: settings.default_agent_id().to_string(),
@@ -161,8 +161,7 @@ impl ChannelSupervisor {
             dispatch: DispatchDeps {
                 store: self.store.clone(),
                 sessions: self.sessions.clone(),
-                routes: self.routes.clone(),
-                policies: self.policies.clone(),
+                routes: ctx.address().recipient(),
                 default_agent: self.default_agent.clone(),
                 main_key: self.main_key.clone(),
                 media: self.media.clone(),
@@ -262,21 +261,30 @@ impl Handler<ChannelsStatus> for ChannelSupervisor {
     }
 }
 
+impl Handler<RouteIncoming> for ChannelSupervisor {
+    type Result = Result<Routed, DispatchError>;
+    fn handle(&mut self, msg: RouteIncoming, _: &mut Context<Self>) -> Self::Result {
+        let ids = (self.default_agent.as_str(), self.main_key.as_str());
+        let (route, key) = super::dispatch::route_of(&mut self.routes, ids, &msg.incoming)?;
+        Ok(Routed {
+            route,
+            key,
+            policies: Arc::clone(&self.policies),
+        })
+    }
+}
+
 impl Handler<ChannelsReconfigure> for ChannelSupervisor {
     type Result = ();
     fn handle(&mut self, msg: ChannelsReconfigure, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
         let settings = msg.settings;
-        if let Ok(mut r) = self.routes.lock() {
-            *r = Router::new(
-                &settings.bindings,
-                &settings.session,
-                settings.default_agent_id(),
-            );
-        }
-        if let Ok(mut p) = self.policies.lock() {
-            *p = Arc::new(Policies::from_settings(&settings, &self.media_env));
-        }
+        self.routes = Router::new(
+            &settings.bindings,
+            &settings.session,
+            settings.default_agent_id(),
+        );
+        self.policies = Arc::new(Policies::from_settings(&settings, &self.media_env));
         self.board.set_stale_ms(super::stale_ms(&settings));
         match super::plan(&settings, self.env.clone()) {
             Ok(plan) => {
