@@ -3,7 +3,8 @@
 //! builds no JSON (payloads and wire shapes live in the modules that own
 //! them); session keys are taken apart only in `ids::key`; every event the
 //! edge publishes by name has a row in the one event table
-//! (`protocol::events::audience`); errors are types, not strings; and the
+//! (`protocol::events::audience`); errors are types, not strings; state
+//! shared behind a lock says why a message would not do; and the
 //! document keeps its shape (at most 250 lines, no table cell over 300
 //! characters, no benchmark figures: those are BENCHMARKS.md's).
 
@@ -381,4 +382,80 @@ fn the_session_actor_stays_small() {
     assert!((1..=10).contains(&fields), "{fields} fields:{body}");
     let sample = "impl SessionActor {\n    pub(super) fn a(&self) {\n        fn inner() {}\n    }\n    fn b() {}\n}\nfn c() {}\n";
     assert_eq!(session_methods(sample), ["a", "b"]);
+}
+
+/// State shared behind a lock rather than owned by one actor and reached
+/// by message, each with why a message would not do. This list only
+/// shrinks: new shared state is an actor's, or says here why it cannot be.
+const SHARED: &[(&str, &str)] = &[
+    (
+        "actors/src/channels/sender.rs",
+        "one account's rate gates: every clone of its outlet sends from its own future",
+    ),
+    (
+        "actors/src/channels/whatsapp/outlet.rs",
+        "templates sent per chat: read and written only by one account's outlet clones",
+    ),
+    (
+        "actors/src/idempotency/actor.rs",
+        "one writer (the actor); the edge's lookups read in place, no mailbox trip per frame",
+    ),
+    (
+        "actors/src/mcp/bench.rs",
+        "the joined tool list, memoised per catalog version for every run that asks",
+    ),
+    (
+        "actors/src/mcp/catalog.rs",
+        "the MCP tool catalog: the hub writes it, every run's tool offer reads it",
+    ),
+    (
+        "actors/src/mcp/server.rs",
+        "calls in flight by progress token: the call's future and the server's notifications",
+    ),
+    (
+        "actors/src/memory/actor.rs",
+        "the index the actor's blocking searches and background embedding read off its thread",
+    ),
+    (
+        "actors/src/tool/exec.rs",
+        "a command's output and the background commands: written by the child's readers",
+    ),
+    (
+        "actors/src/tool/web_search.rs",
+        "answers cached per query across every tool executor",
+    ),
+];
+
+#[test]
+fn shared_state_says_why_a_message_would_not_do() {
+    let locked = |code: &str| {
+        [
+            "Arc<Mutex<",
+            "Arc<RwLock<",
+            "Arc<std::sync::Mutex<",
+            "Arc<std::sync::RwLock<",
+        ]
+        .iter()
+        .any(|n| code.contains(n))
+    };
+    let found = offenders(locked, |file, _| SHARED.iter().any(|(f, _)| *f == file));
+    assert!(
+        found.is_empty(),
+        "shared state behind a lock: give it one owning actor, or say in SHARED why not:\n{}",
+        found.join("\n")
+    );
+    let files = shipped();
+    for (listed, _) in SHARED {
+        let still = files.iter().any(|(f, src)| {
+            f == listed
+                && src
+                    .lines()
+                    .any(|l| locked(l.split("//").next().unwrap_or("")))
+        });
+        assert!(
+            still,
+            "{listed} shares no locked state now: take it off SHARED"
+        );
+    }
+    assert!(locked("routes: Arc<Mutex<Router>>,") && !locked("routes: Router,"));
 }
