@@ -105,7 +105,16 @@ async fn store(req: HttpRequest, state: web::Data<SharedState>) -> HttpResponse 
         return HttpResponse::Conflict()
             .json(json!({ "error": { "message": message, "type": "conflict" } }));
     }
-    let dir = std::fs::canonicalize(&state.state_dir).unwrap_or(state.state_dir.clone());
+    streamed(rx, &state.state_dir)
+}
+
+/// The snapshot's lines as they come, with the state directory they were
+/// taken from (percent-encoded) for the client that restores them.
+fn streamed(
+    rx: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    state_dir: &std::path::Path,
+) -> HttpResponse {
+    let dir = std::fs::canonicalize(state_dir).unwrap_or(state_dir.to_path_buf());
     let body = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|item| (item, rx))
     });

@@ -47,6 +47,20 @@ struct Loose {
 }
 
 /// Parses one inbound text frame as a request.
+/// `field`'s string when it is one and not empty, else None and the
+/// schema's words for what it is instead.
+fn non_empty(v: &Option<Value>, field: &str, errors: &mut Vec<String>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) if !s.is_empty() => return Some(s.clone()),
+        Some(Value::String(_)) => errors.push(format!(
+            "at /{field}: must NOT have fewer than 1 characters"
+        )),
+        Some(_) => errors.push(format!("at /{field}: must be string")),
+        None => errors.push(format!("at root: must have required property '{field}'")),
+    }
+    None
+}
+
 pub fn parse_request(text: &str) -> Result<RequestFrame, FrameError> {
     let value: Value = serde_json::from_str(text).map_err(|_| FrameError::NotJson)?;
     let Value::Object(_) = &value else {
@@ -56,10 +70,6 @@ pub fn parse_request(text: &str) -> Result<RequestFrame, FrameError> {
         });
     };
     let loose: Loose = serde_json::from_value(value).map_err(|_| FrameError::NotJson)?;
-    let id = match &loose.id {
-        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        _ => None,
-    };
     let mut errors = Vec::new();
     match &loose.kind {
         Some(Value::String(t)) if t == "req" => {}
@@ -69,29 +79,8 @@ pub fn parse_request(text: &str) -> Result<RequestFrame, FrameError> {
         Some(_) => errors.push("at /type: must be string".to_string()),
         None => errors.push("at root: must have required property 'type'".to_string()),
     }
-    match &loose.id {
-        Some(Value::String(s)) if !s.is_empty() => {}
-        Some(Value::String(_)) => {
-            errors.push("at /id: must NOT have fewer than 1 characters".to_string())
-        }
-        Some(_) => errors.push("at /id: must be string".to_string()),
-        None => errors.push("at root: must have required property 'id'".to_string()),
-    }
-    let method = match &loose.method {
-        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        Some(Value::String(_)) => {
-            errors.push("at /method: must NOT have fewer than 1 characters".to_string());
-            None
-        }
-        Some(_) => {
-            errors.push("at /method: must be string".to_string());
-            None
-        }
-        None => {
-            errors.push("at root: must have required property 'method'".to_string());
-            None
-        }
-    };
+    let id = non_empty(&loose.id, "id", &mut errors);
+    let method = non_empty(&loose.method, "method", &mut errors);
     if let Some(k) = loose.extra.keys().next() {
         errors.push(format!(
             "at root: must NOT have additional properties ({k})"

@@ -120,18 +120,7 @@ pub fn news_event(news: &SessionNews, displayed: Option<Value>, ts: u64) -> (&'s
     let agent = agent_of(key);
     let entry = &news.entry;
     match &news.change {
-        SessionChange::Message { entry: stored } => {
-            let mut p = snapshot(key, entry, news.running, json!({}));
-            p.insert("sessionKey".into(), json!(key));
-            p.insert("agentId".into(), json!(agent));
-            p.insert("message".into(), displayed.unwrap_or(Value::Null));
-            for (from, to) in [("id", "messageId"), ("runId", "runId")] {
-                if let Some(v) = stored.get(from).filter(|v| v.is_string()) {
-                    p.insert(to.into(), v.clone());
-                }
-            }
-            ("session.message", Value::Object(p))
-        }
+        SessionChange::Message { entry: stored } => message_event(news, stored, displayed),
         SessionChange::RunStarted { run_id, started_at } => {
             let run = json!({
                 "status": "running",
@@ -176,6 +165,26 @@ pub fn news_event(news: &SessionNews, displayed: Option<Value>, ts: u64) -> (&'s
             changed(p, key, agent, ts)
         }
     }
+}
+
+/// `session.message`: a stored message as the client displays it, with
+/// the ids it was stored under.
+fn message_event(
+    news: &SessionNews,
+    stored: &Value,
+    displayed: Option<Value>,
+) -> (&'static str, Value) {
+    let key = news.session_key.as_str();
+    let mut p = snapshot(key, &news.entry, news.running, json!({}));
+    p.insert("sessionKey".into(), json!(key));
+    p.insert("agentId".into(), json!(agent_of(key)));
+    p.insert("message".into(), displayed.unwrap_or(Value::Null));
+    for (from, to) in [("id", "messageId"), ("runId", "runId")] {
+        if let Some(v) = stored.get(from).filter(|v| v.is_string()) {
+            p.insert(to.into(), v.clone());
+        }
+    }
+    ("session.message", Value::Object(p))
 }
 
 fn changed(mut p: Map<String, Value>, key: &str, agent: &str, ts: u64) -> (&'static str, Value) {

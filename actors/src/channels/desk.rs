@@ -524,6 +524,31 @@ impl<O: Outlet> HandOver<O> {
         });
     }
 
+    /// An allowed message: routed, its attachments taken in, handed to
+    /// its session.
+    async fn admit(
+        &self,
+        inc: &Incoming,
+        commands: bool,
+    ) -> Result<(Option<Delivery>, Inbound), dispatch::DispatchError> {
+        self.taken(inc);
+        let limit = self.outlet.media_limit();
+        let model = self.cfg.model_override.clone();
+        let routed = dispatch::routed(&self.deps.dispatch, inc).await?;
+        let taken = super::media_in::take_in(
+            &self.deps.dispatch,
+            &self.outlet,
+            (inc, &routed),
+            limit,
+            model.as_deref(),
+            commands,
+        )
+        .await;
+        dispatch::hand_over(&self.deps.dispatch, inc, commands, taken, (routed, model))
+            .await
+            .map(|d| (d, Inbound::Completed))
+    }
+
     async fn decide(
         &self,
         inc: &Incoming,
@@ -543,24 +568,7 @@ impl<O: Outlet> HandOver<O> {
             parents: &parents,
         };
         match access::decide(&self.cfg.access, &knock, approved) {
-            Verdict::Allow { commands } => {
-                self.taken(inc);
-                let limit = self.outlet.media_limit();
-                let model = self.cfg.model_override.clone();
-                let routed = dispatch::routed(&self.deps.dispatch, inc).await?;
-                let taken = super::media_in::take_in(
-                    &self.deps.dispatch,
-                    &self.outlet,
-                    (inc, &routed),
-                    limit,
-                    model.as_deref(),
-                    commands,
-                )
-                .await;
-                dispatch::hand_over(&self.deps.dispatch, inc, commands, taken, (routed, model))
-                    .await
-                    .map(|d| (d, Inbound::Completed))
-            }
+            Verdict::Allow { commands } => self.admit(inc, commands).await,
             Verdict::Pair => {
                 let mut random = [0u8; 8];
                 let _ = getrandom::fill(&mut random);

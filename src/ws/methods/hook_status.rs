@@ -129,6 +129,18 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
         (workspace.join("hooks"), "openclaw-workspace"),
         (managed.clone(), "openclaw-managed"),
     ];
+    let scripts = found_scripts(dirs).await;
+    hooks.extend(scripts);
+    json(json!({
+        "workspaceDir": workspace.display().to_string(),
+        "managedHooksDir": managed.display().to_string(),
+        "hooks": hooks,
+    }))
+}
+
+/// OpenClaw's hook scripts found in `dirs` (each with its source), listed
+/// as OpenClaw lists them and as blocked: ferroclaw runs none.
+async fn found_scripts(dirs: [(std::path::PathBuf, &'static str); 2]) -> Vec<Value> {
     let found = tokio::task::spawn_blocking(move || {
         dirs.iter()
             .flat_map(|(d, source)| scripts(d).into_iter().map(move |h| (h, *source)))
@@ -136,7 +148,7 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
     })
     .await
     .unwrap_or_default();
-    let scripts: Vec<Value> = found
+    found
         .into_iter()
         .map(|((name, description, file, events), source)| {
             Hook {
@@ -155,13 +167,7 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
             }
             .wire()
         })
-        .collect();
-    hooks.extend(scripts);
-    json(json!({
-        "workspaceDir": workspace.display().to_string(),
-        "managedHooksDir": managed.display().to_string(),
-        "hooks": hooks,
-    }))
+        .collect()
 }
 
 /// The hook points ferroclaw itself has, from the `hooks` settings.

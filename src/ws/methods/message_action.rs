@@ -141,20 +141,14 @@ pub async fn action(state: &SharedState, p: &Value) -> MethodResult {
 }
 
 /// `send` / `reply`: a text (and media) through the outbox.
-async fn send(
-    state: &SharedState,
-    a: &ActionParams,
-    channel: String,
-    account: Option<String>,
-    to: String,
-    thread_id: Option<String>,
-) -> MethodResult {
-    let message = text(&a.params, "message").unwrap_or_default();
+/// `media`, `mediaUrl` and `mediaUrls`: each an http(s) URL the platform
+/// fetches itself.
+fn media_urls(params: &serde_json::Map<String, Value>) -> Result<Vec<String>, ErrorShape> {
     let media: Vec<String> = ["media", "mediaUrl"]
         .iter()
-        .filter_map(|k| text(&a.params, k))
+        .filter_map(|k| text(params, k))
         .chain(
-            a.params
+            params
                 .get("mediaUrls")
                 .and_then(Value::as_array)
                 .into_iter()
@@ -170,6 +164,19 @@ async fn send(
             "media must be an http(s) URL the platform can fetch: {bad}"
         )));
     }
+    Ok(media)
+}
+
+async fn send(
+    state: &SharedState,
+    a: &ActionParams,
+    channel: String,
+    account: Option<String>,
+    to: String,
+    thread_id: Option<String>,
+) -> MethodResult {
+    let message = text(&a.params, "message").unwrap_or_default();
+    let media = media_urls(&a.params)?;
     if message.is_empty() && media.is_empty() {
         return Err(ErrorShape::invalid("send requires message or media"));
     }
