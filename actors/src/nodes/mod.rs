@@ -170,6 +170,26 @@ pub fn admit(
 }
 
 impl NodeRecord {
+    /// Where its approval stands, in OpenClaw's words.
+    fn approval_state(&self) -> &'static str {
+        match (&self.pending, &self.approved) {
+            (Some(_), Some(_)) => "pending-reapproval",
+            (Some(_), None) => "pending-approval",
+            (None, Some(_)) => "approved",
+            (None, None) => "unapproved",
+        }
+    }
+
+    /// When it was last seen, and whether that was a connect or a
+    /// disconnect.
+    fn last_seen(&self) -> (Option<u64>, Option<&'static str>) {
+        match (self.last_connected_at_ms, self.last_disconnected_at_ms) {
+            (Some(c), Some(d)) if d > c => (Some(d), Some("disconnect")),
+            (Some(c), _) => (Some(c), Some("connect")),
+            (None, d) => (d, d.map(|_| "disconnect")),
+        }
+    }
+
     /// The commands it may be invoked with now: declared, approved and
     /// allowed on its platform.
     pub fn effective(
@@ -316,19 +336,10 @@ impl NodeView {
         if !connected {
             host_stats_offline = rec.last_host_stats.clone();
         }
-        let (seen, reason) = match (rec.last_connected_at_ms, rec.last_disconnected_at_ms) {
-            (Some(c), Some(d)) if d > c => (Some(d), Some("disconnect")),
-            (Some(c), _) => (Some(c), Some("connect")),
-            (None, d) => (d, d.map(|_| "disconnect")),
-        };
+        let (seen, reason) = rec.last_seen();
         NodeView {
             node_id: rec.node_id.clone(),
-            approval_state: match (&rec.pending, &rec.approved) {
-                (Some(_), Some(_)) => "pending-reapproval",
-                (Some(_), None) => "pending-approval",
-                (None, Some(_)) => "approved",
-                (None, None) => "unapproved",
-            },
+            approval_state: rec.approval_state(),
             pending_request_id: rec.pending.as_ref().map(|p| p.request_id.clone()),
             pending_declared_commands: rec.pending.as_ref().map(|p| p.surface.commands.clone()),
             pending_declared_caps: rec.pending.as_ref().map(|p| p.surface.caps.clone()),

@@ -452,6 +452,41 @@ fn stream_transcript(
 /// conflict (nothing written) unless `replace`. A session id the store
 /// already uses (a re-import) gets a fresh one. On failure the streamed
 /// lines are removed again. Returns the number of transcript lines written.
+/// Writes the sessions' transcripts (under fresh ids where theirs are
+/// taken; each id written is noted in `written`) and returns the entries
+/// to commit, with the lines written.
+fn staged(
+    store: &Store,
+    sessions: Vec<ImportedSession>,
+    written: &mut Vec<String>,
+) -> Result<(Vec<crate::store::StoreWrite>, usize), MigrateError> {
+    let existing: Vec<(String, SessionEntry)> = store.scan(Tree::Sessions, "")?;
+    let mut used: HashSet<String> = existing.iter().map(|(_, e)| e.session_id.clone()).collect();
+    let mut writes = Vec::new();
+    let mut lines = 0;
+    for mut s in sessions {
+        let in_store = !transcript::page(store, &s.entry.session_id, None, 1)
+            .map_err(|e| MigrateError::Conflict(e.to_string()))?
+            .0
+            .is_empty();
+        if used.contains(&s.entry.session_id) || in_store {
+            s.entry.session_id = ulid::Ulid::generate().to_string();
+        }
+        used.insert(s.entry.session_id.clone());
+        written.push(s.entry.session_id.clone());
+        lines += stream_transcript(store, &s, &s.entry.session_id)?;
+        if let Some((_, old)) = existing.iter().find(|(k, _)| *k == s.key) {
+            writes.extend(
+                transcript::removals_for(store, &old.session_id)
+                    .map_err(|e| MigrateError::Conflict(e.to_string()))?,
+            );
+        }
+        let entry = serde_json::to_value(&s.entry).map_err(StoreError::from)?;
+        writes.push((Tree::Sessions, s.key, Some(entry)));
+    }
+    Ok((writes, lines))
+}
+
 pub async fn commit_import(
     store: &Store,
     sessions: Vec<ImportedSession>,
@@ -467,34 +502,8 @@ pub async fn commit_import(
             if conflicts.len() > 3 { ", ..." } else { "" }
         )));
     }
-    let existing: Vec<(String, SessionEntry)> = store.scan(Tree::Sessions, "")?;
-    let mut used: HashSet<String> = existing.iter().map(|(_, e)| e.session_id.clone()).collect();
     let mut written: Vec<String> = Vec::new();
-    let result = (|| -> Result<(Vec<crate::store::StoreWrite>, usize), MigrateError> {
-        let mut writes = Vec::new();
-        let mut lines = 0;
-        for mut s in sessions {
-            let in_store = !transcript::page(store, &s.entry.session_id, None, 1)
-                .map_err(|e| MigrateError::Conflict(e.to_string()))?
-                .0
-                .is_empty();
-            if used.contains(&s.entry.session_id) || in_store {
-                s.entry.session_id = ulid::Ulid::generate().to_string();
-            }
-            used.insert(s.entry.session_id.clone());
-            written.push(s.entry.session_id.clone());
-            lines += stream_transcript(store, &s, &s.entry.session_id)?;
-            if let Some((_, old)) = existing.iter().find(|(k, _)| *k == s.key) {
-                writes.extend(
-                    transcript::removals_for(store, &old.session_id)
-                        .map_err(|e| MigrateError::Conflict(e.to_string()))?,
-                );
-            }
-            let entry = serde_json::to_value(&s.entry).map_err(StoreError::from)?;
-            writes.push((Tree::Sessions, s.key, Some(entry)));
-        }
-        Ok((writes, lines))
-    })();
+    let result = staged(store, sessions, &mut written);
     let outcome = match result {
         Ok((writes, lines)) => store
             .commit(&writes)

@@ -213,6 +213,22 @@ fn norm(s: &str) -> String {
     s.trim().to_ascii_lowercase()
 }
 
+/// `session.identityLinks`: each normalised id -> its canonical name (the
+/// first link naming an id wins).
+fn identities(links: &std::collections::BTreeMap<String, Vec<String>>) -> HashMap<String, String> {
+    let mut identity = HashMap::new();
+    for (canonical, ids) in links {
+        let name = canonical.trim();
+        if name.is_empty() {
+            continue;
+        }
+        for id in ids {
+            identity.entry(norm(id)).or_insert_with(|| name.to_string());
+        }
+    }
+    identity
+}
+
 fn account_of(account: Option<&str>) -> String {
     match account.map(str::trim) {
         Some(a) if !a.is_empty() => a.to_ascii_lowercase(),
@@ -264,16 +280,7 @@ impl Router {
                     .push((order, rule)),
             }
         }
-        let mut identity = HashMap::new();
-        for (canonical, ids) in &session.identity_links {
-            let name = canonical.trim();
-            if name.is_empty() {
-                continue;
-            }
-            for id in ids {
-                identity.entry(norm(id)).or_insert_with(|| name.to_string());
-            }
-        }
+        let identity = identities(&session.identity_links);
         Router {
             channels,
             evaluated: lru::LruCache::new(

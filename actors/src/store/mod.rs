@@ -237,6 +237,25 @@ struct Inner {
     _lock: File,
 }
 
+/// A write ready for sled: (tree index, key, its enveloped bytes or None:
+/// remove).
+type Encoded<'a> = (usize, &'a [u8], Option<Vec<u8>>);
+
+fn encoded(writes: &[StoreWrite]) -> Result<Vec<Encoded<'_>>, StoreError> {
+    let mut out = Vec::with_capacity(writes.len());
+    for (tree, key, value) in writes {
+        let bytes = match value {
+            Some(v) => Some(serde_json::to_vec(&EnvelopeOut {
+                v: VALUE_VERSION,
+                data: v,
+            })?),
+            None => None,
+        };
+        out.push((*tree as usize, key.as_bytes(), bytes));
+    }
+    Ok(out)
+}
+
 impl Store {
     /// Opens (creating if needed) the store under `state_dir/store`.
     pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
@@ -451,17 +470,7 @@ impl Store {
             return Ok(());
         }
         self.writable()?;
-        let mut encoded = Vec::with_capacity(writes.len());
-        for (tree, key, value) in writes {
-            let bytes = match value {
-                Some(v) => Some(serde_json::to_vec(&EnvelopeOut {
-                    v: VALUE_VERSION,
-                    data: v,
-                })?),
-                None => None,
-            };
-            encoded.push((*tree as usize, key.as_bytes(), bytes));
-        }
+        let encoded = encoded(writes)?;
         let total = encoded
             .iter()
             .map(|(_, _, b)| b.as_ref().map_or(0, Vec::len))

@@ -136,6 +136,25 @@ pub(super) async fn history(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome 
 
 /// `sessions_search`: messages holding the query's words, most words first,
 /// then newest.
+/// A transcript line as a search hit: (words it holds, when, the row),
+/// None when it is not shown or holds none of `words`.
+fn hit(key: &str, line: &Value, words: &[&str]) -> Option<(usize, u64, Value)> {
+    let m = shown(line, false)?;
+    let text = m["text"].as_str().unwrap_or_default();
+    let lower = text.to_lowercase();
+    let score = words.iter().filter(|w| lower.contains(*w)).count();
+    if score == 0 {
+        return None;
+    }
+    let at = m["timestamp"].as_u64().unwrap_or(0);
+    let snippet: String = text.chars().take(300).collect();
+    Some((
+        score,
+        at,
+        json!({ "sessionKey": key, "role": m["role"], "messageId": m.get("id"), "timestamp": at, "snippet": snippet }),
+    ))
+}
+
 pub(super) async fn search(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "sessions_search";
     let query = match str_arg(name, args, "query") {
@@ -173,28 +192,7 @@ pub(super) async fn search(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         let Ok(lines) = transcript::entries(&cx.store, &row.entry.session_id) else {
             continue;
         };
-        for line in &lines {
-            let Some(m) = shown(line, false) else {
-                continue;
-            };
-            let text = m["text"].as_str().unwrap_or_default().to_lowercase();
-            let score = words.iter().filter(|w| text.contains(*w)).count();
-            if score == 0 {
-                continue;
-            }
-            let at = m["timestamp"].as_u64().unwrap_or(0);
-            let snippet: String = m["text"]
-                .as_str()
-                .unwrap_or_default()
-                .chars()
-                .take(300)
-                .collect();
-            hits.push((
-                score,
-                at,
-                json!({ "sessionKey": row.key, "role": m["role"], "messageId": m.get("id"), "timestamp": at, "snippet": snippet }),
-            ));
-        }
+        hits.extend(lines.iter().filter_map(|l| hit(&row.key, l, &words)));
     }
     hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
     let total = hits.len();

@@ -233,16 +233,7 @@ impl Page {
                 }
                 None => whole.into_owned(),
             };
-            match mode {
-                Mode::Markdown => htmd::HtmlToMarkdown::builder()
-                    .skip_tags(vec!["script", "style", "noscript", "head", "template"])
-                    .build()
-                    .convert(&page)
-                    .unwrap_or_else(|_| page.clone()),
-                Mode::Text => {
-                    html2text::from_read(page.as_bytes(), 100).unwrap_or_else(|_| page.clone())
-                }
-            }
+            converted(&page, mode)
         } else if textual {
             String::from_utf8_lossy(&self.body).into_owned()
         } else {
@@ -274,6 +265,21 @@ impl Page {
             out.push_str(&content);
         }
         out
+    }
+}
+
+/// An HTML page as Markdown or plain text (the page itself when the
+/// converter fails).
+fn converted(page: &str, mode: Mode) -> String {
+    match mode {
+        Mode::Markdown => htmd::HtmlToMarkdown::builder()
+            .skip_tags(vec!["script", "style", "noscript", "head", "template"])
+            .build()
+            .convert(page)
+            .unwrap_or_else(|_| page.to_string()),
+        Mode::Text => {
+            html2text::from_read(page.as_bytes(), 100).unwrap_or_else(|_| page.to_string())
+        }
     }
 }
 

@@ -325,8 +325,24 @@ fn images_of(msg: &Value) -> Vec<crate::provider::Image> {
 }
 
 /// The conversation message of a `message` entry (other entries: None).
+/// The `toolCall` blocks of an assistant message, as calls.
+fn tool_calls_of(msg: &Value) -> Vec<crate::provider::ToolCall> {
+    let text = |b: &Value, k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    msg.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+        .map(|b| crate::provider::ToolCall {
+            id: text(b, "id"),
+            name: text(b, "name"),
+            arguments: b.get("arguments").cloned().unwrap_or(Value::Null),
+        })
+        .collect()
+}
+
 pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
-    use crate::provider::{ChatMessage, MessageRole, ToolCall};
+    use crate::provider::{ChatMessage, MessageRole};
     let Entry::Message {
         role, message: msg, ..
     } = Entry::of(entry)
@@ -347,39 +363,14 @@ pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
             m.images = images_of(msg);
             Some(m)
         }
-        Role::Assistant => {
-            let calls = msg
-                .get("content")
-                .and_then(Value::as_array)
-                .map(|blocks| {
-                    blocks
-                        .iter()
-                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-                        .map(|b| ToolCall {
-                            id: b
-                                .get("id")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string(),
-                            name: b
-                                .get("name")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_string(),
-                            arguments: b.get("arguments").cloned().unwrap_or(Value::Null),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            Some(ChatMessage {
-                role: MessageRole::Assistant,
-                text,
-                tool_calls: calls,
-                tool_call_id: None,
-                is_error: false,
-                images: Vec::new(),
-            })
-        }
+        Role::Assistant => Some(ChatMessage {
+            role: MessageRole::Assistant,
+            text,
+            tool_calls: tool_calls_of(msg),
+            tool_call_id: None,
+            is_error: false,
+            images: Vec::new(),
+        }),
         Role::ToolResult => {
             let id = msg.get("toolCallId").and_then(Value::as_str).unwrap_or("");
             let is_error = msg.get("isError").and_then(Value::as_bool).unwrap_or(false);

@@ -75,6 +75,31 @@ fn attachments(d: &Value) -> Vec<crate::channels::dispatch::MediaRef> {
 
 /// The message as the pipeline sees it. `threads`: thread id -> parent
 /// channel (from `GUILD_CREATE` and `THREAD_CREATE`).
+/// The author's shown name (the guild nick first) and their guild roles.
+fn member_of(d: &Value) -> (Option<String>, Vec<String>) {
+    let (member, author) = (&d["member"], &d["author"]);
+    let roles: Vec<String> = member["roles"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let name = [&member["nick"], &author["global_name"], &author["username"]]
+        .iter()
+        .find_map(|v| v.as_str().map(str::to_string));
+    (name, roles)
+}
+
+/// Discord's RFC 3339 timestamp in milliseconds (0 when there is none).
+fn timestamp_ms(v: &Value) -> u64 {
+    v.as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map_or(0, |t| t.timestamp_millis().max(0) as u64)
+}
+
 pub fn incoming(
     d: &Value,
     account: &str,
@@ -97,23 +122,8 @@ pub fn incoming(
     }
     let mentioned = by_markup || mentions.iter().any(|m| m["id"].as_str() == Some(bot));
     let guild = Some(s(d, "guild_id")).filter(|g| !g.is_empty());
-    let member = &d["member"];
-    let roles = member["roles"]
-        .as_array()
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    let name = [&member["nick"], &author["global_name"], &author["username"]]
-        .iter()
-        .find_map(|v| v.as_str().map(str::to_string));
-    let ts_ms = d["timestamp"]
-        .as_str()
-        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-        .map_or(0, |t| t.timestamp_millis().max(0) as u64);
+    let (name, roles) = member_of(d);
+    let ts_ms = timestamp_ms(&d["timestamp"]);
     let dedupe_key = InboundKey {
         channel: "discord",
         account,

@@ -73,6 +73,25 @@ fn stream_error(err: &Value) -> ProviderError {
 }
 
 /// One attempt. `sent` counts events that reached the reader (no retry after one).
+/// A proxy that answered with one JSON body instead of a stream (seed
+/// 003's empty-stream trap): its events, then the finish.
+async fn whole_body(
+    res: reqwest::Response,
+    tx: &mpsc::Sender<ProviderEvent>,
+    sent: &mut usize,
+) -> Result<(), ProviderError> {
+    let text = res
+        .text()
+        .await
+        .map_err(|e| ProviderError::Unavailable(format!("read failed: {e}")))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| ProviderError::Malformed(format!("response is not JSON: {e}")))?;
+    let mut asm = Assembly::default();
+    let events = asm.absorb(&v);
+    emit(tx, events, sent).await?;
+    emit(tx, asm.finish(), sent).await
+}
+
 fn attempt<'a>(
     client: &'a reqwest::Client,
     cfg: &'a OpenAiConfig,
@@ -87,19 +106,10 @@ fn attempt<'a>(
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.contains("text/event-stream"));
-        let mut asm = Assembly::default();
         if !is_sse {
-            // A proxy that answered with one JSON body (seed 003's empty-stream trap).
-            let text = res
-                .text()
-                .await
-                .map_err(|e| ProviderError::Unavailable(format!("read failed: {e}")))?;
-            let v: Value = serde_json::from_str(&text)
-                .map_err(|e| ProviderError::Malformed(format!("response is not JSON: {e}")))?;
-            let events = asm.absorb(&v);
-            emit(tx, events, sent).await?;
-            return emit(tx, asm.finish(), sent).await;
+            return whole_body(res, tx, sent).await;
         }
+        let mut asm = Assembly::default();
         let mut stream = res.bytes_stream().eventsource();
         let mut done = false;
         while let Some(item) = stream.next().await {
