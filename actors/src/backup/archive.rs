@@ -183,16 +183,9 @@ fn reserved(path: &str) -> bool {
 }
 
 /// Every check on the manifest, after the payloads it names were read.
-fn check_manifest(
-    manifest: &Manifest,
-    mut seen: BTreeMap<String, Entry>,
-) -> Result<(), BackupError> {
-    if manifest.format != FORMAT || manifest.version > VERSION {
-        return Err(BackupError::Invalid(format!(
-            "manifest: {} version {} is not a backup this build reads",
-            manifest.format, manifest.version
-        )));
-    }
+/// The places a manifest reports are plain paths and its workspaces' agent
+/// ids safe and distinct: those ids.
+fn places_of(manifest: &Manifest) -> Result<std::collections::BTreeSet<&str>, BackupError> {
     let places = std::iter::once(&manifest.state_dir)
         .chain(&manifest.config)
         .chain(manifest.workspaces.iter().map(|w| &w.source));
@@ -212,6 +205,20 @@ fn check_manifest(
             )));
         }
     }
+    Ok(agents)
+}
+
+fn check_manifest(
+    manifest: &Manifest,
+    mut seen: BTreeMap<String, Entry>,
+) -> Result<(), BackupError> {
+    if manifest.format != FORMAT || manifest.version > VERSION {
+        return Err(BackupError::Invalid(format!(
+            "manifest: {} version {} is not a backup this build reads",
+            manifest.format, manifest.version
+        )));
+    }
+    let agents = places_of(manifest)?;
     for e in &manifest.entries {
         if !safe_path(&e.path) {
             return Err(BackupError::Invalid(format!(

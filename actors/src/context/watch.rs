@@ -98,21 +98,11 @@ impl DirWatch {
             | WatchMask::ATTRIB
             | WatchMask::DELETE_SELF
             | WatchMask::MOVE_SELF;
-        // A missing directory: its nearest existing ancestor, for the
-        // child on the way to it being made or moved in.
-        let mut at = dir;
-        let mut child = None;
-        while !at.is_dir() {
-            child = at.file_name().map(OsString::from);
-            match at.parent() {
-                Some(p) => at = p,
-                None => {
-                    tracing::warn!(dir = %dir.display(), "no existing ancestor to watch: context files are looked at every run");
-                    q.blind = true;
-                    return;
-                }
-            }
-        }
+        let Some((at, child)) = nearest_existing(dir) else {
+            tracing::warn!(dir = %dir.display(), "no existing ancestor to watch: context files are looked at every run");
+            q.blind = true;
+            return;
+        };
         let mask = match child {
             None => all,
             Some(_) => {
@@ -207,6 +197,18 @@ impl DirWatch {
     pub fn generation(&self) -> Option<u64> {
         None
     }
+}
+
+/// `dir` when it exists, else its nearest existing ancestor and the child
+/// on the way to `dir` (watched for it being made or moved in).
+fn nearest_existing(dir: &Path) -> Option<(&Path, Option<OsString>)> {
+    let mut at = dir;
+    let mut child = None;
+    while !at.is_dir() {
+        child = at.file_name().map(OsString::from);
+        at = at.parent()?;
+    }
+    Some((at, child))
 }
 
 #[cfg(all(test, target_os = "linux"))]

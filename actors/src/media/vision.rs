@@ -29,6 +29,62 @@ pub fn default_prompt(kind: MediaKind, max_chars: Option<usize>) -> String {
 }
 
 /// Describes `media` with a provider entry; the text or why not.
+/// Anthropic's Messages API: the image as a base64 block, then the prompt.
+fn anthropic_request(
+    ep: &super::provider::Endpoint,
+    model: &str,
+    media: &MediaRef,
+    data: &str,
+    prompt: &str,
+) -> reqwest::RequestBuilder {
+    let body = json!({
+        "model": model,
+        "max_tokens": 1024,
+        "messages": [{ "role": "user", "content": [
+            { "type": "image", "source": {
+                "type": "base64", "media_type": media.content_type, "data": data } },
+            { "type": "text", "text": prompt },
+        ]}],
+    });
+    let r = client()
+        .post(format!("{}/messages", ep.base))
+        .header("anthropic-version", "2023-06-01")
+        .json(&body);
+    match &ep.key {
+        Some(k) => r.header("x-api-key", k),
+        None => r,
+    }
+}
+
+/// An OpenAI-compatible chat completion: the prompt, then the image or
+/// video as a data URL.
+fn openai_request(
+    ep: &super::provider::Endpoint,
+    model: &str,
+    media: &MediaRef,
+    data: &str,
+    prompt: &str,
+) -> reqwest::RequestBuilder {
+    let url = format!("data:{};base64,{data}", media.content_type);
+    let part = match media.kind {
+        MediaKind::Video => json!({ "type": "video_url", "video_url": { "url": url } }),
+        _ => json!({ "type": "image_url", "image_url": { "url": url } }),
+    };
+    let body = json!({
+        "model": model,
+        "messages": [{ "role": "user", "content": [
+            { "type": "text", "text": prompt }, part,
+        ]}],
+    });
+    let r = client()
+        .post(format!("{}/chat/completions", ep.base))
+        .json(&body);
+    match &ep.key {
+        Some(k) => r.bearer_auth(k),
+        None => r,
+    }
+}
+
 pub(super) async fn describe(
     entry: &ModelEntry,
     limits: &CapabilityLimits,
@@ -54,45 +110,8 @@ pub(super) async fn describe(
         return Err(AttemptError::NoVideo);
     }
     let req = match anthropic {
-        true => {
-            let body = json!({
-                "model": model,
-                "max_tokens": 1024,
-                "messages": [{ "role": "user", "content": [
-                    { "type": "image", "source": {
-                        "type": "base64", "media_type": media.content_type, "data": data } },
-                    { "type": "text", "text": prompt },
-                ]}],
-            });
-            let r = client()
-                .post(format!("{}/messages", ep.base))
-                .header("anthropic-version", "2023-06-01")
-                .json(&body);
-            match &ep.key {
-                Some(k) => r.header("x-api-key", k),
-                None => r,
-            }
-        }
-        false => {
-            let url = format!("data:{};base64,{data}", media.content_type);
-            let part = match media.kind {
-                MediaKind::Video => json!({ "type": "video_url", "video_url": { "url": url } }),
-                _ => json!({ "type": "image_url", "image_url": { "url": url } }),
-            };
-            let body = json!({
-                "model": model,
-                "messages": [{ "role": "user", "content": [
-                    { "type": "text", "text": prompt }, part,
-                ]}],
-            });
-            let r = client()
-                .post(format!("{}/chat/completions", ep.base))
-                .json(&body);
-            match &ep.key {
-                Some(k) => r.bearer_auth(k),
-                None => r,
-            }
-        }
+        true => anthropic_request(&ep, &model, media, &data, &prompt),
+        false => openai_request(&ep, &model, media, &data, &prompt),
     };
     let body = answer(req, &ep, timeout).await?;
     text_of(&body, anthropic).ok_or(AttemptError::Empty("text"))

@@ -254,6 +254,22 @@ impl NodeRegistry {
         }))
     }
 
+    /// An invoke under an idempotency key, stored before it is sent: a
+    /// retry with the key is answered from it.
+    fn remember(&mut self, key: &str, id: &str, command: &str) -> Result<(), InvokeError> {
+        let record = InvokeRecord {
+            invoke_id: id.to_string(),
+            command: command.to_string(),
+            at_ms: crate::now_ms(),
+            answer: None,
+        };
+        self.store
+            .put(Tree::NodeInvokes, key, &record)
+            .map_err(|e| InvokeError::Store(e.to_string()))?;
+        self.by_key.insert(key.to_string(), id.to_string());
+        Ok(())
+    }
+
     fn begin(&mut self, msg: InvokeNode, ctx: &mut Context<Self>) -> Begin {
         let (rec, key) = match self.check(&msg) {
             Ok(v) => v,
@@ -271,16 +287,9 @@ impl NodeRegistry {
         }
         let id = ulid::Ulid::generate().to_string().to_lowercase();
         if let Some(k) = &key {
-            let record = InvokeRecord {
-                invoke_id: id.clone(),
-                command: msg.command.clone(),
-                at_ms: crate::now_ms(),
-                answer: None,
-            };
-            if let Err(e) = self.store.put(Tree::NodeInvokes, k, &record) {
-                return Begin::Done(Err(InvokeError::Store(e.to_string())));
+            if let Err(e) = self.remember(k, &id, &msg.command) {
+                return Begin::Done(Err(e));
             }
-            self.by_key.insert(k.clone(), id.clone());
         }
         let Some(conn_id) = self.live.get(&rec.node_id).map(|l| l.conn_id.clone()) else {
             return Begin::Done(Err(InvokeError::NotConnected));

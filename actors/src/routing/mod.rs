@@ -229,6 +229,17 @@ fn identities(links: &std::collections::BTreeMap<String, Vec<String>>) -> HashMa
     identity
 }
 
+/// A thread's own session under `base` (`:topic:<thread>`), unless the
+/// conversation is the agent's main session.
+fn in_thread(base: String, thread: Option<&str>, main_session_key: &str) -> String {
+    match thread.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(thread) if base != main_session_key => {
+            format!("{base}:topic:{}", thread.to_ascii_lowercase())
+        }
+        _ => base,
+    }
+}
+
 fn account_of(account: Option<&str>) -> String {
     match account.map(str::trim) {
         Some(a) if !a.is_empty() => a.to_ascii_lowercase(),
@@ -371,12 +382,7 @@ impl Router {
             group.unwrap_or(self.group_scope),
         );
         let base = self.session_key(&agent, &channel, &account, peer.as_ref(), scopes);
-        let session_key = match input.thread_id.map(str::trim).filter(|t| !t.is_empty()) {
-            Some(thread) if base != main_session_key => {
-                format!("{base}:topic:{}", thread.to_ascii_lowercase())
-            }
-            _ => base,
-        };
+        let session_key = in_thread(base, input.thread_id, &main_session_key);
         Route {
             agent_id: agent,
             channel,

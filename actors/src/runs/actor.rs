@@ -211,6 +211,19 @@ impl RunRegistry {
 
     /// Takes what the registry keeps from one run event (the session
     /// already gated the deltas and judged the reply).
+    /// A streamed delta to the run's watchers (a gone one is dropped).
+    fn delta(&mut self, run_id: &RunId, delta: &str, fresh: bool) {
+        if let Some(ws) = self.watchers.get_mut(run_id) {
+            ws.retain(|w| {
+                let update = RunUpdate::Delta {
+                    text: delta.to_string(),
+                    fresh,
+                };
+                w.send(update).is_ok()
+            });
+        }
+    }
+
     fn apply(&mut self, key: &SessionKey, event: &RunEvent) {
         match event {
             RunEvent::Queued { run_id, message_id } => self.queued(run_id, message_id, key),
@@ -219,17 +232,7 @@ impl RunRegistry {
                 run_id,
                 delta,
                 fresh,
-            } => {
-                if let Some(ws) = self.watchers.get_mut(run_id) {
-                    ws.retain(|w| {
-                        let update = RunUpdate::Delta {
-                            text: delta.clone(),
-                            fresh: *fresh,
-                        };
-                        w.send(update).is_ok()
-                    });
-                }
-            }
+            } => self.delta(run_id, delta, *fresh),
             RunEvent::Final {
                 run_id,
                 outcome,
@@ -262,12 +265,7 @@ impl RunRegistry {
                 outcome,
                 skipped,
             } => {
-                let end = match (skipped, outcome.blocked, outcome.is_error) {
-                    (true, _, _) => End::Cancelled,
-                    (_, true, _) => End::Blocked,
-                    (_, _, true) => End::Failed,
-                    _ => End::Succeeded,
-                };
+                let end = tool_end(*skipped, outcome);
                 self.tool(run_id, key, call, Some(end))
             }
             RunEvent::Thinking { .. }
@@ -460,5 +458,15 @@ impl Handler<BusySessions> for RunRegistry {
             .map(|l| l.run.session_key.to_string())
             .collect();
         MessageResult(keys)
+    }
+}
+
+/// How a finished tool call ended, for the audit.
+fn tool_end(skipped: bool, outcome: &crate::tool::ToolOutcome) -> End {
+    match (skipped, outcome.blocked, outcome.is_error) {
+        (true, _, _) => End::Cancelled,
+        (_, true, _) => End::Blocked,
+        (_, _, true) => End::Failed,
+        _ => End::Succeeded,
     }
 }

@@ -299,6 +299,29 @@ fn bounded_lines(mut input: impl BufRead) -> impl Iterator<Item = std::io::Resul
 
 /// Reads a log, handing each entry to `apply`; checks the header, every
 /// line (at most 64 MiB each) and the end mark.
+/// A log's first line, read: a store log of a schema this build reads,
+/// else why not.
+fn header(first: &str) -> Result<Header, StoreError> {
+    let bad = |what: String| failed("store log", format!("line 1: {what}"));
+    let header: Header =
+        serde_json::from_str(first).map_err(|e| bad(format!("not a store log: {e}")))?;
+    if header.format != FORMAT || header.version != LOG_VERSION {
+        return Err(bad(format!(
+            "unknown format {} {}",
+            header.format, header.version
+        )));
+    }
+    if header.schema > schema::SCHEMA_VERSION {
+        return Err(bad(format!(
+            "written by ferroclaw {} (store schema {}); this build reads schema {} and older",
+            header.written_by,
+            header.schema,
+            schema::SCHEMA_VERSION
+        )));
+    }
+    Ok(header)
+}
+
 pub fn read_log(
     input: impl BufRead,
     mut apply: impl FnMut(Tree, &str, Option<&str>) -> Result<(), StoreError>,
@@ -309,25 +332,7 @@ pub fn read_log(
         .next()
         .ok_or_else(|| bad(1, "empty".into()))?
         .map_err(|e| bad(1, e.to_string()))?;
-    let header: Header =
-        serde_json::from_str(&first).map_err(|e| bad(1, format!("not a store log: {e}")))?;
-    if header.format != FORMAT || header.version != LOG_VERSION {
-        return Err(bad(
-            1,
-            format!("unknown format {} {}", header.format, header.version),
-        ));
-    }
-    if header.schema > schema::SCHEMA_VERSION {
-        return Err(bad(
-            1,
-            format!(
-                "written by ferroclaw {} (store schema {}); this build reads schema {} and older",
-                header.written_by,
-                header.schema,
-                schema::SCHEMA_VERSION
-            ),
-        ));
-    }
+    let header = header(&first)?;
     let mut summary = LogSummary {
         schema: header.schema,
         ..Default::default()

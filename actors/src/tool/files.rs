@@ -87,6 +87,50 @@ fn edits_arg(args: &Value) -> Result<Vec<(&str, &str)>, ToolOutcome> {
         .collect()
 }
 
+/// `text` with `edits` applied: each `oldText` must match the original
+/// exactly once, without overlaps. Ok: the new text and the replacements
+/// made; Err: the tool's answer saying which edit failed and why.
+fn applied(text: &str, edits: &[(&str, &str)], raw: &str) -> Result<(String, usize), ToolOutcome> {
+    // Every oldText must match the original exactly once, without overlaps.
+    let mut spans = Vec::with_capacity(edits.len());
+    for (i, (old, new)) in edits.iter().enumerate() {
+        let which = match edits.len() {
+            1 => String::new(),
+            _ => format!(" (edit {})", i + 1),
+        };
+        let mut found = text.match_indices(old);
+        match (found.next(), found.count()) {
+            (None, _) => {
+                return Err(error(format!(
+                    "edit: `oldText`{which} was not found in {raw}; read the file and copy the text exactly"
+                )))
+            }
+            (Some((at, _)), 0) => spans.push((at, at + old.len(), *new)),
+            (Some(_), more) => {
+                return Err(error(format!(
+                    "edit: `oldText`{which} matches {} places in {raw}; include more surrounding text so it matches exactly one",
+                    more + 1
+                )))
+            }
+        }
+    }
+    spans.sort_by_key(|s| s.0);
+    if spans.windows(2).any(|w| w[1].0 < w[0].1) {
+        return Err(error(format!(
+            "edit: two edits overlap in {raw}; merge them into one"
+        )));
+    }
+    let mut updated = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end, new) in &spans {
+        updated.push_str(&text[at..*start]);
+        updated.push_str(new);
+        at = *end;
+    }
+    updated.push_str(&text[at..]);
+    Ok((updated, spans.len()))
+}
+
 pub async fn edit(workspace: impl Into<super::Workspace>, args: &Value) -> ToolOutcome {
     let workspace = &workspace.into();
     let raw = match str_arg("edit", args, "path") {
@@ -108,48 +152,14 @@ pub async fn edit(workspace: impl Into<super::Workspace>, args: &Value) -> ToolO
     let Ok(text) = String::from_utf8(bytes) else {
         return error(format!("edit: {raw} is not a UTF-8 text file"));
     };
-    // Every oldText must match the original exactly once, without overlaps.
-    let mut spans = Vec::with_capacity(edits.len());
-    for (i, (old, new)) in edits.iter().enumerate() {
-        let which = match edits.len() {
-            1 => String::new(),
-            _ => format!(" (edit {})", i + 1),
-        };
-        let mut found = text.match_indices(old);
-        match (found.next(), found.count()) {
-            (None, _) => {
-                return error(format!(
-                    "edit: `oldText`{which} was not found in {raw}; read the file and copy the text exactly"
-                ))
-            }
-            (Some((at, _)), 0) => spans.push((at, at + old.len(), *new)),
-            (Some(_), more) => {
-                return error(format!(
-                    "edit: `oldText`{which} matches {} places in {raw}; include more surrounding text so it matches exactly one",
-                    more + 1
-                ))
-            }
-        }
-    }
-    spans.sort_by_key(|s| s.0);
-    if spans.windows(2).any(|w| w[1].0 < w[0].1) {
-        return error(format!(
-            "edit: two edits overlap in {raw}; merge them into one"
-        ));
-    }
-    let mut updated = String::with_capacity(text.len());
-    let mut at = 0;
-    for (start, end, new) in &spans {
-        updated.push_str(&text[at..*start]);
-        updated.push_str(new);
-        at = *end;
-    }
-    updated.push_str(&text[at..]);
+    let (updated, count) = match applied(&text, &edits, raw) {
+        Ok(done) => done,
+        Err(e) => return e,
+    };
     match replace_file(&path, updated.as_bytes()).await {
         Ok(()) => ok(format!(
-            "Edited {raw}: {} replacement{}",
-            spans.len(),
-            if spans.len() == 1 { "" } else { "s" }
+            "Edited {raw}: {count} replacement{}",
+            if count == 1 { "" } else { "s" }
         )),
         Err(e) => error(format!("edit: {raw}: {e}")),
     }
