@@ -37,6 +37,22 @@ fn chars_of(m: &ChatMessage) -> usize {
 }
 
 /// The messages one model call is sent, pruned; None when nothing changes.
+/// A long tool result's head and tail with a note of what was cut (None:
+/// short enough to keep whole).
+fn soft_trimmed(text: &str, s: &PruneSettings) -> Option<String> {
+    let n = text.chars().count();
+    if n <= s.soft_trim_max_chars || n <= s.soft_trim_head + s.soft_trim_tail {
+        return None;
+    }
+    Some(format!(
+        "{}\n...\n{}\n\n[Tool result trimmed: kept the first {} and last {} of {n} characters.]",
+        head(text, s.soft_trim_head),
+        tail(text, s.soft_trim_tail),
+        s.soft_trim_head,
+        s.soft_trim_tail
+    ))
+}
+
 pub fn prune(
     messages: &[Arc<ChatMessage>],
     system_chars: usize,
@@ -68,23 +84,13 @@ pub fn prune(
     let mut out: Messages = messages.to_vec();
     let mut changed = false;
     for &i in &prunable {
-        let text = &out[i].text;
-        let n = text.chars().count();
-        if n <= s.soft_trim_max_chars || n <= s.soft_trim_head + s.soft_trim_tail {
-            continue;
+        if let Some(trimmed) = soft_trimmed(&out[i].text, s) {
+            total = total + trimmed.len() - out[i].text.len();
+            let mut m = (*out[i]).clone();
+            m.text = trimmed;
+            out[i] = Arc::new(m);
+            changed = true;
         }
-        let trimmed = format!(
-            "{}\n...\n{}\n\n[Tool result trimmed: kept the first {} and last {} of {n} characters.]",
-            head(text, s.soft_trim_head),
-            tail(text, s.soft_trim_tail),
-            s.soft_trim_head,
-            s.soft_trim_tail
-        );
-        total = total + trimmed.len() - text.len();
-        let mut m = (*out[i]).clone();
-        m.text = trimmed;
-        out[i] = Arc::new(m);
-        changed = true;
     }
     let prunable_chars: usize = prunable.iter().map(|&i| out[i].text.len()).sum();
     if s.hard_clear

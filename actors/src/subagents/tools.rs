@@ -141,14 +141,28 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
 }
 
 /// `sessions_spawn`.
+/// The depth a sub-agent of `caller` would have: refused past
+/// `maxSpawnDepth`.
+async fn child_depth(cx: &Cx, caller: &str) -> Result<u32, ToolOutcome> {
+    let parent = canonical(caller, &cx.agent)?;
+    let depth = match cx.router.send(LookupSession { key: parent }).await {
+        Ok(Ok(Some(e))) => e.spawn_depth + 1,
+        Ok(Ok(None)) => 1,
+        _ => return Err(error("sessions_spawn: the session store is unavailable")),
+    };
+    if depth > cx.max_depth {
+        return Err(error(format!(
+            "sessions_spawn: a sub-agent at depth {} may not spawn another (agents.defaults.subagents.maxSpawnDepth is {})",
+            depth - 1,
+            cx.max_depth
+        )));
+    }
+    Ok(depth)
+}
+
 pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "sessions_spawn";
-    let Cx {
-        router,
-        agent,
-        max_depth,
-        ..
-    } = cx;
+    let Cx { router, agent, .. } = cx;
     let task = match str_arg(name, args, "task") {
         Ok(t) => t.to_string(),
         Err(e) => return e,
@@ -162,21 +176,10 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
             false => agent,
         })
         .to_ascii_lowercase();
-    let parent = match canonical(caller, agent) {
-        Ok(k) => k,
+    let depth = match child_depth(cx, caller).await {
+        Ok(d) => d,
         Err(e) => return e,
     };
-    let depth = match router.send(LookupSession { key: parent }).await {
-        Ok(Ok(Some(e))) => e.spawn_depth + 1,
-        Ok(Ok(None)) => 1,
-        _ => return error("sessions_spawn: the session store is unavailable"),
-    };
-    if depth > *max_depth {
-        return error(format!(
-            "sessions_spawn: a sub-agent at depth {} may not spawn another (agents.defaults.subagents.maxSpawnDepth is {max_depth})",
-            depth - 1
-        ));
-    }
     let child = format!(
         "agent:{child_agent}:subagent:{}",
         ulid::Ulid::generate().to_string().to_lowercase()

@@ -238,6 +238,18 @@ pub(crate) fn history_query(state: &SharedState, p: &Value) -> Result<HistoryQue
 }
 
 /// The history answer, and the session's entry (None: no session yet).
+/// The messages (each with its size) that fit `max_bytes` in all: the
+/// newest win.
+fn newest_within(shown: Vec<(Value, usize)>, max_bytes: usize) -> Vec<Value> {
+    let mut total: usize = shown.iter().map(|(_, size)| size).sum();
+    let mut first = 0;
+    while total > max_bytes && first < shown.len() {
+        total -= shown[first].1;
+        first += 1;
+    }
+    shown.into_iter().skip(first).map(|(m, _)| m).collect()
+}
+
 pub(crate) async fn read_history(
     state: &SharedState,
     q: &HistoryQuery,
@@ -281,14 +293,7 @@ pub(crate) async fn read_history(
         .skip(skip)
         .map(|m| display_message(m, max_chars, &state.media_links))
         .collect();
-    // Total budget: the newest messages win.
-    let mut total: usize = shown.iter().map(|(_, size)| size).sum();
-    let mut first = 0;
-    while total > max_bytes && first < shown.len() {
-        total -= shown[first].1;
-        first += 1;
-    }
-    let shown: Vec<Value> = shown.into_iter().skip(first).map(|(m, _)| m).collect();
+    let shown = newest_within(shown, max_bytes);
     let mut out = json!({
         "sessionKey": key.as_str(),
         "sessionId": entry.session_id,

@@ -32,6 +32,28 @@ fn mentioned(cfg: &MatrixAccount, c: &Value) -> bool {
             .is_some_and(|b| b.contains(&format!("matrix.to/#/{me}")))
 }
 
+/// A file message's caption (its body when a `filename` names the file)
+/// and the file.
+fn file_of(c: &Value, body: &str) -> Result<(String, Vec<MediaRef>), &'static str> {
+    let url = c["url"]
+        .as_str()
+        .ok_or("a file without a url (encrypted?)")?;
+    let name = text(&c["filename"]).unwrap_or_else(|| body.to_string());
+    let caption = if c["filename"].is_string() && body != name {
+        body.to_string()
+    } else {
+        String::new()
+    };
+    let file = MediaRef {
+        id: url.to_string(),
+        mime_type: text(&c["info"]["mimetype"]),
+        name: Some(name),
+        size: c["info"]["size"].as_u64(),
+        url: None,
+    };
+    Ok((caption, vec![file]))
+}
+
 pub fn incoming(
     cfg: &MatrixAccount,
     room: &str,
@@ -58,25 +80,7 @@ pub fn incoming(
     let (text_in, media) = match c["msgtype"].as_str() {
         Some("m.text" | "m.emote") => (body.to_string(), Vec::new()),
         Some("m.notice") => return Err("a notice (what bots write)"),
-        Some("m.image" | "m.file" | "m.audio" | "m.video") => {
-            let url = c["url"]
-                .as_str()
-                .ok_or("a file without a url (encrypted?)")?;
-            let name = text(&c["filename"]).unwrap_or_else(|| body.to_string());
-            let caption = if c["filename"].is_string() && body != name {
-                body.to_string()
-            } else {
-                String::new()
-            };
-            let file = MediaRef {
-                id: url.to_string(),
-                mime_type: text(&c["info"]["mimetype"]),
-                name: Some(name),
-                size: c["info"]["size"].as_u64(),
-                url: None,
-            };
-            (caption, vec![file])
-        }
+        Some("m.image" | "m.file" | "m.audio" | "m.video") => file_of(c, body)?,
         _ => return Err("an unknown msgtype"),
     };
     // threadReplies "off": answered in the room's main timeline.

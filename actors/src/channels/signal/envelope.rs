@@ -101,6 +101,23 @@ pub enum BadEvent {
 }
 
 /// Reads one event's data for the account `me`.
+/// What an envelope that is no one's new message is, in the words of a
+/// skip (None: it may be one).
+fn not_a_message(e: &Envelope) -> Option<&'static str> {
+    [
+        (
+            e.sync_message.is_some(),
+            "sync message (the account's own devices)",
+        ),
+        (e.receipt_message.is_some(), "receipt"),
+        (e.typing_message.is_some(), "typing notice"),
+        (e.story_message.is_some(), "story"),
+        (e.edit_message.is_some(), "edited message"),
+    ]
+    .into_iter()
+    .find_map(|(is, why)| is.then_some(why))
+}
+
 pub fn parse(data: &str, me: &str) -> Result<SigEvent, BadEvent> {
     let d: Data = serde_json::from_str(data)?;
     if d.account.as_deref().is_some_and(|a| a != me) {
@@ -108,20 +125,8 @@ pub fn parse(data: &str, me: &str) -> Result<SigEvent, BadEvent> {
     }
     let e = d.envelope;
     let skip = |why| Ok(SigEvent::Skip(why));
-    if e.sync_message.is_some() {
-        return skip("sync message (the account's own devices)");
-    }
-    if e.receipt_message.is_some() {
-        return skip("receipt");
-    }
-    if e.typing_message.is_some() {
-        return skip("typing notice");
-    }
-    if e.story_message.is_some() {
-        return skip("story");
-    }
-    if e.edit_message.is_some() {
-        return skip("edited message");
+    if let Some(why) = not_a_message(&e) {
+        return skip(why);
     }
     let Some(dm) = e.data_message else {
         return skip("no data message");

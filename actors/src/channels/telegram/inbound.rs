@@ -141,26 +141,9 @@ fn press(q: &super::api::CallbackQuery, account: &str) -> Parsed {
 }
 
 /// Parses one update of `account`.
-pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
-    if let Some(q) = &update.callback_query {
-        return press(q, account);
-    }
-    let Some(m) = update.message.as_ref().or(update.channel_post.as_ref()) else {
-        return Parsed::Skip(if update.edited_message.is_some() {
-            "edited message"
-        } else {
-            "not a message"
-        });
-    };
-    if m.from.as_ref().is_some_and(|u| u.is_bot) {
-        return Parsed::Skip("from a bot");
-    }
-    let raw_text = m
-        .text
-        .clone()
-        .or_else(|| m.caption.clone())
-        .unwrap_or_default();
-    let (mentioned, text) = mention(m, &raw_text, me);
+/// A message's files: its largest photo, then its document, voice, audio,
+/// video note, video and sticker.
+fn media_of(m: &super::api::Message) -> Vec<MediaRef> {
     let mut media = Vec::new();
     if let Some(p) = m
         .photo
@@ -194,6 +177,30 @@ pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
             url: None,
         });
     }
+    media
+}
+
+pub fn parse(update: &Update, account: &str, me: &Me) -> Parsed {
+    if let Some(q) = &update.callback_query {
+        return press(q, account);
+    }
+    let Some(m) = update.message.as_ref().or(update.channel_post.as_ref()) else {
+        return Parsed::Skip(if update.edited_message.is_some() {
+            "edited message"
+        } else {
+            "not a message"
+        });
+    };
+    if m.from.as_ref().is_some_and(|u| u.is_bot) {
+        return Parsed::Skip("from a bot");
+    }
+    let raw_text = m
+        .text
+        .clone()
+        .or_else(|| m.caption.clone())
+        .unwrap_or_default();
+    let (mentioned, text) = mention(m, &raw_text, me);
+    let media = media_of(m);
     if text.is_empty() && media.is_empty() {
         return Parsed::Skip("no text or media");
     }
