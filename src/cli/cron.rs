@@ -177,25 +177,8 @@ fn schedule_line(s: &Value) -> String {
     }
 }
 
-pub async fn cron(t: &Target, action: Action) -> Result<(), Failure> {
-    let mut c = Connection::open(t).await?;
-    let out = match &action {
-        Action::List { all } => c.call("cron.list", json!({"includeDisabled": all})).await?,
-        Action::Add(a) => c.call("cron.add", add_params(a)?).await?,
-        Action::Remove { id } => c.call("cron.remove", json!({"id": id})).await?,
-        Action::Run { id } => {
-            c.call("cron.run", json!({"id": id, "mode": "force"}))
-                .await?
-        }
-        Action::Runs { id, limit } => {
-            c.call("cron.runs", json!({"id": id, "limit": limit}))
-                .await?
-        }
-    };
-    if t.json {
-        print_json(&out);
-        return Ok(());
-    }
+/// What `cron <action>` answered, for a person.
+fn print_human(action: Action, out: &Value) {
     match action {
         Action::List { .. } => {
             let jobs = out["jobs"].as_array().cloned().unwrap_or_default();
@@ -246,6 +229,28 @@ pub async fn cron(t: &Target, action: Action) -> Result<(), Failure> {
             }
         }
     }
+}
+
+pub async fn cron(t: &Target, action: Action) -> Result<(), Failure> {
+    let mut c = Connection::open(t).await?;
+    let out = match &action {
+        Action::List { all } => c.call("cron.list", json!({"includeDisabled": all})).await?,
+        Action::Add(a) => c.call("cron.add", add_params(a)?).await?,
+        Action::Remove { id } => c.call("cron.remove", json!({"id": id})).await?,
+        Action::Run { id } => {
+            c.call("cron.run", json!({"id": id, "mode": "force"}))
+                .await?
+        }
+        Action::Runs { id, limit } => {
+            c.call("cron.runs", json!({"id": id, "limit": limit}))
+                .await?
+        }
+    };
+    if t.json {
+        print_json(&out);
+        return Ok(());
+    }
+    print_human(action, &out);
     Ok(())
 }
 

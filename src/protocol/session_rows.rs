@@ -25,6 +25,37 @@ pub fn kind(key: &str) -> &'static str {
 }
 
 /// A session row in OpenClaw's `GatewaySessionRow` shape.
+/// OpenClaw's last route: where the session's channel replies go.
+fn last_route(r: &mut Map<String, Value>, o: &ferroclaw_actors::session::Origin) {
+    r.insert("lastChannel".into(), json!(o.channel));
+    r.insert("lastTo".into(), json!(o.to));
+    r.insert("lastAccountId".into(), json!(o.account_id));
+    if let Some(t) = &o.thread_id {
+        r.insert("lastThreadId".into(), json!(t));
+    }
+    r.insert("channel".into(), json!(o.channel));
+    r.insert("chatType".into(), json!(o.chat_type));
+}
+
+/// Whether a run is live, and how the last one went.
+fn run_state(r: &mut Map<String, Value>, e: &SessionEntry, live_run: bool) {
+    r.insert("hasActiveRun".into(), json!(live_run));
+    if let Some(last) = &e.last_run {
+        r.insert("lastRunId".into(), json!(last.run_id));
+        r.insert("lastRunError".into(), json!(last.error));
+        if !live_run {
+            r.insert("status".into(), json!(last.status));
+            r.insert("startedAt".into(), json!(last.started_at));
+            r.insert("endedAt".into(), json!(last.ended_at));
+            let ms = last.ended_at.saturating_sub(last.started_at);
+            r.insert("runtimeMs".into(), json!(ms));
+        }
+    }
+    if live_run {
+        r.insert("status".into(), json!("running"));
+    }
+}
+
 pub fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> Value {
     let mut r = Map::new();
     r.insert("key".into(), json!(key));
@@ -57,15 +88,7 @@ pub fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> V
         opt("lastMessagePreview", &e.last_message_preview);
     }
     if let Some(o) = &e.origin {
-        // OpenClaw's last route: where the session's channel replies go.
-        r.insert("lastChannel".into(), json!(o.channel));
-        r.insert("lastTo".into(), json!(o.to));
-        r.insert("lastAccountId".into(), json!(o.account_id));
-        if let Some(t) = &o.thread_id {
-            r.insert("lastThreadId".into(), json!(t));
-        }
-        r.insert("channel".into(), json!(o.channel));
-        r.insert("chatType".into(), json!(o.chat_type));
+        last_route(&mut r, o);
     }
     r.insert("inputTokens".into(), json!(e.input_tokens));
     r.insert("outputTokens".into(), json!(e.output_tokens));
@@ -80,21 +103,7 @@ pub fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> V
         r.insert("compactionCount".into(), json!(e.compaction_count));
     }
     r.insert("abortedLastRun".into(), json!(e.aborted_last_run));
-    r.insert("hasActiveRun".into(), json!(live_run));
-    if let Some(last) = &e.last_run {
-        r.insert("lastRunId".into(), json!(last.run_id));
-        r.insert("lastRunError".into(), json!(last.error));
-        if !live_run {
-            r.insert("status".into(), json!(last.status));
-            r.insert("startedAt".into(), json!(last.started_at));
-            r.insert("endedAt".into(), json!(last.ended_at));
-            let ms = last.ended_at.saturating_sub(last.started_at);
-            r.insert("runtimeMs".into(), json!(ms));
-        }
-    }
-    if live_run {
-        r.insert("status".into(), json!("running"));
-    }
+    run_state(&mut r, e, live_run);
     Value::Object(r)
 }
 

@@ -49,6 +49,51 @@ pub struct AuditDb {
     span: tracing::Span,
 }
 
+/// The page's query: events since `since` matching `q`, newest first,
+/// after its cursor, one more than `limit` (to tell there are more).
+fn select(q: &Query, since: u64, limit: usize) -> (String, Vec<rusqlite::types::Value>) {
+    let mut sql = String::from(
+        "SELECT sequence, occurred_at, event_id, body FROM events WHERE occurred_at >= ?",
+    );
+    let mut args: Vec<rusqlite::types::Value> = vec![(since as i64).into()];
+    let mut eq = |col: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            sql.push_str(&format!(" AND {col} = ?"));
+            args.push(v.clone().into());
+        }
+    };
+    eq("agent_id", &q.agent_id);
+    eq("session_key", &q.session_key);
+    eq("run_id", &q.run_id);
+    eq("kind", &q.kind);
+    eq("status", &q.status);
+    eq("direction", &q.direction);
+    eq("channel", &q.channel);
+    if q.kind.is_none() {
+        sql.push_str(if q.messages {
+            " AND kind != 'control'"
+        } else {
+            " AND kind IN ('agent_run', 'tool_action')"
+        });
+    }
+    for (bound, v) in [
+        (" AND occurred_at >= ?", q.after),
+        (" AND occurred_at <= ?", q.before),
+    ] {
+        if let Some(v) = v {
+            sql.push_str(bound);
+            args.push((v as i64).into());
+        }
+    }
+    if let Some(c) = q.cursor {
+        sql.push_str(" AND sequence < ?");
+        args.push((c as i64).into());
+    }
+    sql.push_str(" ORDER BY sequence DESC LIMIT ?");
+    args.push((limit as i64 + 1).into());
+    (sql, args)
+}
+
 impl AuditDb {
     /// Opens (or makes) the ledger at `path`.
     pub fn open(path: &Path, limits: Limits) -> Result<AuditDb, DbError> {
@@ -180,47 +225,9 @@ impl AuditDb {
 
     /// One page, newest first.
     pub fn list(&self, q: &Query, now: u64) -> Result<Page, DbError> {
-        let mut sql = String::from(
-            "SELECT sequence, occurred_at, event_id, body FROM events WHERE occurred_at >= ?",
-        );
-        let mut args: Vec<rusqlite::types::Value> =
-            vec![(now.saturating_sub(self.limits.retention_ms) as i64).into()];
-        let mut eq = |col: &str, v: &Option<String>| {
-            if let Some(v) = v {
-                sql.push_str(&format!(" AND {col} = ?"));
-                args.push(v.clone().into());
-            }
-        };
-        eq("agent_id", &q.agent_id);
-        eq("session_key", &q.session_key);
-        eq("run_id", &q.run_id);
-        eq("kind", &q.kind);
-        eq("status", &q.status);
-        eq("direction", &q.direction);
-        eq("channel", &q.channel);
-        if q.kind.is_none() {
-            sql.push_str(if q.messages {
-                " AND kind != 'control'"
-            } else {
-                " AND kind IN ('agent_run', 'tool_action')"
-            });
-        }
-        for (bound, v) in [
-            (" AND occurred_at >= ?", q.after),
-            (" AND occurred_at <= ?", q.before),
-        ] {
-            if let Some(v) = v {
-                sql.push_str(bound);
-                args.push((v as i64).into());
-            }
-        }
-        if let Some(c) = q.cursor {
-            sql.push_str(" AND sequence < ?");
-            args.push((c as i64).into());
-        }
         let limit = q.limit.clamp(1, 500);
-        sql.push_str(" ORDER BY sequence DESC LIMIT ?");
-        args.push((limit as i64 + 1).into());
+        let since = now.saturating_sub(self.limits.retention_ms);
+        let (sql, args) = select(q, since, limit);
         let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt.query_map(params_from_iter(args), |r| {
             Ok((

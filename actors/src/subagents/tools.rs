@@ -280,6 +280,48 @@ pub(super) async fn status(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
 }
 
 /// `subagents`.
+/// `kill` or `steer` on the sub-agent `key`, whose actor is `session`.
+async fn act_on(
+    cx: &Cx,
+    args: &Value,
+    action: &str,
+    key: &str,
+    session: Addr<crate::session::SessionActor>,
+) -> ToolOutcome {
+    let name = "subagents";
+    match action {
+        "kill" => match session.send(AbortSession).await {
+            Ok(ids) if !ids.is_empty() => ok(format!(
+                "Killed the run of {} ({}).",
+                key,
+                ids.join(", ")
+            )),
+            Ok(_) => ok(format!("{} has no active run.", key)),
+            Err(_) => error("subagents: the session is gone"),
+        },
+        "steer" if cx.trust.untrusted => error(
+            "subagents: a turn that holds a message from someone who is not the operator cannot steer a run; send it a message with sessions_send instead",
+        ),
+        "steer" => {
+            let text = match str_arg(name, args, "message") {
+                Ok(t) => t.to_string(),
+                Err(e) => return e,
+            };
+            match session.send(SteerSession { text }).await {
+                Ok(true) => ok(format!("Steered {}.", key)),
+                Ok(false) => ok(format!(
+                    "{} has no active run; send it a message with sessions_send instead.",
+                    key
+                )),
+                Err(_) => error("subagents: the session is gone"),
+            }
+        }
+        other => error(format!(
+            "subagents: unknown action {other:?} (list, steer, kill)"
+        )),
+    }
+}
+
 pub(super) async fn manage(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "subagents";
     let Cx { router, agent, .. } = cx;
@@ -321,35 +363,5 @@ pub(super) async fn manage(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let Ok(Ok((session, _))) = router.send(GetSession { key }).await else {
         return error("subagents: the session store is unavailable");
     };
-    match action {
-        "kill" => match session.send(AbortSession).await {
-            Ok(ids) if !ids.is_empty() => ok(format!(
-                "Killed the run of {} ({}).",
-                row.key,
-                ids.join(", ")
-            )),
-            Ok(_) => ok(format!("{} has no active run.", row.key)),
-            Err(_) => error("subagents: the session is gone"),
-        },
-        "steer" if cx.trust.untrusted => error(
-            "subagents: a turn that holds a message from someone who is not the operator cannot steer a run; send it a message with sessions_send instead",
-        ),
-        "steer" => {
-            let text = match str_arg(name, args, "message") {
-                Ok(t) => t.to_string(),
-                Err(e) => return e,
-            };
-            match session.send(SteerSession { text }).await {
-                Ok(true) => ok(format!("Steered {}.", row.key)),
-                Ok(false) => ok(format!(
-                    "{} has no active run; send it a message with sessions_send instead.",
-                    row.key
-                )),
-                Err(_) => error("subagents: the session is gone"),
-            }
-        }
-        other => error(format!(
-            "subagents: unknown action {other:?} (list, steer, kill)"
-        )),
-    }
+    act_on(cx, args, action, &row.key, session).await
 }

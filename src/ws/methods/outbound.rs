@@ -5,6 +5,7 @@
 //! last route), and `wake` (a system event, and with `mode: "now"` a
 //! heartbeat turn in the main session at once).
 
+use ferroclaw_actors::channels::dispatch::send_allowed;
 use ferroclaw_actors::channels::ledger::{Delivery, DeliveryOf};
 use ferroclaw_actors::channels::{ChannelSendError, FollowRun, SendText};
 use ferroclaw_actors::router::LookupSession;
@@ -259,28 +260,19 @@ pub async fn follow(
     let session = session_key(state, key)?;
     let entry = lookup(state, &session).await?;
     let policy = entry.as_ref().and_then(|e| e.send_policy.clone());
-    let origin = entry.and_then(|e| e.origin);
-    let channel = d
-        .originating_channel
-        .clone()
-        .or_else(|| origin.as_ref().map(|o| o.channel.clone()));
-    let to = d
-        .originating_to
-        .clone()
-        .or_else(|| origin.as_ref().map(|o| o.to.clone()));
-    let (Some(channel), Some(to)) = (channel, to) else {
+    let Some(to) = Target::of(d, entry.and_then(|e| e.origin)) else {
         tracing::info!(session_key = %key, "deliver asked, but the session has no channel route");
         return Ok(false);
     };
-    let chat_type = origin.as_ref().map_or("direct", |o| o.chat_type.as_str());
-    let allowed = ferroclaw_actors::channels::dispatch::send_allowed(
+    let settings = state.live.settings();
+    let (channel, chat_type) = (&to.channel, to.chat_type.as_deref().unwrap_or("direct"));
+    if !send_allowed(
         policy.as_deref(),
-        &state.live.settings().session,
-        &channel,
+        &settings.session,
+        channel,
         chat_type,
         session.as_str(),
-    );
-    if !allowed {
+    ) {
         tracing::info!(session_key = %key, "deliver asked, but the session's send policy denies it");
         return Ok(false);
     }
@@ -288,35 +280,65 @@ pub async fn follow(
         account: String::new(),
         session_key: DeliveryOf::Session(session.clone()),
         run_id: run_id.into(),
-        target: to,
-        thread_id: d
-            .originating_thread_id
-            .clone()
-            .or_else(|| origin.as_ref().and_then(|o| o.thread_id.clone())),
+        target: to.to,
+        thread_id: to.thread_id,
         reply_to: None,
         answers: None,
         created_ms: ferroclaw_actors::now_ms(),
         finalized: false,
-        chat_type: origin.as_ref().map(|o| o.chat_type.clone()),
+        chat_type: to.chat_type,
         untrusted,
         kind,
     };
-    let account = d
-        .originating_account_id
-        .clone()
-        .or_else(|| origin.map(|o| o.account_id));
+    let follow = FollowRun {
+        channel: to.channel,
+        account: to.account,
+        delivery,
+    };
     state
         .gateway
         .channels
-        .send(FollowRun {
-            channel,
-            account,
-            delivery,
-        })
+        .send(follow)
         .await
         .map_err(down)?
         .map_err(send_failed)?;
     Ok(true)
+}
+
+/// Where a delivered run's reply goes: the request's `originating*`
+/// fields, else the session's last route.
+struct Target {
+    channel: String,
+    to: String,
+    account: Option<String>,
+    thread_id: Option<String>,
+    chat_type: Option<String>,
+}
+
+impl Target {
+    /// None: neither names a channel and a chat.
+    fn of(d: &DeliverParams, origin: Option<ferroclaw_actors::session::Origin>) -> Option<Target> {
+        let o = origin.as_ref();
+        Some(Target {
+            channel: d
+                .originating_channel
+                .clone()
+                .or_else(|| o.map(|o| o.channel.clone()))?,
+            to: d
+                .originating_to
+                .clone()
+                .or_else(|| o.map(|o| o.to.clone()))?,
+            account: d
+                .originating_account_id
+                .clone()
+                .or_else(|| o.map(|o| o.account_id.clone())),
+            thread_id: d
+                .originating_thread_id
+                .clone()
+                .or_else(|| o.and_then(|o| o.thread_id.clone())),
+            chat_type: o.map(|o| o.chat_type.clone()),
+        })
+    }
 }
 
 #[derive(Deserialize)]

@@ -113,6 +113,30 @@ fn rooms(k: &MatrixKeys) -> BTreeMap<String, GroupRule> {
         .collect()
 }
 
+/// Who may talk to the account: OpenClaw's `dm` section over the flat
+/// keys, then the group keys and rooms.
+fn access_of(k: &MatrixKeys, path: &str) -> Result<AccessConfig, ConfigError> {
+    let dm = &k.dm;
+    let dm_policy = match (dm.enabled, dm.policy) {
+        (Some(false), _) => DmPolicy::Disabled,
+        (_, Some(p)) => p,
+        _ => k.dm_policy,
+    };
+    let allow_from = match &dm.allow_from {
+        Some(l) => users(l, path, "dm.allowFrom"),
+        None => users(&k.allow_from, path, "allowFrom"),
+    };
+    let access = AccessConfig {
+        dm_policy,
+        allow_from,
+        group_policy: k.group_policy,
+        group_allow_from: users(&k.group_allow_from, path, "groupAllowFrom"),
+        groups: rooms(k),
+    };
+    access.check(path)?;
+    Ok(access)
+}
+
 fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, ConfigError> {
     let homeserver = k
         .homeserver
@@ -143,24 +167,7 @@ fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, ConfigE
             "{path}.accessToken: missing (or set password to log in)"
         )));
     }
-    let dm = &k.dm;
-    let dm_policy = match (dm.enabled, dm.policy) {
-        (Some(false), _) => DmPolicy::Disabled,
-        (_, Some(p)) => p,
-        _ => k.dm_policy,
-    };
-    let allow_from = match &dm.allow_from {
-        Some(l) => users(l, path, "dm.allowFrom"),
-        None => users(&k.allow_from, path, "allowFrom"),
-    };
-    let access = AccessConfig {
-        dm_policy,
-        allow_from,
-        group_policy: k.group_policy,
-        group_allow_from: users(&k.group_allow_from, path, "groupAllowFrom"),
-        groups: rooms(&k),
-    };
-    access.check(path)?;
+    let access = access_of(&k, path)?;
     Ok(MatrixAccount {
         account_id: id.to_string(),
         homeserver,
