@@ -54,6 +54,25 @@ fn identifiers(text: &str, into: &mut BTreeSet<String>) {
 }
 
 /// The summary of `older` (the messages a compaction drops), without a model.
+/// One tool call and how it ended (its result among the tool messages
+/// that follow it in `after`).
+fn tool_line(c: &crate::provider::ToolCall, after: &[Arc<ChatMessage>]) -> String {
+    let outcome = after
+        .iter()
+        .take_while(|r| r.role == MessageRole::Tool)
+        .find(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
+        .map(|r| {
+            let status = if r.is_error { "error" } else { "ok" };
+            format!("{status}: {}", clip(&r.text, 120))
+        })
+        .unwrap_or_else(|| "no result".into());
+    format!(
+        "- {} {} → {outcome}",
+        c.name,
+        clip(&c.arguments.to_string(), 120)
+    )
+}
+
 pub fn summarize(older: &[Arc<ChatMessage>]) -> String {
     let mut previous = None;
     let mut asks = Vec::new();
@@ -72,20 +91,7 @@ pub fn summarize(older: &[Arc<ChatMessage>]) -> String {
             MessageRole::Assistant => {
                 for c in &m.tool_calls {
                     identifiers(&c.arguments.to_string(), &mut ids);
-                    let outcome = older[i + 1..]
-                        .iter()
-                        .take_while(|r| r.role == MessageRole::Tool)
-                        .find(|r| r.tool_call_id.as_deref() == Some(c.id.as_str()))
-                        .map(|r| {
-                            let status = if r.is_error { "error" } else { "ok" };
-                            format!("{status}: {}", clip(&r.text, 120))
-                        })
-                        .unwrap_or_else(|| "no result".into());
-                    tools.push(format!(
-                        "- {} {} → {outcome}",
-                        c.name,
-                        clip(&c.arguments.to_string(), 120)
-                    ));
+                    tools.push(tool_line(c, &older[i + 1..]));
                 }
             }
             MessageRole::Tool => {}

@@ -111,6 +111,65 @@ pub(super) fn client() -> &'static reqwest::Client {
 }
 
 /// Transcribes `media` with a provider entry; the text or why not.
+/// Deepgram's `/listen`: the audio as the body.
+fn deepgram_request(
+    ep: &Endpoint,
+    model: &str,
+    media: &MediaRef,
+    bytes: Vec<u8>,
+    language: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let mut url = format!("{}/listen?model={model}&smart_format=true", ep.base);
+    if let Some(l) = language {
+        url.push_str(&format!("&language={l}"));
+    }
+    let r = client()
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, media.content_type.clone())
+        .body(bytes);
+    match &ep.key {
+        Some(k) => r.header(reqwest::header::AUTHORIZATION, format!("Token {k}")),
+        None => r,
+    }
+}
+
+/// OpenAI's `/audio/transcriptions` (Whisper's form): the audio as a file.
+fn whisper_request(
+    ep: &Endpoint,
+    model: &str,
+    media: &MediaRef,
+    bytes: Vec<u8>,
+    (language, prompt): (Option<String>, Option<String>),
+) -> Result<reqwest::RequestBuilder, AttemptError> {
+    let ext = media
+        .content_type
+        .rsplit('/')
+        .next()
+        .unwrap_or("bin")
+        .to_string();
+    let file = reqwest::multipart::Part::bytes(bytes)
+        .file_name(format!("audio.{ext}"))
+        .mime_str(&media.content_type)
+        .map_err(AttemptError::Request)?;
+    let mut form = reqwest::multipart::Form::new()
+        .part("file", file)
+        .text("model", model.to_string())
+        .text("response_format", "json");
+    if let Some(l) = language {
+        form = form.text("language", l);
+    }
+    if let Some(p) = prompt {
+        form = form.text("prompt", p);
+    }
+    let r = client()
+        .post(format!("{}/audio/transcriptions", ep.base))
+        .multipart(form);
+    Ok(match &ep.key {
+        Some(k) => r.bearer_auth(k),
+        None => r,
+    })
+}
+
 pub(super) async fn transcribe(
     entry: &ModelEntry,
     limits: &CapabilityLimits,
@@ -119,60 +178,21 @@ pub(super) async fn transcribe(
     cfg: &MediaConfig,
 ) -> Result<String, AttemptError> {
     let ep = endpoint(entry, cfg)?;
-    let (id, base, key) = (ep.id.as_str(), ep.base.as_str(), &ep.key);
+    let id = ep.id.as_str();
     let model = ep
         .model
         .clone()
         .or_else(|| known(id).map(|k| k.1.to_string()))
         .filter(|m| !m.is_empty())
         .ok_or(AttemptError::NoModel(""))?;
-    let language = limits.language.clone();
-    let prompt = limits.prompt.clone();
+    let (language, prompt) = (limits.language.clone(), limits.prompt.clone());
     let bytes = tokio::fs::read(&media.path)
         .await
         .map_err(AttemptError::Read)?;
     let deepgram = id == "deepgram" || ep.api.as_deref() == Some("deepgram");
-    let req = if deepgram {
-        let mut url = format!("{base}/listen?model={model}&smart_format=true");
-        if let Some(l) = &language {
-            url.push_str(&format!("&language={l}"));
-        }
-        let r = client()
-            .post(url)
-            .header(reqwest::header::CONTENT_TYPE, media.content_type.clone())
-            .body(bytes);
-        match &key {
-            Some(k) => r.header(reqwest::header::AUTHORIZATION, format!("Token {k}")),
-            None => r,
-        }
-    } else {
-        let ext = media
-            .content_type
-            .rsplit('/')
-            .next()
-            .unwrap_or("bin")
-            .to_string();
-        let file = reqwest::multipart::Part::bytes(bytes)
-            .file_name(format!("audio.{ext}"))
-            .mime_str(&media.content_type)
-            .map_err(AttemptError::Request)?;
-        let mut form = reqwest::multipart::Form::new()
-            .part("file", file)
-            .text("model", model.clone())
-            .text("response_format", "json");
-        if let Some(l) = language {
-            form = form.text("language", l);
-        }
-        if let Some(p) = prompt {
-            form = form.text("prompt", p);
-        }
-        let r = client()
-            .post(format!("{base}/audio/transcriptions"))
-            .multipart(form);
-        match &key {
-            Some(k) => r.bearer_auth(k),
-            None => r,
-        }
+    let req = match deepgram {
+        true => deepgram_request(&ep, &model, media, bytes, language.as_deref()),
+        false => whisper_request(&ep, &model, media, bytes, (language, prompt))?,
     };
     let body = answer(req, &ep, timeout).await?;
     let text = if deepgram {

@@ -55,6 +55,33 @@ pub(crate) async fn all_sessions(state: &SharedState) -> Result<Vec<SessionRow>,
         .map_err(store_err)
 }
 
+/// Whether `sessions.list`'s filters keep row `r` (`search` lowercased,
+/// `agent`: the `agent:<id>:` prefix).
+fn wanted(
+    p: &ListParams,
+    r: &SessionRow,
+    now: u64,
+    (search, agent): (Option<&str>, Option<&str>),
+) -> bool {
+    p.active_minutes
+        .is_none_or(|m| now.saturating_sub(r.entry.updated_at) <= m * 60_000)
+        && p.label
+            .as_ref()
+            .is_none_or(|l| r.entry.label.as_ref() == Some(l))
+        && agent.is_none_or(|a| r.key.starts_with(a))
+        && (p.include_global.unwrap_or(true) || kind(&r.key) != "global")
+        && p.spawned_by
+            .as_ref()
+            .is_none_or(|parent| r.entry.spawned_by.as_ref() == Some(parent))
+        && search.is_none_or(|s| {
+            r.key.to_lowercase().contains(s)
+                || r.entry
+                    .label
+                    .as_ref()
+                    .is_some_and(|l| l.to_lowercase().contains(s))
+        })
+}
+
 pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
     let p: ListParams = params("sessions.list", p)?;
     let rows = all_sessions(state).await?;
@@ -72,31 +99,7 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(down)?;
     let matching: Vec<Value> = rows
         .iter()
-        .filter(|r| {
-            p.active_minutes
-                .is_none_or(|m| now.saturating_sub(r.entry.updated_at) <= m * 60_000)
-        })
-        .filter(|r| {
-            p.label
-                .as_ref()
-                .is_none_or(|l| r.entry.label.as_ref() == Some(l))
-        })
-        .filter(|r| agent_prefix.as_ref().is_none_or(|a| r.key.starts_with(a)))
-        .filter(|r| p.include_global.unwrap_or(true) || kind(&r.key) != "global")
-        .filter(|r| {
-            p.spawned_by
-                .as_ref()
-                .is_none_or(|parent| r.entry.spawned_by.as_ref() == Some(parent))
-        })
-        .filter(|r| {
-            search.as_ref().is_none_or(|s| {
-                r.key.to_lowercase().contains(s)
-                    || r.entry
-                        .label
-                        .as_ref()
-                        .is_some_and(|l| l.to_lowercase().contains(s))
-            })
-        })
+        .filter(|r| wanted(&p, r, now, (search.as_deref(), agent_prefix.as_deref())))
         .map(|r| {
             let live_run = running.contains(&r.key);
             row(

@@ -133,12 +133,8 @@ fn api_base(base: &str, version: &str, path: &str) -> Result<String, ConfigError
     Ok(format!("{base}/{version}"))
 }
 
-fn resolve(
-    id: &str,
-    k: WhatsAppKeys,
-    env: Option<String>,
-    path: &str,
-) -> Result<WhatsAppAccount, ConfigError> {
+/// The business number's id: digits.
+fn phone_number_id(k: &WhatsAppKeys, path: &str) -> Result<String, ConfigError> {
     let phone_number_id = required(
         k.phone_number_id.clone(),
         path,
@@ -150,6 +146,32 @@ fn resolve(
             "{path}.phoneNumberId: expected digits"
         )));
     }
+    Ok(phone_number_id)
+}
+
+/// Who may talk to the account (numbers as the Cloud API writes them).
+fn access_of(k: &WhatsAppKeys, path: &str) -> Result<AccessConfig, ConfigError> {
+    let ids = |v: &[crate::settings::IdValue]| -> Vec<String> {
+        keys::ids(v, &[]).iter().map(|i| number(i)).collect()
+    };
+    let access = AccessConfig {
+        dm_policy: k.dm_policy,
+        allow_from: ids(&k.allow_from),
+        group_policy: k.group_policy,
+        group_allow_from: ids(&k.group_allow_from),
+        groups: Default::default(),
+    };
+    access.check(path)?;
+    Ok(access)
+}
+
+fn resolve(
+    id: &str,
+    k: WhatsAppKeys,
+    env: Option<String>,
+    path: &str,
+) -> Result<WhatsAppAccount, ConfigError> {
+    let phone_number_id = phone_number_id(&k, path)?;
     let access_token = token(k.access_token.clone(), env, path)?;
     let app_secret = required(
         k.app_secret.clone(),
@@ -163,24 +185,14 @@ fn resolve(
         "verifyToken",
         "Meta's webhook verification presents it",
     )?;
-    let webhook_path = k.webhook_path;
+    let webhook_path = k.webhook_path.clone();
     if !webhook_path.starts_with('/') || webhook_path.contains(char::is_whitespace) {
         return Err(ConfigError::from(format!(
             "{path}.webhookPath: expected a path such as /whatsapp/webhook"
         )));
     }
     let api_base = api_base(&k.api_base_url, &k.api_version, path)?;
-    let ids = |v: &[crate::settings::IdValue]| -> Vec<String> {
-        keys::ids(v, &[]).iter().map(|i| number(i)).collect()
-    };
-    let access = AccessConfig {
-        dm_policy: k.dm_policy,
-        allow_from: ids(&k.allow_from),
-        group_policy: k.group_policy,
-        group_allow_from: ids(&k.group_allow_from),
-        groups: Default::default(),
-    };
-    access.check(path)?;
+    let access = access_of(&k, path)?;
     let media_max_bytes = keys::media_bytes(path, k.media_max_mb)?;
     Ok(WhatsAppAccount {
         account_id: id.to_string(),
