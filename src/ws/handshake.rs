@@ -500,6 +500,56 @@ impl Connect<'_> {
 
     /// The device is paired (or auto-approved, or a pairing request is
     /// published and the connect refused).
+    /// Approved by the gateway's own rule (a local client, a scope
+    /// upgrade on loopback): recorded and announced.
+    fn auto_approved(&self, request: &ferroclaw_actors::devices::PairingRequest) {
+        let gw = &self.state.gateway;
+        gw.audit_log.record(Activity::Control(ControlActivity {
+            action: "device.pairing.approved".into(),
+            outcome: End::Succeeded,
+            actor: Who::System("local-auto-approval".into()),
+            subject: Some(request.request_id.clone()),
+            decision: None,
+            paths: Vec::new(),
+        }));
+        self.state.publish(
+            "device.pair.resolved",
+            json!({
+                "requestId": request.request_id, "deviceId": request.device_id,
+                "decision": "approved", "ts": ferroclaw_actors::now_ms(),
+            }),
+        );
+    }
+
+    /// A device the operator has not approved: the request recorded and
+    /// announced, the connect refused with its id.
+    fn pairing_required(&self, request: &ferroclaw_actors::devices::PairingRequest) -> Rejected {
+        let (gw, p) = (&self.state.gateway, self.p);
+        let reason = request.reason.as_str();
+        gw.audit_log.record(Activity::Control(ControlActivity {
+            action: "device.pairing.requested".into(),
+            outcome: End::Blocked,
+            actor: Who::System(format!("connect:{}", p.client.id)),
+            subject: Some(request.request_id.clone()),
+            decision: None,
+            paths: Vec::new(),
+        }));
+        self.state.publish(
+            "device.pair.requested",
+            serde_json::to_value(request).unwrap_or(Value::Null),
+        );
+        Rejected {
+            error: ErrorShape::new(ErrorCode::NotPaired, "pairing required").with_details(json!({
+                "code": "PAIRING_REQUIRED", "requestId": request.request_id, "reason": reason,
+            })),
+            close_code: 1008,
+            close_reason: format!(
+                "pairing required: {reason} (requestId: {})",
+                request.request_id
+            ),
+        }
+    }
+
     async fn pair(
         &self,
         dev: &crate::protocol::connect::DeviceParams,
@@ -532,47 +582,10 @@ impl Connect<'_> {
         match decision {
             DeviceDecision::Paired(_) => Ok(()),
             DeviceDecision::AutoApproved { request, .. } => {
-                // Approved by the gateway's own rule (a local client, a
-                // scope upgrade on loopback): the ledger says so.
-                gw.audit_log.record(Activity::Control(ControlActivity {
-                    action: "device.pairing.approved".into(),
-                    outcome: End::Succeeded,
-                    actor: Who::System("local-auto-approval".into()),
-                    subject: Some(request.request_id.clone()),
-                    decision: None,
-                    paths: Vec::new(),
-                }));
-                self.state.publish(
-                    "device.pair.resolved",
-                    json!({
-                        "requestId": request.request_id, "deviceId": request.device_id,
-                        "decision": "approved", "ts": ferroclaw_actors::now_ms(),
-                    }),
-                );
+                self.auto_approved(&request);
                 Ok(())
             }
-            DeviceDecision::PairingRequired(request) => {
-                let reason = request.reason.as_str();
-                gw.audit_log.record(Activity::Control(ControlActivity {
-                    action: "device.pairing.requested".into(),
-                    outcome: End::Blocked,
-                    actor: Who::System(format!("connect:{}", p.client.id)),
-                    subject: Some(request.request_id.clone()),
-                    decision: None,
-                    paths: Vec::new(),
-                }));
-                self.state.publish(
-                    "device.pair.requested",
-                    serde_json::to_value(&request).unwrap_or(Value::Null),
-                );
-                Err(Rejected {
-                    error: ErrorShape::new(ErrorCode::NotPaired, "pairing required").with_details(json!({
-                        "code": "PAIRING_REQUIRED", "requestId": request.request_id, "reason": reason,
-                    })),
-                    close_code: 1008,
-                    close_reason: format!("pairing required: {reason} (requestId: {})", request.request_id),
-                })
-            }
+            DeviceDecision::PairingRequired(request) => Err(self.pairing_required(&request)),
         }
     }
 

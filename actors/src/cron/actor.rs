@@ -286,19 +286,7 @@ impl CronActor {
         if self.running.get(&id) == Some(&order.key) {
             self.running.remove(&id);
         }
-        let mut entry = order.entry;
-        entry.phase = Phase::Finished;
-        entry.reply = None;
-        entry.target = None;
-        entry.status = Some(outcome.status.clone());
-        entry.error = outcome.error.clone();
-        entry.summary = outcome.summary.clone();
-        entry.session_key = outcome.session_key.clone();
-        entry.delivered = outcome.delivered;
-        entry.delivery_status = outcome.delivery_status.clone();
-        entry.delivery_error = outcome.delivery_error.clone();
-        entry.delivery_suppression_reason = outcome.suppression.clone();
-        entry.ended_at_ms = Some(now);
+        let mut entry = finished(order.entry, &outcome, now);
         let Some(slot) = self.jobs.get(&id) else {
             // Removed meanwhile, with its runs: nothing to record.
             return;
@@ -306,19 +294,7 @@ impl CronActor {
         entry.next_run_at_ms = slot.next;
         let mut job = slot.job.clone();
         let schedule = slot.schedule.clone();
-        let st = &mut job.state;
-        st.running_at_ms = None;
-        st.last_run_at_ms = Some(entry.run_at_ms);
-        st.last_run_status = Some(outcome.status.clone());
-        st.last_error = outcome.error.clone();
-        st.last_duration_ms = Some(now.saturating_sub(entry.run_at_ms));
-        st.consecutive_errors = match outcome.status.as_str() {
-            "error" => st.consecutive_errors + 1,
-            _ => 0,
-        };
-        st.last_delivered = outcome.delivered;
-        st.last_delivery_status = outcome.delivery_status.clone();
-        st.last_delivery_error = outcome.delivery_error.clone();
+        settle(&mut job.state, entry.run_at_ms, &outcome, now);
         let one_shot = matches!(schedule, Schedule::At { .. }) && !entry.manual;
         let delete = one_shot && outcome.status == "ok" && job.delete_after_run != Some(false);
         if one_shot && !delete {
@@ -496,4 +472,37 @@ impl Handler<RunEnded> for CronActor {
         self.finish(msg.order, msg.outcome);
         self.arm(ctx);
     }
+}
+
+/// A run's record once it ended with `outcome` at `now`.
+fn finished(mut entry: RunEntry, outcome: &Outcome, now: u64) -> RunEntry {
+    entry.phase = Phase::Finished;
+    entry.reply = None;
+    entry.target = None;
+    entry.status = Some(outcome.status.clone());
+    entry.error = outcome.error.clone();
+    entry.summary = outcome.summary.clone();
+    entry.session_key = outcome.session_key.clone();
+    entry.delivered = outcome.delivered;
+    entry.delivery_status = outcome.delivery_status.clone();
+    entry.delivery_error = outcome.delivery_error.clone();
+    entry.delivery_suppression_reason = outcome.suppression.clone();
+    entry.ended_at_ms = Some(now);
+    entry
+}
+
+/// A job's state after its run (started at `run_at`) ended with `outcome`.
+fn settle(st: &mut crate::cron::job::JobState, run_at: u64, outcome: &Outcome, now: u64) {
+    st.running_at_ms = None;
+    st.last_run_at_ms = Some(run_at);
+    st.last_run_status = Some(outcome.status.clone());
+    st.last_error = outcome.error.clone();
+    st.last_duration_ms = Some(now.saturating_sub(run_at));
+    st.consecutive_errors = match outcome.status.as_str() {
+        "error" => st.consecutive_errors + 1,
+        _ => 0,
+    };
+    st.last_delivered = outcome.delivered;
+    st.last_delivery_status = outcome.delivery_status.clone();
+    st.last_delivery_error = outcome.delivery_error.clone();
 }

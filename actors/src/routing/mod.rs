@@ -342,7 +342,7 @@ impl Router {
             .parent_peer
             .clone()
             .filter(|p| !p.id.trim().is_empty());
-        let has_roles = !input.member_roles.is_empty();
+        let roles = input.guild_id.is_some() && !input.member_roles.is_empty();
         let rules = self.evaluated(&channel, &account).clone();
         let pick = |tier: MatchedBy, against: Option<&Peer>| {
             rules
@@ -358,11 +358,7 @@ impl Router {
             (MatchedBy::Peer, peer.is_some(), peer.as_ref()),
             (MatchedBy::ParentPeer, parent.is_some(), parent.as_ref()),
             (MatchedBy::PeerWildcard, peer.is_some(), peer.as_ref()),
-            (
-                MatchedBy::GuildRoles,
-                input.guild_id.is_some() && has_roles,
-                None,
-            ),
+            (MatchedBy::GuildRoles, roles, None),
             (MatchedBy::Guild, input.guild_id.is_some(), None),
             (MatchedBy::Team, input.team_id.is_some(), None),
             (MatchedBy::Account, true, None),

@@ -171,6 +171,34 @@ async fn found_scripts(dirs: [(std::path::PathBuf, &'static str); 2]) -> Vec<Val
 }
 
 /// The hook points ferroclaw itself has, from the `hooks` settings.
+/// The webhook routes `hooks` serves: (name, what a POST to it does).
+fn webhooks(h: &ferroclaw_actors::settings::HooksSettings) -> Vec<(String, String)> {
+    let base = h.path.trim_end_matches('/');
+    let mut web = vec![
+        (
+            "webhook-wake".to_string(),
+            format!("POST {base}/wake {{text, mode}}: a system event for the main session"),
+        ),
+        (
+            "webhook-agent".to_string(),
+            format!("POST {base}/agent {{message}}: a turn with the untrusted tool profile"),
+        ),
+    ];
+    for m in &h.mappings {
+        let what = match m.action {
+            ferroclaw_actors::settings::HookAction::Agent => {
+                "a turn with the untrusted tool profile"
+            }
+            ferroclaw_actors::settings::HookAction::Wake => "a system event",
+        };
+        web.push((
+            format!("webhook:{}", m.matches.path),
+            format!("POST {base}/{}: {what}, from its template", m.matches.path),
+        ));
+    }
+    web
+}
+
 fn points(h: &ferroclaw_actors::settings::HooksSettings, file: &str) -> Vec<Value> {
     let observer = h
         .message_received
@@ -198,29 +226,7 @@ fn points(h: &ferroclaw_actors::settings::HooksSettings, file: &str) -> Vec<Valu
         (true, false) => Some("hooks.token is not set".to_string()),
         _ => None,
     };
-    let base = h.path.trim_end_matches('/');
-    let mut web = vec![
-        (
-            "webhook-wake".to_string(),
-            format!("POST {base}/wake {{text, mode}}: a system event for the main session"),
-        ),
-        (
-            "webhook-agent".to_string(),
-            format!("POST {base}/agent {{message}}: a turn with the untrusted tool profile"),
-        ),
-    ];
-    for m in &h.mappings {
-        let what = match m.action {
-            ferroclaw_actors::settings::HookAction::Agent => {
-                "a turn with the untrusted tool profile"
-            }
-            ferroclaw_actors::settings::HookAction::Wake => "a system event",
-        };
-        web.push((
-            format!("webhook:{}", m.matches.path),
-            format!("POST {base}/{}: {what}, from its template", m.matches.path),
-        ));
-    }
+    let web = webhooks(h);
     for (name, description) in web {
         out.push(
             Hook {

@@ -145,17 +145,9 @@ fn field(p: &Map<String, Value>, name: &str) -> Result<Option<Option<String>>, E
     }
 }
 
-pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
-    let Some(obj) = p.as_object() else {
-        return Err(ErrorShape::invalid(
-            "invalid sessions.patch params: at root: must be object",
-        ));
-    };
-    let Some(raw_key) = obj.get("key").and_then(Value::as_str) else {
-        return Err(ErrorShape::invalid(
-            "invalid sessions.patch params: must have required property 'key'",
-        ));
-    };
+/// The fields `sessions.patch` may change, read: an unknown key or one
+/// ferroclaw does not support is refused by name.
+fn patch_of(obj: &serde_json::Map<String, Value>) -> Result<SessionPatch, ErrorShape> {
     const KNOWN: &[&str] = &[
         "key",
         "label",
@@ -182,7 +174,7 @@ pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
             )));
         }
     }
-    let patch = SessionPatch {
+    Ok(SessionPatch {
         label: field(obj, "label")?,
         thinking_level: field(obj, "thinkingLevel")?,
         verbose_level: field(obj, "verboseLevel")?,
@@ -194,7 +186,21 @@ pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
         exec_node: field(obj, "execNode")?,
         exec_security: field(obj, "execSecurity")?,
         exec_ask: field(obj, "execAsk")?,
+    })
+}
+
+pub async fn patch(state: &SharedState, p: &Value) -> MethodResult {
+    let Some(obj) = p.as_object() else {
+        return Err(ErrorShape::invalid(
+            "invalid sessions.patch params: at root: must be object",
+        ));
     };
+    let Some(raw_key) = obj.get("key").and_then(Value::as_str) else {
+        return Err(ErrorShape::invalid(
+            "invalid sessions.patch params: must have required property 'key'",
+        ));
+    };
+    let patch = patch_of(obj)?;
     let key = session_key(state, raw_key)?;
     let session = session_for(state, key.clone()).await?;
     let entry = session
