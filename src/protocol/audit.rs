@@ -110,6 +110,45 @@ fn tool_fields(o: &mut Map<String, Value>, call_id: Option<&str>, name: &str) {
     put(o, "toolName", Some(name));
 }
 
+/// An outbound message's fields: who sent it and how its delivery went.
+fn outbound(o: &mut Map<String, Value>, agent: Option<&str>, outcome: &Outbound, media: bool) {
+    o.insert("eventType".into(), json!("outbound_message"));
+    o.insert("action".into(), json!("message.outbound.finished"));
+    o.insert("direction".into(), json!("outbound"));
+    let actor = match agent {
+        Some(a) if !a.is_empty() => json!({ "type": "agent", "id": a }),
+        _ => json!({ "type": "system", "id": "gateway" }),
+    };
+    o.insert("actor".into(), actor);
+    let kind = if media { "media" } else { "text" };
+    let outcome = match outcome {
+        Outbound::Sent => {
+            o.insert("deliveryKind".into(), json!(kind));
+            "sent"
+        }
+        Outbound::Suppressed => {
+            o.insert("reasonCode".into(), json!("no_visible_payload"));
+            "suppressed"
+        }
+        Outbound::Failed { partial } => {
+            let code = if *partial {
+                "message_delivery_partial_failure"
+            } else {
+                "message_delivery_failed"
+            };
+            o.insert("deliveryKind".into(), json!(kind));
+            o.insert("errorCode".into(), json!(code));
+            o.insert("failureStage".into(), json!("platform_send"));
+            "failed"
+        }
+        Outbound::Unknown => {
+            o.insert("failureStage".into(), json!("platform_send"));
+            "unknown"
+        }
+    };
+    o.insert("outcome".into(), json!(outcome));
+}
+
 fn message(o: &mut Map<String, Value>, m: &MessageActivity) {
     o.insert("channel".into(), json!(m.channel));
     o.insert("conversationKind".into(), json!(m.conversation.as_str()));
@@ -148,43 +187,7 @@ fn message(o: &mut Map<String, Value>, m: &MessageActivity) {
             agent,
             outcome,
             media,
-        } => {
-            o.insert("eventType".into(), json!("outbound_message"));
-            o.insert("action".into(), json!("message.outbound.finished"));
-            o.insert("direction".into(), json!("outbound"));
-            let actor = match agent {
-                Some(a) if !a.is_empty() => json!({ "type": "agent", "id": a }),
-                _ => json!({ "type": "system", "id": "gateway" }),
-            };
-            o.insert("actor".into(), actor);
-            let kind = if *media { "media" } else { "text" };
-            let outcome = match outcome {
-                Outbound::Sent => {
-                    o.insert("deliveryKind".into(), json!(kind));
-                    "sent"
-                }
-                Outbound::Suppressed => {
-                    o.insert("reasonCode".into(), json!("no_visible_payload"));
-                    "suppressed"
-                }
-                Outbound::Failed { partial } => {
-                    let code = if *partial {
-                        "message_delivery_partial_failure"
-                    } else {
-                        "message_delivery_failed"
-                    };
-                    o.insert("deliveryKind".into(), json!(kind));
-                    o.insert("errorCode".into(), json!(code));
-                    o.insert("failureStage".into(), json!("platform_send"));
-                    "failed"
-                }
-                Outbound::Unknown => {
-                    o.insert("failureStage".into(), json!("platform_send"));
-                    "unknown"
-                }
-            };
-            o.insert("outcome".into(), json!(outcome));
-        }
+        } => outbound(o, agent.as_deref(), outcome, *media),
     }
 }
 

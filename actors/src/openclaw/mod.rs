@@ -327,6 +327,46 @@ fn transcript_path(dir: &Path, row: &Value, session_id: &str) -> PathBuf {
 /// every line is checked; the first bad one is the error, naming its file
 /// (and line). A row whose transcript file is missing imports with an
 /// empty transcript, noted.
+/// A session's transcript, checked line by line and dropped (the import
+/// reads it again): its path and lines, or none (noted) when it is gone.
+fn checked(
+    path: &Path,
+    key: &str,
+    notes: &mut Vec<String>,
+) -> Result<(Option<std::path::PathBuf>, usize), MigrateError> {
+    match std::fs::File::open(path) {
+        Ok(f) => {
+            let n = transcript::each_jsonl(std::io::BufReader::new(f), |_| Ok(()))
+                .map_err(|e| transcript_error(path, e))?;
+            Ok((Some(path.to_path_buf()), n))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            notes.push(format!(
+                "{key}: no transcript file ({}); imported without history",
+                path.display()
+            ));
+            Ok((None, 0))
+        }
+        Err(e) => Err(io(path)(e)),
+    }
+}
+
+/// A note of the transcript files in `dir` no session row names.
+fn orphans(dir: &Path, used: &HashSet<std::path::PathBuf>) -> Option<String> {
+    let files = std::fs::read_dir(dir).ok()?;
+    let orphans = files
+        .filter_map(Result::ok)
+        .map(|f| f.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && !used.contains(p))
+        .count();
+    (orphans > 0).then(|| {
+        format!(
+            "{}: {orphans} transcript file(s) not named by any session row (old or reset sessions) were left out",
+            dir.display()
+        )
+    })
+}
+
 pub fn read_sessions_dir(
     dir: &Path,
     agent_id: &str,
@@ -354,22 +394,7 @@ pub fn read_sessions_dir(
         let entry = entry_from_row(&key, row, now, &mut out.notes)
             .map_err(|e| MigrateError::bad(&index, format!("session {raw_key:?}: {e}")))?;
         let path = transcript_path(dir, row, &entry.session_id);
-        // Checked here, line by line, and dropped: the import reads it again.
-        let (transcript, lines) = match std::fs::File::open(&path) {
-            Ok(f) => {
-                let n = transcript::each_jsonl(std::io::BufReader::new(f), |_| Ok(()))
-                    .map_err(|e| transcript_error(&path, e))?;
-                (Some(path.clone()), n)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                out.notes.push(format!(
-                    "{key}: no transcript file ({}); imported without history",
-                    path.display()
-                ));
-                (None, 0)
-            }
-            Err(e) => return Err(io(&path)(e)),
-        };
+        let (transcript, lines) = checked(&path, &key, &mut out.notes)?;
         used_files.insert(path);
         out.sessions.push(ImportedSession {
             key,
@@ -387,19 +412,7 @@ pub fn read_sessions_dir(
             ));
         }
     }
-    if let Ok(files) = std::fs::read_dir(dir) {
-        let orphans = files
-            .filter_map(Result::ok)
-            .map(|f| f.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && !used_files.contains(p))
-            .count();
-        if orphans > 0 {
-            out.notes.push(format!(
-                "{}: {orphans} transcript file(s) not named by any session row (old or reset sessions) were left out",
-                dir.display()
-            ));
-        }
-    }
+    out.notes.extend(orphans(dir, &used_files));
     Ok(out)
 }
 

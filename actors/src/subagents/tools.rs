@@ -64,6 +64,26 @@ pub(super) async fn list(cx: &Cx, _caller: &str, args: &Value) -> ToolOutcome {
 }
 
 /// `sessions_send`.
+/// A run that ended before the registry saw it: its stored reply, judged
+/// as the sub-agent run it was.
+async fn recorded_reply(cx: &Cx, key: &SessionKey, run_id: &crate::ids::RunId) -> String {
+    let stored = match cx.router.send(GetSession { key: key.clone() }).await {
+        Ok(Ok((session, _))) => session
+            .send(crate::session::GetReply {
+                run_id: Some(run_id.clone()),
+            })
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten(),
+        _ => None,
+    };
+    let kind = crate::run::RunKind::Subagent;
+    crate::run::Outcome::of_final(kind, &stored.unwrap_or_default())
+        .text()
+        .to_string()
+}
+
 pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "sessions_send";
     let Cx {
@@ -109,24 +129,7 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     match wait_run(runs, &ack.run_id, None, wait).await {
         Waited::Ended(r) => {
             let reply = match &r.outcome {
-                // Ended before the registry saw it: its stored reply,
-                // judged as the sub-agent run it was.
-                crate::run::Outcome::Recorded => {
-                    let stored = match router.send(GetSession { key: key.clone() }).await {
-                        Ok(Ok((session, _))) => session
-                            .send(crate::session::GetReply {
-                                run_id: Some(ack.run_id.clone()),
-                            })
-                            .await
-                            .ok()
-                            .and_then(Result::ok)
-                            .flatten(),
-                        _ => None,
-                    };
-                    let kind = crate::run::RunKind::Subagent;
-                    let judged = crate::run::Outcome::of_final(kind, &stored.unwrap_or_default());
-                    judged.text().to_string()
-                }
+                crate::run::Outcome::Recorded => recorded_reply(cx, &key, &ack.run_id).await,
                 o => o.text().to_string(),
             };
             let (status, error) = (r.status().as_str(), r.outcome.error());

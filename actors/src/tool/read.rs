@@ -7,6 +7,28 @@ use super::confine::{confined, kind_of};
 use super::{error, ok, str_arg, uint_arg, ToolLimits};
 use crate::tool::ToolOutcome;
 
+/// An image's type, size and dimensions (None: not an image).
+fn image(raw: &str, bytes: &[u8]) -> Option<String> {
+    let kind = imagesize::image_type(bytes).ok()?;
+    let mime = match kind {
+        imagesize::ImageType::Png => "image/png",
+        imagesize::ImageType::Jpeg => "image/jpeg",
+        imagesize::ImageType::Gif => "image/gif",
+        imagesize::ImageType::Webp => "image/webp",
+        imagesize::ImageType::Bmp => "image/bmp",
+        imagesize::ImageType::Tiff => "image/tiff",
+        imagesize::ImageType::Ico => "image/x-icon",
+        _ => "image",
+    };
+    let dims = imagesize::blob_size(bytes)
+        .map(|d| format!(", {}x{} px", d.width, d.height))
+        .unwrap_or_default();
+    Some(format!(
+        "[image {raw}: {mime}{dims}, {} bytes]",
+        bytes.len()
+    ))
+}
+
 pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value) -> ToolOutcome {
     let raw = match str_arg("read", args, "path") {
         Ok(p) => p,
@@ -34,24 +56,8 @@ pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value
         Err(e) => return error(format!("read: {raw}: {e}")),
     };
     // Images are described (type and size), not dumped.
-    if let Ok(kind) = imagesize::image_type(&bytes) {
-        let mime = match kind {
-            imagesize::ImageType::Png => "image/png",
-            imagesize::ImageType::Jpeg => "image/jpeg",
-            imagesize::ImageType::Gif => "image/gif",
-            imagesize::ImageType::Webp => "image/webp",
-            imagesize::ImageType::Bmp => "image/bmp",
-            imagesize::ImageType::Tiff => "image/tiff",
-            imagesize::ImageType::Ico => "image/x-icon",
-            _ => "image",
-        };
-        let dims = imagesize::blob_size(&bytes)
-            .map(|d| format!(", {}x{} px", d.width, d.height))
-            .unwrap_or_default();
-        return ok(format!(
-            "[image {raw}: {mime}{dims}, {} bytes]",
-            bytes.len()
-        ));
+    if let Some(described) = image(raw, &bytes) {
+        return ok(described);
     }
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return ok(format!("[binary file {raw}: {} bytes]", bytes.len()));
