@@ -78,6 +78,44 @@ fn row(n: &Value) -> String {
     )
 }
 
+/// What `nodes <action>` answered, for a person.
+fn print_human(action: Action<'_>, out: &Value) {
+    match action {
+        Action::List => {
+            let nodes = out["nodes"].as_array().cloned().unwrap_or_default();
+            if nodes.is_empty() {
+                println!("no nodes (run `openclaw node run` on a machine to add one)");
+            }
+            for n in nodes {
+                println!("{}", row(&n));
+            }
+        }
+        Action::Pending => {
+            let pending = out["pending"].as_array().cloned().unwrap_or_default();
+            if pending.is_empty() {
+                println!("no node waits for approval");
+            }
+            for r in pending {
+                println!(
+                    "{}  {}  {}  asks for: {}",
+                    r["requestId"].as_str().unwrap_or(""),
+                    r["displayName"].as_str().unwrap_or("-"),
+                    r["nodeId"].as_str().unwrap_or(""),
+                    r["commands"].as_array().map_or(String::new(), |c| c
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")),
+                );
+            }
+        }
+        Action::Approve { .. } => println!("approved: {}", row(&out["node"])),
+        Action::Reject { request } => println!("rejected {request}"),
+        Action::Rename { .. } => println!("renamed: {}", out["displayName"].as_str().unwrap_or("")),
+        Action::Describe { .. } | Action::Invoke { .. } => print_json(out),
+    }
+}
+
 pub async fn nodes(t: &Target, action: Action<'_>) -> Result<(), Failure> {
     let mut c = Connection::open(t).await?;
     let out = match action {
@@ -119,39 +157,6 @@ pub async fn nodes(t: &Target, action: Action<'_>) -> Result<(), Failure> {
         print_json(&out);
         return Ok(());
     }
-    match action {
-        Action::List => {
-            let nodes = out["nodes"].as_array().cloned().unwrap_or_default();
-            if nodes.is_empty() {
-                println!("no nodes (run `openclaw node run` on a machine to add one)");
-            }
-            for n in nodes {
-                println!("{}", row(&n));
-            }
-        }
-        Action::Pending => {
-            let pending = out["pending"].as_array().cloned().unwrap_or_default();
-            if pending.is_empty() {
-                println!("no node waits for approval");
-            }
-            for r in pending {
-                println!(
-                    "{}  {}  {}  asks for: {}",
-                    r["requestId"].as_str().unwrap_or(""),
-                    r["displayName"].as_str().unwrap_or("-"),
-                    r["nodeId"].as_str().unwrap_or(""),
-                    r["commands"].as_array().map_or(String::new(), |c| c
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", ")),
-                );
-            }
-        }
-        Action::Approve { .. } => println!("approved: {}", row(&out["node"])),
-        Action::Reject { request } => println!("rejected {request}"),
-        Action::Rename { .. } => println!("renamed: {}", out["displayName"].as_str().unwrap_or("")),
-        Action::Describe { .. } | Action::Invoke { .. } => print_json(&out),
-    }
+    print_human(action, &out);
     Ok(())
 }

@@ -485,43 +485,48 @@ impl ToolPolicy {
 }
 
 /// Maps a model's tool name to an offered one. Err: the message for the model.
-pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<String, PolicyError> {
-    let clean = |raw: &str| -> String {
-        let mut n = raw.trim().to_ascii_lowercase().replace('-', "_");
-        for prefix in [
-            "functions.",
-            "function.",
-            "tools.",
-            "tool.",
-            "default_api:",
-            "default_api.",
-        ] {
-            if let Some(rest) = n.strip_prefix(prefix) {
-                n = rest.to_string();
-            }
+/// A tool name as models mangle it, made plain: lowercased, `-` as `_`,
+/// without a namespace (`functions.`, `default_api:`...) or an index
+/// suffix (`exec:0`), and other runtimes' names for the same tool
+/// (`bash`, `read_file`...) mapped to ours.
+fn clean(raw: &str) -> String {
+    let mut n = raw.trim().to_ascii_lowercase().replace('-', "_");
+    for prefix in [
+        "functions.",
+        "function.",
+        "tools.",
+        "tool.",
+        "default_api:",
+        "default_api.",
+    ] {
+        if let Some(rest) = n.strip_prefix(prefix) {
+            n = rest.to_string();
         }
-        // `exec:0` (an index suffix some providers add).
-        if let Some((base, idx)) = n.rsplit_once(':') {
-            if idx.chars().all(|c| c.is_ascii_digit()) {
-                n = base.to_string();
-            }
+    }
+    // `exec:0` (an index suffix some providers add).
+    if let Some((base, idx)) = n.rsplit_once(':') {
+        if idx.chars().all(|c| c.is_ascii_digit()) {
+            n = base.to_string();
         }
-        let alias = match n.as_str() {
-            "bash" | "shell" | "sh" | "run" | "run_command" | "execute" | "terminal" => "exec",
-            "read_file" | "cat" | "view" => "read",
-            "write_file" | "create_file" => "write",
-            "edit_file" | "str_replace" | "str_replace_editor" | "replace" => "edit",
-            "list" | "list_dir" | "list_directory" | "ls_dir" => "ls",
-            "glob" | "find_files" => "find",
-            "search" | "rg" | "ripgrep" | "search_files" => "grep",
-            "fetch" | "webfetch" | "fetch_url" => "web_fetch",
-            "patch" | "applypatch" => "apply_patch",
-            // OpenClaw's permanent alias (old transcripts, skills).
-            "cron" => "automations",
-            other => return other.to_string(),
-        };
-        alias.to_string()
+    }
+    let alias = match n.as_str() {
+        "bash" | "shell" | "sh" | "run" | "run_command" | "execute" | "terminal" => "exec",
+        "read_file" | "cat" | "view" => "read",
+        "write_file" | "create_file" => "write",
+        "edit_file" | "str_replace" | "str_replace_editor" | "replace" => "edit",
+        "list" | "list_dir" | "list_directory" | "ls_dir" => "ls",
+        "glob" | "find_files" => "find",
+        "search" | "rg" | "ripgrep" | "search_files" => "grep",
+        "fetch" | "webfetch" | "fetch_url" => "web_fetch",
+        "patch" | "applypatch" => "apply_patch",
+        // OpenClaw's permanent alias (old transcripts, skills).
+        "cron" => "automations",
+        other => return other.to_string(),
     };
+    alias.to_string()
+}
+
+pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<String, PolicyError> {
     if offered.contains(&name) {
         return Ok(name.to_string());
     }

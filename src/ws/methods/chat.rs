@@ -13,7 +13,7 @@ use crate::protocol::events;
 use crate::protocol::frames;
 use crate::ws::event_bridge::{AddToolRecipient, ChatSendAcked, PublishChat, TimeChatSend};
 use crate::ws::methods::EarlyFrame;
-use ferroclaw_actors::run::{RunKind, RunStatus};
+use ferroclaw_actors::run::RunStatus;
 use ferroclaw_actors::runs::{wait_run, LiveRunOf, RunResult, Waited};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -96,6 +96,27 @@ pub(crate) async fn send_to_session(
     Err(down(()))
 }
 
+/// Before the run is sent: its tool events to a caller that asked for
+/// them (the first may come before the ack), and its timings to a client
+/// that reads them (returned: whether it does).
+fn follow_events(state: &SharedState, caller: &Caller, run_id: &str, key: &SessionKey) -> bool {
+    if caller.caps.iter().any(|c| c == "tool-events") {
+        state.event_bridge.do_send(AddToolRecipient {
+            run_id: run_id.into(),
+            conn_id: caller.conn_id.clone(),
+        });
+    }
+    let timed = crate::ws::send_timing::wants_timings(&caller.client_id);
+    if timed {
+        state.event_bridge.do_send(TimeChatSend {
+            run_id: run_id.into(),
+            conn_id: caller.conn_id.clone(),
+            session_key: key.as_str().to_string(),
+        });
+    }
+    timed
+}
+
 pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: SendParams = params("chat.send", p)?;
     if p.idempotency_key.trim().is_empty() {
@@ -115,45 +136,22 @@ pub async fn send(state: &SharedState, caller: &Caller, p: &Value) -> MethodResu
     }
     let run_id = p.idempotency_key.clone();
     let timeout = p.timeout_ms.map(Duration::from_millis);
-    // Registered first: the run's first tool event may come before the ack.
-    if caller.caps.iter().any(|c| c == "tool-events") {
-        state.event_bridge.do_send(AddToolRecipient {
-            run_id: run_id.clone().into(),
-            conn_id: caller.conn_id.clone(),
-        });
-    }
-    let timed = crate::ws::send_timing::wants_timings(&caller.client_id);
-    if timed {
-        state.event_bridge.do_send(TimeChatSend {
-            run_id: run_id.clone().into(),
-            conn_id: caller.conn_id.clone(),
-            session_key: key.as_str().to_string(),
-        });
-    }
+    let timed = follow_events(state, caller, &run_id, &key);
     let taken = super::attachments::take_in(state, &key, &text, checked, true).await;
     let commands = taken.heard.as_ref().map(|h| h.commands.clone());
     let shown = super::attachments::shown_with(&text, &taken);
     let text = super::attachments::text_with(&text, &taken);
+    // chat.send needs operator.write: such a caller may use directives. The
+    // web chat has no reset policy (OpenClaw's is per channel): no `fresh`.
     let ack = send_to_session(state, &key, || SendChat {
-        text: text.clone(),
-        run_id: run_id.clone().into(),
         images: taken.images.clone(),
         thinking: p.thinking.clone(),
         timeout,
-        // chat.send needs operator.write: such a caller may use directives.
         command_authorized: true,
-        origin: None,
-        untrusted: false,
-        channels: Vec::new(),
-        model: None,
-        lane: None,
-        tools_allow: None,
-        kind: RunKind::Chat,
         media: taken.media.clone(),
         commands: commands.clone(),
         shown: shown.clone(),
-        // The web chat has no reset policy (OpenClaw's is per channel).
-        fresh: None,
+        ..SendChat::text(&text, &run_id)
     })
     .await?;
     if timed {
@@ -424,6 +422,27 @@ fn final_payload(r: &RunResult) -> Value {
 }
 
 /// `agent`: two answers on the same request id: `accepted` at once, then the result.
+/// `agent`'s answer once its run ended, or why it has none.
+fn agent_answer(waited: Waited, run_id: &RunId) -> MethodResult {
+    match waited {
+        Waited::Ended(r) if r.status() != RunStatus::Error => json(final_payload(&r)),
+        Waited::Ended(r) => Err(ErrorShape::unavailable(
+            r.outcome
+                .error()
+                .filter(|e| !e.is_empty())
+                .unwrap_or("run failed"),
+        )
+        .with_details(json!({ "runId": r.run_id, "status": "error" }))),
+        Waited::Busy => Err(too_many_waits()),
+        Waited::Down => Err(down(())),
+        Waited::TimedOut { .. } => Err(ErrorShape::new(
+            crate::protocol::errors::ErrorCode::AgentTimeout,
+            "agent timed out waiting for the run",
+        )
+        .with_details(json!({ "runId": run_id }))),
+    }
+}
+
 pub async fn agent(
     state: &SharedState,
     caller: &Caller,
@@ -482,23 +501,10 @@ pub async fn agent(
             + 5,
     );
     let conn = Some(caller.conn_id.clone());
-    match wait_run(&state.gateway.runs, &run_id, conn, limit).await {
-        Waited::Ended(r) if r.status() != RunStatus::Error => json(final_payload(&r)),
-        Waited::Ended(r) => Err(ErrorShape::unavailable(
-            r.outcome
-                .error()
-                .filter(|e| !e.is_empty())
-                .unwrap_or("run failed"),
-        )
-        .with_details(json!({ "runId": r.run_id, "status": "error" }))),
-        Waited::Busy => Err(too_many_waits()),
-        Waited::Down => Err(down(())),
-        Waited::TimedOut { .. } => Err(ErrorShape::new(
-            crate::protocol::errors::ErrorCode::AgentTimeout,
-            "agent timed out waiting for the run",
-        )
-        .with_details(json!({ "runId": run_id }))),
-    }
+    agent_answer(
+        wait_run(&state.gateway.runs, &run_id, conn, limit).await,
+        &run_id,
+    )
 }
 
 fn too_many_waits() -> ErrorShape {

@@ -132,17 +132,9 @@ async fn stored_buffer(
 }
 
 /// `send`.
-pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
-    let p: SendParams = params("send", p)?;
-    let _ = (
-        &p.agent_id,
-        p.as_voice,
-        p.gif_playback,
-        p.force_document,
-        p.silent,
-        &p.parse_mode,
-    );
-    let mut media: Vec<String> = p
+/// `mediaUrl` and `mediaUrls`: each an http(s) URL the platform fetches.
+fn media_urls(p: &SendParams) -> Result<Vec<String>, ErrorShape> {
+    let media: Vec<String> = p
         .media_url
         .iter()
         .chain(p.media_urls.iter().flatten())
@@ -157,6 +149,43 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
             "invalid send params: mediaUrl must be an http(s) URL the platform can fetch: {bad}"
         )));
     }
+    Ok(media)
+}
+
+/// What was sent, mirrored into the session `raw`'s transcript as a note
+/// (as OpenClaw does).
+async fn mirror(
+    state: &SharedState,
+    raw: &str,
+    text: String,
+    media: &[String],
+    label: String,
+) -> Result<(), ErrorShape> {
+    let key = session_key(state, raw)?;
+    let session = session_for(state, key).await?;
+    let mut shown = text;
+    for url in media {
+        shown = format!("{shown}\n{url}").trim_start().to_string();
+    }
+    let note = InjectNote {
+        text: shown,
+        label: Some(label),
+    };
+    session.send(note).await.map_err(down)?.map_err(store_err)?;
+    Ok(())
+}
+
+pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
+    let p: SendParams = params("send", p)?;
+    let _ = (
+        &p.agent_id,
+        p.as_voice,
+        p.gif_playback,
+        p.force_document,
+        p.silent,
+        &p.parse_mode,
+    );
+    let mut media = media_urls(&p)?;
     if let Some(b64) = &p.buffer {
         // Kept in the media store, uploaded by the channel (`media:<id>`).
         media.push(stored_buffer(state, b64, &p).await?);
@@ -191,18 +220,8 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(down)?
         .map_err(send_failed)?;
     if let Some(raw) = &p.session_key {
-        // Mirrored into the session's transcript, as OpenClaw does.
-        let key = session_key(state, raw)?;
-        let session = session_for(state, key).await?;
-        let mut shown = text;
-        for url in &media {
-            shown = format!("{shown}\n{url}").trim_start().to_string();
-        }
-        let note = InjectNote {
-            text: shown,
-            label: Some(format!("sent to {channel}:{}", p.to)),
-        };
-        session.send(note).await.map_err(down)?.map_err(store_err)?;
+        let label = format!("sent to {channel}:{}", p.to);
+        mirror(state, raw, text, &media, label).await?;
     }
     let message_id = ids.last().cloned().unwrap_or_default();
     json(json!({
