@@ -90,6 +90,37 @@ async fn bounded(res: reqwest::Response, max: usize) -> Result<Vec<u8>, usize> {
     Ok(body)
 }
 
+/// A request the server answered with an error status: the transport's
+/// error for it, the handshake's discovery answer, or the JSON-RPC error
+/// the server sent in the body.
+async fn refused(
+    res: reqwest::Response,
+    message: &ClientJsonRpcMessage,
+    session: bool,
+    new_session: Option<String>,
+) -> Result<StreamableHttpPostResponse, Error> {
+    let status = res.status();
+    if let Some(e) = status_error(status, res.headers()) {
+        return Err(e);
+    }
+    let body = bounded(res, MAX_ERROR_BODY).await.unwrap_or_default();
+    let body = String::from_utf8_lossy(&body).to_string();
+    if let Some(r) = discover_rejected(message, session, status, &body) {
+        return Ok(r);
+    }
+    if !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+        if let Ok(m @ ServerJsonRpcMessage::Error(_)) = serde_json::from_str(&body) {
+            return Ok(StreamableHttpPostResponse::Json(m, new_session));
+        }
+    }
+    Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
+        format!(
+            "HTTP {status}: {}",
+            body.chars().take(500).collect::<String>()
+        ),
+    )))
+}
+
 /// 429 and 5xx keep their status (the SDK's retry reads it).
 fn status_error(status: StatusCode, headers: &HeaderMap) -> Option<Error> {
     if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
@@ -226,25 +257,7 @@ impl StreamableHttpClient for Http {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         if !status.is_success() {
-            if let Some(e) = status_error(status, res.headers()) {
-                return Err(e);
-            }
-            let body = bounded(res, MAX_ERROR_BODY).await.unwrap_or_default();
-            let body = String::from_utf8_lossy(&body).to_string();
-            if let Some(r) = discover_rejected(&message, session, status, &body) {
-                return Ok(r);
-            }
-            if !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
-                if let Ok(m @ ServerJsonRpcMessage::Error(_)) = serde_json::from_str(&body) {
-                    return Ok(StreamableHttpPostResponse::Json(m, new_session));
-                }
-            }
-            return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
-                format!(
-                    "HTTP {status}: {}",
-                    body.chars().take(500).collect::<String>()
-                ),
-            )));
+            return refused(res, &message, session, new_session).await;
         }
         if media(res.headers(), EVENT_STREAM) {
             return Ok(StreamableHttpPostResponse::Sse(sse(res), new_session));

@@ -476,9 +476,6 @@ pub async fn agent(
     // repeated key is recognised by the session (its run is named again).
     let ack = send_to_session(state, &key, || SendChat {
         command_authorized: true,
-        origin: None,
-        untrusted: false,
-        model: None,
         ..SendChat::text(&text, &message_id)
     })
     .await?;

@@ -207,7 +207,7 @@ fn grouped(map: BTreeMap<String, (Value, Costed)>) -> Vec<Value> {
         .collect()
 }
 
-fn add_to(map: &mut BTreeMap<String, (Value, Costed)>, key: &str, head: Value, c: &Costed) {
+fn add_to(map: &mut Group, key: &str, head: Value, c: &Costed) {
     map.entry(key.to_string())
         .or_insert_with(|| (head, Costed::default()))
         .1
@@ -242,6 +242,40 @@ fn series(rows: &[RunUsage], prices: &Prices) -> (Vec<Value>, Vec<Value>, Vec<Va
 }
 
 /// `sessions.usage`.
+/// Totals by a key (a model, a provider, an agent): its head and cost.
+type Group = BTreeMap<String, (Value, Costed)>;
+
+/// A session's row in `sessions.usage`.
+fn session_row(r: &SessionRow, usage: Value) -> Value {
+    let e = &r.entry;
+    json!({
+        "key": r.key, "label": e.label, "sessionId": e.session_id, "scope": "instance",
+        "updatedAt": e.updated_at, "agentId": agent_of(&r.key), "modelProvider": e.model_provider,
+        "model": e.model, "modelOverride": e.model_override, "usage": usage,
+        "hasContextWeight": false,
+    })
+}
+
+/// A session's usage added to the totals by model and by provider.
+fn by_model(
+    e: &ferroclaw_actors::session::SessionEntry,
+    prices: &Prices,
+    (models, providers): (&mut Group, &mut Group),
+) {
+    for (m, t) in &e.usage_by_model {
+        let mut one = Costed::default();
+        one.add(m, t, prices);
+        let (provider, model) = m.split_once('/').unwrap_or(("unknown", m));
+        add_to(
+            models,
+            m,
+            json!({ "provider": provider, "model": model }),
+            &one,
+        );
+        add_to(providers, provider, json!({ "provider": provider }), &one);
+    }
+}
+
 pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
     let p = read(p, "sessions.usage")?;
     let (start, end) = range(&p, "sessions.usage")?;
@@ -264,33 +298,11 @@ pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
     for r in &matched {
         let (usage, costed) = session_usage(r, &prices);
         total.merge(&costed);
-        for (m, t) in &r.entry.usage_by_model {
-            let mut one = Costed::default();
-            one.add(m, t, &prices);
-            let (provider, model) = m.split_once('/').unwrap_or(("unknown", m));
-            add_to(
-                &mut models,
-                m,
-                json!({ "provider": provider, "model": model }),
-                &one,
-            );
-            add_to(
-                &mut providers,
-                provider,
-                json!({ "provider": provider }),
-                &one,
-            );
-        }
+        by_model(&r.entry, &prices, (&mut models, &mut providers));
         let a = agent_of(&r.key);
         add_to(&mut agents, a, json!({ "agentId": a }), &costed);
         if sessions.len() < limit {
-            let e = &r.entry;
-            sessions.push(json!({
-                "key": r.key, "label": e.label, "sessionId": e.session_id, "scope": "instance",
-                "updatedAt": e.updated_at, "agentId": a, "modelProvider": e.model_provider,
-                "model": e.model, "modelOverride": e.model_override, "usage": usage,
-                "hasContextWeight": false,
-            }));
+            sessions.push(session_row(r, usage));
         }
     }
     let mut runs = runs(state, start, end).await?;
