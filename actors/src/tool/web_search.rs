@@ -281,27 +281,25 @@ fn opt<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// The tool.
-pub async fn run(s: &SearchSettings, args: &Value) -> ToolOutcome {
-    if let Some(why) = &s.unavailable {
-        return error(format!("web_search is unavailable: {why}"));
-    }
-    let Some(q) = opt(args, "query") else {
-        return error("web_search: `query` (string) is required");
-    };
+/// The call's query: `count` (1-10, else the settings'), `freshness`
+/// (day, week, month or year) and the optional filters.
+fn query_of<'a>(s: &SearchSettings, q: &'a str, args: &'a Value) -> Result<Query<'a>, ToolOutcome> {
     let count = match args.get("count") {
         None | Some(Value::Null) => s.max_results,
         Some(v) => match v.as_f64() {
             Some(n) if (1.0..=10.0).contains(&n) => n as usize,
-            _ => return error("web_search: `count` must be a number from 1 to 10"),
+            _ => return Err(error("web_search: `count` must be a number from 1 to 10")),
         },
     };
     let freshness = opt(args, "freshness");
     if let Some(f) = freshness {
         if !["day", "week", "month", "year"].contains(&f) {
-            return error("web_search: `freshness` must be day, week, month or year");
+            return Err(error(
+                "web_search: `freshness` must be day, week, month or year",
+            ));
         }
     }
-    let query = Query {
+    Ok(Query {
         q,
         count,
         country: opt(args, "country"),
@@ -309,7 +307,21 @@ pub async fn run(s: &SearchSettings, args: &Value) -> ToolOutcome {
         freshness,
         search_lang: opt(args, "search_lang"),
         ui_lang: opt(args, "ui_lang"),
+    })
+}
+
+pub async fn run(s: &SearchSettings, args: &Value) -> ToolOutcome {
+    if let Some(why) = &s.unavailable {
+        return error(format!("web_search is unavailable: {why}"));
+    }
+    let Some(q) = opt(args, "query") else {
+        return error("web_search: `query` (string) is required");
     };
+    let query = match query_of(s, q, args) {
+        Ok(query) => query,
+        Err(e) => return e,
+    };
+    let count = query.count;
     let Some(client) = client() else {
         return error("web_search: the HTTP client cannot start");
     };

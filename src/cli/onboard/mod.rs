@@ -437,47 +437,21 @@ pub fn run(mut a: OnboardArgs, cx: &Context) -> Result<Done, ExitCode> {
     }
 }
 
-fn onboard(a: &mut OnboardArgs, cx: &Context) -> Step<Done> {
-    if cx.config.exists() && !a.force {
-        return Err(Stop(format!("{} exists; onboarding never replaces a config without --force (the old one is then kept as a .bak)", cx.config.display()), 2));
-    }
-    let ask = Ask {
-        interactive: !a.non_interactive,
-    };
-    if ask.interactive {
-        eprintln!("ferroclaw onboarding: a few questions, each credential checked, then one config written ({}). Ctrl-C stops at any point with nothing written.\n", cx.config.display());
-    }
-    let (provider_id, provider, model) = provider(&ask, a, cx)?;
-    let default_ws = cx.state_dir.join("workspace");
-    let ws = ask.text(
-        a.workspace.take().map(|p| p.display().to_string()),
-        "Workspace",
-        Some(&default_ws.display().to_string()),
-    )?;
-    let ws = ferroclaw_actors::fsutil::expand_home(&ws).unwrap_or_else(|| PathBuf::from(&ws));
+/// The gateway's port (18789 unless said otherwise).
+fn gateway_port(ask: &Ask, a: &OnboardArgs) -> Step<u16> {
     let port = ask.text(
         a.gateway_port.map(|p| p.to_string()),
         "Gateway port",
         Some("18789"),
     )?;
-    let port: u16 = port
-        .trim()
+    port.trim()
         .parse()
-        .map_err(|_| Stop(format!("gateway port: {port:?} is not a port"), 2))?;
-    let bind = ask.choose(
-        a.gateway_bind.take(),
-        "Listen on",
-        &[
-            ("loopback", "this machine only (recommended)"),
-            ("lan", "every interface (LAN)"),
-        ],
-        0,
-    )?;
-    let token = a.gateway_token.take().unwrap_or_else(|| {
-        std::iter::repeat_with(ferroclaw_actors::devices::random_token)
-            .find(|t| !t.starts_with('-'))
-            .unwrap_or_default()
-    });
+        .map_err(|_| Stop(format!("gateway port: {port:?} is not a port"), 2))
+}
+
+/// How the agent's shell commands are guarded: `tools.exec.security` and
+/// the `ask` that goes with it.
+fn exec_policy(ask: &Ask, a: &mut OnboardArgs) -> Step<(String, &'static str)> {
     let security = ask.choose(
         a.exec_security.take(),
         "Shell commands the agent runs",
@@ -496,6 +470,43 @@ fn onboard(a: &mut OnboardArgs, cx: &Context) -> Step<Done> {
     } else {
         "off"
     };
+    Ok((security, ask_mode))
+}
+
+fn onboard(a: &mut OnboardArgs, cx: &Context) -> Step<Done> {
+    if cx.config.exists() && !a.force {
+        return Err(Stop(format!("{} exists; onboarding never replaces a config without --force (the old one is then kept as a .bak)", cx.config.display()), 2));
+    }
+    let ask = Ask {
+        interactive: !a.non_interactive,
+    };
+    if ask.interactive {
+        eprintln!("ferroclaw onboarding: a few questions, each credential checked, then one config written ({}). Ctrl-C stops at any point with nothing written.\n", cx.config.display());
+    }
+    let (provider_id, provider, model) = provider(&ask, a, cx)?;
+    let default_ws = cx.state_dir.join("workspace");
+    let ws = ask.text(
+        a.workspace.take().map(|p| p.display().to_string()),
+        "Workspace",
+        Some(&default_ws.display().to_string()),
+    )?;
+    let ws = ferroclaw_actors::fsutil::expand_home(&ws).unwrap_or_else(|| PathBuf::from(&ws));
+    let port = gateway_port(&ask, a)?;
+    let bind = ask.choose(
+        a.gateway_bind.take(),
+        "Listen on",
+        &[
+            ("loopback", "this machine only (recommended)"),
+            ("lan", "every interface (LAN)"),
+        ],
+        0,
+    )?;
+    let token = a.gateway_token.take().unwrap_or_else(|| {
+        std::iter::repeat_with(ferroclaw_actors::devices::random_token)
+            .find(|t| !t.starts_with('-'))
+            .unwrap_or_default()
+    });
+    let (security, ask_mode) = exec_policy(&ask, a)?;
     let channels = channels(&ask, a)?;
     let install_daemon = ask.yes(
         a.install_daemon,
