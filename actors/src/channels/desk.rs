@@ -534,7 +534,11 @@ impl<O: Outlet> HandOver<O> {
         self.taken(inc);
         let limit = self.outlet.media_limit();
         let model = self.cfg.model_override.clone();
-        let routed = dispatch::routed(&self.deps.dispatch, inc).await?;
+        let ask = super::messages::RouteIncoming {
+            incoming: inc.clone(),
+        };
+        let routed =
+            (self.deps.routes.send(ask).await).map_err(|_| dispatch::DispatchError::Down)??;
         let taken = super::media_in::take_in(
             &self.deps.dispatch,
             &self.outlet,
@@ -610,6 +614,9 @@ pub struct ChannelDeps {
     pub dispatch: DispatchDeps,
     pub runs: Addr<RunRegistry>,
     pub supervisor: Recipient<AccountStopped>,
+    /// Where an allowed message goes (the supervisor owns the bindings and
+    /// the policies a config change replaces).
+    pub routes: Recipient<super::messages::RouteIncoming>,
     /// Messages in and out, and pairing requests, are recorded here.
     pub audit: crate::audit::AuditLog,
 }

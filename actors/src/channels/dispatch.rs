@@ -19,7 +19,6 @@ use actix::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::ledger::{self, Delivery};
-use super::messages::{RouteIncoming, Routed};
 use crate::inbound::finalize::{finalize, RawInbound};
 use crate::inbound::SessionKey;
 use crate::provider::Image;
@@ -153,9 +152,6 @@ pub fn record_incoming(
 pub struct DispatchDeps {
     pub store: Store,
     pub sessions: Addr<RouterActor>,
-    /// The supervisor, which routes a message by the bindings and policies
-    /// in force (a config change replaces them there).
-    pub routes: Recipient<RouteIncoming>,
     pub default_agent: String,
     pub main_key: String,
     /// Where attachments are kept and understood (None: not kept).
@@ -442,15 +438,13 @@ fn finalized(msg: &Incoming, commands: bool, taken: &Taken) -> crate::inbound::f
     finalize(&raw, &allow)
 }
 
-/// Where `msg` goes, asked of the supervisor.
-pub async fn routed(deps: &DispatchDeps, msg: &Incoming) -> Result<Routed, DispatchError> {
-    let ask = RouteIncoming {
-        incoming: msg.clone(),
-    };
-    deps.routes
-        .send(ask)
-        .await
-        .map_err(|_| DispatchError::Down)?
+/// A message's route, as of the config in force when it was asked (the
+/// supervisor answers `RouteIncoming` with it).
+#[derive(Debug, Clone)]
+pub struct Routed {
+    pub route: crate::routing::Route,
+    pub key: SessionKey,
+    pub policies: Arc<Policies>,
 }
 
 /// The agent and session `routes` give the message.

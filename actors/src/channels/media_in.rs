@@ -10,8 +10,7 @@
 use std::sync::Arc;
 
 use super::deliver::Outlet;
-use super::dispatch::{DispatchDeps, Incoming, Taken};
-use super::messages::Routed;
+use super::dispatch::{DispatchDeps, Incoming, Routed, Taken};
 use crate::media::{label, take, Intake, Loaded, NotLoaded};
 
 /// Takes in `inc`'s attachments for the agent it is `routed` to (`max`:

@@ -51,17 +51,9 @@ pub struct AccountStatus {
 /// the bindings and the policies a config change replaces): its agent and
 /// session, and the policies its hand-over reads.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Routed, super::dispatch::DispatchError>")]
+#[rtype(result = "Result<super::dispatch::Routed, super::dispatch::DispatchError>")]
 pub struct RouteIncoming {
     pub incoming: Incoming,
-}
-
-/// A message's route, as of the config in force when it was asked.
-#[derive(Debug, Clone)]
-pub struct Routed {
-    pub route: crate::routing::Route,
-    pub key: crate::inbound::SessionKey,
-    pub policies: Arc<super::dispatch::Policies>,
 }
 
 /// The config changed: routes are rebuilt, changed accounts restarted.

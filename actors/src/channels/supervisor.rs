@@ -13,7 +13,7 @@ use actix::prelude::*;
 use super::access;
 use super::account::AccountCfg;
 use super::desk::{AccountHandle, ChannelDeps};
-use super::dispatch::{DispatchDeps, DispatchError, Policies};
+use super::dispatch::{DispatchDeps, DispatchError, Policies, Routed};
 use super::health::{AccountHealth, HealthBoard};
 use super::ledger;
 use super::messages::*;
@@ -161,7 +161,6 @@ impl ChannelSupervisor {
             dispatch: DispatchDeps {
                 store: self.store.clone(),
                 sessions: self.sessions.clone(),
-                routes: ctx.address().recipient(),
                 default_agent: self.default_agent.clone(),
                 main_key: self.main_key.clone(),
                 media: self.media.clone(),
@@ -169,6 +168,7 @@ impl ChannelSupervisor {
             },
             runs: self.runs.clone(),
             supervisor: ctx.address().recipient(),
+            routes: ctx.address().recipient(),
             audit: self.audit.clone(),
         };
         if let Some(slot) = self.slots.get_mut(key) {
