@@ -227,6 +227,25 @@ mod tests {
         );
     }
 
+    /// The tool policy's settings are typed: a typo in the stranger's
+    /// profile, in a layer's widening of it, or beside `allow` is named.
+    #[test]
+    fn a_typo_in_the_tool_policy_is_named() {
+        let found = paths(json!({
+            "tools": { "alow": ["read"], "untrusted": { "alow": ["read"] } },
+            "channels": { "telegram": { "tools": { "untrusted": { "dny": ["exec"] } } } },
+            "agents": { "list": [{ "id": "main", "tools": { "untrusted": { "alow": [] } } }] },
+        }));
+        for want in [
+            "unknown config key tools.alow (ignored): did you mean allow?",
+            "unknown config key tools.untrusted.alow (ignored): did you mean allow?",
+            "unknown config key channels.telegram.tools.untrusted.dny (ignored): did you mean deny?",
+            "unknown config key agents.list[0].tools.untrusted.alow (ignored): did you mean allow?",
+        ] {
+            assert!(found.iter().any(|f| f == want), "{want} not in {found:#?}");
+        }
+    }
+
     /// Every section (and `gateway`'s) is typed: its keys are named, so a
     /// typo in it is named too; none is kept as bare JSON.
     #[test]

@@ -46,7 +46,6 @@ struct Loose {
     extra: serde_json::Map<String, Value>,
 }
 
-/// Parses one inbound text frame as a request.
 /// `field`'s string when it is one and not empty, else None and the
 /// schema's words for what it is instead.
 fn non_empty(v: &Option<Value>, field: &str, errors: &mut Vec<String>) -> Option<String> {
@@ -61,6 +60,7 @@ fn non_empty(v: &Option<Value>, field: &str, errors: &mut Vec<String>) -> Option
     None
 }
 
+/// Parses one inbound text frame as a request.
 pub fn parse_request(text: &str) -> Result<RequestFrame, FrameError> {
     let value: Value = serde_json::from_str(text).map_err(|_| FrameError::NotJson)?;
     let Value::Object(_) = &value else {

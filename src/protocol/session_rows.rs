@@ -24,7 +24,6 @@ pub fn kind(key: &str) -> &'static str {
     }
 }
 
-/// A session row in OpenClaw's `GatewaySessionRow` shape.
 /// OpenClaw's last route: where the session's channel replies go.
 fn last_route(r: &mut Map<String, Value>, o: &ferroclaw_actors::session::Origin) {
     r.insert("lastChannel".into(), json!(o.channel));
@@ -56,6 +55,7 @@ fn run_state(r: &mut Map<String, Value>, e: &SessionEntry, live_run: bool) {
     }
 }
 
+/// A session row in OpenClaw's `GatewaySessionRow` shape.
 pub fn row(key: &str, e: &SessionEntry, live_run: bool, with_preview: bool) -> Value {
     let mut r = Map::new();
     r.insert("key".into(), json!(key));

@@ -498,8 +498,6 @@ impl Connect<'_> {
         )))
     }
 
-    /// The device is paired (or auto-approved, or a pairing request is
-    /// published and the connect refused).
     /// Approved by the gateway's own rule (a local client, a scope
     /// upgrade on loopback): recorded and announced.
     fn auto_approved(&self, request: &ferroclaw_actors::devices::PairingRequest) {
@@ -550,6 +548,8 @@ impl Connect<'_> {
         }
     }
 
+    /// The device is paired (or auto-approved, or a pairing request is
+    /// published and the connect refused).
     async fn pair(
         &self,
         dev: &crate::protocol::connect::DeviceParams,

@@ -535,7 +535,7 @@ impl<O: Outlet> HandOver<O> {
         let limit = self.outlet.media_limit();
         let model = self.cfg.model_override.clone();
         let ask = super::messages::RouteIncoming {
-            incoming: inc.clone(),
+            query: dispatch::RouteQuery::of(inc),
         };
         let routed =
             (self.deps.routes.send(ask).await).map_err(|_| dispatch::DispatchError::Down)??;

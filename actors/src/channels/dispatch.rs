@@ -447,34 +447,61 @@ pub struct Routed {
     pub policies: Arc<Policies>,
 }
 
-/// The agent and session `routes` give the message.
+/// What routing reads of a message: the supervisor is asked with this,
+/// not a copy of the whole message.
+#[derive(Debug, Clone)]
+pub struct RouteQuery {
+    pub channel: String,
+    pub account: String,
+    /// The group chat, or the sender of a direct message.
+    pub peer: Peer,
+    pub parent_id: Option<String>,
+    pub guild_id: Option<String>,
+    pub team_id: Option<String>,
+    pub member_roles: Vec<String>,
+    pub thread_id: Option<String>,
+}
+
+impl RouteQuery {
+    pub fn of(msg: &Incoming) -> RouteQuery {
+        let (kind, id) = match msg.is_group() {
+            true => (PeerKind::Group, &msg.chat_id),
+            false => (PeerKind::Direct, &msg.sender),
+        };
+        RouteQuery {
+            channel: msg.channel.clone(),
+            account: msg.account.clone(),
+            peer: Peer {
+                kind,
+                id: id.clone(),
+            },
+            parent_id: msg.parent_id.clone(),
+            guild_id: msg.guild_id.clone(),
+            team_id: msg.team_id.clone(),
+            member_roles: msg.member_roles.clone(),
+            thread_id: msg.thread_id.clone(),
+        }
+    }
+}
+
+/// The agent and session `routes` give the message `q` describes.
 pub(super) fn route_of(
     routes: &mut Router,
     (default_agent, main_key): (&str, &str),
-    msg: &Incoming,
+    q: RouteQuery,
 ) -> Result<(crate::routing::Route, SessionKey), DispatchError> {
-    let peer = match msg.is_group() {
-        true => Peer {
-            kind: PeerKind::Group,
-            id: msg.chat_id.clone(),
-        },
-        false => Peer {
-            kind: PeerKind::Direct,
-            id: msg.sender.clone(),
-        },
-    };
     let input = RouteInput {
-        channel: &msg.channel,
-        account_id: Some(&msg.account),
-        peer: Some(peer),
-        parent_peer: msg.parent_id.clone().map(|id| Peer {
+        channel: &q.channel,
+        account_id: Some(&q.account),
+        peer: Some(q.peer),
+        parent_peer: q.parent_id.map(|id| Peer {
             kind: PeerKind::Group,
             id,
         }),
-        guild_id: msg.guild_id.as_deref(),
-        team_id: msg.team_id.as_deref(),
-        member_roles: &msg.member_roles,
-        thread_id: msg.thread_id.as_deref(),
+        guild_id: q.guild_id.as_deref(),
+        team_id: q.team_id.as_deref(),
+        member_roles: &q.member_roles,
+        thread_id: q.thread_id.as_deref(),
     };
     let route = routes.resolve(&input);
     let key = SessionKey::canonical(&route.session_key, default_agent, main_key)

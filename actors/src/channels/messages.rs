@@ -53,7 +53,7 @@ pub struct AccountStatus {
 #[derive(Debug, Message)]
 #[rtype(result = "Result<super::dispatch::Routed, super::dispatch::DispatchError>")]
 pub struct RouteIncoming {
-    pub incoming: Incoming,
+    pub query: super::dispatch::RouteQuery,
 }
 
 /// The config changed: routes are rebuilt, changed accounts restarted.

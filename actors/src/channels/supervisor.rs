@@ -265,7 +265,7 @@ impl Handler<RouteIncoming> for ChannelSupervisor {
     type Result = Result<Routed, DispatchError>;
     fn handle(&mut self, msg: RouteIncoming, _: &mut Context<Self>) -> Self::Result {
         let ids = (self.default_agent.as_str(), self.main_key.as_str());
-        let (route, key) = super::dispatch::route_of(&mut self.routes, ids, &msg.incoming)?;
+        let (route, key) = super::dispatch::route_of(&mut self.routes, ids, msg.query)?;
         Ok(Routed {
             route,
             key,

@@ -53,7 +53,6 @@ fn identifiers(text: &str, into: &mut BTreeSet<String>) {
     }
 }
 
-/// The summary of `older` (the messages a compaction drops), without a model.
 /// One tool call and how it ended (its result among the tool messages
 /// that follow it in `after`).
 fn tool_line(c: &crate::provider::ToolCall, after: &[Arc<ChatMessage>]) -> String {
@@ -73,6 +72,7 @@ fn tool_line(c: &crate::provider::ToolCall, after: &[Arc<ChatMessage>]) -> Strin
     )
 }
 
+/// The summary of `older` (the messages a compaction drops), without a model.
 pub fn summarize(older: &[Arc<ChatMessage>]) -> String {
     let mut previous = None;
     let mut asks = Vec::new();

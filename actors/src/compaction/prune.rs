@@ -36,7 +36,6 @@ fn chars_of(m: &ChatMessage) -> usize {
     message_chars(m) + m.images.len() * (IMAGE_TOKENS as f64 * CHARS_PER_TOKEN) as usize
 }
 
-/// The messages one model call is sent, pruned; None when nothing changes.
 /// A long tool result's head and tail with a note of what was cut (None:
 /// short enough to keep whole).
 fn soft_trimmed(text: &str, s: &PruneSettings) -> Option<String> {
@@ -53,6 +52,7 @@ fn soft_trimmed(text: &str, s: &PruneSettings) -> Option<String> {
     ))
 }
 
+/// The messages one model call is sent, pruned; None when nothing changes.
 pub fn prune(
     messages: &[Arc<ChatMessage>],
     system_chars: usize,

@@ -110,7 +110,6 @@ pub(super) fn client() -> &'static reqwest::Client {
     CLIENT.get_or_init(reqwest::Client::new)
 }
 
-/// Transcribes `media` with a provider entry; the text or why not.
 /// Deepgram's `/listen`: the audio as the body.
 fn deepgram_request(
     ep: &Endpoint,
@@ -170,6 +169,7 @@ fn whisper_request(
     })
 }
 
+/// Transcribes `media` with a provider entry; the text or why not.
 pub(super) async fn transcribe(
     entry: &ModelEntry,
     limits: &CapabilityLimits,

@@ -28,7 +28,6 @@ pub fn default_prompt(kind: MediaKind, max_chars: Option<usize>) -> String {
     }
 }
 
-/// Describes `media` with a provider entry; the text or why not.
 /// Anthropic's Messages API: the image as a base64 block, then the prompt.
 fn anthropic_request(
     ep: &super::provider::Endpoint,
@@ -85,6 +84,7 @@ fn openai_request(
     }
 }
 
+/// Describes `media` with a provider entry; the text or why not.
 pub(super) async fn describe(
     entry: &ModelEntry,
     limits: &CapabilityLimits,

@@ -322,11 +322,6 @@ fn transcript_path(dir: &Path, row: &Value, session_id: &str) -> PathBuf {
     dir.join(format!("{session_id}.jsonl"))
 }
 
-/// Reads one agent's sessions folder (`sessions.json` plus the transcripts
-/// its rows name). Keys are canonicalised for `agent_id`. Every row and
-/// every line is checked; the first bad one is the error, naming its file
-/// (and line). A row whose transcript file is missing imports with an
-/// empty transcript, noted.
 /// A session's transcript, checked line by line and dropped (the import
 /// reads it again): its path and lines, or none (noted) when it is gone.
 fn checked(
@@ -367,6 +362,11 @@ fn orphans(dir: &Path, used: &HashSet<std::path::PathBuf>) -> Option<String> {
     })
 }
 
+/// Reads one agent's sessions folder (`sessions.json` plus the transcripts
+/// its rows name). Keys are canonicalised for `agent_id`. Every row and
+/// every line is checked; the first bad one is the error, naming its file
+/// (and line). A row whose transcript file is missing imports with an
+/// empty transcript, noted.
 pub fn read_sessions_dir(
     dir: &Path,
     agent_id: &str,
@@ -458,13 +458,6 @@ fn stream_transcript(
     Ok(n)
 }
 
-/// Imports sessions into the store. Transcripts stream in first, under
-/// session ids no row names yet; then every row (and, with `replace`, the
-/// removal of the replaced sessions' old transcripts) lands in one
-/// transaction, and the store is flushed. A key that already exists is a
-/// conflict (nothing written) unless `replace`. A session id the store
-/// already uses (a re-import) gets a fresh one. On failure the streamed
-/// lines are removed again. Returns the number of transcript lines written.
 /// Writes the sessions' transcripts (under fresh ids where theirs are
 /// taken; each id written is noted in `written`) and returns the entries
 /// to commit, with the lines written.
@@ -500,6 +493,13 @@ fn staged(
     Ok((writes, lines))
 }
 
+/// Imports sessions into the store. Transcripts stream in first, under
+/// session ids no row names yet; then every row (and, with `replace`, the
+/// removal of the replaced sessions' old transcripts) lands in one
+/// transaction, and the store is flushed. A key that already exists is a
+/// conflict (nothing written) unless `replace`. A session id the store
+/// already uses (a re-import) gets a fresh one. On failure the streamed
+/// lines are removed again. Returns the number of transcript lines written.
 pub async fn commit_import(
     store: &Store,
     sessions: Vec<ImportedSession>,

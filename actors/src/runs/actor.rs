@@ -209,8 +209,6 @@ impl RunRegistry {
         self.results.insert(run_id.to_string(), result);
     }
 
-    /// Takes what the registry keeps from one run event (the session
-    /// already gated the deltas and judged the reply).
     /// A streamed delta to the run's watchers (a gone one is dropped).
     fn delta(&mut self, run_id: &RunId, delta: &str, fresh: bool) {
         if let Some(ws) = self.watchers.get_mut(run_id) {
@@ -224,6 +222,8 @@ impl RunRegistry {
         }
     }
 
+    /// Takes what the registry keeps from one run event (the session
+    /// already gated the deltas and judged the reply).
     fn apply(&mut self, key: &SessionKey, event: &RunEvent) {
         match event {
             RunEvent::Queued { run_id, message_id } => self.queued(run_id, message_id, key),

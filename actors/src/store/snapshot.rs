@@ -297,8 +297,6 @@ fn bounded_lines(mut input: impl BufRead) -> impl Iterator<Item = std::io::Resul
     })
 }
 
-/// Reads a log, handing each entry to `apply`; checks the header, every
-/// line (at most 64 MiB each) and the end mark.
 /// A log's first line, read: a store log of a schema this build reads,
 /// else why not.
 fn header(first: &str) -> Result<Header, StoreError> {
@@ -322,6 +320,8 @@ fn header(first: &str) -> Result<Header, StoreError> {
     Ok(header)
 }
 
+/// Reads a log, handing each entry to `apply`; checks the header, every
+/// line (at most 64 MiB each) and the end mark.
 pub fn read_log(
     input: impl BufRead,
     mut apply: impl FnMut(Tree, &str, Option<&str>) -> Result<(), StoreError>,

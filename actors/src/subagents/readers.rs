@@ -134,8 +134,6 @@ pub(super) async fn history(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome 
     .to_string())
 }
 
-/// `sessions_search`: messages holding the query's words, most words first,
-/// then newest.
 /// A transcript line as a search hit: (words it holds, when, the row),
 /// None when it is not shown or holds none of `words`.
 fn hit(key: &str, line: &Value, words: &[&str]) -> Option<(usize, u64, Value)> {
@@ -155,6 +153,8 @@ fn hit(key: &str, line: &Value, words: &[&str]) -> Option<(usize, u64, Value)> {
     ))
 }
 
+/// `sessions_search`: messages holding the query's words, most words first,
+/// then newest.
 pub(super) async fn search(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "sessions_search";
     let query = match str_arg(name, args, "query") {

@@ -63,7 +63,6 @@ pub(super) async fn list(cx: &Cx, _caller: &str, args: &Value) -> ToolOutcome {
     ok(json!({ "count": rows.len(), "sessions": list }).to_string())
 }
 
-/// `sessions_send`.
 /// A run that ended before the registry saw it: its stored reply, judged
 /// as the sub-agent run it was.
 async fn recorded_reply(cx: &Cx, key: &SessionKey, run_id: &crate::ids::RunId) -> String {
@@ -84,6 +83,7 @@ async fn recorded_reply(cx: &Cx, key: &SessionKey, run_id: &crate::ids::RunId) -
         .to_string()
 }
 
+/// `sessions_send`.
 pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "sessions_send";
     let Cx {
@@ -143,7 +143,6 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     }
 }
 
-/// `sessions_spawn`.
 /// The depth a sub-agent of `caller` would have: refused past
 /// `maxSpawnDepth`.
 async fn child_depth(cx: &Cx, caller: &str) -> Result<u32, ToolOutcome> {
@@ -163,6 +162,7 @@ async fn child_depth(cx: &Cx, caller: &str) -> Result<u32, ToolOutcome> {
     Ok(depth)
 }
 
+/// `sessions_spawn`.
 pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "sessions_spawn";
     let Cx { router, agent, .. } = cx;
@@ -282,7 +282,6 @@ pub(super) async fn status(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     }
 }
 
-/// `subagents`.
 /// `kill` or `steer` on the sub-agent `key`, whose actor is `session`.
 async fn act_on(
     cx: &Cx,
@@ -325,6 +324,7 @@ async fn act_on(
     }
 }
 
+/// `subagents`.
 pub(super) async fn manage(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "subagents";
     let Cx { router, agent, .. } = cx;

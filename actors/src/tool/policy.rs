@@ -87,6 +87,14 @@ fn expand(list: &[String]) -> HashSet<String> {
 }
 
 impl AllowDeny {
+    /// A layer as the settings write it.
+    fn of(allow: &Option<Vec<String>>, deny: &[String]) -> AllowDeny {
+        AllowDeny {
+            allow: allow.clone(),
+            deny: deny.to_vec(),
+        }
+    }
+
     pub fn permits(&self, tool: &str) -> bool {
         !self.denies(tool) && self.allow.as_ref().is_none_or(|a| listed(a, tool))
     }
@@ -363,24 +371,6 @@ impl std::fmt::Debug for ToolPolicy {
     }
 }
 
-impl From<&crate::settings::ToolList> for AllowDeny {
-    fn from(l: &crate::settings::ToolList) -> AllowDeny {
-        AllowDeny {
-            allow: l.allow.clone(),
-            deny: l.deny.clone(),
-        }
-    }
-}
-
-impl From<&crate::settings::ToolLayer> for AllowDeny {
-    fn from(l: &crate::settings::ToolLayer) -> AllowDeny {
-        AllowDeny {
-            allow: l.allow.clone(),
-            deny: l.deny.clone(),
-        }
-    }
-}
-
 impl ToolPolicy {
     /// From `tools`, `agents.list[].tools` and `channels.<id>.tools`.
     pub fn from_config(
@@ -394,10 +384,7 @@ impl ToolPolicy {
         let mut p = ToolPolicy {
             profile: profile(settings.profile.as_deref(), &settings.also_allow)
                 .map_err(|e| e.to_string())?,
-            global: AllowDeny {
-                allow: settings.allow.clone(),
-                deny: settings.deny.clone(),
-            },
+            global: AllowDeny::of(&settings.allow, &settings.deny),
             result_max_chars: settings.result_max_chars as usize,
             ..Default::default()
         };
@@ -405,7 +392,7 @@ impl ToolPolicy {
         p.untrusted.base = settings
             .untrusted
             .as_ref()
-            .map(AllowDeny::from)
+            .map(|u| AllowDeny::of(&u.allow, &u.deny))
             .unwrap_or_default();
         p.untrusted.base.allow.get_or_insert_with(Vec::new);
         if !settings.before_tool_call.is_empty() {
@@ -415,17 +402,22 @@ impl ToolPolicy {
         for (id, t) in agents {
             if let Some(t) = t {
                 let id = id.to_ascii_lowercase();
-                p.agents.insert(id.clone(), t.into());
+                p.agents
+                    .insert(id.clone(), AllowDeny::of(&t.allow, &t.deny));
                 if let Some(u) = &t.untrusted {
-                    p.untrusted.agents.insert(id, u.into());
+                    p.untrusted
+                        .agents
+                        .insert(id, AllowDeny::of(&u.allow, &u.deny));
                 }
             }
         }
         for (id, t) in channels {
             if let Some(t) = t {
-                p.channels.insert(id.clone(), t.into());
+                p.channels
+                    .insert(id.clone(), AllowDeny::of(&t.allow, &t.deny));
                 if let Some(u) = &t.untrusted {
-                    p.untrusted.channels.insert(id.clone(), u.into());
+                    let l = AllowDeny::of(&u.allow, &u.deny);
+                    p.untrusted.channels.insert(id.clone(), l);
                 }
             }
         }
@@ -484,7 +476,6 @@ impl ToolPolicy {
     }
 }
 
-/// Maps a model's tool name to an offered one. Err: the message for the model.
 /// A tool name as models mangle it, made plain: lowercased, `-` as `_`,
 /// without a namespace (`functions.`, `default_api:`...) or an index
 /// suffix (`exec:0`), and other runtimes' names for the same tool
@@ -526,6 +517,7 @@ fn clean(raw: &str) -> String {
     alias.to_string()
 }
 
+/// Maps a model's tool name to an offered one. Err: the message for the model.
 pub fn normalize_name(name: &str, call_id: &str, offered: &[&str]) -> Result<String, PolicyError> {
     if offered.contains(&name) {
         return Ok(name.to_string());

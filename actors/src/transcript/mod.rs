@@ -324,7 +324,6 @@ fn images_of(msg: &Value) -> Vec<crate::provider::Image> {
         .unwrap_or_default()
 }
 
-/// The conversation message of a `message` entry (other entries: None).
 /// The `toolCall` blocks of an assistant message, as calls.
 fn tool_calls_of(msg: &Value) -> Vec<crate::provider::ToolCall> {
     let text = |b: &Value, k: &str| b.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -341,6 +340,7 @@ fn tool_calls_of(msg: &Value) -> Vec<crate::provider::ToolCall> {
         .collect()
 }
 
+/// The conversation message of a `message` entry (other entries: None).
 pub fn to_chat(entry: &Value) -> Option<crate::provider::ChatMessage> {
     use crate::provider::{ChatMessage, MessageRole};
     let Entry::Message {

@@ -235,7 +235,6 @@ pub(crate) fn history_query(state: &SharedState, p: &Value) -> Result<HistoryQue
     })
 }
 
-/// The history answer, and the session's entry (None: no session yet).
 /// The messages (each with its size) that fit `max_bytes` in all: the
 /// newest win.
 fn newest_within(shown: Vec<(Value, usize)>, max_bytes: usize) -> Vec<Value> {
@@ -248,6 +247,7 @@ fn newest_within(shown: Vec<(Value, usize)>, max_bytes: usize) -> Vec<Value> {
     shown.into_iter().skip(first).map(|(m, _)| m).collect()
 }
 
+/// The history answer, and the session's entry (None: no session yet).
 pub(crate) async fn read_history(
     state: &SharedState,
     q: &HistoryQuery,
@@ -421,7 +421,6 @@ fn final_payload(r: &RunResult) -> Value {
     })
 }
 
-/// `agent`: two answers on the same request id: `accepted` at once, then the result.
 /// `agent`'s answer once its run ended, or why it has none.
 fn agent_answer(waited: Waited, run_id: &RunId) -> MethodResult {
     match waited {
@@ -443,6 +442,7 @@ fn agent_answer(waited: Waited, run_id: &RunId) -> MethodResult {
     }
 }
 
+/// `agent`: two answers on the same request id: `accepted` at once, then the result.
 pub async fn agent(
     state: &SharedState,
     caller: &Caller,

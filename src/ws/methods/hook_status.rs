@@ -170,7 +170,6 @@ async fn found_scripts(dirs: [(std::path::PathBuf, &'static str); 2]) -> Vec<Val
         .collect()
 }
 
-/// The hook points ferroclaw itself has, from the `hooks` settings.
 /// The webhook routes `hooks` serves: (name, what a POST to it does).
 fn webhooks(h: &ferroclaw_actors::settings::HooksSettings) -> Vec<(String, String)> {
     let base = h.path.trim_end_matches('/');
@@ -199,6 +198,7 @@ fn webhooks(h: &ferroclaw_actors::settings::HooksSettings) -> Vec<(String, Strin
     web
 }
 
+/// The hook points ferroclaw itself has, from the `hooks` settings.
 fn points(h: &ferroclaw_actors::settings::HooksSettings, file: &str) -> Vec<Value> {
     let observer = h
         .message_received

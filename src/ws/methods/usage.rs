@@ -241,7 +241,6 @@ fn series(rows: &[RunUsage], prices: &Prices) -> (Vec<Value>, Vec<Value>, Vec<Va
     (cost_daily, daily, model_daily)
 }
 
-/// `sessions.usage`.
 /// Totals by a key (a model, a provider, an agent): its head and cost.
 type Group = BTreeMap<String, (Value, Costed)>;
 
@@ -276,6 +275,7 @@ fn by_model(
     }
 }
 
+/// `sessions.usage`.
 pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
     let p = read(p, "sessions.usage")?;
     let (start, end) = range(&p, "sessions.usage")?;

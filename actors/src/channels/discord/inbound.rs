@@ -73,8 +73,6 @@ fn attachments(d: &Value) -> Vec<crate::channels::dispatch::MediaRef> {
         .collect()
 }
 
-/// The message as the pipeline sees it. `threads`: thread id -> parent
-/// channel (from `GUILD_CREATE` and `THREAD_CREATE`).
 /// The author's shown name (the guild nick first) and their guild roles.
 fn member_of(d: &Value) -> (Option<String>, Vec<String>) {
     let (member, author) = (&d["member"], &d["author"]);
@@ -100,6 +98,8 @@ fn timestamp_ms(v: &Value) -> u64 {
         .map_or(0, |t| t.timestamp_millis().max(0) as u64)
 }
 
+/// The message as the pipeline sees it. `threads`: thread id -> parent
+/// channel (from `GUILD_CREATE` and `THREAD_CREATE`).
 pub fn incoming(
     d: &Value,
     account: &str,

@@ -100,7 +100,6 @@ pub enum BadEvent {
     NoSender,
 }
 
-/// Reads one event's data for the account `me`.
 /// What an envelope that is no one's new message is, in the words of a
 /// skip (None: it may be one).
 fn not_a_message(e: &Envelope) -> Option<&'static str> {
@@ -118,6 +117,7 @@ fn not_a_message(e: &Envelope) -> Option<&'static str> {
     .find_map(|(is, why)| is.then_some(why))
 }
 
+/// Reads one event's data for the account `me`.
 pub fn parse(data: &str, me: &str) -> Result<SigEvent, BadEvent> {
     let d: Data = serde_json::from_str(data)?;
     if d.account.as_deref().is_some_and(|a| a != me) {

@@ -72,7 +72,6 @@ fn stream_error(err: &Value) -> ProviderError {
     )
 }
 
-/// One attempt. `sent` counts events that reached the reader (no retry after one).
 /// A proxy that answered with one JSON body instead of a stream (seed
 /// 003's empty-stream trap): its events, then the finish.
 async fn whole_body(
@@ -92,6 +91,7 @@ async fn whole_body(
     emit(tx, asm.finish(), sent).await
 }
 
+/// One attempt. `sent` counts events that reached the reader (no retry after one).
 fn attempt<'a>(
     client: &'a reqwest::Client,
     cfg: &'a OpenAiConfig,
