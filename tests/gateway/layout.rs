@@ -299,13 +299,15 @@ pub(super) const MAX_HANDLER_LINES: usize = 60;
 /// first line `picks` (trimmed).
 pub(super) fn long_fns(src: &str, max: usize, picks: impl Fn(&str) -> bool) -> Vec<(usize, usize)> {
     let lines: Vec<&str> = src.lines().collect();
+    let code = code_only(src);
+    let code: Vec<&str> = code.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         if !picks(l.trim_start()) || l.trim_end().ends_with(';') {
             continue;
         }
         let (mut depth, mut opened) = (0i64, false);
-        for (j, l) in lines.iter().enumerate().skip(i) {
+        for (j, l) in code.iter().enumerate().skip(i) {
             depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
             opened |= l.contains('{');
             if opened && depth <= 0 {
@@ -317,6 +319,71 @@ pub(super) fn long_fns(src: &str, max: usize, picks: impl Fn(&str) -> bool) -> V
         }
     }
     out
+}
+
+/// `src` with what is not code blanked out, lines kept: comments, the
+/// insides of string literals (raw ones too) and char literals, so a `'{'`
+/// or a `"}"` does not count as a brace.
+pub(super) fn code_only(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, c: u8| out.push(if c == b'\n' { c } else { b' ' });
+    while i < b.len() {
+        let c = b[i];
+        if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                blank(&mut out, b[i]);
+                i += 1;
+            }
+        } else if c == b'r' && matches!(b.get(i + 1), Some(b'"' | b'#')) && !ident(b, i) {
+            let hashes = b[i + 1..].iter().take_while(|&&h| h == b'#').count();
+            let close: Vec<u8> = std::iter::once(b'"')
+                .chain(std::iter::repeat_n(b'#', hashes))
+                .collect();
+            let open = i + 1 + hashes;
+            if b.get(open) != Some(&b'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let end = b[open + 1..]
+                .windows(close.len())
+                .position(|w| w == close.as_slice())
+                .map_or(b.len(), |p| open + 1 + p + close.len());
+            (i..end).for_each(|k| blank(&mut out, b[k]));
+            i = end;
+        } else if c == b'"' {
+            blank(&mut out, c);
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                let step = if b[i] == b'\\' { 2 } else { 1 };
+                (i..(i + step).min(b.len())).for_each(|k| blank(&mut out, b[k]));
+                i += step;
+            }
+            if i < b.len() {
+                blank(&mut out, b[i]);
+                i += 1;
+            }
+        } else if c == b'\'' && (b.get(i + 2) == Some(&b'\'') || b.get(i + 1) == Some(&b'\\')) {
+            // A char literal ('x' or '\x'); a lifetime ('a) is left alone.
+            let end = b[i + 2..]
+                .iter()
+                .position(|&q| q == b'\'')
+                .map_or(b.len(), |p| i + 3 + p);
+            (i..end).for_each(|k| blank(&mut out, b[k]));
+            i = end;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether the byte at `i` continues an identifier (`for"` is no raw string).
+fn ident(b: &[u8], i: usize) -> bool {
+    i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
 }
 
 /// `(line, length)` of every `fn handle(` body longer than `max` lines.
@@ -355,6 +422,10 @@ fn no_function_of_the_session_or_its_run_is_over_60_lines() {
     let long = format!("pub(super) async fn x() {{\n{}}}\n", "    a;\n".repeat(70));
     assert_eq!(long_fns(&long, MAX_HANDLER_LINES, starts_fn), vec![(1, 72)]);
     assert!(!starts_fn("let f = fn_name();"));
+    // A brace in a literal or a comment is no brace: `a` ends on its line 4.
+    let tricky = "fn a() {\n    b('{', r#\"{\"#);\n    c(\"{\\\"\"); // {\n}\n";
+    let long = format!("{tricky}fn d() {{\n{}}}\n", "    a;\n".repeat(70));
+    assert_eq!(long_fns(&long, MAX_HANDLER_LINES, starts_fn), vec![(5, 72)]);
 }
 
 #[test]

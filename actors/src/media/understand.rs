@@ -278,6 +278,32 @@ pub(super) mod tests {
         )
     }
 
+    /// A media store in `dir/media` (an hour's TTL, no size cap).
+    fn store_in(dir: &Path) -> actix::Addr<MediaStore> {
+        MediaStore::new(dir.join("media"), Duration::from_secs(3600), u64::MAX).start()
+    }
+
+    /// `bytes` stored as an OGG voice note (its type is told from them).
+    async fn put_audio(
+        store: &actix::Addr<MediaStore>,
+        bytes: Vec<u8>,
+        name: Option<&str>,
+    ) -> crate::media::MediaRef {
+        let put = PutMedia {
+            bytes: bytes.into(),
+            content_type: Some("audio/ogg".into()),
+            file_name: name.map(str::to_string),
+        };
+        store.send(put).await.unwrap().unwrap()
+    }
+
+    /// `/proc/<pid>/stat` of the process whose pid is written in `pid_file`
+    /// (empty once it is gone).
+    fn stat_of(pid_file: &Path) -> String {
+        let pid = std::fs::read_to_string(pid_file).unwrap();
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default()
+    }
+
     pub(in crate::media) fn audio(models: Vec<ModelEntry>) -> Arc<MediaConfig> {
         let mut cfg = MediaConfig::default();
         cfg.audio.models = models;
@@ -308,22 +334,9 @@ pub(super) mod tests {
     #[actix::test]
     async fn a_voice_note_is_transcribed_once_by_a_real_local_cli() {
         let dir = tempfile::tempdir().unwrap();
-        let store = MediaStore::new(
-            dir.path().join("media"),
-            Duration::from_secs(3600),
-            u64::MAX,
-        )
-        .start();
+        let store = store_in(dir.path());
         let bytes = speak(dir.path(), "remind me to buy milk");
-        let media = store
-            .send(PutMedia {
-                bytes: bytes.into(),
-                content_type: Some("audio/ogg".into()),
-                file_name: Some("voice.ogg".into()),
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let media = put_audio(&store, bytes, Some("voice.ogg")).await;
         assert_eq!(media.content_type, "audio/wav", "told from the bytes");
         let first = store
             .send(Understand {
@@ -354,21 +367,8 @@ pub(super) mod tests {
     #[actix::test]
     async fn failing_entries_each_leave_a_reason_and_a_hung_cli_is_killed() {
         let dir = tempfile::tempdir().unwrap();
-        let store = MediaStore::new(
-            dir.path().join("media"),
-            Duration::from_secs(3600),
-            u64::MAX,
-        )
-        .start();
-        let media = store
-            .send(PutMedia {
-                bytes: vec![1u8; 4096].into(),
-                content_type: Some("audio/ogg".into()),
-                file_name: None,
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let store = store_in(dir.path());
+        let media = put_audio(&store, vec![1u8; 4096], None).await;
         let pid_file = dir.path().join("pid");
         let hang = format!("echo $$ > {}; exec sleep 30", pid_file.display());
         let mut slow = cli("sh", &["-c", &hang]);
@@ -406,12 +406,7 @@ pub(super) mod tests {
         assert!(a[4].contains("over its 100"), "{a:?}");
         assert!(a[5].contains("no baseUrl"), "{a:?}");
         assert!(a[6].contains("needs `command`"), "{a:?}");
-        let pid: u32 = std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let stat = stat_of(&pid_file);
         assert!(
             stat.is_empty()
                 || stat

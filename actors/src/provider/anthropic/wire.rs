@@ -8,64 +8,78 @@ use serde_json::{json, Map, Value};
 use super::super::*;
 use super::DEFAULT_MAX_TOKENS;
 
+/// An image as a base64 `image` block.
+fn image_block(img: &Image) -> Value {
+    json!({ "type": "image", "source": {
+        "type": "base64", "media_type": img.mime_type, "data": img.data } })
+}
+
+/// A user message: its text, then its images.
+fn user_message(m: &ChatMessage) -> Value {
+    let mut content = vec![json!({ "type": "text", "text": m.text })];
+    content.extend(m.loaded_images().map(image_block));
+    json!({ "role": "user", "content": content })
+}
+
+/// An assistant message: its text (when any), then its tool calls.
+fn assistant_message(m: &ChatMessage) -> Value {
+    let mut content = Vec::new();
+    if !m.text.is_empty() {
+        content.push(json!({ "type": "text", "text": m.text }));
+    }
+    for c in &m.tool_calls {
+        content
+            .push(json!({ "type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments }));
+    }
+    json!({ "role": "assistant", "content": content })
+}
+
+/// A tool's result as a `tool_result` block; images it returned go inside.
+fn tool_result(m: &ChatMessage) -> Value {
+    let content = match m.loaded_images().next() {
+        None => json!(m.text),
+        Some(_) => {
+            let mut blocks = vec![json!({ "type": "text", "text": m.text })];
+            blocks.extend(m.loaded_images().map(image_block));
+            json!(blocks)
+        }
+    };
+    json!({
+        "type": "tool_result",
+        "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+        "content": content,
+        "is_error": m.is_error,
+    })
+}
+
+/// Adds a tool result to the user message of results before it, or
+/// starts one.
+fn push_tool_result(messages: &mut Vec<Value>, block: Value) {
+    let merge = messages.last().is_some_and(|last| {
+        last["role"] == "user"
+            && last["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
+    });
+    match messages.last_mut() {
+        Some(last) if merge => {
+            if let Some(arr) = last["content"].as_array_mut() {
+                arr.push(block);
+            }
+        }
+        _ => messages.push(json!({ "role": "user", "content": [block] })),
+    }
+}
+
 /// The request body. Consecutive tool results become one user message of
 /// `tool_result` blocks, as the API requires.
 pub fn build_body(req: &CompletionRequest) -> Value {
     let mut messages: Vec<Value> = Vec::new();
     for m in &req.messages {
         match m.role {
-            MessageRole::User => {
-                let mut content = vec![json!({ "type": "text", "text": m.text })];
-                for img in m.loaded_images() {
-                    content.push(json!({ "type": "image", "source": {
-                        "type": "base64", "media_type": img.mime_type, "data": img.data } }));
-                }
-                messages.push(json!({ "role": "user", "content": content }))
-            }
-            MessageRole::Assistant => {
-                let mut content = Vec::new();
-                if !m.text.is_empty() {
-                    content.push(json!({ "type": "text", "text": m.text }));
-                }
-                for c in &m.tool_calls {
-                    content.push(json!({ "type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments }));
-                }
-                messages.push(json!({ "role": "assistant", "content": content }));
-            }
-            MessageRole::Tool => {
-                // Images a tool returned go inside its result.
-                let content = match m.loaded_images().next() {
-                    None => json!(m.text),
-                    Some(_) => {
-                        let mut blocks = vec![json!({ "type": "text", "text": m.text })];
-                        blocks.extend(m.loaded_images().map(|img| {
-                            json!({ "type": "image", "source": {
-                            "type": "base64", "media_type": img.mime_type, "data": img.data } })
-                        }));
-                        json!(blocks)
-                    }
-                };
-                let block = json!({
-                    "type": "tool_result",
-                    "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
-                    "content": content,
-                    "is_error": m.is_error,
-                });
-                let merge = messages.last().is_some_and(|last| {
-                    last["role"] == "user"
-                        && last["content"]
-                            .as_array()
-                            .is_some_and(|c| c.iter().all(|b| b["type"] == "tool_result"))
-                });
-                match messages.last_mut() {
-                    Some(last) if merge => {
-                        if let Some(arr) = last["content"].as_array_mut() {
-                            arr.push(block);
-                        }
-                    }
-                    _ => messages.push(json!({ "role": "user", "content": [block] })),
-                }
-            }
+            MessageRole::User => messages.push(user_message(m)),
+            MessageRole::Assistant => messages.push(assistant_message(m)),
+            MessageRole::Tool => push_tool_result(&mut messages, tool_result(m)),
         }
     }
     let max_tokens = req.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
@@ -139,83 +153,21 @@ pub(super) struct Blocks {
 }
 
 impl Blocks {
+    /// Folds one stream event (`kind`, its data `v`) in; returns the
+    /// events to emit now.
     pub(super) fn absorb(
         &mut self,
         kind: &str,
         v: &Value,
     ) -> Result<Vec<ProviderEvent>, ProviderError> {
         let mut out = Vec::new();
+        let index = || v["index"].as_u64().unwrap_or(0);
         match kind {
-            "message_start" => {
-                let u = &v["message"]["usage"];
-                self.usage.input = u["input_tokens"].as_u64().unwrap_or(0);
-                self.usage.cache_read = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
-                self.usage.cache_write = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
-                self.usage.output = u["output_tokens"].as_u64().unwrap_or(0);
-            }
-            "content_block_start" => {
-                let index = v["index"].as_u64().unwrap_or(0);
-                let block = &v["content_block"];
-                match block["type"].as_str() {
-                    Some("tool_use") => {
-                        let id = block["id"].as_str().unwrap_or("").to_string();
-                        let name = block["name"].as_str().unwrap_or("").to_string();
-                        self.tools.insert(index, (id, name, String::new()));
-                    }
-                    Some("text") => {
-                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(ProviderEvent::TextDelta(t.to_string()));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            "content_block_delta" => {
-                let index = v["index"].as_u64().unwrap_or(0);
-                let d = &v["delta"];
-                match d["type"].as_str() {
-                    Some("text_delta") => out.push(ProviderEvent::TextDelta(
-                        d["text"].as_str().unwrap_or("").to_string(),
-                    )),
-                    Some("thinking_delta") => out.push(ProviderEvent::ThinkingDelta(
-                        d["thinking"].as_str().unwrap_or("").to_string(),
-                    )),
-                    Some("input_json_delta") => {
-                        if let Some(t) = self.tools.get_mut(&index) {
-                            t.2.push_str(d["partial_json"].as_str().unwrap_or(""));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            "content_block_stop" => {
-                let index = v["index"].as_u64().unwrap_or(0);
-                if let Some((id, name, json)) = self.tools.remove(&index) {
-                    let arguments = if json.trim().is_empty() {
-                        Value::Object(Map::new())
-                    } else {
-                        serde_json::from_str(&json).map_err(|e| {
-                            ProviderError::Malformed(format!("tool_use input is not JSON: {e}"))
-                        })?
-                    };
-                    out.push(ProviderEvent::ToolCall(ToolCall {
-                        id,
-                        name,
-                        arguments,
-                    }));
-                }
-            }
-            "message_delta" => {
-                if let Some(n) = v["usage"]["output_tokens"].as_u64() {
-                    self.usage.output = n;
-                }
-                self.stop = match v["delta"]["stop_reason"].as_str() {
-                    Some("tool_use") => Some(StopReason::ToolUse),
-                    Some("max_tokens") => Some(StopReason::Length),
-                    Some(_) => Some(StopReason::Stop),
-                    None => self.stop,
-                };
-            }
+            "message_start" => self.started(&v["message"]["usage"]),
+            "content_block_start" => self.block_start(index(), &v["content_block"], &mut out),
+            "content_block_delta" => self.block_delta(index(), &v["delta"], &mut out),
+            "content_block_stop" => out.extend(self.block_stop(index())?),
+            "message_delta" => self.message_delta(v),
             "message_stop" => {
                 self.finished = true;
                 out.push(ProviderEvent::Usage(self.usage));
@@ -225,6 +177,79 @@ impl Blocks {
             _ => {} // ping and future event types
         }
         Ok(out)
+    }
+
+    /// `message_start`: the usage so far (input and cache tokens).
+    fn started(&mut self, u: &Value) {
+        self.usage.input = u["input_tokens"].as_u64().unwrap_or(0);
+        self.usage.cache_read = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
+        self.usage.cache_write = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+        self.usage.output = u["output_tokens"].as_u64().unwrap_or(0);
+    }
+
+    /// `content_block_start`: a tool call opens, or text starts (a block
+    /// may open with some).
+    fn block_start(&mut self, index: u64, block: &Value, out: &mut Vec<ProviderEvent>) {
+        match block["type"].as_str() {
+            Some("tool_use") => {
+                let id = block["id"].as_str().unwrap_or("").to_string();
+                let name = block["name"].as_str().unwrap_or("").to_string();
+                self.tools.insert(index, (id, name, String::new()));
+            }
+            Some("text") => {
+                if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                    out.push(ProviderEvent::TextDelta(t.to_string()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `content_block_delta`: text and thinking go out, a tool call's JSON
+    /// is gathered.
+    fn block_delta(&mut self, index: u64, d: &Value, out: &mut Vec<ProviderEvent>) {
+        let s = |k: &str| d[k].as_str().unwrap_or("").to_string();
+        match d["type"].as_str() {
+            Some("text_delta") => out.push(ProviderEvent::TextDelta(s("text"))),
+            Some("thinking_delta") => out.push(ProviderEvent::ThinkingDelta(s("thinking"))),
+            Some("input_json_delta") => {
+                if let Some(t) = self.tools.get_mut(&index) {
+                    t.2.push_str(d["partial_json"].as_str().unwrap_or(""));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `content_block_stop`: a tool call is whole (its input must be JSON).
+    fn block_stop(&mut self, index: u64) -> Result<Option<ProviderEvent>, ProviderError> {
+        let Some((id, name, json)) = self.tools.remove(&index) else {
+            return Ok(None);
+        };
+        let arguments = if json.trim().is_empty() {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_str(&json)
+                .map_err(|e| ProviderError::Malformed(format!("tool_use input is not JSON: {e}")))?
+        };
+        Ok(Some(ProviderEvent::ToolCall(ToolCall {
+            id,
+            name,
+            arguments,
+        })))
+    }
+
+    /// `message_delta`: the output tokens and the stop reason.
+    fn message_delta(&mut self, v: &Value) {
+        if let Some(n) = v["usage"]["output_tokens"].as_u64() {
+            self.usage.output = n;
+        }
+        self.stop = match v["delta"]["stop_reason"].as_str() {
+            Some("tool_use") => Some(StopReason::ToolUse),
+            Some("max_tokens") => Some(StopReason::Length),
+            Some(_) => Some(StopReason::Stop),
+            None => self.stop,
+        };
     }
 }
 
