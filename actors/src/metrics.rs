@@ -50,8 +50,10 @@ pub struct Metrics {
     pub idempotency_mailbox: AtomicI64,
     /// Session actors alive (idle ones stop after `sessionIdleSeconds`).
     pub sessions_live: AtomicI64,
-    /// Runs started (each `RunActor`, restarts included) and ended.
+    /// Runs started (each `RunActor`, restarts included).
     pub runs_started: AtomicU64,
+    /// Failed runs started again from their last step (`runRestarts`).
+    pub runs_restarted: AtomicU64,
     /// Context compactions (automatic, overflow and manual).
     pub compactions: AtomicU64,
     /// `agent.wait` waiters held, and waits refused at the bound.
@@ -87,6 +89,7 @@ impl Default for Metrics {
             idempotency_mailbox: AtomicI64::new(0),
             sessions_live: AtomicI64::new(0),
             runs_started: AtomicU64::new(0),
+            runs_restarted: AtomicU64::new(0),
             compactions: AtomicU64::new(0),
             waiters: AtomicI64::new(0),
             waits_refused: AtomicU64::new(0),

@@ -135,6 +135,7 @@ fn gateway_series(m: &ferroclaw_actors::metrics::Metrics) -> Vec<Series> {
         ("ferroclaw_sessions_live", "gauge", "Session actors alive (idle sessions stop and come back from the store).", vec![("", geti(&m.sessions_live))]),
         ("ferroclaw_session_watchers", "gauge", "Connections watching sessions (the Control UI's session subscriptions).", vec![("", geti(&m.session_watchers))]),
         ("ferroclaw_runs_started_total", "counter", "Agent runs started (restarts of failed runs included).", vec![("", get(&m.runs_started))]),
+        ("ferroclaw_runs_restarted_total", "counter", "Failed agent runs started again from their last step (agents.defaults.runRestarts).", vec![("", get(&m.runs_restarted))]),
         ("ferroclaw_compactions_total", "counter", "Context compactions (automatic, after an overflow, and /compact).", vec![("", get(&m.compactions))]),
         ("ferroclaw_agent_waiters", "gauge", "agent.wait calls waiting for a live run.", vec![("", geti(&m.waiters))]),
         ("ferroclaw_agent_waits_refused_total", "counter", "agent.wait calls refused at the waiter bound (retryable).", vec![("", get(&m.waits_refused))]),

@@ -401,6 +401,34 @@ pub(super) fn starts_fn(l: &str) -> bool {
     l.starts_with("fn ")
 }
 
+/// The session only applies effects: what happens to its active run is
+/// decided by `SessionState`'s transitions (`state.rs`, `ending.rs`), and
+/// the actor reads the active run once, for what its settings come to
+/// (`view()`).
+#[test]
+fn the_session_actor_reads_its_active_run_only_through_its_view() {
+    let mut found = Vec::new();
+    for f in rust_files(&repo().join("actors/src/session")) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if ["state.rs", "ending.rs", "tests.rs"].contains(&name.as_str())
+            || name.ends_with("_tests.rs")
+        {
+            continue;
+        }
+        let src = std::fs::read_to_string(&f).unwrap();
+        for (i, line) in without_tests(&src).lines().enumerate() {
+            if line.contains("state.active()") {
+                found.push(format!("{name}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert_eq!(
+        found,
+        ["actor.rs:87: active: self.state.active(),"],
+        "read outside the view"
+    );
+}
+
 /// The session and its run read in one sitting: no function in
 /// `actors/src/session` or `actors/src/run` is over 60 lines.
 #[test]

@@ -132,10 +132,9 @@ impl SessionActor {
         {
             return;
         }
-        let running = self.state.active().is_some_and(|a| {
-            a.launched
-                && !matches!(&change, SessionChange::RunSettled { run_id, .. } if *run_id == a.run_id)
-        });
+        let running = self.state.launched_run().is_some_and(
+            |r| !matches!(&change, SessionChange::RunSettled { run_id, .. } if run_id == r),
+        );
         self.deps.news.do_send(SessionNews {
             session_key: self.key.clone(),
             entry: std::sync::Arc::new(self.entry.clone()),
@@ -147,7 +146,7 @@ impl SessionActor {
     /// Sends a run's event to the registry, and what it changes to
     /// watching dashboards.
     pub(super) fn forward(&self, event: RunEvent) {
-        let started_at = self.state.active().map_or(0, |a| a.started_at);
+        let started_at = self.state.started_at();
         let change = news::change_of(&event, started_at);
         self.deps.events.do_send(SessionEvent {
             session_key: self.key.clone(),
@@ -364,7 +363,7 @@ impl Handler<GetEntry> for SessionActor {
     type Result = MessageResult<GetEntry>;
     fn handle(&mut self, _: GetEntry, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        MessageResult((self.entry.clone(), self.state.active().is_some()))
+        MessageResult((self.entry.clone(), self.state.active_id().is_some()))
     }
 }
 

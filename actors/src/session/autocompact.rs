@@ -24,6 +24,7 @@ use crate::compaction::{stored, summary};
 use crate::ids::RunId;
 use crate::provider::selection::ModelRefError;
 use crate::session::history::History;
+use crate::session::state::Resumed;
 
 /// What happens once a compaction is done.
 pub(super) enum Then {
@@ -131,14 +132,14 @@ impl SessionActor {
         then: Then,
         ctx: &mut Context<Self>,
     ) -> Result<(), Refused> {
-        if self.state.active().is_some() {
-            return Err(Refused::Active);
-        }
         if job::cut(self.history.messages(), keep).is_none() {
             return Err(Refused::Nothing);
         }
         let models = self.view().models(None)?;
-        self.state.start_compaction(run_id, crate::now_ms());
+        let quiet = matches!(then, Then::Report(_));
+        if !self.state.start_compaction(run_id, quiet, crate::now_ms()) {
+            return Err(Refused::Active);
+        }
         let compaction = Compaction {
             flush: false,
             keep: Some(keep),
@@ -275,19 +276,26 @@ impl SessionActor {
         then: Then,
         ctx: &mut Context<Self>,
     ) {
-        let ours = self.state.run(&run_id).is_some();
         match then {
+            Then::Run => {
+                return match self.state.resume(&run_id) {
+                    Resumed::Go => self.spawn_run(ctx),
+                    Resumed::Aborted => self.end_without_run(&run_id, None, ctx),
+                    Resumed::Gone => {}
+                }
+            }
             Then::Report(tx) => {
                 let _ = tx.send(report);
             }
-            _ if !ours => return,
-            Then::Run if self.state.resume(&run_id) => return self.spawn_run(ctx),
-            Then::Run => return self.end_without_run(&run_id, None, ctx),
-            Then::Reply => self.forward(commands::answer(run_id, report.text())),
+            Then::Reply if self.state.holds(&run_id) => {
+                self.forward(commands::answer(run_id.clone(), report.text()));
+            }
+            Then::Reply => {}
         }
-        if ours {
+        // It answered for itself: the session is free (unless a reset cut
+        // it off and moved on).
+        if self.state.compaction_over(&run_id) {
             self.running.clear();
-            self.state.end();
             self.next_turn(ctx);
         }
     }

@@ -145,12 +145,9 @@ impl SessionActor {
         error: Option<String>,
         ctx: &mut Context<Self>,
     ) {
-        if self.state.run(run_id).is_none() {
-            // Cut off by a reset: the session has moved on; only say so.
-            return self.forward(RunEvent::Aborted {
-                run_id: run_id.into(),
-                text: String::new(),
-            });
+        if !self.state.holds(run_id) {
+            // Cut off by a reset, which announced its end: moved on.
+            return;
         }
         let event = match error {
             Some(error) => RunEvent::Failed {
@@ -202,7 +199,7 @@ impl SessionActor {
             if let Some(run_id) = run_id.clone().filter(|_| !held.is_empty()) {
                 act.forward(RunEvent::Thinking { run_id, delta: held });
             }
-            let ended = run_id.is_some_and(|r| act.state.run(&r).is_some());
+            let ended = run_id.is_some_and(|r| act.state.holds(&r));
             act.forward(event);
             if ended {
                 act.running.clear();

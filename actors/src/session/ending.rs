@@ -49,6 +49,17 @@ pub(in crate::session) enum Ending {
     Finish(RunEvent),
 }
 
+/// What to do with a run once what it waited for is over.
+#[derive(Debug, PartialEq, Eq)]
+pub(in crate::session) enum Resumed {
+    /// Launch it.
+    Go,
+    /// Aborted meanwhile: it ends without a run.
+    Aborted,
+    /// A reset cut it off and announced its end: nothing to do.
+    Gone,
+}
+
 impl SessionState {
     /// What of `event` goes out while its run streams: a delta passes the
     /// active run's `StreamGate`, reasoning as `reasoning` says (held back
@@ -133,16 +144,29 @@ impl SessionState {
         Some(a.run_id.clone())
     }
 
-    /// The compaction of `run_id` is done and its run goes on: true when it
-    /// is to be launched (false: aborted meanwhile; it ends without a run).
-    pub fn resume(&mut self, run_id: &str) -> bool {
+    /// What `run_id` waited for is over (its lane slot, a restart's
+    /// backoff, the compaction that makes it room): launch it, end it
+    /// (aborted meanwhile), or leave it (a reset cut it off and said so).
+    pub fn resume(&mut self, run_id: &str) -> Resumed {
         match self.active.as_mut().filter(|a| a.run_id == run_id) {
             Some(a) if !a.aborted => {
                 a.compaction = false;
-                true
+                Resumed::Go
             }
-            _ => false,
+            Some(_) => Resumed::Aborted,
+            None => Resumed::Gone,
         }
+    }
+
+    /// The compaction of `run_id` that answers for itself (`/compact`,
+    /// `sessions.compact`) is done: true when it was still the active run,
+    /// now ended (false: a reset cut it off).
+    pub fn compaction_over(&mut self, run_id: &str) -> bool {
+        if !self.holds(run_id) {
+            return false;
+        }
+        self.active = None;
+        true
     }
 
     /// The active run's actor is started (the run may close from now on).

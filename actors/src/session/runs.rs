@@ -9,7 +9,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::history::History;
-use super::state::Reasoning;
+use super::state::{Reasoning, Resumed};
 use super::view::{Prepared, View};
 use super::*;
 use crate::context::ContextFiles;
@@ -60,28 +60,25 @@ impl SessionActor {
     /// Takes a lane slot for the active run `run_id` (its own lane when
     /// it names one), then launches it.
     pub(super) fn start_run(&mut self, run_id: RunId, ctx: &mut Context<Self>) {
-        let named = self
-            .state
-            .run(&run_id)
-            .and_then(|a| a.overrides.lane.as_deref());
-        let lane = self.lanes.for_run(named);
+        let lane = self.lanes.for_run(self.state.lane_of(&run_id));
         self.running.clear();
         ctx.spawn(
             async move { lane.send(AcquireSlot).await }
                 .into_actor(self)
-                .map(move |permit, act, ctx| {
-                    let still_ours = act.state.run(&run_id).is_some_and(|a| !a.aborted);
-                    let permit = match permit {
-                        Ok(Ok(p)) if still_ours => p,
-                        Ok(Ok(_)) => return act.end_without_run(&run_id, None, ctx),
+                .map(
+                    move |permit, act, ctx| match (permit, act.state.resume(&run_id)) {
+                        (_, Resumed::Gone) => {}
+                        (Ok(Ok(_)), Resumed::Aborted) => act.end_without_run(&run_id, None, ctx),
+                        (Ok(Ok(permit)), Resumed::Go) => {
+                            act.running.permit = Some(permit);
+                            act.spawn_run(ctx);
+                        }
                         _ => {
                             let why = Some("lane unavailable".into());
-                            return act.end_without_run(&run_id, why, ctx);
+                            act.end_without_run(&run_id, why, ctx);
                         }
-                    };
-                    act.running.permit = Some(permit);
-                    act.spawn_run(ctx);
-                }),
+                    },
+                ),
         );
     }
 
@@ -110,7 +107,7 @@ impl SessionActor {
     /// history, once its context files are read and its context has room.
     pub(super) fn spawn_run(&mut self, ctx: &mut Context<Self>) {
         self.with_context_files(ctx, |act, files, ctx| {
-            let Some(run_id) = act.state.active().map(|a| a.run_id.clone()) else {
+            let Some(run_id) = act.state.active_id() else {
                 return;
             };
             let Some(files) = files else {
@@ -125,7 +122,7 @@ impl SessionActor {
                 Some(Ok(p)) => p,
             };
             let system = p.context.prompt.text.clone();
-            if act.needs_room(&p.models, &system, ctx) || act.state.active().is_none() {
+            if act.needs_room(&p.models, &system, ctx) {
                 return;
             }
             act.history.run_started(system.len());

@@ -79,6 +79,9 @@ pub(super) struct ActiveRun {
     /// A `/compact`, flush or compaction in progress (busy, but no run to
     /// steer into).
     pub compaction: bool,
+    /// Nobody waits for this run (`sessions.compact`'s): its start and
+    /// end are not announced.
+    pub quiet: bool,
     /// This turn compacted already (at most once per turn).
     pub compacted: bool,
     /// Inbox keys of the messages this run answers (removed when it ends).
@@ -109,6 +112,7 @@ impl ActiveRun {
             steers: VecDeque::new(),
             closing: false,
             compaction: false,
+            quiet: false,
             compacted: false,
             items,
             aborted: false,
@@ -239,13 +243,43 @@ impl SessionState {
         }
     }
 
+    /// The active run, for what its settings come to (`View`); what
+    /// happens to it is decided here, by the transitions.
     pub fn active(&self) -> Option<&ActiveRun> {
         self.active.as_ref()
     }
 
     /// The active run when it is `run_id`.
-    pub fn run(&self, run_id: &str) -> Option<&ActiveRun> {
+    fn run(&self, run_id: &str) -> Option<&ActiveRun> {
         self.active.as_ref().filter(|a| a.run_id == run_id)
+    }
+
+    /// Whether `run_id` is the active run.
+    pub fn holds(&self, run_id: &str) -> bool {
+        self.run(run_id).is_some()
+    }
+
+    /// The active run's id.
+    pub fn active_id(&self) -> Option<RunId> {
+        self.active.as_ref().map(|a| a.run_id.clone())
+    }
+
+    /// The lane the active run `run_id` names, if any.
+    pub fn lane_of(&self, run_id: &str) -> Option<&str> {
+        self.run(run_id).and_then(|a| a.overrides.lane.as_deref())
+    }
+
+    /// The active run while its `RunActor` runs.
+    pub fn launched_run(&self) -> Option<&RunId> {
+        self.active
+            .as_ref()
+            .filter(|a| a.launched)
+            .map(|a| &a.run_id)
+    }
+
+    /// When the active run started (0: none is).
+    pub fn started_at(&self) -> u64 {
+        self.active.as_ref().map_or(0, |a| a.started_at)
     }
 
     /// No run, nothing queued.
@@ -263,7 +297,7 @@ impl SessionState {
 
     /// Whether `run_id` is queued or running here.
     pub fn is_live(&self, run_id: &str) -> bool {
-        self.run(run_id).is_some() || self.queue.run_ids().any(|r| r == run_id)
+        self.holds(run_id) || self.queue.run_ids().any(|r| r == run_id)
     }
 
     /// A message id seen before: the run that answers it and whether that
@@ -473,11 +507,18 @@ impl SessionState {
     }
 
     /// The session is busy with a compaction under `run_id` (no run to
-    /// steer into; messages queue).
-    pub fn start_compaction(&mut self, run_id: RunId, now: u64) {
+    /// steer into; messages queue); `quiet`: that run is nobody's to wait
+    /// for (`sessions.compact`), so its end is not announced. False: a run
+    /// is active, nothing changed.
+    pub fn start_compaction(&mut self, run_id: RunId, quiet: bool, now: u64) -> bool {
+        if self.active.is_some() {
+            return false;
+        }
         let mut a = ActiveRun::new(run_id, Vec::new(), RunOverrides::default(), None, now);
         a.compaction = true;
+        a.quiet = quiet;
         self.active = Some(a);
+        true
     }
 
     /// When the session is free: the next queued turn, or how long a
@@ -575,9 +616,13 @@ impl SessionState {
 
     /// Ends queued runs that will never start (reset, delete): recorded as
     /// aborted with `why`, their messages out of the inbox; the active run
-    /// (aborted by the caller) is recorded too, and announced when
-    /// `announce_active` (its own end will not reach a stopped session).
-    /// Returns the writes and the events to send once they are durable.
+    /// (aborted by the caller) is recorded too, and announced when no
+    /// `RunActor` of it will announce its own end: when `announce_active`
+    /// (a stopped session hears no late end), or when it is not launched
+    /// (waiting for a slot, a restart's backoff or a compaction: what it
+    /// waited for finds it gone and says nothing). A quiet run is never
+    /// announced. Returns the writes and the events to send once they are
+    /// durable.
     pub fn end_queued(
         &mut self,
         why: &str,
@@ -610,7 +655,7 @@ impl SessionState {
         if let Some(a) = self.active.as_ref() {
             writes.extend(a.items.iter().map(|k| inbox::remove(k)));
             writes.push(run_record::write(&a.run_id, &aborted(a.started_at)));
-            if announce_active {
+            if !a.quiet && (announce_active || !a.launched) {
                 events.push(RunEvent::Aborted {
                     run_id: a.run_id.clone(),
                     text: String::new(),
@@ -694,7 +739,7 @@ impl SessionState {
 
 #[path = "ending.rs"]
 mod ending;
-pub(super) use ending::{Ending, Reasoning};
+pub(super) use ending::{Ending, Reasoning, Resumed};
 
 #[cfg(test)]
 #[path = "state_tests.rs"]

@@ -1,7 +1,9 @@
 //! `SessionState` driven by random inputs, without an actor system: a
 //! simulated store takes the writes, a simulated run ends when told (a
 //! context overflow compacts and runs the turn again, a transient failure
-//! restarts it), compactions hold the session busy, and the process
+//! restarts it), a run waits for its lane slot and a restart's backoff
+//! (aborted or reset meanwhile), compactions hold the session busy (and
+//! are cut by resets: `/compact`'s and `sessions.compact`'s too), and the process
 //! crashes and recovers from the store alone; the invariants of
 //! `state.rs` are checked after every step and once the session has
 //! drained; with strangers among the senders, none of whose messages ever
@@ -50,6 +52,17 @@ enum End {
     },
 }
 
+/// What follows a compaction (as `autocompact::Then`, without its channel).
+#[derive(Debug, Clone, Copy)]
+enum Then {
+    /// The overflowed run goes on.
+    Run,
+    /// `/compact`'s run answers.
+    Reply,
+    /// `sessions.compact` is answered; its run is quiet.
+    Report,
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     /// A new message, or (`repeat`) one already sent again.
@@ -66,8 +79,13 @@ enum Op {
     Cancel(usize),
     Tick(u64),
     Reset,
-    /// `/compact`: a compaction starts when the session is idle.
-    Compact,
+    /// `/compact` (`quiet`: `sessions.compact`): a compaction starts when
+    /// the session is idle.
+    Compact {
+        quiet: bool,
+    },
+    /// The oldest wait is over (a lane slot granted, a backoff elapsed).
+    Resume,
     /// The compaction in progress is done (and durable).
     CompactionDone,
     /// The process is killed and started again: only the store is left.
@@ -90,7 +108,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..8).prop_map(Op::Cancel),
         2 => (0u64..80).prop_map(Op::Tick),
         1 => Just(Op::Reset),
-        1 => Just(Op::Compact),
+        1 => any::<bool>().prop_map(|quiet| Op::Compact { quiet }),
+        3 => Just(Op::Resume),
         2 => Just(Op::CompactionDone),
         1 => Just(Op::Crash),
     ]
@@ -137,13 +156,18 @@ struct Sim {
     started: Vec<String>,
     /// The run whose actor runs now.
     running: Option<String>,
+    /// Runs waiting for a lane slot or a restart's backoff, oldest first
+    /// (one a reset cut off still waits: its wait ends all the same).
+    waiting: Vec<String>,
     /// When the scheduled queue check fires.
     check_at: Option<u64>,
     sent: u64,
-    /// The compaction in progress: its run, and whether it was asked for
-    /// (`/compact`; else it makes room for its run, which goes on).
-    compacting: Option<(String, bool)>,
+    /// Compactions in progress, oldest first: their run, and what follows
+    /// (one a reset cut off is still done some time).
+    compacting: Vec<(String, Then)>,
     compactions: u64,
+    /// Runs nobody waits for (`sessions.compact`'s): never announced.
+    quiet: Vec<String>,
 }
 
 impl Sim {
@@ -161,10 +185,12 @@ impl Sim {
             ends: HashMap::new(),
             started: Vec::new(),
             running: None,
+            waiting: Vec::new(),
             check_at: None,
             sent: 0,
-            compacting: None,
+            compacting: Vec::new(),
             compactions: 0,
+            quiet: Vec::new(),
         }
     }
 
@@ -187,6 +213,10 @@ impl Sim {
             RunEvent::Final { run_id, .. }
             | RunEvent::Failed { run_id, .. }
             | RunEvent::Aborted { run_id, .. } => {
+                assert!(
+                    !self.quiet.iter().any(|q| q == run_id.as_str()),
+                    "quiet run {run_id} announced"
+                );
                 let n = self.ends.entry(run_id.to_string()).or_default();
                 *n += 1;
                 assert_eq!(*n, 1, "run {run_id} ended twice");
@@ -201,8 +231,8 @@ impl Sim {
                 Effect::Emit(e) => self.emit(e),
                 Effect::Launch { run_id } => {
                     assert_eq!(self.running, None, "a second run launched");
-                    assert!(self.state.run(&run_id).is_some(), "launched but not active");
-                    self.running = Some(run_id.to_string());
+                    assert!(self.state.holds(&run_id), "launched but not active");
+                    self.waiting.push(run_id.to_string());
                 }
                 Effect::Abort => assert!(self.state.active().is_some_and(|a| a.aborted)),
                 Effect::NextTurn => self.next_turn(),
@@ -323,14 +353,17 @@ impl Sim {
     fn ended(&mut self, event: RunEvent, how: End) {
         match self.state.ended(event, RESTARTS) {
             Ending::NotOurs(event) => self.emit(event),
-            // Launched again from its last step: the same run goes on.
-            Ending::Restart { .. } => {}
+            // Launched again from its last step once its backoff is over.
+            Ending::Restart { .. } => {
+                let run = self.running.take().expect("a running run restarts");
+                self.waiting.push(run);
+            }
             Ending::Compact(event) => {
                 self.running = None;
                 match how {
                     End::Overflow { room: true } => {
                         let run = self.state.compacting().expect("an active run compacts");
-                        self.compacting = Some((run.to_string(), false));
+                        self.compacting.push((run.to_string(), Then::Run));
                     }
                     _ => {
                         self.state.no_room();
@@ -359,33 +392,44 @@ impl Sim {
         self.next_turn();
     }
 
-    /// The compaction in progress is done: a `/compact` answers and frees
-    /// the session, an overflow's run is launched again (or ends, aborted
-    /// meanwhile); a reset meanwhile made it nobody's.
+    /// What a run waited for is over, as the actor does it: launched, or
+    /// ended without a run (aborted meanwhile), or left alone (a reset cut
+    /// it off and announced it).
+    fn resume(&mut self, run: String) {
+        match self.state.resume(&run) {
+            Resumed::Go => {
+                assert!(self.state.launched());
+                assert_eq!(self.running, None, "a second run launched");
+                self.running = Some(run);
+            }
+            Resumed::Aborted => self.finish(RunEvent::Aborted {
+                run_id: run.into(),
+                text: String::new(),
+            }),
+            Resumed::Gone => {}
+        }
+    }
+
+    /// The oldest compaction is done: a `/compact` answers and frees the
+    /// session, `sessions.compact` frees it, an overflow's run goes on as
+    /// after any wait; a reset meanwhile made it nobody's.
     fn compaction_done(&mut self) {
-        let Some((run, asked)) = self.compacting.take() else {
-            return;
-        };
-        if self.state.run(&run).is_none() {
+        if self.compacting.is_empty() {
             return;
         }
-        if asked {
-            self.emit(RunEvent::Final {
-                run_id: run.into(),
+        let (run, then) = self.compacting.remove(0);
+        match then {
+            Then::Run => return self.resume(run),
+            Then::Reply if self.state.holds(&run) => self.emit(RunEvent::Final {
+                run_id: run.clone().into(),
                 outcome: Outcome::Text("compacted".into()),
                 stop_reason: StopReason::Stop,
                 usage: Default::default(),
-            });
-            self.state.end();
+            }),
+            Then::Reply | Then::Report => {}
+        }
+        if self.state.compaction_over(&run) {
             self.next_turn();
-        } else if self.state.resume(&run) {
-            assert!(self.state.launched());
-            self.running = Some(run);
-        } else {
-            self.finish(RunEvent::Aborted {
-                run_id: run.into(),
-                text: String::new(),
-            });
         }
     }
 
@@ -396,7 +440,9 @@ impl Sim {
         let settings = self.state.queue.settings;
         let key = SessionKey::stored("agent:main:main");
         self.state = SessionState::new(&key, SessionQueue::new(settings));
-        (self.running, self.compacting, self.check_at) = (None, None, None);
+        (self.running, self.check_at) = (None, None);
+        self.waiting.clear();
+        self.compacting.clear();
         for (message_id, run_id) in &self.acked {
             self.state.remember(message_id, run_id);
         }
@@ -432,13 +478,25 @@ impl Sim {
                 }
             }
             Op::End(how) => self.end(how),
-            Op::Compact => {
-                if self.state.active().is_none() {
+            Op::Compact { quiet } => {
+                let run = format!("compact{}", self.compactions + 1);
+                if self
+                    .state
+                    .start_compaction(run.clone().into(), quiet, self.now)
+                {
                     self.compactions += 1;
-                    let run = format!("compact{}", self.compactions);
-                    self.state.start_compaction(run.clone().into(), self.now);
                     assert!(self.state.compacting().is_some());
-                    self.compacting = Some((run, true));
+                    let then = if quiet { Then::Report } else { Then::Reply };
+                    if quiet {
+                        self.quiet.push(run.clone());
+                    }
+                    self.compacting.push((run, then));
+                }
+            }
+            Op::Resume => {
+                if !self.waiting.is_empty() {
+                    let run = self.waiting.remove(0);
+                    self.resume(run);
                 }
             }
             Op::CompactionDone => self.compaction_done(),
@@ -468,8 +526,9 @@ impl Sim {
                 let (writes, events) = self.state.end_queued(why, false, self.now);
                 self.write(writes);
                 events.into_iter().for_each(|e| self.emit(e));
-                if let Some(cut) = self.state.end() {
-                    // Its own end arrives later and is passed on as is.
+                // One not launched was announced above; a launched one's
+                // own end arrives later and is passed on as is.
+                if let Some(cut) = self.state.end().filter(|a| a.launched) {
                     self.running = None;
                     self.emit(RunEvent::Aborted {
                         run_id: cut.run_id,
@@ -479,8 +538,15 @@ impl Sim {
             }
         }
         assert!(
-            self.running.is_none() || self.state.run(self.running.as_deref().unwrap()).is_some(),
+            self.running.is_none() || self.state.holds(self.running.as_deref().unwrap()),
             "the running run is the active one"
+        );
+        let live = |r: &&String| self.state.holds(r);
+        let waits = self.waiting.iter().filter(live).count();
+        let compactions = self.compacting.iter().map(|(r, _)| r).filter(live).count();
+        assert!(
+            waits + compactions + usize::from(self.running.is_some()) <= 1,
+            "the active run waits, compacts or runs, once"
         );
     }
 
@@ -490,7 +556,9 @@ impl Sim {
         for _ in 0..10_000 {
             if self.running.is_some() {
                 self.end(End::Ok);
-            } else if self.compacting.is_some() {
+            } else if !self.waiting.is_empty() {
+                self.step(Op::Resume);
+            } else if !self.compacting.is_empty() {
                 self.compaction_done();
             } else if let Some(at) = self.check_at {
                 self.now = self.now.max(at);
@@ -578,8 +646,10 @@ fn a_failed_write_changes_nothing_until_the_message_is_placed() {
 fn a_late_end_of_a_run_cut_off_by_a_reset_touches_nothing_of_the_next() {
     let mut sim = Sim::new(QueueSettings::default());
     sim.send(None, false);
+    sim.step(Op::Resume);
     sim.step(Op::Reset);
     sim.send(None, false);
+    sim.step(Op::Resume);
     let next = sim.running.clone().unwrap();
     let late = RunEvent::Aborted {
         run_id: "m1".into(),
@@ -589,5 +659,5 @@ fn a_late_end_of_a_run_cut_off_by_a_reset_touches_nothing_of_the_next() {
     let writes = sim.state.end_writes(&late, sim.now);
     assert_eq!(writes.len(), 1);
     assert_eq!(writes[0].1, "m1");
-    assert!(sim.state.run(&next).is_some());
+    assert!(sim.state.holds(&next));
 }

@@ -8,7 +8,7 @@
 use actix::prelude::*;
 
 use super::autocompact::{Compaction, Then};
-use super::state::Ending;
+use super::state::{Ending, Resumed};
 use super::*;
 use crate::compaction::job::Keep;
 
@@ -40,13 +40,13 @@ impl SessionActor {
             }
             Ending::Restart { n, wait } => {
                 self.running.run = None;
-                let run_id = self.state.active().map(|a| a.run_id.to_string());
-                let run_id = run_id.unwrap_or_default();
+                let run_id = self.state.active_id().unwrap_or_default();
+                crate::metrics::Metrics::inc(&self.deps.metrics.runs_restarted);
                 tracing::warn!(session_key = %self.key, %run_id, restart = n, ?wait, "run failed; restarting from its last step");
-                ctx.run_later(wait, move |act, ctx| match act.state.run(&run_id) {
-                    Some(a) if !a.aborted => act.spawn_run(ctx),
-                    Some(_) => act.end_without_run(&run_id, None, ctx),
-                    None => {}
+                ctx.run_later(wait, move |act, ctx| match act.state.resume(&run_id) {
+                    Resumed::Go => act.spawn_run(ctx),
+                    Resumed::Aborted => act.end_without_run(&run_id, None, ctx),
+                    Resumed::Gone => {}
                 });
             }
             Ending::Finish(event) => self.finish(event, ctx),

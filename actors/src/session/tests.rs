@@ -400,29 +400,6 @@ async fn earlier_turns_reach_the_model_and_survive_a_session_restart() {
 }
 
 #[actix::test]
-async fn after_a_failed_run_the_session_answers_the_next_message() {
-    let mut h = setup(QueueSettings::default());
-    h.send("@error unavailable", "k1").await;
-    let events = h.until_end("k1").await;
-    match events.last() {
-        Some(RunEvent::Failed { error, .. }) => {
-            assert!(error.contains("gave up after 4 tries"), "{error}")
-        }
-        other => panic!("{other:?}"),
-    }
-    let starts = events
-        .iter()
-        .filter(|e| matches!(e, RunEvent::Started { .. }))
-        .count();
-    assert_eq!(starts, 4, "the first try and three restarts");
-    h.send("are you there?", "k2").await;
-    assert_eq!(
-        final_text(&h.until_end("k2").await),
-        "You said: are you there?"
-    );
-}
-
-#[actix::test]
 async fn abort_ends_the_active_run_and_interrupt_mode_starts_the_newest() {
     let mut h = setup(QueueSettings::default());
     h.send("@tokens 500\n@delay 20", "k1").await;
@@ -636,6 +613,9 @@ async fn until_ends(
 
 #[path = "recovery_tests.rs"]
 mod recovery;
+
+#[path = "supervision_tests.rs"]
+mod supervision;
 
 /// Session maintenance through the router: stale sessions go with their
 /// transcripts; the main session, a live one and (in warn mode) all of
