@@ -658,96 +658,9 @@ fn outbound_record(channel: &str, d: &Delivery, items: &[OutboxItem]) -> crate::
     })
 }
 
-/// A `partial` stream's preview message.
-/// What of a run's reply the outbox holds before its end: the text of
-/// each chunk in order, and the preview's message id once it was sent.
-#[derive(Debug, Default)]
-struct Chunks {
-    texts: Vec<String>,
-    preview: Option<String>,
-}
-
-impl Chunks {
-    fn of(items: &[OutboxItem]) -> Chunks {
-        let preview = items
-            .iter()
-            .find(|i| i.key.ends_with(PREVIEW))
-            .and_then(|i| match &i.state {
-                OutState::Sent { message_id, .. } => Some(message_id.clone()),
-                _ => None,
-            });
-        let texts = items
-            .iter()
-            .filter(|i| !i.key.ends_with(PREVIEW))
-            .map(|i| i.text.clone())
-            .collect();
-        Chunks { texts, preview }
-    }
-}
-
-struct Preview {
-    id: Option<String>,
-    /// Could not be sent or is over the limit: no more edits.
-    stopped: bool,
-    shown: String,
-    latest: String,
-    last_edit_ms: u64,
-}
-
-impl Preview {
-    fn load<O: Outlet>(del: &Deliverer<O>, d: &Delivery) -> Result<Preview, StoreError> {
-        let item = ledger::get(&del.store, &d.account, &preview_key(d))?;
-        let id = item.as_ref().and_then(|i| match &i.state {
-            OutState::Sent { message_id, .. } => Some(message_id.clone()),
-            _ => None,
-        });
-        Ok(Preview {
-            stopped: item.is_some() && id.is_none(),
-            id,
-            shown: String::new(),
-            latest: String::new(),
-            last_edit_ms: 0,
-        })
-    }
-
-    async fn update<O: Outlet>(
-        &mut self,
-        del: &Deliverer<O>,
-        d: &Delivery,
-        text: &str,
-    ) -> Result<(), StoreError> {
-        self.latest = text.trim().to_string();
-        if self.stopped || self.latest.is_empty() {
-            return Ok(());
-        }
-        if self.latest.chars().count() > del.outlet.preview_limit() {
-            self.stopped = true;
-            return Ok(());
-        }
-        let now = crate::now_ms();
-        match &self.id {
-            None => {
-                let item = del.item(d, preview_key(d), &self.latest, None);
-                let writes = ledger::enqueue(&del.store, std::slice::from_ref(&item))?;
-                del.store.commit(&writes)?;
-                self.id = del.send_item(d, item).await?;
-                self.stopped = self.id.is_none();
-                self.shown = self.latest.clone();
-                self.last_edit_ms = now;
-            }
-            Some(id)
-                if now.saturating_sub(self.last_edit_ms) >= del.edit_interval_ms
-                    && self.shown != self.latest =>
-            {
-                let _ = del.outlet.edit(&target(d), id, &self.latest, false).await;
-                self.shown = self.latest.clone();
-                self.last_edit_ms = crate::now_ms();
-            }
-            Some(_) => {}
-        }
-        Ok(())
-    }
-}
+#[path = "preview.rs"]
+mod preview;
+use preview::{Chunks, Preview};
 
 #[cfg(test)]
 mod tests {

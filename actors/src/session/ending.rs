@@ -4,7 +4,9 @@
 //! context overflow compacts and runs the turn once more, a failure a
 //! retry may cure restarts the run from its last step after a doubling
 //! backoff, and anything else finishes the run, its error saying how many
-//! tries it took and what to do about an overflow compaction could not fix.
+//! tries it took and what to do about an overflow compaction could not fix;
+//! and what an end writes (the run's record, its inbox items, `lastRun`),
+//! queued runs' ends included (cancelled, or cut by a reset or a delete).
 
 use std::time::Duration;
 
@@ -12,7 +14,11 @@ use super::SessionState;
 use crate::ids::RunId;
 use crate::provider::ProviderError;
 use crate::run::{FailureKind, RunEvent};
+use crate::session::inbox;
+use crate::session::run_record::{self, RunRecord};
 use crate::session::RestartPolicy;
+use crate::session::{LastRun, Settled};
+use crate::store::StoreWrite;
 
 /// How the reasoning of a run is shown (`/reasoning`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +191,141 @@ impl SessionState {
             .as_mut()
             .map(|a| std::mem::take(&mut a.reasoning))
             .unwrap_or_default()
+    }
+}
+
+/// What a run's end writes: its record, its messages out of the inbox,
+/// the entry's `lastRun`; and queued runs ended before they ran.
+impl SessionState {
+    /// A queued run removed before it started: the writes that end it as
+    /// aborted and the event that says so (None: not queued here).
+    pub fn cancel_queued(&mut self, run_id: &str, now: u64) -> Option<(Vec<StoreWrite>, RunEvent)> {
+        let gone = self.queue.remove_run(run_id);
+        let (_, first) = gone.first()?;
+        let mut writes: Vec<StoreWrite> = gone.iter().map(|(k, _)| inbox::remove(k)).collect();
+        let record = RunRecord {
+            status: "aborted".into(),
+            ended_at: now,
+            stop_reason: "aborted".into(),
+            ..RunRecord::pending(&self.key, first.at_ms)
+        };
+        writes.push(run_record::write(run_id, &record));
+        let event = RunEvent::Aborted {
+            run_id: run_id.into(),
+            text: String::new(),
+        };
+        Some((writes, event))
+    }
+
+    /// Ends queued runs that will never start (reset, delete): recorded as
+    /// aborted with `why`, their messages out of the inbox; the active run
+    /// (aborted by the caller) is recorded too, and announced when no
+    /// `RunActor` of it will announce its own end: when `announce_active`
+    /// (a stopped session hears no late end), or when it is not launched
+    /// (waiting for a slot, a restart's backoff or a compaction: what it
+    /// waited for finds it gone and says nothing). A quiet run is never
+    /// announced. Returns the writes and the events to send once they are
+    /// durable.
+    pub fn end_queued(
+        &mut self,
+        why: &str,
+        announce_active: bool,
+        now: u64,
+    ) -> (Vec<StoreWrite>, Vec<RunEvent>) {
+        let aborted = |started_at| RunRecord {
+            session_key: self.key.clone(),
+            status: "aborted".into(),
+            started_at,
+            ended_at: now,
+            error: Some(why.to_string()),
+            stop_reason: "aborted".into(),
+            answered_by: None,
+        };
+        let mut writes = Vec::new();
+        let mut events = Vec::new();
+        let mut ended: Vec<RunId> = Vec::new();
+        for (key, item) in self.queue.take_all() {
+            writes.push(inbox::remove(&key));
+            if !ended.contains(&item.run_id) {
+                writes.push(run_record::write(&item.run_id, &aborted(now)));
+                events.push(RunEvent::Aborted {
+                    run_id: item.run_id.clone(),
+                    text: String::new(),
+                });
+                ended.push(item.run_id.clone());
+            }
+        }
+        if let Some(a) = self.active.as_ref() {
+            writes.extend(a.items.iter().map(|k| inbox::remove(k)));
+            writes.push(run_record::write(&a.run_id, &aborted(a.started_at)));
+            if !a.quiet && (announce_active || !a.launched) {
+                events.push(RunEvent::Aborted {
+                    run_id: a.run_id.clone(),
+                    text: String::new(),
+                });
+            }
+        }
+        (writes, events)
+    }
+
+    /// The record of how a run ended (`agent.wait`, also after a restart).
+    pub fn end_record(&self, event: &RunEvent, now: u64) -> Option<(RunId, RunRecord)> {
+        let status = event.end_status()?;
+        let (run_id, error, stop) = match event {
+            RunEvent::Final {
+                run_id,
+                stop_reason,
+                ..
+            } => (run_id, None, stop_reason.as_str()),
+            RunEvent::Failed { run_id, error, .. } => (run_id, Some(error), "error"),
+            RunEvent::Aborted { run_id, .. } => (run_id, None, "aborted"),
+            _ => return None,
+        };
+        let started_at = self.run(run_id).map_or(now, |a| a.started_at);
+        let record = RunRecord {
+            session_key: self.key.clone(),
+            status: status.as_str().to_string(),
+            started_at,
+            ended_at: now,
+            error: error.cloned(),
+            stop_reason: stop.to_string(),
+            answered_by: None,
+        };
+        Some((run_id.clone(), record))
+    }
+
+    /// The writes that record `event` as the end of its run: the record,
+    /// and when it is the active run, its messages out of the inbox.
+    pub fn end_writes(&self, event: &RunEvent, now: u64) -> Vec<StoreWrite> {
+        let mut writes = Vec::new();
+        let Some((run_id, record)) = self.end_record(event, now) else {
+            return writes;
+        };
+        writes.push(run_record::write(&run_id, &record));
+        if let Some(a) = self.run(&run_id) {
+            writes.extend(a.items.iter().map(|k| inbox::remove(k)));
+        }
+        writes
+    }
+
+    /// The entry's `lastRun` for `event`, when it ends the active run.
+    pub fn last_run(&self, event: &RunEvent, now: u64) -> Option<LastRun> {
+        let a = self.active.as_ref()?;
+        let (status, error) = match event {
+            RunEvent::Final { run_id, .. } if *run_id == a.run_id => (Settled::Done, None),
+            RunEvent::Failed { run_id, error, .. } if *run_id == a.run_id => {
+                (Settled::Failed, Some(error.clone()))
+            }
+            RunEvent::Aborted { run_id, .. } if *run_id == a.run_id => (Settled::Killed, None),
+            _ => return None,
+        };
+        Some(LastRun {
+            run_id: a.run_id.clone(),
+            status: status.as_str().to_string(),
+            started_at: a.started_at,
+            ended_at: now,
+            error,
+        })
     }
 }
 

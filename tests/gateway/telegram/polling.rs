@@ -203,6 +203,7 @@ async fn logout_stops_polling_and_start_resumes_it() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let polls = fake.calls("getUpdates").len();
     fake.dm(42, 1, "while out");
+    // Time is what is tested, again: a message waits, and still no poll comes.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     assert_eq!(
         fake.calls("getUpdates").len(),
