@@ -17,7 +17,8 @@
 //! flushes and bytes flushed per turn (its `/metrics` counters), and the chat.send ack,
 //! send -> first `chat` delta and send -> final latencies at p50/p99. Knobs: `FERROCLAW_BENCH_LONG`
 //! (2000), `FERROCLAW_BENCH_LONG_TURNS` (20), `FERROCLAW_BENCH_SHORT` (100),
-//! `FERROCLAW_BENCH_PERF=<dir>` (a `perf record` of each build's cases),
+//! `FERROCLAW_BENCH_PERF=<dir>` (a `perf record` of each build's cases;
+//! `FERROCLAW_BENCH_PERF_EVENT=probe_libc:malloc` samples allocations instead),
 //! `FERROCLAW_BENCH_ROUNDS` (1: both builds that many times, alternating), `FERROCLAW_BENCH_PERF_STAT=1`
 //! (CPU per turn from `perf stat`'s task-clock, finer than `/proc`'s ticks).
 //!
@@ -391,18 +392,17 @@ async fn measure_openclaw(fake: &FakeProvider) -> Option<Vec<Figures>> {
 fn perf_record(pid: u32, build: &str, case: &str) -> Option<std::process::Child> {
     let dir = std::env::var("FERROCLAW_BENCH_PERF").ok()?;
     let out = Path::new(&dir).join(format!("{build}-{case}.data"));
-    let args = [
-        "record",
-        "-q",
-        "-F",
-        "4000",
-        "-g",
-        "-p",
-        &pid.to_string(),
-        "-o",
-    ];
+    // FERROCLAW_BENCH_PERF_EVENT: what to sample instead of the CPU (e.g.
+    // `probe_libc:malloc` after `perf probe -x <libc> malloc`: who
+    // allocates), with DWARF call graphs.
+    let what: Vec<String> = match std::env::var("FERROCLAW_BENCH_PERF_EVENT") {
+        Ok(event) => vec!["-e".into(), event, "--call-graph".into(), "dwarf".into()],
+        Err(_) => vec!["-F".into(), "4000".into(), "-g".into()],
+    };
     Command::new("perf")
-        .args(args)
+        .args(["record", "-q"])
+        .args(what)
+        .args(["-p", &pid.to_string(), "-o"])
         .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -118,6 +118,11 @@ async fn metrics_count_live_sessions_until_they_idle_out_and_the_runs_started() 
     let (_, _, during) = http(gw.addr, "GET", "/metrics", &[]).await;
     assert_eq!(value(&during, "ferroclaw_sessions_live"), 1);
     assert_eq!(value(&during, "ferroclaw_runs_started_total"), 1);
+    assert_eq!(
+        value(&during, "ferroclaw_runs_restarted_total"),
+        0,
+        "it did not fail"
+    );
     // The idle session stops (1 s) and its state is dropped.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     loop {

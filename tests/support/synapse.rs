@@ -112,12 +112,31 @@ fn versions_ok(url: &str) -> bool {
         .is_some_and(|r| r.0 == 200)
 }
 
+/// The homeserver's directory lives as long as its test binary (a static
+/// is never dropped): the directories of earlier runs whose process is
+/// gone are removed here instead.
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("ferroclaw-synapse-") else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 fn start() -> Synapse {
     let python = venv().join("python");
     assert!(
         python.exists(),
         "Synapse is not installed: run bash tests/matrix/setup.sh"
     );
+    remove_stale_dirs();
     let dir = std::env::temp_dir().join(format!("ferroclaw-synapse-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
