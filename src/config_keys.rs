@@ -622,7 +622,12 @@ mod unset_tests {
             "not a reasoning model",
         ),
         ("plugins.*", "OpenClaw's, not read"),
+        ("session.reset.atHour", "session.resetDefaults.atHour"),
         ("session.reset.idleMinutes", "no idle reset"),
+        (
+            "session.resetByChannel.*.atHour",
+            "session.resetDefaults.atHour",
+        ),
         ("session.resetByChannel.*.idleMinutes", "no idle reset"),
         ("session.resetByType.*.atHour", "session.reset's"),
         ("session.resetByType.*.idleMinutes", "session.reset's"),
@@ -648,14 +653,9 @@ mod unset_tests {
         ("wizard.*", "OpenClaw's, not read"),
     ];
 
-    /// Defaults still written in Rust, to move into `default.json5`: this
-    /// list only shrinks.
-    const STILL_IN_RUST: &[&str] = &[
-        // 4 when a reset section is written without it; the section's
-        // presence is what turns resets on, so it cannot be shipped.
-        "session.reset.atHour",
-        "session.resetByChannel.*.atHour",
-    ];
+    /// Defaults still written in Rust, to move into `default.json5`: none
+    /// left, and the list only shrinks (a new one fails the test above).
+    const STILL_IN_RUST: &[&str] = &[];
 
     /// Whether `pattern` names `key`: `*` stands for any one key, a
     /// trailing `.*` for everything under the part before it.

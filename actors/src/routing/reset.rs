@@ -2,7 +2,7 @@
 //! `resetByType`, `resetByChannel`): when a channel conversation's session
 //! is stale and its next message starts a new one. `mode`: `none` (the
 //! default), `daily` (stale once the gateway-local clock passes `atHour`,
-//! 4 by default, after the session started) or `idle` (stale after
+//! `resetDefaults.atHour` when unset, after the session started) or `idle` (stale after
 //! `idleMinutes` without a message; `idleMinutes` also applies beside
 //! `daily`). `resetByType.<direct|group|thread>` refines `reset`;
 //! `resetByChannel.<channel>` replaces both. Time and the gateway's UTC
@@ -66,7 +66,9 @@ pub fn policy(session: &SessionSettings, kind: ResetType, channel: &str) -> Rese
         .or(base.map(|_| ResetMode::Daily))
         .unwrap_or(ResetMode::None);
     let pick = |f: fn(&ResetSettings) -> Option<i64>| typed.and_then(f).or(base.and_then(f));
-    let at_hour = pick(|c| c.at_hour).unwrap_or(4).clamp(0, 23) as u32;
+    let at_hour = pick(|c| c.at_hour)
+        .unwrap_or(session.reset_defaults.at_hour)
+        .clamp(0, 23) as u32;
     let idle_minutes = pick(|c| c.idle_minutes)
         .map(|m| m.max(0) as u64)
         .filter(|m| *m > 0);
@@ -161,6 +163,12 @@ mod tests {
             policy(&s, ResetType::Group, "discord").mode,
             ResetMode::None
         );
+        // A section that does not say takes resetDefaults' hour (shipped: 4).
+        let bare = session(json!({ "resetByChannel": { "slack": {} } }));
+        let slack = policy(&bare, ResetType::Direct, "slack");
+        assert_eq!((slack.mode, slack.at_hour), (ResetMode::Daily, 4));
+        let later = session(json!({ "reset": {}, "resetDefaults": { "atHour": 9 } }));
+        assert_eq!(policy(&later, ResetType::Direct, "telegram").at_hour, 9);
         // An unknown mode is refused when the config is read (typed).
         let e = serde_json::from_value::<ResetSettings>(json!({ "mode": "weekly" })).unwrap_err();
         assert!(e.to_string().contains("daily"), "{e}");

@@ -28,6 +28,9 @@ pub struct SessionSettings {
     pub reset_by_type: ResetByType,
     /// `<channel>`: replaces `reset` and `resetByType` there.
     pub reset_by_channel: BTreeMap<String, ResetSettings>,
+    /// What a reset section that does not say takes (ferroclaw's key: a
+    /// shipped `reset` section would turn resets on for everyone).
+    pub reset_defaults: ResetDefaults,
     /// Whether a session's replies may go to its chat.
     pub send_policy: SendPolicy,
     /// Keys read by later features.
@@ -35,8 +38,16 @@ pub struct SessionSettings {
     pub other: serde_json::Map<String, Value>,
 }
 
+/// `session.resetDefaults`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResetDefaults {
+    /// The hour of a daily reset whose section does not say (OpenClaw's: 4).
+    pub at_hour: i64,
+}
+
 /// `session.reset` and its refinements (OpenClaw's keys). A section
-/// without `mode` is `daily`; `atHour` unset is 4 (OpenClaw's).
+/// without `mode` is `daily`; `atHour` unset is `resetDefaults.atHour`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResetSettings {
