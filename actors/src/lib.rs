@@ -33,8 +33,10 @@ macro_rules! reason_error {
 pub mod approvals;
 pub mod audit;
 pub mod backup;
+pub mod browser;
 pub mod bus;
 pub mod channels;
+pub mod child;
 pub mod compaction;
 pub mod context;
 pub mod cron;

@@ -75,9 +75,8 @@ impl SignalDaemon {
         cmd.args(self.args())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        die_with_parent(&mut cmd);
+            .stderr(Stdio::piped());
+        crate::child::owned(&mut cmd);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -154,43 +153,9 @@ impl SignalDaemon {
 
     /// SIGTERM to the daemon's group now, SIGKILL in 5 s if it lingers.
     fn stop_child(&mut self) {
-        let Some(pid) = self.pid.take() else {
-            return;
-        };
-        let group = -(pid as i32);
-        // SAFETY: kill(2) with a negative pid signals that process group
-        // (the child leads it: spawned with process_group(0)).
-        unsafe {
-            libc::kill(group, libc::SIGTERM);
+        if let Some(pid) = self.pid.take() {
+            crate::child::stop_group(pid, Duration::from_secs(5));
         }
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(5));
-            // SAFETY: as above; a group already gone makes this a no-op.
-            unsafe {
-                if libc::kill(group, 0) == 0 {
-                    libc::kill(group, libc::SIGKILL);
-                }
-            }
-        });
-    }
-}
-
-/// The child gets SIGTERM when the thread that forked it dies (this is the
-/// arbiter's thread, which lives as long as the gateway), so a gateway
-/// killed by SIGKILL leaves no daemon behind.
-fn die_with_parent(cmd: &mut tokio::process::Command) {
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    let parent = std::process::id() as libc::pid_t;
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
     }
 }
 
