@@ -54,6 +54,8 @@ pub enum LaunchError {
     },
     #[error("the browser exited before it listened ({status})")]
     Exited { status: String },
+    #[error("the browser's actor is stopping")]
+    Stopping,
     #[error("the browser did not listen within {} ms (its process group {pid} is stopped)", .after.as_millis())]
     Timeout { after: Duration, pid: u32 },
 }
