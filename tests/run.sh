@@ -4,7 +4,8 @@
 # the interop test; the official MCP reference servers and SDK from the
 # npm registry, for the MCP tests; the `openai` Python package from PyPI, for the
 # OpenAI-compatible API test; Chromium from Debian's packages and
-# playwright-core from the npm registry, for the web chat browser test;
+# playwright-core from the npm registry, for the web chat browser test and
+# the managed browser's (actors/src/browser/);
 # bubblewrap from Debian's packages, for the exec sandbox test; tmux from
 # Debian's packages, to type into OpenClaw's TUI as a user does; espeak-ng,
 # pocketsphinx and its English model from Debian's packages, for real speech
