@@ -151,6 +151,14 @@ async fn status_callbacks_reach_the_outbox_and_unknown_objects_are_taken() {
             .await
     );
     let wamid = fake.sent_to(OWNER, "text")[0].id.clone();
+    // The barrier: the outbox recorded the chunk as sent under its wamid
+    // (the fake saw the request before the gateway read its answer).
+    let sent = |_: &FakeWhatsApp| {
+        ferroclaw_actors::channels::ledger::sent_item(gw.store(), "default", &wamid)
+            .unwrap()
+            .is_some()
+    };
+    assert!(fake.until(LONG, sent).await, "the send was never recorded");
     let statuses = json!([
         { "id": wamid, "status": "delivered", "timestamp": "1700000001", "recipient_id": OWNER },
         { "id": wamid, "status": "read", "timestamp": "1700000002", "recipient_id": OWNER },
