@@ -653,10 +653,6 @@ mod unset_tests {
         ("wizard.*", "OpenClaw's, not read"),
     ];
 
-    /// Defaults still written in Rust, to move into `default.json5`: none
-    /// left, and the list only shrinks (a new one fails the test above).
-    const STILL_IN_RUST: &[&str] = &[];
-
     /// Whether `pattern` names `key`: `*` stands for any one key, a
     /// trailing `.*` for everything under the part before it.
     fn covered(key: &str, pattern: &str) -> bool {
@@ -678,18 +674,14 @@ mod unset_tests {
     #[test]
     fn an_unset_number_or_switch_says_what_unset_means() {
         let unset = super::unset_scalars();
-        let known = |k: &String| {
-            UNSET_MEANS.iter().any(|(p, _)| covered(k, p))
-                || STILL_IN_RUST.iter().any(|p| covered(k, p))
-        };
+        let known = |k: &String| UNSET_MEANS.iter().any(|(p, _)| covered(k, p));
         let new: Vec<&String> = unset.iter().filter(|k| !known(k)).collect();
         assert!(
             new.is_empty(),
             "optional numbers or switches shipped unset: give each its default in \
              config/default.json5, or say in UNSET_MEANS what unset means: {new:#?}"
         );
-        let patterns = UNSET_MEANS.iter().map(|(p, _)| p).chain(STILL_IN_RUST);
-        let stale: Vec<&&str> = patterns
+        let stale: Vec<&&str> = (UNSET_MEANS.iter().map(|(p, _)| p))
             .filter(|p| !unset.iter().any(|k| covered(k, p)))
             .collect();
         assert!(stale.is_empty(), "listed but no longer unset: {stale:?}");

@@ -1,13 +1,7 @@
 //! No production function over 60 lines, except declared tables (a `///`
-//! that says "declared table": tool schemas). `STILL_LONG` held the ones
-//! still over, with their length, so the list could only shrink; it is
-//! empty now, and a function over 60 lines fails.
+//! that says "declared table": tool schemas).
 
 use super::layout::{long_fns, repo, rust_files, starts_fn, without_tests, MAX_HANDLER_LINES};
-
-/// `(file, function, lines)`: still over 60 lines, at most this long
-/// (none left; an entry here must name a function that is).
-const STILL_LONG: &[(&str, &str, usize)] = &[];
 
 /// The function's name on its first line (`pub async fn name<..>(`).
 fn name_of(line: &str) -> &str {
@@ -52,41 +46,12 @@ fn long_production_fns() -> Vec<(String, String, usize)> {
 }
 
 #[test]
-fn no_production_function_is_over_60_lines_but_the_shrinking_list() {
-    let found = long_production_fns();
-    let listed = |file: &str, name: &str| {
-        STILL_LONG
-            .iter()
-            .find(|(f, n, _)| *f == file && *n == name)
-            .map(|(_, _, max)| *max)
-    };
-    let mut wrong = Vec::new();
-    for (file, name, n) in &found {
-        match listed(file, name) {
-            None => wrong.push(format!("{file}: fn {name} is {n} lines (at most 60)")),
-            Some(max) if *n > max => {
-                wrong.push(format!("{file}: fn {name} grew to {n} lines (was {max})"))
-            }
-            Some(_) => {}
-        }
-    }
-    for (file, name, _) in STILL_LONG {
-        if !found.iter().any(|(f, n, _)| f == file && n == name) {
-            wrong.push(format!(
-                "{file}: fn {name} is 60 lines or fewer now: take it off STILL_LONG"
-            ));
-        }
-    }
-    let list: Vec<String> = found
+fn no_production_function_is_over_60_lines_but_declared_tables() {
+    let found: Vec<String> = long_production_fns()
         .iter()
-        .map(|(f, n, l)| format!("    (\"{f}\", \"{n}\", {l}),"))
+        .map(|(file, name, n)| format!("{file}: fn {name} is {n} lines (at most 60)"))
         .collect();
-    assert!(
-        wrong.is_empty(),
-        "{}\n\ntoday's list:\n{}",
-        wrong.join("\n"),
-        list.join("\n")
-    );
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub struct BrowserState {
     /// Its DevTools port on 127.0.0.1.
     pub cdp_port: Option<u16>,
     pub ws_url: Option<String>,
-    /// Times it died and was started again since the gateway started.
+    /// Restarts tried after it died (a failed try counts too).
     pub restarts: u32,
     pub last_error: Option<String>,
 }
