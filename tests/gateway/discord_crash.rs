@@ -39,6 +39,18 @@ async fn sigkill_under_load_never_posts_twice_nor_loses_a_message() {
             && f.gateway_stats().4)
             .await
     );
+    // One message answered before the first crash: its record's flush
+    // made the session from READY durable too, so a restart that reaches
+    // the gateway resumes (a crash between READY and that flush would
+    // rightly identify again).
+    fake.message("D100", None, "100", &[], "warm up");
+    assert!(
+        fake.until(Duration::from_secs(20), |f| f
+            .created_in("D100")
+            .iter()
+            .any(|c| c.content.contains("You said: warm up")))
+            .await
+    );
     let steps = schedule("discord_crash", 6, 30);
     let (pushed, crashes) = drive(dir.path(), &mut child, &steps, |_, dm, text| {
         let channel = format!("D10{dm}");

@@ -317,6 +317,17 @@ impl DiscordShard {
             "READY" => {
                 tracing::info!(parent: &self.span, "discord gateway ready (identified)");
                 self.save_session();
+                // Durable at once, not with the next message's flush: a
+                // crash before any message would otherwise identify again
+                // (Discord allows 1,000 identifies a day).
+                let store = self.store.clone();
+                ctx.spawn(async move { store.flush().await }.into_actor(self).map(
+                    |flushed, act, _| {
+                        if let Err(e) = flushed {
+                            tracing::warn!(parent: &act.span, error = %e, "cannot flush the discord session");
+                        }
+                    },
+                ));
             }
             "RESUMED" => tracing::info!(parent: &self.span, "discord gateway resumed"),
             "GUILD_CREATE" => {
