@@ -375,7 +375,15 @@ mod defaults_tests {
         // OpenClaw's keys in the sections ferroclaw accepts and does not
         // read (`settings/compat.rs`, `settings/gateway.rs`): unset is
         // OpenClaw's "not set". What is read there has its default.
-        "browser.*",
+        "browser.allowSystemProfileImport",
+        "browser.attachOnly",
+        "browser.cdpUrl",
+        "browser.executablePath",
+        "browser.extensionRelay",
+        "browser.headless",
+        "browser.snapshotDefaults.mode",
+        "browser.ssrfPolicy.allowPrivateNetwork",
+        "browser.tabCleanup",
         "commands.*",
         "env.*",
         "gateway.http.endpoints.chatCompletions.images",
@@ -519,7 +527,22 @@ mod unset_tests {
             "not the default agent (the first is)",
         ),
         ("attachments.ttlHours", "no age limit"),
-        ("browser.*", "OpenClaw's, not read yet"),
+        ("browser.allowSystemProfileImport", "OpenClaw's, not read"),
+        (
+            "browser.attachOnly",
+            "OpenClaw's, not read: ferroclaw launches",
+        ),
+        (
+            "browser.headless",
+            "headless without DISPLAY/WAYLAND_DISPLAY",
+        ),
+        ("browser.profiles.*.cdpPort", "a port the browser picks"),
+        ("browser.profiles.*.headless", "browser.headless"),
+        (
+            "browser.ssrfPolicy.allowPrivateNetwork",
+            "dangerouslyAllowPrivateNetwork decides",
+        ),
+        ("browser.tabCleanup.enabled", "OpenClaw's, not read"),
         (
             "channels.discord.guilds.*.channels.*.allow",
             "the guild's rule",
@@ -689,7 +712,7 @@ mod unset_tests {
             "channels.defaults.signal.autoStart",
             "channels.signal.autoStart"
         ));
-        assert!(covered("browser.profiles.x", "browser.*") && !covered("browsers", "browser.*"));
+        assert!(covered("commands.x", "commands.*") && !covered("commandsx", "commands.*"));
         assert!(covered(
             "tools.media.audio.models[].maxBytes",
             "tools.media.*.models[].maxBytes"

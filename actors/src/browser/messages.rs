@@ -40,3 +40,13 @@ pub struct BrowserState {
     pub restarts: u32,
     pub last_error: Option<String>,
 }
+
+/// What the profile's proxy did that the browser tool should know.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub enum ProxyReport {
+    /// A request the SSRF policy refused (`why` names the rule).
+    Refused { host: String, why: String },
+    /// A response cut at `browser.maxResponseMb`.
+    Cut { host: String, limit: u64 },
+}

@@ -9,6 +9,8 @@
 pub mod actor;
 pub mod launch;
 pub mod messages;
+pub mod policy;
+pub mod proxy;
 
 pub use actor::BrowserActor;
 pub use launch::{launch, Launch, LaunchError, Launched};

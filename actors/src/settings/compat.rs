@@ -1,13 +1,14 @@
 //! The sections of OpenClaw's config that ferroclaw accepts so an OpenClaw
 //! config loads unchanged: `meta`, `env`, `wizard`, `update`, `ui`,
-//! `commands`, `memory`, `talk`, `browser`, `plugins`. Typed with OpenClaw's
+//! `commands`, `memory`, `talk`, `plugins` (`browser` is typed in
+//! `browser.rs`). Typed with OpenClaw's
 //! keys (its `zod-schema` root shape), so a typo in them is named like any
 //! other; every key is optional (shipped: unset) but those read. Read here:
 //! `ui.prefs` (the Control UI's theme, `themes.list`) and
 //! `plugins.entries.<id>.config.webSearch` (`web_search`'s providers). The
 //! rest is kept for OpenClaw's clients and the features that will read it
-//! (the browser, voice). Values OpenClaw leaves free-form (a plugin's own
-//! `config`, a talk provider's settings, browser profiles) stay JSON.
+//! (voice). Values OpenClaw leaves free-form (a plugin's own
+//! `config`, a talk provider's settings) stay JSON.
 
 use std::collections::BTreeMap;
 
@@ -175,28 +176,6 @@ pub struct TalkProvider {
     pub api_key: Option<String>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
-}
-
-/// `browser`: browser automation (OpenClaw's keys; read by the browser
-/// feature).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct BrowserSettings {
-    pub enabled: Option<bool>,
-    pub allow_system_profile_import: Option<bool>,
-    pub evaluate_enabled: Option<bool>,
-    pub cdp_url: Option<String>,
-    pub executable_path: Option<String>,
-    pub headless: Option<bool>,
-    pub no_sandbox: Option<bool>,
-    pub attach_only: Option<bool>,
-    pub default_profile: Option<String>,
-    pub snapshot_defaults: Option<Value>,
-    pub ssrf_policy: Option<Value>,
-    pub profiles: Option<BTreeMap<String, Value>>,
-    pub extra_args: Option<Vec<String>>,
-    pub tab_cleanup: Option<Toggle>,
-    pub extension_relay: Option<Value>,
 }
 
 /// `plugins`: OpenClaw's plugin registry. ferroclaw loads no plugins; it

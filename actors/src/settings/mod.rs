@@ -11,6 +11,7 @@
 
 mod agents;
 mod bad;
+mod browser;
 mod channels;
 mod compat;
 mod gateway;
@@ -29,6 +30,7 @@ use serde_json::{Map, Value};
 
 pub use agents::*;
 pub use bad::BadSetting;
+pub use browser::*;
 pub use channels::*;
 pub use compat::*;
 pub use gateway::*;
