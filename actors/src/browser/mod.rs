@@ -7,10 +7,12 @@
 //! stop, restart with backoff when it dies, its state.
 
 pub mod actor;
+pub mod cdp;
 pub mod launch;
 pub mod messages;
 pub mod policy;
 pub mod proxy;
+pub mod snapshot;
 
 pub use actor::BrowserActor;
 pub use launch::{launch, Launch, LaunchError, Launched};
