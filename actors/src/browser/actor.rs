@@ -1,56 +1,90 @@
-//! `BrowserActor`: one profile's browser. It starts Chromium when asked
-//! (`launch.rs`), starts it again with backoff (1 s doubling to 60 s, back
-//! to 1 s after a minute up) when it dies while wanted, stops its whole
-//! process group when told or when the actor stops, and says what it is
-//! doing. A gateway killed outright takes the browser with it (the child
-//! gets SIGTERM on its parent's death: `crate::child`).
+//! `BrowserActor`: one profile's browser. It starts its SSRF proxy when it
+//! starts (`proxy.rs`), starts Chromium behind it when asked or on the
+//! first call (`launch.rs`) and connects to its DevTools socket
+//! (chromiumoxide), starts it again with backoff (1 s doubling to 60 s,
+//! back to 1 s after a minute up) when it dies while wanted, stops its
+//! whole process group when told or when the actor stops, and owns the
+//! tabs (`tabs.rs`). Calls (`calls.rs`) run one at a time per profile. A
+//! gateway killed outright takes the browser with it (the child gets
+//! SIGTERM on its parent's death: `crate::child`).
 
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
+use chromiumoxide::Browser;
+use futures_util::StreamExt;
 
-use super::launch::{launch, Launch, LaunchError, Launched};
-use super::messages::{BrowserExited, BrowserState, GetBrowserState, StartBrowser, StopBrowser};
+use super::launch::{launch, Launch, Launched};
+use super::messages::{
+    BrowserExited, BrowserState, CdpClosed, GetBrowserState, ProxyReport, StartBrowser,
+    StopBrowser, TabEvent,
+};
+use super::policy::Policy;
+use super::tabs::Tabs;
+use super::BrowserError;
 
 const MAX_BACKOFF_MS: u64 = 60_000;
 /// How long a stopped browser has to end before its group gets SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Proxy reports kept for `status` and `errors`.
+const KEEP_REPORTS: usize = 50;
+
+/// What one profile's calls may do (`browser.*`).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub action: Duration,
+    pub evaluate: bool,
+    pub max_response_bytes: u64,
+    pub screenshot_max_bytes: u64,
+    pub max_tabs: usize,
+}
 
 /// The running browser.
-struct Running {
-    pid: u32,
-    port: u16,
-    ws_url: String,
-    since: Instant,
+pub(super) struct Running {
+    pub pid: u32,
+    pub port: u16,
+    pub ws_url: String,
+    pub since: Instant,
+    pub cdp: Arc<Browser>,
 }
 
 pub struct BrowserActor {
-    profile: String,
-    launch: Launch,
-    running: Option<Running>,
+    pub(super) profile: String,
+    pub(super) launch: Launch,
+    pub(super) policy: Arc<Policy>,
+    pub(super) limits: Limits,
+    pub(super) running: Option<Running>,
+    pub(super) tabs: Tabs,
     /// Started and not stopped since: a death is answered by a restart.
     wanted: bool,
     backoff_ms: u64,
     restarts: u32,
     last_error: Option<String>,
-    span: tracing::Span,
+    pub(super) reports: VecDeque<String>,
+    pub(super) span: tracing::Span,
 }
 
 impl BrowserActor {
-    pub fn new(profile: &str, launch: Launch) -> BrowserActor {
+    pub fn new(profile: &str, launch: Launch, policy: Arc<Policy>, limits: Limits) -> BrowserActor {
         BrowserActor {
             span: tracing::info_span!("browser", profile = %profile),
             profile: profile.to_string(),
             launch,
+            policy,
+            limits,
             running: None,
+            tabs: Tabs::default(),
             wanted: false,
             backoff_ms: 0,
             restarts: 0,
             last_error: None,
+            reports: VecDeque::new(),
         }
     }
 
-    fn state(&self) -> BrowserState {
+    pub(super) fn state(&self) -> BrowserState {
         let r = self.running.as_ref();
         BrowserState {
             profile: self.profile.clone(),
@@ -58,13 +92,20 @@ impl BrowserActor {
             pid: r.map(|r| r.pid),
             cdp_port: r.map(|r| r.port),
             ws_url: r.map(|r| r.ws_url.clone()),
+            tabs: self.tabs.len(),
             restarts: self.restarts,
             last_error: self.last_error.clone(),
         }
     }
 
-    /// Keeps the launched browser and watches for its end.
-    fn adopt(&mut self, b: Launched, ctx: &mut Context<Self>) {
+    /// Keeps the launched and connected browser and watches for its end.
+    fn adopt(
+        &mut self,
+        b: Launched,
+        cdp: Browser,
+        handler: chromiumoxide::Handler,
+        ctx: &mut Context<Self>,
+    ) {
         let Launched {
             mut child,
             pid,
@@ -77,7 +118,9 @@ impl BrowserActor {
             port,
             ws_url,
             since: Instant::now(),
+            cdp: Arc::new(cdp),
         });
+        self.tabs.clear();
         let ended = async move {
             match child.wait().await {
                 Ok(s) => s.to_string(),
@@ -89,33 +132,54 @@ impl BrowserActor {
                 .into_actor(self)
                 .map(move |status, _, ctx| ctx.notify(BrowserExited { pid, status })),
         );
+        // The protocol's reader: every event and answer passes through it.
+        let me = ctx.address();
+        actix::spawn(async move {
+            let mut handler = handler;
+            while handler.next().await.is_some() {}
+            me.do_send(CdpClosed { pid });
+        });
     }
 
-    /// Starts the browser, waited for in place (`ctx.wait`): the actor
+    /// Launches and connects, waited for in place (`ctx.wait`): the actor
     /// takes no other message meanwhile, so two starts never race.
-    fn start(
+    pub(super) fn start(
         &mut self,
         ctx: &mut Context<Self>,
-        answer: Option<tokio::sync::oneshot::Sender<Result<BrowserState, LaunchError>>>,
+        answer: Option<tokio::sync::oneshot::Sender<Result<BrowserState, BrowserError>>>,
     ) {
         let l = self.launch.clone();
         let restart = answer.is_none();
-        let started = async move { launch(&l).await }
-            .into_actor(self)
-            .map(move |r, act, ctx| {
-                match r {
-                    Ok(b) => act.adopt(b, ctx),
-                    Err(e) => {
-                        tracing::warn!(parent: &act.span, error = %e, "browser did not start");
-                        act.last_error = Some(e.to_string());
-                        if restart {
-                            act.restart_later(ctx);
-                        }
-                        return Err(e);
-                    }
+        let deadline = l.deadline;
+        let started = async move {
+            let b = launch(&l).await?;
+            let config = chromiumoxide::handler::HandlerConfig {
+                request_timeout: deadline,
+                ..Default::default()
+            };
+            match Browser::connect_with_config(b.ws_url.clone(), config).await {
+                Ok((cdp, handler)) => Ok((b, cdp, handler)),
+                Err(e) => {
+                    crate::child::stop_group(b.pid, STOP_GRACE);
+                    Err(BrowserError::Connect(e.to_string()))
                 }
-                Ok(act.state())
-            });
+            }
+        }
+        .into_actor(self)
+        .map(move |r, act, ctx| {
+            match r {
+                Ok((b, cdp, handler)) => act.adopt(b, cdp, handler, ctx),
+                Err(e) => {
+                    tracing::warn!(parent: &act.span, error = %e, "browser did not start");
+                    act.last_error = Some(e.to_string());
+                    if restart {
+                        act.restart_later(ctx);
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(act.state())
+        });
         ctx.wait(started.map(|r, _, _| {
             if let Some(tx) = answer {
                 let _ = tx.send(r);
@@ -139,14 +203,36 @@ impl BrowserActor {
     }
 
     fn stop_running(&mut self) {
+        self.tabs.clear();
         if let Some(r) = self.running.take() {
             crate::child::stop_group(r.pid, STOP_GRACE);
         }
+    }
+
+    /// The browser is wanted from now on (a call or a start asked for it).
+    pub(super) fn want(&mut self) {
+        self.wanted = true;
     }
 }
 
 impl Actor for BrowserActor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let rules = super::proxy::Rules {
+            policy: self.policy.clone(),
+            max_response_bytes: self.limits.max_response_bytes,
+            reports: ctx.address().recipient(),
+        };
+        match super::proxy::start(rules, ctx) {
+            Ok(p) => self.launch.proxy = Some(p.port),
+            Err(e) => {
+                // Without its proxy the browser is never started.
+                tracing::error!(parent: &self.span, error = %e, "browser proxy: cannot listen");
+                self.last_error = Some(format!("the browser's proxy cannot listen: {e}"));
+            }
+        }
+    }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         self.stop_running();
@@ -154,16 +240,20 @@ impl Actor for BrowserActor {
 }
 
 impl Handler<StartBrowser> for BrowserActor {
-    type Result = ResponseFuture<Result<BrowserState, LaunchError>>;
+    type Result = ResponseFuture<Result<BrowserState, BrowserError>>;
     fn handle(&mut self, _: StartBrowser, ctx: &mut Context<Self>) -> Self::Result {
-        self.wanted = true;
+        self.want();
         if self.running.is_some() {
             let state = self.state();
             return Box::pin(async move { Ok(state) });
         }
+        if self.launch.proxy.is_none() {
+            let e = BrowserError::NoProxy;
+            return Box::pin(async move { Err(e) });
+        }
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.start(ctx, Some(tx));
-        Box::pin(async move { rx.await.unwrap_or(Err(LaunchError::Stopping)) })
+        Box::pin(async move { rx.await.unwrap_or(Err(BrowserError::Stopping)) })
     }
 }
 
@@ -190,6 +280,7 @@ impl Handler<BrowserExited> for BrowserActor {
         let Some(r) = self.running.take_if(|r| r.pid == msg.pid) else {
             return;
         };
+        self.tabs.clear();
         if r.since.elapsed() > Duration::from_secs(60) {
             self.backoff_ms = 0;
         }
@@ -198,6 +289,61 @@ impl Handler<BrowserExited> for BrowserActor {
         tracing::warn!(parent: &self.span, status = %msg.status, "browser exited");
         self.last_error = Some(format!("the browser exited ({})", msg.status));
         self.restart_later(ctx);
+    }
+}
+
+impl Handler<CdpClosed> for BrowserActor {
+    type Result = ();
+    fn handle(&mut self, msg: CdpClosed, _: &mut Context<Self>) {
+        // The DevTools socket of the running browser closed: the browser is
+        // ending (its exit restarts it) or wedged (stopped, so it exits).
+        if self.running.as_ref().is_some_and(|r| r.pid == msg.pid) {
+            tracing::warn!(parent: &self.span, "browser's DevTools connection closed");
+            crate::child::stop_group(msg.pid, STOP_GRACE);
+        }
+    }
+}
+
+impl Handler<ProxyReport> for BrowserActor {
+    type Result = ();
+    fn handle(&mut self, msg: ProxyReport, _: &mut Context<Self>) {
+        let line = match msg {
+            ProxyReport::Refused { host, why } => {
+                tracing::info!(parent: &self.span, %host, %why, "browser request refused");
+                format!("refused: {why}")
+            }
+            ProxyReport::Cut { host, limit } => {
+                tracing::warn!(parent: &self.span, %host, limit, "browser response cut");
+                format!("{host}: a response over {limit} bytes was cut (browser.maxResponseMb)")
+            }
+        };
+        if self.reports.len() == KEEP_REPORTS {
+            self.reports.pop_front();
+        }
+        self.reports.push_back(line);
+    }
+}
+
+impl Handler<TabEvent> for BrowserActor {
+    type Result = ();
+    fn handle(&mut self, msg: TabEvent, _: &mut Context<Self>) {
+        match msg {
+            TabEvent::Dialog { tab, dialog } => {
+                if let Some(t) = self.tabs.get_mut(tab) {
+                    t.dialog = Some(dialog);
+                }
+            }
+            TabEvent::Log { tab, error, line } => {
+                if let Some(t) = self.tabs.get_mut(tab) {
+                    t.log(error, line);
+                }
+            }
+            TabEvent::Navigated { tab } => {
+                if let Some(t) = self.tabs.get_mut(tab) {
+                    t.refs.reset();
+                }
+            }
+        }
     }
 }
 

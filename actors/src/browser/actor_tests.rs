@@ -12,8 +12,18 @@ fn actor(dir: &std::path::Path) -> Addr<BrowserActor> {
         user_data_dir: dir.join("browser").join("openclaw"),
         extra_args: Vec::new(),
         deadline: Duration::from_secs(60),
+        proxy: None,
+        cdp_port: 0,
     };
-    BrowserActor::new("openclaw", launch).start()
+    let limits = Limits {
+        action: Duration::from_secs(20),
+        evaluate: false,
+        max_response_bytes: 1 << 20,
+        screenshot_max_bytes: 5 << 20,
+        max_tabs: 8,
+    };
+    let policy = std::sync::Arc::new(crate::browser::policy::Policy::default());
+    BrowserActor::new("openclaw", launch, policy, limits).start()
 }
 
 /// The state once `ok` holds, failing after 30 s.

@@ -74,11 +74,15 @@ pub async fn ax_tree(page: &Page) -> Result<Vec<Value>, CdpError> {
 /// The element's centre in the viewport, scrolled into view first.
 pub async fn center(page: &Page, node: i64) -> Result<(f64, f64), CdpError> {
     let id = BackendNodeId::new(node);
-    let mut scroll = ScrollIntoViewIfNeededParams::default();
-    scroll.backend_node_id = Some(id);
+    let scroll = ScrollIntoViewIfNeededParams {
+        backend_node_id: Some(id),
+        ..Default::default()
+    };
     page.execute(scroll).await?;
-    let mut quads = GetContentQuadsParams::default();
-    quads.backend_node_id = Some(id);
+    let quads = GetContentQuadsParams {
+        backend_node_id: Some(id),
+        ..Default::default()
+    };
     let got = page.execute(quads).await?.result;
     let q = got.quads.first().ok_or(CdpError::NotVisible)?.inner();
     if q.len() < 8 {
@@ -154,8 +158,10 @@ pub async fn drag(page: &Page, from: (f64, f64), to: (f64, f64)) -> Result<(), C
 }
 
 pub async fn focus(page: &Page, node: i64) -> Result<(), CdpError> {
-    let mut f = FocusParams::default();
-    f.backend_node_id = Some(BackendNodeId::new(node));
+    let f = FocusParams {
+        backend_node_id: Some(BackendNodeId::new(node)),
+        ..Default::default()
+    };
     page.execute(f).await?;
     Ok(())
 }
@@ -244,10 +250,9 @@ pub async fn call_on(
     call.object_id = Some(id.into());
     call.arguments = Some(
         args.into_iter()
-            .map(|v| {
-                let mut a = chromiumoxide::cdp::js_protocol::runtime::CallArgument::default();
-                a.value = Some(v);
-                a
+            .map(|v| chromiumoxide::cdp::js_protocol::runtime::CallArgument {
+                value: Some(v),
+                ..Default::default()
             })
             .collect(),
     );

@@ -26,7 +26,24 @@ pub struct Launch {
     pub extra_args: Vec<String>,
     /// How long the browser has to start listening.
     pub deadline: Duration,
+    /// The SSRF proxy every request goes through (`proxy.rs`; None: none,
+    /// for the launch's own tests).
+    pub proxy: Option<u16>,
+    /// The DevTools port (`browser.profiles.<name>.cdpPort`; 0: any).
+    pub cdp_port: u16,
 }
+
+/// Flags in `browser.extraArgs` that would route around the proxy.
+const ROUTING: &[&str] = &[
+    "--proxy-server",
+    "--proxy-pac-url",
+    "--proxy-bypass-list",
+    "--no-proxy-server",
+    "--proxy-auto-detect",
+    "--remote-debugging-address",
+    "--remote-debugging-port",
+    "--user-data-dir",
+];
 
 /// A started browser: the child (its process group's leader) and where its
 /// DevTools endpoint listens.
@@ -65,7 +82,7 @@ fn args(l: &Launch) -> Vec<String> {
     let mut a = vec![
         format!("--user-data-dir={}", l.user_data_dir.display()),
         "--remote-debugging-address=127.0.0.1".to_string(),
-        "--remote-debugging-port=0".to_string(),
+        format!("--remote-debugging-port={}", l.cdp_port),
         "--no-first-run".to_string(),
         "--no-default-browser-check".to_string(),
         "--disable-background-networking".to_string(),
@@ -78,7 +95,21 @@ fn args(l: &Launch) -> Vec<String> {
     if l.no_sandbox {
         a.push("--no-sandbox".to_string());
     }
-    a.extend(l.extra_args.iter().cloned());
+    if let Some(port) = l.proxy {
+        // Loopback too ("<-loopback>" takes back Chromium's own bypass);
+        // WebRTC may not go around the proxy over UDP.
+        a.push(format!("--proxy-server=http://127.0.0.1:{port}"));
+        a.push("--proxy-bypass-list=<-loopback>".to_string());
+        a.push("--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_string());
+        a.push("--disable-quic".to_string());
+    }
+    for extra in &l.extra_args {
+        if ROUTING.iter().any(|r| extra.starts_with(r)) {
+            tracing::warn!(flag = %extra, "browser.extraArgs: dropped (the browser's routing and profile are ferroclaw's)");
+        } else {
+            a.push(extra.clone());
+        }
+    }
     a.push("about:blank".to_string());
     a
 }

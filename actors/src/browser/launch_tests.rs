@@ -13,6 +13,8 @@ fn launch_of(executable: &str, dir: &Path, deadline: Duration) -> Launch {
         user_data_dir: dir.join("browser").join("openclaw"),
         extra_args: Vec::new(),
         deadline,
+        proxy: None,
+        cdp_port: 0,
     }
 }
 

@@ -1,19 +1,79 @@
 //! The managed browser (issue 52, in progress): an agent-only Chromium per
 //! profile that the `browser` tool drives over the Chrome DevTools
-//! Protocol. So far: `launch.rs`, which starts Chromium as an owned child
-//! (its own process group, gone with the gateway) on a loopback DevTools
-//! port with a private profile directory, and says where it listens; and
-//! `BrowserActor` (`actor.rs`), which owns one profile's browser: start,
-//! stop, restart with backoff when it dies, its state.
+//! Protocol. `launch.rs` starts Chromium as an owned child (its own
+//! process group, gone with the gateway) on a loopback DevTools port with
+//! a private profile directory, behind the profile's SSRF proxy
+//! (`proxy.rs`, `policy.rs`); `BrowserActor` (`actor.rs`) owns one
+//! profile's browser (start, stop, restart with backoff, its tabs) and
+//! answers `BrowserCall`s (`calls.rs`, `act.rs`) over chromiumoxide
+//! (`cdp.rs`), reading pages as snapshots with refs (`snapshot.rs`). Not
+//! yet wired into the tree or offered as a tool: the page actions are not
+//! proven against Chromium 156 (no page target attaches through
+//! chromiumoxide 0.8's handler yet).
 
+mod act;
 pub mod actor;
+mod calls;
 pub mod cdp;
 pub mod launch;
 pub mod messages;
 pub mod policy;
 pub mod proxy;
 pub mod snapshot;
+pub mod tabs;
 
 pub use actor::BrowserActor;
+pub use actor::Limits;
 pub use launch::{launch, Launch, LaunchError, Launched};
-pub use messages::{BrowserState, GetBrowserState, StartBrowser, StopBrowser};
+pub use messages::{
+    BrowserCall, BrowserState, Done, GetBrowserState, Shot, StartBrowser, StopBrowser,
+};
+
+/// Why a browser call failed (what the model reads).
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error("cannot connect to the browser's DevTools socket: {0}")]
+    Connect(String),
+    #[error("the browser's proxy is not listening, so the browser is not started")]
+    NoProxy,
+    #[error("the browser is stopping")]
+    Stopping,
+    #[error("the browser did not answer: {0}")]
+    Cdp(String),
+    #[error(transparent)]
+    Page(#[from] cdp::CdpError),
+    #[error("refused by browser.ssrfPolicy: {0}")]
+    Refused(String),
+    #[error("{action} did not finish within {ms} ms")]
+    Timeout { action: &'static str, ms: u64 },
+    #[error("no such tab: {0} (action=tabs lists them)")]
+    NoTab(String),
+    #[error("unknown or stale ref {0}: take a new snapshot of this tab")]
+    StaleRef(String),
+    #[error("a dialog opened: {message:?}. Answer it with action=dialog (accept true or false, promptText)")]
+    DialogOpen { message: String },
+    #[error("no dialog is open on this tab")]
+    NoDialog,
+    #[error("act:evaluate is off (browser.evaluateEnabled)")]
+    EvaluateOff,
+    #[error("the screenshot is {bytes} bytes, over browser.screenshotMaxBytes ({cap}) even as a small JPEG")]
+    TooLarge { bytes: u64, cap: u64 },
+    #[error("{0}")]
+    Args(String),
+    #[error("{0} is not supported by ferroclaw's browser")]
+    Unsupported(String),
+}
+
+impl From<policy::Refused> for BrowserError {
+    fn from(e: policy::Refused) -> BrowserError {
+        BrowserError::Refused(e.to_string())
+    }
+}
+
+impl From<chromiumoxide::error::CdpError> for BrowserError {
+    fn from(e: chromiumoxide::error::CdpError) -> BrowserError {
+        BrowserError::Cdp(e.to_string())
+    }
+}

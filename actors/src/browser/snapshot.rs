@@ -164,9 +164,8 @@ pub fn flatten(nodes: &[Value]) -> Vec<Line> {
         let role = text_of(&node["role"]);
         let name = text_of(&node["name"]);
         let ignored = node["ignored"].as_bool().unwrap_or(false);
-        let shown = !ignored
-            && !TRANSPARENT.contains(&role.as_str())
-            && !(role == "StaticText" && name.trim().is_empty());
+        let blank_text = role == "StaticText" && name.trim().is_empty();
+        let shown = !(ignored || TRANSPARENT.contains(&role.as_str()) || blank_text);
         let below = if shown { depth + 1 } else { depth };
         if shown {
             let (attrs, url) = attributes(node);

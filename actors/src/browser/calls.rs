@@ -1,0 +1,608 @@
+//! The `browser` tool's actions on one profile, OpenClaw's names and
+//! arguments: `status`, `start`, `stop`, `tabs`, `open`, `focus`, `close`,
+//! `navigate` (with the new page's compact snapshot), `snapshot`, `act`
+//! (`act.rs`), `screenshot`, `text`, `console`, `errors`, `dialog`,
+//! `upload`. Calls run one at a time per profile (`AtomicResponse`), the
+//! browser started first when it is not running, every page action under
+//! `browser.actionTimeoutMs`. What a page says (a snapshot, its text, its
+//! console) reaches the model as outside data (`trust::wrap`).
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, EventFrameNavigated, EventJavascriptDialogOpening,
+    HandleJavaScriptDialogParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
+use chromiumoxide::page::ScreenshotParams;
+use chromiumoxide::Page;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+use super::actor::BrowserActor;
+use super::messages::{BrowserCall, Done, Shot, TabEvent};
+use super::snapshot::{flatten, render, Options};
+use super::tabs::Dialog;
+use super::BrowserError;
+
+/// OpenClaw's snapshot limits: the full one, the efficient one.
+const FULL_MAX_CHARS: usize = 80_000;
+const EFFICIENT_MAX_CHARS: usize = 8_000;
+/// `text`'s default and ceiling.
+const TEXT_MAX_CHARS: usize = 40_000;
+
+pub(super) type Answer = ResponseActFuture<BrowserActor, Result<Done, BrowserError>>;
+
+pub(super) fn done(text: String) -> Answer {
+    Box::pin(actix::fut::ready(Ok(Done { text, image: None })))
+}
+
+pub(super) fn failed(e: BrowserError) -> Answer {
+    Box::pin(actix::fut::ready(Err(e)))
+}
+
+pub(super) fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// Runs `fut` under the action deadline.
+pub(super) async fn timed<T>(
+    limit: Duration,
+    what: &'static str,
+    fut: impl std::future::Future<Output = Result<T, BrowserError>>,
+) -> Result<T, BrowserError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r,
+        Err(_) => Err(BrowserError::Timeout {
+            action: what,
+            ms: limit.as_millis() as u64,
+        }),
+    }
+}
+
+impl Handler<BrowserCall> for BrowserActor {
+    type Result = AtomicResponse<Self, Result<Done, BrowserError>>;
+    fn handle(&mut self, msg: BrowserCall, ctx: &mut Context<Self>) -> Self::Result {
+        let action = msg.action.to_ascii_lowercase();
+        let needs_browser = !matches!(action.as_str(), "status" | "stop");
+        if needs_browser && self.running.is_none() {
+            self.want();
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            self.start(ctx, Some(tx));
+            let after =
+                actix::fut::wrap_future::<_, Self>(rx).then(
+                    move |started, act, ctx| match started {
+                        Ok(Ok(_)) => act.dispatch(&action, msg, ctx),
+                        Ok(Err(e)) => failed(e),
+                        Err(_) => failed(BrowserError::Stopping),
+                    },
+                );
+            return AtomicResponse::new(Box::pin(after));
+        }
+        AtomicResponse::new(self.dispatch(&action, msg, ctx))
+    }
+}
+
+impl BrowserActor {
+    fn dispatch(&mut self, action: &str, msg: BrowserCall, ctx: &mut Context<Self>) -> Answer {
+        let args = &msg.args;
+        match action {
+            "status" | "start" => {
+                self.want();
+                done(serde_json::to_string(&self.state()).unwrap_or_default())
+            }
+            "stop" => {
+                ctx.address().do_send(super::messages::StopBrowser);
+                done(json!({ "ok": true, "profile": self.profile, "stopped": true }).to_string())
+            }
+            "tabs" => self.list_tabs(ctx),
+            "open" => self.open(str_arg(args, "targetUrl").or(str_arg(args, "url")), ctx),
+            "focus" | "close" | "console" | "errors" | "dialog" => self.tab_action(action, args),
+            "navigate" => self.navigate(args),
+            "snapshot" => self.snapshot(args),
+            "screenshot" => self.screenshot(args),
+            "text" => self.text(args),
+            "act" => self.act(args),
+            "upload" => self.upload(args, &msg.workspace),
+            other => failed(BrowserError::Unsupported(other.to_string())),
+        }
+    }
+
+    /// The tab a call names (`targetId`), else the current one.
+    pub(super) fn tab(&self, args: &Value) -> Result<(u32, Page), BrowserError> {
+        let wanted = str_arg(args, "targetId");
+        let h = self.tabs.find(wanted).ok_or_else(|| {
+            BrowserError::NoTab(
+                wanted
+                    .unwrap_or("(no tab open: use action=open)")
+                    .to_string(),
+            )
+        })?;
+        let page = self
+            .tabs
+            .get(h)
+            .map(|t| t.page.clone())
+            .ok_or(BrowserError::NoTab(format!("t{h}")))?;
+        Ok((h, page))
+    }
+
+    fn cdp(&self) -> Result<std::sync::Arc<chromiumoxide::Browser>, BrowserError> {
+        self.running
+            .as_ref()
+            .map(|r| r.cdp.clone())
+            .ok_or(BrowserError::Stopping)
+    }
+
+    /// Knows `page` as a tab (listening to its dialogs, console, errors
+    /// and navigations) and returns its handle.
+    pub(super) fn register(&mut self, page: Page, ctx: &mut Context<Self>) -> u32 {
+        let (h, new) = self.tabs.add(page.clone());
+        if new {
+            listen(h, page, ctx.address());
+        }
+        h
+    }
+
+    fn list_tabs(&mut self, _: &mut Context<Self>) -> Answer {
+        let cdp = match self.cdp() {
+            Ok(c) => c,
+            Err(e) => return failed(e),
+        };
+        let limit = self.limits.action;
+        let pages = async move { timed(limit, "tabs", async { Ok(cdp.pages().await?) }).await };
+        Box::pin(pages.into_actor(self).then(|pages, act, ctx| {
+            let pages = match pages {
+                Ok(p) => p,
+                Err(e) => return failed(e),
+            };
+            for p in pages {
+                act.register(p, ctx);
+            }
+            let tabs: Vec<(u32, Page)> = act.tabs.iter().map(|(h, t)| (*h, t.page.clone())).collect();
+            let current = act.tabs.current;
+            let profile = act.profile.clone();
+            Box::pin(
+                async move {
+                    let mut out = Vec::new();
+                    for (h, p) in tabs {
+                        let url = p.url().await.ok().flatten().unwrap_or_default();
+                        let title = p.get_title().await.ok().flatten().unwrap_or_default();
+                        out.push(json!({ "targetId": format!("t{h}"), "tabId": format!("t{h}"),
+                            "cdpTargetId": p.target_id().inner(), "url": url,
+                            "title": crate::trust::sanitize_markers(&title), "current": current == Some(h) }));
+                    }
+                    Ok(Done {
+                        text: json!({ "ok": true, "profile": profile, "tabs": out }).to_string(),
+                        image: None,
+                    })
+                }
+                .into_actor(act),
+            )
+        }))
+    }
+
+    fn open(&mut self, url: Option<&str>, _: &mut Context<Self>) -> Answer {
+        let url = url.unwrap_or("about:blank").to_string();
+        if let Err(e) = self.policy.check_url(&url) {
+            return failed(e.into());
+        }
+        let cdp = match self.cdp() {
+            Ok(c) => c,
+            Err(e) => return failed(e),
+        };
+        let limit = self.limits.action;
+        let opening = async move {
+            timed(limit, "open", async {
+                Ok(cdp.new_page(url.as_str()).await?)
+            })
+            .await
+        };
+        Box::pin(opening.into_actor(self).then(|page, act, ctx| {
+            let page = match page {
+                Ok(p) => p,
+                Err(e) => return failed(e),
+            };
+            let h = act.register(page.clone(), ctx);
+            act.tabs.current = Some(h);
+            act.trim_tabs(h);
+            act.loaded(h, page, "open")
+        }))
+    }
+
+    /// Closes the oldest tabs past `browser.maxTabs` (never `keep`).
+    fn trim_tabs(&mut self, keep: u32) {
+        while self.tabs.len() > self.limits.max_tabs.max(1) {
+            let Some(oldest) = self.tabs.iter().map(|(h, _)| *h).find(|h| *h != keep) else {
+                return;
+            };
+            if let Some(t) = self.tabs.remove(oldest) {
+                actix::spawn(async move {
+                    let _ = t.page.close().await;
+                });
+            }
+        }
+    }
+
+    /// After a page loaded: its final URL checked again (a redirect the
+    /// proxy refused shows as the refused URL), then its compact snapshot.
+    fn loaded(&mut self, h: u32, page: Page, what: &'static str) -> Answer {
+        let limit = self.limits.action;
+        let looked = async move {
+            timed(limit, what, async {
+                let url = page.url().await?.unwrap_or_default();
+                let nodes = super::cdp::ax_tree(&page).await?;
+                Ok((url, nodes))
+            })
+            .await
+        };
+        Box::pin(looked.into_actor(self).map(move |got, act, _| {
+            let (url, nodes) = got?;
+            let refused = act.reports.back().cloned();
+            if url.starts_with("chrome-error:") {
+                return Err(BrowserError::Refused(
+                    refused.unwrap_or_else(|| "the page did not load".into()),
+                ));
+            }
+            if let Some(host) = reqwest::Url::parse(&url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+            {
+                act.policy.check_name(&host)?;
+            }
+            let o = Options {
+                interactive: true,
+                compact: true,
+                max_chars: EFFICIENT_MAX_CHARS,
+                ..Options::default()
+            };
+            let tab = act
+                .tabs
+                .get_mut(h)
+                .ok_or(BrowserError::NoTab(format!("t{h}")))?;
+            tab.refs.reset();
+            let s = render(&flatten(&nodes), &mut tab.refs, &o);
+            let head = json!({ "ok": true, "targetId": format!("t{h}"), "url": url,
+                "stats": { "lines": s.lines, "refs": s.refs, "interactive": s.interactive } });
+            let body = crate::trust::wrap(&format!("browser snapshot of {url}"), &s.text);
+            Ok(Done {
+                text: format!("{head}\n{body}"),
+                image: None,
+            })
+        }))
+    }
+
+    fn tab_action(&mut self, action: &str, args: &Value) -> Answer {
+        let (h, page) = match self.tab(args) {
+            Ok(t) => t,
+            Err(e) => return failed(e),
+        };
+        let id = format!("t{h}");
+        match action {
+            "focus" => {
+                self.tabs.current = Some(h);
+                actix::spawn(async move {
+                    let _ = page.bring_to_front().await;
+                });
+                done(json!({ "ok": true, "targetId": id }).to_string())
+            }
+            "close" => {
+                self.tabs.remove(h);
+                actix::spawn(async move {
+                    let _ = page.close().await;
+                });
+                done(json!({ "ok": true, "closed": id }).to_string())
+            }
+            "console" | "errors" => self.logs(h, action == "errors", args),
+            _ => self.dialog(h, page, args),
+        }
+    }
+
+    fn logs(&mut self, h: u32, errors: bool, args: &Value) -> Answer {
+        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(50) as usize;
+        let Some(tab) = self.tabs.get_mut(h) else {
+            return failed(BrowserError::NoTab(format!("t{h}")));
+        };
+        let list = if errors {
+            &mut tab.errors
+        } else {
+            &mut tab.console
+        };
+        let total = list.len();
+        let lines: Vec<String> = list
+            .iter()
+            .skip(total.saturating_sub(limit))
+            .cloned()
+            .collect();
+        if args.get("clear").and_then(Value::as_bool) == Some(true) {
+            list.clear();
+        }
+        let mut lines = lines;
+        if errors {
+            lines.extend(self.reports.iter().cloned());
+        }
+        let head = json!({ "ok": true, "targetId": format!("t{h}"), "total": total, "returned": lines.len() });
+        let what = if errors { "page errors" } else { "console" };
+        done(format!(
+            "{head}\n{}",
+            crate::trust::wrap(&format!("browser {what} of t{h}"), &lines.join("\n"))
+        ))
+    }
+
+    fn dialog(&mut self, h: u32, page: Page, args: &Value) -> Answer {
+        let Some(open) = self.tabs.get_mut(h).and_then(|t| t.dialog.take()) else {
+            return failed(BrowserError::NoDialog);
+        };
+        let mut answer = HandleJavaScriptDialogParams::new(
+            args.get("accept").and_then(Value::as_bool).unwrap_or(true),
+        );
+        answer.prompt_text = str_arg(args, "promptText").map(str::to_string);
+        let accepted = answer.accept;
+        let limit = self.limits.action;
+        let fut = async move {
+            timed(limit, "dialog", async {
+                Ok(page.execute(answer).await.map(|_| ())?)
+            })
+            .await
+        };
+        Box::pin(fut.into_actor(self).map(move |r, _, _| {
+            r?;
+            let head = json!({ "ok": true, "targetId": format!("t{h}"), "type": open.kind, "accepted": accepted });
+            Ok(Done { text: format!("{head}\n{}", crate::trust::wrap("the page's dialog", &open.message)), image: None })
+        }))
+    }
+
+    fn navigate(&mut self, args: &Value) -> Answer {
+        let Some(url) = str_arg(args, "targetUrl")
+            .or(str_arg(args, "url"))
+            .map(str::to_string)
+        else {
+            return failed(BrowserError::Args("navigate needs targetUrl".into()));
+        };
+        if let Err(e) = self.policy.check_url(&url) {
+            return failed(e.into());
+        }
+        let (h, page) = match self.tab(args) {
+            Ok(t) => t,
+            Err(e) => return failed(e),
+        };
+        let limit = self.limits.action;
+        let p = page.clone();
+        let going = async move {
+            timed(limit, "navigate", async {
+                Ok(p.goto(url.as_str()).await.map(|_| ())?)
+            })
+            .await
+        };
+        Box::pin(going.into_actor(self).then(move |r, act, _| match r {
+            // A load the proxy refused fails with net::ERR_...: the URL and
+            // the refusal are read below.
+            Ok(()) | Err(BrowserError::Cdp(_)) => act.loaded(h, page, "navigate"),
+            Err(e) => failed(e),
+        }))
+    }
+
+    fn snapshot(&mut self, args: &Value) -> Answer {
+        let (h, page) = match self.tab(args) {
+            Ok(t) => t,
+            Err(e) => return failed(e),
+        };
+        let o = options(args);
+        let limit = self.limits.action;
+        let fut = async move {
+            timed(limit, "snapshot", async {
+                let url = page.url().await?.unwrap_or_default();
+                Ok((url, super::cdp::ax_tree(&page).await?))
+            })
+            .await
+        };
+        Box::pin(fut.into_actor(self).map(move |got, act, _| {
+            let (url, nodes) = got?;
+            let tab = act.tabs.get_mut(h).ok_or(BrowserError::NoTab(format!("t{h}")))?;
+            let s = render(&flatten(&nodes), &mut tab.refs, &o);
+            let head = json!({ "ok": true, "format": if o.aria { "aria" } else { "ai" }, "targetId": format!("t{h}"),
+                "url": url, "truncated": s.truncated, "matches": s.matches, "newElements": s.new_elements,
+                "stats": { "lines": s.lines, "chars": s.text.chars().count(), "refs": s.refs, "interactive": s.interactive } });
+            let body = crate::trust::wrap(&format!("browser snapshot of {url}"), &s.text);
+            Ok(Done { text: format!("{head}\n{body}"), image: None })
+        }))
+    }
+
+    fn screenshot(&mut self, args: &Value) -> Answer {
+        let (h, page) = match self.tab(args) {
+            Ok(t) => t,
+            Err(e) => return failed(e),
+        };
+        let jpeg = str_arg(args, "type") == Some("jpeg");
+        let full = args
+            .get("fullPage")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let (limit, cap) = (self.limits.action, self.limits.screenshot_max_bytes);
+        let fut = async move {
+            timed(limit, "screenshot", async {
+                let mut shot = capture(&page, jpeg, full, 90).await?;
+                // Over the cap: JPEG at falling quality, then refused.
+                for quality in [70, 40] {
+                    if (shot.0.len() as u64) <= cap {
+                        break;
+                    }
+                    shot = capture(&page, true, full, quality).await?;
+                }
+                if shot.0.len() as u64 > cap {
+                    return Err(BrowserError::TooLarge {
+                        bytes: shot.0.len() as u64,
+                        cap,
+                    });
+                }
+                Ok(shot)
+            })
+            .await
+        };
+        Box::pin(fut.into_actor(self).map(move |r, _, _| {
+            let (bytes, mime) = r?;
+            let head = json!({ "ok": true, "targetId": format!("t{h}"), "type": mime, "bytes": bytes.len() });
+            Ok(Done { text: head.to_string(), image: Some(Shot { bytes, mime: mime.to_string() }) })
+        }))
+    }
+
+    fn text(&mut self, args: &Value) -> Answer {
+        let (h, page) = match self.tab(args) {
+            Ok(t) => t,
+            Err(e) => return failed(e),
+        };
+        let max = args
+            .get("maxChars")
+            .and_then(Value::as_u64)
+            .map_or(TEXT_MAX_CHARS, |m| (m as usize).clamp(1, TEXT_MAX_CHARS));
+        let selector = str_arg(args, "selector").unwrap_or("").to_string();
+        let limit = self.limits.action;
+        let script = format!(
+            "(() => {{ const s = {}; const el = (s && document.querySelector(s)) || document.querySelector('article') || document.querySelector('main') || document.body; return {{ url: location.href, text: el ? el.innerText : '' }}; }})()",
+            serde_json::to_string(&selector).unwrap_or_default()
+        );
+        let fut = async move {
+            timed(limit, "text", async {
+                Ok(super::cdp::evaluate(&page, &script).await?)
+            })
+            .await
+        };
+        Box::pin(fut.into_actor(self).map(move |r, _, _| {
+            let v = r?;
+            let url = v["url"].as_str().unwrap_or_default().to_string();
+            let all = v["text"].as_str().unwrap_or_default();
+            let text: String = all.chars().take(max).collect();
+            let head = json!({ "ok": true, "targetId": format!("t{h}"), "url": url,
+                "chars": text.chars().count(), "truncated": all.chars().count() > max });
+            Ok(Done {
+                text: format!(
+                    "{head}\n{}",
+                    crate::trust::wrap(&format!("the text of {url}"), &text)
+                ),
+                image: None,
+            })
+        }))
+    }
+}
+
+/// One capture: PNG or JPEG, the viewport or the whole page.
+async fn capture(
+    page: &Page,
+    jpeg: bool,
+    full: bool,
+    quality: i64,
+) -> Result<(Vec<u8>, &'static str), BrowserError> {
+    let mut p = ScreenshotParams::builder().full_page(full);
+    p = if jpeg {
+        p.format(CaptureScreenshotFormat::Jpeg).quality(quality)
+    } else {
+        p.format(CaptureScreenshotFormat::Png)
+    };
+    let bytes = page.screenshot(p.build()).await?;
+    Ok((bytes, if jpeg { "image/jpeg" } else { "image/png" }))
+}
+
+/// The snapshot options a call asks for (OpenClaw's `snapshotFormat`,
+/// `mode`, `interactive`, `compact`, `depth`, `query`, `maxChars`, `urls`).
+fn options(args: &Value) -> Options {
+    let efficient = str_arg(args, "mode") == Some("efficient");
+    let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let default_max = if efficient {
+        EFFICIENT_MAX_CHARS
+    } else {
+        FULL_MAX_CHARS
+    };
+    Options {
+        aria: str_arg(args, "snapshotFormat") == Some("aria"),
+        interactive: efficient || flag("interactive"),
+        compact: efficient || flag("compact"),
+        depth: args
+            .get("depth")
+            .and_then(Value::as_u64)
+            .map(|d| d as usize),
+        query: str_arg(args, "query").map(str::to_string),
+        max_chars: args
+            .get("maxChars")
+            .and_then(Value::as_u64)
+            .filter(|m| *m > 0)
+            .map_or(default_max, |m| (m as usize).min(FULL_MAX_CHARS)),
+        urls: flag("urls"),
+    }
+}
+
+/// The page's dialogs, console, errors and navigations, told to the actor.
+fn listen(tab: u32, page: Page, me: Addr<BrowserActor>) {
+    let (p, m) = (page.clone(), me.clone());
+    actix::spawn(async move {
+        let Ok(mut s) = p.event_listener::<EventJavascriptDialogOpening>().await else {
+            return;
+        };
+        while let Some(ev) = s.next().await {
+            let dialog = Dialog {
+                kind: format!("{:?}", ev.r#type).to_lowercase(),
+                message: ev.message.clone(),
+            };
+            m.do_send(TabEvent::Dialog { tab, dialog });
+        }
+    });
+    listen_logs(tab, &page, &me);
+    actix::spawn(async move {
+        let Ok(mut s) = page.event_listener::<EventFrameNavigated>().await else {
+            return;
+        };
+        while let Some(ev) = s.next().await {
+            if ev.frame.parent_id.is_none() {
+                me.do_send(TabEvent::Navigated { tab });
+            }
+        }
+    });
+}
+
+/// The page's console lines and uncaught errors, told to the actor.
+fn listen_logs(tab: u32, page: &Page, me: &Addr<BrowserActor>) {
+    let (p, m) = (page.clone(), me.clone());
+    actix::spawn(async move {
+        let Ok(mut s) = p.event_listener::<EventConsoleApiCalled>().await else {
+            return;
+        };
+        while let Some(ev) = s.next().await {
+            let parts: Vec<String> = ev
+                .args
+                .iter()
+                .map(|a| {
+                    a.value.as_ref().map_or_else(
+                        || a.description.clone().unwrap_or_default(),
+                        |v| v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect();
+            let line = format!("[{:?}] {}", ev.r#type, parts.join(" ")).to_lowercase();
+            m.do_send(TabEvent::Log {
+                tab,
+                error: false,
+                line,
+            });
+        }
+    });
+    let (p, m) = (page.clone(), me.clone());
+    actix::spawn(async move {
+        let Ok(mut s) = p.event_listener::<EventExceptionThrown>().await else {
+            return;
+        };
+        while let Some(ev) = s.next().await {
+            let d = &ev.exception_details;
+            let line = d
+                .exception
+                .as_ref()
+                .and_then(|e| e.description.clone())
+                .unwrap_or_else(|| d.text.clone());
+            m.do_send(TabEvent::Log {
+                tab,
+                error: true,
+                line,
+            });
+        }
+    });
+}
