@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 use super::actor::BrowserActor;
-use super::calls::{failed, str_arg, timed, Answer};
+use super::calls::{failed, str_arg, timed, Answer, Guard};
 use super::cdp;
 use super::messages::Done;
 use super::BrowserError;
@@ -106,7 +106,7 @@ impl BrowserActor {
             .get("stopOnError")
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        let limit = self.limits.action;
+        let limit = self.guard();
         let fut = async move { run_steps(&page, steps, stop_on_error, limit).await };
         Box::pin(fut.into_actor(self).map(move |r, act, _| {
             let results = r?;
@@ -152,7 +152,7 @@ impl BrowserActor {
                 ))
             }
         };
-        let limit = self.limits.action;
+        let limit = self.guard();
         let count = files.len();
         let fut = async move {
             timed(limit, "upload", async {
@@ -201,7 +201,7 @@ async fn run_steps(
     page: &Page,
     steps: Vec<Step>,
     stop_on_error: bool,
-    limit: Duration,
+    limit: Guard,
 ) -> Result<Vec<Value>, BrowserError> {
     let mut dialogs = page
         .event_listener::<EventJavascriptDialogOpening>()
@@ -210,7 +210,7 @@ async fn run_steps(
     let mut results = Vec::new();
     for s in steps {
         let kind = s.kind.clone();
-        let one = timed(limit, "act", run(page, &s, limit));
+        let one = timed(limit.clone(), "act", run(page, &s, limit.limit));
         let r = tokio::select! {
             r = one => r,
             Some(d) = dialogs.next() => Err(BrowserError::DialogOpen { message: d.message.clone() }),

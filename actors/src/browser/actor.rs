@@ -18,8 +18,8 @@ use futures_util::StreamExt;
 
 use super::launch::{launch, Launch, Launched};
 use super::messages::{
-    BrowserExited, BrowserState, CdpClosed, GetBrowserState, ProxyReport, StartBrowser,
-    StopBrowser, TabEvent,
+    BrowserCall, BrowserExited, BrowserState, CdpClosed, Done, GetBrowserState, ProxyReport,
+    StartBrowser, StopBrowser, TabEvent,
 };
 use super::policy::Policy;
 use super::tabs::Tabs;
@@ -48,6 +48,9 @@ pub(super) struct Running {
     pub ws_url: String,
     pub since: Instant,
     pub cdp: Arc<Browser>,
+    /// Turns true when the browser's process or its DevTools socket ends,
+    /// so a call in flight fails at once instead of at its deadline.
+    pub gone: tokio::sync::watch::Receiver<bool>,
 }
 
 pub struct BrowserActor {
@@ -63,6 +66,8 @@ pub struct BrowserActor {
     restarts: u32,
     last_error: Option<String>,
     pub(super) reports: VecDeque<String>,
+    /// The SSRF proxy the browser goes through (stops when dropped).
+    proxy: Option<super::proxy::Proxy>,
     pub(super) span: tracing::Span,
 }
 
@@ -81,6 +86,7 @@ impl BrowserActor {
             restarts: 0,
             last_error: None,
             reports: VecDeque::new(),
+            proxy: None,
         }
     }
 
@@ -113,43 +119,45 @@ impl BrowserActor {
             ws_url,
         } = b;
         tracing::info!(parent: &self.span, pid, port, "browser started");
+        let (gone_tx, gone) = tokio::sync::watch::channel(false);
+        let gone_tx = Arc::new(gone_tx);
         self.running = Some(Running {
             pid,
             port,
             ws_url,
             since: Instant::now(),
             cdp: Arc::new(cdp),
+            gone,
         });
         self.tabs.clear();
-        let ended = async move {
-            match child.wait().await {
+        // Its own task, not a future of this context: a call waited for in
+        // place must still learn that the browser died.
+        let (exit_tx, me) = (gone_tx.clone(), ctx.address());
+        actix::spawn(async move {
+            let status = match child.wait().await {
                 Ok(s) => s.to_string(),
                 Err(e) => e.to_string(),
-            }
-        };
-        ctx.spawn(
-            ended
-                .into_actor(self)
-                .map(move |status, _, ctx| ctx.notify(BrowserExited { pid, status })),
-        );
+            };
+            let _ = exit_tx.send(true);
+            me.do_send(BrowserExited { pid, status });
+        });
         // The protocol's reader: every event and answer passes through it.
         let me = ctx.address();
         actix::spawn(async move {
             let mut handler = handler;
             while handler.next().await.is_some() {}
+            let _ = gone_tx.send(true);
             me.do_send(CdpClosed { pid });
         });
     }
 
-    /// Launches and connects, waited for in place (`ctx.wait`): the actor
-    /// takes no other message meanwhile, so two starts never race.
-    pub(super) fn start(
+    /// Launches and connects, as a future of this actor (`restart`: a try
+    /// after a death, which schedules the next one when it fails).
+    pub(super) fn starting(
         &mut self,
-        ctx: &mut Context<Self>,
-        answer: Option<tokio::sync::oneshot::Sender<Result<BrowserState, BrowserError>>>,
-    ) {
+        restart: bool,
+    ) -> ResponseActFuture<Self, Result<BrowserState, BrowserError>> {
         let l = self.launch.clone();
-        let restart = answer.is_none();
         let deadline = l.deadline;
         let started = async move {
             let b = launch(&l).await?;
@@ -164,9 +172,8 @@ impl BrowserActor {
                     Err(BrowserError::Connect(e.to_string()))
                 }
             }
-        }
-        .into_actor(self)
-        .map(move |r, act, ctx| {
+        };
+        Box::pin(started.into_actor(self).map(move |r, act, ctx| {
             match r {
                 Ok((b, cdp, handler)) => act.adopt(b, cdp, handler, ctx),
                 Err(e) => {
@@ -179,8 +186,20 @@ impl BrowserActor {
                 }
             }
             Ok(act.state())
-        });
-        ctx.wait(started.map(|r, _, _| {
+        }))
+    }
+
+    /// Starts the browser, waited for in place (`ctx.wait`): the actor
+    /// takes no other message meanwhile, so two starts never race. (A
+    /// handler that itself answers in place chains `starting` instead:
+    /// in-place futures run last-in first.)
+    fn start(
+        &mut self,
+        ctx: &mut Context<Self>,
+        answer: Option<tokio::sync::oneshot::Sender<Result<BrowserState, BrowserError>>>,
+    ) {
+        let restart = answer.is_none();
+        ctx.wait(self.starting(restart).map(|r, _, _| {
             if let Some(tx) = answer {
                 let _ = tx.send(r);
             }
@@ -224,8 +243,11 @@ impl Actor for BrowserActor {
             max_response_bytes: self.limits.max_response_bytes,
             reports: ctx.address().recipient(),
         };
-        match super::proxy::start(rules, ctx) {
-            Ok(p) => self.launch.proxy = Some(p.port),
+        match super::proxy::start(rules) {
+            Ok(p) => {
+                self.launch.proxy = Some(p.port);
+                self.proxy = Some(p);
+            }
             Err(e) => {
                 // Without its proxy the browser is never started.
                 tracing::error!(parent: &self.span, error = %e, "browser proxy: cannot listen");
@@ -236,6 +258,7 @@ impl Actor for BrowserActor {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         self.stop_running();
+        self.proxy = None;
     }
 }
 
@@ -344,6 +367,35 @@ impl Handler<TabEvent> for BrowserActor {
                 }
             }
         }
+    }
+}
+
+/// A call answered at once with an error.
+fn refused(e: BrowserError) -> ResponseActFuture<BrowserActor, Result<Done, BrowserError>> {
+    Box::pin(actix::fut::ready(Err(e)))
+}
+
+/// A tool call (`calls.rs`): one at a time per profile, the browser
+/// started first when it is not running.
+impl Handler<BrowserCall> for BrowserActor {
+    type Result = AtomicResponse<Self, Result<Done, BrowserError>>;
+    fn handle(&mut self, msg: BrowserCall, ctx: &mut Context<Self>) -> Self::Result {
+        let action = msg.action.to_ascii_lowercase();
+        let needs_browser = !matches!(action.as_str(), "status" | "stop");
+        if needs_browser && self.running.is_none() {
+            self.want();
+            if self.launch.proxy.is_none() {
+                return AtomicResponse::new(refused(BrowserError::NoProxy));
+            }
+            let after = self
+                .starting(false)
+                .then(move |started, act, ctx| match started {
+                    Ok(_) => act.dispatch(&action, msg, ctx),
+                    Err(e) => refused(e),
+                });
+            return AtomicResponse::new(Box::pin(after));
+        }
+        AtomicResponse::new(self.dispatch(&action, msg, ctx))
     }
 }
 

@@ -48,46 +48,44 @@ pub(super) fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
         .filter(|s| !s.trim().is_empty())
 }
 
-/// Runs `fut` under the action deadline.
+/// What bounds a page action: its deadline, and the browser's end.
+#[derive(Clone)]
+pub(super) struct Guard {
+    pub limit: Duration,
+    gone: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+/// Runs `fut` under the action deadline; fails at once if the browser
+/// goes away meanwhile.
 pub(super) async fn timed<T>(
-    limit: Duration,
+    guard: Guard,
     what: &'static str,
     fut: impl std::future::Future<Output = Result<T, BrowserError>>,
 ) -> Result<T, BrowserError> {
-    match tokio::time::timeout(limit, fut).await {
-        Ok(r) => r,
-        Err(_) => Err(BrowserError::Timeout {
-            action: what,
-            ms: limit.as_millis() as u64,
-        }),
-    }
-}
-
-impl Handler<BrowserCall> for BrowserActor {
-    type Result = AtomicResponse<Self, Result<Done, BrowserError>>;
-    fn handle(&mut self, msg: BrowserCall, ctx: &mut Context<Self>) -> Self::Result {
-        let action = msg.action.to_ascii_lowercase();
-        let needs_browser = !matches!(action.as_str(), "status" | "stop");
-        if needs_browser && self.running.is_none() {
-            self.want();
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            self.start(ctx, Some(tx));
-            let after =
-                actix::fut::wrap_future::<_, Self>(rx).then(
-                    move |started, act, ctx| match started {
-                        Ok(Ok(_)) => act.dispatch(&action, msg, ctx),
-                        Ok(Err(e)) => failed(e),
-                        Err(_) => failed(BrowserError::Stopping),
-                    },
-                );
-            return AtomicResponse::new(Box::pin(after));
+    let gone = async move {
+        match guard.gone {
+            Some(mut rx) => {
+                let _ = rx.wait_for(|g| *g).await;
+            }
+            None => std::future::pending::<()>().await,
         }
-        AtomicResponse::new(self.dispatch(&action, msg, ctx))
+    };
+    tokio::select! {
+        r = tokio::time::timeout(guard.limit, fut) => r.unwrap_or(Err(BrowserError::Timeout {
+            action: what,
+            ms: guard.limit.as_millis() as u64,
+        })),
+        _ = gone => Err(BrowserError::Gone),
     }
 }
 
 impl BrowserActor {
-    fn dispatch(&mut self, action: &str, msg: BrowserCall, ctx: &mut Context<Self>) -> Answer {
+    pub(super) fn dispatch(
+        &mut self,
+        action: &str,
+        msg: BrowserCall,
+        ctx: &mut Context<Self>,
+    ) -> Answer {
         let args = &msg.args;
         match action {
             "status" | "start" => {
@@ -129,6 +127,14 @@ impl BrowserActor {
         Ok((h, page))
     }
 
+    /// The bounds of a page action now.
+    pub(super) fn guard(&self) -> Guard {
+        Guard {
+            limit: self.limits.action,
+            gone: self.running.as_ref().map(|r| r.gone.clone()),
+        }
+    }
+
     fn cdp(&self) -> Result<std::sync::Arc<chromiumoxide::Browser>, BrowserError> {
         self.running
             .as_ref()
@@ -151,7 +157,7 @@ impl BrowserActor {
             Ok(c) => c,
             Err(e) => return failed(e),
         };
-        let limit = self.limits.action;
+        let limit = self.guard();
         let pages = async move { timed(limit, "tabs", async { Ok(cdp.pages().await?) }).await };
         Box::pin(pages.into_actor(self).then(|pages, act, ctx| {
             let pages = match pages {
@@ -193,7 +199,7 @@ impl BrowserActor {
             Ok(c) => c,
             Err(e) => return failed(e),
         };
-        let limit = self.limits.action;
+        let limit = self.guard();
         let opening = async move {
             timed(limit, "open", async {
                 Ok(cdp.new_page(url.as_str()).await?)
@@ -229,10 +235,18 @@ impl BrowserActor {
     /// After a page loaded: its final URL checked again (a redirect the
     /// proxy refused shows as the refused URL), then its compact snapshot.
     fn loaded(&mut self, h: u32, page: Page, what: &'static str) -> Answer {
-        let limit = self.limits.action;
+        let limit = self.guard();
+        let policy = self.policy.clone();
         let looked = async move {
             timed(limit, what, async {
                 let url = page.url().await?.unwrap_or_default();
+                // The page that loaded may be the proxy's refusal (or a
+                // redirect's target): its URL is judged as a navigation is.
+                if let Ok(u) = reqwest::Url::parse(&url) {
+                    if let (Some(host), Some(port)) = (u.host_str(), u.port_or_known_default()) {
+                        policy.resolve(host, port).await?;
+                    }
+                }
                 let nodes = super::cdp::ax_tree(&page).await?;
                 Ok((url, nodes))
             })
@@ -340,7 +354,7 @@ impl BrowserActor {
         );
         answer.prompt_text = str_arg(args, "promptText").map(str::to_string);
         let accepted = answer.accept;
-        let limit = self.limits.action;
+        let limit = self.guard();
         let fut = async move {
             timed(limit, "dialog", async {
                 Ok(page.execute(answer).await.map(|_| ())?)
@@ -368,7 +382,7 @@ impl BrowserActor {
             Ok(t) => t,
             Err(e) => return failed(e),
         };
-        let limit = self.limits.action;
+        let limit = self.guard();
         let p = page.clone();
         let going = async move {
             timed(limit, "navigate", async {
@@ -390,7 +404,7 @@ impl BrowserActor {
             Err(e) => return failed(e),
         };
         let o = options(args);
-        let limit = self.limits.action;
+        let limit = self.guard();
         let fut = async move {
             timed(limit, "snapshot", async {
                 let url = page.url().await?.unwrap_or_default();
@@ -420,7 +434,7 @@ impl BrowserActor {
             .get("fullPage")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let (limit, cap) = (self.limits.action, self.limits.screenshot_max_bytes);
+        let (limit, cap) = (self.guard(), self.limits.screenshot_max_bytes);
         let fut = async move {
             timed(limit, "screenshot", async {
                 let mut shot = capture(&page, jpeg, full, 90).await?;
@@ -458,7 +472,7 @@ impl BrowserActor {
             .and_then(Value::as_u64)
             .map_or(TEXT_MAX_CHARS, |m| (m as usize).clamp(1, TEXT_MAX_CHARS));
         let selector = str_arg(args, "selector").unwrap_or("").to_string();
-        let limit = self.limits.action;
+        let limit = self.guard();
         let script = format!(
             "(() => {{ const s = {}; const el = (s && document.querySelector(s)) || document.querySelector('article') || document.querySelector('main') || document.body; return {{ url: location.href, text: el ? el.innerText : '' }}; }})()",
             serde_json::to_string(&selector).unwrap_or_default()
@@ -606,3 +620,7 @@ fn listen_logs(tab: u32, page: &Page, me: &Addr<BrowserActor>) {
         }
     });
 }
+
+#[cfg(test)]
+#[path = "calls_tests.rs"]
+mod tests;

@@ -7,9 +7,7 @@
 //! profile's browser (start, stop, restart with backoff, its tabs) and
 //! answers `BrowserCall`s (`calls.rs`, `act.rs`) over chromiumoxide
 //! (`cdp.rs`), reading pages as snapshots with refs (`snapshot.rs`). Not
-//! yet wired into the tree or offered as a tool: the page actions are not
-//! proven against Chromium 156 (no page target attaches through
-//! chromiumoxide 0.8's handler yet).
+//! yet wired into the tree or offered as a tool.
 
 mod act;
 pub mod actor;
@@ -40,6 +38,8 @@ pub enum BrowserError {
     NoProxy,
     #[error("the browser is stopping")]
     Stopping,
+    #[error("the browser went away during the call (it is started again: call again)")]
+    Gone,
     #[error("the browser did not answer: {0}")]
     Cdp(String),
     #[error(transparent)]

@@ -27,10 +27,19 @@ const MAX_HEAD: usize = 64 * 1024;
 const HEAD_DEADLINE: Duration = Duration::from_secs(30);
 const CONNECT_DEADLINE: Duration = Duration::from_secs(15);
 
-/// A running proxy: where it listens. It serves as long as the actor that
-/// started it (connections already open end with their sockets).
+/// A running proxy: where it listens. It serves until dropped (its
+/// owner's `stopped`); connections already open end with their sockets.
+/// Its own task, not a future of the owner's context: a call the owner
+/// waits on in place (`ctx.wait`) must not stop the proxy it goes through.
 pub struct Proxy {
     pub port: u16,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 /// What the proxy works with, shared by its connections.
@@ -41,12 +50,8 @@ pub struct Rules {
     pub reports: Recipient<ProxyReport>,
 }
 
-/// Binds 127.0.0.1:0 and serves in `ctx` (the profile's actor: the proxy
-/// stops with it).
-pub fn start<A>(rules: Rules, ctx: &mut Context<A>) -> std::io::Result<Proxy>
-where
-    A: Actor<Context = Context<A>>,
-{
+/// Binds 127.0.0.1:0 and serves (on the current arbiter).
+pub fn start(rules: Rules) -> std::io::Result<Proxy> {
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     std_listener.set_nonblocking(true)?;
     let port = std_listener.local_addr()?.port();
@@ -60,8 +65,8 @@ where
             actix::spawn(async move { serve(socket, rules).await });
         }
     };
-    ctx.spawn(actix::fut::wrap_future(serve));
-    Ok(Proxy { port })
+    let task = actix::spawn(serve);
+    Ok(Proxy { port, task })
 }
 
 /// One request as the client sent it.

@@ -33,11 +33,11 @@ fn proxy(
     max: u64,
 ) -> (
     Addr<Host>,
-    u16,
+    Proxy,
     tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut port = 0;
+    let mut port = None;
     let addr = Host::create(|ctx| {
         let policy =
             Policy::from_settings(&crate::settings::shipped_with("browser.ssrfPolicy", patch));
@@ -46,10 +46,10 @@ fn proxy(
             max_response_bytes: max,
             reports: ctx.address().recipient(),
         };
-        port = start(rules, ctx).unwrap().port;
+        port = Some(start(rules).unwrap());
         Host { tx }
     });
-    (addr, port, rx)
+    (addr, port.unwrap(), rx)
 }
 
 /// A loopback HTTP server answering every request with `body`.
@@ -83,11 +83,12 @@ async fn through(proxy: u16, request: &str) -> Vec<u8> {
 
 #[actix::test]
 async fn allowed_hosts_go_through_and_others_are_refused_before_any_byte_is_sent() {
-    let (_a, open, _) = proxy(
+    let (_a, open_proxy, _) = proxy(
         serde_json::json!({ "allowedHostnames": ["127.0.0.1"] }),
         1 << 20,
     );
-    let (_b, strict, mut reports) = proxy(serde_json::json!({}), 1 << 20);
+    let (_b, strict_proxy, mut reports) = proxy(serde_json::json!({}), 1 << 20);
+    let (open, strict) = (open_proxy.port, strict_proxy.port);
     let port = origin(b"hello from the origin".to_vec()).await;
     let get = format!("GET http://127.0.0.1:{port}/x HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n\r\n");
     let ok = String::from_utf8(through(open, &get).await).unwrap();
@@ -117,10 +118,11 @@ async fn allowed_hosts_go_through_and_others_are_refused_before_any_byte_is_sent
 
 #[actix::test]
 async fn a_response_over_the_cap_is_cut_and_reported() {
-    let (_a, port_of_proxy, mut reports) = proxy(
+    let (_a, the_proxy, mut reports) = proxy(
         serde_json::json!({ "allowedHostnames": ["127.0.0.1"] }),
         64 * 1024,
     );
+    let port_of_proxy = the_proxy.port;
     let port = origin(vec![b'x'; 4 << 20]).await;
     let get = format!("GET http://127.0.0.1:{port}/big HTTP/1.1\r\n\r\n");
     let got = through(port_of_proxy, &get).await;
@@ -131,7 +133,8 @@ async fn a_response_over_the_cap_is_cut_and_reported() {
 
 #[actix::test]
 async fn what_is_not_a_proxy_request_gets_400() {
-    let (_a, port_of_proxy, _) = proxy(serde_json::json!({}), 1 << 20);
+    let (_a, the_proxy, _) = proxy(serde_json::json!({}), 1 << 20);
+    let port_of_proxy = the_proxy.port;
     for req in [
         "GET /relative HTTP/1.1\r\n\r\n",
         "GET ftp://x/ HTTP/1.1\r\n\r\n",
