@@ -6,8 +6,10 @@
 //! (`proxy.rs`, `policy.rs`); `BrowserActor` (`actor.rs`) owns one
 //! profile's browser (start, stop, restart with backoff, its tabs) and
 //! answers `BrowserCall`s (`calls.rs`, `act.rs`) over chromiumoxide
-//! (`cdp.rs`), reading pages as snapshots with refs (`snapshot.rs`). Not
-//! yet wired into the tree or offered as a tool.
+//! (`cdp.rs`), reading pages as snapshots with refs (`snapshot.rs`).
+//! `BrowserTools` (`tools.rs`) is the `browser` tool's executor: one
+//! `BrowserActor` per profile, started on first use (`reply.rs`: its
+//! profiles list; the schema is `tool::browser_spec`).
 
 mod act;
 pub mod actor;
@@ -17,8 +19,10 @@ pub mod launch;
 pub mod messages;
 pub mod policy;
 pub mod proxy;
+mod reply;
 pub mod snapshot;
 pub mod tabs;
+pub mod tools;
 
 pub use actor::BrowserActor;
 pub use actor::Limits;
@@ -26,6 +30,7 @@ pub use launch::{launch, Launch, LaunchError, Launched};
 pub use messages::{
     BrowserCall, BrowserState, Done, GetBrowserState, Shot, StartBrowser, StopBrowser,
 };
+pub use tools::BrowserTools;
 
 /// Why a browser call failed (what the model reads).
 #[derive(Debug, thiserror::Error)]

@@ -34,6 +34,8 @@ pub struct ToolExecutor {
     edge: super::EdgeTools,
     /// Where `view_image` and `pdf` go: the media tools actor.
     media: Option<Recipient<ExecuteTool>>,
+    /// Where `browser` goes (None: not offered).
+    browser: Option<Recipient<ExecuteTool>>,
 }
 
 impl ToolExecutor {
@@ -58,7 +60,15 @@ impl ToolExecutor {
             nodes: None,
             edge: Default::default(),
             media: None,
+            browser: None,
         }
+    }
+
+    /// `browser` goes to this actor (`browser::BrowserTools`; None: the
+    /// browser is not available).
+    pub fn with_browser(mut self, browser: Option<Recipient<ExecuteTool>>) -> ToolExecutor {
+        self.browser = browser;
+        self
     }
 
     /// `view_image` and `pdf` go to this actor (`media::tools`).
@@ -142,6 +152,8 @@ impl ToolExecutor {
     fn elsewhere(&self, name: &str) -> Option<(Option<Recipient<ExecuteTool>>, &'static str)> {
         if crate::tool::is_mcp(name) {
             Some((self.mcp.clone(), "no MCP servers are configured"))
+        } else if name == "browser" {
+            Some((self.browser.clone(), "the browser is not available"))
         } else if super::MEDIA_TOOLS.contains(&name) {
             Some((self.media.clone(), "the media store is unavailable"))
         } else if super::GATEWAY_TOOLS.contains(&name) {

@@ -13,6 +13,7 @@
 
 mod actor;
 mod agent_specs;
+pub mod browser_spec;
 pub(crate) mod confine;
 mod exec;
 mod files;

@@ -56,6 +56,7 @@ fn group(name: &str) -> Option<&'static [&'static str]> {
         "group:agents" => &["agents_list", "ask_user"],
         "group:media" => &["view_image", "pdf"],
         "group:nodes" => &["nodes"],
+        "group:ui" => &["browser"],
         _ => return None,
     })
 }

@@ -9,6 +9,9 @@ use crate::provider::ToolSpec;
 pub fn specs() -> Vec<ToolSpec> {
     let mut all = core();
     all.extend(super::agent_specs::specs());
+    // Offered with `act:evaluate` as `browser.evaluateEnabled` says
+    // (`tree::stages::offered_builtins`).
+    all.push(super::browser_spec::spec(true));
     all
 }
 

@@ -53,6 +53,7 @@ const BUILT_IN: &[(&str, Stance, &str)] = &[
     ("sessions_spawn", Stance::Withheld, TRAVELS),
     ("subagents", Stance::Withheld, TRAVELS),
     ("nodes", Stance::Never, "a node is the operator's machine"),
+    ("browser", Stance::Never, "the browser holds the operator's logins and reaches what browser.ssrfPolicy lets it"),
     ("automations", Stance::Never, "a job runs later as the owner's turn: a stranger schedules nothing"),
     ("gateway", Stance::Never, "the gateway's config and restarts are the owner's"),
     ("message", Stance::Withheld, "when widened: only the conversation the turn came from, never another chat or channel"),

@@ -177,16 +177,25 @@ pub(super) struct Tooling {
 /// whose backing is not configured is not offered (`tools.catalog` says why).
 pub(super) fn offered_builtins(
     limits: &crate::tool::ToolLimits,
+    browser: &crate::settings::BrowserSettings,
 ) -> (Unavailable, Arc<[crate::provider::ToolSpec]>) {
-    let unavailable: Unavailable = limits
+    let mut unavailable: Vec<(String, String)> = limits
         .search
         .unavailable
         .iter()
         .map(|why| ("web_search".to_string(), why.clone()))
         .collect();
+    if let Some(why) = crate::browser::tools::unavailable(browser) {
+        unavailable.push(("browser".to_string(), why));
+    }
+    let unavailable: Unavailable = unavailable.into();
     let builtin = ToolExecutor::specs()
         .into_iter()
         .filter(|t| !unavailable.iter().any(|(n, _)| *n == t.name))
+        .map(|t| match t.name.as_str() {
+            "browser" => crate::tool::browser_spec::spec(browser.evaluate_enabled),
+            _ => t,
+        })
         .collect();
     (unavailable, builtin)
 }
@@ -211,6 +220,27 @@ pub(super) fn media_tools(
     .recipient()
 }
 
+/// The `browser` tool's executor, when the browser is available.
+fn browser_tools(
+    settings: &Settings,
+    env: &EnvReader,
+    store: &Store,
+    workspace: &std::path::Path,
+    media: &Addr<crate::media::MediaStore>,
+) -> Option<Recipient<crate::tool::ExecuteTool>> {
+    if crate::browser::tools::unavailable(&settings.browser).is_some() {
+        return None;
+    }
+    let tools = crate::browser::BrowserTools::new(
+        &settings.browser,
+        store.dir(),
+        workspace,
+        media.clone(),
+        Arc::new(crate::media::MediaConfig::from_settings(settings, env)),
+    );
+    Some(tools.start().recipient())
+}
+
 impl Tooling {
     pub(super) fn start(
         settings: &Settings,
@@ -220,7 +250,7 @@ impl Tooling {
         sinks: &EdgeSinks,
         nodes: &Addr<crate::nodes::NodeRegistry>,
     ) -> Result<Tooling, StartError> {
-        let (unavailable_tools, builtin) = offered_builtins(&planned.limits);
+        let (unavailable_tools, builtin) = offered_builtins(&planned.limits, &settings.browser);
         let catalog = crate::mcp::McpCatalog::default();
         let media = crate::media::MediaStore::new(
             store.dir().join("media"),
@@ -254,8 +284,10 @@ impl Tooling {
             .with_mcp(mcp.clone().recipient())
             .with_nodes(nodes.clone())
             .with_media(media_tools(settings, env, &media, workspace))
+            .with_browser(browser_tools(settings, env, store, workspace, &media))
             .start()
             .recipient();
+
         Ok(Tooling {
             executor,
             approvals,

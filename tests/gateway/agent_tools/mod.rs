@@ -5,6 +5,7 @@
 
 mod ask_user;
 mod automations;
+mod browser;
 mod gateway;
 mod media;
 mod message;
@@ -17,7 +18,7 @@ mod web_search;
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::{admin, TestGateway};
 
-pub(crate) use super::trust::{ask, tool, OWNER, STRANGER};
+pub(crate) use super::trust::{ask, tool, widened, OWNER, STRANGER};
 
 pub const LONG: std::time::Duration = std::time::Duration::from_secs(20);
 

@@ -37,6 +37,7 @@ const STRANGER_TESTS: &[(&str, &str)] = &[
     ("sessions_send", "trust/travel.rs::a_message_a_strangers_turn_sends_runs_untrusted_in_the_target_session"),
     ("sessions_spawn", "trust/travel.rs::a_sub_agent_a_strangers_turn_spawns_is_untrusted_and_so_is_its_result"),
     ("subagents", "trust/travel.rs::the_shipped_profile_offers_a_stranger_no_tool_that_reaches_another_session"),
+    ("browser", "agent_tools/browser.rs::a_stranger_never_drives_the_browser_even_when_the_profile_names_it"),
     ("nodes", "nodes.rs::the_agents_exec_runs_on_the_node_its_output_reaches_the_transcript_and_strangers_never_do"),
     ("mcp", "mcp.rs::a_strangers_turn_gets_no_mcp_tool_unless_the_operator_names_it"),
     ("automations", "trust/catalog.rs::a_stranger_schedules_nothing_even_with_everything_widened"),

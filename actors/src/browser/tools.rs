@@ -1,0 +1,273 @@
+//! `BrowserTools`: the `browser` tool's executor. It answers the tool
+//! executor's `ExecuteTool` for `browser`, starts one `BrowserActor` per
+//! profile when a call first names it (its directory
+//! `<state>/browser/<profile>`, 0700, never the gateway's secrets), and
+//! turns a call's answer into the model's: a screenshot stored in the
+//! media store and given as an image (to a model that sees images; else
+//! its media id). Trust: the browser holds the operator's logins and
+//! reaches what the policy lets it, so a turn holding a stranger's message
+//! never drives it (`tool::untrusted`: `Never`, refused here too).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use super::actor::{BrowserActor, Limits};
+use super::launch::Launch;
+use super::messages::{BrowserCall, BrowserState, GetBrowserState};
+use super::policy::Policy;
+use crate::media::{MediaConfig, MediaStore, PutMedia};
+use crate::provider::Image;
+use crate::settings::BrowserSettings;
+use crate::tool::{ExecuteTool, ToolOutcome, Workspace};
+
+/// Chromium's names on PATH, in the order looked for.
+const CANDIDATES: &[&str] = &[
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+];
+
+/// Why a profile's browser cannot be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("browser.executablePath {0} is not a file")]
+    NotAFile(String),
+    #[error("no Chromium on PATH (install chromium or set browser.executablePath)")]
+    NoChromium,
+    #[error("no browser profile {0:?} (action=profiles lists them)")]
+    Unknown(String),
+    #[error("profile {name}: driver {driver} is OpenClaw's attach driver; ferroclaw only drives its own browser")]
+    Driver { name: String, driver: String },
+}
+
+/// The browser the settings name, else the first on PATH.
+pub fn executable(
+    settings: &BrowserSettings,
+    profile: Option<&str>,
+) -> Result<PathBuf, ProfileError> {
+    let host = crate::host::env();
+    let named = profile
+        .and_then(|p| settings.profiles.get(p))
+        .and_then(|p| p.executable_path.clone())
+        .or_else(|| settings.executable_path.clone());
+    match named {
+        Some(path) => host.which(&path).ok_or(ProfileError::NotAFile(path)),
+        None => CANDIDATES
+            .iter()
+            .find_map(|c| host.which(c))
+            .ok_or(ProfileError::NoChromium),
+    }
+}
+
+/// Why the tool is not offered (None: it is).
+pub fn unavailable(settings: &BrowserSettings) -> Option<String> {
+    if !settings.enabled {
+        return Some("browser.enabled is false".into());
+    }
+    executable(settings, None).err().map(|e| e.to_string())
+}
+
+pub struct BrowserTools {
+    settings: Arc<BrowserSettings>,
+    dir: PathBuf,
+    workspace: PathBuf,
+    media: Addr<MediaStore>,
+    media_config: Arc<MediaConfig>,
+    policy: Arc<Policy>,
+    profiles: BTreeMap<String, Addr<BrowserActor>>,
+}
+
+impl BrowserTools {
+    pub fn new(
+        settings: &BrowserSettings,
+        state_dir: &Path,
+        workspace: &Path,
+        media: Addr<MediaStore>,
+        media_config: Arc<MediaConfig>,
+    ) -> BrowserTools {
+        BrowserTools {
+            policy: Arc::new(Policy::from_settings(&settings.ssrf_policy)),
+            settings: Arc::new(settings.clone()),
+            dir: state_dir.join("browser"),
+            workspace: workspace.to_path_buf(),
+            media,
+            media_config,
+            profiles: BTreeMap::new(),
+        }
+    }
+
+    /// The profile's actor, started on first use.
+    fn profile(&mut self, name: &str) -> Result<Addr<BrowserActor>, ProfileError> {
+        if let Some(a) = self.profiles.get(name) {
+            return Ok(a.clone());
+        }
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        let declared = self.settings.profiles.get(name);
+        if !valid || (declared.is_none() && name != self.settings.default_profile) {
+            return Err(ProfileError::Unknown(name.to_string()));
+        }
+        if let Some(d) = declared
+            .and_then(|p| p.driver.as_deref())
+            .filter(|d| !matches!(*d, "openclaw" | "clawd"))
+        {
+            return Err(ProfileError::Driver {
+                name: name.to_string(),
+                driver: d.to_string(),
+            });
+        }
+        let s = &self.settings;
+        let headless = declared
+            .and_then(|p| p.headless)
+            .or(s.headless)
+            .unwrap_or_else(|| {
+                let host = crate::host::env();
+                host.var("DISPLAY").is_none() && host.var("WAYLAND_DISPLAY").is_none()
+            });
+        let launch = Launch {
+            executable: executable(s, Some(name))?,
+            headless,
+            no_sandbox: s.no_sandbox,
+            user_data_dir: self.dir.join(name),
+            extra_args: s.extra_args.clone(),
+            deadline: Duration::from_millis(s.start_timeout_ms),
+            proxy: None,
+            cdp_port: declared.and_then(|p| p.cdp_port).unwrap_or(0),
+        };
+        let limits = Limits {
+            action: Duration::from_millis(s.action_timeout_ms),
+            evaluate: s.evaluate_enabled,
+            max_response_bytes: s.max_response_mb.saturating_mul(1 << 20),
+            screenshot_max_bytes: s.screenshot_max_bytes,
+            max_tabs: s.max_tabs,
+        };
+        let addr = BrowserActor::new(name, launch, self.policy.clone(), limits).start();
+        self.profiles.insert(name.to_string(), addr.clone());
+        Ok(addr)
+    }
+
+    /// `profiles`: the declared profiles and the default, with what runs.
+    fn profiles_answer(&self) -> ResponseFuture<ToolOutcome> {
+        let mut names: Vec<String> = self.settings.profiles.keys().cloned().collect();
+        if !names.contains(&self.settings.default_profile) {
+            names.insert(0, self.settings.default_profile.clone());
+        }
+        let running: Vec<(String, Addr<BrowserActor>)> = self
+            .profiles
+            .iter()
+            .map(|(n, a)| (n.clone(), a.clone()))
+            .collect();
+        let default = self.settings.default_profile.clone();
+        Box::pin(async move {
+            let mut states: BTreeMap<String, BrowserState> = BTreeMap::new();
+            for (n, a) in running {
+                if let Ok(s) = a.send(GetBrowserState).await {
+                    states.insert(n, s);
+                }
+            }
+            let running = |n: &String| states.get(n).map(|s| (s.running, s.tabs));
+            ToolOutcome::ok(super::reply::profiles_reply(&names, &default, running))
+        })
+    }
+}
+
+impl Actor for BrowserTools {
+    type Context = Context<Self>;
+}
+
+impl Handler<ExecuteTool> for BrowserTools {
+    type Result = ResponseFuture<ToolOutcome>;
+    fn handle(&mut self, msg: ExecuteTool, _: &mut Context<Self>) -> Self::Result {
+        if msg.trust.untrusted {
+            return Box::pin(async {
+                ToolOutcome::refused(
+                    "browser: not available to a turn that holds a stranger's message",
+                )
+            });
+        }
+        let args = msg.call.arguments.clone();
+        let action = args
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if action == "profiles" {
+            return self.profiles_answer();
+        }
+        let name = args
+            .get("profile")
+            .and_then(Value::as_str)
+            .filter(|p| !p.trim().is_empty())
+            .map_or_else(|| self.settings.default_profile.clone(), str::to_string);
+        let addr = match self.profile(&name) {
+            Ok(a) => a,
+            Err(e) => return Box::pin(async move { ToolOutcome::error(format!("browser: {e}")) }),
+        };
+        let workspace = Workspace {
+            root: self.workspace.clone(),
+            only: true,
+            untrusted: false,
+        };
+        let span =
+            tracing::info_span!("browser_tools", profile = %name, session_key = %msg.session_key);
+        let (media, vision) = (
+            self.media.clone(),
+            self.media_config
+                .reply
+                .vision(msg.model.as_deref(), &msg.agent_id),
+        );
+        Box::pin(tracing::Instrument::instrument(
+            async move {
+                let call = BrowserCall {
+                    action: action.clone(),
+                    args,
+                    workspace,
+                };
+                match addr.send(call).await {
+                    Ok(Ok(done)) => answer(done, &media, vision).await,
+                    Ok(Err(e)) => ToolOutcome::error(format!("browser {action}: {e}")),
+                    Err(_) => ToolOutcome::error(format!(
+                        "browser {action}: the profile's browser stopped"
+                    )),
+                }
+            },
+            span,
+        ))
+    }
+}
+
+/// The model's answer: the text, and a screenshot stored and attached.
+async fn answer(done: super::Done, media: &Addr<MediaStore>, vision: bool) -> ToolOutcome {
+    let Some(shot) = done.image else {
+        return ToolOutcome::ok(done.text);
+    };
+    let put = PutMedia {
+        bytes: shot.bytes.into(),
+        content_type: Some(shot.mime.clone()),
+        file_name: Some("screenshot".into()),
+    };
+    let stored = match media.send(put).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            return ToolOutcome::error(format!("browser screenshot: cannot store it: {e}"))
+        }
+        Err(_) => return ToolOutcome::error("browser screenshot: the media store is unavailable"),
+    };
+    let mut out = ToolOutcome::ok(format!("{}\nThe screenshot is media:{} (the user does not see it: send it with message to show it).", done.text, stored.id));
+    if vision {
+        out.images.push(Image {
+            mime_type: stored.content_type.clone(),
+            data: String::new(),
+            media_id: Some(stored.id.clone()),
+        });
+    }
+    out
+}
