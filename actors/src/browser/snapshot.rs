@@ -149,8 +149,10 @@ pub fn flatten(nodes: &[Value]) -> Vec<Line> {
         .filter_map(|n| Some((n["nodeId"].as_str()?, n)))
         .collect();
     let mut out = Vec::new();
-    // The roots: nodes without a parent in this tree.
-    let mut stack: Vec<(&Value, usize)> = nodes
+    // The roots: nodes without a parent in this tree. Each with its depth
+    // and the name of the nearest element shown above it (a text that only
+    // repeats it, a button's label, is not a line of its own).
+    let mut stack: Vec<(&Value, usize, String)> = nodes
         .iter()
         .filter(|n| {
             n["parentId"]
@@ -158,15 +160,17 @@ pub fn flatten(nodes: &[Value]) -> Vec<Line> {
                 .is_none_or(|p| !by_id.contains_key(p))
         })
         .rev()
-        .map(|n| (n, 0))
+        .map(|n| (n, 0, String::new()))
         .collect();
-    while let Some((node, depth)) = stack.pop() {
+    while let Some((node, depth, above)) = stack.pop() {
         let role = text_of(&node["role"]);
         let name = text_of(&node["name"]);
         let ignored = node["ignored"].as_bool().unwrap_or(false);
-        let blank_text = role == "StaticText" && name.trim().is_empty();
+        let blank_text =
+            role == "StaticText" && (name.trim().is_empty() || name.trim() == above.trim());
         let shown = !(ignored || TRANSPARENT.contains(&role.as_str()) || blank_text);
         let below = if shown { depth + 1 } else { depth };
+        let above = if shown { name.clone() } else { above };
         if shown {
             let (attrs, url) = attributes(node);
             let value = Some(text_of(&node["value"])).filter(|v| !v.is_empty());
@@ -186,7 +190,7 @@ pub fn flatten(nodes: &[Value]) -> Vec<Line> {
         }
         let children = node["childIds"].as_array().into_iter().flatten().rev();
         for c in children.filter_map(|c| by_id.get(c.as_str()?)) {
-            stack.push((c, below));
+            stack.push((c, below, above.clone()));
         }
     }
     out

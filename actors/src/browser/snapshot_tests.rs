@@ -51,8 +51,10 @@ fn the_ai_format_writes_one_line_per_element_with_refs_attributes_and_values() {
     let s = render(&flatten(&page()), &mut refs, &opts());
     assert_eq!(
         s.text,
-        "- heading \"Sign in\" [level=1] [ref=e1]\n  - text: Sign in\n- textbox \"Email\" [ref=e2]: a@b.c\n- checkbox \"Remember me\" [checked] [ref=e3]\n- button \"Go \\\"now\\\"\" [ref=e4]\n"
+        "- heading \"Sign in\" [level=1] [ref=e1]\n- textbox \"Email\" [ref=e2]: a@b.c\n- checkbox \"Remember me\" [checked] [ref=e3]\n- button \"Go \\\"now\\\"\" [ref=e4]\n"
     );
+    // The heading's text only repeats its name: no line of its own.
+    assert!(!s.text.contains("text: Sign in"));
     assert_eq!((s.refs, s.interactive, s.new_elements), (4, 3, 0));
     assert_eq!(refs.node("e2"), Some(40));
     assert_eq!(refs.node("ax4"), Some(60));
@@ -114,7 +116,11 @@ fn interactive_query_depth_aria_and_the_character_cap() {
             ..opts()
         },
     );
-    assert!(!shallow.text.contains("text: Sign in"));
+    assert!(
+        shallow.text.lines().all(|l| l.starts_with("- ")),
+        "{}",
+        shallow.text
+    );
     let aria = render(
         &lines,
         &mut refs,

@@ -5,6 +5,8 @@
 //! page's script writes, reads it, and takes a screenshot that reaches the
 //! (vision) model's next request as an image. A stranger's turn never
 //! drives the browser, even with the untrusted profile widened to name it.
+//! A gateway killed with SIGKILL leaves no Chromium behind, and the next
+//! one browses on the same profile.
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -158,4 +160,56 @@ async fn a_stranger_never_drives_the_browser_even_when_the_profile_names_it() {
     while let Ok(next) = seen.try_recv() {
         assert_ne!(next, "/form", "one page load, the owner's");
     }
+}
+
+/// `browser` through `POST /tools/invoke` on the gateway at `addr`.
+async fn browse(addr: &str, args: Value) -> (u16, String) {
+    let body = json!({ "tool": "browser", "args": args, "sessionKey": "agent:main:main" });
+    invoke_tool(addr, crate::support::TOKEN, body).await
+}
+
+/// Waits until no process of the group `pid` led is left, failing after
+/// 20 s (the browser ends on the SIGTERM its parent's death sends it).
+async fn until_gone(pid: u32) {
+    let started = std::time::Instant::now();
+    while ferroclaw_actors::child::group_alive(pid) {
+        assert!(
+            started.elapsed() < LONG,
+            "Chromium's group {pid} outlived the gateway"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_gateway_killed_outright_leaves_no_chromium_and_the_next_one_browses() {
+    use crate::support::process::{sigkill, spawn_gateway};
+    let (port, _seen) = site().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = json!({
+        "gateway": { "auth": { "mode": "token", "token": crate::support::TOKEN } },
+        "browser": browser_config(),
+    });
+    std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
+    let url = format!("http://127.0.0.1:{port}/form");
+    let mut pids = Vec::new();
+    for _ in 0..2 {
+        let (mut child, addr, _) = spawn_gateway(dir.path());
+        let (status, opened) = browse(&addr, json!({ "action": "open", "targetUrl": url })).await;
+        assert_eq!(status, 200, "{opened}");
+        assert!(
+            opened.contains("textbox \\\"Name\\\"") || opened.contains("textbox \"Name\""),
+            "{opened}"
+        );
+        let (_, state) = browse(&addr, json!({ "action": "status" })).await;
+        let state: Value = serde_json::from_str(&state).unwrap();
+        let pid = state["pid"].as_u64().unwrap() as u32;
+        assert!(ferroclaw_actors::child::group_alive(pid));
+        sigkill(&mut child);
+        until_gone(pid).await;
+        pids.push(pid);
+    }
+    // The second gateway started its own browser on the same profile (the
+    // killed one's lock did not stop it).
+    assert_ne!(pids[0], pids[1]);
 }

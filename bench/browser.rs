@@ -1,0 +1,168 @@
+//! Browser benchmark (issue 52). Prints numbers; asserts only that every
+//! step answered.
+//!
+//!     cargo bench --bench browser
+//!
+//! The release `ferroclaw` binary as a child process, its `browser` tool
+//! driven through `POST /tools/invoke` against pages served on loopback:
+//! the browser's start (launch, DevTools connect, the proxy), a full
+//! snapshot of a 2,000-element page, an `act` click round trip, a
+//! screenshot (each the median of `FERROCLAW_BENCH_N` runs, default 20),
+//! and the resident memory of the gateway before the browser and with one
+//! idle browser, with Chromium's own (every process of its group) apart.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code, unused_imports)]
+mod support;
+
+#[path = "proc_stats.rs"]
+#[allow(dead_code)]
+mod proc_stats;
+
+use std::time::{Duration, Instant};
+
+use proc_stats::{env_usize, status_kb};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A page of 1,000 buttons and 1,000 links (2,000 elements to snapshot).
+fn big_page() -> String {
+    let mut body = String::from("<!doctype html><html><body><h1>Big</h1><div id=out></div>");
+    for i in 0..1000 {
+        body.push_str(&format!(
+            "<button onclick=\"document.getElementById('out').textContent='b{i}'\">Button {i}</button><a href=\"#l{i}\">Link {i}</a>"
+        ));
+    }
+    body.push_str("</body></html>");
+    body
+}
+
+async fn serve(page: String) -> u16 {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = l.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let page = page.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let _ = s.read(&mut buf).await;
+                let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", page.len());
+                let _ = s.write_all(head.as_bytes()).await;
+                let _ = s.write_all(page.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+async fn browse(addr: &str, args: Value) -> String {
+    let body = json!({ "tool": "browser", "args": args, "sessionKey": "agent:main:main" });
+    let r = reqwest::Client::new()
+        .post(format!("http://{addr}/tools/invoke"))
+        .bearer_auth(support::TOKEN)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{args}");
+    let v: Value = r.json().await.unwrap();
+    v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The median of `n` timed runs of `f`, in ms.
+async fn median<F, Fut>(n: usize, mut f: F) -> f64
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut t = Vec::new();
+    for _ in 0..n {
+        let s = Instant::now();
+        f().await;
+        t.push(s.elapsed().as_secs_f64() * 1000.0);
+    }
+    t.sort_by(f64::total_cmp);
+    t[n / 2]
+}
+
+/// The resident memory of every live process in the group `pid` leads (KB).
+fn group_rss_kb(pid: u32) -> u64 {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let rest = stat.rsplit_once(") ").map_or("", |(_, r)| r);
+            rest.split(' ').nth(2).and_then(|g| g.parse::<u32>().ok()) == Some(pid)
+        })
+        .map(|p| status_kb(p, "VmRSS:"))
+        .sum()
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let n = env_usize("FERROCLAW_BENCH_N", 20);
+    let port = serve(big_page()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = json!({
+        "gateway": { "auth": { "mode": "token", "token": support::TOKEN } },
+        "browser": { "noSandbox": true, "headless": true, "ssrfPolicy": { "allowedHostnames": ["127.0.0.1"] } },
+    });
+    std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
+    let (mut child, addr, _) = support::process::spawn_gateway(dir.path());
+    let gw = child.id();
+    tokio::time::sleep(Duration::from_secs(1)).await; // settle before the idle sample
+    let rss_before = status_kb(gw, "VmRSS:");
+    let s = Instant::now();
+    let state: Value =
+        serde_json::from_str(&browse(&addr, json!({ "action": "start" })).await).unwrap();
+    let start_ms = s.elapsed().as_secs_f64() * 1000.0;
+    let pid = state["pid"].as_u64().expect("the browser runs") as u32;
+    let url = format!("http://127.0.0.1:{port}/big");
+    let opened = browse(&addr, json!({ "action": "open", "targetUrl": url })).await;
+    assert!(
+        opened.contains("Button 5"),
+        "{}",
+        &opened[..opened.len().min(400)]
+    );
+    let chars = browse(&addr, json!({ "action": "snapshot" })).await.len();
+    let snapshot = median(n, || async {
+        let r = browse(&addr, json!({ "action": "snapshot" })).await;
+        assert!(r.contains("Link 999"), "the whole page");
+    })
+    .await;
+    let click = median(n, || async {
+        let r = browse(
+            &addr,
+            json!({ "action": "act", "kind": "click", "ref": "e5" }),
+        )
+        .await;
+        assert!(r.contains("\"ok\":true"), "{r}");
+    })
+    .await;
+    let screenshot = median(n, || async {
+        let r = browse(&addr, json!({ "action": "screenshot" })).await;
+        assert!(r.contains("image/png"), "{r}");
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await; // one idle browser
+    let rss_idle = status_kb(gw, "VmRSS:");
+    let chromium = group_rss_kb(pid);
+    println!("browser bench (median of {n}; release gateway, Chromium headless):");
+    println!("  browser start (launch + DevTools + proxy): {start_ms:.0} ms");
+    println!("  snapshot, 2,000-element page (full, {chars} chars answered): {snapshot:.1} ms");
+    println!("  act click round trip: {click:.1} ms");
+    println!("  screenshot (PNG, viewport): {screenshot:.1} ms");
+    println!(
+        "  gateway RSS: {:.1} MB before the browser, {:.1} MB with one idle browser",
+        rss_before as f64 / 1024.0,
+        rss_idle as f64 / 1024.0
+    );
+    println!("  Chromium's own RSS (its process group, summed; shared pages counted per process): {:.1} MB", chromium as f64 / 1024.0);
+    support::process::sigkill(&mut child);
+}
