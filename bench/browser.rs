@@ -116,7 +116,8 @@ async fn main() {
     std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
     let (mut child, addr, _) = support::process::spawn_gateway(dir.path());
     let gw = child.id();
-    tokio::time::sleep(Duration::from_secs(1)).await; // settle before the idle sample
+    // The idle sample is what this measures: a second after the start.
+    tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_before = status_kb(gw, "VmRSS:");
     let s = Instant::now();
     let state: Value =
@@ -150,7 +151,8 @@ async fn main() {
         assert!(r.contains("image/png"), "{r}");
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(2)).await; // one idle browser
+    // Idle time is what this measures: two seconds with one idle browser.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let rss_idle = status_kb(gw, "VmRSS:");
     let chromium = group_rss_kb(pid);
     println!("browser bench (median of {n}; release gateway, Chromium headless):");

@@ -119,22 +119,12 @@ impl Policy {
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
         self.check_name(host)?;
         let name = host.trim_start_matches('[').trim_end_matches(']');
-        let addrs: Vec<SocketAddr> = match name.parse::<IpAddr>() {
-            Ok(ip) => vec![SocketAddr::new(ip, port)],
-            Err(_) => tokio::net::lookup_host((name, port))
-                .await
-                .map_err(|e| Refused::Resolve {
-                    host: host.to_string(),
-                    message: e.to_string(),
-                })?
-                .collect(),
-        };
-        if addrs.is_empty() {
-            return Err(Refused::Resolve {
+        let addrs = crate::tool::ssrf::lookup(host, port)
+            .await
+            .map_err(|e| Refused::Resolve {
                 host: host.to_string(),
-                message: "no addresses".into(),
-            });
-        }
+                message: e.to_string(),
+            })?;
         let lowered = name.trim_end_matches('.').to_ascii_lowercase();
         if self.allowed.iter().any(|p| matches(p, &lowered)) {
             return Ok(addrs);

@@ -121,18 +121,13 @@ pub fn check_ip(host: &str, ip: IpAddr, allow: &Allowlist) -> Result<(), SsrfErr
     }
 }
 
-/// Resolves `host` and checks every address. Returns the addresses to
-/// connect to (pin them: a second lookup could answer differently).
-pub async fn resolve_checked(
-    host: &str,
-    port: u16,
-    allow: &Allowlist,
-) -> Result<Vec<SocketAddr>, SsrfError> {
-    // An IP literal, bracketed or not, is checked as is.
+/// `host`'s addresses, once (an IP literal, bracketed or not, as is);
+/// never empty.
+pub async fn lookup(host: &str, port: u16) -> Result<Vec<SocketAddr>, SsrfError> {
     let literal = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<SocketAddr> = match literal.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
-        Err(_) => tokio::net::lookup_host((host, port))
+        Err(_) => tokio::net::lookup_host((literal, port))
             .await
             .map_err(|e| SsrfError::Resolve {
                 host: host.to_string(),
@@ -145,6 +140,17 @@ pub async fn resolve_checked(
             host: host.to_string(),
         });
     }
+    Ok(addrs)
+}
+
+/// Resolves `host` and checks every address. Returns the addresses to
+/// connect to (pin them: a second lookup could answer differently).
+pub async fn resolve_checked(
+    host: &str,
+    port: u16,
+    allow: &Allowlist,
+) -> Result<Vec<SocketAddr>, SsrfError> {
+    let addrs = lookup(host, port).await?;
     for a in &addrs {
         check_ip(host, a.ip(), allow)?;
     }
