@@ -20,7 +20,7 @@ mod support;
 #[allow(dead_code)]
 mod proc_stats;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use proc_stats::{env_usize, status_kb};
 use serde_json::{json, Value};
@@ -116,8 +116,7 @@ async fn main() {
     std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
     let (mut child, addr, _) = support::process::spawn_gateway(dir.path());
     let gw = child.id();
-    // The idle sample is what this measures: a second after the start.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Sampled once the gateway listens, before any browser call.
     let rss_before = status_kb(gw, "VmRSS:");
     let s = Instant::now();
     let state: Value =
@@ -151,8 +150,7 @@ async fn main() {
         assert!(r.contains("image/png"), "{r}");
     })
     .await;
-    // Idle time is what this measures: two seconds with one idle browser.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Sampled once the last call answered: the browser idles from here.
     let rss_idle = status_kb(gw, "VmRSS:");
     let chromium = group_rss_kb(pid);
     println!("browser bench (median of {n}; release gateway, Chromium headless):");
