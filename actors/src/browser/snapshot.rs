@@ -318,8 +318,10 @@ pub fn render(lines: &[Line], refs: &mut Refs, o: &Options) -> Snapshot {
 /// The lines joined, cut at the last whole line within `max` characters.
 fn cut(lines: &[String], max: usize) -> (String, bool) {
     let mut out = String::new();
+    let mut chars = 0;
     for l in lines {
-        if out.chars().count() + l.chars().count() + 1 > max {
+        chars += l.chars().count() + 1;
+        if chars > max {
             out.push_str("[... truncated: use query, interactive, depth or a larger maxChars]");
             return (out, true);
         }
