@@ -107,13 +107,28 @@ impl BrowserActor {
             .and_then(Value::as_bool)
             .unwrap_or(true);
         let limit = self.guard();
-        let fut = async move { run_steps(&page, steps, stop_on_error, limit).await };
+        let downloads = self.running.as_ref().map(|r| r.downloads.clone());
+        let fut = async move {
+            let since = downloads.as_ref().map(|d| d.mark());
+            let results = run_steps(&page, steps, stop_on_error, limit.clone()).await?;
+            // Downloads it started (read with waitfordownload: one that
+            // begins after the answer is there too).
+            let begun = match (downloads, since) {
+                (Some(d), Some(since)) => d.mark() - since,
+                _ => 0,
+            };
+            Ok::<_, BrowserError>((results, begun))
+        };
         Box::pin(fut.into_actor(self).map(move |r, act, _| {
-            let results = r?;
+            let (results, begun) = r?;
             if results.iter().any(|r| r["kind"] == "close") {
                 act.tabs.remove(h);
             }
-            let head = json!({ "ok": true, "targetId": format!("t{h}"), "results": results });
+            let mut head = json!({ "ok": true, "targetId": format!("t{h}"), "results": results });
+            if begun > 0 {
+                head["downloadsBegun"] = json!(begun);
+                head["hint"] = json!("waitfordownload saves and reads each");
+            }
             Ok(Done {
                 text: head.to_string(),
                 image: None,

@@ -28,6 +28,8 @@ use super::BrowserError;
 const MAX_BACKOFF_MS: u64 = 60_000;
 /// How long a stopped browser has to end before its group gets SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Where Chromium writes downloads first, in the profile directory.
+const STAGING: &str = "downloads.staging";
 /// Proxy reports kept for `status` and `errors`.
 const KEEP_REPORTS: usize = 50;
 
@@ -39,6 +41,8 @@ pub struct Limits {
     pub max_response_bytes: u64,
     pub screenshot_max_bytes: u64,
     pub max_tabs: usize,
+    /// The managed downloads directory (`<workspace>/downloads`).
+    pub downloads: std::path::PathBuf,
 }
 
 /// The running browser.
@@ -51,7 +55,23 @@ pub(super) struct Running {
     /// Turns true when the browser's process or its DevTools socket ends,
     /// so a call in flight fails at once instead of at its deadline.
     pub gone: tokio::sync::watch::Receiver<bool>,
+    pub downloads: Arc<super::downloads::Downloads>,
 }
+
+/// A browser launched and connected, its protocol reader running, its
+/// downloads followed: what `adopt` keeps.
+struct Connected {
+    launched: Launched,
+    cdp: Arc<Browser>,
+    gone: Gone,
+    downloads: Arc<super::downloads::Downloads>,
+}
+
+/// Marks the browser gone (its process or its socket ended), and reads it.
+type Gone = (
+    Arc<tokio::sync::watch::Sender<bool>>,
+    tokio::sync::watch::Receiver<bool>,
+);
 
 pub struct BrowserActor {
     pub(super) profile: String,
@@ -105,49 +125,34 @@ impl BrowserActor {
     }
 
     /// Keeps the launched and connected browser and watches for its end.
-    fn adopt(
-        &mut self,
-        b: Launched,
-        cdp: Browser,
-        handler: chromiumoxide::Handler,
-        ctx: &mut Context<Self>,
-    ) {
+    fn adopt(&mut self, c: Connected, ctx: &mut Context<Self>) {
         let Launched {
             mut child,
             pid,
             port,
             ws_url,
-        } = b;
+        } = c.launched;
         tracing::info!(parent: &self.span, pid, port, "browser started");
-        let (gone_tx, gone) = tokio::sync::watch::channel(false);
-        let gone_tx = Arc::new(gone_tx);
         self.running = Some(Running {
             pid,
             port,
             ws_url,
             since: Instant::now(),
-            cdp: Arc::new(cdp),
-            gone,
+            cdp: c.cdp,
+            gone: c.gone.1,
+            downloads: c.downloads,
         });
         self.tabs.clear();
         // Its own task, not a future of this context: a call waited for in
         // place must still learn that the browser died.
-        let (exit_tx, me) = (gone_tx.clone(), ctx.address());
+        let (me, gone) = (ctx.address(), c.gone.0);
         actix::spawn(async move {
             let status = match child.wait().await {
                 Ok(s) => s.to_string(),
                 Err(e) => e.to_string(),
             };
-            let _ = exit_tx.send(true);
+            let _ = gone.send(true);
             me.do_send(BrowserExited { pid, status });
-        });
-        // The protocol's reader: every event and answer passes through it.
-        let me = ctx.address();
-        actix::spawn(async move {
-            let mut handler = handler;
-            while handler.next().await.is_some() {}
-            let _ = gone_tx.send(true);
-            me.do_send(CdpClosed { pid });
         });
     }
 
@@ -156,26 +161,34 @@ impl BrowserActor {
     pub(super) fn starting(
         &mut self,
         restart: bool,
+        me: &Addr<Self>,
     ) -> ResponseActFuture<Self, Result<BrowserState, BrowserError>> {
         let l = self.launch.clone();
-        let deadline = l.deadline;
+        let rules = super::downloads::DownloadRules {
+            dir: self.limits.downloads.clone(),
+            staging: l.user_data_dir.join(STAGING),
+            max_bytes: self.limits.max_response_bytes,
+        };
+        let (policy, me) = (self.policy.clone(), me.clone());
         let started = async move {
             let b = launch(&l).await?;
-            let config = chromiumoxide::handler::HandlerConfig {
-                request_timeout: deadline,
-                ..Default::default()
-            };
-            match Browser::connect_with_config(b.ws_url.clone(), config).await {
-                Ok((cdp, handler)) => Ok((b, cdp, handler)),
+            match connect(&b, l.deadline, rules, policy, me).await {
+                Ok(c) => Ok(c),
                 Err(e) => {
                     crate::child::stop_group(b.pid, STOP_GRACE);
-                    Err(BrowserError::Connect(e.to_string()))
+                    Err(e)
                 }
             }
+            .map(|(cdp, gone, downloads)| Connected {
+                launched: b,
+                cdp,
+                gone,
+                downloads,
+            })
         };
         Box::pin(started.into_actor(self).map(move |r, act, ctx| {
             match r {
-                Ok((b, cdp, handler)) => act.adopt(b, cdp, handler, ctx),
+                Ok(c) => act.adopt(c, ctx),
                 Err(e) => {
                     tracing::warn!(parent: &act.span, error = %e, "browser did not start");
                     act.last_error = Some(e.to_string());
@@ -199,7 +212,7 @@ impl BrowserActor {
         answer: Option<tokio::sync::oneshot::Sender<Result<BrowserState, BrowserError>>>,
     ) {
         let restart = answer.is_none();
-        ctx.wait(self.starting(restart).map(|r, _, _| {
+        ctx.wait(self.starting(restart, &ctx.address()).map(|r, _, _| {
             if let Some(tx) = answer {
                 let _ = tx.send(r);
             }
@@ -361,13 +374,50 @@ impl Handler<TabEvent> for BrowserActor {
                     t.log(error, line);
                 }
             }
-            TabEvent::Navigated { tab } => {
-                if let Some(t) = self.tabs.get_mut(tab) {
+            // Told after a snapshot of that same document was taken: its
+            // refs stay.
+            TabEvent::Navigated { tab, loader } => {
+                if let Some(t) = self
+                    .tabs
+                    .get_mut(tab)
+                    .filter(|t| t.loader.as_ref() != Some(&loader))
+                {
                     t.refs.reset();
+                    t.loader = Some(loader);
                 }
             }
         }
     }
+}
+
+/// Connects to a launched browser's DevTools socket, runs its protocol
+/// reader (its own task: every event and answer passes through it; its
+/// end marks the browser gone) and sets up its downloads before any call.
+async fn connect(
+    b: &Launched,
+    deadline: Duration,
+    rules: super::downloads::DownloadRules,
+    policy: Arc<Policy>,
+    me: Addr<BrowserActor>,
+) -> Result<(Arc<Browser>, Gone, Arc<super::downloads::Downloads>), BrowserError> {
+    let config = chromiumoxide::handler::HandlerConfig {
+        request_timeout: deadline,
+        ..Default::default()
+    };
+    let (cdp, mut handler) = Browser::connect_with_config(b.ws_url.clone(), config)
+        .await
+        .map_err(|e| BrowserError::Connect(e.to_string()))?;
+    let (gone_tx, gone) = tokio::sync::watch::channel(false);
+    let gone_tx = Arc::new(gone_tx);
+    let (pid, ended) = (b.pid, gone_tx.clone());
+    actix::spawn(async move {
+        while handler.next().await.is_some() {}
+        let _ = ended.send(true);
+        me.do_send(CdpClosed { pid });
+    });
+    let cdp = Arc::new(cdp);
+    let downloads = super::downloads::follow(cdp.clone(), rules, policy).await?;
+    Ok((cdp, (gone_tx, gone), downloads))
 }
 
 /// A call answered at once with an error.
@@ -388,7 +438,7 @@ impl Handler<BrowserCall> for BrowserActor {
                 return AtomicResponse::new(refused(BrowserError::NoProxy));
             }
             let after = self
-                .starting(false)
+                .starting(false, &ctx.address())
                 .then(move |started, act, ctx| match started {
                     Ok(_) => act.dispatch(&action, msg, ctx),
                     Err(e) => refused(e),

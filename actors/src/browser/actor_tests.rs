@@ -21,6 +21,7 @@ fn actor(dir: &std::path::Path) -> Addr<BrowserActor> {
         max_response_bytes: 1 << 20,
         screenshot_max_bytes: 5 << 20,
         max_tabs: 8,
+        downloads: dir.join("downloads"),
     };
     let policy = std::sync::Arc::new(crate::browser::policy::Policy::default());
     BrowserActor::new("openclaw", launch, policy, limits).start()

@@ -105,6 +105,9 @@ impl BrowserActor {
             "text" => self.text(args),
             "act" => self.act(args),
             "upload" => self.upload(args, &msg.workspace),
+            "download" => self.download(args),
+            "waitfordownload" => self.wait_for_download(args),
+            "pdf" => self.pdf(args),
             other => failed(BrowserError::Unsupported(other.to_string())),
         }
     }
@@ -202,11 +205,11 @@ impl BrowserActor {
         let limit = self.guard();
         let opening = async move {
             timed(limit, "open", async {
-                Ok(cdp.new_page(url.as_str()).await?)
+                Ok(cdp.new_page("about:blank").await?)
             })
             .await
         };
-        Box::pin(opening.into_actor(self).then(|page, act, ctx| {
+        Box::pin(opening.into_actor(self).then(move |page, act, ctx| {
             let page = match page {
                 Ok(p) => p,
                 Err(e) => return failed(e),
@@ -214,7 +217,10 @@ impl BrowserActor {
             let h = act.register(page.clone(), ctx);
             act.tabs.current = Some(h);
             act.trim_tabs(h);
-            act.loaded(h, page, "open")
+            if url == "about:blank" {
+                return act.loaded(h, page, "open");
+            }
+            act.go(h, page, url, "open")
         }))
     }
 
@@ -247,13 +253,13 @@ impl BrowserActor {
                         policy.resolve(host, port).await?;
                     }
                 }
-                let nodes = super::cdp::ax_tree(&page).await?;
-                Ok((url, nodes))
+                let doc = super::cdp::ax_tree(&page).await?;
+                Ok((url, doc))
             })
             .await
         };
         Box::pin(looked.into_actor(self).map(move |got, act, _| {
-            let (url, nodes) = got?;
+            let (url, (loader, nodes)) = got?;
             let refused = act.reports.back().cloned();
             if url.starts_with("chrome-error:") {
                 return Err(BrowserError::Refused(
@@ -277,6 +283,7 @@ impl BrowserActor {
                 .get_mut(h)
                 .ok_or(BrowserError::NoTab(format!("t{h}")))?;
             tab.refs.reset();
+            tab.loader = Some(loader);
             let s = render(&flatten(&nodes), &mut tab.refs, &o);
             let head = json!({ "ok": true, "targetId": format!("t{h}"), "url": url,
                 "stats": { "lines": s.lines, "refs": s.refs, "interactive": s.interactive } });
@@ -382,18 +389,36 @@ impl BrowserActor {
             Ok(t) => t,
             Err(e) => return failed(e),
         };
+        self.go(h, page, url, "navigate")
+    }
+
+    /// Sends tab `h` to `url`: the loaded page's compact snapshot, or, when
+    /// the navigation turned into a download, the saved file (OpenClaw:
+    /// such a navigation skips the snapshot).
+    fn go(&mut self, h: u32, page: Page, url: String, what: &'static str) -> Answer {
+        let downloads = match self.running.as_ref() {
+            Some(r) => r.downloads.clone(),
+            None => return failed(BrowserError::Stopping),
+        };
+        let since = downloads.mark();
         let limit = self.guard();
         let p = page.clone();
         let going = async move {
-            timed(limit, "navigate", async {
-                Ok(p.goto(url.as_str()).await.map(|_| ())?)
+            timed(limit, what, async {
+                tokio::select! {
+                    r = super::cdp::go(&p, &url) => r.map(|_| None).map_err(BrowserError::from),
+                    d = downloads.next(Some(since)) => Ok(Some(d)),
+                }
             })
             .await
         };
         Box::pin(going.into_actor(self).then(move |r, act, _| match r {
-            // A load the proxy refused fails with net::ERR_...: the URL and
-            // the refusal are read below.
-            Ok(()) | Err(BrowserError::Cdp(_)) => act.loaded(h, page, "navigate"),
+            Ok(None) => act.loaded(h, page, what),
+            Ok(Some(d)) => {
+                let head = json!({ "ok": true, "targetId": format!("t{h}"), "download": true });
+                let body = crate::trust::wrap("the browser's download", &d.json().to_string());
+                done(format!("{head}\n{body}"))
+            }
             Err(e) => failed(e),
         }))
     }
@@ -413,8 +438,12 @@ impl BrowserActor {
             .await
         };
         Box::pin(fut.into_actor(self).map(move |got, act, _| {
-            let (url, nodes) = got?;
+            let (url, (loader, nodes)) = got?;
             let tab = act.tabs.get_mut(h).ok_or(BrowserError::NoTab(format!("t{h}")))?;
+            if tab.loader.as_ref() != Some(&loader) {
+                tab.refs.reset();
+                tab.loader = Some(loader);
+            }
             let s = render(&flatten(&nodes), &mut tab.refs, &o);
             let head = json!({ "ok": true, "format": if o.aria { "aria" } else { "ai" }, "targetId": format!("t{h}"),
                 "url": url, "truncated": s.truncated, "matches": s.matches, "newElements": s.new_elements,
@@ -568,7 +597,8 @@ fn listen(tab: u32, page: Page, me: Addr<BrowserActor>) {
         };
         while let Some(ev) = s.next().await {
             if ev.frame.parent_id.is_none() {
-                me.do_send(TabEvent::Navigated { tab });
+                let loader = ev.frame.loader_id.inner().clone();
+                me.do_send(TabEvent::Navigated { tab, loader });
             }
         }
     });

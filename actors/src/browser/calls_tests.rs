@@ -2,17 +2,9 @@
 //! `chromium`) and pages served by the test on loopback (127.0.0.1 is
 //! allow-listed by name in the test's policy; `localhost` is not).
 
-use std::sync::Arc;
-use std::time::Duration;
+use serde_json::json;
 
-use actix::prelude::*;
-use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-use super::super::actor::{BrowserActor, Limits};
-use super::super::launch::Launch;
-use super::super::messages::{BrowserCall, Done};
-use super::super::policy::Policy;
+use super::super::test_kit::{browser, call, ref_of, serve, Reply};
 use super::super::BrowserError;
 
 const FORM: &str = r#"<!doctype html><html><head><title>Form</title></head><body>
@@ -25,96 +17,27 @@ const FORM: &str = r#"<!doctype html><html><head><title>Form</title></head><body
 const SCRIPTED: &str = r#"<!doctype html><html><body><main id="m"></main>
 <script>setTimeout(() => { document.getElementById('m').textContent = 'Only JavaScript wrote this'; }, 50);</script></body></html>"#;
 
-/// Serves the test's pages on 127.0.0.1; returns the port and the `host`
-/// header of each request it got.
+/// The test's pages.
+fn pages(path: &str, port: u16) -> Reply {
+    match path {
+        "/form" => Reply::html(FORM),
+        "/scripted" => Reply::html(SCRIPTED),
+        "/redirect" => Reply {
+            status: "302 Found",
+            headers: format!("location: http://localhost:{port}/form\r\n"),
+            body: Vec::new(),
+        },
+        _ => Reply::not_found(),
+    }
+}
+
 async fn site_seen() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    (serve(Some(tx)).await, rx)
+    (serve(Some(tx), pages).await, rx)
 }
 
 async fn site() -> u16 {
-    serve(None).await
-}
-
-async fn serve(seen: Option<tokio::sync::mpsc::UnboundedSender<String>>) -> u16 {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    actix::spawn(async move {
-        while let Ok((mut s, _)) = l.accept().await {
-            let seen = seen.clone();
-            actix::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let n = s.read(&mut buf).await.unwrap_or(0);
-                let head = String::from_utf8_lossy(&buf[..n]).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                let host = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("host: ").or(l.strip_prefix("Host: ")));
-                if let (Some(tx), Some(h)) = (&seen, host) {
-                    let _ = tx.send(format!("{h}{path}"));
-                }
-                let (status, extra, body) = match path.as_str() {
-                    "/form" => ("200 OK", String::new(), FORM.to_string()),
-                    "/scripted" => ("200 OK", String::new(), SCRIPTED.to_string()),
-                    "/redirect" => (
-                        "302 Found",
-                        format!("location: http://localhost:{port}/form\r\n"),
-                        String::new(),
-                    ),
-                    _ => ("404 Not Found", String::new(), "no".to_string()),
-                };
-                let text = format!("HTTP/1.1 {status}\r\ncontent-type: text/html\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n{body}", body.len());
-                let _ = s.write_all(text.as_bytes()).await;
-            });
-        }
-    });
-    port
-}
-
-fn browser(dir: &std::path::Path) -> Addr<BrowserActor> {
-    let launch = Launch {
-        executable: "chromium".into(),
-        headless: true,
-        no_sandbox: true,
-        user_data_dir: dir.join("openclaw"),
-        extra_args: Vec::new(),
-        deadline: Duration::from_secs(60),
-        proxy: None,
-        cdp_port: 0,
-    };
-    let policy = Policy::from_settings(&crate::settings::shipped_with(
-        "browser.ssrfPolicy",
-        json!({ "allowedHostnames": ["127.0.0.1"] }),
-    ));
-    let limits = Limits {
-        action: Duration::from_secs(20),
-        evaluate: false,
-        max_response_bytes: 1 << 20,
-        screenshot_max_bytes: 5 << 20,
-        max_tabs: 8,
-    };
-    BrowserActor::new("openclaw", launch, Arc::new(policy), limits).start()
-}
-
-async fn call(b: &Addr<BrowserActor>, action: &str, args: Value) -> Result<Done, BrowserError> {
-    let workspace = crate::tool::Workspace::from(std::env::temp_dir().as_path());
-    b.send(BrowserCall {
-        action: action.into(),
-        args,
-        workspace,
-    })
-    .await
-    .unwrap()
-}
-
-/// The ref of the first snapshot line holding `role "name"`.
-fn ref_of(text: &str, role_name: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| l.contains(role_name))
-        .unwrap_or_else(|| panic!("{role_name} not in {text}"));
-    let at = line.find("[ref=").unwrap() + 5;
-    line[at..].split(']').next().unwrap().to_string()
+    serve(None, pages).await
 }
 
 #[actix::test]

@@ -61,14 +61,25 @@ impl chromiumoxide::types::Command for Raw {
     type Response = Value;
 }
 
-/// The page's accessibility tree (every frame's nodes in document order).
-pub async fn ax_tree(page: &Page) -> Result<Vec<Value>, CdpError> {
+/// The page's accessibility tree (every frame's nodes in document order),
+/// and the loader id of the main document it was read from (read first: a
+/// document that replaces it meanwhile has a newer one).
+pub async fn ax_tree(page: &Page) -> Result<(String, Vec<Value>), CdpError> {
+    let frames = Raw {
+        method: "Page.getFrameTree",
+        params: json!({}),
+    };
+    let tree = page.execute(frames).await?.result;
+    let loader = tree["frameTree"]["frame"]["loaderId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let raw = Raw {
         method: "Accessibility.getFullAXTree",
         params: json!({}),
     };
     let got = page.execute(raw).await?.result;
-    Ok(got["nodes"].as_array().cloned().unwrap_or_default())
+    Ok((loader, got["nodes"].as_array().cloned().unwrap_or_default()))
 }
 
 /// The element's centre in the viewport, scrolled into view first.
@@ -284,4 +295,41 @@ pub async fn set_files(page: &Page, node: i64, files: Vec<String>) -> Result<(),
     p.backend_node_id = Some(BackendNodeId::new(node));
     page.execute(p).await?;
     Ok(())
+}
+
+/// Sends the tab's main frame to `url` and waits until the new document
+/// fired its load event, or a same-document navigation happened (the
+/// caller bounds it; a navigation that turns into a download never loads:
+/// the caller races it with the download). Not chromiumoxide's `goto`:
+/// its navigation watcher waits out its whole deadline when a navigation
+/// becomes a download, and holds every later navigation of the tab behind
+/// it.
+pub async fn go(page: &Page, url: &str) -> Result<(), CdpError> {
+    use chromiumoxide::cdp::browser_protocol::page::{
+        EventFrameNavigated, EventLifecycleEvent, EventNavigatedWithinDocument,
+    };
+    use futures_util::StreamExt;
+    let mut navigated = page.event_listener::<EventFrameNavigated>().await?;
+    let mut lifecycle = page.event_listener::<EventLifecycleEvent>().await?;
+    let mut within = page
+        .event_listener::<EventNavigatedWithinDocument>()
+        .await?;
+    let main = page.mainframe().await?;
+    let target = serde_json::to_string(url).map_err(|e| CdpError::Protocol(e.to_string()))?;
+    evaluate(page, &format!("window.location.href = {target}")).await?;
+    let mut loader = None;
+    loop {
+        tokio::select! {
+            Some(ev) = navigated.next() => if ev.frame.parent_id.is_none() {
+                loader = Some(ev.frame.loader_id.clone());
+            },
+            Some(ev) = lifecycle.next() => if ev.name == "load" && Some(&ev.loader_id) == loader.as_ref() {
+                return Ok(());
+            },
+            Some(ev) = within.next() => if Some(&ev.frame_id) == main.as_ref() {
+                return Ok(());
+            },
+            else => return Err(CdpError::Protocol("the tab closed during the navigation".into())),
+        }
+    }
 }

@@ -87,6 +87,18 @@ fn args(l: &Launch) -> Vec<String> {
         "--no-default-browser-check".to_string(),
         "--disable-background-networking".to_string(),
         "--disable-sync".to_string(),
+        // No calls home (component updates, sign-in, reporting): they only
+        // show as the proxy's refusals in the page's errors.
+        "--disable-component-update".to_string(),
+        "--disable-component-extensions-with-background-pages".to_string(),
+        "--disable-extensions".to_string(),
+        "--disable-default-apps".to_string(),
+        "--disable-domain-reliability".to_string(),
+        "--disable-client-side-phishing-detection".to_string(),
+        "--disable-breakpad".to_string(),
+        "--metrics-recording-only".to_string(),
+        "--no-service-autorun".to_string(),
+        "--disable-features=CertificateTransparencyComponentUpdater,Translate,MediaRouter,DialMediaRouteProvider,OptimizationHints,LensOverlay".to_string(),
         "--password-store=basic".to_string(),
     ];
     if l.headless {

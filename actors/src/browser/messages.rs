@@ -71,8 +71,9 @@ pub(super) enum TabEvent {
     },
     /// A console line or a page error.
     Log { tab: u32, error: bool, line: String },
-    /// The main frame went to a new document (its refs start again).
-    Navigated { tab: u32 },
+    /// The main frame went to the document `loader` (the refs of another
+    /// start again).
+    Navigated { tab: u32, loader: String },
 }
 
 /// One `browser` tool action on this profile (`action`: OpenClaw's name,

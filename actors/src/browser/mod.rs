@@ -15,6 +15,8 @@ mod act;
 pub mod actor;
 mod calls;
 pub mod cdp;
+pub mod downloads;
+mod files;
 pub mod launch;
 pub mod messages;
 pub mod policy;
@@ -22,6 +24,8 @@ pub mod proxy;
 mod reply;
 pub mod snapshot;
 pub mod tabs;
+#[cfg(test)]
+mod test_kit;
 pub mod tools;
 
 pub use actor::BrowserActor;
@@ -67,6 +71,10 @@ pub enum BrowserError {
     TooLarge { bytes: u64, cap: u64 },
     #[error("{0}")]
     Args(String),
+    #[error("the download of {url} failed: {why}")]
+    Download { url: String, why: String },
+    #[error("the downloads directory: {0}")]
+    Downloads(String),
     #[error("{0} is not supported by ferroclaw's browser")]
     Unsupported(String),
 }

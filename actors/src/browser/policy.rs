@@ -28,8 +28,9 @@ pub enum Refused {
         ip: IpAddr,
         kind: &'static str,
     },
-    #[error("cannot resolve {host}: {message}")]
-    Resolve { host: String, message: String },
+    /// The lookup failed (its error names the host).
+    #[error(transparent)]
+    Lookup(crate::tool::ssrf::SsrfError),
 }
 
 /// `browser.ssrfPolicy`, ready to check.
@@ -121,10 +122,7 @@ impl Policy {
         let name = host.trim_start_matches('[').trim_end_matches(']');
         let addrs = crate::tool::ssrf::lookup(host, port)
             .await
-            .map_err(|e| Refused::Resolve {
-                host: host.to_string(),
-                message: e.to_string(),
-            })?;
+            .map_err(Refused::Lookup)?;
         let lowered = name.trim_end_matches('.').to_ascii_lowercase();
         if self.allowed.iter().any(|p| matches(p, &lowered)) {
             return Ok(addrs);

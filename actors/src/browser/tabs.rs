@@ -27,6 +27,8 @@ pub struct Tab {
     pub console: VecDeque<String>,
     pub errors: VecDeque<String>,
     pub dialog: Option<Dialog>,
+    /// The loader id of the document `refs` were read from.
+    pub loader: Option<String>,
 }
 
 impl Tab {
@@ -70,6 +72,7 @@ impl Tabs {
                 console: VecDeque::new(),
                 errors: VecDeque::new(),
                 dialog: None,
+                loader: None,
             },
         );
         (self.next, true)

@@ -148,6 +148,7 @@ impl BrowserTools {
             max_response_bytes: s.max_response_mb.saturating_mul(1 << 20),
             screenshot_max_bytes: s.screenshot_max_bytes,
             max_tabs: s.max_tabs,
+            downloads: self.workspace.join(super::downloads::DIR),
         };
         let addr = BrowserActor::new(name, launch, self.policy.clone(), limits).start();
         self.profiles.insert(name.to_string(), addr.clone());

@@ -1,5 +1,6 @@
 //! `read`: a workspace file by lines (`offset` 1-based, `limit`), capped;
-//! binary files are described, not dumped.
+//! binary files are described, not dumped. A file under the browser's
+//! downloads directory is outside data (wrapped).
 
 use serde_json::Value;
 
@@ -85,6 +86,9 @@ pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value
             lines.len() - end,
             end + 1
         ));
+    }
+    if crate::browser::downloads::downloaded(&workspace.root, &path).await {
+        out = crate::trust::wrap(&format!("a file the browser downloaded ({raw})"), &out);
     }
     ok(out)
 }
