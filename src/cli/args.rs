@@ -131,6 +131,18 @@ pub enum Command {
         #[command(subcommand)]
         command: super::backup::BackupCommand,
     },
+    /// The gateway's browser (OpenClaw's `browser` routes): status, start,
+    /// stop, profiles, tabs, open, snapshot, screenshot.
+    Browser {
+        /// The browser profile (default: browser.defaultProfile).
+        #[arg(long, global = true)]
+        browser_profile: Option<String>,
+        /// Print the gateway's answer as JSON.
+        #[arg(long, global = true)]
+        json: bool,
+        #[command(subcommand)]
+        command: super::browser::BrowserCommand,
+    },
     /// Nodes (machines running `openclaw node run`): list, pending,
     /// describe, approve, reject, invoke, rename (through the running gateway).
     Nodes {

@@ -104,6 +104,16 @@ pub fn dispatch(command: Option<Command>, host: &Host) -> ExitCode {
         Some(Command::Onboard(args)) => onboard(host, *args),
         Some(Command::Backup { command }) => backup(host, command),
         Some(Command::Nodes { command }) => nodes(t, &command),
+        Some(Command::Browser {
+            browser_profile,
+            json,
+            command,
+        }) => run_client(super::browser::browser(
+            t,
+            &command,
+            browser_profile.as_deref(),
+            json,
+        )),
         Some(Command::Cron { command }) => cron(t, command),
         Some(Command::Sessions { command }) => sessions(t, &command),
         Some(Command::Agent {

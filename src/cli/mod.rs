@@ -14,6 +14,7 @@ use tokio_tungstenite::tungstenite::Message;
 pub mod args;
 pub mod audit;
 pub mod backup;
+pub mod browser;
 pub mod cron;
 pub mod daemon;
 mod disk;

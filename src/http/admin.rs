@@ -98,6 +98,14 @@ async fn metrics(state: web::Data<SharedState>) -> HttpResponse {
     {
         mcp_metrics(&mut out, &servers);
     }
+    if let Some(browser) = &state.gateway.browser {
+        if let Ok(profiles) = browser
+            .send(ferroclaw_actors::browser::GetBrowserStates)
+            .await
+        {
+            browser_metrics(&mut out, &profiles);
+        }
+    }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(out)
@@ -322,5 +330,43 @@ fn mcp_metrics(out: &mut String, servers: &[ferroclaw_actors::mcp::ServerStatus]
             label(&s.name),
             s.restarts
         );
+    }
+}
+
+/// One browser series: name, kind, help, its value for a profile.
+type BrowserSeries = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&ferroclaw_actors::browser::BrowserState) -> u64,
+);
+
+/// Each browser profile: running, its tabs, its restarts.
+fn browser_metrics(out: &mut String, profiles: &[ferroclaw_actors::browser::BrowserState]) {
+    let series: [BrowserSeries; 3] = [
+        (
+            "ferroclaw_browser_up",
+            "gauge",
+            "The profile's browser runs (1), else 0.",
+            |s| u64::from(s.running),
+        ),
+        (
+            "ferroclaw_browser_tabs",
+            "gauge",
+            "Tabs the browser tool knows, by profile.",
+            |s| s.tabs as u64,
+        ),
+        (
+            "ferroclaw_browser_restarts_total",
+            "counter",
+            "Restarts tried after the profile's browser died.",
+            |s| u64::from(s.restarts),
+        ),
+    ];
+    for (name, kind, help, value) in series {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for s in profiles {
+            let _ = writeln!(out, "{name}{{profile=\"{}\"}} {}", s.profile, value(s));
+        }
     }
 }

@@ -8,6 +8,7 @@ use super::errors::ErrorShape;
 /// Methods this gateway implements (the `features.methods` discovery list).
 pub const METHODS: &[&str] = &[
     "health",
+    "browser.request",
     "status",
     "system-presence",
     "system-event",
@@ -275,7 +276,6 @@ const WRITE: &[&str] = &[
     "node.invoke",
     "chat.send",
     "chat.abort",
-    "browser.request",
     "push.test",
 ];
 

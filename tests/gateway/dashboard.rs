@@ -124,6 +124,8 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 | "question.waitAnswer"
                 | "question.resolve"
                 | "question.get"
+                // Needs Chromium: tests/gateway/agent_tools/browser_control.rs.
+                | "browser.request"
                 // Need a job: tests/gateway/cron.rs.
                 | "cron.get"
                 | "cron.update"

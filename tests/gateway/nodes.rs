@@ -561,7 +561,7 @@ async fn the_agents_exec_runs_on_the_node_its_output_reaches_the_transcript_and_
     assert!(!home.path().join("pwned-nodes").exists());
 }
 
-async fn ferroclaw(gw: &TestGateway, args: &[&str]) -> Output {
+pub(crate) async fn ferroclaw(gw: &TestGateway, args: &[&str]) -> Output {
     let mut cmd = std::process::Command::new(crate::support::process::BIN);
     let state = gw.state_dir().join("cli-state");
     cmd.args(args)
@@ -575,7 +575,7 @@ async fn ferroclaw(gw: &TestGateway, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     assert!(o.status.success(), "{o:?}");
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -129,10 +129,7 @@ impl BrowserActor {
                 head["downloadsBegun"] = json!(begun);
                 head["hint"] = json!("waitfordownload saves and reads each");
             }
-            Ok(Done {
-                text: head.to_string(),
-                image: None,
-            })
+            Ok(Done::new(head, None))
         }))
     }
 
@@ -177,11 +174,10 @@ impl BrowserActor {
         };
         Box::pin(fut.into_actor(self).map(move |r, _, _| {
             r?;
-            Ok(Done {
-                text: json!({ "ok": true, "targetId": format!("t{h}"), "files": count })
-                    .to_string(),
-                image: None,
-            })
+            Ok(Done::new(
+                json!({ "ok": true, "targetId": format!("t{h}"), "files": count }),
+                None,
+            ))
         }))
     }
 }

@@ -8,7 +8,6 @@
 //! gateway killed outright takes the browser with it (the child gets
 //! SIGTERM on its parent's death: `crate::child`).
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,8 +17,8 @@ use futures_util::StreamExt;
 
 use super::launch::{launch, Launch, Launched};
 use super::messages::{
-    BrowserCall, BrowserExited, BrowserState, CdpClosed, Done, GetBrowserState, ProxyReport,
-    StartBrowser, StopBrowser, TabEvent,
+    BrowserCall, BrowserExited, BrowserState, CdpClosed, Done, GetBrowserState, StartBrowser,
+    StopBrowser, TabEvent,
 };
 use super::policy::Policy;
 use super::tabs::Tabs;
@@ -30,8 +29,6 @@ const MAX_BACKOFF_MS: u64 = 60_000;
 const STOP_GRACE: Duration = Duration::from_secs(5);
 /// Where Chromium writes downloads first, in the profile directory.
 const STAGING: &str = "downloads.staging";
-/// Proxy reports kept for `status` and `errors`.
-const KEEP_REPORTS: usize = 50;
 
 /// What one profile's calls may do (`browser.*`).
 #[derive(Debug, Clone)]
@@ -43,6 +40,8 @@ pub struct Limits {
     pub max_tabs: usize,
     /// The managed downloads directory (`<workspace>/downloads`).
     pub downloads: std::path::PathBuf,
+    /// `browser.snapshotDefaults.mode` is `efficient`.
+    pub snapshot_efficient: bool,
 }
 
 /// The running browser.
@@ -85,7 +84,8 @@ pub struct BrowserActor {
     backoff_ms: u64,
     restarts: u32,
     last_error: Option<String>,
-    pub(super) reports: VecDeque<String>,
+    /// What the SSRF proxy refused or cut (read in place by calls).
+    pub(super) reports: Arc<super::proxy::Reports>,
     /// The SSRF proxy the browser goes through (stops when dropped).
     proxy: Option<super::proxy::Proxy>,
     pub(super) span: tracing::Span,
@@ -105,7 +105,7 @@ impl BrowserActor {
             backoff_ms: 0,
             restarts: 0,
             last_error: None,
-            reports: VecDeque::new(),
+            reports: Arc::default(),
             proxy: None,
         }
     }
@@ -250,11 +250,11 @@ impl BrowserActor {
 impl Actor for BrowserActor {
     type Context = Context<Self>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
+    fn started(&mut self, _: &mut Context<Self>) {
         let rules = super::proxy::Rules {
             policy: self.policy.clone(),
             max_response_bytes: self.limits.max_response_bytes,
-            reports: ctx.address().recipient(),
+            reports: self.reports.clone(),
         };
         match super::proxy::start(rules) {
             Ok(p) => {
@@ -337,26 +337,6 @@ impl Handler<CdpClosed> for BrowserActor {
             tracing::warn!(parent: &self.span, "browser's DevTools connection closed");
             crate::child::stop_group(msg.pid, STOP_GRACE);
         }
-    }
-}
-
-impl Handler<ProxyReport> for BrowserActor {
-    type Result = ();
-    fn handle(&mut self, msg: ProxyReport, _: &mut Context<Self>) {
-        let line = match msg {
-            ProxyReport::Refused { host, why } => {
-                tracing::info!(parent: &self.span, %host, %why, "browser request refused");
-                format!("refused: {why}")
-            }
-            ProxyReport::Cut { host, limit } => {
-                tracing::warn!(parent: &self.span, %host, limit, "browser response cut");
-                format!("{host}: a response over {limit} bytes was cut (browser.maxResponseMb)")
-            }
-        };
-        if self.reports.len() == KEEP_REPORTS {
-            self.reports.pop_front();
-        }
-        self.reports.push_back(line);
     }
 }
 

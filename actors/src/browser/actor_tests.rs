@@ -22,6 +22,7 @@ fn actor(dir: &std::path::Path) -> Addr<BrowserActor> {
         screenshot_max_bytes: 5 << 20,
         max_tabs: 8,
         downloads: dir.join("downloads"),
+        snapshot_efficient: false,
     };
     let policy = std::sync::Arc::new(crate::browser::policy::Policy::default());
     BrowserActor::new("openclaw", launch, policy, limits).start()

@@ -29,13 +29,15 @@ use super::BrowserError;
 /// OpenClaw's snapshot limits: the full one, the efficient one.
 const FULL_MAX_CHARS: usize = 80_000;
 const EFFICIENT_MAX_CHARS: usize = 8_000;
+/// How long `tabs` waits for one tab's URL and title.
+const TAB_READ: Duration = Duration::from_secs(2);
 /// `text`'s default and ceiling.
 const TEXT_MAX_CHARS: usize = 40_000;
 
 pub(super) type Answer = ResponseActFuture<BrowserActor, Result<Done, BrowserError>>;
 
-pub(super) fn done(text: String) -> Answer {
-    Box::pin(actix::fut::ready(Ok(Done { text, image: None })))
+pub(super) fn done(d: Done) -> Answer {
+    Box::pin(actix::fut::ready(Ok(d)))
 }
 
 pub(super) fn failed(e: BrowserError) -> Answer {
@@ -90,11 +92,17 @@ impl BrowserActor {
         match action {
             "status" | "start" => {
                 self.want();
-                done(serde_json::to_string(&self.state()).unwrap_or_default())
+                done(Done::new(
+                    serde_json::to_value(self.state()).unwrap_or_default(),
+                    None,
+                ))
             }
             "stop" => {
                 ctx.address().do_send(super::messages::StopBrowser);
-                done(json!({ "ok": true, "profile": self.profile, "stopped": true }).to_string())
+                done(Done::new(
+                    json!({ "ok": true, "profile": self.profile, "stopped": true }),
+                    None,
+                ))
             }
             "tabs" => self.list_tabs(ctx),
             "open" => self.open(str_arg(args, "targetUrl").or(str_arg(args, "url")), ctx),
@@ -173,20 +181,23 @@ impl BrowserActor {
             let tabs: Vec<(u32, Page)> = act.tabs.iter().map(|(h, t)| (*h, t.page.clone())).collect();
             let current = act.tabs.current;
             let profile = act.profile.clone();
+            // A tab busy with a page that never answers (or a dialog) is
+            // listed without its title, not waited for.
+            let each = act.guard().limit.min(TAB_READ);
             Box::pin(
                 async move {
                     let mut out = Vec::new();
                     for (h, p) in tabs {
-                        let url = p.url().await.ok().flatten().unwrap_or_default();
-                        let title = p.get_title().await.ok().flatten().unwrap_or_default();
+                        let read = async {
+                            let url = p.url().await.ok().flatten().unwrap_or_default();
+                            (url, p.get_title().await.ok().flatten())
+                        };
+                        let (url, title) = tokio::time::timeout(each, read).await.unwrap_or_default();
                         out.push(json!({ "targetId": format!("t{h}"), "tabId": format!("t{h}"),
-                            "cdpTargetId": p.target_id().inner(), "url": url,
-                            "title": crate::trust::sanitize_markers(&title), "current": current == Some(h) }));
+                            "cdpTargetId": p.target_id().inner(), "url": url, "busy": title.is_none(),
+                            "title": crate::trust::sanitize_markers(&title.unwrap_or_default()), "current": current == Some(h) }));
                     }
-                    Ok(Done {
-                        text: json!({ "ok": true, "profile": profile, "tabs": out }).to_string(),
-                        image: None,
-                    })
+                    Ok(Done::new(json!({ "ok": true, "profile": profile, "tabs": out }), None))
                 }
                 .into_actor(act),
             )
@@ -218,7 +229,8 @@ impl BrowserActor {
             act.tabs.current = Some(h);
             act.trim_tabs(h);
             if url == "about:blank" {
-                return act.loaded(h, page, "open");
+                let seen = act.reports.seq();
+                return act.loaded(h, page, "open", seen);
             }
             act.go(h, page, url, "open")
         }))
@@ -239,8 +251,9 @@ impl BrowserActor {
     }
 
     /// After a page loaded: its final URL checked again (a redirect the
-    /// proxy refused shows as the refused URL), then its compact snapshot.
-    fn loaded(&mut self, h: u32, page: Page, what: &'static str) -> Answer {
+    /// proxy refused shows as the refused URL), then its compact snapshot,
+    /// with what the proxy refused or cut since report `seen`.
+    fn loaded(&mut self, h: u32, page: Page, what: &'static str, seen: u64) -> Answer {
         let limit = self.guard();
         let policy = self.policy.clone();
         let looked = async move {
@@ -260,10 +273,13 @@ impl BrowserActor {
         };
         Box::pin(looked.into_actor(self).map(move |got, act, _| {
             let (url, (loader, nodes)) = got?;
-            let refused = act.reports.back().cloned();
+            let proxy = act.reports.since(seen);
             if url.starts_with("chrome-error:") {
                 return Err(BrowserError::Refused(
-                    refused.unwrap_or_else(|| "the page did not load".into()),
+                    proxy
+                        .last()
+                        .cloned()
+                        .unwrap_or_else(|| "the page did not load".into()),
                 ));
             }
             if let Some(host) = reqwest::Url::parse(&url)
@@ -287,11 +303,10 @@ impl BrowserActor {
             let s = render(&flatten(&nodes), &mut tab.refs, &o);
             let head = json!({ "ok": true, "targetId": format!("t{h}"), "url": url,
                 "stats": { "lines": s.lines, "refs": s.refs, "interactive": s.interactive } });
-            let body = crate::trust::wrap(&format!("browser snapshot of {url}"), &s.text);
-            Ok(Done {
-                text: format!("{head}\n{body}"),
-                image: None,
-            })
+            Ok(Done::new(
+                head,
+                Some((&format!("browser snapshot of {url}"), s.text)),
+            ))
         }))
     }
 
@@ -307,14 +322,14 @@ impl BrowserActor {
                 actix::spawn(async move {
                     let _ = page.bring_to_front().await;
                 });
-                done(json!({ "ok": true, "targetId": id }).to_string())
+                done(Done::new(json!({ "ok": true, "targetId": id }), None))
             }
             "close" => {
                 self.tabs.remove(h);
                 actix::spawn(async move {
                     let _ = page.close().await;
                 });
-                done(json!({ "ok": true, "closed": id }).to_string())
+                done(Done::new(json!({ "ok": true, "closed": id }), None))
             }
             "console" | "errors" => self.logs(h, action == "errors", args),
             _ => self.dialog(h, page, args),
@@ -342,13 +357,13 @@ impl BrowserActor {
         }
         let mut lines = lines;
         if errors {
-            lines.extend(self.reports.iter().cloned());
+            lines.extend(self.reports.since(0));
         }
         let head = json!({ "ok": true, "targetId": format!("t{h}"), "total": total, "returned": lines.len() });
         let what = if errors { "page errors" } else { "console" };
-        done(format!(
-            "{head}\n{}",
-            crate::trust::wrap(&format!("browser {what} of t{h}"), &lines.join("\n"))
+        done(Done::new(
+            head,
+            Some((&format!("browser {what} of t{h}"), lines.join("\n"))),
         ))
     }
 
@@ -371,7 +386,7 @@ impl BrowserActor {
         Box::pin(fut.into_actor(self).map(move |r, _, _| {
             r?;
             let head = json!({ "ok": true, "targetId": format!("t{h}"), "type": open.kind, "accepted": accepted });
-            Ok(Done { text: format!("{head}\n{}", crate::trust::wrap("the page's dialog", &open.message)), image: None })
+            Ok(Done::new(head, Some(("the page's dialog", open.message))))
         }))
     }
 
@@ -400,7 +415,7 @@ impl BrowserActor {
             Some(r) => r.downloads.clone(),
             None => return failed(BrowserError::Stopping),
         };
-        let since = downloads.mark();
+        let (since, seen) = (downloads.mark(), self.reports.seq());
         let limit = self.guard();
         let p = page.clone();
         let going = async move {
@@ -413,11 +428,18 @@ impl BrowserActor {
             .await
         };
         Box::pin(going.into_actor(self).then(move |r, act, _| match r {
-            Ok(None) => act.loaded(h, page, what),
+            Ok(None) => act.loaded(h, page, what, seen),
+            // A page the proxy cut never fires its load: say why it stalled.
+            Err(BrowserError::Timeout { action, ms }) => match act.reports.since(seen).pop() {
+                Some(proxy) => failed(BrowserError::Stalled { action, ms, proxy }),
+                None => failed(BrowserError::Timeout { action, ms }),
+            },
             Ok(Some(d)) => {
                 let head = json!({ "ok": true, "targetId": format!("t{h}"), "download": true });
-                let body = crate::trust::wrap("the browser's download", &d.json().to_string());
-                done(format!("{head}\n{body}"))
+                done(Done::new(
+                    head,
+                    Some(("the browser's download", d.json().to_string())),
+                ))
             }
             Err(e) => failed(e),
         }))
@@ -428,7 +450,7 @@ impl BrowserActor {
             Ok(t) => t,
             Err(e) => return failed(e),
         };
-        let o = options(args);
+        let o = options(args, self.limits.snapshot_efficient);
         let limit = self.guard();
         let fut = async move {
             timed(limit, "snapshot", async {
@@ -448,8 +470,7 @@ impl BrowserActor {
             let head = json!({ "ok": true, "format": if o.aria { "aria" } else { "ai" }, "targetId": format!("t{h}"),
                 "url": url, "truncated": s.truncated, "matches": s.matches, "newElements": s.new_elements,
                 "stats": { "lines": s.lines, "chars": s.text.chars().count(), "refs": s.refs, "interactive": s.interactive } });
-            let body = crate::trust::wrap(&format!("browser snapshot of {url}"), &s.text);
-            Ok(Done { text: format!("{head}\n{body}"), image: None })
+            Ok(Done::new(head, Some((&format!("browser snapshot of {url}"), s.text))))
         }))
     }
 
@@ -487,7 +508,9 @@ impl BrowserActor {
         Box::pin(fut.into_actor(self).map(move |r, _, _| {
             let (bytes, mime) = r?;
             let head = json!({ "ok": true, "targetId": format!("t{h}"), "type": mime, "bytes": bytes.len() });
-            Ok(Done { text: head.to_string(), image: Some(Shot { bytes, mime: mime.to_string() }) })
+            let mut d = Done::new(head, None);
+            d.image = Some(Shot { bytes, mime: mime.to_string() });
+            Ok(d)
         }))
     }
 
@@ -519,13 +542,7 @@ impl BrowserActor {
             let text: String = all.chars().take(max).collect();
             let head = json!({ "ok": true, "targetId": format!("t{h}"), "url": url,
                 "chars": text.chars().count(), "truncated": all.chars().count() > max });
-            Ok(Done {
-                text: format!(
-                    "{head}\n{}",
-                    crate::trust::wrap(&format!("the text of {url}"), &text)
-                ),
-                image: None,
-            })
+            Ok(Done::new(head, Some((&format!("the text of {url}"), text))))
         }))
     }
 }
@@ -549,8 +566,12 @@ async fn capture(
 
 /// The snapshot options a call asks for (OpenClaw's `snapshotFormat`,
 /// `mode`, `interactive`, `compact`, `depth`, `query`, `maxChars`, `urls`).
-fn options(args: &Value) -> Options {
-    let efficient = str_arg(args, "mode") == Some("efficient");
+/// A snapshot's options from the call (`efficient_default`:
+/// `browser.snapshotDefaults.mode` is `efficient`, for a call that names
+/// no mode and no format).
+fn options(args: &Value, efficient_default: bool) -> Options {
+    let named = str_arg(args, "mode").is_some() || str_arg(args, "snapshotFormat").is_some();
+    let efficient = str_arg(args, "mode") == Some("efficient") || (efficient_default && !named);
     let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
     let default_max = if efficient {
         EFFICIENT_MAX_CHARS

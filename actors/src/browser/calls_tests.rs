@@ -262,3 +262,13 @@ async fn chromium_killed_mid_use_fails_the_call_and_the_next_call_works() {
         .unwrap();
     assert!(now.running && now.pid != state.pid, "{now:?}");
 }
+
+#[test]
+fn snapshot_defaults_efficient_applies_only_when_a_call_names_no_mode_or_format() {
+    let o = super::options(&json!({}), true);
+    assert!(o.interactive && o.compact, "the configured default");
+    let full = super::options(&json!({ "snapshotFormat": "ai" }), true);
+    assert!(!full.interactive && !full.compact, "a named format wins");
+    let plain = super::options(&json!({}), false);
+    assert!(!plain.interactive, "unset: the full snapshot");
+}

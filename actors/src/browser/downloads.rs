@@ -29,17 +29,9 @@ use serde::Serialize;
 use super::policy::Policy;
 use super::BrowserError;
 
-/// The managed downloads directory, inside the workspace.
-pub const DIR: &str = "downloads";
-
-/// Whether `path` (resolved) is inside `workspace`'s downloads directory:
-/// a stranger's bytes, read as outside data.
-pub async fn downloaded(workspace: &Path, path: &Path) -> bool {
-    match tokio::fs::canonicalize(workspace.join(DIR)).await {
-        Ok(dir) => path.starts_with(dir),
-        Err(_) => false,
-    }
-}
+/// The managed downloads directory, inside the workspace (`read` wraps
+/// what is under it).
+pub use crate::tool::read::DOWNLOADS as DIR;
 
 /// Downloads begun and not yet read by the model that a browser may hold;
 /// the next one is cancelled.

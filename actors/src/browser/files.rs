@@ -133,11 +133,7 @@ impl BrowserActor {
             let path = downloads.store(&bytes, &format!("page-t{h}.pdf")).await?;
             let head = json!({ "ok": true, "targetId": format!("t{h}"),
                 "path": path.to_string_lossy(), "bytes": bytes.len() });
-            let title = crate::trust::wrap("the printed page's title", &title);
-            Ok(Done {
-                text: format!("{head}\n{title}"),
-                image: None,
-            })
+            Ok(Done::new(head, Some(("the printed page's title", title))))
         };
         Box::pin(fut.into_actor(self))
     }
@@ -148,13 +144,7 @@ impl BrowserActor {
 fn saved_answer(target: Option<&str>, saved: Saved) -> Done {
     let head = json!({ "ok": true, "targetId": target });
     let meta = json!({ "url": saved.url, "suggestedFilename": saved.suggested_filename, "path": saved.path });
-    Done {
-        text: format!(
-            "{head}\n{}",
-            crate::trust::wrap("the browser's download", &meta.to_string())
-        ),
-        image: None,
-    }
+    Done::new(head, Some(("the browser's download", meta.to_string())))
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub(super) struct BrowserExited {
 }
 
 /// One profile's browser, as `browser status` reports it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrowserState {
     pub profile: String,
@@ -43,14 +43,20 @@ pub struct BrowserState {
     pub last_error: Option<String>,
 }
 
-/// What the profile's proxy did that the browser tool should know.
-#[derive(Debug, Clone, Message)]
-#[rtype(result = "()")]
-pub enum ProxyReport {
-    /// A request the SSRF policy refused (`why` names the rule).
-    Refused { host: String, why: String },
-    /// A response cut at `browser.maxResponseMb`.
-    Cut { host: String, limit: u64 },
+impl BrowserState {
+    /// A profile whose browser was never started.
+    pub fn idle(profile: &str) -> BrowserState {
+        BrowserState {
+            profile: profile.to_string(),
+            running: false,
+            pid: None,
+            cdp_port: None,
+            ws_url: None,
+            tabs: 0,
+            restarts: 0,
+            last_error: None,
+        }
+    }
 }
 
 /// The DevTools connection of the browser `pid` ended.
@@ -88,12 +94,58 @@ pub struct BrowserCall {
     pub workspace: crate::tool::Workspace,
 }
 
-/// What a call gives back: the text for the model (page content already
-/// wrapped as outside data) and a screenshot for the media store.
+/// One of OpenClaw's browser control routes (`browser.request`), for
+/// `BrowserTools`: `method`/`path` as its routes name them, `query` and
+/// `body` as JSON objects (the profile in either, else the default).
+#[derive(Message)]
+#[rtype(result = "Result<serde_json::Value, super::RequestError>")]
+pub struct BrowserRequest {
+    pub method: String,
+    pub path: String,
+    pub query: serde_json::Value,
+    pub body: serde_json::Value,
+}
+
+/// One profile's status as `browser.request`'s `GET /` answers it (what
+/// `BrowserTools` tells itself after a start or a stop).
+#[derive(Message)]
+#[rtype(result = "Result<serde_json::Value, super::RequestError>")]
+pub(super) struct GetStatus {
+    pub profile: String,
+}
+
+/// Every profile's browser state (the declared ones and those started),
+/// for `status`, `health` and `/metrics`.
+#[derive(Message)]
+#[rtype(result = "Vec<BrowserState>")]
+pub struct GetBrowserStates;
+
+/// What a call gives back: what it did (`head`, no page text in it), the
+/// page's text it read (outside data, as it came), the text for the model
+/// (the head, then the page's text wrapped) and a screenshot for the
+/// media store.
 #[derive(Debug, Default)]
 pub struct Done {
     pub text: String,
+    pub head: serde_json::Value,
+    pub page: Option<String>,
     pub image: Option<Shot>,
+}
+
+impl Done {
+    /// `head`, and the page's text from `source` when there is one.
+    pub fn new(head: serde_json::Value, page: Option<(&str, String)>) -> Done {
+        let text = match &page {
+            Some((source, body)) => format!("{head}\n{}", crate::trust::wrap(source, body)),
+            None => head.to_string(),
+        };
+        Done {
+            text,
+            head,
+            page: page.map(|(_, body)| body),
+            image: None,
+        }
+    }
 }
 
 /// A screenshot's bytes.

@@ -22,6 +22,7 @@ pub mod messages;
 pub mod policy;
 pub mod proxy;
 mod reply;
+pub mod request;
 pub mod snapshot;
 pub mod tabs;
 #[cfg(test)]
@@ -32,7 +33,8 @@ pub use actor::BrowserActor;
 pub use actor::Limits;
 pub use launch::{launch, Launch, LaunchError, Launched};
 pub use messages::{
-    BrowserCall, BrowserState, Done, GetBrowserState, Shot, StartBrowser, StopBrowser,
+    BrowserCall, BrowserRequest, BrowserState, Done, GetBrowserState, GetBrowserStates, Shot,
+    StartBrowser, StopBrowser,
 };
 pub use tools::BrowserTools;
 
@@ -57,6 +59,12 @@ pub enum BrowserError {
     Refused(String),
     #[error("{action} did not finish within {ms} ms")]
     Timeout { action: &'static str, ms: u64 },
+    #[error("{action} did not finish within {ms} ms: {proxy}")]
+    Stalled {
+        action: &'static str,
+        ms: u64,
+        proxy: String,
+    },
     #[error("no such tab: {0} (action=tabs lists them)")]
     NoTab(String),
     #[error("unknown or stale ref {0}: take a new snapshot of this tab")]
@@ -77,6 +85,21 @@ pub enum BrowserError {
     Downloads(String),
     #[error("{0} is not supported by ferroclaw's browser")]
     Unsupported(String),
+}
+
+/// Why a `browser.request` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error(transparent)]
+    Route(#[from] request::RouteError),
+    #[error(transparent)]
+    Profile(#[from] tools::ProfileError),
+    #[error(transparent)]
+    Browser(#[from] BrowserError),
+    #[error("the profile's browser stopped")]
+    Stopped,
+    #[error("cannot store the screenshot: {0}")]
+    Media(String),
 }
 
 impl From<policy::Refused> for BrowserError {

@@ -8,19 +8,61 @@
 //! plain request is sent on with `Connection: close` (one request per
 //! connection, so a kept-alive socket cannot be reused for another host).
 //! A response may bring `browser.maxResponseMb` at most: past it both
-//! sides are closed. Refusals and cuts are reported to the profile's actor
-//! (its mailbox bounded: a flood drops reports, never memory).
+//! sides are closed. Refusals and cuts go in `Reports` (the newest
+//! `KEEP_REPORTS`: a flood drops the oldest, never grows memory), which a
+//! call reads in place: the call holds its actor's mailbox meanwhile.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use actix::prelude::*;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::messages::ProxyReport;
 use super::policy::Policy;
+
+/// Reports kept (for `errors` and the answer of the call they happened in).
+const KEEP_REPORTS: usize = 50;
+
+/// What the proxy refused or cut, newest last.
+#[derive(Default)]
+pub struct Reports {
+    /// (reports ever made, the newest of them).
+    lines: Mutex<(u64, VecDeque<String>)>,
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Reports {
+    fn push(&self, line: String) {
+        let mut l = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        if l.1.len() == KEEP_REPORTS {
+            l.1.pop_front();
+        }
+        l.1.push_back(line);
+        l.0 += 1;
+        let n = l.0;
+        drop(l);
+        self.changed.send_replace(n);
+    }
+
+    /// How many reports were made so far.
+    pub fn seq(&self) -> u64 {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner()).0
+    }
+
+    /// The reports made after the first `seq` (those still kept).
+    pub fn since(&self, seq: u64) -> Vec<String> {
+        let l = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        let new = (l.0.saturating_sub(seq) as usize).min(l.1.len());
+        l.1.iter().skip(l.1.len() - new).cloned().collect()
+    }
+
+    /// Ticks with the number of reports made.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+}
 
 /// A request head larger than this is refused.
 const MAX_HEAD: usize = 64 * 1024;
@@ -47,7 +89,7 @@ impl Drop for Proxy {
 pub struct Rules {
     pub policy: Arc<Policy>,
     pub max_response_bytes: u64,
-    pub reports: Recipient<ProxyReport>,
+    pub reports: Arc<Reports>,
 }
 
 /// Binds 127.0.0.1:0 and serves (on the current arbiter).
@@ -185,10 +227,8 @@ async fn serve(mut client: TcpStream, rules: Rules) {
     let addrs = match rules.policy.resolve(&host, port).await {
         Ok(a) => a,
         Err(e) => {
-            let _ = rules.reports.try_send(ProxyReport::Refused {
-                host: host.clone(),
-                why: e.to_string(),
-            });
+            tracing::info!(%host, why = %e, "browser request refused");
+            rules.reports.push(format!("refused: {e}"));
             return answer(&mut client, "403 Forbidden", &e.to_string()).await;
         }
     };
@@ -220,10 +260,11 @@ async fn serve(mut client: TcpStream, rules: Rules) {
         r = down => r,
     };
     if capped {
-        let _ = rules.reports.try_send(ProxyReport::Cut {
-            host,
-            limit: rules.max_response_bytes,
-        });
+        let limit = rules.max_response_bytes;
+        tracing::warn!(%host, limit, "browser response cut");
+        rules.reports.push(format!(
+            "{host}: a response over {limit} bytes was cut (browser.maxResponseMb)"
+        ));
     }
 }
 

@@ -4,52 +4,31 @@
 
 use std::time::Duration;
 
-use actix::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
-use crate::browser::messages::ProxyReport;
 
-/// Hands the proxy's reports to the test.
-struct Host {
-    tx: tokio::sync::mpsc::UnboundedSender<String>,
+/// A proxy with the shipped policy and `patch` over it, and its reports.
+fn proxy(patch: serde_json::Value, max: u64) -> (Proxy, Arc<Reports>) {
+    let policy = Policy::from_settings(&crate::settings::shipped_with("browser.ssrfPolicy", patch));
+    let reports = Arc::new(Reports::default());
+    let rules = Rules {
+        policy: Arc::new(policy),
+        max_response_bytes: max,
+        reports: reports.clone(),
+    };
+    (start(rules).unwrap(), reports)
 }
 
-impl Actor for Host {
-    type Context = Context<Self>;
-}
-
-impl Handler<ProxyReport> for Host {
-    type Result = ();
-    fn handle(&mut self, msg: ProxyReport, _: &mut Context<Self>) {
-        let _ = self.tx.send(format!("{msg:?}"));
-    }
-}
-
-/// A proxy with the shipped policy and `patch` over it: its actor, its
-/// port, its reports.
-fn proxy(
-    patch: serde_json::Value,
-    max: u64,
-) -> (
-    Addr<Host>,
-    Proxy,
-    tokio::sync::mpsc::UnboundedReceiver<String>,
-) {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut port = None;
-    let addr = Host::create(|ctx| {
-        let policy =
-            Policy::from_settings(&crate::settings::shipped_with("browser.ssrfPolicy", patch));
-        let rules = Rules {
-            policy: Arc::new(policy),
-            max_response_bytes: max,
-            reports: ctx.address().recipient(),
-        };
-        port = Some(start(rules).unwrap());
-        Host { tx }
-    });
-    (addr, port.unwrap(), rx)
+/// The reports once there are `n`, failing after 10 s.
+async fn reported(r: &Reports, n: u64) -> Vec<String> {
+    let mut rx = r.subscribe();
+    let wait = rx.wait_for(|seen| *seen >= n);
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .expect("the reports within 10 s")
+        .unwrap();
+    r.since(0)
 }
 
 /// A loopback HTTP server answering every request with `body`.
@@ -83,11 +62,11 @@ async fn through(proxy: u16, request: &str) -> Vec<u8> {
 
 #[actix::test]
 async fn allowed_hosts_go_through_and_others_are_refused_before_any_byte_is_sent() {
-    let (_a, open_proxy, _) = proxy(
+    let (open_proxy, _) = proxy(
         serde_json::json!({ "allowedHostnames": ["127.0.0.1"] }),
         1 << 20,
     );
-    let (_b, strict_proxy, mut reports) = proxy(serde_json::json!({}), 1 << 20);
+    let (strict_proxy, reports) = proxy(serde_json::json!({}), 1 << 20);
     let (open, strict) = (open_proxy.port, strict_proxy.port);
     let port = origin(b"hello from the origin".to_vec()).await;
     let get = format!("GET http://127.0.0.1:{port}/x HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n\r\n");
@@ -110,15 +89,16 @@ async fn allowed_hosts_go_through_and_others_are_refused_before_any_byte_is_sent
         assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
         assert!(refused.contains("a loopback address"), "{refused}");
     }
-    for _ in 0..2 {
-        let r = reports.recv().await.unwrap();
-        assert!(r.contains("Refused") && r.contains("loopback"), "{r}");
+    let lines = reported(&reports, 2).await;
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for r in lines {
+        assert!(r.starts_with("refused: ") && r.contains("loopback"), "{r}");
     }
 }
 
 #[actix::test]
 async fn a_response_over_the_cap_is_cut_and_reported() {
-    let (_a, the_proxy, mut reports) = proxy(
+    let (the_proxy, reports) = proxy(
         serde_json::json!({ "allowedHostnames": ["127.0.0.1"] }),
         64 * 1024,
     );
@@ -127,13 +107,16 @@ async fn a_response_over_the_cap_is_cut_and_reported() {
     let get = format!("GET http://127.0.0.1:{port}/big HTTP/1.1\r\n\r\n");
     let got = through(port_of_proxy, &get).await;
     assert!(got.len() <= 64 * 1024, "{} bytes came through", got.len());
-    let r = reports.recv().await.unwrap();
-    assert!(r.contains("Cut"), "{r}");
+    let lines = reported(&reports, 1).await;
+    assert!(
+        lines[0].contains("was cut (browser.maxResponseMb)"),
+        "{lines:?}"
+    );
 }
 
 #[actix::test]
 async fn what_is_not_a_proxy_request_gets_400() {
-    let (_a, the_proxy, _) = proxy(serde_json::json!({}), 1 << 20);
+    let (the_proxy, _) = proxy(serde_json::json!({}), 1 << 20);
     let port_of_proxy = the_proxy.port;
     for req in [
         "GET /relative HTTP/1.1\r\n\r\n",

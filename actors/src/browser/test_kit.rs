@@ -104,12 +104,14 @@ pub fn browser(dir: &Path) -> Addr<BrowserActor> {
         screenshot_max_bytes: 5 << 20,
         max_tabs: 8,
         downloads: dir.join("downloads"),
+        snapshot_efficient: false,
     };
     BrowserActor::new("openclaw", launch, Arc::new(policy), limits).start()
 }
 
 pub async fn call(b: &Addr<BrowserActor>, action: &str, args: Value) -> Result<Done, BrowserError> {
-    let workspace = crate::tool::Workspace::from(std::env::temp_dir().as_path());
+    // No test here uploads: the workspace is never read.
+    let workspace = crate::tool::Workspace::from(Path::new("/tmp"));
     b.send(BrowserCall {
         action: action.into(),
         args,

@@ -18,8 +18,13 @@ use serde_json::Value;
 
 use super::actor::{BrowserActor, Limits};
 use super::launch::Launch;
-use super::messages::{BrowserCall, BrowserState, GetBrowserState};
+use super::messages::{
+    BrowserCall, BrowserRequest, BrowserState, GetBrowserState, GetBrowserStates, GetStatus,
+    StartBrowser, StopBrowser,
+};
 use super::policy::Policy;
+use super::request::{self, Route};
+use super::RequestError;
 use crate::media::{MediaConfig, MediaStore, PutMedia};
 use crate::provider::Image;
 use crate::settings::BrowserSettings;
@@ -125,13 +130,7 @@ impl BrowserTools {
             });
         }
         let s = &self.settings;
-        let headless = declared
-            .and_then(|p| p.headless)
-            .or(s.headless)
-            .unwrap_or_else(|| {
-                let host = crate::host::env();
-                host.var("DISPLAY").is_none() && host.var("WAYLAND_DISPLAY").is_none()
-            });
+        let headless = self.headless(name);
         let launch = Launch {
             executable: executable(s, Some(name))?,
             headless,
@@ -149,18 +148,59 @@ impl BrowserTools {
             screenshot_max_bytes: s.screenshot_max_bytes,
             max_tabs: s.max_tabs,
             downloads: self.workspace.join(super::downloads::DIR),
+            snapshot_efficient: s.snapshot_defaults.mode.as_deref() == Some("efficient"),
         };
         let addr = BrowserActor::new(name, launch, self.policy.clone(), limits).start();
         self.profiles.insert(name.to_string(), addr.clone());
         Ok(addr)
     }
 
-    /// `profiles`: the declared profiles and the default, with what runs.
-    fn profiles_answer(&self) -> ResponseFuture<ToolOutcome> {
+    /// Whether `name`'s browser runs headless: its setting, else
+    /// `browser.headless`, else when there is no display.
+    fn headless(&self, name: &str) -> bool {
+        self.settings
+            .profiles
+            .get(name)
+            .and_then(|p| p.headless)
+            .or(self.settings.headless)
+            .unwrap_or_else(|| {
+                let host = crate::host::env();
+                host.var("DISPLAY").is_none() && host.var("WAYLAND_DISPLAY").is_none()
+            })
+    }
+
+    /// The declared profiles and the default.
+    fn names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.settings.profiles.keys().cloned().collect();
         if !names.contains(&self.settings.default_profile) {
             names.insert(0, self.settings.default_profile.clone());
         }
+        names
+    }
+
+    /// Every profile's state: a started one asked, the others idle.
+    fn states(&self) -> ResponseFuture<Vec<BrowserState>> {
+        let names = self.names();
+        let started: BTreeMap<String, Addr<BrowserActor>> = self.profiles.clone();
+        Box::pin(async move {
+            let mut out = Vec::new();
+            for n in names
+                .iter()
+                .chain(started.keys().filter(|k| !names.contains(k)))
+            {
+                let s = match started.get(n) {
+                    Some(a) => a.send(GetBrowserState).await.ok(),
+                    None => None,
+                };
+                out.push(s.unwrap_or_else(|| BrowserState::idle(n)));
+            }
+            out
+        })
+    }
+
+    /// `profiles`: the declared profiles and the default, with what runs.
+    fn profiles_answer(&self) -> ResponseFuture<ToolOutcome> {
+        let names = self.names();
         let running: Vec<(String, Addr<BrowserActor>)> = self
             .profiles
             .iter()
@@ -180,8 +220,130 @@ impl BrowserTools {
     }
 }
 
+impl BrowserTools {
+    /// Where a call's `upload` reads from: the workspace, confined.
+    fn call_workspace(&self) -> Workspace {
+        Workspace {
+            root: self.workspace.clone(),
+            only: true,
+            untrusted: false,
+        }
+    }
+
+    /// `GET /`: the profile's state as OpenClaw's status reports it.
+    fn status_answer(&self, name: &str) -> ResponseFuture<Result<Value, RequestError>> {
+        let addr = self.profiles.get(name).cloned();
+        let (enabled, headless) = (self.settings.enabled, self.headless(name));
+        let exe = executable(&self.settings, Some(name)).ok();
+        let name = name.to_string();
+        Box::pin(async move {
+            let state = match addr {
+                Some(a) => a
+                    .send(GetBrowserState)
+                    .await
+                    .map_err(|_| RequestError::Stopped)?,
+                None => BrowserState::idle(&name),
+            };
+            Ok(request::status(&state, enabled, headless, exe.as_deref()))
+        })
+    }
+}
+
 impl Actor for BrowserTools {
     type Context = Context<Self>;
+}
+
+impl Handler<GetBrowserStates> for BrowserTools {
+    type Result = ResponseFuture<Vec<BrowserState>>;
+    fn handle(&mut self, _: GetBrowserStates, _: &mut Context<Self>) -> Self::Result {
+        self.states()
+    }
+}
+
+/// OpenClaw's browser control routes, for the operator (`browser.request`).
+impl Handler<BrowserRequest> for BrowserTools {
+    type Result = ResponseFuture<Result<Value, RequestError>>;
+    fn handle(&mut self, msg: BrowserRequest, ctx: &mut Context<Self>) -> Self::Result {
+        let route = match request::route(&msg.method, &msg.path, &msg.query, &msg.body) {
+            Ok(r) => r,
+            Err(e) => return Box::pin(async move { Err(e.into()) }),
+        };
+        let name = [&msg.query, &msg.body]
+            .iter()
+            .find_map(|v| v["profile"].as_str().filter(|p| !p.trim().is_empty()))
+            .map_or_else(|| self.settings.default_profile.clone(), str::to_string);
+        let addr = match route {
+            Route::Status => return self.status_answer(&name),
+            Route::Profiles => {
+                let listed = self.profiles_answer();
+                return Box::pin(async move {
+                    let text = listed.await.text;
+                    Ok(serde_json::from_str(&text).unwrap_or_default())
+                });
+            }
+            Route::Stop if !self.profiles.contains_key(&name) => return self.status_answer(&name),
+            _ => match self.profile(&name) {
+                Ok(a) => a,
+                Err(e) => return Box::pin(async move { Err(e.into()) }),
+            },
+        };
+        let (media, workspace, me) = (self.media.clone(), self.call_workspace(), ctx.address());
+        Box::pin(async move {
+            let (action, args) = match route {
+                Route::Call { action, args } => (action, args),
+                Route::Start => {
+                    addr.send(StartBrowser)
+                        .await
+                        .map_err(|_| RequestError::Stopped)??;
+                    return me
+                        .send(GetStatus { profile: name })
+                        .await
+                        .map_err(|_| RequestError::Stopped)?;
+                }
+                _ => {
+                    addr.send(StopBrowser)
+                        .await
+                        .map_err(|_| RequestError::Stopped)?;
+                    return me
+                        .send(GetStatus { profile: name })
+                        .await
+                        .map_err(|_| RequestError::Stopped)?;
+                }
+            };
+            let call = BrowserCall {
+                action: action.into(),
+                args,
+                workspace,
+            };
+            let mut done = addr.send(call).await.map_err(|_| RequestError::Stopped)??;
+            let stored = match done.image.take() {
+                Some(shot) => Some(store(&media, shot).await?),
+                None => None,
+            };
+            Ok(request::shape(action, done, stored))
+        })
+    }
+}
+
+impl Handler<GetStatus> for BrowserTools {
+    type Result = ResponseFuture<Result<Value, RequestError>>;
+    fn handle(&mut self, msg: GetStatus, _: &mut Context<Self>) -> Self::Result {
+        self.status_answer(&msg.profile)
+    }
+}
+
+/// A screenshot the operator asked for, stored; where it is.
+async fn store(media: &Addr<MediaStore>, shot: super::Shot) -> Result<String, RequestError> {
+    let put = PutMedia {
+        bytes: shot.bytes.into(),
+        content_type: Some(shot.mime),
+        file_name: Some("screenshot".into()),
+    };
+    match media.send(put).await {
+        Ok(Ok(r)) => Ok(r.path.display().to_string()),
+        Ok(Err(e)) => Err(RequestError::Media(e.to_string())),
+        Err(_) => Err(RequestError::Media("the media store is unavailable".into())),
+    }
 }
 
 impl Handler<ExecuteTool> for BrowserTools {
@@ -212,11 +374,7 @@ impl Handler<ExecuteTool> for BrowserTools {
             Ok(a) => a,
             Err(e) => return Box::pin(async move { ToolOutcome::error(format!("browser: {e}")) }),
         };
-        let workspace = Workspace {
-            root: self.workspace.clone(),
-            only: true,
-            untrusted: false,
-        };
+        let workspace = self.call_workspace();
         let span =
             tracing::info_span!("browser_tools", profile = %name, session_key = %msg.session_key);
         let (media, vision) = (

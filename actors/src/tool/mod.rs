@@ -22,7 +22,7 @@ mod messages;
 mod nodes;
 mod patch;
 pub mod policy;
-mod read;
+pub mod read;
 pub mod sandbox;
 mod search;
 mod specs;

@@ -2,6 +2,8 @@
 //! binary files are described, not dumped. A file under the browser's
 //! downloads directory is outside data (wrapped).
 
+use std::path::Path;
+
 use serde_json::Value;
 
 use super::confine::{confined, kind_of};
@@ -87,8 +89,19 @@ pub async fn run(workspace: &super::Workspace, limits: &ToolLimits, args: &Value
             end + 1
         ));
     }
-    if crate::browser::downloads::downloaded(&workspace.root, &path).await {
-        out = crate::trust::wrap(&format!("a file the browser downloaded ({raw})"), &out);
+    ok(outside_if_downloaded(&workspace.root, &path, raw, out).await)
+}
+
+/// The browser's downloads directory in a workspace.
+pub const DOWNLOADS: &str = "downloads";
+
+/// `text` read from `path`, wrapped as outside data when `path` (resolved)
+/// is under the workspace's downloads directory: a stranger's bytes.
+async fn outside_if_downloaded(root: &Path, path: &Path, raw: &str, text: String) -> String {
+    match tokio::fs::canonicalize(root.join(DOWNLOADS)).await {
+        Ok(dir) if path.starts_with(&dir) => {
+            crate::trust::wrap(&format!("a file the browser downloaded ({raw})"), &text)
+        }
+        _ => text,
     }
-    ok(out)
 }

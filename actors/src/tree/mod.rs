@@ -83,6 +83,9 @@ pub struct Gateway {
     pub tools: crate::mcp::ToolBench,
     /// The MCP servers' supervisor (`mcp` status in `health`, `tools.catalog`).
     pub mcp: Addr<crate::mcp::McpHub>,
+    /// The browser's executor (`browser.request`, the browser's state in
+    /// `status`, `health` and `/metrics`); None when it is not available.
+    pub browser: Option<Addr<crate::browser::BrowserTools>>,
     /// The media store (`<state>/media`; its only writer).
     pub media: Addr<crate::media::MediaStore>,
     /// The default model the sessions use.
@@ -180,6 +183,7 @@ impl Gateway {
             tools: tooling.tools,
             mcp: tooling.mcp,
             media: tooling.media,
+            browser: tooling.browser,
             model: sessions.model,
             versions: p.versions,
             metrics: p.metrics,

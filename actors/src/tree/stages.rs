@@ -166,6 +166,8 @@ pub(super) struct Tooling {
     pub(super) mcp: Addr<crate::mcp::McpHub>,
     pub(super) tools: crate::mcp::ToolBench,
     pub(super) media: Addr<crate::media::MediaStore>,
+    /// The browser's executor, when the browser is available.
+    pub(super) browser: Option<Addr<crate::browser::BrowserTools>>,
     pub(super) memories: crate::memory::Memories,
     pub(super) edge_tools: crate::tool::EdgeTools,
     pub(super) unavailable_tools: Unavailable,
@@ -220,6 +222,16 @@ pub(super) fn media_tools(
     .recipient()
 }
 
+/// The media store (`<state>/media`, its only writer).
+fn start_media(settings: &Settings, store: &Store) -> Addr<crate::media::MediaStore> {
+    crate::media::MediaStore::new(
+        store.dir().join("media"),
+        settings.attachments.ttl(),
+        settings.attachments.max_total_bytes(),
+    )
+    .start()
+}
+
 /// The `browser` tool's executor, when the browser is available.
 fn browser_tools(
     settings: &Settings,
@@ -227,7 +239,7 @@ fn browser_tools(
     store: &Store,
     workspace: &std::path::Path,
     media: &Addr<crate::media::MediaStore>,
-) -> Option<Recipient<crate::tool::ExecuteTool>> {
+) -> Option<Addr<crate::browser::BrowserTools>> {
     if crate::browser::tools::unavailable(&settings.browser).is_some() {
         return None;
     }
@@ -238,7 +250,7 @@ fn browser_tools(
         media.clone(),
         Arc::new(crate::media::MediaConfig::from_settings(settings, env)),
     );
-    Some(tools.start().recipient())
+    Some(tools.start())
 }
 
 impl Tooling {
@@ -252,12 +264,7 @@ impl Tooling {
     ) -> Result<Tooling, StartError> {
         let (unavailable_tools, builtin) = offered_builtins(&planned.limits, &settings.browser);
         let catalog = crate::mcp::McpCatalog::default();
-        let media = crate::media::MediaStore::new(
-            store.dir().join("media"),
-            settings.attachments.ttl(),
-            settings.attachments.max_total_bytes(),
-        )
-        .start();
+        let media = start_media(settings, store);
         let approvals = crate::approvals::ApprovalsActor::load(
             sinks.approvals.clone(),
             store.dir().join("exec-approvals.json"),
@@ -275,6 +282,7 @@ impl Tooling {
         .start();
         let workspace = &planned.workspace;
         let memories = start_memories(settings, store.dir(), workspace, env);
+        let browser = browser_tools(settings, env, store, workspace, &media);
         let (edge_tools, session_tools) = (crate::tool::EdgeTools::default(), Late::default());
         let executor = ToolExecutor::new(workspace.clone(), planned.limits.clone())
             .with_edge(edge_tools.clone())
@@ -284,7 +292,7 @@ impl Tooling {
             .with_mcp(mcp.clone().recipient())
             .with_nodes(nodes.clone())
             .with_media(media_tools(settings, env, &media, workspace))
-            .with_browser(browser_tools(settings, env, store, workspace, &media))
+            .with_browser(browser.clone().map(Addr::recipient))
             .start()
             .recipient();
 
@@ -295,6 +303,7 @@ impl Tooling {
             mcp,
             tools: crate::mcp::ToolBench::new(builtin, catalog),
             media,
+            browser,
             memories,
             edge_tools,
             unavailable_tools,

@@ -6,6 +6,7 @@ pub(crate) mod agents;
 mod approvals;
 pub(crate) mod attachments;
 mod audit;
+mod browser;
 mod channels;
 pub(crate) mod chat;
 pub(crate) mod config;
@@ -241,6 +242,7 @@ async fn route(
     let p = &frame.params;
     match frame.method.as_str() {
         "health" => system::health(state).await,
+        "browser.request" => browser::request(state, p).await,
         "status" => system::status(state).await,
         "system-presence" => system::presence(state).await,
         "system-event" => system::system_event(state, caller, p).await,

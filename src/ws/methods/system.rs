@@ -72,9 +72,11 @@ pub async fn status(state: &SharedState) -> MethodResult {
         .send(ferroclaw_actors::mcp::McpStatus)
         .await
         .map_err(|_| ErrorShape::unavailable("mcp hub unavailable"))?;
+    let browser = super::browser::states(state).await;
     json(json!({
         "runtimeVersion": state.server_version,
         "mcp": { "servers": mcp },
+        "browser": browser.map(|profiles| json!({ "profiles": profiles })),
         "heartbeat": {
             "defaultAgentId": default_id,
             "agents": agents.iter().map(|id| match *id == default_id {

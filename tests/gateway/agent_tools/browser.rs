@@ -22,7 +22,7 @@ const FORM: &str = r#"<!doctype html><html><head><title>Form</title></head><body
 <div id="out"></div></body></html>"#;
 
 /// Serves the form on 127.0.0.1; returns its port and each request's path.
-async fn site() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+pub(super) async fn site() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -45,7 +45,7 @@ async fn site() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
     (port, rx)
 }
 
-fn browser_config() -> Value {
+pub(super) fn browser_config() -> Value {
     json!({ "noSandbox": true, "headless": true, "ssrfPolicy": { "allowedHostnames": ["127.0.0.1"] } })
 }
 
@@ -163,7 +163,7 @@ async fn a_stranger_never_drives_the_browser_even_when_the_profile_names_it() {
 }
 
 /// `browser` through `POST /tools/invoke` on the gateway at `addr`.
-async fn browse(addr: &str, args: Value) -> (u16, String) {
+pub(super) async fn browse(addr: &str, args: Value) -> (u16, String) {
     let body = json!({ "tool": "browser", "args": args, "sessionKey": "agent:main:main" });
     invoke_tool(addr, crate::support::TOKEN, body).await
 }

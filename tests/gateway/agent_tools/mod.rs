@@ -6,6 +6,8 @@
 mod ask_user;
 mod automations;
 mod browser;
+mod browser_control;
+mod browser_faults;
 mod gateway;
 mod media;
 mod message;
