@@ -275,12 +275,11 @@ impl BrowserActor {
             let (url, (loader, nodes)) = got?;
             let proxy = act.reports.since(seen);
             if url.starts_with("chrome-error:") {
-                return Err(BrowserError::Refused(
-                    proxy
-                        .last()
-                        .cloned()
-                        .unwrap_or_else(|| "the page did not load".into()),
-                ));
+                return Err(BrowserError::Refused(if proxy.is_empty() {
+                    "the page did not load".into()
+                } else {
+                    proxy.join("; ")
+                }));
             }
             if let Some(host) = reqwest::Url::parse(&url)
                 .ok()
@@ -430,9 +429,14 @@ impl BrowserActor {
         Box::pin(going.into_actor(self).then(move |r, act, _| match r {
             Ok(None) => act.loaded(h, page, what, seen),
             // A page the proxy cut never fires its load: say why it stalled.
-            Err(BrowserError::Timeout { action, ms }) => match act.reports.since(seen).pop() {
-                Some(proxy) => failed(BrowserError::Stalled { action, ms, proxy }),
-                None => failed(BrowserError::Timeout { action, ms }),
+            // (Every report since: Chromium's own calls home are refused too.)
+            Err(BrowserError::Timeout { action, ms }) => match act.reports.since(seen) {
+                r if r.is_empty() => failed(BrowserError::Timeout { action, ms }),
+                r => failed(BrowserError::Stalled {
+                    action,
+                    ms,
+                    proxy: r.join("; "),
+                }),
             },
             Ok(Some(d)) => {
                 let head = json!({ "ok": true, "targetId": format!("t{h}"), "download": true });
