@@ -15,15 +15,7 @@ fn actor(dir: &std::path::Path) -> Addr<BrowserActor> {
         proxy: None,
         cdp_port: 0,
     };
-    let limits = Limits {
-        action: Duration::from_secs(20),
-        evaluate: false,
-        max_response_bytes: 1 << 20,
-        screenshot_max_bytes: 5 << 20,
-        max_tabs: 8,
-        downloads: dir.join("downloads"),
-        snapshot_efficient: false,
-    };
+    let limits = super::super::test_kit::limits(dir);
     let policy = std::sync::Arc::new(crate::browser::policy::Policy::default());
     BrowserActor::new("openclaw", launch, policy, limits).start()
 }

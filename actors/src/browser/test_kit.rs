@@ -97,7 +97,13 @@ pub fn browser(dir: &Path) -> Addr<BrowserActor> {
         "browser.ssrfPolicy",
         json!({ "allowedHostnames": ["127.0.0.1"] }),
     ));
-    let limits = Limits {
+    BrowserActor::new("openclaw", launch, Arc::new(policy), limits(dir)).start()
+}
+
+/// The tests' bounds: 20 s an action, 1 MiB a response, downloads in
+/// `dir/downloads`.
+pub fn limits(dir: &Path) -> Limits {
+    Limits {
         action: Duration::from_secs(20),
         evaluate: false,
         max_response_bytes: 1 << 20,
@@ -105,8 +111,7 @@ pub fn browser(dir: &Path) -> Addr<BrowserActor> {
         max_tabs: 8,
         downloads: dir.join("downloads"),
         snapshot_efficient: false,
-    };
-    BrowserActor::new("openclaw", launch, Arc::new(policy), limits).start()
+    }
 }
 
 pub async fn call(b: &Addr<BrowserActor>, action: &str, args: Value) -> Result<Done, BrowserError> {
