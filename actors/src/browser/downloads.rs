@@ -123,7 +123,7 @@ pub(super) struct Downloads {
     book: Mutex<Book>,
     changed: tokio::sync::watch::Sender<()>,
     /// The managed downloads directory.
-    pub dir: PathBuf,
+    dir: PathBuf,
     staging: PathBuf,
     policy: Arc<Policy>,
     max_bytes: u64,

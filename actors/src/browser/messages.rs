@@ -27,7 +27,7 @@ pub(super) struct BrowserExited {
 }
 
 /// One profile's browser, as `browser status` reports it.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrowserState {
     pub profile: String,

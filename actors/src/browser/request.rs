@@ -30,8 +30,6 @@ pub enum Route {
 pub enum RouteError {
     #[error("{method} {path} is not supported by ferroclaw's browser")]
     Unsupported { method: String, path: String },
-    #[error("{0}")]
-    Invalid(String),
 }
 
 /// A query string's values as the tool takes them: `true`/`false` and

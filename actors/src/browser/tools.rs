@@ -199,24 +199,9 @@ impl BrowserTools {
     }
 
     /// `profiles`: the declared profiles and the default, with what runs.
-    fn profiles_answer(&self) -> ResponseFuture<ToolOutcome> {
-        let names = self.names();
-        let running: Vec<(String, Addr<BrowserActor>)> = self
-            .profiles
-            .iter()
-            .map(|(n, a)| (n.clone(), a.clone()))
-            .collect();
-        let default = self.settings.default_profile.clone();
-        Box::pin(async move {
-            let mut states: BTreeMap<String, BrowserState> = BTreeMap::new();
-            for (n, a) in running {
-                if let Ok(s) = a.send(GetBrowserState).await {
-                    states.insert(n, s);
-                }
-            }
-            let running = |n: &String| states.get(n).map(|s| (s.running, s.tabs));
-            ToolOutcome::ok(super::reply::profiles_reply(&names, &default, running))
-        })
+    fn profiles_answer(&self) -> ResponseFuture<Value> {
+        let (states, default) = (self.states(), self.settings.default_profile.clone());
+        Box::pin(async move { super::reply::profiles_reply(&states.await, &default) })
     }
 }
 
@@ -276,10 +261,7 @@ impl Handler<BrowserRequest> for BrowserTools {
             Route::Status => return self.status_answer(&name),
             Route::Profiles => {
                 let listed = self.profiles_answer();
-                return Box::pin(async move {
-                    let text = listed.await.text;
-                    Ok(serde_json::from_str(&text).unwrap_or_default())
-                });
+                return Box::pin(async move { Ok(listed.await) });
             }
             Route::Stop if !self.profiles.contains_key(&name) => return self.status_answer(&name),
             _ => match self.profile(&name) {
@@ -363,7 +345,8 @@ impl Handler<ExecuteTool> for BrowserTools {
             .unwrap_or_default()
             .to_string();
         if action == "profiles" {
-            return self.profiles_answer();
+            let listed = self.profiles_answer();
+            return Box::pin(async move { ToolOutcome::ok(listed.await.to_string()) });
         }
         let name = args
             .get("profile")
