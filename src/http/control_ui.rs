@@ -9,6 +9,8 @@
 //!   its `./` asset links anchored at the base path;
 //! - the folder's files as they are: `assets/*` cached for a year (their
 //!   names carry a content hash), everything else `no-cache`;
+//! - `__openclaw__/assistant-media?source=`: a media store file by the
+//!   path the gateway gave (`http/media.rs`; the Browser panel's screenshots);
 //! - `control-ui-config.json` (and OpenClaw's two older paths for it)
 //!   behind the gateway secret, with the assistant's name and avatar and the
 //!   server version; it never carries a secret.
@@ -61,6 +63,8 @@ enum Route {
     WorkspaceIcon(String),
     /// `avatar/<agent id>`.
     Avatar(String),
+    /// `__openclaw__/assistant-media?source=<path>`: a stored file by path.
+    AssistantMedia,
     /// A path inside the UI folder (relative; empty for the index).
     File(PathBuf),
     NotFound,
@@ -84,6 +88,9 @@ fn route(base: &str, path: &str) -> Route {
     if let Some(key) = rel.strip_prefix("__openclaw__/workspace-icon/") {
         let key = percent_decode_str(key).decode_utf8_lossy().to_string();
         return Route::WorkspaceIcon(key);
+    }
+    if rel == "__openclaw__/assistant-media" {
+        return Route::AssistantMedia;
     }
     if let Some(agent) = rel.strip_prefix("avatar/") {
         return Route::Avatar(agent.to_string());
@@ -129,6 +136,7 @@ pub async fn serve(req: &HttpRequest, state: &SharedState) -> Option<HttpRespons
         Route::Config => config(req, state, &ui.base).await,
         Route::WorkspaceIcon(key) => super::ui_images::workspace_icon(req, state, &key).await,
         Route::Avatar(agent) => super::ui_images::avatar(req, state, &agent).await,
+        Route::AssistantMedia => super::media::assistant_media(req, state).await,
         Route::File(rel) => file(req, ui, rel).await,
     };
     Some(res)
@@ -222,7 +230,9 @@ async fn config(req: &HttpRequest, state: &SharedState, base: &str) -> HttpRespo
                 "serverVersion": state.server_version,
                 "embedSandbox": "scripts",
                 "allowExternalEmbedUrls": false,
-                "automaticallyFetchFavicons": true,
+                // ferroclaw does not fetch link favicons for the UI (no
+                // `link-favicon` route): the UI is told not to ask.
+                "automaticallyFetchFavicons": false,
                 "communityInvite": true,
                 "terminalEnabled": false,
                 "cliAgentsEnabled": false,

@@ -8,8 +8,11 @@
 //! sniffed, never run (`nosniff`, a sandboxing CSP).
 
 use actix_web::http::header;
+use std::collections::HashMap;
+
 use actix_web::{web, HttpRequest, HttpResponse};
-use ferroclaw_actors::media::GetMedia;
+use ferroclaw_actors::media::{GetMedia, MediaRef};
+use serde_json::json;
 
 use crate::state::SharedState;
 
@@ -20,9 +23,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 
 /// Whether the request is a signed link to this id (`chat.history`'s).
 fn signed(req: &HttpRequest, id: &str, state: &SharedState) -> bool {
-    let Ok(q) =
-        web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
-    else {
+    let Ok(q) = web::Query::<HashMap<String, String>>::from_query(req.query_string()) else {
         return false;
     };
     match (q.get("exp"), q.get("sig")) {
@@ -48,16 +49,18 @@ async fn get(
             return refusal.response();
         }
     }
-    let found = state
-        .gateway
-        .media
-        .send(GetMedia {
-            id: id.into_inner(),
-        })
-        .await;
-    let Ok(Ok(m)) = found else {
-        return not_found();
-    };
+    match stored(&state, id.into_inner()).await {
+        Some(m) => serve(m).await,
+        None => not_found(),
+    }
+}
+
+async fn stored(state: &SharedState, id: String) -> Option<MediaRef> {
+    state.gateway.media.send(GetMedia { id }).await.ok()?.ok()
+}
+
+/// A stored file's bytes with its type; images, audio and video inline.
+async fn serve(m: MediaRef) -> HttpResponse {
     let path = m.path.clone();
     let Ok(Ok(body)) = web::block(move || std::fs::read(path)).await else {
         return not_found();
@@ -87,4 +90,53 @@ async fn get(
             "sandbox; default-src 'none'",
         ))
         .body(body)
+}
+
+/// The stored file a path names: its name is its id, and the store must
+/// hold it at exactly that path (nothing else on disk is reachable).
+async fn by_path(state: &SharedState, source: &str) -> Option<MediaRef> {
+    let id = std::path::Path::new(source)
+        .file_name()?
+        .to_str()?
+        .to_string();
+    let m = stored(state, id).await?;
+    (m.path == std::path::Path::new(source)).then_some(m)
+}
+
+/// OpenClaw's `__openclaw__/assistant-media?source=<path>` under the
+/// Control UI (its Browser panel reads a screenshot this way, by the path
+/// `browser.request` answered), behind the gateway token or a paired
+/// device's operator token. Only files of the media store are served,
+/// named by the path the store gave; `meta=1` says whether one is there.
+/// OpenClaw's signed tickets for `<img>` are not given: chat.history's
+/// `/media/<id>` links do that job here.
+pub async fn assistant_media(req: &HttpRequest, state: &SharedState) -> HttpResponse {
+    if let Err(refusal) =
+        crate::http::auth::check_bearer_or_device(req, state, "assistant-media").await
+    {
+        return refusal.response();
+    }
+    let Ok(q) = web::Query::<HashMap<String, String>>::from_query(req.query_string()) else {
+        return not_found();
+    };
+    let source = q.get("source").map(|s| s.trim()).unwrap_or_default();
+    let found = match source.is_empty() {
+        true => None,
+        false => by_path(state, source).await,
+    };
+    if q.get("meta").map(String::as_str) == Some("1") {
+        let meta = match &found {
+            Some(m) => {
+                json!({ "available": true, "mimeType": m.content_type, "sizeBytes": m.size })
+            }
+            None => json!({ "available": false, "code": "not-found", "retryable": false }),
+        };
+        return HttpResponse::Ok()
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .json(meta);
+    }
+    match found {
+        Some(m) => serve(m).await,
+        None => not_found(),
+    }
 }

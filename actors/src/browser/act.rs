@@ -1,6 +1,7 @@
 //! `act`: what the model does on a page by the refs of its last snapshot
-//! (OpenClaw's kinds: `click`, `clickCoords`, `type`, `press`, `hover`,
-//! `scrollIntoView`, `drag`, `select`, `fill`, `resize`, `wait`,
+//! (OpenClaw's kinds: `click`, `clickCoords`, `type`, `press`,
+//! `insertText`, `hover`, `scrollIntoView`, `drag`, `select`, `fill`,
+//! `resize`, `wait`,
 //! `evaluate` when `browser.evaluateEnabled`, `close`, `batch`), and
 //! `upload` (workspace files into a file input). A dialog the action opens
 //! ends it at once with the dialog named: answer it with `dialog`.
@@ -17,6 +18,7 @@ use super::actor::BrowserActor;
 use super::calls::{failed, str_arg, timed, Answer, Guard};
 use super::cdp;
 use super::messages::Done;
+use super::settle::Watch;
 use super::BrowserError;
 
 /// One act request with its refs resolved to elements.
@@ -106,30 +108,15 @@ impl BrowserActor {
             .get("stopOnError")
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        let limit = self.guard();
+        let single = steps.len() == 1 && str_arg(req, "kind") != Some("batch");
         let downloads = self.running.as_ref().map(|r| r.downloads.clone());
-        let fut = async move {
-            let since = downloads.as_ref().map(|d| d.mark());
-            let results = run_steps(&page, steps, stop_on_error, limit.clone()).await?;
-            // Downloads it started (read with waitfordownload: one that
-            // begins after the answer is there too).
-            let begun = match (downloads, since) {
-                (Some(d), Some(since)) => d.mark() - since,
-                _ => 0,
-            };
-            Ok::<_, BrowserError>((results, begun))
-        };
+        let fut = perform(page, steps, stop_on_error, self.guard(), downloads);
         Box::pin(fut.into_actor(self).map(move |r, act, _| {
-            let (results, begun) = r?;
-            if results.iter().any(|r| r["kind"] == "close") {
+            let done = r?;
+            if done.results.iter().any(|r| r["kind"] == "close") {
                 act.tabs.remove(h);
             }
-            let mut head = json!({ "ok": true, "targetId": format!("t{h}"), "results": results });
-            if begun > 0 {
-                head["downloadsBegun"] = json!(begun);
-                head["hint"] = json!("waitfordownload saves and reads each");
-            }
-            Ok(Done::new(head, None))
+            Ok(Done::new(done.head(h, single), None))
         }))
     }
 
@@ -180,6 +167,68 @@ impl BrowserActor {
             ))
         }))
     }
+}
+
+/// What an `act` did.
+struct Acted {
+    results: Vec<Value>,
+    /// Downloads it started (read with waitfordownload: one that begins
+    /// after the answer is there too).
+    begun: u64,
+    /// Where the tab is now, after a navigation the action started.
+    url: Option<String>,
+}
+
+impl Acted {
+    fn head(self, h: u32, single: bool) -> Value {
+        // One action's value where OpenClaw answers it (`result`).
+        let value = self.results[0]["result"].clone();
+        let mut head = json!({ "ok": true, "targetId": format!("t{h}"), "results": self.results });
+        if single && !value.is_null() {
+            head["result"] = value;
+        }
+        if let Some(url) = self.url {
+            head["url"] = json!(crate::trust::sanitize_markers(&url));
+        }
+        if self.begun > 0 {
+            head["downloadsBegun"] = json!(self.begun);
+            head["hint"] = json!("waitfordownload saves and reads each");
+        }
+        head
+    }
+}
+
+/// The steps, then the navigation they started (`settle.rs`), within the
+/// action's deadline.
+async fn perform(
+    page: Page,
+    steps: Vec<Step>,
+    stop_on_error: bool,
+    limit: Guard,
+    downloads: Option<std::sync::Arc<super::downloads::Downloads>>,
+) -> Result<Acted, BrowserError> {
+    let closes = steps.iter().any(|s| s.kind == "close");
+    let since = downloads.as_ref().map(|d| d.mark());
+    let began = Instant::now();
+    let watch = Watch::new(&page).await.ok();
+    let results = run_steps(&page, steps, stop_on_error, limit.clone()).await?;
+    let url = match (watch, closes) {
+        (Some(w), false) => {
+            let left = limit.limit.saturating_sub(began.elapsed());
+            let _ = tokio::time::timeout(left, w.settled(&page)).await;
+            page.url().await.ok().flatten()
+        }
+        _ => None,
+    };
+    let begun = match (downloads, since) {
+        (Some(d), Some(since)) => d.mark() - since,
+        _ => 0,
+    };
+    Ok(Acted {
+        results,
+        begun,
+        url,
+    })
 }
 
 /// `paths` as files inside the turn's workspace.
@@ -285,6 +334,8 @@ async fn run(page: &Page, s: &Step, limit: Duration) -> Result<Value, BrowserErr
             }
         }
         "press" => cdp::press(page, str_arg(a, "key").unwrap_or_default()).await?,
+        // Text at the focused element (the Control UI's paste).
+        "insertText" => cdp::insert_text(page, text).await?,
         "drag" => {
             let from = cdp::center(page, need(s.node)?).await?;
             let to = cdp::center(page, need(s.end)?).await?;

@@ -197,7 +197,7 @@ impl BrowserActor {
                             "cdpTargetId": p.target_id().inner(), "url": url, "busy": title.is_none(),
                             "title": crate::trust::sanitize_markers(&title.unwrap_or_default()), "current": current == Some(h) }));
                     }
-                    Ok(Done::new(json!({ "ok": true, "profile": profile, "tabs": out }), None))
+                    Ok(Done::new(json!({ "ok": true, "running": true, "profile": profile, "tabs": out }), None))
                 }
                 .into_actor(act),
             )
@@ -505,13 +505,16 @@ impl BrowserActor {
                         cap,
                     });
                 }
-                Ok(shot)
+                // The page the picture is of (OpenClaw's `url`).
+                let url = page.url().await.ok().flatten().unwrap_or_default();
+                Ok((shot, url))
             })
             .await
         };
         Box::pin(fut.into_actor(self).map(move |r, _, _| {
-            let (bytes, mime) = r?;
-            let head = json!({ "ok": true, "targetId": format!("t{h}"), "type": mime, "bytes": bytes.len() });
+            let ((bytes, mime), url) = r?;
+            let url = crate::trust::sanitize_markers(&url);
+            let head = json!({ "ok": true, "targetId": format!("t{h}"), "url": url, "type": mime, "bytes": bytes.len() });
             let mut d = Done::new(head, None);
             d.image = Some(Shot { bytes, mime: mime.to_string() });
             Ok(d)

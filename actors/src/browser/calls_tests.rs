@@ -17,10 +17,18 @@ const FORM: &str = r#"<!doctype html><html><head><title>Form</title></head><body
 const SCRIPTED: &str = r#"<!doctype html><html><body><main id="m"></main>
 <script>setTimeout(() => { document.getElementById('m').textContent = 'Only JavaScript wrote this'; }, 50);</script></body></html>"#;
 
+/// A link whose page loads a moment later: its script holds `load` back.
+const LINKS: &str = r#"<!doctype html><html><head><title>Links</title></head><body>
+<a href="/late">Onward</a></body></html>"#;
+const LATE: &str = r#"<!doctype html><html><head><title>Late</title></head><body>
+<p id="p">arrived</p><img src="/slow.png"></body></html>"#;
+
 /// The test's pages.
 fn pages(path: &str, port: u16) -> Reply {
     match path {
         "/form" => Reply::html(FORM),
+        "/links" => Reply::html(LINKS),
+        "/late" => Reply::html(LATE),
         "/scripted" => Reply::html(SCRIPTED),
         "/redirect" => Reply {
             status: "302 Found",
@@ -271,4 +279,27 @@ fn snapshot_defaults_efficient_applies_only_when_a_call_names_no_mode_or_format(
     assert!(!full.interactive && !full.compact, "a named format wins");
     let plain = super::options(&json!({}), false);
     assert!(!plain.interactive, "unset: the full snapshot");
+}
+
+#[actix::test]
+async fn a_click_that_navigates_is_answered_once_the_new_page_has_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (b, port) = (browser(dir.path()), site().await);
+    let url = format!("http://127.0.0.1:{port}/links");
+    call(&b, "open", json!({ "targetUrl": url })).await.unwrap();
+    let snap = call(&b, "snapshot", json!({})).await.unwrap().text;
+    let link = ref_of(&snap, "link \"Onward\"");
+    let clicked = call(&b, "act", json!({ "kind": "click", "ref": link }))
+        .await
+        .unwrap();
+    // The answer names the page the click led to, and that page is there
+    // to read: no wait between the click and the next call.
+    assert_eq!(
+        clicked.head["url"],
+        format!("http://127.0.0.1:{port}/late"),
+        "{}",
+        clicked.text
+    );
+    let after = call(&b, "snapshot", json!({})).await.unwrap().text;
+    assert!(after.contains("arrived"), "{after}");
 }

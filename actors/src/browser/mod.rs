@@ -23,6 +23,7 @@ pub mod policy;
 pub mod proxy;
 mod reply;
 pub mod request;
+mod settle;
 pub mod snapshot;
 pub mod tabs;
 #[cfg(test)]
@@ -73,7 +74,7 @@ pub enum BrowserError {
     DialogOpen { message: String },
     #[error("no dialog is open on this tab")]
     NoDialog,
-    #[error("act:evaluate is off (browser.evaluateEnabled)")]
+    #[error("act:evaluate is off (browser.evaluateEnabled=false)")]
     EvaluateOff,
     #[error("the screenshot is {bytes} bytes, over browser.screenshotMaxBytes ({cap}) even as a small JPEG")]
     TooLarge { bytes: u64, cap: u64 },
@@ -100,6 +101,24 @@ pub enum RequestError {
     Stopped,
     #[error("cannot store the screenshot: {0}")]
     Media(String),
+}
+
+impl RequestError {
+    /// OpenClaw's code for the failure, which its Control UI acts on
+    /// (falls back to screenshots, says evaluate is off).
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            RequestError::Route(r) => r.code(),
+            RequestError::Browser(BrowserError::EvaluateOff) => Some("ACT_EVALUATE_DISABLED"),
+            _ => None,
+        }
+    }
+
+    /// Whether the network policy refused the page (OpenClaw's
+    /// `navigation_blocked`).
+    pub fn navigation_blocked(&self) -> bool {
+        matches!(self, RequestError::Browser(BrowserError::Refused(_)))
+    }
 }
 
 impl From<policy::Refused> for BrowserError {

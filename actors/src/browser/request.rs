@@ -5,7 +5,12 @@
 //! routes answer (`snapshot`, `nodes`, `path`, `messages`, `tabs`...).
 //! The caller is the operator (`operator.admin`), so page text comes back
 //! as it is, unwrapped. Routes ferroclaw's browser does not have (cookies,
-//! storage, traces, emulation, profile creation) are refused by name.
+//! storage, traces, emulation, profile creation, Browser dashboards) are
+//! refused by name; the Control UI's live screencast is refused with
+//! OpenClaw's `SCREENCAST_UNSUPPORTED`, on which the panel falls back to
+//! screenshots, and its "download the displayed asset" is refused before
+//! any traffic, as OpenClaw refuses it under a restricting network policy
+//! (Chromium does not show a download's redirects for the policy to check).
 
 use serde_json::{json, Map, Value};
 
@@ -30,6 +35,20 @@ pub enum Route {
 pub enum RouteError {
     #[error("{method} {path} is not supported by ferroclaw's browser")]
     Unsupported { method: String, path: String },
+    #[error("the live screencast is not supported by ferroclaw's browser: use screenshots")]
+    ScreencastUnsupported,
+    #[error("downloading the displayed page is refused: the download's redirects cannot be checked against browser.ssrfPolicy (open it in your own browser)")]
+    CurrentDocument,
+}
+
+impl RouteError {
+    /// OpenClaw's code for the refusal, which its Control UI acts on.
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            RouteError::ScreencastUnsupported => Some("SCREENCAST_UNSUPPORTED"),
+            _ => None,
+        }
+    }
 }
 
 /// A query string's values as the tool takes them: `true`/`false` and
@@ -97,7 +116,11 @@ pub fn route(method: &str, path: &str, query: &Value, body: &Value) -> Result<Ro
         ("GET", "/console") => call("console"),
         ("GET", "/errors") => call("errors"),
         ("GET", "/text") => call("text"),
+        ("POST", "/download") if body["currentDocument"] == true => {
+            Err(RouteError::CurrentDocument)
+        }
         ("POST", "/download") => call("download"),
+        ("POST", "/screencast") => Err(RouteError::ScreencastUnsupported),
         ("POST", "/wait/download") => call("waitfordownload"),
         ("POST", "/hooks/dialog") => call("dialog"),
         ("POST", "/tabs/action") if body["action"] == "list" => call("tabs"),
@@ -235,6 +258,18 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "POST /cookies/set is not supported by ferroclaw's browser"
+        );
+        let cast = route(
+            "POST",
+            "/screencast",
+            &Value::Null,
+            &json!({ "targetId": "t1" }),
+        );
+        assert_eq!(cast.unwrap_err().code(), Some("SCREENCAST_UNSUPPORTED"));
+        let shown = json!({ "targetId": "t1", "currentDocument": true });
+        assert_eq!(
+            route("POST", "/download", &Value::Null, &shown),
+            Err(RouteError::CurrentDocument)
         );
     }
 

@@ -27,6 +27,49 @@ struct Params {
     /// (`browser.actionTimeoutMs`), so this only bounds the wait here.
     #[serde(default)]
     timeout_ms: Option<u64>,
+    /// `host` (the gateway's own browser) or `node` (a browser on a
+    /// paired node, which ferroclaw does not proxy).
+    #[serde(default)]
+    target: Option<String>,
+    #[serde(default)]
+    node: Option<String>,
+    /// A Browser dashboard the call belongs to (not supported).
+    #[serde(default)]
+    dashboard: Option<Value>,
+}
+
+/// What the call asks that ferroclaw's browser does not do.
+fn unsupported_target(p: &Params) -> Option<String> {
+    match p.target.as_deref() {
+        None | Some("host") => {}
+        Some("node") => {
+            let node = p.node.as_deref().unwrap_or("?");
+            return Some(format!(
+                "target=node ({node}): ferroclaw's browser runs on the gateway host only"
+            ));
+        }
+        Some(other) => return Some(format!("unknown target {other:?} (host or node)")),
+    }
+    p.dashboard
+        .is_some()
+        .then(|| "Browser dashboards are not supported by ferroclaw's browser".to_string())
+}
+
+/// The error frame for a failed call, with OpenClaw's `code` or `reason`
+/// in `details` where its Control UI acts on them.
+fn failure(e: RequestError) -> ErrorShape {
+    let shape = match e {
+        RequestError::Route(_) => ErrorShape::invalid(e.to_string()),
+        _ => {
+            tracing::info!(error = %e, "browser.request failed");
+            ErrorShape::unavailable(e.to_string())
+        }
+    };
+    match (e.code(), e.navigation_blocked()) {
+        (Some(code), _) => shape.with_details(serde_json::json!({ "code": code })),
+        (None, true) => shape.with_details(serde_json::json!({ "reason": "navigation_blocked" })),
+        (None, false) => shape,
+    }
 }
 
 /// Why the browser cannot answer at all.
@@ -39,6 +82,9 @@ fn unavailable(state: &SharedState) -> ErrorShape {
 pub async fn request(state: &SharedState, p: &Value) -> MethodResult {
     let p: Params = serde_json::from_value(p.clone())
         .map_err(|e| ErrorShape::invalid(format!("invalid browser.request params: {e}")))?;
+    if let Some(why) = unsupported_target(&p) {
+        return Err(ErrorShape::invalid(why));
+    }
     let Some(browser) = state.gateway.browser.clone() else {
         return Err(unavailable(state));
     };
@@ -53,14 +99,7 @@ pub async fn request(state: &SharedState, p: &Value) -> MethodResult {
         .await
         .map_err(|_| ErrorShape::unavailable("browser.request timed out"))?
         .map_err(|_| ErrorShape::unavailable("the browser stopped"))?;
-    match answer {
-        Ok(v) => json(v),
-        Err(e @ RequestError::Route(_)) => Err(ErrorShape::invalid(e.to_string())),
-        Err(e) => {
-            tracing::info!(error = %e, "browser.request failed");
-            Err(ErrorShape::unavailable(e.to_string()))
-        }
-    }
+    answer.map_err(failure).and_then(json)
 }
 
 /// Every profile's browser (`status`'s `browser`): None when the browser

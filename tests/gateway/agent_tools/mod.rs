@@ -8,6 +8,7 @@ mod automations;
 mod browser;
 mod browser_control;
 mod browser_faults;
+mod browser_panel;
 mod gateway;
 mod media;
 mod message;
