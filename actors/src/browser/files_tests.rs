@@ -1,10 +1,11 @@
-//! Downloads and PDFs against a real Chromium and a site on 127.0.0.1:
-//! saved where the model asked with OpenClaw's metadata, bounded by the
-//! policy and the size cap, read once.
+//! Downloads, uploads and PDFs against a real Chromium and a site on
+//! 127.0.0.1: downloads saved where the model asked with OpenClaw's
+//! metadata, bounded by the policy and the size cap, read once; uploads
+//! only of the turn's workspace files.
 
 use serde_json::json;
 
-use super::super::test_kit::{browser, call, ref_of, serve, Reply};
+use super::super::test_kit::{browser, call, call_in, ref_of, serve, Reply};
 use super::super::BrowserError;
 
 const REPORT: &str = "quarter,total\nQ3,42\n";
@@ -30,9 +31,16 @@ fn attachment(name: &str, body: Vec<u8>) -> Reply {
     }
 }
 
+/// A file input that reports what it was given.
+const UPLOAD: &str = r#"<!doctype html><html><head><title>Upload</title></head><body>
+<label>Attachment <input type="file" multiple aria-label="Attachment"
+ onchange="fetch('/got?' + [...this.files].map(f => f.name + '=' + f.size).join('&'))"></label>
+</body></html>"#;
+
 fn pages(path: &str, port: u16) -> Reply {
     match path {
         "/files" => Reply::html(FILES),
+        "/upload" => Reply::html(UPLOAD),
         "/auto" => Reply::html(AUTO),
         "/report.csv" => attachment("report.csv", REPORT.as_bytes().to_vec()),
         // Over the test browser's 1 MiB cap.
@@ -185,4 +193,55 @@ async fn waitfordownload_reads_a_download_the_page_started_itself() {
     .unwrap()
     .text;
     assert!(files.contains("link \"Report\""), "{files}");
+}
+
+#[actix::test]
+async fn upload_gives_a_file_input_the_workspaces_files_and_nothing_outside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(workspace.join("docs")).unwrap();
+    std::fs::write(workspace.join("docs/cv.txt"), "hello").unwrap();
+    std::fs::write(workspace.join("photo.png"), [1u8; 12]).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "not yours").unwrap();
+    let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let (b, port) = (browser(dir.path()), serve(Some(tx), pages).await);
+    let url = format!("http://127.0.0.1:{port}/upload");
+    call(&b, "open", json!({ "targetUrl": url })).await.unwrap();
+    let snap = call(&b, "snapshot", json!({})).await.unwrap().text;
+    let input = ref_of(&snap, "\"Attachment\"");
+    let up = |paths: serde_json::Value| {
+        call_in(
+            &b,
+            "upload",
+            json!({ "inputRef": input, "paths": paths }),
+            &workspace,
+        )
+    };
+    for outside in [
+        json!(["../secret.txt"]),
+        json!(["/etc/passwd"]),
+        json!(["docs"]),
+    ] {
+        let refused = up(outside.clone()).await.unwrap_err();
+        assert!(
+            matches!(refused, BrowserError::Args(_)),
+            "{outside}: {refused}"
+        );
+    }
+    let done = up(json!(["docs/cv.txt", "photo.png"])).await.unwrap();
+    assert_eq!(done.head["files"], 2, "{}", done.text);
+    // The page got exactly the two files, and never the refused ones.
+    let wait = async {
+        while let Some(p) = seen.recv().await {
+            // `host/path`, as the server saw it.
+            if let Some(at) = p.find("/got?") {
+                return p[at..].to_string();
+            }
+        }
+        String::new()
+    };
+    let got = tokio::time::timeout(std::time::Duration::from_secs(20), wait)
+        .await
+        .unwrap();
+    assert_eq!(got, "/got?cv.txt=5&photo.png=12");
 }

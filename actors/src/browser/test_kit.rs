@@ -115,12 +115,21 @@ pub fn limits(dir: &Path) -> Limits {
 }
 
 pub async fn call(b: &Addr<BrowserActor>, action: &str, args: Value) -> Result<Done, BrowserError> {
-    // No test here uploads: the workspace is never read.
-    let workspace = crate::tool::Workspace::from(Path::new("/tmp"));
+    // Only `upload` reads the workspace (`call_in`).
+    call_in(b, action, args, Path::new("/tmp")).await
+}
+
+/// A call from a turn whose workspace is `workspace` (confined to it).
+pub async fn call_in(
+    b: &Addr<BrowserActor>,
+    action: &str,
+    args: Value,
+    workspace: &Path,
+) -> Result<Done, BrowserError> {
     b.send(BrowserCall {
         action: action.into(),
         args,
-        workspace,
+        workspace: crate::tool::Workspace::from(workspace),
     })
     .await
     .unwrap()
