@@ -493,6 +493,14 @@ pub fn restart_required(old: &Settings, new: &Settings) -> Vec<String> {
     if serde_json::to_value(&old.messages).ok() != serde_json::to_value(&new.messages).ok() {
         out.push("messages".to_string());
     }
+    // The browser applies live, but the tools offered to the model are
+    // fixed at start: the tool itself, and `act`'s `evaluate` kind in it.
+    if old.browser.enabled != new.browser.enabled {
+        out.push("browser.enabled".to_string());
+    }
+    if old.browser.evaluate_enabled != new.browser.evaluate_enabled {
+        out.push("browser.evaluateEnabled".to_string());
+    }
     out
 }
 

@@ -116,7 +116,7 @@ impl BrowserActor {
             if done.results.iter().any(|r| r["kind"] == "close") {
                 act.tabs.remove(h);
             }
-            Ok(Done::new(done.head(h, single), None))
+            Ok(done.done(h, single))
         }))
     }
 
@@ -180,6 +180,30 @@ struct Acted {
 }
 
 impl Acted {
+    /// The answer: `head` as it is (the operator's routes), and for the
+    /// model the same with each script result wrapped as outside data.
+    fn done(self, h: u32, single: bool) -> Done {
+        let head = self.head(h, single);
+        let mut shown = head.clone();
+        let wrap = |v: &mut Value| {
+            *v = json!(crate::trust::wrap(
+                "the page's script result",
+                &v.to_string()
+            ));
+        };
+        for r in shown["results"].as_array_mut().into_iter().flatten() {
+            if r["kind"] == "evaluate" && r["ok"] == true {
+                wrap(&mut r["result"]);
+            }
+        }
+        if let Some(v) = shown.get_mut("result") {
+            wrap(v);
+        }
+        let mut done = Done::new(head, None);
+        done.text = shown.to_string();
+        done
+    }
+
     fn head(self, h: u32, single: bool) -> Value {
         // One action's value where OpenClaw answers it (`result`).
         let value = self.results[0]["result"].clone();
@@ -423,8 +447,6 @@ async fn evaluate(page: &Page, node: Option<i64>, a: &Value) -> Result<Value, Br
         }
         None => cdp::evaluate(page, &format!("({f})()")).await?,
     };
-    Ok(json!(crate::trust::wrap(
-        "the page's script result",
-        &v.to_string()
-    )))
+    // As it is: the model sees it wrapped (`Acted::done`), the operator not.
+    Ok(v)
 }

@@ -4,7 +4,10 @@
 //! (chromiumoxide), starts it again with backoff (1 s doubling to 60 s,
 //! back to 1 s after a minute up) when it dies while wanted, stops its
 //! whole process group when told or when the actor stops, and owns the
-//! tabs (`tabs.rs`). Calls (`calls.rs`) run one at a time per profile. A
+//! tabs (`tabs.rs`). Calls (`calls.rs`) run one at a time per profile.
+//! New settings (`ReconfigureBrowser`) apply after the call in flight:
+//! bounds at once, a new launch or policy by closing Chromium for the next
+//! call to start again (and a new proxy for a new policy). A
 //! gateway killed outright takes the browser with it (the child gets
 //! SIGTERM on its parent's death: `crate::child`).
 
@@ -17,8 +20,8 @@ use futures_util::StreamExt;
 
 use super::launch::{launch, Launch, Launched};
 use super::messages::{
-    BrowserCall, BrowserExited, BrowserState, CdpClosed, Done, GetBrowserState, StartBrowser,
-    StopBrowser, TabEvent,
+    BrowserCall, BrowserExited, BrowserState, CdpClosed, Done, GetBrowserState, ReconfigureBrowser,
+    RetireBrowser, StartBrowser, StopBrowser, TabEvent,
 };
 use super::policy::Policy;
 use super::tabs::Tabs;
@@ -31,7 +34,7 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 const STAGING: &str = "downloads.staging";
 
 /// What one profile's calls may do (`browser.*`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     pub action: Duration,
     pub evaluate: bool,
@@ -241,16 +244,11 @@ impl BrowserActor {
         }
     }
 
-    /// The browser is wanted from now on (a call or a start asked for it).
-    pub(super) fn want(&mut self) {
-        self.wanted = true;
-    }
-}
-
-impl Actor for BrowserActor {
-    type Context = Context<Self>;
-
-    fn started(&mut self, _: &mut Context<Self>) {
+    /// The profile's SSRF proxy, under the current policy and cap (the
+    /// old one, if any, stops).
+    fn start_proxy(&mut self) {
+        self.proxy = None;
+        self.launch.proxy = None;
         let rules = super::proxy::Rules {
             policy: self.policy.clone(),
             max_response_bytes: self.limits.max_response_bytes,
@@ -267,6 +265,19 @@ impl Actor for BrowserActor {
                 self.last_error = Some(format!("the browser's proxy cannot listen: {e}"));
             }
         }
+    }
+
+    /// The browser is wanted from now on (a call or a start asked for it).
+    pub(super) fn want(&mut self) {
+        self.wanted = true;
+    }
+}
+
+impl Actor for BrowserActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, _: &mut Context<Self>) {
+        self.start_proxy();
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
@@ -299,6 +310,37 @@ impl Handler<StopBrowser> for BrowserActor {
         self.wanted = false;
         self.stop_running();
         MessageResult(self.state())
+    }
+}
+
+impl Handler<ReconfigureBrowser> for BrowserActor {
+    type Result = ();
+    fn handle(&mut self, msg: ReconfigureBrowser, _: &mut Context<Self>) {
+        let proxy = !Arc::ptr_eq(&msg.policy, &self.policy)
+            || msg.limits.max_response_bytes != self.limits.max_response_bytes;
+        self.launch = Launch {
+            proxy: self.launch.proxy,
+            ..msg.launch
+        };
+        (self.limits, self.policy) = (msg.limits, msg.policy);
+        // Chromium is told its proxy's port when it starts: a new proxy
+        // needs a new Chromium.
+        if msg.relaunch || proxy {
+            self.stop_running();
+        }
+        if proxy {
+            self.start_proxy();
+        }
+        tracing::info!(parent: &self.span, relaunch = msg.relaunch || proxy, "browser settings applied");
+    }
+}
+
+impl Handler<RetireBrowser> for BrowserActor {
+    type Result = ();
+    fn handle(&mut self, _: RetireBrowser, ctx: &mut Context<Self>) {
+        self.wanted = false;
+        tracing::info!(parent: &self.span, "browser profile retired");
+        ctx.stop();
     }
 }
 

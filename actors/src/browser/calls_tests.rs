@@ -303,3 +303,68 @@ async fn a_click_that_navigates_is_answered_once_the_new_page_has_loaded() {
     let after = call(&b, "snapshot", json!({})).await.unwrap().text;
     assert!(after.contains("arrived"), "{after}");
 }
+
+#[actix::test]
+async fn new_settings_apply_live_bounds_in_place_a_new_policy_by_starting_again() {
+    use super::super::messages::{GetBrowserState, ReconfigureBrowser};
+    use super::super::test_kit::{limits, parts};
+    use actix::Actor;
+    let dir = tempfile::tempdir().unwrap();
+    let (launch, policy) = parts(dir.path());
+    let b = super::super::BrowserActor::new(
+        "openclaw",
+        launch.clone(),
+        policy.clone(),
+        limits(dir.path()),
+    )
+    .start();
+    let url = format!("http://127.0.0.1:{}/form", site().await);
+    call(&b, "open", json!({ "targetUrl": url })).await.unwrap();
+    let first = b.send(GetBrowserState).await.unwrap();
+
+    // Evaluate on, same policy: the page is still there; its result is as
+    // it is for the operator's routes and outside data for the model.
+    let on = super::super::Limits {
+        evaluate: true,
+        ..limits(dir.path())
+    };
+    let same = ReconfigureBrowser {
+        launch: launch.clone(),
+        limits: on.clone(),
+        policy,
+        relaunch: false,
+    };
+    b.send(same).await.unwrap();
+    let got = call(
+        &b,
+        "act",
+        json!({ "kind": "evaluate", "fn": "() => document.title" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(got.head["result"], "Form");
+    assert!(
+        got.text.contains("EXTERNAL_UNTRUSTED_CONTENT") && got.text.contains("Form"),
+        "{}",
+        got.text
+    );
+    assert_eq!(b.send(GetBrowserState).await.unwrap().pid, first.pid);
+
+    // A new policy: Chromium is closed (the next call starts another,
+    // behind a new proxy) and the page is refused.
+    let none = std::sync::Arc::new(super::super::policy::Policy::from_settings(
+        &crate::settings::shipped_with("browser.ssrfPolicy", json!({})),
+    ));
+    let narrower = ReconfigureBrowser {
+        launch,
+        limits: on,
+        policy: none,
+        relaunch: false,
+    };
+    b.send(narrower).await.unwrap();
+    assert!(!b.send(GetBrowserState).await.unwrap().running);
+    let refused = call(&b, "open", json!({ "targetUrl": url }))
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, BrowserError::Refused(_)), "{refused}");
+}

@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How to start one profile's browser.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Launch {
     /// The Chromium binary (`browser.executablePath`, else found on PATH).
     pub executable: PathBuf,

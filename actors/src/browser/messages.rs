@@ -13,6 +13,33 @@ pub struct StartBrowser;
 #[rtype(result = "BrowserState")]
 pub struct StopBrowser;
 
+/// The profile's settings changed (hot apply), applied after any call in
+/// flight. `relaunch`: its Chromium is closed (its tabs with it) and the
+/// next call starts one under the new settings; else only the bounds of
+/// the next calls change.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ReconfigureBrowser {
+    pub launch: super::Launch,
+    pub limits: super::Limits,
+    pub policy: std::sync::Arc<super::policy::Policy>,
+    pub relaunch: bool,
+}
+
+/// The profile is no longer configured (or the browser is disabled): its
+/// Chromium closed and the actor stopped.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RetireBrowser;
+
+/// `browser.*` changed (hot apply): `BrowserTools` takes the new settings
+/// and tells each started profile what changed for it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct BrowserReconfigure {
+    pub settings: std::sync::Arc<crate::settings::BrowserSettings>,
+}
+
 /// What the profile's browser is doing now.
 #[derive(Message)]
 #[rtype(result = "BrowserState")]

@@ -34,8 +34,8 @@ pub use actor::BrowserActor;
 pub use actor::Limits;
 pub use launch::{launch, Launch, LaunchError, Launched};
 pub use messages::{
-    BrowserCall, BrowserRequest, BrowserState, Done, GetBrowserState, GetBrowserStates, Shot,
-    StartBrowser, StopBrowser,
+    BrowserCall, BrowserReconfigure, BrowserRequest, BrowserState, Done, GetBrowserState,
+    GetBrowserStates, ReconfigureBrowser, RetireBrowser, Shot, StartBrowser, StopBrowser,
 };
 pub use tools::BrowserTools;
 

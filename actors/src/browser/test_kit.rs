@@ -83,6 +83,14 @@ pub async fn serve(
 /// The `openclaw` profile's actor under `dir` (downloads in
 /// `dir/downloads`, responses capped at 1 MiB).
 pub fn browser(dir: &Path) -> Addr<BrowserActor> {
+    let (launch, policy) = parts(dir);
+    BrowserActor::new("openclaw", launch, policy, limits(dir)).start()
+}
+
+/// How the tests' browser starts, and its policy (127.0.0.1 allowed):
+/// one `Arc` per call, so a `ReconfigureBrowser` with another is a new
+/// policy.
+pub fn parts(dir: &Path) -> (Launch, Arc<Policy>) {
     let launch = Launch {
         executable: "chromium".into(),
         headless: true,
@@ -97,7 +105,7 @@ pub fn browser(dir: &Path) -> Addr<BrowserActor> {
         "browser.ssrfPolicy",
         json!({ "allowedHostnames": ["127.0.0.1"] }),
     ));
-    BrowserActor::new("openclaw", launch, Arc::new(policy), limits(dir)).start()
+    (launch, Arc::new(policy))
 }
 
 /// The tests' bounds: 20 s an action, 1 MiB a response, downloads in

@@ -19,8 +19,8 @@ use serde_json::Value;
 use super::actor::{BrowserActor, Limits};
 use super::launch::Launch;
 use super::messages::{
-    BrowserCall, BrowserRequest, BrowserState, GetBrowserState, GetBrowserStates, GetStatus,
-    StartBrowser, StopBrowser,
+    BrowserCall, BrowserReconfigure, BrowserRequest, BrowserState, GetBrowserState,
+    GetBrowserStates, GetStatus, ReconfigureBrowser, RetireBrowser, StartBrowser, StopBrowser,
 };
 use super::policy::Policy;
 use super::request::{self, Route};
@@ -49,6 +49,8 @@ pub enum ProfileError {
     Unknown(String),
     #[error("profile {name}: driver {driver} is OpenClaw's attach driver; ferroclaw only drives its own browser")]
     Driver { name: String, driver: String },
+    #[error("browser unavailable: {0}")]
+    Unavailable(String),
 }
 
 /// The browser the settings name, else the first on PATH.
@@ -76,6 +78,66 @@ pub fn unavailable(settings: &BrowserSettings) -> Option<String> {
         return Some("browser.enabled is false".into());
     }
     executable(settings, None).err().map(|e| e.to_string())
+}
+
+/// How `name`'s browser starts and what its calls may do under
+/// `settings` (profiles under `dir`, downloads in `workspace`).
+fn setup(
+    s: &BrowserSettings,
+    dir: &Path,
+    workspace: &Path,
+    name: &str,
+) -> Result<(Launch, Limits), ProfileError> {
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let declared = s.profiles.get(name);
+    if !valid || (declared.is_none() && name != s.default_profile) {
+        return Err(ProfileError::Unknown(name.to_string()));
+    }
+    if let Some(d) = declared
+        .and_then(|p| p.driver.as_deref())
+        .filter(|d| !matches!(*d, "openclaw" | "clawd"))
+    {
+        return Err(ProfileError::Driver {
+            name: name.to_string(),
+            driver: d.to_string(),
+        });
+    }
+    let launch = Launch {
+        executable: executable(s, Some(name))?,
+        headless: headless(s, name),
+        no_sandbox: s.no_sandbox,
+        user_data_dir: dir.join(name),
+        extra_args: s.extra_args.clone(),
+        deadline: Duration::from_millis(s.start_timeout_ms),
+        proxy: None,
+        cdp_port: declared.and_then(|p| p.cdp_port).unwrap_or(0),
+    };
+    let limits = Limits {
+        action: Duration::from_millis(s.action_timeout_ms),
+        evaluate: s.evaluate_enabled,
+        max_response_bytes: s.max_response_mb.saturating_mul(1 << 20),
+        screenshot_max_bytes: s.screenshot_max_bytes,
+        max_tabs: s.max_tabs,
+        downloads: workspace.join(super::downloads::DIR),
+        snapshot_efficient: s.snapshot_defaults.mode.as_deref() == Some("efficient"),
+    };
+    Ok((launch, limits))
+}
+
+/// Whether `name`'s browser runs headless: its setting, else
+/// `browser.headless`, else when there is no display.
+fn headless(s: &BrowserSettings, name: &str) -> bool {
+    s.profiles
+        .get(name)
+        .and_then(|p| p.headless)
+        .or(s.headless)
+        .unwrap_or_else(|| {
+            let host = crate::host::env();
+            host.var("DISPLAY").is_none() && host.var("WAYLAND_DISPLAY").is_none()
+        })
 }
 
 pub struct BrowserTools {
@@ -109,64 +171,20 @@ impl BrowserTools {
 
     /// The profile's actor, started on first use.
     fn profile(&mut self, name: &str) -> Result<Addr<BrowserActor>, ProfileError> {
+        if let Some(why) = unavailable(&self.settings) {
+            return Err(ProfileError::Unavailable(why));
+        }
         if let Some(a) = self.profiles.get(name) {
             return Ok(a.clone());
         }
-        let valid = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        let declared = self.settings.profiles.get(name);
-        if !valid || (declared.is_none() && name != self.settings.default_profile) {
-            return Err(ProfileError::Unknown(name.to_string()));
-        }
-        if let Some(d) = declared
-            .and_then(|p| p.driver.as_deref())
-            .filter(|d| !matches!(*d, "openclaw" | "clawd"))
-        {
-            return Err(ProfileError::Driver {
-                name: name.to_string(),
-                driver: d.to_string(),
-            });
-        }
-        let s = &self.settings;
-        let headless = self.headless(name);
-        let launch = Launch {
-            executable: executable(s, Some(name))?,
-            headless,
-            no_sandbox: s.no_sandbox,
-            user_data_dir: self.dir.join(name),
-            extra_args: s.extra_args.clone(),
-            deadline: Duration::from_millis(s.start_timeout_ms),
-            proxy: None,
-            cdp_port: declared.and_then(|p| p.cdp_port).unwrap_or(0),
-        };
-        let limits = Limits {
-            action: Duration::from_millis(s.action_timeout_ms),
-            evaluate: s.evaluate_enabled,
-            max_response_bytes: s.max_response_mb.saturating_mul(1 << 20),
-            screenshot_max_bytes: s.screenshot_max_bytes,
-            max_tabs: s.max_tabs,
-            downloads: self.workspace.join(super::downloads::DIR),
-            snapshot_efficient: s.snapshot_defaults.mode.as_deref() == Some("efficient"),
-        };
+        let (launch, limits) = setup(&self.settings, &self.dir, &self.workspace, name)?;
         let addr = BrowserActor::new(name, launch, self.policy.clone(), limits).start();
         self.profiles.insert(name.to_string(), addr.clone());
         Ok(addr)
     }
 
-    /// Whether `name`'s browser runs headless: its setting, else
-    /// `browser.headless`, else when there is no display.
     fn headless(&self, name: &str) -> bool {
-        self.settings
-            .profiles
-            .get(name)
-            .and_then(|p| p.headless)
-            .or(self.settings.headless)
-            .unwrap_or_else(|| {
-                let host = crate::host::env();
-                host.var("DISPLAY").is_none() && host.var("WAYLAND_DISPLAY").is_none()
-            })
+        headless(&self.settings, name)
     }
 
     /// The declared profiles and the default.
@@ -236,6 +254,55 @@ impl BrowserTools {
 
 impl Actor for BrowserTools {
     type Context = Context<Self>;
+}
+
+/// New `browser.*` (hot apply), as OpenClaw applies them: a profile no
+/// longer configured, or every profile when the browser is disabled, is
+/// retired; a changed SSRF policy, `evaluateEnabled` or launch setting
+/// closes that profile's Chromium (the next call starts one under the new
+/// settings); bounds apply to the next call; the default profile to the
+/// next request.
+impl Handler<BrowserReconfigure> for BrowserTools {
+    type Result = ();
+    fn handle(&mut self, msg: BrowserReconfigure, _: &mut Context<Self>) {
+        let old = std::mem::replace(&mut self.settings, msg.settings);
+        let policy = old.ssrf_policy != self.settings.ssrf_policy;
+        if policy {
+            self.policy = Arc::new(Policy::from_settings(&self.settings.ssrf_policy));
+        }
+        let off = unavailable(&self.settings);
+        let names: Vec<String> = self.profiles.keys().cloned().collect();
+        for name in names {
+            let now = setup(&self.settings, &self.dir, &self.workspace, &name);
+            let before = setup(&old, &self.dir, &self.workspace, &name).ok();
+            let (launch, limits) = match (now, &off) {
+                (Ok(now), None) => now,
+                (now, _) => {
+                    let why = off.clone().or(now.err().map(|e| e.to_string()));
+                    tracing::info!(profile = %name, why = ?why, "browser profile retired by new settings");
+                    if let Some(a) = self.profiles.remove(&name) {
+                        a.do_send(RetireBrowser);
+                    }
+                    continue;
+                }
+            };
+            let relaunch = policy
+                || before.as_ref().is_none_or(|(l, b)| {
+                    *l != launch
+                        || b.evaluate != limits.evaluate
+                        || b.max_response_bytes != limits.max_response_bytes
+                });
+            if !relaunch && before.as_ref().is_some_and(|(_, b)| *b == limits) {
+                continue;
+            }
+            self.profiles[&name].do_send(ReconfigureBrowser {
+                launch,
+                limits,
+                policy: self.policy.clone(),
+                relaunch,
+            });
+        }
+    }
 }
 
 impl Handler<GetBrowserStates> for BrowserTools {

@@ -23,6 +23,8 @@ pub struct GatewayActor {
     channels: Addr<crate::channels::ChannelSupervisor>,
     /// Told of `mcp` changes.
     mcp: Addr<crate::mcp::McpHub>,
+    /// Told of `browser` changes (None: the browser was not started).
+    browser: Option<Addr<crate::browser::BrowserTools>>,
     nodes: Addr<crate::nodes::NodeRegistry>,
     channel_health: Arc<crate::channels::health::HealthBoard>,
     heartbeat: Addr<crate::cron::beat::HeartbeatActor>,
@@ -96,6 +98,8 @@ pub struct GatewayParts {
     pub channels: Addr<crate::channels::ChannelSupervisor>,
     /// Told of `mcp` changes.
     pub mcp: Addr<crate::mcp::McpHub>,
+    /// Told of `browser` changes.
+    pub browser: Option<Addr<crate::browser::BrowserTools>>,
     /// Told of `gateway.nodes` changes.
     pub nodes: Addr<crate::nodes::NodeRegistry>,
     /// Read for the health summary's `channels`.
@@ -121,6 +125,7 @@ impl GatewayActor {
             hub: p.hub,
             channels: p.channels,
             mcp: p.mcp,
+            browser: p.browser,
             nodes: p.nodes,
             channel_health: p.channel_health,
             heartbeat: p.heartbeat,
@@ -329,6 +334,11 @@ impl Handler<SettingsChanged> for GatewayActor {
         self.mcp.do_send(crate::mcp::McpReconfigure {
             settings: self.settings.mcp.clone(),
         });
+        if let Some(browser) = &self.browser {
+            browser.do_send(crate::browser::BrowserReconfigure {
+                settings: Arc::new(self.settings.browser.clone()),
+            });
+        }
         self.nodes
             .do_send(crate::nodes::NodePolicy::from_settings(&self.settings));
         if let Some(audit) = &self.audit {

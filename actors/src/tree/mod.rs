@@ -225,6 +225,7 @@ impl Parts {
             router: self.sessions.router.clone(),
             channels: surfaces.channels.clone(),
             mcp: self.tooling.mcp.clone(),
+            browser: self.tooling.browser.clone(),
             nodes: self.base.nodes.clone(),
             channel_health: surfaces.channel_health.clone(),
             hub: self.sessions.hub.clone(),

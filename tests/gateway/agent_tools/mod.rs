@@ -9,6 +9,7 @@ mod browser;
 mod browser_control;
 mod browser_faults;
 mod browser_panel;
+mod browser_reload;
 mod gateway;
 mod media;
 mod message;
