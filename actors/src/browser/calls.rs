@@ -266,7 +266,7 @@ impl BrowserActor {
                         policy.resolve(host, port).await?;
                     }
                 }
-                let doc = super::cdp::ax_tree(&page).await?;
+                let doc = super::cdp::ax_tree(&page, None).await?;
                 Ok((url, doc))
             })
             .await
@@ -455,27 +455,53 @@ impl BrowserActor {
             Err(e) => return failed(e),
         };
         let o = options(args, self.limits.snapshot_efficient);
-        let limit = self.guard();
-        let fut = async move {
-            timed(limit, "snapshot", async {
-                let url = page.url().await?.unwrap_or_default();
-                Ok((url, super::cdp::ax_tree(&page).await?))
-            })
-            .await
+        let scope = super::scope::Scope::from_args(args);
+        let (limit, labels) = (self.guard(), scope.labels);
+        let read = {
+            let (page, limit) = (page.clone(), limit.clone());
+            async move {
+                timed(limit, "snapshot", async {
+                    let url = page.url().await?.unwrap_or_default();
+                    Ok((url, super::scope::tree(&page, &scope).await?))
+                })
+                .await
+            }
         };
-        Box::pin(fut.into_actor(self).map(move |got, act, _| {
-            let (url, (loader, nodes)) = got?;
+        let rendered = read.into_actor(self).map(move |got, act, _| {
+            let (url, (loader, nodes, _)) = got?;
             let tab = act.tabs.get_mut(h).ok_or(BrowserError::NoTab(format!("t{h}")))?;
             if tab.loader.as_ref() != Some(&loader) {
                 tab.refs.reset();
                 tab.loader = Some(loader);
             }
             let s = render(&flatten(&nodes), &mut tab.refs, &o);
+            let shown = tab.refs.last_shown();
             let head = json!({ "ok": true, "format": if o.aria { "aria" } else { "ai" }, "targetId": format!("t{h}"),
                 "url": url, "truncated": s.truncated, "matches": s.matches, "newElements": s.new_elements,
                 "stats": { "lines": s.lines, "chars": s.text.chars().count(), "refs": s.refs, "interactive": s.interactive } });
-            Ok(Done::new(head, Some((&format!("browser snapshot of {url}"), s.text))))
-        }))
+            Ok((Done::new(head, Some((&format!("browser snapshot of {url}"), s.text))), shown))
+        });
+        Box::pin(rendered.then(
+            move |r: Result<(Done, Vec<(u32, i64)>), BrowserError>, act, _| {
+                async move {
+                    let (mut done, shown) = r?;
+                    if labels {
+                        let pic = timed(
+                            limit,
+                            "snapshot labels",
+                            super::scope::labelled(&page, &shown),
+                        );
+                        let (bytes, mime) = pic.await?;
+                        done.image = Some(Shot {
+                            bytes,
+                            mime: mime.to_string(),
+                        });
+                    }
+                    Ok(done)
+                }
+                .into_actor(act)
+            },
+        ))
     }
 
     fn screenshot(&mut self, args: &Value) -> Answer {
@@ -489,9 +515,19 @@ impl BrowserActor {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let (limit, cap) = (self.guard(), self.limits.screenshot_max_bytes);
+        // `labels`: the refs of the tab's last snapshot drawn over the viewport.
+        let labels = (args.get("labels").and_then(Value::as_bool) == Some(true)).then(|| {
+            self.tabs
+                .get(h)
+                .map(|t| t.refs.last_shown())
+                .unwrap_or_default()
+        });
         let fut = async move {
             timed(limit, "screenshot", async {
-                let mut shot = capture(&page, jpeg, full, 90).await?;
+                let mut shot = match &labels {
+                    Some(refs) => super::scope::labelled(&page, refs).await?,
+                    None => capture(&page, jpeg, full, 90).await?,
+                };
                 // Over the cap: JPEG at falling quality, then refused.
                 for quality in [70, 40] {
                     if (shot.0.len() as u64) <= cap {
@@ -555,7 +591,7 @@ impl BrowserActor {
 }
 
 /// One capture: PNG or JPEG, the viewport or the whole page.
-async fn capture(
+pub(super) async fn capture(
     page: &Page,
     jpeg: bool,
     full: bool,

@@ -61,10 +61,11 @@ impl chromiumoxide::types::Command for Raw {
     type Response = Value;
 }
 
-/// The page's accessibility tree (every frame's nodes in document order),
-/// and the loader id of the main document it was read from (read first: a
-/// document that replaces it meanwhile has a newer one).
-pub async fn ax_tree(page: &Page) -> Result<(String, Vec<Value>), CdpError> {
+/// The page's accessibility tree (every frame's nodes in document order;
+/// `frame`: that frame's only), and the loader id of the main document it
+/// was read from (read first: a document that replaces it meanwhile has a
+/// newer one).
+pub async fn ax_tree(page: &Page, frame: Option<&str>) -> Result<(String, Vec<Value>), CdpError> {
     let frames = Raw {
         method: "Page.getFrameTree",
         params: json!({}),
@@ -76,7 +77,10 @@ pub async fn ax_tree(page: &Page) -> Result<(String, Vec<Value>), CdpError> {
         .to_string();
     let raw = Raw {
         method: "Accessibility.getFullAXTree",
-        params: json!({}),
+        params: match frame {
+            Some(f) => json!({ "frameId": f }),
+            None => json!({}),
+        },
     };
     let got = page.execute(raw).await?.result;
     Ok((loader, got["nodes"].as_array().cloned().unwrap_or_default()))

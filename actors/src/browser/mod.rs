@@ -23,6 +23,7 @@ pub mod policy;
 pub mod proxy;
 mod reply;
 pub mod request;
+mod scope;
 mod settle;
 pub mod snapshot;
 pub mod tabs;

@@ -104,6 +104,18 @@ impl Refs {
         self.by_ref.len()
     }
 
+    /// The refs the last snapshot showed, with their elements, in order.
+    pub fn last_shown(&self) -> Vec<(u32, i64)> {
+        let mut out: Vec<(u32, i64)> = self
+            .last
+            .iter()
+            .flatten()
+            .filter_map(|r| Some((*r, *self.by_ref.get(r)?)))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_ref.is_empty()
     }
@@ -192,6 +204,31 @@ pub fn flatten(nodes: &[Value]) -> Vec<Line> {
         for c in children.filter_map(|c| by_id.get(c.as_str()?)) {
             stack.push((c, below, above.clone()));
         }
+    }
+    out
+}
+
+/// The nodes of the element `root` (a backend DOM node id) and those
+/// under it; `flatten` takes it as the only root. Empty when no node of
+/// the tree is that element.
+pub fn subtree(nodes: &[Value], root: i64) -> Vec<Value> {
+    let by_id: HashMap<&str, &Value> = nodes
+        .iter()
+        .filter_map(|n| Some((n["nodeId"].as_str()?, n)))
+        .collect();
+    let top = nodes
+        .iter()
+        .find(|n| n["backendDOMNodeId"].as_i64() == Some(root));
+    let mut out = Vec::new();
+    let mut stack: Vec<&Value> = top.into_iter().collect();
+    while let Some(n) = stack.pop() {
+        out.push(n.clone());
+        let children = n["childIds"].as_array().into_iter().flatten();
+        stack.extend(children.filter_map(|c| by_id.get(c.as_str()?).copied()));
+    }
+    if let Some(first) = out.first_mut() {
+        // Its parent is not in this tree: it is the root.
+        first["parentId"] = Value::Null;
     }
     out
 }

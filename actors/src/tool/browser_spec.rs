@@ -93,6 +93,8 @@ pub fn spec(evaluate: bool) -> ToolSpec {
         "compact": { "type": "boolean" },
         "depth": { "type": "integer", "minimum": 0 },
         "urls": { "type": "boolean" },
+        "frame": { "type": "string", "description": "snapshot: an iframe's CSS selector; reads that frame." },
+        "labels": { "type": "boolean", "description": "Label snapshot/screenshot." },
         "fullPage": { "type": "boolean" },
         "type": { "type": "string", "enum": ["png", "jpeg"] },
         "clear": { "type": "boolean" },
