@@ -123,6 +123,8 @@ async fn main() {
         serde_json::from_str(&browse(&addr, json!({ "action": "start" })).await).unwrap();
     let start_ms = s.elapsed().as_secs_f64() * 1000.0;
     let pid = state["pid"].as_u64().expect("the browser runs") as u32;
+    // Sampled with the browser started and nothing done in it yet.
+    let rss_started = status_kb(gw, "VmRSS:");
     let url = format!("http://127.0.0.1:{port}/big");
     let opened = browse(&addr, json!({ "action": "open", "targetUrl": url })).await;
     assert!(
@@ -150,8 +152,11 @@ async fn main() {
         assert!(r.contains("image/png"), "{r}");
     })
     .await;
-    // Sampled once the last call answered: the browser idles from here.
+    // Sampled once the last call answered: the browser idles from here,
+    // the gateway holding what the calls left (the allocator keeps freed
+    // pages of the big answers: anonymous memory).
     let rss_idle = status_kb(gw, "VmRSS:");
+    let anon_idle = status_kb(gw, "RssAnon:");
     let chromium = group_rss_kb(pid);
     println!("browser bench (median of {n}; release gateway, Chromium headless):");
     println!("  browser start (launch + DevTools + proxy): {start_ms:.0} ms");
@@ -159,9 +164,11 @@ async fn main() {
     println!("  act click round trip: {click:.1} ms");
     println!("  screenshot (PNG, viewport): {screenshot:.1} ms");
     println!(
-        "  gateway RSS: {:.1} MB before the browser, {:.1} MB with one idle browser",
+        "  gateway RSS: {:.1} MB before the browser, {:.1} MB with it started, {:.1} MB idle after the runs above ({:.1} MB of it anonymous)",
         rss_before as f64 / 1024.0,
-        rss_idle as f64 / 1024.0
+        rss_started as f64 / 1024.0,
+        rss_idle as f64 / 1024.0,
+        anon_idle as f64 / 1024.0
     );
     println!("  Chromium's own RSS (its process group, summed; shared pages counted per process): {:.1} MB", chromium as f64 / 1024.0);
     support::process::sigkill(&mut child);

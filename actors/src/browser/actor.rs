@@ -391,9 +391,9 @@ impl Handler<TabEvent> for BrowserActor {
                     t.dialog = Some(dialog);
                 }
             }
-            TabEvent::Log { tab, error, line } => {
+            TabEvent::Log { tab, log, line } => {
                 if let Some(t) = self.tabs.get_mut(tab) {
-                    t.log(error, line);
+                    t.log(log, line);
                 }
             }
             // Told after a snapshot of that same document was taken: its

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use super::actor::BrowserActor;
 use super::messages::{BrowserCall, Done, Shot, TabEvent};
 use super::snapshot::{flatten, render, Options};
-use super::tabs::Dialog;
+use super::tabs::{Dialog, Log};
 use super::BrowserError;
 
 /// OpenClaw's snapshot limits: the full one, the efficient one.
@@ -106,7 +106,9 @@ impl BrowserActor {
             }
             "tabs" => self.list_tabs(ctx),
             "open" => self.open(str_arg(args, "targetUrl").or(str_arg(args, "url")), ctx),
-            "focus" | "close" | "console" | "errors" | "dialog" => self.tab_action(action, args),
+            "focus" | "close" | "console" | "errors" | "requests" | "dialog" => {
+                self.tab_action(action, args)
+            }
             "navigate" => self.navigate(args),
             "snapshot" => self.snapshot(args),
             "screenshot" => self.screenshot(args),
@@ -330,36 +332,44 @@ impl BrowserActor {
                 });
                 done(Done::new(json!({ "ok": true, "closed": id }), None))
             }
-            "console" | "errors" => self.logs(h, action == "errors", args),
+            "console" => self.logs(h, Log::Console, args),
+            "errors" => self.logs(h, Log::Errors, args),
+            "requests" => self.logs(h, Log::Requests, args),
             _ => self.dialog(h, page, args),
         }
     }
 
-    fn logs(&mut self, h: u32, errors: bool, args: &Value) -> Answer {
+    /// A tab's console, errors or requests (`filter`: lines holding it;
+    /// `clear`: emptied after the read).
+    fn logs(&mut self, h: u32, log: Log, args: &Value) -> Answer {
         let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(50) as usize;
+        let filter = str_arg(args, "filter").unwrap_or_default().to_lowercase();
         let Some(tab) = self.tabs.get_mut(h) else {
             return failed(BrowserError::NoTab(format!("t{h}")));
         };
-        let list = if errors {
-            &mut tab.errors
-        } else {
-            &mut tab.console
-        };
+        let list = tab.list(log);
         let total = list.len();
-        let lines: Vec<String> = list
+        let matching: Vec<&String> = list
             .iter()
-            .skip(total.saturating_sub(limit))
-            .cloned()
+            .filter(|l| l.to_lowercase().contains(&filter))
+            .collect();
+        let mut lines: Vec<String> = matching
+            .iter()
+            .skip(matching.len().saturating_sub(limit))
+            .map(|l| l.to_string())
             .collect();
         if args.get("clear").and_then(Value::as_bool) == Some(true) {
             list.clear();
         }
-        let mut lines = lines;
-        if errors {
+        if log == Log::Errors {
             lines.extend(self.reports.since(0));
         }
         let head = json!({ "ok": true, "targetId": format!("t{h}"), "total": total, "returned": lines.len() });
-        let what = if errors { "page errors" } else { "console" };
+        let what = match log {
+            Log::Console => "console",
+            Log::Errors => "page errors",
+            Log::Requests => "requests",
+        };
         done(Done::new(
             head,
             Some((&format!("browser {what} of t{h}"), lines.join("\n"))),
@@ -591,7 +601,7 @@ impl BrowserActor {
 }
 
 /// One capture: PNG or JPEG, the viewport or the whole page.
-pub(super) async fn capture(
+async fn capture(
     page: &Page,
     jpeg: bool,
     full: bool,
@@ -655,6 +665,7 @@ fn listen(tab: u32, page: Page, me: Addr<BrowserActor>) {
         }
     });
     listen_logs(tab, &page, &me);
+    super::network::listen(tab, &page, &me);
     actix::spawn(async move {
         let Ok(mut s) = page.event_listener::<EventFrameNavigated>().await else {
             return;
@@ -689,7 +700,7 @@ fn listen_logs(tab: u32, page: &Page, me: &Addr<BrowserActor>) {
             let line = format!("[{:?}] {}", ev.r#type, parts.join(" ")).to_lowercase();
             m.do_send(TabEvent::Log {
                 tab,
-                error: false,
+                log: Log::Console,
                 line,
             });
         }
@@ -708,7 +719,7 @@ fn listen_logs(tab: u32, page: &Page, me: &Addr<BrowserActor>) {
                 .unwrap_or_else(|| d.text.clone());
             m.do_send(TabEvent::Log {
                 tab,
-                error: true,
+                log: Log::Errors,
                 line,
             });
         }

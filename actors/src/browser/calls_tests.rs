@@ -368,3 +368,65 @@ async fn new_settings_apply_live_bounds_in_place_a_new_policy_by_starting_again(
         .unwrap_err();
     assert!(matches!(refused, BrowserError::Refused(_)), "{refused}");
 }
+
+/// A page that asks for a missing file and for a host the policy refuses.
+const FETCHES: &str = r#"<!doctype html><html><head><title>Fetches</title></head><body>
+<script>fetch('/missing.json').catch(() => {}); fetch('http://localhost:' + location.port + '/form').catch(() => {});</script>
+</body></html>"#;
+
+#[actix::test]
+async fn requests_lists_what_the_page_asked_for_filtered_and_cleared() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let b = browser(dir.path());
+    let port = serve(Some(tx), |path, _| match path {
+        "/fetches" => Reply::html(FETCHES),
+        _ => Reply::not_found(),
+    })
+    .await;
+    let url = format!("http://127.0.0.1:{port}/fetches");
+    call(&b, "open", json!({ "targetUrl": url })).await.unwrap();
+    // The server saw the missing file asked for: its answer is on the way.
+    let wait = async {
+        while let Some(p) = seen.recv().await {
+            if p.ends_with("/missing.json") {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), wait)
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let log = loop {
+        let log = call(&b, "requests", json!({})).await.unwrap();
+        let page = log.page.clone().unwrap_or_default();
+        if page.contains("missing.json") && page.contains("failed") {
+            break page;
+        }
+        assert!(std::time::Instant::now() < deadline, "{page}");
+        tokio::task::yield_now().await;
+    };
+    assert!(log.contains(&format!("GET 200 document {url}")), "{log}");
+    assert!(
+        log.contains(&format!(
+            "GET 404 fetch http://127.0.0.1:{port}/missing.json"
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains("GET failed") && log.contains(&format!("localhost:{port}/form")),
+        "{log}"
+    );
+    let only = call(
+        &b,
+        "requests",
+        json!({ "filter": "MISSING", "clear": true }),
+    )
+    .await
+    .unwrap();
+    let only = only.page.unwrap_or_default();
+    assert_eq!(only.lines().count(), 1, "{only}");
+    let cleared = call(&b, "requests", json!({})).await.unwrap();
+    assert_eq!(cleared.head["total"], 0, "{}", cleared.text);
+}

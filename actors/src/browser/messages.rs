@@ -102,8 +102,12 @@ pub(super) enum TabEvent {
         tab: u32,
         dialog: super::tabs::Dialog,
     },
-    /// A console line or a page error.
-    Log { tab: u32, error: bool, line: String },
+    /// A console line, a page error or a request.
+    Log {
+        tab: u32,
+        log: super::tabs::Log,
+        line: String,
+    },
     /// The main frame went to the document `loader` (the refs of another
     /// start again).
     Navigated { tab: u32, loader: String },

@@ -19,6 +19,7 @@ pub mod downloads;
 mod files;
 pub mod launch;
 pub mod messages;
+mod network;
 pub mod policy;
 pub mod proxy;
 mod reply;

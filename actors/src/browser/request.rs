@@ -115,6 +115,7 @@ pub fn route(method: &str, path: &str, query: &Value, body: &Value) -> Result<Ro
         ("POST", "/pdf") => call("pdf"),
         ("GET", "/console") => call("console"),
         ("GET", "/errors") => call("errors"),
+        ("GET", "/requests") => call("requests"),
         ("GET", "/text") => call("text"),
         ("POST", "/download") if body["currentDocument"] == true => {
             Err(RouteError::CurrentDocument)
@@ -161,6 +162,10 @@ pub fn shape(action: &str, done: Done, stored: Option<String>) -> Value {
         "console" | "errors" => {
             let lines: Vec<Value> = page.lines().map(|l| json!(l)).collect();
             out.insert("messages".into(), Value::Array(lines));
+        }
+        "requests" => {
+            let lines: Vec<Value> = page.lines().map(|l| json!(l)).collect();
+            out.insert("requests".into(), Value::Array(lines));
         }
         "text" => {
             out.insert("text".into(), Value::String(page));

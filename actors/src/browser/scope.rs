@@ -15,7 +15,6 @@ use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
-use super::calls::str_arg;
 use super::cdp::{self, CdpError};
 use super::BrowserError;
 
@@ -33,7 +32,8 @@ pub struct Scope {
 impl Scope {
     pub fn from_args(args: &Value) -> Scope {
         let text = |k: &str| {
-            str_arg(args, k)
+            args.get(k)
+                .and_then(Value::as_str)
                 .filter(|s| !s.trim().is_empty())
                 .map(str::to_string)
         };
@@ -154,13 +154,13 @@ pub async fn labelled(
         Value::Array(boxes)
     );
     cdp::evaluate(page, &draw).await?;
-    let shot = super::calls::capture(page, false, false, 90).await;
-    let _ = cdp::evaluate(
-        page,
-        "document.getElementById('__ferroclaw_labels')?.remove()",
-    )
-    .await;
-    shot
+    let png = chromiumoxide::page::ScreenshotParams::builder()
+        .format(chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat::Png)
+        .build();
+    let shot = page.screenshot(png).await;
+    let remove = "document.getElementById('__ferroclaw_labels')?.remove()";
+    let _ = cdp::evaluate(page, remove).await;
+    Ok((shot?, "image/png"))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! A profile's tabs, the actor's state: each page the tool knows under a
 //! short handle (`t1`, `t2` ...: OpenClaw's `tabId` handles), its refs,
-//! its last console lines and page errors (bounded), a dialog waiting for
+//! its last console lines, page errors and requests (bounded), a dialog
+//! waiting for
 //! an answer, and which tab a call without `targetId` means (the last one
 //! opened or focused).
 
@@ -10,8 +11,18 @@ use chromiumoxide::Page;
 
 use super::snapshot::Refs;
 
-/// Console lines and errors kept per tab.
+/// Console lines, errors and requests kept per tab.
 const KEEP: usize = 200;
+
+/// A tab's logs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Log {
+    Console,
+    Errors,
+    /// The network log: each request's method, status (or why it failed),
+    /// resource type and URL.
+    Requests,
+}
 
 /// A JavaScript dialog the page opened (`alert`, `confirm`, `prompt`,
 /// `beforeunload`), waiting for `dialog`.
@@ -26,6 +37,7 @@ pub struct Tab {
     pub refs: Refs,
     pub console: VecDeque<String>,
     pub errors: VecDeque<String>,
+    pub requests: VecDeque<String>,
     pub dialog: Option<Dialog>,
     /// The loader id of the document `refs` were read from.
     pub loader: Option<String>,
@@ -36,12 +48,16 @@ impl Tab {
         self.page.target_id().inner().clone()
     }
 
-    pub fn log(&mut self, error: bool, line: String) {
-        let list = if error {
-            &mut self.errors
-        } else {
-            &mut self.console
-        };
+    pub fn list(&mut self, log: Log) -> &mut VecDeque<String> {
+        match log {
+            Log::Console => &mut self.console,
+            Log::Errors => &mut self.errors,
+            Log::Requests => &mut self.requests,
+        }
+    }
+
+    pub fn log(&mut self, log: Log, line: String) {
+        let list = self.list(log);
         if list.len() == KEEP {
             list.pop_front();
         }
@@ -70,6 +86,7 @@ impl Tabs {
                 page,
                 refs: Refs::default(),
                 console: VecDeque::new(),
+                requests: VecDeque::new(),
                 errors: VecDeque::new(),
                 dialog: None,
                 loader: None,
