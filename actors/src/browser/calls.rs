@@ -118,6 +118,7 @@ impl BrowserActor {
             "download" => self.download(args),
             "waitfordownload" => self.wait_for_download(args),
             "pdf" => self.pdf(args),
+            "emulate" => self.emulate(args),
             other => failed(BrowserError::Unsupported(other.to_string())),
         }
     }

@@ -16,6 +16,7 @@ pub mod actor;
 mod calls;
 pub mod cdp;
 pub mod downloads;
+mod emulate;
 mod files;
 pub mod launch;
 pub mod messages;

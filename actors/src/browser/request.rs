@@ -5,7 +5,8 @@
 //! routes answer (`snapshot`, `nodes`, `path`, `messages`, `tabs`...).
 //! The caller is the operator (`operator.admin`), so page text comes back
 //! as it is, unwrapped. Routes ferroclaw's browser does not have (cookies,
-//! storage, traces, emulation, profile creation, Browser dashboards) are
+//! storage, traces, offline/headers/credentials/geolocation emulation,
+//! profile creation, Browser dashboards) are
 //! refused by name; the Control UI's live screencast is refused with
 //! OpenClaw's `SCREENCAST_UNSUPPORTED`, on which the panel falls back to
 //! screenshots, and its "download the displayed asset" is refused before
@@ -124,6 +125,7 @@ pub fn route(method: &str, path: &str, query: &Value, body: &Value) -> Result<Ro
         ("POST", "/screencast") => Err(RouteError::ScreencastUnsupported),
         ("POST", "/wait/download") => call("waitfordownload"),
         ("POST", "/hooks/dialog") => call("dialog"),
+        ("POST", "/set/media" | "/set/timezone" | "/set/locale" | "/set/device") => call("emulate"),
         ("POST", "/tabs/action") if body["action"] == "list" => call("tabs"),
         ("DELETE", p) if p.starts_with("/tabs/") => {
             let mut a = args(query, body);
