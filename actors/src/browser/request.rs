@@ -266,6 +266,14 @@ mod tests {
                 .to_string(),
             "POST /cookies/set is not supported by ferroclaw's browser"
         );
+        let device = json!({ "name": "Pixel 7" });
+        assert_eq!(
+            route("POST", "/set/device", &Value::Null, &device),
+            Ok(Route::Call {
+                action: "emulate",
+                args: device
+            })
+        );
         let cast = route(
             "POST",
             "/screencast",
