@@ -190,10 +190,17 @@ async fn main() {
         rss_idle as f64 / 1024.0,
         anon_idle as f64 / 1024.0
     );
+    let heap = proc_stats::metrics(&addr).unwrap_or_default();
+    let mb = |state: &str| {
+        let name = format!("ferroclaw_heap_bytes{{state=\"{state}\"}}");
+        proc_stats::metric_in(&heap, &name).unwrap_or(0) as f64 / (1 << 20) as f64
+    };
     println!(
-        "  gateway RSS once its heap trim ran: {:.1} MB ({:.1} s after the runs)",
+        "  gateway RSS once its heap trim ran: {:.1} MB ({:.1} s after the runs); heap in use {:.1} MB, free {:.1} MB",
         settled_kb as f64 / 1024.0,
-        waited.elapsed().as_secs_f64()
+        waited.elapsed().as_secs_f64(),
+        mb("in_use"),
+        mb("free")
     );
     println!("  Chromium's own RSS (its process group, summed; shared pages counted per process): {:.1} MB", chromium as f64 / 1024.0);
     support::process::sigkill(&mut child);

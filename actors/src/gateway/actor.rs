@@ -288,9 +288,10 @@ impl Actor for GatewayActor {
         ctx.run_interval(TRIM_CHECK, |this, _| {
             let live = this.metrics.sessions_live.load(Ordering::Relaxed);
             let free = || crate::gateway::heap::stats().map(|s| s.free).unwrap_or(0);
-            if this.trim.should_trim(live, free()) {
+            let rss = crate::gateway::heap::rss;
+            if this.trim.should_trim(live, free(), rss()) {
                 crate::gateway::heap::release_free_memory();
-                this.trim.trimmed(free());
+                this.trim.trimmed(free(), rss());
             }
         });
     }
