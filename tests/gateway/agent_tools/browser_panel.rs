@@ -121,12 +121,22 @@ async fn openclaws_browser_panel_drives_the_gateways_browser() {
         "{report}"
     );
     // The one refusal is the live screencast, with the code on which the
-    // panel falls back to screenshots; nothing else failed.
+    // panel falls back to screenshots. Nothing else failed, but what the
+    // panel still asks of the tab it just closed (its own race: "no such
+    // tab", after the close was answered).
+    let closed_at = answers
+        .iter()
+        .position(|a| a.starts_with("DELETE /tabs/") && a.ends_with(" ok"))
+        .unwrap();
+    for (i, a) in answers.iter().enumerate() {
+        let fine = a.ends_with(" ok") || a.ends_with(" SCREENCAST_UNSUPPORTED") || i > closed_at;
+        assert!(fine, "{a} failed: {report}");
+    }
     let failed = report["failedCalls"].as_array().unwrap();
     assert!(
-        failed.iter().all(|f| f
-            .as_str()
-            .is_some_and(|f| f.contains("screencast is not supported"))),
+        failed.iter().all(|f| f.as_str().is_some_and(|f| {
+            f.contains("screencast is not supported") || f.contains("no such tab")
+        })),
         "{report}"
     );
     assert!(
