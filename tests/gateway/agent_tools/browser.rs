@@ -23,6 +23,14 @@ const FORM: &str = r#"<!doctype html><html><head><title>Form</title></head><body
 
 /// Serves the form on 127.0.0.1; returns its port and each request's path.
 pub(super) async fn site() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    serve_pages(|_| FORM).await
+}
+
+/// Serves `page(path)` (HTML) on 127.0.0.1; returns its port and each
+/// request's path (with its query).
+pub(super) async fn serve_pages(
+    page: fn(&str) -> &'static str,
+) -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -33,10 +41,12 @@ pub(super) async fn site() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>
                 let mut buf = vec![0u8; 8192];
                 let n = s.read(&mut buf).await.unwrap_or(0);
                 let head = String::from_utf8_lossy(&buf[..n]).to_string();
-                let _ = tx.send(head.split_whitespace().nth(1).unwrap_or("").to_string());
+                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                let body = page(&path);
+                let _ = tx.send(path);
                 let text = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{FORM}",
-                    FORM.len()
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
                 );
                 let _ = s.write_all(text.as_bytes()).await;
             });

@@ -10,10 +10,9 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::browser::browser_config;
+use super::browser::{browser_config, serve_pages};
 use super::*;
 use crate::gateway::control_ui::installed_ui;
 use crate::support::TOKEN;
@@ -30,32 +29,12 @@ const TWO: &str =
 
 /// Serves the two pages on 127.0.0.1; returns its port and each request's path.
 async fn pages() -> (u16, UnboundedReceiver<String>) {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = l.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let n = s.read(&mut buf).await.unwrap_or(0);
-                let head = String::from_utf8_lossy(&buf[..n]).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
-                let body = match path.as_str() {
-                    "/one" => ONE,
-                    "/two" => TWO,
-                    _ => "",
-                };
-                let _ = tx.send(path);
-                let text = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = s.write_all(text.as_bytes()).await;
-            });
-        }
-    });
-    (port, rx)
+    serve_pages(|path| match path {
+        "/one" => ONE,
+        "/two" => TWO,
+        _ => "",
+    })
+    .await
 }
 
 /// Waits (up to 30 s) until the server saw `path`.
