@@ -7,9 +7,9 @@
 //! audio and video are served inline, anything else as a download; never
 //! sniffed, never run (`nosniff`, a sandboxing CSP).
 
-use actix_web::http::header;
 use std::collections::HashMap;
 
+use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use ferroclaw_actors::media::{GetMedia, MediaRef};
 use serde_json::json;
