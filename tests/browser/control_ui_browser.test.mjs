@@ -26,6 +26,7 @@ const seen = {
   requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], httpErrors: [],
   calls: [], answers: [], shown: null, urlAfterBack: null,
 };
+let inFlight = 0;
 const routeOf = (p) => `${p?.method} ${p?.path}${p?.body?.kind ? ` ${p.body.kind}` : ""}`;
 const asked = new Map();
 let step = "launch";
@@ -34,9 +35,11 @@ const { browser, context, page, frames } = await openRecorded(seen, {
     if (j.method !== "browser.request") return;
     asked.set(j.id, routeOf(j.params));
     seen.calls.push(routeOf(j.params));
+    inFlight += 1;
   },
   onAnswer: (method, j) => {
     if (method !== "browser.request") return;
+    inFlight -= 1;
     seen.answers.push(`${asked.get(j.id)} ${j.ok ? "ok" : j.error?.details?.code ?? j.error?.code}`);
   },
 });
@@ -51,12 +54,24 @@ async function answered(route, n) {
 }
 const oks = (route) => seen.answers.filter((a) => a === `${route} ok`).length;
 
-/** The page picture the panel shows, after `shots` screenshots were answered. */
+/**
+ * The page picture the panel shows, after `shots` screenshots were answered
+ * and once the panel is idle: no call in flight and the picture where it was
+ * a frame ago (it may resize the remote viewport, then show a new picture).
+ */
 async function picture(shots) {
   await answered("POST /screenshot", shots);
   const img = page.locator("img[src^='data:image']").first();
   await img.waitFor(WAIT);
-  return { img, box: await img.boundingBox() };
+  const deadline = Date.now() + 30_000;
+  let box = await img.boundingBox();
+  while (Date.now() < deadline) {
+    await frames();
+    const now = await img.boundingBox();
+    if (inFlight === 0 && JSON.stringify(now) === JSON.stringify(box)) return { img, box };
+    box = now;
+  }
+  throw new Error(`the panel never settled: ${JSON.stringify(seen.calls.slice(-5))}`);
 }
 
 try {
@@ -81,8 +96,10 @@ try {
   ({ box } = await picture(shots + 1));
 
   step = "type into the page's field (its bottom half)";
+  shots = oks("POST /screenshot");
   await page.mouse.click(box.x + box.width / 2, box.y + box.height * 0.8);
   await answered("POST /act clickCoords", 2);
+  await picture(shots + 1);
   await page.keyboard.type("hi");
   await answered("POST /act press", 2);
   await page.screenshot({ path: join(artifacts, "02-typed.png") });

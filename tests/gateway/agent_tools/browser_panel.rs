@@ -37,8 +37,9 @@ async fn pages() -> (u16, UnboundedReceiver<String>) {
     .await
 }
 
-/// Waits (up to 30 s) until the server saw `path`.
-async fn saw(rx: &mut UnboundedReceiver<String>, path: &str) {
+/// Waits (up to 30 s) until the server saw `path` (`report`: what the
+/// panel did, for the failure).
+async fn saw(rx: &mut UnboundedReceiver<String>, path: &str, report: &Value) {
     let wait = async {
         while let Some(p) = rx.recv().await {
             if p == path {
@@ -48,7 +49,7 @@ async fn saw(rx: &mut UnboundedReceiver<String>, path: &str) {
     };
     tokio::time::timeout(Duration::from_secs(30), wait)
         .await
-        .unwrap_or_else(|_| panic!("the page never asked for {path}"));
+        .unwrap_or_else(|_| panic!("the page never asked for {path}: {report}"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -73,8 +74,8 @@ async fn openclaws_browser_panel_drives_the_gateways_browser() {
         &shots,
     )
     .await;
-    saw(&mut seen, "/clicked").await;
-    saw(&mut seen, "/typed?v=hi").await;
+    saw(&mut seen, "/clicked", &report).await;
+    saw(&mut seen, "/typed?v=hi", &report).await;
     let shown = &report["shown"];
     assert!(shown["width"].as_f64().unwrap_or(0.0) > 100.0, "{report}");
     assert_eq!(report["urlAfterBack"], json!(one), "{report}");
