@@ -479,7 +479,7 @@ impl BrowserActor {
             }
         };
         let rendered = read.into_actor(self).map(move |got, act, _| {
-            let (url, (loader, nodes, _)) = got?;
+            let (url, (loader, nodes)) = got?;
             let tab = act.tabs.get_mut(h).ok_or(BrowserError::NoTab(format!("t{h}")))?;
             if tab.loader.as_ref() != Some(&loader) {
                 tab.refs.reset();

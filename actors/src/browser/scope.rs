@@ -69,11 +69,8 @@ async fn element(
 }
 
 /// The accessibility tree the scope names (the tab's loader id with it,
-/// for the refs), and the element `selector` chose, if any.
-pub async fn tree(
-    page: &Page,
-    scope: &Scope,
-) -> Result<(String, Vec<Value>, Option<i64>), BrowserError> {
+/// for the refs).
+pub async fn tree(page: &Page, scope: &Scope) -> Result<(String, Vec<Value>), BrowserError> {
     let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
     let frame = match &scope.frame {
         None => None,
@@ -102,7 +99,7 @@ pub async fn tree(
                 (_, e) => e.into(),
             })?;
     let Some(sel) = &scope.selector else {
-        return Ok((loader, nodes, None));
+        return Ok((loader, nodes));
     };
     let root = match &scope.frame {
         None => format!("document.querySelector({})", q(sel)),
@@ -117,7 +114,7 @@ pub async fn tree(
             "selector {sel:?}: no element matches"
         )));
     };
-    Ok((loader, super::snapshot::subtree(&nodes, node), Some(node)))
+    Ok((loader, super::snapshot::subtree(&nodes, node)))
 }
 
 /// The viewport with `refs` (ref number, backend node) drawn over their
