@@ -10,7 +10,8 @@
 # Debian's packages, to type into OpenClaw's TUI as a user does; espeak-ng,
 # pocketsphinx and its English model from Debian's packages, for real speech
 # in the media tests; Synapse, matrix-synapse from PyPI, for the Matrix tests'
-# real homeserver), then
+# real homeserver; python-lsp-server from PyPI, for the LSP tools' real
+# language server), then
 # `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,7 @@ bash tests/mcp/setup.sh
 bash tests/openai/setup.sh
 bash tests/browser/setup.sh
 bash tests/matrix/setup.sh
+bash tests/lsp/setup.sh
 if ! command -v bwrap >/dev/null 2>&1; then
   echo "tests: installing bubblewrap (exec sandbox)" >&2
   apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null

@@ -143,6 +143,12 @@ pub enum Command {
         #[command(subcommand)]
         command: super::browser::BrowserCommand,
     },
+    /// Plugins (Agent Plugins, Codex, Claude and Cursor bundles): list,
+    /// inspect, install, enable, disable, uninstall.
+    Plugins {
+        #[command(subcommand)]
+        command: super::plugins::PluginsCommand,
+    },
     /// Nodes (machines running `openclaw node run`): list, pending,
     /// describe, approve, reject, invoke, rename (through the running gateway).
     Nodes {

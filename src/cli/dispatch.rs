@@ -104,16 +104,8 @@ pub fn dispatch(command: Option<Command>, host: &Host) -> ExitCode {
         Some(Command::Onboard(args)) => onboard(host, *args),
         Some(Command::Backup { command }) => backup(host, command),
         Some(Command::Nodes { command }) => nodes(t, &command),
-        Some(Command::Browser {
-            browser_profile,
-            json,
-            command,
-        }) => run_client(super::browser::browser(
-            t,
-            &command,
-            browser_profile.as_deref(),
-            json,
-        )),
+        Some(Command::Plugins { command }) => plugins(host, command),
+        Some(c @ Command::Browser { .. }) => browser(t, c),
         Some(Command::Cron { command }) => cron(t, command),
         Some(Command::Sessions { command }) => sessions(t, &command),
         Some(Command::Agent {
@@ -312,6 +304,31 @@ fn backup(host: &Host, command: super::backup::BackupCommand) -> ExitCode {
         target: host.target.clone(),
     };
     super::backup::run(command, &cx)
+}
+
+fn browser(t: &Target, c: Command) -> ExitCode {
+    let Command::Browser {
+        browser_profile,
+        json,
+        command,
+    } = c
+    else {
+        return ExitCode::from(2);
+    };
+    let profile = browser_profile.as_deref();
+    run_client(super::browser::browser(t, &command, profile, json))
+}
+
+fn plugins(host: &Host, command: super::plugins::PluginsCommand) -> ExitCode {
+    let Ok(config) = host.load() else {
+        return ExitCode::from(2);
+    };
+    let local = super::plugins::Local {
+        state: &host.state,
+        config: &host.sources.path,
+        settings: &config.settings,
+    };
+    run_client(super::plugins::plugins(&host.target, local, command))
 }
 
 fn nodes(t: &Target, command: &NodesCommand) -> ExitCode {

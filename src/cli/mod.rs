@@ -28,6 +28,7 @@ pub mod mcp_serve;
 pub mod nodes;
 pub mod onboard;
 pub mod pairing;
+pub mod plugins;
 mod reply;
 
 pub use doctor::doctor;

@@ -14,6 +14,7 @@ pub mod hello;
 pub mod messages;
 pub mod methods;
 pub mod nodes;
+pub mod plugins;
 pub mod session_rows;
 
 /// The protocol this gateway speaks.

@@ -26,6 +26,8 @@ pub struct ApprovalsActor {
     /// Standing grants of cron jobs (`grants.rs`), and their file.
     grants: grants::Grants,
     grants_path: PathBuf,
+    /// `notification` hooks (Claude Code's `Notification`): told of each request.
+    hooks: crate::hooks::HookClient,
 }
 
 impl ApprovalsActor {
@@ -62,7 +64,14 @@ impl ApprovalsActor {
             pending: HashMap::new(),
             grants,
             grants_path,
+            hooks: Default::default(),
         })
+    }
+
+    /// Each request is told to these hooks too.
+    pub fn with_hooks(mut self, hooks: crate::hooks::HookClient) -> ApprovalsActor {
+        self.hooks = hooks;
+        self
     }
 
     fn scoped(&self, agent: &str, key: &str) -> Option<&Value> {
@@ -193,6 +202,26 @@ impl ApprovalsActor {
                 waiters: vec![tx],
             },
         );
+        let what = request
+            .get("command")
+            .or_else(|| request.get("toolName"))
+            .and_then(Value::as_str)
+            .unwrap_or("a tool call");
+        let notice = crate::hooks::HookEvent::Notice {
+            title: "Approval needed".into(),
+            message: format!("ferroclaw needs your permission to run: {what}"),
+        };
+        let key = request
+            .get("sessionKey")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let who = crate::hooks::HookCtx {
+            session_key: key.to_string(),
+            agent_id: crate::ids::key::agent(key).to_string(),
+            ..Default::default()
+        };
+        self.hooks
+            .notify(crate::hooks::HookPoint::Notification, notice, who);
         self.edge.do_send(ApprovalEvent::Requested {
             id: id.clone(),
             request,

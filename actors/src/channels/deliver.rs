@@ -27,6 +27,7 @@ use tokio::sync::mpsc;
 use super::chunker::BlockChunker;
 use super::health::AccountHealth;
 use super::ledger::{self, Delivery, OutState, OutboxItem, Resolution};
+use crate::hooks::{HookCtx, HookEvent, HookPoint};
 use crate::router::{GetSession, RouterActor};
 use crate::run::Outcome;
 use crate::runs::{RunRegistry, RunResult, RunUpdate, WatchRun};
@@ -234,6 +235,8 @@ pub struct Deliverer<O: Outlet> {
     pub audit: crate::audit::AuditLog,
     /// Where `media:<id>` items' files are.
     pub media: Option<Addr<crate::media::MediaStore>>,
+    /// `message_sending` (may rewrite or cancel a reply) and `message_sent`.
+    pub hooks: crate::hooks::HookClient,
 }
 
 const PREVIEW: &str = "preview";
@@ -279,6 +282,76 @@ pub fn remainder<'a>(full: &'a str, sent: &[&str]) -> &'a str {
 }
 
 impl<O: Outlet> Deliverer<O> {
+    /// How the reply streams: not at all while a `message_sending` hook
+    /// may rewrite it (nothing leaves before the hook saw the whole text).
+    fn stream(&self) -> Stream {
+        match self.hooks.has(HookPoint::MessageSending) {
+            true => Stream::Off,
+            false => self.stream,
+        }
+    }
+
+    fn hook_ctx(&self, d: &Delivery) -> HookCtx {
+        HookCtx {
+            agent_id: crate::ids::key::agent(d.session_key.as_str()).to_string(),
+            session_key: d.session_key.as_str().to_string(),
+            run_id: Some(d.run_id.to_string()),
+            untrusted: d.untrusted,
+            workspace: Default::default(),
+        }
+    }
+
+    /// The reply after the `message_sending` hooks: rewritten, or None
+    /// when one cancelled it. Runs again after a restart that came before
+    /// the final chunks were stored (nothing was sent then).
+    async fn sending(&self, d: &Delivery, text: Option<String>) -> Option<String> {
+        let text = text?;
+        if !self.hooks.has(HookPoint::MessageSending) {
+            return Some(text);
+        }
+        let event = HookEvent::Message {
+            channel: self.channel.to_string(),
+            to: d.target.clone(),
+            content: text.clone(),
+            sent: None,
+        };
+        let reply = self
+            .hooks
+            .decide(HookPoint::MessageSending, event, self.hook_ctx(d))
+            .await;
+        if reply.cancel {
+            tracing::info!(account = %d.account, run_id = %d.run_id, "a message_sending hook cancelled the reply");
+            return None;
+        }
+        Some(reply.content.unwrap_or(text))
+    }
+
+    /// `message_sent`: how the reply's chunks went.
+    fn sent(&self, d: &Delivery, items: &[OutboxItem]) {
+        let chunks: Vec<&OutboxItem> = items.iter().filter(|i| !i.key.ends_with(PREVIEW)).collect();
+        if chunks.is_empty() {
+            return;
+        }
+        let failed = chunks.iter().find_map(|i| match &i.state {
+            OutState::Failed { error, .. } => Some(error.clone()),
+            OutState::Unknown { .. } => Some("outcome unknown".to_string()),
+            _ => None,
+        });
+        let text: Vec<&str> = chunks
+            .iter()
+            .map(|i| i.text.as_str())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let event = HookEvent::Message {
+            channel: self.channel.to_string(),
+            to: d.target.clone(),
+            content: text.join("\n"),
+            sent: Some(failed.map_or(Ok(()), Err)),
+        };
+        self.hooks
+            .notify(HookPoint::MessageSent, event, self.hook_ctx(d));
+    }
+
     /// Follows `d` to the end (after a restart too).
     pub async fn run(self, d: Delivery) {
         if let Err(e) = self.follow(&d).await {
@@ -299,6 +372,7 @@ impl<O: Outlet> Deliverer<O> {
                 Outcome::Recorded => self.stored_reply(d).await,
                 o => o.for_chat(),
             };
+            let text = self.sending(d, text).await;
             self.enqueue_final(d, text.as_deref(), &sent)?;
             self.store.flush().await?;
         }
@@ -307,10 +381,13 @@ impl<O: Outlet> Deliverer<O> {
                 self.send_item(d, item).await?;
             }
         }
-        if self.audit.wants_messages() {
+        if self.audit.wants_messages() || self.hooks.has(HookPoint::MessageSent) {
             let items =
                 ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)?;
-            self.audit.record(outbound_record(self.channel, d, &items));
+            if self.audit.wants_messages() {
+                self.audit.record(outbound_record(self.channel, d, &items));
+            }
+            self.sent(d, &items);
         }
         ledger::delivered(&self.store, &d.account, &d.run_id)?;
         self.store.flush().await
@@ -394,7 +471,7 @@ impl<O: Outlet> Deliverer<O> {
                             text.clear();
                         }
                         text.push_str(&delta);
-                        match self.stream {
+                        match self.stream() {
                             Stream::Partial => {
                                 let shown = super::media_out::without_media_lines(&text);
                                 preview.update(self, d, &shown).await?

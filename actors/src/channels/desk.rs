@@ -125,6 +125,7 @@ impl<O: Outlet> Desk<O> {
             channel: self.cfg.channel,
             audit: self.deps.audit.clone(),
             media: self.deps.dispatch.media.clone(),
+            hooks: self.deps.dispatch.hooks.clone(),
         }
     }
 

@@ -158,6 +158,8 @@ pub struct DispatchDeps {
     pub media: Option<Addr<crate::media::MediaStore>>,
     /// Pending questions a reply may answer (None: none are asked).
     pub questions: Option<Addr<crate::questions::QuestionsActor>>,
+    /// Command hooks (`message_received` here, the others in delivery).
+    pub hooks: crate::hooks::HookClient,
 }
 
 /// What a message's attachments became (`media::take`).
@@ -269,9 +271,9 @@ pub async fn hand_over(
     if answers_a_question(deps, msg, commands, &key).await {
         return Ok(None);
     }
-    policies
-        .received
-        .received(&received(msg, &inbound, &key, &route));
+    let seen = received(msg, &inbound, &key, &route);
+    policies.received.received(&seen);
+    notify_received(&deps.hooks, &seen, !inbound.ctx.command_authorized);
     let model = model.or_else(|| policies.model_by_channel.get(&msg.channel).cloned());
     let mut send = send_chat(msg, &inbound, &route, note, images, model);
     send.media = media;
@@ -536,6 +538,28 @@ fn reset_policy(policies: &Policies, msg: &Incoming) -> reset::ResetPolicy {
         (false, false) => ResetType::Direct,
     };
     reset::policy(&policies.session, kind, &msg.channel)
+}
+
+/// `message_received` command hooks (a stranger's text wrapped for them).
+fn notify_received(
+    hooks: &crate::hooks::HookClient,
+    seen: &super::hooks::ReceivedMessage,
+    untrusted: bool,
+) {
+    let event = crate::hooks::HookEvent::Message {
+        channel: seen.channel.clone(),
+        to: seen.chat_id.clone(),
+        content: seen.text.clone(),
+        sent: None,
+    };
+    let ctx = crate::hooks::HookCtx {
+        agent_id: seen.agent_id.clone(),
+        session_key: seen.session_key.to_string(),
+        run_id: None,
+        untrusted,
+        workspace: Default::default(),
+    };
+    hooks.notify(crate::hooks::HookPoint::MessageReceived, event, ctx);
 }
 
 /// The `message_received` hook's view of the message.

@@ -51,6 +51,8 @@ pub struct ChannelSupervisor {
     audit: crate::audit::AuditLog,
     media: Option<Addr<crate::media::MediaStore>>,
     questions: Option<Addr<crate::questions::QuestionsActor>>,
+    /// `message_received`, `message_sending`, `message_sent` command hooks.
+    hooks: crate::hooks::HookClient,
     slots: BTreeMap<(String, String), Slot>,
     span: tracing::Span,
 }
@@ -84,6 +86,7 @@ impl ChannelSupervisor {
             audit: crate::audit::AuditLog::off(),
             media: None,
             questions: None,
+            hooks: Default::default(),
             slots: BTreeMap::new(),
             span: tracing::info_span!("channels"),
         };
@@ -94,6 +97,12 @@ impl ChannelSupervisor {
     /// Replies in chats may answer `questions`' pending questions.
     pub fn with_questions(mut self, questions: Addr<crate::questions::QuestionsActor>) -> Self {
         self.questions = Some(questions);
+        self
+    }
+
+    /// Messages in and out go by these command hooks.
+    pub fn with_hooks(mut self, hooks: crate::hooks::HookClient) -> Self {
+        self.hooks = hooks;
         self
     }
 
@@ -165,6 +174,7 @@ impl ChannelSupervisor {
                 main_key: self.main_key.clone(),
                 media: self.media.clone(),
                 questions: self.questions.clone(),
+                hooks: self.hooks.clone(),
             },
             runs: self.runs.clone(),
             supervisor: ctx.address().recipient(),

@@ -27,6 +27,10 @@ const INTERNED: usize = 32;
 pub struct AgentContext {
     pub workspace: PathBuf,
     pub skill_dirs: Vec<(PathBuf, SkillSource)>,
+    /// Enabled bundles' skill roots (set live: `set_plugin_skills`).
+    plugin_dirs: Mutex<Vec<(PathBuf, SkillSource)>>,
+    /// Enabled bundles' env for tool processes (Claude `settings.json`).
+    plugin_env: Mutex<Vec<(String, String)>>,
     pub skills: SkillsConfig,
     /// `agents.list[].skillFilter` by agent id.
     pub agent_skill_filters: HashMap<String, Vec<String>>,
@@ -152,6 +156,8 @@ impl AgentContext {
                 (workspace.join("skills"), SkillSource::Workspace),
                 (state_dir.join("skills"), SkillSource::Managed),
             ],
+            plugin_dirs: Mutex::new(Vec::new()),
+            plugin_env: Mutex::new(Vec::new()),
             workspace,
             skills: SkillsConfig::default(),
             agent_skill_filters: HashMap::new(),
@@ -164,6 +170,36 @@ impl AgentContext {
             interned: Mutex::new(Vec::new()),
             watch: watch::DirWatch::new(),
             snapshots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Every skill folder: the workspace's, the state dir's, then enabled
+    /// bundles' (a name found earlier wins).
+    pub fn all_skill_dirs(&self) -> Vec<(PathBuf, SkillSource)> {
+        let plugins = self
+            .plugin_dirs
+            .lock()
+            .map(|p| p.clone())
+            .unwrap_or_default();
+        self.skill_dirs.iter().cloned().chain(plugins).collect()
+    }
+
+    /// Enabled bundles' skill roots and tool env; runs read them from
+    /// their next turn.
+    pub fn set_plugin_skills(&self, roots: Vec<PathBuf>, env: Vec<(String, String)>) {
+        let dirs = roots
+            .into_iter()
+            .map(|r| (r, SkillSource::Plugin))
+            .collect();
+        if let Ok(mut p) = self.plugin_dirs.lock() {
+            *p = dirs;
+        }
+        if let Ok(mut e) = self.plugin_env.lock() {
+            *e = env;
+        }
+        // What was read before is read again.
+        if let Ok(mut s) = self.snapshots.lock() {
+            s.clear();
         }
     }
 
@@ -190,7 +226,7 @@ impl AgentContext {
         // and the snapshot is read again next time.
         self.watch_sources();
         let generation = self.watch.generation();
-        let found = skills::discover(&self.skill_dirs, &self.files);
+        let found = skills::discover(&self.all_skill_dirs(), &self.files);
         if found.iter().any(|s| !s.requires.bins.is_empty()) {
             // Relative entries (`.`, an empty one) name the gateway's
             // working folder: not watched.
@@ -232,7 +268,7 @@ impl AgentContext {
                 self.watch.watch(&parent);
             }
         }
-        for (dir, _) in &self.skill_dirs {
+        for (dir, _) in &self.all_skill_dirs() {
             self.watch.watch(dir);
             let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
@@ -259,7 +295,7 @@ impl AgentContext {
         channel: &str,
         run: Option<&[String]>,
     ) -> Vec<SkillStatus> {
-        let found = skills::discover(&self.skill_dirs, &self.files);
+        let found = skills::discover(&self.all_skill_dirs(), &self.files);
         let all = skills::status(found, &self.skills, &[]);
         self.filtered(all, agent_id, channel, run)
     }
@@ -341,7 +377,11 @@ impl AgentContext {
         let channel = channel.unwrap_or_else(|| channel_of_key(key));
         let mode = mode_of_key(key);
         let statuses = self.filtered(read.skills.clone(), agent_id, channel, skill_filter);
-        let snapshot = skills::snapshot(&statuses, &self.skills);
+        let mut snapshot = skills::snapshot(&statuses, &self.skills);
+        // A bundle's env comes first: the operator's skill entries override it.
+        if let Ok(env) = self.plugin_env.lock() {
+            snapshot.env.splice(0..0, env.iter().cloned());
+        }
         let files = &read.files;
         let runtime = RuntimeInfo {
             agent_id: agent_id.to_string(),

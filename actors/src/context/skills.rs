@@ -20,6 +20,9 @@ use crate::context::cache::FileCache;
 pub enum SkillSource {
     Workspace,
     Managed,
+    /// An enabled bundle's skill root (its `SKILL.md` folders, and plain
+    /// `.md` files: Claude commands, agents, output styles).
+    Plugin,
 }
 
 impl SkillSource {
@@ -27,6 +30,7 @@ impl SkillSource {
         match self {
             SkillSource::Workspace => "workspace",
             SkillSource::Managed => "managed",
+            SkillSource::Plugin => "plugin",
         }
     }
 }
@@ -177,9 +181,12 @@ pub enum BadSkill {
 
 /// Parses one SKILL.md. The name defaults to the folder's.
 pub fn parse_skill(text: &str, path: &Path, source: SkillSource) -> Result<Skill, BadSkill> {
-    let folder = path
-        .parent()
-        .and_then(Path::file_name)
+    // A `SKILL.md` is named by its folder, a command file by itself.
+    let named_by = match path.file_name().is_some_and(|n| n == "SKILL.md") {
+        true => path.parent().and_then(Path::file_name),
+        false => path.file_stem(),
+    };
+    let folder = named_by
         .and_then(|n| n.to_str())
         .unwrap_or("skill")
         .to_string();
@@ -246,7 +253,14 @@ pub fn discover(dirs: &[(PathBuf, SkillSource)], cache: &FileCache) -> Vec<Skill
         };
         let mut paths: Vec<PathBuf> = entries
             .filter_map(Result::ok)
-            .map(|e| e.path().join("SKILL.md"))
+            .map(|e| e.path())
+            .filter_map(|p| match p.is_dir() {
+                true => Some(p.join("SKILL.md")),
+                // A bundle's command file is a skill of its own.
+                false => (*source == SkillSource::Plugin
+                    && p.extension().is_some_and(|x| x == "md"))
+                .then_some(p),
+            })
             .collect();
         paths.sort();
         for path in paths {

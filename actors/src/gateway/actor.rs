@@ -21,8 +21,11 @@ pub struct GatewayActor {
     span: tracing::Span,
     hub: Addr<ProviderHub>,
     channels: Addr<crate::channels::ChannelSupervisor>,
-    /// Told of `mcp` changes.
-    mcp: Addr<crate::mcp::McpHub>,
+    /// Told of every config change: it applies `mcp`, `hooks`, `plugins`
+    /// and `tools.lsp` (enabled bundles merged in).
+    plugins: Addr<crate::plugins::PluginHost>,
+    /// `gateway_start` and `gateway_stop` hooks.
+    hooks: crate::hooks::HookClient,
     /// Told of `browser` changes (None: the browser was not started).
     browser: Option<Addr<crate::browser::BrowserTools>>,
     nodes: Addr<crate::nodes::NodeRegistry>,
@@ -96,8 +99,9 @@ pub struct GatewayParts {
     pub hub: Addr<ProviderHub>,
     /// Told of config changes.
     pub channels: Addr<crate::channels::ChannelSupervisor>,
-    /// Told of `mcp` changes.
-    pub mcp: Addr<crate::mcp::McpHub>,
+    /// Told of `mcp`, `hooks`, `plugins` and `tools.lsp` changes.
+    pub plugins: Addr<crate::plugins::PluginHost>,
+    pub hooks: crate::hooks::HookClient,
     /// Told of `browser` changes.
     pub browser: Option<Addr<crate::browser::BrowserTools>>,
     /// Told of `gateway.nodes` changes.
@@ -124,7 +128,8 @@ impl GatewayActor {
             span: tracing::info_span!("gateway"),
             hub: p.hub,
             channels: p.channels,
-            mcp: p.mcp,
+            plugins: p.plugins,
+            hooks: p.hooks,
             browser: p.browser,
             nodes: p.nodes,
             channel_health: p.channel_health,
@@ -276,6 +281,15 @@ fn this_sample(act: &GatewayActor) {
 impl Actor for GatewayActor {
     type Context = Context<Self>;
     fn started(&mut self, ctx: &mut Context<Self>) {
+        let event = crate::hooks::HookEvent::Gateway {
+            reason: "start".into(),
+        };
+        let hooks = &self.hooks;
+        hooks.notify(
+            crate::hooks::HookPoint::GatewayStart,
+            event,
+            Default::default(),
+        );
         let every =
             Duration::from_millis(self.settings.gateway.health_refresh_interval_ms.max(1000));
         ctx.run_interval(every, |this, ctx| {
@@ -332,8 +346,8 @@ impl Handler<SettingsChanged> for GatewayActor {
         self.channels.do_send(crate::channels::ChannelsReconfigure {
             settings: self.settings.clone(),
         });
-        self.mcp.do_send(crate::mcp::McpReconfigure {
-            settings: self.settings.mcp.clone(),
+        self.plugins.do_send(crate::plugins::ApplyPlugins {
+            settings: self.settings.clone(),
         });
         if let Some(browser) = &self.browser {
             browser.do_send(crate::browser::BrowserReconfigure {
@@ -440,7 +454,14 @@ impl Handler<Shutdown> for GatewayActor {
     fn handle(&mut self, _: Shutdown, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let store = self.store.clone();
+        let hooks = self.hooks.clone();
         Box::pin(async move {
+            // Waited for, each within its budget (5 s unless configured).
+            let event = crate::hooks::HookEvent::Gateway {
+                reason: "shutdown".into(),
+            };
+            let point = crate::hooks::HookPoint::GatewayStop;
+            hooks.decide(point, event, Default::default()).await;
             if let Err(error) = store.flush().await {
                 tracing::error!(%error, "final store flush failed");
             }

@@ -36,7 +36,7 @@ impl ToolBench {
         }
     }
 
-    /// Changes whenever the MCP tools do.
+    /// Changes whenever the MCP or LSP tools do.
     pub fn version(&self) -> u64 {
         self.mcp.version()
     }
@@ -45,16 +45,18 @@ impl ToolBench {
         &self.mcp
     }
 
-    /// Built-in tools first, then the MCP tools (shared while nothing changed).
+    /// Built-in tools first, then the MCP tools, then the LSP tools
+    /// (shared while nothing changed).
     pub fn all(&self) -> Arc<[ToolSpec]> {
-        let version = self.mcp.version();
+        let version = self.version();
         let mut joined = self.joined.lock().unwrap_or_else(|e| e.into_inner());
         if joined.0 != version {
-            let mcp = self.mcp.specs();
-            joined.1 = if mcp.is_empty() {
+            let (mcp, lsp) = (self.mcp.specs(), self.mcp.lsp_specs());
+            joined.1 = if mcp.is_empty() && lsp.is_empty() {
                 self.builtin.clone()
             } else {
-                self.builtin.iter().chain(mcp.iter()).cloned().collect()
+                let more = mcp.iter().chain(lsp.iter());
+                self.builtin.iter().chain(more).cloned().collect()
             };
             joined.0 = version;
         }

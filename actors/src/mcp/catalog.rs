@@ -1,7 +1,8 @@
-//! The MCP tools on offer: one snapshot shared by the hub (its only writer)
-//! and every reader (sessions building a run's tool list, the executor
-//! routing a call, `tools.catalog`), versioned so a run sees a
-//! `tools/list_changed` at its next model call without asking anyone.
+//! The tools servers offer: one snapshot shared by the MCP hub and the LSP
+//! hub (each the only writer of its part) and every reader (sessions
+//! building a run's tool list, the executor routing a call,
+//! `tools.catalog`), versioned so a run sees a `tools/list_changed` (or a
+//! language server configured) at its next model call without asking anyone.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,6 +57,8 @@ pub struct Route {
 struct Snapshot {
     specs: Arc<[ToolSpec]>,
     routes: HashMap<String, Route>,
+    /// The language servers' `lsp_*` tools (the LSP hub's part).
+    lsp: Arc<[ToolSpec]>,
 }
 
 /// The shared catalog (cheap to clone).
@@ -78,6 +81,21 @@ impl McpCatalog {
             .read()
             .map(|s| s.specs.clone())
             .unwrap_or_else(|e| e.into_inner().specs.clone())
+    }
+
+    /// The language servers' tools.
+    pub fn lsp_specs(&self) -> Arc<[ToolSpec]> {
+        let snap = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        snap.lsp.clone()
+    }
+
+    /// The LSP hub's part: the tools of the language servers in force.
+    pub fn publish_lsp(&self, specs: Vec<ToolSpec>) {
+        let mut snap = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        if *snap.lsp != *specs.as_slice() {
+            snap.lsp = specs.into();
+            self.version.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     /// Which servers are for which agents only (the hub sets it before

@@ -86,6 +86,8 @@ impl RouterActor {
             None => {
                 let e = fresh.unwrap_or_else(|| SessionEntry::new(crate::now_ms()));
                 store.put(Tree::Sessions, key, &e)?;
+                let hooks = &self.deps.tool_policy.lifecycle;
+                hooks.session(crate::hooks::HookPoint::SessionStart, key, "startup");
                 (e, true)
             }
         };
@@ -279,6 +281,8 @@ impl Handler<DeleteSession> for RouterActor {
         if let Some(a) = self.sessions.remove(&key) {
             a.do_send(CloseSession);
         }
+        let hooks = &self.deps.tool_policy.lifecycle;
+        hooks.session(crate::hooks::HookPoint::SessionEnd, &key, "deleted");
         let store = self.deps.store.clone();
         let result = remove_session(&store, &key, msg.keep_transcript);
         Box::pin(async move {

@@ -26,6 +26,7 @@
 //! failure kinds and the resume point (pure).
 
 mod actor;
+mod hooks;
 mod messages;
 pub mod reply;
 mod turn;
@@ -105,6 +106,10 @@ pub struct RunConfig {
     /// Environment for tool processes (skill env overrides).
     pub tool_env: std::sync::Arc<[(String, String)]>,
     /// Before-tool-call hooks, in order.
+    /// Command hooks at the run's lifecycle points.
+    pub lifecycle: crate::hooks::HookClient,
+    /// The agent's workspace (a hook's working folder).
+    pub workspace: std::path::PathBuf,
     pub hooks: std::sync::Arc<[std::sync::Arc<dyn crate::tool::policy::ToolHook>]>,
     /// Characters of a tool result kept for the model (head and tail).
     pub result_max_chars: usize,

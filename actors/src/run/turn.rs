@@ -170,12 +170,31 @@ async fn stream_turn(
     abort: &mut watch::Receiver<bool>,
 ) -> StreamEnd {
     let request = request_for(cfg, messages);
+    let started = std::time::Instant::now();
+    super::hooks::model_call(cfg, None, started);
+    let end = stream_call(cfg, &request, usage, serving, abort).await;
+    let outcome = match &end {
+        StreamEnd::Done(_) => "completed",
+        StreamEnd::Failed(..) => "failed",
+        StreamEnd::Aborted(_) => "aborted",
+    };
+    super::hooks::model_call(cfg, Some(outcome), started);
+    end
+}
+
+/// The call itself: opened through the hub, read to its end.
+async fn stream_call(
+    cfg: &RunConfig,
+    request: &CompletionRequest,
+    usage: &mut Usage,
+    serving: &mut Serving,
+    abort: &mut watch::Receiver<bool>,
+) -> StreamEnd {
     let sticky = serving
         .profile
         .clone()
         .or_else(|| cfg.sticky_profile.clone());
-    let opened = match open_stream(&cfg.hub, &cfg.models, sticky.as_deref(), &request, abort).await
-    {
+    let opened = match open_stream(&cfg.hub, &cfg.models, sticky.as_deref(), request, abort).await {
         OpenOutcome::Opened(o) => *o,
         OpenOutcome::Failed(e) => return StreamEnd::Failed(e.message, e.last),
         OpenOutcome::Aborted => return StreamEnd::Aborted(String::new()),
@@ -277,6 +296,24 @@ fn refusal(cfg: &RunConfig, offered: &[&str], call: &mut ToolCall) -> Option<Str
     }
 }
 
+/// The outcome of a call refused before it runs: not offered, or blocked
+/// by a policy rule or a `before_tool_call` hook (which may also rewrite
+/// `call`).
+async fn refused(cfg: &RunConfig, offered: &[&str], call: &mut ToolCall) -> Option<ToolOutcome> {
+    let text = match refusal(cfg, offered, call) {
+        Some(text) => text,
+        None => super::hooks::before_tool(cfg, call).await?,
+    };
+    tracing::info!(run_id = %cfg.run_id, tool = %call.name, reason = %text, "tool call refused");
+    Some(ToolOutcome {
+        text,
+        is_error: true,
+        blocked: true,
+        images: Vec::new(),
+        ends_turn: None,
+    })
+}
+
 /// One call's outcome (None: the run was aborted meanwhile).
 async fn run_tool(
     cfg: &RunConfig,
@@ -285,18 +322,12 @@ async fn run_tool(
     abort: &mut watch::Receiver<bool>,
 ) -> Option<ToolOutcome> {
     let mut exec_call = call.clone();
-    if let Some(text) = refusal(cfg, offered, &mut exec_call) {
-        tracing::info!(run_id = %cfg.run_id, tool = %call.name, reason = %text, "tool call refused");
-        return Some(ToolOutcome {
-            text,
-            is_error: true,
-            blocked: true,
-            images: Vec::new(),
-            ends_turn: None,
-        });
+    if let Some(refused) = refused(cfg, offered, &mut exec_call).await {
+        return Some(refused);
     }
+    let started = std::time::Instant::now();
     let request = ExecuteTool {
-        call: exec_call,
+        call: exec_call.clone(),
         cancel: abort.clone(),
         env: cfg.tool_env.clone(),
         session_key: cfg.session_key.clone(),
@@ -326,13 +357,15 @@ async fn run_tool(
     if *abort.borrow() {
         return None;
     }
-    Some(ToolOutcome {
+    let mut outcome = ToolOutcome {
         text: crate::tool::policy::truncate_result(&outcome.text, cfg.result_max_chars),
         is_error: outcome.is_error,
         blocked: outcome.blocked,
         images: outcome.images,
         ends_turn: outcome.ends_turn,
-    })
+    };
+    super::hooks::after_tool(cfg, &exec_call, &mut outcome, started).await;
+    Some(outcome)
 }
 
 /// Runs a turn's tool calls one by one, checking for steering between them
@@ -476,7 +509,48 @@ async fn model_turn(
 /// The double loop; returns the run's closing event: model calls and tool
 /// calls until the model stops asking for tools and nothing was steered
 /// in (a steer at the closing check starts another turn of the same run).
-pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -> RunEvent {
+pub(super) async fn run_loop(mut cfg: RunConfig, abort: watch::Receiver<bool>) -> RunEvent {
+    let started = std::time::Instant::now();
+    let end = turns(&mut cfg, abort).await;
+    let (ok, text) = match &end {
+        RunEvent::Final { outcome, .. } => (true, outcome.for_chat().unwrap_or_default()),
+        RunEvent::Aborted { text, .. } => (false, text.clone()),
+        _ => (false, String::new()),
+    };
+    super::hooks::agent_end(&cfg, ok, &text, started);
+    end
+}
+
+/// How a run opens.
+enum Opening {
+    /// The turn to resume (None: a model call).
+    Go(Option<Turn>),
+    /// The run is answered already (a stored final, a hook's reply).
+    Answered(String),
+}
+
+/// Where the run starts, after the hooks of a fresh turn (its request is
+/// the last message).
+async fn opening(cfg: &mut RunConfig, p: &mut Progress) -> Opening {
+    let resume = match start_point(cfg, &mut p.messages).await {
+        Resume::Model => None,
+        Resume::Tools(turn) => Some(turn),
+        Resume::Finished(text) => return Opening::Answered(text),
+    };
+    let last_is_request = p
+        .messages
+        .last()
+        .is_some_and(|m| m.role == MessageRole::User);
+    if resume.is_none() && last_is_request {
+        if let Some(text) = super::hooks::before_turn(cfg, &p.messages).await {
+            append(cfg, &mut p.messages, ChatMessage::assistant(&text));
+            return Opening::Answered(text);
+        }
+    }
+    Opening::Go(resume)
+}
+
+async fn turns(cfg: &mut RunConfig, mut abort: watch::Receiver<bool>) -> RunEvent {
     let mut p = Progress {
         messages: cfg.messages.clone(),
         usage: Usage::default(),
@@ -484,36 +558,34 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
         model_calls: 0,
     };
     crate::media::load_images(cfg.media.as_ref(), &mut p.messages).await;
+    let (run_id, kind) = (cfg.run_id.clone(), cfg.kind);
     let final_of = |text: &str, stop, usage| RunEvent::Final {
-        run_id: cfg.run_id.clone(),
-        outcome: Outcome::of_final(cfg.kind, text),
+        run_id: run_id.clone(),
+        outcome: Outcome::of_final(kind, text),
         stop_reason: stop,
         usage,
     };
-    let mut resume = match start_point(&cfg, &mut p.messages).await {
-        Resume::Model => None,
-        Resume::Tools(turn) => Some(turn),
-        Resume::Finished(text) => return final_of(&text, StopReason::Stop, p.usage),
+    let mut resume = match opening(cfg, &mut p).await {
+        Opening::Go(resume) => resume,
+        Opening::Answered(text) => return final_of(&text, StopReason::Stop, p.usage),
     };
+    let cfg = &*cfg;
     loop {
         let turn = match resume.take() {
             Some(turn) => turn,
-            None => match model_turn(&cfg, &mut p, &mut abort).await {
+            None => match model_turn(cfg, &mut p, &mut abort).await {
                 Ok(turn) => turn,
                 Err(end) => return end,
             },
         };
-        let Some(done) = run_tools(&cfg, &turn, &mut p.messages, &mut abort).await else {
-            let run_id = cfg.run_id.clone();
-            return RunEvent::Aborted {
-                run_id,
-                text: turn.text,
-            };
+        let Some(done) = run_tools(cfg, &turn, &mut p.messages, &mut abort).await else {
+            let (run_id, text) = (cfg.run_id.clone(), turn.text);
+            return RunEvent::Aborted { run_id, text };
         };
         if let Some(text) = done.ends {
             // A tool ended the turn (sessions_yield, heartbeat_respond): its
             // text is the answer, kept like one (a restart finds it there).
-            append(&cfg, &mut p.messages, ChatMessage::assistant(&text));
+            append(cfg, &mut p.messages, ChatMessage::assistant(&text));
             return final_of(&text, StopReason::Stop, p.usage);
         }
         let steers = done.steers;
@@ -521,13 +593,13 @@ pub(super) async fn run_loop(cfg: RunConfig, mut abort: watch::Receiver<bool>) -
         // After the turn: what was steered in meanwhile (the final
         // answer's check also tells the session the run is closing).
         let steers = if steers.is_empty() {
-            checkpoint(&cfg, !asked_tools).await
+            checkpoint(cfg, !asked_tools).await
         } else {
             steers
         };
         if !steers.is_empty() {
             for s in steers {
-                append(&cfg, &mut p.messages, ChatMessage::user(&s));
+                append(cfg, &mut p.messages, ChatMessage::user(&s));
             }
             continue;
         }

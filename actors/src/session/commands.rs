@@ -463,6 +463,9 @@ impl SessionActor {
     /// A new transcript (new sessionId), settings kept; any run aborted and
     /// what waited ended as aborted.
     pub(super) fn reset(&mut self) -> Result<(), SessionError> {
+        let hooks = &self.deps.tool_policy.lifecycle;
+        hooks.session(crate::hooks::HookPoint::SessionEnd, &self.key, "reset");
+        hooks.session(crate::hooks::HookPoint::SessionStart, &self.key, "clear");
         self.abort_active();
         let why = "the session was reset before this message ran";
         let (writes, events) = self.state.end_queued(why, false, crate::now_ms());

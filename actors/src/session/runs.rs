@@ -42,6 +42,8 @@ fn config_of(v: &View, p: Prepared, history: &History, session: Addr<SessionActo
         trust: p.trust,
         origin: v.route(untrusted),
         hooks: d.tool_policy.hooks.clone().into(),
+        lifecycle: d.tool_policy.lifecycle.clone(),
+        workspace: d.workspace.clone().into(),
         result_max_chars: d.tool_policy.result_max_chars,
         tools: crate::mcp::OfferedTools::live(d.tools.clone(), v.tool_offer(), p.tools),
         messages: history.messages().clone(),

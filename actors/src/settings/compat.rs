@@ -178,8 +178,11 @@ pub struct TalkProvider {
     pub other: Map<String, Value>,
 }
 
-/// `plugins`: OpenClaw's plugin registry. ferroclaw loads no plugins; it
-/// reads the web search providers' keys from their entries' `config`.
+/// `plugins`: OpenClaw's plugin registry. ferroclaw runs bundles (skills,
+/// MCP and LSP servers, command hooks) installed under
+/// `<state>/extensions`, enabled by `entries.<id>.enabled`, their hooks
+/// gated by `entries.<id>.hooks`; it runs no native (JavaScript) plugin,
+/// and reads the web search providers' keys from their entries' `config`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginsSettings {
@@ -209,7 +212,7 @@ impl PluginsSettings {
 #[serde(rename_all = "camelCase")]
 pub struct PluginEntry {
     pub enabled: Option<bool>,
-    pub hooks: Option<Value>,
+    pub hooks: Option<PluginHookPolicy>,
     pub subagent: Option<Value>,
     pub llm: Option<Value>,
     pub config: Option<PluginConfig>,
@@ -218,6 +221,57 @@ pub struct PluginEntry {
     pub api_key: Option<String>,
     #[schemars(extend("writeOnly" = true))]
     pub env: Option<BTreeMap<String, String>>,
+}
+
+/// `plugins.entries.<id>.hooks`: OpenClaw's hook gates and budgets.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginHookPolicy {
+    /// true: the plugin's hooks reach the conversation points
+    /// (`before_prompt_build`, `before_agent_reply`, `agent_end`...).
+    pub allow_conversation_access: Option<bool>,
+    /// false: no `before_prompt_build` context from this plugin.
+    pub allow_prompt_injection: Option<bool>,
+    /// Every hook's budget (ms, at most 600000).
+    pub timeout_ms: Option<u64>,
+    /// Per hook name, over `timeoutMs`.
+    pub timeouts: Option<BTreeMap<String, u64>>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl PluginHookPolicy {
+    /// The operator's budget for hook `name`, if any.
+    pub fn budget(&self, name: &str) -> Option<std::time::Duration> {
+        self.timeouts
+            .as_ref()
+            .and_then(|t| t.get(name).copied())
+            .or(self.timeout_ms)
+            .filter(|ms| *ms > 0)
+            .map(|ms| std::time::Duration::from_millis(ms.min(600_000)))
+    }
+}
+
+impl PluginsSettings {
+    /// The entry of plugin `id`.
+    pub fn entry(&self, id: &str) -> Option<&PluginEntry> {
+        self.entries.as_ref()?.get(id)
+    }
+
+    /// Whether plugin `id` is on: plugins on, not denied, allowed when
+    /// there is an allowlist, and its entry enabled.
+    pub fn is_enabled(&self, id: &str) -> bool {
+        self.enabled != Some(false)
+            && !self
+                .deny
+                .as_ref()
+                .is_some_and(|d| d.iter().any(|x| x == id))
+            && self
+                .allow
+                .as_ref()
+                .is_none_or(|a| a.iter().any(|x| x == id))
+            && self.entry(id).and_then(|e| e.enabled) == Some(true)
+    }
 }
 
 /// `plugins.entries.<id>.config`: the plugin's own; `webSearch` is the

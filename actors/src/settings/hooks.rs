@@ -1,6 +1,7 @@
 //! `hooks`: the webhook endpoints (`/hooks/wake`, `/hooks/agent`, mapped
-//! paths) and the `message_received` hook, typed where the edge reads
-//! them. Defaults are in `config/default.json5`; keys ferroclaw does not
+//! paths), the `message_received` hook, and ferroclaw's command hooks at
+//! OpenClaw's typed hook points (`commands.<hook name>[]`), typed where the
+//! edge and the hook table read them. Defaults are in `config/default.json5`; keys ferroclaw does not
 //! read (OpenClaw's `presets`, `gmail`...) are kept as written (`other`).
 
 use serde::{Deserialize, Serialize};
@@ -27,8 +28,40 @@ pub struct HooksSettings {
     /// `{ url, token? }`: every accepted channel message is posted there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_received: Option<Value>,
+    /// ferroclaw's: commands run at OpenClaw's hook points, by hook name
+    /// (`before_tool_call`, `message_sending`...).
+    pub commands: std::collections::BTreeMap<String, Vec<CommandHookSettings>>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+/// `hooks.commands.<hook name>[]`: one command, the event as JSON on its
+/// stdin, its decision as JSON on its stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CommandHookSettings {
+    /// A shell line (`sh -c`).
+    pub command: String,
+    /// Tool hooks: the tool ids it sees (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matcher: Vec<String>,
+    /// Unset: the point's default (15 s; `agent_end` 30 s, `gateway_stop` 5 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// `block` (fail closed) or `continue` (fail open); unset: the point's
+    /// own (`before_tool_call` blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<String>,
+    /// Higher runs first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[schemars(extend("writeOnly" = true))]
+    pub env: std::collections::BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
 }
 
 /// What a mapped path does.

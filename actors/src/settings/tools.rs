@@ -34,6 +34,7 @@ pub struct ToolsSettings {
     pub web: WebToolSettings,
     pub media: super::MediaSettings,
     pub links: super::LinksSettings,
+    pub lsp: super::LspSettings,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
 }

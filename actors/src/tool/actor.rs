@@ -36,6 +36,8 @@ pub struct ToolExecutor {
     media: Option<Recipient<ExecuteTool>>,
     /// Where `browser` goes (None: not offered).
     browser: Option<Recipient<ExecuteTool>>,
+    /// Where the `lsp_*` tools go: the LSP hub.
+    lsp: Option<Recipient<ExecuteTool>>,
 }
 
 impl ToolExecutor {
@@ -61,7 +63,14 @@ impl ToolExecutor {
             edge: Default::default(),
             media: None,
             browser: None,
+            lsp: None,
         }
+    }
+
+    /// The `lsp_*` tools go to this hub.
+    pub fn with_lsp(mut self, lsp: Recipient<ExecuteTool>) -> ToolExecutor {
+        self.lsp = Some(lsp);
+        self
     }
 
     /// `browser` goes to this actor (`browser::BrowserTools`; None: the
@@ -154,6 +163,8 @@ impl ToolExecutor {
             Some((self.mcp.clone(), "no MCP servers are configured"))
         } else if name == "browser" {
             Some((self.browser.clone(), "the browser is not available"))
+        } else if crate::tool::is_lsp(name) {
+            Some((self.lsp.clone(), "no language servers are configured"))
         } else if super::MEDIA_TOOLS.contains(&name) {
             Some((self.media.clone(), "the media store is unavailable"))
         } else if super::GATEWAY_TOOLS.contains(&name) {

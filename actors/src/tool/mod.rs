@@ -90,6 +90,30 @@ pub fn is_mcp(name: &str) -> bool {
     name.contains("__")
 }
 
+/// The operations of the language servers' tools (`lsp::ops`).
+pub const LSP_OPS: [&str; 6] = [
+    "hover",
+    "definition",
+    "references",
+    "diagnostics",
+    "symbols",
+    "rename",
+];
+
+/// `lsp_<op>_<server>` taken apart (a server's name may hold `_`).
+pub fn lsp_parts(name: &str) -> Option<(&'static str, &str)> {
+    let rest = name.strip_prefix("lsp_")?;
+    LSP_OPS.iter().find_map(|op| {
+        let server = rest.strip_prefix(op)?.strip_prefix('_')?;
+        (!server.is_empty()).then_some((*op, server))
+    })
+}
+
+/// Whether `name` is a language server's tool (`lsp_<op>_<server>`).
+pub fn is_lsp(name: &str) -> bool {
+    lsp_parts(name).is_some()
+}
+
 pub(crate) fn error(text: impl Into<String>) -> ToolOutcome {
     ToolOutcome::error(text)
 }

@@ -121,9 +121,12 @@ fn listed(list: &[String], tool: &str) -> bool {
     let set = expand(list);
     let mcp = crate::tool::is_mcp(tool);
     let tool = tool.to_ascii_lowercase();
+    let lsp = crate::tool::is_lsp(&tool);
     set.contains("*")
         || set.contains(&tool)
         || (mcp && (set.contains("bundle-mcp") || set.contains("group:mcp")))
+        || (lsp && set.contains("bundle-lsp"))
+        || ((mcp || lsp) && set.contains("group:plugins"))
         || set
             .iter()
             .any(|p| p.contains('*') && crate::settings::glob(p, &tool))
@@ -357,6 +360,9 @@ pub struct ToolPolicy {
     pub result_max_chars: usize,
     pub hooks: Vec<Arc<dyn ToolHook>>,
     pub exec: ExecDefaults,
+    /// Command hooks at the lifecycle points (none until the tree starts
+    /// its `HookHub`).
+    pub lifecycle: crate::hooks::HookClient,
 }
 
 impl std::fmt::Debug for ToolPolicy {

@@ -77,6 +77,12 @@ pub fn decision(tool: &str) -> Option<Decision> {
             holds: "a third party's tool: offered only when the untrusted profile names it itself (server__tool, server__*), never by * or a group; its result is wrapped outside data",
         });
     }
+    if crate::tool::is_lsp(tool) {
+        return Some(Decision {
+            stance: Stance::Never,
+            holds: "a language server runs on the host and reads the whole workspace",
+        });
+    }
     BUILT_IN
         .iter()
         .find(|(name, _, _)| name.eq_ignore_ascii_case(tool))

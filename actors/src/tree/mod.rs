@@ -83,6 +83,12 @@ pub struct Gateway {
     pub tools: crate::mcp::ToolBench,
     /// The MCP servers' supervisor (`mcp` status in `health`, `tools.catalog`).
     pub mcp: Addr<crate::mcp::McpHub>,
+    /// Installed bundles, applied (`plugins.*`, `status`, `doctor`).
+    pub plugins: Addr<crate::plugins::PluginHost>,
+    /// The command hooks (`hooks` in `status`).
+    pub hooks: crate::hooks::HookClient,
+    /// The language servers (`status`).
+    pub lsp: Addr<crate::lsp::LspHub>,
     /// The browser's executor (`browser.request`, the browser's state in
     /// `status`, `health` and `/metrics`); None when it is not available.
     pub browser: Option<Addr<crate::browser::BrowserTools>>,
@@ -140,7 +146,7 @@ impl Gateway {
         let base = Registries::start(&settings, &store, self_entry, &metrics, &versions, &sinks)?;
         tidy_store(&store, &settings);
         prepare_workspace(&planned.workspace, settings.agents.defaults.skip_bootstrap)?;
-        let tooling = Tooling::start(&settings, &store, &env, &planned, &sinks, &base.nodes)?;
+        let tooling = Tooling::start(&settings, &store, &env, &planned, &sinks, &base)?;
         let sessions = Sessions::start(&settings, &store, planned, &base, &tooling, &metrics);
         let parts = Parts {
             store,
@@ -154,12 +160,18 @@ impl Gateway {
         };
         let surfaces =
             Surfaces::start(&settings, &parts, channel_plan, sinks.cron, sinks.heartbeat)?;
-        let root = parts.root(settings, &surfaces, sinks.health);
-        Ok(Gateway::assemble(parts, surfaces, root))
+        let plugins = parts.plugin_host();
+        let root = parts.root(settings, &surfaces, sinks.health, plugins.clone());
+        Ok(Gateway::assemble(parts, surfaces, root, plugins))
     }
 
     /// The tree's addresses, as the edge gets them.
-    fn assemble(p: Parts, surfaces: Surfaces, root: Addr<GatewayActor>) -> Gateway {
+    fn assemble(
+        p: Parts,
+        surfaces: Surfaces,
+        root: Addr<GatewayActor>,
+        plugins: Addr<crate::plugins::PluginHost>,
+    ) -> Gateway {
         let (base, tooling, sessions) = (p.base, p.tooling, p.sessions);
         Gateway {
             env: p.env,
@@ -182,6 +194,9 @@ impl Gateway {
             tool_policy: sessions.tool_policy,
             tools: tooling.tools,
             mcp: tooling.mcp,
+            plugins,
+            hooks: tooling.hooks,
+            lsp: tooling.lsp,
             media: tooling.media,
             browser: tooling.browser,
             model: sessions.model,
@@ -213,18 +228,33 @@ struct Parts {
 }
 
 impl Parts {
+    /// The plugin host, holding the set applied at start.
+    fn plugin_host(&self) -> Addr<crate::plugins::PluginHost> {
+        let targets = crate::plugins::PluginTargets {
+            context: self.sessions.context.clone(),
+            mcp: self.tooling.mcp.clone(),
+            hooks: self.tooling.hooks.clone(),
+            lsp: Some(self.tooling.lsp.clone()),
+        };
+        let dir = self.store.dir().to_path_buf();
+        crate::plugins::PluginHost::new(dir, self.tooling.plugins.clone(), targets).start()
+    }
+
     /// The gateway root: health, config reloads, the shutdown order.
     fn root(
         &self,
         settings: Arc<Settings>,
         surfaces: &Surfaces,
         edge: Recipient<crate::gateway::HealthUpdated>,
+        plugins: Addr<crate::plugins::PluginHost>,
     ) -> Addr<GatewayActor> {
         GatewayActor::new(GatewayParts {
+            plugins,
+            hooks: self.tooling.hooks.clone(),
             heartbeat: surfaces.heartbeat.clone(),
             router: self.sessions.router.clone(),
             channels: surfaces.channels.clone(),
-            mcp: self.tooling.mcp.clone(),
+
             browser: self.tooling.browser.clone(),
             nodes: self.base.nodes.clone(),
             channel_health: surfaces.channel_health.clone(),

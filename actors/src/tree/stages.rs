@@ -173,6 +173,36 @@ pub(super) struct Tooling {
     pub(super) unavailable_tools: Unavailable,
     pub(super) session_tools: Late<crate::tool::ExecuteTool>,
     pub(super) subagent_done: Late<crate::session::SubagentDone>,
+    /// The installed plugins as applied at start.
+    pub(super) plugins: Arc<crate::plugins::PluginSet>,
+    pub(super) hooks: crate::hooks::HookClient,
+    pub(super) lsp: Addr<crate::lsp::LspHub>,
+}
+
+/// Installed bundles, read once here (`PluginHost` applies changes), the
+/// command hooks and the language servers.
+fn start_plugins(
+    settings: &Settings,
+    store: &Store,
+    planned: &StartPlan,
+    base: &Registries,
+    catalog: &crate::mcp::McpCatalog,
+) -> (
+    Arc<crate::plugins::PluginSet>,
+    crate::hooks::HookClient,
+    Addr<crate::lsp::LspHub>,
+) {
+    let plugins = crate::plugins::PluginSet::load(store.dir(), &settings.plugins);
+    let hooks = crate::hooks::HookClient::start(
+        plugins.hook_table(&settings.hooks, &settings.plugins),
+        planned.workspace.clone(),
+        base.audit_log.clone(),
+    );
+    let mut lsp_settings = settings.tools.lsp.clone();
+    lsp_settings.servers = plugins.lsp_servers(&settings.tools.lsp.servers);
+    let workspace = planned.workspace.clone();
+    let lsp = crate::lsp::LspHub::new(&lsp_settings, workspace, catalog.clone()).start();
+    (Arc::new(plugins), hooks, lsp)
 }
 
 /// The built-in tools offered and those that are not, with why: a tool
@@ -260,10 +290,11 @@ impl Tooling {
         env: &EnvReader,
         planned: &StartPlan,
         sinks: &EdgeSinks,
-        nodes: &Addr<crate::nodes::NodeRegistry>,
+        base: &Registries,
     ) -> Result<Tooling, StartError> {
         let (unavailable_tools, builtin) = offered_builtins(&planned.limits, &settings.browser);
         let catalog = crate::mcp::McpCatalog::default();
+        let (plugins, hooks, lsp) = start_plugins(settings, store, planned, base, &catalog);
         let media = start_media(settings, store);
         let approvals = crate::approvals::ApprovalsActor::load(
             sinks.approvals.clone(),
@@ -271,15 +302,13 @@ impl Tooling {
             Duration::from_secs(planned.approval_timeout),
         )
         .map_err(|e| StartError::Tools(e.to_string()))?
+        .with_hooks(hooks.clone())
         .start();
-        let mcp = crate::mcp::McpHub::new(
-            &settings.mcp,
-            catalog.clone(),
-            builtin.iter().map(|t| t.name.clone()).collect(),
-            approvals.clone().recipient(),
-            Some(store.dir().join("mcp")),
-        )
-        .start();
+        let reserved = builtin.iter().map(|t| t.name.clone()).collect();
+        let (servers, cache) = (plugins.merged_mcp(&settings.mcp), store.dir().join("mcp"));
+        let gate = approvals.clone().recipient();
+        let mcp =
+            crate::mcp::McpHub::new(&servers, catalog.clone(), reserved, gate, Some(cache)).start();
         let workspace = &planned.workspace;
         let memories = start_memories(settings, store.dir(), workspace, env);
         let browser = browser_tools(settings, env, store, workspace, &media);
@@ -290,12 +319,12 @@ impl Tooling {
             .with_sessions(session_tools.clone())
             .with_approvals(approvals.clone())
             .with_mcp(mcp.clone().recipient())
-            .with_nodes(nodes.clone())
+            .with_nodes(base.nodes.clone())
             .with_media(media_tools(settings, env, &media, workspace))
             .with_browser(browser.clone().map(Addr::recipient))
+            .with_lsp(lsp.clone().recipient())
             .start()
             .recipient();
-
         Ok(Tooling {
             executor,
             approvals,
@@ -309,6 +338,9 @@ impl Tooling {
             unavailable_tools,
             session_tools,
             subagent_done: Late::default(),
+            plugins,
+            hooks,
+            lsp,
         })
     }
 }
@@ -336,7 +368,10 @@ impl Sessions {
         let defaults = &settings.agents.defaults;
         let hub = ProviderHub::new(planned.hub_config).start();
         let context = Arc::new(planned.context);
-        let tool_policy = Arc::new(planned.tool_policy);
+        context.set_plugin_skills(tooling.plugins.skill_roots(), tooling.plugins.tool_env());
+        let mut tool_policy = planned.tool_policy;
+        tool_policy.lifecycle = tooling.hooks.clone();
+        let tool_policy = Arc::new(tool_policy);
         let deps = session_deps(
             settings,
             Wiring {
@@ -458,6 +493,7 @@ impl Surfaces {
         .with_audit(p.base.audit_log.clone())
         .with_media(p.tooling.media.clone())
         .with_questions(p.tooling.questions.clone())
+        .with_hooks(p.tooling.hooks.clone())
         .start();
         let (cron, heartbeat) = start_automation(
             settings,

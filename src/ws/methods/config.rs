@@ -166,6 +166,45 @@ pub async fn set(state: &SharedState, caller: &Caller, p: &Value, mode: Mode) ->
     json(out)
 }
 
+/// Merges `patch` into the config file and applies it, as `config.patch`
+/// does, for the gateway's own methods (`plugins.setEnabled`,
+/// `plugins.uninstall`): no base hash (the write lock orders writers), no
+/// rate limit. The settings now in force.
+pub async fn apply_patch(
+    state: &SharedState,
+    caller: &Caller,
+    method: &str,
+    patch: &Value,
+) -> Result<std::sync::Arc<ferroclaw_actors::settings::Settings>, ErrorShape> {
+    let _guard = state.config_write.lock().await;
+    let current = state.live.get();
+    let path = current.sources.path.clone();
+    let disk = on_disk(&path).await?;
+    let file = path.display().to_string();
+    let old = match &disk {
+        Some(raw) => cfg::parse_json5(raw, &file).map_err(invalid)?,
+        None => Value::Object(Default::default()),
+    };
+    let mut merged = old.clone();
+    cfg::merge_patch(&mut merged, patch);
+    let text = serde_json::to_string_pretty(&merged).unwrap_or_default();
+    cfg::check_user_raw(&text, &file).map_err(invalid)?;
+    let write_path = path.clone();
+    tokio::task::spawn_blocking(move || cfg::write_atomic(&write_path, &text))
+        .await
+        .map_err(|_| ErrorShape::unavailable("config write failed"))?
+        .map_err(|e| ErrorShape::unavailable(format!("config write failed: {e}")))?;
+    let reloaded = cfg::load(&current.sources)
+        .map_err(|e| ErrorShape::unavailable(format!("config reload failed: {e}")))?;
+    let settings = reloaded.settings.clone();
+    state.live.replace(reloaded);
+    state.gateway.root.do_send(SettingsChanged {
+        settings: settings.clone(),
+    });
+    record(state, caller, method, changed_paths(&old, &merged));
+    Ok(settings)
+}
+
 fn invalid(e: cfg::ConfigError) -> ErrorShape {
     ErrorShape::invalid(format!("invalid config: {e}"))
 }

@@ -84,7 +84,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
             "realtime": { "ready": false, "activeProvider": null, "providers": [] },
             "transcription": { "ready": false, "activeProvider": null, "providers": [] },
         }),
-        "plugins.list" => json!({ "plugins": [], "generation": 0 }),
         "plugins.catalog.browse" => json!({ "items": [] }),
         "artifacts.list" => json!({ "artifacts": [] }),
         "themes.list" => themes(state),

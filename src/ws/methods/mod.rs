@@ -20,6 +20,7 @@ pub(crate) mod message_action;
 mod models;
 mod nodes;
 pub(crate) mod outbound;
+mod plugins;
 pub(crate) mod questions;
 mod secrets;
 mod sessions;
@@ -67,7 +68,7 @@ pub(crate) fn json(v: Value) -> MethodResult {
 }
 
 /// Methods that take no params: `{}` or nothing, anything else refused.
-fn empty_params(method: &str, p: &Value) -> Result<(), ErrorShape> {
+pub(crate) fn empty_params(method: &str, p: &Value) -> Result<(), ErrorShape> {
     if p.is_null() || p.as_object().is_some_and(|o| o.is_empty()) {
         Ok(())
     } else {
@@ -336,6 +337,11 @@ async fn route(
         "users.self" => users::this(p),
         "secrets.reload" => secrets::reload(state, p).await,
         "hooks.status" => hook_status::status(state, p).await,
+        "plugins.list" => plugins::list(state, p).await,
+        "plugins.inspect" => plugins::inspect(state, p).await,
+        "plugins.install" => plugins::install(state, caller, p).await,
+        "plugins.setEnabled" => plugins::set_enabled(state, caller, p).await,
+        "plugins.uninstall" => plugins::uninstall(state, caller, p).await,
         "message.action" => message_action::action(state, p).await,
         "diagnostics.stability" => stability::stability(state, p),
         "audit.activity.list" => audit::activity_list(state, p).await,

@@ -34,7 +34,7 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(|_| ErrorShape::unavailable("cannot read the skill folders"))?;
     let skills: Vec<Value> = found.iter().map(|s| s.to_json()).collect();
     let dirs: Vec<Value> = cx
-        .skill_dirs
+        .all_skill_dirs()
         .iter()
         .map(|(d, src)| json!({ "path": d.display().to_string(), "source": src.as_str() }))
         .collect();
