@@ -116,10 +116,9 @@ async fn gateway_checks(t: &Target) -> Vec<Check> {
         Err(f) => Check::new("gateway", "fail", f.message),
     };
     let outcome = exchange(&mut c).await;
-    let model = c
-        .call("status", json!({}))
-        .await
-        .ok()
+    let status = c.call("status", json!({})).await.ok();
+    let extensions = status.as_ref().map(extension_checks).unwrap_or_default();
+    let model = status
         .and_then(|s| {
             s.pointer("/defaults/model")
                 .and_then(Value::as_str)
@@ -131,7 +130,95 @@ async fn gateway_checks(t: &Target) -> Vec<Check> {
         Err(e) => Check::new("model", "fail", format!("{model}: {}", e.message)),
     };
     let _ = c.call("sessions.delete", json!({ "key": "doctor" })).await;
-    vec![gateway, model]
+    let mut checks = vec![gateway, model];
+    checks.extend(extensions);
+    checks
+}
+
+/// Plugins, command hooks and language servers from `status`: what is
+/// installed and on, and what failed last (a hook's error, a server that
+/// would not start).
+fn extension_checks(status: &Value) -> Vec<Check> {
+    let list = |k: &str| status[k].as_array().cloned().unwrap_or_default();
+    vec![
+        plugins_check(&list("plugins")),
+        hooks_check(&list("hooks")),
+        lsp_check(&list("lsp")),
+    ]
+}
+
+fn plugins_check(plugins: &[Value]) -> Check {
+    let on = plugins.iter().filter(|p| p["enabled"] == true).count();
+    let broken: Vec<String> = plugins
+        .iter()
+        .filter(|p| p["state"] == "error")
+        .map(|p| {
+            format!(
+                "{}: {}",
+                p["id"].as_str().unwrap_or(""),
+                p["error"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    match broken.is_empty() {
+        true => Check::new(
+            "plugins",
+            "ok",
+            format!("{} installed, {on} enabled", plugins.len()),
+        ),
+        false => Check::new("plugins", "warn", broken.join("; ")),
+    }
+}
+
+fn hooks_check(hooks: &[Value]) -> Check {
+    let failing: Vec<String> = hooks
+        .iter()
+        .filter_map(|h| {
+            Some(format!(
+                "{} ({}): {}",
+                h["id"].as_str()?,
+                h["point"].as_str()?,
+                h["lastError"].as_str()?
+            ))
+        })
+        .collect();
+    let blocked = hooks.iter().filter(|h| h["blocked"].is_string()).count();
+    match failing.is_empty() {
+        true => Check::new(
+            "hooks",
+            "ok",
+            format!(
+                "{} command hooks ({blocked} kept out by their plugin's policy)",
+                hooks.len() - blocked
+            ),
+        ),
+        false => Check::new(
+            "hooks",
+            "warn",
+            format!("last errors: {}", failing.join("; ")),
+        ),
+    }
+}
+
+fn lsp_check(lsp: &[Value]) -> Check {
+    let down: Vec<String> = lsp
+        .iter()
+        .filter_map(|s| {
+            Some(format!(
+                "{}: {}",
+                s["name"].as_str()?,
+                s["lastError"].as_str()?
+            ))
+        })
+        .collect();
+    match down.is_empty() {
+        true => Check::new(
+            "lsp",
+            "ok",
+            format!("{} language servers configured", lsp.len()),
+        ),
+        false => Check::new("lsp", "warn", down.join("; ")),
+    }
 }
 
 /// One message to the `doctor` session and its run's end (60 s at most);

@@ -258,6 +258,9 @@ async fn doctor_gives_a_verdict_per_check() {
         "OK    disk",
         "OK    gateway",
         "OK    model",
+        "OK    plugins",
+        "OK    hooks",
+        "OK    lsp",
         "OK    channels",
         "OK    control ui",
     ] {
@@ -274,8 +277,9 @@ async fn doctor_gives_a_verdict_per_check() {
     let o = run(Some(&gw), &["doctor", "--json"]).await;
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ok"], true);
-    // config, state dir, disk, gateway, model, channels, control ui, security.
-    assert_eq!(v["checks"].as_array().unwrap().len(), 8);
+    // config, state dir, disk, gateway, model, plugins, hooks, lsp,
+    // channels, control ui, security.
+    assert_eq!(v["checks"].as_array().unwrap().len(), 11);
     let disk = v["checks"]
         .as_array()
         .unwrap()

@@ -2,8 +2,10 @@
 //! the JSON each dialect reads on stdin (OpenClaw's `{hook, event, ctx}`
 //! with camelCase fields; Claude Code's snake_case input with
 //! `hook_event_name`). A turn holding a stranger's message marks it
-//! (`untrusted: true`) and gives that text only inside an outside-data
-//! block (`trust::wrap`), never as it came.
+//! (`untrusted: true`) and gives a stranger's text (the prompt, a received
+//! message, a tool's result) only inside an outside-data block
+//! (`trust::wrap`), never as it came; the agent's own outgoing text is
+//! given as it is (a rewrite of it is what gets sent).
 
 use std::path::PathBuf;
 
@@ -91,7 +93,7 @@ impl HookCtx {
     }
 }
 
-fn openclaw_event(e: &HookEvent, ctx: &HookCtx) -> Value {
+fn openclaw_event(point: HookPoint, e: &HookEvent, ctx: &HookCtx) -> Value {
     match e {
         HookEvent::Prompt { prompt, model } => json!({"prompt": ctx.text(prompt), "model": model}),
         HookEvent::ToolCall {
@@ -118,7 +120,11 @@ fn openclaw_event(e: &HookEvent, ctx: &HookCtx) -> Value {
             content,
             sent,
         } => {
-            let mut v = json!({"channel": channel, "to": to, "content": ctx.text(content)});
+            let content = match point {
+                HookPoint::MessageReceived => ctx.text(content),
+                _ => content.clone(),
+            };
+            let mut v = json!({"channel": channel, "to": to, "content": content});
             if let Some(sent) = sent {
                 v["success"] = json!(sent.is_ok());
                 if let Err(e) = sent {
@@ -174,7 +180,7 @@ fn claude_event(name: &str, e: &HookEvent, ctx: &HookCtx) -> Map<String, Value> 
         HookEvent::Session { reason } if name == "SessionStart" => json!({"source": reason}),
         HookEvent::Session { reason } => json!({"reason": reason}),
         HookEvent::Notice { title, message } => json!({"title": title, "message": message}),
-        HookEvent::Message { content, .. } => json!({"message": ctx.text(content)}),
+        HookEvent::Message { content, .. } => json!({"message": content}),
         _ => json!({}),
     };
     if let Value::Object(more) = more {
@@ -189,7 +195,7 @@ pub fn input(point: HookPoint, dialect: Dialect, e: &HookEvent, ctx: &HookCtx) -
         Dialect::Claude(name) => Value::Object(claude_event(name, e, ctx)),
         Dialect::OpenClaw => json!({
             "hook": point.name(),
-            "event": openclaw_event(e, ctx),
+            "event": openclaw_event(point, e, ctx),
             "ctx": {
                 "agentId": ctx.agent_id,
                 "sessionKey": ctx.session_key,

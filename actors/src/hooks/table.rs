@@ -160,7 +160,7 @@ impl HookTable {
                             .map_or(point.fails_closed(), |e| e == "block"),
                         priority: s.priority.unwrap_or(0),
                         cwd: s.cwd.as_ref().map(PathBuf::from),
-                        env: s.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                        env: Vec::new(),
                     },
                     None,
                 );

@@ -261,37 +261,37 @@ fn render(found: &Value, root: &Path, label: &str) -> String {
     format!("{label}:\n{}", text.replace(&prefix, ""))
 }
 
-const SEVERITY: [&str; 5] = ["", "error", "warning", "info", "hint"];
-
-/// Diagnostics as lines: `path:line:col severity [source] message`.
+/// Diagnostics as lines: `path:line:col severity [source] message`, read
+/// as LSP's `Diagnostic` (a malformed one is skipped).
 fn diagnostics(list: &[Value], path: &Path, root: &Path) -> String {
+    use lsp_types::{Diagnostic, DiagnosticSeverity};
     let shown = path
         .strip_prefix(root)
         .unwrap_or(path)
         .display()
         .to_string();
-    if list.is_empty() {
+    let read: Vec<Diagnostic> = list
+        .iter()
+        .filter_map(|d| serde_json::from_value(d.clone()).ok())
+        .collect();
+    if read.is_empty() {
         return format!("{shown}: no diagnostics");
     }
-    list.iter()
+    read.iter()
         .map(|d| {
-            let start = &d["range"]["start"];
-            let (l, c) = (
-                start["line"].as_u64().unwrap_or(0) + 1,
-                start["character"].as_u64().unwrap_or(0) + 1,
-            );
-            let sev = SEVERITY
-                .get(d["severity"].as_u64().unwrap_or(1) as usize)
-                .copied()
-                .unwrap_or("error");
-            let src = d["source"]
-                .as_str()
+            let (l, c) = (d.range.start.line + 1, d.range.start.character + 1);
+            let sev = match d.severity {
+                Some(DiagnosticSeverity::WARNING) => "warning",
+                Some(DiagnosticSeverity::INFORMATION) => "info",
+                Some(DiagnosticSeverity::HINT) => "hint",
+                _ => "error",
+            };
+            let src = d
+                .source
+                .as_ref()
                 .map(|s| format!(" [{s}]"))
                 .unwrap_or_default();
-            format!(
-                "{shown}:{l}:{c} {sev}{src} {}",
-                d["message"].as_str().unwrap_or("")
-            )
+            format!("{shown}:{l}:{c} {sev}{src} {}", d.message)
         })
         .collect::<Vec<_>>()
         .join("\n")

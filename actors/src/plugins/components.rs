@@ -135,8 +135,11 @@ fn lsp(b: &Bundle, env: &PluginEnv, c: &mut Components) {
                     s.transport.unwrap_or_default()
                 ))
             }
-            Ok(s) => match runnable(&s.command, env) {
+            Ok(mut s) => match runnable(&s.command, env) {
                 Ok(()) => {
+                    if let Some(rel) = s.command.strip_prefix("./") {
+                        s.command = env.root.join(rel).display().to_string();
+                    }
                     c.lsp.insert(name, s);
                 }
                 Err(why) => c

@@ -36,7 +36,9 @@ pub struct HooksSettings {
 }
 
 /// `hooks.commands.<hook name>[]`: one command, the event as JSON on its
-/// stdin, its decision as JSON on its stdout.
+/// stdin, its decision as JSON on its stdout. It runs with the gateway's
+/// environment (no `env` here: a list item cannot hold a secret safely;
+/// a wrapper script reads its own).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommandHookSettings {
@@ -57,9 +59,6 @@ pub struct CommandHookSettings {
     pub priority: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    #[schemars(extend("writeOnly" = true))]
-    pub env: std::collections::BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }

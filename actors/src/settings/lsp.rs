@@ -28,6 +28,8 @@ pub struct LspSettings {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LspServerSettings {
+    /// The program (required to start it: an empty one fails then).
+    #[serde(default)]
     pub command: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,

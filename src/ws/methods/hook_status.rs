@@ -9,7 +9,10 @@
 //!   (`<workspace>/hooks/<name>/HOOK.md`, `<state dir>/hooks/<name>/`):
 //!   listed as not loadable ("ferroclaw runs no hook scripts"), so a user
 //!   who switched sees which of theirs no longer run; `hooks.messageReceived`
-//!   or a webhook mapping can take their place.
+//!   or a webhook mapping can take their place;
+//! - command hooks (`hooks.commands`, enabled bundles' Claude
+//!   `hooks.json`): the event they run at, blocked when their plugin's
+//!   policy keeps them out.
 
 use std::path::{Path, PathBuf};
 
@@ -131,11 +134,48 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
     ];
     let scripts = found_scripts(dirs).await;
     hooks.extend(scripts);
+    hooks.extend(command_hooks(state).await);
     json(json!({
         "workspaceDir": workspace.display().to_string(),
         "managedHooksDir": managed.display().to_string(),
         "hooks": hooks,
     }))
+}
+
+/// The command hooks in force (`hooks.commands`, enabled bundles'), each
+/// with its point; one its plugin's policy keeps out is listed blocked.
+async fn command_hooks(state: &SharedState) -> Vec<Value> {
+    let Some(hub) = state.gateway.hooks.hub() else {
+        return Vec::new();
+    };
+    let rows = hub
+        .send(ferroclaw_actors::hooks::HooksStatus)
+        .await
+        .unwrap_or_default();
+    rows.into_iter()
+        .map(|h| {
+            let source = match h.owner.starts_with("plugin:") {
+                true => "openclaw-plugin",
+                false => "ferroclaw-command",
+            };
+            let event = match h.point {
+                "" => Vec::new(),
+                p => vec![p.to_string()],
+            };
+            Hook {
+                name: h.id.clone(),
+                description: format!("command hook ({})", h.owner),
+                source,
+                file: h.command.clone(),
+                handler: h.command,
+                events: event,
+                enabled: h.blocked.is_none(),
+                blocked: h.blocked,
+                config: Vec::new(),
+            }
+            .wire()
+        })
+        .collect()
 }
 
 /// OpenClaw's hook scripts found in `dirs` (each with its source), listed

@@ -20,7 +20,7 @@ pub(crate) mod message_action;
 mod models;
 mod nodes;
 pub(crate) mod outbound;
-mod plugins;
+pub(crate) mod plugins;
 pub(crate) mod questions;
 mod secrets;
 mod sessions;

@@ -11,6 +11,8 @@
 
 use std::sync::Arc;
 
+use ferroclaw_actors::hooks::HooksStatus;
+use ferroclaw_actors::lsp::LspStatus;
 use ferroclaw_actors::plugins::{
     store, ApplyPlugins, CurrentPlugins, Installed, PluginDirs, PluginError, PluginSet,
 };
@@ -232,4 +234,22 @@ pub async fn uninstall(state: &SharedState, caller: &Caller, p: &Value) -> Metho
         "runtime": runtime(&set, &[p.plugin_id.as_str()]),
         "removed": [removed],
     }))
+}
+
+/// What `status` shows of plugins, hooks and language servers: each
+/// plugin's state, every hook with its counters and last error, every
+/// language server with whether it runs.
+pub async fn extensions(state: &SharedState) -> Value {
+    let g = &state.gateway;
+    let set = current(state).await.unwrap_or_default();
+    let hooks = match g.hooks.hub() {
+        Some(hub) => hub.send(HooksStatus).await.unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let lsp = g.lsp.send(LspStatus).await.unwrap_or_default();
+    json!({
+        "plugins": wire::list(&set)["plugins"],
+        "hooks": hooks.iter().map(wire::hook_row).collect::<Vec<_>>(),
+        "lsp": lsp.iter().map(wire::lsp_row).collect::<Vec<_>>(),
+    })
 }

@@ -66,16 +66,16 @@ pub async fn status(state: &SharedState) -> MethodResult {
         .send(ferroclaw_actors::cron::beat::HeartbeatStatus)
         .await
         .map_err(|_| ErrorShape::unavailable("heartbeat unavailable"))?;
-    let mcp = state
-        .gateway
-        .mcp
-        .send(ferroclaw_actors::mcp::McpStatus)
+    let mcp = state.gateway.mcp.send(ferroclaw_actors::mcp::McpStatus);
+    let mcp = mcp
         .await
         .map_err(|_| ErrorShape::unavailable("mcp hub unavailable"))?;
     let browser = super::browser::states(state).await;
+    let ext = super::plugins::extensions(state).await;
     json(json!({
         "runtimeVersion": state.server_version,
         "mcp": { "servers": mcp },
+        "plugins": ext["plugins"], "hooks": ext["hooks"], "lsp": ext["lsp"],
         "browser": browser.map(|profiles| json!({ "profiles": profiles })),
         "heartbeat": {
             "defaultAgentId": default_id,
