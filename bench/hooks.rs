@@ -21,7 +21,6 @@ mod invoke;
 #[allow(dead_code)]
 mod proc_stats;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -83,29 +82,8 @@ async fn events(hooks: Vec<CommandHook>, n: usize, dir: &Path) -> (f64, f64) {
 
 /// One non-streamed completion; its body.
 fn complete(conn: &mut std::net::TcpStream, addr: &str, prompt: &str) -> Value {
-    let body = json!({"model": "ferroclaw", "messages": [{"role": "user", "content": prompt}]})
-        .to_string();
-    let request = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    conn.write_all(request.as_bytes()).unwrap();
-    let mut reader = BufReader::new(conn.try_clone().unwrap());
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap();
-        }
-    }
-    let mut buf = vec![0u8; len];
-    reader.read_exact(&mut buf).unwrap();
-    serde_json::from_slice(&buf).unwrap()
+    let body = json!({"model": "ferroclaw", "messages": [{"role": "user", "content": prompt}]});
+    invoke::post(conn, addr, TOKEN, "/v1/chat/completions", &body)
 }
 
 /// p50 and p99 of `n` one-tool-call turns on a gateway with `hooks`.

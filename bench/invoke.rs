@@ -10,9 +10,20 @@ use serde_json::Value;
 /// One call; the answer's body. The request goes out in one write (a
 /// head and body in separate small segments would wait on delayed ACKs).
 pub fn invoke(conn: &mut std::net::TcpStream, addr: &str, token: &str, body: &Value) -> Value {
+    post(conn, addr, token, "/tools/invoke", body)
+}
+
+/// A JSON `POST` to `path` on the kept-alive `conn`; the answer's body.
+pub fn post(
+    conn: &mut std::net::TcpStream,
+    addr: &str,
+    token: &str,
+    path: &str,
+    body: &Value,
+) -> Value {
     let body = body.to_string();
     let request = format!(
-        "POST /tools/invoke HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     conn.write_all(request.as_bytes()).unwrap();

@@ -138,14 +138,7 @@ pub async fn set(state: &SharedState, caller: &Caller, p: &Value, mode: Mode) ->
         invalid(e).with_details(json!({ "issues": [{ "path": path, "message": message }] }))
     })?;
     let restart = cfg::restart_required(&current.settings, &new_settings);
-    let (write_path, text) = (path.clone(), new_text.clone());
-    tokio::task::spawn_blocking(move || cfg::write_atomic(&write_path, &text))
-        .await
-        .map_err(|_| ErrorShape::unavailable("config write failed"))?
-        .map_err(|e| ErrorShape::unavailable(format!("config write failed: {e}")))?;
-    let reloaded = cfg::load(&current.sources)
-        .map_err(|e| ErrorShape::unavailable(format!("config reload failed: {e}")))?;
-    let settings = reloaded.settings.clone();
+    let reloaded = write_and_reload(&current, new_text.clone()).await?;
     let out = json!({
         "ok": true,
         "path": file,
@@ -153,8 +146,7 @@ pub async fn set(state: &SharedState, caller: &Caller, p: &Value, mode: Mode) ->
         "hash": reloaded.hash,
         "restartRequired": restart,
     });
-    state.live.replace(reloaded);
-    state.gateway.root.do_send(SettingsChanged { settings });
+    apply(state, reloaded);
     let new_parsed = cfg::parse_json5(&new_text, &file).unwrap_or_default();
     record(
         state,
@@ -189,20 +181,38 @@ pub async fn apply_patch(
     cfg::merge_patch(&mut merged, patch);
     let text = serde_json::to_string_pretty(&merged).unwrap_or_default();
     cfg::check_user_raw(&text, &file).map_err(invalid)?;
-    let write_path = path.clone();
-    tokio::task::spawn_blocking(move || cfg::write_atomic(&write_path, &text))
+    let reloaded = write_and_reload(&current, text).await?;
+    let settings = apply(state, reloaded);
+    record(state, caller, method, changed_paths(&old, &merged));
+    Ok(settings)
+}
+
+/// Writes `text` as the config file and reads the config again (not yet
+/// in force).
+async fn write_and_reload(
+    current: &LoadedConfig,
+    text: String,
+) -> Result<LoadedConfig, ErrorShape> {
+    let path = current.sources.path.clone();
+    tokio::task::spawn_blocking(move || cfg::write_atomic(&path, &text))
         .await
         .map_err(|_| ErrorShape::unavailable("config write failed"))?
         .map_err(|e| ErrorShape::unavailable(format!("config write failed: {e}")))?;
-    let reloaded = cfg::load(&current.sources)
-        .map_err(|e| ErrorShape::unavailable(format!("config reload failed: {e}")))?;
+    cfg::load(&current.sources)
+        .map_err(|e| ErrorShape::unavailable(format!("config reload failed: {e}")))
+}
+
+/// Puts `reloaded` in force: the edge reads it, the tree applies it.
+fn apply(
+    state: &SharedState,
+    reloaded: LoadedConfig,
+) -> std::sync::Arc<ferroclaw_actors::settings::Settings> {
     let settings = reloaded.settings.clone();
     state.live.replace(reloaded);
     state.gateway.root.do_send(SettingsChanged {
         settings: settings.clone(),
     });
-    record(state, caller, method, changed_paths(&old, &merged));
-    Ok(settings)
+    settings
 }
 
 fn invalid(e: cfg::ConfigError) -> ErrorShape {
