@@ -644,7 +644,16 @@ mod unset_tests {
             "models.providers.*.models[].reasoning",
             "not a reasoning model",
         ),
-        ("plugins.*", "OpenClaw's, not read"),
+        ("hooks.commands.*[].enabled", "on"),
+        ("hooks.commands.*[].priority", "0"),
+        (
+            "hooks.commands.*[].timeoutMs",
+            "the point's default: 15 s (agent_end 30 s, gateway_stop 5 s)",
+        ),
+        (
+            "plugins.*",
+            "OpenClaw's; an installed bundle whose entries.<id>.enabled is unset is off",
+        ),
         ("session.reset.atHour", "session.resetDefaults.atHour"),
         ("session.reset.idleMinutes", "no idle reset"),
         (

@@ -308,8 +308,10 @@ async fn message_sending_rewrites_telegram_replies_and_a_stranger_reaches_no_for
 #[tokio::test]
 async fn every_lifecycle_point_runs_its_command_hook() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("points.log");
-    let append = format!("cat >> {0}; echo >> {0}", log.display());
+    // One file per event: hooks of different points run at once.
+    let log = dir.path().join("events");
+    std::fs::create_dir_all(&log).unwrap();
+    let append = format!("cat > $(mktemp -p {} event.XXXXXX)", log.display());
     let observed = [
         "gateway_start",
         "session_start",
@@ -364,12 +366,15 @@ async fn every_lifecycle_point_runs_its_command_hook() {
     )
     .await;
     let deadline = std::time::Instant::now() + LONG;
+    let read_all = || -> Vec<Value> {
+        let files = std::fs::read_dir(&log).unwrap().flatten();
+        let texts = files.filter_map(|f| std::fs::read_to_string(f.path()).ok());
+        texts
+            .filter_map(|t| serde_json::from_str(&t).ok())
+            .collect()
+    };
     let missing = loop {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let seen: Vec<Value> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
+        let seen = read_all();
         let missing: Vec<&str> = observed
             .iter()
             .copied()
@@ -381,7 +386,7 @@ async fn every_lifecycle_point_runs_its_command_hook() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(missing.is_empty(), "never ran: {missing:?}");
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = serde_json::to_string(&read_all()).unwrap();
     assert!(text.contains("\"reason\":\"reset\""), "{text}");
     assert!(
         text.contains("ferroclaw needs your permission to run: echo hi"),

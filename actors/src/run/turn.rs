@@ -322,7 +322,13 @@ async fn run_tool(
     abort: &mut watch::Receiver<bool>,
 ) -> Option<ToolOutcome> {
     let mut exec_call = call.clone();
-    if let Some(refused) = refused(cfg, offered, &mut exec_call).await {
+    // A hook may take its whole budget: an abort does not wait for it.
+    let refused = tokio::select! {
+        biased;
+        _ = wait_abort(abort) => return None,
+        r = refused(cfg, offered, &mut exec_call) => r,
+    };
+    if let Some(refused) = refused {
         return Some(refused);
     }
     let started = std::time::Instant::now();
@@ -527,30 +533,13 @@ enum Opening {
     Go(Option<Turn>),
     /// The run is answered already (a stored final, a hook's reply).
     Answered(String),
+    /// Aborted while its hooks ran.
+    Aborted,
 }
 
-/// Where the run starts, after the hooks of a fresh turn (its request is
-/// the last message).
-async fn opening(cfg: &mut RunConfig, p: &mut Progress) -> Opening {
-    let resume = match start_point(cfg, &mut p.messages).await {
-        Resume::Model => None,
-        Resume::Tools(turn) => Some(turn),
-        Resume::Finished(text) => return Opening::Answered(text),
-    };
-    let last_is_request = p
-        .messages
-        .last()
-        .is_some_and(|m| m.role == MessageRole::User);
-    if resume.is_none() && last_is_request {
-        if let Some(text) = super::hooks::before_turn(cfg, &p.messages).await {
-            append(cfg, &mut p.messages, ChatMessage::assistant(&text));
-            return Opening::Answered(text);
-        }
-    }
-    Opening::Go(resume)
-}
-
-async fn turns(cfg: &mut RunConfig, mut abort: watch::Receiver<bool>) -> RunEvent {
+/// The run's conversation (its images loaded) and where it starts, after
+/// the hooks of a fresh turn (its request is the last message).
+async fn opening(cfg: &mut RunConfig, abort: &mut watch::Receiver<bool>) -> (Progress, Opening) {
     let mut p = Progress {
         messages: cfg.messages.clone(),
         usage: Usage::default(),
@@ -558,6 +547,31 @@ async fn turns(cfg: &mut RunConfig, mut abort: watch::Receiver<bool>) -> RunEven
         model_calls: 0,
     };
     crate::media::load_images(cfg.media.as_ref(), &mut p.messages).await;
+    let resume = match start_point(cfg, &mut p.messages).await {
+        Resume::Model => None,
+        Resume::Tools(turn) => Some(turn),
+        Resume::Finished(text) => return (p, Opening::Answered(text)),
+    };
+    let last_is_request = p
+        .messages
+        .last()
+        .is_some_and(|m| m.role == MessageRole::User);
+    if resume.is_none() && last_is_request {
+        let hooks = tokio::select! {
+            biased;
+            _ = wait_abort(abort) => return (p, Opening::Aborted),
+            r = super::hooks::before_turn(cfg, &p.messages) => r,
+        };
+        if let Some(text) = hooks {
+            append(cfg, &mut p.messages, ChatMessage::assistant(&text));
+            return (p, Opening::Answered(text));
+        }
+    }
+    (p, Opening::Go(resume))
+}
+
+async fn turns(cfg: &mut RunConfig, mut abort: watch::Receiver<bool>) -> RunEvent {
+    let (mut p, opened) = opening(cfg, &mut abort).await;
     let (run_id, kind) = (cfg.run_id.clone(), cfg.kind);
     let final_of = |text: &str, stop, usage| RunEvent::Final {
         run_id: run_id.clone(),
@@ -565,9 +579,13 @@ async fn turns(cfg: &mut RunConfig, mut abort: watch::Receiver<bool>) -> RunEven
         stop_reason: stop,
         usage,
     };
-    let mut resume = match opening(cfg, &mut p).await {
+    let mut resume = match opened {
         Opening::Go(resume) => resume,
         Opening::Answered(text) => return final_of(&text, StopReason::Stop, p.usage),
+        Opening::Aborted => {
+            let (run_id, text) = (cfg.run_id.clone(), String::new());
+            return RunEvent::Aborted { run_id, text };
+        }
     };
     let cfg = &*cfg;
     loop {
