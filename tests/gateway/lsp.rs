@@ -114,6 +114,8 @@ async fn pylsp_answers_diagnostics_definition_and_references_in_the_workspace() 
     assert!(r[3].contains("outside the workspace"), "{}", r[3]);
     let status = c.call("status", json!({})).await;
     let lsp = &status["payload"]["lsp"][0];
+    let health = c.call("health", json!({})).await;
+    assert_eq!(health["payload"]["lsp"][0]["name"], "py", "{health}");
     assert_eq!(
         (lsp["name"].as_str(), lsp["running"].as_bool()),
         (Some("py"), Some(true)),

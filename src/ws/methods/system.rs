@@ -21,9 +21,18 @@ pub async fn health(state: &SharedState) -> MethodResult {
         .send(GetHealth)
         .await
         .map_err(|_| ErrorShape::unavailable("health unavailable"))?;
-    // With MCP servers configured, their states ride along (`mcp.servers`);
-    // without, the cached summary goes out as it is.
-    if state.live.settings().mcp.servers.is_empty() {
+    // With MCP servers, plugins, command hooks or language servers
+    // configured, their states ride along (`mcp.servers`, `plugins`,
+    // `hooks`, `lsp`); without, the cached summary goes out as it is.
+    let settings = state.live.settings();
+    let extended = settings
+        .plugins
+        .entries
+        .as_ref()
+        .is_some_and(|e| !e.is_empty())
+        || !settings.hooks.commands.is_empty()
+        || !settings.tools.lsp.servers.is_empty();
+    if settings.mcp.servers.is_empty() && !extended {
         return Ok(Payload::Raw(snap.summary));
     }
     let servers = state
@@ -33,8 +42,12 @@ pub async fn health(state: &SharedState) -> MethodResult {
         .await
         .map_err(|_| ErrorShape::unavailable("mcp hub unavailable"))?;
     let mut summary: Value = serde_json::from_str(snap.summary.get()).unwrap_or(Value::Null);
+    let ext = super::plugins::extensions(state).await;
     if let Some(o) = summary.as_object_mut() {
         o.insert("mcp".into(), json!({ "servers": servers }));
+        for k in ["plugins", "hooks", "lsp"] {
+            o.insert(k.into(), ext[k].clone());
+        }
     }
     json(summary)
 }
