@@ -32,7 +32,7 @@ pub fn entry(p: &Installed) -> Value {
         "format": "bundle",
         "bundleFormat": p.record.format,
         "runtime": match (&p.bundle, p.enabled) {
-            (Err(e), _) => json!({"state": "unloaded", "error": e}),
+            (Err(e), _) => json!({"state": "unloaded", "error": e.to_string()}),
             (Ok(_), true) => json!({"state": "active"}),
             (Ok(_), false) => json!({"state": "disabled"}),
         },
@@ -47,7 +47,7 @@ pub fn entry(p: &Installed) -> Value {
         v["version"] = json!(ver);
     }
     if let Err(e) = &p.bundle {
-        v["error"] = json!(e);
+        v["error"] = json!(e.to_string());
     }
     v
 }
@@ -109,7 +109,7 @@ pub fn inspect(p: &Installed) -> Value {
         },
         "runs": p.surface(),
         "diagnostics": names(&|c| c.diagnostics.clone()),
-        "error": p.bundle.as_ref().err(),
+        "error": p.bundle.as_ref().err().map(ToString::to_string),
         "reviewToken": p.review_token(),
         "grants": {"hooks": {}},
     })

@@ -27,6 +27,7 @@ use tokio::sync::mpsc;
 use super::chunker::BlockChunker;
 use super::health::AccountHealth;
 use super::ledger::{self, Delivery, OutState, OutboxItem, Resolution};
+use crate::hooks::event::Sent;
 use crate::hooks::{HookCtx, HookEvent, HookPoint};
 use crate::router::{GetSession, RouterActor};
 use crate::run::Outcome;
@@ -346,7 +347,7 @@ impl<O: Outlet> Deliverer<O> {
             channel: self.channel.to_string(),
             to: d.target.clone(),
             content: text.join("\n"),
-            sent: Some(failed.map_or(Ok(()), Err)),
+            sent: Some(failed.map_or(Sent::Delivered, Sent::Failed)),
         };
         self.hooks
             .notify(HookPoint::MessageSent, event, self.hook_ctx(d));

@@ -40,7 +40,7 @@ pub enum HookEvent {
         channel: String,
         to: String,
         content: String,
-        sent: Option<Result<(), String>>,
+        sent: Option<Sent>,
     },
     /// `agent_end`.
     RunEnd {
@@ -70,6 +70,14 @@ impl HookEvent {
             _ => None,
         }
     }
+}
+
+/// How a reply's send went (`message_sent`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sent {
+    Delivered,
+    /// The platform refused it, or its outcome is unknown: why.
+    Failed(String),
 }
 
 /// Who and where.
@@ -125,11 +133,13 @@ fn openclaw_event(point: HookPoint, e: &HookEvent, ctx: &HookCtx) -> Value {
                 _ => content.clone(),
             };
             let mut v = json!({"channel": channel, "to": to, "content": content});
-            if let Some(sent) = sent {
-                v["success"] = json!(sent.is_ok());
-                if let Err(e) = sent {
+            match sent {
+                Some(Sent::Delivered) => v["success"] = json!(true),
+                Some(Sent::Failed(e)) => {
+                    v["success"] = json!(false);
                     v["error"] = json!(e);
                 }
+                None => {}
             }
             v
         }

@@ -20,7 +20,7 @@ pub struct Installed {
     pub id: String,
     pub record: InstallRecord,
     /// Its manifest and components, or why they cannot be read.
-    pub bundle: Result<(Bundle, Components), String>,
+    pub bundle: Result<(Bundle, Components), super::PluginError>,
     pub enabled: bool,
     pub env: PluginEnv,
 }
@@ -134,12 +134,10 @@ impl PluginSet {
                     root: dirs.root_of(&id),
                     data: dirs.data_of(&id),
                 };
-                let bundle = read_bundle(&env.root, &record)
-                    .map(|b| {
-                        let c = components::read(&b, &env);
-                        (b, c)
-                    })
-                    .map_err(|e| e.to_string());
+                let bundle = read_bundle(&env.root, &record).map(|b| {
+                    let c = components::read(&b, &env);
+                    (b, c)
+                });
                 Installed {
                     enabled: settings.is_enabled(&id),
                     id,
