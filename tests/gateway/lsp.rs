@@ -65,12 +65,7 @@ async fn pylsp_answers_diagnostics_definition_and_references_in_the_workspace() 
     chat_send(&mut c, "main", "check my code", "t1").await;
     assert_eq!(final_text(&chat_until_done(&mut c, "t1").await), "done");
     let first = fake.requests.lock().unwrap()[0].0.clone();
-    let offered: Vec<String> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect();
+    let offered = super::system_events::tools(&first);
     for t in [
         "lsp_hover_py",
         "lsp_definition_py",

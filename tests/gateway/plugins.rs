@@ -11,6 +11,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use super::mcp::{node, servers_until, ROOT};
+use super::system_events::tools;
 use crate::support::fake_provider::{FakeProvider, Script};
 use crate::support::process::{Within, CHILD_LIMIT};
 use crate::support::{admin, chat_send, chat_until_done, final_text, TestGateway, TOKEN};
@@ -53,15 +54,6 @@ pub(super) fn system_of(body: &Value) -> String {
         .as_str()
         .unwrap_or("")
         .to_string()
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
 }
 
 pub(super) fn fake_config(fake: &FakeProvider, more: Value) -> Value {
@@ -202,10 +194,12 @@ async fn bundles_of_every_format_install_by_the_cli_and_apply_without_a_restart(
     for skill in ["review-diff", "lint-helper", "ship-it"] {
         assert!(system.contains(skill), "{skill} not offered: {system}");
     }
-    let tools = tool_names(&body);
+    let offered = tools(&body);
     assert!(
-        tools.iter().any(|t| t == "notes__list_allowed_directories"),
-        "{tools:?}"
+        offered
+            .iter()
+            .any(|t| t == "notes__list_allowed_directories"),
+        "{offered:?}"
     );
     // Disabled again: its server stops and its tools go, still no restart.
     let (code, out) = plugins_cli(&gw, &["disable", "notes-agent"]).await;
@@ -219,7 +213,7 @@ async fn bundles_of_every_format_install_by_the_cli_and_apply_without_a_restart(
     chat_until_done(&mut c, "t2").await;
     let body = fake.requests.lock().unwrap().last().unwrap().0.clone();
     assert!(!system_of(&body).contains("review-diff"));
-    assert!(!tool_names(&body).iter().any(|t| t.starts_with("notes__")));
+    assert!(!tools(&body).iter().any(|t| t.starts_with("notes__")));
 }
 
 #[tokio::test]

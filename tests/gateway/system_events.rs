@@ -145,7 +145,7 @@ async fn a_cron_system_event_reaches_the_model_and_heartbeats_stop_once_it_is_dr
 }
 
 /// The names of the tools a request offered.
-fn tools(body: &Value) -> Vec<String> {
+pub(super) fn tools(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .into_iter()

@@ -546,6 +546,9 @@ fn notify_received(
     seen: &super::hooks::ReceivedMessage,
     untrusted: bool,
 ) {
+    if !hooks.has(crate::hooks::HookPoint::MessageReceived) {
+        return;
+    }
     let event = crate::hooks::HookEvent::Message {
         channel: seen.channel.clone(),
         to: seen.chat_id.clone(),

@@ -170,7 +170,7 @@ impl Handler<ExecuteTool> for LspHub {
                 Some(a) => Ok((a, false)),
                 None => launch(&srv, &settings, &root, startup)
                     .await
-                    .map(|(a, _)| (a, true)),
+                    .map(|a| (a, true)),
             }
         };
         let root = self.workspace.clone();

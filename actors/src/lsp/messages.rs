@@ -57,12 +57,12 @@ pub(super) struct Incoming {
     pub message: Result<Value, LspError>,
 }
 
-/// The server's `initialize` answer.
+/// The server answered `initialize`: it is told `initialized`. (Every
+/// tool is offered whatever the server's capabilities; one it lacks
+/// answers the call with the server's own error.)
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(super) struct Initialized {
-    pub capabilities: Value,
-}
+pub(super) struct Initialized;
 
 /// Stop the server (shutdown, exit, then the process group).
 #[derive(Message)]

@@ -32,7 +32,6 @@ pub struct LspServer {
     /// URI -> (reports so far, the last diagnostics).
     diagnostics: HashMap<String, (u64, Vec<Value>)>,
     waiters: Vec<(String, u64, oneshot::Sender<Vec<Value>>)>,
-    pub(super) capabilities: Value,
     span: tracing::Span,
 }
 
@@ -117,7 +116,6 @@ fn spawn(
             opened: HashMap::new(),
             diagnostics: HashMap::new(),
             waiters: Vec::new(),
-            capabilities: Value::Null,
         }
     }))
 }
@@ -128,7 +126,7 @@ pub async fn launch(
     settings: &LspServerSettings,
     root: &Path,
     startup: Duration,
-) -> Result<(Addr<LspServer>, Value), LspError> {
+) -> Result<Addr<LspServer>, LspError> {
     let addr = spawn(name, settings, root)?;
     let options = settings.initialization_options.as_ref();
     let params = wire::initialize(&uri_of(root), name, options);
@@ -137,19 +135,16 @@ pub async fn launch(
         params,
         timeout: startup,
     });
-    let answer = match asked.await {
-        Ok(Ok(v)) => v,
+    match asked.await {
+        Ok(Ok(_)) => {}
         Ok(Err(e)) => {
             addr.do_send(StopServer);
             return Err(e);
         }
         Err(_) => return Err(LspError::Exited(name.to_string())),
-    };
-    let capabilities = answer.get("capabilities").cloned().unwrap_or_default();
-    addr.do_send(Initialized {
-        capabilities: capabilities.clone(),
-    });
-    Ok((addr, capabilities))
+    }
+    addr.do_send(Initialized);
+    Ok(addr)
 }
 
 impl LspServer {
@@ -255,8 +250,7 @@ impl Handler<Request> for LspServer {
 
 impl Handler<Initialized> for LspServer {
     type Result = ();
-    fn handle(&mut self, msg: Initialized, _: &mut Context<Self>) {
-        self.capabilities = msg.capabilities;
+    fn handle(&mut self, _: Initialized, _: &mut Context<Self>) {
         self.notify("initialized", Value::Object(Default::default()));
     }
 }

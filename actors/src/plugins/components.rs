@@ -201,17 +201,22 @@ fn runnable(command: &str, env: &PluginEnv) -> Result<(), PluginError> {
     if !command.contains('/') {
         return Ok(());
     }
-    let path = env.root.join(command.trim_start_matches("./"));
-    let inside = |base: &Path| {
-        std::fs::canonicalize(&path)
-            .ok()
-            .zip(std::fs::canonicalize(base).ok())
-            .is_some_and(|(p, b)| p.starts_with(b))
-    };
-    match inside(&env.root) || inside(&env.data) {
+    match in_plugin(&env.root.join(command.trim_start_matches("./")), env) {
         true => Ok(()),
         false => Err(PluginError::Outside(format!("command {command}"))),
     }
+}
+
+/// Whether `path` (links resolved) is inside the plugin or its data dir.
+fn in_plugin(path: &Path, env: &PluginEnv) -> bool {
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    let Some(path) = real(path) else {
+        return false;
+    };
+    [&env.root, &env.data]
+        .iter()
+        .filter_map(|b| real(b))
+        .any(|b| path.starts_with(b))
 }
 
 fn mcp_server(name: &str, raw: Value, env: &PluginEnv) -> Result<McpServerSettings, PluginError> {
@@ -236,13 +241,7 @@ fn mcp_server(name: &str, raw: Value, env: &PluginEnv) -> Result<McpServerSettin
         }
         if let Some(cwd) = &s.cwd {
             let cwd = env.root.join(cwd);
-            let ok = [&env.root, &env.data].iter().any(|b| {
-                std::fs::canonicalize(&cwd)
-                    .ok()
-                    .zip(std::fs::canonicalize(b).ok())
-                    .is_some_and(|(c, b)| c.starts_with(b))
-            });
-            if !ok {
+            if !in_plugin(&cwd, env) {
                 return Err(PluginError::Outside("cwd".into()));
             }
             s.cwd = Some(cwd.display().to_string());

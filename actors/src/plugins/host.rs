@@ -20,7 +20,7 @@ pub struct PluginTargets {
     pub context: Arc<crate::context::AgentContext>,
     pub mcp: Addr<crate::mcp::McpHub>,
     pub hooks: HookClient,
-    pub lsp: Option<Addr<crate::lsp::LspHub>>,
+    pub lsp: Addr<crate::lsp::LspHub>,
 }
 
 pub struct PluginHost {
@@ -58,11 +58,9 @@ impl PluginHost {
                 table: Arc::new(table),
             });
         }
-        if let Some(lsp) = &t.lsp {
-            lsp.do_send(crate::lsp::LspReconfigure {
-                servers: set.lsp_servers(&settings.tools.lsp.servers),
-            });
-        }
+        t.lsp.do_send(crate::lsp::LspReconfigure {
+            servers: set.lsp_servers(&settings.tools.lsp.servers),
+        });
         let on = set.plugins.iter().filter(|p| p.enabled).count();
         tracing::info!(
             installed = set.plugins.len(),

@@ -2,14 +2,15 @@
 //! (`before_model_resolve`, `before_agent_reply`, `before_prompt_build`),
 //! around each model call (`model_call_started`/`ended`) and tool call
 //! (`before_tool_call`, `after_tool_call`), and at its end (`agent_end`).
-//! A point without hooks costs a lock read. What a hook adds for the
-//! model goes in as outside data (`trust::wrap`), never as the operator's
-//! words; nothing a hook says is stored in the transcript.
+//! A point without hooks costs an atomic load: nothing is built for it.
+//! What a hook adds for the model goes in as outside data (`trust::wrap`),
+//! never as the operator's words; nothing a hook says is stored in the
+//! transcript.
 
 use std::time::Instant;
 
 use super::RunConfig;
-use crate::hooks::{HookCtx, HookEvent, HookPoint};
+use crate::hooks::{HookCtx, HookEvent, HookPoint, HookReply};
 use crate::provider::selection::ModelRef;
 use crate::provider::{ChatMessage, MessageRole, ToolCall};
 use crate::tool::ToolOutcome;
@@ -41,46 +42,59 @@ fn model_name(cfg: &RunConfig) -> String {
         .unwrap_or_default()
 }
 
+/// The points `before_turn` asks.
+const TURN_POINTS: [HookPoint; 3] = [
+    HookPoint::BeforeModelResolve,
+    HookPoint::BeforeAgentReply,
+    HookPoint::BeforePromptBuild,
+];
+
+/// `point`'s answer on the turn's prompt (no hook: nothing is built).
+async fn on_prompt(cfg: &RunConfig, point: HookPoint, prompt: &str) -> HookReply {
+    if !cfg.lifecycle.has(point) {
+        return HookReply::default();
+    }
+    let event = HookEvent::Prompt {
+        prompt: prompt.to_string(),
+        model: model_name(cfg),
+    };
+    cfg.lifecycle.decide(point, event, ctx(cfg)).await
+}
+
+/// The model a `before_model_resolve` answer names: `modelOverride`
+/// (`provider/model`, or a model of `providerOverride`, else of the
+/// current provider), or only `providerOverride` with the current model.
+fn chosen(cfg: &RunConfig, reply: HookReply) -> Option<ModelRef> {
+    let current = cfg.models.first()?;
+    let text = match (reply.provider, reply.model) {
+        (_, Some(m)) if m.contains('/') => m,
+        (p, Some(m)) => format!("{}/{m}", p.unwrap_or_else(|| current.provider.clone())),
+        (Some(p), None) => format!("{p}/{}", current.model),
+        (None, None) => return None,
+    };
+    ModelRef::parse(&text).ok()
+}
+
 /// Before the run's first model call: a model override, a reply without a
 /// model call (Some), and context added to the system prompt.
 pub(super) async fn before_turn(
     cfg: &mut RunConfig,
     messages: &[std::sync::Arc<ChatMessage>],
 ) -> Option<String> {
-    let hooks = cfg.lifecycle.clone();
+    if !TURN_POINTS.iter().any(|p| cfg.lifecycle.has(*p)) {
+        return None;
+    }
     let text = prompt_of(messages);
-    let prompt = |model: String| HookEvent::Prompt {
-        prompt: text.clone(),
-        model,
-    };
-    let resolved = hooks
-        .decide(
-            HookPoint::BeforeModelResolve,
-            prompt(model_name(cfg)),
-            ctx(cfg),
-        )
-        .await;
-    if let Some(m) = resolved.model.and_then(|m| ModelRef::parse(&m).ok()) {
+    let resolved = on_prompt(cfg, HookPoint::BeforeModelResolve, &text).await;
+    if let Some(m) = chosen(cfg, resolved) {
         tracing::info!(model = %m, "a hook chose the model");
         cfg.models.insert(0, m);
     }
-    let claimed = hooks
-        .decide(
-            HookPoint::BeforeAgentReply,
-            prompt(model_name(cfg)),
-            ctx(cfg),
-        )
-        .await;
+    let claimed = on_prompt(cfg, HookPoint::BeforeAgentReply, &text).await;
     if claimed.reply.is_some() {
         return claimed.reply;
     }
-    let built = hooks
-        .decide(
-            HookPoint::BeforePromptBuild,
-            prompt(model_name(cfg)),
-            ctx(cfg),
-        )
-        .await;
+    let built = on_prompt(cfg, HookPoint::BeforePromptBuild, &text).await;
     if built.reply.is_some() {
         return built.reply;
     }
@@ -98,6 +112,9 @@ pub(super) async fn before_turn(
 /// `before_tool_call`: Some(why) when a hook blocks; a rewrite of the
 /// params goes into `call`.
 pub(super) async fn before_tool(cfg: &RunConfig, call: &mut ToolCall) -> Option<String> {
+    if !cfg.lifecycle.has(HookPoint::BeforeToolCall) {
+        return None;
+    }
     let event = HookEvent::ToolCall {
         tool: call.name.clone(),
         call_id: call.id.clone(),
@@ -152,6 +169,9 @@ pub(super) fn model_call(cfg: &RunConfig, outcome: Option<&str>, started: Instan
         None => HookPoint::ModelCallStarted,
         Some(_) => HookPoint::ModelCallEnded,
     };
+    if !cfg.lifecycle.has(point) {
+        return;
+    }
     let event = HookEvent::ModelCall {
         model: model_name(cfg),
         outcome: outcome.map(str::to_string),
@@ -162,6 +182,9 @@ pub(super) fn model_call(cfg: &RunConfig, outcome: Option<&str>, started: Instan
 
 /// `agent_end`, told how the run ended.
 pub(super) fn agent_end(cfg: &RunConfig, success: bool, text: &str, started: Instant) {
+    if !cfg.lifecycle.has(HookPoint::AgentEnd) {
+        return;
+    }
     let event = HookEvent::RunEnd {
         success,
         text: text.to_string(),

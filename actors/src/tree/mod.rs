@@ -234,7 +234,7 @@ impl Parts {
             context: self.sessions.context.clone(),
             mcp: self.tooling.mcp.clone(),
             hooks: self.tooling.hooks.clone(),
-            lsp: Some(self.tooling.lsp.clone()),
+            lsp: self.tooling.lsp.clone(),
         };
         let dir = self.store.dir().to_path_buf();
         crate::plugins::PluginHost::new(dir, self.tooling.plugins.clone(), targets).start()
