@@ -30,9 +30,10 @@ if ! command -v tmux >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq tmux >/dev/null
 fi
 if ! command -v espeak-ng >/dev/null 2>&1 || ! command -v pocketsphinx_continuous >/dev/null 2>&1 \
+  || ! command -v opusenc >/dev/null 2>&1 \
   || ! [ -d /usr/share/pocketsphinx/model/en-us ]; then
   echo "tests: installing espeak-ng and pocketsphinx (speech in the media tests)" >&2
-  apt-get update -qq && apt-get install -y -qq espeak-ng pocketsphinx pocketsphinx-en-us >/dev/null
+  apt-get update -qq && apt-get install -y -qq espeak-ng pocketsphinx pocketsphinx-en-us opus-tools >/dev/null
 fi
 if ! command -v systemd-analyze >/dev/null 2>&1; then
   echo "tests: installing systemd (systemd-analyze verify, the daemon test)" >&2

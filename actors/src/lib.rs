@@ -76,6 +76,7 @@ pub mod tool;
 pub mod transcript;
 pub mod tree;
 pub mod trust;
+pub mod tts;
 pub mod usage;
 
 /// Milliseconds since the Unix epoch (wall clock, as OpenClaw uses on the wire).

@@ -138,6 +138,15 @@ pub const METHODS: &[&str] = &[
     "exec.approval.grants.revoke",
     "audit.activity.list",
     "audit.list",
+    "tts.status",
+    "tts.providers",
+    "tts.personas",
+    "tts.enable",
+    "tts.disable",
+    "tts.convert",
+    "tts.speak",
+    "tts.setProvider",
+    "tts.setPersona",
 ];
 
 /// OpenClaw's server capabilities this gateway honours
@@ -201,6 +210,7 @@ const READ: &[&str] = &[
     "usage.cost",
     "tts.status",
     "tts.providers",
+    "tts.personas",
     "models.list",
     "agents.list",
     "agent.identity.get",
@@ -277,6 +287,8 @@ const WRITE: &[&str] = &[
     "tts.disable",
     "tts.convert",
     "tts.setProvider",
+    "tts.setPersona",
+    "tts.speak",
     "voicewake.set",
     "node.invoke",
     "chat.send",

@@ -212,6 +212,7 @@ async fn show_in_chat(
             media: Vec::new(),
             key: format!("ask/{id}"),
             buttons: questions::buttons(id, asked),
+            voice: false,
         })
         .await
         .map_err(|_| ToolError::Undelivered("the channels are stopping".into()))?

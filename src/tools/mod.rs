@@ -16,6 +16,7 @@ mod ask_user;
 mod automations;
 mod gateway;
 mod message;
+mod tts;
 
 use std::sync::Weak;
 
@@ -93,6 +94,7 @@ impl Handler<ExecuteTool> for GatewayTools {
                     "message" => message::run(&state, &msg).await,
                     "gateway" => gateway::run(&state, &msg).await,
                     "ask_user" => ask_user::run(&state, &msg).await,
+                    "tts" => tts::run(&state, &msg).await,
                     other => fail(format!("unknown tool: {other}")),
                 }
             },

@@ -77,6 +77,7 @@ mod system_events;
 mod telegram;
 mod telegram_crash;
 mod trust;
+mod tts;
 mod upgrades;
 mod usage;
 mod validators;

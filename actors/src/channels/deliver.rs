@@ -63,30 +63,7 @@ impl SendFailure {
     }
 }
 
-/// A stored file's bytes for an upload, refused for good when it is over
-/// the account's `mediaMaxMb` (`max`) or cannot be read.
-pub async fn upload_bytes(file: &crate::media::MediaRef, max: u64) -> Result<Vec<u8>, SendFailure> {
-    let refuse = |error: String| SendFailure {
-        unknown: false,
-        error,
-    };
-    if file.size > max {
-        return Err(refuse(format!("the file is over mediaMaxMb ({max} bytes)")));
-    }
-    tokio::fs::read(&file.path)
-        .await
-        .map_err(|e| refuse(format!("the file to send: {e}")))
-}
-
-/// A media URL sent as a link (the platform shows its preview), under its
-/// caption.
-pub fn link_text(url: &str, caption: &str) -> String {
-    if caption.trim().is_empty() {
-        url.to_string()
-    } else {
-        format!("{caption}\n{url}")
-    }
-}
+pub use super::media_out::{link_text, upload_bytes};
 
 /// The platform's calls, behind the account's limiter.
 pub trait Outlet: Clone + Unpin + 'static {
@@ -181,6 +158,20 @@ pub trait Outlet: Clone + Unpin + 'static {
             })
         }
     }
+    /// Speech sent as the platform's voice note (Ogg/Opus) when
+    /// `voice_notes`, else as an audio file; with a caption.
+    fn send_voice(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> impl Future<Output = Result<String, SendFailure>> {
+        self.send_file(to, file, caption)
+    }
+    /// Whether the platform has native voice notes (OpenClaw's list).
+    fn voice_notes(&self) -> bool {
+        false
+    }
     /// The reply cut into messages the platform takes.
     fn split(&self, text: &str) -> Vec<String>;
     /// The longest preview kept up to date by edits (characters); a
@@ -238,6 +229,8 @@ pub struct Deliverer<O: Outlet> {
     pub media: Option<Addr<crate::media::MediaStore>>,
     /// `message_sending` (may rewrite or cancel a reply) and `message_sent`.
     pub hooks: crate::hooks::HookClient,
+    /// Spoken replies (`voice_out.rs`).
+    pub speech: Option<Addr<crate::tts::Speaker>>,
 }
 
 const PREVIEW: &str = "preview";
@@ -374,8 +367,10 @@ impl<O: Outlet> Deliverer<O> {
                 o => o.for_chat(),
             };
             let text = self.sending(d, text).await;
-            self.enqueue_final(d, text.as_deref(), &sent)?;
+            let (text, speech) = super::voice_out::plan(self.speech.as_ref(), d, text).await;
+            self.enqueue_final(d, text.as_deref(), &sent, speech)?;
             self.store.flush().await?;
+            super::voice_out::forget(self.speech.as_ref(), d);
         }
         for item in ledger::run_items(&self.store, &d.account, d.session_key.as_str(), &d.run_id)? {
             if item.state == OutState::Pending {
@@ -524,6 +519,8 @@ impl<O: Outlet> Deliverer<O> {
             media: None,
             text: text.to_string(),
             buttons: Vec::new(),
+            voice: false,
+            speech: None,
             state: OutState::Pending,
             created_ms: crate::now_ms(),
             receipt: None,
@@ -537,6 +534,7 @@ impl<O: Outlet> Deliverer<O> {
         d: &Delivery,
         text: Option<&str>,
         sent: &Chunks,
+        speech: Option<crate::tts::SpeechJob>,
     ) -> Result<(), StoreError> {
         let preview_id = sent.preview.clone();
         let sent: Vec<&str> = sent.texts.iter().map(String::as_str).collect();
@@ -580,6 +578,13 @@ impl<O: Outlet> Deliverer<O> {
             item.media = Some(m);
             item
         }));
+        // The voice after everything else (synthesised when it is sent).
+        if let Some(job) = speech {
+            let key = ledger::chunk_key(d.session_key.as_str(), &d.run_id, out.len() + first);
+            let mut item = self.item(d, key, "", None);
+            (item.voice, item.speech) = (true, Some(job));
+            out.push(item);
+        }
         let writes = ledger::enqueue(&self.store, &out)?;
         ledger::finalize(&self.store, d, writes)
     }
@@ -609,6 +614,7 @@ impl<O: Outlet> Deliverer<O> {
                 .map(|_| id.clone()),
             (None, Some(m)) => match m.strip_prefix(super::media_out::STORED) {
                 Some(id) => match super::media_out::stored(self.media.as_ref(), id).await {
+                    Ok(file) if item.voice => self.outlet.send_voice(&to, &file, &item.text).await,
                     Ok(file) => self.outlet.send_file(&to, &file, &item.text).await,
                     Err(e) => Err(SendFailure {
                         unknown: false,
@@ -635,8 +641,29 @@ impl<O: Outlet> Deliverer<O> {
     async fn send_item(
         &self,
         d: &Delivery,
-        item: OutboxItem,
+        mut item: OutboxItem,
     ) -> Result<Option<String>, StoreError> {
+        if let Some(job) = item.speech.take() {
+            // Synthesised before the send; a failure is the voice's alone.
+            let voice_notes = self.outlet.voice_notes();
+            match super::voice_out::synthesize(self.speech.as_ref(), voice_notes, job).await {
+                Ok(media) => {
+                    ledger::synthesized(&self.store, &d.account, &item.key, media.clone())?;
+                    item.media = Some(media);
+                }
+                Err(f) => {
+                    tracing::warn!(account = %d.account, key = %item.key, error = %f.error,
+                        "voice reply not sent (the text reply went as usual)");
+                    let state = OutState::Failed {
+                        error: f.error,
+                        at_ms: crate::now_ms(),
+                    };
+                    ledger::settle(&self.store, &d.account, &item.key, state)?;
+                    self.store.flush().await?;
+                    return Ok(None);
+                }
+            }
+        }
         let now = crate::now_ms();
         ledger::settle(
             &self.store,

@@ -126,6 +126,7 @@ impl<O: Outlet> Desk<O> {
             audit: self.deps.audit.clone(),
             media: self.deps.dispatch.media.clone(),
             hooks: self.deps.dispatch.hooks.clone(),
+            speech: self.deps.dispatch.speech.clone(),
         }
     }
 
@@ -364,6 +365,7 @@ fn send_delivery(
         chat_type: None,
         untrusted: false,
         kind: crate::run::RunKind::Chat,
+        voice_in: false,
     };
     let item = |i: usize, text: &str, media: Option<&String>| OutboxItem {
         account: account.to_string(),
@@ -374,6 +376,8 @@ fn send_delivery(
         media: media.cloned(),
         text: text.to_string(),
         buttons: Vec::new(),
+        voice: msg.voice && media.is_some(),
+        speech: None,
         state: OutState::Pending,
         created_ms: d.created_ms,
         receipt: None,
@@ -432,6 +436,7 @@ fn notice(
         chat_type: None,
         untrusted: false,
         kind: crate::run::RunKind::Chat,
+        voice_in: false,
     };
     let item = OutboxItem {
         account: account.to_string(),
@@ -442,6 +447,8 @@ fn notice(
         media: None,
         text: text.to_string(),
         buttons: Vec::new(),
+        voice: false,
+        speech: None,
         state: OutState::Pending,
         created_ms: d.created_ms,
         receipt: None,

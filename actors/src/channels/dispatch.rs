@@ -160,6 +160,8 @@ pub struct DispatchDeps {
     pub questions: Option<Addr<crate::questions::QuestionsActor>>,
     /// Command hooks (`message_received` here, the others in delivery).
     pub hooks: crate::hooks::HookClient,
+    /// Spoken replies (None: text only).
+    pub speech: Option<Addr<crate::tts::Speaker>>,
 }
 
 /// What a message's attachments became (`media::take`).
@@ -367,6 +369,11 @@ fn delivery_of(
         untrusted,
         // A channel message's run is a chat.
         kind: crate::run::RunKind::Chat,
+        voice_in: msg.media.iter().any(|m| {
+            m.mime_type
+                .as_deref()
+                .is_some_and(|t| t.starts_with("audio/"))
+        }),
     }
 }
 

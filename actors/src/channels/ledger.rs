@@ -170,6 +170,9 @@ pub struct Delivery {
     /// transcript after a restart, is judged by it (`run/reply.rs`).
     #[serde(default, skip_serializing_if = "is_chat")]
     pub kind: crate::run::RunKind,
+    /// It answers a voice note (`tts.auto: inbound` speaks the reply).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub voice_in: bool,
 }
 
 fn is_chat(kind: &crate::run::RunKind) -> bool {
@@ -402,6 +405,12 @@ pub struct OutboxItem {
     /// Buttons under the text (a question's options; see `Outlet::send_buttons`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buttons: Vec<Vec<crate::questions::Button>>,
+    /// `media` is audio sent as the channel's voice note (or audio file).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub voice: bool,
+    /// Speech to synthesise before the send (then `media` names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speech: Option<crate::tts::SpeechJob>,
     #[serde(flatten)]
     pub state: OutState,
     pub created_ms: u64,
@@ -462,6 +471,23 @@ pub fn enqueue(store: &Store, items: &[OutboxItem]) -> Result<Vec<StoreWrite>, S
         }
     }
     Ok(writes)
+}
+
+/// A voice item's speech is made: its audio (`media:<id>`) is what it
+/// sends, after a restart too.
+pub fn synthesized(
+    store: &Store,
+    account: &str,
+    key: &str,
+    media: String,
+) -> Result<(), StoreError> {
+    let k = item_key(account, key);
+    let Some(mut item) = store.get::<OutboxItem>(Tree::Outbox, &k)? else {
+        return Ok(());
+    };
+    item.media = Some(media);
+    item.speech = None;
+    store.put(Tree::Outbox, &k, &item)
 }
 
 /// Records a chunk's step: `Sending` before the request leaves, then how

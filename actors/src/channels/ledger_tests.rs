@@ -43,6 +43,8 @@ fn chunk(index: usize, text: &str) -> OutboxItem {
         media: None,
         text: text.into(),
         buttons: Vec::new(),
+        voice: false,
+        speech: None,
         state: OutState::Pending,
         created_ms: 1,
         receipt: None,

@@ -72,6 +72,8 @@ pub fn is_media_line(line: &str) -> bool {
 /// A reply's text while it streams (a preview, a block): its `MEDIA:`
 /// lines left out (the final sends the media they name, once).
 pub fn without_media_lines(text: &str) -> String {
+    // `[[tts:...]]` directives are never shown either.
+    let text = &crate::tts::directives::visible(text);
     if !text.contains("MEDIA:") {
         return text.to_string();
     }
@@ -99,6 +101,34 @@ pub enum NotStored {
     Gone(crate::media::MediaError),
     #[error("the media store stopped")]
     Stopped,
+}
+
+/// A stored file's bytes for an upload, refused for good when it is over
+/// the account's `mediaMaxMb` (`max`) or cannot be read.
+pub async fn upload_bytes(
+    file: &crate::media::MediaRef,
+    max: u64,
+) -> Result<Vec<u8>, super::deliver::SendFailure> {
+    let refuse = |error: String| super::deliver::SendFailure {
+        unknown: false,
+        error,
+    };
+    if file.size > max {
+        return Err(refuse(format!("the file is over mediaMaxMb ({max} bytes)")));
+    }
+    tokio::fs::read(&file.path)
+        .await
+        .map_err(|e| refuse(format!("the file to send: {e}")))
+}
+
+/// A media URL sent as a link (the platform shows its preview), under its
+/// caption.
+pub fn link_text(url: &str, caption: &str) -> String {
+    if caption.trim().is_empty() {
+        url.to_string()
+    } else {
+        format!("{caption}\n{url}")
+    }
 }
 
 #[cfg(test)]

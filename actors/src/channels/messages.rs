@@ -151,8 +151,10 @@ pub struct SendText {
     pub thread_id: Option<String>,
     pub reply_to: Option<String>,
     pub text: String,
-    /// Photos or documents (http(s) URLs) sent after the text.
+    /// Photos or documents (http(s) URLs, `media:<id>`) sent after the text.
     pub media: Vec<String>,
+    /// The media is audio sent as the channel's voice note (the `tts` tool).
+    pub voice: bool,
     pub key: String,
     /// Buttons under the text's last message (a question's options).
     pub buttons: Vec<Vec<crate::questions::Button>>,

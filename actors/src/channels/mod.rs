@@ -79,6 +79,7 @@ pub mod signal;
 pub mod slack;
 pub mod supervisor;
 pub mod telegram;
+pub mod voice_out;
 pub mod whatsapp;
 pub mod ws;
 

@@ -53,6 +53,8 @@ pub struct ChannelSupervisor {
     questions: Option<Addr<crate::questions::QuestionsActor>>,
     /// `message_received`, `message_sending`, `message_sent` command hooks.
     hooks: crate::hooks::HookClient,
+    /// Spoken replies.
+    speech: Option<Addr<crate::tts::Speaker>>,
     slots: BTreeMap<(String, String), Slot>,
     span: tracing::Span,
 }
@@ -87,6 +89,7 @@ impl ChannelSupervisor {
             media: None,
             questions: None,
             hooks: Default::default(),
+            speech: None,
             slots: BTreeMap::new(),
             span: tracing::info_span!("channels"),
         };
@@ -97,6 +100,12 @@ impl ChannelSupervisor {
     /// Replies in chats may answer `questions`' pending questions.
     pub fn with_questions(mut self, questions: Addr<crate::questions::QuestionsActor>) -> Self {
         self.questions = Some(questions);
+        self
+    }
+
+    /// Replies are spoken by `speech` (Auto-TTS, `/tts audio`).
+    pub fn with_speech(mut self, speech: Addr<crate::tts::Speaker>) -> Self {
+        self.speech = Some(speech);
         self
     }
 
@@ -175,6 +184,7 @@ impl ChannelSupervisor {
                 media: self.media.clone(),
                 questions: self.questions.clone(),
                 hooks: self.hooks.clone(),
+                speech: self.speech.clone(),
             },
             runs: self.runs.clone(),
             supervisor: ctx.address().recipient(),

@@ -123,6 +123,7 @@ impl Announcer {
                 media: Vec::new(),
                 key: key.to_string(),
                 buttons: Vec::new(),
+                voice: false,
             })
             .await;
         match sent {

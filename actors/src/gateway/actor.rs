@@ -29,6 +29,7 @@ pub struct GatewayActor {
     /// Told of `browser` changes (None: the browser was not started).
     browser: Option<Addr<crate::browser::BrowserTools>>,
     nodes: Addr<crate::nodes::NodeRegistry>,
+    speech: Addr<crate::tts::Speaker>,
     channel_health: Arc<crate::channels::health::HealthBoard>,
     heartbeat: Addr<crate::cron::beat::HeartbeatActor>,
     /// Asked for the stored sessions (health counts and recent rows).
@@ -106,6 +107,8 @@ pub struct GatewayParts {
     pub browser: Option<Addr<crate::browser::BrowserTools>>,
     /// Told of `gateway.nodes` changes.
     pub nodes: Addr<crate::nodes::NodeRegistry>,
+    /// Told of `tts` changes.
+    pub speech: Addr<crate::tts::Speaker>,
     /// Read for the health summary's `channels`.
     pub channel_health: Arc<crate::channels::health::HealthBoard>,
     /// Told of heartbeat settings changes; asked for its schedule.
@@ -132,6 +135,7 @@ impl GatewayActor {
             hooks: p.hooks,
             browser: p.browser,
             nodes: p.nodes,
+            speech: p.speech,
             channel_health: p.channel_health,
             heartbeat: p.heartbeat,
             audit: p.audit,
@@ -356,6 +360,8 @@ impl Handler<SettingsChanged> for GatewayActor {
         }
         self.nodes
             .do_send(crate::nodes::NodePolicy::from_settings(&self.settings));
+        self.speech
+            .do_send(crate::tts::ConfigureSpeech::from_settings(&self.settings));
         if let Some(audit) = &self.audit {
             audit.do_send(crate::audit::SetAuditSettings {
                 settings: crate::audit::AuditSettings::from_settings(&self.settings.logging.audit),

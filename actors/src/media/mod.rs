@@ -20,7 +20,7 @@
 //! the sender declared, and a mismatch is recorded.
 
 mod actor;
-mod cli;
+pub mod cli;
 mod config;
 mod detect;
 pub mod document;

@@ -4,7 +4,8 @@
 //! question. It never enters the transcript, never interrupts or steers
 //! the running run, and is not replayed by `chat.history`. The answer goes
 //! out as `chat.side_result` (kind `btw`) and as the directive run's final
-//! text, labelled, so a channel gets it as a one-off reply.
+//! text, labelled, so a channel gets it as a one-off reply. `/tts ...` is
+//! answered off the mailbox the same way (by the `Speaker`).
 
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use actix::prelude::*;
 use super::*;
 use crate::compaction::summary::ask;
 use crate::ids::RunId;
-use crate::provider::{ChatMessage, Messages};
+use crate::provider::{ChatMessage, MessageRole, Messages};
 
 /// The recent context a side question sees (messages).
 const CONTEXT_MESSAGES: usize = 40;
@@ -65,6 +66,51 @@ impl SessionActor {
             });
             act.forward(commands::answer(id, format!("BTW: {text}")));
         }));
+        let store = Some(self.deps.store.clone());
+        commands::acked(
+            store,
+            SendAck::of(&self.entry, run_id, SendStatus::Directive),
+        )
+    }
+
+    /// `/tts ...`: the speaker answers (a `/tts audio` run's voice is
+    /// recorded for its delivery); its answer is the run's final.
+    pub(super) fn tts_command(
+        &mut self,
+        run_id: RunId,
+        args: String,
+        ctx: &mut Context<Self>,
+    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
+        let Some(speaker) = self.deps.speech.clone() else {
+            return self.directive_reply(run_id, "Text-to-speech is not available here.".into());
+        };
+        let latest = self
+            .history
+            .recent(CONTEXT_MESSAGES)
+            .iter()
+            .rev()
+            .find(|m| m.role == MessageRole::Assistant && !m.text.trim().is_empty())
+            .map(|m| m.text.clone());
+        let ask = crate::tts::TtsCommand {
+            args,
+            session_key: self.key.as_str().to_string(),
+            run_id: run_id.to_string(),
+            agent: Some(self.key.agent_id().to_string()),
+            latest,
+        };
+        self.forward(RunEvent::Started {
+            run_id: run_id.clone(),
+        });
+        let id = run_id.clone();
+        ctx.spawn(
+            speaker
+                .send(ask)
+                .into_actor(self)
+                .map(move |answer, act, _| {
+                    let text = answer.unwrap_or_else(|_| "TTS: the speaker stopped.".to_string());
+                    act.forward(commands::answer(id, text));
+                }),
+        );
         let store = Some(self.deps.store.clone());
         commands::acked(
             store,

@@ -61,6 +61,7 @@ pub(super) fn decide(d: Directive, v: &View, f: &Facts) -> Decision {
         Directive::Stop => Decision::Stop,
         Directive::Compact(_) => say("/compact must be sent on its own.".to_string()),
         Directive::Btw(_) => say("/btw must be sent on its own.".to_string()),
+        Directive::Tts(_) => say("/tts must be sent on its own.".to_string()),
         Directive::Queue(args) => queue(v, &args, f.queue),
         Directive::Status => say(match f.files {
             Some(files) => status(v, files, f.history, f.queue),
@@ -391,6 +392,7 @@ impl SessionActor {
                 return self.directive_reply(run_id, refused);
             }
             [Directive::Btw(q)] => return self.side_question(run_id, q.clone(), ctx),
+            [Directive::Tts(args)] => return self.tts_command(run_id, args.clone(), ctx),
             _ => {}
         }
         if !list.iter().any(Directive::reads_files) {

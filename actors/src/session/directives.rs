@@ -33,6 +33,8 @@ pub enum Directive {
     Stop,
     /// `/btw <question>`: a side question (`btw.rs`).
     Btw(String),
+    /// `/tts ...` (`/voice` on Discord): the speaker's command (`btw.rs`).
+    Tts(String),
 }
 
 impl Directive {
@@ -169,6 +171,7 @@ fn parse_one(text: &str) -> Option<Result<(Directive, &str), DirectiveError>> {
         "agent" => Ok((Directive::Agent(rest_arg(after)), "")),
         "stop" | "abort" => Ok((Directive::Stop, after)),
         "btw" => btw(after),
+        "tts" | "voice" => Ok((Directive::Tts(after.trim().to_string()), "")),
         _ => return None,
     };
     Some(out)

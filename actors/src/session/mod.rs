@@ -127,6 +127,8 @@ pub struct SessionDeps {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Where a run loads the stored images it sends (None: no store).
     pub media: Option<Addr<crate::media::MediaStore>>,
+    /// `/tts` (None: no speech).
+    pub speech: Option<Addr<crate::tts::Speaker>>,
 }
 
 /// Written after a user message whose run a gateway stop cut off.

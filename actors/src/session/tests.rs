@@ -91,6 +91,7 @@ fn setup(queue: QueueSettings) -> H {
         workspace: dir.path().display().to_string(),
         metrics: Default::default(),
         media: None,
+        speech: None,
     };
     let session =
         SessionActor::new("agent:main:main".into(), entry("sess-1"), deps.clone()).start();

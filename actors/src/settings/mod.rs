@@ -23,6 +23,7 @@ mod nodes;
 mod session;
 mod skills;
 mod tools;
+mod tts;
 
 use std::collections::BTreeMap;
 
@@ -43,6 +44,7 @@ pub use nodes::*;
 pub use session::*;
 pub use skills::*;
 pub use tools::*;
+pub use tts::*;
 
 /// The settings `config/default.json5` alone gives (tests build from them
 /// instead of defaults written in Rust).
@@ -101,6 +103,7 @@ pub struct Settings {
     pub wizard: WizardSettings,
     pub browser: BrowserSettings,
     pub talk: TalkSettings,
+    pub tts: TtsSettings,
     pub memory: MemorySection,
     pub update: UpdateSettings,
 }
@@ -505,6 +508,9 @@ pub struct AgentEntry {
     pub sandbox: Option<Value>,
     #[serde(default)]
     pub heartbeat: Option<Value>,
+    /// Voices, persona or mode of this agent's spoken replies over `tts`.
+    #[serde(default)]
+    pub tts: Option<AgentTtsLayer>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

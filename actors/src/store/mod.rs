@@ -82,6 +82,9 @@ pub enum Tree {
     /// `<nodeId>\0<idempotency key>` -> a `node.invoke` sent to the node,
     /// recorded before it is sent, and its answer once it came.
     NodeInvokes,
+    /// `cache/<sha256 of a speech request>` -> the media id of its audio;
+    /// `run/<run id>` -> the voice a `/tts audio` run owes (`tts/`).
+    Speech,
 }
 
 impl Tree {
@@ -108,9 +111,10 @@ impl Tree {
             Tree::CronRuns => "cron_runs",
             Tree::Nodes => "nodes",
             Tree::NodeInvokes => "node_invokes",
+            Tree::Speech => "speech",
         }
     }
-    const ALL: [Tree; 21] = [
+    const ALL: [Tree; 22] = [
         Tree::Devices,
         Tree::Pairing,
         Tree::Idempotency,
@@ -132,6 +136,7 @@ impl Tree {
         Tree::CronRuns,
         Tree::Nodes,
         Tree::NodeInvokes,
+        Tree::Speech,
     ];
 }
 

@@ -349,5 +349,22 @@ pub fn specs() -> Vec<ToolSpec> {
         heartbeat_respond(),
         agents_list(),
         ask_user(),
+        tts(),
     ]
+}
+
+fn tts() -> ToolSpec {
+    spec(
+        "tts",
+        "Convert text to spoken audio (TTS) with the configured voice provider. Only explicit voice/speech/TTS intent or active TTS config; never ordinary text reply. Audio auto-delivered. After success follow reply instructions; no duplicate text/audio.",
+        json!({
+            "type": "object",
+            "required": ["text"],
+            "properties": {
+                "text": { "type": "string", "description": "Text to speak." },
+                "channel": { "type": "string", "description": "Channel id; output-format hint." },
+                "timeoutMs": { "type": "integer", "minimum": 1, "description": "Provider timeout ms." }
+            }
+        }),
+    )
 }

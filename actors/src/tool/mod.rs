@@ -211,7 +211,14 @@ pub const SESSION_TOOLS: &[&str] = &[
 /// Tools the edge answers (`src/tools/`): they drive the gateway's own
 /// methods (`cron.*`, `message.action`, `config.*`), as OpenClaw's tools call
 /// its gateway. `cron` is OpenClaw's permanent alias of `automations`.
-pub const GATEWAY_TOOLS: &[&str] = &["automations", "cron", "message", "gateway", "ask_user"];
+pub const GATEWAY_TOOLS: &[&str] = &[
+    "automations",
+    "cron",
+    "message",
+    "gateway",
+    "ask_user",
+    "tts",
+];
 
 /// Tools the media tools actor answers (`media::tools`).
 pub const MEDIA_TOOLS: &[&str] = &["view_image", "pdf"];

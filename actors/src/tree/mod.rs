@@ -94,6 +94,8 @@ pub struct Gateway {
     pub browser: Option<Addr<crate::browser::BrowserTools>>,
     /// The media store (`<state>/media`; its only writer).
     pub media: Addr<crate::media::MediaStore>,
+    /// Spoken replies (`tts.*`, `talk.catalog`, the `tts` tool).
+    pub speech: Addr<crate::tts::Speaker>,
     /// The default model the sessions use.
     pub model: ModelRef,
     pub versions: Arc<StateVersions>,
@@ -147,7 +149,14 @@ impl Gateway {
         tidy_store(&store, &settings);
         prepare_workspace(&planned.workspace, settings.agents.defaults.skip_bootstrap)?;
         let tooling = Tooling::start(&settings, &store, &env, &planned, &sinks, &base)?;
-        let sessions = Sessions::start(&settings, &store, planned, &base, &tooling, &metrics);
+        let sessions = Sessions::start(
+            &settings,
+            &store,
+            planned,
+            (&base, &tooling),
+            &metrics,
+            &env,
+        );
         let parts = Parts {
             store,
             env,
@@ -198,6 +207,7 @@ impl Gateway {
             hooks: tooling.hooks,
             lsp: tooling.lsp,
             media: tooling.media,
+            speech: sessions.speech,
             browser: tooling.browser,
             model: sessions.model,
             versions: p.versions,
@@ -257,6 +267,7 @@ impl Parts {
 
             browser: self.tooling.browser.clone(),
             nodes: self.base.nodes.clone(),
+            speech: self.sessions.speech.clone(),
             channel_health: surfaces.channel_health.clone(),
             hub: self.sessions.hub.clone(),
             env: self.env.clone(),

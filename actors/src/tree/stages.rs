@@ -354,6 +354,7 @@ pub(super) struct Sessions {
     pub(super) tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     pub(super) model: ModelRef,
     pub(super) workspace: std::path::PathBuf,
+    pub(super) speech: Addr<crate::tts::Speaker>,
 }
 
 impl Sessions {
@@ -361,12 +362,21 @@ impl Sessions {
         settings: &Settings,
         store: &Store,
         planned: StartPlan,
-        base: &Registries,
-        tooling: &Tooling,
+        (base, tooling): (&Registries, &Tooling),
         metrics: &Arc<Metrics>,
+        env: &EnvReader,
     ) -> Sessions {
         let defaults = &settings.agents.defaults;
         let hub = ProviderHub::new(planned.hub_config).start();
+        let speech = crate::tts::Speaker::new(
+            store.dir(),
+            store.clone(),
+            Some(tooling.media.clone()),
+            Some(hub.clone()),
+            env.clone(),
+            crate::tts::ConfigureSpeech::from_settings(settings),
+        )
+        .start();
         let context = Arc::new(planned.context);
         context.set_plugin_skills(tooling.plugins.skill_roots(), tooling.plugins.tool_env());
         let mut tool_policy = planned.tool_policy;
@@ -377,6 +387,7 @@ impl Sessions {
             Wiring {
                 store,
                 hub: &hub,
+                speech: &speech,
                 base,
                 tooling,
                 metrics,
@@ -403,6 +414,7 @@ impl Sessions {
         let _ = tooling.subagent_done.set(tools_actor.clone().recipient());
         let _ = tooling.session_tools.set(tools_actor.recipient());
         Sessions {
+            speech,
             router,
             hub,
             context,
@@ -417,6 +429,7 @@ impl Sessions {
 pub(super) struct Wiring<'a> {
     pub(super) store: &'a Store,
     pub(super) hub: &'a Addr<ProviderHub>,
+    pub(super) speech: &'a Addr<crate::tts::Speaker>,
     pub(super) base: &'a Registries,
     pub(super) tooling: &'a Tooling,
     pub(super) metrics: &'a Arc<Metrics>,
@@ -461,6 +474,7 @@ pub(super) fn session_deps(settings: &Settings, w: Wiring<'_>) -> SessionDeps {
         workspace: w.workspace.display().to_string(),
         metrics: w.metrics.clone(),
         media: Some(w.tooling.media.clone()),
+        speech: Some(w.speech.clone()),
     }
 }
 
@@ -494,6 +508,7 @@ impl Surfaces {
         .with_media(p.tooling.media.clone())
         .with_questions(p.tooling.questions.clone())
         .with_hooks(p.tooling.hooks.clone())
+        .with_speech(p.sessions.speech.clone())
         .start();
         let (cron, heartbeat) = start_automation(
             settings,

@@ -80,10 +80,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         "sessions.companion.state" => json!({ "exchanges": [] }),
         "sessions.branches.list" => json!({ "branches": [] }),
         "tasks.list" => json!({ "tasks": [] }),
-        "talk.catalog" => json!({
-            "realtime": { "ready": false, "activeProvider": null, "providers": [] },
-            "transcription": { "ready": false, "activeProvider": null, "providers": [] },
-        }),
         "plugins.catalog.browse" => json!({ "items": [] }),
         "artifacts.list" => json!({ "artifacts": [] }),
         "themes.list" => themes(state),

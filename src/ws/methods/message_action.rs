@@ -197,6 +197,7 @@ async fn send(
             media,
             key: a.idempotency_key.clone(),
             buttons: Vec::new(),
+            voice: false,
         })
         .await
         .map_err(down)?

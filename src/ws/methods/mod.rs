@@ -27,6 +27,7 @@ mod sessions;
 mod skills;
 mod stability;
 mod system;
+mod tts;
 mod usage;
 mod users;
 mod watch;
@@ -337,6 +338,10 @@ async fn route(
         "users.self" => users::this(p),
         "secrets.reload" => secrets::reload(state, p).await,
         "hooks.status" => hook_status::status(state, p).await,
+        "tts.status" | "tts.providers" | "tts.personas" | "tts.enable" | "tts.disable"
+        | "tts.setProvider" | "tts.setPersona" | "tts.convert" | "tts.speak" | "talk.catalog" => {
+            tts::method(state, frame.method.as_str(), p.clone()).await
+        }
         "plugins.list" => plugins::list(state, p).await,
         "plugins.inspect" => plugins::inspect(state, p).await,
         "plugins.install" => plugins::install(state, caller, p).await,

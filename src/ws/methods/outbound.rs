@@ -215,6 +215,7 @@ pub async fn send(state: &SharedState, p: &Value) -> MethodResult {
             media: media.clone(),
             key: p.idempotency_key.clone(),
             buttons: Vec::new(),
+            voice: false,
         })
         .await
         .map_err(down)?
@@ -308,6 +309,7 @@ pub async fn follow(
         chat_type: to.chat_type,
         untrusted,
         kind,
+        voice_in: false,
     };
     let follow = FollowRun {
         channel: to.channel,

@@ -177,26 +177,27 @@ impl Outlet for MatrixOutlet {
         file: &crate::media::MediaRef,
         caption: &str,
     ) -> Result<String, SendFailure> {
-        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
-        let name = file.file_name.clone().unwrap_or_else(|| "file".into());
-        let url = self
-            .limiter
-            .call(true, || {
-                self.api.upload(bytes.clone(), &file.content_type, &name)
-            })
-            .await
-            .map_err(SendFailure::of)?;
-        let body = if caption.trim().is_empty() {
-            name.clone()
+        self.upload(to, file, caption, false).await
+    }
+
+    /// `m.audio` with the voice flags (Ogg/Opus), else a file.
+    async fn send_voice(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> Result<String, SendFailure> {
+        let voice = file.content_type == "audio/ogg";
+        let caption = if voice && caption.is_empty() {
+            "Voice message"
         } else {
-            caption.to_string()
+            caption
         };
-        let content = json!({ "msgtype": media_kind(&file.content_type), "body": body,
-            "filename": name, "url": url,
-            "info": { "mimetype": file.content_type, "size": file.size } });
-        self.put(&to.chat_id, "m.room.message", &txn(), &content)
-            .await
-            .map_err(SendFailure::of)
+        self.upload(to, file, caption, voice).await
+    }
+
+    fn voice_notes(&self) -> bool {
+        true
     }
 
     fn split(&self, text: &str) -> Vec<String> {
@@ -223,6 +224,43 @@ impl Outlet for MatrixOutlet {
 
     fn media_limit(&self) -> u64 {
         self.media_max_bytes
+    }
+}
+
+impl MatrixOutlet {
+    /// Uploaded to the media repository, then sent as a room message.
+    async fn upload(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+        voice: bool,
+    ) -> Result<String, SendFailure> {
+        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
+        let name = file.file_name.clone().unwrap_or_else(|| "file".into());
+        let url = self
+            .limiter
+            .call(true, || {
+                self.api.upload(bytes.clone(), &file.content_type, &name)
+            })
+            .await
+            .map_err(SendFailure::of)?;
+        let body = if caption.trim().is_empty() {
+            name.clone()
+        } else {
+            caption.to_string()
+        };
+        let mut content = json!({ "msgtype": media_kind(&file.content_type), "body": body,
+            "filename": name, "url": url,
+            "info": { "mimetype": file.content_type, "size": file.size } });
+        if voice {
+            // MSC3245: clients show it as a voice message.
+            content["org.matrix.msc1767.audio"] = json!({});
+            content["org.matrix.msc3245.voice"] = json!({});
+        }
+        self.put(&to.chat_id, "m.room.message", &txn(), &content)
+            .await
+            .map_err(SendFailure::of)
     }
 }
 

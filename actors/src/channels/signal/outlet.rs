@@ -170,6 +170,12 @@ impl Outlet for SignalOutlet {
         split(text, self.chunk_limit.min(MAX_MESSAGE_CHARS))
     }
 
+    /// A voice note: Telegram's `sendVoice` (what `send_file` sends an
+    /// Ogg file as); Signal's audio attachment.
+    fn voice_notes(&self) -> bool {
+        true
+    }
+
     fn preview_limit(&self) -> usize {
         self.chunk_limit
     }

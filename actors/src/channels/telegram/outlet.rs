@@ -167,6 +167,12 @@ impl Outlet for TgOutlet {
         format::split(text, self.chunk_limit)
     }
 
+    /// A voice note: Telegram's `sendVoice` (what `send_file` sends an
+    /// Ogg file as); Signal's audio attachment.
+    fn voice_notes(&self) -> bool {
+        true
+    }
+
     fn preview_limit(&self) -> usize {
         format::MAX_MESSAGE_CHARS - 96
     }

@@ -217,8 +217,9 @@ impl GraphApi {
         self.message(m).await
     }
 
-    /// `kind` (`image`, `audio`, `video`, `document`) by `link` or by
-    /// upload `id`, with a caption where the kind takes one.
+    /// `kind` (`image`, `audio`, `video`, `document`; `voice`: audio with
+    /// `voice: true`, a voice note) by `link` or by upload `id`, with a
+    /// caption where the kind takes one.
     pub async fn send_media(
         &self,
         to: &str,
@@ -227,7 +228,14 @@ impl GraphApi {
         caption: &str,
         filename: Option<&str>,
     ) -> Result<String, WaError> {
+        let (kind, voice) = match kind {
+            "voice" => ("audio", true),
+            k => (k, false),
+        };
         let mut media = json!({ source.0: source.1 });
+        if voice {
+            media["voice"] = json!(true);
+        }
         if !caption.trim().is_empty() && kind != "audio" {
             media["caption"] = json!(caption);
         }

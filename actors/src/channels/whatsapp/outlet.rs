@@ -197,25 +197,26 @@ impl Outlet for WhatsAppOutlet {
         file: &crate::media::MediaRef,
         caption: &str,
     ) -> Result<String, SendFailure> {
-        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
-        let name = file.file_name.clone().unwrap_or_else(|| "file".to_string());
-        let media_id = self
-            .buckets
-            .get("media")
-            .call(true, || {
-                self.api.upload(bytes.clone(), &file.content_type, &name)
-            })
+        self.upload_and_send(to, file, caption, kind_of(&file.content_type))
             .await
-            .map_err(SendFailure::of)?;
-        let kind = kind_of(&file.content_type);
-        self.buckets
-            .get("messages")
-            .call(false, || {
-                self.api
-                    .send_media(&to.chat_id, kind, ("id", &media_id), caption, Some(&name))
-            })
-            .await
-            .map_err(SendFailure::of)
+    }
+
+    /// An Ogg/Opus voice note (`audio` with `voice: true`; the caption,
+    /// which voice notes do not show, is left out); other audio as a file.
+    async fn send_voice(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+    ) -> Result<String, SendFailure> {
+        match file.content_type.as_str() {
+            "audio/ogg" => self.upload_and_send(to, file, "", "voice").await,
+            _ => self.send_file(to, file, caption).await,
+        }
+    }
+
+    fn voice_notes(&self) -> bool {
+        true
     }
 
     fn split(&self, text: &str) -> Vec<String> {
@@ -239,6 +240,35 @@ impl Outlet for WhatsAppOutlet {
 
     fn media_limit(&self) -> u64 {
         self.media_max_bytes
+    }
+}
+
+impl WhatsAppOutlet {
+    async fn upload_and_send(
+        &self,
+        to: &Target,
+        file: &crate::media::MediaRef,
+        caption: &str,
+        kind: &str,
+    ) -> Result<String, SendFailure> {
+        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
+        let name = file.file_name.clone().unwrap_or_else(|| "file".to_string());
+        let media_id = self
+            .buckets
+            .get("media")
+            .call(true, || {
+                self.api.upload(bytes.clone(), &file.content_type, &name)
+            })
+            .await
+            .map_err(SendFailure::of)?;
+        self.buckets
+            .get("messages")
+            .call(false, || {
+                self.api
+                    .send_media(&to.chat_id, kind, ("id", &media_id), caption, Some(&name))
+            })
+            .await
+            .map_err(SendFailure::of)
     }
 }
 

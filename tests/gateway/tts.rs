@@ -1,0 +1,419 @@
+//! Voice out (issue 54): replies spoken with OpenClaw's `tts` keys. Real
+//! engines at both ends: espeak-ng makes the voice note and, through the
+//! Local CLI entry, the reply's voice; opusenc (opus-tools) makes it a
+//! voice note; pocketsphinx hears both. The speech providers' wire is
+//! faked with their faults (429, 500, slow, empty audio).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde_json::{json, Value};
+
+use super::mcp::ROOT;
+use super::media::{audio_config, speak};
+use super::telegram::{telegram_config, BOT_TOKEN};
+use crate::support::fake_server::{serve, NoSocket, Served};
+use crate::support::fake_telegram::FakeTelegram;
+use crate::support::process::{Within, CHILD_LIMIT};
+use crate::support::{admin, TestGateway};
+
+const LONG: Duration = Duration::from_secs(60);
+
+/// `tts.providers.tts-local-cli`: espeak-ng writing a WAV.
+fn espeak_cli() -> Value {
+    json!({ "command": "espeak-ng", "args": ["-v", "en-us", "-s", "130", "-w", "{{OutputPath}}", "{{Text}}"], "outputFormat": "wav" })
+}
+
+fn voice(from: i64, mid: i64, file: &str, size: usize) -> Value {
+    json!({
+        "message_id": mid, "date": 1_700_000_000, "chat": { "id": from, "type": "private" },
+        "from": { "id": from, "first_name": "A" },
+        "voice": { "file_id": file, "file_unique_id": file, "duration": 2, "mime_type": "audio/ogg", "file_size": size },
+    })
+}
+
+/// The codec an Ogg stream's first packet names.
+fn ogg_codec(bytes: &[u8]) -> Option<&'static str> {
+    if !bytes.starts_with(b"OggS") {
+        return None;
+    }
+    let head = &bytes[..bytes.len().min(200)];
+    head.windows(8).any(|w| w == b"OpusHead").then_some("opus")
+}
+
+/// What pocketsphinx hears in an Ogg/Opus file (decoded by opusdec).
+fn hear(dir: &Path, ogg: &[u8]) -> String {
+    let (inp, wav) = (dir.join("reply.ogg"), dir.join("reply.wav"));
+    std::fs::write(&inp, ogg).unwrap();
+    let ok = std::process::Command::new("opusdec")
+        .args(["--quiet", "--rate", "16000"])
+        .arg(&inp)
+        .arg(&wav)
+        .status_within(CHILD_LIMIT);
+    assert!(ok.success(), "opusdec");
+    let gram = PathBuf::from(ROOT).join("tests/media/reply.gram");
+    let out = std::process::Command::new("pocketsphinx_continuous")
+        .arg("-infile")
+        .arg(&wav)
+        .args(["-samprate", "16000", "-jsgf"])
+        .arg(gram)
+        .args(["-logfn", "/dev/null"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[tokio::test]
+async fn a_voice_note_gets_a_voice_note_back_that_says_the_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut cfg = telegram_config(&fake, json!({ "streamMode": "off" }));
+    ferroclaw::config::merge_patch(&mut cfg, &audio_config(&dir.path().join("runs")));
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &json!({ "tts": { "auto": "inbound", "provider": "tts-local-cli", "providers": { "tts-local-cli": espeak_cli() } } }),
+    );
+    let mut gw = TestGateway::with_config(cfg);
+    let speech = speak(dir.path(), "turn on the kitchen lights");
+    fake.add_file("v1", speech.clone());
+    fake.push("message", voice(42, 1, "v1", speech.len()));
+    assert!(
+        fake.until(LONG, |f| f.calls("sendVoice").len() == 1).await,
+        "{:?}",
+        fake.sent_to(42)
+    );
+    // The text went too, and the voice is an Ogg/Opus voice note.
+    let texts: Vec<String> = fake.sent_to(42).iter().map(|m| m.text.clone()).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("turn on the kitchen lights")),
+        "{texts:?}"
+    );
+    let up = fake.uploads();
+    let note = up.iter().find(|p| p.name == "voice").expect("a voice part");
+    assert_eq!(note.content_type.as_deref(), Some("audio/ogg"));
+    assert_eq!(ogg_codec(&note.data), Some("opus"));
+    let heard = hear(dir.path(), &note.data);
+    assert!(
+        heard.contains("turn on the kitchen lights"),
+        "pocketsphinx heard {heard:?}"
+    );
+
+    // A text message is not spoken in `inbound` mode; `/tts audio` is.
+    fake.dm(42, 2, "what is the weather today");
+    assert!(
+        fake.until(LONG, |f| f
+            .sent_to(42)
+            .iter()
+            .any(|m| m.text.contains("weather")))
+            .await
+    );
+    fake.dm(42, 3, "/tts audio remind me to buy milk");
+    assert!(fake.until(LONG, |f| f.calls("sendVoice").len() == 2).await);
+    // Barrier: the /tts audio run is answered; the weather reply had no voice.
+    assert_eq!(fake.calls("sendVoice").len(), 2);
+    let last = fake
+        .uploads()
+        .into_iter()
+        .rev()
+        .find(|p| p.name == "voice")
+        .unwrap();
+    assert!(hear(dir.path(), &last.data).contains("remind me to buy milk"));
+    // After a restart nothing is sent again.
+    gw.restart();
+    fake.dm(42, 4, "start a new session");
+    assert!(
+        fake.until(LONG, |f| f
+            .sent_to(42)
+            .iter()
+            .any(|m| m.text.contains("start a new session")))
+            .await
+    );
+    assert_eq!(fake.calls("sendVoice").len(), 2, "no voice sent twice");
+}
+
+/// A speech API that answers by a script of faults, and records requests.
+#[derive(Default)]
+struct FakeSpeech {
+    /// Per path prefix: the status to answer (200: audio), "slow", "empty".
+    script: Mutex<Vec<(String, String)>>,
+    seen: Mutex<Vec<(String, Value, Option<String>)>>,
+    audio: Vec<u8>,
+}
+
+async fn speech(req: HttpRequest, body: web::Bytes, st: web::Data<FakeSpeech>) -> HttpResponse {
+    let path = req.path().to_string();
+    let key = req
+        .headers()
+        .get("xi-api-key")
+        .or(req.headers().get("authorization"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let b: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    st.seen
+        .lock()
+        .unwrap()
+        .push((req.uri().to_string(), b, key));
+    let how = st
+        .script
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(p, _)| path.starts_with(p.as_str()))
+        .map(|(_, h)| h.clone())
+        .unwrap_or_else(|| "200".into());
+    match how.as_str() {
+        "slow" => {
+            // Longer than the configured timeout: the gateway gives up first.
+            actix_rt::time::sleep(Duration::from_secs(5)).await;
+            HttpResponse::Ok().body(st.audio.clone())
+        }
+        "empty" => HttpResponse::Ok().content_type("audio/ogg").finish(),
+        "200" => HttpResponse::Ok()
+            .content_type("audio/ogg")
+            .body(st.audio.clone()),
+        code => HttpResponse::build(
+            actix_web::http::StatusCode::from_u16(code.parse().unwrap()).unwrap(),
+        )
+        .json(json!({ "error": { "message": format!("fault {code}") } })),
+    }
+}
+
+fn start_speech(audio: Vec<u8>, script: &[(&str, &str)]) -> (Served, String, Arc<FakeSpeech>) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let st = Arc::new(FakeSpeech {
+        audio,
+        script: Mutex::new(
+            script
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+        ),
+        ..Default::default()
+    });
+    let routes: fn(&mut web::ServiceConfig) = |c| {
+        c.default_service(web::to(speech));
+    };
+    (
+        serve::<_, NoSocket<FakeSpeech>, _>(l, st.clone(), routes, None),
+        url,
+        st,
+    )
+}
+
+/// An Ogg/Opus file made by the real encoder (what a provider returns).
+fn opus_file(dir: &Path) -> Vec<u8> {
+    let wav = dir.join("p.wav");
+    std::fs::write(&wav, speak(dir, "start a new session")).unwrap();
+    let out = std::process::Command::new("opusenc")
+        .args(["--quiet"])
+        .arg(&wav)
+        .arg(dir.join("p.ogg"))
+        .status_within(CHILD_LIMIT);
+    assert!(out.success());
+    std::fs::read(dir.join("p.ogg")).unwrap()
+}
+
+#[tokio::test]
+async fn providers_fall_back_in_order_and_say_why_in_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let audio = opus_file(dir.path());
+    let (_srv, url, st) = start_speech(
+        audio.clone(),
+        &[("/v1/audio", "429"), ("/v1/text-to-speech", "500")],
+    );
+    let cfg = json!({ "tts": { "timeoutMs": 1500, "providers": {
+        "openai": { "apiKey": "sk-test", "baseUrl": format!("{url}/v1"), "speakerVoice": "alloy" },
+        "elevenlabs": { "apiKey": "xi-test", "baseUrl": url },
+        "tts-local-cli": espeak_cli(),
+    } } });
+    let gw = TestGateway::with_config(cfg);
+    let mut c = admin(&gw).await;
+    let r = c
+        .call(
+            "tts.convert",
+            json!({ "text": "Hello from the gateway", "channel": "telegram" }),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["payload"]["provider"], "tts-local-cli");
+    assert_eq!(
+        r["payload"]["voiceCompatible"], true,
+        "converted to Ogg/Opus"
+    );
+    let path = r["payload"]["audioPath"].as_str().unwrap();
+    assert_eq!(ogg_codec(&std::fs::read(path).unwrap()), Some("opus"));
+    let seen = st.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    // OpenAI asked for Opus for a voice note, with its key; ElevenLabs too.
+    assert_eq!(seen[0].1["response_format"], "opus");
+    assert_eq!(seen[0].1["voice"], "alloy");
+    assert_eq!(seen[0].2.as_deref(), Some("Bearer sk-test"));
+    assert!(
+        seen[1].0.contains("output_format=opus_48000_64"),
+        "{}",
+        seen[1].0
+    );
+    assert_eq!(seen[1].2.as_deref(), Some("xi-test"));
+    let s = c.call("tts.status", json!({})).await;
+    let tries = &s["payload"]["lastAttempt"]["attempts"];
+    let reasons: Vec<&str> = tries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["reasonCode"].as_str().unwrap_or("ok"))
+        .collect();
+    assert_eq!(reasons, ["rate_limited", "http_error", "ok"], "{s}");
+
+    // The same request again: from the cache, no provider asked.
+    let again = c
+        .call(
+            "tts.convert",
+            json!({ "text": "Hello from the gateway", "channel": "telegram" }),
+        )
+        .await;
+    assert_eq!(again["payload"]["audioPath"], r["payload"]["audioPath"]);
+    assert_eq!(st.seen.lock().unwrap().len(), 2);
+
+    // Slow, then empty audio: both fail over; OpenAI healthy again wins.
+    *st.script.lock().unwrap() = vec![
+        ("/v1/audio".into(), "slow".into()),
+        ("/v1/text-to-speech".into(), "empty".into()),
+    ];
+    let r = c
+        .call("tts.speak", json!({ "text": "A second line" }))
+        .await;
+    assert_eq!(r["payload"]["provider"], "tts-local-cli", "{r}");
+    let s = c.call("tts.status", json!({})).await;
+    let reasons: Vec<&str> = s["payload"]["lastAttempt"]["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["reasonCode"].as_str().unwrap_or("ok"))
+        .collect();
+    assert_eq!(reasons, ["timeout", "empty_audio", "ok"]);
+    *st.script.lock().unwrap() = vec![];
+    let r = c.call("tts.speak", json!({ "text": "A third line" })).await;
+    assert_eq!(r["payload"]["provider"], "openai");
+    assert_eq!(r["payload"]["mimeType"], "audio/ogg");
+    // Over maxTextLength: refused, as OpenClaw says it.
+    let long = "a".repeat(5000);
+    let r = c.call("tts.speak", json!({ "text": long })).await;
+    assert_eq!(
+        r["error"]["message"],
+        "tts.speak text too long (5000 chars, max 4096)"
+    );
+}
+
+#[tokio::test]
+async fn when_every_provider_fails_the_text_still_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_srv, url, st) = start_speech(Vec::new(), &[("/v1/audio", "500")]);
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut cfg = telegram_config(&fake, json!({ "streamMode": "off" }));
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &json!({ "tts": { "auto": "always", "providers": {
+        "openai": { "apiKey": "k", "baseUrl": format!("{url}/v1") },
+    } } }),
+    );
+    let _gw = TestGateway::with_config(cfg);
+    fake.dm(42, 1, "tell me something nice");
+    assert!(
+        fake.until(LONG, |f| f
+            .sent_to(42)
+            .iter()
+            .any(|m| m.text.contains("something nice")))
+            .await
+    );
+    // Barrier: the voice item was tried (the provider saw it) and failed.
+    assert!(
+        crate::support::wait_for(LONG, || {
+            let n = st.seen.lock().unwrap().len();
+            async move { n == 1 }
+        })
+        .await
+    );
+    assert!(fake.calls("sendVoice").is_empty() && fake.uploads().is_empty());
+    let _ = dir;
+}
+
+#[tokio::test]
+async fn tts_methods_change_the_hosts_preferences_and_talk_catalog_lists_providers() {
+    let cfg = json!({ "tts": {
+        "providers": { "tts-local-cli": espeak_cli() },
+        "personas": { "narrator": { "label": "Narrator", "provider": "tts-local-cli" } },
+    } });
+    let gw = TestGateway::with_config(cfg);
+    let mut c = admin(&gw).await;
+    let s = c.call("tts.status", json!({})).await;
+    assert_eq!(s["payload"]["enabled"], false);
+    assert_eq!(s["payload"]["provider"], "tts-local-cli");
+    assert_eq!(
+        c.call("tts.enable", json!({})).await["payload"],
+        json!({ "enabled": true })
+    );
+    assert_eq!(
+        c.call("tts.status", json!({})).await["payload"]["auto"],
+        "always"
+    );
+    let bad = c
+        .call("tts.setProvider", json!({ "provider": "nope" }))
+        .await;
+    assert_eq!(bad["ok"], false);
+    assert_eq!(
+        c.call("tts.setPersona", json!({ "persona": "Narrator" }))
+            .await["payload"]["persona"],
+        "narrator"
+    );
+    let p = c.call("tts.personas", json!({})).await;
+    assert_eq!(p["payload"]["active"], "narrator");
+    let prefs: Value = serde_json::from_str(
+        &std::fs::read_to_string(gw.state_dir().join("settings/tts.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(prefs, json!({ "auto": "always", "persona": "narrator" }));
+    let cat = c.call("talk.catalog", json!({})).await;
+    let speech = &cat["payload"]["speech"];
+    assert_eq!(speech["activeProvider"], "tts-local-cli");
+    let ids: Vec<(&str, bool)> = speech["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap(),
+                p["configured"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("openai", false),
+            ("elevenlabs", false),
+            ("tts-local-cli", true)
+        ]
+    );
+    assert_eq!(cat["payload"]["realtime"]["ready"], false);
+    assert_eq!(
+        c.call("tts.disable", json!({})).await["payload"],
+        json!({ "enabled": false })
+    );
+}
+
+#[tokio::test]
+async fn the_legacy_messages_tts_key_is_read_as_tts() {
+    let gw = TestGateway::with_config(
+        json!({ "messages": { "tts": { "enabled": true, "provider": "tts-local-cli",
+        "providers": { "tts-local-cli": espeak_cli() } } } }),
+    );
+    let mut c = admin(&gw).await;
+    let s = c.call("tts.status", json!({})).await;
+    assert_eq!(s["payload"]["auto"], "always", "{s}");
+    assert_eq!(s["payload"]["provider"], "tts-local-cli");
+}
