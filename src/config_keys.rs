@@ -527,6 +527,17 @@ mod unset_tests {
             "not the default agent (the first is)",
         ),
         ("attachments.ttlHours", "no age limit"),
+        ("tts.providers.*.timeoutMs", "tts.timeoutMs"),
+        (
+            "tts.providers.*.enabled",
+            "OpenClaw's Microsoft switch, not read",
+        ),
+        ("tts.providers.*.seed", "the provider picks"),
+        ("tts.providers.*.speed", "the provider's normal speed"),
+        ("tts.personas.*.providers.*.seed", "the provider's setting"),
+        ("tts.personas.*.providers.*.speed", "the provider's setting"),
+        ("agents.list[].tts.providers.*.seed", "the tts setting"),
+        ("agents.list[].tts.providers.*.speed", "the tts setting"),
         ("browser.allowSystemProfileImport", "OpenClaw's, not read"),
         (
             "browser.attachOnly",

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod config_keys;
+pub mod config_legacy;
 pub mod http;
 pub mod mcp;
 pub mod media_links;

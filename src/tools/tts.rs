@@ -20,48 +20,16 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
     if msg.trust.untrusted {
         return refused("tts: not available on this turn");
     }
-    let args = &msg.call.arguments;
-    let Some(text) = args
-        .get("text")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-    else {
-        return fail("tts: `text` is required");
-    };
-    let timeout_ms = match args.get("timeoutMs") {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_u64().filter(|n| *n > 0) {
-            Some(n) => Some(n),
-            None => return fail("timeoutMs must be a positive integer in milliseconds."),
-        },
-    };
-    let origin = msg.origin.as_ref();
-    let channel = args
-        .get("channel")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| origin.map(|o| o.channel.clone()));
-    let voice = channel.as_deref().is_some_and(|c| VOICE_NOTES.contains(&c));
-    let ask = Synthesize {
-        text: text.to_string(),
-        target: if voice {
-            SpeechTarget::VoiceNote
-        } else {
-            SpeechTarget::AudioFile
-        },
-        agent: Some(msg.agent_id.clone()),
-        overrides: Default::default(),
-        fallback: true,
-        timeout_ms,
-        fit: Fit::Strict,
+    let ask = match request(msg) {
+        Ok(ask) => ask,
+        Err(why) => return fail(why.to_string()),
     };
     let spoken = match state.gateway.speech.send(ask).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => return fail(format!("tts: {e}")),
         Err(_) => return fail("tts: the speaker is unavailable"),
     };
-    let Some(o) = origin else {
+    let Some(o) = msg.origin.as_ref() else {
         return ToolOutcome::ok(format!(
             "Audio ({}, {}) saved: MEDIA:{}",
             spoken.provider,
@@ -94,4 +62,47 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
         Ok(Err(e)) => fail(format!("tts: the audio was not sent: {e}")),
         Err(_) => fail("tts: the channels are unavailable"),
     }
+}
+
+/// Why a call's arguments are refused.
+#[derive(Debug, thiserror::Error)]
+enum ArgError {
+    #[error("tts: `text` is required")]
+    NoText,
+    #[error("timeoutMs must be a positive integer in milliseconds.")]
+    Timeout,
+}
+
+/// The synthesis a call asks for: a voice note where the conversation's
+/// channel has them, else an audio file; never over `maxTextLength`.
+fn request(msg: &ExecuteTool) -> Result<Synthesize, ArgError> {
+    let args = &msg.call.arguments;
+    let text = args
+        .get("text")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or(ArgError::NoText)?;
+    let timeout_ms = match args.get("timeoutMs") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_u64().filter(|n| *n > 0).ok_or(ArgError::Timeout)?),
+    };
+    let channel = args
+        .get("channel")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| msg.origin.as_ref().map(|o| o.channel.clone()));
+    let voice = channel.as_deref().is_some_and(|c| VOICE_NOTES.contains(&c));
+    Ok(Synthesize {
+        text: text.to_string(),
+        target: match voice {
+            true => SpeechTarget::VoiceNote,
+            false => SpeechTarget::AudioFile,
+        },
+        agent: Some(msg.agent_id.clone()),
+        overrides: Default::default(),
+        fallback: true,
+        timeout_ms,
+        fit: Fit::Strict,
+    })
 }

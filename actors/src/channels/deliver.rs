@@ -45,25 +45,7 @@ pub struct Target {
     pub answering: Option<String>,
 }
 
-/// How a send failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SendFailure {
-    /// The request left and no answer came: it may have landed.
-    pub unknown: bool,
-    pub error: String,
-}
-
-impl SendFailure {
-    /// A platform call's error as the outbox sees it.
-    pub fn of<E: super::sender::CallError + std::fmt::Display>(e: E) -> SendFailure {
-        SendFailure {
-            unknown: e.unknown_outcome(),
-            error: e.to_string(),
-        }
-    }
-}
-
-pub use super::media_out::{link_text, upload_bytes};
+pub use super::sender::SendFailure;
 
 /// The platform's calls, behind the account's limiter.
 pub trait Outlet: Clone + Unpin + 'static {
@@ -643,26 +625,10 @@ impl<O: Outlet> Deliverer<O> {
         d: &Delivery,
         mut item: OutboxItem,
     ) -> Result<Option<String>, StoreError> {
-        if let Some(job) = item.speech.take() {
-            // Synthesised before the send; a failure is the voice's alone.
-            let voice_notes = self.outlet.voice_notes();
-            match super::voice_out::synthesize(self.speech.as_ref(), voice_notes, job).await {
-                Ok(media) => {
-                    ledger::synthesized(&self.store, &d.account, &item.key, media.clone())?;
-                    item.media = Some(media);
-                }
-                Err(f) => {
-                    tracing::warn!(account = %d.account, key = %item.key, error = %f.error,
-                        "voice reply not sent (the text reply went as usual)");
-                    let state = OutState::Failed {
-                        error: f.error,
-                        at_ms: crate::now_ms(),
-                    };
-                    ledger::settle(&self.store, &d.account, &item.key, state)?;
-                    self.store.flush().await?;
-                    return Ok(None);
-                }
-            }
+        let voice_notes = self.outlet.voice_notes();
+        let speech = self.speech.as_ref();
+        if !super::voice_out::ready(&self.store, speech, voice_notes, d, &mut item).await? {
+            return Ok(None);
         }
         let now = crate::now_ms();
         ledger::settle(

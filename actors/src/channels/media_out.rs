@@ -108,8 +108,8 @@ pub enum NotStored {
 pub async fn upload_bytes(
     file: &crate::media::MediaRef,
     max: u64,
-) -> Result<Vec<u8>, super::deliver::SendFailure> {
-    let refuse = |error: String| super::deliver::SendFailure {
+) -> Result<Vec<u8>, super::sender::SendFailure> {
+    let refuse = |error: String| super::sender::SendFailure {
         unknown: false,
         error,
     };

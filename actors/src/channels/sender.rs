@@ -242,3 +242,21 @@ where
         }
     }
 }
+
+/// How a send failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendFailure {
+    /// The request left and no answer came: it may have landed.
+    pub unknown: bool,
+    pub error: String,
+}
+
+impl SendFailure {
+    /// A platform call's error as the outbox sees it.
+    pub fn of<E: CallError + std::fmt::Display>(e: E) -> SendFailure {
+        SendFailure {
+            unknown: e.unknown_outcome(),
+            error: e.to_string(),
+        }
+    }
+}

@@ -8,8 +8,9 @@
 
 use actix::Addr;
 
-use super::deliver::SendFailure;
-use super::ledger::Delivery;
+use super::ledger::{self, Delivery, OutState, OutboxItem};
+use super::sender::SendFailure;
+use crate::store::{Store, StoreError};
 use crate::tts::{ForgetRun, PlanReply, ReplyPlan, Speaker, SpeechJob, SpeechTarget, Synthesize};
 
 /// What of `text` is shown, and the voice to add (None without a speaker:
@@ -72,5 +73,38 @@ pub async fn synthesize(
         Ok(Ok(spoken)) => Ok(format!("{}{}", super::media_out::STORED, spoken.media.id)),
         Ok(Err(e)) => Err(refuse(e.to_string())),
         Err(_) => Err(refuse("the speaker stopped".into())),
+    }
+}
+
+/// An item's voice, made before its send: true when the item is to be
+/// sent (its media set, recorded), false when there is no speech for it
+/// (the item settled failed, for good; the text reply went as usual).
+pub async fn ready(
+    store: &Store,
+    speech: Option<&Addr<Speaker>>,
+    voice_notes: bool,
+    d: &Delivery,
+    item: &mut OutboxItem,
+) -> Result<bool, StoreError> {
+    let Some(job) = item.speech.take() else {
+        return Ok(true);
+    };
+    match synthesize(speech, voice_notes, job).await {
+        Ok(media) => {
+            ledger::synthesized(store, &d.account, &item.key, media.clone())?;
+            item.media = Some(media);
+            Ok(true)
+        }
+        Err(f) => {
+            tracing::warn!(account = %d.account, key = %item.key, error = %f.error,
+                "voice reply not sent (the text reply went as usual)");
+            let state = OutState::Failed {
+                error: f.error,
+                at_ms: crate::now_ms(),
+            };
+            ledger::settle(store, &d.account, &item.key, state)?;
+            store.flush().await?;
+            Ok(false)
+        }
     }
 }

@@ -7,6 +7,8 @@
 //! text, labelled, so a channel gets it as a one-off reply. `/tts ...` is
 //! answered off the mailbox the same way (by the `Speaker`).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -24,47 +26,33 @@ const SYSTEM: &str = "You answer a quick side question (\"by the way\") from the
     or finish any unfinished task from the conversation, and do not call or pretend to call \
     tools.";
 
+/// What a side command does: answer now (a refusal), or later, off the
+/// mailbox, with the events to forward when its work is done.
+pub(super) enum Aside {
+    Now(String),
+    Later(Pin<Box<dyn Future<Output = Vec<RunEvent>>>>),
+}
+
 impl SessionActor {
-    /// Answers `question` off the mailbox; the session goes on meanwhile.
-    pub(super) fn side_question(
+    /// Runs a side command (`/btw`, `/tts`) off the mailbox; the session
+    /// goes on meanwhile and the answer is the directive run's final.
+    pub(super) fn aside(
         &mut self,
         run_id: RunId,
-        question: String,
+        aside: Aside,
         ctx: &mut Context<Self>,
     ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
-        let models = match self.view().models(None) {
-            Ok(m) => m,
-            Err(e) => return self.directive_reply(run_id, format!("BTW: no model to ask ({e}).")),
+        let work = match aside {
+            Aside::Now(text) => return self.directive_reply(run_id, text),
+            Aside::Later(work) => work,
         };
-        let window = self.view().window(&models);
-        let mut messages: Messages = self.history.recent(CONTEXT_MESSAGES);
-        messages.push(Arc::new(ChatMessage::user(&question)));
-        let (hub, sticky) = (
-            self.deps.hub.clone(),
-            self.entry.auth_profile_override.clone(),
-        );
-        let timeout = self.deps.compaction.timeout;
-        let media = self.deps.media.clone();
         self.forward(RunEvent::Started {
             run_id: run_id.clone(),
         });
-        let id = run_id.clone();
-        let asked = async move {
-            crate::media::load_images(media.as_ref(), &mut messages).await;
-            ask(hub, models, sticky, SYSTEM, messages, window, timeout).await
-        };
-        ctx.spawn(asked.into_actor(self).map(move |answer, act, _| {
-            let text = match answer {
-                Ok(t) if !t.trim().is_empty() => t,
-                Ok(_) => "(no answer)".to_string(),
-                Err(e) => format!("(could not answer: {e})"),
-            };
-            act.forward(RunEvent::SideResult {
-                run_id: id.clone(),
-                question,
-                text: text.clone(),
-            });
-            act.forward(commands::answer(id, format!("BTW: {text}")));
+        ctx.spawn(work.into_actor(self).map(|events, act, _| {
+            for e in events {
+                act.forward(e);
+            }
         }));
         let store = Some(self.deps.store.clone());
         commands::acked(
@@ -72,49 +60,65 @@ impl SessionActor {
             SendAck::of(&self.entry, run_id, SendStatus::Directive),
         )
     }
+}
 
-    /// `/tts ...`: the speaker answers (a `/tts audio` run's voice is
-    /// recorded for its delivery); its answer is the run's final.
-    pub(super) fn tts_command(
-        &mut self,
-        run_id: RunId,
-        args: String,
-        ctx: &mut Context<Self>,
-    ) -> ResponseFuture<Result<SendAck, TranscriptError>> {
-        let Some(speaker) = self.deps.speech.clone() else {
-            return self.directive_reply(run_id, "Text-to-speech is not available here.".into());
+/// `/btw <question>`, answered from the recent context.
+pub(super) fn side_question(act: &SessionActor, run_id: RunId, question: String) -> Aside {
+    let models = match act.view().models(None) {
+        Ok(m) => m,
+        Err(e) => return Aside::Now(format!("BTW: no model to ask ({e}).")),
+    };
+    let window = act.view().window(&models);
+    let mut messages: Messages = act.history.recent(CONTEXT_MESSAGES);
+    messages.push(Arc::new(ChatMessage::user(&question)));
+    let (hub, sticky) = (
+        act.deps.hub.clone(),
+        act.entry.auth_profile_override.clone(),
+    );
+    let timeout = act.deps.compaction.timeout;
+    let media = act.deps.media.clone();
+    Aside::Later(Box::pin(async move {
+        crate::media::load_images(media.as_ref(), &mut messages).await;
+        let answer = ask(hub, models, sticky, SYSTEM, messages, window, timeout).await;
+        let text = match answer {
+            Ok(t) if !t.trim().is_empty() => t,
+            Ok(_) => "(no answer)".to_string(),
+            Err(e) => format!("(could not answer: {e})"),
         };
-        let latest = self
-            .history
-            .recent(CONTEXT_MESSAGES)
-            .iter()
-            .rev()
-            .find(|m| m.role == MessageRole::Assistant && !m.text.trim().is_empty())
-            .map(|m| m.text.clone());
-        let ask = crate::tts::TtsCommand {
-            args,
-            session_key: self.key.as_str().to_string(),
-            run_id: run_id.to_string(),
-            agent: Some(self.key.agent_id().to_string()),
-            latest,
-        };
-        self.forward(RunEvent::Started {
+        let side = RunEvent::SideResult {
             run_id: run_id.clone(),
-        });
-        let id = run_id.clone();
-        ctx.spawn(
-            speaker
-                .send(ask)
-                .into_actor(self)
-                .map(move |answer, act, _| {
-                    let text = answer.unwrap_or_else(|_| "TTS: the speaker stopped.".to_string());
-                    act.forward(commands::answer(id, text));
-                }),
-        );
-        let store = Some(self.deps.store.clone());
-        commands::acked(
-            store,
-            SendAck::of(&self.entry, run_id, SendStatus::Directive),
-        )
-    }
+            question,
+            text: text.clone(),
+        };
+        vec![side, commands::answer(run_id, format!("BTW: {text}"))]
+    }))
+}
+
+/// `/tts ...`: the speaker answers (a `/tts audio` run's voice is
+/// recorded for its delivery); its answer is the run's final.
+pub(super) fn tts_command(act: &SessionActor, run_id: RunId, args: String) -> Aside {
+    let Some(speaker) = act.deps.speech.clone() else {
+        return Aside::Now("Text-to-speech is not available here.".into());
+    };
+    let latest = act
+        .history
+        .recent(CONTEXT_MESSAGES)
+        .iter()
+        .rev()
+        .find(|m| m.role == MessageRole::Assistant && !m.text.trim().is_empty())
+        .map(|m| m.text.clone());
+    let ask = crate::tts::TtsCommand {
+        args,
+        session_key: act.key.as_str().to_string(),
+        run_id: run_id.to_string(),
+        agent: Some(act.key.agent_id().to_string()),
+        latest,
+    };
+    Aside::Later(Box::pin(async move {
+        let text = speaker
+            .send(ask)
+            .await
+            .unwrap_or_else(|_| "TTS: the speaker stopped.".to_string());
+        vec![commands::answer(run_id, text)]
+    }))
 }

@@ -391,8 +391,14 @@ impl SessionActor {
                 };
                 return self.directive_reply(run_id, refused);
             }
-            [Directive::Btw(q)] => return self.side_question(run_id, q.clone(), ctx),
-            [Directive::Tts(args)] => return self.tts_command(run_id, args.clone(), ctx),
+            [Directive::Btw(q)] => {
+                let aside = super::btw::side_question(self, run_id.clone(), q.clone());
+                return self.aside(run_id, aside, ctx);
+            }
+            [Directive::Tts(args)] => {
+                let aside = super::btw::tts_command(self, run_id.clone(), args.clone());
+                return self.aside(run_id, aside, ctx);
+            }
             _ => {}
         }
         if !list.iter().any(Directive::reads_files) {

@@ -40,6 +40,7 @@ impl TtsAuto {
 /// `tts`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = secret_tts)]
 pub struct TtsSettings {
     pub auto: TtsAuto,
     /// `final` (the final reply) or `all` (blocks too: ferroclaw speaks
@@ -67,8 +68,9 @@ pub struct TtsSettings {
     /// (else cut).
     pub max_length: usize,
     pub summarize: bool,
-    /// OpenClaw's `prefsPath` (moved to machine state by its doctor):
-    /// ferroclaw keeps its preferences in `<state>/settings/tts.json`.
+    /// OpenClaw's retired `prefsPath` (its doctor keeps the old file in
+    /// use): the preferences file (`~/` under home, relative under the
+    /// state dir); unset: `<state>/settings/tts.json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefs_path: Option<String>,
     #[serde(flatten)]
@@ -245,4 +247,10 @@ impl TtsVoiceLayer {
             .map(|s| s.trim())
             .find(|s| !s.is_empty())
     }
+}
+
+/// A legacy `messages.tts.<id>` block OpenClaw's doctor does not move (an
+/// id other than its four) stays under `tts.<id>`: its key is a secret.
+fn secret_tts(schema: &mut schemars::Schema) {
+    super::mark(schema, &["*.apiKey"]);
 }

@@ -368,15 +368,7 @@ impl Sessions {
     ) -> Sessions {
         let defaults = &settings.agents.defaults;
         let hub = ProviderHub::new(planned.hub_config).start();
-        let speech = crate::tts::Speaker::new(
-            store.dir(),
-            store.clone(),
-            Some(tooling.media.clone()),
-            Some(hub.clone()),
-            env.clone(),
-            crate::tts::ConfigureSpeech::from_settings(settings),
-        )
-        .start();
+        let speech = start_speaker(settings, store, tooling, &hub, env);
         let context = Arc::new(planned.context);
         context.set_plugin_skills(tooling.plugins.skill_roots(), tooling.plugins.tool_env());
         let mut tool_policy = planned.tool_policy;
@@ -423,6 +415,25 @@ impl Sessions {
             workspace: planned.workspace,
         }
     }
+}
+
+/// The speaker (voice out): beside the hub, for its spoken summaries.
+fn start_speaker(
+    settings: &Settings,
+    store: &Store,
+    tooling: &Tooling,
+    hub: &Addr<ProviderHub>,
+    env: &EnvReader,
+) -> Addr<crate::tts::Speaker> {
+    crate::tts::Speaker::new(
+        store.dir(),
+        store.clone(),
+        Some(tooling.media.clone()),
+        Some(hub.clone()),
+        env.clone(),
+        crate::tts::ConfigureSpeech::from_settings(settings),
+    )
+    .start()
 }
 
 /// What the sessions are wired to (beside the settings).

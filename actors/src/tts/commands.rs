@@ -4,7 +4,6 @@
 
 use actix::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::actor::Speaker;
 use super::messages::*;
@@ -92,21 +91,21 @@ impl Handler<ListSpeech> for Speaker {
 }
 
 impl Handler<SetTtsPref> for Speaker {
-    type Result = Result<Value, TtsError>;
+    type Result = Result<PrefChange, TtsError>;
     fn handle(&mut self, msg: SetTtsPref, _: &mut Context<Self>) -> Self::Result {
-        let answer = match msg.change {
+        let applied = match msg.change {
             PrefChange::Auto(a) => {
                 self.prefs.auto = Some(a);
-                json!({ "enabled": a != TtsAuto::Off })
+                PrefChange::Auto(a)
             }
             PrefChange::Provider(p) => {
                 let id = self.known(&p)?;
                 self.prefs.provider = Some(id.clone());
-                json!({ "provider": id })
+                PrefChange::Provider(id)
             }
             PrefChange::Persona(None) => {
                 self.prefs.persona = None;
-                json!({ "persona": null })
+                PrefChange::Persona(None)
             }
             PrefChange::Persona(Some(p)) => {
                 let id = p.trim().to_ascii_lowercase();
@@ -114,11 +113,11 @@ impl Handler<SetTtsPref> for Speaker {
                     return Err(TtsError::UnknownPersona(id));
                 }
                 self.prefs.persona = Some(id.clone());
-                json!({ "persona": id })
+                PrefChange::Persona(Some(id))
             }
         };
         self.save()?;
-        Ok(answer)
+        Ok(applied)
     }
 }
 

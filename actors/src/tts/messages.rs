@@ -146,7 +146,7 @@ pub struct ProviderEntry {
 
 /// A preference the methods change; the answer OpenClaw's method gives.
 #[derive(Debug, Clone, Message)]
-#[rtype(result = "Result<Value, TtsError>")]
+#[rtype(result = "Result<PrefChange, TtsError>")]
 pub struct SetTtsPref {
     pub change: PrefChange,
 }

@@ -26,7 +26,9 @@ mod messages;
 pub mod plan;
 mod prefs;
 mod providers;
+mod report;
 mod resolve;
+mod synth;
 pub mod transcode;
 
 pub use actor::Speaker;

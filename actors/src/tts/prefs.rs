@@ -28,9 +28,14 @@ pub struct TtsPrefs {
     pub chats: BTreeMap<String, TtsAuto>,
 }
 
-/// Where the preferences live.
-pub fn path(state_dir: &Path) -> PathBuf {
-    state_dir.join("settings").join("tts.json")
+/// Where the preferences live: `tts.prefsPath` (`~/` under the home
+/// directory, a relative path under the state dir), else
+/// `<state>/settings/tts.json`.
+pub fn path(state_dir: &Path, configured: Option<&str>) -> PathBuf {
+    match configured.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => crate::fsutil::expand_home(p).unwrap_or_else(|| state_dir.join(p)),
+        None => state_dir.join("settings").join("tts.json"),
+    }
 }
 
 /// The stored preferences (none yet, or unreadable: empty, logged).

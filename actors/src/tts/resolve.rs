@@ -8,7 +8,9 @@
 use super::directives::VoiceOverrides;
 use super::prefs::TtsPrefs;
 use crate::provider::hub::EnvReader;
-use crate::settings::{AgentTtsLayer, TtsAuto, TtsProviderSettings, TtsSettings, TtsVoiceLayer};
+use crate::settings::{
+    AgentTtsLayer, TtsAuto, TtsPersona, TtsProviderSettings, TtsSettings, TtsVoiceLayer,
+};
 
 /// The providers ferroclaw runs (id, label), in auto-select order.
 pub const PROVIDERS: &[(&str, &str)] = &[
@@ -157,36 +159,7 @@ pub fn effective(
     }
     let attempts = order
         .into_iter()
-        .filter_map(|id| {
-            let kind = ProviderKind::of(&id)?;
-            let mut config = tts.providers.get(&id).cloned().unwrap_or_default();
-            let mut voice = config.voice.clone();
-            if let Some(layer) = agent.and_then(|a| a.providers.get(&id)) {
-                voice = voice.with(layer);
-            }
-            let bound = persona.and_then(|p| p.providers.get(&id));
-            if let Some(layer) = bound {
-                voice = voice.with(layer);
-            }
-            voice = voice.with(&request_layer(over));
-            config.voice = voice;
-            if let Some(s) = over.extra.get("languageCode") {
-                config.language_code = Some(s.clone());
-            }
-            if let Some(s) = over.extra.get("applyTextNormalization") {
-                config.apply_text_normalization = Some(s.clone());
-            }
-            let fail = persona.is_some_and(|p| p.fallback_policy.as_deref() == Some("fail"));
-            let skip =
-                (fail && bound.is_none()).then(|| "the persona has no voice for it".to_string());
-            Some(Attempt {
-                key: config.api_key.clone().or_else(|| env_key(kind, env)),
-                id,
-                kind,
-                config,
-                skip,
-            })
-        })
+        .filter_map(|id| attempt(tts, agent, persona, over, env, id))
         .collect();
     Effective {
         persona: persona_id,
@@ -194,6 +167,45 @@ pub fn effective(
         max_length: prefs.max_length.unwrap_or(tts.max_length),
         summarize: prefs.summarize.unwrap_or(tts.summarize),
     }
+}
+
+/// One provider's request: its settings with the agent's, the persona's
+/// and the request's voice layered on, and why it is skipped (a persona
+/// whose policy is `fail` has no voice for it).
+fn attempt(
+    tts: &TtsSettings,
+    agent: Option<&AgentTtsLayer>,
+    persona: Option<&TtsPersona>,
+    over: &VoiceOverrides,
+    env: &EnvReader,
+    id: String,
+) -> Option<Attempt> {
+    let kind = ProviderKind::of(&id)?;
+    let mut config = tts.providers.get(&id).cloned().unwrap_or_default();
+    let mut voice = config.voice.clone();
+    if let Some(layer) = agent.and_then(|a| a.providers.get(&id)) {
+        voice = voice.with(layer);
+    }
+    let bound = persona.and_then(|p| p.providers.get(&id));
+    if let Some(layer) = bound {
+        voice = voice.with(layer);
+    }
+    config.voice = voice.with(&request_layer(over));
+    if let Some(s) = over.extra.get("languageCode") {
+        config.language_code = Some(s.clone());
+    }
+    if let Some(s) = over.extra.get("applyTextNormalization") {
+        config.apply_text_normalization = Some(s.clone());
+    }
+    let fail = persona.is_some_and(|p| p.fallback_policy.as_deref() == Some("fail"));
+    let skip = (fail && bound.is_none()).then(|| "the persona has no voice for it".to_string());
+    Some(Attempt {
+        key: config.api_key.clone().or_else(|| env_key(kind, env)),
+        id,
+        kind,
+        config,
+        skip,
+    })
 }
 
 /// A request's voice, model, speed and seed as a layer.

@@ -112,7 +112,11 @@ pub async fn method(state: &SharedState, method: &str, p: Value) -> MethodResult
 async fn set(state: &SharedState, change: PrefChange) -> MethodResult {
     let asked = SetTtsPref { change };
     let answer = state.gateway.speech.send(asked).await.map_err(stopped)?;
-    json(answer.map_err(unavailable)?)
+    json(match answer.map_err(unavailable)? {
+        PrefChange::Auto(a) => json!({ "enabled": a != TtsAuto::Off }),
+        PrefChange::Provider(id) => json!({ "provider": id }),
+        PrefChange::Persona(id) => json!({ "persona": id }),
+    })
 }
 
 async fn catalog(state: &SharedState, method: &str, p: Value) -> MethodResult {

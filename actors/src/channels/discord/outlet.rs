@@ -10,8 +10,9 @@ use std::future::Future;
 use super::api::{DiscordError, RestApi};
 use super::config::MAX_MESSAGE_CHARS;
 use crate::channels::chunker::split;
-use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
+use crate::channels::deliver::{Outlet, SendFailure, Target};
 use crate::channels::keys::ReplyToMode;
+use crate::channels::media_out::link_text;
 use crate::channels::sender::{Buckets, Limiter};
 
 #[derive(Clone)]

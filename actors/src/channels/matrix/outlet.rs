@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 use super::api::{MatrixApi, MxError};
 use super::config::MAX_MESSAGE_CHARS;
 use crate::channels::chunker::split;
-use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
+use crate::channels::deliver::{Outlet, SendFailure, Target};
+use crate::channels::media_out::link_text;
 use crate::channels::sender::Limiter;
 
 #[derive(Clone)]
@@ -236,7 +237,7 @@ impl MatrixOutlet {
         caption: &str,
         voice: bool,
     ) -> Result<String, SendFailure> {
-        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
+        let bytes = crate::channels::media_out::upload_bytes(file, self.media_max_bytes).await?;
         let name = file.file_name.clone().unwrap_or_else(|| "file".into());
         let url = self
             .limiter

@@ -10,7 +10,8 @@
 use super::api::{SigError, SignalRpc};
 use super::config::MAX_MESSAGE_CHARS;
 use crate::channels::chunker::split;
-use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
+use crate::channels::deliver::{Outlet, SendFailure, Target};
+use crate::channels::media_out::link_text;
 use crate::channels::sender::Limiter;
 
 #[derive(Clone)]
@@ -144,7 +145,7 @@ impl Outlet for SignalOutlet {
         caption: &str,
     ) -> Result<String, SendFailure> {
         use base64::Engine;
-        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
+        let bytes = crate::channels::media_out::upload_bytes(file, self.media_max_bytes).await?;
         let name: String = file
             .file_name
             .clone()

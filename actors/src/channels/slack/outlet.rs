@@ -8,7 +8,8 @@
 use super::api::{SlackError, WebApi};
 use super::config::{ReplyToMode, MAX_MESSAGE_CHARS};
 use crate::channels::chunker::split;
-use crate::channels::deliver::{link_text, Outlet, SendFailure, Target};
+use crate::channels::deliver::{Outlet, SendFailure, Target};
+use crate::channels::media_out::link_text;
 use crate::channels::sender::Buckets;
 
 #[derive(Clone)]
@@ -169,7 +170,7 @@ impl Outlet for SlackOutlet {
         file: &crate::media::MediaRef,
         caption: &str,
     ) -> Result<String, SendFailure> {
-        let bytes = crate::channels::deliver::upload_bytes(file, u64::MAX).await?;
+        let bytes = crate::channels::media_out::upload_bytes(file, u64::MAX).await?;
         let name = file.file_name.clone().unwrap_or_else(|| "file".to_string());
         let slot = self
             .buckets

@@ -251,7 +251,7 @@ impl WhatsAppOutlet {
         caption: &str,
         kind: &str,
     ) -> Result<String, SendFailure> {
-        let bytes = crate::channels::deliver::upload_bytes(file, self.media_max_bytes).await?;
+        let bytes = crate::channels::media_out::upload_bytes(file, self.media_max_bytes).await?;
         let name = file.file_name.clone().unwrap_or_else(|| "file".to_string());
         let media_id = self
             .buckets
