@@ -78,6 +78,7 @@ mod telegram;
 mod telegram_crash;
 mod trust;
 mod tts;
+mod tts_channels;
 mod upgrades;
 mod usage;
 mod validators;

@@ -15,8 +15,8 @@ use super::telegram::BOT_TOKEN;
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::process::{sigkill, spawn_gateway, Gateway};
 
-fn write_config(dir: &std::path::Path, fake: &FakeTelegram, stream: &str) {
-    let cfg = json!({
+fn write_config(dir: &std::path::Path, fake: &FakeTelegram, stream: &str, voice: bool) {
+    let mut cfg = json!({
         "channels": { "telegram": {
             "botToken": BOT_TOKEN, "apiBaseUrl": fake.base, "dmPolicy": "allowlist",
             "allowFrom": (100..106).collect::<Vec<i64>>(), "pollTimeoutSeconds": 1,
@@ -24,6 +24,10 @@ fn write_config(dir: &std::path::Path, fake: &FakeTelegram, stream: &str) {
         } },
         "messages": { "queue": { "mode": "followup", "debounceMs": 0 } },
     });
+    if voice {
+        let engine = super::tts::espeak_cli();
+        cfg["tts"] = json!({ "auto": "always", "providers": { "tts-local-cli": engine } });
+    }
     std::fs::write(dir.join("ferroclaw.json"), cfg.to_string()).unwrap();
 }
 
@@ -52,18 +56,29 @@ async fn stored_photo(fake: &FakeTelegram, dir: &std::path::Path) -> String {
         .expect("the stored photo")
 }
 
-/// `media`: every reply also sends a stored photo back (a `MEDIA:` line):
-/// an upload is an outbox item like a text chunk, sent once.
-async fn crash_case(stream: &str, media: bool) {
+/// What every reply carries besides its text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Extra {
+    Nothing,
+    /// A stored photo sent back (a `MEDIA:` line): an upload is an outbox
+    /// item like a text chunk, sent once.
+    Media,
+    /// The reply spoken (`tts.auto: always`, espeak-ng): a voice note is
+    /// one more item, synthesised when it is sent, sent once.
+    Voice,
+}
+
+async fn crash_case(stream: &str, extra: Extra) {
+    let media = extra == Extra::Media;
     let fake = FakeTelegram::start(BOT_TOKEN);
     let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path(), &fake, stream);
+    write_config(dir.path(), &fake, stream, extra == Extra::Voice);
     let (mut child, _, _): (Gateway, _, _) = spawn_gateway(dir.path());
     let line = match media {
         true => format!("\nMEDIA: media:{}", stored_photo(&fake, dir.path()).await),
         false => String::new(),
     };
-    let steps = schedule(&format!("telegram_crash ({stream}, media {media})"), 6, 36);
+    let steps = schedule(&format!("telegram_crash ({stream}, {extra:?})"), 6, 36);
     let (pushed, crashes) = drive(dir.path(), &mut child, &steps, |i, chat, text| {
         let chat = 100 + i64::from(chat);
         let id = i as i64 + 1;
@@ -101,9 +116,30 @@ async fn crash_case(stream: &str, media: bool) {
             pushed.len()
         );
     }
+    if extra == Extra::Voice {
+        // Voice notes are chunks `check` matched one to one (no message
+        // twice); each is Ogg/Opus, and every reply after the last crash
+        // was spoken.
+        let notes: Vec<_> = fake
+            .uploads()
+            .into_iter()
+            .filter(|p| p.name == "voice")
+            .collect();
+        let tail = super::channel_crash::after_last_crash(&steps).len();
+        assert!(
+            notes.len() >= tail && notes.len() <= pushed.len(),
+            "{} voice notes for {} replies ({tail} after the last crash)",
+            notes.len(),
+            pushed.len()
+        );
+        assert!(notes
+            .iter()
+            .all(|n| super::tts::ogg_codec(&n.data) == Some("opus")));
+        eprintln!("{} voice notes, each once", notes.len());
+    }
     let answered = outcomes.values().filter(|o| **o == "answered").count();
     eprintln!(
-        "telegram crash ({stream}, media {media}): {crashes} crashes, {} messages: {answered} answered, {:?}",
+        "telegram crash ({stream}, {extra:?}): {crashes} crashes, {} messages: {answered} answered, {:?}",
         pushed.len(),
         outcomes
     );
@@ -112,15 +148,20 @@ async fn crash_case(stream: &str, media: bool) {
 
 #[tokio::test]
 async fn sigkill_under_load_never_sends_twice_nor_drops_an_update_whole_replies() {
-    crash_case("off", false).await;
+    crash_case("off", Extra::Nothing).await;
 }
 
 #[tokio::test]
 async fn sigkill_under_load_never_uploads_a_reply_file_twice() {
-    crash_case("off", true).await;
+    crash_case("off", Extra::Media).await;
 }
 
 #[tokio::test]
 async fn sigkill_under_load_never_sends_twice_nor_drops_an_update_streamed_previews() {
-    crash_case("partial", false).await;
+    crash_case("partial", Extra::Nothing).await;
+}
+
+#[tokio::test]
+async fn sigkill_under_load_never_sends_a_voice_note_twice() {
+    crash_case("off", Extra::Voice).await;
 }

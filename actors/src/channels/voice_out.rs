@@ -29,6 +29,7 @@ pub async fn plan(
         run_id: d.run_id.to_string(),
         text: text.clone(),
         voice_in: d.voice_in,
+        untrusted: d.untrusted,
     };
     match speaker.send(ask).await {
         Ok(ReplyPlan { visible, speech }) => (visible, speech),

@@ -20,6 +20,7 @@ mod lsp;
 mod mcp;
 mod media;
 mod nodes;
+pub mod schema;
 mod session;
 mod skills;
 mod tools;
@@ -625,8 +626,16 @@ fn mark(schema: &mut schemars::Schema, paths: &[&str]) {
 fn mark_in(node: &mut Map<String, Value>, segs: &[&str]) {
     let Some((first, rest)) = segs.split_first() else {
         node.insert("writeOnly".into(), Value::Bool(true));
+        // A place only marked here is a string (OpenClaw's Control UI
+        // renders no node without a type).
+        if !node.contains_key("type") && !node.contains_key("$ref") {
+            node.insert("type".into(), Value::String("string".into()));
+        }
         return;
     };
+    if !node.contains_key("type") && !node.contains_key("$ref") {
+        node.insert("type".into(), Value::String("object".into()));
+    }
     let slot = if *first == "*" {
         node.entry("additionalProperties")
     } else {

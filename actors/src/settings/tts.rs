@@ -10,15 +10,17 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// When replies are spoken.
+/// When replies are spoken: `off`, `always`, `inbound` (only a reply to
+/// a voice note), `tagged` (only a reply with a `[[tts:...]]` directive or
+/// a `[[tts:text]]` block).
+// No comment per variant: the schema stays a plain `enum`, which
+// OpenClaw's Control UI renders as a choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TtsAuto {
     Off,
     Always,
-    /// Only a reply to a voice note.
     Inbound,
-    /// Only a reply with a `[[tts:...]]` directive or `[[tts:text]]` block.
     Tagged,
 }
 
@@ -37,7 +39,7 @@ impl TtsAuto {
     }
 }
 
-/// `tts`.
+/// Spoken replies: when, by which provider, with which voice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(transform = secret_tts)]
@@ -124,8 +126,10 @@ pub struct TtsVoiceLayer {
     pub instructions: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// ElevenLabs' voice settings (`stability`, `similarityBoost`,
+    /// `style`, `useSpeakerBoost`, `speed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub voice_settings: Option<Value>,
+    pub voice_settings: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
 }

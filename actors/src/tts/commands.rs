@@ -45,7 +45,10 @@ impl Handler<PlanReply> for Speaker {
             return MessageResult(ReplyPlan::default());
         };
         let tts = &self.cfg.tts;
-        let d = directives::parse(&text, &tts.model_overrides);
+        let mut d = directives::parse(&text, &tts.model_overrides);
+        if msg.untrusted {
+            d = d.inert();
+        }
         let agent = self.agent(msg.agent.as_deref());
         let auto = resolve::auto(tts, agent, &self.prefs, Some(&msg.session_key));
         let has_media = d

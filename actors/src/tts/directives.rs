@@ -54,6 +54,20 @@ pub struct Directives {
     pub ignored: Vec<String>,
 }
 
+impl Directives {
+    /// Only the stripped text: what a stranger's turn gets (no voice, no
+    /// text block, no tag taken from it).
+    pub fn inert(self) -> Directives {
+        Directives {
+            visible: self.visible,
+            spoken: None,
+            overrides: VoiceOverrides::default(),
+            tagged: false,
+            ignored: Vec::new(),
+        }
+    }
+}
+
 /// Whether `text` may hold a directive (a cheap check before `parse`).
 pub fn any(text: &str) -> bool {
     text.contains("[[tts") || text.contains("[[/tts")

@@ -88,6 +88,9 @@ pub struct PlanReply {
     pub text: Option<String>,
     /// It answers a voice note (`auto: inbound`).
     pub voice_in: bool,
+    /// A stranger's turn: directives in the reply are stripped, never
+    /// obeyed (its text may echo the stranger's).
+    pub untrusted: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

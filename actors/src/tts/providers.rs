@@ -111,7 +111,7 @@ async fn elevenlabs(
         SpeechTarget::AudioFile => "mp3_44100_128",
     };
     let mut body = json!({ "text": text, "model_id": c.voice.model_name().unwrap_or(model) });
-    if let Some(Value::Object(s)) = c.voice.voice_settings.as_ref() {
+    if let Some(s) = c.voice.voice_settings.as_ref() {
         let mut settings = serde_json::Map::new();
         for (k, v) in s {
             let snake = match k.as_str() {

@@ -232,7 +232,7 @@ fn request_layer(over: &VoiceOverrides) -> TtsVoiceLayer {
         model: over.model.clone(),
         speed: over.speed,
         seed: over.seed,
-        voice_settings: (!settings.is_empty()).then_some(serde_json::Value::Object(settings)),
+        voice_settings: (!settings.is_empty()).then_some(settings),
         ..Default::default()
     }
 }

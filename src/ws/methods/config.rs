@@ -51,7 +51,8 @@ fn snapshot(c: &LoadedConfig) -> Value {
 }
 
 /// `config.schema`: the config file's JSON Schema, generated from the typed
-/// settings (what ferroclaw reads; free-form sections stay open).
+/// settings (what ferroclaw reads; free-form sections stay open), its
+/// references inlined (OpenClaw's Control UI reads no `$ref`).
 pub fn schema(p: &Value) -> MethodResult {
     super::empty_params("config.schema", p)?;
     // OpenClaw's Control UI shows `sensitive` fields masked.
@@ -60,7 +61,7 @@ pub fn schema(p: &Value) -> MethodResult {
         .map(|p| (p, json!({ "sensitive": true })))
         .collect();
     json(json!({
-        "schema": ferroclaw_actors::settings::json_schema(),
+        "schema": ferroclaw_actors::settings::schema::inlined(),
         "uiHints": hints,
         "version": env!("CARGO_PKG_VERSION"),
         "generatedAt": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),

@@ -52,6 +52,7 @@ const STRANGER_TESTS: &[(&str, &str)] = &[
     ("heartbeat_respond", "agent_tools/turn_end.rs::heartbeat_respond_is_a_heartbeats_tool_only_and_never_a_strangers"),
     ("agents_list", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),
     ("ask_user", "agent_tools/ask_user.rs::a_stranger_never_answers_the_owners_question_and_its_own_answer_is_data"),
+    ("tts", "tts.rs::a_stranger_never_speaks_through_the_tool_nor_by_directive"),
 ];
 
 /// Whether `tests/gateway/<file>` has a test function `name`.
