@@ -692,3 +692,60 @@ async fn openclaws_control_ui_voice_settings_switch_auto_tts_on() {
         .contains("No realtime voice provider is configured yet."));
     assert!(report["errors"].as_array().unwrap().is_empty(), "{report}");
 }
+
+/// Synthesis runs beside the chats, not in their way: while one chat's
+/// voice is held inside the engine (a gate the test opens), another chat
+/// gets its text reply and its own voice note; then the held one goes.
+#[tokio::test]
+async fn a_slow_synthesis_never_delays_another_chats_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gate, started) = (dir.path().join("go"), dir.path().join("started"));
+    let script = dir.path().join("slow.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *slowly*) touch '{}'; while [ ! -f '{}' ]; do sleep 0.05; done;; esac\nexec espeak-ng \"$@\"\n",
+            started.display(),
+            gate.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cli = espeak_cli();
+    cli["command"] = json!(script.display().to_string());
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut cfg = telegram_config(&fake, json!({ "streamMode": "off" }));
+    ferroclaw::config::merge_patch(
+        &mut cfg,
+        &json!({ "tts": { "auto": "always", "providers": { "tts-local-cli": cli } } }),
+    );
+    let _gw = TestGateway::with_config(cfg);
+    fake.dm(42, 1, "please read this one slowly");
+    assert!(
+        crate::support::wait_for(LONG, || {
+            let up = started.exists();
+            async move { up }
+        })
+        .await,
+        "the engine took chat 42's voice"
+    );
+    fake.dm(43, 1, "and this one right away");
+    let quick = "You said: and this one right away";
+    assert!(
+        fake.until(LONG, |f| f.sent_to(43).iter().any(|m| m.text == quick))
+            .await
+    );
+    assert!(fake.until(LONG, |f| f.calls("sendVoice").len() == 1).await);
+    // Chat 42's voice is still held: only chat 43's note went.
+    assert!(fake
+        .sent_to(42)
+        .iter()
+        .all(|m| !m.text.starts_with("[voice]")));
+    std::fs::write(&gate, "").unwrap();
+    assert!(fake.until(LONG, |f| f.calls("sendVoice").len() == 2).await);
+    assert!(fake
+        .sent_to(42)
+        .iter()
+        .any(|m| m.text.starts_with("[voice]")));
+}
