@@ -19,7 +19,6 @@
 #[allow(dead_code, unused_imports)]
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,7 +27,6 @@ use serde_json::{json, Value};
 use support::fake_telegram::FakeTelegram;
 use support::{connect_params, Client};
 
-const BUILT: &str = env!("CARGO_BIN_EXE_ferroclaw");
 const TOKEN: &str = "bench-token-0123456789";
 const BOT: &str = "123456:bench-bot-token";
 
@@ -151,35 +149,13 @@ fn bare(dir: &Path) -> (f64, f64) {
     (s, both)
 }
 
-/// The release gateway on `dir` with `cfg`; its address.
+/// The release gateway on `dir` with `cfg` (its `ferroclaw.json`); its
+/// address.
 fn gateway(dir: &Path, cfg: &Value) -> (support::process::Gateway, String) {
     std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join("ferroclaw.json");
-    std::fs::write(&path, cfg.to_string()).unwrap();
-    let mut child = Command::new(BUILT)
-        .env("HOME", dir)
-        .env_remove("OPENCLAW_GATEWAY_TOKEN")
-        .arg("--state-dir")
-        .arg(dir)
-        .arg("--config")
-        .arg(&path)
-        .args(["gateway", "--port", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let l = lines
-            .next()
-            .expect("the gateway printed its address")
-            .unwrap();
-        if let Some(rest) = l.split("listening on ws://").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    (support::process::Gateway(child, addr.clone()), addr)
+    std::fs::write(dir.join("ferroclaw.json"), cfg.to_string()).unwrap();
+    let (gw, addr, _) = support::process::spawn_gateway(dir);
+    (gw, addr)
 }
 
 fn engine() -> Value {

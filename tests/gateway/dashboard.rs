@@ -24,6 +24,8 @@ fn params_for(method: &str) -> Value {
         "sessions.compact" => json!({"key": "main"}),
         "set-heartbeats" => json!({"enabled": true}),
         "exec.approval.grants.revoke" => json!({"grantId": "no-such-grant"}),
+        "tts.setProvider" => json!({"provider": "tts-local-cli"}),
+        "tts.setPersona" => json!({"persona": null}),
         "cron.add" => {
             json!({"name": "method test", "schedule": {"kind": "every", "everyMs": 3_600_000},
             "sessionTarget": "isolated", "wakeMode": "now",
@@ -131,6 +133,9 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 | "plugins.install"
                 | "plugins.setEnabled"
                 | "plugins.uninstall"
+                // Need a speech provider: tests/gateway/tts.rs.
+                | "tts.convert"
+                | "tts.speak"
                 // Need a job: tests/gateway/cron.rs.
                 | "cron.get"
                 | "cron.update"

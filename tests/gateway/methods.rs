@@ -90,7 +90,7 @@ async fn unknown_methods_and_connect_after_hello_are_errors_and_the_socket_stays
     .await;
     for m in [
         "no.such.method",
-        "tts.status",
+        "config.schema.lookup",
         "wizard.start",
         "sessions.preview",
     ] {
