@@ -342,6 +342,11 @@ impl<O: Outlet> Deliverer<O> {
             let Some(result) = self.watch(d, &mut sent).await? else {
                 return Ok(()); // the registry is gone: the next start resumes
             };
+            // Only the agent's words are spoken, never a gateway notice.
+            let words = matches!(
+                result.outcome,
+                Outcome::Text(_) | Outcome::Alert(_) | Outcome::Recorded
+            );
             let text = match result.outcome {
                 // The run answered this chat with the `message` tool.
                 _ if ledger::answered_by_tool(&self.store, d)? => None,
@@ -349,7 +354,10 @@ impl<O: Outlet> Deliverer<O> {
                 o => o.for_chat(),
             };
             let text = self.sending(d, text).await;
-            let (text, speech) = super::voice_out::plan(self.speech.as_ref(), d, text).await;
+            let (text, speech) = match words {
+                true => super::voice_out::plan(self.speech.as_ref(), d, text).await,
+                false => (text, None),
+            };
             self.enqueue_final(d, text.as_deref(), &sent, speech)?;
             self.store.flush().await?;
             super::voice_out::forget(self.speech.as_ref(), d);
