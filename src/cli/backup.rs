@@ -148,20 +148,33 @@ fn print_restored(json: bool, cx: &Context, r: &backup::Restored) {
     }
 }
 
+/// Where the archive goes: `--output` as given (never overwritten), or a
+/// timestamped name in that folder (else the working directory, the home
+/// when that is inside the state dir), made unique: a second backup in the
+/// same second gets `-2`, then `-3`...
 fn output_path(cx: &Context, output: Option<PathBuf>) -> PathBuf {
-    let name = backup::default_name(chrono::Utc::now());
-    match output {
-        Some(p) if p.is_dir() => p.join(name),
-        Some(p) => p,
+    let dir = match output {
+        Some(p) if p.is_dir() => p,
+        Some(p) => return p,
         None => {
             let cwd = &cx.cwd;
             let state = std::fs::canonicalize(&cx.state_dir).unwrap_or(cx.state_dir.clone());
             match &cx.home {
-                Some(home) if cwd.starts_with(&state) => home.join(name),
-                _ => cwd.join(name),
+                Some(home) if cwd.starts_with(&state) => home.clone(),
+                _ => cwd.clone(),
             }
         }
-    }
+    };
+    unique(&dir, &backup::default_name(chrono::Utc::now()))
+}
+
+/// `dir/name`, else `dir/<stem>-2.tar.gz`, `-3`... the first not taken.
+fn unique(dir: &std::path::Path, name: &str) -> PathBuf {
+    let stem = name.trim_end_matches(".tar.gz");
+    std::iter::once(dir.join(name))
+        .chain((2..).map(|n| dir.join(format!("{stem}-{n}.tar.gz"))))
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| dir.join(name))
 }
 
 /// The snapshot URL of the gateway `ws://host:port` names.
@@ -278,6 +291,19 @@ fn create(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_taken_in_the_same_second_gets_the_next_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = "2026-11-30T18-00-00Z-ferroclaw-backup.tar.gz";
+        assert_eq!(super::unique(dir.path(), name), dir.path().join(name));
+        std::fs::write(dir.path().join(name), "x").unwrap();
+        let second = "2026-11-30T18-00-00Z-ferroclaw-backup-2.tar.gz";
+        assert_eq!(super::unique(dir.path(), name), dir.path().join(second));
+        std::fs::write(dir.path().join(second), "x").unwrap();
+        assert!(super::unique(dir.path(), name)
+            .ends_with("2026-11-30T18-00-00Z-ferroclaw-backup-3.tar.gz"));
+    }
 
     #[test]
     fn the_snapshot_url_follows_the_gateway_url() {

@@ -102,9 +102,47 @@ fn token_and_listener(loaded: &mut LoadedConfig, state: &Path) -> Result<TcpList
     })?;
     let addr = SocketAddr::new(ip, loaded.settings.gateway.port);
     TcpListener::bind(addr).map_err(|e| {
-        eprintln!("error: cannot listen on {addr}: {e}");
+        let taken = e.kind() == std::io::ErrorKind::AddrInUse;
+        match taken && answers_as_gateway(addr) {
+            true => eprintln!(
+                "error: cannot listen on {addr}: a gateway is already running there (its /health answers); \
+                 stop it, or start this one with --port or another gateway.port"
+            ),
+            false => eprintln!("error: cannot listen on {addr}: {e}"),
+        }
         ExitCode::from(1)
     })
+}
+
+/// Whether what listens on `addr` answers `GET /health` as a gateway does
+/// (`{"ok":true,...}`), within half a second.
+fn answers_as_gateway(addr: SocketAddr) -> bool {
+    use std::io::{Read, Write};
+    let limit = std::time::Duration::from_millis(500);
+    let probe = addr_for_probe(addr);
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&probe, limit) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(limit));
+    let _ = s.set_write_timeout(Some(limit));
+    let ask = format!("GET /health HTTP/1.1\r\nHost: {probe}\r\nConnection: close\r\n\r\n");
+    if s.write_all(ask.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let _ = s.take(4096).read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    text.starts_with("HTTP/1.1 200") && text.contains("\"ok\":true")
+}
+
+/// Where to reach a listener bound to `addr` (an unspecified address is
+/// reached on loopback).
+fn addr_for_probe(addr: SocketAddr) -> SocketAddr {
+    match addr.ip().is_unspecified() {
+        true if addr.is_ipv4() => SocketAddr::from(([127, 0, 0, 1], addr.port())),
+        true => SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port())),
+        false => addr,
+    }
 }
 
 /// Starts the gateway and serves until a signal or a restart request.
@@ -230,8 +268,11 @@ fn init_tracing(
             .and_then(|r| EnvFilter::try_new(r).ok())
             .unwrap_or_else(|| EnvFilter::new(level))
     };
+    // Colour only on a terminal: a service manager's log file (systemd's
+    // journal, launchd's StandardErrorPath) gets plain text.
     let console = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_filter_layer(filter());
     let (dir, name) = (log_file.parent()?, log_file.file_name()?);
     // Private: the log names sessions and what happened in them.

@@ -227,6 +227,18 @@ async fn bad_archives_busy_dirs_and_a_full_disk() {
     let again = backup(s, &addr, &["create", "--output", archive.to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(2), "{}", text(&again));
     assert!(text(&again).contains("never overwritten"));
+    // Named by the clock: two in a row (the same second, or not) both land.
+    let many = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        let o = backup(
+            s,
+            &addr,
+            &["create", "--output", many.path().to_str().unwrap()],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let made: Vec<_> = std::fs::read_dir(many.path()).unwrap().flatten().collect();
+    assert_eq!(made.len(), 2, "{made:?}");
 
     // Damaged and truncated archives: verify fails, restore refuses.
     let bytes = std::fs::read(&archive).unwrap();

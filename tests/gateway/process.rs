@@ -137,6 +137,25 @@ async fn sigterm_sends_shutdown_and_a_second_process_is_refused() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Not a terminal: plain text, no colour codes.
+    assert!(
+        !out.stderr.contains(&0x1b),
+        "{:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Another state dir on the same port: the gateway already there is named.
+    let other = tempfile::tempdir().unwrap();
+    let port = addr.rsplit(':').next().unwrap();
+    let out = ferroclaw(other.path())
+        .args(["gateway", "--port", port])
+        .within(CHILD_LIMIT);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("a gateway is already running there"),
+        "{said}"
+    );
+    assert!(!out.stderr.contains(&0x1b), "{said}");
 
     let mut c = Client::connect(&format!("ws://{addr}/")).await;
     let res = c
