@@ -264,6 +264,14 @@ async fn directives_are_handled_before_the_model_and_never_reach_it() {
         &say(&mut c, "main", "/compact keep decisions", "d17").await,
         "Nothing to compact yet: the context holds 0 messages.",
     );
+    // `/help` (and `/commands`) name what a session here accepts.
+    for (i, help) in ["/help", "/commands"].into_iter().enumerate() {
+        let said = final_text(&say(&mut c, "main", help, &format!("d18-{i}")).await);
+        for want in ["Help", "/new", "/think", "/status", "/btw", "/tts"] {
+            assert!(said.contains(want), "{help}: {said}");
+        }
+        assert!(!said.contains("You said"), "{said}");
+    }
     assert_eq!(fake.request_count(), n0, "no directive reached the model");
 
     let list = c.call("sessions.list", json!({})).await;

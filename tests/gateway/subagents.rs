@@ -44,7 +44,7 @@ async fn final_containing(c: &mut Client, key: &str, want: &str) -> String {
 }
 
 /// The whole text of the last tool result in a session's history (the
-/// offline model quotes only 200 characters of it).
+/// offline model quotes at most 4,000 characters of it).
 async fn last_tool_result(c: &mut Client, key: &str) -> String {
     let h = c.call("chat.history", json!({"sessionKey": key})).await;
     let msgs = h["payload"]["messages"].as_array().unwrap();

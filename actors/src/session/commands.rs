@@ -46,6 +46,21 @@ pub(super) struct Facts<'a> {
     pub queue: &'a QueueSettings,
 }
 
+/// `/help` (OpenClaw's layout), naming only what a session here accepts.
+const HELP: &str = "\u{2139}\u{fe0f} Help
+
+Session
+  /new [model]  |  /reset  |  /compact [instructions]  |  /stop
+
+Options
+  /think <level>  |  /model <id>  |  /verbose on|off|full  |  /reasoning on|off|stream  |  /usage off|tokens|full  |  /send on|off|inherit  |  /queue <mode>  |  /agent <id>
+
+Status
+  /status  |  /context [list|detail]
+
+More
+  /btw <question>  (a side question, not kept)  |  /tts on|off|status|audio <text>  (spoken replies)";
+
 /// What directive `d` does to a session seen as `v`.
 pub(super) fn decide(d: Directive, v: &View, f: &Facts) -> Decision {
     let say = Decision::Say;
@@ -62,6 +77,7 @@ pub(super) fn decide(d: Directive, v: &View, f: &Facts) -> Decision {
         Directive::Compact(_) => say("/compact must be sent on its own.".to_string()),
         Directive::Btw(_) => say("/btw must be sent on its own.".to_string()),
         Directive::Tts(_) => say("/tts must be sent on its own.".to_string()),
+        Directive::Help => say(HELP.to_string()),
         Directive::Queue(args) => queue(v, &args, f.queue),
         Directive::Status => say(match f.files {
             Some(files) => status(v, files, f.history, f.queue),

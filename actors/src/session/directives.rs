@@ -35,6 +35,8 @@ pub enum Directive {
     Btw(String),
     /// `/tts ...` (`/voice` on Discord): the speaker's command (`btw.rs`).
     Tts(String),
+    /// `/help`, `/commands`: what a session accepts.
+    Help,
 }
 
 impl Directive {
@@ -172,6 +174,7 @@ fn parse_one(text: &str) -> Option<Result<(Directive, &str), DirectiveError>> {
         "stop" | "abort" => Ok((Directive::Stop, after)),
         "btw" => btw(after),
         "tts" | "voice" => Ok((Directive::Tts(after.trim().to_string()), "")),
+        "help" | "commands" => Ok((Directive::Help, "")),
         _ => return None,
     };
     Some(out)

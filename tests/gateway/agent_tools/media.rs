@@ -179,7 +179,7 @@ async fn pdf_reads_the_chosen_pages_of_a_workspace_pdf() {
     write(&gw, "notes.txt", b"plain words");
     let reply = ask(&tg, OWNER, 3, &tool("pdf", json!({"pdf": "notes.txt"}))).await;
     assert!(reply.contains("not a PDF"), "{reply}");
-    // The text itself, through /tools/invoke (the offline model quotes 200 characters).
+    // The text itself, through /tools/invoke (the offline model quotes a long result only in part).
     let body = json!({"tool": "pdf", "args": {"pdf": "report.pdf"}});
     let (status, text) = invoke_tool(&gw.addr.to_string(), crate::support::TOKEN, body).await;
     assert_eq!(status, 200, "{text}");

@@ -4,7 +4,8 @@
 //!
 //! Behaviour, from the conversation it is given:
 //! - After tool results (the last messages are `tool` messages) it answers
-//!   `Tool <name> returned: <first 200 chars>` per result, then stops.
+//!   `Tool <name> returned: <text>` per result (its first 4,000 characters,
+//!   then how many more there were), then stops.
 //! - Otherwise it reads the last user message (the text inside untrusted
 //!   content blocks as if it were not wrapped: it obeys a stranger as
 //!   readily as the operator, the worst model to defend). Lines of these

@@ -7,6 +7,10 @@ use serde_json::{json, Value};
 
 use super::super::*;
 
+/// How much of a tool result the offline model repeats (the rest is
+/// counted, never silently dropped).
+const RESULT_CHARS: usize = 4_000;
+
 /// What the offline model will do for a request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -128,8 +132,12 @@ fn tool_summary(req: &CompletionRequest) -> Option<String> {
         .map(|r| {
             let id = r.tool_call_id.as_deref().unwrap_or("");
             let name = names.get(id).copied().unwrap_or("tool");
-            let body: String = r.text.chars().take(200).collect();
-            format!("Tool {name} returned: {body}")
+            let body: String = r.text.chars().take(RESULT_CHARS).collect();
+            let more = r.text.chars().count().saturating_sub(RESULT_CHARS);
+            match more {
+                0 => format!("Tool {name} returned: {body}"),
+                n => format!("Tool {name} returned: {body}… ({n} more characters)"),
+            }
         })
         .collect();
     Some(lines.join("\n"))
@@ -344,6 +352,33 @@ mod tests {
             text_of(&follow.events),
             "Tool exec returned: a.txt b.txt\nTool read returned: no such file"
         );
+    }
+
+    #[test]
+    fn a_long_tool_result_is_quoted_to_its_bound_and_the_rest_counted() {
+        let call = ToolCall {
+            id: "offline_1".into(),
+            name: "read".into(),
+            arguments: json!({}),
+        };
+        let assistant = ChatMessage {
+            role: MessageRole::Assistant,
+            text: String::new(),
+            tool_calls: vec![call],
+            tool_call_id: None,
+            is_error: false,
+            images: Vec::new(),
+        };
+        let long = "x".repeat(RESULT_CHARS + 250);
+        let follow = plan(&req(vec![
+            ChatMessage::user("@tool read {}"),
+            assistant,
+            ChatMessage::tool_result("offline_1", &long, false),
+        ]));
+        let said = text_of(&follow.events);
+        assert!(said.starts_with("Tool read returned: xxx"), "{said}");
+        assert!(said.ends_with("\u{2026} (250 more characters)"), "{said}");
+        assert_eq!(said.matches('x').count(), RESULT_CHARS);
     }
 
     #[test]
