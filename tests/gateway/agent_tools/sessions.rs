@@ -161,10 +161,15 @@ async fn a_strangers_turn_reads_only_its_own_session() {
         &tool("sessions_search", json!({"query": "bank pin hello"})),
     )
     .await;
-    assert!(
-        !reply.contains("4321") && !reply.contains("agent:main:main"),
-        "{reply}"
-    );
+    // No row of the owner's session (the stranger's own messages may
+    // name its key: they are quoted back whole).
+    let rows = reply.replace("&quot;", "\"");
+    let owners = ["user", "assistant", "toolResult"].iter().any(|r| {
+        rows.contains(&format!(
+            "\"role\":\"{r}\",\"sessionKey\":\"agent:main:main\""
+        ))
+    });
+    assert!(!rows.contains("4321") && !owners, "{reply}");
     assert!(
         reply.contains(&format!("telegram:direct:{STRANGER}")),
         "{reply}"
