@@ -164,7 +164,10 @@ async fn make(
     timeout: Duration,
 ) -> Result<MediaRef, ProviderError> {
     let scratch = cfg.scratch.join(crate::store::time_ordered_id());
-    std::fs::create_dir_all(&scratch).map_err(|e| ProviderError::Command(e.to_string()))?;
+    // Off the actor's thread: file work goes to the blocking pool.
+    tokio::fs::create_dir_all(&scratch)
+        .await
+        .map_err(|e| ProviderError::Command(e.to_string()))?;
     let made = async {
         let audio = providers::synthesize(&cfg.http, a, text, target, timeout, &scratch).await?;
         match target {
@@ -173,7 +176,7 @@ async fn make(
         }
     }
     .await;
-    let _ = std::fs::remove_dir_all(&scratch);
+    let _ = tokio::fs::remove_dir_all(&scratch).await;
     let audio = made?;
     let format = AudioFormat::of(&audio);
     let media = cfg
