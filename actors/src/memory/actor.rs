@@ -591,18 +591,23 @@ mod tests {
             until_found(&addr, "plumber Friday", "memory/2026-11-24.md", false).await,
             "a deletion"
         );
-        // The status is the last finished sweep's: the removal is
-        // searchable as soon as it is stored, a moment before its sweep ends.
+        let status = until_files(&addr, 1).await;
+        assert_eq!(status.files, 1);
+        assert!(status.sweeps >= 2);
+    }
+
+    /// The status once the last finished sweep saw `files` files: a file is
+    /// searchable as soon as it is stored, a moment before its sweep ends.
+    async fn until_files(addr: &Addr<MemoryActor>, files: usize) -> MemoryStatus {
         let mut status = addr.send(GetMemoryStatus).await.unwrap();
         for _ in 0..500 {
-            if status.files == 1 {
+            if status.files == files {
                 break;
             }
             actix::clock::sleep(Duration::from_millis(20)).await;
             status = addr.send(GetMemoryStatus).await.unwrap();
         }
-        assert_eq!(status.files, 1);
-        assert!(status.sweeps >= 2);
+        status
     }
 
     #[actix::test]
@@ -617,7 +622,10 @@ mod tests {
         // The new folder is watched from the sweep that found it.
         std::fs::write(ws.join("memory/second.md"), "The gate code is 9902.\n").unwrap();
         assert!(until_found(&addr, "gate code", "memory/second.md", true).await);
-        let sweeps = addr.send(GetMemoryStatus).await.unwrap().sweeps;
+        // Counted once that sweep has ended, not while it still runs.
+        let status = until_files(&addr, 2).await;
+        assert_eq!(status.files, 2);
+        let sweeps = status.sweeps;
         // Churn elsewhere in the workspace asks for no sweep.
         for i in 0..5 {
             std::fs::write(ws.join(format!("repo/src/f{i}.rs")), "fn main() {}").unwrap();
