@@ -77,13 +77,10 @@ fn main() {
             store.flush().await.unwrap();
             transcript::append(&store, &sid, &[reply, usage]).unwrap();
             let record = RunRecord {
-                session_key: ferroclaw_actors::ids::SessionKey::stored(&format!("agent:main:{sid}")),
                 status: "ok".into(),
-                started_at: n as u64,
                 ended_at: n as u64 + 1,
-                error: None,
                 stop_reason: "stop".into(),
-                answered_by: None,
+                ..RunRecord::pending(&format!("agent:main:{sid}"), n as u64)
             };
             runs::save(&store, &format!("run-{n}"), &record).unwrap();
             store

@@ -64,6 +64,8 @@ pub const METHODS: &[&str] = &[
     "sessions.branches.list",
     "models.authStatus",
     "tasks.list",
+    "tasks.get",
+    "tasks.cancel",
     "talk.catalog",
     "progressCard.get",
     "plugins.list",
@@ -253,6 +255,7 @@ const READ: &[&str] = &[
     "chat.metadata",
     "models.authStatus",
     "tasks.list",
+    "tasks.get",
     "talk.catalog",
     "progressCard.get",
     "plugins.list",
@@ -293,6 +296,7 @@ const WRITE: &[&str] = &[
     "node.invoke",
     "chat.send",
     "chat.abort",
+    "tasks.cancel",
     "push.test",
 ];
 

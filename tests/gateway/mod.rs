@@ -74,6 +74,7 @@ mod slack_crash;
 mod status;
 mod subagents;
 mod system_events;
+mod tasks;
 mod telegram;
 mod telegram_crash;
 mod trust;

@@ -44,6 +44,12 @@ impl RunKind {
         *self == RunKind::Chat
     }
 
+    /// Background work a client may list and cancel (`tasks.list`): a
+    /// cron job's run, a sub-agent's.
+    pub fn is_task(&self) -> bool {
+        matches!(self, RunKind::Cron | RunKind::Subagent)
+    }
+
     /// The kind of a run that answers several messages: a heartbeat only
     /// when every message is one (a person's message makes it a chat).
     pub fn join(self, other: RunKind) -> RunKind {

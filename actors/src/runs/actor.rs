@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 use super::record::{self, RunRecord};
 use super::state::{Recent, Waiters};
 use super::{
-    BusySessions, CancelWait, LiveRun, LiveRunOf, RunResult, RunUpdate, SessionEvent, SessionNews,
-    WaitRun, WaitTicket, Waiting, WatchRun,
+    BusySessions, CancelWait, ListTaskRuns, LiveRun, LiveRunOf, RunResult, RunUpdate, SessionEvent,
+    SessionNews, TaskRun, WaitRun, WaitTicket, Waiting, WatchRun,
 };
 use crate::audit::{Activity, AuditLog, End, RunActivity, ToolActivity};
 use crate::ids::ConnId;
@@ -446,6 +446,28 @@ impl Handler<LiveRunOf> for RunRegistry {
     type Result = Option<LiveRun>;
     fn handle(&mut self, msg: LiveRunOf, _: &mut Context<Self>) -> Option<LiveRun> {
         self.live.get(&msg.run_id).map(|l| l.run.clone())
+    }
+}
+
+impl Handler<ListTaskRuns> for RunRegistry {
+    type Result = Result<Vec<TaskRun>, crate::store::StoreError>;
+    fn handle(&mut self, _: ListTaskRuns, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let records = self.store.scan::<RunRecord>(crate::store::Tree::Runs, "")?;
+        let tasks = records
+            .into_iter()
+            .filter(|(_, r)| r.kind.is_task() && r.answered_by.is_none())
+            .map(|(id, record)| {
+                let live = self.live.get(id.as_str());
+                TaskRun {
+                    run_id: id.as_str().into(),
+                    record,
+                    live: live.map(|l| l.run.clone()),
+                    open_tool: live.and_then(|l| l.open_tools.last().map(|(_, n)| n.clone())),
+                }
+            })
+            .collect();
+        Ok(tasks)
     }
 }
 

@@ -78,6 +78,24 @@ pub struct LiveRunOf {
     pub run_id: RunId,
 }
 
+/// The runs of background work in the `runs` tree (a cron job's, a
+/// sub-agent's: `RunKind::is_task`), with where each live one is.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<TaskRun>, crate::store::StoreError>")]
+pub struct ListTaskRuns;
+
+/// One run `ListTaskRuns` found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRun {
+    pub run_id: RunId,
+    pub record: super::RunRecord,
+    /// Queued or running in this process (None: ended, or waiting for its
+    /// session to wake after a restart).
+    pub live: Option<LiveRun>,
+    /// Its last tool call not finished yet (a running run's).
+    pub open_tool: Option<String>,
+}
+
 /// Reply: the session keys that have a queued or running run.
 #[derive(Debug, Message)]
 #[rtype(result = "HashSet<String>")]

@@ -14,7 +14,7 @@ use super::SessionState;
 use crate::ids::RunId;
 use crate::provider::ProviderError;
 use crate::run::{FailureKind, RunEvent};
-use crate::session::inbox;
+use crate::session::inbox::{self, RunOverrides};
 use crate::session::run_record::{self, RunRecord};
 use crate::session::RestartPolicy;
 use crate::session::{LastRun, Settled};
@@ -207,7 +207,7 @@ impl SessionState {
             status: "aborted".into(),
             ended_at: now,
             stop_reason: "aborted".into(),
-            ..RunRecord::pending(&self.key, first.at_ms)
+            ..RunRecord::pending(&self.key, first.at_ms).of_run(&first.overrides)
         };
         writes.push(run_record::write(run_id, &record));
         let event = RunEvent::Aborted {
@@ -232,14 +232,12 @@ impl SessionState {
         announce_active: bool,
         now: u64,
     ) -> (Vec<StoreWrite>, Vec<RunEvent>) {
-        let aborted = |started_at| RunRecord {
-            session_key: self.key.clone(),
+        let aborted = |started_at, o: &RunOverrides| RunRecord {
             status: "aborted".into(),
-            started_at,
             ended_at: now,
             error: Some(why.to_string()),
             stop_reason: "aborted".into(),
-            answered_by: None,
+            ..RunRecord::pending(&self.key, started_at).of_run(o)
         };
         let mut writes = Vec::new();
         let mut events = Vec::new();
@@ -247,7 +245,10 @@ impl SessionState {
         for (key, item) in self.queue.take_all() {
             writes.push(inbox::remove(&key));
             if !ended.contains(&item.run_id) {
-                writes.push(run_record::write(&item.run_id, &aborted(now)));
+                writes.push(run_record::write(
+                    &item.run_id,
+                    &aborted(now, &item.overrides),
+                ));
                 events.push(RunEvent::Aborted {
                     run_id: item.run_id.clone(),
                     text: String::new(),
@@ -257,7 +258,10 @@ impl SessionState {
         }
         if let Some(a) = self.active.as_ref() {
             writes.extend(a.items.iter().map(|k| inbox::remove(k)));
-            writes.push(run_record::write(&a.run_id, &aborted(a.started_at)));
+            writes.push(run_record::write(
+                &a.run_id,
+                &aborted(a.started_at, &a.overrides),
+            ));
             if !a.quiet && (announce_active || !a.launched) {
                 events.push(RunEvent::Aborted {
                     run_id: a.run_id.clone(),
@@ -281,15 +285,18 @@ impl SessionState {
             RunEvent::Aborted { run_id, .. } => (run_id, None, "aborted"),
             _ => return None,
         };
-        let started_at = self.run(run_id).map_or(now, |a| a.started_at);
+        let active = self.run(run_id);
+        let started_at = active.map_or(now, |a| a.started_at);
         let record = RunRecord {
-            session_key: self.key.clone(),
             status: status.as_str().to_string(),
-            started_at,
             ended_at: now,
             error: error.cloned(),
             stop_reason: stop.to_string(),
-            answered_by: None,
+            ..RunRecord::pending(&self.key, started_at)
+        };
+        let record = match active {
+            Some(a) => record.of_run(&a.overrides),
+            None => record,
         };
         Some((run_id.clone(), record))
     }

@@ -113,6 +113,10 @@ pub struct RunOverrides {
     /// Why the run runs (chat, heartbeat, cron...): how its reply is judged.
     #[serde(default, skip_serializing_if = "crate::run::RunKind::is_default")]
     pub kind: crate::run::RunKind,
+    /// A background task's title (a cron job's or a sub-agent's run): the
+    /// first words of its message, as `tasks.list` shows them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 impl RunOverrides {

@@ -109,13 +109,11 @@ impl Found {
     /// said in the transcript instead of left silently unanswered.
     pub fn interrupt(&mut self, key: &SessionKey, run_id: RunId, now: u64) {
         let record = RunRecord {
-            session_key: key.clone(),
             status: "error".into(),
-            started_at: now,
             ended_at: now,
             error: Some(INTERRUPTED_NOTE.to_string()),
             stop_reason: "error".into(),
-            answered_by: None,
+            ..RunRecord::pending(key, now)
         };
         self.writes
             .push(crate::session::run_record::write(&run_id, &record));

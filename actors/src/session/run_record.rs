@@ -8,6 +8,8 @@
 //! settles them. The registry reads them for runs this process did not see.
 
 use crate::ids::SessionKey;
+use crate::run::RunKind;
+use crate::session::inbox::RunOverrides;
 use serde::{Deserialize, Serialize};
 
 use crate::store::{Store, StoreError, StoreWrite, Tree};
@@ -33,6 +35,13 @@ pub struct RunRecord {
     /// This id is a message that another run answered (that run's id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_by: Option<String>,
+    /// Why the run ran: a cron job's and a sub-agent's runs are background
+    /// tasks (`tasks.list`).
+    #[serde(default, skip_serializing_if = "RunKind::is_default")]
+    pub kind: RunKind,
+    /// A task's title: the first words of the message it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 impl RunRecord {
@@ -46,7 +55,16 @@ impl RunRecord {
             error: None,
             stop_reason: String::new(),
             answered_by: None,
+            kind: RunKind::Chat,
+            title: None,
         }
+    }
+
+    /// The same record, with what the run's settings say it is.
+    pub fn of_run(mut self, o: &RunOverrides) -> RunRecord {
+        self.kind = o.kind;
+        self.title = o.title.clone();
+        self
     }
 
     /// A message whose answer is the run `run_id`.
@@ -128,7 +146,7 @@ mod tests {
             ended_at,
             error: None,
             stop_reason: "stop".into(),
-            answered_by: None,
+            ..RunRecord::pending("agent:main:main", 0)
         }
     }
 

@@ -205,6 +205,10 @@ fn item_of(placement: &Placement, m: Incoming, now: u64) -> InboxItem {
         } => (run_id.clone(), false, *joinable),
     };
     let queued = matches!(placement, Placement::Queue { .. });
+    let mut overrides = m.overrides;
+    if overrides.kind.is_task() && overrides.title.is_none() {
+        overrides.title = Some(title_of(&m.text));
+    }
     InboxItem {
         message_id: m.message_id,
         run_id,
@@ -216,8 +220,19 @@ fn item_of(placement: &Placement, m: Incoming, now: u64) -> InboxItem {
         images: if queued { m.images } else { Vec::new() },
         at_ms: now,
         joinable,
-        overrides: m.overrides,
+        overrides,
         timeout_ms: m.timeout_ms,
+    }
+}
+
+/// A task's title: the first line of its message without the time
+/// envelope, at most 80 characters.
+fn title_of(text: &str) -> String {
+    let words = crate::inbound::msg_context::strip_envelope(text).trim();
+    let line = words.lines().next().unwrap_or_default();
+    match line.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
     }
 }
 
@@ -339,7 +354,8 @@ impl SessionState {
         let key = ids.inbox_key(&self.key);
         let mut writes = vec![inbox::put(&key, &item)];
         writes.push(if run_id == item.message_id {
-            run_record::write(&run_id, &RunRecord::pending(&self.key, now))
+            let record = RunRecord::pending(&self.key, now).of_run(&item.overrides);
+            run_record::write(&run_id, &record)
         } else {
             let alias = RunRecord::alias(&self.key, &run_id, now);
             run_record::write(&item.message_id, &alias)
@@ -356,7 +372,7 @@ impl SessionState {
         });
         if let Some((k, copy)) = &backlog {
             writes.push(inbox::put(k, copy));
-            let record = RunRecord::pending(&self.key, now);
+            let record = RunRecord::pending(&self.key, now).of_run(&copy.overrides);
             writes.push(run_record::write(&copy.run_id, &record));
         }
         let ended = match queued {
@@ -404,7 +420,7 @@ impl SessionState {
                 ended_at: now,
                 error: Some(error.clone()),
                 stop_reason: "error".into(),
-                ..RunRecord::pending(&self.key, old.at_ms)
+                ..RunRecord::pending(&self.key, old.at_ms).of_run(&old.overrides)
             };
             writes.push(run_record::write(&old.run_id, &record));
             ended.push((old.run_id.clone(), error));

@@ -67,6 +67,13 @@ impl ToolExecutor {
         }
     }
 
+    /// Background commands are kept in `processes` (shared with the task
+    /// list, which reads and cancels them).
+    pub fn with_processes(mut self, processes: exec::Processes) -> ToolExecutor {
+        self.processes = processes;
+        self
+    }
+
     /// The `lsp_*` tools go to this hub.
     pub fn with_lsp(mut self, lsp: Recipient<ExecuteTool>) -> ToolExecutor {
         self.lsp = Some(lsp);

@@ -119,12 +119,28 @@ struct Session {
     command: String,
     pid: Option<u32>,
     started: Instant,
+    /// When it started, wall clock (`tasks.list`).
+    started_ms: u64,
     output: Shared,
     stdin: Option<ChildStdin>,
     /// Bytes of stdout / stderr already returned by `poll`.
     polled: (usize, usize),
     /// Ends the command (kill) when sent.
     kill: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+/// A background command as the task list sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackgroundTask {
+    pub id: String,
+    /// The session whose turn started it.
+    pub session_key: String,
+    pub agent_id: String,
+    pub command: String,
+    pub started_ms: u64,
+    /// Set when it ended: its exit code (None: killed by a signal).
+    pub exit: Option<Option<i32>>,
+    pub timed_out: bool,
 }
 
 /// The background commands of one executor.
@@ -153,6 +169,43 @@ impl Processes {
             }
             s.insert(id, session);
         });
+    }
+
+    /// Every background command, as `tasks.list` shows them.
+    pub fn tasks(&self) -> Vec<BackgroundTask> {
+        self.with(|s| {
+            s.iter()
+                .map(|(id, v)| {
+                    let o = lock(&v.output);
+                    BackgroundTask {
+                        id: id.clone(),
+                        session_key: v.owner.session_key.as_str().to_string(),
+                        agent_id: v.owner.agent_id.clone(),
+                        command: v.command.clone(),
+                        started_ms: v.started_ms,
+                        exit: o.exit,
+                        timed_out: o.timed_out,
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// Kills background command `id` (`tasks.cancel`). Reply: it was running.
+    pub fn kill(&self, id: &str) -> bool {
+        self.with(|s| {
+            let Some(v) = s.get_mut(id) else {
+                return false;
+            };
+            let running = lock(&v.output).exit.is_none();
+            if let Some(k) = v.kill.take() {
+                let _ = k.send(());
+            }
+            if running {
+                kill_group(v.pid);
+            }
+            running
+        })
     }
 
     /// Kills every background command (the executor is stopping).
@@ -472,6 +525,7 @@ impl Running {
             command: command.to_string(),
             pid: self.pid,
             started: Instant::now(),
+            started_ms: crate::now_ms(),
             output: self.output,
             stdin: self.stdin,
             polled: (0, 0),

@@ -16,6 +16,7 @@ mod agent_specs;
 pub mod browser_spec;
 pub(crate) mod confine;
 mod exec;
+pub use exec::{BackgroundTask, Processes};
 mod files;
 mod memory;
 mod messages;

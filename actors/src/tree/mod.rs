@@ -77,6 +77,8 @@ pub struct Gateway {
     pub questions: Addr<crate::questions::QuestionsActor>,
     /// The tool executor (`/tools/invoke`).
     pub executor: Recipient<crate::tool::ExecuteTool>,
+    /// The executor's background commands (listed and cancelled as tasks).
+    pub processes: crate::tool::Processes,
     /// Tool allowlists and exec defaults (`/tools/invoke`).
     pub tool_policy: Arc<crate::tool::policy::ToolPolicy>,
     /// The tools runs are offered (`tools.catalog`): built-in and MCP.
@@ -200,6 +202,7 @@ impl Gateway {
             approvals: tooling.approvals,
             questions: tooling.questions,
             executor: tooling.executor,
+            processes: tooling.processes,
             tool_policy: sessions.tool_policy,
             tools: tooling.tools,
             mcp: tooling.mcp,

@@ -172,6 +172,8 @@ pub(super) struct Tooling {
     pub(super) edge_tools: crate::tool::EdgeTools,
     pub(super) unavailable_tools: Unavailable,
     pub(super) session_tools: Late<crate::tool::ExecuteTool>,
+    /// The executor's background commands (`tasks.list`).
+    pub(super) processes: crate::tool::Processes,
     pub(super) subagent_done: Late<crate::session::SubagentDone>,
     /// The installed plugins as applied at start.
     pub(super) plugins: Arc<crate::plugins::PluginSet>,
@@ -283,6 +285,22 @@ fn browser_tools(
     Some(tools.start())
 }
 
+/// The exec approvals actor, with its stored allowlist.
+fn start_approvals(
+    store: &Store,
+    planned: &StartPlan,
+    sinks: &EdgeSinks,
+    hooks: &crate::hooks::HookClient,
+) -> Result<Addr<crate::approvals::ApprovalsActor>, StartError> {
+    let approvals = crate::approvals::ApprovalsActor::load(
+        sinks.approvals.clone(),
+        store.dir().join("exec-approvals.json"),
+        Duration::from_secs(planned.approval_timeout),
+    )
+    .map_err(|e| StartError::Tools(e.to_string()))?;
+    Ok(approvals.with_hooks(hooks.clone()).start())
+}
+
 impl Tooling {
     pub(super) fn start(
         settings: &Settings,
@@ -296,14 +314,7 @@ impl Tooling {
         let catalog = crate::mcp::McpCatalog::default();
         let (plugins, hooks, lsp) = start_plugins(settings, store, planned, base, &catalog);
         let media = start_media(settings, store);
-        let approvals = crate::approvals::ApprovalsActor::load(
-            sinks.approvals.clone(),
-            store.dir().join("exec-approvals.json"),
-            Duration::from_secs(planned.approval_timeout),
-        )
-        .map_err(|e| StartError::Tools(e.to_string()))?
-        .with_hooks(hooks.clone())
-        .start();
+        let approvals = start_approvals(store, planned, sinks, &hooks)?;
         let reserved = builtin.iter().map(|t| t.name.clone()).collect();
         let (servers, cache) = (plugins.merged_mcp(&settings.mcp), store.dir().join("mcp"));
         let gate = approvals.clone().recipient();
@@ -313,7 +324,9 @@ impl Tooling {
         let memories = start_memories(settings, store.dir(), workspace, env);
         let browser = browser_tools(settings, env, store, workspace, &media);
         let (edge_tools, session_tools) = (crate::tool::EdgeTools::default(), Late::default());
+        let processes = crate::tool::Processes::default();
         let executor = ToolExecutor::new(workspace.clone(), planned.limits.clone())
+            .with_processes(processes.clone())
             .with_edge(edge_tools.clone())
             .with_memories(memories.clone())
             .with_sessions(session_tools.clone())
@@ -327,6 +340,7 @@ impl Tooling {
             .recipient();
         Ok(Tooling {
             executor,
+            processes,
             approvals,
             questions: crate::questions::QuestionsActor::new(Some(sinks.questions.clone())).start(),
             mcp,

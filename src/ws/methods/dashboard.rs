@@ -79,7 +79,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         "progressCard.get" => json!({ "card": null }),
         "sessions.companion.state" => json!({ "exchanges": [] }),
         "sessions.branches.list" => json!({ "branches": [] }),
-        "tasks.list" => json!({ "tasks": [] }),
         "plugins.catalog.browse" => json!({ "items": [] }),
         "artifacts.list" => json!({ "artifacts": [] }),
         "themes.list" => themes(state),

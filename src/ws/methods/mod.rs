@@ -27,6 +27,7 @@ mod sessions;
 mod skills;
 mod stability;
 mod system;
+mod tasks;
 mod tts;
 mod usage;
 mod users;
@@ -277,6 +278,9 @@ async fn route(
         }
         "chat.history" => watch::history(state, p).await,
         "chat.abort" => chat::abort(state, p).await,
+        "tasks.list" => tasks::list(state, p).await,
+        "tasks.get" => tasks::get(state, p).await,
+        "tasks.cancel" => tasks::cancel(state, p).await,
         "chat.inject" => chat::inject(state, p).await,
         "sessions.list" => sessions::list(state, p).await,
         "sessions.patch" => sessions::patch(state, p).await,
