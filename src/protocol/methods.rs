@@ -62,6 +62,7 @@ pub const METHODS: &[&str] = &[
     "sessions.observer.visibility",
     "sessions.companion.state",
     "sessions.branches.list",
+    "sessions.fork",
     "models.authStatus",
     "tasks.list",
     "tasks.get",
@@ -297,6 +298,7 @@ const WRITE: &[&str] = &[
     "chat.send",
     "chat.abort",
     "tasks.cancel",
+    "sessions.fork",
     "push.test",
 ];
 

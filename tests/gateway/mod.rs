@@ -5,6 +5,7 @@ mod approvals;
 mod attachments;
 mod audit;
 mod backup;
+mod branches;
 mod btw;
 mod channel_crash;
 mod chat;

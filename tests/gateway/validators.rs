@@ -100,10 +100,6 @@ async fn openclaws_own_validators_accept_every_frame_kind_they_cover() {
         ("channels.status", Some("ChannelsStatusResultSchema")),
         ("logs.tail", Some("LogsTailResultSchema")),
         (
-            "sessions.branches.list",
-            Some("SessionsBranchesListResultSchema"),
-        ),
-        (
             "sessions.catalog.list",
             Some("SessionsCatalogListResultSchema"),
         ),
@@ -188,6 +184,44 @@ async fn openclaws_own_validators_accept_every_frame_kind_they_cover() {
     let entries = runs["payload"]["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 1, "{runs}");
     rec.add("cron.runs entries[0]", "CronRunLogEntrySchema", &entries[0]);
+    // The cron run as a task, the chat's branch, and a fork of it.
+    let tasks = c.call("tasks.list", json!({"status": "completed"})).await;
+    assert_eq!(tasks["payload"]["tasks"][0]["kind"], "cron", "{tasks}");
+    rec.add("tasks.list", "TasksListResultSchema", &tasks["payload"]);
+    let task = json!({"taskId": tasks["payload"]["tasks"][0]["id"]});
+    let got = c.call("tasks.get", task.clone()).await;
+    rec.add("tasks.get", "TasksGetResultSchema", &got["payload"]);
+    let cancel = c.call("tasks.cancel", task).await;
+    rec.add(
+        "tasks.cancel",
+        "TasksCancelResultSchema",
+        &cancel["payload"],
+    );
+    let branches = c
+        .call("sessions.branches.list", json!({"sessionKey": "main"}))
+        .await;
+    assert_eq!(
+        branches["payload"]["branches"][0]["active"], true,
+        "{branches}"
+    );
+    rec.add(
+        "sessions.branches.list",
+        "SessionsBranchesListResultSchema",
+        &branches["payload"],
+    );
+    let first = h["payload"]["messages"][0]["__openclaw"]["id"].clone();
+    let fork = c
+        .call(
+            "sessions.fork",
+            json!({"sessionKey": "main", "entryId": first}),
+        )
+        .await;
+    assert_eq!(fork["ok"], true, "{fork}");
+    rec.add(
+        "sessions.fork",
+        "SessionsForkResultSchema",
+        &fork["payload"],
+    );
     let unknown = c.call("no.such.method", json!({})).await;
     rec.frame("unknown method", &unknown);
 

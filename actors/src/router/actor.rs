@@ -206,6 +206,23 @@ impl Handler<CreateSession> for RouterActor {
     }
 }
 
+impl Handler<ForkSession> for RouterActor {
+    type Result = ResponseFuture<Result<fork::Forked, fork::ForkError>>;
+    fn handle(&mut self, msg: ForkSession, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            let s = store.clone();
+            let copy = move || fork::fork(&s, &msg.from, &msg.entry_id, msg.key, crate::now_ms());
+            let forked = tokio::task::spawn_blocking(copy).await.map_err(|_| {
+                fork::ForkError::Transcript(crate::transcript::TranscriptError::Stopped)
+            })??;
+            store.flush().await?;
+            Ok(forked)
+        })
+    }
+}
+
 impl Handler<ExportTranscript> for RouterActor {
     type Result = ResponseFuture<Result<Option<ExportPage>, crate::transcript::TranscriptError>>;
     fn handle(&mut self, msg: ExportTranscript, _: &mut Context<Self>) -> Self::Result {

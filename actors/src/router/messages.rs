@@ -131,3 +131,14 @@ pub struct ExportPage {
 pub struct QueuedSystemEvents {
     pub key: SessionKey,
 }
+
+/// Copies session `from` up to (not including) its user message
+/// `entry_id` into the new session `key` (`sessions.fork`). Reply once it
+/// is durable.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<fork::Forked, fork::ForkError>")]
+pub struct ForkSession {
+    pub from: SessionKey,
+    pub entry_id: String,
+    pub key: SessionKey,
+}

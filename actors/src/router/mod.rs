@@ -13,6 +13,7 @@
 //! handlers); this file holds its pure state, with unit tests.
 
 mod actor;
+pub mod fork;
 pub mod maintenance;
 mod messages;
 

@@ -85,6 +85,9 @@ pub struct SessionEntry {
     /// A sub-agent: the session that spawned it (results are announced there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spawned_by: Option<String>,
+    /// `sessions.fork`: the session this one was copied from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
     /// `sessions.patch execHost` (`gateway` | `sandbox` | `node`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_host: Option<String>,
@@ -195,6 +198,7 @@ impl SessionEntry {
             response_usage: self.response_usage.clone(),
             agent_override: self.agent_override.clone(),
             spawned_by: self.spawned_by.clone(),
+            forked_from: self.forked_from.clone(),
             exec_host: self.exec_host.clone(),
             exec_node: self.exec_node.clone(),
             exec_security: self.exec_security.clone(),

@@ -78,7 +78,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         "plugin.approval.list" | "openclaw.approval.list" => json!([]),
         "progressCard.get" => json!({ "card": null }),
         "sessions.companion.state" => json!({ "exchanges": [] }),
-        "sessions.branches.list" => json!({ "branches": [] }),
         "plugins.catalog.browse" => json!({ "items": [] }),
         "artifacts.list" => json!({ "artifacts": [] }),
         "themes.list" => themes(state),

@@ -6,6 +6,7 @@ pub(crate) mod agents;
 mod approvals;
 pub(crate) mod attachments;
 mod audit;
+mod branches;
 mod browser;
 mod channels;
 pub(crate) mod chat;
@@ -279,6 +280,8 @@ async fn route(
         "chat.history" => watch::history(state, p).await,
         "chat.abort" => chat::abort(state, p).await,
         "tasks.list" => tasks::list(state, p).await,
+        "sessions.fork" => branches::fork(state, p).await,
+        "sessions.branches.list" => branches::list(state, p).await,
         "tasks.get" => tasks::get(state, p).await,
         "tasks.cancel" => tasks::cancel(state, p).await,
         "chat.inject" => chat::inject(state, p).await,
