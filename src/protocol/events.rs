@@ -65,6 +65,7 @@ pub fn audience(event: &str) -> Audience {
             nodes: true,
         },
         "agent" | "chat" | "chat.side_result" | "cron" | "session.tool" => scope(scopes::READ),
+        "progressCard.changed" => scope(scopes::READ),
         // What nodes say about themselves, for dashboards.
         "node.hostStats" | "node.presence" => scope(scopes::READ),
         // Only to connections watching the session (sessions.subscribe,

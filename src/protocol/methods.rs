@@ -69,6 +69,7 @@ pub const METHODS: &[&str] = &[
     "tasks.cancel",
     "talk.catalog",
     "progressCard.get",
+    "progressCard.put",
     "plugins.list",
     "plugins.inspect",
     "themes.list",
@@ -187,6 +188,7 @@ pub const EVENTS: &[&str] = &[
     "chat.send_timing",
     "cron",
     "heartbeat",
+    "progressCard.changed",
 ];
 
 const NODE_ONLY: &[&str] = &[
@@ -299,6 +301,7 @@ const WRITE: &[&str] = &[
     "chat.abort",
     "tasks.cancel",
     "sessions.fork",
+    "progressCard.put",
     "push.test",
 ];
 

@@ -2,8 +2,8 @@
 //! tools call its gateway: `automations` (alias `cron`: the `cron.*`
 //! methods, `automations.rs`), `message` (`message.action` through the
 //! channel outbox, `message.rs`) and `gateway` (`config.*` and restarts,
-//! `gateway.rs`) and `ask_user` (a question that pauses the run,
-//! `ask_user.rs`). `GatewayTools` answers the executor's
+//! `gateway.rs`), `ask_user` (a question that pauses the run,
+//! `ask_user.rs`), `tts` and `progress_card` (the session's card). `GatewayTools` answers the executor's
 //! `ExecuteTool` for them; it holds the edge's state weakly (the state
 //! holds the tree, which holds this actor's address).
 //!
@@ -16,6 +16,7 @@ mod ask_user;
 mod automations;
 mod gateway;
 mod message;
+mod progress_card;
 mod tts;
 
 use std::sync::Weak;
@@ -95,6 +96,7 @@ impl Handler<ExecuteTool> for GatewayTools {
                     "gateway" => gateway::run(&state, &msg).await,
                     "ask_user" => ask_user::run(&state, &msg).await,
                     "tts" => tts::run(&state, &msg).await,
+                    "progress_card" => progress_card::run(&state, &msg).await,
                     other => fail(format!("unknown tool: {other}")),
                 }
             },

@@ -22,7 +22,9 @@ fn params_for(method: &str) -> Value {
         "wake" => json!({"mode": "next-heartbeat", "text": "checked by the method test"}),
         "memory.search" => json!({"query": "anything"}),
         "sessions.compact" => json!({"key": "main"}),
-        "sessions.branches.list" => json!({"sessionKey": "main"}),
+        "sessions.branches.list" | "progressCard.get" | "progressCard.put" => {
+            json!({"sessionKey": "main"})
+        }
         "set-heartbeats" => json!({"enabled": true}),
         "exec.approval.grants.revoke" => json!({"grantId": "no-such-grant"}),
         "tts.setProvider" => json!({"provider": "tts-local-cli"}),
@@ -166,7 +168,6 @@ async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
     let cases = [
         ("plugin.approval.list", json!([])),
         ("openclaw.approval.list", json!([])),
-        ("progressCard.get", json!({"card": null})),
         ("sessions.companion.state", json!({"exchanges": []})),
         ("plugins.catalog.browse", json!({"items": []})),
         ("artifacts.list", json!({"artifacts": []})),

@@ -7,6 +7,7 @@ mod audit;
 mod backup;
 mod branches;
 mod btw;
+mod cards;
 mod channel_crash;
 mod chat;
 mod claims;

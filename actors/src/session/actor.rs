@@ -405,6 +405,26 @@ impl Handler<PatchSession> for SessionActor {
     }
 }
 
+impl Handler<PutProgressCard> for SessionActor {
+    type Result = ResponseFuture<Result<Option<super::card::ProgressCard>, CardPutError>>;
+    fn handle(&mut self, msg: PutProgressCard, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        self.idle.touch();
+        let card = super::card::apply(self.entry.progress_card.as_ref(), msg.put, crate::now_ms());
+        let result = card.map_err(CardPutError::from).and_then(|card| {
+            self.entry.progress_card = card.clone();
+            self.save_entry()?;
+            Ok(card)
+        });
+        let store = self.deps.store.clone();
+        Box::pin(async move {
+            let card = result?;
+            store.flush().await?;
+            Ok(card)
+        })
+    }
+}
+
 impl Handler<ResetSession> for SessionActor {
     type Result = ResponseFuture<Result<SessionEntry, SessionError>>;
     fn handle(&mut self, _: ResetSession, _: &mut Context<Self>) -> Self::Result {

@@ -88,6 +88,9 @@ pub struct SessionEntry {
     /// `sessions.fork`: the session this one was copied from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<String>,
+    /// The session's progress card (`progress_card`, `progressCard.*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_card: Option<super::card::ProgressCard>,
     /// `sessions.patch execHost` (`gateway` | `sandbox` | `node`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_host: Option<String>,

@@ -201,6 +201,24 @@ pub enum SessionError {
     Transcript(#[from] TranscriptError),
 }
 
+/// Replaces the session's progress card (`progressCard.put`, the
+/// `progress_card` tool). Reply: the card now (None: cleared), stored and
+/// flushed.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Option<super::card::ProgressCard>, CardPutError>")]
+pub struct PutProgressCard {
+    pub put: super::card::CardPut,
+}
+
+/// Why a progress card put changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum CardPutError {
+    #[error(transparent)]
+    Invalid(#[from] super::card::CardError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
 /// Applies a patch. Reply: the new entry (stored and flushed).
 #[derive(Debug, Message)]
 #[rtype(result = "Result<SessionEntry, SessionError>")]

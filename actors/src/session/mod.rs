@@ -194,6 +194,7 @@ pub use crate::session::directives::{THINKING_LEVELS, VERBOSE_LEVELS};
 mod actor;
 mod autocompact;
 mod btw;
+pub mod card;
 mod commands;
 mod delivery;
 pub mod directives;

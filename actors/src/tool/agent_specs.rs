@@ -350,7 +350,32 @@ pub fn specs() -> Vec<ToolSpec> {
         agents_list(),
         ask_user(),
         tts(),
+        progress_card(),
     ]
+}
+
+fn progress_card() -> ToolSpec {
+    let step = json!({
+        "type": "object",
+        "required": ["step", "status"],
+        "additionalProperties": false,
+        "properties": {
+            "step": { "type": "string", "minLength": 1 },
+            "status": { "type": "string", "enum": ["pending", "in_progress", "completed"] }
+        }
+    });
+    spec(
+        "progress_card",
+        "Maintain this session's progress card: the one durable status shown next to the session in the Control UI, for someone not reading the transcript. Only for substantial work with at least two sequential steps. Each call replaces the whole card: `markdown` (a progress bar like <progress aria-label=\"PRs reviewed · 12/30\" value=\"12\" max=\"30\"></progress> from observed counts, then a short result, blocker or next step) and/or `plan` (ordered steps, pending | in_progress | completed, at most one in_progress). Never invent percentages. Both empty clears it. Update on meaningful change only. Max 8 KB markdown, 50 steps.",
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "markdown": { "type": "string" },
+                "plan": { "type": "array", "maxItems": 50, "items": step }
+            }
+        }),
+    )
 }
 
 fn tts() -> ToolSpec {

@@ -219,6 +219,7 @@ pub const GATEWAY_TOOLS: &[&str] = &[
     "gateway",
     "ask_user",
     "tts",
+    "progress_card",
 ];
 
 /// Tools the media tools actor answers (`media::tools`).

@@ -53,7 +53,7 @@ fn group(name: &str) -> Option<&'static [&'static str]> {
         ],
         "group:automation" => &["heartbeat_respond", "automations", "gateway"],
         "group:messaging" => &["message"],
-        "group:agents" => &["agents_list", "ask_user"],
+        "group:agents" => &["agents_list", "ask_user", "progress_card"],
         "group:media" => &["view_image", "pdf"],
         "group:nodes" => &["nodes"],
         "group:ui" => &["browser"],
@@ -318,6 +318,7 @@ fn profile(name: Option<&str>, also: &[String]) -> Result<Option<AllowDeny>, Pro
             "automations",
             "view_image",
             "ask_user",
+            "progress_card",
             "bundle-mcp",
         ],
         Some("messaging") => &[

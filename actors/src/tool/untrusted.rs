@@ -66,6 +66,7 @@ const BUILT_IN: &[(&str, Stance, &str)] = &[
     ("heartbeat_respond", Stance::Never, "offered to heartbeat turns only, which are the owner's"),
     ("agents_list", Stance::Withheld, "when widened: agent ids, names and models; nothing of their sessions"),
     ("tts", Stance::Never, "a voice note in the owner's voice on the owner's speech credits: a stranger's turn never synthesises on request (its reply may still be spoken by Auto-TTS, its directives never obeyed)"),
+    ("progress_card", Stance::Never, "the session's progress card is the owner's status surface in the Control UI: a stranger's turn never writes on it"),
     ("ask_user", Stance::Withheld, "when widened: asks only the conversation the turn came from; its answer is wrapped outside data; a stranger never answers the owner's question"),
 ];
 

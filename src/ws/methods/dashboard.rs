@@ -76,7 +76,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         "update.status" => json!({ "sentinel": null, "updateAvailable": null }),
         "sessions.observer.visibility" => json!({ "ok": true }),
         "plugin.approval.list" | "openclaw.approval.list" => json!([]),
-        "progressCard.get" => json!({ "card": null }),
         "sessions.companion.state" => json!({ "exchanges": [] }),
         "plugins.catalog.browse" => json!({ "items": [] }),
         "artifacts.list" => json!({ "artifacts": [] }),

@@ -8,6 +8,7 @@ pub(crate) mod attachments;
 mod audit;
 mod branches;
 mod browser;
+pub(crate) mod cards;
 mod channels;
 pub(crate) mod chat;
 pub(crate) mod config;
@@ -281,6 +282,8 @@ async fn route(
         "chat.abort" => chat::abort(state, p).await,
         "tasks.list" => tasks::list(state, p).await,
         "sessions.fork" => branches::fork(state, p).await,
+        "progressCard.get" => cards::get(state, p).await,
+        "progressCard.put" => cards::put_method(state, p).await,
         "sessions.branches.list" => branches::list(state, p).await,
         "tasks.get" => tasks::get(state, p).await,
         "tasks.cancel" => tasks::cancel(state, p).await,

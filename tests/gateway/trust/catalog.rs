@@ -53,6 +53,7 @@ const STRANGER_TESTS: &[(&str, &str)] = &[
     ("agents_list", "agent_tools/sessions.rs::a_strangers_turn_reads_only_its_own_session"),
     ("ask_user", "agent_tools/ask_user.rs::a_stranger_never_answers_the_owners_question_and_its_own_answer_is_data"),
     ("tts", "tts.rs::a_stranger_never_speaks_through_the_tool_nor_by_directive"),
+    ("progress_card", "cards.rs::a_stranger_never_writes_a_progress_card"),
 ];
 
 /// Whether `tests/gateway/<file>` has a test function `name`.
