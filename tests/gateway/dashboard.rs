@@ -169,15 +169,30 @@ async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
         ("plugin.approval.list", json!([])),
         ("openclaw.approval.list", json!([])),
         ("sessions.companion.state", json!({"exchanges": []})),
-        ("plugins.catalog.browse", json!({"items": []})),
         ("artifacts.list", json!({"artifacts": []})),
-        ("skills.search", json!({"results": []})),
         ("sessions.observer.visibility", json!({"ok": true})),
     ];
     for (m, want) in cases {
         let r = c.call(m, json!({"sessionKey": "main"})).await;
         assert_eq!(r["payload"], want, "{m}: {r}");
     }
+    // No update check: nothing known, never "up to date".
+    let r = c.call("update.status", json!({})).await;
+    assert_eq!(r["payload"]["updateAvailable"], Value::Null, "{r}");
+    assert_eq!(
+        r["payload"]["schedule"]["install"]["kind"], "unknown",
+        "{r}"
+    );
+    // No registry: the catalog and the search say so.
+    let r = c.call("plugins.catalog.browse", json!({})).await;
+    assert_eq!(r["payload"]["items"], json!([]), "{r}");
+    assert!(
+        r["payload"]["remoteError"]
+            .as_str()
+            .unwrap()
+            .contains("no remote plugin catalog"),
+        "{r}"
+    );
     let r = c.call("cron.list", json!({"limit": 20, "offset": 0})).await;
     let p = &r["payload"];
     assert_eq!(
@@ -438,6 +453,44 @@ async fn the_skill_library_lists_the_skills_ferroclaw_discovers() {
     assert_eq!(weather["ownerLabel"], "Team");
     assert_eq!(weather["canEdit"], false);
     assert_eq!(weather["enabled"], true);
+    assert!(
+        weather["updatedAt"].as_u64().unwrap() > 1_700_000_000_000,
+        "{weather}"
+    );
+    assert!(
+        weather["createdAt"].as_u64().unwrap() > 1_700_000_000_000,
+        "{weather}"
+    );
+    // The revision follows the file.
+    let before = weather["revision"].clone();
+    let file = gw.state_dir().join("workspace/skills/weather/SKILL.md");
+    std::fs::write(
+        &file,
+        "---\nname: weather\ndescription: Looks up the weather for a city.\n---\nbody\n",
+    )
+    .unwrap();
+    let r = c.call("skills.library.list", json!({})).await;
+    let after = &r["payload"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["slug"] == "weather")
+        .unwrap()["revision"];
+    assert_ne!(after, &before, "{r}");
+    // The search looks through the skills ferroclaw has (it reaches no registry).
+    let r = c
+        .call("skills.search", json!({"query": "weather city"}))
+        .await;
+    let hits = r["payload"]["results"].as_array().unwrap();
+    assert_eq!(
+        (hits.len(), &hits[0]["slug"], &hits[0]["registry"]),
+        (1, &json!("weather"), &json!("local")),
+        "{r}"
+    );
+    let r = c
+        .call("skills.search", json!({"query": "stock prices"}))
+        .await;
+    assert_eq!(r["payload"]["results"], json!([]), "{r}");
     let r = c
         .call("skills.library.list", json!({"scope": "mine"}))
         .await;

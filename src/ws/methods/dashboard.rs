@@ -1,9 +1,11 @@
-//! Methods OpenClaw's Control UI calls for features ferroclaw does not
-//! have (yet): each answers the valid empty result in OpenClaw's shape, so
-//! the page shows "nothing here" instead of an error. Plugins, talk,
-//! tasks, questions, progress cards, the side chat, branches, artifacts,
-//! the plugin catalog, themes, ClawHub search, memory import, update
-//! status.
+//! Methods OpenClaw's Control UI calls whose honest answer here is "none",
+//! or "not available", computed from nothing ferroclaw keeps: plugin and
+//! OpenClaw approvals (ferroclaw asks for none: its approvals are exec
+//! approvals), the side chat's exchanges (it keeps none), the observer
+//! HUD's visibility (acknowledged, not used), the plugin catalog
+//! (ferroclaw reaches no registry, and says so in `remoteError`), memory
+//! import providers (it has none), artifacts (none recorded yet), update
+//! status (it checks for none), and the built-in themes with the one in force.
 //! Params must be an object (or absent); what it holds is not used.
 
 use serde_json::{json, Value};
@@ -11,6 +13,9 @@ use serde_json::{json, Value};
 use super::{json, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
+
+/// Why `plugins.catalog.browse` lists nothing.
+const NO_PLUGIN_CATALOG: &str = "no remote plugin catalog is configured: ferroclaw reaches no registry; install a bundle from a folder or archive (plugins.install), and see what is installed under Installed";
 
 /// The Control UI's built-in themes (their palettes ship with the UI).
 const THEMES: &[(&str, &str, &str)] = &[
@@ -73,14 +78,18 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         ))));
     }
     let v = match method {
-        "update.status" => json!({ "sentinel": null, "updateAvailable": null }),
+        // ferroclaw checks for no updates and never restarts for one: no
+        // update known, no sentinel, automatic updates off, and an install
+        // kind it does not know (never "up to date").
+        "update.status" => json!({ "sentinel": null, "updateAvailable": null,
+            "schedule": { "channel": "none", "autoEnabled": false, "install": { "kind": "unknown" } } }),
         "sessions.observer.visibility" => json!({ "ok": true }),
         "plugin.approval.list" | "openclaw.approval.list" => json!([]),
         "sessions.companion.state" => json!({ "exchanges": [] }),
-        "plugins.catalog.browse" => json!({ "items": [] }),
+        // ferroclaw reaches no registry: nothing to browse, and it says why.
+        "plugins.catalog.browse" => json!({ "items": [], "remoteError": NO_PLUGIN_CATALOG }),
         "artifacts.list" => json!({ "artifacts": [] }),
         "themes.list" => themes(state),
-        "skills.search" => json!({ "results": [] }),
         "migrations.memory.plan" => {
             let agent = state
                 .live

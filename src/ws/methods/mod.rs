@@ -297,6 +297,7 @@ async fn route(
         "agent.wait" => chat::agent_wait(state, caller, p).await,
         "skills.status" => skills::status(state, p).await,
         "skills.library.list" => skills::library_list(state, p).await,
+        "skills.search" => skills::search(state, p).await,
         "sessions.subscribe" => watch::subscribe(state, caller, p).await,
         "sessions.unsubscribe" => watch::unsubscribe(state, caller, p).await,
         "sessions.messages.subscribe" => watch::messages_subscribe(state, caller, p).await,

@@ -1,4 +1,5 @@
-//! skills.status, tools.catalog, commands.list.
+//! skills.status, skills.library.list, skills.search (the skills ferroclaw
+//! has: it reaches no registry), tools.catalog, commands.list.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -79,17 +80,112 @@ pub async fn library_list(state: &SharedState, p: &Value) -> MethodResult {
             .iter()
             .map(|s| {
                 let v = s.to_json();
+                let (created, modified) = file_times(&s.skill.path);
                 json!({
                     "skillId": format!("{}:{}", v["source"].as_str().unwrap_or("workspace"), v["name"].as_str().unwrap_or("")),
                     "slug": v["name"], "name": v["name"], "description": v["description"],
                     "ownerLabel": "Team", "ownerProfileId": null, "authorProfileId": null,
-                    "shared": true, "enabled": v["eligible"], "removed": false, "revision": 1,
-                    "createdAt": 0, "updatedAt": 0, "canEdit": false,
+                    "shared": true, "enabled": v["eligible"], "removed": false,
+                    "revision": revision(&s.skill.path),
+                    "createdAt": created, "updatedAt": modified, "canEdit": false,
                 })
             })
             .collect()
     };
     json(json!({ "entries": entries, "profileId": null, "defaultSelectionLimit": 64 }))
+}
+
+/// A skill file's creation and last change, in ms (its change time where
+/// the file system records no creation).
+fn file_times(path: &std::path::Path) -> (u64, u64) {
+    let ms = |t: std::io::Result<std::time::SystemTime>| {
+        t.ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis() as u64)
+    };
+    match std::fs::metadata(path) {
+        Ok(m) => {
+            let modified = ms(m.modified());
+            let created = ms(m.created());
+            (if created == 0 { modified } else { created }, modified)
+        }
+        Err(_) => (0, 0),
+    }
+}
+
+/// A skill's revision: a number from its file's content, so it changes
+/// when the skill does (1 and up; 1 when the file cannot be read).
+fn revision(path: &std::path::Path) -> u64 {
+    use sha2::Digest;
+    let Ok(bytes) = std::fs::read(path) else {
+        return 1;
+    };
+    let digest = sha2::Sha256::digest(&bytes);
+    let mut n = [0u8; 4];
+    n.copy_from_slice(&digest[..4]);
+    u64::from(u32::from_be_bytes(n)) + 1
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SearchParams {
+    #[serde(default)]
+    query: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// `skills.search`: ferroclaw reaches no registry (ClawHub), so it
+/// searches the skills it has (name and description, every word of the
+/// query), best match first; no query finds nothing.
+pub async fn search(state: &SharedState, p: &Value) -> MethodResult {
+    let p: SearchParams = if p.is_null() {
+        SearchParams::default()
+    } else {
+        params("skills.search", p)?
+    };
+    let words: Vec<String> = p
+        .query
+        .as_deref()
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_lowercase)
+        .collect();
+    if words.is_empty() {
+        return json(json!({ "results": [] }));
+    }
+    let cx = state.gateway.context.clone();
+    let found =
+        actix_web::rt::task::spawn_blocking(move || cx.skill_status("main", "webchat", None))
+            .await
+            .map_err(|_| ErrorShape::unavailable("cannot read the skill folders"))?;
+    let mut hits: Vec<(f64, Value)> = found
+        .iter()
+        .filter_map(|s| {
+            let (name, about) = (
+                s.skill.name.to_lowercase(),
+                s.skill.description.to_lowercase(),
+            );
+            if !words.iter().all(|w| name.contains(w) || about.contains(w)) {
+                return None;
+            }
+            let in_name = words.iter().filter(|w| name.contains(w.as_str())).count();
+            let score = (1 + in_name) as f64 / (1 + words.len()) as f64;
+            let (_, modified) = file_times(&s.skill.path);
+            Some((
+                score,
+                json!({
+                    "score": score, "slug": s.skill.name, "registry": "local",
+                    "installRef": format!("local:{}", s.skill.name), "displayName": s.skill.name,
+                    "summary": s.skill.description, "updatedAt": modified,
+                }),
+            ))
+        })
+        .collect();
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let limit = p.limit.unwrap_or(20).clamp(1, 100);
+    let results: Vec<Value> = hits.into_iter().take(limit).map(|(_, v)| v).collect();
+    json(json!({ "results": results }))
 }
 
 /// The tools runs are offered, with their JSON schemas.
