@@ -2,7 +2,7 @@
 //! models.list, config.*, logs.tail; scope denial (scenario 10) and
 //! idempotent replay, including across a restart.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::support::device::now_ms;
 use crate::support::{admin, connect_params, Client, Device, TestGateway, TOKEN};
@@ -395,5 +395,54 @@ async fn users_are_answered_as_a_gateway_without_profiles() {
             .unwrap()
             .contains("must NOT have additional properties"),
         "{r}"
+    );
+}
+
+/// `config.get` says whether the file is valid by the checks `config
+/// validate` runs: an edit the gateway would refuse is reported with its
+/// path, and the original text is valid again.
+#[tokio::test]
+async fn config_get_reports_a_file_edited_into_something_the_gateway_would_refuse() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let snap = c.call("config.get", json!({})).await["payload"].clone();
+    assert_eq!(
+        (&snap["valid"], &snap["issues"]),
+        (&json!(true), &json!([])),
+        "{snap}"
+    );
+    let path = gw.config_path();
+    let original = std::fs::read_to_string(&path).unwrap();
+    let mut typed: Value = json5::from_str(&original).unwrap();
+    typed["gateway"]["tickIntervalMs"] = json!("often");
+    std::fs::write(&path, typed.to_string()).unwrap();
+    let snap = c.call("config.get", json!({})).await["payload"].clone();
+    assert_eq!(snap["valid"], false, "{snap}");
+    assert!(
+        snap["issues"][0]["path"]
+            .as_str()
+            .unwrap()
+            .contains("tickIntervalMs"),
+        "{snap}"
+    );
+    // Well typed, but a start would refuse it (no such provider).
+    let mut refused: Value = json5::from_str(&original).unwrap();
+    refused["agents"] = json!({"defaults": {"model": {"primary": "nosuchprovider/model"}}});
+    std::fs::write(&path, refused.to_string()).unwrap();
+    let snap = c.call("config.get", json!({})).await["payload"].clone();
+    assert_eq!(snap["valid"], false, "{snap}");
+    assert!(
+        snap["issues"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nosuchprovider"),
+        "{snap}"
+    );
+    std::fs::write(&path, &original).unwrap();
+    let snap = c.call("config.get", json!({})).await["payload"].clone();
+    assert_eq!(
+        (&snap["valid"], &snap["issues"]),
+        (&json!(true), &json!([])),
+        "{snap}"
     );
 }

@@ -28,7 +28,35 @@ fn warnings(c: &LoadedConfig) -> Vec<Value> {
         .collect()
 }
 
-fn snapshot(c: &LoadedConfig) -> Value {
+/// What the config file holds now fails, by the checks `config validate`
+/// runs (parse, types, semantics, what a start would refuse): the running
+/// gateway keeps the config it loaded, so a file edited since into
+/// something it would refuse says so here.
+fn issues(state: &SharedState, c: &LoadedConfig) -> Vec<Value> {
+    let issue = |path: &str, message: String| json!({ "path": path, "message": message });
+    if !c.exists {
+        return Vec::new();
+    }
+    let file = c.sources.path.display().to_string();
+    let raw = match std::fs::read_to_string(&c.sources.path) {
+        Ok(raw) => raw,
+        Err(e) => return vec![issue(".", format!("cannot read {file}: {e}"))],
+    };
+    if c.raw.as_deref() == Some(raw.as_str()) {
+        return Vec::new();
+    }
+    let settings = match cfg::check_user_raw(&raw, &file) {
+        Ok((_, settings, _)) => settings,
+        Err(cfg::ConfigError::Invalid { path, message, .. }) => return vec![issue(&path, message)],
+        Err(e) => return vec![issue(".", e.to_string())],
+    };
+    match ferroclaw_actors::plan::plan(&settings, &state.state_dir, state.gateway.env.clone()) {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![issue(".", e.to_string())],
+    }
+}
+
+fn snapshot(c: &LoadedConfig, issues: Vec<Value>) -> Value {
     let parsed = cfg::redact(&c.parsed);
     let raw = match &c.raw {
         None => Value::Null,
@@ -41,10 +69,10 @@ fn snapshot(c: &LoadedConfig) -> Value {
         "exists": c.exists,
         "raw": raw,
         "parsed": parsed,
-        "valid": true,
+        "valid": issues.is_empty(),
         "config": cfg::redact(&c.effective),
         "hash": c.hash,
-        "issues": [],
+        "issues": issues,
         "warnings": warnings(c),
         "legacyIssues": [],
     })
@@ -69,7 +97,8 @@ pub fn schema(p: &Value) -> MethodResult {
 }
 
 pub fn get(state: &SharedState) -> MethodResult {
-    json(snapshot(&state.live.get()))
+    let c = state.live.get();
+    json(snapshot(&c, issues(state, &c)))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
