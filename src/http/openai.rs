@@ -236,7 +236,7 @@ fn session_of(
     req: &HttpRequest,
     body: &Value,
     agent: &str,
-    default_agent: &str,
+    (default_agent, main_key): (&str, &str),
 ) -> Result<SessionKey, BadRequest> {
     let header = req
         .headers()
@@ -261,7 +261,7 @@ fn session_of(
             ulid::Ulid::generate().to_string().to_lowercase()
         ),
     };
-    SessionKey::canonical(&raw_key, default_agent, "main")
+    SessionKey::canonical(&raw_key, default_agent, main_key)
         .map_err(|e| format!("invalid session key: {e}").into())
 }
 
@@ -301,7 +301,11 @@ async fn chat_completions(
     if !state.gateway.context.agents.contains(&agent) {
         return bad_request(&format!("unknown agent {agent:?}"));
     }
-    let key = match session_of(&req, &body, &agent, settings.default_agent_id()) {
+    let ids = (
+        settings.default_agent_id(),
+        settings.session.main_key.as_str(),
+    );
+    let key = match session_of(&req, &body, &agent, ids) {
         Ok(k) => k,
         Err(e) => return bad_request(&e.to_string()),
     };
@@ -512,7 +516,8 @@ async fn tools_invoke(
         .get("sessionKey")
         .and_then(Value::as_str)
         .unwrap_or("main");
-    let key = match SessionKey::canonical(raw_key, settings.default_agent_id(), "main") {
+    let main_key = &settings.session.main_key;
+    let key = match SessionKey::canonical(raw_key, settings.default_agent_id(), main_key) {
         Ok(k) => k,
         Err(e) => return bad(&format!("invalid sessionKey: {e}")),
     };

@@ -21,6 +21,8 @@ pub struct Hello<'a> {
     pub config_path: &'a str,
     pub state_dir: &'a str,
     pub default_agent_id: &'a str,
+    /// `session.mainKey`: the main session's name.
+    pub main_key: &'a str,
     pub auth_mode: &'a str,
     /// How the connection authenticated: `token`, `password`, `device-token`, `none`.
     pub auth_method: &'a str,
@@ -37,7 +39,7 @@ pub fn hello_ok(h: &Hello<'_>) -> Value {
     if h.protocol >= 4 {
         features["capabilities"] = json!(CAPABILITIES);
     }
-    let main_key = "main";
+    let main_key = h.main_key;
     let mut out = json!({
         "type": "hello-ok",
         "protocol": h.protocol,
@@ -54,6 +56,7 @@ pub fn hello_ok(h: &Hello<'_>) -> Value {
                 "defaultAgentId": h.default_agent_id,
                 "mainKey": main_key,
                 "mainSessionKey": format!("agent:{}:{}", h.default_agent_id, main_key),
+                // ferroclaw routes per sender only (no `global` scope).
                 "scope": "per-sender",
             },
             "authMode": h.auth_mode,

@@ -722,6 +722,7 @@ impl Connect<'_> {
             config_path: &live.sources.path.display().to_string(),
             state_dir: &self.state.state_dir.display().to_string(),
             default_agent_id: settings.default_agent_id(),
+            main_key: &settings.session.main_key,
             auth_mode: settings.gateway.auth.mode.as_str(),
             auth_method: g.auth_method,
             role: self.role.as_str(),

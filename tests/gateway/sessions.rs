@@ -310,3 +310,63 @@ async fn history_strips_directive_tags_and_caps_long_fields() {
     let t = short["messages"][3]["content"][0]["text"].as_str().unwrap();
     assert!(t.chars().count() <= 50 + 12, "{t}");
 }
+
+/// `session.mainKey` names the main session everywhere: the handshake,
+/// `agents.list`, `main` in a send, the `agent` method's default and a
+/// cron job's `main` target.
+#[tokio::test]
+async fn the_configured_main_key_names_the_main_session_everywhere() {
+    let gw = TestGateway::with_config(serde_json::json!({"session": {"mainKey": "home"}}));
+    let mut c = Client::connect(&gw.ws_url()).await;
+    let hello = c
+        .handshake(crate::support::connect_params(
+            "cli",
+            "cli",
+            &["operator.admin"],
+            Some(crate::support::TOKEN),
+        ))
+        .await;
+    let defaults = &hello["payload"]["snapshot"]["sessionDefaults"];
+    assert_eq!(
+        (&defaults["mainKey"], &defaults["mainSessionKey"]),
+        (&json!("home"), &json!("agent:main:home")),
+        "{hello}"
+    );
+    let r = c.call("agents.list", json!({})).await;
+    assert_eq!(r["payload"]["mainKey"], "home", "{r}");
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "@tokens 2", "idempotencyKey": "mk1"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    super::chat::chat_until_done(&mut c, "mk1").await;
+    let r = c
+        .call(
+            "agent",
+            json!({"message": "@tokens 2", "idempotencyKey": "mk2"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    let job = json!({"name": "note", "schedule": {"kind": "every", "everyMs": 3_600_000},
+        "sessionTarget": "main", "wakeMode": "next-heartbeat",
+        "payload": {"kind": "systemEvent", "text": "water the plants"}});
+    let id = c.call("cron.add", job).await["payload"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.call("cron.run", json!({"id": id})).await;
+    let r = c.call("sessions.list", json!({})).await;
+    let keys: Vec<&str> = r["payload"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["key"].as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        ["agent:main:home"],
+        "one main session, named by mainKey: {r}"
+    );
+}

@@ -239,7 +239,7 @@ impl Turn {
     /// system events) or the session is busy.
     async fn start(self) -> Result<Turn, Beat> {
         let a = &self.announcer;
-        let Ok(key) = SessionKey::canonical("main", &a.default_agent, "main") else {
+        let Ok(key) = SessionKey::canonical("main", &a.default_agent, &a.main_key) else {
             return Err(Beat::failed("no main session"));
         };
         // Counted without waking the main session (a beat with nothing to

@@ -54,6 +54,8 @@ pub struct Announcer {
     pub router: Addr<RouterActor>,
     pub channels: Addr<ChannelSupervisor>,
     pub default_agent: String,
+    /// `session.mainKey`: the main session's name.
+    pub main_key: String,
 }
 
 /// A target with `last` resolved to a chat.
@@ -94,7 +96,7 @@ impl Announcer {
                 thread_id: t.thread_id.clone(),
             });
         }
-        let key = SessionKey::canonical("main", agent, "main")?;
+        let key = SessionKey::canonical("main", agent, &self.main_key)?;
         let entry = self
             .router
             .send(LookupSession { key })
@@ -165,7 +167,7 @@ impl GatewayRunner {
             .to_string();
         let a = &self.announcer;
         let agent = order.job.agent(&a.default_agent);
-        let key = match SessionKey::canonical("main", agent, "main") {
+        let key = match SessionKey::canonical("main", agent, &a.main_key) {
             Ok(k) => k,
             Err(e) => return Outcome::failed(format!("invalid session: {e}")),
         };
@@ -191,7 +193,7 @@ impl GatewayRunner {
     async fn agent_turn(self, order: Order) -> Outcome {
         let job = &order.job;
         let a = &self.announcer;
-        let key = match job.session(&a.default_agent) {
+        let key = match job.session(&a.default_agent, &a.main_key) {
             Ok(k) => k,
             Err(e) => return Outcome::failed(format!("invalid session: {e}")),
         };

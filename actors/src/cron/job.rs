@@ -506,7 +506,9 @@ impl CronJob {
 
     /// The session a run of this job talks to (None for main-session
     /// system events).
-    pub fn session(&self, default_agent: &str) -> Result<SessionKey, InvalidJob> {
+    /// The session a run of this job goes to (`main`: the agent's main
+    /// session, named by `session.mainKey`).
+    pub fn session(&self, default_agent: &str, main_key: &str) -> Result<SessionKey, InvalidJob> {
         let agent = self.agent(default_agent);
         let raw = match self.session_target.as_str() {
             "main" => "main".to_string(),
@@ -516,7 +518,7 @@ impl CronJob {
                 None => format!("agent:{agent}:cron:{}", self.id),
             },
         };
-        SessionKey::canonical(&raw, agent, "main").map_err(bad)
+        SessionKey::canonical(&raw, agent, main_key).map_err(bad)
     }
 
     pub fn agent<'a>(&'a self, default_agent: &'a str) -> &'a str {
@@ -586,7 +588,10 @@ mod tests {
             ..turn("")
         })
         .unwrap();
-        assert_eq!(j.session("main").unwrap().as_str(), "agent:main:cron:j1");
+        assert_eq!(
+            j.session("main", "main").unwrap().as_str(),
+            "agent:main:cron:j1"
+        );
         let t = target_of(j.delivery().as_ref()).unwrap().unwrap();
         assert_eq!(
             (t.channel.as_str(), t.to.as_deref()),
@@ -602,7 +607,10 @@ mod tests {
         })
         .unwrap();
         assert_eq!(e.session_target, "main", "a system event's default");
-        assert_eq!(e.session("main").unwrap().as_str(), "agent:main:main");
+        assert_eq!(
+            e.session("main", "home").unwrap().as_str(),
+            "agent:main:home"
+        );
         assert_eq!(e.definition().name.as_deref(), Some("ping"));
     }
 

@@ -16,6 +16,8 @@ pub struct SessionTools {
     router: Addr<RouterActor>,
     runs: Addr<RunRegistry>,
     default_agent: String,
+    /// `session.mainKey`: what `main` names.
+    main_key: String,
     max_depth: u32,
     store: crate::store::Store,
     agents: std::sync::Arc<[super::AgentRow]>,
@@ -25,7 +27,7 @@ impl SessionTools {
     pub fn new(
         router: Addr<RouterActor>,
         runs: Addr<RunRegistry>,
-        default_agent: &str,
+        (default_agent, main_key): (&str, &str),
         max_depth: u32,
         store: crate::store::Store,
         agents: std::sync::Arc<[super::AgentRow]>,
@@ -35,6 +37,7 @@ impl SessionTools {
             router,
             runs,
             default_agent: default_agent.to_string(),
+            main_key: main_key.to_string(),
             max_depth,
             store,
             agents,
@@ -55,6 +58,7 @@ impl Handler<ExecuteTool> for SessionTools {
             router: self.router.clone(),
             runs: self.runs.clone(),
             agent: self.default_agent.clone(),
+            main_key: self.main_key.clone(),
             max_depth: self.max_depth,
             trust: msg.trust.clone(),
             store: self.store.clone(),
@@ -82,9 +86,10 @@ impl Handler<SubagentDone> for SessionTools {
     fn handle(&mut self, msg: SubagentDone, ctx: &mut Context<Self>) {
         let _span = self.span.clone().entered();
         let (router, agent) = (self.router.clone(), self.default_agent.clone());
+        let main_key = self.main_key.clone();
         ctx.spawn(
             async move {
-                let Ok(parent) = SessionKey::canonical(&msg.parent_key, &agent, "main") else {
+                let Ok(parent) = SessionKey::canonical(&msg.parent_key, &agent, &main_key) else {
                     return;
                 };
                 let who = msg.label.clone().unwrap_or_else(|| msg.child_key.clone());

@@ -23,7 +23,7 @@ use crate::tool::ToolOutcome;
 pub use actor::*;
 pub use readers::AgentRow;
 
-fn canonical(raw: &str, default_agent: &str) -> Result<SessionKey, ToolOutcome> {
-    SessionKey::canonical(raw, default_agent, "main")
+fn canonical(cx: &tools::Cx, raw: &str) -> Result<SessionKey, ToolOutcome> {
+    SessionKey::canonical(raw, &cx.agent, &cx.main_key)
         .map_err(|e| error(format!("bad sessionKey {raw:?}: {e}")))
 }

@@ -32,7 +32,7 @@ pub(super) fn agents_list(agents: &[AgentRow]) -> ToolOutcome {
 
 /// The canonical key of `raw` as the caller's agent reads it.
 fn key_of(cx: &Cx, raw: &str) -> Result<SessionKey, ToolOutcome> {
-    SessionKey::canonical(raw, &cx.agent, "main")
+    SessionKey::canonical(raw, &cx.agent, &cx.main_key)
         .map_err(|e| error(format!("invalid sessionKey {raw:?}: {e}")))
 }
 

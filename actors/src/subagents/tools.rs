@@ -19,6 +19,8 @@ pub(super) struct Cx {
     pub(super) router: Addr<RouterActor>,
     pub(super) runs: Addr<RunRegistry>,
     pub(super) agent: String,
+    /// `session.mainKey`: what `main` names.
+    pub(super) main_key: String,
     pub(super) max_depth: u32,
     /// What the calling turn acts with: a message it sends, a sub-agent it
     /// spawns, carry it on (an untrusted turn causes only untrusted turns).
@@ -86,12 +88,7 @@ async fn recorded_reply(cx: &Cx, key: &SessionKey, run_id: &crate::ids::RunId) -
 /// `sessions_send`.
 pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "sessions_send";
-    let Cx {
-        router,
-        runs,
-        agent,
-        ..
-    } = cx;
+    let Cx { router, runs, .. } = cx;
     let (raw, text) = match (
         str_arg(name, args, "sessionKey"),
         str_arg(name, args, "message"),
@@ -103,7 +100,7 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         Ok(t) => Duration::from_secs(t.unwrap_or(30).min(600)),
         Err(e) => return e,
     };
-    let key = match canonical(raw, agent) {
+    let key = match canonical(cx, raw) {
         Ok(k) => k,
         Err(e) => return e,
     };
@@ -146,7 +143,7 @@ pub(super) async fn send(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
 /// The depth a sub-agent of `caller` would have: refused past
 /// `maxSpawnDepth`.
 async fn child_depth(cx: &Cx, caller: &str) -> Result<u32, ToolOutcome> {
-    let parent = canonical(caller, &cx.agent)?;
+    let parent = canonical(cx, caller)?;
     let depth = match cx.router.send(LookupSession { key: parent }).await {
         Ok(Ok(Some(e))) => e.spawn_depth + 1,
         Ok(Ok(None)) => 1,
@@ -187,7 +184,7 @@ pub(super) async fn spawn(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
         "agent:{child_agent}:subagent:{}",
         ulid::Ulid::generate().to_string().to_lowercase()
     );
-    let child_key = match canonical(&child, agent) {
+    let child_key = match canonical(cx, &child) {
         Ok(k) => k,
         Err(e) => return e,
     };
@@ -249,14 +246,14 @@ fn child_entry(
 /// `session_status`.
 pub(super) async fn status(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let _name = "session_status";
-    let Cx { router, agent, .. } = cx;
+    let Cx { router, .. } = cx;
     // A stranger's turn asks only about its own session.
     let raw = args
         .get("sessionKey")
         .and_then(Value::as_str)
         .filter(|_| !cx.trust.untrusted)
         .unwrap_or(caller);
-    let key = match canonical(raw, agent) {
+    let key = match canonical(cx, raw) {
         Ok(k) => k,
         Err(e) => return e,
     };
@@ -327,7 +324,7 @@ async fn act_on(
 /// `subagents`.
 pub(super) async fn manage(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
     let name = "subagents";
-    let Cx { router, agent, .. } = cx;
+    let Cx { router, .. } = cx;
     let action = match str_arg(name, args, "action") {
         Ok(a) => a,
         Err(e) => return e,
@@ -359,7 +356,7 @@ pub(super) async fn manage(cx: &Cx, caller: &str, args: &Value) -> ToolOutcome {
             "subagents: {target:?} is not a sub-agent of this session (subagents list shows them)"
         ));
     };
-    let key = match canonical(&row.key, agent) {
+    let key = match canonical(cx, &row.key) {
         Ok(k) => k,
         Err(e) => return e,
     };

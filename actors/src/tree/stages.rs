@@ -120,10 +120,10 @@ pub(super) fn tidy_store(store: &Store, settings: &Settings) {
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "cannot prune old run records"),
     }
-    let main_key =
-        crate::inbound::SessionKey::canonical("main", settings.default_agent_id(), "main")
-            .map(|k| k.as_str().to_string())
-            .unwrap_or_else(|_| "agent:main:main".into());
+    let (agent, key) = (settings.default_agent_id(), &settings.session.main_key);
+    let main_key = crate::inbound::SessionKey::canonical("main", agent, key)
+        .map(|k| k.as_str().to_string())
+        .unwrap_or_else(|_| "agent:main:main".into());
     match crate::session::system_events::adopt_legacy(store, &main_key) {
         Ok(n) if n > 0 => {
             tracing::info!(moved = n, "queued system events given to the main session")
@@ -411,7 +411,7 @@ impl Sessions {
         let tools_actor = crate::subagents::SessionTools::new(
             router.clone(),
             base.runs.clone(),
-            settings.default_agent_id(),
+            (settings.default_agent_id(), &settings.session.main_key),
             defaults.subagents.max_spawn_depth,
             store.clone(),
             agent_rows(settings, &planned.model),
@@ -647,6 +647,7 @@ pub(super) fn start_automation(
         router: a.router,
         channels: a.channels,
         default_agent: settings.default_agent_id().to_string(),
+        main_key: settings.session.main_key.clone(),
     };
     let hb = beat::HeartbeatConfig::from_settings(&settings.agents.defaults.heartbeat)?;
     let heartbeat = beat::HeartbeatActor::new(

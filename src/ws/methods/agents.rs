@@ -111,11 +111,9 @@ fn identity_json(id: &AssistantIdentity) -> Value {
 /// `agents.list`: `{defaultId, mainKey, scope, agents: [...]}`.
 pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
     empty_params("agents.list", p)?;
-    let default_id = state
-        .live
-        .settings()
-        .default_agent_id()
-        .to_ascii_lowercase();
+    let settings = state.live.settings();
+    let default_id = settings.default_agent_id().to_ascii_lowercase();
+    let main_key = settings.session.main_key.clone();
     let rows: Vec<Value> = identities(state, None)
         .await?
         .iter()
@@ -137,7 +135,7 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
         })
         .collect();
     json(
-        json!({ "defaultId": default_id, "mainKey": "main", "scope": "per-sender", "agents": rows }),
+        json!({ "defaultId": default_id, "mainKey": main_key, "scope": "per-sender", "agents": rows }),
     )
 }
 

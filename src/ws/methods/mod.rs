@@ -381,7 +381,8 @@ use ferroclaw_actors::session::SessionActor;
 
 pub(crate) fn session_key(state: &SharedState, raw: &str) -> Result<SessionKey, ErrorShape> {
     let settings = state.live.settings();
-    SessionKey::canonical(raw, settings.default_agent_id(), "main").map_err(store_err)
+    let main_key = &settings.session.main_key;
+    SessionKey::canonical(raw, settings.default_agent_id(), main_key).map_err(store_err)
 }
 
 pub(crate) fn down<E>(_: E) -> ErrorShape {

@@ -415,7 +415,11 @@ pub async fn wake_now(
 ) -> Result<Option<String>, ErrorShape> {
     let raw = match (session, agent) {
         (Some(s), _) => s.to_string(),
-        (None, Some(a)) => format!("agent:{}:main", a.trim().to_ascii_lowercase()),
+        (None, Some(a)) => format!(
+            "agent:{}:{}",
+            a.trim().to_ascii_lowercase(),
+            state.live.settings().session.main_key
+        ),
         (None, None) => "main".to_string(),
     };
     let key = session_key(state, &raw)?;

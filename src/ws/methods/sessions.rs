@@ -374,8 +374,12 @@ pub async fn compact(state: &SharedState, p: &Value) -> MethodResult {
     }
     // A short key names a session of `agentId` when given.
     let key = match &p.agent_id {
-        Some(agent) => ferroclaw_actors::inbound::SessionKey::canonical(&p.key, agent, "main")
-            .map_err(|e| ErrorShape::invalid(format!("invalid sessionKey: {e}")))?,
+        Some(agent) => ferroclaw_actors::inbound::SessionKey::canonical(
+            &p.key,
+            agent,
+            &state.live.settings().session.main_key,
+        )
+        .map_err(|e| ErrorShape::invalid(format!("invalid sessionKey: {e}")))?,
         None => session_key(state, &p.key)?,
     };
     let session = session_for(state, key.clone()).await?;
