@@ -93,6 +93,41 @@ impl AccountCfg {
         }
     }
 
+    /// How the account hears its platform, in OpenClaw's words: Telegram
+    /// long-polls, Slack by Socket Mode or the Events API over HTTP,
+    /// Discord by its gateway, WhatsApp by webhooks, Signal by the REST
+    /// API's event stream, Matrix by `/sync`.
+    pub fn mode(&self) -> &'static str {
+        match self {
+            AccountCfg::Telegram(_) => "polling",
+            AccountCfg::Slack(c) if c.mode == Mode::Http => "http",
+            AccountCfg::Slack(_) => "socket",
+            AccountCfg::Discord(_) => "gateway",
+            AccountCfg::WhatsApp(_) => "webhook",
+            AccountCfg::Signal(_) => "sse",
+            AccountCfg::Matrix(_) => "sync",
+        }
+    }
+
+    /// Where the account's credential came from: `env` (the channel's
+    /// environment variable, `env_token`), `config`, or `none` (Signal's
+    /// REST API takes none).
+    pub fn token_source(&self, env_token: Option<&str>) -> &'static str {
+        let token = match self {
+            AccountCfg::Telegram(c) => Some(c.bot_token.as_str()),
+            AccountCfg::Slack(c) => Some(c.bot_token.as_str()),
+            AccountCfg::Discord(c) => Some(c.token.as_str()),
+            AccountCfg::WhatsApp(c) => Some(c.access_token.as_str()),
+            AccountCfg::Matrix(c) => c.access_token.as_deref().or(c.password.as_deref()),
+            AccountCfg::Signal(_) => None,
+        };
+        match token {
+            None => "none",
+            Some(t) if env_token == Some(t) => "env",
+            Some(_) => "config",
+        }
+    }
+
     /// The webhook path an account answers on (an HTTP-mode Slack app's
     /// Events API, a WhatsApp number's webhooks).
     pub fn webhook_path(&self) -> Option<&str> {

@@ -45,6 +45,10 @@ pub struct AccountStatus {
     pub stream_mode: String,
     pub api_base: String,
     pub bot_username: Option<String>,
+    /// `AccountCfg::mode`.
+    pub mode: &'static str,
+    /// `AccountCfg::token_source`.
+    pub token_source: &'static str,
 }
 
 /// Where an allowed channel message goes (to the supervisor, which owns

@@ -33,10 +33,10 @@ fn account_json(a: &AccountStatus) -> Value {
     v["enabled"] = json!(true);
     v["configured"] = json!(a.configured);
     v["linked"] = json!(!a.logged_out);
-    v["mode"] = json!("polling");
+    v["mode"] = json!(a.mode);
     v["dmPolicy"] = json!(a.dm_policy);
     v["allowFrom"] = json!(a.allow_from);
-    v["tokenSource"] = json!("config");
+    v["tokenSource"] = json!(a.token_source);
     v["baseUrl"] = json!(a.api_base);
     v["streamMode"] = json!(a.stream_mode);
     v

@@ -212,6 +212,11 @@ async fn a_refused_token_fails_the_account_not_the_gateway() {
     };
     assert!(got.await);
     assert_eq!(fake.gateway_stats().2, 0, "no socket with a refused token");
+    let s = c.call("channels.status", json!({})).await;
+    assert_eq!(
+        s["payload"]["channelAccounts"]["discord"][0]["mode"], "gateway",
+        "{s}"
+    );
     let h = c.call("health", json!({})).await;
     assert_eq!(h["ok"], true, "{h}");
 }

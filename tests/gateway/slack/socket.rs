@@ -215,6 +215,13 @@ async fn a_refused_app_token_fails_the_account_not_the_gateway() {
     };
     assert!(got.await);
     assert_eq!(fake.sockets().1, 0);
+    let s = c.call("channels.status", json!({})).await;
+    let a = &s["payload"]["channelAccounts"]["slack"][0];
+    assert_eq!(
+        (&a["mode"], &a["tokenSource"]),
+        (&json!("socket"), &json!("config")),
+        "{s}"
+    );
     let h = c.call("health", json!({})).await;
     assert_eq!(h["ok"], true, "{h}");
 }

@@ -356,3 +356,36 @@ async fn a_config_change_starts_accounts_and_rebuilds_the_routes_without_a_resta
         fake.sent()
     );
 }
+
+/// `channels.status` says how the account listens and where its token
+/// came from: the config file's `botToken`, or `TELEGRAM_BOT_TOKEN`.
+#[tokio::test]
+async fn channel_status_names_the_mode_and_where_the_token_came_from() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let source = |gw: &TestGateway| {
+        let gw_url = gw.ws_url();
+        async move {
+            let mut c = crate::support::Client::connect(&gw_url).await;
+            c.handshake(crate::support::connect_params(
+                "cli",
+                "cli",
+                &["operator.admin"],
+                Some(crate::support::TOKEN),
+            ))
+            .await;
+            let s = c.call("channels.status", json!({})).await;
+            let a = s["payload"]["channelAccounts"]["telegram"][0].clone();
+            (a["mode"].clone(), a["tokenSource"].clone())
+        }
+    };
+    let gw = TestGateway::with_config(telegram_config(&fake, json!({})));
+    assert_eq!(source(&gw).await, (json!("polling"), json!("config")));
+    drop(gw);
+    let mut cfg = telegram_config(&fake, json!({}));
+    cfg["channels"]["telegram"]
+        .as_object_mut()
+        .unwrap()
+        .remove("botToken");
+    let gw = TestGateway::with_env(cfg, &[], &[("TELEGRAM_BOT_TOKEN", BOT_TOKEN)]);
+    assert_eq!(source(&gw).await, (json!("polling"), json!("env")));
+}
