@@ -457,16 +457,11 @@ pub async fn agent(
             "invalid agent params: at /idempotencyKey: must NOT have fewer than 1 characters",
         ));
     }
-    let settings = state.live.settings();
     let agent = p
         .agent_id
-        .unwrap_or_else(|| settings.default_agent_id().to_string());
-    let main_key = &settings.session.main_key;
-    let key = session_key(
-        state,
-        &p.session_key
-            .unwrap_or_else(|| format!("agent:{agent}:{main_key}")),
-    )?;
+        .unwrap_or_else(|| state.live.settings().default_agent_id().to_string());
+    let main = || super::main_session(state, &agent);
+    let key = session_key(state, &p.session_key.unwrap_or_else(main))?;
     let message_id = p.idempotency_key;
     if caller.caps.iter().any(|c| c == "tool-events") {
         state.event_bridge.do_send(AddToolRecipient {

@@ -385,6 +385,16 @@ pub(crate) fn session_key(state: &SharedState, raw: &str) -> Result<SessionKey, 
     SessionKey::canonical(raw, settings.default_agent_id(), main_key).map_err(store_err)
 }
 
+/// The main session of `agent` (`agent:<id>:<session.mainKey>`).
+pub(crate) fn main_session(state: &SharedState, agent: &str) -> String {
+    let settings = state.live.settings();
+    format!(
+        "agent:{}:{}",
+        agent.trim().to_ascii_lowercase(),
+        settings.session.main_key
+    )
+}
+
 pub(crate) fn down<E>(_: E) -> ErrorShape {
     ErrorShape::unavailable("agent runtime unavailable").retry_after(1000)
 }

@@ -415,11 +415,7 @@ pub async fn wake_now(
 ) -> Result<Option<String>, ErrorShape> {
     let raw = match (session, agent) {
         (Some(s), _) => s.to_string(),
-        (None, Some(a)) => format!(
-            "agent:{}:{}",
-            a.trim().to_ascii_lowercase(),
-            state.live.settings().session.main_key
-        ),
+        (None, Some(a)) => super::main_session(state, a),
         (None, None) => "main".to_string(),
     };
     let key = session_key(state, &raw)?;
