@@ -169,7 +169,6 @@ async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
         ("plugin.approval.list", json!([])),
         ("openclaw.approval.list", json!([])),
         ("sessions.companion.state", json!({"exchanges": []})),
-        ("artifacts.list", json!({"artifacts": []})),
         ("sessions.observer.visibility", json!({"ok": true})),
     ];
     for (m, want) in cases {

@@ -2,6 +2,7 @@ mod admin_http;
 mod agent_tools;
 mod agents;
 mod approvals;
+mod artifacts;
 mod attachments;
 mod audit;
 mod backup;

@@ -9,6 +9,7 @@
 
 pub mod build;
 mod entry;
+pub mod written;
 pub use entry::{id_of, mark_pending, Entry, Role};
 
 use std::io::BufRead;

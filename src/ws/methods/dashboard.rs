@@ -4,7 +4,7 @@
 //! approvals), the side chat's exchanges (it keeps none), the observer
 //! HUD's visibility (acknowledged, not used), the plugin catalog
 //! (ferroclaw reaches no registry, and says so in `remoteError`), memory
-//! import providers (it has none), artifacts (none recorded yet), update
+//! import providers (it has none), update
 //! status (it checks for none), and the built-in themes with the one in force.
 //! Params must be an object (or absent); what it holds is not used.
 
@@ -88,7 +88,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         "sessions.companion.state" => json!({ "exchanges": [] }),
         // ferroclaw reaches no registry: nothing to browse, and it says why.
         "plugins.catalog.browse" => json!({ "items": [], "remoteError": NO_PLUGIN_CATALOG }),
-        "artifacts.list" => json!({ "artifacts": [] }),
         "themes.list" => themes(state),
         "migrations.memory.plan" => {
             let agent = state

@@ -4,6 +4,7 @@
 
 pub(crate) mod agents;
 mod approvals;
+mod artifacts;
 pub(crate) mod attachments;
 mod audit;
 mod branches;
@@ -282,6 +283,7 @@ async fn route(
         "chat.abort" => chat::abort(state, p).await,
         "tasks.list" => tasks::list(state, p).await,
         "sessions.fork" => branches::fork(state, p).await,
+        "artifacts.list" => artifacts::list(state, p).await,
         "progressCard.get" => cards::get(state, p).await,
         "progressCard.put" => cards::put_method(state, p).await,
         "sessions.branches.list" => branches::list(state, p).await,

@@ -1,0 +1,142 @@
+//! `artifacts.list`: the files a session's agent wrote into the workspace
+//! (`write`, `edit`, `apply_patch` calls that succeeded, read back from the
+//! transcript: `transcript::written`), newest first, with their size and
+//! type as the workspace holds them now; a file since removed, or one
+//! outside the workspace, is not listed. ferroclaw serves no workspace file over HTTP, so a download is
+//! `unsupported` and an image carries no URL.
+
+use std::path::{Path, PathBuf};
+
+use ferroclaw_actors::session::GetTranscript;
+use ferroclaw_actors::transcript::written::{written, Written};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{down, json, main_session, params, session_for, session_key, store_err, MethodResult};
+use crate::protocol::errors::ErrorShape;
+use crate::state::SharedState;
+
+/// A page when the caller names no `limit` (OpenClaw's most is 4 when named).
+const DEFAULT_LIMIT: usize = 50;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ListParams {
+    #[serde(default)]
+    session_key: Option<String>,
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    task_id: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    message_role: Option<String>,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+/// The MIME type a file's extension names, and whether it is an image.
+fn mime_of(path: &Path) -> (&'static str, bool) {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    match ext.to_ascii_lowercase().as_str() {
+        "png" => ("image/png", true),
+        "jpg" | "jpeg" => ("image/jpeg", true),
+        "gif" => ("image/gif", true),
+        "webp" => ("image/webp", true),
+        "svg" => ("image/svg+xml", true),
+        "md" => ("text/markdown", false),
+        "json" => ("application/json", false),
+        "html" | "htm" => ("text/html", false),
+        "pdf" => ("application/pdf", false),
+        "csv" => ("text/csv", false),
+        _ => ("text/plain", false),
+    }
+}
+
+/// A written file as OpenClaw's artifact summary, if it still exists.
+fn summary(workspace: &Path, key: &str, w: &Written) -> Option<(bool, Value)> {
+    let path = PathBuf::from(&w.path);
+    let full = if path.is_absolute() {
+        path.clone()
+    } else {
+        workspace.join(&path)
+    };
+    // Only what is in the workspace now (a path that leads out of it, or a
+    // stranger's sandboxed write, is not the workspace's artifact).
+    let real = std::fs::canonicalize(&full).ok()?;
+    let root = std::fs::canonicalize(workspace).ok()?;
+    if !real.starts_with(&root) {
+        return None;
+    }
+    let meta = std::fs::metadata(&real).ok().filter(|m| m.is_file())?;
+    let (mime, image) = mime_of(&path);
+    let v = json!({
+        "id": format!("{}:{}", w.call_id, w.path),
+        "type": if image { "image" } else { "file" },
+        "title": w.path,
+        "mimeType": mime,
+        "sizeBytes": meta.len(),
+        "sessionKey": key,
+        "messageSeq": w.seq,
+        "source": w.tool,
+        "download": { "mode": "unsupported" },
+    });
+    Some((image, v))
+}
+
+/// `artifacts.list`: `{artifacts, nextCursor?}` for a session (the default
+/// agent's main session when none is named).
+pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
+    let p: ListParams = if p.is_null() {
+        ListParams::default()
+    } else {
+        params("artifacts.list", p)?
+    };
+    let _ = (&p.run_id, &p.task_id, &p.message_role);
+    let limit = match p.limit {
+        None => DEFAULT_LIMIT,
+        Some(n @ 1..=4) => n,
+        Some(_) => {
+            return Err(ErrorShape::invalid(
+                "invalid artifacts.list params: limit must be 1 to 4",
+            ))
+        }
+    };
+    let offset = match &p.cursor {
+        None => 0,
+        Some(c) => c
+            .parse::<usize>()
+            .map_err(|_| ErrorShape::invalid("invalid artifacts.list cursor"))?,
+    };
+    let raw = match (&p.session_key, &p.agent_id) {
+        (Some(k), _) => k.clone(),
+        (None, Some(a)) => main_session(state, a),
+        (None, None) => "main".to_string(),
+    };
+    let key = session_key(state, &raw)?;
+    let entries = session_for(state, key.clone())
+        .await?
+        .send(GetTranscript)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    let workspace = state.gateway.context.workspace.clone();
+    let images_only = p.kind.as_deref() == Some("image");
+    let files: Vec<Value> = written(&entries)
+        .iter()
+        .filter_map(|w| summary(&workspace, key.as_str(), w))
+        .filter(|(image, _)| !images_only || *image)
+        .map(|(_, v)| v)
+        .collect();
+    let page: Vec<&Value> = files.iter().skip(offset).take(limit).collect();
+    let mut out = json!({ "artifacts": page });
+    if offset + limit < files.len() {
+        out["nextCursor"] = json!((offset + limit).to_string());
+    }
+    json(out)
+}

@@ -1,0 +1,100 @@
+//! `artifacts.list` lists what the agent wrote into the workspace in a
+//! session (read back from its transcript), newest first, as the
+//! workspace holds it now: a refused write, a read, a file outside the
+//! workspace and a file since removed are not artifacts.
+
+use serde_json::{json, Value};
+
+use super::chat::chat_until_done;
+use crate::support::{admin, Client, TestGateway};
+
+async fn turn(c: &mut Client, text: &str, id: &str) {
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": text, "idempotencyKey": id}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    chat_until_done(c, id).await;
+}
+
+fn titles(r: &Value) -> Vec<String> {
+    r["payload"]["artifacts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|a| a["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn what_the_agent_wrote_in_the_workspace_is_listed_newest_first() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let r = c
+        .call("artifacts.list", json!({"sessionKey": "main"}))
+        .await;
+    assert_eq!(r["payload"]["artifacts"], json!([]), "{r}");
+    let write = |path: &str, content: &str| {
+        format!("@tool write {}", json!({"path": path, "content": content}))
+    };
+    turn(&mut c, &write("report.md", "# Findings\n"), "w1").await;
+    turn(&mut c, &write("chart.png", "not really a png"), "w2").await;
+    turn(&mut c, &write("gone.txt", "soon removed"), "w3").await;
+    turn(&mut c, "@tool read {\"path\": \"report.md\"}", "r1").await;
+    let outside = gw.state_dir().join("outside.txt");
+    let away = write(outside.to_str().unwrap(), "not the workspace's");
+    turn(&mut c, &away, "w4").await;
+    std::fs::remove_file(gw.state_dir().join("workspace/gone.txt")).unwrap();
+
+    let r = c
+        .call("artifacts.list", json!({"sessionKey": "main"}))
+        .await;
+    assert_eq!(titles(&r), ["chart.png", "report.md"], "{r}");
+    let report = &r["payload"]["artifacts"][1];
+    assert_eq!(
+        (
+            &report["type"],
+            &report["mimeType"],
+            &report["sizeBytes"],
+            &report["source"]
+        ),
+        (
+            &json!("file"),
+            &json!("text/markdown"),
+            &json!(11),
+            &json!("write")
+        ),
+        "{report}"
+    );
+    assert_eq!(report["sessionKey"], "agent:main:main");
+    assert_eq!(report["download"]["mode"], "unsupported");
+    // The activity page asks for images, a few at a time.
+    let r = c
+        .call(
+            "artifacts.list",
+            json!({"sessionKey": "main", "type": "image", "limit": 1}),
+        )
+        .await;
+    assert_eq!(titles(&r), ["chart.png"], "{r}");
+    assert!(r["payload"].get("nextCursor").is_none(), "{r}");
+    let r = c
+        .call("artifacts.list", json!({"sessionKey": "main", "limit": 1}))
+        .await;
+    let next = r["payload"]["nextCursor"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    let r = c
+        .call(
+            "artifacts.list",
+            json!({"sessionKey": "main", "limit": 1, "cursor": next}),
+        )
+        .await;
+    assert_eq!(titles(&r), ["report.md"], "{r}");
+    let r = c
+        .call("artifacts.list", json!({"sessionKey": "main", "limit": 9}))
+        .await;
+    assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
+}
