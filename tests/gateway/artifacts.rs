@@ -5,19 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::chat::chat_until_done;
-use crate::support::{admin, Client, TestGateway};
-
-async fn turn(c: &mut Client, text: &str, id: &str) {
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": "main", "message": text, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-    chat_until_done(c, id).await;
-}
+use crate::support::{admin, say, TestGateway};
 
 fn titles(r: &Value) -> Vec<String> {
     r["payload"]["artifacts"]
@@ -39,13 +27,19 @@ async fn what_the_agent_wrote_in_the_workspace_is_listed_newest_first() {
     let write = |path: &str, content: &str| {
         format!("@tool write {}", json!({"path": path, "content": content}))
     };
-    turn(&mut c, &write("report.md", "# Findings\n"), "w1").await;
-    turn(&mut c, &write("chart.png", "not really a png"), "w2").await;
-    turn(&mut c, &write("gone.txt", "soon removed"), "w3").await;
-    turn(&mut c, "@tool read {\"path\": \"report.md\"}", "r1").await;
+    say(&mut c, "main", &write("report.md", "# Findings\n"), "w1").await;
+    say(
+        &mut c,
+        "main",
+        &write("chart.png", "not really a png"),
+        "w2",
+    )
+    .await;
+    say(&mut c, "main", &write("gone.txt", "soon removed"), "w3").await;
+    say(&mut c, "main", "@tool read {\"path\": \"report.md\"}", "r1").await;
     let outside = gw.state_dir().join("outside.txt");
     let away = write(outside.to_str().unwrap(), "not the workspace's");
-    turn(&mut c, &away, "w4").await;
+    say(&mut c, "main", &away, "w4").await;
     std::fs::remove_file(gw.state_dir().join("workspace/gone.txt")).unwrap();
 
     let r = c

@@ -5,19 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::chat::chat_until_done;
-use crate::support::{admin, Client, TestGateway};
-
-async fn send(c: &mut Client, key: &str, text: &str, id: &str) {
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": key, "message": text, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-    chat_until_done(c, id).await;
-}
+use crate::support::{admin, chat_send, say, Client, TestGateway};
 
 async fn history(c: &mut Client, key: &str) -> Vec<Value> {
     let r = c.call("chat.history", json!({"sessionKey": key})).await;
@@ -39,8 +27,8 @@ async fn a_fork_copies_the_session_before_a_message_and_lives_on_its_own() {
         .call("sessions.branches.list", json!({"sessionKey": "main"}))
         .await;
     assert_eq!(r["payload"], json!({"branches": []}), "{r}");
-    send(&mut c, "main", "first question", "q1").await;
-    send(&mut c, "main", "second question", "q2").await;
+    say(&mut c, "main", "first question", "q1").await;
+    say(&mut c, "main", "second question", "q2").await;
     let parent = history(&mut c, "main").await;
     assert_eq!(parent.len(), 4, "{parent:?}");
 
@@ -93,7 +81,7 @@ async fn a_fork_copies_the_session_before_a_message_and_lives_on_its_own() {
     );
 
     // The fork goes its own way; the parent does not change.
-    send(&mut c, &fork, "another question", "f1").await;
+    say(&mut c, &fork, "another question", "f1").await;
     assert_eq!(history(&mut c, &fork).await.len(), 4);
     assert_eq!(history(&mut c, "main").await.len(), 4);
 
@@ -120,13 +108,7 @@ async fn a_fork_copies_the_session_before_a_message_and_lives_on_its_own() {
         .await;
     assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
     // Not while the agent works in it.
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": "main", "message": "@tokens 1000\n@delay 20", "idempotencyKey": "long"}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
+    chat_send(&mut c, "main", "@tokens 1000\n@delay 20", "long").await;
     let r = c
         .call(
             "sessions.fork",

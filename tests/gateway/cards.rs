@@ -6,8 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::chat::chat_until_done;
-use crate::support::{admin, Client, TestGateway};
+use crate::support::{admin, say, Client, TestGateway};
 
 async fn card(c: &mut Client, key: &str) -> Value {
     let r = c.call("progressCard.get", json!({"sessionKey": key})).await;
@@ -23,14 +22,7 @@ async fn the_agent_keeps_a_durable_card_and_dashboards_hear_of_each_change() {
     let args = json!({"markdown": "<progress aria-label=\"files · 1/3\" value=\"1\" max=\"3\"></progress> next: b.rs",
         "plan": [{"step": "a.rs", "status": "completed"}, {"step": "b.rs", "status": "in_progress"},
                  {"step": "c.rs", "status": "pending"}]});
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": "main", "message": format!("@tool progress_card {args}"), "idempotencyKey": "p1"}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-    chat_until_done(&mut c, "p1").await;
+    say(&mut c, "main", &format!("@tool progress_card {args}"), "p1").await;
     let changed = c.event("progressCard.changed").await;
     assert_eq!(
         changed["payload"],

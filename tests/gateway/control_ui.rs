@@ -235,7 +235,7 @@ async fn openclaws_own_built_ui_is_served_with_every_file_its_index_names() {
     }
 }
 
-const SVG: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="tomato"/></svg>"#;
+pub(crate) const SVG: &str = r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="tomato"/></svg>"#;
 
 const WEATHER_SKILL: &str =
     "---\nname: weather\ndescription: Looks up the weather for a city.\n---\nUse `curl wttr.in/<city>`.\n";

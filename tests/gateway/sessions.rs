@@ -334,14 +334,7 @@ async fn the_configured_main_key_names_the_main_session_everywhere() {
     );
     let r = c.call("agents.list", json!({})).await;
     assert_eq!(r["payload"]["mainKey"], "home", "{r}");
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": "main", "message": "@tokens 2", "idempotencyKey": "mk1"}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-    super::chat::chat_until_done(&mut c, "mk1").await;
+    crate::support::say(&mut c, "main", "@tokens 2", "mk1").await;
     let r = c
         .call(
             "agent",

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::chat::chat_until_done;
-use crate::support::{admin, Client, TestGateway};
+use crate::support::{admin, say, Client, TestGateway};
 
 /// `tasks.list` with `params` until `want` holds for its tasks (30 s).
 async fn tasks_until(c: &mut Client, params: Value, want: impl Fn(&[Value]) -> bool) -> Vec<Value> {
@@ -27,17 +26,6 @@ async fn tasks_until(c: &mut Client, params: Value, want: impl Fn(&[Value]) -> b
     }
 }
 
-async fn send(c: &mut Client, text: &str, id: &str) {
-    let r = c
-        .call(
-            "chat.send",
-            json!({"sessionKey": "main", "message": text, "idempotencyKey": id}),
-        )
-        .await;
-    assert_eq!(r["ok"], true, "{r}");
-    chat_until_done(c, id).await;
-}
-
 fn of_kind<'a>(tasks: &'a [Value], kind: &str) -> Option<&'a Value> {
     tasks.iter().find(|t| t["kind"] == kind)
 }
@@ -47,11 +35,17 @@ async fn a_running_subagent_is_a_task_that_can_be_cancelled_and_its_record_outli
     let mut gw = TestGateway::start();
     let mut c = admin(&gw).await;
     // A chat turn is not a task.
-    send(&mut c, "@tokens 2", "plain").await;
+    say(&mut c, "main", "@tokens 2", "plain").await;
     let r = c.call("tasks.list", json!({})).await;
     assert_eq!(r["payload"]["tasks"], json!([]), "{r}");
     let spawn = json!({"task": "@tokens 1000\n@delay 20", "label": "slow helper"});
-    send(&mut c, &format!("@tool sessions_spawn {spawn}"), "spawn").await;
+    say(
+        &mut c,
+        "main",
+        &format!("@tool sessions_spawn {spawn}"),
+        "spawn",
+    )
+    .await;
     let active = json!({"status": ["queued", "running"]});
     let tasks = tasks_until(&mut c, active.clone(), |t| {
         of_kind(t, "subagent").is_some_and(|t| t["status"] == "running")
@@ -136,7 +130,7 @@ async fn a_background_command_and_a_cron_run_are_tasks_too() {
     let gw = TestGateway::start();
     let mut c = admin(&gw).await;
     let exec = json!({"command": "sleep 60", "background": true});
-    send(&mut c, &format!("@tool exec {exec}"), "bg").await;
+    say(&mut c, "main", &format!("@tool exec {exec}"), "bg").await;
     let tasks = tasks_until(&mut c, json!({}), |t| of_kind(t, "exec").is_some()).await;
     let task = of_kind(&tasks, "exec").unwrap().clone();
     assert_eq!(

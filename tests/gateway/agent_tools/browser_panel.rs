@@ -58,10 +58,15 @@ async fn openclaws_browser_panel_drives_the_gateways_browser() {
     let mut browser = browser_config();
     browser["evaluateEnabled"] = json!(true);
     let root = installed_ui().display().to_string();
-    let gw = TestGateway::with_config(json!({
-        "gateway": { "controlUi": { "root": root } },
-        "browser": browser,
-    }));
+    // The chat header asks for the workspace's icon; without one the answer
+    // is 404 (OpenClaw's too) and Chromium logs it as a console error.
+    let gw = TestGateway::with_files(
+        json!({
+            "gateway": { "controlUi": { "root": root } },
+            "browser": browser,
+        }),
+        &[("workspace/favicon.svg", super::super::control_ui::SVG)],
+    );
     let (one, two) = (
         format!("http://127.0.0.1:{port}/one"),
         format!("http://127.0.0.1:{port}/two"),

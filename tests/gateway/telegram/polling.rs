@@ -24,6 +24,12 @@ async fn replayed_updates_run_once_across_restarts_and_the_offset_moves_only_aft
         fake.until(LONG, |f| f.unconfirmed() == 0).await,
         "the replay was confirmed"
     );
+    // The command menu is set once at the first start (its marker is
+    // stored as the call returns, long before the next exchange ends).
+    assert!(
+        fake.until(LONG, |f| f.calls("setMyCommands").len() == 1)
+            .await
+    );
     fake.dm(42, 2, "second");
     assert!(
         fake.until(LONG, |f| answers(f, 42, "You said: second") == 1)
