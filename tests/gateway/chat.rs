@@ -380,3 +380,33 @@ async fn reasoning_streams_as_agent_thinking_events_and_stays_in_the_transcript(
         "the reasoning comes before the end: {agent:?}"
     );
 }
+
+/// A message queued while the session is busy is shown as it was typed
+/// when its turn starts (the model still gets it with its time envelope).
+#[tokio::test]
+async fn a_queued_message_is_shown_as_typed_when_its_turn_starts() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    crate::support::chat_send(&mut c, "main", "@tokens 30\n@delay 20", "busy").await;
+    crate::support::chat_send(&mut c, "main", "@tokens 2\nwhat I typed", "later").await;
+    chat_until_done(&mut c, "busy").await;
+    chat_until_done(&mut c, "later").await;
+    let h = c.call("chat.history", json!({"sessionKey": "main"})).await;
+    let users: Vec<String> = h["payload"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| {
+            m["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        users,
+        ["@tokens 30\n@delay 20", "@tokens 2\nwhat I typed"],
+        "{h}"
+    );
+}

@@ -147,12 +147,20 @@ async fn a_message_never_overtakes_one_that_waits_out_its_debounce() {
         2,
         "A's turn, then one turn for B and C: {users:?}"
     );
+    // Shown as typed, B before C; the model got both framed by the queue.
     let turn = &users[1];
-    let (pb, pc) = (turn.find("] B"), turn.find("\nC"));
     assert!(
-        pb.is_some() && pc.is_some() && pb < pc,
+        turn.starts_with("B\n\n") && turn.ends_with("\nC"),
         "B before C: {turn}"
     );
+    let input = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .nth(1)
+        .unwrap();
+    let body = input["bodyForAgent"].as_str().unwrap_or_default();
+    let (pb, pc) = (body.find("Queued #1\n["), body.find("Queued #2\n["));
+    assert!(pb.is_some() && pc.is_some() && pb < pc, "{body}");
     let replies = messages.iter().filter(|m| m["role"] == "assistant").count();
     assert_eq!(replies, 2, "{messages:?}");
 }

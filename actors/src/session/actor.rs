@@ -334,6 +334,7 @@ impl Handler<SendChat> for SessionActor {
         let incoming = Incoming {
             message_id: message_id.to_string(),
             text: mctx.body_for_agent.clone(),
+            shown: (mctx.body != mctx.body_for_agent).then(|| mctx.body.clone()),
             images: msg.images,
             overrides,
             timeout_ms: msg.timeout.map(|t| t.as_millis() as u64),

@@ -99,14 +99,19 @@ impl SessionActor {
     /// is stored with the messages it delivers, which are then assigned to
     /// the run, in one store transaction.
     pub(super) fn begin(&mut self, plan: TurnPlan, ctx: &mut Context<Self>) {
-        let mut chat = ChatMessage::user(&plan.text);
+        // People see what was typed; the model gets the text with its
+        // envelope (and the queue's framing of several messages).
+        let shown = plan.shown();
+        let mut chat = ChatMessage::user(&shown);
         chat.images = plan.images.clone();
         let (store, key) = (&self.deps.store, &self.key);
         let (events, drained) = self
             .system_events
             .drain(store, key, plan.overrides.untrusted);
-        let body_for_agent =
-            (!events.is_empty()).then(|| system_events::prepend(&events, &plan.text));
+        let body_for_agent = match events.is_empty() {
+            false => Some(system_events::prepend(&events, &plan.text)),
+            true => (shown != plan.text).then(|| plan.text.clone()),
+        };
         let delivers: Vec<&str> = plan
             .items
             .iter()

@@ -30,6 +30,10 @@ pub struct InboxItem {
     pub assigned: bool,
     /// What the model gets (time envelope, inline directives removed).
     pub text: String,
+    /// What people see of it (the typed words), when not `text`: a queued
+    /// message's turn shows this, the model still gets `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
     pub at_ms: u64,
@@ -145,6 +149,7 @@ mod tests {
             run_id: id.into(),
             assigned: false,
             text: format!("text {id}"),
+            shown: None,
             images: Vec::new(),
             at_ms: 1,
             joinable: true,

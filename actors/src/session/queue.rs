@@ -336,6 +336,22 @@ impl SessionQueue {
     }
 }
 
+impl TurnPlan {
+    /// What people see of the turn's input: each message as typed, blank
+    /// lines between.
+    pub fn shown(&self) -> String {
+        let typed: Vec<&str> = self
+            .items
+            .iter()
+            .map(|(_, i)| match &i.shown {
+                Some(s) => s.as_str(),
+                None => crate::inbound::msg_context::strip_envelope(&i.text),
+            })
+            .collect();
+        typed.join("\n\n")
+    }
+}
+
 /// The overrides of a turn of several messages: the first's, made
 /// untrusted by any untrusted one, its kind joined with theirs, and every
 /// message's channel policy applying (and the first's time limit).
@@ -420,6 +436,7 @@ mod tests {
                 run_id,
                 assigned: false,
                 text: text.into(),
+                shown: None,
                 images,
                 at_ms: now,
                 joinable,
@@ -582,6 +599,7 @@ mod tests {
                 run_id: "m".into(),
                 assigned: false,
                 text: "after restart".into(),
+                shown: None,
                 images: vec![img("R")],
                 at_ms: 99,
                 joinable: true,

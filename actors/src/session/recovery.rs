@@ -133,6 +133,7 @@ impl Found {
             run_id: id.into(),
             assigned: false,
             text: m.text,
+            shown: None,
             images: m.images,
             at_ms: 0,
             joinable: false,

@@ -88,6 +88,7 @@ async fn after_a_crash_a_cut_run_is_marked_and_queued_messages_run_in_order() {
         run_id: run.into(),
         assigned,
         text: text.into(),
+        shown: None,
         images: Vec::new(),
         at_ms: 1,
         joinable: true,

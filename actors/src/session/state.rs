@@ -164,6 +164,8 @@ impl Ids for LiveIds {
 pub(super) struct Incoming {
     pub message_id: String,
     pub text: String,
+    /// What people see of it (the typed words), when not `text`.
+    pub shown: Option<String>,
     pub images: Vec<Image>,
     pub overrides: RunOverrides,
     pub timeout_ms: Option<u64>,
@@ -214,6 +216,7 @@ fn item_of(placement: &Placement, m: Incoming, now: u64) -> InboxItem {
         run_id,
         assigned,
         text: m.text,
+        shown: m.shown,
         // Only a waiting message needs its images again (its turn sends
         // them); a started one has them in its transcript entry, and
         // steering carries text only.

@@ -296,6 +296,7 @@ impl Sim {
         let m = Incoming {
             message_id: message_id.clone(),
             text: format!("text of {message_id}"),
+            shown: None,
             images: Vec::new(),
             overrides: RunOverrides {
                 untrusted,
@@ -621,6 +622,7 @@ fn a_failed_write_changes_nothing_until_the_message_is_placed() {
     let m = Incoming {
         message_id: "m1".into(),
         text: "hi".into(),
+        shown: None,
         images: Vec::new(),
         overrides: RunOverrides::default(),
         timeout_ms: None,
