@@ -325,8 +325,7 @@ impl Handler<SendChat> for SessionActor {
             true => crate::trust::wrap(&source, &agent_text),
             false => agent_text,
         };
-        // What people see of it becomes `shown` when it has one (the
-        // typed words, without the attachments' blocks only the model reads).
+        // People see `shown` when it has one (the typed words, no blocks).
         mctx.stamp(&agent_text, self.deps.context.envelope);
         if let Some(shown) = msg.shown.take() {
             mctx.body = shown;
