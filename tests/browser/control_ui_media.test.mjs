@@ -12,6 +12,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { watch } from "./settle.mjs";
+import { noWorkspaceIcon } from "./recorded.mjs";
 
 const [base, token, artifacts] = process.argv.slice(2);
 if (!base || !token || !artifacts) {
@@ -34,7 +35,7 @@ try {
   page = await context.newPage();
   const { mark, settled, load } = watch(page, WAIT.timeout);
   page.on("console", (m) => {
-    if (m.type() === "error") seen.consoleErrors.push(m.text().slice(0, 300));
+    if (m.type() === "error" && !noWorkspaceIcon(m)) seen.consoleErrors.push(m.text().slice(0, 300));
   });
   page.on("pageerror", (e) => seen.pageErrors.push(e.message.slice(0, 300)));
   page.on("response", (r) => {

@@ -450,24 +450,42 @@ impl Handler<LiveRunOf> for RunRegistry {
 }
 
 impl Handler<ListTaskRuns> for RunRegistry {
-    type Result = Result<Vec<TaskRun>, crate::store::StoreError>;
+    type Result = ResponseFuture<Result<Vec<TaskRun>, crate::store::StoreError>>;
     fn handle(&mut self, _: ListTaskRuns, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
-        let records = self.store.scan::<RunRecord>(crate::store::Tree::Runs, "")?;
-        let tasks = records
-            .into_iter()
-            .filter(|(_, r)| r.kind.is_task() && r.answered_by.is_none())
-            .map(|(id, record)| {
-                let live = self.live.get(id.as_str());
-                TaskRun {
-                    run_id: id.as_str().into(),
-                    record,
-                    live: live.map(|l| l.run.clone()),
-                    open_tool: live.and_then(|l| l.open_tools.last().map(|(_, n)| n.clone())),
-                }
+        // The live view is taken here; the tree is read off the registry's
+        // thread (events keep flowing while a dashboard lists tasks).
+        let live: HashMap<RunId, (LiveRun, Option<String>)> = self
+            .live
+            .iter()
+            .map(|(id, l)| {
+                let tool = l.open_tools.last().map(|(_, n)| n.clone());
+                (id.clone(), (l.run.clone(), tool))
             })
             .collect();
-        Ok(tasks)
+        let store = self.store.clone();
+        let dir = store.dir().to_path_buf();
+        let scan = move || store.scan::<RunRecord>(crate::store::Tree::Runs, "");
+        Box::pin(async move {
+            let records = tokio::task::spawn_blocking(scan).await.map_err(|e| {
+                let source = std::io::Error::other(format!("the run records read stopped: {e}"));
+                crate::store::StoreError::Io { dir, source }
+            })??;
+            let tasks = records
+                .into_iter()
+                .filter(|(_, r)| r.kind.is_task() && r.answered_by.is_none())
+                .map(|(id, record)| {
+                    let (live, open_tool) = live.get(id.as_str()).cloned().unzip();
+                    TaskRun {
+                        run_id: id.as_str().into(),
+                        record,
+                        live,
+                        open_tool: open_tool.flatten(),
+                    }
+                })
+                .collect();
+            Ok(tasks)
+        })
     }
 }
 
