@@ -181,6 +181,19 @@ async fn a_background_command_and_a_cron_run_are_tasks_too() {
         "{cron}"
     );
     assert_eq!(cron["title"], "@tokens 3", "{cron}");
+    // A message another session's turn sends is a turn, not a task.
+    let sent = json!({"sessionKey": "agent:main:other", "message": "@tokens 2"});
+    say(
+        &mut c,
+        "main",
+        &format!("@tool sessions_send {sent}"),
+        "send",
+    )
+    .await;
+    let r = c
+        .call("tasks.list", json!({"sessionKey": "agent:main:other"}))
+        .await;
+    assert_eq!(r["payload"]["tasks"], json!([]), "{r}");
     // Pages: one at a time, then the next.
     let r = c.call("tasks.list", json!({"limit": 1})).await;
     assert_eq!(

@@ -164,8 +164,14 @@ async fn all_tasks(state: &SharedState) -> Result<Vec<TaskSummary>, ErrorShape> 
         let row = rows.iter().find(|r| r.key == child)?;
         row.entry.spawned_by.clone()
     };
+    // A sub-agent's runs are tasks; a message `sessions_send` put into a
+    // session people talk to is a turn of that session, not a task.
+    let spawned = |t: &TaskRun| {
+        t.record.kind != RunKind::Subagent || key::has(t.record.session_key.as_str(), "subagent")
+    };
     let mut tasks: Vec<TaskSummary> = runs
         .into_iter()
+        .filter(spawned)
         .map(|t| {
             let by = spawner(t.record.session_key.as_str());
             run_task(t, by)
