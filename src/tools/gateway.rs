@@ -28,7 +28,7 @@ pub(super) async fn run(state: &SharedState, msg: &ExecuteTool) -> ToolOutcome {
         return fail("gateway: `action` is required (config.get, config.schema.lookup, config.patch, config.apply, restart, update.status)");
     };
     match action {
-        "config.get" => answer(TOOL, config::get(state)),
+        "config.get" => answer(TOOL, config::get(state).await),
         "config.schema" | "config.schema.lookup" => schema_lookup(text(args, "path")),
         "config.patch" | "config.apply" => {
             let mode = if action == "config.patch" { Mode::Patch } else { Mode::Apply };

@@ -19,6 +19,27 @@ async fn the_agent_keeps_a_durable_card_and_dashboards_hear_of_each_change() {
     let mut gw = TestGateway::start();
     let mut c = admin(&gw).await;
     assert_eq!(card(&mut c, "main").await, Value::Null);
+    // `agentId` names the agent of a bare key and must agree with a full one.
+    let r = c
+        .call(
+            "progressCard.get",
+            json!({"sessionKey": "main", "agentId": "main"}),
+        )
+        .await;
+    assert_eq!(r["payload"]["card"], Value::Null, "{r}");
+    let r = c
+        .call(
+            "progressCard.get",
+            json!({"sessionKey": "agent:main:main", "agentId": "work"}),
+        )
+        .await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("does not match"),
+        "{r}"
+    );
     let args = json!({"markdown": "<progress aria-label=\"files · 1/3\" value=\"1\" max=\"3\"></progress> next: b.rs",
         "plan": [{"step": "a.rs", "status": "completed"}, {"step": "b.rs", "status": "in_progress"},
                  {"step": "c.rs", "status": "pending"}]});

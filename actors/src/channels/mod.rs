@@ -113,6 +113,19 @@ pub struct ChannelEnv {
     pub whatsapp: Option<String>,
 }
 
+impl ChannelEnv {
+    /// The token the environment gives `channel`'s default account.
+    pub fn token_for(&self, channel: &str) -> Option<&str> {
+        match channel {
+            "telegram" => self.telegram.as_deref(),
+            "slack" => self.slack_bot.as_deref(),
+            "discord" => self.discord.as_deref(),
+            "whatsapp" => self.whatsapp.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 /// The channels a config starts; an error names the key. Channels
 /// ferroclaw has no adapter for yet are left alone (with a log line at start).
 pub fn plan(settings: &Settings, env: ChannelEnv) -> Result<ChannelPlan, ConfigError> {

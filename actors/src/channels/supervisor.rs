@@ -265,16 +265,9 @@ impl Handler<ChannelsStatus> for ChannelSupervisor {
             .iter()
             .map(|((channel, account), slot)| {
                 let view = slot.cfg.view();
-                let env_token = match channel.as_str() {
-                    "telegram" => self.env.telegram.as_deref(),
-                    "slack" => self.env.slack_bot.as_deref(),
-                    "discord" => self.env.discord.as_deref(),
-                    "whatsapp" => self.env.whatsapp.as_deref(),
-                    _ => None,
-                };
                 AccountStatus {
                     mode: slot.cfg.mode(),
-                    token_source: slot.cfg.token_source(env_token),
+                    token_source: slot.cfg.token_source(self.env.token_for(channel)),
                     health: slot.health.snapshot(channel, account, now, stale),
                     configured: true,
                     logged_out: slot.logged_out,

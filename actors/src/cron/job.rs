@@ -504,8 +504,6 @@ impl CronJob {
         Ok((job, schedule))
     }
 
-    /// The session a run of this job talks to (None for main-session
-    /// system events).
     /// The session a run of this job goes to (`main`: the agent's main
     /// session, named by `session.mainKey`).
     pub fn session(&self, default_agent: &str, main_key: &str) -> Result<SessionKey, InvalidJob> {

@@ -209,7 +209,7 @@ fn item_of(placement: &Placement, m: Incoming, now: u64) -> InboxItem {
     let queued = matches!(placement, Placement::Queue { .. });
     let mut overrides = m.overrides;
     if overrides.kind.is_task() && overrides.title.is_none() {
-        overrides.title = Some(title_of(&m.text));
+        overrides.title = Some(title_of(m.shown.as_deref().unwrap_or(&m.text)));
     }
     InboxItem {
         message_id: m.message_id,

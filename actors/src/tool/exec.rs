@@ -193,31 +193,31 @@ impl Processes {
 
     /// Kills background command `id` (`tasks.cancel`). Reply: it was running.
     pub fn kill(&self, id: &str) -> bool {
-        self.with(|s| {
-            let Some(v) = s.get_mut(id) else {
-                return false;
-            };
-            let running = lock(&v.output).exit.is_none();
-            if let Some(k) = v.kill.take() {
-                let _ = k.send(());
-            }
-            if running {
-                kill_group(v.pid);
-            }
-            running
-        })
+        self.with(|s| s.get_mut(id).is_some_and(Session::stop))
     }
 
     /// Kills every background command (the executor is stopping).
     pub fn kill_all(&self) {
         self.with(|s| {
             for v in s.values_mut() {
-                if let Some(k) = v.kill.take() {
-                    let _ = k.send(());
-                }
-                kill_group(v.pid);
+                v.stop();
             }
         });
+    }
+}
+
+impl Session {
+    /// Ends the command (its process group killed while it still runs: an
+    /// ended one's pid may be another's by now). Reply: it was running.
+    fn stop(&mut self) -> bool {
+        let running = lock(&self.output).exit.is_none();
+        if let Some(k) = self.kill.take() {
+            let _ = k.send(());
+        }
+        if running {
+            kill_group(self.pid);
+        }
+        running
     }
 }
 
@@ -611,16 +611,10 @@ pub async fn process(processes: &Processes, caller: &Owner, args: &Value) -> Too
         "poll" => poll(processes, &id),
         "log" => log(processes, &id, args),
         "write" => write(processes, &id, args).await,
-        "kill" => processes.with(|s| {
-            let Some(v) = s.get_mut(&id) else {
-                return unknown(&id);
-            };
-            if let Some(k) = v.kill.take() {
-                let _ = k.send(());
-            }
-            kill_group(v.pid);
-            ok(format!("Killed session {id}."))
-        }),
+        "kill" => match processes.with(|s| s.get_mut(&id).map(Session::stop)) {
+            Some(_) => ok(format!("Killed session {id}.")),
+            None => unknown(&id),
+        },
         _ => processes.with(|s| match s.remove(&id) {
             Some(mut v) => {
                 if let Some(k) = v.kill.take() {

@@ -37,9 +37,10 @@ fn patched(input: &str) -> Vec<String> {
 
 /// Every file written, newest first, each path once.
 pub fn written(entries: &[Value]) -> Vec<Written> {
+    // Numbered as `chat.history` numbers them: delivered messages only.
     let messages: Vec<&Value> = entries
         .iter()
-        .filter(|e| e["type"] == "message")
+        .filter(|e| super::Entry::of(e).is_delivered_message())
         .map(|e| &e["message"])
         .collect();
     let failed: HashSet<&str> = messages

@@ -7,12 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use ferroclaw_actors::session::GetTranscript;
 use ferroclaw_actors::transcript::written::{written, Written};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{down, json, main_session, params, session_for, session_key, store_err, MethodResult};
+use super::{agent_session_key, json, params, stored_transcript, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
@@ -113,26 +112,25 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
             .parse::<usize>()
             .map_err(|_| ErrorShape::invalid("invalid artifacts.list cursor"))?,
     };
-    let raw = match (&p.session_key, &p.agent_id) {
-        (Some(k), _) => k.clone(),
-        (None, Some(a)) => main_session(state, a),
-        (None, None) => "main".to_string(),
+    let raw = p.session_key.as_deref().unwrap_or("main");
+    let key = agent_session_key(state, raw, p.agent_id.as_deref())?;
+    let Some(entries) = stored_transcript(state, &key).await? else {
+        return json(json!({ "artifacts": [] }));
     };
-    let key = session_key(state, &raw)?;
-    let entries = session_for(state, key.clone())
-        .await?
-        .send(GetTranscript)
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
     let workspace = state.gateway.context.workspace.clone();
     let images_only = p.kind.as_deref() == Some("image");
-    let files: Vec<Value> = written(&entries)
-        .iter()
-        .filter_map(|w| summary(&workspace, key.as_str(), w))
-        .filter(|(image, _)| !images_only || *image)
-        .map(|(_, v)| v)
-        .collect();
+    // The files are looked at on the blocking pool, not this worker.
+    let look = move || -> Vec<Value> {
+        written(&entries)
+            .iter()
+            .filter_map(|w| summary(&workspace, key.as_str(), w))
+            .filter(|(image, _)| !images_only || *image)
+            .map(|(_, v)| v)
+            .collect()
+    };
+    let files = actix_web::rt::task::spawn_blocking(look)
+        .await
+        .map_err(|_| ErrorShape::unavailable("cannot read the workspace"))?;
     let page: Vec<&Value> = files.iter().skip(offset).take(limit).collect();
     let mut out = json!({ "artifacts": page });
     if offset + limit < files.len() {

@@ -9,12 +9,13 @@ use ferroclaw_actors::ids::key;
 use ferroclaw_actors::router::fork::ForkError;
 use ferroclaw_actors::router::ForkSession;
 use ferroclaw_actors::runs::BusySessions;
-use ferroclaw_actors::session::GetTranscript;
 use ferroclaw_actors::transcript;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{down, json, params, session_for, session_key, store_err, MethodResult};
+use super::{
+    agent_session_key, down, json, params, session_key, store_err, stored_transcript, MethodResult,
+};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
@@ -25,19 +26,6 @@ struct ForkParams {
     #[serde(default)]
     agent_id: Option<String>,
     entry_id: String,
-}
-
-/// The session a key names; `agent` picks the agent of a key that does not
-/// name one (`main` of agent `work`: `agent:work:main`).
-fn scoped(
-    state: &SharedState,
-    raw: &str,
-    agent: Option<&str>,
-) -> Result<ferroclaw_actors::ids::SessionKey, ErrorShape> {
-    match agent {
-        Some(a) if !key::is_qualified(raw) => session_key(state, &format!("agent:{a}:{raw}")),
-        _ => session_key(state, raw),
-    }
 }
 
 fn fork_err(e: ForkError) -> ErrorShape {
@@ -51,7 +39,7 @@ fn fork_err(e: ForkError) -> ErrorShape {
 /// `sessions.fork`: `{sessionKey, editorText}` of the new session.
 pub async fn fork(state: &SharedState, p: &Value) -> MethodResult {
     let p: ForkParams = params("sessions.fork", p)?;
-    let from = scoped(state, &p.session_key, p.agent_id.as_deref())?;
+    let from = agent_session_key(state, &p.session_key, p.agent_id.as_deref())?;
     let busy = state.gateway.runs.send(BusySessions).await.map_err(down)?;
     if busy.contains(from.as_str()) {
         return Err(ErrorShape::invalid(
@@ -87,14 +75,12 @@ struct ListParams {
 /// (none while its transcript holds no message).
 pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
     let p: ListParams = params("sessions.branches.list", p)?;
-    let key = scoped(state, &p.session_key, p.agent_id.as_deref())?;
-    let session = session_for(state, key).await?;
-    let entries = session
-        .send(GetTranscript)
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
-    let messages: Vec<&Value> = entries.iter().filter(|e| e["type"] == "message").collect();
+    let key = agent_session_key(state, &p.session_key, p.agent_id.as_deref())?;
+    let entries = stored_transcript(state, &key).await?.unwrap_or_default();
+    let messages: Vec<&Value> = entries
+        .iter()
+        .filter(|e| transcript::Entry::of(e).is_delivered_message())
+        .collect();
     let Some(leaf) = messages.last() else {
         return json(json!({ "branches": [] }));
     };

@@ -4,13 +4,12 @@
 //! `progressCard.changed` so open dashboards read it again.
 
 use ferroclaw_actors::ids::SessionKey;
-use ferroclaw_actors::router::LookupSession;
 use ferroclaw_actors::session::card::{CardPut, CardStep, ProgressCard};
 use ferroclaw_actors::session::{CardPutError, PutProgressCard};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{down, json, params, session_for, session_key, store_err, MethodResult};
+use super::{agent_session_key, down, json, params, session_for, store_err, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
 
@@ -26,16 +25,6 @@ fn shown(key: &SessionKey, card: Option<&ProgressCard>) -> Value {
     }
 }
 
-/// The session a key names, with `agentId` picking the agent of a bare key.
-fn scoped(state: &SharedState, raw: &str, agent: Option<&str>) -> Result<SessionKey, ErrorShape> {
-    match agent {
-        Some(a) if !ferroclaw_actors::ids::key::is_qualified(raw) => {
-            session_key(state, &format!("agent:{a}:{raw}"))
-        }
-        _ => session_key(state, raw),
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct GetParams {
@@ -47,15 +36,10 @@ struct GetParams {
 /// `progressCard.get`: `{card}` (null when the session has none).
 pub async fn get(state: &SharedState, p: &Value) -> MethodResult {
     let p: GetParams = params("progressCard.get", p)?;
-    let key = scoped(state, &p.session_key, p.agent_id.as_deref())?;
-    let entry = state
-        .gateway
-        .router
-        .send(LookupSession { key: key.clone() })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
-    let card = entry.and_then(|e| e.progress_card);
+    let key = agent_session_key(state, &p.session_key, p.agent_id.as_deref())?;
+    let card = super::lookup(state, &key)
+        .await?
+        .and_then(|e| e.progress_card);
     json(json!({ "card": shown(&key, card.as_ref()) }))
 }
 
@@ -96,7 +80,7 @@ pub(crate) async fn put(
 /// `progressCard.put`: `{card}` after the replacement (null: cleared).
 pub async fn put_method(state: &SharedState, p: &Value) -> MethodResult {
     let p: PutParams = params("progressCard.put", p)?;
-    let key = scoped(state, &p.session_key, p.agent_id.as_deref())?;
+    let key = agent_session_key(state, &p.session_key, p.agent_id.as_deref())?;
     let card = put(
         state,
         &key,

@@ -2,7 +2,6 @@
 
 use ferroclaw_actors::ids::RunId;
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
-use ferroclaw_actors::router::LookupSession;
 use ferroclaw_actors::session::{
     AbortSession, CancelQueuedRun, GetTranscript, InjectNote, SendAck, SendChat, SendStatus,
     SessionEntry, THINKING_LEVELS,
@@ -262,14 +261,7 @@ pub(crate) async fn read_history(
         .defaults
         .thinking_default
         .clone();
-    let Some(entry) = state
-        .gateway
-        .router
-        .send(LookupSession { key: key.clone() })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?
-    else {
+    let Some(entry) = super::lookup(state, key).await? else {
         let out = json!({ "sessionKey": key.as_str(), "messages": [], "thinkingLevel": default_thinking });
         return Ok((out, None));
     };

@@ -96,9 +96,14 @@ pub fn schema(p: &Value) -> MethodResult {
     }))
 }
 
-pub fn get(state: &SharedState) -> MethodResult {
+/// `config.get`; the file is read and checked on the blocking pool.
+pub async fn get(state: &SharedState) -> MethodResult {
     let c = state.live.get();
-    json(snapshot(&c, issues(state, &c)))
+    let (s, loaded) = (state.clone(), c.clone());
+    let found = actix_web::rt::task::spawn_blocking(move || issues(&s, &loaded))
+        .await
+        .map_err(|_| ErrorShape::unavailable("cannot read the config file"))?;
+    json(snapshot(&c, found))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

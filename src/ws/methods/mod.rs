@@ -254,7 +254,7 @@ async fn route(
         "system-event" => system::system_event(state, caller, p).await,
         "models.list" => system::models_list(state, p),
         "logs.tail" => system::logs_tail(state, p).await,
-        "config.get" => config::get(state),
+        "config.get" => config::get(state).await,
         "config.set" => config::set(state, caller, p, config::Mode::Set).await,
         "config.apply" => config::set(state, caller, p, config::Mode::Apply).await,
         "config.patch" => config::set(state, caller, p, config::Mode::Patch).await,
@@ -385,6 +385,64 @@ pub(crate) fn session_key(state: &SharedState, raw: &str) -> Result<SessionKey, 
     let settings = state.live.settings();
     let main_key = &settings.session.main_key;
     SessionKey::canonical(raw, settings.default_agent_id(), main_key).map_err(store_err)
+}
+
+/// The session a key names for a method that also takes `agentId`, as
+/// OpenClaw resolves it: a key that does not name its agent (`main`) is
+/// that agent's; one that does must name the same agent.
+pub(crate) fn agent_session_key(
+    state: &SharedState,
+    raw: &str,
+    agent_id: Option<&str>,
+) -> Result<SessionKey, ErrorShape> {
+    let Some(a) = agent_id else {
+        return session_key(state, raw);
+    };
+    if !ferroclaw_actors::ids::key::is_qualified(raw.trim()) {
+        let settings = state.live.settings();
+        let agent = a.trim().to_ascii_lowercase();
+        return SessionKey::canonical(raw, &agent, &settings.session.main_key).map_err(store_err);
+    }
+    let k = session_key(state, raw)?;
+    let agent = crate::protocol::session_rows::agent_of(k.as_str());
+    if !a.eq_ignore_ascii_case(agent) {
+        return Err(ErrorShape::invalid(format!(
+            "agentId \"{a}\" does not match session key agent \"{agent}\""
+        )));
+    }
+    Ok(k)
+}
+
+/// The stored entry of `key` (None: not created yet; nothing is made).
+pub(crate) async fn lookup(
+    state: &SharedState,
+    key: &SessionKey,
+) -> Result<Option<ferroclaw_actors::session::SessionEntry>, ErrorShape> {
+    let asked = ferroclaw_actors::router::LookupSession { key: key.clone() };
+    state
+        .gateway
+        .router
+        .send(asked)
+        .await
+        .map_err(down)?
+        .map_err(store_err)
+}
+
+/// A stored session's transcript (None: no such session; none is made).
+pub(crate) async fn stored_transcript(
+    state: &SharedState,
+    key: &SessionKey,
+) -> Result<Option<Vec<serde_json::Value>>, ErrorShape> {
+    if lookup(state, key).await?.is_none() {
+        return Ok(None);
+    }
+    let session = session_for(state, key.clone()).await?;
+    let entries = session
+        .send(ferroclaw_actors::session::GetTranscript)
+        .await
+        .map_err(down)?
+        .map_err(store_err)?;
+    Ok(Some(entries))
 }
 
 /// The main session of `agent` (`agent:<id>:<session.mainKey>`).

@@ -8,7 +8,6 @@
 use ferroclaw_actors::channels::dispatch::send_allowed;
 use ferroclaw_actors::channels::ledger::{Delivery, DeliveryOf};
 use ferroclaw_actors::channels::{ChannelSendError, FollowRun, SendText};
-use ferroclaw_actors::router::LookupSession;
 use ferroclaw_actors::session::{InjectNote, SendChat};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -250,21 +249,6 @@ pub struct DeliverParams {
     pub originating_thread_id: Option<String>,
 }
 
-/// The stored entry of `session` (None: not created yet).
-async fn lookup(
-    state: &SharedState,
-    session: &ferroclaw_actors::ids::SessionKey,
-) -> Result<Option<ferroclaw_actors::session::SessionEntry>, ErrorShape> {
-    let key = session.clone();
-    state
-        .gateway
-        .router
-        .send(LookupSession { key })
-        .await
-        .map_err(down)?
-        .map_err(store_err)
-}
-
 /// `chat.send` with `deliver: true`: the run's reply goes to the route too.
 /// Reply: whether a channel took it (a session without a route has none).
 pub async fn follow(
@@ -278,7 +262,7 @@ pub async fn follow(
         return Ok(false);
     }
     let session = session_key(state, key)?;
-    let entry = lookup(state, &session).await?;
+    let entry = super::lookup(state, &session).await?;
     let policy = entry.as_ref().and_then(|e| e.send_policy.clone());
     let Some(to) = Target::of(d, entry.and_then(|e| e.origin)) else {
         tracing::info!(session_key = %key, "deliver asked, but the session has no channel route");

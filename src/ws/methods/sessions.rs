@@ -3,7 +3,7 @@
 //! ferroclaw's sessions.export, which pages a transcript out as OpenClaw
 //! JSONL entries with its sessions.json row (`ferroclaw export`).
 
-use ferroclaw_actors::router::{DeleteSession, ListSessions, LookupSession, SessionRow};
+use ferroclaw_actors::router::{DeleteSession, ListSessions, SessionRow};
 use ferroclaw_actors::session::{PatchSession, ResetSession, SessionPatch};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -267,13 +267,7 @@ pub async fn delete(state: &SharedState, p: &Value) -> MethodResult {
     let keep = !p.delete_transcript.unwrap_or(true);
     // The session id, for the archived list when the transcript is kept.
     let entry = match keep {
-        true => state
-            .gateway
-            .router
-            .send(LookupSession { key: key.clone() })
-            .await
-            .map_err(down)?
-            .map_err(store_err)?,
+        true => super::lookup(state, &key).await?,
         false => None,
     };
     let deleted = state
@@ -372,16 +366,7 @@ pub async fn compact(state: &SharedState, p: &Value) -> MethodResult {
             "invalid sessions.compact params: maxLines must be at least 1",
         ));
     }
-    // A short key names a session of `agentId` when given.
-    let key = match &p.agent_id {
-        Some(agent) => ferroclaw_actors::inbound::SessionKey::canonical(
-            &p.key,
-            agent,
-            &state.live.settings().session.main_key,
-        )
-        .map_err(|e| ErrorShape::invalid(format!("invalid sessionKey: {e}")))?,
-        None => session_key(state, &p.key)?,
-    };
+    let key = super::agent_session_key(state, &p.key, p.agent_id.as_deref())?;
     let session = session_for(state, key.clone()).await?;
     let r = session
         .send(ferroclaw_actors::session::CompactSession {

@@ -1,6 +1,7 @@
 //! skills.status, skills.library.list, skills.search (the skills ferroclaw
 //! has: it reaches no registry), tools.catalog, commands.list.
 
+use ferroclaw_actors::context::skills::SkillStatus;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -17,6 +18,25 @@ struct StatusParams {
     channel: Option<String>,
 }
 
+/// The skills an agent has for a channel, handed to `then`, both on the
+/// blocking pool (the skill folders and files are read there, never on
+/// this worker).
+async fn read_skills<T: Send + 'static>(
+    state: &SharedState,
+    agent: &str,
+    channel: &str,
+    then: impl FnOnce(Vec<SkillStatus>) -> T + Send + 'static,
+) -> Result<T, ErrorShape> {
+    let (cx, a, c) = (
+        state.gateway.context.clone(),
+        agent.to_string(),
+        channel.to_string(),
+    );
+    actix_web::rt::task::spawn_blocking(move || then(cx.skill_status(&a, &c, None)))
+        .await
+        .map_err(|_| ErrorShape::unavailable("cannot read the skill folders"))
+}
+
 /// Every discovered skill with its eligibility (requirements, config,
 /// filters) for an agent and channel. Env overrides are never listed.
 pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
@@ -28,12 +48,10 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
     let cx = &state.gateway.context;
     let agent = p.agent_id.as_deref().unwrap_or("main").to_ascii_lowercase();
     let channel = p.channel.as_deref().unwrap_or("webchat");
-    // The skill folders are read on the blocking pool, not this worker.
-    let (read_cx, a, c) = (cx.clone(), agent.clone(), channel.to_string());
-    let found = actix_web::rt::task::spawn_blocking(move || read_cx.skill_status(&a, &c, None))
-        .await
-        .map_err(|_| ErrorShape::unavailable("cannot read the skill folders"))?;
-    let skills: Vec<Value> = found.iter().map(|s| s.to_json()).collect();
+    let skills: Vec<Value> = read_skills(state, &agent, channel, |found| {
+        found.iter().map(SkillStatus::to_json).collect()
+    })
+    .await?;
     let dirs: Vec<Value> = cx
         .all_skill_dirs()
         .iter()
@@ -68,31 +86,29 @@ pub async fn library_list(state: &SharedState, p: &Value) -> MethodResult {
     };
     let _ = p.session_key;
     let agent = p.agent_id.as_deref().unwrap_or("main").to_ascii_lowercase();
-    let cx = state.gateway.context.clone();
-    let found =
-        actix_web::rt::task::spawn_blocking(move || cx.skill_status(&agent, "webchat", None))
-            .await
-            .map_err(|_| ErrorShape::unavailable("cannot read the skill folders"))?;
     let entries: Vec<Value> = if p.scope.as_deref() == Some("mine") {
         Vec::new()
     } else {
-        found
-            .iter()
-            .map(|s| {
-                let v = s.to_json();
-                let (created, modified) = file_times(&s.skill.path);
-                json!({
-                    "skillId": format!("{}:{}", v["source"].as_str().unwrap_or("workspace"), v["name"].as_str().unwrap_or("")),
-                    "slug": v["name"], "name": v["name"], "description": v["description"],
-                    "ownerLabel": "Team", "ownerProfileId": null, "authorProfileId": null,
-                    "shared": true, "enabled": v["eligible"], "removed": false,
-                    "revision": revision(&s.skill.path),
-                    "createdAt": created, "updatedAt": modified, "canEdit": false,
-                })
-            })
-            .collect()
+        read_skills(state, &agent, "webchat", |found| {
+            found.iter().map(library_entry).collect()
+        })
+        .await?
     };
     json(json!({ "entries": entries, "profileId": null, "defaultSelectionLimit": 64 }))
+}
+
+/// A skill as OpenClaw's library entry, with its file's times and revision.
+fn library_entry(s: &SkillStatus) -> Value {
+    let v = s.to_json();
+    let (created, modified) = file_times(&s.skill.path);
+    json!({
+        "skillId": format!("{}:{}", v["source"].as_str().unwrap_or("workspace"), v["name"].as_str().unwrap_or("")),
+        "slug": v["name"], "name": v["name"], "description": v["description"],
+        "ownerLabel": "Team", "ownerProfileId": null, "authorProfileId": null,
+        "shared": true, "enabled": v["eligible"], "removed": false,
+        "revision": revision(&s.skill.path),
+        "createdAt": created, "updatedAt": modified, "canEdit": false,
+    })
 }
 
 /// A skill file's creation and last change, in ms (its change time where
@@ -154,12 +170,17 @@ pub async fn search(state: &SharedState, p: &Value) -> MethodResult {
     if words.is_empty() {
         return json(json!({ "results": [] }));
     }
-    let cx = state.gateway.context.clone();
-    let found =
-        actix_web::rt::task::spawn_blocking(move || cx.skill_status("main", "webchat", None))
-            .await
-            .map_err(|_| ErrorShape::unavailable("cannot read the skill folders"))?;
-    let mut hits: Vec<(f64, Value)> = found
+    let mut hits = read_skills(state, "main", "webchat", move |found| hits(&found, &words)).await?;
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let limit = p.limit.unwrap_or(20).clamp(1, 100);
+    let results: Vec<Value> = hits.into_iter().take(limit).map(|(_, v)| v).collect();
+    json(json!({ "results": results }))
+}
+
+/// The skills every word of a query is in (name or description), scored
+/// by how many are in the name.
+fn hits(found: &[SkillStatus], words: &[String]) -> Vec<(f64, Value)> {
+    found
         .iter()
         .filter_map(|s| {
             let (name, about) = (
@@ -181,11 +202,7 @@ pub async fn search(state: &SharedState, p: &Value) -> MethodResult {
                 }),
             ))
         })
-        .collect();
-    hits.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let limit = p.limit.unwrap_or(20).clamp(1, 100);
-    let results: Vec<Value> = hits.into_iter().take(limit).map(|(_, v)| v).collect();
-    json(json!({ "results": results }))
+        .collect()
 }
 
 /// The tools runs are offered, with their JSON schemas.

@@ -8,18 +8,16 @@
 //! (external session catalogs: ferroclaw has none).
 
 use ferroclaw_actors::bus::{Watch, WatchChange, MAX_WATCHED_KEYS};
-use ferroclaw_actors::router::LookupSession;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::chat::{read_history, HistoryQuery, HISTORY_MAX};
-use super::{down, session_key, store_err};
+use super::{agent_session_key, down};
 use super::{json, params, Caller, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::protocol::messages::HISTORY_FIELD_CHARS;
 use crate::protocol::session_rows::row;
 use crate::state::SharedState;
-use ferroclaw_actors::inbound::SessionKey;
 use ferroclaw_actors::session::SessionEntry;
 
 async fn watch(state: &SharedState, caller: &Caller, change: WatchChange) -> MethodResult {
@@ -73,25 +71,9 @@ struct MessagesParams {
     include_approvals: Option<bool>,
 }
 
-/// The canonical key of `key`, with an `agentId` that must agree with it.
-fn canonical(
-    state: &SharedState,
-    key: &str,
-    agent_id: Option<&str>,
-) -> Result<SessionKey, ErrorShape> {
-    let k = session_key(state, key)?;
-    let agent = crate::protocol::session_rows::agent_of(k.as_str());
-    if let Some(a) = agent_id.filter(|a| !a.eq_ignore_ascii_case(agent)) {
-        return Err(ErrorShape::invalid(format!(
-            "agentId \"{a}\" does not match session key agent \"{agent}\""
-        )));
-    }
-    Ok(k)
-}
-
 pub async fn messages_subscribe(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: MessagesParams = params("sessions.messages.subscribe", p)?;
-    let key = canonical(state, &p.key, p.agent_id.as_deref())?
+    let key = agent_session_key(state, &p.key, p.agent_id.as_deref())?
         .as_str()
         .to_string();
     let on = WatchChange::Session {
@@ -115,7 +97,7 @@ pub async fn messages_subscribe(state: &SharedState, caller: &Caller, p: &Value)
 
 pub async fn messages_unsubscribe(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
     let p: MessagesParams = params("sessions.messages.unsubscribe", p)?;
-    let key = canonical(state, &p.key, p.agent_id.as_deref())?
+    let key = agent_session_key(state, &p.key, p.agent_id.as_deref())?
         .as_str()
         .to_string();
     let off = WatchChange::Session {
@@ -174,7 +156,7 @@ struct GetParams {
 /// bridge reads a conversation.
 pub async fn get(state: &SharedState, p: &Value) -> MethodResult {
     let p: GetParams = params("sessions.get", p)?;
-    let key = canonical(state, &p.key, p.agent_id.as_deref())?;
+    let key = agent_session_key(state, &p.key, p.agent_id.as_deref())?;
     let limit = p.limit.unwrap_or(200);
     if !(1..=HISTORY_MAX).contains(&limit) {
         return Err(ErrorShape::invalid(format!(
@@ -198,14 +180,8 @@ pub async fn get(state: &SharedState, p: &Value) -> MethodResult {
 pub async fn describe(state: &SharedState, p: &Value) -> MethodResult {
     let p: DescribeParams = params("sessions.describe", p)?;
     let _ = (p.include_derived_titles, p.include_last_message);
-    let key = canonical(state, &p.key, p.agent_id.as_deref())?;
-    let entry = state
-        .gateway
-        .router
-        .send(LookupSession { key: key.clone() })
-        .await
-        .map_err(down)?
-        .map_err(store_err)?;
+    let key = agent_session_key(state, &p.key, p.agent_id.as_deref())?;
+    let entry = super::lookup(state, &key).await?;
     json(json!({ "session": row_for(state, key.as_str(), entry.as_ref()).await? }))
 }
 
@@ -250,7 +226,7 @@ pub async fn startup(state: &SharedState, p: &Value) -> MethodResult {
         let _ = (p.short_id, p.slug_hint);
         return json(json!({ "resolution": { "ok": false } }));
     };
-    let key = canonical(state, &key, p.agent_id.as_deref())?;
+    let key = agent_session_key(state, &key, p.agent_id.as_deref())?;
     let q = HistoryQuery {
         key,
         limit: p
@@ -293,7 +269,7 @@ struct MetadataParams {
 pub async fn metadata(state: &SharedState, p: &Value) -> MethodResult {
     let p: MetadataParams = params("chat.metadata", p)?;
     if let Some(key) = &p.session_key {
-        canonical(state, key, p.agent_id.as_deref())?;
+        agent_session_key(state, key, p.agent_id.as_deref())?;
     }
     let models = match super::system::models_list(state, &Value::Null)? {
         super::Payload::Json(v) => v["models"].clone(),
