@@ -210,6 +210,7 @@ async fn empty_features_answer_openclaws_empty_shapes_and_check_their_params() {
     assert_eq!(r["payload"]["channels"], json!({}));
     let r = c.call("node.list", json!({})).await;
     assert_eq!(r["payload"]["nodes"], json!([]));
+    // No node paired: the gateway's own host only.
     let r = c.call("environments.list", json!({})).await;
     let env = &r["payload"]["environments"];
     assert_eq!(env.as_array().unwrap().len(), 1, "{r}");

@@ -66,6 +66,7 @@ mod nodes_ui;
 mod onboard;
 mod openai_http;
 mod parity;
+mod pending;
 mod plugins;
 mod process;
 mod runtime;

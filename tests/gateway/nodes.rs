@@ -92,6 +92,27 @@ async fn openclaws_node_host_pairs_is_approved_and_runs_commands_once_per_key() 
     assert!(status.to_string().contains("pi-node"), "{status}");
     let node = only_node(&mut op).await;
     assert_eq!(node["approvalState"], "approved", "{node}");
+    // The Control UI's environments list it beside the gateway.
+    let envs = op.call("environments.list", json!({})).await["payload"]["environments"].clone();
+    let env = envs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == format!("node:{node_id}"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no node environment: {envs}"));
+    assert_eq!(
+        (&env["type"], &env["status"], &env["label"]),
+        (&json!("node"), &json!("available"), &json!("pi-node")),
+        "{env}"
+    );
+    assert!(
+        env["invocableCommands"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("system.run")),
+        "{env}"
+    );
     let described = op.call("node.describe", json!({ "nodeId": node_id })).await;
     let d = &described["payload"];
     assert!(

@@ -100,3 +100,78 @@ async fn costs_follow_the_price_table_and_unpriced_models_are_missing() {
         .await;
     assert_eq!(bad["error"]["code"], "INVALID_REQUEST");
 }
+
+/// The Usage page's activity: turns on Telegram and the web chat, counted
+/// per channel, with their messages, tool calls, errors and latencies,
+/// and still there after a restart.
+#[tokio::test]
+async fn usage_counts_each_channels_turns_tools_errors_and_latency() {
+    use super::telegram::{answers, telegram_config, BOT_TOKEN, LONG};
+    use crate::support::fake_telegram::FakeTelegram;
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let mut gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    fake.dm(42, 1, "hello from telegram");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: hello from telegram")
+            == 1)
+            .await
+    );
+    let mut c = admin(&gw).await;
+    // A tool call whose result is an error (no such file), then the reply.
+    say(
+        &mut c,
+        "main",
+        "@tool read {\"path\": \"missing.md\"}",
+        "w1",
+    )
+    .await;
+    let u = c.call("sessions.usage", json!({})).await["payload"].clone();
+    let a = &u["aggregates"];
+    let channels: Vec<&str> = a["byChannel"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["channel"].as_str())
+        .collect();
+    assert!(
+        channels.contains(&"telegram") && channels.contains(&"webchat"),
+        "{a:#}"
+    );
+    assert_eq!(
+        a["messages"],
+        json!({"total": 5, "user": 2, "assistant": 3, "toolCalls": 1, "toolResults": 1, "errors": 1}),
+        "{a:#}"
+    );
+    assert_eq!(
+        a["tools"],
+        json!({"totalCalls": 1, "uniqueTools": 1, "tools": [{"name": "read", "count": 1}]})
+    );
+    let latency = a["dailyLatency"].as_array().unwrap();
+    assert_eq!(latency.len(), 1, "{a:#}");
+    assert_eq!(latency[0]["count"], 3);
+    assert!(latency[0]["p95Ms"].as_u64().unwrap() <= latency[0]["maxMs"].as_u64().unwrap());
+    assert_eq!(a["latency"]["count"], 3);
+    assert_eq!(a["daily"][0]["messages"], 5);
+    assert_eq!(a["daily"][0]["toolCalls"], 1);
+    // Direct messages share the main session (dmScope `main`): its row
+    // counts both turns and names the channel it last heard from.
+    let main = u["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "agent:main:main")
+        .cloned()
+        .unwrap_or_else(|| panic!("no main session: {u:#}"));
+    assert_eq!(main["channel"], "telegram", "{main:#}");
+    assert_eq!(main["usage"]["messageCounts"]["user"], 2);
+    assert_eq!(main["usage"]["toolUsage"]["tools"][0]["name"], "read");
+    assert_eq!(main["usage"]["latency"]["count"], 3);
+
+    // Kept with the runs: the same after a restart.
+    drop(c);
+    gw.restart();
+    let mut c = admin(&gw).await;
+    let again = c.call("sessions.usage", json!({})).await["payload"].clone();
+    assert_eq!(again["aggregates"]["messages"], a["messages"]);
+    assert_eq!(again["aggregates"]["byChannel"], a["byChannel"]);
+}

@@ -27,6 +27,26 @@ pub struct AccountStopped {
 #[rtype(result = "Vec<AccountStatus>")]
 pub struct ChannelsStatus;
 
+/// Reply: each account (of `channel`, or all) probed on its platform now,
+/// within `limit`, in (channel, account) order.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<((String, String), Probe)>")]
+pub struct ProbeAccounts {
+    pub channel: Option<String>,
+    pub limit: std::time::Duration,
+}
+
+/// One account's probe (OpenClaw's `{ok, error, elapsedMs}`), with who
+/// answered (`bot`) when the platform says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    pub ok: bool,
+    pub error: Option<String>,
+    pub elapsed_ms: u64,
+    pub bot: Option<serde_json::Value>,
+    pub at_ms: u64,
+}
+
 /// What the channels still owe, gateway-wide (`/metrics`): read from the
 /// ledger in the store.
 #[derive(Debug, Message)]

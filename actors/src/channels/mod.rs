@@ -72,6 +72,7 @@ pub mod matrix;
 pub mod media_in;
 pub mod media_out;
 pub mod messages;
+pub mod probe;
 pub mod queues;
 pub mod receiver;
 pub mod sender;

@@ -283,6 +283,24 @@ impl Handler<ChannelsStatus> for ChannelSupervisor {
     }
 }
 
+impl Handler<ProbeAccounts> for ChannelSupervisor {
+    type Result = ResponseFuture<Vec<((String, String), Probe)>>;
+    fn handle(&mut self, msg: ProbeAccounts, _: &mut Context<Self>) -> Self::Result {
+        let accounts: Vec<((String, String), AccountCfg)> = self
+            .slots
+            .iter()
+            .filter(|((c, _), _)| msg.channel.as_ref().is_none_or(|w| w == c))
+            .map(|(k, slot)| (k.clone(), slot.cfg.clone()))
+            .collect();
+        let limit = msg.limit;
+        Box::pin(async move {
+            let probes = accounts.iter().map(|(_, cfg)| cfg.probe(limit));
+            let done = futures_util::future::join_all(probes).await;
+            accounts.into_iter().map(|(k, _)| k).zip(done).collect()
+        })
+    }
+}
+
 impl Handler<RouteIncoming> for ChannelSupervisor {
     type Result = Result<Routed, DispatchError>;
     fn handle(&mut self, msg: RouteIncoming, _: &mut Context<Self>) -> Self::Result {

@@ -14,8 +14,9 @@ use tokio::sync::mpsc;
 use super::record::{self, RunRecord};
 use super::state::{Recent, Waiters};
 use super::{
-    BusySessions, CancelWait, ListTaskRuns, LiveRun, LiveRunOf, RunResult, RunUpdate, SessionEvent,
-    SessionNews, TaskRun, WaitRun, WaitTicket, Waiting, WatchRun,
+    BusySessions, CancelWait, GetSessionLanes, ListTaskRuns, LiveRun, LiveRunOf, RunResult,
+    RunUpdate, SessionEvent, SessionLanes, SessionNews, TaskRun, WaitRun, WaitTicket, Waiting,
+    WatchRun,
 };
 use crate::audit::{Activity, AuditLog, End, RunActivity, ToolActivity};
 use crate::ids::ConnId;
@@ -498,6 +499,27 @@ impl Handler<BusySessions> for RunRegistry {
             .map(|l| l.run.session_key.to_string())
             .collect();
         MessageResult(keys)
+    }
+}
+
+impl Handler<GetSessionLanes> for RunRegistry {
+    type Result = MessageResult<GetSessionLanes>;
+    fn handle(&mut self, _: GetSessionLanes, _: &mut Context<Self>) -> Self::Result {
+        let mut by: HashMap<&str, (usize, usize)> = HashMap::new();
+        for l in self.live.values() {
+            let e = by.entry(l.run.session_key.as_str()).or_default();
+            if l.run.started {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+        }
+        MessageResult(SessionLanes {
+            lanes: by.len(),
+            running: by.values().map(|v| v.0).sum(),
+            queued: by.values().map(|v| v.1).sum(),
+            queued_lanes: by.values().filter(|v| v.1 > 0).count(),
+        })
     }
 }
 

@@ -101,6 +101,23 @@ pub struct TaskRun {
 #[rtype(result = "HashSet<String>")]
 pub struct BusySessions;
 
+/// Reply: the sessions' own queues (each session runs one turn at a
+/// time: its lane), summed over the sessions with a queued or running run.
+#[derive(Debug, Message)]
+#[rtype(result = "SessionLanes")]
+pub struct GetSessionLanes;
+
+/// What the sessions' lanes hold now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionLanes {
+    /// Sessions with a queued or running run.
+    pub lanes: usize,
+    pub running: usize,
+    pub queued: usize,
+    /// Sessions with a queued run.
+    pub queued_lanes: usize,
+}
+
 /// Waits for the end of run `run_id` (or of the run that answers the
 /// message with that id). Reply at once: the result, a ticket to wait on,
 /// or why there is nothing to wait for.

@@ -359,6 +359,19 @@ impl Handler<GetTranscript> for SessionActor {
     }
 }
 
+impl Handler<GetPendingInputs> for SessionActor {
+    type Result = MessageResult<GetPendingInputs>;
+    fn handle(&mut self, _: GetPendingInputs, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        let waiting = self.state.queue.items().map(|i| PendingInput {
+            message_id: i.message_id.clone(),
+            run_id: i.run_id.clone(),
+            accepted_at: i.at_ms,
+        });
+        MessageResult(waiting.collect())
+    }
+}
+
 impl Handler<GetEntry> for SessionActor {
     type Result = MessageResult<GetEntry>;
     fn handle(&mut self, _: GetEntry, _: &mut Context<Self>) -> Self::Result {

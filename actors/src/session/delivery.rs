@@ -232,6 +232,16 @@ impl Settling<'_> {
         let mut writes = self.state.end_writes(event, now);
         let mut entries = Vec::new();
         let e = self.entry;
+        let ended = super::runs::run_id_of(event).and_then(|r| self.state.run(r));
+        if let Some(run) = ended.filter(|_| event.end_status().is_some()) {
+            writes.extend(super::tally::row(
+                e,
+                (self.key, self.agent),
+                run,
+                event,
+                now,
+            ));
+        }
         match event {
             RunEvent::Final {
                 run_id,
@@ -245,7 +255,6 @@ impl Settling<'_> {
                 e.cache_write += usage.cache_write;
                 let counted = self.history.account(usage, std::time::Instant::now());
                 (e.total_tokens, e.total_tokens_fresh) = (counted.tokens, counted.fresh);
-                writes.extend(usage_row(e, (self.key, self.agent), run_id, usage, now));
                 e.aborted_last_run = false;
                 if !outcome.text().is_empty() {
                     e.last_message_preview = Some(preview(outcome.text()));
@@ -261,31 +270,6 @@ impl Settling<'_> {
         }
         (entries, writes)
     }
-}
-
-/// Adds a run's tokens to the entry's per-model counts; the `usage` row to
-/// write with the run's end.
-fn usage_row(
-    e: &mut SessionEntry,
-    (key, agent): (&crate::ids::SessionKey, &str),
-    run_id: &str,
-    usage: &crate::provider::Usage,
-    now: u64,
-) -> Option<StoreWrite> {
-    let model = format!("{}/{}", e.model_provider.as_ref()?, e.model.as_ref()?);
-    let tokens = crate::usage::Totals::of(usage);
-    e.usage_by_model
-        .entry(model.clone())
-        .or_default()
-        .add(&tokens);
-    let row = crate::usage::RunUsage {
-        agent_id: agent.to_string(),
-        session_key: key.clone(),
-        model,
-        at_ms: now,
-        tokens,
-    };
-    crate::usage::record(run_id, &row).ok()
 }
 
 impl Handler<TakeSteers> for SessionActor {

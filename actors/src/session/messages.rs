@@ -157,6 +157,21 @@ pub struct CancelQueuedRun {
 #[rtype(result = "Result<Vec<Value>, TranscriptError>")]
 pub struct GetTranscript;
 
+/// The messages accepted and waiting for a turn (queued behind a busy
+/// run; not yet given to the model), oldest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<PendingInput>")]
+pub struct GetPendingInputs;
+
+/// A message waiting for its turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingInput {
+    pub message_id: String,
+    /// The run that will answer it.
+    pub run_id: RunId,
+    pub accepted_at: u64,
+}
+
 /// A stored reply's text: the reply of run `run_id` (its entry carries
 /// the run's reply key), or with None the last assistant message. Asked
 /// of the session, the only reader of its transcript for others.

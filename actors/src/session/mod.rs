@@ -211,6 +211,7 @@ mod slot;
 mod state;
 mod supervision;
 pub mod system_events;
+mod tally;
 mod view;
 pub use actor::SessionActor;
 pub use entry::{LastRun, ModelPlan, Origin, SessionEntry};

@@ -193,6 +193,11 @@ impl SessionQueue {
         self.pending.is_empty()
     }
 
+    /// The queued messages, in order.
+    pub fn items(&self) -> impl Iterator<Item = &InboxItem> {
+        self.pending.iter().map(|(_, i)| i)
+    }
+
     /// The run ids of the queued messages, in order (repeats included).
     pub fn run_ids(&self) -> impl Iterator<Item = &str> {
         self.pending.iter().map(|(_, i)| i.run_id.as_str())

@@ -197,6 +197,9 @@ impl SessionActor {
                 thinking,
                 run_id,
             } => {
+                if let Some(run) = self.state.run_mut(run_id) {
+                    run.tally(message, crate::now_ms());
+                }
                 let step = transcript::build::step(message, thinking, run_id);
                 let entry = transcript::message_entry(None, step);
                 if let Err(e) = self.commit(vec![entry], Vec::new()) {

@@ -86,6 +86,8 @@ pub(super) struct ActiveRun {
     pub compacted: bool,
     /// Inbox keys of the messages this run answers (removed when it ends).
     pub items: Vec<String>,
+    /// What the run did so far (its `usage` row's activity).
+    pub activity: crate::usage::Activity,
     pub aborted: bool,
     /// Restarts so far (supervision).
     pub restarts: u32,
@@ -115,6 +117,7 @@ impl ActiveRun {
             quiet: false,
             compacted: false,
             items,
+            activity: Default::default(),
             aborted: false,
             restarts: 0,
             timeout,
@@ -268,8 +271,13 @@ impl SessionState {
     }
 
     /// The active run when it is `run_id`.
-    fn run(&self, run_id: &str) -> Option<&ActiveRun> {
+    pub(super) fn run(&self, run_id: &str) -> Option<&ActiveRun> {
         self.active.as_ref().filter(|a| a.run_id == run_id)
+    }
+
+    /// The active run when it is `run_id`, to change.
+    pub(super) fn run_mut(&mut self, run_id: &str) -> Option<&mut ActiveRun> {
+        self.active.as_mut().filter(|a| a.run_id == run_id)
     }
 
     /// Whether `run_id` is the active run.

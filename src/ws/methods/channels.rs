@@ -6,7 +6,8 @@
 use ferroclaw_actors::channels::access::{PairingRequest, CODE_TTL_MS, MAX_PENDING};
 use ferroclaw_actors::channels::health::label;
 use ferroclaw_actors::channels::{
-    AccountStatus, ChannelsStatus, Logout, Pairing, PairingAnswer, StartAccount,
+    AccountStatus, ChannelsStatus, Logout, Pairing, PairingAnswer, Probe, ProbeAccounts,
+    StartAccount,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -53,10 +54,44 @@ struct StatusParams {
     channel: Option<String>,
 }
 
-/// `channels.status`.
+/// A probe's deadline when none is asked (OpenClaw's).
+const PROBE_DEFAULT_MS: u64 = 10_000;
+/// The longest a probe may take.
+const PROBE_MAX_MS: u64 = 30_000;
+
+/// A probe as OpenClaw shows it.
+fn probe_json(p: &Probe) -> Value {
+    let mut v = json!({ "ok": p.ok, "status": null, "error": p.error, "elapsedMs": p.elapsed_ms });
+    if let Some(b) = &p.bot {
+        v["bot"] = b.clone();
+    }
+    v
+}
+
+/// Each account probed on its platform now (`probe: true`).
+async fn probes(
+    state: &SharedState,
+    p: &StatusParams,
+) -> Result<Vec<((String, String), Probe)>, ErrorShape> {
+    if p.probe != Some(true) {
+        return Ok(Vec::new());
+    }
+    let ms = p
+        .timeout_ms
+        .unwrap_or(PROBE_DEFAULT_MS)
+        .clamp(1, PROBE_MAX_MS);
+    let asked = ProbeAccounts {
+        channel: p.channel.clone(),
+        limit: std::time::Duration::from_millis(ms),
+    };
+    state.gateway.channels.send(asked).await.map_err(|_| down())
+}
+
+/// `channels.status`: every account's measured health; with `probe: true`
+/// each account's platform asked now (`probe`, `lastProbeAt`).
 pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
     let p: StatusParams = params("channels.status", &default_obj(p))?;
-    let _ = (p.probe, p.timeout_ms);
+    let probed = probes(state, &p).await?;
     let list = accounts(state).await?;
     let mut order: Vec<String> = Vec::new();
     let (mut labels, mut detail, mut channels, mut by_channel, mut defaults) = (
@@ -79,7 +114,12 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
             meta.push(json!({ "id": ch, "label": label(&ch), "detailLabel": format!("{} Bot", label(&ch)) }));
             defaults.insert(ch.clone(), json!(a.health.account_id));
         }
-        let v = account_json(a);
+        let mut v = account_json(a);
+        let key = (ch.clone(), a.health.account_id.clone());
+        if let Some((_, probe)) = probed.iter().find(|(k, _)| *k == key) {
+            v["probe"] = probe_json(probe);
+            v["lastProbeAt"] = json!(probe.at_ms);
+        }
         if a.health.account_id == "default" || !channels.contains_key(&ch) {
             channels.insert(ch.clone(), v.clone());
             defaults.insert(ch.clone(), json!(a.health.account_id));

@@ -3,8 +3,8 @@
 use ferroclaw_actors::ids::RunId;
 use ferroclaw_actors::inbound::{sanitize_text, SessionKey};
 use ferroclaw_actors::session::{
-    AbortSession, CancelQueuedRun, GetTranscript, InjectNote, SendAck, SendChat, SendStatus,
-    SessionEntry, THINKING_LEVELS,
+    AbortSession, CancelQueuedRun, GetPendingInputs, GetTranscript, InjectNote, PendingInput,
+    SendAck, SendChat, SendStatus, SessionEntry, THINKING_LEVELS,
 };
 use std::time::Duration;
 
@@ -284,16 +284,51 @@ pub(crate) async fn read_history(
         .map(|m| display_message(m, max_chars, &state.media_links))
         .collect();
     let shown = newest_within(shown, max_bytes);
+    let waiting = session.send(GetPendingInputs).await.map_err(down)?;
     let mut out = json!({
         "sessionKey": key.as_str(),
         "sessionId": entry.session_id,
         "messages": shown,
+        "pendingInputs": pending_inputs(&entries, &waiting, max_chars, state),
         "thinkingLevel": entry.thinking_level.clone().unwrap_or(default_thinking),
     });
     if let Some(v) = &entry.verbose_level {
         out["verboseLevel"] = json!(v);
     }
     Ok((out, Some(entry)))
+}
+
+/// Most pending inputs a history page shows (OpenClaw's).
+const PENDING_INPUTS_SHOWN: usize = 20;
+
+/// OpenClaw's `pendingInputs` page: the messages accepted while the
+/// session was busy and still waiting for their turn (their transcript
+/// lines are not model history yet), oldest first.
+fn pending_inputs(
+    entries: &[Value],
+    waiting: &[PendingInput],
+    max_chars: usize,
+    state: &SharedState,
+) -> Value {
+    let line = |id: &str| {
+        entries.iter().find(|e| {
+            ferroclaw_actors::transcript::Entry::of(e).is_pending()
+                && e.get("messageId").and_then(Value::as_str) == Some(id)
+        })
+    };
+    let items: Vec<Value> = waiting
+        .iter()
+        .filter_map(|w| {
+            let m = with_transcript_meta(line(&w.message_id)?, None)?;
+            let (message, _) = display_message(m, max_chars, &state.media_links);
+            Some(
+                json!({ "id": w.message_id, "runId": w.run_id.as_str(), "message": message,
+                         "acceptedAt": w.accepted_at, "state": "queued" }),
+            )
+        })
+        .take(PENDING_INPUTS_SHOWN)
+        .collect();
+    json!({ "items": items, "total": waiting.len() })
 }
 
 #[derive(Deserialize)]

@@ -51,18 +51,87 @@ fn node_platform() -> &'static str {
 }
 
 /// `environments.list`: the machines sessions can run on: this gateway's
-/// host (paired nodes and cloud workers join when they exist).
-pub fn environments(p: &Value) -> MethodResult {
+/// host, then every paired node (`node:<id>`, available while connected,
+/// with what it declared and may be invoked with), by id.
+pub async fn environments(state: &SharedState, p: &Value) -> MethodResult {
     if !(p.is_null() || p.is_object()) {
         return Err(ErrorShape::invalid(
             "invalid environments.list params: must be object",
         ));
     }
-    json(json!({ "environments": [{
+    let nodes = state
+        .gateway
+        .nodes
+        .send(ferroclaw_actors::nodes::ListNodes)
+        .await
+        .map_err(|_| ErrorShape::unavailable("node registry unavailable").retry_after(1000))?
+        .map_err(super::store_err)?;
+    let mut envs = vec![json!({
         "id": "gateway", "type": "local", "label": "Gateway local", "status": "available",
         "platform": node_platform(), "sessionHost": true, "trust": "persistent",
         "capabilities": ["agent.run", "sessions", "tools", "workspace"],
-    }] }))
+    })];
+    envs.extend(nodes.iter().filter(|n| n.paired).map(node_environment));
+    json(json!({ "environments": envs }))
+}
+
+/// A paired node as an environment (OpenClaw's `summarizeNodeEnvironment`).
+fn node_environment(n: &ferroclaw_actors::nodes::NodeView) -> Value {
+    let d = &n.declared;
+    let mut caps: Vec<&str> = d
+        .caps
+        .iter()
+        .chain(&d.commands)
+        .map(String::as_str)
+        .collect();
+    caps.retain(|c| !c.trim().is_empty());
+    caps.sort_unstable();
+    caps.dedup();
+    let mut v = json!({
+        "id": format!("node:{}", n.node_id), "type": "node",
+        "label": d.display_name.clone().unwrap_or_else(|| n.node_id.clone()),
+        "status": if n.connected { "available" } else { "unavailable" },
+        "sessionHost": false, "trust": "persistent",
+    });
+    if let Some(p) = d
+        .platform
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        v["platform"] = json!(p);
+    }
+    if !caps.is_empty() {
+        v["capabilities"] = json!(caps);
+    }
+    if n.connected {
+        let mut invocable: Vec<&str> = d
+            .commands
+            .iter()
+            .map(String::as_str)
+            .filter(|c| c.len() <= 128)
+            .collect();
+        invocable.sort_unstable();
+        invocable.dedup();
+        invocable.truncate(128);
+        if !invocable.is_empty() {
+            v["invocableCommands"] = json!(invocable);
+        }
+    }
+    let times = [
+        ("lastConnectedAtMs", n.last_connected_at_ms),
+        ("lastDisconnectedAtMs", n.last_disconnected_at_ms),
+        ("lastSeenAtMs", n.last_seen_at_ms),
+    ];
+    for (k, t) in times {
+        if let Some(t) = t {
+            v[k] = json!(t);
+        }
+    }
+    if let Some(r) = n.last_seen_reason {
+        v["lastSeenReason"] = json!(r);
+    }
+    v
 }
 
 fn host_facts() -> Value {
@@ -118,7 +187,12 @@ pub async fn info(state: &SharedState, p: &Value) -> MethodResult {
 }
 
 /// `diagnostics.lanes`: `{ts, lanes: [{lane, queuedCount, activeCount,
-/// maxConcurrent, draining, generation, blockedBy}], dynamic}`, lanes by name.
+/// maxConcurrent, draining, generation, blockedBy}], dynamic}`, lanes by
+/// name. `blockedBy` is `lane` while every slot is taken (as OpenClaw's);
+/// ferroclaw's lanes are never drained or reset (a run's slot comes back
+/// when its actor stops), so `draining` is false and `generation` 0.
+/// `dynamic` sums the sessions' own queues (OpenClaw's per-session lanes):
+/// null when no session has a run.
 pub async fn lanes(state: &SharedState, p: &Value) -> MethodResult {
     empty_params("diagnostics.lanes", p)?;
     let l = &state.gateway.lanes;
@@ -133,12 +207,23 @@ pub async fn lanes(state: &SharedState, p: &Value) -> MethodResult {
             .send(ferroclaw_actors::lane::GetLaneStatus)
             .await
             .map_err(|_| ErrorShape::unavailable("lanes unavailable").retry_after(1000))?;
+        let blocked = (st.active >= st.max).then_some("lane");
         rows.push(json!({
             "lane": name, "queuedCount": st.queued, "activeCount": st.active,
-            "maxConcurrent": st.max, "draining": false, "generation": 0, "blockedBy": null,
+            "maxConcurrent": st.max, "draining": false, "generation": 0, "blockedBy": blocked,
         }));
     }
-    json(json!({ "ts": ferroclaw_actors::now_ms(), "lanes": rows, "dynamic": null }))
+    let s = state
+        .gateway
+        .runs
+        .send(ferroclaw_actors::runs::GetSessionLanes)
+        .await
+        .map_err(|_| ErrorShape::unavailable("the run registry stopped"))?;
+    let dynamic = (s.lanes > 0).then(|| {
+        json!({ "laneCount": s.lanes, "activeCount": s.running, "queuedCount": s.queued,
+                "queuedLaneCount": s.queued_lanes })
+    });
+    json(json!({ "ts": ferroclaw_actors::now_ms(), "lanes": rows, "dynamic": dynamic }))
 }
 
 #[cfg(test)]

@@ -322,7 +322,7 @@ async fn route(
         "cron.run" => cron::run(state, p).await,
         "cron.runs" => cron::runs(state, p).await,
         "cron.status" => cron::status(state, p).await,
-        "environments.list" => host::environments(p),
+        "environments.list" => host::environments(state, p).await,
         "agent.identity.get" => agents::identity_get(state, p).await,
         "question.request" => questions::request(state, p).await,
         "question.waitAnswer" => questions::wait_answer(state, p).await,

@@ -60,6 +60,20 @@ fn provider_row(p: &ProviderAuth, now: u64) -> Value {
     row
 }
 
+/// OpenClaw's provider capabilities, per known provider that takes a key,
+/// by name: ferroclaw reads keys from config, the environment and
+/// `auth-profiles.json` and takes none from the Control UI (it has no
+/// `models.authSetApiKey`), so the UI offers no key form that would fail.
+fn capabilities(rows: &[ProviderAuth]) -> Vec<Value> {
+    let mut v: Vec<Value> = rows
+        .iter()
+        .filter(|r| r.known && r.needs_key)
+        .map(|r| json!({ "provider": r.provider, "apiKeySupported": false, "quickApiKeySetup": false }))
+        .collect();
+    v.sort_by(|a, b| a["provider"].as_str().cmp(&b["provider"].as_str()));
+    v
+}
+
 pub async fn auth_status(state: &SharedState, p: &Value) -> MethodResult {
     let p: AuthStatusParams = if p.is_null() {
         AuthStatusParams::default()
@@ -84,5 +98,5 @@ pub async fn auth_status(state: &SharedState, p: &Value) -> MethodResult {
         .map_err(down)?;
     let now = ferroclaw_actors::now_ms();
     let providers: Vec<Value> = rows.iter().map(|r| provider_row(r, now)).collect();
-    json(json!({ "ts": now, "providers": providers, "providerCapabilities": {} }))
+    json(json!({ "ts": now, "providers": providers, "providerCapabilities": capabilities(&rows) }))
 }

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use chrono::{Local, NaiveDate, TimeZone};
 use ferroclaw_actors::router::SessionRow;
-use ferroclaw_actors::usage::{self, Costed, Prices, RunUsage};
+use ferroclaw_actors::usage::activity::Summary;
+use ferroclaw_actors::usage::{self, Activity, Costed, Prices, RunUsage};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -18,6 +19,7 @@ use super::{json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::protocol::session_rows::agent_of;
 use crate::state::SharedState;
+use ferroclaw_actors::context::channel_of_key;
 
 const DAY_MS: u64 = 86_400_000;
 
@@ -133,7 +135,7 @@ pub async fn cost(state: &SharedState, p: &Value) -> MethodResult {
     }
     let prices = prices(state);
     let mut totals = Costed::default();
-    for r in &rows {
+    for r in rows.iter().filter(|r| r.has_tokens()) {
         totals.add(&r.model, &r.tokens, &prices);
     }
     let days = (day_start(&usage::day_of(end), "endDate", "usage.cost")?
@@ -157,7 +159,7 @@ pub async fn status(state: &SharedState, _p: &Value) -> MethodResult {
     let rows = runs(state, now.saturating_sub(29 * DAY_MS), now).await?;
     let prices = prices(state);
     let mut by: BTreeMap<String, (Costed, Costed)> = BTreeMap::new();
-    for r in &rows {
+    for r in rows.iter().filter(|r| r.has_tokens()) {
         let provider = r.model.split('/').next().unwrap_or("unknown").to_string();
         let e = by.entry(provider).or_default();
         e.1.add(&r.model, &r.tokens, &prices);
@@ -175,8 +177,9 @@ pub async fn status(state: &SharedState, _p: &Value) -> MethodResult {
     json(json!({ "updatedAt": now, "providers": providers }))
 }
 
-/// One session's usage: totals with costs, per model.
-fn session_usage(r: &SessionRow, prices: &Prices) -> (Value, Costed) {
+/// One session's usage: totals with costs, per model; what its runs in
+/// the range did.
+fn session_usage(r: &SessionRow, prices: &Prices, did: Option<&Activity>) -> (Value, Costed) {
     let e = &r.entry;
     let mut all = Costed::default();
     let mut models = Vec::new();
@@ -192,6 +195,13 @@ fn session_usage(r: &SessionRow, prices: &Prices) -> (Value, Costed) {
     u["lastActivity"] = json!(e.updated_at);
     u["durationMs"] = json!(e.updated_at.saturating_sub(e.created_at));
     u["modelUsage"] = json!(models);
+    if let Some(a) = did {
+        u["messageCounts"] = a.messages_json();
+        u["toolUsage"] = a.tools_json();
+        if let Some(l) = a.latency_json() {
+            u["latency"] = l;
+        }
+    }
     (u, all)
 }
 
@@ -215,17 +225,31 @@ fn add_to(map: &mut Group, key: &str, head: Value, c: &Costed) {
 }
 
 /// The daily series of the aggregates, from the per-run rows.
-fn series(rows: &[RunUsage], prices: &Prices) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
+fn series(
+    rows: &[RunUsage],
+    prices: &Prices,
+    acts: &Summary,
+) -> (Vec<Value>, Vec<Value>, Vec<Value>) {
     let cost_daily = cost_daily(rows, prices);
-    let daily = cost_daily
+    let mut days: BTreeMap<String, Value> = acts
+        .by_day
         .iter()
-        .map(|d| {
-            json!({ "date": d["date"], "tokens": d["totalTokens"], "cost": d["totalCost"],
-                         "messages": 0, "toolCalls": 0, "errors": 0 })
+        .map(|(date, a)| {
+            let v = json!({ "date": date, "tokens": 0, "cost": 0.0, "messages": a.user + a.assistant,
+                            "toolCalls": a.tool_calls, "errors": a.errors });
+            (date.clone(), v)
         })
         .collect();
+    for d in &cost_daily {
+        let date = d["date"].as_str().unwrap_or_default().to_string();
+        let day = days
+            .entry(date.clone())
+            .or_insert_with(|| json!({ "date": date, "messages": 0, "toolCalls": 0, "errors": 0 }));
+        day["tokens"] = d["totalTokens"].clone();
+        day["cost"] = d["totalCost"].clone();
+    }
     let mut per: BTreeMap<(String, String), Costed> = BTreeMap::new();
-    for r in rows {
+    for r in rows.iter().filter(|r| r.has_tokens()) {
         per.entry((usage::day_of(r.at_ms), r.model.clone()))
             .or_default()
             .add(&r.model, &r.tokens, prices);
@@ -238,7 +262,45 @@ fn series(rows: &[RunUsage], prices: &Prices) -> (Vec<Value>, Vec<Value>, Vec<Va
                     "tokens": c.tokens.tokens(), "cost": c.to_json()["totalCost"], "count": c.tokens.runs })
         })
         .collect();
-    (cost_daily, daily, model_daily)
+    (cost_daily, days.into_values().collect(), model_daily)
+}
+
+/// What the runs did, in all, per day and per session; and their tokens
+/// per channel.
+struct Acts {
+    all: Summary,
+    by_session: BTreeMap<String, Activity>,
+    by_channel: Group,
+}
+
+fn acts(rows: &[RunUsage], prices: &Prices) -> Acts {
+    let mut out = Acts {
+        all: Summary::default(),
+        by_session: BTreeMap::new(),
+        by_channel: BTreeMap::new(),
+    };
+    for r in rows {
+        let a = &r.activity;
+        out.all.add(usage::day_of(r.at_ms), a);
+        out.by_session
+            .entry(r.session_key.as_str().to_string())
+            .or_default()
+            .merge(a);
+        if a.channel.is_empty() {
+            continue;
+        }
+        let mut c = Costed::default();
+        if r.has_tokens() {
+            c.add(&r.model, &r.tokens, prices);
+        }
+        add_to(
+            &mut out.by_channel,
+            &a.channel,
+            json!({ "channel": a.channel }),
+            &c,
+        );
+    }
+    out
 }
 
 /// Totals by a key (a model, a provider, an agent): its head and cost.
@@ -251,6 +313,7 @@ fn session_row(r: &SessionRow, usage: Value) -> Value {
         "key": r.key, "label": e.label, "sessionId": e.session_id, "scope": "instance",
         "updatedAt": e.updated_at, "agentId": agent_of(&r.key), "modelProvider": e.model_provider,
         "model": e.model, "modelOverride": e.model_override, "usage": usage,
+        "channel": e.origin.as_ref().map_or_else(|| channel_of_key(&r.key), |o| o.channel.as_str()),
         "hasContextWeight": false,
     })
 }
@@ -290,13 +353,16 @@ pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
         .collect();
     matched.sort_by_key(|r| std::cmp::Reverse(r.entry.updated_at));
     let prices = prices(state);
+    let mut runs = runs(state, start, end).await?;
+    runs.retain(|r| in_scope(&r.session_key));
+    let acts = acts(&runs, &prices);
     let mut total = Costed::default();
     let (mut models, mut providers, mut agents) =
         (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let mut sessions = Vec::new();
     let limit = p.limit.unwrap_or(1000).clamp(1, 10_000);
     for r in &matched {
-        let (usage, costed) = session_usage(r, &prices);
+        let (usage, costed) = session_usage(r, &prices, acts.by_session.get(&r.key));
         total.merge(&costed);
         by_model(&r.entry, &prices, (&mut models, &mut providers));
         let a = agent_of(&r.key);
@@ -305,30 +371,45 @@ pub async fn sessions_usage(state: &SharedState, p: &Value) -> MethodResult {
             sessions.push(session_row(r, usage));
         }
     }
-    let mut runs = runs(state, start, end).await?;
-    runs.retain(|r| in_scope(&r.session_key));
-    let (cost_daily, daily, model_daily) = series(&runs, &prices);
     let by_agent: Vec<Value> = grouped(agents)
         .into_iter()
         .map(|g| json!({ "agentId": g["agentId"], "totals": g["totals"] }))
         .collect();
+    let mut aggregates = aggregates(&runs, &prices, acts);
+    aggregates["sessionCount"] = json!(matched.len());
+    aggregates["byModel"] = json!(grouped(models));
+    aggregates["byProvider"] = json!(grouped(providers));
+    aggregates["byAgent"] = json!(by_agent);
     json(json!({
         "updatedAt": ferroclaw_actors::now_ms(),
         "startDate": usage::day_of(start),
         "endDate": usage::day_of(end),
         "sessions": sessions,
         "totals": total.to_json(),
-        "aggregates": {
-            "sessionCount": matched.len(),
-            "messages": { "total": 0, "user": 0, "assistant": 0, "toolCalls": 0, "toolResults": 0, "errors": 0 },
-            "tools": { "totalCalls": 0, "uniqueTools": 0, "tools": [] },
-            "byModel": grouped(models),
-            "byProvider": grouped(providers),
-            "byAgent": by_agent,
-            "byChannel": [], "byCreator": [], "costDaily": cost_daily, "dailyLatency": [],
-            "modelDaily": model_daily, "daily": daily,
-        },
+        "aggregates": aggregates,
         "creatorOptions": [],
         "cacheStatus": { "status": "fresh" },
     }))
+}
+
+/// The aggregates the runs of the range make: messages, tools, channels,
+/// latency and the daily series.
+fn aggregates(runs: &[RunUsage], prices: &Prices, acts: Acts) -> Value {
+    let (cost_daily, daily, model_daily) = series(runs, prices, &acts.all);
+    let by_channel: Vec<Value> = grouped(acts.by_channel)
+        .into_iter()
+        .map(|g| json!({ "channel": g["channel"], "totals": g["totals"] }))
+        .collect();
+    let all = &acts.all.all;
+    let mut v = json!({
+        "messages": all.messages_json(),
+        "tools": all.tools_json(),
+        "byChannel": by_channel, "byCreator": [], "costDaily": cost_daily,
+        "dailyLatency": acts.all.daily_latency(),
+        "modelDaily": model_daily, "daily": daily,
+    });
+    if let Some(l) = all.latency_json() {
+        v["latency"] = l;
+    }
+    v
 }

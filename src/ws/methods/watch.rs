@@ -8,6 +8,7 @@
 //! (external session catalogs: ferroclaw has none).
 
 use ferroclaw_actors::bus::{Watch, WatchChange, MAX_WATCHED_KEYS};
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -83,16 +84,59 @@ pub async fn messages_subscribe(state: &SharedState, caller: &Caller, p: &Value)
     watch(state, caller, on).await?;
     let mut out = json!({ "subscribed": true, "key": key });
     if p.include_approvals == Some(true) {
-        // Pending approvals reach the UI as `exec.approval.*` events and
-        // `exec.approval.list`; none are tied to a session here.
-        out["approvalReplay"] = json!({
-            "sessionKey": key,
-            "updatedAtMs": ferroclaw_actors::now_ms(),
-            "approvals": [],
-            "truncated": false,
-        });
+        out["approvalReplay"] = approval_replay(state, &key).await?;
     }
     json(out)
+}
+
+/// Most approvals a replay carries (the rest: `truncated`).
+const REPLAY_MAX: usize = 50;
+
+/// OpenClaw's `SessionApprovalReplay`: the exec approvals waiting for an
+/// operator that this session's runs asked for, oldest first, as
+/// reviewer-safe snapshots (the command, the host and the agent; never
+/// the working directory or the environment).
+async fn approval_replay(state: &SharedState, key: &str) -> Result<Value, ErrorShape> {
+    let pending = state
+        .gateway
+        .approvals
+        .send(ferroclaw_actors::approvals::ListPending)
+        .await
+        .map_err(down)?;
+    let settings = state.live.settings();
+    let base = settings
+        .gateway
+        .control_ui
+        .base_path
+        .as_deref()
+        .unwrap_or("");
+    let base = base.trim().trim_matches('/');
+    let base = if base.is_empty() {
+        String::new()
+    } else {
+        format!("/{base}")
+    };
+    let ours: Vec<Value> = pending
+        .iter()
+        .filter(|a| a.request["sessionKey"].as_str() == Some(key))
+        .map(|a| {
+            let r = &a.request;
+            let text = |k: &str| r[k].as_str().filter(|s| !s.is_empty());
+            json!({
+                "id": a.id, "urlPath": format!("{base}/approve/{}", utf8_percent_encode(&a.id, NON_ALPHANUMERIC)),
+                "createdAtMs": a.created_at_ms, "expiresAtMs": a.expires_at_ms, "status": "pending",
+                "presentation": { "kind": "exec", "commandText": text("command").unwrap_or("(command)"),
+                    "host": text("host"), "agentId": text("agentId"),
+                    "allowedDecisions": ["allow-once", "allow-always", "deny"] },
+            })
+        })
+        .collect();
+    Ok(json!({
+        "sessionKey": key,
+        "updatedAtMs": ferroclaw_actors::now_ms(),
+        "truncated": ours.len() > REPLAY_MAX,
+        "approvals": ours.into_iter().take(REPLAY_MAX).collect::<Vec<_>>(),
+    }))
 }
 
 pub async fn messages_unsubscribe(state: &SharedState, caller: &Caller, p: &Value) -> MethodResult {
@@ -251,8 +295,10 @@ async fn with_session_info(state: &SharedState, q: &HistoryQuery) -> MethodResul
     let (mut out, entry) = read_history(state, q).await?;
     out["sessionInfo"] = row_for(state, q.key.as_str(), entry.as_ref()).await?;
     out["defaults"] = defaults(state);
-    // Queued messages are in the transcript (delivery: pending); none wait elsewhere.
-    out["pendingInputs"] = json!({ "items": [], "total": 0 });
+    if out.get("pendingInputs").is_none() {
+        // No session stored yet: nothing waits.
+        out["pendingInputs"] = json!({ "items": [], "total": 0 });
+    }
     json(out)
 }
 

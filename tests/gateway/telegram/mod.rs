@@ -6,6 +6,7 @@
 
 mod access;
 mod polling;
+mod probe;
 mod replies;
 
 use std::time::Duration;

@@ -8,6 +8,10 @@
 //! `input`, `output`, `cacheRead`, `cacheWrite`, OpenClaw's format); a
 //! model without a price counts as a missing cost entry, never as free.
 
+pub mod activity;
+
+pub use activity::Activity;
+
 use crate::ids::SessionKey;
 use std::collections::{BTreeMap, HashMap};
 
@@ -177,6 +181,16 @@ pub struct RunUsage {
     pub model: String,
     pub at_ms: u64,
     pub tokens: Totals,
+    /// What the run did (rows from before it was kept: nothing).
+    #[serde(default)]
+    pub activity: Activity,
+}
+
+impl RunUsage {
+    /// The run spent tokens (a failed or aborted run's row may not have).
+    pub fn has_tokens(&self) -> bool {
+        self.tokens.runs > 0
+    }
 }
 
 /// The gateway-local day of `ms`.
@@ -217,7 +231,7 @@ pub fn prune(store: &Store, keep_from: &str) -> Result<usize, StoreError> {
 /// Per day, then per model, costed.
 pub fn daily(rows: &[RunUsage], prices: &Prices) -> BTreeMap<String, Costed> {
     let mut out: BTreeMap<String, Costed> = BTreeMap::new();
-    for r in rows {
+    for r in rows.iter().filter(|r| r.has_tokens()) {
         out.entry(day_of(r.at_ms))
             .or_default()
             .add(&r.model, &r.tokens, prices);
@@ -284,6 +298,7 @@ mod tests {
                     runs: 1,
                     ..Default::default()
                 },
+                activity: Activity::default(),
             })
             .collect();
         let writes: Vec<StoreWrite> = rows
