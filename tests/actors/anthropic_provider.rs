@@ -20,6 +20,7 @@ fn provider(fake: &FakeProvider) -> actix::Addr<AnthropicProvider> {
         api_key: Some("sk-ant-test".into()),
         headers: BTreeMap::new(),
         request_timeout: Duration::from_secs(30),
+        limits: Default::default(),
     })
     .start()
 }

@@ -27,6 +27,7 @@ fn provider(
         headers: BTreeMap::new(),
         model_compat: BTreeMap::new(),
         request_timeout: Duration::from_secs(30),
+        limits: Default::default(),
     });
     let active = p.active();
     (p.start(), active)

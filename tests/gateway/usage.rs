@@ -69,6 +69,21 @@ async fn costs_follow_the_price_table_and_unpriced_models_are_missing() {
     let s = c.call("usage.status", json!({})).await["payload"].clone();
     assert_eq!(s["providers"][0]["provider"], "fake");
     assert_eq!(s["providers"][0]["today"]["totalTokens"], 45);
+    // The windows the provider's last answer reported (its rate-limit
+    // headers), never estimated.
+    let served = fake.served.load(std::sync::atomic::Ordering::Relaxed);
+    let w = &s["providers"][0]["windows"];
+    assert_eq!(w[0]["label"], "Requests", "{s}");
+    assert_eq!(
+        w[0]["usedPercent"],
+        (served as f64 / 500.0 * 1000.0).round() / 10.0
+    );
+    assert_eq!(w[1]["label"], "Tokens");
+    assert_eq!(
+        w[1]["usedPercent"],
+        (1500.0 * served as f64 / 30000.0 * 1000.0).round() / 10.0
+    );
+    assert!(w[1]["resetAt"].as_u64().unwrap() > s["providers"][0]["windowsAt"].as_u64().unwrap());
 
     let u = c.call("sessions.usage", json!({})).await["payload"].clone();
     assert_eq!(u["totals"]["totalCost"], r["totals"]["totalCost"]);

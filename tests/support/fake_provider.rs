@@ -257,6 +257,8 @@ pub struct FakeProvider {
     pub aborted: Arc<AtomicUsize>,
     /// Request body bytes received, in all (benchmarks).
     pub request_bytes: Arc<AtomicUsize>,
+    /// Completions served, for the rate-limit headers.
+    pub served: Arc<AtomicUsize>,
     /// Answers from the request body when no script is queued.
     responder: Arc<Mutex<Option<Responder>>>,
 }
@@ -397,7 +399,14 @@ impl FakeProvider {
                 let _ = sock.write_all(res.as_bytes()).await;
             }
             Script::Events { events, cut_after } => {
-                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                // Anthropic's rate-limit headers, as its API sends them.
+                let n = self.served.fetch_add(1, Ordering::Relaxed) + 1;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\
+                     anthropic-ratelimit-requests-limit: 50\r\nanthropic-ratelimit-requests-remaining: {}\r\n\
+                     anthropic-ratelimit-requests-reset: 2030-01-01T00:00:00Z\r\n\r\n",
+                    50usize.saturating_sub(n)
+                );
                 if sock.write_all(head.as_bytes()).await.is_err() {
                     return;
                 }
@@ -419,7 +428,16 @@ impl FakeProvider {
                 delay,
                 cut_after,
             } => {
-                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+                // OpenAI's rate-limit headers, as its API sends them.
+                let n = self.served.fetch_add(1, Ordering::Relaxed) + 1;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\
+                     x-ratelimit-limit-requests: 500\r\nx-ratelimit-remaining-requests: {}\r\n\
+                     x-ratelimit-reset-requests: 120ms\r\nx-ratelimit-limit-tokens: 30000\r\n\
+                     x-ratelimit-remaining-tokens: {}\r\nx-ratelimit-reset-tokens: 6s\r\n\r\n",
+                    500usize.saturating_sub(n),
+                    30000usize.saturating_sub(1500 * n)
+                );
                 if sock.write_all(head.as_bytes()).await.is_err() {
                     return;
                 }

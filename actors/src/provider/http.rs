@@ -49,14 +49,17 @@ pub(crate) fn retry_after_ms(headers: &reqwest::header::HeaderMap) -> Option<u64
 }
 
 /// Sends a request; a non-2xx answer becomes the provider's error kind.
+/// The rate-limit windows any answer reports go to `limits`.
 pub(crate) async fn send_checked(
     rb: reqwest::RequestBuilder,
     classify: fn(u16, &str, Option<u64>) -> ProviderError,
+    limits: &super::limits::RateLimitSink,
 ) -> Result<reqwest::Response, ProviderError> {
     let res = rb
         .send()
         .await
         .map_err(|e| ProviderError::Unavailable(format!("request failed: {e}")))?;
+    limits.record(res.headers());
     let status = res.status().as_u16();
     if (200..300).contains(&status) {
         return Ok(res);

@@ -9,6 +9,7 @@ pub mod anthropic;
 pub mod embedded;
 mod http;
 pub mod hub;
+pub mod limits;
 mod messages;
 pub mod offline;
 pub mod openai;

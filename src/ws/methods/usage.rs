@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{Local, NaiveDate, TimeZone};
+use ferroclaw_actors::provider::hub::GetRateLimits;
 use ferroclaw_actors::router::SessionRow;
 use ferroclaw_actors::usage::activity::Summary;
 use ferroclaw_actors::usage::{self, Activity, Costed, Prices, RunUsage};
@@ -151,12 +152,20 @@ pub async fn cost(state: &SharedState, p: &Value) -> MethodResult {
     }))
 }
 
-/// `usage.status`: per provider, today and the last 30 days (ferroclaw
-/// knows no provider's plan quotas, so `windows` is empty).
+/// `usage.status`: per provider, today and the last 30 days, and the
+/// rate-limit windows the provider's last answer reported (`windows`,
+/// with when they were reported: `windowsAt`); a provider that reported
+/// none has none.
 pub async fn status(state: &SharedState, _p: &Value) -> MethodResult {
     let now = ferroclaw_actors::now_ms();
     let today = usage::day_of(now);
     let rows = runs(state, now.saturating_sub(29 * DAY_MS), now).await?;
+    let limits = state
+        .gateway
+        .hub
+        .send(GetRateLimits)
+        .await
+        .map_err(|_| ErrorShape::unavailable("the provider hub stopped"))?;
     let prices = prices(state);
     let mut by: BTreeMap<String, (Costed, Costed)> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.has_tokens()) {
@@ -167,11 +176,19 @@ pub async fn status(state: &SharedState, _p: &Value) -> MethodResult {
             e.0.add(&r.model, &r.tokens, &prices);
         }
     }
+    for p in limits.keys() {
+        by.entry(p.clone()).or_default();
+    }
     let providers: Vec<Value> = by
         .into_iter()
         .map(|(p, (day, month))| {
-            json!({ "provider": p, "displayName": p, "windows": [],
-                    "today": day.to_json(), "last30Days": month.to_json() })
+            let mut v = json!({ "provider": p, "displayName": p, "windows": [],
+                                "today": day.to_json(), "last30Days": month.to_json() });
+            if let Some(l) = limits.get(&p) {
+                v["windows"] = json!(l.windows);
+                v["windowsAt"] = json!(l.at_ms);
+            }
+            v
         })
         .collect();
     json(json!({ "updatedAt": now, "providers": providers }))

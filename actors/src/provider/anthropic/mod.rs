@@ -36,6 +36,8 @@ pub struct AnthropicConfig {
     pub api_key: Option<String>,
     pub headers: BTreeMap<String, String>,
     pub request_timeout: Duration,
+    /// Where the answers' rate-limit windows are reported (the hub).
+    pub limits: crate::provider::limits::RateLimitSink,
 }
 
 fn attempt<'a>(
@@ -59,7 +61,7 @@ fn attempt<'a>(
         for (k, v) in &cfg.headers {
             rb = rb.header(k.as_str(), v.as_str());
         }
-        let res = send_checked(rb, classify).await?;
+        let res = send_checked(rb, classify, &cfg.limits).await?;
         let mut blocks = Blocks::default();
         let mut stream = res.bytes_stream().eventsource();
         while let Some(item) = stream.next().await {

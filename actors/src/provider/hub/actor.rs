@@ -8,6 +8,7 @@ use actix::prelude::*;
 
 use super::*;
 use crate::provider::anthropic::{AnthropicConfig, AnthropicProvider};
+use crate::provider::limits::RateLimitSink;
 use crate::provider::offline::OfflineProvider;
 use crate::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::provider::selection::AuthProfiles;
@@ -18,6 +19,10 @@ pub struct ProviderHub {
     span: tracing::Span,
     pub(super) config: HubConfig,
     slots: HashMap<String, Slot>,
+    /// Each provider's last reported rate-limit windows.
+    limits: BTreeMap<String, ReportedLimits>,
+    /// Where its provider clients report them (set when it starts).
+    me: Option<Recipient<RateLimitsSeen>>,
 }
 
 impl ProviderHub {
@@ -26,6 +31,8 @@ impl ProviderHub {
             span: tracing::info_span!("provider_hub"),
             config,
             slots: HashMap::new(),
+            limits: BTreeMap::new(),
+            me: None,
         }
     }
 
@@ -69,6 +76,11 @@ impl ProviderHub {
                 .spec(provider)
                 .ok_or_else(|| RouteError::Unconfigured(provider.to_string()))?;
             let timeout = self.config.request_timeout;
+            let limits = self
+                .me
+                .clone()
+                .map(|me| RateLimitSink::new(provider, me))
+                .unwrap_or_default();
             let actor: Recipient<StreamCompletion> = match spec.api {
                 Api::Offline => OfflineProvider::new().start().recipient(),
                 Api::AnthropicMessages => AnthropicProvider::new(AnthropicConfig {
@@ -76,6 +88,7 @@ impl ProviderHub {
                     api_key: None,
                     headers: spec.headers.clone(),
                     request_timeout: timeout,
+                    limits: limits.clone(),
                 })
                 .start()
                 .recipient(),
@@ -85,6 +98,7 @@ impl ProviderHub {
                     headers: spec.headers.clone(),
                     model_compat: spec.model_compat.clone(),
                     request_timeout: timeout,
+                    limits,
                 })
                 .start()
                 .recipient(),
@@ -105,6 +119,27 @@ impl ProviderHub {
 
 impl Actor for ProviderHub {
     type Context = Context<Self>;
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.me = Some(ctx.address().recipient());
+    }
+}
+
+impl Handler<RateLimitsSeen> for ProviderHub {
+    type Result = ();
+    fn handle(&mut self, msg: RateLimitsSeen, _: &mut Context<Self>) {
+        let seen = ReportedLimits {
+            windows: msg.windows,
+            at_ms: msg.at_ms,
+        };
+        self.limits.insert(msg.provider, seen);
+    }
+}
+
+impl Handler<GetRateLimits> for ProviderHub {
+    type Result = MessageResult<GetRateLimits>;
+    fn handle(&mut self, _: GetRateLimits, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.limits.clone())
+    }
 }
 
 impl Handler<RouteRequest> for ProviderHub {

@@ -60,3 +60,25 @@ pub struct ProfileAuth {
     /// Cooling down after failures until this time (ms).
     pub cooling_until: Option<u64>,
 }
+
+/// A provider's answer reported its rate-limit windows (from its client;
+/// the last report per provider is kept).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct RateLimitsSeen {
+    pub provider: String,
+    pub windows: Vec<crate::provider::limits::RateWindow>,
+    pub at_ms: u64,
+}
+
+/// Reply: each provider's last reported windows and when, by provider.
+#[derive(Debug, Message)]
+#[rtype(result = "std::collections::BTreeMap<String, ReportedLimits>")]
+pub struct GetRateLimits;
+
+/// What a provider last reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportedLimits {
+    pub windows: Vec<crate::provider::limits::RateWindow>,
+    pub at_ms: u64,
+}

@@ -35,6 +35,8 @@ pub struct OpenAiConfig {
     /// model id -> its `compat` overrides.
     pub model_compat: BTreeMap<String, Value>,
     pub request_timeout: Duration,
+    /// Where the answers' rate-limit windows are reported (the hub).
+    pub limits: crate::provider::limits::RateLimitSink,
 }
 
 /// The `chat/completions` POST of `body`, with the key and headers.
@@ -100,7 +102,7 @@ fn attempt<'a>(
     sent: &'a mut usize,
 ) -> LocalBoxFuture<'a, Result<(), ProviderError>> {
     Box::pin(async move {
-        let res = send_checked(request(client, cfg, body), classify).await?;
+        let res = send_checked(request(client, cfg, body), classify, &cfg.limits).await?;
         let is_sse = res
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
