@@ -1,12 +1,14 @@
-//! Methods OpenClaw's Control UI calls whose honest answer here is "none",
-//! or "not available", computed from nothing ferroclaw keeps: plugin and
-//! OpenClaw approvals (ferroclaw asks for none: its approvals are exec
-//! approvals), the side chat's exchanges (it keeps none), the observer
-//! HUD's visibility (acknowledged, not used), the plugin catalog
-//! (ferroclaw reaches no registry, and says so in `remoteError`), memory
-//! import providers (it has none), update
-//! status (it checks for none), and the built-in themes with the one in force.
-//! Params must be an object (or absent); what it holds is not used.
+//! Methods OpenClaw's Control UI calls on every page for kinds of things
+//! ferroclaw never makes, answered as OpenClaw answers when there are
+//! none: pending plugin and system-agent approvals (every approval
+//! ferroclaw raises, MCP tools' included, is an exec approval in
+//! `exec.approval.list`; the UI merges the three lists), the side chat's
+//! exchanges, the observer HUD's visibility (the schema's literal
+//! acknowledgement), the plugin catalog (no registry, said in
+//! `remoteError`), memory import providers (OpenClaw's come from migration
+//! plugins; ferroclaw installs none: its import is `ferroclaw import`),
+//! update status (no check: nothing known), and the built-in themes with
+//! the one in force. Params must be an object (or absent).
 
 use serde_json::{json, Value};
 
