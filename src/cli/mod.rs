@@ -34,7 +34,7 @@ mod reply;
 pub use doctor::doctor;
 pub use export::export;
 pub use import::{import, ImportArgs};
-use reply::{stream_reply, Prompt};
+use reply::{before_send, stream_reply, Prompt};
 
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -281,6 +281,17 @@ pub async fn status(t: &Target) -> Result<(), Failure> {
     {
         println!("  {}", row["key"].as_str().unwrap_or(""));
     }
+    // What blocks a session: the exec approvals waiting for an operator.
+    let waiting = c.call("exec.approval.list", json!({})).await?;
+    for a in waiting.as_array().into_iter().flatten() {
+        let r = &a["request"];
+        let key = r["sessionKey"].as_str().unwrap_or("?");
+        println!(
+            "waiting for approval {}: session {key} wants to run {} (answer it with `ferroclaw chat --session {key}`, the web chat or the Control UI)",
+            a["id"].as_str().unwrap_or("?"),
+            r["command"].as_str().unwrap_or("?"),
+        );
+    }
     Ok(())
 }
 
@@ -381,9 +392,11 @@ pub async fn agent(
     if let Some(l) = thinking {
         params["thinking"] = json!(l);
     }
-    c.call("chat.send", params).await?;
     let mut prompt = Prompt::stdin();
-    stream_reply(&mut c, t, &run_id, session, None, prompt.as_mut()).await
+    let key = before_send(&mut c, t, session, prompt.as_mut()).await?;
+    c.call("chat.send", params).await?;
+    let target = (session, key);
+    stream_reply(&mut c, t, &run_id, target, None, prompt.as_mut()).await
 }
 
 /// `chat`: an interactive session. Lines go to the agent (directives like
@@ -418,6 +431,7 @@ pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
             break;
         }
         let run_id = ulid::Ulid::generate().to_string();
+        let key = before_send(&mut c, t, session, Some(&mut prompt)).await?;
         let ack = c
             .call(
                 "chat.send",
@@ -436,7 +450,7 @@ pub async fn chat(t: &Target, session: &str) -> Result<(), Failure> {
             &mut c,
             t,
             &run_id,
-            session,
+            (session, key),
             Some(&mut sigint),
             Some(&mut prompt),
         );

@@ -158,6 +158,53 @@ async fn question(
     Ok(())
 }
 
+/// The session's full key (`agent:<id>:<key>`), when the gateway knows it.
+async fn full_key(c: &mut Connection, session: &str) -> Option<String> {
+    let d = c
+        .call("sessions.describe", json!({ "key": session }))
+        .await
+        .ok()?;
+    d["session"]["key"].as_str().map(str::to_string)
+}
+
+/// Before a message is sent to `session`: its full key, and the exec
+/// approvals it already waits for (an earlier turn's, its client gone:
+/// they hold this message too) shown and asked at the terminal.
+pub(super) async fn before_send(
+    c: &mut Connection,
+    t: &Target,
+    session: &str,
+    mut prompt: Option<&mut Prompt>,
+) -> Result<Option<String>, Failure> {
+    let key = full_key(c, session).await;
+    if !t.json {
+        for p in waiting_in(c, key.as_deref()).await {
+            approval(c, &p, prompt.as_deref_mut()).await?;
+        }
+    }
+    Ok(key)
+}
+
+/// The exec approvals session `key` waits for now, oldest first.
+async fn waiting_in(c: &mut Connection, key: Option<&str>) -> Vec<Value> {
+    let Some(key) = key else { return Vec::new() };
+    let list = c
+        .call("exec.approval.list", json!({}))
+        .await
+        .unwrap_or_default();
+    let list = list.as_array().cloned().unwrap_or_default();
+    let here: Vec<Value> = list
+        .into_iter()
+        .filter(|p| p["request"]["sessionKey"].as_str() == Some(key))
+        .collect();
+    if !here.is_empty() {
+        eprintln!(
+            "session {key} is waiting for an exec approval; your message runs after it is answered"
+        );
+    }
+    here
+}
+
 /// Prints a run's reply as it streams. With `interrupt`, a signal aborts
 /// the run (`chat.abort`) and the command goes on; with `prompt`, an exec
 /// approval the run waits for is asked at the terminal.
@@ -165,12 +212,13 @@ pub(super) async fn stream_reply(
     c: &mut Connection,
     t: &Target,
     run_id: &str,
-    session: &str,
+    (session, known_key): (&str, Option<String>),
     mut interrupt: Option<&mut tokio::signal::unix::Signal>,
     mut prompt: Option<&mut Prompt>,
 ) -> Result<(), Failure> {
-    // The session's full key, from the run's first event: approvals name it.
-    let mut key: Option<String> = None;
+    // The session's full key (`before_send`'s, else from the run's first
+    // event): approvals name it.
+    let mut key = known_key;
     let mut screen = Screen::new(t.json);
     let mut abort_sent = false;
     loop {

@@ -209,6 +209,21 @@ try {
   assert.equal(await deniedPanel.getAttribute("data-state"), "error");
   assert.ok(!seen.denied.includes("refused-88"), `the command did not run: ${seen.denied}`);
 
+  step = "a pending approval survives a reload: its card comes back and answers it";
+  await say('@tool exec {"command":"echo after-reload-99"}');
+  await page.locator(".approval", { hasText: "echo after-reload-99" }).waitFor(WAIT);
+  await page.reload();
+  await page.waitForSelector("#conn[data-state=connected]", WAIT);
+  await page.waitForFunction(() => document.querySelector("#session-key")?.textContent === "agent:main:web:approvals", null, WAIT);
+  const back = page.locator(".approval", { hasText: "echo after-reload-99" });
+  await back.waitFor(WAIT);
+  seen.waitingPanel = await page.locator("details.tool").last().getAttribute("data-state");
+  assert.equal(seen.waitingPanel, "running", "the call waits, it did not fail");
+  await snap("approval-after-reload");
+  await back.getByRole("button", { name: "Allow once" }).click();
+  await replyWith("Tool exec returned: after-reload-99");
+  await back.waitFor({ state: "detached", ...WAIT });
+
   step = "+ Chat: a fresh session with its own key";
   await page.click("#new-chat");
   await page.waitForFunction(() => /^agent:main:web:[0-9a-f-]{36}$/.test(document.querySelector("#session-key")?.textContent || ""), null, WAIT);

@@ -527,6 +527,71 @@ fn an_exec_that_needs_approval_is_asked_at_the_terminal() {
     });
 }
 
+/// A CLI that went away while its run waited for an approval leaves no dead
+/// end: `/status` says what the session waits for, and the next `agent`
+/// call to that session shows the approval first and answers it; both
+/// turns then end.
+#[test]
+fn the_next_cli_call_to_a_session_blocked_on_an_approval_asks_it() {
+    use crate::support::tmux::Tmux;
+    let gw = TestGateway::with_config(
+        json!({"tools": {"exec": {"security": "allowlist", "ask": "on-miss"}}}),
+    );
+    let state = tempfile::tempdir().unwrap();
+    let cli = |args: &[&str]| terminal_line(&gw, state.path(), args);
+    let wait = Duration::from_secs(30);
+    let line = json!({"command": "echo left-behind"});
+    let gone = Tmux::start(
+        120,
+        30,
+        &cli(&["agent", "--message", &format!("@tool exec {line}")]),
+    );
+    gone.until("the approval request", wait, |s| {
+        s.contains("[o] allow once")
+    });
+    drop(gone);
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let status = rt.block_on(async {
+        let mut c = crate::support::admin(&gw).await;
+        let events = crate::support::say(&mut c, "main", "/status", "st1").await;
+        crate::support::final_text(&events)
+    });
+    assert!(
+        status.contains("waiting for approval") && status.contains("echo left-behind"),
+        "{status}"
+    );
+    let o = rt.block_on(run(Some(&gw), &["status"]));
+    assert!(
+        stdout(&o).contains("session agent:main:main wants to run echo left-behind"),
+        "{}",
+        stdout(&o)
+    );
+
+    let next = Tmux::start(120, 30, &cli(&["agent", "--message", "after that"]));
+    let screen = next.until("the waiting approval", wait, |s| {
+        s.contains("[o] allow once")
+    });
+    assert!(
+        screen.contains("is waiting for an exec approval"),
+        "{screen}"
+    );
+    assert!(screen.contains("echo left-behind"), "{screen}");
+    next.type_line("o");
+    let screen = next.until("its own reply", wait, |s| s.contains("[exit 0]"));
+    assert!(screen.contains("You said: after that"), "{screen}");
+    let rt_history = rt.block_on(async {
+        let mut c = crate::support::admin(&gw).await;
+        c.call("chat.history", json!({"sessionKey": "main"})).await
+    });
+    assert!(
+        rt_history
+            .to_string()
+            .contains("Tool exec returned: left-behind"),
+        "the first turn ran its command: {rt_history}"
+    );
+}
+
 /// `ask_user` in `ferroclaw agent` at a terminal: the question is shown
 /// with its numbered options and answered from the keyboard; the run goes
 /// on with the answer.

@@ -5,7 +5,9 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{admin, chat_send, chat_until_done, with_scopes, TestGateway};
+use crate::support::{
+    admin, chat_send, chat_until_done, final_text, say, with_scopes, TestGateway,
+};
 
 fn exec_line(command: &str) -> String {
     format!("@tool exec {}", json!({ "command": command }))
@@ -28,6 +30,12 @@ async fn a_session_blocked_on_an_approval_shows_it_and_what_is_queued_behind_it(
         .unwrap()
         .to_string();
     chat_send(&mut c, "main", "what I typed next", "x2").await;
+    // The session says what it waits for.
+    let status = final_text(&say(&mut c, "main", "/status", "st1").await);
+    assert!(
+        status.contains(&format!("Run: waiting for approval {id}: echo blocked")),
+        "{status}"
+    );
 
     let h = c.call("chat.history", json!({"sessionKey": "main"})).await;
     let p = pending(&h);

@@ -265,9 +265,20 @@ impl Actor for ApprovalsActor {
     type Context = Context<Self>;
 }
 
+/// A new approval's id, told first to the run whose command waits (so its
+/// session knows before any client hears of the request, and a `/status`
+/// after that says so).
+fn tell_waiting(msg: &mut ExecGate) -> String {
+    let id = uuid_like();
+    if let Some(tell) = msg.waiting.take() {
+        (tell.0)(&id, &msg.command);
+    }
+    id
+}
+
 impl Handler<ExecGate> for ApprovalsActor {
     type Result = ResponseActFuture<Self, Result<(), Refused>>;
-    fn handle(&mut self, msg: ExecGate, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, mut msg: ExecGate, ctx: &mut Context<Self>) -> Self::Result {
         let _span = self.span.clone().entered();
         let (security, ask, fallback) = self.effective(&msg.agent_id, msg.policy.clone());
         let hit =
@@ -301,7 +312,8 @@ impl Handler<ExecGate> for ApprovalsActor {
         }
         .to_value();
         let timeout = self.timeout;
-        let (id, _, _, rx) = match self.open(None, request, timeout, ctx) {
+        let id = tell_waiting(&mut msg);
+        let (id, _, _, rx) = match self.open(Some(id), request, timeout, ctx) {
             Ok(x) => x,
             Err(e) => return refuse(&e.to_string()),
         };

@@ -51,6 +51,21 @@ pub struct ExecGate {
     /// `allow-always` lets this command run once and is never written to
     /// the allowlist (it would widen what trusted turns may run).
     pub untrusted: bool,
+    /// Told the approval's id and the command when an operator must
+    /// answer (the run's session then says it waits for that approval).
+    pub waiting: Option<OnWaiting>,
+}
+
+/// Called with (approval id, command).
+pub type TellWaiting = Box<dyn FnOnce(&str, &str) + Send>;
+
+/// What an exec gate calls when it asks an operator.
+pub struct OnWaiting(pub TellWaiting);
+
+impl std::fmt::Debug for OnWaiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnWaiting")
+    }
 }
 
 /// `exec.approval.request`: asks and waits. Reply: (id, decision, created,

@@ -376,6 +376,7 @@ mod tests {
                 node: None,
             },
             untrusted,
+            waiting: None,
         };
         assert_eq!(actor.send(gate(false)).await.unwrap(), Ok(()));
         assert!(

@@ -197,6 +197,7 @@ impl Handler<Note> for McpServer {
                         progress,
                         total,
                         message,
+                        approval: None,
                     });
                 }
             }

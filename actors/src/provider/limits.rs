@@ -8,11 +8,10 @@
 
 use std::time::Duration;
 
-use actix::Recipient;
+use std::sync::Arc;
+
 use reqwest::header::HeaderMap;
 use serde::Serialize;
-
-use super::hub::RateLimitsSeen;
 
 /// One window as the provider reported it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -110,40 +109,31 @@ fn go_duration(s: &str) -> Option<Duration> {
     Some(Duration::from_secs_f64(total))
 }
 
+/// Called with what an answer reported and when (the hub keeps it).
+pub type TellLimits = Arc<dyn Fn(Vec<RateWindow>, u64) + Send + Sync>;
+
 /// Where a provider client tells the hub what an answer's headers said.
 #[derive(Clone, Default)]
-pub struct RateLimitSink {
-    provider: String,
-    to: Option<Recipient<RateLimitsSeen>>,
-}
+pub struct RateLimitSink(Option<TellLimits>);
 
 impl std::fmt::Debug for RateLimitSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RateLimitSink")
-            .field("provider", &self.provider)
-            .finish()
+        f.write_str("RateLimitSink")
     }
 }
 
 impl RateLimitSink {
-    pub fn new(provider: &str, to: Recipient<RateLimitsSeen>) -> RateLimitSink {
-        RateLimitSink {
-            provider: provider.to_string(),
-            to: Some(to),
-        }
+    pub fn new(tell: TellLimits) -> RateLimitSink {
+        RateLimitSink(Some(tell))
     }
 
     /// Tells the hub what `h` reports (nothing when it reports nothing).
     pub fn record(&self, h: &HeaderMap) {
-        let Some(to) = &self.to else { return };
+        let Some(tell) = &self.0 else { return };
         let now = crate::now_ms();
         let windows = windows(h, now);
         if !windows.is_empty() {
-            to.do_send(RateLimitsSeen {
-                provider: self.provider.clone(),
-                windows,
-                at_ms: now,
-            });
+            tell(windows, now);
         }
     }
 }

@@ -303,7 +303,13 @@ pub(super) fn status(
         history.len(),
         e.compaction_count,
         format!("{:?}", queue.mode).to_lowercase(),
-        if v.active.is_some() { "active" } else { "idle" },
+        match v.active {
+            Some(super::state::ActiveRun {
+                awaiting: Some(w), ..
+            }) => w.as_str(),
+            Some(_) => "active",
+            None => "idle",
+        },
     )
 }
 

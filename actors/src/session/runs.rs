@@ -151,6 +151,10 @@ impl SessionActor {
 impl Handler<crate::tool::ToolProgress> for SessionActor {
     type Result = ();
     fn handle(&mut self, p: crate::tool::ToolProgress, ctx: &mut Context<Self>) {
+        if let (Some(_), Some(run)) = (&p.approval, self.state.run_mut(&p.run_id)) {
+            // Until the call finishes: `/status` says what it waits for.
+            run.awaiting = p.message.clone();
+        }
         let event = RunEvent::ToolProgress {
             run_id: p.run_id,
             call: p.call,
@@ -175,6 +179,11 @@ impl Handler<RunEvent> for SessionActor {
         // Events of a run that is no longer ours (reset) are not written.
         if self.state.owns(&event) {
             self.record_step(&event);
+        }
+        if let RunEvent::ToolFinished { run_id, .. } = &event {
+            if let Some(run) = self.state.run_mut(run_id) {
+                run.awaiting = None;
+            }
         }
         let reasoning = Reasoning::of(self.view().reasoning());
         let Some(event) = self.state.pass(event, reasoning) else {

@@ -88,6 +88,8 @@ pub(super) struct ActiveRun {
     pub items: Vec<String>,
     /// What the run did so far (its `usage` row's activity).
     pub activity: crate::usage::Activity,
+    /// The exec approval a tool call of it waits for (`/status` says so).
+    pub awaiting: Option<String>,
     pub aborted: bool,
     /// Restarts so far (supervision).
     pub restarts: u32,
@@ -118,6 +120,7 @@ impl ActiveRun {
             compacted: false,
             items,
             activity: Default::default(),
+            awaiting: None,
             aborted: false,
             restarts: 0,
             timeout,

@@ -243,6 +243,7 @@ async fn run_builtin(b: Bench, msg: ExecuteTool) -> ToolOutcome {
                 policy: msg.exec.clone(),
                 approvals: b.approvals.clone(),
                 node_call: &node_call,
+                waiting: msg.progress.clone().map(|p| (p, msg.call.clone())),
             };
             exec::run(&cx, args, msg.cancel.clone()).await
         }

@@ -271,6 +271,8 @@ pub struct ExecCtx<'a> {
     pub approvals: Option<actix::Addr<crate::approvals::ApprovalsActor>>,
     /// Host `node`: where the command goes instead.
     pub node_call: &'a super::nodes::NodeCall<'a>,
+    /// The run's call, told when it waits for an operator's approval.
+    pub waiting: Option<(super::ProgressSink, crate::provider::ToolCall)>,
 }
 
 /// One `exec` call's arguments, checked.
@@ -424,12 +426,30 @@ async fn allowed(
         cwd: cx.workspace.display().to_string(),
         policy: cx.policy.clone(),
         untrusted: cx.untrusted,
+        waiting: cx.waiting.clone().map(waiting_told),
     };
     let verdict = tokio::select! {
         v = approvals.send(gate) => v.unwrap_or_else(|_| Err(crate::approvals::Refused("the approvals service is unavailable".into()))),
         _ = wait_cancel(cancel) => return Err(error("exec: aborted while waiting for approval")),
     };
     verdict.map_err(|reason| blocked(format!("exec: not run: {reason}")))
+}
+
+/// The run's session hears which approval its call waits for (a tool
+/// progress event that names it).
+fn waiting_told(
+    (sink, call): (super::ProgressSink, crate::provider::ToolCall),
+) -> crate::approvals::OnWaiting {
+    crate::approvals::OnWaiting(Box::new(move |id: &str, command: &str| {
+        sink.sink.do_send(super::ToolProgress {
+            run_id: sink.run_id.clone(),
+            call,
+            progress: 0.0,
+            total: None,
+            message: Some(format!("waiting for approval {id}: {command}")),
+            approval: Some(id.to_string()),
+        });
+    }))
 }
 
 /// The shell that runs `command`: in the sandbox, or `sh -c` in the

@@ -64,6 +64,8 @@ pub struct ToolProgress {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+    /// The exec approval the call waits for (None: other progress).
+    pub approval: Option<String>,
 }
 
 /// Where one tool call's progress goes: the run's session.

@@ -76,11 +76,17 @@ impl ProviderHub {
                 .spec(provider)
                 .ok_or_else(|| RouteError::Unconfigured(provider.to_string()))?;
             let timeout = self.config.request_timeout;
-            let limits = self
-                .me
-                .clone()
-                .map(|me| RateLimitSink::new(provider, me))
-                .unwrap_or_default();
+            let limits = self.me.clone().map_or_else(RateLimitSink::default, |me| {
+                let provider = provider.to_string();
+                RateLimitSink::new(std::sync::Arc::new(move |windows, at_ms| {
+                    let provider = provider.clone();
+                    me.do_send(RateLimitsSeen {
+                        provider,
+                        windows,
+                        at_ms,
+                    });
+                }))
+            });
             let actor: Recipient<StreamCompletion> = match spec.api {
                 Api::Offline => OfflineProvider::new().start().recipient(),
                 Api::AnthropicMessages => AnthropicProvider::new(AnthropicConfig {

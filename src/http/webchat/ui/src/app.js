@@ -173,6 +173,9 @@ async function onHello(hello) {
   state.runs.clear();
   await Promise.all([refreshSessions(), loadModels()]);
   await openSession(state.current, { keepScroll: !first });
+  // Approvals asked while this page was away (or before a reload) wait
+  // here too: their cards come back and can be answered.
+  await refreshApprovals();
 }
 
 // ---- token dialog --------------------------------------------------------
@@ -315,7 +318,7 @@ async function openSession(key, opts = {}) {
   }
   if (seq !== state.loadSeq) return;
   const keep = opts.keepScroll && !nearBottom() ? ui.log.scrollTop : null;
-  renderHistory(history.messages || []);
+  renderHistory(history.messages || [], history.sessionInfo?.status === "running");
   // Runs still streaming go back under the history.
   for (const run of state.runs.values()) ui.log.append(run.el);
   syncSelectors(history);
@@ -493,8 +496,14 @@ function onSideResult(p) {
   scrollDown();
 }
 
-/** Renders a transcript: tool results go into their call's panel. */
-function renderHistory(messages) {
+/** Renders a transcript: tool results go into their call's panel. A call
+ * of the turn still running (`live`) with no result yet is running (it
+ * may wait for an approval), not a call that never answered. */
+function renderHistory(messages, live = false) {
+  let lastUser = -1;
+  messages.forEach((m, i) => {
+    if (m.role === "user") lastUser = i;
+  });
   const results = new Map();
   for (const m of messages) if (m.role === "toolResult" && m.toolCallId) results.set(m.toolCallId, m);
   const calls = new Set();
@@ -507,7 +516,7 @@ function renderHistory(messages) {
   // One bubble per reply: assistant messages split only by tool results
   // (a tool loop) share it, as they do while streaming.
   let reply = null;
-  for (const m of messages) {
+  for (const [i, m] of messages.entries()) {
     if (m.role === "user") {
       reply = null;
       const images = Array.isArray(m.content) ? m.content.filter((b) => b?.type === "image") : [];
@@ -531,7 +540,7 @@ function renderHistory(messages) {
             p.setOutput(textOf(r.content));
             p.setState(r.isError ? "error" : "done");
           } else {
-            p.setState("no result");
+            p.setState(live && i > lastUser ? "running" : "no result");
           }
           bubble.append(p.el);
         }
@@ -773,6 +782,21 @@ function onApprovalRequested(p) {
   ui.approvals.append(card);
   const left = (p.expiresAtMs || Date.now() + 120_000) - Date.now();
   setTimeout(() => card.remove(), Math.max(0, left));
+}
+
+/** The cards are the approvals waiting now (`exec.approval.list`). */
+async function refreshApprovals() {
+  let list;
+  try {
+    list = await state.gw.request("exec.approval.list", {});
+  } catch {
+    return; // Without operator.approvals there is nothing to answer here.
+  }
+  const ids = new Set((list || []).map((p) => p.id));
+  for (const card of ui.approvals.querySelectorAll("[data-approval-id]")) {
+    if (!ids.has(card.dataset.approvalId)) card.remove();
+  }
+  for (const p of list || []) onApprovalRequested(p);
 }
 
 function onApprovalResolved(p) {
