@@ -304,6 +304,42 @@ fn logs(s: &Service, lines: usize) -> ExitCode {
     }
 }
 
+/// `daemon status`: whether the service is installed, whether a gateway
+/// runs on the state dir (its pid and address, from the gateway's own
+/// record), and what systemd says, or why it cannot be asked. Exit 0 when
+/// a gateway runs, 3 when none does (systemctl's "not running").
+fn status(s: &Service) -> ExitCode {
+    let unit = s.systemd_dir.join(UNIT);
+    if unit.exists() {
+        println!("service: installed ({})", unit.display());
+    } else {
+        println!(
+            "service: not installed (no {}): `ferroclaw daemon install` adds it",
+            unit.display()
+        );
+    }
+    let running = ferroclaw::runtime::running(&s.state_dir);
+    match &running {
+        Some(r) => println!("gateway: running (pid {}, {})", r.pid, r.url),
+        None => println!("gateway: not running on {}", s.state_dir.display()),
+    }
+    if unit.exists() {
+        match systemctl(&["status", UNIT, "--no-pager"]) {
+            Ok(out) => print!("{out}"),
+            // `status` exits non-zero for a stopped unit and says why.
+            Err(SystemctlError::Failed(e)) if !e.to_ascii_lowercase().contains("bus") => {
+                println!("systemd: {e}")
+            }
+            Err(SystemctlError::Failed(_)) => println!("systemd: {BUS_HINT}"),
+            Err(e @ SystemctlError::Missing(_)) => println!("systemd: {e}"),
+        }
+    }
+    match running {
+        Some(_) => ExitCode::SUCCESS,
+        None => ExitCode::from(3),
+    }
+}
+
 pub fn run(cmd: DaemonCommand, s: &Service) -> ExitCode {
     let verb = match cmd {
         DaemonCommand::Install {
@@ -329,12 +365,12 @@ pub fn run(cmd: DaemonCommand, s: &Service) -> ExitCode {
         } => return install(s, force, no_start, launchd),
         DaemonCommand::Uninstall => return uninstall(s),
         DaemonCommand::Logs { lines } => return logs(s, lines),
-        DaemonCommand::Status => "status",
+        DaemonCommand::Status => return status(s),
         DaemonCommand::Start => "start",
         DaemonCommand::Stop => "stop",
         DaemonCommand::Restart => "restart",
     };
-    if verb != "status" && !s.systemd_dir.join(UNIT).exists() {
+    if !s.systemd_dir.join(UNIT).exists() {
         return fail(1, "no service installed: run `ferroclaw daemon install`");
     }
     match Command::new("systemctl")

@@ -94,3 +94,32 @@ fn the_launchd_agent_is_a_valid_property_list() {
     assert_eq!(args[2], state.display().to_string(), "{v}");
     assert_eq!(v["KeepAlive"]["SuccessfulExit"], false);
 }
+
+/// `daemon status` says what is true without a user bus: whether the
+/// service is installed, whether a gateway runs on the state dir (its pid
+/// and address), and why systemd cannot be asked; never systemctl's bare
+/// "Failed to connect to bus" or advice for a unit that does not exist.
+#[test]
+fn daemon_status_says_what_is_installed_and_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let xdg = dir.path().join("xdg");
+    let gw = crate::support::TestGateway::start();
+    let none = daemon(&dir.path().join("empty"), &xdg, &["status"]);
+    let said = text(&none);
+    assert_eq!(none.status.code(), Some(3), "{said}");
+    assert!(said.contains("service: not installed"), "{said}");
+    assert!(said.contains("gateway: not running"), "{said}");
+    assert!(!said.contains("Failed to connect to bus"), "{said}");
+
+    let installed = daemon(gw.state_dir(), &xdg, &["install", "--no-start"]);
+    assert!(installed.status.success(), "{}", text(&installed));
+    let up = daemon(gw.state_dir(), &xdg, &["status"]);
+    let said = text(&up);
+    assert_eq!(up.status.code(), Some(0), "{said}");
+    assert!(said.contains("service: installed"), "{said}");
+    // The test gateway runs in this process.
+    let pid = format!("gateway: running (pid {}", std::process::id());
+    assert!(said.contains(&pid), "{said}");
+    assert!(said.contains("systemd: "), "{said}");
+    assert!(!said.contains("Failed to connect to bus"), "{said}");
+}
