@@ -157,6 +157,11 @@ try {
       await page.getByText("weather").first().waitFor(WAIT);
       seen.skillsText = (await page.evaluate(() => document.body.innerText)).slice(0, 4000);
     }
+    if (name === "usage") {
+      // Channels by cost: the Telegram turn and the chat above.
+      await page.getByText("Daily Token Usage").first().waitFor(WAIT);
+      seen.usageText = (await page.evaluate(() => document.body.innerText)).slice(0, 12000);
+    }
     if (name === "automations") {
       await page.getByText("water the plants").first().waitFor(WAIT);
       seen.automationsText = (await page.evaluate(() => document.body.innerText)).slice(0, 4000);

@@ -246,17 +246,31 @@ const MAX_CALLS_PER_PAGE: u64 = 12;
 
 #[tokio::test]
 async fn openclaws_control_ui_chats_to_a_finished_turn_and_every_page_renders_without_an_error() {
+    use super::telegram::{answers, telegram_config, BOT_TOKEN, LONG};
     let root = installed_ui().display().to_string();
-    let gw = TestGateway::with_files(
-        json!({
+    let fake = crate::support::fake_telegram::FakeTelegram::start(BOT_TOKEN);
+    let mut config = telegram_config(&fake, json!({ "streamMode": "off" }));
+    ferroclaw::config::merge_patch(
+        &mut config,
+        &json!({
             "gateway": { "controlUi": { "root": root } },
             "agents": { "list": [{ "id": "main", "identity": { "name": "Molty", "avatar": "avatar.svg" } }] },
         }),
+    );
+    let gw = TestGateway::with_files(
+        config,
         &[
             ("workspace/favicon.svg", SVG),
             ("workspace/avatar.svg", SVG),
             ("workspace/skills/weather/SKILL.md", WEATHER_SKILL),
         ],
+    );
+    // A Telegram turn for the Usage page's channels (the chat below is the web's).
+    fake.dm(42, 1, "hello from telegram");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: hello from telegram")
+            == 1)
+            .await
     );
     // A cron job for the Automations page to show.
     let mut c = crate::support::admin(&gw).await;
@@ -305,6 +319,15 @@ async fn openclaws_control_ui_chats_to_a_finished_turn_and_every_page_renders_wi
         })
         .collect();
     assert!(failed.is_empty(), "failed calls: {failed:?}\n{report}");
+    // The Usage page shows each channel's turns: Telegram's and the web chat's.
+    let usage = report["usageText"].as_str().unwrap_or_default();
+    let top = usage.split("TOP CHANNELS").nth(1).unwrap_or_default();
+    let top = top.split("PEAK ERROR").next().unwrap_or_default();
+    assert!(
+        top.contains("telegram") && top.contains("webchat"),
+        "{usage}"
+    );
+    assert!(usage.contains("2 user · 2 assistant"), "{usage}");
     let automations = report["automationsText"].as_str().unwrap_or_default();
     assert!(automations.contains("water the plants"), "{automations}");
     let pages = [
