@@ -22,7 +22,7 @@ fn params_for(method: &str) -> Value {
         "wake" => json!({"mode": "next-heartbeat", "text": "checked by the method test"}),
         "memory.search" => json!({"query": "anything"}),
         "sessions.compact" => json!({"key": "main"}),
-        "sessions.branches.list" | "progressCard.get" | "progressCard.put" => {
+        "sessions.branches.list" | "progressCard.get" | "progressCard.put" | "tools.effective" => {
             json!({"sessionKey": "main"})
         }
         "set-heartbeats" => json!({"enabled": true}),

@@ -286,6 +286,42 @@ async fn a_server_for_one_agent_is_offered_to_that_agent_only() {
         "{:?}",
         tool_results(&requests[2].0)
     );
+    // tools.effective says the same as what each model was offered.
+    for (key, req) in [("agent:work:main", 0), ("agent:main:main", 1)] {
+        let r = c.call("tools.effective", json!({"sessionKey": key})).await;
+        let mut shown: Vec<String> = r["payload"]["groups"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"))
+            .iter()
+            .flat_map(|g| g["tools"].as_array().unwrap().clone())
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect();
+        let mut was = offered(&requests[req].0);
+        shown.sort();
+        was.sort();
+        assert_eq!(shown, was, "{key}: {r}");
+    }
+    let r = c
+        .call("tools.effective", json!({"sessionKey": "agent:work:main"}))
+        .await;
+    let mcp = r["payload"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["id"] == "mcp")
+        .cloned()
+        .unwrap_or_else(|| panic!("{r}"));
+    let echo = mcp["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "everything__echo")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (&echo["mcpServer"], &echo["mcpToolName"]),
+        (&json!("everything"), &json!("echo"))
+    );
 }
 
 #[tokio::test]

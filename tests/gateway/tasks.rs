@@ -216,3 +216,51 @@ async fn a_background_command_and_a_cron_run_are_tasks_too() {
         .await;
     assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
 }
+
+/// OpenClaw's own Control UI lists a running sub-agent on its Tasks page
+/// and cancels it from there (`tests/browser/control_ui_tasks.test.mjs`);
+/// the gateway's own list then says it was cancelled.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_control_ui_lists_a_running_subagent_and_cancels_it() {
+    let root = super::control_ui::installed_ui().display().to_string();
+    let gw = TestGateway::with_config(json!({ "gateway": { "controlUi": { "root": root } } }));
+    let mut c = admin(&gw).await;
+    let spawn = json!({"task": "@tokens 1000\n@delay 50", "label": "slow helper"});
+    say(
+        &mut c,
+        "main",
+        &format!("@tool sessions_spawn {spawn}"),
+        "spawn",
+    )
+    .await;
+    let active = json!({"status": ["queued", "running"]});
+    let tasks = tasks_until(&mut c, active, |t| {
+        of_kind(t, "subagent").is_some_and(|t| t["status"] == "running")
+    })
+    .await;
+    let id = of_kind(&tasks, "subagent").unwrap()["id"].clone();
+
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("control-ui-tasks");
+    let base = format!("http://{}", gw.addr);
+    let report = crate::support::browser::browser_script(
+        "control_ui_tasks.test.mjs",
+        &[
+            base.as_ref(),
+            crate::support::TOKEN.as_ref(),
+            "@tokens 1000".as_ref(),
+        ],
+        &shots,
+    )
+    .await;
+    assert_eq!(report["cancelSent"]["taskId"], id, "{report}");
+    assert_eq!(report["cancelAnswer"]["ok"], true, "{report}");
+    for list in ["failedCalls", "consoleErrors", "pageErrors"] {
+        assert_eq!(report[list], json!([]), "{list}: {report}");
+    }
+    let all = tasks_until(&mut c, json!({}), |t| {
+        t.iter()
+            .any(|t| t["id"] == id && t["status"] == "cancelled")
+    })
+    .await;
+    assert!(!all.is_empty());
+}

@@ -359,6 +359,14 @@ impl Handler<GetTranscript> for SessionActor {
     }
 }
 
+impl Handler<GetEffectiveTools> for SessionActor {
+    type Result = MessageResult<GetEffectiveTools>;
+    fn handle(&mut self, _: GetEffectiveTools, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span.clone().entered();
+        MessageResult(self.view().offered_tools())
+    }
+}
+
 impl Handler<GetPendingInputs> for SessionActor {
     type Result = MessageResult<GetPendingInputs>;
     fn handle(&mut self, _: GetPendingInputs, _: &mut Context<Self>) -> Self::Result {

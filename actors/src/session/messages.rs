@@ -157,6 +157,13 @@ pub struct CancelQueuedRun {
 #[rtype(result = "Result<Vec<Value>, TranscriptError>")]
 pub struct GetTranscript;
 
+/// Reply: the tools this session's next turn from its operator is offered
+/// (its agent's profile and allow/deny, its channel's layer), as the run
+/// would get them.
+#[derive(Debug, Message)]
+#[rtype(result = "std::sync::Arc<[crate::provider::ToolSpec]>")]
+pub struct GetEffectiveTools;
+
 /// The messages accepted and waiting for a turn (queued behind a busy
 /// run; not yet given to the model), oldest first.
 #[derive(Debug, Message)]

@@ -335,6 +335,7 @@ async fn route(
         "exec.approvals.get" => approvals::get(state).await,
         "exec.approvals.set" => approvals::set(state, p).await,
         "tools.catalog" => skills::tools_catalog(state),
+        "tools.effective" => skills::tools_effective(state, p).await,
         "commands.list" => skills::commands_list(),
         "connect" => Err(ErrorShape::invalid(
             "connect is only valid as the first request",

@@ -231,6 +231,59 @@ pub fn tools_catalog(state: &SharedState) -> MethodResult {
     json(json!({ "tools": tools, "unavailable": unavailable }))
 }
 
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct EffectiveParams {
+    session_key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+}
+
+/// `tools.effective`: the tools a session offers now (the active run's,
+/// else its next operator turn's), as its session computes them for a
+/// run: the agent's profile and allow/deny, the channel's layer; grouped
+/// as OpenClaw's (built-in, MCP).
+pub async fn tools_effective(state: &SharedState, p: &Value) -> MethodResult {
+    let p: EffectiveParams = super::params("tools.effective", p)?;
+    let key = super::agent_session_key(state, &p.session_key, p.agent_id.as_deref())?;
+    let agent = crate::protocol::session_rows::agent_of(key.as_str()).to_string();
+    let session = super::session_for(state, key).await?;
+    let offered = session
+        .send(ferroclaw_actors::session::GetEffectiveTools)
+        .await
+        .map_err(super::down)?;
+    let bench = &state.gateway.tools;
+    let (mut core, mut mcp) = (Vec::new(), Vec::new());
+    for t in offered.iter() {
+        let summary = t.description.lines().next().unwrap_or_default();
+        let mut v = json!({ "id": t.name, "label": t.name, "description": summary,
+                            "rawDescription": t.description, "source": "core" });
+        match bench.mcp().route(&t.name) {
+            Some(route) => {
+                v["source"] = json!("mcp");
+                v["mcpServer"] = json!(route.server);
+                v["mcpToolName"] = json!(route.tool);
+                mcp.push(v);
+            }
+            None => core.push(v),
+        }
+    }
+    let mut groups = Vec::new();
+    for (id, label, tools) in [
+        ("core", "Built-in tools", core),
+        ("mcp", "MCP servers", mcp),
+    ] {
+        if !tools.is_empty() {
+            groups.push(json!({ "id": id, "label": label, "source": id, "tools": tools }));
+        }
+    }
+    let profile = state.live.settings().tools.profile.clone();
+    json(
+        json!({ "agentId": agent, "profile": profile.unwrap_or_else(|| "full".into()),
+                 "groups": groups }),
+    )
+}
+
 /// The chat directives (handled by the gateway before the model).
 /// `commands.list` in OpenClaw's shape: the chat directives ferroclaw
 /// reads as text on every surface (`source` native, `scope` text), with
