@@ -138,3 +138,50 @@ async fn a_fork_copies_the_session_before_a_message_and_lives_on_its_own() {
         .collect();
     assert!(keys.contains(&fork.as_str()), "{keys:?}");
 }
+
+/// OpenClaw's own Control UI forks a session from a user message ("Fork
+/// from here", `tests/browser/control_ui_fork.test.mjs`): the fork holds
+/// what came before that message, the parent is unchanged.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_control_ui_forks_a_session_from_a_message() {
+    let root = super::control_ui::installed_ui().display().to_string();
+    let gw = TestGateway::with_config(json!({ "gateway": { "controlUi": { "root": root } } }));
+    let mut c = admin(&gw).await;
+    say(&mut c, "main", "the first question", "q1").await;
+    say(&mut c, "main", "the second question", "q2").await;
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("control-ui-fork");
+    let base = format!("http://{}", gw.addr);
+    let report = crate::support::browser::browser_script(
+        "control_ui_fork.test.mjs",
+        &[
+            base.as_ref(),
+            crate::support::TOKEN.as_ref(),
+            "the second question".as_ref(),
+        ],
+        &shots,
+    )
+    .await;
+    let answer = &report["forkAnswer"];
+    assert_eq!(answer["ok"], true, "{report}");
+    for list in ["failedCalls", "consoleErrors", "pageErrors"] {
+        assert_eq!(report[list], json!([]), "{list}: {report}");
+    }
+    let fork = answer["payload"]["sessionKey"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"));
+    let forked: Vec<String> = history(&mut c, fork)
+        .await
+        .iter()
+        .map(|m| text(m).to_string())
+        .collect();
+    assert_eq!(
+        forked,
+        ["the first question", "You said: the first question"],
+        "{forked:?}"
+    );
+    assert_eq!(
+        history(&mut c, "main").await.len(),
+        4,
+        "the parent is unchanged"
+    );
+}
