@@ -73,6 +73,26 @@ async fn what_the_agent_wrote_in_the_workspace_is_listed_newest_first() {
         .await;
     assert_eq!(titles(&r), ["chart.png"], "{r}");
     assert!(r["payload"].get("nextCursor").is_none(), "{r}");
+    // An image carries its signed link: the bytes the agent wrote.
+    let url = r["payload"]["artifacts"][0]["image"]["url"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    assert!(url.starts_with("/media/"), "{url}");
+    let got = reqwest::get(format!("http://{}{url}", gw.addr))
+        .await
+        .unwrap();
+    assert_eq!(got.status(), 200);
+    assert_eq!(got.bytes().await.unwrap().as_ref(), b"not really a png");
+    let forged = url.replace("sig=", "sig=0");
+    let refused = reqwest::get(format!("http://{}{forged}", gw.addr))
+        .await
+        .unwrap();
+    assert_ne!(
+        refused.status(),
+        200,
+        "a link that is not signed is refused"
+    );
     let r = c
         .call("artifacts.list", json!({"sessionKey": "main", "limit": 1}))
         .await;

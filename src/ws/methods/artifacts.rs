@@ -2,8 +2,11 @@
 //! (`write`, `edit`, `apply_patch` calls that succeeded, read back from the
 //! transcript: `transcript::written`), newest first, with their size and
 //! type as the workspace holds them now; a file since removed, or one
-//! outside the workspace, is not listed. ferroclaw serves no workspace file over HTTP, so a download is
-//! `unsupported` and an image carries no URL.
+//! outside the workspace, is not listed. An image of the page is copied
+//! into the media store (content-addressed: once per content) and carries
+//! its signed `/media/<id>` link, as `chat.history`'s media do; an image
+//! over 10 MB is left out (`omittedOversized`). Other files are not served
+//! over HTTP: their download is `unsupported`.
 
 use std::path::{Path, PathBuf};
 
@@ -57,8 +60,12 @@ fn mime_of(path: &Path) -> (&'static str, bool) {
     }
 }
 
-/// A written file as OpenClaw's artifact summary, if it still exists.
-fn summary(workspace: &Path, key: &str, w: &Written) -> Option<(bool, Value)> {
+/// The largest image an artifact's link is made for.
+const IMAGE_MAX_BYTES: u64 = 10 * 1024 * 1024;
+
+/// A written file as OpenClaw's artifact summary, if it still exists: with
+/// where it is when it is an image.
+fn summary(workspace: &Path, key: &str, w: &Written) -> Option<(Option<PathBuf>, Value)> {
     let path = PathBuf::from(&w.path);
     let full = if path.is_absolute() {
         path.clone()
@@ -74,9 +81,10 @@ fn summary(workspace: &Path, key: &str, w: &Written) -> Option<(bool, Value)> {
     }
     let meta = std::fs::metadata(&real).ok().filter(|m| m.is_file())?;
     let (mime, image) = mime_of(&path);
+    let image = image.then_some(real);
     let v = json!({
         "id": format!("{}:{}", w.call_id, w.path),
-        "type": if image { "image" } else { "file" },
+        "type": if image.is_some() { "image" } else { "file" },
         "title": w.path,
         "mimeType": mime,
         "sizeBytes": meta.len(),
@@ -120,21 +128,69 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
     let workspace = state.gateway.context.workspace.clone();
     let images_only = p.kind.as_deref() == Some("image");
     // The files are looked at on the blocking pool, not this worker.
-    let look = move || -> Vec<Value> {
+    let look = move || -> Vec<(Option<PathBuf>, Value)> {
         written(&entries)
             .iter()
             .filter_map(|w| summary(&workspace, key.as_str(), w))
-            .filter(|(image, _)| !images_only || *image)
-            .map(|(_, v)| v)
+            .filter(|(image, _)| !images_only || image.is_some())
             .collect()
     };
     let files = actix_web::rt::task::spawn_blocking(look)
         .await
         .map_err(|_| ErrorShape::unavailable("cannot read the workspace"))?;
-    let page: Vec<&Value> = files.iter().skip(offset).take(limit).collect();
+    let more = offset + limit < files.len();
+    let mut page = Vec::new();
+    let mut oversized = false;
+    for (image, mut v) in files.into_iter().skip(offset).take(limit) {
+        if let Some(path) = image {
+            match linked(state, &path).await? {
+                Some(url) => v["image"] = json!({ "url": url }),
+                None if images_only => {
+                    oversized = true;
+                    continue;
+                }
+                None => {}
+            }
+        }
+        page.push(v);
+    }
     let mut out = json!({ "artifacts": page });
-    if offset + limit < files.len() {
+    if more {
         out["nextCursor"] = json!((offset + limit).to_string());
     }
+    if oversized {
+        out["omittedOversized"] = json!(true);
+    }
     json(out)
+}
+
+/// An image's signed link, once it is in the media store (None: over the
+/// size a link is made for, or gone).
+async fn linked(state: &SharedState, path: &Path) -> Result<Option<String>, ErrorShape> {
+    let p = path.to_path_buf();
+    let read = move || -> Option<Vec<u8>> {
+        let meta = std::fs::metadata(&p).ok()?;
+        (meta.len() <= IMAGE_MAX_BYTES)
+            .then(|| std::fs::read(&p).ok())
+            .flatten()
+    };
+    let Some(bytes) = actix_web::rt::task::spawn_blocking(read)
+        .await
+        .map_err(|_| ErrorShape::unavailable("cannot read the workspace"))?
+    else {
+        return Ok(None);
+    };
+    let put = ferroclaw_actors::media::PutMedia {
+        bytes: bytes.into(),
+        content_type: Some(mime_of(path).0.to_string()),
+        file_name: path.file_name().map(|n| n.to_string_lossy().into_owned()),
+    };
+    let m = state
+        .gateway
+        .media
+        .send(put)
+        .await
+        .map_err(super::down)?
+        .map_err(|e| ErrorShape::unavailable(format!("the image was not stored: {e}")))?;
+    Ok(Some(state.media_links.url(&m.id)))
 }
