@@ -107,3 +107,75 @@ async fn a_side_question_is_answered_from_context_without_touching_the_run_or_hi
         "{events:?}"
     );
 }
+
+/// OpenClaw's side chat (`sessions.companion.*`): a question about the
+/// session answered as `/btw` answers it, kept as the session's side
+/// thread (not its transcript) until a reset; a question over 400
+/// characters is refused.
+#[tokio::test]
+async fn the_side_chat_answers_from_the_session_and_keeps_its_own_thread() {
+    let provider = FakeProvider::start().await;
+    let gw = TestGateway::with_config(config(&provider));
+    let mut c = admin(&gw).await;
+    let r = c
+        .call(
+            "chat.send",
+            json!({"sessionKey": "main", "message": "count the sheep", "idempotencyKey": "t1"}),
+        )
+        .await;
+    assert_eq!(r["ok"], true, "{r}");
+    chat_until_done(&mut c, "t1").await;
+    let before = c.call("chat.history", json!({"sessionKey": "main"})).await;
+
+    let asked = c
+        .call(
+            "sessions.companion.ask",
+            json!({"sessionKey": "main", "question": "how many so far?"}),
+        )
+        .await;
+    assert_eq!(asked["payload"]["answer"], "323", "{asked}");
+    // The model was asked the side question over the session's context.
+    let body = provider
+        .requests
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .0
+        .to_string();
+    assert!(
+        body.contains("count the sheep") && body.contains("how many so far?"),
+        "{body}"
+    );
+    let thread = c
+        .call("sessions.companion.state", json!({"sessionKey": "main"}))
+        .await;
+    let ex = &thread["payload"]["exchanges"];
+    assert_eq!(ex.as_array().unwrap().len(), 1, "{thread}");
+    assert_eq!(
+        (&ex[0]["question"], &ex[0]["answer"]),
+        (&json!("how many so far?"), &json!("323"))
+    );
+    let after = c.call("chat.history", json!({"sessionKey": "main"})).await;
+    assert_eq!(
+        after["payload"]["messages"], before["payload"]["messages"],
+        "not in the transcript"
+    );
+
+    let long = "x".repeat(401);
+    let refused = c
+        .call(
+            "sessions.companion.ask",
+            json!({"sessionKey": "main", "question": long}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], "INVALID_REQUEST", "{refused}");
+    let reset = c
+        .call("sessions.companion.reset", json!({"sessionKey": "main"}))
+        .await;
+    assert_eq!(reset["payload"], json!({"ok": true}), "{reset}");
+    let thread = c
+        .call("sessions.companion.state", json!({"sessionKey": "main"}))
+        .await;
+    assert_eq!(thread["payload"]["exchanges"], json!([]), "{thread}");
+}

@@ -22,9 +22,13 @@ fn params_for(method: &str) -> Value {
         "wake" => json!({"mode": "next-heartbeat", "text": "checked by the method test"}),
         "memory.search" => json!({"query": "anything"}),
         "sessions.compact" => json!({"key": "main"}),
-        "sessions.branches.list" | "progressCard.get" | "progressCard.put" | "tools.effective" => {
-            json!({"sessionKey": "main"})
-        }
+        "sessions.branches.list"
+        | "progressCard.get"
+        | "progressCard.put"
+        | "tools.effective"
+        | "sessions.companion.state"
+        | "sessions.companion.reset" => json!({"sessionKey": "main"}),
+        "sessions.companion.ask" => json!({"sessionKey": "main", "question": "anything new?"}),
         "set-heartbeats" => json!({"enabled": true}),
         "exec.approval.grants.revoke" => json!({"grantId": "no-such-grant"}),
         "tts.setProvider" => json!({"provider": "tts-local-cli"}),

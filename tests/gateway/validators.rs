@@ -222,6 +222,26 @@ async fn openclaws_own_validators_accept_every_frame_kind_they_cover() {
         "SessionsForkResultSchema",
         &fork["payload"],
     );
+    let asked = c
+        .call(
+            "sessions.companion.ask",
+            json!({"sessionKey": "main", "question": "what did I ask first?"}),
+        )
+        .await;
+    assert_eq!(asked["ok"], true, "{asked}");
+    rec.add(
+        "sessions.companion.ask",
+        "SessionsCompanionAskResultSchema",
+        &asked["payload"],
+    );
+    let thread = c
+        .call("sessions.companion.state", json!({"sessionKey": "main"}))
+        .await;
+    rec.add(
+        "sessions.companion.state",
+        "SessionsCompanionStateResultSchema",
+        &thread["payload"],
+    );
     let unknown = c.call("no.such.method", json!({})).await;
     rec.frame("unknown method", &unknown);
 

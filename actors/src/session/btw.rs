@@ -62,29 +62,40 @@ impl SessionActor {
     }
 }
 
-/// `/btw <question>`, answered from the recent context.
-pub(super) fn side_question(act: &SessionActor, run_id: RunId, question: String) -> Aside {
-    let models = match act.view().models(None) {
-        Ok(m) => m,
-        Err(e) => return Aside::Now(format!("BTW: no model to ask ({e}).")),
-    };
+/// A side question's answer from the recent context, off the mailbox
+/// (Err: no model to ask). A failed model call is its answer's text.
+pub(super) fn side_answer(
+    act: &SessionActor,
+    question: &str,
+) -> Result<Pin<Box<dyn Future<Output = String>>>, String> {
+    let models = act.view().models(None).map_err(|e| e.to_string())?;
     let window = act.view().window(&models);
     let mut messages: Messages = act.history.recent(CONTEXT_MESSAGES);
-    messages.push(Arc::new(ChatMessage::user(&question)));
+    messages.push(Arc::new(ChatMessage::user(question)));
     let (hub, sticky) = (
         act.deps.hub.clone(),
         act.entry.auth_profile_override.clone(),
     );
     let timeout = act.deps.compaction.timeout;
     let media = act.deps.media.clone();
-    Aside::Later(Box::pin(async move {
+    Ok(Box::pin(async move {
         crate::media::load_images(media.as_ref(), &mut messages).await;
-        let answer = ask(hub, models, sticky, SYSTEM, messages, window, timeout).await;
-        let text = match answer {
+        match ask(hub, models, sticky, SYSTEM, messages, window, timeout).await {
             Ok(t) if !t.trim().is_empty() => t,
             Ok(_) => "(no answer)".to_string(),
             Err(e) => format!("(could not answer: {e})"),
-        };
+        }
+    }))
+}
+
+/// `/btw <question>`, answered from the recent context.
+pub(super) fn side_question(act: &SessionActor, run_id: RunId, question: String) -> Aside {
+    let answer = match side_answer(act, &question) {
+        Ok(a) => a,
+        Err(e) => return Aside::Now(format!("BTW: no model to ask ({e}).")),
+    };
+    Aside::Later(Box::pin(async move {
+        let text = answer.await;
         let side = RunEvent::SideResult {
             run_id: run_id.clone(),
             question,

@@ -157,6 +157,39 @@ pub struct CancelQueuedRun {
 #[rtype(result = "Result<Vec<Value>, TranscriptError>")]
 pub struct GetTranscript;
 
+/// A side-chat question about the session (OpenClaw's companion): answered
+/// from the recent context, never stored in the transcript.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<CompanionExchange, CompanionError>")]
+pub struct CompanionAsk {
+    pub question: String,
+}
+
+/// Reply: the session's side-chat exchanges, oldest first.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<CompanionExchange>")]
+pub struct CompanionState;
+
+/// Clears the session's side-chat thread.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CompanionReset;
+
+/// One side-chat question and its answer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CompanionExchange {
+    pub question: String,
+    pub answer: String,
+    pub ts: u64,
+}
+
+/// Why a side-chat question got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CompanionError {
+    #[error("no model to ask: {0}")]
+    NoModel(String),
+}
+
 /// Reply: the tools this session's next turn from its operator is offered
 /// (its agent's profile and allow/deny, its channel's layer), as the run
 /// would get them.

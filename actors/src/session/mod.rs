@@ -196,6 +196,7 @@ mod autocompact;
 mod btw;
 pub mod card;
 mod commands;
+mod companion;
 mod delivery;
 pub mod directives;
 mod entry;

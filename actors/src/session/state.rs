@@ -250,6 +250,8 @@ fn title_of(text: &str) -> String {
 pub(super) struct SessionState {
     key: SessionKey,
     pub queue: SessionQueue,
+    /// The side chat's exchanges (in memory only: `companion.rs`).
+    pub companion: super::companion::Companion,
     active: Option<ActiveRun>,
     seen: RecentIds,
     /// A queue check is scheduled (a collected run waits out its debounce).
@@ -261,6 +263,7 @@ impl SessionState {
         SessionState {
             key: key.clone(),
             queue,
+            companion: Default::default(),
             active: None,
             seen: RecentIds::default(),
             check_scheduled: false,

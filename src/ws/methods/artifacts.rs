@@ -96,15 +96,8 @@ fn summary(workspace: &Path, key: &str, w: &Written) -> Option<(Option<PathBuf>,
     Some((image, v))
 }
 
-/// `artifacts.list`: `{artifacts, nextCursor?}` for a session (the default
-/// agent's main session when none is named).
-pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
-    let p: ListParams = if p.is_null() {
-        ListParams::default()
-    } else {
-        params("artifacts.list", p)?
-    };
-    let _ = (&p.run_id, &p.task_id, &p.message_role);
+/// The page asked for: (limit, offset).
+fn page_of(p: &ListParams) -> Result<(usize, usize), ErrorShape> {
     let limit = match p.limit {
         None => DEFAULT_LIMIT,
         Some(n @ 1..=4) => n,
@@ -120,6 +113,19 @@ pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
             .parse::<usize>()
             .map_err(|_| ErrorShape::invalid("invalid artifacts.list cursor"))?,
     };
+    Ok((limit, offset))
+}
+
+/// `artifacts.list`: `{artifacts, nextCursor?}` for a session (the default
+/// agent's main session when none is named).
+pub async fn list(state: &SharedState, p: &Value) -> MethodResult {
+    let p: ListParams = if p.is_null() {
+        ListParams::default()
+    } else {
+        params("artifacts.list", p)?
+    };
+    let _ = (&p.run_id, &p.task_id, &p.message_role);
+    let (limit, offset) = page_of(&p)?;
     let raw = p.session_key.as_deref().unwrap_or("main");
     let key = agent_session_key(state, raw, p.agent_id.as_deref())?;
     let Some(entries) = stored_transcript(state, &key).await? else {

@@ -2,8 +2,8 @@
 //! ferroclaw never makes, answered as OpenClaw answers when there are
 //! none: pending plugin and system-agent approvals (every approval
 //! ferroclaw raises, MCP tools' included, is an exec approval in
-//! `exec.approval.list`; the UI merges the three lists), the side chat's
-//! exchanges, the observer HUD's visibility (the schema's literal
+//! `exec.approval.list`; the UI merges the three lists), the observer
+//! HUD's visibility (the schema's literal
 //! acknowledgement), the plugin catalog (no registry, said in
 //! `remoteError`), memory import providers (OpenClaw's come from migration
 //! plugins; ferroclaw installs none: its import is `ferroclaw import`),
@@ -87,7 +87,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
             "schedule": { "channel": "none", "autoEnabled": false, "install": { "kind": "unknown" } } }),
         "sessions.observer.visibility" => json!({ "ok": true }),
         "plugin.approval.list" | "openclaw.approval.list" => json!([]),
-        "sessions.companion.state" => json!({ "exchanges": [] }),
         // ferroclaw reaches no registry: nothing to browse, and it says why.
         "plugins.catalog.browse" => json!({ "items": [], "remoteError": NO_PLUGIN_CATALOG }),
         "themes.list" => themes(state),

@@ -12,6 +12,7 @@ mod browser;
 pub(crate) mod cards;
 mod channels;
 pub(crate) mod chat;
+mod companion;
 pub(crate) mod config;
 pub(crate) mod cron;
 mod dashboard;
@@ -336,6 +337,9 @@ async fn route(
         "exec.approvals.set" => approvals::set(state, p).await,
         "tools.catalog" => skills::tools_catalog(state),
         "tools.effective" => skills::tools_effective(state, p).await,
+        "sessions.companion.ask" => companion::ask(state, p).await,
+        "sessions.companion.state" => companion::state(state, p).await,
+        "sessions.companion.reset" => companion::reset(state, p).await,
         "commands.list" => skills::commands_list(),
         "connect" => Err(ErrorShape::invalid(
             "connect is only valid as the first request",
