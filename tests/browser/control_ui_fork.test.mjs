@@ -1,39 +1,35 @@
 // OpenClaw's own Control UI, served by ferroclaw, forks a session at one of
-// its user messages ("Fork from here" in the message's context menu): the UI
-// must call sessions.fork for that message and the gateway must answer
-// with the new session. Every WebSocket request and failed answer,
-// console and page error is recorded; prints one JSON line for the Rust
-// test, which makes the assertions.
+// its user messages ("Fork from here" in the message's context menu): the
+// UI must call sessions.fork for that message and open the new session.
+// Every WebSocket request and failed answer, console and page error is
+// recorded; prints one JSON line for the Rust test, which makes the
+// assertions.
 //
 // Usage: node control_ui_fork.test.mjs <base url> <token> <user text> <artifacts dir>
 
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { openRecorded } from "./recorded.mjs";
+import { args, openRecorded, runSteps } from "./recorded.mjs";
 
-const [base, token, text, artifacts] = process.argv.slice(2);
-if (!base || !token || !text || !artifacts) {
-  console.error("usage: node control_ui_fork.test.mjs <base url> <token> <user text> <artifacts dir>");
-  process.exit(2);
-}
-mkdirSync(artifacts, { recursive: true });
+const { base, token, text, artifacts } = args(
+  ["base", "token", "text", "artifacts"],
+  "node control_ui_fork.test.mjs <base url> <token> <user text> <artifacts dir>",
+);
 const WAIT = { timeout: 20_000 };
 const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], forkSent: null, forkAnswer: null };
-let step = "launch";
-const { browser, context, page, frames, mark, settled, load } = await openRecorded(seen, {
+const opened = await openRecorded(seen, {
   onRequest: (j) => { if (j.method === "sessions.fork") seen.forkSent = j.params; },
   onAnswer: (method, j) => { if (method === "sessions.fork") seen.forkAnswer = j; },
 });
-try {
-  step = "sign in and find the message";
+const { page, frames, mark, settled, load } = opened;
+await runSteps(seen, opened, artifacts, async (at) => {
+  at.step = "sign in and find the message";
   await load(`${base}/#token=${encodeURIComponent(token)}`);
   const message = page.locator(".chat-thread").getByText(text, { exact: true }).first();
   await message.waitFor(WAIT);
   await page.screenshot({ path: join(artifacts, "01-chat.png"), fullPage: true });
 
-  step = "fork from that message";
+  at.step = "fork from that message (its context menu)";
   const forking = mark();
-  // Its actions are in the message's context menu.
   await message.click({ button: "right" });
   await frames();
   await page.getByText("Fork from here", { exact: true }).first().click();
@@ -43,14 +39,4 @@ try {
   seen.url = page.url();
   seen.after = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
   await page.screenshot({ path: join(artifacts, "02-forked.png"), fullPage: true });
-  await context.close();
-} catch (e) {
-  console.error(`step failed: ${step}: ${e.message}`);
-  try { await page.screenshot({ path: join(artifacts, "failed.png"), fullPage: true }); } catch {}
-  try { seen.failedAt = (await page.evaluate(() => document.body.innerText)).slice(0, 6000); } catch {}
-  console.log(JSON.stringify(seen));
-  await browser.close();
-  process.exit(1);
-}
-await browser.close();
-console.log(JSON.stringify(seen));
+});

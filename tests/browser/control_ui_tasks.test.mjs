@@ -7,52 +7,39 @@
 //
 // Usage: node control_ui_tasks.test.mjs <base url> <token> <task title> <artifacts dir>
 
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { openRecorded } from "./recorded.mjs";
+import { args, openRecorded, runSteps } from "./recorded.mjs";
 
-const [base, token, title, artifacts] = process.argv.slice(2);
-if (!base || !token || !title || !artifacts) {
-  console.error("usage: node control_ui_tasks.test.mjs <base url> <token> <task title> <artifacts dir>");
-  process.exit(2);
-}
-mkdirSync(artifacts, { recursive: true });
+const { base, token, title, artifacts } = args(
+  ["base", "token", "title", "artifacts"],
+  "node control_ui_tasks.test.mjs <base url> <token> <task title> <artifacts dir>",
+);
 const WAIT = { timeout: 20_000 };
 const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], cancelSent: null, cancelAnswer: null };
-let step = "launch";
-const { browser, context, page, frames, mark, settled, load } = await openRecorded(seen, {
+const opened = await openRecorded(seen, {
   onRequest: (j) => { if (j.method === "tasks.cancel") seen.cancelSent = j.params; },
   onAnswer: (method, j) => { if (method === "tasks.cancel") seen.cancelAnswer = j; },
 });
-try {
-  step = "sign in";
+const { page, frames, mark, settled, load } = opened;
+await runSteps(seen, opened, artifacts, async (at) => {
+  at.step = "sign in";
   await load(`${base}/#token=${encodeURIComponent(token)}`);
   await page.getByPlaceholder(/^Message/).waitFor(WAIT);
 
-  step = "open the Tasks page and find the running sub-agent";
+  at.step = "open the Tasks page and find the running sub-agent";
   await load(`${base}/tasks`);
   await page.getByText(title).first().waitFor(WAIT);
   await frames();
   seen.before = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
   await page.screenshot({ path: join(artifacts, "01-running.png"), fullPage: true });
 
-  step = "cancel it from its row";
+  at.step = "cancel it from its row";
   const cancelling = mark();
-  await page.getByRole("button", { name: new RegExp(`^Cancel `) }).first().click();
+  await page.getByRole("button", { name: /^Cancel / }).first().click();
   const deadline = Date.now() + 20_000;
   while (seen.cancelAnswer === null && Date.now() < deadline) await frames();
   await settled(cancelling);
   await page.getByText(/cancel+ed/i).first().waitFor(WAIT);
   seen.after = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
   await page.screenshot({ path: join(artifacts, "02-cancelled.png"), fullPage: true });
-  await context.close();
-} catch (e) {
-  console.error(`step failed: ${step}: ${e.message}`);
-  try { await page.screenshot({ path: join(artifacts, "failed.png"), fullPage: true }); } catch {}
-  try { seen.failedAt = (await page.evaluate(() => document.body.innerText)).slice(0, 6000); } catch {}
-  console.log(JSON.stringify(seen));
-  await browser.close();
-  process.exit(1);
-}
-await browser.close();
-console.log(JSON.stringify(seen));
+});

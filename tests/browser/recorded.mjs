@@ -5,6 +5,8 @@
 // `onAnswer(method, frame)` each answer. Also returns `settle.mjs`'s
 // `frames`, `mark`, `settled` and `load` for the page.
 
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { watch } from "./settle.mjs";
 
@@ -45,4 +47,37 @@ export async function openRecorded(seen, { onRequest, onAnswer } = {}) {
     });
   });
   return { browser, context, page, ...settle };
+}
+
+// The script's arguments, named; a missing one prints `usage` and exits 2.
+// The last argument is the artifacts folder (created).
+export function args(names, usage) {
+  const given = process.argv.slice(2);
+  if (given.length < names.length || given.slice(0, names.length).some((v) => !v)) {
+    console.error(`usage: ${usage}`);
+    process.exit(2);
+  }
+  const out = Object.fromEntries(names.map((n, i) => [n, given[i]]));
+  mkdirSync(out.artifacts, { recursive: true });
+  return out;
+}
+
+// Runs `steps(at)` (each step names itself in `at.step`) on an opened
+// page; prints `seen` as one JSON line for the Rust test. A failed step is
+// named on stderr with a screenshot and the page's text, and exits 1.
+export async function runSteps(seen, { browser, context, page }, artifacts, steps) {
+  const at = { step: "launch" };
+  try {
+    await steps(at);
+    await context.close();
+  } catch (e) {
+    console.error(`step failed: ${at.step}: ${e.message}`);
+    try { await page.screenshot({ path: join(artifacts, "failed.png"), fullPage: true }); } catch {}
+    try { seen.failedAt = (await page.evaluate(() => document.body.innerText)).slice(0, 6000); } catch {}
+    console.log(JSON.stringify(seen));
+    await browser.close();
+    process.exit(1);
+  }
+  await browser.close();
+  console.log(JSON.stringify(seen));
 }

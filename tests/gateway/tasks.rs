@@ -26,6 +26,18 @@ async fn tasks_until(c: &mut Client, params: Value, want: impl Fn(&[Value]) -> b
     }
 }
 
+/// The main session spawns a slow sub-agent (1000 tokens, `delay_ms`
+/// apart); the active tasks once it runs.
+async fn spawn_slow(c: &mut Client, delay_ms: u64) -> Vec<Value> {
+    let spawn = json!({"task": format!("@tokens 1000\n@delay {delay_ms}"), "label": "slow helper"});
+    say(c, "main", &format!("@tool sessions_spawn {spawn}"), "spawn").await;
+    let active = json!({"status": ["queued", "running"]});
+    tasks_until(c, active, |t| {
+        of_kind(t, "subagent").is_some_and(|t| t["status"] == "running")
+    })
+    .await
+}
+
 fn of_kind<'a>(tasks: &'a [Value], kind: &str) -> Option<&'a Value> {
     tasks.iter().find(|t| t["kind"] == kind)
 }
@@ -38,19 +50,8 @@ async fn a_running_subagent_is_a_task_that_can_be_cancelled_and_its_record_outli
     say(&mut c, "main", "@tokens 2", "plain").await;
     let r = c.call("tasks.list", json!({})).await;
     assert_eq!(r["payload"]["tasks"], json!([]), "{r}");
-    let spawn = json!({"task": "@tokens 1000\n@delay 20", "label": "slow helper"});
-    say(
-        &mut c,
-        "main",
-        &format!("@tool sessions_spawn {spawn}"),
-        "spawn",
-    )
-    .await;
     let active = json!({"status": ["queued", "running"]});
-    let tasks = tasks_until(&mut c, active.clone(), |t| {
-        of_kind(t, "subagent").is_some_and(|t| t["status"] == "running")
-    })
-    .await;
+    let tasks = spawn_slow(&mut c, 20).await;
     let task = of_kind(&tasks, "subagent").unwrap().clone();
     let child = task["childSessionKey"].as_str().unwrap().to_string();
     assert!(child.starts_with("agent:main:subagent:"), "{task}");
@@ -225,19 +226,7 @@ async fn the_control_ui_lists_a_running_subagent_and_cancels_it() {
     let root = super::control_ui::installed_ui().display().to_string();
     let gw = TestGateway::with_config(json!({ "gateway": { "controlUi": { "root": root } } }));
     let mut c = admin(&gw).await;
-    let spawn = json!({"task": "@tokens 1000\n@delay 50", "label": "slow helper"});
-    say(
-        &mut c,
-        "main",
-        &format!("@tool sessions_spawn {spawn}"),
-        "spawn",
-    )
-    .await;
-    let active = json!({"status": ["queued", "running"]});
-    let tasks = tasks_until(&mut c, active, |t| {
-        of_kind(t, "subagent").is_some_and(|t| t["status"] == "running")
-    })
-    .await;
+    let tasks = spawn_slow(&mut c, 50).await;
     let id = of_kind(&tasks, "subagent").unwrap()["id"].clone();
 
     let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("control-ui-tasks");
