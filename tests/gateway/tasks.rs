@@ -50,7 +50,6 @@ async fn a_running_subagent_is_a_task_that_can_be_cancelled_and_its_record_outli
     say(&mut c, "main", "@tokens 2", "plain").await;
     let r = c.call("tasks.list", json!({})).await;
     assert_eq!(r["payload"]["tasks"], json!([]), "{r}");
-    let active = json!({"status": ["queued", "running"]});
     let tasks = spawn_slow(&mut c, 20).await;
     let task = of_kind(&tasks, "subagent").unwrap().clone();
     let child = task["childSessionKey"].as_str().unwrap().to_string();
