@@ -68,6 +68,7 @@ mod openai_http;
 mod parity;
 mod pending;
 mod plugins;
+mod probes;
 mod process;
 mod runtime;
 mod sessions;
