@@ -61,7 +61,7 @@ impl ControlUiRoot {
     }
 }
 
-fn normalize_base(raw: Option<&str>) -> String {
+pub(crate) fn normalize_base(raw: Option<&str>) -> String {
     let trimmed = raw.unwrap_or("").trim().trim_matches('/');
     if trimmed.is_empty() {
         String::new()

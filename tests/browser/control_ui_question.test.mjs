@@ -7,25 +7,22 @@
 //
 // Usage: node control_ui_question.test.mjs <base url> <token> <question> <option> <artifacts dir>
 
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { openRecorded } from "./recorded.mjs";
+import { args, openRecorded, runSteps } from "./recorded.mjs";
 
-const [base, token, question, option, artifacts] = process.argv.slice(2);
-if (!base || !token || !question || !option || !artifacts) {
-  console.error("usage: node control_ui_question.test.mjs <base url> <token> <question> <option> <artifacts dir>");
-  process.exit(2);
-}
-mkdirSync(artifacts, { recursive: true });
+const { base, token, question, option, artifacts } = args(
+  ["base", "token", "question", "option", "artifacts"],
+  "node control_ui_question.test.mjs <base url> <token> <question> <option> <artifacts dir>",
+);
 const WAIT = { timeout: 20_000 };
 const seen = { requests: {}, failedCalls: [], consoleErrors: [], pageErrors: [], resolveSent: null, resolveAnswered: null, buttons: [] };
-let step = "launch";
-const { browser, context, page, frames, mark, settled, load } = await openRecorded(seen, {
+const opened = await openRecorded(seen, {
   onRequest: (j) => { if (j.method === "question.resolve") seen.resolveSent = j.params; },
   onAnswer: (method, j) => { if (method === "question.resolve") seen.resolveAnswered = j.ok; },
 });
-try {
-  step = "sign in and find the question (its panel takes the composer's place)";
+const { page, frames, mark, settled, load } = opened;
+await runSteps(seen, opened, artifacts, async (at) => {
+  at.step = "sign in and find the question (its panel takes the composer's place)";
   await load(`${base}/#token=${encodeURIComponent(token)}`);
   await page.locator(`text=${question} >> visible=true`).first().waitFor(WAIT);
   await page.getByRole("button", { name: /^submit$/i }).first().waitFor(WAIT);
@@ -36,7 +33,7 @@ try {
       .map((e) => (e.textContent || "").trim()).filter((t) => t && t.length < 80));
   await page.screenshot({ path: join(artifacts, "01-question.png"), fullPage: true });
 
-  step = "choose the option";
+  at.step = "choose the option";
   // Inside the question panel (the user's own message names the option too).
   const answering = mark();
   await page.locator(".chat-question-panel").getByText(option, { exact: true }).first().click();
@@ -44,7 +41,7 @@ try {
   for (let i = 0; i < 5 && seen.resolveSent === null; i++) await frames();
   await page.screenshot({ path: join(artifacts, "02-chosen.png"), fullPage: true });
   if (seen.resolveSent === null) {
-    step = "submit the answer";
+    at.step = "submit the answer";
     await page.getByRole("button", { name: /^submit$/i }).first().click();
   }
   const deadline = Date.now() + 20_000;
@@ -52,14 +49,4 @@ try {
   await settled(answering);
   seen.after = (await page.evaluate(() => document.body.innerText)).slice(0, 6000);
   await page.screenshot({ path: join(artifacts, "03-answered.png"), fullPage: true });
-  await context.close();
-} catch (e) {
-  console.error(`step failed: ${step}: ${e.message}`);
-  try { await page.screenshot({ path: join(artifacts, "failed.png"), fullPage: true }); } catch {}
-  try { seen.failedAt = (await page.evaluate(() => document.body.innerText)).slice(0, 6000); } catch {}
-  console.log(JSON.stringify(seen));
-  await browser.close();
-  process.exit(1);
-}
-await browser.close();
-console.log(JSON.stringify(seen));
+});

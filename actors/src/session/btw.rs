@@ -67,8 +67,8 @@ impl SessionActor {
 pub(super) fn side_answer(
     act: &SessionActor,
     question: &str,
-) -> Result<Pin<Box<dyn Future<Output = String>>>, String> {
-    let models = act.view().models(None).map_err(|e| e.to_string())?;
+) -> Result<Pin<Box<dyn Future<Output = String>>>, CompanionError> {
+    let models = act.view().models(None)?;
     let window = act.view().window(&models);
     let mut messages: Messages = act.history.recent(CONTEXT_MESSAGES);
     messages.push(Arc::new(ChatMessage::user(question)));
@@ -92,7 +92,9 @@ pub(super) fn side_answer(
 pub(super) fn side_question(act: &SessionActor, run_id: RunId, question: String) -> Aside {
     let answer = match side_answer(act, &question) {
         Ok(a) => a,
-        Err(e) => return Aside::Now(format!("BTW: no model to ask ({e}).")),
+        Err(CompanionError::NoModel(e)) => {
+            return Aside::Now(format!("BTW: no model to ask ({e})."))
+        }
     };
     Aside::Later(Box::pin(async move {
         let text = answer.await;

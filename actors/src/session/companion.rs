@@ -46,7 +46,7 @@ impl Handler<CompanionAsk> for SessionActor {
         self.idle.touch();
         let answer = match super::btw::side_answer(self, &msg.question) {
             Ok(a) => a,
-            Err(e) => return Box::pin(actix::fut::ready(Err(CompanionError::NoModel(e)))),
+            Err(e) => return Box::pin(actix::fut::ready(Err(e))),
         };
         Box::pin(answer.into_actor(self).map(move |text, act, _| {
             let e = CompanionExchange {

@@ -233,7 +233,7 @@ impl Settling<'_> {
         let mut entries = Vec::new();
         let e = self.entry;
         let ended = super::runs::run_id_of(event).and_then(|r| self.state.run(r));
-        if let Some(run) = ended.filter(|_| event.end_status().is_some()) {
+        if let Some(run) = ended {
             writes.extend(super::tally::row(
                 e,
                 (self.key, self.agent),

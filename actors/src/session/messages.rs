@@ -187,7 +187,7 @@ pub struct CompanionExchange {
 #[derive(Debug, thiserror::Error)]
 pub enum CompanionError {
     #[error("no model to ask: {0}")]
-    NoModel(String),
+    NoModel(#[from] crate::provider::selection::ModelRefError),
 }
 
 /// Reply: the tools this session's next turn from its operator is offered

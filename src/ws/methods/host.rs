@@ -59,13 +59,7 @@ pub async fn environments(state: &SharedState, p: &Value) -> MethodResult {
             "invalid environments.list params: must be object",
         ));
     }
-    let nodes = state
-        .gateway
-        .nodes
-        .send(ferroclaw_actors::nodes::ListNodes)
-        .await
-        .map_err(|_| ErrorShape::unavailable("node registry unavailable").retry_after(1000))?
-        .map_err(super::store_err)?;
+    let nodes = super::nodes::nodes(state).await?;
     let mut envs = vec![json!({
         "id": "gateway", "type": "local", "label": "Gateway local", "status": "available",
         "platform": node_platform(), "sessionHost": true, "trust": "persistent",

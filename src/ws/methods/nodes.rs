@@ -37,7 +37,7 @@ fn shown(v: &NodeView, caller: &Caller) -> Value {
     row
 }
 
-async fn nodes(state: &SharedState) -> Result<Vec<NodeView>, ErrorShape> {
+pub(crate) async fn nodes(state: &SharedState) -> Result<Vec<NodeView>, ErrorShape> {
     state
         .gateway
         .nodes

@@ -104,18 +104,8 @@ async fn approval_replay(state: &SharedState, key: &str) -> Result<Value, ErrorS
         .await
         .map_err(down)?;
     let settings = state.live.settings();
-    let base = settings
-        .gateway
-        .control_ui
-        .base_path
-        .as_deref()
-        .unwrap_or("");
-    let base = base.trim().trim_matches('/');
-    let base = if base.is_empty() {
-        String::new()
-    } else {
-        format!("/{base}")
-    };
+    let base =
+        crate::http::ui_root::normalize_base(settings.gateway.control_ui.base_path.as_deref());
     let ours: Vec<Value> = pending
         .iter()
         .filter(|a| a.request["sessionKey"].as_str() == Some(key))
