@@ -87,10 +87,15 @@ async fn approval(
         );
         return Ok(());
     };
-    let answer = prompt
+    // A terminal that closed is no answer: the request stays for the
+    // next client (an operator, or the next call to this session).
+    let Some(answer) = prompt
         .line("  [o] allow once  [a] allow always  [d] deny > ")
         .await
-        .unwrap_or_default();
+    else {
+        eprintln!("  stdin ended: left for an operator client (exec.approval.resolve {id})");
+        return Ok(());
+    };
     let decision = match answer.trim().to_ascii_lowercase().as_str() {
         "o" | "once" | "y" | "yes" => "allow-once",
         "a" | "always" => "allow-always",
@@ -135,14 +140,11 @@ async fn question(
             1 => "  answer (empty line: skip) > ".to_string(),
             _ => format!("  {}. {} > ", i + 1, q.header),
         };
-        lines.push(
-            prompt
-                .line(&ask)
-                .await
-                .unwrap_or_default()
-                .trim()
-                .to_string(),
-        );
+        let Some(line) = prompt.line(&ask).await else {
+            eprintln!("  stdin ended: left for an operator client (question.resolve {id})");
+            return Ok(());
+        };
+        lines.push(line.trim().to_string());
     }
     let params = match lines.iter().all(String::is_empty) {
         true => json!({ "id": id, "cancel": true }),
