@@ -124,6 +124,7 @@ pub async fn start(
         log_file: opts.log_file,
         state_dir: opts.state_dir,
         config_write: tokio::sync::Mutex::new(()),
+        memory_import: tokio::sync::Mutex::new(()),
         server_version: VERSION,
         control_ui,
         event_bridge,

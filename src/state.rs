@@ -24,6 +24,8 @@ pub struct AppState {
     pub state_dir: PathBuf,
     /// Serialises config writes so two `config.set` calls cannot both pass the hash check.
     pub config_write: tokio::sync::Mutex<()>,
+    /// One memory import at a time (`migrations.memory.apply`).
+    pub memory_import: tokio::sync::Mutex<()>,
     pub server_version: &'static str,
     /// OpenClaw's Control UI folder, when one is served.
     pub control_ui: Option<crate::http::ui_root::ControlUiRoot>,

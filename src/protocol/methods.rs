@@ -91,6 +91,7 @@ pub const METHODS: &[&str] = &[
     "question.get",
     "environments.list",
     "migrations.memory.plan",
+    "migrations.memory.apply",
     "node.list",
     "node.describe",
     "node.pair.list",

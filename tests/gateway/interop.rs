@@ -363,7 +363,11 @@ fn openclaw_cli_calls_every_method_answered_for_the_control_ui() {
         ("plugins.catalog.browse", "{}", "items"),
         ("artifacts.list", "{}", "artifacts"),
         ("themes.list", "{}", "themes"),
-        ("migrations.memory.plan", "{}", "providers"),
+        (
+            "migrations.memory.plan",
+            r#"{"agentId":"main"}"#,
+            "providers",
+        ),
         ("node.list", "{}", "nodes"),
         ("cron.list", "{}", "jobs"),
         ("cron.runs", "{}", "entries"),

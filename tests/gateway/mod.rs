@@ -58,6 +58,7 @@ mod media_channels;
 mod media_history;
 mod media_out;
 mod memory;
+mod memory_import;
 mod methods;
 mod migrate;
 pub(crate) mod nodes;

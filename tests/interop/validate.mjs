@@ -11,7 +11,11 @@ import * as protocol from "./node_modules/openclaw/dist/gateway/protocol/index.j
 // chunk that exports the name and take it from there.
 const dist = new URL("./node_modules/openclaw/dist/", import.meta.url);
 const chunks = readdirSync(dist).filter((f) => /^src-.*\.mjs$/.test(f));
+// `Group.Member` names a schema kept in an exported object of schemas
+// (`MigrationProtocolSchemas.MigrationsMemoryPlanResult`).
 async function schemaNamed(name) {
+  const [group, member] = name.split(".");
+  if (member) return (await schemaNamed(group))?.[member];
   if (protocol[name]) return protocol[name];
   const exported = new RegExp(`\\b${name} as ([\\w$]+)`);
   for (const f of chunks) {

@@ -9,6 +9,8 @@
 //! Memory stays bounded by a batch, whatever the size of the transcripts.
 //! Plain file and store work: no actors, no network.
 
+pub mod memory;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 

@@ -90,15 +90,6 @@ pub fn answer(state: &SharedState, method: &str, p: &Value) -> Option<MethodResu
         // ferroclaw reaches no registry: nothing to browse, and it says why.
         "plugins.catalog.browse" => json!({ "items": [], "remoteError": NO_PLUGIN_CATALOG }),
         "themes.list" => themes(state),
-        "migrations.memory.plan" => {
-            let agent = state
-                .live
-                .settings()
-                .default_agent_id()
-                .to_ascii_lowercase();
-            let workspace = state.gateway.context.workspace.display().to_string();
-            json!({ "agentId": agent, "workspace": workspace, "providers": [] })
-        }
         _ => return None,
     };
     Some(json(v))

@@ -21,6 +21,7 @@ mod hook_status;
 mod host;
 mod memory;
 pub(crate) mod message_action;
+mod migrations;
 mod models;
 mod nodes;
 pub(crate) mod outbound;
@@ -283,6 +284,8 @@ async fn route(
         "chat.history" => watch::history(state, p).await,
         "chat.abort" => chat::abort(state, p).await,
         "tasks.list" => tasks::list(state, p).await,
+        "migrations.memory.plan" => migrations::plan(state, p).await,
+        "migrations.memory.apply" => migrations::apply(state, p).await,
         "sessions.fork" => branches::fork(state, p).await,
         "artifacts.list" => artifacts::list(state, p).await,
         "progressCard.get" => cards::get(state, p).await,
