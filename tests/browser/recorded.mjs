@@ -10,11 +10,15 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { watch } from "./settle.mjs";
 
-// OpenClaw's chat header asks for the workspace's icon; a workspace without
-// one answers 404 (as OpenClaw's own server does), which Chromium logs as a
-// console error. That one is the upstream UI's, not a fault of the gateway.
+// OpenClaw's chat header asks for the workspace's icon, and its Activity
+// page for the agent's avatar (`/avatar/<agent id>`); a workspace without
+// an icon, an agent without an avatar image, answers 404 (as OpenClaw's own
+// server does: `handleControlUiAvatarRequest`), which Chromium logs as a
+// console error. Those are the upstream UI's, not faults of the gateway.
 export function noWorkspaceIcon(m) {
-  return m.text().startsWith("Failed to load resource") && (m.location()?.url || "").includes("/__openclaw__/workspace-icon/");
+  const url = m.location()?.url || "";
+  return m.text().startsWith("Failed to load resource")
+    && (url.includes("/__openclaw__/workspace-icon/") || /\/avatar\/[^/?]+$/.test(new URL(url, "http://x").pathname));
 }
 
 export async function openRecorded(seen, { onRequest, onAnswer } = {}) {

@@ -112,3 +112,44 @@ async fn what_the_agent_wrote_in_the_workspace_is_listed_newest_first() {
         .await;
     assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{r}");
 }
+
+/// OpenClaw's own Control UI shows an image the agent wrote on its
+/// Activity page (`tests/browser/control_ui_activity.test.mjs`): listed by
+/// `artifacts.list`, its bytes loaded from the signed `/media` link, served
+/// as the image it is and sandboxed.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_control_ui_activity_page_shows_an_image_the_agent_wrote() {
+    let root = super::control_ui::installed_ui().display().to_string();
+    let gw = TestGateway::with_config(json!({ "gateway": { "controlUi": { "root": root } } }));
+    let mut c = admin(&gw).await;
+    let svg = r##"<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><rect width="120" height="80" fill="#2a7"/></svg>"##;
+    let write = json!({"path": "plots/growth.svg", "content": svg});
+    say(&mut c, "main", &format!("@tool write {write}"), "w1").await;
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("control-ui-activity");
+    let base = format!("http://{}", gw.addr);
+    let report = crate::support::browser::browser_script(
+        "control_ui_activity.test.mjs",
+        &[
+            base.as_ref(),
+            crate::support::TOKEN.as_ref(),
+            "plots/growth.svg".as_ref(),
+        ],
+        &shots,
+    )
+    .await;
+    assert!(
+        report["listed"]
+            .as_array()
+            .is_some_and(|l| l.contains(&json!("plots/growth.svg"))),
+        "{report}"
+    );
+    assert_eq!(report["image"]["width"], 120, "the image loaded: {report}");
+    assert_eq!(
+        report["media"][0],
+        json!({"status": 200, "type": "image/svg+xml"}),
+        "{report}"
+    );
+    for list in ["failedCalls", "consoleErrors", "pageErrors"] {
+        assert_eq!(report[list], json!([]), "{list}: {report}");
+    }
+}

@@ -25,6 +25,9 @@ impl MediaKind {
     pub fn of(content_type: &str) -> MediaKind {
         let t = content_type.to_ascii_lowercase();
         match t.split('/').next().unwrap_or("") {
+            // Markup, not pixels: text to read, never an image for a
+            // vision model.
+            _ if t == "image/svg+xml" => MediaKind::Document,
             "image" => MediaKind::Image,
             "audio" => MediaKind::Audio,
             "video" => MediaKind::Video,
@@ -96,6 +99,14 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
     })
 }
 
+/// SVG announces itself in text: markup whose first element (after an
+/// optional XML declaration, doctype or comments) is `<svg`.
+fn is_svg(bytes: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let head = head.trim_start_matches('\u{feff}').trim_start();
+    head.starts_with('<') && head.contains("<svg")
+}
+
 pub(super) fn hash(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -125,9 +136,14 @@ fn settle_type(bytes: &[u8], declared: Option<&str>) -> (String, Option<String>)
         (Some("video/mp4"), Some(d)) if MediaKind::of(&d) == MediaKind::Audio => (d, None),
         (Some(s), Some(d)) if s != d => (s.to_string(), Some(d)),
         (Some(s), _) => (s.to_string(), None),
+        (None, Some(d)) if d == "image/svg+xml" && is_svg(bytes) => (d, None),
         // Said to be an image or a PDF, and the bytes are not one (those
         // always announce themselves): not trusted as one.
-        (None, Some(d)) if MediaKind::of(&d) == MediaKind::Image || d == "application/pdf" => {
+        (None, Some(d))
+            if MediaKind::of(&d) == MediaKind::Image
+                || d == "application/pdf"
+                || d == "image/svg+xml" =>
+        {
             ("application/octet-stream".into(), Some(d))
         }
         (None, Some(d)) => (d, None),
@@ -255,5 +271,27 @@ pub(super) fn remember(dir: &Path, id: &str, what: &str, u: &super::Understood) 
     let path = path_of(dir, id).with_extension(format!("{what}.json"));
     if let Ok(text) = serde_json::to_string(u) {
         let _ = crate::fsutil::write_atomic(&path, &text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn svg_is_kept_as_svg_only_when_its_bytes_are_svg_and_is_never_a_vision_image() {
+        let svg = br#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>"#;
+        let said = Some("image/svg+xml");
+        assert_eq!(settle_type(svg, said), ("image/svg+xml".into(), None));
+        let not = settle_type(b"\x00\x01binary", said);
+        assert_eq!(
+            not,
+            (
+                "application/octet-stream".into(),
+                Some("image/svg+xml".into())
+            )
+        );
+        assert_eq!(MediaKind::of("image/svg+xml"), MediaKind::Document);
+        assert_eq!(MediaKind::of("image/png"), MediaKind::Image);
     }
 }
