@@ -17,6 +17,7 @@ mod clients;
 mod command_hooks;
 mod commands;
 mod compaction;
+mod config_form;
 mod context;
 mod control_ui;
 mod control_ui_http;

@@ -26,6 +26,7 @@ pub struct HeartbeatSettings {
     pub prompt: String,
     /// `{ start: "08:00", end: "22:00", timezone? }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::shapes::active_hours")]
     pub active_hours: Option<Value>,
     /// What may stand beside `HEARTBEAT_OK` and still be an acknowledgement.
     pub ack_max_chars: u64,
@@ -150,6 +151,7 @@ pub struct AgentModelEntry {
     pub alias: Option<String>,
     /// Provider parameters for this model (free-form, the provider's).
     pub params: Option<Map<String, Value>>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub agent_runtime: Option<Value>,
     pub picker_runtimes: Option<Vec<String>>,
     pub code_mode: Option<bool>,

@@ -54,6 +54,7 @@ pub struct BrowserSettings {
     pub attach_only: Option<bool>,
     pub allow_system_profile_import: Option<bool>,
     pub tab_cleanup: Option<super::Toggle>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub extension_relay: Option<Value>,
 }
 

@@ -224,6 +224,7 @@ pub struct GroupRule {
     pub require_mention: Option<bool>,
     /// Senders allowed in this chat (unset: the account's `groupAllowFrom`).
     #[serde(default)]
+    #[schemars(with = "Option<Vec<IdValue>>")]
     pub allow_from: Option<Vec<Value>>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -238,6 +239,7 @@ pub struct MatrixRoomRule {
     pub auto_reply: Option<bool>,
     /// Senders allowed in the room (OpenClaw's name for `allowFrom`).
     #[serde(default)]
+    #[schemars(with = "Option<Vec<IdValue>>")]
     pub users: Option<Vec<Value>>,
     #[serde(flatten)]
     pub rule: GroupRule,
@@ -255,6 +257,7 @@ pub struct ChannelRule {
     #[serde(default)]
     pub require_mention: Option<bool>,
     #[serde(default)]
+    #[schemars(with = "Option<Vec<IdValue>>")]
     pub users: Option<Vec<Value>>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -267,6 +270,7 @@ pub struct GuildRule {
     #[serde(default)]
     pub require_mention: Option<bool>,
     #[serde(default)]
+    #[schemars(with = "Option<Vec<IdValue>>")]
     pub users: Option<Vec<Value>>,
     #[serde(default)]
     pub channels: BTreeMap<String, ChannelRule>,

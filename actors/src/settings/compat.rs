@@ -123,7 +123,9 @@ pub struct CommandsSettings {
     #[schemars(extend("writeOnly" = true))]
     pub owner_display_secret: Option<String>,
     /// `auto`, true or false (and per provider in OpenClaw).
+    #[schemars(schema_with = "super::shapes::auto_or_bool")]
     pub native: Option<Value>,
+    #[schemars(schema_with = "super::shapes::auto_or_bool")]
     pub native_skills: Option<Value>,
     pub text: Option<bool>,
     pub bash: Option<bool>,
@@ -133,8 +135,10 @@ pub struct CommandsSettings {
     pub plugins: Option<bool>,
     pub debug: Option<bool>,
     pub restart: Option<bool>,
+    #[schemars(with = "Option<Vec<super::channels::IdValue>>")]
     pub owner_allow_from: Option<Vec<Value>>,
     /// Who may run them: a list, or per channel.
+    #[schemars(with = "Option<BTreeMap<String, Vec<super::channels::IdValue>>>")]
     pub allow_from: Option<Value>,
 }
 
@@ -145,6 +149,7 @@ pub struct CommandsSettings {
 pub struct MemorySection {
     /// `auto` | `on` | `off`.
     pub citations: Option<String>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub search: Option<Value>,
 }
 
@@ -157,6 +162,7 @@ pub struct TalkSettings {
     /// `<provider>`: its settings (OpenClaw leaves them free-form; `apiKey`
     /// is a secret).
     pub providers: Option<BTreeMap<String, TalkProvider>>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub realtime: Option<Value>,
     pub consult_thinking_level: Option<String>,
     pub consult_fast_mode: Option<bool>,
@@ -189,7 +195,9 @@ pub struct PluginsSettings {
     pub enabled: Option<bool>,
     pub allow: Option<Vec<String>>,
     pub deny: Option<Vec<String>>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub load: Option<Value>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub slots: Option<Value>,
     pub entries: Option<BTreeMap<String, PluginEntry>>,
 }
@@ -213,7 +221,9 @@ impl PluginsSettings {
 pub struct PluginEntry {
     pub enabled: Option<bool>,
     pub hooks: Option<PluginHookPolicy>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub subagent: Option<Value>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub llm: Option<Value>,
     pub config: Option<PluginConfig>,
     /// OpenClaw's older places for a plugin's key and environment.

@@ -14,6 +14,7 @@ use serde_json::Value;
 #[serde(rename_all = "camelCase")]
 pub struct HttpSettings {
     pub endpoints: HttpEndpoints,
+    #[schemars(schema_with = "super::shapes::object")]
     pub security_headers: Option<Value>,
 }
 
@@ -24,6 +25,7 @@ pub struct HttpEndpoints {
     /// `/v1/chat/completions` and `/v1/models` (OpenAI's API).
     pub chat_completions: HttpEndpoint,
     /// OpenClaw's `/v1/responses` (not served by ferroclaw).
+    #[schemars(schema_with = "super::shapes::object")]
     pub responses: Option<Value>,
     /// `/mcp`: the gateway as an MCP server.
     pub mcp: McpEndpoint,
@@ -34,6 +36,7 @@ pub struct HttpEndpoints {
 pub struct HttpEndpoint {
     pub enabled: bool,
     /// OpenClaw's image URL fetching for this endpoint.
+    #[schemars(schema_with = "super::shapes::object")]
     pub images: Option<Value>,
 }
 
@@ -57,6 +60,7 @@ pub struct RemoteSettings {
     pub token: Option<String>,
     #[schemars(extend("writeOnly" = true))]
     pub password: Option<String>,
+    #[schemars(schema_with = "super::shapes::object")]
     pub edge_auth: Option<Value>,
     pub tls_fingerprint: Option<String>,
     pub ssh_target: Option<String>,

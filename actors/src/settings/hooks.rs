@@ -27,6 +27,7 @@ pub struct HooksSettings {
     pub mappings: Vec<HookMapping>,
     /// `{ url, token? }`: every accepted channel message is posted there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::shapes::object")]
     pub message_received: Option<Value>,
     /// ferroclaw's: commands run at OpenClaw's hook points, by hook name
     /// (`before_tool_call`, `message_sending`...).
@@ -107,6 +108,7 @@ pub struct HookMapping {
     pub timeout_seconds: Option<u64>,
     /// OpenClaw's transform modules: refused (ferroclaw runs no JS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::shapes::object")]
     pub transform: Option<Value>,
     #[serde(flatten)]
     pub other: Map<String, Value>,

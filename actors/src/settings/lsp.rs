@@ -44,6 +44,7 @@ pub struct LspServerSettings {
     pub transport: Option<String>,
     /// Sent as `initializationOptions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::shapes::object")]
     pub initialization_options: Option<Value>,
     #[serde(flatten)]
     pub other: Map<String, Value>,

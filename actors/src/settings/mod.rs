@@ -22,6 +22,7 @@ mod media;
 mod nodes;
 pub mod schema;
 mod session;
+mod shapes;
 mod skills;
 mod tools;
 mod tts;
@@ -500,14 +501,17 @@ pub struct AgentEntry {
     #[serde(default)]
     pub model: Option<ModelChoice>,
     #[serde(default)]
+    #[schemars(schema_with = "shapes::identity")]
     pub identity: Option<Value>,
     #[serde(default)]
     pub skill_filter: Option<Vec<String>>,
     #[serde(default)]
     pub tools: Option<ToolLayer>,
     #[serde(default)]
+    #[schemars(schema_with = "shapes::object")]
     pub sandbox: Option<Value>,
     #[serde(default)]
+    #[schemars(schema_with = "shapes::object")]
     pub heartbeat: Option<Value>,
     /// Voices, persona or mode of this agent's spoken replies over `tts`.
     #[serde(default)]
@@ -538,8 +542,10 @@ pub struct ProviderSettings {
     #[serde(default)]
     pub models: Vec<ModelEntry>,
     #[serde(default)]
+    #[schemars(schema_with = "shapes::object")]
     pub compat: Option<Value>,
     #[serde(default)]
+    #[schemars(schema_with = "shapes::provider_auth")]
     pub auth: Option<Value>,
 }
 
@@ -558,8 +564,10 @@ pub struct ModelEntry {
     #[serde(default)]
     pub input: Option<Vec<String>>,
     #[serde(default)]
+    #[schemars(schema_with = "shapes::cost")]
     pub cost: Option<Value>,
     #[serde(default)]
+    #[schemars(schema_with = "shapes::object")]
     pub compat: Option<Value>,
     #[serde(default)]
     pub api: Option<String>,

@@ -454,6 +454,21 @@ async fn openclaws_control_ui_shows_no_secret_and_saving_its_raw_editor_keeps_th
             assert!(!text.contains(&s), "{page} shows {s}");
         }
     }
+    // Every setting is rendered as a field: none falls back to the UI's
+    // "Unsupported schema node" (a schema it cannot draw).
+    let undrawn: Vec<String> = pages
+        .iter()
+        .flat_map(|(page, text)| {
+            let lines: Vec<&str> = text.as_str().unwrap().lines().collect();
+            lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.contains("Unsupported schema node"))
+                .map(|(i, _)| format!("{page}: {}", lines[i.saturating_sub(3)..=i].join(" | ")))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(undrawn.is_empty(), "{undrawn:#?}");
     let raw = report["raw"].as_str().unwrap();
     assert_clean("the raw editor", raw);
     assert!(raw.contains(crate::support::REDACTED_SENTINEL), "{raw}");
