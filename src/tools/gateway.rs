@@ -81,52 +81,26 @@ fn delay(args: &Value) -> u64 {
         .min(60_000)
 }
 
-/// The config schema's node at a dotted `path` (none: the top-level keys).
+/// The config schema at a dotted `path` and its children, as the gateway's
+/// `config.schema.lookup` answers it (none: the top-level keys).
 fn schema_lookup(path: Option<&str>) -> ToolOutcome {
-    let schema = ferroclaw_actors::settings::json_schema();
-    let defs = schema.get("$defs").or(schema.get("definitions"));
-    let resolve = |node: &Value| -> Value {
-        match node.get("$ref").and_then(Value::as_str) {
-            Some(r) => r
-                .rsplit('/')
-                .next()
-                .and_then(|name| defs?.get(name))
-                .cloned()
-                .unwrap_or(Value::Null),
-            None => node.clone(),
-        }
-    };
-    let mut node = schema.clone();
     let Some(path) = path else {
-        let keys: Vec<&String> = schema["properties"]
-            .as_object()
-            .map(|o| o.keys().collect())
-            .unwrap_or_default();
+        let top = ferroclaw_actors::settings::lookup::lookup(".").unwrap_or_default();
+        let keys: Vec<&Value> = top["children"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| &c["key"])
+            .collect();
         return ToolOutcome::ok(json!({ "keys": keys, "hint": "config.schema.lookup with path (e.g. tools.web.search) for one section" }).to_string());
     };
-    for part in path.split('.').filter(|p| !p.is_empty()) {
-        let here = resolve(&node);
-        let next = here
-            .pointer(&format!("/properties/{part}"))
-            .or_else(|| here.get("additionalProperties").filter(|a| a.is_object()))
-            .cloned();
-        match next {
-            Some(n) => node = n,
-            None => {
-                return ToolOutcome::ok(json!({ "path": path, "schema": null, "note": "not a typed key: ferroclaw keeps it as written (OpenClaw's key, free-form here)" }).to_string())
-            }
-        }
+    match ferroclaw_actors::settings::lookup::lookup(path) {
+        Some(found) => ToolOutcome::ok(found.to_string()),
+        None => ToolOutcome::ok(
+            json!({ "path": path, "schema": null, "note": "config schema path not found" })
+                .to_string(),
+        ),
     }
-    let mut shown = resolve(&node);
-    // One level: nested sections are named, not expanded.
-    if let Some(props) = shown.get_mut("properties").and_then(Value::as_object_mut) {
-        for v in props.values_mut() {
-            if v.get("$ref").is_some() || v.get("properties").is_some() {
-                *v = json!({ "type": "object", "description": v.get("description").cloned().unwrap_or(Value::Null) });
-            }
-        }
-    }
-    ToolOutcome::ok(json!({ "path": path, "schema": shown }).to_string())
 }
 
 /// Records the note for the next start and asks the process to restart.

@@ -1,7 +1,8 @@
 //! ferroclaw's `config.schema` as OpenClaw's own Control UI reads it: the
 //! settings-form analyzer of its built UI (`tests/interop/config_form.mjs`)
 //! finds no setting it must show as "Unsupported schema node. Use Raw
-//! mode.": every setting is a field in the form.
+//! mode.": every setting is a field in the form. `config.schema.lookup`
+//! answers one path and its children in OpenClaw's shape.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,6 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
+use super::validators::Recorded;
 use crate::support::process::{WaitWithin, CHILD_LIMIT};
 use crate::support::{admin, TestGateway};
 
@@ -50,4 +52,45 @@ async fn openclaws_settings_form_draws_every_setting_of_the_schema() {
     assert_eq!(undrawable(&bad), ["blank"]);
     let paths = undrawable(schema);
     assert!(paths.is_empty(), "{} undrawable: {paths:#?}", paths.len());
+}
+
+#[tokio::test]
+async fn config_schema_lookup_answers_a_path_and_its_children() {
+    let gw = TestGateway::start();
+    let mut c = admin(&gw).await;
+    let mut seen = Recorded::default();
+    let schema = "ConfigSchemaLookupResultSchema";
+    let r = c
+        .call("config.schema.lookup", json!({"path": "channels.telegram"}))
+        .await;
+    seen.add("channels.telegram", schema, &r["payload"]);
+    let keys: Vec<&Value> = r["payload"]["children"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|c| &c["key"])
+        .collect();
+    assert!(keys.contains(&&json!("botToken")), "{r}");
+    let token = c
+        .call(
+            "config.schema.lookup",
+            json!({"path": "channels.telegram.botToken"}),
+        )
+        .await;
+    assert_eq!(token["payload"]["schema"]["writeOnly"], true, "{token}");
+    let root = c.call("config.schema.lookup", json!({"path": "."})).await;
+    seen.add("root", schema, &root["payload"]);
+    assert_eq!(root["payload"]["path"], ".");
+    let item = c
+        .call("config.schema.lookup", json!({"path": "agents.list[0].id"}))
+        .await;
+    assert_eq!(item["payload"]["path"], "agents.list.0.id", "{item}");
+    assert_eq!(item["payload"]["schema"]["type"], "string");
+    let none = c
+        .call("config.schema.lookup", json!({"path": "no.such.key"}))
+        .await;
+    assert_eq!(none["error"]["message"], "config schema path not found");
+    let bad = c.call("config.schema.lookup", json!({"path": "a b"})).await;
+    assert_eq!(bad["error"]["code"], "INVALID_REQUEST", "{bad}");
+    assert_eq!(seen.refused(), Vec::<Value>::new());
 }

@@ -31,6 +31,7 @@ fn params_for(method: &str) -> Value {
         "sessions.companion.ask" => json!({"sessionKey": "main", "question": "anything new?"}),
         "set-heartbeats" => json!({"enabled": true}),
         "migrations.memory.plan" => json!({"agentId": "main"}),
+        "config.schema.lookup" => json!({"path": "gateway"}),
         "exec.approval.grants.revoke" => json!({"grantId": "no-such-grant"}),
         "tts.setProvider" => json!({"provider": "tts-local-cli"}),
         "tts.setPersona" => json!({"persona": null}),

@@ -16,6 +16,7 @@ mod channels;
 mod compat;
 mod gateway;
 mod hooks;
+pub mod lookup;
 mod lsp;
 mod mcp;
 mod media;

@@ -96,6 +96,31 @@ pub fn schema(p: &Value) -> MethodResult {
     }))
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LookupParams {
+    path: String,
+}
+
+/// `config.schema.lookup`: one path's schema and its children
+/// (`settings::lookup`).
+pub fn schema_lookup(p: &Value) -> MethodResult {
+    let p: LookupParams = super::params("config.schema.lookup", p)?;
+    let ok_chars = p
+        .path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_./[]-*".contains(c));
+    if p.path.is_empty() || p.path.len() > 1024 || !ok_chars {
+        return Err(ErrorShape::invalid(
+            "invalid config.schema.lookup params: at /path: must match pattern \"^[A-Za-z0-9_./\\[\\]\\-*]+$\"",
+        ));
+    }
+    match ferroclaw_actors::settings::lookup::lookup(&p.path) {
+        Some(found) => json(found),
+        None => Err(ErrorShape::invalid("config schema path not found")),
+    }
+}
+
 /// `config.get`; the file is read and checked on the blocking pool.
 pub async fn get(state: &SharedState) -> MethodResult {
     let c = state.live.get();

@@ -355,6 +355,7 @@ async fn route(
         "usage.cost" => usage::cost(state, p).await,
         "usage.status" => usage::status(state, p).await,
         "config.schema" => config::schema(p),
+        "config.schema.lookup" => config::schema_lookup(p),
         "users.list" => users::list(p),
         "users.self" => users::this(p),
         "secrets.reload" => secrets::reload(state, p).await,
