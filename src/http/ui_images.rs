@@ -130,12 +130,7 @@ pub async fn workspace_icon(req: &HttpRequest, state: &SharedState, key: &str) -
 }
 
 pub async fn avatar(req: &HttpRequest, state: &SharedState, agent: &str) -> HttpResponse {
-    let valid = !agent.is_empty()
-        && agent.len() <= 64
-        && agent
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !valid {
+    if !crate::ws::methods::agents::valid_agent_id(agent) {
         return not_found();
     }
     if let Some(refused) = authorized(req, state, "avatar").await {

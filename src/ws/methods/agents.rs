@@ -203,6 +203,27 @@ pub async fn avatar_of(state: &SharedState, agent_id: &str) -> Option<(PathBuf, 
 }
 
 /// The workspace of an agent (configured ones; else the default workspace).
+/// An agent id as a path segment may carry it (OpenClaw's rule: letters,
+/// digits, `-`, `_`; at most 64).
+pub fn valid_agent_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Whether the gateway runs `agent` (the default agent, or one listed).
+pub fn is_known_agent(state: &SharedState, agent: &str) -> bool {
+    let settings = state.live.settings();
+    agent == settings.default_agent_id()
+        || settings
+            .agents
+            .list
+            .iter()
+            .any(|a| a.id.eq_ignore_ascii_case(agent))
+}
+
 pub fn workspace_of(state: &SharedState, agent_id: &str) -> PathBuf {
     let settings = state.live.settings();
     let id = agent_id.to_ascii_lowercase();

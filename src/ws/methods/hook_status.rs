@@ -115,13 +115,7 @@ pub async fn status(state: &SharedState, p: &Value) -> MethodResult {
         Some(a) => a.to_ascii_lowercase(),
         None => settings.default_agent_id().to_string(),
     };
-    let known = agent == settings.default_agent_id()
-        || settings
-            .agents
-            .list
-            .iter()
-            .any(|a| a.id.eq_ignore_ascii_case(&agent));
-    if !known {
+    if !super::agents::is_known_agent(state, &agent) {
         return Err(ErrorShape::invalid(format!("unknown agent id \"{agent}\"")));
     }
     let workspace = workspace_of(state, &agent);

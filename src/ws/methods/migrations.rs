@@ -16,7 +16,7 @@ use ferroclaw_actors::openclaw::memory::{self, Item, ItemStatus, Plan, PROVIDER_
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::agents::workspace_of;
+use super::agents::{is_known_agent, valid_agent_id, workspace_of};
 use super::{json, params, MethodResult};
 use crate::protocol::errors::ErrorShape;
 use crate::state::SharedState;
@@ -49,22 +49,10 @@ struct ApplyParams {
 /// The agent a call names, if the gateway runs it.
 fn known_agent(state: &SharedState, raw: &str) -> Result<String, ErrorShape> {
     let agent = raw.trim().to_ascii_lowercase();
-    let valid = !agent.is_empty()
-        && agent.len() <= 64
-        && agent
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !valid {
+    if !valid_agent_id(&agent) {
         return Err(ErrorShape::invalid("invalid agent id"));
     }
-    let settings = state.live.settings();
-    let known = agent == settings.default_agent_id()
-        || settings
-            .agents
-            .list
-            .iter()
-            .any(|a| a.id.eq_ignore_ascii_case(&agent));
-    match known {
+    match is_known_agent(state, &agent) {
         true => Ok(agent),
         false => Err(ErrorShape::invalid("unknown agent id")),
     }
