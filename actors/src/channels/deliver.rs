@@ -137,6 +137,7 @@ pub trait Outlet: Clone + Unpin + 'static {
             Err(SendFailure {
                 unknown: false,
                 error: "this channel does not upload files yet".into(),
+                retry_after_ms: None,
             })
         }
     }
@@ -609,6 +610,7 @@ impl<O: Outlet> Deliverer<O> {
                     Err(e) => Err(SendFailure {
                         unknown: false,
                         error: e.to_string(),
+                        retry_after_ms: None,
                     }),
                 },
                 None => self.outlet.send_media(&to, m, &item.text).await,
@@ -646,7 +648,7 @@ impl<O: Outlet> Deliverer<O> {
             OutState::Sending { at_ms: now },
         )?;
         self.store.flush().await?;
-        let outcome = self.call(d, &item).await;
+        let outcome = self.call_held(d, &item).await?;
         let now = crate::now_ms();
         let (state, id) = match outcome {
             Ok(id) => {
@@ -737,6 +739,8 @@ fn outbound_record(channel: &str, d: &Delivery, items: &[OutboxItem]) -> crate::
     })
 }
 
+#[path = "held.rs"]
+mod held;
 #[path = "preview.rs"]
 mod preview;
 use preview::{Chunks, Preview};

@@ -69,6 +69,8 @@ pub struct Desk<O: Outlet> {
     /// The pending wake-up for the debounce's next due batch.
     debounce_timer: Option<SpawnHandle>,
     fatal: Option<String>,
+    /// Each session's replies to a chat in the order of its messages.
+    reply_order: super::reply_order::ReplyOrder,
     span: tracing::Span,
 }
 
@@ -89,6 +91,7 @@ impl<O: Outlet> Desk<O> {
             connection: None,
             debounce_timer: None,
             fatal: None,
+            reply_order: Default::default(),
         }
     }
 
@@ -130,8 +133,20 @@ impl<O: Outlet> Desk<O> {
         }
     }
 
-    fn deliver(&self, d: Delivery, ctx: &mut Context<Self>) {
-        ctx.spawn(self.deliverer().run(d).into_actor(self));
+    fn deliver(&mut self, d: Delivery, ctx: &mut Context<Self>) {
+        let mut ticket = self.reply_order.ticket(&d);
+        let (lane, seq) = (ticket.lane.clone(), ticket.seq);
+        let run = self.deliverer().run(d);
+        let ordered = async move {
+            ticket.wait().await;
+            run.await;
+            drop(ticket);
+        };
+        ctx.spawn(
+            ordered
+                .into_actor(self)
+                .map(move |_, act, _| act.reply_order.release(&lane, seq)),
+        );
     }
 
     /// After a start: messages accepted but not handed over, and replies

@@ -112,6 +112,7 @@ pub async fn upload_bytes(
     let refuse = |error: String| super::sender::SendFailure {
         unknown: false,
         error,
+        retry_after_ms: None,
     };
     if file.size > max {
         return Err(refuse(format!("the file is over mediaMaxMb ({max} bytes)")));

@@ -75,6 +75,7 @@ pub mod messages;
 pub mod probe;
 pub mod queues;
 pub mod receiver;
+pub mod reply_order;
 pub mod sender;
 pub mod signal;
 pub mod slack;

@@ -249,14 +249,23 @@ pub struct SendFailure {
     /// The request left and no answer came: it may have landed.
     pub unknown: bool,
     pub error: String,
+    /// The platform refused it for its rate (it was not taken), with the
+    /// wait it asked for (0: none given): the outbox holds it and sends
+    /// it again (`held.rs`).
+    pub retry_after_ms: Option<u64>,
 }
 
 impl SendFailure {
     /// A platform call's error as the outbox sees it.
     pub fn of<E: CallError + std::fmt::Display>(e: E) -> SendFailure {
+        let rate = match e.failure() {
+            Failure::RateLimited { retry_after_ms } => Some(retry_after_ms.unwrap_or(0)),
+            _ => None,
+        };
         SendFailure {
             unknown: e.unknown_outcome(),
             error: e.to_string(),
+            retry_after_ms: rate.filter(|_| !e.unknown_outcome()),
         }
     }
 }

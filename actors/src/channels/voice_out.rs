@@ -56,6 +56,7 @@ pub async fn synthesize(
     let refuse = |error: String| SendFailure {
         unknown: false,
         error,
+        retry_after_ms: None,
     };
     let speaker = speech.ok_or_else(|| refuse("no speech here".into()))?;
     let ask = Synthesize {

@@ -8,6 +8,8 @@ use serde_json::json;
 use super::*;
 use crate::support::fake_slack::{FakeSlack, Fault};
 use crate::support::{admin, TestGateway};
+use ferroclaw_actors::channels::ledger::{OutState, OutboxItem};
+use ferroclaw_actors::store::Tree;
 
 #[tokio::test]
 async fn a_reply_streams_as_one_message_updated_then_final_markdown() {
@@ -148,4 +150,65 @@ async fn a_team_binding_routes_the_workspace_to_its_agent() {
         .unwrap_or_else(|| panic!("{rows:?}"));
     assert_eq!(row["lastChannel"], "slack", "{row}");
     assert_eq!(row["lastTo"], "D1", "{row}");
+}
+
+/// Issue 56's fault: a reply that got three 429s in a row (the limiter's
+/// three tries) was dropped for good. The outbox holds it and posts it
+/// after the platform's wait, once; a fourth and fifth 429 held across a
+/// restart are waited out the same way, and the reply still goes once.
+#[tokio::test]
+async fn a_reply_refused_for_rate_again_and_again_is_held_and_posted_once() {
+    let fake = FakeSlack::start();
+    let mut gw = TestGateway::with_config(slack_config(&fake, json!({ "streamMode": "off" })));
+    assert!(connected(&fake).await);
+    for _ in 0..3 {
+        fake.fault("chat.postMessage", Fault::RateLimit(1));
+    }
+    fake.message("D1", "im", USER, "hold on", None);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: hold on") == 1)
+            .await,
+        "{:?}",
+        fake.calls("chat.postMessage")
+    );
+    assert_eq!(
+        fake.calls("chat.postMessage").len(),
+        4,
+        "three 429s, then the post"
+    );
+
+    // Held (back to pending: the third 429 asks for 20 s) when the
+    // gateway stops: the restart sends it, once.
+    for after in [1, 1, 20] {
+        fake.fault("chat.postMessage", Fault::RateLimit(after));
+    }
+    fake.message("D1", "im", USER, "and again", None);
+    assert!(
+        fake.until(LONG, |f| f.calls("chat.postMessage").len() >= 7)
+            .await
+    );
+    let held = || {
+        gw.store()
+            .scan::<OutboxItem>(Tree::Outbox, "")
+            .unwrap()
+            .into_iter()
+            .any(|(_, i)| i.text == "You said: and again" && i.state == OutState::Pending)
+    };
+    assert!(crate::support::wait_for(LONG, || std::future::ready(held())).await);
+    gw.restart();
+    assert!(connected(&fake).await);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: and again") == 1)
+            .await,
+        "{:?}",
+        fake.calls("chat.postMessage")
+    );
+    assert_eq!(answers(&fake, "D1", "You said: hold on"), 1);
+    // A barrier: one more exchange ends before the count is read.
+    fake.message("D1", "im", USER, "last", None);
+    assert!(
+        fake.until(LONG, |f| answers(f, "D1", "You said: last") == 1)
+            .await
+    );
+    assert_eq!(answers(&fake, "D1", "You said: and again"), 1);
 }

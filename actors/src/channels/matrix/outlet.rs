@@ -146,7 +146,7 @@ impl Outlet for MatrixOutlet {
             return Err(SendFailure {
                 unknown: false,
                 error: "Matrix removes a reaction by redacting its own event, which ferroclaw does not keep".into(),
-            });
+             retry_after_ms: None, });
         }
         let content = json!({ "m.relates_to": { "rel_type": "m.annotation", "event_id": id, "key": emoji.trim() } });
         self.put(&to.chat_id, "m.reaction", &txn(), &content)

@@ -119,6 +119,7 @@ impl Outlet for SlackOutlet {
             return Err(SendFailure {
                 unknown: false,
                 error: format!("slack reactions take an emoji name like thumbsup, not {emoji:?}"),
+                retry_after_ms: None,
             });
         }
         let method = if remove {

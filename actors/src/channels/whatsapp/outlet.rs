@@ -46,6 +46,7 @@ fn unsupported(what: &str) -> SendFailure {
     SendFailure {
         unknown: false,
         error: format!("WhatsApp's Cloud API cannot {what} a message"),
+        retry_after_ms: None,
     }
 }
 
@@ -68,6 +69,7 @@ impl WhatsAppOutlet {
             return SendFailure {
                 unknown: false,
                 error,
+                retry_after_ms: None,
             };
         };
         let now = crate::now_ms();
@@ -98,6 +100,7 @@ impl WhatsAppOutlet {
         SendFailure {
             unknown: false,
             error,
+            retry_after_ms: None,
         }
     }
 }
