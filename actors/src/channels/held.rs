@@ -3,8 +3,8 @@
 //! back to `pending` (a restart sends it too) and is sent again after the
 //! platform's wait (at least 1 s, at most 5 min a time), until it is sent
 //! or its delivery is older than `HOLD_FOR_MS` (24 h). Then it fails with
-//! why, logged at `error` and kept in the ledger (`durable.*`, the audit's
-//! delivery record). The limiter's own retries (three tries a request) come
+//! why, logged at `error` and kept in the ledger (the audit's delivery
+//! record names how each chunk ended). The limiter's own retries (three tries a request) come
 //! first; this is the outbox's rule after them, the same for every outlet.
 //! A child of `deliver.rs`: it extends the `Deliverer`.
 

@@ -272,12 +272,13 @@ fn status_of(
 /// its target, then renamed); a replaced target is kept first as
 /// `<target>.bak-<now_ms>`. Returns the items with what happened to each.
 pub fn apply(plan: &Plan, ids: &[String], now_ms: u64) -> Vec<Item> {
+    let ids: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     plan.items
         .iter()
-        .filter(|i| ids.contains(&i.id))
+        .filter(|i| ids.contains(i.id.as_str()))
         .map(|i| {
             let mut done = i.clone();
-            match copy_one(i, now_ms) {
+            match copy_one(&plan.target, i, now_ms) {
                 Ok(backup) => {
                     done.status = ItemStatus::Migrated;
                     done.reason = None;
@@ -293,13 +294,38 @@ pub fn apply(plan: &Plan, ids: &[String], now_ms: u64) -> Vec<Item> {
         .collect()
 }
 
-fn copy_one(i: &Item, now_ms: u64) -> std::io::Result<Option<PathBuf>> {
+/// Every folder between the workspace and `dir` that exists is a real
+/// folder, not a symlink: the workspace is the agent's to write, and a link
+/// it planted at `memory/imports/openclaw` must not send the copies out of
+/// it.
+fn no_link_between(workspace: &Path, dir: &Path) -> std::io::Result<()> {
+    let inside = dir
+        .strip_prefix(workspace)
+        .map_err(|_| std::io::Error::other("target is outside the workspace"))?;
+    let mut at = workspace.to_path_buf();
+    for part in inside.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if !m.is_dir() => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a folder (a link is not followed)",
+                    at.display()
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn copy_one(workspace: &Path, i: &Item, now_ms: u64) -> std::io::Result<Option<PathBuf>> {
     let source = std::fs::symlink_metadata(&i.source)?;
     if !source.is_file() {
         return Err(std::io::Error::other("source is not a regular file"));
     }
     let bytes = std::fs::read(&i.source)?;
     let dir = i.target.parent().unwrap_or(Path::new("."));
+    no_link_between(workspace, dir)?;
     std::fs::create_dir_all(dir)?;
     let backup = match std::fs::symlink_metadata(&i.target) {
         Ok(m) if m.is_file() => {
@@ -398,6 +424,23 @@ mod tests {
         assert_eq!(std::fs::read_to_string(kept).unwrap(), "likes tea");
         let target = to.path().join("memory/imports/openclaw/MEMORY.md");
         assert_eq!(std::fs::read_to_string(target).unwrap(), "likes coffee now");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_in_the_workspace_does_not_send_the_copies_out_of_it() {
+        let from = tempfile::tempdir().unwrap();
+        let to = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        write(&from.path().join("MEMORY.md"), "likes tea");
+        std::fs::create_dir_all(to.path().join("memory/imports")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), to.path().join("memory/imports/openclaw"))
+            .unwrap();
+        let p = plan(from.path(), to.path(), false).unwrap();
+        let done = apply(&p, &["memory:MEMORY.md".to_string()], 1);
+        assert_eq!(done[0].status, ItemStatus::Error, "{done:?}");
+        assert!(done[0].reason.as_deref().unwrap().contains("not a folder"));
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
     }
 
     #[test]
