@@ -85,6 +85,9 @@ impl RunningGateway {
             .unwrap_or(0);
         if gw.root.send(Shutdown).await.is_err() {
             tracing::warn!("the actor tree stopped before its last flush");
+        } else if self.state.restored.is_some() {
+            // A clean stop: a restored state dir is not reported restored again.
+            ferroclaw_actors::backup::receipt::settle(&self.state.state_dir);
         }
         tracing::info!(clients = told, "gateway stopping");
         runtime::forget(&self.state.state_dir, self.addr);
@@ -112,6 +115,10 @@ pub async fn start(
     let control_ui = checked(&settings, &addr)?;
     let store = Store::open(&opts.state_dir)?;
     let opened = store.clone();
+    let restored = ferroclaw_actors::backup::receipt::load(&opts.state_dir).map(|(r, sha)| {
+        tracing::info!(operation = %r.operation_id, "this state dir was restored from a backup");
+        ferroclaw_actors::backup::receipt::Restored::new(r, sha, ferroclaw_actors::now_ms())
+    });
     let media_links = Arc::new(crate::media_links::MediaLinks::new());
     let (gateway, event_bridge) = start_tree(&settings, store, &opts.env, &addr, &media_links)?;
     let state: SharedState = Arc::new(AppState {
@@ -125,6 +132,7 @@ pub async fn start(
         state_dir: opts.state_dir,
         config_write: tokio::sync::Mutex::new(()),
         memory_import: tokio::sync::Mutex::new(()),
+        restored,
         server_version: VERSION,
         control_ui,
         event_bridge,

@@ -26,6 +26,9 @@ pub struct AppState {
     pub config_write: tokio::sync::Mutex<()>,
     /// One memory import at a time (`migrations.memory.apply`).
     pub memory_import: tokio::sync::Mutex<()>,
+    /// This state dir was restored from a backup and has not cleanly
+    /// stopped since (`gateway.restore.status`).
+    pub restored: Option<ferroclaw_actors::backup::receipt::Restored>,
     pub server_version: &'static str,
     /// OpenClaw's Control UI folder, when one is served.
     pub control_ui: Option<crate::http::ui_root::ControlUiRoot>,

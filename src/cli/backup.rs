@@ -135,11 +135,12 @@ fn print_restored(json: bool, cx: &Context, r: &backup::Restored) {
             .collect();
         println!(
             "{}",
-            json!({ "ok": true, "stateDir": cx.state_dir, "replaced": r.replaced, "workspaces": ws })
+            json!({ "ok": true, "stateDir": cx.state_dir, "replaced": r.replaced, "workspaces": ws, "restoreOperationId": r.operation_id })
         );
         return;
     }
     println!("restored into {}", cx.state_dir.display());
+    println!("restore operation: {}", r.operation_id);
     if let Some(old) = &r.replaced {
         println!("what was there is now in {}", old.display());
     }

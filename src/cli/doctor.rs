@@ -144,7 +144,45 @@ fn extension_checks(status: &Value) -> Vec<Check> {
         plugins_check(&list("plugins")),
         hooks_check(&list("hooks")),
         lsp_check(&list("lsp")),
+        delivery_check(&status["durable"]),
     ]
+}
+
+/// Replies whose fate is not known (a send that got no answer before a
+/// stop, a run a stop cut off), from `status`'s `durable` (the same records
+/// `durable.uncertainty.list` lists).
+fn delivery_check(durable: &Value) -> Check {
+    let uncertain = durable["uncertain"].as_array().cloned().unwrap_or_default();
+    let open = durable["unresolvedUncertaintyFacts"].as_u64().unwrap_or(0);
+    let owed = durable["pendingWakes"].as_u64().unwrap_or(0);
+    if let Some(e) = durable["error"].as_str() {
+        return Check::new("delivery", "warn", format!("cannot read the outbox: {e}"));
+    }
+    if open == 0 {
+        return Check::new(
+            "delivery",
+            "ok",
+            format!("nothing uncertain; {owed} replies on their way"),
+        );
+    }
+    let items: Vec<String> = uncertain
+        .iter()
+        .map(|f| {
+            let what = match f["kind"].as_str() {
+                Some("delivery_unknown") => "a reply chunk sent with no answer, not sent again",
+                _ => "a run cut off by a stop (its tools may have run)",
+            };
+            format!("{what}: {}", f["sourceRef"].as_str().unwrap_or(""))
+        })
+        .collect();
+    Check::new(
+        "delivery",
+        "warn",
+        format!(
+            "{open} uncertain (durable.uncertainty.list): {}",
+            items.join("; ")
+        ),
+    )
 }
 
 fn plugins_check(plugins: &[Value]) -> Check {

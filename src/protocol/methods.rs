@@ -156,6 +156,13 @@ pub const METHODS: &[&str] = &[
     "tts.speak",
     "tts.setProvider",
     "tts.setPersona",
+    "durable.health.get",
+    "durable.obligations.list",
+    "durable.wakes.list",
+    "durable.wakes.inspect",
+    "durable.uncertainty.list",
+    "durable.deliveryAttempts.list",
+    "gateway.restore.status",
 ];
 
 /// OpenClaw's server capabilities this gateway honours
@@ -287,6 +294,14 @@ const READ: &[&str] = &[
     "diagnostics.stability",
     "audit.activity.list",
     "audit.list",
+    // Read-only, as OpenClaw advertises them.
+    "durable.health.get",
+    "durable.obligations.list",
+    "durable.wakes.list",
+    "durable.wakes.inspect",
+    "durable.uncertainty.list",
+    "durable.deliveryAttempts.list",
+    "gateway.restore.status",
 ];
 
 const WRITE: &[&str] = &[

@@ -278,8 +278,8 @@ async fn doctor_gives_a_verdict_per_check() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["ok"], true);
     // config, state dir, disk, gateway, model, plugins, hooks, lsp,
-    // channels, control ui, security.
-    assert_eq!(v["checks"].as_array().unwrap().len(), 11);
+    // delivery, channels, control ui, security.
+    assert_eq!(v["checks"].as_array().unwrap().len(), 12);
     let disk = v["checks"]
         .as_array()
         .unwrap()

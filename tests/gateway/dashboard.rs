@@ -35,6 +35,8 @@ fn params_for(method: &str) -> Value {
         "exec.approval.grants.revoke" => json!({"grantId": "no-such-grant"}),
         "tts.setProvider" => json!({"provider": "tts-local-cli"}),
         "tts.setPersona" => json!({"persona": null}),
+        "durable.deliveryAttempts.list" => json!({"wakeId": "default|no/such-run"}),
+        "gateway.restore.status" => json!({"restoreOperationId": "restore-none"}),
         "cron.add" => {
             json!({"name": "method test", "schedule": {"kind": "every", "everyMs": 3_600_000},
             "sessionTarget": "isolated", "wakeMode": "now",
@@ -142,6 +144,8 @@ async fn every_advertised_method_answers_and_nothing_else_is_advertised() {
                 | "plugins.install"
                 | "plugins.setEnabled"
                 | "plugins.uninstall"
+                // Needs a reply in the outbox: tests/gateway/durable.rs.
+                | "durable.wakes.inspect"
                 // Need a speech provider: tests/gateway/tts.rs.
                 | "tts.convert"
                 | "tts.speak"

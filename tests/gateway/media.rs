@@ -45,7 +45,7 @@ pub(super) fn audio_config(runs: &Path) -> Value {
 
 fn voice(from: i64, mid: i64, file: &str, size: usize) -> Value {
     json!({
-        "message_id": mid, "date": 1_700_000_000, "chat": { "id": from, "type": "private" },
+        "message_id": mid, "date": crate::support::unix_s(), "chat": { "id": from, "type": "private" },
         "from": { "id": from, "first_name": "A" },
         "voice": { "file_id": file, "file_unique_id": file, "duration": 2, "mime_type": "audio/ogg", "file_size": size },
     })
@@ -201,7 +201,7 @@ async fn a_telegram_document_and_photo_reach_the_model() {
     fake.add_file("d1", doc.clone());
     fake.push(
         "message",
-        json!({ "message_id": 1, "date": 1_700_000_000, "chat": { "id": 42, "type": "private" },
+        json!({ "message_id": 1, "date": crate::support::unix_s(), "chat": { "id": 42, "type": "private" },
                 "from": { "id": 42, "first_name": "A" }, "caption": "is this fair?",
                 "document": { "file_id": "d1", "file_unique_id": "d1", "file_name": "lease.pdf",
                               "mime_type": "application/pdf", "file_size": doc.len() } }),

@@ -88,7 +88,7 @@ async fn owners_photo(fake: &FakeTelegram) -> String {
     fake.add_file("p1", png());
     fake.push(
         "message",
-        json!({ "message_id": 1, "date": 1_700_000_000, "chat": { "id": 42, "type": "private" },
+        json!({ "message_id": 1, "date": crate::support::unix_s(), "chat": { "id": 42, "type": "private" },
                 "from": { "id": 42, "first_name": "A" },
                 "photo": [{ "file_id": "p1", "file_unique_id": "p1", "width": 10, "height": 10, "file_size": 208 }] }),
     );
@@ -255,7 +255,7 @@ async fn a_strangers_reply_sends_no_stored_file() {
     fake.add_file("p1", png());
     fake.push(
         "message",
-        json!({ "message_id": 1, "date": 1_700_000_000, "chat": { "id": OWNER, "type": "private" },
+        json!({ "message_id": 1, "date": crate::support::unix_s(), "chat": { "id": OWNER, "type": "private" },
                 "from": { "id": OWNER, "first_name": "O" },
                 "photo": [{ "file_id": "p1", "file_unique_id": "p1", "width": 9, "height": 9 }] }),
     );

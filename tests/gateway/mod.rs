@@ -30,6 +30,7 @@ mod delivery;
 mod devices;
 mod discord;
 mod discord_crash;
+mod durable;
 mod events;
 mod examples;
 mod handshake;

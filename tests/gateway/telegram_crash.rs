@@ -36,7 +36,7 @@ async fn stored_photo(fake: &FakeTelegram, dir: &std::path::Path) -> String {
     fake.add_file("ph", super::attachments::png());
     fake.push(
         "message",
-        json!({ "message_id": 9999, "date": 1_700_000_000, "chat": { "id": 100, "type": "private" },
+        json!({ "message_id": 9999, "date": crate::support::unix_s(), "chat": { "id": 100, "type": "private" },
                 "from": { "id": 100, "first_name": "A" },
                 "photo": [{ "file_id": "ph", "file_unique_id": "ph", "width": 9, "height": 9 }] }),
     );

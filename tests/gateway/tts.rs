@@ -28,7 +28,7 @@ pub(super) fn espeak_cli() -> Value {
 
 fn voice(from: i64, mid: i64, file: &str, size: usize) -> Value {
     json!({
-        "message_id": mid, "date": 1_700_000_000, "chat": { "id": from, "type": "private" },
+        "message_id": mid, "date": crate::support::unix_s(), "chat": { "id": from, "type": "private" },
         "from": { "id": from, "first_name": "A" },
         "voice": { "file_id": file, "file_unique_id": file, "duration": 2, "mime_type": "audio/ogg", "file_size": size },
     })

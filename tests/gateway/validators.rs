@@ -333,8 +333,14 @@ fn every_method_needs_the_scopes_openclaws_own_table_gives_it() {
         // it before this table, protocol.md 5.2), and `sessions.unsubscribe`
         // is ferroclaw's own (OpenClaw has none): whoever may subscribe may
         // unsubscribe.
+        // The `durable.*` family and `gateway.restore.status` are newer than
+        // the 2026.9.6 package (whose table makes unknown methods admin);
+        // OpenClaw's source advertises the durable ones as operator.read
+        // (its core-descriptors test), read-only inspection like these.
+        let read = vec!["operator.read", "operator.write", "operator.admin"];
         let own = match m.as_str() {
             "health" => Some(SCOPES.to_vec()),
+            m if m.starts_with("durable.") || m == "gateway.restore.status" => Some(read.clone()),
             "sessions.unsubscribe" => {
                 Some(vec!["operator.read", "operator.write", "operator.admin"])
             }

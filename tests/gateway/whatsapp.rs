@@ -303,7 +303,7 @@ async fn a_customers_photo_is_fetched_through_the_graph_api_and_a_file_goes_back
     let photo = super::media_history::real_png(8, 8, [10, 200, 10]);
     fake.add_media("MEDIA77", photo.clone(), "image/png");
     let body = value_body(
-        json!({ "messages": [{ "from": OWNER, "id": "wamid.P1", "timestamp": "1700000000",
+        json!({ "messages": [{ "from": OWNER, "id": "wamid.P1", "timestamp": crate::support::unix_s().to_string(),
         "type": "image", "image": { "id": "MEDIA77", "mime_type": "image/png", "sha256": "x", "caption": "my plant" } }] }),
     );
     assert_eq!(deliver(&url, &body, 50).await.last(), Some(&200));

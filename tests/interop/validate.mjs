@@ -13,7 +13,11 @@ const dist = new URL("./node_modules/openclaw/dist/", import.meta.url);
 const chunks = readdirSync(dist).filter((f) => /^src-.*\.mjs$/.test(f));
 // `Group.Member` names a schema kept in an exported object of schemas
 // (`MigrationProtocolSchemas.MigrationsMemoryPlanResult`).
+// `durable/<Name>`: a schema vendored from OpenClaw's source into
+// openclaw-schemas/ (not in the 2026.9.6 package yet).
 async function schemaNamed(name) {
+  const vendored = /^([\w-]+)\/(\w+)$/.exec(name);
+  if (vendored) return (await import(`./openclaw-schemas/${vendored[1]}.ts`))[vendored[2]];
   const [group, member] = name.split(".");
   if (member) return (await schemaNamed(group))?.[member];
   if (protocol[name]) return protocol[name];

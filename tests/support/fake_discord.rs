@@ -164,7 +164,7 @@ impl FakeDiscord {
                 "mentions": if content.contains(&format!("<@{BOT_ID}>")) {
                     json!([{ "id": BOT_ID, "username": "ferro" }])
                 } else { json!([]) },
-                "timestamp": "2026-11-25T00:00:00.000000+00:00", "type": 0,
+                "timestamp": chrono::Utc::now().to_rfc3339(), "type": 0,
             });
             if let Some(g) = guild {
                 d["guild_id"] = json!(g);
@@ -208,7 +208,7 @@ impl FakeDiscord {
                 "id": id, "channel_id": channel, "content": content,
                 "author": { "id": author, "username": format!("user{author}") },
                 "mentions": [], "attachments": list,
-                "timestamp": "2026-11-25T00:00:00.000000+00:00", "type": 0,
+                "timestamp": chrono::Utc::now().to_rfc3339(), "type": 0,
             });
             dispatch(i, "MESSAGE_CREATE", d);
             id

@@ -251,11 +251,13 @@ pub fn config(url: &str, extra: Value) -> Value {
     json!({ "channels": { "signal": s } })
 }
 
-/// A direct text from `from` sent at `ts`.
+/// A direct text from `from` with Signal's id `ts` (the sender's clock),
+/// received by Signal's server now.
 pub fn text(from: &str, ts: u64, body: &str) -> Value {
+    let now = super::unix_ms();
     json!({ "source": from, "sourceNumber": from, "sourceUuid": format!("aci-{from}"),
         "sourceName": "Sender", "sourceDevice": 1, "timestamp": ts,
-        "serverReceivedTimestamp": ts + 5, "serverDeliveredTimestamp": ts + 6,
+        "serverReceivedTimestamp": now, "serverDeliveredTimestamp": now + 1,
         "dataMessage": { "timestamp": ts, "message": body, "expiresInSeconds": 0,
             "viewOnce": false, "mentions": [], "attachments": [], "contacts": [] } })
 }

@@ -126,7 +126,7 @@ impl FakeSlack {
         let state = Arc::new(State {
             inner: Mutex::new(Inner {
                 next_ts: 1_700_000_000,
-                next_event_ts: 1_600_000_000,
+                next_event_ts: super::unix_s() as u64,
                 ..Inner::default()
             }),
             ws_url: format!("ws://{ws_addr}/link"),

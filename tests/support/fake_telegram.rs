@@ -163,7 +163,7 @@ fn html_ok(text: &str) -> bool {
 
 fn dm_message(user: i64, message_id: i64, text: &str) -> Value {
     json!({
-        "message_id": message_id, "date": 1_700_000_000,
+        "message_id": message_id, "date": super::unix_s(),
         "chat": { "id": user, "type": "private", "first_name": "U" },
         "from": { "id": user, "is_bot": false, "first_name": format!("User{user}") },
         "text": text,
@@ -269,7 +269,7 @@ impl FakeTelegram {
             (text.to_string(), json!([]))
         };
         let mut m = json!({
-            "message_id": message_id, "date": 1_700_000_000,
+            "message_id": message_id, "date": super::unix_s(),
             "chat": { "id": chat, "type": "supergroup", "title": "G", "is_forum": topic.is_some() },
             "from": { "id": user, "is_bot": false, "first_name": format!("User{user}") },
             "text": text, "entities": entities,

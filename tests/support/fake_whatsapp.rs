@@ -309,7 +309,7 @@ pub fn config(fake: &FakeWhatsApp, extra: Value) -> Value {
 pub fn text_body(from: &str, id: &str, text: &str) -> Value {
     value_body(json!({
         "contacts": [{ "profile": { "name": "Customer" }, "wa_id": from }],
-        "messages": [{ "from": from, "id": format!("wamid.{id}"), "timestamp": "1700000000",
+        "messages": [{ "from": from, "id": format!("wamid.{id}"), "timestamp": super::unix_s().to_string(),
             "type": "text", "text": { "body": text } }],
     }))
 }

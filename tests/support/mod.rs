@@ -471,3 +471,17 @@ where
     }
     f().await
 }
+
+/// Now, as Unix milliseconds. Fakes date what they deliver now: a reply to
+/// a message older than `messages.lateReplyNoticeMinutes` says how late it is.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Now, as Unix seconds (Telegram's `date`, WhatsApp's `timestamp`).
+pub fn unix_s() -> i64 {
+    (unix_ms() / 1000) as i64
+}

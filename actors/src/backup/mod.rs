@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub mod archive;
 mod create;
+pub mod receipt;
 
 use archive::{Manifest, Workspace, STORE_LOG};
 pub use create::create;
@@ -172,6 +173,8 @@ pub struct Restored {
     /// Workspaces: where each went (where the target's config puts that
     /// agent's workspace, else under `<target>/restored-workspaces/`).
     pub workspaces: Vec<(String, PathBuf)>,
+    /// The restore's id (`gateway.restore.status` answers for it).
+    pub operation_id: String,
 }
 
 fn is_empty_dir(p: &Path) -> bool {
@@ -254,6 +257,11 @@ pub fn restore(
         Ok(None)
     })?;
     let io = |what: &str, e| BackupError::io(what.to_string(), e);
+    // The receipt arrives with the restored files (`gateway.restore.status`).
+    let receipt = receipt::Receipt::of(&verified.manifest, crate::now_ms());
+    receipt
+        .write(&staging)
+        .map_err(|e| io("writing the restore receipt", e))?;
     let replaced = if target.exists() && !is_empty_dir(target) {
         let aside = parent.join(format!(
             "{name}.replaced-{}",
@@ -272,6 +280,7 @@ pub fn restore(
         manifest: verified.manifest,
         replaced,
         workspaces,
+        operation_id: receipt.operation_id,
     })
 }
 

@@ -359,6 +359,7 @@ impl<O: Outlet> Deliverer<O> {
                 true => super::voice_out::plan(self.speech.as_ref(), d, text).await,
                 false => (text, None),
             };
+            let text = super::late::noted(d, text, crate::now_ms());
             self.enqueue_final(d, text.as_deref(), &sent, speech)?;
             self.store.flush().await?;
             super::voice_out::forget(self.speech.as_ref(), d);

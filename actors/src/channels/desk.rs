@@ -50,6 +50,8 @@ pub struct DeskConfig {
     pub edit_interval_ms: u64,
     pub debounce_ms: u64,
     pub model_override: Option<String>,
+    /// How far back a message taken late is still answered.
+    pub catch_up: crate::settings::CatchUp,
 }
 
 /// What a connection actor holds of its desk.
@@ -155,14 +157,16 @@ impl<O: Outlet> Desk<O> {
         let account = self.cfg.account_id.clone();
         match ledger::dispatches(self.store(), &account) {
             Ok(list) => {
+                let mut batch = Vec::new();
                 for (_, v) in list {
                     match serde_json::from_value::<Incoming>(v) {
-                        Ok(inc) => self.enqueue(inc, ctx),
+                        Ok(inc) => batch.push(inc),
                         Err(e) => {
                             tracing::warn!(parent: &self.span, error = %e, "unreadable dispatch record skipped")
                         }
                     }
                 }
+                self.take(batch, ctx);
             }
             Err(e) => {
                 tracing::error!(parent: &self.span, error = %e, "cannot read the dispatch records")
@@ -178,6 +182,31 @@ impl<O: Outlet> Desk<O> {
                 }
             }
             Err(e) => tracing::error!(parent: &self.span, error = %e, "cannot read the deliveries"),
+        }
+    }
+
+    /// A batch taken together: what `catchUp` bounds out is skipped (its
+    /// hand-over records go; each chat gets one note), the rest queued.
+    fn take(&mut self, batch: Vec<Incoming>, ctx: &mut Context<Self>) {
+        let now = crate::now_ms();
+        let (kept, skipped) = super::catch_up::admit(batch, self.cfg.catch_up, now);
+        for (chat, s) in skipped {
+            tracing::info!(parent: &self.span, chat = %chat, count = s.count, "messages from while the gateway was down skipped: beyond catchUp");
+            for key in &s.keys {
+                if let Err(e) = ledger::dispatched(self.store(), &self.cfg.account_id, key, None) {
+                    tracing::error!(parent: &self.span, error = %e, "cannot record a skipped message");
+                }
+            }
+            // Named by its first message: a restart before the records flush writes the same note.
+            let key = format!("catch-up:{}", s.keys.first().map_or("", String::as_str));
+            let text = super::catch_up::note(&s, now);
+            match notice(self.store(), &self.cfg.account_id, &chat, &key, &text) {
+                Ok(d) => self.deliver(d, ctx),
+                Err(e) => tracing::error!(parent: &self.span, error = %e, "cannot queue a notice"),
+            }
+        }
+        for inc in kept {
+            self.enqueue(inc, ctx);
         }
     }
 
@@ -230,9 +259,7 @@ impl<O: Outlet> Actor for Desk<O> {
 impl<O: Outlet> Handler<Accepted> for Desk<O> {
     type Result = ();
     fn handle(&mut self, msg: Accepted, ctx: &mut Context<Self>) {
-        for inc in msg.messages {
-            self.enqueue(inc, ctx);
-        }
+        self.take(msg.messages, ctx);
     }
 }
 
@@ -381,6 +408,7 @@ fn send_delivery(
         untrusted: false,
         kind: crate::run::RunKind::Chat,
         voice_in: false,
+        late: None,
     };
     let item = |i: usize, text: &str, media: Option<&String>| OutboxItem {
         account: account.to_string(),
@@ -452,6 +480,7 @@ fn notice(
         untrusted: false,
         kind: crate::run::RunKind::Chat,
         voice_in: false,
+        late: None,
     };
     let item = OutboxItem {
         account: account.to_string(),

@@ -179,6 +179,8 @@ pub struct Policies {
     pub received: super::hooks::InboundHooks,
     /// `tools.media`: how attachments are understood.
     pub media: Arc<crate::media::MediaConfig>,
+    /// `messages.lateReplyNoticeMinutes`, in ms (None: off).
+    pub late_reply_ms: Option<u64>,
 }
 
 impl Policies {
@@ -208,6 +210,10 @@ impl Policies {
             model_by_channel,
             received,
             media: Arc::new(crate::media::MediaConfig::from_settings(s, env)),
+            late_reply_ms: match s.messages.late_reply_notice_minutes {
+                0 => None,
+                m => Some(m.saturating_mul(60_000)),
+            },
         }
     }
 }
@@ -305,7 +311,13 @@ pub async fn hand_over(
         return Ok(None);
     }
     let untrusted = !inbound.ctx.command_authorized;
-    Ok(Some(delivery_of(msg, &key, ack.run_id, untrusted)))
+    let mut d = delivery_of(msg, &key, ack.run_id, untrusted);
+    // Its age is judged when it is delivered (`late.rs`).
+    d.late = policies.late_reply_ms.map(|after_ms| super::ledger::Late {
+        message_ms: msg.ts_ms,
+        after_ms,
+    });
+    Ok(Some(d))
 }
 
 /// Whether the message answered its session's pending question (a reply
@@ -374,6 +386,7 @@ fn delivery_of(
                 .as_deref()
                 .is_some_and(|t| t.starts_with("audio/"))
         }),
+        late: None,
     }
 }
 

@@ -173,6 +173,18 @@ pub struct Delivery {
     /// It answers a voice note (`tts.auto: inbound` speaks the reply).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub voice_in: bool,
+    /// When the message it answers was sent, and after how long a reply
+    /// says how late it is (`late.rs`; None: no note).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<Late>,
+}
+
+/// A delivery's lateness rule (see `Delivery::late`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Late {
+    pub message_ms: u64,
+    pub after_ms: u64,
 }
 
 fn is_chat(kind: &crate::run::RunKind) -> bool {
@@ -345,6 +357,34 @@ pub fn prune_inbound(store: &Store, before_ms: u64) -> Result<usize, StoreError>
         .collect();
     store.commit(&old)?;
     Ok(old.len())
+}
+
+/// Forgets settled outbox items (sent, failed, unknown) made before
+/// `before_ms`, with the index of their platform ids. An item still to send
+/// stays whatever its age, and so does every item of a reply still open
+/// (its settled chunks are what keep a resumed delivery from sending them
+/// again). Returns how many went.
+pub fn prune_outbox(store: &Store, before_ms: u64) -> Result<usize, StoreError> {
+    let open: std::collections::HashSet<String> = store
+        .scan::<Delivery>(Tree::ChannelDeliveries, "")?
+        .into_iter()
+        .map(|(_, d)| item_key(&d.account, &chunk_key(d.session_key.as_str(), &d.run_id, 0)))
+        .map(|k| k.rsplit_once('/').map(|(g, _)| g.to_string()).unwrap_or(k))
+        .collect();
+    let mut old: Vec<StoreWrite> = Vec::new();
+    for (k, item) in store.scan::<OutboxItem>(Tree::Outbox, "")? {
+        let settled = !matches!(item.state, OutState::Pending | OutState::Sending { .. });
+        let group = k.rsplit_once('/').map_or(k.as_str(), |(g, _)| g);
+        if item.created_ms >= before_ms || !settled || open.contains(group) {
+            continue;
+        }
+        if let OutState::Sent { message_id, .. } = &item.state {
+            old.push((Tree::OutboxSent, sent_key(&item.account, message_id), None));
+        }
+        old.push((Tree::Outbox, k, None));
+    }
+    store.commit(&old)?;
+    Ok(old.iter().filter(|(t, _, _)| *t == Tree::Outbox).count())
 }
 
 /// Where a chunk is in its life.

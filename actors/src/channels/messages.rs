@@ -53,6 +53,15 @@ pub struct Probe {
 #[rtype(result = "Result<crate::channels::ledger::Backlog, StoreError>")]
 pub struct ChannelsBacklog;
 
+/// The records `durable.*` answers from, read once on the blocking pool.
+/// `started_ms`: when this process started (an open reply older than that
+/// was cut off by a stop).
+#[derive(Debug, Message)]
+#[rtype(result = "Result<crate::channels::inspect::Records, StoreError>")]
+pub struct InspectDurable {
+    pub started_ms: u64,
+}
+
 /// One account as `channels.status` shows it.
 #[derive(Debug, Clone)]
 pub struct AccountStatus {

@@ -53,6 +53,7 @@
 
 pub mod access;
 pub mod account;
+pub mod catch_up;
 pub mod chunker;
 pub mod debounce;
 pub mod deliver;
@@ -63,7 +64,9 @@ pub mod error;
 pub mod flushes;
 pub mod health;
 pub mod hooks;
+pub mod inspect;
 pub mod keys;
+pub mod late;
 pub mod ledger;
 #[cfg(test)]
 mod ledger_tests;

@@ -215,6 +215,10 @@ impl Actor for ChannelSupervisor {
             if let Err(e) = super::ledger::prune_inbound(&this.store, week_ago) {
                 tracing::warn!(parent: &this.span, error = %e, "cannot prune channel dedupe keys");
             }
+            // Settled reply chunks go after a week too (`durable.*` shows that week).
+            if let Err(e) = super::ledger::prune_outbox(&this.store, week_ago) {
+                tracing::warn!(parent: &this.span, error = %e, "cannot prune the outbox");
+            }
         });
     }
 }
@@ -252,6 +256,22 @@ impl Handler<ChannelsBacklog> for ChannelSupervisor {
     type Result = Result<ledger::Backlog, StoreError>;
     fn handle(&mut self, _: ChannelsBacklog, _: &mut Context<Self>) -> Self::Result {
         ledger::backlog(&self.store)
+    }
+}
+
+impl Handler<InspectDurable> for ChannelSupervisor {
+    type Result = ResponseFuture<Result<super::inspect::Records, StoreError>>;
+    fn handle(&mut self, msg: InspectDurable, _: &mut Context<Self>) -> Self::Result {
+        let store = self.store.clone();
+        let read = move || super::inspect::Records::read(&store, msg.started_ms);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(read)
+                .await
+                .map_err(|e| StoreError::Io {
+                    dir: "durable inspection".into(),
+                    source: std::io::Error::other(e),
+                })?
+        })
     }
 }
 

@@ -287,6 +287,17 @@ pub trait AccountKeys {
 
 /// One channel's account keys: the shared keys, then `$own`. Every field
 /// is required: `channels.defaults.<channel>` gives each a value.
+/// `channels.<id>.catchUp`: messages that arrived while the gateway was
+/// stopped (or its connection down) are answered after the restart when
+/// at most `maxAgeMinutes` old, at most the newest `maxMessages` of one
+/// chat; older ones are recorded as skipped, with one note to the chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CatchUp {
+    pub max_age_minutes: u64,
+    pub max_messages: usize,
+}
+
 macro_rules! channel_keys {
     ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $f:ident : $t:ty,)* }) => {
         $(#[$m])*
@@ -315,6 +326,9 @@ macro_rules! channel_keys {
             pub model_override: Option<String>,
             /// Where the platform's API lives (tests point it at a fake).
             pub api_base_url: String,
+            /// What arrived while the gateway was down is answered back to
+            /// this age and count (ferroclaw's keys).
+            pub catch_up: CatchUp,
             $($(#[$fm])* pub $f: $t,)*
             /// OpenClaw's keys ferroclaw does not read, kept as written.
             #[serde(flatten)]

@@ -406,6 +406,9 @@ pub enum GroupScope {
 pub struct MessagesSettings {
     pub queue: QueueConfig,
     pub inbound: InboundSettings,
+    /// A channel reply delivered this many minutes after the message it
+    /// answers says how late it is (0: never).
+    pub late_reply_notice_minutes: u64,
     #[serde(flatten)]
     pub other: serde_json::Map<String, Value>,
 }

@@ -17,6 +17,7 @@ pub(crate) mod config;
 pub(crate) mod cron;
 mod dashboard;
 mod devices;
+mod durable;
 mod hook_status;
 mod host;
 mod memory;
@@ -288,6 +289,9 @@ async fn route(
         "migrations.memory.apply" => migrations::apply(state, p).await,
         "sessions.fork" => branches::fork(state, p).await,
         "artifacts.list" => artifacts::list(state, p).await,
+        m if m.starts_with("durable.") || m == "gateway.restore.status" => {
+            durable::dispatch(state, m, p).await
+        }
         "progressCard.get" => cards::get(state, p).await,
         "progressCard.put" => cards::put_method(state, p).await,
         "sessions.branches.list" => branches::list(state, p).await,

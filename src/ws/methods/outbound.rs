@@ -294,6 +294,7 @@ pub async fn follow(
         untrusted,
         kind,
         voice_in: false,
+        late: None,
     };
     let follow = FollowRun {
         channel: to.channel,

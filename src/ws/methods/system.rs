@@ -85,18 +85,14 @@ pub async fn status(state: &SharedState) -> MethodResult {
         .map_err(|_| ErrorShape::unavailable("mcp hub unavailable"))?;
     let browser = super::browser::states(state).await;
     let ext = super::plugins::extensions(state).await;
+    let durable = super::durable::summary(state).await;
     json(json!({
         "runtimeVersion": state.server_version,
+        "durable": durable,
         "mcp": { "servers": mcp },
         "plugins": ext["plugins"], "hooks": ext["hooks"], "lsp": ext["lsp"],
         "browser": browser.map(|profiles| json!({ "profiles": profiles })),
-        "heartbeat": {
-            "defaultAgentId": default_id,
-            "agents": agents.iter().map(|id| match *id == default_id {
-                true => crate::protocol::cron::heartbeat_status(&beat),
-                false => json!({"agentId": id, "enabled": false, "every": "disabled", "everyMs": null}),
-            }).collect::<Vec<_>>(),
-        },
+        "heartbeat": heartbeats(&default_id, &agents, &beat),
         "channelSummary": summary_lines(&state.gateway.channel_health.snapshot(now)),
         "queuedSystemEvents": queued,
         "sessions": {
@@ -111,6 +107,21 @@ pub async fn status(state: &SharedState) -> MethodResult {
             }).collect::<Vec<_>>(),
         },
     }))
+}
+
+/// `status`'s heartbeat: the default agent's, and the others' (off).
+fn heartbeats(
+    default_id: &str,
+    agents: &[String],
+    beat: &ferroclaw_actors::cron::beat::HeartbeatView,
+) -> Value {
+    json!({
+        "defaultAgentId": default_id,
+        "agents": agents.iter().map(|id| match id == default_id {
+            true => crate::protocol::cron::heartbeat_status(beat),
+            false => json!({"agentId": id, "enabled": false, "every": "disabled", "everyMs": null}),
+        }).collect::<Vec<_>>(),
+    })
 }
 
 /// Sessions listed as `recent` by `status` (OpenClaw lists 10).

@@ -131,7 +131,8 @@ async fn the_challenge_is_answered_and_retries_are_answered_once() {
         v["challenge"],
         "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
     );
-    let body = event("over http", "1700000002.000100");
+    let sent = format!("{}.000100", crate::support::unix_s());
+    let body = event("over http", &sent);
     for retry in [None, Some("1"), Some("2")] {
         let ts = now_s();
         let (status, _) = post(
@@ -150,7 +151,7 @@ async fn the_challenge_is_answered_and_retries_are_answered_once() {
         "{:?}",
         fake.posted()
     );
-    crate::support::ledger::until_settled(gw.store(), "slack/default/D9/1700000002.000100").await;
+    crate::support::ledger::until_settled(gw.store(), &format!("slack/default/D9/{sent}")).await;
     assert_eq!(answers(&fake, "D9", "You said: over http"), 1);
     // Other paths are not the Events API.
     let (s, _, _) = crate::support::http(gw.addr, "GET", "/slack/events", &[]).await;

@@ -5,6 +5,7 @@
 //! who may talk and run commands; this file the shared set-up.
 
 mod access;
+mod late;
 mod order;
 mod polling;
 mod probe;

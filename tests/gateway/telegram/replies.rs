@@ -88,7 +88,7 @@ async fn photos_reach_the_model_and_oversized_ones_are_named_not_loaded() {
     fake.add_file("small", vec![0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]);
     let photo = |id: &str, size: u64, mid: i64| {
         json!({
-            "message_id": mid, "date": 1_700_000_000, "chat": { "id": 42, "type": "private" },
+            "message_id": mid, "date": crate::support::unix_s(), "chat": { "id": 42, "type": "private" },
             "from": { "id": 42, "first_name": "A" }, "caption": format!("look {mid}"),
             "photo": [{ "file_id": id, "file_unique_id": id, "width": 10, "height": 10, "file_size": size }],
         })

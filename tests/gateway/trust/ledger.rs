@@ -283,7 +283,7 @@ async fn a_slack_event_whose_flush_failed_gets_a_500_and_is_answered_once_stored
     ready(&gw).await;
     let faults = gw.store().faults();
     faults.fail_flushes(u32::MAX);
-    let body = event("keep me", "1700000100.000100");
+    let body = event("keep me", &format!("{}.000100", crate::support::unix_s()));
     let ts = now_s();
     let (status, _) = post(
         &gw,
@@ -319,7 +319,7 @@ async fn a_slack_event_whose_flush_failed_gets_a_500_and_is_answered_once_stored
         fake.until(LONG, |f| answers(f, "D9", "You said: keep me") == 1)
             .await
     );
-    let later = event("later", "1700000200.000100");
+    let later = event("later", &format!("{}.000200", crate::support::unix_s()));
     let ts = now_s();
     let (status, _) = post(
         &gw,

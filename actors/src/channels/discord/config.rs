@@ -36,6 +36,7 @@ pub struct DiscordAccount {
     pub typing_interval_s: u64,
     pub debounce_ms: u64,
     pub model_override: Option<String>,
+    pub catch_up: crate::settings::CatchUp,
     /// `mediaMaxMb` in bytes.
     pub media_max_bytes: u64,
 }
@@ -153,6 +154,7 @@ fn resolve(
         typing_interval_s: k.typing_interval_seconds.max(1),
         debounce_ms: 0,
         model_override: k.model_override,
+        catch_up: k.catch_up,
         media_max_bytes,
     })
 }

@@ -48,6 +48,7 @@ pub fn desk_config(cfg: &DiscordAccount) -> DeskConfig {
         edit_interval_ms: cfg.edit_interval_ms,
         debounce_ms: cfg.debounce_ms,
         model_override: cfg.model_override.clone(),
+        catch_up: cfg.catch_up,
     }
 }
 

@@ -40,6 +40,7 @@ pub struct MatrixAccount {
     pub edit_interval_ms: u64,
     pub debounce_ms: u64,
     pub model_override: Option<String>,
+    pub catch_up: crate::settings::CatchUp,
     pub media_max_bytes: u64,
     pub read_markers: bool,
 }
@@ -188,6 +189,7 @@ fn resolve(id: &str, k: MatrixKeys, path: &str) -> Result<MatrixAccount, ConfigE
         edit_interval_ms: k.edit_interval_ms.max(250),
         debounce_ms: 0,
         model_override: k.model_override,
+        catch_up: k.catch_up,
         media_max_bytes: keys::media_bytes(path, k.media_max_mb)?,
         read_markers: k.read_markers,
     })

@@ -17,6 +17,9 @@ pub struct SigMessage {
     pub source_name: Option<String>,
     /// The sender's timestamp: Signal's id of the message.
     pub timestamp: u64,
+    /// When Signal's server received it (the sender's clock may be wrong):
+    /// how old the message is. Falls back to `timestamp`.
+    pub received_ms: u64,
     pub text: String,
     /// `group:<id>` for a group message.
     pub group: Option<String>,
@@ -54,6 +57,8 @@ struct Envelope {
     source_name: Option<String>,
     #[serde(default)]
     timestamp: Option<u64>,
+    #[serde(default)]
+    server_received_timestamp: Option<u64>,
     #[serde(default)]
     data_message: Option<Value>,
     #[serde(default)]
@@ -162,6 +167,7 @@ pub fn parse(data: &str, me: &str) -> Result<SigEvent, BadEvent> {
         source_uuid: e.source_uuid,
         source_name: e.source_name,
         timestamp,
+        received_ms: e.server_received_timestamp.unwrap_or(timestamp),
         text: dm["message"].as_str().unwrap_or_default().to_string(),
         group,
         mentions,

@@ -71,7 +71,7 @@ pub fn incoming(m: &SigMessage, cfg: &SignalAccount) -> Result<Incoming, &'stati
         } else {
             m.attachments.clone()
         },
-        ts_ms: m.timestamp,
+        ts_ms: m.received_ms,
         ..Incoming::default()
     })
 }

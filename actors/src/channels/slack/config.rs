@@ -42,6 +42,7 @@ pub struct SlackAccount {
     pub ping_interval_ms: u64,
     pub debounce_ms: u64,
     pub model_override: Option<String>,
+    pub catch_up: crate::settings::CatchUp,
     /// `mediaMaxMb` in bytes.
     pub media_max_bytes: u64,
 }
@@ -190,6 +191,7 @@ fn resolve(
         ping_interval_ms: ((ping * 1000.0) as u64).clamp(50, 600_000),
         debounce_ms: 0,
         model_override: k.model_override,
+        catch_up: k.catch_up,
         media_max_bytes,
     })
 }

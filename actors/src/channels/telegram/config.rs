@@ -42,6 +42,7 @@ pub struct TelegramAccount {
     pub debounce_ms: u64,
     /// Agent for this account's messages when no binding says otherwise.
     pub model_override: Option<String>,
+    pub catch_up: crate::settings::CatchUp,
 }
 
 const PREFIXES: &[&str] = &["telegram:", "tg:"];
@@ -126,6 +127,7 @@ fn resolve(
         send_interval_ms: k.send_interval_ms.min(10_000),
         debounce_ms: 0,
         model_override: k.model_override,
+        catch_up: k.catch_up,
     })
 }
 

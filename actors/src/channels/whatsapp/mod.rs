@@ -49,6 +49,7 @@ pub fn desk_config(cfg: &WhatsAppAccount) -> DeskConfig {
         edit_interval_ms: 1000,
         debounce_ms: cfg.debounce_ms,
         model_override: cfg.model_override.clone(),
+        catch_up: cfg.catch_up,
     }
 }
 
