@@ -211,7 +211,7 @@ async fn a_telegram_document_and_photo_reach_the_model() {
     fake.add_file("p1", photo.clone());
     fake.push(
         "message",
-        json!({ "message_id": 2, "date": 1_700_000_001, "chat": { "id": 42, "type": "private" },
+        json!({ "message_id": 2, "date": crate::support::unix_s(), "chat": { "id": 42, "type": "private" },
                 "from": { "id": 42, "first_name": "A" },
                 "photo": [{ "file_id": "p1", "file_unique_id": "p1", "width": 9, "height": 9, "file_size": photo.len() }] }),
     );

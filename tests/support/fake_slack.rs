@@ -84,6 +84,8 @@ struct Inner {
     slots: HashMap<String, (String, u64, Option<Vec<u8>>)>,
     /// Files shared by `files.completeUploadExternal`.
     shared: Vec<SharedFile>,
+    /// Users' messages by channel, oldest first (`conversations.history`).
+    history: HashMap<String, Vec<Value>>,
 }
 
 /// A file the bot shared.
@@ -178,6 +180,9 @@ impl FakeSlack {
             if let Some(t) = thread_ts {
                 event["thread_ts"] = json!(t);
             }
+            let mut kept = event.clone();
+            kept.as_object_mut().map(|o| o.remove("channel"));
+            i.history.entry(channel.to_string()).or_default().push(kept);
             let body = json!({
                 "type": "event_callback", "team_id": TEAM, "api_app_id": "A1",
                 "event_id": format!("Ev{}", i.next_event_ts), "event_time": i.next_event_ts,
@@ -382,6 +387,42 @@ impl FakeSlack {
     }
 }
 
+impl FakeSlack {
+    /// Slack stops retrying the envelopes nobody acknowledged (its retries
+    /// end after about an hour): they are never sent again; their messages
+    /// stay in the channels' history.
+    pub fn expire_unacked(&self) {
+        self.with(|i| i.unacked.clear());
+    }
+}
+
+/// `conversations.history`: a channel's messages after `oldest`
+/// (exclusive), newest first, at most `limit` (Slack's default 100).
+fn history(i: &Inner, p: &Value) -> Value {
+    let num = |k: &str| {
+        p[k].as_str()
+            .and_then(|s| s.parse::<f64>().ok())
+            .or(p[k].as_f64())
+    };
+    let oldest = num("oldest").unwrap_or(0.0);
+    let limit = num("limit").unwrap_or(100.0) as usize;
+    let Some(all) = i.history.get(p["channel"].as_str().unwrap_or_default()) else {
+        return json!({ "ok": false, "error": "channel_not_found" });
+    };
+    let newer: Vec<&Value> = all
+        .iter()
+        .filter(|m| {
+            m["ts"]
+                .as_str()
+                .and_then(|t| t.parse::<f64>().ok())
+                .unwrap_or(0.0)
+                > oldest
+        })
+        .collect();
+    let page: Vec<&Value> = newer.iter().rev().take(limit).copied().collect();
+    json!({ "ok": true, "messages": page, "has_more": newer.len() > limit })
+}
+
 fn enqueue(i: &mut Inner, body: Value) -> String {
     i.next_envelope += 1;
     let id = format!("env-{}", i.next_envelope);
@@ -565,6 +606,7 @@ async fn call(
     }
     let mut i = state.inner.lock().unwrap();
     match method.as_str() {
+        "conversations.history" => HttpResponse::Ok().json(history(&i, &p)),
         "auth.test" => ok(
             json!({ "user_id": BOT_USER, "team_id": TEAM, "bot_id": "B1", "user": "ferro", "team": "Test Team", "url": "https://test.slack.com/" }),
         ),

@@ -295,7 +295,7 @@ impl FakeTelegram {
                 "chat_instance": "ci1",
                 "from": { "id": user, "is_bot": false, "first_name": format!("User{user}") },
                 "message": {
-                    "message_id": message_id, "date": 1_700_000_001,
+                    "message_id": message_id, "date": super::unix_s(),
                     "chat": { "id": chat, "type": if chat < 0 { "supergroup" } else { "private" } },
                     "from": { "id": BOT_ID, "is_bot": true, "first_name": "Ferro" },
                     "text": "(question)",
@@ -628,7 +628,7 @@ fn send_message(state: &State, p: &Value) -> HttpResponse {
         buttons,
     });
     ok(json!({
-        "message_id": message_id, "date": 1_700_000_001,
+        "message_id": message_id, "date": super::unix_s(),
         "chat": { "id": chat_id, "type": if chat_id < 0 { "supergroup" } else { "private" } },
         "from": { "id": BOT_ID, "is_bot": true, "first_name": "Ferro" },
         "text": text,
@@ -699,7 +699,7 @@ fn send_media(state: &State, method: &str, p: &Value) -> HttpResponse {
         buttons: Vec::new(),
     });
     ok(
-        json!({ "message_id": message_id, "date": 1_700_000_001, "chat": { "id": chat_id, "type": "private" } }),
+        json!({ "message_id": message_id, "date": super::unix_s(), "chat": { "id": chat_id, "type": "private" } }),
     )
 }
 
@@ -771,6 +771,6 @@ fn edit_message(state: &State, p: &Value) -> HttpResponse {
     m.html = html;
     m.edits += 1;
     ok(
-        json!({ "message_id": id, "date": 1_700_000_001, "chat": { "id": chat, "type": "private" }, "text": m.text }),
+        json!({ "message_id": id, "date": super::unix_s(), "chat": { "id": chat, "type": "private" }, "text": m.text }),
     )
 }

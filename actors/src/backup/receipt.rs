@@ -184,3 +184,50 @@ impl Restored {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn restored() -> Restored {
+        let receipt = Receipt {
+            operation_id: "restore-01J".into(),
+            recovery_point: sha256_hex(b"manifest"),
+            acceptance_set: sha256_hex(b"entries"),
+            created_at_ms: 1,
+            restored_at_ms: 2,
+        };
+        Restored::new(receipt, sha256_hex(b"receipt"), 3)
+    }
+
+    #[test]
+    fn held_until_the_restored_backlog_is_seen_cleared_then_ready() {
+        let r = restored();
+        let held = serde_json::to_value(r.status()).unwrap();
+        assert_eq!(
+            (&held["status"], &held["reason"]),
+            (&"held".into(), &"owner-readiness".into())
+        );
+        assert_eq!(held["restoreOperationId"], "restore-01J");
+        assert!(held.get("readinessIdentity").is_none());
+        r.ready_at_ms
+            .store(99, std::sync::atomic::Ordering::Release);
+        let ready = serde_json::to_value(r.status()).unwrap();
+        assert_eq!(ready["status"], "ready");
+        assert_eq!(ready["recoveryPointId"], sha256_hex(b"manifest"));
+        assert_eq!(ready["readinessIdentity"].as_str().map(str::len), Some(64));
+        assert!(ready.get("reason").is_none());
+    }
+
+    #[test]
+    fn a_receipt_is_read_back_and_settled_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = restored().receipt;
+        r.write(dir.path()).unwrap();
+        let (back, sha) = load(dir.path()).unwrap();
+        assert_eq!((back, sha.len()), (r, 64));
+        settle(dir.path());
+        assert!(load(dir.path()).is_none());
+        assert!(dir.path().join(SETTLED).exists());
+    }
+}

@@ -346,6 +346,49 @@ fn mark_key(channel: &str, account: &str) -> String {
     format!("{channel}/{account}/mark")
 }
 
+fn conversation_key(channel: &str, account: &str, conversation: &str) -> String {
+    format!("{channel}/{account}/conv/{conversation}")
+}
+
+/// The newest message id an account has taken in one conversation (Slack's
+/// `ts`, Discord's snowflake): where its catch-up reads history from.
+pub fn conversation_mark(
+    store: &Store,
+    channel: &str,
+    account: &str,
+    conversation: &str,
+) -> Result<Option<String>, StoreError> {
+    store.get(
+        Tree::ChannelCursors,
+        &conversation_key(channel, account, conversation),
+    )
+}
+
+pub fn put_conversation_mark(
+    store: &Store,
+    channel: &str,
+    account: &str,
+    conversation: &str,
+    id: &str,
+) -> Result<(), StoreError> {
+    let key = conversation_key(channel, account, conversation);
+    store.put(Tree::ChannelCursors, &key, &id)
+}
+
+/// Every conversation an account has a mark in: (conversation, id).
+pub fn conversation_marks(
+    store: &Store,
+    channel: &str,
+    account: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let prefix = conversation_key(channel, account, "");
+    Ok(store
+        .scan::<String>(Tree::ChannelCursors, &prefix)?
+        .into_iter()
+        .map(|(k, id)| (k[prefix.len()..].to_string(), id))
+        .collect())
+}
+
 /// Forgets dedupe keys recorded before `before_ms` (platforms stop
 /// redelivering long before). Returns how many went.
 pub fn prune_inbound(store: &Store, before_ms: u64) -> Result<usize, StoreError> {

@@ -5,6 +5,7 @@
 //! (streaming, threads, 429), `events.rs` the Events API over HTTP
 //! (signatures, challenge, retries); this file the shared set-up.
 
+mod catch_up;
 pub mod events;
 mod replies;
 mod socket;

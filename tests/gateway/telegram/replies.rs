@@ -1,5 +1,6 @@
 //! What goes out: streamed previews, formatting, unknown outcomes, media,
-//! `send`, `deliver`, `wake`, send policy, models and the runtime line.
+//! `send`, `deliver`, `wake`, send policy, models and the runtime line, a
+//! reply held through rate limits.
 
 use std::time::Duration;
 
@@ -365,4 +366,34 @@ async fn the_model_is_told_the_channel_and_its_capabilities_even_in_the_main_ses
         prompts[0]
     );
     assert!(prompts[1].contains("channel=webchat"), "{}", prompts[1]);
+}
+
+/// The outbox's rule for a reply refused for rate is every outlet's: after
+/// the limiter's three tries, Telegram's fourth 429 holds the reply, and it
+/// is sent once after the wait (Slack's test: `slack::replies`).
+#[tokio::test]
+async fn a_reply_refused_for_rate_four_times_is_held_and_sent_once() {
+    let fake = FakeTelegram::start(BOT_TOKEN);
+    let _gw = TestGateway::with_config(telegram_config(&fake, json!({ "streamMode": "off" })));
+    for _ in 0..4 {
+        fake.fault("sendMessage", Fault::RateLimit(1));
+    }
+    fake.dm(42, 1, "patience");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: patience") == 1)
+            .await,
+        "{:?}",
+        fake.calls("sendMessage")
+    );
+    assert_eq!(
+        fake.calls("sendMessage").len(),
+        5,
+        "four 429s, then the send"
+    );
+    fake.dm(42, 2, "after");
+    assert!(
+        fake.until(LONG, |f| answers(f, 42, "You said: after") == 1)
+            .await
+    );
+    assert_eq!(answers(&fake, 42, "You said: patience"), 1);
 }

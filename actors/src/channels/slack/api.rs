@@ -227,6 +227,24 @@ impl WebApi {
         })
     }
 
+    /// `conversations.history`: a conversation's messages after `oldest`
+    /// (exclusive), newest first, at most `limit`.
+    pub async fn history(
+        &self,
+        channel: &str,
+        oldest: &str,
+        limit: usize,
+    ) -> Result<Vec<Value>, SlackError> {
+        let fields = [
+            ("channel", channel.to_string()),
+            ("oldest", oldest.to_string()),
+            ("inclusive", "false".to_string()),
+            ("limit", limit.to_string()),
+        ];
+        let v = self.call_form("conversations.history", &fields).await?;
+        Ok(v["messages"].as_array().cloned().unwrap_or_default())
+    }
+
     /// `apps.connections.open`: a Socket Mode URL (with the app token).
     pub async fn connections_open(&self) -> Result<String, SlackError> {
         let token = self

@@ -75,6 +75,14 @@ impl SlackEvents {
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| match res {
             Ok(bot) => {
                 tracing::info!(parent: &act.span, bot = %bot.user_id, path = %act.cfg.webhook_path, "slack events endpoint ready");
+                // What was said while the app was stopped (`catch_up.rs`).
+                let (api, store) = (act.api.clone(), act.store.clone());
+                let read = super::catch_up::read(api, store, act.cfg.account_id.clone(), bot.clone());
+                ctx.spawn(read.into_actor(act).map(|fresh, act, _| {
+                    if !fresh.is_empty() {
+                        act.desk.accepted.do_send(crate::channels::messages::Accepted { messages: fresh });
+                    }
+                }));
                 act.bot = Some(bot);
             }
             Err(e) => {

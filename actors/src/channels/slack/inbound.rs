@@ -83,7 +83,26 @@ pub fn record(
     m: &SlackMessage,
     now_ms: u64,
 ) -> Result<Received, StoreError> {
-    record_incoming(store, incoming(m, account, bot), now_ms)
+    let received = record_incoming(store, incoming(m, account, bot), now_ms)?;
+    if !matches!(received, Received::Skipped(_)) {
+        advance(store, account, &m.channel, &m.ts)?;
+    }
+    Ok(received)
+}
+
+/// A `ts` as (seconds, fraction) for ordering ("1700000000.000100").
+fn ts_order(ts: &str) -> (u64, u64) {
+    let (s, f) = ts.split_once('.').unwrap_or((ts, "0"));
+    (s.parse().unwrap_or(0), f.parse().unwrap_or(0))
+}
+
+/// The conversation's catch-up mark moves to `ts` when it is newer.
+fn advance(store: &Store, account: &str, channel: &str, ts: &str) -> Result<(), StoreError> {
+    let mark = crate::channels::ledger::conversation_mark(store, "slack", account, channel)?;
+    if mark.is_none_or(|m| ts_order(ts) > ts_order(&m)) {
+        crate::channels::ledger::put_conversation_mark(store, "slack", account, channel, ts)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

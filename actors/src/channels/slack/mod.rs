@@ -11,6 +11,7 @@
 //! them.
 
 pub mod api;
+pub mod catch_up;
 pub mod config;
 pub mod dedupe;
 pub mod envelope;

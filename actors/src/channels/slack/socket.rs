@@ -242,6 +242,18 @@ impl SlackSocket {
         self.flush_waiting(ctx);
     }
 
+    /// What was said while no socket counted (`catch_up.rs`), handed over
+    /// as one batch.
+    fn catch_up(&mut self, ctx: &mut Context<Self>) {
+        let (api, store) = (self.api.clone(), self.store.clone());
+        let read = super::catch_up::read(api, store, self.cfg.account_id.clone(), self.bot.clone());
+        ctx.spawn(read.into_actor(self).map(|fresh, act, _| {
+            if !fresh.is_empty() {
+                act.desk.accepted.do_send(Accepted { messages: fresh });
+            }
+        }));
+    }
+
     /// Durable before acknowledged: flushes what waits (one flush at a
     /// time), then acknowledges those envelopes and hands their messages
     /// over in order; a failed flush is tried again after a backoff.
@@ -375,6 +387,7 @@ impl SlackSocket {
                         }
                     }
                     tracing::info!(parent: &self.span, generation = g, num_connections, "slack socket ready");
+                    self.catch_up(ctx);
                 }
             }
             Envelope::Disconnect { reason } => {
