@@ -4,7 +4,9 @@
 //! restart) is answered back to `maxAgeMinutes` of age and, per chat, its
 //! newest `maxMessages`; the rest are skipped. A skipped message stays in
 //! the ledger as seen (never taken again) with no hand-over, and its chat
-//! gets one note for all of them, not one reply each.
+//! gets one note for all of them, not one reply each: only a direct chat
+//! whose sender would be answered (a stranger, or a group where the bot
+//! only speaks when asked, gets nothing the access rules would not give).
 
 use std::collections::BTreeMap;
 
@@ -18,14 +20,17 @@ pub struct Skipped {
     pub oldest_ms: u64,
     /// The dedupe keys of the skipped messages (their hand-over records go).
     pub keys: Vec<String>,
+    /// One of them came from someone the chat's note may go to.
+    pub noted: bool,
 }
 
 /// Splits a batch: the messages to answer, in order, and per chat what is
-/// skipped.
+/// skipped. `may_note`: whether a skipped message's sender may be told.
 pub fn admit(
     batch: Vec<Incoming>,
     bound: CatchUp,
     now_ms: u64,
+    may_note: impl Fn(&Incoming) -> bool,
 ) -> (Vec<Incoming>, BTreeMap<String, Skipped>) {
     let max_age = bound.max_age_minutes.saturating_mul(60_000);
     let mut per_chat: BTreeMap<&str, usize> = BTreeMap::new();
@@ -54,7 +59,9 @@ pub fn admit(
             count: 0,
             oldest_ms: u64::MAX,
             keys: Vec::new(),
+            noted: false,
         });
+        s.noted |= may_note(&inc);
         s.count += 1;
         s.oldest_ms = s
             .oldest_ms
@@ -101,7 +108,7 @@ mod tests {
             msg("a", 4, now - 40_000),
             msg("a", 5, now - 30_000),
         ];
-        let (kept, skipped) = admit(batch, bound, now);
+        let (kept, skipped) = admit(batch, bound, now, |i| i.chat_id == "a");
         let ids: Vec<&str> = kept.iter().map(|i| i.dedupe_key.as_str()).collect();
         assert_eq!(ids, ["b/3", "a/4", "a/5"]);
         let a = &skipped["a"];
@@ -113,6 +120,7 @@ mod tests {
                 vec!["a/1".to_string(), "a/2".to_string()]
             )
         );
+        assert!(a.noted);
         assert!(!skipped.contains_key("b"));
         assert_eq!(
             note(a, now),
@@ -127,7 +135,7 @@ mod tests {
             max_messages: 20,
         };
         let batch = vec![msg("a", 1, 5), msg("a", 2, 0)];
-        let (kept, skipped) = admit(batch.clone(), bound, 60_000);
+        let (kept, skipped) = admit(batch.clone(), bound, 60_000, |_| true);
         assert_eq!(kept, batch);
         assert!(skipped.is_empty());
     }

@@ -189,13 +189,18 @@ impl<O: Outlet> Desk<O> {
     /// hand-over records go; each chat gets one note), the rest queued.
     fn take(&mut self, batch: Vec<Incoming>, ctx: &mut Context<Self>) {
         let now = crate::now_ms();
-        let (kept, skipped) = super::catch_up::admit(batch, self.cfg.catch_up, now);
+        let store = self.store().clone();
+        let may_note = |inc: &Incoming| answered_directly(&self.cfg, &store, inc);
+        let (kept, skipped) = super::catch_up::admit(batch, self.cfg.catch_up, now, may_note);
         for (chat, s) in skipped {
             tracing::info!(parent: &self.span, chat = %chat, count = s.count, "messages from while the gateway was down skipped: beyond catchUp");
             for key in &s.keys {
                 if let Err(e) = ledger::dispatched(self.store(), &self.cfg.account_id, key, None) {
                     tracing::error!(parent: &self.span, error = %e, "cannot record a skipped message");
                 }
+            }
+            if !s.noted {
+                continue;
             }
             // Named by its first message: a restart before the records flush writes the same note.
             let key = format!("catch-up:{}", s.keys.first().map_or("", String::as_str));
@@ -456,6 +461,26 @@ fn sent_ids(store: &Store, d: &Delivery) -> Result<Vec<String>, ChannelSendError
         }
     }
     Ok(ids)
+}
+
+/// Whether `inc` is a direct message its sender would get an answer to
+/// (allowlisted or paired; a store that cannot say is taken for no).
+fn answered_directly(cfg: &DeskConfig, store: &Store, inc: &Incoming) -> bool {
+    if inc.is_group() {
+        return false;
+    }
+    let approved = access::approved(store, cfg.channel, &cfg.account_id, &inc.sender);
+    let knock = Knock {
+        sender: &inc.sender,
+        group: None,
+        mentioned: inc.mentioned,
+        parents: &[],
+    };
+    let approved = approved.unwrap_or(false);
+    matches!(
+        access::decide(&cfg.access, &knock, approved),
+        Verdict::Allow { .. }
+    )
 }
 
 /// A system notice to `to`, as a finalised delivery of one chunk.

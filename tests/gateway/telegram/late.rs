@@ -70,6 +70,11 @@ async fn what_arrived_while_stopped_is_answered_within_the_bound_and_the_rest_ge
     fake.push("message", sent_ago(42, 2, "ancient", 30 * 3600));
     fake.push("message", sent_ago(42, 3, "earlier", 2 * 3600 + 60));
     fake.push("message", sent_ago(42, 4, "now", 0));
+    // A stranger's old message is skipped too, and the stranger is told nothing.
+    fake.push(
+        "message",
+        sent_ago(99, 9, "stranger from before", 30 * 3600),
+    );
     gw.resume();
     let earlier = "(Replying to your message from 2 h ago.)\n\nYou said: earlier";
     let got = |f: &FakeTelegram| {
@@ -99,6 +104,7 @@ async fn what_arrived_while_stopped_is_answered_within_the_bound_and_the_rest_ge
         "{texts:?}"
     );
     assert!(!texts.iter().any(|t| t.contains("ancient")), "{texts:?}");
+    assert!(fake.sent_to(99).is_empty(), "{:?}", fake.sent_to(99));
     // The skipped one is recorded: a restart neither answers nor notes it again.
     gw.restart();
     super::barrier(&fake, 42, 6).await;

@@ -1,7 +1,8 @@
 //! Slack's catch-up after a stop or a dropped socket: Slack stops retrying
 //! an event nobody acknowledged, so what was said while the gateway was
-//! down is read back. When a socket becomes the one that counts (`hello`)
-//! and when the Events API receiver starts, each conversation the account
+//! down is read back. When a socket says `hello` after a time with none
+//! (a start, a drop; not Slack's refresh, whose new socket comes before
+//! the old one closes) and when the Events API receiver starts, each conversation the account
 //! has taken a message in is read from its mark (the newest `ts` taken:
 //! `ledger::conversation_mark`) with `conversations.history`, one page,
 //! oldest first; each message is recorded as an event is (the same ledger

@@ -381,13 +381,17 @@ impl SlackSocket {
             Envelope::Hello { num_connections } => {
                 if self.opening == Some(g) || self.current.is_none() {
                     self.opening = self.opening.filter(|o| *o != g);
+                    // A socket that replaces a live one (Slack's refresh) left no gap to read back.
+                    let gap = self.current.is_none();
                     if let Some(old) = self.current.replace(g) {
                         if old != g {
                             self.close(old);
                         }
                     }
                     tracing::info!(parent: &self.span, generation = g, num_connections, "slack socket ready");
-                    self.catch_up(ctx);
+                    if gap {
+                        self.catch_up(ctx);
+                    }
                 }
             }
             Envelope::Disconnect { reason } => {
