@@ -99,7 +99,7 @@ async fn sigkill_under_load_never_posts_twice_nor_loses_a_message() {
             text: c.content,
         })
         .collect();
-    let outcomes = check(dir.path(), "discord", &landed, &pushed);
+    let outcomes = check(dir.path(), "discord", "discord", crashes, &landed, &pushed);
     let answered = outcomes.values().filter(|o| **o == "answered").count();
     eprintln!(
         "discord crash: {crashes} crashes, {opened} sockets, {resumes} resumes, {} messages: {answered} answered, {outcomes:?}",

@@ -474,3 +474,74 @@ async fn a_picture_is_kept_and_a_reply_sends_it_back_through_the_media_repositor
         "the bytes that came in went back out"
     );
 }
+
+/// More messages while the gateway was stopped than one sync holds (its
+/// timeline keeps 200): the sync answer is `limited`, and what it skipped
+/// is read back with `/messages`, so every message is either answered or
+/// counted in the chat's one note (without the read-back, the ones before
+/// the timeline are neither). Synapse may hand the backlog over in more
+/// than one sync; each batch's newest `maxMessages` are answered.
+#[tokio::test]
+async fn a_gap_longer_than_one_sync_is_read_back_and_counted() {
+    let me = synapse().human(&unique("gap")).await;
+    let (bot_id, cfg) = bot(
+        json!({ "dm": { "policy": "allowlist", "allowFrom": [me.user_id] },
+        "streamMode": "off", "catchUp": { "maxMessages": 5 } }),
+    );
+    let dm = me.dm(&bot_id).await;
+    let mut gw = TestGateway::with_config(cfg);
+    assert!(until(LONG, async || me.joined(&dm, &bot_id).await).await);
+    me.say(&dm, "g0", "before").await;
+    assert!(
+        until(LONG, async || count(&me, &dm, &bot_id, "You said: before")
+            .await
+            == 1)
+        .await
+    );
+    crate::support::ledger::until_quiet(gw.store()).await;
+    gw.stop();
+    for n in 1..=205 {
+        me.say(&dm, &format!("g{n}"), &format!("m{n}")).await;
+    }
+    gw.resume();
+    let said = async || bot_said(&me, &dm, &bot_id).await;
+    let noted = async || {
+        said()
+            .await
+            .iter()
+            .any(|b| b.starts_with("(While I was away"))
+    };
+    assert!(until(LONG, noted).await, "{:?}", said().await);
+    // A live message after the note, as the barrier.
+    me.say(&dm, "g-last", "barrier").await;
+    assert!(
+        until(LONG, async || count(&me, &dm, &bot_id, "You said: barrier")
+            .await
+            == 1)
+        .await
+    );
+    let all = said().await;
+    let (notes, replies): (Vec<&String>, Vec<&String>) =
+        all.iter().partition(|b| b.starts_with("(While I was away"));
+    assert_eq!(notes.len(), 1, "{all:?}");
+    let counted: usize = notes[0]
+        .split_whitespace()
+        .nth(4)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", notes[0]));
+    // Each message's number in the replies (queued ones come collected).
+    let mut answered: Vec<u32> = replies
+        .iter()
+        .flat_map(|b| b.split(|c: char| !c.is_ascii_alphanumeric()))
+        .filter_map(|w| w.strip_prefix('m')?.parse().ok())
+        .collect();
+    answered.sort_unstable();
+    let unique = answered.len();
+    answered.dedup();
+    assert_eq!(unique, answered.len(), "answered once: {all:?}");
+    assert!(
+        answered.ends_with(&[201, 202, 203, 204, 205]),
+        "{answered:?}"
+    );
+    assert_eq!(answered.len() + counted, 205, "{answered:?}, {}", notes[0]);
+}

@@ -108,7 +108,7 @@ async fn sigkill_under_load_never_sends_twice_nor_loses_a_message() {
         twice.is_empty(),
         "an answer in the homeserver's timeline twice: {twice:?}"
     );
-    let outcomes = check(dir.path(), "matrix", &landed, &pushed);
+    let outcomes = check(dir.path(), "matrix", "matrix", crashes, &landed, &pushed);
     let answered = outcomes.values().filter(|o| **o == "answered").count();
     eprintln!(
         "matrix crash: {crashes} crashes, {} messages: {answered} answered, {outcomes:?}",

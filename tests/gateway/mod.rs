@@ -9,6 +9,7 @@ mod backup;
 mod branches;
 mod btw;
 mod cards;
+mod catch_up_stops;
 mod channel_crash;
 mod chat;
 mod claims;

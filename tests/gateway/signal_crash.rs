@@ -71,7 +71,7 @@ async fn sigkill_under_load_never_sends_twice_nor_loses_a_message() {
             text: c["params"]["message"].as_str().unwrap_or("").to_string(),
         })
         .collect();
-    let outcomes = check(dir.path(), "signal", &landed, &pushed);
+    let outcomes = check(dir.path(), "signal", "signal", crashes, &landed, &pushed);
     let answered = outcomes.values().filter(|o| **o == "answered").count();
     eprintln!(
         "signal crash: {crashes} crashes, {} messages: {answered} answered, {outcomes:?}",

@@ -56,7 +56,7 @@ async fn sigkill_under_load_never_posts_twice_nor_loses_an_event() {
             text: p.text,
         })
         .collect();
-    let outcomes = check(dir.path(), "slack", &landed, &pushed);
+    let outcomes = check(dir.path(), "slack", "slack", crashes, &landed, &pushed);
     let answered = outcomes.values().filter(|o| **o == "answered").count();
     eprintln!(
         "slack crash: {crashes} crashes, {} messages: {answered} answered, {outcomes:?}",

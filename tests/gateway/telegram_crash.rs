@@ -106,7 +106,14 @@ async fn crash_case(stream: &str, extra: Extra) {
             text: s.text,
         })
         .collect();
-    let outcomes = check(dir.path(), "telegram", &landed, &pushed);
+    let outcomes = check(
+        dir.path(),
+        "telegram",
+        &format!("telegram ({stream}, {extra:?})"),
+        crashes,
+        &landed,
+        &pushed,
+    );
     if media {
         // Uploads are chunks `check` matched one to one; at least one landed.
         let uploads = fake.uploads().len();

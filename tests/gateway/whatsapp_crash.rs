@@ -58,7 +58,14 @@ async fn sigkill_under_load_never_sends_twice_nor_loses_a_message() {
             text: s.text,
         })
         .collect();
-    let outcomes = check(dir.path(), "whatsapp", &landed, &pushed);
+    let outcomes = check(
+        dir.path(),
+        "whatsapp",
+        "whatsapp",
+        crashes,
+        &landed,
+        &pushed,
+    );
     let answered = outcomes.values().filter(|o| **o == "answered").count();
     eprintln!(
         "whatsapp crash: {crashes} crashes, {} messages: {answered} answered, {outcomes:?}",

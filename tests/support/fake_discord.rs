@@ -1,13 +1,15 @@
 //! A fake Discord on loopback, in its own thread: REST (`/api/v10`:
 //! `GET /gateway/bot`, `GET /users/@me`, create and edit messages,
-//! typing; 429 with `retry_after` and `global`, per route) and the gateway
-//! (a WebSocket: `Hello`, `Identify` -> `READY` with a session and a
-//! resume URL, heartbeats acknowledged, `Resume` replays the session's
-//! events after the client's sequence then `RESUMED`). Events are kept in
-//! the session's log with their sequence numbers, so events sent while no
-//! socket is up are replayed on resume, as Discord does. Faults: drops,
-//! close codes, heartbeats no longer acknowledged (a zombie), `Reconnect`,
-//! `Invalid Session`, replays, junk. Everything is recorded.
+//! typing, a channel's history, a channel, a guild member; 429 with
+//! `retry_after` and `global`, per route) and the gateway (a WebSocket:
+//! `Hello`, `Identify` -> `READY` with a session and a resume URL,
+//! heartbeats acknowledged, `Resume` replays the session's events after
+//! the client's sequence then `RESUMED`). Events are kept in the session's
+//! log with their sequence numbers, so events sent while no socket is up
+//! are replayed on resume, as Discord does; every message is also kept in
+//! its channel's history. Faults: drops, close codes, heartbeats no longer
+//! acknowledged (a zombie), `Reconnect`, `Invalid Session`, a session that
+//! expired, replays, junk. Everything is recorded.
 
 #![allow(dead_code)]
 
@@ -78,7 +80,6 @@ struct Inner {
     heartbeats: u64,
     acking: bool,
     heartbeat_ms: u64,
-    next_msg: u64,
     /// Sockets still to open without a hello (a gateway that hangs).
     mute_next: usize,
     /// The bot's reactions: (channel, message) -> emoji.
@@ -91,6 +92,14 @@ struct Inner {
     fetched: Vec<String>,
     /// Files uploaded with messages.
     uploads: Vec<super::fake_server::Part>,
+    /// Each channel's messages, oldest first (users' and the bot's), as
+    /// `GET /channels/{id}/messages` lists them.
+    history: HashMap<String, Vec<Value>>,
+    /// Channels seen: id -> channel object (`guild_id`, a thread's
+    /// `parent_id`).
+    channels: HashMap<String, Value>,
+    /// Guild members seen: (guild, user) -> member (`roles`).
+    members: HashMap<(String, String), Value>,
 }
 
 struct State {
@@ -117,8 +126,7 @@ impl FakeDiscord {
             inner: Mutex::new(Inner {
                 acking: true,
                 heartbeat_ms,
-                next_id: 1_000_000,
-                next_msg: 5_000_000,
+                next_id: 5_000_000,
                 ..Inner::default()
             }),
             ws_url: format!("ws://{ws_addr}"),
@@ -156,8 +164,8 @@ impl FakeDiscord {
         content: &str,
     ) -> String {
         self.with(|i| {
-            i.next_msg += 1;
-            let id = i.next_msg.to_string();
+            i.next_id += 1;
+            let id = i.next_id.to_string();
             let mut d = json!({
                 "id": id, "channel_id": channel, "content": content,
                 "author": { "id": author, "username": format!("user{author}") },
@@ -166,10 +174,17 @@ impl FakeDiscord {
                 } else { json!([]) },
                 "timestamp": chrono::Utc::now().to_rfc3339(), "type": 0,
             });
+            let mut kind = json!({ "id": channel, "type": 1 });
             if let Some(g) = guild {
                 d["guild_id"] = json!(g);
                 d["member"] = json!({ "roles": roles });
+                let member = json!({ "user": d["author"].clone(), "roles": roles });
+                i.members
+                    .insert((g.to_string(), author.to_string()), member);
+                kind = json!({ "id": channel, "type": 0, "guild_id": g });
             }
+            i.channels.entry(channel.to_string()).or_insert(kind);
+            keep(i, channel, &d);
             dispatch(i, "MESSAGE_CREATE", d);
             id
         })
@@ -187,8 +202,8 @@ impl FakeDiscord {
     ) -> String {
         let base = self.state.base.clone();
         self.with(|i| {
-            i.next_msg += 1;
-            let id = i.next_msg.to_string();
+            i.next_id += 1;
+            let id = i.next_id.to_string();
             let list: Vec<Value> = files
                 .iter()
                 .enumerate()
@@ -210,8 +225,43 @@ impl FakeDiscord {
                 "mentions": [], "attachments": list,
                 "timestamp": chrono::Utc::now().to_rfc3339(), "type": 0,
             });
+            keep(i, channel, &d);
             dispatch(i, "MESSAGE_CREATE", d);
             id
+        })
+    }
+
+    /// Dates message `id` of `channel` `secs` ago (in its history and in
+    /// the session's log).
+    pub fn backdate(&self, channel: &str, id: &str, secs: i64) {
+        let at = (chrono::Utc::now() - chrono::Duration::seconds(secs)).to_rfc3339();
+        self.with(|i| {
+            let logged = i.log.iter_mut().map(|(_, ev)| &mut ev["d"]);
+            let kept = i.history.get_mut(channel).into_iter().flatten();
+            for m in logged.chain(kept) {
+                if m["id"] == id && m["channel_id"] == channel {
+                    m["timestamp"] = json!(at);
+                }
+            }
+        });
+    }
+
+    /// Discord forgets the session (it outlived its resume window): the
+    /// next `Resume` is answered `Invalid Session` (not resumable), and
+    /// what is said until the next `READY` is only in the channels'
+    /// history.
+    pub fn expire_session(&self) {
+        self.with(|i| i.session = None);
+    }
+
+    /// The history requests' routes (`GET /channels/{id}/messages`).
+    pub fn history_reads(&self) -> Vec<String> {
+        self.with(|i| {
+            i.calls
+                .iter()
+                .filter(|(r, _)| r.starts_with("GET /channels/") && r.contains("/messages"))
+                .map(|(r, _)| r.clone())
+                .collect()
         })
     }
 
@@ -225,9 +275,17 @@ impl FakeDiscord {
         self.with(|i| i.fetched.clone())
     }
 
-    /// Any event in the session's log (and on the socket).
+    /// Any event in the session's log (and on the socket); a thread's
+    /// create or update is remembered as a channel.
     pub fn event(&self, kind: &str, d: Value) {
-        self.with(|i| dispatch(i, kind, d));
+        self.with(|i| {
+            if kind.starts_with("THREAD_") {
+                if let Some(id) = d["id"].as_str() {
+                    i.channels.insert(id.to_string(), d.clone());
+                }
+            }
+            dispatch(i, kind, d)
+        });
     }
 
     /// Sends the event with sequence `seq` again on the socket.
@@ -366,6 +424,49 @@ impl FakeDiscord {
         }
         f(self)
     }
+}
+
+/// A message in its channel's history (as REST lists it: no guild, no
+/// member).
+fn keep(i: &mut Inner, channel: &str, d: &Value) {
+    let mut m = d.clone();
+    if let Some(o) = m.as_object_mut() {
+        o.remove("guild_id");
+        o.remove("member");
+    }
+    i.history.entry(channel.to_string()).or_default().push(m);
+}
+
+/// `GET /channels/{id}/messages?after=&limit=`: the `limit` oldest after
+/// `after`, listed newest first (as Discord lists them).
+fn history(i: &Inner, channel: &str, query: &str) -> HttpResponse {
+    let q = web::Query::<HashMap<String, String>>::from_query(query)
+        .map(|q| q.into_inner())
+        .unwrap_or_default();
+    let after: u64 = q.get("after").and_then(|a| a.parse().ok()).unwrap_or(0);
+    let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(50);
+    if !(1..=100).contains(&limit) {
+        return HttpResponse::BadRequest()
+            .json(json!({ "message": "Invalid Form Body", "code": 50035 }));
+    }
+    let Some(list) = i.history.get(channel) else {
+        return HttpResponse::NotFound()
+            .json(json!({ "message": "Unknown Channel", "code": 10003 }));
+    };
+    let id = |m: &Value| {
+        m["id"]
+            .as_str()
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let mut page: Vec<Value> = list
+        .iter()
+        .filter(|m| id(m) > after)
+        .take(limit)
+        .cloned()
+        .collect();
+    page.reverse();
+    HttpResponse::Ok().json(page)
 }
 
 fn dispatch(i: &mut Inner, kind: &str, d: Value) {
@@ -595,7 +696,11 @@ async fn rest(
                 edits: 0,
                 at: Instant::now(),
             });
-            HttpResponse::Ok().json(json!({ "id": id, "channel_id": c, "content": content }))
+            let made = json!({ "id": id, "channel_id": c, "content": content,
+                "author": { "id": BOT_ID, "username": "ferro", "bot": true },
+                "timestamp": chrono::Utc::now().to_rfc3339(), "type": 0 });
+            keep(&mut i, c, &made);
+            HttpResponse::Ok().json(made)
         }
         ("PATCH", ["channels", c, "messages", m]) => {
             let content = p["content"].as_str().unwrap_or_default().to_string();
@@ -610,7 +715,7 @@ async fn rest(
             let emoji = percent_encoding::percent_decode_str(e).decode_utf8_lossy().into_owned();
             let key = (c.to_string(), m.to_string());
             let known = i.created.iter().any(|x| x.id == *m && x.channel == *c)
-                || m.parse::<u64>().is_ok_and(|n| n <= i.next_msg);
+                || m.parse::<u64>().is_ok_and(|n| n <= i.next_id);
             if !known || i.deleted.contains(&key) {
                 return HttpResponse::NotFound().json(json!({ "message": "Unknown Message", "code": 10008 }));
             }
@@ -628,6 +733,17 @@ async fn rest(
             }
             i.deleted.push(key);
             HttpResponse::NoContent().finish()
+        }
+        ("GET", ["channels", c, "messages"]) => history(&i, c, req.query_string()),
+        ("GET", ["channels", c]) => match i.channels.get(*c) {
+            Some(ch) => HttpResponse::Ok().json(ch),
+            None => HttpResponse::NotFound().json(json!({ "message": "Unknown Channel", "code": 10003 })),
+        },
+        ("GET", ["guilds", g, "members", u]) => {
+            match i.members.get(&(g.to_string(), u.to_string())) {
+                Some(m) => HttpResponse::Ok().json(m),
+                None => HttpResponse::NotFound().json(json!({ "message": "Unknown Member", "code": 10007 })),
+            }
         }
         ("POST", ["channels", c, "typing"]) => {
             i.typing.push(c.to_string());

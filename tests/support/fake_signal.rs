@@ -254,7 +254,11 @@ pub fn config(url: &str, extra: Value) -> Value {
 /// A direct text from `from` with Signal's id `ts` (the sender's clock),
 /// received by Signal's server now.
 pub fn text(from: &str, ts: u64, body: &str) -> Value {
-    let now = super::unix_ms();
+    text_received(from, ts, body, super::unix_ms())
+}
+
+/// A direct text Signal's server received at `now` (unix ms).
+pub fn text_received(from: &str, ts: u64, body: &str, now: u64) -> Value {
     json!({ "source": from, "sourceNumber": from, "sourceUuid": format!("aci-{from}"),
         "sourceName": "Sender", "sourceDevice": 1, "timestamp": ts,
         "serverReceivedTimestamp": now, "serverDeliveredTimestamp": now + 1,

@@ -305,11 +305,16 @@ pub fn config(fake: &FakeWhatsApp, extra: Value) -> Value {
     json!({ "channels": { "whatsapp": wa } })
 }
 
-/// A webhook body carrying one text from `from` (`wamid.<id>`).
+/// A webhook body carrying one text from `from` (`wamid.<id>`), sent now.
 pub fn text_body(from: &str, id: &str, text: &str) -> Value {
+    text_body_at(from, id, text, super::unix_s())
+}
+
+/// A webhook body carrying one text from `from` sent at `unix_s`.
+pub fn text_body_at(from: &str, id: &str, text: &str, unix_s: i64) -> Value {
     value_body(json!({
         "contacts": [{ "profile": { "name": "Customer" }, "wa_id": from }],
-        "messages": [{ "from": from, "id": format!("wamid.{id}"), "timestamp": super::unix_s().to_string(),
+        "messages": [{ "from": from, "id": format!("wamid.{id}"), "timestamp": unix_s.to_string(),
             "type": "text", "text": { "body": text } }],
     }))
 }

@@ -4,7 +4,9 @@
 //! restart) is answered back to `maxAgeMinutes` of age and, per chat, its
 //! newest `maxMessages`; the rest are skipped. A skipped message stays in
 //! the ledger as seen (never taken again) with no hand-over, and its chat
-//! gets one note for all of them, not one reply each: only a direct chat
+//! gets one note for all of them, not one reply each (`Notes`: sent once
+//! the backlog's batches stop coming, and no second within
+//! `NOTE_WINDOW_MS`): only a direct chat
 //! whose sender would be answered (a stranger, or a group where the bot
 //! only speaks when asked, gets nothing the access rules would not give).
 
@@ -71,6 +73,63 @@ pub fn admit(
     (kept, skipped)
 }
 
+/// How long a desk waits after the last skip before it sends the notes (a
+/// batch with nothing skipped sends them at once, before its answers): a
+/// platform that redelivers one message per request (webhooks, a stream's
+/// backlog) brings a backlog as many batches, and each chat gets one note
+/// that counts them all.
+pub const NOTE_QUIET_MS: u64 = 2_000;
+
+/// How long after a chat's catch-up note another is not sent (what is
+/// skipped meanwhile is logged only).
+pub const NOTE_WINDOW_MS: u64 = 10 * 60_000;
+
+/// The catch-up notes a desk owes: what each chat had skipped since the
+/// last notes went, and when each chat last got one.
+#[derive(Debug, Default)]
+pub struct Notes {
+    pending: BTreeMap<String, Skipped>,
+    sent: BTreeMap<String, u64>,
+}
+
+impl Notes {
+    /// A batch's skips in `chat` (a chat nobody may be told of is not kept).
+    pub fn add(&mut self, chat: &str, s: Skipped) {
+        if !s.noted {
+            return;
+        }
+        match self.pending.get_mut(chat) {
+            Some(p) => {
+                p.count += s.count;
+                p.oldest_ms = p.oldest_ms.min(s.oldest_ms);
+            }
+            None => {
+                let mut s = s;
+                // The first key names the note; the rest are not needed.
+                s.keys.truncate(1);
+                self.pending.insert(chat.to_string(), s);
+            }
+        }
+    }
+
+    /// The notes to send now: each chat's skips, unless it got a note
+    /// within `NOTE_WINDOW_MS`.
+    pub fn due(&mut self, now_ms: u64) -> Vec<(String, Skipped)> {
+        self.sent
+            .retain(|_, t| now_ms.saturating_sub(*t) < NOTE_WINDOW_MS);
+        let pending = std::mem::take(&mut self.pending);
+        let mut out = Vec::new();
+        for (chat, s) in pending {
+            if self.sent.contains_key(&chat) {
+                continue;
+            }
+            self.sent.insert(chat.clone(), now_ms);
+            out.push((chat, s));
+        }
+        out
+    }
+}
+
 /// The one note a chat gets for what was skipped.
 pub fn note(s: &Skipped, now_ms: u64) -> String {
     let age = super::late::age_words(now_ms.saturating_sub(s.oldest_ms));
@@ -92,6 +151,33 @@ mod tests {
             ts_ms,
             ..Incoming::default()
         }
+    }
+
+    #[test]
+    fn batches_make_one_note_per_chat_and_window() {
+        let skip = |count, oldest_ms, key: &str, noted| Skipped {
+            count,
+            oldest_ms,
+            keys: vec![key.to_string(), "more".into()],
+            noted,
+        };
+        let mut n = Notes::default();
+        n.add("a", skip(1, 500, "a1", true));
+        n.add("a", skip(2, 300, "a2", true));
+        n.add("b", skip(1, 900, "b1", false));
+        let due = n.due(1_000);
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].0, "a");
+        assert_eq!((due[0].1.count, due[0].1.oldest_ms), (3, 300));
+        assert_eq!(due[0].1.keys, ["a1"]);
+        assert!(n.due(1_001).is_empty());
+        n.add("a", skip(1, 900, "a3", true));
+        assert!(
+            n.due(1_000 + NOTE_WINDOW_MS - 1).is_empty(),
+            "within the window"
+        );
+        n.add("a", skip(1, 900, "a4", true));
+        assert_eq!(n.due(1_000 + NOTE_WINDOW_MS).len(), 1);
     }
 
     #[test]

@@ -73,6 +73,9 @@ pub struct Desk<O: Outlet> {
     fatal: Option<String>,
     /// Each session's replies to a chat in the order of its messages.
     reply_order: super::reply_order::ReplyOrder,
+    /// The catch-up notes owed, sent `NOTE_QUIET_MS` after the last skip.
+    notes: super::catch_up::Notes,
+    note_timer: Option<SpawnHandle>,
     span: tracing::Span,
 }
 
@@ -94,6 +97,8 @@ impl<O: Outlet> Desk<O> {
             debounce_timer: None,
             fatal: None,
             reply_order: Default::default(),
+            notes: Default::default(),
+            note_timer: None,
         }
     }
 
@@ -192,6 +197,7 @@ impl<O: Outlet> Desk<O> {
         let store = self.store().clone();
         let may_note = |inc: &Incoming| answered_directly(&self.cfg, &store, inc);
         let (kept, skipped) = super::catch_up::admit(batch, self.cfg.catch_up, now, may_note);
+        let any_skipped = !skipped.is_empty();
         for (chat, s) in skipped {
             tracing::info!(parent: &self.span, chat = %chat, count = s.count, "messages from while the gateway was down skipped: beyond catchUp");
             for key in &s.keys {
@@ -199,9 +205,31 @@ impl<O: Outlet> Desk<O> {
                     tracing::error!(parent: &self.span, error = %e, "cannot record a skipped message");
                 }
             }
-            if !s.noted {
-                continue;
-            }
+            self.notes.add(&chat, s);
+        }
+        // The notes wait until the backlog's batches stop coming: a quiet
+        // spell, or a batch with nothing skipped (before its answers).
+        if let Some(h) = self.note_timer.take() {
+            ctx.cancel_future(h);
+        }
+        if any_skipped {
+            let quiet = Duration::from_millis(super::catch_up::NOTE_QUIET_MS);
+            self.note_timer = Some(ctx.run_later(quiet, |act, ctx| {
+                act.note_timer = None;
+                act.send_notes(ctx);
+            }));
+        } else {
+            self.send_notes(ctx);
+        }
+        for inc in kept {
+            self.enqueue(inc, ctx);
+        }
+    }
+
+    /// The catch-up notes owed (one per chat for the backlog's batches).
+    fn send_notes(&mut self, ctx: &mut Context<Self>) {
+        let now = crate::now_ms();
+        for (chat, s) in self.notes.due(now) {
             // Named by its first message: a restart before the records flush writes the same note.
             let key = format!("catch-up:{}", s.keys.first().map_or("", String::as_str));
             let text = super::catch_up::note(&s, now);
@@ -209,9 +237,6 @@ impl<O: Outlet> Desk<O> {
                 Ok(d) => self.deliver(d, ctx),
                 Err(e) => tracing::error!(parent: &self.span, error = %e, "cannot queue a notice"),
             }
-        }
-        for inc in kept {
-            self.enqueue(inc, ctx);
         }
     }
 

@@ -79,6 +79,26 @@ fn current_spelling(layer: &mut Map<String, Value>) {
     }
 }
 
+/// ferroclaw's own object keys whose fields a layer sets one by one (a
+/// section's `catchUp: { maxMessages: 5 }` keeps the default age); every
+/// other key, OpenClaw's, is replaced whole by the layer above, as
+/// OpenClaw does.
+const FIELD_BY_FIELD: &[&str] = &["catchUp"];
+
+/// `over`'s keys over `base`'s.
+fn overlay(base: &mut Map<String, Value>, over: Map<String, Value>) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Object(b)), Value::Object(o)) if FIELD_BY_FIELD.contains(&k.as_str()) => {
+                b.extend(o)
+            }
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
 /// The enabled accounts of `channels.<channel>`, each over `defaults`. The
 /// section itself is the `default` account when it lists no accounts or
 /// `own_credentials` says it carries its own (a token, or one from the
@@ -109,7 +129,7 @@ pub fn accounts(
         .collect();
     current_spelling(&mut own);
     let mut base = defaults.clone();
-    base.extend(own);
+    overlay(&mut base, own);
     let mut out = Vec::new();
     if listed.is_empty() || own_credentials {
         out.push(AccountKeys {
@@ -126,7 +146,7 @@ pub fn accounts(
         let mut o = o.clone();
         current_spelling(&mut o);
         let mut keys = base.clone();
-        keys.extend(o);
+        overlay(&mut keys, o);
         let keys = Value::Object(keys);
         if !enabled(&keys) {
             continue;
@@ -265,6 +285,19 @@ mod tests {
             "the section over the defaults"
         );
         assert_eq!((k.send_interval_ms, k.typing_interval_seconds), (35, 6));
+    }
+
+    #[test]
+    fn a_layer_sets_catch_up_field_by_field() {
+        use crate::settings::SlackKeys;
+        let shipped = crate::settings::shipped().channels.defaults;
+        let s = section(json!({ "botToken": "a", "catchUp": { "maxMessages": 5 },
+            "accounts": { "work": { "botToken": "b", "catchUp": { "maxAgeMinutes": 60 } } } }));
+        let a = accounts("slack", &s, &shipped.layer("slack"), true).unwrap();
+        let k: Vec<SlackKeys> = a.iter().map(|a| parse(&a.path, &a.keys).unwrap()).collect();
+        let bound = |k: &SlackKeys| (k.catch_up.max_age_minutes, k.catch_up.max_messages);
+        assert_eq!(bound(&k[0]), (1440, 5));
+        assert_eq!(bound(&k[1]), (60, 5));
     }
 
     #[test]

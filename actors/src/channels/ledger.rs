@@ -107,6 +107,11 @@ pub fn accept_with(
     })
 }
 
+/// Whether an update was recorded (`InboundKey::key`).
+pub fn seen(store: &Store, key: &str) -> Result<bool, StoreError> {
+    Ok(store.get::<Seen>(Tree::ChannelInbound, key)?.is_some())
+}
+
 /// Moves the cursor past updates that carry nothing to run (never
 /// backwards).
 pub fn advance_cursor(

@@ -80,7 +80,14 @@ async fn sigkill_under_load_never_sends_a_tool_message_twice() {
         })
         .collect();
     // The outbox's own invariants (replies are checked here, below).
-    check(dir.path(), "telegram", &landed, &[]);
+    check(
+        dir.path(),
+        "telegram",
+        "message tool",
+        crashes,
+        &landed,
+        &[],
+    );
     let chunks = outbox_items(&Store::open(dir.path()).unwrap());
     let replies: Vec<String> = tg.sent_to(OWNER).into_iter().map(|s| s.text).collect();
     let tail = after_last_crash(&steps);

@@ -2,9 +2,11 @@
 //! (`support::fake_discord`): the gateway over a real WebSocket, REST over
 //! real HTTP. `gateway.rs` the connection (resume after drops, replays,
 //! zombies, invalid sessions, close codes), `replies.rs` what goes out and
-//! who is answered (streaming, guilds, roles, 429 per route); this file
-//! the shared set-up.
+//! who is answered (streaming, guilds, roles, 429 per route),
+//! `catch_up.rs` what came while Discord kept no session; this file the
+//! shared set-up.
 
+mod catch_up;
 mod gateway;
 mod replies;
 

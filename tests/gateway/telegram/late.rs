@@ -83,9 +83,11 @@ async fn what_arrived_while_stopped_is_answered_within_the_bound_and_the_rest_ge
             .map(|s| s.text.clone())
             .collect::<Vec<_>>()
     };
+    // The note goes once the batches stopped coming.
     assert!(
         fake.until(LONG, |f| got(f).iter().any(|t| t == earlier)
-            && answers(f, 42, "You said: now") == 1)
+            && answers(f, 42, "You said: now") == 1
+            && answers(f, 42, "(While I was away") == 1)
             .await,
         "{:?}",
         got(&fake)
@@ -143,7 +145,8 @@ async fn a_chat_over_max_messages_gets_its_newest_answered() {
     }
     gw.resume();
     assert!(
-        fake.until(LONG, |f| answers(f, 42, "You said: four") == 1)
+        fake.until(LONG, |f| answers(f, 42, "You said: four") == 1
+            && answers(f, 42, "(While I was away") == 1)
             .await,
         "{:?}",
         fake.sent()

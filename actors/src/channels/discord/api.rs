@@ -1,6 +1,7 @@
 //! Discord's REST API over reqwest: the calls ferroclaw makes
 //! (`GET /gateway/bot`, `GET /users/@me`, create and edit a message,
-//! typing), with `Authorization: Bot <token>`. No retries here: each call
+//! typing; for catch-up a channel's messages after one, the channel, a
+//! guild member), with `Authorization: Bot <token>`. No retries here: each call
 //! goes through its route's limiter (`sender::Buckets`, one per route with
 //! its major parameter: `POST /channels/<id>/messages`), which waits out a
 //! 429's `retry_after` for that route only; a global 429 closes the shared
@@ -288,6 +289,35 @@ impl RestApi {
         self.call(reqwest::Method::DELETE, &path, None)
             .await
             .map(|_| ())
+    }
+
+    /// `GET /channels/{id}/messages?after=`: up to `limit` (1-100) of the
+    /// messages after `after`, as Discord lists them (newest first).
+    pub async fn messages_after(
+        &self,
+        channel: &str,
+        after: &str,
+        limit: usize,
+    ) -> Result<Vec<Value>, DiscordError> {
+        let path = format!("/channels/{channel}/messages?after={after}&limit={limit}");
+        let v = self.call(reqwest::Method::GET, &path, None).await?;
+        match v {
+            Value::Array(list) => Ok(list),
+            _ => Err(DiscordError::Server("messages: not a list".into())),
+        }
+    }
+
+    /// `GET /channels/{id}`: the channel (its `guild_id`, a thread's
+    /// `parent_id`).
+    pub async fn channel(&self, channel: &str) -> Result<Value, DiscordError> {
+        let path = format!("/channels/{channel}");
+        self.call(reqwest::Method::GET, &path, None).await
+    }
+
+    /// `GET /guilds/{guild}/members/{user}`: a member (nick, roles).
+    pub async fn member(&self, guild: &str, user: &str) -> Result<Value, DiscordError> {
+        let path = format!("/guilds/{guild}/members/{user}");
+        self.call(reqwest::Method::GET, &path, None).await
     }
 
     pub async fn typing(&self, channel: &str) -> Result<(), DiscordError> {

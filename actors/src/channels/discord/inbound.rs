@@ -3,6 +3,7 @@
 //! replays after a resume finds the key and is not run again. Guild,
 //! member roles and a thread's parent channel go along for routing
 //! (`binding.guild`, `binding.guild+roles`) and access (guild rules).
+//! Each channel's newest id is its catch-up mark (`catch_up.rs`).
 
 use std::collections::HashMap;
 
@@ -10,7 +11,7 @@ use serde_json::Value;
 
 pub use crate::channels::dispatch::Received;
 use crate::channels::dispatch::{record_incoming, Incoming};
-use crate::channels::ledger::InboundKey;
+use crate::channels::ledger::{self, InboundKey};
 use crate::store::{Store, StoreError};
 
 fn s(v: &Value, k: &str) -> String {
@@ -152,7 +153,7 @@ pub fn incoming(
 }
 
 /// Records a message (not flushed: the caller flushes before it hands the
-/// message over).
+/// message over) and moves its channel's catch-up mark past it.
 pub fn record(
     store: &Store,
     account: &str,
@@ -161,7 +162,31 @@ pub fn record(
     d: &Value,
     now_ms: u64,
 ) -> Result<Received, StoreError> {
-    record_incoming(store, incoming(d, account, bot, threads), now_ms)
+    let received = record_incoming(store, incoming(d, account, bot, threads), now_ms)?;
+    let (id, channel) = (s(d, "id"), s(d, "channel_id"));
+    // A mark left behind only makes a catch-up read more (the ledger
+    // dedupes): it never fails the record.
+    if !id.is_empty() && !channel.is_empty() {
+        if let Err(e) = advance(store, account, &channel, &id) {
+            tracing::warn!(%channel, error = %e, "discord catch-up mark not moved");
+        }
+    }
+    Ok(received)
+}
+
+/// A snowflake's order (ids grow with time; a malformed one is 0).
+pub fn snowflake(id: &str) -> u64 {
+    id.parse().unwrap_or(0)
+}
+
+/// The channel's catch-up mark moves to `id` when it is newer (the bot's
+/// own messages count: catch-up reads what came after them too).
+fn advance(store: &Store, account: &str, channel: &str, id: &str) -> Result<(), StoreError> {
+    let mark = ledger::conversation_mark(store, "discord", account, channel)?;
+    if mark.is_none_or(|m| snowflake(id) > snowflake(&m)) {
+        ledger::put_conversation_mark(store, "discord", account, channel, id)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! beside reqwest) and a larger binary.
 
 pub mod api;
+pub mod catch_up;
 pub mod config;
 pub mod gateway;
 pub mod inbound;

@@ -8,8 +8,9 @@
 //! ledger. A `MESSAGE_CREATE` is recorded and flushed before the desk
 //! hands it over, with the session and the sequence past it: a restarted
 //! process resumes that session, so Discord replays what came while it
-//! was down (a session Discord no longer knows is identified anew; what
-//! came in that gap Discord does not keep). Only this shard reconnects; a refused token
+//! was down; a session Discord no longer knows is identified anew, and
+//! what came in that gap is read back from each channel's history
+//! (`catch_up.rs`). Only this shard reconnects; a refused token
 //! (`ConnectionFailed`) stops the account for the supervisor's backoff.
 
 use std::collections::HashMap;
@@ -76,6 +77,9 @@ pub struct DiscordShard {
     saved_seq: Option<u64>,
     /// Recorded messages waiting for a flush before they go to the desk.
     flushes: Flushes<crate::channels::dispatch::Incoming>,
+    /// While a catch-up reads history: the live messages recorded
+    /// meanwhile, handed over after it.
+    held: Option<Vec<crate::channels::dispatch::Incoming>>,
     span: tracing::Span,
 }
 
@@ -103,6 +107,7 @@ impl DiscordShard {
             proto,
             saved_seq,
             flushes: Flushes::default(),
+            held: None,
             cfg,
             rest,
             store,
@@ -328,6 +333,7 @@ impl DiscordShard {
                         }
                     },
                 ));
+                self.catch_up(ctx);
             }
             "RESUMED" => tracing::info!(parent: &self.span, "discord gateway resumed"),
             "GUILD_CREATE" => {
@@ -367,8 +373,37 @@ impl DiscordShard {
             }
             Err(_) => return,
         };
-        self.flushes.push(fresh);
-        crate::channels::receiver::flush_waiting(self, ctx);
+        match &mut self.held {
+            // After what the catch-up reads: it is older.
+            Some(held) => held.push(fresh),
+            None => {
+                self.flushes.push(fresh);
+                crate::channels::receiver::flush_waiting(self, ctx);
+            }
+        }
+    }
+
+    /// What was said while Discord kept no session (`catch_up.rs`), handed
+    /// over before the live messages that came meanwhile.
+    fn catch_up(&mut self, ctx: &mut Context<Self>) {
+        if self.held.is_some() {
+            return;
+        }
+        self.held = Some(Vec::new());
+        let reader = super::catch_up::Reader::new(
+            self.rest.clone(),
+            self.store.clone(),
+            self.cfg.account_id.clone(),
+            self.bot.clone(),
+            self.threads.clone(),
+        );
+        ctx.spawn(reader.read().into_actor(self).map(|fresh, act, ctx| {
+            let held = act.held.take().unwrap_or_default();
+            for inc in fresh.into_iter().chain(held) {
+                act.flushes.push(inc);
+            }
+            crate::channels::receiver::flush_waiting(act, ctx);
+        }));
     }
 }
 

@@ -284,6 +284,29 @@ impl MatrixApi {
             .map(drop)
     }
 
+    /// `GET /rooms/{room}/messages`, backwards from `from`: up to `limit`
+    /// messages (newest first) and the token past the last (`end`; none
+    /// at the start of the room).
+    pub async fn messages_before(
+        &self,
+        room: &str,
+        from: &str,
+        limit: usize,
+    ) -> Result<(Vec<Value>, Option<String>), MxError> {
+        let filter = json!({ "types": ["m.room.message"] }).to_string();
+        let path = format!(
+            "/rooms/{}/messages?dir=b&from={}&limit={limit}&filter={}",
+            enc(room),
+            enc(from),
+            enc(&filter)
+        );
+        let v = self
+            .call(reqwest::Method::GET, &path, None, self.limit)
+            .await?;
+        let chunk = v["chunk"].as_array().cloned().unwrap_or_default();
+        Ok((chunk, v["end"].as_str().map(str::to_string)))
+    }
+
     pub async fn join(&self, room: &str) -> Result<(), MxError> {
         let path = format!("/join/{}", enc(room));
         self.call(reqwest::Method::POST, &path, Some(&json!({})), self.limit)

@@ -54,6 +54,11 @@ fn file_of(c: &Value, body: &str) -> Result<(String, Vec<MediaRef>), &'static st
     Ok((caption, vec![file]))
 }
 
+/// An event's ledger key.
+pub fn key(account: &str, room: &str, event_id: &str) -> String {
+    format!("matrix/{account}/{room}/{event_id}")
+}
+
 pub fn incoming(
     cfg: &MatrixAccount,
     room: &str,
@@ -91,7 +96,7 @@ pub fn incoming(
     Ok(Incoming {
         channel: "matrix".into(),
         account: cfg.account_id.clone(),
-        dedupe_key: format!("matrix/{}/{room}/{id}", cfg.account_id),
+        dedupe_key: key(&cfg.account_id, room, id),
         chat_id: room.to_string(),
         chat_type: if direct { "direct" } else { "group" }.into(),
         thread_id: thread,

@@ -5,11 +5,12 @@
 //! format private there), `sync.rs` a `/sync` answer as plain types,
 //! `inbound.rs` a timeline event recorded in the ledger, `syncer.rs` the
 //! account's connection (the `/sync` long poll from the stored token),
-//! `outlet.rs` sends (the outbox key as txnId), edits, reactions, typing,
+//! `backfill.rs` a timeline gap read back, `outlet.rs` sends (the outbox key as txnId), edits, reactions, typing,
 //! read markers, files. `start` runs an account: its `Desk` with its
 //! syncer.
 
 pub mod api;
+pub mod backfill;
 pub mod config;
 pub mod inbound;
 mod messages;

@@ -1,6 +1,7 @@
 //! A `/sync` answer read into plain types: `next_batch`, the timeline
 //! events of joined rooms in order, the invites (who invited, and whether
-//! as a direct chat), the rooms whose timeline has a gap (`limited`), and
+//! as a direct chat), the rooms whose timeline has a gap (`limited`, from
+//! its `prev_batch`), and
 //! member counts. Also the filter ferroclaw syncs with (no presence, no
 //! account data it does not read, a room timeline of up to 200 events).
 
@@ -34,14 +35,22 @@ pub struct Invite {
     pub is_direct: bool,
 }
 
+/// A room's timeline gap: `/messages` read backwards from `from` (the
+/// timeline's `prev_batch`) gives what it skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gap {
+    pub room: String,
+    pub from: Option<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Batch {
     pub next: String,
     pub events: Vec<RoomEvent>,
     pub invites: Vec<Invite>,
     /// Rooms whose timeline skipped events (more than the filter's limit
-    /// arrived since the last sync).
-    pub limited: Vec<String>,
+    /// arrived since the last sync), with where the skipped part ends.
+    pub limited: Vec<Gap>,
     /// Joined + invited members, where the answer says.
     pub members: Vec<(String, u64)>,
     /// Rooms that turned on encryption (not read: said once).
@@ -67,7 +76,10 @@ pub fn read(v: &Value, me: &str) -> Result<Batch, NoNextBatch> {
     if let Some(joined) = v["rooms"]["join"].as_object() {
         for (room, r) in joined {
             if r["timeline"]["limited"] == true {
-                b.limited.push(room.clone());
+                b.limited.push(Gap {
+                    room: room.clone(),
+                    from: r["timeline"]["prev_batch"].as_str().map(str::to_string),
+                });
             }
             let s = &r["summary"];
             let count = s["m.joined_member_count"]
@@ -119,7 +131,7 @@ mod tests {
         let v = json!({ "next_batch": "s72_5", "rooms": {
             "join": { "!a:hs": {
                 "summary": { "m.joined_member_count": 2, "m.invited_member_count": 0 },
-                "timeline": { "limited": true, "events": [
+                "timeline": { "limited": true, "prev_batch": "t9", "events": [
                     { "type": "m.room.message", "event_id": "$1", "sender": "@u:hs",
                       "content": { "msgtype": "m.text", "body": "hi" } } ] } } },
             "invite": { "!b:hs": { "invite_state": { "events": [
@@ -129,7 +141,11 @@ mod tests {
         assert_eq!(b.next, "s72_5");
         assert_eq!(b.events.len(), 1);
         assert_eq!(b.events[0].room, "!a:hs");
-        assert_eq!(b.limited, ["!a:hs"]);
+        let gap = Gap {
+            room: "!a:hs".into(),
+            from: Some("t9".into()),
+        };
+        assert_eq!(b.limited, [gap]);
         assert_eq!(b.members, [("!a:hs".to_string(), 2)]);
         assert_eq!(
             b.invites,

@@ -5,7 +5,9 @@
 //! the messages go to the desk and before the next poll, so a restart
 //! resumes exactly where the last flush left off (a replayed event finds
 //! its key; the token never moves back). The first sync of an account
-//! (no token yet) answers nothing from the rooms' history. Invites are
+//! (no token yet) answers nothing from the rooms' history; a later one
+//! whose timeline skipped events has them read back first (`backfill.rs`),
+//! bounded by `catchUp` like any catch-up. Invites are
 //! joined as `autoJoin` says; a room is direct when its invite said so,
 //! else when it has two members.
 
@@ -17,6 +19,7 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::api::{Login, MatrixApi, MxError};
+use super::backfill::Backfill;
 use super::config::MatrixAccount;
 use super::inbound::record;
 use super::messages::Poll;
@@ -186,9 +189,6 @@ impl MatrixSync {
                 tracing::warn!(parent: &self.span, room = %room, "an encrypted matrix room: its messages cannot be read (end-to-end encryption is not supported)");
             }
         }
-        for room in &b.limited {
-            tracing::warn!(parent: &self.span, room = %room, "matrix sync skipped events in this room (more arrived than one sync holds)");
-        }
         if first {
             tracing::info!(parent: &self.span, events = b.events.len(), "first matrix sync: the rooms' history is not answered");
             return Some(Vec::new());
@@ -275,6 +275,39 @@ impl MatrixSync {
                 return self.back_off(ctx);
             }
         };
+        if first || batch.limited.is_empty() {
+            return self.took(batch, first, ctx);
+        }
+        // What the timeline skipped goes first (`backfill.rs`).
+        let max_age_ms = self.cfg.catch_up.max_age_minutes.saturating_mul(60_000);
+        let backfill = Backfill {
+            api: self.api.clone(),
+            limiter: self.limiter.clone(),
+            store: self.store.clone(),
+            account: self.cfg.account_id.clone(),
+            oldest_ms: crate::now_ms().saturating_sub(max_age_ms),
+        };
+        let gaps = batch.limited.clone();
+        let fut = async move { backfill.read(&gaps).await };
+        ctx.spawn(fut.into_actor(self).map(move |r, act, ctx| match r {
+            Ok(mut events) => {
+                tracing::info!(parent: &act.span, events = events.len(), "matrix timeline gaps read back");
+                let mut batch = batch;
+                events.append(&mut batch.events);
+                batch.events = events;
+                act.took(batch, false, ctx);
+            }
+            Err(e) => {
+                tracing::warn!(parent: &act.span, error = %e, "matrix gap not read back: the sync is polled again");
+                act.health.error(Some(e.to_string()));
+                act.back_off(ctx);
+            }
+        }));
+    }
+
+    /// Records a sync's batch, stores its token, joins its invites and
+    /// hands its messages over once flushed.
+    fn took(&mut self, batch: Batch, first: bool, ctx: &mut Context<Self>) {
         let Some(fresh) = self.accept(&batch, first) else {
             return self.back_off(ctx);
         };
