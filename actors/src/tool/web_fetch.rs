@@ -1,5 +1,5 @@
 //! `web_fetch`: a plain HTTP GET of a public URL, HTML turned into markdown
-//! (`htmd`) or text (`html2text`). Every hop, the first and each redirect,
+//! or text (`dom_query`). Every hop, the first and each redirect,
 //! goes through the SSRF guard and connects only to the addresses the guard
 //! checked (no second DNS answer can slip in). Config: OpenClaw's
 //! `tools.web.fetch` (`maxChars`, `maxCharsCap`, `maxResponseBytes`,
@@ -268,17 +268,18 @@ impl Page {
     }
 }
 
-/// An HTML page as Markdown or plain text (the page itself when the
-/// converter fails).
+/// Elements whose content is never the page's text.
+const SKIPPED: [&str; 6] = ["script", "style", "noscript", "head", "template", "meta"];
+
+/// An HTML page as Markdown or plain text, both from `dom_query`'s one DOM
+/// (the tree Readability already parsed with: one HTML stack in the binary).
 fn converted(page: &str, mode: Mode) -> String {
+    let doc = dom_query::Document::from(page);
     match mode {
-        Mode::Markdown => htmd::HtmlToMarkdown::builder()
-            .skip_tags(vec!["script", "style", "noscript", "head", "template"])
-            .build()
-            .convert(page)
-            .unwrap_or_else(|_| page.to_string()),
+        Mode::Markdown => doc.md(Some(&SKIPPED)).to_string(),
         Mode::Text => {
-            html2text::from_read(page.as_bytes(), 100).unwrap_or_else(|_| page.to_string())
+            doc.select(&SKIPPED.join(",")).remove();
+            doc.formatted_text().to_string()
         }
     }
 }
