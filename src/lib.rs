@@ -53,7 +53,8 @@ pub struct StartOptions {
     pub state_dir: PathBuf,
     /// The gateway log file read by `logs.tail`.
     pub log_file: PathBuf,
-    /// HTTP worker threads (None: one per core).
+    /// HTTP worker threads (None: one; the actors, where the work is, run
+    /// on the main thread whatever the count).
     pub workers: Option<usize>,
     /// Reads provider API keys from the environment (`OPENAI_API_KEY`, ...).
     /// The binary passes the process environment; tests pass none.
@@ -254,7 +255,7 @@ fn serve(
         settings.gateway.auth.mode == AuthMode::None,
     ));
     let max_payload = settings.gateway.max_payload;
-    let mut server = HttpServer::new(move || {
+    let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
             .app_data(mcp.clone())
@@ -280,10 +281,7 @@ fn serve(
     .disable_signals()
     .shutdown_timeout(5)
     .listen(listener)?;
-    if let Some(w) = workers {
-        server = server.workers(w);
-    }
-    Ok(server.run())
+    Ok(server.workers(workers.unwrap_or(1)).run())
 }
 
 /// What is not an HTTP route: the Control UI to a browser (when one is

@@ -7,7 +7,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub mod faults;
@@ -27,6 +27,9 @@ pub const VALUE_VERSION: u32 = 1;
 /// 4-5 MB more resident after 10,000 runs than 1 MB, at the same runs/s;
 /// reads that miss come from the OS page cache.
 const CACHE_BYTES: u64 = 1024 * 1024;
+/// How long a write no durability point covered waits for its flush: sled's
+/// own flusher thread (off, see `open_sled`) had this same default period.
+const BACKSTOP: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The trees of the store. Each maps a string key to a versioned JSON value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +238,8 @@ struct Inner {
     /// covered: a caller whose writes are covered needs no flush.
     landed: AtomicU64,
     durable: AtomicU64,
+    /// A backstop flush is on its way (see `flush_soon`).
+    backstop: AtomicBool,
     trees: Vec<sled::Tree>,
     /// The gate writes hold, and a running snapshot's journal.
     journal: snapshot::Journal,
@@ -297,6 +302,7 @@ impl Store {
                 flush_lock: tokio::sync::Mutex::new(()),
                 landed: AtomicU64::new(0),
                 durable: AtomicU64::new(0),
+                backstop: AtomicBool::new(false),
                 trees,
                 journal: Default::default(),
                 dir: state_dir.to_path_buf(),
@@ -526,6 +532,37 @@ impl Store {
     /// the count covers every write it counts).
     fn landed(&self) {
         self.inner.landed.fetch_add(1, Ordering::SeqCst);
+        self.flush_soon();
+    }
+
+    /// The backstop for writes no durability point follows (settings,
+    /// counters): a flush `BACKSTOP` after the first write of a burst, a
+    /// timer task on the writer's runtime, so an idle gateway has no flusher
+    /// thread waking it. It costs nothing when a turn's own flush already
+    /// covered the writes (group commit). Without a runtime (a CLI command)
+    /// the store is flushed when it is dropped.
+    fn flush_soon(&self) {
+        let inner = &self.inner;
+        if inner.backstop.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            inner.backstop.store(false, Ordering::SeqCst);
+            return;
+        };
+        let weak = Arc::downgrade(inner);
+        rt.spawn(async move {
+            tokio::time::sleep(BACKSTOP).await;
+            let Some(inner) = weak.upgrade() else {
+                return;
+            };
+            inner.backstop.store(false, Ordering::SeqCst);
+            // Not `flush`: a test's injected flush faults are for the
+            // durability points it drives, not for this timer to take.
+            if let Err(e) = (Store { inner }).flush_now().await {
+                tracing::warn!(error = %e, "store backstop flush failed");
+            }
+        });
     }
 
     /// Durability point: resolves once everything written so far is on disk.
@@ -542,14 +579,19 @@ impl Store {
     /// parallel chats; stack dump in the issue notes). The synchronous flush
     /// runs on tokio's blocking pool instead.
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let inner = &self.inner;
-        let dir = inner.dir.clone();
-        if inner.faults.flush_fails() {
+        if self.inner.faults.flush_fails() {
             return Err(StoreError::Io {
-                dir,
+                dir: self.inner.dir.clone(),
                 source: faults::injected("flush"),
             });
         }
+        self.flush_now().await
+    }
+
+    /// `flush` without the injected faults.
+    async fn flush_now(&self) -> Result<(), StoreError> {
+        let inner = &self.inner;
+        let dir = inner.dir.clone();
         let mine = inner.landed.load(Ordering::SeqCst);
         let covered = || inner.durable.load(Ordering::SeqCst) >= mine;
         if covered() {
@@ -622,6 +664,9 @@ fn open_sled(path: &Path) -> Result<sled::Db, StoreError> {
             .path(path)
             .mode(sled::Mode::LowSpace)
             .cache_capacity(CACHE_BYTES)
+            // No flusher thread waking every 500 ms: durability points
+            // flush explicitly (`Store::flush`), the rest by `flush_soon`.
+            .flush_every_ms(None)
             .open();
         match opened {
             Err(sled::Error::Io(e))

@@ -31,6 +31,35 @@ async fn concurrent_flushes_share_one() {
     assert_eq!(store.get::<i32>(Tree::Meta, "k19").unwrap(), Some(19));
 }
 
+/// sled's flusher thread is off: a write no durability point follows is
+/// flushed by the backstop timer (on the writer's runtime), once, and an
+/// idle store arms nothing after it.
+#[actix::test]
+async fn a_write_nothing_flushes_is_flushed_by_the_backstop() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let stats = store.stats();
+    let flushes = || stats.flushes.load(Ordering::Relaxed);
+    let start = flushes();
+    store.put(Tree::Meta, "k", &1).unwrap();
+    store.put(Tree::Meta, "k2", &2).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while flushes() == start {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no backstop flush in 10 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let inner = &store.inner;
+    assert!(inner.durable.load(Ordering::SeqCst) >= inner.landed.load(Ordering::SeqCst));
+    assert_eq!(flushes(), start + 1, "one flush for the burst");
+    assert!(
+        !inner.backstop.load(Ordering::SeqCst),
+        "nothing armed while idle"
+    );
+}
+
 #[test]
 fn values_round_trip_with_version_envelope() {
     let dir = tempfile::tempdir().unwrap();
