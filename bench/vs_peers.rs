@@ -16,7 +16,7 @@
 //! to the first HTTP 200 (median of 5 restarts on the same state dir, the
 //! binary in the page cache); idle RSS, anonymous and file-backed, and
 //! threads, 2 s after the first answer; gateway CPU per turn (utime +
-//! stime from `/proc`, dead threads included) over `FERROCLAW_BENCH_TURNS`
+//! stime of its process group from `/proc`, dead threads included) over `FERROCLAW_BENCH_TURNS`
 //! (300) turns of one session with a 16-token answer, and over 100 turns
 //! after 1,000 in that session; anonymous RSS then. `FERROCLAW_BENCH_ROUNDS`
 //! (1) runs every gateway that many times, alternating the order, and
@@ -41,12 +41,17 @@ mod fake_provider;
 #[allow(dead_code)]
 mod proc_stats;
 
+#[path = "group.rs"]
+#[allow(dead_code)]
+mod group;
+
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fake_provider::{FakeProvider, Script};
+use group::cpu_ticks;
 use proc_stats::{env_usize, status_kb, Gateway};
 use serde_json::{json, Value};
 
@@ -194,16 +199,6 @@ fn first_200(port: u16, path: &str, t0: Instant) -> Duration {
     }
 }
 
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(") ").map_or("", |(_, r)| r);
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .map(|v| v.parse().unwrap_or(0))
-        .collect();
-    f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)
-}
-
 fn stripped_mb(bin: &Path, tmp: &Path) -> f64 {
     let out = tmp.join("stripped");
     let ok = Command::new("strip").arg("-o").arg(&out).arg(bin).status();
@@ -285,6 +280,8 @@ async fn measure(e: &Entry, fake: &FakeProvider) -> Row {
     }
     colds.sort();
     let pid = gw.0.id();
+    // Not a wait for an event: "idle" is defined as the state 2 s after the
+    // first answer, the same window for every gateway.
     std::thread::sleep(Duration::from_secs(2));
     let mut row = Row {
         stripped_mb: stripped_mb(&e.bin, tmp.path()),
