@@ -170,6 +170,12 @@ pub fn check_user_raw(
     raw: &str,
     file: &str,
 ) -> Result<(Value, Settings, Vec<String>), ConfigError> {
+    let (parsed, _, settings, warnings) = check_user(raw, file)?;
+    Ok((parsed, settings, warnings))
+}
+
+/// `check_user_raw`, with the file merged over the defaults as well.
+fn check_user(raw: &str, file: &str) -> Result<(Value, Value, Settings, Vec<String>), ConfigError> {
     let parsed = parse_json5(raw, file)?;
     if !parsed.is_object() {
         return Err(ConfigError::Invalid {
@@ -181,7 +187,7 @@ pub fn check_user_raw(
     let value = merged(Some(raw), &[], file)?;
     let (settings, warnings) = typed(&value, file)?;
     check_semantics(&settings, file)?;
-    Ok((parsed, settings, warnings))
+    Ok((parsed, value, settings, warnings))
 }
 
 /// The shortest gateway token or password a start accepts.
@@ -331,34 +337,25 @@ pub fn load(sources: &ConfigSources) -> Result<LoadedConfig, ConfigError> {
             })
         }
     };
-    let (parsed, mut warnings) = match &raw {
+    let (parsed, mut warnings, checked) = match &raw {
         Some(r) => {
-            let (parsed, _, w) = check_user_raw(r, &file)?;
-            (parsed, w)
+            let (parsed, value, settings, w) = check_user(r, &file)?;
+            (parsed, w, Some((value, settings)))
         }
-        None => (Value::Object(Default::default()), Vec::new()),
+        None => (Value::Object(Default::default()), Vec::new(), None),
     };
-    let env_label = "environment (FERROCLAW_*)";
-    let mut effective = merged(raw.as_deref(), &sources.env, env_label)?;
-    if let Some(t) = &sources.gateway_token {
-        set_path(
-            &mut effective,
-            &["gateway", "auth", "token"],
-            Value::String(t.clone()),
-        );
-    }
-    if let Some(p) = &sources.gateway_password {
-        set_path(
-            &mut effective,
-            &["gateway", "auth", "password"],
-            Value::String(p.clone()),
-        );
-    }
-    let (mut settings, env_warnings) = typed(&effective, env_label)?;
+    // Nothing over the file: the file's own check is the effective config
+    // (read and typed once, not again as the environment's layer).
+    let nothing_over = sources.env.is_empty()
+        && sources.gateway_token.is_none()
+        && sources.gateway_password.is_none();
+    let (effective, mut settings, env_warnings) = match checked {
+        Some((value, settings)) if nothing_over => (value, settings, Vec::new()),
+        _ => effective(raw.as_deref(), sources)?,
+    };
     if settings.gateway.auth.token.is_none() {
         settings.gateway.auth.token = sources.generated_token.clone();
     }
-    check_semantics(&settings, env_label)?;
     for w in env_warnings {
         if !warnings.contains(&w) {
             warnings.push(w);
@@ -374,6 +371,33 @@ pub fn load(sources: &ConfigSources) -> Result<LoadedConfig, ConfigError> {
         effective,
         warnings,
     })
+}
+
+/// The defaults, the file, the environment's `FERROCLAW_*` and the token
+/// variables merged and typed.
+fn effective(
+    raw: Option<&str>,
+    sources: &ConfigSources,
+) -> Result<(Value, Settings, Vec<String>), ConfigError> {
+    let env_label = "environment (FERROCLAW_*)";
+    let mut effective = merged(raw, &sources.env, env_label)?;
+    if let Some(t) = &sources.gateway_token {
+        set_path(
+            &mut effective,
+            &["gateway", "auth", "token"],
+            Value::String(t.clone()),
+        );
+    }
+    if let Some(p) = &sources.gateway_password {
+        set_path(
+            &mut effective,
+            &["gateway", "auth", "password"],
+            Value::String(p.clone()),
+        );
+    }
+    let (settings, warnings) = typed(&effective, env_label)?;
+    check_semantics(&settings, env_label)?;
+    Ok((effective, settings, warnings))
 }
 
 fn set_path(v: &mut Value, path: &[&str], new: Value) {

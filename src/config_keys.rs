@@ -9,7 +9,9 @@
 //! that needs them) names only a key that is a near miss of a known one:
 //! any other key there may be one that code reads.
 
-use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+use serde_json::Value;
 
 /// A key no setting reads: where it is (`channels.telegram.botTokn`) and
 /// the known key it most likely meant.
@@ -56,7 +58,7 @@ struct Place<'a> {
 /// schemas) and the schema of any other key (a map's values), if any.
 #[derive(Default)]
 struct Shape<'a> {
-    named: Map<String, Value>,
+    named: BTreeMap<&'a str, &'a Value>,
     rest: Option<&'a Value>,
     /// Only named keys are read (some part of the schema lists them).
     listed: bool,
@@ -98,7 +100,7 @@ fn shape<'a>(root: &'a Value, schema: &'a Value, into: &mut Shape<'a>) {
     if let Some(props) = s.get("properties").and_then(Value::as_object) {
         into.listed = true;
         for (k, v) in props {
-            into.named.entry(k.clone()).or_insert_with(|| v.clone());
+            into.named.entry(k.as_str()).or_insert(v);
         }
     }
     match s.get("additionalProperties") {
@@ -117,6 +119,10 @@ fn shape<'a>(root: &'a Value, schema: &'a Value, into: &mut Shape<'a>) {
 }
 
 fn walk(at: &Place<'_>, v: &Value, path: &str, out: &mut Vec<UnknownKey>) {
+    // What the defaults hold as they are holds no key that is not read.
+    if at.defaults == Some(v) {
+        return;
+    }
     let mut sh = Shape::default();
     shape(at.root, at.schema, &mut sh);
     let defaults = at.defaults.and_then(Value::as_object);
@@ -129,7 +135,7 @@ fn walk(at: &Place<'_>, v: &Value, path: &str, out: &mut Vec<UnknownKey>) {
                     format!("{path}.{k}")
                 };
                 let default = defaults.and_then(|d| d.get(k));
-                let schema = sh.named.get(k).or(sh.rest);
+                let schema = sh.named.get(k.as_str()).copied().or(sh.rest);
                 if schema.is_some() || default.is_some() {
                     let next = Place {
                         root: at.root,
@@ -138,11 +144,12 @@ fn walk(at: &Place<'_>, v: &Value, path: &str, out: &mut Vec<UnknownKey>) {
                     };
                     walk(&next, child, &here, out);
                 } else if sh.listed || defaults.is_some_and(|d| !d.is_empty()) {
-                    let known = sh
-                        .named
-                        .keys()
-                        .chain(defaults.into_iter().flat_map(|d| d.keys()));
-                    let suggestion = closest(k, known.map(String::as_str));
+                    let known = sh.named.keys().copied().chain(
+                        defaults
+                            .into_iter()
+                            .flat_map(|d| d.keys().map(String::as_str)),
+                    );
+                    let suggestion = closest(k, known);
                     if !sh.open || suggestion.is_some() {
                         out.push(UnknownKey {
                             path: here,
@@ -251,13 +258,16 @@ mod tests {
     #[test]
     fn no_section_is_untyped_json() {
         let root = ferroclaw_actors::settings::json_schema();
-        let sections = |schema: &Value| {
+        fn sections(
+            root: &'static Value,
+            schema: &'static Value,
+        ) -> BTreeMap<&'static str, &'static Value> {
             let mut sh = Shape::default();
             shape(root, schema, &mut sh);
             sh.named
-        };
-        let top = sections(root);
-        let gateway = sections(&top["gateway"]);
+        }
+        let top = sections(root, root);
+        let gateway = sections(root, top["gateway"]);
         let mut untyped = Vec::new();
         for (prefix, named) in [("", &top), ("gateway.", &gateway)] {
             for (k, schema) in named {
@@ -327,11 +337,11 @@ fn missing(root: &Value, schema: &Value, defaults: &Value, path: &str, out: &mut
     shape(root, schema, &mut sh);
     for (k, child) in &sh.named {
         let here = if path.is_empty() {
-            k.clone()
+            k.to_string()
         } else {
             format!("{path}.{k}")
         };
-        match have.get(k) {
+        match have.get(*k) {
             None => out.push(here),
             Some(d) => missing(root, child, d, &here, out),
         }

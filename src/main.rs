@@ -12,7 +12,7 @@ use clap::Parser;
 use ferroclaw_actors::host::{EnvReader, HostEnv};
 
 mod cli;
-use cli::args::{Cli, Paths};
+use cli::args::{Cli, ClientArgs, Paths};
 use ferroclaw::config::{self, ConfigSources};
 
 fn main() -> ExitCode {
@@ -23,7 +23,12 @@ fn main() -> ExitCode {
     let host = cli::dispatch::Host {
         sources: sources(&cli.paths, &state),
         config_flag: cli.paths.config.clone(),
-        target: client_target(&cli, &state),
+        // Read only by the client commands: a gateway start does not load
+        // its config a second time for it.
+        target: std::cell::LazyCell::new({
+            let (paths, client, state) = (cli.paths.clone(), cli.client.clone(), state.clone());
+            Box::new(move || client_target(&paths, &client, &state))
+        }),
         json: cli.client.json,
         env,
         home: std::env::var_os("HOME").map(PathBuf::from),
@@ -79,20 +84,19 @@ fn sources(paths: &Paths, state: &Path) -> ConfigSources {
 }
 
 /// Where client commands connect, and with which token.
-fn client_target(cli: &Cli, state: &Path) -> cli::Target {
-    let loaded = config::load(&sources(&cli.paths, state)).ok();
+fn client_target(paths: &Paths, client: &ClientArgs, state: &Path) -> cli::Target {
+    let loaded = config::load(&sources(paths, state)).ok();
     // `--url`, else where the gateway running on this state dir listens
     // (its runtime file: a `--port` start is found), else the config's port.
     let running = || ferroclaw::runtime::running(state).map(|r| r.url);
-    let url = cli.client.url.clone().or_else(running).unwrap_or_else(|| {
+    let url = client.url.clone().or_else(running).unwrap_or_else(|| {
         let port = loaded
             .as_ref()
             .map(|c| c.settings.gateway.port)
             .unwrap_or(18789);
         format!("ws://127.0.0.1:{port}")
     });
-    let token = cli
-        .client
+    let token = client
         .token
         .clone()
         .or_else(|| {
@@ -114,7 +118,7 @@ fn client_target(cli: &Cli, state: &Path) -> cli::Target {
     cli::Target {
         url,
         token,
-        json: cli.client.json,
+        json: client.json,
     }
 }
 

@@ -23,8 +23,9 @@ pub struct Host {
     pub sources: ConfigSources,
     /// `--config`, as given (the service unit names it).
     pub config_flag: Option<PathBuf>,
-    /// Where client commands connect, and with which token.
-    pub target: Target,
+    /// Where client commands connect, and with which token (worked out
+    /// when a command first asks).
+    pub target: std::cell::LazyCell<Target, Box<dyn FnOnce() -> Target>>,
     /// `--json`.
     pub json: bool,
     /// The process environment, read when asked (providers' keys).
