@@ -32,16 +32,19 @@ impl std::fmt::Display for UnknownKey {
 }
 
 /// Every key of `config` the settings do not read, in document order.
+///
+/// The schema and the defaults are built for the call and dropped after
+/// it: a gateway reads its config once at start and rarely after, and
+/// kept they would stay resident at idle.
 pub fn unknown_keys(config: &Value) -> Vec<UnknownKey> {
-    static DEFAULTS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-    let defaults = DEFAULTS
-        .get_or_init(|| json5::from_str(crate::config::DEFAULT_JSON5).unwrap_or(Value::Null));
-    let root = ferroclaw_actors::settings::json_schema();
+    let defaults = json5::from_str(crate::config::DEFAULT_JSON5).unwrap_or(Value::Null);
+    let schema = ferroclaw_actors::settings::built_json_schema();
+    let root = &schema;
     let mut out = Vec::new();
     let at = Place {
         root,
         schema: root,
-        defaults: Some(defaults),
+        defaults: Some(&defaults),
     };
     walk(&at, config, "", &mut out);
     out

@@ -715,13 +715,19 @@ fn secret_cron(schema: &mut schemars::Schema) {
 }
 
 /// The JSON Schema of the config file (OpenClaw's key names; the doc
-/// comments as descriptions), generated from these types once.
+/// comments as descriptions), generated from these types once, when the
+/// config methods first need it.
 pub fn json_schema() -> &'static Value {
     static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let schema = schemars::schema_for!(Settings);
-        serde_json::to_value(schema).unwrap_or(Value::Bool(true))
-    })
+    SCHEMA.get_or_init(built_json_schema)
+}
+
+/// `json_schema()` generated afresh and owned: what a start reads once
+/// (the unknown-key check) and then drops, where the cached one would stay
+/// resident in every idle gateway (about 1 MB of heap).
+pub fn built_json_schema() -> Value {
+    let schema = schemars::schema_for!(Settings);
+    serde_json::to_value(schema).unwrap_or(Value::Bool(true))
 }
 
 /// `500`, `500ms`, `2s`, `5m`, `1h`, `1d` (OpenClaw's duration strings).
