@@ -92,7 +92,10 @@ fn reads_env(code: &str) -> bool {
 
 #[test]
 fn only_main_reads_the_environment() {
-    let found = offenders(reads_env, |file, _| file == "src/main.rs");
+    // The build script reads cargo's own variables (the target), not the gateway's.
+    let found = offenders(reads_env, |file, _| {
+        file == "src/main.rs" || file == "src/build.rs"
+    });
     assert!(
         found.is_empty(),
         "environment read outside main.rs:\n{}",

@@ -80,7 +80,12 @@ fn normal(p: &Path) -> PathBuf {
 fn compiled() -> BTreeSet<PathBuf> {
     let r = repo();
     let mut out = BTreeSet::new();
-    for root in ["actors/src/lib.rs", "src/lib.rs", "src/main.rs"] {
+    for root in [
+        "actors/src/lib.rs",
+        "src/lib.rs",
+        "src/main.rs",
+        "src/build.rs",
+    ] {
         let f = r.join(root);
         if f.exists() {
             reached(&f, f.parent().unwrap(), &mut out);
