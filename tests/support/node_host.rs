@@ -4,6 +4,7 @@
 //! approvals), connected to a test gateway.
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -78,6 +79,7 @@ impl NodeHost {
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
+            .process_group(0)
             .spawn()
             .expect("node host starts");
         self.child = Some(child);
@@ -105,9 +107,17 @@ impl NodeHost {
         }
     }
 
-    /// SIGKILLs it (the gateway sees the socket drop).
+    /// SIGKILLs it (the gateway sees the socket drop): its whole process
+    /// group, since `openclaw node run` runs the node in a child process
+    /// (`openclaw-node`) that outlives a kill of the parent alone and keeps
+    /// the identity a restart needs.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
+            // SAFETY: kill(2) on the group this child leads (spawned with
+            // `process_group(0)`); no memory is touched.
+            unsafe {
+                libc::kill(-(c.id() as i32), libc::SIGKILL);
+            }
             let _ = c.kill();
             let _ = c.wait();
         }
