@@ -154,7 +154,7 @@ pub async fn start(
     runtime::record(&state.state_dir, addr);
     // What the start alone needed (the config's layers, its schema and
     // defaults for the unknown-key check) is free now: given back to the
-    // OS once the listener has answered its first poll, not kept resident.
+    // OS on the event loop's next turn, after this returns, not kept resident.
     actix::spawn(async { ferroclaw_actors::gateway::heap::release_free_memory() });
     Ok(RunningGateway {
         addr,
