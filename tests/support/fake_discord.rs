@@ -350,6 +350,11 @@ impl FakeDiscord {
         self.with(|i| i.faults.entry(route.into()).or_default().push_back(f));
     }
 
+    /// The faults still queued are dropped: every route answers again.
+    pub fn clear_faults(&self) {
+        self.with(|i| i.faults.clear());
+    }
+
     /// The bot's reactions on a message.
     pub fn reactions(&self, channel: &str, message: &str) -> Vec<String> {
         self.with(|i| {

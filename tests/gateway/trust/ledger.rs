@@ -5,10 +5,11 @@
 //! replays it on a resume from the stored sequence; once the store works
 //! again it is answered exactly once.
 
-use serde_json::json;
+use ferroclaw_actors::store::Tree;
+use serde_json::{json, Value};
 
 use super::*;
-use crate::support::fake_discord::FakeDiscord;
+use crate::support::fake_discord::{FakeDiscord, Fault};
 use crate::support::TestGateway;
 
 /// Until `f` holds (every 20 ms; hang guard: 20 s).
@@ -127,21 +128,60 @@ async fn a_telegram_batch_whose_flush_failed_is_not_confirmed_until_stored() {
 
 #[tokio::test]
 async fn a_discord_message_that_could_not_be_recorded_is_replayed_and_answered_once() {
+    not_recorded_then_replayed(false).await;
+}
+
+/// The store failed before the shard could keep its new session: no
+/// resume point was stored at all, and the message is replayed still.
+#[tokio::test]
+async fn a_discord_message_not_recorded_with_no_session_stored_is_replayed_and_answered_once() {
+    not_recorded_then_replayed(true).await;
+}
+
+/// A message arrives while every write fails (from before the shard's
+/// READY when `before_ready`, else once its session is stored): not
+/// recorded, so the shard resumes from just before it, Discord replays it,
+/// and it fails again until the store works; then it is answered once.
+async fn not_recorded_then_replayed(before_ready: bool) {
     use super::super::discord::{answers, discord_config, ready, USER};
     let fake = FakeDiscord::start(45_000);
+    if before_ready {
+        // The shard waits at its first call (the bot's id) until the store
+        // fails: its READY comes after, by construction.
+        for _ in 0..1000 {
+            fake.fault("GET /users/@me", Fault::Server(503));
+        }
+    }
     let gw = TestGateway::with_config(discord_config(&fake, json!({ "streamMode": "off" })));
-    assert!(ready(&fake).await);
     let faults = gw.store().faults();
-    faults.fail_writes(u32::MAX);
+    let stored = || {
+        let key = "discord/default/session";
+        gw.store()
+            .get::<Value>(Tree::ChannelCursors, key)
+            .unwrap()
+            .is_some()
+    };
+    if before_ready {
+        assert!(
+            fake.until(LONG, |f| !f.calls("GET /users/@me").is_empty())
+                .await
+        );
+        faults.fail_writes(u32::MAX);
+        fake.clear_faults();
+        assert!(ready(&fake).await);
+    } else {
+        assert!(ready(&fake).await);
+        assert!(until(stored).await, "the session is stored");
+        faults.fail_writes(u32::MAX);
+    }
     fake.message("D1", None, USER, &[], "remember me");
-    // Not recorded: the shard resumes from the stored sequence, Discord
-    // replays the message, and it fails again until the store works.
     assert!(
-        until(|| faults.failed().0 >= 2 && fake.gateway_stats().1 >= 1).await,
+        until(|| fake.gateway_stats().1 >= 1 && faults.failed().0 >= 2).await,
         "failed writes {:?}, stats {:?}",
         faults.failed(),
         fake.gateway_stats()
     );
+    assert_eq!(stored(), !before_ready);
     assert_eq!(answers(&fake, "D1", "You said: remember me"), 0);
     faults.clear();
     // Each failed resume doubled the shard's backoff (at most 60 s): on a

@@ -40,8 +40,12 @@ pub enum Action {
     IdentifyIn(u64),
     /// Close this socket and open another: to `url` when resuming.
     Reconnect { resume: bool, why: &'static str },
-    /// An event for the adapter (`t`, `d`).
-    Dispatch { kind: String, data: Value },
+    /// An event for the adapter (`t`, `d`, and its sequence number `s`).
+    Dispatch {
+        kind: String,
+        data: Value,
+        seq: Option<u64>,
+    },
     /// Stop: retrying cannot help.
     Fatal(String),
 }
@@ -195,6 +199,7 @@ impl Shard {
     fn dispatch(&mut self, v: &Value) -> Vec<Action> {
         let kind = v["t"].as_str().unwrap_or_default().to_string();
         let data = v["d"].clone();
+        let seq = v.get("s").and_then(Value::as_u64);
         match kind.as_str() {
             "READY" => {
                 let id = data["session_id"].as_str().unwrap_or_default();
@@ -210,7 +215,17 @@ impl Shard {
             "RESUMED" => self.phase = Phase::Ready,
             _ => {}
         }
-        vec![Action::Dispatch { kind, data }]
+        vec![Action::Dispatch { kind, data, seq }]
+    }
+
+    /// The dispatch numbered `seq` could not be handled (its message not
+    /// recorded): the next resume starts just before it, so Discord
+    /// replays it and what followed (sequence numbers are consecutive
+    /// within a session; everything before it was handled).
+    pub fn replay_from(&mut self, seq: u64) {
+        if self.session.is_some() {
+            self.seq = Some(seq.saturating_sub(1));
+        }
     }
 
     /// The heartbeat timer fired: a heartbeat, or, when the last one was
@@ -312,6 +327,37 @@ mod tests {
         assert_eq!(resume["d"]["session_id"], "S1");
         assert_eq!(resume["d"]["seq"], 5);
         assert_eq!(s.phase, Phase::Resuming);
+    }
+
+    #[test]
+    fn a_message_not_handled_is_replayed_by_the_next_resume() {
+        let mut s = Shard::new("tok", 1);
+        s.on_frame(&hello(1000), 0, 0.0);
+        s.on_frame(&ready(1), 10, 0.0);
+        let msg = json!({"op":0,"s":7,"t":"MESSAGE_CREATE","d":{"id":"M"}}).to_string();
+        let a = s.on_frame(&msg, 20, 0.0);
+        let [Action::Dispatch { kind, seq, .. }] = a.as_slice() else {
+            panic!("{a:?}")
+        };
+        assert_eq!((kind.as_str(), *seq), ("MESSAGE_CREATE", Some(7)));
+        // Later events moved the point on; the failed message takes it back.
+        s.on_frame(
+            &json!({"op":0,"s":8,"t":"TYPING_START","d":{}}).to_string(),
+            30,
+            0.0,
+        );
+        s.replay_from(7);
+        s.connected();
+        let a = s.on_frame(&hello(1000), 40, 0.0);
+        let Action::Send(resume) = &a[1] else {
+            panic!("{a:?}")
+        };
+        assert_eq!(resume["op"], 6, "a resume");
+        assert_eq!(resume["d"]["seq"], 6, "from just before the message");
+        // Without a session there is nothing to resume: identified anew.
+        let mut fresh = Shard::new("tok", 1);
+        fresh.replay_from(7);
+        assert_eq!(fresh.seq, None);
     }
 
     #[test]

@@ -72,9 +72,6 @@ pub struct DiscordShard {
     identify: Option<SpawnHandle>,
     retry: Option<SpawnHandle>,
     backoff_ms: u64,
-    /// The sequence stored with the last record: where a resume starts
-    /// when a message could not be recorded.
-    saved_seq: Option<u64>,
     /// Recorded messages waiting for a flush before they go to the desk.
     flushes: Flushes<crate::channels::dispatch::Incoming>,
     /// While a catch-up reads history: the live messages recorded
@@ -92,12 +89,8 @@ impl DiscordShard {
     ) -> DiscordShard {
         let mut proto = Shard::new(&cfg.token, cfg.intents);
         let key = session_key(&cfg.account_id);
-        let mut saved_seq = None;
         match store.get::<Saved>(crate::store::Tree::ChannelCursors, &key) {
-            Ok(Some(saved)) => {
-                saved_seq = Some(saved.seq);
-                proto.restore(saved.session, saved.seq);
-            }
+            Ok(Some(saved)) => proto.restore(saved.session, saved.seq),
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "discord session not readable: identifying"),
         }
@@ -105,7 +98,6 @@ impl DiscordShard {
             span: tracing::info_span!("channel", channel = "discord", account = %cfg.account_id),
             health: rest.buckets.health().clone(),
             proto,
-            saved_seq,
             flushes: Flushes::default(),
             held: None,
             cfg,
@@ -267,7 +259,7 @@ impl DiscordShard {
                     self.health.reconnected();
                     return self.reconnect_later(resume, ctx);
                 }
-                Action::Dispatch { kind, data } => self.on_dispatch(&kind, &data, ctx),
+                Action::Dispatch { kind, data, seq } => self.on_dispatch(&kind, &data, seq, ctx),
                 Action::Fatal(e) => return self.fail(e, ctx),
             }
         }
@@ -298,26 +290,26 @@ impl DiscordShard {
             ),
             _ => self.store.remove(tree, &key).map(|_| ()),
         };
-        match res {
-            Ok(()) => self.saved_seq = self.proto.seq,
-            Err(e) => {
-                tracing::warn!(parent: &self.span, error = %e, "cannot store the discord session")
-            }
+        if let Err(e) = res {
+            tracing::warn!(parent: &self.span, error = %e, "cannot store the discord session");
         }
     }
 
-    /// A message could not be recorded: the resume point goes back to the
-    /// one stored with the last record and the socket is replaced, so
-    /// Discord replays this message (and what followed it) on the resume.
-    fn rewind(&mut self, ctx: &mut Context<Self>) {
-        if let (Some(session), Some(seq)) = (self.proto.session.clone(), self.saved_seq) {
-            self.proto.restore(session, seq);
+    /// The message numbered `seq` could not be recorded: the resume point
+    /// goes back to just before it (not to the one last stored: that
+    /// write may have failed too, or belong to an older session) and the
+    /// socket is replaced, so Discord replays this message (and what
+    /// followed it) on the resume. Without a number the resume point
+    /// never moved past it.
+    fn rewind(&mut self, seq: Option<u64>, ctx: &mut Context<Self>) {
+        if let Some(seq) = seq {
+            self.proto.replay_from(seq);
         }
         self.health.reconnected();
         self.reconnect_later(true, ctx);
     }
 
-    fn on_dispatch(&mut self, kind: &str, d: &Value, ctx: &mut Context<Self>) {
+    fn on_dispatch(&mut self, kind: &str, d: &Value, seq: Option<u64>, ctx: &mut Context<Self>) {
         match kind {
             "READY" => {
                 tracing::info!(parent: &self.span, "discord gateway ready (identified)");
@@ -342,18 +334,18 @@ impl DiscordShard {
                 }
             }
             "THREAD_CREATE" | "THREAD_UPDATE" => self.remember_thread(d),
-            "MESSAGE_CREATE" => self.on_message(d, ctx),
+            "MESSAGE_CREATE" => self.on_message(d, seq, ctx),
             _ => {}
         }
     }
 
-    fn on_message(&mut self, d: &Value, ctx: &mut Context<Self>) {
+    fn on_message(&mut self, d: &Value, seq: Option<u64>, ctx: &mut Context<Self>) {
         let now = crate::now_ms();
         let account = self.cfg.account_id.clone();
         let got = record(&self.store, &account, &self.bot, &self.threads, d, now);
         if let Err(e) = &got {
             tracing::error!(parent: &self.span, error = %e, "cannot record a discord message: resuming before it");
-            return self.rewind(ctx);
+            return self.rewind(seq, ctx);
         }
         // The resume point moves past this message with its record (a
         // restart resumes after it; Discord replays what follows).
