@@ -41,7 +41,7 @@ async fn sigkill_under_load_never_sends_twice_nor_loses_a_message() {
     let cfg = json!({
         "channels": { "matrix": { "homeserver": hs.url, "userId": bot_id, "password": PASSWORD,
             "dm": { "policy": "allowlist", "allowFrom": allow }, "pollTimeoutSeconds": 5 } },
-        "messages": { "queue": { "mode": "followup", "debounceMs": 0 } },
+        "messages": { "queue": { "mode": "followup", "debounceMs": 0, "cap": 100 } },
     });
     std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
     let (mut child, _, _): (Gateway, _, _) = spawn_gateway(dir.path());

@@ -21,7 +21,7 @@ async fn sigkill_under_load_never_sends_twice_nor_loses_a_message() {
     let dir = tempfile::tempdir().unwrap();
     let senders: Vec<String> = (0..6).map(|n| format!("+155512300{n}")).collect();
     let mut cfg = config(&fake.url, json!({ "allowFrom": senders }));
-    cfg["messages"] = json!({ "queue": { "mode": "followup", "debounceMs": 0 } });
+    cfg["messages"] = json!({ "queue": { "mode": "followup", "debounceMs": 0, "cap": 100 } });
     std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
     let (mut child, _, _): (Gateway, _, _) = spawn_gateway(dir.path());
     let steps = schedule("signal_crash", 6, 30);

@@ -25,7 +25,7 @@ async fn sigkill_under_load_never_posts_twice_nor_loses_an_event() {
             "dmPolicy": "allowlist", "allowFrom": users, "streamMode": "partial",
             "editIntervalMs": 30, "pingIntervalSeconds": 1,
         } },
-        "messages": { "queue": { "mode": "followup", "debounceMs": 0 } },
+        "messages": { "queue": { "mode": "followup", "debounceMs": 0, "cap": 100 } },
     });
     std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
     let (mut child, _, _): (Gateway, _, _) = spawn_gateway(dir.path());

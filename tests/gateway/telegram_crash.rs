@@ -22,7 +22,7 @@ fn write_config(dir: &std::path::Path, fake: &FakeTelegram, stream: &str, voice:
             "allowFrom": (100..106).collect::<Vec<i64>>(), "pollTimeoutSeconds": 1,
             "streamMode": stream, "editIntervalMs": 30, "typingMode": "never",
         } },
-        "messages": { "queue": { "mode": "followup", "debounceMs": 0 } },
+        "messages": { "queue": { "mode": "followup", "debounceMs": 0, "cap": 100 } },
     });
     if voice {
         let engine = super::tts::espeak_cli();

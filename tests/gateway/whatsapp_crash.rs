@@ -22,7 +22,7 @@ async fn sigkill_under_load_never_sends_twice_nor_loses_a_message() {
         &fake,
         json!({ "allowFrom": customers, "sendReadReceipts": false }),
     );
-    cfg["messages"] = json!({ "queue": { "mode": "followup", "debounceMs": 0 } });
+    cfg["messages"] = json!({ "queue": { "mode": "followup", "debounceMs": 0, "cap": 100 } });
     std::fs::write(dir.path().join("ferroclaw.json"), cfg.to_string()).unwrap();
     let (mut child, addr, _): (Gateway, _, _) = spawn_gateway(dir.path());
     let meta = Sender::start(&format!("http://{addr}"));

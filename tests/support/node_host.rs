@@ -94,9 +94,10 @@ impl NodeHost {
         s
     }
 
-    /// Waits until `needle` appears `times` times in its log.
+    /// Waits until `needle` appears `times` times in its log (hang guard:
+    /// 120 s; on 2 busy cores OpenClaw's CLI took over 60 s to start).
     pub fn wait_for(&self, needle: &str, times: usize) {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_secs(120);
         while self.log().matches(needle).count() < times {
             assert!(
                 Instant::now() < deadline,
