@@ -172,7 +172,12 @@ pub(super) async fn follow(
     let me = d.clone();
     actix::spawn(async move {
         loop {
+            // Begins first: the handler hands a download's begin to its
+            // listener before its progress, but an unbiased select may
+            // take a small download's `Completed` first, find no entry,
+            // and drop it (the download then never ended: seen under load).
             let cancel = tokio::select! {
+                biased;
                 Some(ev) = begins.next() => me.begin(&ev),
                 Some(ev) = progress.next() => me.progress(&ev).await,
                 else => break,
