@@ -43,7 +43,9 @@ pub fn record(state_dir: &Path, addr: SocketAddr) {
         started_at_ms: ferroclaw_actors::now_ms(),
     };
     let text = serde_json::to_string(&runtime).unwrap_or_default();
-    if let Err(e) = ferroclaw_actors::fsutil::write_atomic(&path(state_dir), &text) {
+    // Replaced whole, not fsynced: rewritten at every start, and one a
+    // crash lost reads as no gateway (a dead pid's reads as that, too).
+    if let Err(e) = ferroclaw_actors::fsutil::write_replace(&path(state_dir), &text) {
         tracing::warn!(error = %e, "runtime file not written");
     }
 }

@@ -46,6 +46,18 @@ pub fn make_private(path: &Path) -> std::io::Result<()> {
 /// Writes the file atomically: temp file (0600 from creation: what is
 /// written this way holds secrets), fsync, rename, fsync the directory.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    write_replacing(path, text, true)
+}
+
+/// Replaces the file as `write_atomic` does (a reader sees the old text or
+/// the new, whole), without the two fsyncs: for a file rewritten at every
+/// start that a crash may lose (the gateway's runtime record; a missing or
+/// empty one reads as none).
+pub fn write_replace(path: &Path, text: &str) -> std::io::Result<()> {
+    write_replacing(path, text, false)
+}
+
+fn write_replacing(path: &Path, text: &str, durable: bool) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
@@ -56,11 +68,15 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     ));
     let mut f = private_options().write(true).create_new(true).open(&tmp)?;
     f.write_all(text.as_bytes())?;
-    f.sync_all()?;
+    if durable {
+        f.sync_all()?;
+    }
     drop(f);
     std::fs::rename(&tmp, path)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
+    if durable {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
     }
     Ok(())
 }
@@ -118,5 +134,17 @@ mod tests {
         std::fs::write(lib.join("db"), "x").unwrap();
         make_private(&lib).unwrap();
         assert_eq!((mode(&lib), mode(&lib.join("db"))), (0o700, 0o600));
+    }
+
+    #[test]
+    fn a_replaced_file_is_whole_private_and_leaves_no_temp_behind() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("run/gateway.runtime.json");
+        write_replace(&f, "{\"pid\":1}").unwrap();
+        write_replace(&f, "{\"pid\":2}").unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "{\"pid\":2}");
+        assert_eq!(mode(&f), 0o600);
+        let left: Vec<_> = std::fs::read_dir(d.path().join("run")).unwrap().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
     }
 }

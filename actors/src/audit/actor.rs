@@ -7,7 +7,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -41,10 +41,13 @@ impl AuditLedger {
         metrics: Arc<Metrics>,
     ) -> Result<(Addr<AuditLedger>, AuditLog), DbError> {
         let path = dir.join("audit.sqlite");
-        // Opened here first so a failure stops the start; the thread opens
-        // its own connection (the same file) when it starts.
-        drop(AuditDb::open(&path, limits)?);
-        let db = SyncArbiter::start(1, move || open_retrying(&path, limits));
+        // Opened here so a failure stops the start, and handed to the
+        // thread (once: a restarted one opens its own).
+        let first = Mutex::new(Some(AuditDb::open(&path, limits)?));
+        let db = SyncArbiter::start(1, move || {
+            let opened = first.lock().unwrap_or_else(PoisonError::into_inner).take();
+            opened.unwrap_or_else(|| open_retrying(&path, limits))
+        });
         let messages = Arc::new(AtomicBool::new(settings.keeps_messages()));
         let addr = AuditLedger {
             db,
@@ -72,8 +75,8 @@ impl AuditLedger {
     }
 }
 
-/// The thread's connection. The file opened a moment before, so this
-/// fails only if the disk went away meanwhile: it is tried again then.
+/// A restarted thread's connection. The file opened at start, so this
+/// fails only if the disk went away since: it is tried again then.
 fn open_retrying(path: &Path, limits: Limits) -> AuditDb {
     loop {
         match AuditDb::open(path, limits) {
